@@ -1,0 +1,1 @@
+"""Click command groups. Each command parses options, calls one library function and prints."""
