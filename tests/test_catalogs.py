@@ -1,0 +1,276 @@
+"""Meta-tests for the hand-edited catalogs in registry/catalogs/.
+
+Every fact carries a source and a date; ids are unique slugs; cross-references resolve;
+numbers pass plausibility checks that catch the usual copy errors (sparse TFLOPS quoted as
+dense, marketed GB confused with what the driver reports).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "registry" / "catalogs"
+SLUG = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
+DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
+
+GPU_REQUIRED_KEYS = (
+    "id",
+    "name",
+    "vendor",
+    "architecture",
+    "form_factor",
+    "segment",
+    "launch",
+    "memory_gb",
+    "memory_type",
+    "memory_reported_mib",
+    "memory_bandwidth_gb_s",
+    "tflops_dense",
+    "tdp_w",
+    "interconnect",
+    "sources",
+)
+# Facts that must be traceable to a source when not null. Descriptive labels (name,
+# architecture, form factor, segment, launch, interconnect) are not checked here.
+GPU_SOURCED_FIELDS = (
+    "memory_gb",
+    "memory_type",
+    "memory_reported_mib",
+    "memory_bandwidth_gb_s",
+    "tflops_dense",
+    "tdp_w",
+)
+TFLOPS_KEYS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
+REQUIRED_GPU_IDS = (
+    "rtx-3090",
+    "rtx-4090",
+    "rtx-5090",
+    "rtx-6000-ada",
+    "rtx-pro-6000",
+    "l4",
+    "a10g",
+    "l40s",
+    "a100-40gb-sxm",
+    "a100-80gb-pcie",
+    "a100-80gb-sxm",
+    "h100-pcie",
+    "h100-sxm",
+    "h100-nvl",
+    "h200-sxm",
+    "b200",
+    "mi300x",
+)
+REQUIRED_MODEL_IDS = (
+    "llama-3.2-1b-instruct",
+    "llama-3.2-3b-instruct",
+    "llama-3.1-8b-instruct",
+    "llama-3.1-70b-instruct",
+    "llama-3.3-70b-instruct",
+    "llama-3.1-405b-instruct",
+    "qwen2.5-7b-instruct",
+    "qwen2.5-32b-instruct",
+    "qwen2.5-72b-instruct",
+    "qwen3-8b",
+    "qwen3-14b",
+    "qwen3-32b",
+    "qwen3-30b-a3b",
+    "qwen3-235b-a22b",
+    "mistral-7b-instruct-v0.3",
+    "mistral-7b-v0.1",
+    "mistral-small-24b-instruct-2501",
+    "mixtral-8x7b-instruct-v0.1",
+    "deepseek-v3",
+    "deepseek-r1",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "gemma-2-9b-it",
+    "gemma-2-27b-it",
+    "gemma-3-12b-it",
+    "gemma-3-27b-it",
+    "phi-4",
+)
+PRICE_TIERS = ("on_demand", "interruptible", "reserved")
+
+
+def _load(name: str) -> dict[str, Any]:
+    with (CATALOG_DIR / f"{name}.yaml").open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    assert isinstance(data, dict)
+    return data
+
+
+GPUS: list[dict[str, Any]] = _load("gpus")["gpus"]
+MODELS: list[dict[str, Any]] = _load("models")["models"]
+PRICES: list[dict[str, Any]] = _load("prices")["prices"]
+GPU_BY_ID = {gpu["id"]: gpu for gpu in GPUS}
+
+
+def _entry_id(entry: dict[str, Any]) -> str:
+    return str(entry.get("id"))
+
+
+def _check_source(source: dict[str, Any]) -> None:
+    assert str(source.get("url", "")).startswith("https://"), source
+    assert source.get("title"), source
+    assert DATE.match(str(source.get("date", ""))), source
+
+
+@pytest.mark.parametrize("name", ["gpus", "models", "prices"])
+def test_catalog_has_schema_version_one(name: str) -> None:
+    assert _load(name)["schema_version"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "entries"), [("gpus", GPUS), ("models", MODELS), ("prices", PRICES)]
+)
+def test_catalog_ids_are_unique_slugs(name: str, entries: list[dict[str, Any]]) -> None:
+    ids = [entry["id"] for entry in entries]
+    assert len(ids) == len(set(ids)), f"{name}: duplicate ids"
+    bad = [entry_id for entry_id in ids if not SLUG.match(entry_id)]
+    assert not bad, f"{name}: ids not slugs: {bad}"
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=_entry_id)
+def test_gpu_sources_have_https_url_title_and_date(gpu: dict[str, Any]) -> None:
+    assert gpu["sources"], "no sources"
+    for source in gpu["sources"]:
+        _check_source(source)
+        assert source["fields"], source
+
+
+@pytest.mark.parametrize("model", MODELS, ids=_entry_id)
+def test_model_sources_have_https_url_title_and_date(model: dict[str, Any]) -> None:
+    assert model["sources"], "no sources"
+    for source in model["sources"]:
+        _check_source(source)
+        assert source["fields"], source
+
+
+@pytest.mark.parametrize("price", PRICES, ids=_entry_id)
+def test_price_source_has_https_url_title_and_date(price: dict[str, Any]) -> None:
+    source = price["source"]
+    if source["url"] is None:
+        # The seed prices come from a stored page whose URL was not kept; the title
+        # must then name the stored reference file.
+        assert source["title"].startswith("reference/"), source
+        assert DATE.match(str(source["date"])), source
+        return
+    _check_source(source)
+
+
+@pytest.mark.parametrize("gpu_id", REQUIRED_GPU_IDS)
+def test_gpu_catalog_has_required_gpu(gpu_id: str) -> None:
+    assert gpu_id in GPU_BY_ID
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=_entry_id)
+def test_gpu_has_every_required_key(gpu: dict[str, Any]) -> None:
+    missing = [key for key in GPU_REQUIRED_KEYS if key not in gpu]
+    assert not missing
+    assert set(gpu["tflops_dense"]) == set(TFLOPS_KEYS)
+    assert gpu["vendor"] in ("nvidia", "amd")
+    assert gpu["form_factor"] in ("pcie", "sxm", "oam", "superchip")
+    assert gpu["segment"] in ("consumer", "workstation", "datacenter")
+    assert DATE.match(str(gpu["launch"]))
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=_entry_id)
+def test_gpu_every_non_null_fact_is_sourced(gpu: dict[str, Any]) -> None:
+    sourced = {field for source in gpu["sources"] for field in source["fields"]}
+    unknown = sourced - set(GPU_REQUIRED_KEYS)
+    assert not unknown, f"sources name unknown fields {unknown}"
+    for field in GPU_SOURCED_FIELDS:
+        value = gpu[field]
+        has_value = (
+            any(v is not None for v in value.values())
+            if field == "tflops_dense"
+            else (value is not None)
+        )
+        if has_value:
+            assert field in sourced, f"{field} has a value but no source lists it"
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=_entry_id)
+def test_gpu_tflops_are_dense_plausible(gpu: dict[str, Any]) -> None:
+    rates = gpu["tflops_dense"]
+    chain = [rates[key] for key in ("bf16", "fp8", "fp4") if rates[key] is not None]
+    assert chain == sorted(chain), f"expected bf16 <= fp8 <= fp4, got {rates}"
+    if rates["fp32"] is not None and rates["bf16"] is not None:
+        assert rates["fp32"] < rates["bf16"]
+    for value in rates.values():
+        assert value is None or value > 0
+
+
+def test_gpu_h100_sxm_bf16_is_the_dense_figure() -> None:
+    # NVIDIA's headline 1,979 TFLOPS is with 2:4 sparsity; the dense figure is ~989.
+    assert GPU_BY_ID["h100-sxm"]["tflops_dense"]["bf16"] < 1000
+
+
+@pytest.mark.parametrize("gpu_id", ["rtx-3090", "rtx-4090"])
+def test_gpu_geforce_bf16_is_fp32_accumulate_rate(gpu_id: str) -> None:
+    # GeForce FP32-accumulate tensor math runs at half the FP16-accumulate rate.
+    rates = GPU_BY_ID[gpu_id]["tflops_dense"]
+    assert rates["bf16"] in (71, 165.2)
+
+
+@pytest.mark.parametrize(
+    "gpu", [gpu for gpu in GPUS if gpu["memory_reported_mib"] is not None], ids=_entry_id
+)
+def test_gpu_reported_memory_is_below_marketed(gpu: dict[str, Any]) -> None:
+    # Vendors' marketed "GB" for GPU memory is binary-sized (an 80 GB H100 reports
+    # 81559 MiB = 85.5e9 bytes), so the ceiling is memory_gb GiB plus 1 %; the floor
+    # catches a value copied from the wrong card.
+    reported = gpu["memory_reported_mib"]
+    assert reported <= gpu["memory_gb"] * 1024 * 1.01
+    assert reported >= gpu["memory_gb"] * 1024 * 0.9
+
+
+@pytest.mark.parametrize("model_id", REQUIRED_MODEL_IDS)
+def test_model_catalog_has_required_model(model_id: str) -> None:
+    assert model_id in {model["id"] for model in MODELS}
+
+
+@pytest.mark.parametrize("model", MODELS, ids=_entry_id)
+def test_model_config_has_basic_fields(model: dict[str, Any]) -> None:
+    config = model["config"]
+    text_config = config.get("text_config", config)
+    for key in ("hidden_size", "num_hidden_layers", "vocab_size"):
+        assert isinstance(text_config.get(key), int), key
+    assert config["architectures"]
+    assert config["model_type"]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=_entry_id)
+def test_model_config_and_params_are_sourced(model: dict[str, Any]) -> None:
+    sourced = {field for source in model["sources"] for field in source["fields"]}
+    assert "config" in sourced
+    assert "published_params" in sourced
+    assert "context_length" in sourced
+    params = model["published_params"]
+    assert params["total_b"] is None or params["total_b"] > 0
+    if params["active_b"] is not None:
+        assert params["active_b"] < params["total_b"]
+
+
+@pytest.mark.parametrize("price", PRICES, ids=_entry_id)
+def test_price_gpu_exists_in_gpu_catalog(price: dict[str, Any]) -> None:
+    assert price["gpu"] in GPU_BY_ID
+
+
+@pytest.mark.parametrize("price", PRICES, ids=_entry_id)
+def test_price_fields_are_well_formed(price: dict[str, Any]) -> None:
+    assert price["tier"] in PRICE_TIERS
+    assert isinstance(price["gpus_per_instance"], int)
+    assert price["gpus_per_instance"] >= 1
+    assert 0 < price["usd_per_gpu_hour"] < 100
+    assert price["provider"]
+    assert price["as_of"]
+
+
+def test_price_catalog_covers_each_tier() -> None:
+    assert {price["tier"] for price in PRICES} == set(PRICE_TIERS)
