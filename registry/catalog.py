@@ -1,0 +1,104 @@
+"""Load the catalogs in `registry/catalogs/` into their models, keyed by id.
+
+Bad data raises InvalidFileError naming the file and each field, e.g.
+`registry/catalogs/gpus.yaml: gpus[3].memory_gb: Input should be greater than 0`.
+"""
+
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from registry.errors import InvalidFileError, Problem
+from registry.models import (
+    GpuCatalog,
+    GpuEntry,
+    ModelCatalog,
+    ModelEntry,
+    PriceCatalog,
+    PriceEntry,
+)
+from registry.store import display_path
+
+CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"
+
+CatalogT = TypeVar("CatalogT", bound=BaseModel)
+EntryT = TypeVar("EntryT", GpuEntry, ModelEntry, PriceEntry)
+
+
+class _CatalogLoader(yaml.SafeLoader):
+    """YAML without surprises: dates stay strings (the models say `YYYY-MM-DD` text) and a key
+    given twice is an error instead of silently keeping the last value."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+# Without the timestamp resolver, `2024-05-01` stays the string the models expect.
+_CatalogLoader.yaml_implicit_resolvers = {
+    first_character: [
+        (tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"
+    ]
+    for first_character, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_catalog(path: Path, model: type[CatalogT]) -> CatalogT:
+    """Parse and validate one catalog file; every problem found is in the error."""
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidFileError([Problem(file, "", "no such file")]) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+    try:
+        data = yaml.load(text, Loader=_CatalogLoader)
+    except yaml.YAMLError as error:
+        message = " ".join(str(error).split())
+        raise InvalidFileError([Problem(file, "", f"invalid YAML: {message}")]) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise InvalidFileError.from_validation_error(file, error, data) from None
+
+
+def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, EntryT]:
+    by_id: dict[str, EntryT] = {}
+    first_index: dict[str, int] = {}
+    problems: list[Problem] = []
+    for index, entry in enumerate(entries):
+        if entry.id in by_id:
+            message = f"duplicate id {entry.id!r} (first at {list_name}[{first_index[entry.id]}])"
+            problems.append(Problem(display_path(file), f"{list_name}[{index}].id", message))
+            continue
+        by_id[entry.id] = entry
+        first_index[entry.id] = index
+    if problems:
+        raise InvalidFileError(problems)
+    return by_id
+
+
+def load_gpus(path: Path = CATALOGS_DIR / "gpus.yaml") -> dict[str, GpuEntry]:
+    """The GPU catalog: id → entry."""
+    return _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
+
+
+def load_models(path: Path = CATALOGS_DIR / "models.yaml") -> dict[str, ModelEntry]:
+    """The model catalog: id → entry."""
+    return _by_id(path, "models", load_catalog(path, ModelCatalog).models)
+
+
+def load_prices(path: Path = CATALOGS_DIR / "prices.yaml") -> dict[str, PriceEntry]:
+    """The price catalog: id → entry."""
+    return _by_id(path, "prices", load_catalog(path, PriceCatalog).prices)

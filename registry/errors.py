@@ -1,0 +1,88 @@
+"""The registry's exceptions: library code raises these, only the CLI turns them into exit codes.
+
+Hierarchy::
+
+    RegistryError                  every error the registry raises on purpose
+    ├── InvalidFileError           a file cannot be read or does not match its model;
+    │                              carries one Problem per finding (`file: json.path: message`)
+    └── ContentIdError             a result's `id` is not the id minted from its content
+
+A `Problem` is one finding, printed as one line `file: json.path: message`; validation
+collects every problem before it fails once.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about one file: where (a JSON path, "" for the whole file) and what."""
+
+    file: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.file}: {self.path}: {self.message}"
+            if self.path
+            else f"{self.file}: {self.message}"
+        )
+
+
+class RegistryError(Exception):
+    """Base class of every error the registry raises on purpose."""
+
+
+class InvalidFileError(RegistryError):
+    """A registry file cannot be read, parsed, or validated against its model."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
+
+    @classmethod
+    def from_validation_error(
+        cls, file: str, error: ValidationError, data: Any = None
+    ) -> "InvalidFileError":
+        """Turn pydantic's error into one problem per failing field, paths in JSON notation.
+
+        `data` is the input that failed; with it, the tags that pydantic puts into the location
+        of a discriminated union (`source.measured.url`) are left out (`source.url`).
+        """
+        return cls(
+            [
+                Problem(file, json_path(error_detail["loc"], data), error_detail["msg"])
+                for error_detail in error.errors(include_url=False)
+            ]
+        )
+
+
+class ContentIdError(RegistryError):
+    """A result's `id` differs from the id minted from its content."""
+
+
+def json_path(location: Iterable[int | str], data: Any = None) -> str:
+    """Format a pydantic error location as `points[0].ttft_ms.p95`.
+
+    Walking `data` alongside the location drops the tag that pydantic inserts for a
+    discriminated union: a key that is absent from the object but equals its `kind`.
+    """
+    parts: list[str] = []
+    current = data
+    for element in location:
+        if isinstance(element, int):
+            parts.append(f"[{element}]")
+            current = (
+                current[element] if isinstance(current, list) and element < len(current) else None
+            )
+            continue
+        if isinstance(current, dict) and element not in current and current.get("kind") == element:
+            continue
+        parts.append(f".{element}" if parts else element)
+        current = current.get(element) if isinstance(current, dict) else None
+    return "".join(parts)

@@ -1,0 +1,108 @@
+"""pydantic models of every persisted registry file: the one source of truth of their format.
+
+`result` holds the result file, built from `identity`, `measurements` and `provenance`;
+`catalog` holds the GPU, model and price catalogs; `common` the constrained types they share.
+"""
+
+from registry.models.catalog import (
+    CatalogSource,
+    GpuCatalog,
+    GpuEntry,
+    ModelCatalog,
+    ModelEntry,
+    PriceCatalog,
+    PriceEntry,
+    PriceSource,
+    PublishedParams,
+    Tflops,
+)
+from registry.models.common import SLUG_PATTERN, StrictModel
+from registry.models.identity import (
+    DatasetLength,
+    EngineIdentity,
+    FixedLength,
+    GpuIdentity,
+    Identity,
+    ModelIdentity,
+    NormalLength,
+    ServingSettings,
+    UniformLength,
+    Workload,
+)
+from registry.models.measurements import (
+    EngineTelemetry,
+    FailureCounts,
+    GpuTelemetry,
+    LatencyStats,
+    Load,
+    LoadPoint,
+    RequestCounts,
+    Startup,
+    Telemetry,
+    Throughput,
+    TokenCounts,
+    Verdict,
+)
+from registry.models.provenance import (
+    Host,
+    MeasuredSource,
+    ReportedSource,
+    Tool,
+)
+from registry.models.result import (
+    COMPARABLE_PROPERTIES,
+    LOAD_PROPERTIES,
+    NOT_COMPARABLE_PROPERTIES,
+    Result,
+    Slo,
+    comparability_key,
+    load_point_key,
+)
+
+__all__ = [
+    "COMPARABLE_PROPERTIES",
+    "LOAD_PROPERTIES",
+    "NOT_COMPARABLE_PROPERTIES",
+    "SLUG_PATTERN",
+    "CatalogSource",
+    "DatasetLength",
+    "EngineIdentity",
+    "EngineTelemetry",
+    "FailureCounts",
+    "FixedLength",
+    "GpuCatalog",
+    "GpuEntry",
+    "GpuIdentity",
+    "GpuTelemetry",
+    "Host",
+    "Identity",
+    "LatencyStats",
+    "Load",
+    "LoadPoint",
+    "MeasuredSource",
+    "ModelCatalog",
+    "ModelEntry",
+    "ModelIdentity",
+    "NormalLength",
+    "PriceCatalog",
+    "PriceEntry",
+    "PriceSource",
+    "PublishedParams",
+    "ReportedSource",
+    "RequestCounts",
+    "Result",
+    "ServingSettings",
+    "Slo",
+    "Startup",
+    "StrictModel",
+    "Telemetry",
+    "Tflops",
+    "Throughput",
+    "TokenCounts",
+    "Tool",
+    "UniformLength",
+    "Verdict",
+    "Workload",
+    "comparability_key",
+    "load_point_key",
+]

@@ -1,0 +1,148 @@
+"""The catalogs: GPUs, models and prices, each fact with the source it came from and its date."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from registry.models.common import (
+    FormFactor,
+    HfRepo,
+    LongText,
+    NonNegativeFloat,
+    PartialDate,
+    PositiveFloat,
+    PositiveInt,
+    SchemaVersion,
+    Slug,
+    StrictModel,
+    Text,
+    Url,
+)
+
+
+class CatalogSource(StrictModel):
+    """A public document that states some of an entry's facts."""
+
+    url: Url = Field(description="Where the facts are published.")
+    title: Text = Field(description="Title of the page or document.")
+    date: PartialDate = Field(description="Publication or retrieval date, as precise as known.")
+    fields: list[Text] = Field(
+        min_length=1, description="The entry's fields this source supports, e.g. `memory_gb`."
+    )
+
+
+class PriceSource(StrictModel):
+    """The public page a price was read from."""
+
+    url: Url = Field(description="Where the price is published.")
+    title: Text = Field(description="Title of the page.")
+    date: PartialDate = Field(description="When the price was read, as precise as known.")
+
+
+Sources = Annotated[list[CatalogSource], Field(min_length=1)]
+
+
+class Tflops(StrictModel):
+    """Dense (no sparsity) peak throughput per data type, TFLOPS (TOPS for int8); null if none."""
+
+    fp32: NonNegativeFloat | None = Field(description="FP32, TFLOPS.")
+    bf16: NonNegativeFloat | None = Field(description="BF16 tensor, TFLOPS.")
+    fp16: NonNegativeFloat | None = Field(description="FP16 tensor, TFLOPS.")
+    fp8: NonNegativeFloat | None = Field(description="FP8 tensor, TFLOPS.")
+    int8: NonNegativeFloat | None = Field(description="INT8 tensor, TOPS.")
+    fp4: NonNegativeFloat | None = Field(description="FP4 tensor, TFLOPS.")
+
+
+class GpuEntry(StrictModel):
+    """One GPU model as sold, with its published specifications."""
+
+    id: Slug = Field(description="Catalog id, used by results and prices (e.g. `h100-sxm`).")
+    name: Text = Field(description="Marketing name.")
+    vendor: Literal["nvidia", "amd"] = Field(description="Vendor.")
+    architecture: Text = Field(description="Architecture name, e.g. `Hopper`.")
+    form_factor: FormFactor = Field(description="Board form factor.")
+    segment: Literal["consumer", "workstation", "datacenter"] = Field(description="Market segment.")
+    launch: PartialDate = Field(description="Launch date, as precise as known.")
+    memory_gb: PositiveFloat = Field(description="Memory as marketed, GB (10^9 bytes).")
+    memory_type: Text | None = Field(
+        description="Memory technology, e.g. `HBM3`; null if no source read states it."
+    )
+    memory_reported_mib: PositiveInt | None = Field(
+        description="Total memory as nvidia-smi/rocm-smi reports it, MiB; null if not known."
+    )
+    memory_bandwidth_gb_s: PositiveFloat = Field(description="Peak memory bandwidth, GB/s.")
+    tflops_dense: Tflops = Field(description="Dense peak compute per data type.")
+    tdp_w: PositiveFloat | None = Field(
+        description="Board power limit (TDP/TBP), watts; null if no source read states it."
+    )
+    interconnect: Text = Field(
+        description="GPU-to-GPU link, e.g. `NVLink 4 900 GB/s` or `PCIe 5.0`."
+    )
+    sources: Sources = Field(description="Where the facts come from.")
+    notes: LongText | None = Field(None, description="Anything a reader should know.")
+
+
+class GpuCatalog(StrictModel):
+    """registry/catalogs/gpus.yaml: the GPUs results may name."""
+
+    schema_version: SchemaVersion = Field(description="Version of this file format.")
+    gpus: list[GpuEntry] = Field(description="The GPUs, one entry per id.")
+
+
+class PublishedParams(StrictModel):
+    """Parameter counts as the model's authors publish them, billions."""
+
+    total_b: PositiveFloat = Field(description="Total parameters, billions.")
+    active_b: PositiveFloat | None = Field(
+        description="Parameters active per token (mixture of experts), billions; null if dense."
+    )
+    note: LongText | None = Field(None, description="How the authors count, where it matters.")
+
+
+class ModelEntry(StrictModel):
+    """One model, with the architecture facts the memory calculator needs."""
+
+    id: Slug = Field(description="Catalog id, used by results (e.g. `llama-3.1-8b-instruct`).")
+    name: Text = Field(description="Name as published.")
+    hf_repo: HfRepo = Field(description="Hugging Face repository of the reference weights.")
+    family: Text = Field(description="Model family, e.g. `llama`.")
+    published_params: PublishedParams = Field(description="Parameter counts as published.")
+    context_length: PositiveInt = Field(description="Longest supported context, tokens.")
+    config: dict[str, Any] = Field(
+        description="Fields of the repository's config.json, as published there."
+    )
+    sources: Sources = Field(description="Where the facts come from.")
+    notes: LongText | None = Field(None, description="Anything a reader should know.")
+
+
+class ModelCatalog(StrictModel):
+    """registry/catalogs/models.yaml: the models results may name."""
+
+    schema_version: SchemaVersion = Field(description="Version of this file format.")
+    models: list[ModelEntry] = Field(description="The models, one entry per id.")
+
+
+class PriceEntry(StrictModel):
+    """One published hourly price of a GPU at one provider."""
+
+    id: Slug = Field(description="Catalog id of this price.")
+    provider: Text = Field(description="Cloud or marketplace, e.g. `AWS`.")
+    offering: Text | None = Field(description="Product line at the provider; null if just one.")
+    gpu: Slug = Field(description="GPU id in the GPU catalog.")
+    gpus_per_instance: PositiveInt = Field(description="GPUs in the priced instance.")
+    instance: Text | None = Field(description="Instance type name; null if priced per GPU.")
+    tier: Literal["on_demand", "interruptible", "reserved"] = Field(
+        description="Pricing tier: on demand, interruptible (spot) or reserved (committed)."
+    )
+    usd_per_gpu_hour: PositiveFloat = Field(description="Price per GPU per hour, US dollars.")
+    region: Text | None = Field(description="Region the price applies to; null if global.")
+    as_of: PartialDate = Field(description="When the price was read.")
+    source: PriceSource = Field(description="Where the price is published.")
+    notes: LongText | None = Field(None, description="Conditions of the price (term, minimums).")
+
+
+class PriceCatalog(StrictModel):
+    """registry/catalogs/prices.yaml: GPU hour prices by provider and tier."""
+
+    schema_version: SchemaVersion = Field(description="Version of this file format.")
+    prices: list[PriceEntry] = Field(description="The prices, one entry per id.")

@@ -1,0 +1,68 @@
+"""Building blocks shared by every persisted model: the base class and constrained scalar types."""
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$"
+PARTIAL_DATE_PATTERN = r"^[0-9]{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12][0-9]|3[01]))?)?$"
+FULL_DATE_PATTERN = r"^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$"
+URL_PATTERN = r"^https?://[^\s]+$"
+HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
+class StrictModel(BaseModel):
+    """Base of every registry model: unknown fields are errors, no type coercion, immutable."""
+
+    # strict: "5" is not 5 and 1 is not True, so pydantic agrees with the exported JSON Schema.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _is_text_or_datetime(value: object) -> object:
+    # Lax datetime parsing would also take a number of seconds; the JSON Schema says string.
+    if not isinstance(value, str | dt.datetime):
+        raise ValueError("expected an RFC 3339 date-time string")
+    return value
+
+
+def _is_calendar_date(value: str) -> str:
+    # The pattern bounds month and day; this catches the rest (2025-02-30).
+    if len(value) == 10:
+        dt.date.fromisoformat(value)
+    return value
+
+
+Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=100)]
+"""An identifier: lowercase letters and digits, joined by single `-` or `.`."""
+
+PartialDate = Annotated[str, Field(pattern=PARTIAL_DATE_PATTERN), AfterValidator(_is_calendar_date)]
+"""A date as precise as its source: `YYYY`, `YYYY-MM` or `YYYY-MM-DD`."""
+
+FullDate = Annotated[str, Field(pattern=FULL_DATE_PATTERN), AfterValidator(_is_calendar_date)]
+"""A calendar date `YYYY-MM-DD`."""
+
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_is_text_or_datetime), Field(strict=False)]
+"""An instant with its time zone, RFC 3339 (`2025-05-01T12:00:00Z`)."""
+
+Url = Annotated[str, Field(pattern=URL_PATTERN, max_length=2000)]
+"""An http(s) URL, kept exactly as written."""
+
+HfRepo = Annotated[str, Field(pattern=HF_REPO_PATTERN, max_length=200)]
+"""A Hugging Face repository, `owner/name`."""
+
+Text = Annotated[str, Field(min_length=1, max_length=2000)]
+"""A short non-empty plain-text string."""
+
+LongText = Annotated[str, Field(min_length=1, max_length=20000)]
+"""A non-empty plain-text string that may run to paragraphs (commands, conditions, notes)."""
+
+NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+PositiveInt = Annotated[int, Field(ge=1)]
+Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+FormFactor = Literal["pcie", "sxm", "oam", "superchip"]
+SchemaVersion = Literal[1]

@@ -1,0 +1,160 @@
+"""Identity: what makes two runs comparable (hardware, engine, model, settings, workload)."""
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from registry.models.common import (
+    FormFactor,
+    HfRepo,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveInt,
+    Slug,
+    StrictModel,
+    Text,
+)
+
+
+class GpuIdentity(StrictModel):
+    """The GPUs that served the model."""
+
+    id: Slug = Field(description="GPU id in the GPU catalog (registry/catalogs/gpus.yaml).")
+    count: PositiveInt = Field(description="Number of GPUs that served the model.")
+    form_factor: FormFactor = Field(description="Board form factor of the GPUs.")
+
+
+class EngineIdentity(StrictModel):
+    """The inference engine."""
+
+    name: Slug = Field(description="Engine name, e.g. `vllm`.")
+    version: Text = Field(description="Engine version as the engine reports it, e.g. `0.8.5`.")
+
+
+Dtype = Literal["bfloat16", "float16", "float32"]
+KvCacheDtype = Literal["auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"]
+
+
+class ModelIdentity(StrictModel):
+    """The model served, with its numeric formats."""
+
+    id: Slug = Field(description="Model id in the model catalog (registry/catalogs/models.yaml).")
+    hf_repo: HfRepo = Field(description="Hugging Face repository the weights came from.")
+    revision: Text | None = Field(
+        None,
+        description="Repository revision (commit hash or tag) of the weights; null if unknown.",
+    )
+    quantization: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=50)] | None = Field(
+        None,
+        description="Weight quantization method as vLLM names it (`fp8`, `awq`, `gptq`, …); "
+        "null for unquantized weights.",
+    )
+    dtype: Dtype | None = Field(
+        None,
+        description="Activation and unquantized-weight dtype; null if the source does not say.",
+    )
+    kv_cache_dtype: KvCacheDtype | None = Field(
+        None,
+        description="KV cache dtype as vLLM's `--kv-cache-dtype` (`auto` = same as dtype); "
+        "null if the source does not say.",
+    )
+
+
+class ServingSettings(StrictModel):
+    """Engine settings that change performance; vLLM option names. Null where not stated."""
+
+    tensor_parallel_size: PositiveInt | None = Field(
+        None, description="`--tensor-parallel-size`: GPUs one model replica is split over."
+    )
+    pipeline_parallel_size: PositiveInt | None = Field(
+        None, description="`--pipeline-parallel-size`: pipeline stages of one replica."
+    )
+    max_model_len: PositiveInt | None = Field(
+        None, description="`--max-model-len`: longest sequence (prompt + output) in tokens."
+    )
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] | None = Field(
+        None, description="`--gpu-memory-utilization`: fraction of GPU memory vLLM may use."
+    )
+    max_num_seqs: PositiveInt | None = Field(
+        None, description="`--max-num-seqs`: most sequences in one batch."
+    )
+    max_num_batched_tokens: PositiveInt | None = Field(
+        None, description="`--max-num-batched-tokens`: most tokens in one scheduler step."
+    )
+    enable_prefix_caching: bool | None = Field(
+        None, description="Whether automatic prefix caching was on."
+    )
+    enable_chunked_prefill: bool | None = Field(None, description="Whether chunked prefill was on.")
+
+
+class FixedLength(StrictModel):
+    """Every request has the same length."""
+
+    kind: Literal["fixed"] = Field(description="Distribution kind.")
+    value: NonNegativeInt = Field(description="Length in tokens.")
+
+
+class UniformLength(StrictModel):
+    """Lengths drawn uniformly from [min, max]."""
+
+    kind: Literal["uniform"] = Field(description="Distribution kind.")
+    min: NonNegativeInt = Field(description="Smallest length in tokens.")
+    max: NonNegativeInt = Field(description="Largest length in tokens.")
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self) -> Self:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is above max ({self.max})")
+        return self
+
+
+class NormalLength(StrictModel):
+    """Lengths drawn from a normal (`normal`) or log-normal (`lognormal`) distribution."""
+
+    kind: Literal["normal", "lognormal"] = Field(description="Distribution kind.")
+    mean: NonNegativeFloat = Field(description="Mean length in tokens.")
+    stddev: NonNegativeFloat = Field(description="Standard deviation of the length in tokens.")
+    min: NonNegativeInt | None = Field(None, description="Lengths below are clipped to this.")
+    max: NonNegativeInt | None = Field(None, description="Lengths above are clipped to this.")
+
+
+class DatasetLength(StrictModel):
+    """Lengths as they come in the dataset named by the workload."""
+
+    kind: Literal["dataset"] = Field(description="Distribution kind.")
+    max: NonNegativeInt | None = Field(
+        None, description="Lengths above are truncated to this; null if not truncated."
+    )
+
+
+LengthDistribution = Annotated[
+    FixedLength | UniformLength | NormalLength | DatasetLength, Field(discriminator="kind")
+]
+
+
+class Workload(StrictModel):
+    """The traffic: what requests look like (how many are in flight is the load point's `load`)."""
+
+    profile: Literal["chat", "rag", "batch", "custom"] = Field(
+        description="infermeter traffic profile, or `custom` for anything else."
+    )
+    input_len: LengthDistribution = Field(description="Prompt length distribution in tokens.")
+    output_len: LengthDistribution = Field(description="Output length distribution in tokens.")
+    dataset: Text | None = Field(
+        None, description="Dataset the prompts came from (e.g. `sharegpt`); null for random tokens."
+    )
+    seed: int | None = Field(None, description="Random seed of the request generator.")
+    api: Literal["completions", "chat"] | None = Field(
+        None,
+        description="OpenAI-compatible endpoint used: `/v1/completions` or `/v1/chat/completions`.",
+    )
+
+
+class Identity(StrictModel):
+    """What makes two runs comparable; see COMPARABLE_PROPERTIES for the exact list."""
+
+    gpu: GpuIdentity = Field(description="The GPUs.")
+    engine: EngineIdentity = Field(description="The inference engine.")
+    model: ModelIdentity = Field(description="The model and its numeric formats.")
+    serving: ServingSettings = Field(description="Engine settings.")
+    workload: Workload = Field(description="The shape of the requests.")

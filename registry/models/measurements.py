@@ -1,0 +1,259 @@
+"""Measurements: what was observed at each load point, and what the engine reported at startup.
+
+Values are stored as measured or as published; a figure a source does not state is null.
+"""
+
+import itertools
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from registry.models.common import (
+    Fraction,
+    NonNegativeFloat,
+    NonNegativeInt,
+    Percent,
+    PositiveFloat,
+    PositiveInt,
+    StrictModel,
+    Text,
+)
+
+
+class Load(StrictModel):
+    """How requests were offered: a fixed number in flight (closed) or an arrival rate (open)."""
+
+    concurrency: PositiveInt | None = Field(
+        None,
+        description="Requests in flight: the level for `closed` arrival, an upper cap for open.",
+    )
+    request_rate: PositiveFloat | None = Field(
+        None, description="Target arrival rate in requests per second (open arrival only)."
+    )
+    arrival: Literal["closed", "poisson", "gamma"] = Field(
+        description="`closed`: a new request as soon as one finishes; `poisson` or `gamma`: "
+        "requests arrive at `request_rate` regardless of completions."
+    )
+    burstiness: PositiveFloat | None = Field(
+        None, description="Shape of the gamma arrival process (1 = Poisson); `gamma` only."
+    )
+
+    @model_validator(mode="after")
+    def _arrival_has_its_parameters(self) -> Self:
+        if self.arrival == "closed":
+            if self.concurrency is None:
+                raise ValueError("closed arrival needs concurrency")
+            if self.request_rate is not None:
+                raise ValueError("closed arrival takes no request_rate")
+        elif self.request_rate is None:
+            raise ValueError(f"{self.arrival} arrival needs request_rate")
+        if self.burstiness is not None and self.arrival != "gamma":
+            raise ValueError("burstiness applies to gamma arrival only")
+        return self
+
+
+class RequestCounts(StrictModel):
+    """Requests in the measured window."""
+
+    sent: NonNegativeInt | None = Field(None, description="Requests sent.")
+    completed: NonNegativeInt | None = Field(
+        None, description="Requests that finished successfully."
+    )
+    failed: NonNegativeInt | None = Field(
+        None, description="Requests that failed (any kind in `failures`)."
+    )
+    accepted: NonNegativeInt | None = Field(
+        None, description="Completed requests that also met every limit in `slo`."
+    )
+
+
+class FailureCounts(StrictModel):
+    """Failed requests by kind; each failed request counts once."""
+
+    timeout: NonNegativeInt = Field(0, description="Requests that timed out on the client.")
+    http_status: NonNegativeInt = Field(
+        0, description="Requests answered with an HTTP error status."
+    )
+    disconnect: NonNegativeInt = Field(0, description="Requests whose connection dropped mid-way.")
+    server_error: NonNegativeInt = Field(
+        0, description="Requests the server reported as failed inside a 200 response."
+    )
+    out_of_memory: NonNegativeInt = Field(0, description="Requests failed by a GPU out-of-memory.")
+    malformed_stream: NonNegativeInt = Field(
+        0, description="Requests whose response stream could not be parsed."
+    )
+
+
+class TokenCounts(StrictModel):
+    """Tokens in the measured window, from the server's `usage` counts."""
+
+    input: NonNegativeInt | None = Field(None, description="Prompt tokens of completed requests.")
+    output: NonNegativeInt | None = Field(None, description="Output tokens of completed requests.")
+    accepted_output: NonNegativeInt | None = Field(
+        None, description="Output tokens of accepted requests (completed and within `slo`)."
+    )
+
+
+class Throughput(StrictModel):
+    """Throughput of the whole deployment (all its GPUs) over the measured window."""
+
+    requests_per_s: NonNegativeFloat | None = Field(
+        None, description="Completed requests per second."
+    )
+    output_tokens_per_s: NonNegativeFloat | None = Field(
+        None, description="Output tokens per second."
+    )
+    total_tokens_per_s: NonNegativeFloat | None = Field(
+        None, description="Prompt plus output tokens per second."
+    )
+    accepted_output_tokens_per_s: NonNegativeFloat | None = Field(
+        None, description="Output tokens of accepted requests per second."
+    )
+
+
+class LatencyStats(StrictModel):
+    """Distribution of one latency over the requests of a load point, in milliseconds.
+
+    Values are stored as measured or published; any may be null when a source does not state it.
+    """
+
+    n: NonNegativeInt | None = Field(None, description="Number of samples the statistics cover.")
+    mean: NonNegativeFloat | None = Field(None, description="Arithmetic mean, ms.")
+    p50: NonNegativeFloat | None = Field(None, description="Median, ms.")
+    p90: NonNegativeFloat | None = Field(None, description="90th percentile, ms.")
+    p95: NonNegativeFloat | None = Field(None, description="95th percentile, ms.")
+    p99: NonNegativeFloat | None = Field(None, description="99th percentile, ms.")
+    max: NonNegativeFloat | None = Field(None, description="Largest sample, ms.")
+
+    @model_validator(mode="after")
+    def _statistics_are_consistent(self) -> Self:
+        if self.n == 0 and any(value is not None for value in self._statistics().values()):
+            raise ValueError("n is 0 but statistics are given")
+        ordered = [
+            (name, value)
+            for name, value in self._statistics().items()
+            if name != "mean" and value is not None
+        ]
+        for (low_name, low), (high_name, high) in itertools.pairwise(ordered):
+            if low > high:
+                raise ValueError(f"{low_name} ({low}) is above {high_name} ({high})")
+        if self.mean is not None and self.max is not None and self.mean > self.max:
+            raise ValueError(f"mean ({self.mean}) is above max ({self.max})")
+        return self
+
+    def _statistics(self) -> dict[str, float | None]:
+        return {
+            "mean": self.mean,
+            "p50": self.p50,
+            "p90": self.p90,
+            "p95": self.p95,
+            "p99": self.p99,
+            "max": self.max,
+        }
+
+
+class GpuTelemetry(StrictModel):
+    """NVML readings over the measured window; aggregated over all GPUs of the deployment."""
+
+    gpu_utilization_pct_mean: Percent | None = Field(
+        None, description="Mean GPU utilization over time and GPUs, percent."
+    )
+    memory_used_bytes_max: NonNegativeInt | None = Field(
+        None, description="Highest memory in use on any one GPU, bytes."
+    )
+    power_w_mean: NonNegativeFloat | None = Field(
+        None, description="Mean power draw of all GPUs together, watts."
+    )
+    energy_j: NonNegativeFloat | None = Field(
+        None, description="Energy used by all GPUs together over the window, joules."
+    )
+    sm_clock_mhz_mean: NonNegativeFloat | None = Field(
+        None, description="Mean SM clock over time and GPUs, MHz."
+    )
+    temperature_c_max: float | None = Field(
+        None, allow_inf_nan=False, description="Highest GPU temperature seen, °C."
+    )
+
+
+class EngineTelemetry(StrictModel):
+    """The engine's own metrics (vLLM's Prometheus endpoint) over the measured window."""
+
+    kv_cache_usage_pct_mean: Percent | None = Field(
+        None, description="Mean KV cache usage, percent of the cache."
+    )
+    kv_cache_usage_pct_max: Percent | None = Field(
+        None, description="Highest KV cache usage, percent of the cache."
+    )
+    preemptions: NonNegativeInt | None = Field(
+        None, description="Sequences preempted (evicted and recomputed) during the window."
+    )
+    prefix_cache_hit_rate: Fraction | None = Field(
+        None, description="Fraction of prompt tokens served from the prefix cache."
+    )
+
+
+class Telemetry(StrictModel):
+    """Hardware and engine readings beside the client-side measurements."""
+
+    gpu: GpuTelemetry | None = Field(None, description="GPU readings from NVML.")
+    engine: EngineTelemetry | None = Field(None, description="Engine metrics.")
+
+
+class Verdict(StrictModel):
+    """A finding about whether a number can be trusted, e.g. `client-saturated`."""
+
+    code: Annotated[str, Field(pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$", max_length=60)] = Field(
+        description="Machine-readable finding, e.g. `client-saturated`, `rate-not-reached`."
+    )
+    message: Text = Field(description="The finding for a reader, with the figures behind it.")
+
+
+class LoadPoint(StrictModel):
+    """Measurements at one load level."""
+
+    load: Load = Field(description="The load offered.")
+    duration_s: PositiveFloat | None = Field(
+        None, description="Wall time of the measured window, seconds."
+    )
+    requests: RequestCounts = Field(description="Request counts.")
+    failures: FailureCounts | None = Field(None, description="Failed requests by kind.")
+    tokens: TokenCounts = Field(description="Token counts.")
+    throughput: Throughput = Field(description="Throughput of the whole deployment.")
+    ttft_ms: LatencyStats | None = Field(
+        None, description="Time to first token: request sent → first content token, ms."
+    )
+    itl_ms: LatencyStats | None = Field(
+        None, description="Inter-token latency: gap between consecutive tokens, ms."
+    )
+    tpot_ms: LatencyStats | None = Field(
+        None,
+        description="Time per output token per request: (E2E − TTFT) / (output tokens − 1), ms.",
+    )
+    e2e_ms: LatencyStats | None = Field(
+        None, description="End-to-end latency: request sent → last token, ms."
+    )
+    queue_ms: LatencyStats | None = Field(
+        None, description="Time requests waited in the engine's queue (engine metrics), ms."
+    )
+    telemetry: Telemetry | None = Field(None, description="GPU and engine readings.")
+    validity: list[Verdict] = Field(
+        default_factory=list, description="Findings that limit how far the numbers can be trusted."
+    )
+
+
+class Startup(StrictModel):
+    """What vLLM reported while starting up."""
+
+    weights_gib: NonNegativeFloat | None = Field(None, description="Memory taken by weights, GiB.")
+    kv_cache_tokens: NonNegativeInt | None = Field(
+        None, description="Tokens that fit into the KV cache."
+    )
+    max_concurrency: NonNegativeFloat | None = Field(
+        None, description="Requests of max_model_len tokens that fit at once, as vLLM reports it."
+    )
+    cuda_graph_gib: NonNegativeFloat | None = Field(
+        None, description="Memory taken by CUDA graphs, GiB."
+    )
+    startup_s: NonNegativeFloat | None = Field(
+        None, description="Seconds from launch to the server answering."
+    )

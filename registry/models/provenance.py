@@ -1,0 +1,82 @@
+"""Provenance: who or what produced a result's numbers, and how to check them."""
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from registry.models.common import (
+    FormFactor,
+    FullDate,
+    LongText,
+    NonNegativeInt,
+    PartialDate,
+    PositiveInt,
+    Slug,
+    StrictModel,
+    Text,
+    Timestamp,
+    Url,
+)
+
+
+class Tool(StrictModel):
+    """The benchmark tool that measured."""
+
+    name: Slug = Field(description="Tool name, e.g. `infermeter`.")
+    version: Text = Field(description="Tool version.")
+    commit: Annotated[str, Field(pattern=r"^[0-9a-f]{7,40}$")] | None = Field(
+        None, description="Git commit of the tool, if run from a checkout."
+    )
+
+
+class Host(StrictModel):
+    """Fingerprint of the machine that ran the engine."""
+
+    gpu_sku: Text = Field(description="GPU name as the driver reports it.")
+    gpu_count: PositiveInt = Field(description="GPUs visible on the host.")
+    form_factor: FormFactor | None = Field(None, description="GPU form factor, if known.")
+    driver: Text | None = Field(None, description="NVIDIA/AMD driver version.")
+    cuda: Text | None = Field(None, description="CUDA (or ROCm) version.")
+    cpu: Text | None = Field(None, description="CPU model.")
+    ram_bytes: NonNegativeInt | None = Field(None, description="Host memory, bytes.")
+    os: Text | None = Field(None, description="Operating system and kernel.")
+    vllm_version: Text | None = Field(None, description="Installed vLLM version.")
+    torch_version: Text | None = Field(None, description="Installed PyTorch version.")
+
+
+class MeasuredSource(StrictModel):
+    """Measured by a benchmark tool on the host described."""
+
+    kind: Literal["measured"] = Field(description="Provenance kind.")
+    tool: Tool = Field(description="The tool that measured.")
+    command: LongText = Field(description="The exact command line that produced this file.")
+    server_command: LongText | None = Field(
+        None, description="The exact command line that started the engine, if the tool started it."
+    )
+    host: Host = Field(description="The host that ran the engine.")
+    started_at: Timestamp = Field(description="When the run started (RFC 3339 with a time zone).")
+    finished_at: Timestamp = Field(description="When the run ended (RFC 3339 with a time zone).")
+    submitter: Text = Field(description="Who submitted the result (GitHub user name).")
+    complete: bool = Field(
+        description="False when the run stopped before every planned load point was measured."
+    )
+
+
+class ReportedSource(StrictModel):
+    """Numbers published by a public source; only what the source states is filled in."""
+
+    kind: Literal["reported"] = Field(description="Provenance kind.")
+    url: Url = Field(description="Where the numbers are published.")
+    title: Text = Field(description="Title of the page or document.")
+    published: PartialDate | None = Field(
+        None, description="Publication date as precise as the source gives it; null if none."
+    )
+    publisher: Text = Field(description="Who published the numbers (company, project, author).")
+    conditions: LongText = Field(
+        description="The test conditions as published, in the source's own terms."
+    )
+    retrieved: FullDate = Field(description="When the source was read, YYYY-MM-DD.")
+    submitter: Text = Field(description="Who transcribed the numbers (GitHub user name).")
+
+
+Source = Annotated[MeasuredSource | ReportedSource, Field(discriminator="kind")]

@@ -1,0 +1,119 @@
+"""The result file: one benchmark run of one deployment, as identity, measurements and provenance.
+
+Every number here is plain data as measured or as published. Derived figures ($ per token,
+tokens per joule, throughput per GPU) are never stored: the index computes them.
+A number that a source does not state is left out (null), never estimated.
+"""
+
+import json
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from registry.models.common import PositiveFloat, SchemaVersion, StrictModel
+from registry.models.identity import Identity
+from registry.models.measurements import LoadPoint, Startup
+from registry.models.provenance import Source
+
+CONTENT_ID_PATTERN = r"^[0-9a-f]{12}$"
+ContentId = Annotated[str, Field(pattern=CONTENT_ID_PATTERN)]
+
+
+class Slo(StrictModel):
+    """Latency targets a request must meet to count as accepted; null = no limit."""
+
+    ttft_ms: PositiveFloat | None = Field(None, description="Time to first token limit, ms.")
+    tpot_ms: PositiveFloat | None = Field(None, description="Time per output token limit, ms.")
+    e2e_ms: PositiveFloat | None = Field(None, description="End-to-end latency limit, ms.")
+
+
+class Result(StrictModel):
+    """One benchmark run of one deployment: identity, load points, provenance."""
+
+    schema_version: SchemaVersion = Field(description="Version of this file format.")
+    id: ContentId = Field(
+        description="Content id: the first 12 hex digits of the SHA-256 of the file's canonical "
+        "JSON without this field."
+    )
+    identity: Identity = Field(description="What makes runs comparable.")
+    slo: Slo = Field(description="Latency targets that decide which requests are accepted.")
+    points: list[LoadPoint] = Field(min_length=1, description="One entry per load level measured.")
+    startup: Startup | None = Field(None, description="vLLM's startup figures.")
+    source: Source = Field(description="Where the numbers come from.")
+
+
+# --- comparability --------------------------------------------------------------------------
+
+COMPARABLE_PROPERTIES: tuple[str, ...] = (
+    "identity.gpu.id",
+    "identity.gpu.count",
+    "identity.gpu.form_factor",
+    "identity.engine.name",
+    "identity.engine.version",
+    "identity.model.id",
+    "identity.model.quantization",
+    "identity.model.dtype",
+    "identity.model.kv_cache_dtype",
+    "identity.serving.tensor_parallel_size",
+    "identity.serving.pipeline_parallel_size",
+    "identity.serving.max_model_len",
+    "identity.serving.gpu_memory_utilization",
+    "identity.serving.max_num_seqs",
+    "identity.serving.max_num_batched_tokens",
+    "identity.serving.enable_prefix_caching",
+    "identity.serving.enable_chunked_prefill",
+    "identity.workload.profile",
+    "identity.workload.input_len",
+    "identity.workload.output_len",
+    "identity.workload.dataset",
+    "identity.workload.api",
+)
+"""The properties that make two results comparable: same values, same experiment.
+
+Two results with the same key from different runs are replicates (their spread is shown);
+a load point is compared with the points of the same `LOAD_PROPERTIES` only.
+"""
+
+NOT_COMPARABLE_PROPERTIES: tuple[str, ...] = (
+    # The catalog id already names the model; the repository is where the weights came from.
+    "identity.model.hf_repo",
+    # A new revision of the same weights is the same experiment; one that changes them is a new id.
+    "identity.model.revision",
+    # Another seed draws other requests of the same distribution: a replicate, not a new experiment.
+    "identity.workload.seed",
+)
+"""Identity fields that do not separate experiments (each with the reason beside it)."""
+
+LOAD_PROPERTIES: tuple[str, ...] = (
+    "load.concurrency",
+    "load.request_rate",
+    "load.arrival",
+    "load.burstiness",
+)
+"""Properties of a load point, relative to the point, that make two points comparable."""
+
+KeyValue = str | int | float | bool | None
+
+
+def _property(root: BaseModel, dotted_path: str) -> KeyValue:
+    value: object = root
+    for name in dotted_path.split("."):
+        value = getattr(value, name)
+    if isinstance(value, BaseModel):
+        # A nested value (a length distribution) compares by its canonical JSON.
+        return json.dumps(value.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(f"{dotted_path} is not a scalar or a model")
+
+
+def comparability_key(result: Result) -> tuple[KeyValue, ...]:
+    """The values of COMPARABLE_PROPERTIES for `result`, in that order (hashable)."""
+    return tuple(_property(result, dotted_path) for dotted_path in COMPARABLE_PROPERTIES)
+
+
+def load_point_key(result: Result, point: LoadPoint) -> tuple[KeyValue, ...]:
+    """The comparability key of one load point: the result's key and the point's load."""
+    return comparability_key(result) + tuple(
+        _property(point, dotted_path) for dotted_path in LOAD_PROPERTIES
+    )

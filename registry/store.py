@@ -1,0 +1,165 @@
+"""Where result files live and how they are written: canonical JSON, content ids, atomic writes.
+
+A result file is `registry/results/<gpu>/<model>/<date>-<id>.json`. Its text is canonical, so
+writing the same result twice gives the same bytes and a pull request diff shows only what
+changed: keys sorted, indent 2, UTF-8, a trailing newline, null fields left out. The id is the
+start of the SHA-256 of that canonical content without the id itself.
+"""
+
+import datetime as dt
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import ValidationError
+
+from registry.errors import ContentIdError, InvalidFileError, Problem
+from registry.models import MeasuredSource, Result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
+"""The checkout this package lives in (the registry's data sits beside the code)."""
+
+RESULTS_DIR = PurePosixPath("registry/results")
+"""Where result files live, relative to the repository root."""
+
+CONTENT_ID_LENGTH = 12
+
+
+def display_path(path: Path) -> str:
+    """The path as messages show it: relative to the repository root when inside it."""
+    try:
+        return path.resolve().relative_to(REPOSITORY_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def canonical_json(data: Any) -> str:
+    """Deterministic JSON text: sorted keys, indent 2, UTF-8 characters kept, trailing newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def result_data(result: Result) -> dict[str, Any]:
+    """The result as JSON data, null fields left out (a missing figure is simply absent)."""
+    return result.model_dump(mode="json", exclude_none=True)
+
+
+def dumps_result(result: Result) -> str:
+    """The canonical text of a result file."""
+    return canonical_json(result_data(result))
+
+
+def content_id(result: Result) -> str:
+    """The id minted from the result's content: everything but the id itself."""
+    data = result_data(result)
+    del data["id"]
+    compact = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(compact.encode("utf-8")).hexdigest()[:CONTENT_ID_LENGTH]
+
+
+def with_content_id(result: Result) -> Result:
+    """The same result with its `id` set to the id minted from its content."""
+    return result.model_copy(update={"id": content_id(result)})
+
+
+def result_date(result: Result) -> str:
+    """The date in the file name: when a run started (UTC), or when a report was read.
+
+    A report's `retrieved` date is used rather than `published` because every report has it,
+    to the day, which keeps file names uniform.
+    """
+    source = result.source
+    if isinstance(source, MeasuredSource):
+        return source.started_at.astimezone(dt.UTC).date().isoformat()
+    return source.retrieved
+
+
+def result_path(result: Result) -> PurePosixPath:
+    """`registry/results/<gpu>/<model>/<date>-<id>.json`, relative to the repository root."""
+    identity = result.identity
+    file_name = f"{result_date(result)}-{result.id}.json"
+    return RESULTS_DIR / identity.gpu.id / identity.model.id / file_name
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary_name = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as temporary:
+            temporary.write(text)
+            temporary.flush()
+            os.fsync(temporary.fileno())
+        # mkstemp creates the file private; a registry file is as readable as any other.
+        os.chmod(temporary_name, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.replace(temporary_name, path)
+    except BaseException:
+        Path(temporary_name).unlink(missing_ok=True)
+        raise
+
+
+def write_result(result: Result, root: Path) -> Path:
+    """Write `result` at its place under the repository `root`; returns the file's path.
+
+    Raises ContentIdError when `result.id` is not its content id (see `with_content_id`).
+    """
+    expected_id = content_id(result)
+    if result.id != expected_id:
+        raise ContentIdError(f"result id {result.id} is not its content id {expected_id}")
+    path = root / result_path(result)
+    write_text_atomic(path, dumps_result(result))
+    return path
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate key {key!r}")
+        data[key] = value
+    return data
+
+
+def parse_json(text: str, file: str) -> Any:
+    """Parse strict JSON (no NaN/Infinity, no duplicate keys); errors name the file and line."""
+    try:
+        return json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
+        )
+    except json.JSONDecodeError as error:
+        message = f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        raise InvalidFileError([Problem(file, "", message)]) from None
+    except ValueError as error:
+        raise InvalidFileError([Problem(file, "", f"invalid JSON: {error}")]) from None
+
+
+def parse_result(text: str, file: str) -> Result:
+    """Validate the text of a result file; InvalidFileError lists every problem found."""
+    data = parse_json(text, file)
+    try:
+        return Result.model_validate(data)
+    except ValidationError as error:
+        raise InvalidFileError.from_validation_error(file, error, data) from None
+
+
+def read_result(path: Path) -> Result:
+    """Read a result file back into the model; InvalidFileError names the file and each field."""
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidFileError([Problem(file, "", "no such file")]) from None
+    except UnicodeDecodeError as error:
+        message = f"not UTF-8 text (byte {error.start})"
+        raise InvalidFileError([Problem(file, "", message)]) from None
+    except OSError as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error.strerror}")]) from None
+    return parse_result(text, file)
