@@ -53,8 +53,8 @@ _CatalogLoader.yaml_implicit_resolvers = {
 }
 
 
-def load_catalog(path: Path, model: type[CatalogT]) -> CatalogT:
-    """Parse and validate one catalog file; every problem found is in the error."""
+def read_catalog_data(path: Path) -> Any:
+    """The YAML data of a catalog file, unvalidated (dates kept as strings)."""
     file = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -63,14 +63,19 @@ def load_catalog(path: Path, model: type[CatalogT]) -> CatalogT:
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
     try:
-        data = yaml.load(text, Loader=_CatalogLoader)
+        return yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
     except yaml.YAMLError as error:
         message = " ".join(str(error).split())
         raise InvalidFileError([Problem(file, "", f"invalid YAML: {message}")]) from None
+
+
+def load_catalog(path: Path, model: type[CatalogT]) -> CatalogT:
+    """Parse and validate one catalog file; every problem found is in the error."""
+    data = read_catalog_data(path)
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise InvalidFileError.from_validation_error(file, error, data) from None
+        raise InvalidFileError.from_validation_error(display_path(path), error, data) from None
 
 
 def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, EntryT]:

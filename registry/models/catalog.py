@@ -34,7 +34,10 @@ class CatalogSource(StrictModel):
 class PriceSource(StrictModel):
     """The public page a price was read from."""
 
-    url: Url = Field(description="Where the price is published.")
+    url: Url | None = Field(
+        description="Where the price is published; null for a document with no public address "
+        "(the title names it)."
+    )
     title: Text = Field(description="Title of the page.")
     date: PartialDate = Field(description="When the price was read, as precise as known.")
 

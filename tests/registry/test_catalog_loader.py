@@ -1,0 +1,137 @@
+"""registry.catalog: the catalogs load into their models, and bad data names file and field."""
+
+from pathlib import Path
+
+import pytest
+
+from registry.catalog import CATALOGS_DIR, load_gpus, load_models, load_prices
+from registry.errors import InvalidFileError
+
+GPU_ENTRY = """
+  - id: {id}
+    name: "Test GPU"
+    vendor: nvidia
+    architecture: Hopper
+    form_factor: sxm
+    segment: datacenter
+    launch: 2023-03-21
+    memory_gb: {memory_gb}
+    memory_type: HBM3
+    memory_reported_mib: null
+    memory_bandwidth_gb_s: 3350
+    tflops_dense: {{fp32: 67, bf16: 989.4, fp16: 989.4, fp8: 1978.9, int8: null, fp4: null}}
+    tdp_w: 700
+    interconnect: NVLink
+    sources:
+      - {{url: "https://example.com/spec", title: "Spec", date: 2023-03, fields: [memory_gb]}}
+"""
+
+MODELS_YAML = """schema_version: 1
+models:
+  - id: tiny-model
+    name: Tiny Model
+    hf_repo: example/Tiny-Model
+    family: tiny
+    published_params: {total_b: 0.5, active_b: null}
+    context_length: 32768
+    config: {hidden_size: 896, num_attention_heads: 14, rope_scaling: null}
+    sources:
+      - url: "https://huggingface.co/example/Tiny-Model"
+        title: "card"
+        date: "2024"
+        fields: [config]
+"""
+
+PRICES_YAML = """schema_version: 1
+prices:
+  - id: cloud-h100-on-demand
+    provider: cloud
+    offering: null
+    gpu: h100-sxm
+    gpus_per_instance: 8
+    instance: p5.48xlarge
+    tier: on_demand
+    usd_per_gpu_hour: 3.93
+    region: us-east-1
+    as_of: 2025-06-01
+    source: {url: "https://example.com/pricing", title: "Pricing", date: 2025-06-01}
+"""
+
+
+def _gpus_file(tmp_path: Path, *entries: tuple[str, str]) -> Path:
+    body = "".join(GPU_ENTRY.format(id=gpu_id, memory_gb=memory) for gpu_id, memory in entries)
+    path = tmp_path / "gpus.yaml"
+    path.write_text("schema_version: 1\ngpus:" + body, encoding="utf-8")
+    return path
+
+
+def test_catalog_loads_entries_by_id_and_keeps_dates_as_text(tmp_path: Path) -> None:
+    gpus = load_gpus(_gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "141")))
+    assert list(gpus) == ["gpu-a", "gpu-b"]
+    assert gpus["gpu-b"].memory_gb == 141
+    assert gpus["gpu-a"].launch == "2023-03-21"
+    assert gpus["gpu-a"].sources[0].date == "2023-03"
+
+
+def test_catalog_error_names_file_and_field(tmp_path: Path) -> None:
+    path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "80"), ("gpu-c", "-1"))
+    with pytest.raises(InvalidFileError) as caught:
+        load_gpus(path)
+    assert str(caught.value) == f"{path}: gpus[2].memory_gb: Input should be greater than 0"
+
+
+def test_catalog_collects_every_problem(tmp_path: Path) -> None:
+    path = _gpus_file(tmp_path, ("GPU A", "80"), ("gpu-b", "lots"))
+    with pytest.raises(InvalidFileError) as caught:
+        load_gpus(path)
+    assert [problem.path for problem in caught.value.problems] == [
+        "gpus[0].id",
+        "gpus[1].memory_gb",
+    ]
+
+
+def test_catalog_rejects_duplicate_ids(tmp_path: Path) -> None:
+    path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-a", "94"))
+    with pytest.raises(InvalidFileError, match=r"gpus\[1\]\.id: duplicate id 'gpu-a'"):
+        load_gpus(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("schema_version: 1\nschema_version: 1\nprices: []\n", "duplicate key 'schema_version'"),
+        ("schema_version: 1\nprices: [\n", "invalid YAML"),
+        ("schema_version: 1\nprices: []\nextra: 1\n", "extra: Extra inputs are not permitted"),
+        ("schema_version: 2\nprices: []\n", "schema_version: Input should be 1"),
+    ],
+)
+def test_catalog_rejects_malformed_files(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "prices.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidFileError, match=message):
+        load_prices(path)
+
+
+def test_catalog_missing_file_is_an_invalid_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidFileError, match="no such file"):
+        load_models(tmp_path / "models.yaml")
+
+
+def test_catalog_models_and_prices_load_inline_examples(tmp_path: Path) -> None:
+    (tmp_path / "models.yaml").write_text(MODELS_YAML, encoding="utf-8")
+    (tmp_path / "prices.yaml").write_text(PRICES_YAML, encoding="utf-8")
+    model = load_models(tmp_path / "models.yaml")["tiny-model"]
+    assert model.config == {"hidden_size": 896, "num_attention_heads": 14, "rope_scaling": None}
+    price = load_prices(tmp_path / "prices.yaml")["cloud-h100-on-demand"]
+    assert (price.usd_per_gpu_hour, price.as_of, price.tier) == (3.93, "2025-06-01", "on_demand")
+
+
+@pytest.mark.parametrize("loader", [load_gpus, load_models, load_prices])
+def test_catalog_real_files_load(loader: object) -> None:
+    assert callable(loader)
+    name = loader.__name__.removeprefix("load_") + ".yaml"
+    if not (CATALOGS_DIR / name).exists():
+        pytest.skip(f"registry/catalogs/{name} not written yet")
+    entries = loader()
+    assert entries
+    assert all(key == entry.id for key, entry in entries.items())
