@@ -1,0 +1,189 @@
+"""Load generation for one load point: closed loop (fixed concurrency) or open loop (a rate).
+
+Closed loop: `concurrency` workers each send a request, wait for its end, and send the next,
+so exactly `concurrency` requests are in flight while requests remain.
+Open loop: requests leave on a precomputed schedule of arrival offsets (Poisson, or gamma with a
+burstiness factor) on the monotonic clock, whatever the server's state; each record keeps its
+intended and its actual send time, so the client's own lag is visible.
+
+Both start with `warmup_requests` requests that are recorded with `warmup=True` (excluded from
+every figure: they open connections and fill the server's batch), then send measured requests
+until `num_requests` of them were sent or `duration_s` passed since the first measured send,
+whichever comes first; requests in flight then run to their end (bounded by the client's
+per-request timeout). Request indices start at `first_index`, so points of one run never reuse
+a prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bench.client import PromptRequest, RequestRecord
+from bench.errors import BenchConfigError
+
+NS_PER_S = 1_000_000_000
+
+Send = Callable[[PromptRequest, int | None], Awaitable[RequestRecord]]
+Build = Callable[[int], PromptRequest]
+
+
+@dataclass(frozen=True)
+class PointPlan:
+    """One load point: exactly one of `concurrency` and `request_rate`, and its bounds."""
+
+    concurrency: int | None = None
+    request_rate: float | None = None
+    burstiness: float = 1.0
+    num_requests: int | None = None
+    duration_s: float | None = None
+    warmup_requests: int = 0
+    first_index: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if (self.concurrency is None) == (self.request_rate is None):
+            raise BenchConfigError("a load point needs either a concurrency or a request rate")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise BenchConfigError("must be at least 1", "--concurrency")
+        if self.request_rate is not None and not self.request_rate > 0:
+            raise BenchConfigError("must be greater than 0", "--request-rate")
+        if self.burstiness <= 0:
+            raise BenchConfigError("must be greater than 0", "--burstiness")
+        if self.num_requests is None and self.duration_s is None:
+            raise BenchConfigError("a load point needs --num-requests or --duration")
+        if self.num_requests is not None and self.num_requests < 1:
+            raise BenchConfigError("must be at least 1", "--num-requests")
+        if self.duration_s is not None and not self.duration_s > 0:
+            raise BenchConfigError("must be greater than 0", "--duration")
+        if self.warmup_requests < 0:
+            raise BenchConfigError("must not be negative", "--warmup")
+
+    @property
+    def total_requests(self) -> int | None:
+        """Warm-up plus measured requests when the count bounds the point."""
+        return None if self.num_requests is None else self.warmup_requests + self.num_requests
+
+
+@dataclass
+class PointRun:
+    """The records of one load point and what the client spent on it."""
+
+    plan: PointPlan
+    records: list[RequestRecord] = field(default_factory=list)
+    client_cpu_s: float = 0.0
+    wall_s: float = 0.0
+
+
+def arrival_offsets_s(
+    rate: float,
+    *,
+    seed: int,
+    burstiness: float = 1.0,
+    count: int | None = None,
+    warmup: int = 0,
+    duration_s: float | None = None,
+) -> list[float]:
+    """Send offsets in seconds from the start of an open-loop point, reproducible from `seed`.
+
+    Gaps are gamma-distributed with shape `burstiness` and mean 1/rate: burstiness 1 is a
+    Poisson process, below 1 is burstier, above 1 more regular. The first request leaves at 0.
+    The schedule ends after `count` offsets, or once an offset lies `duration_s` or more after
+    the first measured one (index `warmup`).
+    """
+    if count is None and duration_s is None:
+        raise BenchConfigError("an open-loop schedule needs a count or a duration")
+    rng = random.Random(f"{seed}:arrivals:{rate}:{burstiness}")
+    scale = 1.0 / (rate * burstiness)
+    offsets: list[float] = []
+    offset = 0.0
+    while count is None or len(offsets) < count:
+        past_warmup = len(offsets) > warmup
+        if duration_s is not None and past_warmup and offset - offsets[warmup] >= duration_s:
+            break
+        offsets.append(offset)
+        offset += rng.gammavariate(burstiness, scale)
+    return offsets
+
+
+async def run_point(send: Send, build: Build, plan: PointPlan) -> PointRun:
+    """Run one load point with `send` (e.g. `StreamingClient.send`) and `build`
+    (e.g. `RequestFactory.build`); records come back sorted by request index."""
+    run = PointRun(plan)
+    cpu_start = time.process_time()
+    wall_start = time.monotonic()
+    if plan.concurrency is not None:
+        await _closed_loop(send, build, plan, run.records)
+    else:
+        await _open_loop(send, build, plan, run.records)
+    run.client_cpu_s = time.process_time() - cpu_start
+    run.wall_s = time.monotonic() - wall_start
+    run.records.sort(key=lambda record: record.index)
+    return run
+
+
+async def _closed_loop(
+    send: Send, build: Build, plan: PointPlan, records: list[RequestRecord]
+) -> None:
+    assert plan.concurrency is not None
+    total = plan.total_requests
+    next_local = 0
+    deadline_ns: int | None = None
+
+    async def worker() -> None:
+        nonlocal next_local, deadline_ns
+        while True:
+            local = next_local
+            if total is not None and local >= total:
+                return
+            if local >= plan.warmup_requests and plan.duration_s is not None:
+                now = time.monotonic_ns()
+                if deadline_ns is None:
+                    deadline_ns = now + int(plan.duration_s * NS_PER_S)
+                elif now >= deadline_ns:
+                    return
+            next_local += 1
+            record = await send(build(plan.first_index + local), None)
+            record.warmup = local < plan.warmup_requests
+            records.append(record)
+
+    await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+
+
+async def _open_loop(
+    send: Send, build: Build, plan: PointPlan, records: list[RequestRecord]
+) -> None:
+    assert plan.request_rate is not None
+    offsets = arrival_offsets_s(
+        plan.request_rate,
+        seed=plan.seed,
+        burstiness=plan.burstiness,
+        count=plan.total_requests,
+        warmup=plan.warmup_requests,
+        duration_s=plan.duration_s,
+    )
+
+    async def send_one(request: PromptRequest, intended_ns: int, warmup: bool) -> None:
+        record = await send(request, intended_ns)
+        record.warmup = warmup
+        records.append(record)
+
+    tasks: list[asyncio.Task[None]] = []
+    # The next request is built while waiting for its send time, not after it.
+    request = build(plan.first_index)
+    start_ns = time.monotonic_ns()
+    for local, offset_s in enumerate(offsets):
+        intended_ns = start_ns + int(offset_s * NS_PER_S)
+        delay_ns = intended_ns - time.monotonic_ns()
+        if delay_ns > 0:
+            await asyncio.sleep(delay_ns / NS_PER_S)
+        tasks.append(
+            asyncio.create_task(send_one(request, intended_ns, local < plan.warmup_requests))
+        )
+        await asyncio.sleep(0)  # let the request leave before the next one is built
+        if local + 1 < len(offsets):
+            request = build(plan.first_index + local + 1)
+    await asyncio.gather(*tasks)

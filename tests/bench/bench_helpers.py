@@ -1,0 +1,44 @@
+"""Helpers of the bench tests: drive the real client against the stand-in server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bench.client import PromptRequest, RequestRecord, StreamingClient
+
+
+def send_all(
+    url: str,
+    requests: list[PromptRequest],
+    *,
+    api: str = "completions",
+    timeout_s: float = 10.0,
+    **client_options: object,
+) -> list[RequestRecord]:
+    """Send the requests concurrently with one client and return their records."""
+
+    async def main() -> list[RequestRecord]:
+        async with StreamingClient(
+            url,
+            "fake/model",
+            api="chat" if api == "chat" else "completions",
+            timeout_s=timeout_s,
+            **client_options,  # type: ignore[arg-type]
+        ) as client:
+            return list(await asyncio.gather(*(client.send(r) for r in requests)))
+
+    return asyncio.run(main())
+
+
+def prompt_requests(count: int, max_tokens: int = 10, first_index: int = 0) -> list[PromptRequest]:
+    """`count` small requests asking for `max_tokens` tokens each."""
+    return [
+        PromptRequest(
+            index=first_index + i,
+            prompt=f"request {first_index + i} says hello",
+            max_tokens=max_tokens,
+            input_tokens=4,
+            expected_output_tokens=max_tokens,
+        )
+        for i in range(count)
+    ]

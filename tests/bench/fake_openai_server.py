@@ -1,0 +1,287 @@
+"""A stand-in OpenAI-compatible server for the bench tests (it is not vLLM and not a model).
+
+It runs in-process, in its own thread and event loop, on 127.0.0.1 with a free port, and
+serves `/v1/completions` and `/v1/chat/completions` (streaming, vLLM's chunk format),
+`/v1/models`, `/health` and a small Prometheus `/metrics`. Timings are controlled: the first
+chunk is written `ttft_s` after the request arrived and chunk c at `ttft_s + c·k·itl_s`, where
+k is `tokens_per_chunk` (so each token takes `itl_s`, and a chunk carries k tokens). Deadlines
+are absolute, so sleep overshoot does not accumulate.
+
+Faults (`fault`, applied to every `fault_every`-th request by arrival, after
+`fault_after_chunks` chunks where that makes sense): `http_500`, `http_503`, `oom` (HTTP 500
+whose body says CUDA out of memory), `disconnect` (connection closed mid-stream), `malformed`
+(an event that is not JSON), `stall` (stops writing until the client gives up), `stream_error`
+(an error object inside the stream, as vLLM sends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+FAULTS = ("http_500", "http_503", "oom", "disconnect", "malformed", "stall", "stream_error")
+
+
+@dataclass
+class FakeServerConfig:
+    """Behaviour of the fake server; may be changed between requests."""
+
+    model: str = "fake/model"
+    ttft_s: float = 0.0
+    itl_s: float = 0.0
+    tokens_per_chunk: int = 1
+    report_usage: bool = True
+    usage_offset: int = 0  # added to the reported completion_tokens (a lying server)
+    output_tokens: int | None = None  # overrides max_tokens (a server that ignores it)
+    token_text: str = " tok"
+    fault: str | None = None
+    fault_every: int = 1
+    fault_after_chunks: int = 2
+    stall_s: float = 30.0
+
+
+@dataclass
+class ServerStats:
+    """What the server saw (read after the requests are done)."""
+
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    arrival_times: list[float] = field(default_factory=list)
+
+
+class FakeOpenAIServer:
+    """Start with `with FakeOpenAIServer(config) as server:`; `server.url` is its root URL."""
+
+    def __init__(self, config: FakeServerConfig | None = None) -> None:
+        self.config = config or FakeServerConfig()
+        self.stats = ServerStats()
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._serve, name="fake-openai-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake server did not start")
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def reset_stats(self) -> None:
+        self.stats = ServerStats()
+
+    def _serve(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        app = web.Application()
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/metrics", self._metrics)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._ready.set()
+        while not self._stopped.is_set():
+            await asyncio.sleep(0.02)
+        await self._runner.cleanup()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}
+        )
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        model = self.config.model
+        lines = [
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
+            "# TYPE vllm:num_requests_running gauge",
+            f'vllm:num_requests_running{{model_name="{model}"}} {self.stats.in_flight}',
+            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
+            "# TYPE vllm:num_requests_waiting gauge",
+            f'vllm:num_requests_waiting{{model_name="{model}"}} 0',
+            "# HELP vllm:request_success_total Count of successfully processed requests.",
+            "# TYPE vllm:request_success_total counter",
+            f'vllm:request_success_total{{model_name="{model}"}} {self.stats.requests}',
+        ]
+        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
+        body = await request.json()
+        stats = self.stats
+        ordinal = stats.requests
+        stats.requests += 1
+        stats.bodies.append(body)
+        stats.arrival_times.append(arrived)
+        stats.in_flight += 1
+        stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+        try:
+            return await self._respond(request, body, arrived, ordinal)
+        finally:
+            stats.in_flight -= 1
+
+    async def _respond(
+        self, request: web.Request, body: dict[str, Any], arrived: float, ordinal: int
+    ) -> web.StreamResponse:
+        cfg = self.config
+        fault = cfg.fault if cfg.fault and ordinal % cfg.fault_every == 0 else None
+        if fault in ("http_500", "http_503", "oom"):
+            status = 503 if fault == "http_503" else 500
+            message = (
+                "CUDA out of memory. Tried to allocate 2.00 GiB"
+                if fault == "oom"
+                else "the engine is not available"
+            )
+            return web.json_response(
+                {
+                    "object": "error",
+                    "message": message,
+                    "type": "InternalServerError",
+                    "code": status,
+                },
+                status=status,
+            )
+        chat = request.path.endswith("/chat/completions")
+        options = body.get("stream_options") or {}
+        include_usage = bool(options.get("include_usage")) and cfg.report_usage
+        continuous = bool(options.get("continuous_usage_stats")) and cfg.report_usage
+        prompt_tokens = _prompt_words(body)
+        total = cfg.output_tokens if cfg.output_tokens is not None else int(body["max_tokens"])
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        kind = "chat.completion.chunk" if chat else "text_completion"
+
+        def event(text: str | None, finish: str | None, usage: dict[str, int] | None) -> bytes:
+            if text is None:
+                choices: list[dict[str, Any]] = []
+            elif chat:
+                choices = [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]
+            else:
+                choices = [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}]
+            chunk = {
+                "id": f"cmpl-{ordinal}",
+                "object": kind,
+                "created": 0,
+                "model": cfg.model,
+                "choices": choices,
+            }
+            if usage is not None or continuous:
+                chunk["usage"] = usage
+            return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+        def usage_at(done: int) -> dict[str, int]:
+            completion = done + cfg.usage_offset
+            return {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion,
+                "total_tokens": prompt_tokens + completion,
+            }
+
+        if chat:  # vLLM's first chat chunk carries only the role
+            role = {
+                "id": f"cmpl-{ordinal}",
+                "object": kind,
+                "created": 0,
+                "model": cfg.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "finish_reason": None,
+                    }
+                ],
+            }
+            await response.write(b"data: " + json.dumps(role).encode() + b"\n\n")
+        loop = asyncio.get_running_loop()
+        emitted = 0
+        chunk_index = 0
+        while emitted < total:
+            tokens = min(cfg.tokens_per_chunk, total - emitted)
+            deadline = arrived + cfg.ttft_s + emitted * cfg.itl_s
+            delay = deadline - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if fault is not None and chunk_index == cfg.fault_after_chunks:
+                if fault == "disconnect":
+                    assert request.transport is not None
+                    request.transport.close()
+                    return response
+                if fault == "malformed":
+                    await response.write(b'data: {"choices": [{"text": "tok\n\n')
+                elif fault == "stream_error":
+                    error = {
+                        "error": {
+                            "object": "error",
+                            "message": "engine step failed",
+                            "type": "InternalServerError",
+                            "code": 500,
+                        }
+                    }
+                    await response.write(b"data: " + json.dumps(error).encode() + b"\n\n")
+                    await response.write(b"data: [DONE]\n\n")
+                    return response
+                elif fault == "stall":
+                    await self._stall(request)
+                    return response
+            emitted += tokens
+            finish = "length" if emitted >= total else None
+            await response.write(
+                event(cfg.token_text * tokens, finish, usage_at(emitted) if continuous else None)
+            )
+            chunk_index += 1
+        if include_usage:
+            await response.write(event(None, None, usage_at(emitted)))
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    async def _stall(self, request: web.Request) -> None:
+        deadline = time.monotonic() + self.config.stall_s
+        while time.monotonic() < deadline:
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return
+            await asyncio.sleep(0.02)
+
+
+def _prompt_words(body: dict[str, Any]) -> int:
+    if "messages" in body:
+        return sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+    return len(str(body.get("prompt", "")).split())

@@ -1,0 +1,198 @@
+"""The streaming client against the stand-in server over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from bench_helpers import prompt_requests, send_all
+from fake_openai_server import FakeOpenAIServer
+
+from bench.client import ErrorKind, StreamingClient, list_models, normalize_base_url, parse_stream
+from bench.errors import EndpointError
+from bench.load import PointPlan, run_point
+from bench.metrics import summarize_point
+
+
+def _closed_loop(url: str, concurrency: int, requests: int, max_tokens: int, **options: object):
+    async def main():  # type: ignore[no-untyped-def]
+        async with StreamingClient(url, "fake/model", timeout_s=10, **options) as client:  # type: ignore[arg-type]
+
+            def build(index: int):  # type: ignore[no-untyped-def]
+                return prompt_requests(1, max_tokens, first_index=index)[0]
+
+            plan = PointPlan(
+                concurrency=concurrency, num_requests=requests, warmup_requests=concurrency
+            )
+            return await run_point(client.send, build, plan)
+
+    return asyncio.run(main())
+
+
+def test_client_timings_match_configured_ttft_and_itl_at_16_streams(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.config.ttft_s = 0.050
+    fake_server.config.itl_s = 0.010
+    run = _closed_loop(fake_server.url, concurrency=16, requests=32, max_tokens=20)
+    point = summarize_point(run.records, concurrency=16)
+    assert point.completed == 32
+    assert point.ttft_ms.p50 == pytest.approx(50, abs=4)
+    assert point.itl_ms.p50 == pytest.approx(10, abs=2)
+    assert point.itl_ms.n == 32 * 19
+    assert point.tpot_ms.p50 == pytest.approx(10, abs=1)
+    assert point.e2e_ms.p50 == pytest.approx(50 + 19 * 10, abs=6)
+
+
+@pytest.mark.parametrize("continuous_usage_stats", [True, False], ids=["per-chunk", "final"])
+def test_client_counts_multi_token_chunk_as_its_tokens(
+    fake_server: FakeOpenAIServer, continuous_usage_stats: bool
+) -> None:
+    fake_server.config.itl_s = 0.005
+    fake_server.config.tokens_per_chunk = 4
+    records = send_all(
+        fake_server.url, prompt_requests(4, 20), continuous_usage_stats=continuous_usage_stats
+    )
+    point = summarize_point(records)
+    assert all(len(r.token_times_ns) == 5 for r in records)  # 5 chunks of 4 tokens
+    assert all(r.output_tokens == 20 for r in records)
+    assert point.output_tokens == 80
+    assert point.itl_ms.n == 4 * 19  # one sample per token after the first, not per chunk
+    assert point.itl_ms.p50 == pytest.approx(5, abs=1.5)  # not the 20 ms chunk gap
+    assert point.tpot_ms.p50 == pytest.approx(20 * 4 / 19, abs=1.5)
+    if continuous_usage_stats:
+        assert all(r.chunk_tokens == [4, 4, 4, 4, 4] for r in records)
+
+
+def test_client_takes_token_counts_from_usage_and_reports_disagreement(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.config.usage_offset = -3  # the server claims fewer tokens than it streamed
+    records = send_all(fake_server.url, prompt_requests(3, 10))
+    point = summarize_point(records)
+    assert point.output_tokens == 3 * 7
+    assert point.usage_mismatch_requests == 3
+    assert "usage_mismatch" in {v.code for v in point.verdicts}
+
+
+def test_client_with_token_counter_reports_usage_above_client_count(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.config.usage_offset = 2
+
+    def count(text: str) -> int:
+        return text.count("tok")
+
+    records = send_all(fake_server.url, prompt_requests(2, 10), count_tokens=count)
+    assert [r.client_output_tokens for r in records] == [10, 10]
+    assert [r.output_tokens for r in records] == [12, 12]
+    assert summarize_point(records).usage_mismatch_requests == 2
+
+
+def test_client_without_usage_uses_own_count_and_says_so(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.report_usage = False
+    records = send_all(fake_server.url, prompt_requests(2, 6))
+    point = summarize_point(records)
+    assert [r.output_tokens for r in records] == [None, None]
+    assert point.output_tokens == 12
+    assert "usage_missing" in {v.code for v in point.verdicts}
+
+
+def test_client_sends_streaming_request_with_usage(fake_server: FakeOpenAIServer) -> None:
+    send_all(fake_server.url + "/v1/", prompt_requests(1, 3))
+    body = fake_server.stats.bodies[0]
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["max_tokens"] == 3
+    assert body["model"] == "fake/model"
+
+
+def test_client_chat_ttft_waits_for_content_not_role_chunk(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.ttft_s = 0.040
+    records = send_all(fake_server.url, prompt_requests(2, 5), api="chat")
+    point = summarize_point(records)
+    assert point.completed == 2
+    assert point.output_tokens == 10
+    assert point.ttft_ms.p50 is not None
+    assert point.ttft_ms.p50 >= 40
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "status"),
+    [
+        ("http_500", ErrorKind.HTTP_STATUS, 500),
+        ("http_503", ErrorKind.HTTP_STATUS, 503),
+        ("oom", ErrorKind.OUT_OF_MEMORY, 500),
+        ("disconnect", ErrorKind.DISCONNECT, None),
+        ("malformed", ErrorKind.MALFORMED_STREAM, None),
+        ("stall", ErrorKind.TIMEOUT, None),
+        ("stream_error", ErrorKind.SERVER_ERROR, None),
+    ],
+)
+def test_client_classifies_injected_fault(
+    fake_server: FakeOpenAIServer, fault: str, kind: ErrorKind, status: int | None
+) -> None:
+    fake_server.config.fault = fault
+    fake_server.config.fault_every = 2  # requests 0 and 2 fail, 1 and 3 succeed
+    fake_server.config.itl_s = 0.002
+    records = send_all(fake_server.url, prompt_requests(4, 6), timeout_s=0.5)
+    kinds = sorted((r.error is None, r.error, r.http_status) for r in records)
+    assert kinds == [(False, kind, status)] * 2 + [(True, None, None)] * 2
+    point = summarize_point(records)
+    assert point.failed == 2
+    assert point.failures_by_kind == {str(kind): 2}
+    assert point.accepted_requests == 2
+
+
+def test_client_classifies_refused_connection() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    records = send_all(f"http://127.0.0.1:{port}", prompt_requests(1))
+    assert records[0].error == ErrorKind.CONNECTION
+
+
+def test_list_models_names_the_served_model(fake_server: FakeOpenAIServer) -> None:
+    assert asyncio.run(list_models(fake_server.url)) == ["fake/model"]
+
+
+def test_list_models_raises_endpoint_error_when_unreachable() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(EndpointError, match="cannot reach"):
+        asyncio.run(list_models(f"http://127.0.0.1:{port}", timeout_s=2))
+
+
+def test_parse_stream_stamps_event_with_read_that_completes_it() -> None:
+    reads = [
+        (100, b': ping\r\n\r\ndata: {"choices": [{"text": "a"}]}\r\n\r\ndata: {"choi'),
+        (200, b'ces": [{"text": "bc", "finish_reason": "length"}]}\n\n'),
+        (300, b'data: {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 3}}\n\n'),
+        (400, b"data: [DONE]\n\n"),
+    ]
+    parsed = parse_stream(reads, "completions")
+    assert parsed.error is None
+    assert parsed.token_times_ns == [100, 200]
+    assert parsed.chunk_chars == [1, 2]
+    assert (parsed.prompt_tokens, parsed.output_tokens) == (4, 3)
+    assert parsed.done and parsed.finished
+
+
+def test_parse_stream_reports_error_event_mentioning_oom_as_out_of_memory() -> None:
+    reads = [(1, b'data: {"error": {"message": "CUDA out of memory"}}\n\n')]
+    assert parse_stream(reads, "chat").error == ErrorKind.OUT_OF_MEMORY
+
+
+@pytest.mark.parametrize(
+    ("url", "root"),
+    [
+        ("http://h:8000", "http://h:8000"),
+        ("http://h:8000/", "http://h:8000"),
+        ("http://h:8000/v1", "http://h:8000"),
+        ("http://h:8000/v1/", "http://h:8000"),
+    ],
+)
+def test_normalize_base_url_strips_v1(url: str, root: str) -> None:
+    assert normalize_base_url(url) == root
