@@ -7,8 +7,8 @@ Per request (successful ones only):
 - **ITL**, one sample per token after the first. Tokens per text chunk, in order of preference:
   1. the server's running count in every chunk (vLLM `continuous_usage_stats`): exact;
   2. otherwise, when the server's `usage.completion_tokens` exceeds the number of text chunks,
-     the tokens are split over the chunks in proportion to each chunk's text length (each chunk
-     at least one token; largest-remainder rounding);
+     the tokens are split over the chunks in proportion to each chunk's text length
+     (largest-remainder rounding, each chunk at least one token);
   3. otherwise one token per text chunk.
   A chunk that carries k tokens and arrived a gap g after the previous text chunk yields k
   samples of g / k; the extra tokens of the *first* chunk arrived with the first token and
@@ -213,19 +213,22 @@ def chunk_token_counts(record: RequestRecord) -> list[int]:
 
 
 def _split_proportionally(total: int, weights: Sequence[int]) -> list[int]:
-    """`total` as integers over len(weights) slots, each at least 1, the rest by weight."""
-    counts = [1] * len(weights)
-    extra = total - len(weights)
-    weight_sum = sum(weights)
-    if weight_sum <= 0:
+    """`total` as integers in proportion to `weights`, each at least 1 (total >= len)."""
+    if sum(weights) <= 0:
         weights = [1] * len(weights)
-        weight_sum = len(weights)
-    shares = [extra * weight / weight_sum for weight in weights]
-    floors = [math.floor(share) for share in shares]
-    remainder = extra - sum(floors)
-    by_fraction = sorted(range(len(weights)), key=lambda i: (floors[i] - shares[i], i))
-    for rank, index in enumerate(by_fraction):
-        counts[index] += floors[index] + (1 if rank < remainder else 0)
+    weight_sum = sum(weights)
+    shares = [total * weight / weight_sum for weight in weights]
+    counts = [max(1, math.floor(share)) for share in shares]
+    missing = total - sum(counts)
+    # Largest remainders first gain a token; the largest counts give one back if over.
+    by_remainder = sorted(range(len(counts)), key=lambda i: (counts[i] - shares[i], i))
+    for index in by_remainder[: max(missing, 0)]:
+        counts[index] += 1
+    while missing < 0:
+        reducible = [i for i in range(len(counts)) if counts[i] > 1]
+        largest = max(reducible, key=lambda i: (counts[i] - shares[i], counts[i]))
+        counts[largest] -= 1
+        missing += 1
     return counts
 
 

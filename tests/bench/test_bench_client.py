@@ -177,7 +177,8 @@ def test_parse_stream_stamps_event_with_read_that_completes_it() -> None:
     assert parsed.token_times_ns == [100, 200]
     assert parsed.chunk_chars == [1, 2]
     assert (parsed.prompt_tokens, parsed.output_tokens) == (4, 3)
-    assert parsed.done and parsed.finished
+    assert parsed.done
+    assert parsed.finished
 
 
 def test_parse_stream_reports_error_event_mentioning_oom_as_out_of_memory() -> None:

@@ -1,0 +1,235 @@
+"""`bench run` as a library call: one typed `RunConfig` in, one `RunResult` out.
+
+For now the server must already be running (`endpoint`); launching vLLM comes later. The run
+checks the endpoint (`GET /v1/models`, which also names the model when none is given), then
+runs each load point in turn: closed-loop points for each concurrency, or open-loop points for
+each request rate. A point whose every request could not even connect stops the run; the
+finished points are kept and the result is marked incomplete (so is a run cut by Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bench.client import Api, ErrorKind, StreamingClient, list_models
+from bench.errors import BenchConfigError, EndpointError
+from bench.load import PointPlan, run_point
+from bench.metrics import PointSummary, Slo, summarize_point
+from bench.workloads import (
+    LengthDistribution,
+    RequestFactory,
+    Tokenizer,
+    WorkloadSpec,
+    get_profile,
+    load_sharegpt,
+    load_tokenizer,
+)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `bench run --endpoint` needs; see `infermeter bench run --help`."""
+
+    endpoint: str
+    model: str | None = None
+    api: Api = "completions"
+    profile: str = "chat"
+    input_len: LengthDistribution | None = None
+    output_len: LengthDistribution | None = None
+    dataset: Path | None = None
+    tokenizer: str | None = None
+    concurrency: tuple[int, ...] = ()
+    request_rates: tuple[float, ...] = ()
+    burstiness: float = 1.0
+    num_requests: int | None = None
+    duration_s: float | None = None
+    warmup_requests: int | None = None
+    seed: int = 0
+    prompt_salt: int = 0
+    timeout_s: float = 600.0
+    slo: Slo = field(default_factory=Slo)
+    ignore_eos: bool = True
+    continuous_usage_stats: bool = False
+
+
+@dataclass
+class RunResult:
+    """The summaries of the points that finished, and whether the run finished."""
+
+    endpoint: str
+    model: str
+    api: Api
+    profile: str
+    seed: int
+    prompt_salt: int
+    points: list[PointSummary] = field(default_factory=list)
+    incomplete: bool = False
+    stop_reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The `--json` object: `{"points": [...], ...}`."""
+        return {
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "api": self.api,
+            "profile": self.profile,
+            "seed": self.seed,
+            "prompt_salt": self.prompt_salt,
+            "incomplete": self.incomplete,
+            "stop_reason": self.stop_reason,
+            "points": [point.as_json() for point in self.points],
+        }
+
+
+def plan_points(config: RunConfig) -> list[PointPlan]:
+    """The load points of a run, in order, with their default sizes and warm-ups.
+
+    Defaults: the profile's concurrency sweep when neither a concurrency nor a rate is given;
+    without `--num-requests` and `--duration`, max(100, 4 × concurrency) requests per closed-loop
+    point and max(100, 30 s of traffic) per open-loop point; a warm-up of one request per
+    concurrency slot, or about one second of traffic (at most 100 requests).
+    """
+    if config.concurrency and config.request_rates:
+        raise BenchConfigError(
+            "give either --concurrency (closed loop) or --request-rate (open loop), not both",
+            "--request-rate",
+        )
+    concurrencies = config.concurrency
+    if not concurrencies and not config.request_rates:
+        concurrencies = get_profile(config.profile).default_concurrency
+    unbounded = config.num_requests is None and config.duration_s is None
+    plans = [
+        PointPlan(
+            concurrency=concurrency,
+            num_requests=max(100, 4 * concurrency) if unbounded else config.num_requests,
+            duration_s=config.duration_s,
+            warmup_requests=(
+                concurrency if config.warmup_requests is None else config.warmup_requests
+            ),
+            seed=config.seed,
+        )
+        for concurrency in concurrencies
+    ]
+    plans += [
+        PointPlan(
+            request_rate=rate,
+            burstiness=config.burstiness,
+            num_requests=max(100, math.ceil(30 * rate)) if unbounded else config.num_requests,
+            duration_s=config.duration_s,
+            warmup_requests=(
+                min(100, math.ceil(rate))
+                if config.warmup_requests is None
+                else config.warmup_requests
+            ),
+            seed=config.seed,
+        )
+        for rate in config.request_rates
+    ]
+    return plans
+
+
+def run_benchmark(
+    config: RunConfig, on_point: Callable[[PointSummary], None] | None = None
+) -> RunResult:
+    """Run every load point of `config` against its endpoint; `on_point` sees each summary
+    as soon as its point ends. Raises `EndpointError` when the endpoint cannot be reached."""
+    plans = plan_points(config)
+    profile = get_profile(config.profile)
+    tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
+    dataset = load_sharegpt(config.dataset, tokenizer) if config.dataset else None
+    factory = RequestFactory(
+        WorkloadSpec(
+            profile=profile,
+            input_len=config.input_len,
+            output_len=config.output_len,
+            seed=config.seed,
+            prompt_salt=config.prompt_salt,
+            exact_output=config.ignore_eos,
+        ),
+        tokenizer=tokenizer,
+        dataset=dataset,
+    )
+    model = asyncio.run(_resolve_model(config))
+    result = RunResult(
+        endpoint=config.endpoint,
+        model=model,
+        api=config.api,
+        profile=profile.name,
+        seed=config.seed,
+        prompt_salt=config.prompt_salt,
+    )
+    count_tokens = None
+    if tokenizer is not None:
+        encode = tokenizer.encode
+
+        def count_tokens(text: str) -> int:
+            return len(encode(text, add_special_tokens=False).ids)
+
+    client = StreamingClient(
+        config.endpoint,
+        model,
+        api=config.api,
+        timeout_s=config.timeout_s,
+        ignore_eos=config.ignore_eos,
+        continuous_usage_stats=config.continuous_usage_stats,
+        count_tokens=count_tokens,
+    )
+    try:
+        asyncio.run(_run_points(client, factory, plans, config.slo, result, on_point))
+    except KeyboardInterrupt:
+        result.incomplete = True
+        result.stop_reason = "interrupted"
+    return result
+
+
+async def _resolve_model(config: RunConfig) -> str:
+    try:
+        models = await list_models(config.endpoint, timeout_s=min(config.timeout_s, 30.0))
+    except ValueError as error:
+        if config.model:
+            return config.model  # a server without a usable /v1/models can still be measured
+        raise EndpointError(f"{error}; pass --model", "--endpoint") from None
+    if config.model is None:
+        if not models:
+            raise EndpointError("the server lists no model; pass --model", "--endpoint")
+        return models[0]
+    if models and config.model not in models:
+        raise BenchConfigError(
+            f"{config.model!r} is not served by {config.endpoint}; it serves: " + ", ".join(models),
+            "--model",
+        )
+    return config.model
+
+
+async def _run_points(
+    client: StreamingClient,
+    factory: RequestFactory,
+    plans: list[PointPlan],
+    slo: Slo,
+    result: RunResult,
+    on_point: Callable[[PointSummary], None] | None,
+) -> None:
+    next_index = 0
+    async with client:
+        for plan in plans:
+            run = await run_point(client.send, factory.build, replace(plan, first_index=next_index))
+            next_index += len(run.records)
+            if run.records and all(r.error == ErrorKind.CONNECTION for r in run.records):
+                result.incomplete = True
+                result.stop_reason = f"the server stopped answering: {run.records[-1].error_detail}"
+                return
+            summary = summarize_point(
+                run.records,
+                concurrency=plan.concurrency,
+                request_rate=plan.request_rate,
+                slo=slo,
+                client_cpu_s=run.client_cpu_s,
+            )
+            result.points.append(summary)
+            if on_point is not None:
+                on_point(summary)

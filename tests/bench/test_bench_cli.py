@@ -1,0 +1,164 @@
+"""`infermeter bench run` end to end against the stand-in server, and its usage errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from fake_openai_server import FakeOpenAIServer
+
+from bench.cli import main
+from bench.errors import BenchConfigError
+from bench.runner import RunConfig, plan_points
+
+SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
+
+
+def _invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, ["bench", "run", *args])
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_cli_bench_run_json_prints_documented_keys(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.ttft_s = 0.005
+    result = _invoke("--endpoint", fake_server.url, "--concurrency", "1,2", *SMALL, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert [p["concurrency"] for p in summary["points"]] == [1, 2]
+    for point in summary["points"]:
+        for key in (
+            "concurrency",
+            "request_rate",
+            "completed",
+            "failed",
+            "output_token_throughput",
+            "accepted_output_token_throughput",
+        ):
+            assert key in point
+        for metric in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"):
+            assert set(point[metric]) >= {"mean", "p50", "p90", "p95", "p99", "max"}
+        assert point["completed"] == 6
+        assert point["failed"] == 0
+        assert point["ttft_ms"]["p50"] >= 5
+    assert summary["model"] == "fake/model"
+    assert fake_server.stats.requests == 2 * (6 + 2)
+
+
+def test_cli_bench_run_open_loop_json_point(fake_server: FakeOpenAIServer) -> None:
+    result = _invoke(
+        "--endpoint", fake_server.url, "--request-rate", "50", *SMALL, "--api", "chat", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    (point,) = json.loads(result.stdout)["points"]
+    assert point["request_rate"] == 50.0
+    assert point["concurrency"] is None
+    assert point["send_lag_ms"]["n"] == 6
+
+
+def test_cli_bench_run_counts_failures_and_slo_misses(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.fault = "http_503"
+    fake_server.config.fault_every = 2
+    result = _invoke(
+        "--endpoint",
+        fake_server.url,
+        "--concurrency",
+        "1",
+        *SMALL,
+        "--slo-ttft-ms",
+        "1000",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    (point,) = json.loads(result.stdout)["points"]
+    assert point["completed"] == 3
+    assert point["failed"] == 3
+    assert point["failures_by_kind"] == {"http_status": 3}
+    assert point["failures_by_http_status"] == {"503": 3}
+    assert point["accepted_requests"] == 3
+
+
+def test_cli_bench_run_prints_table_with_verdicts(fake_server: FakeOpenAIServer) -> None:
+    result = _invoke("--endpoint", fake_server.url, "--concurrency", "2", *SMALL)
+    assert result.exit_code == 0, result.output
+    assert "TTFT p50/p95 ms" in result.stdout
+    assert "c=2" in result.stdout
+    assert "too_few_requests" in result.stdout
+
+
+def test_cli_bench_run_without_endpoint_says_launcher_is_not_built() -> None:
+    result = _invoke("--concurrency", "1")
+    assert result.exit_code == 2
+    assert "--endpoint" in result.stderr
+    assert "not built yet" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--concurrency", "0"], "--concurrency"),
+        (["--concurrency", "a,b"], "--concurrency"),
+        (["--request-rate", "-2"], "--request-rate"),
+        (["--input-len", "uniform:9"], "--input-len"),
+        (["--output-len", "zero"], "--output-len"),
+        (["--num-requests", "0"], "--num-requests"),
+        (["--timeout", "0"], "--timeout"),
+        (["--slo-ttft-ms", "-5"], "--slo-ttft-ms"),
+        (["--api", "embeddings"], "--api"),
+        (["--profile", "video"], "--profile"),
+        (["--concurrency", "1", "--request-rate", "1"], "--request-rate"),
+    ],
+)
+def test_cli_bench_run_bad_option_exits_2_with_one_line(args: list[str], option: str) -> None:
+    result = _invoke("--endpoint", f"http://127.0.0.1:{_closed_port()}", *args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert option in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_cli_bench_run_unreachable_endpoint_exits_1() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    result = _invoke("--endpoint", url, "--concurrency", "1", *SMALL)
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"Error: --endpoint: cannot reach {url}")
+
+
+def test_cli_bench_run_bad_dataset_exits_1(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text("{broken\n")
+    result = _invoke("--endpoint", fake_server.url, "--dataset", str(dataset), *SMALL)
+    assert result.exit_code == 1
+    assert "--dataset" in result.stderr
+    assert "data.jsonl:1" in result.stderr
+
+
+def test_cli_bench_run_unknown_model_exits_2(fake_server: FakeOpenAIServer) -> None:
+    result = _invoke("--endpoint", fake_server.url, "--model", "other/model", *SMALL)
+    assert result.exit_code == 2
+    assert "--model" in result.stderr
+    assert "fake/model" in result.stderr
+
+
+def test_plan_points_defaults_to_profile_sweep_with_warmup() -> None:
+    plans = plan_points(RunConfig(endpoint="http://x", profile="rag"))
+    assert [p.concurrency for p in plans] == [1, 4, 16]
+    assert [p.warmup_requests for p in plans] == [1, 4, 16]
+    assert [p.num_requests for p in plans] == [100, 100, 100]
+
+
+def test_plan_points_rejects_both_loops() -> None:
+    with pytest.raises(BenchConfigError):
+        plan_points(RunConfig(endpoint="http://x", concurrency=(1,), request_rates=(1.0,)))

@@ -1,0 +1,203 @@
+"""Profiles, length distributions, prompt synthesis and the ShareGPT loader."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from bench.errors import BenchConfigError, WorkloadFileError
+from bench.workloads import (
+    PROFILES,
+    LengthDistribution,
+    RequestFactory,
+    WorkloadSpec,
+    get_profile,
+    load_sharegpt,
+    load_tokenizer,
+    parse_length,
+)
+
+
+@pytest.fixture(scope="module")
+def byte_level_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny GPT-2-style byte-level BPE tokenizer trained here (no download)."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    rng = random.Random(0)
+    words = ["serving", "tokens", "latency", "throughput", "memory", "cache", "batch", "GPU"]
+    corpus = [" ".join(rng.choices(words, k=30)) + "." for _ in range(200)]
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tokenizer.train_from_iterator(corpus, trainer)
+    path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
+    tokenizer.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("512", LengthDistribution("fixed", 512)),
+        ("fixed:64", LengthDistribution("fixed", 64)),
+        ("uniform:8192:32768", LengthDistribution("uniform", 8192, 32768)),
+        ("normal:128:32", LengthDistribution("normal", 128, 32)),
+        ("lognormal:256:0.5", LengthDistribution("lognormal", 256, 0.5)),
+    ],
+)
+def test_parse_length_reads_each_distribution(spec: str, expected: LengthDistribution) -> None:
+    assert parse_length(spec) == expected
+
+
+@pytest.mark.parametrize(
+    "spec", ["", "abc", "0", "uniform:10", "uniform:10:5", "normal:10:-1", "zipf:1:2", "1.5"]
+)
+def test_parse_length_rejects_bad_spec_naming_the_option(spec: str) -> None:
+    with pytest.raises(BenchConfigError) as caught:
+        parse_length(spec, "--output-len")
+    assert caught.value.option == "--output-len"
+
+
+@pytest.mark.parametrize(
+    ("distribution", "median", "low", "high"),
+    [
+        (LengthDistribution("fixed", 100), 100, 100, 100),
+        (LengthDistribution("uniform", 10, 20), 15, 10, 20),
+        (LengthDistribution("normal", 200, 10, minimum=150, maximum=250), 200, 150, 250),
+        (LengthDistribution("lognormal", 300, 0.5, minimum=1, maximum=5000), 300, 1, 5000),
+    ],
+)
+def test_length_distribution_samples_have_documented_shape(
+    distribution: LengthDistribution, median: float, low: int, high: int
+) -> None:
+    rng = random.Random(0)
+    samples = [distribution.sample(rng) for _ in range(4000)]
+    assert min(samples) >= low
+    assert max(samples) <= high
+    assert statistics.median(samples) == pytest.approx(median, rel=0.05)
+
+
+def test_profiles_are_named_and_rag_has_long_inputs() -> None:
+    assert set(PROFILES) == {"chat", "rag", "batch"}
+    rng = random.Random(1)
+    rag = get_profile("rag")
+    inputs = [rag.input_len.sample(rng) for _ in range(500)]
+    outputs = [rag.output_len.sample(rng) for _ in range(500)]
+    assert min(inputs) >= 8192
+    assert max(inputs) <= 32768
+    assert max(outputs) <= 256
+
+
+def test_get_profile_rejects_unknown_name() -> None:
+    with pytest.raises(BenchConfigError, match="known: batch, chat, rag"):
+        get_profile("video")
+
+
+def test_request_factory_is_reproducible_from_seed() -> None:
+    spec = WorkloadSpec(profile=get_profile("chat"), seed=3)
+    first = [RequestFactory(spec).build(i) for i in range(5)]
+    assert first == [RequestFactory(spec).build(i) for i in range(5)]
+    other = [
+        RequestFactory(WorkloadSpec(profile=get_profile("chat"), seed=4)).build(i) for i in range(5)
+    ]
+    assert [r.prompt for r in first] != [r.prompt for r in other]
+
+
+def test_request_factory_salt_changes_text_not_lengths() -> None:
+    plain = RequestFactory(WorkloadSpec(profile=get_profile("chat"), seed=3)).build(0)
+    salted = RequestFactory(WorkloadSpec(profile=get_profile("chat"), seed=3, prompt_salt=9)).build(
+        0
+    )
+    assert (plain.input_tokens, plain.max_tokens) == (salted.input_tokens, salted.max_tokens)
+    assert plain.prompt != salted.prompt
+
+
+def test_request_factory_prompts_share_no_prefix_block() -> None:
+    factory = RequestFactory(
+        WorkloadSpec(profile=get_profile("batch"), input_len=parse_length("64"))
+    )
+    heads = {tuple(factory.build(i).prompt.split()[:16]) for i in range(500)}
+    assert len(heads) == 500
+
+
+def test_request_factory_word_prompts_have_one_word_per_token() -> None:
+    spec = WorkloadSpec(
+        profile=get_profile("chat"),
+        input_len=parse_length("uniform:100:200"),
+        output_len=parse_length("32"),
+    )
+    request = RequestFactory(spec).build(7)
+    assert len(request.prompt.split()) == request.input_tokens
+    assert request.max_tokens == 32
+    assert request.expected_output_tokens == 32
+    assert not request.input_tokens_exact
+
+
+@pytest.mark.parametrize("length", [1, 17, 128, 1000])
+def test_request_factory_with_tokenizer_gives_exact_token_count(
+    byte_level_tokenizer: Path, length: int
+) -> None:
+    tokenizer = load_tokenizer(str(byte_level_tokenizer))
+    spec = WorkloadSpec(profile=get_profile("chat"), input_len=parse_length(str(length)))
+    factory = RequestFactory(spec, tokenizer=tokenizer)
+    for index in range(5):
+        request = factory.build(index)
+        assert request.input_tokens_exact
+        encoded = tokenizer.encode(request.prompt, add_special_tokens=False)
+        assert len(encoded.ids) == length
+
+
+def test_load_tokenizer_reports_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(WorkloadFileError) as caught:
+        load_tokenizer(str(tmp_path / "nothing" / "tokenizer.json"))
+    assert caught.value.option == "--tokenizer"
+
+
+def _sharegpt_line(human: str, gpt: str) -> str:
+    return json.dumps(
+        {
+            "id": "x",
+            "conversations": [{"from": "human", "value": human}, {"from": "gpt", "value": gpt}],
+        }
+    )
+
+
+def test_load_sharegpt_reads_jsonl_prompts_and_reply_lengths(tmp_path: Path) -> None:
+    path = tmp_path / "sharegpt.jsonl"
+    lines = [
+        _sharegpt_line("what is a GPU", "a graphics processor that serves tokens"),
+        json.dumps({"conversations": [{"from": "gpt", "value": "no human turn"}]}),
+        _sharegpt_line("why", "because"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    entries = load_sharegpt(path)
+    assert [(e.prompt, e.input_tokens, e.reference_output_tokens) for e in entries] == [
+        ("what is a GPU", 4, 6),
+        ("why", 1, 1),
+    ]
+    factory = RequestFactory(WorkloadSpec(profile=get_profile("chat"), seed=1), dataset=entries)
+    requests = [factory.build(i) for i in range(4)]
+    assert {r.prompt for r in requests} == {"what is a GPU", "why"}
+    assert all(r.max_tokens in (6, 1) for r in requests)
+
+
+def test_load_sharegpt_names_file_and_line_of_bad_json(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_sharegpt_line("a", "b") + "\n{not json\n")
+    with pytest.raises(WorkloadFileError, match=r"bad\.jsonl:2: not a JSON line"):
+        load_sharegpt(path)
+
+
+def test_load_sharegpt_rejects_file_without_conversations(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(json.dumps({"text": "hello"}) + "\n")
+    with pytest.raises(WorkloadFileError, match="conversations"):
+        load_sharegpt(path)
