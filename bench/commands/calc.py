@@ -1,6 +1,57 @@
-"""`infermeter calc …`: the calculators on the command line."""
+"""`infermeter calc …`: the calculators on the command line (vram, cost, fit).
+
+Each command turns its options into the calculators' inputs, calls one library function and
+prints a table, or one JSON object with `--json`.
+"""
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import click
+
+from calculators.arch import ModelArch, parse_config
+from calculators.cost import cost_report
+from calculators.errors import CalculatorError, InputError
+from calculators.fit import fit_gpus
+from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.memory import memory_report
+from calculators.quantization import QUANTIZATION_CHOICES
+from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
+from registry.errors import RegistryError
+from registry.lookup import TIERS, gpu_memory_bytes, gpu_options, resolve_gpu, resolve_model
+
+GIB = 1024**3
+F = TypeVar("F", bound=Callable[..., Any])
+
+POSITIVE_INT = click.IntRange(min=1)
+POSITIVE_FLOAT = click.FloatRange(min=0, min_open=True)
+FRACTION = click.FloatRange(min=0, max=1, min_open=True)
+
+
+@contextmanager
+def _library_errors() -> Iterator[None]:
+    """Library errors become one-line CLI errors: bad numbers exit 2, bad files or ids exit 1."""
+    try:
+        yield
+    except InputError as error:
+        raise click.UsageError(str(error)) from None
+    except (CalculatorError, RegistryError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    click.echo(json.dumps(payload, indent=2, sort_keys=False))
+
+
+def _gib(value: int | None) -> str:
+    return "-" if value is None else f"{value / GIB:,.2f} GiB"
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
 
 
 @click.group(name="calc")
@@ -11,3 +62,404 @@ def calc_group() -> None:
     Example:
       infermeter calc vram --model llama-3.1-8b-instruct --gpu h100-sxm
     """
+
+
+def _engine_options(function: F) -> F:
+    """vLLM's own option names, shared by `calc vram` and `calc fit`."""
+    options = [
+        click.option(
+            "--quantization",
+            type=click.Choice(QUANTIZATION_CHOICES),
+            help="Weight format; default: the checkpoint's quantization_config.",
+        ),
+        click.option(
+            "--kv-cache-dtype",
+            type=click.Choice(KV_CACHE_DTYPES),
+            default="auto",
+            show_default=True,
+            help="KV cache element type.",
+        ),
+        click.option(
+            "--dtype",
+            type=click.Choice(["auto", "bfloat16", "float16", "float32"]),
+            default="auto",
+            show_default=True,
+            help="Model dtype.",
+        ),
+        click.option(
+            "--gpu-memory-utilization",
+            type=FRACTION,
+            default=None,
+            help="Fraction of GPU memory vLLM may use [default: 0.9; 0.92 from 0.20].",
+        ),
+        click.option("--max-num-seqs", type=POSITIVE_INT, help="vLLM's default for the GPU."),
+        click.option(
+            "--max-num-batched-tokens",
+            type=POSITIVE_INT,
+            help="vLLM's default for the GPU (2048, 8192 or 16384).",
+        ),
+        click.option("--enforce-eager", is_flag=True, help="No CUDA graphs."),
+        click.option(
+            "--vllm-version",
+            default=DEFAULT_VLLM_VERSION,
+            show_default=True,
+            help="Model the plan of this vLLM release.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _arch(model: str) -> ModelArch:
+    return parse_config(resolve_model(model).config)
+
+
+@calc_group.command(name="vram")
+@click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
+@click.option("--gpu", help="Catalog GPU id (its memory as the driver reports it).")
+@click.option(
+    "--gpu-memory-gib",
+    type=POSITIVE_FLOAT,
+    help="Total memory of one GPU in GiB as CUDA reports it (instead of --gpu).",
+)
+@click.option("--tensor-parallel-size", "-tp", type=POSITIVE_INT, default=1, show_default=True)
+@click.option("--pipeline-parallel-size", "-pp", type=POSITIVE_INT, default=1, show_default=True)
+@click.option("--max-model-len", type=POSITIVE_INT, help="Default: the model's context length.")
+@_engine_options
+@click.option(
+    "--context",
+    type=POSITIVE_INT,
+    help="Simple model: tokens per request [default: max model len].",
+)
+@click.option(
+    "--concurrency",
+    type=POSITIVE_INT,
+    default=1,
+    show_default=True,
+    help="Simple model: concurrent requests of --context tokens.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def vram_command(
+    model: str,
+    gpu: str | None,
+    gpu_memory_gib: float | None,
+    tensor_parallel_size: int,
+    pipeline_parallel_size: int,
+    max_model_len: int | None,
+    quantization: str | None,
+    kv_cache_dtype: str,
+    dtype: str,
+    gpu_memory_utilization: float | None,
+    max_num_seqs: int | None,
+    max_num_batched_tokens: int | None,
+    enforce_eager: bool,
+    vllm_version: str,
+    context: int | None,
+    concurrency: int,
+    as_json: bool,
+) -> None:
+    """The vLLM memory plan of a model on a GPU: weights, KV cache, concurrency, headroom.
+
+    Figures are per GPU. A plan that does not fit is an answer (fits: false, with vLLM's own
+    error text), not an error.
+
+    \b
+    Example:
+      infermeter calc vram --model llama-3.1-70b-instruct --gpu h100-sxm -tp 2 --max-model-len 32768
+    """
+    if (gpu is None) == (gpu_memory_gib is None):
+        raise click.UsageError("give exactly one of --gpu ID or --gpu-memory-gib N")
+    with _library_errors():
+        arch = _arch(model)
+        if gpu is not None:
+            entry = resolve_gpu(gpu)
+            memory, gpu_name = gpu_memory_bytes(entry), entry.id
+        else:
+            memory, gpu_name = int((gpu_memory_gib or 0) * GIB), ""
+        settings = VllmSettings(
+            gpu_memory_bytes=memory,
+            gpu_memory_utilization=gpu_memory_utilization,
+            tensor_parallel_size=tensor_parallel_size,
+            pipeline_parallel_size=pipeline_parallel_size,
+            max_model_len=max_model_len,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            kv_cache_dtype=kv_cache_dtype,
+            quantization=quantization,
+            dtype=dtype,
+            enforce_eager=enforce_eager,
+            gpu_name=gpu_name,
+            vllm_version=vllm_version,
+        )
+        report = memory_report(arch, settings, context, concurrency)
+    payload = {"model": model, "gpu": gpu, **report.as_dict()}
+    if as_json:
+        _print_json(payload)
+        return
+    plan, simple = report.plan, report.simple
+    click.echo(
+        _table(
+            [
+                ("model", f"{model} ({plan.weight_format})"),
+                (
+                    "GPU memory",
+                    f"{_gib(plan.settings.gpu_memory_bytes)} x "
+                    f"{tensor_parallel_size * pipeline_parallel_size}",
+                ),
+                (
+                    "vLLM budget",
+                    f"{_gib(plan.requested_bytes)} ({plan.gpu_memory_utilization:g} utilization)",
+                ),
+                ("weights", _gib(plan.weights_bytes)),
+                ("activation peak", _gib(plan.activation_peak_bytes)),
+                ("non-torch", _gib(plan.non_torch_bytes)),
+                ("CUDA graphs", _gib(plan.cuda_graph_bytes)),
+                ("KV cache", _gib(plan.kv_cache_bytes)),
+                ("KV cache per token", f"{plan.kv_cache_bytes_per_token:,} bytes"),
+                ("KV cache tokens", f"{plan.kv_cache_tokens:,}"),
+                (
+                    "max concurrency",
+                    f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens",
+                ),
+                (
+                    "required (simple)",
+                    f"{_gib(simple.required_bytes)} for {concurrency} x "
+                    f"{simple.context_tokens:,} tokens",
+                ),
+                (
+                    "headroom",
+                    f"{_gib(simple.headroom_bytes)} ({simple.headroom_state.replace('_', ' ')})",
+                ),
+                ("fits", "yes" if report.fits else f"no: {report.reason}"),
+            ]
+        )
+    )
+    for note in plan.notes:
+        click.echo(f"note: {note}")
+
+
+@calc_group.command(name="cost")
+@click.option(
+    "--price-per-hour",
+    type=POSITIVE_FLOAT,
+    required=True,
+    help="On-demand price of one GPU, USD per hour.",
+)
+@click.option(
+    "--tokens-per-second",
+    type=POSITIVE_FLOAT,
+    required=True,
+    help="Tokens per second the deployment sustains.",
+)
+@click.option(
+    "--accepted-tokens-per-second",
+    type=POSITIVE_FLOAT,
+    help="Output tokens per second of requests that met the SLO.",
+)
+@click.option("--gpu-count", type=POSITIVE_INT, default=1, show_default=True)
+@click.option(
+    "--utilization",
+    type=FRACTION,
+    default=1.0,
+    show_default=True,
+    help="Share of paid hours doing useful work.",
+)
+@click.option(
+    "--retry-rate",
+    type=click.FloatRange(min=0, max=1, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Share of requests that are retries.",
+)
+@click.option(
+    "--overhead-per-hour",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Fixed costs per paid hour (storage, support), USD.",
+)
+@click.option("--interruptible-price-per-hour", type=POSITIVE_FLOAT)
+@click.option("--reserved-price-per-hour", type=POSITIVE_FLOAT)
+@click.option(
+    "--api-price-per-million",
+    type=POSITIVE_FLOAT,
+    help="An API's price per 1M tokens, to compare with self-hosting.",
+)
+@click.option("--monthly-tokens", type=POSITIVE_FLOAT, help="Tokens per month (with --api-…).")
+@click.option(
+    "--scale-to-zero", is_flag=True, help="Self-hosted pays only busy hours (default: always on)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def cost_command(
+    price_per_hour: float,
+    tokens_per_second: float,
+    accepted_tokens_per_second: float | None,
+    gpu_count: int,
+    utilization: float,
+    retry_rate: float,
+    overhead_per_hour: float,
+    interruptible_price_per_hour: float | None,
+    reserved_price_per_hour: float | None,
+    api_price_per_million: float | None,
+    monthly_tokens: float | None,
+    scale_to_zero: bool,
+    as_json: bool,
+) -> None:
+    """Dollars per 1M tokens, tokens per dollar, effective cost and break-evens.
+
+    \b
+    Example:
+      infermeter calc cost --price-per-hour 2.69 --tokens-per-second 2800 --utilization 0.6
+    """
+    with _library_errors():
+        report = cost_report(
+            price_per_hour,
+            tokens_per_second,
+            accepted_tokens_per_second,
+            utilization,
+            retry_rate,
+            overhead_per_hour,
+            interruptible_price_per_hour,
+            reserved_price_per_hour,
+            api_price_per_million,
+            monthly_tokens,
+            gpu_count=gpu_count,
+            always_on=not scale_to_zero,
+        )
+    payload = report.as_dict()
+    if as_json:
+        _print_json(payload)
+        return
+    rows = [
+        ("$ / 1M tokens", f"{payload['usd_per_million_tokens']:.4f}"),
+        ("tokens per $", f"{payload['tokens_per_dollar']:,.0f}"),
+        ("effective $/hour", f"{payload['effective_usd_per_hour']:.4f}"),
+        ("effective $ / 1M tokens", f"{payload['effective_usd_per_million_tokens']:.4f}"),
+    ]
+    if payload["usd_per_million_accepted_tokens"] is not None:
+        rows.append(("$ / 1M accepted tokens", f"{payload['usd_per_million_accepted_tokens']:.4f}"))
+    for tier in TIERS:
+        tier_cost = payload["tiers"].get(tier)
+        if tier_cost:
+            rows.append(
+                (
+                    f"{tier.replace('_', '-')} $ / 1M",
+                    f"{tier_cost['effective_usd_per_million_tokens']:.4f}",
+                )
+            )
+    if payload["tiers"].get("reserved_break_even_utilization") is not None:
+        rows.append(
+            (
+                "reserved pays off above",
+                f"{payload['tiers']['reserved_break_even_utilization']:.0%} utilization",
+            )
+        )
+    versus = payload.get("versus_api")
+    if versus:
+        rows.append(("self-hosted $/month", f"{versus['self_hosted_usd_per_month']:,.2f}"))
+        rows.append(("API $/month", f"{versus['api_usd_per_month']:,.2f}"))
+        rows.append(("cheaper", versus["winner"].replace("_", "-")))
+    click.echo(_table(rows))
+
+
+@calc_group.command(name="fit")
+@click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
+@click.option("--context", type=POSITIVE_INT, required=True, help="Tokens per request.")
+@click.option(
+    "--concurrency",
+    type=POSITIVE_INT,
+    default=1,
+    show_default=True,
+    help="Concurrent requests of --context tokens.",
+)
+@_engine_options
+@click.option("--gpu", "gpu_ids", multiple=True, help="Only these catalog GPUs (repeatable).")
+@click.option(
+    "--tier",
+    type=click.Choice(TIERS),
+    default="on_demand",
+    show_default=True,
+    help="Price tier used for ranking.",
+)
+@click.option(
+    "--rank-by",
+    type=click.Choice(["price", "price-per-gb"]),
+    default="price",
+    show_default=True,
+    help="Rank by $/hour of the deployment or by $/GB-hour.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def fit_command(
+    model: str,
+    context: int,
+    concurrency: int,
+    quantization: str | None,
+    kv_cache_dtype: str,
+    dtype: str,
+    gpu_memory_utilization: float | None,
+    max_num_seqs: int | None,
+    max_num_batched_tokens: int | None,
+    enforce_eager: bool,
+    vllm_version: str,
+    gpu_ids: tuple[str, ...],
+    tier: str,
+    rank_by: str,
+    as_json: bool,
+) -> None:
+    """Which GPUs serve a model at a context and concurrency, with the fewest GPUs (1, 2, 4, 8).
+
+    \b
+    Example:
+      infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
+    """
+    with _library_errors():
+        arch = _arch(model)
+        settings = VllmSettings(
+            gpu_memory_bytes=1,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            kv_cache_dtype=kv_cache_dtype,
+            quantization=quantization,
+            dtype=dtype,
+            enforce_eager=enforce_eager,
+            vllm_version=vllm_version,
+        )
+        options = gpu_options(tier, gpu_ids or None)
+        results = fit_gpus(
+            arch,
+            options,
+            settings,
+            context,
+            concurrency,
+            "usd_per_hour" if rank_by == "price" else "usd_per_gb_hour",
+        )
+    rows = [result.as_dict() for result in results]
+    payload = {
+        "model": model,
+        "context": context,
+        "concurrency": concurrency,
+        "tier": tier,
+        "rank_by": rank_by,
+        "options": rows,
+    }
+    if as_json:
+        _print_json(payload)
+        return
+    header = (
+        f"{'GPU':<18} {'count':>5} {'$/hour':>8} {'$/GB-h':>8} {'headroom':<16} {'max conc.':>9}"
+    )
+    click.echo(header)
+    for row in rows:
+        if not row["fits"]:
+            continue
+        price = "-" if row["usd_per_hour"] is None else f"{row['usd_per_hour']:.2f}"
+        per_gb = "-" if row["usd_per_gb_hour"] is None else f"{row['usd_per_gb_hour']:.4f}"
+        click.echo(
+            f"{row['gpu']:<18} {row['gpu_count']:>5} {price:>8} {per_gb:>8} "
+            f"{row['headroom_state'].replace('_', ' '):<16} {row['max_concurrency']:>9.1f}"
+        )
+    misfits = [row["gpu"] for row in rows if not row["fits"]]
+    if misfits:
+        click.echo(f"does not fit on 8 or fewer: {', '.join(misfits)}")

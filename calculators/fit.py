@@ -1,0 +1,127 @@
+"""GPU fit: for a model, quantization, context and concurrency, which GPUs serve it, and how many.
+
+Every candidate GPU is tried with 1, 2, 4 and 8 GPUs under tensor parallelism (a count must
+divide the model's attention heads, as vLLM requires); the smallest count whose memory report
+fits is kept. Fitting options are ranked by $/hour of the whole deployment and by price per GB.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from calculators.arch import ModelArch
+from calculators.errors import InputError
+from calculators.memory import MemoryReport, memory_report
+from calculators.vllm_plan import VllmSettings
+
+GPU_COUNTS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class GpuOption:
+    """A GPU the fit may choose: its usable memory and, when known, its hourly price."""
+
+    id: str
+    name: str
+    memory_bytes: int
+    memory_gb: float
+    usd_per_gpu_hour: float | None = None
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """The smallest deployment of one GPU type that fits, or why none does."""
+
+    gpu: GpuOption
+    gpu_count: int | None
+    report: MemoryReport | None
+    reason: str | None
+
+    @property
+    def fits(self) -> bool:
+        return self.gpu_count is not None
+
+    @property
+    def usd_per_hour(self) -> float | None:
+        if self.gpu_count is None or self.gpu.usd_per_gpu_hour is None:
+            return None
+        return self.gpu.usd_per_gpu_hour * self.gpu_count
+
+    @property
+    def usd_per_gb_hour(self) -> float | None:
+        if self.gpu.usd_per_gpu_hour is None:
+            return None
+        return self.gpu.usd_per_gpu_hour / self.gpu.memory_gb
+
+    def as_dict(self) -> dict[str, Any]:
+        report = self.report
+        return {
+            "gpu": self.gpu.id,
+            "name": self.gpu.name,
+            "fits": self.fits,
+            "gpu_count": self.gpu_count,
+            "memory_bytes_per_gpu": self.gpu.memory_bytes,
+            "usd_per_gpu_hour": self.gpu.usd_per_gpu_hour,
+            "usd_per_hour": self.usd_per_hour,
+            "usd_per_gb_hour": self.usd_per_gb_hour,
+            "headroom_state": report.simple.headroom_state if report is not None else None,
+            "max_concurrency": round(report.plan.max_concurrency, 4) if report else None,
+            "required_bytes_per_gpu": report.simple.required_bytes if report else None,
+            "reason": self.reason,
+        }
+
+
+def _candidate_counts(arch: ModelArch) -> list[int]:
+    return [count for count in GPU_COUNTS if arch.num_attention_heads % count == 0]
+
+
+def fit_gpu(
+    arch: ModelArch,
+    gpu: GpuOption,
+    settings: VllmSettings,
+    context_tokens: int,
+    concurrency: int,
+) -> FitResult:
+    """The smallest tensor-parallel count of `gpu` whose plan fits, with its report."""
+    last: MemoryReport | None = None
+    for count in _candidate_counts(arch):
+        trial = replace(
+            settings,
+            gpu_memory_bytes=gpu.memory_bytes,
+            tensor_parallel_size=count,
+            gpu_name=gpu.id,
+            max_model_len=settings.max_model_len or context_tokens,
+        )
+        last = memory_report(arch, trial, context_tokens, concurrency)
+        if last.fits:
+            return FitResult(gpu=gpu, gpu_count=count, report=last, reason=None)
+    counts = ", ".join(str(count) for count in _candidate_counts(arch))
+    detail = f": with {counts} GPUs, {last.reason}" if last is not None and last.reason else ""
+    return FitResult(gpu=gpu, gpu_count=None, report=last, reason=f"does not fit{detail}")
+
+
+def fit_gpus(
+    arch: ModelArch,
+    gpus: Iterable[GpuOption],
+    settings: VllmSettings,
+    context_tokens: int,
+    concurrency: int,
+    rank_by: str = "usd_per_hour",
+) -> list[FitResult]:
+    """Every GPU with its smallest fitting count; fitting ones first, ranked by `rank_by`
+    (`usd_per_hour` or `usd_per_gb_hour`; unpriced GPUs after priced ones), then the rest."""
+    if rank_by not in ("usd_per_hour", "usd_per_gb_hour"):
+        raise InputError(f"rank_by: expected usd_per_hour or usd_per_gb_hour, got {rank_by!r}")
+    results = [fit_gpu(arch, gpu, settings, context_tokens, concurrency) for gpu in gpus]
+
+    def order(result: FitResult) -> tuple[int, int, float, int, str]:
+        price = getattr(result, rank_by)
+        return (
+            0 if result.fits else 1,
+            0 if price is not None else 1,
+            price if price is not None else 0.0,
+            result.gpu_count or 0,
+            result.gpu.id,
+        )
+
+    return sorted(results, key=order)

@@ -1,0 +1,80 @@
+"""KV cache bytes per token, per layer group (full vs sliding-window attention), per GPU.
+
+Standard attention stores a K and a V vector per KV head; tensor parallelism splits the KV heads
+across GPUs (each GPU keeps at least one). DeepSeek's latent attention stores one compressed
+vector (kv_lora_rank + qk_rope_head_dim) per token and layer, replicated on every GPU.
+Sliding-window layers never hold more than their window of tokens per sequence.
+"""
+
+from dataclasses import dataclass
+
+from calculators.arch import ModelArch
+from calculators.errors import InputError
+
+KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class KVCacheShape:
+    """The KV cache of one model on one GPU."""
+
+    bytes_per_token_per_layer: int
+    full_layers: int
+    sliding_layers: int
+    sliding_window: int | None
+    dtype_bytes: int
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Bytes per token across all layers, as if every layer attended to every token."""
+        return self.bytes_per_token_per_layer * (self.full_layers + self.sliding_layers)
+
+    @property
+    def full_attention_bytes_per_token(self) -> int:
+        return self.bytes_per_token_per_layer * self.full_layers
+
+    def bytes_for_sequence(self, tokens: int) -> int:
+        """Bytes one sequence of `tokens` tokens occupies: sliding layers keep only the window."""
+        window = self.sliding_window if self.sliding_window is not None else tokens
+        return self.bytes_per_token_per_layer * (
+            self.full_layers * tokens + self.sliding_layers * min(tokens, window)
+        )
+
+
+def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype_bytes: int) -> int:
+    """Bytes per KV element: `auto` follows the model dtype, fp8 variants take one byte."""
+    if kv_cache_dtype is None or kv_cache_dtype == "auto":
+        return model_dtype_bytes
+    if kv_cache_dtype.startswith("fp8"):
+        return 1
+    if kv_cache_dtype in ("bfloat16", "float16"):
+        return 2
+    raise InputError(
+        f"kv_cache_dtype: expected one of {', '.join(KV_CACHE_DTYPES)}; got {kv_cache_dtype!r}"
+    )
+
+
+def kv_cache_shape(
+    arch: ModelArch,
+    kv_cache_dtype: str | None = None,
+    tensor_parallel_size: int = 1,
+    model_dtype_bytes: int = 2,
+) -> KVCacheShape:
+    """The per-GPU KV cache layout of `arch` under tensor parallelism."""
+    if tensor_parallel_size < 1:
+        raise InputError(
+            f"tensor_parallel_size: expected an integer >= 1, got {tensor_parallel_size}"
+        )
+    element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
+    if arch.mla is not None:
+        per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
+    else:
+        heads = max(1, arch.num_kv_heads // tensor_parallel_size)
+        per_layer = 2 * heads * arch.head_dim * element
+    return KVCacheShape(
+        bytes_per_token_per_layer=per_layer,
+        full_layers=arch.num_full_layers,
+        sliding_layers=arch.num_sliding_layers,
+        sliding_window=arch.sliding_window if arch.num_sliding_layers else None,
+        dtype_bytes=element,
+    )

@@ -1,0 +1,165 @@
+"""The VRAM report: vLLM's own memory plan beside the buyer's guide's simple model.
+
+The guide's simple model sizes a deployment for a target context and concurrency:
+
+    required = weights + KV cache (context × concurrency) + runtime overhead + safety margin
+
+with the runtime overhead taken from the vLLM plan (profiling peak, non-torch memory, CUDA
+graphs) and the safety margin the memory vLLM leaves unused, (1 − gpu_memory_utilization).
+The headroom state reads what is left over: `enough_headroom` (at least `NEAR_LIMIT_FRACTION`
+of the GPU's memory free), `near_limit` (less than that, but it fits), `over_limit`.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.arch import ModelArch
+from calculators.errors import InputError
+from calculators.kv_cache import kv_cache_shape
+from calculators.quantization import model_dtype_bytes
+from calculators.vllm_plan import VllmPlan, VllmSettings, plan_vllm
+
+ENOUGH_HEADROOM = "enough_headroom"
+NEAR_LIMIT = "near_limit"
+OVER_LIMIT = "over_limit"
+NEAR_LIMIT_FRACTION = 0.10
+
+
+@dataclass(frozen=True)
+class SimplePlan:
+    """The guide's simple model for one GPU of the deployment."""
+
+    context_tokens: int
+    concurrency: int
+    memory_bytes: int
+    weights_bytes: int
+    kv_cache_bytes: int
+    runtime_overhead_bytes: int
+    safety_margin_bytes: int
+
+    @property
+    def required_bytes(self) -> int:
+        return (
+            self.weights_bytes
+            + self.kv_cache_bytes
+            + self.runtime_overhead_bytes
+            + self.safety_margin_bytes
+        )
+
+    @property
+    def headroom_bytes(self) -> int:
+        return self.memory_bytes - self.required_bytes
+
+    @property
+    def headroom_state(self) -> str:
+        return headroom_state(self.headroom_bytes, self.memory_bytes)
+
+    @property
+    def fits(self) -> bool:
+        return self.headroom_bytes >= 0
+
+
+def headroom_state(headroom_bytes: int, memory_bytes: int) -> str:
+    """Enough headroom, near the limit, or over the limit (the guide's three memory states)."""
+    if headroom_bytes < 0:
+        return OVER_LIMIT
+    if headroom_bytes < NEAR_LIMIT_FRACTION * memory_bytes:
+        return NEAR_LIMIT
+    return ENOUGH_HEADROOM
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """What `infermeter calc vram` reports: the vLLM plan and the simple model, per GPU."""
+
+    plan: VllmPlan
+    simple: SimplePlan
+
+    @property
+    def fits(self) -> bool:
+        return self.plan.fits and self.simple.fits
+
+    @property
+    def reason(self) -> str | None:
+        if self.plan.error is not None:
+            return "vLLM would refuse to start: " + self.plan.error
+        if not self.simple.fits:
+            return (
+                f"{self.simple.concurrency} concurrent requests of {self.simple.context_tokens} "
+                f"tokens need {self.simple.required_bytes} bytes per GPU, "
+                f"{-self.simple.headroom_bytes} more than the {self.simple.memory_bytes} it has"
+            )
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        """One JSON object; every figure per GPU, bytes as integers."""
+        plan = self.plan
+        simple = self.simple
+        return {
+            "weights_bytes": plan.weights_bytes,
+            "kv_cache_bytes_per_token": plan.kv_cache_bytes_per_token,
+            "kv_cache_bytes": plan.kv_cache_bytes,
+            "kv_cache_tokens": plan.kv_cache_tokens,
+            "max_concurrency": round(plan.max_concurrency, 4),
+            "max_model_len": plan.max_model_len,
+            "context_tokens": simple.context_tokens,
+            "concurrency": simple.concurrency,
+            "required_bytes": simple.required_bytes,
+            "headroom_bytes": simple.headroom_bytes,
+            "headroom_state": simple.headroom_state,
+            "fits": self.fits,
+            "reason": self.reason,
+            "vllm_error": plan.error,
+            "breakdown": {
+                "weights_bytes": simple.weights_bytes,
+                "kv_cache_bytes": simple.kv_cache_bytes,
+                "runtime_overhead_bytes": simple.runtime_overhead_bytes,
+                "safety_margin_bytes": simple.safety_margin_bytes,
+            },
+            "vllm_plan": plan.as_dict(),
+        }
+
+
+def simple_plan(
+    arch: ModelArch, plan: VllmPlan, context_tokens: int, concurrency: int
+) -> SimplePlan:
+    """The guide's simple model, using the vLLM plan's weights and overheads."""
+    if context_tokens < 1:
+        raise InputError(f"context: expected an integer >= 1, got {context_tokens}")
+    if concurrency < 1:
+        raise InputError(f"concurrency: expected an integer >= 1, got {concurrency}")
+    settings = plan.settings
+    kv = kv_cache_shape(
+        arch,
+        settings.kv_cache_dtype,
+        settings.tensor_parallel_size,
+        model_dtype_bytes(arch, settings.dtype),
+    )
+    stages = settings.pipeline_parallel_size
+    kv_bytes = -(-concurrency * kv.bytes_for_sequence(context_tokens) // stages)
+    overhead = plan.activation_peak_bytes + plan.non_torch_bytes + plan.cuda_graph_bytes
+    margin = settings.gpu_memory_bytes - int(
+        settings.gpu_memory_bytes * plan.gpu_memory_utilization
+    )
+    return SimplePlan(
+        context_tokens=context_tokens,
+        concurrency=concurrency,
+        memory_bytes=settings.gpu_memory_bytes,
+        weights_bytes=plan.weights_bytes,
+        kv_cache_bytes=kv_bytes,
+        runtime_overhead_bytes=overhead,
+        safety_margin_bytes=margin,
+    )
+
+
+def memory_report(
+    arch: ModelArch,
+    settings: VllmSettings,
+    context_tokens: int | None = None,
+    concurrency: int = 1,
+) -> MemoryReport:
+    """vLLM's plan for `settings` and the simple model for `concurrency` requests of
+    `context_tokens` tokens (default: max_model_len)."""
+    plan = plan_vllm(arch, settings)
+    context = context_tokens if context_tokens is not None else plan.max_model_len
+    return MemoryReport(plan=plan, simple=simple_plan(arch, plan, context, concurrency))

@@ -1,0 +1,273 @@
+"""How a checkpoint stores its weights, and how many bytes they take on each GPU.
+
+The format is read from the config's `quantization_config` as vLLM reads it (its `quant_method`:
+awq, gptq, fp8, fbgemm_fp8, compressed-tensors, mxfp4, modelopt …), or forced with the
+`--quantization` override. Which tensors stay in the model dtype follows the method (embeddings,
+lm_head, norms and routers always do; MXFP4 converts only the MoE experts) plus the modules the
+checkpoint lists as not converted (`modules_to_not_convert`, `ignore`, `exclude_modules`).
+"""
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.arch import ModelArch, ParamCounts, param_counts
+from calculators.errors import QuantizationError
+
+# Tensor roles (fields of ParamCounts) that are linear layers a method may quantize.
+LINEAR_ROLES = ("attention", "dense_mlp", "experts", "shared_experts")
+ALL_ROLES = (
+    "embedding",
+    "lm_head",
+    "attention",
+    "dense_mlp",
+    "experts",
+    "shared_experts",
+    "router",
+    "small",
+    "vision",
+)
+
+_DTYPE_BYTES = {
+    "float32": 4,
+    "float": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "half": 2,
+    "fp16": 2,
+    "bf16": 2,
+}
+
+# Names accepted by --quantization (vLLM's spellings), mapped to a weight format.
+QUANTIZATION_CHOICES = (
+    "none",
+    "fp8",
+    "fbgemm_fp8",
+    "int8",
+    "awq",
+    "awq_marlin",
+    "gptq",
+    "gptq_marlin",
+    "mxfp4",
+    "nvfp4",
+    "modelopt",
+    "modelopt_fp4",
+    "compressed-tensors",
+)
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """The storage format of a checkpoint's quantized linear layers."""
+
+    method: str  # short name shown to users: bf16, fp8, int8, awq, gptq, mxfp4, nvfp4
+    bytes_per_param: float  # of a quantized tensor, scales and zero points included
+    quantized_roles: frozenset[str]
+    unquantized_bytes_per_param: int  # the model dtype of everything else
+    description: str
+
+
+@dataclass(frozen=True)
+class WeightBytes:
+    """Bytes of weights on one GPU, by tensor role."""
+
+    format: WeightFormat
+    by_role: Mapping[str, int]
+    rotary_cache_bytes: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_role.values()) + self.rotary_cache_bytes
+
+
+def model_dtype_bytes(arch: ModelArch, dtype: str | None = None) -> int:
+    """Bytes per element of the model dtype vLLM runs in (`--dtype`, default `auto`).
+
+    `auto` takes the checkpoint's torch_dtype but, as vLLM does, runs float32 checkpoints in 16 bit.
+    """
+    if dtype is None or dtype == "auto":
+        return 2
+    if dtype not in _DTYPE_BYTES:
+        raise QuantizationError(
+            f"dtype: expected one of auto, {', '.join(sorted(_DTYPE_BYTES))}; got {dtype!r}"
+        )
+    return _DTYPE_BYTES[dtype]
+
+
+def _group_quant_bytes(bits: int, group_size: int) -> float:
+    """Bytes per parameter of a group-wise integer format (GPTQ/AWQ): packed values, an fp16
+    scale and a packed zero point per group of `group_size` inputs."""
+    if group_size <= 0:  # -1 means one group per output channel: the scales are negligible
+        return bits / 8
+    return bits / 8 + (2 + bits / 8) / group_size
+
+
+def _fp8_bytes(config: Mapping[str, Any]) -> float:
+    block = config.get("weight_block_size")
+    if block:
+        # DeepSeek-style 128x128 blocks each carry one float32 scale.
+        return 1 + 4 / (int(block[0]) * int(block[1]))
+    return 1.0
+
+
+def _excluded_roles(patterns: Iterable[str]) -> frozenset[str]:
+    """Roles named by a checkpoint's list of modules left unquantized.
+
+    Patterns naming single layers (`model.layers.3.mlp`) are not resolved per layer; they are
+    rare and small, so the role stays quantized.
+    """
+    excluded: set[str] = set()
+    for raw in patterns:
+        name = str(raw).removeprefix("re:")
+        if re.search(r"layers\.\d+\.", name):
+            continue
+        if "lm_head" in name:
+            excluded.add("lm_head")
+        elif "embed" in name:
+            excluded.add("embedding")
+        elif re.search(r"(^|\.)(gate|router)\$?$", name) or name.endswith("router"):
+            excluded.add("router")
+        elif "vision" in name or "visual" in name or "multi_modal" in name:
+            excluded.add("vision")
+        elif "shared_expert" in name:
+            excluded.add("shared_experts")
+        elif "experts" in name:
+            excluded.add("experts")
+        elif "attn" in name or "attention" in name:
+            excluded.add("attention")
+        elif "mlp" in name:
+            excluded.add("dense_mlp")
+    return frozenset(excluded)
+
+
+def _not_converted(config: Mapping[str, Any]) -> list[str]:
+    names: list[str] = []
+    for key in ("modules_to_not_convert", "ignore", "exclude_modules", "ignored_layers"):
+        value = config.get(key)
+        if isinstance(value, list):
+            names.extend(str(item) for item in value)
+    return names
+
+
+def _compressed_tensors(config: Mapping[str, Any], unquantized: int) -> WeightFormat:
+    groups = config.get("config_groups") or {}
+    weights: Mapping[str, Any] = {}
+    for group in groups.values():
+        if isinstance(group, Mapping) and isinstance(group.get("weights"), Mapping):
+            weights = group["weights"]
+            break
+    if not weights:
+        raise QuantizationError(
+            "quantization_config.config_groups: compressed-tensors config without weight settings"
+        )
+    bits = int(weights.get("num_bits", 8))
+    kind = str(weights.get("type", "int"))
+    group_size = int(weights.get("group_size") or -1)
+    roles = frozenset(LINEAR_ROLES) - _excluded_roles(_not_converted(config))
+    if kind == "float" and bits == 4:
+        return WeightFormat("nvfp4", 0.5 + 1 / 16, roles, unquantized, "NVFP4 (compressed-tensors)")
+    if kind == "float":
+        return WeightFormat("fp8", 1.0, roles, unquantized, "FP8 (compressed-tensors)")
+    if bits == 8:
+        return WeightFormat("int8", 1.0, roles, unquantized, "INT8 (compressed-tensors)")
+    size = _group_quant_bytes(bits, group_size)
+    return WeightFormat(
+        f"int{bits}", size, roles, unquantized, f"INT{bits} g{group_size} (compressed-tensors)"
+    )
+
+
+def _from_method(method: str, config: Mapping[str, Any], unquantized: int) -> WeightFormat:
+    linear = frozenset(LINEAR_ROLES) - _excluded_roles(_not_converted(config))
+    if method in ("fp8", "fbgemm_fp8"):
+        return WeightFormat("fp8", _fp8_bytes(config), linear, unquantized, "FP8 weights")
+    if method == "int8":
+        return WeightFormat("int8", 1.0, linear, unquantized, "INT8 weights")
+    if method in ("awq", "awq_marlin", "gptq", "gptq_marlin"):
+        bits = int(config.get("bits") or config.get("w_bit") or 4)
+        group = int(config.get("group_size") or config.get("q_group_size") or 128)
+        name = "awq" if method.startswith("awq") else "gptq"
+        return WeightFormat(
+            name,
+            _group_quant_bytes(bits, group),
+            linear,
+            unquantized,
+            f"{name.upper()} {bits}-bit, group size {group}",
+        )
+    if method == "mxfp4":
+        # MXFP4 packs two 4-bit values per byte with one 8-bit scale per block of 32.
+        experts = frozenset({"experts"}) - _excluded_roles(_not_converted(config))
+        return WeightFormat("mxfp4", 0.5 + 1 / 32, experts, unquantized, "MXFP4 MoE experts")
+    if method in ("nvfp4", "modelopt_fp4"):
+        return WeightFormat("nvfp4", 0.5 + 1 / 16, linear, unquantized, "NVFP4 weights")
+    if method == "modelopt":
+        algo = str(config.get("quant_algo", "FP8")).upper()
+        if "FP4" in algo:
+            return WeightFormat("nvfp4", 0.5 + 1 / 16, linear, unquantized, "NVFP4 (ModelOpt)")
+        return WeightFormat("fp8", 1.0, linear, unquantized, "FP8 (ModelOpt)")
+    if method == "compressed-tensors":
+        return _compressed_tensors(config, unquantized)
+    raise QuantizationError(
+        f"quantization: unsupported method {method!r}; expected one of "
+        + ", ".join(QUANTIZATION_CHOICES)
+    )
+
+
+def weight_format(
+    arch: ModelArch, quantization: str | None = None, dtype: str | None = None
+) -> WeightFormat:
+    """The checkpoint's weight format: `quantization` overrides the config's own, `none`
+    forces the model dtype."""
+    unquantized = model_dtype_bytes(arch, dtype)
+    config: Mapping[str, Any] = arch.quantization_config or {}
+    if quantization is not None:
+        method = quantization.lower()
+        if method == "none":
+            return WeightFormat("bf16", unquantized, frozenset(), unquantized, "unquantized")
+        return _from_method(method, config, unquantized)
+    if not config:
+        name = "fp32" if unquantized == 4 else "bf16" if arch.torch_dtype != "float16" else "fp16"
+        return WeightFormat(name, unquantized, frozenset(), unquantized, "unquantized")
+    declared = config.get("quant_method")
+    if not declared:
+        raise QuantizationError("quantization_config.quant_method: required field missing")
+    return _from_method(str(declared).lower(), config, unquantized)
+
+
+def _rotary_cache_bytes(arch: ModelArch, dtype_bytes: int) -> int:
+    """vLLM precomputes cos/sin for every position up to max_position_embeddings."""
+    if arch.max_position_embeddings is None:
+        return 0
+    rotary_dim = arch.mla.qk_rope_head_dim if arch.mla is not None else arch.head_dim
+    return arch.max_position_embeddings * rotary_dim * dtype_bytes
+
+
+def _mxfp4_padding(arch: ModelArch, tensor_parallel_size: int) -> float:
+    """vLLM's MXFP4 MoE kernels pad each rank's expert width to 128 and the hidden size to 256
+    (Marlin and Triton backends); public logs of gpt-oss weights agree within 2 %."""
+    if arch.moe is None:
+        return 1.0
+    width = arch.moe.expert_intermediate_size // tensor_parallel_size
+    hidden = arch.hidden_size
+    padded_width = -(-width // 128) * 128
+    padded_hidden = -(-hidden // 256) * 256
+    return (padded_width / width) * (padded_hidden / hidden)
+
+
+def weight_bytes(arch: ModelArch, fmt: WeightFormat, tensor_parallel_size: int = 1) -> WeightBytes:
+    """Bytes of weights that one GPU holds under `tensor_parallel_size`-way tensor parallelism."""
+    counts: ParamCounts = param_counts(arch, tensor_parallel_size)
+    expert_padding = _mxfp4_padding(arch, tensor_parallel_size) if fmt.method == "mxfp4" else 1.0
+    by_role: dict[str, int] = {}
+    for role in ALL_ROLES:
+        params = int(getattr(counts, role))
+        per_param = (
+            fmt.bytes_per_param if role in fmt.quantized_roles else fmt.unquantized_bytes_per_param
+        )
+        padding = expert_padding if role == "experts" else 1.0
+        by_role[role] = round(params * per_param * padding)
+    return WeightBytes(
+        format=fmt,
+        by_role=by_role,
+        rotary_cache_bytes=_rotary_cache_bytes(arch, fmt.unquantized_bytes_per_param),
+    )

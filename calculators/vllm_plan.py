@@ -1,0 +1,426 @@
+"""vLLM's memory plan at startup, per GPU: weights, profiling peak, KV cache, concurrency.
+
+This follows what vLLM's V1 engine does when it starts (`gpu_worker.determine_available_memory`
+and `kv_cache_utils`):
+
+    requested  = total GPU memory (as the driver reports it) × gpu_memory_utilization
+    available  = requested − weights − activation peak of the profiling run − non-torch memory
+                 (− CUDA graph memory, which vLLM >= 0.20 estimates before allocating the KV cache)
+    num_blocks = available // (block_size × bytes per token per layer) // layers per group
+    concurrency at max_model_len = num_blocks / blocks one request needs
+
+The activation peak, non-torch memory and CUDA graph memory are estimates: vLLM measures them,
+we approximate them from the architecture (see `activation_peak_bytes`). Weights and the KV cache
+layout are exact up to allocator rounding. Behaviour that changed across vLLM releases is chosen
+by `vllm_version`.
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from calculators.arch import ModelArch
+from calculators.errors import InputError
+from calculators.kv_cache import KVCacheShape, kv_cache_shape
+from calculators.quantization import WeightBytes, model_dtype_bytes, weight_bytes, weight_format
+
+GIB = 1024**3
+MIB = 1024**2
+BLOCK_SIZE = 16
+DEFAULT_VLLM_VERSION = "0.19"
+
+# Bytes per logit the sampler's dummy run holds at its peak: bf16 and fp32 logits plus FlashInfer's
+# top-k/top-p sampling (a PyTorch-only sampler holds ~26-30). Fitted to public V1 logs with
+# default settings (tests/data/vllm_startup_logs.yaml).
+SAMPLER_BYTES_PER_LOGIT = 8
+# Memory outside PyTorch's allocator that the profiling run adds (cuBLAS and attention
+# workspaces); tensor parallelism adds the custom all-reduce and NCCL buffers.
+NON_TORCH_BYTES = 256 * MIB
+NON_TORCH_TP_BYTES = 128 * MIB
+# CUDA graphs: captured for ~67 batch sizes; memory grows with the number of layers.
+CUDA_GRAPH_BASE_BYTES = 256 * MIB
+CUDA_GRAPH_PER_LAYER_BYTES = 8 * MIB
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """The `vllm serve` options that shape the memory plan. None means vLLM's default."""
+
+    gpu_memory_bytes: int
+    gpu_memory_utilization: float | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_dtype: str | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    enforce_eager: bool = False
+    block_size: int = BLOCK_SIZE
+    gpu_name: str = ""
+    vllm_version: str = DEFAULT_VLLM_VERSION
+
+
+@dataclass(frozen=True)
+class VllmPlan:
+    """The memory plan of one GPU (the most loaded one under parallelism)."""
+
+    settings: VllmSettings
+    vllm_version: tuple[int, int]
+    weight_format: str
+    gpu_memory_utilization: float
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    requested_bytes: int
+    weights_bytes: int
+    weights_by_role: dict[str, int]
+    activation_peak_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    cuda_graph_in_budget: bool
+    kv_cache_bytes: int
+    kv_cache_bytes_per_token: int
+    kv_cache_bytes_per_token_per_layer: int
+    kv_cache_groups: int
+    num_blocks: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    request_bytes_at_max_model_len: int
+    fits: bool
+    largest_max_model_len: int
+    error: str | None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values; bytes as integers."""
+        return {
+            "vllm_version": f"{self.vllm_version[0]}.{self.vllm_version[1]}",
+            "weight_format": self.weight_format,
+            "gpu_memory_bytes": self.settings.gpu_memory_bytes,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "tensor_parallel_size": self.settings.tensor_parallel_size,
+            "pipeline_parallel_size": self.settings.pipeline_parallel_size,
+            "max_model_len": self.max_model_len,
+            "max_num_seqs": self.max_num_seqs,
+            "max_num_batched_tokens": self.max_num_batched_tokens,
+            "requested_bytes": self.requested_bytes,
+            "weights_bytes": self.weights_bytes,
+            "weights_by_role": dict(self.weights_by_role),
+            "activation_peak_bytes": self.activation_peak_bytes,
+            "non_torch_bytes": self.non_torch_bytes,
+            "cuda_graph_bytes": self.cuda_graph_bytes,
+            "cuda_graph_in_budget": self.cuda_graph_in_budget,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "kv_cache_bytes_per_token": self.kv_cache_bytes_per_token,
+            "kv_cache_bytes_per_token_per_layer": self.kv_cache_bytes_per_token_per_layer,
+            "kv_cache_groups": self.kv_cache_groups,
+            "num_blocks": self.num_blocks,
+            "kv_cache_tokens": self.kv_cache_tokens,
+            "max_concurrency": round(self.max_concurrency, 4),
+            "request_bytes_at_max_model_len": self.request_bytes_at_max_model_len,
+            "fits": self.fits,
+            "largest_max_model_len": self.largest_max_model_len,
+            "error": self.error,
+            "notes": list(self.notes),
+        }
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """'0.10.1.1' → (0, 10). Development builds count as the release they precede."""
+    parts = text.strip().lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        raise InputError(f"vllm_version: expected a version such as 0.11, got {text!r}") from None
+
+
+def default_max_model_len(arch: ModelArch) -> int:
+    """vLLM's default max_model_len: the config's position limit, stretched by RoPE scaling."""
+    length = arch.max_position_embeddings or 2048
+    scaling = arch.rope_scaling or {}
+    rope_type = str(scaling.get("rope_type") or scaling.get("type") or "")
+    factor = scaling.get("factor")
+    if factor and rope_type not in ("", "su", "longrope", "llama3", "default", "mrope"):
+        if arch.model_type.startswith("gemma3"):
+            return length
+        if rope_type == "yarn" and scaling.get("original_max_position_embeddings"):
+            return int(scaling["original_max_position_embeddings"] * factor)
+        return int(length * factor)
+    return length
+
+
+def _batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) defaults of `vllm serve` for this GPU."""
+    memory = settings.gpu_memory_bytes
+    is_a100 = "a100" in settings.gpu_name.lower() and version >= (0, 9)
+    if version >= (0, 28) and memory >= 160 * GIB:
+        return 16384, 1024
+    if memory >= 70 * GIB and not is_a100:
+        return 8192, 1024
+    return 2048, 256
+
+
+def activation_peak_bytes(arch: ModelArch, tokens: int, sequences: int, tp: int) -> int:
+    """Peak of PyTorch memory during vLLM's profiling run, above the weights.
+
+    The dummy forward pass runs `tokens` (max_num_batched_tokens) through the model without the
+    attention kernel, so the widest MLP or MoE layer sets the forward peak; the dummy sampler run
+    then holds `sequences` rows of full-vocabulary logits. The two do not overlap.
+    """
+    element = 2
+    hidden = arch.hidden_size
+    residual = 2 * tokens * hidden * element
+    forward = 0
+    if arch.intermediate_size:
+        width = arch.intermediate_size // tp
+        forward = tokens * 3 * width * element
+    moe = arch.moe
+    if moe is not None:
+        chunk = min(tokens, 32768)
+        expert_width = moe.expert_intermediate_size // tp
+        routed = chunk * moe.experts_per_token * (max(2 * expert_width, hidden) + expert_width)
+        shared = tokens * 3 * (moe.shared_intermediate_size // tp)
+        router_logits = tokens * moe.num_experts * 4
+        forward = max(forward, routed * element + shared * element + router_logits)
+    sampler = sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
+    return max(forward + residual, sampler)
+
+
+def cuda_graph_bytes(arch: ModelArch, enforce_eager: bool) -> int:
+    """Rough size of the CUDA graphs vLLM captures (none with --enforce-eager)."""
+    if enforce_eager:
+        return 0
+    return CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * arch.num_layers
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """vLLM's KV cache groups: layers of one attention kind, `size` layers per group."""
+
+    full: int
+    sliding: int
+    size: int
+
+
+def _kv_groups(kv: KVCacheShape, pp: int) -> _Groups:
+    full = math.ceil(kv.full_layers / pp)
+    sliding = math.ceil(kv.sliding_layers / pp)
+    if full and sliding:
+        size = min(full, sliding)
+        return _Groups(math.ceil(full / size), math.ceil(sliding / size), size)
+    return _Groups(1 if full else 0, 1 if sliding else 0, full + sliding)
+
+
+def _request_blocks(
+    groups: _Groups, kv: KVCacheShape, max_len: int, batched_tokens: int, block: int
+) -> int:
+    """Blocks one request of `max_len` tokens takes across all groups."""
+    blocks = groups.full * math.ceil(max_len / block)
+    if groups.sliding and kv.sliding_window is not None:
+        span = min(kv.sliding_window - 1 + batched_tokens, max_len)
+        blocks += groups.sliding * (math.ceil(span / block) + 1)
+    return blocks
+
+
+def _fits_length(
+    available: int,
+    groups: _Groups,
+    page: int,
+    kv: KVCacheShape,
+    length: int,
+    batched: int,
+    block: int,
+) -> bool:
+    return _request_blocks(groups, kv, length, batched, block) * groups.size * page <= available
+
+
+def _largest_length(
+    available: int,
+    groups: _Groups,
+    page: int,
+    kv: KVCacheShape,
+    limit: int,
+    batched: int,
+    block: int,
+) -> int:
+    """Binary search, as vLLM's estimate_max_model_len does, for the longest request that fits."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _fits_length(available, groups, page, kv, middle, batched, block):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _format_gib(value: int, version: tuple[int, int]) -> str:
+    gib = value / GIB
+    return str(round(gib, 2)) if version >= (0, 18) else f"{gib:.2f}"
+
+
+def _refusal(
+    version: tuple[int, int], max_len: int, needed: int, available: int, largest: int
+) -> str:
+    """The error text vLLM raises when one request at max_model_len does not fit."""
+    model = "model's" if version >= (0, 27) else "models's"
+    estimate = (
+        f" Based on the available memory, the estimated maximum model length is {largest}."
+        if largest > 0
+        else ""
+    )
+    return (
+        f"To serve at least one request with the {model} max seq len ({max_len}), "
+        f"({_format_gib(needed, version)} GiB KV cache is needed, which is larger than the "
+        f"available KV cache memory ({_format_gib(available, version)} GiB).{estimate} "
+        "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+        "initializing the engine."
+    )
+
+
+def _check_settings(settings: VllmSettings) -> None:
+    if settings.gpu_memory_bytes <= 0:
+        raise InputError(
+            f"gpu_memory_bytes: expected a number > 0, got {settings.gpu_memory_bytes}"
+        )
+    utilization = settings.gpu_memory_utilization
+    if utilization is not None and not 0 < utilization <= 1:
+        raise InputError(
+            f"gpu_memory_utilization: expected a fraction in (0, 1], got {utilization}"
+        )
+    for name in ("tensor_parallel_size", "pipeline_parallel_size", "block_size"):
+        if getattr(settings, name) < 1:
+            raise InputError(f"{name}: expected an integer >= 1, got {getattr(settings, name)}")
+    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens"):
+        value = getattr(settings, name)
+        if value is not None and value < 1:
+            raise InputError(f"{name}: expected an integer >= 1, got {value}")
+
+
+def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
+    """Weights on the most loaded GPU: tensor parallel shards, pipeline stages of layers."""
+    fmt = weight_format(arch, settings.quantization, settings.dtype)
+    weights = weight_bytes(arch, fmt, settings.tensor_parallel_size)
+    pp = settings.pipeline_parallel_size
+    if pp == 1:
+        return weights
+    # Layers are spread over the stages; the first stage also holds the embedding and the last
+    # the lm_head, so the heavier of the two bounds the plan.
+    by_role = {
+        role: (size if role in ("embedding", "lm_head") else math.ceil(size / pp))
+        for role, size in weights.by_role.items()
+    }
+    lighter_end = min(by_role["embedding"], by_role["lm_head"])
+    by_role["lm_head" if by_role["lm_head"] == lighter_end else "embedding"] = 0
+    return WeightBytes(weights.format, by_role, weights.rotary_cache_bytes)
+
+
+def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
+    """The memory plan vLLM makes at startup for `arch` with `settings`, per GPU."""
+    _check_settings(settings)
+    version = parse_version(settings.vllm_version)
+    notes: list[str] = []
+    tp = settings.tensor_parallel_size
+    utilization = settings.gpu_memory_utilization
+    if utilization is None:
+        utilization = 0.92 if version >= (0, 20) else 0.9
+    derived_len = default_max_model_len(arch)
+    max_len = settings.max_model_len or derived_len
+    if max_len > derived_len:
+        notes.append(
+            f"max_model_len {max_len} exceeds the model's {derived_len}; vLLM refuses this "
+            "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+        )
+    default_tokens, default_seqs = _batch_defaults(settings, version)
+    batched = settings.max_num_batched_tokens or default_tokens
+    seqs = settings.max_num_seqs or min(default_seqs, batched)
+
+    weights = plan_weights(arch, settings)
+    dtype_bytes = model_dtype_bytes(arch, settings.dtype)
+    kv = kv_cache_shape(arch, settings.kv_cache_dtype, tp, dtype_bytes)
+    activation = activation_peak_bytes(arch, batched, min(seqs, batched), tp)
+    non_torch = NON_TORCH_BYTES + (
+        NON_TORCH_TP_BYTES if tp * settings.pipeline_parallel_size > 1 else 0
+    )
+    graphs = cuda_graph_bytes(arch, settings.enforce_eager)
+    graphs_in_budget = version >= (0, 20) and not settings.enforce_eager
+    requested = int(settings.gpu_memory_bytes * utilization)
+    available = (
+        requested - weights.total - activation - non_torch - (graphs if graphs_in_budget else 0)
+    )
+
+    groups = _kv_groups(kv, settings.pipeline_parallel_size)
+    block = settings.block_size
+    page = block * kv.bytes_per_token_per_layer
+    num_blocks = max(0, available) // page // groups.size if groups.size else 0
+    request_blocks = _request_blocks(groups, kv, max_len, batched, block)
+    concurrency = num_blocks / request_blocks if request_blocks else 0.0
+    group_count = groups.full + groups.sliding
+    if version >= (0, 21):
+        tokens = int(concurrency * max_len)
+    else:
+        tokens = num_blocks // max(1, group_count) * block
+    needed = request_blocks * groups.size * page
+    largest = _largest_length(max(0, available), groups, page, kv, max_len, batched, block)
+    error: str | None = None
+    if available <= 0:
+        error = (
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+            "when initializing the engine."
+        )
+        largest = 0
+    elif needed > available:
+        error = _refusal(version, max_len, needed, available, largest)
+    if not graphs_in_budget and graphs:
+        notes.append(
+            "CUDA graphs are captured after the KV cache is allocated: they need "
+            f"{_format_gib(graphs, version)} GiB of the memory left outside gpu_memory_utilization"
+        )
+    return VllmPlan(
+        settings=settings,
+        vllm_version=version,
+        weight_format=weights.format.description,
+        gpu_memory_utilization=utilization,
+        max_model_len=max_len,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=batched,
+        requested_bytes=requested,
+        weights_bytes=weights.total,
+        weights_by_role=dict(weights.by_role),
+        activation_peak_bytes=activation,
+        non_torch_bytes=non_torch,
+        cuda_graph_bytes=graphs,
+        cuda_graph_in_budget=graphs_in_budget,
+        kv_cache_bytes=max(0, available),
+        kv_cache_bytes_per_token=kv.bytes_per_token_per_layer
+        * math.ceil((kv.full_layers + kv.sliding_layers) / settings.pipeline_parallel_size),
+        kv_cache_bytes_per_token_per_layer=kv.bytes_per_token_per_layer,
+        kv_cache_groups=group_count,
+        num_blocks=num_blocks,
+        kv_cache_tokens=tokens,
+        max_concurrency=concurrency,
+        request_bytes_at_max_model_len=needed,
+        fits=error is None,
+        largest_max_model_len=largest,
+        error=error,
+        notes=notes,
+    )
+
+
+# What CUDA (and so vLLM) reports as total memory is 0.4-0.75 GiB less than nvidia-smi's total in
+# public vLLM logs: H100 SXM 81559 MiB → 79.22 GiB, RTX 3090 24576 MiB → 23.58 GiB, A100 80GB
+# 81920 MiB → ~79.26 GiB.
+DRIVER_RESERVED_BYTES = 512 * MIB
+
+
+def gpu_total_bytes(reported_mib: int | None, marketed_gb: float) -> int:
+    """Total bytes vLLM sees on a GPU whose nvidia-smi total is `reported_mib`.
+
+    Without a reported total, the marketed capacity read as decimal gigabytes is used: it is
+    below what the driver reports on every GPU whose total is known, so the plan stays safe.
+    """
+    if reported_mib is None:
+        return int(marketed_gb * 1e9)
+    return reported_mib * MIB - DRIVER_RESERVED_BYTES

@@ -1,0 +1,114 @@
+"""Look up catalog entries by id for the calculators: models, GPUs and their prices.
+
+An unknown id raises `UnknownIdError` listing the closest known ids; a model may also be
+given as a path to a Hugging Face `config.json`.
+"""
+
+import difflib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from calculators.fit import GpuOption
+from calculators.vllm_plan import gpu_total_bytes
+from registry.catalog import load_gpus, load_models, load_prices
+from registry.errors import RegistryError
+from registry.models import GpuEntry, PriceEntry
+
+TIERS = ("on_demand", "interruptible", "reserved")
+
+
+class UnknownIdError(RegistryError):
+    """An id that no catalog entry has."""
+
+
+class ConfigFileError(RegistryError):
+    """A model config.json that cannot be read."""
+
+
+def _unknown(kind: str, wanted: str, known: Iterable[str]) -> UnknownIdError:
+    known = sorted(known)
+    close = difflib.get_close_matches(wanted.lower(), known, n=5, cutoff=0.4)
+    hint = f"; closest: {', '.join(close)}" if close else f"; known: {', '.join(known[:8])} …"
+    return UnknownIdError(f"unknown {kind} id {wanted!r}{hint}")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model for the calculators: its id (or file path) and its config.json as a dict."""
+
+    id: str
+    config: dict[str, Any]
+
+
+def resolve_model(reference: str) -> ModelRef:
+    """A catalog id, or a path to a config.json file."""
+    path = Path(reference)
+    if reference.endswith(".json") or path.is_file():
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigFileError(f"{reference}: no such file") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigFileError(f"{reference}: cannot read: {error}") from None
+        except json.JSONDecodeError as error:
+            raise ConfigFileError(
+                f"{reference}: line {error.lineno}: not valid JSON: {error.msg}"
+            ) from None
+        if not isinstance(config, dict):
+            raise ConfigFileError(f"{reference}: expected a JSON object (a config.json)")
+        return ModelRef(id=path.name, config=config)
+    models = load_models()
+    if reference not in models:
+        raise _unknown("model", reference, models)
+    return ModelRef(id=reference, config=dict(models[reference].config))
+
+
+def resolve_gpu(gpu_id: str) -> GpuEntry:
+    gpus = load_gpus()
+    if gpu_id not in gpus:
+        raise _unknown("GPU", gpu_id, gpus)
+    return gpus[gpu_id]
+
+
+def gpu_memory_bytes(gpu: GpuEntry) -> int:
+    """Total memory vLLM sees on this GPU (from the driver-reported total when known)."""
+    return gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb)
+
+
+def cheapest_prices(
+    gpu_id: str, prices: Iterable[PriceEntry] | None = None
+) -> dict[str, PriceEntry]:
+    """The lowest price per GPU-hour for each tier (on_demand, interruptible, reserved)."""
+    entries = load_prices().values() if prices is None else prices
+    best: dict[str, PriceEntry] = {}
+    for price in entries:
+        if price.gpu != gpu_id:
+            continue
+        current = best.get(price.tier)
+        if current is None or price.usd_per_gpu_hour < current.usd_per_gpu_hour:
+            best[price.tier] = price
+    return best
+
+
+def gpu_options(tier: str = "on_demand", gpu_ids: Iterable[str] | None = None) -> list[GpuOption]:
+    """Every catalog GPU (or those named) as a fit candidate, priced at its cheapest `tier`."""
+    gpus = load_gpus()
+    wanted = list(gpu_ids) if gpu_ids is not None else sorted(gpus)
+    prices = list(load_prices().values())
+    options = []
+    for gpu_id in wanted:
+        gpu = resolve_gpu(gpu_id)
+        price = cheapest_prices(gpu_id, prices).get(tier)
+        options.append(
+            GpuOption(
+                id=gpu.id,
+                name=gpu.name,
+                memory_bytes=gpu_memory_bytes(gpu),
+                memory_gb=gpu.memory_gb,
+                usd_per_gpu_hour=price.usd_per_gpu_hour if price is not None else None,
+            )
+        )
+    return options
