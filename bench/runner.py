@@ -3,8 +3,9 @@
 For now the server must already be running (`endpoint`); launching vLLM comes later. The run
 checks the endpoint (`GET /v1/models`, which also names the model when none is given), then
 runs each load point in turn: closed-loop points for each concurrency, or open-loop points for
-each request rate. A point whose every request could not even connect stops the run; the
-finished points are kept and the result is marked incomplete (so is a run cut by Ctrl-C).
+each request rate. A point in which no request got a single byte of an answer (refused or
+dropped connections) stops the run; the finished points are kept and the result is marked
+incomplete (so is a run cut by Ctrl-C).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench.client import Api, ErrorKind, StreamingClient, list_models
+from bench.client import Api, ErrorKind, RequestRecord, StreamingClient, list_models
 from bench.errors import BenchConfigError, EndpointError
 from bench.load import PointPlan, run_point
 from bench.metrics import PointSummary, Slo, summarize_point
@@ -219,7 +220,7 @@ async def _run_points(
         for plan in plans:
             run = await run_point(client.send, factory.build, replace(plan, first_index=next_index))
             next_index += len(run.records)
-            if run.records and all(r.error == ErrorKind.CONNECTION for r in run.records):
+            if run.records and all(_never_answered(r) for r in run.records):
                 result.incomplete = True
                 result.stop_reason = f"the server stopped answering: {run.records[-1].error_detail}"
                 return
@@ -233,3 +234,10 @@ async def _run_points(
             result.points.append(summary)
             if on_point is not None:
                 on_point(summary)
+
+
+def _never_answered(record: RequestRecord) -> bool:
+    """True when the request got not one byte of an answer: the server looks gone."""
+    if record.error == ErrorKind.CONNECTION:
+        return True
+    return record.error == ErrorKind.DISCONNECT and not record.token_times_ns

@@ -88,10 +88,12 @@ class FakeOpenAIServer:
             raise RuntimeError("fake server did not start")
 
     def stop(self) -> None:
+        """Close the server and wait for its thread; calling it again does nothing."""
+        if self._thread is None or not self._thread.is_alive():
+            return
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(10)
+        self._thread.join(10)
 
     def reset_stats(self) -> None:
         self.stats = ServerStats()

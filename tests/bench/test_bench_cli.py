@@ -12,7 +12,8 @@ from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
 from bench.errors import BenchConfigError
-from bench.runner import RunConfig, plan_points
+from bench.runner import RunConfig, plan_points, run_benchmark
+from bench.workloads import parse_length
 
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 
@@ -162,3 +163,22 @@ def test_plan_points_defaults_to_profile_sweep_with_warmup() -> None:
 def test_plan_points_rejects_both_loops() -> None:
     with pytest.raises(BenchConfigError):
         plan_points(RunConfig(endpoint="http://x", concurrency=(1,), request_rates=(1.0,)))
+
+
+def test_run_benchmark_keeps_finished_points_when_server_dies(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    config = RunConfig(
+        endpoint=fake_server.url,
+        concurrency=(1, 2),
+        num_requests=3,
+        warmup_requests=1,
+        input_len=parse_length("8"),
+        output_len=parse_length("4"),
+        timeout_s=5,
+    )
+    result = run_benchmark(config, on_point=lambda point: fake_server.stop())
+    assert [p.concurrency for p in result.points] == [1]
+    assert result.incomplete
+    assert result.stop_reason is not None
+    assert "stopped answering" in result.stop_reason
