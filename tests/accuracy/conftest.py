@@ -1,0 +1,6 @@
+"""Make the accuracy helpers (cases.py) importable by the tests beside them."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
