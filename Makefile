@@ -21,7 +21,7 @@ demo: setup
 	$(BIN)/infermeter calc cost --price-per-hour 2.69 --tokens-per-second 2800
 
 lint: setup
-	$(BIN)/ruff check calculators registry bench tests
+	$(BIN)/ruff check calculators registry bench tests benchmarks
 	$(BIN)/mypy
 
 test: lint

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "accuracy"))
 
-from cases import GIB, load_cases  # noqa: E402
+from cases import GIB, load_cases
 
 
 def _cell(predicted: float, observed: float | None) -> str:
