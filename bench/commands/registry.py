@@ -51,3 +51,53 @@ def schemas_command(check: bool, directory: Path) -> None:
         click.echo(f"updated {path}")
     if not changed:
         click.echo("schemas are up to date")
+
+
+@registry_group.command(name="index")
+@click.option(
+    "--registry",
+    "registry_root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    show_default="this checkout",
+    help="Registry checkout: results under registry/results/, prices in registry/catalogs/.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("build/index"),
+    show_default=True,
+    help="Folder for index.json and the content-hashed index-<sha>.json and .csv.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> None:
+    """Write the index of every result × load point, with $ figures at current prices.
+
+    \b
+    Example:
+      infermeter registry index --out build/index
+    """
+    import json
+
+    from registry.errors import RegistryError
+    from registry.index import write_index
+    from registry.store import REPOSITORY_ROOT
+
+    try:
+        written = write_index(registry_root or REPOSITORY_ROOT, out_dir)
+    except RegistryError as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        report = {
+            "manifest": str(written.manifest),
+            "json": str(written.json_file),
+            "csv": str(written.csv_file),
+            "results": written.results,
+            "rows": written.rows,
+        }
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"indexed {written.results} results, {written.rows} rows")
+    for path in (written.json_file, written.csv_file, written.manifest):
+        click.echo(f"wrote {path}")

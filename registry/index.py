@@ -1,0 +1,445 @@
+"""The index: every result × load point as one flat row, with figures derived at current prices.
+
+The site and readers use the index instead of the result files. It is written as JSON and CSV
+under content-hashed names (`index-<sha12>.json`, `index-<sha12>.csv`) beside a small, stable
+`index.json` manifest that points at them, so a cache can keep the hashed files forever.
+
+Derived figures are never stored in result files; they are computed here by `calculators` from
+the measured throughput and the price catalog, so they follow price changes:
+
+- `$/1M output tokens` and `$/1M accepted output tokens` at the cheapest on-demand,
+  interruptible and reserved price of the GPU (per GPU-hour × GPU count), with the price id used;
+- output tokens per dollar at each of those prices;
+- output tokens/s per GPU; tokens/s per user; output tokens per joule.
+
+A figure whose inputs are missing is null, never estimated. Writing the same registry twice gives
+the same bytes: rows sorted by file and point, keys in a fixed order, floats to 6 significant
+digits where derived.
+"""
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from calculators.cost import tokens_per_dollar, usd_per_million_tokens
+from registry.catalog import load_prices
+from registry.errors import InvalidFileError, Problem, json_path
+from registry.lookup import TIERS, cheapest_prices
+from registry.models import LatencyStats, LoadPoint, PriceEntry, Result
+from registry.schemas import SCHEMAS_DIR
+from registry.store import (
+    RESULTS_DIR,
+    canonical_json,
+    parse_json,
+    parse_result,
+    result_path,
+    write_text_atomic,
+)
+
+INDEX_SCHEMA_VERSION = 1
+MANIFEST_NAME = "index.json"
+_HASHED_NAME = re.compile(r"^index-[0-9a-f]{12}\.(?:json|csv)$")
+_SIGNIFICANT_DIGITS = 6
+
+
+def _column(description: str) -> Any:
+    return field(metadata={"description": description})
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One load point of one result, flattened; the field order is the column order."""
+
+    # identity
+    result_id: str = _column("Content id of the result file.")
+    file: str = _column("Path of the result file in the registry repository.")
+    point_index: int = _column("Position of the load point in the file's `points`, from 0.")
+    source_kind: str = _column("`measured` by a tool, or `reported` from a cited source.")
+    gpu: str = _column("GPU catalog id.")
+    gpu_count: int = _column("GPUs that served the model.")
+    model: str = _column("Model catalog id.")
+    quantization: str | None = _column("Weight quantization; null for unquantized weights.")
+    engine: str = _column("Inference engine.")
+    engine_version: str = _column("Engine version.")
+    tensor_parallel_size: int | None = _column("Tensor parallel size; null if not stated.")
+    profile: str = _column("Traffic profile.")
+    arrival: str = _column("`closed` (fixed concurrency) or an open arrival process.")
+    concurrency: int | None = _column("Requests in flight (level, or cap for open arrival).")
+    request_rate: float | None = _column("Target arrival rate, requests/s (open arrival).")
+    # measured
+    duration_s: float | None = _column("Wall time of the measured window, seconds.")
+    requests_completed: int | None = _column("Requests that finished successfully.")
+    requests_failed: int | None = _column("Requests that failed.")
+    failure_rate: float | None = _column("Failed / (completed + failed) requests.")
+    output_tokens_per_s: float | None = _column("Output tokens/s of the whole deployment.")
+    accepted_output_tokens_per_s: float | None = _column(
+        "Output tokens/s of requests that met the SLO."
+    )
+    ttft_ms_p50: float | None = _column("Time to first token, median, ms.")
+    ttft_ms_p95: float | None = _column("Time to first token, 95th percentile, ms.")
+    ttft_ms_p99: float | None = _column("Time to first token, 99th percentile, ms.")
+    tpot_ms_p50: float | None = _column("Time per output token, median, ms.")
+    tpot_ms_mean: float | None = _column("Time per output token, mean, ms.")
+    e2e_ms_p95: float | None = _column("End-to-end latency, 95th percentile, ms.")
+    e2e_ms_p99: float | None = _column("End-to-end latency, 99th percentile, ms.")
+    gpu_utilization_pct: float | None = _column("Mean GPU utilization, percent.")
+    energy_j: float | None = _column("Energy of all GPUs over the window, joules.")
+    # derived
+    output_tokens_per_s_per_gpu: float | None = _column("Output tokens/s ÷ GPU count.")
+    tokens_per_s_per_user: float | None = _column(
+        "Output tokens/s one request sees (see `tokens_per_s_per_user_basis`)."
+    )
+    tokens_per_s_per_user_basis: str | None = _column(
+        "`concurrency`: output tokens/s ÷ concurrency (closed loop); "
+        "`tpot`: 1000 ÷ mean (else median) TPOT ms."
+    )
+    output_tokens_per_joule: float | None = _column(
+        "Output tokens ÷ energy, or output tokens/s ÷ mean power."
+    )
+    on_demand_price_id: str | None = _column("Price catalog id of the cheapest on-demand price.")
+    on_demand_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    on_demand_usd_per_million_output_tokens: float | None = _column(
+        "$ per 1M output tokens at that price."
+    )
+    on_demand_usd_per_million_accepted_tokens: float | None = _column(
+        "$ per 1M accepted output tokens at that price."
+    )
+    on_demand_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
+    interruptible_price_id: str | None = _column(
+        "Price catalog id of the cheapest interruptible (spot) price."
+    )
+    interruptible_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    interruptible_usd_per_million_output_tokens: float | None = _column(
+        "$ per 1M output tokens at that price."
+    )
+    interruptible_usd_per_million_accepted_tokens: float | None = _column(
+        "$ per 1M accepted output tokens at that price."
+    )
+    interruptible_output_tokens_per_dollar: float | None = _column(
+        "Output tokens per $ at that price."
+    )
+    reserved_price_id: str | None = _column("Price catalog id of the cheapest reserved price.")
+    reserved_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    reserved_usd_per_million_output_tokens: float | None = _column(
+        "$ per 1M output tokens at that price."
+    )
+    reserved_usd_per_million_accepted_tokens: float | None = _column(
+        "$ per 1M accepted output tokens at that price."
+    )
+    reserved_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as JSON data, keys in column order."""
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+COLUMNS: tuple[str, ...] = tuple(column.name for column in dataclasses.fields(IndexRow))
+"""The index's columns, in order."""
+
+COLUMN_DESCRIPTIONS: dict[str, str] = {
+    column.name: column.metadata["description"] for column in dataclasses.fields(IndexRow)
+}
+
+
+@dataclass(frozen=True)
+class IndexFiles:
+    """What `write_index` wrote."""
+
+    manifest: Path
+    json_file: Path
+    csv_file: Path
+    results: int
+    rows: int
+    removed: tuple[Path, ...]
+
+
+def _rounded(value: float | None) -> float | None:
+    # Derived figures carry no more precision than their inputs; fewer digits, calmer diffs.
+    if value is None:
+        return None
+    return float(f"{value:.{_SIGNIFICANT_DIGITS}g}")
+
+
+def _positive(value: float | None) -> float | None:
+    return value if value is not None and value > 0 and math.isfinite(value) else None
+
+
+def _stat(stats: LatencyStats | None, name: str) -> float | None:
+    return None if stats is None else getattr(stats, name)
+
+
+def _failure_rate(point: LoadPoint) -> float | None:
+    completed, failed = point.requests.completed, point.requests.failed
+    if completed is None or failed is None or completed + failed == 0:
+        return None
+    return failed / (completed + failed)
+
+
+def _per_user(
+    point: LoadPoint, output_tokens_per_s: float | None
+) -> tuple[float | None, str | None]:
+    load = point.load
+    if load.arrival == "closed" and load.concurrency is not None and output_tokens_per_s:
+        return output_tokens_per_s / load.concurrency, "concurrency"
+    tpot = _positive(_stat(point.tpot_ms, "mean")) or _positive(_stat(point.tpot_ms, "p50"))
+    if tpot is not None:
+        return 1000.0 / tpot, "tpot"
+    return None, None
+
+
+def _tokens_per_joule(point: LoadPoint) -> float | None:
+    gpu = point.telemetry.gpu if point.telemetry is not None else None
+    if gpu is None:
+        return None
+    energy_j, output_tokens = _positive(gpu.energy_j), point.tokens.output
+    if energy_j is not None and output_tokens is not None:
+        return output_tokens / energy_j
+    power_w, throughput = _positive(gpu.power_w_mean), point.throughput.output_tokens_per_s
+    if power_w is not None and throughput is not None:
+        return throughput / power_w
+    return None
+
+
+def _tier_columns(
+    tier: str,
+    price: PriceEntry | None,
+    gpu_count: int,
+    output_tokens_per_s: float | None,
+    accepted_tokens_per_s: float | None,
+) -> dict[str, Any]:
+    columns: dict[str, Any] = {
+        f"{tier}_price_id": None,
+        f"{tier}_usd_per_hour": None,
+        f"{tier}_usd_per_million_output_tokens": None,
+        f"{tier}_usd_per_million_accepted_tokens": None,
+        f"{tier}_output_tokens_per_dollar": None,
+    }
+    if price is None:
+        return columns
+    deployment_usd_per_hour = price.usd_per_gpu_hour * gpu_count
+    columns[f"{tier}_price_id"] = price.id
+    columns[f"{tier}_usd_per_hour"] = _rounded(deployment_usd_per_hour)
+    if output_tokens_per_s is not None:
+        columns[f"{tier}_usd_per_million_output_tokens"] = _rounded(
+            usd_per_million_tokens(deployment_usd_per_hour, output_tokens_per_s)
+        )
+        columns[f"{tier}_output_tokens_per_dollar"] = _rounded(
+            tokens_per_dollar(deployment_usd_per_hour, output_tokens_per_s)
+        )
+    if accepted_tokens_per_s is not None:
+        columns[f"{tier}_usd_per_million_accepted_tokens"] = _rounded(
+            usd_per_million_tokens(deployment_usd_per_hour, accepted_tokens_per_s)
+        )
+    return columns
+
+
+def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[IndexRow]:
+    """The rows of one result: one per load point, priced with `prices`."""
+    identity = result.identity
+    gpu_count = identity.gpu.count
+    cheapest = cheapest_prices(identity.gpu.id, prices)
+    rows = []
+    for point_index, point in enumerate(result.points):
+        output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
+        accepted_tokens_per_s = _positive(point.throughput.accepted_output_tokens_per_s)
+        per_user, per_user_basis = _per_user(point, output_tokens_per_s)
+        gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
+        tiers: dict[str, Any] = {}
+        for tier in TIERS:
+            tiers |= _tier_columns(
+                tier, cheapest.get(tier), gpu_count, output_tokens_per_s, accepted_tokens_per_s
+            )
+        rows.append(
+            IndexRow(
+                result_id=result.id,
+                file=file,
+                point_index=point_index,
+                source_kind=result.source.kind,
+                gpu=identity.gpu.id,
+                gpu_count=gpu_count,
+                model=identity.model.id,
+                quantization=identity.model.quantization,
+                engine=identity.engine.name,
+                engine_version=identity.engine.version,
+                tensor_parallel_size=identity.serving.tensor_parallel_size,
+                profile=identity.workload.profile,
+                arrival=point.load.arrival,
+                concurrency=point.load.concurrency,
+                request_rate=point.load.request_rate,
+                duration_s=point.duration_s,
+                requests_completed=point.requests.completed,
+                requests_failed=point.requests.failed,
+                failure_rate=_rounded(_failure_rate(point)),
+                output_tokens_per_s=point.throughput.output_tokens_per_s,
+                accepted_output_tokens_per_s=point.throughput.accepted_output_tokens_per_s,
+                ttft_ms_p50=_stat(point.ttft_ms, "p50"),
+                ttft_ms_p95=_stat(point.ttft_ms, "p95"),
+                ttft_ms_p99=_stat(point.ttft_ms, "p99"),
+                tpot_ms_p50=_stat(point.tpot_ms, "p50"),
+                tpot_ms_mean=_stat(point.tpot_ms, "mean"),
+                e2e_ms_p95=_stat(point.e2e_ms, "p95"),
+                e2e_ms_p99=_stat(point.e2e_ms, "p99"),
+                gpu_utilization_pct=(
+                    None if gpu_telemetry is None else gpu_telemetry.gpu_utilization_pct_mean
+                ),
+                energy_j=None if gpu_telemetry is None else gpu_telemetry.energy_j,
+                output_tokens_per_s_per_gpu=_rounded(
+                    None if output_tokens_per_s is None else output_tokens_per_s / gpu_count
+                ),
+                tokens_per_s_per_user=_rounded(per_user),
+                tokens_per_s_per_user_basis=per_user_basis,
+                output_tokens_per_joule=_rounded(_tokens_per_joule(point)),
+                **tiers,
+            )
+        )
+    return rows
+
+
+# --- reading the registry --------------------------------------------------------------------
+
+
+def result_files(root: Path) -> list[Path]:
+    """Every `.json` file under `<root>/registry/results/`, sorted by path."""
+    return sorted((root / RESULTS_DIR).rglob("*.json"), key=lambda path: path.as_posix())
+
+
+def _schema_problems(file: str, data: Any) -> list[Problem]:
+    schema = json.loads((SCHEMAS_DIR / "result.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    return [
+        Problem(file, json_path(error.absolute_path), f"schema: {error.message}")
+        for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
+    ]
+
+
+def read_valid_result(path: Path, file: str) -> Result:
+    """Read one result file and check it against the committed JSON Schema and the model."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+    problems = _schema_problems(file, parse_json(text, file))
+    try:
+        result = parse_result(text, file)
+    except InvalidFileError as error:
+        # The model's messages are the more precise; the schema's add what the model misses.
+        seen = {problem.path for problem in error.problems}
+        problems = [*error.problems, *(p for p in problems if p.path not in seen)]
+    if problems:
+        raise InvalidFileError(problems)
+    return result
+
+
+def load_results(root: Path, files: Sequence[Path]) -> list[tuple[str, Result]]:
+    """Validate `files` (paths under `root`); every problem of every file, then fail once."""
+    # Swap point: `registry.validate` checks far more (physics, duplicates, catalogs); the index
+    # needs only files that parse, pass the schema and the model, and sit where they belong.
+    loaded: list[tuple[str, Result]] = []
+    problems: list[Problem] = []
+    for path in files:
+        relative = path.relative_to(root).as_posix()
+        try:
+            result = read_valid_result(path, relative)
+        except InvalidFileError as error:
+            problems.extend(error.problems)
+            continue
+        expected = result_path(result).as_posix()
+        if relative != expected:
+            problems.append(Problem(relative, "", f"path does not match its content: {expected}"))
+            continue
+        loaded.append((relative, result))
+    if problems:
+        raise InvalidFileError(problems)
+    return loaded
+
+
+def build_index(root: Path) -> tuple[list[IndexRow], int]:
+    """The rows of every result under `root` (a registry checkout), and the number of results."""
+    results = load_results(root, result_files(root))
+    prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
+    rows = [row for file, result in results for row in index_rows(result, file, prices)]
+    rows.sort(key=lambda row: (row.file, row.point_index))
+    return rows, len(results)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def render_json(rows: Sequence[IndexRow]) -> str:
+    """The JSON index text: columns with their descriptions, then the rows."""
+    data = {
+        "schema_version": INDEX_SCHEMA_VERSION,
+        "columns": [{"name": name, "description": COLUMN_DESCRIPTIONS[name]} for name in COLUMNS],
+        "rows": [row.as_dict() for row in rows],
+    }
+    # Not canonical_json: rows keep column order, which sorted keys would scramble.
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render_csv(rows: Sequence[IndexRow]) -> str:
+    """The CSV index text: a header row of the column names, empty cells for null."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_csv_cell(value) for value in row.as_dict().values()])
+    return buffer.getvalue()
+
+
+def _hashed_name(text: str, suffix: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return f"index-{digest}.{suffix}"
+
+
+def write_index(root: Path, out_dir: Path) -> IndexFiles:
+    """Index the registry at `root` into `out_dir`; stale hashed index files there are removed.
+
+    Raises InvalidFileError listing every problem when a result file is invalid; nothing is
+    written then.
+    """
+    rows, result_count = build_index(root)
+    json_text, csv_text = render_json(rows), render_csv(rows)
+    json_name, csv_name = _hashed_name(json_text, "json"), _hashed_name(csv_text, "csv")
+    manifest = {
+        "schema_version": INDEX_SCHEMA_VERSION,
+        "json": json_name,
+        "csv": csv_name,
+        "results": result_count,
+        "rows": len(rows),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out_dir / json_name, json_text)
+    write_text_atomic(out_dir / csv_name, csv_text)
+    # The manifest last: a reader that follows it never finds a missing file.
+    write_text_atomic(out_dir / MANIFEST_NAME, canonical_json(manifest))
+    removed = []
+    for path in sorted(out_dir.iterdir()):
+        if _HASHED_NAME.match(path.name) and path.name not in (json_name, csv_name):
+            path.unlink()
+            removed.append(path)
+    return IndexFiles(
+        manifest=out_dir / MANIFEST_NAME,
+        json_file=out_dir / json_name,
+        csv_file=out_dir / csv_name,
+        results=result_count,
+        rows=len(rows),
+        removed=tuple(removed),
+    )
