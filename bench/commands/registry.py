@@ -101,3 +101,79 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
     click.echo(f"indexed {written.results} results, {written.rows} rows")
     for path in (written.json_file, written.csv_file, written.manifest):
         click.echo(f"wrote {path}")
+
+
+@registry_group.command(name="submit")
+@click.argument("result_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--registry-checkout",
+    "checkout",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default="the current folder",
+    help="Your clone of your fork of the registry repository.",
+)
+@click.option("--remote", default="origin", show_default=True, help="Your fork's git remote.")
+@click.option("--branch", help="Branch to create (default: result/<gpu>/<model>/<id>).")
+@click.option("--base", default="main", show_default=True, help="Branch the pull request targets.")
+@click.option("--dry-run", is_flag=True, help="Change nothing; print the commands it would run.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def submit_command(
+    result_file: Path,
+    checkout: Path,
+    remote: str,
+    branch: str | None,
+    base: str,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Validate a result, commit it on a new branch, push it to your fork, open a pull request.
+
+    The pull request is opened with `gh` when it is installed; otherwise the exact commands
+    to open it are printed.
+
+    \b
+    Example:
+      infermeter registry submit result.json --registry-checkout ~/src/infermeter
+    """
+    import json
+
+    from registry.errors import RegistryError
+    from registry.submit import SubmitConfig, submit
+
+    config = SubmitConfig(
+        result_file=result_file,
+        checkout=checkout,
+        remote=remote,
+        branch=branch,
+        base=base,
+        dry_run=dry_run,
+    )
+    try:
+        outcome = submit(config)
+    except RegistryError as error:
+        raise click.ClickException(" ".join(str(error).split())) from None
+    if as_json:
+        report = {
+            "branch": outcome.branch,
+            "path": outcome.path.as_posix(),
+            "commit": outcome.commit,
+            "pushed": outcome.pushed,
+            "pull_request_url": outcome.pull_request_url,
+            "remaining_commands": list(outcome.remaining_commands),
+        }
+        click.echo(json.dumps(report, indent=2))
+        return
+    if dry_run:
+        click.echo("dry run, nothing changed; submit would run:")
+    else:
+        click.echo(
+            f"committed {outcome.path} on branch {outcome.branch} "
+            f"({(outcome.commit or '')[:12]}) and pushed it to {remote}"
+        )
+        if outcome.pull_request_url:
+            click.echo(f"opened {outcome.pull_request_url}")
+        else:
+            click.echo("gh is not installed; to open the pull request, run:")
+    for command in outcome.remaining_commands:
+        click.echo(command)

@@ -1,0 +1,296 @@
+"""Contribute a result: place it in a registry checkout, commit it on a branch, push, open a PR.
+
+Every git step runs `git` in the checkout through subprocess; a failing step raises `GitError`
+naming the command and git's own message. The pull request is opened with `gh` when it is on
+PATH; otherwise the outcome carries the exact commands that are left to run.
+
+Hierarchy (beside registry.errors)::
+
+    RegistryError
+    └── SubmitError            the checkout or the file cannot be submitted (dirty, exists, …)
+        └── GitError           a git or gh command failed
+"""
+
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from registry.errors import InvalidFileError, RegistryError
+from registry.index import read_valid_result
+from registry.models import LoadPoint, MeasuredSource, Result
+from registry.store import content_id, display_path, dumps_result, result_path, write_text_atomic
+
+
+class SubmitError(RegistryError):
+    """The result cannot be submitted from this checkout as it stands."""
+
+
+class GitError(SubmitError):
+    """A git (or gh) command failed."""
+
+
+@dataclass(frozen=True)
+class SubmitConfig:
+    """What `infermeter registry submit` was asked to do."""
+
+    result_file: Path
+    checkout: Path
+    remote: str = "origin"
+    branch: str | None = None
+    base: str = "main"
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class SubmitOutcome:
+    """What was done, and what is left for the contributor to run (`remaining_commands`)."""
+
+    branch: str
+    path: PurePosixPath
+    commit_message: str
+    commit: str | None
+    pushed: bool
+    pull_request_url: str | None
+    done_commands: tuple[str, ...]
+    remaining_commands: tuple[str, ...]
+
+
+def branch_name(result: Result) -> str:
+    """`result/<gpu>/<model>/<id>`: one branch per result, readable in a PR list."""
+    return f"result/{result.identity.gpu.id}/{result.identity.model.id}/{result.id}"
+
+
+def _load_description(point: LoadPoint) -> str:
+    load = point.load
+    if load.arrival == "closed":
+        return f"concurrency {load.concurrency}"
+    cap = f" (max {load.concurrency} in flight)" if load.concurrency is not None else ""
+    return f"{load.request_rate:g} req/s {load.arrival}{cap}"
+
+
+def commit_message(result: Result) -> str:
+    """Subject: model, GPU × count, engine, profile; body: the facts a reviewer checks first."""
+    identity = result.identity
+    model, gpu, engine = identity.model, identity.gpu, identity.engine
+    subject = (
+        f"Add result: {model.id} on {gpu.count}× {gpu.id}, "
+        f"{engine.name} {engine.version}, {identity.workload.profile} profile"
+    )
+    source = result.source
+    if isinstance(source, MeasuredSource):
+        provenance = f"measured with {source.tool.name} {source.tool.version} by {source.submitter}"
+    else:
+        provenance = f"reported by {source.publisher} ({source.url}), transcribed by "
+        provenance += source.submitter
+    body = [
+        f"Model: {model.id} ({model.hf_repo}), quantization {model.quantization or 'none'}",
+        f"GPU: {gpu.count}× {gpu.id} ({gpu.form_factor})",
+        f"Engine: {engine.name} {engine.version}",
+        f"Profile: {identity.workload.profile}",
+        f"Points: {', '.join(_load_description(point) for point in result.points)}",
+        f"Source: {provenance}",
+        f"File: {result_path(result).as_posix()}",
+        f"Id: {result.id}",
+    ]
+    return subject + "\n\n" + "\n".join(body) + "\n"
+
+
+def _command_line(arguments: Sequence[str]) -> str:
+    return shlex.join(arguments)
+
+
+def _run(arguments: Sequence[str], checkout: Path) -> str:
+    try:
+        completed = subprocess.run(
+            list(arguments), cwd=checkout, capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError:
+        needed = f"needed for `{_command_line(arguments)}`"
+        raise GitError(f"{arguments[0]} is not installed ({needed})") from None
+    if completed.returncode != 0:
+        detail = " ".join((completed.stderr or completed.stdout).split()) or "no message"
+        raise GitError(f"`{_command_line(arguments)}` failed: {detail}")
+    return completed.stdout.rstrip("\n")
+
+
+def _one_line_problems(file: str, error: InvalidFileError) -> str:
+    first = error.problems[0]
+    more = len(error.problems) - 1
+    where = f"{first.path}: " if first.path else ""
+    hint = f" (and {more} more; run `infermeter registry validate {file}`)" if more else ""
+    return f"{file} is not a valid result: {where}{first.message}{hint}"
+
+
+def load_submission(path: Path) -> Result:
+    """The result to submit, validated; SubmitError in one line when it is not valid."""
+    file = display_path(path)
+    try:
+        result = read_valid_result(path, file)
+    except InvalidFileError as error:
+        raise SubmitError(_one_line_problems(file, error)) from None
+    expected = content_id(result)
+    if result.id != expected:
+        raise SubmitError(
+            f"{file} is not a valid result: id: {result.id} is not its content id {expected}"
+        )
+    return result
+
+
+def _check_checkout(checkout: Path, remote: str) -> str:
+    """The current branch (or commit, when detached); SubmitError when the checkout won't do."""
+    if not checkout.is_dir():
+        raise SubmitError(f"{checkout}: no such folder (the registry checkout)")
+    try:
+        top = _run(["git", "rev-parse", "--show-toplevel"], checkout)
+    except GitError:
+        raise SubmitError(f"{checkout} is not a git checkout of the registry") from None
+    if Path(top).resolve() != checkout.resolve():
+        raise SubmitError(f"{checkout} is inside the checkout {top}; pass its top folder")
+    status = _run(["git", "status", "--porcelain", "--untracked-files=all"], checkout)
+    if status:
+        changed = status.splitlines()
+        more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+        raise SubmitError(
+            f"{checkout} has uncommitted changes ({changed[0][3:]}{more}); "
+            "commit or stash them first"
+        )
+    remotes = _run(["git", "remote"], checkout).split()
+    if remote not in remotes:
+        known = ", ".join(remotes) or "none"
+        raise SubmitError(f"{checkout} has no remote {remote!r} (remotes: {known}); see --remote")
+    branch = _run(["git", "rev-parse", "--abbrev-ref", "HEAD"], checkout)
+    return _run(["git", "rev-parse", "HEAD"], checkout) if branch == "HEAD" else branch
+
+
+def _github_repository(remote_url: str) -> str | None:
+    match = re.match(
+        r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
+        r"([^/]+/[^/]+?)(?:\.git)?/?$",
+        remote_url,
+    )
+    return match.group(1) if match else None
+
+
+def _pull_request_command(message: str, branch: str, base: str) -> list[str]:
+    subject, _, body = message.partition("\n\n")
+    return [
+        "gh",
+        "pr",
+        "create",
+        "--head",
+        branch,
+        "--base",
+        base,
+        "--title",
+        subject,
+        "--body",
+        body.rstrip("\n"),
+    ]
+
+
+def submit(config: SubmitConfig) -> SubmitOutcome:
+    """Validate the result, commit it on a new branch of the checkout, push it, open a PR.
+
+    Nothing is changed when the file is invalid, the checkout is dirty, the remote is
+    unknown, or the file or branch exists already. With `dry_run`, nothing is changed at all
+    and every command is returned in `remaining_commands`.
+    """
+    result = load_submission(config.result_file)
+    checkout = config.checkout
+    original = _check_checkout(checkout, config.remote)
+    branch = config.branch or branch_name(result)
+    relative = result_path(result)
+    target = checkout / relative.as_posix()
+    if target.exists():
+        raise SubmitError(f"{relative} is already in the checkout: this result was submitted")
+    if _run(["git", "branch", "--list", branch], checkout):
+        raise SubmitError(f"branch {branch!r} exists already in {checkout}; see --branch")
+
+    message = commit_message(result)
+    text = dumps_result(result)
+    back = ["git", "switch", *(["--detach"] if _is_commit(original) else []), original]
+    steps = [
+        ["git", "add", "--", relative.as_posix()],
+        ["git", "commit", "--quiet", "--message", message],
+        ["git", "push", "--set-upstream", config.remote, branch],
+        back,
+    ]
+    create = ["git", "switch", "--create", branch]
+    pull_request = _pull_request_command(message, branch, config.base)
+    if config.dry_run:
+        return SubmitOutcome(
+            branch,
+            relative,
+            message,
+            None,
+            False,
+            None,
+            (),
+            (
+                _command_line(["cd", str(checkout)]),
+                _command_line(create),
+                _placement_command(config.result_file, relative, text),
+                *(_command_line(step) for step in steps),
+                _command_line(pull_request),
+            ),
+        )
+
+    _run(create, checkout)
+    done = [_command_line(create), _placement_command(config.result_file, relative, text)]
+    try:
+        write_text_atomic(target, text)
+        for step in steps[:2]:
+            _run(step, checkout)
+            done.append(_command_line(step))
+    except (GitError, OSError) as error:
+        # Nothing committed: leave the checkout exactly as it was, branch included.
+        _run(
+            ["git", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", str(relative)], checkout
+        )
+        target.unlink(missing_ok=True)
+        _run(back, checkout)
+        _run(["git", "branch", "--delete", "--quiet", branch], checkout)
+        raise SubmitError(f"could not commit the result: {error}") from None
+    commit = _run(["git", "rev-parse", "HEAD"], checkout)
+    try:
+        _run(steps[2], checkout)
+    except GitError as error:
+        _run(back, checkout)
+        raise GitError(
+            f"{error}; the commit is on branch {branch!r} of {checkout}: push it with "
+            f"`{_command_line(steps[2])}`"
+        ) from None
+    done.append(_command_line(steps[2]))
+    _run(back, checkout)
+    done.append(_command_line(back))
+
+    remote_url = _run(["git", "remote", "get-url", config.remote], checkout)
+    if shutil.which("gh") is None:
+        remaining = [_command_line(["cd", str(checkout)]), _command_line(pull_request)]
+        repository = _github_repository(remote_url)
+        if repository is not None:
+            remaining.append(f"# or open https://github.com/{repository}/pull/new/{branch}")
+        return SubmitOutcome(
+            branch, relative, message, commit, True, None, tuple(done), tuple(remaining)
+        )
+    output = _run(pull_request, checkout)
+    done.append(_command_line(pull_request))
+    url = output.splitlines()[-1] if output else None
+    return SubmitOutcome(branch, relative, message, commit, True, url, tuple(done), ())
+
+
+def _is_commit(reference: str) -> bool:
+    # _check_checkout names a detached HEAD by its full commit hash, a branch by its name.
+    return re.fullmatch(r"[0-9a-f]{40}", reference) is not None
+
+
+def _placement_command(source: Path, relative: PurePosixPath, text: str) -> str:
+    """`cp` when the file is already canonical text; otherwise what submit writes instead."""
+    if source.read_text(encoding="utf-8") != text:
+        return f"# write {relative} (the canonical JSON of {source})"
+    folder = relative.parent.as_posix()
+    return f"mkdir -p {shlex.quote(folder)} && cp {shlex.quote(str(source))} {relative}"

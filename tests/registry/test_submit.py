@@ -1,0 +1,261 @@
+"""registry.submit with real git: a bare repository is the contributor's fork, a clone the checkout.
+
+`gh` cannot run here (it needs GitHub); where a test needs it, a stand-in script on PATH records
+the arguments it was called with and prints a pull request URL, as `gh pr create` does.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from registry.store import read_result, result_path
+from registry.submit import SubmitConfig, SubmitError, branch_name, commit_message, submit
+
+EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
+MEASURED = EXAMPLES / "measured-two-points.json"
+REPORTED = EXAMPLES / "reported-throughput-only.json"
+GIT = shutil.which("git")
+
+pytestmark = pytest.mark.skipif(GIT is None, reason="needs git")
+
+
+def _git(cwd: Path, *arguments: str) -> str:
+    completed = subprocess.run(
+        ["git", *arguments], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    return completed.stdout.strip()
+
+
+@pytest.fixture
+def no_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH with git only, so `gh` is absent whatever the machine has."""
+    bin_dir = tmp_path / "bin-git-only"
+    bin_dir.mkdir()
+    assert GIT is not None
+    (bin_dir / "git").symlink_to(GIT)
+    monkeypatch.setenv("PATH", str(bin_dir))
+
+
+@pytest.fixture
+def fork(tmp_path: Path) -> Path:
+    """A bare repository with one commit on `main`: the contributor's fork on the server."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    _git(seed, "init", "--quiet", "--initial-branch", "main")
+    _git(seed, "config", "user.name", "Seed")
+    _git(seed, "config", "user.email", "seed@example.com")
+    (seed / "README.md").write_text("registry\n", encoding="utf-8")
+    _git(seed, "add", "README.md")
+    _git(seed, "commit", "--quiet", "--message", "seed")
+    bare = tmp_path / "fork.git"
+    _git(tmp_path, "clone", "--quiet", "--bare", str(seed), str(bare))
+    return bare
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, fork: Path) -> Path:
+    """The contributor's clone of their fork, with a committer identity."""
+    clone = tmp_path / "checkout"
+    _git(tmp_path, "clone", "--quiet", str(fork), str(clone))
+    _git(clone, "config", "user.name", "Contributor")
+    _git(clone, "config", "user.email", "contributor@example.com")
+    return clone
+
+
+def test_submit_pushes_a_branch_with_the_file_at_its_path(
+    checkout: Path, fork: Path, no_gh: None
+) -> None:
+    result = read_result(MEASURED)
+    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    branch = "result/h100-sxm/llama-3.1-8b-instruct/3ac09be303c2"
+    assert outcome.branch == branch == branch_name(result)
+    assert outcome.pushed
+    path = result_path(result).as_posix()
+    assert path == "registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-3ac09be303c2.json"
+    on_remote = _git(fork, "show", f"{branch}:{path}")
+    assert on_remote + "\n" == MEASURED.read_text(encoding="utf-8")
+    assert _git(fork, "rev-parse", branch) == outcome.commit
+    message = _git(fork, "log", "-1", "--format=%B", branch)
+    assert message == commit_message(result).strip()
+    subject = message.splitlines()[0]
+    assert subject == ("Add result: llama-3.1-8b-instruct on 1× h100-sxm, vllm 0.8.5, chat profile")
+    assert "Points: concurrency 8, concurrency 64" in message
+    assert f"File: {path}" in message
+    # Only the result file changed, and the contributor is back on their branch, clean.
+    assert _git(fork, "diff", "--name-only", f"main..{branch}") == path
+    assert _git(checkout, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert _git(checkout, "status", "--porcelain") == ""
+
+
+def test_submit_without_gh_returns_the_exact_commands(checkout: Path, no_gh: None) -> None:
+    outcome = submit(SubmitConfig(result_file=REPORTED, checkout=checkout, base="main"))
+    subject, _, body = outcome.commit_message.partition("\n\n")
+    assert outcome.pull_request_url is None
+    assert outcome.remaining_commands == (
+        f"cd {shlex.quote(str(checkout))}",
+        shlex.join(
+            [
+                "gh", "pr", "create", "--head", outcome.branch, "--base", "main",
+                "--title", subject, "--body", body.rstrip("\n"),
+            ]
+        ),
+    )  # fmt: skip
+
+
+def test_cli_submit_without_gh_prints_the_commands(checkout: Path, fork: Path, no_gh: None) -> None:
+    outcome = CliRunner().invoke(
+        main, ["registry", "submit", str(MEASURED), "--registry-checkout", str(checkout)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    lines = outcome.output.splitlines()
+    assert lines[0].startswith(
+        "committed registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-3ac09be303c2.json"
+        " on branch result/h100-sxm/llama-3.1-8b-instruct/3ac09be303c2"
+    )
+    assert lines[1] == "gh is not installed; to open the pull request, run:"
+    assert lines[2] == f"cd {shlex.quote(str(checkout))}"
+    command = shlex.split("\n".join(lines[3:]))
+    assert command[:7] == [
+        "gh", "pr", "create", "--head",
+        "result/h100-sxm/llama-3.1-8b-instruct/3ac09be303c2", "--base", "main",
+    ]  # fmt: skip
+    assert command[7:9] == [
+        "--title",
+        "Add result: llama-3.1-8b-instruct on 1× h100-sxm, vllm 0.8.5, chat profile",
+    ]
+    assert command[9] == "--body"
+    assert command[10].startswith("Model: llama-3.1-8b-instruct")
+
+
+def test_submit_with_gh_opens_the_pull_request(
+    tmp_path: Path, checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stand-in for gh: records its arguments and answers like `gh pr create`.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "gh-args.json"
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/usr/bin/env python3\n"
+        "import json, sys\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        "print('https://github.com/example/infermeter/pull/7')\n",
+        encoding="utf-8",
+    )
+    gh.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout, base="trunk"))
+    assert outcome.pull_request_url == "https://github.com/example/infermeter/pull/7"
+    assert outcome.remaining_commands == ()
+    arguments = json.loads(record.read_text(encoding="utf-8"))
+    assert arguments[:6] == ["pr", "create", "--head", outcome.branch, "--base", "trunk"]
+    assert arguments[7] == outcome.commit_message.splitlines()[0]
+
+
+def test_submit_refuses_a_dirty_checkout(checkout: Path, fork: Path, no_gh: None) -> None:
+    (checkout / "notes.txt").write_text("work in progress\n", encoding="utf-8")
+    head = _git(checkout, "rev-parse", "HEAD")
+    with pytest.raises(SubmitError, match=r"has uncommitted changes \(notes.txt\)"):
+        submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    assert _git(checkout, "rev-parse", "HEAD") == head
+    assert _git(checkout, "branch", "--list", "result/*") == ""
+    assert _git(fork, "branch", "--list", "result/*") == ""
+
+
+def test_submit_refuses_an_invalid_file_and_commits_nothing(
+    tmp_path: Path, checkout: Path, fork: Path, no_gh: None
+) -> None:
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    data["points"][0]["ttft_ms"]["p95"] = 1.0  # below p50
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    head = _git(checkout, "rev-parse", "HEAD")
+    with pytest.raises(SubmitError) as caught:
+        submit(SubmitConfig(result_file=bad, checkout=checkout))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "is not a valid result: points[0].ttft_ms" in message
+    assert _git(checkout, "rev-parse", "HEAD") == head
+    assert _git(checkout, "status", "--porcelain") == ""
+    assert _git(checkout, "branch", "--list", "result/*") == ""
+    assert _git(fork, "branch", "--list", "result/*") == ""
+
+
+def test_submit_refuses_a_wrong_content_id(tmp_path: Path, checkout: Path, no_gh: None) -> None:
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    data["points"][0]["duration_s"] = 121.0  # content changed, id not re-minted
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SubmitError, match="is not its content id"):
+        submit(SubmitConfig(result_file=edited, checkout=checkout))
+
+
+def test_submit_refuses_an_unknown_remote(checkout: Path, no_gh: None) -> None:
+    with pytest.raises(SubmitError, match=r"no remote 'fork' \(remotes: origin\)"):
+        submit(SubmitConfig(result_file=MEASURED, checkout=checkout, remote="fork"))
+
+
+def test_submit_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path, no_gh: None) -> None:
+    with pytest.raises(SubmitError, match="is not a git checkout"):
+        submit(SubmitConfig(result_file=MEASURED, checkout=tmp_path))
+
+
+def test_submit_twice_is_refused(checkout: Path, no_gh: None) -> None:
+    submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    with pytest.raises(SubmitError, match="exists already"):
+        submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+
+
+def test_submit_push_failure_keeps_the_commit_and_names_the_command(
+    checkout: Path, tmp_path: Path, no_gh: None
+) -> None:
+    _git(checkout, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    with pytest.raises(SubmitError, match=r"git push --set-upstream origin result/") as caught:
+        submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    assert "the commit is on branch" in str(caught.value)
+    assert _git(checkout, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert _git(checkout, "branch", "--list", "result/*") != ""
+
+
+def test_submit_dry_run_changes_nothing(checkout: Path, fork: Path, no_gh: None) -> None:
+    head = _git(checkout, "rev-parse", "HEAD")
+    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout, dry_run=True))
+    assert outcome.commit is None
+    assert not outcome.pushed
+    assert outcome.remaining_commands[1] == f"git switch --create {outcome.branch}"
+    assert outcome.remaining_commands[2].endswith(f"cp {MEASURED} {outcome.path}")
+    assert outcome.remaining_commands[5] == f"git push --set-upstream origin {outcome.branch}"
+    assert outcome.remaining_commands[6] == "git switch main"
+    assert _git(checkout, "rev-parse", "HEAD") == head
+    assert _git(checkout, "branch", "--list", "result/*") == ""
+    assert _git(checkout, "status", "--porcelain") == ""
+
+
+def test_cli_submit_invalid_file_exits_1_with_one_line(
+    tmp_path: Path, checkout: Path, no_gh: None
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    outcome = CliRunner().invoke(
+        main, ["registry", "submit", str(bad), "--registry-checkout", str(checkout)]
+    )
+    assert outcome.exit_code == 1
+    assert outcome.output.count("\n") == 1
+    assert "is not a valid result" in outcome.output
+    assert "Traceback" not in outcome.output
+
+
+def test_cli_submit_dirty_checkout_exits_1(checkout: Path, no_gh: None) -> None:
+    (checkout / "README.md").write_text("changed\n", encoding="utf-8")
+    outcome = CliRunner().invoke(
+        main, ["registry", "submit", str(MEASURED), "--registry-checkout", str(checkout)]
+    )
+    assert outcome.exit_code == 1
+    assert "has uncommitted changes (README.md)" in outcome.output
