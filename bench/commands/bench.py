@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,11 @@ class _OneLineErrors(click.Command):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        raw_args = list(args)  # click consumes the list; the result file keeps the command
         try:
-            return super().make_context(info_name, args, parent=parent, **extra)
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+            ctx.meta["infermeter.raw_args"] = raw_args
+            return ctx
         except click.UsageError as error:
             raise OptionError(" ".join(error.format_message().split())) from None
 
@@ -93,8 +97,95 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
 
 
 @bench_group.command(name="run", cls=_OneLineErrors)
-@click.option("--endpoint", metavar="URL", help="Root URL of a running OpenAI-compatible server.")
-@click.option("--model", help="Model id to request (default: the first that /v1/models lists).")
+@click.option(
+    "--endpoint",
+    metavar="URL",
+    help="Root URL of a running OpenAI-compatible server (default: launch vLLM with --model).",
+)
+@click.option(
+    "--model",
+    help="Model to serve with vLLM (Hugging Face id or path); with --endpoint, the model id "
+    "to request (default: the first that /v1/models lists).",
+)
+@click.option(
+    "--tensor-parallel-size",
+    type=click.IntRange(min=1),
+    help="vLLM: GPUs one replica is split over (also the result's GPU count with --endpoint).",
+)
+@click.option("--max-model-len", type=click.IntRange(min=1), help="vLLM: longest sequence, tokens.")
+@click.option(
+    "--gpu-memory-utilization",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    help="vLLM: fraction of GPU memory it may use.",
+)
+@click.option("--quantization", help="vLLM: weight quantization method, e.g. fp8, awq.")
+@click.option("--kv-cache-dtype", help="vLLM: KV cache dtype, e.g. auto, fp8.")
+@click.option("--max-num-seqs", type=click.IntRange(min=1), help="vLLM: most sequences per batch.")
+@click.option("--load-format", help="vLLM: weight loading, e.g. dummy for random weights.")
+@click.option(
+    "--vllm-arg",
+    "vllm_args",
+    multiple=True,
+    metavar="ARG",
+    help="Any other `vllm serve` argument, repeatable; split like a shell would "
+    "(--vllm-arg '--max-num-batched-tokens 8192').",
+)
+@click.option(
+    "--vllm-executable",
+    metavar="PATH",
+    help="The vllm executable to run (default: vllm on PATH).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(min=1, max=65535),
+    help="Port for the launched vLLM (default: a free one).",
+)
+@click.option(
+    "--startup-timeout",
+    type=float,
+    default=1800.0,
+    show_default=True,
+    callback=_positive,
+    metavar="SECONDS",
+    help="How long vLLM may take to answer /health.",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Result file to write (launching vLLM: default ./infermeter-result.json; with "
+    "--endpoint: none unless given). vLLM's log goes beside it as <stem>.vllm.log.",
+)
+@click.option(
+    "--raw-records",
+    is_flag=True,
+    help="Also write every request's record as <stem>.requests.jsonl.gz beside the result.",
+)
+@click.option(
+    "--gpu",
+    "gpu_id",
+    metavar="ID",
+    help="GPU catalog id for the result (default: detected through NVML where obvious).",
+)
+@click.option(
+    "--model-id",
+    metavar="ID",
+    help="Model catalog id for the result (default: the catalog entry of --model's repository).",
+)
+@click.option("--submitter", help="GitHub user name in the result (default: git's github.user).")
+@click.option(
+    "--price-per-hour",
+    type=float,
+    callback=_positive,
+    metavar="USD",
+    help="Price of one GPU-hour for the cost table (default: cheapest on-demand in the catalog).",
+)
+@click.option(
+    "--utilization",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Fraction of paid hours doing useful work, for the effective hourly cost.",
+)
 @click.option(
     "--profile",
     type=click.Choice(sorted(PROFILES)),
@@ -209,6 +300,24 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
 def run_command(
     endpoint: str | None,
     model: str | None,
+    tensor_parallel_size: int | None,
+    max_model_len: int | None,
+    gpu_memory_utilization: float | None,
+    quantization: str | None,
+    kv_cache_dtype: str | None,
+    max_num_seqs: int | None,
+    load_format: str | None,
+    vllm_args: tuple[str, ...],
+    vllm_executable: str | None,
+    port: int | None,
+    startup_timeout: float,
+    output: Path | None,
+    raw_records: bool,
+    gpu_id: str | None,
+    model_id: str | None,
+    submitter: str | None,
+    price_per_hour: float | None,
+    utilization: float,
     profile: str,
     concurrency: tuple[int, ...],
     request_rate: tuple[float, ...],
@@ -231,26 +340,71 @@ def run_command(
     continuous_usage_stats: bool,
     as_json: bool,
 ) -> None:
-    """Measure TTFT, ITL, TPOT, E2E and accepted throughput of a running server.
+    """Measure TTFT, ITL, TPOT, E2E and accepted throughput, and write a result file.
 
-    Each load point is a closed loop at one --concurrency or an open loop at one
-    --request-rate; failed requests count as SLO misses. Launching vLLM is not built
-    yet: --endpoint is required.
+    Without --endpoint it launches `vllm serve --model …` with the vLLM options given, waits
+    for it, runs the load points, and stops it (also on Ctrl-C or failure). Each load point
+    is a closed loop at one --concurrency or an open loop at one --request-rate; failed
+    requests count as SLO misses. Exit 0 when every point ran; 1 when vLLM fails to start,
+    the server is unreachable, or the run stopped early (Ctrl-C, a crashed server: the
+    finished points are still written, marked incomplete); 2 for a bad option.
 
     \b
-    Example:
+    Examples:
+      infermeter bench run --model meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 \\
+          --concurrency 1,16,64 --output result.json
       infermeter bench run --endpoint http://127.0.0.1:8000 --concurrency 1,16 \\
           --num-requests 200 --input-len 512 --output-len 256 --slo-ttft-ms 500
     """
-    from bench.runner import RunConfig, run_benchmark
+    from bench.report import HourlyPrice, catalog_price, cost_rows, format_cost_table
+    from bench.runner import RunConfig
+    from bench.server import ServerConfig, ServerStartError
+    from bench.session import DEFAULT_OUTPUT, SessionConfig, run_session
 
-    if endpoint is None:
+    launch_only = {
+        "--max-model-len": max_model_len,
+        "--gpu-memory-utilization": gpu_memory_utilization,
+        "--quantization": quantization,
+        "--kv-cache-dtype": kv_cache_dtype,
+        "--max-num-seqs": max_num_seqs,
+        "--load-format": load_format,
+        "--vllm-arg": vllm_args or None,
+        "--vllm-executable": vllm_executable,
+        "--port": port,
+    }
+    if endpoint is None and model is None:
         raise OptionError(
-            "--endpoint: missing; launching vLLM from `bench run` is not built yet, so start "
-            "a server and pass its URL, e.g. --endpoint http://127.0.0.1:8000"
+            "--model: missing; give the model for vLLM to serve, or --endpoint URL of a "
+            "running server"
         )
+    if endpoint is not None:
+        for name, value in launch_only.items():
+            if value is not None:
+                raise OptionError(
+                    f"{name}: only applies when bench run launches vLLM (no --endpoint)"
+                )
+    result_path = output if output is not None or endpoint is not None else DEFAULT_OUTPUT
+    server = None
+    if endpoint is None and model is not None:
+        log_base = result_path or DEFAULT_OUTPUT
+        server = ServerConfig(
+            model=model,
+            log_path=log_base.with_name(log_base.stem + ".vllm.log"),
+            executable=vllm_executable,
+            port=port,
+            tensor_parallel_size=tensor_parallel_size,
+            max_model_len=max_model_len,
+            gpu_memory_utilization=gpu_memory_utilization,
+            quantization=quantization,
+            kv_cache_dtype=kv_cache_dtype,
+            max_num_seqs=max_num_seqs,
+            load_format=load_format,
+            extra_args=vllm_args,
+            startup_timeout_s=startup_timeout,
+        )
+    raw = click.get_current_context().meta.get("infermeter.raw_args", [])
     config = RunConfig(
-        endpoint=endpoint,
+        endpoint=endpoint or "",
         model=model,
         api="chat" if api == "chat" else "completions",
         profile=profile,
@@ -271,12 +425,32 @@ def run_command(
         ignore_eos=ignore_eos,
         continuous_usage_stats=continuous_usage_stats,
     )
+    session = SessionConfig(
+        run=config,
+        command=shlex.join(["infermeter", "bench", "run", *raw]),
+        server=server,
+        output=result_path,
+        raw_records=raw_records,
+        gpu_id=gpu_id,
+        model_id=model_id,
+        tensor_parallel_size=tensor_parallel_size,
+        submitter=submitter,
+    )
     try:
-        result = run_benchmark(config, on_point=lambda p: click.echo(_progress(p), err=True))
+        outcome = run_session(
+            session,
+            on_point=lambda p: click.echo(_progress(p), err=True),
+            notify=lambda line: click.echo(line, err=True),
+        )
+    except ServerStartError as error:
+        tail = "".join(f"\n  | {line}" for line in error.log_tail)
+        heading = "\nlast lines of the vLLM log:" if tail else ""
+        raise click.ClickException(error.one_line() + heading + tail) from None
     except BenchError as error:
         if error.exit_code == 2:
             raise OptionError(error.one_line()) from None
         raise click.ClickException(error.one_line()) from None
+    result = outcome.run
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2, sort_keys=False))
     else:
@@ -285,8 +459,30 @@ def run_command(
             f"api {result.api}, seed {result.seed})"
         )
         click.echo(format_table(result.points))
+        price = (
+            HourlyPrice(price_per_hour, "given with --price-per-hour")
+            if price_per_hour is not None
+            else catalog_price(outcome.deployment.gpu_id or "")
+            if outcome.deployment is not None
+            else catalog_price(gpu_id)
+            if gpu_id is not None
+            else None
+        )
+        gpu_count = (
+            outcome.deployment.gpu_count
+            if outcome.deployment is not None
+            else tensor_parallel_size or 1
+        )
+        rows = cost_rows(result.points, outcome.telemetry, price, gpu_count, utilization)
+        click.echo("")
+        click.echo(format_cost_table(rows, price))
+    if outcome.output is not None:
+        click.echo(f"result written to {outcome.output}", err=True)
+    if outcome.raw_records is not None:
+        click.echo(f"raw records written to {outcome.raw_records}", err=True)
     if result.incomplete:
-        raise click.ClickException(f"the run is incomplete: {result.stop_reason}")
+        kept = f"; the finished points are in {outcome.output}" if outcome.output else ""
+        raise click.ClickException(f"the run is incomplete: {result.stop_reason}{kept}")
 
 
 def _point_name(point: PointSummary) -> str:
@@ -347,3 +543,86 @@ def format_table(points: list[PointSummary]) -> str:
             lines.append(f"{_point_name(p)} failures: {kinds}")
         lines.extend(f"{_point_name(p)} {v.code}: {v.message}" for v in p.verdicts)
     return "\n".join(lines)
+
+
+# --- bench import --------------------------------------------------------------------------------
+
+
+@bench_group.command(name="import", cls=_OneLineErrors)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--gpu", help="GPU catalog id, e.g. h100-sxm. Required.")
+@click.option("--gpu-count", type=click.IntRange(min=1), help="GPUs that served. Required.")
+@click.option("--model-id", help="Model catalog id, e.g. llama-3.1-8b-instruct. Required.")
+@click.option("--engine-version", help="vLLM version of the server, e.g. 0.9.1. Required.")
+@click.option("--command", help="The exact `vllm bench serve …` command line. Required.")
+@click.option("--submitter", help="Your GitHub user name. Required.")
+@click.option(
+    "--timezone",
+    help="Time zone of the benchmark host (vLLM's `date` is local), e.g. UTC or +02:00. Required.",
+)
+@click.option("--input-len", metavar="SPEC", help="Prompt lengths: N, uniform:LO:HI, "
+              "normal:MEAN:STD, dataset[:MAX]. Required.")  # fmt: skip
+@click.option("--output-len", metavar="SPEC", help="Output lengths, as --input-len. Required.")
+@click.option("--hf-repo", help="Hugging Face repository served (default: the file's model_id).")
+@click.option("--revision", help="Revision of the weights.")
+@click.option("--quantization", help="vLLM --quantization (omit for unquantized weights).")
+@click.option("--dtype", type=click.Choice(["bfloat16", "float16", "float32"]))
+@click.option("--kv-cache-dtype", help="vLLM --kv-cache-dtype.")
+@click.option("--tensor-parallel-size", type=click.IntRange(min=1))
+@click.option("--pipeline-parallel-size", type=click.IntRange(min=1))
+@click.option("--max-model-len", type=click.IntRange(min=1))
+@click.option("--gpu-memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True))
+@click.option("--max-num-seqs", type=click.IntRange(min=1))
+@click.option("--max-num-batched-tokens", type=click.IntRange(min=1))
+@click.option("--enable-prefix-caching/--no-enable-prefix-caching", default=None)
+@click.option("--enable-chunked-prefill/--no-enable-chunked-prefill", default=None)
+@click.option(
+    "--profile",
+    type=click.Choice(["chat", "rag", "batch", "custom"]),
+    default="custom",
+    show_default=True,
+    help="infermeter traffic profile the run matches.",
+)
+@click.option("--dataset", help="Dataset the prompts came from, e.g. sharegpt or random.")
+@click.option("--seed", type=int, help="vLLM --seed of the benchmark.")
+@click.option("--slo-ttft-ms", type=float, callback=_positive, help="As vLLM's --goodput ttft:MS.")
+@click.option("--slo-tpot-ms", type=float, callback=_positive, help="As vLLM's --goodput tpot:MS.")
+@click.option("--slo-e2e-ms", type=float, callback=_positive, help="As vLLM's --goodput e2el:MS.")
+@click.option("--server-command", help="The exact `vllm serve …` command line.")
+@click.option("--gpu-sku", help="GPU name as nvidia-smi reports it (default: the catalog name).")
+@click.option(
+    "--tool-version", help="vLLM version that ran the client (default: --engine-version)."
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path),
+    help="File (or folder) to write (default: <date>-<id>.json in the current folder).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def import_command(
+    files: tuple[Path, ...], output: Path | None, as_json: bool, **facts: Any
+) -> None:
+    """Turn `vllm bench serve --save-result` JSON into a registry result file.
+
+    Each JSON object in FILES (several with --append-result) becomes one load point. Facts the
+    file lacks come from the options; a missing required one is named in the error.
+
+    \b
+    Example:
+      infermeter bench import vllm-result.json --gpu h100-sxm --gpu-count 1 \\
+          --model-id llama-3.1-8b-instruct --engine-version 0.9.1 --timezone UTC \\
+          --input-len 1024 --output-len 128 --submitter octocat \\
+          --command "vllm bench serve --model meta-llama/Llama-3.1-8B-Instruct --max-concurrency 16"
+    """
+    from bench.importers import ImportConfig, ImportFacts, import_result
+
+    config = ImportConfig(files=files, facts=ImportFacts(**facts), output=output)
+    try:
+        result, path = import_result(config)
+    except BenchError as error:
+        raise click.ClickException(error.one_line()) from None
+    if as_json:
+        report = {"path": str(path), "id": result.id, "points": len(result.points)}
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"wrote {path} ({len(result.points)} load points, id {result.id})")
