@@ -1,0 +1,121 @@
+// Calculator pages: inputs from and to the URL query, results from our Python in a module Web
+// Worker (Pyodide, served by this site). The worker starts once and outlives page changes made
+// by Material's instant navigation, which keeps this module's context.
+const workerUrl = new URL("./calc-worker.js", import.meta.url);
+const archiveUrl = new URL("./calculators.zip", import.meta.url).href;
+const catalogUrl = new URL("./catalog.json", import.meta.url).href;
+
+let worker = null;
+let nextId = 0;
+const pending = new Map();
+
+function startWorker() {
+  worker = new Worker(workerUrl, { type: "module" });
+  worker.onmessage = (event) => {
+    const entry = pending.get(event.data.id);
+    if (!entry) return;
+    pending.delete(event.data.id);
+    entry.resolve(event.data);
+  };
+  worker.onerror = (event) => {
+    const message = `the calculator could not start (${event.message || "worker error"})`;
+    for (const entry of pending.values()) entry.resolve({ error: message });
+    pending.clear();
+  };
+}
+
+function compute(kind, query, base) {
+  if (worker === null) startWorker();
+  const id = ++nextId;
+  return new Promise((resolve) => {
+    pending.set(id, { resolve });
+    worker.postMessage({ id, kind, query, base, archive: archiveUrl, catalog: catalogUrl });
+  });
+}
+
+function valueOf(element) {
+  if (element.type === "checkbox") return element.checked ? "1" : "";
+  return element.value;
+}
+
+function setValue(element, value) {
+  if (element.type === "checkbox") element.checked = ["1", "true", "on", "yes"].includes(value.toLowerCase());
+  else element.value = value;
+}
+
+function writeUrl(fields) {
+  const params = new URLSearchParams();
+  for (const element of fields) {
+    const value = valueOf(element);
+    if (value !== (element.dataset.default || "")) params.set(element.name, value);
+  }
+  const search = params.toString();
+  const url = `${location.pathname}${search ? `?${search}` : ""}${location.hash}`;
+  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, "", url);
+}
+
+function bind(root) {
+  if (root.dataset.bound) return;
+  root.dataset.bound = "1";
+  const kind = root.dataset.calc;
+  const base = root.dataset.base;
+  const form = root.querySelector("form");
+  const fields = [...form.elements].filter((element) => element.name);
+  const output = root.querySelector("[data-outputs]");
+  const status = root.querySelector("[data-status]");
+  const params = new URLSearchParams(location.search);
+  for (const element of fields) if (params.has(element.name)) setValue(element, params.get(element.name));
+  let latest = 0;
+
+  const showErrors = (errors) => {
+    for (const slot of root.querySelectorAll("[data-error-for]")) {
+      const message = errors[slot.dataset.errorFor] || "";
+      slot.textContent = message;
+      const field = fields.find((element) => element.name === slot.dataset.errorFor);
+      if (field) field.setAttribute("aria-invalid", message ? "true" : "false");
+    }
+  };
+
+  const run = async (writeQuery) => {
+    const query = Object.fromEntries(fields.map((element) => [element.name, valueOf(element)]));
+    const mine = ++latest;
+    if (writeQuery) writeUrl(fields);
+    root.dataset.state = "computing";
+    const started = performance.now();
+    const reply = await compute(kind, query, base);
+    if (mine !== latest || !root.isConnected) return;
+    root.dataset.ms = String(Math.round((performance.now() - started) * 10) / 10);
+    if (reply.error) {
+      root.dataset.state = "failed";
+      output.classList.add("im-stale");
+      status.textContent = `The live calculator is unavailable: ${reply.error}. The results shown were computed when the site was built.`;
+      return;
+    }
+    const result = reply.result;
+    if (result.errors) {
+      showErrors(result.errors);
+      output.classList.add("im-stale");
+      status.textContent = "Fix the marked input to recompute; the results below are for the last valid inputs.";
+      root.dataset.state = "invalid";
+      return;
+    }
+    showErrors({});
+    output.innerHTML = result.html;
+    output.classList.remove("im-stale");
+    status.textContent = `Computed in your browser in ${root.dataset.ms} ms.`;
+    root.dataset.state = "ready";
+    if (window.__imFirstResult === undefined) window.__imFirstResult = performance.now();
+  };
+
+  form.addEventListener("input", () => run(true));
+  form.addEventListener("change", () => run(true));
+  run(false);
+}
+
+function init() {
+  for (const root of document.querySelectorAll(".im-calc[data-calc]")) bind(root);
+}
+
+if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
+else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+else init();

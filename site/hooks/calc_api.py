@@ -1,0 +1,570 @@
+"""The calculator pages' Python: form fields, input checks, one compute call, output HTML.
+
+The same module runs twice: at build time (the mkdocs hook renders each page's default result)
+and in the browser (the Pyodide worker imports it from the calculators archive). It imports only
+the stdlib and `calculators`, and takes the catalogs as plain data (`catalog.json`), so Pyodide
+needs no other package.
+
+Each calculator reproduces the payload of `infermeter calc <kind> --json` for the same options;
+an output element carries `data-output="<dotted path into that payload>"` (list items by index,
+e.g. `options.0.usd_per_hour`) and its raw value as JSON text in `data-value`.
+"""
+
+import difflib
+import html
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.arch import ModelArch, parse_config
+from calculators.cost import cost_report
+from calculators.errors import CalculatorError
+from calculators.fit import GpuOption, fit_gpus
+from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.memory import memory_report
+from calculators.quantization import QUANTIZATION_CHOICES
+from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
+
+GIB = 1024**3
+TIERS = ("on_demand", "interruptible", "reserved")
+Catalog = Mapping[str, Any]
+
+
+class FieldError(ValueError):
+    """A bad value in one form field; the page shows the message next to it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input: its query key (the CLI option with `_` for `-`), how to read it, its default."""
+
+    name: str
+    label: str
+    kind: str  # int, float, fraction, rate, nonneg, choice, bool, text, json, id
+    default: str = ""
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    help: str = ""
+    catalog: str = ""  # "models" or "gpus": a datalist of catalog ids
+
+
+MODEL = Field("model", "Model", "id", help="Catalog model id.", catalog="models")
+CONFIG = Field(
+    "config",
+    "or paste a config.json",
+    "json",
+    help="A Hugging Face config.json; used instead of the model id when given.",
+)
+ENGINE = (
+    Field(
+        "quantization",
+        "Quantization",
+        "choice",
+        choices=("", *QUANTIZATION_CHOICES),
+        help="Weight format; empty: the checkpoint's quantization_config.",
+    ),
+    Field("kv_cache_dtype", "KV cache dtype", "choice", "auto", choices=KV_CACHE_DTYPES),
+    Field("dtype", "dtype", "choice", "auto", choices=("auto", "bfloat16", "float16", "float32")),
+    Field(
+        "gpu_memory_utilization",
+        "GPU memory utilization",
+        "fraction",
+        help="Empty: vLLM's default (0.9; 0.92 from 0.20).",
+    ),
+    Field("max_num_seqs", "max_num_seqs", "int", help="Empty: vLLM's default for the GPU."),
+    Field(
+        "max_num_batched_tokens",
+        "max_num_batched_tokens",
+        "int",
+        help="Empty: vLLM's default for the GPU.",
+    ),
+    Field("enforce_eager", "enforce_eager (no CUDA graphs)", "bool"),
+    Field("vllm_version", "vLLM version", "text", DEFAULT_VLLM_VERSION),
+)
+FIELDS: dict[str, tuple[Field, ...]] = {
+    "vram": (
+        Field("model", "Model", "id", "llama-3.1-8b-instruct", help=MODEL.help, catalog="models"),
+        CONFIG,
+        Field("gpu", "GPU", "id", "h100-sxm", help="Catalog GPU id.", catalog="gpus"),
+        Field(
+            "gpu_memory_gib",
+            "or GPU memory, GiB",
+            "float",
+            help="Memory of one GPU as CUDA reports it; used instead of the GPU id when given.",
+        ),
+        Field("tensor_parallel_size", "tensor_parallel_size", "int", "1"),
+        Field("pipeline_parallel_size", "pipeline_parallel_size", "int", "1"),
+        Field(
+            "max_model_len",
+            "max_model_len",
+            "int",
+            "32768",
+            help="Empty: the model's context length.",
+        ),
+        *ENGINE,
+        Field("context", "Context per request (simple model)", "int", help="Empty: max_model_len."),
+        Field("concurrency", "Concurrent requests (simple model)", "int", "1"),
+    ),
+    "cost": (
+        Field("price_per_hour", "On-demand price, $/GPU-hour", "float", "2.69", required=True),
+        Field(
+            "tokens_per_second", "Tokens per second (deployment)", "float", "2800", required=True
+        ),
+        Field(
+            "accepted_tokens_per_second",
+            "Accepted tokens per second",
+            "float",
+            help="Output tokens/s of requests that met the SLO.",
+        ),
+        Field("gpu_count", "GPUs", "int", "1"),
+        Field("utilization", "Utilization", "fraction", "1", help="Share of paid hours busy."),
+        Field("retry_rate", "Retry rate", "rate", "0", help="Share of requests that are retries."),
+        Field("overhead_per_hour", "Overhead, $/hour", "nonneg", "0"),
+        Field("interruptible_price_per_hour", "Interruptible price, $/GPU-hour", "float"),
+        Field("reserved_price_per_hour", "Reserved price, $/GPU-hour", "float"),
+        Field("api_price_per_million", "API price, $/1M tokens", "float"),
+        Field("monthly_tokens", "Tokens per month", "float", help="With the API price."),
+        Field("scale_to_zero", "Scale to zero (pay busy hours only)", "bool"),
+    ),
+    "fit": (
+        Field("model", "Model", "id", "llama-3.1-70b-instruct", help=MODEL.help, catalog="models"),
+        CONFIG,
+        Field("context", "Context per request", "int", "32768", required=True),
+        Field("concurrency", "Concurrent requests", "int", "16"),
+        *ENGINE,
+        Field("gpu", "Only these GPUs", "text", help="Comma-separated catalog ids; empty: all."),
+        Field("tier", "Price tier", "choice", "on_demand", choices=TIERS),
+        Field("rank_by", "Rank by", "choice", "price", choices=("price", "price-per-gb")),
+    ),
+}
+
+
+def _parse(field: Field, raw: str) -> Any:
+    """The field's value from its text, or None when empty and optional."""
+    text = raw.strip()
+    if field.kind == "bool":
+        return text.lower() in ("1", "true", "on", "yes")
+    if not text:
+        if field.required:
+            raise FieldError(field.name, f"{field.name}: required")
+        return None
+    if field.kind in ("text", "id", "json"):
+        return text
+    if field.kind == "choice":
+        if text not in field.choices:
+            raise FieldError(
+                field.name,
+                f"{field.name}: expected one of {', '.join(c for c in field.choices if c)}",
+            )
+        return text
+    try:
+        number = int(text) if field.kind == "int" else float(text)
+    except ValueError:
+        expected = "an integer" if field.kind == "int" else "a number"
+        raise FieldError(field.name, f"{field.name}: expected {expected}, got {text!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise FieldError(field.name, f"{field.name}: expected a finite number, got {text!r}")
+    domain = {
+        "int": (number >= 1, "an integer >= 1"),
+        "float": (number > 0, "a number > 0"),
+        "fraction": (0 < number <= 1, "a number in (0, 1]"),
+        "rate": (0 <= number < 1, "a number in [0, 1)"),
+        "nonneg": (number >= 0, "a number >= 0"),
+    }[field.kind]
+    if not domain[0]:
+        raise FieldError(field.name, f"{field.name}: expected {domain[1]}, got {text!r}")
+    return number
+
+
+def _unknown(field: str, kind: str, wanted: str, known: list[str]) -> FieldError:
+    close = difflib.get_close_matches(wanted.lower(), sorted(known), n=5, cutoff=0.4)
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    return FieldError(field, f"{field}: unknown {kind} id {wanted!r}{hint}")
+
+
+def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
+    """The model to plan: a pasted config.json, else a catalog id."""
+    if values.get("config"):
+        try:
+            config = json.loads(values["config"])
+        except json.JSONDecodeError as error:
+            message = f"config: line {error.lineno}: not valid JSON: {error.msg}"
+            raise FieldError("config", message) from None
+        if not isinstance(config, dict):
+            raise FieldError("config", "config: expected a JSON object (a config.json)")
+        try:
+            return "config.json", parse_config(config)
+        except CalculatorError as error:
+            raise FieldError("config", f"config: {error}") from None
+    model = values.get("model")
+    if not model:
+        raise FieldError("model", "model: required (or paste a config.json)")
+    models = catalog["models"]
+    if model not in models:
+        raise _unknown("model", "model", model, list(models))
+    return model, parse_config(models[model]["config"])
+
+
+def _engine(values: Mapping[str, Any], memory_bytes: int = 1, **extra: Any) -> VllmSettings:
+    return VllmSettings(
+        gpu_memory_bytes=memory_bytes,
+        gpu_memory_utilization=values["gpu_memory_utilization"],
+        max_num_seqs=values["max_num_seqs"],
+        max_num_batched_tokens=values["max_num_batched_tokens"],
+        kv_cache_dtype=values["kv_cache_dtype"],
+        quantization=values["quantization"],
+        dtype=values["dtype"],
+        enforce_eager=values["enforce_eager"],
+        vllm_version=values["vllm_version"] or DEFAULT_VLLM_VERSION,
+        **extra,
+    )
+
+
+def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    model, arch = _arch(values, catalog)
+    gpu_id = values["gpu"]
+    if values["gpu_memory_gib"] is not None:
+        memory, gpu_name, gpu_id = int(values["gpu_memory_gib"] * GIB), "", None
+    elif gpu_id:
+        if gpu_id not in catalog["gpus"]:
+            raise _unknown("gpu", "GPU", gpu_id, list(catalog["gpus"]))
+        memory, gpu_name = catalog["gpus"][gpu_id]["memory_bytes"], gpu_id
+    else:
+        raise FieldError("gpu", "gpu: give a GPU id or its memory in GiB")
+    settings = _engine(
+        values,
+        memory,
+        tensor_parallel_size=values["tensor_parallel_size"] or 1,
+        pipeline_parallel_size=values["pipeline_parallel_size"] or 1,
+        max_model_len=values["max_model_len"],
+        gpu_name=gpu_name,
+    )
+    report = memory_report(arch, settings, values["context"], values["concurrency"] or 1)
+    return {"model": model, "gpu": gpu_id, **report.as_dict()}
+
+
+def _cost(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    report = cost_report(
+        values["price_per_hour"],
+        values["tokens_per_second"],
+        values["accepted_tokens_per_second"],
+        values["utilization"] if values["utilization"] is not None else 1.0,
+        values["retry_rate"] or 0.0,
+        values["overhead_per_hour"] or 0.0,
+        values["interruptible_price_per_hour"],
+        values["reserved_price_per_hour"],
+        values["api_price_per_million"],
+        values["monthly_tokens"],
+        gpu_count=values["gpu_count"] or 1,
+        always_on=not values["scale_to_zero"],
+    )
+    return report.as_dict()
+
+
+def gpu_options(catalog: Catalog, tier: str, gpu_ids: list[str] | None) -> list[GpuOption]:
+    """Catalog GPUs as fit candidates at their cheapest `tier` price (as `registry.lookup`)."""
+    gpus = catalog["gpus"]
+    options = []
+    for gpu_id in gpu_ids if gpu_ids else sorted(gpus):
+        if gpu_id not in gpus:
+            raise _unknown("gpu", "GPU", gpu_id, list(gpus))
+        gpu = gpus[gpu_id]
+        options.append(
+            GpuOption(
+                gpu_id, gpu["name"], gpu["memory_bytes"], gpu["memory_gb"], gpu["prices"].get(tier)
+            )
+        )
+    return options
+
+
+def _fit(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    model, arch = _arch(values, catalog)
+    ids = [part.strip() for part in (values["gpu"] or "").split(",") if part.strip()]
+    tier, rank_by = values["tier"] or "on_demand", values["rank_by"] or "price"
+    results = fit_gpus(
+        arch,
+        gpu_options(catalog, tier, ids or None),
+        _engine(values),
+        values["context"],
+        values["concurrency"] or 1,
+        "usd_per_hour" if rank_by == "price" else "usd_per_gb_hour",
+    )
+    return {
+        "model": model,
+        "context": values["context"],
+        "concurrency": values["concurrency"] or 1,
+        "tier": tier,
+        "rank_by": rank_by,
+        "options": [result.as_dict() for result in results],
+    }
+
+
+COMPUTE: dict[str, Callable[[Mapping[str, Any], Catalog], dict[str, Any]]] = {
+    "vram": _vram,
+    "cost": _cost,
+    "fit": _fit,
+}
+
+
+def compute(kind: str, query: Mapping[str, str], catalog: Catalog) -> dict[str, Any]:
+    """Check every field, then compute. Returns {"errors": {field: message}} or the payload."""
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for field in FIELDS[kind]:
+        raw = query.get(field.name)
+        try:
+            values[field.name] = _parse(field, field.default if raw is None else raw)
+        except FieldError as error:
+            errors[error.field] = error.message
+    if errors:
+        return {"errors": errors}
+    try:
+        return {"payload": COMPUTE[kind](values, catalog)}
+    except FieldError as error:
+        return {"errors": {error.field: error.message}}
+    except CalculatorError as error:
+        message = str(error)
+        option = message.split(":", 1)[0].strip()
+        known = {field.name for field in FIELDS[kind]}
+        return {"errors": {option if option in known else "": message}}
+
+
+# ---------------------------------------------------------------- output HTML
+
+
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _out(path: str, value: Any, text: str) -> str:
+    return (
+        f'<span data-output="{html.escape(path)}" data-value="{html.escape(_value_text(value))}">'
+        f"{html.escape(text)}</span>"
+    )
+
+
+def _gib(value: Any) -> str:
+    return "–" if value is None else f"{value / GIB:,.2f} GiB"
+
+
+def _usd(value: Any, digits: int = 4) -> str:
+    return "–" if value is None else f"${value:,.{digits}f}"
+
+
+def _count(value: Any) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def _ratio(value: Any) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _lookup(payload: Mapping[str, Any], path: str) -> Any:
+    value: Any = payload
+    for part in path.split("."):
+        value = value[int(part)] if isinstance(value, list) else value.get(part)
+        if value is None:
+            return None
+    return value
+
+
+def _rows(payload: Mapping[str, Any], rows: list[tuple[str, str, Callable[[Any], str]]]) -> str:
+    cells = "".join(
+        f"<tr><th>{html.escape(label)}</th><td"
+        f">{_out(path, _lookup(payload, path), fmt(_lookup(payload, path)))}</td></tr>"
+        for label, path, fmt in rows
+    )
+    return f'<table class="im-results"><tbody>{cells}</tbody></table>'
+
+
+def _text(value: Any) -> str:
+    return "–" if value is None else str(value).replace("_", " ")
+
+
+def _vram_html(payload: Mapping[str, Any], base: str) -> str:
+    plan = payload["vllm_plan"]
+    verdict = "fits" if payload["fits"] else f"does not fit: {payload['reason']}"
+    bar_total = plan["gpu_memory_bytes"] or 1
+    parts = [
+        ("weights", plan["weights_bytes"]),
+        ("activations", plan["activation_peak_bytes"] + plan["non_torch_bytes"]),
+        ("KV cache", max(plan["kv_cache_bytes"], 0)),
+        ("CUDA graphs", plan["cuda_graph_bytes"]),
+    ]
+    bar = "".join(
+        f'<span class="im-bar-{index}"'
+        f' style="width:{max(0.0, min(100.0, 100 * size / bar_total)):.2f}%" '
+        f'title="{html.escape(label)}: {_gib(size)}"></span>'
+        for index, (label, size) in enumerate(parts)
+    )
+    legend = " · ".join(f"{label} {_gib(size)}" for label, size in parts)
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in plan.get("notes") or [])
+    return (
+        f'<p class="im-verdict">{_out("fits", payload["fits"], verdict)}</p>'
+        f'<div class="im-bar" aria-hidden="true">{bar}</div><p class="im-legend"'
+        f">{html.escape(legend)}</p>"
+        + _rows(
+            payload,
+            [
+                ("Weights per GPU", "weights_bytes", _gib),
+                ("KV cache per GPU (vLLM)", "kv_cache_bytes", _gib),
+                ("KV cache per token", "kv_cache_bytes_per_token", lambda v: f"{v:,} bytes"),
+                ("KV cache tokens", "kv_cache_tokens", _count),
+                ("Max concurrency at max_model_len", "max_concurrency", lambda v: f"{v:,.2f}×"),
+                ("max_model_len", "max_model_len", _count),
+                ("GPU memory (as CUDA reports)", "vllm_plan.gpu_memory_bytes", _gib),
+                ("gpu_memory_utilization", "vllm_plan.gpu_memory_utilization", str),
+                ("vLLM budget", "vllm_plan.requested_bytes", _gib),
+                ("Activation peak", "vllm_plan.activation_peak_bytes", _gib),
+                ("Non-torch memory", "vllm_plan.non_torch_bytes", _gib),
+                ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
+                ("KV cache blocks", "vllm_plan.num_blocks", _count),
+                ("max_num_seqs", "vllm_plan.max_num_seqs", _count),
+                ("max_num_batched_tokens", "vllm_plan.max_num_batched_tokens", _count),
+                ("Weight format", "vllm_plan.weight_format", _text),
+                ("Context per request (simple)", "context_tokens", _count),
+                ("Concurrent requests (simple)", "concurrency", _count),
+                ("KV cache needed (simple)", "breakdown.kv_cache_bytes", _gib),
+                ("Runtime overhead (simple)", "breakdown.runtime_overhead_bytes", _gib),
+                ("Safety margin (simple)", "breakdown.safety_margin_bytes", _gib),
+                ("Required per GPU (simple)", "required_bytes", _gib),
+                ("Headroom per GPU (simple)", "headroom_bytes", _gib),
+                ("Headroom state", "headroom_state", _text),
+            ],
+        )
+        + (f'<ul class="im-notes">{notes}</ul>' if notes else "")
+    )
+
+
+def _cost_html(payload: Mapping[str, Any], base: str) -> str:
+    rows: list[tuple[str, str, Callable[[Any], str]]] = [
+        ("$ / 1M tokens", "usd_per_million_tokens", _usd),
+        ("Tokens per $", "tokens_per_dollar", _count),
+        ("Deployment $/hour", "deployment_usd_per_hour", _usd),
+        ("Effective $/hour", "effective_usd_per_hour", _usd),
+        ("  of which idle", "effective_cost.idle_usd_per_hour", _usd),
+        ("  of which retries", "effective_cost.retry_usd_per_hour", _usd),
+        ("Effective $ / 1M tokens", "effective_usd_per_million_tokens", _usd),
+        ("Effective tokens per $", "effective_tokens_per_dollar", _count),
+    ]
+    if payload["usd_per_million_accepted_tokens"] is not None:
+        rows.append(("$ / 1M accepted tokens", "usd_per_million_accepted_tokens", _usd))
+    tiers = payload["tiers"]
+    for tier in TIERS:
+        if tiers.get(tier):
+            label = tier.replace("_", "-")
+            rows.append(
+                (
+                    f"{label}: effective $ / 1M",
+                    f"tiers.{tier}.effective_usd_per_million_tokens",
+                    _usd,
+                )
+            )
+    rows.append(("Cheapest tier", "tiers.cheapest", _text))
+    if tiers.get("reserved_break_even_utilization") is not None:
+        rows.append(
+            ("Reserved pays off above utilization", "tiers.reserved_break_even_utilization", _ratio)
+        )
+    if payload.get("versus_api"):
+        rows += [
+            ("Self-hosted $/month", "versus_api.self_hosted_usd_per_month", lambda v: _usd(v, 2)),
+            ("API $/month", "versus_api.api_usd_per_month", lambda v: _usd(v, 2)),
+            ("Replicas needed", "versus_api.replicas", _count),
+            ("Break-even tokens/month", "versus_api.break_even_monthly_tokens", _count),
+            ("Cheaper", "versus_api.winner", _text),
+        ]
+    return _rows(payload, rows)
+
+
+def _fit_html(payload: Mapping[str, Any], base: str) -> str:
+    head = (
+        "GPU",
+        "count",
+        "$/GPU-hour",
+        "$/hour",
+        "$/GB-hour",
+        "memory/GPU",
+        "required/GPU",
+        "headroom",
+        "max concurrency",
+    )
+    body = []
+    misfits = []
+    for index, row in enumerate(payload["options"]):
+        if not row["fits"]:
+            misfits.append((index, row))
+            continue
+        path = f"options.{index}"
+        href = f"{html.escape(base)}gpus/{html.escape(row['gpu'])}/"
+        link = f'<a href="{href}">{html.escape(row["name"])}</a>'
+        cells = [
+            f"{link} {_out(path + '.gpu', row['gpu'], '')}",
+            _out(path + ".gpu_count", row["gpu_count"], str(row["gpu_count"])),
+            _out(
+                path + ".usd_per_gpu_hour",
+                row["usd_per_gpu_hour"],
+                _usd(row["usd_per_gpu_hour"], 3),
+            ),
+            _out(path + ".usd_per_hour", row["usd_per_hour"], _usd(row["usd_per_hour"], 2)),
+            _out(
+                path + ".usd_per_gb_hour", row["usd_per_gb_hour"], _usd(row["usd_per_gb_hour"], 4)
+            ),
+            _out(
+                path + ".memory_bytes_per_gpu",
+                row["memory_bytes_per_gpu"],
+                _gib(row["memory_bytes_per_gpu"]),
+            ),
+            _out(
+                path + ".required_bytes_per_gpu",
+                row["required_bytes_per_gpu"],
+                _gib(row["required_bytes_per_gpu"]),
+            ),
+            _out(path + ".headroom_state", row["headroom_state"], _text(row["headroom_state"])),
+            _out(
+                path + ".max_concurrency", row["max_concurrency"], f"{row['max_concurrency']:,.1f}"
+            ),
+        ]
+        body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    table = (
+        '<table class="im-results im-fit"><thead><tr>'
+        + "".join(f"<th>{label}</th>" for label in head)
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table>"
+    )
+    if not body:
+        table = "<p>No catalog GPU serves this with 8 or fewer GPUs.</p>"
+    missing = "".join(
+        f"<li>{html.escape(row['name'])}:"
+        f" {_out(f'options.{index}.reason', row['reason'], row['reason'] or '')}</li>"
+        for index, row in misfits
+    )
+    extra = f"<details><summary>Does not fit ({len(misfits)})</summary><ul>{missing}</ul></details>"
+    return table + (extra if misfits else "")
+
+
+RENDER = {"vram": _vram_html, "cost": _cost_html, "fit": _fit_html}
+
+
+def render(
+    kind: str, query: Mapping[str, str], catalog: Catalog, base: str = "../../"
+) -> dict[str, Any]:
+    """What the page shows: {"errors": {...}} or {"html": outputs, "payload": the CLI's JSON}.
+
+    `base` is the relative URL of the site root from the calculator page (for GPU links).
+    """
+    result = compute(kind, query, catalog)
+    if "errors" in result:
+        return result
+    return {"html": RENDER[kind](result["payload"], base), "payload": result["payload"]}
+
+
+def render_json(kind: str, query_json: str, catalog: Catalog, base: str = "../../") -> str:
+    """`render` with JSON in and out: the worker's entry point."""
+    return json.dumps(render(kind, json.loads(query_json), catalog, base))

@@ -1,0 +1,278 @@
+"""Pages from the catalogs: one per GPU (specs with sources, prices with dates and sources), one
+per model (architecture, parameter counts, memory needs computed by `calculators`), and the two
+list pages. Every string from a catalog is HTML-escaped."""
+
+import html
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from calculators.arch import param_counts, parse_config
+from calculators.kv_cache import kv_cache_shape
+from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
+from registry.models import GpuEntry, ModelEntry, PriceEntry
+
+GIB = 1024**3
+MEMORY_CONTEXTS = (4096, 32768, 131072)
+
+
+def esc(value: Any) -> str:
+    return html.escape("–" if value is None else str(value))
+
+
+def _table(head: Iterable[str], rows: Iterable[Iterable[str]], exclude: bool = False) -> str:
+    """An HTML table; cells are already-escaped HTML. `exclude` keeps it out of search."""
+    attr = " data-search-exclude" if exclude else ""
+    header = "".join(f"<th>{cell}</th>" for cell in head)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return (
+        f'<table class="im-table"{attr}><thead><tr>{header}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def _link(url: str | None, text: str) -> str:
+    if not url:
+        return esc(text)
+    return f'<a href="{esc(url)}" rel="noopener">{esc(text)}</a>'
+
+
+def _front(title: str, description: str) -> str:
+    return f"---\ntitle: {title!r}\ndescription: {description!r}\n---\n\n"
+
+
+# --------------------------------------------------------------------------------- GPUs
+
+
+def _source_marks(entry: GpuEntry) -> dict[str, str]:
+    """Field name → footnote-style marks ([1], [2]) of the sources that state it."""
+    marks: dict[str, list[str]] = {}
+    for number, source in enumerate(entry.sources, start=1):
+        for field in source.fields:
+            marks.setdefault(field, []).append(f'<a href="#source-{number}">[{number}]</a>')
+    return {field: " ".join(links) for field, links in marks.items()}
+
+
+def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
+    marks = _source_marks(entry)
+    tflops = entry.tflops_dense
+    specs = [
+        ("Vendor", "vendor", entry.vendor),
+        ("Architecture", "architecture", entry.architecture),
+        ("Form factor", "form_factor", entry.form_factor),
+        ("Segment", "segment", entry.segment),
+        ("Launch", "launch", entry.launch),
+        ("Memory, GB", "memory_gb", entry.memory_gb),
+        ("Memory type", "memory_type", entry.memory_type),
+        ("Memory as reported, MiB", "memory_reported_mib", entry.memory_reported_mib),
+        ("Memory bandwidth, GB/s", "memory_bandwidth_gb_s", entry.memory_bandwidth_gb_s),
+        *(
+            (
+                f"Dense {name.upper()}, {'TOPS' if name == 'int8' else 'TFLOPS'}",
+                "tflops_dense",
+                getattr(tflops, name),
+            )
+            for name in ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
+        ),
+        ("Board power, W", "tdp_w", entry.tdp_w),
+        ("Interconnect", "interconnect", entry.interconnect),
+    ]
+    spec_rows = [(esc(label), esc(value), marks.get(field, "")) for label, field, value in specs]
+    sources = "".join(
+        f'<li id="source-{number}">{_link(source.url, source.title)} ({esc(source.date)}): '
+        f"{esc(', '.join(source.fields))}</li>"
+        for number, source in enumerate(entry.sources, start=1)
+    )
+    price_rows = [
+        (
+            esc(price.provider),
+            esc(price.offering),
+            esc(price.instance),
+            esc(price.tier.replace("_", "-")),
+            f"${price.usd_per_gpu_hour:,.3f}",
+            esc(price.gpus_per_instance),
+            esc(price.region),
+            esc(price.as_of),
+            _link(price.source.url, price.source.title),
+        )
+        for price in sorted(prices, key=lambda p: (p.tier, p.usd_per_gpu_hour, p.id))
+    ]
+    prices_html = (
+        _table(
+            (
+                "Provider",
+                "Offering",
+                "Instance",
+                "Tier",
+                "$/GPU-hour",
+                "GPUs",
+                "Region",
+                "As of",
+                "Source",
+            ),
+            price_rows,
+            exclude=True,
+        )
+        if price_rows
+        else "<p>No price in the catalog yet.</p>"
+    )
+    notes = f"\n\n!!! note\n    {esc(entry.notes)}\n" if entry.notes else ""
+    return (
+        _front(entry.name, f"{entry.name}: specifications and hourly prices")
+        + f"# {esc(entry.name)}\n\n`{entry.id}` · {esc(entry.architecture)} · "
+        f"{esc(entry.memory_gb)} GB {esc(entry.memory_type or '')}\n\n"
+        f"[Plan a model on this GPU](../calculators/vram.md?gpu={entry.id}) · "
+        f"[GPU fit](../calculators/fit.md)\n\n"
+        "## Specifications\n\n"
+        + _table(("Spec", "Value", "Sources"), spec_rows)
+        + notes
+        + f"\n\n## Sources\n\n<ol>{sources}</ol>\n\n## Prices\n\n"
+        "Price per GPU per hour as published, with the date it was read. "
+        "Comparisons use the cheapest price of each tier.\n\n" + prices_html + "\n"
+    )
+
+
+def gpus_index(gpus: Mapping[str, GpuEntry], cheapest: Mapping[str, Mapping[str, float]]) -> str:
+    rows = [
+        (
+            f'<a href="{gpu.id}/">{esc(gpu.name)}</a>',
+            esc(gpu.architecture),
+            esc(gpu.memory_gb),
+            esc(gpu.memory_bandwidth_gb_s),
+            esc(gpu.tflops_dense.bf16),
+            esc(gpu.tflops_dense.fp8),
+            *(
+                "–" if tier not in cheapest[gpu.id] else f"${cheapest[gpu.id][tier]:,.2f}"
+                for tier in ("on_demand", "interruptible", "reserved")
+            ),
+        )
+        for gpu in sorted(gpus.values(), key=lambda g: (-g.memory_gb, g.id))
+    ]
+    links = "\n".join(
+        f"- [{gpu.name}]({gpu.id}.md)" for gpu in sorted(gpus.values(), key=lambda g: g.name)
+    )
+    return (
+        _front("GPUs", "Every GPU in the catalog: memory, bandwidth, compute and prices")
+        + "# GPUs\n\nSpecifications as published (dense, no sparsity) and the cheapest hourly "
+        "price per GPU in each tier.\n\n"
+        + _table(
+            (
+                "GPU",
+                "Architecture",
+                "Memory GB",
+                "Bandwidth GB/s",
+                "BF16 TFLOPS",
+                "FP8 TFLOPS",
+                "On-demand $/h",
+                "Interruptible $/h",
+                "Reserved $/h",
+            ),
+            rows,
+            exclude=True,
+        )
+        + f"\n\n## All GPUs\n\n{links}\n"
+    )
+
+
+# ------------------------------------------------------------------------------- models
+
+
+def _gib(value: int) -> str:
+    return f"{value / GIB:,.2f} GiB"
+
+
+def model_page(entry: ModelEntry) -> str:
+    arch = parse_config(entry.config)
+    counts = param_counts(arch)
+    fmt = weight_format(arch)
+    weights = weight_bytes(arch, fmt).total
+    kv = kv_cache_shape(arch, "auto", 1, model_dtype_bytes(arch))
+    facts = [
+        (
+            "Hugging Face repository",
+            _link(f"https://huggingface.co/{entry.hf_repo}", entry.hf_repo),
+        ),
+        ("Family", esc(entry.family)),
+        ("model_type", esc(arch.model_type)),
+        ("Layers", esc(arch.num_layers)),
+        ("Hidden size", esc(arch.hidden_size)),
+        ("Attention heads / KV heads", f"{arch.num_attention_heads} / {arch.num_kv_heads}"),
+        ("Head dimension", esc(arch.head_dim)),
+        ("Vocabulary", f"{arch.vocab_size:,}"),
+        ("Context length", f"{entry.context_length:,} tokens"),
+        ("Sliding-window layers", esc(arch.num_sliding_layers)),
+        ("Mixture of experts", "no" if arch.moe is None else "yes"),
+        ("Latent attention (MLA)", "no" if arch.mla is None else "yes"),
+        ("Vision tower", "no" if arch.vision is None else "yes"),
+        ("Checkpoint dtype", esc(arch.torch_dtype)),
+        ("Weight format", esc(fmt.method)),
+    ]
+    published = entry.published_params
+    params = [
+        ("Published total", f"{published.total_b:g} B"),
+        ("Published active", "–" if published.active_b is None else f"{published.active_b:g} B"),
+        ("Computed total", f"{counts.total / 1e9:,.2f} B"),
+        ("Computed active per token", f"{counts.active / 1e9:,.2f} B"),
+    ]
+    contexts = sorted(
+        {c for c in MEMORY_CONTEXTS if c <= entry.context_length} | {entry.context_length}
+    )
+    memory_rows = [
+        (
+            f"{context:,}",
+            _gib(kv.bytes_for_sequence(context)),
+            _gib(weights + kv.bytes_for_sequence(context)),
+            f'<a href="../../calculators/fit/?model={entry.id}'
+            f'&amp;context={context}&amp;concurrency=1">'
+            "which GPUs</a>",
+        )
+        for context in contexts
+    ]
+    sources = "".join(
+        f"<li>{_link(source.url, source.title)} ({esc(source.date)}):"
+        f" {esc(', '.join(source.fields))}</li>"
+        for source in entry.sources
+    )
+    notes = f"\n\n!!! note\n    {esc(entry.notes)}\n" if entry.notes else ""
+    return (
+        _front(entry.name, f"{entry.name}: architecture, parameters and memory needs")
+        + f"# {esc(entry.name)}\n\n`{entry.id}`\n\n"
+        f"[VRAM plan](../calculators/vram.md?model={entry.id}) · "
+        f"[GPU fit](../calculators/fit.md?model={entry.id})\n\n"
+        "## Architecture\n\n"
+        + _table(("", ""), facts)
+        + "\n\n## Parameters\n\n"
+        + _table(("", ""), params)
+        + "\n\n## Memory needs\n\n"
+        f"Weights in the checkpoint's format: **{_gib(weights)}**; KV cache "
+        f"**{kv.bytes_for_sequence(1):,} bytes per token** (model dtype, no parallelism). "
+        "One request at each context, before vLLM's runtime overheads:\n\n"
+        + _table(
+            ("Context, tokens", "KV cache", "Weights + KV cache", "Fit"), memory_rows, exclude=True
+        )
+        + notes
+        + f"\n\n## Sources\n\n<ul>{sources}</ul>\n"
+    )
+
+
+def models_index(models: Mapping[str, ModelEntry]) -> str:
+    rows = [
+        (
+            f'<a href="{model.id}/">{esc(model.name)}</a>',
+            esc(model.family),
+            f"{model.published_params.total_b:g} B",
+            "–"
+            if model.published_params.active_b is None
+            else f"{model.published_params.active_b:g} B",
+            f"{model.context_length:,}",
+        )
+        for model in sorted(models.values(), key=lambda m: (m.family, m.published_params.total_b))
+    ]
+    links = "\n".join(
+        f"- [{m.name}]({m.id}.md)" for m in sorted(models.values(), key=lambda m: m.name)
+    )
+    return (
+        _front("Models", "Every model in the catalog")
+        + "# Models\n\n"
+        + _table(("Model", "Family", "Parameters", "Active", "Context"), rows, exclude=True)
+        + f"\n\n## All models\n\n{links}\n"
+    )

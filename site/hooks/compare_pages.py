@@ -1,0 +1,535 @@
+"""Pages from the result index: Home, Compare (model × traffic profile) with charts, a page per
+result, and Downloads. Tables are plain HTML (readable without JavaScript); `tables.js` adds
+sorting and filtering, `charts.js` draws the charts from the JSON embedded beside them.
+Every string that comes from a result file is HTML-escaped."""
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog_pages import esc
+
+from registry.catalog import load_prices
+from registry.index import (
+    COLUMN_DESCRIPTIONS,
+    IndexRow,
+    index_rows,
+    load_results,
+    render_csv,
+    result_files,
+)
+from registry.index import render_json as index_json
+from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
+
+TIERS = ("on_demand", "interruptible", "reserved")
+
+
+@dataclass(frozen=True)
+class Index:
+    rows: list[IndexRow]
+    results: dict[str, Result]  # result id → result
+    texts: dict[str, str]  # result id → the file's text
+
+
+def load_index(root: Path) -> Index:
+    """Every valid result under `root` and its index rows; an invalid file raises."""
+    loaded = load_results(root, result_files(root))
+    prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
+    rows = [row for file, result in loaded for row in index_rows(result, file, prices)]
+    rows.sort(key=lambda row: (row.file, row.point_index))
+    return Index(
+        rows=rows,
+        results={result.id: result for _file, result in loaded},
+        texts={result.id: (root / file).read_text(encoding="utf-8") for file, result in loaded},
+    )
+
+
+def _num(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
+    return "–" if value is None else f"{value * scale:,.{digits}f}"
+
+
+def _usd(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"${value:,.{digits}f}"
+
+
+def _cell(sort: Any, text: str) -> str:
+    key = "" if sort is None else esc(sort)
+    return f'<td data-sort="{key}">{text}</td>'
+
+
+def _slug(model: str, profile: str) -> str:
+    return f"{model}--{profile}"
+
+
+def _kind_badge(kind: str) -> str:
+    return f'<span class="im-kind im-kind-{esc(kind)}">{esc(kind)}</span>'
+
+
+# one column: header, value of a row, HTML of the value
+Column = tuple[str, Callable[[IndexRow], Any], Callable[[IndexRow], str]]
+
+
+def _accepted_per_hour(row: IndexRow) -> float | None:
+    tps = row.accepted_output_tokens_per_s
+    return None if tps is None else tps * 3600
+
+
+COLUMNS: list[Column] = [
+    ("GPU", lambda r: r.gpu, lambda r: f'<a href="../../gpus/{esc(r.gpu)}/">{esc(r.gpu)}</a>'),
+    ("GPUs", lambda r: r.gpu_count, lambda r: esc(r.gpu_count)),
+    ("Source", lambda r: r.source_kind, lambda r: _kind_badge(r.source_kind)),
+    (
+        "Engine",
+        lambda r: f"{r.engine} {r.engine_version}",
+        lambda r: esc(f"{r.engine} {r.engine_version}"),
+    ),
+    ("Quant.", lambda r: r.quantization or "", lambda r: esc(r.quantization or "–")),
+    (
+        "Load",
+        lambda r: r.concurrency or r.request_rate,
+        lambda r: esc(f"{r.concurrency} conc." if r.concurrency else f"{r.request_rate} req/s"),
+    ),
+    ("$/hour", lambda r: r.on_demand_usd_per_hour, lambda r: _usd(r.on_demand_usd_per_hour, 2)),
+    ("Output tok/s", lambda r: r.output_tokens_per_s, lambda r: _num(r.output_tokens_per_s, 0)),
+    ("Accepted tok/hour", _accepted_per_hour, lambda r: _num(_accepted_per_hour(r), 0)),
+    (
+        "$/1M accepted, on-demand",
+        lambda r: r.on_demand_usd_per_million_accepted_tokens,
+        lambda r: _usd(r.on_demand_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M accepted, interruptible",
+        lambda r: r.interruptible_usd_per_million_accepted_tokens,
+        lambda r: _usd(r.interruptible_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M accepted, reserved",
+        lambda r: r.reserved_usd_per_million_accepted_tokens,
+        lambda r: _usd(r.reserved_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M output, on-demand",
+        lambda r: r.on_demand_usd_per_million_output_tokens,
+        lambda r: _usd(r.on_demand_usd_per_million_output_tokens),
+    ),
+    (
+        "Tok/s per GPU",
+        lambda r: r.output_tokens_per_s_per_gpu,
+        lambda r: _num(r.output_tokens_per_s_per_gpu, 0),
+    ),
+    (
+        "Tok/s per user",
+        lambda r: r.tokens_per_s_per_user,
+        lambda r: _num(r.tokens_per_s_per_user, 1),
+    ),
+    ("TTFT p95 ms", lambda r: r.ttft_ms_p95, lambda r: _num(r.ttft_ms_p95, 0)),
+    ("E2E p95 ms", lambda r: r.e2e_ms_p95, lambda r: _num(r.e2e_ms_p95, 0)),
+    ("E2E p99 ms", lambda r: r.e2e_ms_p99, lambda r: _num(r.e2e_ms_p99, 0)),
+    (
+        "Failure rate",
+        lambda r: r.failure_rate,
+        lambda r: _num(r.failure_rate, 1, 100) + ("" if r.failure_rate is None else " %"),
+    ),
+    ("GPU util. %", lambda r: r.gpu_utilization_pct, lambda r: _num(r.gpu_utilization_pct, 0)),
+    ("Tok/J", lambda r: r.output_tokens_per_joule, lambda r: _num(r.output_tokens_per_joule, 2)),
+    (
+        "Result",
+        lambda r: r.result_id,
+        lambda r: (
+            f'<a href="../../results/{esc(r.result_id)}/">{esc(r.result_id)}</a> · '
+            f'<a href="../../results/{esc(r.result_id)}.json">file</a>'
+        ),
+    ),
+]
+
+
+def _compare_table(rows: list[IndexRow]) -> str:
+    head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _value, _text in COLUMNS)
+    body = "".join(
+        f'<tr data-kind="{esc(row.source_kind)}">'
+        + "".join(_cell(value(row), text(row)) for _name, value, text in COLUMNS)
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        '<div class="im-table-tools" hidden><label>Filter <input type="search" data-filter '
+        'placeholder="GPU, engine, …"></label> <label>Source <select data-filter-kind>'
+        '<option value="">all</option><option>measured</option><option>reported</option>'
+        "</select></label></div>"
+        f'<div class="im-scroll"><table class="im-table im-compare" data-sortable'
+        f" data-search-exclude>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a <script> element (no `</script>` can close it early)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _chart_data(rows: list[IndexRow]) -> dict[str, Any]:
+    pareto: dict[str, list[list[float]]] = defaultdict(list)
+    cost: dict[str, float] = {}
+    for row in rows:
+        label = f"{row.gpu} ×{row.gpu_count}"
+        if row.tokens_per_s_per_user is not None and row.output_tokens_per_s_per_gpu is not None:
+            pareto[label].append([row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu])
+        usd = (
+            row.on_demand_usd_per_million_accepted_tokens
+            or row.on_demand_usd_per_million_output_tokens
+        )
+        if usd is not None:
+            cost[label] = min(usd, cost.get(label, usd))
+    return {
+        "pareto": {label: sorted(points) for label, points in sorted(pareto.items())},
+        "cost": dict(sorted(cost.items(), key=lambda item: item[1])),
+    }
+
+
+def compare_page(model: str, profile: str, model_name: str, rows: list[IndexRow]) -> str:
+    slug = _slug(model, profile)
+    data = _chart_data(rows)
+    return (
+        f"---\ntitle: {f'{model_name}, {profile}'!r}\n---\n\n"
+        f"# {esc(model_name)}: {esc(profile)} traffic\n\n"
+        f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile. "
+        "Dollar figures use the cheapest catalog price of each tier × GPU count; *measured* rows "
+        "come from `infermeter bench`, *reported* rows from a cited public source. "
+        "Click a header to sort. [Data as CSV]("
+        + f"{slug}.csv"
+        + ").\n\n"
+        + _compare_table(rows)
+        + "\n\n## Charts\n\n"
+        '<div class="im-charts" data-search-exclude>'
+        '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per '
+        "GPU against tokens/s per user, one line per GPU and count (the Pareto front)."
+        "</figcaption></figure>"
+        '<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M'
+        " accepted "
+        "(else output) tokens, on-demand, per GPU.</figcaption></figure>"
+        f'<script type="application/json" class="im-chart-data">{_script_json(data)}'
+        f"</script></div>\n"
+    )
+
+
+def _flatten(value: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _flatten(item, f"{prefix}.{key}" if prefix else key)
+    elif isinstance(value, list) and value and isinstance(value[0], (dict, list)):
+        for index, item in enumerate(value):
+            yield from _flatten(item, f"{prefix}[{index}]")
+    else:
+        yield prefix, value
+
+
+def reproduce_command(result: Result) -> str:
+    identity = result.identity
+    parts = ["infermeter bench run", f"--model {identity.model.hf_repo or identity.model.id}"]
+    if identity.workload.profile:
+        parts.append(f"--profile {identity.workload.profile}")
+    serving = identity.serving.model_dump(exclude_none=True)
+    for key in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs"):
+        if key in serving:
+            parts.append(f"--{key.replace('_', '-')} {serving[key]}")
+    return " ".join(parts)
+
+
+def result_page(result: Result, rows: list[IndexRow]) -> str:
+    data = result.model_dump(mode="json", exclude_none=True)
+    source = data.get("source", {})
+    commands = [source[key] for key in ("server_command", "command") if source.get(key)]
+    fields = "".join(
+        f"<tr><th>{esc(path)}</th><td"
+        f">{esc(json.dumps(value) if not isinstance(value, str) else value)}</td></tr>"
+        for path, value in _flatten({k: v for k, v in data.items() if k != "source"})
+    )
+    provenance = "".join(
+        f"<tr><th>{esc(path)}</th><td"
+        f">{esc(value if isinstance(value, str) else json.dumps(value))}</td></tr>"
+        for path, value in _flatten(source)
+    )
+    derived = "".join(
+        f"<tr><th>{esc(name)}</th>"
+        + "".join(f"<td>{esc(getattr(row, name))}</td>" for row in rows)
+        + "</tr>"
+        for name in COLUMN_DESCRIPTIONS
+        if name.endswith(
+            ("usd_per_hour", "tokens", "per_gpu", "per_user", "per_joule", "per_dollar")
+        )
+    )
+    identity = result.identity
+    title = f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id} ({result.id})"
+    run = "\n".join(str(c) for c in commands) if commands else reproduce_command(result)
+    return (
+        f"---\ntitle: {title!r}\n---\n\n"
+        f"# {esc(identity.model.id)} on {identity.gpu.count}× {esc(identity.gpu.id)}\n\n"
+        f"{_kind_badge(result.source.kind)} Result `{result.id}` · "
+        f'<a href="../{esc(result.id)}.json">the file</a> · '
+        f'<a href="../../gpus/{esc(identity.gpu.id)}/">GPU</a> · '
+        f'<a href="../../models/{esc(identity.model.id)}/">model</a>\n\n'
+        "## Reproduce\n\n"
+        f"<pre><code>{esc(run)}</code></pre>\n\n"
+        "## Provenance\n\n"
+        f'<table class="im-table"><tbody>{provenance}</tbody></table>\n\n'
+        "## Derived figures (per load point)\n\n"
+        f'<table class="im-table" data-search-exclude><tbody>{derived}</tbody></table>\n\n'
+        "## Every field\n\n"
+        f'<table class="im-table" data-search-exclude><tbody>{fields}</tbody></table>\n'
+    )
+
+
+# Workload → shortlist, after the guide's quick decision matrix (our wording).
+DECISION_MATRIX: list[tuple[str, tuple[str, ...], str]] = [
+    (
+        "Chat with 7-13B models, internal tools, prototypes",
+        ("l4", "l40s", "rtx-4090", "rtx-5090", "a100-40gb-pcie"),
+        "A low hourly price beats peak speed when the model is small and concurrency moderate.",
+    ),
+    (
+        "30-34B models",
+        ("l40s", "a100-80gb-sxm", "h100-pcie", "h100-sxm"),
+        "Enough memory for a practical deployment at a lower base cost than H200 or B200.",
+    ),
+    (
+        "70B-class models",
+        ("h100-sxm", "h200-sxm", "a100-80gb-sxm"),
+        "H100 is the default; H200 wins when its memory cuts the GPU count.",
+    ),
+    (
+        "Long-context RAG",
+        ("h200-sxm", "h100-nvl", "h100-sxm", "b200"),
+        "KV cache and prefill make memory capacity and bandwidth matter more than the"
+        " hourly price.",
+    ),
+    (
+        "High-throughput batch jobs",
+        ("a100-80gb-sxm", "l40s", "h100-sxm"),
+        "Throughput per dollar matters more than latency when jobs can wait; count retries"
+        " and interruptions.",
+    ),
+    (
+        "Latency-sensitive customer chat",
+        ("h100-sxm", "h200-sxm", "b200"),
+        "p95/p99 latency, not mean tokens/s; newer datacenter GPUs leave room for concurrency.",
+    ),
+    (
+        "Local inference",
+        ("rtx-4090", "rtx-5090", "rtx-pro-6000-ws", "rtx-6000-ada"),
+        "Private development, offline tests and small models.",
+    ),
+]
+
+
+def home_page(
+    index: Index,
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    cheapest: Mapping[str, Mapping[str, float]],
+) -> str:
+    def gpu_cell(gpu_id: str) -> str:
+        gpu = gpus[gpu_id]
+        price = cheapest.get(gpu_id, {}).get("on_demand")
+        price_text = f", from ${price:,.2f}/h" if price is not None else ""
+        return f'<a href="gpus/{gpu_id}/">{esc(gpu.name)}</a> ({esc(gpu.memory_gb)} GB{price_text})'
+
+    matrix = "".join(
+        f"<tr><td>{esc(workload)}</td><td"
+        f">{'<br>'.join(gpu_cell(g) for g in shortlist if g in gpus)}</td>"
+        f"<td>{esc(why)}</td></tr>"
+        for workload, shortlist, why in DECISION_MATRIX
+    )
+    best: dict[str, IndexRow] = {}
+    for row in index.rows:
+        usd = (
+            row.on_demand_usd_per_million_accepted_tokens
+            or row.on_demand_usd_per_million_output_tokens
+        )
+        if usd is None:
+            continue
+        current = best.get(row.model)
+        current_usd = (
+            None
+            if current is None
+            else (
+                current.on_demand_usd_per_million_accepted_tokens
+                or current.on_demand_usd_per_million_output_tokens
+            )
+        )
+        if current_usd is None or usd < current_usd:
+            best[row.model] = row
+    best_rows = "".join(
+        f'<tr><td><a href="models/{esc(model)}/"'
+        f">{esc(models[model].name if model in models else model)}</a></td>"
+        f'<td><a href="gpus/{esc(row.gpu)}/">{esc(row.gpu)}</a> ×{row.gpu_count}</td>'
+        f"<td>{_usd(row.on_demand_usd_per_million_accepted_tokens)}</td>"
+        f"<td>{_usd(row.on_demand_usd_per_million_output_tokens)}</td>"
+        f"<td>{_kind_badge(row.source_kind)}</td>"
+        f'<td><a href="compare/{esc(_slug(row.model, row.profile))}/">compare</a> · '
+        f'<a href="results/{esc(row.result_id)}/">result</a></td></tr>'
+        for model, row in sorted(best.items())
+    )
+    return (
+        "---\ntitle: infermeter\n---\n\n"
+        "# What a token really costs on each GPU\n\n"
+        "infermeter answers one buyer's question: **which GPU serves my model and my"
+        " traffic at the "
+        "lowest cost per accepted token, within my latency and reliability targets?** Not"
+        " the newest "
+        "card, not the cheapest hour, not the best marketing benchmark: measured throughput of "
+        "requests that met their latency target, priced at today's catalog prices.\n\n"
+        "- [Compare GPUs](compare/index.md) per model and traffic profile\n"
+        "- Calculators in your browser: [VRAM plan](calculators/vram.md), "
+        "[cost per token](calculators/cost.md), [GPU fit](calculators/fit.md)\n"
+        "- [How we measure](methodology.md) · [Contribute a result](contribute.md) · "
+        "[Downloads](downloads.md)\n\n"
+        "## Where to start: workload → shortlist\n\n"
+        "A first shortlist by workload, with catalog memory and the cheapest on-demand price. "
+        "Then let the GPU earn the workload: plan the memory, and compare measured results.\n\n"
+        '<table class="im-table"><thead><tr><th>Workload</th><th>Start with</th><th>Why</th'
+        "></tr></thead>"
+        f"<tbody>{matrix}</tbody></table>\n\n"
+        "## Lowest $ per 1M tokens per model\n\n"
+        "On-demand price; accepted tokens where the result has an SLO, else all output tokens.\n\n"
+        '<table class="im-table" data-search-exclude><thead><tr><th>Model</th><th>GPU</th>'
+        "<th>$/1M accepted</th><th>$/1M output</th><th>Source</th><th></th></tr></thead>"
+        f"<tbody>{best_rows}</tbody></table>\n"
+    )
+
+
+def pages(
+    index: Index,
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    cheapest: Mapping[str, Mapping[str, float]],
+) -> dict[str, str]:
+    """uri → Markdown of Home, the compare pages and the result pages."""
+    out = {"index.md": home_page(index, gpus, models, cheapest)}
+    groups: dict[tuple[str, str], list[IndexRow]] = defaultdict(list)
+    by_result: dict[str, list[IndexRow]] = defaultdict(list)
+    for row in index.rows:
+        groups[(row.model, row.profile)].append(row)
+        by_result[row.result_id].append(row)
+    links = []
+    for (model, profile), rows in sorted(groups.items()):
+        name = models[model].name if model in models else model
+        out[f"compare/{_slug(model, profile)}.md"] = compare_page(model, profile, name, rows)
+        links.append(
+            f"| [{esc(name)}]({_slug(model, profile)}.md) | {esc(profile)} |"
+            f" {len({r.result_id for r in rows})} |"
+        )
+    table = (
+        "| Model | Profile | Results |\n|---|---|---|\n" + "\n".join(links)
+        if links
+        else "No results yet."
+    )
+    out["compare/index.md"] = (
+        "---\ntitle: Compare\n---\n\n# Compare GPUs\n\nOne page per model and traffic profile.\n\n"
+        + table
+        + "\n"
+    )
+    for result_id, result in index.results.items():
+        out[f"results/{result_id}.md"] = result_page(result, by_result[result_id])
+    return out
+
+
+def _csv(rows: Iterable[Iterable[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in rows:
+        writer.writerow(["" if cell is None else cell for cell in row])
+    return buffer.getvalue()
+
+
+def downloads(
+    index: Index,
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    prices: Mapping[str, PriceEntry],
+) -> dict[str, str]:
+    """uri → content of the data files and of the Downloads page."""
+    files = {
+        "data/index.json": index_json(index.rows),
+        "data/index.csv": render_csv(index.rows),
+        "data/gpus.json": json.dumps([g.model_dump(mode="json") for g in gpus.values()], indent=2)
+        + "\n",
+        "data/models.json": json.dumps(
+            [m.model_dump(mode="json") for m in models.values()], indent=2
+        )
+        + "\n",
+        "data/prices.json": json.dumps(
+            [p.model_dump(mode="json") for p in prices.values()], indent=2
+        )
+        + "\n",
+        "data/prices.csv": _csv(
+            [
+                (
+                    "id",
+                    "provider",
+                    "gpu",
+                    "tier",
+                    "usd_per_gpu_hour",
+                    "gpus_per_instance",
+                    "region",
+                    "as_of",
+                    "source_url",
+                )
+            ]
+            + [
+                (
+                    p.id,
+                    p.provider,
+                    p.gpu,
+                    p.tier,
+                    p.usd_per_gpu_hour,
+                    p.gpus_per_instance,
+                    p.region,
+                    p.as_of,
+                    p.source.url,
+                )
+                for p in prices.values()
+            ]
+        ),
+    }
+    groups: dict[str, list[IndexRow]] = defaultdict(list)
+    for row in index.rows:
+        groups[_slug(row.model, row.profile)].append(row)
+    for slug, rows in groups.items():
+        files[f"compare/{slug}.csv"] = render_csv(rows)
+    for result_id, text in index.texts.items():
+        files[f"results/{result_id}.json"] = text
+    described = [
+        (
+            "data/index.json",
+            f"The index: every result × load point ({len(index.rows)} rows), with $ figures"
+            f" at current prices; column descriptions included.",
+        ),
+        ("data/index.csv", "The same index as CSV."),
+        ("data/gpus.json", f"The GPU catalog ({len(gpus)} GPUs) with sources."),
+        (
+            "data/models.json",
+            f"The model catalog ({len(models)} models) with their config.json fields.",
+        ),
+        ("data/prices.json", f"The price catalog ({len(prices)} prices) with dates and sources."),
+        ("data/prices.csv", "The price catalog as CSV."),
+        (
+            "assets/catalog.json",
+            "What the in-browser calculators read: model configs, GPU memory, cheapest"
+            " price per tier.",
+        ),
+        ("assets/calculators.zip", "The `calculators` Python package the calculator pages run."),
+    ]
+    files["downloads.md"] = (
+        "---\ntitle: Downloads\n---\n\n# Downloads\n\nEverything on this site comes from"
+        " these files "
+        "(JSON and CSV, built from the registry with the site).\n\n| File | What |\n|---|---|\n"
+        + "\n".join(f"| [{name}]({name}) | {text} |" for name, text in described)
+        + "\n\nEach result file is linked from its result page.\n"
+    )
+    return files

@@ -1,0 +1,168 @@
+"""mkdocs hook: generate the site's data-driven pages and assets inside `mkdocs build`.
+
+- `on_config` loads and validates the catalogs (and the result index, when the registry has
+  one); any invalid file stops the build with every problem listed.
+- `on_files` adds the generated pages (calculators, a page per GPU and per model, compare and
+  result pages, downloads) and assets: the Pyodide runtime copied from `node_modules/pyodide`,
+  our `calculators` package plus `calc_api.py` as a zip archive, and `catalog.json`, the
+  catalog data the calculators need in the browser.
+
+Plain Python on mkdocs' hook API, no third-party plugin. The registry root defaults to this
+repository; `INFERMETER_REGISTRY` points the build at another checkout (used by the benchmarks).
+"""
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import calc_pages
+import catalog_pages
+import compare_pages
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+from calculators.vllm_plan import gpu_total_bytes
+from registry.catalog import load_gpus, load_models, load_prices
+from registry.errors import RegistryError
+from registry.lookup import TIERS, cheapest_prices
+
+REPO = Path(__file__).resolve().parents[2]
+HOOKS = Path(__file__).resolve().parent
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
+_state: dict[str, Any] = {}
+
+
+def registry_root() -> Path:
+    return Path(os.environ.get("INFERMETER_REGISTRY", REPO)).resolve()
+
+
+def calculators_archive() -> bytes:
+    """The `calculators` package and `calc_api.py` as a zip, byte-for-byte reproducible."""
+    import calculators
+
+    package = Path(calculators.__file__).resolve().parent
+    members = [(f"calculators/{path.name}", path) for path in sorted(package.glob("*.py"))]
+    members.append(("calc_api.py", HOOKS / "calc_api.py"))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, path in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    root = registry_root()
+    catalogs = root / "registry" / "catalogs"
+    try:
+        gpus = load_gpus(catalogs / "gpus.yaml")
+        models = load_models(catalogs / "models.yaml")
+        prices = load_prices(catalogs / "prices.yaml")
+        index = compare_pages.load_index(root)
+    except RegistryError as error:
+        raise PluginError(f"invalid registry data:\n{error}") from None
+    unknown = sorted({p.id for p in prices.values() if p.gpu not in gpus})
+    if unknown:
+        raise PluginError(f"prices.yaml: prices name GPUs not in gpus.yaml: {', '.join(unknown)}")
+    price_list = list(prices.values())
+    cheapest = {
+        gpu_id: {
+            tier: price.usd_per_gpu_hour
+            for tier, price in cheapest_prices(gpu_id, price_list).items()
+        }
+        for gpu_id in gpus
+    }
+    calc_catalog = {
+        "models": {
+            model.id: {
+                "name": model.name,
+                "context_length": model.context_length,
+                "config": model.config,
+            }
+            for model in models.values()
+        },
+        "gpus": {
+            gpu.id: {
+                "name": gpu.name,
+                "memory_gb": gpu.memory_gb,
+                "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
+                "prices": {
+                    tier: cheapest[gpu.id][tier] for tier in TIERS if tier in cheapest[gpu.id]
+                },
+            }
+            for gpu in gpus.values()
+        },
+    }
+    _state.update(
+        gpus=gpus,
+        models=models,
+        prices=prices,
+        cheapest=cheapest,
+        index=index,
+        catalog=calc_catalog,
+    )
+    return config
+
+
+def _page(files: Files, config: MkDocsConfig, uri: str, content: str | bytes) -> None:
+    existing = files.get_file_from_path(uri)
+    if existing is not None:
+        files.remove(existing)
+    files.append(File.generated(config, uri, content=content))
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    gpus, models, prices = _state["gpus"], _state["models"], _state["prices"]
+    catalog = _state["catalog"]
+    try:
+        for kind in calc_pages.PAGES:
+            _page(
+                files, config, f"calculators/{kind}.md", calc_pages.calculator_page(kind, catalog)
+            )
+        _page(files, config, "gpus/index.md", catalog_pages.gpus_index(gpus, _state["cheapest"]))
+        for gpu in gpus.values():
+            gpu_prices = [price for price in prices.values() if price.gpu == gpu.id]
+            _page(files, config, f"gpus/{gpu.id}.md", catalog_pages.gpu_page(gpu, gpu_prices))
+        _page(files, config, "models/index.md", catalog_pages.models_index(models))
+        for model in models.values():
+            _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model))
+        for uri, content in compare_pages.pages(
+            _state["index"], gpus, models, _state["cheapest"]
+        ).items():
+            _page(files, config, uri, content)
+    except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
+        raise PluginError(f"cannot generate pages: {error}") from None
+
+    _page(files, config, "assets/calculators.zip", calculators_archive())
+    catalog_text = json.dumps(catalog, sort_keys=True, separators=(",", ":"))
+    _page(files, config, "assets/catalog.json", catalog_text)
+    for uri, content in compare_pages.downloads(_state["index"], gpus, models, prices).items():
+        _page(files, config, uri, content)
+
+    runtime = REPO / "node_modules" / "pyodide"
+    for name in PYODIDE_FILES:
+        source = runtime / name
+        if not source.is_file():
+            raise PluginError(f"{source}: missing; run `npm ci` first (it installs Pyodide)")
+        files.append(File.generated(config, f"assets/pyodide/{name}", abs_src_path=str(source)))
+    uplot = REPO / "node_modules" / "uplot" / "dist"
+    for name, uri in (
+        ("uPlot.esm.js", "assets/vendor/uplot.esm.js"),
+        ("uPlot.min.css", "assets/vendor/uplot.min.css"),
+    ):
+        if not (uplot / name).is_file():
+            raise PluginError(f"{uplot / name}: missing; run `npm ci` first (it installs uPlot)")
+        files.append(File.generated(config, uri, abs_src_path=str(uplot / name)))
+    return files

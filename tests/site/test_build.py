@@ -1,0 +1,182 @@
+"""The site builds strictly from the registry, self-contained, and fails on invalid data."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from site_helpers import REPO, build_site
+
+from bench.cli import main
+from registry.store import parse_result, with_content_id, write_result
+
+pytestmark = pytest.mark.slow
+
+KEY_PAGES = [
+    "index.html",
+    "compare/index.html",
+    "calculators/vram/index.html",
+    "calculators/cost/index.html",
+    "calculators/fit/index.html",
+    "gpus/index.html",
+    "gpus/h100-sxm/index.html",
+    "models/index.html",
+    "models/llama-3.1-8b-instruct/index.html",
+    "methodology/index.html",
+    "contribute/index.html",
+    "downloads/index.html",
+    "data/index.json",
+    "data/index.csv",
+    "assets/catalog.json",
+    "assets/calculators.zip",
+    "assets/calc-worker.js",
+    "assets/pyodide/pyodide.mjs",
+    "assets/pyodide/pyodide.asm.wasm",
+    "assets/pyodide/python_stdlib.zip",
+    "assets/vendor/uplot.esm.js",
+    "search/search_index.json",
+]
+# Anything that makes the browser fetch from another origin: scripts, styles, fonts, imports.
+EXTERNAL = [
+    re.compile(r"<script[^>]*\bsrc=[\"']?(?:https?:)?//", re.I),
+    re.compile(r"<link[^>]*\bhref=[\"']?(?:https?:)?//[^>]*>", re.I),
+    re.compile(r"@import\s+(?:url\()?[\"']?(?:https?:)?//", re.I),
+    re.compile(r"url\(\s*[\"']?(?:https?:)?//", re.I),
+    re.compile(r"\bimport\s*(?:\(|[^;]*?\bfrom)\s*[\"'](?:https?:)?//", re.I),
+    re.compile(r"importScripts\(\s*[\"'](?:https?:)?//", re.I),
+]
+
+
+@pytest.mark.parametrize("page", KEY_PAGES)
+def test_build_key_page_exists(built_site: Path, page: str) -> None:
+    assert (built_site / page).is_file()
+
+
+def test_build_every_catalog_entry_has_a_page(built_site: Path) -> None:
+    catalog = json.loads((built_site / "assets/catalog.json").read_text())
+    for gpu in catalog["gpus"]:
+        assert (built_site / "gpus" / gpu / "index.html").is_file(), gpu
+    for model in catalog["models"]:
+        assert (built_site / "models" / model / "index.html").is_file(), model
+
+
+def test_build_no_file_loads_from_another_origin(built_site: Path) -> None:
+    offenders = []
+    for path in built_site.rglob("*"):
+        if path.suffix not in (".html", ".css", ".js", ".mjs") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for pattern in EXTERNAL:
+            for match in pattern.finditer(text):
+                link = match.group(0)
+                if "<link" in link and not re.search(
+                    r"stylesheet|preload|modulepreload|icon|font", link
+                ):
+                    continue  # canonical and similar links load nothing
+                offenders.append(f"{path.relative_to(built_site)}: {link[:120]}")
+    assert offenders == []
+
+
+def test_build_calculator_pages_carry_inputs_and_outputs(built_site: Path) -> None:
+    page = (built_site / "calculators/vram/index.html").read_text()
+    for name in (
+        "model",
+        "gpu",
+        "max_model_len",
+        "tensor_parallel_size",
+        "kv_cache_dtype",
+        "config",
+    ):
+        assert f'name="{name}"' in page
+    values = dict(re.findall(r'data-output="([^"]+)" data-value="([^"]*)"', page))
+    assert int(values["weights_bytes"]) > 0
+    assert "NaN" not in page
+
+
+def test_build_default_result_matches_cli(built_site: Path) -> None:
+    page = (built_site / "calculators/vram/index.html").read_text()
+    values = dict(re.findall(r'data-output="([^"]+)" data-value="([^"]*)"', page))
+    args = [
+        "calc",
+        "vram",
+        "--model",
+        "llama-3.1-8b-instruct",
+        "--gpu",
+        "h100-sxm",
+        "--max-model-len",
+        "32768",
+        "--json",
+    ]
+    expected = json.loads(CliRunner().invoke(main, args).output)
+    assert int(values["kv_cache_tokens"]) == expected["kv_cache_tokens"]
+    assert int(values["vllm_plan.requested_bytes"]) == expected["vllm_plan"]["requested_bytes"]
+
+
+def test_build_calculators_archive_runs_standalone(built_site: Path) -> None:
+    archive = built_site / "assets/calculators.zip"
+    names = zipfile.ZipFile(archive).namelist()
+    assert "calc_api.py" in names
+    assert "calculators/memory.py" in names
+    # The archive alone (as in Pyodide) computes the default cost: stdlib + calculators only.
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import calc_api; "
+        "catalog = json.load(open(sys.argv[2])); "
+        "query = {'price_per_hour': '2', 'tokens_per_second': '1000'}; "
+        "print(json.dumps(calc_api.compute('cost', query, catalog)))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-I", "-c", code, str(archive), str(built_site / "assets/catalog.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=built_site,
+    )
+    payload = json.loads(completed.stdout)["payload"]
+    assert payload["usd_per_million_tokens"] == pytest.approx(2 / (1000 * 3600) * 1e6)
+
+
+def test_build_search_finds_gpus_and_models_and_stays_small(built_site: Path) -> None:
+    index_file = built_site / "search/search_index.json"
+    assert index_file.stat().st_size < 2_000_000
+    titles = {doc["title"] for doc in json.loads(index_file.read_text())["docs"]}
+    assert any("H100" in title for title in titles)
+    assert any("Llama 3.1 8B" in title for title in titles)
+
+
+def _registry_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "registry-checkout"
+    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    return root
+
+
+def test_build_fails_on_invalid_catalog(tmp_path: Path) -> None:
+    root = _registry_copy(tmp_path)
+    gpus = root / "registry/catalogs/gpus.yaml"
+    gpus.write_text(gpus.read_text().replace("memory_gb: 24\n", "memory_gb: -24\n", 1))
+    completed = build_site(tmp_path / "out", root)
+    assert completed.returncode != 0
+    assert "memory_gb" in completed.stdout + completed.stderr
+
+
+def test_build_shows_result_strings_as_text(tmp_path: Path) -> None:
+    root = _registry_copy(tmp_path)
+    text = (REPO / "tests/examples/valid/results/measured-two-points.json").read_text()
+    data = json.loads(text)
+    data["source"]["submitter"] = "<script>alert('x')</script><b>bold</b>"
+    result = with_content_id(parse_result(json.dumps(data), "example.json"))
+    write_result(result, root)
+    out = tmp_path / "out"
+    completed = build_site(out, root)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    page = (out / "results" / result.id / "index.html").read_text()
+    assert "&lt;script&gt;alert(" in page
+    assert "<script>alert(" not in page
+    assert "<b>bold</b>" not in page
+    compare = next((out / "compare").glob("llama-3.1-8b-instruct--*/index.html")).read_text()
+    assert f"results/{result.id}/" in compare
