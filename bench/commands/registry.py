@@ -53,6 +53,63 @@ def schemas_command(check: bool, directory: Path) -> None:
         click.echo("schemas are up to date")
 
 
+@registry_group.command(name="validate")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--base",
+    metavar="REV",
+    help="Git revision to compare with: results merged there must be unchanged unless "
+    "registry/corrections.yaml records a correction or withdrawal.",
+)
+@click.option(
+    "--registry",
+    "registry_root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    show_default="this checkout",
+    help="Registry checkout the files are checked against (catalogs, corrections, duplicates).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="`json`: one object {ok, files_checked, problems: [{file, path, message, check}]}.",
+)
+def validate_command(
+    paths: tuple[Path, ...], base: str | None, registry_root: Path | None, output_format: str
+) -> None:
+    """Check result files (default: all of registry/results/); exit 1 listing every problem.
+
+    Each problem is one line `file: json.path: message`.
+
+    \b
+    Example:
+      infermeter registry validate --base origin/main
+    """
+    import json
+
+    from registry.checks.history import GitError, UnknownRevisionError
+    from registry.store import REPOSITORY_ROOT
+    from registry.validate import validate_paths
+
+    try:
+        report = validate_paths(paths, base=base, registry_root=registry_root or REPOSITORY_ROOT)
+    except UnknownRevisionError as error:
+        raise click.BadParameter(str(error).removeprefix("--base: "), param_hint="--base") from None
+    except GitError as error:
+        raise click.ClickException(str(error)) from None
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for problem in report.problems:
+            click.echo(str(problem))
+        click.echo(report.summary)
+    if not report.ok:
+        raise SystemExit(1)
+
+
 @registry_group.command(name="index")
 @click.option(
     "--registry",

@@ -1,0 +1,152 @@
+"""Roofline bounds: speeds no honest measurement can beat, from a GPU's peak bandwidth and compute.
+
+Decoding one token of one sequence must bring every weight the token passes through from GPU
+memory into the chip, plus the sequence's KV cache. A GPU cannot do that faster than its peak
+memory bandwidth, so one stream decodes at most `bandwidth / bytes read per step` tokens per
+second. Under tensor parallelism each GPU holds and reads one shard, in parallel.
+Every output token also costs two floating-point operations (a multiply and an add) per
+parameter it touches, which bounds the tokens per second a GPU can produce at its peak compute.
+
+These are bounds, not estimates: wherever a choice exists they take the smaller cost (only the
+routed experts a token picks, no attention FLOPs, the embedding table read as one row), so a
+real result stays below them. Speculative decoding, which emits several tokens per weight pass,
+is outside the model: a result that uses it can exceed the decode bound.
+"""
+
+from dataclasses import dataclass
+
+from calculators.arch import ModelArch, ParamCounts, param_counts
+from calculators.errors import InputError
+from calculators.kv_cache import kv_cache_shape
+from calculators.quantization import WeightFormat, weight_bytes
+
+
+@dataclass(frozen=True)
+class DecodeBound:
+    """The memory-bandwidth bound of one decode step on one GPU of the deployment."""
+
+    weight_bytes_per_step: int  # weights one GPU reads for one decode step
+    kv_cache_bytes_per_step: int  # KV cache one GPU reads for the batch's sequences
+    memory_bandwidth_bytes_per_s: float
+    batch: int
+
+    @property
+    def bytes_per_step(self) -> int:
+        """Bytes one GPU must read from memory for one decode step of the whole batch."""
+        return self.weight_bytes_per_step + self.kv_cache_bytes_per_step
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.memory_bandwidth_bytes_per_s / self.bytes_per_step
+
+    @property
+    def tokens_per_second_per_stream(self) -> float:
+        """Each sequence gains one token per step: the fastest any one stream can decode."""
+        return self.steps_per_second
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Tokens per second of the whole batch (one replica)."""
+        return self.steps_per_second * self.batch
+
+
+@dataclass(frozen=True)
+class ComputeBound:
+    """The compute bound on output tokens per second of one GPU."""
+
+    flops_per_token: float  # 2 × parameters one token passes through, the whole model
+    dense_tflops: float
+
+    @property
+    def tokens_per_second_per_gpu(self) -> float:
+        return self.dense_tflops * 1e12 / self.flops_per_token
+
+
+def _positive(name: str, value: float) -> None:
+    if not value > 0:
+        raise InputError(f"{name}: expected a number > 0, got {value}")
+
+
+def _touched(counts: ParamCounts, arch: ModelArch) -> dict[str, float]:
+    """Parameters by role that one decode token touches (reads and multiplies).
+
+    Only the routed experts a token picks; not the vision tower; of an untied embedding table
+    just one row (a lookup, no matmul), which is left out. A tied table is the lm_head and is
+    read in full.
+    """
+    touched: dict[str, float] = {
+        "lm_head": counts.lm_head,
+        "attention": counts.attention,
+        "dense_mlp": counts.dense_mlp,
+        "experts": counts.experts_active,
+        "shared_experts": counts.shared_experts,
+        "router": counts.router,
+        "small": counts.small,
+        "embedding": counts.embedding if arch.tie_word_embeddings else 0,
+    }
+    return touched
+
+
+def decode_weight_bytes_per_step(
+    arch: ModelArch, fmt: WeightFormat, tensor_parallel_size: int = 1
+) -> int:
+    """Bytes of weights one GPU reads for one decode step (the smallest possible: batch 1)."""
+    counts = param_counts(arch, tensor_parallel_size)
+    stored = weight_bytes(arch, fmt, tensor_parallel_size).by_role
+    total = 0.0
+    for role, params in _touched(counts, arch).items():
+        held = getattr(counts, role)  # parameters of this role the GPU holds
+        if held:
+            # Bytes per parameter as stored (quantized or not, padding included).
+            total += stored[role] * params / held
+    return round(total)
+
+
+def decode_tokens_per_second_bound(
+    arch: ModelArch,
+    fmt: WeightFormat,
+    memory_bandwidth_bytes_per_s: float,
+    tensor_parallel_size: int = 1,
+    context_tokens: int = 0,
+    batch: int = 1,
+    kv_cache_dtype: str | None = None,
+) -> DecodeBound:
+    """The memory-bandwidth bound on decode speed per stream.
+
+    One step reads the weights a token touches once for the whole batch (one GPU's shard under
+    tensor parallelism) and the KV cache of `batch` sequences of `context_tokens` each.
+    Routed experts are counted as if every sequence picked the same ones: the smallest read.
+    """
+    _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
+    if batch < 1:
+        raise InputError(f"batch: expected an integer >= 1, got {batch}")
+    if context_tokens < 0:
+        raise InputError(f"context_tokens: expected an integer >= 0, got {context_tokens}")
+    weights = decode_weight_bytes_per_step(arch, fmt, tensor_parallel_size)
+    kv_shape = kv_cache_shape(
+        arch,
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        model_dtype_bytes=fmt.unquantized_bytes_per_param,
+    )
+    return DecodeBound(
+        weight_bytes_per_step=weights,
+        kv_cache_bytes_per_step=batch * kv_shape.bytes_for_sequence(context_tokens),
+        memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
+        batch=batch,
+    )
+
+
+def flops_per_output_token(arch: ModelArch) -> float:
+    """Two FLOPs per parameter a token passes through (attention over the context left out)."""
+    counts = param_counts(arch)
+    return 2.0 * sum(_touched(counts, arch).values())
+
+
+def output_tokens_per_second_per_gpu_bound(arch: ModelArch, dense_tflops: float) -> ComputeBound:
+    """The compute bound on output tokens per second per GPU at `dense_tflops` peak.
+
+    Prefill work is left out (a prefix cache may skip it), which only loosens the bound.
+    """
+    _positive("dense_tflops", dense_tflops)
+    return ComputeBound(flops_per_token=flops_per_output_token(arch), dense_tflops=dense_tflops)

@@ -1,0 +1,21 @@
+"""The checks behind `infermeter registry validate`, one module per family.
+
+`structure` reads a file's JSON against the schema and the models; `content` checks what a
+valid result says against its path, the catalogs and itself; `physics` against roofline bounds;
+`history` across files (duplicates) and against a git base (immutability). Each check returns
+Findings and never raises on bad input: validation collects every problem, then fails once.
+"""
+
+from dataclasses import dataclass
+
+from registry.errors import Problem
+
+
+@dataclass(frozen=True)
+class Finding(Problem):
+    """A Problem with the name of the check that found it (`schema`, `physics`, …)."""
+
+    check: str = ""
+
+    def as_json(self) -> dict[str, str]:
+        return {"file": self.file, "path": self.path, "message": self.message, "check": self.check}

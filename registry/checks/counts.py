@@ -1,0 +1,213 @@
+"""Counts: the numbers of a valid result agree with each other.
+
+Requests add up (completed + failed = sent, failures by kind sum to failed, accepted within
+completed), rates agree with counts over the window (tokens ≈ tokens/s × duration), the
+deployment fits its GPUs, the run's clock agrees with its windows, and no date is in the future.
+"""
+
+import datetime as dt
+from collections.abc import Iterator
+
+from registry.checks import Finding
+from registry.models import LoadPoint, MeasuredSource, Result, load_point_key
+
+RATE_TOLERANCE = 0.05
+"""Relative slack between a rate × duration and its count (rounding, window edges)."""
+
+ENERGY_TOLERANCE = 0.25
+"""Relative slack between energy and mean power × duration (sampling versus counters)."""
+
+CLOCK_SLACK_S = 5.0
+"""Seconds by which the load points' windows may exceed the run's wall time (clock rounding)."""
+
+
+def _finding(file: str, path: str, message: str) -> Finding:
+    return Finding(file, path, message, "counts")
+
+
+def _close(rate_count: float, count: float, tolerance: float = RATE_TOLERANCE) -> bool:
+    # One unit of absolute slack keeps tiny windows from failing on rounding alone.
+    return abs(rate_count - count) <= tolerance * max(abs(count), abs(rate_count)) + 1
+
+
+def _request_findings(file: str, where: str, point: LoadPoint, result: Result) -> Iterator[Finding]:
+    requests = point.requests
+    sent, completed, failed, accepted = (
+        requests.sent,
+        requests.completed,
+        requests.failed,
+        requests.accepted,
+    )
+    if (
+        sent is not None
+        and completed is not None
+        and failed is not None
+        and completed + failed != sent
+    ):
+        message = f"completed ({completed}) + failed ({failed}) is not sent ({sent})"
+        yield _finding(file, f"{where}.requests", message)
+    if accepted is not None and completed is not None and accepted > completed:
+        message = f"accepted ({accepted}) is above completed ({completed})"
+        yield _finding(file, f"{where}.requests.accepted", message)
+    slo = result.slo
+    no_limit = slo.ttft_ms is None and slo.tpot_ms is None and slo.e2e_ms is None
+    if no_limit and accepted is not None and completed is not None and accepted != completed:
+        message = (
+            f"slo sets no limit, so every completed request is accepted; got accepted "
+            f"({accepted}) and completed ({completed})"
+        )
+        yield _finding(file, f"{where}.requests.accepted", message)
+    if point.failures is not None and failed is not None:
+        by_kind = sum(point.failures.model_dump().values())
+        if by_kind != failed:
+            message = f"failures by kind add up to {by_kind}, but requests.failed is {failed}"
+            yield _finding(file, f"{where}.failures", message)
+    for name in ("ttft_ms", "tpot_ms", "e2e_ms", "queue_ms"):
+        stats = getattr(point, name)
+        if stats is not None and stats.n is not None and sent is not None and stats.n > sent:
+            message = f"n ({stats.n}) is above the requests sent ({sent})"
+            yield _finding(file, f"{where}.{name}.n", message)
+
+
+def _rate_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
+    tokens, throughput, duration = point.tokens, point.throughput, point.duration_s
+    total_tokens = (
+        tokens.input + tokens.output
+        if tokens.input is not None and tokens.output is not None
+        else None
+    )
+    pairs = (
+        (
+            "requests_per_s",
+            throughput.requests_per_s,
+            "requests.completed",
+            point.requests.completed,
+        ),
+        ("output_tokens_per_s", throughput.output_tokens_per_s, "tokens.output", tokens.output),
+        (
+            "total_tokens_per_s",
+            throughput.total_tokens_per_s,
+            "tokens.input + output",
+            total_tokens,
+        ),
+        (
+            "accepted_output_tokens_per_s",
+            throughput.accepted_output_tokens_per_s,
+            "tokens.accepted_output",
+            tokens.accepted_output,
+        ),
+    )
+    for rate_name, rate, count_name, count in pairs:
+        if duration is None or rate is None or count is None:
+            continue
+        if not _close(rate * duration, count):
+            message = (
+                f"{rate} × duration_s {duration} = {rate * duration:.0f}, but {count_name} is "
+                f"{count} (more than {RATE_TOLERANCE:.0%} apart)"
+            )
+            yield _finding(file, f"{where}.throughput.{rate_name}", message)
+    if (
+        tokens.accepted_output is not None
+        and tokens.output is not None
+        and tokens.accepted_output > tokens.output
+    ):
+        message = f"accepted_output ({tokens.accepted_output}) is above output ({tokens.output})"
+        yield _finding(file, f"{where}.tokens.accepted_output", message)
+    output_rate, total_rate = throughput.output_tokens_per_s, throughput.total_tokens_per_s
+    if output_rate is not None and total_rate is not None and total_rate < output_rate:
+        message = f"total ({total_rate}) is below output_tokens_per_s ({output_rate})"
+        yield _finding(file, f"{where}.throughput.total_tokens_per_s", message)
+    accepted_rate = throughput.accepted_output_tokens_per_s
+    if output_rate is not None and accepted_rate is not None and accepted_rate > output_rate:
+        message = f"accepted ({accepted_rate}) is above output_tokens_per_s ({output_rate})"
+        yield _finding(file, f"{where}.throughput.accepted_output_tokens_per_s", message)
+
+
+def _telemetry_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
+    telemetry = point.telemetry
+    if telemetry is None:
+        return
+    engine, gpu = telemetry.engine, telemetry.gpu
+    if engine is not None:
+        mean, peak = engine.kv_cache_usage_pct_mean, engine.kv_cache_usage_pct_max
+        if mean is not None and peak is not None and mean > peak:
+            message = f"mean ({mean}) is above kv_cache_usage_pct_max ({peak})"
+            yield _finding(file, f"{where}.telemetry.engine.kv_cache_usage_pct_mean", message)
+    if gpu is not None and gpu.energy_j is not None and gpu.power_w_mean is not None:
+        duration = point.duration_s
+        if duration is not None and not _close(
+            gpu.power_w_mean * duration, gpu.energy_j, ENERGY_TOLERANCE
+        ):
+            message = (
+                f"{gpu.energy_j} J is not power_w_mean {gpu.power_w_mean} × duration_s "
+                f"{duration} = {gpu.power_w_mean * duration:.0f} J (more than "
+                f"{ENERGY_TOLERANCE:.0%} apart)"
+            )
+            yield _finding(file, f"{where}.telemetry.gpu.energy_j", message)
+
+
+def _deployment_findings(file: str, result: Result) -> Iterator[Finding]:
+    gpus = result.identity.gpu.count
+    serving = result.identity.serving
+    tensor, pipeline = serving.tensor_parallel_size or 1, serving.pipeline_parallel_size or 1
+    if tensor * pipeline > gpus:
+        message = (
+            f"tensor_parallel_size {tensor} × pipeline_parallel_size {pipeline} needs "
+            f"{tensor * pipeline} GPUs, but identity.gpu.count is {gpus}"
+        )
+        yield _finding(file, "identity.serving.tensor_parallel_size", message)
+    source = result.source
+    if isinstance(source, MeasuredSource) and source.host.gpu_count < gpus:
+        on_host = source.host.gpu_count
+        message = (
+            f"the host has {on_host} GPU{'' if on_host == 1 else 's'}, "
+            f"but identity.gpu.count is {gpus}"
+        )
+        yield _finding(file, "source.host.gpu_count", message)
+
+
+def _clock_findings(file: str, result: Result, today: dt.date) -> Iterator[Finding]:
+    source = result.source
+    if isinstance(source, MeasuredSource):
+        wall_s = (source.finished_at - source.started_at).total_seconds()
+        if wall_s < 0:
+            message = f"{source.finished_at.isoformat()} is before started_at"
+            yield _finding(file, "source.finished_at", message)
+        else:
+            windows_s = sum(point.duration_s or 0 for point in result.points)
+            if windows_s > wall_s + CLOCK_SLACK_S:
+                message = (
+                    f"the load points' windows add up to {windows_s:g} s, longer than the run "
+                    f"from started_at to finished_at ({wall_s:g} s)"
+                )
+                yield _finding(file, "points", message)
+        dates = {
+            "source.started_at": source.started_at.date(),
+            "source.finished_at": source.finished_at.date(),
+        }
+    else:
+        dates = {"source.retrieved": dt.date.fromisoformat(source.retrieved)}
+        if source.published is not None and len(source.published) == 10:
+            dates["source.published"] = dt.date.fromisoformat(source.published)
+    for path, date in dates.items():
+        if date > today + dt.timedelta(days=1):
+            yield _finding(file, path, f"{date.isoformat()} is in the future")
+
+
+def count_findings(file: str, result: Result, today: dt.date | None = None) -> list[Finding]:
+    """Every disagreement between the numbers of one result."""
+    today = today or dt.datetime.now(dt.UTC).date()
+    findings = list(_deployment_findings(file, result))
+    first_of_load: dict[tuple[object, ...], int] = {}
+    for index, point in enumerate(result.points):
+        where = f"points[{index}]"
+        key = load_point_key(result, point)
+        if key in first_of_load:
+            message = f"the same load as points[{first_of_load[key]}]; one point per load"
+            findings.append(_finding(file, f"{where}.load", message))
+        first_of_load.setdefault(key, index)
+        findings.extend(_request_findings(file, where, point, result))
+        findings.extend(_rate_findings(file, where, point))
+        findings.extend(_telemetry_findings(file, where, point))
+    findings.extend(_clock_findings(file, result, today))
+    return findings

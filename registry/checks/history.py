@@ -1,0 +1,176 @@
+"""History: results across files (duplicates) and against a git base (immutability).
+
+Two results with the same comparability key are replicates and welcome; with identical
+measurements as well, one is a duplicate. A result merged at the base revision stays byte for
+byte as it was unless `registry/corrections.yaml` records a correction or withdrawal of its id,
+and the corrections file itself only grows.
+"""
+
+import json
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from registry.checks import Finding
+from registry.corrections import (
+    CORRECTIONS_FILE,
+    CorrectionEntry,
+    append_only_problems,
+    corrected_ids,
+    parse_corrections,
+)
+from registry.errors import InvalidFileError, RegistryError
+from registry.models import Result, comparability_key
+from registry.store import RESULTS_DIR
+
+
+class GitError(RegistryError):
+    """git is missing, the folder is no git checkout, or a git command failed."""
+
+
+class UnknownRevisionError(GitError):
+    """The base revision names no commit of the repository."""
+
+
+class _GitFailed(GitError):
+    """A git command ran and exited with an error."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A result that parsed, the file it came from, and whether it was asked to be checked."""
+
+    file: str
+    location: Path
+    result: Result
+    reported: bool
+
+
+def _measurements_key(result: Result) -> tuple[object, ...]:
+    points = [point.model_dump(mode="json") for point in result.points]
+    return (*comparability_key(result), json.dumps(points, sort_keys=True))
+
+
+def duplicate_findings(results: Sequence[Checked]) -> list[Finding]:
+    """One finding per reported result whose measurements another file repeats."""
+    by_key: dict[tuple[object, ...], list[Checked]] = {}
+    for checked in results:
+        by_key.setdefault(_measurements_key(checked.result), []).append(checked)
+    findings = []
+    for group in by_key.values():
+        distinct = {checked.location.resolve(): checked for checked in group}
+        if len(distinct) < 2:
+            continue
+        for checked in distinct.values():
+            if not checked.reported:
+                continue
+            others = sorted(other.file for other in distinct.values() if other is not checked)
+            message = (
+                f"duplicates {', '.join(others)}: same comparability key and identical "
+                "measurements (a replicate must be a separate run)"
+            )
+            findings.append(Finding(checked.file, "", message, "duplicates"))
+    return findings
+
+
+def _git(repository: Path, *arguments: str) -> bytes:
+    try:
+        completed = subprocess.run(
+            ["git", "-C", str(repository), *arguments],
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed; it is needed to compare with --base") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {arguments[0]} took longer than 120 s") from None
+    if completed.returncode != 0:
+        detail = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise _GitFailed(f"git {arguments[0]} failed: {detail[-1] if detail else 'no message'}")
+    return completed.stdout
+
+
+def _toplevel(root: Path) -> Path:
+    if not root.is_dir():
+        raise GitError(f"{root}: no such folder")
+    try:
+        return Path(_git(root, "rev-parse", "--show-toplevel").decode().strip())
+    except _GitFailed:
+        raise GitError(f"{root} is not inside a git repository") from None
+
+
+def _verify(toplevel: Path, base: str) -> str:
+    if base.startswith("-"):
+        raise UnknownRevisionError(f"--base: {base!r} is not a git revision")
+    try:
+        return (
+            _git(toplevel, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+            .decode()
+            .strip()
+        )
+    except _GitFailed:
+        raise UnknownRevisionError(f"--base: unknown git revision {base!r} in {toplevel}") from None
+
+
+def _base_corrections(toplevel: Path, commit: str, prefix: str) -> list[CorrectionEntry]:
+    name = f"{prefix}{CORRECTIONS_FILE}"
+    listed = _git(toplevel, "ls-tree", "--name-only", commit, "--", name).decode().strip()
+    if not listed:
+        return []
+    text = _git(toplevel, "cat-file", "blob", f"{commit}:{name}").decode("utf-8", "replace")
+    try:
+        return parse_corrections(text, f"{name} at {commit[:12]}")
+    except InvalidFileError:
+        return []  # a base that was already broken constrains nothing
+
+
+def _base_id(blob: bytes, name: str) -> str:
+    try:
+        data = json.loads(blob)
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            return str(data["id"])
+    except (ValueError, RecursionError):
+        pass
+    return PurePosixPath(name).stem[-12:]
+
+
+def immutability_findings(
+    registry_root: Path, base: str, corrections: list[CorrectionEntry]
+) -> list[Finding]:
+    """Merged results changed or deleted since `base` without a corrections entry, and edits
+    to entries of the corrections file that `base` already had.
+
+    Raises GitError when git is missing or `registry_root` is no checkout, and
+    UnknownRevisionError when `base` names no commit.
+    """
+    toplevel = _toplevel(registry_root)
+    commit = _verify(toplevel, base)
+    relative_root = registry_root.resolve().relative_to(toplevel.resolve()).as_posix()
+    prefix = "" if relative_root == "." else f"{relative_root}/"
+    results_prefix = f"{prefix}{RESULTS_DIR}/"
+    listing = _git(toplevel, "ls-tree", "-r", "-z", "--name-only", commit, "--", results_prefix)
+    covered = corrected_ids(corrections)
+    findings = []
+    for name in sorted(part for part in listing.decode("utf-8", "replace").split("\0") if part):
+        if not name.endswith(".json"):
+            continue
+        blob = _git(toplevel, "cat-file", "blob", f"{commit}:{name}")
+        current = toplevel / name
+        if current.is_file() and not current.is_symlink() and current.read_bytes() == blob:
+            continue
+        result_id = _base_id(blob, name)
+        if result_id in covered:
+            continue
+        what = "changed" if current.exists() else "deleted"
+        message = (
+            f"{what} since {base}, but merged results are immutable: append a correction or "
+            f"withdrawal of {result_id} to {CORRECTIONS_FILE} instead"
+        )
+        findings.append(Finding(name, "", message, "immutability"))
+    corrections_name = f"{prefix}{CORRECTIONS_FILE}"
+    base_entries = _base_corrections(toplevel, commit, prefix)
+    for problem in append_only_problems(base_entries, corrections, corrections_name):
+        findings.append(Finding(problem.file, problem.path, problem.message, "immutability"))
+    return findings

@@ -1,0 +1,181 @@
+"""Physics: a valid result against what its GPU can do at all, with the bound in the message.
+
+Per-stream decode speed against the memory-bandwidth bound (calculators.roofline), output
+throughput per GPU against the compute bound, memory in use and weights against the GPU's
+memory, mean power against the board's power limit. Bounds are generous by construction and
+a slack factor is added on top: only results no real run could produce fail.
+"""
+
+from collections.abc import Iterator
+
+from calculators.arch import ModelArch, parse_config
+from calculators.errors import CalculatorError
+from calculators.quantization import WeightFormat, weight_format
+from calculators.roofline import (
+    decode_tokens_per_second_bound,
+    output_tokens_per_second_per_gpu_bound,
+)
+from registry.checks import Finding
+from registry.models import GpuEntry, ModelEntry, Result
+
+DECODE_SLACK = 1.2
+"""How far above the bandwidth bound a decode speed may go before it fails (rounding, specs)."""
+
+COMPUTE_SLACK = 2.0
+"""How far above the compute bound output throughput per GPU may go before it fails."""
+
+POWER_SLACK = 1.5
+"""How far above the board power limit the mean power per GPU may go before it fails."""
+
+GIB = 2**30
+
+
+def _finding(file: str, path: str, message: str) -> Finding:
+    return Finding(file, path, message, "physics")
+
+
+def gpu_memory_bytes(gpu: GpuEntry) -> float:
+    """The most memory one GPU can have in use: the larger of marketed and reported size."""
+    reported = gpu.memory_reported_mib * 2**20 if gpu.memory_reported_mib is not None else 0
+    return max(gpu.memory_gb * 1e9, reported)
+
+
+def smallest_prompt_tokens(result: Result) -> int:
+    """The shortest prompt the workload can send: the least KV cache a stream must read."""
+    length = result.identity.workload.input_len
+    if length.kind == "fixed":
+        return length.value
+    if length.kind == "uniform":
+        return length.min
+    if length.kind in ("normal", "lognormal"):
+        return length.min or 0
+    return 0
+
+
+def _dense_tflops(gpu: GpuEntry, fmt: WeightFormat) -> float | None:
+    # Generous: any tensor rate the format's kernels might use (W4A8, FP8 activations …).
+    rates = gpu.tflops_dense
+    candidates = [rates.bf16, rates.fp16]
+    if fmt.quantized_roles:
+        candidates += [rates.fp8, rates.int8]
+    if fmt.method in ("nvfp4", "mxfp4"):
+        candidates.append(rates.fp4)
+    known = [rate for rate in candidates if rate]
+    return max(known) if known else None
+
+
+def _memory_findings(file: str, result: Result, gpu: GpuEntry) -> Iterator[Finding]:
+    capacity = gpu_memory_bytes(gpu)
+    for index, point in enumerate(result.points):
+        telemetry = point.telemetry.gpu if point.telemetry is not None else None
+        if telemetry is None or telemetry.memory_used_bytes_max is None:
+            continue
+        used = telemetry.memory_used_bytes_max
+        if used > capacity:
+            message = (
+                f"{used / 1e9:.1f} GB in use exceeds the {capacity / 1e9:.1f} GB of one {gpu.id}"
+            )
+            yield _finding(file, f"points[{index}].telemetry.gpu.memory_used_bytes_max", message)
+    startup = result.startup
+    weights_gib = startup.weights_gib if startup is not None else None
+    if weights_gib is not None and weights_gib * GIB > capacity:
+        message = (
+            f"{weights_gib} GiB of weights per GPU do not fit the "
+            f"{capacity / GIB:.1f} GiB of one {gpu.id}"
+        )
+        yield _finding(file, "startup.weights_gib", message)
+
+
+def _power_findings(file: str, result: Result, gpu: GpuEntry) -> Iterator[Finding]:
+    if gpu.tdp_w is None:
+        return
+    count = result.identity.gpu.count
+    for index, point in enumerate(result.points):
+        telemetry = point.telemetry.gpu if point.telemetry is not None else None
+        if telemetry is None or telemetry.power_w_mean is None:
+            continue
+        per_gpu = telemetry.power_w_mean / count
+        if per_gpu > POWER_SLACK * gpu.tdp_w:
+            message = (
+                f"{per_gpu:.0f} W mean per GPU is more than {POWER_SLACK:g}× the "
+                f"{gpu.tdp_w:g} W power limit of {gpu.id}"
+            )
+            yield _finding(file, f"points[{index}].telemetry.gpu.power_w_mean", message)
+
+
+def _decode_findings(
+    file: str, result: Result, gpu: GpuEntry, arch: ModelArch, fmt: WeightFormat
+) -> Iterator[Finding]:
+    identity = result.identity
+    pipeline = identity.serving.pipeline_parallel_size or 1
+    tensor = identity.serving.tensor_parallel_size or max(1, identity.gpu.count // pipeline)
+    bandwidth = gpu.memory_bandwidth_gb_s * 1e9
+    bound = decode_tokens_per_second_bound(
+        arch,
+        fmt,
+        bandwidth,
+        tensor_parallel_size=tensor,
+        context_tokens=smallest_prompt_tokens(result),
+        kv_cache_dtype=identity.model.kv_cache_dtype,
+    )
+    limit = bound.tokens_per_second_per_stream
+    for index, point in enumerate(result.points):
+        for name in ("tpot_ms", "itl_ms"):
+            stats = getattr(point, name)
+            if stats is not None and stats.mean is not None:
+                break
+        else:
+            continue
+        speed = 1000 / stats.mean if stats.mean > 0 else float("inf")
+        if speed <= DECODE_SLACK * limit:
+            continue
+        sharding = f" on each of {tensor} GPUs" if tensor > 1 else ""
+        message = (
+            f"decode {speed:.0f} tok/s per stream ({name}.mean {stats.mean:g}) exceeds the "
+            f"memory-bandwidth bound {limit:.0f} tok/s of {gpu.id} for {identity.model.id} in "
+            f"{fmt.method} ({gpu.memory_bandwidth_gb_s:g} GB/s, "
+            f"{bound.bytes_per_step / 1e9:.1f} GB read per token{sharding})"
+        )
+        yield _finding(file, f"points[{index}].{name}.mean", message)
+
+
+def _compute_findings(
+    file: str, result: Result, gpu: GpuEntry, arch: ModelArch, fmt: WeightFormat
+) -> Iterator[Finding]:
+    tflops = _dense_tflops(gpu, fmt)
+    if tflops is None:
+        return
+    bound = output_tokens_per_second_per_gpu_bound(arch, tflops)
+    limit = bound.tokens_per_second_per_gpu
+    count = result.identity.gpu.count
+    for index, point in enumerate(result.points):
+        rate = point.throughput.output_tokens_per_s
+        if rate is None or rate / count <= COMPUTE_SLACK * limit:
+            continue
+        message = (
+            f"{rate / count:.0f} output tok/s per GPU is more than {COMPUTE_SLACK:g}× the compute "
+            f"bound {limit:.0f} tok/s of {gpu.id} for {result.identity.model.id} "
+            f"({tflops:g} dense TFLOPS, {bound.flops_per_token / 1e9:.1f} GFLOP per token)"
+        )
+        yield _finding(file, f"points[{index}].throughput.output_tokens_per_s", message)
+
+
+def physics_findings(
+    file: str, result: Result, gpu: GpuEntry | None, model: ModelEntry | None
+) -> list[Finding]:
+    """Every bound the result's figures break; unknown GPUs or models are skipped here."""
+    if gpu is None:
+        return []
+    findings = [*_memory_findings(file, result, gpu), *_power_findings(file, result, gpu)]
+    if model is None:
+        return findings
+    try:
+        arch = parse_config(model.config)
+        fmt = weight_format(arch, result.identity.model.quantization, result.identity.model.dtype)
+        findings.extend(_decode_findings(file, result, gpu, arch, fmt))
+        findings.extend(_compute_findings(file, result, gpu, arch, fmt))
+    except (CalculatorError, ArithmeticError, LookupError, TypeError, ValueError):
+        # A quantization method or catalog config the calculators cannot bound (some odd
+        # configs still escape as bare Python errors): no bound, no finding, no traceback.
+        pass
+    return findings

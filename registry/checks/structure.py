@@ -1,0 +1,176 @@
+"""Structure: a parsed result file against the committed JSON Schema, the models, plain text.
+
+The JSON Schema is the contract contributors see, so its findings come first; the models add
+what a schema cannot say (percentiles in order, a load's arrival and its parameters, calendar
+dates, finite numbers) and are not repeated where the schema already found the field wrong.
+"""
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+# No stubs in the dev extras (types-jsonschema); the two names used are typed below.
+from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
+    Draft202012Validator,
+)
+from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
+    ValidationError as SchemaError,
+)
+from pydantic import ValidationError
+
+from registry.checks import Finding
+from registry.errors import json_path
+from registry.models import SLUG_PATTERN, Result
+from registry.models.result import CONTENT_ID_PATTERN
+from registry.schemas import load_schema
+
+MAX_DEPTH = 32
+"""Deepest nesting of arrays and objects accepted; a result needs about 6."""
+
+_HTML = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?\s*>|<\s*script|<!--", re.I)
+_ALLOWED_CONTROLS = {"\n", "\t"}
+# Characters that reorder text on screen (the "Trojan Source" family) are format characters.
+_BIDI_CONTROLS = {chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+@cache
+def result_validator() -> Draft202012Validator:
+    """A validator of the committed `schemas/result.schema.json`."""
+    return Draft202012Validator(load_schema("result.schema.json"))
+
+
+def nesting_depth_exceeds(data: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects nest deeper than `limit` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _schema_message(error: SchemaError) -> str:
+    if error.validator == "pattern" and error.validator_value == SLUG_PATTERN:
+        return f"{error.instance!r} is not a slug (lowercase letters and digits joined by - or .)"
+    if error.validator == "pattern" and error.validator_value == CONTENT_ID_PATTERN:
+        return f"{error.instance!r} is not a content id (12 lowercase hex digits)"
+    if error.validator == "type" and not error.absolute_path:
+        return f"expected a JSON object, got {type(error.instance).__name__}"
+    return str(error.message)
+
+
+def _schema_findings(file: str, error: SchemaError) -> Iterator[Finding]:
+    path = json_path(list(error.absolute_path))
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = error.schema.get("properties", {})
+        for key in sorted(set(error.instance) - set(allowed)):
+            yield Finding(file, _join(path, key), "unknown field", "schema")
+        return
+    if error.validator == "required" and isinstance(error.instance, dict):
+        for key in error.validator_value:
+            if key not in error.instance:
+                yield Finding(file, _join(path, key), "required field missing", "schema")
+        return
+    discriminator = error.schema.get("discriminator") if error.validator == "oneOf" else None
+    if isinstance(discriminator, dict) and isinstance(error.instance, dict):
+        name = discriminator["propertyName"]
+        mapping: dict[str, str] = discriminator["mapping"]
+        tag = error.instance.get(name)
+        if tag not in mapping:
+            expected = ", ".join(sorted(mapping))
+            yield Finding(
+                file, _join(path, name), f"expected one of {expected}; got {tag!r}", "schema"
+            )
+            return
+        branch = [option.get("$ref") for option in error.validator_value].index(mapping[tag])
+        for sub_error in error.context or []:
+            if sub_error.relative_schema_path and sub_error.relative_schema_path[0] == branch:
+                yield from _schema_findings(file, sub_error)
+        return
+    if error.validator in ("anyOf", "oneOf") and error.instance is not None:
+        # An optional field (`X | None`): report why the value is not a valid X.
+        branches = [
+            index
+            for index, option in enumerate(error.validator_value)
+            if option != {"type": "null"}
+        ]
+        if len(branches) == 1:
+            for sub_error in error.context or []:
+                if sub_error.relative_schema_path[0] == branches[0]:
+                    yield from _schema_findings(file, sub_error)
+            return
+    yield Finding(file, path, _schema_message(error), "schema")
+
+
+def schema_findings(file: str, data: Any) -> list[Finding]:
+    """One finding per JSON Schema error, at its JSON path, in document order."""
+    errors = sorted(result_validator().iter_errors(data), key=lambda error: error.json_path)
+    return [finding for error in errors for finding in _schema_findings(file, error)]
+
+
+def _related(path: str, other: str) -> bool:
+    """Whether one path is the other or lies inside it."""
+    shorter, longer = sorted((path, other), key=len)
+    return longer == shorter or not shorter or longer.startswith((shorter + ".", shorter + "["))
+
+
+def model_findings(
+    file: str, data: Any, schema_problems: list[Finding]
+) -> tuple[Result | None, list[Finding]]:
+    """The result if the models accept it, else the models' findings the schema did not make."""
+    try:
+        return Result.model_validate(data), []
+    except ValidationError as error:
+        findings = []
+        for detail in error.errors(include_url=False):
+            path = json_path(detail["loc"], data)
+            if any(_related(path, problem.path) for problem in schema_problems):
+                continue
+            message = detail["msg"].removeprefix("Value error, ")
+            findings.append(Finding(file, path, message, "model"))
+        return None, findings
+
+
+def _strings(data: Any) -> Iterator[tuple[str, str]]:
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            yield path, value
+        elif isinstance(value, dict):
+            stack.extend((_join(path, key), child) for key, child in value.items())
+        elif isinstance(value, list):
+            stack.extend((_join(path, index), child) for index, child in enumerate(value))
+
+
+def _text_problem(text: str) -> str | None:
+    for character in text:
+        if character in _BIDI_CONTROLS:
+            return f"contains the bidirectional control character U+{ord(character):04X}"
+        if unicodedata.category(character) == "Cc" and character not in _ALLOWED_CONTROLS:
+            return f"contains the control character U+{ord(character):04X}"
+    match = _HTML.search(text)
+    if match:
+        return f"contains markup {match.group(0)[:40]!r}; strings are plain text"
+    return None
+
+
+def string_findings(file: str, data: Any) -> list[Finding]:
+    """Strings are plain text: no HTML or script, no control characters but newline and tab."""
+    findings = [
+        Finding(file, path, problem, "strings")
+        for path, text in _strings(data)
+        if (problem := _text_problem(text)) is not None
+    ]
+    return sorted(findings, key=lambda finding: finding.path)

@@ -1,0 +1,104 @@
+"""The corrections file: the only way a merged result changes, appended to, never edited.
+
+`registry/corrections.yaml` lists entries in the order they were made. A `correction` says a
+result was wrong and names the result that replaces it (`replaced_by`); a `withdrawal` says a
+result should no longer be shown. A merged result file is never edited or deleted without such
+an entry, and an entry, once merged, is never edited or removed.
+"""
+
+from pathlib import Path
+from typing import Literal, Self
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from registry.catalog import _CatalogLoader
+from registry.errors import InvalidFileError, Problem
+from registry.models.common import FullDate, SchemaVersion, StrictModel, Text
+from registry.models.result import ContentId
+from registry.store import display_path
+
+CORRECTIONS_PATH = Path(__file__).resolve().parent / "corrections.yaml"
+"""The corrections file of this checkout."""
+
+CORRECTIONS_FILE = "registry/corrections.yaml"
+"""Where the corrections file lives, relative to the repository root."""
+
+
+class CorrectionEntry(StrictModel):
+    """One correction or withdrawal of a merged result."""
+
+    result_id: ContentId = Field(description="Content id of the result concerned.")
+    kind: Literal["correction", "withdrawal"] = Field(
+        description="`correction`: replaced by `replaced_by`; `withdrawal`: no longer shown."
+    )
+    date: FullDate = Field(description="When the entry was made, YYYY-MM-DD.")
+    reason: Text = Field(description="Why, for a reader.")
+    replaced_by: ContentId | None = Field(
+        None, description="Content id of the result that replaces it (corrections only)."
+    )
+
+    @model_validator(mode="after")
+    def _replacement_fits_kind(self) -> Self:
+        if self.kind == "correction" and self.replaced_by is None:
+            raise ValueError("a correction needs replaced_by (the id of the corrected result)")
+        if self.kind == "withdrawal" and self.replaced_by is not None:
+            raise ValueError("a withdrawal takes no replaced_by")
+        if self.replaced_by == self.result_id:
+            raise ValueError("replaced_by names the result itself")
+        return self
+
+
+class CorrectionsFile(StrictModel):
+    """registry/corrections.yaml: corrections and withdrawals, oldest first."""
+
+    schema_version: SchemaVersion = Field(description="Version of this file format.")
+    corrections: list[CorrectionEntry] = Field(description="The entries, oldest first.")
+
+
+def parse_corrections(text: str, file: str) -> list[CorrectionEntry]:
+    """The entries of a corrections file's text; InvalidFileError lists every problem."""
+    try:
+        # The catalogs' loader: dates stay strings and a key given twice is an error.
+        data = yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
+    except yaml.YAMLError as error:
+        message = " ".join(str(error).split())
+        raise InvalidFileError([Problem(file, "", f"invalid YAML: {message}")]) from None
+    try:
+        return CorrectionsFile.model_validate(data).corrections
+    except ValidationError as error:
+        raise InvalidFileError.from_validation_error(file, error, data) from None
+
+
+def load_corrections(path: Path = CORRECTIONS_PATH) -> list[CorrectionEntry]:
+    """The entries of the corrections file at `path`; a missing file has none."""
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+    return parse_corrections(text, file)
+
+
+def corrected_ids(entries: list[CorrectionEntry]) -> set[str]:
+    """Ids of the results that a correction or withdrawal covers."""
+    return {entry.result_id for entry in entries}
+
+
+def append_only_problems(
+    base: list[CorrectionEntry], current: list[CorrectionEntry], file: str
+) -> list[Problem]:
+    """Problems where `current` does not start with every entry of `base`, unchanged."""
+    problems = [
+        Problem(file, f"corrections[{index}]", "an entry merged before was changed (append only)")
+        for index, (old, new) in enumerate(zip(base, current, strict=False))
+        if old != new
+    ]
+    if len(current) < len(base):
+        removed = len(base) - len(current)
+        problems.append(
+            Problem(file, "corrections", f"{removed} entries merged before were removed")
+        )
+    return problems

@@ -1,0 +1,304 @@
+"""`infermeter registry validate`: check result files, collect every problem, fail once.
+
+For each file, in order (a file that fails a step is not checked further where the next step
+needs what it lacks):
+
+1. file hygiene — exists, a regular file (no symbolic link), `.json`, at most 1 MiB, not empty,
+   UTF-8, strict JSON (no NaN, no duplicate keys), nested at most 32 deep;
+2. structure (`registry.checks.structure`) — the committed JSON Schema, the models, plain-text
+   strings;
+3. content (`registry.checks.content`, `counts`) — the content id; for a file under
+   `registry/results/`: its path and canonical text; the catalogs' ids; counts that agree;
+4. physics (`registry.checks.physics`) — roofline bounds of the GPU and model;
+5. across files (`registry.checks.history`) — duplicates among the files and the registry;
+   with a git `base`, results merged there that changed or vanished without a correction.
+
+Each problem is a Finding, `file: json.path: message`, with the name of its check.
+"""
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from registry.catalog import CATALOGS_DIR, load_gpus, load_models
+from registry.checks import Finding
+from registry.checks.content import (
+    identity_findings,
+    placement_findings,
+    reference_findings,
+    results_relative_parts,
+)
+from registry.checks.counts import count_findings
+from registry.checks.history import Checked, duplicate_findings, immutability_findings
+from registry.checks.physics import physics_findings
+from registry.checks.structure import (
+    MAX_DEPTH,
+    model_findings,
+    nesting_depth_exceeds,
+    schema_findings,
+    string_findings,
+)
+from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
+from registry.errors import InvalidFileError
+from registry.models import GpuEntry, ModelEntry
+from registry.store import REPOSITORY_ROOT, RESULTS_DIR, display_path, parse_json, read_result
+
+MAX_FILE_BYTES = 1024 * 1024
+"""Largest result file accepted: a run with hundreds of load points stays far below."""
+
+KEPT_FILES = {".gitkeep", "README.md"}
+"""Files other than results that may sit in the results tree."""
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """What `validate_paths` found: how many files it read, and every problem."""
+
+    files_checked: int
+    problems: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def summary(self) -> str:
+        files = f"{self.files_checked} file{'' if self.files_checked == 1 else 's'} checked"
+        if self.ok:
+            return f"{files}, all valid"
+        count = len(self.problems)
+        return f"{files}, {count} problem{'' if count == 1 else 's'}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "files_checked": self.files_checked,
+            "problems": [problem.as_json() for problem in self.problems],
+        }
+
+
+@dataclass(frozen=True)
+class _Catalogs:
+    gpus: dict[str, GpuEntry]
+    models: dict[str, ModelEntry]
+
+
+class _Validator:
+    def __init__(self, registry_root: Path) -> None:
+        self.registry_root = registry_root
+        self.findings: list[Finding] = []
+        self.checked: list[Checked] = []
+        self.files_checked = 0
+        self._registry_results: list[Checked] | None = None
+        self.catalogs = self._load_catalogs()
+
+    def name(self, path: Path) -> str:
+        try:
+            return path.absolute().relative_to(self.registry_root.absolute()).as_posix()
+        except ValueError:
+            return display_path(path)
+
+    def add(self, path: Path, message: str, check: str = "file", json_path: str = "") -> None:
+        self.findings.append(Finding(self.name(path), json_path, message, check))
+
+    def _load_catalogs(self) -> _Catalogs | None:
+        # A registry checkout is validated against its own catalogs when it has them.
+        own = self.registry_root / "registry" / "catalogs"
+        directory = own if (own / "gpus.yaml").is_file() else CATALOGS_DIR
+        try:
+            return _Catalogs(
+                load_gpus(directory / "gpus.yaml"), load_models(directory / "models.yaml")
+            )
+        except InvalidFileError as error:
+            self.findings.extend(
+                Finding(problem.file, problem.path, problem.message, "catalogs")
+                for problem in error.problems
+            )
+            return None
+
+    # --- finding the files ------------------------------------------------------------------
+
+    def files(self, paths: Iterable[Path]) -> list[Path]:
+        found: list[Path] = []
+        for path in paths:
+            if path.is_symlink():
+                self.add(path, "is a symbolic link; registry files must be regular files")
+            elif path.is_dir():
+                found.extend(self._walk(path))
+            elif not path.exists():
+                self.add(path, "no such file or folder")
+            elif not path.is_file():
+                self.add(path, "not a regular file")
+            elif path.suffix != ".json":
+                self.add(path, "not a .json file; results are JSON files")
+            else:
+                found.append(path)
+        return found
+
+    def _walk(self, folder: Path) -> Iterable[Path]:
+        for directory, subfolders, names in os.walk(folder):
+            here = Path(directory)
+            for subfolder in sorted(subfolders):
+                if (here / subfolder).is_symlink():
+                    self.add(here / subfolder, "is a symbolic link; registry folders must be real")
+            subfolders[:] = sorted(
+                name
+                for name in subfolders
+                if not name.startswith(".") and not (here / name).is_symlink()
+            )
+            in_registry = results_relative_parts((*here.absolute().parts, "")) is not None
+            for name in sorted(names):
+                path = here / name
+                if path.is_symlink():
+                    self.add(path, "is a symbolic link; registry files must be regular files")
+                elif name.endswith(".json"):
+                    yield path
+                elif in_registry and name not in KEPT_FILES:
+                    self.add(path, f"only .json result files belong in {RESULTS_DIR}/")
+
+    # --- one file ---------------------------------------------------------------------------
+
+    def _read(self, path: Path) -> str | None:
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                self.add(path, f"{size / 1e6:.1f} MB is above the limit of 1 MiB")
+                return None
+            with path.open("rb") as stream:
+                raw = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            self.add(path, f"cannot read: {error.strerror}")
+            return None
+        if len(raw) > MAX_FILE_BYTES:
+            self.add(path, "grew above the limit of 1 MiB while being read")
+            return None
+        if not raw.strip():
+            self.add(path, "empty file")
+            return None
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            self.add(path, f"not UTF-8 text (byte {error.start}); result files are UTF-8 JSON")
+            return None
+
+    def _parse(self, path: Path, text: str) -> Any:
+        try:
+            data = parse_json(text, self.name(path))
+        except InvalidFileError as error:
+            self.findings.extend(Finding(p.file, p.path, p.message, "json") for p in error.problems)
+            return None
+        except RecursionError:
+            data = None
+        if data is None or nesting_depth_exceeds(data):
+            self.add(path, f"JSON nested deeper than {MAX_DEPTH} levels", "json")
+            return None
+        return data
+
+    def check_file(self, path: Path, reported: bool = True) -> None:
+        self.files_checked += 1
+        text = self._read(path)
+        if text is None:
+            return
+        data = self._parse(path, text)
+        if data is None:
+            return
+        file = self.name(path)
+        schema_problems = schema_findings(file, data)
+        result, model_problems = model_findings(file, data, schema_problems)
+        self.findings.extend([*schema_problems, *model_problems, *string_findings(file, data)])
+        if result is None:
+            return
+        self.findings.extend(identity_findings(file, result))
+        parts = results_relative_parts(path.absolute().parts)
+        if parts is not None:
+            self.findings.extend(placement_findings(file, text, result, parts))
+        self.findings.extend(count_findings(file, result))
+        if self.catalogs is not None:
+            self.findings.extend(
+                reference_findings(file, result, self.catalogs.gpus, self.catalogs.models)
+            )
+            gpu = self.catalogs.gpus.get(result.identity.gpu.id)
+            model = self.catalogs.models.get(result.identity.model.id)
+            self.findings.extend(physics_findings(file, result, gpu, model))
+        self.checked.append(Checked(file, path, result, reported))
+
+    # --- the registry as a whole ------------------------------------------------------------
+
+    def registry_results(self) -> list[Checked]:
+        """Results already in the registry, for duplicates; unreadable ones are skipped here."""
+        if self._registry_results is not None:
+            return self._registry_results
+        folder = self.registry_root / RESULTS_DIR
+        known = {checked.location.resolve() for checked in self.checked}
+        results = []
+        for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+            if path.resolve() in known or path.is_symlink() or not path.is_file():
+                continue
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            try:
+                results.append(Checked(self.name(path), path, read_result(path), False))
+            except (InvalidFileError, RecursionError, ValueError):
+                continue
+        self._registry_results = results
+        return results
+
+    def corrections(self) -> list[CorrectionEntry]:
+        path = self.registry_root / CORRECTIONS_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as error:
+            self.add(path, f"cannot read: {error}", "corrections")
+            return []
+        try:
+            return parse_corrections(text, self.name(path))
+        except InvalidFileError as error:
+            self.findings.extend(
+                Finding(p.file, p.path, p.message, "corrections") for p in error.problems
+            )
+            return []
+
+    def check_corrections(self, entries: Sequence[CorrectionEntry]) -> None:
+        known = {checked.result.id for checked in self.checked}
+        known |= {checked.result.id for checked in self.registry_results()}
+        file = self.name(self.registry_root / CORRECTIONS_FILE)
+        for index, entry in enumerate(entries):
+            if entry.replaced_by is not None and entry.replaced_by not in known:
+                message = f"{entry.replaced_by} is no result in {RESULTS_DIR}/"
+                self.findings.append(
+                    Finding(file, f"corrections[{index}].replaced_by", message, "corrections")
+                )
+
+
+def validate_paths(
+    paths: Sequence[Path] = (),
+    *,
+    base: str | None = None,
+    registry_root: Path = REPOSITORY_ROOT,
+) -> ValidationReport:
+    """Validate result files and folders (default: the registry's `registry/results/`).
+
+    `registry_root` is the checkout whose catalogs, corrections file and results the files are
+    compared with; `base` a git revision of it to check immutability against.
+    Raises GitError (or its UnknownRevisionError) when `base` cannot be used; every problem
+    with the files themselves is in the report.
+    """
+    validator = _Validator(registry_root)
+    whole_registry = not paths
+    targets = list(paths) if paths else [registry_root / RESULTS_DIR]
+    if whole_registry and not targets[0].exists():
+        targets = []
+    for path in validator.files(targets):
+        validator.check_file(path)
+    results = validator.checked + validator.registry_results()
+    validator.findings.extend(duplicate_findings(results))
+    if whole_registry or base is not None:
+        entries = validator.corrections()
+        validator.check_corrections(entries)
+        if base is not None:
+            validator.findings.extend(immutability_findings(registry_root, base, entries))
+    return ValidationReport(validator.files_checked, tuple(validator.findings))

@@ -1,0 +1,492 @@
+"""`infermeter registry validate`: every valid example passes, every invalid one fails for its
+own reason, and the registry's files are guarded against duplicates and edits after merging."""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bench.cli import main
+from registry.checks.history import GitError, UnknownRevisionError
+from registry.checks.structure import string_findings
+from registry.corrections import CorrectionEntry
+from registry.models import Result
+from registry.store import REPOSITORY_ROOT, content_id, dumps_result, result_path, write_result
+from registry.validate import MAX_FILE_BYTES, ValidationReport, validate_paths
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+VALID_FILES = sorted((EXAMPLES / "valid").rglob("*.json"))
+INVALID_FOLDER = EXAMPLES / "invalid"
+INVALID_FILES = sorted(INVALID_FOLDER.rglob("*.json"))
+EXPECTED: dict[str, dict[str, dict[str, str]]] = yaml.safe_load(
+    (INVALID_FOLDER / "EXPECTED.yaml").read_text(encoding="utf-8")
+)
+MEASURED = EXAMPLES / "valid/results/measured-two-points.json"
+REPORTED = EXAMPLES / "valid/results/reported-throughput-only.json"
+SUMMARY = re.compile(r"^\d+ files? checked, (all valid|\d+ problems?)$")
+
+
+def _expectation(path: Path) -> dict[str, str]:
+    relative = path.relative_to(INVALID_FOLDER)
+    return EXPECTED[relative.parts[0]][relative.name]
+
+
+def _result(path: Path = MEASURED, **changes: Any) -> Result:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for dotted, value in changes.items():
+        target = data
+        *parents, last = dotted.split("__")
+        for name in parents:
+            target = target[int(name)] if isinstance(target, list) else target[name]
+        target[last] = value
+    result = Result.model_validate(data)
+    return result.model_copy(update={"id": content_id(result)})
+
+
+def _checks(report: ValidationReport) -> set[str]:
+    return {problem.check for problem in report.problems}
+
+
+# --- the example folders ------------------------------------------------------------------
+
+
+def test_validate_examples_cover_at_least_25_failure_kinds() -> None:
+    assert len(INVALID_FILES) >= 25
+    assert len(VALID_FILES) >= 3
+
+
+def test_validate_every_invalid_example_has_one_expectation() -> None:
+    listed = {f"{folder}/{name}" for folder, entries in EXPECTED.items() for name in entries}
+    present = {path.relative_to(INVALID_FOLDER).as_posix() for path in INVALID_FILES}
+    assert listed == present
+
+
+@pytest.mark.parametrize("path", VALID_FILES, ids=lambda path: path.name)
+def test_validate_valid_example_passes(path: Path) -> None:
+    report = validate_paths([path])
+    assert report.ok, "\n".join(str(problem) for problem in report.problems)
+    assert report.files_checked == 1
+
+
+@pytest.mark.parametrize("path", INVALID_FILES, ids=lambda path: path.name)
+def test_validate_invalid_example_fails_for_its_own_reason(path: Path) -> None:
+    expected = _expectation(path)
+    report = validate_paths([path])
+    assert not report.ok
+    assert _checks(report) == {expected["check"]}, [str(problem) for problem in report.problems]
+    assert any(
+        problem.path == expected["path"] and expected["message"] in problem.message
+        for problem in report.problems
+    ), [str(problem) for problem in report.problems]
+
+
+@pytest.mark.parametrize("path", INVALID_FILES, ids=lambda path: path.name)
+def test_validate_cli_prints_one_line_per_problem(path: Path) -> None:
+    expected = _expectation(path)
+    outcome = CliRunner().invoke(main, ["registry", "validate", str(path)])
+    assert outcome.exit_code == 1, outcome.output
+    assert isinstance(outcome.exception, SystemExit)  # exit 1, not an uncaught error
+    assert "Traceback" not in outcome.output
+    *problems, summary = outcome.output.splitlines()
+    assert SUMMARY.match(summary)
+    assert problems
+    file = str(path.relative_to(REPOSITORY_ROOT))
+    location = f"{expected['path']}: " if expected["path"] else ""
+    assert any(
+        line.startswith(f"{file}: {location}") and expected["message"] in line for line in problems
+    ), outcome.output
+    assert all(line.startswith(f"{file}: ") for line in problems)
+
+
+def test_validate_cli_json_format() -> None:
+    invalid = INVALID_FOLDER / "results/percentiles-out-of-order.json"
+    outcome = CliRunner().invoke(
+        main, ["registry", "validate", "--format", "json", str(invalid), str(MEASURED)]
+    )
+    assert outcome.exit_code == 1
+    report = json.loads(outcome.output)
+    assert report["ok"] is False
+    assert report["files_checked"] == 2
+    assert report["problems"] == [
+        {
+            "file": "tests/examples/invalid/results/percentiles-out-of-order.json",
+            "path": "points[0].ttft_ms",
+            "message": "p50 (80.0) is above p90 (61.2)",
+            "check": "model",
+        }
+    ]
+    valid = CliRunner().invoke(main, ["registry", "validate", "--format", "json", str(MEASURED)])
+    assert valid.exit_code == 0
+    assert json.loads(valid.output) == {"ok": True, "files_checked": 1, "problems": []}
+
+
+def test_validate_collects_problems_of_every_file() -> None:
+    files = [INVALID_FOLDER / "results" / name for name in ("empty-file.json", "wrong-type.json")]
+    report = validate_paths([*files, MEASURED])
+    assert report.files_checked == 3
+    assert {problem.file.rsplit("/", 1)[-1] for problem in report.problems} == {
+        "empty-file.json",
+        "wrong-type.json",
+    }
+    assert report.summary == "3 files checked, 2 problems"
+
+
+def test_validate_committed_registry_is_valid() -> None:
+    report = validate_paths()
+    assert report.ok, "\n".join(str(problem) for problem in report.problems)
+
+
+# --- the registry tree ------------------------------------------------------------------------
+
+
+def _registry(tmp_path: Path) -> Path:
+    (tmp_path / "registry" / "results").mkdir(parents=True)
+    return tmp_path
+
+
+def test_validate_empty_registry_is_valid(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    outcome = CliRunner().invoke(main, ["registry", "validate", "--registry", str(root)])
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.output.strip() == "0 files checked, all valid"
+
+
+def test_validate_result_written_by_the_store_passes(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    write_result(_result(), root)
+    report = validate_paths(registry_root=root)
+    assert report.ok, [str(problem) for problem in report.problems]
+    assert report.files_checked == 1
+
+
+def test_validate_path_must_agree_with_content(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    result = _result()
+    wrong = root / "registry/results/h100-pcie/llama-3.1-8b-instruct" / result_path(result).name
+    wrong.parent.mkdir(parents=True)
+    wrong.write_text(dumps_result(result), encoding="utf-8")
+    report = validate_paths(registry_root=root)
+    assert [(problem.check, problem.message) for problem in report.problems] == [
+        ("placement", f"path disagrees with the content, which belongs at {result_path(result)}")
+    ]
+
+
+def test_validate_path_pattern_in_results_tree(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    loose = root / "registry/results/result.json"
+    loose.write_text(dumps_result(_result()), encoding="utf-8")
+    report = validate_paths(registry_root=root)
+    assert [problem.message for problem in report.problems] == [
+        "not at registry/results/<gpu>/<model>/<date>-<id>.json; its content belongs at "
+        f"{result_path(_result())}"
+    ]
+
+
+def test_validate_registry_file_must_be_canonical(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    path = write_result(_result(), root)
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=4) + "\n", encoding="utf-8")
+    report = validate_paths(registry_root=root)
+    assert [problem.check for problem in report.problems] == ["placement"]
+    assert "not written canonically" in report.problems[0].message
+
+
+def test_validate_rejects_other_files_in_results_tree(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    (root / "registry/results/notes.txt").write_text("hello\n", encoding="utf-8")
+    (root / "registry/results/.gitkeep").write_text("", encoding="utf-8")
+    report = validate_paths(registry_root=root)
+    assert [str(problem) for problem in report.problems] == [
+        "registry/results/notes.txt: only .json result files belong in registry/results/"
+    ]
+
+
+def test_validate_rejects_a_file_that_is_not_json(tmp_path: Path) -> None:
+    path = tmp_path / "result.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    report = validate_paths([path], registry_root=_registry(tmp_path / "root"))
+    assert [problem.message for problem in report.problems] == [
+        "not a .json file; results are JSON files"
+    ]
+
+
+def test_validate_rejects_symlinks(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    target = tmp_path / "elsewhere.json"
+    shutil.copy(MEASURED, target)
+    link = root / "registry/results/link.json"
+    link.symlink_to(target)
+    folder_link = root / "registry/results/folder"
+    folder_link.symlink_to(tmp_path)
+    report = validate_paths(registry_root=root)
+    assert sorted(str(problem) for problem in report.problems) == [
+        "registry/results/folder: is a symbolic link; registry folders must be real",
+        "registry/results/link.json: is a symbolic link; registry files must be regular files",
+    ]
+    direct = validate_paths([link], registry_root=root)
+    assert [problem.message for problem in direct.problems] == [
+        "is a symbolic link; registry files must be regular files"
+    ]
+
+
+def test_validate_rejects_a_2_mb_file(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    data["source"]["command"] = "x" * 2_000_000
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert path.stat().st_size > MAX_FILE_BYTES
+    report = validate_paths([path], registry_root=_registry(tmp_path / "root"))
+    assert [problem.message for problem in report.problems] == [
+        "2.0 MB is above the limit of 1 MiB"
+    ]
+
+
+def test_validate_missing_path(tmp_path: Path) -> None:
+    report = validate_paths([tmp_path / "nothing.json"], registry_root=_registry(tmp_path))
+    assert [problem.message for problem in report.problems] == ["no such file or folder"]
+    assert report.files_checked == 0
+
+
+# --- strings --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["input < 1024 tokens and output > 128", "a\tb\nc", "TTFT p95 <= 200 ms", "über 5 €"],
+)
+def test_validate_strings_plain_text_passes(text: str) -> None:
+    assert string_findings("f", {"conditions": text}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("<img src=x onerror=alert(1)>", "contains markup '<img src=x onerror=alert(1)>'"),
+        ("click <a href='https://x'>here</a>", "contains markup"),
+        ("<SCRIPT", "contains markup '<SCRIPT'"),
+        ("hidden <!-- comment", "contains markup '<!--'"),
+        ("nul\x00byte", "control character U+0000"),
+        ("escape\x1b[31m", "control character U+001B"),
+        ("rtl\u2066isolate", "bidirectional control character U+2066"),
+    ],
+)
+def test_validate_strings_reject_markup_and_controls(text: str, fragment: str) -> None:
+    findings = string_findings("f", {"points": [{"note": text}]})
+    assert [finding.path for finding in findings] == ["points[0].note"]
+    assert fragment in findings[0].message
+
+
+# --- duplicates -------------------------------------------------------------------------------
+
+
+def test_validate_duplicate_measurements_rejected(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    original = write_result(_result(), root)
+    # Another submitter, the same measurements: a duplicate, not a replicate.
+    copy = _result(source__submitter="someone-else")
+    candidate = tmp_path / "candidate.json"
+    candidate.write_text(dumps_result(copy), encoding="utf-8")
+    report = validate_paths([candidate], registry_root=root)
+    assert [(problem.file, problem.check) for problem in report.problems] == [
+        ("candidate.json", "duplicates")
+    ]
+    assert original.relative_to(root).as_posix() in report.problems[0].message
+
+
+def test_validate_replicate_from_another_submitter_is_fine(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    write_result(_result(), root)
+    replicate = _result(
+        source__submitter="someone-else",
+        points__0__ttft_ms__mean=44.0,
+        source__started_at="2025-05-13T09:30:00Z",
+        source__finished_at="2025-05-13T09:41:02Z",
+    )
+    write_result(replicate, root)
+    report = validate_paths(registry_root=root)
+    assert report.ok, [str(problem) for problem in report.problems]
+    assert report.files_checked == 2
+
+
+def test_validate_duplicates_within_the_registry(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    write_result(_result(), root)
+    write_result(_result(source__submitter="someone-else"), root)
+    report = validate_paths(registry_root=root)
+    assert [problem.check for problem in report.problems] == ["duplicates", "duplicates"]
+
+
+# --- immutability against a git base ------------------------------------------------------
+
+
+def _git(root: Path, *arguments: str) -> str:
+    completed = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return completed.stdout
+
+
+def _corrections(root: Path, *entries: dict[str, str]) -> None:
+    text = yaml.safe_dump({"schema_version": 1, "corrections": list(entries)}, sort_keys=False)
+    (root / "registry/corrections.yaml").write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def merged(tmp_path: Path) -> tuple[Path, Path, Result]:
+    """A registry repository whose first commit holds one merged result."""
+    root = _registry(tmp_path / "repo")
+    _git(root, "init", "-q", "-b", "main")
+    result = _result()
+    path = write_result(result, root)
+    _corrections(root)
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "merge a result")
+    return root, path, result
+
+
+def _immutability(root: Path, base: str = "main") -> list[str]:
+    report = validate_paths(base=base, registry_root=root)
+    return [str(problem) for problem in report.problems if problem.check == "immutability"]
+
+
+def test_validate_unchanged_registry_against_base(merged: tuple[Path, Path, Result]) -> None:
+    root, _path, _result_merged = merged
+    report = validate_paths(base="main", registry_root=root)
+    assert report.ok, [str(problem) for problem in report.problems]
+
+
+def test_validate_changed_merged_result_is_an_error(merged: tuple[Path, Path, Result]) -> None:
+    root, path, result = merged
+    _git(root, "checkout", "-q", "-b", "edit")
+    path.write_text(path.read_text().replace("example-contributor", "edited"), encoding="utf-8")
+    _git(root, "commit", "-q", "-am", "edit a merged result")
+    relative = path.relative_to(root).as_posix()
+    assert _immutability(root) == [
+        f"{relative}: changed since main, but merged results are immutable: append a correction "
+        f"or withdrawal of {result.id} to registry/corrections.yaml instead"
+    ]
+    _corrections(
+        root,
+        {"result_id": result.id, "kind": "withdrawal", "date": "2025-06-01", "reason": "edited"},
+    )
+    assert _immutability(root) == []
+
+
+def test_validate_deleted_merged_result_is_an_error(merged: tuple[Path, Path, Result]) -> None:
+    root, path, result = merged
+    path.unlink()
+    assert len(_immutability(root)) == 1
+    assert "deleted since main" in _immutability(root)[0]
+    replacement = write_result(_result(source__submitter="corrector"), root)
+    replacement_id = replacement.stem[-12:]
+    _corrections(
+        root,
+        {
+            "result_id": result.id,
+            "kind": "correction",
+            "date": "2025-06-01",
+            "reason": "wrong submitter",
+            "replaced_by": replacement_id,
+        },
+    )
+    report = validate_paths(base="main", registry_root=root)
+    assert report.ok, [str(problem) for problem in report.problems]
+
+
+def test_validate_corrections_file_is_append_only(merged: tuple[Path, Path, Result]) -> None:
+    root, _path, result = merged
+    entry = {"result_id": result.id, "kind": "withdrawal", "date": "2025-06-01", "reason": "a"}
+    _corrections(root, entry)
+    _git(root, "commit", "-q", "-am", "withdraw")
+    _corrections(root, {**entry, "reason": "rewritten"})
+    assert _immutability(root, "HEAD") == [
+        "registry/corrections.yaml: corrections[0]: an entry merged before was changed "
+        "(append only)"
+    ]
+    _corrections(root)
+    assert _immutability(root, "HEAD") == [
+        "registry/corrections.yaml: corrections: 1 entries merged before were removed"
+    ]
+
+
+def test_validate_correction_must_name_an_existing_replacement(
+    merged: tuple[Path, Path, Result],
+) -> None:
+    root, _path, result = merged
+    _corrections(
+        root,
+        {
+            "result_id": result.id,
+            "kind": "correction",
+            "date": "2025-06-01",
+            "reason": "r",
+            "replaced_by": "abcdefabcdef",
+        },
+    )
+    report = validate_paths(registry_root=root)
+    assert [str(problem) for problem in report.problems] == [
+        "registry/corrections.yaml: corrections[0].replaced_by: abcdefabcdef is no result in "
+        "registry/results/"
+    ]
+
+
+def test_validate_corrections_entry_shape() -> None:
+    with pytest.raises(ValueError, match="a correction needs replaced_by"):
+        CorrectionEntry.model_validate(
+            {"result_id": "abcdefabcdef", "kind": "correction", "date": "2025-06-01", "reason": "r"}
+        )
+
+
+def test_validate_invalid_corrections_file_reported(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    (root / "registry/corrections.yaml").write_text(
+        "schema_version: 1\ncorrections:\n  - {result_id: nope, kind: withdrawal}\n",
+        encoding="utf-8",
+    )
+    report = validate_paths(registry_root=root)
+    assert _checks(report) == {"corrections"}
+    assert {problem.path for problem in report.problems} >= {
+        "corrections[0].result_id",
+        "corrections[0].date",
+    }
+
+
+def test_validate_unknown_base_revision(merged: tuple[Path, Path, Result]) -> None:
+    root, _path, _result_merged = merged
+    with pytest.raises(UnknownRevisionError, match="unknown git revision 'no-such-branch'"):
+        validate_paths(base="no-such-branch", registry_root=root)
+    outcome = CliRunner().invoke(
+        main, ["registry", "validate", "--registry", str(root), "--base", "no-such-branch"]
+    )
+    assert outcome.exit_code == 2
+    assert "unknown git revision 'no-such-branch'" in outcome.output
+    assert "Traceback" not in outcome.output
+
+
+def test_validate_base_needs_a_git_repository(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    with pytest.raises(GitError, match="is not inside a git repository"):
+        validate_paths(base="main", registry_root=root)
+
+
+def test_validate_base_needs_git(
+    merged: tuple[Path, Path, Result], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root, _path, _result_merged = merged
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(GitError, match="git is not installed"):
+        validate_paths(base="main", registry_root=root)
+    outcome = CliRunner().invoke(
+        main, ["registry", "validate", "--registry", str(root), "--base", "main"]
+    )
+    assert outcome.exit_code == 1
+    assert "Error: git is not installed" in outcome.output

@@ -1,0 +1,117 @@
+"""Roofline bounds: Llama 3.1 8B on an H100 as published figures put it, and their invariants."""
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from calculators.arch import ModelArch, parse_config
+from calculators.errors import InputError
+from calculators.quantization import WeightFormat, weight_format
+from calculators.roofline import (
+    decode_tokens_per_second_bound,
+    decode_weight_bytes_per_step,
+    flops_per_output_token,
+    output_tokens_per_second_per_gpu_bound,
+)
+from registry.catalog import load_models
+
+H100_BANDWIDTH_BYTES_PER_S = 3350e9
+MODELS = load_models()
+
+
+def _arch(model_id: str) -> ModelArch:
+    return parse_config(MODELS[model_id].config)
+
+
+def test_roofline_llama_8b_bf16_on_h100_decodes_about_210_tokens_per_second() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    bound = decode_tokens_per_second_bound(arch, weight_format(arch), H100_BANDWIDTH_BYTES_PER_S)
+    # 16.1 GB of bf16 weights, less the embedding table of which a step reads one row.
+    assert 14.9e9 < bound.bytes_per_step < 16.1e9
+    assert 205 < bound.tokens_per_second_per_stream < 226
+    assert bound.tokens_per_second == bound.tokens_per_second_per_stream
+
+
+def test_roofline_fp8_roughly_doubles_the_decode_bound() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    bf16 = decode_tokens_per_second_bound(arch, weight_format(arch), H100_BANDWIDTH_BYTES_PER_S)
+    fp8 = decode_tokens_per_second_bound(
+        arch, weight_format(arch, "fp8"), H100_BANDWIDTH_BYTES_PER_S
+    )
+    ratio = fp8.tokens_per_second_per_stream / bf16.tokens_per_second_per_stream
+    assert 1.7 < ratio < 2.0  # the lm_head stays in bf16
+
+
+def test_roofline_tensor_parallel_splits_the_bytes_per_gpu() -> None:
+    arch = _arch("llama-3.1-70b-instruct")
+    fmt = weight_format(arch)
+    one = decode_weight_bytes_per_step(arch, fmt, 1)
+    four = decode_weight_bytes_per_step(arch, fmt, 4)
+    assert four == pytest.approx(one / 4, rel=0.01)
+
+
+def test_roofline_moe_reads_only_active_experts() -> None:
+    arch = _arch("qwen3-30b-a3b")
+    read = decode_weight_bytes_per_step(arch, weight_format(arch))
+    # About 3.3 B active parameters of 30.5 B, in bf16.
+    assert 5.5e9 < read < 7e9
+
+
+def test_roofline_kv_cache_adds_per_sequence() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    fmt = weight_format(arch)
+    alone = decode_tokens_per_second_bound(arch, fmt, H100_BANDWIDTH_BYTES_PER_S)
+    batch = decode_tokens_per_second_bound(
+        arch, fmt, H100_BANDWIDTH_BYTES_PER_S, context_tokens=1000, batch=8
+    )
+    # 128 KiB of bf16 KV cache per token (32 layers × 8 heads × 128 × 2 × 2 bytes).
+    assert batch.kv_cache_bytes_per_step == 8 * 1000 * 131072
+    assert batch.tokens_per_second_per_stream < alone.tokens_per_second_per_stream
+    assert batch.tokens_per_second > alone.tokens_per_second
+
+
+def test_roofline_compute_bound_llama_8b_on_h100() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    assert flops_per_output_token(arch) == pytest.approx(2 * 7.5e9, rel=0.01)
+    bound = output_tokens_per_second_per_gpu_bound(arch, 989.4)
+    assert bound.tokens_per_second_per_gpu == pytest.approx(989.4e12 / 15.0e9, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 0), "bandwidth"),
+        (lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 1e12, batch=0), "batch"),
+        (
+            lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 1e12, context_tokens=-1),
+            "context_tokens",
+        ),
+        (lambda arch, fmt: output_tokens_per_second_per_gpu_bound(arch, -1), "dense_tflops"),
+    ],
+)
+def test_roofline_rejects_inputs_outside_their_domain(
+    call: Callable[[ModelArch, WeightFormat], object], message: str
+) -> None:
+    arch = _arch("llama-3.2-1b-instruct")
+    with pytest.raises(InputError, match=message):
+        call(arch, weight_format(arch))
+
+
+@given(
+    context=st.integers(min_value=0, max_value=131072),
+    batch=st.integers(min_value=1, max_value=512),
+    bandwidth=st.floats(min_value=1e11, max_value=1e13),
+)
+def test_roofline_decode_bound_falls_with_context_and_batch(
+    context: int, batch: int, bandwidth: float
+) -> None:
+    arch = _arch("llama-3.2-1b-instruct")
+    fmt = weight_format(arch)
+    base = decode_tokens_per_second_bound(arch, fmt, bandwidth)
+    loaded = decode_tokens_per_second_bound(
+        arch, fmt, bandwidth, context_tokens=context, batch=batch
+    )
+    assert loaded.tokens_per_second_per_stream <= base.tokens_per_second_per_stream
+    assert loaded.tokens_per_second_per_stream == pytest.approx(bandwidth / loaded.bytes_per_step)
