@@ -60,10 +60,11 @@ class ServerStats:
 class FakeOpenAIServer:
     """Start with `with FakeOpenAIServer(config) as server:`; `server.url` is its root URL."""
 
-    def __init__(self, config: FakeServerConfig | None = None) -> None:
+    def __init__(self, config: FakeServerConfig | None = None, port: int = 0) -> None:
         self.config = config or FakeServerConfig()
         self.stats = ServerStats()
         self.port = 0
+        self._bind_port = port  # 0: any free port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -104,14 +105,10 @@ class FakeOpenAIServer:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         app = web.Application()
-        app.router.add_post("/v1/completions", self._completions)
-        app.router.add_post("/v1/chat/completions", self._completions)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_get("/health", self._health)
-        app.router.add_get("/metrics", self._metrics)
+        self.add_routes(app)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+        site = web.TCPSite(self._runner, "127.0.0.1", self._bind_port, backlog=1024)
         await site.start()
         server = site._server
         assert server is not None
@@ -120,6 +117,14 @@ class FakeOpenAIServer:
         while not self._stopped.is_set():
             await asyncio.sleep(0.02)
         await self._runner.cleanup()
+
+    def add_routes(self, app: web.Application) -> None:
+        """The server's routes (a subclass may add more)."""
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/metrics", self._metrics)
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response(

@@ -1,0 +1,370 @@
+"""Launch `vllm serve` as a child process, wait until it answers, read what it reports, stop it.
+
+The server runs in its own process group (so Ctrl-C at the terminal reaches infermeter, which
+then stops vLLM in order) on 127.0.0.1 and a free port, with its whole output in a log file.
+`VllmServer.start` waits for `GET /health` to answer 200 within the startup timeout; when vLLM
+exits or the timeout passes first, it raises `ServerStartError` with the cause recognised in
+the log (see `diagnose_startup_failure`) and the log's last lines. `VllmServer.stop` sends
+SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period.
+
+Startup figures are read from vLLM's own log lines (`parse_startup_log`), whose exact texts
+differ by version: "Model loading took X GiB", "Available KV cache memory: X GiB",
+"GPU KV cache size: N tokens", "Maximum concurrency for N tokens per request: X.XXx" and
+"Graph capturing finished in N secs, took X GiB". The startup time is measured here: from the
+launch to the first healthy answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from bench.errors import EndpointError
+
+LOG_TAIL_LINES = 20
+
+
+class ServerStartError(EndpointError):
+    """vLLM could not be started, or it exited or stalled before answering `/health`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        cause: str | None = None,
+        log_path: Path | None = None,
+        log_tail: list[str] | None = None,
+    ) -> None:
+        super().__init__(message, "--model")
+        self.cause = cause
+        self.log_path = log_path
+        self.log_tail = log_tail or []
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How to launch vLLM: option names as `vllm serve` spells them; None = vLLM's default."""
+
+    model: str
+    log_path: Path
+    executable: str | None = None
+    host: str = "127.0.0.1"
+    port: int | None = None
+    tensor_parallel_size: int | None = None
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    max_num_seqs: int | None = None
+    load_format: str | None = None
+    extra_args: tuple[str, ...] = ()
+    startup_timeout_s: float = 1800.0
+    stop_grace_s: float = 30.0
+    env: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class StartupFigures:
+    """What vLLM logged while starting (None where the log does not say), per GPU rank."""
+
+    weights_gib: float | None = None
+    available_kv_cache_gib: float | None = None
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    max_concurrency_tokens: int | None = None
+    cuda_graph_gib: float | None = None
+    startup_s: float | None = None
+
+
+_NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
+_WEIGHTS = re.compile(rf"(?:Model loading|Loading model weights) took {_NUMBER} Gi?B")
+_AVAILABLE_KV = re.compile(rf"Available KV cache memory: {_NUMBER} GiB")
+_KV_TOKENS = re.compile(rf"KV cache size: {_NUMBER} tokens")
+_CONCURRENCY = re.compile(rf"Maximum concurrency for {_NUMBER} tokens per request: {_NUMBER}x")
+_GRAPH = re.compile(rf"Graph capturing finished in {_NUMBER} secs?, took {_NUMBER} GiB")
+_ESTIMATED_LEN = re.compile(r"estimated maximum model length is ([0-9]+)")
+_V0_KV_TOO_SMALL = re.compile(
+    r"max seq len \(([0-9]+)\) is larger than the maximum number of tokens that can be stored "
+    r"in KV cache \(([0-9]+)\)"
+)
+_ARCHITECTURES = re.compile(r"Model architectures? (\[[^\]]*\]) (?:are|is) not supported")
+
+
+def _to_float(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def parse_startup_log(text: str) -> StartupFigures:
+    """The startup figures in a vLLM log (the first rank's, where every rank logs them)."""
+
+    def first(pattern: re.Pattern[str], group: int = 1) -> float | None:
+        match = pattern.search(text)
+        return _to_float(match.group(group)) if match else None
+
+    kv_tokens = first(_KV_TOKENS)
+    concurrency_tokens = first(_CONCURRENCY, 1)
+    return StartupFigures(
+        weights_gib=first(_WEIGHTS),
+        available_kv_cache_gib=first(_AVAILABLE_KV),
+        kv_cache_tokens=int(kv_tokens) if kv_tokens is not None else None,
+        max_concurrency=first(_CONCURRENCY, 2),
+        max_concurrency_tokens=int(concurrency_tokens) if concurrency_tokens else None,
+        cuda_graph_gib=first(_GRAPH, 2),
+    )
+
+
+def diagnose_startup_failure(text: str, port: int | None = None) -> str | None:
+    """The cause of a failed start, when the log shows one vLLM is known to print."""
+    if match := _ESTIMATED_LEN.search(text):
+        return (
+            "--max-model-len is larger than the KV cache can hold: vLLM estimates the "
+            f"maximum model length at {int(match.group(1)):,} tokens; lower --max-model-len "
+            "or raise --gpu-memory-utilization"
+        )
+    if match := _V0_KV_TOO_SMALL.search(text):
+        return (
+            f"--max-model-len ({int(match.group(1)):,}) is larger than the KV cache can hold "
+            f"({int(match.group(2)):,} tokens); lower --max-model-len or raise "
+            "--gpu-memory-utilization"
+        )
+    if "No available memory for the cache blocks" in text:
+        return (
+            "no GPU memory is left for the KV cache after loading the model; raise "
+            "--gpu-memory-utilization, quantize, or use more GPUs (--tensor-parallel-size)"
+        )
+    if "CUDA out of memory" in text or "OutOfMemoryError" in text:
+        return (
+            "the GPU ran out of memory (CUDA out of memory) while starting; lower "
+            "--gpu-memory-utilization, --max-model-len or --max-num-seqs, quantize, or use "
+            "more GPUs (--tensor-parallel-size)"
+        )
+    if "address already in use" in text.lower():
+        where = f"port {port}" if port is not None else "the port"
+        return f"{where} is already in use; pass a free --port"
+    if match := _ARCHITECTURES.search(text):
+        return f"unsupported model: vLLM does not support the architecture {match.group(1)}"
+    if "does not recognize this architecture" in text:
+        return "unsupported model: Transformers does not recognize its architecture"
+    return None
+
+
+def find_executable(executable: str | None) -> str:
+    """The vLLM executable: the one given, or `vllm` on PATH."""
+    if executable is not None:
+        path = Path(executable)
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise ServerStartError(f"--vllm-executable: {executable} is not an executable file")
+        return str(path)
+    found = shutil.which("vllm")
+    if found is None:
+        raise ServerStartError(
+            "vllm is not on PATH; install it (pip install 'infermeter[vllm]'), pass "
+            "--vllm-executable PATH, or benchmark a running server with --endpoint URL"
+        )
+    return found
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def server_command(config: ServerConfig, executable: str, port: int) -> list[str]:
+    """The `vllm serve` command line (each `extra_args` item is split like a shell word list)."""
+    command = [executable, "serve", config.model, "--host", config.host, "--port", str(port)]
+    options: list[tuple[str, object]] = [
+        ("--tensor-parallel-size", config.tensor_parallel_size),
+        ("--max-model-len", config.max_model_len),
+        ("--gpu-memory-utilization", config.gpu_memory_utilization),
+        ("--quantization", config.quantization),
+        ("--kv-cache-dtype", config.kv_cache_dtype),
+        ("--max-num-seqs", config.max_num_seqs),
+        ("--load-format", config.load_format),
+    ]
+    for name, value in options:
+        if value is not None:
+            command += [name, f"{value:g}" if isinstance(value, float) else str(value)]
+    for argument in config.extra_args:
+        command += shlex.split(argument)
+    return command
+
+
+def _get(url: str, timeout_s: float) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=timeout_s) as response:
+        status: int = response.status
+        return status, response.read()
+
+
+@dataclass
+class VllmServer:
+    """One vLLM server process: `start()` it (or use `with`), read `url`, then `stop()` it."""
+
+    config: ServerConfig
+    command: list[str] = field(default_factory=list)
+    port: int = 0
+    startup: StartupFigures = field(default_factory=StartupFigures)
+    version: str | None = None
+    _process: subprocess.Popen[bytes] | None = None
+    _log: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """Root URL of the server's OpenAI-compatible API."""
+        return f"http://{self.config.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the `vllm serve` process (also its process group id)."""
+        return self._process.pid if self._process is not None else None
+
+    def __enter__(self) -> VllmServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def exit_code(self) -> int | None:
+        """The server's exit status once it has exited, else None."""
+        return self._process.poll() if self._process is not None else None
+
+    def log_text(self) -> str:
+        """Everything the server has written so far."""
+        try:
+            return self.config.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> list[str]:
+        """The last `lines` non-empty lines of the log."""
+        return [line for line in self.log_text().splitlines() if line.strip()][-lines:]
+
+    def start(self) -> None:
+        """Launch vLLM and wait until it is healthy; on any failure it is stopped first."""
+        config = self.config
+        executable = find_executable(config.executable)
+        self.port = config.port if config.port is not None else free_port(config.host)
+        self.command = server_command(config, executable, self.port)
+        config.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = config.log_path.open("wb")
+        env = dict(os.environ if config.env is None else config.env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        launched = time.monotonic()
+        try:
+            self._process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as error:
+            self._close_log()
+            raise ServerStartError(f"cannot run {executable}: {error.strerror}") from None
+        try:
+            self._wait_healthy(launched)
+        except BaseException:
+            self.stop()
+            raise
+        startup_s = time.monotonic() - launched
+        figures = parse_startup_log(self.log_text())
+        self.startup = StartupFigures(**{**figures.__dict__, "startup_s": startup_s})
+        self.version = self._read_version()
+
+    def _wait_healthy(self, launched: float) -> None:
+        assert self._process is not None
+        deadline = launched + self.config.startup_timeout_s
+        while True:
+            code = self._process.poll()
+            if code is not None:
+                self._fail(f"vLLM exited with code {code} while starting")
+            try:
+                status, _ = _get(self.url + "/health", timeout_s=2.0)
+                if status == 200:
+                    return
+            except (OSError, urllib.error.URLError):
+                pass  # not listening yet
+            if time.monotonic() >= deadline:
+                self._fail(
+                    f"vLLM did not answer {self.url}/health within "
+                    f"{self.config.startup_timeout_s:g} s (raise --startup-timeout)"
+                )
+            time.sleep(0.2)
+
+    def _fail(self, what: str) -> None:
+        self.stop()  # flushes the log and frees the GPU before the message is shown
+        text = self.log_text()
+        cause = diagnose_startup_failure(text, self.port)
+        message = f"{what}: {cause}" if cause else what
+        raise ServerStartError(
+            f"{message} (log: {self.config.log_path})",
+            cause=cause,
+            log_path=self.config.log_path,
+            log_tail=self.log_tail(),
+        )
+
+    def _read_version(self) -> str | None:
+        try:
+            _, body = _get(self.url + "/version", timeout_s=5.0)
+            version = json.loads(body).get("version")
+        except (OSError, urllib.error.URLError, ValueError, AttributeError):
+            return None
+        return str(version) if version else None
+
+    def stop(self) -> None:
+        """Stop the server and every process of its group: SIGINT, SIGTERM, then SIGKILL."""
+        process = self._process
+        if process is not None:
+            grace = self.config.stop_grace_s
+            for sig, wait_s in (
+                (signal.SIGINT, grace),
+                (signal.SIGTERM, min(grace, 10.0)),
+                (signal.SIGKILL, 5.0),
+            ):
+                if process.poll() is not None:
+                    break
+                _signal_group(process.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(wait_s)
+            # Workers that outlived the main process (tensor-parallel ranks) go too.
+            if _group_alive(process.pid):
+                _signal_group(process.pid, signal.SIGTERM)
+                time.sleep(0.5)
+                _signal_group(process.pid, signal.SIGKILL)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def _signal_group(group_id: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group_id, sig)
+
+
+def _group_alive(group_id: int) -> bool:
+    try:
+        os.killpg(group_id, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

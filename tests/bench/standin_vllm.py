@@ -1,0 +1,245 @@
+"""A STAND-IN for the `vllm` executable (it is not vLLM and runs no model).
+
+`python standin_vllm.py serve MODEL --host H --port P [vllm serve options]` behaves, as seen from
+outside, like `vllm serve` on a GPU host: it prints vLLM's startup log lines in their exact
+formats (weights, KV cache memory and size, maximum concurrency, CUDA graph capture, the
+uvicorn lines), then serves `/health`, `/version`, `/v1/models`, `/metrics` (vLLM's Prometheus
+names) and streaming `/v1/completions` and `/v1/chat/completions` (the bench tests' fake
+OpenAI server's code), and shuts down on SIGINT or SIGTERM like uvicorn does.
+
+Behaviour the tests choose through the environment:
+- `STANDIN_VLLM_MODE`: `ok` (default); `kv_too_small` (the engine's "To serve at least one
+  request … estimated maximum model length is N" error, exit 1); `cuda_oom` (a CUDA
+  out-of-memory while loading, exit 1); `unsupported` (an unsupported architecture, exit 1);
+  `crash` (dies with exit 1 when request `STANDIN_VLLM_CRASH_AFTER` + 1 arrives).
+- `STANDIN_VLLM_TTFT_S`, `STANDIN_VLLM_ITL_S`: the fake server's timings (default 0.005, 0.002).
+- `STANDIN_VLLM_IGNORE_SIGINT=1`: ignore SIGINT (a server that only SIGTERM stops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from aiohttp import web
+from fake_openai_server import FakeOpenAIServer, FakeServerConfig
+
+VERSION = "0.9.1"
+QUEUE_BUCKETS_S = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0)
+QUEUE_TIME_S = 0.002  # every request "waits" this long in the stand-in's queue
+KV_CACHE_TOKENS = 434_992
+AVAILABLE_KV_GIB = 53.12
+WEIGHTS_GIB = 14.9889
+GRAPH_GIB = 0.52
+
+
+def log(level: str, where: str, message: str) -> None:
+    """One line in vLLM's log format: `INFO 05-12 09:30:01 [file.py:123] message`."""
+    stamp = time.strftime("%m-%d %H:%M:%S")
+    print(f"{level} {stamp} [{where}] {message}", flush=True)
+
+
+class StandinVllm(FakeOpenAIServer):
+    """The fake OpenAI server plus vLLM's /version and Prometheus metrics."""
+
+    def __init__(self, model: str, port: int, max_num_seqs: int, crash_after: int | None) -> None:
+        ttft = float(os.environ.get("STANDIN_VLLM_TTFT_S", "0.005"))
+        itl = float(os.environ.get("STANDIN_VLLM_ITL_S", "0.002"))
+        super().__init__(FakeServerConfig(model=model, ttft_s=ttft, itl_s=itl), port=port)
+        self.max_num_seqs = max_num_seqs
+        self.crash_after = crash_after
+        self.preemptions = 0
+        self.prefix_queries = 0.0
+        self.prefix_hits = 0.0
+        self.queue_count = 0
+
+    def add_routes(self, app: web.Application) -> None:
+        super().add_routes(app)
+        app.router.add_get("/version", self._version)
+
+    async def _version(self, request: web.Request) -> web.Response:
+        return web.json_response({"version": VERSION})
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        if self.crash_after is not None and self.stats.requests >= self.crash_after:
+            log("ERROR", "core.py:517", "EngineCore encountered a fatal error.")
+            print("RuntimeError: CUDA error: an illegal memory access was encountered", flush=True)
+            os._exit(1)
+        body: dict[str, Any] = await request.json()
+        prompt_tokens = len(str(body.get("prompt", body.get("messages", ""))).split())
+        # Every request is preempted once; a quarter of its prompt comes from the prefix cache.
+        self.preemptions += 1
+        self.prefix_queries += prompt_tokens
+        self.prefix_hits += prompt_tokens / 4
+        self.queue_count += 1
+        return await super()._completions(request)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        labels = f'{{engine="0",model_name="{self.config.model}"}}'
+        running = self.stats.in_flight
+        usage = min(1.0, running / self.max_num_seqs)
+        queue_sum = self.queue_count * QUEUE_TIME_S
+        lines = [
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
+            "# TYPE vllm:num_requests_running gauge",
+            f"vllm:num_requests_running{labels} {float(running)}",
+            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
+            "# TYPE vllm:num_requests_waiting gauge",
+            f"vllm:num_requests_waiting{labels} 0.0",
+            "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
+            "# TYPE vllm:kv_cache_usage_perc gauge",
+            f"vllm:kv_cache_usage_perc{labels} {usage}",
+            "# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.",
+            "# TYPE vllm:num_preemptions_total counter",
+            f"vllm:num_preemptions_total{labels} {float(self.preemptions)}",
+            "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of tokens.",
+            "# TYPE vllm:prefix_cache_queries_total counter",
+            f"vllm:prefix_cache_queries_total{labels} {self.prefix_queries}",
+            "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of tokens.",
+            "# TYPE vllm:prefix_cache_hits_total counter",
+            f"vllm:prefix_cache_hits_total{labels} {self.prefix_hits}",
+            "# HELP vllm:request_queue_time_seconds Histogram of time spent in WAITING phase.",
+            "# TYPE vllm:request_queue_time_seconds histogram",
+        ]
+        for bound in QUEUE_BUCKETS_S:
+            count = self.queue_count if bound >= QUEUE_TIME_S else 0
+            bucket_labels = labels[:-1] + f',le="{bound}"}}'
+            lines.append(f"vllm:request_queue_time_seconds_bucket{bucket_labels} {float(count)}")
+        inf_labels = labels[:-1] + ',le="+Inf"}'
+        lines += [
+            f"vllm:request_queue_time_seconds_bucket{inf_labels} {float(self.queue_count)}",
+            f"vllm:request_queue_time_seconds_count{labels} {float(self.queue_count)}",
+            f"vllm:request_queue_time_seconds_sum{labels} {queue_sum}",
+        ]
+        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+
+def fail(lines: list[str]) -> None:
+    """Print an engine failure the way vLLM does, then exit 1."""
+    log("ERROR", "core.py:586", "EngineCore failed to start.")
+    print("Traceback (most recent call last):", flush=True)
+    for line in lines:
+        print(line, flush=True)
+    print(
+        "RuntimeError: Engine core initialization failed. See root cause above. "
+        "Failed core proc(s): {}",
+        flush=True,
+    )
+    sys.exit(1)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="vllm")
+    parser.add_argument("subcommand", choices=["serve"])
+    parser.add_argument("model")
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--tensor-parallel-size", type=int, default=1)
+    parser.add_argument("--max-model-len", type=int, default=131072)
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    parser.add_argument("--max-num-seqs", type=int, default=256)
+    args, other = parser.parse_known_args(argv)
+    mode = os.environ.get("STANDIN_VLLM_MODE", "ok")
+    if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") == "1":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    log("INFO", "__init__.py:244", "Automatically detected platform cuda.")
+    log("INFO", "api_server.py:1287", f"vLLM API server version {VERSION}")
+    log("INFO", "cli_args.py:309", f"non-default args: {{'model': '{args.model}'}} {other}")
+    # vLLM binds its socket before it starts the engine.
+    try:
+        with socket.socket() as probe:
+            probe.bind((args.host, args.port))
+    except OSError as error:
+        print(f"OSError: [Errno {error.errno}] Address already in use", flush=True)
+        return 1
+    log("INFO", "core.py:459", "Waiting for init message from front-end.")
+    log("INFO", "gpu_model_runner.py:1595", f"Starting to load model {args.model}...")
+    if mode == "unsupported":
+        fail(
+            [
+                "ValueError: Model architectures ['StandinForCausalLM'] are not supported for "
+                "now. Supported architectures: dict_keys(['LlamaForCausalLM'])"
+            ]
+        )
+    if mode == "cuda_oom":
+        fail(
+            [
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 "
+                "has a total capacity of 79.19 GiB of which 1.02 GiB is free."
+            ]
+        )
+    log("INFO", "default_loader.py:272", "Loading weights took 3.21 seconds")
+    log(
+        "INFO",
+        "gpu_model_runner.py:1624",
+        f"Model loading took {WEIGHTS_GIB:.4f} GiB and 3.512345 seconds",
+    )
+    log("INFO", "gpu_worker.py:227", f"Available KV cache memory: {AVAILABLE_KV_GIB:.2f} GiB")
+    if mode == "kv_too_small":
+        fail(
+            [
+                "ValueError: To serve at least one request with the models's max seq len "
+                f"({args.max_model_len}), (16.00 GiB KV cache is needed, which is larger than "
+                "the available KV cache memory (7.89 GiB). Based on the available memory, the "
+                "estimated maximum model length is 64624. Try increasing "
+                "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+                "engine."
+            ]
+        )
+    concurrency = KV_CACHE_TOKENS / args.max_model_len
+    log("INFO", "kv_cache_utils.py:716", f"GPU KV cache size: {KV_CACHE_TOKENS:,} tokens")
+    log(
+        "INFO",
+        "kv_cache_utils.py:720",
+        f"Maximum concurrency for {args.max_model_len:,} tokens per request: {concurrency:.2f}x",
+    )
+    log(
+        "INFO",
+        "gpu_model_runner.py:2048",
+        f"Graph capturing finished in 12 secs, took {GRAPH_GIB:.2f} GiB",
+    )
+    log(
+        "INFO",
+        "core.py:171",
+        "init engine (profile, create kv cache, warmup model) took 25.33 seconds",
+    )
+
+    crash_after = int(os.environ["STANDIN_VLLM_CRASH_AFTER"]) if mode == "crash" else None
+    stopped = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stopped.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") != "1":
+        signal.signal(signal.SIGINT, on_signal)
+    server = StandinVllm(args.model, args.port, args.max_num_seqs, crash_after)
+    server.start()
+    log(
+        "INFO",
+        "api_server.py:1351",
+        f"Starting vLLM API server 0 on http://{args.host}:{args.port}",
+    )
+    print(f"INFO:     Started server process [{os.getpid()}]", flush=True)
+    print("INFO:     Waiting for application startup.", flush=True)
+    print("INFO:     Application startup complete.", flush=True)
+    while not stopped.wait(0.1):
+        pass
+    print("INFO:     Shutting down", flush=True)
+    server.stop()
+    print("INFO:     Finished server process", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
