@@ -6,16 +6,20 @@ runs each load point in turn: closed-loop points for each concurrency, or open-l
 each request rate. A point in which no request got a single byte of an answer (refused or
 dropped connections) stops the run; the finished points are kept and the result is marked
 incomplete (so is a run cut by Ctrl-C).
+
+A `PointObserver` (telemetry, a launched server's watchdog) sees each point start and end, with
+its records; when it returns a reason at the end of a point, that point is discarded and the run
+stops there, incomplete, with that reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bench.client import Api, ErrorKind, RequestRecord, StreamingClient, list_models
 from bench.errors import BenchConfigError, EndpointError
@@ -56,6 +60,19 @@ class RunConfig:
     slo: Slo = field(default_factory=Slo)
     ignore_eos: bool = True
     continuous_usage_stats: bool = False
+
+
+class PointObserver(Protocol):
+    """Watches the load points of a run (called inside the run's event loop: be quick)."""
+
+    def point_started(self, plan: PointPlan) -> None:
+        """The point's first request is about to leave."""
+
+    def point_ended(
+        self, records: Sequence[RequestRecord], summary: PointSummary | None
+    ) -> str | None:
+        """The point is over: its records and summary (None when the point was cut short or
+        the server never answered). A returned reason discards the point and stops the run."""
 
 
 @dataclass
@@ -135,10 +152,13 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
 
 
 def run_benchmark(
-    config: RunConfig, on_point: Callable[[PointSummary], None] | None = None
+    config: RunConfig,
+    on_point: Callable[[PointSummary], None] | None = None,
+    observer: PointObserver | None = None,
 ) -> RunResult:
     """Run every load point of `config` against its endpoint; `on_point` sees each summary
-    as soon as its point ends. Raises `EndpointError` when the endpoint cannot be reached."""
+    as soon as its point ends, `observer` each point's start and end (see the module
+    docstring). Raises `EndpointError` when the endpoint cannot be reached."""
     plans = plan_points(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
@@ -181,7 +201,7 @@ def run_benchmark(
         count_tokens=count_tokens,
     )
     try:
-        asyncio.run(_run_points(client, factory, plans, config.slo, result, on_point))
+        asyncio.run(_run_points(client, factory, plans, config.slo, result, on_point, observer))
     except KeyboardInterrupt:
         result.incomplete = True
         result.stop_reason = "interrupted"
@@ -214,23 +234,39 @@ async def _run_points(
     slo: Slo,
     result: RunResult,
     on_point: Callable[[PointSummary], None] | None,
+    observer: PointObserver | None = None,
 ) -> None:
     next_index = 0
     async with client:
         for plan in plans:
-            run = await run_point(client.send, factory.build, replace(plan, first_index=next_index))
+            plan = replace(plan, first_index=next_index)
+            if observer is not None:
+                observer.point_started(plan)
+            try:
+                run = await run_point(client.send, factory.build, plan)
+            except BaseException:
+                if observer is not None:
+                    observer.point_ended([], None)
+                raise
             next_index += len(run.records)
-            if run.records and all(_never_answered(r) for r in run.records):
+            summary = None
+            if not (run.records and all(_never_answered(r) for r in run.records)):
+                summary = summarize_point(
+                    run.records,
+                    concurrency=plan.concurrency,
+                    request_rate=plan.request_rate,
+                    slo=slo,
+                    client_cpu_s=run.client_cpu_s,
+                )
+            stop_reason = observer.point_ended(run.records, summary) if observer else None
+            if stop_reason is not None:
+                result.incomplete = True
+                result.stop_reason = stop_reason
+                return
+            if summary is None:
                 result.incomplete = True
                 result.stop_reason = f"the server stopped answering: {run.records[-1].error_detail}"
                 return
-            summary = summarize_point(
-                run.records,
-                concurrency=plan.concurrency,
-                request_rate=plan.request_rate,
-                slo=slo,
-                client_cpu_s=run.client_cpu_s,
-            )
             result.points.append(summary)
             if on_point is not None:
                 on_point(summary)

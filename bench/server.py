@@ -186,6 +186,16 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
+def port_is_free(host: str, port: int) -> bool:
+    """True when nothing listens on `host:port` (so vLLM can bind it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
 def server_command(config: ServerConfig, executable: str, port: int) -> list[str]:
     """The `vllm serve` command line (each `extra_args` item is split like a shell word list)."""
     command = [executable, "serve", config.model, "--host", config.host, "--port", str(port)]
@@ -260,6 +270,10 @@ class VllmServer:
         """Launch vLLM and wait until it is healthy; on any failure it is stopped first."""
         config = self.config
         executable = find_executable(config.executable)
+        if config.port is not None and not port_is_free(config.host, config.port):
+            # Checked first: another server on the port could even answer /health.
+            cause = f"port {config.port} is already in use; pass a free --port"
+            raise ServerStartError(f"cannot start vLLM: {cause}", cause=cause)
         self.port = config.port if config.port is not None else free_port(config.host)
         self.command = server_command(config, executable, self.port)
         config.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -297,7 +311,7 @@ class VllmServer:
             if code is not None:
                 self._fail(f"vLLM exited with code {code} while starting")
             try:
-                status, _ = _get(self.url + "/health", timeout_s=2.0)
+                status, _ = _get(self.url + "/health", timeout_s=1.0)
                 if status == 200:
                     return
             except (OSError, urllib.error.URLError):

@@ -476,6 +476,8 @@ def run_command(
         rows = cost_rows(result.points, outcome.telemetry, price, gpu_count, utilization)
         click.echo("")
         click.echo(format_cost_table(rows, price))
+    for note in outcome.notes:
+        click.echo(note, err=True)
     if outcome.output is not None:
         click.echo(f"result written to {outcome.output}", err=True)
     if outcome.raw_records is not None:

@@ -95,11 +95,11 @@ def test_cli_bench_run_prints_table_with_verdicts(fake_server: FakeOpenAIServer)
     assert "too_few_requests" in result.stdout
 
 
-def test_cli_bench_run_without_endpoint_says_launcher_is_not_built() -> None:
+def test_cli_bench_run_without_endpoint_or_model_exits_2() -> None:
     result = _invoke("--concurrency", "1")
     assert result.exit_code == 2
+    assert result.stderr.startswith("Error: --model: missing")
     assert "--endpoint" in result.stderr
-    assert "not built yet" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 

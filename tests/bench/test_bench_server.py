@@ -51,11 +51,13 @@ def test_server_start_parses_startup_figures_and_version(
         assert figures.max_concurrency == 106.2  # 434,992 / 4,096, as vLLM prints it
         assert figures.max_concurrency_tokens == 4096
         assert figures.cuda_graph_gib == 0.52
-        assert figures.startup_s is not None and 0 < figures.startup_s < 20
+        assert figures.startup_s is not None
+        assert 0 < figures.startup_s < 20
         with urllib.request.urlopen(server.url + "/v1/models") as response:
             assert b"Llama-3.2-1B-Instruct" in response.read()
         pid = server.pid
-    assert pid is not None and not _alive(pid)
+    assert pid is not None
+    assert not _alive(pid)
     assert "--load-format dummy" in " ".join(server.command)
     assert "Shutting down" in server.log_text()  # stopped by SIGINT, cleanly
 
@@ -68,7 +70,8 @@ def test_server_stop_escalates_to_sigterm_when_sigint_is_ignored(
     server.start()
     pid = server.pid
     server.stop()
-    assert pid is not None and not _alive(pid)
+    assert pid is not None
+    assert not _alive(pid)
     assert server.exit_code() == 0  # the SIGTERM handler ran
     assert "Shutting down" in server.log_text()
 
@@ -90,7 +93,8 @@ def test_server_start_failure_names_cause_and_keeps_log_tail(
         server.start()
     error = caught.value
     assert "vLLM exited with code 1 while starting" in str(error)
-    assert error.cause is not None and cause in error.cause
+    assert error.cause is not None
+    assert cause in error.cause
     assert any("Engine core initialization failed" in line for line in error.log_tail)
     assert server.exit_code() == 1
 
@@ -208,7 +212,8 @@ def test_diagnose_startup_failure_recognises_vllm_texts(log: str, cause: str | N
     if cause is None:
         assert found is None
     else:
-        assert found is not None and cause in found
+        assert found is not None
+        assert cause in found
 
 
 @pytest.mark.gpu

@@ -1,0 +1,440 @@
+"""Assemble, validate and write the registry result of a run.
+
+`build_result` turns the run's summaries, telemetry, vLLM's startup figures and the host's
+fingerprint into a `registry.models.Result` (identity, SLO, points, startup, provenance). How
+the bench's figures map onto the result format:
+- lengths: a log-normal (median m, sigma s) is stored by its mean m·e^(s²/2) and standard
+  deviation mean·√(e^(s²) − 1) in tokens; a run that overrides the profile's lengths or uses a
+  dataset is profile `custom`;
+- failures: the client's `connection` failures count as `disconnect`, `empty_output` (a stream
+  that ended without a token) as `server_error`, so the kinds add up to `failed`;
+- queue time: only the mean (vLLM's histogram has no exact percentiles); its `n` is left out
+  because vLLM's counter also includes the point's warm-up requests;
+- a point in which the engine preempted sequences gets a `preemptions` verdict;
+- without NVML the host's GPU is the catalog GPU given with `--gpu` (`gpu_sku` says so).
+
+`validate_result` checks the model, then `registry.validate` (when present) on a temporary
+copy; `write_result` writes the file atomically (canonical JSON, content id) and, on request,
+every request's raw record as gzipped JSON lines beside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import gzip
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bench.client import ErrorKind, RequestRecord
+from bench.engine_metrics import EngineWindow
+from bench.errors import BenchError
+from bench.host import HostInfo
+from bench.metrics import Distribution, PointSummary
+from bench.runner import RunConfig, RunResult
+from bench.server import StartupFigures
+from bench.telemetry import GpuWindow
+from bench.workloads import LengthDistribution, get_profile
+from registry.models import Result
+from registry.store import REPOSITORY_ROOT, dumps_result, with_content_id, write_text_atomic
+
+TOOL_NAME = "infermeter"
+_FAILURE_FIELDS = {
+    ErrorKind.TIMEOUT: "timeout",
+    ErrorKind.HTTP_STATUS: "http_status",
+    ErrorKind.DISCONNECT: "disconnect",
+    ErrorKind.CONNECTION: "disconnect",
+    ErrorKind.MALFORMED_STREAM: "malformed_stream",
+    ErrorKind.SERVER_ERROR: "server_error",
+    ErrorKind.EMPTY_OUTPUT: "server_error",
+    ErrorKind.OUT_OF_MEMORY: "out_of_memory",
+}
+
+
+class ResultError(BenchError):
+    """The assembled result is not valid (a bug, or figures the registry refuses)."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What was served, how, and on what: the identity beyond the workload."""
+
+    gpu_id: str
+    gpu_count: int
+    form_factor: str
+    engine_version: str
+    model_id: str
+    hf_repo: str
+    revision: str | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    kv_cache_dtype: str | None = None
+    tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enable_prefix_caching: bool | None = None
+    enable_chunked_prefill: bool | None = None
+    engine_name: str = "vllm"
+
+
+@dataclass(frozen=True)
+class PointTelemetry:
+    """A point's GPU and engine figures (each None when not available)."""
+
+    gpu: GpuWindow | None = None
+    engine: EngineWindow | None = None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who and what measured, when, and on which host."""
+
+    command: str
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    submitter: str
+    host: HostInfo
+    server_command: str | None = None
+
+
+def tool_commit() -> str | None:
+    """The git commit infermeter runs from, when it runs from a checkout."""
+    if not (REPOSITORY_ROOT / ".git").exists():
+        return None
+    try:
+        completed = subprocess.run(
+            ["git", "-C", str(REPOSITORY_ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = completed.stdout.strip()
+    return commit if completed.returncode == 0 and commit else None
+
+
+def tool_version() -> str:
+    """infermeter's installed version."""
+    try:
+        return importlib.metadata.version(TOOL_NAME)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _length(distribution: LengthDistribution) -> dict[str, Any]:
+    if distribution.kind == "fixed":
+        return {"kind": "fixed", "value": int(distribution.a)}
+    if distribution.kind == "uniform":
+        return {"kind": "uniform", "min": int(distribution.a), "max": int(distribution.b)}
+    if distribution.kind == "normal":
+        mean, stddev = distribution.a, distribution.b
+    else:
+        mean = distribution.a * math.exp(distribution.b**2 / 2)
+        stddev = mean * math.sqrt(math.expm1(distribution.b**2))
+    return {
+        "kind": distribution.kind,
+        "mean": round(mean, 3),
+        "stddev": round(stddev, 3),
+        "min": distribution.minimum,
+        "max": distribution.maximum,
+    }
+
+
+def workload_data(config: RunConfig, api: str) -> dict[str, Any]:
+    """The result's `identity.workload` for a run configuration."""
+    profile = get_profile(config.profile)
+    custom = config.input_len or config.output_len or config.dataset
+    dataset_lengths = {"kind": "dataset"}
+    if config.dataset is not None:
+        input_len = dataset_lengths
+        output_len = _length(config.output_len) if config.output_len else dataset_lengths
+    else:
+        input_len = _length(config.input_len or profile.input_len)
+        output_len = _length(config.output_len or profile.output_len)
+    return {
+        "profile": "custom" if custom else profile.name,
+        "input_len": input_len,
+        "output_len": output_len,
+        "dataset": f"sharegpt ({config.dataset.name})" if config.dataset else None,
+        "seed": config.seed,
+        "api": api,
+    }
+
+
+def _latency(distribution: Distribution) -> dict[str, Any]:
+    if distribution.n == 0:
+        return {"n": 0}
+    return {
+        "n": distribution.n,
+        **{
+            name: _round(getattr(distribution, name))
+            for name in ("mean", "p50", "p90", "p95", "p99", "max")
+        },
+    }
+
+
+def _failures(summary: PointSummary) -> dict[str, int]:
+    counts = dict.fromkeys(sorted(set(_FAILURE_FIELDS.values())), 0)
+    for kind, count in summary.failures_by_kind.items():
+        counts[_FAILURE_FIELDS.get(ErrorKind(kind), "server_error")] += count
+    return counts
+
+
+def _load(summary: PointSummary, burstiness: float) -> dict[str, Any]:
+    if summary.concurrency is not None:
+        return {"arrival": "closed", "concurrency": summary.concurrency}
+    if burstiness == 1.0:
+        return {"arrival": "poisson", "request_rate": summary.request_rate}
+    return {"arrival": "gamma", "request_rate": summary.request_rate, "burstiness": burstiness}
+
+
+def _telemetry(telemetry: PointTelemetry | None) -> dict[str, Any] | None:
+    if telemetry is None:
+        return None
+    data: dict[str, Any] = {}
+    if telemetry.gpu is not None:
+        gpu = telemetry.gpu
+        data["gpu"] = {
+            "gpu_utilization_pct_mean": _round(gpu.gpu_utilization_pct_mean, 2),
+            "memory_used_bytes_max": gpu.memory_used_bytes_max,
+            "power_w_mean": _round(gpu.power_w_mean, 2),
+            "energy_j": _round(gpu.energy_j, 2),
+            "sm_clock_mhz_mean": _round(gpu.sm_clock_mhz_mean, 1),
+            "temperature_c_max": gpu.temperature_c_max,
+        }
+    if telemetry.engine is not None:
+        engine = telemetry.engine
+        data["engine"] = {
+            "kv_cache_usage_pct_mean": _round(engine.kv_cache_usage_pct_mean, 2),
+            "kv_cache_usage_pct_max": _round(engine.kv_cache_usage_pct_max, 2),
+            "preemptions": engine.preemptions,
+            "prefix_cache_hit_rate": _round(engine.prefix_cache_hit_rate, 4),
+        }
+    return data or None
+
+
+def _point(
+    summary: PointSummary, telemetry: PointTelemetry | None, burstiness: float
+) -> dict[str, Any]:
+    verdicts = [{"code": v.code, "message": v.message} for v in summary.verdicts]
+    engine = telemetry.engine if telemetry is not None else None
+    if engine is not None and engine.preemptions:
+        verdicts.append(
+            {
+                "code": "preemptions",
+                "message": f"the engine preempted {engine.preemptions} sequences during the "
+                "point; the latency tail includes their recomputation",
+            }
+        )
+    queue = None
+    if engine is not None and engine.queue_ms_mean is not None:
+        queue = {"mean": _round(engine.queue_ms_mean)}
+    return {
+        "load": _load(summary, burstiness),
+        "duration_s": _round(summary.window_s) if summary.window_s > 0 else None,
+        "requests": {
+            "sent": summary.completed + summary.failed,
+            "completed": summary.completed,
+            "failed": summary.failed,
+            "accepted": summary.accepted_requests,
+        },
+        "failures": _failures(summary),
+        "tokens": {
+            "input": summary.input_tokens,
+            "output": summary.output_tokens,
+            "accepted_output": summary.accepted_output_tokens,
+        },
+        "throughput": {
+            "requests_per_s": _round(summary.request_throughput),
+            "output_tokens_per_s": _round(summary.output_token_throughput),
+            "total_tokens_per_s": _round(summary.total_token_throughput),
+            "accepted_output_tokens_per_s": _round(summary.accepted_output_token_throughput),
+        },
+        "ttft_ms": _latency(summary.ttft_ms),
+        "itl_ms": _latency(summary.itl_ms),
+        "tpot_ms": _latency(summary.tpot_ms),
+        "e2e_ms": _latency(summary.e2e_ms),
+        "queue_ms": queue,
+        "telemetry": _telemetry(telemetry),
+        "validity": verdicts,
+    }
+
+
+def _timestamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
+    gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
+    return {
+        "gpu_sku": gpu_sku,
+        "gpu_count": host.gpu_count or deployment.gpu_count,
+        "form_factor": deployment.form_factor,
+        "driver": host.driver,
+        "cuda": host.cuda,
+        "cpu": host.cpu,
+        "ram_bytes": host.ram_bytes,
+        "os": host.os,
+        "vllm_version": host.vllm_version,
+        "torch_version": host.torch_version,
+    }
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def build_result(
+    run: RunResult,
+    config: RunConfig,
+    deployment: Deployment,
+    telemetry: Sequence[PointTelemetry | None],
+    startup: StartupFigures | None,
+    provenance: Provenance,
+) -> Result:
+    """The registry result of a run with at least one finished point; raises ResultError."""
+    if not run.points:
+        raise ResultError("no load point finished, so there is no result to write")
+    slo = config.slo
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "id": "000000000000",
+        "identity": {
+            "gpu": {
+                "id": deployment.gpu_id,
+                "count": deployment.gpu_count,
+                "form_factor": deployment.form_factor,
+            },
+            "engine": {"name": deployment.engine_name, "version": deployment.engine_version},
+            "model": {
+                "id": deployment.model_id,
+                "hf_repo": deployment.hf_repo,
+                "revision": deployment.revision,
+                "quantization": deployment.quantization,
+                "dtype": deployment.dtype,
+                "kv_cache_dtype": deployment.kv_cache_dtype,
+            },
+            "serving": {
+                name: getattr(deployment, name)
+                for name in (
+                    "tensor_parallel_size",
+                    "pipeline_parallel_size",
+                    "max_model_len",
+                    "gpu_memory_utilization",
+                    "max_num_seqs",
+                    "max_num_batched_tokens",
+                    "enable_prefix_caching",
+                    "enable_chunked_prefill",
+                )
+            },
+            "workload": workload_data(config, run.api),
+        },
+        "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},
+        "points": [
+            _point(summary, telemetry[i] if i < len(telemetry) else None, config.burstiness)
+            for i, summary in enumerate(run.points)
+        ],
+        "startup": None,
+        "source": {
+            "kind": "measured",
+            "tool": {"name": TOOL_NAME, "version": tool_version(), "commit": tool_commit()},
+            "command": provenance.command,
+            "server_command": provenance.server_command,
+            "host": _host(provenance.host, deployment),
+            "started_at": _timestamp(provenance.started_at),
+            "finished_at": _timestamp(provenance.finished_at),
+            "submitter": provenance.submitter,
+            "complete": not run.incomplete,
+        },
+    }
+    if startup is not None:
+        data["startup"] = {
+            "weights_gib": startup.weights_gib,
+            "kv_cache_tokens": startup.kv_cache_tokens,
+            "max_concurrency": startup.max_concurrency,
+            "cuda_graph_gib": startup.cuda_graph_gib,
+            "startup_s": _round(startup.startup_s, 2),
+        }
+    try:
+        result = Result.model_validate(_drop_none(data))
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        raise ResultError(f"the result is not valid: {problems}", "--output") from None
+    return with_content_id(result)
+
+
+def validate_result(result: Result) -> list[str]:
+    """Every problem `registry.validate` finds in the result (none when it is not installed)."""
+    try:
+        validate = importlib.import_module("registry.validate")
+    except ImportError:
+        return []
+    with tempfile.TemporaryDirectory(prefix="infermeter-result-") as folder:
+        path = Path(folder) / "result.json"
+        path.write_text(dumps_result(result), encoding="utf-8")
+        report = validate.validate_paths([path])
+    return [f"{problem.path}: {problem.message}" for problem in report.problems]
+
+
+def raw_records_path(output: Path) -> Path:
+    """Where the raw records of the result at `output` go: `<stem>.requests.jsonl.gz`."""
+    return output.with_name(output.stem + ".requests.jsonl.gz")
+
+
+def write_raw_records(
+    path: Path, points: Sequence[tuple[int, bool, Sequence[RequestRecord]]]
+) -> None:
+    """Every request's record as one JSON line, gzipped, written atomically.
+
+    `points` holds (point number, kept, records); a point that was not kept (cut short by a
+    crash or Ctrl-C) is in the file with `"kept": false`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    try:
+        with (
+            os.fdopen(descriptor, "wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as stream,
+        ):
+            for number, kept, records in points:
+                for record in records:
+                    line = {"point": number, "kept": kept, **dataclasses.asdict(record)}
+                    stream.write(json.dumps(line, sort_keys=True).encode() + b"\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_result(result: Result, output: Path) -> None:
+    """Write the result file atomically, in canonical form."""
+    write_text_atomic(output, dumps_result(result))

@@ -1,0 +1,406 @@
+"""One `bench run` from start to finish: launch vLLM (or use an endpoint), measure, write.
+
+`run_session` resolves what the result file will need before anything slow starts (the GPU's
+and the model's catalog ids), starts vLLM when no endpoint is given, runs the load points with
+telemetry (NVML and the engine's `/metrics`, see `bench.telemetry`), stops the server whatever
+happens, then assembles, validates and writes the result. A server that dies mid-run ends the
+run: the point it died in is discarded, the finished points are kept and the result is marked
+incomplete (so is a run cut by Ctrl-C). Nothing is written when no point finished.
+
+Default paths: the result goes to `--output` (a launched run without it writes
+`./infermeter-result.json`); vLLM's log to `<stem>.vllm.log` and the raw records to
+`<stem>.requests.jsonl.gz` beside it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import json
+import shlex
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bench.client import RequestRecord
+from bench.engine_metrics import MetricsSample, engine_window, scrape_metrics
+from bench.errors import BenchConfigError, EndpointError
+from bench.host import HostInfo, catalog_gpu_id, host_info
+from bench.load import PointPlan
+from bench.metrics import PointSummary
+from bench.result import (
+    Deployment,
+    PointTelemetry,
+    Provenance,
+    ResultError,
+    build_result,
+    raw_records_path,
+    validate_result,
+    write_raw_records,
+    write_result,
+)
+from bench.runner import RunConfig, RunResult, plan_points, run_benchmark
+from bench.server import ServerConfig, StartupFigures, VllmServer
+from bench.telemetry import GpuInventory, NvmlGpus, TelemetrySampler, gpu_window, open_gpus
+from registry.models import Result
+
+DEFAULT_OUTPUT = Path("infermeter-result.json")
+_DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
+_DTYPES |= {"float": "float32", "float32": "float32"}
+_KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}
+
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """A whole `bench run`: the load (`run`), the server to launch (None: `run.endpoint`),
+    and what the result file needs."""
+
+    run: RunConfig
+    command: str
+    server: ServerConfig | None = None
+    output: Path | None = None
+    raw_records: bool = False
+    gpu_id: str | None = None
+    model_id: str | None = None
+    tensor_parallel_size: int | None = None
+    submitter: str | None = None
+    telemetry: bool = True
+
+
+@dataclass
+class SessionOutcome:
+    """What a session measured and wrote."""
+
+    run: RunResult
+    telemetry: list[PointTelemetry | None] = field(default_factory=list)
+    deployment: Deployment | None = None
+    result: Result | None = None
+    output: Path | None = None
+    raw_records: Path | None = None
+    log_path: Path | None = None
+    startup: StartupFigures | None = None
+    engine_version: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def serving_options(arguments: Sequence[str]) -> dict[str, str | bool]:
+    """The identity-relevant `vllm serve` options among extra arguments (`--name value`,
+    `--name=value`, `--flag`, `--no-flag`)."""
+    tokens = [token for argument in arguments for token in shlex.split(argument)]
+    found: dict[str, str | bool] = {}
+    flags = {"enable-prefix-caching", "enable-chunked-prefill"}
+    valued = {"pipeline-parallel-size", "max-num-batched-tokens", "dtype", "revision"}
+    for index, token in enumerate(tokens):
+        if not token.startswith("--"):
+            continue
+        name, has_value, value = token[2:].partition("=")
+        if name in flags:
+            found[name] = True
+        elif name.startswith("no-") and name[3:] in flags:
+            found[name[3:]] = False
+        elif name in valued:
+            if not has_value and index + 1 < len(tokens):
+                value = tokens[index + 1]
+            found[name] = value
+    return found
+
+
+def _int_option(options: dict[str, str | bool], name: str) -> int | None:
+    value = options.get(name)
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise BenchConfigError(f"--{name} {value!r} is not a whole number", "--vllm-arg") from None
+
+
+def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: Notify) -> str:
+    from registry.lookup import UnknownIdError, resolve_gpu
+
+    detected = catalog_gpu_id(inventory.gpus[0].name) if inventory else None
+    gpu_id = config.gpu_id or detected
+    if gpu_id is None:
+        if inventory is not None:
+            raise BenchConfigError(
+                f"NVML names the GPU {inventory.gpus[0].name!r}, which maps to no catalog id; "
+                "pass the GPU's catalog id, e.g. --gpu h100-sxm",
+                "--gpu",
+            )
+        raise BenchConfigError(
+            "no NVIDIA GPU was detected; pass the GPU's catalog id, e.g. --gpu h100-sxm", "--gpu"
+        )
+    if config.gpu_id and detected and detected != config.gpu_id:
+        assert inventory is not None
+        notify(
+            f"note: NVML names the GPU {inventory.gpus[0].name!r} ({detected}); "
+            f"the result says {config.gpu_id} as given with --gpu"
+        )
+    try:
+        resolve_gpu(gpu_id)
+    except UnknownIdError as error:
+        raise BenchConfigError(str(error), "--gpu") from None
+    return gpu_id
+
+
+def _resolve_model(model: str | None, model_id: str | None) -> tuple[str, str]:
+    from registry.catalog import load_models
+    from registry.lookup import UnknownIdError, resolve_model
+
+    models = load_models()
+    if model_id is not None:
+        try:
+            resolve_model(model_id)
+        except UnknownIdError as error:
+            raise BenchConfigError(str(error), "--model-id") from None
+        entry = models[model_id]
+    elif model is None:
+        raise BenchConfigError(
+            "the result file needs the model's catalog id, e.g. --model-id llama-3.1-8b-instruct",
+            "--model-id",
+        )
+    else:
+        wanted = (model or "").lower()
+        matches = [entry for entry in models.values() if entry.hf_repo.lower() == wanted]
+        if not matches:
+            raise BenchConfigError(
+                f"{model!r} is not a Hugging Face repository of the model catalog; pass the "
+                "model's catalog id, e.g. --model-id llama-3.1-8b-instruct",
+                "--model-id",
+            )
+        entry = matches[0]
+    hf_repo = entry.hf_repo
+    if model and model.count("/") == 1 and not Path(model).exists():
+        hf_repo = model  # the repository the weights actually came from
+    return entry.id, hf_repo
+
+
+def plan_deployment(
+    config: SessionConfig, inventory: GpuInventory | None, notify: Notify
+) -> Deployment:
+    """The deployment identity known before the run (engine version filled in later)."""
+    server = config.server
+    options = serving_options(server.extra_args if server else ())
+    tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
+    pipeline = _int_option(options, "pipeline-parallel-size")
+    gpu_id = _resolve_gpu(config, inventory, notify)
+    model_id, hf_repo = _resolve_model(
+        server.model if server else config.run.model, config.model_id
+    )
+    from registry.lookup import resolve_gpu
+
+    dtype = options.get("dtype")
+    kv_dtype = server.kv_cache_dtype if server else None
+    revision = options.get("revision")
+    prefix = options.get("enable-prefix-caching")
+    chunked = options.get("enable-chunked-prefill")
+    return Deployment(
+        gpu_id=gpu_id,
+        gpu_count=(tensor or 1) * (pipeline or 1),
+        form_factor=resolve_gpu(gpu_id).form_factor,
+        engine_version="unknown",
+        model_id=model_id,
+        hf_repo=hf_repo,
+        revision=revision if isinstance(revision, str) else None,
+        quantization=server.quantization if server else None,
+        dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
+        kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+        tensor_parallel_size=tensor,
+        pipeline_parallel_size=pipeline,
+        max_model_len=server.max_model_len if server else None,
+        gpu_memory_utilization=server.gpu_memory_utilization if server else None,
+        max_num_seqs=server.max_num_seqs if server else None,
+        max_num_batched_tokens=_int_option(options, "max-num-batched-tokens"),
+        enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
+        enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
+    )
+
+
+def read_version(url: str) -> str | None:
+    """The engine's version from `GET {url}/version` (vLLM), or None."""
+    try:
+        with urllib.request.urlopen(url + "/version", timeout=5) as response:
+            version = json.loads(response.read()).get("version")
+    except (OSError, urllib.error.URLError, ValueError, AttributeError):
+        return None
+    return str(version) if version else None
+
+
+def default_submitter() -> str:
+    """`git config github.user`, else the login name."""
+    try:
+        completed = subprocess.run(
+            ["git", "config", "--get", "github.user"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        if completed.returncode == 0 and completed.stdout.strip():
+            return completed.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+class _Observer:
+    """Telemetry per point, and the watchdog of a launched server."""
+
+    def __init__(
+        self, sampler: TelemetrySampler, server: VllmServer | None, keep_records: bool
+    ) -> None:
+        self.sampler = sampler
+        self.server = server
+        self.keep_records = keep_records
+        self.before: MetricsSample | None = None
+        self.kept: list[PointTelemetry | None] = []
+        self.records: list[tuple[int, bool, Sequence[RequestRecord]]] = []
+
+    def point_started(self, plan: PointPlan) -> None:
+        url = self.sampler.engine_url
+        self.before = scrape_metrics(url) if url else None
+        self.sampler.start()
+
+    def point_ended(
+        self, records: Sequence[RequestRecord], summary: PointSummary | None
+    ) -> str | None:
+        self.sampler.stop()
+        url = self.sampler.engine_url
+        after = scrape_metrics(url) if url and records else None
+        died = self.server.exit_code() if self.server is not None else None
+        kept = summary is not None and died is None
+        if self.keep_records and records:
+            self.records.append((len(self.records) + 1, kept, list(records)))
+        if died is not None:
+            assert self.server is not None
+            log = self.server.config.log_path
+            return f"vLLM exited with code {died} during the run (log: {log})"
+        if summary is None:
+            return None
+        measured = [r for r in records if not r.warmup]
+        start_ns = min((r.send_ns for r in measured), default=0)
+        end_ns = max((r.end_ns for r in measured), default=0)
+        gpu = gpu_window(self.sampler.gpu_samples, start_ns, end_ns)
+        engine = engine_window(self.before, after, self.sampler.engine_samples, start_ns, end_ns)
+        self.kept.append(PointTelemetry(gpu, engine) if gpu or engine else None)
+        return None
+
+
+def run_session(
+    config: SessionConfig,
+    on_point: Callable[[PointSummary], None] | None = None,
+    notify: Notify = lambda line: None,
+) -> SessionOutcome:
+    """Run the whole session (see the module docstring); raises BenchError subclasses."""
+    started_at = dt.datetime.now(dt.UTC)
+    plan_points(config.run)  # a bad load option fails before a model is loaded
+    server_config = config.server
+    gpu_count = None
+    if server_config is not None:
+        pipeline = _int_option(serving_options(server_config.extra_args), "pipeline-parallel-size")
+        gpu_count = (server_config.tensor_parallel_size or 1) * (pipeline or 1)
+    gpus: NvmlGpus | None = None
+    reason: str | None = "telemetry is off"
+    if config.telemetry:
+        gpus, reason = open_gpus(gpu_count)
+    notes = [f"no GPU telemetry: {reason}"] if gpus is None else []
+    inventory = gpus.inventory if gpus else None
+    try:
+        deployment = (
+            plan_deployment(config, inventory, notify) if config.output is not None else None
+        )
+        server = VllmServer(server_config) if server_config is not None else None
+        run_config = config.run
+        try:
+            if server is not None:
+                assert server_config is not None
+                notify(f"starting vLLM (log: {server_config.log_path}) …")
+                server.start()
+                startup = server.startup
+                notify(
+                    f"vLLM {server.version or '?'} ready at {server.url} in "
+                    f"{startup.startup_s or 0:.1f} s: {_startup_line(startup)}"
+                )
+                run_config = replace(run_config, endpoint=server.url, model=server_config.model)
+            version = server.version if server is not None else read_version(run_config.endpoint)
+            if deployment is not None and version is None and server is None:
+                raise EndpointError(
+                    f"{run_config.endpoint}/version does not answer, so the engine's version for "
+                    "the result file is unknown; only vLLM servers can be written as results",
+                    "--output",
+                )
+            sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
+            observer = _Observer(sampler, server, config.raw_records)
+            run = run_benchmark(run_config, on_point=on_point, observer=observer)
+        finally:
+            if server is not None:
+                server.stop()
+    finally:
+        if gpus is not None:
+            gpus.close()
+    outcome = SessionOutcome(
+        run=run,
+        telemetry=observer.kept,
+        notes=notes,
+        log_path=server_config.log_path if server_config else None,
+        startup=server.startup if server is not None else None,
+        engine_version=version,
+    )
+    if deployment is None or config.output is None:
+        return outcome
+    deployment = replace(deployment, engine_version=version or "unknown")
+    outcome.deployment = deployment
+    if not run.points:
+        return outcome
+    provenance = Provenance(
+        command=config.command,
+        server_command=shlex.join(server.command) if server is not None else None,
+        started_at=started_at,
+        finished_at=dt.datetime.now(dt.UTC),
+        submitter=config.submitter or default_submitter(),
+        host=_host(inventory, version if server is not None else None),
+    )
+    result = build_result(run, run_config, deployment, observer.kept, outcome.startup, provenance)
+    problems = validate_result(result)
+    if problems:
+        rejected = config.output.with_name(config.output.stem + ".rejected.json")
+        write_result(result, rejected)
+        raise ResultError(
+            f"the result fails validation, kept as {rejected}: " + "; ".join(problems[:5]),
+            "--output",
+        )
+    write_result(result, config.output)
+    outcome.result, outcome.output = result, config.output
+    if config.raw_records:
+        outcome.raw_records = raw_records_path(config.output)
+        write_raw_records(outcome.raw_records, observer.records)
+    return outcome
+
+
+def _host(inventory: GpuInventory | None, vllm_version: str | None) -> HostInfo:
+    return host_info(inventory, vllm_version)
+
+
+def _startup_line(startup: StartupFigures) -> str:
+    parts = []
+    if startup.weights_gib is not None:
+        parts.append(f"weights {startup.weights_gib:g} GiB")
+    if startup.available_kv_cache_gib is not None:
+        parts.append(f"KV cache memory {startup.available_kv_cache_gib:g} GiB")
+    if startup.kv_cache_tokens is not None:
+        parts.append(f"KV cache {startup.kv_cache_tokens:,} tokens")
+    if startup.max_concurrency is not None:
+        tokens = startup.max_concurrency_tokens
+        at = f" at {tokens:,} tokens" if tokens else ""
+        parts.append(f"max concurrency {startup.max_concurrency:g}x{at}")
+    if startup.cuda_graph_gib is not None:
+        parts.append(f"CUDA graphs {startup.cuda_graph_gib:g} GiB")
+    return ", ".join(parts) or "no startup figures in the log"
