@@ -177,6 +177,23 @@ def _int_field(config: Mapping[str, Any], name: str, where: str) -> int:
     return value
 
 
+def _optional_int(config: Mapping[str, Any], name: str, where: str, default: int) -> int:
+    """An optional integer field: absent or null gives `default`; anything else must be an int."""
+    value = config.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where}{name}: expected a non-negative integer, got {value!r}")
+    return value
+
+
+def _optional_mapping(config: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any] | None:
+    value = config.get(name)
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise ConfigError(f"{where}{name}: expected a JSON object, got {value!r}")
+
+
 def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(_TRANSFORMERS_DEFAULTS.get(str(config.get("model_type", "")), {}))
     merged.update({key: value for key, value in config.items() if value is not None})
@@ -204,6 +221,8 @@ def _layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tupl
         return (FULL,) * num_layers
     layer_types = config.get("layer_types")
     if layer_types is not None:
+        if not isinstance(layer_types, list):
+            raise ConfigError(f"{where}layer_types: expected a list, got {layer_types!r}")
         if len(layer_types) != num_layers:
             raise ConfigError(
                 f"{where}layer_types: expected {num_layers} entries (num_hidden_layers), "
@@ -214,21 +233,19 @@ def _layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tupl
     if model_type == "gemma2":
         # Gemma 2 alternates: even layers use the local window, odd layers attend globally.
         return tuple(SLIDING if index % 2 == 0 else FULL for index in range(num_layers))
-    pattern = config.get("sliding_window_pattern")
+    pattern = _optional_int(config, "sliding_window_pattern", where, 0)
     if pattern:
         # Every pattern-th layer is global (Gemma 3: five local layers, then one global).
-        return tuple(
-            FULL if (index + 1) % int(pattern) == 0 else SLIDING for index in range(num_layers)
-        )
+        return tuple(FULL if (index + 1) % pattern == 0 else SLIDING for index in range(num_layers))
     # A bare sliding_window with no pattern applies to every layer (Mistral v0.1).
     return (SLIDING,) * num_layers
 
 
 def _moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureOfExperts | None:
     num_experts = (
-        config.get("num_local_experts")
-        or config.get("n_routed_experts")
-        or config.get("num_experts")
+        _optional_int(config, "num_local_experts", where, 0)
+        or _optional_int(config, "n_routed_experts", where, 0)
+        or _optional_int(config, "num_experts", where, 0)
     )
     if not num_experts:
         return None
@@ -237,14 +254,19 @@ def _moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureOfExp
         expert_size = _int_field(config, "moe_intermediate_size", where)
     else:
         expert_size = _int_field(config, "intermediate_size", where)
-    shared = 0
-    if config.get("n_shared_experts"):
-        shared = int(config["n_shared_experts"]) * expert_size
-    elif config.get("shared_expert_intermediate_size"):
-        shared = int(config["shared_expert_intermediate_size"])
-    first_dense = int(config.get("first_k_dense_replace") or 0)
-    frequency = int(config.get("moe_layer_freq") or config.get("decoder_sparse_step") or 1)
-    mlp_only = {int(index) for index in config.get("mlp_only_layers") or ()}
+    if expert_size == 0:
+        raise ConfigError(f"{where}moe_intermediate_size: expected an integer > 0, got 0")
+    shared = _optional_int(config, "n_shared_experts", where, 0) * expert_size
+    if not shared:
+        shared = _optional_int(config, "shared_expert_intermediate_size", where, 0)
+    first_dense = _optional_int(config, "first_k_dense_replace", where, 0)
+    frequency = _optional_int(config, "moe_layer_freq", where, 0) or _optional_int(
+        config, "decoder_sparse_step", where, 1
+    )
+    only_dense = config.get("mlp_only_layers") or []
+    if not isinstance(only_dense, list) or not all(isinstance(i, int) for i in only_dense):
+        raise ConfigError(f"{where}mlp_only_layers: expected a list of layer indices")
+    mlp_only = set(only_dense)
     moe_layers = tuple(
         index
         for index in range(num_layers)
@@ -252,7 +274,7 @@ def _moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureOfExp
     )
     model_type = str(config.get("model_type", ""))
     return MixtureOfExperts(
-        num_experts=int(num_experts),
+        num_experts=num_experts,
         experts_per_token=experts_per_token,
         expert_intermediate_size=expert_size,
         shared_intermediate_size=shared,
@@ -267,7 +289,7 @@ def _mla(config: Mapping[str, Any], where: str) -> LatentAttention | None:
         return None
     return LatentAttention(
         kv_lora_rank=_int_field(config, "kv_lora_rank", where),
-        q_lora_rank=int(config.get("q_lora_rank") or 0),
+        q_lora_rank=_optional_int(config, "q_lora_rank", where, 0),
         qk_rope_head_dim=_int_field(config, "qk_rope_head_dim", where),
         qk_nope_head_dim=_int_field(config, "qk_nope_head_dim", where),
         v_head_dim=_int_field(config, "v_head_dim", where),
@@ -287,7 +309,7 @@ def _vision(config: Mapping[str, Any], text_hidden: int) -> VisionTower | None:
         hidden_size=hidden,
         intermediate_size=_int_field(vision, "intermediate_size", where),
         num_layers=_int_field(vision, "num_hidden_layers", where),
-        num_channels=int(vision.get("num_channels", 3)),
+        num_channels=_optional_int(vision, "num_channels", where, 3),
         image_size=_int_field(vision, "image_size", where),
         patch_size=_int_field(vision, "patch_size", where),
         projector_params=projector,
@@ -306,13 +328,18 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     num_heads = _int_field(language, "num_attention_heads", where)
     if num_heads == 0 or hidden == 0 or num_layers == 0:
         raise ConfigError(f"{where}hidden_size/num_hidden_layers/num_attention_heads: must be > 0")
-    num_kv_heads = int(language.get("num_key_value_heads") or num_heads)
-    head_dim = int(language.get("head_dim") or hidden // num_heads)
+    num_kv_heads = _optional_int(language, "num_key_value_heads", where, 0) or num_heads
+    head_dim = _optional_int(language, "head_dim", where, 0) or hidden // num_heads
+    if head_dim == 0:
+        raise ConfigError(
+            f"{where}head_dim: hidden_size {hidden} / num_attention_heads {num_heads} "
+            "gives 0; expected a head size > 0"
+        )
     model_type = str(language.get("model_type", ""))
     tied_default = model_type in _TIED_BY_DEFAULT
     moe = _moe(language, num_layers, where)
     if moe is not None and len(moe.moe_layers) == num_layers:
-        intermediate = int(language.get("intermediate_size") or 0)
+        intermediate = _optional_int(language, "intermediate_size", where, 0)
     else:
         intermediate = _int_field(language, "intermediate_size", where)
     attention_bias = bool(language.get("attention_bias", False))
@@ -331,19 +358,17 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         qk_norm=model_type in _QK_NORM_TYPES,
         norms_per_layer=4 if model_type in _FOUR_NORM_TYPES else 2,
         layer_kinds=_layer_kinds(language, num_layers, where),
-        sliding_window=int(language["sliding_window"]) if language.get("sliding_window") else None,
+        sliding_window=_optional_int(language, "sliding_window", where, 0) or None,
         max_position_embeddings=(
-            int(language["max_position_embeddings"])
-            if language.get("max_position_embeddings")
-            else None
+            _optional_int(language, "max_position_embeddings", where, 0) or None
         ),
         torch_dtype=str(language.get("torch_dtype") or language.get("dtype") or "bfloat16"),
         moe=moe,
         mla=_mla(language, where),
         vision=_vision(config, hidden),
         attention_sinks=model_type == "gpt_oss",
-        quantization_config=language.get("quantization_config"),
-        rope_scaling=language.get("rope_scaling"),
+        quantization_config=_optional_mapping(language, "quantization_config", where),
+        rope_scaling=_optional_mapping(language, "rope_scaling", where),
     )
 
 

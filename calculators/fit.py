@@ -1,8 +1,9 @@
 """GPU fit: for a model, quantization, context and concurrency, which GPUs serve it, and how many.
 
-Every candidate GPU is tried with 1, 2, 4 and 8 GPUs under tensor parallelism (a count must
-divide the model's attention heads, as vLLM requires); the smallest count whose memory report
-fits is kept. Fitting options are ranked by $/hour of the whole deployment and by price per GB.
+Every candidate GPU is tried with 1, 2, 4 and 8 GPUs under tensor parallelism (a count vLLM
+accepts: it divides the attention heads, and divides or is a multiple of the KV heads); the
+smallest count whose memory report fits is kept. Fitting options are ranked by $/hour of the
+whole deployment and by price per GB.
 """
 
 from collections.abc import Iterable
@@ -12,7 +13,7 @@ from typing import Any
 from calculators.arch import ModelArch
 from calculators.errors import InputError
 from calculators.memory import MemoryReport, memory_report
-from calculators.vllm_plan import VllmSettings
+from calculators.vllm_plan import VllmSettings, check_tensor_parallel
 
 GPU_COUNTS = (1, 2, 4, 8)
 
@@ -72,7 +73,14 @@ class FitResult:
 
 
 def _candidate_counts(arch: ModelArch) -> list[int]:
-    return [count for count in GPU_COUNTS if arch.num_attention_heads % count == 0]
+    counts = []
+    for count in GPU_COUNTS:
+        try:
+            check_tensor_parallel(arch, count)
+        except InputError:
+            continue
+        counts.append(count)
+    return counts
 
 
 def fit_gpu(

@@ -4,8 +4,9 @@ The guide's simple model sizes a deployment for a target context and concurrency
 
     required = weights + KV cache (context × concurrency) + runtime overhead + safety margin
 
-with the runtime overhead taken from the vLLM plan (profiling peak, non-torch memory, CUDA
-graphs) and the safety margin the memory vLLM leaves unused, (1 − gpu_memory_utilization).
+with the runtime overhead taken from the vLLM plan (profiling peak, non-torch memory, and CUDA
+graphs where vLLM counts them in its budget) and the safety margin the memory vLLM leaves
+outside its budget, (1 − gpu_memory_utilization).
 The headroom state reads what is left over: `enough_headroom` (at least `NEAR_LIMIT_FRACTION`
 of the GPU's memory free), `near_limit` (less than that, but it fits), `over_limit`.
 """
@@ -137,7 +138,10 @@ def simple_plan(
     )
     stages = settings.pipeline_parallel_size
     kv_bytes = -(-concurrency * kv.bytes_for_sequence(context_tokens) // stages)
-    overhead = plan.activation_peak_bytes + plan.non_torch_bytes + plan.cuda_graph_bytes
+    # Before vLLM 0.20 the CUDA graphs live in the memory left outside the utilization budget,
+    # which the safety margin already holds; counting them again would double them.
+    graphs = plan.cuda_graph_bytes if plan.cuda_graph_in_budget else 0
+    overhead = plan.activation_peak_bytes + plan.non_torch_bytes + graphs
     margin = settings.gpu_memory_bytes - int(
         settings.gpu_memory_bytes * plan.gpu_memory_utilization
     )

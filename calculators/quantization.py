@@ -95,6 +95,20 @@ def model_dtype_bytes(arch: ModelArch, dtype: str | None = None) -> int:
     return _DTYPE_BYTES[dtype]
 
 
+def _setting(config: Mapping[str, Any], names: tuple[str, ...], default: int) -> int:
+    """An integer setting of quantization_config under the first of `names` present."""
+    for name in names:
+        value = config.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise QuantizationError(
+                f"quantization_config.{name}: expected an integer, got {value!r}"
+            )
+        return value
+    return default
+
+
 def _group_quant_bytes(bits: int, group_size: int) -> float:
     """Bytes per parameter of a group-wise integer format (GPTQ/AWQ): packed values, an fp16
     scale and a packed zero point per group of `group_size` inputs."""
@@ -105,10 +119,20 @@ def _group_quant_bytes(bits: int, group_size: int) -> float:
 
 def _fp8_bytes(config: Mapping[str, Any]) -> float:
     block = config.get("weight_block_size")
-    if block:
-        # DeepSeek-style 128x128 blocks each carry one float32 scale.
-        return 1 + 4 / (int(block[0]) * int(block[1]))
-    return 1.0
+    if not block:
+        return 1.0
+    if (
+        not isinstance(block, list)
+        or len(block) != 2
+        or not all(
+            isinstance(side, int) and not isinstance(side, bool) and side > 0 for side in block
+        )
+    ):
+        raise QuantizationError(
+            f"quantization_config.weight_block_size: expected two positive integers, got {block!r}"
+        )
+    # DeepSeek-style 128x128 blocks each carry one float32 scale.
+    return 1 + 4 / (int(block[0]) * int(block[1]))
 
 
 def _excluded_roles(patterns: Iterable[str]) -> frozenset[str]:
@@ -161,9 +185,9 @@ def _compressed_tensors(config: Mapping[str, Any], unquantized: int) -> WeightFo
         raise QuantizationError(
             "quantization_config.config_groups: compressed-tensors config without weight settings"
         )
-    bits = int(weights.get("num_bits", 8))
+    bits = _setting(weights, ("num_bits",), 8)
     kind = str(weights.get("type", "int"))
-    group_size = int(weights.get("group_size") or -1)
+    group_size = _setting(weights, ("group_size",), -1)
     roles = frozenset(LINEAR_ROLES) - _excluded_roles(_not_converted(config))
     if kind == "float" and bits == 4:
         return WeightFormat("nvfp4", 0.5 + 1 / 16, roles, unquantized, "NVFP4 (compressed-tensors)")
@@ -184,8 +208,8 @@ def _from_method(method: str, config: Mapping[str, Any], unquantized: int) -> We
     if method == "int8":
         return WeightFormat("int8", 1.0, linear, unquantized, "INT8 weights")
     if method in ("awq", "awq_marlin", "gptq", "gptq_marlin"):
-        bits = int(config.get("bits") or config.get("w_bit") or 4)
-        group = int(config.get("group_size") or config.get("q_group_size") or 128)
+        bits = _setting(config, ("bits", "w_bit"), 4)
+        group = _setting(config, ("group_size", "q_group_size"), 128)
         name = "awq" if method.startswith("awq") else "gptq"
         return WeightFormat(
             name,
@@ -201,7 +225,12 @@ def _from_method(method: str, config: Mapping[str, Any], unquantized: int) -> We
     if method in ("nvfp4", "modelopt_fp4"):
         return WeightFormat("nvfp4", 0.5 + 1 / 16, linear, unquantized, "NVFP4 weights")
     if method == "modelopt":
-        algo = str(config.get("quant_algo", "FP8")).upper()
+        nested = config.get("quantization")
+        algo = str(
+            config.get("quant_algo")
+            or (nested.get("quant_algo") if isinstance(nested, Mapping) else None)
+            or "FP8"
+        ).upper()
         if "FP4" in algo:
             return WeightFormat("nvfp4", 0.5 + 1 / 16, linear, unquantized, "NVFP4 (ModelOpt)")
         return WeightFormat("fp8", 1.0, linear, unquantized, "FP8 (ModelOpt)")
@@ -247,7 +276,7 @@ def _mxfp4_padding(arch: ModelArch, tensor_parallel_size: int) -> float:
     (Marlin and Triton backends); public logs of gpt-oss weights agree within 2 %."""
     if arch.moe is None:
         return 1.0
-    width = arch.moe.expert_intermediate_size // tensor_parallel_size
+    width = max(1, arch.moe.expert_intermediate_size // tensor_parallel_size)
     hidden = arch.hidden_size
     padded_width = -(-width // 128) * 128
     padded_hidden = -(-hidden // 256) * 256

@@ -142,13 +142,16 @@ def default_max_model_len(arch: ModelArch) -> int:
     scaling = arch.rope_scaling or {}
     rope_type = str(scaling.get("rope_type") or scaling.get("type") or "")
     factor = scaling.get("factor")
-    if factor and rope_type not in ("", "su", "longrope", "llama3", "default", "mrope"):
-        if arch.model_type.startswith("gemma3"):
-            return length
-        if rope_type == "yarn" and scaling.get("original_max_position_embeddings"):
-            return int(scaling["original_max_position_embeddings"] * factor)
-        return int(length * factor)
-    return length
+    if not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
+        return length
+    if rope_type in ("", "su", "longrope", "llama3", "default", "mrope"):
+        return length
+    if arch.model_type.startswith("gemma3"):
+        return length
+    original = scaling.get("original_max_position_embeddings")
+    if rope_type == "yarn" and isinstance(original, int) and original > 0:
+        return int(original * factor)
+    return int(length * factor)
 
 
 def _batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[int, int]:
@@ -299,6 +302,23 @@ def _check_settings(settings: VllmSettings) -> None:
             raise InputError(f"{name}: expected an integer >= 1, got {value}")
 
 
+def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
+    """vLLM's own rule: the attention heads split evenly, and the KV heads split evenly or are
+    replicated whole (MLA has no KV heads to split)."""
+    tp = tensor_parallel_size
+    if arch.num_attention_heads % tp:
+        raise InputError(
+            f"tensor_parallel_size: {tp} does not divide the model's "
+            f"{arch.num_attention_heads} attention heads"
+        )
+    kv_heads = arch.num_kv_heads
+    if arch.mla is None and kv_heads % tp and tp % kv_heads:
+        raise InputError(
+            f"tensor_parallel_size: {tp} neither divides nor is a multiple of the model's "
+            f"{kv_heads} KV heads"
+        )
+
+
 def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
     """Weights on the most loaded GPU: tensor parallel shards, pipeline stages of layers."""
     fmt = weight_format(arch, settings.quantization, settings.dtype)
@@ -320,6 +340,7 @@ def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
 def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     """The memory plan vLLM makes at startup for `arch` with `settings`, per GPU."""
     _check_settings(settings)
+    check_tensor_parallel(arch, settings.tensor_parallel_size)
     version = parse_version(settings.vllm_version)
     notes: list[str] = []
     tp = settings.tensor_parallel_size

@@ -8,16 +8,37 @@ import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from calculators.arch import ModelArch, parse_config
+from calculators.errors import CalculatorError
 from calculators.fit import GpuOption
 from calculators.vllm_plan import gpu_total_bytes
-from registry.catalog import load_gpus, load_models, load_prices
+from registry import catalog
 from registry.errors import RegistryError
-from registry.models import GpuEntry, PriceEntry
+from registry.models import GpuEntry, ModelEntry, PriceEntry
 
 TIERS = ("on_demand", "interruptible", "reserved")
+
+
+@cache
+def load_gpus() -> dict[str, GpuEntry]:
+    """The GPU catalog, read once per process."""
+    return catalog.load_gpus()
+
+
+@cache
+def load_models() -> dict[str, ModelEntry]:
+    """The model catalog, read once per process."""
+    return catalog.load_models()
+
+
+@cache
+def load_prices() -> dict[str, PriceEntry]:
+    """The price catalog, read once per process."""
+    return catalog.load_prices()
 
 
 class UnknownIdError(RegistryError):
@@ -28,9 +49,18 @@ class ConfigFileError(RegistryError):
     """A model config.json that cannot be read."""
 
 
+def closest_ids(wanted: str, known: Iterable[str], limit: int = 5) -> list[str]:
+    """Known ids that contain what was typed first (`a100` → every A100), then look-alikes."""
+    wanted = wanted.lower()
+    ordered = sorted(known)
+    containing = [known_id for known_id in ordered if wanted and wanted in known_id]
+    similar = difflib.get_close_matches(wanted, ordered, n=limit, cutoff=0.4)
+    return list(dict.fromkeys(containing + similar))[:limit]
+
+
 def _unknown(kind: str, wanted: str, known: Iterable[str]) -> UnknownIdError:
     known = sorted(known)
-    close = difflib.get_close_matches(wanted.lower(), known, n=5, cutoff=0.4)
+    close = closest_ids(wanted, known)
     hint = f"; closest: {', '.join(close)}" if close else f"; known: {', '.join(known[:8])} …"
     return UnknownIdError(f"unknown {kind} id {wanted!r}{hint}")
 
@@ -64,6 +94,15 @@ def resolve_model(reference: str) -> ModelRef:
     if reference not in models:
         raise _unknown("model", reference, models)
     return ModelRef(id=reference, config=dict(models[reference].config))
+
+
+def model_arch(reference: str) -> ModelArch:
+    """The architecture of a catalog model or config.json; errors name the model or file."""
+    model = resolve_model(reference)
+    try:
+        return parse_config(model.config)
+    except CalculatorError as error:
+        raise type(error)(f"{reference}: {error}") from None
 
 
 def resolve_gpu(gpu_id: str) -> GpuEntry:

@@ -270,11 +270,6 @@ WRONGLY_TYPED = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(TypeError, ValueError, AttributeError),
-    reason="bug: parse_config lets int()/len() errors escape as bare Python errors",
-)
 @pytest.mark.parametrize(("field", "changes"), WRONGLY_TYPED, ids=[f for f, _ in WRONGLY_TYPED])
 def test_parse_config_wrongly_typed_field_raises_config_error(
     field: str, changes: dict[str, Any]

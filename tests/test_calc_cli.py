@@ -84,11 +84,6 @@ def test_calc_vram_json_plan_that_does_not_fit_is_an_answer() -> None:
     [
         pytest.param(
             "0.19",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bug: before vLLM 0.20 the simple model counts CUDA graphs both as runtime "
-                "overhead and inside the (1 - utilization) safety margin they are captured in",
-            ),
         ),
         "0.20",
         "0.28",
@@ -164,10 +159,6 @@ def test_calc_vram_unknown_id_lists_closest(args: list[str], suggestions: list[s
         assert suggestion in line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: difflib ratio ranks a10, a10g, h100-sxm above every a100-* id for 'a100'",
-)
 def test_calc_vram_unknown_gpu_prefix_suggests_its_variants() -> None:
     line = _one_line_error(_invoke("vram", "--model", "llama-3.2-1b-instruct", "--gpu", "a100"))
     assert "a100-80gb-sxm" in line
@@ -201,11 +192,6 @@ def test_calc_vram_config_missing_field_names_it(path: Path) -> None:
     assert f"{field}: required field missing" in line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a wrongly typed config.json value escapes as ValueError/TypeError/AttributeError "
-    "(a traceback) instead of a ConfigError naming the field",
-)
 @pytest.mark.parametrize("path", _fixtures("invalid-"), ids=lambda path: path.name)
 def test_calc_vram_config_wrongly_typed_field_is_a_one_line_error(path: Path) -> None:
     field = path.stem.removeprefix("invalid-")
@@ -217,10 +203,6 @@ def test_calc_vram_config_wrongly_typed_field_is_a_one_line_error(path: Path) ->
     assert field in line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a zero head_dim or MoE expert width divides by zero (ZeroDivisionError)",
-)
 @pytest.mark.parametrize("path", _fixtures("odd-"), ids=lambda path: path.name)
 def test_calc_vram_config_with_zero_width_never_tracebacks(path: Path) -> None:
     result = CliRunner().invoke(main, ["calc", "vram", "--model", str(path), "--gpu", "h100-sxm"])

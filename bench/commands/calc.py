@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 import click
 
-from calculators.arch import ModelArch, parse_config
 from calculators.cost import cost_report
 from calculators.errors import CalculatorError, InputError
 from calculators.fit import fit_gpus
@@ -20,7 +19,7 @@ from calculators.memory import memory_report
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
 from registry.errors import RegistryError
-from registry.lookup import TIERS, gpu_memory_bytes, gpu_options, resolve_gpu, resolve_model
+from registry.lookup import TIERS, gpu_memory_bytes, gpu_options, model_arch, resolve_gpu
 
 GIB = 1024**3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,10 +110,6 @@ def _engine_options(function: F) -> F:
     return function
 
 
-def _arch(model: str) -> ModelArch:
-    return parse_config(resolve_model(model).config)
-
-
 @calc_group.command(name="vram")
 @click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
 @click.option("--gpu", help="Catalog GPU id (its memory as the driver reports it).")
@@ -171,7 +166,7 @@ def vram_command(
     if (gpu is None) == (gpu_memory_gib is None):
         raise click.UsageError("give exactly one of --gpu ID or --gpu-memory-gib N")
     with _library_errors():
-        arch = _arch(model)
+        arch = model_arch(model)
         if gpu is not None:
             entry = resolve_gpu(gpu)
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
@@ -414,7 +409,7 @@ def fit_command(
       infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
     """
     with _library_errors():
-        arch = _arch(model)
+        arch = model_arch(model)
         settings = VllmSettings(
             gpu_memory_bytes=1,
             gpu_memory_utilization=gpu_memory_utilization,
