@@ -16,6 +16,7 @@ needs what it lacks):
 Each problem is a Finding, `file: json.path: message`, with the name of its check.
 """
 
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,23 @@ class _Catalogs:
     models: dict[str, ModelEntry]
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        status = path.stat()
+    except OSError:
+        return (0, 0)
+    return (status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_catalogs(
+    gpus: Path, gpus_stamp: tuple[int, int], models: Path, models_stamp: tuple[int, int]
+) -> _Catalogs:
+    # Parsing the YAML catalogs costs more than checking a result; the stamps (modification
+    # time and size) make an edited catalog load afresh.
+    return _Catalogs(load_gpus(gpus), load_models(models))
+
+
 class _Validator:
     def __init__(self, registry_root: Path) -> None:
         self.registry_root = registry_root
@@ -107,10 +125,9 @@ class _Validator:
         # A registry checkout is validated against its own catalogs when it has them.
         own = self.registry_root / "registry" / "catalogs"
         directory = own if (own / "gpus.yaml").is_file() else CATALOGS_DIR
+        gpus, models = directory / "gpus.yaml", directory / "models.yaml"
         try:
-            return _Catalogs(
-                load_gpus(directory / "gpus.yaml"), load_models(directory / "models.yaml")
-            )
+            return _cached_catalogs(gpus, _stamp(gpus), models, _stamp(models))
         except InvalidFileError as error:
             self.findings.extend(
                 Finding(problem.file, problem.path, problem.message, "catalogs")

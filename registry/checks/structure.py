@@ -87,7 +87,7 @@ def _schema_findings(file: str, error: SchemaError) -> Iterator[Finding]:
         name = discriminator["propertyName"]
         mapping: dict[str, str] = discriminator["mapping"]
         tag = error.instance.get(name)
-        if tag not in mapping:
+        if not isinstance(tag, str) or tag not in mapping:
             expected = ", ".join(sorted(mapping))
             yield Finding(
                 file, _join(path, name), f"expected one of {expected}; got {tag!r}", "schema"

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bench.cli import main
 from registry.checks.history import GitError, UnknownRevisionError
@@ -490,3 +492,56 @@ def test_validate_base_needs_git(
     )
     assert outcome.exit_code == 1
     assert "Error: git is not installed" in outcome.output
+
+
+# --- never a traceback ----------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _leaf_paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(data, dict):
+        return [path for key, value in data.items() for path in _leaf_paths(value, (*prefix, key))]
+    if isinstance(data, list):
+        return [path for index, v in enumerate(data) for path in _leaf_paths(v, (*prefix, index))]
+    return [prefix]
+
+
+MEASURED_LEAVES = _leaf_paths(json.loads(MEASURED.read_text(encoding="utf-8")))
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(content=st.binary(max_size=300))
+def test_validate_never_raises_on_arbitrary_bytes(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "fuzz.json"
+    path.write_bytes(content)
+    report = validate_paths([path], registry_root=tmp_path)
+    assert report.files_checked == 1
+    assert not report.ok
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(leaf=st.sampled_from(MEASURED_LEAVES), value=JSON_VALUES)
+def test_validate_never_raises_on_a_changed_field(
+    tmp_path: Path, leaf: tuple[Any, ...], value: Any
+) -> None:
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    target = data
+    for key in leaf[:-1]:
+        target = target[key]
+    target[leaf[-1]] = value
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report = validate_paths([path], registry_root=tmp_path)
+    assert report.files_checked == 1
+    assert all(isinstance(problem.message, str) and problem.check for problem in report.problems)
