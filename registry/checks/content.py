@@ -2,7 +2,6 @@
 
 import difflib
 from collections.abc import Iterable
-from pathlib import PurePosixPath
 
 from registry.checks import Finding
 from registry.models import GpuEntry, MeasuredSource, ModelEntry, Result
@@ -89,7 +88,3 @@ def results_relative_parts(parts: tuple[str, ...]) -> tuple[str, ...] | None:
         if parts[index] == "results" and parts[index - 1] == "registry":
             return parts[index + 1 :]
     return None
-
-
-def in_results_tree(path: PurePosixPath) -> bool:
-    return results_relative_parts(path.parts) is not None
