@@ -1,28 +1,43 @@
 # Two entry points, each doing all set-up itself on a fresh machine:
-#   make demo   the main job: the calculators on a sample model (later: build and serve the site)
-#   make test   every test, plus ruff and mypy
+#   make demo   build the site (calculators in the browser, GPU comparison) and serve it on 127.0.0.1
+#   make test   every test, plus ruff and mypy (installs Chromium with apt-get when root and missing)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+PORT ?= 8000
+NPM_STAMP := node_modules/.installed
 
-.PHONY: demo test setup lint
+.PHONY: demo test setup lint site chromium
 
 $(BIN)/infermeter: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,site]'
 	touch $@
 
 setup: $(BIN)/infermeter
 
-demo: setup
-	$(BIN)/infermeter calc vram --model llama-3.1-8b-instruct --gpu h100-sxm --max-model-len 32768
-	$(BIN)/infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
-	$(BIN)/infermeter calc cost --price-per-hour 2.69 --tokens-per-second 2800
+# Pyodide and uPlot, pinned by package-lock.json, vendored into the built site.
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+site: setup $(NPM_STAMP)
+	NO_MKDOCS_2_WARNING=1 INFERMETER_SITE_URL=http://127.0.0.1:$(PORT)/ $(BIN)/mkdocs build --strict --quiet
+
+demo: site
+	@echo "infermeter site: http://127.0.0.1:$(PORT)/  (built in build/site; Ctrl-C stops the server)"
+	@$(BIN)/python -m http.server --bind 127.0.0.1 $(PORT) --directory build/site >/dev/null
 
 lint: setup
-	$(BIN)/ruff check calculators registry bench tests benchmarks
+	$(BIN)/ruff check calculators registry bench tests benchmarks site
 	$(BIN)/mypy
+	MYPYPATH=site/hooks $(BIN)/mypy --strict site/hooks/*.py
 
-test: lint
+test: lint $(NPM_STAMP) chromium
 	$(BIN)/python -m pytest

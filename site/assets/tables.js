@@ -52,10 +52,9 @@ function filterable(table) {
 }
 
 async function charts(container) {
-  const script = container.querySelector(".im-chart-data");
-  if (!script || container.dataset.drawn) return;
+  if (!container.dataset.chartData || container.dataset.drawn) return;
   container.dataset.drawn = "1";
-  const data = JSON.parse(script.textContent);
+  const data = JSON.parse(container.dataset.chartData);
   const { default: uPlot } = await import("./vendor/uplot.esm.js");
   const width = Math.min(container.clientWidth || 640, 760);
   const palette = ["#3f51b5", "#e91e63", "#009688", "#ff9800", "#795548", "#9c27b0", "#607d8b", "#4caf50"];

@@ -167,12 +167,6 @@ def _compare_table(rows: list[IndexRow]) -> str:
     )
 
 
-def _script_json(data: Any) -> str:
-    """JSON safe inside a <script> element (no `</script>` can close it early)."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
 def _chart_data(rows: list[IndexRow]) -> dict[str, Any]:
     pareto: dict[str, list[list[float]]] = defaultdict(list)
     cost: dict[str, float] = {}
@@ -194,9 +188,10 @@ def _chart_data(rows: list[IndexRow]) -> dict[str, Any]:
 
 def compare_page(model: str, profile: str, model_name: str, rows: list[IndexRow]) -> str:
     slug = _slug(model, profile)
-    data = _chart_data(rows)
+    # An attribute, not a <script>: instant navigation re-runs scripts in the content.
+    chart_json = json.dumps(_chart_data(rows), sort_keys=True, separators=(",", ":"))
     return (
-        f"---\ntitle: {f'{model_name}, {profile}'!r}\n---\n\n"
+        f"---\ntitle: {f'{model_name}, {profile}'!r}\nhide: [navigation, toc]\n---\n\n"
         f"# {esc(model_name)}: {esc(profile)} traffic\n\n"
         f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile. "
         "Dollar figures use the cheapest catalog price of each tier × GPU count; *measured* rows "
@@ -206,15 +201,12 @@ def compare_page(model: str, profile: str, model_name: str, rows: list[IndexRow]
         + ").\n\n"
         + _compare_table(rows)
         + "\n\n## Charts\n\n"
-        '<div class="im-charts" data-search-exclude>'
+        f'<div class="im-charts" data-search-exclude data-chart-data="{esc(chart_json)}">'
         '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per '
         "GPU against tokens/s per user, one line per GPU and count (the Pareto front)."
         "</figcaption></figure>"
-        '<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M'
-        " accepted "
-        "(else output) tokens, on-demand, per GPU.</figcaption></figure>"
-        f'<script type="application/json" class="im-chart-data">{_script_json(data)}'
-        f"</script></div>\n"
+        '<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M '
+        "accepted (else output) tokens, on-demand, per GPU.</figcaption></figure></div>\n"
     )
 
 

@@ -8,13 +8,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_helpers import build_site
+from site_helpers import build_site, free_port
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory, site_port: int) -> Path:
     out = tmp_path_factory.mktemp("site") / "build"
-    completed = build_site(out)
+    completed = build_site(out, site_url=f"http://127.0.0.1:{site_port}/")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     return out
 
@@ -25,10 +30,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def site_url(built_site: Path) -> Iterator[str]:
+def site_url(built_site: Path, site_port: int) -> Iterator[str]:
     """The built site on a real static HTTP server (like `python -m http.server`)."""
     handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", site_port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"

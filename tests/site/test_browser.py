@@ -1,0 +1,290 @@
+"""The built site in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright):
+calculator pages compute what `infermeter calc … --json` computes, bad input shows a message,
+compare tables sort and filter, and no request leaves 127.0.0.1.
+
+Chromium and Playwright are required: a missing one fails these tests (CI installs both)."""
+
+import json
+import math
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+READY = (
+    "() => { const e = document.querySelector('.im-calc');"
+    " return e && ['ready', 'invalid', 'failed'].includes(e.dataset.state); }"
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is missing: pip install playwright")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page; every request it (or its worker) makes must stay on 127.0.0.1."""
+    context = browser.new_context()
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    outside = [url for url in requests if urlsplit(url).hostname not in ("127.0.0.1", None)]
+    outside = [url for url in outside if not url.startswith(("data:", "blob:"))]
+    assert outside == []
+    assert errors == []
+    assert requests, "the page made no request at all"
+
+
+def _open(page: Any, url: str) -> dict[str, Any]:
+    page.goto(url)
+    page.wait_for_function(READY, timeout=60_000)
+    state = page.eval_on_selector(".im-calc", "e => e.dataset.state")
+    outputs = page.eval_on_selector_all(
+        "[data-output]", "els => els.map(e => [e.dataset.output, e.dataset.value])"
+    )
+    return {"state": state, "outputs": dict(outputs)}
+
+
+def _lookup(payload: Any, path: str) -> Any:
+    for part in path.split("."):
+        payload = payload[int(part)] if isinstance(payload, list) else payload[part]
+    return payload
+
+
+def _cli(kind: str, query: dict[str, str]) -> Any:
+    args = ["calc", kind, "--json"]
+    for key, value in query.items():
+        option = "--" + key.replace("_", "-")
+        if key == "config":
+            continue
+        if key in ("enforce_eager", "scale_to_zero"):
+            args += [option] if value == "1" else []
+        elif kind == "fit" and key == "gpu":
+            for gpu in value.split(","):
+                args += ["--gpu", gpu]
+        else:
+            args += [option, value]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _same(page_value: str, cli_value: Any) -> bool:
+    if isinstance(cli_value, str):
+        return page_value == cli_value
+    parsed = json.loads(page_value)
+    if isinstance(cli_value, float) or isinstance(parsed, float):
+        return math.isclose(parsed, cli_value, rel_tol=1e-12, abs_tol=1e-12)
+    return bool(parsed == cli_value)
+
+
+CASES = [
+    (
+        "vram",
+        {
+            "model": "llama-3.1-70b-instruct",
+            "gpu": "h100-sxm",
+            "max_model_len": "32768",
+            "tensor_parallel_size": "2",
+        },
+    ),
+    (
+        "vram",
+        {
+            "model": "llama-3.1-8b-instruct",
+            "gpu_memory_gib": "23.5",
+            "max_model_len": "8192",
+            "kv_cache_dtype": "fp8",
+            "concurrency": "8",
+            "context": "4096",
+            "gpu": "",
+        },
+    ),
+    (
+        "vram",
+        {
+            "model": "qwen3-30b-a3b",
+            "gpu": "l40s",
+            "max_model_len": "16384",
+            "gpu_memory_utilization": "0.95",
+            "enforce_eager": "1",
+        },
+    ),
+    ("cost", {"price_per_hour": "2.69", "tokens_per_second": "2800"}),
+    (
+        "cost",
+        {
+            "price_per_hour": "3.1",
+            "tokens_per_second": "1500",
+            "utilization": "0.6",
+            "retry_rate": "0.05",
+            "reserved_price_per_hour": "1.9",
+            "gpu_count": "2",
+            "api_price_per_million": "0.6",
+            "monthly_tokens": "2000000000",
+            "accepted_tokens_per_second": "1200",
+        },
+    ),
+    ("fit", {"model": "llama-3.1-8b-instruct", "context": "8192", "concurrency": "4"}),
+    (
+        "fit",
+        {
+            "model": "llama-3.1-70b-instruct",
+            "context": "32768",
+            "concurrency": "16",
+            "tier": "interruptible",
+            "rank_by": "price-per-gb",
+            "gpu": "h100-sxm,l40s,a100-80gb-sxm",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "query"), CASES)
+def test_browser_calculator_matches_cli(
+    page: Any, site_url: str, kind: str, query: dict[str, str]
+) -> None:
+    shown = _open(page, f"{site_url}/calculators/{kind}/?{urlencode(query)}")
+    assert shown["state"] == "ready"
+    expected = _cli(kind, {key: value for key, value in query.items() if value})
+    assert len(shown["outputs"]) >= 8
+    mismatches = [
+        (path, value, _lookup(expected, path))
+        for path, value in shown["outputs"].items()
+        if not _same(value, _lookup(expected, path))
+    ]
+    assert mismatches == []
+
+
+def test_browser_pasted_config_matches_catalog_model(page: Any, site_url: str) -> None:
+    catalog = Path(__file__).resolve().parents[2] / "registry/catalogs/models.yaml"
+    assert catalog.is_file()
+    from registry.catalog import load_models
+
+    config = json.dumps(load_models()["qwen3-8b"].config)
+    query = {"config": config, "model": "", "gpu": "l4", "max_model_len": "8192"}
+    shown = _open(page, f"{site_url}/calculators/vram/?{urlencode(query)}")
+    expected = _cli("vram", {"model": "qwen3-8b", "gpu": "l4", "max_model_len": "8192"})
+    assert shown["state"] == "ready"
+    assert int(shown["outputs"]["kv_cache_tokens"]) == expected["kv_cache_tokens"]
+    assert int(shown["outputs"]["weights_bytes"]) == expected["weights_bytes"]
+
+
+BAD = [
+    ("cost", {"price_per_hour": ""}, "price_per_hour", "required"),
+    ("vram", {"max_model_len": "-1"}, "max_model_len", ">= 1"),
+    ("vram", {"config": "{not json"}, "config", "not valid JSON"),
+    ("vram", {"model": "llama-9-unknown"}, "model", "unknown model id"),
+    ("fit", {"gpu": "h100-sxm,nope"}, "gpu", "unknown GPU id"),
+    ("cost", {"utilization": "1.5"}, "utilization", "(0, 1]"),
+]
+
+
+@pytest.mark.parametrize(("kind", "query", "field", "message"), BAD)
+def test_browser_bad_input_shows_message(
+    page: Any, site_url: str, kind: str, query: dict[str, str], field: str, message: str
+) -> None:
+    shown = _open(page, f"{site_url}/calculators/{kind}/?{urlencode(query)}")
+    assert shown["state"] == "invalid"
+    text = page.inner_text(f'[data-error-for="{field}"]')
+    assert message in text
+    body = page.inner_text("body")
+    assert "NaN" not in body
+    assert len(shown["outputs"]) > 5  # the last valid result stays on the page
+
+
+def test_browser_inputs_recompute_and_go_to_the_url(page: Any, site_url: str) -> None:
+    before = _open(page, f"{site_url}/calculators/vram/")
+    page.fill('input[name="tensor_parallel_size"]', "4")
+    page.wait_for_function(
+        "() => new URL(location.href).searchParams.get('tensor_parallel_size') === '4'"
+    )
+    page.wait_for_function(READY)
+    after = page.eval_on_selector('[data-output="weights_bytes"]', "e => e.dataset.value")
+    assert int(after) < int(before["outputs"]["weights_bytes"])
+    expected = _cli(
+        "vram",
+        {
+            "model": "llama-3.1-8b-instruct",
+            "gpu": "h100-sxm",
+            "max_model_len": "32768",
+            "tensor_parallel_size": "4",
+        },
+    )
+    assert int(after) == expected["weights_bytes"]
+
+
+def test_browser_worker_survives_instant_navigation(page: Any, site_url: str) -> None:
+    _open(page, f"{site_url}/calculators/vram/")
+    page.evaluate("window.__keep = 42")
+    page.click('a[href$="calculators/cost/"]')
+    page.wait_for_url("**/calculators/cost/")
+    page.wait_for_function(
+        "() => { const e = document.querySelector('.im-calc[data-calc=\"cost\"]');"
+        " return e && e.dataset.state === 'ready'; }",
+        timeout=5_000,
+    )
+    assert page.evaluate("window.__keep") == 42  # same JS context: no full page load
+
+
+def test_browser_compare_table_sorts_and_filters(page: Any, site_url: str) -> None:
+    page.goto(f"{site_url}/compare/")
+    page.click("article a[href*='llama-3.1-8b-instruct--']")  # the page with the most rows
+    page.wait_for_selector("table[data-sortable] th[role=button]")
+    headers = page.eval_on_selector_all(
+        "table[data-sortable] thead th", "hs => hs.map(h => h.textContent)"
+    )
+    column = headers.index("Output tok/s")
+    page.click(f"table[data-sortable] thead th:nth-child({column + 1})")
+    keys = page.eval_on_selector_all(
+        f"table[data-sortable] tbody tr td:nth-child({column + 1})",
+        "cells => cells.map(c => c.dataset.sort).filter(v => v !== '').map(Number)",
+    )
+    assert len(keys) >= 2
+    assert keys == sorted(keys)
+    page.click(f"table[data-sortable] thead th:nth-child({column + 1})")
+    keys = page.eval_on_selector_all(
+        f"table[data-sortable] tbody tr td:nth-child({column + 1})",
+        "cells => cells.map(c => c.dataset.sort).filter(v => v !== '').map(Number)",
+    )
+    assert keys == sorted(keys, reverse=True)
+    first_gpu = page.eval_on_selector("table[data-sortable] tbody tr td", "c => c.dataset.sort")
+    page.fill("input[data-filter]", first_gpu)
+    visible = page.eval_on_selector_all(
+        "table[data-sortable] tbody tr",
+        "rows => rows.filter(r => !r.hidden).map(r => r.cells[0].dataset.sort)",
+    )
+    assert visible
+    assert all(first_gpu in gpu for gpu in visible)
+    page.wait_for_selector(".im-chart canvas")
