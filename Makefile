@@ -12,7 +12,7 @@ NPM_STAMP := node_modules/.installed
 $(BIN)/infermeter: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,site]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,site,e2e]'
 	touch $@
 
 setup: $(BIN)/infermeter
