@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 NPM_STAMP := node_modules/.installed
 
-.PHONY: demo test setup lint site chromium
+.PHONY: demo test setup lint site chromium registry-check
 
 $(BIN)/infermeter: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,5 +39,10 @@ lint: setup
 	$(BIN)/mypy
 	MYPYPATH=site/hooks $(BIN)/mypy --strict site/hooks/*.py
 
-test: lint $(NPM_STAMP) chromium
+# The registry checks a pull request's CI runs too (.github/workflows/registry.yml).
+registry-check: setup
+	$(BIN)/infermeter registry schemas --check
+	$(BIN)/infermeter registry validate
+
+test: lint registry-check $(NPM_STAMP) chromium
 	$(BIN)/python -m pytest
