@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from bench.errors import BenchError
 from registry.catalog import load_gpus, load_models
 from registry.errors import InvalidFileError
-from registry.models import Result
+from registry.models import Result, ServingSettings
 from registry.models.common import HF_REPO_PATTERN
 from registry.store import dumps_result, result_path, with_content_id, write_text_atomic
 
@@ -417,19 +417,7 @@ def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result
                 "dtype": facts.dtype,
                 "kv_cache_dtype": facts.kv_cache_dtype,
             },
-            "serving": {
-                name: getattr(facts, name)
-                for name in (
-                    "tensor_parallel_size",
-                    "pipeline_parallel_size",
-                    "max_model_len",
-                    "gpu_memory_utilization",
-                    "max_num_seqs",
-                    "max_num_batched_tokens",
-                    "enable_prefix_caching",
-                    "enable_chunked_prefill",
-                )
-            },
+            "serving": {name: getattr(facts, name) for name in ServingSettings.model_fields},
             "workload": {
                 "profile": facts.profile,
                 "input_len": input_len,

@@ -46,7 +46,7 @@ from bench.runner import RunConfig, RunResult
 from bench.server import StartupFigures
 from bench.telemetry import GpuWindow
 from bench.workloads import LengthDistribution, get_profile
-from registry.models import Result
+from registry.models import Result, ServingSettings
 from registry.store import REPOSITORY_ROOT, dumps_result, with_content_id, write_text_atomic
 
 TOOL_NAME = "infermeter"
@@ -338,19 +338,7 @@ def build_result(
                 "dtype": deployment.dtype,
                 "kv_cache_dtype": deployment.kv_cache_dtype,
             },
-            "serving": {
-                name: getattr(deployment, name)
-                for name in (
-                    "tensor_parallel_size",
-                    "pipeline_parallel_size",
-                    "max_model_len",
-                    "gpu_memory_utilization",
-                    "max_num_seqs",
-                    "max_num_batched_tokens",
-                    "enable_prefix_caching",
-                    "enable_chunked_prefill",
-                )
-            },
+            "serving": {name: getattr(deployment, name) for name in ServingSettings.model_fields},
             "workload": workload_data(config, run.api),
         },
         "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},
