@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from registry.corrections import CorrectionsFile
 from registry.errors import Problem
 from registry.models import GpuCatalog, ModelCatalog, PriceCatalog, Result
 from registry.store import REPOSITORY_ROOT, canonical_json, display_path, write_text_atomic
@@ -26,6 +27,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "gpu-catalog.schema.json": GpuCatalog,
     "model-catalog.schema.json": ModelCatalog,
     "price-catalog.schema.json": PriceCatalog,
+    "corrections.schema.json": CorrectionsFile,
 }
 """One schema file per top-level persisted model."""
 
