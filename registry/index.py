@@ -35,7 +35,7 @@ from calculators.cost import tokens_per_dollar, usd_per_million_tokens
 from registry.catalog import load_prices
 from registry.errors import InvalidFileError, Problem, json_path
 from registry.lookup import TIERS, cheapest_prices
-from registry.models import LatencyStats, LoadPoint, PriceEntry, Result
+from registry.models import LatencyStats, LoadPoint, PriceEntry, Result, load_point_key
 from registry.schemas import SCHEMAS_DIR
 from registry.store import (
     RESULTS_DIR,
@@ -76,6 +76,16 @@ class IndexRow:
     arrival: str = _column("`closed` (fixed concurrency) or an open arrival process.")
     concurrency: int | None = _column("Requests in flight (level, or cap for open arrival).")
     request_rate: float | None = _column("Target arrival rate, requests/s (open arrival).")
+    replicate_key: str = _column(
+        "Hash of the point's comparability key: rows that share it are replicates of one setup."
+    )
+    replicates: int = _column("Rows in the index with this replicate_key (1 = no replicate).")
+    output_tokens_per_s_min: float | None = _column(
+        "Lowest output tokens/s among the replicates (the spread's low end)."
+    )
+    output_tokens_per_s_max: float | None = _column(
+        "Highest output tokens/s among the replicates (the spread's high end)."
+    )
     # measured
     duration_s: float | None = _column("Wall time of the measured window, seconds.")
     requests_completed: int | None = _column("Requests that finished successfully.")
@@ -243,6 +253,31 @@ def _tier_columns(
     return columns
 
 
+def _replicate_key(result: Result, point: LoadPoint) -> str:
+    text = json.dumps(load_point_key(result, point), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def with_replicate_spread(rows: Sequence[IndexRow]) -> list[IndexRow]:
+    """Rows with the replicate count and the output-throughput spread of their group."""
+    groups: dict[str, list[IndexRow]] = {}
+    for row in rows:
+        groups.setdefault(row.replicate_key, []).append(row)
+    spread = []
+    for row in rows:
+        group = groups[row.replicate_key]
+        values = [r.output_tokens_per_s for r in group if r.output_tokens_per_s is not None]
+        spread.append(
+            dataclasses.replace(
+                row,
+                replicates=len(group),
+                output_tokens_per_s_min=min(values) if values else None,
+                output_tokens_per_s_max=max(values) if values else None,
+            )
+        )
+    return spread
+
+
 def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[IndexRow]:
     """The rows of one result: one per load point, priced with `prices`."""
     identity = result.identity
@@ -276,6 +311,10 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
                 arrival=point.load.arrival,
                 concurrency=point.load.concurrency,
                 request_rate=point.load.request_rate,
+                replicate_key=_replicate_key(result, point),
+                replicates=1,
+                output_tokens_per_s_min=point.throughput.output_tokens_per_s,
+                output_tokens_per_s_max=point.throughput.output_tokens_per_s,
                 duration_s=point.duration_s,
                 requests_completed=point.requests.completed,
                 requests_failed=point.requests.failed,
@@ -369,7 +408,7 @@ def build_index(root: Path) -> tuple[list[IndexRow], int]:
     prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
     rows = [row for file, result in results for row in index_rows(result, file, prices)]
     rows.sort(key=lambda row: (row.file, row.point_index))
-    return rows, len(results)
+    return with_replicate_spread(rows), len(results)
 
 
 # --- writing ---------------------------------------------------------------------------------

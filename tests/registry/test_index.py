@@ -259,3 +259,31 @@ def test_cli_registry_index_invalid_file_exits_1_without_traceback(tmp_path: Pat
     assert outcome.exit_code == 1
     assert "registry/results/h100-sxm/broken.json: invalid JSON" in outcome.output
     assert "Traceback" not in outcome.output
+
+
+def test_index_replicates_share_a_key_and_show_the_spread() -> None:
+    from registry.index import IndexRow, with_replicate_spread
+
+    def row(result_id: str, key: str, tokens_per_s: float | None) -> IndexRow:
+        values = dict.fromkeys(COLUMNS)
+        values.update(
+            result_id=result_id,
+            replicate_key=key,
+            replicates=1,
+            output_tokens_per_s=tokens_per_s,
+            output_tokens_per_s_min=tokens_per_s,
+            output_tokens_per_s_max=tokens_per_s,
+        )
+        return IndexRow(**values)
+
+    rows = with_replicate_spread(
+        [row("a", "k1", 100.0), row("b", "k1", 120.0), row("c", "k2", 50.0), row("d", "k1", None)]
+    )
+    by_id = {r.result_id: r for r in rows}
+    assert by_id["a"].replicates == 3
+    assert (by_id["b"].output_tokens_per_s_min, by_id["b"].output_tokens_per_s_max) == (
+        100.0,
+        120.0,
+    )
+    assert by_id["c"].replicates == 1
+    assert (by_id["c"].output_tokens_per_s_min, by_id["c"].output_tokens_per_s_max) == (50.0, 50.0)
