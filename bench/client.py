@@ -1,13 +1,16 @@
 """Async streaming client for OpenAI-compatible `/v1/completions` and `/v1/chat/completions`.
 
 Every request streams (`stream: true`) and asks for token counts (`stream_options:
-{include_usage: true}`). The receive loop is the hot path and does as little as possible: it
-stamps each read from the socket with `time.monotonic_ns()` and keeps the raw bytes. Parsing the
-server-sent events (SSE) happens after the response has ended (`parse_stream`), so a stream's
-JSON never delays the timestamp of another stream's bytes. Events that arrive in one read share
-its timestamp: they did arrive together. The transport (aiohttp today) is confined to
-`StreamingClient.send`; `parse_stream` only needs `(timestamp, bytes)` pairs, so a later
-transport (raw asyncio streams, kernel receive timestamps) can reuse it unchanged.
+{include_usage: true}`). The receive path is the hot path and does as little as possible: it
+keeps each socket read with its arrival time (the kernel's receive time on Linux, see
+`bench.transport`) and follows the HTTP framing. Parsing the server-sent events (SSE) happens
+after the response has ended (`bench.stream.parse_stream`), so a stream's JSON never delays the
+timestamp of another stream's bytes. Events that arrive in one read share its timestamp: they did
+arrive together.
+
+`http://` endpoints use `bench.transport` (raw sockets on the event loop); `https://` ones use
+aiohttp (the `bench` extra), whose reads are stamped in Python as they return. `run_event_loop`
+runs a coroutine on uvloop when it is installed, which roughly halves the client's cost per read.
 
 A failed request is an outcome, not an exception: `RequestRecord.error` holds its `ErrorKind`.
 """
@@ -17,20 +20,51 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
+from bench import transport
 from bench.errors import BenchConfigError, EndpointError
+from bench.stream import (
+    ERROR_BODY_CHARS,
+    Api,
+    ErrorKind,
+    ParsedStream,
+    StreamParser,
+    is_out_of_memory,
+    parse_stream,
+)
 
 if TYPE_CHECKING:
     import aiohttp
 
-Api = Literal["completions", "chat"]
-TokenCounter = Callable[[str], int]
+__all__ = [
+    "Api",
+    "ErrorKind",
+    "ParsedStream",
+    "PromptRequest",
+    "RequestRecord",
+    "StreamingClient",
+    "list_models",
+    "normalize_base_url",
+    "parse_stream",
+    "run_event_loop",
+]
 
-_ERROR_BODY_CHARS = 300
+TokenCounter = Callable[[str], int]
+T = TypeVar("T")
+
+
+def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(main)`, on uvloop's event loop when uvloop is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
 
 
 def _aiohttp() -> Any:
@@ -42,19 +76,6 @@ def _aiohttp() -> Any:
             "the benchmark client needs aiohttp: pip install 'infermeter[bench]'"
         ) from None
     return aiohttp
-
-
-class ErrorKind(StrEnum):
-    """Why a request failed; each kind is counted separately per load point."""
-
-    TIMEOUT = "timeout"  # the per-request timeout passed (e.g. the server stalled)
-    HTTP_STATUS = "http_status"  # the server answered with a non-200 status (kept in the record)
-    DISCONNECT = "disconnect"  # the connection closed, or the stream ended, before completion
-    MALFORMED_STREAM = "malformed_stream"  # an event that is not valid SSE/JSON of the API
-    SERVER_ERROR = "server_error"  # the server reported an error inside the stream
-    OUT_OF_MEMORY = "out_of_memory"  # an error whose text says the server ran out of memory
-    CONNECTION = "connection"  # the server could not be reached at all
-    EMPTY_OUTPUT = "empty_output"  # the stream completed without a single output token
 
 
 @dataclass(frozen=True)
@@ -104,134 +125,6 @@ class RequestRecord:
     def ok(self) -> bool:
         """True when the request completed and produced output."""
         return self.error is None
-
-
-@dataclass(slots=True)
-class ParsedStream:
-    """The outcome of parsing one response's SSE bytes."""
-
-    token_times_ns: list[int] = field(default_factory=list)
-    chunk_chars: list[int] = field(default_factory=list)
-    chunk_tokens: list[int] | None = None
-    text_parts: list[str] = field(default_factory=list)
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    done: bool = False
-    finished: bool = False
-    error: ErrorKind | None = None
-    error_detail: str = ""
-
-
-def _is_out_of_memory(text: str) -> bool:
-    lowered = text.lower()
-    return "out of memory" in lowered or "outofmemory" in lowered
-
-
-def _error_kind_from_payload(message: str) -> ErrorKind:
-    return ErrorKind.OUT_OF_MEMORY if _is_out_of_memory(message) else ErrorKind.SERVER_ERROR
-
-
-def parse_stream(reads: list[tuple[int, bytes]], api: Api) -> ParsedStream:
-    """Parse the SSE bytes of one streamed response, each read stamped with its arrival time.
-
-    An event takes the timestamp of the read that completed its line. Chunks whose text is
-    empty (vLLM's first chat chunk carries only the role) do not count as tokens. With a running
-    usage count in every chunk, each text chunk's token count is the increase since the previous
-    text chunk. A payload that is not JSON, or an `error` object, ends parsing with the kind set.
-    """
-    parser = _SseParser(api)
-    pending = b""
-    for arrived_ns, data in reads:
-        if b"\n" not in data:
-            pending += data
-            continue
-        lines = (pending + data).split(b"\n")
-        pending = lines.pop()
-        for line in lines:
-            if not parser.feed(arrived_ns, line):
-                return parser.parsed
-    if pending.strip() and reads and not parser.feed(reads[-1][0], pending):
-        return parser.parsed
-    return parser.finish()
-
-
-class _SseParser:
-    """Line-by-line state of `parse_stream`."""
-
-    def __init__(self, api: Api) -> None:
-        self.chat = api == "chat"
-        self.parsed = ParsedStream()
-        self.running_tokens: list[int] = []
-        self.last_usage_total = 0
-        self.usage_in_every_chunk = True
-
-    def fail(self, kind: ErrorKind, detail: str) -> bool:
-        self.parsed.error, self.parsed.error_detail = kind, detail
-        return False
-
-    def feed(self, arrived_ns: int, line: bytes) -> bool:
-        """Take one line; False when the stream turned out to be failed."""
-        if not line.startswith(b"data:"):
-            return True  # blank separators, comments (": ping"), `event:` fields
-        payload = line[5:].strip()
-        parsed = self.parsed
-        if payload == b"[DONE]":
-            parsed.done = True
-            return True
-        try:
-            event = json.loads(payload)
-        except ValueError:
-            return self.fail(ErrorKind.MALFORMED_STREAM, f"not JSON: {payload[:80]!r}")
-        if not isinstance(event, dict):
-            return self.fail(ErrorKind.MALFORMED_STREAM, f"not an object: {payload[:80]!r}")
-        error = event.get("error")
-        if error is not None:
-            message = str(error.get("message", "") if isinstance(error, dict) else error)
-            return self.fail(_error_kind_from_payload(message), message[:_ERROR_BODY_CHARS])
-        text = ""
-        choices = event.get("choices")
-        if choices:
-            choice = choices[0]
-            if self.chat:
-                delta = choice.get("delta") or {}
-                text = (
-                    delta.get("content")
-                    or delta.get("reasoning_content")
-                    or delta.get("reasoning")
-                    or ""
-                )
-            else:
-                text = choice.get("text") or ""
-            if choice.get("finish_reason"):
-                parsed.finished = True
-        usage = event.get("usage")
-        if usage:
-            completion = usage.get("completion_tokens")
-            if isinstance(completion, int):
-                parsed.output_tokens = completion
-                if text:
-                    self.running_tokens.append(completion - self.last_usage_total)
-                self.last_usage_total = completion
-            prompt = usage.get("prompt_tokens")
-            if isinstance(prompt, int):
-                parsed.prompt_tokens = prompt
-        elif text:
-            self.usage_in_every_chunk = False
-        if text:
-            parsed.token_times_ns.append(arrived_ns)
-            parsed.chunk_chars.append(len(text))
-            parsed.text_parts.append(text)
-        return True
-
-    def finish(self) -> ParsedStream:
-        parsed = self.parsed
-        if (
-            self.usage_in_every_chunk
-            and self.running_tokens
-            and len(self.running_tokens) == len(parsed.token_times_ns)
-        ):
-            parsed.chunk_tokens = self.running_tokens
-        return parsed
 
 
 def _record_from_parsed(
@@ -291,9 +184,23 @@ class StreamingClient:
         self.extra_body = dict(extra_body or {})
         path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
         self.url = self.base_url + path
+        parts = urlsplit(self.url)
+        self._raw = parts.scheme == "http"  # https goes through aiohttp (TLS)
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        host_header = parts.netloc.rsplit("@", 1)[-1]
+        self._request_head = (
+            f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {host_header}\r\n"
+            "Content-Type: application/json\r\nAccept: text/event-stream\r\n"
+            "Content-Length: "
+        ).encode()
+        self._pool: transport.ConnectionPool | None = None
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> StreamingClient:
+        if self._raw:
+            self._pool = transport.ConnectionPool(self._host, self._port)
+            return self
         aiohttp = _aiohttp()
         # No pool limit: the load generator, not the connector, decides how many are in flight.
         connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=False)
@@ -305,6 +212,9 @@ class StreamingClient:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -330,19 +240,8 @@ class StreamingClient:
         body.update(self.extra_body)
         return json.dumps(body).encode()
 
-    async def send(
-        self, request: PromptRequest, intended_send_ns: int | None = None
-    ) -> RequestRecord:
-        """Send one request, stream its response, and return its record (never raises for
-        a failed request: the failure is in `record.error`)."""
-        aiohttp = _aiohttp()
-        session = self._session
-        if session is None:
-            raise RuntimeError("StreamingClient.send called outside `async with`")
-        body = self.encode_body(request)
-        reads: list[tuple[int, bytes]] = []
-        clock = time.monotonic_ns
-        record = RequestRecord(
+    def _new_record(self, request: PromptRequest, intended_send_ns: int | None) -> RequestRecord:
+        return RequestRecord(
             index=request.index,
             send_ns=0,
             end_ns=0,
@@ -351,6 +250,65 @@ class StreamingClient:
             requested_output_tokens=request.max_tokens,
             expected_output_tokens=request.expected_output_tokens,
         )
+
+    async def send(
+        self, request: PromptRequest, intended_send_ns: int | None = None
+    ) -> RequestRecord:
+        """Send one request, stream its response, and return its record (never raises for
+        a failed request: the failure is in `record.error`)."""
+        if not self._raw:
+            return await self._send_aiohttp(request, intended_send_ns)
+        pool = self._pool
+        if pool is None:
+            raise RuntimeError("StreamingClient.send called outside `async with`")
+        body = self.encode_body(request)
+        data = self._request_head + b"%d\r\n\r\n" % len(body) + body
+        record = self._new_record(request, intended_send_ns)
+        parser = StreamParser(self.api)
+        exchange = transport.Exchange(asyncio.get_running_loop().create_future(), parser.feed)
+        record.send_ns = exchange.send_ns = time.monotonic_ns()
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await pool.request(data, exchange)
+        except TimeoutError:
+            record.error = ErrorKind.TIMEOUT
+            record.error_detail = f"no complete response within {self.timeout_s:g} s"
+        except transport.ConnectFailed as error:
+            record.error = ErrorKind.CONNECTION
+            record.error_detail = str(error)
+        except transport.ConnectionLost as error:
+            record.error = ErrorKind.DISCONNECT
+            record.error_detail = str(error)
+        except transport.ProtocolError as error:
+            record.error = ErrorKind.MALFORMED_STREAM
+            record.error_detail = f"HTTP: {error}"
+        record.end_ns = time.monotonic_ns()
+        record.send_ns = exchange.send_ns  # taken again just before the bytes left
+        status = exchange.status
+        if status is not None and status != 200:
+            text = b"".join(data for _, data in exchange.body).decode("utf-8", "replace")
+            self._set_http_error(record, status, text)
+        else:
+            _record_from_parsed(record, parser.finish(), self.count_tokens)
+        return record
+
+    @staticmethod
+    def _set_http_error(record: RequestRecord, status: int, text: str) -> None:
+        record.http_status = status
+        record.error = ErrorKind.OUT_OF_MEMORY if is_out_of_memory(text) else ErrorKind.HTTP_STATUS
+        record.error_detail = f"HTTP {status}: {text[:ERROR_BODY_CHARS]}"
+
+    async def _send_aiohttp(
+        self, request: PromptRequest, intended_send_ns: int | None
+    ) -> RequestRecord:
+        aiohttp = _aiohttp()
+        session = self._session
+        if session is None:
+            raise RuntimeError("StreamingClient.send called outside `async with`")
+        body = self.encode_body(request)
+        reads: list[tuple[int, bytes]] = []
+        clock = time.monotonic_ns
+        record = self._new_record(request, intended_send_ns)
         record.send_ns = clock()
         try:
             async with (
@@ -361,17 +319,10 @@ class StreamingClient:
             ):
                 if response.status != 200:
                     raw = await response.read()
-                    text = raw.decode("utf-8", "replace")
-                    record.http_status = response.status
-                    record.error = (
-                        ErrorKind.OUT_OF_MEMORY
-                        if _is_out_of_memory(text)
-                        else ErrorKind.HTTP_STATUS
-                    )
-                    record.error_detail = f"HTTP {response.status}: {text[:_ERROR_BODY_CHARS]}"
+                    self._set_http_error(record, response.status, raw.decode("utf-8", "replace"))
                 else:
                     append = reads.append
-                    # The hot path: one clock read and one append per socket read.
+                    # One clock read and one append per socket read.
                     async for data in response.content.iter_any():
                         append((clock(), data))
         except TimeoutError:
