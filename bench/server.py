@@ -255,6 +255,15 @@ class VllmServer:
         """The server's exit status once it has exited, else None."""
         return self._process.poll() if self._process is not None else None
 
+    def wait_exit(self, timeout_s: float) -> int | None:
+        """The server's exit status if it exits within `timeout_s`, else None."""
+        if self._process is None:
+            return None
+        try:
+            return self._process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
     def log_text(self) -> str:
         """Everything the server has written so far."""
         try:
