@@ -4,8 +4,10 @@
 fingerprint into a `registry.models.Result` (identity, SLO, points, startup, provenance). How
 the bench's figures map onto the result format:
 - lengths: a log-normal (median m, sigma s) is stored by its mean m·e^(s²/2) and standard
-  deviation mean·√(e^(s²) − 1) in tokens; a run that overrides the profile's lengths or uses a
-  dataset is profile `custom`;
+  deviation mean·√(e^(s²) − 1) in tokens; a run that overrides the profile's lengths, uses a
+  dataset or shares a prompt prefix is profile `custom`;
+- a shared prompt prefix (`--shared-prefix-tokens`) is named in `workload.dataset`, the only
+  place the workload identity has for how prompts were made;
 - failures: the client's `connection` failures count as `disconnect`, `empty_output` (a stream
   that ended without a token) as `server_error`, so the kinds add up to `failed`;
 - queue time: only the mean (vLLM's histogram has no exact percentiles); its `n` is left out
@@ -163,7 +165,8 @@ def _length(distribution: LengthDistribution) -> dict[str, Any]:
 def workload_data(config: RunConfig, api: str) -> dict[str, Any]:
     """The result's `identity.workload` for a run configuration."""
     profile = get_profile(config.profile)
-    custom = config.input_len or config.output_len or config.dataset
+    overridden = (config.input_len, config.output_len, config.dataset)
+    custom = any(overridden) or config.shared_prefix_tokens > 0
     dataset_lengths = {"kind": "dataset"}
     if config.dataset is not None:
         input_len = dataset_lengths
@@ -175,7 +178,12 @@ def workload_data(config: RunConfig, api: str) -> dict[str, Any]:
         "profile": "custom" if custom else profile.name,
         "input_len": input_len,
         "output_len": output_len,
-        "dataset": f"sharegpt ({config.dataset.name})" if config.dataset else None,
+        "dataset": f"sharegpt ({config.dataset.name})"
+        if config.dataset
+        else f"random words, every prompt starting with the same "
+        f"{config.shared_prefix_tokens}-token prefix"
+        if config.shared_prefix_tokens
+        else None,
         "seed": config.seed,
         "api": api,
     }

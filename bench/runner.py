@@ -9,7 +9,8 @@ incomplete (so is a run cut by Ctrl-C).
 
 A `PointObserver` (telemetry, a launched server's watchdog) sees each point start and end, with
 its records; when it returns a reason at the end of a point, that point is discarded and the run
-stops there, incomplete, with that reason.
+stops there, incomplete, with that reason. A `RunProgress` (the live display, `bench.progress`)
+also sees every request as it finishes.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.client import Api, ErrorKind, RequestRecord, StreamingClient, list_models
+from bench.client import Api, ErrorKind, PromptRequest, RequestRecord, StreamingClient, list_models
 from bench.errors import BenchConfigError, EndpointError
-from bench.load import PointPlan, run_point
+from bench.load import PointPlan, Send, run_point
 from bench.metrics import PointSummary, Slo, summarize_point
 from bench.workloads import (
     LengthDistribution,
@@ -56,6 +57,7 @@ class RunConfig:
     warmup_requests: int | None = None
     seed: int = 0
     prompt_salt: int = 0
+    shared_prefix_tokens: int = 0
     timeout_s: float = 600.0
     slo: Slo = field(default_factory=Slo)
     ignore_eos: bool = True
@@ -73,6 +75,19 @@ class PointObserver(Protocol):
     ) -> str | None:
         """The point is over: its records and summary (None when the point was cut short or
         the server never answered). A returned reason discards the point and stops the run."""
+
+
+class RunProgress(Protocol):
+    """Follows a run live (called inside the run's event loop: be quick)."""
+
+    def point_started(self, plan: PointPlan, number: int, points: int) -> None:
+        """Point `number` (from 1) of `points` is about to start."""
+
+    def request_finished(self, record: RequestRecord) -> None:
+        """A request of the current point finished (warm-up included), failed or not."""
+
+    def point_ended(self, summary: PointSummary | None) -> None:
+        """The point is over: its summary, or None when it was cut short or discarded."""
 
 
 @dataclass
@@ -155,10 +170,12 @@ def run_benchmark(
     config: RunConfig,
     on_point: Callable[[PointSummary], None] | None = None,
     observer: PointObserver | None = None,
+    progress: RunProgress | None = None,
 ) -> RunResult:
     """Run every load point of `config` against its endpoint; `on_point` sees each summary
-    as soon as its point ends, `observer` each point's start and end (see the module
-    docstring). Raises `EndpointError` when the endpoint cannot be reached."""
+    as soon as its point ends, `observer` each point's start and end, `progress` every
+    request too (see the module docstring). Raises `EndpointError` when the endpoint cannot
+    be reached."""
     plans = plan_points(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
@@ -170,6 +187,7 @@ def run_benchmark(
             output_len=config.output_len,
             seed=config.seed,
             prompt_salt=config.prompt_salt,
+            shared_prefix_tokens=config.shared_prefix_tokens,
             exact_output=config.ignore_eos,
         ),
         tokenizer=tokenizer,
@@ -201,7 +219,9 @@ def run_benchmark(
         count_tokens=count_tokens,
     )
     try:
-        asyncio.run(_run_points(client, factory, plans, config.slo, result, on_point, observer))
+        asyncio.run(
+            _run_points(client, factory, plans, config.slo, result, on_point, observer, progress)
+        )
     except KeyboardInterrupt:
         result.incomplete = True
         result.stop_reason = "interrupted"
@@ -235,16 +255,32 @@ async def _run_points(
     result: RunResult,
     on_point: Callable[[PointSummary], None] | None,
     observer: PointObserver | None = None,
+    progress: RunProgress | None = None,
 ) -> None:
+    send: Send = client.send
+    if progress is not None:
+        report = progress.request_finished
+
+        async def send_and_report(request: PromptRequest, intended_ns: int | None) -> RequestRecord:
+            record = await client.send(request, intended_ns)
+            report(record)
+            return record
+
+        send = send_and_report
+
     next_index = 0
     async with client:
-        for plan in plans:
+        for number, plan in enumerate(plans, start=1):
             plan = replace(plan, first_index=next_index)
             if observer is not None:
                 observer.point_started(plan)
+            if progress is not None:
+                progress.point_started(plan, number, len(plans))
             try:
-                run = await run_point(client.send, factory.build, plan)
+                run = await run_point(send, factory.build, plan)
             except BaseException:
+                if progress is not None:
+                    progress.point_ended(None)
                 if observer is not None:
                     observer.point_ended([], None)
                 raise
@@ -259,6 +295,8 @@ async def _run_points(
                     client_cpu_s=run.client_cpu_s,
                 )
             stop_reason = observer.point_ended(run.records, summary) if observer else None
+            if progress is not None:
+                progress.point_ended(summary if stop_reason is None else None)
             if stop_reason is not None:
                 result.incomplete = True
                 result.stop_reason = stop_reason

@@ -42,7 +42,7 @@ from bench.result import (
     write_raw_records,
     write_result,
 )
-from bench.runner import RunConfig, RunResult, plan_points, run_benchmark
+from bench.runner import RunConfig, RunProgress, RunResult, plan_points, run_benchmark
 from bench.server import ServerConfig, StartupFigures, VllmServer
 from bench.telemetry import GpuInventory, NvmlGpus, TelemetrySampler, gpu_window, open_gpus
 from registry.models import Result
@@ -53,6 +53,9 @@ _DTYPES |= {"float": "float32", "float32": "float32"}
 _KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}
 
 Notify = Callable[[str], None]
+
+# How long to wait for vLLM to exit once every request of a point failed.
+SERVER_EXIT_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,15 @@ class _Observer:
         url = self.sampler.engine_url
         after = scrape_metrics(url) if url and records else None
         died = self.server.exit_code() if self.server is not None else None
+        measured_records = [r for r in records if not r.warmup]
+        if (
+            died is None
+            and self.server is not None
+            and measured_records
+            and not any(r.ok for r in measured_records)
+        ):
+            # Every request failed: the connection may reset before the process has exited.
+            died = self.server.wait_exit(SERVER_EXIT_GRACE_S)
         kept = summary is not None and died is None
         if self.keep_records and records:
             self.records.append((len(self.records) + 1, kept, list(records)))
@@ -298,8 +310,10 @@ def run_session(
     config: SessionConfig,
     on_point: Callable[[PointSummary], None] | None = None,
     notify: Notify = lambda line: None,
+    progress: RunProgress | None = None,
 ) -> SessionOutcome:
-    """Run the whole session (see the module docstring); raises BenchError subclasses."""
+    """Run the whole session (see the module docstring); raises BenchError subclasses.
+    `on_point` and `progress` follow the load points as `run_benchmark`'s do."""
     started_at = dt.datetime.now(dt.UTC)
     plan_points(config.run)  # a bad load option fails before a model is loaded
     server_config = config.server
@@ -339,7 +353,7 @@ def run_session(
                 )
             sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
             observer = _Observer(sampler, server, config.raw_records)
-            run = run_benchmark(run_config, on_point=on_point, observer=observer)
+            run = run_benchmark(run_config, on_point=on_point, observer=observer, progress=progress)
         finally:
             if server is not None:
                 server.stop()

@@ -14,6 +14,12 @@ the salt (new text, same lengths) to defeat a server's prefix cache that is stil
 earlier run. Within a run, request indices are never reused, and every prompt starts with
 random words, so prompts share no prefix block (the prefix cache does not flatter).
 
+To measure prefix caching on purpose, `shared_prefix_tokens` N makes every prompt start with
+the same N-token prefix (seeded by seed and salt) followed by its own words; the prefix counts
+towards the prompt's drawn length, so the lengths stay those of the distribution, and a prompt
+drawn no longer than N is the first tokens of the prefix itself. It applies to synthesised
+prompts only (not to a dataset's).
+
 Prompt text is a seeded sequence of common English words. With a tokenizer (the `tokenizers`
 library, extra `bench`) it is cut or extended until it encodes to the exact token count.
 Without one, there is one word per intended token, the count is approximate, and the server's
@@ -276,6 +282,7 @@ class WorkloadSpec:
     output_len: LengthDistribution | None = None
     seed: int = 0
     prompt_salt: int = 0
+    shared_prefix_tokens: int = 0
     exact_output: bool = True
 
 
@@ -295,6 +302,11 @@ class RequestFactory:
         self.input_len = spec.input_len or spec.profile.input_len
         self.output_len = spec.output_len or spec.profile.output_len
         self._order: list[int] = []
+        self._prefix: tuple[str, list[int]] | None = None
+        if spec.shared_prefix_tokens and self.dataset is not None:
+            raise BenchConfigError(
+                "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
+            )
         if self.dataset:
             self._order = list(range(len(self.dataset)))
             random.Random(f"{spec.seed}:dataset").shuffle(self._order)
@@ -332,9 +344,57 @@ class RequestFactory:
         )
 
     def _synthesize(self, tokens: int, rng: random.Random) -> tuple[str, bool]:
+        shared = self.spec.shared_prefix_tokens
+        if shared:
+            return self._after_prefix(tokens, rng)
         if self.tokenizer is None:
             return " ".join(rng.choices(_WORDS, k=tokens)), False
         return synthesize_with_tokenizer(self.tokenizer, tokens, rng)
+
+    def _shared_prefix(self) -> tuple[str, list[int]]:
+        """The prefix text and its token ids (words without a tokenizer), made once."""
+        if self._prefix is None:
+            spec = self.spec
+            rng = random.Random(f"{spec.seed}:{spec.prompt_salt}:shared-prefix")
+            if self.tokenizer is None:
+                words = rng.choices(_WORDS, k=spec.shared_prefix_tokens)
+                self._prefix = " ".join(words), []
+            else:
+                text, _ = synthesize_with_tokenizer(self.tokenizer, spec.shared_prefix_tokens, rng)
+                ids = list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+                self._prefix = text, ids
+        return self._prefix
+
+    def _after_prefix(self, tokens: int, rng: random.Random) -> tuple[str, bool]:
+        prefix, prefix_ids = self._shared_prefix()
+        shared = self.spec.shared_prefix_tokens
+        if self.tokenizer is None:
+            words = prefix.split()[:tokens] + rng.choices(_WORDS, k=max(0, tokens - shared))
+            return " ".join(words), False
+        if tokens <= len(prefix_ids):
+            return self.tokenizer.decode(prefix_ids[:tokens]), True
+        return synthesize_after_prefix(self.tokenizer, prefix, prefix_ids, tokens, rng)
+
+
+def synthesize_after_prefix(
+    tokenizer: Tokenizer, prefix: str, prefix_ids: list[int], tokens: int, rng: random.Random
+) -> tuple[str, bool]:
+    """`prefix` followed by random words, `tokens` tokens in all, whose encoding starts with
+    `prefix_ids` (True), or the closest attempt (False); as `synthesize_with_tokenizer`, only
+    the words after the prefix are cut or extended."""
+    text = prefix + " " + " ".join(rng.choices(_WORDS, k=tokens - len(prefix_ids)))
+    for _ in range(16):
+        ids = list(tokenizer.encode(text, add_special_tokens=False).ids)
+        if len(ids) == tokens:
+            return text, ids[: len(prefix_ids)] == prefix_ids
+        if len(ids) > tokens:
+            cut = tokenizer.decode(ids[:tokens])
+            if not cut.startswith(prefix):
+                break
+            text = cut
+        else:
+            text += " " + " ".join(rng.choices(_WORDS, k=max(1, tokens - len(ids))))
+    return text, False
 
 
 def synthesize_with_tokenizer(

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
+from pydantic import ValidationError
 
 from bench.errors import BenchError
-from bench.metrics import Distribution, PointSummary, Slo
+from bench.metrics import Distribution, PointSummary
+from bench.progress import point_name
 from bench.workloads import PROFILES, LengthDistribution, parse_length
+
+if TYPE_CHECKING:
+    from bench.plan import RunOptions
+    from bench.runner import RunProgress
+    from bench.session import SessionConfig, SessionOutcome
 
 
 class OptionError(click.ClickException):
@@ -296,58 +305,38 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     is_flag=True,
     help="Ask for a token count in every chunk (vLLM): exact per-token timing.",
 )
+@click.option(
+    "--shared-prefix-tokens",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Start every prompt with the same N-token prefix (the rest unique), to measure "
+    "prefix caching on purpose; the result's workload says so.",
+)
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.yaml",
+    help="Run every run of a plan file in turn (see bench/plans/example.yaml); the other run "
+    "options go in the file.",
+)
+@click.option("--quiet", is_flag=True, help="No progress display on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-def run_command(
-    endpoint: str | None,
-    model: str | None,
-    tensor_parallel_size: int | None,
-    max_model_len: int | None,
-    gpu_memory_utilization: float | None,
-    quantization: str | None,
-    kv_cache_dtype: str | None,
-    max_num_seqs: int | None,
-    load_format: str | None,
-    vllm_args: tuple[str, ...],
-    vllm_executable: str | None,
-    port: int | None,
-    startup_timeout: float,
-    output: Path | None,
-    raw_records: bool,
-    gpu_id: str | None,
-    model_id: str | None,
-    submitter: str | None,
-    price_per_hour: float | None,
-    utilization: float,
-    profile: str,
-    concurrency: tuple[int, ...],
-    request_rate: tuple[float, ...],
-    burstiness: float,
-    num_requests: int | None,
-    duration: float | None,
-    warmup: int | None,
-    input_len: LengthDistribution | None,
-    output_len: LengthDistribution | None,
-    dataset: Path | None,
-    tokenizer: str | None,
-    seed: int,
-    prompt_salt: int,
-    slo_ttft_ms: float | None,
-    slo_tpot_ms: float | None,
-    slo_e2e_ms: float | None,
-    api: str,
-    timeout: float,
-    ignore_eos: bool,
-    continuous_usage_stats: bool,
-    as_json: bool,
-) -> None:
+def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: Any) -> None:
     """Measure TTFT, ITL, TPOT, E2E and accepted throughput, and write a result file.
 
     Without --endpoint it launches `vllm serve --model …` with the vLLM options given, waits
     for it, runs the load points, and stops it (also on Ctrl-C or failure). Each load point
     is a closed loop at one --concurrency or an open loop at one --request-rate; failed
-    requests count as SLO misses. Exit 0 when every point ran; 1 when vLLM fails to start,
-    the server is unreachable, or the run stopped early (Ctrl-C, a crashed server: the
-    finished points are still written, marked incomplete); 2 for a bad option.
+    requests count as SLO misses. On a terminal a live line shows each point's progress
+    (--quiet hides it). Exit 0 when every point ran; 1 when vLLM fails to start, the server
+    is unreachable, or the run stopped early (Ctrl-C, a crashed server: the finished points
+    are still written, marked incomplete); 2 for a bad option.
+
+    With --plan FILE.yaml it runs every run the file lists, in order, each writing its own
+    result; the file is checked before anything runs (exit 1 when it is not valid), a failing
+    run is reported and the next one runs, and the exit is 1 when any run failed.
 
     \b
     Examples:
@@ -355,92 +344,55 @@ def run_command(
           --concurrency 1,16,64 --output result.json
       infermeter bench run --endpoint http://127.0.0.1:8000 --concurrency 1,16 \\
           --num-requests 200 --input-len 512 --output-len 256 --slo-ttft-ms 500
+      infermeter bench run --plan bench/plans/example.yaml
     """
-    from bench.report import HourlyPrice, catalog_price, cost_rows, format_cost_table
-    from bench.runner import RunConfig
-    from bench.server import ServerConfig, ServerStartError
-    from bench.session import DEFAULT_OUTPUT, SessionConfig, run_session
+    from bench.plan import RunOptions, session_config
+    from bench.progress import ProgressDisplay
 
-    launch_only = {
-        "--max-model-len": max_model_len,
-        "--gpu-memory-utilization": gpu_memory_utilization,
-        "--quantization": quantization,
-        "--kv-cache-dtype": kv_cache_dtype,
-        "--max-num-seqs": max_num_seqs,
-        "--load-format": load_format,
-        "--vllm-arg": vllm_args or None,
-        "--vllm-executable": vllm_executable,
-        "--port": port,
-    }
-    if endpoint is None and model is None:
-        raise OptionError(
-            "--model: missing; give the model for vLLM to serve, or --endpoint URL of a "
-            "running server"
-        )
-    if endpoint is not None:
-        for name, value in launch_only.items():
-            if value is not None:
-                raise OptionError(
-                    f"{name}: only applies when bench run launches vLLM (no --endpoint)"
-                )
-    result_path = output if output is not None or endpoint is not None else DEFAULT_OUTPUT
-    server = None
-    if endpoint is None and model is not None:
-        log_base = result_path or DEFAULT_OUTPUT
-        server = ServerConfig(
-            model=model,
-            log_path=log_base.with_name(log_base.stem + ".vllm.log"),
-            executable=vllm_executable,
-            port=port,
-            tensor_parallel_size=tensor_parallel_size,
-            max_model_len=max_model_len,
-            gpu_memory_utilization=gpu_memory_utilization,
-            quantization=quantization,
-            kv_cache_dtype=kv_cache_dtype,
-            max_num_seqs=max_num_seqs,
-            load_format=load_format,
-            extra_args=vllm_args,
-            startup_timeout_s=startup_timeout,
-        )
-    raw = click.get_current_context().meta.get("infermeter.raw_args", [])
-    config = RunConfig(
-        endpoint=endpoint or "",
-        model=model,
-        api="chat" if api == "chat" else "completions",
-        profile=profile,
-        input_len=input_len,
-        output_len=output_len,
-        dataset=dataset,
-        tokenizer=tokenizer,
-        concurrency=concurrency,
-        request_rates=request_rate,
-        burstiness=burstiness,
-        num_requests=num_requests,
-        duration_s=duration,
-        warmup_requests=warmup,
-        seed=seed,
-        prompt_salt=prompt_salt,
-        timeout_s=timeout,
-        slo=Slo(ttft_ms=slo_ttft_ms, tpot_ms=slo_tpot_ms, e2e_ms=slo_e2e_ms),
-        ignore_eos=ignore_eos,
-        continuous_usage_stats=continuous_usage_stats,
-    )
-    session = SessionConfig(
-        run=config,
-        command=shlex.join(["infermeter", "bench", "run", *raw]),
-        server=server,
-        output=result_path,
-        raw_records=raw_records,
-        gpu_id=gpu_id,
-        model_id=model_id,
-        tensor_parallel_size=tensor_parallel_size,
-        submitter=submitter,
-    )
+    context = click.get_current_context()
+    progress = None if quiet else ProgressDisplay(sys.stderr)
+    if plan_path is not None:
+        flags = {param.name: param.opts[0] for param in context.command.params}
+        given = [
+            flags[name]
+            for name in options
+            if context.get_parameter_source(name) == ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise OptionError(
+                f"--plan: the plan file holds the run options; drop {', '.join(given)} "
+                "(or put it in the file)"
+            )
+        _run_plan(plan_path, as_json, progress)
+        return
+    raw = context.meta.get("infermeter.raw_args", [])
     try:
-        outcome = run_session(
-            session,
-            on_point=lambda p: click.echo(_progress(p), err=True),
-            notify=lambda line: click.echo(line, err=True),
+        run_options = RunOptions.model_validate(options)
+        session = session_config(run_options, shlex.join(["infermeter", "bench", "run", *raw]))
+    except ValidationError as error:
+        raise OptionError(error.errors()[0]["msg"]) from None
+    except BenchError as error:
+        raise OptionError(error.one_line()) from None
+    outcome = _execute(session, progress)
+    result = outcome.run
+    if as_json:
+        click.echo(json.dumps(result.as_json(), indent=2, sort_keys=False))
+    else:
+        _print_tables(outcome, run_options)
+    _print_notes(outcome)
+    if result.incomplete:
+        kept = f"; the finished points are in {outcome.output}" if outcome.output else ""
+        raise click.ClickException(f"the run is incomplete: {result.stop_reason}{kept}")
+
+
+def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOutcome:
+    """`run_session` with its errors turned into click's (exit 2 for a bad option, else 1)."""
+    from bench.server import ServerStartError
+    from bench.session import run_session
+
+    try:
+        return run_session(
+            session, notify=lambda line: click.echo(line, err=True), progress=progress
         )
     except ServerStartError as error:
         tail = "".join(f"\n  | {line}" for line in error.log_tail)
@@ -450,54 +402,87 @@ def run_command(
         if error.exit_code == 2:
             raise OptionError(error.one_line()) from None
         raise click.ClickException(error.one_line()) from None
+
+
+def _print_tables(outcome: SessionOutcome, options: RunOptions) -> None:
+    from bench.report import HourlyPrice, catalog_price, cost_rows, format_cost_table
+
     result = outcome.run
-    if as_json:
-        click.echo(json.dumps(result.as_json(), indent=2, sort_keys=False))
-    else:
-        click.echo(
-            f"model {result.model} at {result.endpoint} (profile {result.profile}, "
-            f"api {result.api}, seed {result.seed})"
-        )
-        click.echo(format_table(result.points))
-        price = (
-            HourlyPrice(price_per_hour, "given with --price-per-hour")
-            if price_per_hour is not None
-            else catalog_price(outcome.deployment.gpu_id or "")
-            if outcome.deployment is not None
-            else catalog_price(gpu_id)
-            if gpu_id is not None
-            else None
-        )
-        gpu_count = (
-            outcome.deployment.gpu_count
-            if outcome.deployment is not None
-            else tensor_parallel_size or 1
-        )
-        rows = cost_rows(result.points, outcome.telemetry, price, gpu_count, utilization)
-        click.echo("")
-        click.echo(format_cost_table(rows, price))
+    click.echo(
+        f"model {result.model} at {result.endpoint} (profile {result.profile}, "
+        f"api {result.api}, seed {result.seed})"
+    )
+    click.echo(format_table(result.points))
+    price = (
+        HourlyPrice(options.price_per_hour, "given with --price-per-hour")
+        if options.price_per_hour is not None
+        else catalog_price(outcome.deployment.gpu_id or "")
+        if outcome.deployment is not None
+        else catalog_price(options.gpu_id)
+        if options.gpu_id is not None
+        else None
+    )
+    gpu_count = (
+        outcome.deployment.gpu_count
+        if outcome.deployment is not None
+        else options.tensor_parallel_size or 1
+    )
+    rows = cost_rows(result.points, outcome.telemetry, price, gpu_count, options.utilization)
+    click.echo("")
+    click.echo(format_cost_table(rows, price))
+
+
+def _print_notes(outcome: SessionOutcome) -> None:
     for note in outcome.notes:
         click.echo(note, err=True)
     if outcome.output is not None:
         click.echo(f"result written to {outcome.output}", err=True)
     if outcome.raw_records is not None:
         click.echo(f"raw records written to {outcome.raw_records}", err=True)
-    if result.incomplete:
-        kept = f"; the finished points are in {outcome.output}" if outcome.output else ""
-        raise click.ClickException(f"the run is incomplete: {result.stop_reason}{kept}")
+
+
+def _run_plan(path: Path, as_json: bool, progress: RunProgress | None) -> None:
+    """Every run of the plan in turn; a failed run is reported and the next one runs."""
+    from bench.plan import PlanError, load_plan
+
+    try:
+        runs = load_plan(path)
+    except PlanError as error:
+        raise click.ClickException("\n".join(error.problems)) from None
+    summaries: list[dict[str, Any]] = []
+    failed: list[str] = []
+    for number, run in enumerate(runs, start=1):
+        click.echo(f"run {number}/{len(runs)}: {run.label}", err=True)
+        try:
+            outcome = _execute(run.session, progress)
+        except click.ClickException as error:
+            message = error.format_message()
+            click.echo(f"{run.label} failed: {message}", err=True)
+            failed.append(run.label)
+            summaries.append({"name": run.label, "output": None, "error": message, "points": []})
+            continue
+        result = outcome.run
+        stop = f"incomplete: {result.stop_reason}" if result.incomplete else None
+        output = str(outcome.output) if outcome.output is not None else None
+        summaries.append({"name": run.label, "output": output, "error": stop, **result.as_json()})
+        if not as_json:
+            _print_tables(outcome, run.options)
+        _print_notes(outcome)
+        if result.incomplete:
+            click.echo(f"{run.label} is {stop}", err=True)
+            failed.append(run.label)
+            if result.stop_reason == "interrupted":
+                break  # Ctrl-C stops the plan, not only the run
+    if as_json:
+        click.echo(json.dumps({"runs": summaries}, indent=2, sort_keys=False))
+    if failed:
+        raise click.ClickException(
+            f"{len(failed)} of {len(runs)} runs failed or are incomplete: {', '.join(failed)}"
+        )
 
 
 def _point_name(point: PointSummary) -> str:
-    if point.concurrency is not None:
-        return f"c={point.concurrency}"
-    return f"rate={point.request_rate:g}/s"
-
-
-def _progress(point: PointSummary) -> str:
-    return (
-        f"{_point_name(point)}: {point.completed} done, {point.failed} failed, "
-        f"{point.output_token_throughput:.1f} output tok/s"
-    )
+    return point_name(point.concurrency, point.request_rate)
 
 
 def _pair(distribution: Distribution, first: str, second: str) -> str:
