@@ -1,18 +1,24 @@
 // Calculator pages: inputs from and to the URL query, results from our Python in a module Web
-// Worker (Pyodide, served by this site). The worker starts once and outlives page changes made
-// by Material's instant navigation, which keeps this module's context.
+// Worker (Pyodide, served by this site). A calculator page's <head> creates the worker
+// (`window.__imWorker`, see registry_pages.on_post_page) so that Pyodide downloads and compiles
+// while the page loads; otherwise (instant navigation from another page) it starts here. It
+// outlives page changes made by Material's instant navigation, which keeps this module's context.
 const workerUrl = new URL("./calc-worker.js", import.meta.url);
-const archiveUrl = new URL("./calculators.zip", import.meta.url).href;
-const catalogUrl = new URL("./catalog.json", import.meta.url).href;
 
 let worker = null;
 let nextId = 0;
 const pending = new Map();
 
 function startWorker() {
-  worker = new Worker(workerUrl, { type: "module" });
+  worker = window.__imWorker || new Worker(workerUrl, { type: "module" });
   worker.onmessage = (event) => {
     const entry = pending.get(event.data.id);
+    if (event.data.timings && window.__imTimings === undefined) {
+      // Start-up phases in ms since this page's navigation began (read by the benchmarks).
+      window.__imTimings = Object.fromEntries(
+        Object.entries(event.data.timings).map(([name, at]) => [name, Math.round(at - performance.timeOrigin)]),
+      );
+    }
     if (!entry) return;
     pending.delete(event.data.id);
     entry.resolve(event.data);
@@ -26,10 +32,11 @@ function startWorker() {
 
 function compute(kind, query, base) {
   if (worker === null) startWorker();
+  if (worker.failed) return Promise.resolve({ error: `the calculator could not start (${worker.failed})` });
   const id = ++nextId;
   return new Promise((resolve) => {
     pending.set(id, { resolve });
-    worker.postMessage({ id, kind, query, base, archive: archiveUrl, catalog: catalogUrl });
+    worker.postMessage({ id, kind, query, base });
   });
 }
 

@@ -1,6 +1,7 @@
-"""Pages from the result index: Home, Compare (model × traffic profile) with charts, a page per
-result, and Downloads. Tables are plain HTML (readable without JavaScript); `tables.js` adds
-sorting and filtering, `charts.js` draws the charts from the JSON embedded beside them.
+"""Pages from the result index: Home, Compare (model × traffic profile) with charts, and
+Downloads (the page per result is `result_pages`). Tables are plain HTML (readable without
+JavaScript); `tables.js` adds sorting and filtering, `charts.js` draws the charts from the JSON
+embedded beside them.
 Every string that comes from a result file is HTML-escaped."""
 
 import csv
@@ -8,45 +9,16 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from catalog_pages import esc
+from result_index import Index
 
-from registry.catalog import load_prices
-from registry.index import (
-    COLUMN_DESCRIPTIONS,
-    IndexRow,
-    index_rows,
-    load_results,
-    render_csv,
-    result_files,
-)
+from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
-from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
+from registry.models import GpuEntry, ModelEntry, PriceEntry
 
 TIERS = ("on_demand", "interruptible", "reserved")
-
-
-@dataclass(frozen=True)
-class Index:
-    rows: list[IndexRow]
-    results: dict[str, Result]  # result id → result
-    texts: dict[str, str]  # result id → the file's text
-
-
-def load_index(root: Path) -> Index:
-    """Every valid result under `root` and its index rows; an invalid file raises."""
-    loaded = load_results(root, result_files(root))
-    prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
-    rows = [row for file, result in loaded for row in index_rows(result, file, prices)]
-    rows.sort(key=lambda row: (row.file, row.point_index))
-    return Index(
-        rows=rows,
-        results={result.id: result for _file, result in loaded},
-        texts={result.id: (root / file).read_text(encoding="utf-8") for file, result in loaded},
-    )
 
 
 def _num(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
@@ -161,8 +133,7 @@ def _compare_table(rows: list[IndexRow]) -> str:
         'placeholder="GPU, engine, …"></label> <label>Source <select data-filter-kind>'
         '<option value="">all</option><option>measured</option><option>reported</option>'
         "</select></label></div>"
-        f'<div class="im-scroll"><table class="im-table im-compare" data-sortable'
-        f" data-search-exclude>"
+        '<div class="im-scroll"><table class="im-table im-compare" data-sortable>'
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
@@ -186,10 +157,14 @@ def _chart_data(rows: list[IndexRow]) -> dict[str, Any]:
     }
 
 
-def compare_page(model: str, profile: str, model_name: str, rows: list[IndexRow]) -> str:
+def slot(name: str) -> str:
+    """A marker that `registry_pages.on_post_page` swaps for big generated HTML, which so skips
+    Markdown, the theme's template and the search plugin (linear in the rows, but slow)."""
+    return f'<div data-im-slot="{name}"></div>'
+
+
+def compare_page(model: str, profile: str, model_name: str) -> str:
     slug = _slug(model, profile)
-    # An attribute, not a <script>: instant navigation re-runs scripts in the content.
-    chart_json = json.dumps(_chart_data(rows), sort_keys=True, separators=(",", ":"))
     return (
         f"---\ntitle: {f'{model_name}, {profile}'!r}\nhide: [navigation, toc]\n---\n\n"
         f"# {esc(model_name)}: {esc(profile)} traffic\n\n"
@@ -199,82 +174,26 @@ def compare_page(model: str, profile: str, model_name: str, rows: list[IndexRow]
         "Click a header to sort. [Data as CSV]("
         + f"{slug}.csv"
         + ").\n\n"
-        + _compare_table(rows)
+        + slot("compare-table")
         + "\n\n## Charts\n\n"
-        f'<div class="im-charts" data-search-exclude data-chart-data="{esc(chart_json)}">'
+        + slot("compare-charts")
+        + "\n"
+    )
+
+
+def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
+    """The HTML of a compare page's slots: the table, the charts with their data."""
+    # An attribute, not a <script>: instant navigation re-runs scripts in the content.
+    chart_json = json.dumps(_chart_data(rows), sort_keys=True, separators=(",", ":"))
+    charts = (
+        f'<div class="im-charts" data-chart-data="{esc(chart_json)}">'
         '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per '
         "GPU against tokens/s per user, one line per GPU and count (the Pareto front)."
         "</figcaption></figure>"
         '<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M '
-        "accepted (else output) tokens, on-demand, per GPU.</figcaption></figure></div>\n"
+        "accepted (else output) tokens, on-demand, per GPU.</figcaption></figure></div>"
     )
-
-
-def _flatten(value: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _flatten(item, f"{prefix}.{key}" if prefix else key)
-    elif isinstance(value, list) and value and isinstance(value[0], (dict, list)):
-        for index, item in enumerate(value):
-            yield from _flatten(item, f"{prefix}[{index}]")
-    else:
-        yield prefix, value
-
-
-def reproduce_command(result: Result) -> str:
-    identity = result.identity
-    parts = ["infermeter bench run", f"--model {identity.model.hf_repo or identity.model.id}"]
-    if identity.workload.profile:
-        parts.append(f"--profile {identity.workload.profile}")
-    serving = identity.serving.model_dump(exclude_none=True)
-    for key in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs"):
-        if key in serving:
-            parts.append(f"--{key.replace('_', '-')} {serving[key]}")
-    return " ".join(parts)
-
-
-def result_page(result: Result, rows: list[IndexRow]) -> str:
-    data = result.model_dump(mode="json", exclude_none=True)
-    source = data.get("source", {})
-    commands = [source[key] for key in ("server_command", "command") if source.get(key)]
-    fields = "".join(
-        f"<tr><th>{esc(path)}</th><td"
-        f">{esc(json.dumps(value) if not isinstance(value, str) else value)}</td></tr>"
-        for path, value in _flatten({k: v for k, v in data.items() if k != "source"})
-    )
-    provenance = "".join(
-        f"<tr><th>{esc(path)}</th><td"
-        f">{esc(value if isinstance(value, str) else json.dumps(value))}</td></tr>"
-        for path, value in _flatten(source)
-    )
-    derived = "".join(
-        f"<tr><th>{esc(name)}</th>"
-        + "".join(f"<td>{esc(getattr(row, name))}</td>" for row in rows)
-        + "</tr>"
-        for name in COLUMN_DESCRIPTIONS
-        if name.endswith(
-            ("usd_per_hour", "tokens", "per_gpu", "per_user", "per_joule", "per_dollar")
-        )
-    )
-    identity = result.identity
-    title = f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id} ({result.id})"
-    run = "\n".join(str(c) for c in commands) if commands else reproduce_command(result)
-    return (
-        f"---\ntitle: {title!r}\n---\n\n"
-        f"# {esc(identity.model.id)} on {identity.gpu.count}× {esc(identity.gpu.id)}\n\n"
-        f"{_kind_badge(result.source.kind)} Result `{result.id}` · "
-        f'<a href="../{esc(result.id)}.json">the file</a> · '
-        f'<a href="../../gpus/{esc(identity.gpu.id)}/">GPU</a> · '
-        f'<a href="../../models/{esc(identity.model.id)}/">model</a>\n\n'
-        "## Reproduce\n\n"
-        f"<pre><code>{esc(run)}</code></pre>\n\n"
-        "## Provenance\n\n"
-        f'<table class="im-table"><tbody>{provenance}</tbody></table>\n\n'
-        "## Derived figures (per load point)\n\n"
-        f'<table class="im-table" data-search-exclude><tbody>{derived}</tbody></table>\n\n'
-        "## Every field\n\n"
-        f'<table class="im-table" data-search-exclude><tbody>{fields}</tbody></table>\n'
-    )
+    return {slot("compare-table"): _compare_table(rows), slot("compare-charts"): charts}
 
 
 # Workload → shortlist, after the guide's quick decision matrix (our wording).
@@ -400,18 +319,18 @@ def pages(
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
     cheapest: Mapping[str, Mapping[str, float]],
-) -> dict[str, str]:
-    """uri → Markdown of Home, the compare pages and the result pages."""
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """uri → Markdown of Home and the compare pages; uri → slot marker → HTML of their slots.
+    (Result pages are written after the build: `result_pages`.)"""
     out = {"index.md": home_page(index, gpus, models, cheapest)}
-    groups: dict[tuple[str, str], list[IndexRow]] = defaultdict(list)
-    by_result: dict[str, list[IndexRow]] = defaultdict(list)
-    for row in index.rows:
-        groups[(row.model, row.profile)].append(row)
-        by_result[row.result_id].append(row)
+    slots: dict[str, dict[str, str]] = {}
     links = []
-    for (model, profile), rows in sorted(groups.items()):
+    groups = rows_by(index.rows, lambda row: (row.model, row.profile))
+    for (model, profile), rows in sorted(groups, key=lambda group: group[0]):
         name = models[model].name if model in models else model
-        out[f"compare/{_slug(model, profile)}.md"] = compare_page(model, profile, name, rows)
+        uri = f"compare/{_slug(model, profile)}.md"
+        out[uri] = compare_page(model, profile, name)
+        slots[uri] = compare_slots(rows)
         links.append(
             f"| [{esc(name)}]({_slug(model, profile)}.md) | {esc(profile)} |"
             f" {len({r.result_id for r in rows})} |"
@@ -426,9 +345,17 @@ def pages(
         + table
         + "\n"
     )
-    for result_id, result in index.results.items():
-        out[f"results/{result_id}.md"] = result_page(result, by_result[result_id])
-    return out
+    return out, slots
+
+
+def rows_by(
+    rows: Iterable[IndexRow], key: Callable[[IndexRow], Any]
+) -> list[tuple[Any, list[IndexRow]]]:
+    """The rows grouped by `key`, each group in the index's order."""
+    groups: dict[Any, list[IndexRow]] = defaultdict(list)
+    for row in rows:
+        groups[key(row)].append(row)
+    return list(groups.items())
 
 
 def _csv(rows: Iterable[Iterable[Any]]) -> str:

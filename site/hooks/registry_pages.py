@@ -2,15 +2,19 @@
 
 - `on_config` loads and validates the catalogs (and the result index, when the registry has
   one); any invalid file stops the build with every problem listed.
-- `on_files` adds the generated pages (calculators, a page per GPU and per model, compare and
-  result pages, downloads) and assets: the Pyodide runtime copied from `node_modules/pyodide`,
-  our `calculators` package plus `calc_api.py` as a zip archive, and `catalog.json`, the
-  catalog data the calculators need in the browser.
+- `on_files` adds the generated pages (calculators, a page per GPU and per model, compare pages,
+  downloads, the shell of the result pages) and assets: the Pyodide runtime copied from
+  `node_modules/pyodide`, our `calculators` package plus `calc_api.py` as a zip archive, and
+  `catalog.json`, the catalog data the calculators need in the browser.
+- `on_post_page` puts the big generated HTML (compare tables, chart data) into its page after
+  the template; `on_post_build` writes a page per result from the rendered shell
+  (`result_pages`). Both keep the build linear and fast in the number of results.
 
 Plain Python on mkdocs' hook API, no third-party plugin. The registry root defaults to this
 repository; `INFERMETER_REGISTRY` points the build at another checkout (used by the benchmarks).
 """
 
+import ast
 import io
 import json
 import os
@@ -21,9 +25,12 @@ from typing import Any
 import calc_pages
 import catalog_pages
 import compare_pages
+import result_index
+import result_pages
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from calculators.vllm_plan import gpu_total_bytes
 from registry.catalog import load_gpus, load_models, load_prices
@@ -46,12 +53,29 @@ def registry_root() -> Path:
     return Path(os.environ.get("INFERMETER_REGISTRY", REPO)).resolve()
 
 
+def _imported_calculators(source: str) -> set[str]:
+    """The `calculators` modules a Python source imports (`calculators.x` → "x")."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return {name.split(".")[1] for name in names if name.startswith("calculators.")}
+
+
 def calculators_archive() -> bytes:
-    """The `calculators` package and `calc_api.py` as a zip, byte-for-byte reproducible."""
+    """`calc_api.py` and the `calculators` modules it needs, as a zip the browser imports from;
+    byte-for-byte reproducible."""
     import calculators
 
     package = Path(calculators.__file__).resolve().parent
-    members = [(f"calculators/{path.name}", path) for path in sorted(package.glob("*.py"))]
+    needed, queue = {"__init__"}, [(HOOKS / "calc_api.py").read_text(encoding="utf-8")]
+    while queue:
+        for name in _imported_calculators(queue.pop()) - needed:
+            needed.add(name)
+            queue.append((package / f"{name}.py").read_text(encoding="utf-8"))
+    members = [(f"calculators/{name}.py", package / f"{name}.py") for name in sorted(needed)]
     members.append(("calc_api.py", HOOKS / "calc_api.py"))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -59,8 +83,16 @@ def calculators_archive() -> bytes:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            archive.writestr(info, path.read_bytes())
+            archive.writestr(info, path.read_bytes(), compresslevel=9)
     return buffer.getvalue()
+
+
+def pyodide_lock(source: Path) -> str:
+    """Pyodide's lock file without its package list: the calculators use the stdlib only, and
+    Pyodide reads the whole file before it starts (the list is 120 kB; `info` carries the ABI
+    version Pyodide checks)."""
+    info = json.loads(source.read_text(encoding="utf-8"))["info"]
+    return json.dumps({"info": info, "packages": {}}, sort_keys=True) + "\n"
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -70,7 +102,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         gpus = load_gpus(catalogs / "gpus.yaml")
         models = load_models(catalogs / "models.yaml")
         prices = load_prices(catalogs / "prices.yaml")
-        index = compare_pages.load_index(root)
+        index = result_index.load_index(root)
     except RegistryError as error:
         raise PluginError(f"invalid registry data:\n{error}") from None
     unknown = sorted({p.id for p in prices.values() if p.gpu not in gpus})
@@ -138,10 +170,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
         for model in models.values():
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model))
-        for uri, content in compare_pages.pages(
-            _state["index"], gpus, models, _state["cheapest"]
-        ).items():
+        pages, slots = compare_pages.pages(_state["index"], gpus, models, _state["cheapest"])
+        for uri, content in pages.items():
             _page(files, config, uri, content)
+        _state["slots"] = slots
+        _page(files, config, result_pages.SHELL_URI, result_pages.SHELL_MARKDOWN)
     except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
         raise PluginError(f"cannot generate pages: {error}") from None
 
@@ -156,7 +189,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         source = runtime / name
         if not source.is_file():
             raise PluginError(f"{source}: missing; run `npm ci` first (it installs Pyodide)")
-        files.append(File.generated(config, f"assets/pyodide/{name}", abs_src_path=str(source)))
+        uri = f"assets/pyodide/{name}"
+        if name == "pyodide-lock.json":
+            files.append(File.generated(config, uri, content=pyodide_lock(source)))
+        else:
+            files.append(File.generated(config, uri, abs_src_path=str(source)))
     uplot = REPO / "node_modules" / "uplot" / "dist"
     for name, uri in (
         ("uPlot.esm.js", "assets/vendor/uplot.esm.js"),
@@ -166,3 +203,47 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             raise PluginError(f"{uplot / name}: missing; run `npm ci` first (it installs uPlot)")
         files.append(File.generated(config, uri, abs_src_path=str(uplot / name)))
     return files
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    if page.file.src_uri == result_pages.SHELL_URI:
+        return result_pages.shell_content()  # the headings stay in the table of contents
+    return html
+
+
+# Calculator pages start the Pyodide worker from <head>, before the theme's CSS and scripts: the
+# 13 MB of runtime download and compile while the page loads (calculators.js adopts the worker).
+# Not a <link rel=preload>: a worker's fetches do not use the page's preloads. An error before
+# calculators.js takes the worker over is kept in `failed`.
+WORKER_START = (
+    '<script>window.__imWorker = new Worker("{base}assets/calc-worker.js", {{type: "module"}});'
+    "window.__imWorker.onerror = (e) => "
+    '{{ window.__imWorker.failed = e.message || "worker error"; }};'
+    "</script>"
+)
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    uri = page.file.src_uri
+    if uri.startswith("calculators/"):
+        base = "../" * page.url.count("/")
+        charset = '<meta charset="utf-8">'
+        if charset not in output:
+            raise PluginError(f"{uri}: no {charset} to start the calculator worker after")
+        output = output.replace(charset, charset + WORKER_START.format(base=base), 1)
+    if uri == result_pages.SHELL_URI:
+        _state["shell"] = output
+    for marker, html in _state["slots"].get(uri, {}).items():
+        if output.count(marker) != 1:
+            raise PluginError(f"{uri}: expected one {marker} in the rendered page")
+        output = output.replace(marker, html)
+    return output
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    index = _state["index"]
+    rows = dict(compare_pages.rows_by(index.rows, lambda row: row.result_id))
+    try:
+        result_pages.write_pages(Path(config.site_dir), _state["shell"], index.results, rows)
+    except ValueError as error:
+        raise PluginError(f"cannot write the result pages: {error}") from None

@@ -1,0 +1,179 @@
+"""A page per result, written as HTML after the build instead of as one mkdocs page each.
+
+Ten thousand results through Markdown, the theme's template and the search plugin cost about
+10 ms each; so mkdocs renders one page, the *shell* (`results/_shell.md`: a marker for the title
+and the body, the four headings for the table of contents), and `write_pages` fills a copy of
+its HTML per result: a string replacement, well under a millisecond. Every result page sits at
+the same depth (`results/<id>/`), so the shell's relative links hold for all of them.
+
+Result pages stay out of the search index (their words are ids and numbers); readers reach
+them from the compare tables and from Home. Every string from a result file is HTML-escaped.
+"""
+
+import gzip
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape as xml_escape
+
+from catalog_pages import esc
+
+from registry.index import COLUMN_DESCRIPTIONS, IndexRow
+from registry.models import Result
+
+SHELL_URI = "results/_shell.md"
+SHELL_DIR = "results/_shell"
+TITLE_MARK = "imResultTitleSlot"
+HEADING_MARK = "imResultHeadingSlot"
+BODY_MARK = '<div data-im-slot="result-body"></div>'
+SECTIONS = (
+    ("reproduce", "Reproduce"),
+    ("provenance", "Provenance"),
+    ("derived", "Derived figures (per load point)"),
+    ("fields", "Every field"),
+)
+# The shell's Markdown: the headings give the theme its table of contents; `on_page_content`
+# swaps the whole body for `shell_content()`.
+SHELL_MARKDOWN = (
+    f"---\ntitle: {TITLE_MARK}\nsearch:\n  exclude: true\n---\n\n# Result {{#result}}\n\n"
+    + "".join(f"## {name} {{#{anchor}}}\n\n" for anchor, name in SECTIONS)
+)
+_DERIVED_SUFFIXES = ("usd_per_hour", "tokens", "per_gpu", "per_user", "per_joule", "per_dollar")
+
+
+def _flatten(value: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _flatten(item, f"{prefix}.{key}" if prefix else key)
+    elif isinstance(value, list) and value and isinstance(value[0], (dict, list)):
+        for index, item in enumerate(value):
+            yield from _flatten(item, f"{prefix}[{index}]")
+    else:
+        yield prefix, value
+
+
+def reproduce_command(result: Result) -> str:
+    identity = result.identity
+    parts = ["infermeter bench run", f"--model {identity.model.hf_repo or identity.model.id}"]
+    if identity.workload.profile:
+        parts.append(f"--profile {identity.workload.profile}")
+    serving = identity.serving.model_dump(exclude_none=True)
+    for key in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs"):
+        if key in serving:
+            parts.append(f"--{key.replace('_', '-')} {serving[key]}")
+    return " ".join(parts)
+
+
+def _heading(level: int, anchor: str, text: str) -> str:
+    # What the toc extension writes (permalink: true), so the shell's contents links land.
+    return (
+        f'<h{level} id="{anchor}">{esc(text)}<a class="headerlink" href="#{anchor}" '
+        f'title="Permanent link">&para;</a></h{level}>\n'
+    )
+
+
+def _text(value: Any) -> str:
+    return esc(value if isinstance(value, str) else json.dumps(value))
+
+
+def shell_content() -> str:
+    """The shell's article: its own <h1> (else the theme adds one) and the body's marker."""
+    return _heading(1, "result", HEADING_MARK) + BODY_MARK
+
+
+def title(result: Result) -> str:
+    identity = result.identity
+    return f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id} ({result.id})"
+
+
+def result_body(result: Result, rows: list[IndexRow]) -> str:
+    """The HTML of a result page's article below its <h1>: every field, provenance, the
+    reproduce command."""
+    data = result.model_dump(mode="json", exclude_none=True)
+    source = data.get("source", {})
+    commands = [source[key] for key in ("server_command", "command") if source.get(key)]
+    run = "\n".join(str(c) for c in commands) if commands else reproduce_command(result)
+    fields = "".join(
+        f"<tr><th>{esc(path)}</th><td>{_text(value)}</td></tr>"
+        for path, value in _flatten({k: v for k, v in data.items() if k != "source"})
+    )
+    provenance = "".join(
+        f"<tr><th>{esc(path)}</th><td>{_text(value)}</td></tr>" for path, value in _flatten(source)
+    )
+    derived = "".join(
+        f"<tr><th>{esc(name)}</th>"
+        + "".join(f"<td>{esc(getattr(row, name))}</td>" for row in rows)
+        + "</tr>"
+        for name in COLUMN_DESCRIPTIONS
+        if name.endswith(_DERIVED_SUFFIXES)
+    )
+    identity = result.identity
+    kind = esc(result.source.kind)
+    tables = {
+        "reproduce": f"<pre><code>{esc(run)}</code></pre>\n",
+        "provenance": f'<table class="im-table"><tbody>{provenance}</tbody></table>\n',
+        "derived": f'<table class="im-table"><tbody>{derived}</tbody></table>\n',
+        "fields": f'<table class="im-table"><tbody>{fields}</tbody></table>\n',
+    }
+    return (
+        f'<p><span class="im-kind im-kind-{kind}">{kind}</span> Result '
+        f"<code>{esc(result.id)}</code> · "
+        f'<a href="../{esc(result.id)}.json">the file</a> · '
+        f'<a href="../../gpus/{esc(identity.gpu.id)}/">GPU</a> · '
+        f'<a href="../../models/{esc(identity.model.id)}/">model</a></p>\n'
+        + "".join(_heading(2, anchor, name) + tables[anchor] for anchor, name in SECTIONS)
+    )
+
+
+def fill(shell: str, result: Result, rows: list[IndexRow]) -> str:
+    """The shell's HTML with this result's title, address and body."""
+    if shell.count(BODY_MARK) != 1 or TITLE_MARK not in shell or HEADING_MARK not in shell:
+        raise ValueError(f"{SHELL_URI}: the rendered shell lost its markers")
+    identity = result.identity
+    heading = f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id}"
+    page = shell.replace(TITLE_MARK, esc(title(result))).replace(HEADING_MARK, esc(heading))
+    page = page.replace(f"{SHELL_DIR}/", f"results/{result.id}/")  # the canonical address
+    return page.replace(BODY_MARK, result_body(result, rows))
+
+
+def write_pages(
+    site_dir: Path, shell: str, results: Mapping[str, Result], rows: Mapping[str, list[IndexRow]]
+) -> None:
+    """Write `results/<id>/index.html` for every result, drop the shell, list them in the
+    sitemap (Material's instant navigation follows only the links the sitemap lists)."""
+    for result_id, result in results.items():
+        folder = site_dir / "results" / result_id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "index.html").write_text(
+            fill(shell, result, rows.get(result_id, [])), encoding="utf-8"
+        )
+    shell_page = site_dir / SHELL_DIR / "index.html"
+    shell_page.unlink(missing_ok=True)
+    if (site_dir / SHELL_DIR).is_dir():
+        (site_dir / SHELL_DIR).rmdir()
+    _update_sitemap(site_dir, sorted(results))
+
+
+_SHELL_ENTRY = re.compile(
+    r"\s*<url>\s*<loc>[^<]*/" + re.escape(SHELL_DIR) + r"/</loc>.*?</url>", re.S
+)
+
+
+def _update_sitemap(site_dir: Path, result_ids: list[str]) -> None:
+    sitemap = site_dir / "sitemap.xml"
+    if not sitemap.is_file():
+        return
+    text = sitemap.read_text(encoding="utf-8")
+    found = _SHELL_ENTRY.search(text)
+    if found is None:
+        return
+    entries = "".join(
+        found.group(0).replace(f"{SHELL_DIR}/", f"results/{xml_escape(result_id)}/")
+        for result_id in result_ids
+    )
+    text = text[: found.start()] + entries + text[found.end() :]
+    sitemap.write_text(text, encoding="utf-8")
+    # mkdocs writes a gzipped copy beside it; keep the two the same.
+    (site_dir / "sitemap.xml.gz").write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))

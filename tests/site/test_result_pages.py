@@ -1,0 +1,136 @@
+"""Result pages are written from one rendered shell after the build: each shows every field,
+its provenance and the reproduce command, is in the sitemap and out of the search index; the
+result files are validated in worker processes with every problem reported."""
+
+import html
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from site_helpers import REPO, build_site
+
+from registry.errors import InvalidFileError
+from registry.index import load_results, result_files
+from registry.models import Result
+from registry.store import parse_result, with_content_id, write_result
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import result_index
+import result_pages
+
+pytestmark = pytest.mark.slow
+TEMPLATE = REPO / "tests/examples/valid/results/measured-two-points.json"
+
+
+def _registry(root: Path, submitters: list[str]) -> list[Result]:
+    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    results = []
+    for number, submitter in enumerate(submitters):
+        data = json.loads(TEMPLATE.read_text())
+        data["source"]["submitter"] = submitter
+        data["identity"]["gpu"]["id"] = ["h100-sxm", "l40s"][number % 2]
+        result = with_content_id(parse_result(json.dumps(data), f"{number}.json"))
+        write_result(result, root)
+        results.append(result)
+    return results
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Result]]:
+    tmp = tmp_path_factory.mktemp("results")
+    results = _registry(tmp / "registry", ["alice", "<i>bob</i> & co", "carol"])
+    out = tmp / "out"
+    completed = build_site(out, tmp / "registry", site_url="http://127.0.0.1:8123/")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return out, results
+
+
+def test_result_pages_show_every_field_provenance_and_command(
+    built: tuple[Path, list[Result]],
+) -> None:
+    out, results = built
+    for result in results:
+        page = (out / "results" / result.id / "index.html").read_text()
+        data = result.model_dump(mode="json", exclude_none=True)
+        source = data.pop("source")
+        for path, _value in [*result_pages._flatten(data), *result_pages._flatten(source)]:
+            assert f"<th>{html.escape(path)}</th>" in page, path
+        commands = [source[key] for key in ("server_command", "command") if source.get(key)]
+        run = "\n".join(commands) or result_pages.reproduce_command(result)
+        assert f"<pre><code>{html.escape(run)}</code></pre>" in page
+        assert re.search(rf"<title>[^<]*\({result.id}\) - infermeter</title>", page)
+        assert f'<link rel="canonical" href="http://127.0.0.1:8123/results/{result.id}/">' in page
+        assert page.count('id="result"') == 1
+        assert result_pages.TITLE_MARK not in page
+        assert result_pages.HEADING_MARK not in page
+        assert result_pages.BODY_MARK not in page
+        assert '<a href="#provenance" class="md-nav__link">' in page  # the contents sidebar
+
+
+def test_result_pages_escape_result_strings(built: tuple[Path, list[Result]]) -> None:
+    out, results = built
+    page = (out / "results" / results[1].id / "index.html").read_text()
+    assert "&lt;i&gt;bob&lt;/i&gt; &amp; co" in page
+    assert "<i>bob</i>" not in page
+
+
+def test_result_pages_in_sitemap_not_in_search(built: tuple[Path, list[Result]]) -> None:
+    out, results = built
+    sitemap = (out / "sitemap.xml").read_text()
+    listed = set(re.findall(r"<loc>http://127.0.0.1:8123/results/([^/<]+)/</loc>", sitemap))
+    assert listed == {result.id for result in results}
+    assert result_pages.SHELL_DIR not in sitemap
+    assert not (out / result_pages.SHELL_DIR).exists()
+    search = json.loads((out / "search/search_index.json").read_text())
+    assert not [doc for doc in search["docs"] if doc["location"].startswith("results/")]
+
+
+def test_result_pages_linked_from_compare_tables(built: tuple[Path, list[Result]]) -> None:
+    out, results = built
+    compare = "".join(path.read_text() for path in (out / "compare").glob("*/index.html"))
+    for result in results:
+        assert f'href="../../results/{result.id}/"' in compare
+    assert '<div data-im-slot="' not in compare
+
+
+def test_result_index_validates_in_workers_and_reports_every_problem(tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    _registry(root, ["a", "b", "c", "d"])
+    files = result_files(root)
+    for broken in (files[0], files[3]):
+        data = json.loads(broken.read_text())
+        data["identity"]["gpu"]["count"] = "two"
+        broken.write_text(json.dumps(data))
+    with pytest.raises(InvalidFileError) as in_workers:
+        result_index.validate(root, files, workers=2, chunk_files=1, parallel_from=0)
+    with pytest.raises(InvalidFileError) as in_process:
+        load_results(root, files)
+    assert in_workers.value.problems == in_process.value.problems
+    assert {problem.file for problem in in_workers.value.problems} == {
+        files[0].relative_to(root).as_posix(),
+        files[3].relative_to(root).as_posix(),
+    }
+
+
+def test_result_index_matches_the_registry_loader(tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    results = _registry(root, ["a", "b", "c"])
+    index = result_index.load_index(root)
+    assert set(index.results) == {result.id for result in results}
+    assert [file for file, _result in load_results(root, result_files(root))] == sorted(
+        {row.file for row in index.rows}
+    )
+
+
+def test_build_fails_on_invalid_result_file(tmp_path: Path) -> None:
+    root = tmp_path / "registry"
+    _registry(root, ["a"])
+    broken = result_files(root)[0]
+    broken.write_text(broken.read_text().replace('"count": 1', '"count": -1', 1))
+    completed = build_site(tmp_path / "out", root)
+    assert completed.returncode != 0
+    assert broken.relative_to(root).as_posix() in completed.stdout + completed.stderr
