@@ -15,14 +15,21 @@ also sees every request as it finishes.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.client import Api, ErrorKind, PromptRequest, RequestRecord, StreamingClient, list_models
+from bench.client import (
+    Api,
+    ErrorKind,
+    PromptRequest,
+    RequestRecord,
+    StreamingClient,
+    list_models,
+    run_event_loop,
+)
 from bench.errors import BenchConfigError, EndpointError
 from bench.load import PointPlan, Send, run_point
 from bench.metrics import PointSummary, Slo, summarize_point
@@ -193,7 +200,7 @@ def run_benchmark(
         tokenizer=tokenizer,
         dataset=dataset,
     )
-    model = asyncio.run(_resolve_model(config))
+    model = run_event_loop(_resolve_model(config))
     result = RunResult(
         endpoint=config.endpoint,
         model=model,
@@ -219,7 +226,7 @@ def run_benchmark(
         count_tokens=count_tokens,
     )
     try:
-        asyncio.run(
+        run_event_loop(
             _run_points(client, factory, plans, config.slo, result, on_point, observer, progress)
         )
     except KeyboardInterrupt:

@@ -55,6 +55,9 @@ class ServerStats:
     max_in_flight: int = 0
     bodies: list[dict[str, Any]] = field(default_factory=list)
     arrival_times: list[float] = field(default_factory=list)
+    # Per prompt: time.monotonic_ns() just before each chunk of output text was written, the
+    # truth a client's timestamps are checked against (same clock, same process).
+    token_writes_ns: dict[str, list[int]] = field(default_factory=dict)
 
 
 class FakeOpenAIServer:
@@ -237,6 +240,7 @@ class FakeOpenAIServer:
             }
             await response.write(b"data: " + json.dumps(role).encode() + b"\n\n")
         loop = asyncio.get_running_loop()
+        writes_ns = self.stats.token_writes_ns.setdefault(str(body.get("prompt", "")), [])
         emitted = 0
         chunk_index = 0
         while emitted < total:
@@ -269,6 +273,7 @@ class FakeOpenAIServer:
                     return response
             emitted += tokens
             finish = "length" if emitted >= total else None
+            writes_ns.append(time.monotonic_ns())
             await response.write(
                 event(cfg.token_text * tokens, finish, usage_at(emitted) if continuous else None)
             )
