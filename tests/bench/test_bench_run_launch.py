@@ -223,8 +223,15 @@ def test_bench_run_launch_ctrl_c_stops_vllm_and_keeps_finished_points(
         "--duration", "3", "--num-requests", "100000", "--warmup", "1",
         "--input-len", "16", "--output-len", "8",
     ]  # fmt: skip
+    # A shell starts background jobs with SIGINT ignored, and a child inherits that: restore
+    # the default so this test behaves the same however pytest itself was started.
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stderr is not None
     deadline = time.monotonic() + 20
