@@ -541,11 +541,16 @@ def format_table(points: list[PointSummary]) -> str:
 @click.option("--gpu-count", type=click.IntRange(min=1), help="GPUs that served. Required.")
 @click.option("--model-id", help="Model catalog id, e.g. llama-3.1-8b-instruct. Required.")
 @click.option("--engine-version", help="vLLM version of the server, e.g. 0.9.1. Required.")
-@click.option("--command", help="The exact `vllm bench serve …` command line. Required.")
+@click.option(
+    "--command",
+    help="The exact benchmark command line (`vllm bench serve …`, `guidellm benchmark …`). "
+    "Required unless the file states it (AIPerf).",
+)
 @click.option("--submitter", help="Your GitHub user name. Required.")
 @click.option(
     "--timezone",
-    help="Time zone of the benchmark host (vLLM's `date` is local), e.g. UTC or +02:00. Required.",
+    help="Time zone of the benchmark host, e.g. UTC or +02:00. Required for vLLM and AIPerf "
+    "files, whose times are local.",
 )
 @click.option("--input-len", metavar="SPEC", help="Prompt lengths: N, uniform:LO:HI, "
               "normal:MEAN:STD, dataset[:MAX]. Required.")  # fmt: skip
@@ -578,7 +583,16 @@ def format_table(points: list[PointSummary]) -> str:
 @click.option("--server-command", help="The exact `vllm serve …` command line.")
 @click.option("--gpu-sku", help="GPU name as nvidia-smi reports it (default: the catalog name).")
 @click.option(
-    "--tool-version", help="vLLM version that ran the client (default: --engine-version)."
+    "--tool-version",
+    help="Version of the benchmark tool (default: the file's; for vLLM, --engine-version).",
+)
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(["auto", "vllm", "guidellm", "aiperf"]),
+    default="auto",
+    show_default=True,
+    help="Format of FILES (auto: recognised by their shape).",
 )
 @click.option(
     "--output",
@@ -587,12 +601,18 @@ def format_table(points: list[PointSummary]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def import_command(
-    files: tuple[Path, ...], output: Path | None, as_json: bool, **facts: Any
+    files: tuple[Path, ...],
+    output: Path | None,
+    as_json: bool,
+    file_format: str,
+    **facts: Any,
 ) -> None:
-    """Turn `vllm bench serve --save-result` JSON into a registry result file.
+    """Turn vLLM, GuideLLM or AIPerf benchmark files into a registry result file.
 
-    Each JSON object in FILES (several with --append-result) becomes one load point. Facts the
-    file lacks come from the options; a missing required one is named in the error.
+    FILES are `vllm bench serve --save-result` JSON (each object one load point), GuideLLM
+    benchmarks.json reports (each benchmark one load point) or AIPerf
+    profile_export_aiperf.json files (each one load point). Facts the files lack come from the
+    options; a missing required one is named in the error.
 
     \b
     Example:
@@ -603,7 +623,12 @@ def import_command(
     """
     from bench.importers import ImportConfig, ImportFacts, import_result
 
-    config = ImportConfig(files=files, facts=ImportFacts(**facts), output=output)
+    config = ImportConfig(
+        files=files,
+        facts=ImportFacts(**facts),
+        output=output,
+        file_format=None if file_format == "auto" else file_format,  # type: ignore[arg-type]
+    )
     try:
         result, path = import_result(config)
     except BenchError as error:

@@ -1,0 +1,113 @@
+"""Turn other tools' result files into registry results.
+
+Formats, one module each, picked by the file's shape (or named with `--format`):
+
+- `vllm`: `vllm bench serve --save-result` JSON (bench/importers/vllm.py);
+- `guidellm`: GuideLLM's `benchmarks.json` report (bench/importers/guidellm.py);
+- `aiperf`: AIPerf's `profile_export_aiperf.json` (bench/importers/aiperf.py).
+
+Every importer fills in only what the file states, converts units explicitly, and takes what the
+file does not say — GPU, engine version, model catalog id, serving settings, length
+distributions, who ran it — from `ImportFacts`, i.e. the command's flags; a missing required
+fact raises `MissingFactError` naming its flag (bench/importers/common.py has the errors).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from bench.importers.aiperf import AIPERF_TOOL, import_aiperf, looks_like_aiperf
+from bench.importers.common import (
+    ImportFacts,
+    MissingFactError,
+    ResultImportError,
+    parse_length,
+    read_json_values,
+)
+from bench.importers.guidellm import GUIDELLM_TOOL, import_guidellm, looks_like_guidellm
+from bench.importers.vllm import (
+    VLLM_TOOL,
+    import_vllm_bench_serve,
+    looks_like_vllm,
+    read_vllm_objects,
+)
+from registry.models import Result
+from registry.store import dumps_result, result_path, write_text_atomic
+
+__all__ = [
+    "AIPERF_TOOL",
+    "FORMATS",
+    "GUIDELLM_TOOL",
+    "VLLM_TOOL",
+    "ImportConfig",
+    "ImportFacts",
+    "MissingFactError",
+    "ResultImportError",
+    "detect_format",
+    "import_aiperf",
+    "import_files",
+    "import_guidellm",
+    "import_result",
+    "import_vllm_bench_serve",
+    "parse_length",
+    "read_vllm_objects",
+]
+
+Format = Literal["vllm", "guidellm", "aiperf"]
+FORMATS: dict[Format, tuple[str, Callable[[Sequence[Any]], bool]]] = {
+    "vllm": ("a `vllm bench serve --save-result` file", looks_like_vllm),
+    "guidellm": ("a GuideLLM benchmarks.json report", looks_like_guidellm),
+    "aiperf": ("an AIPerf profile_export_aiperf.json", looks_like_aiperf),
+}
+_IMPORTERS: dict[Format, Callable[[Sequence[Path], ImportFacts], Result]] = {
+    "vllm": import_vllm_bench_serve,
+    "guidellm": import_guidellm,
+    "aiperf": import_aiperf,
+}
+
+
+def detect_format(path: Path) -> Format:
+    """Which tool wrote `path`, from its shape; ResultImportError naming what was expected."""
+    values = read_json_values(path)
+    for name, (_, looks_like) in FORMATS.items():
+        if looks_like(values):
+            return name
+    expected = ", ".join(description for description, _ in FORMATS.values())
+    raise ResultImportError(f"{path}: not a known benchmark file; expected {expected}")
+
+
+def import_files(
+    files: Sequence[Path], facts: ImportFacts, file_format: Format | None = None
+) -> Result:
+    """One result from `files`, all in `file_format` (None: detected, and the same for all)."""
+    if file_format is not None:
+        return _IMPORTERS[file_format](files, facts)
+    found = {path: detect_format(path) for path in files}
+    if len(set(found.values())) > 1:
+        kinds = ", ".join(f"{path} is {kind}" for path, kind in found.items())
+        raise ResultImportError(f"the files are of different formats ({kinds})")
+    return _IMPORTERS[next(iter(found.values()))](files, facts)
+
+
+@dataclass(frozen=True)
+class ImportConfig:
+    """What `infermeter bench import` was asked to do."""
+
+    files: tuple[Path, ...]
+    facts: ImportFacts
+    output: Path | None = None
+    file_format: Format | None = None
+
+
+def import_result(config: ImportConfig) -> tuple[Result, Path]:
+    """Import the files and write the result (default: its canonical file name, here)."""
+    result = import_files(config.files, config.facts, config.file_format)
+    output = config.output or Path(result_path(result).name)
+    if output.is_dir():
+        output = output / result_path(result).name
+    try:
+        write_text_atomic(output, dumps_result(result))
+    except OSError as error:
+        raise ResultImportError(f"{output}: cannot write: {error.strerror}", "--output") from None
+    return result, output

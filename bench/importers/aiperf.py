@@ -1,0 +1,342 @@
+"""AIPerf's `profile_export_aiperf.json` (`aiperf profile`; one file per run).
+
+Followed: the export schema 1.5 (ai-dynamo/aiperf docs/reference/json-export-schema.md and
+src/aiperf/common/models/export_models.py, commit 896729cf; profiling phases from
+src/aiperf/config/phases.py) and the AIPerf 0.1 layout (commit db4f6397, v0.1.1:
+aiperf/common/models/export_models.py, aiperf/common/config/loadgen_config.py, metric units
+in aiperf/metrics/types/). Every metric is a top-level block named by its tag, `{unit, avg,
+p1…p99, min, max, std}`, plus `count` and `sum` on per-record metrics since schema 1.1. `unit`
+is authoritative: times are converted from ns, us, ms or sec to ms (durations to seconds).
+
+- `time_to_first_token` → ttft_ms, `request_latency` → e2e_ms, `inter_token_latency` (per
+  request: (latency − TTFT) / (output tokens − 1)) → tpot_ms, `inter_chunk_latency` (every gap
+  between stream chunks) → itl_ms: avg → mean, p50/p90/p95/p99, max, count → n.
+- `benchmark_duration` → duration_s; `request_count` → completed; `error_request_count` (or the
+  counts in `error_summary`) → failed; `total_isl`/`total_osl` → tokens; `request_throughput`,
+  `output_token_throughput` → throughput. AIPerf states no total token throughput.
+- `good_request_count` → accepted, when the --slo-* flags restate AIPerf's --goodput limits.
+- The load comes from `input_config`: its profiling phase (`phases`, current AIPerf) or
+  `loadgen` (AIPerf 0.x): concurrency → closed; poisson (or gamma) rate → open, with
+  concurrency as the cap. Constant-rate, user-centric and trace-replay phases are refused.
+- `start_time`/`end_time`: AIPerf writes `datetime.fromtimestamp(…)`, the host's local time
+  without an offset, so --timezone is needed unless the stamps carry one.
+"""
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.importers.common import (
+    ImportFacts,
+    Measured,
+    MissingFactError,
+    ResultImportError,
+    accepted_without_slo,
+    assemble,
+    count,
+    mapping,
+    number,
+    read_json_object,
+    same,
+    scaled,
+    timezone_of,
+    utc_stamp,
+)
+from registry.models import Result
+
+AIPERF_TOOL = "aiperf"
+EXPECTED = "an AIPerf profile_export_aiperf.json (an object of metric blocks with `unit`)"
+_MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "sec": 1000.0, "s": 1000.0}
+_MARKERS = ("request_throughput", "request_count", "time_to_first_token", "request_latency")
+_PERCENTILES = ("p50", "p90", "p95", "p99")
+_LATENCIES = {
+    "time_to_first_token": "ttft_ms",
+    "inter_token_latency": "tpot_ms",
+    "inter_chunk_latency": "itl_ms",
+    "request_latency": "e2e_ms",
+}
+_API = {"chat": "chat", "completions": "completions"}
+
+
+def looks_like_aiperf(values: Sequence[Any]) -> bool:
+    """Whether parsed JSON values are one AIPerf summary export."""
+    if len(values) != 1 or not isinstance(values[0], dict):
+        return False
+    export = values[0]
+    return "aiperf_version" in export or any(
+        isinstance(export.get(tag), dict) and "unit" in export[tag] for tag in _MARKERS
+    )
+
+
+def read_aiperf_export(path: Path) -> dict[str, Any]:
+    """The summary export in `path`."""
+    export = read_json_object(path, EXPECTED)
+    if not looks_like_aiperf([export]):
+        raise ResultImportError(f"{path}: not {EXPECTED}")
+    return export
+
+
+def _block(export: dict[str, Any], tag: str, units: Sequence[str], where: str) -> dict[str, Any]:
+    block = mapping(export, tag, where)
+    if block is None:
+        return {}
+    unit = block.get("unit")
+    if unit not in units:
+        raise ResultImportError(f"{where}: {tag}.unit: expected {' or '.join(units)}, got {unit!r}")
+    return block
+
+
+def _scalar(export: dict[str, Any], tag: str, units: Sequence[str], where: str) -> float | None:
+    return number(_block(export, tag, units, where), "avg", f"{where}: {tag}")
+
+
+def _whole(export: dict[str, Any], tag: str, units: Sequence[str], where: str) -> int | None:
+    return count(_block(export, tag, units, where), "avg", f"{where}: {tag}")
+
+
+def _latency(export: dict[str, Any], tag: str, where: str) -> dict[str, Any] | None:
+    block = _block(export, tag, tuple(_MS_PER_UNIT), where)
+    if not block:
+        return None
+    scale, at = _MS_PER_UNIT[block["unit"]], f"{where}: {tag}"
+    values = {"mean": number(block, "avg", at)}
+    values |= {name: number(block, name, at) for name in _PERCENTILES}
+    values["max"] = number(block, "max", at)
+    stats: dict[str, Any] = {
+        name: scaled(value, scale) for name, value in values.items() if value is not None
+    }
+    samples = count(block, "count", at)
+    if samples == 0 or not stats:
+        return None
+    if samples is not None:
+        stats["n"] = samples
+    return stats
+
+
+def _ramp_verdicts(phase: dict[str, Any]) -> list[dict[str, str]]:
+    ramps = [name for name in ("concurrency_ramp", "rate_ramp") if phase.get(name) is not None]
+    return (
+        [
+            {
+                "code": "ramp-up",
+                "message": f"AIPerf ramped the load up ({', '.join(ramps)}); "
+                "the figures include the ramp",
+            }
+        ]
+        if ramps
+        else []
+    )
+
+
+def _phase_load(phases: Any, where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    if isinstance(phases, dict):
+        named = list(phases.items())
+    elif isinstance(phases, list):
+        named = [
+            (phase.get("name") if isinstance(phase, dict) else None, phase) for phase in phases
+        ]
+    else:
+        raise ResultImportError(f"{where}.phases: expected an object or a list")
+    profiling = [
+        phase
+        for name, phase in named
+        if isinstance(phase, dict)
+        and (phase.get("kind") or phase.get("name") or name) == "profiling"
+    ]
+    if len(profiling) != 1:
+        raise ResultImportError(
+            f"{where}.phases: expected one profiling phase, found {len(profiling)}; import the "
+            "phases/<name>/profile_export_aiperf.json of each phase separately"
+        )
+    phase = profiling[0]
+    kind, at = phase.get("type"), f"{where}.phases.profiling"
+    concurrency = count(phase, "concurrency", at)
+    verdicts = _ramp_verdicts(phase)
+    if kind == "concurrency":
+        # ConcurrencyPhase.concurrency defaults to 1, and the export leaves defaults out.
+        return {"arrival": "closed", "concurrency": concurrency or 1}, verdicts
+    if kind in ("poisson", "gamma"):
+        if phase.get("rate_series") is not None:
+            raise ResultImportError(f"{at}: a rate series has no single load to import")
+        rate = number(phase, "rate", at)
+        if not rate or rate < 0:
+            raise ResultImportError(f"{at}.rate: a {kind} phase needs a rate above 0")
+        load: dict[str, Any] = {"arrival": "poisson", "request_rate": rate}
+        smoothness = number(phase, "smoothness", at) if kind == "gamma" else None
+        if smoothness is not None and smoothness != 1.0:
+            load |= {"arrival": "gamma", "burstiness": smoothness}
+        if concurrency:
+            load["concurrency"] = concurrency
+        return load, verdicts
+    raise ResultImportError(
+        f"{at}.type: {kind!r} phases cannot be imported; expected concurrency, poisson or gamma "
+        "(the registry's loads are closed, poisson or gamma)"
+    )
+
+
+def _load(config: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    if config.get("phases") is not None:
+        return _phase_load(config["phases"], where)
+    loadgen = mapping(config, "loadgen", where) or {}
+    at = f"{where}.loadgen"
+    concurrency = count(loadgen, "concurrency", at)
+    rate = number(loadgen, "request_rate", at)
+    # LoadGeneratorDefaults.REQUEST_RATE_MODE is poisson; the export leaves defaults out.
+    mode = str(loadgen.get("request_rate_mode") or "poisson").lower()
+    if rate is not None:
+        if mode != "poisson" or rate <= 0:
+            raise ResultImportError(
+                f"{at}: request_rate_mode {mode!r} at rate {rate:g} cannot be imported; the "
+                "registry's open loads are poisson or gamma"
+            )
+        load: dict[str, Any] = {"arrival": "poisson", "request_rate": rate}
+        if concurrency:
+            load["concurrency"] = concurrency
+        return load, []
+    if concurrency:
+        return {"arrival": "closed", "concurrency": concurrency}, []
+    raise ResultImportError(
+        f"{where}: states neither a profiling phase nor loadgen.concurrency or request_rate"
+    )
+
+
+def _served_model(config: dict[str, Any], where: str) -> Any:
+    names: list[Any] = []
+    models = config.get("models")
+    if isinstance(models, dict) and isinstance(models.get("items"), list):
+        names = [item.get("name") if isinstance(item, dict) else item for item in models["items"]]
+    elif isinstance(models, list):
+        names = [item.get("name") if isinstance(item, dict) else item for item in models]
+    endpoint = config.get("endpoint")
+    if not names and isinstance(endpoint, dict) and isinstance(endpoint.get("model_names"), list):
+        names = endpoint["model_names"]
+    if len(names) > 1:
+        raise ResultImportError(
+            f"{where}: the run served several models ({', '.join(map(str, names))}); "
+            "a result is one model"
+        )
+    return names[0] if names else None
+
+
+def _moment(export: dict[str, Any], key: str, where: str, timezone: str | None) -> dt.datetime:
+    stamp = export.get(key)
+    try:
+        moment = dt.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        raise ResultImportError(
+            f"{where}: {key}: expected an ISO 8601 time, got {stamp!r}"
+        ) from None
+    if moment.tzinfo is None:
+        if timezone is None:
+            raise MissingFactError(
+                f"missing; {where}: {key} is the benchmark host's local time (AIPerf writes it "
+                "without an offset)",
+                "--timezone",
+            )
+        moment = moment.replace(tzinfo=timezone_of(timezone))
+    return moment
+
+
+def _failed(export: dict[str, Any], where: str) -> int | None:
+    failed = _whole(export, "error_request_count", ("requests",), where)
+    summary = export.get("error_summary")
+    if failed is None and isinstance(summary, list):
+        failed = sum(
+            count(item, "count", f"{where}: error_summary") or 0
+            for item in summary
+            if isinstance(item, dict)
+        )
+    return failed
+
+
+def _point(export: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
+    config = mapping(export, "input_config", where) or {}
+    load, verdicts = _load(config, f"{where}: input_config")
+    completed = _whole(export, "request_count", ("requests",), where)
+    failed = _failed(export, where)
+    duration = _scalar(export, "benchmark_duration", tuple(_MS_PER_UNIT), where)
+    if duration is not None:
+        duration = scaled(duration, _MS_PER_UNIT[export["benchmark_duration"]["unit"]] / 1000.0)
+    requests: dict[str, Any] = {"completed": completed, "failed": failed}
+    if completed is not None and failed is not None:
+        requests["sent"] = completed + failed
+    point: dict[str, Any] = {
+        "load": load,
+        "duration_s": duration,
+        "requests": requests,
+        "tokens": {
+            "input": _whole(export, "total_isl", ("tokens",), where),
+            "output": _whole(export, "total_osl", ("tokens",), where),
+        },
+        "throughput": {
+            "requests_per_s": _scalar(export, "request_throughput", ("requests/sec",), where),
+            "output_tokens_per_s": _scalar(
+                export, "output_token_throughput", ("tokens/sec",), where
+            ),
+        },
+        "validity": verdicts,
+    }
+    if export.get("was_cancelled") is True:
+        point["validity"].append(
+            {"code": "cancelled", "message": "the AIPerf run was cancelled before it finished"}
+        )
+    good = _whole(export, "good_request_count", ("requests",), where)
+    if good is not None and not slo_given:
+        raise MissingFactError(
+            f"missing; {where} has good_request_count, so AIPerf ran with --goodput: pass the "
+            "same limits with --slo-ttft-ms, --slo-tpot-ms and --slo-e2e-ms",
+            "--slo-ttft-ms",
+        )
+    if slo_given:
+        if good is None:
+            raise ResultImportError(
+                f"{where} has no good_request_count (AIPerf ran without --goodput), so which "
+                "requests met the --slo-* limits is unknown; drop those flags"
+            )
+        requests["accepted"] = good
+    else:
+        accepted_without_slo(point)
+    if completed:
+        for tag, field in _LATENCIES.items():
+            point[field] = _latency(export, tag, where)
+    return point
+
+
+def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
+    """One result from one or more AIPerf summary exports; a load point per file (run)."""
+    exports = [(str(path), read_aiperf_export(path)) for path in files]
+    configs = [(where, mapping(export, "input_config", where) or {}) for where, export in exports]
+    served_model = same(
+        [(where, _served_model(config, where)) for where, config in configs], "model"
+    )
+    endpoint_types = [
+        (where, (mapping(config, "endpoint", where) or {}).get("type")) for where, config in configs
+    ]
+    api = same(endpoint_types, "endpoint type")
+    versions = same(
+        [(where, export.get("aiperf_version")) for where, export in exports], "aiperf_version"
+    )
+    points = [_point(export, where, facts.slo_given) for where, export in exports]
+    starts = [_moment(export, "start_time", where, facts.timezone) for where, export in exports]
+    ends = [_moment(export, "end_time", where, facts.timezone) for where, export in exports]
+    run_infos = [mapping(export, "run_info", where) or {} for where, export in exports]
+    commands = [info.get("cli_command") for info in run_infos] + [
+        config.get("cli_command") for _, config in configs
+    ]
+    seeds = {info.get("random_seed") for info in run_infos} - {None}
+    measured = Measured(
+        tool_name=AIPERF_TOOL,
+        points=points,
+        started_at=utc_stamp(min(starts)),
+        finished_at=utc_stamp(max(ends)),
+        served_model=served_model,
+        api=_API.get(str(api)),
+        tool_version=versions if isinstance(versions, str) else None,
+        command=next((c for c in commands if isinstance(c, str) and c), None)
+        if len(exports) == 1
+        else None,
+        seed=next(iter(seeds)) if len(seeds) == 1 and isinstance(next(iter(seeds)), int) else None,
+        complete=not any(export.get("was_cancelled") is True for _, export in exports),
+    )
+    return assemble(facts, measured, "the exact `aiperf profile …` command line")

@@ -1,0 +1,372 @@
+"""What every importer shares: the errors, the facts from flags, JSON reading and the assembly
+of a registry result from measured load points.
+
+Errors (beside bench.errors)::
+
+    BenchError
+    └── ResultImportError      a file cannot be read or is not in the expected format (exit 1)
+        └── MissingFactError   a fact the file lacks was not given; `option` names the flag
+"""
+
+import datetime as dt
+import difflib
+import json
+import math
+import re
+import zoneinfo
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bench.errors import BenchError
+from registry.catalog import load_gpus, load_models
+from registry.errors import InvalidFileError
+from registry.models import Result, ServingSettings
+from registry.models.common import HF_REPO_PATTERN
+from registry.store import with_content_id
+
+MS_PER_S = 1000.0
+
+
+class ResultImportError(BenchError):
+    """A file to import cannot be read or is not in the format expected."""
+
+
+class MissingFactError(ResultImportError):
+    """A fact the imported file lacks was not given; `option` names the flag that gives it."""
+
+
+@dataclass(frozen=True)
+class ImportFacts:
+    """Facts about a run that the imported file does not hold; None = not given.
+
+    gpu, gpu_count, model_id, engine_version, submitter, input_len and output_len are always
+    required; command, timezone and tool_version when the file does not state them (vLLM's
+    files never do). The rest are filled in where given and left out otherwise.
+    """
+
+    gpu: str | None = None
+    gpu_count: int | None = None
+    model_id: str | None = None
+    engine_version: str | None = None
+    command: str | None = None
+    submitter: str | None = None
+    timezone: str | None = None
+    input_len: str | None = None
+    output_len: str | None = None
+    hf_repo: str | None = None
+    revision: str | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    kv_cache_dtype: str | None = None
+    tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enable_prefix_caching: bool | None = None
+    enable_chunked_prefill: bool | None = None
+    profile: str = "custom"
+    dataset: str | None = None
+    seed: int | None = None
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    slo_e2e_ms: float | None = None
+    server_command: str | None = None
+    gpu_sku: str | None = None
+    tool_version: str | None = None
+
+    @property
+    def slo_given(self) -> bool:
+        """Whether any SLO limit was declared."""
+        return any(
+            value is not None for value in (self.slo_ttft_ms, self.slo_tpot_ms, self.slo_e2e_ms)
+        )
+
+
+def option_name(name: str) -> str:
+    """The flag of an ImportFacts field: `gpu_count` → `--gpu-count`."""
+    return "--" + name.replace("_", "-")
+
+
+def required(facts: ImportFacts, name: str, why: str) -> Any:
+    """The fact `name`, or MissingFactError naming its flag with `why`."""
+    value = getattr(facts, name)
+    if value is None:
+        raise MissingFactError(f"missing; {why}", option_name(name))
+    return value
+
+
+# --- reading JSON -------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def read_json_values(path: Path) -> list[Any]:
+    """Every JSON value in a file, one after another (vLLM's --append-result writes several)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultImportError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ResultImportError(f"{path}: is a folder, not a file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ResultImportError(f"{path}: cannot read: {error}") from None
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    values: list[Any] = []
+    position = 0
+    while True:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position == len(text):
+            break
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise ResultImportError(
+                f"{path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            ) from None
+        except (ValueError, RecursionError) as error:
+            raise ResultImportError(f"{path}: invalid JSON: {error}") from None
+        values.append(value)
+    if not values:
+        raise ResultImportError(f"{path}: empty file")
+    return values
+
+
+def read_json_object(path: Path, expected: str) -> dict[str, Any]:
+    """The one JSON object a report file holds; `expected` describes it in the error."""
+    values = read_json_values(path)
+    if len(values) != 1 or not isinstance(values[0], dict):
+        raise ResultImportError(f"{path}: not {expected}")
+    return values[0]
+
+
+def number(data: dict[str, Any], key: str, where: str) -> float | None:
+    """`data[key]` as a finite number; None when absent or null."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ResultImportError(f"{where}: {key}: expected a number, got {value!r}")
+    return float(value)
+
+
+def count(data: dict[str, Any], key: str, where: str) -> int | None:
+    """`data[key]` as a whole number >= 0 (a float with no fraction is accepted); None if absent."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ResultImportError(f"{where}: {key}: expected a whole number, got {value!r}")
+    return value
+
+
+def mapping(data: Any, key: str, where: str) -> dict[str, Any] | None:
+    """`data[key]` when it is an object; None when absent; an error when it is something else."""
+    if not isinstance(data, dict):
+        return None
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ResultImportError(f"{where}: {key}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def scaled(value: float, factor: float) -> float:
+    """`value × factor`, rounded to 9 decimals so a unit change adds no binary noise (1604.6, not
+    1604.6000000000001); far below any stated precision."""
+    return round(value * factor, 9)
+
+
+def same(values: Sequence[tuple[str, Any]], key: str) -> Any:
+    """The one value every (where, value) pair agrees on; an error naming them when they differ."""
+    seen = {json.dumps(value) for _, value in values}
+    if len(seen) > 1:
+        raise ResultImportError(
+            f"the files disagree on {key} ({', '.join(sorted(seen))}): one result is one "
+            "deployment; import them separately"
+        )
+    return values[0][1] if values else None
+
+
+# --- facts from flags --------------------------------------------------------------------------
+
+
+def parse_length(spec: str, option: str) -> dict[str, Any]:
+    """`N`, `fixed:N`, `uniform:LO:HI`, `normal:MEAN:STD`, `dataset` or `dataset:MAX`."""
+    parts = spec.strip().split(":")
+    expected = "N, fixed:N, uniform:LO:HI, normal:MEAN:STD, dataset or dataset:MAX"
+    try:
+        if len(parts) == 1 and parts[0] != "dataset":
+            return {"kind": "fixed", "value": int(parts[0])}
+        kind, numbers = parts[0], parts[1:]
+        if kind == "fixed" and len(numbers) == 1:
+            return {"kind": "fixed", "value": int(numbers[0])}
+        if kind == "uniform" and len(numbers) == 2:
+            return {"kind": "uniform", "min": int(numbers[0]), "max": int(numbers[1])}
+        if kind == "normal" and len(numbers) == 2:
+            return {"kind": "normal", "mean": float(numbers[0]), "stddev": float(numbers[1])}
+        if kind == "dataset" and len(numbers) <= 1:
+            return {"kind": "dataset", **({"max": int(numbers[0])} if numbers else {})}
+    except ValueError:
+        pass
+    raise ResultImportError(f"{spec!r} is not a length; expected {expected}", option)
+
+
+def timezone_of(name: str) -> dt.tzinfo:
+    """`UTC`, an IANA name or an offset like `+02:00`; an error naming --timezone otherwise."""
+    match = re.fullmatch(r"([+-])(\d{2}):(\d{2})", name)
+    if match:
+        sign = 1 if match.group(1) == "+" else -1
+        offset = dt.timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
+        return dt.timezone(sign * offset)
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ResultImportError(
+            f"{name!r} is not a time zone; expected a name like UTC or Europe/Paris, "
+            "or an offset like +02:00",
+            "--timezone",
+        ) from None
+
+
+def utc_stamp(moment: dt.datetime) -> str:
+    """RFC 3339 in UTC with a `Z`."""
+    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _catalog_id(kind: str, wanted: str, known: Sequence[str], option: str) -> None:
+    if wanted not in known:
+        close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.4)
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        raise ResultImportError(f"unknown {kind} id {wanted!r}{hint}", option)
+
+
+# --- one result from measured points -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What an importer read from the files: the points and what the files say about the run."""
+
+    tool_name: str
+    points: list[dict[str, Any]]
+    started_at: str
+    finished_at: str
+    served_model: Any
+    api: str | None = None
+    tool_version: str | None = None
+    command: str | None = None
+    seed: int | None = None
+    complete: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
+    """The validated registry result (with its content id) of `measured` and `facts`."""
+    gpu_id = required(facts, "gpu", "the GPU catalog id, e.g. --gpu h100-sxm")
+    gpu_count = required(facts, "gpu_count", "how many GPUs served the model")
+    model_id = required(facts, "model_id", "the model catalog id, e.g. llama-3.1-8b-instruct")
+    engine_version = required(facts, "engine_version", "the vLLM version of the server")
+    gpus = load_gpus()
+    _catalog_id("GPU", gpu_id, sorted(gpus), "--gpu")
+    _catalog_id("model", model_id, sorted(load_models()), "--model-id")
+    hf_repo = facts.hf_repo
+    served_model = measured.served_model
+    if hf_repo is None and isinstance(served_model, str):
+        hf_repo = served_model if re.fullmatch(HF_REPO_PATTERN, served_model) else None
+    if hf_repo is None:
+        raise MissingFactError(
+            f"missing; the file's model {served_model!r} is not a Hugging Face repository",
+            "--hf-repo",
+        )
+    input_len = parse_length(
+        required(facts, "input_len", "the prompt length distribution, e.g. 1024"), "--input-len"
+    )
+    output_len = parse_length(
+        required(facts, "output_len", "the output length distribution, e.g. 128"), "--output-len"
+    )
+    command = facts.command or measured.command
+    if command is None:
+        raise MissingFactError(f"missing; {command_why}", "--command")
+    submitter = required(facts, "submitter", "your GitHub user name")
+    tool_version = facts.tool_version or measured.tool_version
+    if tool_version is None:
+        raise MissingFactError(
+            f"missing; the file does not say which {measured.tool_name} version wrote it",
+            "--tool-version",
+        )
+    gpu = gpus[gpu_id]
+    data = {
+        "schema_version": 1,
+        "id": "0" * 12,
+        "identity": {
+            "gpu": {"id": gpu_id, "count": gpu_count, "form_factor": gpu.form_factor},
+            "engine": {"name": "vllm", "version": engine_version},
+            "model": {
+                "id": model_id,
+                "hf_repo": hf_repo,
+                "revision": facts.revision,
+                "quantization": facts.quantization,
+                "dtype": facts.dtype,
+                "kv_cache_dtype": facts.kv_cache_dtype,
+            },
+            "serving": {name: getattr(facts, name) for name in ServingSettings.model_fields},
+            "workload": {
+                "profile": facts.profile,
+                "input_len": input_len,
+                "output_len": output_len,
+                "dataset": facts.dataset,
+                "seed": facts.seed if facts.seed is not None else measured.seed,
+                "api": measured.api,
+            },
+        },
+        "slo": {
+            "ttft_ms": facts.slo_ttft_ms,
+            "tpot_ms": facts.slo_tpot_ms,
+            "e2e_ms": facts.slo_e2e_ms,
+        },
+        "points": measured.points,
+        "source": {
+            "kind": "measured",
+            "tool": {"name": measured.tool_name, "version": tool_version},
+            "command": command,
+            "server_command": facts.server_command,
+            "host": {
+                "gpu_sku": facts.gpu_sku or gpu.name,
+                "gpu_count": gpu_count,
+                "form_factor": gpu.form_factor,
+                "vllm_version": engine_version,
+            },
+            "started_at": measured.started_at,
+            "finished_at": measured.finished_at,
+            "submitter": submitter,
+            "complete": measured.complete,
+        },
+    }
+    try:
+        result = Result.model_validate(data)
+    except ValidationError as error:
+        problems = InvalidFileError.from_validation_error("imported result", error, data).problems
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ResultImportError(f"{problems[0]}{more}") from None
+    return with_content_id(result)
+
+
+def accepted_without_slo(point: dict[str, Any]) -> None:
+    """No limits declared: every completed request is accepted, by definition."""
+    point["requests"]["accepted"] = point["requests"].get("completed")
+    point["tokens"]["accepted_output"] = point["tokens"].get("output")
+    point["throughput"]["accepted_output_tokens_per_s"] = point["throughput"].get(
+        "output_tokens_per_s"
+    )

@@ -1,0 +1,285 @@
+"""GuideLLM's `benchmarks.json` report (`guidellm benchmark … --outputs json`).
+
+Followed: GuideLLM v0.7.3 (tag commit 39383552), report `metadata.version` 2, as written by
+`GenerativeBenchmarksReport` (src/guidellm/benchmark/schemas/{report,benchmark,metrics}.py,
+src/guidellm/schemas/statistics.py, src/guidellm/scheduler/strategies.py). Report version 1
+(GuideLLM 0.5–0.6) has the same `benchmarks[]` layout and is read too; older reports (no
+`metadata.version`, `run_stats` instead of `metrics.request_totals`) are refused.
+
+Each entry of `benchmarks` ran one scheduling strategy, i.e. one load → one load point; the
+benchmarks of a sweep (and of several reports of one deployment) become the points of one result.
+Every metric is a StatusDistributionSummary; only its `successful` part is read, as vLLM reports
+successful requests only:
+
+- `config.strategy`: synchronous → closed, 1 in flight; concurrent → closed, `streams`;
+  throughput → closed, `max_concurrency`; poisson → poisson `rate` (`max_concurrency` as the
+  cap). constant → refused: the registry's loads are closed, poisson or gamma.
+- `duration` (the measured window, seconds) → duration_s; `start_time`/`end_time` (epoch
+  seconds) → the run's window.
+- `metrics.request_totals`: successful → completed, errored → failed, their sum → sent;
+  incomplete requests (cancelled when the benchmark ended) are noted as a verdict.
+- `prompt_token_count`/`output_token_count` `total_sum` → tokens; `requests_per_second`,
+  `output_tokens_per_second`, `tokens_per_second` `mean` (a time-weighted rate, i.e. count over
+  the window) → throughput.
+- `time_to_first_token_ms` → ttft_ms and `request_latency` (seconds, × 1000) → e2e_ms: mean,
+  percentiles p50/p90/p95/p99, max, count → n.
+- `inter_token_latency_ms` → itl_ms mean and n only: GuideLLM summarises each request's mean gap
+  weighted by its gap count, so the mean is the mean gap (and `count` the number of gaps), but
+  its percentiles are percentiles of per-request means, not of gaps. Not mapped:
+  `time_per_output_token_ms` (it includes the first token, unlike the registry's TPOT).
+"""
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.importers.common import (
+    MS_PER_S,
+    ImportFacts,
+    Measured,
+    ResultImportError,
+    accepted_without_slo,
+    assemble,
+    count,
+    mapping,
+    number,
+    read_json_object,
+    same,
+    scaled,
+    utc_stamp,
+)
+from registry.models import Result
+
+GUIDELLM_TOOL = "guidellm"
+REPORT_VERSIONS = (1, 2)
+EXPECTED = "a GuideLLM benchmarks.json report (an object with `metadata` and `benchmarks`)"
+_API = {"/v1/chat/completions": "chat", "/v1/completions": "completions"}
+_PERCENTILES = ("p50", "p90", "p95", "p99")
+
+
+def looks_like_guidellm(values: Sequence[Any]) -> bool:
+    """Whether parsed JSON values are one GuideLLM report."""
+    if len(values) != 1 or not isinstance(values[0], dict):
+        return False
+    report = values[0]
+    metadata = report.get("metadata")
+    return isinstance(report.get("benchmarks"), list) and (
+        (isinstance(metadata, dict) and "guidellm_version" in metadata)
+        or any(
+            isinstance(benchmark, dict) and benchmark.get("type_") == "generative_benchmark"
+            for benchmark in report["benchmarks"]
+        )
+    )
+
+
+def read_guidellm_report(path: Path) -> dict[str, Any]:
+    """The report in `path`, checked for the version and shape this importer reads."""
+    report = read_json_object(path, EXPECTED)
+    if not looks_like_guidellm([report]):
+        raise ResultImportError(f"{path}: not {EXPECTED}")
+    metadata = mapping(report, "metadata", str(path)) or {}
+    version = metadata.get("version")
+    if version not in REPORT_VERSIONS:
+        raise ResultImportError(
+            f"{path}: GuideLLM report version {version!r} is not supported; expected "
+            f"metadata.version {' or '.join(map(str, REPORT_VERSIONS))} (GuideLLM 0.5 to 0.7)"
+        )
+    if not report["benchmarks"]:
+        raise ResultImportError(f"{path}: the report holds no benchmarks")
+    return report
+
+
+def _load(strategy: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    kind = strategy.get("type_")
+    cap = count(strategy, "max_concurrency", where)
+    verdicts = []
+    rampup_s = number(strategy, "rampup_duration", where)
+    if rampup_s:
+        verdicts.append(
+            {
+                "code": "ramp-up",
+                "message": f"GuideLLM ramped the load up over the first {rampup_s:g} s; "
+                "the figures include that ramp unless a warmup excluded it",
+            }
+        )
+    if kind == "synchronous":
+        return {"arrival": "closed", "concurrency": 1}, verdicts
+    if kind == "concurrent":
+        streams = count(strategy, "streams", where)
+        if not streams:
+            raise ResultImportError(f"{where}.streams: a concurrent strategy needs streams >= 1")
+        return {"arrival": "closed", "concurrency": streams}, verdicts
+    if kind == "throughput":
+        if not cap:
+            raise ResultImportError(
+                f"{where}: a throughput strategy without max_concurrency has no known number "
+                "of requests in flight"
+            )
+        return {"arrival": "closed", "concurrency": cap}, verdicts
+    if kind == "poisson":
+        rate = number(strategy, "rate", where)
+        if not rate or rate < 0:
+            raise ResultImportError(f"{where}.rate: a poisson strategy needs a rate above 0")
+        load: dict[str, Any] = {"arrival": "poisson", "request_rate": rate}
+        if cap:
+            load["concurrency"] = cap
+        return load, verdicts
+    if kind == "constant":
+        raise ResultImportError(
+            f"{where}: constant-rate arrival (GuideLLM's `constant` strategy, the default of "
+            "sweeps) has no registry load kind (closed, poisson or gamma); rerun with "
+            "--rate-type poisson or a sweep with strategy_type poisson"
+        )
+    raise ResultImportError(
+        f"{where}.type_: unknown strategy {kind!r}; expected synchronous, concurrent, "
+        "throughput, poisson or constant"
+    )
+
+
+def _successful(metrics: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:
+    summary = mapping(metrics, name, where)
+    return mapping(summary, "successful", f"{where}.{name}")
+
+
+def _latency(
+    metrics: dict[str, Any], name: str, where: str, scale: float, with_percentiles: bool = True
+) -> dict[str, Any] | None:
+    """Stats in ms of `metrics[name].successful` (values × `scale`); None when it has no samples."""
+    distribution = _successful(metrics, name, where)
+    where = f"{where}.{name}.successful"
+    if distribution is None:
+        return None
+    samples = count(distribution, "count", where)
+    if not samples:
+        return None
+    values: dict[str, float | None] = {"mean": number(distribution, "mean", where)}
+    if with_percentiles:
+        percentiles = mapping(distribution, "percentiles", where) or {}
+        for key in _PERCENTILES:
+            values[key] = number(percentiles, key, f"{where}.percentiles")
+        if values["p50"] is None:
+            values["p50"] = number(distribution, "median", where)
+        values["max"] = number(distribution, "max", where)
+    stats: dict[str, Any] = {
+        key: scaled(value, scale) for key, value in values.items() if value is not None
+    }
+    stats["n"] = samples
+    return stats
+
+
+def _stat(metrics: dict[str, Any], name: str, key: str, where: str) -> float | None:
+    distribution = _successful(metrics, name, where)
+    return None if distribution is None else number(distribution, key, f"{where}.{name}")
+
+
+def _whole(value: float | None) -> int | None:
+    # GuideLLM stores sums as mean × count, a float; the count of tokens is a whole number.
+    return None if value is None else round(value)
+
+
+def _point(benchmark: dict[str, Any], where: str) -> dict[str, Any]:
+    config = mapping(benchmark, "config", where)
+    strategy = mapping(config, "strategy", f"{where}.config")
+    metrics = mapping(benchmark, "metrics", where)
+    if strategy is None or metrics is None:
+        raise ResultImportError(
+            f"{where}: expected config.strategy and metrics (GuideLLM 0.5 or later)"
+        )
+    load, verdicts = _load(strategy, f"{where}.config.strategy")
+    totals = mapping(metrics, "request_totals", f"{where}.metrics") or {}
+    completed = count(totals, "successful", f"{where}.metrics.request_totals")
+    failed = count(totals, "errored", f"{where}.metrics.request_totals")
+    incomplete = count(totals, "incomplete", f"{where}.metrics.request_totals")
+    if incomplete:
+        verdicts.append(
+            {
+                "code": "incomplete-requests",
+                "message": f"{incomplete} requests were still running when GuideLLM ended the "
+                "benchmark and were cancelled; they are counted neither as completed nor failed",
+            }
+        )
+    requests: dict[str, Any] = {"completed": completed, "failed": failed}
+    if completed is not None and failed is not None:
+        requests["sent"] = completed + failed
+    where_metrics = f"{where}.metrics"
+    point: dict[str, Any] = {
+        "load": load,
+        "duration_s": number(benchmark, "duration", where),
+        "requests": requests,
+        "tokens": {
+            "input": _whole(_stat(metrics, "prompt_token_count", "total_sum", where_metrics)),
+            "output": _whole(_stat(metrics, "output_token_count", "total_sum", where_metrics)),
+        },
+        "throughput": {
+            "requests_per_s": _stat(metrics, "requests_per_second", "mean", where_metrics),
+            "output_tokens_per_s": _stat(
+                metrics, "output_tokens_per_second", "mean", where_metrics
+            ),
+            "total_tokens_per_s": _stat(metrics, "tokens_per_second", "mean", where_metrics),
+        },
+        "validity": verdicts,
+    }
+    if completed:
+        point["ttft_ms"] = _latency(metrics, "time_to_first_token_ms", where_metrics, 1.0)
+        point["e2e_ms"] = _latency(metrics, "request_latency", where_metrics, MS_PER_S)
+        point["itl_ms"] = _latency(
+            metrics, "inter_token_latency_ms", where_metrics, 1.0, with_percentiles=False
+        )
+    return point
+
+
+def _moment(benchmark: dict[str, Any], key: str, where: str) -> dt.datetime:
+    seconds = number(benchmark, key, where)
+    if seconds is None:
+        raise ResultImportError(f"{where}: {key}: missing (epoch seconds)")
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ResultImportError(f"{where}: {key}: {seconds!r} is not a time") from None
+
+
+def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
+    """One result from one or more GuideLLM reports; a load point per benchmark."""
+    benchmarks: list[tuple[str, dict[str, Any]]] = []
+    versions = []
+    for path in files:
+        report = read_guidellm_report(path)
+        versions.append((str(path), (report.get("metadata") or {}).get("guidellm_version")))
+        for index, benchmark in enumerate(report["benchmarks"]):
+            where = f"{path}: benchmarks[{index}]"
+            if not isinstance(benchmark, dict):
+                raise ResultImportError(f"{where}: expected an object")
+            benchmarks.append((where, benchmark))
+    if facts.slo_given:
+        raise ResultImportError(
+            "GuideLLM reports do not say which requests met latency limits, so the --slo-* "
+            "flags cannot be honoured; drop them"
+        )
+    backends = [
+        (where, mapping(mapping(benchmark, "config", where), "backend", f"{where}.config") or {})
+        for where, benchmark in benchmarks
+    ]
+    served_model = same([(where, backend.get("model")) for where, backend in backends], "model")
+    request_format = same(
+        [(where, backend.get("request_format")) for where, backend in backends],
+        "request_format",
+    )
+    points = []
+    for where, benchmark in benchmarks:
+        point = _point(benchmark, where)
+        accepted_without_slo(point)
+        points.append(point)
+    starts = [_moment(benchmark, "start_time", where) for where, benchmark in benchmarks]
+    ends = [_moment(benchmark, "end_time", where) for where, benchmark in benchmarks]
+    tool_version = same(versions, "guidellm_version")
+    measured = Measured(
+        tool_name=GUIDELLM_TOOL,
+        points=points,
+        started_at=utc_stamp(min(starts)),
+        finished_at=utc_stamp(max(ends)),
+        served_model=served_model,
+        api=_API.get(str(request_format)),
+        tool_version=tool_version if isinstance(tool_version, str) else None,
+    )
+    return assemble(facts, measured, "the exact `guidellm benchmark …` command line")

@@ -1,0 +1,226 @@
+"""`vllm bench serve --save-result` JSON.
+
+A vLLM file holds the client's view of one run: load, duration, counts, throughput and latency
+statistics (`mean_/median_/p<N>_<metric>_ms`; per request with `--save-detailed`). Each JSON
+object in the file(s) becomes one load point (`--append-result` writes one object per line).
+Only statistics the file states are filled in: vLLM's p99 goes to p99, its median to p50, p100
+to max; nothing is interpolated. The keys follow `vllm/benchmarks/serve.py`.
+"""
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.importers.common import (
+    ImportFacts,
+    Measured,
+    MissingFactError,
+    ResultImportError,
+    assemble,
+    count,
+    number,
+    read_json_values,
+    required,
+    same,
+    timezone_of,
+    utc_stamp,
+)
+from registry.models import Result
+
+VLLM_TOOL = "vllm-bench-serve"
+_LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
+_PERCENTILES = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "100": "max"}
+_API = {"openai": "completions", "vllm": "completions", "openai-chat": "chat"}
+
+
+def looks_like_vllm(values: Sequence[Any]) -> bool:
+    """Whether parsed JSON values are `--save-result` objects."""
+    return all(isinstance(value, dict) and "output_throughput" in value for value in values)
+
+
+def read_vllm_objects(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects in one `--save-result` file (several when written by --append-result)."""
+    values = read_json_values(path)
+    if not looks_like_vllm(values):
+        raise ResultImportError(
+            f"{path}: not a `vllm bench serve --save-result` file "
+            "(expected JSON objects with `output_throughput`)"
+        )
+    return values
+
+
+def _load(run: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    if run.get("ramp_up_strategy") is not None:
+        raise ResultImportError(f"{where}: a ramp-up run has no steady load point to import")
+    concurrency = count(run, "max_concurrency", where)
+    rate = run.get("request_rate")
+    verdicts = []
+    if rate in ("inf", None):
+        if concurrency is None:
+            # Every request was sent at once: as many in flight as there were prompts.
+            concurrency = count(run, "num_prompts", where)
+            verdicts.append(
+                {
+                    "code": "all-at-once",
+                    "message": f"vLLM sent all {concurrency} requests at once (request rate inf, "
+                    "no max concurrency); recorded as concurrency "
+                    f"{concurrency}, but in-flight requests fall as they finish",
+                }
+            )
+        if concurrency is None:
+            raise ResultImportError(f"{where}: neither max_concurrency nor num_prompts is given")
+        return {"arrival": "closed", "concurrency": concurrency}, verdicts
+    request_rate = number(run, "request_rate", where)
+    burstiness = number(run, "burstiness", where)
+    load: dict[str, Any] = {"arrival": "poisson", "request_rate": request_rate}
+    if burstiness is not None and burstiness != 1.0:
+        load |= {"arrival": "gamma", "burstiness": burstiness}
+    if concurrency is not None:
+        load["concurrency"] = concurrency
+    return load, verdicts
+
+
+def _latency(run: dict[str, Any], metric: str, n: int | None, where: str) -> dict[str, Any] | None:
+    stats: dict[str, Any] = {}
+    mean = number(run, f"mean_{metric}_ms", where)
+    if mean is not None:
+        stats["mean"] = mean
+    median = number(run, f"median_{metric}_ms", where)
+    if median is not None:
+        stats["p50"] = median
+    for percentile, name in _PERCENTILES.items():
+        value = number(run, f"p{percentile}_{metric}_ms", where)
+        if value is not None:
+            stats[name] = value
+    if not stats:
+        return None
+    if n is not None:
+        stats["n"] = n
+    return stats
+
+
+def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """Failed requests, TPOT samples and ITL samples, from --save-detailed lists if present."""
+    output_lens, itls, errors = run.get("output_lens"), run.get("itls"), run.get("errors")
+    failed = sum(1 for error in errors if error) if isinstance(errors, list) else None
+    if not isinstance(output_lens, list) or not isinstance(itls, list):
+        return failed, None, None
+    # vLLM counts TPOT over successful requests of more than one token, ITL over their gaps.
+    tpot_n = sum(1 for length in output_lens if isinstance(length, int) and length > 1)
+    itl_n = sum(
+        len(gaps)
+        for gaps, length in zip(itls, output_lens, strict=False)
+        if isinstance(gaps, list) and isinstance(length, int) and length > 0
+    )
+    return failed, tpot_n, itl_n
+
+
+def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
+    load, verdicts = _load(run, where)
+    duration = number(run, "duration", where)
+    completed = count(run, "completed", where)
+    detailed_failed, tpot_n, itl_n = _detailed_counts(run)
+    failed = count(run, "failed", where)
+    failed = detailed_failed if failed is None else failed
+    output_tokens = count(run, "total_output_tokens", where)
+    output_throughput = number(run, "output_throughput", where)
+    goodput = number(run, "request_goodput", where)
+    if goodput is not None and not slo_given:
+        raise MissingFactError(
+            f"missing; {where} has request_goodput, so vLLM ran with --goodput: pass the same "
+            "limits with --slo-ttft-ms, --slo-tpot-ms and --slo-e2e-ms",
+            "--slo-ttft-ms",
+        )
+    if goodput is None and slo_given:
+        raise ResultImportError(
+            f"{where} has no request_goodput (vLLM ran without --goodput), so which requests met "
+            "the --slo-* limits is unknown; drop those flags or rerun vLLM with --goodput"
+        )
+    requests: dict[str, Any] = {"completed": completed, "failed": failed}
+    if completed is not None and failed is not None:
+        requests["sent"] = completed + failed
+    tokens: dict[str, Any] = {
+        "input": count(run, "total_input_tokens", where),
+        "output": output_tokens,
+    }
+    throughput: dict[str, Any] = {
+        "requests_per_s": number(run, "request_throughput", where),
+        "output_tokens_per_s": output_throughput,
+        "total_tokens_per_s": number(run, "total_token_throughput", where),
+    }
+    if slo_given and goodput is not None and duration is not None:
+        # vLLM stores good requests / duration; the count itself is a whole number.
+        requests["accepted"] = round(goodput * duration)
+    elif not slo_given:
+        # No limits declared: every completed request is accepted, by definition.
+        requests["accepted"] = completed
+        tokens["accepted_output"] = output_tokens
+        throughput["accepted_output_tokens_per_s"] = output_throughput
+    point: dict[str, Any] = {
+        "load": load,
+        "duration_s": duration,
+        "requests": requests,
+        "tokens": tokens,
+        "throughput": throughput,
+        "validity": verdicts,
+    }
+    if completed:
+        samples = {"ttft": completed, "e2el": completed, "tpot": tpot_n, "itl": itl_n}
+        for metric, field in _LATENCIES.items():
+            point[field] = _latency(run, metric, samples[metric], where)
+    return point
+
+
+def _window(runs: Sequence[tuple[str, dict[str, Any]]], zone: dt.tzinfo) -> tuple[str, str]:
+    starts, ends = [], []
+    for where, run in runs:
+        stamp, duration = run.get("date"), number(run, "duration", where)
+        try:
+            end = dt.datetime.strptime(str(stamp), "%Y%m%d-%H%M%S").replace(tzinfo=zone)
+        except ValueError:
+            raise ResultImportError(
+                f"{where}: date: expected vLLM's YYYYMMDD-HHMMSS, got {stamp!r}"
+            ) from None
+        ends.append(end)
+        # vLLM takes `date` after the run: the run started `duration` seconds before.
+        starts.append(end - dt.timedelta(seconds=duration or 0.0))
+    return utc_stamp(min(starts)), utc_stamp(max(ends))
+
+
+def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result:
+    """One result from one or more `vllm bench serve --save-result` files; a point per run."""
+    runs = [
+        (f"{path}" if len(objects) == 1 else f"{path} (run {index})", run)
+        for path in files
+        for objects in [read_vllm_objects(path)]
+        for index, run in enumerate(objects, start=1)
+    ]
+    served_model = same([(where, run.get("model_id")) for where, run in runs], "model_id")
+    backend = same([(where, run.get("backend")) for where, run in runs], "backend") or same(
+        [(where, run.get("endpoint_type")) for where, run in runs], "endpoint_type"
+    )
+    for name, why in (
+        ("gpu", "the GPU catalog id, e.g. --gpu h100-sxm"),
+        ("gpu_count", "how many GPUs served the model"),
+        ("model_id", "the model catalog id, e.g. llama-3.1-8b-instruct"),
+        ("engine_version", "the vLLM version of the server"),
+        ("command", "the exact `vllm bench serve …` command line"),
+        ("submitter", "your GitHub user name"),
+    ):
+        required(facts, name, why)
+    zone = timezone_of(
+        required(facts, "timezone", "vLLM's `date` is local time of the benchmark host")
+    )
+    started_at, finished_at = _window(runs, zone)
+    points = [_point(run, where, facts.slo_given) for where, run in runs]
+    measured = Measured(
+        tool_name=VLLM_TOOL,
+        points=points,
+        started_at=started_at,
+        finished_at=finished_at,
+        served_model=served_model,
+        api=_API.get(str(backend)),
+        tool_version=facts.engine_version,
+    )
+    return assemble(facts, measured, "the exact `vllm bench serve …` command line")
