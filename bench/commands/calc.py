@@ -19,7 +19,15 @@ from calculators.memory import memory_report
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
 from registry.errors import RegistryError
-from registry.lookup import TIERS, gpu_memory_bytes, gpu_options, model_arch, resolve_gpu
+from registry.lookup import (
+    TIERS,
+    cheapest_prices,
+    gpu_memory_bytes,
+    gpu_options,
+    model_arch,
+    resolve_gpu,
+)
+from registry.models import PriceEntry
 
 GIB = 1024**3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -234,12 +242,60 @@ def vram_command(
         click.echo(f"note: {note}")
 
 
+# The price options `--gpu` fills from the catalog, and the tier each takes (None: `--tier`).
+CATALOG_PRICE_OPTIONS: tuple[tuple[str, str | None], ...] = (
+    ("price_per_hour", None),
+    ("interruptible_price_per_hour", "interruptible"),
+    ("reserved_price_per_hour", "reserved"),
+)
+
+
+def _price_used(price: PriceEntry) -> dict[str, Any]:
+    return {
+        "id": price.id,
+        "usd_per_gpu_hour": price.usd_per_gpu_hour,
+        "as_of": str(price.as_of),
+        "source_url": price.source.url,
+    }
+
+
+def catalog_prices(
+    gpu_id: str, tier: str, given: dict[str, float | None]
+) -> tuple[dict[str, float | None], dict[str, dict[str, Any] | None]]:
+    """The price options with the GPU's cheapest catalog prices where `given` has none, and
+    the catalog prices used (None where an option was given or the catalog has no price)."""
+    resolve_gpu(gpu_id)  # an unknown id raises, naming the closest ids
+    cheapest = cheapest_prices(gpu_id)
+    filled = dict(given)
+    used: dict[str, dict[str, Any] | None] = {}
+    for option, option_tier in CATALOG_PRICE_OPTIONS:
+        price = cheapest.get(option_tier or tier)
+        used[option] = None
+        if given[option] is None and price is not None:
+            filled[option], used[option] = price.usd_per_gpu_hour, _price_used(price)
+    if filled["price_per_hour"] is None:
+        raise click.ClickException(
+            f"the catalog has no {tier} price for {gpu_id}; give --price-per-hour"
+        )
+    return filled, used
+
+
 @calc_group.command(name="cost")
 @click.option(
     "--price-per-hour",
     type=POSITIVE_FLOAT,
-    required=True,
-    help="On-demand price of one GPU, USD per hour.",
+    help="Price of one GPU, USD per hour (the on-demand tier); overrides --gpu's catalog price.",
+)
+@click.option(
+    "--gpu",
+    help="Catalog GPU id: its cheapest catalog prices fill the price options not given.",
+)
+@click.option(
+    "--tier",
+    type=click.Choice(TIERS),
+    default="on_demand",
+    show_default=True,
+    help="With --gpu: the catalog tier whose price fills --price-per-hour.",
 )
 @click.option(
     "--tokens-per-second",
@@ -287,7 +343,9 @@ def vram_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def cost_command(
-    price_per_hour: float,
+    price_per_hour: float | None,
+    gpu: str | None,
+    tier: str,
     tokens_per_second: float,
     accepted_tokens_per_second: float | None,
     gpu_count: int,
@@ -303,30 +361,57 @@ def cost_command(
 ) -> None:
     """Dollars per 1M tokens, tokens per dollar, effective cost and break-evens.
 
+    The price comes from --price-per-hour, or from the catalog with --gpu (its cheapest price
+    of --tier, and the interruptible and reserved prices for the tier comparison).
+
     \b
     Example:
-      infermeter calc cost --price-per-hour 2.69 --tokens-per-second 2800 --utilization 0.6
+      infermeter calc cost --gpu h100-sxm --tokens-per-second 2800 --utilization 0.6
     """
+    prices = {
+        "price_per_hour": price_per_hour,
+        "interruptible_price_per_hour": interruptible_price_per_hour,
+        "reserved_price_per_hour": reserved_price_per_hour,
+    }
+    used: dict[str, dict[str, Any] | None] = dict.fromkeys(prices)
+    if gpu is None and price_per_hour is None:
+        raise click.UsageError("give --price-per-hour or --gpu ID (its catalog price)")
     with _library_errors():
+        if gpu is not None:
+            prices, used = catalog_prices(gpu, tier, prices)
         report = cost_report(
-            price_per_hour,
+            prices["price_per_hour"] or 0.0,
             tokens_per_second,
             accepted_tokens_per_second,
             utilization,
             retry_rate,
             overhead_per_hour,
-            interruptible_price_per_hour,
-            reserved_price_per_hour,
+            prices["interruptible_price_per_hour"],
+            prices["reserved_price_per_hour"],
             api_price_per_million,
             monthly_tokens,
             gpu_count=gpu_count,
             always_on=not scale_to_zero,
         )
-    payload = report.as_dict()
+    payload = {"gpu": gpu, **report.as_dict(), "prices": used}
     if as_json:
         _print_json(payload)
         return
+    labels = {
+        option: f"price ({tier.replace('_', '-')})"
+        if option_tier is None
+        else f"{option_tier} price"
+        for option, option_tier in CATALOG_PRICE_OPTIONS
+    }
     rows = [
+        (
+            labels[option],
+            f"{price['id']}: ${price['usd_per_gpu_hour']:,.4f}/GPU-hour, as of {price['as_of']}",
+        )
+        for option, price in used.items()
+        if price is not None
+    ]
+    rows += [
         ("$ / 1M tokens", f"{payload['usd_per_million_tokens']:.4f}"),
         ("tokens per $", f"{payload['tokens_per_dollar']:,.0f}"),
         ("effective $/hour", f"{payload['effective_usd_per_hour']:.4f}"),

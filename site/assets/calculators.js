@@ -73,6 +73,19 @@ function bind(root) {
   const params = new URLSearchParams(location.search);
   for (const element of fields) if (params.has(element.name)) setValue(element, params.get(element.name));
   let latest = 0;
+  // Cost page: the chosen GPU's catalog prices as placeholders of the price fields left empty.
+  const gpuPrices = root.dataset.gpuPrices ? JSON.parse(root.dataset.gpuPrices) : null;
+  const field = (name) => fields.find((element) => element.name === name);
+  const showCatalogPrices = () => {
+    if (!gpuPrices) return;
+    const prices = gpuPrices[(field("gpu")?.value || "").trim()] || {};
+    const tier = field("tier")?.value || "on_demand";
+    const tiers = [["price_per_hour", tier], ["interruptible_price_per_hour", "interruptible"], ["reserved_price_per_hour", "reserved"]];
+    for (const [name, priceTier] of tiers) {
+      const input = field(name);
+      if (input) input.placeholder = prices[priceTier] === undefined ? "" : `${prices[priceTier]} (catalog)`;
+    }
+  };
 
   const showErrors = (errors) => {
     for (const slot of root.querySelectorAll("[data-error-for]")) {
@@ -84,6 +97,7 @@ function bind(root) {
   };
 
   const run = async (writeQuery) => {
+    showCatalogPrices();
     const query = Object.fromEntries(fields.map((element) => [element.name, valueOf(element)]));
     const mine = ++latest;
     if (writeQuery) writeUrl(fields);

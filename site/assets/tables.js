@@ -43,7 +43,7 @@ function filterable(table) {
     const needle = text.value.trim().toLowerCase();
     for (const row of table.tBodies[0].rows) {
       const show = (!needle || row.textContent.toLowerCase().includes(needle))
-        && (!kind.value || row.dataset.kind === kind.value);
+        && (!kind.value || (row.dataset.kind || "").split(" ").includes(kind.value));
       row.hidden = !show;
     }
   };

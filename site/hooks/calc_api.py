@@ -112,7 +112,28 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         Field("concurrency", "Concurrent requests (simple model)", "int", "1"),
     ),
     "cost": (
-        Field("price_per_hour", "On-demand price, $/GPU-hour", "float", "2.69", required=True),
+        Field(
+            "gpu",
+            "GPU",
+            "id",
+            "h100-sxm",
+            help="Catalog GPU id: its cheapest catalog prices fill the price fields left empty.",
+            catalog="gpus",
+        ),
+        Field(
+            "tier",
+            "Catalog price tier",
+            "choice",
+            "on_demand",
+            choices=TIERS,
+            help="With a GPU: the tier whose catalog price is the price per hour.",
+        ),
+        Field(
+            "price_per_hour",
+            "Price, $/GPU-hour",
+            "float",
+            help="Empty: the GPU's catalog price; a number overrides it.",
+        ),
         Field(
             "tokens_per_second", "Tokens per second (deployment)", "float", "2800", required=True
         ),
@@ -126,8 +147,18 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         Field("utilization", "Utilization", "fraction", "1", help="Share of paid hours busy."),
         Field("retry_rate", "Retry rate", "rate", "0", help="Share of requests that are retries."),
         Field("overhead_per_hour", "Overhead, $/hour", "nonneg", "0"),
-        Field("interruptible_price_per_hour", "Interruptible price, $/GPU-hour", "float"),
-        Field("reserved_price_per_hour", "Reserved price, $/GPU-hour", "float"),
+        Field(
+            "interruptible_price_per_hour",
+            "Interruptible price, $/GPU-hour",
+            "float",
+            help="Empty: the GPU's catalog price.",
+        ),
+        Field(
+            "reserved_price_per_hour",
+            "Reserved price, $/GPU-hour",
+            "float",
+            help="Empty: the GPU's catalog price.",
+        ),
         Field("api_price_per_million", "API price, $/1M tokens", "float"),
         Field("monthly_tokens", "Tokens per month", "float", help="With the API price."),
         Field("scale_to_zero", "Scale to zero (pay busy hours only)", "bool"),
@@ -249,22 +280,67 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     return {"model": model, "gpu": gpu_id, **report.as_dict()}
 
 
+# The price fields a GPU fills from the catalog, and the tier each takes (None: the `tier` field);
+# as `infermeter calc cost --gpu`.
+CATALOG_PRICE_FIELDS: tuple[tuple[str, str | None], ...] = (
+    ("price_per_hour", None),
+    ("interruptible_price_per_hour", "interruptible"),
+    ("reserved_price_per_hour", "reserved"),
+)
+
+
+def _catalog_prices(
+    values: Mapping[str, Any], catalog: Catalog
+) -> tuple[dict[str, float | None], dict[str, dict[str, Any] | None]]:
+    """The price fields, empty ones filled with the GPU's cheapest catalog price of their tier,
+    and the catalog prices used (None where a field was given or the catalog has no price)."""
+    prices = {name: values[name] for name, _tier in CATALOG_PRICE_FIELDS}
+    used: dict[str, dict[str, Any] | None] = dict.fromkeys(prices)
+    gpu_id, tier = values["gpu"], values["tier"] or "on_demand"
+    if not gpu_id:
+        if prices["price_per_hour"] is None:
+            raise FieldError(
+                "price_per_hour", "price_per_hour: required (or a GPU id, for its catalog price)"
+            )
+        return prices, used
+    if gpu_id not in catalog["gpus"]:
+        raise _unknown("gpu", "GPU", gpu_id, list(catalog["gpus"]))
+    gpu = catalog["gpus"][gpu_id]
+    for name, field_tier in CATALOG_PRICE_FIELDS:
+        wanted = field_tier or tier
+        if prices[name] is None and wanted in gpu["prices"]:
+            prices[name] = gpu["prices"][wanted]
+            used[name] = {
+                "id": gpu["price_sources"][wanted]["id"],
+                "usd_per_gpu_hour": gpu["prices"][wanted],
+                "as_of": gpu["price_sources"][wanted]["as_of"],
+                "source_url": gpu["price_sources"][wanted]["source_url"],
+            }
+    if prices["price_per_hour"] is None:
+        raise FieldError(
+            "price_per_hour",
+            f"price_per_hour: the catalog has no {tier} price for {gpu_id}; give a price",
+        )
+    return prices, used
+
+
 def _cost(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    prices, used = _catalog_prices(values, catalog)
     report = cost_report(
-        values["price_per_hour"],
+        prices["price_per_hour"] or 0.0,
         values["tokens_per_second"],
         values["accepted_tokens_per_second"],
         values["utilization"] if values["utilization"] is not None else 1.0,
         values["retry_rate"] or 0.0,
         values["overhead_per_hour"] or 0.0,
-        values["interruptible_price_per_hour"],
-        values["reserved_price_per_hour"],
+        prices["interruptible_price_per_hour"],
+        prices["reserved_price_per_hour"],
         values["api_price_per_million"],
         values["monthly_tokens"],
         gpu_count=values["gpu_count"] or 1,
         always_on=not values["scale_to_zero"],
     )
-    return report.as_dict()
+    return {"gpu": values["gpu"] or None, **report.as_dict(), "prices": used}
 
 
 def gpu_options(catalog: Catalog, tier: str, gpu_ids: list[str] | None) -> list[GpuOption]:
@@ -442,6 +518,33 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
     )
 
 
+def _prices_used_html(payload: Mapping[str, Any]) -> str:
+    """The catalog prices the figures use: id, price, date and a link to the source."""
+    cells = []
+    for name, field_tier in CATALOG_PRICE_FIELDS:
+        price = payload["prices"][name]
+        if price is None:
+            continue
+        path = f"prices.{name}"
+        label = "Price" if field_tier is None else f"{field_tier.capitalize()} price"
+        url, usd = price["source_url"], _usd(price["usd_per_gpu_hour"], 4)
+        source = (
+            f' · <a href="{html.escape(url)}" rel="noopener">source</a>'
+            if url
+            else " · no public address"
+        )
+        cells.append(
+            f"<tr><th>{html.escape(label)} from the catalog</th><td>"
+            f"{_out(path + '.id', price['id'], price['id'])}: "
+            f"{_out(path + '.usd_per_gpu_hour', price['usd_per_gpu_hour'], usd)}"
+            f"/GPU-hour, as of {_out(path + '.as_of', price['as_of'], price['as_of'])}{source}"
+            "</td></tr>"
+        )
+    if not cells:
+        return ""
+    return f'<table class="im-results im-prices-used"><tbody>{"".join(cells)}</tbody></table>'
+
+
 def _cost_html(payload: Mapping[str, Any], base: str) -> str:
     rows: list[tuple[str, str, Callable[[Any], str]]] = [
         ("$ / 1M tokens", "usd_per_million_tokens", _usd),
@@ -479,7 +582,7 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
             ("Break-even tokens/month", "versus_api.break_even_monthly_tokens", _count),
             ("Cheaper", "versus_api.winner", _text),
         ]
-    return _rows(payload, rows)
+    return _rows(payload, rows) + _prices_used_html(payload)
 
 
 def _fit_html(payload: Mapping[str, Any], base: str) -> str:

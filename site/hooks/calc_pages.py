@@ -2,6 +2,7 @@
 rendered at build time by `calc_api` (the same code the browser runs later)."""
 
 import html
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -84,8 +85,20 @@ def calculator_page(kind: str, catalog: Mapping[str, Any]) -> str:
     if "errors" in result:  # the defaults are ours: a failure here is a bug in the build
         raise ValueError(f"calculator {kind}: default inputs fail: {result['errors']}")
     form = "".join(_input(field) for field in fields)
+    # The cost page shows each GPU's catalog prices as the price fields' placeholders.
+    prices = (
+        {gpu_id: gpu["prices"] for gpu_id, gpu in sorted(catalog["gpus"].items())}
+        if kind == "cost"
+        else None
+    )
+    prices_attr = (
+        ""
+        if prices is None
+        else f' data-gpu-prices="{html.escape(json.dumps(prices, separators=(",", ":")))}"'
+    )
     block = (
-        f'<div class="im-calc" data-calc="{kind}" data-base="../../" data-state="static">'
+        f'<div class="im-calc" data-calc="{kind}" data-base="../../" data-state="static"'
+        f"{prices_attr}>"
         f'<form class="im-form" autocomplete="off" onsubmit="return false">{form}</form>'
         '<p class="im-status" data-status aria-live="polite">Default result, computed when the '
         "site was built. Change any input to recompute in your browser.</p>"

@@ -36,6 +36,26 @@ def _link(url: str | None, text: str) -> str:
     return f'<a href="{esc(url)}" rel="noopener">{esc(text)}</a>'
 
 
+def price_anchor(price: PriceEntry) -> str:
+    """The id of a price's row on its GPU page (date, provider and source are there)."""
+    return f"price-{price.id}"
+
+
+def price_link(price: PriceEntry, href_to_gpus: str, text: str) -> str:
+    """`text` (a price) linked to its row, with date and source, on the GPU's page;
+    `href_to_gpus` is the relative URL of the `gpus/` folder."""
+    return (
+        f'<a href="{href_to_gpus}{esc(price.gpu)}/#{esc(price_anchor(price))}" '
+        f'title="{esc(price.id)}, as of {esc(price.as_of)}">{esc(text)}</a>'
+    )
+
+
+def _price_source(price: PriceEntry) -> str:
+    if price.source.url:
+        return _link(price.source.url, price.source.title)
+    return f"{esc(price.source.title)} (no public address)"
+
+
 def _front(title: str, description: str) -> str:
     return f"---\ntitle: {title!r}\ndescription: {description!r}\n---\n\n"
 
@@ -76,7 +96,11 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
         ("Board power, W", "tdp_w", entry.tdp_w),
         ("Interconnect", "interconnect", entry.interconnect),
     ]
-    spec_rows = [(esc(label), esc(value), marks.get(field, "")) for label, field, value in specs]
+    # A value no source states says so, rather than pass for a cited one.
+    spec_rows = [
+        (esc(label), esc(value), marks.get(field, "" if value is None else "not cited"))
+        for label, field, value in specs
+    ]
     sources = "".join(
         f'<li id="source-{number}">{_link(source.url, source.title)} ({esc(source.date)}): '
         f"{esc(', '.join(source.fields))}</li>"
@@ -84,7 +108,7 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
     )
     price_rows = [
         (
-            esc(price.provider),
+            f'<span id="{esc(price_anchor(price))}">{esc(price.provider)}</span>',
             esc(price.offering),
             esc(price.instance),
             esc(price.tier.replace("_", "-")),
@@ -92,7 +116,7 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
             esc(price.gpus_per_instance),
             esc(price.region),
             esc(price.as_of),
-            _link(price.source.url, price.source.title),
+            _price_source(price),
         )
         for price in sorted(prices, key=lambda p: (p.tier, p.usd_per_gpu_hour, p.id))
     ]
@@ -131,7 +155,17 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
     )
 
 
-def gpus_index(gpus: Mapping[str, GpuEntry], cheapest: Mapping[str, Mapping[str, float]]) -> str:
+def gpus_index(
+    gpus: Mapping[str, GpuEntry], cheapest: Mapping[str, Mapping[str, PriceEntry]]
+) -> str:
+    """The GPU list; `cheapest`: GPU id → tier → its cheapest price."""
+
+    def price(gpu_id: str, tier: str) -> str:
+        entry = cheapest[gpu_id].get(tier)
+        if entry is None:
+            return "–"
+        return price_link(entry, "", f"${entry.usd_per_gpu_hour:,.2f}")
+
     rows = [
         (
             f'<a href="{gpu.id}/">{esc(gpu.name)}</a>',
@@ -140,10 +174,7 @@ def gpus_index(gpus: Mapping[str, GpuEntry], cheapest: Mapping[str, Mapping[str,
             esc(gpu.memory_bandwidth_gb_s),
             esc(gpu.tflops_dense.bf16),
             esc(gpu.tflops_dense.fp8),
-            *(
-                "–" if tier not in cheapest[gpu.id] else f"${cheapest[gpu.id][tier]:,.2f}"
-                for tier in ("on_demand", "interruptible", "reserved")
-            ),
+            *(price(gpu.id, tier) for tier in ("on_demand", "interruptible", "reserved")),
         )
         for gpu in sorted(gpus.values(), key=lambda g: (-g.memory_gb, g.id))
     ]

@@ -5,15 +5,18 @@ embedded beside them.
 Every string that comes from a result file is HTML-escaped."""
 
 import csv
+import dataclasses
 import io
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from statistics import median
 from typing import Any
 
-from catalog_pages import esc
+from catalog_pages import esc, price_link
 from result_index import Index
 
+from registry.index import COLUMNS as INDEX_COLUMNS
 from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
 from registry.models import GpuEntry, ModelEntry, PriceEntry
@@ -42,8 +45,80 @@ def _kind_badge(kind: str) -> str:
     return f'<span class="im-kind im-kind-{esc(kind)}">{esc(kind)}</span>'
 
 
-# one column: header, value of a row, HTML of the value
-Column = tuple[str, Callable[[IndexRow], Any], Callable[[IndexRow], str]]
+# The figures that differ between replicates (measured and derived numbers): a replicate
+# group's row shows the median of each.
+SUMMARY_COLUMNS = tuple(
+    name
+    for name in INDEX_COLUMNS[INDEX_COLUMNS.index("duration_s") :]
+    if not name.endswith(("_price_id", "_basis"))
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One row of a compare table: a load point, or a replicate group (the same setup and load
+    from several results) summarised by the median of each figure."""
+
+    row: IndexRow
+    members: tuple[IndexRow, ...]
+
+
+def replicate_groups(rows: Iterable[IndexRow]) -> list[Group]:
+    """The rows by replicate key, in the order of each group's first row."""
+    groups = []
+    for _key, members in rows_by(rows, lambda row: row.replicate_key):
+        if len(members) == 1:
+            groups.append(Group(members[0], (members[0],)))
+            continue
+        medians: dict[str, Any] = {}
+        for name in SUMMARY_COLUMNS:
+            values = [getattr(m, name) for m in members if getattr(m, name) is not None]
+            medians[name] = median(values) if values else None
+        groups.append(Group(dataclasses.replace(members[0], **medians), tuple(members)))
+    return groups
+
+
+def _kinds(group: Group) -> list[str]:
+    return sorted({member.source_kind for member in group.members})
+
+
+def _spread(group: Group) -> str:
+    """`n=3, 1,180–1,350 tok/s` under a group's output tok/s (the index's min and max)."""
+    row = group.row
+    if len(group.members) == 1:
+        return ""
+    return (
+        f'<br><small class="im-spread">n={len(group.members)}, '
+        f"{_num(row.output_tokens_per_s_min, 0)}–{_num(row.output_tokens_per_s_max, 0)} tok/s"
+        "</small>"
+    )
+
+
+def _result_links(group: Group) -> str:
+    links = [
+        f'<a href="../../results/{esc(m.result_id)}/">{esc(m.result_id)}</a> · '
+        f'<a href="../../results/{esc(m.result_id)}.json">file</a>'
+        + ("" if len(group.members) == 1 else f" ({_num(m.output_tokens_per_s, 0)} tok/s)")
+        for m in group.members
+    ]
+    return "<br>".join(links)
+
+
+def _hourly_price(group: Group) -> str:
+    """The deployment's on-demand $/hour, linked to the price's row (date, source) on the GPU
+    page."""
+    row = group.row
+    text = _usd(row.on_demand_usd_per_hour, 2)
+    if row.on_demand_price_id is None:
+        return text
+    return (
+        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}" '
+        f'title="{esc(row.on_demand_price_id)}">{text}</a>'
+    )
+
+
+# one column: header, value of a group's row, HTML of the value
+Column = tuple[str, Callable[[Group], Any], Callable[[Group], str]]
 
 
 def _accepted_per_hour(row: IndexRow) -> float | None:
@@ -52,81 +127,98 @@ def _accepted_per_hour(row: IndexRow) -> float | None:
 
 
 COLUMNS: list[Column] = [
-    ("GPU", lambda r: r.gpu, lambda r: f'<a href="../../gpus/{esc(r.gpu)}/">{esc(r.gpu)}</a>'),
-    ("GPUs", lambda r: r.gpu_count, lambda r: esc(r.gpu_count)),
-    ("Source", lambda r: r.source_kind, lambda r: _kind_badge(r.source_kind)),
+    (
+        "GPU",
+        lambda g: g.row.gpu,
+        lambda g: f'<a href="../../gpus/{esc(g.row.gpu)}/">{esc(g.row.gpu)}</a>',
+    ),
+    ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
+    ("Source", lambda g: " ".join(_kinds(g)), lambda g: " ".join(map(_kind_badge, _kinds(g)))),
     (
         "Engine",
-        lambda r: f"{r.engine} {r.engine_version}",
-        lambda r: esc(f"{r.engine} {r.engine_version}"),
+        lambda g: f"{g.row.engine} {g.row.engine_version}",
+        lambda g: esc(f"{g.row.engine} {g.row.engine_version}"),
     ),
-    ("Quant.", lambda r: r.quantization or "", lambda r: esc(r.quantization or "–")),
+    ("Quant.", lambda g: g.row.quantization or "", lambda g: esc(g.row.quantization or "–")),
     (
         "Load",
-        lambda r: r.concurrency or r.request_rate,
-        lambda r: esc(f"{r.concurrency} conc." if r.concurrency else f"{r.request_rate} req/s"),
+        lambda g: g.row.concurrency or g.row.request_rate,
+        lambda g: esc(
+            f"{g.row.concurrency} conc." if g.row.concurrency else f"{g.row.request_rate} req/s"
+        ),
     ),
-    ("$/hour", lambda r: r.on_demand_usd_per_hour, lambda r: _usd(r.on_demand_usd_per_hour, 2)),
-    ("Output tok/s", lambda r: r.output_tokens_per_s, lambda r: _num(r.output_tokens_per_s, 0)),
-    ("Accepted tok/hour", _accepted_per_hour, lambda r: _num(_accepted_per_hour(r), 0)),
+    ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
+    (
+        "Output tok/s",
+        lambda g: g.row.output_tokens_per_s,
+        lambda g: _num(g.row.output_tokens_per_s, 0) + _spread(g),
+    ),
+    (
+        "Accepted tok/hour",
+        lambda g: _accepted_per_hour(g.row),
+        lambda g: _num(_accepted_per_hour(g.row), 0),
+    ),
     (
         "$/1M accepted, on-demand",
-        lambda r: r.on_demand_usd_per_million_accepted_tokens,
-        lambda r: _usd(r.on_demand_usd_per_million_accepted_tokens),
+        lambda g: g.row.on_demand_usd_per_million_accepted_tokens,
+        lambda g: _usd(g.row.on_demand_usd_per_million_accepted_tokens),
     ),
     (
         "$/1M accepted, interruptible",
-        lambda r: r.interruptible_usd_per_million_accepted_tokens,
-        lambda r: _usd(r.interruptible_usd_per_million_accepted_tokens),
+        lambda g: g.row.interruptible_usd_per_million_accepted_tokens,
+        lambda g: _usd(g.row.interruptible_usd_per_million_accepted_tokens),
     ),
     (
         "$/1M accepted, reserved",
-        lambda r: r.reserved_usd_per_million_accepted_tokens,
-        lambda r: _usd(r.reserved_usd_per_million_accepted_tokens),
+        lambda g: g.row.reserved_usd_per_million_accepted_tokens,
+        lambda g: _usd(g.row.reserved_usd_per_million_accepted_tokens),
     ),
     (
         "$/1M output, on-demand",
-        lambda r: r.on_demand_usd_per_million_output_tokens,
-        lambda r: _usd(r.on_demand_usd_per_million_output_tokens),
+        lambda g: g.row.on_demand_usd_per_million_output_tokens,
+        lambda g: _usd(g.row.on_demand_usd_per_million_output_tokens),
     ),
     (
         "Tok/s per GPU",
-        lambda r: r.output_tokens_per_s_per_gpu,
-        lambda r: _num(r.output_tokens_per_s_per_gpu, 0),
+        lambda g: g.row.output_tokens_per_s_per_gpu,
+        lambda g: _num(g.row.output_tokens_per_s_per_gpu, 0),
     ),
     (
         "Tok/s per user",
-        lambda r: r.tokens_per_s_per_user,
-        lambda r: _num(r.tokens_per_s_per_user, 1),
+        lambda g: g.row.tokens_per_s_per_user,
+        lambda g: _num(g.row.tokens_per_s_per_user, 1),
     ),
-    ("TTFT p95 ms", lambda r: r.ttft_ms_p95, lambda r: _num(r.ttft_ms_p95, 0)),
-    ("E2E p95 ms", lambda r: r.e2e_ms_p95, lambda r: _num(r.e2e_ms_p95, 0)),
-    ("E2E p99 ms", lambda r: r.e2e_ms_p99, lambda r: _num(r.e2e_ms_p99, 0)),
+    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: _num(g.row.ttft_ms_p95, 0)),
+    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: _num(g.row.e2e_ms_p95, 0)),
+    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: _num(g.row.e2e_ms_p99, 0)),
     (
         "Failure rate",
-        lambda r: r.failure_rate,
-        lambda r: _num(r.failure_rate, 1, 100) + ("" if r.failure_rate is None else " %"),
+        lambda g: g.row.failure_rate,
+        lambda g: _num(g.row.failure_rate, 1, 100) + ("" if g.row.failure_rate is None else " %"),
     ),
-    ("GPU util. %", lambda r: r.gpu_utilization_pct, lambda r: _num(r.gpu_utilization_pct, 0)),
-    ("Tok/J", lambda r: r.output_tokens_per_joule, lambda r: _num(r.output_tokens_per_joule, 2)),
     (
-        "Result",
-        lambda r: r.result_id,
-        lambda r: (
-            f'<a href="../../results/{esc(r.result_id)}/">{esc(r.result_id)}</a> · '
-            f'<a href="../../results/{esc(r.result_id)}.json">file</a>'
-        ),
+        "GPU util. %",
+        lambda g: g.row.gpu_utilization_pct,
+        lambda g: _num(g.row.gpu_utilization_pct, 0),
     ),
+    (
+        "Tok/J",
+        lambda g: g.row.output_tokens_per_joule,
+        lambda g: _num(g.row.output_tokens_per_joule, 2),
+    ),
+    ("Result", lambda g: g.members[0].result_id, _result_links),
 ]
 
 
-def _compare_table(rows: list[IndexRow]) -> str:
+def _compare_table(groups: list[Group]) -> str:
     head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _value, _text in COLUMNS)
     body = "".join(
-        f'<tr data-kind="{esc(row.source_kind)}">'
-        + "".join(_cell(value(row), text(row)) for _name, value, text in COLUMNS)
+        f'<tr data-kind="{esc(" ".join(_kinds(group)))}"'
+        + (f' data-replicates="{len(group.members)}"' if len(group.members) > 1 else "")
+        + ">"
+        + "".join(_cell(value(group), text(group)) for _name, value, text in COLUMNS)
         + "</tr>"
-        for row in rows
+        for group in groups
     )
     return (
         '<div class="im-table-tools" hidden><label>Filter <input type="search" data-filter '
@@ -171,7 +263,9 @@ def compare_page(model: str, profile: str, model_name: str) -> str:
         f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile. "
         "Dollar figures use the cheapest catalog price of each tier × GPU count; *measured* rows "
         "come from `infermeter bench`, *reported* rows from a cited public source. "
-        "Click a header to sort. [Data as CSV]("
+        "Results of the same setup and load from several runs (replicates) share one row: its "
+        "figures are their medians, *n* and the range of output tokens/s show their spread, and "
+        "each replicate is linked. Click a header to sort. [Data as CSV]("
         + f"{slug}.csv"
         + ").\n\n"
         + slot("compare-table")
@@ -184,7 +278,10 @@ def compare_page(model: str, profile: str, model_name: str) -> str:
 def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
     """The HTML of a compare page's slots: the table, the charts with their data."""
     # An attribute, not a <script>: instant navigation re-runs scripts in the content.
-    chart_json = json.dumps(_chart_data(rows), sort_keys=True, separators=(",", ":"))
+    groups = replicate_groups(rows)
+    chart_json = json.dumps(
+        _chart_data([group.row for group in groups]), sort_keys=True, separators=(",", ":")
+    )
     charts = (
         f'<div class="im-charts" data-chart-data="{esc(chart_json)}">'
         '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per '
@@ -193,7 +290,7 @@ def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
         '<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M '
         "accepted (else output) tokens, on-demand, per GPU.</figcaption></figure></div>"
     )
-    return {slot("compare-table"): _compare_table(rows), slot("compare-charts"): charts}
+    return {slot("compare-table"): _compare_table(groups), slot("compare-charts"): charts}
 
 
 # Workload → shortlist, after the guide's quick decision matrix (our wording).
@@ -242,12 +339,16 @@ def home_page(
     index: Index,
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
-    cheapest: Mapping[str, Mapping[str, float]],
+    cheapest: Mapping[str, Mapping[str, PriceEntry]],
 ) -> str:
     def gpu_cell(gpu_id: str) -> str:
         gpu = gpus[gpu_id]
         price = cheapest.get(gpu_id, {}).get("on_demand")
-        price_text = f", from ${price:,.2f}/h" if price is not None else ""
+        price_text = (
+            f", from {price_link(price, 'gpus/', f'${price.usd_per_gpu_hour:,.2f}/h')}"
+            if price is not None
+            else ""
+        )
         return f'<a href="gpus/{gpu_id}/">{esc(gpu.name)}</a> ({esc(gpu.memory_gb)} GB{price_text})'
 
     matrix = "".join(
@@ -318,7 +419,7 @@ def pages(
     index: Index,
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
-    cheapest: Mapping[str, Mapping[str, float]],
+    cheapest: Mapping[str, Mapping[str, PriceEntry]],
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """uri → Markdown of Home and the compare pages; uri → slot marker → HTML of their slots.
     (Result pages are written after the build: `result_pages`.)"""

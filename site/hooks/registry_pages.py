@@ -109,12 +109,10 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     if unknown:
         raise PluginError(f"prices.yaml: prices name GPUs not in gpus.yaml: {', '.join(unknown)}")
     price_list = list(prices.values())
+    cheapest_entries = {gpu_id: cheapest_prices(gpu_id, price_list) for gpu_id in gpus}
     cheapest = {
-        gpu_id: {
-            tier: price.usd_per_gpu_hour
-            for tier, price in cheapest_prices(gpu_id, price_list).items()
-        }
-        for gpu_id in gpus
+        gpu_id: {tier: price.usd_per_gpu_hour for tier, price in entries.items()}
+        for gpu_id, entries in cheapest_entries.items()
     }
     calc_catalog = {
         "models": {
@@ -133,6 +131,15 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
                 "prices": {
                     tier: cheapest[gpu.id][tier] for tier in TIERS if tier in cheapest[gpu.id]
                 },
+                # Which catalog price each of those is, for the cost page to name and link.
+                "price_sources": {
+                    tier: {
+                        "id": price.id,
+                        "as_of": str(price.as_of),
+                        "source_url": price.source.url,
+                    }
+                    for tier, price in cheapest_entries[gpu.id].items()
+                },
             }
             for gpu in gpus.values()
         },
@@ -141,7 +148,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         gpus=gpus,
         models=models,
         prices=prices,
-        cheapest=cheapest,
+        cheapest=cheapest_entries,
         index=index,
         catalog=calc_catalog,
     )
@@ -243,7 +250,14 @@ def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
 def on_post_build(config: MkDocsConfig) -> None:
     index = _state["index"]
     rows = dict(compare_pages.rows_by(index.rows, lambda row: row.result_id))
+    replicates = {
+        key: group
+        for key, group in compare_pages.rows_by(index.rows, lambda row: row.replicate_key)
+        if len(group) > 1
+    }
     try:
-        result_pages.write_pages(Path(config.site_dir), _state["shell"], index.results, rows)
+        result_pages.write_pages(
+            Path(config.site_dir), _state["shell"], index.results, rows, replicates
+        )
     except ValueError as error:
         raise PluginError(f"cannot write the result pages: {error}") from None

@@ -17,7 +17,13 @@ from pathlib import Path
 
 from registry.catalog import load_prices
 from registry.errors import InvalidFileError, Problem
-from registry.index import IndexRow, index_rows, load_results, result_files
+from registry.index import (
+    IndexRow,
+    index_rows,
+    load_results,
+    result_files,
+    with_replicate_spread,
+)
 from registry.models import Result
 from registry.store import parse_result
 
@@ -90,4 +96,4 @@ def load_index(root: Path) -> Index:
             results[result.id], texts[result.id] = result, text
             rows.extend(index_rows(result, relative, prices))
     rows.sort(key=lambda row: (row.file, row.point_index))
-    return Index(rows=rows, results=results, texts=texts)
+    return Index(rows=with_replicate_spread(rows), results=results, texts=texts)

@@ -88,9 +88,69 @@ def title(result: Result) -> str:
     return f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id} ({result.id})"
 
 
-def result_body(result: Result, rows: list[IndexRow]) -> str:
+def _load(row: IndexRow) -> str:
+    return f"{row.concurrency} concurrent" if row.concurrency else f"{row.request_rate} req/s"
+
+
+def _tokens_per_s(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f} tok/s"
+
+
+def _spread(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "output tokens/s not stated"
+    return f"{low:,.0f}–{high:,.0f} tok/s"
+
+
+def replicates_html(rows: list[IndexRow], replicates: Mapping[str, list[IndexRow]]) -> str:
+    """Links to the other results with the same setup and load (replicates), per load point."""
+    items = []
+    for row in rows:
+        siblings = [
+            other
+            for other in replicates.get(row.replicate_key, [])
+            if other.result_id != row.result_id
+        ]
+        if not siblings:
+            continue
+        links = ", ".join(
+            f'<a href="../{esc(other.result_id)}/">{esc(other.result_id)}</a> '
+            f"({_tokens_per_s(other.output_tokens_per_s)})"
+            for other in siblings
+        )
+        items.append(
+            f"<li>Load point {row.point_index} ({esc(_load(row))}): n={row.replicates}, "
+            f"{_spread(row.output_tokens_per_s_min, row.output_tokens_per_s_max)}; this result "
+            f"{_tokens_per_s(row.output_tokens_per_s)}, replicates {links}</li>"
+        )
+    if not items:
+        return ""
+    return (
+        '<div class="im-replicates"><p>Replicates: the same setup and load measured in other '
+        f"results.</p><ul>{''.join(items)}</ul></div>\n"
+    )
+
+
+def citation_html(result: Result) -> str:
+    """For a reported result: who published its numbers, where (linked), when."""
+    source = result.source
+    if source.kind != "reported":
+        return ""
+    published = f", published {esc(source.published)}" if source.published else ""
+    return (
+        f'<p class="im-citation">Reported by {esc(source.publisher)}: '
+        f'<a href="{esc(source.url)}" rel="noopener">{esc(source.title)}</a>{published}; '
+        f"read {esc(source.retrieved)}.</p>\n"
+    )
+
+
+def result_body(
+    result: Result,
+    rows: list[IndexRow],
+    replicates: Mapping[str, list[IndexRow]] | None = None,
+) -> str:
     """The HTML of a result page's article below its <h1>: every field, provenance, the
-    reproduce command."""
+    reproduce command, links to its replicates (`replicates`: replicate key → index rows)."""
     data = result.model_dump(mode="json", exclude_none=True)
     source = data.get("source", {})
     commands = [source[key] for key in ("server_command", "command") if source.get(key)]
@@ -123,11 +183,18 @@ def result_body(result: Result, rows: list[IndexRow]) -> str:
         f'<a href="../{esc(result.id)}.json">the file</a> · '
         f'<a href="../../gpus/{esc(identity.gpu.id)}/">GPU</a> · '
         f'<a href="../../models/{esc(identity.model.id)}/">model</a></p>\n'
+        + citation_html(result)
+        + replicates_html(rows, replicates or {})
         + "".join(_heading(2, anchor, name) + tables[anchor] for anchor, name in SECTIONS)
     )
 
 
-def fill(shell: str, result: Result, rows: list[IndexRow]) -> str:
+def fill(
+    shell: str,
+    result: Result,
+    rows: list[IndexRow],
+    replicates: Mapping[str, list[IndexRow]] | None = None,
+) -> str:
     """The shell's HTML with this result's title, address and body."""
     if shell.count(BODY_MARK) != 1 or TITLE_MARK not in shell or HEADING_MARK not in shell:
         raise ValueError(f"{SHELL_URI}: the rendered shell lost its markers")
@@ -135,19 +202,24 @@ def fill(shell: str, result: Result, rows: list[IndexRow]) -> str:
     heading = f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id}"
     page = shell.replace(TITLE_MARK, esc(title(result))).replace(HEADING_MARK, esc(heading))
     page = page.replace(f"{SHELL_DIR}/", f"results/{result.id}/")  # the canonical address
-    return page.replace(BODY_MARK, result_body(result, rows))
+    return page.replace(BODY_MARK, result_body(result, rows, replicates))
 
 
 def write_pages(
-    site_dir: Path, shell: str, results: Mapping[str, Result], rows: Mapping[str, list[IndexRow]]
+    site_dir: Path,
+    shell: str,
+    results: Mapping[str, Result],
+    rows: Mapping[str, list[IndexRow]],
+    replicates: Mapping[str, list[IndexRow]] | None = None,
 ) -> None:
     """Write `results/<id>/index.html` for every result, drop the shell, list them in the
-    sitemap (Material's instant navigation follows only the links the sitemap lists)."""
+    sitemap (Material's instant navigation follows only the links the sitemap lists).
+    `rows`: result id → its index rows; `replicates`: replicate key → index rows."""
     for result_id, result in results.items():
         folder = site_dir / "results" / result_id
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "index.html").write_text(
-            fill(shell, result, rows.get(result_id, [])), encoding="utf-8"
+            fill(shell, result, rows.get(result_id, []), replicates), encoding="utf-8"
         )
     shell_page = site_dir / SHELL_DIR / "index.html"
     shell_page.unlink(missing_ok=True)

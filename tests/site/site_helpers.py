@@ -1,10 +1,16 @@
 """Helpers of the site tests (imported by conftest and the tests)."""
 
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from registry.models import Result
+from registry.store import parse_result, with_content_id, write_result
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,3 +41,25 @@ def build_site(
         timeout=300,
         check=False,
     )
+
+
+TEMPLATE = REPO / "tests/examples/valid/results/measured-two-points.json"
+
+
+def result_data() -> dict[str, Any]:
+    """A valid measured result (two load points) as JSON data, to edit into a test's variant."""
+    data: dict[str, Any] = json.loads(TEMPLATE.read_text())
+    return data
+
+
+def write_registry(root: Path, variants: list[dict[str, Any]]) -> list[Result]:
+    """A registry checkout at `root`: the real catalogs and one result file per variant (each
+    given its content id and written where it belongs)."""
+    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    results = []
+    for number, data in enumerate(variants):
+        result = with_content_id(parse_result(json.dumps(data), f"{number}.json"))
+        write_result(result, root)
+        results.append(result)
+    return results

@@ -141,10 +141,22 @@ CASES = [
             "enforce_eager": "1",
         },
     ),
-    ("cost", {"price_per_hour": "2.69", "tokens_per_second": "2800"}),
+    ("cost", {"price_per_hour": "2.69", "tokens_per_second": "2800", "gpu": ""}),
+    ("cost", {"gpu": "h100-sxm", "tokens_per_second": "2800"}),
     (
         "cost",
         {
+            "gpu": "l40s",
+            "tier": "interruptible",
+            "tokens_per_second": "900",
+            "reserved_price_per_hour": "0.7",
+            "gpu_count": "2",
+        },
+    ),
+    (
+        "cost",
+        {
+            "gpu": "",
             "price_per_hour": "3.1",
             "tokens_per_second": "1500",
             "utilization": "0.6",
@@ -202,7 +214,8 @@ def test_browser_pasted_config_matches_catalog_model(page: Any, site_url: str) -
 
 
 BAD = [
-    ("cost", {"price_per_hour": ""}, "price_per_hour", "required"),
+    ("cost", {"price_per_hour": "", "gpu": ""}, "price_per_hour", "required"),
+    ("cost", {"gpu": "h100-sxn"}, "gpu", "unknown GPU id"),
     ("vram", {"max_model_len": "-1"}, "max_model_len", ">= 1"),
     ("vram", {"config": "{not json"}, "config", "not valid JSON"),
     ("vram", {"model": "llama-9-unknown"}, "model", "unknown model id"),
@@ -288,3 +301,31 @@ def test_browser_compare_table_sorts_and_filters(page: Any, site_url: str) -> No
     assert visible
     assert all(first_gpu in gpu for gpu in visible)
     page.wait_for_selector(".im-chart canvas")
+
+
+def test_browser_cost_gpu_shows_catalog_prices_in_price_fields(page: Any, site_url: str) -> None:
+    from registry.lookup import cheapest_prices
+
+    _open(page, f"{site_url}/calculators/cost/?gpu=l40s&tier=interruptible")
+
+    def placeholder(name: str) -> float:
+        text = page.get_attribute(f'input[name="{name}"]', "placeholder")
+        assert text.endswith(" (catalog)"), text
+        return float(text.split()[0])
+
+    l40s = cheapest_prices("l40s")
+    assert placeholder("price_per_hour") == l40s["interruptible"].usd_per_gpu_hour
+    assert placeholder("reserved_price_per_hour") == l40s["reserved"].usd_per_gpu_hour
+    shown = page.eval_on_selector(
+        '[data-output="prices.price_per_hour.id"]', "e => e.dataset.value"
+    )
+    assert shown == l40s["interruptible"].id
+    h100 = cheapest_prices("h100-sxm")
+    page.fill('input[name="gpu"]', "h100-sxm")  # the default GPU: it leaves the URL
+    page.wait_for_function(
+        "id => document.querySelector('[data-output=\"prices.price_per_hour.id\"]')"
+        "?.dataset.value === id",
+        arg=h100["interruptible"].id,
+    )
+    assert "gpu=" not in page.url
+    assert placeholder("price_per_hour") == h100["interruptible"].usd_per_gpu_hour

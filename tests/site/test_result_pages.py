@@ -5,38 +5,31 @@ result files are validated in worker processes with every problem reported."""
 import html
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from site_helpers import REPO, build_site
+from site_helpers import REPO, build_site, result_data, write_registry
 
 from registry.errors import InvalidFileError
 from registry.index import load_results, result_files
 from registry.models import Result
-from registry.store import parse_result, with_content_id, write_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 import result_index
 import result_pages
 
 pytestmark = pytest.mark.slow
-TEMPLATE = REPO / "tests/examples/valid/results/measured-two-points.json"
 
 
 def _registry(root: Path, submitters: list[str]) -> list[Result]:
-    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    results = []
+    variants = []
     for number, submitter in enumerate(submitters):
-        data = json.loads(TEMPLATE.read_text())
+        data = result_data()
         data["source"]["submitter"] = submitter
         data["identity"]["gpu"]["id"] = ["h100-sxm", "l40s"][number % 2]
-        result = with_content_id(parse_result(json.dumps(data), f"{number}.json"))
-        write_result(result, root)
-        results.append(result)
-    return results
+        variants.append(data)
+    return write_registry(root, variants)
 
 
 @pytest.fixture(scope="module")

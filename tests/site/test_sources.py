@@ -1,0 +1,102 @@
+"""Every number the site shows is measured or cited with its link: a GPU page's spec values carry
+their sources (a value no source states says "not cited", and no number may), every price its
+date and source, every price shown elsewhere links to that row, and every reported result's
+page links where its numbers were published."""
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# Spec rows whose value is a number: each must cite a source.
+NUMERIC_SPECS = (
+    "Memory, GB",
+    "Memory as reported, MiB",
+    "Memory bandwidth",
+    "Dense ",
+    "Board power",
+)
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<td>(.*?)</td>", re.S)
+
+
+def _section(page: str, anchor: str) -> str:
+    after = page.split(f'id="{anchor}"', 1)[1]
+    return after.split("<h2", 1)[0]
+
+
+def _rows(table_html: str) -> list[list[str]]:
+    return [cells for row in _ROW.findall(table_html) if (cells := _CELL.findall(row))]
+
+
+def _gpu_pages(built_site: Path) -> list[Path]:
+    pages = sorted(path for path in (built_site / "gpus").glob("*/index.html"))
+    assert len(pages) > 10
+    return pages
+
+
+def test_sources_every_gpu_spec_value_cites_a_linked_source(built_site: Path) -> None:
+    uncited: list[str] = []
+    for path in _gpu_pages(built_site):
+        page = path.read_text()
+        sources = dict(re.findall(r'<li id="(source-\d+)">(.*?)</li>', page))
+        for label, value, marks in _rows(_section(page, "specifications")):
+            if value == "–":
+                continue
+            cited = re.findall(r'href="#(source-\d+)"', marks)
+            if not cited:
+                assert marks == "not cited", f"{path.parent.name}: {label}"
+                uncited.append(f"{path.parent.name}: {label}")
+                assert not label.startswith(NUMERIC_SPECS), f"{path.parent.name}: {label}"
+                continue
+            for anchor in cited:
+                assert '<a href="http' in sources[anchor], f"{path.parent.name}: {anchor}"
+
+
+def test_sources_every_price_has_its_date_and_source(built_site: Path) -> None:
+    seen = 0
+    for path in _gpu_pages(built_site):
+        prices = _section(path.read_text(), "prices")
+        for cells in _rows(prices):
+            seen += 1
+            assert cells[0].startswith('<span id="price-'), cells
+            assert re.fullmatch(r"\d{4}(-\d{2}){0,2}", cells[7]), cells  # as of
+            source = cells[8]
+            assert source.startswith('<a href="http') or source.endswith("(no public address)")
+    assert seen > 50
+
+
+def test_sources_prices_elsewhere_link_to_their_row(built_site: Path) -> None:
+    pages = [
+        built_site / "index.html",
+        built_site / "gpus/index.html",
+        *sorted((built_site / "compare").glob("*/index.html")),
+    ]
+    links = 0
+    for path in pages:
+        page = path.read_text()
+        for href in re.findall(r'href="([^"]*#price-[^"]+)"', page):
+            target, anchor = (path.parent / html.unescape(href)).as_posix().split("#")
+            target_page = Path(target) / "index.html"
+            assert f'id="{anchor}"' in target_page.read_text(), f"{path}: {href}"
+            links += 1
+    assert links > 30
+    home_prices = re.findall(
+        r"from (<a [^>]*>)?\$[\d.,]+/h", (built_site / "index.html").read_text()
+    )
+    assert home_prices
+    assert all(home_prices)  # every price on Home is a link
+
+
+def test_sources_reported_result_pages_link_their_source(built_site: Path) -> None:
+    rows = json.loads((built_site / "data/index.json").read_text())["rows"]
+    reported = sorted({row["result_id"] for row in rows if row["source_kind"] == "reported"})
+    assert reported
+    for result_id in reported:
+        source = json.loads((built_site / f"results/{result_id}.json").read_text())["source"]
+        page = (built_site / f"results/{result_id}/index.html").read_text()
+        assert f'<a href="{html.escape(source["url"])}" rel="noopener">' in page, result_id
