@@ -12,6 +12,12 @@ until `num_requests` of them were sent or `duration_s` passed since the first me
 whichever comes first; requests in flight then run to their end (bounded by the client's
 per-request timeout). Request indices start at `first_index`, so points of one run never reuse
 a prompt.
+
+A point may be split across worker processes (`bench.workers`): each runs a `Share` of it.
+Worker w of n gets closed-loop slots w, w + n, … and the requests that start in them (request k
+starts in slot k mod concurrency), or every n-th request of the open-loop schedule from w; a
+request keeps its index, its warm-up flag and its scheduled time. Together the shares send the
+same requests as one process would, with at most `concurrency` in flight.
 """
 
 from __future__ import annotations
@@ -68,6 +74,26 @@ class PointPlan:
         return None if self.num_requests is None else self.warmup_requests + self.num_requests
 
 
+@dataclass(frozen=True)
+class Share:
+    """The part of a point that worker `worker` of `workers` runs; `start_ns` is the point's
+    common start on the monotonic clock (which all processes of a machine share), the origin
+    of an open-loop schedule."""
+
+    worker: int
+    workers: int
+    start_ns: int
+
+    def slots(self, concurrency: int) -> int:
+        """How many of a closed loop's `concurrency` slots are this worker's."""
+        return len(range(self.worker, concurrency, self.workers))
+
+    def owns(self, local: int, concurrency: int | None) -> bool:
+        """Whether request `local` (from 0) of the point is this worker's."""
+        slot = local if concurrency is None else local % concurrency
+        return slot % self.workers == self.worker
+
+
 @dataclass
 class PointRun:
     """The records of one load point and what the client spent on it."""
@@ -109,16 +135,21 @@ def arrival_offsets_s(
     return offsets
 
 
-async def run_point(send: Send, build: Build, plan: PointPlan) -> PointRun:
+async def run_point(
+    send: Send, build: Build, plan: PointPlan, share: Share | None = None
+) -> PointRun:
     """Run one load point with `send` (e.g. `StreamingClient.send`) and `build`
-    (e.g. `RequestFactory.build`); records come back sorted by request index."""
+    (e.g. `RequestFactory.build`), or only `share` of it; records come back sorted by request
+    index."""
     run = PointRun(plan)
     cpu_start = time.process_time()
     wall_start = time.monotonic()
+    if share is None:
+        share = Share(0, 1, time.monotonic_ns())
     if plan.concurrency is not None:
-        await _closed_loop(send, build, plan, run.records)
+        await _closed_loop(send, build, plan, share, run.records)
     else:
-        await _open_loop(send, build, plan, run.records)
+        await _open_loop(send, build, plan, share, run.records)
     run.client_cpu_s = time.process_time() - cpu_start
     run.wall_s = time.monotonic() - wall_start
     run.records.sort(key=lambda record: record.index)
@@ -126,11 +157,18 @@ async def run_point(send: Send, build: Build, plan: PointPlan) -> PointRun:
 
 
 async def _closed_loop(
-    send: Send, build: Build, plan: PointPlan, records: list[RequestRecord]
+    send: Send, build: Build, plan: PointPlan, share: Share, records: list[RequestRecord]
 ) -> None:
     assert plan.concurrency is not None
+    concurrency = plan.concurrency
     total = plan.total_requests
-    next_local = 0
+
+    def mine_from(local: int) -> int:
+        while not share.owns(local, concurrency):
+            local += 1
+        return local
+
+    next_local = mine_from(0)
     deadline_ns: int | None = None
 
     async def worker() -> None:
@@ -145,16 +183,16 @@ async def _closed_loop(
                     deadline_ns = now + int(plan.duration_s * NS_PER_S)
                 elif now >= deadline_ns:
                     return
-            next_local += 1
+            next_local = mine_from(local + 1)
             record = await send(build(plan.first_index + local), None)
             record.warmup = local < plan.warmup_requests
             records.append(record)
 
-    await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+    await asyncio.gather(*(worker() for _ in range(share.slots(plan.concurrency))))
 
 
 async def _open_loop(
-    send: Send, build: Build, plan: PointPlan, records: list[RequestRecord]
+    send: Send, build: Build, plan: PointPlan, share: Share, records: list[RequestRecord]
 ) -> None:
     assert plan.request_rate is not None
     offsets = arrival_offsets_s(
@@ -171,12 +209,15 @@ async def _open_loop(
         record.warmup = warmup
         records.append(record)
 
+    mine = range(share.worker, len(offsets), share.workers)  # = share.owns(local, None)
     tasks: list[asyncio.Task[None]] = []
+    if not mine:
+        return
     # The next request is built while waiting for its send time, not after it.
-    request = build(plan.first_index)
-    start_ns = time.monotonic_ns()
-    for local, offset_s in enumerate(offsets):
-        intended_ns = start_ns + int(offset_s * NS_PER_S)
+    request = build(plan.first_index + mine[0])
+    start_ns = share.start_ns
+    for position, local in enumerate(mine):
+        intended_ns = start_ns + int(offsets[local] * NS_PER_S)
         delay_ns = intended_ns - time.monotonic_ns()
         if delay_ns > 0:
             await asyncio.sleep(delay_ns / NS_PER_S)
@@ -184,6 +225,6 @@ async def _open_loop(
             asyncio.create_task(send_one(request, intended_ns, local < plan.warmup_requests))
         )
         await asyncio.sleep(0)  # let the request leave before the next one is built
-        if local + 1 < len(offsets):
-            request = build(plan.first_index + local + 1)
+        if position + 1 < len(mine):
+            request = build(plan.first_index + mine[position + 1])
     await asyncio.gather(*tasks)

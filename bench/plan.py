@@ -129,6 +129,7 @@ class RunOptions(BaseModel):
     timeout: PositiveFloat = 600.0
     ignore_eos: Annotated[bool, Field(strict=True)] = True
     continuous_usage_stats: Annotated[bool, Field(strict=True)] = False
+    workers: StrictPositiveInt = 1
 
     @field_validator("profile")
     @classmethod
@@ -217,6 +218,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         ),
         ignore_eos=options.ignore_eos,
         continuous_usage_stats=options.continuous_usage_stats,
+        workers=options.workers,
     )
     return SessionConfig(
         run=run,

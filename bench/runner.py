@@ -7,6 +7,9 @@ each request rate. A point in which no request got a single byte of an answer (r
 dropped connections) stops the run; the finished points are kept and the result is marked
 incomplete (so is a run cut by Ctrl-C).
 
+With `workers` above 1 each point is split across that many client processes
+(`bench.workers`), for loads one process cannot parse; the records are merged.
+
 A `PointObserver` (telemetry, a launched server's watchdog) sees each point start and end, with
 its records; when it returns a reason at the end of a point, that point is discarded and the run
 stops there, incomplete, with that reason. A `RunProgress` (the live display, `bench.progress`)
@@ -31,8 +34,9 @@ from bench.client import (
     run_event_loop,
 )
 from bench.errors import BenchConfigError, EndpointError
-from bench.load import PointPlan, Send, run_point
+from bench.load import PointPlan, PointRun, Send, run_point
 from bench.metrics import PointSummary, Slo, summarize_point
+from bench.workers import WorkerJob, run_point_in_workers
 from bench.workloads import (
     LengthDistribution,
     RequestFactory,
@@ -69,6 +73,7 @@ class RunConfig:
     slo: Slo = field(default_factory=Slo)
     ignore_eos: bool = True
     continuous_usage_stats: bool = False
+    workers: int = 1
 
 
 class PointObserver(Protocol):
@@ -183,6 +188,8 @@ def run_benchmark(
     as soon as its point ends, `observer` each point's start and end, `progress` every
     request too (see the module docstring). Raises `EndpointError` when the endpoint cannot
     be reached."""
+    if config.workers < 1:
+        raise BenchConfigError("must be at least 1", "--workers")
     plans = plan_points(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
@@ -225,9 +232,32 @@ def run_benchmark(
         continuous_usage_stats=config.continuous_usage_stats,
         count_tokens=count_tokens,
     )
+    job = None
+    if config.workers > 1:
+        job = WorkerJob(
+            endpoint=config.endpoint,
+            model=model,
+            factory=factory,
+            api=config.api,
+            timeout_s=config.timeout_s,
+            ignore_eos=config.ignore_eos,
+            continuous_usage_stats=config.continuous_usage_stats,
+            count_tokens_with_tokenizer=count_tokens is not None,
+            workers=config.workers,
+        )
     try:
         run_event_loop(
-            _run_points(client, factory, plans, config.slo, result, on_point, observer, progress)
+            _run_points(
+                client,
+                factory,
+                plans,
+                config.slo,
+                result,
+                on_point,
+                observer,
+                progress,
+                workers=job,
+            )
         )
     except KeyboardInterrupt:
         result.incomplete = True
@@ -263,6 +293,8 @@ async def _run_points(
     on_point: Callable[[PointSummary], None] | None,
     observer: PointObserver | None = None,
     progress: RunProgress | None = None,
+    *,
+    workers: WorkerJob | None = None,
 ) -> None:
     send: Send = client.send
     if progress is not None:
@@ -284,7 +316,12 @@ async def _run_points(
             if progress is not None:
                 progress.point_started(plan, number, len(plans))
             try:
-                run = await run_point(send, factory.build, plan)
+                run: PointRun
+                if workers is not None:
+                    on_record = progress.request_finished if progress is not None else None
+                    run = await run_point_in_workers(workers, plan, on_record)
+                else:
+                    run = await run_point(send, factory.build, plan)
             except BaseException:
                 if progress is not None:
                     progress.point_ended(None)

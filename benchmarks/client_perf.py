@@ -8,9 +8,12 @@ process pinned to CPU 1. Requests: 128-token prompts, 256 output tokens, closed 
   chunk, [DONE]); the figure is how many streamed tokens per second one client parses.
 - drip: the server writes one token per write, round-robin over its streams, as fast as it
   can. Its ceiling is measured with a sink client that only counts bytes.
+- workers: burst at 1,024 streams with 1 and 2 client processes (`bench.workers`) on the
+  client CPU, and 2 allowed on both CPUs ("spread").
 - timed: TTFT 50 ms, then one token every 10 ms; the server records each request's arrival
-  and each token's write time (monotonic clock, shared by the processes), which are the truth
-  the clients' TTFT and ITL are compared with (p50/p99 of each distribution).
+  (the kernel's receive time, SO_TIMESTAMPNS, on sockets it reads itself) and each token's
+  write time (monotonic clock, shared by the processes), which are the truth the clients'
+  TTFT and ITL are compared with (p50/p99 of each distribution).
 
 vLLM's client runs from a separate virtual environment (`--vllm`, default
 /tmp/vllm-venv/bin/vllm; `python3 -m venv /tmp/vllm-venv && /tmp/vllm-venv/bin/pip install
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -44,11 +48,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.client import PromptRequest, StreamingClient, run_event_loop
 from bench.load import PointPlan, run_point
+from bench.workers import WorkerJob, run_point_in_workers
+from bench.workloads import RequestFactory, WorkloadSpec, get_profile
 
 SERVER_CPU, CLIENT_CPU = 0, 1
 INPUT_TOKENS, OUTPUT_TOKENS = 128, 256
 TTFT_S, ITL_S = 0.050, 0.010
 MODEL = "bench/fake-model"
+_SO_TIMESTAMPNS = 35  # Linux, asm-generic numbering (as in bench.transport)
 
 
 # ---------------------------------------------------------------- the fake server
@@ -128,9 +135,8 @@ class _Server:
         self.truth: list[dict[str, Any]] = []
         self.responses: dict[int, bytes] = {}
 
-    def handle(
-        self, transport: asyncio.Transport, path: bytes, body: bytes, arrived_ns: int
-    ) -> None:
+    def handle(self, transport: Any, path: bytes, body: bytes, arrived_ns: int) -> None:
+        """Answer one request; `transport` is an asyncio transport or a `_TimedConnection`."""
         if path == b"/stats":
             stats = {
                 "tokens": self.tokens_written,
@@ -154,8 +160,8 @@ class _Server:
         if self.mode == "burst":
             response = self.responses.get(tokens)
             if response is None:
-                frames = [_token_event(0, i, i == tokens - 1) for i in range(tokens)]
-                response = _HEADERS + b"".join(frames) + _tail(0, INPUT_TOKENS, tokens)
+                events = [_token_event(0, i, i == tokens - 1) for i in range(tokens)]
+                response = _HEADERS + b"".join(events) + _tail(0, INPUT_TOKENS, tokens)
                 self.responses[tokens] = response
             transport.write(response)
             self.tokens_written += tokens
@@ -177,8 +183,9 @@ class _Server:
         def write(index: int) -> None:
             if transport.is_closing():
                 return
+            frame = frames[index]
             writes.append(time.monotonic_ns())
-            transport.write(frames[index])
+            transport.write(frame)
             self.tokens_written += 1
             if index + 1 < len(frames):
                 loop.call_at(start + TTFT_S + (index + 1) * ITL_S, write, index + 1)
@@ -202,7 +209,7 @@ class _Server:
             await asyncio.sleep(0)
 
 
-def _reply(transport: asyncio.Transport, body: bytes) -> None:
+def _reply(transport: Any, body: bytes) -> None:
     transport.write(
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
         b"content-length: %d\r\n\r\n%s" % (len(body), body)
@@ -210,83 +217,153 @@ def _reply(transport: asyncio.Transport, body: bytes) -> None:
     transport.close()
 
 
+def _parse_requests(connection: Any, server: _Server, buffer: bytes, arrived_ns: int) -> bytes:
+    """Hand every complete request in `buffer` to `server`; return what is left."""
+    while True:
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return buffer
+        head = buffer[:end].lower()
+        length = 0
+        at = head.find(b"content-length:")
+        if at >= 0:
+            length = int(head[at + 15 :].split(b"\r\n", 1)[0])
+        if len(buffer) < end + 4 + length:
+            return buffer
+        body = buffer[end + 4 : end + 4 + length]
+        path = head.split(b" ", 2)[1]
+        buffer = buffer[end + 4 + length :]
+        server.handle(connection, path, body, arrived_ns)
+
+
 class _ServerProtocol(asyncio.Protocol):
-    """Writes through the event loop's transport. In timed mode it reads on its own, with
-    `recvmsg` and SO_TIMESTAMPNS, so a request's arrival (the start of the true TTFT) is the
-    kernel's receive time, not when a busy server got round to reading it."""
+    """burst and drip: reads and writes through the event loop's transport."""
 
     def __init__(self, server: _Server) -> None:
         self.server = server
         self.buffer = b""
         self.transport: asyncio.Transport | None = None
-        self.sock: socket.socket | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
-        sock = transport.get_extra_info("socket")
+        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer = _parse_requests(self.transport, self.server, self.buffer + data, 0)
+
+
+class _TimedConnection:
+    """timed: one socket read with `recvmsg` and written with `send` by this code alone, so that
+    a request's arrival is the kernel's receive time (SO_TIMESTAMPNS), whenever the server gets
+    round to reading it, and a token's write time is taken just before its `send` (on loopback
+    the kernel delivers the bytes to the client inside that call). An event-loop transport must
+    not share the socket: it reads on its own and its reads carry no kernel time."""
+
+    def __init__(self, server: _Server, sock: socket.socket) -> None:
+        self.server, self.sock, self.fd = server, sock, sock.fileno()
+        self.loop = asyncio.get_running_loop()
+        self.buffer = self.pending = b""
+        self.closing = False
+        sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if self.server.mode == "timed":
-            self.transport.pause_reading()
-            self.sock = socket.socket(fileno=os.dup(sock.fileno()))
-            self.sock.setblocking(False)
-            self.sock.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
-            asyncio.get_running_loop().add_reader(self.sock.fileno(), self.on_readable)
+        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+        self.loop.add_reader(self.fd, self.on_readable)
 
     def on_readable(self) -> None:
-        assert self.sock is not None
         try:
             data, ancillary, _, _ = self.sock.recvmsg(65536, 64)
-        except BlockingIOError:
+        except (BlockingIOError, InterruptedError):
             return
         except OSError:
             data, ancillary = b"", []
         if not data:
-            self.connection_lost(None)
+            self.abort()
             return
-        arrived_ns = time.monotonic_ns()
-        if ancillary:
-            seconds, nanoseconds = struct.unpack_from("@ll", ancillary[0][2])
-            arrived_ns = seconds * 10**9 + nanoseconds - (time.time_ns() - time.monotonic_ns())
-        self.feed(data, arrived_ns)
+        if not ancillary:  # the truth needs the kernel's time; never guess it
+            raise RuntimeError("the kernel gave no receive timestamp")
+        seconds, nanoseconds = struct.unpack_from("@ll", ancillary[0][2])
+        arrived_ns = seconds * 10**9 + nanoseconds - (time.time_ns() - time.monotonic_ns())
+        self.buffer = _parse_requests(self, self.server, self.buffer + data, arrived_ns)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.sock is not None and self.sock.fileno() >= 0:
-            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+    def write(self, data: bytes) -> None:
+        if self.fd < 0:
+            return
+        if not self.pending:
+            try:
+                sent = self.sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                self.abort()
+                return
+            if sent == len(data):
+                return
+            data = data[sent:]
+            self.loop.add_writer(self.fd, self._flush)
+        self.pending += data
+
+    def _flush(self) -> None:
+        try:
+            sent = self.sock.send(self.pending)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.abort()
+            return
+        self.pending = self.pending[sent:]
+        if not self.pending:
+            self.loop.remove_writer(self.fd)
+            if self.closing:
+                self.abort()
+
+    def is_closing(self) -> bool:
+        return self.closing or self.fd < 0
+
+    def close(self) -> None:
+        self.closing = True
+        if not self.pending:
+            self.abort()
+
+    def abort(self) -> None:
+        if self.fd >= 0:
+            self.loop.remove_reader(self.fd)
+            if self.pending:
+                self.loop.remove_writer(self.fd)
             self.sock.close()
-
-    def data_received(self, data: bytes) -> None:
-        self.feed(data, time.monotonic_ns())
-
-    def feed(self, data: bytes, arrived_ns: int) -> None:
-        self.buffer += data
-        while True:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = self.buffer[:end].lower()
-            length = 0
-            at = head.find(b"content-length:")
-            if at >= 0:
-                length = int(head[at + 15 :].split(b"\r\n", 1)[0])
-            if len(self.buffer) < end + 4 + length:
-                return
-            body = self.buffer[end + 4 : end + 4 + length]
-            path = head.split(b" ", 2)[1]
-            self.buffer = self.buffer[end + 4 + length :]
-            assert self.transport is not None
-            self.server.handle(self.transport, path, body, arrived_ns)
+            self.fd = -1
 
 
 def _serve(mode: str, port_out: Any) -> None:
     _prepare_process(SERVER_CPU)
+    # A collection between a token's timestamp and its write would move the truth; the
+    # server's objects live for the whole run anyway.
+    gc.disable()
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         state = _Server(mode)
-        server = await loop.create_server(
-            lambda: _ServerProtocol(state), "127.0.0.1", 0, backlog=4096
-        )
-        port_out.send(server.sockets[0].getsockname()[1])
+        if mode != "timed":
+            server = await loop.create_server(
+                lambda: _ServerProtocol(state), "127.0.0.1", 0, backlog=4096
+            )
+            port_out.send(server.sockets[0].getsockname()[1])
+            await asyncio.Event().wait()
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4096)
+        listener.setblocking(False)
+        listener.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+
+        def accept() -> None:
+            while True:
+                try:
+                    sock, _ = listener.accept()
+                except (BlockingIOError, InterruptedError):
+                    return
+                _TimedConnection(state, sock)
+
+        loop.add_reader(listener.fileno(), accept)
+        port_out.send(listener.getsockname()[1])
         await asyncio.Event().wait()
 
     _run(main())
@@ -338,12 +415,17 @@ def _prepare_process(cpu: int) -> None:
         os.setpriority(os.PRIO_PROCESS, 0, int(os.environ.get("CP_NICE", "-10")))
 
 
-def _in_client_process(function: Callable[..., Any], *args: Any) -> Any:
-    """Run `function(*args)` in a fresh process pinned to the client CPU; return its result."""
+def _in_client_process(
+    function: Callable[..., Any], *args: Any, cpus: set[int] | None = None
+) -> Any:
+    """Run `function(*args)` in a fresh process pinned to the client CPU (or to `cpus`);
+    return its result."""
     receive, send = mp.Pipe(duplex=False)
 
     def target() -> None:
         _prepare_process(CLIENT_CPU)
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
         send.send(function(*args))
 
     process = mp.get_context("fork").Process(target=target)
@@ -357,17 +439,30 @@ def _prompt(index: int) -> str:
     return f"{index} " + " ".join(f"w{i % 97}" for i in range(INPUT_TOKENS - 1))
 
 
-def infermeter_client(url: str, concurrency: int, requests: int, warmup: int) -> dict[str, Any]:
-    """Closed loop with infermeter's StreamingClient; tokens/s and per-request timings."""
+class _Prompts(RequestFactory):
+    """This script's requests, as a factory that worker processes can rebuild."""
+
+    def __init__(self) -> None:
+        super().__init__(WorkloadSpec(profile=get_profile("chat")))
+
+    def build(self, index: int) -> PromptRequest:
+        return PromptRequest(index, _prompt(index), OUTPUT_TOKENS, INPUT_TOKENS)
+
+
+def infermeter_client(
+    url: str, concurrency: int, requests: int, warmup: int, workers: int = 1
+) -> dict[str, Any]:
+    """Closed loop with infermeter's StreamingClient (in `workers` processes, which inherit
+    this process's CPUs); tokens/s and per-request timings."""
 
     async def main() -> dict[str, Any]:
-        async with StreamingClient(url, MODEL, timeout_s=120) as client:
-
-            def build(index: int) -> PromptRequest:
-                return PromptRequest(index, _prompt(index), OUTPUT_TOKENS, INPUT_TOKENS)
-
-            plan = PointPlan(concurrency=concurrency, num_requests=requests, warmup_requests=warmup)
-            run = await run_point(client.send, build, plan)
+        plan = PointPlan(concurrency=concurrency, num_requests=requests, warmup_requests=warmup)
+        if workers > 1:
+            job = WorkerJob(url, MODEL, _Prompts(), timeout_s=120, workers=workers)
+            run = await run_point_in_workers(job, plan)
+        else:
+            async with StreamingClient(url, MODEL, timeout_s=120) as client:
+                run = await run_point(client.send, _Prompts().build, plan)
         records = run.records
         return {
             "tokens": sum(len(r.token_times_ns) for r in records),
@@ -553,6 +648,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--concurrency", default="256,1024", help="throughput points")
     parser.add_argument("--accuracy-concurrency", default="64,256")
+    parser.add_argument(
+        "--workers-concurrency", type=int, default=1024, help="worker points (0: none)"
+    )
     parser.add_argument("--vllm", default="/tmp/vllm-venv/bin/vllm", help="vllm executable")
     parser.add_argument("--skip-vllm", action="store_true")
     parser.add_argument("--rounds", type=int, default=8, help="requests per stream, burst/drip")
@@ -593,6 +691,27 @@ def main() -> None:
                     point["ratio_to_ceiling"] = point["infermeter_tok_s"] / point["ceiling_tok_s"]
                 figures[f"{mode}_{concurrency}"] = point
                 print(f"{mode:5} {concurrency:5} streams: " + _line(point), flush=True)
+    if args.workers_concurrency:
+        # burst at high concurrency: one client process is the bottleneck there. Workers
+        # inherit the client's CPUs; "spread" lets them use the server's CPU too.
+        concurrency = args.workers_concurrency
+        requests = concurrency * args.rounds
+        with fake_server("burst") as url:
+            for label, workers, cpus in (
+                ("1 worker", 1, None),
+                ("2 workers", 2, None),
+                ("2 workers, spread", 2, set(os.sched_getaffinity(0))),
+            ):
+                ours = _in_client_process(
+                    infermeter_client, url, concurrency, requests, 0, workers, cpus=cpus
+                )
+                assert ours["failed"] == 0, ours["errors"]
+                point = {
+                    "infermeter_tok_s": ours["tokens"] / ours["wall_s"],
+                    "client_cpu_s_per_mtok": ours["cpu_s"] / ours["tokens"] * 1e6,
+                }
+                figures[f"workers_{concurrency}_{label.replace(' ', '_').replace(',', '')}"] = point
+                print(f"burst {concurrency:5} streams, {label:17}: " + _line(point), flush=True)
     with fake_server("timed") as url:
         for concurrency in [int(c) for c in args.accuracy_concurrency.split(",")]:
             requests = max(4 * concurrency, 256)

@@ -306,6 +306,15 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="Ask for a token count in every chunk (vLLM): exact per-token timing.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Client processes per load point, each with its share of the streams: for loads "
+    "one process cannot parse (about 500k streamed tokens/s).",
+)
+@click.option(
     "--shared-prefix-tokens",
     type=click.IntRange(min=0),
     default=0,

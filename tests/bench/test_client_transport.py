@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import selectors
 import socket
+import struct
 import threading
 import time
+from typing import cast
 
 import pytest
 from bench_helpers import prompt_requests, send_all
 from fake_openai_server import FakeOpenAIServer
 
 from bench import transport
-from bench.client import ErrorKind, StreamingClient
+from bench.client import ErrorKind, RequestRecord, StreamingClient
 from bench.stream import Api, StreamParser, parse_stream
 
 
@@ -153,6 +156,77 @@ def test_kernel_receive_time_is_when_bytes_arrived_not_when_read() -> None:
     # the pair read together share token b's time: a within 60 ms, b within 2 ms.
     assert abs(times[1] - written_ns[1]) < 2_000_000
     assert abs(times[0] - written_ns[0]) < 60_000_000
+
+
+@pytest.mark.skipif(not transport.KERNEL_TIMESTAMPS, reason="needs SO_TIMESTAMPNS (Linux)")
+def test_send_stamp_is_when_the_request_reached_the_server() -> None:
+    """64 requests at once, twice on the same kept-alive connections: each record's send time
+    is at most a little before the kernel's receive time of its request on the server side,
+    never after it (TTFT starts when the request leaves, not when a burst was planned)."""
+    arrivals_ns: dict[bytes, int] = {}
+    listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+    listener.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
+    port = listener.getsockname()[1]
+    event = b'data: {"choices": [{"text": "a", "finish_reason": "length"}]}\n\n'
+    response = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"%x\r\n%s\r\n" % (len(event), event)
+        + b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"
+    )
+    stop = threading.Event()
+
+    def serve() -> None:
+        connections: list[socket.socket] = []
+        with selectors.DefaultSelector() as selector:
+            selector.register(listener, selectors.EVENT_READ)
+            while not stop.is_set():
+                for key, _ in selector.select(0.05):
+                    sock = cast(socket.socket, key.fileobj)
+                    if sock is listener:
+                        connection, _ = listener.accept()
+                        connection.setsockopt(socket.SOL_SOCKET, 35, 1)
+                        connections.append(connection)
+                        selector.register(connection, selectors.EVENT_READ)
+                        continue
+                    data, ancillary, _, _ = sock.recvmsg(65536, 64)
+                    if not data:  # the client closed it: stop watching (closed below)
+                        selector.unregister(sock)
+                        continue
+                    seconds, nanoseconds = struct.unpack_from("@ll", ancillary[0][2])
+                    realtime_ns = seconds * 1_000_000_000 + nanoseconds
+                    offset_ns = time.time_ns() - time.monotonic_ns()
+                    prompt = json.loads(data.split(b"\r\n\r\n", 1)[1])["prompt"]
+                    arrivals_ns[prompt.encode()] = realtime_ns - offset_ns
+                    sock.sendall(response)
+        for connection in connections:
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    async def main() -> list[RequestRecord]:
+        async with StreamingClient(f"http://127.0.0.1:{port}", "m", timeout_s=5) as client:
+            records = []
+            for wave in range(2):
+                requests = prompt_requests(64, first_index=64 * wave)
+                records += await asyncio.gather(*(client.send(r) for r in requests))
+            return records
+
+    try:
+        records = asyncio.run(main())
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+    assert [record.error_detail for record in records if record.error] == []
+    lags_ns = [
+        arrivals_ns[f"request {record.index} says hello".encode()] - record.send_ns
+        for record in records
+    ]
+    assert min(lags_ns) > -100_000  # clocks: realtime → monotonic offsets sampled apart
+    # The second wave reuses connections: its stamp is taken just before its own send. A
+    # stamp taken before the burst would be late by the 63 sends before it (milliseconds).
+    assert max(lags_ns[64:]) < 5_000_000
 
 
 def test_client_retries_kept_alive_connection_the_server_closed(

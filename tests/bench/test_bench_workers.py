@@ -1,0 +1,147 @@
+"""A load point split across worker processes, against the stand-in server: the merged result
+counts what one process gives, concurrency holds in total, failures keep their kind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from fake_openai_server import FakeOpenAIServer
+
+from bench.client import PromptRequest, RequestRecord, StreamingClient
+from bench.load import PointPlan, PointRun, Share, arrival_offsets_s, run_point
+from bench.runner import RunConfig, run_benchmark
+from bench.workers import WorkerFailed, WorkerJob, run_point_in_workers
+from bench.workloads import RequestFactory, WorkloadSpec, get_profile, parse_length
+
+
+def _factory() -> RequestFactory:
+    spec = WorkloadSpec(
+        profile=get_profile("chat"), input_len=parse_length("8"), output_len=parse_length("6")
+    )
+    return RequestFactory(spec)
+
+
+def _single(url: str, plan: PointPlan) -> PointRun:
+    factory = _factory()
+
+    async def main() -> PointRun:
+        async with StreamingClient(url, "fake/model", timeout_s=10) as client:
+            return await run_point(client.send, factory.build, plan)
+
+    return asyncio.run(main())
+
+
+def _split(
+    url: str, plan: PointPlan, workers: int, factory: RequestFactory | None = None
+) -> PointRun:
+    job = WorkerJob(url, "fake/model", factory or _factory(), timeout_s=10, workers=workers)
+    seen: list[RequestRecord] = []
+    run = asyncio.run(run_point_in_workers(job, plan, seen.append))
+    assert sorted(r.index for r in seen) == [r.index for r in run.records]
+    return run
+
+
+def _outcome(run: PointRun) -> list[tuple[int, bool, str | None, int]]:
+    return [(r.index, r.warmup, r.error, len(r.token_times_ns)) for r in run.records]
+
+
+@pytest.mark.parametrize(("concurrency", "workers"), [(4, 2), (5, 2), (3, 3), (2, 4)])
+def test_shares_split_slots_and_requests_without_overlap(concurrency: int, workers: int) -> None:
+    shares = [Share(w, workers, 0) for w in range(workers)]
+    assert sum(share.slots(concurrency) for share in shares) == concurrency
+    for local in range(50):
+        assert sum(share.owns(local, concurrency) for share in shares) == 1
+        assert sum(share.owns(local, None) for share in shares) == 1
+
+
+def test_workers_merged_result_counts_what_one_process_gives(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    plan = PointPlan(concurrency=4, num_requests=14, warmup_requests=4)
+    one = _single(fake_server.url, plan)
+    two = _split(fake_server.url, plan, 2)
+    assert _outcome(two) == _outcome(one)
+    assert [r.index for r in two.records] == list(range(18))
+    assert two.client_cpu_s > 0
+    assert two.wall_s > 0
+
+
+def test_workers_keep_concurrency_in_total(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.ttft_s = 0.05
+    fake_server.config.itl_s = 0.01
+    run = _split(fake_server.url, PointPlan(concurrency=5, num_requests=15, warmup_requests=0), 2)
+    assert fake_server.stats.max_in_flight == 5
+    assert len(run.records) == 15
+    starts = sorted((r.send_ns, 1) for r in run.records)
+    ends = sorted((r.end_ns, -1) for r in run.records)
+    in_flight = peak = 0
+    for _, step in sorted(ends + starts):  # an end before a start at the same instant
+        in_flight += step
+        peak = max(peak, in_flight)
+    assert peak == 5
+
+
+@pytest.mark.parametrize("fault", ["http_500", "disconnect", "malformed", "oom"])
+def test_workers_classify_failures_as_one_process_does(
+    fake_server: FakeOpenAIServer, fault: str
+) -> None:
+    fake_server.config.fault = fault
+    fake_server.config.fault_every = 3  # by arrival: the count, not which ones, is fixed
+    plan = PointPlan(concurrency=3, num_requests=12, warmup_requests=0)
+    one = Counter(r.error for r in _single(fake_server.url, plan).records)
+    two = Counter(r.error for r in _split(fake_server.url, plan, 2).records)
+    assert two == one
+    assert sum(n for kind, n in two.items() if kind is not None) == 4
+
+
+def test_workers_split_an_open_loop_schedule(fake_server: FakeOpenAIServer) -> None:
+    plan = PointPlan(request_rate=200.0, num_requests=20, warmup_requests=2, seed=7)
+    run = _split(fake_server.url, plan, 2)
+    assert [r.index for r in run.records] == list(range(22))
+    assert [r.warmup for r in run.records] == [True] * 2 + [False] * 20
+    offsets = arrival_offsets_s(200.0, seed=7, count=22, warmup=2)
+    intended = [r.intended_send_ns for r in run.records]
+    assert all(value is not None for value in intended)
+    start = intended[0]
+    assert start is not None
+    for record, offset_s in zip(run.records, offsets, strict=True):
+        assert record.intended_send_ns == start + int(offset_s * 1e9)
+        assert record.ok
+
+
+def test_run_benchmark_with_workers_gives_the_same_counts(fake_server: FakeOpenAIServer) -> None:
+    def config(workers: int) -> RunConfig:
+        return RunConfig(
+            endpoint=fake_server.url,
+            concurrency=(2, 4),
+            num_requests=8,
+            warmup_requests=2,
+            input_len=parse_length("8"),
+            output_len=parse_length("5"),
+            timeout_s=10,
+            workers=workers,
+        )
+
+    one, two = run_benchmark(config(1)), run_benchmark(config(2))
+    assert not two.incomplete
+    for a, b in zip(one.points, two.points, strict=True):
+        assert (b.concurrency, b.completed, b.failed) == (a.concurrency, a.completed, a.failed)
+        assert b.output_tokens == a.output_tokens
+
+
+class _BrokenFactory(RequestFactory):
+    """Builds one request, then raises: a bug inside a worker."""
+
+    def build(self, index: int) -> PromptRequest:
+        if index > 0:
+            raise RuntimeError("broken factory")
+        return super().build(index)
+
+
+def test_worker_failure_is_reported(fake_server: FakeOpenAIServer) -> None:
+    spec = WorkloadSpec(profile=get_profile("chat"), input_len=parse_length("8"))
+    plan = PointPlan(concurrency=2, num_requests=4)
+    with pytest.raises(WorkerFailed, match="broken factory"):
+        _split(fake_server.url, plan, 2, _BrokenFactory(spec))
