@@ -130,8 +130,7 @@ def test_catalog_models_and_prices_load_inline_examples(tmp_path: Path) -> None:
 def test_catalog_real_files_load(loader: object) -> None:
     assert callable(loader)
     name = loader.__name__.removeprefix("load_") + ".yaml"
-    if not (CATALOGS_DIR / name).exists():
-        pytest.skip(f"registry/catalogs/{name} not written yet")
+    assert (CATALOGS_DIR / name).exists()
     entries = loader()
     assert entries
     assert all(key == entry.id for key, entry in entries.items())
