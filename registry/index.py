@@ -29,14 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
-
 from calculators.cost import tokens_per_dollar, usd_per_million_tokens
 from registry.catalog import load_prices
+from registry.checks.structure import result_validator
 from registry.errors import InvalidFileError, Problem, json_path
 from registry.lookup import TIERS, cheapest_prices
 from registry.models import LatencyStats, LoadPoint, PriceEntry, Result, load_point_key
-from registry.schemas import SCHEMAS_DIR
 from registry.store import (
     RESULTS_DIR,
     canonical_json,
@@ -353,8 +351,7 @@ def result_files(root: Path) -> list[Path]:
 
 
 def _schema_problems(file: str, data: Any) -> list[Problem]:
-    schema = json.loads((SCHEMAS_DIR / "result.schema.json").read_text(encoding="utf-8"))
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = result_validator()
     return [
         Problem(file, json_path(error.absolute_path), f"schema: {error.message}")
         for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))

@@ -117,8 +117,7 @@ def test_calc_cost_catalog_unknown_gpu_exits_1_with_closest_ids() -> None:
 
 def test_calc_cost_catalog_missing_tier_price_exits_1() -> None:
     unpriced = [gpu for gpu in sorted(load_gpus()) if "reserved" not in cheapest_prices(gpu)]
-    if not unpriced:
-        pytest.skip("every catalog GPU has a reserved price")
+    assert unpriced, "every catalog GPU now has a reserved price: test this with another tier"
     result = _invoke("--gpu", unpriced[0], "--tier", "reserved", "--tokens-per-second", "1")
     assert result.exit_code == 1
     assert f"no reserved price for {unpriced[0]}" in result.output
