@@ -1,14 +1,12 @@
 """Tests of `infermeter calc vram|cost|fit` through click's runner: JSON shape, plans that do not
 fit, config files, unknown ids, usage errors, tables, and never a traceback."""
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-
-from bench.cli import main
+from cli_helpers import invoke, json_output
+from click.testing import Result
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 HEADROOM_STATES = {"enough_headroom", "near_limit", "over_limit"}
@@ -25,20 +23,11 @@ VRAM_KEYS = {
 
 
 def _invoke(*args: str) -> Result:
-    result = CliRunner().invoke(main, ["calc", *args])
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception
-    )
-    return result
+    return invoke("calc", *args)
 
 
 def _json(*args: str) -> dict[str, Any]:
-    result = _invoke(*args, "--json")
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)  # exactly one JSON document, nothing else on stdout
-    assert isinstance(payload, dict)
-    return payload
+    return json_output("calc", *args)
 
 
 def _one_line_error(result: Result, exit_code: int = 1) -> str:
@@ -195,20 +184,14 @@ def test_calc_vram_config_missing_field_names_it(path: Path) -> None:
 @pytest.mark.parametrize("path", _fixtures("invalid-"), ids=lambda path: path.name)
 def test_calc_vram_config_wrongly_typed_field_is_a_one_line_error(path: Path) -> None:
     field = path.stem.removeprefix("invalid-")
-    result = CliRunner().invoke(main, ["calc", "vram", "--model", str(path), "--gpu", "h100-sxm"])
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception
-    )
+    result = _invoke("vram", "--model", str(path), "--gpu", "h100-sxm")
     line = _one_line_error(result)
     assert field in line
 
 
 @pytest.mark.parametrize("path", _fixtures("odd-"), ids=lambda path: path.name)
 def test_calc_vram_config_with_zero_width_never_tracebacks(path: Path) -> None:
-    result = CliRunner().invoke(main, ["calc", "vram", "--model", str(path), "--gpu", "h100-sxm"])
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception
-    )
+    result = _invoke("vram", "--model", str(path), "--gpu", "h100-sxm")
     assert result.exit_code in (0, 1)
 
 

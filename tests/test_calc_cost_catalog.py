@@ -1,31 +1,21 @@
 """`infermeter calc cost --gpu ID`: prices from the catalog's cheapest price per tier, the price
 ids and dates shown, `--price-per-hour` overriding, unknown ids and missing prices as errors."""
 
-import json
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from cli_helpers import invoke, json_output
+from click.testing import Result
 
-from bench.cli import main
 from registry.lookup import TIERS, cheapest_prices, load_gpus
 
 
 def _invoke(*args: str) -> Result:
-    result = CliRunner().invoke(main, ["calc", "cost", *args])
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception
-    )
-    return result
+    return invoke("calc", "cost", *args)
 
 
 def _json(*args: str) -> dict[str, Any]:
-    result = _invoke(*args, "--json")
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
-    assert isinstance(payload, dict)
-    return payload
+    return json_output("calc", "cost", *args)
 
 
 def _priced_gpus(*tiers: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from bench.client import PromptRequest, RequestRecord, StreamingClient
 
@@ -42,3 +43,12 @@ def prompt_requests(count: int, max_tokens: int = 10, first_index: int = 0) -> l
         )
         for i in range(count)
     ]
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id still exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import signal
 import socket
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from bench_helpers import process_alive
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
@@ -41,14 +41,6 @@ def _standin_pid(log: Path) -> int:
     match = re.search(r"Started server process \[(\d+)\]", log.read_text())
     assert match, log.read_text()
     return int(match.group(1))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_bench_run_launch_writes_a_valid_result_and_stops_vllm(
@@ -96,7 +88,7 @@ def test_bench_run_launch_writes_a_valid_result_and_stops_vllm(
 
     log = tmp_path / "out" / "result.vllm.log"
     assert "GPU KV cache size: 434,992 tokens" in log.read_text()
-    assert not _alive(_standin_pid(log))
+    assert not process_alive(_standin_pid(log))
     with gzip.open(tmp_path / "out" / "result.requests.jsonl.gz", "rt") as raw:
         records = [json.loads(line) for line in raw]
     assert len(records) == 16
@@ -247,4 +239,4 @@ def test_bench_run_launch_ctrl_c_stops_vllm_and_keeps_finished_points(
     result = RegistryResult.model_validate_json(output.read_text())
     assert [p.load.concurrency for p in result.points] == [1]
     assert result.source.complete is False
-    assert not _alive(_standin_pid(tmp_path / "result.vllm.log"))
+    assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))

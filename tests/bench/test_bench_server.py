@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from bench_helpers import process_alive
 
 from bench.server import (
     ServerConfig,
@@ -30,14 +31,6 @@ def _config(tmp_path: Path, executable: Path, **options: object) -> ServerConfig
     )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_server_start_parses_startup_figures_and_version(
     tmp_path: Path, standin_vllm: Path
 ) -> None:
@@ -57,7 +50,7 @@ def test_server_start_parses_startup_figures_and_version(
             assert b"Llama-3.2-1B-Instruct" in response.read()
         pid = server.pid
     assert pid is not None
-    assert not _alive(pid)
+    assert not process_alive(pid)
     assert "--load-format dummy" in " ".join(server.command)
     assert "Shutting down" in server.log_text()  # stopped by SIGINT, cleanly
 
@@ -71,7 +64,7 @@ def test_server_stop_escalates_to_sigterm_when_sigint_is_ignored(
     pid = server.pid
     server.stop()
     assert pid is not None
-    assert not _alive(pid)
+    assert not process_alive(pid)
     assert server.exit_code() == 0  # the SIGTERM handler ran
     assert "Shutting down" in server.log_text()
 

@@ -1,0 +1,27 @@
+"""Run the `infermeter` CLI in-process and insist it never ends in a traceback."""
+
+import json
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from bench.cli import main
+
+
+def invoke(*args: str) -> Result:
+    """`infermeter ARGS…`; fails the test on any exception other than a clean exit."""
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    return result
+
+
+def json_output(*args: str) -> dict[str, Any]:
+    """`infermeter ARGS… --json`: exit 0 and exactly one JSON object on stdout."""
+    result = invoke(*args, "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert isinstance(payload, dict)
+    return payload
