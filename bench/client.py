@@ -56,6 +56,37 @@ __all__ = [
 TokenCounter = Callable[[str], int]
 T = TypeVar("T")
 
+# Request fields the benchmark itself sets: `--extra-body` may not replace them, or the run
+# would not measure what its workload says (another model, prompt or length, no stream).
+RESERVED_BODY_FIELDS = frozenset(
+    {"model", "prompt", "messages", "max_tokens", "max_completion_tokens", "stream",
+     "stream_options", "ignore_eos"}
+)  # fmt: skip
+
+
+def parse_extra_body(text: str) -> dict[str, Any]:
+    """`--extra-body`'s JSON object (sampling parameters such as `top_p`, `temperature`);
+    raises BenchConfigError for anything else or for a field the benchmark sets itself."""
+    try:
+        body = json.loads(text)
+    except ValueError as error:
+        raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
+    if not isinstance(body, dict):
+        raise BenchConfigError('expected a JSON object such as {"top_p": 0.9}', "--extra-body")
+    return check_extra_body(body)
+
+
+def check_extra_body(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` when none of its fields is one the benchmark sets itself (BenchConfigError)."""
+    reserved = sorted(RESERVED_BODY_FIELDS & set(body))
+    if reserved:
+        raise BenchConfigError(
+            f"{', '.join(reserved)} is set by the benchmark from its workload and options; "
+            "use those instead",
+            "--extra-body",
+        )
+    return body
+
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(main)`, on uvloop's event loop when uvloop is installed."""
@@ -99,13 +130,15 @@ class RequestRecord:
     running token count in every chunk (vLLM's `continuous_usage_stats`), is that chunk's
     number of tokens. `output_tokens` is the server's `usage.completion_tokens` (None when the
     server reported no usage); `client_output_tokens` is the client's own count (see
-    `client_count_exact`).
+    `client_count_exact`). `slot_wait_ns` is how long a capped open loop held the request back
+    for a free slot after its scheduled time (`bench.load`).
     """
 
     index: int
     send_ns: int
     end_ns: int
     intended_send_ns: int | None = None
+    slot_wait_ns: int = 0
     warmup: bool = False
     token_times_ns: list[int] = field(default_factory=list)
     chunk_chars: list[int] = field(default_factory=list)

@@ -4,7 +4,10 @@ Closed loop: `concurrency` workers each send a request, wait for its end, and se
 so exactly `concurrency` requests are in flight while requests remain.
 Open loop: requests leave on a precomputed schedule of arrival offsets (Poisson, or gamma with a
 burstiness factor) on the monotonic clock, whatever the server's state; each record keeps its
-intended and its actual send time, so the client's own lag is visible.
+intended and its actual send time, so the client's own lag is visible. An open loop may be
+capped at `max_concurrency` requests in flight (as `vllm bench serve --max-concurrency`): a
+request whose time has come waits for a free slot, and its record keeps that wait
+(`slot_wait_ns`) apart from the client's own lag.
 
 Both start with `warmup_requests` requests that are recorded with `warmup=True` (excluded from
 every figure: they open connections and fill the server's batch), then send measured requests
@@ -43,6 +46,7 @@ class PointPlan:
 
     concurrency: int | None = None
     request_rate: float | None = None
+    max_concurrency: int | None = None
     burstiness: float = 1.0
     num_requests: int | None = None
     duration_s: float | None = None
@@ -57,6 +61,13 @@ class PointPlan:
             raise BenchConfigError("must be at least 1", "--concurrency")
         if self.request_rate is not None and not self.request_rate > 0:
             raise BenchConfigError("must be greater than 0", "--request-rate")
+        if self.max_concurrency is not None:
+            if self.request_rate is None:
+                raise BenchConfigError(
+                    "caps an open loop; give it with --request-rate", "--max-concurrency"
+                )
+            if self.max_concurrency < 1:
+                raise BenchConfigError("must be at least 1", "--max-concurrency")
         if self.burstiness <= 0:
             raise BenchConfigError("must be greater than 0", "--burstiness")
         if self.num_requests is None and self.duration_s is None:
@@ -204,8 +215,22 @@ async def _open_loop(
         duration_s=plan.duration_s,
     )
 
+    slots = (
+        asyncio.Semaphore(max(share.slots(plan.max_concurrency), 1))
+        if plan.max_concurrency is not None
+        else None
+    )
+
     async def send_one(request: PromptRequest, intended_ns: int, warmup: bool) -> None:
-        record = await send(request, intended_ns)
+        if slots is None:
+            record = await send(request, intended_ns)
+        else:
+            full = slots.locked()  # only then is the wait the cap's, not the client's own lag
+            queued_ns = time.monotonic_ns()
+            async with slots:
+                waited_ns = time.monotonic_ns() - queued_ns if full else 0
+                record = await send(request, intended_ns)
+            record.slot_wait_ns = waited_ns
         record.warmup = warmup
         records.append(record)
 

@@ -334,7 +334,8 @@ def summarize_point(
     scheduled = [r for r in measured if r.intended_send_ns is not None]
     if request_rate is not None and scheduled:
         send_lag = summarize(
-            (r.send_ns - (r.intended_send_ns or r.send_ns)) / NS_PER_S for r in scheduled
+            (r.send_ns - (r.intended_send_ns or r.send_ns) - r.slot_wait_ns) / NS_PER_S
+            for r in scheduled
         )
         sends = sorted(r.send_ns for r in scheduled)
         achieved_send_rate = _rate(len(sends), sends[0], sends[-1])

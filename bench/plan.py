@@ -21,6 +21,7 @@ the same result file. Each run's provenance records the equivalent single `bench
 from __future__ import annotations
 
 import difflib
+import json
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from pydantic import (
     field_validator,
 )
 
+from bench.client import check_extra_body, parse_extra_body
 from bench.errors import BenchConfigError, BenchError
 from bench.metrics import Slo
 from bench.runner import RunConfig, plan_points
@@ -63,6 +65,18 @@ def _length(value: object) -> object:
         except BenchError as error:
             raise ValueError(str(error)) from None
     return value
+
+
+def _extra_body(value: object) -> object:
+    """A JSON object given as text (the command line) or as a mapping (a plan file)."""
+    try:
+        if isinstance(value, str):
+            return parse_extra_body(value)
+        if isinstance(value, dict):
+            return check_extra_body(dict(value))
+    except BenchError as error:
+        raise ValueError(str(error)) from None
+    raise ValueError('expected a JSON object such as {"top_p": 0.9}')
 
 
 def _sequence(value: object) -> object:
@@ -111,6 +125,7 @@ class RunOptions(BaseModel):
     profile: Text = "chat"
     concurrency: Annotated[tuple[StrictPositiveInt, ...], BeforeValidator(_sequence)] = ()
     request_rate: Annotated[tuple[PositiveFloat, ...], BeforeValidator(_sequence)] = ()
+    max_concurrency: StrictPositiveInt | None = None
     burstiness: PositiveFloat = 1.0
     num_requests: StrictPositiveInt | None = None
     duration: PositiveFloat | None = None
@@ -130,6 +145,7 @@ class RunOptions(BaseModel):
     ignore_eos: Annotated[bool, Field(strict=True)] = True
     continuous_usage_stats: Annotated[bool, Field(strict=True)] = False
     workers: StrictPositiveInt = 1
+    extra_body: Annotated[dict[str, Any], BeforeValidator(_extra_body)] | None = None
 
     @field_validator("profile")
     @classmethod
@@ -205,6 +221,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         tokenizer=options.tokenizer,
         concurrency=options.concurrency,
         request_rates=options.request_rate,
+        max_concurrency=options.max_concurrency,
         burstiness=options.burstiness,
         num_requests=options.num_requests,
         duration_s=options.duration,
@@ -219,6 +236,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         ignore_eos=options.ignore_eos,
         continuous_usage_stats=options.continuous_usage_stats,
         workers=options.workers,
+        extra_body=options.extra_body,
     )
     return SessionConfig(
         run=run,
@@ -248,6 +266,8 @@ def command_line(options: RunOptions) -> str:
                 words += [option, argument]
         elif isinstance(value, tuple):
             words += [option, ",".join(f"{item:g}" for item in value)]
+        elif isinstance(value, dict):
+            words += [option, json.dumps(value, sort_keys=True)]
         elif isinstance(value, LengthDistribution):
             words += [option, value.describe()]
         elif isinstance(value, float):

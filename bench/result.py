@@ -47,6 +47,7 @@ from bench.metrics import Distribution, PointSummary
 from bench.runner import RunConfig, RunResult
 from bench.server import StartupFigures
 from bench.telemetry import GpuWindow
+from bench.timeline import point_timeline
 from bench.workloads import LengthDistribution, get_profile
 from registry.models import Result, ServingSettings
 from registry.store import REPOSITORY_ROOT, dumps_result, with_content_id, write_text_atomic
@@ -208,12 +209,15 @@ def _failures(summary: PointSummary) -> dict[str, int]:
     return counts
 
 
-def _load(summary: PointSummary, burstiness: float) -> dict[str, Any]:
+def _load(summary: PointSummary, burstiness: float, cap: int | None = None) -> dict[str, Any]:
     if summary.concurrency is not None:
         return {"arrival": "closed", "concurrency": summary.concurrency}
-    if burstiness == 1.0:
-        return {"arrival": "poisson", "request_rate": summary.request_rate}
-    return {"arrival": "gamma", "request_rate": summary.request_rate, "burstiness": burstiness}
+    load: dict[str, Any] = {"arrival": "poisson", "request_rate": summary.request_rate}
+    if burstiness != 1.0:
+        load |= {"arrival": "gamma", "burstiness": burstiness}
+    if cap is not None:
+        load["concurrency"] = cap  # an open loop's cap on requests in flight
+    return load
 
 
 def _telemetry(telemetry: PointTelemetry | None) -> dict[str, Any] | None:
@@ -242,7 +246,10 @@ def _telemetry(telemetry: PointTelemetry | None) -> dict[str, Any] | None:
 
 
 def _point(
-    summary: PointSummary, telemetry: PointTelemetry | None, burstiness: float
+    summary: PointSummary,
+    telemetry: PointTelemetry | None,
+    burstiness: float,
+    cap: int | None = None,
 ) -> dict[str, Any]:
     verdicts = [{"code": v.code, "message": v.message} for v in summary.verdicts]
     engine = telemetry.engine if telemetry is not None else None
@@ -258,7 +265,7 @@ def _point(
     if engine is not None and engine.queue_ms_mean is not None:
         queue = {"mean": _round(engine.queue_ms_mean)}
     return {
-        "load": _load(summary, burstiness),
+        "load": _load(summary, burstiness, cap),
         "duration_s": _round(summary.window_s) if summary.window_s > 0 else None,
         "requests": {
             "sent": summary.completed + summary.failed,
@@ -351,7 +358,12 @@ def build_result(
         },
         "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},
         "points": [
-            _point(summary, telemetry[i] if i < len(telemetry) else None, config.burstiness)
+            _point(
+                summary,
+                telemetry[i] if i < len(telemetry) else None,
+                config.burstiness,
+                config.max_concurrency,
+            )
             for i, summary in enumerate(run.points)
         ],
         "startup": None,
@@ -406,10 +418,12 @@ def raw_records_path(output: Path) -> Path:
 def write_raw_records(
     path: Path, points: Sequence[tuple[int, bool, Sequence[RequestRecord]]]
 ) -> None:
-    """Every request's record as one JSON line, gzipped, written atomically.
+    """Every request's record as one JSON line, gzipped, written atomically, then each
+    point's timeline (`bench.timeline`), one line per second.
 
     `points` holds (point number, kept, records); a point that was not kept (cut short by a
-    crash or Ctrl-C) is in the file with `"kept": false`.
+    crash or Ctrl-C) is in the file with `"kept": false`. Each line's `kind` says what it is:
+    `request` (the record's fields) or `second` (the timeline's fields).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
@@ -421,8 +435,11 @@ def write_raw_records(
             gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as stream,
         ):
             for number, kept, records in points:
-                for record in records:
-                    line = {"point": number, "kept": kept, **dataclasses.asdict(record)}
+                lines = [
+                    {"kind": "request", **dataclasses.asdict(record)} for record in records
+                ] + [{"kind": "second", **second.as_json()} for second in point_timeline(records)]
+                for line in lines:
+                    line = {"point": number, "kept": kept, **line}
                     stream.write(json.dumps(line, sort_keys=True).encode() + b"\n")
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)

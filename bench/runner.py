@@ -19,7 +19,7 @@ also sees every request as it finishes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -62,6 +62,7 @@ class RunConfig:
     tokenizer: str | None = None
     concurrency: tuple[int, ...] = ()
     request_rates: tuple[float, ...] = ()
+    max_concurrency: int | None = None
     burstiness: float = 1.0
     num_requests: int | None = None
     duration_s: float | None = None
@@ -74,6 +75,7 @@ class RunConfig:
     ignore_eos: bool = True
     continuous_usage_stats: bool = False
     workers: int = 1
+    extra_body: Mapping[str, Any] | None = None
 
 
 class PointObserver(Protocol):
@@ -144,6 +146,10 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
             "give either --concurrency (closed loop) or --request-rate (open loop), not both",
             "--request-rate",
         )
+    if config.max_concurrency is not None and not config.request_rates:
+        raise BenchConfigError(
+            "caps an open loop; give it with --request-rate", "--max-concurrency"
+        )
     concurrencies = config.concurrency
     if not concurrencies and not config.request_rates:
         concurrencies = get_profile(config.profile).default_concurrency
@@ -163,6 +169,7 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
     plans += [
         PointPlan(
             request_rate=rate,
+            max_concurrency=config.max_concurrency,
             burstiness=config.burstiness,
             num_requests=max(100, math.ceil(30 * rate)) if unbounded else config.num_requests,
             duration_s=config.duration_s,
@@ -231,6 +238,7 @@ def run_benchmark(
         ignore_eos=config.ignore_eos,
         continuous_usage_stats=config.continuous_usage_stats,
         count_tokens=count_tokens,
+        extra_body=dict(config.extra_body or {}),
     )
     job = None
     if config.workers > 1:
@@ -244,6 +252,7 @@ def run_benchmark(
             continuous_usage_stats=config.continuous_usage_stats,
             count_tokens_with_tokenizer=count_tokens is not None,
             workers=config.workers,
+            extra_body=dict(config.extra_body or {}),
         )
     try:
         run_event_loop(

@@ -25,7 +25,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -66,6 +66,7 @@ class WorkerJob:
     continuous_usage_stats: bool = False
     count_tokens_with_tokenizer: bool = False
     workers: int = 2
+    extra_body: dict[str, Any] = field(default_factory=dict)
 
     def client(self) -> StreamingClient:
         """The client, as the run's main process would build it."""
@@ -85,6 +86,7 @@ class WorkerJob:
             ignore_eos=self.ignore_eos,
             continuous_usage_stats=self.continuous_usage_stats,
             count_tokens=count_tokens,
+            extra_body=self.extra_body,
         )
 
 

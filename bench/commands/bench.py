@@ -98,6 +98,19 @@ def _length(
         raise OptionError(error.one_line()) from None
 
 
+def _extra_body(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> dict[str, Any] | None:
+    from bench.client import parse_extra_body
+
+    if value is None:
+        return None
+    try:
+        return parse_extra_body(value)
+    except BenchError as error:
+        raise OptionError(error.one_line()) from None
+
+
 def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     if value is not None and not value > 0:
         option = "--" + (param.name or "").replace("_", "-")
@@ -213,6 +226,20 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     callback=_rate_list,
     metavar="R[,R…]",
     help="Open loop: requests per second per point, e.g. 1,5,10.",
+)
+@click.option(
+    "--max-concurrency",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Open loop: at most N requests in flight; a request whose time has come waits for a "
+    "free slot (as vllm bench serve --max-concurrency).",
+)
+@click.option(
+    "--extra-body",
+    callback=_extra_body,
+    metavar="JSON",
+    help='Extra fields for every request body, e.g. \'{"top_p": 0.9, "temperature": 0.7}\' '
+    "(sampling parameters; not the fields the workload sets).",
 )
 @click.option(
     "--burstiness",

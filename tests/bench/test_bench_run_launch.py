@@ -90,9 +90,13 @@ def test_bench_run_launch_writes_a_valid_result_and_stops_vllm(
     assert "GPU KV cache size: 434,992 tokens" in log.read_text()
     assert not process_alive(_standin_pid(log))
     with gzip.open(tmp_path / "out" / "result.requests.jsonl.gz", "rt") as raw:
-        records = [json.loads(line) for line in raw]
+        lines = [json.loads(line) for line in raw]
+    records = [line for line in lines if line["kind"] == "request"]
     assert len(records) == 16
     assert {r["point"] for r in records} == {1, 2}
+    seconds = [line for line in lines if line["kind"] == "second"]
+    assert sum(s["sent"] for s in seconds) == 16
+    assert sum(s["completed"] + s["failed"] for s in seconds) == 16
     assert "no GPU telemetry" in run.stderr
 
 
