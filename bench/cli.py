@@ -7,6 +7,7 @@ import click
 
 from bench.commands.bench import bench_group
 from bench.commands.calc import calc_group
+from bench.commands.fleet import plan_group
 from bench.commands.registry import registry_group
 
 
@@ -22,5 +23,6 @@ def main() -> None:
 
 
 main.add_command(calc_group)
+bench_group.add_command(plan_group)
 main.add_command(bench_group)
 main.add_command(registry_group)

@@ -16,6 +16,9 @@ too), plus an optional `name`; optional `defaults:` hold keys every run starts f
 problem as `FILE: runs[2].concurrency[0]: message`. Paths in a plan (output, dataset,
 tokenizer) are relative to the current folder, as on the command line; two runs may not write
 the same result file. Each run's provenance records the equivalent single `bench run` command.
+
+A run (or `defaults:`) may also say `gpus:`, the GPU kinds a fleet runs it on
+(`gpus: [h100-sxm, mi300x:2]`, see `bench.placement`); one host's `--plan` ignores it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pydantic import (
 from bench.client import check_extra_body, parse_extra_body
 from bench.errors import BenchConfigError, BenchError
 from bench.metrics import Slo
+from bench.placement import GpuRequest, parse_gpus
 from bench.runner import RunConfig, plan_points
 from bench.server import ServerConfig
 from bench.session import DEFAULT_OUTPUT, SessionConfig
@@ -284,6 +288,7 @@ class PlanRun:
     label: str
     options: RunOptions
     session: SessionConfig
+    gpus: tuple[GpuRequest, ...] = ()
 
 
 def _where(location: tuple[int | str, ...]) -> str:
@@ -339,8 +344,10 @@ def _read(path: Path) -> object:
         raise PlanError([f"{path}{at}: not valid YAML: {problem}"]) from None
 
 
-def load_plan(path: Path) -> list[PlanRun]:
-    """The runs of the plan file at `path`, all checked; raises PlanError with every problem."""
+def load_plan(path: Path, *, shared_outputs: bool = False) -> list[PlanRun]:
+    """The runs of the plan file at `path`, all checked; raises PlanError with every problem.
+
+    `shared_outputs` lets runs name the same result file (a fleet gives each entry its own)."""
     data = _read(path)
     if not isinstance(data, dict):
         raise PlanError([f"{path}: expected a mapping with `runs:` (and optional `defaults:`)"])
@@ -352,6 +359,10 @@ def load_plan(path: Path) -> list[PlanRun]:
     if not isinstance(defaults, dict):
         problems.append("defaults: expected a mapping of run options")
         defaults = {}
+    defaults = dict(defaults)
+    default_gpus: tuple[GpuRequest, ...] = ()
+    if "gpus" in defaults:
+        default_gpus = parse_gpus(defaults.pop("gpus"), "defaults.gpus", problems) or ()
     default_keys = _keys(defaults, "defaults", problems)
     if _options(default_keys, "defaults", problems) is None:
         default_keys = {}
@@ -367,6 +378,10 @@ def load_plan(path: Path) -> list[PlanRun]:
             problems.append(f"{where}: expected a mapping of run options")
             continue
         own: list[str] = []
+        run = dict(run)
+        gpus = default_gpus
+        if "gpus" in run:
+            gpus = parse_gpus(run.pop("gpus"), f"{where}.gpus", own) or ()
         keys = _keys(run, where, own)
         if _options(keys, where, own) is None or own:
             problems += own
@@ -381,12 +396,12 @@ def load_plan(path: Path) -> list[PlanRun]:
             at = f"{where}.{key}" if key else where
             problems.append(f"{at}: {' '.join(str(error).split())}")
             continue
-        if session.output is not None:
+        if session.output is not None and not shared_outputs:
             other = outputs.setdefault(session.output.resolve(), where)
             if other != where:
                 problems.append(f"{where}.output: {session.output} is also {other}'s result file")
                 continue
-        planned.append(PlanRun(label, options, session))
+        planned.append(PlanRun(label, options, session, gpus))
     if problems:
         raise PlanError([f"{path}: {problem}" for problem in problems])
     return planned

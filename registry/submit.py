@@ -1,5 +1,9 @@
 """Contribute a result: place it in a registry checkout, commit it on a branch, push, open a PR.
 
+Several results (a fleet's: one plan over many GPU hosts) go the same way as one set: each is
+validated, the set is validated together against the checkout (duplicates among them too),
+and all of them land in one commit on one branch and one pull request.
+
 Every git step runs `git` in the checkout through subprocess; a failing step raises `GitError`
 naming the command and git's own message. The pull request is opened with `gh` when it is on
 PATH; otherwise the outcome carries the exact commands that are left to run.
@@ -43,6 +47,7 @@ class SubmitConfig:
     branch: str | None = None
     base: str = "main"
     dry_run: bool = False
+    more_files: tuple[Path, ...] = ()  # submitted with result_file, as one set
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class SubmitOutcome:
     pull_request_url: str | None
     done_commands: tuple[str, ...]
     remaining_commands: tuple[str, ...]
+    paths: tuple[PurePosixPath, ...] = ()  # every file placed (path is the first)
 
 
 def branch_name(result: Result) -> str:
@@ -97,6 +103,42 @@ def commit_message(result: Result) -> str:
         f"Id: {result.id}",
     ]
     return subject + "\n\n" + "\n".join(body) + "\n"
+
+
+def set_branch_name(results: Sequence[Result]) -> str:
+    """`results/<model>/<first id>-<count>`: one branch per set of results."""
+    models = sorted({result.identity.model.id for result in results})
+    model = models[0] if len(models) == 1 else "mixed"
+    return f"results/{model}/{results[0].id}-{len(results)}"
+
+
+def set_commit_message(results: Sequence[Result]) -> str:
+    """Subject: how many results of which models on which GPUs; body: one line per result."""
+    models = sorted({result.identity.model.id for result in results})
+    gpus = sorted({f"{r.identity.gpu.count}× {r.identity.gpu.id}" for r in results})
+    subject = f"Add {len(results)} results: {', '.join(models)} on {', '.join(gpus)}"
+    lines = []
+    for result in results:
+        gpu, engine = result.identity.gpu, result.identity.engine
+        source = result.source
+        host = source.host.gpu_sku if isinstance(source, MeasuredSource) else "reported"
+        lines.append(
+            f"- {result_path(result).as_posix()}: {gpu.count}× {gpu.id}, {engine.name} "
+            f"{engine.version}, {result.identity.workload.profile} profile (host: {host})"
+        )
+    return subject + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _check_set(files: Sequence[Path], checkout: Path) -> None:
+    """The files validated together against the checkout's catalogs and results."""
+    from registry.validate import validate_paths
+
+    report = validate_paths(list(files), registry_root=checkout)
+    if not report.ok:
+        first = report.problems[0]
+        more = len(report.problems) - 1
+        hint = f" (and {more} more; run `infermeter registry validate`)" if more else ""
+        raise SubmitError(f"the results do not validate together: {first}{hint}")
 
 
 def _command_line(arguments: Sequence[str]) -> str:
@@ -199,28 +241,41 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
     unknown, or the file or branch exists already. With `dry_run`, nothing is changed at all
     and every command is returned in `remaining_commands`.
     """
-    result = load_submission(config.result_file)
+    files = (config.result_file, *config.more_files)
+    results = [load_submission(file) for file in files]
+    result = results[0]
     checkout = config.checkout
     original = _check_checkout(checkout, config.remote)
-    branch = config.branch or branch_name(result)
-    relative = result_path(result)
-    target = checkout / relative.as_posix()
-    if target.exists():
-        raise SubmitError(f"{relative} is already in the checkout: this result was submitted")
+    if len(results) > 1:
+        _check_set(files, checkout)
+    branch = config.branch or (
+        branch_name(result) if len(results) == 1 else set_branch_name(results)
+    )
+    placed = [result_path(one) for one in results]
+    relative = placed[0]
+    for path in placed:
+        if (checkout / path.as_posix()).exists():
+            raise SubmitError(f"{path} is already in the checkout: this result was submitted")
+    if len(set(placed)) < len(placed):
+        raise SubmitError("two of the files are the same result")
     if _run(["git", "branch", "--list", branch], checkout):
         raise SubmitError(f"branch {branch!r} exists already in {checkout}; see --branch")
 
-    message = commit_message(result)
-    text = dumps_result(result)
+    message = commit_message(result) if len(results) == 1 else set_commit_message(results)
+    texts = [dumps_result(one) for one in results]
     back = ["git", "switch", *(["--detach"] if _is_commit(original) else []), original]
     steps = [
-        ["git", "add", "--", relative.as_posix()],
+        ["git", "add", "--", *(path.as_posix() for path in placed)],
         ["git", "commit", "--quiet", "--message", message],
         ["git", "push", "--set-upstream", config.remote, branch],
         back,
     ]
     create = ["git", "switch", "--create", branch]
     pull_request = _pull_request_command(message, branch, config.base)
+    placements = [
+        _placement_command(file, path, text)
+        for file, path, text in zip(files, placed, texts, strict=True)
+    ]
     if config.dry_run:
         return SubmitOutcome(
             branch,
@@ -233,25 +288,29 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
             (
                 _command_line(["cd", str(checkout)]),
                 _command_line(create),
-                _placement_command(config.result_file, relative, text),
+                *placements,
                 *(_command_line(step) for step in steps),
                 _command_line(pull_request),
             ),
+            tuple(placed),
         )
 
     _run(create, checkout)
-    done = [_command_line(create), _placement_command(config.result_file, relative, text)]
+    done = [_command_line(create), *placements]
     try:
-        write_text_atomic(target, text)
+        for path, text in zip(placed, texts, strict=True):
+            write_text_atomic(checkout / path.as_posix(), text)
         for step in steps[:2]:
             _run(step, checkout)
             done.append(_command_line(step))
     except (GitError, OSError) as error:
         # Nothing committed: leave the checkout exactly as it was, branch included.
         _run(
-            ["git", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", str(relative)], checkout
+            ["git", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", *map(str, placed)],
+            checkout,
         )
-        target.unlink(missing_ok=True)
+        for path in placed:
+            (checkout / path.as_posix()).unlink(missing_ok=True)
         _run(back, checkout)
         _run(["git", "branch", "--delete", "--quiet", branch], checkout)
         raise SubmitError(f"could not commit the result: {error}") from None
@@ -275,12 +334,22 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
         if repository is not None:
             remaining.append(f"# or open https://github.com/{repository}/pull/new/{branch}")
         return SubmitOutcome(
-            branch, relative, message, commit, True, None, tuple(done), tuple(remaining)
+            branch,
+            relative,
+            message,
+            commit,
+            True,
+            None,
+            tuple(done),
+            tuple(remaining),
+            tuple(placed),
         )
     output = _run(pull_request, checkout)
     done.append(_command_line(pull_request))
     url = output.splitlines()[-1] if output else None
-    return SubmitOutcome(branch, relative, message, commit, True, url, tuple(done), ())
+    return SubmitOutcome(
+        branch, relative, message, commit, True, url, tuple(done), (), tuple(placed)
+    )
 
 
 def _is_commit(reference: str) -> bool:

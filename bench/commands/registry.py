@@ -161,7 +161,9 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
 
 
 @registry_group.command(name="submit")
-@click.argument("result_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "result_files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
 @click.option(
     "--registry-checkout",
     "checkout",
@@ -176,7 +178,7 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
 @click.option("--dry-run", is_flag=True, help="Change nothing; print the commands it would run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def submit_command(
-    result_file: Path,
+    result_files: tuple[Path, ...],
     checkout: Path,
     remote: str,
     branch: str | None,
@@ -187,11 +189,13 @@ def submit_command(
     """Validate a result, commit it on a new branch, push it to your fork, open a pull request.
 
     The pull request is opened with `gh` when it is installed; otherwise the exact commands
-    to open it are printed.
+    to open it are printed. Several files (a fleet's results) are validated together and go
+    in one commit, on one branch, in one pull request.
 
     \b
-    Example:
+    Examples:
       infermeter registry submit result.json --registry-checkout ~/src/infermeter
+      infermeter registry submit fleet-results/*.json
     """
     import json
 
@@ -199,7 +203,8 @@ def submit_command(
     from registry.submit import SubmitConfig, submit
 
     config = SubmitConfig(
-        result_file=result_file,
+        result_file=result_files[0],
+        more_files=result_files[1:],
         checkout=checkout,
         remote=remote,
         branch=branch,
@@ -214,6 +219,7 @@ def submit_command(
         report = {
             "branch": outcome.branch,
             "path": outcome.path.as_posix(),
+            "paths": [path.as_posix() for path in outcome.paths],
             "commit": outcome.commit,
             "pushed": outcome.pushed,
             "pull_request_url": outcome.pull_request_url,
@@ -224,8 +230,9 @@ def submit_command(
     if dry_run:
         click.echo("dry run, nothing changed; submit would run:")
     else:
+        placed = outcome.path if len(outcome.paths) < 2 else f"{len(outcome.paths)} results"
         click.echo(
-            f"committed {outcome.path} on branch {outcome.branch} "
+            f"committed {placed} on branch {outcome.branch} "
             f"({(outcome.commit or '')[:12]}) and pushed it to {remote}"
         )
         if outcome.pull_request_url:

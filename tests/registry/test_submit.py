@@ -259,3 +259,40 @@ def test_cli_submit_dirty_checkout_exits_1(checkout: Path, no_gh: None) -> None:
     )
     assert outcome.exit_code == 1
     assert "has uncommitted changes (README.md)" in outcome.output
+
+
+def test_submit_a_set_puts_every_file_in_one_commit_on_one_branch(
+    checkout: Path, fork: Path, no_gh: None
+) -> None:
+    config = SubmitConfig(result_file=MEASURED, checkout=checkout, more_files=(REPORTED,))
+    outcome = submit(config)
+    first, second = read_result(MEASURED), read_result(REPORTED)
+    assert outcome.paths == (result_path(first), result_path(second))
+    assert outcome.branch == f"results/{first.identity.model.id}/{first.id}-2"
+    assert _git(fork, "rev-parse", outcome.branch) == outcome.commit
+    committed = _git(fork, "show", "--name-only", "--format=", outcome.branch).splitlines()
+    assert sorted(committed) == sorted(p.as_posix() for p in outcome.paths)
+    subject = _git(fork, "log", "-1", "--format=%s", outcome.branch)
+    assert subject.startswith("Add 2 results: ")
+    body = _git(fork, "log", "-1", "--format=%b", outcome.branch)
+    assert f"- {result_path(first).as_posix()}: " in body
+    assert f"- {result_path(second).as_posix()}: " in body
+    assert _git(checkout, "status", "--porcelain") == ""
+
+
+def test_submit_a_set_with_one_result_twice_changes_nothing(
+    tmp_path: Path, checkout: Path, no_gh: None
+) -> None:
+    copy = tmp_path / "again.json"
+    copy.write_text(MEASURED.read_text(encoding="utf-8"), encoding="utf-8")
+    head = _git(checkout, "rev-parse", "HEAD")
+    outcome = CliRunner().invoke(
+        main,
+        ["registry", "submit", str(MEASURED), str(copy), "--registry-checkout", str(checkout)],
+    )
+    assert outcome.exit_code == 1
+    assert outcome.output.count("\n") == 1
+    assert "the results do not validate together" in outcome.output
+    assert _git(checkout, "rev-parse", "HEAD") == head
+    assert _git(checkout, "branch", "--list", "results/*") == ""
+    assert _git(checkout, "status", "--porcelain") == ""

@@ -1,0 +1,138 @@
+"""`infermeter bench plan …` and `infermeter bench fleet`: one plan over many GPU hosts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+
+import click
+
+from bench.errors import BenchError
+
+
+class _UsageError(click.ClickException):
+    exit_code = 2
+
+
+def _matrix(plan: Path):  # type: ignore[no-untyped-def]
+    from bench.fleet.matrix import load_matrix
+    from bench.plan import PlanError
+
+    try:
+        return load_matrix(plan)
+    except PlanError as error:
+        raise click.ClickException("\n".join(error.problems)) from None
+
+
+def _write(text: str, output: Path | None) -> None:
+    from registry.store import write_text_atomic
+
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_text_atomic(output, text)
+    except OSError as error:
+        raise click.ClickException(f"{output}: cannot write: {error.strerror or error}") from None
+    click.echo(f"wrote {output}", err=True)
+
+
+@click.group(name="plan")
+def plan_group() -> None:
+    """Expand a plan into its matrix (run × GPU kind) and render it for a fleet engine.
+
+    \b
+    Example:
+      infermeter bench plan matrix bench/plans/fleet.yaml
+    """
+
+
+@plan_group.command(name="matrix")
+@click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--canary", is_flag=True, help="Only the first entry of each GPU kind.")
+@click.option("--compact", is_flag=True, help="One line of JSON (for $GITHUB_OUTPUT).")
+def matrix_command(plan: Path, canary: bool, compact: bool) -> None:
+    """Print the plan's matrix as JSON: one entry per run × GPU kind, with its `bench run`.
+
+    The plan is checked first (exit 1 naming each problem). The JSON is GitHub Actions'
+    matrix shape, {"include": [...]}; each entry has its id, GPU kind (gpu, gpu_count,
+    vendor), the Ray resource and runner label it needs, its result file and the exact
+    command. The same plan always prints the same JSON.
+
+    \b
+    Example:
+      infermeter bench plan matrix bench/plans/fleet.yaml --canary
+    """
+    matrix = _matrix(plan)
+    if canary:
+        matrix = matrix.canary()
+    document = matrix.as_json()
+    if compact:
+        click.echo(json.dumps(document, separators=(",", ":")))
+    else:
+        click.echo(json.dumps(document, indent=2))
+
+
+@plan_group.command(name="render")
+@click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--github-actions", "github", is_flag=True, help="A workflow for self-hosted runners."
+)
+@click.option("--kubernetes", is_flag=True, help="One Kubernetes Job per matrix entry.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File to write (default: standard output), e.g. .github/workflows/fleet.yml.",
+)
+@click.option("--namespace", help="Kubernetes: the Jobs' namespace (default: kubectl's).")
+@click.option("--vllm-image", help="Kubernetes: vLLM's image (default: per vendor).")
+@click.option("--results-claim", default="infermeter-results", show_default=True,
+              help="Kubernetes: PersistentVolumeClaim the results are written to.")  # fmt: skip
+@click.option("--hf-token-secret", metavar="NAME",
+              help="Kubernetes: Secret whose `token` key is the Hugging Face token.")  # fmt: skip
+def render_command(
+    plan: Path,
+    github: bool,
+    kubernetes: bool,
+    output: Path | None,
+    namespace: str | None,
+    vllm_image: str | None,
+    results_claim: str,
+    hf_token_secret: str | None,
+) -> None:
+    """Render the plan for GitHub Actions (a workflow) or Kubernetes (Jobs).
+
+    --github-actions writes a workflow_dispatch workflow: a job prints the matrix, a canary
+    (one entry per GPU kind) runs first, then one job per entry on `runs-on: [self-hosted,
+    <gpu id>]` runs its `bench run` and uploads the result, and a last job validates every
+    result and opens one pull request with `registry submit`. PLAN is its path in the
+    repository. --kubernetes writes one Job per entry: vLLM and the bench in one pod, the GPU
+    count as nvidia.com/gpu or amd.com/gpu, a node selector per GPU kind, results to a volume.
+
+    \b
+    Examples:
+      infermeter bench plan render bench/plans/fleet.yaml --github-actions \\
+          --output .github/workflows/fleet.yml
+      infermeter bench plan render bench/plans/fleet.yaml --kubernetes | kubectl apply -f -
+    """
+    if github == kubernetes:
+        raise _UsageError("give one of --github-actions and --kubernetes")
+    matrix = _matrix(plan)  # the plan must be valid whichever engine runs it
+    try:
+        if github:
+            from bench.fleet.github_actions import WorkflowConfig, render_workflow
+
+            text = render_workflow(WorkflowConfig(plan=PurePosixPath(plan.as_posix())))
+        else:
+            from bench.fleet.kubernetes import JobsConfig, render_jobs
+
+            config = JobsConfig(
+                namespace=namespace,
+                vllm_image=vllm_image,
+                results_claim=results_claim,
+                hf_token_secret=hf_token_secret,
+            )
+            text = render_jobs(matrix, config)
+    except BenchError as error:
+        raise click.ClickException(error.one_line()) from None
+    _write(text, output)

@@ -1,0 +1,220 @@
+"""A plan as a GitHub Actions workflow on self-hosted GPU runners, labelled per GPU kind.
+
+The workflow (`render_workflow`) has four jobs:
+
+1. `matrix` (GitHub-hosted) checks the plan and prints its matrix (`bench plan matrix`), and
+   passes it, and its canary, on as job outputs;
+2. `canary`: the first entry of each GPU kind, on `runs-on: [self-hosted, <gpu id>]`, so a
+   broken runner or setup fails in one short job before the sweep spends GPU hours (InferenceX
+   runs a canary the same way); skipped when the dispatch says `canary: false`;
+3. `sweep`: every entry, one job each on a runner with the GPU kind's label, running the
+   entry's exact `bench run` and uploading its result (also an incomplete one) and vLLM's
+   log as artifacts;
+4. `merge` (GitHub-hosted) downloads every result, validates them together
+   (`registry validate`) and opens one pull request holding all of them (`registry submit`).
+
+Only `workflow_dispatch` starts it, so a fork's pull request can never run code on the
+self-hosted runners nor reach a token: only someone with write access dispatches it. Every
+job gets a read-only token except `merge`, which may push its branch and open the pull
+request; no other secret is used. The plan's commands reach the shell through an
+environment variable, never pasted into the script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from bench.fleet import FleetError
+from bench.fleet.yaml_text import dump
+
+CHECKOUT = "actions/checkout@v5"
+SETUP_PYTHON = "actions/setup-python@v6"
+UPLOAD = "actions/upload-artifact@v6"
+DOWNLOAD = "actions/download-artifact@v7"
+
+
+@dataclass(frozen=True)
+class WorkflowConfig:
+    """What the rendered workflow runs: the plan (a path in the repository) and installs."""
+
+    plan: PurePosixPath
+    python_version: str = "3.11"
+    install: str = ".[bench,vllm]"
+    timeout_minutes: int = 360
+
+
+def _check(config: WorkflowConfig) -> None:
+    plan = config.plan
+    if plan.is_absolute() or ".." in plan.parts:
+        raise FleetError(
+            f"{plan}: give the plan's path inside the repository (e.g. bench/plans/fleet.yaml); "
+            "the workflow reads it from its checkout",
+            "PLAN",
+        )
+
+
+def _install(config: WorkflowConfig, editable: str) -> dict[str, Any]:
+    return {
+        "name": "Install infermeter",
+        "env": {"INSTALL": editable},
+        "run": (
+            'python -m venv "$RUNNER_TEMP/venv"\n'
+            '"$RUNNER_TEMP/venv/bin/python" -m pip install --quiet "$INSTALL"\n'
+            'echo "$RUNNER_TEMP/venv/bin" >> "$GITHUB_PATH"\n'
+        ),
+    }
+
+
+def _setup(config: WorkflowConfig, install: str, *, persist: bool = False) -> list[dict[str, Any]]:
+    checkout: dict[str, Any] = {"uses": CHECKOUT}
+    if not persist:
+        checkout["with"] = {"persist-credentials": False}
+    return [
+        checkout,
+        {"uses": SETUP_PYTHON, "with": {"python-version": config.python_version}},
+        _install(config, install),
+    ]
+
+
+def _gpu_job(config: WorkflowConfig, matrix: str, kind: str) -> dict[str, Any]:
+    """A job per matrix entry on a self-hosted runner labelled with its GPU kind."""
+    return {
+        "name": f"{kind} ${{{{ matrix.id }}}}",
+        "runs-on": ["self-hosted", "${{ matrix.runner_label }}"],
+        "timeout-minutes": config.timeout_minutes,
+        "strategy": {"fail-fast": kind == "canary", "matrix": f"${{{{ fromJSON({matrix}) }}}}"},
+        "steps": [
+            *_setup(config, config.install),
+            {
+                "name": "bench run",
+                "env": {"BENCH_COMMAND": "${{ matrix.command }}"},
+                "run": 'echo "$BENCH_COMMAND"\neval "$BENCH_COMMAND"\n',
+            },
+            {
+                "name": "Upload the result",
+                "if": "${{ !cancelled() }}",
+                "uses": UPLOAD,
+                "with": {
+                    "name": f"{'result' if kind == 'sweep' else 'canary'}-${{{{ matrix.id }}}}",
+                    "path": "${{ matrix.output }}",
+                    "if-no-files-found": "warn",
+                },
+            },
+            {
+                "name": "Upload the vLLM log",
+                "if": "${{ !cancelled() }}",
+                "uses": UPLOAD,
+                "with": {
+                    "name": f"{kind}-log-${{{{ matrix.id }}}}",
+                    "path": "${{ matrix.log }}",
+                    "if-no-files-found": "ignore",
+                },
+            },
+        ],
+    }
+
+
+def render_workflow(config: WorkflowConfig) -> str:
+    """The workflow's YAML text (deterministic); raises FleetError for a plan path it cannot use."""
+    _check(config)
+    plan = str(config.plan)
+    matrix_job = {
+        "name": "Plan matrix",
+        "runs-on": "ubuntu-latest",
+        "outputs": {
+            "matrix": "${{ steps.matrix.outputs.matrix }}",
+            "canary": "${{ steps.matrix.outputs.canary }}",
+        },
+        "steps": [
+            *_setup(config, "."),
+            {
+                "id": "matrix",
+                "name": "Print the matrix",
+                "env": {"PLAN": plan},
+                "run": (
+                    'infermeter bench plan matrix "$PLAN"\n'
+                    'echo "matrix=$(infermeter bench plan matrix "$PLAN" --compact)" '
+                    '>> "$GITHUB_OUTPUT"\n'
+                    'echo "canary=$(infermeter bench plan matrix "$PLAN" --canary --compact)" '
+                    '>> "$GITHUB_OUTPUT"\n'
+                ),
+            },
+        ],
+    }
+    canary = {
+        "needs": "matrix",
+        "if": "${{ inputs.canary }}",
+        **_gpu_job(config, "needs.matrix.outputs.canary", "canary"),
+    }
+    sweep = {
+        "needs": ["matrix", "canary"],
+        "if": (
+            "${{ !cancelled() && needs.matrix.result == 'success' && "
+            "(needs.canary.result == 'success' || needs.canary.result == 'skipped') }}"
+        ),
+        **_gpu_job(config, "needs.matrix.outputs.matrix", "sweep"),
+    }
+    merge = {
+        "name": "Merge into one pull request",
+        "needs": "sweep",
+        "if": "${{ !cancelled() && needs.sweep.result != 'skipped' }}",
+        "runs-on": "ubuntu-latest",
+        "permissions": {"contents": "write", "pull-requests": "write"},
+        "steps": [
+            *_setup(config, ".", persist=True),
+            {
+                "uses": DOWNLOAD,
+                "with": {
+                    "pattern": "result-*",
+                    "merge-multiple": True,
+                    "path": "${{ runner.temp }}/fleet-results",
+                },
+            },
+            {
+                "name": "Validate the results together",
+                "run": 'infermeter registry validate "$RUNNER_TEMP/fleet-results"\n',
+            },
+            {
+                "name": "Open one pull request",
+                "env": {
+                    "GH_TOKEN": "${{ github.token }}",
+                    "BRANCH": "fleet/${{ github.run_id }}-${{ github.run_attempt }}",
+                },
+                "run": (
+                    'git config user.name "github-actions[bot]"\n'
+                    "git config user.email "
+                    '"41898282+github-actions[bot]@users.noreply.github.com"\n'
+                    'infermeter registry submit "$RUNNER_TEMP"/fleet-results/*.json '
+                    '--branch "$BRANCH" --base "$GITHUB_REF_NAME"\n'
+                ),
+            },
+        ],
+    }
+    workflow = {
+        "name": f"infermeter fleet: {plan}",
+        "on": {
+            "workflow_dispatch": {
+                "inputs": {
+                    "canary": {
+                        "description": "Run one entry per GPU kind first, and the sweep only "
+                        "if they pass",
+                        "type": "boolean",
+                        "default": True,
+                    }
+                }
+            }
+        },
+        "permissions": {"contents": "read"},
+        "concurrency": {"group": f"infermeter-fleet-{plan}", "cancel-in-progress": False},
+        "jobs": {"matrix": matrix_job, "canary": canary, "sweep": sweep, "merge": merge},
+    }
+    header = (
+        f"# Rendered by `infermeter bench plan render --github-actions {plan}`: re-render it\n"
+        "# when the plan changes. Runners: self-hosted, each labelled with its GPU's catalog id\n"
+        "# (e.g. h100-sxm) and holding as many GPUs as the plan's largest entry of that kind.\n"
+        "# Only workflow_dispatch starts it: fork pull requests never reach these runners or a\n"
+        "# token; only the merge job may write (push its branch, open the pull request).\n"
+    )
+    return header + dump(workflow)

@@ -1,0 +1,213 @@
+"""A plan expanded into its matrix: one entry per run × GPU kind, each with its `bench run`.
+
+`load_matrix(path)` reads the plan (`bench.plan.load_plan`, which checks every run), then
+checks where each run goes and raises `PlanError` with every problem at once
+(`FILE: runs[1].gpus[0]: message`):
+
+- each GPU kind is a GPU catalog id; a run lists `gpus:` or, failing that, its `gpu:` is the
+  one kind; a run that lists `gpus:` leaves `gpu:` out (each entry sets it);
+- the count is the GPUs one server needs: without a count it is the run's tensor × pipeline
+  parallel size; with a count and no `tensor-parallel-size`, the entry serves with
+  tensor-parallel-size = count / pipeline-parallel-size; with both, they must agree;
+- a fleet entry launches vLLM on its node, so `endpoint:` is refused;
+- each entry writes its own result: the run's `output` with the GPU kind inserted before the
+  suffix (`results/chat.json` → `results/chat.h100-sxm-x1.json`; without an output,
+  `results/<name>.<gpu>-x<count>.json`), and entries' ids and outputs are unique.
+
+The matrix is deterministic: entries in plan order, then GPU-kind order, and the same plan
+always gives the same JSON. `as_json` is GitHub Actions' `strategy.matrix` shape,
+`{"include": [...]}`, so one printout serves every engine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bench.errors import BenchConfigError
+from bench.placement import GpuRequest
+from bench.plan import PlanError, PlanRun, RunOptions, command_line, load_plan, session_config
+from bench.session import serving_options
+
+RESULTS_FOLDER = PurePosixPath("results")
+
+
+@dataclass(frozen=True)
+class MatrixEntry:
+    """One run on one GPU kind: what a single host (or Ray task, CI job, Job) runs."""
+
+    id: str
+    run: str
+    gpu: str
+    gpu_count: int
+    vendor: str
+    output: str
+    command: str
+    options: RunOptions
+
+    @property
+    def log(self) -> str:
+        """vLLM's log, which `bench run` writes beside the result."""
+        output = PurePosixPath(self.output)
+        return str(output.with_name(output.stem + ".vllm.log"))
+
+    @property
+    def resource(self) -> str:
+        """The Ray custom resource a node that has this GPU kind advertises, per GPU."""
+        return resource_name(self.gpu)
+
+    def as_json(self) -> dict[str, Any]:
+        """The entry as the matrix JSON lists it (no nested values: CI matrices are flat)."""
+        return {
+            "id": self.id,
+            "run": self.run,
+            "gpu": self.gpu,
+            "gpu_count": self.gpu_count,
+            "vendor": self.vendor,
+            "resource": self.resource,
+            "runner_label": self.gpu,
+            "output": self.output,
+            "log": self.log,
+            "command": self.command,
+        }
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Every entry of a plan, in order."""
+
+    plan: Path
+    entries: tuple[MatrixEntry, ...]
+
+    def canary(self) -> Matrix:
+        """The first entry of each GPU kind: one short check per kind before the sweep."""
+        first: dict[tuple[str, int], MatrixEntry] = {}
+        for entry in self.entries:
+            first.setdefault((entry.gpu, entry.gpu_count), entry)
+        return Matrix(self.plan, tuple(first.values()))
+
+    def as_json(self) -> dict[str, Any]:
+        """`{"include": [entry, …]}`: GitHub Actions' matrix shape, also read by the others."""
+        return {"include": [entry.as_json() for entry in self.entries]}
+
+
+def resource_name(gpu_id: str) -> str:
+    """`gpu_<catalog id>`: the custom resource of one GPU of that kind on a Ray node."""
+    return f"gpu_{gpu_id}"
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "run"
+
+
+def parallel_sizes(options: RunOptions) -> tuple[int | None, int]:
+    """The run's tensor parallel size (None: not given) and pipeline parallel size (1)."""
+    found = serving_options(options.vllm_args)
+    pipeline = found.get("pipeline-parallel-size")
+    pipeline_size = int(pipeline) if isinstance(pipeline, str) and pipeline.isdigit() else 1
+    return options.tensor_parallel_size, pipeline_size
+
+
+def _output(run: PlanRun, gpu: str, count: int) -> str:
+    given = run.options.output
+    kind = f"{gpu}-x{count}"
+    if given is None:
+        return str(RESULTS_FOLDER / f"{_slug(run.label)}.{kind}.json")
+    suffix = given.suffix or ".json"
+    return str(given.with_name(f"{given.stem}.{kind}{suffix}"))
+
+
+def _kinds(run: PlanRun, where: str, problems: list[str]) -> tuple[GpuRequest, ...]:
+    if run.options.endpoint is not None:
+        problems.append(
+            f"{where}.endpoint: a fleet entry launches vLLM on its own node; give model: "
+            "instead of endpoint:"
+        )
+        return ()
+    if run.gpus and run.options.gpu_id is not None:
+        problems.append(f"{where}.gpu: give the GPU kinds in gpus: only (each entry sets gpu)")
+        return ()
+    if run.gpus:
+        return run.gpus
+    if run.options.gpu_id is not None:
+        return (GpuRequest(run.options.gpu_id),)
+    problems.append(f"{where}.gpus: missing; list the GPU kinds the run needs, e.g. [h100-sxm]")
+    return ()
+
+
+def _entry(
+    run: PlanRun, request: GpuRequest, vendor: str, where: str, problems: list[str]
+) -> MatrixEntry | None:
+    tensor, pipeline = parallel_sizes(run.options)
+    count = request.count
+    if count is None:
+        count = (tensor or 1) * pipeline
+    elif tensor is None:
+        if count % pipeline:
+            problems.append(f"{where}: {count} GPUs do not split into {pipeline} pipeline stages")
+            return None
+        tensor = count // pipeline if count > 1 else None
+    elif tensor * pipeline != count:
+        problems.append(
+            f"{where}: {count} GPUs, but the run serves on tensor × pipeline parallel = "
+            f"{tensor} × {pipeline}; drop the count or change tensor-parallel-size"
+        )
+        return None
+    output = _output(run, request.gpu_id, count)
+    options = run.options.model_copy(
+        update={"gpu_id": request.gpu_id, "tensor_parallel_size": tensor, "output": Path(output)}
+    )
+    try:
+        session_config(options, command_line(options))
+    except BenchConfigError as error:
+        problems.append(f"{where}: {error.one_line()}")
+        return None
+    return MatrixEntry(
+        id=f"{_slug(run.label)}--{request.gpu_id}-x{count}",
+        run=run.label,
+        gpu=request.gpu_id,
+        gpu_count=count,
+        vendor=vendor,
+        output=output,
+        command=command_line(options),
+        options=options,
+    )
+
+
+def expand(plan: Path, runs: list[PlanRun]) -> Matrix:
+    """The matrix of checked runs; raises PlanError naming every misplaced run."""
+    from registry.lookup import UnknownIdError, resolve_gpu
+
+    problems: list[str] = []
+    entries: list[MatrixEntry] = []
+    ids: dict[str, str] = {}
+    outputs: dict[str, str] = {}
+    for index, run in enumerate(runs):
+        where = f"runs[{index}]"
+        for number, request in enumerate(_kinds(run, where, problems)):
+            at = f"{where}.gpus[{number}]" if run.gpus else f"{where}.gpu"
+            try:
+                vendor = resolve_gpu(request.gpu_id).vendor
+            except UnknownIdError as error:
+                problems.append(f"{at}: {error}")
+                continue
+            entry = _entry(run, request, vendor, at, problems)
+            if entry is None:
+                continue
+            if (other := ids.setdefault(entry.id, at)) != at:
+                problems.append(f"{at}: entry {entry.id} is also {other}'s; give the runs names")
+                continue
+            if (other := outputs.setdefault(entry.output, at)) != at:
+                problems.append(f"{at}: result file {entry.output} is also {other}'s")
+                continue
+            entries.append(entry)
+    if problems:
+        raise PlanError([f"{plan}: {problem}" for problem in problems])
+    return Matrix(plan, tuple(entries))
+
+
+def load_matrix(path: Path) -> Matrix:
+    """The matrix of the plan file at `path`; raises PlanError with every problem."""
+    return expand(path, load_plan(path, shared_outputs=True))
