@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.telemetry import GpuInventory
+from bench.nvml import GpuInventory
 
 # NVML's names (nvidia-smi's "Name") → GPU catalog ids, only where the name is unambiguous.
 # Order matters: the first pattern that matches wins.
@@ -79,6 +79,7 @@ class HostInfo:
     os: str | None
     vllm_version: str | None
     torch_version: str | None
+    telemetry_gpu_indices: tuple[int, ...] | None = None
 
 
 def _distribution_version(name: str) -> str | None:
@@ -130,4 +131,5 @@ def host_info(inventory: GpuInventory | None, vllm_version: str | None = None) -
         os=os_description(),
         vllm_version=vllm_version or _distribution_version("vllm"),
         torch_version=_distribution_version("torch"),
+        telemetry_gpu_indices=inventory.indices if inventory else None,
     )

@@ -123,6 +123,9 @@ class RunOptions(BaseModel):
     raw_records: Annotated[bool, Field(strict=True)] = False
     gpu_id: Text | None = Field(None, alias="gpu")
     model_id: Text | None = None
+    gpu_indices: Annotated[
+        tuple[Annotated[int, Field(strict=True, ge=0)], ...], BeforeValidator(_sequence)
+    ] = ()
     submitter: Text | None = None
     price_per_hour: PositiveFloat | None = None
     utilization: Fraction = 1.0
@@ -190,6 +193,12 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
                 raise BenchConfigError(
                     "only applies when bench run launches vLLM (no --endpoint)", _option(name)
                 )
+    if options.gpu_indices and options.endpoint is None:
+        raise BenchConfigError(
+            "only applies with --endpoint; a launched vLLM uses the first GPUs that "
+            "CUDA_VISIBLE_DEVICES shows",
+            "--gpu-indices",
+        )
     if options.shared_prefix_tokens and options.dataset is not None:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
@@ -251,6 +260,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         gpu_id=options.gpu_id,
         model_id=options.model_id,
         tensor_parallel_size=options.tensor_parallel_size,
+        gpu_indices=options.gpu_indices or None,
         submitter=options.submitter,
     )
 

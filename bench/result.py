@@ -85,6 +85,7 @@ class Deployment:
     kv_cache_dtype: str | None = None
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
+    data_parallel_size: int | None = None
     max_model_len: int | None = None
     gpu_memory_utilization: float | None = None
     max_num_seqs: int | None = None
@@ -253,6 +254,11 @@ def _point(
 ) -> dict[str, Any]:
     verdicts = [{"code": v.code, "message": v.message} for v in summary.verdicts]
     engine = telemetry.engine if telemetry is not None else None
+    gpu = telemetry.gpu if telemetry is not None else None
+    if gpu is not None and gpu.energy_missing_reason is not None:
+        verdicts.append(
+            {"code": "energy_not_measured", "message": f"no energy: {gpu.energy_missing_reason}"}
+        )
     if engine is not None and engine.preemptions:
         verdicts.append(
             {
@@ -312,6 +318,9 @@ def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
         "os": host.os,
         "vllm_version": host.vllm_version,
         "torch_version": host.torch_version,
+        "telemetry_gpu_indices": list(host.telemetry_gpu_indices)
+        if host.telemetry_gpu_indices is not None
+        else None,
     }
 
 

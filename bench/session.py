@@ -31,6 +31,7 @@ from bench.errors import BenchConfigError, EndpointError
 from bench.host import HostInfo, catalog_gpu_id, host_info
 from bench.load import PointPlan
 from bench.metrics import PointSummary
+from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.result import (
     Deployment,
     PointTelemetry,
@@ -44,7 +45,7 @@ from bench.result import (
 )
 from bench.runner import RunConfig, RunProgress, RunResult, plan_points, run_benchmark
 from bench.server import ServerConfig, StartupFigures, VllmServer
-from bench.telemetry import GpuInventory, NvmlGpus, TelemetrySampler, gpu_window, open_gpus
+from bench.telemetry import TelemetrySampler, gpu_window
 from registry.models import Result
 
 DEFAULT_OUTPUT = Path("infermeter-result.json")
@@ -71,6 +72,7 @@ class SessionConfig:
     gpu_id: str | None = None
     model_id: str | None = None
     tensor_parallel_size: int | None = None
+    gpu_indices: tuple[int, ...] | None = None
     submitter: str | None = None
     telemetry: bool = True
 
@@ -91,14 +93,25 @@ class SessionOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+_SHORT_OPTIONS = {
+    "-tp": "tensor-parallel-size",
+    "-pp": "pipeline-parallel-size",
+    "-dp": "data-parallel-size",
+}
+
+
 def serving_options(arguments: Sequence[str]) -> dict[str, str | bool]:
     """The identity-relevant `vllm serve` options among extra arguments (`--name value`,
-    `--name=value`, `--flag`, `--no-flag`)."""
+    `--name=value`, `--flag`, `--no-flag`, and vLLM's short `-tp`, `-pp`, `-dp`)."""
     tokens = [token for argument in arguments for token in shlex.split(argument)]
     found: dict[str, str | bool] = {}
     flags = {"enable-prefix-caching", "enable-chunked-prefill"}
     valued = {"pipeline-parallel-size", "max-num-batched-tokens", "dtype", "revision"}
+    valued |= {"tensor-parallel-size", "data-parallel-size"}
     for index, token in enumerate(tokens):
+        short, has_value, value = token.partition("=")
+        if short in _SHORT_OPTIONS:
+            token = "--" + _SHORT_OPTIONS[short] + (f"={value}" if has_value else "")
         if not token.startswith("--"):
             continue
         name, has_value, value = token[2:].partition("=")
@@ -111,6 +124,15 @@ def serving_options(arguments: Sequence[str]) -> dict[str, str | bool]:
                 value = tokens[index + 1]
             found[name] = value
     return found
+
+
+def launched_gpu_count(server: ServerConfig) -> int:
+    """GPUs a launched vLLM uses: tensor × pipeline × data parallel sizes."""
+    options = serving_options(server.extra_args)
+    tensor = server.tensor_parallel_size or _int_option(options, "tensor-parallel-size") or 1
+    pipeline = _int_option(options, "pipeline-parallel-size") or 1
+    data = _int_option(options, "data-parallel-size") or 1
+    return tensor * pipeline * data
 
 
 def _int_option(options: dict[str, str | bool], name: str) -> int | None:
@@ -190,7 +212,13 @@ def plan_deployment(
     server = config.server
     options = serving_options(server.extra_args if server else ())
     tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
+    tensor = tensor or _int_option(options, "tensor-parallel-size")
     pipeline = _int_option(options, "pipeline-parallel-size")
+    data = _int_option(options, "data-parallel-size")
+    if server is not None:
+        gpu_count = launched_gpu_count(server)
+    else:
+        gpu_count = tensor or (len(config.gpu_indices) if config.gpu_indices else 1)
     gpu_id = _resolve_gpu(config, inventory, notify)
     model_id, hf_repo = _resolve_model(
         server.model if server else config.run.model, config.model_id
@@ -204,7 +232,7 @@ def plan_deployment(
     chunked = options.get("enable-chunked-prefill")
     return Deployment(
         gpu_id=gpu_id,
-        gpu_count=(tensor or 1) * (pipeline or 1),
+        gpu_count=gpu_count,
         form_factor=resolve_gpu(gpu_id).form_factor,
         engine_version="unknown",
         model_id=model_id,
@@ -215,6 +243,7 @@ def plan_deployment(
         kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
         tensor_parallel_size=tensor,
         pipeline_parallel_size=pipeline,
+        data_parallel_size=data,
         max_model_len=server.max_model_len if server else None,
         gpu_memory_utilization=server.gpu_memory_utilization if server else None,
         max_num_seqs=server.max_num_seqs if server else None,
@@ -317,14 +346,11 @@ def run_session(
     started_at = dt.datetime.now(dt.UTC)
     plan_points(config.run)  # a bad load option fails before a model is loaded
     server_config = config.server
-    gpu_count = None
-    if server_config is not None:
-        pipeline = _int_option(serving_options(server_config.extra_args), "pipeline-parallel-size")
-        gpu_count = (server_config.tensor_parallel_size or 1) * (pipeline or 1)
+    gpu_count = launched_gpu_count(server_config) if server_config is not None else None
     gpus: NvmlGpus | None = None
     reason: str | None = "telemetry is off"
     if config.telemetry:
-        gpus, reason = open_gpus(gpu_count)
+        gpus, reason = open_gpus(gpu_count, config.gpu_indices)
     notes = [f"no GPU telemetry: {reason}"] if gpus is None else []
     inventory = gpus.inventory if gpus else None
     try:

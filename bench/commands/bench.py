@@ -72,6 +72,15 @@ def _int_list(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return numbers
 
 
+def _index_list(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    parts = value.split(",")
+    if not all(part.strip().isdigit() for part in parts):
+        raise OptionError(f"--gpu-indices: expected GPU indices like 0,1, got {value!r}")
+    return tuple(int(part) for part in parts)
+
+
 def _rate_list(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[float, ...]:
     if value is None:
         return ()
@@ -192,6 +201,13 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     "--model-id",
     metavar="ID",
     help="Model catalog id for the result (default: the catalog entry of --model's repository).",
+)
+@click.option(
+    "--gpu-indices",
+    callback=_index_list,
+    metavar="I[,I…]",
+    help="With --endpoint: the GPUs the server runs on, as nvidia-smi numbers them, for GPU "
+    "telemetry (default: CUDA_VISIBLE_DEVICES, else the only GPU or the busy ones).",
 )
 @click.option("--submitter", help="GitHub user name in the result (default: git's github.user).")
 @click.option(

@@ -321,7 +321,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
                 "dtype": facts.dtype,
                 "kv_cache_dtype": facts.kv_cache_dtype,
             },
-            "serving": {name: getattr(facts, name) for name in ServingSettings.model_fields},
+            "serving": {name: getattr(facts, name, None) for name in ServingSettings.model_fields},
             "workload": {
                 "profile": facts.profile,
                 "input_len": input_len,

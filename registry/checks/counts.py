@@ -150,10 +150,12 @@ def _deployment_findings(file: str, result: Result) -> Iterator[Finding]:
     gpus = result.identity.gpu.count
     serving = result.identity.serving
     tensor, pipeline = serving.tensor_parallel_size or 1, serving.pipeline_parallel_size or 1
-    if tensor * pipeline > gpus:
+    data = serving.data_parallel_size or 1
+    if tensor * pipeline * data > gpus:
         message = (
-            f"tensor_parallel_size {tensor} × pipeline_parallel_size {pipeline} needs "
-            f"{tensor * pipeline} GPUs, but identity.gpu.count is {gpus}"
+            f"tensor_parallel_size {tensor} × pipeline_parallel_size {pipeline} × "
+            f"data_parallel_size {data} needs {tensor * pipeline * data} GPUs, but "
+            f"identity.gpu.count is {gpus}"
         )
         yield _finding(file, "identity.serving.tensor_parallel_size", message)
     source = result.source

@@ -69,6 +69,11 @@ class ServingSettings(StrictModel):
     pipeline_parallel_size: PositiveInt | None = Field(
         None, description="`--pipeline-parallel-size`: pipeline stages of one replica."
     )
+    data_parallel_size: PositiveInt | None = Field(
+        None,
+        description="`--data-parallel-size`: model replicas served behind one endpoint; the GPU "
+        "count is tensor × pipeline × data parallel sizes.",
+    )
     max_model_len: PositiveInt | None = Field(
         None, description="`--max-model-len`: longest sequence (prompt + output) in tokens."
     )

@@ -42,6 +42,11 @@ class Host(StrictModel):
     os: Text | None = Field(None, description="Operating system and kernel.")
     vllm_version: Text | None = Field(None, description="Installed vLLM version.")
     torch_version: Text | None = Field(None, description="Installed PyTorch version.")
+    telemetry_gpu_indices: list[NonNegativeInt] | None = Field(
+        None,
+        description="NVML indices (as nvidia-smi numbers them) of the GPUs whose readings the "
+        "points' GPU telemetry covers; null when no GPU was read.",
+    )
 
 
 class MeasuredSource(StrictModel):

@@ -56,6 +56,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.model.kv_cache_dtype",
     "identity.serving.tensor_parallel_size",
     "identity.serving.pipeline_parallel_size",
+    "identity.serving.data_parallel_size",
     "identity.serving.max_model_len",
     "identity.serving.gpu_memory_utilization",
     "identity.serving.max_num_seqs",

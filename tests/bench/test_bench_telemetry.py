@@ -9,14 +9,8 @@ import pytest
 
 from bench.engine_metrics import MetricsSample, engine_window, parse_prometheus
 from bench.host import catalog_gpu_id, host_info
-from bench.telemetry import (
-    NVML_MISSING,
-    GpuReading,
-    GpuSample,
-    TelemetrySampler,
-    gpu_window,
-    open_gpus,
-)
+from bench.nvml import NVML_MISSING, GpuReading, GpuSample, open_gpus
+from bench.telemetry import TelemetrySampler, gpu_window
 
 S = 1_000_000_000
 
@@ -27,7 +21,10 @@ def _reading(gpu: int, utilization: float, power_w: float, energy_mj: int | None
 
 def test_gpu_window_aggregates_inside_the_window_and_differences_energy() -> None:
     samples = [
-        GpuSample(t * S, (_reading(0, 50.0 + t, 300.0, 1_000 * t), _reading(1, 70.0, 200.0, 0)))
+        GpuSample(
+            t * S,
+            (_reading(0, 50.0 + t, 300.0, 300_000 * t), _reading(1, 70.0, 200.0, 200_000 * t)),
+        )
         for t in range(0, 11)
     ]
     window = gpu_window(samples, start_ns=2 * S, end_ns=6 * S)
@@ -35,8 +32,8 @@ def test_gpu_window_aggregates_inside_the_window_and_differences_energy() -> Non
     assert window.samples == 5
     # GPU 0 at 52..56 % and GPU 1 at 70 %: mean over samples and GPUs.
     assert window.gpu_utilization_pct_mean == pytest.approx((54 * 5 + 70 * 5) / 10)
+    assert window.energy_j == pytest.approx(2000.0)  # the counters: (300 + 200) J/s over 4 s
     assert window.power_w_mean == pytest.approx(500.0)  # the GPUs' draw summed
-    assert window.energy_j == pytest.approx(4.0)  # GPU 0's counter: 6,000 − 2,000 mJ
     assert window.temperature_c_max == 61.0
     assert window.memory_used_bytes_max == 10 * 2**30
 
@@ -48,11 +45,32 @@ def test_gpu_window_integrates_power_where_there_is_no_energy_counter() -> None:
     assert window.energy_j == pytest.approx(1000.0)  # 250 W over 4 s
 
 
+def test_gpu_window_energy_covers_exactly_a_window_between_two_samples() -> None:
+    # Samples a second apart; the point lasted 0.7 s between two of them. Its energy is the
+    # counter interpolated to the window's ends, not the whole span of the samples.
+    samples = [GpuSample(t * S, (_reading(0, 90.0, 300.0, 300_000 * t),)) for t in range(10)]
+    window = gpu_window(samples, start_ns=int(2.5 * S), end_ns=int(3.2 * S))
+    assert window is not None
+    assert window.energy_j == pytest.approx(210.0)  # 300 W × 0.7 s
+    assert window.power_w_mean == pytest.approx(300.0)
+    assert window.energy_missing_reason is None
+
+
+def test_gpu_window_energy_is_absent_with_a_reason_when_samples_miss_the_window() -> None:
+    samples = [GpuSample(t * S, (_reading(0, 90.0, 300.0, 300_000 * t),)) for t in range(3)]
+    window = gpu_window(samples, start_ns=1 * S, end_ns=5 * S)  # the samples end at 2 s
+    assert window is not None
+    assert window.energy_j is None
+    assert window.energy_missing_reason is not None
+    assert "cover" in window.energy_missing_reason
+
+
 def test_gpu_window_without_samples_is_none() -> None:
     assert gpu_window([], 0, S) is None
 
 
-def test_open_gpus_without_a_gpu_is_absent_not_an_error() -> None:
+def test_open_gpus_without_a_gpu_is_absent_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "pynvml", raising=False)
     gpus, reason = open_gpus()
     if gpus is not None:
         gpus.close()
