@@ -3,9 +3,10 @@
 For now the server must already be running (`endpoint`); launching vLLM comes later. The run
 checks the endpoint (`GET /v1/models`, which also names the model when none is given), then
 runs each load point in turn: closed-loop points for each concurrency, or open-loop points for
-each request rate. A point in which no request got a single byte of an answer (refused or
-dropped connections) stops the run; the finished points are kept and the result is marked
-incomplete (so is a run cut by Ctrl-C).
+each request rate. A point during which the server went away (no request got a single byte
+of an answer, or some did not and the server no longer answers `GET /v1/models`) is
+discarded and stops the run; the finished points are kept and the result is marked
+incomplete (so is a run cut by Ctrl-C or SIGTERM, and one in which every request failed).
 
 With `workers` above 1 each point is split across that many client processes
 (`bench.workers`), for loads one process cannot parse; the records are merged.
@@ -34,8 +35,10 @@ from bench.client import (
     run_event_loop,
 )
 from bench.errors import BenchConfigError, EndpointError
+from bench.interrupts import stop_reason
 from bench.load import PointPlan, PointRun, Send, run_point
 from bench.metrics import PointSummary, Slo, summarize_point
+from bench.progress import point_name
 from bench.workers import WorkerJob, run_point_in_workers
 from bench.workloads import (
     LengthDistribution,
@@ -268,10 +271,21 @@ def run_benchmark(
                 workers=job,
             )
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM under `bench.interrupts`
         result.incomplete = True
-        result.stop_reason = "interrupted"
+        result.stop_reason = stop_reason(stop)
+    if not result.incomplete and result.points and not any(p.completed for p in result.points):
+        result.incomplete = True
+        result.stop_reason = "every request failed (" + _failure_kinds(result.points) + ")"
     return result
+
+
+def _failure_kinds(points: Sequence[PointSummary]) -> str:
+    counts: dict[str, int] = {}
+    for point in points:
+        for kind, count in point.failures_by_kind.items():
+            counts[kind] = counts.get(kind, 0) + count
+    return ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items())) or "no kind"
 
 
 async def _resolve_model(config: RunConfig) -> str:
@@ -339,7 +353,8 @@ async def _run_points(
                 raise
             next_index += len(run.records)
             summary = None
-            if not (run.records and all(_never_answered(r) for r in run.records)):
+            gone = await _server_gone(client, run.records)
+            if not gone:
                 summary = summarize_point(
                     run.records,
                     concurrency=plan.concurrency,
@@ -356,11 +371,31 @@ async def _run_points(
                 return
             if summary is None:
                 result.incomplete = True
-                result.stop_reason = f"the server stopped answering: {run.records[-1].error_detail}"
+                last = next(r for r in reversed(run.records) if _never_answered(r))
+                during = f" during {point_name(plan.concurrency, plan.request_rate)}"
+                result.stop_reason = f"the server stopped answering{during}: {last.error_detail}"
                 return
             result.points.append(summary)
             if on_point is not None:
                 on_point(summary)
+
+
+async def _server_gone(client: StreamingClient, records: Sequence[RequestRecord]) -> bool:
+    """True when the server went away during the point: every request went unanswered, or
+    some did and `GET /v1/models` no longer answers either. Such a point is cut short, not
+    measured: it is discarded and the run stops (as when a launched vLLM exits)."""
+    unanswered = [record for record in records if _never_answered(record)]
+    if not unanswered:
+        return False
+    if len(unanswered) == len(records):
+        return True
+    try:
+        await list_models(client.base_url, timeout_s=min(client.timeout_s, 5.0))
+    except EndpointError:
+        return True
+    except ValueError:
+        return False  # it answers, if not with a model list
+    return False
 
 
 def _never_answered(record: RequestRecord) -> bool:

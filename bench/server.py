@@ -374,6 +374,11 @@ class VllmServer:
                 _signal_group(process.pid, signal.SIGKILL)
         self._close_log()
 
+    def kill(self) -> None:
+        """SIGKILL the server's whole process group now (a `stop()` under way then ends)."""
+        if self._process is not None and self._process.poll() is None:
+            _signal_group(self._process.pid, signal.SIGKILL)
+
     def _close_log(self) -> None:
         if self._log is not None:
             self._log.close()

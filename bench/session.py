@@ -5,7 +5,9 @@ and the model's catalog ids), starts vLLM when no endpoint is given, runs the lo
 telemetry (NVML and the engine's `/metrics`, see `bench.telemetry`), stops the server whatever
 happens, then assembles, validates and writes the result. A server that dies mid-run ends the
 run: the point it died in is discarded, the finished points are kept and the result is marked
-incomplete (so is a run cut by Ctrl-C). Nothing is written when no point finished.
+incomplete (so is a run cut by Ctrl-C or SIGTERM, see `bench.interrupts`; a second signal
+kills vLLM at once and still lets the result be written). An `--output` that cannot be
+written is refused before anything starts. Nothing is written when no point finished.
 
 Default paths: the result goes to `--output` (a launched run without it writes
 `./infermeter-result.json`); vLLM's log to `<stem>.vllm.log` and the raw records to
@@ -23,12 +25,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from bench.client import RequestRecord
 from bench.engine_metrics import MetricsSample, engine_window, scrape_metrics
 from bench.errors import BenchConfigError, EndpointError
 from bench.host import HostInfo, catalog_gpu_id, host_info
+from bench.interrupts import StopSignals
 from bench.load import PointPlan
 from bench.metrics import PointSummary
 from bench.nvml import GpuInventory, NvmlGpus, open_gpus
@@ -342,9 +346,35 @@ def run_session(
     progress: RunProgress | None = None,
 ) -> SessionOutcome:
     """Run the whole session (see the module docstring); raises BenchError subclasses.
-    `on_point` and `progress` follow the load points as `run_benchmark`'s do."""
-    started_at = dt.datetime.now(dt.UTC)
+    `on_point` and `progress` follow the load points as `run_benchmark`'s do. SIGTERM is
+    Ctrl-C meanwhile, and no signal stops the result being written (`bench.interrupts`)."""
     plan_points(config.run)  # a bad load option fails before a model is loaded
+    if config.output is not None:
+        _check_output(config.output)
+    with StopSignals() as signals:
+        return _run_session(config, on_point, notify, progress, signals)
+
+
+def _check_output(output: Path) -> None:
+    """Refuse an output that cannot be written before anything is started or sent."""
+    from registry.errors import UnwritableError
+    from registry.store import check_writable
+
+    try:
+        check_writable(output)
+    except UnwritableError as error:
+        message = f"{error}; name a file in a folder you can write"
+        raise BenchConfigError(message, "--output") from None
+
+
+def _run_session(
+    config: SessionConfig,
+    on_point: Callable[[PointSummary], None] | None,
+    notify: Notify,
+    progress: RunProgress | None,
+    signals: StopSignals,
+) -> SessionOutcome:
+    started_at = dt.datetime.now(dt.UTC)
     server_config = config.server
     gpu_count = launched_gpu_count(server_config) if server_config is not None else None
     gpus: NvmlGpus | None = None
@@ -358,6 +388,8 @@ def run_session(
             plan_deployment(config, inventory, notify) if config.output is not None else None
         )
         server = VllmServer(server_config) if server_config is not None else None
+        if server is not None:
+            signals.on_repeat = partial(_hurry, server, notify)
         run_config = config.run
         try:
             if server is not None:
@@ -380,6 +412,7 @@ def run_session(
             sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
             observer = _Observer(sampler, server, config.raw_records)
             run = run_benchmark(run_config, on_point=on_point, observer=observer, progress=progress)
+            signals.finishing()  # from here a signal hurries the stop; it never skips the write
         finally:
             if server is not None:
                 server.stop()
@@ -423,6 +456,12 @@ def run_session(
         outcome.raw_records = raw_records_path(config.output)
         write_raw_records(outcome.raw_records, observer.records)
     return outcome
+
+
+def _hurry(server: VllmServer, notify: Notify) -> None:
+    """A second Ctrl-C or SIGTERM: kill vLLM instead of waiting for its graceful exit."""
+    notify("stop signal again: killing vLLM now; what was measured is still written")
+    server.kill()
 
 
 def _host(inventory: GpuInventory | None, vllm_version: str | None) -> HostInfo:

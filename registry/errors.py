@@ -5,7 +5,8 @@ Hierarchy::
     RegistryError                  every error the registry raises on purpose
     ├── InvalidFileError           a file cannot be read or does not match its model;
     │                              carries one Problem per finding (`file: json.path: message`)
-    └── ContentIdError             a result's `id` is not the id minted from its content
+    ├── ContentIdError             a result's `id` is not the id minted from its content
+    └── UnwritableError            a file cannot be written where it was asked to go
 
 A `Problem` is one finding, printed as one line `file: json.path: message`; validation
 collects every problem before it fails once.
@@ -64,6 +65,15 @@ class InvalidFileError(RegistryError):
 
 class ContentIdError(RegistryError):
     """A result's `id` differs from the id minted from its content."""
+
+
+class UnwritableError(RegistryError):
+    """A file cannot be written at `path`: its folder is read-only, or it is a folder, …"""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write {path}: {reason}")
 
 
 def json_path(location: Iterable[int | str], data: Any = None) -> str:

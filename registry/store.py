@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from registry.errors import ContentIdError, InvalidFileError, Problem
+from registry.errors import ContentIdError, InvalidFileError, Problem, UnwritableError
 from registry.models import MeasuredSource, Result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +100,22 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary_name).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: Path, *, folder: bool = False) -> None:
+    """Raise `UnwritableError` unless a file can be written at `path` (with `folder`, inside
+    the folder `path`) the way `write_text_atomic` writes: checked before a long run or build,
+    not discovered after it. Creates the missing folders, as the write would."""
+    target = path if folder else path.parent
+    if not folder and path.is_dir():
+        raise UnwritableError(display_path(path), "it is a folder; name a file")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        descriptor, probe = tempfile.mkstemp(prefix=".infermeter-probe.", dir=target)
+    except OSError as error:
+        raise UnwritableError(display_path(path), error.strerror or type(error).__name__) from None
+    os.close(descriptor)
+    os.unlink(probe)
 
 
 def write_result(result: Result, root: Path) -> Path:

@@ -13,6 +13,7 @@ from click.core import ParameterSource
 from pydantic import ValidationError
 
 from bench.errors import BenchError
+from bench.interrupts import INTERRUPTED, TERMINATED, stop_reason
 from bench.metrics import Distribution, PointSummary
 from bench.progress import point_name
 from bench.workloads import PROFILES, LengthDistribution, parse_length
@@ -454,6 +455,8 @@ def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOut
         if error.exit_code == 2:
             raise OptionError(error.one_line()) from None
         raise click.ClickException(error.one_line()) from None
+    except KeyboardInterrupt as stop:  # before the first point: nothing was measured
+        raise click.ClickException(f"{stop_reason(stop)} before any load point ran") from None
 
 
 def _print_tables(outcome: SessionOutcome, options: RunOptions) -> None:
@@ -523,7 +526,7 @@ def _run_plan(path: Path, as_json: bool, progress: RunProgress | None) -> None:
         if result.incomplete:
             click.echo(f"{run.label} is {stop}", err=True)
             failed.append(run.label)
-            if result.stop_reason == "interrupted":
+            if result.stop_reason in (INTERRUPTED, TERMINATED):
                 break  # Ctrl-C stops the plan, not only the run
     if as_json:
         click.echo(json.dumps({"runs": summaries}, indent=2, sort_keys=False))

@@ -1,0 +1,231 @@
+"""`bench run` stopped from outside (SIGTERM, a second signal) or by its server: what is kept.
+
+A real `infermeter` process runs against the STAND-IN vllm (tests/bench/standin_vllm.py), and
+receives real signals, as `docker stop`, systemd or a CI runner send them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bench_helpers import process_alive
+from click.testing import CliRunner
+from conftest import STANDIN_VLLM
+from fake_openai_server import FakeOpenAIServer
+
+from bench.cli import main
+from bench.server import free_port
+from registry.models import Result as RegistryResult
+
+MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
+
+
+def _start_run(
+    tmp_path: Path, standin: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """`infermeter bench run` launching the stand-in, two points, the second one long."""
+    command = [
+        sys.executable, "-c", "from bench.cli import main; main()",
+        "bench", "run", "--model", MODEL, "--vllm-executable", str(standin),
+        "--gpu", "h100-sxm", "--output", str(tmp_path / "result.json"), "--concurrency", "1,2",
+        "--duration", "3", "--num-requests", "100000", "--warmup", "1",
+        "--input-len", "16", "--output-len", "8",
+    ]  # fmt: skip
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+        # A shell starts background jobs with SIGINT ignored; restore the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _wait_for_second_point(process: subprocess.Popen[str]) -> None:
+    assert process.stderr is not None
+    deadline = time.monotonic() + 30
+    for line in process.stderr:
+        if line.startswith("c=1:"):
+            break
+        assert time.monotonic() < deadline, "the first point did not finish"
+    time.sleep(0.5)  # inside the second point
+
+
+def _standin_pid(log: Path) -> int:
+    match = re.search(r"Started server process \[(\d+)\]", log.read_text())
+    assert match, log.read_text()
+    return int(match.group(1))
+
+
+def _assert_first_point_kept(tmp_path: Path) -> None:
+    result = RegistryResult.model_validate_json((tmp_path / "result.json").read_text())
+    assert [p.load.concurrency for p in result.points] == [1]
+    assert result.source.complete is False
+    assert not list(tmp_path.glob(".result.json.*"))  # no temporary file left behind
+
+
+def test_bench_run_standin_sigterm_keeps_finished_points_and_stops_vllm(
+    tmp_path: Path, standin_vllm: Path
+) -> None:
+    process = _start_run(tmp_path, standin_vllm)
+    _wait_for_second_point(process)
+    process.send_signal(signal.SIGTERM)
+    _, rest = process.communicate(timeout=40)
+    assert process.returncode == 1, rest
+    assert "Error: the run is incomplete: terminated (SIGTERM)" in rest
+    assert "Traceback" not in rest
+    _assert_first_point_kept(tmp_path)
+    assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))
+
+
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_bench_run_standin_second_signal_during_shutdown_still_writes(
+    tmp_path: Path, standin_vllm: Path, second: signal.Signals
+) -> None:
+    # The stand-in ignores SIGINT, so stopping it gracefully would take the 30 s grace; the
+    # second signal kills it at once, and the finished point is written all the same.
+    process = _start_run(tmp_path, standin_vllm, {"STANDIN_VLLM_IGNORE_SIGINT": "1"})
+    _wait_for_second_point(process)
+    process.send_signal(signal.SIGINT)
+    time.sleep(1.0)  # infermeter is now waiting for the stand-in to exit
+    assert process.poll() is None
+    sent = time.monotonic()
+    process.send_signal(second)
+    _, rest = process.communicate(timeout=40)
+    assert time.monotonic() - sent < 15  # not the 30 s grace
+    assert process.returncode == 1, rest
+    assert "killing vLLM now" in rest
+    assert "Error: the run is incomplete: interrupted" in rest
+    assert "Aborted" not in rest
+    assert "Traceback" not in rest
+    _assert_first_point_kept(tmp_path)
+    assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))
+
+
+def _unwritable_outputs(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    yield "a folder", folder
+    plain = tmp_path / "plain-file"
+    plain.write_text("x")
+    yield "under a file", plain / "result.json"
+    yield "/proc", Path("/proc/infermeter-result.json")
+    if os.geteuid() != 0:  # root writes into a read-only folder anyway
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o555)
+        yield "a read-only folder", locked / "result.json"
+
+
+def test_bench_run_standin_unwritable_output_is_refused_before_vllm_starts(
+    tmp_path: Path, standin_vllm: Path
+) -> None:
+    for label, output in _unwritable_outputs(tmp_path):
+        run = CliRunner().invoke(
+            main,
+            ["bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
+             "--gpu", "h100-sxm", "--output", str(output), *SMALL],
+        )  # fmt: skip
+        assert run.exit_code == 2, (label, run.output)
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1, label
+        assert re.match(r"Error: (--output: cannot write |Invalid value for '--output')", lines[0])
+        assert run.exception is None or isinstance(run.exception, SystemExit), label
+        assert not list(tmp_path.rglob("*.vllm.log")), label  # vLLM never started
+
+
+def test_bench_run_endpoint_unwritable_output_sends_no_request(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", fake_server.url, "--gpu", "h100-sxm",
+         "--model-id", "llama-3.2-1b-instruct", "--output", str(tmp_path), *SMALL],
+    )  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert "Error: Invalid value for '--output'" in run.stderr
+    assert fake_server.stats.requests == 0
+
+
+def _serve_standin(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [sys.executable, str(STANDIN_VLLM), "serve", MODEL, "--host", "127.0.0.1",
+         "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
+                return process
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("the stand-in did not start")
+
+
+def test_bench_run_endpoint_standin_dying_mid_point_marks_that_point_interrupted(
+    tmp_path: Path,
+) -> None:
+    # c=1 sends 8 requests (2 warm-up); the server dies when the 11th arrives, inside c=4.
+    port = free_port()
+    server = _serve_standin(port, {"STANDIN_VLLM_MODE": "crash", "STANDIN_VLLM_CRASH_AFTER": "10"})
+    output = tmp_path / "result.json"
+    try:
+        run = CliRunner().invoke(
+            main,
+            ["bench", "run", "--endpoint", f"http://127.0.0.1:{port}", "--model", MODEL,
+             "--gpu", "h100-sxm", "--concurrency", "1,4,8", "--output", str(output),
+             "--raw-records", *SMALL],
+        )  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+    assert run.exit_code == 1, run.output
+    assert "the run is incomplete: the server stopped answering during c=4" in run.stderr
+    result = RegistryResult.model_validate_json(output.read_text())
+    assert [p.load.concurrency for p in result.points] == [1]
+    assert result.source.complete is False
+
+
+def test_bench_run_every_request_failed_exits_1(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.fault = "http_500"
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", fake_server.url, "--concurrency", "1,2", "--json",
+         "--quiet", *SMALL],
+    )  # fmt: skip
+    assert run.exit_code == 1, run.output
+    summary = json.loads(run.stdout)
+    assert summary["incomplete"] is True
+    assert [p["completed"] for p in summary["points"]] == [0, 0]
+    assert "Error: the run is incomplete: every request failed (http_status 12)" in run.stderr
+
+
+def test_bench_run_some_requests_failing_is_still_complete(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.config.fault = "http_500"
+    fake_server.config.fault_every = 2
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", fake_server.url, "--concurrency", "1", "--json",
+         "--quiet", *SMALL],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.stdout)["incomplete"] is False
