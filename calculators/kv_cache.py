@@ -3,7 +3,12 @@
 Standard attention stores a K and a V vector per KV head; tensor parallelism splits the KV heads
 across GPUs (each GPU keeps at least one). DeepSeek's latent attention stores one compressed
 vector (kv_lora_rank + qk_rope_head_dim) per token and layer, replicated on every GPU.
-Sliding-window layers never hold more than their window of tokens per sequence.
+Sliding-window layers never hold more than their window of tokens per sequence. Chunked local
+attention layers (Llama 4) count as full attention: vLLM turns its hybrid KV cache manager off
+for them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, so they keep every token.
+Mamba and Gated DeltaNet layers hold no KV at all but one fixed-size state per sequence.
+DeepSeek-V3.2's indexer adds its own FP8 key (plus one float32 scale per 128 values) per token
+and layer, and V3.2's FP8 cache stores the latent in vLLM's `fp8_ds_mla` layout (656 bytes).
 """
 
 from dataclasses import dataclass
@@ -23,6 +28,8 @@ class KVCacheShape:
     sliding_layers: int
     sliding_window: int | None
     dtype_bytes: int
+    state_layers: int = 0  # Mamba / Gated DeltaNet layers: one state per sequence, no KV
+    state_bytes_per_sequence_per_layer: int = 0
 
     @property
     def bytes_per_token(self) -> int:
@@ -36,8 +43,10 @@ class KVCacheShape:
     def bytes_for_sequence(self, tokens: int) -> int:
         """Bytes one sequence of `tokens` tokens occupies: sliding layers keep only the window."""
         window = self.sliding_window if self.sliding_window is not None else tokens
-        return self.bytes_per_token_per_layer * (
-            self.full_layers * tokens + self.sliding_layers * min(tokens, window)
+        return (
+            self.bytes_per_token_per_layer
+            * (self.full_layers * tokens + self.sliding_layers * min(tokens, window))
+            + self.state_layers * self.state_bytes_per_sequence_per_layer
         )
 
 
@@ -66,15 +75,28 @@ def kv_cache_shape(
             f"tensor_parallel_size: expected an integer >= 1, got {tensor_parallel_size}"
         )
     element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
-    if arch.mla is not None:
+    if arch.mla is not None and arch.indexer is not None:
+        if element == 1:
+            # fp8_ds_mla: 512 FP8 latent values, 4 float32 scales, 64 bf16 RoPE values.
+            per_layer = arch.mla.kv_lora_rank + 4 * 4 + arch.mla.qk_rope_head_dim * 2
+        else:
+            per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
+        head_dim = arch.indexer.head_dim
+        per_layer += head_dim + head_dim // 128 * 4
+    elif arch.mla is not None:
         per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
     else:
         heads = max(1, arch.num_kv_heads // tensor_parallel_size)
         per_layer = 2 * heads * arch.head_dim * element
+    state = 0
+    if arch.mixer is not None and arch.num_state_layers:
+        state = arch.mixer.state_bytes_per_sequence(tensor_parallel_size, model_dtype_bytes)
     return KVCacheShape(
         bytes_per_token_per_layer=per_layer,
-        full_layers=arch.num_full_layers,
+        full_layers=arch.num_full_layers + arch.num_chunked_layers,
         sliding_layers=arch.num_sliding_layers,
         sliding_window=arch.sliding_window if arch.num_sliding_layers else None,
         dtype_bytes=element,
+        state_layers=arch.num_state_layers,
+        state_bytes_per_sequence_per_layer=state,
     )

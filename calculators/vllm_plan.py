@@ -84,6 +84,8 @@ class VllmPlan:
     kv_cache_bytes_per_token: int
     kv_cache_bytes_per_token_per_layer: int
     kv_cache_groups: int
+    state_bytes_per_sequence: int  # Mamba / linear-attention state of one sequence, all layers
+    block_size: int
     num_blocks: int
     kv_cache_tokens: int
     max_concurrency: float
@@ -116,6 +118,8 @@ class VllmPlan:
             "kv_cache_bytes_per_token": self.kv_cache_bytes_per_token,
             "kv_cache_bytes_per_token_per_layer": self.kv_cache_bytes_per_token_per_layer,
             "kv_cache_groups": self.kv_cache_groups,
+            "state_bytes_per_sequence": self.state_bytes_per_sequence,
+            "block_size": self.block_size,
             "num_blocks": self.num_blocks,
             "kv_cache_tokens": self.kv_cache_tokens,
             "max_concurrency": round(self.max_concurrency, 4),
@@ -205,22 +209,44 @@ class _Groups:
     full: int
     sliding: int
     size: int
+    state: int = 0  # groups of Mamba / Gated DeltaNet layers: one page per request each
+
+
+def _group_size(counts: list[int]) -> int:
+    """vLLM's `_get_kv_cache_groups_uniform_page_size`: the smallest kind sets the group size,
+    unless the largest has fewer than 1.5x as many layers (then the largest, with padding)."""
+    smallest, largest = min(counts), max(counts)
+    return largest if largest < smallest * 1.5 else smallest
 
 
 def _kv_groups(kv: KVCacheShape, pp: int) -> _Groups:
     full = math.ceil(kv.full_layers / pp)
     sliding = math.ceil(kv.sliding_layers / pp)
-    if full and sliding:
-        size = min(full, sliding)
-        return _Groups(math.ceil(full / size), math.ceil(sliding / size), size)
-    return _Groups(1 if full else 0, 1 if sliding else 0, full + sliding)
+    state = math.ceil(kv.state_layers / pp)
+    counts = [count for count in (full, sliding, state) if count]
+    if len(counts) > 1:
+        size = _group_size(counts)
+        return _Groups(
+            math.ceil(full / size), math.ceil(sliding / size), size, math.ceil(state / size)
+        )
+    return _Groups(1 if full else 0, 1 if sliding else 0, full + sliding + state, 1 if state else 0)
+
+
+def hybrid_block_size(kv: KVCacheShape, block_size: int) -> int:
+    """The attention block size vLLM picks for a model with state layers: the smallest multiple
+    of `block_size` whose page (all KV of one layer) holds one sequence's state of one layer
+    (`HybridAttentionMambaModelConfig.verify_and_update_config`)."""
+    if not kv.state_layers or not kv.bytes_per_token_per_layer:
+        return block_size
+    per_block = block_size * kv.bytes_per_token_per_layer
+    return block_size * max(1, math.ceil(kv.state_bytes_per_sequence_per_layer / per_block))
 
 
 def _request_blocks(
     groups: _Groups, kv: KVCacheShape, max_len: int, batched_tokens: int, block: int
 ) -> int:
     """Blocks one request of `max_len` tokens takes across all groups."""
-    blocks = groups.full * math.ceil(max_len / block)
+    blocks = groups.full * math.ceil(max_len / block) + groups.state
     if groups.sliding and kv.sliding_window is not None:
         span = min(kv.sliding_window - 1 + batched_tokens, max_len)
         blocks += groups.sliding * (math.ceil(span / block) + 1)
@@ -373,12 +399,12 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     )
 
     groups = _kv_groups(kv, settings.pipeline_parallel_size)
-    block = settings.block_size
-    page = block * kv.bytes_per_token_per_layer
+    block = hybrid_block_size(kv, settings.block_size)
+    page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
     num_blocks = max(0, available) // page // groups.size if groups.size else 0
     request_blocks = _request_blocks(groups, kv, max_len, batched, block)
     concurrency = num_blocks / request_blocks if request_blocks else 0.0
-    group_count = groups.full + groups.sliding
+    group_count = groups.full + groups.sliding + groups.state
     if version >= (0, 21):
         tokens = int(concurrency * max_len)
     else:
@@ -417,6 +443,9 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         kv_cache_bytes=max(0, available),
         kv_cache_bytes_per_token=kv.bytes_per_token_per_layer
         * math.ceil((kv.full_layers + kv.sliding_layers) / settings.pipeline_parallel_size),
+        state_bytes_per_sequence=kv.state_bytes_per_sequence_per_layer
+        * math.ceil(kv.state_layers / settings.pipeline_parallel_size),
+        block_size=block,
         kv_cache_bytes_per_token_per_layer=kv.bytes_per_token_per_layer,
         kv_cache_groups=group_count,
         num_blocks=num_blocks,

@@ -58,7 +58,7 @@ def test_calculators_import_without_site_packages() -> None:
         "loaded = {'pydantic', 'click', 'yaml', 'numpy'} & set(sys.modules)\n"
         "assert not loaded, loaded\n"
         "from calculators.arch import parse_config, param_counts\n"
-        "arch = parse_config({'hidden_size': 64, 'num_hidden_layers': 2,\n"
+        "arch = parse_config({'model_type': 'llama', 'hidden_size': 64, 'num_hidden_layers': 2,\n"
         "    'num_attention_heads': 4, 'intermediate_size': 128, 'vocab_size': 100})\n"
         "print(param_counts(arch).total)\n"
     )

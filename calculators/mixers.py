@@ -1,0 +1,184 @@
+"""Layers that mix tokens without a KV cache: Mamba (Jamba) and Gated DeltaNet (Qwen3-Next).
+
+Such a layer keeps a fixed-size state per sequence instead of a K and V vector per token: a
+short convolution window and a recurrent (SSM) state. vLLM allocates one state slot per running
+sequence, so the state scales with `max_num_seqs`, not with the context length. The shapes follow
+vLLM's own `mamba_utils` state-shape calculators, split across tensor-parallel ranks the way its
+layers shard them (the inner width and the heads; the small norms are replicated).
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.errors import ConfigError
+
+MAMBA = "mamba"
+LINEAR_ATTENTION = "linear_attention"
+
+_STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class RecurrentMixer:
+    """One kind of state-space / linear-attention layer, as the config describes it."""
+
+    kind: str  # MAMBA or LINEAR_ATTENTION
+    hidden_size: int
+    # Mamba (Jamba): inner width, state size, convolution width, dt rank, biases.
+    inner_size: int = 0
+    state_size: int = 0
+    conv_kernel: int = 0
+    dt_rank: int = 0
+    conv_bias: bool = False
+    proj_bias: bool = False
+    # Gated DeltaNet (Qwen3-Next): key/value heads and head sizes.
+    key_heads: int = 0
+    value_heads: int = 0
+    key_head_dim: int = 0
+    value_head_dim: int = 0
+    ssm_state_dtype: str | None = None  # None: the model dtype
+
+    def params(self, tp: int) -> tuple[int, int]:
+        """(linear weights, small tensors) of one such layer on one of `tp` ranks."""
+        hidden = self.hidden_size
+        if self.kind == MAMBA:
+            inner = self.inner_size // tp
+            state, rank = self.state_size, self.dt_rank
+            linear = (
+                hidden * 2 * inner  # in_proj (x and gate)
+                + inner * (rank + 2 * state)  # x_proj → dt, B, C
+                + rank * inner  # dt_proj
+                + inner * hidden  # out_proj
+            )
+            small = (
+                inner * self.conv_kernel  # conv1d weight
+                + (inner if self.conv_bias else 0)
+                + inner  # dt_proj bias
+                + inner * state  # A_log
+                + inner  # D
+                + rank
+                + 2 * state  # Jamba's dt/B/C layernorms
+                + (2 * inner + hidden if self.proj_bias else 0)
+            )
+            return linear, small
+        key_dim = self.key_heads * self.key_head_dim
+        value_dim = self.value_heads * self.value_head_dim
+        conv_dim = 2 * key_dim + value_dim
+        linear = (
+            hidden * (2 * key_dim + 2 * value_dim) // tp  # in_proj_qkvz
+            + hidden * 2 * self.value_heads // tp  # in_proj_ba
+            + value_dim * hidden // tp  # out_proj
+        )
+        small = (
+            conv_dim * self.conv_kernel // tp  # conv1d (no bias)
+            + 2 * self.value_heads // tp  # dt_bias, A_log
+            + self.value_head_dim  # the gated RMSNorm over each value head
+        )
+        return linear, small
+
+    def state_bytes_per_sequence(self, tp: int, model_dtype_bytes: int) -> int:
+        """Bytes of one sequence's state in one such layer on one of `tp` ranks."""
+        ssm_bytes = _STATE_DTYPE_BYTES.get(self.ssm_state_dtype or "", model_dtype_bytes)
+        if self.kind == MAMBA:
+            inner = self.inner_size // tp
+            conv = inner * (self.conv_kernel - 1) * model_dtype_bytes
+            return conv + inner * self.state_size * ssm_bytes
+        key_dim = self.key_heads * self.key_head_dim
+        value_dim = self.value_heads * self.value_head_dim
+        conv = (2 * key_dim + value_dim) // tp * (self.conv_kernel - 1) * model_dtype_bytes
+        temporal = self.value_heads // tp * self.key_head_dim * self.value_head_dim * ssm_bytes
+        return conv + temporal
+
+
+def _positive(config: Mapping[str, Any], name: str, where: str, default: int | None = None) -> int:
+    value = config.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where}{name}: expected an integer > 0, got {value!r}")
+    return value
+
+
+def _state_dtype(config: Mapping[str, Any], where: str) -> str | None:
+    for name in ("mamba_ssm_dtype", "mamba_ssm_cache_dtype"):
+        value = config.get(name)
+        if value is None or value == "auto":
+            continue
+        if value not in _STATE_DTYPE_BYTES:
+            raise ConfigError(
+                f"{where}{name}: expected one of {', '.join(_STATE_DTYPE_BYTES)}, got {value!r}"
+            )
+        return str(value)
+    return None
+
+
+def jamba_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
+    """The Mamba layers of a Jamba config (`mamba_*` fields, transformers' defaults)."""
+    expand = _positive(config, "mamba_expand", where, 2)
+    rank = config.get("mamba_dt_rank", "auto")
+    dt_rank = (
+        math.ceil(hidden / 16) if rank == "auto" else _positive(config, "mamba_dt_rank", where)
+    )
+    return RecurrentMixer(
+        kind=MAMBA,
+        hidden_size=hidden,
+        inner_size=expand * hidden,
+        state_size=_positive(config, "mamba_d_state", where, 16),
+        conv_kernel=_positive(config, "mamba_d_conv", where, 4),
+        dt_rank=dt_rank,
+        conv_bias=bool(config.get("mamba_conv_bias", True)),
+        proj_bias=bool(config.get("mamba_proj_bias", False)),
+        ssm_state_dtype=_state_dtype(config, where),
+    )
+
+
+def gated_delta_net_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
+    """The Gated DeltaNet (linear attention) layers of a Qwen3-Next config."""
+    return RecurrentMixer(
+        kind=LINEAR_ATTENTION,
+        hidden_size=hidden,
+        conv_kernel=_positive(config, "linear_conv_kernel_dim", where),
+        key_heads=_positive(config, "linear_num_key_heads", where),
+        value_heads=_positive(config, "linear_num_value_heads", where),
+        key_head_dim=_positive(config, "linear_key_head_dim", where),
+        value_head_dim=_positive(config, "linear_value_head_dim", where),
+        ssm_state_dtype=_state_dtype(config, where),
+    )
+
+
+def jamba_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
+    """Which Jamba layers are attention ("full") and which are Mamba."""
+    block_types = config.get("layers_block_type")
+    if block_types is not None:
+        if not isinstance(block_types, list) or len(block_types) != num_layers:
+            raise ConfigError(
+                f"{where}layers_block_type: expected a list of {num_layers} entries "
+                "(num_hidden_layers)"
+            )
+        kinds = []
+        for index, kind in enumerate(block_types):
+            if kind not in ("attention", "mamba"):
+                raise ConfigError(
+                    f"{where}layers_block_type[{index}]: expected 'attention' or 'mamba', "
+                    f"got {kind!r}"
+                )
+            kinds.append("full" if kind == "attention" else MAMBA)
+        return kinds
+    period = _positive(config, "attn_layer_period", where, 8)
+    offset = config.get("attn_layer_offset", 4)
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < period:
+        raise ConfigError(
+            f"{where}attn_layer_offset: expected 0 <= offset < {period}, got {offset!r}"
+        )
+    return ["full" if index % period == offset else MAMBA for index in range(num_layers)]
+
+
+def jamba_moe_layers(config: Mapping[str, Any], num_layers: int, where: str) -> tuple[int, ...]:
+    """Jamba's sparse layers: every `expert_layer_period`-th from `expert_layer_offset`."""
+    period = _positive(config, "expert_layer_period", where, 2)
+    offset = config.get("expert_layer_offset", 1)
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < period:
+        raise ConfigError(
+            f"{where}expert_layer_offset: expected 0 <= offset < {period}, got {offset!r}"
+        )
+    return tuple(index for index in range(num_layers) if index % period == offset)
