@@ -2,15 +2,19 @@
 
     .venv/bin/python benchmarks/plan_accuracy.py
 
-One line per case of tests/data/vllm_startup_logs.yaml: predicted / logged, and the error.
+One line per case of tests/data/vllm_startup_logs.yaml: predicted / logged, and the error; then
+a summary per split (fit: cases any constant may be set from; holdout: never used for fitting):
+median absolute error of the weights and of the KV cache tokens, and the share of all checked
+figures (weights, KV tokens, maximum concurrency) within 10 %.
 """
 
+import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "accuracy"))
 
-from cases import GIB, load_cases
+from cases import GIB, SPLITS, Figure, figures, load_cases
 
 
 def _cell(predicted: float, observed: float | None) -> str:
@@ -20,23 +24,48 @@ def _cell(predicted: float, observed: float | None) -> str:
     return f"{predicted:,.4g} / {observed:,.4g} ({error:+.1f}%)"
 
 
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values) * 100:.1f} % (n={len(values)})" if values else "-"
+
+
+def _summary(split: str, checked: list[Figure]) -> str:
+    weights = [abs(f.error) for f in checked if f.name == "weights_gib"]
+    tokens = [abs(f.error) for f in checked if f.name == "kv_cache_tokens"]
+    counted = [
+        f for f in checked if f.name in ("weights_gib", "kv_cache_tokens", "max_concurrency")
+    ]
+    within = sum(abs(f.error) <= 0.10 for f in counted)
+    share = f"{within}/{len(counted)} = {within / len(counted) * 100:.0f} %" if counted else "-"
+    return f"| {split} | {_median(weights)} | {_median(tokens)} | {share} |"
+
+
 def main() -> None:
-    print("| case | weights GiB | KV cache GiB | KV tokens | max concurrency | note |")
-    print("|---|---|---|---|---|---|")
-    for case in load_cases():
+    cases = load_cases()
+    print("| case | split | weights GiB | KV cache GiB | KV tokens | max concurrency | note |")
+    print("|---|---|---|---|---|---|---|")
+    for case in cases:
         plan = case.plan()
         observed = case.observed
-        note = case.raw.get("excluded") or case.raw.get("excluded_kv") or (
-            "V0 engine: weights only" if case.is_v0 else ""
+        note = (
+            case.raw.get("excluded")
+            or case.raw.get("excluded_kv")
+            or ("V0 engine: weights only" if case.is_v0 else "")
         )
         print(
-            f"| [{case.id}]({case.source}) "
+            f"| [{case.id}]({case.source}) | {case.split} "
             f"| {_cell(plan.weights_bytes / GIB, observed.get('model_loading_gib'))} "
             f"| {_cell(plan.kv_cache_bytes / GIB, observed.get('available_kv_cache_gib'))} "
             f"| {_cell(plan.kv_cache_tokens, observed.get('kv_cache_tokens'))} "
             f"| {_cell(plan.max_concurrency, observed.get('max_concurrency'))} "
             f"| {'excluded: ' if case.raw.get('excluded') else ''}{note[:70]} |"
         )
+    print()
+    print("| split | weights, median error | KV tokens, median error | figures within 10 % |")
+    print("|---|---|---|---|")
+    for split in SPLITS:
+        checked = [f for case in cases if case.split == split for f in figures(case)]
+        print(_summary(split, checked))
+    print(_summary("all", [f for case in cases for f in figures(case)]))
 
 
 if __name__ == "__main__":

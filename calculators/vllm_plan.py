@@ -5,7 +5,7 @@ and `kv_cache_utils`):
 
     requested  = total GPU memory (as the driver reports it) × gpu_memory_utilization
     available  = requested − weights − activation peak of the profiling run − non-torch memory
-                 (− CUDA graph memory, which vLLM >= 0.20 estimates before allocating the KV cache)
+                 (− CUDA graph memory, which vLLM >= 0.21 estimates before allocating the KV cache)
     num_blocks = available // (block_size × bytes per token per layer) // layers per group
     concurrency at max_model_len = num_blocks / blocks one request needs
 
@@ -40,6 +40,10 @@ NON_TORCH_TP_BYTES = 128 * MIB
 # CUDA graphs: captured for ~67 batch sizes; memory grows with the number of layers.
 CUDA_GRAPH_BASE_BYTES = 256 * MIB
 CUDA_GRAPH_PER_LAYER_BYTES = 8 * MIB
+CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 21)
+# Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
+# plan names them (`estimated_terms`) so no reader takes them for exact.
+ESTIMATED_TERMS = ("activation_peak_bytes", "non_torch_bytes", "cuda_graph_bytes")
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,7 @@ class VllmPlan:
     largest_max_model_len: int
     error: str | None
     notes: list[str] = field(default_factory=list)
+    estimated_terms: tuple[str, ...] = ESTIMATED_TERMS
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values; bytes as integers."""
@@ -128,6 +133,7 @@ class VllmPlan:
             "largest_max_model_len": self.largest_max_model_len,
             "error": self.error,
             "notes": list(self.notes),
+            "estimated_terms": list(self.estimated_terms),
         }
 
 
@@ -169,12 +175,11 @@ def _batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[i
     return 2048, 256
 
 
-def activation_peak_bytes(arch: ModelArch, tokens: int, sequences: int, tp: int) -> int:
-    """Peak of PyTorch memory during vLLM's profiling run, above the weights.
+def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
+    """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights.
 
-    The dummy forward pass runs `tokens` (max_num_batched_tokens) through the model without the
-    attention kernel, so the widest MLP or MoE layer sets the forward peak; the dummy sampler run
-    then holds `sequences` rows of full-vocabulary logits. The two do not overlap.
+    The pass runs `tokens` (max_num_batched_tokens) through the model without the attention
+    kernel, so the widest MLP or MoE layer, plus the residual stream, sets the peak.
     """
     element = 2
     hidden = arch.hidden_size
@@ -191,8 +196,18 @@ def activation_peak_bytes(arch: ModelArch, tokens: int, sequences: int, tp: int)
         shared = tokens * 3 * (moe.shared_intermediate_size // tp)
         router_logits = tokens * moe.num_experts * 4
         forward = max(forward, routed * element + shared * element + router_logits)
-    sampler = sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
-    return max(forward + residual, sampler)
+    return forward + residual
+
+
+def sampler_peak_bytes(arch: ModelArch, sequences: int) -> int:
+    """Peak of the dummy sampler run: `sequences` (max_num_seqs) rows of full-vocabulary logits."""
+    return sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
+
+
+def activation_peak_bytes(arch: ModelArch, tokens: int, sequences: int, tp: int) -> int:
+    """Peak of PyTorch memory during vLLM's profiling run, above the weights: the dummy forward
+    pass and the dummy sampler run one after the other, so the larger of the two."""
+    return max(forward_peak_bytes(arch, tokens, tp), sampler_peak_bytes(arch, sequences))
 
 
 def cuda_graph_bytes(arch: ModelArch, enforce_eager: bool) -> int:
@@ -392,7 +407,10 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         NON_TORCH_TP_BYTES if tp * settings.pipeline_parallel_size > 1 else 0
     )
     graphs = cuda_graph_bytes(arch, settings.enforce_eager)
-    graphs_in_budget = version >= (0, 20) and not settings.enforce_eager
+    # vLLM's own startup message: "CUDA graph memory profiling is enabled (default since
+    # v0.21.0)" (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; opt-in before, the 0.18-0.20 logs say
+    # it "will be enabled by default").
+    graphs_in_budget = version >= CUDA_GRAPHS_IN_BUDGET_SINCE and not settings.enforce_eager
     requested = int(settings.gpu_memory_bytes * utilization)
     available = (
         requested - weights.total - activation - non_torch - (graphs if graphs_in_budget else 0)
@@ -420,6 +438,17 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         largest = 0
     elif needed > available:
         error = _refusal(version, max_len, needed, available, largest)
+    if arch.num_chunked_layers:
+        notes.append(
+            f"{arch.num_chunked_layers} chunked-attention layers are counted as full attention: "
+            "vLLM turns its hybrid KV cache manager off for them unless "
+            "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"
+        )
+    if arch.mtp_layers:
+        notes.append(
+            f"the checkpoint ships {arch.mtp_layers} multi-token-prediction layer(s) that vLLM "
+            "loads only for speculative decoding; they are not counted"
+        )
     if not graphs_in_budget and graphs:
         notes.append(
             "CUDA graphs are captured after the KV cache is allocated: they need "
@@ -456,6 +485,8 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         largest_max_model_len=largest,
         error=error,
         notes=notes,
+        estimated_terms=ESTIMATED_TERMS
+        + (("kv_cache_bytes_per_token_per_layer",) if arch.indexer is not None else ()),
     )
 
 

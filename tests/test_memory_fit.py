@@ -284,14 +284,6 @@ def test_plan_vllm_enforce_eager_has_no_cuda_graphs() -> None:
     assert plan_vllm(arch, _settings()).cuda_graph_bytes > 0
 
 
-def test_plan_vllm_cuda_graphs_come_out_of_the_budget_from_0_20() -> None:
-    arch = ARCHS["llama-3.1-8b-instruct"]
-    old = plan_vllm(arch, _settings(gpu_memory_utilization=0.9, vllm_version="0.19"))
-    new = plan_vllm(arch, _settings(gpu_memory_utilization=0.9, vllm_version="0.20"))
-    assert (old.cuda_graph_in_budget, new.cuda_graph_in_budget) == (False, True)
-    assert new.kv_cache_bytes == old.kv_cache_bytes - new.cuda_graph_bytes
-
-
 def test_plan_vllm_pipeline_parallel_splits_layers() -> None:
     arch = ARCHS["llama-3.1-70b-instruct"]
     one = plan_vllm(arch, _settings())

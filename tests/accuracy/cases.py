@@ -1,5 +1,6 @@
 """Load the public vLLM startup logs (tests/data/vllm_startup_logs.yaml) as calculator inputs."""
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,10 @@ class Case:
     def plan(self) -> VllmPlan:
         return plan_vllm(self.arch, self.settings)
 
+    @property
+    def split(self) -> str:
+        return str(self.raw["split"])
+
 
 def _config(raw: dict[str, Any]) -> dict[str, Any]:
     catalog_config = raw.get("config") or load_models()[raw["model"]].config
@@ -56,6 +61,11 @@ def load_cases() -> list[Case]:
     data = yaml.safe_load(CASES_FILE.read_text())
     cases = []
     for raw in data["cases"]:
+        if raw.get("split") != split_for(raw["source"]):
+            raise ValueError(
+                f"{CASES_FILE.name}: {raw['id']}: split must be {split_for(raw['source'])!r} "
+                "(fixed by the hash of its source URL)"
+            )
         flags = raw["flags"]
         settings = VllmSettings(
             gpu_memory_bytes=_gpu_memory_bytes(raw),
@@ -74,3 +84,73 @@ def load_cases() -> list[Case]:
         )
         cases.append(Case(raw["id"], raw["source"], raw, parse_config(_config(raw)), settings))
     return cases
+
+
+# --- the held-out split and the figures each case checks -----------------------------------------
+
+SPLITS = ("fit", "holdout")
+WEIGHT_TOLERANCE = 0.03
+KV_TOLERANCE = 0.10
+
+
+def split_for(source: str) -> str:
+    """A case's split, fixed by its source URL before any error is looked at: cases from the same
+    thread or file land on the same side, so no log's twin is fitted while it is held out."""
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    return "holdout" if int(digest[:8], 16) % 2 else "fit"
+
+
+@dataclass(frozen=True)
+class Figure:
+    case: Case
+    name: str  # weights_gib, kv_cache_gib, kv_cache_tokens, max_concurrency
+    predicted: float
+    observed: float
+    tolerance: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.observed - 1
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.error) <= self.tolerance
+
+
+def checked_for_kv(case: Case) -> bool:
+    return not case.is_v0 and not case.raw.get("excluded_kv")
+
+
+def figures(case: Case) -> list[Figure]:
+    """The logged figures the accuracy tests hold `case`'s plan to."""
+    if case.raw.get("excluded"):
+        return []
+    plan = case.plan()
+    observed = case.observed
+    found = []
+    if "model_loading_gib" in observed:
+        found.append(
+            Figure(case, "weights_gib", plan.weights_bytes / GIB, observed["model_loading_gib"],
+                   WEIGHT_TOLERANCE)
+        )  # fmt: skip
+    if not checked_for_kv(case):
+        return found
+    pairs = (
+        ("kv_cache_tokens", plan.kv_cache_tokens, "kv_cache_tokens"),
+        ("max_concurrency", plan.max_concurrency, "max_concurrency"),
+        ("kv_cache_gib", plan.kv_cache_bytes / GIB, "available_kv_cache_gib"),
+    )
+    for name, predicted, key in pairs:
+        if key in observed and observed[key] > 0:
+            found.append(Figure(case, name, predicted, observed[key], KV_TOLERANCE))
+    return found
+
+
+def failures(cases: list[Case]) -> list[str]:
+    """Every figure outside its tolerance, as a readable line."""
+    return [
+        f"{figure.case.id}: {figure.name} {figure.predicted:.4g} vs logged {figure.observed:.4g}"
+        for case in cases
+        for figure in figures(case)
+        if not figure.ok
+    ]
