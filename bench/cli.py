@@ -8,6 +8,7 @@ import click
 from bench.commands.bench import bench_group
 from bench.commands.calc import calc_group
 from bench.commands.fleet import plan_group
+from bench.commands.migrate import migrate_command
 from bench.commands.registry import registry_group
 
 
@@ -26,3 +27,4 @@ main.add_command(calc_group)
 bench_group.add_command(plan_group)
 main.add_command(bench_group)
 main.add_command(registry_group)
+registry_group.add_command(migrate_command)

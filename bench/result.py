@@ -49,7 +49,7 @@ from bench.server import StartupFigures
 from bench.telemetry import GpuWindow
 from bench.timeline import point_timeline
 from bench.workloads import LengthDistribution, get_profile
-from registry.models import Result, ServingSettings
+from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
 from registry.store import REPOSITORY_ROOT, dumps_result, with_content_id, write_text_atomic
 
 TOOL_NAME = "infermeter"
@@ -345,7 +345,7 @@ def build_result(
         raise ResultError("no load point finished, so there is no result to write")
     slo = config.slo
     data: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": RESULT_SCHEMA_VERSION,
         "id": "000000000000",
         "identity": {
             "gpu": {

@@ -71,9 +71,25 @@ class IndexRow:
     engine_version: str = _column("Engine version.")
     tensor_parallel_size: int | None = _column("Tensor parallel size; null if not stated.")
     profile: str = _column("Traffic profile.")
-    arrival: str = _column("`closed` (fixed concurrency) or an open arrival process.")
+    arrival: str = _column(
+        "`closed` (fixed concurrency), an open arrival process (`poisson`, `gamma`, `constant`), "
+        "or `offline` (every request queued at once; no concurrency, rate or per-user rate)."
+    )
     concurrency: int | None = _column("Requests in flight (level, or cap for open arrival).")
-    request_rate: float | None = _column("Target arrival rate, requests/s (open arrival).")
+    request_rate: float | None = _column(
+        "Arrival rate, requests/s (open arrival): the target, or the highest rate that met "
+        "the rate search's bounds."
+    )
+    load_label: str = _column("The load in a reader's words.")
+    rate_search_percentile: float | None = _column(
+        "Server at an SLO: the percentile the bounds apply to (99 = p99); null otherwise."
+    )
+    rate_search_ttft_ms: float | None = _column(
+        "Server at an SLO: bound on that percentile of TTFT, ms."
+    )
+    rate_search_tpot_ms: float | None = _column(
+        "Server at an SLO: bound on that percentile of TPOT, ms."
+    )
     replicate_key: str = _column(
         "Hash of the point's comparability key: rows that share it are replicates of one setup."
     )
@@ -98,6 +114,7 @@ class IndexRow:
     ttft_ms_p99: float | None = _column("Time to first token, 99th percentile, ms.")
     tpot_ms_p50: float | None = _column("Time per output token, median, ms.")
     tpot_ms_mean: float | None = _column("Time per output token, mean, ms.")
+    tpot_ms_p99: float | None = _column("Time per output token, 99th percentile, ms.")
     e2e_ms_p95: float | None = _column("End-to-end latency, 95th percentile, ms.")
     e2e_ms_p99: float | None = _column("End-to-end latency, 99th percentile, ms.")
     gpu_utilization_pct: float | None = _column("Mean GPU utilization, percent.")
@@ -109,7 +126,7 @@ class IndexRow:
     )
     tokens_per_s_per_user_basis: str | None = _column(
         "`concurrency`: output tokens/s ÷ concurrency (closed loop); "
-        "`tpot`: 1000 ÷ mean (else median) TPOT ms."
+        "`tpot`: 1000 ÷ mean (else median) TPOT ms; null for an offline point without TPOT."
     )
     output_tokens_per_joule: float | None = _column(
         "Output tokens ÷ energy, or output tokens/s ÷ mean power."
@@ -287,6 +304,7 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
         accepted_tokens_per_s = _positive(point.throughput.accepted_output_tokens_per_s)
         per_user, per_user_basis = _per_user(point, output_tokens_per_s)
         gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
+        search = point.load.rate_search
         tiers: dict[str, Any] = {}
         for tier in TIERS:
             tiers |= _tier_columns(
@@ -309,6 +327,10 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
                 arrival=point.load.arrival,
                 concurrency=point.load.concurrency,
                 request_rate=point.load.request_rate,
+                load_label=point.load.label(),
+                rate_search_percentile=search.percentile if search is not None else None,
+                rate_search_ttft_ms=search.ttft_ms if search is not None else None,
+                rate_search_tpot_ms=search.tpot_ms if search is not None else None,
                 replicate_key=_replicate_key(result, point),
                 replicates=1,
                 output_tokens_per_s_min=point.throughput.output_tokens_per_s,
@@ -324,6 +346,7 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
                 ttft_ms_p99=_stat(point.ttft_ms, "p99"),
                 tpot_ms_p50=_stat(point.tpot_ms, "p50"),
                 tpot_ms_mean=_stat(point.tpot_ms, "mean"),
+                tpot_ms_p99=_stat(point.tpot_ms, "p99"),
                 e2e_ms_p95=_stat(point.e2e_ms, "p95"),
                 e2e_ms_p99=_stat(point.e2e_ms, "p99"),
                 gpu_utilization_pct=(

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry.errors import ContentIdError, InvalidFileError, Problem, UnwritableError
+from registry.migration import is_older_format, upgrade_result_data
 from registry.models import MeasuredSource, Result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -158,12 +159,19 @@ def parse_json(text: str, file: str) -> Any:
 
 
 def parse_result(text: str, file: str) -> Result:
-    """Validate the text of a result file; InvalidFileError lists every problem found."""
+    """Validate the text of a result file; InvalidFileError lists every problem found.
+
+    A file in an older format is read as its upgrade to the current one (`registry.migration`),
+    with the content id of the upgraded content.
+    """
     data = parse_json(text, file)
+    older = is_older_format(data)
+    data = upgrade_result_data(data, file)
     try:
-        return Result.model_validate(data)
+        result = Result.model_validate(data)
     except ValidationError as error:
         raise InvalidFileError.from_validation_error(file, error, data) from None
+    return with_content_id(result) if older else result
 
 
 def read_result(path: Path) -> Result:

@@ -71,11 +71,7 @@ def branch_name(result: Result) -> str:
 
 
 def _load_description(point: LoadPoint) -> str:
-    load = point.load
-    if load.arrival == "closed":
-        return f"concurrency {load.concurrency}"
-    cap = f" (max {load.concurrency} in flight)" if load.concurrency is not None else ""
-    return f"{load.request_rate:g} req/s {load.arrival}{cap}"
+    return point.load.label()
 
 
 def commit_message(result: Result) -> str:

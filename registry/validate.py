@@ -5,7 +5,8 @@ needs what it lacks):
 
 1. file hygiene — exists, a regular file (no symbolic link), `.json`, at most 1 MiB, not empty,
    UTF-8, strict JSON (no NaN, no duplicate keys), nested at most 32 deep;
-2. structure (`registry.checks.structure`) — the committed JSON Schema, the models, plain-text
+2. structure (`registry.checks.structure`) — the current format (an older one is named, with the
+   `registry migrate` command that upgrades it); the committed JSON Schema, the models, plain-text
    strings;
 3. content (`registry.checks.content`, `counts`) — the content id; for a file under
    `registry/results/`: its path and canonical text; the catalogs' ids; counts that agree;
@@ -43,7 +44,8 @@ from registry.checks.structure import (
 )
 from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
 from registry.errors import InvalidFileError
-from registry.models import GpuEntry, ModelEntry
+from registry.migration import is_older_format
+from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry
 from registry.store import REPOSITORY_ROOT, RESULTS_DIR, display_path, parse_json, read_result
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -222,6 +224,13 @@ class _Validator:
         if data is None:
             return
         file = self.name(path)
+        if is_older_format(data):
+            message = (
+                f"{data['schema_version']} is an older result format; `infermeter registry "
+                f"migrate {file}` rewrites it as version {RESULT_SCHEMA_VERSION}"
+            )
+            self.add(path, message, "version", "schema_version")
+            return
         schema_problems = schema_findings(file, data)
         result, model_problems = model_findings(file, data, schema_problems)
         self.findings.extend([*schema_problems, *model_problems, *string_findings(file, data)])

@@ -16,8 +16,8 @@ is authoritative: times are converted from ns, us, ms or sec to ms (durations to
   `output_token_throughput` → throughput. AIPerf states no total token throughput.
 - `good_request_count` → accepted, when the --slo-* flags restate AIPerf's --goodput limits.
 - The load comes from `input_config`: its profiling phase (`phases`, current AIPerf) or
-  `loadgen` (AIPerf 0.x): concurrency → closed; poisson (or gamma) rate → open, with
-  concurrency as the cap. Constant-rate, user-centric and trace-replay phases are refused.
+  `loadgen` (AIPerf 0.x): concurrency → closed; poisson (or gamma) or constant rate → open, with
+  concurrency as the cap. User-centric and trace-replay phases are refused.
 - `start_time`/`end_time`: AIPerf writes `datetime.fromtimestamp(…)`, the host's local time
   without an offset, so --timezone is needed unless the stamps carry one.
 """
@@ -156,13 +156,16 @@ def _phase_load(phases: Any, where: str) -> tuple[dict[str, Any], list[dict[str,
     if kind == "concurrency":
         # ConcurrencyPhase.concurrency defaults to 1, and the export leaves defaults out.
         return {"arrival": "closed", "concurrency": concurrency or 1}, verdicts
-    if kind in ("poisson", "gamma"):
+    if kind in ("poisson", "gamma", "constant"):
         if phase.get("rate_series") is not None:
             raise ResultImportError(f"{at}: a rate series has no single load to import")
         rate = number(phase, "rate", at)
         if not rate or rate < 0:
             raise ResultImportError(f"{at}.rate: a {kind} phase needs a rate above 0")
-        load: dict[str, Any] = {"arrival": "poisson", "request_rate": rate}
+        load: dict[str, Any] = {
+            "arrival": "constant" if kind == "constant" else "poisson",
+            "request_rate": rate,
+        }
         smoothness = number(phase, "smoothness", at) if kind == "gamma" else None
         if smoothness is not None and smoothness != 1.0:
             load |= {"arrival": "gamma", "burstiness": smoothness}
@@ -170,8 +173,8 @@ def _phase_load(phases: Any, where: str) -> tuple[dict[str, Any], list[dict[str,
             load["concurrency"] = concurrency
         return load, verdicts
     raise ResultImportError(
-        f"{at}.type: {kind!r} phases cannot be imported; expected concurrency, poisson or gamma "
-        "(the registry's loads are closed, poisson or gamma)"
+        f"{at}.type: {kind!r} phases cannot be imported; expected concurrency, poisson, gamma "
+        "or constant (the registry's loads are closed, offline or an arrival rate)"
     )
 
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from bench.errors import BenchError
 from registry.catalog import load_gpus, load_models
 from registry.errors import InvalidFileError
-from registry.models import Result, ServingSettings
+from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
 from registry.models.common import HF_REPO_PATTERN
 from registry.store import with_content_id
 
@@ -308,7 +308,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         )
     gpu = gpus[gpu_id]
     data = {
-        "schema_version": 1,
+        "schema_version": RESULT_SCHEMA_VERSION,
         "id": "0" * 12,
         "identity": {
             "gpu": {"id": gpu_id, "count": gpu_count, "form_factor": gpu.form_factor},

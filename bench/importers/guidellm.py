@@ -12,8 +12,8 @@ Every metric is a StatusDistributionSummary; only its `successful` part is read,
 successful requests only:
 
 - `config.strategy`: synchronous → closed, 1 in flight; concurrent → closed, `streams`;
-  throughput → closed, `max_concurrency`; poisson → poisson `rate` (`max_concurrency` as the
-  cap). constant → refused: the registry's loads are closed, poisson or gamma.
+  throughput → closed, `max_concurrency`; poisson → poisson `rate`, constant → constant `rate`
+  (`max_concurrency` as the cap of either).
 - `duration` (the measured window, seconds) → duration_s; `start_time`/`end_time` (epoch
   seconds) → the run's window.
 - `metrics.request_totals`: successful → completed, errored → failed, their sum → sent;
@@ -117,20 +117,14 @@ def _load(strategy: dict[str, Any], where: str) -> tuple[dict[str, Any], list[di
                 "of requests in flight"
             )
         return {"arrival": "closed", "concurrency": cap}, verdicts
-    if kind == "poisson":
+    if kind in ("poisson", "constant"):
         rate = number(strategy, "rate", where)
         if not rate or rate < 0:
-            raise ResultImportError(f"{where}.rate: a poisson strategy needs a rate above 0")
-        load: dict[str, Any] = {"arrival": "poisson", "request_rate": rate}
+            raise ResultImportError(f"{where}.rate: a {kind} strategy needs a rate above 0")
+        load: dict[str, Any] = {"arrival": kind, "request_rate": rate}
         if cap:
             load["concurrency"] = cap
         return load, verdicts
-    if kind == "constant":
-        raise ResultImportError(
-            f"{where}: constant-rate arrival (GuideLLM's `constant` strategy, the default of "
-            "sweeps) has no registry load kind (closed, poisson or gamma); rerun with "
-            "--rate-type poisson or a sweep with strategy_type poisson"
-        )
     raise ResultImportError(
         f"{where}.type_: unknown strategy {kind!r}; expected synchronous, concurrent, "
         "throughput, poisson or constant"

@@ -50,27 +50,20 @@ def read_vllm_objects(path: Path) -> list[dict[str, Any]]:
     return values
 
 
-def _load(run: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _load(run: dict[str, Any], where: str) -> dict[str, Any]:
     if run.get("ramp_up_strategy") is not None:
         raise ResultImportError(f"{where}: a ramp-up run has no steady load point to import")
     concurrency = count(run, "max_concurrency", where)
     rate = run.get("request_rate")
-    verdicts = []
     if rate in ("inf", None):
         if concurrency is None:
-            # Every request was sent at once: as many in flight as there were prompts.
-            concurrency = count(run, "num_prompts", where)
-            verdicts.append(
-                {
-                    "code": "all-at-once",
-                    "message": f"vLLM sent all {concurrency} requests at once (request rate inf, "
-                    "no max concurrency); recorded as concurrency "
-                    f"{concurrency}, but in-flight requests fall as they finish",
-                }
-            )
-        if concurrency is None:
-            raise ResultImportError(f"{where}: neither max_concurrency nor num_prompts is given")
-        return {"arrival": "closed", "concurrency": concurrency}, verdicts
+            # Every request was sent at once and the engine's batching decided: offline.
+            if count(run, "num_prompts", where) is None:
+                raise ResultImportError(
+                    f"{where}: neither max_concurrency nor num_prompts is given"
+                )
+            return {"arrival": "offline"}
+        return {"arrival": "closed", "concurrency": concurrency}
     request_rate = number(run, "request_rate", where)
     burstiness = number(run, "burstiness", where)
     load: dict[str, Any] = {"arrival": "poisson", "request_rate": request_rate}
@@ -78,7 +71,7 @@ def _load(run: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[st
         load |= {"arrival": "gamma", "burstiness": burstiness}
     if concurrency is not None:
         load["concurrency"] = concurrency
-    return load, verdicts
+    return load
 
 
 def _latency(run: dict[str, Any], metric: str, n: int | None, where: str) -> dict[str, Any] | None:
@@ -117,7 +110,7 @@ def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int |
 
 
 def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
-    load, verdicts = _load(run, where)
+    load = _load(run, where)
     duration = number(run, "duration", where)
     completed = count(run, "completed", where)
     detailed_failed, tpot_n, itl_n = _detailed_counts(run)
@@ -163,7 +156,7 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
         "requests": requests,
         "tokens": tokens,
         "throughput": throughput,
-        "validity": verdicts,
+        "validity": [],
     }
     if completed:
         samples = {"ttft": completed, "e2el": completed, "tpot": tpot_n, "itl": itl_n}

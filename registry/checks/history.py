@@ -3,7 +3,8 @@
 Two results with the same comparability key are replicates and welcome; with identical
 measurements as well, one is a duplicate. A result merged at the base revision stays byte for
 byte as it was unless `registry/corrections.yaml` records a correction or withdrawal of its id,
-and the corrections file itself only grows.
+or it was in an older format and its upgrade (`registry.migration`, written by `infermeter
+registry migrate`) now sits at the upgrade's own path; the corrections file itself only grows.
 """
 
 import json
@@ -21,6 +22,7 @@ from registry.corrections import (
     parse_corrections,
 )
 from registry.errors import InvalidFileError, RegistryError
+from registry.migrate import upgraded_file
 from registry.models import Result, comparability_key
 from registry.store import RESULTS_DIR
 
@@ -136,6 +138,21 @@ def _base_id(blob: bytes, name: str) -> str:
     return PurePosixPath(name).stem[-12:]
 
 
+def _migrated(toplevel: Path, prefix: str, blob: bytes, name: str) -> bool:
+    """Whether the base file was of an older format and its upgrade is in place, unchanged."""
+    try:
+        upgrade = upgraded_file(blob.decode("utf-8"), name)
+    except (UnicodeDecodeError, InvalidFileError, RecursionError):
+        return False
+    if upgrade is None:
+        return False
+    relative, text = upgrade
+    current = toplevel / f"{prefix}{relative.as_posix()}"
+    if not current.is_file() or current.is_symlink():
+        return False
+    return current.read_bytes() == text.encode("utf-8")
+
+
 def immutability_findings(
     registry_root: Path, base: str, corrections: list[CorrectionEntry]
 ) -> list[Finding]:
@@ -161,7 +178,7 @@ def immutability_findings(
         if current.is_file() and not current.is_symlink() and current.read_bytes() == blob:
             continue
         result_id = _base_id(blob, name)
-        if result_id in covered:
+        if result_id in covered or _migrated(toplevel, prefix, blob, name):
             continue
         what = "changed" if current.exists() else "deleted"
         message = (

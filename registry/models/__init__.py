@@ -16,7 +16,7 @@ from registry.models.catalog import (
     PublishedParams,
     Tflops,
 )
-from registry.models.common import SLUG_PATTERN, StrictModel
+from registry.models.common import RESULT_SCHEMA_VERSION, SLUG_PATTERN, StrictModel
 from registry.models.identity import (
     DatasetLength,
     EngineIdentity,
@@ -30,12 +30,15 @@ from registry.models.identity import (
     Workload,
 )
 from registry.models.measurements import (
+    OPEN_ARRIVALS,
+    Arrival,
     EngineTelemetry,
     FailureCounts,
     GpuTelemetry,
     LatencyStats,
     Load,
     LoadPoint,
+    RateSearch,
     RequestCounts,
     Startup,
     Telemetry,
@@ -63,7 +66,10 @@ __all__ = [
     "COMPARABLE_PROPERTIES",
     "LOAD_PROPERTIES",
     "NOT_COMPARABLE_PROPERTIES",
+    "OPEN_ARRIVALS",
+    "RESULT_SCHEMA_VERSION",
     "SLUG_PATTERN",
+    "Arrival",
     "CatalogSource",
     "DatasetLength",
     "EngineIdentity",
@@ -88,6 +94,7 @@ __all__ = [
     "PriceEntry",
     "PriceSource",
     "PublishedParams",
+    "RateSearch",
     "ReportedSource",
     "RequestCounts",
     "Result",

@@ -66,3 +66,14 @@ Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 FormFactor = Literal["pcie", "sxm", "oam", "superchip"]
 SchemaVersion = Literal[1]
+"""Version of a catalog or corrections file (result files have their own, below)."""
+
+RESULT_SCHEMA_VERSION = 2
+"""Version of the result file format that infermeter writes.
+
+1: the first format. 2: a load point may be `offline` (every request queued at once) or an open
+loop at a `constant` rate, and an open loop may carry a `rate_search` (server at an SLO);
+`registry.migration` turns a version-1 file into version 2.
+"""
+
+ResultSchemaVersion = Literal[2]

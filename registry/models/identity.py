@@ -100,7 +100,7 @@ class FixedLength(StrictModel):
 
 
 class UniformLength(StrictModel):
-    """Lengths drawn uniformly from [min, max]."""
+    """A range: lengths drawn uniformly from [min, max] (e.g. InferenceX's [0.8·L, L])."""
 
     kind: Literal["uniform"] = Field(description="Distribution kind.")
     min: NonNegativeInt = Field(description="Smallest length in tokens.")
@@ -124,9 +124,12 @@ class NormalLength(StrictModel):
 
 
 class DatasetLength(StrictModel):
-    """Lengths as they come in the dataset named by the workload."""
+    """Lengths as they come in the dataset named by the workload (e.g. MLPerf's OpenOrca set)."""
 
     kind: Literal["dataset"] = Field(description="Distribution kind.")
+    mean: NonNegativeFloat | None = Field(
+        None, description="Mean length in tokens as the source states it; null if not stated."
+    )
     max: NonNegativeInt | None = Field(
         None, description="Lengths above are truncated to this; null if not truncated."
     )

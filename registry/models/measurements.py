@@ -19,23 +19,71 @@ from registry.models.common import (
     Text,
 )
 
+Arrival = Literal["closed", "poisson", "gamma", "constant", "offline"]
+"""How requests were offered; see `Load.arrival`."""
+
+OPEN_ARRIVALS: tuple[str, ...] = ("poisson", "gamma", "constant")
+"""Arrivals at a rate, regardless of completions (an open loop)."""
+
+
+class RateSearch(StrictModel):
+    """Server at an SLO: the point's `request_rate` is the highest rate found whose latency
+    percentile stayed within these bounds (MLPerf's Server and Interactive scenarios, or a
+    max-rate search of infermeter's own). The measured percentiles are the point's own
+    `ttft_ms`, `tpot_ms` and `e2e_ms`."""
+
+    percentile: Annotated[float, Field(gt=0, lt=100, allow_inf_nan=False)] = Field(
+        description="The percentile the bounds apply to, e.g. 99 for p99."
+    )
+    ttft_ms: PositiveFloat | None = Field(
+        None, description="Bound on that percentile of time to first token, ms; null if none."
+    )
+    tpot_ms: PositiveFloat | None = Field(
+        None, description="Bound on that percentile of time per output token, ms; null if none."
+    )
+    e2e_ms: PositiveFloat | None = Field(
+        None, description="Bound on that percentile of end-to-end latency, ms; null if none."
+    )
+
+    @model_validator(mode="after")
+    def _has_a_bound(self) -> Self:
+        if self.ttft_ms is None and self.tpot_ms is None and self.e2e_ms is None:
+            raise ValueError("a rate search needs at least one bound (ttft_ms, tpot_ms, e2e_ms)")
+        return self
+
 
 class Load(StrictModel):
-    """How requests were offered: a fixed number in flight (closed) or an arrival rate (open)."""
+    """How requests were offered.
+
+    - `closed`: a fixed number in flight (`concurrency`); a new request as soon as one finishes.
+    - `poisson`, `gamma`, `constant`: an open loop; requests arrive at `request_rate`
+      regardless of completions (`concurrency`, if given, caps the requests in flight).
+      With `rate_search`, the rate is the highest one found that met the stated bounds.
+    - `offline`: every request queued at once and the engine's batching decides how many run
+      together; there is neither a concurrency level nor a rate, so no per-user rate either.
+    """
 
     concurrency: PositiveInt | None = Field(
         None,
         description="Requests in flight: the level for `closed` arrival, an upper cap for open.",
     )
     request_rate: PositiveFloat | None = Field(
-        None, description="Target arrival rate in requests per second (open arrival only)."
+        None,
+        description="Arrival rate in requests per second (open arrival only): the target, or "
+        "with `rate_search` the highest rate that met its bounds.",
     )
-    arrival: Literal["closed", "poisson", "gamma"] = Field(
-        description="`closed`: a new request as soon as one finishes; `poisson` or `gamma`: "
-        "requests arrive at `request_rate` regardless of completions."
+    arrival: Arrival = Field(
+        description="`closed`: a new request as soon as one finishes; `poisson`, `gamma` or "
+        "`constant`: requests arrive at `request_rate` regardless of completions; `offline`: "
+        "every request queued at once."
     )
     burstiness: PositiveFloat | None = Field(
         None, description="Shape of the gamma arrival process (1 = Poisson); `gamma` only."
+    )
+    rate_search: RateSearch | None = Field(
+        None,
+        description="Server at an SLO: the bounds that `request_rate` is the highest rate to "
+        "meet; open arrival only.",
     )
 
     @model_validator(mode="after")
@@ -45,11 +93,41 @@ class Load(StrictModel):
                 raise ValueError("closed arrival needs concurrency")
             if self.request_rate is not None:
                 raise ValueError("closed arrival takes no request_rate")
+        elif self.arrival == "offline":
+            if self.concurrency is not None or self.request_rate is not None:
+                raise ValueError(
+                    "offline arrival takes neither concurrency nor request_rate "
+                    "(every request is queued at once)"
+                )
         elif self.request_rate is None:
             raise ValueError(f"{self.arrival} arrival needs request_rate")
         if self.burstiness is not None and self.arrival != "gamma":
             raise ValueError("burstiness applies to gamma arrival only")
+        if self.rate_search is not None and self.arrival not in OPEN_ARRIVALS:
+            raise ValueError("rate_search applies to open arrival (poisson, gamma, constant) only")
         return self
+
+    def label(self) -> str:
+        """The load in a reader's words, e.g. `concurrency 64` or `offline`."""
+        if self.arrival == "closed":
+            return f"concurrency {self.concurrency}"
+        if self.arrival == "offline":
+            return "offline (all requests queued at once)"
+        cap = f", max {self.concurrency} in flight" if self.concurrency is not None else ""
+        rate = f"{self.request_rate:g} req/s {self.arrival}{cap}"
+        search = self.rate_search
+        if search is None:
+            return rate
+        bounds = [
+            f"{name} ≤ {value:g} ms"
+            for name, value in (
+                ("TTFT", search.ttft_ms),
+                ("TPOT", search.tpot_ms),
+                ("E2E", search.e2e_ms),
+            )
+            if value is not None
+        ]
+        return f"highest rate {rate} with p{search.percentile:g} {', '.join(bounds)}"
 
 
 class RequestCounts(StrictModel):
@@ -208,6 +286,15 @@ class Verdict(StrictModel):
     message: Text = Field(description="The finding for a reader, with the figures behind it.")
 
 
+def _percentile(stats: LatencyStats | None, percentile: float) -> float | None:
+    if stats is None:
+        return None
+    value: float | None = {50.0: stats.p50, 90.0: stats.p90, 95.0: stats.p95, 99.0: stats.p99}.get(
+        float(percentile)
+    )
+    return value
+
+
 class LoadPoint(StrictModel):
     """Measurements at one load level."""
 
@@ -239,6 +326,25 @@ class LoadPoint(StrictModel):
     validity: list[Verdict] = Field(
         default_factory=list, description="Findings that limit how far the numbers can be trusted."
     )
+
+    @model_validator(mode="after")
+    def _searched_rate_met_its_bounds(self) -> Self:
+        search = self.load.rate_search
+        if search is None:
+            return self
+        for name, bound in (
+            ("ttft_ms", search.ttft_ms),
+            ("tpot_ms", search.tpot_ms),
+            ("e2e_ms", search.e2e_ms),
+        ):
+            stats: LatencyStats | None = getattr(self, name)
+            measured = _percentile(stats, search.percentile)
+            if bound is not None and measured is not None and measured > bound:
+                raise ValueError(
+                    f"{name} p{search.percentile:g} ({measured:g}) is above the bound "
+                    f"({bound:g}) that the searched rate met"
+                )
+        return self
 
 
 class Startup(StrictModel):

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from registry.models.common import PositiveFloat, SchemaVersion, StrictModel
+from registry.models.common import PositiveFloat, ResultSchemaVersion, StrictModel
 from registry.models.identity import Identity
 from registry.models.measurements import LoadPoint, Startup
 from registry.models.provenance import Source
@@ -30,7 +30,9 @@ class Slo(StrictModel):
 class Result(StrictModel):
     """One benchmark run of one deployment: identity, load points, provenance."""
 
-    schema_version: SchemaVersion = Field(description="Version of this file format.")
+    schema_version: ResultSchemaVersion = Field(
+        description="Version of this file format (see registry/migration.py for older ones)."
+    )
     id: ContentId = Field(
         description="Content id: the first 12 hex digits of the SHA-256 of the file's canonical "
         "JSON without this field."
@@ -90,6 +92,7 @@ LOAD_PROPERTIES: tuple[str, ...] = (
     "load.request_rate",
     "load.arrival",
     "load.burstiness",
+    "load.rate_search",
 )
 """Properties of a load point, relative to the point, that make two points comparable."""
 

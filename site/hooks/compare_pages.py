@@ -142,10 +142,8 @@ COLUMNS: list[Column] = [
     ("Quant.", lambda g: g.row.quantization or "", lambda g: esc(g.row.quantization or "–")),
     (
         "Load",
-        lambda g: g.row.concurrency or g.row.request_rate,
-        lambda g: esc(
-            f"{g.row.concurrency} conc." if g.row.concurrency else f"{g.row.request_rate} req/s"
-        ),
+        lambda g: g.row.concurrency or g.row.request_rate or 0,
+        lambda g: esc(g.row.load_label),
     ),
     ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
     (

@@ -89,7 +89,7 @@ def title(result: Result) -> str:
 
 
 def _load(row: IndexRow) -> str:
-    return f"{row.concurrency} concurrent" if row.concurrency else f"{row.request_rate} req/s"
+    return row.load_label
 
 
 def _tokens_per_s(value: float | None) -> str:

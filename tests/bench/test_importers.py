@@ -205,14 +205,18 @@ def test_import_unknown_catalog_id_names_the_flag(field: str, value: str, option
     assert "unknown" in str(caught.value)
 
 
-def test_import_all_at_once_run_is_marked(tmp_path: Path) -> None:
+def test_import_all_at_once_run_is_offline(tmp_path: Path) -> None:
     run = _vllm()
     run["max_concurrency"] = None
     burst = tmp_path / "burst.json"
     burst.write_text(json.dumps(run), encoding="utf-8")
     (point,) = import_vllm_bench_serve([burst], FACTS).points
-    assert (point.load.arrival, point.load.concurrency) == ("closed", 200)
-    assert [verdict.code for verdict in point.validity] == ["all-at-once"]
+    assert (point.load.arrival, point.load.concurrency, point.load.request_rate) == (
+        "offline",
+        None,
+        None,
+    )
+    assert point.requests.sent == 200
 
 
 @pytest.mark.parametrize(

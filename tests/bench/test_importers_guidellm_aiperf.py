@@ -214,7 +214,7 @@ def test_guidellm_needs_no_timezone_but_a_command() -> None:
 @pytest.mark.parametrize(
     ("strategy", "message"),
     [
-        ({"type_": "constant", "rate": 4.0}, "constant-rate arrival"),
+        ({"type_": "constant", "rate": 0}, "a constant strategy needs a rate above 0"),
         ({"type_": "throughput", "max_concurrency": None}, "without max_concurrency"),
         ({"type_": "replay"}, "unknown strategy 'replay'"),
         ({"type_": "concurrent", "streams": 0}, "streams"),
@@ -229,6 +229,18 @@ def test_guidellm_unimportable_strategies_are_refused(
     with pytest.raises(ResultImportError, match=message) as caught:
         import_guidellm([_write(tmp_path, report)], GUIDELLM_FACTS)
     assert "benchmarks[0].config.strategy" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["constant", "poisson"])
+def test_guidellm_rate_strategies_keep_their_arrival(tmp_path: Path, kind: str) -> None:
+    report = _json(CONCURRENT)
+    report["benchmarks"][0]["config"]["strategy"] = {
+        "type_": kind,
+        "rate": 4.0,
+        "max_concurrency": 32,
+    }
+    (point,) = import_guidellm([_write(tmp_path, report)], GUIDELLM_FACTS).points
+    assert (point.load.arrival, point.load.request_rate, point.load.concurrency) == (kind, 4.0, 32)
 
 
 def test_guidellm_slo_flags_are_refused() -> None:
@@ -366,6 +378,7 @@ def test_aiperf_goodput_needs_and_uses_the_slo(tmp_path: Path) -> None:
     [
         ({"profiling": {"type": "concurrency"}}, ("closed", 1, None, None)),
         ([{"name": "profiling", "type": "poisson", "rate": 6.0}], ("poisson", None, 6.0, None)),
+        ({"profiling": {"type": "constant", "rate": 5.0}}, ("constant", None, 5.0, None)),
         (
             {"p": {"kind": "profiling", "type": "gamma", "rate": 6.0, "smoothness": 0.5,
                    "concurrency": 64}},
@@ -386,7 +399,7 @@ def test_aiperf_profiling_phase_gives_the_load(
 @pytest.mark.parametrize(
     ("phases", "message"),
     [
-        ({"profiling": {"type": "constant", "rate": 5.0}}, "'constant' phases cannot"),
+        ({"profiling": {"type": "user_centric", "rate": 5.0}}, "'user_centric' phases cannot"),
         ({"profiling": {"type": "fixed_schedule"}}, "'fixed_schedule' phases cannot"),
         ({"warmup": {"type": "concurrency"}}, "expected one profiling phase, found 0"),
         ("profiling", "expected an object or a list"),

@@ -145,7 +145,7 @@ def test_schemas_corrections_file_passes_jsonschema() -> None:
         (lambda data: data.update(surprise=1), "$"),
         (lambda data: data["identity"]["gpu"].update(count="1"), "$.identity.gpu.count"),
         (lambda data: data["points"][0]["ttft_ms"].update(p50=-1), "$.points[0].ttft_ms"),
-        (lambda data: data.update(schema_version=2), "$.schema_version"),
+        (lambda data: data.update(schema_version=3), "$.schema_version"),
         (lambda data: data["source"].update(kind="guessed"), "$.source"),
     ],
 )

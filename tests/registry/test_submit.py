@@ -74,11 +74,11 @@ def test_submit_pushes_a_branch_with_the_file_at_its_path(
 ) -> None:
     result = read_result(MEASURED)
     outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
-    branch = "result/h100-sxm/llama-3.1-8b-instruct/3ac09be303c2"
+    branch = "result/h100-sxm/llama-3.1-8b-instruct/d6e5154913f3"
     assert outcome.branch == branch == branch_name(result)
     assert outcome.pushed
     path = result_path(result).as_posix()
-    assert path == "registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-3ac09be303c2.json"
+    assert path == "registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-d6e5154913f3.json"
     on_remote = _git(fork, "show", f"{branch}:{path}")
     assert on_remote + "\n" == MEASURED.read_text(encoding="utf-8")
     assert _git(fork, "rev-parse", branch) == outcome.commit
@@ -116,15 +116,15 @@ def test_cli_submit_without_gh_prints_the_commands(checkout: Path, fork: Path, n
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
     assert lines[0].startswith(
-        "committed registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-3ac09be303c2.json"
-        " on branch result/h100-sxm/llama-3.1-8b-instruct/3ac09be303c2"
+        "committed registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-d6e5154913f3.json"
+        " on branch result/h100-sxm/llama-3.1-8b-instruct/d6e5154913f3"
     )
     assert lines[1] == "gh is not installed; to open the pull request, run:"
     assert lines[2] == f"cd {shlex.quote(str(checkout))}"
     command = shlex.split("\n".join(lines[3:]))
     assert command[:7] == [
         "gh", "pr", "create", "--head",
-        "result/h100-sxm/llama-3.1-8b-instruct/3ac09be303c2", "--base", "main",
+        "result/h100-sxm/llama-3.1-8b-instruct/d6e5154913f3", "--base", "main",
     ]  # fmt: skip
     assert command[7:9] == [
         "--title",
