@@ -11,8 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import invoke
+from click.testing import CliRunner, Result
 
+from bench.cli import main
 from registry.errors import InvalidFileError
 from registry.migrate import migrate_paths, pending_migrations
 from registry.migration import is_older_format, upgrade_result_data
@@ -84,6 +85,13 @@ def test_current_and_unknown_versions() -> None:
     assert upgrade_result_data(data, "x.json") is data
     with pytest.raises(InvalidFileError, match="schema_version 3 is newer than this infermeter"):
         upgrade_result_data(dict(data, schema_version=3), "x.json")
+
+
+def invoke(*args: str) -> Result:
+    outcome = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in outcome.output
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit)
+    return outcome
 
 
 def _git(root: Path, *arguments: str) -> str:

@@ -59,13 +59,13 @@ def test_replicates_share_one_compare_row_with_spread(built: tuple[Path, list[Re
     assert len(rows) == 4  # two replicate groups (one per load point) and carol's two points
     grouped = [row for row in rows if 'data-replicates="2"' in row]
     assert len(grouped) == 2
-    low_load = next(row for row in grouped if "8 conc." in row)
+    low_load = next(row for row in grouped if ">concurrency 8<" in row)
     assert "n=2, 1,180–1,350 tok/s" in low_load
     assert '<td data-sort="1265.0">1,265<br>' in low_load  # the median, sortable
     for result in (alice, bob):
         assert f'href="../../results/{result.id}/"' in low_load
         assert f'href="../../results/{result.id}.json"' in low_load
-    high_load = next(row for row in grouped if "64 conc." in row)
+    high_load = next(row for row in grouped if ">concurrency 64<" in row)
     assert "n=2, 2,400–2,600 tok/s" in high_load
     single = [row for row in rows if carol.id in row]
     assert len(single) == 2
