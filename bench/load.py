@@ -112,6 +112,7 @@ class PointRun:
     plan: PointPlan
     records: list[RequestRecord] = field(default_factory=list)
     client_cpu_s: float = 0.0
+    busiest_client_cpu_s: float = 0.0
     wall_s: float = 0.0
 
 
@@ -162,6 +163,7 @@ async def run_point(
     else:
         await _open_loop(send, build, plan, share, run.records)
     run.client_cpu_s = time.process_time() - cpu_start
+    run.busiest_client_cpu_s = run.client_cpu_s
     run.wall_s = time.monotonic() - wall_start
     run.records.sort(key=lambda record: record.index)
     return run

@@ -24,6 +24,18 @@ Percentiles use linear interpolation between closest ranks (numpy's default, "li
 sorted values x[0..n-1] and q in [0, 100], rank r = (n − 1)·q/100, value
 x[⌊r⌋] + (x[⌈r⌉] − x[⌊r⌋])·(r − ⌊r⌋).
 
+A chunk count without usage or a tokenizer is a lower bound too, so it shows an output length
+that was not honoured only when it is *above* the length asked for.
+
+Verdicts about the load: `rate_not_reached` compares the rate at which an open loop's requests
+got their first token with the rate its schedule offered (completions are not used: the
+drain of the last requests, longest outputs last, stretches their span even when the server
+keeps up; a server that falls behind queues requests, which delays their first token);
+`client_saturated` compares the busiest client process's CPU time with the window (one event
+loop uses one core, so several worker processes are judged each on its own). The achieved mean
+concurrency is the time-weighted number of requests in flight (warm-up requests included)
+over the measured window; the drain at a closed-loop point's end lowers it below the target.
+
 Throughputs use the measured window: from the first measured request's send to the end of the
 last measured request. Warm-up requests are excluded everywhere. A failed request counts as an
 SLO miss; the accepted output tokens are those of successful requests that met every declared
@@ -129,6 +141,8 @@ class PointSummary:
     usage_mismatch_requests: int
     output_length_mismatch_requests: int
     client_cpu_fraction: float | None
+    achieved_first_token_rate: float | None = None
+    achieved_concurrency_mean: float | None = None
     verdicts: list[Verdict] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -161,6 +175,8 @@ class PointSummary:
             "usage_mismatch_requests": self.usage_mismatch_requests,
             "output_length_mismatch_requests": self.output_length_mismatch_requests,
             "client_cpu_fraction": self.client_cpu_fraction,
+            "achieved_first_token_rate": self.achieved_first_token_rate,
+            "achieved_concurrency_mean": self.achieved_concurrency_mean,
             "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
         }
 
@@ -331,6 +347,7 @@ def summarize_point(
     send_lag = None
     achieved_send_rate = None
     achieved_completion_rate = None
+    achieved_first_token_rate = None
     scheduled = [r for r in measured if r.intended_send_ns is not None]
     if request_rate is not None and scheduled:
         send_lag = summarize(
@@ -341,9 +358,11 @@ def summarize_point(
         achieved_send_rate = _rate(len(sends), sends[0], sends[-1])
         ends = sorted(r.end_ns for r in ok)
         achieved_completion_rate = _rate(len(ends), ends[0], ends[-1]) if ends else None
+        firsts = sorted(r.token_times_ns[0] for r in ok if r.token_times_ns)
+        achieved_first_token_rate = _rate(len(firsts), firsts[0], firsts[-1]) if firsts else None
 
     expected = [r for r in ok if r.expected_output_tokens is not None]
-    length_mismatch = [r for r in expected if output_token_count(r) != r.expected_output_tokens]
+    length_mismatch = [r for r in expected if _length_not_honoured(r)]
     usage_missing = sum(1 for r in ok if r.output_tokens is None)
     usage_mismatch = sum(1 for r in ok if usage_disagrees(r))
     cpu_fraction = client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None
@@ -378,9 +397,34 @@ def summarize_point(
         usage_mismatch_requests=usage_mismatch,
         output_length_mismatch_requests=len(length_mismatch),
         client_cpu_fraction=cpu_fraction,
+        achieved_first_token_rate=achieved_first_token_rate,
+        achieved_concurrency_mean=_mean_in_flight(records, window_s),
     )
     summary.verdicts.extend(_verdicts(summary, scheduled, length_mismatch, thresholds))
     return summary
+
+
+def _length_not_honoured(record: RequestRecord) -> bool:
+    """True when the request's output length provably differs from the one asked for."""
+    expected = record.expected_output_tokens
+    if expected is None:
+        return False
+    if record.output_tokens is not None:
+        return record.output_tokens != expected
+    if record.client_count_exact:
+        return record.client_output_tokens != expected
+    return record.client_output_tokens > expected  # chunks are a lower bound on tokens
+
+
+def _mean_in_flight(records: Sequence[RequestRecord], window_s: float) -> float | None:
+    """Time-weighted mean of requests in flight over the measured window (warm-up included)."""
+    measured = [r for r in records if not r.warmup]
+    if not measured or window_s <= 0:
+        return None
+    start_ns = min(r.send_ns for r in measured)
+    end_ns = max(r.end_ns for r in measured)
+    busy_ns = sum(max(min(r.end_ns, end_ns) - max(r.send_ns, start_ns), 0) for r in records)
+    return busy_ns / NS_PER_S / window_s
 
 
 def _verdicts(
@@ -441,7 +485,7 @@ def _verdicts(
     if summary.request_rate is not None and len(scheduled) >= 2:
         intended = sorted(r.intended_send_ns or 0 for r in scheduled)
         schedule_rate = _rate(len(intended), intended[0], intended[-1])
-        achieved = summary.achieved_completion_rate
+        achieved = summary.achieved_first_token_rate
         if schedule_rate is not None and (
             achieved is None or achieved < thresholds.rate_fraction * schedule_rate
         ):
@@ -449,8 +493,8 @@ def _verdicts(
             verdicts.append(
                 Verdict(
                     "rate_not_reached",
-                    f"requests completed at {shown} req/s against {schedule_rate:.2f} req/s "
-                    "offered",
+                    f"requests got their first token at {shown} req/s against "
+                    f"{schedule_rate:.2f} req/s offered",
                 )
             )
     cpu = summary.client_cpu_fraction
@@ -458,7 +502,7 @@ def _verdicts(
         verdicts.append(
             Verdict(
                 "client_saturated",
-                f"the client process used {cpu:.0%} of a CPU core during the window",
+                f"the busiest client process used {cpu:.0%} of a CPU core during the window",
             )
         )
     return verdicts

@@ -273,6 +273,7 @@ def _point(
     return {
         "load": _load(summary, burstiness, cap),
         "duration_s": _round(summary.window_s) if summary.window_s > 0 else None,
+        "concurrency_mean": _round(summary.achieved_concurrency_mean),
         "requests": {
             "sent": summary.completed + summary.failed,
             "completed": summary.completed,

@@ -355,13 +355,7 @@ async def _run_points(
             summary = None
             gone = await _server_gone(client, run.records)
             if not gone:
-                summary = summarize_point(
-                    run.records,
-                    concurrency=plan.concurrency,
-                    request_rate=plan.request_rate,
-                    slo=slo,
-                    client_cpu_s=run.client_cpu_s,
-                )
+                summary = summarize_run(run, slo)
             stop_reason = observer.point_ended(run.records, summary) if observer else None
             if progress is not None:
                 progress.point_ended(summary if stop_reason is None else None)
@@ -396,6 +390,17 @@ async def _server_gone(client: StreamingClient, records: Sequence[RequestRecord]
     except ValueError:
         return False  # it answers, if not with a model list
     return False
+
+
+def summarize_run(run: PointRun, slo: Slo) -> PointSummary:
+    """The summary of a point's run; the client CPU judged is the busiest process's."""
+    return summarize_point(
+        run.records,
+        concurrency=run.plan.concurrency,
+        request_rate=run.plan.request_rate,
+        slo=slo,
+        client_cpu_s=run.busiest_client_cpu_s,
+    )
 
 
 def _never_answered(record: RequestRecord) -> bool:

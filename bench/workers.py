@@ -97,7 +97,8 @@ async def run_point_in_workers(
 ) -> PointRun:
     """Run `plan` split across `job.workers` processes; `on_record(record)`, when given, sees each
     record as its batch arrives. Records come back sorted by request index; `client_cpu_s` is
-    the workers' CPU time together, `wall_s` the longest worker's. Raises `WorkerFailed`."""
+    the workers' CPU time together, `busiest_client_cpu_s` the busiest worker's, `wall_s` the
+    longest worker's. Raises `WorkerFailed`."""
     workers = job.workers
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -135,6 +136,7 @@ async def run_point_in_workers(
                 process.terminate()
             process.join(5)
     run.client_cpu_s = sum(cpu_s for cpu_s, _ in results)
+    run.busiest_client_cpu_s = max(cpu_s for cpu_s, _ in results)
     run.wall_s = max(wall_s for _, wall_s in results)
     run.records.sort(key=lambda record: record.index)
     return run

@@ -302,6 +302,12 @@ class LoadPoint(StrictModel):
     duration_s: PositiveFloat | None = Field(
         None, description="Wall time of the measured window, seconds."
     )
+    concurrency_mean: NonNegativeFloat | None = Field(
+        None,
+        description="Requests in flight over the measured window, time-weighted mean, as "
+        "achieved (the drain at the end of a closed-loop point lowers it below "
+        "`load.concurrency`).",
+    )
     requests: RequestCounts = Field(description="Request counts.")
     failures: FailureCounts | None = Field(None, description="Failed requests by kind.")
     tokens: TokenCounts = Field(description="Token counts.")

@@ -193,3 +193,102 @@ def test_point_json_has_documented_keys() -> None:
     ):
         assert key in point
     assert set(point["ttft_ms"]) >= {"mean", "p50", "p90", "p95", "p99", "max"}
+
+
+def test_rate_not_reached_ignores_the_drain_of_a_server_that_keeps_up() -> None:
+    # 100 requests offered at 20 req/s and sent on time; the server answers each within
+    # 20 ms, but the last ten have long outputs and finish 3 s later (the drain).
+    records = [
+        _record(
+            i,
+            send_ms=i * 50,
+            intended_ms=i * 50,
+            ttft_ms=20,
+            gaps_ms=(300,) * 10 if i >= 90 else (5,) * 9,
+        )
+        for i in range(100)
+    ]
+    point = summarize_point(records, request_rate=20.0)
+    assert point.achieved_first_token_rate == pytest.approx(20.0, rel=0.01)
+    assert point.achieved_completion_rate is not None
+    assert point.achieved_completion_rate < 18.0  # the drain stretches the completions
+    assert "rate_not_reached" not in {v.code for v in point.verdicts}
+
+
+def test_rate_not_reached_when_the_server_falls_behind() -> None:
+    # Offered 20 req/s, but the server starts one request per 100 ms: its queue grows.
+    records = [
+        _record(i, send_ms=i * 50, intended_ms=i * 50, ttft_ms=20 + i * 50, gaps_ms=(5,) * 9)
+        for i in range(100)
+    ]
+    point = summarize_point(records, request_rate=20.0)
+    assert point.achieved_first_token_rate == pytest.approx(10.0, rel=0.01)
+    verdict = next(v for v in point.verdicts if v.code == "rate_not_reached")
+    assert "10.00 req/s against 20.00 req/s offered" in verdict.message
+
+
+def test_output_length_from_chunks_without_usage_is_only_a_lower_bound() -> None:
+    # No usage from the server and 3 tokens per chunk: 4 chunks for 10 tokens asked.
+    short = _record(0, gaps_ms=(10,) * 3, expected=10)
+    short.output_tokens = None
+    point = summarize_point([short])
+    assert point.usage_missing_requests == 1
+    assert "output_length_not_honoured" not in {v.code for v in point.verdicts}
+    longer = _record(1, gaps_ms=(10,) * 11, expected=10)  # 12 chunks: at least 12 tokens
+    longer.output_tokens = None
+    point = summarize_point([short, longer])
+    assert point.output_length_mismatch_requests == 1
+    assert "output_length_not_honoured" in {v.code for v in point.verdicts}
+
+
+def test_output_length_with_an_exact_client_count_and_no_usage_is_checked() -> None:
+    record = _record(0, gaps_ms=(10,) * 3, expected=10)
+    record.output_tokens = None
+    record.client_output_tokens = 7
+    record.client_count_exact = True  # counted with the tokenizer
+    assert summarize_point([record]).output_length_mismatch_requests == 1
+
+
+def _span(index: int, send_s: float, end_s: float) -> RequestRecord:
+    second = 1_000_000_000
+    return RequestRecord(
+        index=index,
+        send_ns=int(send_s * second),
+        end_ns=int(end_s * second),
+        token_times_ns=[int(send_s * second) + 1, int(end_s * second) - 1],
+        chunk_chars=[4, 4],
+        output_tokens=2,
+        client_output_tokens=2,
+    )
+
+
+def test_achieved_concurrency_mean_shows_the_drain_of_a_closed_loop() -> None:
+    # Four slots, two 1 s requests each; slot 0's second request takes 3 s (the drain).
+    records = [_span(slot, 0, 1) for slot in range(4)]
+    records += [_span(4, 1, 4)] + [_span(4 + slot, 1, 2) for slot in range(1, 4)]
+    point = summarize_point(records, concurrency=4)
+    assert point.window_s == pytest.approx(4.0)
+    assert point.achieved_concurrency_mean == pytest.approx(10 / 4)  # 10 busy seconds in 4
+    held = summarize_point([_span(s, 0, 1) for s in range(4)], concurrency=4)
+    assert held.achieved_concurrency_mean == pytest.approx(4.0)
+
+
+def test_achieved_concurrency_mean_counts_warmup_requests_still_in_flight() -> None:
+    warmup = _span(0, 0, 2)
+    warmup.warmup = True
+    point = summarize_point([warmup, _span(1, 1, 2)], concurrency=2)
+    assert point.achieved_concurrency_mean == pytest.approx(2.0)  # both in flight over [1, 2]
+
+
+def test_client_saturated_judges_the_busiest_worker_process_not_their_sum() -> None:
+    from bench.load import PointPlan, PointRun
+    from bench.runner import summarize_run
+
+    records = [_span(i, 0, 1) for i in range(4)]
+    plan = PointPlan(concurrency=4, num_requests=4)
+    three_workers = PointRun(plan, records, client_cpu_s=2.4, busiest_client_cpu_s=0.8)
+    point = summarize_run(three_workers, Slo())
+    assert point.client_cpu_fraction == pytest.approx(0.8)
+    assert "client_saturated" not in {v.code for v in point.verdicts}
+    one_busy = PointRun(plan, records, client_cpu_s=1.2, busiest_client_cpu_s=0.95)
+    assert "client_saturated" in {v.code for v in summarize_run(one_busy, Slo()).verdicts}

@@ -103,6 +103,8 @@ def test_bench_run_launch_standin_nvml_counts_data_parallel_gpus(
     assert result.identity.gpu.id == "h100-sxm"  # from the stand-in NVML's GPU name
     assert result.identity.gpu.count == 2
     assert result.identity.serving.data_parallel_size == 2
+    assert result.points[0].concurrency_mean is not None
+    assert 0 < result.points[0].concurrency_mean <= 1.0
     assert result.source.host.telemetry_gpu_indices == [0, 1]
     gpu = result.points[0].telemetry.gpu if result.points[0].telemetry else None
     assert gpu is not None

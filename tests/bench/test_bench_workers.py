@@ -65,6 +65,7 @@ def test_workers_merged_result_counts_what_one_process_gives(
     assert _outcome(two) == _outcome(one)
     assert [r.index for r in two.records] == list(range(18))
     assert two.client_cpu_s > 0
+    assert 0 < two.busiest_client_cpu_s < two.client_cpu_s  # one of two processes
     assert two.wall_s > 0
 
 
