@@ -102,14 +102,19 @@ class NvmlGpus:
     def read(self) -> GpuSample:
         """Every sampled GPU's current readings (`gpu` is its position among them)."""
         nvml = self._nvml
+        # The energy counters first, next to the time stamp: the window's energy is
+        # interpolated on these times, so a delay between the two would skew a short point.
+        now_ns = time.monotonic_ns()
+        energies = [
+            _maybe(nvml.nvmlDeviceGetTotalEnergyConsumption, handle) for handle in self._handles
+        ]
         readings = []
-        for position, handle in enumerate(self._handles):
+        for position, (handle, energy) in enumerate(zip(self._handles, energies, strict=True)):
             rates = _maybe(nvml.nvmlDeviceGetUtilizationRates, handle)
             utilization = rates.gpu if rates is not None else None
             memory_info = _maybe(nvml.nvmlDeviceGetMemoryInfo, handle)
             memory = memory_info.used if memory_info is not None else None
             power_mw = _maybe(nvml.nvmlDeviceGetPowerUsage, handle)
-            energy = _maybe(nvml.nvmlDeviceGetTotalEnergyConsumption, handle)
             clock = _maybe(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM)
             temperature = _maybe(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU)
             readings.append(
@@ -123,7 +128,7 @@ class NvmlGpus:
                     temperature_c=float(temperature) if temperature is not None else None,
                 )
             )
-        return GpuSample(time.monotonic_ns(), tuple(readings))
+        return GpuSample(now_ns, tuple(readings))
 
     def close(self) -> None:
         """Shut NVML down (once)."""

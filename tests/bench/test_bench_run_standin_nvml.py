@@ -57,7 +57,7 @@ def test_bench_run_endpoint_standin_nvml_records_only_the_gpus_named(
         assert point.telemetry is not None
         assert point.telemetry.gpu is not None
         # GPU 1 alone draws 480 W; both together would be 550 W.
-        assert point.telemetry.gpu.power_w_mean == pytest.approx(480.0, rel=0.02)
+        assert point.telemetry.gpu.power_w_mean == pytest.approx(480.0, rel=0.05)
 
 
 def test_bench_run_endpoint_standin_nvml_short_points_pass_the_registrys_energy_check(
@@ -108,4 +108,4 @@ def test_bench_run_launch_standin_nvml_counts_data_parallel_gpus(
     assert result.source.host.telemetry_gpu_indices == [0, 1]
     gpu = result.points[0].telemetry.gpu if result.points[0].telemetry else None
     assert gpu is not None
-    assert gpu.power_w_mean == pytest.approx(550.0, rel=0.02)
+    assert gpu.power_w_mean == pytest.approx(550.0, rel=0.05)
