@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.errors import ConfigError
+from calculators.limits import check_config
 from calculators.mixers import (
     LINEAR_ATTENTION,
     MAMBA,
@@ -478,8 +479,10 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     """Read a Hugging Face `config.json` (as a dict) into a `ModelArch`.
 
     Raises `ConfigError` naming the missing or bad field, e.g.
-    `text_config.num_hidden_layers: required field missing from config.json`.
+    `text_config.num_hidden_layers: required field missing from config.json`; values no
+    model has (10^8 layers, NaN, 100 levels of nesting) too (`calculators.limits`).
     """
+    check_config(config)
     language, where = _language_config(config)
     hidden = _int_field(language, "hidden_size", where)
     num_layers = _int_field(language, "num_hidden_layers", where)

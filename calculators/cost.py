@@ -23,6 +23,9 @@ SECONDS_PER_HOUR = 3600.0
 TOKENS_PER_MILLION = 1e6
 # 8760 h / 12: the average month, as cloud providers bill it.
 HOURS_PER_MONTH = 730.0
+# Bounds of every number (prices, throughputs, volumes): within them every figure is finite.
+MAX_INPUT = 1e15
+MIN_POSITIVE = 1e-9
 
 Winner = Literal["a", "b", "tie"]
 HostingWinner = Literal["self_hosted", "api", "tie"]
@@ -36,6 +39,8 @@ def _number(name: str, value: object, expected: str) -> float:
     # bool is an int subclass; True as a price is a caller's mistake, not 1 $/h.
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(f"{name}: expected {expected}, got {value!r}")
+    if abs(value) > MAX_INPUT:
+        raise InputError(f"{name}: expected {expected} up to {MAX_INPUT:g}, got {value!r}")
     return float(value)
 
 
@@ -43,6 +48,9 @@ def _positive(name: str, value: object) -> float:
     number = _number(name, value, "a number > 0")
     if number <= 0:
         raise InputError(f"{name}: expected a number > 0, got {value!r}")
+    if number < MIN_POSITIVE:
+        # Smaller ones make a cost per token overflow to infinity, which JSON cannot hold.
+        raise InputError(f"{name}: expected at least {MIN_POSITIVE:g}, got {value!r}")
     return number
 
 

@@ -16,18 +16,28 @@ by `vllm_version`.
 """
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from calculators.arch import ModelArch
 from calculators.errors import InputError
 from calculators.kv_cache import KVCacheShape, kv_cache_shape
+from calculators.limits import (
+    MAX_CONCURRENCY,
+    MAX_GPU_MEMORY_BYTES,
+    MAX_GPUS,
+    MAX_TOKENS,
+    bounded_int,
+)
 from calculators.quantization import WeightBytes, model_dtype_bytes, weight_bytes, weight_format
 
 GIB = 1024**3
 MIB = 1024**2
 BLOCK_SIZE = 16
 DEFAULT_VLLM_VERSION = "0.19"
+# 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
+_VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})[0-9A-Za-z.+-]{0,40}")
 
 # Bytes per logit the sampler's dummy run holds at its peak: bf16 and fp32 logits plus FlashInfer's
 # top-k/top-p sampling (a PyTorch-only sampler holds ~26-30). Fitted to public V1 logs with
@@ -139,11 +149,10 @@ class VllmPlan:
 
 def parse_version(text: str) -> tuple[int, int]:
     """'0.10.1.1' → (0, 10). Development builds count as the release they precede."""
-    parts = text.strip().lstrip("v").split(".")
-    try:
-        return int(parts[0]), int(parts[1])
-    except (IndexError, ValueError):
-        raise InputError(f"vllm_version: expected a version such as 0.11, got {text!r}") from None
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"vllm_version: expected a version such as 0.11, got {text[:40]!r}")
+    return int(match.group(1)), int(match.group(2))
 
 
 def default_max_model_len(arch: ModelArch) -> int:
@@ -341,6 +350,25 @@ def _check_settings(settings: VllmSettings) -> None:
         value = getattr(settings, name)
         if value is not None and value < 1:
             raise InputError(f"{name}: expected an integer >= 1, got {value}")
+    check_settings_bounds(settings)
+
+
+def check_settings_bounds(settings: VllmSettings) -> None:
+    """Refuse settings no deployment has (`calculators.limits`): the answers stay finite."""
+    bounded_int("gpu_memory_bytes", settings.gpu_memory_bytes, 1, MAX_GPU_MEMORY_BYTES)
+    bounded_int("tensor_parallel_size", settings.tensor_parallel_size, 1, MAX_GPUS)
+    bounded_int("pipeline_parallel_size", settings.pipeline_parallel_size, 1, MAX_GPUS)
+    gpus = settings.tensor_parallel_size * settings.pipeline_parallel_size
+    bounded_int("tensor_parallel_size x pipeline_parallel_size", gpus, 1, MAX_GPUS)
+    bounded_int("block_size", settings.block_size, 1, 1 << 20)
+    for name, high in (
+        ("max_model_len", MAX_TOKENS),
+        ("max_num_batched_tokens", MAX_TOKENS),
+        ("max_num_seqs", MAX_CONCURRENCY),
+    ):
+        value = getattr(settings, name)
+        if value is not None:
+            bounded_int(name, value, 1, high)
 
 
 def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
@@ -382,6 +410,11 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     """The memory plan vLLM makes at startup for `arch` with `settings`, per GPU."""
     _check_settings(settings)
     check_tensor_parallel(arch, settings.tensor_parallel_size)
+    if settings.pipeline_parallel_size > arch.num_layers:
+        raise InputError(
+            f"pipeline_parallel_size: {settings.pipeline_parallel_size} stages for the model's "
+            f"{arch.num_layers} layers; every stage needs at least one layer"
+        )
     version = parse_version(settings.vllm_version)
     notes: list[str] = []
     tp = settings.tensor_parallel_size

@@ -87,6 +87,8 @@ def resolve_model(reference: str) -> ModelRef:
             raise ConfigFileError(
                 f"{reference}: line {error.lineno}: not valid JSON: {error.msg}"
             ) from None
+        except RecursionError:
+            raise ConfigFileError(f"{reference}: nested too deeply to be a config.json") from None
         if not isinstance(config, dict):
             raise ConfigFileError(f"{reference}: expected a JSON object (a config.json)")
         return ModelRef(id=path.name, config=config)

@@ -11,10 +11,12 @@ from typing import Any, TypeVar
 
 import click
 
+from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
 from calculators.cost import cost_report
 from calculators.errors import CalculatorError, InputError
 from calculators.fit import fit_gpus
 from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.limits import MAX_TOKENS, gib_to_bytes
 from calculators.memory import memory_report
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
@@ -32,9 +34,11 @@ from registry.models import PriceEntry
 GIB = 1024**3
 F = TypeVar("F", bound=Callable[..., Any])
 
-POSITIVE_INT = click.IntRange(min=1)
-POSITIVE_FLOAT = click.FloatRange(min=0, min_open=True)
-FRACTION = click.FloatRange(min=0, max=1, min_open=True)
+# Bounded where the calculators' own bounds (`calculators.limits`) would name the option less
+# plainly; every float finite.
+POSITIVE_INT = click.IntRange(min=1, max=MAX_TOKENS)
+POSITIVE_FLOAT = FiniteFloatRange(min=0, min_open=True)
+FRACTION = FiniteFloatRange(min=0, max=1, min_open=True)
 
 
 @contextmanager
@@ -43,7 +47,7 @@ def _library_errors() -> Iterator[None]:
     try:
         yield
     except InputError as error:
-        raise click.UsageError(str(error)) from None
+        raise UsageLine(str(error)) from None
     except (CalculatorError, RegistryError) as error:
         raise click.ClickException(str(error)) from None
 
@@ -118,7 +122,7 @@ def _engine_options(function: F) -> F:
     return function
 
 
-@calc_group.command(name="vram")
+@calc_group.command(name="vram", cls=OneLineCommand)
 @click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
 @click.option("--gpu", help="Catalog GPU id (its memory as the driver reports it).")
 @click.option(
@@ -172,14 +176,14 @@ def vram_command(
       infermeter calc vram --model llama-3.1-70b-instruct --gpu h100-sxm -tp 2 --max-model-len 32768
     """
     if (gpu is None) == (gpu_memory_gib is None):
-        raise click.UsageError("give exactly one of --gpu ID or --gpu-memory-gib N")
+        raise UsageLine("give exactly one of --gpu ID or --gpu-memory-gib N")
     with _library_errors():
         arch = model_arch(model)
         if gpu is not None:
             entry = resolve_gpu(gpu)
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
         else:
-            memory, gpu_name = int((gpu_memory_gib or 0) * GIB), ""
+            memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
         settings = VllmSettings(
             gpu_memory_bytes=memory,
             gpu_memory_utilization=gpu_memory_utilization,
@@ -280,7 +284,7 @@ def catalog_prices(
     return filled, used
 
 
-@calc_group.command(name="cost")
+@calc_group.command(name="cost", cls=OneLineCommand)
 @click.option(
     "--price-per-hour",
     type=POSITIVE_FLOAT,
@@ -318,14 +322,14 @@ def catalog_prices(
 )
 @click.option(
     "--retry-rate",
-    type=click.FloatRange(min=0, max=1, max_open=True),
+    type=FiniteFloatRange(min=0, max=1, max_open=True),
     default=0.0,
     show_default=True,
     help="Share of requests that are retries.",
 )
 @click.option(
     "--overhead-per-hour",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=0.0,
     show_default=True,
     help="Fixed costs per paid hour (storage, support), USD.",
@@ -375,7 +379,7 @@ def cost_command(
     }
     used: dict[str, dict[str, Any] | None] = dict.fromkeys(prices)
     if gpu is None and price_per_hour is None:
-        raise click.UsageError("give --price-per-hour or --gpu ID (its catalog price)")
+        raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
     with _library_errors():
         if gpu is not None:
             prices, used = catalog_prices(gpu, tier, prices)
@@ -443,7 +447,7 @@ def cost_command(
     click.echo(_table(rows))
 
 
-@calc_group.command(name="fit")
+@calc_group.command(name="fit", cls=OneLineCommand)
 @click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
 @click.option("--context", type=POSITIVE_INT, required=True, help="Tokens per request.")
 @click.option(

@@ -22,6 +22,7 @@ from calculators.cost import cost_report
 from calculators.errors import CalculatorError
 from calculators.fit import GpuOption, fit_gpus
 from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.limits import gib_to_bytes
 from calculators.memory import memory_report
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
@@ -227,6 +228,8 @@ def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
         except json.JSONDecodeError as error:
             message = f"config: line {error.lineno}: not valid JSON: {error.msg}"
             raise FieldError("config", message) from None
+        except RecursionError:
+            raise FieldError("config", "config: nested too deeply to be a config.json") from None
         if not isinstance(config, dict):
             raise FieldError("config", "config: expected a JSON object (a config.json)")
         try:
@@ -261,7 +264,11 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     model, arch = _arch(values, catalog)
     gpu_id = values["gpu"]
     if values["gpu_memory_gib"] is not None:
-        memory, gpu_name, gpu_id = int(values["gpu_memory_gib"] * GIB), "", None
+        try:
+            memory = gib_to_bytes("gpu_memory_gib", values["gpu_memory_gib"])
+        except CalculatorError as error:
+            raise FieldError("gpu_memory_gib", str(error)) from None
+        gpu_name, gpu_id = "", None
     elif gpu_id:
         if gpu_id not in catalog["gpus"]:
             raise _unknown("gpu", "GPU", gpu_id, list(catalog["gpus"]))

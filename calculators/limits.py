@@ -1,0 +1,122 @@
+"""What the physical world allows: bounds on every input of the calculators.
+
+A number far outside them is a typo or an attack, never a deployment; refusing it early keeps
+every answer finite and every computation short (the browser calculator runs this same code on a
+pasted config.json). The bounds are generous: ten times the largest real value we know of.
+
+`check_config` walks a model's config.json (as a dict) before it is read: nesting depth, finite
+numbers, integers of a sane size, and per-field ranges (`CONFIG_FIELD_RANGES`) for the fields whose
+extreme values would hang or crash the calculators (10^8 layers, a zero patch size).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from calculators.errors import ConfigError, InputError
+
+MAX_GPUS = 100_000  # GPUs in one deployment (tensor × pipeline parallel)
+MAX_TOKENS = 100_000_000  # tokens in one sequence (the longest contexts are about 10M)
+MAX_GPU_MEMORY_BYTES = 2**44  # 16 TiB in one GPU (today's largest: under 300 GiB)
+MAX_CONCURRENCY = 100_000_000  # concurrent sequences
+MAX_USD = 1e12  # a price, in USD (per hour or per million tokens)
+MAX_RATE = 1e15  # tokens per second, tokens per month …
+MAX_CONFIG_DEPTH = 32  # nesting of a config.json (real ones: 4)
+MAX_CONFIG_INTEGER = 2**53  # larger integers are not exact in JavaScript or as floats
+
+# Fields that a config.json may hold at any level (text_config, vision_config …): (low, high).
+CONFIG_FIELD_RANGES: dict[str, tuple[int, int]] = {
+    "num_hidden_layers": (0, 10_000),
+    "num_layers": (0, 10_000),
+    "hidden_size": (0, 1_048_576),
+    "intermediate_size": (0, 10_485_760),
+    "moe_intermediate_size": (0, 10_485_760),
+    "num_attention_heads": (0, 65_536),
+    "num_key_value_heads": (0, 65_536),
+    "head_dim": (0, 65_536),
+    "vocab_size": (0, 100_000_000),
+    "num_local_experts": (0, 1_000_000),
+    "n_routed_experts": (0, 1_000_000),
+    "num_experts": (0, 1_000_000),
+    "num_experts_per_tok": (0, 1_000_000),
+    "max_position_embeddings": (0, MAX_TOKENS),
+    "sliding_window": (0, MAX_TOKENS),
+    "decoder_sparse_step": (1, 10_000),
+    "moe_layer_freq": (0, 10_000),
+    "patch_size": (1, 1_000_000),
+    "image_size": (0, 1_000_000),
+    "bits": (1, 64),
+    "num_bits": (1, 64),
+    "w_bit": (1, 64),
+}
+# Float fields of config.json with a range: rope scaling factors stretch the context.
+CONFIG_FLOAT_RANGES: dict[str, tuple[float, float]] = {
+    "factor": (1e-6, 1e6),
+    "rope_theta": (0.0, 1e15),
+}
+
+
+def check_config(config: Any, where: str = "") -> None:
+    """Raise `ConfigError` naming the field when `config` holds a value no model has (see the
+    module docstring). Iterative, so a 100k-deep nesting cannot exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(config, where, 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(
+                f"{path or 'config.json'}: nested deeper than {MAX_CONFIG_DEPTH} levels"
+            )
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                name = f"{path}.{key}" if path else str(key)
+                _check_field(str(key), item, name)
+                stack.append((item, name, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{path}: expected a finite number, got {value!r}")
+        elif type(value) is int and abs(value) > MAX_CONFIG_INTEGER:
+            raise ConfigError(f"{path}: expected an integer below 2^53, got a larger one")
+
+
+def _check_field(key: str, value: Any, name: str) -> None:
+    if isinstance(value, bool):
+        return
+    if key in CONFIG_FIELD_RANGES and isinstance(value, int):
+        low, high = CONFIG_FIELD_RANGES[key]
+        if not low <= value <= high:
+            shown = value if abs(value) <= MAX_CONFIG_INTEGER else "a larger one"
+            raise ConfigError(f"{name}: expected an integer from {low} to {high:,}, got {shown}")
+    if key in CONFIG_FLOAT_RANGES and isinstance(value, int | float):
+        low_f, high_f = CONFIG_FLOAT_RANGES[key]
+        if not (math.isfinite(value) and low_f <= value <= high_f):
+            expected = f"expected a number from {low_f:g} to {high_f:g}"
+            raise ConfigError(f"{name}: {expected}, got {value!r}")
+
+
+def bounded_int(name: str, value: int, low: int, high: int) -> int:
+    """`value`, or `InputError` naming `name` when it lies outside [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = value if not isinstance(value, int) or abs(value) < 10**20 else "a larger one"
+        raise InputError(f"{name}: expected an integer from {low:,} to {high:,}, got {shown}")
+    return value
+
+
+def bounded_float(name: str, value: float, low: float, high: float) -> float:
+    """`value`, or `InputError` when it is not a finite number in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"{name}: expected a number, got {value!r}")
+    if not (math.isfinite(value) and low <= value <= high):
+        expected = f"expected a finite number from {low:g} to {high:g}"
+        raise InputError(f"{name}: {expected}, got {value!r}")
+    return float(value)
+
+
+def gib_to_bytes(name: str, gib: float) -> int:
+    """A memory size given in GiB as bytes; `InputError` unless 0 < gib ≤ 16 TiB and finite."""
+    number = bounded_float(name, gib, 0.0, MAX_GPU_MEMORY_BYTES / 1024**3)
+    if number <= 0:
+        raise InputError(f"{name}: expected a number > 0, got {gib!r}")
+    return int(number * 1024**3)

@@ -1,0 +1,66 @@
+"""Helpers of the fault and fuzz suite: run a hostile case, check the rules, count its outcome.
+
+`check_cli` runs one CLI call and checks what every case must hold: an exit code of 0, 1 or 2,
+no traceback, on failure exactly one `Error: …` line (of sane length), with `--json` on success
+strict JSON (no NaN or Infinity). Every case is counted by suite and outcome; the suite's
+conftest prints the tally at the end of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections import Counter
+from types import FrameType
+
+from click.testing import CliRunner, Result
+
+from bench.cli import main
+
+OUTCOMES: Counter[str] = Counter()
+SUITES: Counter[str] = Counter()
+
+
+def count(suite: str, outcome: str) -> None:
+    """Count one case of `suite` that ended in `outcome`."""
+    SUITES[suite] += 1
+    OUTCOMES[outcome] += 1
+
+
+class Hang(Exception):
+    """A case ran past its time limit."""
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise Hang()
+
+
+def check_cli(args: list[str], suite: str = "cli", limit_s: float = 20.0) -> Result:
+    """Run `infermeter ARGS…` in-process and assert the rules every case holds (see above);
+    a case still running after `limit_s` fails as a hang."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        result = CliRunner().invoke(main, args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    hung = isinstance(result.exception, Hang)
+    crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+    count(suite, "hang" if hung else "traceback" if crashed else f"exit {result.exit_code}")
+    assert not hung, f"{args[:6]}: still running after {limit_s:g} s"
+    assert not crashed, f"{args[:6]}: {result.exception!r}"
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.exit_code != 0:
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, (args[:6], result.stderr[:500])
+        assert lines[0].startswith("Error: "), lines[0]
+        assert len(lines[0]) <= 600, lines[0][:200]
+    elif "--json" in args:
+
+        def refuse(name: str) -> None:
+            raise AssertionError(f"{name} in --json output: not JSON")
+
+        json.loads(result.stdout, parse_constant=refuse)
+    return result

@@ -1,0 +1,158 @@
+"""`infermeter calc …` under hostile numbers and config.json files: one line, never a traceback.
+
+The named cases are the ones a hostile tester found (each crashed, hung or answered nonsense);
+the hypothesis cases throw random option values at the three commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fuzz_helpers import check_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calculators.arch import parse_config
+from calculators.errors import ConfigError
+from registry.catalog import load_models
+
+LLAMA = "llama-3.1-8b-instruct"
+VRAM = ["calc", "vram", "--model", LLAMA, "--gpu", "h100-sxm"]
+BIG = "9" * 400
+
+# (arguments, exit code, text the error line must hold)
+NAMED = [
+    (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "nan"], 2, "--gpu-memory-gib"),
+    (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "inf"], 2, "--gpu-memory-gib"),
+    (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "1e308"], 2, "--gpu-memory-gib"),
+    ([*VRAM, "--max-model-len", "9" * 111], 2, "--max-model-len"),
+    ([*VRAM, "-tp", BIG], 2, "--tensor-parallel-size"),
+    ([*VRAM, "-tp", "65536"], 2, "tensor_parallel_size: 65536 does not divide"),
+    ([*VRAM, "-pp", "1000000000", "--json"], 2, "--pipeline-parallel-size"),
+    ([*VRAM, "-pp", "33", "--json"], 2, "pipeline_parallel_size: 33 stages"),
+    ([*VRAM, "--vllm-version", "-1.-1"], 2, "vllm_version"),
+    ([*VRAM, "--vllm-version", "0.1" + "1" * 5000], 2, "vllm_version"),
+    (["calc", "cost", "--price-per-hour", "2", "--tokens-per-second", "1e-320", "--json"], 2,
+     "tokens_per_second"),
+    (["calc", "cost", "--price-per-hour", "1e308", "--tokens-per-second", "1e-308", "--json"], 2,
+     "price_usd_per_hour"),
+    (["calc", "fit", "--model", LLAMA, "--context", BIG, "--json"], 2, "--context"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "named"), NAMED, ids=[" ".join(a)[:60] for a, _, _ in NAMED]
+)
+def test_fuzz_calc_named_case_is_refused_in_one_line(
+    args: list[str], code: int, named: str
+) -> None:
+    result = check_cli(args, "calc")
+    assert result.exit_code == code, result.output
+    assert named in result.stderr
+
+
+def test_fuzz_calc_vram_real_settings_still_answer() -> None:
+    result = check_cli([*VRAM, "-pp", "2", "--vllm-version", "v0.10.1.1", "--json"], "calc")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["fits"] is True
+
+
+def _llama() -> dict[str, object]:
+    return dict(load_models()[LLAMA].config)
+
+
+ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192}  # fmt: skip
+# (file name, its text from the real Llama 3.1 8B config, the field the error must name)
+HOSTILE_CONFIGS = [
+    ("layers-1e8", lambda c: json.dumps({**c, "num_hidden_layers": 10**8}), "num_hidden_layers"),
+    ("layers-1e12", lambda c: json.dumps({**c, "num_hidden_layers": 10**12}), "num_hidden_layers"),
+    ("hidden-1e400", lambda c: json.dumps({**c, "hidden_size": 10**400}), "hidden_size"),
+    ("rope-nan", lambda c: json.dumps({**c, "rope_scaling": {**ROPE, "factor": float("nan")}}),
+     "rope_scaling.factor"),
+    ("rope-inf", lambda c: json.dumps({**c, "rope_scaling": {**ROPE, "factor": float("inf")}}),
+     "rope_scaling.factor"),
+    ("rope-1e308", lambda c: json.dumps({**c, "rope_scaling": {**ROPE, "factor": 1e308}}),
+     "rope_scaling.factor"),
+    ("sparse-step-0", lambda c: json.dumps({**c, "num_local_experts": 8, "num_experts_per_tok": 2,
+                                            "decoder_sparse_step": 0}), "decoder_sparse_step"),
+    ("patch-0", lambda c: json.dumps({"model_type": "gemma3", "text_config": c, "vision_config": {
+        "hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+        "image_size": 896, "patch_size": 0}}), "vision_config.patch_size"),
+    ("bits-0", lambda c: json.dumps({**c, "quantization_config": {"quant_method": "awq", "bits": 0,
+                                                                  "group_size": 128}}), "bits"),
+    ("nested-100k-lists", lambda c: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("nested-100k-objects", lambda c: '{"a":' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+    ("nested-40", lambda c: json.dumps({**c, "x": json.loads("[" * 40 + "]" * 40)}),
+     "nested deeper than 32"),
+    ("null", lambda c: "null", "expected a JSON object"),
+    ("huge-int-elsewhere", lambda c: json.dumps({**c, "eos_token_id": 10**30}), "eos_token_id"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "field"), HOSTILE_CONFIGS, ids=[c[0] for c in HOSTILE_CONFIGS]
+)
+@pytest.mark.parametrize("command", ["vram", "fit"])
+def test_fuzz_calc_hostile_config_json_is_refused_fast(
+    tmp_path: Path, name: str, make: object, field: str, command: str
+) -> None:
+    path = tmp_path / f"{name}.json"
+    path.write_text(make(_llama()))  # type: ignore[operator]
+    target = ["--gpu", "h100-sxm"] if command == "vram" else ["--context", "4096"]
+    result = check_cli(["calc", command, "--model", str(path), *target, "--json"], "calc", 10)
+    assert result.exit_code == 1, result.output
+    assert field in result.stderr
+    assert str(path) in result.stderr
+
+
+def test_fuzz_calc_config_bounds_hold_in_the_library_the_browser_runs() -> None:
+    # The browser calculator calls parse_config on a pasted config: the same bounds apply.
+    with pytest.raises(ConfigError, match="num_hidden_layers"):
+        parse_config({**_llama(), "num_hidden_layers": 10**8})
+    parse_config({**_llama(), "num_hidden_layers": 10_000})  # the bound itself is allowed
+
+
+NUMBERS = st.one_of(
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["nan", "inf", "-inf", "1e308", "0", "-1", BIG, "", " ", "1_000", "0x10",
+                     "１２", "1e-320", "\x00", "--json"]),
+)  # fmt: skip
+VRAM_OPTIONS = ["--gpu-memory-gib", "-tp", "-pp", "--max-model-len",
+                "--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens",
+                "--context", "--concurrency"]  # fmt: skip
+COST_OPTIONS = ["--price-per-hour", "--tokens-per-second", "--accepted-tokens-per-second",
+                "--gpu-count", "--utilization", "--retry-rate", "--overhead-per-hour",
+                "--api-price-per-million", "--monthly-tokens"]  # fmt: skip
+FIT_OPTIONS = ["--context", "--concurrency", "-tp", "--max-model-len", "--gpu-memory-utilization"]
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _options(names: list[str]) -> st.SearchStrategy[list[str]]:
+    pairs = st.lists(st.tuples(st.sampled_from(names), NUMBERS), min_size=1, max_size=4)
+    return pairs.map(lambda items: [part for name, value in items for part in (name, value)])
+
+
+@FUZZ
+@given(_options(VRAM_OPTIONS))
+def test_fuzz_calc_vram_random_options(options: list[str]) -> None:
+    base = ["calc", "vram", "--model", LLAMA, "--json"]
+    if "--gpu-memory-gib" not in options:
+        base += ["--gpu", "h100-sxm"]
+    check_cli([*base, *options], "calc")
+
+
+@FUZZ
+@given(_options(COST_OPTIONS))
+def test_fuzz_calc_cost_random_options(options: list[str]) -> None:
+    check_cli(["calc", "cost", "--gpu", "h100-sxm", "--tokens-per-second", "1000", *options,
+               "--json"], "calc")  # fmt: skip
+
+
+@FUZZ
+@given(_options(FIT_OPTIONS))
+def test_fuzz_calc_fit_random_options(options: list[str]) -> None:
+    check_cli(["calc", "fit", "--model", LLAMA, "--context", "4096", *options, "--json"], "calc")
