@@ -50,9 +50,12 @@ from bench.telemetry import GpuWindow
 from bench.timeline import point_timeline
 from bench.workloads import LengthDistribution, get_profile
 from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
-from registry.store import REPOSITORY_ROOT, dumps_result, with_content_id, write_text_atomic
+from registry.store import dumps_result, with_content_id, write_text_atomic
 
 TOOL_NAME = "infermeter"
+_CODE_ROOT = Path(__file__).resolve().parent.parent
+"""The folder the package's code sits in: a checkout for an editable install, else
+site-packages (the commit is then unknown, the version says what ran)."""
 _FAILURE_FIELDS = {
     ErrorKind.TIMEOUT: "timeout",
     ErrorKind.HTTP_STATUS: "http_status",
@@ -117,11 +120,11 @@ class Provenance:
 
 def tool_commit() -> str | None:
     """The git commit infermeter runs from, when it runs from a checkout."""
-    if not (REPOSITORY_ROOT / ".git").exists():
+    if not (_CODE_ROOT / ".git").exists():
         return None
     try:
         completed = subprocess.run(
-            ["git", "-C", str(REPOSITORY_ROOT), "rev-parse", "HEAD"],
+            ["git", "-C", str(_CODE_ROOT), "rev-parse", "HEAD"],
             capture_output=True,
             text=True,
             timeout=10,

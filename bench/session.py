@@ -36,17 +36,8 @@ from bench.interrupts import StopSignals
 from bench.load import PointPlan
 from bench.metrics import PointSummary
 from bench.nvml import GpuInventory, NvmlGpus, open_gpus
-from bench.result import (
-    Deployment,
-    PointTelemetry,
-    Provenance,
-    ResultError,
-    build_result,
-    raw_records_path,
-    validate_result,
-    write_raw_records,
-    write_result,
-)
+from bench.output import write_run
+from bench.result import Deployment, PointTelemetry, Provenance, build_result
 from bench.runner import RunConfig, RunProgress, RunResult, plan_points, run_benchmark
 from bench.server import ServerConfig, StartupFigures, VllmServer
 from bench.telemetry import TelemetrySampler, gpu_window
@@ -290,12 +281,9 @@ def default_submitter() -> str:
 class _Observer:
     """Telemetry per point, and the watchdog of a launched server."""
 
-    def __init__(
-        self, sampler: TelemetrySampler, server: VllmServer | None, keep_records: bool
-    ) -> None:
+    def __init__(self, sampler: TelemetrySampler, server: VllmServer | None) -> None:
         self.sampler = sampler
         self.server = server
-        self.keep_records = keep_records
         self.before: MetricsSample | None = None
         self.kept: list[PointTelemetry | None] = []
         self.records: list[tuple[int, bool, Sequence[RequestRecord]]] = []
@@ -322,7 +310,7 @@ class _Observer:
             # Every request failed: the connection may reset before the process has exited.
             died = self.server.wait_exit(SERVER_EXIT_GRACE_S)
         kept = summary is not None and died is None
-        if self.keep_records and records:
+        if records:
             self.records.append((len(self.records) + 1, kept, list(records)))
         if died is not None:
             assert self.server is not None
@@ -410,7 +398,9 @@ def _run_session(
                     "--output",
                 )
             sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
-            observer = _Observer(sampler, server, config.raw_records)
+            # Every record is kept: the raw records are written on request, and whenever the
+            # result cannot be.
+            observer = _Observer(sampler, server)
             run = run_benchmark(run_config, on_point=on_point, observer=observer, progress=progress)
             signals.finishing()  # from here a signal hurries the stop; it never skips the write
         finally:
@@ -441,20 +431,17 @@ def _run_session(
         submitter=config.submitter or default_submitter(),
         host=_host(inventory, version if server is not None else None),
     )
-    result = build_result(run, run_config, deployment, observer.kept, outcome.startup, provenance)
-    problems = validate_result(result)
-    if problems:
-        rejected = config.output.with_name(config.output.stem + ".rejected.json")
-        write_result(result, rejected)
-        raise ResultError(
-            f"the result fails validation, kept as {rejected}: " + "; ".join(problems[:5]),
-            "--output",
-        )
-    write_result(result, config.output)
-    outcome.result, outcome.output = result, config.output
-    if config.raw_records:
-        outcome.raw_records = raw_records_path(config.output)
-        write_raw_records(outcome.raw_records, observer.records)
+    written = write_run(
+        config.output,
+        lambda: build_result(
+            run, run_config, deployment, observer.kept, outcome.startup, provenance
+        ),
+        run.points,
+        observer.records,
+        config.raw_records,
+    )
+    outcome.result, outcome.output = written.result, written.path
+    outcome.raw_records = written.raw_records
     return outcome
 
 

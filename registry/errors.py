@@ -6,7 +6,8 @@ Hierarchy::
     ├── InvalidFileError           a file cannot be read or does not match its model;
     │                              carries one Problem per finding (`file: json.path: message`)
     ├── ContentIdError             a result's `id` is not the id minted from its content
-    └── UnwritableError            a file cannot be written where it was asked to go
+    ├── UnwritableError            a file cannot be written where it was asked to go
+    └── RegistryNotFoundError      no registry checkout named or found (`registry.location`)
 
 A `Problem` is one finding, printed as one line `file: json.path: message`; validation
 collects every problem before it fails once.

@@ -20,9 +20,6 @@ from registry.errors import ContentIdError, InvalidFileError, Problem, Unwritabl
 from registry.migration import is_older_format, upgrade_result_data
 from registry.models import MeasuredSource, Result
 
-REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
-"""The checkout this package lives in (the registry's data sits beside the code)."""
-
 RESULTS_DIR = PurePosixPath("registry/results")
 """Where result files live, relative to the repository root."""
 
@@ -30,10 +27,10 @@ CONTENT_ID_LENGTH = 12
 
 
 def display_path(path: Path) -> str:
-    """The path as messages show it: relative to the repository root when inside it."""
+    """The path as messages show it: relative to the current folder when inside it."""
     try:
-        return path.resolve().relative_to(REPOSITORY_ROOT).as_posix()
-    except ValueError:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):  # outside the current folder, or that folder is gone
         return str(path)
 
 

@@ -46,7 +46,7 @@ from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_correc
 from registry.errors import InvalidFileError
 from registry.migration import is_older_format
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry
-from registry.store import REPOSITORY_ROOT, RESULTS_DIR, display_path, parse_json, read_result
+from registry.store import RESULTS_DIR, display_path, parse_json, read_result
 
 MAX_FILE_BYTES = 1024 * 1024
 """Largest result file accepted: a run with hundreds of load points stays far below."""
@@ -106,7 +106,7 @@ def _cached_catalogs(
 
 
 class _Validator:
-    def __init__(self, registry_root: Path) -> None:
+    def __init__(self, registry_root: Path | None) -> None:
         self.registry_root = registry_root
         self.findings: list[Finding] = []
         self.checked: list[Checked] = []
@@ -115,6 +115,8 @@ class _Validator:
         self.catalogs = self._load_catalogs()
 
     def name(self, path: Path) -> str:
+        if self.registry_root is None:
+            return display_path(path)
         try:
             return path.absolute().relative_to(self.registry_root.absolute()).as_posix()
         except ValueError:
@@ -124,9 +126,12 @@ class _Validator:
         self.findings.append(Finding(self.name(path), json_path, message, check))
 
     def _load_catalogs(self) -> _Catalogs | None:
-        # A registry checkout is validated against its own catalogs when it has them.
-        own = self.registry_root / "registry" / "catalogs"
-        directory = own if (own / "gpus.yaml").is_file() else CATALOGS_DIR
+        # A registry checkout is validated against its own catalogs when it has them; files
+        # checked without a registry against the catalogs the package carries.
+        directory = CATALOGS_DIR
+        if self.registry_root is not None:
+            own = self.registry_root / "registry" / "catalogs"
+            directory = own if (own / "gpus.yaml").is_file() else CATALOGS_DIR
         gpus, models = directory / "gpus.yaml", directory / "models.yaml"
         try:
             return _cached_catalogs(gpus, _stamp(gpus), models, _stamp(models))
@@ -256,6 +261,9 @@ class _Validator:
         """Results already in the registry, for duplicates; unreadable ones are skipped here."""
         if self._registry_results is not None:
             return self._registry_results
+        if self.registry_root is None:
+            self._registry_results = []
+            return []
         folder = self.registry_root / RESULTS_DIR
         known = {checked.location.resolve() for checked in self.checked}
         results = []
@@ -272,6 +280,8 @@ class _Validator:
         return results
 
     def corrections(self) -> list[CorrectionEntry]:
+        if self.registry_root is None:
+            return []
         path = self.registry_root / CORRECTIONS_FILE
         try:
             text = path.read_text(encoding="utf-8")
@@ -289,6 +299,8 @@ class _Validator:
             return []
 
     def check_corrections(self, entries: Sequence[CorrectionEntry]) -> None:
+        if self.registry_root is None:
+            return
         known = {checked.result.id for checked in self.checked}
         known |= {checked.result.id for checked in self.registry_results()}
         file = self.name(self.registry_root / CORRECTIONS_FILE)
@@ -304,18 +316,21 @@ def validate_paths(
     paths: Sequence[Path] = (),
     *,
     base: str | None = None,
-    registry_root: Path = REPOSITORY_ROOT,
+    registry_root: Path | None = None,
 ) -> ValidationReport:
     """Validate result files and folders (default: the registry's `registry/results/`).
 
     `registry_root` is the checkout whose catalogs, corrections file and results the files are
-    compared with; `base` a git revision of it to check immutability against.
+    compared with (see `registry.location`); `base` a git revision of it to check immutability
+    against. Without one, `paths` are checked on their own, against the package's catalogs.
     Raises GitError (or its UnknownRevisionError) when `base` cannot be used; every problem
     with the files themselves is in the report.
     """
+    if registry_root is None and (base is not None or not paths):
+        raise ValueError("validating the whole registry or against a base needs registry_root")
     validator = _Validator(registry_root)
     whole_registry = not paths
-    targets = list(paths) if paths else [registry_root / RESULTS_DIR]
+    targets = list(paths) if paths or registry_root is None else [registry_root / RESULTS_DIR]
     if whole_registry and not targets[0].exists():
         targets = []
     for path in validator.files(targets):
@@ -325,6 +340,6 @@ def validate_paths(
     if whole_registry or base is not None:
         entries = validator.corrections()
         validator.check_corrections(entries)
-        if base is not None:
+        if base is not None and registry_root is not None:
             validator.findings.extend(immutability_findings(registry_root, base, entries))
     return ValidationReport(validator.files_checked, tuple(validator.findings))

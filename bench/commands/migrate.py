@@ -4,17 +4,12 @@ from pathlib import Path
 
 import click
 
+from bench.commands.registry_options import registry_option, resolve_registry
+
 
 @click.command(name="migrate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--registry",
-    "registry_root",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    show_default="this checkout",
-    help="Registry checkout whose registry/results/ is migrated when no PATHS are given.",
-)
+@registry_option("its registry/results/ is migrated when no PATHS are given")
 @click.option(
     "--check",
     is_flag=True,
@@ -33,9 +28,9 @@ def migrate_command(paths: tuple[Path, ...], registry_root: Path | None, check: 
     """
     from registry.errors import InvalidFileError
     from registry.migrate import migrate_paths, pending_migrations
-    from registry.store import REPOSITORY_ROOT, display_path
+    from registry.store import display_path
 
-    root = registry_root or REPOSITORY_ROOT
+    root = resolve_registry(registry_root)
     try:
         if check:
             pending = pending_migrations(list(paths), root)

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import click
 
+from bench.commands.registry_options import registry_option, resolve_registry
+from registry.location import find_registry
 from registry.schemas import SCHEMAS_DIR, schema_drift, write_schemas
 
 
@@ -28,11 +30,11 @@ def registry_group() -> None:
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=SCHEMAS_DIR,
-    show_default="schemas/ of this checkout",
+    show_default="registry/json_schemas/ of the package",
     help="Folder of the JSON Schema files.",
 )
 def schemas_command(check: bool, directory: Path) -> None:
-    """Write the JSON Schemas of the registry's files (schemas/*.json) from its models.
+    """Write the JSON Schemas of the registry's files (registry/json_schemas/) from its models.
 
     \b
     Example:
@@ -61,13 +63,9 @@ def schemas_command(check: bool, directory: Path) -> None:
     help="Git revision to compare with: results merged there must be unchanged unless "
     "registry/corrections.yaml records a correction or withdrawal.",
 )
-@click.option(
-    "--registry",
-    "registry_root",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    show_default="this checkout",
-    help="Registry checkout the files are checked against (catalogs, corrections, duplicates).",
+@registry_option(
+    "the files are checked against its catalogs, corrections and results (duplicates); "
+    "files named without one found are checked against the package's catalogs"
 )
 @click.option(
     "--format",
@@ -91,11 +89,17 @@ def validate_command(
     import json
 
     from registry.checks.history import GitError, UnknownRevisionError
-    from registry.store import REPOSITORY_ROOT
     from registry.validate import validate_paths
 
+    root: Path | None
+    if registry_root is None and paths and base is None:
+        # A contributor's own file, checked wherever it is: against the checkout the current
+        # folder is in, else on its own against the package's catalogs.
+        root = find_registry(Path.cwd())
+    else:
+        root = resolve_registry(registry_root)
     try:
-        report = validate_paths(paths, base=base, registry_root=registry_root or REPOSITORY_ROOT)
+        report = validate_paths(paths, base=base, registry_root=root)
     except UnknownRevisionError as error:
         raise click.BadParameter(str(error).removeprefix("--base: "), param_hint="--base") from None
     except GitError as error:
@@ -111,14 +115,7 @@ def validate_command(
 
 
 @registry_group.command(name="index")
-@click.option(
-    "--registry",
-    "registry_root",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    show_default="this checkout",
-    help="Registry checkout: results under registry/results/, prices in registry/catalogs/.",
-)
+@registry_option("results under registry/results/, prices in registry/catalogs/")
 @click.option(
     "--out",
     "out_dir",
@@ -139,10 +136,10 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
 
     from registry.errors import RegistryError
     from registry.index import write_index
-    from registry.store import REPOSITORY_ROOT
 
+    root = resolve_registry(registry_root)
     try:
-        written = write_index(registry_root or REPOSITORY_ROOT, out_dir)
+        written = write_index(root, out_dir)
     except RegistryError as error:
         raise click.ClickException(str(error)) from None
     if as_json:

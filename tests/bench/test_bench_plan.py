@@ -16,10 +16,9 @@ from bench.cli import main
 from bench.commands.bench import run_command
 from bench.plan import PlanError, RunOptions, load_plan
 from registry.models import Result as RegistryResult
-from registry.store import REPOSITORY_ROOT
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-EXAMPLE = REPOSITORY_ROOT / "bench" / "plans" / "example.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "bench" / "plans" / "example.yaml"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
 from registry.models import Result as RegistryResult
-from registry.store import REPOSITORY_ROOT
+from registry.schemas import load_schema
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
@@ -55,7 +55,7 @@ def test_bench_run_launch_writes_a_valid_result_and_stops_vllm(
 
     text = output.read_text()
     result = RegistryResult.model_validate_json(text)
-    schema = json.loads((REPOSITORY_ROOT / "schemas" / "result.schema.json").read_text())
+    schema = load_schema("result.schema.json")
     jsonschema.validate(json.loads(text), schema)
     assert result.identity.gpu.id == "h100-sxm"
     assert result.identity.model.id == "llama-3.2-1b-instruct"

@@ -14,7 +14,8 @@ from bench.cli import main
 from bench.commands.bench import run_command
 from bench.fleet.matrix import load_matrix
 from bench.plan import PlanError, RunOptions, load_plan
-from registry.store import REPOSITORY_ROOT
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 
 FLEET_EXAMPLE = REPOSITORY_ROOT / "bench" / "plans" / "fleet.yaml"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"

@@ -19,7 +19,8 @@ from bench.cli import main
 from bench.commands.bench import run_command
 from bench.fleet.kubernetes import job_name
 from bench.fleet.matrix import load_matrix
-from registry.store import REPOSITORY_ROOT
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 
 FLEET_EXAMPLE = REPOSITORY_ROOT / "bench" / "plans" / "fleet.yaml"
 ACTIONLINT = Path(sys.executable).parent / "actionlint"

@@ -19,9 +19,10 @@ from registry.checks.history import GitError, UnknownRevisionError
 from registry.checks.structure import string_findings
 from registry.corrections import CorrectionEntry
 from registry.models import Result
-from registry.store import REPOSITORY_ROOT, content_id, dumps_result, result_path, write_result
+from registry.store import content_id, dumps_result, result_path, write_result
 from registry.validate import MAX_FILE_BYTES, ValidationReport, validate_paths
 
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = Path(__file__).parent.parent / "examples"
 VALID_FILES = sorted((EXAMPLES / "valid").rglob("*.json"))
 INVALID_FOLDER = EXAMPLES / "invalid"
@@ -140,7 +141,7 @@ def test_validate_collects_problems_of_every_file() -> None:
 
 
 def test_validate_committed_registry_is_valid() -> None:
-    report = validate_paths()
+    report = validate_paths(registry_root=REPOSITORY_ROOT)
     assert report.ok, "\n".join(str(problem) for problem in report.problems)
 
 

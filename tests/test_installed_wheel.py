@@ -1,0 +1,206 @@
+"""The package as a contributor installs it: a wheel built from this tree, in a fresh virtual
+environment, run from folders that are not the checkout.
+
+The wheel is built offline (`pip wheel --no-deps --no-build-isolation`, this environment's
+setuptools) from a copy of the tree's files, installed with `--no-deps` into a new venv made
+without pip; its third-party dependencies come from this environment's site-packages through a
+`.pth` line (added after the venv's own site-packages, and without running this environment's
+`.pth` files, so the editable install of the checkout stays out). Every test checks that our
+code is imported from the venv's site-packages. The endpoint is the STAND-IN vLLM's HTTP side
+(tests/bench/standin_vllm.py) on 127.0.0.1; the registry a `git clone` of this repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from registry.models import Result
+from registry.schemas import load_schema
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPOSITORY / "tests" / "bench"))
+
+from standin_vllm import StandinVllm  # noqa: E402
+
+pytestmark = pytest.mark.slow
+OUR_PACKAGES = ("bench", "calculators", "registry")
+MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+
+
+@dataclass(frozen=True)
+class Installed:
+    wheel: Path
+    venv: Path
+    site_packages: Path
+    empty: Path
+
+    def run(
+        self, *args: str, cwd: Path | None = None, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        ours = ("PYTHON", "INFERMETER")
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+        return subprocess.run(
+            [str(self.venv / "bin" / "infermeter"), *args],
+            cwd=cwd or self.empty,
+            env={**clean, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+
+def _tree_files() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPOSITORY,
+        capture_output=True,
+        check=True,
+    )
+    return [name for name in listed.stdout.decode().split("\0") if name]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    base = tmp_path_factory.mktemp("wheel")
+    source = base / "source"
+    for name in _tree_files():
+        if (REPOSITORY / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPOSITORY / name, source / name)
+    dist = base / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "--no-index", "--wheel-dir", str(dist), str(source)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (wheel,) = dist.glob("infermeter-*.whl")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--quiet", "--no-deps", "--no-index", "--no-compile", str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (site_packages,) = (venv / "lib").glob("python3*/site-packages")
+    dependencies = "\n".join(site.getsitepackages()) + "\n"
+    (site_packages / "zz-test-dependencies.pth").write_text(dependencies)
+    empty = base / "empty"
+    empty.mkdir()
+    return Installed(wheel, venv, site_packages, empty)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
+        yield server.url
+
+
+def test_wheel_holds_our_packages_their_data_and_nothing_else(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as archive:
+        names = set(archive.namelist())
+    top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top == set(OUR_PACKAGES)
+    for package in OUR_PACKAGES:  # every module of the checkout, none forgotten
+        for module in (REPOSITORY / package).rglob("*.py"):
+            assert module.relative_to(REPOSITORY).as_posix() in names
+    for data in (
+        "registry/catalogs/gpus.yaml",
+        "registry/catalogs/models.yaml",
+        "registry/catalogs/prices.yaml",
+        "registry/json_schemas/result.schema.json",
+    ):
+        assert data in names  # fmt: skip
+    assert not [name for name in names if name.startswith("registry/results/")]
+
+
+def test_installed_code_comes_from_the_venv(installed: Installed) -> None:
+    probe = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c",
+         "import bench, calculators, registry, json, importlib.util;"
+         "print(json.dumps([bench.__file__, calculators.__file__, registry.__file__,"
+         " importlib.util.find_spec('benchmarks') is None]))"],
+        cwd=installed.empty, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    *files, no_benchmarks = json.loads(probe.stdout)
+    for file in files:
+        assert Path(file).is_relative_to(installed.site_packages), file
+    assert no_benchmarks
+
+
+def test_installed_calc_vram(installed: Installed) -> None:
+    run = installed.run("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+                        "--json")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    plan = json.loads(run.stdout)
+    assert plan["fits"] is True
+
+
+def test_installed_bench_run_writes_a_valid_result(installed: Installed, endpoint: str) -> None:
+    run = installed.run(
+        "bench", "run", "--endpoint", endpoint, "--gpu", "h100-sxm",
+        "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1", "--num-requests", "4",
+        "--warmup", "1", "--input-len", "16", "--output-len", "8", "--output", "result.json",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    text = (installed.empty / "result.json").read_text()
+    jsonschema.validate(json.loads(text), load_schema("result.schema.json"))
+    result = Result.model_validate_json(text)
+    assert result.points[0].requests.completed == 4
+    assert result.source.kind == "measured"
+    assert result.source.tool.commit is None  # not run from a checkout
+    checked = installed.run("registry", "validate", "result.json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.strip().endswith("1 file checked, all valid")
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (REPOSITORY / ".git").exists():
+        pytest.skip("not run from a git checkout")
+    target = tmp_path_factory.mktemp("clone") / "infermeter"
+    subprocess.run(
+        ["git", "clone", "--quiet", str(REPOSITORY), str(target)], check=True, timeout=120
+    )
+    return target
+
+
+def test_installed_registry_validate_on_a_clone(installed: Installed, clone: Path) -> None:
+    results = len(list((clone / "registry" / "results").rglob("*.json")))
+    assert results > 0
+    expected = f"{results} files checked, all valid"
+    inside = installed.run("registry", "validate", cwd=clone / "registry" / "results")
+    assert inside.returncode == 0, inside.stdout + inside.stderr
+    assert inside.stdout.strip().endswith(expected)
+    named = installed.run("registry", "validate", "--registry", str(clone))
+    assert named.returncode == 0, named.stdout + named.stderr
+    assert named.stdout.strip().endswith(expected)
+    from_env = installed.run("registry", "index", "--out", "index", "--json",
+                             INFERMETER_REGISTRY=str(clone))  # fmt: skip
+    assert from_env.returncode == 0, from_env.stderr
+    assert json.loads(from_env.stdout)["results"] == results
+    assert (installed.empty / "index" / "index.json").is_file()
+
+
+def test_installed_registry_validate_without_a_registry_says_how_to_name_one(
+    installed: Installed,
+) -> None:
+    run = installed.run("registry", "validate")
+    assert run.returncode == 2
+    assert "Traceback" not in run.stderr
+    assert "--registry" in run.stderr
+    assert "INFERMETER_REGISTRY" in run.stderr
+    assert not (installed.site_packages / "registry" / "results").exists()
