@@ -7,11 +7,9 @@ exits or the timeout passes first, it raises `ServerStartError` with the cause r
 the log (see `diagnose_startup_failure`) and the log's last lines. `VllmServer.stop` sends
 SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period.
 
-Startup figures are read from vLLM's own log lines (`parse_startup_log`), whose exact texts
-differ by version: "Model loading took X GiB", "Available KV cache memory: X GiB",
-"GPU KV cache size: N tokens", "Maximum concurrency for N tokens per request: X.XXx" and
-"Graph capturing finished in N secs, took X GiB". The startup time is measured here: from the
-launch to the first healthy answer.
+Startup figures are read from vLLM's own log lines and failures recognised in them by
+`bench.vllm_log`. The startup time is measured here: from the launch to the first healthy
+answer.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -34,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from bench.errors import EndpointError
+from bench.vllm_log import StartupFigures, diagnose_startup_failure, parse_startup_log
 
 LOG_TAIL_LINES = 20
 
@@ -75,91 +73,6 @@ class ServerConfig:
     startup_timeout_s: float = 1800.0
     stop_grace_s: float = 30.0
     env: Mapping[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class StartupFigures:
-    """What vLLM logged while starting (None where the log does not say), per GPU rank."""
-
-    weights_gib: float | None = None
-    available_kv_cache_gib: float | None = None
-    kv_cache_tokens: int | None = None
-    max_concurrency: float | None = None
-    max_concurrency_tokens: int | None = None
-    cuda_graph_gib: float | None = None
-    startup_s: float | None = None
-
-
-_NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
-_WEIGHTS = re.compile(rf"(?:Model loading|Loading model weights) took {_NUMBER} Gi?B")
-_AVAILABLE_KV = re.compile(rf"Available KV cache memory: {_NUMBER} GiB")
-_KV_TOKENS = re.compile(rf"KV cache size: {_NUMBER} tokens")
-_CONCURRENCY = re.compile(rf"Maximum concurrency for {_NUMBER} tokens per request: {_NUMBER}x")
-_GRAPH = re.compile(rf"Graph capturing finished in {_NUMBER} secs?, took {_NUMBER} GiB")
-_ESTIMATED_LEN = re.compile(r"estimated maximum model length is ([0-9]+)")
-_V0_KV_TOO_SMALL = re.compile(
-    r"max seq len \(([0-9]+)\) is larger than the maximum number of tokens that can be stored "
-    r"in KV cache \(([0-9]+)\)"
-)
-_ARCHITECTURES = re.compile(r"Model architectures? (\[[^\]]*\]) (?:are|is) not supported")
-
-
-def _to_float(text: str) -> float:
-    return float(text.replace(",", ""))
-
-
-def parse_startup_log(text: str) -> StartupFigures:
-    """The startup figures in a vLLM log (the first rank's, where every rank logs them)."""
-
-    def first(pattern: re.Pattern[str], group: int = 1) -> float | None:
-        match = pattern.search(text)
-        return _to_float(match.group(group)) if match else None
-
-    kv_tokens = first(_KV_TOKENS)
-    concurrency_tokens = first(_CONCURRENCY, 1)
-    return StartupFigures(
-        weights_gib=first(_WEIGHTS),
-        available_kv_cache_gib=first(_AVAILABLE_KV),
-        kv_cache_tokens=int(kv_tokens) if kv_tokens is not None else None,
-        max_concurrency=first(_CONCURRENCY, 2),
-        max_concurrency_tokens=int(concurrency_tokens) if concurrency_tokens else None,
-        cuda_graph_gib=first(_GRAPH, 2),
-    )
-
-
-def diagnose_startup_failure(text: str, port: int | None = None) -> str | None:
-    """The cause of a failed start, when the log shows one vLLM is known to print."""
-    if match := _ESTIMATED_LEN.search(text):
-        return (
-            "--max-model-len is larger than the KV cache can hold: vLLM estimates the "
-            f"maximum model length at {int(match.group(1)):,} tokens; lower --max-model-len "
-            "or raise --gpu-memory-utilization"
-        )
-    if match := _V0_KV_TOO_SMALL.search(text):
-        return (
-            f"--max-model-len ({int(match.group(1)):,}) is larger than the KV cache can hold "
-            f"({int(match.group(2)):,} tokens); lower --max-model-len or raise "
-            "--gpu-memory-utilization"
-        )
-    if "No available memory for the cache blocks" in text:
-        return (
-            "no GPU memory is left for the KV cache after loading the model; raise "
-            "--gpu-memory-utilization, quantize, or use more GPUs (--tensor-parallel-size)"
-        )
-    if "CUDA out of memory" in text or "OutOfMemoryError" in text:
-        return (
-            "the GPU ran out of memory (CUDA out of memory) while starting; lower "
-            "--gpu-memory-utilization, --max-model-len or --max-num-seqs, quantize, or use "
-            "more GPUs (--tensor-parallel-size)"
-        )
-    if "address already in use" in text.lower():
-        where = f"port {port}" if port is not None else "the port"
-        return f"{where} is already in use; pass a free --port"
-    if match := _ARCHITECTURES.search(text):
-        return f"unsupported model: vLLM does not support the architecture {match.group(1)}"
-    if "does not recognize this architecture" in text:
-        return "unsupported model: Transformers does not recognize its architecture"
-    return None
 
 
 def find_executable(executable: str | None) -> str:

@@ -1,0 +1,84 @@
+"""vLLM's startup log read by `bench.vllm_log`, on logs users posted: every case of
+tests/data/vllm_startup_logs.yaml (figures) and tests/data/vllm_startup_failures.yaml (causes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bench.vllm_log import diagnose_startup_failure, parse_startup_log
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+STARTUP_CASES = yaml.safe_load((DATA / "vllm_startup_logs.yaml").read_text())["cases"]
+FAILURE_CASES = yaml.safe_load((DATA / "vllm_startup_failures.yaml").read_text())["cases"]
+
+# observed field of the startup-log cases → StartupFigures field
+FIELDS = {
+    "model_loading_gib": "weights_gib",
+    "available_kv_cache_gib": "available_kv_cache_gib",
+    "kv_cache_tokens": "kv_cache_tokens",
+    "max_concurrency": "max_concurrency",
+    "max_concurrency_tokens": "max_concurrency_tokens",
+    "cuda_graph_gib": "cuda_graph_gib",
+}
+# Where the case file records one rank's figure and vLLM sizes the cache by the smallest rank.
+SMALLEST_RANK = {
+    # ranks 2 and 3 log 11.33 GiB, ranks 0 and 1 12.13 GiB (the case file's figure)
+    ("deepseek-v2-lite-4xl4-tp2pp2-len1024", "available_kv_cache_gib"): 11.33,
+}
+
+
+def _expected(case: dict[str, Any]) -> dict[str, Any]:
+    expected = {}
+    for observed_name, field in FIELDS.items():
+        value = case["observed"].get(observed_name)
+        if value is None:
+            continue
+        if field == "kv_cache_tokens" and "KV cache size:" not in case["excerpt"]:
+            continue  # a V0 log states blocks; the case file derives the tokens from them
+        expected[field] = SMALLEST_RANK.get((case["id"], observed_name), value)
+    return expected
+
+
+@pytest.mark.parametrize("case", STARTUP_CASES, ids=[case["id"] for case in STARTUP_CASES])
+def test_parse_startup_log_reads_every_real_log(case: dict[str, Any]) -> None:
+    figures = parse_startup_log(case["excerpt"])
+    found = {field: getattr(figures, field) for field in _expected(case)}
+    assert found == _expected(case)
+
+
+def test_parse_startup_log_takes_the_smallest_rank_not_the_first_logged() -> None:
+    # https://github.com/vllm-project/vllm/issues/25650 (PP=4; the fourth line is cut there)
+    log = (
+        "(Worker_PP2 pid=2729459) INFO 09-25 00:15:14 [gpu_worker.py:298] Available KV cache "
+        "memory: 18.22 GiB\n"
+        "(Worker_PP0 pid=2729457) INFO 09-25 00:15:14 [gpu_worker.py:298] Available KV cache "
+        "memory: 18.02 GiB\n"
+        "(Worker_PP1 pid=2729458) INFO 09-25 00:15:14 [gpu_worker.py:298] Available KV cache "
+        "memory: 18.25 GiB\n"
+    )
+    assert parse_startup_log(log).available_kv_cache_gib == 18.02
+
+
+def test_parse_startup_log_reads_negative_kv_memory() -> None:
+    log = "[gpu_worker.py:276] Available KV cache memory: -2.14 GiB"
+    assert parse_startup_log(log).available_kv_cache_gib == -2.14
+
+
+@pytest.mark.parametrize("case", FAILURE_CASES, ids=[case["id"] for case in FAILURE_CASES])
+def test_diagnose_startup_failure_names_the_cause_of_every_real_failure(
+    case: dict[str, Any],
+) -> None:
+    cause = diagnose_startup_failure(case["log"], port=8000)
+    assert cause is not None, case["source"]
+    assert "\n" not in cause
+    for text in case["cause"]:
+        assert text in cause
+
+
+def test_every_failure_case_cites_its_source() -> None:
+    for case in FAILURE_CASES:
+        assert case["source"].startswith("https://github.com/")
