@@ -45,9 +45,9 @@ from bench.errors import BenchError
 from bench.host import HostInfo
 from bench.metrics import Distribution, PointSummary
 from bench.runner import RunConfig, RunResult
-from bench.server import StartupFigures
 from bench.telemetry import GpuWindow
 from bench.timeline import point_timeline
+from bench.vllm_log import StartupFigures
 from bench.workloads import LengthDistribution, get_profile
 from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
 from registry.store import dumps_result, with_content_id, write_text_atomic

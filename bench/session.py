@@ -39,8 +39,9 @@ from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.output import write_run
 from bench.result import Deployment, PointTelemetry, Provenance, build_result
 from bench.runner import RunConfig, RunProgress, RunResult, plan_points, run_benchmark
-from bench.server import ServerConfig, StartupFigures, VllmServer
+from bench.server import ServerConfig, VllmServer
 from bench.telemetry import TelemetrySampler, gpu_window
+from bench.vllm_log import StartupFigures
 from registry.models import Result
 
 DEFAULT_OUTPUT = Path("infermeter-result.json")
