@@ -47,6 +47,7 @@ from bench.errors import BenchConfigError, BenchError
 from bench.metrics import Slo
 from bench.placement import GpuRequest, parse_gpus
 from bench.runner import RunConfig, plan_points
+from bench.search import SearchSpec
 from bench.server import ServerConfig
 from bench.session import DEFAULT_OUTPUT, SessionConfig
 from bench.workloads import PROFILES, LengthDistribution, parse_length
@@ -133,6 +134,12 @@ class RunOptions(BaseModel):
     concurrency: Annotated[tuple[StrictPositiveInt, ...], BeforeValidator(_sequence)] = ()
     request_rate: Annotated[tuple[PositiveFloat, ...], BeforeValidator(_sequence)] = ()
     max_concurrency: StrictPositiveInt | None = None
+    find_max_rate: Annotated[bool, Field(strict=True)] = False
+    find_max_concurrency: Annotated[bool, Field(strict=True)] = False
+    search_start: PositiveFloat | None = None
+    search_precision: Annotated[float, Field(strict=True, gt=0, lt=1)] = 0.05
+    max_probes: Annotated[int, Field(strict=True, ge=2)] = 16
+    stop_when_saturated: Annotated[bool, Field(strict=True)] = False
     burstiness: PositiveFloat = 1.0
     num_requests: StrictPositiveInt | None = None
     duration: PositiveFloat | None = None
@@ -250,6 +257,8 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         continuous_usage_stats=options.continuous_usage_stats,
         workers=options.workers,
         extra_body=options.extra_body,
+        search=_search(options),
+        stop_when_saturated=options.stop_when_saturated,
     )
     return SessionConfig(
         run=run,
@@ -262,6 +271,30 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         tensor_parallel_size=options.tensor_parallel_size,
         gpu_indices=options.gpu_indices or None,
         submitter=options.submitter,
+    )
+
+
+def _search(options: RunOptions) -> SearchSpec | None:
+    """The max-load search the options ask for, or None."""
+    if options.find_max_rate and options.find_max_concurrency:
+        raise BenchConfigError(
+            "give one of --find-max-rate and --find-max-concurrency", "--find-max-concurrency"
+        )
+    if not (options.find_max_rate or options.find_max_concurrency):
+        for name in ("search_start", "search_precision", "max_probes"):
+            if getattr(options, name) != RunOptions.model_fields[name].default:
+                raise BenchConfigError(
+                    "applies to --find-max-rate or --find-max-concurrency", _option(name)
+                )
+        return None
+    return SearchSpec(
+        kind="rate" if options.find_max_rate else "concurrency",
+        slo=Slo(
+            ttft_ms=options.slo_ttft_ms, tpot_ms=options.slo_tpot_ms, e2e_ms=options.slo_e2e_ms
+        ),
+        start=options.search_start or 1.0,
+        precision=options.search_precision,
+        max_probes=options.max_probes,
     )
 
 

@@ -37,8 +37,15 @@ from bench.client import (
 from bench.errors import BenchConfigError, EndpointError
 from bench.interrupts import stop_reason
 from bench.load import PointPlan, PointRun, Send, run_point
-from bench.metrics import PointSummary, Slo, summarize_point
+from bench.metrics import (
+    PERCENTILE_MIN_REQUESTS,
+    PointSummary,
+    Slo,
+    VerdictThresholds,
+    summarize_point,
+)
 from bench.progress import point_name
+from bench.search import MaxLoadSearch, SearchResult, SearchSpec, past_knee, search_json
 from bench.workers import WorkerJob, run_point_in_workers
 from bench.workloads import (
     LengthDistribution,
@@ -79,6 +86,9 @@ class RunConfig:
     continuous_usage_stats: bool = False
     workers: int = 1
     extra_body: Mapping[str, Any] | None = None
+    search: SearchSpec | None = None
+    stop_when_saturated: bool = False
+    thresholds: VerdictThresholds = field(default_factory=VerdictThresholds)
 
 
 class PointObserver(Protocol):
@@ -120,6 +130,7 @@ class RunResult:
     points: list[PointSummary] = field(default_factory=list)
     incomplete: bool = False
     stop_reason: str | None = None
+    search: SearchResult | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The `--json` object: `{"points": [...], ...}`."""
@@ -133,6 +144,7 @@ class RunResult:
             "incomplete": self.incomplete,
             "stop_reason": self.stop_reason,
             "points": [point.as_json() for point in self.points],
+            "search": search_json(self.search) if self.search is not None else None,
         }
 
 
@@ -149,6 +161,17 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
             "give either --concurrency (closed loop) or --request-rate (open loop), not both",
             "--request-rate",
         )
+    if config.search is not None:
+        if config.concurrency or config.request_rates:
+            raise BenchConfigError(
+                "the search chooses the loads; give its start with --search-start",
+                "--concurrency" if config.concurrency else "--request-rate",
+            )
+        if config.max_concurrency is not None and config.search.kind == "concurrency":
+            raise BenchConfigError(
+                "caps an open loop, not a concurrency search", "--max-concurrency"
+            )
+        return []
     if config.max_concurrency is not None and not config.request_rates:
         raise BenchConfigError(
             "caps an open loop; give it with --request-rate", "--max-concurrency"
@@ -186,6 +209,40 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
         for rate in config.request_rates
     ]
     return plans
+
+
+def probe_plan(config: RunConfig, load: float) -> PointPlan:
+    """The load point that measures one probe of `config.search` at `load`.
+
+    A probe is bounded by its request count only, never fewer than a p99 needs (100 measured
+    requests): --num-requests when given, else --duration's worth of traffic at the rate, else
+    the sizes a fixed point would get; warm-ups as a fixed point's."""
+    search = config.search
+    assert search is not None
+    need = PERCENTILE_MIN_REQUESTS["p99"]
+    if search.kind == "concurrency":
+        concurrency = int(load)
+        wanted = config.num_requests or 4 * concurrency
+        return PointPlan(
+            concurrency=concurrency,
+            num_requests=max(need, wanted),
+            warmup_requests=(
+                concurrency if config.warmup_requests is None else config.warmup_requests
+            ),
+            seed=config.seed,
+        )
+    seconds = config.duration_s or 30.0
+    wanted = config.num_requests or math.ceil(seconds * load)
+    return PointPlan(
+        request_rate=load,
+        max_concurrency=config.max_concurrency,
+        burstiness=config.burstiness,
+        num_requests=max(need, wanted),
+        warmup_requests=(
+            min(100, math.ceil(load)) if config.warmup_requests is None else config.warmup_requests
+        ),
+        seed=config.seed,
+    )
 
 
 def run_benchmark(
@@ -269,6 +326,10 @@ def run_benchmark(
                 observer,
                 progress,
                 workers=job,
+                search=MaxLoadSearch(config.search) if config.search is not None else None,
+                search_plan=lambda load: probe_plan(config, load),
+                stop_when_saturated=config.stop_when_saturated,
+                thresholds=config.thresholds,
             )
         )
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM under `bench.interrupts`
@@ -318,6 +379,10 @@ async def _run_points(
     progress: RunProgress | None = None,
     *,
     workers: WorkerJob | None = None,
+    search: MaxLoadSearch | None = None,
+    search_plan: Callable[[float], PointPlan] | None = None,
+    stop_when_saturated: bool = False,
+    thresholds: VerdictThresholds | None = None,
 ) -> None:
     send: Send = client.send
     if progress is not None:
@@ -331,47 +396,86 @@ async def _run_points(
         send = send_and_report
 
     next_index = 0
-    async with client:
-        for number, plan in enumerate(plans, start=1):
-            plan = replace(plan, first_index=next_index)
+
+    async def measure(
+        plan: PointPlan, number: int, points: int
+    ) -> tuple[bool, PointSummary | None]:
+        """Run one point; (False, …) when the run must stop, else (True, its summary)."""
+        nonlocal next_index
+        plan = replace(plan, first_index=next_index)
+        if observer is not None:
+            observer.point_started(plan)
+        if progress is not None:
+            progress.point_started(plan, number, points)
+        try:
+            run: PointRun
+            if workers is not None:
+                on_record = progress.request_finished if progress is not None else None
+                run = await run_point_in_workers(workers, plan, on_record)
+            else:
+                run = await run_point(send, factory.build, plan)
+        except BaseException:
+            if progress is not None:
+                progress.point_ended(None)
             if observer is not None:
-                observer.point_started(plan)
-            if progress is not None:
-                progress.point_started(plan, number, len(plans))
-            try:
-                run: PointRun
-                if workers is not None:
-                    on_record = progress.request_finished if progress is not None else None
-                    run = await run_point_in_workers(workers, plan, on_record)
-                else:
-                    run = await run_point(send, factory.build, plan)
-            except BaseException:
-                if progress is not None:
-                    progress.point_ended(None)
-                if observer is not None:
-                    observer.point_ended([], None)
-                raise
-            next_index += len(run.records)
-            summary = None
-            gone = await _server_gone(client, run.records)
-            if not gone:
-                summary = summarize_run(run, slo)
-            stop_reason = observer.point_ended(run.records, summary) if observer else None
-            if progress is not None:
-                progress.point_ended(summary if stop_reason is None else None)
-            if stop_reason is not None:
-                result.incomplete = True
-                result.stop_reason = stop_reason
+                observer.point_ended([], None)
+            raise
+        next_index += len(run.records)
+        summary = None
+        gone = await _server_gone(client, run.records)
+        if not gone:
+            summary = summarize_run(run, slo, thresholds or VerdictThresholds())
+        stop_reason = observer.point_ended(run.records, summary) if observer else None
+        if progress is not None:
+            progress.point_ended(summary if stop_reason is None else None)
+        if stop_reason is not None:
+            result.incomplete = True
+            result.stop_reason = stop_reason
+            return False, None
+        if summary is None:
+            result.incomplete = True
+            last = next(r for r in reversed(run.records) if _never_answered(r))
+            during = f" during {point_name(plan.concurrency, plan.request_rate)}"
+            result.stop_reason = f"the server stopped answering{during}: {last.error_detail}"
+            return False, None
+        result.points.append(summary)
+        if on_point is not None:
+            on_point(summary)
+        return True, summary
+
+    async with client:
+        if search is not None:
+            assert search_plan is not None
+            result.search = search.result
+            number = 0
+            while (load := search.next_load()) is not None:
+                number += 1
+                going, summary = await measure(search_plan(load), number, search.spec.max_probes)
+                if not going:
+                    return
+                search.record(load, summary)
+            return
+        previous: tuple[PointPlan, PointSummary] | None = None
+        for number, plan in enumerate(plans, start=1):
+            going, summary = await measure(plan, number, len(plans))
+            if not going or summary is None:
                 return
-            if summary is None:
-                result.incomplete = True
-                last = next(r for r in reversed(run.records) if _never_answered(r))
-                during = f" during {point_name(plan.concurrency, plan.request_rate)}"
-                result.stop_reason = f"the server stopped answering{during}: {last.error_detail}"
-                return
-            result.points.append(summary)
-            if on_point is not None:
-                on_point(summary)
+            if stop_when_saturated and previous is not None and number < len(plans):
+                knee = past_knee(previous[1], summary, _load_of(plan) / _load_of(previous[0]))
+                if knee is not None:
+                    result.stop_reason = f"stopped at {_point_label(plan)}, {knee}"
+                    return
+            previous = plan, summary
+
+
+def _load_of(plan: PointPlan) -> float:
+    return float(plan.concurrency if plan.concurrency is not None else plan.request_rate or 0)
+
+
+def _point_label(plan: PointPlan) -> str:
+    if plan.concurrency is not None:
+        return f"concurrency {plan.concurrency}"
+    return f"{plan.request_rate:g} req/s"
 
 
 async def _server_gone(client: StreamingClient, records: Sequence[RequestRecord]) -> bool:
@@ -392,7 +496,9 @@ async def _server_gone(client: StreamingClient, records: Sequence[RequestRecord]
     return False
 
 
-def summarize_run(run: PointRun, slo: Slo) -> PointSummary:
+def summarize_run(
+    run: PointRun, slo: Slo, thresholds: VerdictThresholds | None = None
+) -> PointSummary:
     """The summary of a point's run; the client CPU judged is the busiest process's."""
     return summarize_point(
         run.records,
@@ -400,6 +506,7 @@ def summarize_run(run: PointRun, slo: Slo) -> PointSummary:
         request_rate=run.plan.request_rate,
         slo=slo,
         client_cpu_s=run.busiest_client_cpu_s,
+        thresholds=thresholds or VerdictThresholds(),
     )
 
 

@@ -245,6 +245,44 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="Open loop: requests per second per point, e.g. 1,5,10.",
 )
 @click.option(
+    "--find-max-rate",
+    is_flag=True,
+    help="Search the highest open-loop rate whose p99 TTFT/TPOT/E2E meet the --slo-* bounds "
+    "(MLPerf Server): a bracket from --search-start, then a bisection; every probe is a point.",
+)
+@click.option(
+    "--find-max-concurrency",
+    is_flag=True,
+    help="The same search over closed-loop concurrency.",
+)
+@click.option(
+    "--search-start",
+    type=float,
+    callback=_positive,
+    metavar="LOAD",
+    help="First probe of a search (default: 1 req/s, or concurrency 1).",
+)
+@click.option(
+    "--search-precision",
+    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="A search stops when the load that met and the one that missed lie this close.",
+)
+@click.option(
+    "--max-probes",
+    type=click.IntRange(min=2),
+    default=16,
+    show_default=True,
+    help="Most load points a search measures.",
+)
+@click.option(
+    "--stop-when-saturated",
+    is_flag=True,
+    help="End a sweep past the knee: an open loop whose completions fall behind its rate, or "
+    "a concurrency that brought under 5 % more throughput.",
+)
+@click.option(
     "--max-concurrency",
     type=click.IntRange(min=1),
     metavar="N",
@@ -468,6 +506,11 @@ def _print_tables(outcome: SessionOutcome, options: RunOptions) -> None:
         f"api {result.api}, seed {result.seed})"
     )
     click.echo(format_table(result.points))
+    if result.search is not None:
+        from bench.search import describe_search
+
+        click.echo("")
+        click.echo("\n".join(describe_search(result.search)))
     price = (
         HourlyPrice(options.price_per_hour, "given with --price-per-hour")
         if options.price_per_hour is not None

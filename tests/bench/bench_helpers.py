@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 from bench.client import PromptRequest, RequestRecord, StreamingClient
 
@@ -52,3 +58,30 @@ def process_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def server_process(**config: object) -> Iterator[str]:
+    """The stand-in server (`fake_openai_server.FakeServerConfig(**config)`) in a process of
+    its own; yields its root URL."""
+    script = Path(__file__).with_name("fake_openai_server.py")
+    process = subprocess.Popen(
+        [sys.executable, str(script), json.dumps(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.close()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()

@@ -12,11 +12,23 @@ Faults (`fault`, applied to every `fault_every`-th request by arrival, after
 whose body says CUDA out of memory), `disconnect` (connection closed mid-stream), `malformed`
 (an event that is not JSON), `stall` (stops writing until the client gives up), `stream_error`
 (an error object inside the stream, as vLLM sends).
+
+A batch limit (`max_running`, like vLLM's `--max-num-seqs`): at most that many requests are
+served at once, the others wait in arrival order, so a closed loop's throughput stops growing
+at concurrency `max_running`.
+
+Load-dependent latency, a hockey stick like a real server's: the first chunk comes
+`ttft_s + ttft_s_per_rate·λ + ttft_s_per_rate_past_knee·max(0, λ − knee_rate)` after arrival,
+where λ is the arrival rate the server saw: 1 / the median gap between its last `rate_window`
+arrivals (the median, so that a scheduling stall on a busy test machine and the burst after
+it do not move it). So a test knows the true highest rate that meets a TTFT bound
+(`knee_rate_for_ttft`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 import time
@@ -44,6 +56,20 @@ class FakeServerConfig:
     fault_every: int = 1
     fault_after_chunks: int = 2
     stall_s: float = 30.0
+    max_running: int | None = None
+    ttft_s_per_rate: float = 0.0  # extra TTFT per request/s of recent arrivals
+    ttft_s_per_rate_past_knee: float = 0.0  # and per request/s above `knee_rate`
+    knee_rate: float = 0.0
+    rate_window: int = 41
+
+
+def knee_rate_for_ttft(config: FakeServerConfig, ttft_bound_s: float) -> float:
+    """The highest arrival rate whose TTFT stays within `ttft_bound_s` under `config`'s model."""
+    at_knee = config.ttft_s + config.ttft_s_per_rate * config.knee_rate
+    if ttft_bound_s <= at_knee:
+        return (ttft_bound_s - config.ttft_s) / config.ttft_s_per_rate
+    steepness = config.ttft_s_per_rate + config.ttft_s_per_rate_past_knee
+    return config.knee_rate + (ttft_bound_s - at_knee) / steepness
 
 
 @dataclass
@@ -73,6 +99,7 @@ class FakeOpenAIServer:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stopped = threading.Event()
+        self._batch: asyncio.Semaphore | None = None
 
     @property
     def url(self) -> str:
@@ -163,7 +190,12 @@ class FakeOpenAIServer:
         stats.in_flight += 1
         stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
         try:
-            return await self._respond(request, body, arrived, ordinal)
+            if self.config.max_running is None:
+                return await self._respond(request, body, arrived, ordinal)
+            if self._batch is None:
+                self._batch = asyncio.Semaphore(self.config.max_running)
+            async with self._batch:
+                return await self._respond(request, body, time.monotonic(), ordinal)
         finally:
             stats.in_flight -= 1
 
@@ -171,6 +203,12 @@ class FakeOpenAIServer:
         self, request: web.Request, body: dict[str, Any], arrived: float, ordinal: int
     ) -> web.StreamResponse:
         cfg = self.config
+        rate = self._recent_rate() if cfg.ttft_s_per_rate or cfg.ttft_s_per_rate_past_knee else 0
+        ttft_s = (
+            cfg.ttft_s
+            + cfg.ttft_s_per_rate * rate
+            + cfg.ttft_s_per_rate_past_knee * max(0.0, rate - cfg.knee_rate)
+        )
         fault = cfg.fault if cfg.fault and ordinal % cfg.fault_every == 0 else None
         if fault in ("http_500", "http_503", "oom"):
             status = 503 if fault == "http_503" else 500
@@ -245,7 +283,7 @@ class FakeOpenAIServer:
         chunk_index = 0
         while emitted < total:
             tokens = min(cfg.tokens_per_chunk, total - emitted)
-            deadline = arrived + cfg.ttft_s + emitted * cfg.itl_s
+            deadline = arrived + ttft_s + emitted * cfg.itl_s
             delay = deadline - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -284,6 +322,14 @@ class FakeOpenAIServer:
         await response.write_eof()
         return response
 
+    def _recent_rate(self) -> float:
+        """Arrivals per second: 1 / the median gap between the last `rate_window` arrivals."""
+        recent = self.stats.arrival_times[-self.config.rate_window :]
+        gaps = sorted(later - earlier for earlier, later in itertools.pairwise(recent))
+        if not gaps or gaps[len(gaps) // 2] <= 0:
+            return 0.0
+        return 1.0 / gaps[len(gaps) // 2]
+
     async def _stall(self, request: web.Request) -> None:
         deadline = time.monotonic() + self.config.stall_s
         while time.monotonic() < deadline:
@@ -297,3 +343,22 @@ def _prompt_words(body: dict[str, Any]) -> int:
     if "messages" in body:
         return sum(len(str(m.get("content", "")).split()) for m in body["messages"])
     return len(str(body.get("prompt", "")).split())
+
+
+def main() -> None:
+    """`python fake_openai_server.py '{"ttft_s": 0.02}'`: serve in this process (its own GIL,
+    so a client's timing is not disturbed by the server's), print the port, stop when stdin
+    closes."""
+    import sys
+
+    server = FakeOpenAIServer(
+        FakeServerConfig(**json.loads(sys.argv[1] if len(sys.argv) > 1 else "{}"))
+    )
+    server.start()
+    print(server.port, flush=True)
+    sys.stdin.read()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
