@@ -45,6 +45,7 @@ from bench.errors import BenchError
 from bench.host import HostInfo
 from bench.metrics import Distribution, PointSummary
 from bench.runner import RunConfig, RunResult
+from bench.search import SLO_PERCENTILE
 from bench.telemetry import GpuWindow
 from bench.timeline import point_timeline
 from bench.vllm_log import StartupFigures
@@ -336,6 +337,24 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
+def _mark_server_at_slo(run: RunResult, points: list[dict[str, Any]]) -> None:
+    """A rate search's answer, the best probe's point, becomes the server-at-SLO point: its
+    load carries the bounds it met (`rate_search`); the other probes stay ordinary points."""
+    search = run.search
+    if search is None or search.spec.kind != "rate" or search.best is None:
+        return
+    for summary, point in zip(run.points, points, strict=True):
+        if summary is search.best.summary:
+            slo = search.spec.slo
+            point["load"]["rate_search"] = {
+                "percentile": SLO_PERCENTILE,
+                "ttft_ms": slo.ttft_ms,
+                "tpot_ms": slo.tpot_ms,
+                "e2e_ms": slo.e2e_ms,
+            }
+            return
+
+
 def build_result(
     run: RunResult,
     config: RunConfig,
@@ -392,6 +411,7 @@ def build_result(
             "complete": not run.incomplete,
         },
     }
+    _mark_server_at_slo(run, data["points"])
     if startup is not None:
         data["startup"] = {
             "weights_gib": startup.weights_gib,

@@ -4,6 +4,7 @@ and its bracket and bisection on their own (summaries of a known model, no clock
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import math
 from collections.abc import Callable
@@ -16,7 +17,9 @@ from fake_openai_server import FakeOpenAIServer, FakeServerConfig, knee_rate_for
 from bench.cli import main
 from bench.client import RequestRecord
 from bench.errors import BenchConfigError
+from bench.host import host_info
 from bench.metrics import PointSummary, Slo, Verdict, VerdictThresholds, summarize, summarize_point
+from bench.result import Deployment, Provenance, build_result
 from bench.runner import RunConfig, run_benchmark
 from bench.search import MaxLoadSearch, SearchResult, SearchSpec, describe_search, search_json
 from bench.workloads import parse_length
@@ -292,3 +295,38 @@ def test_stop_when_saturated_ends_a_sweep_past_the_knee(fake_server: FakeOpenAIS
 def test_summary_template_is_a_valid_probe() -> None:
     assert TEMPLATE.completed == 120
     assert TEMPLATE.ttft_ms == summarize([0.05] * 120)
+
+
+def test_rate_search_answer_is_stored_as_a_server_at_slo_point(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    slo = Slo(ttft_ms=5000.0, tpot_ms=1000.0)
+    config = RunConfig(
+        endpoint=fake_server.url,
+        input_len=parse_length("8"),
+        output_len=parse_length("2"),
+        num_requests=100,
+        slo=slo,
+        search=SearchSpec("rate", slo, start=100.0, max_probes=2),
+        thresholds=VerdictThresholds(send_lag_p99_ms=1000.0, client_cpu_fraction=10.0),
+    )
+    run = run_benchmark(config)
+    now = dt.datetime.now(dt.UTC)
+    result = build_result(
+        run,
+        config,
+        Deployment("h100-sxm", 1, "sxm", "0.9.1", "llama-3.1-8b-instruct", "meta/x"),
+        [],
+        None,
+        Provenance("infermeter bench run --find-max-rate", now, now, "octocat", host_info(None)),
+    )
+    assert [p.load.request_rate for p in result.points] == [100.0, 200.0]
+    assert result.points[0].load.rate_search is None  # a probe below the answer
+    answer = result.points[1].load.rate_search
+    assert answer is not None
+    assert (answer.percentile, answer.ttft_ms, answer.tpot_ms, answer.e2e_ms) == (
+        99,
+        5000.0,
+        1000.0,
+        None,
+    )
