@@ -125,16 +125,22 @@ def set_commit_message(results: Sequence[Result]) -> str:
     return subject + "\n\n" + "\n".join(lines) + "\n"
 
 
-def _check_set(files: Sequence[Path], checkout: Path) -> None:
-    """The files validated together against the checkout's catalogs and results."""
+def _check_submission(files: Sequence[Path], checkout: Path) -> None:
+    """Every check `registry validate` runs (physics, the checkout's catalogs, duplicates among
+    the files and with the checkout's results …); SubmitError in one line naming the first."""
     from registry.validate import validate_paths
 
     report = validate_paths(list(files), registry_root=checkout)
-    if not report.ok:
-        first = report.problems[0]
-        more = len(report.problems) - 1
-        hint = f" (and {more} more; run `infermeter registry validate`)" if more else ""
+    if report.ok:
+        return
+    first = report.problems[0]
+    more = len(report.problems) - 1
+    named = " ".join(shlex.quote(display_path(file)) for file in files)
+    hint = f" (and {more} more; run `infermeter registry validate {named}`)" if more else ""
+    if len(files) > 1:
         raise SubmitError(f"the results do not validate together: {first}{hint}")
+    where = f"{first.path}: " if first.path else ""
+    raise SubmitError(f"{first.file} is not a valid result: {where}{first.message}{hint}")
 
 
 def _command_line(arguments: Sequence[str]) -> str:
@@ -213,14 +219,22 @@ def _github_repository(remote_url: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _pull_request_command(message: str, branch: str, base: str) -> list[str]:
+def _pull_request_command(
+    message: str, branch: str, base: str, fork: str | None, upstream: str | None
+) -> list[str]:
+    """`gh pr create`. From a fork, gh needs the head as `owner:branch` (a bare branch name is
+    looked up in the base repository); `upstream` (the `upstream` remote's repository, when
+    the checkout has one) is the repository the pull request is opened in."""
     subject, _, body = message.partition("\n\n")
+    head = f"{fork.split('/')[0]}:{branch}" if fork else branch
+    repository = ["--repo", upstream] if upstream and upstream != fork else []
     return [
         "gh",
         "pr",
         "create",
+        *repository,
         "--head",
-        branch,
+        head,
         "--base",
         base,
         "--title",
@@ -228,6 +242,14 @@ def _pull_request_command(message: str, branch: str, base: str) -> list[str]:
         "--body",
         body.rstrip("\n"),
     ]
+
+
+def _remote_repository(checkout: Path, remote: str) -> str | None:
+    """`owner/name` of a remote on GitHub; None when it is not one or not there."""
+    try:
+        return _github_repository(_run(["git", "remote", "get-url", remote], checkout))
+    except GitError:
+        return None
 
 
 def submit(config: SubmitConfig) -> SubmitOutcome:
@@ -238,12 +260,11 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
     and every command is returned in `remaining_commands`.
     """
     files = (config.result_file, *config.more_files)
+    checkout = config.checkout
+    _check_submission(files, checkout)  # first: it reads hostile files safely
     results = [load_submission(file) for file in files]
     result = results[0]
-    checkout = config.checkout
     original = _check_checkout(checkout, config.remote)
-    if len(results) > 1:
-        _check_set(files, checkout)
     branch = config.branch or (
         branch_name(result) if len(results) == 1 else set_branch_name(results)
     )
@@ -267,7 +288,9 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
         back,
     ]
     create = ["git", "switch", "--create", branch]
-    pull_request = _pull_request_command(message, branch, config.base)
+    fork = _remote_repository(checkout, config.remote)
+    upstream = _remote_repository(checkout, "upstream") if config.remote != "upstream" else None
+    pull_request = _pull_request_command(message, branch, config.base, fork, upstream)
     placements = [
         _placement_command(file, path, text)
         for file, path, text in zip(files, placed, texts, strict=True)
@@ -323,12 +346,14 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
     _run(back, checkout)
     done.append(_command_line(back))
 
-    remote_url = _run(["git", "remote", "get-url", config.remote], checkout)
     if shutil.which("gh") is None:
         remaining = [_command_line(["cd", str(checkout)]), _command_line(pull_request)]
-        repository = _github_repository(remote_url)
-        if repository is not None:
-            remaining.append(f"# or open https://github.com/{repository}/pull/new/{branch}")
+        if upstream is not None and fork is not None and upstream != fork:
+            owner = fork.split("/")[0]
+            compare = f"{upstream}/compare/{config.base}...{owner}:{branch}"
+            remaining.append(f"# or open https://github.com/{compare}")
+        elif fork is not None:
+            remaining.append(f"# or open https://github.com/{fork}/pull/new/{branch}")
         return SubmitOutcome(
             branch,
             relative,

@@ -193,7 +193,7 @@ def test_submit_refuses_a_wrong_content_id(tmp_path: Path, checkout: Path, no_gh
     data["points"][0]["duration_s"] = 121.0  # content changed, id not re-minted
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(SubmitError, match="is not its content id"):
+    with pytest.raises(SubmitError, match="id: d6e5154913f3 is not the content id of this file"):
         submit(SubmitConfig(result_file=edited, checkout=checkout))
 
 
@@ -296,3 +296,108 @@ def test_submit_a_set_with_one_result_twice_changes_nothing(
     assert _git(checkout, "rev-parse", "HEAD") == head
     assert _git(checkout, "branch", "--list", "results/*") == ""
     assert _git(checkout, "status", "--porcelain") == ""
+
+
+INVALID = sorted((Path(__file__).parent.parent / "examples/invalid/results").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda path: path.name)
+def test_submit_refuses_every_file_registry_validate_refuses(
+    path: Path, checkout: Path, fork: Path, no_gh: None
+) -> None:
+    # Submit runs every check validate runs: physics, catalog ids, counts, not only the model.
+    from registry.validate import validate_paths
+
+    assert not validate_paths([path], registry_root=checkout).ok
+    head = _git(checkout, "rev-parse", "HEAD")
+    with pytest.raises(SubmitError) as caught:
+        submit(SubmitConfig(result_file=path, checkout=checkout))
+    assert "\n" not in str(caught.value)
+    assert _git(checkout, "rev-parse", "HEAD") == head
+    assert _git(checkout, "status", "--porcelain") == ""
+    assert _git(fork, "for-each-ref", "refs/heads/result") == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("throughput-above-compute-roofline.json", "points[0].throughput.output_tokens_per_s: "),
+        ("decode-faster-than-memory-bandwidth.json", "exceeds the memory-bandwidth bound"),
+        ("unknown-gpu-id.json", "identity.gpu.id: unknown GPU id 'h100-sxm5'"),
+    ],
+)
+def test_cli_submit_names_the_check_that_refused(
+    name: str, expected: str, checkout: Path, no_gh: None
+) -> None:
+    path = Path(__file__).parent.parent / "examples/invalid/results" / name
+    outcome = CliRunner().invoke(
+        main, ["registry", "submit", str(path), "--registry-checkout", str(checkout)]
+    )
+    assert outcome.exit_code == 1
+    assert outcome.output.count("\n") == 1
+    assert f"{name} is not a valid result: " in outcome.output
+    assert expected in outcome.output
+
+
+def _github_remotes(checkout: Path, fork: Path, upstream: bool) -> None:
+    # The fork's remote reads as GitHub's URL; pushes go to the local bare repository.
+    _git(checkout, "remote", "set-url", "origin", "https://github.com/contributor/infermeter.git")
+    github_fork = "https://github.com/contributor/infermeter.git"
+    _git(checkout, "config", f"url.{fork}.pushInsteadOf", github_fork)
+    if upstream:
+        _git(checkout, "remote", "add", "upstream", "https://github.com/infermeter/infermeter")
+
+
+def _stand_in_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin-gh"
+    bin_dir.mkdir()
+    record = tmp_path / "gh-args.json"
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/usr/bin/env python3\n"
+        "import json, sys\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        "print('https://github.com/infermeter/infermeter/pull/8')\n",
+        encoding="utf-8",
+    )
+    gh.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return record
+
+
+def test_submit_from_a_fork_names_the_head_owner_and_branch(
+    tmp_path: Path, checkout: Path, fork: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _github_remotes(checkout, fork, upstream=True)
+    record = _stand_in_gh(tmp_path, monkeypatch)
+    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    assert _git(fork, "rev-parse", outcome.branch) == outcome.commit  # pushed to the fork
+    arguments = json.loads(record.read_text(encoding="utf-8"))
+    assert arguments[:8] == [
+        "pr", "create", "--repo", "infermeter/infermeter",
+        "--head", f"contributor:{outcome.branch}", "--base", "main",
+    ]  # fmt: skip
+
+
+def test_submit_from_a_fork_without_gh_prints_the_compare_link(
+    checkout: Path, fork: Path, no_gh: None
+) -> None:
+    _github_remotes(checkout, fork, upstream=True)
+    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    command = shlex.split(outcome.remaining_commands[1])
+    assert command[command.index("--head") + 1] == f"contributor:{outcome.branch}"
+    assert outcome.remaining_commands[2] == (
+        "# or open https://github.com/infermeter/infermeter/compare/"
+        f"main...contributor:{outcome.branch}"
+    )
+
+
+def test_submit_to_its_own_repository_still_names_the_owner(
+    tmp_path: Path, checkout: Path, fork: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _github_remotes(checkout, fork, upstream=False)
+    record = _stand_in_gh(tmp_path, monkeypatch)
+    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    arguments = json.loads(record.read_text(encoding="utf-8"))
+    assert arguments[:6] == ["pr", "create", "--head", f"contributor:{outcome.branch}",
+                             "--base", "main"]  # fmt: skip
