@@ -187,6 +187,30 @@ def _option(field: str) -> str:
     return "--" + (alias or field)
 
 
+MAX_STREAMS = 1_000_000  # concurrent requests of one point (sockets of one client host)
+MAX_REQUESTS = 100_000_000  # requests of one point
+
+
+def _check_bounds(options: RunOptions) -> None:
+    """Refuse loads no client host can run, before anything starts."""
+    for value in (*options.concurrency, options.max_concurrency or 0):
+        if value > MAX_STREAMS:
+            raise BenchConfigError(
+                f"{value:.3g} concurrent requests; at most {MAX_STREAMS:,}", "--concurrency"
+            )
+    counts = (("--num-requests", options.num_requests), ("--warmup", options.warmup))
+    for name, count in counts:
+        if count is not None and count > MAX_REQUESTS:
+            raise BenchConfigError(f"{count:.3g} requests; at most {MAX_REQUESTS:,}", name)
+    for argument in options.vllm_args:
+        try:
+            shlex.split(argument)
+        except ValueError as error:
+            raise BenchConfigError(
+                f"{argument[:80]!r} cannot be split like a shell line: {error}", "--vllm-arg"
+            ) from None
+
+
 def session_config(options: RunOptions, command: str) -> SessionConfig:
     """The session that runs `options`; raises BenchConfigError for options that conflict."""
     if options.endpoint is None and options.model is None:
@@ -210,6 +234,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
         )
+    _check_bounds(options)
     output = options.output
     result_path = output if output is not None or options.endpoint is not None else DEFAULT_OUTPUT
     server = None

@@ -57,6 +57,8 @@ from bench.workloads import (
     load_tokenizer,
 )
 
+MAX_WORKERS = 256  # client processes of one point (a 256-core host)
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -257,6 +259,17 @@ def run_benchmark(
     be reached."""
     if config.workers < 1:
         raise BenchConfigError("must be at least 1", "--workers")
+    if config.workers > MAX_WORKERS:
+        raise BenchConfigError(
+            f"{config.workers} client processes; at most {MAX_WORKERS}", "--workers"
+        )
+    streams = max(config.concurrency, default=0) or config.max_concurrency
+    if streams and config.workers > streams:
+        raise BenchConfigError(
+            f"{config.workers} client processes for at most {streams} concurrent streams; "
+            "each process needs a stream",
+            "--workers",
+        )
     plans = plan_points(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
@@ -411,7 +424,10 @@ async def _run_points(
             run: PointRun
             if workers is not None:
                 on_record = progress.request_finished if progress is not None else None
-                run = await run_point_in_workers(workers, plan, on_record)
+                # A point with fewer streams than workers uses one process per stream.
+                processes = min(workers.workers, plan.concurrency or workers.workers)
+                job = replace(workers, workers=processes)
+                run = await run_point_in_workers(job, plan, on_record)
             else:
                 run = await run_point(send, factory.build, plan)
         except BaseException:

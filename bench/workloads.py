@@ -114,6 +114,9 @@ class LengthDistribution:
         return spec
 
 
+MAX_LENGTH_TOKENS = 10_000_000
+
+
 def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
     """Parse `512`, `fixed:512`, `uniform:LO:HI`, `normal:MEAN:STD` or `lognormal:MEDIAN:SIGMA`."""
     parts = spec.strip().split(":")
@@ -127,7 +130,13 @@ def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
     if kind not in arity or len(numbers) != arity[kind]:
         raise BenchConfigError(f"{spec!r} is not a length; expected {expected}", option)
     if any(not math.isfinite(n) for n in numbers) or numbers[0] < 1:
-        raise BenchConfigError(f"{spec!r}: lengths must be at least 1 token", option)
+        raise BenchConfigError(f"{spec[:40]!r}: lengths must be at least 1 token", option)
+    if any(n > MAX_LENGTH_TOKENS for n in numbers):
+        raise BenchConfigError(
+            f"{spec[:40]!r}: lengths must be at most {MAX_LENGTH_TOKENS:,} tokens "
+            "(the longest context any model serves)",
+            option,
+        )
     if kind == "uniform" and numbers[1] < numbers[0]:
         raise BenchConfigError(f"{spec!r}: HI must be at least LO", option)
     if kind in ("normal", "lognormal") and numbers[1] < 0:

@@ -12,6 +12,7 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
+from bench.commands.oneline import UsageLine
 from bench.errors import BenchError
 from bench.interrupts import INTERRUPTED, TERMINATED, stop_reason
 from bench.metrics import Distribution, PointSummary
@@ -24,10 +25,8 @@ if TYPE_CHECKING:
     from bench.session import SessionConfig, SessionOutcome
 
 
-class OptionError(click.ClickException):
-    """A bad option value: one line on stderr, exit 2 (usage)."""
-
-    exit_code = 2
+class OptionError(UsageLine):
+    """A bad option value: one line on stderr (values cut short), exit 2 (usage)."""
 
 
 class _OneLineErrors(click.Command):

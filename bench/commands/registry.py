@@ -4,6 +4,7 @@ from pathlib import Path
 
 import click
 
+from bench.commands.oneline import OneLineCommand
 from bench.commands.registry_options import registry_option, resolve_registry
 from registry.location import find_registry
 from registry.schemas import SCHEMAS_DIR, schema_drift, write_schemas
@@ -19,7 +20,7 @@ def registry_group() -> None:
     """
 
 
-@registry_group.command(name="schemas")
+@registry_group.command(name="schemas", cls=OneLineCommand)
 @click.option(
     "--check",
     is_flag=True,
@@ -48,6 +49,13 @@ def schemas_command(check: bool, directory: Path) -> None:
             raise click.ClickException("\n".join(lines))
         click.echo("schemas are up to date")
         return
+    from registry.errors import UnwritableError
+    from registry.store import check_writable
+
+    try:
+        check_writable(directory, folder=True)
+    except UnwritableError as error:
+        raise click.ClickException(f"--dir: {error}") from None
     changed = write_schemas(directory)
     for path in changed:
         click.echo(f"updated {path}")
@@ -55,7 +63,7 @@ def schemas_command(check: bool, directory: Path) -> None:
         click.echo("schemas are up to date")
 
 
-@registry_group.command(name="validate")
+@registry_group.command(name="validate", cls=OneLineCommand)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--base",
@@ -114,7 +122,7 @@ def validate_command(
         raise SystemExit(1)
 
 
-@registry_group.command(name="index")
+@registry_group.command(name="index", cls=OneLineCommand)
 @registry_option("results under registry/results/, prices in registry/catalogs/")
 @click.option(
     "--out",
@@ -134,10 +142,15 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
     """
     import json
 
-    from registry.errors import RegistryError
+    from registry.errors import RegistryError, UnwritableError
     from registry.index import write_index
+    from registry.store import check_writable
 
     root = resolve_registry(registry_root)
+    try:
+        check_writable(out_dir, folder=True)
+    except UnwritableError as error:
+        raise click.ClickException(f"--out: {error}") from None
     try:
         written = write_index(root, out_dir)
     except RegistryError as error:
@@ -157,7 +170,7 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
         click.echo(f"wrote {path}")
 
 
-@registry_group.command(name="submit")
+@registry_group.command(name="submit", cls=OneLineCommand)
 @click.argument(
     "result_files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
 )

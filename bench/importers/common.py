@@ -202,8 +202,27 @@ def same(values: Sequence[tuple[str, Any]], key: str) -> Any:
 # --- facts from flags --------------------------------------------------------------------------
 
 
+MAX_LENGTH_TOKENS = 10_000_000  # as bench run's lengths (the longest context any model serves)
+
+
 def parse_length(spec: str, option: str) -> dict[str, Any]:
     """`N`, `fixed:N`, `uniform:LO:HI`, `normal:MEAN:STD`, `dataset` or `dataset:MAX`."""
+    length = _parse_length(spec, option)
+    numbers = [value for key, value in length.items() if key != "kind"]
+    if not all(math.isfinite(n) and n >= 0 for n in numbers) or any(
+        length.get(key, 1) < 1 for key in ("value", "min", "max", "mean")
+    ):
+        raise ResultImportError(f"{spec[:40]!r}: lengths must be at least 1 token", option)
+    if any(n > MAX_LENGTH_TOKENS for n in numbers):
+        raise ResultImportError(
+            f"{spec[:40]!r}: lengths must be at most {MAX_LENGTH_TOKENS:,} tokens", option
+        )
+    if length["kind"] == "uniform" and length["max"] < length["min"]:
+        raise ResultImportError(f"{spec[:40]!r}: HI must be at least LO", option)
+    return length
+
+
+def _parse_length(spec: str, option: str) -> dict[str, Any]:
     parts = spec.strip().split(":")
     expected = "N, fixed:N, uniform:LO:HI, normal:MEAN:STD, dataset or dataset:MAX"
     try:
@@ -220,7 +239,7 @@ def parse_length(spec: str, option: str) -> dict[str, Any]:
             return {"kind": "dataset", **({"max": int(numbers[0])} if numbers else {})}
     except ValueError:
         pass
-    raise ResultImportError(f"{spec!r} is not a length; expected {expected}", option)
+    raise ResultImportError(f"{spec[:40]!r} is not a length; expected {expected}", option)
 
 
 def timezone_of(name: str) -> dt.tzinfo:
@@ -228,13 +247,17 @@ def timezone_of(name: str) -> dt.tzinfo:
     match = re.fullmatch(r"([+-])(\d{2}):(\d{2})", name)
     if match:
         sign = 1 if match.group(1) == "+" else -1
-        offset = dt.timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
-        return dt.timezone(sign * offset)
+        hours, minutes = int(match.group(2)), int(match.group(3))
+        if hours > 14 or minutes > 59 or (hours == 14 and minutes):
+            raise ResultImportError(
+                f"{name!r} is not a UTC offset; offsets run from -14:00 to +14:00", "--timezone"
+            )
+        return dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise ResultImportError(
-            f"{name!r} is not a time zone; expected a name like UTC or Europe/Paris, "
+            f"{name[:40]!r} is not a time zone; expected a name like UTC or Europe/Paris, "
             "or an offset like +02:00",
             "--timezone",
         ) from None
