@@ -119,17 +119,42 @@ def os_description() -> str:
     return f"{pretty} ({kernel})" if pretty else kernel
 
 
-def host_info(inventory: GpuInventory | None, vllm_version: str | None = None) -> HostInfo:
-    """The fingerprint of this host; `vllm_version` (from the server) wins over the installed."""
+def host_info(
+    inventory: GpuInventory | None,
+    vllm_version: str | None = None,
+    *,
+    this_machine: bool = True,
+    own_environment: bool = True,
+) -> HostInfo:
+    """The fingerprint of the engine's host; `vllm_version` (from the server) wins over the
+    installed. `this_machine`: the engine runs here (else CPU, memory and OS are unknown);
+    `own_environment`: in this Python environment (else its installed versions are not the
+    engine's)."""
+    installed_vllm = _distribution_version("vllm") if own_environment else None
     return HostInfo(
         gpu_sku=inventory.gpus[0].name if inventory else None,
         gpu_count=inventory.visible_count if inventory else None,
         driver=inventory.driver if inventory else None,
         cuda=inventory.cuda if inventory else None,
-        cpu=cpu_model(),
-        ram_bytes=ram_bytes(),
-        os=os_description(),
-        vllm_version=vllm_version or _distribution_version("vllm"),
-        torch_version=_distribution_version("torch"),
+        cpu=cpu_model() if this_machine else None,
+        ram_bytes=ram_bytes() if this_machine else None,
+        os=os_description() if this_machine else None,
+        vllm_version=vllm_version or installed_vllm,
+        torch_version=_distribution_version("torch") if own_environment else None,
         telemetry_gpu_indices=inventory.indices if inventory else None,
     )
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """The machine that ran infermeter's load generator (see registry.models.ClientHost)."""
+
+    cpu: str | None
+    ram_bytes: int | None
+    os: str | None
+    python_version: str
+
+
+def client_info() -> ClientInfo:
+    """This machine, as the load generator's host."""
+    return ClientInfo(cpu_model(), ram_bytes(), os_description(), platform.python_version())

@@ -128,6 +128,10 @@ class RunOptions(BaseModel):
         tuple[Annotated[int, Field(strict=True, ge=0)], ...], BeforeValidator(_sequence)
     ] = ()
     submitter: Text | None = None
+    engine: Annotated[str, Field(strict=True, pattern=r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")] | None = (
+        None
+    )
+    engine_version: Text | None = None
     price_per_hour: PositiveFloat | None = None
     utilization: Fraction = 1.0
     profile: Text = "chat"
@@ -230,6 +234,9 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
             "CUDA_VISIBLE_DEVICES shows",
             "--gpu-indices",
         )
+    if options.endpoint is None and (options.engine or options.engine_version):
+        option = "--engine" if options.engine else "--engine-version"
+        raise BenchConfigError("only applies with --endpoint (bench run launches vLLM)", option)
     if options.shared_prefix_tokens and options.dataset is not None:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
@@ -296,6 +303,8 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         tensor_parallel_size=options.tensor_parallel_size,
         gpu_indices=options.gpu_indices or None,
         submitter=options.submitter,
+        engine=options.engine,
+        engine_version=options.engine_version,
     )
 
 

@@ -41,8 +41,9 @@ from pydantic import ValidationError
 
 from bench.client import ErrorKind, RequestRecord
 from bench.engine_metrics import EngineWindow
+from bench.engines import ServerFacts
 from bench.errors import BenchError
-from bench.host import HostInfo
+from bench.host import ClientInfo, HostInfo
 from bench.metrics import Distribution, PointSummary
 from bench.runner import RunConfig, RunResult
 from bench.search import SLO_PERCENTILE
@@ -117,6 +118,8 @@ class Provenance:
     submitter: str
     host: HostInfo
     server_command: str | None = None
+    client: ClientInfo | None = None
+    server: ServerFacts | None = None
 
 
 def tool_commit() -> str | None:
@@ -329,6 +332,12 @@ def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
     }
 
 
+def _server(facts: ServerFacts | None) -> dict[str, Any] | None:
+    if facts is None:
+        return None
+    return {**dataclasses.asdict(facts), "read_from": list(facts.read_from)}
+
+
 def _drop_none(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _drop_none(v) for k, v in value.items() if v is not None}
@@ -405,6 +414,8 @@ def build_result(
             "command": provenance.command,
             "server_command": provenance.server_command,
             "host": _host(provenance.host, deployment),
+            "client": dataclasses.asdict(provenance.client) if provenance.client else None,
+            "server": _server(provenance.server),
             "started_at": _timestamp(provenance.started_at),
             "finished_at": _timestamp(provenance.finished_at),
             "submitter": provenance.submitter,

@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import datetime as dt
 import getpass
-import json
 import shlex
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -30,8 +27,9 @@ from pathlib import Path
 
 from bench.client import RequestRecord
 from bench.engine_metrics import MetricsSample, engine_window, scrape_metrics
-from bench.errors import BenchConfigError, EndpointError
-from bench.host import HostInfo, catalog_gpu_id, host_info
+from bench.engines import ServerFacts, identify_server
+from bench.errors import BenchConfigError
+from bench.host import HostInfo, catalog_gpu_id, client_info, host_info
 from bench.interrupts import StopSignals
 from bench.load import PointPlan
 from bench.metrics import PointSummary
@@ -39,6 +37,7 @@ from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.output import write_run
 from bench.result import Deployment, PointTelemetry, Provenance, build_result
 from bench.runner import RunConfig, RunProgress, RunResult, plan_points, run_benchmark
+from bench.served import endpoint_is_local, engine_of, match_served_model, served_repository
 from bench.server import ServerConfig, VllmServer
 from bench.telemetry import TelemetrySampler, gpu_window
 from bench.vllm_log import StartupFigures
@@ -71,6 +70,8 @@ class SessionConfig:
     gpu_indices: tuple[int, ...] | None = None
     submitter: str | None = None
     telemetry: bool = True
+    engine: str | None = None
+    engine_version: str | None = None
 
 
 @dataclass
@@ -202,9 +203,13 @@ def _resolve_model(model: str | None, model_id: str | None) -> tuple[str, str]:
 
 
 def plan_deployment(
-    config: SessionConfig, inventory: GpuInventory | None, notify: Notify
+    config: SessionConfig,
+    inventory: GpuInventory | None,
+    notify: Notify,
+    facts: ServerFacts | None = None,
 ) -> Deployment:
-    """The deployment identity known before the run (engine version filled in later)."""
+    """The deployment identity known before the run (engine version filled in later); with
+    --endpoint, `facts` are what the server says about itself (see `bench.served`)."""
     server = config.server
     options = serving_options(server.extra_args if server else ())
     tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
@@ -216,9 +221,18 @@ def plan_deployment(
     else:
         gpu_count = tensor or (len(config.gpu_indices) if config.gpu_indices else 1)
     gpu_id = _resolve_gpu(config, inventory, notify)
-    model_id, hf_repo = _resolve_model(
-        server.model if server else config.run.model, config.model_id
-    )
+    requested = server.model if server else served_repository(facts) or config.run.model
+    model_id, hf_repo = _resolve_model(requested, config.model_id)
+    if server is None:
+        from registry.catalog import load_models
+
+        catalog = [(entry.id, entry.hf_repo) for entry in load_models().values()]
+        catalog_repo = dict(catalog)[model_id]
+        hf_repo, notes = match_served_model(
+            facts, model_id, catalog_repo, catalog, config.run.endpoint
+        )
+        for note in notes:
+            notify(note)
     from registry.lookup import resolve_gpu
 
     dtype = options.get("dtype")
@@ -240,23 +254,13 @@ def plan_deployment(
         tensor_parallel_size=tensor,
         pipeline_parallel_size=pipeline,
         data_parallel_size=data,
-        max_model_len=server.max_model_len if server else None,
+        max_model_len=server.max_model_len if server else facts.max_model_len if facts else None,
         gpu_memory_utilization=server.gpu_memory_utilization if server else None,
         max_num_seqs=server.max_num_seqs if server else None,
         max_num_batched_tokens=_int_option(options, "max-num-batched-tokens"),
         enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
         enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
     )
-
-
-def read_version(url: str) -> str | None:
-    """The engine's version from `GET {url}/version` (vLLM), or None."""
-    try:
-        with urllib.request.urlopen(url + "/version", timeout=5) as response:
-            version = json.loads(response.read()).get("version")
-    except (OSError, urllib.error.URLError, ValueError, AttributeError):
-        return None
-    return str(version) if version else None
 
 
 def default_submitter() -> str:
@@ -366,15 +370,27 @@ def _run_session(
     started_at = dt.datetime.now(dt.UTC)
     server_config = config.server
     gpu_count = launched_gpu_count(server_config) if server_config is not None else None
+    endpoint = config.run.endpoint
+    local = server_config is not None or endpoint_is_local(endpoint)
+    facts = identify_server(endpoint) if server_config is None else None
     gpus: NvmlGpus | None = None
     reason: str | None = "telemetry is off"
-    if config.telemetry:
+    if config.telemetry and not local and not config.gpu_indices:
+        reason = f"{endpoint} is on another host; name its GPUs here with --gpu-indices if not"
+    elif config.telemetry:
         gpus, reason = open_gpus(gpu_count, config.gpu_indices)
     notes = [f"no GPU telemetry: {reason}"] if gpus is None else []
     inventory = gpus.inventory if gpus else None
+    engine_name = facts.engine if facts is not None else "unknown"
+    version = facts.version if facts is not None else None
     try:
+        if config.output is not None and server_config is None:
+            engine_name, version, engine_notes = engine_of(
+                facts, config.engine, config.engine_version, endpoint
+            )
+            notes += engine_notes
         deployment = (
-            plan_deployment(config, inventory, notify) if config.output is not None else None
+            plan_deployment(config, inventory, notify, facts) if config.output is not None else None
         )
         server = VllmServer(server_config) if server_config is not None else None
         if server is not None:
@@ -391,13 +407,8 @@ def _run_session(
                     f"{startup.startup_s or 0:.1f} s: {_startup_line(startup)}"
                 )
                 run_config = replace(run_config, endpoint=server.url, model=server_config.model)
-            version = server.version if server is not None else read_version(run_config.endpoint)
-            if deployment is not None and version is None and server is None:
-                raise EndpointError(
-                    f"{run_config.endpoint}/version does not answer, so the engine's version for "
-                    "the result file is unknown; only vLLM servers can be written as results",
-                    "--output",
-                )
+            if server is not None:
+                engine_name, version = "vllm", server.version
             sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
             # Every record is kept: the raw records are written on request, and whenever the
             # result cannot be.
@@ -420,7 +431,7 @@ def _run_session(
     )
     if deployment is None or config.output is None:
         return outcome
-    deployment = replace(deployment, engine_version=version or "unknown")
+    deployment = replace(deployment, engine_version=version or "unknown", engine_name=engine_name)
     outcome.deployment = deployment
     if not run.points:
         return outcome
@@ -430,7 +441,9 @@ def _run_session(
         started_at=started_at,
         finished_at=dt.datetime.now(dt.UTC),
         submitter=config.submitter or default_submitter(),
-        host=_host(inventory, version if server is not None else None),
+        host=_host(inventory, server is not None, local, engine_name, version),
+        client=client_info(),
+        server=facts,
     )
     written = write_run(
         config.output,
@@ -452,8 +465,17 @@ def _hurry(server: VllmServer, notify: Notify) -> None:
     server.kill()
 
 
-def _host(inventory: GpuInventory | None, vllm_version: str | None) -> HostInfo:
-    return host_info(inventory, vllm_version)
+def _host(
+    inventory: GpuInventory | None,
+    launched: bool,
+    local: bool,
+    engine: str,
+    version: str | None,
+) -> HostInfo:
+    """The engine's host: this machine's facts only where it is that host, and versions
+    installed here only where this environment launched the engine."""
+    vllm_version = version if engine == "vllm" else None
+    return host_info(inventory, vllm_version, this_machine=local, own_environment=launched)
 
 
 def _startup_line(startup: StartupFigures) -> str:

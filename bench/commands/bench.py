@@ -209,6 +209,13 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="With --endpoint: the GPUs the server runs on, as nvidia-smi numbers them, for GPU "
     "telemetry (default: CUDA_VISIBLE_DEVICES, else the only GPU or the busy ones).",
 )
+@click.option(
+    "--engine",
+    metavar="NAME",
+    help="With --endpoint: the engine, e.g. sglang, tgi, llama.cpp, tensorrt-llm (default: what "
+    "the server says; needed with --output when it says nothing).",
+)
+@click.option("--engine-version", metavar="V", help="With --engine: the engine's version.")
 @click.option("--submitter", help="GitHub user name in the result (default: git's github.user).")
 @click.option(
     "--price-per-hour",

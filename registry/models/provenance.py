@@ -49,6 +49,32 @@ class Host(StrictModel):
     )
 
 
+class ClientHost(StrictModel):
+    """The machine that ran the benchmark client (the load generator)."""
+
+    cpu: Text | None = Field(None, description="CPU model.")
+    ram_bytes: NonNegativeInt | None = Field(None, description="Host memory, bytes.")
+    os: Text | None = Field(None, description="Operating system and kernel.")
+    python_version: Text | None = Field(None, description="Python version of the client.")
+
+
+class ServerReport(StrictModel):
+    """What the engine said about itself over HTTP (a server the tool did not launch)."""
+
+    engine: Slug = Field(description="Engine the server identified as, e.g. `sglang`.")
+    version: Text | None = Field(None, description="Version the server reported.")
+    served_model: Text | None = Field(None, description="Model name the server answers to.")
+    model_source: Text | None = Field(
+        None, description="Weights the server says it loaded: a repository or a path."
+    )
+    max_model_len: PositiveInt | None = Field(
+        None, description="Longest sequence the server accepts, tokens, as it reports."
+    )
+    read_from: list[Text] = Field(
+        default_factory=list, description="The server's endpoints these facts were read from."
+    )
+
+
 class MeasuredSource(StrictModel):
     """Measured by a benchmark tool on the host described."""
 
@@ -59,6 +85,12 @@ class MeasuredSource(StrictModel):
         None, description="The exact command line that started the engine, if the tool started it."
     )
     host: Host = Field(description="The host that ran the engine.")
+    client: ClientHost | None = Field(
+        None, description="The host that ran the benchmark client, which may differ."
+    )
+    server: ServerReport | None = Field(
+        None, description="What the engine reported about itself, when the tool did not launch it."
+    )
     started_at: Timestamp = Field(description="When the run started (RFC 3339 with a time zone).")
     finished_at: Timestamp = Field(description="When the run ended (RFC 3339 with a time zone).")
     submitter: Text = Field(description="Who submitted the result (GitHub user name).")

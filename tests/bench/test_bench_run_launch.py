@@ -193,7 +193,7 @@ def test_bench_run_endpoint_rejects_launch_only_options(fake_server: FakeOpenAIS
     assert "--max-model-len: only applies when bench run launches vLLM" in run.stderr
 
 
-def test_bench_run_endpoint_output_needs_a_vllm_version(
+def test_bench_run_endpoint_output_needs_to_know_the_engine(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     fake_server.config.model = MODEL
@@ -204,7 +204,7 @@ def test_bench_run_endpoint_output_needs_a_vllm_version(
          "--model-id", "llama-3.2-1b-instruct", "--output", str(output), *SMALL],
     )  # fmt: skip
     assert run.exit_code == 1
-    assert "/version does not answer" in run.stderr
+    assert "does not say which engine it is" in run.stderr
     assert not output.exists()
 
 

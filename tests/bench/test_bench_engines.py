@@ -1,0 +1,167 @@
+"""Servers other than vLLM, as STAND-INS answering exactly as each engine does
+(tests/bench/standin_engines.py): detection, and `bench run --endpoint --output` results that
+keep the client's host apart from the server's facts and check the model served."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from fake_openai_server import FakeOpenAIServer
+from standin_engines import (
+    StandinLlamaCpp,
+    StandinSglang,
+    StandinTgi,
+    StandinTrtllm,
+    StandinVllmCard,
+)
+
+from bench.cli import main
+from bench.engines import identify_server
+from bench.served import endpoint_is_local
+from registry.models import Result as RegistryResult
+
+MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]
+GGUF = "/models/Llama-3.2-1B-Instruct-Q8_0.gguf"
+
+STANDINS: dict[str, Callable[[], FakeOpenAIServer]] = {
+    "vllm": lambda: StandinVllmCard(MODEL),
+    "sglang": lambda: StandinSglang("llama-1b", MODEL),
+    "tgi": lambda: StandinTgi(MODEL),
+    "llama.cpp": lambda: StandinLlamaCpp("llama-1b", GGUF),
+    "tensorrt-llm": lambda: StandinTrtllm(MODEL),
+}
+EXPECTED = {  # engine: (version, served model, weights, max_model_len)
+    "vllm": ("0.11.0", MODEL, MODEL, 8192),
+    "sglang": ("0.5.4", "llama-1b", MODEL, 32768),
+    "tgi": ("3.3.6", MODEL, MODEL, 8192),
+    "llama.cpp": ("b6200-5f1c2a3b", "llama-1b", GGUF, 4096),
+    "tensorrt-llm": ("1.0.0", MODEL, None, None),
+}
+
+
+@pytest.mark.parametrize("engine", sorted(STANDINS))
+def test_identify_server_standin_says_which_engine_it_is(engine: str) -> None:
+    with STANDINS[engine]() as server:
+        facts = identify_server(server.url)
+    assert facts is not None
+    assert facts.engine == engine
+    version, served, weights, context = EXPECTED[engine]
+    assert (facts.version, facts.served_model, facts.model_source, facts.max_model_len) == (
+        version,
+        served,
+        weights,
+        context,
+    )
+    assert "/v1/models" in facts.read_from
+
+
+def test_identify_server_that_says_nothing_is_unknown(fake_server: FakeOpenAIServer) -> None:
+    assert identify_server(fake_server.url) is None
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["bench", "run", "--quiet", "--gpu", "h100-sxm", *args])
+
+
+@pytest.mark.parametrize("engine", ["sglang", "tgi", "tensorrt-llm"])
+def test_bench_run_endpoint_standin_engine_writes_a_result_with_its_name(
+    engine: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "result.json"
+    with STANDINS[engine]() as server:
+        run = _run("--endpoint", server.url, "--concurrency", "1", *SMALL, "--output", str(output))
+    assert run.exit_code == 0, run.output
+    result = RegistryResult.model_validate_json(output.read_text())
+    version = EXPECTED[engine][0]
+    assert (result.identity.engine.name, result.identity.engine.version) == (engine, version)
+    assert result.identity.model.id == "llama-3.2-1b-instruct"  # from the weights it serves
+    source = result.source
+    assert source.kind == "measured"
+    assert source.server is not None
+    assert source.server.engine == engine
+    assert source.client is not None
+    assert source.client.python_version
+    assert source.host.vllm_version is None  # not vLLM
+    assert source.host.torch_version is None  # this environment's torch is not the server's
+
+
+def test_bench_run_endpoint_takes_max_model_len_from_the_server(tmp_path: Path) -> None:
+    output = tmp_path / "result.json"
+    with STANDINS["sglang"]() as server:
+        run = _run("--endpoint", server.url, "--concurrency", "1", *SMALL, "--output", str(output))
+    assert run.exit_code == 0, run.output
+    result = RegistryResult.model_validate_json(output.read_text())
+    assert result.identity.serving.max_model_len == 32768
+
+
+def test_bench_run_endpoint_unknown_server_needs_engine_and_version(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_server.config.itl_s = 0.03  # a pace a GPU can keep (the registry checks physics)
+    output = tmp_path / "result.json"
+    args = ["--endpoint", fake_server.url, "--model", "fake/model", "--model-id",
+            "llama-3.2-1b-instruct", "--concurrency", "1", *SMALL,
+            "--output", str(output)]  # fmt: skip
+    refused = _run(*args)
+    assert refused.exit_code == 1
+    assert "does not say which engine it is" in refused.stderr
+    assert "--engine NAME --engine-version V" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    named = _run(*args, "--engine", "mlc-llm", "--engine-version", "0.20.0")
+    assert named.exit_code == 0, named.output
+    result = RegistryResult.model_validate_json(output.read_text())
+    assert (result.identity.engine.name, result.identity.engine.version) == ("mlc-llm", "0.20.0")
+
+
+def test_bench_run_endpoint_refuses_a_model_id_the_server_does_not_serve(tmp_path: Path) -> None:
+    with STANDINS["vllm"]() as server:
+        run = _run(
+            "--endpoint", server.url, "--model-id", "qwen3-8b", "--concurrency", "1", *SMALL,
+            "--output", str(tmp_path / "result.json"),
+        )  # fmt: skip
+    assert run.exit_code == 2
+    message = run.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "Qwen/Qwen3-8B" in message
+    assert f"serves {MODEL}" in message
+    assert "--model-id llama-3.2-1b-instruct" in message
+    assert not (tmp_path / "result.json").exists()
+
+
+def test_bench_run_endpoint_records_a_variant_repository_with_a_note(tmp_path: Path) -> None:
+    output = tmp_path / "result.json"
+    variant = "neuralmagic/Llama-3.2-1B-Instruct-FP8"
+    with StandinVllmCard(variant) as server:
+        run = _run(
+            "--endpoint", server.url, "--model-id", "llama-3.2-1b-instruct", "--concurrency",
+            "1", *SMALL, "--output", str(output),
+        )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert f"serves {variant}, not the catalog's {MODEL}" in run.stderr
+    result = RegistryResult.model_validate_json(output.read_text())
+    assert result.identity.model.hf_repo == variant
+
+
+def test_bench_run_endpoint_engine_is_refused_when_launching(tmp_path: Path) -> None:
+    run = _run("--model", MODEL, "--engine", "sglang", "--engine-version", "1",
+               "--output", str(tmp_path / "r.json"))  # fmt: skip
+    assert run.exit_code == 2
+    assert "--engine: only applies with --endpoint" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:8000", True),
+        ("http://localhost:8000", True),
+        ("http://[::1]:8000", True),
+        ("http://10.1.2.3:8000", False),
+        ("https://inference.example.com", False),
+    ],
+)
+def test_endpoint_is_local(url: str, local: bool) -> None:
+    assert endpoint_is_local(url) is local
