@@ -39,21 +39,53 @@ DEFAULT_VLLM_VERSION = "0.19"
 # 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
 _VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})[0-9A-Za-z.+-]{0,40}")
 
-# Bytes per logit the sampler's dummy run holds at its peak: bf16 and fp32 logits plus FlashInfer's
-# top-k/top-p sampling (a PyTorch-only sampler holds ~26-30). Fitted to public V1 logs with
-# default settings (tests/data/vllm_startup_logs.yaml).
-SAMPLER_BYTES_PER_LOGIT = 8
+# Where each overhead term comes from in vLLM's own code (vllm-project/vllm):
+#   - activation peak: `Worker.determine_available_memory` runs `GPUModelRunner.profile_run` inside
+#     `memory_profiling` and takes `torch_peak_increase` (vllm/v1/worker/gpu_worker.py at 35d5cda1);
+#     profile_run is one dummy forward pass of max_num_batched_tokens, then, on the last pipeline
+#     rank only, `_dummy_sampler_run` with max_num_seqs rows of full-vocabulary logits. In early V1
+#     (gpu_worker.py at 0012cf69) the sampler warm-up ran after the KV cache was sized.
+#   - non-torch memory: `non_torch_increase` of the same profile (cuBLAS/attention workspaces; NCCL
+#     buffers of the first collective under tensor parallelism).
+#   - CUDA graphs: captured after the KV cache is allocated, outside gpu_memory_utilization, until
+#     the release that subtracts vLLM's own estimate first (CUDA_GRAPHS_IN_BUDGET_SINCE).
+# The sizes below are estimates set from the "fit" cases of tests/data/vllm_startup_logs.yaml only;
+# the accuracy tests hold each one to the logged term (activation peak, non-torch, CUDA graphs).
+
+# Bytes per logit the sampler's dummy run holds at its peak: vLLM 0.19's PyTorch top-k/top-p sampler
+# (FlashInfer's is opt-in there) peaks at 15.2-15.5 bytes per logit in the fit logs (Llama-3.1-8B
+# 1.89 GiB, Qwen2.5-7B 2.21 GiB at 1024 sequences): fp32 logits, the sort's values and int64
+# indices, softmax and cumulative sum, over bf16 logits already freed.
+SAMPLER_BYTES_PER_LOGIT = 15
+# The dummy forward pass peaks ~35 % above the tensors `forward_peak_bytes` counts (allocator
+# blocks, torch.compile buffers, the rank's own input and intermediate-tensor buffers): fitted to
+# the pipeline ranks that run no sampler (Llama-3.1-8B on 2 and 4 H100s, 1.05-1.10 GiB).
+FORWARD_PEAK_FACTOR = 1.35
 # Memory outside PyTorch's allocator that the profiling run adds (cuBLAS and attention
 # workspaces); tensor parallelism adds the custom all-reduce and NCCL buffers.
 NON_TORCH_BYTES = 256 * MIB
 NON_TORCH_TP_BYTES = 128 * MIB
-# CUDA graphs: captured for ~67 batch sizes; memory grows with the number of layers.
+# On NVSwitch systems (Hopper and Blackwell SXM) NCCL's NVLink SHARP buffers add ~1.75 GiB per rank
+# under tensor parallelism: 2.06-2.21 GiB logged on 2-4 H100 SXM (vLLM 0.19; 3.58 vs 1.79 GiB in
+# V0, PR 10511) against 0.25-0.4 GiB on A100 (no NVLS).
+NON_TORCH_NVLS_BYTES = 1792 * MIB
+NVLS_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300")
+# CUDA graphs: captured for ~51-67 batch sizes; memory grows with the number of layers. From 0.11
+# vLLM captures FULL and PIECEWISE graphs by default, about twice the PIECEWISE-only memory.
 CUDA_GRAPH_BASE_BYTES = 256 * MIB
 CUDA_GRAPH_PER_LAYER_BYTES = 8 * MIB
+CUDA_GRAPH_FULL_BASE_BYTES = 320 * MIB
+CUDA_GRAPH_FULL_PER_LAYER_BYTES = 20 * MIB
+CUDA_GRAPH_FULL_SINCE = (0, 11)
 CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 21)
 # Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
 # plan names them (`estimated_terms`) so no reader takes them for exact.
-ESTIMATED_TERMS = ("activation_peak_bytes", "non_torch_bytes", "cuda_graph_bytes")
+ESTIMATED_TERMS = (
+    "activation_peak_bytes",
+    "forward_peak_bytes",
+    "non_torch_bytes",
+    "cuda_graph_bytes",
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +123,7 @@ class VllmPlan:
     weights_bytes: int
     weights_by_role: dict[str, int]
     activation_peak_bytes: int
+    forward_peak_bytes: int  # the peak of a pipeline rank that runs no sampler
     non_torch_bytes: int
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
@@ -126,6 +159,7 @@ class VllmPlan:
             "weights_bytes": self.weights_bytes,
             "weights_by_role": dict(self.weights_by_role),
             "activation_peak_bytes": self.activation_peak_bytes,
+            "forward_peak_bytes": self.forward_peak_bytes,
             "non_torch_bytes": self.non_torch_bytes,
             "cuda_graph_bytes": self.cuda_graph_bytes,
             "cuda_graph_in_budget": self.cuda_graph_in_budget,
@@ -184,7 +218,7 @@ def _batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[i
     return 2048, 256
 
 
-def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
+def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights.
 
     The pass runs `tokens` (max_num_batched_tokens) through the model without the attention
@@ -208,6 +242,13 @@ def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
     return forward + residual
 
 
+def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
+    """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights: the
+    tensors `_forward_tensor_bytes` counts, times the fitted FORWARD_PEAK_FACTOR. This is the whole
+    activation peak of a pipeline rank that does not sample."""
+    return int(_forward_tensor_bytes(arch, tokens, tp) * FORWARD_PEAK_FACTOR)
+
+
 def sampler_peak_bytes(arch: ModelArch, sequences: int) -> int:
     """Peak of the dummy sampler run: `sequences` (max_num_seqs) rows of full-vocabulary logits."""
     return sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
@@ -219,11 +260,28 @@ def activation_peak_bytes(arch: ModelArch, tokens: int, sequences: int, tp: int)
     return max(forward_peak_bytes(arch, tokens, tp), sampler_peak_bytes(arch, sequences))
 
 
-def cuda_graph_bytes(arch: ModelArch, enforce_eager: bool) -> int:
-    """Rough size of the CUDA graphs vLLM captures (none with --enforce-eager)."""
+def cuda_graph_bytes(
+    arch: ModelArch, enforce_eager: bool, version: tuple[int, int] = (0, 10), pp: int = 1
+) -> int:
+    """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager)."""
     if enforce_eager:
         return 0
-    return CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * arch.num_layers
+    layers = math.ceil(arch.num_layers / pp)
+    if version >= CUDA_GRAPH_FULL_SINCE:
+        return CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
+    return CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * layers
+
+
+def non_torch_bytes(settings: VllmSettings) -> int:
+    """Memory outside PyTorch's allocator that the profiling run adds on one rank."""
+    non_torch = NON_TORCH_BYTES
+    # Only tensor parallelism all-reduces; pipeline stages send and receive (0.07 GiB logged on
+    # each of 2 and 4 pipeline ranks, vLLM 0.19).
+    if settings.tensor_parallel_size > 1:
+        non_torch += NON_TORCH_TP_BYTES
+    if settings.tensor_parallel_size > 1 and settings.gpu_name.lower() in NVLS_GPUS:
+        non_torch += NON_TORCH_NVLS_BYTES
+    return non_torch
 
 
 @dataclass(frozen=True)
@@ -436,10 +494,11 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, tp, dtype_bytes)
     activation = activation_peak_bytes(arch, batched, min(seqs, batched), tp)
-    non_torch = NON_TORCH_BYTES + (
-        NON_TORCH_TP_BYTES if tp * settings.pipeline_parallel_size > 1 else 0
+    forward = forward_peak_bytes(arch, batched, tp)
+    non_torch = non_torch_bytes(settings)
+    graphs = cuda_graph_bytes(
+        arch, settings.enforce_eager, version, settings.pipeline_parallel_size
     )
-    graphs = cuda_graph_bytes(arch, settings.enforce_eager)
     # vLLM's own startup message: "CUDA graph memory profiling is enabled (default since
     # v0.21.0)" (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; opt-in before, the 0.18-0.20 logs say
     # it "will be enabled by default").
@@ -499,6 +558,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         weights_bytes=weights.total,
         weights_by_role=dict(weights.by_role),
         activation_peak_bytes=activation,
+        forward_peak_bytes=forward,
         non_torch_bytes=non_torch,
         cuda_graph_bytes=graphs,
         cuda_graph_in_budget=graphs_in_budget,

@@ -91,6 +91,16 @@ def load_cases() -> list[Case]:
 SPLITS = ("fit", "holdout")
 WEIGHT_TOLERANCE = 0.03
 KV_TOLERANCE = 0.10
+# Overhead terms are estimates (vllm_plan.ESTIMATED_TERMS): each is held to the logged term within
+# 50 % or 0.2 GiB, whichever is larger, tight enough that doubling any term fails some log.
+TERM_TOLERANCE = 0.5
+TERM_FLOOR_GIB = 0.2
+TERM_FIGURES = (
+    ("activation_peak_gib", "activation_peak_bytes"),
+    ("activation_peak_no_sampler_gib", "forward_peak_bytes"),
+    ("non_torch_gib", "non_torch_bytes"),
+    ("cuda_graph_gib", "cuda_graph_bytes"),
+)
 
 
 def split_for(source: str) -> str:
@@ -107,6 +117,7 @@ class Figure:
     predicted: float
     observed: float
     tolerance: float
+    floor: float = 0.0  # an absolute tolerance in the figure's unit, for small terms
 
     @property
     def error(self) -> float:
@@ -114,7 +125,13 @@ class Figure:
 
     @property
     def ok(self) -> bool:
-        return abs(self.error) <= self.tolerance
+        return abs(self.predicted - self.observed) <= max(
+            self.tolerance * abs(self.observed), self.floor
+        )
+
+    @property
+    def is_term(self) -> bool:
+        return self.name in {name for name, _ in TERM_FIGURES}
 
 
 def checked_for_kv(case: Case) -> bool:
@@ -143,6 +160,14 @@ def figures(case: Case) -> list[Figure]:
     for name, predicted, key in pairs:
         if key in observed and observed[key] > 0:
             found.append(Figure(case, name, predicted, observed[key], KV_TOLERANCE))
+    as_dict = plan.as_dict()
+    excluded_terms = case.raw.get("excluded_terms") or {}
+    for key, term in TERM_FIGURES:
+        if key not in excluded_terms and observed.get(key) is not None and observed[key] > 0:
+            found.append(
+                Figure(case, key, as_dict[term] / GIB, observed[key], TERM_TOLERANCE,
+                       TERM_FLOOR_GIB)
+            )  # fmt: skip
     return found
 
 
