@@ -5,17 +5,19 @@ memory into the chip, plus the sequence's KV cache. A GPU cannot do that faster 
 memory bandwidth, so one stream decodes at most `bandwidth / bytes read per step` tokens per
 second. Under tensor parallelism each GPU holds and reads one shard, in parallel.
 Every output token also costs two floating-point operations (a multiply and an add) per
-parameter it touches, which bounds the tokens per second a GPU can produce at its peak compute.
+parameter it touches, and its attention over the context before it, which bounds the tokens per
+second a GPU can produce at its peak compute.
 
 These are bounds, not estimates: wherever a choice exists they take the smaller cost (only the
-routed experts a token picks, no attention FLOPs, the embedding table read as one row), so a
-real result stays below them. Speculative decoding, which emits several tokens per weight pass,
-is outside the model: a result that uses it can exceed the decode bound.
+routed experts a token picks, attention over the shortest context the workload allows, the
+embedding table read as one row, no prefill), so a real result stays below them. Speculative
+decoding, which emits several tokens per weight pass, is outside the model: a result that uses
+it can exceed the decode bound (not the compute bound: every token still passes the weights).
 """
 
 from dataclasses import dataclass
 
-from calculators.arch import ModelArch, ParamCounts, param_counts
+from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, ParamCounts, param_counts
 from calculators.errors import InputError
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import WeightFormat, weight_bytes
@@ -54,7 +56,7 @@ class DecodeBound:
 class ComputeBound:
     """The compute bound on output tokens per second of one GPU."""
 
-    flops_per_token: float  # 2 × parameters one token passes through, the whole model
+    flops_per_token: float  # 2 × parameters one token passes through, plus its attention
     dense_tflops: float
 
     @property
@@ -137,16 +139,55 @@ def decode_tokens_per_second_bound(
     )
 
 
-def flops_per_output_token(arch: ModelArch) -> float:
-    """Two FLOPs per parameter a token passes through (attention over the context left out)."""
+def attention_flops_per_token(arch: ModelArch, context_tokens: int) -> float:
+    """FLOPs of one token's attention over `context_tokens` earlier tokens, summed over layers.
+
+    Per query head and attended token: the score (q·k, `qk` multiply-adds) and the weighted
+    value (`v` multiply-adds), two FLOPs each. A sliding or chunked layer attends to at most its
+    window, DeepSeek-V3.2's indexer to its top-k, a recurrent layer (Mamba, linear attention) to
+    nothing that grows with the context. Under MLA the smaller of the absorbed (latent) and the
+    expanded head sizes is taken: the bound keeps the cheaper kernel.
+    """
+    if context_tokens < 0:
+        raise InputError(f"context_tokens: expected an integer >= 0, got {context_tokens}")
+    if arch.mla is not None:
+        mla = arch.mla
+        qk = mla.qk_rope_head_dim + min(mla.qk_nope_head_dim, mla.kv_lora_rank)
+        v = min(mla.v_head_dim, mla.kv_lora_rank)
+    else:
+        qk = v = arch.head_dim
+    context = context_tokens
+    if arch.indexer is not None:
+        context = min(context, arch.indexer.top_k)
+    attended = 0
+    for kind in arch.layer_kinds:
+        if kind == FULL:
+            attended += context
+        elif kind == SLIDING:
+            attended += min(context, arch.sliding_window or context)
+        elif kind == CHUNKED:
+            attended += min(context, arch.attention_chunk_size or context)
+    return 2.0 * arch.num_attention_heads * (qk + v) * attended
+
+
+def flops_per_output_token(arch: ModelArch, context_tokens: int = 0) -> float:
+    """Two FLOPs per parameter a token passes through, plus its attention over
+    `context_tokens` (`attention_flops_per_token`)."""
     counts = param_counts(arch)
-    return 2.0 * sum(_touched(counts, arch).values())
+    weights = 2.0 * sum(_touched(counts, arch).values())
+    return weights + attention_flops_per_token(arch, context_tokens)
 
 
-def output_tokens_per_second_per_gpu_bound(arch: ModelArch, dense_tflops: float) -> ComputeBound:
-    """The compute bound on output tokens per second per GPU at `dense_tflops` peak.
+def output_tokens_per_second_per_gpu_bound(
+    arch: ModelArch, dense_tflops: float, context_tokens: int = 0
+) -> ComputeBound:
+    """The compute bound on output tokens per second per GPU at `dense_tflops` peak, for
+    output tokens that attend to `context_tokens` on average (the prompt and the tokens
+    generated before them).
 
     Prefill work is left out (a prefix cache may skip it), which only loosens the bound.
     """
     _positive("dense_tflops", dense_tflops)
-    return ComputeBound(flops_per_token=flops_per_output_token(arch), dense_tflops=dense_tflops)
+    return ComputeBound(
+        flops_per_token=flops_per_output_token(arch, context_tokens), dense_tflops=dense_tflops
+    )

@@ -10,6 +10,7 @@ from calculators.arch import ModelArch, parse_config
 from calculators.errors import InputError
 from calculators.quantization import WeightFormat, weight_format
 from calculators.roofline import (
+    attention_flops_per_token,
     decode_tokens_per_second_bound,
     decode_weight_bytes_per_step,
     flops_per_output_token,
@@ -115,3 +116,33 @@ def test_roofline_decode_bound_falls_with_context_and_batch(
     )
     assert loaded.tokens_per_second_per_stream <= base.tokens_per_second_per_stream
     assert loaded.tokens_per_second_per_stream == pytest.approx(bandwidth / loaded.bytes_per_step)
+
+
+def test_roofline_attention_flops_of_llama_8b_at_1000_tokens() -> None:
+    # 32 layers × 32 query heads × (128 + 128) multiply-adds per attended token × 2 FLOPs.
+    arch = _arch("llama-3.1-8b-instruct")
+    assert attention_flops_per_token(arch, 1000) == 32 * 32 * 256 * 2 * 1000
+    assert attention_flops_per_token(arch, 0) == 0
+    assert flops_per_output_token(arch, 1000) == flops_per_output_token(arch) + 524_288_000
+
+
+def test_roofline_attention_of_a_sliding_layer_stops_at_its_window() -> None:
+    # gpt-oss-20b: 24 layers alternate full and 128-token sliding attention, 64 heads of 64.
+    arch = _arch("gpt-oss-20b")
+    per_token = 2 * 64 * (64 + 64)
+    assert attention_flops_per_token(arch, 100) == per_token * 24 * 100
+    assert attention_flops_per_token(arch, 10_000) == per_token * (12 * 10_000 + 12 * 128)
+
+
+def test_roofline_attention_of_mla_takes_the_cheaper_head_size() -> None:
+    # DeepSeek-V3: 128 heads; qk = 64 rope + min(128 nope, 512 latent), v = min(128, 512).
+    arch = _arch("deepseek-v3")
+    assert attention_flops_per_token(arch, 1000) == 2 * 128 * (64 + 128 + 128) * 61 * 1000
+
+
+def test_roofline_compute_bound_falls_with_the_context() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    short = output_tokens_per_second_per_gpu_bound(arch, 989.4, context_tokens=0)
+    long = output_tokens_per_second_per_gpu_bound(arch, 989.4, context_tokens=100_000)
+    # At 100k tokens attention (52 GFLOP) outweighs the weights (15 GFLOP).
+    assert long.tokens_per_second_per_gpu < short.tokens_per_second_per_gpu / 4
