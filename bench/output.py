@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,10 +64,12 @@ def write_run(
     points: Sequence[PointSummary],
     records: RawRecords,
     raw_records: bool,
+    model_entry: Mapping[str, Any] | None = None,
 ) -> WrittenRun:
     """Build, check and write the result at `output` (and the raw records when `raw_records`).
 
     `build` assembles the result; `points` are the measured summaries, kept when it fails.
+    `model_entry`: a model-catalog entry the result's model needs (`bench.model_entry`).
     Raises RunNotWrittenError when the result is not written, after keeping the points.
     """
     try:
@@ -77,7 +79,9 @@ def write_run(
         reason = f"the result could not be assembled: {_line(error)}"
         raise _rejected(output, text, records, reason) from None
     try:
-        problems = validate_result(result)
+        problems = (
+            validate_result(result) if model_entry is None else validate_result(result, model_entry)
+        )
     except Exception as error:  # the checks themselves failed: unchecked is not valid
         problems = [f"the registry's checks could not run ({_line(error)})"]
     if problems:

@@ -32,7 +32,7 @@ import math
 import os
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -441,8 +441,10 @@ def build_result(
     return with_content_id(result)
 
 
-def validate_result(result: Result) -> list[str]:
-    """Every problem `registry.validate` finds in the result (none when it is not installed)."""
+def validate_result(result: Result, model_entry: Mapping[str, Any] | None = None) -> list[str]:
+    """Every problem `registry.validate` finds in the result (none when it is not installed);
+    with `model_entry`, judged against the catalogs with that model added
+    (`bench.model_entry`)."""
     try:
         validate = importlib.import_module("registry.validate")
     except ImportError:
@@ -450,7 +452,12 @@ def validate_result(result: Result) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="infermeter-result-") as folder:
         path = Path(folder) / "result.json"
         path.write_text(dumps_result(result), encoding="utf-8")
-        report = validate.validate_paths([path])
+        root = None
+        if model_entry is not None:
+            from bench.model_entry import catalog_with
+
+            root = catalog_with(model_entry, Path(folder) / "registry-root")
+        report = validate.validate_paths([path], registry_root=root)
     return [f"{problem.path}: {problem.message}" for problem in report.problems]
 
 

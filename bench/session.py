@@ -33,6 +33,7 @@ from bench.host import HostInfo, catalog_gpu_id, client_info, host_info
 from bench.interrupts import StopSignals
 from bench.load import PointPlan
 from bench.metrics import PointSummary
+from bench.model_entry import entry_for_run, is_repository, proposed_id
 from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.output import write_run
 from bench.result import Deployment, PointTelemetry, Provenance, build_result
@@ -222,7 +223,14 @@ def plan_deployment(
         gpu_count = tensor or (len(config.gpu_indices) if config.gpu_indices else 1)
     gpu_id = _resolve_gpu(config, inventory, notify)
     requested = server.model if server else served_repository(facts) or config.run.model
-    model_id, hf_repo = _resolve_model(requested, config.model_id)
+    try:
+        model_id, hf_repo = _resolve_model(requested, config.model_id)
+    except BenchConfigError:
+        if server is None or config.model_id is not None or not is_repository(server.model):
+            raise
+        # Any model vLLM serves: the catalog entry it needs is proposed after the run.
+        model_id, hf_repo = proposed_id(server.model), server.model
+        notify(f"note: {server.model} is not in the model catalog; measuring it anyway")
     if server is None:
         from registry.catalog import load_models
 
@@ -445,6 +453,10 @@ def _run_session(
         client=client_info(),
         server=facts,
     )
+    entry = None
+    if server_config is not None:
+        entry, entry_notes = entry_for_run(server_config.model, deployment.model_id, config.output)
+        notes += entry_notes
     written = write_run(
         config.output,
         lambda: build_result(
@@ -453,6 +465,7 @@ def _run_session(
         run.points,
         observer.records,
         config.raw_records,
+        entry,
     )
     outcome.result, outcome.output = written.result, written.path
     outcome.raw_records = written.raw_records
