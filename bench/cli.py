@@ -8,6 +8,7 @@ import click
 from bench.commands.bench import bench_group
 from bench.commands.calc import calc_group
 from bench.commands.fleet import plan_group
+from bench.commands.harvest import harvest_group
 from bench.commands.migrate import migrate_command
 from bench.commands.registry import registry_group
 
@@ -28,3 +29,4 @@ bench_group.add_command(plan_group)
 main.add_command(bench_group)
 main.add_command(registry_group)
 registry_group.add_command(migrate_command)
+registry_group.add_command(harvest_group)

@@ -34,7 +34,14 @@ from registry.catalog import load_prices
 from registry.checks.structure import result_validator
 from registry.errors import InvalidFileError, Problem, json_path
 from registry.lookup import TIERS, cheapest_prices
-from registry.models import LatencyStats, LoadPoint, PriceEntry, Result, load_point_key
+from registry.models import (
+    LatencyStats,
+    LoadPoint,
+    PriceEntry,
+    ReportedSource,
+    Result,
+    load_point_key,
+)
 from registry.store import (
     RESULTS_DIR,
     canonical_json,
@@ -63,6 +70,12 @@ class IndexRow:
     file: str = _column("Path of the result file in the registry repository.")
     point_index: int = _column("Position of the load point in the file's `points`, from 0.")
     source_kind: str = _column("`measured` by a tool, or `reported` from a cited source.")
+    lane: str = _column(
+        "`measured`, `reported`, or `mlperf` (MLPerf results: shown apart, never ranked against "
+        "other lanes; figures derived from them are not verified by MLCommons)."
+    )
+    mlperf_result_id: str | None = _column("MLPerf result ID (MLPerf lane only).")
+    unofficial: bool = _column("True when the source is a copy or fork, not the publisher's own.")
     gpu: str = _column("GPU catalog id.")
     gpu_count: int = _column("GPUs that served the model.")
     model: str = _column("Model catalog id.")
@@ -268,6 +281,13 @@ def _tier_columns(
     return columns
 
 
+def _lane(result: Result) -> str:
+    source = result.source
+    if isinstance(source, ReportedSource) and source.mlperf is not None:
+        return "mlperf"
+    return source.kind
+
+
 def _replicate_key(result: Result, point: LoadPoint) -> str:
     text = json.dumps(load_point_key(result, point), sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
@@ -305,6 +325,7 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
         per_user, per_user_basis = _per_user(point, output_tokens_per_s)
         gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
         search = point.load.rate_search
+        mlperf = getattr(result.source, "mlperf", None)
         tiers: dict[str, Any] = {}
         for tier in TIERS:
             tiers |= _tier_columns(
@@ -316,6 +337,9 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
                 file=file,
                 point_index=point_index,
                 source_kind=result.source.kind,
+                lane=_lane(result),
+                mlperf_result_id=mlperf.result_id if mlperf is not None else None,
+                unofficial=bool(getattr(result.source, "unofficial", None)),
                 gpu=identity.gpu.id,
                 gpu_count=gpu_count,
                 model=identity.model.id,

@@ -19,6 +19,7 @@ from registry.models.catalog import (
 from registry.models.common import RESULT_SCHEMA_VERSION, SLUG_PATTERN, StrictModel
 from registry.models.identity import (
     DatasetLength,
+    Disaggregation,
     EngineIdentity,
     FixedLength,
     GpuIdentity,
@@ -26,6 +27,7 @@ from registry.models.identity import (
     ModelIdentity,
     NormalLength,
     ServingSettings,
+    SpeculativeDecoding,
     UniformLength,
     Workload,
 )
@@ -49,6 +51,7 @@ from registry.models.measurements import (
 from registry.models.provenance import (
     Host,
     MeasuredSource,
+    MlperfEntry,
     ReportedSource,
     Tool,
 )
@@ -72,6 +75,7 @@ __all__ = [
     "Arrival",
     "CatalogSource",
     "DatasetLength",
+    "Disaggregation",
     "EngineIdentity",
     "EngineTelemetry",
     "FailureCounts",
@@ -86,6 +90,7 @@ __all__ = [
     "Load",
     "LoadPoint",
     "MeasuredSource",
+    "MlperfEntry",
     "ModelCatalog",
     "ModelEntry",
     "ModelIdentity",
@@ -100,6 +105,7 @@ __all__ = [
     "Result",
     "ServingSettings",
     "Slo",
+    "SpeculativeDecoding",
     "Startup",
     "StrictModel",
     "Telemetry",

@@ -22,6 +22,9 @@ class GpuIdentity(StrictModel):
     id: Slug = Field(description="GPU id in the GPU catalog (registry/catalogs/gpus.yaml).")
     count: PositiveInt = Field(description="Number of GPUs that served the model.")
     form_factor: FormFactor = Field(description="Board form factor of the GPUs.")
+    nodes: PositiveInt | None = Field(
+        None, description="Hosts the GPUs were spread over; null if not stated."
+    )
 
 
 class EngineIdentity(StrictModel):
@@ -60,6 +63,31 @@ class ModelIdentity(StrictModel):
     )
 
 
+class SpeculativeDecoding(StrictModel):
+    """Draft tokens proposed and verified per step, as the source names the method."""
+
+    method: Text = Field(description="The method as the source names it, e.g. `MTP`, `EAGLE3`.")
+    draft_tokens: PositiveInt | None = Field(
+        None, description="Tokens proposed per step; null if not stated."
+    )
+    draft_model: Text | None = Field(
+        None, description="The draft model, if a separate one; null if none or not stated."
+    )
+
+
+class Disaggregation(StrictModel):
+    """Prefill and decode served by separate GPU pools (each count as the source states it)."""
+
+    prefill_gpus: PositiveInt | None = Field(None, description="GPUs serving prefill, in all.")
+    decode_gpus: PositiveInt | None = Field(None, description="GPUs serving decode, in all.")
+    prefill_workers: PositiveInt | None = Field(
+        None, description="Prefill engine instances; null if not stated."
+    )
+    decode_workers: PositiveInt | None = Field(
+        None, description="Decode engine instances; null if not stated."
+    )
+
+
 class ServingSettings(StrictModel):
     """Engine settings that change performance; vLLM option names. Null where not stated."""
 
@@ -90,6 +118,17 @@ class ServingSettings(StrictModel):
         None, description="Whether automatic prefix caching was on."
     )
     enable_chunked_prefill: bool | None = Field(None, description="Whether chunked prefill was on.")
+    expert_parallel_size: PositiveInt | None = Field(
+        None, description="GPUs the experts of an MoE model are spread over; null if not stated."
+    )
+    speculative: SpeculativeDecoding | None = Field(
+        None, description="Speculative decoding, as the source states it; null if none stated."
+    )
+    disaggregated: Disaggregation | None = Field(
+        None,
+        description="Prefill and decode on separate GPUs (disaggregated serving); null when "
+        "they share GPUs or the source does not say.",
+    )
 
 
 class FixedLength(StrictModel):
@@ -155,6 +194,16 @@ class Workload(StrictModel):
     api: Literal["completions", "chat"] | None = Field(
         None,
         description="OpenAI-compatible endpoint used: `/v1/completions` or `/v1/chat/completions`.",
+    )
+    accuracy_target: Text | None = Field(
+        None,
+        description="The output quality a run had to reach to count, as the source states it "
+        "(e.g. MLPerf's `99.9 % of the reference`); null if none.",
+    )
+    ignore_eos: bool | None = Field(
+        None,
+        description="Whether generation ignored the end-of-sequence token (so every request "
+        "produced its full output length); null if not stated.",
     )
 
 

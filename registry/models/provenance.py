@@ -99,6 +99,40 @@ class MeasuredSource(StrictModel):
     )
 
 
+MLPERF_RESULT_ID_PATTERN = r"^v?[0-9]+\.[0-9]+-[0-9]{4}$"
+
+
+class MlperfEntry(StrictModel):
+    """An MLPerf result as MLPerf's results messaging guidelines require it to be shown: its
+    result ID, submitter, benchmark, version, division, scenario and system, and the footnote.
+    MLPerf results are shown in a lane of their own and never ranked against other rows; any
+    figure derived from them (per GPU, $) is not verified by MLCommons."""
+
+    round: Annotated[str, Field(pattern=r"^v[0-9]+\.[0-9]+$")] = Field(
+        description="MLPerf Inference version, e.g. `v5.1`."
+    )
+    result_id: Annotated[str, Field(pattern=MLPERF_RESULT_ID_PATTERN)] = Field(
+        description="MLPerf result ID as the results table gives it, e.g. `5.1-0001`."
+    )
+    division: Literal["closed", "open"] = Field(description="MLPerf division.")
+    availability: Literal["available", "preview", "rdi"] = Field(
+        description="MLPerf availability category: available, preview, or research/development/"
+        "internal (rdi)."
+    )
+    suite: Text = Field(description="System type, e.g. `datacenter`.")
+    benchmark: Text = Field(description="The benchmark as MLPerf names it, e.g. `llama2-70b-99`.")
+    scenario: Literal["Offline", "Server", "Interactive"] = Field(description="LoadGen scenario.")
+    submitter: Text = Field(description="Submitting organization.")
+    system: Text = Field(description="System under test, as submitted.")
+    verified: bool = Field(
+        description="Whether the result was verified through MLCommons review (true for the "
+        "official results repositories)."
+    )
+    footnote: LongText = Field(
+        description="The footnote MLPerf's guidelines require beside the result."
+    )
+
+
 class ReportedSource(StrictModel):
     """Numbers published by a public source; only what the source states is filled in."""
 
@@ -114,6 +148,19 @@ class ReportedSource(StrictModel):
     )
     retrieved: FullDate = Field(description="When the source was read, YYYY-MM-DD.")
     submitter: Text = Field(description="Who transcribed the numbers (GitHub user name).")
+    revision: Text | None = Field(
+        None,
+        description="The exact version read: the git commit of the source repository, or the "
+        "document version; null if the source has none.",
+    )
+    unofficial: bool | None = Field(
+        None,
+        description="True when the numbers come from a copy or fork, not from the publisher's "
+        "own repository or site (shown as unofficial).",
+    )
+    mlperf: MlperfEntry | None = Field(
+        None, description="For an MLPerf result: what MLPerf's guidelines require to show it."
+    )
 
 
 Source = Annotated[MeasuredSource | ReportedSource, Field(discriminator="kind")]

@@ -50,6 +50,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.gpu.id",
     "identity.gpu.count",
     "identity.gpu.form_factor",
+    "identity.gpu.nodes",
     "identity.engine.name",
     "identity.engine.version",
     "identity.model.id",
@@ -65,11 +66,16 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.serving.max_num_batched_tokens",
     "identity.serving.enable_prefix_caching",
     "identity.serving.enable_chunked_prefill",
+    "identity.serving.expert_parallel_size",
+    "identity.serving.speculative",
+    "identity.serving.disaggregated",
     "identity.workload.profile",
     "identity.workload.input_len",
     "identity.workload.output_len",
     "identity.workload.dataset",
     "identity.workload.api",
+    "identity.workload.accuracy_target",
+    "identity.workload.ignore_eos",
 )
 """The properties that make two results comparable: same values, same experiment.
 

@@ -1,0 +1,106 @@
+"""`infermeter registry harvest …`: public benchmark results turned into result files."""
+
+import json
+from pathlib import Path
+
+import click
+
+from registry.harvest.outcome import HarvestReport
+
+
+def _registry_option(function: click.decorators.FC) -> click.decorators.FC:
+    return click.option(
+        "--registry",
+        "registry_root",
+        type=click.Path(file_okay=False, exists=True, path_type=Path),
+        default=None,
+        show_default="this checkout",
+        help="Registry checkout the result files are written into.",
+    )(function)
+
+
+def _common(function: click.decorators.FC) -> click.decorators.FC:
+    function = click.option(
+        "--dry-run", is_flag=True, help="Write nothing; print what would be added or changed."
+    )(function)
+    function = click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON object instead of text."
+    )(function)
+    function = click.option(
+        "--retrieved",
+        metavar="YYYY-MM-DD",
+        default=None,
+        help="Retrieval date of rows not harvested before (default: today, UTC).",
+    )(function)
+    return _registry_option(function)
+
+
+def _print(report: HarvestReport, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+        return
+    for line in report.lines():
+        click.echo(line)
+
+
+@click.group(name="harvest")
+def harvest_group() -> None:
+    """Turn a public benchmark source into result files; rerunning changes nothing.
+
+    Each source prints the files it added or changed, the rows it skipped with the reason,
+    and a summary.
+
+    \b
+    Example:
+      infermeter registry harvest mlperf --round 5.1 --from ./inference_results_v5.1
+    """
+
+
+@harvest_group.command(name="mlperf")
+@click.option("--round", "round_text", required=True, help="MLPerf Inference round, e.g. 5.1.")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Checkout (or bare mirror) of mlcommons/inference_results_v<round>.",
+)
+@click.option(
+    "--commit",
+    default=None,
+    help="Commit to read (default HEAD); for a plain folder, the commit it was copied from.",
+)
+@click.option(
+    "--repository-url",
+    default=None,
+    help="Public URL of the repository read (default: mlcommons/inference_results_v<round>).",
+)
+@_common
+def mlperf_command(
+    round_text: str,
+    source: Path,
+    commit: str | None,
+    repository_url: str | None,
+    registry_root: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    retrieved: str | None,
+) -> None:
+    """MLPerf Inference closed datacenter LLM results (Offline, Server, Interactive).
+
+    \b
+    Example:
+      infermeter registry harvest mlperf --round 5.1 --from ./inference_results_v5.1
+    """
+    from registry.errors import RegistryError
+    from registry.harvest.run import HarvestOptions, harvest_mlperf
+    from registry.store import REPOSITORY_ROOT
+
+    options = HarvestOptions(registry_root or REPOSITORY_ROOT, dry_run=dry_run, today=retrieved)
+    try:
+        report = harvest_mlperf(
+            source, round_text, options, commit=commit, repository_url=repository_url
+        )
+    except RegistryError as error:
+        raise click.ClickException(str(error)) from None
+    _print(report, as_json)

@@ -1,0 +1,76 @@
+"""One call per source: read it, turn its rows into results, apply them to a registry."""
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.catalog import load_gpus, load_models
+from registry.harvest import mlperf
+from registry.harvest.errors import HarvestError
+from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
+from registry.harvest.tree import SourceTree
+
+DEFAULT_SUBMITTER = "infermeter-maintainers"
+
+
+@dataclass(frozen=True)
+class HarvestOptions:
+    """What every harvest takes besides its source."""
+
+    registry_root: Path
+    dry_run: bool = False
+    submitter: str = DEFAULT_SUBMITTER
+    today: str | None = None
+    """Retrieval date of rows not harvested before (default: today, UTC)."""
+
+    def retrieval_date(self) -> str:
+        return self.today or dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def mlperf_round_name(text: str) -> str:
+    """`5.1` or `v5.1` → `v5.1`; HarvestError for anything else."""
+    match = re.fullmatch(r"v?([0-9]+\.[0-9]+)", text.strip())
+    if not match:
+        raise HarvestError(f"--round: {text!r} is not an MLPerf round such as 5.1")
+    return f"v{match.group(1)}"
+
+
+def harvest_mlperf(
+    source: Path,
+    round_text: str,
+    options: HarvestOptions,
+    *,
+    commit: str | None = None,
+    repository_url: str | None = None,
+) -> HarvestReport:
+    """Harvest one MLPerf Inference round from a checkout of its results repository."""
+    round_name = mlperf_round_name(round_text)
+    tree = SourceTree.open(source, commit)
+    if tree.commit is None:
+        raise HarvestError(
+            f"--from: {source} is no git repository; name the commit it was copied from "
+            "with --commit"
+        )
+    known = retrieval_dates(options.registry_root, mlperf.result_key)
+    today = options.retrieval_date()
+    round_info = mlperf.MlperfRound(
+        round=round_name,
+        repository_url=repository_url
+        or f"https://github.com/mlcommons/inference_results_{round_name}",
+        commit=tree.commit,
+        retrieved_for=lambda key: known.get(key, today),
+        submitter=options.submitter,
+    )
+    folder = options.registry_root / "registry" / "catalogs"
+    rows = mlperf.harvest_round(
+        tree, round_info, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+    )
+    return apply_harvest(
+        rows,
+        options.registry_root,
+        mlperf.result_key,
+        source=f"MLPerf Inference {round_name} at {tree.commit[:12]}",
+        dry_run=options.dry_run,
+        today=today,
+    )

@@ -1,0 +1,123 @@
+"""Reading a source: a folder, or a git repository (a checkout or a bare mirror) at a commit.
+
+A git repository is read at a commit (HEAD unless named), never from its working files, so the
+commit a result cites is exactly what was read. A plain folder has no commit of its own: the
+caller names the commit it was copied from.
+"""
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.harvest.errors import HarvestError
+
+_GIT_TIMEOUT_S = 300
+
+
+def _git(repository: Path, *arguments: str, stdin: bytes | None = None) -> bytes:
+    try:
+        completed = subprocess.run(
+            ["git", "-C", str(repository), *arguments],
+            input=stdin,
+            capture_output=True,
+            check=False,
+            timeout=_GIT_TIMEOUT_S,
+        )
+    except FileNotFoundError:
+        raise HarvestError("git is not installed; it is needed to read a repository") from None
+    except subprocess.TimeoutExpired:
+        raise HarvestError(f"git {arguments[0]} took longer than {_GIT_TIMEOUT_S} s") from None
+    if completed.returncode != 0:
+        lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise HarvestError(f"git {arguments[0]} failed: {lines[-1] if lines else 'no message'}")
+    return completed.stdout
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    """The files of one source as of one commit (`commit` None: an uncommitted folder)."""
+
+    root: Path
+    commit: str | None
+    is_git: bool
+
+    @classmethod
+    def open(cls, path: Path, commit: str | None = None) -> "SourceTree":
+        """The source at `path`; a git repository at `commit` (default HEAD).
+
+        Raises HarvestError when `path` is missing or `commit` names no commit.
+        """
+        if not path.exists():
+            raise HarvestError(f"--from: {path}: no such file or folder")
+        folder = path if path.is_dir() else path.parent
+        # Only the top of a checkout (or a bare mirror) is read through git: a folder inside
+        # some other repository is just a folder.
+        if (folder / ".git").exists() or _is_bare(folder):
+            revision = commit or "HEAD"
+            try:
+                resolved = _git(folder, "rev-parse", "--verify", f"{revision}^{{commit}}")
+            except HarvestError:
+                raise HarvestError(f"--commit: {revision!r} names no commit in {path}") from None
+            return cls(folder, resolved.decode().strip(), True)
+        return cls(folder, commit, False)
+
+    def read_many(self, paths: list[str]) -> dict[str, str | None]:
+        """The text of each path (None where there is no such file), read in one go."""
+        if not paths:
+            return {}
+        if not self.is_git:
+            found: dict[str, str | None] = {}
+            for relative in paths:
+                file = self.root / relative
+                found[relative] = file.read_text(encoding="utf-8") if file.is_file() else None
+            return found
+        request = "".join(f"{self.commit}:{relative}\n" for relative in paths).encode("utf-8")
+        output = _git(self.root, "cat-file", "--batch", stdin=request)
+        texts: dict[str, str | None] = {}
+        position = 0
+        for relative in paths:
+            end = output.index(b"\n", position)
+            header = output[position:end].decode("utf-8", "replace").split()
+            position = end + 1
+            if len(header) != 3 or header[1] != "blob":
+                texts[relative] = None
+                continue
+            size = int(header[2])
+            texts[relative] = output[position : position + size].decode("utf-8", "replace")
+            position += size + 1
+        return texts
+
+    def read_text(self, relative: str) -> str:
+        """The text of one file; HarvestError names it when it is missing."""
+        text = self.read_many([relative])[relative]
+        if text is None:
+            where = f" at {self.commit[:12]}" if self.commit else ""
+            raise HarvestError(f"{self.root / relative}: no such file{where}")
+        return text
+
+    def history(self, relative: str) -> list[str]:
+        """Commits that changed `relative`, oldest first (a git source only)."""
+        if not self.is_git:
+            return []
+        output = _git(
+            self.root, "log", "--format=%H", "--reverse", str(self.commit), "--", relative
+        )
+        return output.decode().split()
+
+    def at(self, commit: str) -> "SourceTree":
+        """The same repository at another commit."""
+        return SourceTree(self.root, commit, self.is_git)
+
+    def commit_date(self) -> str | None:
+        """The committer date of the commit read, YYYY-MM-DD (a git source only)."""
+        if not self.is_git:
+            return None
+        output = _git(self.root, "show", "-s", "--format=%cs", str(self.commit))
+        return output.decode().strip() or None
+
+
+def _is_bare(folder: Path) -> bool:
+    try:
+        return _git(folder, "rev-parse", "--is-bare-repository").decode().strip() == "true"
+    except HarvestError:
+        return False

@@ -1,0 +1,266 @@
+"""`registry harvest mlperf` on real excerpts of the MLPerf Inference results repositories.
+
+tests/data/harvest/mlperf-v5.1 and -v4.1 hold rows of `summary_results.json` copied verbatim
+from mlcommons/inference_results_v5.1 (commit 965182b0) and v4.1 (commit 4a0c8741, where the
+summary still was), with the `mlperf_log_summary.txt` of each row that reaches its log.
+"""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from registry.corrections import load_corrections
+from registry.harvest.errors import HarvestError
+from registry.harvest.mlperf import parse_engine, parse_log_summary
+from registry.harvest.run import HarvestOptions, harvest_mlperf
+from registry.store import REPOSITORY_ROOT, read_result
+from registry.validate import validate_paths
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "harvest"
+V51 = DATA / "mlperf-v5.1"
+V41 = DATA / "mlperf-v4.1"
+V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
+V41_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
+RETRIEVED = "2026-12-01"
+AMD_SERVER = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Server"
+
+
+def _git(root: Path, *arguments: str) -> str:
+    completed = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return completed.stdout.strip()
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    root = tmp_path / "registry-checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    return root
+
+
+@pytest.fixture
+def source_repo(tmp_path: Path) -> Path:
+    """The v5.1 excerpt as a real git repository."""
+    repo = tmp_path / "inference_results_v5.1"
+    shutil.copytree(V51, repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "excerpt")
+    return repo
+
+
+def _options(root: Path, **changes: object) -> HarvestOptions:
+    return HarvestOptions(root, **({"today": RETRIEVED} | changes))  # type: ignore[arg-type]
+
+
+def _results(root: Path) -> dict[str, object]:
+    found = {}
+    for path in (root / "registry" / "results").rglob("*.json"):
+        result = read_result(path)
+        mlperf = result.source.mlperf  # type: ignore[union-attr]
+        found[f"{mlperf.result_id} {mlperf.benchmark} {mlperf.scenario}"] = result
+    return found
+
+
+def test_harvest_reads_each_scenario_as_what_it_measured(source_repo: Path, registry: Path) -> None:
+    report = harvest_mlperf(source_repo, "5.1", _options(registry))
+    results = _results(registry)
+    assert len(report.added) == len(results) == 9
+    server = results["5.1-0001 llama2-70b-99 Server"]
+    (point,) = server.points  # type: ignore[attr-defined]
+    # Every figure as mlperf_log_summary.txt states it (ns → ms).
+    assert point.load.arrival == "poisson"
+    assert point.load.request_rate == 83.5
+    assert (point.load.rate_search.ttft_ms, point.load.rate_search.tpot_ms) == (2000.0, 200.0)
+    assert point.ttft_ms.p99 == pytest.approx(1914.647645)
+    assert point.ttft_ms.mean == pytest.approx(918.456323)
+    assert point.tpot_ms.p99 == pytest.approx(193.380124)
+    assert point.e2e_ms.max == pytest.approx(165057.12734)
+    assert point.throughput.output_tokens_per_s == 24593.77
+    assert point.throughput.requests_per_s == 81.68
+    identity = server.identity  # type: ignore[attr-defined]
+    assert (identity.gpu.id, identity.gpu.count, identity.gpu.nodes) == ("mi300x", 8, 1)
+    assert identity.engine.name == "vllm"
+    assert identity.engine.version == "0.9.0.2.dev108+g71faa1880.d20250730.rocm641"
+    assert identity.model.quantization == "fp8"
+    offline = results["5.1-0001 llama2-70b-99 Offline"].points[0]  # type: ignore[attr-defined]
+    assert (offline.load.arrival, offline.requests.sent) == ("offline", 245520)
+    assert offline.throughput.output_tokens_per_s == 27803.9
+    interactive = results["5.1-0001 llama2-70b-99 Interactive"].points[0]  # type: ignore[attr-defined]
+    assert (interactive.load.rate_search.ttft_ms, interactive.load.rate_search.tpot_ms) == (
+        450.0,
+        40.0,
+    )
+    assert interactive.load.request_rate == 29.5
+
+
+def test_harvest_keeps_what_mlperf_requires_to_show_a_result(
+    source_repo: Path, registry: Path
+) -> None:
+    harvest_mlperf(source_repo, "5.1", _options(registry))
+    source = _results(registry)["5.1-0001 llama2-70b-99 Server"].source  # type: ignore[attr-defined]
+    commit = _git(source_repo, "rev-parse", "HEAD")
+    assert source.revision == commit
+    assert source.url == (
+        f"https://github.com/mlcommons/inference_results_v5.1/tree/{commit}/{AMD_SERVER}"
+    )
+    entry = source.mlperf
+    assert (entry.result_id, entry.submitter, entry.round, entry.division) == (
+        "5.1-0001",
+        "AMD",
+        "v5.1",
+        "closed",
+    )
+    assert entry.system == "Supermicro AS-8125GS-TNMR2"
+    assert entry.footnote.startswith("MLPerf® v5.1 Inference Closed llama2-70b-99 Server.")
+    assert "entry 5.1-0001" in entry.footnote
+    assert "registered and unregistered trademarks of MLCommons" in entry.footnote
+    assert source.retrieved == RETRIEVED
+
+
+def test_harvest_skips_what_it_cannot_import_faithfully(source_repo: Path, registry: Path) -> None:
+    report = harvest_mlperf(source_repo, "5.1", _options(registry))
+    reasons = dict(report.skipped)
+    assert len(reasons) == 3  # the ResNet row and the open-division row are not considered
+    assert "heterogeneous system" in reasons["mlperf v5.1 5.1-0065 llama2-70b-99 Offline"]
+    assert "CPU-only" in reasons["mlperf v5.1 5.1-0017 llama3.1-8b Offline"]
+    assert (
+        "names no inference engine with a version"
+        in reasons["mlperf v5.1 5.1-0085 llama2-70b-99 Offline"]
+    )
+
+
+def test_multi_node_systems_count_every_accelerator(source_repo: Path, registry: Path) -> None:
+    harvest_mlperf(source_repo, "5.1", _options(registry))
+    nvl72 = _results(registry)["5.1-0071 deepseek-r1 Offline"].identity.gpu  # type: ignore[attr-defined]
+    assert (nvl72.id, nvl72.nodes, nvl72.count) == ("gb200", 18, 72)
+
+
+def test_a_table_unit_that_disagrees_with_the_log_is_said(
+    source_repo: Path, registry: Path
+) -> None:
+    harvest_mlperf(source_repo, "5.1", _options(registry))
+    result = _results(registry)["5.1-0069 llama3.1-8b Interactive"]
+    log = parse_log_summary(
+        (V51 / "closed/NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-8b/Interactive"
+         / "performance/run_1/mlperf_log_summary.txt").read_text()
+    )  # fmt: skip
+    point = result.points[0]  # type: ignore[attr-defined]
+    assert point.throughput.output_tokens_per_s == float(log["Completed tokens per second"])
+    assert "Queries/s" in result.source.conditions  # type: ignore[attr-defined]
+
+
+def test_harvest_twice_changes_nothing_and_a_new_commit_is_a_correction(
+    source_repo: Path, registry: Path
+) -> None:
+    first = harvest_mlperf(source_repo, "5.1", _options(registry))
+    again = harvest_mlperf(source_repo, "5.1", _options(registry, today="2027-03-01"))
+    assert (again.added, again.changed, len(again.unchanged)) == ([], [], len(first.added))
+    log = source_repo / AMD_SERVER / "performance/run_1/mlperf_log_summary.txt"
+    log.write_text(log.read_text().replace("target_qps : 83.5", "target_qps : 83.4"))
+    _git(source_repo, "commit", "-q", "-am", "a later commit")
+    later = harvest_mlperf(source_repo, "5.1", _options(registry, today="2027-03-01"))
+    # A new commit changes every row's URL; each replaces its old file with a correction.
+    assert len(later.changed) == len(first.added)
+    assert later.added == []
+    entries = load_corrections(registry / "registry" / "corrections.yaml")
+    assert len(entries) == len(first.added)
+    assert {entry.kind for entry in entries} == {"correction"}
+    server = _results(registry)["5.1-0001 llama2-70b-99 Server"]
+    assert server.points[0].load.request_rate == 83.4  # type: ignore[attr-defined]
+    assert server.source.retrieved == RETRIEVED  # type: ignore[attr-defined]  # first read
+    assert validate_paths(registry_root=registry).ok
+
+
+def test_dry_run_writes_nothing(source_repo: Path, registry: Path) -> None:
+    report = harvest_mlperf(source_repo, "5.1", _options(registry, dry_run=True))
+    assert len(report.added) == 9
+    assert not list((registry / "registry" / "results").rglob("*.json"))
+
+
+def test_cli_prints_added_skipped_and_a_summary(source_repo: Path, registry: Path) -> None:
+    arguments = ["registry", "harvest", "mlperf", "--round", "5.1", "--from", str(source_repo)]
+    arguments += ["--registry", str(registry), "--retrieved", RETRIEVED]
+    outcome = CliRunner().invoke(main, arguments)
+    assert outcome.exit_code == 0, outcome.output
+    lines = outcome.output.splitlines()
+    assert lines[-1] == "9 added, 0 changed, 0 unchanged, 3 skipped"
+    assert sum(line.startswith("added registry/results/") for line in lines) == 9
+    assert any(line.startswith("skipped mlperf v5.1 5.1-0065") for line in lines)
+    as_json = CliRunner().invoke(main, [*arguments, "--json"])
+    assert json.loads(as_json.output)["unchanged"] == 9
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--round", "five"], "--round: 'five' is not an MLPerf round"),
+        (["--round", "5.1", "--commit", "nope"], "--commit: 'nope' names no commit"),
+    ],
+)
+def test_cli_bad_input_is_one_line(
+    source_repo: Path, registry: Path, arguments: list[str], message: str
+) -> None:
+    command = ["registry", "harvest", "mlperf", "--from", str(source_repo)]
+    outcome = CliRunner().invoke(main, [*command, "--registry", str(registry), *arguments])
+    assert outcome.exit_code == 1
+    assert message in outcome.output
+    assert "Traceback" not in outcome.output
+
+
+def test_a_plain_folder_needs_its_commit(registry: Path) -> None:
+    with pytest.raises(HarvestError, match="name the commit it was copied from"):
+        harvest_mlperf(V51, "5.1", _options(registry))
+
+
+@pytest.mark.parametrize(
+    ("software", "engine"),
+    [
+        ("TensorRT 10.11, CUDA 12.9", ("tensorrt", "10.11")),
+        ("vLLM 0.10.0, RHEL 9.6", ("vllm", "0.10.0")),
+        (
+            "Mango LLMBoost AI Enterprise Platform, vllm-0.9.0.2.dev108+g71faa1880.d20250717."
+            "rocm641, ROCm 6.12.12",
+            ("vllm", "0.9.0.2.dev108+g71faa1880.d20250717.rocm641"),
+        ),
+        ("PyTorch", None),
+        ("CUDA 12.2", None),
+    ],
+)
+def test_parse_engine(software: str, engine: tuple[str, str] | None) -> None:
+    parsed = parse_engine(software)
+    assert (parsed[:2] if parsed else None) == engine
+
+
+@pytest.mark.parametrize(
+    ("folder", "round_name", "commit", "expected"),
+    [(V51, "5.1", V51_COMMIT, 9), (V41, "4.1", V41_COMMIT, 4)],
+)
+def test_registry_files_match_the_pinned_excerpts(
+    registry: Path, folder: Path, round_name: str, commit: str, expected: int
+) -> None:
+    """Re-read the cited source (a pinned excerpt) and find every number in the registry.
+
+    The excerpt's rows harvested afresh must equal, byte for byte, the files the registry
+    holds for them: every throughput, rate, bound and latency figure of the sample.
+    """
+    report = harvest_mlperf(folder, round_name, _options(registry), commit=commit)
+    assert len(report.added) == expected
+    numbers = 0
+    for relative in report.added:
+        fresh = (registry / relative).read_text(encoding="utf-8")
+        committed = REPOSITORY_ROOT / relative
+        assert committed.is_file(), f"{relative} is not in the registry"
+        assert committed.read_text(encoding="utf-8") == fresh
+        numbers += fresh.count('": ') - fresh.count('": "') - fresh.count('": {')
+    assert numbers >= 20
