@@ -5,18 +5,8 @@ from pathlib import Path
 
 import click
 
+from bench.commands.registry_options import registry_option, resolve_registry
 from registry.harvest.outcome import HarvestReport
-
-
-def _registry_option(function: click.decorators.FC) -> click.decorators.FC:
-    return click.option(
-        "--registry",
-        "registry_root",
-        type=click.Path(file_okay=False, exists=True, path_type=Path),
-        default=None,
-        show_default="this checkout",
-        help="Registry checkout the result files are written into.",
-    )(function)
 
 
 def _common(function: click.decorators.FC) -> click.decorators.FC:
@@ -32,7 +22,7 @@ def _common(function: click.decorators.FC) -> click.decorators.FC:
         default=None,
         help="Retrieval date of rows not harvested before (default: today, UTC).",
     )(function)
-    return _registry_option(function)
+    return registry_option("the result files are written into its registry/results/")(function)
 
 
 def _print(report: HarvestReport, as_json: bool) -> None:
@@ -94,9 +84,8 @@ def mlperf_command(
     """
     from registry.errors import RegistryError
     from registry.harvest.run import HarvestOptions, harvest_mlperf
-    from registry.store import REPOSITORY_ROOT
 
-    options = HarvestOptions(registry_root or REPOSITORY_ROOT, dry_run=dry_run, today=retrieved)
+    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
     try:
         report = harvest_mlperf(
             source, round_text, options, commit=commit, repository_url=repository_url

@@ -18,10 +18,11 @@ from registry.corrections import load_corrections
 from registry.harvest.errors import HarvestError
 from registry.harvest.mlperf import parse_engine, parse_log_summary
 from registry.harvest.run import HarvestOptions, harvest_mlperf
-from registry.store import REPOSITORY_ROOT, read_result
+from registry.store import read_result
 from registry.validate import validate_paths
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "harvest"
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+DATA = REPOSITORY_ROOT / "tests" / "data" / "harvest"
 V51 = DATA / "mlperf-v5.1"
 V41 = DATA / "mlperf-v4.1"
 V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
