@@ -93,3 +93,54 @@ def mlperf_command(
     except RegistryError as error:
         raise click.ClickException(str(error)) from None
     _print(report, as_json)
+
+
+@harvest_group.command(name="trtllm")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Checkout of NVIDIA/TensorRT-LLM, or the perf-overview.md file of one version.",
+)
+@click.option(
+    "--commit",
+    default=None,
+    help="Commit to read (default HEAD); for a file, the commit it was taken from.",
+)
+@click.option(
+    "--url", default=None, help="Public URL of the page read (default: the file on GitHub)."
+)
+@click.option(
+    "--engine-version",
+    default=None,
+    help="The TensorRT-LLM release the page documents, where the page names it elsewhere.",
+)
+@_common
+def trtllm_command(
+    source: Path,
+    commit: str | None,
+    url: str | None,
+    engine_version: str | None,
+    registry_root: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    retrieved: str | None,
+) -> None:
+    """TensorRT-LLM performance overview: every per-GPU throughput table.
+
+    \b
+    Example:
+      infermeter registry harvest trtllm --from ./TensorRT-LLM --commit 03e27c7d5ff0
+    """
+    from registry.errors import RegistryError
+    from registry.harvest.run import HarvestOptions, harvest_trtllm
+
+    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
+    try:
+        report = harvest_trtllm(
+            source, options, commit=commit, url=url, engine_version=engine_version
+        )
+    except (RegistryError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    _print(report, as_json)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_gpus, load_models
-from registry.harvest import mlperf
+from registry.harvest import mlperf, trtllm
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
@@ -71,6 +71,52 @@ def harvest_mlperf(
         options.registry_root,
         mlperf.result_key,
         source=f"MLPerf Inference {round_name} at {tree.commit[:12]}",
+        dry_run=options.dry_run,
+        today=today,
+    )
+
+
+def harvest_trtllm(
+    source: Path,
+    options: HarvestOptions,
+    *,
+    commit: str | None = None,
+    url: str | None = None,
+    engine_version: str | None = None,
+) -> HarvestReport:
+    """Harvest one version of TensorRT-LLM's performance overview: a checkout of the
+    repository (read at `commit`, default HEAD) or the page's markdown file (`commit` names
+    the commit it was taken from)."""
+    if source.is_file():
+        if commit is None:
+            raise HarvestError(
+                f"--from: {source} is a file; name the commit it was taken from with --commit"
+            )
+        text = source.read_text(encoding="utf-8")
+        revision = commit
+    else:
+        tree = SourceTree.open(source, commit)
+        if tree.commit is None:
+            raise HarvestError(f"--from: {source} is no git repository and no file")
+        text, revision = tree.read_text(trtllm.DOCUMENT), tree.commit
+    known = retrieval_dates(options.registry_root, trtllm.result_key)
+    today = options.retrieval_date()
+    document = trtllm.TrtllmDocument(
+        revision=revision,
+        url=url or f"https://github.com/NVIDIA/TensorRT-LLM/blob/{revision}/{trtllm.DOCUMENT}",
+        engine_version=engine_version,
+        retrieved_for=lambda key: known.get(key, today),
+        submitter=options.submitter,
+    )
+    folder = options.registry_root / "registry" / "catalogs"
+    rows = trtllm.harvest_document(
+        text, document, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+    )
+    return apply_harvest(
+        rows,
+        options.registry_root,
+        trtllm.result_key,
+        source=f"TensorRT-LLM performance overview at {revision[:12]}",
         dry_run=options.dry_run,
         today=today,
     )

@@ -67,8 +67,13 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.serving.enable_prefix_caching",
     "identity.serving.enable_chunked_prefill",
     "identity.serving.expert_parallel_size",
-    "identity.serving.speculative",
-    "identity.serving.disaggregated",
+    "identity.serving.speculative.method",
+    "identity.serving.speculative.draft_tokens",
+    "identity.serving.speculative.draft_model",
+    "identity.serving.disaggregated.prefill_gpus",
+    "identity.serving.disaggregated.decode_gpus",
+    "identity.serving.disaggregated.prefill_workers",
+    "identity.serving.disaggregated.decode_workers",
     "identity.workload.profile",
     "identity.workload.input_len",
     "identity.workload.output_len",
@@ -108,6 +113,9 @@ KeyValue = str | int | float | bool | None
 def _property(root: BaseModel, dotted_path: str) -> KeyValue:
     value: object = root
     for name in dotted_path.split("."):
+        if value is None:
+            # An optional group that is absent (no speculative decoding): each leaf is absent.
+            return None
         value = getattr(value, name)
     if isinstance(value, BaseModel):
         # A nested value (a length distribution) compares by its canonical JSON.

@@ -1,0 +1,150 @@
+"""`registry harvest trtllm` on a real excerpt of TensorRT-LLM's performance overview.
+
+tests/data/harvest/trtllm/perf-overview-03e27c7d.md holds the throughput tables of
+docs/source/developer-guide/perf-overview.md at NVIDIA/TensorRT-LLM commit 03e27c7d, verbatim.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from registry.harvest.errors import HarvestError
+from registry.harvest.run import HarvestOptions, harvest_trtllm
+from registry.harvest.trtllm import parse_tables
+from registry.models import Result
+from registry.store import read_result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-03e27c7d.md"
+COMMIT = "03e27c7d5ff0c6e89f8328838c0a8e64f1b34f9d"
+RETRIEVED = "2026-12-01"
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    root = tmp_path / "registry-checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    return root
+
+
+def _harvest(registry: Path, page: Path = PAGE) -> dict[str, Result]:
+    harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    found = {}
+    for path in (registry / "registry" / "results").rglob("*.json"):
+        result = read_result(path)
+        cell = result.source.conditions.rsplit("[cell: ", 1)[1].rstrip("]")  # type: ignore[union-attr]
+        found[cell] = result
+    return found
+
+
+def test_every_cell_of_every_per_gpu_table_is_read() -> None:
+    cells, requests, refused = parse_tables(PAGE.read_text(encoding="utf-8"))
+    assert len(cells) == 150
+    assert refused == []
+    assert requests == {
+        (1024, 1024): 3000,
+        (8192, 1024): 1500,
+        (1024, 8192): 1500,
+        (32768, 1024): 1000,
+        (1024, 32768): 1000,
+    }
+    assert {cell.heading for cell in cells} >= {"GPT-OSS 120B", "Qwen3 30B A3B"}
+
+
+def test_a_cell_becomes_an_offline_deployment_of_its_gpus(registry: Path) -> None:
+    results = _harvest(registry)
+    h100 = results["GPT-OSS 120B | H100 DEP4 (FP8) | 1000/1000"]
+    assert (h100.identity.gpu.id, h100.identity.gpu.count) == ("h100-sxm", 4)
+    serving = h100.identity.serving
+    assert (serving.data_parallel_size, serving.expert_parallel_size) == (4, 4)
+    assert serving.tensor_parallel_size is None
+    (point,) = h100.points
+    assert point.load.arrival == "offline"
+    # 4,685 output tokens/s per GPU as printed, for 4 GPUs.
+    assert point.throughput.output_tokens_per_s == 4685 * 4
+    assert point.requests.sent is None  # the page gives no request count for 1000/1000
+    assert h100.identity.model.quantization == "fp8"
+    llama = results["LLaMA v3.3 70B | H200 TP2 (FP8) | 1024/8192"]
+    assert (llama.identity.serving.tensor_parallel_size, llama.identity.gpu.count) == (2, 2)
+    assert llama.points[0].throughput.output_tokens_per_s == 2009 * 2
+    assert llama.points[0].requests.sent == 1500
+    assert llama.identity.model.hf_repo == "nvidia/Llama-3.3-70B-Instruct-FP8"
+    assert (llama.identity.workload.input_len.value, llama.identity.workload.output_len.value) == (  # type: ignore[union-attr]
+        1024,
+        8192,
+    )
+
+
+def test_rtx_tables_name_their_gpu_count_and_pipeline(registry: Path) -> None:
+    results = _harvest(registry)
+    table = "Qwen3 235B A22B - RTX 6000 Pro Blackwell Server Edition"
+    rtx = results[f"{table} | 4 GPUs DEP2,PP2 (FP4) | 1024/8192"]
+    assert (rtx.identity.gpu.id, rtx.identity.gpu.count) == ("rtx-pro-6000", 4)
+    assert rtx.identity.serving.pipeline_parallel_size == 2
+    assert rtx.identity.serving.data_parallel_size == 2
+    assert rtx.points[0].throughput.output_tokens_per_s == 644 * 4
+
+
+def test_source_names_the_commit_and_the_page(registry: Path) -> None:
+    result = next(iter(_harvest(registry).values()))
+    source = result.source
+    assert source.revision == COMMIT  # type: ignore[union-attr]
+    assert source.url == (  # type: ignore[union-attr]
+        f"https://github.com/NVIDIA/TensorRT-LLM/blob/{COMMIT}/docs/source/developer-guide/"
+        "perf-overview.md"
+    )
+    assert result.identity.engine.version == "docs@03e27c7d5ff0"
+    assert "does not name the TensorRT-LLM release" in source.conditions  # type: ignore[union-attr]
+
+
+def test_twice_changes_nothing(registry: Path) -> None:
+    first = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    again = harvest_trtllm(PAGE, HarvestOptions(registry, today="2027-01-01"), commit=COMMIT)
+    assert (len(first.added), again.added, len(again.unchanged)) == (150, [], 150)
+
+
+def test_tables_in_another_unit_and_odd_columns_are_skipped(registry: Path, tmp_path: Path) -> None:
+    qwen_header = "GB200<br/>TP1 (FP4) |\n|---|---|---|\n| 1000/1000 | 26,971"
+    text = PAGE.read_text(encoding="utf-8")
+    assert qwen_header in text
+    text = text.replace(qwen_header, qwen_header.replace("TP1", "XP1"))
+    head, tail = text.split("# GPT-OSS 20B", 1)
+    tail = tail.replace("unit: `output tokens per second per GPU`", "unit: `tokens per second`", 1)
+    page = tmp_path / "page.md"
+    page.write_text(head + "# GPT-OSS 20B" + tail, encoding="utf-8")
+    report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    reasons = dict(report.skipped)
+    assert reasons[f"trtllm {COMMIT[:12]} GPT-OSS 20B"] == "unit is not per GPU"
+    odd = [reason for key, reason in reasons.items() if "Qwen3 30B A3B | GB200 XP1" in key]
+    assert odd
+    assert all("is not TPn, DEPn" in reason for reason in odd)
+
+
+def test_a_file_needs_its_commit(registry: Path) -> None:
+    with pytest.raises(HarvestError, match="name the commit it was taken from"):
+        harvest_trtllm(PAGE, HarvestOptions(registry))
+
+
+def test_cli(registry: Path) -> None:
+    arguments = ["registry", "harvest", "trtllm", "--from", str(PAGE), "--commit", COMMIT]
+    outcome = CliRunner().invoke(
+        main, [*arguments, "--registry", str(registry), "--retrieved", RETRIEVED]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.output.splitlines()[-1] == "150 added, 0 changed, 0 unchanged, 0 skipped"
+
+
+def test_registry_files_match_the_pinned_excerpt(registry: Path) -> None:
+    """Re-read the cited page (the pinned excerpt): every cell's file is in the registry."""
+    report = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    assert len(report.added) == 150
+    for relative in report.added:
+        committed = REPOSITORY_ROOT / relative
+        assert committed.is_file(), f"{relative} is not in the registry"
+        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
+            encoding="utf-8"
+        )
