@@ -144,3 +144,45 @@ def trtllm_command(
     except (RegistryError, OSError) as error:
         raise click.ClickException(str(error)) from None
     _print(report, as_json)
+
+
+@harvest_group.command(name="inferencex")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Folder of an InferenceX database dump (configs.json, workflow_runs.json, "
+    "benchmark_results.json).",
+)
+@click.option(
+    "--range-ratio",
+    type=float,
+    default=None,
+    help="--random-range-ratio of the runs (default 0.8, InferenceX's workflow templates).",
+)
+@_common
+def inferencex_command(
+    source: Path,
+    range_ratio: float | None,
+    registry_root: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    retrieved: str | None,
+) -> None:
+    """InferenceX results from a dump of its database; rows not from the official
+    SemiAnalysisAI/InferenceX repository are labelled unofficial.
+
+    \b
+    Example:
+      infermeter registry harvest inferencex --from ./inferencex-dump-2026-11-30
+    """
+    from registry.errors import RegistryError
+    from registry.harvest.run import HarvestOptions, harvest_inferencex
+
+    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
+    try:
+        report = harvest_inferencex(source, options, range_ratio=range_ratio)
+    except RegistryError as error:
+        raise click.ClickException(str(error)) from None
+    _print(report, as_json)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_gpus, load_models
-from registry.harvest import mlperf, trtllm
+from registry.harvest import inferencex, mlperf, trtllm
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
@@ -117,6 +117,34 @@ def harvest_trtllm(
         options.registry_root,
         trtllm.result_key,
         source=f"TensorRT-LLM performance overview at {revision[:12]}",
+        dry_run=options.dry_run,
+        today=today,
+    )
+
+
+def harvest_inferencex(
+    source: Path, options: HarvestOptions, *, range_ratio: float | None = None
+) -> HarvestReport:
+    """Harvest a dump of the InferenceX database (a folder of `<table>.json` files)."""
+    if not source.is_dir():
+        raise HarvestError(f"--from: {source} is not a folder of InferenceX dump tables")
+    tables = inferencex.read_dump(source)
+    known = retrieval_dates(options.registry_root, inferencex.result_key)
+    today = options.retrieval_date()
+    dump = inferencex.InferencexDump(
+        retrieved_for=lambda key: known.get(key, today),
+        submitter=options.submitter,
+        range_ratio=range_ratio if range_ratio is not None else inferencex.DEFAULT_RANGE_RATIO,
+    )
+    folder = options.registry_root / "registry" / "catalogs"
+    rows = inferencex.harvest_dump(
+        tables, dump, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+    )
+    return apply_harvest(
+        rows,
+        options.registry_root,
+        inferencex.result_key,
+        source=f"InferenceX dump {source.name}",
         dry_run=options.dry_run,
         today=today,
     )

@@ -1,0 +1,311 @@
+"""InferenceX™ (SemiAnalysis) results, from a dump of the InferenceX app's database.
+
+A dump is a folder with one JSON array per table, as `packages/db/src/dump-db.ts` of
+SemiAnalysisAI/InferenceX-app writes it (`pnpm admin:db:dump`): `configs.json`,
+`workflow_runs.json`, `benchmark_results.json` (the tables of
+`packages/db/migrations/001_initial_schema.sql`). A `benchmark_results` row is one concurrency
+of one serving configuration in one workflow run; its `metrics` are the row that
+`utils/process_result.py` of SemiAnalysisAI/InferenceX writes: throughput per GPU (tokens/s)
+and latency statistics in **seconds** (`median_ttft`, `p99_tpot`, …).
+
+The rows of one run × configuration × benchmark type × ISL/OSL become one result, one closed
+load point per concurrency (InferenceX's client sends `--num-prompts` requests with
+`--max-concurrency conc` and `--request-rate inf`). Lengths: InferenceX draws every prompt and
+output length uniformly from [int(ratio·L), L] (`--random-range-ratio`, 0.8 in its workflow
+templates) with `--ignore-eos`, so `uniform` lengths and `ignore_eos: true`. Output throughput
+per GPU × the GPUs it was divided by (all GPUs; decode GPUs for disaggregated runs, as
+process_result.py divides) gives the deployment's figure.
+
+A row is labelled unofficial unless its workflow run is in SemiAnalysisAI/InferenceX, as the
+InferenceX README requires ("all other forks & repos are Unofficial"). Failed rows (`error`
+set), GPUs and models without a catalog id, and rows without an image (no engine version) are
+skipped with the reason.
+"""
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from registry.harvest.errors import HarvestError
+from registry.harvest.outcome import Harvested
+from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from registry.store import with_content_id
+
+TABLES = ("configs", "workflow_runs", "benchmark_results")
+OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
+DEFAULT_RANGE_RATIO = 0.8
+"""`RANDOM_RANGE_RATIO: 0.8` in InferenceX's .github/workflows/benchmark-tmpl.yml."""
+
+GPUS: dict[str, str] = {
+    "h100": "h100-sxm",
+    "h200": "h200-sxm",
+    "b200": "b200",
+    "b300": "b300",
+    "gb200": "gb200",
+    "gb300": "gb300",
+    "mi300x": "mi300x",
+    "mi325x": "mi325x",
+    "mi355x": "mi355x",
+}
+"""InferenceX's GPU keys (packages/constants/src/gpu-keys.ts) → GPU catalog ids."""
+
+MODELS: dict[str, str] = {
+    "dsr1": "deepseek-r1",
+    "gptoss120b": "gpt-oss-120b",
+    "llama70b": "llama-3.3-70b-instruct",
+}
+"""InferenceX's DB model keys (DB_MODEL_TO_DISPLAY) → model catalog ids."""
+
+_STATISTICS = {"mean": "mean", "median": "p50", "p90": "p90", "p99": "p99"}
+_LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
+
+
+@dataclass(frozen=True)
+class InferencexDump:
+    """How one dump is cited."""
+
+    retrieved_for: Callable[[str], str]
+    submitter: str
+    range_ratio: float = DEFAULT_RANGE_RATIO
+
+
+def read_dump(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """The three tables of a dump folder; HarvestError names a missing or malformed one."""
+    tables = {}
+    for table in TABLES:
+        path = folder / f"{table}.json"
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise HarvestError(
+                f"{path}: missing; expected a dump of the InferenceX database"
+            ) from None
+        except (OSError, ValueError) as error:
+            raise HarvestError(f"{path}: not a JSON table ({error})") from None
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise HarvestError(f"{path}: expected a JSON array of row objects")
+        tables[table] = rows
+    return tables
+
+
+class _Skip(Exception):
+    """Rows that cannot be imported faithfully; the message is the reason."""
+
+
+def _engine(framework: str, image: str | None) -> tuple[str, str]:
+    if not image:
+        raise _Skip("no image recorded (runs before 2025-12-08): the engine version is unknown")
+    name = re.sub(r"[^a-z0-9.]+", "-", framework.lower()).strip("-")
+    return name, f"image {image}"
+
+
+def _precision(stated: str) -> dict[str, str]:
+    lowered = stated.lower()
+    if lowered in ("bf16", "bfloat16"):
+        return {"dtype": "bfloat16"}
+    if lowered in ("fp16", "float16"):
+        return {"dtype": "float16"}
+    return {"quantization": lowered}
+
+
+def _latency(metrics: dict[str, Any], name: str) -> dict[str, float] | None:
+    stats = {}
+    for prefix, field in _STATISTICS.items():
+        value = metrics.get(f"{prefix}_{name}")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            stats[field] = float(value) * 1000.0  # process_result.py stores seconds
+    return stats or None
+
+
+def _deployment(config: dict[str, Any]) -> tuple[int, int, dict[str, Any]]:
+    """(GPUs in all, GPUs the per-GPU throughput was divided by, serving settings)."""
+    prefill, decode = int(config["num_prefill_gpu"]), int(config["num_decode_gpu"])
+    serving: dict[str, Any] = {"tensor_parallel_size": int(config["decode_tp"])}
+    if int(config.get("decode_ep", 1)) > 1:
+        serving["expert_parallel_size"] = int(config["decode_ep"])
+    if config.get("disagg"):
+        serving = {
+            "disaggregated": {
+                "prefill_gpus": prefill,
+                "decode_gpus": decode,
+                "prefill_workers": int(config["prefill_num_workers"]) or None,
+                "decode_workers": int(config["decode_num_workers"]) or None,
+            }
+        }
+        return prefill + decode, decode, serving
+    return decode, decode, serving
+
+
+def group_key(run: dict[str, Any], config: dict[str, Any], row: dict[str, Any]) -> str:
+    """The source key of one result: run, configuration, benchmark type, lengths."""
+    parts = [
+        config.get("hardware"), config.get("framework"), config.get("model"),
+        config.get("precision"), config.get("spec_method"),
+        f"disagg={config.get('disagg')}", f"tp={config.get('decode_tp')}",
+        f"ep={config.get('decode_ep')}", f"dpa={config.get('decode_dp_attention')}",
+        f"gpus={config.get('num_prefill_gpu')}+{config.get('num_decode_gpu')}",
+    ]  # fmt: skip
+    return (
+        f"inferencex run {run.get('github_run_id')}/{run.get('run_attempt')} "
+        f"{' '.join(map(str, parts))} {row.get('benchmark_type')} {row.get('isl')}/{row.get('osl')}"
+    )
+
+
+def result_key(result: Result) -> str | None:
+    """The source key of an InferenceX result in the registry (None: not InferenceX)."""
+    conditions = getattr(result.source, "conditions", "")
+    match = re.search(r"\[group: (inferencex .+?)\]$", conditions)
+    return match.group(1) if match else None
+
+
+def _points(rows: list[dict[str, Any]], divided_by: int) -> list[dict[str, Any]]:
+    points = []
+    for row in sorted(rows, key=lambda row: int(row["conc"])):
+        metrics = row.get("metrics")
+        if not isinstance(metrics, dict):
+            raise _Skip(f"benchmark_results {row.get('id')}: metrics is not an object")
+        per_gpu = metrics.get("output_tput_per_gpu")
+        if not isinstance(per_gpu, int | float) or isinstance(per_gpu, bool):
+            raise _Skip(f"benchmark_results {row.get('id')}: no output_tput_per_gpu")
+        point: dict[str, Any] = {
+            "load": {"arrival": "closed", "concurrency": int(row["conc"])},
+            "requests": {},
+            "tokens": {},
+            "throughput": {"output_tokens_per_s": float(per_gpu) * divided_by},
+        }
+        for name, field in _LATENCIES.items():
+            stats = _latency(metrics, name)
+            if stats is not None:
+                point[field] = stats
+        points.append(point)
+    return points
+
+
+def _result(
+    key: str,
+    run: dict[str, Any],
+    config: dict[str, Any],
+    rows: list[dict[str, Any]],
+    dump: InferencexDump,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+) -> Result:
+    gpu_id, model_id = GPUS.get(str(config["hardware"])), MODELS.get(str(config["model"]))
+    if gpu_id is None or gpu_id not in gpus:
+        raise _Skip(f"hardware {config['hardware']!r} has no GPU catalog id")
+    if model_id is None or model_id not in models:
+        raise _Skip(f"model {config['model']!r} has no model catalog id")
+    images = {row.get("image") for row in rows}
+    if len(images) != 1:
+        raise _Skip("the rows of one configuration ran different images")
+    engine = _engine(str(config["framework"]), images.pop())
+    count, divided_by, serving = _deployment(config)
+    spec = str(config.get("spec_method", "none"))
+    if spec.lower() not in ("none", ""):
+        serving["speculative"] = {"method": spec}
+    isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
+    url = str(run.get("html_url") or "")
+    official = url.startswith(OFFICIAL_REPOSITORY)
+    conditions = (
+        f"InferenceX {rows[0].get('benchmark_type')} benchmark, workflow run "
+        f"{run.get('github_run_id')} (attempt {run.get('run_attempt')}, {run.get('date')}, "
+        f"commit {run.get('head_sha')}): {config['framework']} on {count} {config['hardware']} "
+        f"GPUs, model {config['model']}, precision {config['precision']}, speculative "
+        f"decoding {spec}, prefill TP{config['prefill_tp']}/EP{config['prefill_ep']}/DP-attention "
+        f"{config['prefill_dp_attention']}, decode TP{config['decode_tp']}/EP{config['decode_ep']}"
+        f"/DP-attention {config['decode_dp_attention']}"
+        + (f", disaggregated: {config['num_prefill_gpu']} prefill and {config['num_decode_gpu']}"
+           f" decode GPUs" if config.get("disagg") else "")
+        + f". Random prompts: input and output lengths uniform in [int({dump.range_ratio}·L), L] "
+        f"for L = {isl} / {osl}, end-of-sequence ignored; --max-concurrency = each point's "
+        f"concurrency, --request-rate inf. InferenceX reports output tokens/s per GPU (divided "
+        f"by {divided_by} GPUs); stored × {divided_by}. Latencies converted from seconds."
+        + ("" if official else " Unofficial: not from the official SemiAnalysisAI/InferenceX "
+           "repository.")
+        + f" [group: {key}]"
+    )  # fmt: skip
+    data = {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "id": "0" * 12,
+        "identity": {
+            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
+            "engine": {"name": engine[0], "version": engine[1]},
+            "model": {"id": model_id, "hf_repo": models[model_id].hf_repo,
+                      **_precision(str(config["precision"]))},
+            "serving": serving,
+            "workload": {
+                "profile": "custom",
+                "input_len": {"kind": "uniform", "min": int(isl * dump.range_ratio), "max": isl},
+                "output_len": {"kind": "uniform", "min": int(osl * dump.range_ratio), "max": osl},
+                "dataset": "random",
+                "ignore_eos": True,
+            },
+        },
+        "slo": {},
+        "points": _points(rows, divided_by),
+        "source": {
+            "kind": "reported",
+            "url": url or "https://github.com/SemiAnalysisAI/InferenceX",
+            "title": f"InferenceX run {run.get('github_run_id')}: {config['model']} on "
+            f"{config['hardware']} ({config['framework']})",
+            "publisher": "SemiAnalysis (InferenceX)" if official else "InferenceX (unofficial)",
+            "conditions": conditions,
+            "retrieved": dump.retrieved_for(key),
+            "submitter": dump.submitter,
+            "revision": run.get("head_sha") or None,
+            "unofficial": not official,
+        },
+    }  # fmt: skip
+    try:
+        return with_content_id(Result.model_validate(_drop_none(data)))
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise _Skip(f"not a valid result: {where}: {first['msg']}") from None
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def harvest_dump(
+    tables: dict[str, list[dict[str, Any]]],
+    dump: InferencexDump,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+) -> list[Harvested]:
+    """Every successful benchmark result of the dump, grouped into results, or skipped."""
+    configs = {row.get("id"): row for row in tables["configs"]}
+    runs = {row.get("id"): row for row in tables["workflow_runs"]}
+    groups: dict[str, tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]] = {}
+    harvested: list[Harvested] = []
+    for row in tables["benchmark_results"]:
+        config, run = configs.get(row.get("config_id")), runs.get(row.get("workflow_run_id"))
+        if config is None or run is None:
+            raise HarvestError(
+                f"benchmark_results {row.get('id')}: config_id or workflow_run_id names no row"
+            )
+        if row.get("error") is not None:
+            harvested.append(
+                Harvested(f"inferencex result {row.get('id')}", skipped=f"failed: {row['error']}")
+            )
+            continue
+        key = group_key(run, config, row)
+        groups.setdefault(key, (run, config, []))[2].append(row)
+    for key, (run, config, rows) in groups.items():
+        try:
+            harvested.append(
+                Harvested(key, result=_result(key, run, config, rows, dump, gpus, models))
+            )
+        except _Skip as skip:
+            harvested.append(Harvested(key, skipped=str(skip)))
+    return harvested
