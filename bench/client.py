@@ -206,6 +206,7 @@ class StreamingClient:
         continuous_usage_stats: bool = False,
         count_tokens: TokenCounter | None = None,
         extra_body: dict[str, Any] | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         self.model = model
@@ -215,6 +216,7 @@ class StreamingClient:
         self.continuous_usage_stats = continuous_usage_stats
         self.count_tokens = count_tokens
         self.extra_body = dict(extra_body or {})
+        self.api_key = api_key
         path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
         self.url = self.base_url + path
         parts = urlsplit(self.url)
@@ -225,8 +227,9 @@ class StreamingClient:
         self._request_head = (
             f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {host_header}\r\n"
             "Content-Type: application/json\r\nAccept: text/event-stream\r\n"
-            "Content-Length: "
+            f"{_authorization_line(api_key)}Content-Length: "
         ).encode()
+        self._headers = {"Content-Type": "application/json", **auth_headers(api_key)}
         self._pool: transport.ConnectionPool | None = None
         self._session: aiohttp.ClientSession | None = None
 
@@ -346,9 +349,7 @@ class StreamingClient:
         try:
             async with (
                 asyncio.timeout(self.timeout_s),
-                session.post(
-                    self.url, data=body, headers={"Content-Type": "application/json"}
-                ) as response,
+                session.post(self.url, data=body, headers=self._headers) as response,
             ):
                 if response.status != 200:
                     raw = await response.read()
@@ -384,7 +385,20 @@ def normalize_base_url(url: str) -> str:
     return base
 
 
-async def list_models(base_url: str, timeout_s: float = 10.0) -> list[str]:
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    """`Authorization: Bearer KEY` for a server started with an API key (none without one)."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def _authorization_line(api_key: str | None) -> str:
+    if api_key and any(character in api_key for character in "\r\n"):
+        raise BenchConfigError("the API key holds a line break", "--api-key")
+    return f"Authorization: Bearer {api_key}\r\n" if api_key else ""
+
+
+async def list_models(
+    base_url: str, timeout_s: float = 10.0, api_key: str | None = None
+) -> list[str]:
     """The model ids that `GET /v1/models` lists. Raises `EndpointError` when the server
     cannot be reached, `ValueError` when its answer is not a model list."""
     aiohttp = _aiohttp()
@@ -392,7 +406,7 @@ async def list_models(base_url: str, timeout_s: float = 10.0) -> list[str]:
     try:
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
-            session.get(url) as response,
+            session.get(url, headers=auth_headers(api_key)) as response,
         ):
             if response.status != 200:
                 raise ValueError(f"GET {url} answered HTTP {response.status}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -164,6 +165,8 @@ class RunOptions(BaseModel):
     continuous_usage_stats: Annotated[bool, Field(strict=True)] = False
     workers: StrictPositiveInt = 1
     extra_body: Annotated[dict[str, Any], BeforeValidator(_extra_body)] | None = None
+    # Sent as `Authorization: Bearer …`; never stored, printed or written into a command line.
+    api_key: Annotated[str | None, Field(exclude=True, repr=False)] = None
 
     @field_validator("profile")
     @classmethod
@@ -213,6 +216,20 @@ def _check_bounds(options: RunOptions) -> None:
             raise BenchConfigError(
                 f"{argument[:80]!r} cannot be split like a shell line: {error}", "--vllm-arg"
             ) from None
+
+
+def _api_key(options: RunOptions) -> str | None:
+    """The key the server wants: --api-key, else the key a launched vLLM is given
+    (`--vllm-arg "--api-key K"`), else $OPENAI_API_KEY."""
+    if options.api_key:
+        return options.api_key
+    words = [word for argument in options.vllm_args for word in shlex.split(argument)]
+    for index, word in enumerate(words):
+        if word == "--api-key" and index + 1 < len(words):
+            return words[index + 1]
+        if word.startswith("--api-key="):
+            return word.partition("=")[2]
+    return os.environ.get("OPENAI_API_KEY") or None
 
 
 def session_config(options: RunOptions, command: str) -> SessionConfig:
@@ -289,6 +306,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         continuous_usage_stats=options.continuous_usage_stats,
         workers=options.workers,
         extra_body=options.extra_body,
+        api_key=_api_key(options),
         search=_search(options),
         stop_when_saturated=options.stop_when_saturated,
     )
@@ -337,7 +355,7 @@ def command_line(options: RunOptions) -> str:
     words = ["infermeter", "bench", "run"]
     for name, field in RunOptions.model_fields.items():
         value = getattr(options, name)
-        if name == "name" or value == field.default:
+        if name in ("name", "api_key") or value == field.default:
             continue
         option = _option(name)
         if isinstance(value, bool):

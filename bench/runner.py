@@ -88,6 +88,7 @@ class RunConfig:
     continuous_usage_stats: bool = False
     workers: int = 1
     extra_body: Mapping[str, Any] | None = None
+    api_key: str | None = field(default=None, repr=False)  # sent, never stored or printed
     search: SearchSpec | None = None
     stop_when_saturated: bool = False
     thresholds: VerdictThresholds = field(default_factory=VerdictThresholds)
@@ -312,6 +313,7 @@ def run_benchmark(
         continuous_usage_stats=config.continuous_usage_stats,
         count_tokens=count_tokens,
         extra_body=dict(config.extra_body or {}),
+        api_key=config.api_key,
     )
     job = None
     if config.workers > 1:
@@ -326,6 +328,7 @@ def run_benchmark(
             count_tokens_with_tokenizer=count_tokens is not None,
             workers=config.workers,
             extra_body=dict(config.extra_body or {}),
+            api_key=config.api_key,
         )
     try:
         run_event_loop(
@@ -364,7 +367,9 @@ def _failure_kinds(points: Sequence[PointSummary]) -> str:
 
 async def _resolve_model(config: RunConfig) -> str:
     try:
-        models = await list_models(config.endpoint, timeout_s=min(config.timeout_s, 30.0))
+        models = await list_models(
+            config.endpoint, timeout_s=min(config.timeout_s, 30.0), api_key=config.api_key
+        )
     except ValueError as error:
         if config.model:
             return config.model  # a server without a usable /v1/models can still be measured
@@ -504,7 +509,9 @@ async def _server_gone(client: StreamingClient, records: Sequence[RequestRecord]
     if len(unanswered) == len(records):
         return True
     try:
-        await list_models(client.base_url, timeout_s=min(client.timeout_s, 5.0))
+        await list_models(
+            client.base_url, timeout_s=min(client.timeout_s, 5.0), api_key=client.api_key
+        )
     except EndpointError:
         return True
     except ValueError:

@@ -43,6 +43,7 @@ from bench.server import ServerConfig, VllmServer
 from bench.telemetry import TelemetrySampler, gpu_window
 from bench.vllm_log import StartupFigures
 from registry.models import Result
+from registry.secrets import redact
 
 DEFAULT_OUTPUT = Path("infermeter-result.json")
 _DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
@@ -444,8 +445,8 @@ def _run_session(
     if not run.points:
         return outcome
     provenance = Provenance(
-        command=config.command,
-        server_command=shlex.join(server.command) if server is not None else None,
+        command=redact(config.command),  # no API key or token is ever stored
+        server_command=redact(shlex.join(server.command)) if server is not None else None,
         started_at=started_at,
         finished_at=dt.datetime.now(dt.UTC),
         submitter=config.submitter or default_submitter(),

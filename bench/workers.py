@@ -67,6 +67,7 @@ class WorkerJob:
     count_tokens_with_tokenizer: bool = False
     workers: int = 2
     extra_body: dict[str, Any] = field(default_factory=dict)
+    api_key: str | None = field(default=None, repr=False)
 
     def client(self) -> StreamingClient:
         """The client, as the run's main process would build it."""
@@ -87,6 +88,7 @@ class WorkerJob:
             continuous_usage_stats=self.continuous_usage_stats,
             count_tokens=count_tokens,
             extra_body=self.extra_body,
+            api_key=self.api_key,
         )
 
 

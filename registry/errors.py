@@ -29,11 +29,22 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return (
-            f"{self.file}: {self.path}: {self.message}"
-            if self.path
-            else f"{self.file}: {self.message}"
-        )
+        file, message = printable(self.file), printable(self.message)
+        line = f"{file}: {printable(self.path)}: {message}" if self.path else f"{file}: {message}"
+        # A line starting with "::" is a workflow command to GitHub Actions: never print one.
+        return "./" + line if line.startswith("::") else line
+
+
+MESSAGE_CHARS = 300
+
+
+def printable(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` safe to print as part of one line: control characters (a newline in a file name
+    would start a forged line) written as escapes, and cut to `limit` characters."""
+    escaped = "".join(
+        character if character.isprintable() else repr(character)[1:-1] for character in text
+    )
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
 
 
 class RegistryError(Exception):

@@ -50,6 +50,7 @@ from registry.store import (
     result_path,
     write_text_atomic,
 )
+from registry.tree import walk_results
 
 INDEX_SCHEMA_VERSION = 1
 MANIFEST_NAME = "index.json"
@@ -393,8 +394,10 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
 
 
 def result_files(root: Path) -> list[Path]:
-    """Every `.json` file under `<root>/registry/results/`, sorted by path."""
-    return sorted((root / RESULTS_DIR).rglob("*.json"), key=lambda path: path.as_posix())
+    """Every result file under `<root>/registry/results/`, sorted by path: the files
+    `registry validate` reads (`registry.tree`), never a link, FIFO or hidden file."""
+    files = walk_results(root / RESULTS_DIR).files
+    return sorted(files, key=lambda path: path.as_posix())
 
 
 def _schema_problems(file: str, data: Any) -> list[Problem]:

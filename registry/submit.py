@@ -184,8 +184,10 @@ def load_submission(path: Path) -> Result:
     return result
 
 
-def _check_checkout(checkout: Path, remote: str) -> str:
-    """The current branch (or commit, when detached); SubmitError when the checkout won't do."""
+def _check_checkout(checkout: Path, remote: str, submitted: Sequence[Path] = ()) -> str:
+    """The current branch (or commit, when detached); SubmitError when the checkout won't do.
+    An untracked file that is one of the `submitted` files does not make it dirty (a result
+    written inside the checkout, then submitted)."""
     if not checkout.is_dir():
         raise SubmitError(f"{checkout}: no such folder (the registry checkout)")
     try:
@@ -194,9 +196,14 @@ def _check_checkout(checkout: Path, remote: str) -> str:
         raise SubmitError(f"{checkout} is not a git checkout of the registry") from None
     if Path(top).resolve() != checkout.resolve():
         raise SubmitError(f"{checkout} is inside the checkout {top}; pass its top folder")
-    status = _run(["git", "status", "--porcelain", "--untracked-files=all"], checkout)
-    if status:
-        changed = status.splitlines()
+    status = _run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], checkout)
+    ours = {path.resolve() for path in submitted}
+    changed = [
+        entry
+        for entry in status.split("\0")
+        if entry and not (entry.startswith("?? ") and (checkout / entry[3:]).resolve() in ours)
+    ]
+    if changed:
         more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
         raise SubmitError(
             f"{checkout} has uncommitted changes ({changed[0][3:]}{more}); "
@@ -264,7 +271,7 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
     _check_submission(files, checkout)  # first: it reads hostile files safely
     results = [load_submission(file) for file in files]
     result = results[0]
-    original = _check_checkout(checkout, config.remote)
+    original = _check_checkout(checkout, config.remote, files)
     branch = config.branch or (
         branch_name(result) if len(results) == 1 else set_branch_name(results)
     )

@@ -18,7 +18,6 @@ Each problem is a Finding, `file: json.path: message`, with the name of its chec
 """
 
 import functools
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +46,10 @@ from registry.errors import InvalidFileError
 from registry.migration import is_older_format
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry
 from registry.store import RESULTS_DIR, display_path, parse_json, read_result
+from registry.tree import walk_results
 
 MAX_FILE_BYTES = 1024 * 1024
 """Largest result file accepted: a run with hundreds of load points stays far below."""
-
-KEPT_FILES = {".gitkeep", "README.md"}
-"""Files other than results that may sit in the results tree."""
 
 
 @dataclass(frozen=True)
@@ -162,25 +159,16 @@ class _Validator:
         return found
 
     def _walk(self, folder: Path) -> Iterable[Path]:
-        for directory, subfolders, names in os.walk(folder):
-            here = Path(directory)
-            for subfolder in sorted(subfolders):
-                if (here / subfolder).is_symlink():
-                    self.add(here / subfolder, "is a symbolic link; registry folders must be real")
-            subfolders[:] = sorted(
-                name
-                for name in subfolders
-                if not name.startswith(".") and not (here / name).is_symlink()
-            )
-            in_registry = results_relative_parts((*here.absolute().parts, "")) is not None
-            for name in sorted(names):
-                path = here / name
-                if path.is_symlink():
-                    self.add(path, "is a symbolic link; registry files must be regular files")
-                elif name.endswith(".json"):
-                    yield path
-                elif in_registry and name not in KEPT_FILES:
-                    self.add(path, f"only .json result files belong in {RESULTS_DIR}/")
+        # The same walk as `registry index` (registry.tree): both see the same files.
+        walk = walk_results(folder)
+        for path, reason in walk.refused:
+            in_registry = results_relative_parts((*path.absolute().parts,)) is not None
+            if in_registry or "symbolic link" in reason or "regular file" in reason:
+                message = reason
+                if reason == "is not a .json result file":
+                    message = f"only .json result files belong in {RESULTS_DIR}/"
+                self.add(path, message)
+        yield from walk.files
 
     # --- one file ---------------------------------------------------------------------------
 
@@ -215,6 +203,9 @@ class _Validator:
             return None
         except RecursionError:
             data = None
+        if data is None and text.strip() == "null":
+            self.add(path, "holds null; a result file holds one JSON object", "json")
+            return None
         if data is None or nesting_depth_exceeds(data):
             self.add(path, f"JSON nested deeper than {MAX_DEPTH} levels", "json")
             return None
@@ -267,8 +258,8 @@ class _Validator:
         folder = self.registry_root / RESULTS_DIR
         known = {checked.location.resolve() for checked in self.checked}
         results = []
-        for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
-            if path.resolve() in known or path.is_symlink() or not path.is_file():
+        for path in walk_results(folder).files if folder.is_dir() else []:
+            if path.resolve() in known:
                 continue
             if path.stat().st_size > MAX_FILE_BYTES:
                 continue

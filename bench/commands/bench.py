@@ -18,6 +18,7 @@ from bench.interrupts import INTERRUPTED, TERMINATED, stop_reason
 from bench.metrics import Distribution, PointSummary
 from bench.progress import point_name
 from bench.workloads import PROFILES, LengthDistribution, parse_length
+from registry.secrets import redact
 
 if TYPE_CHECKING:
     from bench.plan import RunOptions
@@ -418,6 +419,12 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     help="Run every run of a plan file in turn (see bench/plans/example.yaml); the other run "
     "options go in the file.",
 )
+@click.option(
+    "--api-key",
+    metavar="KEY",
+    help="For a server that wants one: sent as `Authorization: Bearer KEY`, never stored or "
+    "printed (default: $OPENAI_API_KEY; a launched vLLM's own --api-key).",
+)
 @click.option("--quiet", is_flag=True, help="No progress display on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: Any) -> None:
@@ -465,7 +472,9 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
     raw = context.meta.get("infermeter.raw_args", [])
     try:
         run_options = RunOptions.model_validate(options)
-        session = session_config(run_options, shlex.join(["infermeter", "bench", "run", *raw]))
+        session = session_config(
+            run_options, redact(shlex.join(["infermeter", "bench", "run", *raw]))
+        )
     except ValidationError as error:
         raise OptionError(error.errors()[0]["msg"]) from None
     except BenchError as error:

@@ -26,6 +26,7 @@ from registry.catalog import load_gpus, load_models
 from registry.errors import InvalidFileError
 from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
 from registry.models.common import HF_REPO_PATTERN
+from registry.secrets import redact
 from registry.store import with_content_id
 
 MS_PER_S = 1000.0
@@ -363,8 +364,8 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         "source": {
             "kind": "measured",
             "tool": {"name": measured.tool_name, "version": tool_version},
-            "command": command,
-            "server_command": facts.server_command,
+            "command": redact(command),  # no API key or token is ever stored
+            "server_command": redact(facts.server_command) if facts.server_command else None,
             "host": {
                 "gpu_sku": facts.gpu_sku or gpu.name,
                 "gpu_count": gpu_count,

@@ -18,4 +18,5 @@ class Finding(Problem):
     check: str = ""
 
     def as_json(self) -> dict[str, str]:
-        return {"file": self.file, "path": self.path, "message": self.message, "check": self.check}
+        message = self.message if len(self.message) <= 300 else self.message[:299] + "…"
+        return {"file": self.file, "path": self.path, "message": message, "check": self.check}

@@ -25,11 +25,18 @@ from registry.errors import json_path
 from registry.models import SLUG_PATTERN, Result
 from registry.models.result import CONTENT_ID_PATTERN
 from registry.schemas import load_schema
+from registry.secrets import REDACTED, find_secret
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted; a result needs about 6."""
 
-_HTML = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?\s*>|<\s*script|<!--", re.I)
+# A tag (attributes may follow a space or a slash: <img/src=x onerror=…>), an unclosed tag with
+# an event handler, a script, a comment.
+_HTML = re.compile(
+    r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(?:[\s/][^<>]*)?>|<\s*[A-Za-z][^<>]*[\s/]on[a-z]+\s*="
+    r"|<\s*script|<!--",
+    re.I,
+)
 _ALLOWED_CONTROLS = {"\n", "\t"}
 # Characters that reorder text on screen (the "Trojan Source" family) are format characters.
 _BIDI_CONTROLS = {chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
@@ -163,6 +170,9 @@ def _text_problem(text: str) -> str | None:
     match = _HTML.search(text)
     if match:
         return f"contains markup {match.group(0)[:40]!r}; strings are plain text"
+    secret = find_secret(text)
+    if secret is not None:
+        return f"carries {secret}; replace it with {REDACTED} (results are public)"
     return None
 
 

@@ -56,6 +56,7 @@ class FakeServerConfig:
     fault_every: int = 1
     fault_after_chunks: int = 2
     stall_s: float = 30.0
+    api_key: str | None = None  # like `vllm serve --api-key`: /v1/* wants `Bearer <key>`
     max_running: int | None = None
     ttft_s_per_rate: float = 0.0  # extra TTFT per request/s of recent arrivals
     ttft_s_per_rate_past_knee: float = 0.0  # and per request/s above `knee_rate`
@@ -156,7 +157,16 @@ class FakeOpenAIServer:
         app.router.add_get("/health", self._health)
         app.router.add_get("/metrics", self._metrics)
 
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """vLLM's answer to a request without the server's API key, else None."""
+        key = self.config.api_key
+        if key is None or request.headers.get("Authorization") == f"Bearer {key}":
+            return None
+        return web.json_response({"error": "Unauthorized"}, status=401)
+
     async def _models(self, request: web.Request) -> web.Response:
+        if (refused := self._refused(request)) is not None:
+            return refused
         return web.json_response(
             {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}
         )
@@ -180,6 +190,8 @@ class FakeOpenAIServer:
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
+        if (refused := self._refused(request)) is not None:
+            return refused
         arrived = time.monotonic()
         body = await request.json()
         stats = self.stats

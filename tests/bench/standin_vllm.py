@@ -14,6 +14,7 @@ Behaviour the tests choose through the environment:
   `crash` (dies with exit 1 when request `STANDIN_VLLM_CRASH_AFTER` + 1 arrives).
 - `STANDIN_VLLM_TTFT_S`, `STANDIN_VLLM_ITL_S`: the fake server's timings (default 0.005, 0.002).
 - `STANDIN_VLLM_IGNORE_SIGINT=1`: ignore SIGINT (a server that only SIGTERM stops).
+- `--api-key KEY` (a `vllm serve` option): /v1/* answers 401 without `Authorization: Bearer KEY`.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--max-model-len", type=int, default=131072)
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     parser.add_argument("--max-num-seqs", type=int, default=256)
+    parser.add_argument("--api-key", default=None)  # as vLLM: /v1/* then wants the key
     args, other = parser.parse_known_args(argv)
     mode = os.environ.get("STANDIN_VLLM_MODE", "ok")
     if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") == "1":
@@ -224,6 +226,7 @@ def main(argv: list[str]) -> int:
     if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") != "1":
         signal.signal(signal.SIGINT, on_signal)
     server = StandinVllm(args.model, args.port, args.max_num_seqs, crash_after)
+    server.config.api_key = args.api_key
     server.start()
     log(
         "INFO",

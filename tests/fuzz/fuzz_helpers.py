@@ -35,9 +35,12 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise Hang()
 
 
-def check_cli(args: list[str], suite: str = "cli", limit_s: float = 20.0) -> Result:
+def check_cli(
+    args: list[str], suite: str = "cli", limit_s: float = 20.0, *, report: bool = False
+) -> Result:
     """Run `infermeter ARGS…` in-process and assert the rules every case holds (see above);
-    a case still running after `limit_s` fails as a hang."""
+    a case still running after `limit_s` fails as a hang. A `report` (registry validate)
+    lists one problem per line instead of one error line; each line stays short."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
@@ -52,7 +55,9 @@ def check_cli(args: list[str], suite: str = "cli", limit_s: float = 20.0) -> Res
     assert not crashed, f"{args[:6]}: {result.exception!r}"
     assert "Traceback" not in result.output
     assert result.exit_code in (0, 1, 2), result.output
-    if result.exit_code != 0:
+    if report:
+        assert all(len(line) < 500 for line in result.output.splitlines()), result.output[:500]
+    elif result.exit_code != 0:
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1, (args[:6], result.stderr[:500])
         assert lines[0].startswith("Error: "), lines[0]

@@ -1,0 +1,186 @@
+"""The registry's guard under hostile trees and files: validate and index agree, nothing forges a
+CI line, nothing hangs, no markup, control character or secret gets through."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from fuzz_helpers import check_cli, count
+
+from registry.index import result_files, write_index
+from registry.models import Result
+from registry.secrets import REDACTED, find_secret, redact
+from registry.store import content_id, dumps_result, write_result
+from registry.submit import SubmitConfig, submit
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "valid" / "results"
+MEASURED = EXAMPLES / "measured-two-points.json"
+CATALOGS = Path(__file__).resolve().parents[2] / "registry" / "catalogs"
+
+
+def _result(**source: object) -> Result:
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    data["source"].update(source)
+    result = Result.model_validate(data)
+    return result.model_copy(update={"id": content_id(result)})
+
+
+def _registry(tmp_path: Path) -> tuple[Path, Path]:
+    """A registry with one valid result; (root, the folder that result sits in)."""
+    root = tmp_path / "checkout"
+    (root / "registry" / "results").mkdir(parents=True)
+    shutil.copytree(CATALOGS, root / "registry" / "catalogs")
+    path = write_result(_result(), root)
+    return root, path.parent
+
+
+def _validate(root: Path) -> tuple[int, str]:
+    result = check_cli(["registry", "validate", "--registry", str(root)], "registry", report=True)
+    return result.exit_code, result.output
+
+
+def _hidden(root: Path, folder: Path) -> str:
+    (root / "registry" / "results" / ".hidden").mkdir()
+    (root / "registry" / "results" / ".hidden" / "bad.json").write_text("{")
+    return "is a hidden folder"
+
+
+def _folder_named_json(root: Path, folder: Path) -> str:
+    (folder / "dir.json").mkdir()
+    (folder / "dir.json" / "inner.json").write_text("{")
+    return "is a folder named like a result file"
+
+
+def _symlink(root: Path, folder: Path) -> str:
+    outside = root.parent / "outside.json"
+    outside.write_text(MEASURED.read_text())
+    (folder / "link.json").symlink_to(outside)
+    return "is a symbolic link"
+
+
+def _fifo(root: Path, folder: Path) -> str:
+    os.mkfifo(folder / "x.json")
+    return "is not a regular file"
+
+
+TREES = [_hidden, _folder_named_json, _symlink, _fifo]
+
+
+@pytest.mark.parametrize("make", TREES, ids=[make.__name__.strip("_") for make in TREES])
+def test_fuzz_registry_validate_and_index_see_the_same_files(tmp_path: Path, make: object) -> None:
+    root, folder = _registry(tmp_path)
+    message = make(root, folder)  # type: ignore[operator]
+    code, output = _validate(root)
+    assert code == 1, output
+    assert message in output
+    # The index reads exactly the files validate reads: the one good result, no hang.
+    assert [path.name for path in result_files(root)] == [next(folder.glob("*-*.json")).name]
+    written = write_index(root, tmp_path / "index")
+    count("registry", "index ok")
+    assert written.results == 1
+
+
+def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
+    root, folder = _registry(tmp_path)
+    (folder / "x\n::error file=README.md::forged.json").write_text("{")
+    (folder / "::warning::forged.json").write_text("{")
+    code, output = _validate(root)
+    assert code == 1
+    assert not [line for line in output.splitlines() if line.startswith("::")], output
+    assert "\\n::error" in output  # the newline is shown, escaped
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("<img/src=x onerror=alert(1)>", "markup"),
+        ("<svg/onload=alert(1)>", "markup"),
+        ("<img src=x onerror=alert(1)", "markup"),
+        ("nul\x00here", "U+0000"),
+        ("escape\x1b[31mred", "U+001B"),
+        ("infermeter bench run --vllm-arg '--api-key sk-live-123'", "--api-key"),
+        ("HF_TOKEN=hf_aaaaaaaaaaaaaaaaaaaaaaaaaaaa vllm serve m", "HF_TOKEN"),
+        ("curl -H 'Authorization: Bearer abc123'", "authorization"),
+    ],
+)
+def test_fuzz_registry_hostile_strings_are_rejected(tmp_path: Path, value: str, named: str) -> None:
+    path = tmp_path / "result.json"
+    path.write_text(dumps_result(_result(command=value)))
+    result = check_cli(["registry", "validate", str(path)], "registry", report=True)
+    assert result.exit_code == 1, result.output
+    assert "source.command" in result.output
+    assert named in result.output
+    if "key" in named or "TOKEN" in named or "auth" in named:
+        assert "sk-live-123" not in result.output  # named, never shown
+        assert "hf_aaaa" not in result.output
+
+
+def test_fuzz_registry_redacted_command_passes(tmp_path: Path) -> None:
+    command = redact("infermeter bench run --vllm-arg '--api-key sk-live-123' --hf-token t0k")
+    assert "sk-live-123" not in command
+    assert "t0k" not in command
+    assert f"--api-key {REDACTED}" in command
+    assert find_secret(command) is None
+    path = tmp_path / "result.json"
+    path.write_text(dumps_result(_result(command=command)))
+    result = check_cli(["registry", "validate", str(path)], "registry", report=True)
+    assert result.exit_code == 0, result.output
+
+
+def test_fuzz_registry_redact_leaves_look_alikes_alone() -> None:
+    for text in (
+        "vllm serve m --max-num-batched-tokens 8192 --tokenizer t",
+        "guidellm benchmark --max-tokens 128",
+        "a monkey=3 and a hot-key value",
+    ):
+        assert redact(text) == text or redact(text).split() == text.split()
+        assert find_secret(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("null", "holds null"),
+        ("[" * 40 + "]" * 40, "nested deeper than"),
+        ('{"a": "' + "x" * 900_000 + '"}', ""),
+    ],
+    ids=["null", "deep", "900k-string"],
+)
+def test_fuzz_registry_hostile_file_reported_in_short_lines(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "hostile.json"
+    path.write_text(text)
+    result = check_cli(["registry", "validate", str(path)], "registry", report=True)
+    assert result.exit_code == 1
+    assert message in result.output
+    assert max(len(line) for line in result.output.splitlines()) < 500
+
+
+def _git(checkout: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
+
+
+def test_fuzz_registry_submit_accepts_a_tree_whose_only_untracked_file_is_the_result(
+    tmp_path: Path,
+) -> None:
+    checkout = tmp_path / "checkout"
+    (checkout / "registry" / "results").mkdir(parents=True)
+    (checkout / "registry" / "results" / ".gitkeep").write_text("")
+    _git(checkout, "init", "-q", "-b", "main")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@e", "add", ".")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "start")
+    _git(checkout, "remote", "add", "origin", "https://github.com/someone/infermeter.git")
+    result_file = checkout / "infermeter-result.json"
+    result_file.write_text(dumps_result(_result()))
+    outcome = submit(SubmitConfig(result_file=result_file, checkout=checkout, dry_run=True))
+    count("registry", "submit ok")
+    assert outcome.branch
+    (checkout / "other.txt").write_text("x")  # any other untracked file still counts
+    with pytest.raises(Exception, match="uncommitted changes"):
+        submit(SubmitConfig(result_file=result_file, checkout=checkout, dry_run=True))
