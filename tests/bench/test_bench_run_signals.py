@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from bench_helpers import process_alive
 from click.testing import CliRunner
-from conftest import STANDIN_VLLM
 from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
@@ -28,6 +27,7 @@ from bench.server import free_port
 from registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+STANDIN_VLLM = Path(__file__).resolve().parent / "standin_vllm.py"
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 
 
