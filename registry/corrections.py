@@ -18,9 +18,6 @@ from registry.models.common import FullDate, SchemaVersion, StrictModel, Text
 from registry.models.result import ContentId
 from registry.store import display_path
 
-CORRECTIONS_PATH = Path(__file__).resolve().parent / "corrections.yaml"
-"""The corrections file of this checkout."""
-
 CORRECTIONS_FILE = "registry/corrections.yaml"
 """Where the corrections file lives, relative to the repository root."""
 
@@ -70,7 +67,7 @@ def parse_corrections(text: str, file: str) -> list[CorrectionEntry]:
         raise InvalidFileError.from_validation_error(file, error, data) from None
 
 
-def load_corrections(path: Path = CORRECTIONS_PATH) -> list[CorrectionEntry]:
+def load_corrections(path: Path) -> list[CorrectionEntry]:
     """The entries of the corrections file at `path`; a missing file has none."""
     file = display_path(path)
     try:
@@ -82,9 +79,9 @@ def load_corrections(path: Path = CORRECTIONS_PATH) -> list[CorrectionEntry]:
     return parse_corrections(text, file)
 
 
-def corrected_ids(entries: list[CorrectionEntry]) -> set[str]:
-    """Ids of the results that a correction or withdrawal covers."""
-    return {entry.result_id for entry in entries}
+def latest_entries(entries: list[CorrectionEntry]) -> dict[str, CorrectionEntry]:
+    """Result id → the last entry about it (a later entry supersedes an earlier one)."""
+    return {entry.result_id: entry for entry in entries}
 
 
 def append_only_problems(

@@ -32,6 +32,12 @@ from typing import Any
 from calculators.cost import tokens_per_dollar, usd_per_million_tokens
 from registry.catalog import load_prices
 from registry.checks.structure import result_validator
+from registry.corrections import (
+    CORRECTIONS_FILE,
+    CorrectionEntry,
+    latest_entries,
+    load_corrections,
+)
 from registry.errors import InvalidFileError, Problem, json_path
 from registry.lookup import TIERS, cheapest_prices
 from registry.models import (
@@ -104,6 +110,13 @@ class IndexRow:
     rate_search_tpot_ms: float | None = _column(
         "Server at an SLO: bound on that percentile of TPOT, ms."
     )
+    correction: str | None = _column(
+        "`withdrawal` or `correction` when registry/corrections.yaml lists the result (it is "
+        "then left out of rankings and replicate spreads); null for a current result."
+    )
+    correction_date: str | None = _column("When the correction or withdrawal was made.")
+    correction_reason: str | None = _column("Why the result was corrected or withdrawn.")
+    replaced_by: str | None = _column("Content id of the result that corrects this one.")
     replicate_key: str = _column(
         "Hash of the point's comparability key: rows that share it are replicates of one setup."
     )
@@ -295,13 +308,15 @@ def _replicate_key(result: Result, point: LoadPoint) -> str:
 
 
 def with_replicate_spread(rows: Sequence[IndexRow]) -> list[IndexRow]:
-    """Rows with the replicate count and the output-throughput spread of their group."""
+    """Rows with the replicate count and the output-throughput spread of their group; a
+    corrected or withdrawn result is no replicate of anything (it stands alone)."""
     groups: dict[str, list[IndexRow]] = {}
     for row in rows:
-        groups.setdefault(row.replicate_key, []).append(row)
+        if row.correction is None:
+            groups.setdefault(row.replicate_key, []).append(row)
     spread = []
     for row in rows:
-        group = groups[row.replicate_key]
+        group = groups[row.replicate_key] if row.correction is None else [row]
         values = [r.output_tokens_per_s for r in group if r.output_tokens_per_s is not None]
         spread.append(
             dataclasses.replace(
@@ -314,8 +329,14 @@ def with_replicate_spread(rows: Sequence[IndexRow]) -> list[IndexRow]:
     return spread
 
 
-def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[IndexRow]:
-    """The rows of one result: one per load point, priced with `prices`."""
+def index_rows(
+    result: Result,
+    file: str,
+    prices: Iterable[PriceEntry],
+    correction: CorrectionEntry | None = None,
+) -> list[IndexRow]:
+    """The rows of one result: one per load point, priced with `prices`, marked with the
+    corrections file's entry for it (`correction`) when there is one."""
     identity = result.identity
     gpu_count = identity.gpu.count
     cheapest = cheapest_prices(identity.gpu.id, prices)
@@ -356,6 +377,10 @@ def index_rows(result: Result, file: str, prices: Iterable[PriceEntry]) -> list[
                 rate_search_percentile=search.percentile if search is not None else None,
                 rate_search_ttft_ms=search.ttft_ms if search is not None else None,
                 rate_search_tpot_ms=search.tpot_ms if search is not None else None,
+                correction=correction.kind if correction is not None else None,
+                correction_date=correction.date if correction is not None else None,
+                correction_reason=correction.reason if correction is not None else None,
+                replaced_by=correction.replaced_by if correction is not None else None,
                 replicate_key=_replicate_key(result, point),
                 replicates=1,
                 output_tokens_per_s_min=point.throughput.output_tokens_per_s,
@@ -453,7 +478,12 @@ def build_index(root: Path) -> tuple[list[IndexRow], int]:
     """The rows of every result under `root` (a registry checkout), and the number of results."""
     results = load_results(root, result_files(root))
     prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
-    rows = [row for file, result in results for row in index_rows(result, file, prices)]
+    corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
+    rows = [
+        row
+        for file, result in results
+        for row in index_rows(result, file, prices, corrections.get(result.id))
+    ]
     rows.sort(key=lambda row: (row.file, row.point_index))
     return with_replicate_spread(rows), len(results)
 

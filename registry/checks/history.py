@@ -2,8 +2,9 @@
 
 Two results with the same comparability key are replicates and welcome; with identical
 measurements as well, one is a duplicate. A result merged at the base revision stays byte for
-byte as it was unless `registry/corrections.yaml` records a correction or withdrawal of its id,
-or it was in an older format and its upgrade (`registry.migration`, written by `infermeter
+byte as it was, or is removed when `registry/corrections.yaml` withdraws it or corrects it with
+a result that is in the registry (an entry never allows editing the file), or it was in an
+older format and its upgrade (`registry.migration`, written by `infermeter
 registry migrate`) now sits at the upgrade's own path; the corrections file itself only grows.
 """
 
@@ -18,7 +19,7 @@ from registry.corrections import (
     CORRECTIONS_FILE,
     CorrectionEntry,
     append_only_problems,
-    corrected_ids,
+    latest_entries,
     parse_corrections,
 )
 from registry.errors import InvalidFileError, RegistryError
@@ -153,6 +154,41 @@ def _migrated(toplevel: Path, prefix: str, blob: bytes, name: str) -> bool:
     return current.read_bytes() == text.encode("utf-8")
 
 
+def _current_result_ids(results: Path) -> set[str]:
+    """Content ids of the result files in the working tree (from their names)."""
+    if not results.is_dir():
+        return set()
+    return {path.stem[-12:] for path in results.rglob("*.json")}
+
+
+def _edit_problem(
+    entry: CorrectionEntry | None, result_id: str, deleted: bool, current_ids: set[str]
+) -> str | None:
+    """Why a merged result may not have been changed (or deleted) this way; None if it may.
+
+    A corrections entry allows exactly what it says: a withdrawal lets the file stay as it was
+    merged (shown as withdrawn) or be removed; a correction lets it stay or be removed when the
+    result that replaces it is in the registry. No entry allows editing a merged file: its
+    content is its id, and a corrected result is a new file with its own.
+    """
+    if entry is None:
+        return (
+            "but merged results are immutable: append a correction or withdrawal of "
+            f"{result_id} to {CORRECTIONS_FILE} instead"
+        )
+    if not deleted:
+        return (
+            f"but its {entry.kind} in {CORRECTIONS_FILE} allows only keeping the file as "
+            "merged or removing it: the corrected figures go in a new result file"
+        )
+    if entry.kind == "correction" and entry.replaced_by not in current_ids:
+        return (
+            f"but its correction in {CORRECTIONS_FILE} names {entry.replaced_by} as the "
+            f"replacement, and no result file in {RESULTS_DIR}/ has that id"
+        )
+    return None
+
+
 def immutability_findings(
     registry_root: Path, base: str, corrections: list[CorrectionEntry]
 ) -> list[Finding]:
@@ -168,7 +204,8 @@ def immutability_findings(
     prefix = "" if relative_root == "." else f"{relative_root}/"
     results_prefix = f"{prefix}{RESULTS_DIR}/"
     listing = _git(toplevel, "ls-tree", "-r", "-z", "--name-only", commit, "--", results_prefix)
-    covered = corrected_ids(corrections)
+    entries = latest_entries(corrections)
+    current_ids = _current_result_ids(toplevel / results_prefix)
     findings = []
     for name in sorted(part for part in listing.decode("utf-8", "replace").split("\0") if part):
         if not name.endswith(".json"):
@@ -178,14 +215,15 @@ def immutability_findings(
         if current.is_file() and not current.is_symlink() and current.read_bytes() == blob:
             continue
         result_id = _base_id(blob, name)
-        if result_id in covered or _migrated(toplevel, prefix, blob, name):
+        if _migrated(toplevel, prefix, blob, name):
             continue
-        what = "changed" if current.exists() else "deleted"
-        message = (
-            f"{what} since {base}, but merged results are immutable: append a correction or "
-            f"withdrawal of {result_id} to {CORRECTIONS_FILE} instead"
-        )
-        findings.append(Finding(name, "", message, "immutability"))
+        deleted = not current.exists()
+        entry = entries.get(result_id)
+        message = _edit_problem(entry, result_id, deleted, current_ids)
+        if message is None:
+            continue
+        what = "deleted" if deleted else "changed"
+        findings.append(Finding(name, "", f"{what} since {base}, {message}", "immutability"))
     corrections_name = f"{prefix}{CORRECTIONS_FILE}"
     base_entries = _base_corrections(toplevel, commit, prefix)
     for problem in append_only_problems(base_entries, corrections, corrections_name):

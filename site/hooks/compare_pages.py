@@ -356,7 +356,7 @@ def home_page(
         for workload, shortlist, why in DECISION_MATRIX
     )
     best: dict[str, IndexRow] = {}
-    for row in index.rows:
+    for row in ranked(index.rows):
         usd = (
             row.on_demand_usd_per_million_accepted_tokens
             or row.on_demand_usd_per_million_output_tokens
@@ -424,7 +424,7 @@ def pages(
     out = {"index.md": home_page(index, gpus, models, cheapest)}
     slots: dict[str, dict[str, str]] = {}
     links = []
-    groups = rows_by(index.rows, lambda row: (row.model, row.profile))
+    groups = rows_by(ranked(index.rows), lambda row: (row.model, row.profile))
     for (model, profile), rows in sorted(groups, key=lambda group: group[0]):
         name = models[model].name if model in models else model
         uri = f"compare/{_slug(model, profile)}.md"
@@ -445,6 +445,12 @@ def pages(
         + "\n"
     )
     return out, slots
+
+
+def ranked(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """The rows that rankings and comparisons show: not corrected, not withdrawn (those keep
+    their result page, marked, and stay in the downloads with their `correction`)."""
+    return [row for row in rows if row.correction is None]
 
 
 def rows_by(

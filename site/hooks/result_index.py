@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_prices
+from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from registry.errors import InvalidFileError, Problem
 from registry.index import (
     IndexRow,
@@ -81,10 +82,12 @@ def _young_collections_only() -> Iterator[None]:
 
 
 def load_index(root: Path) -> Index:
-    """Every valid result under `root` and its index rows; an invalid file raises."""
+    """Every valid result under `root` and its index rows, each marked with its entry in the
+    corrections file; an invalid file raises."""
     files = result_files(root)
     validate(root, files)
     prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
+    corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     results: dict[str, Result] = {}
     texts: dict[str, str] = {}
     rows: list[IndexRow] = []
@@ -94,6 +97,6 @@ def load_index(root: Path) -> Index:
             text = path.read_text(encoding="utf-8")
             result = parse_result(text, relative)
             results[result.id], texts[result.id] = result, text
-            rows.extend(index_rows(result, relative, prices))
+            rows.extend(index_rows(result, relative, prices, corrections.get(result.id)))
     rows.sort(key=lambda row: (row.file, row.point_index))
     return Index(rows=with_replicate_spread(rows), results=results, texts=texts)

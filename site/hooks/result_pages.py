@@ -144,6 +144,27 @@ def citation_html(result: Result) -> str:
     )
 
 
+def correction_html(rows: list[IndexRow]) -> str:
+    """The notice of a corrected or withdrawn result (registry/corrections.yaml), or nothing."""
+    row = rows[0] if rows else None
+    if row is None or row.correction is None:
+        return ""
+    reason = esc(row.correction_reason or "")
+    when = esc(row.correction_date or "")
+    if row.correction == "withdrawal":
+        what = f"<strong>Withdrawn</strong> on {when}: {reason}"
+    else:
+        replaced = esc(row.replaced_by or "")
+        what = (
+            f"<strong>Corrected</strong> on {when}: {reason} The corrected result is "
+            f'<a href="../{replaced}/"><code>{replaced}</code></a>.'
+        )
+    return (
+        f'<p class="im-correction" data-correction="{esc(row.correction)}">{what} '
+        "It is left out of the comparisons and rankings.</p>\n"
+    )
+
+
 def result_body(
     result: Result,
     rows: list[IndexRow],
@@ -183,6 +204,7 @@ def result_body(
         f'<a href="../{esc(result.id)}.json">the file</a> · '
         f'<a href="../../gpus/{esc(identity.gpu.id)}/">GPU</a> · '
         f'<a href="../../models/{esc(identity.model.id)}/">model</a></p>\n'
+        + correction_html(rows)
         + citation_html(result)
         + replicates_html(rows, replicates or {})
         + "".join(_heading(2, anchor, name) + tables[anchor] for anchor, name in SECTIONS)

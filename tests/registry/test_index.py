@@ -13,7 +13,14 @@ from click.testing import CliRunner
 
 from bench.cli import main
 from registry.errors import InvalidFileError
-from registry.index import COLUMNS, build_index, render_csv, write_index
+from registry.index import (
+    COLUMNS,
+    IndexRow,
+    build_index,
+    render_csv,
+    with_replicate_spread,
+    write_index,
+)
 from registry.store import read_result, result_path
 
 EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
@@ -287,3 +294,42 @@ def test_index_replicates_share_a_key_and_show_the_spread() -> None:
     )
     assert by_id["c"].replicates == 1
     assert (by_id["c"].output_tokens_per_s_min, by_id["c"].output_tokens_per_s_max) == (50.0, 50.0)
+
+
+def test_index_marks_corrected_and_withdrawn_results(tmp_path: Path) -> None:
+    root = _registry(tmp_path, MEASURED, REPORTED)
+    withdrawn, corrected = read_result(MEASURED), read_result(REPORTED)
+    (root / "registry/corrections.yaml").write_text(
+        "schema_version: 1\ncorrections:\n"
+        f"  - {{result_id: '{withdrawn.id}', kind: withdrawal, date: '2026-11-01', "
+        "reason: 'wrong GPU'}\n"
+        f"  - {{result_id: '{corrected.id}', kind: correction, date: '2026-11-02', "
+        f"reason: 'typo', replaced_by: '{withdrawn.id}'}}\n",
+        encoding="utf-8",
+    )
+    rows = _rows(root)
+    marks = {
+        (row["result_id"], row["correction"], row["correction_date"], row["correction_reason"],
+         row["replaced_by"])
+        for row in rows
+    }  # fmt: skip
+    assert marks == {
+        (withdrawn.id, "withdrawal", "2026-11-01", "wrong GPU", None),
+        (corrected.id, "correction", "2026-11-02", "typo", withdrawn.id),
+    }
+    (root / "registry/corrections.yaml").unlink()
+    assert {row["correction"] for row in _rows(root)} == {None}
+
+
+def test_index_corrected_result_is_no_replicate() -> None:
+    def row(result_id: str, correction: str | None, tokens_per_s: float) -> IndexRow:
+        return IndexRow(**{
+            **dict.fromkeys(COLUMNS), "result_id": result_id, "replicate_key": "k",
+            "correction": correction, "output_tokens_per_s": tokens_per_s, "replicates": 1,
+        })  # fmt: skip
+
+    spread = with_replicate_spread([row("a", None, 10.0), row("b", None, 20.0),
+                                    row("c", "withdrawal", 1000.0)])  # fmt: skip
+    assert [(r.replicates, r.output_tokens_per_s_max) for r in spread] == [
+        (2, 20.0), (2, 20.0), (1, 1000.0)
+    ]  # fmt: skip

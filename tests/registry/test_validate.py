@@ -377,11 +377,52 @@ def test_validate_changed_merged_result_is_an_error(merged: tuple[Path, Path, Re
         f"{relative}: changed since main, but merged results are immutable: append a correction "
         f"or withdrawal of {result.id} to registry/corrections.yaml instead"
     ]
+    # An entry never allows an edit: the file's content is its id.
     _corrections(
         root,
         {"result_id": result.id, "kind": "withdrawal", "date": "2025-06-01", "reason": "edited"},
     )
+    assert _immutability(root) == [
+        f"{relative}: changed since main, but its withdrawal in registry/corrections.yaml "
+        "allows only keeping the file as merged or removing it: the corrected figures go in a "
+        "new result file"
+    ]
+
+
+def test_validate_withdrawal_allows_keeping_or_removing_the_file(
+    merged: tuple[Path, Path, Result],
+) -> None:
+    root, path, result = merged
+    withdrawal = {"result_id": result.id, "kind": "withdrawal", "date": "2025-06-01", "reason": "r"}
+    _corrections(root, withdrawal)
+    assert _immutability(root) == []  # kept as merged, shown as withdrawn
+    path.unlink()
     assert _immutability(root) == []
+
+
+def test_validate_correction_allows_removal_only_with_its_replacement_present(
+    merged: tuple[Path, Path, Result],
+) -> None:
+    root, path, result = merged
+    replacement = write_result(_result(source__submitter="corrector"), root)
+    entry = {
+        "result_id": result.id,
+        "kind": "correction",
+        "date": "2025-06-01",
+        "reason": "wrong submitter",
+        "replaced_by": replacement.stem[-12:],
+    }
+    _corrections(root, entry)
+    path.unlink()
+    assert _immutability(root) == []
+    # The entry names another replacement than the one in the registry: the removal is refused.
+    _corrections(root, {**entry, "replaced_by": "abcdefabcdef"})
+    relative = path.relative_to(root).as_posix()
+    assert _immutability(root) == [
+        f"{relative}: deleted since main, but its correction in registry/corrections.yaml "
+        "names abcdefabcdef as the replacement, and no result file in registry/results/ has "
+        "that id"
+    ]
 
 
 def test_validate_deleted_merged_result_is_an_error(merged: tuple[Path, Path, Result]) -> None:

@@ -36,6 +36,12 @@ def _registry(root: Path, submitters: list[str]) -> list[Result]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Result]]:
     tmp = tmp_path_factory.mktemp("results")
     results = _registry(tmp / "registry", ["alice", "<i>bob</i> & co", "carol"])
+    # carol's result is withdrawn: it keeps its page, marked, and leaves the comparisons.
+    (tmp / "registry" / "registry" / "corrections.yaml").write_text(
+        "schema_version: 1\ncorrections:\n"
+        f"  - {{result_id: '{results[2].id}', kind: withdrawal, date: '2026-11-30', "
+        "reason: 'the <b>server</b> was misconfigured.'}\n"
+    )
     out = tmp / "out"
     completed = build_site(out, tmp / "registry", site_url="http://127.0.0.1:8123/")
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -85,9 +91,30 @@ def test_result_pages_in_sitemap_not_in_search(built: tuple[Path, list[Result]])
 def test_result_pages_linked_from_compare_tables(built: tuple[Path, list[Result]]) -> None:
     out, results = built
     compare = "".join(path.read_text() for path in (out / "compare").glob("*/index.html"))
-    for result in results:
+    *current, withdrawn = results
+    for result in current:
         assert f'href="../../results/{result.id}/"' in compare
+    assert withdrawn.id not in compare  # out of the comparisons
     assert '<div data-im-slot="' not in compare
+
+
+def test_result_pages_withdrawn_result_is_marked_and_out_of_rankings(
+    built: tuple[Path, list[Result]],
+) -> None:
+    out, results = built
+    *current, withdrawn = results
+    page = (out / "results" / withdrawn.id / "index.html").read_text()
+    notice = '<p class="im-correction" data-correction="withdrawal"><strong>Withdrawn</strong>'
+    assert notice in page
+    assert "the &lt;b&gt;server&lt;/b&gt; was misconfigured." in page
+    for result in current:
+        assert "im-correction" not in (out / "results" / result.id / "index.html").read_text()
+    home = (out / "index.html").read_text()
+    assert withdrawn.id not in home
+    # The downloads keep every row, the withdrawn one with its correction.
+    csv = (out / "data" / "index.csv").read_text().splitlines()
+    assert "correction" in csv[0].split(",")
+    assert [line for line in csv if withdrawn.id in line and ",withdrawal," in line]
 
 
 def test_result_index_validates_in_workers_and_reports_every_problem(tmp_path: Path) -> None:
