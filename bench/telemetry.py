@@ -189,15 +189,19 @@ class TelemetrySampler:
             thread.start()
 
     def stop(self) -> None:
-        """Stop sampling, wait for the threads, and take a last GPU sample."""
+        """Stop sampling, take a last GPU sample, and wait for the threads (the GPU thread's
+        end first: a scrape still waiting for /metrics must not delay the last sample)."""
         if not self._threads:
             return
         self._stop.set()
+        gpu_threads = [t for t in self._threads if t.name == "telemetry-gpu"]
+        for thread in gpu_threads:
+            thread.join(10)
+        if self.gpus is not None:
+            self._read_gpus()
         for thread in self._threads:
             thread.join(10)
         self._threads = []
-        if self.gpus is not None:
-            self._read_gpus()
 
     def _read_gpus(self) -> None:
         assert self.gpus is not None
