@@ -10,10 +10,14 @@ from bench.commands.calc import calc_group
 from bench.commands.fleet import plan_group
 from bench.commands.harvest import harvest_group
 from bench.commands.migrate import migrate_command
+from bench.commands.oneline import OneLineGroup
 from bench.commands.registry import registry_group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=OneLineGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="infermeter")
 def main() -> None:
     """infermeter: what a token really costs on each GPU, measured, not marketed.

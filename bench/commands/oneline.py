@@ -45,6 +45,38 @@ class OneLineCommand(click.Command):
             raise UsageLine(error.format_message()) from None
 
 
+class OneLineGroup(click.Group):
+    """The root group: every usage error below it, click's own included (an unknown command,
+    a missing argument, a bad value), reaches the terminal as one `Error: …` line, exit 2.
+
+    Usage errors raised while a subcommand parses or runs propagate through the root's
+    `make_context` and `invoke`, so the root alone converts them. Asking a group for its
+    commands without naming one still prints its help.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            raise UsageLine(error.format_message()) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            raise UsageLine(error.format_message()) from None
+
+
 class FiniteFloatRange(click.FloatRange):
     """click's FloatRange without NaN and infinities (which FloatRange lets through)."""
 
