@@ -119,6 +119,11 @@ class PromptRequest:
     input_tokens: int
     input_tokens_exact: bool = False
     expected_output_tokens: int | None = None
+    # A turn of a multi-turn session (`bench.conversation`): the whole chat so far, sent
+    # instead of `prompt`; its reply text is kept in the record for the next turn.
+    messages: tuple[tuple[str, str], ...] | None = None
+    session: int | None = None
+    turn: int | None = None
 
 
 @dataclass(slots=True)
@@ -130,8 +135,9 @@ class RequestRecord:
     running token count in every chunk (vLLM's `continuous_usage_stats`), is that chunk's
     number of tokens. `output_tokens` is the server's `usage.completion_tokens` (None when the
     server reported no usage); `client_output_tokens` is the client's own count (see
-    `client_count_exact`). `slot_wait_ns` is how long a capped open loop held the request back
-    for a free slot after its scheduled time (`bench.load`).
+    `client_count_exact`). `session` and `turn` (from 1) place a multi-turn request, whose
+    reply text is kept in `output_text`. `slot_wait_ns` is how long a capped open loop held the
+    request back for a free slot after its scheduled time (`bench.load`).
     """
 
     index: int
@@ -153,6 +159,9 @@ class RequestRecord:
     error: ErrorKind | None = None
     error_detail: str = ""
     http_status: int | None = None
+    session: int | None = None
+    turn: int | None = None
+    output_text: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -161,9 +170,14 @@ class RequestRecord:
 
 
 def _record_from_parsed(
-    record: RequestRecord, parsed: ParsedStream, count_tokens: TokenCounter | None
+    record: RequestRecord,
+    parsed: ParsedStream,
+    count_tokens: TokenCounter | None,
+    keep_text: bool = False,
 ) -> None:
     record.token_times_ns = parsed.token_times_ns
+    if keep_text:
+        record.output_text = "".join(parsed.text_parts)
     record.chunk_chars = parsed.chunk_chars
     record.chunk_tokens = parsed.chunk_tokens
     record.prompt_tokens = parsed.prompt_tokens
@@ -267,7 +281,14 @@ class StreamingClient:
             "stream_options": stream_options,
             "temperature": 0.0,
         }
-        if self.api == "chat":
+        if request.messages is not None:
+            if self.api == "chat":
+                body["messages"] = [
+                    {"role": role, "content": content} for role, content in request.messages
+                ]
+            else:  # the chat as one transcript, so a completions server sees the same history
+                body["prompt"] = "\n\n".join(f"{role}: {text}" for role, text in request.messages)
+        elif self.api == "chat":
             body["messages"] = [{"role": "user", "content": request.prompt}]
         else:
             body["prompt"] = request.prompt
@@ -285,6 +306,8 @@ class StreamingClient:
             input_tokens=request.input_tokens,
             requested_output_tokens=request.max_tokens,
             expected_output_tokens=request.expected_output_tokens,
+            session=request.session,
+            turn=request.turn,
         )
 
     async def send(
@@ -325,7 +348,8 @@ class StreamingClient:
             text = b"".join(data for _, data in exchange.body).decode("utf-8", "replace")
             self._set_http_error(record, status, text)
         else:
-            _record_from_parsed(record, parser.finish(), self.count_tokens)
+            keep = request.messages is not None
+            _record_from_parsed(record, parser.finish(), self.count_tokens, keep)
         return record
 
     @staticmethod
@@ -373,7 +397,8 @@ class StreamingClient:
             record.error_detail = f"{type(error).__name__}: {error}"
         record.end_ns = clock()
         if record.http_status is None:
-            _record_from_parsed(record, parse_stream(reads, self.api), self.count_tokens)
+            parsed = parse_stream(reads, self.api)
+            _record_from_parsed(record, parsed, self.count_tokens, request.messages is not None)
         return record
 
 

@@ -48,9 +48,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.client import RequestRecord
+
+if TYPE_CHECKING:
+    from bench.conversation import TurnSummary
 
 NS_PER_S = 1e9
 MS_PER_S = 1e3
@@ -144,6 +147,8 @@ class PointSummary:
     achieved_first_token_rate: float | None = None
     achieved_concurrency_mean: float | None = None
     verdicts: list[Verdict] = field(default_factory=list)
+    # Multi-turn points (`bench.conversation`): TTFT and prompt length by turn index.
+    turns: tuple[TurnSummary, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The summary as the `--json` point object (key names are a public contract)."""
@@ -178,6 +183,7 @@ class PointSummary:
             "achieved_first_token_rate": self.achieved_first_token_rate,
             "achieved_concurrency_mean": self.achieved_concurrency_mean,
             "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
+            "turns": [turn.as_json() for turn in self.turns],
         }
 
 

@@ -145,6 +145,8 @@ class RunOptions(BaseModel):
     search_precision: Annotated[float, Field(strict=True, gt=0, lt=1)] = 0.05
     max_probes: Annotated[int, Field(strict=True, ge=2)] = 16
     stop_when_saturated: Annotated[bool, Field(strict=True)] = False
+    turns: Length | None = None
+    think_time: Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)] | None = None
     burstiness: PositiveFloat = 1.0
     num_requests: StrictPositiveInt | None = None
     duration: PositiveFloat | None = None
@@ -309,6 +311,8 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         api_key=_api_key(options),
         search=_search(options),
         stop_when_saturated=options.stop_when_saturated,
+        turns=options.turns,
+        think_time_s=options.think_time,
     )
     return SessionConfig(
         run=run,

@@ -40,12 +40,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from bench.client import ErrorKind, RequestRecord
+from bench.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
 from bench.engine_metrics import EngineWindow
 from bench.engines import ServerFacts
 from bench.errors import BenchError
 from bench.host import ClientInfo, HostInfo
 from bench.metrics import Distribution, PointSummary
-from bench.runner import RunConfig, RunResult
+from bench.runner import MULTITURN, RunConfig, RunResult
 from bench.search import SLO_PERCENTILE
 from bench.telemetry import GpuWindow
 from bench.timeline import point_timeline
@@ -195,7 +196,33 @@ def workload_data(config: RunConfig, api: str) -> dict[str, Any]:
         else None,
         "seed": config.seed,
         "api": api,
+    } | _multiturn_workload(config)
+
+
+def _multiturn_workload(config: RunConfig) -> dict[str, Any]:
+    """The multi-turn fields of `identity.workload`: what each session sent (none for a
+    single-turn profile)."""
+    if config.profile != MULTITURN:
+        return {}
+    data: dict[str, Any] = {
+        "profile": MULTITURN,
+        "think_time_s": DEFAULT_THINK_TIME_S
+        if config.think_time_s is None
+        else config.think_time_s,
     }
+    if config.dataset is not None:
+        data["turns"] = {"kind": "dataset"}
+        data["dataset"] = (
+            f"conversations of {config.dataset.name} (ShareGPT or OpenAI messages), every turn "
+            "sending the whole history with the server's own replies"
+        )
+    else:
+        data["turns"] = _length(config.turns or DEFAULT_TURNS)
+        data["dataset"] = (
+            "synthetic sessions of random words, every turn sending the whole history with the "
+            "server's own replies"
+        )
+    return data
 
 
 def _latency(distribution: Distribution) -> dict[str, Any]:
@@ -305,6 +332,16 @@ def _point(
         "e2e_ms": _latency(summary.e2e_ms),
         "queue_ms": queue,
         "telemetry": _telemetry(telemetry),
+        "turns": [
+            {
+                "turn": turn.turn,
+                "requests": turn.requests,
+                "input_tokens_mean": _round(turn.input_tokens_mean, 1),
+                "ttft_ms": _latency(turn.ttft_ms),
+            }
+            for turn in summary.turns
+        ]
+        or None,
         "validity": verdicts,
     }
 

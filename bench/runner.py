@@ -34,6 +34,15 @@ from bench.client import (
     list_models,
     run_event_loop,
 )
+from bench.conversation import (
+    DEFAULT_THINK_TIME_S,
+    DEFAULT_TURNS,
+    ConversationSpec,
+    SessionFactory,
+    load_conversations,
+    run_sessions,
+    turn_summaries,
+)
 from bench.errors import BenchConfigError, EndpointError
 from bench.interrupts import stop_reason
 from bench.load import PointPlan, PointRun, Send, run_point
@@ -58,6 +67,8 @@ from bench.workloads import (
 )
 
 MAX_WORKERS = 256  # client processes of one point (a 256-core host)
+
+MULTITURN = "chat-multiturn"
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,8 @@ class RunConfig:
     search: SearchSpec | None = None
     stop_when_saturated: bool = False
     thresholds: VerdictThresholds = field(default_factory=VerdictThresholds)
+    turns: LengthDistribution | None = None
+    think_time_s: float | None = None
 
 
 class PointObserver(Protocol):
@@ -214,6 +227,37 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
     return plans
 
 
+def _session_factory(config: RunConfig) -> SessionFactory | None:
+    """The multi-turn sessions of a `chat-multiturn` run (None for other profiles)."""
+    if config.profile != MULTITURN:
+        for value, option in ((config.turns, "--turns"), (config.think_time_s, "--think-time")):
+            if value is not None:
+                raise BenchConfigError(f"applies to --profile {MULTITURN}", option)
+        return None
+    for conflict, option in (
+        (config.request_rates, "--request-rate"),
+        (config.search, "--find-max-rate"),
+        (config.workers > 1, "--workers"),
+        (config.shared_prefix_tokens, "--shared-prefix-tokens"),
+    ):
+        if conflict:
+            raise BenchConfigError(
+                f"does not apply to --profile {MULTITURN}, whose sessions run as "
+                "--concurrency users",
+                option,
+            )
+    profile = get_profile(MULTITURN)
+    spec = ConversationSpec(
+        turns=config.turns or DEFAULT_TURNS,
+        user_len=config.input_len or profile.input_len,
+        reply_len=config.output_len or profile.output_len,
+        think_time_s=DEFAULT_THINK_TIME_S if config.think_time_s is None else config.think_time_s,
+        seed=config.seed,
+        prompt_salt=config.prompt_salt,
+    )
+    return SessionFactory(spec, load_conversations(config.dataset) if config.dataset else None)
+
+
 def probe_plan(config: RunConfig, load: float) -> PointPlan:
     """The load point that measures one probe of `config.search` at `load`.
 
@@ -274,7 +318,10 @@ def run_benchmark(
     plans = plan_points(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
-    dataset = load_sharegpt(config.dataset, tokenizer) if config.dataset else None
+    sessions = _session_factory(config)
+    dataset = (
+        load_sharegpt(config.dataset, tokenizer) if config.dataset and sessions is None else None
+    )
     factory = RequestFactory(
         WorkloadSpec(
             profile=profile,
@@ -343,6 +390,7 @@ def run_benchmark(
                 progress,
                 workers=job,
                 search=MaxLoadSearch(config.search) if config.search is not None else None,
+                sessions=sessions,
                 search_plan=lambda load: probe_plan(config, load),
                 stop_when_saturated=config.stop_when_saturated,
                 thresholds=config.thresholds,
@@ -397,6 +445,7 @@ async def _run_points(
     progress: RunProgress | None = None,
     *,
     workers: WorkerJob | None = None,
+    sessions: SessionFactory | None = None,
     search: MaxLoadSearch | None = None,
     search_plan: Callable[[float], PointPlan] | None = None,
     stop_when_saturated: bool = False,
@@ -414,12 +463,13 @@ async def _run_points(
         send = send_and_report
 
     next_index = 0
+    next_session = 0
 
     async def measure(
         plan: PointPlan, number: int, points: int
     ) -> tuple[bool, PointSummary | None]:
         """Run one point; (False, …) when the run must stop, else (True, its summary)."""
-        nonlocal next_index
+        nonlocal next_index, next_session
         plan = replace(plan, first_index=next_index)
         if observer is not None:
             observer.point_started(plan)
@@ -433,6 +483,9 @@ async def _run_points(
                 processes = min(workers.workers, plan.concurrency or workers.workers)
                 job = replace(workers, workers=processes)
                 run = await run_point_in_workers(job, plan, on_record)
+            elif sessions is not None:
+                run = await run_sessions(send, sessions, plan, next_session)
+                next_session += len({record.session for record in run.records})
             else:
                 run = await run_point(send, factory.build, plan)
         except BaseException:
@@ -446,6 +499,8 @@ async def _run_points(
         gone = await _server_gone(client, run.records)
         if not gone:
             summary = summarize_run(run, slo, thresholds or VerdictThresholds())
+            if sessions is not None:
+                summary = replace(summary, turns=turn_summaries(run.records))
         stop_reason = observer.point_ended(run.records, summary) if observer else None
         if progress is not None:
             progress.point_ended(summary if stop_reason is None else None)

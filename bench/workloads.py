@@ -7,6 +7,10 @@ Built-in profiles (input and output lengths in tokens; the spec syntax is `parse
 | `chat`  | `lognormal:512:0.7`, 32–4096 | `lognormal:256:0.6`, 16–1024 | interactive chat        |
 | `rag`   | `uniform:8192:32768`         | `normal:128:32`, 32–256      | long input, short reply |
 | `batch` | `normal:1024:256`, 128–2048  | `fixed:1024`                 | offline, max throughput |
+| `chat-multiturn` | `lognormal:128:0.6`, 16–1024 | `lognormal:192:0.6`, 16–1024 | multi-turn chat |
+
+`chat-multiturn`'s lengths are those of each new user message and each reply; every turn sends
+the whole history before it (`bench.conversation`).
 
 Everything is reproducible from the seed: request i's lengths come from a generator seeded
 with `(seed, i)`, its prompt text from one seeded with `(seed, salt, i)`, so a run can change
@@ -61,6 +65,8 @@ _WORD_TEXT = (
     "eyes soon times story boys since white days ever paper hard near sentence better best across"
 )
 _WORDS = tuple(_WORD_TEXT.split())
+PROMPT_WORDS = _WORDS
+"""The words synthetic prompts are made of (also `bench.conversation`'s user messages)."""
 
 
 class Tokenizer(Protocol):
@@ -170,6 +176,14 @@ PROFILES: dict[str, Profile] = {
         "retrieval-augmented generation: long prompts of 8k–32k tokens, short answers",
         LengthDistribution("uniform", 8192, 32768),
         LengthDistribution("normal", 128, 32, minimum=32, maximum=256),
+        (1, 4, 16),
+    ),
+    "chat-multiturn": Profile(
+        "chat-multiturn",
+        "multi-turn chat: sessions of 2–6 turns, each sending the whole history so far "
+        "(bench.conversation); lengths are each new user message and each reply",
+        LengthDistribution("lognormal", 128, 0.6, minimum=16, maximum=1024),
+        LengthDistribution("lognormal", 192, 0.6, minimum=16, maximum=1024),
         (1, 4, 16),
     ),
     "batch": Profile(

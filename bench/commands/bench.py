@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sys
@@ -250,6 +251,18 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     callback=_rate_list,
     metavar="R[,R…]",
     help="Open loop: requests per second per point, e.g. 1,5,10.",
+)
+@click.option(
+    "--turns",
+    callback=_length,
+    metavar="SPEC",
+    help="chat-multiturn: turns per session, same syntax as --input-len (default uniform:2:6).",
+)
+@click.option(
+    "--think-time",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="chat-multiturn: mean pause between a reply and the next user message (default 2).",
 )
 @click.option(
     "--find-max-rate",
@@ -751,3 +764,45 @@ def import_command(
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"wrote {path} ({len(result.points)} load points, id {result.id})")
+
+
+# --- bench compare -------------------------------------------------------------------------------
+
+
+@bench_group.command(name="compare", cls=_OneLineErrors)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+def compare_command(files: tuple[Path, ...], as_json: bool) -> None:
+    """Compare result files side by side: per load point and at the SLO, with ratios.
+
+    Prints output tokens/s per GPU, tokens/s per user, p99 TTFT/TPOT/E2E and $ per 1M output
+    tokens (cheapest on-demand catalog price) of every result, and each one's ratio to the
+    first. Results of different models, precisions or workloads are not ranked: exit 1 with
+    every property that differs.
+
+    \b
+    Example:
+      infermeter bench compare h100.json h200.json
+    """
+    from bench.compare import compare, format_comparison, read_results
+    from registry.catalog import load_prices
+
+    try:
+        results = read_results(files)
+        loads = compare(results, load_prices().values())
+    except BenchError as error:
+        raise click.ClickException(error.one_line()) from None
+    if as_json:
+        payload = {
+            "results": [r.name for r in results],
+            "loads": [
+                {
+                    "load": load.load,
+                    "rows": [dataclasses.asdict(row) if row else None for row in load.rows],
+                }
+                for load in loads
+            ],
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    click.echo(format_comparison(results, loads))

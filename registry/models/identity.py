@@ -182,8 +182,10 @@ LengthDistribution = Annotated[
 class Workload(StrictModel):
     """The traffic: what requests look like (how many are in flight is the load point's `load`)."""
 
-    profile: Literal["chat", "rag", "batch", "custom"] = Field(
-        description="infermeter traffic profile, or `custom` for anything else."
+    profile: Literal["chat", "rag", "batch", "chat-multiturn", "custom"] = Field(
+        description="infermeter traffic profile, or `custom` for anything else. "
+        "`chat-multiturn`: sessions of several turns, each sending the whole chat so far; "
+        "`input_len` is then each new user message and `output_len` each reply."
     )
     input_len: LengthDistribution = Field(description="Prompt length distribution in tokens.")
     output_len: LengthDistribution = Field(description="Output length distribution in tokens.")
@@ -204,6 +206,17 @@ class Workload(StrictModel):
         None,
         description="Whether generation ignored the end-of-sequence token (so every request "
         "produced its full output length); null if not stated.",
+    )
+    turns: LengthDistribution | None = Field(
+        None,
+        description="Multi-turn sessions: turns per session; each turn sends every earlier user "
+        "message and the reply the server gave to it, then the new message. Null: one request "
+        "per prompt.",
+    )
+    think_time_s: NonNegativeFloat | None = Field(
+        None,
+        description="Multi-turn sessions: mean pause (exponential) between a reply and the "
+        "user's next message, seconds.",
     )
 
 

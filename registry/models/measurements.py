@@ -295,6 +295,17 @@ def _percentile(stats: LatencyStats | None, percentile: float) -> float | None:
     return value
 
 
+class TurnStats(StrictModel):
+    """The requests of one turn index of a multi-turn point (turn 1 is each session's first)."""
+
+    turn: PositiveInt = Field(description="Turn index within its session, from 1.")
+    requests: NonNegativeInt = Field(description="Measured, successful requests of this turn.")
+    input_tokens_mean: NonNegativeFloat = Field(
+        description="Mean prompt tokens of this turn (the whole history sent), server's count."
+    )
+    ttft_ms: LatencyStats = Field(description="Time to first token of this turn's requests, ms.")
+
+
 class LoadPoint(StrictModel):
     """Measurements at one load level."""
 
@@ -331,6 +342,11 @@ class LoadPoint(StrictModel):
     telemetry: Telemetry | None = Field(None, description="GPU and engine readings.")
     validity: list[Verdict] = Field(
         default_factory=list, description="Findings that limit how far the numbers can be trusted."
+    )
+    turns: list[TurnStats] | None = Field(
+        None,
+        description="Multi-turn workloads: TTFT and prompt length by turn index, so the cost of "
+        "a growing history (and what the prefix cache saves) shows.",
     )
 
     @model_validator(mode="after")

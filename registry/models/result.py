@@ -81,6 +81,8 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.workload.api",
     "identity.workload.accuracy_target",
     "identity.workload.ignore_eos",
+    "identity.workload.turns",
+    "identity.workload.think_time_s",
 )
 """The properties that make two results comparable: same values, same experiment.
 

@@ -13,6 +13,14 @@ whose body says CUDA out of memory), `disconnect` (connection closed mid-stream)
 (an event that is not JSON), `stall` (stops writing until the client gives up), `stream_error`
 (an error object inside the stream, as vLLM sends).
 
+A prefix cache (`prefix_block_words` > 0), modelled on vLLM's: a prompt (its words, the chat's
+messages flattened in order) is cut into blocks of that many words; the leading blocks already
+seen (in earlier prompts, or in a prompt plus the reply generated for it) are hits. TTFT is then
+`ttft_s + ttft_s_per_new_word·(words not hit) + ttft_s_per_cached_word·(words hit)`, and
+`/metrics` counts `vllm:prefix_cache_queries_total` (prompt words) and
+`vllm:prefix_cache_hits_total` (words hit), as vLLM counts tokens. `version` (when set) is what
+`/version` answers, as vLLM's does.
+
 A batch limit (`max_running`, like vLLM's `--max-num-seqs`): at most that many requests are
 served at once, the others wait in arrival order, so a closed loop's throughput stops growing
 at concurrency `max_running`.
@@ -58,6 +66,10 @@ class FakeServerConfig:
     stall_s: float = 30.0
     api_key: str | None = None  # like `vllm serve --api-key`: /v1/* wants `Bearer <key>`
     max_running: int | None = None
+    prefix_block_words: int = 0
+    ttft_s_per_new_word: float = 0.0
+    ttft_s_per_cached_word: float = 0.0
+    version: str | None = None
     ttft_s_per_rate: float = 0.0  # extra TTFT per request/s of recent arrivals
     ttft_s_per_rate_past_knee: float = 0.0  # and per request/s above `knee_rate`
     knee_rate: float = 0.0
@@ -85,6 +97,9 @@ class ServerStats:
     # Per prompt: time.monotonic_ns() just before each chunk of output text was written, the
     # truth a client's timestamps are checked against (same clock, same process).
     token_writes_ns: dict[str, list[int]] = field(default_factory=dict)
+    prefix_queries: int = 0
+    prefix_hits: int = 0
+    cached_blocks: set[tuple[str, ...]] = field(default_factory=set)
 
 
 class FakeOpenAIServer:
@@ -156,6 +171,12 @@ class FakeOpenAIServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/version", self._version)
+
+    async def _version(self, request: web.Request) -> web.Response:
+        if self.config.version is None:
+            raise web.HTTPNotFound()
+        return web.json_response({"version": self.config.version})
 
     def _refused(self, request: web.Request) -> web.Response | None:
         """vLLM's answer to a request without the server's API key, else None."""
@@ -187,6 +208,14 @@ class FakeOpenAIServer:
             "# TYPE vllm:request_success_total counter",
             f'vllm:request_success_total{{model_name="{model}"}} {self.stats.requests}',
         ]
+        if self.config.prefix_block_words:
+            lines += [
+                "# TYPE vllm:prefix_cache_queries_total counter",
+                f'vllm:prefix_cache_queries_total{{model_name="{model}"}} '
+                f"{self.stats.prefix_queries}",
+                "# TYPE vllm:prefix_cache_hits_total counter",
+                f'vllm:prefix_cache_hits_total{{model_name="{model}"}} {self.stats.prefix_hits}',
+            ]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
@@ -215,11 +244,15 @@ class FakeOpenAIServer:
         self, request: web.Request, body: dict[str, Any], arrived: float, ordinal: int
     ) -> web.StreamResponse:
         cfg = self.config
+        words = _prompt_word_list(body)
+        hit = self._prefix_hit(words)
         rate = self._recent_rate() if cfg.ttft_s_per_rate or cfg.ttft_s_per_rate_past_knee else 0
         ttft_s = (
             cfg.ttft_s
             + cfg.ttft_s_per_rate * rate
             + cfg.ttft_s_per_rate_past_knee * max(0.0, rate - cfg.knee_rate)
+            + cfg.ttft_s_per_new_word * (len(words) - hit)
+            + cfg.ttft_s_per_cached_word * hit
         )
         fault = cfg.fault if cfg.fault and ordinal % cfg.fault_every == 0 else None
         if fault in ("http_500", "http_503", "oom"):
@@ -328,11 +361,31 @@ class FakeOpenAIServer:
                 event(cfg.token_text * tokens, finish, usage_at(emitted) if continuous else None)
             )
             chunk_index += 1
+        self._cache_blocks(words + (cfg.token_text * emitted).split())
         if include_usage:
             await response.write(event(None, None, usage_at(emitted)))
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+    def _prefix_hit(self, words: list[str]) -> int:
+        """Words of the prompt's leading blocks already cached (and count the query)."""
+        size = self.config.prefix_block_words
+        if not size:
+            return 0
+        hit = 0
+        while hit + size <= len(words) and tuple(words[: hit + size]) in self.stats.cached_blocks:
+            hit += size
+        self.stats.prefix_queries += len(words)
+        self.stats.prefix_hits += hit
+        self._cache_blocks(words)
+        return hit
+
+    def _cache_blocks(self, words: list[str]) -> None:
+        size = self.config.prefix_block_words
+        if size:
+            for end in range(size, len(words) + 1, size):
+                self.stats.cached_blocks.add(tuple(words[:end]))
 
     def _recent_rate(self) -> float:
         """Arrivals per second: 1 / the median gap between the last `rate_window` arrivals."""
@@ -349,6 +402,12 @@ class FakeOpenAIServer:
             if transport is None or transport.is_closing():
                 return
             await asyncio.sleep(0.02)
+
+
+def _prompt_word_list(body: dict[str, Any]) -> list[str]:
+    if "messages" in body:
+        return [word for m in body["messages"] for word in str(m.get("content", "")).split()]
+    return str(body.get("prompt", "")).split()
 
 
 def _prompt_words(body: dict[str, Any]) -> int:

@@ -86,7 +86,7 @@ def test_length_distribution_samples_have_documented_shape(
 
 
 def test_profiles_are_named_and_rag_has_long_inputs() -> None:
-    assert set(PROFILES) == {"chat", "rag", "batch"}
+    assert set(PROFILES) == {"chat", "rag", "batch", "chat-multiturn"}
     rng = random.Random(1)
     rag = get_profile("rag")
     inputs = [rag.input_len.sample(rng) for _ in range(500)]

@@ -1,0 +1,88 @@
+"""`infermeter bench compare` on the registry's own result files (and copies turned into
+server-at-SLO results): the buyer's table with ratios, and the refusal to rank what differs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from bench.cli import main
+
+RESULTS = Path(__file__).resolve().parents[2] / "registry" / "results"
+H100 = RESULTS / "h100-sxm/llama-3.1-8b-instruct/2026-11-30-9cf9af10b033.json"
+H200 = RESULTS / "h200-sxm/llama-3.1-8b-instruct/2026-11-30-97b31d32bd49.json"
+L40S = RESULTS / "l40s/llama-3.1-8b-instruct/2026-11-30-8f71e79ca5d7.json"
+A100_BF16 = RESULTS / "a100-80gb-sxm/llama-3.1-8b-instruct/2026-11-30-71b301c0c226.json"
+
+
+def _compare(*args: str | Path) -> Result:
+    result = CliRunner().invoke(main, ["bench", "compare", *map(str, args)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+def _throughput(path: Path) -> float:
+    data = json.loads(path.read_text())
+    value: float = data["points"][0]["throughput"]["output_tokens_per_s"]
+    return value / data["identity"]["gpu"]["count"]
+
+
+def test_compare_prints_each_figure_and_its_ratio_to_the_first() -> None:
+    run = _compare(H100, H200, L40S)
+    assert run.exit_code == 0, run.output
+    lines = run.output.splitlines()
+    assert lines[0] == f"A = {H100.name}: 1× h100-sxm, tensorrt-llm 0.17"
+    assert lines[2].startswith(f"C = {L40S.name}: 1× l40s")
+    row = next(line for line in lines if "output tok/s per GPU" in line)
+    ratio_b = _throughput(H200) / _throughput(H100)
+    ratio_c = _throughput(L40S) / _throughput(H100)
+    assert row.split()[-2:] == [f"×{ratio_b:.2f}", f"×{ratio_c:.2f}"]
+    assert f"{_throughput(H200):,.1f}" in row
+    assert any("$ per 1M output tokens" in line for line in lines)
+
+
+def test_compare_refuses_to_rank_different_precision_and_workload() -> None:
+    run = _compare(H100, A100_BF16)
+    assert run.exit_code == 1
+    (line,) = run.output.strip().splitlines()
+    assert line.startswith("Error: not comparable, so not ranked: ")
+    assert f"model.quantization differs ({H100.name} fp8, {A100_BF16.name} None)" in line
+    assert "workload.input_len differs" in line
+    assert "output tok/s" not in run.output
+
+
+def _at_slo(path: Path, target: Path, rate: float) -> Path:
+    data: dict[str, Any] = json.loads(path.read_text())
+    point = data["points"][0]
+    point["load"] = {
+        "arrival": "poisson",
+        "request_rate": rate,
+        "rate_search": {"percentile": 99, "ttft_ms": 500.0, "tpot_ms": 50.0},
+    }
+    target.write_text(json.dumps(data, indent=2))
+    return target
+
+
+def test_compare_matches_server_at_slo_points_by_their_bounds(tmp_path: Path) -> None:
+    first = _at_slo(H100, tmp_path / "h100-slo.json", 12.5)
+    second = _at_slo(H200, tmp_path / "h200-slo.json", 20.0)
+    run = _compare(first, second)
+    assert run.exit_code == 0, run.output
+    row = next(line for line in run.output.splitlines() if "highest rate" in line)
+    assert row.startswith("at the SLO (p99 TTFT ≤ 500 ms, TPOT ≤ 50 ms)")
+    assert row.split()[-4:] == ["12.5", "req/s", "20", "req/s"]
+
+
+def test_compare_names_an_unreadable_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema_version": 2}')
+    run = _compare(H100, broken)
+    assert run.exit_code == 1
+    assert str(broken) in run.output
+    assert len(run.output.strip().splitlines()) == 1
+    single = _compare(H100)
+    assert single.exit_code == 1
+    assert "give at least two result files" in single.output

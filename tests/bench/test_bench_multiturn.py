@@ -1,0 +1,145 @@
+"""Multi-turn sessions (`chat-multiturn`): the history each turn sends, TTFT by turn and the
+prefix-cache hit rate read from /metrics, against a stand-in server that models a prefix cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fake_openai_server import FakeOpenAIServer
+
+from bench.cli import main
+from bench.conversation import ConversationSpec, SessionFactory, load_conversations
+from bench.errors import WorkloadFileError
+from bench.workloads import parse_length
+from registry.models import Result
+
+
+def test_sessions_are_reproducible_and_unlike_each_other() -> None:
+    spec = ConversationSpec(turns=parse_length("uniform:2:5"), seed=3, think_time_s=1.5)
+    factory = SessionFactory(spec)
+    first, again, other = factory.session(0), SessionFactory(spec).session(0), factory.session(1)
+    assert first == again
+    assert first.user_messages[0] != other.user_messages[0]
+    assert 2 <= len(first.user_messages) <= 5
+    assert len(first.reply_tokens) == len(first.user_messages)
+    assert all(t >= 0 for t in first.think_times_s)
+    assert first.user_messages[0].startswith("session 0.0: ")
+
+
+def test_load_conversations_reads_sharegpt_and_openai_messages(tmp_path: Path) -> None:
+    sharegpt = tmp_path / "sharegpt.json"
+    sharegpt.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "a",
+                    "conversations": [
+                        {"from": "human", "value": "what is a GPU"},
+                        {"from": "gpt", "value": "a processor for many small sums"},
+                        {"from": "human", "value": "and HBM"},
+                        {"from": "gpt", "value": "its fast memory"},
+                    ],
+                }
+            ]
+        )
+    )
+    openai = tmp_path / "chats.jsonl"
+    openai.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hello there"},
+                    {"role": "assistant", "content": "hi"},
+                ]
+            }
+        )
+        + "\n"
+    )
+    (gpt,) = load_conversations(sharegpt)
+    assert gpt.user_messages == ("what is a GPU", "and HBM")
+    assert gpt.reply_tokens == (6, 3)
+    (chat,) = load_conversations(openai)
+    assert (chat.system, chat.user_messages, chat.reply_tokens) == (
+        "be brief",
+        ("hello there",),
+        (1,),
+    )
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "no turns"}\n')
+    with pytest.raises(WorkloadFileError, match=r"bad\.jsonl:1: expected a `conversations`"):
+        load_conversations(bad)
+
+
+def test_multiturn_run_shows_ttft_rising_by_turn_and_the_prefix_hit_rate_standin(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    config = fake_server.config
+    config.version = "0.9.1"
+    config.prefix_block_words = 8
+    config.ttft_s = 0.002
+    config.ttft_s_per_new_word = 0.002
+    config.ttft_s_per_cached_word = 0.0005
+    config.itl_s = 0.006  # slower than an H100 could decode the 8B model, so the result is valid
+    output = tmp_path / "multiturn.json"
+    run = CliRunner().invoke(
+        main,
+        [
+            "bench", "run", "--endpoint", fake_server.url, "--profile", "chat-multiturn",
+            "--api", "chat", "--concurrency", "2", "--turns", "4", "--think-time", "0.01",
+            "--input-len", "24", "--output-len", "8", "--num-requests", "16", "--warmup", "0",
+            "--output", str(output), "--gpu", "h100-sxm", "--model-id", "llama-3.1-8b-instruct",
+            "--quiet",
+        ],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    # What was sent: turn 2 of a session carries turn 1, the server's own reply, and turn 2.
+    bodies = fake_server.stats.bodies
+    assert len(bodies) == 16
+    second = next(b for b in bodies if len(b["messages"]) == 3)
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    assert second["messages"][1]["content"] == " tok" * 8
+    assert max(len(b["messages"]) for b in bodies) == 7
+
+    result = Result.model_validate_json(output.read_text())
+    workload = result.identity.workload
+    assert workload.profile == "chat-multiturn"
+    assert workload.turns is not None
+    assert workload.turns.model_dump()["value"] == 4
+    assert workload.think_time_s == 0.01
+    assert workload.dataset is not None
+    assert "whole history" in workload.dataset
+    (point,) = result.points
+    assert point.turns is not None
+    assert [t.turn for t in point.turns] == [1, 2, 3, 4]
+    assert [t.requests for t in point.turns] == [4, 4, 4, 4]
+    prompts = [t.input_tokens_mean for t in point.turns]
+    assert prompts == sorted(prompts)
+    assert prompts[3] - prompts[0] == pytest.approx(3 * (24 + 8))  # each turn adds one exchange
+    medians = [t.ttft_ms.p50 for t in point.turns]
+    assert all(m is not None for m in medians)
+    assert medians == sorted(medians)  # type: ignore[type-var]
+    # The model: 26 new words each turn (2 ms each) and 32 more cached ones (0.5 ms each).
+    assert medians[3] - medians[0] == pytest.approx(3 * 32 * 0.5, abs=20)  # type: ignore[operator]
+    # The hit rate comes from the server's /metrics counters, differenced over the point.
+    assert point.telemetry is not None
+    assert point.telemetry.engine is not None
+    stats = fake_server.stats
+    expected = stats.prefix_hits / stats.prefix_queries
+    assert expected > 0.3
+    assert point.telemetry.engine.prefix_cache_hit_rate == pytest.approx(expected, abs=1e-4)
+
+
+def test_multiturn_options_are_checked(fake_server: FakeOpenAIServer) -> None:
+    runner = CliRunner()
+    base = ["bench", "run", "--endpoint", fake_server.url, "--num-requests", "4"]
+    rate = runner.invoke(main, [*base, "--profile", "chat-multiturn", "--request-rate", "5"])
+    assert rate.exit_code == 2
+    assert "--request-rate: does not apply to --profile chat-multiturn" in rate.output
+    turns = runner.invoke(main, [*base, "--concurrency", "1", "--turns", "3"])
+    assert turns.exit_code == 2
+    assert "--turns: applies to --profile chat-multiturn" in turns.output
+    assert fake_server.stats.requests == 0
