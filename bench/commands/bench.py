@@ -806,3 +806,40 @@ def compare_command(files: tuple[Path, ...], as_json: bool) -> None:
         click.echo(json.dumps(payload, indent=2))
         return
     click.echo(format_comparison(results, loads))
+
+
+# --- bench report --------------------------------------------------------------------------------
+
+
+@bench_group.command(name="report", cls=_OneLineErrors)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--html",
+    "html_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The page to write.",
+)
+def report_command(files: tuple[Path, ...], html_path: Path) -> None:
+    """Write one self-contained HTML page for result files: charts and tables, no network.
+
+    Throughput per GPU against tokens/s per user, cost at the catalog prices, and every load
+    point's latency percentiles, drawn by the site's own chart code with uPlot inlined (a
+    checkout after `npm ci`; a wheel install lacks them and says so).
+
+    \b
+    Example:
+      infermeter bench report h100.json h200.json --html report.html
+    """
+    from bench.compare import read_results
+    from bench.html_report import write_report
+    from registry.catalog import load_prices
+
+    try:
+        results = read_results(files)
+        write_report(results, load_prices().values(), html_path)
+    except BenchError as error:
+        raise click.ClickException(error.one_line()) from None
+    except OSError as error:
+        raise click.ClickException(f"--html: cannot write {html_path}: {error.strerror}") from None
+    click.echo(f"wrote {html_path} ({len(results)} results)")

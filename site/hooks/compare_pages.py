@@ -16,6 +16,7 @@ from typing import Any
 from catalog_pages import esc, price_link
 from result_index import Index
 
+from registry.charts import chart_data
 from registry.index import COLUMNS as INDEX_COLUMNS
 from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
@@ -228,25 +229,6 @@ def _compare_table(groups: list[Group]) -> str:
     )
 
 
-def _chart_data(rows: list[IndexRow]) -> dict[str, Any]:
-    pareto: dict[str, list[list[float]]] = defaultdict(list)
-    cost: dict[str, float] = {}
-    for row in rows:
-        label = f"{row.gpu} ×{row.gpu_count}"
-        if row.tokens_per_s_per_user is not None and row.output_tokens_per_s_per_gpu is not None:
-            pareto[label].append([row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu])
-        usd = (
-            row.on_demand_usd_per_million_accepted_tokens
-            or row.on_demand_usd_per_million_output_tokens
-        )
-        if usd is not None:
-            cost[label] = min(usd, cost.get(label, usd))
-    return {
-        "pareto": {label: sorted(points) for label, points in sorted(pareto.items())},
-        "cost": dict(sorted(cost.items(), key=lambda item: item[1])),
-    }
-
-
 def slot(name: str) -> str:
     """A marker that `registry_pages.on_post_page` swaps for big generated HTML, which so skips
     Markdown, the theme's template and the search plugin (linear in the rows, but slow)."""
@@ -278,7 +260,7 @@ def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
     # An attribute, not a <script>: instant navigation re-runs scripts in the content.
     groups = replicate_groups(rows)
     chart_json = json.dumps(
-        _chart_data([group.row for group in groups]), sort_keys=True, separators=(",", ":")
+        chart_data([group.row for group in groups]), sort_keys=True, separators=(",", ":")
     )
     charts = (
         f'<div class="im-charts" data-chart-data="{esc(chart_json)}">'

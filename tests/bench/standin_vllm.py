@@ -63,10 +63,6 @@ class StandinVllm(FakeOpenAIServer):
         self.prefix_hits = 0.0
         self.queue_count = 0
 
-    def add_routes(self, app: web.Application) -> None:
-        super().add_routes(app)
-        app.router.add_get("/version", self._version)
-
     async def _version(self, request: web.Request) -> web.Response:
         return web.json_response({"version": VERSION})
 

@@ -97,7 +97,7 @@ def test_profiles_are_named_and_rag_has_long_inputs() -> None:
 
 
 def test_get_profile_rejects_unknown_name() -> None:
-    with pytest.raises(BenchConfigError, match="known: batch, chat, rag"):
+    with pytest.raises(BenchConfigError, match="known: batch, chat, chat-multiturn, rag"):
         get_profile("video")
 
 

@@ -1,0 +1,157 @@
+"""`infermeter bench report`: one self-contained HTML page for one or more result files.
+
+The page needs nothing from the network: uPlot (the chart library the site vendors, from
+`node_modules/uplot`, as `npm ci` installs it in a checkout) and the site's own chart code
+(`site/assets/charts.js`, which the site's compare pages call too) are inlined, and the chart
+data is `registry.charts.chart_data` of the results' index rows, the function the site's compare
+pages use. So the page draws the results as the site does: output tokens/s per GPU against
+tokens/s per user, and $ per 1M tokens at the cheapest on-demand catalog price; then one table
+per result with every load point's latency percentiles and cost.
+
+A wheel install has neither `node_modules` nor `site/`: `ReportError` says so in one line.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from bench.compare import NamedResult
+from bench.errors import BenchError
+from registry.charts import chart_data
+from registry.index import IndexRow, index_rows
+from registry.models import PriceEntry
+from registry.store import write_text_atomic
+
+# The checkout the package runs from (an editable install); a wheel has neither folder.
+_CODE_ROOT = Path(__file__).resolve().parent.parent
+UPLOT_DIR = _CODE_ROOT / "node_modules" / "uplot" / "dist"
+CHARTS_JS = _CODE_ROOT / "site" / "assets" / "charts.js"
+
+
+# Nothing may load from anywhere: the browser refuses every request the page would make.
+_POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+_STYLE = (
+    "body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; "
+    "padding: 0 1rem; }\n"
+    ".im-table { border-collapse: collapse; font-size: 13px; }\n"
+    ".im-table th, .im-table td { border-bottom: 1px solid #ddd; padding: 0.25rem 0.5rem; "
+    "text-align: right; }\n"
+    ".im-table tbody th { text-align: left; }\n"
+)
+
+
+class ReportError(BenchError):
+    """The page cannot be made (its inlined assets are missing)."""
+
+
+def _asset(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        raise ReportError(
+            f"{path} is missing: bench report inlines the site's uPlot and chart code, which a "
+            "checkout has after `npm ci` (a wheel install does not)",
+            "--html",
+        ) from None
+
+
+def _number(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("output tok/s per GPU", "output_tokens_per_s_per_gpu", 1),
+    ("tok/s per user", "tokens_per_s_per_user", 1),
+    ("TTFT p50 ms", "ttft_ms_p50", 1),
+    ("TTFT p95 ms", "ttft_ms_p95", 1),
+    ("TTFT p99 ms", "ttft_ms_p99", 1),
+    ("TPOT p50 ms", "tpot_ms_p50", 2),
+    ("TPOT p99 ms", "tpot_ms_p99", 2),
+    ("E2E p95 ms", "e2e_ms_p95", 1),
+    ("E2E p99 ms", "e2e_ms_p99", 1),
+    ("failed", "failure_rate", 3),
+    ("$/h on-demand", "on_demand_usd_per_hour", 2),
+    ("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", 3),
+)
+
+
+def _label(named: NamedResult) -> str:
+    identity = named.result.identity
+    return f"{named.name}: {identity.gpu.count}× {identity.gpu.id}"
+
+
+def _table(named: NamedResult, rows: Sequence[IndexRow]) -> str:
+    identity = named.result.identity
+    head = "".join(f"<th>{html.escape(name)}</th>" for name, _f, _d in _COLUMNS)
+    body = "".join(
+        "<tr><th>"
+        + html.escape(row.load_label)
+        + "</th>"
+        + "".join(
+            f"<td>{_number(getattr(row, field), digits)}</td>" for _n, field, digits in _COLUMNS
+        )
+        + "</tr>"
+        for row in rows
+    )
+    price = next((row.on_demand_price_id for row in rows if row.on_demand_price_id), None)
+    priced = f"priced at catalog entry {html.escape(price)}" if price else "no catalog price"
+    return (
+        f"<section><h2>{html.escape(_label(named))}</h2>"
+        f"<p>{html.escape(identity.model.id)} · {html.escape(identity.engine.name)} "
+        f"{html.escape(identity.engine.version)} · profile {html.escape(identity.workload.profile)}"
+        f" · result {html.escape(named.result.id)} · {priced}</p>"
+        f'<table class="im-table"><thead><tr><th>load</th>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></section>"
+    )
+
+
+def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) -> str:
+    """The whole page (see the module docstring)."""
+    uplot_js = _asset(UPLOT_DIR / "uPlot.iife.min.js")
+    uplot_css = _asset(UPLOT_DIR / "uPlot.min.css")
+    charts_js = _asset(CHARTS_JS)
+    price_list = list(prices)
+    rows_by_result = [
+        (named, index_rows(named.result, named.name, price_list)) for named in results
+    ]
+    labels = {id(row): _label(named) for named, rows in rows_by_result for row in rows}
+    data = chart_data(
+        (row for _named, rows in rows_by_result for row in rows), lambda row: labels[id(row)]
+    )
+    data_json = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    tables = "".join(_table(named, rows) for named, rows in rows_by_result)
+    title = "infermeter report: " + ", ".join(named.name for named in results)
+    # `</` cannot end a script early: the inlined code never holds it, the data is escaped.
+    safe_data = data_json.replace("</", "<\\/")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{_POLICY}">
+<title>{html.escape(title)}</title>
+<style>{uplot_css}
+{_STYLE}</style></head><body>
+<h1>{html.escape(title)}</h1>
+<div class="im-charts" id="charts">
+<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per GPU
+against tokens/s per user, one line per result (the Pareto front).</figcaption></figure>
+<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M accepted
+(else output) tokens, on-demand catalog price, per result.</figcaption></figure>
+</div>
+{tables}
+<script>{uplot_js}</script>
+<script type="module">
+{charts_js}
+drawCharts(document.getElementById("charts"), {safe_data}, window.uPlot);
+document.body.dataset.drawn = "1";
+</script>
+</body></html>
+"""
+
+
+def write_report(
+    results: Sequence[NamedResult], prices: Iterable[PriceEntry], output: Path
+) -> None:
+    """Write the page atomically to `output`."""
+    write_text_atomic(output, report_html(results, prices))

@@ -1,0 +1,118 @@
+"""`infermeter bench report`: a self-contained page for results measured against the stand-in
+server, opened in a real headless Chromium with no request leaving the file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from fake_openai_server import FakeOpenAIServer
+
+import bench.html_report
+from bench.cli import main
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]  # fmt: skip
+
+
+def _invoke(*args: str | Path) -> Result:
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def two_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two results measured against the stand-in at concurrency 1 and 2, as two GPUs."""
+    folder = tmp_path_factory.mktemp("report")
+    paths = []
+    with FakeOpenAIServer() as server:
+        server.config.version = "0.9.1"
+        server.config.ttft_s = 0.01
+        server.config.itl_s = 0.006  # slower than the bandwidth bound of either GPU
+        for gpu in ("h100-sxm", "h200-sxm"):
+            path = folder / f"{gpu}.json"
+            run = _invoke(
+                "bench", "run", "--endpoint", server.url, "--concurrency", "1,2",
+                "--num-requests", "6", "--warmup", "1", "--input-len", "16", "--output-len", "8",
+                "--gpu", gpu, "--model-id", "llama-3.1-8b-instruct", "--output", path, "--quiet",
+            )  # fmt: skip
+            assert run.exit_code == 0, run.output
+            paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.mark.browser
+def test_report_page_draws_the_results_with_no_request_leaving_the_file(
+    two_results: list[Path], tmp_path: Path, browser: Any
+) -> None:
+    page_path = tmp_path / "report.html"
+    run = _invoke("bench", "report", *two_results, "--html", page_path)
+    assert run.exit_code == 0, run.output
+    assert run.output.strip() == f"wrote {page_path} (2 results)"
+    text = page_path.read_text()
+    assert "<script src" not in text
+    assert '<link rel="stylesheet"' not in text
+    context = browser.new_context()
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(page_path.as_uri())
+    page.wait_for_selector("body[data-drawn='1']", timeout=15000)
+    pareto = page.locator("[data-chart='pareto'] canvas")
+    assert pareto.count() == 1
+    assert page.locator("[data-chart='cost'] canvas").count() == 1
+    legend = page.locator("[data-chart='pareto'] .u-legend").inner_text()
+    assert "h100-sxm.json: 1× h100-sxm" in legend
+    assert "h200-sxm.json: 1× h200-sxm" in legend
+    loads = page.locator("section tbody th").all_inner_texts()
+    assert loads == ["concurrency 1", "concurrency 2"] * 2
+    context.close()
+    assert errors == []
+    assert requests == [page_path.as_uri()]  # the page itself, and nothing else
+
+
+def test_report_tables_hold_each_points_figures(two_results: list[Path], tmp_path: Path) -> None:
+    page_path = tmp_path / "report.html"
+    assert _invoke("bench", "report", *two_results, "--html", page_path).exit_code == 0
+    text = page_path.read_text()
+    point = json.loads(two_results[0].read_text())["points"][1]
+    assert f"<td>{point['ttft_ms']['p99']:,.1f}</td>" in text
+    assert "concurrency 2" in text
+    data = text.split('drawCharts(document.getElementById("charts"), ', 1)[1].split(", window")[0]
+    chart = json.loads(data)
+    assert sorted(chart["pareto"]) == ["h100-sxm.json: 1× h100-sxm", "h200-sxm.json: 1× h200-sxm"]
+    assert len(chart["pareto"]["h100-sxm.json: 1× h100-sxm"]) == 2
+
+
+def test_report_without_the_inlined_assets_fails_in_one_line(
+    two_results: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench.html_report, "UPLOT_DIR", tmp_path / "no-node-modules")
+    page_path = tmp_path / "report.html"
+    run = _invoke("bench", "report", *two_results, "--html", page_path)
+    assert run.exit_code == 1
+    (line,) = run.output.strip().splitlines()
+    assert "no-node-modules/uPlot.iife.min.js is missing" in line
+    assert "npm ci" in line
+    assert not page_path.exists()
