@@ -431,7 +431,11 @@ def build_result(
                 "dtype": deployment.dtype,
                 "kv_cache_dtype": deployment.kv_cache_dtype,
             },
-            "serving": {name: getattr(deployment, name) for name in ServingSettings.model_fields},
+            # Settings a measured deployment does not know of (speculative decoding,
+            # disaggregation: harvested from published results) stay unstated.
+            "serving": {
+                name: getattr(deployment, name, None) for name in ServingSettings.model_fields
+            },
             "workload": workload_data(config, run.api),
         },
         "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},

@@ -93,7 +93,7 @@ def test_open_loop_capped_at_max_concurrency(fake_server: FakeOpenAIServer) -> N
     # The cap's wait is not the client's lag: the send lag stays small.
     assert summary.send_lag_ms is not None
     assert summary.send_lag_ms.p99 is not None
-    assert summary.send_lag_ms.p99 < 10
+    assert summary.send_lag_ms.p99 < 50  # well under the waits (> 100 ms); a busy box lags
     assert "client_send_lag" not in [v.code for v in summary.verdicts]
 
 

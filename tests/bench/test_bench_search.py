@@ -320,9 +320,13 @@ def test_rate_search_answer_is_stored_as_a_server_at_slo_point(
         None,
         Provenance("infermeter bench run --find-max-rate", now, now, "octocat", host_info(None)),
     )
-    assert [p.load.request_rate for p in result.points] == [100.0, 200.0]
-    assert result.points[0].load.rate_search is None  # a probe below the answer
-    answer = result.points[1].load.rate_search
+    assert run.search is not None
+    assert run.search.best is not None
+    assert [p.load.request_rate for p in result.points] == [p.load for p in run.search.probes]
+    marked = [p for p in result.points if p.load.rate_search is not None]
+    assert len(marked) == 1  # the answer; every other probe stays an ordinary point
+    assert marked[0].load.request_rate == run.search.best.load
+    answer = marked[0].load.rate_search
     assert answer is not None
     assert (answer.percentile, answer.ttft_ms, answer.tpot_ms, answer.e2e_ms) == (
         99,
