@@ -5,7 +5,8 @@
 One line per case of tests/data/vllm_startup_logs.yaml: predicted / logged, and the error; then
 a summary per split (fit: cases any constant may be set from; holdout: never used for fitting):
 median absolute error of the weights and of the KV cache tokens, and the share of all checked
-figures (weights, KV tokens, maximum concurrency) within 10 %.
+figures (weights, KV tokens, maximum concurrency) within 10 %; then, per split, each logged
+overhead term (activation peak, non-torch, CUDA graphs) against the plan's estimate.
 """
 
 import statistics
@@ -66,6 +67,20 @@ def main() -> None:
         checked = [f for case in cases if case.split == split for f in figures(case)]
         print(_summary(split, checked))
     print(_summary("all", [f for case in cases for f in figures(case)]))
+    print()
+    print("| split | overhead term | median error | within 50 % or 0.2 GiB |")
+    print("|---|---|---|---|")
+    for split in (*SPLITS, "all"):
+        checked = [
+            f for case in cases if split in ("all", case.split) for f in figures(case) if f.is_term
+        ]
+        for name in sorted({f.name for f in checked}):
+            terms = [f for f in checked if f.name == name]
+            within = sum(f.ok for f in terms)
+            print(
+                f"| {split} | {name} | {_median([abs(f.error) for f in terms])} "
+                f"| {within}/{len(terms)} |"
+            )
 
 
 if __name__ == "__main__":
