@@ -11,15 +11,13 @@ from typing import Any, TypeVar
 
 import click
 
+import calculators.api as api
 from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
-from calculators.cost import cost_report
 from calculators.errors import CalculatorError, InputError
-from calculators.fit import fit_gpus
 from calculators.kv_cache import KV_CACHE_DTYPES
 from calculators.limits import MAX_TOKENS, gib_to_bytes
-from calculators.memory import memory_report
 from calculators.quantization import QUANTIZATION_CHOICES
-from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
+from calculators.vllm_plan import DEFAULT_VLLM_VERSION
 from registry.errors import RegistryError
 from registry.lookup import (
     TIERS,
@@ -184,23 +182,31 @@ def vram_command(
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
         else:
             memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
-        settings = VllmSettings(
-            gpu_memory_bytes=memory,
+        engine = api.EngineRequest(
+            quantization=quantization,
+            kv_cache_dtype=kv_cache_dtype,
+            dtype=dtype,
             gpu_memory_utilization=gpu_memory_utilization,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            enforce_eager=enforce_eager,
+            vllm_version=vllm_version,
+        )
+        request = api.VramRequest(
+            model=model,
+            arch=arch,
+            gpu=gpu,
+            gpu_name=gpu_name,
+            gpu_memory_bytes=memory,
             tensor_parallel_size=tensor_parallel_size,
             pipeline_parallel_size=pipeline_parallel_size,
             max_model_len=max_model_len,
-            max_num_seqs=max_num_seqs,
-            max_num_batched_tokens=max_num_batched_tokens,
-            kv_cache_dtype=kv_cache_dtype,
-            quantization=quantization,
-            dtype=dtype,
-            enforce_eager=enforce_eager,
-            gpu_name=gpu_name,
-            vllm_version=vllm_version,
+            engine=engine,
+            context=context,
+            concurrency=concurrency,
         )
-        report = memory_report(arch, settings, context, concurrency)
-    payload = {"model": model, "gpu": gpu, **report.as_dict()}
+        report = api.vram_report(request)
+    payload = api.vram_payload(request, report)
     if as_json:
         _print_json(payload)
         return
@@ -246,14 +252,6 @@ def vram_command(
         click.echo(f"note: {note}")
 
 
-# The price options `--gpu` fills from the catalog, and the tier each takes (None: `--tier`).
-CATALOG_PRICE_OPTIONS: tuple[tuple[str, str | None], ...] = (
-    ("price_per_hour", None),
-    ("interruptible_price_per_hour", "interruptible"),
-    ("reserved_price_per_hour", "reserved"),
-)
-
-
 def _price_used(price: PriceEntry) -> dict[str, Any]:
     return {
         "id": price.id,
@@ -263,25 +261,10 @@ def _price_used(price: PriceEntry) -> dict[str, Any]:
     }
 
 
-def catalog_prices(
-    gpu_id: str, tier: str, given: dict[str, float | None]
-) -> tuple[dict[str, float | None], dict[str, dict[str, Any] | None]]:
-    """The price options with the GPU's cheapest catalog prices where `given` has none, and
-    the catalog prices used (None where an option was given or the catalog has no price)."""
+def catalog_prices(gpu_id: str) -> dict[str, dict[str, Any]]:
+    """The GPU's cheapest catalog price per tier, as the payload names a price used."""
     resolve_gpu(gpu_id)  # an unknown id raises, naming the closest ids
-    cheapest = cheapest_prices(gpu_id)
-    filled = dict(given)
-    used: dict[str, dict[str, Any] | None] = {}
-    for option, option_tier in CATALOG_PRICE_OPTIONS:
-        price = cheapest.get(option_tier or tier)
-        used[option] = None
-        if given[option] is None and price is not None:
-            filled[option], used[option] = price.usd_per_gpu_hour, _price_used(price)
-    if filled["price_per_hour"] is None:
-        raise click.ClickException(
-            f"the catalog has no {tier} price for {gpu_id}; give --price-per-hour"
-        )
-    return filled, used
+    return {tier: _price_used(price) for tier, price in cheapest_prices(gpu_id).items()}
 
 
 @calc_group.command(name="cost", cls=OneLineCommand)
@@ -372,32 +355,27 @@ def cost_command(
     Example:
       infermeter calc cost --gpu h100-sxm --tokens-per-second 2800 --utilization 0.6
     """
-    prices = {
-        "price_per_hour": price_per_hour,
-        "interruptible_price_per_hour": interruptible_price_per_hour,
-        "reserved_price_per_hour": reserved_price_per_hour,
-    }
-    used: dict[str, dict[str, Any] | None] = dict.fromkeys(prices)
     if gpu is None and price_per_hour is None:
         raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
+    request = api.CostRequest(
+        gpu=gpu,
+        tier=tier,
+        price_per_hour=price_per_hour,
+        interruptible_price_per_hour=interruptible_price_per_hour,
+        reserved_price_per_hour=reserved_price_per_hour,
+        tokens_per_second=tokens_per_second,
+        accepted_tokens_per_second=accepted_tokens_per_second,
+        gpu_count=gpu_count,
+        utilization=utilization,
+        retry_rate=retry_rate,
+        overhead_per_hour=overhead_per_hour,
+        api_price_per_million=api_price_per_million,
+        monthly_tokens=monthly_tokens,
+        scale_to_zero=scale_to_zero,
+    )
     with _library_errors():
-        if gpu is not None:
-            prices, used = catalog_prices(gpu, tier, prices)
-        report = cost_report(
-            prices["price_per_hour"] or 0.0,
-            tokens_per_second,
-            accepted_tokens_per_second,
-            utilization,
-            retry_rate,
-            overhead_per_hour,
-            prices["interruptible_price_per_hour"],
-            prices["reserved_price_per_hour"],
-            api_price_per_million,
-            monthly_tokens,
-            gpu_count=gpu_count,
-            always_on=not scale_to_zero,
-        )
-    payload = {"gpu": gpu, **report.as_dict(), "prices": used}
+        payload = api.cost(request, catalog_prices(gpu) if gpu is not None else None)
+    used = payload["prices"]
     if as_json:
         _print_json(payload)
         return
@@ -405,7 +383,7 @@ def cost_command(
         option: f"price ({tier.replace('_', '-')})"
         if option_tier is None
         else f"{option_tier} price"
-        for option, option_tier in CATALOG_PRICE_OPTIONS
+        for option, option_tier in api.CATALOG_PRICE_FIELDS
     }
     rows = [
         (
@@ -499,35 +477,27 @@ def fit_command(
     """
     with _library_errors():
         arch = model_arch(model)
-        settings = VllmSettings(
-            gpu_memory_bytes=1,
+        engine = api.EngineRequest(
+            quantization=quantization,
+            kv_cache_dtype=kv_cache_dtype,
+            dtype=dtype,
             gpu_memory_utilization=gpu_memory_utilization,
             max_num_seqs=max_num_seqs,
             max_num_batched_tokens=max_num_batched_tokens,
-            kv_cache_dtype=kv_cache_dtype,
-            quantization=quantization,
-            dtype=dtype,
             enforce_eager=enforce_eager,
             vllm_version=vllm_version,
         )
-        options = gpu_options(tier, gpu_ids or None)
-        results = fit_gpus(
-            arch,
-            options,
-            settings,
-            context,
-            concurrency,
-            "usd_per_hour" if rank_by == "price" else "usd_per_gb_hour",
+        request = api.FitRequest(
+            model=model,
+            arch=arch,
+            context=context,
+            concurrency=concurrency,
+            engine=engine,
+            tier=tier,
+            rank_by=rank_by,
         )
-    rows = [result.as_dict() for result in results]
-    payload = {
-        "model": model,
-        "context": context,
-        "concurrency": concurrency,
-        "tier": tier,
-        "rank_by": rank_by,
-        "options": rows,
-    }
+        payload = api.fit(request, gpu_options(tier, gpu_ids or None))
+    rows = payload["options"]
     if as_json:
         _print_json(payload)
         return

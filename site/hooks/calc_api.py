@@ -17,15 +17,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import calculators.api as api
 from calculators.arch import ModelArch, parse_config
-from calculators.cost import cost_report
 from calculators.errors import CalculatorError
-from calculators.fit import GpuOption, fit_gpus
+from calculators.fit import GpuOption
 from calculators.kv_cache import KV_CACHE_DTYPES
 from calculators.limits import gib_to_bytes
-from calculators.memory import memory_report
 from calculators.quantization import QUANTIZATION_CHOICES
-from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
+from calculators.vllm_plan import DEFAULT_VLLM_VERSION
 
 GIB = 1024**3
 TIERS = ("on_demand", "interruptible", "reserved")
@@ -245,18 +244,16 @@ def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
     return model, parse_config(models[model]["config"])
 
 
-def _engine(values: Mapping[str, Any], memory_bytes: int = 1, **extra: Any) -> VllmSettings:
-    return VllmSettings(
-        gpu_memory_bytes=memory_bytes,
+def _engine(values: Mapping[str, Any]) -> api.EngineRequest:
+    return api.EngineRequest(
+        quantization=values["quantization"],
+        kv_cache_dtype=values["kv_cache_dtype"],
+        dtype=values["dtype"],
         gpu_memory_utilization=values["gpu_memory_utilization"],
         max_num_seqs=values["max_num_seqs"],
         max_num_batched_tokens=values["max_num_batched_tokens"],
-        kv_cache_dtype=values["kv_cache_dtype"],
-        quantization=values["quantization"],
-        dtype=values["dtype"],
         enforce_eager=values["enforce_eager"],
-        vllm_version=values["vllm_version"] or DEFAULT_VLLM_VERSION,
-        **extra,
+        vllm_version=values["vllm_version"],
     )
 
 
@@ -268,86 +265,65 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
             memory = gib_to_bytes("gpu_memory_gib", values["gpu_memory_gib"])
         except CalculatorError as error:
             raise FieldError("gpu_memory_gib", str(error)) from None
-        gpu_name, gpu_id = "", None
+        gpu_id = None
     elif gpu_id:
         if gpu_id not in catalog["gpus"]:
             raise _unknown("gpu", "GPU", gpu_id, list(catalog["gpus"]))
-        memory, gpu_name = catalog["gpus"][gpu_id]["memory_bytes"], gpu_id
+        memory = catalog["gpus"][gpu_id]["memory_bytes"]
     else:
         raise FieldError("gpu", "gpu: give a GPU id or its memory in GiB")
-    settings = _engine(
-        values,
-        memory,
+    request = api.VramRequest(
+        model=model,
+        arch=arch,
+        gpu=gpu_id,
+        gpu_name=gpu_id or "",
+        gpu_memory_bytes=memory,
         tensor_parallel_size=values["tensor_parallel_size"] or 1,
         pipeline_parallel_size=values["pipeline_parallel_size"] or 1,
         max_model_len=values["max_model_len"],
-        gpu_name=gpu_name,
+        engine=_engine(values),
+        context=values["context"],
+        concurrency=values["concurrency"] or 1,
     )
-    report = memory_report(arch, settings, values["context"], values["concurrency"] or 1)
-    return {"model": model, "gpu": gpu_id, **report.as_dict()}
+    return api.vram(request)
 
 
-# The price fields a GPU fills from the catalog, and the tier each takes (None: the `tier` field);
-# as `infermeter calc cost --gpu`.
-CATALOG_PRICE_FIELDS: tuple[tuple[str, str | None], ...] = (
-    ("price_per_hour", None),
-    ("interruptible_price_per_hour", "interruptible"),
-    ("reserved_price_per_hour", "reserved"),
-)
-
-
-def _catalog_prices(
-    values: Mapping[str, Any], catalog: Catalog
-) -> tuple[dict[str, float | None], dict[str, dict[str, Any] | None]]:
-    """The price fields, empty ones filled with the GPU's cheapest catalog price of their tier,
-    and the catalog prices used (None where a field was given or the catalog has no price)."""
-    prices = {name: values[name] for name, _tier in CATALOG_PRICE_FIELDS}
-    used: dict[str, dict[str, Any] | None] = dict.fromkeys(prices)
-    gpu_id, tier = values["gpu"], values["tier"] or "on_demand"
+def _catalog_prices(gpu_id: str | None, catalog: Catalog) -> dict[str, dict[str, Any]] | None:
+    """The GPU's cheapest catalog price per tier, as the payload names a price used."""
     if not gpu_id:
-        if prices["price_per_hour"] is None:
-            raise FieldError(
-                "price_per_hour", "price_per_hour: required (or a GPU id, for its catalog price)"
-            )
-        return prices, used
+        return None
     if gpu_id not in catalog["gpus"]:
         raise _unknown("gpu", "GPU", gpu_id, list(catalog["gpus"]))
     gpu = catalog["gpus"][gpu_id]
-    for name, field_tier in CATALOG_PRICE_FIELDS:
-        wanted = field_tier or tier
-        if prices[name] is None and wanted in gpu["prices"]:
-            prices[name] = gpu["prices"][wanted]
-            used[name] = {
-                "id": gpu["price_sources"][wanted]["id"],
-                "usd_per_gpu_hour": gpu["prices"][wanted],
-                "as_of": gpu["price_sources"][wanted]["as_of"],
-                "source_url": gpu["price_sources"][wanted]["source_url"],
-            }
-    if prices["price_per_hour"] is None:
-        raise FieldError(
-            "price_per_hour",
-            f"price_per_hour: the catalog has no {tier} price for {gpu_id}; give a price",
-        )
-    return prices, used
+    return {
+        tier: {
+            "id": gpu["price_sources"][tier]["id"],
+            "usd_per_gpu_hour": usd,
+            "as_of": gpu["price_sources"][tier]["as_of"],
+            "source_url": gpu["price_sources"][tier]["source_url"],
+        }
+        for tier, usd in gpu["prices"].items()
+    }
 
 
 def _cost(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
-    prices, used = _catalog_prices(values, catalog)
-    report = cost_report(
-        prices["price_per_hour"] or 0.0,
-        values["tokens_per_second"],
-        values["accepted_tokens_per_second"],
-        values["utilization"] if values["utilization"] is not None else 1.0,
-        values["retry_rate"] or 0.0,
-        values["overhead_per_hour"] or 0.0,
-        prices["interruptible_price_per_hour"],
-        prices["reserved_price_per_hour"],
-        values["api_price_per_million"],
-        values["monthly_tokens"],
+    request = api.CostRequest(
+        gpu=values["gpu"] or None,
+        tier=values["tier"] or "on_demand",
+        price_per_hour=values["price_per_hour"],
+        interruptible_price_per_hour=values["interruptible_price_per_hour"],
+        reserved_price_per_hour=values["reserved_price_per_hour"],
+        tokens_per_second=values["tokens_per_second"],
+        accepted_tokens_per_second=values["accepted_tokens_per_second"],
         gpu_count=values["gpu_count"] or 1,
-        always_on=not values["scale_to_zero"],
+        utilization=values["utilization"] if values["utilization"] is not None else 1.0,
+        retry_rate=values["retry_rate"] or 0.0,
+        overhead_per_hour=values["overhead_per_hour"] or 0.0,
+        api_price_per_million=values["api_price_per_million"],
+        monthly_tokens=values["monthly_tokens"],
+        scale_to_zero=values["scale_to_zero"],
     )
-    return {"gpu": values["gpu"] or None, **report.as_dict(), "prices": used}
+    return api.cost(request, _catalog_prices(request.gpu, catalog))
 
 
 def gpu_options(catalog: Catalog, tier: str, gpu_ids: list[str] | None) -> list[GpuOption]:
@@ -369,23 +345,16 @@ def gpu_options(catalog: Catalog, tier: str, gpu_ids: list[str] | None) -> list[
 def _fit(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     model, arch = _arch(values, catalog)
     ids = [part.strip() for part in (values["gpu"] or "").split(",") if part.strip()]
-    tier, rank_by = values["tier"] or "on_demand", values["rank_by"] or "price"
-    results = fit_gpus(
-        arch,
-        gpu_options(catalog, tier, ids or None),
-        _engine(values),
-        values["context"],
-        values["concurrency"] or 1,
-        "usd_per_hour" if rank_by == "price" else "usd_per_gb_hour",
+    request = api.FitRequest(
+        model=model,
+        arch=arch,
+        context=values["context"],
+        concurrency=values["concurrency"] or 1,
+        engine=_engine(values),
+        tier=values["tier"] or "on_demand",
+        rank_by=values["rank_by"] or "price",
     )
-    return {
-        "model": model,
-        "context": values["context"],
-        "concurrency": values["concurrency"] or 1,
-        "tier": tier,
-        "rank_by": rank_by,
-        "options": [result.as_dict() for result in results],
-    }
+    return api.fit(request, gpu_options(catalog, request.tier, ids or None))
 
 
 COMPUTE: dict[str, Callable[[Mapping[str, Any], Catalog], dict[str, Any]]] = {
@@ -528,7 +497,7 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
 def _prices_used_html(payload: Mapping[str, Any]) -> str:
     """The catalog prices the figures use: id, price, date and a link to the source."""
     cells = []
-    for name, field_tier in CATALOG_PRICE_FIELDS:
+    for name, field_tier in api.CATALOG_PRICE_FIELDS:
         price = payload["prices"][name]
         if price is None:
             continue

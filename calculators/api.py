@@ -1,0 +1,196 @@
+"""The calculators' three entry points, once, for every skin: `infermeter calc vram|cost|fit`
+(bench/commands/calc.py) and the calculator pages (site/hooks/calc_api.py, in the browser
+through Pyodide). Standard library only.
+
+Each skin resolves ids against its own copy of the catalog (the registry on the command line,
+`catalog.json` in the browser), builds one request, and calls `vram`, `cost` or `fit`; the
+payload returned is what `--json` prints and what the page's `data-output` paths point into.
+A request field has no default, so a skin cannot silently drop one (a page that ignored
+`retry_rate` once passed every test that did not run a browser).
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.arch import ModelArch
+from calculators.cost import cost_report
+from calculators.errors import CalculatorError, InputError
+from calculators.fit import GpuOption, fit_gpus
+from calculators.memory import MemoryReport, memory_report
+from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
+
+# A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
+PriceUsed = Mapping[str, Any]
+# The price fields a GPU fills from its catalog prices, and the tier each takes (None: the
+# request's tier).
+CATALOG_PRICE_FIELDS: tuple[tuple[str, str | None], ...] = (
+    ("price_per_hour", None),
+    ("interruptible_price_per_hour", "interruptible"),
+    ("reserved_price_per_hour", "reserved"),
+)
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """The `vllm serve` options every calculator takes. None: vLLM's default."""
+
+    quantization: str | None
+    kv_cache_dtype: str | None
+    dtype: str | None
+    gpu_memory_utilization: float | None
+    max_num_seqs: int | None
+    max_num_batched_tokens: int | None
+    enforce_eager: bool
+    vllm_version: str | None
+
+    def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
+        """vLLM's settings for one GPU of `gpu_memory_bytes` (1: fit sets it per GPU)."""
+        return VllmSettings(
+            gpu_memory_bytes=gpu_memory_bytes,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            max_num_seqs=self.max_num_seqs,
+            max_num_batched_tokens=self.max_num_batched_tokens,
+            kv_cache_dtype=self.kv_cache_dtype,
+            quantization=self.quantization,
+            dtype=self.dtype,
+            enforce_eager=self.enforce_eager,
+            vllm_version=self.vllm_version or DEFAULT_VLLM_VERSION,
+            **extra,
+        )
+
+
+@dataclass(frozen=True)
+class VramRequest:
+    """`calc vram`: the memory plan of `arch` on one GPU, and the simple model's headroom."""
+
+    model: str  # the label the payload carries: a catalog id or "config.json"
+    arch: ModelArch
+    gpu: str | None  # the GPU as asked for, or None when only the memory is given
+    gpu_name: str  # its catalog id ("" when only the memory is given)
+    gpu_memory_bytes: int
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    max_model_len: int | None
+    engine: EngineRequest
+    context: int | None
+    concurrency: int
+
+
+def vram_report(request: VramRequest) -> MemoryReport:
+    """The plan and the simple model behind `vram` (the command line prints it as a table)."""
+    settings = request.engine.settings(
+        request.gpu_memory_bytes,
+        tensor_parallel_size=request.tensor_parallel_size,
+        pipeline_parallel_size=request.pipeline_parallel_size,
+        max_model_len=request.max_model_len,
+        gpu_name=request.gpu_name,
+    )
+    return memory_report(request.arch, settings, request.context, request.concurrency)
+
+
+def vram_payload(request: VramRequest, report: MemoryReport) -> dict[str, Any]:
+    """The `calc vram --json` payload of `report`."""
+    return {"model": request.model, "gpu": request.gpu, **report.as_dict()}
+
+
+def vram(request: VramRequest) -> dict[str, Any]:
+    """The `calc vram --json` payload."""
+    return vram_payload(request, vram_report(request))
+
+
+@dataclass(frozen=True)
+class CostRequest:
+    """`calc cost`: prices per GPU-hour (None: not given), throughput and overheads."""
+
+    gpu: str | None
+    tier: str
+    price_per_hour: float | None
+    interruptible_price_per_hour: float | None
+    reserved_price_per_hour: float | None
+    tokens_per_second: float
+    accepted_tokens_per_second: float | None
+    gpu_count: int
+    utilization: float
+    retry_rate: float
+    overhead_per_hour: float
+    api_price_per_million: float | None
+    monthly_tokens: float | None
+    scale_to_zero: bool
+
+
+def fill_prices(
+    request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None
+) -> tuple[dict[str, float | None], dict[str, PriceUsed | None]]:
+    """The request's prices, those not given filled from the GPU's cheapest catalog price of
+    their tier (`catalog_prices`: tier → price used; None without a GPU), and the catalog prices
+    used (None where a price was given or the catalog has none)."""
+    prices = {name: getattr(request, name) for name, _ in CATALOG_PRICE_FIELDS}
+    used: dict[str, PriceUsed | None] = dict.fromkeys(prices)
+    for name, field_tier in CATALOG_PRICE_FIELDS:
+        price = (catalog_prices or {}).get(field_tier or request.tier)
+        if prices[name] is None and price is not None:
+            prices[name], used[name] = float(price["usd_per_gpu_hour"]), dict(price)
+    if prices["price_per_hour"] is None:
+        if request.gpu is None:
+            raise InputError("price_per_hour: required (or a GPU id, for its catalog price)")
+        raise CalculatorError(
+            f"price_per_hour: the catalog has no {request.tier} price for {request.gpu}; "
+            "give a price"
+        )
+    return prices, used
+
+
+def cost(request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None) -> dict[str, Any]:
+    """The `calc cost --json` payload."""
+    prices, used = fill_prices(request, catalog_prices)
+    report = cost_report(
+        prices["price_per_hour"] or 0.0,
+        request.tokens_per_second,
+        request.accepted_tokens_per_second,
+        request.utilization,
+        request.retry_rate,
+        request.overhead_per_hour,
+        prices["interruptible_price_per_hour"],
+        prices["reserved_price_per_hour"],
+        request.api_price_per_million,
+        request.monthly_tokens,
+        gpu_count=request.gpu_count,
+        always_on=not request.scale_to_zero,
+    )
+    return {"gpu": request.gpu, **report.as_dict(), "prices": used}
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """`calc fit`: the GPUs (1, 2, 4 or 8 of one kind) that serve `arch` at a load."""
+
+    model: str
+    arch: ModelArch
+    context: int
+    concurrency: int
+    engine: EngineRequest
+    tier: str
+    rank_by: str  # "price" or "price-per-gb"
+
+
+def fit(request: FitRequest, options: Sequence[GpuOption]) -> dict[str, Any]:
+    """The `calc fit --json` payload; `options` are the candidate GPUs at `request.tier`."""
+    if request.rank_by not in ("price", "price-per-gb"):
+        raise InputError(f"rank_by: expected price or price-per-gb, got {request.rank_by!r}")
+    results = fit_gpus(
+        request.arch,
+        list(options),
+        request.engine.settings(),
+        request.context,
+        request.concurrency,
+        "usd_per_hour" if request.rank_by == "price" else "usd_per_gb_hour",
+    )
+    return {
+        "model": request.model,
+        "context": request.context,
+        "concurrency": request.concurrency,
+        "tier": request.tier,
+        "rank_by": request.rank_by,
+        "options": [result.as_dict() for result in results],
+    }

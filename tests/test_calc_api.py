@@ -1,0 +1,184 @@
+"""The one calculator layer (calculators/api.py) and its two skins: `infermeter calc … --json`
+and the calculator pages' `calc_api.compute` (as the browser runs it) give the same payload,
+because both build one request and call the same function."""
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import json_output
+
+from calculators import api
+from calculators.arch import parse_config
+from calculators.errors import CalculatorError
+from calculators.vllm_plan import gpu_total_bytes
+from registry.catalog import load_gpus, load_models, load_prices
+from registry.lookup import TIERS, cheapest_prices
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "hooks"))
+import calc_api
+
+
+def _page_catalog() -> dict[str, Any]:
+    """The catalog data the pages get as catalog.json: models' configs, GPUs' memory and
+    cheapest prices per tier with the price each is."""
+    prices = list(load_prices().values())
+    gpus = {}
+    for gpu in load_gpus().values():
+        cheapest = cheapest_prices(gpu.id, prices)
+        gpus[gpu.id] = {
+            "name": gpu.name,
+            "memory_gb": gpu.memory_gb,
+            "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
+            "prices": {tier: cheapest[tier].usd_per_gpu_hour for tier in TIERS if tier in cheapest},
+            "price_sources": {
+                tier: {
+                    "id": cheapest[tier].id,
+                    "as_of": str(cheapest[tier].as_of),
+                    "source_url": cheapest[tier].source.url,
+                }
+                for tier in TIERS
+                if tier in cheapest
+            },
+        }
+    models = {
+        model.id: {
+            "name": model.name,
+            "context_length": model.context_length,
+            "config": model.config,
+        }
+        for model in load_models().values()
+    }
+    return {"models": models, "gpus": gpus}
+
+
+CATALOG = _page_catalog()
+
+
+def _page(kind: str, query: dict[str, str]) -> dict[str, Any]:
+    result = calc_api.compute(kind, query, CATALOG)
+    assert "payload" in result, result
+    payload = json.loads(json.dumps(result["payload"]))
+    assert isinstance(payload, dict)
+    return payload
+
+
+@pytest.mark.parametrize("request_type", [api.VramRequest, api.CostRequest, api.FitRequest])
+def test_request_fields_have_no_defaults_so_no_skin_drops_one(request_type: type) -> None:
+    for field in dataclasses.fields(request_type):
+        assert field.default is dataclasses.MISSING, field.name
+    with pytest.raises(TypeError):
+        request_type()
+
+
+def _cost_request(**changes: Any) -> api.CostRequest:
+    values: dict[str, Any] = {
+        "gpu": None,
+        "tier": "on_demand",
+        "price_per_hour": 2.0,
+        "interruptible_price_per_hour": None,
+        "reserved_price_per_hour": None,
+        "tokens_per_second": 1000.0,
+        "accepted_tokens_per_second": None,
+        "gpu_count": 1,
+        "utilization": 1.0,
+        "retry_rate": 0.0,
+        "overhead_per_hour": 0.0,
+        "api_price_per_million": None,
+        "monthly_tokens": None,
+        "scale_to_zero": False,
+    }
+    values.update(changes)
+    return api.CostRequest(**values)
+
+
+def test_cost_counts_the_retry_rate() -> None:
+    plain = api.cost(_cost_request(), None)
+    retried = api.cost(_cost_request(retry_rate=0.5), None)
+    # half the requests are retries: each useful token costs twice as much
+    assert retried["effective_usd_per_million_tokens"] == pytest.approx(
+        2 * plain["effective_usd_per_million_tokens"]
+    )
+
+
+def test_cost_without_price_or_gpu_names_the_field() -> None:
+    with pytest.raises(CalculatorError, match=r"^price_per_hour: required"):
+        api.cost(_cost_request(price_per_hour=None), None)
+    with pytest.raises(CalculatorError, match="no on_demand price for mi300x"):
+        api.cost(_cost_request(price_per_hour=None, gpu="mi300x"), {})
+
+
+def test_fit_refuses_an_unknown_ranking() -> None:
+    request = api.FitRequest(
+        model="m",
+        arch=parse_config(CATALOG["models"]["llama-3.1-8b-instruct"]["config"]),
+        context=1024,
+        concurrency=1,
+        engine=calc_api._engine(dict.fromkeys(("quantization", "kv_cache_dtype", "dtype",
+                                               "gpu_memory_utilization", "max_num_seqs",
+                                               "max_num_batched_tokens", "vllm_version"))
+                                | {"enforce_eager": False}),
+        tier="on_demand",
+        rank_by="cheapest",
+    )  # fmt: skip
+    with pytest.raises(CalculatorError, match=r"^rank_by: expected price or price-per-gb"):
+        api.fit(request, [])
+
+
+def test_cli_and_page_vram_payloads_are_the_same() -> None:
+    cli = json_output(
+        "calc", "vram", "--model", "llama-3.1-70b-instruct", "--gpu", "h100-sxm", "-tp", "2",
+        "--max-model-len", "16384", "--kv-cache-dtype", "fp8", "--concurrency", "4",
+    )  # fmt: skip
+    page = _page(
+        "vram",
+        {
+            "model": "llama-3.1-70b-instruct",
+            "gpu": "h100-sxm",
+            "tensor_parallel_size": "2",
+            "max_model_len": "16384",
+            "kv_cache_dtype": "fp8",
+            "concurrency": "4",
+        },
+    )
+    assert page == cli
+
+
+def test_cli_and_page_cost_payloads_are_the_same_with_catalog_prices_and_retries() -> None:
+    cli = json_output(
+        "calc", "cost", "--gpu", "h100-sxm", "--tokens-per-second", "2800",
+        "--utilization", "0.6", "--retry-rate", "0.05", "--overhead-per-hour", "1.5",
+    )  # fmt: skip
+    page = _page(
+        "cost",
+        {
+            "gpu": "h100-sxm",
+            "tokens_per_second": "2800",
+            "utilization": "0.6",
+            "retry_rate": "0.05",
+            "overhead_per_hour": "1.5",
+        },
+    )
+    assert page == cli
+    assert cli["prices"]["price_per_hour"] is not None  # the catalog price was used
+
+
+def test_cli_and_page_fit_payloads_are_the_same() -> None:
+    cli = json_output(
+        "calc", "fit", "--model", "qwen2.5-7b-instruct", "--context", "8192",
+        "--concurrency", "8", "--gpu", "l4", "--gpu", "a100-80gb-sxm", "--rank-by", "price-per-gb",
+    )  # fmt: skip
+    page = _page(
+        "fit",
+        {
+            "model": "qwen2.5-7b-instruct",
+            "context": "8192",
+            "concurrency": "8",
+            "gpu": "l4,a100-80gb-sxm",
+            "rank_by": "price-per-gb",
+        },
+    )
+    assert page == cli
