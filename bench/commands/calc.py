@@ -374,7 +374,14 @@ def cost_command(
         scale_to_zero=scale_to_zero,
     )
     with _library_errors():
-        payload = api.cost(request, catalog_prices(gpu) if gpu is not None else None)
+        try:
+            payload = api.cost(request, catalog_prices(gpu) if gpu is not None else None)
+        except CalculatorError as error:  # name the option, as the command line spells it
+            if not str(error).startswith("price_per_hour: the catalog has no"):
+                raise
+            raise click.ClickException(
+                str(error).removeprefix("price_per_hour: ").replace("a price", "--price-per-hour")
+            ) from None
     used = payload["prices"]
     if as_json:
         _print_json(payload)
