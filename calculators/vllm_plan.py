@@ -42,9 +42,12 @@ _VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})[0-9A-Za-z.+-]{0,40}")
 # Where each overhead term comes from in vLLM's own code (vllm-project/vllm):
 #   - activation peak: `Worker.determine_available_memory` runs `GPUModelRunner.profile_run` inside
 #     `memory_profiling` and takes `torch_peak_increase` (vllm/v1/worker/gpu_worker.py at 35d5cda1);
-#     profile_run is one dummy forward pass of max_num_batched_tokens, then, on the last pipeline
-#     rank only, `_dummy_sampler_run` with max_num_seqs rows of full-vocabulary logits. In early V1
-#     (gpu_worker.py at 0012cf69) the sampler warm-up ran after the KV cache was sized.
+#     `GPUModelRunner.profile_run` (vllm/v1/worker/gpu_model_runner.py, indexed at 4e179065) is one
+#     `_dummy_run` of max_num_batched_tokens, then, if `get_pp_group().is_last_rank`,
+#     `_dummy_sampler_run` with max_num_seqs rows of full-vocabulary logits: the other pipeline
+#     ranks peak at the forward pass alone (`forward_peak_bytes`). In early V1 (gpu_worker.py at
+#     0012cf69) the sampler warm-up ran only after the KV cache was sized. vLLM sizes every rank's
+#     KV cache by the smallest rank's free memory.
 #   - non-torch memory: `non_torch_increase` of the same profile (cuBLAS/attention workspaces; NCCL
 #     buffers of the first collective under tensor parallelism).
 #   - CUDA graphs: captured after the KV cache is allocated, outside gpu_memory_utilization, until
