@@ -162,6 +162,9 @@ class RequestRecord:
     session: int | None = None
     turn: int | None = None
     output_text: str | None = None
+    # Why the server's usage was not believed (negative, or more tokens than were asked for):
+    # `output_tokens` / `prompt_tokens` are then None and the client's count stands.
+    usage_rejected: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -182,6 +185,7 @@ def _record_from_parsed(
     record.chunk_tokens = parsed.chunk_tokens
     record.prompt_tokens = parsed.prompt_tokens
     record.output_tokens = parsed.output_tokens
+    _check_usage(record)
     if count_tokens is not None:
         record.client_output_tokens = count_tokens("".join(parsed.text_parts))
         record.client_count_exact = True
@@ -197,6 +201,29 @@ def _record_from_parsed(
     elif not parsed.token_times_ns:
         record.error = ErrorKind.EMPTY_OUTPUT
         record.error_detail = "the stream carried no output text"
+
+
+# No request asks for more output than this; a usage above it (or above max_tokens) is not real.
+MAX_USAGE_TOKENS = 100_000_000
+
+
+def _check_usage(record: RequestRecord) -> None:
+    """Refuse usage no server can report: negative counts, more output tokens than the request
+    asked for (`max_tokens`), or than any context holds. The refused count is dropped (the
+    client's own count stands) and the record says why (`usage_rejected`)."""
+    output, prompt = record.output_tokens, record.prompt_tokens
+    asked = record.requested_output_tokens
+    problem = None
+    if output is not None and (output < 0 or output > MAX_USAGE_TOKENS):
+        problem = f"usage reports {output} output tokens"
+    elif output is not None and asked > 0 and output > asked:
+        problem = f"usage reports {output} output tokens, but max_tokens was {asked}"
+    elif prompt is not None and (prompt < 0 or prompt > MAX_USAGE_TOKENS):
+        problem = f"usage reports {prompt} prompt tokens"
+    if problem is not None:
+        record.usage_rejected = problem
+        record.output_tokens = record.prompt_tokens = None
+        record.chunk_tokens = None  # running counts from the same usage are not believed
 
 
 class StreamingClient:

@@ -149,6 +149,8 @@ class PointSummary:
     verdicts: list[Verdict] = field(default_factory=list)
     # Multi-turn points (`bench.conversation`): TTFT and prompt length by turn index.
     turns: tuple[TurnSummary, ...] = ()
+    usage_rejected_requests: int = 0
+    usage_above_stream_requests: int = 0
 
     def as_json(self) -> dict[str, Any]:
         """The summary as the `--json` point object (key names are a public contract)."""
@@ -178,6 +180,8 @@ class PointSummary:
             "achieved_completion_rate": self.achieved_completion_rate,
             "usage_missing_requests": self.usage_missing_requests,
             "usage_mismatch_requests": self.usage_mismatch_requests,
+            "usage_rejected_requests": self.usage_rejected_requests,
+            "usage_above_stream_requests": self.usage_above_stream_requests,
             "output_length_mismatch_requests": self.output_length_mismatch_requests,
             "client_cpu_fraction": self.client_cpu_fraction,
             "achieved_first_token_rate": self.achieved_first_token_rate,
@@ -310,6 +314,20 @@ def usage_disagrees(record: RequestRecord) -> bool:
     return record.client_output_tokens > record.output_tokens
 
 
+# vLLM streams one token per chunk unless it decodes several per step (speculative decoding);
+# a usage above this many tokens per received text chunk is not what was streamed.
+USAGE_TOKENS_PER_CHUNK_TOLERANCE = 1.5
+
+
+def usage_above_stream(record: RequestRecord) -> bool:
+    """True when the server's usage claims more tokens than the stream plausibly carried:
+    above `USAGE_TOKENS_PER_CHUNK_TOLERANCE` per text chunk, with no per-chunk counts."""
+    if record.output_tokens is None or record.chunk_tokens is not None:
+        return False
+    chunks = len(record.token_times_ns)
+    return record.output_tokens > USAGE_TOKENS_PER_CHUNK_TOLERANCE * max(chunks, 1)
+
+
 def _rate(count: int, first_ns: int, last_ns: int) -> float | None:
     """Events per second between the first and last of `count` events."""
     if count < 2 or last_ns <= first_ns:
@@ -369,8 +387,10 @@ def summarize_point(
 
     expected = [r for r in ok if r.expected_output_tokens is not None]
     length_mismatch = [r for r in expected if _length_not_honoured(r)]
-    usage_missing = sum(1 for r in ok if r.output_tokens is None)
+    usage_rejected = sum(1 for r in ok if r.usage_rejected is not None)
+    usage_missing = sum(1 for r in ok if r.output_tokens is None) - usage_rejected
     usage_mismatch = sum(1 for r in ok if usage_disagrees(r))
+    above_stream = sum(1 for r in ok if usage_above_stream(r))
     cpu_fraction = client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None
 
     summary = PointSummary(
@@ -401,6 +421,8 @@ def summarize_point(
         achieved_completion_rate=achieved_completion_rate,
         usage_missing_requests=usage_missing,
         usage_mismatch_requests=usage_mismatch,
+        usage_rejected_requests=usage_rejected,
+        usage_above_stream_requests=above_stream,
         output_length_mismatch_requests=len(length_mismatch),
         client_cpu_fraction=cpu_fraction,
         achieved_first_token_rate=achieved_first_token_rate,
@@ -469,6 +491,23 @@ def _verdicts(
                 "usage_missing",
                 f"{summary.usage_missing_requests} requests reported no usage; "
                 "their token counts are the client's",
+            )
+        )
+    if summary.usage_rejected_requests:
+        verdicts.append(
+            Verdict(
+                "usage_impossible",
+                f"{summary.usage_rejected_requests} requests reported impossible usage "
+                "(negative, or more tokens than max_tokens); their token counts are the client's",
+            )
+        )
+    if summary.usage_above_stream_requests:
+        verdicts.append(
+            Verdict(
+                "usage_above_stream",
+                f"{summary.usage_above_stream_requests} requests: the server's usage claims more "
+                f"than {USAGE_TOKENS_PER_CHUNK_TOLERANCE:g} tokens per streamed chunk; "
+                "throughput and ITL rest on its count",
             )
         )
     if summary.usage_mismatch_requests:

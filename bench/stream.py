@@ -79,6 +79,10 @@ def parse_stream(reads: list[tuple[int, bytes]], api: Api) -> ParsedStream:
     return parser.finish()
 
 
+# The longest SSE line accepted: a vLLM chunk is a few hundred bytes, a large one some KiB.
+MAX_EVENT_BYTES = 1 << 20
+
+
 class StreamParser:
     """`parse_stream`, one read at a time: the client feeds each read as it arrives, so the
     parsing is spread over the stream instead of landing at once when many streams end
@@ -96,6 +100,14 @@ class StreamParser:
         """Take one read of the body."""
         self.last_ns = arrived_ns
         if self.failed:
+            return
+        if len(self.pending) + len(data) > MAX_EVENT_BYTES and b"\n" not in data:
+            # One line longer than any real event: refused, not buffered without end (and
+            # the buffer never grows past this, so parsing stays linear in the body).
+            self.failed = True
+            self.parser.fail(
+                ErrorKind.MALFORMED_STREAM, f"an SSE line longer than {MAX_EVENT_BYTES:,} bytes"
+            )
             return
         if b"\n" not in data:
             self.pending += data
@@ -205,13 +217,13 @@ class _SseParser:
         usage = event.get("usage")
         if usage:
             completion = usage.get("completion_tokens")
-            if isinstance(completion, int):
+            if type(completion) is int:  # not a bool, a float or a string
                 parsed.output_tokens = completion
                 if text:
                     self.running_tokens.append(completion - self.last_usage_total)
                 self.last_usage_total = completion
             prompt = usage.get("prompt_tokens")
-            if isinstance(prompt, int):
+            if type(prompt) is int:
                 parsed.prompt_tokens = prompt
         elif text:
             self.usage_in_every_chunk = False

@@ -123,6 +123,32 @@ def _rate_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]
         yield _finding(file, f"{where}.throughput.accepted_output_tokens_per_s", message)
 
 
+def _longest_output(result: Result) -> int | None:
+    """The most output tokens one request of the workload may produce, where it says."""
+    length = result.identity.workload.output_len
+    if length.kind == "fixed":
+        return length.value
+    return length.max
+
+
+def _length_findings(file: str, where: str, point: LoadPoint, result: Result) -> Iterator[Finding]:
+    """Output tokens no workload allows: more than its requests × its longest output (a
+    server whose usage reports more tokens than it generated)."""
+    longest = _longest_output(result)
+    requests = point.requests
+    count = requests.sent if requests.sent is not None else requests.completed
+    output = point.tokens.output if point.tokens is not None else None
+    if longest is None or count is None or output is None:
+        return
+    bound = longest * count
+    if output > bound * (1 + RATE_TOLERANCE):
+        message = (
+            f"{output} output tokens from {count} requests of at most {longest} tokens each "
+            f"(at most {bound}): impossible"
+        )
+        yield _finding(file, f"{where}.tokens.output", message)
+
+
 def _telemetry_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
     telemetry = point.telemetry
     if telemetry is None:
@@ -210,6 +236,7 @@ def count_findings(file: str, result: Result, today: dt.date | None = None) -> l
         first_of_load.setdefault(key, index)
         findings.extend(_request_findings(file, where, point, result))
         findings.extend(_rate_findings(file, where, point))
+        findings.extend(_length_findings(file, where, point, result))
         findings.extend(_telemetry_findings(file, where, point))
     findings.extend(_clock_findings(file, result, today))
     return findings

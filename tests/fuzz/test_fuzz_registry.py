@@ -184,3 +184,19 @@ def test_fuzz_registry_submit_accepts_a_tree_whose_only_untracked_file_is_the_re
     (checkout / "other.txt").write_text("x")  # any other untracked file still counts
     with pytest.raises(Exception, match="uncommitted changes"):
         submit(SubmitConfig(result_file=result_file, checkout=checkout, dry_run=True))
+
+
+def test_fuzz_registry_token_counts_beyond_the_workload_are_refused(tmp_path: Path) -> None:
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    data["identity"]["workload"]["output_len"] = {"kind": "fixed", "value": 128}
+    # points[0]: 125,440 output tokens from 492 requests of 128 tokens (at most 62,976).
+    result = Result.model_validate(data)
+    path = tmp_path / "result.json"
+    path.write_text(dumps_result(result.model_copy(update={"id": content_id(result)})))
+    outcome = check_cli(["registry", "validate", str(path)], "registry", report=True)
+    assert outcome.exit_code == 1
+    assert "points[0].tokens.output: 125440 output tokens from 492 requests" in outcome.output
+    data["identity"]["workload"]["output_len"] = {"kind": "fixed", "value": 256}
+    result = Result.model_validate(data)
+    path.write_text(dumps_result(result.model_copy(update={"id": content_id(result)})))
+    assert check_cli(["registry", "validate", str(path)], "registry", report=True).exit_code == 0
