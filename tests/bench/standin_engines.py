@@ -30,7 +30,7 @@ class _Standin(FakeOpenAIServer):
 
     def __init__(self, model: str = "fake/model", **config: Any) -> None:
         # 30 ms per token: a pace a GPU can keep, so a result passes the registry's physics.
-        timing = {"ttft_s": 0.005, "itl_s": 0.03} | config
+        timing = {"ttft_s": 0.005, "itl_s": 0.03, "version": None} | config
         super().__init__(FakeServerConfig(model=model, **timing))
 
     def card(self) -> dict[str, Any]:
@@ -54,12 +54,9 @@ class StandinVllmCard(_Standin):
         return {**super().card(), "root": self.config.model, "parent": None,
                 "max_model_len": 8192, "permission": []}  # fmt: skip
 
-    def add_routes(self, app: web.Application) -> None:
-        super().add_routes(app)
-        app.router.add_get("/version", self._version)
-
-    async def _version(self, request: web.Request) -> web.Response:
-        return web.json_response({"version": self.version})
+    def __init__(self, model: str, **config: Any) -> None:
+        super().__init__(model, **config)
+        self.config.version = self.version  # answered at /version, as the engine does
 
 
 class StandinSglang(_Standin):
@@ -183,9 +180,6 @@ class StandinTrtllm(_Standin):
     owned_by = "tensorrt_llm"
     version = "1.0.0"
 
-    def add_routes(self, app: web.Application) -> None:
-        super().add_routes(app)
-        app.router.add_get("/version", self._version)
-
-    async def _version(self, request: web.Request) -> web.Response:
-        return web.json_response({"version": self.version})
+    def __init__(self, model: str, **config: Any) -> None:
+        super().__init__(model, **config)
+        self.config.version = self.version  # answered at /version, as the engine does
