@@ -4,15 +4,20 @@ The format is read from the config's `quantization_config` as vLLM reads it (its
 awq, gptq, fp8, fbgemm_fp8, compressed-tensors, mxfp4, modelopt …), or forced with the
 `--quantization` override. Which tensors stay in the model dtype follows the method (embeddings,
 lm_head, norms and routers always do; MXFP4 converts only the MoE experts) plus the modules the
-checkpoint lists as not converted (`modules_to_not_convert`, `ignore`, `exclude_modules`).
+checkpoint lists as not converted (`modules_to_not_convert`, `ignore`, `exclude_modules`,
+`ignored_layers`, exact names or `re:` patterns): a name without a layer index keeps the whole role
+in the model dtype, one with an index (`model.layers.3.mlp`, `re:model.layers.0.self_attn.*`)
+that role's share of the named layers only (one projection of a layer counts as the layer's whole
+attention or MLP, the safe side). A single named expert stays quantized (its share is below 1 % of
+any MoE checkpoint the calculators know).
 """
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from calculators.arch import ModelArch, ParamCounts, param_counts
+from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, ParamCounts, param_counts
 from calculators.errors import QuantizationError
 
 # Tensor roles (fields of ParamCounts) that are linear layers a method may quantize.
@@ -66,6 +71,9 @@ class WeightFormat:
     quantized_roles: frozenset[str]
     unquantized_bytes_per_param: int  # the model dtype of everything else
     description: str
+    # (role, layer index) pairs the checkpoint keeps in the model dtype although the role is
+    # quantized elsewhere: its per-layer `modules_to_not_convert` / `ignore` entries.
+    unquantized_layers: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,34 +143,59 @@ def _fp8_bytes(config: Mapping[str, Any]) -> float:
     return 1 + 4 / (int(block[0]) * int(block[1]))
 
 
-def _excluded_roles(patterns: Iterable[str]) -> frozenset[str]:
-    """Roles named by a checkpoint's list of modules left unquantized.
+def _role_of(name: str) -> str | None:
+    """The tensor role a module name (or pattern) names, None when it names no known one."""
+    if "lm_head" in name:
+        return "lm_head"
+    if "embed" in name:
+        return "embedding"
+    if re.search(r"(^|\.)(gate|router)\$?$", name) or name.endswith("router"):
+        return "router"
+    if "vision" in name or "visual" in name or "multi_modal" in name:
+        return "vision"
+    if "shared_expert" in name:
+        return "shared_experts"
+    if "experts" in name:
+        return "experts"
+    if "attn" in name or "attention" in name:
+        return "attention"
+    if "mlp" in name:
+        return "dense_mlp"
+    return None
 
-    Patterns naming single layers (`model.layers.3.mlp`) are not resolved per layer; they are
-    rare and small, so the role stays quantized.
-    """
+
+_LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
+
+
+def _excluded_roles(patterns: Iterable[str]) -> frozenset[str]:
+    """Roles a checkpoint's list of modules left unquantized names as a whole (no layer index)."""
     excluded: set[str] = set()
     for raw in patterns:
         name = str(raw).removeprefix("re:")
-        if re.search(r"layers\.\d+\.", name):
+        if _LAYER_INDEX.search(name):
             continue
-        if "lm_head" in name:
-            excluded.add("lm_head")
-        elif "embed" in name:
-            excluded.add("embedding")
-        elif re.search(r"(^|\.)(gate|router)\$?$", name) or name.endswith("router"):
-            excluded.add("router")
-        elif "vision" in name or "visual" in name or "multi_modal" in name:
-            excluded.add("vision")
-        elif "shared_expert" in name:
-            excluded.add("shared_experts")
-        elif "experts" in name:
-            excluded.add("experts")
-        elif "attn" in name or "attention" in name:
-            excluded.add("attention")
-        elif "mlp" in name:
-            excluded.add("dense_mlp")
+        role = _role_of(name)
+        if role is not None:
+            excluded.add(role)
     return frozenset(excluded)
+
+
+def _excluded_layers(patterns: Iterable[str]) -> tuple[tuple[str, int], ...]:
+    """(role, layer) pairs a checkpoint's list names with a layer index; a single expert
+    (`…experts.5…`) is left out."""
+    pairs: set[tuple[str, int]] = set()
+    for raw in patterns:
+        name = str(raw).removeprefix("re:")
+        match = _LAYER_INDEX.search(name)
+        if match is None or re.search(r"experts\.\d+", name):
+            continue
+        rest = name[match.end() :]
+        role = _role_of(rest)
+        if role is None and re.fullmatch(r"[.*+?()|\\]*", rest):
+            role = "block"  # the whole layer: `model.layers.3`, `re:model.layers.3.*`
+        if role is not None:
+            pairs.add((role, int(match.group(1))))
+    return tuple(sorted(pairs))
 
 
 def _not_converted(config: Mapping[str, Any]) -> list[str]:
@@ -253,14 +286,16 @@ def weight_format(
         method = quantization.lower()
         if method == "none":
             return WeightFormat("bf16", unquantized, frozenset(), unquantized, "unquantized")
-        return _from_method(method, config, unquantized)
+        fmt = _from_method(method, config, unquantized)
+        return replace(fmt, unquantized_layers=_excluded_layers(_not_converted(config)))
     if not config:
         name = "fp32" if unquantized == 4 else "bf16" if arch.torch_dtype != "float16" else "fp16"
         return WeightFormat(name, unquantized, frozenset(), unquantized, "unquantized")
     declared = config.get("quant_method")
     if not declared:
         raise QuantizationError("quantization_config.quant_method: required field missing")
-    return _from_method(str(declared).lower(), config, unquantized)
+    fmt = _from_method(str(declared).lower(), config, unquantized)
+    return replace(fmt, unquantized_layers=_excluded_layers(_not_converted(config)))
 
 
 def _rotary_cache_bytes(arch: ModelArch, dtype_bytes: int) -> int:
@@ -283,16 +318,55 @@ def _mxfp4_padding(arch: ModelArch, tensor_parallel_size: int) -> float:
     return (padded_width / width) * (padded_hidden / hidden)
 
 
+def _role_layers(arch: ModelArch, role: str) -> set[int]:
+    """The layers that hold `role` (the roles a layer-indexed override can name)."""
+    everything = set(range(arch.num_layers))
+    moe_layers = set(arch.moe.moe_layers) if arch.moe is not None else set()
+    if role in ("experts", "shared_experts", "router"):
+        return moe_layers
+    if role == "dense_mlp":
+        return everything - moe_layers
+    if role == "attention":
+        attention_kinds = (FULL, SLIDING, CHUNKED)
+        return {i for i, kind in enumerate(arch.layer_kinds) if kind in attention_kinds}
+    return set()
+
+
+def _unquantized_shares(arch: ModelArch, fmt: WeightFormat) -> dict[str, float]:
+    """Per quantized role, the share of its layers the checkpoint keeps in the model dtype.
+    `model.layers.N.mlp` on an MoE layer names its experts (and shared experts); a whole block
+    (`model.layers.N`) names every role of the layer."""
+    named: dict[str, set[int]] = {}
+    for role, layer in fmt.unquantized_layers:
+        roles = [role]
+        if role == "block":
+            roles = ["attention", "dense_mlp", "experts", "shared_experts"]
+        elif role == "dense_mlp" and arch.moe is not None and layer in arch.moe.moe_layers:
+            roles = ["experts", "shared_experts"]
+        for name in roles:
+            named.setdefault(name, set()).add(layer)
+    shares = {}
+    for role, layers in named.items():
+        holding = _role_layers(arch, role)
+        if holding:
+            shares[role] = len(layers & holding) / len(holding)
+    return shares
+
+
 def weight_bytes(arch: ModelArch, fmt: WeightFormat, tensor_parallel_size: int = 1) -> WeightBytes:
     """Bytes of weights that one GPU holds under `tensor_parallel_size`-way tensor parallelism."""
     counts: ParamCounts = param_counts(arch, tensor_parallel_size)
     expert_padding = _mxfp4_padding(arch, tensor_parallel_size) if fmt.method == "mxfp4" else 1.0
     by_role: dict[str, int] = {}
+    kept = _unquantized_shares(arch, fmt)
     for role in ALL_ROLES:
         params = int(getattr(counts, role))
         per_param = (
             fmt.bytes_per_param if role in fmt.quantized_roles else fmt.unquantized_bytes_per_param
         )
+        if role in fmt.quantized_roles and kept.get(role):
+            share = kept[role]
+            per_param = (1 - share) * per_param + share * fmt.unquantized_bytes_per_param
         padding = expert_padding if role == "experts" else 1.0
         by_role[role] = round(params * per_param * padding)
     return WeightBytes(
