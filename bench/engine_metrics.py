@@ -8,7 +8,10 @@ metrics; both names are read:
   gauge: mean and max;
 - preemptions: the counter `vllm:num_preemptions_total`, after − before;
 - prefix cache hit rate: Δ`vllm:prefix_cache_hits_total` / Δ`vllm:prefix_cache_queries_total`
-  (older: `vllm:gpu_prefix_cache_…`), in tokens;
+  (older: `vllm:gpu_prefix_cache_…`), in tokens: vLLM's V1 engine declares the counters
+  `vllm:prefix_cache_queries` and `vllm:prefix_cache_hits` ("in terms of number of queried
+  tokens") in `vllm/v1/metrics/loggers.py`, and prometheus_client exports a counter with
+  `_total` appended;
 - queue time: the `vllm:request_queue_time_seconds` histogram, Δsum / Δcount (mean only);
 - requests running and waiting: the gauges `vllm:num_requests_running`, `…_waiting`.
 
