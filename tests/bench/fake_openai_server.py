@@ -11,7 +11,7 @@ Faults (`fault`, applied to every `fault_every`-th request by arrival, after
 `fault_after_chunks` chunks where that makes sense): `http_500`, `http_503`, `oom` (HTTP 500
 whose body says CUDA out of memory), `disconnect` (connection closed mid-stream), `malformed`
 (an event that is not JSON), `stall` (stops writing until the client gives up), `stream_error`
-(an error object inside the stream, as vLLM sends).
+(an error object inside the stream, as vLLM sends), `huge_event` (one 4 MiB SSE line).
 
 A prefix cache (`prefix_block_words` > 0), modelled on vLLM's: a prompt (its words, the chat's
 messages flattened in order) is cut into blocks of that many words; the leading blocks already
@@ -45,7 +45,10 @@ from typing import Any
 
 from aiohttp import web
 
-FAULTS = ("http_500", "http_503", "oom", "disconnect", "malformed", "stall", "stream_error")
+FAULTS = (
+    "http_500", "http_503", "oom", "disconnect", "malformed", "stall", "stream_error",
+    "huge_event",
+)  # fmt: skip
 
 
 @dataclass
@@ -354,6 +357,11 @@ class FakeOpenAIServer:
                 elif fault == "stall":
                     await self._stall(request)
                     return response
+                elif fault == "huge_event":  # one 4 MiB SSE line, written in 64 KiB pieces
+                    await response.write(b'data: {"choices": [{"text": "')
+                    for _ in range(64):
+                        await response.write(b"x" * 65536)
+                    await response.write(b'"}]}\n\n')
             emitted += tokens
             finish = "length" if emitted >= total else None
             writes_ns.append(time.monotonic_ns())

@@ -99,7 +99,7 @@ RUN_OPTIONS = ["--concurrency", "--request-rate", "--num-requests", "--warmup", 
                "--slo-ttft-ms", "--shared-prefix-tokens", "--vllm-arg"]  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(RUN_OPTIONS), VALUES), min_size=1, max_size=3))
 def test_fuzz_bench_run_random_options_never_crash(pairs: list[tuple[str, str]]) -> None:
     options = [part for name, value in pairs for part in (name, value)]

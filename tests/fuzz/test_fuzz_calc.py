@@ -128,7 +128,7 @@ COST_OPTIONS = ["--price-per-hour", "--tokens-per-second", "--accepted-tokens-pe
                 "--gpu-count", "--utilization", "--retry-rate", "--overhead-per-hour",
                 "--api-price-per-million", "--monthly-tokens"]  # fmt: skip
 FIT_OPTIONS = ["--context", "--concurrency", "-tp", "--max-model-len", "--gpu-memory-utilization"]
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _options(names: list[str]) -> st.SearchStrategy[list[str]]:

@@ -1,0 +1,58 @@
+"""`bench run` against a fault-injecting server (tests/bench/fake_openai_server.py): every fault
+is a measured outcome or a one-line stop, never a traceback or a hang; the `--json` object is
+JSON; with faults on some requests the point is still measured."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+from fake_openai_server import FAULTS, FakeOpenAIServer, FakeServerConfig
+from fuzz_helpers import check_cli
+
+ARGS = ["--concurrency", "2", "--num-requests", "6", "--warmup", "0", "--input-len", "8",
+        "--output-len", "6", "--timeout", "2", "--json", "--quiet"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(FakeServerConfig()) as fake:
+        yield fake
+
+
+@pytest.mark.parametrize("every", [1, 2], ids=["every-request", "every-second-request"])
+@pytest.mark.parametrize("fault", FAULTS)
+def test_fuzz_bench_fault_is_an_outcome_not_a_crash(
+    server: FakeOpenAIServer, fault: str, every: int
+) -> None:
+    server.config = FakeServerConfig(fault=fault, fault_every=every, stall_s=3.0)
+    result = check_cli(["bench", "run", "--endpoint", server.url, *ARGS], "bench-faults", 40)
+    summary = json.loads(result.stdout)
+    (point,) = summary["points"]
+    assert point["completed"] + point["failed"] == 6
+    if every == 1:  # nothing succeeded: said so, exit 1
+        assert result.exit_code == 1
+        assert point["completed"] == 0
+        assert "every request failed" in result.stderr
+    else:  # half failed: a measured point with its failures by kind
+        assert result.exit_code == 0, result.output
+        assert point["completed"] == 3
+        assert sum(point["failures_by_kind"].values()) == 3
+
+
+@pytest.mark.parametrize("offset", [8, -50, 10**30])
+def test_fuzz_bench_lying_usage_never_inflates_the_figures(
+    server: FakeOpenAIServer, offset: int
+) -> None:
+    server.config = FakeServerConfig(usage_offset=offset)
+    result = check_cli(["bench", "run", "--endpoint", server.url, *ARGS], "bench-faults", 40)
+    assert result.exit_code == 0, result.output
+    (point,) = json.loads(result.stdout)["points"]
+    assert point["output_tokens"] == 36  # what was streamed: 6 requests × 6 tokens
+    assert point["usage_rejected_requests"] == 6
