@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_gpus, load_models
-from registry.harvest import inferencex, mlperf, trtllm
+from registry.harvest import inferencex, mlperf, trtllm, trtllm_legacy
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
+from registry.models import Result
 
 DEFAULT_SUBMITTER = "infermeter-maintainers"
 
@@ -76,6 +77,11 @@ def harvest_mlperf(
     )
 
 
+def trtllm_result_key(result: Result) -> str | None:
+    """The source key of a result from either layout of TensorRT-LLM's performance overview."""
+    return trtllm.result_key(result) or trtllm_legacy.result_key(result)
+
+
 def harvest_trtllm(
     source: Path,
     options: HarvestOptions,
@@ -98,24 +104,35 @@ def harvest_trtllm(
         tree = SourceTree.open(source, commit)
         if tree.commit is None:
             raise HarvestError(f"--from: {source} is no git repository and no file")
-        text, revision = tree.read_text(trtllm.DOCUMENT), tree.commit
-    known = retrieval_dates(options.registry_root, trtllm.result_key)
+        found = tree.read_many([trtllm.DOCUMENT, trtllm_legacy.DOCUMENT])
+        text = found[trtllm.DOCUMENT] or found[trtllm_legacy.DOCUMENT] or ""
+        if not text:
+            raise HarvestError(
+                f"--from: {source} has neither {trtllm.DOCUMENT} nor "
+                f"{trtllm_legacy.DOCUMENT} at {tree.commit[:12]}"
+            )
+        revision = tree.commit
+    legacy = "| Throughput (tokens / sec)" in text
+    path = trtllm_legacy.DOCUMENT if legacy else trtllm.DOCUMENT
+    known = retrieval_dates(options.registry_root, trtllm_result_key)
     today = options.retrieval_date()
     document = trtllm.TrtllmDocument(
         revision=revision,
-        url=url or f"https://github.com/NVIDIA/TensorRT-LLM/blob/{revision}/{trtllm.DOCUMENT}",
+        url=url or f"https://github.com/NVIDIA/TensorRT-LLM/blob/{revision}/{path}",
         engine_version=engine_version,
         retrieved_for=lambda key: known.get(key, today),
         submitter=options.submitter,
     )
     folder = options.registry_root / "registry" / "catalogs"
-    rows = trtllm.harvest_document(
-        text, document, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
-    )
+    gpus, models = load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+    if legacy:
+        rows = trtllm_legacy.harvest_document(text, document, gpus, models)
+    else:
+        rows = trtllm.harvest_document(text, document, gpus, models)
     return apply_harvest(
         rows,
         options.registry_root,
-        trtllm.result_key,
+        trtllm_result_key,
         source=f"TensorRT-LLM performance overview at {revision[:12]}",
         dry_run=options.dry_run,
         today=today,

@@ -11,11 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 from bench.cli import main
+from registry.corrections import load_corrections
 from registry.harvest.errors import HarvestError
-from registry.harvest.run import HarvestOptions, harvest_trtllm
+from registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
 from registry.harvest.trtllm import parse_tables
+from registry.harvest.trtllm_legacy import parse_table as parse_legacy_table
+from registry.migrate import migrate_paths
 from registry.models import Result
 from registry.store import read_result
+from registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-03e27c7d.md"
@@ -148,3 +152,76 @@ def test_registry_files_match_the_pinned_excerpt(registry: Path) -> None:
         assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
             encoding="utf-8"
         )
+
+
+LEGACY_PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-258c7540.md"
+LEGACY_COMMIT = "258c7540c03517def55d9a5aadfa9288af474e1b"
+
+
+def test_the_0_17_table_is_read_cell_by_cell(registry: Path) -> None:
+    cells, requests, version = parse_legacy_table(LEGACY_PAGE.read_text(encoding="utf-8"))
+    assert version == "0.17"
+    assert len(cells) == 373
+    assert requests[(128, 128)] == 30000
+    report = harvest_trtllm(
+        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=LEGACY_COMMIT
+    )
+    assert len(report.added) == 275
+    reasons = {reason for _, reason in report.skipped}
+    assert "GPU column 'GH200 480GB' has no catalog id" in reasons
+    by_cell = {
+        result.source.conditions.split("Table row: ")[1].split("; value")[0]: result  # type: ignore[union-attr]
+        for result in (
+            read_result(path) for path in (registry / "registry" / "results").rglob("*.json")
+        )
+    }
+    a100 = by_cell[
+        "model 'Mixtral 8x7B', tensor model parallel size 8, GPU column 'A100-SXM4-80GB', "
+        "precision FP16, runtime input/output lengths 20000, 2000"
+    ]
+    assert a100.points[0].throughput.output_tokens_per_s == 1592.53
+    assert (a100.identity.gpu.id, a100.identity.gpu.count) == ("a100-80gb-sxm", 8)
+    assert (a100.identity.model.dtype, a100.identity.model.quantization) == ("float16", None)
+    assert a100.points[0].requests.sent == 1000
+    assert a100.identity.engine.version == "0.17"
+
+
+def test_an_earlier_transcription_of_a_cell_is_replaced_by_a_correction(registry: Path) -> None:
+    old = REPOSITORY_ROOT / "tests/data/results-v1/2026-11-30-e6f5f462d3f3.json"
+    folder = registry / "registry/results/h200-sxm/llama-3.1-70b-instruct"
+    folder.mkdir(parents=True)
+    shutil.copy(old, folder / old.name)
+    migrate_paths([], registry)
+    (migrated,) = folder.glob("*.json")
+    report = harvest_trtllm(
+        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=LEGACY_COMMIT
+    )
+    assert [old_path for old_path, _ in report.changed] == [
+        migrated.relative_to(registry).as_posix()
+    ]
+    (entry,) = load_corrections(registry / "registry" / "corrections.yaml")
+    assert entry.result_id == migrated.stem[-12:]
+    assert entry.kind == "correction"
+    assert validate_paths(registry_root=registry).ok
+
+
+def test_registry_files_match_the_pinned_0_17_excerpt(registry: Path) -> None:
+    """Every cell of the 0.17 table re-read from the pinned excerpt is in the registry with the
+    same identity, figures and conditions (a cell an earlier importer had filed keeps the date
+    it was first read, so the file names may differ)."""
+    report = harvest_trtllm(
+        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=LEGACY_COMMIT
+    )
+    committed = {
+        trtllm_result_key(result): result
+        for result in (
+            read_result(path) for path in (REPOSITORY_ROOT / "registry/results").rglob("*.json")
+        )
+        if trtllm_result_key(result) is not None
+    }
+    assert len(report.added) == 275
+    for relative in report.added:
+        fresh = read_result(registry / relative)
+        twin = committed[trtllm_result_key(fresh)]
+        assert (twin.identity, twin.points) == (fresh.identity, fresh.points)
+        assert twin.source.conditions == fresh.source.conditions  # type: ignore[union-attr]

@@ -1,0 +1,266 @@
+"""TensorRT-LLM's performance overview in its 0.1x layout (`docs/source/performance/`).
+
+One table, headed `| Throughput (tokens / sec) | | GPU | <GPU> | …`, a precision row under
+the GPU names, then rows of model, tensor parallel size and `ISL, OSL` (model and TP carried
+down from the row above when empty). The sentence "All data in the table below was generated
+using version X" names the engine version; a `$num_requests` table gives the request count of
+each length pair; an FP8 engine's KV cache is FP8 ("If you specify FP8 quantization, the KV
+cache will automatically be set to FP8 as well").
+
+Each cell is one offline result (total output tokens/s of the deployment, exactly as printed),
+with the GPU count equal to the tensor parallel size. Results that an earlier importer wrote
+from the same page (their conditions say "Table row: model …") are recognised by the same
+source key, so harvesting replaces them with a correction.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from registry.harvest.errors import HarvestError
+from registry.harvest.outcome import Harvested
+from registry.harvest.trtllm import TrtllmDocument
+from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from registry.store import with_content_id
+
+DOCUMENT = "docs/source/performance/perf-overview.md"
+
+GPUS: dict[str, str] = {
+    "H200 141GB HBM3": "h200-sxm",
+    "H100 80GB HBM3": "h100-sxm",
+    "L40S": "l40s",
+    "A100-SXM4-80GB": "a100-80gb-sxm",
+}
+"""Column names → GPU catalog ids. The page names the H200 without a form factor; later
+versions of it name the DGX H200, and the H100's HBM3 is the SXM part."""
+
+MODELS: dict[str, str] = {
+    "LLaMA v3.1 8B": "llama-3.1-8b-instruct",
+    "LLaMA v3.1 70B": "llama-3.1-70b-instruct",
+    "LLaMA v3.1 405B": "llama-3.1-405b-instruct",
+    "Mixtral 8x7B": "mixtral-8x7b-instruct-v0.1",
+}
+"""Row model names → catalog ids. The page does not say base or Instruct; the Instruct ids
+have the same architecture (said in each result's conditions)."""
+
+_VERSION = re.compile(r"generated using version ([0-9][0-9.]*[0-9])")
+_OLD_ROW = re.compile(
+    r"Table row: model '(?P<model>[^']+)', tensor model parallel size (?P<tp>\d+), GPU column "
+    r"'(?P<gpu>[^']+)', precision \w+, runtime input/output lengths (?P<isl>\d+), (?P<osl>\d+)"
+)
+
+
+@dataclass(frozen=True)
+class LegacyCell:
+    """One cell: model, TP, GPU column, its precision, lengths, value as printed."""
+
+    model: str
+    tensor_parallel: int
+    gpu: str
+    precision: str
+    input_len: int
+    output_len: int
+    printed: str
+
+
+def _cells_of(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int], str | None]:
+    """The table's cells, the request count per length pair, and the engine version stated."""
+    lines = text.splitlines()
+    version = _VERSION.search(text)
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith("| Throughput (tokens")), None
+    )
+    if start is None:
+        raise HarvestError("no '| Throughput (tokens / sec) |' table found")
+    gpus = _cells_of(lines[start])[3:]
+    precisions = _cells_of(lines[start + 2])[3:]
+    cells: list[LegacyCell] = []
+    model, tensor_parallel = "", 0
+    index = start + 4
+    while index < len(lines) and lines[index].startswith("|"):
+        row = _cells_of(lines[index])
+        model = row[0] or model
+        tensor_parallel = int(row[1]) if row[1] else tensor_parallel
+        lengths = re.fullmatch(r"(\d+), (\d+)", row[2])
+        if lengths is None:
+            raise HarvestError(f"row {index + 1}: {row[2]!r} is no 'ISL, OSL' pair")
+        for gpu, precision, printed in zip(gpus, precisions, row[3:], strict=False):
+            if printed:
+                cells.append(
+                    LegacyCell(
+                        model,
+                        tensor_parallel,
+                        gpu,
+                        precision,
+                        int(lengths[1]),
+                        int(lengths[2]),
+                        printed,
+                    )
+                )
+        index += 1
+    requests: dict[tuple[int, int], int] = {}
+    for line in lines:
+        row = _cells_of(line) if line.startswith("|") else []
+        if len(row) == 4 and all(part.isdigit() for part in row):
+            requests[(int(row[0]), int(row[1]))] = int(row[3])
+    return cells, requests, version.group(1) if version else None
+
+
+def cell_key(revision: str, model: str, tp: int, gpu: str, isl: int, osl: int) -> str:
+    """The source key of a cell of this layout."""
+    return f"trtllm {revision[:12]} {model} | TP{tp} | {gpu} | {isl}/{osl}"
+
+
+def result_key(result: Result) -> str | None:
+    """The source key of a result from a page of this layout, by this importer or an earlier
+    transcription (None: another source)."""
+    source = result.source
+    revision = getattr(source, "revision", None) or _revision_in(getattr(source, "url", ""))
+    match = _OLD_ROW.search(getattr(source, "conditions", ""))
+    if revision is None or match is None:
+        return None
+    return cell_key(
+        revision,
+        match["model"],
+        int(match["tp"]),
+        match["gpu"],
+        int(match["isl"]),
+        int(match["osl"]),
+    )
+
+
+def _revision_in(url: str) -> str | None:
+    match = re.search(r"/TensorRT-LLM/blob/([0-9a-f]{40})/", url)
+    return match.group(1) if match else None
+
+
+class _Skip(Exception):
+    """A cell that cannot be imported faithfully; the message is the reason."""
+
+
+def _result(
+    cell: LegacyCell,
+    requests: dict[tuple[int, int], int],
+    version: str,
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+    key: str,
+) -> Result:
+    model_id = MODELS.get(cell.model)
+    if model_id is None or model_id not in models:
+        raise _Skip(f"model {cell.model!r} has no catalog id (or its version is not stated)")
+    gpu_id = GPUS.get(cell.gpu)
+    if gpu_id is None or gpu_id not in gpus:
+        raise _Skip(f"GPU column {cell.gpu!r} has no catalog id")
+    try:
+        value = float(cell.printed)
+    except ValueError:
+        raise _Skip(f"value {cell.printed!r} is not a number") from None
+    precision: dict[str, str] = (
+        {"quantization": "fp8", "kv_cache_dtype": "fp8"}
+        if cell.precision == "FP8"
+        else {"dtype": "float16"}
+        if cell.precision == "FP16"
+        else {}
+    )
+    if not precision:
+        raise _Skip(f"precision {cell.precision!r} is neither FP8 nor FP16")
+    sent = requests.get((cell.input_len, cell.output_len))
+    conditions = (
+        f"TensorRT-LLM performance overview, 'Throughput Measurements' table: 'All data in the "
+        f"table below was generated using version {version} and presents token throughput in "
+        "tokens/second.' Requests fed at an infinite rate (no delay between messages): an "
+        "offline maximum-throughput run (`trtllm-bench throughput`), all requests queued at "
+        "once, the engine's batching deciding. "
+        f"Table row: model '{cell.model}', tensor model parallel size {cell.tensor_parallel}, "
+        f"GPU column '{cell.gpu}', precision {cell.precision}, runtime input/output lengths "
+        f"{cell.input_len}, {cell.output_len}; value {cell.printed} as printed, output tokens "
+        "per second of the whole deployment (the page's example output counts output tokens). "
+        "Synthetic requests of random token ids, every one of the stated lengths "
+        "(prepare_dataset.py token-norm-dist, standard deviations 0); "
+        + (f"{sent} requests for this length pair per the page's table. " if sent else
+           "no request count stated for this length pair. ")
+        + ("FP8 engines use an FP8 KV cache, as the page says. " if cell.precision == "FP8"
+           else "")
+        + "The page does not say whether the base or the Instruct checkpoint was used; filed "
+        "under the catalog's Instruct id (same architecture)."
+    )  # fmt: skip
+    data: dict[str, Any] = {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "id": "0" * 12,
+        "identity": {
+            "gpu": {
+                "id": gpu_id,
+                "count": cell.tensor_parallel,
+                "form_factor": gpus[gpu_id].form_factor,
+            },
+            "engine": {"name": "tensorrt-llm", "version": version},
+            "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **precision},
+            "serving": {"tensor_parallel_size": cell.tensor_parallel},
+            "workload": {
+                "profile": "custom",
+                "input_len": {"kind": "fixed", "value": cell.input_len},
+                "output_len": {"kind": "fixed", "value": cell.output_len},
+            },
+        },
+        "slo": {},
+        "points": [
+            {
+                "load": {"arrival": "offline"},
+                "requests": {"sent": sent} if sent else {},
+                "tokens": {},
+                "throughput": {"output_tokens_per_s": value},
+            }
+        ],
+        "source": {
+            "kind": "reported",
+            "url": document.url,
+            "title": f"TensorRT-LLM {version} Performance Overview: throughput table",
+            "publisher": "NVIDIA",
+            "conditions": conditions,
+            "retrieved": document.retrieved_for(key),
+            "submitter": document.submitter,
+            "revision": document.revision,
+        },
+    }
+    try:
+        return with_content_id(Result.model_validate(data))
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise _Skip(f"not a valid result: {where}: {first['msg']}") from None
+
+
+def harvest_document(
+    text: str,
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+) -> list[Harvested]:
+    """Every cell of the page's throughput table, as a result or a skip."""
+    cells, requests, version = parse_table(text)
+    if version is None:
+        raise HarvestError("the page does not say which version generated the table")
+    rows = []
+    for cell in cells:
+        key = cell_key(
+            document.revision,
+            cell.model,
+            cell.tensor_parallel,
+            cell.gpu,
+            cell.input_len,
+            cell.output_len,
+        )
+        try:
+            result = _result(cell, requests, version, document, gpus, models, key)
+            rows.append(Harvested(key, result=result))
+        except _Skip as skip:
+            rows.append(Harvested(key, skipped=str(skip)))
+    return rows
