@@ -32,7 +32,12 @@ from registry.checks.content import (
     results_relative_parts,
 )
 from registry.checks.counts import count_findings
-from registry.checks.history import Checked, duplicate_findings, immutability_findings
+from registry.checks.history import (
+    Checked,
+    duplicate_findings,
+    immutability_findings,
+    measurements_key,
+)
 from registry.checks.physics import physics_findings
 from registry.checks.structure import (
     MAX_DEPTH,
@@ -44,7 +49,7 @@ from registry.checks.structure import (
 from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
 from registry.errors import InvalidFileError
 from registry.migration import is_older_format
-from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry
+from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
 from registry.store import RESULTS_DIR, display_path, parse_json, read_result
 from registry.tree import walk_results
 
@@ -100,6 +105,19 @@ def _cached_catalogs(
     # Parsing the YAML catalogs costs more than checking a result; the stamps (modification
     # time and size) make an edited catalog load afresh.
     return _Catalogs(load_gpus(gpus), load_models(models))
+
+
+@functools.lru_cache(maxsize=65536)
+def _registry_result(
+    path: Path, stamp: tuple[int, int]
+) -> tuple[Result, tuple[object, ...]] | None:
+    # A registry holds thousands of results and every check of a contributor's file compares
+    # with all of them: each is parsed (and keyed) once per modification time and size.
+    try:
+        result = read_result(path)
+    except (InvalidFileError, RecursionError, ValueError):
+        return None
+    return result, measurements_key(result)
 
 
 class _Validator:
@@ -263,10 +281,9 @@ class _Validator:
                 continue
             if path.stat().st_size > MAX_FILE_BYTES:
                 continue
-            try:
-                results.append(Checked(self.name(path), path, read_result(path), False))
-            except (InvalidFileError, RecursionError, ValueError):
-                continue
+            cached = _registry_result(path, _stamp(path))
+            if cached is not None:
+                results.append(Checked(self.name(path), path, cached[0], False, cached[1]))
         self._registry_results = results
         return results
 

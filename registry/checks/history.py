@@ -48,6 +48,13 @@ class Checked:
     location: Path
     result: Result
     reported: bool
+    key: tuple[object, ...] | None = None
+    """The result's measurements key, if already computed (see `measurements_key`)."""
+
+
+def measurements_key(result: Result) -> tuple[object, ...]:
+    """Comparability key and measurements: equal for two files that duplicate each other."""
+    return _measurements_key(result)
 
 
 def _measurements_key(result: Result) -> tuple[object, ...]:
@@ -59,7 +66,8 @@ def duplicate_findings(results: Sequence[Checked]) -> list[Finding]:
     """One finding per reported result whose measurements another file repeats."""
     by_key: dict[tuple[object, ...], list[Checked]] = {}
     for checked in results:
-        by_key.setdefault(_measurements_key(checked.result), []).append(checked)
+        key = checked.key if checked.key is not None else _measurements_key(checked.result)
+        by_key.setdefault(key, []).append(checked)
     findings = []
     for group in by_key.values():
         distinct = {checked.location.resolve(): checked for checked in group}
