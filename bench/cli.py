@@ -7,7 +7,7 @@ import click
 
 from bench.commands.bench import bench_group
 from bench.commands.calc import calc_group
-from bench.commands.fleet import plan_group
+from bench.commands.fleet import fleet_command, plan_group
 from bench.commands.harvest import harvest_group
 from bench.commands.migrate import migrate_command
 from bench.commands.oneline import OneLineGroup
@@ -30,6 +30,7 @@ def main() -> None:
 
 main.add_command(calc_group)
 bench_group.add_command(plan_group)
+bench_group.add_command(fleet_command)
 main.add_command(bench_group)
 main.add_command(registry_group)
 registry_group.add_command(migrate_command)

@@ -111,6 +111,8 @@ class RunOptions(BaseModel):
     endpoint: Text | None = None
     model: Text | None = None
     tensor_parallel_size: StrictPositiveInt | None = None
+    pipeline_parallel_size: StrictPositiveInt | None = None
+    ray_address: Text | None = None
     max_model_len: StrictPositiveInt | None = None
     gpu_memory_utilization: Fraction | None = None
     quantization: Text | None = None
@@ -179,6 +181,7 @@ class RunOptions(BaseModel):
 
 
 _LAUNCH_ONLY = (
+    "ray_address",
     "max_model_len",
     "gpu_memory_utilization",
     "quantization",
@@ -256,6 +259,12 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
     if options.endpoint is None and (options.engine or options.engine_version):
         option = "--engine" if options.engine else "--engine-version"
         raise BenchConfigError("only applies with --endpoint (bench run launches vLLM)", option)
+    if options.pipeline_parallel_size is not None and any(
+        "pipeline-parallel-size" in argument for argument in options.vllm_args
+    ):
+        raise BenchConfigError(
+            "give --pipeline-parallel-size once, not also in --vllm-arg", "--pipeline-parallel-size"
+        )
     if options.shared_prefix_tokens and options.dataset is not None:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
@@ -272,6 +281,8 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
             executable=options.vllm_executable,
             port=options.port,
             tensor_parallel_size=options.tensor_parallel_size,
+            pipeline_parallel_size=options.pipeline_parallel_size,
+            ray_address=options.ray_address,
             max_model_len=options.max_model_len,
             gpu_memory_utilization=options.gpu_memory_utilization,
             quantization=options.quantization,
@@ -324,6 +335,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         model_id=options.model_id,
         tensor_parallel_size=options.tensor_parallel_size,
         gpu_indices=options.gpu_indices or None,
+        pipeline_parallel_size=options.pipeline_parallel_size,
         submitter=options.submitter,
         engine=options.engine,
         engine_version=options.engine_version,

@@ -99,6 +99,8 @@ class Deployment:
     enable_prefix_caching: bool | None = None
     enable_chunked_prefill: bool | None = None
     engine_name: str = "vllm"
+    nodes: int | None = None  # hosts vLLM spread over (Ray); None on one host
+    gpus_per_node: int | None = None
 
 
 @dataclass(frozen=True)
@@ -354,7 +356,7 @@ def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
     gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
     return {
         "gpu_sku": gpu_sku,
-        "gpu_count": host.gpu_count or deployment.gpu_count,
+        "gpu_count": host.gpu_count or deployment.gpus_per_node or deployment.gpu_count,
         "form_factor": deployment.form_factor,
         "driver": host.driver,
         "cuda": host.cuda,
@@ -421,6 +423,8 @@ def build_result(
                 "id": deployment.gpu_id,
                 "count": deployment.gpu_count,
                 "form_factor": deployment.form_factor,
+                "nodes": deployment.nodes,
+                "gpus_per_node": deployment.gpus_per_node,
             },
             "engine": {"name": deployment.engine_name, "version": deployment.engine_version},
             "model": {

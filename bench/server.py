@@ -63,6 +63,8 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int | None = None
     tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    ray_address: str | None = None  # vLLM's ranks on this Ray cluster's nodes
     max_model_len: int | None = None
     gpu_memory_utilization: float | None = None
     quantization: str | None = None
@@ -114,6 +116,8 @@ def server_command(config: ServerConfig, executable: str, port: int) -> list[str
     command = [executable, "serve", config.model, "--host", config.host, "--port", str(port)]
     options: list[tuple[str, object]] = [
         ("--tensor-parallel-size", config.tensor_parallel_size),
+        ("--pipeline-parallel-size", config.pipeline_parallel_size),
+        ("--distributed-executor-backend", "ray" if config.ray_address else None),
         ("--max-model-len", config.max_model_len),
         ("--gpu-memory-utilization", config.gpu_memory_utilization),
         ("--quantization", config.quantization),
@@ -202,6 +206,8 @@ class VllmServer:
         self._log = config.log_path.open("wb")
         env = dict(os.environ if config.env is None else config.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        if config.ray_address:
+            env["RAY_ADDRESS"] = config.ray_address  # where vLLM's Ray executor connects
         launched = time.monotonic()
         try:
             self._process = subprocess.Popen(

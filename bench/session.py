@@ -34,6 +34,7 @@ from bench.interrupts import StopSignals
 from bench.load import PointPlan
 from bench.metrics import PointSummary
 from bench.model_entry import entry_for_run, is_repository, proposed_id
+from bench.multinode import NodeSplit, cluster_node_gpus, split_over_nodes
 from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.output import write_run
 from bench.result import Deployment, PointTelemetry, Provenance, build_result
@@ -69,6 +70,7 @@ class SessionConfig:
     gpu_id: str | None = None
     model_id: str | None = None
     tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
     gpu_indices: tuple[int, ...] | None = None
     submitter: str | None = None
     telemetry: bool = True
@@ -129,7 +131,7 @@ def launched_gpu_count(server: ServerConfig) -> int:
     """GPUs a launched vLLM uses: tensor × pipeline × data parallel sizes."""
     options = serving_options(server.extra_args)
     tensor = server.tensor_parallel_size or _int_option(options, "tensor-parallel-size") or 1
-    pipeline = _int_option(options, "pipeline-parallel-size") or 1
+    pipeline = server.pipeline_parallel_size or _int_option(options, "pipeline-parallel-size") or 1
     data = _int_option(options, "data-parallel-size") or 1
     return tensor * pipeline * data
 
@@ -209,19 +211,24 @@ def plan_deployment(
     inventory: GpuInventory | None,
     notify: Notify,
     facts: ServerFacts | None = None,
+    split: NodeSplit | None = None,
 ) -> Deployment:
     """The deployment identity known before the run (engine version filled in later); with
-    --endpoint, `facts` are what the server says about itself (see `bench.served`)."""
+    --endpoint, `facts` are what the server says about itself (see `bench.served`); `split`
+    says how a multi-node vLLM spreads over its Ray cluster's nodes (`bench.multinode`)."""
     server = config.server
     options = serving_options(server.extra_args if server else ())
     tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
     tensor = tensor or _int_option(options, "tensor-parallel-size")
-    pipeline = _int_option(options, "pipeline-parallel-size")
+    given_pipeline = server.pipeline_parallel_size if server else config.pipeline_parallel_size
+    pipeline = given_pipeline or _int_option(options, "pipeline-parallel-size")
     data = _int_option(options, "data-parallel-size")
     if server is not None:
         gpu_count = launched_gpu_count(server)
+    elif tensor:
+        gpu_count = tensor * (pipeline or 1)
     else:
-        gpu_count = tensor or (len(config.gpu_indices) if config.gpu_indices else 1)
+        gpu_count = len(config.gpu_indices) if config.gpu_indices else pipeline or 1
     gpu_id = _resolve_gpu(config, inventory, notify)
     requested = server.model if server else served_repository(facts) or config.run.model
     try:
@@ -269,6 +276,8 @@ def plan_deployment(
         max_num_batched_tokens=_int_option(options, "max-num-batched-tokens"),
         enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
         enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
+        nodes=split.nodes if split else None,
+        gpus_per_node=split.gpus_per_node if split else None,
     )
 
 
@@ -379,6 +388,11 @@ def _run_session(
     started_at = dt.datetime.now(dt.UTC)
     server_config = config.server
     gpu_count = launched_gpu_count(server_config) if server_config is not None else None
+    split: NodeSplit | None = None
+    if server_config is not None and server_config.ray_address and gpu_count is not None:
+        address = server_config.ray_address
+        split = split_over_nodes(gpu_count, cluster_node_gpus(address), address)
+        notify(f"vLLM over the Ray cluster at {address}: {_split_line(split)}")
     endpoint = config.run.endpoint
     local = server_config is not None or endpoint_is_local(endpoint)
     facts = identify_server(endpoint) if server_config is None else None
@@ -387,7 +401,8 @@ def _run_session(
     if config.telemetry and not local and not config.gpu_indices:
         reason = f"{endpoint} is on another host; name its GPUs here with --gpu-indices if not"
     elif config.telemetry:
-        gpus, reason = open_gpus(gpu_count, config.gpu_indices)
+        # On several hosts NVML sees this one's GPUs only: a node's share.
+        gpus, reason = open_gpus(split.gpus_per_node if split else gpu_count, config.gpu_indices)
     notes = [f"no GPU telemetry: {reason}"] if gpus is None else []
     inventory = gpus.inventory if gpus else None
     engine_name = facts.engine if facts is not None else "unknown"
@@ -399,7 +414,9 @@ def _run_session(
             )
             notes += engine_notes
         deployment = (
-            plan_deployment(config, inventory, notify, facts) if config.output is not None else None
+            plan_deployment(config, inventory, notify, facts, split)
+            if config.output is not None
+            else None
         )
         server = VllmServer(server_config) if server_config is not None else None
         if server is not None:
@@ -507,3 +524,8 @@ def _startup_line(startup: StartupFigures) -> str:
     if startup.cuda_graph_gib is not None:
         parts.append(f"CUDA graphs {startup.cuda_graph_gib:g} GiB")
     return ", ".join(parts) or "no startup figures in the log"
+
+
+def _split_line(split: NodeSplit) -> str:
+    nodes = f"{split.nodes} node{'' if split.nodes == 1 else 's'}"
+    return f"{nodes} × {split.gpus_per_node} GPUs"

@@ -145,6 +145,17 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     type=click.IntRange(min=1),
     help="vLLM: GPUs one replica is split over (also the result's GPU count with --endpoint).",
 )
+@click.option(
+    "--pipeline-parallel-size",
+    type=click.IntRange(min=1),
+    help="vLLM: pipeline stages of one replica; GPUs = tensor × pipeline parallel size.",
+)
+@click.option(
+    "--ray-address",
+    metavar="HOST:PORT",
+    help="Launch vLLM over this Ray cluster (--distributed-executor-backend ray, RAY_ADDRESS), "
+    "its ranks across the nodes; the result records nodes and GPUs per node.",
+)
 @click.option("--max-model-len", type=click.IntRange(min=1), help="vLLM: longest sequence, tokens.")
 @click.option(
     "--gpu-memory-utilization",
@@ -551,7 +562,7 @@ def _print_tables(outcome: SessionOutcome, options: RunOptions) -> None:
     gpu_count = (
         outcome.deployment.gpu_count
         if outcome.deployment is not None
-        else options.tensor_parallel_size or 1
+        else (options.tensor_parallel_size or 1) * (options.pipeline_parallel_size or 1)
     )
     rows = cost_rows(result.points, outcome.telemetry, price, gpu_count, options.utilization)
     click.echo("")

@@ -136,3 +136,61 @@ def render_command(
     except BenchError as error:
         raise click.ClickException(error.one_line()) from None
     _write(text, output)
+
+
+@click.command(name="fleet")
+@click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--ray",
+    "address",
+    required=True,
+    envvar="RAY_ADDRESS",
+    metavar="ADDRESS",
+    help="The Ray cluster: HOST:PORT of its head, or auto (default: $RAY_ADDRESS).",
+)
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("fleet-results"),
+    show_default=True,
+    help="Folder the results are collected into, one <entry id>.json each.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="How often a run whose node was lost is submitted again.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout.")
+def fleet_command(plan: Path, address: str, results_dir: Path, retries: int, as_json: bool) -> None:
+    """Run a plan's matrix on a Ray cluster, one task per entry, and collect every result.
+
+    Each entry becomes a Ray task that needs the custom resource of its GPU kind, e.g.
+    {"gpu_h100-sxm": 1}: start each GPU node with `ray start --address HEAD:6379
+    --resources '{"gpu_h100-sxm": 8}'`. As each run ends its result comes back to this
+    machine, is validated and reported; a run whose node is lost is tried once more
+    elsewhere (--retries) or reported; a run no node can take is reported. Exit 0 when every
+    entry was collected, complete and valid, and the set validates together; else 1.
+
+    \b
+    Example:
+      infermeter bench fleet bench/plans/fleet.yaml --ray 10.0.0.1:6379
+      infermeter registry submit fleet-results/*.json
+    """
+    from bench.fleet.ray_runner import FleetConfig, run_fleet
+
+    matrix = _matrix(plan)
+    config = FleetConfig(address=address, results_dir=results_dir, retries=retries)
+    try:
+        summary = run_fleet(matrix, config, notify=lambda line: click.echo(line, err=True))
+    except BenchError as error:
+        raise click.ClickException(error.one_line()) from None
+    if as_json:
+        click.echo(json.dumps(summary.as_json(), indent=2))
+    for problem in summary.set_problems:
+        click.echo(f"set: {problem}", err=True)
+    counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.counts().items()))
+    click.echo(f"{len(summary.outcomes)} entries: {counts}; results in {results_dir}", err=True)
+    if not summary.ok:
+        raise click.ClickException("not every entry was collected complete and valid")

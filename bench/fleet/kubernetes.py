@@ -77,6 +77,7 @@ def _bench_command(entry: MatrixEntry) -> list[str]:
         "vllm_args": (),
         "vllm_executable": None,
         "port": None,
+        "ray_address": None,
     }
     options = entry.options.model_copy(
         update={

@@ -106,8 +106,8 @@ def parallel_sizes(options: RunOptions) -> tuple[int | None, int]:
     """The run's tensor parallel size (None: not given) and pipeline parallel size (1)."""
     found = serving_options(options.vllm_args)
     pipeline = found.get("pipeline-parallel-size")
-    pipeline_size = int(pipeline) if isinstance(pipeline, str) and pipeline.isdigit() else 1
-    return options.tensor_parallel_size, pipeline_size
+    given = int(pipeline) if isinstance(pipeline, str) and pipeline.isdigit() else None
+    return options.tensor_parallel_size, options.pipeline_parallel_size or given or 1
 
 
 def _output(run: PlanRun, gpu: str, count: int) -> str:

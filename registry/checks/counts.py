@@ -184,13 +184,23 @@ def _deployment_findings(file: str, result: Result) -> Iterator[Finding]:
             f"identity.gpu.count is {gpus}"
         )
         yield _finding(file, "identity.serving.tensor_parallel_size", message)
+    nodes, per_node = result.identity.gpu.nodes, result.identity.gpu.gpus_per_node
+    if nodes is not None and per_node is not None and nodes * per_node != gpus:
+        message = f"{nodes} nodes × {per_node} GPUs per node is not identity.gpu.count {gpus}"
+        yield _finding(file, "identity.gpu.gpus_per_node", message)
     source = result.source
-    if isinstance(source, MeasuredSource) and source.host.gpu_count < gpus:
+    # A run over several hosts records the fingerprint of one of them: it holds a node's share.
+    on_one_host = per_node or (-(-gpus // nodes) if nodes else gpus)
+    if isinstance(source, MeasuredSource) and source.host.gpu_count < on_one_host:
         on_host = source.host.gpu_count
-        message = (
-            f"the host has {on_host} GPU{'' if on_host == 1 else 's'}, "
-            f"but identity.gpu.count is {gpus}"
+        needed = (
+            f"identity.gpu.gpus_per_node is {on_one_host}"
+            if per_node is not None
+            else f"identity.gpu.count is {gpus}"
+            if nodes is None
+            else f"{gpus} GPUs on {nodes} nodes need {on_one_host} on one"
         )
+        message = f"the host has {on_host} GPU{'' if on_host == 1 else 's'}, but {needed}"
         yield _finding(file, "source.host.gpu_count", message)
 
 

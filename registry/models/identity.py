@@ -23,7 +23,13 @@ class GpuIdentity(StrictModel):
     count: PositiveInt = Field(description="Number of GPUs that served the model.")
     form_factor: FormFactor = Field(description="Board form factor of the GPUs.")
     nodes: PositiveInt | None = Field(
-        None, description="Hosts the GPUs were spread over; null if not stated."
+        None,
+        description="Hosts the GPUs were spread over (e.g. vLLM over a Ray cluster); null if "
+        "not stated.",
+    )
+    gpus_per_node: PositiveInt | None = Field(
+        None,
+        description="GPUs used on each of the `nodes` hosts; null if not stated.",
     )
 
 

@@ -51,6 +51,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.gpu.count",
     "identity.gpu.form_factor",
     "identity.gpu.nodes",
+    "identity.gpu.gpus_per_node",
     "identity.engine.name",
     "identity.engine.version",
     "identity.model.id",

@@ -15,6 +15,12 @@ Behaviour the tests choose through the environment:
 - `STANDIN_VLLM_TTFT_S`, `STANDIN_VLLM_ITL_S`: the fake server's timings (default 0.005, 0.002).
 - `STANDIN_VLLM_IGNORE_SIGINT=1`: ignore SIGINT (a server that only SIGTERM stops).
 - `--api-key KEY` (a `vllm serve` option): /v1/* answers 401 without `Authorization: Bearer KEY`.
+
+With `--distributed-executor-backend ray` it does what vLLM's Ray executor does before loading
+weights: connects to the Ray cluster named by `RAY_ADDRESS` and reserves a placement group of
+tensor × pipeline parallel bundles of one GPU each, packed onto as few nodes as fit; it logs
+the address and the nodes the group landed on, fails as vLLM does when the cluster lacks the
+GPUs, and releases the group when it stops.
 """
 
 from __future__ import annotations
@@ -134,6 +140,31 @@ def fail(lines: list[str]) -> None:
     sys.exit(1)
 
 
+def reserve_ray_gpus(world_size: int) -> Any:
+    """Connect to RAY_ADDRESS and reserve `world_size` GPUs, as vLLM's Ray executor does."""
+    import ray
+    from ray.util.placement_group import placement_group, placement_group_table
+
+    address = os.environ.get("RAY_ADDRESS")
+    log("INFO", "ray_utils.py:312", f"Connecting to existing Ray cluster at address: {address}")
+    ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+    group = placement_group([{"GPU": 1.0}] * world_size, strategy="PACK")
+    if not group.wait(timeout_seconds=30):
+        fail(
+            [
+                "ValueError: The number of required GPUs exceeds the total number of "
+                "available GPUs in the placement group."
+            ]
+        )
+    nodes = sorted(set(placement_group_table(group)["bundles_to_node_id"].values()))
+    log(
+        "INFO",
+        "ray_distributed_executor.py:178",
+        f"world_size={world_size} placement group on {len(nodes)} nodes: {', '.join(nodes)}",
+    )
+    return ray
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="vllm")
     parser.add_argument("subcommand", choices=["serve"])
@@ -145,6 +176,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     parser.add_argument("--max-num-seqs", type=int, default=256)
     parser.add_argument("--api-key", default=None)  # as vLLM: /v1/* then wants the key
+    parser.add_argument("--pipeline-parallel-size", type=int, default=1)
+    parser.add_argument("--distributed-executor-backend", default=None)
     args, other = parser.parse_known_args(argv)
     mode = os.environ.get("STANDIN_VLLM_MODE", "ok")
     if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") == "1":
@@ -176,6 +209,8 @@ def main(argv: list[str]) -> int:
                 "has a total capacity of 79.19 GiB of which 1.02 GiB is free."
             ]
         )
+    if args.distributed_executor_backend == "ray":
+        ray_cluster = reserve_ray_gpus(args.tensor_parallel_size * args.pipeline_parallel_size)
     log("INFO", "default_loader.py:272", "Loading weights took 3.21 seconds")
     log(
         "INFO",
@@ -236,6 +271,8 @@ def main(argv: list[str]) -> int:
         pass
     print("INFO:     Shutting down", flush=True)
     server.stop()
+    if args.distributed_executor_backend == "ray":
+        ray_cluster.shutdown()  # the placement group goes with the job
     print("INFO:     Finished server process", flush=True)
     return 0
 

@@ -235,3 +235,26 @@ def test_matrix_runs_without_outputs_get_one_each(tmp_path: Path) -> None:
         "results/a.l40s-x1.json",
         "results/b.l40s-x1.json",
     ]
+
+
+def test_fleet_unreachable_ray_cluster_exits_1_at_once(tmp_path: Path) -> None:
+    plan = _two_runs(tmp_path)
+    run = CliRunner().invoke(main, ["bench", "fleet", str(plan), "--ray", "127.0.0.1:1"])
+    assert run.exit_code == 1
+    assert run.stderr.strip() == (
+        "Error: --ray: cannot connect to the Ray cluster at 127.0.0.1:1: Connection refused"
+    )
+
+
+def test_fleet_refuses_to_overwrite_an_earlier_fleets_results(tmp_path: Path) -> None:
+    plan = _two_runs(tmp_path)
+    earlier = tmp_path / "out" / "chat--mi300x-x1.json"
+    earlier.parent.mkdir()
+    earlier.write_text("{}")
+    run = CliRunner().invoke(
+        main,
+        ["bench", "fleet", str(plan), "--ray", "127.0.0.1:1", "--results-dir", str(earlier.parent)],
+    )
+    assert run.exit_code == 1
+    assert f"--results-dir: {earlier} exists from an earlier fleet run" in run.stderr
+    assert earlier.read_text() == "{}"

@@ -1,0 +1,177 @@
+"""A real local Ray cluster for the fleet tests: a head and worker nodes, each a `ray start`.
+
+Every node is its own `ray start --block` process in its own session, so a test can kill one
+node (its whole process group, as a lost machine would vanish) and the cluster is stopped by
+signalling exactly the groups it started, never with `ray stop` (which would stop every Ray
+process on the machine). Nodes are kept small: no CPUs on the head, one on a worker, the
+smallest object store Ray allows, no dashboard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RAY = Path(sys.executable).parent / "ray"
+OBJECT_STORE_BYTES = 78_643_200  # Ray's minimum, 75 MiB
+START_TIMEOUT_S = 180.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@dataclass
+class RayNode:
+    """One `ray start --block` process and its log."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def descendants(self) -> list[int]:
+        """Every process below this node's `ray start` (raylet, workers, their children)."""
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+        found: list[int] = []
+        frontier = [self.process.pid]
+        while frontier:
+            parent = frontier.pop()
+            children = [pid for pid, ppid in parents.items() if ppid == parent]
+            found += children
+            frontier += children
+        return found
+
+    def running(self, text: str) -> bool:
+        """Whether a process below this node has `text` in its command line."""
+        for pid in self.descendants():
+            with contextlib.suppress(OSError):
+                if text in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode():
+                    return True
+        return False
+
+    def kill(self) -> None:
+        """The node vanishes: SIGKILL to its process group, and to anything it had started in
+        a session of its own (a vLLM the bench launched), so nothing outlives the test."""
+        stray = self.descendants()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for pid in stray:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM to the group, then SIGKILL to whatever is left."""
+        if self.process.poll() is not None:
+            return
+        stray = self.descendants()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(15)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for pid in stray:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(10)
+
+
+@dataclass
+class LocalRayCluster:
+    """`start()` a head, `add_worker({...})` nodes, `stop()` them all."""
+
+    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ray", dir="/tmp")))
+    port: int = field(default_factory=_free_port)
+    nodes: list[RayNode] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # the nodes' (and so their tasks') own
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _launch(self, name: str, arguments: list[str]) -> RayNode:
+        log = self.folder / f"{name}.log"
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **self.env}
+        with log.open("wb") as sink:
+            process = subprocess.Popen(
+                [str(RAY), "start", *arguments, "--block", "--disable-usage-stats"],
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+        node = RayNode(name, process, log)
+        self.nodes.append(node)
+        return node
+
+    def wait_started(self, node: RayNode) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while "Ray runtime started" not in node.log.read_text(errors="replace"):
+            if node.process.poll() is not None:
+                raise RuntimeError(f"ray start {node.name} exited: {node.log.read_text()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"ray start {node.name} did not start in {START_TIMEOUT_S} s")
+            time.sleep(0.3)
+
+    def start(self) -> None:
+        head = self._launch(
+            "head",
+            [
+                "--head", "--node-ip-address=127.0.0.1", f"--port={self.port}",
+                "--num-cpus=0", "--num-gpus=0", "--include-dashboard=false",
+                f"--object-store-memory={OBJECT_STORE_BYTES}", f"--temp-dir={self.folder}",
+            ],
+        )  # fmt: skip
+        self.wait_started(head)
+
+    def add_worker(self, name: str, resources: dict[str, float], gpus: int = 0) -> RayNode:
+        """A worker node with these custom resources and `gpus` GPUs it claims to have (Ray
+        takes the number as given); started again once if Ray gives up on it (a raylet on a
+        loaded machine may miss Ray's fixed 30 s registration window)."""
+        try:
+            return self._add_worker(name, resources, gpus)
+        except RuntimeError:
+            failed = self.nodes.pop()
+            failed.stop()
+            return self._add_worker(name, resources, gpus)
+
+    def _add_worker(self, name: str, resources: dict[str, float], gpus: int) -> RayNode:
+        node = self._launch(
+            name,
+            [
+                f"--address={self.address}", "--node-ip-address=127.0.0.1",
+                "--num-cpus=1", f"--num-gpus={gpus}", f"--resources={json.dumps(resources)}",
+                f"--object-store-memory={OBJECT_STORE_BYTES}",
+            ],
+        )  # fmt: skip
+        self.wait_started(node)
+        return node
+
+    def stop(self) -> None:
+        for node in reversed(self.nodes):
+            node.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
