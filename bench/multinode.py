@@ -11,9 +11,11 @@ node count and GPUs per node; its GPU count stays tensor × pipeline, so $/hour 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import socket
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,11 +67,12 @@ def connect_ray(address: str, option: str) -> Any:
 
 def cluster_node_gpus(address: str) -> list[int]:
     """The GPU count of each live node of the Ray cluster at `address` that has GPUs."""
-    ray = connect_ray(address, "--ray-address")
-    try:
-        nodes = ray.nodes()
-    finally:
-        ray.shutdown()
+    with contextlib.redirect_stdout(sys.stderr):  # Ray prints cluster events to stdout
+        ray = connect_ray(address, "--ray-address")
+        try:
+            nodes = ray.nodes()
+        finally:
+            ray.shutdown()
     counts = [int(node.get("Resources", {}).get("GPU", 0)) for node in nodes if node.get("Alive")]
     return sorted((count for count in counts if count > 0), reverse=True)
 

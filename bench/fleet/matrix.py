@@ -9,7 +9,8 @@ checks where each run goes and raises `PlanError` with every problem at once
 - the count is the GPUs one server needs: without a count it is the run's tensor × pipeline
   parallel size; with a count and no `tensor-parallel-size`, the entry serves with
   tensor-parallel-size = count / pipeline-parallel-size; with both, they must agree;
-- a fleet entry launches vLLM on its node, so `endpoint:` is refused;
+- a fleet entry launches vLLM on its node, so `endpoint:` is refused, and so is `ray-address:`
+  (vLLM over several hosts is one `bench run --ray-address` on that cluster);
 - each entry writes its own result: the run's `output` with the GPU kind inserted before the
   suffix (`results/chat.json` → `results/chat.h100-sxm-x1.json`; without an output,
   `results/<name>.<gpu>-x<count>.json`), and entries' ids and outputs are unique.
@@ -124,6 +125,12 @@ def _kinds(run: PlanRun, where: str, problems: list[str]) -> tuple[GpuRequest, .
         problems.append(
             f"{where}.endpoint: a fleet entry launches vLLM on its own node; give model: "
             "instead of endpoint:"
+        )
+        return ()
+    if run.options.ray_address is not None:
+        problems.append(
+            f"{where}.ray-address: a fleet entry runs on one host; serve a model over several "
+            "hosts with bench run --ray-address on that cluster"
         )
         return ()
     if run.gpus and run.options.gpu_id is not None:

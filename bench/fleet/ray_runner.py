@@ -25,6 +25,7 @@ import contextlib
 import os
 import re
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -323,9 +324,14 @@ def run_fleet(
 
     Raises FleetError when Ray is missing or the cluster cannot be reached; every entry's own
     failure is in the summary instead."""
+    _check_results_dir(matrix, config.results_dir)
+    with contextlib.redirect_stdout(sys.stderr):  # Ray prints cluster events to stdout
+        return _run_fleet(matrix, config, notify)
+
+
+def _run_fleet(matrix: Matrix, config: FleetConfig, notify: Notify) -> FleetSummary:
     from registry.validate import validate_paths
 
-    _check_results_dir(matrix, config.results_dir)
     ray = connect_ray(config.address, "--ray")
     config.results_dir.mkdir(parents=True, exist_ok=True)
     driver = _Driver(ray, matrix, config, notify)

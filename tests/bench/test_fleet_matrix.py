@@ -168,6 +168,10 @@ def test_matrix_fleet_example_covers_four_gpu_kinds() -> None:
             "runs[0].endpoint: a fleet entry launches vLLM on its own node",
         ),
         (
+            {"model": MODEL, "ray-address": "10.0.0.1:6379", "gpus": ["l40s"]},
+            "runs[0].ray-address: a fleet entry runs on one host",
+        ),
+        (
             {"model": MODEL, "tensor-parallel-size": 2, "gpus": ["h100-sxm:4"]},
             "runs[0].gpus[0]: 4 GPUs, but the run serves on tensor × pipeline parallel = 2 × 1",
         ),
