@@ -1,4 +1,4 @@
-"""`infermeter bench compare` on the registry's own result files (and copies turned into
+"""`infermeter bench compare` on result files the registry held (and copies turned into
 server-at-SLO results): the buyer's table with ratios, and the refusal to rank what differs."""
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from click.testing import CliRunner, Result
 
 from bench.cli import main
 
-RESULTS = Path(__file__).resolve().parents[2] / "registry" / "results"
-H100 = RESULTS / "h100-sxm/llama-3.1-8b-instruct/2026-11-30-9cf9af10b033.json"
-H200 = RESULTS / "h200-sxm/llama-3.1-8b-instruct/2026-11-30-97b31d32bd49.json"
-L40S = RESULTS / "l40s/llama-3.1-8b-instruct/2026-11-30-8f71e79ca5d7.json"
-A100_BF16 = RESULTS / "a100-80gb-sxm/llama-3.1-8b-instruct/2026-11-30-71b301c0c226.json"
+# Result files as the registry held them (registry/results at commit 4872911), kept here.
+RESULTS = Path(__file__).resolve().parents[1] / "data" / "compare"
+H100 = RESULTS / "2026-11-30-9cf9af10b033.json"
+H200 = RESULTS / "2026-11-30-97b31d32bd49.json"
+L40S = RESULTS / "2026-11-30-8f71e79ca5d7.json"
+A100_BF16 = RESULTS / "2026-11-30-71b301c0c226.json"
 
 
 def _compare(*args: str | Path) -> Result:
