@@ -7,18 +7,36 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 NPM_STAMP := node_modules/.installed
 
-.PHONY: demo test setup lint site chromium registry-check
+.PHONY: demo test setup lint site chromium registry-check port-check
 
-$(BIN)/infermeter: pyproject.toml
+# Two install levels in one venv: `make demo` needs only what building the site needs (mkdocs,
+# pydantic: about 30 MB); `make test` adds the benchmark client, dev tools and the CPU engine
+# (torch, transformers: about 1.6 GB).
+SITE_STAMP := $(VENV)/.installed-site
+ALL_STAMP := $(VENV)/.installed-all
+
+$(BIN)/python:
+	@echo "==> creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,site,e2e]'
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+
+$(SITE_STAMP): pyproject.toml | $(BIN)/python
+	@echo "==> installing what building the site needs: pip install -e '.[site]'"
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[site]'
 	touch $@
+
+$(ALL_STAMP): pyproject.toml | $(BIN)/python
+	@echo "==> installing everything the tests need: pip install -e '.[dev,bench,site,e2e]' (about 1.6 GB)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,bench,site,e2e]'
+	touch $(SITE_STAMP) $@
+
+$(BIN)/infermeter: $(ALL_STAMP)
 
 setup: $(BIN)/infermeter
 
 # Pyodide and uPlot, pinned by package-lock.json, vendored into the built site.
 $(NPM_STAMP): package.json package-lock.json
+	@echo "==> installing Pyodide and uPlot from npm (package-lock.json)"
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -27,12 +45,17 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-site: setup $(NPM_STAMP)
+site: $(SITE_STAMP) $(NPM_STAMP)
+	@echo "==> building the site from the registry: mkdocs build (into build/site)"
 	NO_MKDOCS_2_WARNING=1 INFERMETER_SITE_URL=http://127.0.0.1:$(PORT)/ $(BIN)/mkdocs build --strict --quiet
 
-demo: site
-	@echo "infermeter site: http://127.0.0.1:$(PORT)/  (built in build/site; Ctrl-C stops the server)"
-	@$(BIN)/python -m http.server --bind 127.0.0.1 $(PORT) --directory build/site >/dev/null
+# The port is checked before the build (so a taken port fails fast) and bound before the address
+# is printed; the server logs nothing per request.
+demo: port-check site
+	@$(BIN)/python site/hooks/serve.py --port $(PORT) --directory build/site
+
+port-check:
+	@$(PYTHON) site/hooks/serve.py --check --port $(PORT)
 
 lint: setup
 	$(BIN)/ruff check calculators registry bench tests benchmarks site

@@ -108,6 +108,7 @@ class CostRequest:
     price_per_hour: float | None
     interruptible_price_per_hour: float | None
     reserved_price_per_hour: float | None
+    serverless_price_per_hour: float | None  # None: the on-demand rate, billed per second
     tokens_per_second: float
     accepted_tokens_per_second: float | None
     gpu_count: int
@@ -157,6 +158,7 @@ def cost(request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None) -
         request.monthly_tokens,
         gpu_count=request.gpu_count,
         always_on=not request.scale_to_zero,
+        serverless_usd_per_hour=request.serverless_price_per_hour,
     )
     return {"gpu": request.gpu, **report.as_dict(), "prices": used}
 

@@ -6,6 +6,11 @@ The buyer's metric is the cost per 1M *accepted* output tokens at the *effective
     tokens_per_dollar      = tokens_per_second × 3600 / usd_per_hour
     effective_usd_per_hour = (price + overheads) / utilization / (1 − retry_rate)
 
+Always-on tiers (on-demand, interruptible, reserved) pay idle hours. The serverless tier bills
+per second and scales to zero, so it pays busy time only: its bill follows utilization
+(`billed_usd_per_wall_hour = (price + overheads) × utilization`) and its effective cost has no idle
+share. A break-even at or above 100 % utilization never happens (`pays_off_above`).
+
 Every function checks its inputs and raises `InputError` naming the input; results are frozen
 dataclasses whose `as_dict()` holds only JSON-ready values (float, int, str, bool, None, dict).
 """
@@ -29,7 +34,7 @@ MIN_POSITIVE = 1e-9
 
 Winner = Literal["a", "b", "tie"]
 HostingWinner = Literal["self_hosted", "api", "tie"]
-TierName = Literal["on_demand", "interruptible", "reserved"]
+TierName = Literal["on_demand", "interruptible", "reserved", "serverless"]
 
 
 # --- input checks -------------------------------------------------------------------------------
@@ -208,17 +213,32 @@ class TierCost(_AsDict):
     effective_usd_per_hour: float
     effective_usd_per_million_tokens: float
     usd_per_million_accepted_tokens: float | None
+    billed_usd_per_wall_hour: float
 
 
 @dataclass(frozen=True)
 class PriceTiers(_AsDict):
-    """Cost per token at each price tier given; `cheapest` by effective $/1M tokens."""
+    """Cost per token at each price tier given; `cheapest` by effective $/1M tokens.
+
+    `reserved_break_even_utilization`: above it a reservation beats on-demand;
+    `serverless_break_even_utilization`: above it an always-on on-demand instance beats
+    serverless. Either is >= 1 when that never happens (see `pays_off_above`).
+    """
 
     on_demand: TierCost | None
     interruptible: TierCost | None
     reserved: TierCost | None
+    serverless: TierCost | None
     cheapest: TierName | None
     reserved_break_even_utilization: float | None
+    serverless_break_even_utilization: float | None
+
+
+def pays_off_above(break_even_utilization: float | None) -> float | None:
+    """The utilization above which a break-even is reached, or None when it never is (>= 100 %)."""
+    if break_even_utilization is None or break_even_utilization >= 1.0:
+        return None
+    return break_even_utilization
 
 
 def price_tiers(
@@ -227,16 +247,19 @@ def price_tiers(
     interruptible_usd_per_hour: float | None = None,
     reserved_usd_per_hour: float | None = None,
     *,
+    serverless_usd_per_hour: float | None = None,
     accepted_tokens_per_second: float | None = None,
     utilization: float = 1.0,
     retry_rate: float = 0.0,
     overhead_usd_per_hour: float = 0.0,
 ) -> PriceTiers:
-    """$/1M tokens at on-demand, interruptible and reserved prices; a missing price gives None.
+    """$/1M tokens at on-demand, interruptible, reserved and serverless prices; a missing price
+    gives None.
 
-    Each tier's effective figures apply the same utilization, retry rate and overheads (see
-    `effective_cost`); an interruptible tier's extra retries belong in a separate call with a
-    higher `retry_rate`.
+    The always-on tiers' effective figures apply the same utilization, retry rate and overheads
+    (see `effective_cost`); the serverless tier pays busy time only, so utilization changes its
+    bill, not its cost per token. An interruptible tier's extra retries belong in a separate call
+    with a higher `retry_rate`.
     """
     throughput = _positive("tokens_per_second", tokens_per_second)
     # Checked here too, so a bad value fails even when no tier price is given.
@@ -249,13 +272,17 @@ def price_tiers(
         else _positive("accepted_tokens_per_second", accepted_tokens_per_second)
     )
 
-    def tier(name: str, price: float | None) -> TierCost | None:
+    def tier(name: str, price: float | None, always_on: bool = True) -> TierCost | None:
         if price is None:
             return None
         effective = effective_cost(
-            _positive(name, price), utilization, retry_rate, overhead_usd_per_hour
+            _positive(name, price),
+            utilization if always_on else 1.0,
+            retry_rate,
+            overhead_usd_per_hour,
         )
         hourly = effective.effective_usd_per_hour
+        billed = effective.paid_usd_per_hour * (1.0 if always_on else utilization)
         return TierCost(
             price_usd_per_hour=effective.price_usd_per_hour,
             usd_per_million_tokens=_per_million(effective.price_usd_per_hour, throughput),
@@ -265,24 +292,34 @@ def price_tiers(
             usd_per_million_accepted_tokens=(
                 None if accepted is None else _per_million(hourly, accepted)
             ),
+            billed_usd_per_wall_hour=billed,
         )
 
     tiers: dict[TierName, TierCost | None] = {
         "on_demand": tier("on_demand_usd_per_hour", on_demand_usd_per_hour),
         "interruptible": tier("interruptible_usd_per_hour", interruptible_usd_per_hour),
         "reserved": tier("reserved_usd_per_hour", reserved_usd_per_hour),
+        "serverless": tier("serverless_usd_per_hour", serverless_usd_per_hour, always_on=False),
     }
     priced = [(cost.effective_usd_per_million_tokens, name) for name, cost in tiers.items() if cost]
-    on_demand, reserved = tiers["on_demand"], tiers["reserved"]
+    on_demand, reserved, serverless = tiers["on_demand"], tiers["reserved"], tiers["serverless"]
     return PriceTiers(
         on_demand=on_demand,
         interruptible=tiers["interruptible"],
         reserved=reserved,
-        # min() keeps the first of equal costs: on-demand, then interruptible, then reserved.
+        serverless=serverless,
+        # min() keeps the first of equal costs: on-demand, interruptible, reserved, serverless.
         cheapest=min(priced, key=lambda pair: pair[0])[1] if priced else None,
         reserved_break_even_utilization=(
             reserved.price_usd_per_hour / on_demand.price_usd_per_hour
             if reserved and on_demand
+            else None
+        ),
+        # Serverless pays u × price_s per wall hour, always-on on-demand pays price_o: equal at
+        # u = price_o / price_s; above it the always-on instance is cheaper.
+        serverless_break_even_utilization=(
+            on_demand.price_usd_per_hour / serverless.price_usd_per_hour
+            if serverless and on_demand
             else None
         ),
     )
@@ -453,6 +490,7 @@ class CostReport(_AsDict):
     effective_tokens_per_dollar: float
     usd_per_million_accepted_tokens: float | None
     tiers: PriceTiers
+    serverless_price_basis: Literal["given", "on_demand"]
     versus_api: SelfHostedVsApi | None
 
 
@@ -470,6 +508,7 @@ def cost_report(
     *,
     gpu_count: int = 1,
     always_on: bool = True,
+    serverless_usd_per_hour: float | None = None,
 ) -> CostReport:
     """Cost per token of one deployment: raw, effective, per accepted token, per tier, vs an API.
 
@@ -480,6 +519,9 @@ def cost_report(
     `api_usd_per_million_tokens` and `monthly_tokens`; it adds overheads to the GPU price,
     discounts retried work from the throughput (accepted throughput where given), and takes
     idle time from the volume itself (`always_on`), not from `utilization`.
+    The serverless tier is priced at `serverless_usd_per_hour`, else at the on-demand rate
+    (per-second billing at the same rate, as the reference cloud bills it:
+    `serverless_price_basis` says which).
     """
     price = _positive("price_usd_per_hour", price_usd_per_hour)
     count = _gpu_count(gpu_count)
@@ -512,6 +554,10 @@ def cost_report(
         deployment,
         per_deployment("interruptible_usd_per_hour", interruptible_usd_per_hour),
         per_deployment("reserved_usd_per_hour", reserved_usd_per_hour),
+        serverless_usd_per_hour=per_deployment(
+            "serverless_usd_per_hour",
+            price if serverless_usd_per_hour is None else serverless_usd_per_hour,
+        ),
         accepted_tokens_per_second=accepted,
         utilization=effective.utilization,
         retry_rate=effective.retry_rate,
@@ -546,5 +592,6 @@ def cost_report(
             None if accepted is None else _per_million(hourly, accepted)
         ),
         tiers=tiers,
+        serverless_price_basis="on_demand" if serverless_usd_per_hour is None else "given",
         versus_api=versus_api,
     )

@@ -19,8 +19,8 @@ from calculators.vllm_plan import gpu_total_bytes
 from registry import catalog
 from registry.errors import RegistryError
 from registry.models import GpuEntry, ModelEntry, PriceEntry
-
-TIERS = ("on_demand", "interruptible", "reserved")
+from registry.prices import TIERS as TIERS  # re-exported: callers import the tiers from here
+from registry.prices import tier_prices
 
 
 @cache
@@ -122,16 +122,10 @@ def gpu_memory_bytes(gpu: GpuEntry) -> int:
 def cheapest_prices(
     gpu_id: str, prices: Iterable[PriceEntry] | None = None
 ) -> dict[str, PriceEntry]:
-    """The lowest price per GPU-hour for each tier (on_demand, interruptible, reserved)."""
+    """The price of each tier that figures use: usable (not flagged), tiers from one provider
+    (`registry.prices.tier_prices`)."""
     entries = load_prices().values() if prices is None else prices
-    best: dict[str, PriceEntry] = {}
-    for price in entries:
-        if price.gpu != gpu_id:
-            continue
-        current = best.get(price.tier)
-        if current is None or price.usd_per_gpu_hour < current.usd_per_gpu_hour:
-            best[price.tier] = price
-    return best
+    return tier_prices(gpu_id, entries)
 
 
 def gpu_options(tier: str = "on_demand", gpu_ids: Iterable[str] | None = None) -> list[GpuOption]:

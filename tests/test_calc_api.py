@@ -81,6 +81,7 @@ def _cost_request(**changes: Any) -> api.CostRequest:
         "price_per_hour": 2.0,
         "interruptible_price_per_hour": None,
         "reserved_price_per_hour": None,
+        "serverless_price_per_hour": None,
         "tokens_per_second": 1000.0,
         "accepted_tokens_per_second": None,
         "gpu_count": 1,

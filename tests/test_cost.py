@@ -15,6 +15,7 @@ from calculators.cost import (
     compare_candidates,
     cost_report,
     effective_cost,
+    pays_off_above,
     price_tiers,
     reserved_break_even_utilization,
     self_hosted_vs_api,
@@ -499,3 +500,44 @@ def test_cost_report_api_comparison_needs_both_inputs(given_field: str, missing_
     given: dict[str, Any] = {given_field: 1.0}
     with pytest.raises(InputError, match=rf"^{missing_field}: expected .* when {given_field}"):
         cost_report(1.0, 100, **given)
+
+
+# --- the serverless tier and break-evens that never happen ------------------------------------
+
+
+@pytest.mark.parametrize("utilization", [0.1, 0.5, 1.0])
+def test_serverless_tier_pays_busy_time_only(utilization: float) -> None:
+    tiers = price_tiers(
+        1000.0, 2.0, serverless_usd_per_hour=3.0, utilization=utilization, retry_rate=0.2
+    )
+    assert tiers.serverless is not None
+    assert tiers.on_demand is not None
+    # per token: no idle share, whatever the utilization
+    assert tiers.serverless.effective_usd_per_hour == pytest.approx(3.0 / 0.8)
+    # the bill follows utilization; the always-on bill does not
+    assert tiers.serverless.billed_usd_per_wall_hour == pytest.approx(3.0 * utilization)
+    assert tiers.on_demand.billed_usd_per_wall_hour == pytest.approx(2.0)
+    assert tiers.on_demand.effective_usd_per_hour == pytest.approx(2.0 / utilization / 0.8)
+    # always-on on-demand beats serverless above 2/3 utilization
+    assert tiers.serverless_break_even_utilization == pytest.approx(2.0 / 3.0)
+    assert tiers.cheapest == ("serverless" if utilization < 2 / 3 else "on_demand")
+
+
+def test_pays_off_above_reads_never_at_or_beyond_full_utilization() -> None:
+    assert pays_off_above(0.4) == 0.4
+    assert pays_off_above(1.0) is None
+    assert pays_off_above(1.65) is None
+    assert pays_off_above(None) is None
+
+
+def test_cost_report_serverless_defaults_to_the_on_demand_rate() -> None:
+    report = cost_report(2.0, 1000.0, utilization=0.5, gpu_count=2)
+    assert report.serverless_price_basis == "on_demand"
+    assert report.tiers.serverless is not None
+    assert report.tiers.serverless.price_usd_per_hour == pytest.approx(4.0)
+    assert report.tiers.serverless.billed_usd_per_wall_hour == pytest.approx(2.0)
+    assert report.tiers.serverless_break_even_utilization == pytest.approx(1.0)
+    given = cost_report(2.0, 1000.0, serverless_usd_per_hour=5.0)
+    assert given.serverless_price_basis == "given"
+    assert given.tiers.serverless is not None
+    assert given.tiers.serverless.price_usd_per_hour == 5.0

@@ -13,6 +13,7 @@ import click
 
 import calculators.api as api
 from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
+from calculators.cost import pays_off_above
 from calculators.errors import CalculatorError, InputError
 from calculators.kv_cache import KV_CACHE_DTYPES
 from calculators.limits import MAX_TOKENS, gib_to_bytes
@@ -320,6 +321,12 @@ def catalog_prices(gpu_id: str) -> dict[str, dict[str, Any]]:
 @click.option("--interruptible-price-per-hour", type=POSITIVE_FLOAT)
 @click.option("--reserved-price-per-hour", type=POSITIVE_FLOAT)
 @click.option(
+    "--serverless-price-per-hour",
+    type=POSITIVE_FLOAT,
+    help="Serverless price of one GPU, USD per hour billed per second while busy "
+    "(default: the on-demand price).",
+)
+@click.option(
     "--api-price-per-million",
     type=POSITIVE_FLOAT,
     help="An API's price per 1M tokens, to compare with self-hosting.",
@@ -341,6 +348,7 @@ def cost_command(
     overhead_per_hour: float,
     interruptible_price_per_hour: float | None,
     reserved_price_per_hour: float | None,
+    serverless_price_per_hour: float | None,
     api_price_per_million: float | None,
     monthly_tokens: float | None,
     scale_to_zero: bool,
@@ -363,6 +371,7 @@ def cost_command(
         price_per_hour=price_per_hour,
         interruptible_price_per_hour=interruptible_price_per_hour,
         reserved_price_per_hour=reserved_price_per_hour,
+        serverless_price_per_hour=serverless_price_per_hour,
         tokens_per_second=tokens_per_second,
         accepted_tokens_per_second=accepted_tokens_per_second,
         gpu_count=gpu_count,
@@ -408,7 +417,7 @@ def cost_command(
     ]
     if payload["usd_per_million_accepted_tokens"] is not None:
         rows.append(("$ / 1M accepted tokens", f"{payload['usd_per_million_accepted_tokens']:.4f}"))
-    for tier in TIERS:
+    for tier in (*TIERS, "serverless"):
         tier_cost = payload["tiers"].get(tier)
         if tier_cost:
             rows.append(
@@ -417,13 +426,13 @@ def cost_command(
                     f"{tier_cost['effective_usd_per_million_tokens']:.4f}",
                 )
             )
-    if payload["tiers"].get("reserved_break_even_utilization") is not None:
-        rows.append(
-            (
-                "reserved pays off above",
-                f"{payload['tiers']['reserved_break_even_utilization']:.0%} utilization",
-            )
-        )
+    for label, key in (
+        ("reserved pays off above", "reserved_break_even_utilization"),
+        ("always-on beats serverless above", "serverless_break_even_utilization"),
+    ):
+        if payload["tiers"].get(key) is not None:
+            above = pays_off_above(payload["tiers"][key])
+            rows.append((label, "never" if above is None else f"{above:.0%} utilization"))
     versus = payload.get("versus_api")
     if versus:
         rows.append(("self-hosted $/month", f"{versus['self_hosted_usd_per_month']:,.2f}"))

@@ -1,8 +1,9 @@
 """The catalogs: GPUs, models and prices, each fact with the source it came from and its date."""
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from registry.models.common import (
     FormFactor,
@@ -125,6 +126,9 @@ class ModelCatalog(StrictModel):
     models: list[ModelEntry] = Field(description="The models, one entry per id.")
 
 
+_FLAG_WORDS = re.compile(r"\b(ANOMAL\w*|DOUBTFUL)\b")
+
+
 class PriceEntry(StrictModel):
     """One published hourly price of a GPU at one provider."""
 
@@ -142,6 +146,25 @@ class PriceEntry(StrictModel):
     as_of: PartialDate = Field(description="When the price was read.")
     source: PriceSource = Field(description="Where the price is published.")
     notes: LongText | None = Field(None, description="Conditions of the price (term, minimums).")
+    caution: Literal["anomaly", "doubtful"] | None = Field(
+        None,
+        description=(
+            "Set when the catalog doubts this price: `anomaly` (the source's figures contradict "
+            "themselves, e.g. on-demand below spot) or `doubtful` (the value looks wrong against "
+            "other sources). A flagged price is listed on its GPU page and never used in a "
+            "default, a ranking or a headline."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _notes_flag_needs_caution(self) -> "PriceEntry":
+        # The curator's notes say ANOMALY/DOUBTFUL in words; the field makes the flag data, so
+        # no figure can use the price by accident. A note that flags without the field is an error.
+        if self.caution is None and self.notes and _FLAG_WORDS.search(self.notes):
+            raise ValueError(
+                "notes flag this price (ANOMALY/DOUBTFUL); set caution: anomaly or doubtful"
+            )
+        return self
 
 
 class PriceCatalog(StrictModel):

@@ -19,6 +19,7 @@ from typing import Any
 
 import calculators.api as api
 from calculators.arch import ModelArch, parse_config
+from calculators.cost import pays_off_above
 from calculators.errors import CalculatorError
 from calculators.fit import GpuOption
 from calculators.kv_cache import KV_CACHE_DTYPES
@@ -158,6 +159,12 @@ FIELDS: dict[str, tuple[Field, ...]] = {
             "Reserved price, $/GPU-hour",
             "float",
             help="Empty: the GPU's catalog price.",
+        ),
+        Field(
+            "serverless_price_per_hour",
+            "Serverless price, $/GPU-hour",
+            "float",
+            help="Billed per second while busy, scales to zero. Empty: the on-demand price.",
         ),
         Field("api_price_per_million", "API price, $/1M tokens", "float"),
         Field("monthly_tokens", "Tokens per month", "float", help="With the API price."),
@@ -313,6 +320,7 @@ def _cost(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         price_per_hour=values["price_per_hour"],
         interruptible_price_per_hour=values["interruptible_price_per_hour"],
         reserved_price_per_hour=values["reserved_price_per_hour"],
+        serverless_price_per_hour=values["serverless_price_per_hour"],
         tokens_per_second=values["tokens_per_second"],
         accepted_tokens_per_second=values["accepted_tokens_per_second"],
         gpu_count=values["gpu_count"] or 1,
@@ -415,6 +423,12 @@ def _count(value: Any) -> str:
 
 def _ratio(value: Any) -> str:
     return "–" if value is None else f"{value:.0%}"
+
+
+def _pays_off(value: Any) -> str:
+    """A break-even utilization; one at or above 100 % is never reached."""
+    above = pays_off_above(value)
+    return "never" if above is None else f"above {above:.0%} utilization"
 
 
 def _lookup(payload: Mapping[str, Any], path: str) -> Any:
@@ -535,7 +549,7 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
     if payload["usd_per_million_accepted_tokens"] is not None:
         rows.append(("$ / 1M accepted tokens", "usd_per_million_accepted_tokens", _usd))
     tiers = payload["tiers"]
-    for tier in TIERS:
+    for tier in (*TIERS, "serverless"):
         if tiers.get(tier):
             label = tier.replace("_", "-")
             rows.append(
@@ -545,10 +559,19 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
                     _usd,
                 )
             )
+    rows.append(
+        (
+            "serverless: billed $/hour (follows utilization)",
+            "tiers.serverless.billed_usd_per_wall_hour",
+            _usd,
+        )
+    )
     rows.append(("Cheapest tier", "tiers.cheapest", _text))
     if tiers.get("reserved_break_even_utilization") is not None:
+        rows.append(("Reserved pays off", "tiers.reserved_break_even_utilization", _pays_off))
+    if tiers.get("serverless_break_even_utilization") is not None:
         rows.append(
-            ("Reserved pays off above utilization", "tiers.reserved_break_even_utilization", _ratio)
+            ("Always-on beats serverless", "tiers.serverless_break_even_utilization", _pays_off)
         )
     if payload.get("versus_api"):
         rows += [

@@ -3,6 +3,7 @@ per model (architecture, parameter counts, memory needs computed by `calculators
 list pages. Every string from a catalog is HTML-escaped."""
 
 import html
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ from calculators.arch import param_counts, parse_config
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
+from registry.prices import tier_prices
 
 GIB = 1024**3
 MEMORY_CONTEXTS = (4096, 32768, 131072)
@@ -50,10 +52,38 @@ def price_link(price: PriceEntry, href_to_gpus: str, text: str) -> str:
     )
 
 
+_STORED_COPY = re.compile(r"^reference/[\w.-]+:\s*")
+
+
 def _price_source(price: PriceEntry) -> str:
     if price.source.url:
         return _link(price.source.url, price.source.title)
-    return f"{esc(price.source.title)} (no public address)"
+    # The catalog names the project's stored copy of the page by its file; readers get the page.
+    title = _STORED_COPY.sub("", price.source.title)
+    return f"{esc(title[:1].upper() + title[1:])} (no public address)"
+
+
+CAUTION_WORDS = {
+    "anomaly": "not used: the source's own figures contradict each other",
+    "doubtful": "not used: looks wrong against other sources",
+}
+
+
+def price_use(price: PriceEntry, chosen: Mapping[str, PriceEntry]) -> str:
+    """Whether the site's figures use this price, in a reader's words."""
+    if price.caution is not None:
+        return CAUTION_WORDS[price.caution]
+    tiers = [tier.replace("_", "-") for tier, used in chosen.items() if used.id == price.id]
+    return f"yes ({', '.join(tiers)})" if tiers else "–"
+
+
+def number(value: float | int | None, digits: int = 0) -> str:
+    """A figure with thousands separators; whole numbers without a decimal tail."""
+    if value is None:
+        return "–"
+    if digits == 0 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
 
 
 def _front(title: str, description: str) -> str:
@@ -72,7 +102,11 @@ def _source_marks(entry: GpuEntry) -> dict[str, str]:
     return {field: " ".join(links) for field, links in marks.items()}
 
 
-def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
+def gpu_page(
+    entry: GpuEntry, prices: list[PriceEntry], results: str = ""
+) -> str:
+    """The GPU's page; `results` is the HTML list of its results (empty: none yet)."""
+    chosen = tier_prices(entry.id, prices)
     marks = _source_marks(entry)
     tflops = entry.tflops_dense
     specs = [
@@ -81,19 +115,33 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
         ("Form factor", "form_factor", entry.form_factor),
         ("Segment", "segment", entry.segment),
         ("Launch", "launch", entry.launch),
-        ("Memory, GB", "memory_gb", entry.memory_gb),
+        ("Memory", "memory_gb", f"{number(entry.memory_gb, 1)} GB"),
         ("Memory type", "memory_type", entry.memory_type),
-        ("Memory as reported, MiB", "memory_reported_mib", entry.memory_reported_mib),
-        ("Memory bandwidth, GB/s", "memory_bandwidth_gb_s", entry.memory_bandwidth_gb_s),
+        (
+            "Memory the driver reports",
+            "memory_reported_mib",
+            None
+            if entry.memory_reported_mib is None
+            else f"{entry.memory_reported_mib / 1024:,.2f} GiB",
+        ),
+        (
+            "Memory bandwidth",
+            "memory_bandwidth_gb_s",
+            None
+            if entry.memory_bandwidth_gb_s is None
+            else f"{number(entry.memory_bandwidth_gb_s, 1)} GB/s",
+        ),
         *(
             (
-                f"Dense {name.upper()}, {'TOPS' if name == 'int8' else 'TFLOPS'}",
+                f"Dense {name.upper()}",
                 "tflops_dense",
-                getattr(tflops, name),
+                None
+                if getattr(tflops, name) is None
+                else f"{number(getattr(tflops, name), 1)} {'TOPS' if name == 'int8' else 'TFLOPS'}",
             )
             for name in ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
         ),
-        ("Board power, W", "tdp_w", entry.tdp_w),
+        ("Board power", "tdp_w", None if entry.tdp_w is None else f"{number(entry.tdp_w)} W"),
         ("Interconnect", "interconnect", entry.interconnect),
     ]
     # A value no source states says so, rather than pass for a cited one.
@@ -114,8 +162,10 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
             esc(price.tier.replace("_", "-")),
             f"${price.usd_per_gpu_hour:,.3f}",
             esc(price.gpus_per_instance),
+            f"${price.usd_per_gpu_hour * price.gpus_per_instance:,.2f}",
             esc(price.region),
             esc(price.as_of),
+            esc(price_use(price, chosen)),
             _price_source(price),
         )
         for price in sorted(prices, key=lambda p: (p.tier, p.usd_per_gpu_hour, p.id))
@@ -129,8 +179,10 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
                 "Tier",
                 "$/GPU-hour",
                 "GPUs",
+                "Instance $/hour",
                 "Region",
                 "As of",
+                "Used in figures",
                 "Source",
             ),
             price_rows,
@@ -139,7 +191,13 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
         if price_rows
         else "<p>No price in the catalog yet.</p>"
     )
-    notes = f"\n\n!!! note\n    {esc(entry.notes)}\n" if entry.notes else ""
+    # The catalog's notes are the curator's working notes; readers get what they imply.
+    notes = (
+        "\n\n!!! note\n    Some figures here are not yet checked against the vendor's own "
+        "documents.\n"
+        if entry.notes and "DOUBTFUL" in entry.notes
+        else ""
+    )
     return (
         _front(entry.name, f"{entry.name}: specifications and hourly prices")
         + f"# {esc(entry.name)}\n\n`{entry.id}` · {esc(entry.architecture)} · "
@@ -150,8 +208,14 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry]) -> str:
         + _table(("Spec", "Value", "Sources"), spec_rows)
         + notes
         + f"\n\n## Sources\n\n<ol>{sources}</ol>\n\n## Prices\n\n"
-        "Price per GPU per hour as published, with the date it was read. "
-        "Comparisons use the cheapest price of each tier.\n\n" + prices_html + "\n"
+        "Price per GPU per hour (the instance's price ÷ its GPUs), with the date it was read. "
+        "Figures use the cheapest usable on-demand price and, for the other tiers, the same "
+        "provider's prices (another provider's only when below that on-demand price); a price "
+        "the catalog doubts is listed but never used.\n\n"
+        + prices_html
+        + "\n\n## Results on this GPU\n\n"
+        + (results or "No result on this GPU yet.")
+        + "\n"
     )
 
 
@@ -211,7 +275,8 @@ def _gib(value: int) -> str:
     return f"{value / GIB:,.2f} GiB"
 
 
-def model_page(entry: ModelEntry) -> str:
+def model_page(entry: ModelEntry, compare_links: str = "") -> str:
+    """The model's page; `compare_links` is the Markdown list of its compare pages."""
     arch = parse_config(entry.config)
     counts = param_counts(arch)
     fmt = weight_format(arch)
@@ -223,7 +288,7 @@ def model_page(entry: ModelEntry) -> str:
             _link(f"https://huggingface.co/{entry.hf_repo}", entry.hf_repo),
         ),
         ("Family", esc(entry.family)),
-        ("model_type", esc(arch.model_type)),
+        ("Model type", esc(arch.model_type)),
         ("Layers", esc(arch.num_layers)),
         ("Hidden size", esc(arch.hidden_size)),
         ("Attention heads / KV heads", f"{arch.num_attention_heads} / {arch.num_kv_heads}"),
@@ -263,7 +328,13 @@ def model_page(entry: ModelEntry) -> str:
         f" {esc(', '.join(source.fields))}</li>"
         for source in entry.sources
     )
-    notes = f"\n\n!!! note\n    {esc(entry.notes)}\n" if entry.notes else ""
+    # The catalog's notes are the curator's working notes; readers get what they imply.
+    notes = (
+        "\n\n!!! note\n    Some figures here are not yet checked against the model's own "
+        "configuration and card.\n"
+        if entry.notes and "DOUBTFUL" in entry.notes
+        else ""
+    )
     return (
         _front(entry.name, f"{entry.name}: architecture, parameters and memory needs")
         + f"# {esc(entry.name)}\n\n`{entry.id}`\n\n"
@@ -275,12 +346,14 @@ def model_page(entry: ModelEntry) -> str:
         + _table(("", ""), params)
         + "\n\n## Memory needs\n\n"
         f"Weights in the checkpoint's format: **{_gib(weights)}**; KV cache "
-        f"**{kv.bytes_for_sequence(1):,} bytes per token** (model dtype, no parallelism). "
+        f"**{kv.bytes_for_sequence(1) / 1024:,.0f} KiB per token** (model dtype, no parallelism). "
         "One request at each context, before vLLM's runtime overheads:\n\n"
         + _table(
             ("Context, tokens", "KV cache", "Weights + KV cache", "Fit"), memory_rows, exclude=True
         )
         + notes
+        + "\n\n## Compare GPUs for this model\n\n"
+        + (compare_links or "No result for this model yet.\n")
         + f"\n\n## Sources\n\n<ul>{sources}</ul>\n"
     )
 

@@ -25,6 +25,7 @@ from typing import Any
 import calc_pages
 import catalog_pages
 import compare_pages
+import page_links
 import result_index
 import result_pages
 from mkdocs.config.defaults import MkDocsConfig
@@ -173,10 +174,17 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         _page(files, config, "gpus/index.md", catalog_pages.gpus_index(gpus, _state["cheapest"]))
         for gpu in gpus.values():
             gpu_prices = [price for price in prices.values() if price.gpu == gpu.id]
-            _page(files, config, f"gpus/{gpu.id}.md", catalog_pages.gpu_page(gpu, gpu_prices))
+            results = page_links.gpu_results(_state["index"].rows, gpu.id, models)
+            _page(
+                files,
+                config,
+                f"gpus/{gpu.id}.md",
+                catalog_pages.gpu_page(gpu, gpu_prices, results),
+            )
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
         for model in models.values():
-            _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model))
+            links = page_links.model_compare_links(_state["index"].rows, model.id)
+            _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
         pages, slots = compare_pages.pages(_state["index"], gpus, models, _state["cheapest"])
         for uri, content in pages.items():
             _page(files, config, uri, content)

@@ -1,11 +1,15 @@
 """Shared fixtures of the site tests: one strict build of the real registry, served over HTTP on
-127.0.0.1 by a real static server thread."""
+127.0.0.1 by a real static server thread, and a real headless Chromium (Debian's
+/usr/bin/chromium, driven by Playwright) whose pages may not reach beyond 127.0.0.1."""
 
 import functools
 import http.server
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from site_helpers import build_site, free_port
@@ -39,3 +43,46 @@ def site_url(built_site: Path, site_port: int) -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is missing: pip install playwright")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page; every request it (or its worker) makes must stay on 127.0.0.1."""
+    context = browser.new_context()
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    outside = [url for url in requests if urlsplit(url).hostname not in ("127.0.0.1", None)]
+    outside = [url for url in outside if not url.startswith(("data:", "blob:"))]
+    assert outside == []
+    assert errors == []
+    assert requests, "the page made no request at all"

@@ -1,0 +1,70 @@
+"""Links between the catalog pages and the results: a GPU page lists its results, a model page
+links its compare pages. Strings from result files are HTML-escaped."""
+
+import html
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from registry.index import IndexRow
+from registry.models import ModelEntry
+
+
+def esc(value: Any) -> str:
+    return html.escape("–" if value is None else str(value))
+
+
+def compare_slug(model: str, profile: str) -> str:
+    """The compare page of a model and traffic profile: `compare/<slug>/`."""
+    return f"{model}--{profile}"
+
+
+def _first_rows(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """One row per result (its first load point), in the index's order."""
+    seen: dict[str, IndexRow] = {}
+    for row in rows:
+        seen.setdefault(row.result_id, row)
+    return list(seen.values())
+
+
+def gpu_results(rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, ModelEntry]) -> str:
+    """HTML table of the results on `gpu_id`, each linked to its page and its compare page
+    (relative to `gpus/<id>/`); empty when there is none."""
+    results = sorted(
+        (row for row in _first_rows(rows) if row.gpu == gpu_id),
+        key=lambda row: (row.model, row.gpu_count, row.profile, row.result_id),
+    )
+    if not results:
+        return ""
+    body = "".join(
+        "<tr>"
+        f'<td><a href="../../results/{esc(row.result_id)}/">{esc(row.result_id)}</a></td>'
+        f"<td>{esc(models[row.model].name if row.model in models else row.model)}</td>"
+        f"<td>{esc(row.gpu_count)} × {esc(gpu_id)}</td>"
+        f"<td>{esc(row.engine)} {esc(row.engine_version)}</td>"
+        f"<td>{esc(row.quantization)}</td>"
+        f'<td><a href="../../compare/{esc(compare_slug(row.model, row.profile))}/">'
+        f"{esc(row.profile)}</a></td>"
+        f"<td>{esc(row.source_kind)}</td>"
+        "</tr>"
+        for row in results
+    )
+    return (
+        '<div class="im-scroll"><table class="im-table im-gpu-results"><thead><tr>'
+        "<th>Result</th><th>Model</th><th>GPUs</th><th>Engine</th><th>Quant.</th>"
+        "<th>Traffic (compare)</th><th>Source</th></tr></thead>"
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
+    """Markdown list of the model's compare pages (relative to `models/<id>.md`); empty when
+    the model has no result."""
+    counts: dict[str, set[str]] = {}
+    for row in rows:
+        if row.model == model_id:
+            counts.setdefault(row.profile, set()).add(row.result_id)
+    return "".join(
+        f"- [{esc(profile)} traffic: {len(ids)} result{'s' if len(ids) != 1 else ''}]"
+        f"(../compare/{compare_slug(model_id, profile)}.md)\n"
+        for profile, ids in sorted(counts.items())
+    )

@@ -1,0 +1,108 @@
+"""Which catalog price a figure uses (`registry.prices`): a flagged price never, a GPU's tiers
+from one provider, a cross-provider "discount" only below on-demand."""
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from registry.catalog import load_prices
+from registry.lookup import cheapest_prices, load_gpus
+from registry.models import PriceEntry
+from registry.prices import providers, tier_prices
+
+PRICES = list(load_prices().values())
+FLAGGED = [price for price in PRICES if price.caution is not None]
+
+
+def _price(provider: str, tier: str, usd: float, **extra: Any) -> PriceEntry:
+    template = PRICES[0].model_dump()
+    template.update(
+        id=f"{provider}-{tier}-{usd}".replace(".", "-").replace("_", "-"),
+        provider=provider,
+        gpu="l40s",
+        tier=tier,
+        usd_per_gpu_hour=usd,
+        notes=None,
+        caution=None,
+    )
+    template.update(extra)
+    return PriceEntry.model_validate(template)
+
+
+def test_prices_catalog_flags_the_l40s_anomaly() -> None:
+    flagged = {price.id: price.caution for price in FLAGGED}
+    assert flagged["runpod-secure-l40s-on-demand-skypilot"] == "anomaly"
+    assert flagged["seed-l40s-on-demand"] == "doubtful"
+
+
+@pytest.mark.parametrize("gpu_id", sorted(load_gpus()))
+def test_prices_no_figure_uses_a_flagged_price(gpu_id: str) -> None:
+    chosen = cheapest_prices(gpu_id)
+    assert all(price.caution is None for price in chosen.values())
+
+
+def test_prices_flagged_cheaper_price_is_skipped() -> None:
+    # The flagged L40S prices are below every usable one: only the filter keeps them out.
+    chosen = cheapest_prices("l40s")["on_demand"]
+    cheaper_flagged = [
+        p
+        for p in FLAGGED
+        if p.gpu == "l40s"
+        and p.tier == "on_demand"
+        and p.usd_per_gpu_hour < chosen.usd_per_gpu_hour
+    ]
+    assert cheaper_flagged
+    assert chosen.caution is None
+
+
+@pytest.mark.parametrize("gpu_id", sorted(load_gpus()))
+def test_prices_discount_tiers_are_same_provider_or_below_on_demand(gpu_id: str) -> None:
+    chosen = cheapest_prices(gpu_id)
+    if "on_demand" not in chosen:
+        return
+    on_demand = chosen["on_demand"]
+    for tier in ("interruptible", "reserved"):
+        if tier in chosen and chosen[tier].provider != on_demand.provider:
+            assert chosen[tier].usd_per_gpu_hour < on_demand.usd_per_gpu_hour
+
+
+def test_prices_tiers_come_from_the_on_demand_provider() -> None:
+    prices = [
+        _price("cheap", "on_demand", 1.0),
+        _price("cheap", "interruptible", 0.8),
+        _price("other", "interruptible", 0.5),
+        _price("other", "on_demand", 3.0),
+        _price("other", "reserved", 2.0),
+    ]
+    chosen = tier_prices("l40s", prices)
+    assert chosen["on_demand"].provider == "cheap"
+    # the same provider's spot price, although another provider's is lower
+    assert chosen["interruptible"].usd_per_gpu_hour == 0.8
+    # "cheap" has no reservation; "other"'s 2.0 is dearer than on-demand 1.0: no reserved tier
+    assert "reserved" not in chosen
+    assert providers(chosen) == ["cheap"]
+
+
+def test_prices_missing_tier_falls_back_below_on_demand() -> None:
+    prices = [_price("cheap", "on_demand", 1.0), _price("other", "reserved", 0.6)]
+    chosen = tier_prices("l40s", prices)
+    assert chosen["reserved"].provider == "other"
+    assert providers(chosen) == ["cheap", "other"]
+
+
+def test_prices_flagged_on_demand_does_not_choose_the_provider() -> None:
+    prices = [
+        _price("odd", "on_demand", 0.1, notes="DOUBTFUL: too low", caution="doubtful"),
+        _price("odd", "interruptible", 0.05),
+        _price("fair", "on_demand", 1.0),
+    ]
+    chosen = tier_prices("l40s", prices)
+    assert chosen["on_demand"].provider == "fair"
+    # odd's spot price is a usable entry below fair's on-demand: allowed, and named
+    assert chosen["interruptible"].provider == "odd"
+
+
+def test_prices_note_that_flags_needs_caution() -> None:
+    with pytest.raises(ValidationError, match="set caution"):
+        _price("odd", "on_demand", 0.1, notes="ANOMALY: columns swapped")

@@ -1,0 +1,128 @@
+"""What a reader sees, in a real headless Chromium: no curator's note or repository path on a
+page, no flagged price in a default, a ranking or a headline, every GPU page listing and linking
+its results, every model page linking its compare pages."""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry.catalog import load_gpus, load_prices
+from registry.lookup import cheapest_prices
+
+pytestmark = pytest.mark.browser
+
+FLAGGED = [price for price in load_prices().values() if price.caution is not None]
+INTERNAL = re.compile(r"DOUBTFUL|ANOMAL|reference/\d|registry/(?:catalogs|results)/")
+
+
+def _pages(built_site: Path, folder: str) -> list[str]:
+    return sorted(
+        str(path.parent.relative_to(built_site))
+        for path in (built_site / folder).glob("*/index.html")
+    )
+
+
+def _text(page: Any, url: str) -> str:
+    page.goto(url)
+    text: str = page.inner_text("article")
+    return text
+
+
+def test_reader_no_internal_note_reaches_a_page(page: Any, site_url: str, built_site: Path) -> None:
+    uris = ["", "compare", "gpus", "models", "calculators/cost", "calculators/fit"]
+    uris += _pages(built_site, "gpus") + _pages(built_site, "models")
+    uris += _pages(built_site, "compare")[:3] + _pages(built_site, "results")[:3]
+    leaks = {}
+    for uri in uris:
+        found = INTERNAL.findall(_text(page, f"{site_url}/{uri}/".replace("//", "/", 2)))
+        if found:
+            leaks[uri] = sorted(set(found))
+    assert leaks == {}
+
+
+def test_reader_flagged_prices_exist_and_are_marked_on_their_gpu_page(
+    page: Any, site_url: str
+) -> None:
+    assert FLAGGED, "the catalog flags no price: this test would check nothing"
+    for price in FLAGGED:
+        page.goto(f"{site_url}/gpus/{price.gpu}/")
+        row = page.locator(f"tr:has(#price-{price.id})")
+        assert "not used" in row.inner_text()
+
+
+def test_reader_no_flagged_price_in_a_ranking_or_default(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    flagged_ids = {price.id for price in FLAGGED}
+    linked: set[str] = set()
+    for uri in ["", "compare", "gpus", *_pages(built_site, "compare")]:
+        page.goto(f"{site_url}/{uri}/".replace("//", "/", 2))
+        hrefs = page.eval_on_selector_all("a[href*='#price-']", "els => els.map(e => e.href)")
+        linked |= {href.split("#price-", 1)[1] for href in hrefs}
+    assert linked, "no page links a price: this test would check nothing"
+    assert linked & flagged_ids == set()
+    # the calculators' defaults come from catalog.json
+    catalog = json.loads(page.goto(f"{site_url}/assets/catalog.json").text())
+    used = {
+        source["id"] for gpu in catalog["gpus"].values() for source in gpu["price_sources"].values()
+    }
+    assert used & flagged_ids == set()
+    # the cost page's default for the GPU whose cheapest listed price is flagged
+    page.goto(f"{site_url}/calculators/cost/?gpu=l40s")
+    page.wait_for_function(
+        "() => document.querySelector('.im-calc')?.dataset.state === 'ready'", timeout=60_000
+    )
+    shown = page.eval_on_selector(
+        '[data-output="prices.price_per_hour.id"]', "e => e.dataset.value"
+    )
+    assert shown == cheapest_prices("l40s")["on_demand"].id
+    assert shown not in flagged_ids
+
+
+def test_reader_home_shortlist_prices_are_usable(page: Any, site_url: str) -> None:
+    text = _text(page, f"{site_url}/")
+    gpus = load_gpus()
+    for price in FLAGGED:
+        usable = cheapest_prices(price.gpu).get("on_demand")
+        expected = f"{gpus[price.gpu].name} ({gpus[price.gpu].memory_gb} GB"
+        if usable is None or expected not in text:
+            continue
+        assert f"{expected}, from ${usable.usd_per_gpu_hour:.2f}/h)" in text
+
+
+def test_reader_every_gpu_page_links_its_results(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    on_gpu: dict[str, set[str]] = {}
+    for path in (built_site / "results").glob("*.json"):
+        result = json.loads(path.read_text())
+        on_gpu.setdefault(result["identity"]["gpu"]["id"], set()).add(result["id"])
+    assert on_gpu
+    for gpu_id, result_ids in sorted(on_gpu.items()):
+        page.goto(f"{site_url}/gpus/{gpu_id}/")
+        hrefs = page.eval_on_selector_all(
+            ".im-gpu-results a[href*='/results/']", "els => els.map(e => e.href)"
+        )
+        linked = {href.rstrip("/").rsplit("/", 1)[1] for href in hrefs}
+        assert linked == result_ids, gpu_id
+    # a link leads to the result's page
+    page.goto(hrefs[0])
+    assert result_ids & {page.url.rstrip("/").rsplit("/", 1)[1]}
+    assert "404" not in page.title()
+
+
+def test_reader_model_pages_link_their_compare_pages(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    compare = _pages(built_site, "compare")
+    assert compare
+    for uri in compare:
+        model = uri.split("/", 1)[1].split("--", 1)[0]
+        page.goto(f"{site_url}/models/{model}/")
+        hrefs = page.eval_on_selector_all(
+            "article a[href*='/compare/']", "els => els.map(e => e.href)"
+        )
+        assert any(href.rstrip("/").endswith(uri) for href in hrefs), (model, hrefs)
