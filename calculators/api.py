@@ -18,6 +18,7 @@ from calculators.cost import cost_report
 from calculators.errors import CalculatorError, InputError
 from calculators.fit import GpuOption, fit_gpus
 from calculators.memory import MemoryReport, memory_report
+from calculators.roofline import plan_throughput_bound
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
 
 # A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
@@ -75,6 +76,9 @@ class VramRequest:
     engine: EngineRequest
     context: int | None
     concurrency: int
+    # The GPU's peak memory bandwidth (GB/s) and dense rates by dtype, for the decode bound;
+    # None when only the memory is given.
+    gpu_specs: tuple[float, Mapping[str, float | None]] | None
 
 
 def vram_report(request: VramRequest) -> MemoryReport:
@@ -90,8 +94,25 @@ def vram_report(request: VramRequest) -> MemoryReport:
 
 
 def vram_payload(request: VramRequest, report: MemoryReport) -> dict[str, Any]:
-    """The `calc vram --json` payload of `report`."""
-    return {"model": request.model, "gpu": request.gpu, **report.as_dict()}
+    """The `calc vram --json` payload of `report`, with the upper bound on decode throughput at
+    the plan's concurrency (`throughput_bound`; None without the GPU's specs)."""
+    bound = None
+    if request.gpu_specs is not None:
+        bandwidth, rates = request.gpu_specs
+        bound = plan_throughput_bound(
+            request.arch,
+            report.plan.settings,
+            bandwidth,
+            rates,
+            report.simple.context_tokens,
+            request.concurrency,
+        ).as_dict()
+    return {
+        "model": request.model,
+        "gpu": request.gpu,
+        **report.as_dict(),
+        "throughput_bound": bound,
+    }
 
 
 def vram(request: VramRequest) -> dict[str, Any]:

@@ -15,12 +15,16 @@ decoding, which emits several tokens per weight pass, is outside the model: a re
 it can exceed the decode bound (not the compute bound: every token still passes the weights).
 """
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, ParamCounts, param_counts
 from calculators.errors import InputError
 from calculators.kv_cache import kv_cache_shape
-from calculators.quantization import WeightFormat, weight_bytes
+from calculators.quantization import WeightFormat, weight_bytes, weight_format
+from calculators.vllm_plan import VllmSettings
 
 
 @dataclass(frozen=True)
@@ -190,4 +194,113 @@ def output_tokens_per_second_per_gpu_bound(
     _positive("dense_tflops", dense_tflops)
     return ComputeBound(
         flops_per_token=flops_per_output_token(arch, context_tokens), dense_tflops=dense_tflops
+    )
+
+
+def dense_tflops_for(fmt: WeightFormat, rates: Mapping[str, float | None]) -> float | None:
+    """The highest dense tensor rate the format's kernels might use, from a GPU's rates by data
+    type (`bf16`, `fp16`, `fp8`, `int8`, `fp4`): generous, so the bound stays a bound
+    (W4A8 or FP8 activations run at the 8-bit rate). None when the GPU states none."""
+    candidates = [rates.get("bf16"), rates.get("fp16")]
+    if fmt.quantized_roles:
+        candidates += [rates.get("fp8"), rates.get("int8")]
+    if fmt.method in ("nvfp4", "mxfp4"):
+        candidates.append(rates.get("fp4"))
+    known = [rate for rate in candidates if rate]
+    return max(known) if known else None
+
+
+@dataclass(frozen=True)
+class ThroughputBound:
+    """An upper bound on a deployment's decode output tokens per second at a batch size: the
+    smaller of the memory-bandwidth bound (every step reads the weights and the batch's KV
+    cache) and the compute bound (2 FLOPs per parameter per token, at peak dense rate)."""
+
+    batch: int
+    context_tokens: int
+    gpu_count: int
+    bandwidth_tokens_per_second: float  # whole deployment, this batch
+    bandwidth_tokens_per_second_per_stream: float
+    compute_tokens_per_second: float | None  # whole deployment; None: the GPU states no rate
+    tokens_per_second: float
+    limited_by: Literal["bandwidth", "compute"]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def deployment_throughput_bound(
+    arch: ModelArch,
+    fmt: WeightFormat,
+    memory_bandwidth_bytes_per_s: float,
+    dense_tflops: float | None,
+    *,
+    tensor_parallel_size: int = 1,
+    gpu_count: int = 1,
+    context_tokens: int = 0,
+    batch: int = 1,
+    kv_cache_dtype: str | None = None,
+) -> ThroughputBound:
+    """No deployment of `gpu_count` GPUs decodes `batch` sequences of `context_tokens` faster.
+
+    The bandwidth bound is one replica's (tensor-parallel GPUs read their shards in parallel);
+    the compute bound is per GPU × `gpu_count`.
+    """
+    if gpu_count < 1:
+        raise InputError(f"gpu_count: expected an integer >= 1, got {gpu_count}")
+    decode = decode_tokens_per_second_bound(
+        arch,
+        fmt,
+        memory_bandwidth_bytes_per_s,
+        tensor_parallel_size,
+        context_tokens,
+        batch,
+        kv_cache_dtype,
+    )
+    compute = (
+        None
+        if dense_tflops is None
+        else output_tokens_per_second_per_gpu_bound(
+            arch, dense_tflops, context_tokens
+        ).tokens_per_second_per_gpu
+        * gpu_count
+    )
+    bandwidth = decode.tokens_per_second
+    limited_by: Literal["bandwidth", "compute"] = (
+        "compute" if compute is not None and compute < bandwidth else "bandwidth"
+    )
+    return ThroughputBound(
+        batch=batch,
+        context_tokens=context_tokens,
+        gpu_count=gpu_count,
+        bandwidth_tokens_per_second=bandwidth,
+        bandwidth_tokens_per_second_per_stream=decode.tokens_per_second_per_stream,
+        compute_tokens_per_second=compute,
+        tokens_per_second=min(bandwidth, compute) if compute is not None else bandwidth,
+        limited_by=limited_by,
+    )
+
+
+def plan_throughput_bound(
+    arch: ModelArch,
+    settings: VllmSettings,
+    memory_bandwidth_gb_s: float,
+    dense_tflops_by_dtype: Mapping[str, float | None],
+    context_tokens: int,
+    concurrency: int,
+) -> ThroughputBound:
+    """The decode throughput bound of a memory plan's deployment at its concurrency: the
+    settings' weight format, KV cache dtype and parallelism on a GPU of these specs."""
+    fmt = weight_format(arch, settings.quantization, settings.dtype)
+    tensor = settings.tensor_parallel_size
+    return deployment_throughput_bound(
+        arch,
+        fmt,
+        memory_bandwidth_gb_s * 1e9,
+        dense_tflops_for(fmt, dense_tflops_by_dtype),
+        tensor_parallel_size=tensor,
+        gpu_count=tensor * settings.pipeline_parallel_size,
+        context_tokens=context_tokens,
+        batch=concurrency,
+        kv_cache_dtype=settings.kv_cache_dtype,
     )

@@ -13,9 +13,12 @@ from calculators.roofline import (
     attention_flops_per_token,
     decode_tokens_per_second_bound,
     decode_weight_bytes_per_step,
+    dense_tflops_for,
     flops_per_output_token,
     output_tokens_per_second_per_gpu_bound,
+    plan_throughput_bound,
 )
+from calculators.vllm_plan import VllmSettings
 from registry.catalog import load_models
 
 H100_BANDWIDTH_BYTES_PER_S = 3350e9
@@ -146,3 +149,51 @@ def test_roofline_compute_bound_falls_with_the_context() -> None:
     long = output_tokens_per_second_per_gpu_bound(arch, 989.4, context_tokens=100_000)
     # At 100k tokens attention (52 GFLOP) outweighs the weights (15 GFLOP).
     assert long.tokens_per_second_per_gpu < short.tokens_per_second_per_gpu / 4
+
+
+# --- the deployment bound beside a memory plan -------------------------------------------------
+
+H100_DENSE = {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0, "int8": 1979.0, "fp4": None}
+
+
+def test_roofline_plan_bound_batch_1_is_the_per_stream_decode_bound() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    settings = VllmSettings(gpu_memory_bytes=80 * 1024**3)
+    bound = plan_throughput_bound(arch, settings, 3350.0, H100_DENSE, 1024, 1)
+    assert bound.limited_by == "bandwidth"
+    assert 195 < bound.tokens_per_second < 226
+    assert bound.tokens_per_second == bound.bandwidth_tokens_per_second_per_stream
+    # compute: 989 TFLOPS / (2 × 7.5 B params a token passes, plus attention over 1,024) ≈ 64k
+    flops = flops_per_output_token(arch, 1024)
+    assert bound.compute_tokens_per_second == pytest.approx(989e12 / flops)
+    assert 60_000 < (bound.compute_tokens_per_second or 0) < 70_000
+
+
+def test_roofline_plan_bound_follows_bandwidth_batch_and_compute() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    settings = VllmSettings(gpu_memory_bytes=80 * 1024**3)
+    base = plan_throughput_bound(arch, settings, 3350.0, H100_DENSE, 0, 8)
+    doubled = plan_throughput_bound(arch, settings, 6700.0, H100_DENSE, 0, 8)
+    assert doubled.tokens_per_second == pytest.approx(2 * base.tokens_per_second)
+    # a huge batch at no context reads the weights once: compute becomes the limit
+    huge = plan_throughput_bound(arch, settings, 3350.0, H100_DENSE, 0, 100_000)
+    assert huge.limited_by == "compute"
+    assert huge.tokens_per_second == huge.compute_tokens_per_second
+    # two tensor-parallel GPUs: twice the compute, a shard each to read
+    tp2 = plan_throughput_bound(
+        arch,
+        VllmSettings(gpu_memory_bytes=80 * 1024**3, tensor_parallel_size=2),
+        3350.0,
+        H100_DENSE,
+        0,
+        100_000,
+    )
+    assert tp2.gpu_count == 2
+    assert tp2.compute_tokens_per_second == pytest.approx(2 * (huge.compute_tokens_per_second or 0))
+
+
+def test_roofline_dense_tflops_for_uses_the_formats_fastest_rate() -> None:
+    arch = _arch("llama-3.1-8b-instruct")
+    assert dense_tflops_for(weight_format(arch), H100_DENSE) == 989.0
+    assert dense_tflops_for(weight_format(arch, "fp8"), H100_DENSE) == 1979.0
+    assert dense_tflops_for(weight_format(arch), {"bf16": None, "fp16": None}) is None

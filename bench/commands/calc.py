@@ -121,6 +121,18 @@ def _engine_options(function: F) -> F:
     return function
 
 
+def _bound_rows(bound: dict[str, Any] | None, concurrency: int) -> list[tuple[str, str]]:
+    if bound is None:
+        return []
+    return [
+        (
+            "decode bound",
+            f"<= {bound['tokens_per_second']:,.0f} output tok/s at {concurrency} concurrent "
+            f"({bound['limited_by']}-bound; a ceiling, not an estimate)",
+        )
+    ]
+
+
 @calc_group.command(name="vram", cls=OneLineCommand)
 @click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
 @click.option("--gpu", help="Catalog GPU id (its memory as the driver reports it).")
@@ -205,6 +217,9 @@ def vram_command(
             engine=engine,
             context=context,
             concurrency=concurrency,
+            gpu_specs=None
+            if gpu is None
+            else (entry.memory_bandwidth_gb_s, entry.tflops_dense.model_dump()),
         )
         report = api.vram_report(request)
     payload = api.vram_payload(request, report)
@@ -246,6 +261,7 @@ def vram_command(
                     f"{_gib(simple.headroom_bytes)} ({simple.headroom_state.replace('_', ' ')})",
                 ),
                 ("fits", "yes" if report.fits else f"no: {report.reason}"),
+                *_bound_rows(payload["throughput_bound"], concurrency),
             ]
         )
     )

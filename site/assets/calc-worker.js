@@ -3,10 +3,15 @@
 // from its <head>, so the downloads (wasm, stdlib) and the compile overlap the page's own load.
 // Messages in: {id, kind, query, base}. Messages out: {id, result, ms} or {id, error}; the first
 // reply also carries `timings`, wall-clock marks (ms since the epoch) of the start-up phases.
+// While it starts, {progress: phase} after each phase (runtime, pyodide, imported), so the page
+// can say how far the cold start is.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const timings = { worker: performance.timeOrigin, started: performance.timeOrigin + performance.now() };
-const mark = (name) => { timings[name] = performance.timeOrigin + performance.now(); };
+const mark = (name) => {
+  timings[name] = performance.timeOrigin + performance.now();
+  if (name !== "first") self.postMessage({ progress: name });
+};
 
 function fetchChecked(url, as) {
   return fetch(url).then((response) => {

@@ -8,10 +8,38 @@ const workerUrl = new URL("./calc-worker.js", import.meta.url);
 let worker = null;
 let nextId = 0;
 const pending = new Map();
+// Cold start: the phases the worker has finished, and the pages waiting to hear of them.
+const PHASES = {
+  started: "downloading Python (Pyodide)",
+  runtime: "starting Python",
+  pyodide: "loading the calculators",
+  imported: "computing",
+};
+const STEPS = Object.keys(PHASES);
+let phase = "started";
+let live = false;
+const listeners = new Set();
+
+function progressText() {
+  if (live) return "Recomputing in your browser…";
+  const step = STEPS.indexOf(phase) + 1;
+  return `Python is starting in your browser: ${PHASES[phase]} (step ${step} of ${STEPS.length}).`;
+}
+
+function advance(name) {
+  if (STEPS.indexOf(name) > STEPS.indexOf(phase)) phase = name;
+  for (const listener of listeners) listener();
+}
 
 function startWorker() {
   worker = window.__imWorker || new Worker(workerUrl, { type: "module" });
+  for (const name of window.__imProgress || []) advance(name);
   worker.onmessage = (event) => {
+    if (event.data.progress) {
+      advance(event.data.progress);
+      return;
+    }
+    live = true;
     const entry = pending.get(event.data.id);
     if (event.data.timings && window.__imTimings === undefined) {
       // Start-up phases in ms since this page's navigation began (read by the benchmarks).
@@ -96,14 +124,30 @@ function bind(root) {
     }
   };
 
+  // Until the first live result, the numbers shown are the build's defaults: say so, say how far
+  // Python has got, and dim them once an input differs from what they were computed for.
+  root.dataset.live = "0";
+  const showProgress = () => {
+    if (root.dataset.live === "1" || !root.isConnected) {
+      listeners.delete(showProgress);
+      return;
+    }
+    status.textContent = `Pre-rendered default, computed when the site was built. ${progressText()}`;
+  };
+  listeners.add(showProgress);
+
   const run = async (writeQuery) => {
     showCatalogPrices();
     const query = Object.fromEntries(fields.map((element) => [element.name, valueOf(element)]));
     const mine = ++latest;
     if (writeQuery) writeUrl(fields);
     root.dataset.state = "computing";
+    if (root.dataset.live !== "1") showProgress();
+    // Stale numbers dim: at once while Python starts, else only if the answer is slow to come.
+    const dim = setTimeout(() => output.classList.add("im-stale"), live ? 150 : 0);
     const started = performance.now();
     const reply = await compute(kind, query, base);
+    clearTimeout(dim);
     if (mine !== latest || !root.isConnected) return;
     root.dataset.ms = String(Math.round((performance.now() - started) * 10) / 10);
     if (reply.error) {
@@ -123,7 +167,8 @@ function bind(root) {
     showErrors({});
     output.innerHTML = result.html;
     output.classList.remove("im-stale");
-    status.textContent = `Computed in your browser in ${root.dataset.ms} ms.`;
+    root.dataset.live = "1";
+    status.textContent = `Live: computed in your browser in ${root.dataset.ms} ms.`;
     root.dataset.state = "ready";
     if (window.__imFirstResult === undefined) window.__imFirstResult = performance.now();
   };

@@ -291,6 +291,12 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         engine=_engine(values),
         context=values["context"],
         concurrency=values["concurrency"] or 1,
+        gpu_specs=None
+        if gpu_id is None
+        else (
+            catalog["gpus"][gpu_id]["memory_bandwidth_gb_s"],
+            catalog["gpus"][gpu_id]["tflops_dense"],
+        ),
     )
     return api.vram(request)
 
@@ -505,6 +511,38 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
             ],
         )
         + (f'<ul class="im-notes">{notes}</ul>' if notes else "")
+        + _bound_html(payload)
+    )
+
+
+def _bound_html(payload: Mapping[str, Any]) -> str:
+    """The roofline bound beside the plan: a ceiling no run can pass, not an estimate."""
+    bound = payload.get("throughput_bound")
+    if not bound:
+        return ""
+
+    def tok_s(value: Any) -> str:
+        return "–" if value is None else f"≤ {value:,.0f} tok/s"
+
+    return (
+        '<h3 id="throughput-bound">Upper bound on decode throughput</h3>'
+        f"<p>At {bound['batch']:,} concurrent request(s) of {bound['context_tokens']:,} tokens "
+        "on this GPU's peak bandwidth and compute: a physical ceiling that no measurement can "
+        "pass, not an estimate of what a run reaches.</p>"
+        + _rows(
+            payload,
+            [
+                ("Output tokens/s, bound", "throughput_bound.tokens_per_second", tok_s),
+                ("Limited by", "throughput_bound.limited_by", _text),
+                ("Bandwidth bound", "throughput_bound.bandwidth_tokens_per_second", tok_s),
+                (
+                    "Bandwidth bound per stream",
+                    "throughput_bound.bandwidth_tokens_per_second_per_stream",
+                    tok_s,
+                ),
+                ("Compute bound", "throughput_bound.compute_tokens_per_second", tok_s),
+            ],
+        )
     )
 
 

@@ -100,8 +100,9 @@ def calculator_page(kind: str, catalog: Mapping[str, Any]) -> str:
         f'<div class="im-calc" data-calc="{kind}" data-base="../../" data-state="static"'
         f"{prices_attr}>"
         f'<form class="im-form" autocomplete="off" onsubmit="return false">{form}</form>'
-        '<p class="im-status" data-status aria-live="polite">Default result, computed when the '
-        "site was built. Change any input to recompute in your browser.</p>"
+        '<p class="im-status" data-status aria-live="polite">Pre-rendered default, computed when '
+        "the site was built; the live calculator recomputes it in your browser (it needs "
+        "JavaScript).</p>"
         '<p class="im-error" data-error-for="" role="alert"></p>'
         f'<div class="im-output" data-outputs data-search-exclude>{result["html"]}</div>'
         f"{_datalists(catalog)}</div>"

@@ -68,3 +68,42 @@ def model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
         f"(../compare/{compare_slug(model_id, profile)}.md)\n"
         for profile, ids in sorted(counts.items())
     )
+
+
+def search_entries(
+    rows: Iterable[IndexRow],
+    gpus: Mapping[str, Any],
+    models: Mapping[str, ModelEntry],
+) -> list[dict[str, str]]:
+    """Entries for the site search (mkdocs' `search_index.json` format) of the compare pages
+    and the result pages, which the search plugin cannot see (their tables are written after
+    it runs): found by GPU and model, by name or id. One short title per result keeps the
+    index small; a compare page's text names every GPU it compares."""
+
+    def gpu_name(gpu_id: str) -> str:
+        return str(gpus[gpu_id].name) if gpu_id in gpus else gpu_id
+
+    def model_name(model_id: str) -> str:
+        return models[model_id].name if model_id in models else model_id
+
+    entries: list[dict[str, str]] = []
+    compare: dict[tuple[str, str], set[str]] = {}
+    for row in _first_rows(rows):
+        compare.setdefault((row.model, row.profile), set()).add(row.gpu)
+        entries.append(
+            {
+                "location": f"results/{row.result_id}/",
+                "title": f"{model_name(row.model)} on {row.gpu_count} × {gpu_name(row.gpu)}",
+                "text": f"{row.model} {row.gpu} {row.engine} {row.source_kind} result",
+            }
+        )
+    for (model, profile), gpu_ids in sorted(compare.items()):
+        names = ", ".join(f"{gpu_name(g)} ({g})" for g in sorted(gpu_ids))
+        entries.append(
+            {
+                "location": f"compare/{compare_slug(model, profile)}/",
+                "title": f"Compare GPUs for {model_name(model)}: {profile} traffic",
+                "text": f"{model}: {names}",
+            }
+        )
+    return entries

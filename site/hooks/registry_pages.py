@@ -129,6 +129,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
                 "name": gpu.name,
                 "memory_gb": gpu.memory_gb,
                 "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
+                "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
+                "tflops_dense": gpu.tflops_dense.model_dump(),
                 "prices": {
                     tier: cheapest[gpu.id][tier] for tier in TIERS if tier in cheapest[gpu.id]
                 },
@@ -234,6 +236,10 @@ WORKER_START = (
     '<script>window.__imWorker = new Worker("{base}assets/calc-worker.js", {{type: "module"}});'
     "window.__imWorker.onerror = (e) => "
     '{{ window.__imWorker.failed = e.message || "worker error"; }};'
+    # Start-up progress that arrives before calculators.js takes the worker over.
+    "window.__imProgress = [];"
+    "window.__imWorker.onmessage = (e) => "
+    "{{ if (e.data.progress) window.__imProgress.push(e.data.progress); }};"
     "</script>"
 )
 
@@ -269,3 +275,14 @@ def on_post_build(config: MkDocsConfig) -> None:
         )
     except ValueError as error:
         raise PluginError(f"cannot write the result pages: {error}") from None
+    _extend_search(Path(config.site_dir), index)
+
+
+def _extend_search(site_dir: Path, index: result_index.Index) -> None:
+    """Add the compare and result pages to the search index the search plugin wrote."""
+    search = site_dir / "search" / "search_index.json"
+    if not search.is_file():
+        return
+    data = json.loads(search.read_text(encoding="utf-8"))
+    data["docs"].extend(page_links.search_entries(index.rows, _state["gpus"], _state["models"]))
+    search.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")

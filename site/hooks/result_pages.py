@@ -54,16 +54,38 @@ def _flatten(value: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
         yield prefix, value
 
 
-def reproduce_command(result: Result) -> str:
-    identity = result.identity
-    parts = ["infermeter bench run", f"--model {identity.model.hf_repo or identity.model.id}"]
-    if identity.workload.profile:
-        parts.append(f"--profile {identity.workload.profile}")
-    serving = identity.serving.model_dump(exclude_none=True)
-    for key in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "max_num_seqs"):
-        if key in serving:
-            parts.append(f"--{key.replace('_', '-')} {serving[key]}")
-    return " ".join(parts)
+# A backticked span of a source's conditions that runs something: a program or script name, then
+# arguments (an option alone, such as `--tp 8`, is not a command).
+_QUOTED = re.compile(r"`([^`]+)`")
+_COMMAND = re.compile(r"^(?!-)(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*\s+\S")
+
+
+def source_commands(result: Result) -> list[str]:
+    """The commands the source itself states for this result: a measured run's exact command
+    lines; a reported result's commands quoted in its source's conditions. Never one made up."""
+    source = result.source
+    if source.kind == "measured":
+        return [c for c in (source.server_command, source.command) if c]
+    stated = getattr(source, "command", None)
+    if isinstance(stated, str) and stated:
+        return [stated]
+    quoted = (span.strip() for span in _QUOTED.findall(source.conditions))
+    return list(dict.fromkeys(span for span in quoted if _COMMAND.match(span)))
+
+
+def _reproduce_html(result: Result) -> str:
+    commands = source_commands(result)
+    if not commands:
+        return (
+            "<p>The source states no command for this run; its conditions (under Provenance) "
+            "say how it was measured.</p>\n"
+        )
+    note = (
+        ""
+        if result.source.kind == "measured"
+        else "<p>As the source quotes them (its placeholders kept):</p>\n"
+    )
+    return note + f"<pre><code>{esc(chr(10).join(commands))}</code></pre>\n"
 
 
 def _heading(level: int, anchor: str, text: str) -> str:
@@ -174,8 +196,6 @@ def result_body(
     reproduce command, links to its replicates (`replicates`: replicate key → index rows)."""
     data = result.model_dump(mode="json", exclude_none=True)
     source = data.get("source", {})
-    commands = [source[key] for key in ("server_command", "command") if source.get(key)]
-    run = "\n".join(str(c) for c in commands) if commands else reproduce_command(result)
     fields = "".join(
         f"<tr><th>{esc(path)}</th><td>{_text(value)}</td></tr>"
         for path, value in _flatten({k: v for k, v in data.items() if k != "source"})
@@ -193,7 +213,7 @@ def result_body(
     identity = result.identity
     kind = esc(result.source.kind)
     tables = {
-        "reproduce": f"<pre><code>{esc(run)}</code></pre>\n",
+        "reproduce": _reproduce_html(result),
         "provenance": f'<table class="im-table"><tbody>{provenance}</tbody></table>\n',
         "derived": f'<table class="im-table"><tbody>{derived}</tbody></table>\n',
         "fields": f'<table class="im-table"><tbody>{fields}</tbody></table>\n',

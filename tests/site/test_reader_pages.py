@@ -126,3 +126,23 @@ def test_reader_model_pages_link_their_compare_pages(
             "article a[href*='/compare/']", "els => els.map(e => e.href)"
         )
         assert any(href.rstrip("/").endswith(uri) for href in hrefs), (model, hrefs)
+
+
+def test_reader_search_finds_result_and_compare_pages(page: Any, site_url: str) -> None:
+    page.goto(f"{site_url}/")
+    page.click("label[for='__search']")
+    page.fill("input[data-md-component='search-query']", "H200")
+    page.wait_for_selector(".md-search-result__item", timeout=30_000)
+    # Material shows the first results and a "more" toggle per page: read every link offered
+    page.wait_for_timeout(500)
+    hrefs = page.eval_on_selector_all(
+        ".md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
+    )
+    assert any("/compare/" in href for href in hrefs), hrefs
+    assert any("/results/" in href for href in hrefs), hrefs
+    page.fill("input[data-md-component='search-query']", "llama-3.1-8b-instruct")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.md-search-result__link')]"
+        ".some(a => a.getAttribute('href').includes('/compare/llama-3.1-8b-instruct--'))",
+        timeout=30_000,
+    )

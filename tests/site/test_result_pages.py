@@ -14,6 +14,7 @@ from site_helpers import REPO, build_site, result_data, write_registry
 from registry.errors import InvalidFileError
 from registry.index import load_results, result_files
 from registry.models import Result
+from registry.store import parse_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 import result_index
@@ -59,8 +60,8 @@ def test_result_pages_show_every_field_provenance_and_command(
         for path, _value in [*result_pages._flatten(data), *result_pages._flatten(source)]:
             assert f"<th>{html.escape(path)}</th>" in page, path
         commands = [source[key] for key in ("server_command", "command") if source.get(key)]
-        run = "\n".join(commands) or result_pages.reproduce_command(result)
-        assert f"<pre><code>{html.escape(run)}</code></pre>" in page
+        assert commands
+        assert f"<pre><code>{html.escape(chr(10).join(commands))}</code></pre>" in page
         assert re.search(rf"<title>[^<]*\({result.id}\) - infermeter</title>", page)
         assert f'<link rel="canonical" href="http://127.0.0.1:8123/results/{result.id}/">' in page
         assert page.count('id="result"') == 1
@@ -85,7 +86,16 @@ def test_result_pages_in_sitemap_not_in_search(built: tuple[Path, list[Result]])
     assert result_pages.SHELL_DIR not in sitemap
     assert not (out / result_pages.SHELL_DIR).exists()
     search = json.loads((out / "search/search_index.json").read_text())
-    assert not [doc for doc in search["docs"] if doc["location"].startswith("results/")]
+    # each result is found by its model and GPU through one short entry, never its whole page
+    found = {
+        doc["location"]: doc for doc in search["docs"] if doc["location"].startswith("results/")
+    }
+    assert set(found) == {f"results/{result.id}/" for result in results}
+    for result in results:
+        doc = found[f"results/{result.id}/"]
+        assert result.identity.gpu.id in doc["text"]
+        assert result.identity.model.id in doc["text"]
+        assert len(doc["title"]) + len(doc["text"]) < 200
 
 
 def test_result_pages_linked_from_compare_tables(built: tuple[Path, list[Result]]) -> None:
@@ -154,3 +164,26 @@ def test_build_fails_on_invalid_result_file(tmp_path: Path) -> None:
     completed = build_site(tmp_path / "out", root)
     assert completed.returncode != 0
     assert broken.relative_to(root).as_posix() in completed.stdout + completed.stderr
+
+
+def test_result_pages_reproduce_only_the_sources_own_command() -> None:
+    """A reported TensorRT-LLM run shows the commands its source quotes, never a made-up
+    `infermeter`/vLLM one; a source that quotes none shows none."""
+    paths = sorted(REPO.joinpath("registry", "results").rglob("*.json"))
+    results = [parse_result(path.read_text(), str(path)) for path in paths]
+    result = next(
+        r for r in results if r.source.kind == "reported" and "`trtllm-bench" in r.source.conditions
+    )
+    commands = result_pages.source_commands(result)
+    assert commands
+    assert all(
+        command.split()[0].startswith(("trtllm-bench", "benchmarks/")) for command in commands
+    )
+    assert all(command in result.source.conditions for command in commands)
+    body = result_pages.result_body(result, [])
+    assert "vllm" not in body.split('id="reproduce"', 1)[1].split("<h2", 1)[0].lower()
+    silent = result.model_copy(
+        update={"source": result.source.model_copy(update={"conditions": "No command given."})}
+    )
+    assert result_pages.source_commands(silent) == []
+    assert "states no command" in result_pages.result_body(silent, [])

@@ -64,8 +64,10 @@ def test_sources_every_price_has_its_date_and_source(built_site: Path) -> None:
         for cells in _rows(prices):
             seen += 1
             assert cells[0].startswith('<span id="price-'), cells
-            assert re.fullmatch(r"\d{4}(-\d{2}){0,2}", cells[7]), cells  # as of
-            source = cells[8]
+            assert re.fullmatch(r"\d{4}(-\d{2}){0,2}", cells[8]), cells  # as of
+            # whether figures use it: a tier, not at all, or flagged and never
+            assert cells[9] == "–" or cells[9].startswith(("yes (", "not used: ")), cells
+            source = cells[10]
             assert source.startswith('<a href="http') or source.endswith("(no public address)")
     assert seen > 50
 
