@@ -94,7 +94,7 @@ def search_entries(
             {
                 "location": f"results/{row.result_id}/",
                 "title": f"{model_name(row.model)} on {row.gpu_count} × {gpu_name(row.gpu)}",
-                "text": f"{row.model} {row.gpu} {row.engine} {row.source_kind} result",
+                "text": f"{row.model} {row.gpu}",
             }
         )
     for (model, profile), gpu_ids in sorted(compare.items()):
@@ -102,7 +102,11 @@ def search_entries(
         entries.append(
             {
                 "location": f"compare/{compare_slug(model, profile)}/",
-                "title": f"Compare GPUs for {model_name(model)}: {profile} traffic",
+                # GPU ids in the title: a search for a GPU ranks the page with its results
+                "title": (
+                    f"Compare GPUs for {model_name(model)}, {profile} traffic: "
+                    + ", ".join(sorted(gpu_ids))
+                ),
                 "text": f"{model}: {names}",
             }
         )

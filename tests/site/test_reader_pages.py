@@ -130,7 +130,6 @@ def test_reader_model_pages_link_their_compare_pages(
 
 def test_reader_search_finds_result_and_compare_pages(page: Any, site_url: str) -> None:
     page.goto(f"{site_url}/")
-    page.click("label[for='__search']")
     page.fill("input[data-md-component='search-query']", "H200")
     page.wait_for_selector(".md-search-result__item", timeout=30_000)
     # Material shows the first results and a "more" toggle per page: read every link offered

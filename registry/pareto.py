@@ -1,0 +1,26 @@
+"""The Pareto front of a load sweep: the points no other point beats on both axes.
+
+A buyer trades speed per user (tokens/s each stream sees) against throughput per GPU (what the
+hour pays for). A point is on the front when no other point of the same sweep has at least as
+much of both and more of one. Only points of one sweep compare (same model, workload, GPU and
+count, engine settings): across workloads the axes measure different work.
+"""
+
+from collections.abc import Sequence
+
+
+def front_indices(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points on the front (both coordinates larger is better), in ascending
+    order of the first coordinate. Equal points are all kept."""
+    order = sorted(range(len(points)), key=lambda i: (-points[i][0], -points[i][1]))
+    front: list[int] = []
+    best_y = float("-inf")
+    best_at_x: tuple[float, float] | None = None
+    for i in order:
+        x, y = points[i]
+        if y > best_y:
+            front.append(i)
+            best_y, best_at_x = y, (x, y)
+        elif best_at_x == (x, y):
+            front.append(i)  # the same point twice: neither dominates the other
+    return sorted(front, key=lambda i: (points[i][0], i))
