@@ -284,5 +284,13 @@ def _extend_search(site_dir: Path, index: result_index.Index) -> None:
     if not search.is_file():
         return
     data = json.loads(search.read_text(encoding="utf-8"))
-    data["docs"].extend(page_links.search_entries(index.rows, _state["gpus"], _state["models"]))
+    # A page the plugin indexed already (a compare page's heading) takes our title and text:
+    # Material keys its results by location, so a second entry would hide one of the two.
+    docs = {doc["location"]: doc for doc in data["docs"]}
+    for entry in page_links.search_entries(index.rows, _state["gpus"], _state["models"]):
+        known = docs.get(entry["location"])
+        if known is None:
+            data["docs"].append(entry)
+        else:
+            known["title"], known["text"] = entry["title"], f"{entry['text']} {known['text']}"
     search.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")

@@ -131,7 +131,7 @@ def test_reader_model_pages_link_their_compare_pages(
 def test_reader_search_finds_result_and_compare_pages(page: Any, site_url: str) -> None:
     page.goto(f"{site_url}/")
     page.fill("input[data-md-component='search-query']", "H200")
-    page.wait_for_selector(".md-search-result__item", timeout=30_000)
+    page.wait_for_selector(".md-search-result__item", timeout=90_000)
     # Material shows the first results and a "more" toggle per page: read every link offered
     page.wait_for_timeout(500)
     hrefs = page.eval_on_selector_all(
@@ -139,9 +139,9 @@ def test_reader_search_finds_result_and_compare_pages(page: Any, site_url: str) 
     )
     assert any("/compare/" in href for href in hrefs), hrefs
     assert any("/results/" in href for href in hrefs), hrefs
-    page.fill("input[data-md-component='search-query']", "llama-3.1-8b-instruct")
+    page.fill("input[data-md-component='search-query']", "compare llama 8B")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.md-search-result__link')]"
         ".some(a => a.getAttribute('href').includes('/compare/llama-3.1-8b-instruct--'))",
-        timeout=30_000,
+        timeout=90_000,
     )
