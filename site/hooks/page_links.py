@@ -94,7 +94,7 @@ def search_entries(
             {
                 "location": f"results/{row.result_id}/",
                 "title": f"{model_name(row.model)} on {row.gpu_count} × {gpu_name(row.gpu)}",
-                "text": f"{row.model} {row.gpu}",
+                "text": f"{row.model} {row.gpu} {row.result_id}",
             }
         )
     for (model, profile), gpu_ids in sorted(compare.items()):

@@ -128,20 +128,26 @@ def test_reader_model_pages_link_their_compare_pages(
         assert any(href.rstrip("/").endswith(uri) for href in hrefs), (model, hrefs)
 
 
-def test_reader_search_finds_result_and_compare_pages(page: Any, site_url: str) -> None:
+def test_reader_search_finds_result_and_compare_pages(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    query = "input[data-md-component='search-query']"
+
+    def offered(text: str, wanted: str) -> None:
+        page.fill(query, text)
+        page.wait_for_function(
+            "wanted => [...document.querySelectorAll('.md-search-result__link')]"
+            ".some(a => a.getAttribute('href').includes(wanted))",
+            arg=wanted,
+            timeout=90_000,
+        )
+
     page.goto(f"{site_url}/")
-    page.fill("input[data-md-component='search-query']", "H200")
-    page.wait_for_selector(".md-search-result__item", timeout=90_000)
-    # Material shows the first results and a "more" toggle per page: read every link offered
-    page.wait_for_timeout(500)
-    hrefs = page.eval_on_selector_all(
-        ".md-search-result__link", "els => els.map(e => e.getAttribute('href'))"
+    offered("H200", "/compare/")  # a compare page, by a GPU it compares
+    offered("compare llama 8B", "/compare/llama-3.1-8b-instruct--")  # by its model
+    h200 = next(
+        path.stem
+        for path in sorted((built_site / "results").glob("*.json"))
+        if json.loads(path.read_text())["identity"]["gpu"]["id"] == "h200-sxm"
     )
-    assert any("/compare/" in href for href in hrefs), hrefs
-    assert any("/results/" in href for href in hrefs), hrefs
-    page.fill("input[data-md-component='search-query']", "compare llama 8B")
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.md-search-result__link')]"
-        ".some(a => a.getAttribute('href').includes('/compare/llama-3.1-8b-instruct--'))",
-        timeout=90_000,
-    )
+    offered(h200, f"/results/{h200}/")  # a result page, by its id
