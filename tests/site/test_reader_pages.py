@@ -134,6 +134,7 @@ def test_reader_search_finds_result_and_compare_pages(
     query = "input[data-md-component='search-query']"
 
     def offered(text: str, wanted: str) -> None:
+        page.goto(f"{site_url}/")  # a fresh page: a query typed over another may not refresh
         page.fill(query, text)
         page.wait_for_function(
             "wanted => [...document.querySelectorAll('.md-search-result__link')]"
@@ -142,7 +143,6 @@ def test_reader_search_finds_result_and_compare_pages(
             timeout=90_000,
         )
 
-    page.goto(f"{site_url}/")
     offered("H200", "/compare/")  # a compare page, by a GPU it compares
     offered("compare llama 8B", "/compare/llama-3.1-8b-instruct--")  # by its model
     h200 = next(
