@@ -33,6 +33,8 @@ def _page_catalog() -> dict[str, Any]:
             "name": gpu.name,
             "memory_gb": gpu.memory_gb,
             "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
+            "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
+            "tflops_dense": gpu.tflops_dense.model_dump(),
             "prices": {tier: cheapest[tier].usd_per_gpu_hour for tier in TIERS if tier in cheapest},
             "price_sources": {
                 tier: {

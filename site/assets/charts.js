@@ -2,6 +2,12 @@
 // `infermeter bench report`'s self-contained page both call this, so a result is drawn one way.
 // `data` is registry.charts.chart_data's: {pareto: {label: [[tok/s per user, tok/s per GPU]]},
 // cost: {label: $ per 1M tokens}}.
+// Both axes from zero to a little above the largest value: bars keep their true proportions
+// and the outermost points are not cut by the plot's edge.
+const fromZero = (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1];
+// Room for tick labels *and* the axis title, so the two never overlap.
+const axis = (label, extra = {}) => ({ label, labelSize: 18, size: 64, gap: 6, ...extra });
+
 export function drawCharts(container, data, uPlot) {
   const width = Math.min(container.clientWidth || 640, 760);
   const palette = ["#3f51b5", "#e91e63", "#009688", "#ff9800", "#795548", "#9c27b0", "#607d8b", "#4caf50"];
@@ -14,8 +20,8 @@ export function drawCharts(container, data, uPlot) {
       return xs.map((x) => (byX.has(x) ? byX.get(x) : null));
     });
     new uPlot({
-      width, height: 320, scales: { x: { time: false } },
-      axes: [{ label: "tokens/s per user" }, { label: "output tokens/s per GPU" }],
+      width, height: 320, scales: { x: { time: false, range: fromZero }, y: { range: fromZero } },
+      axes: [axis("tokens/s per user", { size: 48 }), axis("output tokens/s per GPU")],
       series: [{}, ...labels.map((label, i) => ({ label, stroke: palette[i % palette.length], spanGaps: true, points: { show: true, size: 7 } }))],
     }, [xs, ...series], pareto);
   }
@@ -23,8 +29,8 @@ export function drawCharts(container, data, uPlot) {
   const names = Object.keys(data.cost);
   if (cost && names.length) {
     new uPlot({
-      width, height: 300, scales: { x: { time: false, range: [-0.5, names.length - 0.5] } },
-      axes: [{ label: "GPU", values: (_u, ticks) => ticks.map((t) => names[t] ?? ""), splits: () => names.map((_n, i) => i) }, { label: "$ per 1M tokens" }],
+      width, height: 300, scales: { x: { time: false, range: [-0.5, names.length - 0.5] }, y: { range: fromZero } },
+      axes: [axis("GPU", { size: 48, rotate: names.length > 4 ? -30 : 0, values: (_u, ticks) => ticks.map((t) => names[t] ?? ""), splits: () => names.map((_n, i) => i) }), axis("$ per 1M tokens")],
       series: [{}, { label: "$ / 1M tokens", fill: "#3f51b588", stroke: "#3f51b5", paths: uPlot.paths.bars({ size: [0.6] }), points: { show: false } }],
     }, [names.map((_n, i) => i), names.map((n) => data.cost[n])], cost);
   }
