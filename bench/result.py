@@ -71,6 +71,12 @@ _FAILURE_FIELDS = {
 }
 
 
+SERVING_NOT_STATED = frozenset({"speculative", "disaggregated"})
+"""The registry's serving settings a bench run never sets (speculative decoding, disaggregated
+prefill and decode pools): every other `ServingSettings` field is a `Deployment` field of the
+same name (tests/bench/test_serving_fields.py holds both lists to the model)."""
+
+
 class ResultError(BenchError):
     """The assembled result is not valid (a bug, or figures the registry refuses)."""
 
@@ -92,6 +98,7 @@ class Deployment:
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
     data_parallel_size: int | None = None
+    expert_parallel_size: int | None = None
     max_model_len: int | None = None
     gpu_memory_utilization: float | None = None
     max_num_seqs: int | None = None
@@ -438,7 +445,9 @@ def build_result(
             # Settings a measured deployment does not know of (speculative decoding,
             # disaggregation: harvested from published results) stay unstated.
             "serving": {
-                name: getattr(deployment, name, None) for name in ServingSettings.model_fields
+                name: getattr(deployment, name)
+                for name in ServingSettings.model_fields
+                if name not in SERVING_NOT_STATED
             },
             "workload": workload_data(config, run.api),
         },

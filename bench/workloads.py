@@ -123,18 +123,40 @@ class LengthDistribution:
 MAX_LENGTH_TOKENS = 10_000_000
 
 
-def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
-    """Parse `512`, `fixed:512`, `uniform:LO:HI`, `normal:MEAN:STD` or `lognormal:MEDIAN:SIGMA`."""
+LENGTH_SYNTAX = (
+    "N, fixed:N, uniform:LO:HI, normal:MEAN:STD, lognormal:MEDIAN:SIGMA, dataset or dataset:MAX"
+)
+"""The one length syntax of every command (`bench run`, `bench import`, plans)."""
+
+
+@dataclass(frozen=True)
+class DatasetLengths:
+    """Lengths that a dataset's own prompts and replies set (`dataset`; `dataset:MAX`: at most
+    MAX tokens)."""
+
+    maximum: int | None = None
+
+
+def parse_length_spec(spec: str, option: str) -> LengthDistribution | DatasetLengths:
+    """Parse a length in `LENGTH_SYNTAX`; BenchConfigError naming `option` otherwise."""
     parts = spec.strip().split(":")
-    expected = "N, fixed:N, uniform:LO:HI, normal:MEAN:STD or lognormal:MEDIAN:SIGMA"
+    if parts[0] == "dataset":
+        if len(parts) == 1:
+            return DatasetLengths()
+        if len(parts) == 2 and parts[1].isdigit() and 1 <= int(parts[1]) <= MAX_LENGTH_TOKENS:
+            return DatasetLengths(int(parts[1]))
+        message = f"{spec[:40]!r}: dataset:MAX takes a whole number of tokens from 1"
+        raise BenchConfigError(message, option)
     try:
         numbers = [float(p) for p in parts[1:]] if len(parts) > 1 else [float(parts[0])]
     except ValueError:
-        raise BenchConfigError(f"{spec!r} is not a length; expected {expected}", option) from None
+        message = f"{spec[:40]!r} is not a length; expected {LENGTH_SYNTAX}"
+        raise BenchConfigError(message, option) from None
     kind = parts[0] if len(parts) > 1 else "fixed"
     arity = {"fixed": 1, "uniform": 2, "normal": 2, "lognormal": 2}
     if kind not in arity or len(numbers) != arity[kind]:
-        raise BenchConfigError(f"{spec!r} is not a length; expected {expected}", option)
+        message = f"{spec[:40]!r} is not a length; expected {LENGTH_SYNTAX}"
+        raise BenchConfigError(message, option)
     if any(not math.isfinite(n) for n in numbers) or numbers[0] < 1:
         raise BenchConfigError(f"{spec[:40]!r}: lengths must be at least 1 token", option)
     if any(n > MAX_LENGTH_TOKENS for n in numbers):
@@ -150,6 +172,37 @@ def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
     if kind in ("fixed", "uniform") and any(n != int(n) for n in numbers):
         raise BenchConfigError(f"{spec!r}: token counts must be whole numbers", option)
     return LengthDistribution(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)  # type: ignore[arg-type]
+
+
+def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
+    """A length for synthesised prompts (`LENGTH_SYNTAX` but `dataset`, which --dataset sets)."""
+    parsed = parse_length_spec(spec, option)
+    if isinstance(parsed, DatasetLengths):
+        message = f"{spec[:40]!r}: the dataset's lengths come with --dataset FILE"
+        raise BenchConfigError(message, option)
+    return parsed
+
+
+def length_data(length: LengthDistribution | DatasetLengths) -> dict[str, Any]:
+    """A length as the result file's `identity.workload` states it: a log-normal (median m,
+    sigma s) by its mean m·e^(s²/2) and standard deviation mean·√(e^(s²) − 1), in tokens."""
+    if isinstance(length, DatasetLengths):
+        return {"kind": "dataset", **({"max": length.maximum} if length.maximum else {})}
+    if length.kind == "fixed":
+        return {"kind": "fixed", "value": int(length.a)}
+    if length.kind == "uniform":
+        return {"kind": "uniform", "min": int(length.a), "max": int(length.b)}
+    if length.kind == "normal":
+        mean, stddev = length.a, length.b
+    else:
+        mean = length.a * math.exp(length.b**2 / 2)
+        stddev = mean * math.sqrt(math.expm1(length.b**2))
+    data: dict[str, Any] = {"kind": length.kind, "mean": round(mean, 3), "stddev": round(stddev, 3)}
+    if length.minimum != 1:
+        data["min"] = length.minimum
+    if length.maximum is not None:
+        data["max"] = length.maximum
+    return data
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench.errors import BenchError
+from bench.errors import BenchConfigError, BenchError
+from bench.workloads import length_data, parse_length_spec
 from registry.catalog import load_gpus, load_models
 from registry.errors import InvalidFileError
 from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
@@ -30,6 +31,13 @@ from registry.secrets import redact
 from registry.store import with_content_id
 
 MS_PER_S = 1000.0
+
+
+IMPORT_SERVING_NOT_STATED = frozenset(
+    {"data_parallel_size", "expert_parallel_size", "speculative", "disaggregated"}
+)
+"""The registry's serving settings no importer states; every other `ServingSettings` field is an
+`ImportFacts` field of the same name (tests/bench/test_serving_fields.py checks both)."""
 
 
 class ResultImportError(BenchError):
@@ -203,44 +211,13 @@ def same(values: Sequence[tuple[str, Any]], key: str) -> Any:
 # --- facts from flags --------------------------------------------------------------------------
 
 
-MAX_LENGTH_TOKENS = 10_000_000  # as bench run's lengths (the longest context any model serves)
-
-
 def parse_length(spec: str, option: str) -> dict[str, Any]:
-    """`N`, `fixed:N`, `uniform:LO:HI`, `normal:MEAN:STD`, `dataset` or `dataset:MAX`."""
-    length = _parse_length(spec, option)
-    numbers = [value for key, value in length.items() if key != "kind"]
-    if not all(math.isfinite(n) and n >= 0 for n in numbers) or any(
-        length.get(key, 1) < 1 for key in ("value", "min", "max", "mean")
-    ):
-        raise ResultImportError(f"{spec[:40]!r}: lengths must be at least 1 token", option)
-    if any(n > MAX_LENGTH_TOKENS for n in numbers):
-        raise ResultImportError(
-            f"{spec[:40]!r}: lengths must be at most {MAX_LENGTH_TOKENS:,} tokens", option
-        )
-    if length["kind"] == "uniform" and length["max"] < length["min"]:
-        raise ResultImportError(f"{spec[:40]!r}: HI must be at least LO", option)
-    return length
-
-
-def _parse_length(spec: str, option: str) -> dict[str, Any]:
-    parts = spec.strip().split(":")
-    expected = "N, fixed:N, uniform:LO:HI, normal:MEAN:STD, dataset or dataset:MAX"
+    """A length in bench run's syntax (`bench.workloads.LENGTH_SYNTAX`), as the result file
+    states it (`bench.workloads.length_data`)."""
     try:
-        if len(parts) == 1 and parts[0] != "dataset":
-            return {"kind": "fixed", "value": int(parts[0])}
-        kind, numbers = parts[0], parts[1:]
-        if kind == "fixed" and len(numbers) == 1:
-            return {"kind": "fixed", "value": int(numbers[0])}
-        if kind == "uniform" and len(numbers) == 2:
-            return {"kind": "uniform", "min": int(numbers[0]), "max": int(numbers[1])}
-        if kind == "normal" and len(numbers) == 2:
-            return {"kind": "normal", "mean": float(numbers[0]), "stddev": float(numbers[1])}
-        if kind == "dataset" and len(numbers) <= 1:
-            return {"kind": "dataset", **({"max": int(numbers[0])} if numbers else {})}
-    except ValueError:
-        pass
-    raise ResultImportError(f"{spec[:40]!r} is not a length; expected {expected}", option)
+        return length_data(parse_length_spec(spec, option))
+    except BenchConfigError as error:
+        raise ResultImportError(str(error), option) from None
 
 
 def timezone_of(name: str) -> dt.tzinfo:
@@ -345,7 +322,11 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
                 "dtype": facts.dtype,
                 "kv_cache_dtype": facts.kv_cache_dtype,
             },
-            "serving": {name: getattr(facts, name, None) for name in ServingSettings.model_fields},
+            "serving": {
+                name: getattr(facts, name)
+                for name in ServingSettings.model_fields
+                if name not in IMPORT_SERVING_NOT_STATED
+            },
             "workload": {
                 "profile": facts.profile,
                 "input_len": input_len,

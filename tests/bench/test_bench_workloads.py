@@ -201,3 +201,47 @@ def test_load_sharegpt_rejects_file_without_conversations(tmp_path: Path) -> Non
     path.write_text(json.dumps({"text": "hello"}) + "\n")
     with pytest.raises(WorkloadFileError, match="conversations"):
         load_sharegpt(path)
+
+
+# --- one length syntax for bench run and bench import ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "stated"),
+    [
+        ("512", {"kind": "fixed", "value": 512}),
+        ("fixed:512", {"kind": "fixed", "value": 512}),
+        ("uniform:100:200", {"kind": "uniform", "min": 100, "max": 200}),
+        ("normal:128:32", {"kind": "normal", "mean": 128.0, "stddev": 32.0}),
+        # median 512, sigma 0.7: mean 512·e^0.245 = 654.1, stddev mean·√(e^0.49 − 1) = 520.2
+        ("lognormal:512:0.7", {"kind": "lognormal", "mean": 654.142, "stddev": 520.163}),
+    ],
+)
+def test_length_syntax_is_one_for_run_and_import(spec: str, stated: dict[str, object]) -> None:
+    from bench.importers.common import parse_length as import_length
+    from bench.workloads import length_data
+
+    assert import_length(spec, "--input-len") == stated
+    assert length_data(parse_length(spec)) == stated
+
+
+@pytest.mark.parametrize("spec", ["zero", "uniform:5:1", "fixed:0", "normal:5", "beta:1:2", "1.5"])
+def test_length_errors_are_one_for_run_and_import(spec: str) -> None:
+    from bench.importers.common import ResultImportError
+    from bench.importers.common import parse_length as import_length
+
+    with pytest.raises(BenchConfigError) as run_error:
+        parse_length(spec, "--output-len")
+    with pytest.raises(ResultImportError) as import_error:
+        import_length(spec, "--output-len")
+    assert str(run_error.value) == str(import_error.value)
+    assert import_error.value.option == "--output-len"
+
+
+def test_length_dataset_is_for_import_and_said_so_by_run() -> None:
+    from bench.importers.common import parse_length as import_length
+
+    assert import_length("dataset", "--input-len") == {"kind": "dataset"}
+    assert import_length("dataset:4096", "--input-len") == {"kind": "dataset", "max": 4096}
+    with pytest.raises(BenchConfigError, match="the dataset's lengths come with --dataset FILE"):
+        parse_length("dataset")

@@ -1,0 +1,28 @@
+"""A live run and every importer fill the result's serving settings from the registry's own
+model: a field added to `ServingSettings` must be added to `bench.result.Deployment` and
+`bench.importers.common.ImportFacts`, or be named as one they never state. Matching by name
+once dropped a new field silently, or (a live run) failed every result."""
+
+import dataclasses
+
+import pytest
+
+from bench.importers.common import IMPORT_SERVING_NOT_STATED, ImportFacts
+from bench.result import SERVING_NOT_STATED, Deployment
+from registry.models import ServingSettings
+
+
+@pytest.mark.parametrize(
+    ("source", "not_stated"),
+    [(Deployment, SERVING_NOT_STATED), (ImportFacts, IMPORT_SERVING_NOT_STATED)],
+    ids=["bench run", "bench import"],
+)
+def test_serving_fields_are_declared_or_named_as_not_stated(
+    source: type, not_stated: frozenset[str]
+) -> None:
+    declared = {field.name for field in dataclasses.fields(source)}
+    serving = set(ServingSettings.model_fields)
+    assert serving - declared == not_stated, (
+        f"{source.__name__}: add these ServingSettings fields, or name them as not stated"
+    )
+    assert not_stated <= serving  # no stale name
