@@ -31,11 +31,11 @@ def registry_group() -> None:
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=SCHEMAS_DIR,
-    show_default="registry/json_schemas/ of the package",
+    show_default="schemas/ (package data: registry/json_schemas)",
     help="Folder of the JSON Schema files.",
 )
 def schemas_command(check: bool, directory: Path) -> None:
-    """Write the JSON Schemas of the registry's files (registry/json_schemas/) from its models.
+    """Write the JSON Schemas of the registry's files (schemas/) from its models.
 
     \b
     Example:

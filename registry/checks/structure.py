@@ -44,7 +44,7 @@ _BIDI_CONTROLS = {chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 
 
 @cache
 def result_validator() -> Draft202012Validator:
-    """A validator of the committed `registry/json_schemas/result.schema.json`."""
+    """A validator of the committed `schemas/result.schema.json`."""
     return Draft202012Validator(load_schema("result.schema.json"))
 
 

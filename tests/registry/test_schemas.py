@@ -46,7 +46,7 @@ def test_schemas_committed_files_match_the_models() -> None:
     problems = schema_drift()
     assert not problems, (
         "\n".join(str(problem) for problem in problems)
-        + "\nrun `infermeter registry schemas` and commit registry/json_schemas/"
+        + "\nrun `infermeter registry schemas` and commit schemas/"
     )
 
 
