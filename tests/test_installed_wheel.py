@@ -78,7 +78,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     source = base / "source"
     for name in _tree_files():
-        if (REPOSITORY / name).is_file():
+        if (REPOSITORY / name).is_symlink():  # registry/json_schemas -> ../schemas
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).symlink_to((REPOSITORY / name).readlink())
+        elif (REPOSITORY / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPOSITORY / name, source / name)
     dist = base / "dist"
