@@ -29,12 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from registry.harvest.errors import HarvestError
+from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
-from registry.store import with_content_id
 
 TABLES = ("configs", "workflow_runs", "benchmark_results")
 OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
@@ -93,8 +90,7 @@ def read_dump(folder: Path) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
-class _Skip(Exception):
-    """Rows that cannot be imported faithfully; the message is the reason."""
+_Skip = RowSkipped
 
 
 def _engine(framework: str, image: str | None) -> tuple[str, str]:
@@ -261,12 +257,7 @@ def _result(
             "unofficial": not official,
         },
     }  # fmt: skip
-    try:
-        return with_content_id(Result.model_validate(_drop_none(data)))
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise _Skip(f"not a valid result: {where}: {first['msg']}") from None
+    return validated_result(_drop_none(data))
 
 
 def _drop_none(value: Any) -> Any:

@@ -34,13 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
-from registry.harvest.errors import HarvestError
+from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.harvest.tree import SourceTree
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
-from registry.store import with_content_id
 
 SUMMARY_FILE = "summary_results.json"
 LOG_FILE = "performance/run_1/mlperf_log_summary.txt"
@@ -213,8 +210,7 @@ def is_llm_datacenter_closed(row: dict[str, Any]) -> bool:
     )
 
 
-class _Skip(Exception):
-    """A row that cannot be imported faithfully; the message is the reason."""
+_Skip = RowSkipped
 
 
 def _count(row: dict[str, Any], field: str) -> int:
@@ -440,12 +436,7 @@ def _result(
             },
         },
     }
-    try:
-        return with_content_id(Result.model_validate(_drop_none(data)))
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise _Skip(f"not a valid result: {where}: {first['msg']}") from None
+    return validated_result(_drop_none(data))
 
 
 def _drop_none(value: Any) -> Any:

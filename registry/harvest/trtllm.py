@@ -21,12 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
-from registry.harvest.errors import HarvestError
+from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
-from registry.store import with_content_id
 
 DOCUMENT = "docs/source/developer-guide/perf-overview.md"
 
@@ -171,8 +168,7 @@ def result_key(result: Result) -> str | None:
     return f"trtllm {revision[:12]} {match.group(1)}"
 
 
-class _Skip(Exception):
-    """A cell that cannot be imported faithfully; the message is the reason."""
+_Skip = RowSkipped
 
 
 def _value(printed: str) -> float:
@@ -310,12 +306,7 @@ def _result(
             "revision": document.revision,
         },
     }
-    try:
-        return with_content_id(Result.model_validate(data))
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise _Skip(f"not a valid result: {where}: {first['msg']}") from None
+    return validated_result(data)
 
 
 def harvest_document(

@@ -17,13 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
-from registry.harvest.errors import HarvestError
+from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.harvest.trtllm import TrtllmDocument
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
-from registry.store import with_content_id
 
 DOCUMENT = "docs/source/performance/perf-overview.md"
 
@@ -140,8 +137,7 @@ def _revision_in(url: str) -> str | None:
     return match.group(1) if match else None
 
 
-class _Skip(Exception):
-    """A cell that cannot be imported faithfully; the message is the reason."""
+_Skip = RowSkipped
 
 
 def _result(
@@ -230,12 +226,7 @@ def _result(
             "revision": document.revision,
         },
     }
-    try:
-        return with_content_id(Result.model_validate(data))
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise _Skip(f"not a valid result: {where}: {first['msg']}") from None
+    return validated_result(data)
 
 
 def harvest_document(
