@@ -110,7 +110,9 @@ def _load_key(row: IndexRow) -> str:
             )
             if value is not None
         ]
-        return f"at the SLO (p{row.rate_search_percentile:g} {', '.join(bounds)})"
+        # A closed loop's highest concurrency is another scenario than an open loop's rate.
+        searched = "concurrency" if row.arrival == "closed" else "rate"
+        return f"at the SLO, {searched} (p{row.rate_search_percentile:g} {', '.join(bounds)})"
     return row.load_label
 
 
@@ -162,12 +164,18 @@ def format_comparison(results: Sequence[NamedResult], loads: Sequence[ComparedLo
     header = ["load", "figure", *names, *(f"{name}/{names[0]}" for name in names[1:])]
     rows: list[list[str]] = []
     for load in loads:
-        if load.load.startswith("at the SLO"):
+        if load.load.startswith("at the SLO, rate"):
             rates = [
                 f"{row.request_rate:g} req/s" if row is not None and row.request_rate else "-"
                 for row in load.rows
             ]
             rows.append([load.load, "highest rate", *rates, *([""] * (len(names) - 1))])
+        elif load.load.startswith("at the SLO, concurrency"):
+            levels = [
+                f"{row.concurrency}" if row is not None and row.concurrency else "-"
+                for row in load.rows
+            ]
+            rows.append([load.load, "highest concurrency", *levels, *([""] * (len(names) - 1))])
         for figure in FIGURES:
             values = [_value(row, figure) for row in load.rows]
             if all(value is None for value in values):

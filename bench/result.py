@@ -393,15 +393,17 @@ def _drop_none(value: Any) -> Any:
 
 
 def _mark_server_at_slo(run: RunResult, points: list[dict[str, Any]]) -> None:
-    """A rate search's answer, the best probe's point, becomes the server-at-SLO point: its
-    load carries the bounds it met (`rate_search`); the other probes stay ordinary points."""
+    """A search's answer, the best probe's point, becomes the server-at-SLO point: its load
+    carries the bounds it met (`rate_search` for an open loop's rate, `concurrency_search` for
+    a closed loop's concurrency); the other probes stay ordinary points."""
     search = run.search
-    if search is None or search.spec.kind != "rate" or search.best is None:
+    if search is None or search.best is None:
         return
+    field = "rate_search" if search.spec.kind == "rate" else "concurrency_search"
     for summary, point in zip(run.points, points, strict=True):
         if summary is search.best.summary:
             slo = search.spec.slo
-            point["load"]["rate_search"] = {
+            point["load"][field] = {
                 "percentile": SLO_PERCENTILE,
                 "ttft_ms": slo.ttft_ms,
                 "tpot_ms": slo.tpot_ms,

@@ -102,7 +102,8 @@ class IndexRow:
     )
     load_label: str = _column("The load in a reader's words.")
     rate_search_percentile: float | None = _column(
-        "Server at an SLO: the percentile the bounds apply to (99 = p99); null otherwise."
+        "Server at an SLO (the highest rate, or for `closed` arrival the highest concurrency, "
+        "that met the bounds): the percentile the bounds apply to (99 = p99); null otherwise."
     )
     rate_search_ttft_ms: float | None = _column(
         "Server at an SLO: bound on that percentile of TTFT, ms."
@@ -346,7 +347,7 @@ def index_rows(
         accepted_tokens_per_s = _positive(point.throughput.accepted_output_tokens_per_s)
         per_user, per_user_basis = _per_user(point, output_tokens_per_s)
         gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
-        search = point.load.rate_search
+        search = point.load.slo_search
         mlperf = getattr(result.source, "mlperf", None)
         tiers: dict[str, Any] = {}
         for tier in TIERS:

@@ -29,8 +29,9 @@ OPEN_ARRIVALS: tuple[str, ...] = ("poisson", "gamma", "constant")
 class RateSearch(StrictModel):
     """Server at an SLO: the point's `request_rate` is the highest rate found whose latency
     percentile stayed within these bounds (MLPerf's Server and Interactive scenarios, or a
-    max-rate search of infermeter's own). The measured percentiles are the point's own
-    `ttft_ms`, `tpot_ms` and `e2e_ms`."""
+    max-rate search of infermeter's own); as a `concurrency_search`, the point's `concurrency`
+    is the highest closed-loop concurrency found that kept them. The measured percentiles are
+    the point's own `ttft_ms`, `tpot_ms` and `e2e_ms`."""
 
     percentile: Annotated[float, Field(gt=0, lt=100, allow_inf_nan=False)] = Field(
         description="The percentile the bounds apply to, e.g. 99 for p99."
@@ -59,13 +60,15 @@ class Load(StrictModel):
     - `poisson`, `gamma`, `constant`: an open loop; requests arrive at `request_rate`
       regardless of completions (`concurrency`, if given, caps the requests in flight).
       With `rate_search`, the rate is the highest one found that met the stated bounds.
+      A closed loop's `concurrency_search` says the same of its concurrency.
     - `offline`: every request queued at once and the engine's batching decides how many run
       together; there is neither a concurrency level nor a rate, so no per-user rate either.
     """
 
     concurrency: PositiveInt | None = Field(
         None,
-        description="Requests in flight: the level for `closed` arrival, an upper cap for open.",
+        description="Requests in flight: the level for `closed` arrival (with "
+        "`concurrency_search`, the highest level that met its bounds), an upper cap for open.",
     )
     request_rate: PositiveFloat | None = Field(
         None,
@@ -84,6 +87,11 @@ class Load(StrictModel):
         None,
         description="Server at an SLO: the bounds that `request_rate` is the highest rate to "
         "meet; open arrival only.",
+    )
+    concurrency_search: RateSearch | None = Field(
+        None,
+        description="Server at an SLO, closed loop: the bounds that `concurrency` is the "
+        "highest concurrency to meet; closed arrival only.",
     )
 
     @model_validator(mode="after")
@@ -105,19 +113,27 @@ class Load(StrictModel):
             raise ValueError("burstiness applies to gamma arrival only")
         if self.rate_search is not None and self.arrival not in OPEN_ARRIVALS:
             raise ValueError("rate_search applies to open arrival (poisson, gamma, constant) only")
+        if self.concurrency_search is not None and self.arrival != "closed":
+            raise ValueError("concurrency_search applies to closed arrival only")
         return self
+
+    @property
+    def slo_search(self) -> RateSearch | None:
+        """The bounds of a server-at-SLO point (a rate or a concurrency search), or None."""
+        return self.rate_search or self.concurrency_search
 
     def label(self) -> str:
         """The load in a reader's words, e.g. `concurrency 64` or `offline`."""
-        if self.arrival == "closed":
-            return f"concurrency {self.concurrency}"
         if self.arrival == "offline":
             return "offline (all requests queued at once)"
-        cap = f", max {self.concurrency} in flight" if self.concurrency is not None else ""
-        rate = f"{self.request_rate:g} req/s {self.arrival}{cap}"
-        search = self.rate_search
+        if self.arrival == "closed":
+            level = f"concurrency {self.concurrency}"
+        else:
+            cap = f", max {self.concurrency} in flight" if self.concurrency is not None else ""
+            level = f"rate {self.request_rate:g} req/s {self.arrival}{cap}"
+        search = self.slo_search
         if search is None:
-            return rate
+            return level.removeprefix("rate ")
         bounds = [
             f"{name} ≤ {value:g} ms"
             for name, value in (
@@ -127,7 +143,7 @@ class Load(StrictModel):
             )
             if value is not None
         ]
-        return f"highest rate {rate} with p{search.percentile:g} {', '.join(bounds)}"
+        return f"highest {level} with p{search.percentile:g} {', '.join(bounds)}"
 
 
 class RequestCounts(StrictModel):
@@ -351,9 +367,10 @@ class LoadPoint(StrictModel):
 
     @model_validator(mode="after")
     def _searched_rate_met_its_bounds(self) -> Self:
-        search = self.load.rate_search
+        search = self.load.slo_search
         if search is None:
             return self
+        what = "rate" if self.load.rate_search is not None else "concurrency"
         for name, bound in (
             ("ttft_ms", search.ttft_ms),
             ("tpot_ms", search.tpot_ms),
@@ -364,7 +381,7 @@ class LoadPoint(StrictModel):
             if bound is not None and measured is not None and measured > bound:
                 raise ValueError(
                     f"{name} p{search.percentile:g} ({measured:g}) is above the bound "
-                    f"({bound:g}) that the searched rate met"
+                    f"({bound:g}) that the searched {what} met"
                 )
         return self
 

@@ -107,6 +107,7 @@ LOAD_PROPERTIES: tuple[str, ...] = (
     "load.arrival",
     "load.burstiness",
     "load.rate_search",
+    "load.concurrency_search",
 )
 """Properties of a load point, relative to the point, that make two points comparable."""
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from bench.cli import main
@@ -55,26 +56,47 @@ def test_compare_refuses_to_rank_different_precision_and_workload() -> None:
     assert "output tok/s" not in run.output
 
 
-def _at_slo(path: Path, target: Path, rate: float) -> Path:
+def _at_slo(path: Path, target: Path, level: float, kind: str = "rate") -> Path:
     data: dict[str, Any] = json.loads(path.read_text())
     point = data["points"][0]
-    point["load"] = {
-        "arrival": "poisson",
-        "request_rate": rate,
-        "rate_search": {"percentile": 99, "ttft_ms": 500.0, "tpot_ms": 50.0},
-    }
+    bounds = {"percentile": 99, "ttft_ms": 500.0, "tpot_ms": 50.0}
+    point["load"] = (
+        {"arrival": "poisson", "request_rate": level, "rate_search": bounds}
+        if kind == "rate"
+        else {"arrival": "closed", "concurrency": int(level), "concurrency_search": bounds}
+    )
     target.write_text(json.dumps(data, indent=2))
     return target
 
 
-def test_compare_matches_server_at_slo_points_by_their_bounds(tmp_path: Path) -> None:
-    first = _at_slo(H100, tmp_path / "h100-slo.json", 12.5)
-    second = _at_slo(H200, tmp_path / "h200-slo.json", 20.0)
+@pytest.mark.parametrize(
+    ("kind", "levels", "cells"),
+    [
+        ("rate", (12.5, 20.0), ["12.5", "req/s", "20", "req/s"]),
+        ("concurrency", (12, 20), ["12", "20"]),
+    ],
+)
+def test_compare_matches_server_at_slo_points_by_their_bounds(
+    tmp_path: Path, kind: str, levels: tuple[float, float], cells: list[str]
+) -> None:
+    first = _at_slo(H100, tmp_path / "h100-slo.json", levels[0], kind)
+    second = _at_slo(H200, tmp_path / "h200-slo.json", levels[1], kind)
     run = _compare(first, second)
     assert run.exit_code == 0, run.output
-    row = next(line for line in run.output.splitlines() if "highest rate" in line)
-    assert row.startswith("at the SLO (p99 TTFT ≤ 500 ms, TPOT ≤ 50 ms)")
-    assert row.split()[-4:] == ["12.5", "req/s", "20", "req/s"]
+    row = next(line for line in run.output.splitlines() if f"highest {kind}" in line)
+    assert row.startswith(f"at the SLO, {kind} (p99 TTFT ≤ 500 ms, TPOT ≤ 50 ms)")
+    assert row.split()[-len(cells) :] == cells
+
+
+def test_compare_keeps_a_rate_and_a_concurrency_answer_apart(tmp_path: Path) -> None:
+    rate = _at_slo(H100, tmp_path / "h100-rate.json", 12.5)
+    concurrency = _at_slo(H200, tmp_path / "h200-concurrency.json", 16, "concurrency")
+    run = _compare(rate, concurrency)
+    assert run.exit_code == 0, run.output
+    rate_row = next(line for line in run.output.splitlines() if "highest rate" in line)
+    level_row = next(line for line in run.output.splitlines() if "highest concurrency" in line)
+    assert rate_row.split()[-3:] == ["12.5", "req/s", "-"]  # B has no rate answer
+    assert level_row.split()[-2:] == ["-", "16"]
 
 
 def test_compare_names_an_unreadable_file(tmp_path: Path) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import html
 import json
 import math
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from bench_helpers import server_process
@@ -21,8 +24,20 @@ from bench.host import host_info
 from bench.metrics import PointSummary, Slo, Verdict, VerdictThresholds, summarize, summarize_point
 from bench.result import Deployment, Provenance, build_result
 from bench.runner import RunConfig, run_benchmark
-from bench.search import MaxLoadSearch, SearchResult, SearchSpec, describe_search, search_json
+from bench.search import (
+    MaxLoadSearch,
+    SearchKind,
+    SearchResult,
+    SearchSpec,
+    describe_search,
+    search_json,
+)
 from bench.workloads import parse_length
+from registry.index import index_rows
+from registry.models import Result
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
+import compare_pages
 
 # TTFT = 50 ms + 16 ms per request/s of arrivals: a TTFT of 1650 ms is met up to 100 req/s (a
 # steep slope, so that the scheduling noise of a busy test machine is a small share of it).
@@ -297,8 +312,15 @@ def test_summary_template_is_a_valid_probe() -> None:
     assert TEMPLATE.ttft_ms == summarize([0.05] * 120)
 
 
-def test_rate_search_answer_is_stored_as_a_server_at_slo_point(
-    fake_server: FakeOpenAIServer,
+@pytest.mark.parametrize(
+    ("kind", "start", "field", "command"),
+    [
+        ("rate", 100.0, "rate_search", "--find-max-rate"),
+        ("concurrency", 1.0, "concurrency_search", "--find-max-concurrency"),
+    ],
+)
+def test_search_answer_is_stored_as_a_server_at_slo_point(
+    fake_server: FakeOpenAIServer, kind: SearchKind, start: float, field: str, command: str
 ) -> None:
     slo = Slo(ttft_ms=5000.0, tpot_ms=1000.0)
     config = RunConfig(
@@ -307,7 +329,7 @@ def test_rate_search_answer_is_stored_as_a_server_at_slo_point(
         output_len=parse_length("2"),
         num_requests=100,
         slo=slo,
-        search=SearchSpec("rate", slo, start=100.0, max_probes=2),
+        search=SearchSpec(kind, slo, start=start, max_probes=2),
         thresholds=VerdictThresholds(send_lag_p99_ms=1000.0, client_cpu_fraction=10.0),
     )
     run = run_benchmark(config)
@@ -318,19 +340,39 @@ def test_rate_search_answer_is_stored_as_a_server_at_slo_point(
         Deployment("h100-sxm", 1, "sxm", "0.9.1", "llama-3.1-8b-instruct", "meta/x"),
         [],
         None,
-        Provenance("infermeter bench run --find-max-rate", now, now, "octocat", host_info(None)),
+        Provenance(f"infermeter bench run {command}", now, now, "octocat", host_info(None)),
     )
     assert run.search is not None
-    assert run.search.best is not None
-    assert [p.load.request_rate for p in result.points] == [p.load for p in run.search.probes]
-    marked = [p for p in result.points if p.load.rate_search is not None]
+    best = run.search.best
+    assert best is not None, describe_search(run.search)
+    level = "request_rate" if kind == "rate" else "concurrency"
+    assert [getattr(p.load, level) for p in result.points] == [p.load for p in run.search.probes]
+    marked = [p for p in result.points if p.load.slo_search is not None]
     assert len(marked) == 1  # the answer; every other probe stays an ordinary point
-    assert marked[0].load.request_rate == run.search.best.load
-    answer = marked[0].load.rate_search
-    assert answer is not None
+    (point,) = marked
+    assert getattr(point.load, level) == best.load
+    answer = getattr(point.load, field)
+    assert answer is point.load.slo_search
     assert (answer.percentile, answer.ttft_ms, answer.tpot_ms, answer.e2e_ms) == (
         99,
         5000.0,
         1000.0,
         None,
     )
+    # The measured percentiles beside the bounds are the answer probe's own.
+    assert best.summary is not None
+    assert point.ttft_ms is not None
+    assert point.ttft_ms.p99 == pytest.approx(best.summary.ttft_ms.p99, rel=1e-3)
+    assert point.ttft_ms.p99 <= 5000.0
+    # The file round-trips through the registry's model, and the index (the site's and
+    # `bench compare`'s source) shows the answer as a server-at-SLO row.
+    Result.model_validate_json(result.model_dump_json())
+    rows = index_rows(result, "f.json", [])
+    (row,) = [r for r in rows if r.rate_search_percentile is not None]
+    what = f"rate {best.load:g} req/s poisson" if kind == "rate" else f"concurrency {best.load:g}"
+    assert row.load_label == f"highest {what} with p99 TTFT ≤ 5000 ms, TPOT ≤ 1000 ms"
+    assert (row.rate_search_ttft_ms, row.rate_search_tpot_ms) == (5000.0, 1000.0)
+    assert row.ttft_ms_p99 == point.ttft_ms.p99
+    # The site's compare table shows the answer in its Load column, like a rate answer.
+    table = compare_pages.compare_slots(rows)[compare_pages.slot("compare-table")]
+    assert f'">{html.escape(row.load_label)}</td>' in table

@@ -63,6 +63,11 @@ def test_closed_loop_per_user_rate_divides_by_concurrency() -> None:
                                                                         "e2e_ms": 5000.0}},
             "highest rate 2.5 req/s poisson with p90 E2E ≤ 5000 ms",
         ),
+        (
+            {"arrival": "closed", "concurrency": 12, "concurrency_search": {"percentile": 99.0,
+                                                                           "ttft_ms": 800.0}},
+            "highest concurrency 12 with p99 TTFT ≤ 800 ms",
+        ),
     ],
 )  # fmt: skip
 def test_load_label(load: dict[str, object], label: str) -> None:
@@ -77,6 +82,10 @@ def test_load_label(load: dict[str, object], label: str) -> None:
         {"arrival": "offline", "rate_search": {"percentile": 99.0, "ttft_ms": 1.0}},
         {"arrival": "poisson", "request_rate": 1.0, "rate_search": {"percentile": 100.0,
                                                                     "ttft_ms": 1.0}},
+        {"arrival": "poisson", "request_rate": 1.0, "concurrency_search": {"percentile": 99.0,
+                                                                           "ttft_ms": 1.0}},
+        {"arrival": "offline", "concurrency_search": {"percentile": 99.0, "ttft_ms": 1.0}},
+        {"arrival": "closed", "concurrency": 4, "concurrency_search": {"percentile": 99.0}},
     ],
 )  # fmt: skip
 def test_load_kinds_refuse_parameters_they_do_not_have(load: dict[str, object]) -> None:
