@@ -13,8 +13,8 @@ memory and physics checks can use the entry):
 `find_config` looks for the config where vLLM leaves it: the model's folder, or the Hugging Face
 cache (`HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`).
 
-`catalog_with` writes a temporary copy of the catalogs with the proposed entry added, for the
-registry's checks to judge the result as the pull request would make it.
+The registry's checks judge the result with the proposed entry added to the catalog, as the
+pull request would make it (`bench.result.validate_result`, in memory).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import datetime as dt
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -132,19 +131,6 @@ def entry_yaml(entry: Mapping[str, Any]) -> str:
     """The entry as the item to add under `models:` in registry/catalogs/models.yaml."""
     body = yaml.safe_dump([dict(entry)], sort_keys=False, allow_unicode=True, width=100)
     return "".join("  " + line if line.strip() else line for line in body.splitlines(True))
-
-
-def catalog_with(entry: Mapping[str, Any], folder: Path) -> Path:
-    """A registry root under `folder` whose catalogs are the package's plus `entry`."""
-    from registry.catalog import CATALOGS_DIR
-
-    catalogs = folder / "registry" / "catalogs"
-    shutil.copytree(CATALOGS_DIR, catalogs)
-    models_path = catalogs / "models.yaml"
-    data = yaml.safe_load(models_path.read_text(encoding="utf-8"))
-    data["models"].append(dict(entry))
-    models_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return folder
 
 
 def entry_for_run(

@@ -15,9 +15,11 @@ the bench's figures map onto the result format:
 - a point in which the engine preempted sequences gets a `preemptions` verdict;
 - without NVML the host's GPU is the catalog GPU given with `--gpu` (`gpu_sku` says so).
 
-`validate_result` checks the model, then `registry.validate` (when present) on a temporary
-copy; `write_result` writes the file atomically (canonical JSON, content id) and, on request,
-every request's raw record as gzipped JSON lines beside it.
+The result is made by `registry.builder.build_result`, the one builder of every result (live
+runs, importers, harvesters), in memory; `validate_result` runs the registry's checks on it in
+memory (`registry.validate.check_result`); `write_result` writes the file atomically
+(canonical JSON, content id) and, on request, every request's raw record as gzipped JSON lines
+beside it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gzip
-import importlib
 import importlib.metadata
 import json
 import math
@@ -36,8 +37,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
 
 from bench.client import ErrorKind, RequestRecord
 from bench.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
@@ -52,8 +51,11 @@ from bench.telemetry import GpuWindow
 from bench.timeline import point_timeline
 from bench.vllm_log import StartupFigures
 from bench.workloads import LengthDistribution, get_profile
-from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
-from registry.store import dumps_result, with_content_id, write_text_atomic
+from registry.builder import ResultBuildError
+from registry.builder import build_result as registry_build_result
+from registry.models import ModelEntry, Result, ServingSettings
+from registry.store import dumps_result, write_text_atomic
+from registry.validate import check_result
 
 TOOL_NAME = "infermeter"
 _CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -384,14 +386,6 @@ def _server(facts: ServerFacts | None) -> dict[str, Any] | None:
     return {**dataclasses.asdict(facts), "read_from": list(facts.read_from)}
 
 
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
-
-
 def _mark_server_at_slo(run: RunResult, points: list[dict[str, Any]]) -> None:
     """A search's answer, the best probe's point, becomes the server-at-SLO point: its load
     carries the bounds it met (`rate_search` for an open loop's rate, `concurrency_search` for
@@ -425,8 +419,6 @@ def build_result(
         raise ResultError("no load point finished, so there is no result to write")
     slo = config.slo
     data: dict[str, Any] = {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "000000000000",
         "identity": {
             "gpu": {
                 "id": deployment.gpu_id,
@@ -488,32 +480,24 @@ def build_result(
             "startup_s": _round(startup.startup_s, 2),
         }
     try:
-        result = Result.model_validate(_drop_none(data))
-    except ValidationError as error:
+        return registry_build_result(data)
+    except ResultBuildError as error:
         problems = "; ".join(
-            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
+            f"{problem.path}: {problem.message}" if problem.path else problem.message
+            for problem in error.problems
         )
         raise ResultError(f"the result is not valid: {problems}", "--output") from None
-    return with_content_id(result)
 
 
 def validate_result(result: Result, model_entry: Mapping[str, Any] | None = None) -> list[str]:
-    """Every problem `registry.validate` finds in the result (none when it is not installed);
+    """Every problem `registry validate` would find in the result's file, checked in memory;
     with `model_entry`, judged against the catalogs with that model added
     (`bench.model_entry`)."""
-    try:
-        validate = importlib.import_module("registry.validate")
-    except ImportError:
-        return []
-    with tempfile.TemporaryDirectory(prefix="infermeter-result-") as folder:
-        path = Path(folder) / "result.json"
-        path.write_text(dumps_result(result), encoding="utf-8")
-        root = None
-        if model_entry is not None:
-            from bench.model_entry import catalog_with
-
-            root = catalog_with(model_entry, Path(folder) / "registry-root")
-        report = validate.validate_paths([path], registry_root=root)
+    extra = None
+    if model_entry is not None:
+        entry = ModelEntry.model_validate(dict(model_entry))
+        extra = {entry.id: entry}
+    report = check_result(result, extra_models=extra)
     return [f"{problem.path}: {problem.message}" for problem in report.problems]
 
 

@@ -18,7 +18,8 @@ Each problem is a Finding, `file: json.path: message`, with the name of its chec
 """
 
 import functools
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_correc
 from registry.errors import InvalidFileError
 from registry.migration import is_older_format
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
-from registry.store import RESULTS_DIR, display_path, parse_json, read_result
+from registry.store import RESULTS_DIR, display_path, dumps_result, parse_json, read_result
 from registry.tree import walk_results
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -237,13 +238,19 @@ class _Validator:
         data = self._parse(path, text)
         if data is None:
             return
-        file = self.name(path)
+        self.check_data(self.name(path), text, data, path, reported)
+
+    def check_data(
+        self, file: str, text: str, data: Any, path: Path | None, reported: bool = True
+    ) -> None:
+        """The checks of one file's parsed `data` (`text` its text); `path` is where the file
+        lies, None for a result in memory (no placement check, nothing read)."""
         if is_older_format(data):
             message = (
                 f"{data['schema_version']} is an older result format; `infermeter registry "
                 f"migrate {file}` rewrites it as version {RESULT_SCHEMA_VERSION}"
             )
-            self.add(path, message, "version", "schema_version")
+            self.findings.append(Finding(file, "schema_version", message, "version"))
             return
         schema_problems = schema_findings(file, data)
         result, model_problems = model_findings(file, data, schema_problems)
@@ -251,7 +258,7 @@ class _Validator:
         if result is None:
             return
         self.findings.extend(identity_findings(file, result))
-        parts = results_relative_parts(path.absolute().parts)
+        parts = results_relative_parts(path.absolute().parts) if path is not None else None
         if parts is not None:
             self.findings.extend(placement_findings(file, text, result, parts))
         self.findings.extend(count_findings(file, result))
@@ -262,7 +269,7 @@ class _Validator:
             gpu = self.catalogs.gpus.get(result.identity.gpu.id)
             model = self.catalogs.models.get(result.identity.model.id)
             self.findings.extend(physics_findings(file, result, gpu, model))
-        self.checked.append(Checked(file, path, result, reported))
+        self.checked.append(Checked(file, path or Path(file), result, reported))
 
     # --- the registry as a whole ------------------------------------------------------------
 
@@ -350,4 +357,28 @@ def validate_paths(
         validator.check_corrections(entries)
         if base is not None and registry_root is not None:
             validator.findings.extend(immutability_findings(registry_root, base, entries))
+    return ValidationReport(validator.files_checked, tuple(validator.findings))
+
+
+def check_result(
+    result: Result,
+    file: str = "result.json",
+    *,
+    registry_root: Path | None = None,
+    extra_models: Mapping[str, ModelEntry] | None = None,
+) -> ValidationReport:
+    """Every check `validate_paths` runs on one file, on a result in memory: its canonical text
+    is checked as the file would be, nothing is written (`registry.builder` makes results).
+
+    `registry_root`: the checkout whose catalogs and results (duplicates) it is judged with;
+    `extra_models`: model-catalog entries added for this check (a pull request that adds the
+    model's entry with the result)."""
+    validator = _Validator(registry_root)
+    if extra_models and validator.catalogs is not None:
+        models = validator.catalogs.models | dict(extra_models)
+        validator.catalogs = _Catalogs(validator.catalogs.gpus, models)
+    validator.files_checked = 1
+    text = dumps_result(result)
+    validator.check_data(file, text, json.loads(text), None)
+    validator.findings.extend(duplicate_findings(validator.checked + validator.registry_results()))
     return ValidationReport(validator.files_checked, tuple(validator.findings))

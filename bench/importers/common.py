@@ -19,16 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from bench.errors import BenchConfigError, BenchError
 from bench.workloads import length_data, parse_length_spec
+from registry.builder import ResultBuildError, build_result
 from registry.catalog import load_gpus, load_models
-from registry.errors import InvalidFileError
-from registry.models import RESULT_SCHEMA_VERSION, Result, ServingSettings
+from registry.models import Result, ServingSettings
 from registry.models.common import HF_REPO_PATTERN
 from registry.secrets import redact
-from registry.store import with_content_id
 
 MS_PER_S = 1000.0
 
@@ -274,7 +271,8 @@ class Measured:
 
 
 def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
-    """The validated registry result (with its content id) of `measured` and `facts`."""
+    """The validated registry result (with its content id) of `measured` and `facts`, made by
+    the one builder of results (`registry.builder`)."""
     gpu_id = required(facts, "gpu", "the GPU catalog id, e.g. --gpu h100-sxm")
     gpu_count = required(facts, "gpu_count", "how many GPUs served the model")
     model_id = required(facts, "model_id", "the model catalog id, e.g. llama-3.1-8b-instruct")
@@ -309,8 +307,6 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         )
     gpu = gpus[gpu_id]
     data = {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "0" * 12,
         "identity": {
             "gpu": {"id": gpu_id, "count": gpu_count, "form_factor": gpu.form_factor},
             "engine": {"name": "vllm", "version": engine_version},
@@ -360,12 +356,9 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         },
     }
     try:
-        result = Result.model_validate(data)
-    except ValidationError as error:
-        problems = InvalidFileError.from_validation_error("imported result", error, data).problems
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ResultImportError(f"{problems[0]}{more}") from None
-    return with_content_id(result)
+        return build_result(data, "imported result")
+    except ResultBuildError as error:
+        raise ResultImportError(f"imported result: {error.first_line()}") from None
 
 
 def accepted_without_slo(point: dict[str, Any]) -> None:

@@ -10,11 +10,9 @@ reported as skipped with its message as the reason.
 
 from typing import Any
 
-from pydantic import ValidationError
-
+from registry.builder import ResultBuildError, build_result
 from registry.errors import RegistryError
 from registry.models import Result
-from registry.store import with_content_id
 
 
 class HarvestError(RegistryError):
@@ -26,10 +24,9 @@ class RowSkipped(Exception):
 
 
 def validated_result(data: dict[str, Any]) -> Result:
-    """The result `data` describes, with its content id; a row it fails to be is skipped."""
+    """The result `data` describes, with its content id, made by the one builder of results
+    (`registry.builder`); a row it fails to be is skipped."""
     try:
-        return with_content_id(Result.model_validate(data))
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise RowSkipped(f"not a valid result: {where}: {first['msg']}") from None
+        return build_result(data, "harvested result")
+    except ResultBuildError as error:
+        raise RowSkipped(f"not a valid result: {error.first_line()}") from None

@@ -31,7 +31,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
-from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from registry.models import GpuEntry, ModelEntry, Result
 
 TABLES = ("configs", "workflow_runs", "benchmark_results")
 OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
@@ -226,8 +226,6 @@ def _result(
         + f" [group: {key}]"
     )  # fmt: skip
     data = {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "0" * 12,
         "identity": {
             "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
             "engine": {"name": engine[0], "version": engine[1]},
@@ -257,15 +255,7 @@ def _result(
             "unofficial": not official,
         },
     }  # fmt: skip
-    return validated_result(_drop_none(data))
-
-
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
+    return validated_result(data)
 
 
 def harvest_dump(

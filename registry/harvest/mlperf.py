@@ -37,7 +37,7 @@ from typing import Any
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.harvest.tree import SourceTree
-from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from registry.models import GpuEntry, ModelEntry, Result
 
 SUMMARY_FILE = "summary_results.json"
 LOG_FILE = "performance/run_1/mlperf_log_summary.txt"
@@ -385,8 +385,6 @@ def _result(
     url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
     retrieved = round_info.retrieved_for(key)
     data = {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "0" * 12,
         "identity": {
             "gpu": {
                 "id": gpu.id,
@@ -436,15 +434,7 @@ def _result(
             },
         },
     }
-    return validated_result(_drop_none(data))
-
-
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
+    return validated_result(data)
 
 
 def read_summary(tree: SourceTree) -> list[dict[str, Any]]:

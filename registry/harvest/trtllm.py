@@ -23,7 +23,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
-from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from registry.models import GpuEntry, ModelEntry, Result
 
 DOCUMENT = "docs/source/developer-guide/perf-overview.md"
 
@@ -276,8 +276,6 @@ def _result(
             {"code": "beta-hardware", "message": "the page marks this GPU's support as beta"}
         ]
     data = {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "0" * 12,
         "identity": {
             "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
             "engine": {"name": "tensorrt-llm", "version": version},

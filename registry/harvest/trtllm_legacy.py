@@ -20,7 +20,7 @@ from typing import Any
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.harvest.trtllm import TrtllmDocument
-from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from registry.models import GpuEntry, ModelEntry, Result
 
 DOCUMENT = "docs/source/performance/perf-overview.md"
 
@@ -189,8 +189,6 @@ def _result(
         "under the catalog's Instruct id (same architecture)."
     )  # fmt: skip
     data: dict[str, Any] = {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "0" * 12,
         "identity": {
             "gpu": {
                 "id": gpu_id,
