@@ -1,7 +1,8 @@
 """Launch `vllm serve` as a child process, wait until it answers, read what it reports, stop it.
 
 The server runs in its own process group (so Ctrl-C at the terminal reaches infermeter, which
-then stops vLLM in order) on 127.0.0.1 and a free port, with its whole output in a log file.
+then stops vLLM in order) on 127.0.0.1 and a free port, with its whole output in a log file,
+every secret in it redacted before it is written (`bench.server_log`).
 `VllmServer.start` waits for `GET /health` to answer 200 within the startup timeout; when vLLM
 exits or the timeout passes first, it raises `ServerStartError` with the cause recognised in
 the log (see `diagnose_startup_failure`) and the log's last lines. `VllmServer.stop` sends
@@ -28,9 +29,9 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from bench.errors import EndpointError
+from bench.server_log import RedactedLog
 from bench.vllm_log import StartupFigures, diagnose_startup_failure, parse_startup_log
 
 LOG_TAIL_LINES = 20
@@ -149,7 +150,7 @@ class VllmServer:
     startup: StartupFigures = field(default_factory=StartupFigures)
     version: str | None = None
     _process: subprocess.Popen[bytes] | None = None
-    _log: IO[bytes] | None = None
+    _log: RedactedLog | None = None
 
     @property
     def url(self) -> str:
@@ -182,7 +183,9 @@ class VllmServer:
             return None
 
     def log_text(self) -> str:
-        """Everything the server has written so far."""
+        """Everything the server has written so far (redacted)."""
+        if self._log is not None:
+            self._log.sync()
         try:
             return self.config.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -203,7 +206,7 @@ class VllmServer:
         self.port = config.port if config.port is not None else free_port(config.host)
         self.command = server_command(config, executable, self.port)
         config.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = config.log_path.open("wb")
+        self._log = RedactedLog(config.log_path)
         env = dict(os.environ if config.env is None else config.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
         if config.ray_address:
@@ -213,7 +216,7 @@ class VllmServer:
             self._process = subprocess.Popen(
                 self.command,
                 stdin=subprocess.DEVNULL,
-                stdout=self._log,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
@@ -221,6 +224,8 @@ class VllmServer:
         except OSError as error:
             self._close_log()
             raise ServerStartError(f"cannot run {executable}: {error.strerror}") from None
+        assert self._process.stdout is not None
+        self._log.attach(self._process.stdout)
         try:
             self._wait_healthy(launched)
         except BaseException:

@@ -4,7 +4,9 @@ A result file is published; its `source.command` and `source.server_command` are
 command lines, which may carry an API key (`--api-key S`, also inside `--vllm-arg "--api-key
 S"`), a token (`--hf-token`), an `Authorization:` header, or an environment assignment such as
 `HF_TOKEN=…`. `redact` replaces each value with `REDACTED` and keeps the rest of the line as it
-was; `find_secret` says what a text still carries (`registry validate` rejects such a file).
+was; `redact_text` does the same to any text (a server's log); `LogRedactor` to a text that
+arrives in pieces, holding at most about one long line; `find_secret` says what a text still
+carries (`registry validate` rejects such a file).
 
 What counts as a secret:
 - the value of an option whose name ends in key, token, secret, password or credential(s)
@@ -12,6 +14,8 @@ What counts as a secret:
 - the value of an environment assignment whose name ends the same way (`HF_TOKEN=…`,
   `OPENAI_API_KEY=…`);
 - the value of an `Authorization`, `X-Api-Key` or `Api-Key` header;
+- the value of a key/value pair whose key ends the same way, as Python and JSON print it (vLLM
+  logs its arguments so: `non-default args: {'api_key': ['S']}`, `Namespace(…, hf_token='S')`);
 - a string shaped like a known token (Hugging Face `hf_…`, OpenAI `sk-…`, GitHub `ghp_…` and
   `github_pat_…`, GitLab `glpat-…`, Slack `xox?-…`, AWS `AKIA…`).
 """
@@ -38,6 +42,13 @@ _HEADER = re.compile(
     r"(?P<value>[^\s'\"]+)",
     re.I,
 )
+# A pair as Python or JSON prints it: 'api_key': ['S'], hf_token='S', "token": "S".
+_PAIR = re.compile(
+    rf"(?P<name>(?<![\w-])['\"]?(?:[A-Za-z0-9]+_)*{_NAME_END}['\"]?\s*[:=]\s*\[?\s*)"
+    r"(?P<value>'[^'\n]*'|\"[^\"\n]*\"|[^\s,;'\"()\[\]{}]+)",
+    re.I,
+)
+_NOT_SECRETS = {"", "none", "null", "true", "false", REDACTED.lower()}
 _SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
@@ -49,8 +60,21 @@ def _is_redacted(value: str) -> bool:
     return value.strip("'\"") == REDACTED
 
 
+def _pair_value_is_secret(value: str) -> bool:
+    return value.strip("'\"").lower() not in _NOT_SECRETS
+
+
+def _redact_pair(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if not _pair_value_is_secret(value):
+        return match.group(0)
+    quote = value[0] if value[0] in "'\"" else ""
+    return f"{match.group('name')}{quote}{REDACTED}{quote}"
+
+
 def _redact_text(text: str) -> str:
     text = _HEADER.sub(lambda m: m.group("name") + REDACTED, text)
+    text = _PAIR.sub(_redact_pair, text)
     text = _ENV.sub(lambda m: f"{m.group('name')}={REDACTED}", text)
     return _SHAPES.sub(REDACTED, text)
 
@@ -61,10 +85,38 @@ def redact(command: str) -> str:
     try:
         words = shlex.split(command)
     except ValueError:  # not a shell line: redact the text as it is
-        return _OPTION_VALUE.sub(
-            lambda m: m.group("name") + m.group("gap") + REDACTED, _redact_text(command)
-        )
+        return redact_text(command)
     return shlex.join(_redact_words(words))
+
+
+def redact_text(text: str) -> str:
+    """`text` (any text: a log, a message) with every secret value replaced by REDACTED, line
+    by line (a line without any secret's marker is passed as it is, which keeps a log fast)."""
+    if not _may_hold_secret(text):
+        return text
+    return "".join(
+        _redact_line(line) if _may_hold_secret(line) else line
+        for line in text.splitlines(keepends=True)
+    )
+
+
+def _redact_line(line: str) -> str:
+    return _OPTION_VALUE.sub(
+        lambda m: m.group("name") + m.group("gap") + REDACTED, _redact_text(line)
+    )
+
+
+# Every pattern above needs one of these (lower case) in its match: a quick test with str's
+# own search, which passes most log lines on without a regular expression.
+_MARKERS = (
+    "key", "token", "secret", "passw", "credential", "authorization",
+    "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "akia",
+)  # fmt: skip
+
+
+def _may_hold_secret(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in _MARKERS)
 
 
 def _redact_words(words: list[str]) -> list[str]:
@@ -88,7 +140,8 @@ def _redact_words(words: list[str]) -> list[str]:
             hide_next = True
             continue
         if " " in word.strip():  # an argument that is itself a command line (--vllm-arg "…")
-            redacted.append(redact(word))
+            # re-split only when there is a secret: a JSON value ('{"a": 1}') stays as it was
+            redacted.append(word if find_secret(word) is None else redact(word))
             continue
         redacted.append(_redact_text(word))
     return redacted
@@ -105,6 +158,60 @@ def find_secret(text: str) -> str | None:
     for match in _HEADER.finditer(text):
         if not _is_redacted(match.group("value")):
             return "an authorization header's value"
+    for match in _PAIR.finditer(text):
+        if _pair_value_is_secret(match.group("value")):
+            name = match.group("name").split(":")[0].split("=")[0].strip("'\" ")
+            return f"the value of {name} (an API key, token or password)"
     if _SHAPES.search(text):
         return "a string shaped like an access token"
     return None
+
+
+class LogRedactor:
+    """Redacts a text that arrives in pieces of any size (a server's log as it is written).
+
+    `feed` returns the redacted text of every line completed so far; a line is held until its
+    end arrives, except that a line longer than `max_line_chars` is let out in parts, each cut
+    at a space and never inside a secret (its name and value stay together), so memory stays
+    bounded however long a line grows. `finish` returns what is still held.
+    """
+
+    def __init__(self, max_line_chars: int = 65_536, overlap_chars: int = 4_096) -> None:
+        self.max_line_chars = max_line_chars
+        self.overlap_chars = min(overlap_chars, max_line_chars // 2)
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The redacted text that `text` completes (whole lines, or parts of an overlong one)."""
+        held = self._held + text
+        end = held.rfind("\n") + 1
+        out = redact_text(held[:end]) if end else ""
+        held = held[end:]
+        while len(held) > self.max_line_chars:
+            cut = _safe_cut(held, len(held) - self.overlap_chars)
+            out += redact_text(held[:cut])
+            held = held[cut:]
+        self._held = held
+        return out
+
+    def finish(self) -> str:
+        """The redacted rest (a last line without its newline)."""
+        rest, self._held = self._held, ""
+        return redact_text(rest)
+
+
+def _safe_cut(text: str, target: int) -> int:
+    """Where `text` may be cut near `target`: after a space, never inside a secret's match."""
+    cut = max(text.rfind(" ", 0, target), text.rfind("\t", 0, target)) + 1 or target
+    if not _may_hold_secret(text):
+        return cut
+    spans = sorted(
+        (match.start(), match.end())
+        for pattern in (_OPTION_VALUE, _ENV, _HEADER, _PAIR, _SHAPES)
+        for match in pattern.finditer(text)
+    )
+    for start, end in reversed(spans):
+        if start < cut < end:
+            cut = start
+    # A secret-shaped run as long as the whole window: let all of it out, redacted.
+    return cut or len(text)

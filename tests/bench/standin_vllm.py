@@ -185,7 +185,11 @@ def main(argv: list[str]) -> int:
 
     log("INFO", "__init__.py:244", "Automatically detected platform cuda.")
     log("INFO", "api_server.py:1287", f"vLLM API server version {VERSION}")
-    log("INFO", "cli_args.py:309", f"non-default args: {{'model': '{args.model}'}} {other}")
+    # As vLLM 0.10+ logs its arguments: the API key too, in plain text (a list: vLLM takes several).
+    given = {"model_tag": args.model, "host": args.host, "port": args.port, "model": args.model}
+    if args.api_key is not None:
+        given["api_key"] = [args.api_key]
+    log("INFO", "utils.py:326", f"non-default args: {given!r} {other}")
     # vLLM binds its socket before it starts the engine.
     try:
         with socket.socket() as probe:

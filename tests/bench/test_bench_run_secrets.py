@@ -37,9 +37,11 @@ def test_bench_run_standin_api_key_in_vllm_arg_is_used_and_redacted(
     assert "--api-key REDACTED" in result.source.command
     assert result.source.server_command is not None
     assert "--api-key REDACTED" in result.source.server_command
-    for written in tmp_path.glob("result.*"):
-        if written.suffix != ".log":  # vLLM's own log is vLLM's
-            assert SECRET.encode() not in written.read_bytes(), written
+    written = sorted(path.name for path in tmp_path.glob("result.*"))
+    assert "result.vllm.log" in written, written
+    for name in written:  # the raw records and vLLM's own log, which logs its arguments
+        assert SECRET.encode() not in (tmp_path / name).read_bytes(), name
+    assert "'api_key': ['REDACTED']" in (tmp_path / "result.vllm.log").read_text()
 
 
 @pytest.mark.parametrize("how", ["option", "environment"])

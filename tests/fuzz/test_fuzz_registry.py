@@ -106,6 +106,7 @@ def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path)
         ("infermeter bench run --vllm-arg '--api-key sk-live-123'", "--api-key"),
         ("HF_TOKEN=hf_aaaaaaaaaaaaaaaaaaaaaaaaaaaa vllm serve m", "HF_TOKEN"),
         ("curl -H 'Authorization: Bearer abc123'", "authorization"),
+        ("vllm log: non-default args: {'api_key': ['sk-live-123']}", "api_key"),
     ],
 )
 def test_fuzz_registry_hostile_strings_are_rejected(tmp_path: Path, value: str, named: str) -> None:
