@@ -21,7 +21,7 @@ from pathlib import Path
 from bench.compare import NamedResult
 from bench.errors import BenchError
 from registry.charts import chart_data
-from registry.index import IndexRow, index_rows
+from registry.index import IndexRow, index_rows, with_pareto_front
 from registry.models import PriceEntry
 from registry.store import write_text_atomic
 
@@ -115,7 +115,8 @@ def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) ->
     charts_js = _asset(CHARTS_JS)
     price_list = list(prices)
     rows_by_result = [
-        (named, index_rows(named.result, named.name, price_list)) for named in results
+        (named, with_pareto_front(index_rows(named.result, named.name, price_list)))
+        for named in results
     ]
     labels = {id(row): _label(named) for named, rows in rows_by_result for row in rows}
     data = chart_data(

@@ -1,28 +1,50 @@
 """The data the result charts draw, from index rows: one function for the site's compare pages
 and for `infermeter bench report`, so a set of results is drawn one way (the drawing itself is
-`site/assets/charts.js`)."""
+`site/assets/charts.js`).
+
+The speed chart draws real sweeps only: the points `registry.index.with_pareto_front` marked
+(on the front or not). A point outside a sweep (offline, server at an SLO, a lone point, no
+per-user rate) has no place on a throughput-against-speed curve, so it is left out rather than
+joined to other work."""
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from registry.index import IndexRow
 
 
-def chart_data(rows: Iterable[IndexRow], label_of: Any = None) -> dict[str, Any]:
-    """`{"pareto": {label: [[tok/s per user, output tok/s per GPU], …]}, "cost": {label: lowest
-    $ per 1M accepted (else output) tokens, on-demand}}`; one label per GPU and count, or
-    `label_of(row)` when given."""
-    pareto: dict[str, list[list[float]]] = defaultdict(list)
+def default_label(row: IndexRow) -> str:
+    """`2 × h100-sxm`: the count and the GPU never run together."""
+    return f"{row.gpu_count} × {row.gpu}"
+
+
+def lowest_usd_per_million(row: IndexRow) -> float | None:
+    """On-demand $ per 1M accepted tokens, else per 1M output tokens (no SLO stated)."""
+    accepted = row.on_demand_usd_per_million_accepted_tokens
+    return accepted if accepted is not None else row.on_demand_usd_per_million_output_tokens
+
+
+def chart_data(
+    rows: Iterable[IndexRow], label_of: Callable[[IndexRow], str] | None = None
+) -> dict[str, Any]:
+    """`{"pareto": {label: [[tok/s per user, output tok/s per GPU, on the front], …]}, "cost":
+    {label: lowest $ per 1M accepted (else output) tokens, on-demand}}`; one label per GPU and
+    count, or `label_of(row)` when given."""
+    label_of = label_of or default_label
+    pareto: dict[str, list[list[Any]]] = defaultdict(list)
     cost: dict[str, float] = {}
     for row in rows:
-        label = label_of(row) if label_of is not None else f"{row.gpu} ×{row.gpu_count}"
-        if row.tokens_per_s_per_user is not None and row.output_tokens_per_s_per_gpu is not None:
-            pareto[label].append([row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu])
-        usd = (
-            row.on_demand_usd_per_million_accepted_tokens
-            or row.on_demand_usd_per_million_output_tokens
-        )
+        label = label_of(row)
+        if (
+            row.on_pareto_front is not None
+            and row.tokens_per_s_per_user is not None
+            and row.output_tokens_per_s_per_gpu is not None
+        ):
+            pareto[label].append(
+                [row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu, row.on_pareto_front]
+            )
+        usd = lowest_usd_per_million(row)
         if usd is not None:
             cost[label] = min(usd, cost.get(label, usd))
     return {

@@ -48,6 +48,7 @@ from registry.models import (
     Result,
     load_point_key,
 )
+from registry.pareto import front_flags
 from registry.store import (
     RESULTS_DIR,
     canonical_json,
@@ -57,6 +58,7 @@ from registry.store import (
     write_text_atomic,
 )
 from registry.tree import walk_results
+from registry.workloads import scenario, workload_key, workload_label
 
 INDEX_SCHEMA_VERSION = 1
 MANIFEST_NAME = "index.json"
@@ -91,6 +93,17 @@ class IndexRow:
     engine_version: str = _column("Engine version.")
     tensor_parallel_size: int | None = _column("Tensor parallel size; null if not stated.")
     profile: str = _column("Traffic profile.")
+    workload: str = _column(
+        "Input → output lengths in tokens (fixed, a range `min–max`, `~mean` of a distribution, "
+        "or a dataset's own) and the dataset, in a reader's words."
+    )
+    workload_key: str = _column(
+        "Hash of the workload's lengths and dataset: rows compare only within one workload."
+    )
+    scenario: str = _column(
+        "What the point measured: `closed` (fixed concurrency), `open` (arrival rate), `offline` "
+        "(all requests queued at once) or `server_at_slo` (highest rate within stated bounds)."
+    )
     arrival: str = _column(
         "`closed` (fixed concurrency), an open arrival process (`poisson`, `gamma`, `constant`), "
         "or `offline` (every request queued at once; no concurrency, rate or per-user rate)."
@@ -158,6 +171,12 @@ class IndexRow:
     )
     output_tokens_per_joule: float | None = _column(
         "Output tokens ÷ energy, or output tokens/s ÷ mean power."
+    )
+    on_pareto_front: bool | None = _column(
+        "On the Pareto front (tokens/s per user against output tokens/s per GPU) of its model × "
+        "workload × GPU × count, among the points of real sweeps (results with two or more "
+        "closed- or open-loop points); null for points outside a sweep (offline, server at an "
+        "SLO, a single point, no per-user rate)."
     )
     on_demand_price_id: str | None = _column("Price catalog id of the cheapest on-demand price.")
     on_demand_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
@@ -371,6 +390,9 @@ def index_rows(
                 engine_version=identity.engine.version,
                 tensor_parallel_size=identity.serving.tensor_parallel_size,
                 profile=identity.workload.profile,
+                workload=workload_label(identity.workload),
+                workload_key=workload_key(identity.workload),
+                scenario=scenario(point.load),
                 arrival=point.load.arrival,
                 concurrency=point.load.concurrency,
                 request_rate=point.load.request_rate,
@@ -410,6 +432,7 @@ def index_rows(
                 tokens_per_s_per_user=_rounded(per_user),
                 tokens_per_s_per_user_basis=per_user_basis,
                 output_tokens_per_joule=_rounded(_tokens_per_joule(point)),
+                on_pareto_front=None,
                 **tiers,
             )
         )
@@ -475,18 +498,49 @@ def load_results(root: Path, files: Sequence[Path]) -> list[tuple[str, Result]]:
     return loaded
 
 
+def _sweep_group(row: IndexRow) -> tuple[Any, ...] | None:
+    if row.scenario not in ("closed", "open"):
+        return None
+    return (row.model, row.workload_key, row.gpu, row.gpu_count, row.scenario, row.lane)
+
+
+def _front_point(row: IndexRow) -> tuple[float, float] | None:
+    if row.tokens_per_s_per_user is None or row.output_tokens_per_s_per_gpu is None:
+        return None
+    return (row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu)
+
+
+def with_pareto_front(rows: Sequence[IndexRow]) -> list[IndexRow]:
+    """Rows with `on_pareto_front` set, from real sweeps only: a result's closed- or open-loop
+    points count when it has two or more of them."""
+    in_sweep: dict[str, int] = {}
+    for row in rows:
+        if _sweep_group(row) is not None and _front_point(row) is not None:
+            in_sweep[row.result_id] = in_sweep.get(row.result_id, 0) + 1
+    swept = [row for row in rows if in_sweep.get(row.result_id, 0) >= 2]
+    flags = dict(zip(map(id, swept), front_flags(swept, _sweep_group, _front_point), strict=True))
+    return [dataclasses.replace(row, on_pareto_front=flags.get(id(row))) for row in rows]
+
+
+def across_rows(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """The rows in the index's order (file, point) with the figures that need all of them:
+    the replicate spread and the Pareto front."""
+    ordered = sorted(rows, key=lambda row: (row.file, row.point_index))
+    return with_pareto_front(with_replicate_spread(ordered))
+
+
 def build_index(root: Path) -> tuple[list[IndexRow], int]:
     """The rows of every result under `root` (a registry checkout), and the number of results."""
     results = load_results(root, result_files(root))
-    prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
+    catalogs = root / "registry" / "catalogs"
+    prices = list(load_prices(catalogs / "prices.yaml").values())
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     rows = [
         row
         for file, result in results
         for row in index_rows(result, file, prices, corrections.get(result.id))
     ]
-    rows.sort(key=lambda row: (row.file, row.point_index))
-    return with_replicate_spread(rows), len(results)
+    return across_rows(rows), len(results)
 
 
 # --- writing ---------------------------------------------------------------------------------

@@ -6,7 +6,10 @@ much of both and more of one. Only points of one sweep compare (same model, work
 count, engine settings): across workloads the axes measure different work.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def front_indices(points: Sequence[tuple[float, float]]) -> list[int]:
@@ -24,3 +27,26 @@ def front_indices(points: Sequence[tuple[float, float]]) -> list[int]:
         elif best_at_x == (x, y):
             front.append(i)  # the same point twice: neither dominates the other
     return sorted(front, key=lambda i: (points[i][0], i))
+
+
+def front_flags(
+    items: Sequence[T],
+    group: Callable[[T], Hashable | None],
+    point: Callable[[T], tuple[float, float] | None],
+) -> list[bool | None]:
+    """For each item: whether it is on the front of its group, or None where it takes no part
+    (no group, no point, or a group of fewer than two points: no sweep to draw a front from)."""
+    members: dict[Hashable, list[int]] = {}
+    for index, item in enumerate(items):
+        key = group(item)
+        if key is not None and point(item) is not None:
+            members.setdefault(key, []).append(index)
+    flags: list[bool | None] = [None] * len(items)
+    for indices in members.values():
+        if len(indices) < 2:
+            continue
+        points = [point(items[i]) for i in indices]
+        front = set(front_indices([p for p in points if p is not None]))
+        for position, index in enumerate(indices):
+            flags[index] = position in front
+    return flags

@@ -1,7 +1,8 @@
-"""Pages from the result index: Home, Compare (model × traffic profile) with charts, and
-Downloads (the page per result is `result_pages`). Tables are plain HTML (readable without
-JavaScript); `tables.js` adds sorting and filtering, `charts.js` draws the charts from the JSON
-embedded beside them.
+"""Pages from the result index: Compare (model × traffic profile, one table per workload ×
+scenario) with its Pareto front and charts, and Downloads (Home's answer is `answer_pages`, the
+page per result is `result_pages`). Tables are plain HTML (readable without JavaScript);
+`tables.js` adds sorting and filtering, `charts.js` draws the charts from the JSON embedded
+beside them.
 Every string that comes from a result file is HTML-escaped."""
 
 import csv
@@ -13,23 +14,24 @@ from collections.abc import Callable, Iterable, Mapping
 from statistics import median
 from typing import Any
 
-from catalog_pages import esc, price_link
+from catalog_pages import esc
 from result_index import Index
 
-from registry.charts import chart_data
+from registry.charts import chart_data, lowest_usd_per_million
 from registry.index import COLUMNS as INDEX_COLUMNS
 from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
 from registry.models import GpuEntry, ModelEntry, PriceEntry
+from registry.workloads import SCENARIOS
 
 TIERS = ("on_demand", "interruptible", "reserved")
 
 
-def _num(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
+def num(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
     return "–" if value is None else f"{value * scale:,.{digits}f}"
 
 
-def _usd(value: float | None, digits: int = 3) -> str:
+def usd(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"${value:,.{digits}f}"
 
 
@@ -42,7 +44,7 @@ def _slug(model: str, profile: str) -> str:
     return f"{model}--{profile}"
 
 
-def _kind_badge(kind: str) -> str:
+def kind_badge(kind: str) -> str:
     return f'<span class="im-kind im-kind-{esc(kind)}">{esc(kind)}</span>'
 
 
@@ -51,7 +53,7 @@ def _kind_badge(kind: str) -> str:
 SUMMARY_COLUMNS = tuple(
     name
     for name in INDEX_COLUMNS[INDEX_COLUMNS.index("duration_s") :]
-    if not name.endswith(("_price_id", "_basis"))
+    if not name.endswith(("_price_id", "_basis")) and name != "on_pareto_front"
 )
 
 
@@ -90,7 +92,7 @@ def _spread(group: Group) -> str:
         return ""
     return (
         f'<br><small class="im-spread">n={len(group.members)}, '
-        f"{_num(row.output_tokens_per_s_min, 0)}–{_num(row.output_tokens_per_s_max, 0)} tok/s"
+        f"{num(row.output_tokens_per_s_min, 0)}–{num(row.output_tokens_per_s_max, 0)} tok/s"
         "</small>"
     )
 
@@ -99,7 +101,7 @@ def _result_links(group: Group) -> str:
     links = [
         f'<a href="../../results/{esc(m.result_id)}/">{esc(m.result_id)}</a> · '
         f'<a href="../../results/{esc(m.result_id)}.json">file</a>'
-        + ("" if len(group.members) == 1 else f" ({_num(m.output_tokens_per_s, 0)} tok/s)")
+        + ("" if len(group.members) == 1 else f" ({num(m.output_tokens_per_s, 0)} tok/s)")
         for m in group.members
     ]
     return "<br>".join(links)
@@ -109,7 +111,7 @@ def _hourly_price(group: Group) -> str:
     """The deployment's on-demand $/hour, linked to the price's row (date, source) on the GPU
     page."""
     row = group.row
-    text = _usd(row.on_demand_usd_per_hour, 2)
+    text = usd(row.on_demand_usd_per_hour, 2)
     if row.on_demand_price_id is None:
         return text
     return (
@@ -134,7 +136,8 @@ COLUMNS: list[Column] = [
         lambda g: f'<a href="../../gpus/{esc(g.row.gpu)}/">{esc(g.row.gpu)}</a>',
     ),
     ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
-    ("Source", lambda g: " ".join(_kinds(g)), lambda g: " ".join(map(_kind_badge, _kinds(g)))),
+    ("Workload", lambda g: g.row.workload, lambda g: esc(g.row.workload)),
+    ("Source", lambda g: " ".join(_kinds(g)), lambda g: " ".join(map(kind_badge, _kinds(g)))),
     (
         "Engine",
         lambda g: f"{g.row.engine} {g.row.engine_version}",
@@ -150,60 +153,60 @@ COLUMNS: list[Column] = [
     (
         "Output tok/s",
         lambda g: g.row.output_tokens_per_s,
-        lambda g: _num(g.row.output_tokens_per_s, 0) + _spread(g),
+        lambda g: num(g.row.output_tokens_per_s, 0) + _spread(g),
     ),
     (
         "Accepted tok/hour",
         lambda g: _accepted_per_hour(g.row),
-        lambda g: _num(_accepted_per_hour(g.row), 0),
+        lambda g: num(_accepted_per_hour(g.row), 0),
     ),
     (
         "$/1M accepted, on-demand",
         lambda g: g.row.on_demand_usd_per_million_accepted_tokens,
-        lambda g: _usd(g.row.on_demand_usd_per_million_accepted_tokens),
+        lambda g: usd(g.row.on_demand_usd_per_million_accepted_tokens),
     ),
     (
         "$/1M accepted, interruptible",
         lambda g: g.row.interruptible_usd_per_million_accepted_tokens,
-        lambda g: _usd(g.row.interruptible_usd_per_million_accepted_tokens),
+        lambda g: usd(g.row.interruptible_usd_per_million_accepted_tokens),
     ),
     (
         "$/1M accepted, reserved",
         lambda g: g.row.reserved_usd_per_million_accepted_tokens,
-        lambda g: _usd(g.row.reserved_usd_per_million_accepted_tokens),
+        lambda g: usd(g.row.reserved_usd_per_million_accepted_tokens),
     ),
     (
         "$/1M output, on-demand",
         lambda g: g.row.on_demand_usd_per_million_output_tokens,
-        lambda g: _usd(g.row.on_demand_usd_per_million_output_tokens),
+        lambda g: usd(g.row.on_demand_usd_per_million_output_tokens),
     ),
     (
         "Tok/s per GPU",
         lambda g: g.row.output_tokens_per_s_per_gpu,
-        lambda g: _num(g.row.output_tokens_per_s_per_gpu, 0),
+        lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
     ),
     (
         "Tok/s per user",
         lambda g: g.row.tokens_per_s_per_user,
-        lambda g: _num(g.row.tokens_per_s_per_user, 1),
+        lambda g: num(g.row.tokens_per_s_per_user, 1),
     ),
-    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: _num(g.row.ttft_ms_p95, 0)),
-    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: _num(g.row.e2e_ms_p95, 0)),
-    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: _num(g.row.e2e_ms_p99, 0)),
+    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: num(g.row.ttft_ms_p95, 0)),
+    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: num(g.row.e2e_ms_p95, 0)),
+    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: num(g.row.e2e_ms_p99, 0)),
     (
         "Failure rate",
         lambda g: g.row.failure_rate,
-        lambda g: _num(g.row.failure_rate, 1, 100) + ("" if g.row.failure_rate is None else " %"),
+        lambda g: num(g.row.failure_rate, 1, 100) + ("" if g.row.failure_rate is None else " %"),
     ),
     (
         "GPU util. %",
         lambda g: g.row.gpu_utilization_pct,
-        lambda g: _num(g.row.gpu_utilization_pct, 0),
+        lambda g: num(g.row.gpu_utilization_pct, 0),
     ),
     (
         "Tok/J",
         lambda g: g.row.output_tokens_per_joule,
-        lambda g: _num(g.row.output_tokens_per_joule, 2),
+        lambda g: num(g.row.output_tokens_per_joule, 2),
     ),
     ("Result", lambda g: g.members[0].result_id, _result_links),
 ]
@@ -235,182 +238,138 @@ def slot(name: str) -> str:
     return f'<div data-im-slot="{name}"></div>'
 
 
-def compare_page(model: str, profile: str, model_name: str) -> str:
+def front_table(rows: list[IndexRow]) -> str:
+    """The Pareto front as a table (readable without JavaScript): per GPU × count, the points
+    no other point of its sweeps beats on both speed per user and throughput per GPU."""
+    front = sorted(
+        (row for row in rows if row.on_pareto_front),
+        key=lambda row: (row.gpu, row.gpu_count, row.tokens_per_s_per_user or 0),
+    )
+    if not front:
+        return ""
+    body = "".join(
+        f"<tr><td>{esc(row.gpu_count)} × {esc(row.gpu)}</td><td>{esc(row.load_label)}</td>"
+        f"<td>{num(row.tokens_per_s_per_user, 1)}</td>"
+        f"<td>{num(row.output_tokens_per_s_per_gpu, 0)}</td>"
+        f"<td>{usd(lowest_usd_per_million(row))}</td>"
+        f'<td><a href="../../results/{esc(row.result_id)}/">{esc(row.result_id)}</a></td></tr>'
+        for row in front
+    )
+    return (
+        '<div class="im-scroll"><table class="im-table im-front"><thead><tr><th>GPUs</th>'
+        "<th>Load</th><th>Tokens/s per user</th><th>Output tokens/s per GPU</th>"
+        "<th>$/1M (accepted, else output)</th><th>Result</th></tr></thead>"
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def scenario_text(scenario: str) -> str:
+    """A scenario key (`closed`, …), optionally with a ` · lane` suffix, in a reader's words."""
+    base, _sep, lane = scenario.partition(" · ")
+    return SCENARIOS.get(base, base) + (f" · {lane}" if lane else "")
+
+
+def comparable_groups(rows: list[IndexRow]) -> list[tuple[tuple[str, str, str], list[IndexRow]]]:
+    """The rows of one model split by workload × scenario (MLPerf's lane apart): ((workload
+    key, workload, scenario), rows), in a stable order. Rows of different groups never share a
+    table or a chart."""
+    groups = rows_by(
+        rows,
+        lambda row: (
+            row.workload_key,
+            row.workload,
+            row.scenario + (" · MLPerf lane" if row.lane == "mlperf" else ""),
+        ),
+    )
+    return sorted(groups, key=lambda group: (group[0][1], group[0][2], group[0][0]))
+
+
+def compare_page(
+    model: str, profile: str, model_name: str, groups: list[tuple[str, str]] | None = None
+) -> str:
+    """Markdown of a compare page; `groups` are its tables' (workload, scenario) in order."""
     slug = _slug(model, profile)
+    sections = "".join(
+        f"## {esc(workload)} · {esc(scenario_text(scenario))}\n\n"
+        + slot(f"compare-table-{number}")
+        + "\n\n"
+        for number, (workload, scenario) in enumerate(groups or [])
+    )
     return (
         f"---\ntitle: {f'{model_name}, {profile}'!r}\nhide: [navigation, toc]\n---\n\n"
         f"# {esc(model_name)}: {esc(profile)} traffic\n\n"
-        f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile. "
-        "Dollar figures use the cheapest catalog price of each tier × GPU count; *measured* rows "
-        "come from `infermeter bench`, *reported* rows from a cited public source. "
-        "Results of the same setup and load from several runs (replicates) share one row: its "
-        "figures are their medians, *n* and the range of output tokens/s show their spread, and "
-        "each replicate is linked. Click a header to sort. [Data as CSV]("
+        f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile, "
+        "one table per workload (input → output lengths, dataset) and scenario: only like "
+        "compares with like. Dollar figures use the cheapest usable catalog price of each tier "
+        "× GPU count; *measured* rows come from `infermeter bench`, *reported* rows from a cited "
+        "public source. Results of the same setup and load from several runs (replicates) share "
+        "one row: its figures are their medians, *n* and the range of output tokens/s show their "
+        "spread, and each replicate is linked. Click a header to sort. [Data as CSV]("
         + f"{slug}.csv"
-        + ").\n\n"
-        + slot("compare-table")
-        + "\n\n## Charts\n\n"
-        + slot("compare-charts")
-        + "\n"
+        + "), with the workload and scenario of every row.\n\n"
+        + sections
     )
 
 
-def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
-    """The HTML of a compare page's slots: the table, the charts with their data."""
-    # An attribute, not a <script>: instant navigation re-runs scripts in the content.
+def _group_html(rows: list[IndexRow]) -> str:
     groups = replicate_groups(rows)
+    # An attribute, not a <script>: instant navigation re-runs scripts in the content.
     chart_json = json.dumps(
         chart_data([group.row for group in groups]), sort_keys=True, separators=(",", ":")
     )
+    front = front_table(rows)
+    if front:
+        sweep = (
+            "<p><strong>Pareto front</strong> of the sweeps above (no other point of the same "
+            "GPU and count is faster per user <em>and</em> per GPU):</p>" + front
+        )
+    elif rows and rows[0].scenario == "offline":
+        sweep = (
+            "<p>Offline points (every request queued at once) have no per-user rate, so no "
+            "Pareto front.</p>"
+        )
+    else:
+        sweep = "<p>No sweep (two or more load points of one run) here, so no Pareto front.</p>"
+    pareto_chart = (
+        '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s '
+        "per GPU against tokens/s per user, one line per GPU × count through its sweep points "
+        "(the front is the table above).</figcaption></figure>"
+        if front
+        else ""
+    )
     charts = (
-        f'<div class="im-charts" data-chart-data="{esc(chart_json)}">'
-        '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per '
-        "GPU against tokens/s per user, one line per GPU and count (the Pareto front)."
-        "</figcaption></figure>"
+        f'<div class="im-charts" data-chart-data="{esc(chart_json)}">{pareto_chart}'
         '<figure><div class="im-chart" data-chart="cost"></div><figcaption>Lowest $ per 1M '
-        "accepted (else output) tokens, on-demand, per GPU.</figcaption></figure></div>"
+        "accepted (else output) tokens, on-demand, per GPU × count, from zero."
+        "</figcaption></figure></div>"
     )
-    return {slot("compare-table"): _compare_table(groups), slot("compare-charts"): charts}
+    return _compare_table(groups) + sweep + charts
 
 
-# Workload → shortlist, after the guide's quick decision matrix (our wording).
-DECISION_MATRIX: list[tuple[str, tuple[str, ...], str]] = [
-    (
-        "Chat with 7-13B models, internal tools, prototypes",
-        ("l4", "l40s", "rtx-4090", "rtx-5090", "a100-40gb-pcie"),
-        "A low hourly price beats peak speed when the model is small and concurrency moderate.",
-    ),
-    (
-        "30-34B models",
-        ("l40s", "a100-80gb-sxm", "h100-pcie", "h100-sxm"),
-        "Enough memory for a practical deployment at a lower base cost than H200 or B200.",
-    ),
-    (
-        "70B-class models",
-        ("h100-sxm", "h200-sxm", "a100-80gb-sxm"),
-        "H100 is the default; H200 wins when its memory cuts the GPU count.",
-    ),
-    (
-        "Long-context RAG",
-        ("h200-sxm", "h100-nvl", "h100-sxm", "b200"),
-        "KV cache and prefill make memory capacity and bandwidth matter more than the"
-        " hourly price.",
-    ),
-    (
-        "High-throughput batch jobs",
-        ("a100-80gb-sxm", "l40s", "h100-sxm"),
-        "Throughput per dollar matters more than latency when jobs can wait; count retries"
-        " and interruptions.",
-    ),
-    (
-        "Latency-sensitive customer chat",
-        ("h100-sxm", "h200-sxm", "b200"),
-        "p95/p99 latency, not mean tokens/s; newer datacenter GPUs leave room for concurrency.",
-    ),
-    (
-        "Local inference",
-        ("rtx-4090", "rtx-5090", "rtx-pro-6000-ws", "rtx-6000-ada"),
-        "Private development, offline tests and small models.",
-    ),
-]
-
-
-def home_page(
-    index: Index,
-    gpus: Mapping[str, GpuEntry],
-    models: Mapping[str, ModelEntry],
-    cheapest: Mapping[str, Mapping[str, PriceEntry]],
-) -> str:
-    def gpu_cell(gpu_id: str) -> str:
-        gpu = gpus[gpu_id]
-        price = cheapest.get(gpu_id, {}).get("on_demand")
-        price_text = (
-            f", from {price_link(price, 'gpus/', f'${price.usd_per_gpu_hour:,.2f}/h')}"
-            if price is not None
-            else ""
-        )
-        return f'<a href="gpus/{gpu_id}/">{esc(gpu.name)}</a> ({esc(gpu.memory_gb)} GB{price_text})'
-
-    matrix = "".join(
-        f"<tr><td>{esc(workload)}</td><td"
-        f">{'<br>'.join(gpu_cell(g) for g in shortlist if g in gpus)}</td>"
-        f"<td>{esc(why)}</td></tr>"
-        for workload, shortlist, why in DECISION_MATRIX
-    )
-    best: dict[str, IndexRow] = {}
-    for row in ranked(index.rows):
-        usd = (
-            row.on_demand_usd_per_million_accepted_tokens
-            or row.on_demand_usd_per_million_output_tokens
-        )
-        if usd is None:
-            continue
-        current = best.get(row.model)
-        current_usd = (
-            None
-            if current is None
-            else (
-                current.on_demand_usd_per_million_accepted_tokens
-                or current.on_demand_usd_per_million_output_tokens
-            )
-        )
-        if current_usd is None or usd < current_usd:
-            best[row.model] = row
-    best_rows = "".join(
-        f'<tr><td><a href="models/{esc(model)}/"'
-        f">{esc(models[model].name if model in models else model)}</a></td>"
-        f'<td><a href="gpus/{esc(row.gpu)}/">{esc(row.gpu)}</a> ×{row.gpu_count}</td>'
-        f"<td>{_usd(row.on_demand_usd_per_million_accepted_tokens)}</td>"
-        f"<td>{_usd(row.on_demand_usd_per_million_output_tokens)}</td>"
-        f"<td>{_kind_badge(row.source_kind)}</td>"
-        f'<td><a href="compare/{esc(_slug(row.model, row.profile))}/">compare</a> · '
-        f'<a href="results/{esc(row.result_id)}/">result</a></td></tr>'
-        for model, row in sorted(best.items())
-    )
-    return (
-        "---\ntitle: infermeter\n---\n\n"
-        "# What a token really costs on each GPU\n\n"
-        "infermeter answers one buyer's question: **which GPU serves my model and my"
-        " traffic at the "
-        "lowest cost per accepted token, within my latency and reliability targets?** Not"
-        " the newest "
-        "card, not the cheapest hour, not the best marketing benchmark: measured throughput of "
-        "requests that met their latency target, priced at today's catalog prices.\n\n"
-        "- [Compare GPUs](compare/index.md) per model and traffic profile\n"
-        "- Calculators in your browser: [VRAM plan](calculators/vram.md), "
-        "[cost per token](calculators/cost.md), [GPU fit](calculators/fit.md)\n"
-        "- [How we measure](methodology.md) · [Contribute a result](contribute.md) · "
-        "[Downloads](downloads.md)\n\n"
-        "## Where to start: workload → shortlist\n\n"
-        "A first shortlist by workload, with catalog memory and the cheapest on-demand price. "
-        "Then let the GPU earn the workload: plan the memory, and compare measured results.\n\n"
-        '<table class="im-table"><thead><tr><th>Workload</th><th>Start with</th><th>Why</th'
-        "></tr></thead>"
-        f"<tbody>{matrix}</tbody></table>\n\n"
-        "## Lowest $ per 1M tokens per model\n\n"
-        "On-demand price; accepted tokens where the result has an SLO, else all output tokens.\n\n"
-        '<table class="im-table" data-search-exclude><thead><tr><th>Model</th><th>GPU</th>'
-        "<th>$/1M accepted</th><th>$/1M output</th><th>Source</th><th></th></tr></thead>"
-        f"<tbody>{best_rows}</tbody></table>\n"
-    )
+def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
+    """The HTML of a compare page's slots: per workload × scenario, its table, front and charts."""
+    return {
+        slot(f"compare-table-{number}"): _group_html(group_rows)
+        for number, (_key, group_rows) in enumerate(comparable_groups(rows))
+    }
 
 
 def pages(
-    index: Index,
-    gpus: Mapping[str, GpuEntry],
-    models: Mapping[str, ModelEntry],
-    cheapest: Mapping[str, Mapping[str, PriceEntry]],
+    index: Index, models: Mapping[str, ModelEntry]
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """uri → Markdown of Home and the compare pages; uri → slot marker → HTML of their slots.
-    (Result pages are written after the build: `result_pages`.)"""
-    out = {"index.md": home_page(index, gpus, models, cheapest)}
+    """uri → Markdown of the compare pages; uri → slot marker → HTML of their slots. (Home is
+    `answer_pages.home_page`; result pages are written after the build: `result_pages`.)"""
+    out: dict[str, str] = {}
     slots: dict[str, dict[str, str]] = {}
     links = []
     groups = rows_by(ranked(index.rows), lambda row: (row.model, row.profile))
     for (model, profile), rows in sorted(groups, key=lambda group: group[0]):
         name = models[model].name if model in models else model
         uri = f"compare/{_slug(model, profile)}.md"
-        out[uri] = compare_page(model, profile, name)
+        headings = [
+            (workload, scenario) for (_k, workload, scenario), _r in comparable_groups(rows)
+        ]
+        out[uri] = compare_page(model, profile, name, headings)
         slots[uri] = compare_slots(rows)
         links.append(
             f"| [{esc(name)}]({_slug(model, profile)}.md) | {esc(profile)} |"

@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import answer_pages
 import calc_pages
 import catalog_pages
 import compare_pages
@@ -186,8 +187,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
         for model in models.values():
             links = page_links.model_compare_links(_state["index"].rows, model.id)
+            links += answer_pages.model_answer(_state["index"], model.id, models)
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
-        pages, slots = compare_pages.pages(_state["index"], gpus, models, _state["cheapest"])
+        home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"])
+        _page(files, config, "index.md", home)
+        pages, slots = compare_pages.pages(_state["index"], models)
         for uri, content in pages.items():
             _page(files, config, uri, content)
         _state["slots"] = slots

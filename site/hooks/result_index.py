@@ -20,10 +20,10 @@ from registry.corrections import CORRECTIONS_FILE, latest_entries, load_correcti
 from registry.errors import InvalidFileError, Problem
 from registry.index import (
     IndexRow,
+    across_rows,
     index_rows,
     load_results,
     result_files,
-    with_replicate_spread,
 )
 from registry.models import Result
 from registry.store import parse_result
@@ -86,7 +86,8 @@ def load_index(root: Path) -> Index:
     corrections file; an invalid file raises."""
     files = result_files(root)
     validate(root, files)
-    prices = list(load_prices(root / "registry" / "catalogs" / "prices.yaml").values())
+    catalogs = root / "registry" / "catalogs"
+    prices = list(load_prices(catalogs / "prices.yaml").values())
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     results: dict[str, Result] = {}
     texts: dict[str, str] = {}
@@ -98,5 +99,4 @@ def load_index(root: Path) -> Index:
             result = parse_result(text, relative)
             results[result.id], texts[result.id] = result, text
             rows.extend(index_rows(result, relative, prices, corrections.get(result.id)))
-    rows.sort(key=lambda row: (row.file, row.point_index))
-    return Index(rows=with_replicate_spread(rows), results=results, texts=texts)
+    return Index(rows=across_rows(rows), results=results, texts=texts)

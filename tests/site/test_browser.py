@@ -232,28 +232,30 @@ def test_browser_compare_table_sorts_and_filters(page: Any, site_url: str) -> No
     page.goto(f"{site_url}/compare/")
     page.click("article a[href*='llama-3.1-8b-instruct--']")  # the page with the most rows
     page.wait_for_selector("table[data-sortable] th[role=button]")
-    headers = page.eval_on_selector_all(
-        "table[data-sortable] thead th", "hs => hs.map(h => h.textContent)"
-    )
+    # each workload × scenario has its own table, with its own tools: take the largest
+    tables = page.locator("table[data-sortable]")
+    sizes = [tables.nth(i).locator("tbody tr").count() for i in range(tables.count())]
+    table = tables.nth(sizes.index(max(sizes)))
+    headers = table.locator("thead th").all_text_contents()
     column = headers.index("Output tok/s")
-    page.click(f"table[data-sortable] thead th:nth-child({column + 1})")
-    keys = page.eval_on_selector_all(
-        f"table[data-sortable] tbody tr td:nth-child({column + 1})",
-        "cells => cells.map(c => c.dataset.sort).filter(v => v !== '').map(Number)",
+
+    def keys() -> list[float]:
+        cells = table.locator(f"tbody tr td:nth-child({column + 1})")
+        return [float(v) for v in cells.evaluate_all("cs => cs.map(c => c.dataset.sort)") if v]
+
+    table.locator(f"thead th:nth-child({column + 1})").click()
+    assert len(keys()) >= 2
+    assert keys() == sorted(keys())
+    table.locator(f"thead th:nth-child({column + 1})").click()
+    assert keys() == sorted(keys(), reverse=True)
+    first_gpu = table.locator("tbody tr td").first.get_attribute("data-sort")
+    assert first_gpu
+    tools = table.locator(
+        "xpath=ancestor::div[contains(@class,'im-scroll')]/preceding-sibling::div[1]"
     )
-    assert len(keys) >= 2
-    assert keys == sorted(keys)
-    page.click(f"table[data-sortable] thead th:nth-child({column + 1})")
-    keys = page.eval_on_selector_all(
-        f"table[data-sortable] tbody tr td:nth-child({column + 1})",
-        "cells => cells.map(c => c.dataset.sort).filter(v => v !== '').map(Number)",
-    )
-    assert keys == sorted(keys, reverse=True)
-    first_gpu = page.eval_on_selector("table[data-sortable] tbody tr td", "c => c.dataset.sort")
-    page.fill("input[data-filter]", first_gpu)
-    visible = page.eval_on_selector_all(
-        "table[data-sortable] tbody tr",
-        "rows => rows.filter(r => !r.hidden).map(r => r.cells[0].dataset.sort)",
+    tools.locator("input[data-filter]").fill(first_gpu)
+    visible = table.locator("tbody tr").evaluate_all(
+        "rows => rows.filter(r => !r.hidden).map(r => r.cells[0].dataset.sort)"
     )
     assert visible
     assert all(first_gpu in gpu for gpu in visible)

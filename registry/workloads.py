@@ -1,0 +1,75 @@
+"""What makes two load points comparable on a page: the same workload and the same scenario.
+
+A workload is the requests' input and output lengths (fixed, a range, a distribution or a
+dataset's own) and the dataset; a scenario is what the load point measured: a closed loop at a
+concurrency, an open loop at a rate, offline (every request queued at once) or a server at an
+SLO (the highest rate that met stated bounds). Throughput under 128→2048 tokens and under
+1000→1000 tokens measures different work, and an offline maximum is not a per-user figure: the
+site compares only within one model × workload × scenario.
+"""
+
+import hashlib
+import json
+
+from registry.models import Result
+from registry.models.identity import (
+    FixedLength,
+    LengthDistribution,
+    NormalLength,
+    UniformLength,
+    Workload,
+)
+from registry.models.measurements import Load
+
+SCENARIOS = {
+    "closed": "closed loop (fixed concurrency)",
+    "open": "open loop (arrival rate)",
+    "offline": "offline (all requests queued at once)",
+    "server_at_slo": "server at an SLO (highest rate within stated bounds)",
+}
+
+
+def _length(distribution: LengthDistribution) -> str:
+    if isinstance(distribution, FixedLength):
+        return f"{distribution.value:,}"
+    if isinstance(distribution, UniformLength):
+        return f"{distribution.min:,}–{distribution.max:,}"
+    if isinstance(distribution, NormalLength):
+        return f"~{distribution.mean:,.0f}"
+    return "dataset" if distribution.mean is None else f"dataset (mean {distribution.mean:,.0f})"
+
+
+def workload_label(workload: Workload) -> str:
+    """The workload in a reader's words, e.g. `1,000 → 1,000 tokens` or `dataset (mean 250) →
+    dataset (mean 180) tokens, open-orca`."""
+    text = f"{_length(workload.input_len)} → {_length(workload.output_len)} tokens"
+    if workload.turns is not None:
+        text += f", {_length(workload.turns)} turns"
+    return f"{text}, {workload.dataset}" if workload.dataset else text
+
+
+def workload_key(workload: Workload) -> str:
+    """A short hash of what makes two workloads the same: lengths, turns and dataset."""
+    data = {
+        "input_len": workload.input_len.model_dump(mode="json"),
+        "output_len": workload.output_len.model_dump(mode="json"),
+        "turns": None if workload.turns is None else workload.turns.model_dump(mode="json"),
+        "dataset": workload.dataset,
+    }
+    text = json.dumps(data, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def scenario(load: Load) -> str:
+    """`closed`, `open`, `offline` or `server_at_slo` (a key of `SCENARIOS`)."""
+    if load.arrival == "closed":
+        return "closed"
+    if load.arrival == "offline":
+        return "offline"
+    return "server_at_slo" if load.rate_search is not None else "open"
+
+
+def result_workload(result: Result) -> tuple[str, str]:
+    """(key, label) of a result's workload."""
+    workload = result.identity.workload
+    return workload_key(workload), workload_label(workload)

@@ -1,0 +1,221 @@
+"""The buyer's answer where readers land: on Home and on every model page, per model ×
+workload × scenario and per lane (measured, reported, MLPerf apart), the cheapest GPU per 1M
+accepted output tokens at its result's latency target (SLO). MLPerf rows are never ranked
+against the others (its messaging guidelines): they carry their result ID and footnote, and
+their $ figure is marked as derived. Strings from result files are HTML-escaped."""
+
+from collections.abc import Iterable, Mapping
+
+from catalog_pages import esc, price_link
+from compare_pages import kind_badge, num, ranked, rows_by, usd
+from page_links import compare_slug
+from result_index import Index
+
+from registry.index import IndexRow
+from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
+from registry.workloads import SCENARIOS
+
+ANSWER_INTRO = (
+    "Per model, workload (input → output lengths, dataset) and scenario, and per lane: "
+    "*measured* by infermeter, *reported* by a cited source, and *MLPerf* results in their own "
+    "lane (never ranked against the others, as MLPerf's guidelines require). Accepted tokens "
+    "are those of requests that met the result's latency target (SLO, shown); where no result "
+    "states one, the row says so and shows $ per output token instead, which is not the same "
+    "claim. On-demand price, the cheapest usable one in the catalog.\n\n"
+)
+
+
+def _best(rows: Iterable[IndexRow]) -> IndexRow | None:
+    """The row with the lowest $/1M accepted tokens; without any, the lowest $/1M output."""
+    rows = list(rows)
+    accepted = [r for r in rows if r.on_demand_usd_per_million_accepted_tokens is not None]
+    if accepted:
+        return min(accepted, key=lambda r: r.on_demand_usd_per_million_accepted_tokens or 0)
+    priced = [r for r in rows if r.on_demand_usd_per_million_output_tokens is not None]
+    return min(priced, key=lambda r: r.on_demand_usd_per_million_output_tokens or 0, default=None)
+
+
+def slo_text(result: Result | None) -> str:
+    """A result's latency target in a reader's words, e.g. `TTFT ≤ 2,000 ms, TPOT ≤ 50 ms`."""
+    if result is None:
+        return "–"
+    slo = result.slo
+    bounds = [
+        f"{name} ≤ {value:,.0f} ms"
+        for name, value in (("TTFT", slo.ttft_ms), ("TPOT", slo.tpot_ms), ("E2E", slo.e2e_ms))
+        if value is not None
+    ]
+    return ", ".join(bounds) or "none stated"
+
+
+def _mlperf_note(row: IndexRow, results: Mapping[str, Result]) -> str:
+    """What MLPerf's messaging guidelines ask beside an MLPerf row: its result ID, its footnote,
+    and that our $ figure is derived, not verified by MLCommons."""
+    source = results[row.result_id].source if row.result_id in results else None
+    mlperf = getattr(source, "mlperf", None)
+    footnote = f" {esc(mlperf.footnote)}" if mlperf is not None else ""
+    return (
+        f'<br><small class="im-mlperf">MLPerf result ID {esc(row.mlperf_result_id)}.{footnote} '
+        "The $ figure is derived by infermeter from catalog prices, not verified by MLCommons."
+        "</small>"
+    )
+
+
+def answer_rows(
+    rows: Iterable[IndexRow],
+    models: Mapping[str, ModelEntry],
+    base: str,
+    results: Mapping[str, Result] | None = None,
+) -> str:
+    """Table rows answering the buyer's question per model × workload × scenario × lane (an
+    MLPerf row is the best of its own lane only); `base` is the relative URL of the site's
+    root, `results` (result id → Result) gives each row its SLO and MLPerf rows their
+    footnote."""
+    results = results or {}
+    groups = rows_by(rows, lambda r: (r.model, r.workload_key, r.workload, r.scenario, r.lane))
+    cells = []
+    for (model, _key, workload, scenario, lane), members in sorted(
+        groups, key=lambda group: (group[0][0], group[0][2], group[0][3], group[0][4])
+    ):
+        row = _best(members)
+        if row is None:
+            continue
+        accepted = row.on_demand_usd_per_million_accepted_tokens
+        cells.append(
+            f'<tr data-lane="{esc(lane)}"><td><a href="{base}models/{esc(model)}/"'
+            f">{esc(models[model].name if model in models else model)}</a></td>"
+            f"<td>{esc(workload)}</td><td>{esc(SCENARIOS.get(scenario, scenario))}</td>"
+            f"<td>{kind_badge(lane)}</td>"
+            f'<td><a href="{base}gpus/{esc(row.gpu)}/">{esc(row.gpu_count)} × {esc(row.gpu)}</a>'
+            "</td>"
+            + (
+                f"<td>{usd(accepted)}</td><td>{esc(slo_text(results.get(row.result_id)))}</td>"
+                if accepted is not None
+                else "<td>no result meets a stated SLO yet</td><td>–</td>"
+            )
+            + f"<td>{usd(row.on_demand_usd_per_million_output_tokens)}</td>"
+            f"<td>{num(row.ttft_ms_p95, 0)}</td>"
+            f'<td><a href="{base}compare/{esc(compare_slug(row.model, row.profile))}/">compare'
+            f'</a> · <a href="{base}results/{esc(row.result_id)}/">result</a>'
+            + (_mlperf_note(row, results) if lane == "mlperf" else "")
+            + "</td></tr>"
+        )
+    return "".join(cells)
+
+
+def answer_table(body: str) -> str:
+    """The answer table around `answer_rows`' rows."""
+    if not body:
+        return "<p>No result yet.</p>"
+    return (
+        '<div class="im-scroll"><table class="im-table im-answer" data-search-exclude><thead><tr>'
+        "<th>Model</th><th>Workload</th><th>Scenario</th><th>Lane</th><th>GPUs</th>"
+        "<th>$/1M accepted</th><th>SLO</th><th>$/1M output</th><th>TTFT p95 ms</th><th></th>"
+        f"</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def model_answer(index: Index, model_id: str, models: Mapping[str, ModelEntry]) -> str:
+    """Markdown of a model page's answer section (relative to `models/<id>/`); empty when the
+    model has no ranked result."""
+    mine = [row for row in ranked(index.rows) if row.model == model_id]
+    if not mine:
+        return ""
+    return (
+        "\n### The cheapest GPU per 1M accepted output tokens\n\n"
+        + ANSWER_INTRO
+        + answer_table(answer_rows(mine, models, "../../", index.results))
+        + "\n"
+    )
+
+
+# Workload → shortlist, after the guide's quick decision matrix (our wording).
+DECISION_MATRIX: list[tuple[str, tuple[str, ...], str]] = [
+    (
+        "Chat with 7-13B models, internal tools, prototypes",
+        ("l4", "l40s", "rtx-4090", "rtx-5090", "a100-40gb-pcie"),
+        "A low hourly price beats peak speed when the model is small and concurrency moderate.",
+    ),
+    (
+        "30-34B models",
+        ("l40s", "a100-80gb-sxm", "h100-pcie", "h100-sxm"),
+        "Enough memory for a practical deployment at a lower base cost than H200 or B200.",
+    ),
+    (
+        "70B-class models",
+        ("h100-sxm", "h200-sxm", "a100-80gb-sxm"),
+        "H100 is the default; H200 wins when its memory cuts the GPU count.",
+    ),
+    (
+        "Long-context RAG",
+        ("h200-sxm", "h100-nvl", "h100-sxm", "b200"),
+        "KV cache and prefill make memory capacity and bandwidth matter more than the"
+        " hourly price.",
+    ),
+    (
+        "High-throughput batch jobs",
+        ("a100-80gb-sxm", "l40s", "h100-sxm"),
+        "Throughput per dollar matters more than latency when jobs can wait; count retries"
+        " and interruptions.",
+    ),
+    (
+        "Latency-sensitive customer chat",
+        ("h100-sxm", "h200-sxm", "b200"),
+        "p95/p99 latency, not mean tokens/s; newer datacenter GPUs leave room for concurrency.",
+    ),
+    (
+        "Local inference",
+        ("rtx-4090", "rtx-5090", "rtx-pro-6000-ws", "rtx-6000-ada"),
+        "Private development, offline tests and small models.",
+    ),
+]
+
+
+def home_page(
+    index: Index,
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    cheapest: Mapping[str, Mapping[str, PriceEntry]],
+) -> str:
+    def gpu_cell(gpu_id: str) -> str:
+        gpu = gpus[gpu_id]
+        price = cheapest.get(gpu_id, {}).get("on_demand")
+        price_text = (
+            f", from {price_link(price, 'gpus/', f'${price.usd_per_gpu_hour:,.2f}/h')}"
+            if price is not None
+            else ""
+        )
+        return f'<a href="gpus/{gpu_id}/">{esc(gpu.name)}</a> ({esc(gpu.memory_gb)} GB{price_text})'
+
+    matrix = "".join(
+        f"<tr><td>{esc(workload)}</td><td"
+        f">{'<br>'.join(gpu_cell(g) for g in shortlist if g in gpus)}</td>"
+        f"<td>{esc(why)}</td></tr>"
+        for workload, shortlist, why in DECISION_MATRIX
+    )
+    best_rows = answer_rows(ranked(index.rows), models, "", index.results)
+    return (
+        "---\ntitle: infermeter\n---\n\n"
+        "# What a token really costs on each GPU\n\n"
+        "infermeter answers one buyer's question: **which GPU serves my model and my"
+        " traffic at the "
+        "lowest cost per accepted token, within my latency and reliability targets?** Not"
+        " the newest "
+        "card, not the cheapest hour, not the best marketing benchmark: measured throughput of "
+        "requests that met their latency target, priced at today's catalog prices.\n\n"
+        "- [Compare GPUs](compare/index.md) per model and traffic profile\n"
+        "- Calculators in your browser: [VRAM plan](calculators/vram.md), "
+        "[cost per token](calculators/cost.md), [GPU fit](calculators/fit.md)\n"
+        "- [How we measure](methodology.md) · [Contribute a result](contribute.md) · "
+        "[Downloads](downloads.md)\n\n"
+        "## Where to start: workload → shortlist\n\n"
+        "A first shortlist by workload, with catalog memory and the cheapest on-demand price. "
+        "Then let the GPU earn the workload: plan the memory, and compare measured results.\n\n"
+        '<table class="im-table"><thead><tr><th>Workload</th><th>Start with</th><th>Why</th'
+        "></tr></thead>"
+        f"<tbody>{matrix}</tbody></table>\n\n"
+        "## The cheapest GPU per 1M accepted output tokens\n\n"
+        + ANSWER_INTRO
+        + answer_table(best_rows)
+        + "\n"
+    )

@@ -1,0 +1,167 @@
+"""Compare pages compare like with like: one table per workload × scenario (never two workloads
+in one), the workload on every row and in the CSV, the Pareto front computed in the index from
+real sweeps only and shown as a table readable without JavaScript, and Home answering per
+model × workload × lane (MLPerf apart, with its result ID and footnote).
+
+The page HTML comes from the hook's own functions on a small registry (no extra site build),
+rendered in a real headless Chromium; the real registry's build (the session's `built_site`)
+is checked for the same rules."""
+
+import copy
+import csv
+import io
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from site_helpers import REPO, result_data, write_registry
+
+from registry.index import IndexRow, build_index, render_csv
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import answer_pages
+import compare_pages
+
+pytestmark = pytest.mark.browser
+
+# (concurrency, output tokens/s) of a closed-loop sweep on one H100: per user 90, 80, 50, 60
+# tokens/s; per GPU 90, 640, 800, 1920. (16, 800) is beaten by (32, 1920) on both axes.
+SWEEP = [(1, 90.0), (8, 640.0), (16, 800.0), (32, 1920.0)]
+FRONT = {1, 8, 32}
+
+
+def _point(template: dict[str, Any], concurrency: int, output_tps: float) -> dict[str, Any]:
+    point = copy.deepcopy(template)
+    factor = output_tps / point["throughput"]["output_tokens_per_s"]
+    throughput, tokens = point["throughput"], point["tokens"]
+    point["load"] = {"arrival": "closed", "concurrency": concurrency}
+    throughput["output_tokens_per_s"] = output_tps
+    throughput["accepted_output_tokens_per_s"] = round(
+        throughput["accepted_output_tokens_per_s"] * factor, 3
+    )
+    tokens["output"] = round(tokens["output"] * factor)
+    tokens["accepted_output"] = round(tokens["accepted_output"] * factor)
+    throughput["total_tokens_per_s"] = round(
+        (tokens["input"] + tokens["output"]) / point["duration_s"], 3
+    )
+    return point
+
+
+def _variants() -> list[dict[str, Any]]:
+    sweep = result_data()
+    sweep["points"] = [_point(sweep["points"][0], c, tps) for c, tps in SWEEP]
+    other = result_data()  # another workload: fixed 128 → 2048 tokens
+    other["identity"]["workload"]["input_len"] = {"kind": "fixed", "value": 128}
+    other["identity"]["workload"]["output_len"] = {"kind": "fixed", "value": 2048}
+    other["source"]["submitter"] = "bob"
+    return [sweep, other]
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> list[IndexRow]:
+    root = tmp_path_factory.mktemp("workloads")
+    write_registry(root, _variants())
+    built, _count = build_index(root)
+    return built
+
+
+@pytest.fixture
+def static_page(browser: Any) -> Iterator[Any]:
+    """A page without JavaScript: what a reader without it (and a crawler) sees."""
+    context = browser.new_context(java_script_enabled=False)
+    yield context.new_page()
+    context.close()
+
+
+def test_compare_index_front_is_the_true_front(rows: list[IndexRow]) -> None:
+    sweep = [row for row in rows if row.workload.startswith("~1,024")]
+    assert {row.concurrency: row.on_pareto_front for row in sweep} == {
+        c: c in FRONT for c, _tps in SWEEP
+    }
+    # a result of two points is a sweep too: its front is its own
+    other = [row for row in rows if row.workload.startswith("128")]
+    assert len(other) == 2
+    assert all(row.on_pareto_front is not None for row in other)
+    assert {row.scenario for row in rows} == {"closed"}
+    assert len({row.workload_key for row in rows}) == 2
+
+
+def test_compare_workloads_never_share_a_table(static_page: Any, rows: list[IndexRow]) -> None:
+    static_page.set_content("".join(compare_pages.compare_slots(rows).values()))
+    tables = static_page.locator("table.im-compare")
+    assert tables.count() == 2
+    workloads = set()
+    for index in range(tables.count()):
+        table = tables.nth(index)
+        headers = table.locator("thead th").all_inner_texts()
+        column = headers.index("Workload") + 1
+        cells = table.locator(f"tbody tr td:nth-child({column})").all_inner_texts()
+        assert len(set(cells)) == 1, cells
+        workloads |= set(cells)
+    assert workloads == {"~1,024 → ~256 tokens", "128 → 2,048 tokens"}
+    # the CSV names the workload and scenario of every row
+    records = list(csv.DictReader(io.StringIO(render_csv(rows))))
+    assert {record["workload"] for record in records} == workloads
+    assert {record["scenario"] for record in records} == {"closed"}
+
+
+def test_compare_front_table_without_javascript(static_page: Any, rows: list[IndexRow]) -> None:
+    sweep = [row for row in rows if row.workload.startswith("~1,024")]
+    static_page.set_content(compare_pages.front_table(sweep))
+    loads = static_page.locator("table.im-front tbody tr td:nth-child(2)").all_inner_texts()
+    assert sorted(int(load.split()[-1]) for load in loads) == sorted(FRONT)
+
+
+def test_compare_home_answers_per_model_workload_and_lane(
+    static_page: Any, rows: list[IndexRow]
+) -> None:
+    body = answer_pages.answer_rows(rows, {}, "")
+    static_page.set_content(answer_pages.answer_table(body))
+    answer = static_page.locator("table.im-answer tbody tr")
+    assert answer.count() == 2  # one per workload, same lane
+    texts = answer.all_inner_texts()
+    assert any("~1,024 → ~256 tokens" in text for text in texts)
+    assert any("128 → 2,048 tokens" in text for text in texts)
+    # each is the cheapest of its workload
+    for text in texts:
+        workload = "128 →" if "128 →" in text else "~1,024"
+        mine = [r for r in rows if r.workload.startswith(workload)]
+        cheapest = min(r.on_demand_usd_per_million_accepted_tokens or 1e9 for r in mine)
+        assert f"${cheapest:,.3f}" in text
+
+
+def test_compare_real_site_tables_hold_one_workload(built_site: Path) -> None:
+    pages = sorted((built_site / "compare").glob("*/index.html"))
+    assert pages
+    mixed = {}
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        for table in re.findall(r'<table class="im-table im-compare".*?</table>', html, re.S):
+            head = re.findall(r"<th[^>]*>(.*?)</th>", table.split("</thead>")[0])
+            column = head.index("Workload")
+            rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("<tbody>")[1], re.S)
+            cells = {re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[column] for row in rows}
+            if len(cells) != 1:
+                mixed[path.parent.name] = sorted(cells)
+        csv_text = (path.parent.parent / f"{path.parent.name}.csv").read_text(encoding="utf-8")
+        header = next(csv.reader(io.StringIO(csv_text)))
+        assert {"workload", "scenario", "on_pareto_front"} <= set(header), path
+    assert mixed == {}
+
+
+def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    answer = home.split('class="im-table im-answer"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr data-lane="([^"]+)">(.*?)</tr>', answer, re.S)
+    assert rows
+    mlperf = [row for lane, row in rows if lane == "mlperf"]
+    assert mlperf, "the registry has MLPerf results: the answer must show their lane"
+    for row in mlperf:
+        assert "MLPerf result ID" in row
+        assert "not verified by MLCommons" in row
+    # one answer per model × workload × scenario × lane
+    keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[:3]) for lane, row in rows]
+    assert len(keys) == len(set(keys))
