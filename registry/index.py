@@ -102,7 +102,8 @@ class IndexRow:
     )
     scenario: str = _column(
         "What the point measured: `closed` (fixed concurrency), `open` (arrival rate), `offline` "
-        "(all requests queued at once) or `server_at_slo` (highest rate within stated bounds)."
+        "(all requests queued at once) or `server_at_slo` (highest rate or concurrency within "
+        "stated bounds)."
     )
     arrival: str = _column(
         "`closed` (fixed concurrency), an open arrival process (`poisson`, `gamma`, `constant`), "

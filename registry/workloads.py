@@ -25,7 +25,7 @@ SCENARIOS = {
     "closed": "closed loop (fixed concurrency)",
     "open": "open loop (arrival rate)",
     "offline": "offline (all requests queued at once)",
-    "server_at_slo": "server at an SLO (highest rate within stated bounds)",
+    "server_at_slo": "server at an SLO (highest rate or concurrency within stated bounds)",
 }
 
 
@@ -61,12 +61,13 @@ def workload_key(workload: Workload) -> str:
 
 
 def scenario(load: Load) -> str:
-    """`closed`, `open`, `offline` or `server_at_slo` (a key of `SCENARIOS`)."""
-    if load.arrival == "closed":
-        return "closed"
+    """`closed`, `open`, `offline` or `server_at_slo` (a key of `SCENARIOS`): a rate or a
+    concurrency search's answer is a server at an SLO, whatever its arrival."""
+    if load.slo_search is not None:
+        return "server_at_slo"
     if load.arrival == "offline":
         return "offline"
-    return "server_at_slo" if load.rate_search is not None else "open"
+    return "closed" if load.arrival == "closed" else "open"
 
 
 def result_workload(result: Result) -> tuple[str, str]:

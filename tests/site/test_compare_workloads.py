@@ -20,6 +20,8 @@ import pytest
 from site_helpers import REPO, result_data, write_registry
 
 from registry.index import IndexRow, build_index, render_csv
+from registry.models.measurements import Load
+from registry.workloads import scenario
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 import answer_pages
@@ -74,6 +76,23 @@ def static_page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(java_script_enabled=False)
     yield context.new_page()
     context.close()
+
+
+SEARCH = {"percentile": 99, "ttft_ms": 2000}
+
+
+@pytest.mark.parametrize(
+    ("load", "expected"),
+    [
+        ({"arrival": "closed", "concurrency": 8}, "closed"),
+        ({"arrival": "closed", "concurrency": 8, "concurrency_search": SEARCH}, "server_at_slo"),
+        ({"arrival": "poisson", "request_rate": 2.0}, "open"),
+        ({"arrival": "poisson", "request_rate": 2.0, "rate_search": SEARCH}, "server_at_slo"),
+        ({"arrival": "offline"}, "offline"),
+    ],
+)
+def test_compare_scenario_of_each_load_kind(load: dict[str, Any], expected: str) -> None:
+    assert scenario(Load.model_validate(load)) == expected
 
 
 def test_compare_index_front_is_the_true_front(rows: list[IndexRow]) -> None:
