@@ -22,8 +22,16 @@ class RegistryNotFoundError(RegistryError):
     """No registry checkout was named or found."""
 
 
+_PACKAGE = Path(__file__).resolve().parent
+"""This package's folder: in a checkout (editable install) the checkout's `registry/`, in an
+installed wheel `site-packages/registry/`, which has catalogs but is no registry."""
+
+
 def is_registry_checkout(folder: Path) -> bool:
-    """Whether `folder` holds a registry's data (`registry/results/` or `registry/catalogs/`)."""
+    """Whether `folder` holds a registry's data (`registry/results/` or `registry/catalogs/`);
+    never the folder the package is installed in (its catalogs are package data)."""
+    if not (folder / _MARKERS[0]).is_dir() and (folder / "registry").resolve() == _PACKAGE:
+        return False
     return any((folder / marker).is_dir() for marker in _MARKERS)
 
 

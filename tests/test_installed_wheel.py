@@ -7,7 +7,8 @@ without pip; its third-party dependencies come from this environment's site-pack
 `.pth` line (added after the venv's own site-packages, and without running this environment's
 `.pth` files, so the editable install of the checkout stays out). Every test checks that our
 code is imported from the venv's site-packages. The endpoint is the STAND-IN vLLM's HTTP side
-(tests/bench/standin_vllm.py) on 127.0.0.1; the registry a `git clone` of this repository.
+(tests/bench/standin_vllm.py) on 127.0.0.1; the registry a `git clone` of this repository; the
+contributor's fork for `registry submit` a bare clone of it (no network, no `gh` on PATH).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from standin_vllm import StandinVllm  # noqa: E402
 pytestmark = pytest.mark.slow
 OUR_PACKAGES = ("bench", "calculators", "registry")
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+VLLM_FILE = REPOSITORY / "tests" / "data" / "importers" / "vllm-serve-concurrency16.json"
 
 
 @dataclass(frozen=True)
@@ -265,3 +267,60 @@ def test_pr_workflow_judges_a_tampered_pull_request_with_the_base_code(
 def _git(cwd: Path, *arguments: str) -> str:
     done = subprocess.run(["git", *arguments], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+def test_installed_bench_import_then_registry_submit_to_a_fork(
+    installed: Installed, clone: Path, tmp_path: Path
+) -> None:
+    imported = installed.run(
+        "bench", "import", str(VLLM_FILE), "--gpu", "h100-sxm", "--gpu-count", "1",
+        "--model-id", "llama-3.1-8b-instruct", "--engine-version", "0.9.1",
+        "--command", "vllm bench serve --max-concurrency 16", "--submitter", "octocat",
+        "--timezone", "UTC", "--input-len", "1024", "--output-len", "128",
+        "--output", str(tmp_path / "imported.json"),
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    text = (tmp_path / "imported.json").read_text()
+    result = Result.model_validate_json(text)
+    assert result.points[0].load.concurrency == 16
+    fork = tmp_path / "fork.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(clone), str(fork)], check=True)
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "--quiet", str(fork), str(checkout)], check=True)
+    for key, value in (("user.name", "Contributor"), ("user.email", "c@example.com")):
+        _git(checkout, "config", key, value)
+    git_only = tmp_path / "bin"  # no `gh`: the pull request's commands are printed
+    git_only.mkdir()
+    (git_only / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    submitted = installed.run(
+        "registry", "submit", str(tmp_path / "imported.json"),
+        "--registry-checkout", str(checkout), "--json", PATH=str(git_only),
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    report = json.loads(submitted.stdout)
+    assert report["pushed"] is True
+    assert report["pull_request_url"] is None
+    assert _git(fork, "show", f"{report['branch']}:{report['path']}") + "\n" == text
+
+
+def test_installed_registry_schemas_writes_into_the_checkout_never_the_package(
+    installed: Installed, clone: Path
+) -> None:
+    package_schemas = installed.site_packages / "registry" / "json_schemas"
+    before = {path.name: path.read_bytes() for path in package_schemas.iterdir()}
+    stale = clone / "schemas" / "result.schema.json"
+    committed = stale.read_bytes()
+    stale.write_text("{}\n")
+    try:
+        written = installed.run("registry", "schemas", cwd=clone / "registry")
+        assert written.returncode == 0, written.stderr
+        assert written.stdout.strip() == f"updated {stale}"
+        assert stale.read_bytes() == committed
+    finally:
+        stale.write_bytes(committed)
+    for where in (installed.empty, installed.site_packages):
+        refused = installed.run("registry", "schemas", cwd=where)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.startswith("Error: Invalid value for --registry: no registry")
+        assert refused.stderr.count("\n") == 1
+    assert {path.name: path.read_bytes() for path in package_schemas.iterdir()} == before

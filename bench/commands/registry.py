@@ -7,7 +7,7 @@ import click
 from bench.commands.oneline import OneLineCommand
 from bench.commands.registry_options import registry_option, resolve_registry
 from registry.location import find_registry
-from registry.schemas import SCHEMAS_DIR, schema_drift, write_schemas
+from registry.schemas import schema_drift, write_schemas
 
 
 @click.group(name="registry")
@@ -30,17 +30,27 @@ def registry_group() -> None:
     "--dir",
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
-    default=SCHEMAS_DIR,
-    show_default="schemas/ (package data: registry/json_schemas)",
+    default=None,
+    show_default="schemas/ of the registry checkout",
     help="Folder of the JSON Schema files.",
 )
-def schemas_command(check: bool, directory: Path) -> None:
-    """Write the JSON Schemas of the registry's files (schemas/) from its models.
+@registry_option("its schemas/ folder is written or checked")
+def schemas_command(check: bool, directory: Path | None, registry_root: Path | None) -> None:
+    """Write the JSON Schemas of the registry's files (schemas/ of the registry checkout) from
+    its models; never into the installed package.
 
     \b
     Example:
       infermeter registry schemas --check
     """
+    if directory is None:
+        from registry.location import RegistryNotFoundError
+        from registry.schemas import checkout_schemas_dir
+
+        try:
+            directory = checkout_schemas_dir(resolve_registry(registry_root))
+        except RegistryNotFoundError as error:
+            raise click.BadParameter(str(error), param_hint="--registry") from None
     if check:
         problems = schema_drift(directory)
         if problems:

@@ -184,3 +184,27 @@ def test_schemas_describe_every_property(name: str) -> None:
 
 def test_schemas_directory_is_the_checkouts() -> None:
     assert (SCHEMAS_DIR / "result.schema.json").is_file()
+
+
+def test_schemas_cli_writes_into_the_registry_checkout_or_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("INFERMETER_REGISTRY", raising=False)
+    runner = CliRunner()
+    nowhere = runner.invoke(main, ["registry", "schemas"])
+    assert nowhere.exit_code == 2
+    assert nowhere.output.count("\n") == 1
+    assert "no registry checkout in" in nowhere.output
+    checkout = tmp_path / "checkout"
+    (checkout / "registry" / "catalogs").mkdir(parents=True)
+    refused = runner.invoke(main, ["registry", "schemas", "--registry", str(checkout)])
+    assert refused.exit_code == 2
+    assert f"{checkout} has no schemas/ folder" in refused.output
+    (checkout / "schemas").mkdir()
+    monkeypatch.chdir(checkout / "registry")  # found from the current folder upward
+    written = runner.invoke(main, ["registry", "schemas"])
+    assert written.exit_code == 0, written.output
+    assert sorted(path.name for path in (checkout / "schemas").iterdir()) == sorted(SCHEMA_MODELS)
+    checked = runner.invoke(main, ["registry", "schemas", "--check"])
+    assert checked.output == "schemas are up to date\n"
