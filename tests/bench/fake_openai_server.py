@@ -27,16 +27,16 @@ at concurrency `max_running`.
 
 Load-dependent latency, a hockey stick like a real server's: the first chunk comes
 `ttft_s + ttft_s_per_rate·λ + ttft_s_per_rate_past_knee·max(0, λ − knee_rate)` after arrival,
-where λ is the arrival rate the server saw: 1 / the median gap between its last `rate_window`
-arrivals (the median, so that a scheduling stall on a busy test machine and the burst after
-it do not move it). So a test knows the true highest rate that meets a TTFT bound
-(`knee_rate_for_ttft`).
+where λ is the arrival rate the server saw: its arrivals in the last `rate_window_s` seconds,
+per second (a count, so that a client that a busy test machine holds back and that then catches
+up with its schedule, in a burst, does not move it; the median of the gaps did). So a test
+knows the true highest rate that meets a TTFT bound (`knee_rate_for_ttft`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import bisect
 import json
 import threading
 import time
@@ -76,7 +76,16 @@ class FakeServerConfig:
     ttft_s_per_rate: float = 0.0  # extra TTFT per request/s of recent arrivals
     ttft_s_per_rate_past_knee: float = 0.0  # and per request/s above `knee_rate`
     knee_rate: float = 0.0
-    rate_window: int = 41
+    rate_window_s: float = 0.5
+
+
+def ttft_s_at_rate(config: FakeServerConfig, rate: float) -> float:
+    """The TTFT the server serves (before any prefix-cache term) when it sees `rate` req/s."""
+    return (
+        config.ttft_s
+        + config.ttft_s_per_rate * rate
+        + config.ttft_s_per_rate_past_knee * max(0.0, rate - config.knee_rate)
+    )
 
 
 def knee_rate_for_ttft(config: FakeServerConfig, ttft_bound_s: float) -> float:
@@ -251,9 +260,7 @@ class FakeOpenAIServer:
         hit = self._prefix_hit(words)
         rate = self._recent_rate() if cfg.ttft_s_per_rate or cfg.ttft_s_per_rate_past_knee else 0
         ttft_s = (
-            cfg.ttft_s
-            + cfg.ttft_s_per_rate * rate
-            + cfg.ttft_s_per_rate_past_knee * max(0.0, rate - cfg.knee_rate)
+            ttft_s_at_rate(cfg, rate)
             + cfg.ttft_s_per_new_word * (len(words) - hit)
             + cfg.ttft_s_per_cached_word * hit
         )
@@ -396,12 +403,12 @@ class FakeOpenAIServer:
                 self.stats.cached_blocks.add(tuple(words[:end]))
 
     def _recent_rate(self) -> float:
-        """Arrivals per second: 1 / the median gap between the last `rate_window` arrivals."""
-        recent = self.stats.arrival_times[-self.config.rate_window :]
-        gaps = sorted(later - earlier for earlier, later in itertools.pairwise(recent))
-        if not gaps or gaps[len(gaps) // 2] <= 0:
-            return 0.0
-        return 1.0 / gaps[len(gaps) // 2]
+        """Arrivals per second over the last `rate_window_s` seconds (see the docstring)."""
+        window_s = self.config.rate_window_s
+        times = self.stats.arrival_times
+        since = times[-1] - window_s if times else 0.0
+        recent = len(times) - bisect.bisect_right(times, since)
+        return recent / window_s
 
     async def _stall(self, request: web.Request) -> None:
         deadline = time.monotonic() + self.config.stall_s
