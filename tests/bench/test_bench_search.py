@@ -344,16 +344,20 @@ def test_cli_find_max_concurrency_finds_the_servers_batch_limit_standin() -> Non
             ],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
-    # Throughput on a shared 2-core test machine is too noisy to pin the answer to 2 here (the
-    # model tests above pin the rule); the search must still end at the knee and say so.
+    # Throughput on a shared 2-core test machine is too noisy to pin the answer to 2 here (a
+    # busy moment can flatten 1 → 2 as well; the model tests above pin the rule): the search
+    # must end at the knee, below the concurrency that only queues, and say why.
     head = next(line for line in result.output.splitlines() if line.startswith("max concurrency"))
     assert head.startswith("max concurrency at the SLO (p99 TTFT ≤ 5000 ms): ")
     answer = int(head.split(": ")[1].split()[0])
-    assert 2 <= answer < 8
+    assert 1 <= answer < 8
     probes = [line for line in result.output.splitlines() if line.startswith("  probe ")]
     assert f"; {len(probes)} probes, stopped: " in head
     assert probes[0] == "  probe 1: 1 concurrent requests met (every bounded p99 within its bound)"
-    assert "past the knee" in result.output
+    above = [line for line in probes if int(line.split(": ")[1].split()[0]) > answer]
+    assert above
+    # (or, on a moment the client itself was the limit, not trusted and measured once more)
+    assert all(" missed (past the knee: " in p or " untrusted (" in p for p in above), probes
 
 
 def test_cli_find_max_rate_json_and_usage_errors(fake_server: FakeOpenAIServer) -> None:
