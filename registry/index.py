@@ -49,6 +49,7 @@ from registry.models import (
     load_point_key,
 )
 from registry.pareto import front_flags
+from registry.roofline_share import RooflineBounds, RooflineShare
 from registry.store import (
     RESULTS_DIR,
     canonical_json,
@@ -172,6 +173,15 @@ class IndexRow:
     )
     output_tokens_per_joule: float | None = _column(
         "Output tokens ÷ energy, or output tokens/s ÷ mean power."
+    )
+    roofline_tokens_per_s: float | None = _column(
+        "The physical upper bound on the deployment's output tokens/s at this load (the smaller "
+        "of the memory-bandwidth and compute bounds, `registry.roofline_share`); null where the "
+        "GPU or model is not in the catalogs."
+    )
+    roofline_pct: float | None = _column("Output tokens/s as a percentage of that bound.")
+    roofline_basis: str | None = _column(
+        "Which bound: bandwidth or compute, at which batch and context."
     )
     on_pareto_front: bool | None = _column(
         "On the Pareto front (tokens/s per user against output tokens/s per GPU) of its model × "
@@ -316,6 +326,16 @@ def _tier_columns(
     return columns
 
 
+def _roofline_columns(share: RooflineShare | None) -> dict[str, Any]:
+    if share is None:
+        return {"roofline_tokens_per_s": None, "roofline_pct": None, "roofline_basis": None}
+    return {
+        "roofline_tokens_per_s": _rounded(share.bound_tokens_per_s),
+        "roofline_pct": _rounded(share.pct),
+        "roofline_basis": share.basis,
+    }
+
+
 def _lane(result: Result) -> str:
     source = result.source
     if isinstance(source, ReportedSource) and source.mlperf is not None:
@@ -355,10 +375,13 @@ def index_rows(
     file: str,
     prices: Iterable[PriceEntry],
     correction: CorrectionEntry | None = None,
+    bounds: RooflineBounds | None = None,
 ) -> list[IndexRow]:
     """The rows of one result: one per load point, priced with `prices`, marked with the
-    corrections file's entry for it (`correction`) when there is one."""
+    corrections file's entry for it (`correction`) when there is one, each with its share of
+    the roofline bound when `bounds` (the GPU and model catalogs) are given."""
     identity = result.identity
+    shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
     gpu_count = identity.gpu.count
     cheapest = cheapest_prices(identity.gpu.id, prices)
     rows = []
@@ -433,6 +456,7 @@ def index_rows(
                 tokens_per_s_per_user=_rounded(per_user),
                 tokens_per_s_per_user_basis=per_user_basis,
                 output_tokens_per_joule=_rounded(_tokens_per_joule(point)),
+                **_roofline_columns(shares[point_index]),
                 on_pareto_front=None,
                 **tiers,
             )
@@ -535,11 +559,12 @@ def build_index(root: Path) -> tuple[list[IndexRow], int]:
     results = load_results(root, result_files(root))
     catalogs = root / "registry" / "catalogs"
     prices = list(load_prices(catalogs / "prices.yaml").values())
+    bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     rows = [
         row
         for file, result in results
-        for row in index_rows(result, file, prices, corrections.get(result.id))
+        for row in index_rows(result, file, prices, corrections.get(result.id), bounds)
     ]
     return across_rows(rows), len(results)
 

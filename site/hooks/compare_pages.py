@@ -120,6 +120,17 @@ def _hourly_price(group: Group) -> str:
     )
 
 
+def roofline_cell(row: IndexRow) -> str:
+    """Output tokens/s as a % of the deployment's roofline bound, with the bound it is
+    measured against (`registry.roofline_share`)."""
+    if row.roofline_pct is None:
+        return "–"
+    return (
+        f'{num(row.roofline_pct, 0)} %<br><small class="im-bound">of '
+        f"{num(row.roofline_tokens_per_s, 0)} tok/s, {esc(row.roofline_basis)}</small>"
+    )
+
+
 # one column: header, value of a group's row, HTML of the value
 Column = tuple[str, Callable[[Group], Any], Callable[[Group], str]]
 
@@ -185,6 +196,7 @@ COLUMNS: list[Column] = [
         lambda g: g.row.output_tokens_per_s_per_gpu,
         lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
     ),
+    ("% of bound", lambda g: g.row.roofline_pct, lambda g: roofline_cell(g.row)),
     (
         "Tok/s per user",
         lambda g: g.row.tokens_per_s_per_user,
@@ -304,7 +316,10 @@ def compare_page(
         "× GPU count; *measured* rows come from `infermeter bench`, *reported* rows from a cited "
         "public source. Results of the same setup and load from several runs (replicates) share "
         "one row: its figures are their medians, *n* and the range of output tokens/s show their "
-        "spread, and each replicate is linked. Click a header to sort. [Data as CSV]("
+        "spread, and each replicate is linked. *% of bound*: output tokens/s as a share of the "
+        "most the deployment could physically produce at that load (the roofline bound of the "
+        "registry's physics check: memory bandwidth and peak compute from the GPU's specs); "
+        "each cell names the bound. Click a header to sort. [Data as CSV]("
         + f"{slug}.csv"
         + "), with the workload and scenario of every row.\n\n"
         + sections

@@ -26,6 +26,7 @@ from registry.index import (
     result_files,
 )
 from registry.models import Result
+from registry.roofline_share import RooflineBounds
 from registry.store import parse_result
 
 CHUNK_FILES = 250
@@ -88,6 +89,7 @@ def load_index(root: Path) -> Index:
     validate(root, files)
     catalogs = root / "registry" / "catalogs"
     prices = list(load_prices(catalogs / "prices.yaml").values())
+    bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     results: dict[str, Result] = {}
     texts: dict[str, str] = {}
@@ -98,5 +100,5 @@ def load_index(root: Path) -> Index:
             text = path.read_text(encoding="utf-8")
             result = parse_result(text, relative)
             results[result.id], texts[result.id] = result, text
-            rows.extend(index_rows(result, relative, prices, corrections.get(result.id)))
+            rows.extend(index_rows(result, relative, prices, corrections.get(result.id), bounds))
     return Index(rows=across_rows(rows), results=results, texts=texts)

@@ -40,7 +40,10 @@ SHELL_MARKDOWN = (
     f"---\ntitle: {TITLE_MARK}\nsearch:\n  exclude: true\n---\n\n# Result {{#result}}\n\n"
     + "".join(f"## {name} {{#{anchor}}}\n\n" for anchor, name in SECTIONS)
 )
-_DERIVED_SUFFIXES = ("usd_per_hour", "tokens", "per_gpu", "per_user", "per_joule", "per_dollar")
+_DERIVED_SUFFIXES = (
+    *("usd_per_hour", "tokens", "per_gpu", "per_user", "per_joule", "per_dollar"),
+    *("roofline_tokens_per_s", "roofline_pct", "roofline_basis"),
+)
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:

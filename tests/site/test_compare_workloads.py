@@ -152,10 +152,11 @@ def test_compare_home_answers_per_model_workload_and_lane(
         assert f"${cheapest:,.3f}" in text
 
 
-def test_compare_real_site_tables_hold_one_workload(built_site: Path) -> None:
+def test_compare_real_site_tables_hold_one_workload_and_name_their_bound(built_site: Path) -> None:
     pages = sorted((built_site / "compare").glob("*/index.html"))
     assert pages
     mixed = {}
+    shares: list[str] = []
     for path in pages:
         html = path.read_text(encoding="utf-8")
         for table in re.findall(r'<table class="im-table im-compare".*?</table>', html, re.S):
@@ -165,10 +166,21 @@ def test_compare_real_site_tables_hold_one_workload(built_site: Path) -> None:
             cells = {re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[column] for row in rows}
             if len(cells) != 1:
                 mixed[path.parent.name] = sorted(cells)
+            bound = head.index("% of bound")
+            for row in rows:
+                cell = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[bound]
+                shares.append(cell)
         csv_text = (path.parent.parent / f"{path.parent.name}.csv").read_text(encoding="utf-8")
         header = next(csv.reader(io.StringIO(csv_text)))
         assert {"workload", "scenario", "on_pareto_front"} <= set(header), path
     assert mixed == {}
+    # every row says how close it came to its physical limit, and against which bound
+    named = [
+        cell for cell in shares if re.match(r"[\d,]+ %<br><small[^>]*>of [\d,]+ tok/s, ", cell)
+    ]
+    assert shares
+    assert len(named) == len(shares), [cell for cell in shares if cell not in named][:3]
+    assert all("bound" in cell for cell in named)
 
 
 def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:

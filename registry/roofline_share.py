@@ -1,0 +1,184 @@
+"""How close a load point came to its physical limit: measured output tokens/s as a share of
+the roofline bound (`calculators.roofline`) of its deployment at its load.
+
+The bound is the one the physics check (`registry.checks.physics`) reasons with, taken at the
+point's batch: the smaller of the memory-bandwidth bound (every decode step reads the weights a
+token touches and the KV cache of the batch's sequences) and the compute bound (two FLOPs per
+parameter per token plus its attention, at the GPU's peak dense rate). The context is the
+shortest mean context the workload allows and an unknown weight format counts as the most
+compact one, so the bound stays a bound and the share is at most about 100 %.
+
+The batch is the point's concurrency (closed loop, or an open loop's cap); else the serving
+settings' `max_num_seqs`; else none is known, and only the compute bound applies (the basis
+says so). Data-parallel replicas (`data_parallel_size`, else more GPUs than tensor × pipeline)
+each decode their share of the batch. A point whose GPU or model is not in the catalogs, or
+whose model the calculators cannot read, gets no share.
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from calculators.arch import ModelArch, parse_config
+from calculators.errors import CalculatorError
+from calculators.quantization import WeightFormat, weight_format
+from calculators.roofline import ThroughputBound, dense_tflops_for, deployment_throughput_bound
+from registry.catalog import CATALOGS_DIR, load_gpus, load_models
+from registry.checks.physics import decode_context_tokens, most_compact_format
+from registry.models import GpuEntry, LoadPoint, ModelEntry, Result
+
+
+@dataclass(frozen=True)
+class RooflineShare:
+    """A load point's bound and its share of it."""
+
+    bound_tokens_per_s: float  # output tokens/s of the whole deployment
+    pct: float | None  # measured output tokens/s ÷ the bound × 100; None: nothing measured
+    basis: str  # which bound, in a reader's words
+
+
+@dataclass
+class _Memo:
+    """Parsed configs, weight formats and bounds already worked out: many results share them,
+    and each costs far more than the lookup (the index of 10,000 results stays fast)."""
+
+    archs: dict[str, ModelArch | None] = field(default_factory=dict)
+    formats: dict[tuple[str, str | None, str | None], WeightFormat] = field(default_factory=dict)
+    bounds: dict[tuple[Any, ...], ThroughputBound | None] = field(default_factory=dict)
+
+
+def _arch(model: ModelEntry, memo: _Memo) -> ModelArch | None:
+    if model.id not in memo.archs:
+        try:
+            memo.archs[model.id] = parse_config(model.config)
+        except CalculatorError:
+            memo.archs[model.id] = None
+    return memo.archs[model.id]
+
+
+def _format(arch: ModelArch, result: Result, memo: _Memo) -> WeightFormat:
+    identity = result.identity.model
+    key = (identity.id, identity.quantization, identity.dtype)
+    if key not in memo.formats:
+        try:
+            memo.formats[key] = weight_format(arch, identity.quantization, identity.dtype)
+        except CalculatorError:
+            memo.formats[key] = most_compact_format(arch)
+    return memo.formats[key]
+
+
+def _bound(
+    arch: ModelArch,
+    fmt: WeightFormat,
+    gpu: GpuEntry,
+    key: tuple[Any, ...],
+    memo: _Memo,
+    **settings: Any,
+) -> ThroughputBound | None:
+    if key in memo.bounds:
+        return memo.bounds[key]
+    bound = None
+    # A KV cache layout the calculators do not know: bounded at the smallest (fp8), as the
+    # physics check does.
+    for kv_cache_dtype in (settings.pop("kv_cache_dtype"), "fp8"):
+        try:
+            bound = deployment_throughput_bound(
+                arch,
+                fmt,
+                gpu.memory_bandwidth_gb_s * 1e9,
+                dense_tflops_for(fmt, gpu.tflops_dense.model_dump()),
+                kv_cache_dtype=kv_cache_dtype,
+                **settings,
+            )
+            break
+        except CalculatorError:
+            continue
+    memo.bounds[key] = bound
+    return bound
+
+
+def point_batch(result: Result, point: LoadPoint) -> int | None:
+    """The most sequences the point can have decoded at once, where the result says."""
+    if point.load.concurrency is not None:
+        return point.load.concurrency
+    return result.identity.serving.max_num_seqs
+
+
+def roofline_shares(
+    result: Result,
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    memo: _Memo | None = None,
+) -> list[RooflineShare | None]:
+    """One share per load point of `result` (None where no bound can be drawn); `memo` keeps
+    what was worked out between calls."""
+    memo = _Memo() if memo is None else memo
+    gpu = gpus.get(result.identity.gpu.id)
+    model = models.get(result.identity.model.id)
+    arch = _arch(model, memo) if model is not None else None
+    if gpu is None or arch is None:
+        return [None] * len(result.points)
+    fmt = _format(arch, result, memo)
+    identity = result.identity
+    serving = identity.serving
+    count = identity.gpu.count
+    pipeline = serving.pipeline_parallel_size or 1
+    tensor = serving.tensor_parallel_size or max(1, count // pipeline)
+    replicas = serving.data_parallel_size or max(1, count // (tensor * pipeline))
+    context = decode_context_tokens(result)
+    shares: list[RooflineShare | None] = []
+    for point in result.points:
+        batch = point_batch(result, point)
+        per_replica = max(1, math.ceil((batch or 1) / replicas))
+        key = (
+            *(identity.model.id, identity.model.quantization, identity.model.dtype),
+            *(identity.model.kv_cache_dtype, gpu.id, tensor, pipeline, context, per_replica),
+        )
+        bound = _bound(
+            arch,
+            fmt,
+            gpu,
+            key,
+            memo,
+            tensor_parallel_size=tensor,
+            gpu_count=tensor * pipeline,
+            context_tokens=context,
+            batch=per_replica,
+            kv_cache_dtype=identity.model.kv_cache_dtype,
+        )
+        if bound is None or (batch is None and bound.compute_tokens_per_second is None):
+            shares.append(None)
+            continue
+        if batch is None:
+            tokens_per_s = (bound.compute_tokens_per_second or 0) * replicas
+            basis = "compute bound (peak dense rate; batch not stated)"
+        else:
+            tokens_per_s = bound.tokens_per_second * replicas
+            basis = f"{bound.limited_by} bound at batch {batch:,}, {context:,} tokens of context"
+        measured = point.throughput.output_tokens_per_s
+        pct = None if measured is None or tokens_per_s <= 0 else measured / tokens_per_s * 100
+        shares.append(RooflineShare(tokens_per_s, pct, basis))
+    return shares
+
+
+class RooflineBounds:
+    """`roofline_shares` against fixed catalogs, remembering what it worked out."""
+
+    def __init__(self, gpus: Mapping[str, GpuEntry], models: Mapping[str, ModelEntry]) -> None:
+        self._gpus, self._models = gpus, models
+        self._memo = _Memo()
+
+    @classmethod
+    def from_catalogs(cls, folder: Path) -> "RooflineBounds":
+        """Bounds against the GPU and model catalogs in `folder` (`gpus.yaml`, `models.yaml`);
+        one the folder lacks is the package's own."""
+
+        def path(name: str) -> Path:
+            return folder / name if (folder / name).is_file() else CATALOGS_DIR / name
+
+        return cls(load_gpus(path("gpus.yaml")), load_models(path("models.yaml")))
+
+    def shares(self, result: Result) -> list[RooflineShare | None]:
+        return roofline_shares(result, self._gpus, self._models, self._memo)

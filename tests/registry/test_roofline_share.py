@@ -1,0 +1,87 @@
+"""A load point's share of its roofline bound (`registry.roofline_share`), against the bound
+worked out by hand from Llama 3.1 8B's config.json and the H100 SXM's datasheet figures."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry.catalog import load_gpus, load_models
+from registry.index import index_rows
+from registry.roofline_share import RooflineBounds, roofline_shares
+from registry.store import parse_result
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "examples/valid/results/measured-two-points.json"
+
+# Llama 3.1 8B (hidden 4096, 32 layers, 8 KV heads of 128, MLP 14336, vocabulary 128256, lm_head
+# untied): the parameters one decode token passes through, the embedding row left out.
+HIDDEN, LAYERS, KV_WIDTH, MLP, VOCAB = 4096, 32, 8 * 128, 14336, 128256
+TOUCHED = VOCAB * HIDDEN + LAYERS * (2 * HIDDEN * HIDDEN + 2 * HIDDEN * KV_WIDTH + 3 * HIDDEN * MLP)
+KV_BYTES_PER_TOKEN = LAYERS * 2 * KV_WIDTH * 2  # keys and values, bf16
+H100_BYTES_PER_S = 3350e9
+H100_BF16_FLOPS = 989.4e12
+CONTEXT = 16  # the shortest prompt (16) + half of the shortest output before a token (0)
+
+
+def _result(edit: Any = None) -> Any:
+    data = json.loads(TEMPLATE.read_text())
+    if edit is not None:
+        edit(data)
+    return parse_result(json.dumps(data), "result.json")
+
+
+def _shares(result: Any) -> list[Any]:
+    return roofline_shares(result, load_gpus(), load_models())
+
+
+def test_roofline_share_matches_the_hand_worked_bandwidth_bound() -> None:
+    result = _result()
+    for share, point in zip(_shares(result), result.points, strict=True):
+        batch = point.load.concurrency
+        step_bytes = 2 * TOUCHED + batch * CONTEXT * KV_BYTES_PER_TOKEN
+        bound = H100_BYTES_PER_S / step_bytes * batch
+        assert share.bound_tokens_per_s == pytest.approx(bound, rel=0.005)
+        measured = point.throughput.output_tokens_per_s
+        assert share.pct == pytest.approx(measured / bound * 100, rel=0.005)
+        assert share.basis == f"bandwidth bound at batch {batch}, {CONTEXT} tokens of context"
+
+
+def test_roofline_share_without_a_batch_is_the_compute_bound() -> None:
+    def offline(data: dict[str, Any]) -> None:
+        data["identity"]["serving"]["max_num_seqs"] = None
+        for point in data["points"]:
+            point["load"] = {"arrival": "offline"}
+
+    share = _shares(_result(offline))[0]
+    assert share.bound_tokens_per_s == pytest.approx(H100_BF16_FLOPS / (2 * TOUCHED), rel=0.01)
+    assert share.basis.startswith("compute bound")
+
+
+def test_roofline_share_of_two_replicas_is_twice_one() -> None:
+    def two_replicas(data: dict[str, Any]) -> None:
+        data["identity"]["gpu"]["count"] = 2
+        data["identity"]["serving"]["data_parallel_size"] = 2
+        for point in data["points"]:
+            point["load"]["concurrency"] *= 2
+
+    one, two = _shares(_result()), _shares(_result(two_replicas))
+    for single, double in zip(one, two, strict=True):
+        assert double.bound_tokens_per_s == pytest.approx(2 * single.bound_tokens_per_s)
+
+
+def test_roofline_share_none_for_a_model_outside_the_catalog() -> None:
+    result = _result()
+    assert roofline_shares(result, load_gpus(), {}) == [None, None]
+
+
+def test_roofline_share_reaches_the_index_row() -> None:
+    result = _result()
+    bounds = RooflineBounds(load_gpus(), load_models())
+    rows = index_rows(result, "result.json", [], None, bounds)
+    shares = _shares(result)
+    assert [row.roofline_pct for row in rows] == [
+        pytest.approx(share.pct, rel=1e-5) for share in shares
+    ]
+    assert all(row.roofline_basis for row in rows)
+    assert [row.roofline_pct for row in index_rows(result, "result.json", [])] == [None, None]
