@@ -1,14 +1,16 @@
 """`infermeter bench report`: one self-contained HTML page for one or more result files.
 
-The page needs nothing from the network: uPlot (the chart library the site vendors, from
-`node_modules/uplot`, as `npm ci` installs it in a checkout) and the site's own chart code
-(`site/assets/charts.js`, which the site's compare pages call too) are inlined, and the chart
+The page needs nothing from the network: uPlot (the chart library the site vendors: its
+minified build of the version `package.json` pins, with its MIT licence, in `bench/assets/uplot`,
+package data so that a wheel has it too) and the site's own chart code (`site/assets/charts.js`,
+which the site's compare pages call too; `bench/assets/charts.js` links to it) are inlined, and
+the chart
 data is `registry.charts.chart_data` of the results' index rows, the function the site's compare
 pages use. So the page draws the results as the site does: output tokens/s per GPU against
 tokens/s per user, and $ per 1M tokens at the cheapest on-demand catalog price; then one table
 per result with every load point's latency percentiles and cost.
 
-A wheel install has neither `node_modules` nor `site/`: `ReportError` says so in one line.
+An asset that is missing all the same (a broken install) is a `ReportError` in one line.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from registry.index import IndexRow, index_rows, with_pareto_front
 from registry.models import PriceEntry
 from registry.store import write_text_atomic
 
-# The checkout the package runs from (an editable install); a wheel has neither folder.
-_CODE_ROOT = Path(__file__).resolve().parent.parent
-UPLOT_DIR = _CODE_ROOT / "node_modules" / "uplot" / "dist"
-CHARTS_JS = _CODE_ROOT / "site" / "assets" / "charts.js"
+# Package data: in a checkout and in an installed wheel alike.
+ASSETS = Path(__file__).resolve().parent / "assets"
+UPLOT_DIR = ASSETS / "uplot"
+CHARTS_JS = ASSETS / "charts.js"
 
 
 # Nothing may load from anywhere: the browser refuses every request the page would make.
@@ -52,8 +54,8 @@ def _asset(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError:
         raise ReportError(
-            f"{path} is missing: bench report inlines the site's uPlot and chart code, which a "
-            "checkout has after `npm ci` (a wheel install does not)",
+            f"{path} is missing: bench report inlines the uPlot and chart code that the "
+            "package ships (bench/assets); reinstall infermeter",
             "--html",
         ) from None
 

@@ -130,6 +130,10 @@ def test_wheel_holds_our_packages_their_data_and_nothing_else(installed: Install
         "registry/catalogs/models.yaml",
         "registry/catalogs/prices.yaml",
         "registry/json_schemas/result.schema.json",
+        "bench/assets/charts.js",
+        "bench/assets/uplot/uPlot.iife.min.js",
+        "bench/assets/uplot/uPlot.min.css",
+        "bench/assets/uplot/LICENSE",
     ):
         assert data in names  # fmt: skip
     assert not [name for name in names if name.startswith("registry/results/")]
@@ -155,6 +159,16 @@ def test_installed_calc_vram(installed: Installed) -> None:
     assert run.returncode == 0, run.stderr
     plan = json.loads(run.stdout)
     assert plan["fits"] is True
+
+
+def test_installed_bench_report_inlines_its_packaged_charts(installed: Installed) -> None:
+    result = REPOSITORY / "tests" / "examples" / "valid" / "results" / "measured-two-points.json"
+    run = installed.run("bench", "report", str(result), "--html", "report.html")
+    assert run.returncode == 0, run.stderr
+    page = (installed.empty / "report.html").read_text()
+    assert "https://github.com/leeoniya/uPlot (v1.6.32)" in page
+    assert "function drawCharts" in page
+    assert "<script src" not in page
 
 
 def test_installed_bench_run_writes_a_valid_result(installed: Installed, endpoint: str) -> None:

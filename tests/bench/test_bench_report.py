@@ -108,11 +108,26 @@ def test_report_tables_hold_each_points_figures(two_results: list[Path], tmp_pat
 def test_report_without_the_inlined_assets_fails_in_one_line(
     two_results: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bench.html_report, "UPLOT_DIR", tmp_path / "no-node-modules")
+    monkeypatch.setattr(bench.html_report, "UPLOT_DIR", tmp_path / "broken-install")
     page_path = tmp_path / "report.html"
     run = _invoke("bench", "report", *two_results, "--html", page_path)
     assert run.exit_code == 1
     (line,) = run.output.strip().splitlines()
-    assert "no-node-modules/uPlot.iife.min.js is missing" in line
-    assert "npm ci" in line
+    assert "broken-install/uPlot.iife.min.js is missing" in line
+    assert "reinstall infermeter" in line
     assert not page_path.exists()
+
+
+UPLOT = Path(__file__).resolve().parents[2] / "node_modules" / "uplot"
+
+
+@pytest.mark.parametrize("name", ["dist/uPlot.iife.min.js", "dist/uPlot.min.css", "LICENSE"])
+def test_report_ships_the_uplot_the_site_vendors_with_its_licence(name: str) -> None:
+    # The package's copy is the version package.json pins (what `npm ci` puts in node_modules
+    # for the site), MIT-licensed, its licence beside it.
+    shipped = bench.html_report.UPLOT_DIR / Path(name).name
+    assert shipped.read_bytes() == (UPLOT / name).read_bytes()
+    pinned = json.loads((UPLOT.parents[1] / "package.json").read_text())["dependencies"]["uplot"]
+    assert json.loads((UPLOT / "package.json").read_text())["version"] == pinned
+    assert json.loads((UPLOT / "package.json").read_text())["license"] == "MIT"
+    assert bench.html_report.CHARTS_JS.resolve() == UPLOT.parents[1] / "site/assets/charts.js"

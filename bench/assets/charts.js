@@ -1,0 +1,1 @@
+../../site/assets/charts.js
