@@ -4,7 +4,9 @@
   GPUs, CPU and memory are the server's (otherwise only the client's host is described, and no
   GPU telemetry is read unless `--gpu-indices` names GPUs on purpose).
 - `engine_of`: the engine's name and version: `--engine`/`--engine-version` when given, else
-  what the server says about itself (`bench.engines.identify_server`); neither is an error.
+  what the server says about itself (`bench.engines.identify_server`); a server that says
+  nothing is asked to be named, one that cannot be reached at all is said to be unreachable
+  (naming an engine would not help).
 - `match_served_model`: the catalog entry claimed against the weights the server says it
   serves. The same repository passes; another catalog model's repository is refused (the
   result would be filed under the wrong model); an unknown repository (a quantized or
@@ -37,6 +39,20 @@ def endpoint_is_local(url: str) -> bool:
         return False
 
 
+def connection_problem(url: str, timeout_s: float = 5.0) -> str | None:
+    """Why nothing accepts a connection at `url`'s host and port; None when something does."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"{parts.netloc!r} has no valid port"
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout_s):
+            return None
+    except OSError as error:
+        return error.strerror or str(error) or type(error).__name__
+
+
 def engine_of(
     facts: ServerFacts | None, engine: str | None, engine_version: str | None, url: str
 ) -> tuple[str, str, list[str]]:
@@ -52,6 +68,9 @@ def engine_of(
     if engine is not None or engine_version is not None:
         raise BenchConfigError("--engine and --engine-version go together", "--engine")
     if facts is None:
+        unreachable = connection_problem(url)
+        if unreachable is not None:
+            raise EndpointError(f"cannot reach {url}: {unreachable}", "--endpoint")
         raise EndpointError(
             f"{url} does not say which engine it is (no vLLM or TensorRT-LLM /version, SGLang "
             "/server_info, TGI /info or llama.cpp /props); pass --engine NAME --engine-version V",

@@ -165,3 +165,19 @@ def test_bench_run_endpoint_engine_is_refused_when_launching(tmp_path: Path) -> 
 )
 def test_endpoint_is_local(url: str, local: bool) -> None:
     assert endpoint_is_local(url) is local
+
+
+def test_bench_run_endpoint_nothing_listening_is_unreachable_not_an_unknown_engine(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    run = _run("--endpoint", url, "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1",
+               *SMALL, "--output", str(tmp_path / "result.json"))  # fmt: skip
+    assert run.exit_code == 1
+    assert run.stderr.strip() == f"Error: --endpoint: cannot reach {url}: Connection refused"
+    assert not (tmp_path / "result.json").exists()
