@@ -5,8 +5,11 @@
 One line per case of tests/data/vllm_startup_logs.yaml: predicted / logged, and the error; then
 a summary per split (fit: cases any constant may be set from; holdout: never used for fitting):
 median absolute error of the weights and of the KV cache tokens, and the share of all checked
-figures (weights, KV tokens, maximum concurrency) within 10 %; then, per split, each logged
-overhead term (activation peak, non-torch, CUDA graphs) against the plan's estimate.
+figures (weights, KV tokens, maximum concurrency) within 10 %, counted two ways: every case
+alike, and one vote per source (each source's figures weighted 1 / its cases, so the llm-d-planner
+sweep's 37 logs count as much as one thread's one); then the same per source on the held-out
+split; then, per split, each logged overhead term (activation peak, non-torch, CUDA graphs)
+against the plan's estimate.
 """
 
 import statistics
@@ -15,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "accuracy"))
 
-from cases import GIB, SPLITS, Figure, figures, load_cases
+from cases import GIB, SPLITS, Figure, Summary, figures, load_cases, summarise
 
 
 def _cell(predicted: float, observed: float | None) -> str:
@@ -38,6 +41,17 @@ def _summary(split: str, checked: list[Figure]) -> str:
     within = sum(abs(f.error) <= 0.10 for f in counted)
     share = f"{within}/{len(counted)} = {within / len(counted) * 100:.0f} %" if counted else "-"
     return f"| {split} | {_median(weights)} | {_median(tokens)} | {share} |"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f} %"
+
+
+def _weighted_row(label: str, summary: Summary) -> str:
+    return (
+        f"| {label} | {summary.sources} | {summary.figures} | {_percent(summary.weights_median)} "
+        f"| {_percent(summary.kv_tokens_median)} | {_percent(summary.within_10_percent)} |"
+    )
 
 
 def main() -> None:
@@ -67,6 +81,30 @@ def main() -> None:
         checked = [f for case in cases if case.split == split for f in figures(case)]
         print(_summary(split, checked))
     print(_summary("all", [f for case in cases for f in figures(case)]))
+    print()
+    print(
+        "| split, counted | sources | figures | weights, median error "
+        "| KV tokens, median error | figures within 10 % |"
+    )
+    print("|---|---|---|---|---|---|")
+    for split in (*SPLITS, "all"):
+        chosen = [case for case in cases if split in ("all", case.split)]
+        print(_weighted_row(f"{split}, every case alike", summarise(chosen, per_source=False)))
+        print(_weighted_row(f"{split}, one vote per source", summarise(chosen, per_source=True)))
+    print()
+    print(
+        "| held-out source | cases | weights, median error | KV tokens, median error "
+        "| figures within 10 % |"
+    )
+    print("|---|---|---|---|---|")
+    holdout = [case for case in cases if case.split == "holdout"]
+    for group in sorted({case.source_group for case in holdout}):
+        members = [case for case in holdout if case.source_group == group]
+        summary = summarise(members, per_source=False)
+        print(
+            f"| {group} | {len(members)} | {_percent(summary.weights_median)} "
+            f"| {_percent(summary.kv_tokens_median)} | {_percent(summary.within_10_percent)} |"
+        )
     print()
     print("| split | overhead term | median error | within 50 % or 0.2 GiB |")
     print("|---|---|---|---|")

@@ -1,6 +1,7 @@
 """Load the public vLLM startup logs (tests/data/vllm_startup_logs.yaml) as calculator inputs."""
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ class Case:
     @property
     def split(self) -> str:
         return str(self.raw["split"])
+
+    @property
+    def source_group(self) -> str:
+        return source_group(self.source)
 
 
 def _config(raw: dict[str, Any]) -> dict[str, Any]:
@@ -179,3 +184,73 @@ def failures(cases: list[Case]) -> list[str]:
         for figure in figures(case)
         if not figure.ok
     ]
+
+
+# --- one vote per source ------------------------------------------------------------------------
+# 37 of the logs come from one llm-d-planner sweep (one machine, one vLLM release); a summary over
+# cases would mostly measure that machine. Each figure is also summarised with a weight of
+# 1 / (cases of its source group), so every source counts as much as one case.
+
+
+def source_group(url: str) -> str:
+    """The publication a log comes from: a GitHub issue or pull request thread, a repository (every
+    file of one repository is one sweep), or a web site."""
+    path = url.split("://", 1)[-1].rstrip("/")
+    parts = path.split("/")
+    if parts[0] == "github.com" and len(parts) >= 3:
+        if len(parts) >= 5 and parts[3] in ("issues", "pull", "discussions"):
+            return "/".join(parts[:5])
+        return "/".join(parts[:3])
+    return parts[0]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Median absolute errors and the share of figures within 10 %, each figure weighted."""
+
+    weights_median: float | None
+    kv_tokens_median: float | None
+    within_10_percent: float | None
+    figures: int
+    sources: int
+
+
+def weighted_median(values: list[tuple[float, float]]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    half = sum(weight for _, weight in ordered) / 2
+    running = 0.0
+    for value, weight in ordered:
+        running += weight
+        if running >= half - 1e-12:
+            return value
+    return ordered[-1][0]
+
+
+CHECKED_FIGURES = ("weights_gib", "kv_cache_tokens", "max_concurrency")
+
+
+def summarise(cases: list[Case], per_source: bool) -> Summary:
+    """Accuracy over `cases`: every figure counts once, or (`per_source`) each source group's
+    figures of a kind together count as much as one case's."""
+    groups = Counter(case.source_group for case in cases)
+    weighted: list[tuple[Figure, float]] = [
+        (figure, 1 / groups[case.source_group] if per_source else 1.0)
+        for case in cases
+        for figure in figures(case)
+        if figure.name in CHECKED_FIGURES
+    ]
+
+    def median(name: str) -> float | None:
+        return weighted_median([(abs(f.error), w) for f, w in weighted if f.name == name])
+
+    total = sum(weight for _, weight in weighted)
+    within = sum(weight for figure, weight in weighted if abs(figure.error) <= 0.10)
+    return Summary(
+        weights_median=median("weights_gib"),
+        kv_tokens_median=median("kv_cache_tokens"),
+        within_10_percent=within / total if total else None,
+        figures=len(weighted),
+        sources=len({figure.case.source_group for figure, _ in weighted}),
+    )
