@@ -6,7 +6,6 @@ dates, finite numbers) and are not repeated where the schema already found the f
 """
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -24,6 +23,7 @@ from registry.checks import Finding
 from registry.errors import json_path
 from registry.models import SLUG_PATTERN, Result
 from registry.models.result import CONTENT_ID_PATTERN
+from registry.plain_text import BIDI_CONTROLS, unsafe_character
 from registry.schemas import load_schema
 from registry.secrets import REDACTED, find_secret
 
@@ -37,9 +37,6 @@ _HTML = re.compile(
     r"|<\s*script|<!--",
     re.I,
 )
-_ALLOWED_CONTROLS = {"\n", "\t"}
-# Characters that reorder text on screen (the "Trojan Source" family) are format characters.
-_BIDI_CONTROLS = {chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
 @cache
@@ -162,11 +159,10 @@ def _strings(data: Any) -> Iterator[tuple[str, str]]:
 
 
 def _text_problem(text: str) -> str | None:
-    for character in text:
-        if character in _BIDI_CONTROLS:
-            return f"contains the bidirectional control character U+{ord(character):04X}"
-        if unicodedata.category(character) == "Cc" and character not in _ALLOWED_CONTROLS:
-            return f"contains the control character U+{ord(character):04X}"
+    character = unsafe_character(text)
+    if character is not None:
+        kind = "bidirectional control" if character in BIDI_CONTROLS else "control"
+        return f"contains the {kind} character U+{ord(character):04X}"
     match = _HTML.search(text)
     if match:
         return f"contains markup {match.group(0)[:40]!r}; strings are plain text"

@@ -3,6 +3,7 @@ per model (architecture, parameter counts, memory needs computed by `calculators
 list pages. Every string from a catalog is HTML-escaped."""
 
 import html
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -11,6 +12,7 @@ from calculators.arch import param_counts, parse_config
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
+from registry.plain_text import plain_text
 from registry.prices import tier_prices
 
 GIB = 1024**3
@@ -18,7 +20,27 @@ MEMORY_CONTEXTS = (4096, 32768, 131072)
 
 
 def esc(value: Any) -> str:
-    return html.escape("–" if value is None else str(value))
+    """`value` as HTML text: escaped, and with no control character (NUL, ESC…), bidirectional
+    control or lone surrogate left (validation refuses them; a page never shows one)."""
+    return html.escape(plain_text("–" if value is None else str(value)))
+
+
+def plain_data(value: Any) -> Any:
+    """A copy of JSON data with every string as `esc` leaves it (before the HTML escaping)."""
+    if isinstance(value, str):
+        return plain_text(value)
+    if isinstance(value, dict):
+        return {plain_text(str(key)): plain_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_data(item) for item in value]
+    return value
+
+
+def front_matter_string(text: str) -> str:
+    """`text` as a YAML scalar of a page's front matter (a JSON string is one), with no angle
+    brackets: the theme writes a title raw into the navigation (so it would be markup) and
+    through `striptags`, which unescapes entities, into <title> (so escaping would not help)."""
+    return json.dumps(plain_text(text).replace("<", "\u2039").replace(">", "\u203a"))
 
 
 def _table(head: Iterable[str], rows: Iterable[Iterable[str]], exclude: bool = False) -> str:
@@ -87,7 +109,8 @@ def number(value: float | int | None, digits: int = 0) -> str:
 
 
 def _front(title: str, description: str) -> str:
-    return f"---\ntitle: {title!r}\ndescription: {description!r}\n---\n\n"
+    title, description = front_matter_string(title), front_matter_string(description)
+    return f"---\ntitle: {title}\ndescription: {description}\n---\n\n"
 
 
 # --------------------------------------------------------------------------------- GPUs
@@ -102,9 +125,7 @@ def _source_marks(entry: GpuEntry) -> dict[str, str]:
     return {field: " ".join(links) for field, links in marks.items()}
 
 
-def gpu_page(
-    entry: GpuEntry, prices: list[PriceEntry], results: str = ""
-) -> str:
+def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> str:
     """The GPU's page; `results` is the HTML list of its results (empty: none yet)."""
     chosen = tier_prices(entry.id, prices)
     marks = _source_marks(entry)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from statistics import median
 from typing import Any
 
-from catalog_pages import esc
+from catalog_pages import esc, front_matter_string, plain_data
 from result_index import Index
 
 from registry.charts import chart_data, lowest_usd_per_million
@@ -308,7 +308,8 @@ def compare_page(
         for number, (workload, scenario) in enumerate(groups or [])
     )
     return (
-        f"---\ntitle: {f'{model_name}, {profile}'!r}\nhide: [navigation, toc]\n---\n\n"
+        f"---\ntitle: {front_matter_string(f'{model_name}, {profile}')}\n"
+        "hide: [navigation, toc]\n---\n\n"
         f"# {esc(model_name)}: {esc(profile)} traffic\n\n"
         f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile, "
         "one table per workload (input → output lengths, dataset) and scenario: only like "
@@ -330,7 +331,9 @@ def _group_html(rows: list[IndexRow]) -> str:
     groups = replicate_groups(rows)
     # An attribute, not a <script>: instant navigation re-runs scripts in the content.
     chart_json = json.dumps(
-        chart_data([group.row for group in groups]), sort_keys=True, separators=(",", ":")
+        plain_data(chart_data([group.row for group in groups])),
+        sort_keys=True,
+        separators=(",", ":"),
     )
     front = front_table(rows)
     if front:

@@ -1,16 +1,13 @@
 """Links between the catalog pages and the results: a GPU page lists its results, a model page
 links its compare pages. Strings from result files are HTML-escaped."""
 
-import html
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from catalog_pages import esc
+
 from registry.index import IndexRow
 from registry.models import ModelEntry
-
-
-def esc(value: Any) -> str:
-    return html.escape("–" if value is None else str(value))
 
 
 def compare_slug(model: str, profile: str) -> str:
@@ -78,13 +75,14 @@ def search_entries(
     """Entries for the site search (mkdocs' `search_index.json` format) of the compare pages
     and the result pages, which the search plugin cannot see (their tables are written after
     it runs): found by GPU and model, by name or id. One short title per result keeps the
-    index small; a compare page's text names every GPU it compares."""
+    index small; a compare page's text names every GPU it compares. Titles and texts are HTML
+    (Material's search shows them as markup), so every name in them is escaped."""
 
     def gpu_name(gpu_id: str) -> str:
-        return str(gpus[gpu_id].name) if gpu_id in gpus else gpu_id
+        return esc(gpus[gpu_id].name if gpu_id in gpus else gpu_id)
 
     def model_name(model_id: str) -> str:
-        return models[model_id].name if model_id in models else model_id
+        return esc(models[model_id].name if model_id in models else model_id)
 
     entries: list[dict[str, str]] = []
     compare: dict[tuple[str, str], set[str]] = {}
@@ -94,20 +92,20 @@ def search_entries(
             {
                 "location": f"results/{row.result_id}/",
                 "title": f"{model_name(row.model)} on {row.gpu_count} × {gpu_name(row.gpu)}",
-                "text": f"{row.model} {row.gpu} {row.result_id}",
+                "text": esc(f"{row.model} {row.gpu} {row.result_id}"),
             }
         )
     for (model, profile), gpu_ids in sorted(compare.items()):
-        names = ", ".join(f"{gpu_name(g)} ({g})" for g in sorted(gpu_ids))
+        names = ", ".join(f"{gpu_name(g)} ({esc(g)})" for g in sorted(gpu_ids))
         entries.append(
             {
                 "location": f"compare/{compare_slug(model, profile)}/",
                 # GPU ids in the title: a search for a GPU ranks the page with its results
                 "title": (
-                    f"Compare GPUs for {model_name(model)}, {profile} traffic: "
-                    + ", ".join(sorted(gpu_ids))
+                    f"Compare GPUs for {model_name(model)}, {esc(profile)} traffic: "
+                    + esc(", ".join(sorted(gpu_ids)))
                 ),
-                "text": f"{model}: {names}",
+                "text": f"{esc(model)}: {names}",
             }
         )
     return entries

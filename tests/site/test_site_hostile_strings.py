@@ -1,0 +1,140 @@
+"""A string that got past `registry validate` with NUL, ESC, DEL, C1 and bidirectional controls,
+a lone surrogate or markup in it still cannot break a page: the site's hooks, called on their
+own (no site build), write HTML, front matter, chart JSON and search entries that hold none of
+those characters and no tag of the string's, and that encode as UTF-8."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from html.parser import HTMLParser
+from typing import Any
+
+import yaml
+from site_helpers import REPO, result_data
+
+from registry.catalog import load_models
+from registry.index import IndexRow, index_rows
+from registry.models import Result
+from registry.plain_text import REPLACEMENT, unsafe_character
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import catalog_pages
+import compare_pages
+import page_links
+import result_pages
+
+HOSTILE = (
+    "nul\x00 esc\x1b[31mred del\x7f c1\x85\x9b bidi\u202eevil\u2066 lone\ud800 cr\r "
+    '<script>alert(1)</script> "><img src=x onerror=alert(1)> & end'
+)
+
+
+class _Tags(HTMLParser):
+    """The start tags and attribute values of a page, as a browser's tokenizer sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attributes: dict[str, list[str]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for name, value in attrs:
+            self.attributes.setdefault(name, []).append(value or "")
+
+
+def _safe(text: str) -> _Tags:
+    assert unsafe_character(text) is None, repr(unsafe_character(text))
+    text.encode("utf-8")  # a lone surrogate would make writing the page fail
+    parser = _Tags()
+    parser.feed(text)
+    parser.close()
+    assert "script" not in parser.tags
+    assert "img" not in parser.tags
+    assert not [name for name in parser.attributes if name.startswith("on")]
+    return parser
+
+
+def _hostile_result() -> Result:
+    result = Result.model_validate(result_data())
+    identity = result.identity
+    engine = identity.engine.model_copy(update={"version": HOSTILE})
+    return result.model_copy(
+        update={
+            "identity": identity.model_copy(update={"engine": engine}),
+            "source": result.source.model_copy(update={"submitter": HOSTILE}),
+        }
+    )
+
+
+def _rows() -> list[IndexRow]:
+    rows = index_rows(_hostile_result(), "hostile.json", [])
+    return [dataclasses.replace(row, gpu=HOSTILE, profile=HOSTILE) for row in rows]
+
+
+def test_esc_replaces_every_unsafe_character_and_escapes_markup() -> None:
+    text = catalog_pages.esc(HOSTILE)
+    _safe(text)
+    assert text.count(REPLACEMENT) == 9  # NUL, ESC, DEL, two C1, two bidi, surrogate, CR
+    assert "&lt;script&gt;" in text
+    assert "&quot;&gt;&lt;img" in text
+    assert catalog_pages.esc("plain & simple\n\ttext") == "plain &amp; simple\n\ttext"
+
+
+def test_result_page_with_hostile_strings_is_safe() -> None:
+    result = _hostile_result()
+    shell = (
+        f"<title>{result_pages.TITLE_MARK}</title><h1>{result_pages.HEADING_MARK}</h1>"
+        f"{result_pages.BODY_MARK}"
+    )
+    page = result_pages.fill(shell, result, index_rows(result, "hostile.json", []))
+    _safe(page)
+    assert page.count(REPLACEMENT) == 18  # nine in the submitter, nine in the engine version
+
+
+def test_compare_page_table_and_chart_data_are_safe() -> None:
+    rows = _rows()
+    slots = compare_pages.compare_slots(rows)
+    for html in slots.values():
+        tags = _safe(html)
+    chart = json.loads(tags.attributes["data-chart-data"][0])
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, dict):
+            return [*value, *(s for item in value.values() for s in strings(item))]
+        if isinstance(value, list):
+            return [s for item in value for s in strings(item)]
+        return [value] if isinstance(value, str) else []
+
+    labels = strings(chart)
+    assert labels
+    assert all(unsafe_character(label) is None for label in labels)
+    assert any(REPLACEMENT in label for label in labels)  # the label is the hostile GPU id
+
+
+def test_compare_page_front_matter_title_is_plain_yaml() -> None:
+    # The model and profile are slugs (validated by pattern, and the page's file name); the
+    # model's name is the catalog's free text.
+    markdown = compare_pages.compare_page("m", "chat", HOSTILE)
+    _safe(markdown)
+    front = yaml.safe_load(markdown.split("---\n")[1])
+    assert unsafe_character(front["title"]) is None
+    assert front["title"].startswith("nul" + REPLACEMENT)
+    assert "<" not in front["title"]
+    assert ">" not in front["title"]
+
+
+def test_search_entries_and_gpu_page_links_are_safe() -> None:
+    models = load_models()
+    model_id = next(iter(models))
+    models = {model_id: models[model_id].model_copy(update={"name": HOSTILE})}
+    rows = [dataclasses.replace(row, model=model_id) for row in _rows()]
+    entries = page_links.search_entries(rows, {}, models)
+    assert len(entries) == 2
+    for entry in entries:  # Material's search shows a title and a text as HTML
+        _safe(entry["title"])
+        _safe(entry["text"])
+    assert "&lt;script&gt;" in entries[0]["title"]
+    _safe(page_links.gpu_results(rows, HOSTILE, models))
