@@ -8,7 +8,8 @@ the chart
 data is `registry.charts.chart_data` of the results' index rows, the function the site's compare
 pages use. So the page draws the results as the site does: output tokens/s per GPU against
 tokens/s per user, and $ per 1M tokens at the cheapest on-demand catalog price; then one table
-per result with every load point's latency percentiles and cost.
+per result with every load point's latency percentiles and cost: `registry.tables`, the table
+each result's page on the site shows.
 
 An asset that is missing all the same (a broken install) is a `ReportError` in one line.
 """
@@ -26,6 +27,7 @@ from registry.charts import chart_data
 from registry.index import IndexRow, index_rows, with_pareto_front
 from registry.models import PriceEntry
 from registry.store import write_text_atomic
+from registry.tables import points_table_html
 
 # Package data: in a checkout and in an installed wheel alike.
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -60,26 +62,6 @@ def _asset(path: Path) -> str:
         ) from None
 
 
-def _number(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("output tok/s per GPU", "output_tokens_per_s_per_gpu", 1),
-    ("tok/s per user", "tokens_per_s_per_user", 1),
-    ("TTFT p50 ms", "ttft_ms_p50", 1),
-    ("TTFT p95 ms", "ttft_ms_p95", 1),
-    ("TTFT p99 ms", "ttft_ms_p99", 1),
-    ("TPOT p50 ms", "tpot_ms_p50", 2),
-    ("TPOT p99 ms", "tpot_ms_p99", 2),
-    ("E2E p95 ms", "e2e_ms_p95", 1),
-    ("E2E p99 ms", "e2e_ms_p99", 1),
-    ("failed", "failure_rate", 3),
-    ("$/h on-demand", "on_demand_usd_per_hour", 2),
-    ("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", 3),
-)
-
-
 def _label(named: NamedResult) -> str:
     identity = named.result.identity
     return f"{named.name}: {identity.gpu.count}× {identity.gpu.id}"
@@ -87,17 +69,6 @@ def _label(named: NamedResult) -> str:
 
 def _table(named: NamedResult, rows: Sequence[IndexRow]) -> str:
     identity = named.result.identity
-    head = "".join(f"<th>{html.escape(name)}</th>" for name, _f, _d in _COLUMNS)
-    body = "".join(
-        "<tr><th>"
-        + html.escape(row.load_label)
-        + "</th>"
-        + "".join(
-            f"<td>{_number(getattr(row, field), digits)}</td>" for _n, field, digits in _COLUMNS
-        )
-        + "</tr>"
-        for row in rows
-    )
     price = next((row.on_demand_price_id for row in rows if row.on_demand_price_id), None)
     priced = f"priced at catalog entry {html.escape(price)}" if price else "no catalog price"
     return (
@@ -105,8 +76,7 @@ def _table(named: NamedResult, rows: Sequence[IndexRow]) -> str:
         f"<p>{html.escape(identity.model.id)} · {html.escape(identity.engine.name)} "
         f"{html.escape(identity.engine.version)} · profile {html.escape(identity.workload.profile)}"
         f" · result {html.escape(named.result.id)} · {priced}</p>"
-        f'<table class="im-table"><thead><tr><th>load</th>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></section>"
+        f"{points_table_html(rows)}</section>"
     )
 
 

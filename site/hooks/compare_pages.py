@@ -22,17 +22,15 @@ from registry.index import COLUMNS as INDEX_COLUMNS
 from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
 from registry.models import GpuEntry, ModelEntry, PriceEntry
+from registry.tables import number_text, usd_text
 from registry.workloads import SCENARIOS
 
 TIERS = ("on_demand", "interruptible", "reserved")
 
 
-def num(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
-    return "–" if value is None else f"{value * scale:,.{digits}f}"
-
-
-def usd(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"${value:,.{digits}f}"
+# A figure is written as on a result page and in `bench report` (registry.tables).
+num = number_text
+usd = usd_text
 
 
 def _cell(sort: Any, text: str) -> str:

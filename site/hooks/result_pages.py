@@ -4,7 +4,8 @@ Ten thousand results through Markdown, the theme's template and the search plugi
 10 ms each; so mkdocs renders one page, the *shell* (`results/_shell.md`: a marker for the title
 and the body, the four headings for the table of contents), and `write_pages` fills a copy of
 its HTML per result: a string replacement, well under a millisecond. Every result page sits at
-the same depth (`results/<id>/`), so the shell's relative links hold for all of them.
+the same depth (`results/<id>/`), so the shell's relative links hold for all of them. Its
+load points are `registry.tables.points_table_html`, the table `infermeter bench report` shows.
 
 Result pages stay out of the search index (their words are ids and numbers); readers reach
 them from the compare tables and from Home. Every string from a result file is HTML-escaped.
@@ -22,6 +23,7 @@ from catalog_pages import esc
 
 from registry.index import COLUMN_DESCRIPTIONS, IndexRow
 from registry.models import Result
+from registry.tables import points_table_html
 
 SHELL_URI = "results/_shell.md"
 SHELL_DIR = "results/_shell"
@@ -29,6 +31,7 @@ TITLE_MARK = "imResultTitleSlot"
 HEADING_MARK = "imResultHeadingSlot"
 BODY_MARK = '<div data-im-slot="result-body"></div>'
 SECTIONS = (
+    ("points", "Load points"),
     ("reproduce", "Reproduce"),
     ("provenance", "Provenance"),
     ("derived", "Derived figures (per load point)"),
@@ -216,6 +219,8 @@ def result_body(
     identity = result.identity
     kind = esc(result.source.kind)
     tables = {
+        # The table `infermeter bench report` shows for a result: one builder for both.
+        "points": f'<div class="im-scroll">{points_table_html(rows)}</div>\n',
         "reproduce": _reproduce_html(result),
         "provenance": f'<table class="im-table"><tbody>{provenance}</tbody></table>\n',
         "derived": f'<table class="im-table"><tbody>{derived}</tbody></table>\n',

@@ -1,0 +1,77 @@
+"""The table of a result's load points, as the site's result pages and `infermeter bench report`
+both show it: one list of columns, one way to write a figure, one HTML builder, so a figure
+reads the same on the site and in a report (the charts are `registry.charts`).
+
+Cells are built from index rows (`registry.index.IndexRow`), so the $ figures are the index's,
+priced at the catalog when the rows were made. Every string is HTML-escaped.
+"""
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from registry.index import IndexRow
+
+MISSING = "–"
+"""What a cell shows for a figure the result does not state."""
+
+
+@dataclass(frozen=True)
+class PointColumn:
+    """One column: its header, the index row's field it shows, and the digits it is written to
+    (`scale` multiplies first, e.g. 100 for a fraction shown in %)."""
+
+    header: str
+    field: str
+    digits: int
+    scale: float = 1.0
+
+
+POINT_COLUMNS: tuple[PointColumn, ...] = (
+    PointColumn("output tok/s per GPU", "output_tokens_per_s_per_gpu", 1),
+    PointColumn("tok/s per user", "tokens_per_s_per_user", 1),
+    PointColumn("TTFT p50 ms", "ttft_ms_p50", 1),
+    PointColumn("TTFT p95 ms", "ttft_ms_p95", 1),
+    PointColumn("TTFT p99 ms", "ttft_ms_p99", 1),
+    PointColumn("TPOT p50 ms", "tpot_ms_p50", 2),
+    PointColumn("TPOT p99 ms", "tpot_ms_p99", 2),
+    PointColumn("E2E p95 ms", "e2e_ms_p95", 1),
+    PointColumn("E2E p99 ms", "e2e_ms_p99", 1),
+    PointColumn("failed %", "failure_rate", 1, 100.0),
+    PointColumn("$/h on-demand", "on_demand_usd_per_hour", 2),
+    PointColumn("$ per 1M accepted tokens", "on_demand_usd_per_million_accepted_tokens", 3),
+    PointColumn("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", 3),
+)
+"""The buyer's figures of a load point: speed, latency percentiles, failures and cost."""
+
+
+def number_text(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
+    """`1,234.5`-style text of a figure, or `MISSING`."""
+    return MISSING if value is None else f"{value * scale:,.{digits}f}"
+
+
+def usd_text(value: float | None, digits: int = 3) -> str:
+    """`$0.123`-style text of a dollar figure, or `MISSING`."""
+    return MISSING if value is None else f"${value:,.{digits}f}"
+
+
+def point_cells(row: IndexRow, columns: Sequence[PointColumn] = POINT_COLUMNS) -> list[str]:
+    """The text of each column's figure for one load point."""
+    return [number_text(getattr(row, c.field), c.digits, c.scale) for c in columns]
+
+
+def points_table_html(
+    rows: Iterable[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
+) -> str:
+    """A `<table>` with one row per load point: its load in words, then `columns`."""
+    head = "".join(f'<th scope="col">{html.escape(c.header)}</th>' for c in columns)
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(row.load_label)}</th>'
+        + "".join(f"<td>{html.escape(text)}</td>" for text in point_cells(row, columns))
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        '<table class="im-table im-points"><thead><tr><th scope="col">load</th>'
+        f"{head}</tr></thead><tbody>{body}</tbody></table>"
+    )

@@ -1,0 +1,79 @@
+"""One table of a result's load points (registry.tables) for the site's result pages and for
+`infermeter bench report`, and one way to write a figure for those and the compare pages."""
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.compare import NamedResult
+from bench.html_report import report_html
+from registry.catalog import load_prices
+from registry.index import IndexRow, index_rows
+from registry.models import Result
+from registry.store import read_result
+from registry.tables import POINT_COLUMNS, number_text, points_table_html, usd_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site" / "hooks"))
+import compare_pages
+import result_pages
+
+EXAMPLE = Path(__file__).resolve().parent / "examples/valid/results/measured-two-points.json"
+
+
+@pytest.fixture(scope="module")
+def result() -> Result:
+    return read_result(EXAMPLE)
+
+
+@pytest.fixture(scope="module")
+def rows(result: Result) -> list[IndexRow]:
+    return index_rows(result, "measured-two-points.json", load_prices().values())
+
+
+def _cells(table: str) -> list[list[str]]:
+    body = table.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in body.split("</tr>") if row]
+
+
+def test_points_table_has_a_row_per_point_with_each_figure(rows: list[IndexRow]) -> None:
+    table = points_table_html(rows)
+    headers = re.findall(r'<th scope="col">(.*?)</th>', table)
+    assert headers == ["load", *(column.header for column in POINT_COLUMNS)]
+    cells = _cells(table)
+    assert [row[0] for row in cells] == ["concurrency 8", "concurrency 64"]
+    by_header = [dict(zip(headers, row, strict=True)) for row in cells]
+    # The example's own figures, as written (digits per column).
+    assert by_header[1]["TTFT p99 ms"] == "512.7"
+    assert by_header[1]["TPOT p50 ms"] == "13.90"
+    assert by_header[1]["output tok/s per GPU"] == "4,426.7"
+    assert by_header[0]["failed %"] == "0.4"  # 2 of 492 requests
+    assert by_header[0]["$/h on-demand"] == number_text(rows[0].on_demand_usd_per_hour, 2)
+    assert rows[0].on_demand_usd_per_hour is not None  # priced from the catalog
+
+
+def test_points_table_marks_what_a_result_does_not_state_and_escapes_labels(
+    rows: list[IndexRow],
+) -> None:
+    odd = dataclasses.replace(rows[0], load_label="<b>x</b> & y", ttft_ms_p99=None)
+    (cells,) = _cells(points_table_html([odd]))
+    assert cells[0] == "&lt;b&gt;x&lt;/b&gt; &amp; y"
+    assert cells[1 + [c.field for c in POINT_COLUMNS].index("ttft_ms_p99")] == "–"
+
+
+def test_report_and_result_page_show_the_same_points_table(
+    result: Result, rows: list[IndexRow]
+) -> None:
+    table = points_table_html(rows)
+    page = report_html([NamedResult("measured-two-points.json", result)], load_prices().values())
+    assert table in page
+    assert table in result_pages.result_body(result, rows)
+
+
+def test_compare_pages_write_figures_as_the_tables_do() -> None:
+    assert compare_pages.num is number_text
+    assert compare_pages.usd is usd_text
+    assert (number_text(1234.5678, 1), number_text(0.25, 1, 100.0)) == ("1,234.6", "25.0")
+    assert (usd_text(0.12345), usd_text(None)) == ("$0.123", "–")
