@@ -28,7 +28,15 @@ CatalogT = TypeVar("CatalogT", bound=BaseModel)
 EntryT = TypeVar("EntryT", GpuEntry, ModelEntry, PriceEntry)
 
 
-class _CatalogLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it (the pure-Python one takes ~10x longer on the
+# catalogs, which every build and validation reads); the same safe constructor either way.
+try:
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+
+class _CatalogLoader(_SafeLoader):
     """YAML without surprises: dates stay strings (the models say `YYYY-MM-DD` text) and a key
     given twice is an error instead of silently keeping the last value."""
 
@@ -41,7 +49,8 @@ class _CatalogLoader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 # Without the timestamp resolver, `2024-05-01` stays the string the models expect.

@@ -31,7 +31,7 @@ from typing import Any
 
 from calculators.cost import tokens_per_dollar, usd_per_million_tokens
 from registry.catalog import load_prices
-from registry.checks.structure import result_validator
+from registry.checks.structure import result_schema_errors
 from registry.corrections import (
     CORRECTIONS_FILE,
     CorrectionEntry,
@@ -475,19 +475,15 @@ def result_files(root: Path) -> list[Path]:
 
 
 def _schema_problems(file: str, data: Any) -> list[Problem]:
-    validator = result_validator()
+    errors = sorted(result_schema_errors(data), key=lambda e: list(map(str, e.path)))
     return [
         Problem(file, json_path(error.absolute_path), f"schema: {error.message}")
-        for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
+        for error in errors
     ]
 
 
-def read_valid_result(path: Path, file: str) -> Result:
-    """Read one result file and check it against the committed JSON Schema and the model."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+def check_result_text(text: str, file: str) -> Result:
+    """Check the text of one result file against the committed JSON Schema and the model."""
     problems = _schema_problems(file, parse_json(text, file))
     try:
         result = parse_result(text, file)
@@ -500,16 +496,39 @@ def read_valid_result(path: Path, file: str) -> Result:
     return result
 
 
-def load_results(root: Path, files: Sequence[Path]) -> list[tuple[str, Result]]:
-    """Validate `files` (paths under `root`); every problem of every file, then fail once."""
+def _read_text(path: Path, file: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+
+
+def read_valid_result(path: Path, file: str) -> Result:
+    """Read one result file and check it against the committed JSON Schema and the model."""
+    return check_result_text(_read_text(path, file), file)
+
+
+@dataclass(frozen=True)
+class LoadedResult:
+    """A valid result file as `load_result_files` read it."""
+
+    file: str  # path relative to the registry root
+    result: Result
+    text: str
+
+
+def load_result_files(root: Path, files: Sequence[Path]) -> list[LoadedResult]:
+    """Validate `files` (paths under `root`), each read and parsed once; every problem of every
+    file, then fail once."""
     # Swap point: `registry.validate` checks far more (physics, duplicates, catalogs); the index
     # needs only files that parse, pass the schema and the model, and sit where they belong.
-    loaded: list[tuple[str, Result]] = []
+    loaded: list[LoadedResult] = []
     problems: list[Problem] = []
     for path in files:
         relative = path.relative_to(root).as_posix()
         try:
-            result = read_valid_result(path, relative)
+            text = _read_text(path, relative)
+            result = check_result_text(text, relative)
         except InvalidFileError as error:
             problems.extend(error.problems)
             continue
@@ -517,10 +536,15 @@ def load_results(root: Path, files: Sequence[Path]) -> list[tuple[str, Result]]:
         if relative != expected:
             problems.append(Problem(relative, "", f"path does not match its content: {expected}"))
             continue
-        loaded.append((relative, result))
+        loaded.append(LoadedResult(relative, result, text))
     if problems:
         raise InvalidFileError(problems)
     return loaded
+
+
+def load_results(root: Path, files: Sequence[Path]) -> list[tuple[str, Result]]:
+    """Validate `files` (paths under `root`); every problem of every file, then fail once."""
+    return [(loaded.file, loaded.result) for loaded in load_result_files(root, files)]
 
 
 def _sweep_group(row: IndexRow) -> tuple[Any, ...] | None:

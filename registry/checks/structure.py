@@ -6,7 +6,7 @@ dates, finite numbers) and are not repeated where the schema already found the f
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -20,6 +20,7 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
 from pydantic import ValidationError
 
 from registry.checks import Finding
+from registry.checks.schema_gate import compile_gate
 from registry.errors import json_path
 from registry.models import SLUG_PATTERN, Result
 from registry.models.result import CONTENT_ID_PATTERN
@@ -43,6 +44,20 @@ _HTML = re.compile(
 def result_validator() -> Draft202012Validator:
     """A validator of the committed `schemas/result.schema.json`."""
     return Draft202012Validator(load_schema("result.schema.json"))
+
+
+@cache
+def _result_gate() -> Callable[[Any], bool] | None:
+    return compile_gate(load_schema("result.schema.json"))
+
+
+def result_schema_errors(data: Any) -> list[SchemaError]:
+    """Every error of `data` against the committed result schema, in document order; a file
+    the compiled gate (`registry.checks.schema_gate`) accepts has none and skips the slow walk."""
+    gate = _result_gate()
+    if gate is not None and gate(data):
+        return []
+    return sorted(result_validator().iter_errors(data), key=lambda error: error.json_path)
 
 
 def nesting_depth_exceeds(data: Any, limit: int = MAX_DEPTH) -> bool:
@@ -119,8 +134,9 @@ def _schema_findings(file: str, error: SchemaError) -> Iterator[Finding]:
 
 def schema_findings(file: str, data: Any) -> list[Finding]:
     """One finding per JSON Schema error, at its JSON path, in document order."""
-    errors = sorted(result_validator().iter_errors(data), key=lambda error: error.json_path)
-    return [finding for error in errors for finding in _schema_findings(file, error)]
+    return [
+        finding for error in result_schema_errors(data) for finding in _schema_findings(file, error)
+    ]
 
 
 def _related(path: str, other: str) -> bool:

@@ -1,6 +1,6 @@
 """Result pages are written from one rendered shell after the build: each shows every field,
 its provenance and the reproduce command, is in the sitemap and out of the search index; the
-result files are validated in worker processes with every problem reported."""
+result files are validated once each, with every problem reported."""
 
 import html
 import json
@@ -127,7 +127,7 @@ def test_result_pages_withdrawn_result_is_marked_and_out_of_rankings(
     assert [line for line in csv if withdrawn.id in line and ",withdrawal," in line]
 
 
-def test_result_index_validates_in_workers_and_reports_every_problem(tmp_path: Path) -> None:
+def test_result_index_reports_every_problem_of_every_file(tmp_path: Path) -> None:
     root = tmp_path / "registry"
     _registry(root, ["a", "b", "c", "d"])
     files = result_files(root)
@@ -135,12 +135,12 @@ def test_result_index_validates_in_workers_and_reports_every_problem(tmp_path: P
         data = json.loads(broken.read_text())
         data["identity"]["gpu"]["count"] = "two"
         broken.write_text(json.dumps(data))
-    with pytest.raises(InvalidFileError) as in_workers:
-        result_index.validate(root, files, workers=2, chunk_files=1, parallel_from=0)
-    with pytest.raises(InvalidFileError) as in_process:
+    with pytest.raises(InvalidFileError) as in_index:
+        result_index.load_index(root)
+    with pytest.raises(InvalidFileError) as in_loader:
         load_results(root, files)
-    assert in_workers.value.problems == in_process.value.problems
-    assert {problem.file for problem in in_workers.value.problems} == {
+    assert in_index.value.problems == in_loader.value.problems
+    assert {problem.file for problem in in_index.value.problems} == {
         files[0].relative_to(root).as_posix(),
         files[3].relative_to(root).as_posix(),
     }
@@ -187,3 +187,11 @@ def test_result_pages_reproduce_only_the_sources_own_command() -> None:
     )
     assert result_pages.source_commands(silent) == []
     assert "states no command" in result_pages.result_body(silent, [])
+
+
+@pytest.mark.parametrize(
+    "value", [1, -3, 1.5, 1e-7, 1e22, 0.1 + 0.2, 2**70, True, False, None, [1, "<a>"], "a<b&c"]
+)
+def test_result_page_leaf_text_is_the_escaped_json(value: object) -> None:
+    expected = html.escape(value if isinstance(value, str) else json.dumps(value))
+    assert result_pages._text(value) == expected
