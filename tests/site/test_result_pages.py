@@ -193,5 +193,5 @@ def test_result_pages_reproduce_only_the_sources_own_command() -> None:
     "value", [1, -3, 1.5, 1e-7, 1e22, 0.1 + 0.2, 2**70, True, False, None, [1, "<a>"], "a<b&c"]
 )
 def test_result_page_leaf_text_is_the_escaped_json(value: object) -> None:
-    expected = html.escape(value if isinstance(value, str) else json.dumps(value))
+    expected = result_pages.esc(value if isinstance(value, str) else json.dumps(value))
     assert result_pages._text(value) == expected
