@@ -3,7 +3,8 @@ both show it: one list of columns, one way to write a figure, one HTML builder, 
 reads the same on the site and in a report (the charts are `registry.charts`).
 
 Cells are built from index rows (`registry.index.IndexRow`), so the $ figures are the index's,
-priced at the catalog when the rows were made. Every string is HTML-escaped.
+priced at the catalog when the rows were made. Every string is HTML-escaped, with no control
+or bidirectional character left (`registry.plain_text`, as the site's pages write strings).
 """
 
 import html
@@ -11,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from registry.index import IndexRow
+from registry.plain_text import plain_text
 
 MISSING = "–"
 """What a cell shows for a figure the result does not state."""
@@ -60,14 +62,18 @@ def point_cells(row: IndexRow, columns: Sequence[PointColumn] = POINT_COLUMNS) -
     return [number_text(getattr(row, c.field), c.digits, c.scale) for c in columns]
 
 
+def _text(value: str) -> str:
+    return html.escape(plain_text(value))
+
+
 def points_table_html(
     rows: Iterable[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
 ) -> str:
     """A `<table>` with one row per load point: its load in words, then `columns`."""
-    head = "".join(f'<th scope="col">{html.escape(c.header)}</th>' for c in columns)
+    head = "".join(f'<th scope="col">{_text(c.header)}</th>' for c in columns)
     body = "".join(
-        f'<tr><th scope="row">{html.escape(row.load_label)}</th>'
-        + "".join(f"<td>{html.escape(text)}</td>" for text in point_cells(row, columns))
+        f'<tr><th scope="row">{_text(row.load_label)}</th>'
+        + "".join(f"<td>{_text(text)}</td>" for text in point_cells(row, columns))
         + "</tr>"
         for row in rows
     )
