@@ -29,23 +29,23 @@ def test_sessions_are_reproducible_and_unlike_each_other() -> None:
     assert first.user_messages[0].startswith("session 0.0: ")
 
 
-def test_load_conversations_reads_sharegpt_and_openai_messages(tmp_path: Path) -> None:
-    sharegpt = tmp_path / "sharegpt.json"
-    sharegpt.write_text(
-        json.dumps(
-            [
-                {
-                    "id": "a",
-                    "conversations": [
-                        {"from": "human", "value": "what is a GPU"},
-                        {"from": "gpt", "value": "a processor for many small sums"},
-                        {"from": "human", "value": "and HBM"},
-                        {"from": "gpt", "value": "its fast memory"},
-                    ],
-                }
-            ]
-        )
-    )
+# A real ShareGPT conversation: three exchanges of the file vLLM's benchmarks download
+# (tests/data/datasets/README.md says where from, and its licence).
+SHAREGPT = Path(__file__).resolve().parents[1] / "data" / "datasets" / "sharegpt-v3-excerpt.json"
+
+
+def test_load_conversations_reads_a_real_sharegpt_conversation() -> None:
+    turns = json.loads(SHAREGPT.read_text())[0]["conversations"]
+    (session,) = load_conversations(SHAREGPT)
+    assert session.user_messages == tuple(t["value"] for t in turns[0::2])
+    assert session.user_messages[2].startswith("What are the mental triggers in Jeff Walker's")
+    # Each reply's length is the word count of the gpt turn after its human turn.
+    assert session.reply_tokens == (202, 260, 223)
+    assert session.user_tokens == (29, 28, 14)
+    assert session.system is None
+
+
+def test_load_conversations_reads_openai_messages(tmp_path: Path) -> None:
     openai = tmp_path / "chats.jsonl"
     openai.write_text(
         json.dumps(
@@ -59,9 +59,6 @@ def test_load_conversations_reads_sharegpt_and_openai_messages(tmp_path: Path) -
         )
         + "\n"
     )
-    (gpt,) = load_conversations(sharegpt)
-    assert gpt.user_messages == ("what is a GPU", "and HBM")
-    assert gpt.reply_tokens == (6, 3)
     (chat,) = load_conversations(openai)
     assert (chat.system, chat.user_messages, chat.reply_tokens) == (
         "be brief",
@@ -72,6 +69,31 @@ def test_load_conversations_reads_sharegpt_and_openai_messages(tmp_path: Path) -
     bad.write_text('{"text": "no turns"}\n')
     with pytest.raises(WorkloadFileError, match=r"bad\.jsonl:1: expected a `conversations`"):
         load_conversations(bad)
+
+
+def test_multiturn_run_replays_a_real_sharegpt_conversation(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    run = CliRunner().invoke(
+        main,
+        [
+            "bench", "run", "--endpoint", fake_server.url, "--profile", "chat-multiturn",
+            "--api", "chat", "--concurrency", "1", "--think-time", "0", "--dataset",
+            str(SHAREGPT), "--num-requests", "3", "--warmup", "0", "--quiet", "--json",
+        ],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    humans = [t["value"] for t in json.loads(SHAREGPT.read_text())[0]["conversations"][0::2]]
+    bodies = fake_server.stats.bodies
+    assert len(bodies) == 3
+    for turn, body in enumerate(bodies, start=1):
+        messages = body["messages"]
+        # Turn t sends the conversation's first t human messages with the server's own replies.
+        assert [m["content"] for m in messages if m["role"] == "user"] == humans[:turn]
+        assert [m["role"] for m in messages] == ["user", "assistant"] * (turn - 1) + ["user"]
+    assert [b["max_tokens"] for b in bodies] == [202, 260, 223]
+    (point,) = json.loads(run.stdout)["points"]
+    assert point["completed"] == 3
 
 
 def test_multiturn_run_shows_ttft_rising_by_turn_and_the_prefix_hit_rate_standin(

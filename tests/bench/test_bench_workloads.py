@@ -189,6 +189,14 @@ def test_load_sharegpt_reads_jsonl_prompts_and_reply_lengths(tmp_path: Path) -> 
     assert all(r.max_tokens in (6, 1) for r in requests)
 
 
+def test_load_sharegpt_reads_the_real_files_first_human_turn() -> None:
+    # The JSON-array file vLLM's benchmarks download (an excerpt: tests/data/datasets/).
+    path = Path(__file__).resolve().parents[1] / "data/datasets/sharegpt-v3-excerpt.json"
+    (entry,) = load_sharegpt(path)
+    assert entry.prompt.startswith("Summarize the main ideas of Jeff Walker's Product Launch")
+    assert (entry.input_tokens, entry.reference_output_tokens) == (29, 202)
+
+
 def test_load_sharegpt_names_file_and_line_of_bad_json(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(_sharegpt_line("a", "b") + "\n{not json\n")
