@@ -138,8 +138,9 @@ def simple_plan(
     )
     stages = settings.pipeline_parallel_size
     kv_bytes = -(-concurrency * kv.bytes_for_sequence(context_tokens) // stages)
-    # Before vLLM 0.21 the CUDA graphs live in the memory left outside the utilization budget,
-    # which the safety margin already holds; counting them again would double them.
+    # Before vLLM 0.20 (or with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) the CUDA graphs live
+    # in the memory left outside the utilization budget, which the safety margin already holds;
+    # counting them again would double them.
     graphs = plan.cuda_graph_bytes if plan.cuda_graph_in_budget else 0
     overhead = plan.activation_peak_bytes + plan.non_torch_bytes + graphs
     margin = settings.gpu_memory_bytes - int(

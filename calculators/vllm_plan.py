@@ -5,7 +5,7 @@ and `kv_cache_utils`):
 
     requested  = total GPU memory (as the driver reports it) × gpu_memory_utilization
     available  = requested − weights − activation peak of the profiling run − non-torch memory
-                 (− CUDA graph memory, which vLLM >= 0.21 estimates before allocating the KV cache)
+                 (− CUDA graph memory, which vLLM >= 0.20 estimates before allocating the KV cache)
     num_blocks = available // (block_size × bytes per token per layer) // layers per group
     concurrency at max_model_len = num_blocks / blocks one request needs
 
@@ -51,7 +51,13 @@ _VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})[0-9A-Za-z.+-]{0,40}")
 #   - non-torch memory: `non_torch_increase` of the same profile (cuBLAS/attention workspaces; NCCL
 #     buffers of the first collective under tensor parallelism).
 #   - CUDA graphs: captured after the KV cache is allocated, outside gpu_memory_utilization, until
-#     the release that subtracts vLLM's own estimate first (CUDA_GRAPHS_IN_BUDGET_SINCE).
+#     the release that subtracts vLLM's own estimate first (CUDA_GRAPHS_IN_BUDGET_SINCE): from
+#     vLLM PR 30515 on, `determine_available_memory` runs `profile_cudagraph_memory` and takes the
+#     estimate off the KV budget when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set. vllm/envs.py
+#     defaults that flag to "0" in v0.19.1 (release build b1388b1fb) and to "1" from v0.20.0
+#     (b8160878f) on: v0.22.0 (0b3ba88f1), v0.30.0 (ced6857af), v0.31.0 (db9527a46) and v0.33.0
+#     (4ba787ec9) still subtract it (gpu_worker.py `cudagraph_memory_estimate_applied`). The log
+#     line says "default since v0.21.0", but the v0.20.0 release already defaults it on.
 # The sizes below are estimates set from the "fit" cases of tests/data/vllm_startup_logs.yaml only;
 # the accuracy tests hold each one to the logged term (activation peak, non-torch, CUDA graphs).
 
@@ -82,7 +88,7 @@ CUDA_GRAPH_PER_LAYER_BYTES = 8 * MIB
 CUDA_GRAPH_FULL_BASE_BYTES = 400 * MIB
 CUDA_GRAPH_FULL_PER_LAYER_BYTES = 17 * MIB
 CUDA_GRAPH_FULL_SINCE = (0, 11)
-CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 21)
+CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
 # Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
 # plan names them (`estimated_terms`) so no reader takes them for exact.
 ESTIMATED_TERMS = (
@@ -111,6 +117,8 @@ class VllmSettings:
     block_size: int = BLOCK_SIZE
     gpu_name: str = ""
     vllm_version: str = DEFAULT_VLLM_VERSION
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: None is the release's default (on from 0.20).
+    estimate_cudagraphs: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +283,17 @@ def cuda_graph_bytes(
     if version >= CUDA_GRAPH_FULL_SINCE:
         return CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
     return CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * layers
+
+
+def cuda_graphs_in_budget(settings: VllmSettings, version: tuple[int, int]) -> bool:
+    """Whether vLLM takes its CUDA graph estimate off the KV budget: when
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on, its default from 0.20 (see the sources above),
+    and never with --enforce-eager (no graphs)."""
+    if settings.enforce_eager:
+        return False
+    if settings.estimate_cudagraphs is not None:
+        return settings.estimate_cudagraphs
+    return version >= CUDA_GRAPHS_IN_BUDGET_SINCE
 
 
 def non_torch_bytes(settings: VllmSettings) -> int:
@@ -504,10 +523,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     graphs = cuda_graph_bytes(
         arch, settings.enforce_eager, version, settings.pipeline_parallel_size
     )
-    # vLLM's own startup message: "CUDA graph memory profiling is enabled (default since
-    # v0.21.0)" (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; opt-in before, the 0.18-0.20 logs say
-    # it "will be enabled by default").
-    graphs_in_budget = version >= CUDA_GRAPHS_IN_BUDGET_SINCE and not settings.enforce_eager
+    graphs_in_budget = cuda_graphs_in_budget(settings, version)
     requested = int(settings.gpu_memory_bytes * utilization)
     available = (
         requested - weights.total - activation - non_torch - (graphs if graphs_in_budget else 0)

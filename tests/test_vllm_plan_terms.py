@@ -1,21 +1,25 @@
 """The plan's overhead terms: which vLLM release counts what, and that every plan says which of
 its figures are estimates.
 
-CUDA graphs: vLLM's own startup message in 0.21 and later reads "CUDA graph memory profiling is
-enabled (default since v0.21.0)" (e.g. a v0.27.1 log in https://github.com/gpustack/runner/pull/251);
-in the releases before, the same place logs "In v0.19, CUDA graph memory profiling will be
-enabled by default ... To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1"
-(https://github.com/vllm-project/vllm/pull/30515), i.e. the graphs were captured after the KV
-cache was sized and took memory outside gpu_memory_utilization.
+CUDA graphs: vLLM takes its graph estimate off the KV budget when
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on (PR https://github.com/vllm-project/vllm/pull/30515,
+opt-in at first). vllm/envs.py defaults it to "0" in the v0.19.1 release (build b1388b1fb) and to
+"1" in v0.20.0 (b8160878f), v0.22.0, v0.30.0, v0.31.0 and v0.33.0 (4ba787ec9), though the log line
+says "default since v0.21.0". Before, the graphs were captured after the KV cache was sized and took
+memory outside gpu_memory_utilization.
 """
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from calculators.arch import parse_config
 from calculators.vllm_plan import ESTIMATED_TERMS, GIB, VllmSettings, plan_vllm
 from registry.catalog import load_models
 
 MODELS = load_models()
+CASES_FILE = Path(__file__).parent / "data" / "vllm_startup_logs.yaml"
 
 
 def _plan(model_id: str, version: str, **settings: object):  # type: ignore[no-untyped-def]
@@ -32,14 +36,51 @@ def _plan(model_id: str, version: str, **settings: object):  # type: ignore[no-u
     )
 
 
-def test_cuda_graphs_enter_the_kv_budget_in_0_21_not_0_20() -> None:
-    before = _plan("llama-3.1-8b-instruct", "0.20")
-    after = _plan("llama-3.1-8b-instruct", "0.21")
+def test_cuda_graphs_enter_the_kv_budget_in_0_20_not_0_19() -> None:
+    before = _plan("llama-3.1-8b-instruct", "0.19.1")
+    after = _plan("llama-3.1-8b-instruct", "0.20.0")
     assert not before.cuda_graph_in_budget
     assert after.cuda_graph_in_budget
     assert after.cuda_graph_bytes > 0
     assert before.kv_cache_bytes - after.kv_cache_bytes == after.cuda_graph_bytes
     assert any("CUDA graphs are captured after" in note for note in before.notes)
+    assert _plan("llama-3.1-8b-instruct", "0.31.0").cuda_graph_in_budget
+
+
+@pytest.mark.parametrize(
+    ("version", "flag", "in_budget"),
+    [("0.31.0", False, False), ("0.19.1", True, True), ("0.22.0", None, True)],
+)
+def test_the_env_flag_overrides_the_release_default(
+    version: str, flag: bool | None, in_budget: bool
+) -> None:
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 on 0.31 leaves the graphs outside the budget;
+    # =1 on 0.19 (opt-in there) puts them in.
+    plan = _plan("llama-3.1-8b-instruct", version, estimate_cudagraphs=flag)
+    assert plan.cuda_graph_in_budget is in_budget
+
+
+def test_a_0_21_log_is_reproduced_only_with_its_graph_estimate_in_the_budget() -> None:
+    # LMCache #3430 (Qwen3-8B, RTX A5000, vLLM 0.21.0): with the logged 0.52 GiB estimate in the
+    # budget the plan gives the logged 6.37 GiB of KV cache; outside it, 0.52 GiB more.
+    cases = yaml.safe_load(CASES_FILE.read_text())["cases"]
+    case = next(c for c in cases if c["id"] == "qwen3-8b-rtx-a5000-v0.21-lmcache-len16k")
+    observed, flags = case["observed"], case["flags"]
+    estimate = int(observed["cuda_graph_estimate_gib"] * GIB)
+    logged = observed["available_kv_cache_gib"] * GIB
+    plan = plan_vllm(
+        parse_config(MODELS[case["model"]].config),
+        VllmSettings(
+            gpu_memory_bytes=int(case["total_gpu_memory_gib"] * GIB),
+            gpu_memory_utilization=flags["gpu_memory_utilization"],
+            max_model_len=flags["max_model_len"],
+            vllm_version=case["vllm_version"],
+        ),
+    )
+    kv_with_logged_graphs = plan.kv_cache_bytes + plan.cuda_graph_bytes - estimate
+    assert plan.cuda_graph_in_budget
+    assert abs(kv_with_logged_graphs / logged - 1) < 0.01
+    assert abs((kv_with_logged_graphs + estimate) / logged - 1) > 0.05
 
 
 def test_enforce_eager_has_no_cuda_graphs() -> None:
