@@ -89,10 +89,12 @@ def fit_gpu(
     settings: VllmSettings,
     context_tokens: int,
     concurrency: int,
+    min_gpu_count: int = 1,
 ) -> FitResult:
-    """The smallest tensor-parallel count of `gpu` whose plan fits, with its report."""
+    """The smallest tensor-parallel count of `gpu` (from `min_gpu_count` up: fewer are known
+    not to fit) whose plan fits, with its report."""
     last: MemoryReport | None = None
-    for count in _candidate_counts(arch):
+    for count in [count for count in _candidate_counts(arch) if count >= min_gpu_count]:
         trial = replace(
             settings,
             gpu_memory_bytes=gpu.memory_bytes,

@@ -547,3 +547,13 @@ def test_fit_gpu_count_shards_kv_heads_as_vllm_requires(model_id: str) -> None:
     assert counts, "expected at least one fitting option"
     for count in counts:
         assert _vllm_can_shard(arch, count), f"{count} GPUs"
+
+
+def test_fit_gpu_min_count_skips_only_counts_below_it() -> None:
+    gpu = CATALOG_OPTIONS["h100-sxm"]
+    arch = ARCHS["llama-3.1-70b-instruct"]
+    settings = _settings(gpu_memory_bytes=gpu.memory_bytes, max_model_len=8192)
+    plain = fit_gpu(arch, gpu, settings, 8192, 1)
+    assert plain.gpu_count in (2, 4)
+    assert fit_gpu(arch, gpu, settings, 8192, 1, min_gpu_count=2).gpu_count == plain.gpu_count
+    assert fit_gpu(arch, gpu, settings, 8192, 1, min_gpu_count=8).gpu_count == 8

@@ -11,6 +11,7 @@ from compare_pages import kind_badge, num, ranked, rows_by, usd
 from page_links import compare_slug
 from result_index import Index
 
+from registry.estimate import CostEstimate, Estimates
 from registry.index import IndexRow
 from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
 from registry.workloads import SCENARIOS
@@ -21,7 +22,9 @@ ANSWER_INTRO = (
     "lane (never ranked against the others, as MLPerf's guidelines require). Accepted tokens "
     "are those of requests that met the result's latency target (SLO, shown); where no result "
     "states one, the row says so and shows $ per output token instead, which is not the same "
-    "claim. On-demand price, the cheapest usable one in the catalog.\n\n"
+    "claim. On-demand price, the cheapest usable one in the catalog. Where no result meets "
+    "a stated SLO, an *estimate* from the calculators stands beside it, marked as one and "
+    "never ranked with the results.\n\n"
 )
 
 
@@ -48,6 +51,35 @@ def slo_text(result: Result | None) -> str:
     return ", ".join(bounds) or "none stated"
 
 
+def _search_slo(row: IndexRow) -> str:
+    """A server-at-SLO point's bounds: on a percentile of all requests, not on each one."""
+    bounds = [
+        f"{name} ≤ {value:,.0f} ms"
+        for name, value in (("TTFT", row.rate_search_ttft_ms), ("TPOT", row.rate_search_tpot_ms))
+        if value is not None
+    ]
+    return f"p{row.rate_search_percentile:g} {', '.join(bounds)} (all requests, not each)"
+
+
+ESTIMATE_NOTE = (
+    "Estimate, not a measurement: the calculators' roofline bound (memory bandwidth and peak "
+    "compute) with as many sequences as the vLLM memory plan holds, at the cheapest usable "
+    "on-demand price. No run reaches the bound, so a real token costs more."
+)
+
+
+def estimate_text(estimate: CostEstimate | None) -> str:
+    """The estimate beside "no result meets this yet", marked as one; empty without one."""
+    if estimate is None:
+        return ""
+    return (
+        f'<br><small class="im-estimate" title="{esc(ESTIMATE_NOTE)}">Estimate (not measured): '
+        f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output on "
+        f"{estimate.gpu_count} × {esc(estimate.gpu)}, the roofline bound at "
+        f"{estimate.batch:,} sequences</small>"
+    )
+
+
 def _mlperf_note(row: IndexRow, results: Mapping[str, Result]) -> str:
     """What MLPerf's messaging guidelines ask beside an MLPerf row: its result ID, its footnote,
     and that our $ figure is derived, not verified by MLCommons."""
@@ -66,11 +98,13 @@ def answer_rows(
     models: Mapping[str, ModelEntry],
     base: str,
     results: Mapping[str, Result] | None = None,
+    estimates: Estimates | None = None,
 ) -> str:
     """Table rows answering the buyer's question per model × workload × scenario × lane (an
     MLPerf row is the best of its own lane only); `base` is the relative URL of the site's
     root, `results` (result id → Result) gives each row its SLO and MLPerf rows their
-    footnote."""
+    footnote; where no result meets a stated SLO, `estimates` gives the calculators' estimate
+    beside it."""
     results = results or {}
     groups = rows_by(rows, lambda r: (r.model, r.workload_key, r.workload, r.scenario, r.lane))
     cells = []
@@ -81,6 +115,13 @@ def answer_rows(
         if row is None:
             continue
         accepted = row.on_demand_usd_per_million_accepted_tokens
+        result = results.get(row.result_id)
+        estimate = (
+            estimates.cheapest(model, result.identity.workload)
+            if accepted is None and estimates is not None and result is not None
+            else None
+        )
+        slo = _search_slo(row) if scenario == "server_at_slo" else slo_text(result)
         cells.append(
             f'<tr data-lane="{esc(lane)}"><td><a href="{base}models/{esc(model)}/"'
             f">{esc(models[model].name if model in models else model)}</a></td>"
@@ -89,9 +130,11 @@ def answer_rows(
             f'<td><a href="{base}gpus/{esc(row.gpu)}/">{esc(row.gpu_count)} × {esc(row.gpu)}</a>'
             "</td>"
             + (
-                f"<td>{usd(accepted)}</td><td>{esc(slo_text(results.get(row.result_id)))}</td>"
+                f"<td>{usd(accepted)}</td><td>{esc(slo)}</td>"
                 if accepted is not None
-                else "<td>no result meets a stated SLO yet</td><td>–</td>"
+                else "<td>no result meets a stated SLO yet"
+                + estimate_text(estimate)
+                + f"</td><td>{esc(slo if scenario == 'server_at_slo' else '–')}</td>"
             )
             + f"<td>{usd(row.on_demand_usd_per_million_output_tokens)}</td>"
             f"<td>{num(row.ttft_ms_p95, 0)}</td>"
@@ -115,16 +158,54 @@ def answer_table(body: str) -> str:
     )
 
 
-def model_answer(index: Index, model_id: str, models: Mapping[str, ModelEntry]) -> str:
-    """Markdown of a model page's answer section (relative to `models/<id>/`); empty when the
-    model has no ranked result."""
-    mine = [row for row in ranked(index.rows) if row.model == model_id]
-    if not mine:
-        return ""
+# The workload a model page without results estimates for: one chat request of the guide's
+# middle size (an example, said so on the page).
+EXAMPLE_TOKENS = (1000, 1000)
+
+
+def estimate_table(estimates: list[CostEstimate], base: str) -> str:
+    """The calculators' estimates as a table of their own, headed as estimates."""
+    body = "".join(
+        f'<tr><td><a href="{base}gpus/{esc(e.gpu)}/">{e.gpu_count} × {esc(e.gpu)}</a></td>'
+        f"<td>{usd(e.usd_per_hour, 2)}</td><td>{e.batch:,}</td>"
+        f"<td>{num(e.bound_tokens_per_s, 0)} ({esc(e.limited_by)})</td>"
+        f"<td>{usd(e.usd_per_million_output_tokens)}</td></tr>"
+        for e in estimates
+    )
     return (
-        "\n### The cheapest GPU per 1M accepted output tokens\n\n"
-        + ANSWER_INTRO
-        + answer_table(answer_rows(mine, models, "../../", index.results))
+        '<div class="im-scroll"><table class="im-table im-estimates" data-search-exclude>'
+        "<thead><tr><th>GPUs</th><th>$/hour</th><th>Sequences the plan holds</th>"
+        "<th>Bound, output tok/s (limited by)</th><th>Estimate: at best $/1M output</th>"
+        f"</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def model_answer(
+    index: Index,
+    model_id: str,
+    models: Mapping[str, ModelEntry],
+    estimates: Estimates | None = None,
+) -> str:
+    """Markdown of a model page's answer section (relative to `models/<id>/`): the answer
+    table, or "no result meets this yet" with the calculators' estimates apart."""
+    mine = [row for row in ranked(index.rows) if row.model == model_id]
+    heading = "\n### The cheapest GPU per 1M accepted output tokens\n\n"
+    if mine:
+        return (
+            heading
+            + ANSWER_INTRO
+            + answer_table(answer_rows(mine, models, "../../", index.results, estimates))
+            + "\n"
+        )
+    ranked_estimates = estimates.ranked(model_id, *EXAMPLE_TOKENS)[:5] if estimates else []
+    if not ranked_estimates:
+        return heading + "No result meets this yet.\n"
+    return (
+        heading
+        + "**No result meets this yet.** Beside it, the calculators' estimate for one example "
+        f"workload ({EXAMPLE_TOKENS[0]:,} → {EXAMPLE_TOKENS[1]:,} tokens), the five cheapest "
+        f"deployments that fit. {ESTIMATE_NOTE}\n\n"
+        + estimate_table(ranked_estimates, "../../")
         + "\n"
     )
 
@@ -176,6 +257,7 @@ def home_page(
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
     cheapest: Mapping[str, Mapping[str, PriceEntry]],
+    estimates: Estimates | None = None,
 ) -> str:
     def gpu_cell(gpu_id: str) -> str:
         gpu = gpus[gpu_id]
@@ -193,7 +275,7 @@ def home_page(
         f"<td>{esc(why)}</td></tr>"
         for workload, shortlist, why in DECISION_MATRIX
     )
-    best_rows = answer_rows(ranked(index.rows), models, "", index.results)
+    best_rows = answer_rows(ranked(index.rows), models, "", index.results, estimates)
     return (
         "---\ntitle: infermeter\n---\n\n"
         "# What a token really costs on each GPU\n\n"

@@ -37,6 +37,7 @@ from mkdocs.structure.pages import Page
 from calculators.vllm_plan import gpu_total_bytes
 from registry.catalog import load_gpus, load_models, load_prices
 from registry.errors import RegistryError
+from registry.estimate import Estimates
 from registry.lookup import TIERS, cheapest_prices
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,11 +186,12 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 catalog_pages.gpu_page(gpu, gpu_prices, results),
             )
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
+        estimates = Estimates(gpus, models, _state["cheapest"])
         for model in models.values():
             links = page_links.model_compare_links(_state["index"].rows, model.id)
-            links += answer_pages.model_answer(_state["index"], model.id, models)
+            links += answer_pages.model_answer(_state["index"], model.id, models, estimates)
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
-        home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"])
+        home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"], estimates)
         _page(files, config, "index.md", home)
         pages, slots = compare_pages.pages(_state["index"], models)
         for uri, content in pages.items():

@@ -1,0 +1,55 @@
+"""Where no result meets a stated SLO, the calculators' estimate stands beside "no result meets
+this yet", marked as an estimate and kept out of the measured and reported figures; a model
+page without any result shows the estimates as their own table. In a real headless Chromium on
+the real registry's build."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry.catalog import load_models
+from registry.index import build_index
+
+pytestmark = pytest.mark.browser
+
+# The answer table's text with every estimate taken out: what the results themselves say.
+WITHOUT_ESTIMATES = """table => {
+  const copy = table.cloneNode(true);
+  copy.querySelectorAll('.im-estimate').forEach((e) => e.remove());
+  return copy.innerText;
+}"""
+
+
+def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url: str) -> None:
+    page.goto(f"{site_url}/")
+    answer = page.locator("table.im-answer")
+    missing = answer.locator("tbody td", has_text="no result meets a stated SLO yet")
+    assert missing.count() > 0
+    estimates = answer.locator(".im-estimate")
+    assert estimates.count() > 0
+    for text in estimates.all_inner_texts():
+        assert text.startswith("Estimate (not measured): at best $")
+    # every estimate sits in a "no result meets" cell, never beside a result's own $
+    cells = answer.locator("td:has(.im-estimate)").all_inner_texts()
+    assert all(cell.startswith("no result meets a stated SLO yet") for cell in cells)
+    assert "Estimate" not in answer.evaluate(WITHOUT_ESTIMATES)
+
+
+def test_answers_model_without_results_shows_estimates_only(page: Any, site_url: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    rows, _count = build_index(root)
+    without = sorted(set(load_models()) - {row.model for row in rows})
+    assert without, "every catalog model has a result: this test would check nothing"
+    page.goto(f"{site_url}/models/{without[0]}/")
+    article = page.locator("article")
+    assert "No result meets this yet." in article.inner_text()
+    assert article.locator("table.im-answer").count() == 0
+    table = article.locator("table.im-estimates")
+    assert "Estimate: at best $/1M output" in table.locator("thead").inner_text()
+    costs = [
+        float(text.removeprefix("$"))
+        for text in table.locator("tbody tr td:nth-child(5)").all_inner_texts()
+    ]
+    assert costs
+    assert costs == sorted(costs)
