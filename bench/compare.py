@@ -107,6 +107,7 @@ def _load_key(row: IndexRow) -> str:
             for name, value in (
                 ("TTFT", row.rate_search_ttft_ms),
                 ("TPOT", row.rate_search_tpot_ms),
+                ("E2E", row.rate_search_e2e_ms),
             )
             if value is not None
         ]
@@ -150,6 +151,23 @@ def _value(row: IndexRow | None, figure: Figure) -> float | None:
     return float(value) if value is not None else None
 
 
+def _searched_levels(rows: Sequence[IndexRow | None]) -> list[str]:
+    """The answer of each result's search (its highest rate or concurrency at the SLO) and
+    its ratio to the first's: the figure a buyer compares first."""
+    closed = any(row is not None and row.arrival == "closed" for row in rows)
+    levels = [
+        None if row is None else (row.concurrency if closed else row.request_rate)
+        for row in rows
+    ]
+    unit = "" if closed else " req/s"
+    base = levels[0]
+    return [
+        "highest concurrency" if closed else "highest rate",
+        *("-" if level is None else f"{level:g}{unit}" for level in levels),
+        *(f"×{level / base:.2f}" if base and level is not None else "-" for level in levels[1:]),
+    ]
+
+
 def format_comparison(results: Sequence[NamedResult], loads: Sequence[ComparedLoad]) -> str:
     """The buyer's table: per load, each figure for every result and its ratio to the first."""
     names = [chr(ord("A") + i) if i < 26 else f"R{i + 1}" for i in range(len(results))]
@@ -164,18 +182,8 @@ def format_comparison(results: Sequence[NamedResult], loads: Sequence[ComparedLo
     header = ["load", "figure", *names, *(f"{name}/{names[0]}" for name in names[1:])]
     rows: list[list[str]] = []
     for load in loads:
-        if load.load.startswith("at the SLO, rate"):
-            rates = [
-                f"{row.request_rate:g} req/s" if row is not None and row.request_rate else "-"
-                for row in load.rows
-            ]
-            rows.append([load.load, "highest rate", *rates, *([""] * (len(names) - 1))])
-        elif load.load.startswith("at the SLO, concurrency"):
-            levels = [
-                f"{row.concurrency}" if row is not None and row.concurrency else "-"
-                for row in load.rows
-            ]
-            rows.append([load.load, "highest concurrency", *levels, *([""] * (len(names) - 1))])
+        if load.load.startswith("at the SLO"):
+            rows.append([load.load, *_searched_levels(load.rows)])
         for figure in FIGURES:
             values = [_value(row, figure) for row in load.rows]
             if all(value is None for value in values):

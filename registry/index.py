@@ -126,6 +126,9 @@ class IndexRow:
     rate_search_tpot_ms: float | None = _column(
         "Server at an SLO: bound on that percentile of TPOT, ms."
     )
+    rate_search_e2e_ms: float | None = _column(
+        "Server at an SLO: bound on that percentile of end-to-end latency, ms."
+    )
     correction: str | None = _column(
         "`withdrawal` or `correction` when registry/corrections.yaml lists the result (it is "
         "then left out of rankings and replicate spreads); null for a current result."
@@ -424,6 +427,7 @@ def index_rows(
                 rate_search_percentile=search.percentile if search is not None else None,
                 rate_search_ttft_ms=search.ttft_ms if search is not None else None,
                 rate_search_tpot_ms=search.tpot_ms if search is not None else None,
+                rate_search_e2e_ms=search.e2e_ms if search is not None else None,
                 correction=correction.kind if correction is not None else None,
                 correction_date=correction.date if correction is not None else None,
                 correction_reason=correction.reason if correction is not None else None,

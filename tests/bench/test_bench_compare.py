@@ -56,10 +56,10 @@ def test_compare_refuses_to_rank_different_precision_and_workload() -> None:
     assert "output tok/s" not in run.output
 
 
-def _at_slo(path: Path, target: Path, level: float, kind: str = "rate") -> Path:
+def _at_slo(path: Path, target: Path, level: float, kind: str = "rate", **bound: float) -> Path:
     data: dict[str, Any] = json.loads(path.read_text())
     point = data["points"][0]
-    bounds = {"percentile": 99, "ttft_ms": 500.0, "tpot_ms": 50.0}
+    bounds = {"percentile": 99, "ttft_ms": 500.0, "tpot_ms": 50.0, **bound}
     point["load"] = (
         {"arrival": "poisson", "request_rate": level, "rate_search": bounds}
         if kind == "rate"
@@ -72,8 +72,8 @@ def _at_slo(path: Path, target: Path, level: float, kind: str = "rate") -> Path:
 @pytest.mark.parametrize(
     ("kind", "levels", "cells"),
     [
-        ("rate", (12.5, 20.0), ["12.5", "req/s", "20", "req/s"]),
-        ("concurrency", (12, 20), ["12", "20"]),
+        ("rate", (12.5, 20.0), ["12.5", "req/s", "20", "req/s", "×1.60"]),
+        ("concurrency", (12, 20), ["12", "20", "×1.67"]),
     ],
 )
 def test_compare_matches_server_at_slo_points_by_their_bounds(
@@ -88,6 +88,19 @@ def test_compare_matches_server_at_slo_points_by_their_bounds(
     assert row.split()[-len(cells) :] == cells
 
 
+def test_compare_keeps_answers_to_different_e2e_bounds_apart(tmp_path: Path) -> None:
+    loose = _at_slo(H100, tmp_path / "h100-e2e.json", 12.5, e2e_ms=1e9)
+    tight = _at_slo(H200, tmp_path / "h200-e2e.json", 20.0, e2e_ms=2e9)
+    run = _compare(loose, tight)
+    assert run.exit_code == 0, run.output
+    rows = [line for line in run.output.splitlines() if "highest rate" in line]
+    assert [row.split(")")[0] for row in rows] == [
+        "at the SLO, rate (p99 TTFT ≤ 500 ms, TPOT ≤ 50 ms, E2E ≤ 1e+09 ms",
+        "at the SLO, rate (p99 TTFT ≤ 500 ms, TPOT ≤ 50 ms, E2E ≤ 2e+09 ms",
+    ]
+    assert rows[0].split()[-4:] == ["12.5", "req/s", "-", "-"]
+
+
 def test_compare_keeps_a_rate_and_a_concurrency_answer_apart(tmp_path: Path) -> None:
     rate = _at_slo(H100, tmp_path / "h100-rate.json", 12.5)
     concurrency = _at_slo(H200, tmp_path / "h200-concurrency.json", 16, "concurrency")
@@ -95,8 +108,8 @@ def test_compare_keeps_a_rate_and_a_concurrency_answer_apart(tmp_path: Path) -> 
     assert run.exit_code == 0, run.output
     rate_row = next(line for line in run.output.splitlines() if "highest rate" in line)
     level_row = next(line for line in run.output.splitlines() if "highest concurrency" in line)
-    assert rate_row.split()[-3:] == ["12.5", "req/s", "-"]  # B has no rate answer
-    assert level_row.split()[-2:] == ["-", "16"]
+    assert rate_row.split()[-4:] == ["12.5", "req/s", "-", "-"]  # B has no rate answer
+    assert level_row.split()[-3:] == ["-", "16", "-"]
 
 
 def test_compare_names_an_unreadable_file(tmp_path: Path) -> None:
