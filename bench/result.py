@@ -1,7 +1,8 @@
 """Assemble, validate and write the registry result of a run.
 
 `build_result` turns the run's summaries, telemetry, vLLM's startup figures and the host's
-fingerprint into a `registry.models.Result` (identity, SLO, points, startup, provenance). How
+fingerprint into a `registry.models.Result` (identity, SLO, points, startup, provenance); the
+identity comes from `bench.deployment.identity_data`, as an import's does. How
 the bench's figures map onto the result format:
 - lengths: a log-normal (median m, sigma s) is stored by its mean m·e^(s²/2) and standard
   deviation mean·√(e^(s²) − 1) in tokens; a run that overrides the profile's lengths, uses a
@@ -40,6 +41,8 @@ from typing import Any
 
 from bench.client import ErrorKind, RequestRecord
 from bench.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
+from bench.deployment import Deployment as Deployment  # build_result's parameter type
+from bench.deployment import identity_data
 from bench.engine_metrics import EngineWindow
 from bench.engines import ServerFacts
 from bench.errors import BenchError
@@ -53,7 +56,7 @@ from bench.vllm_log import StartupFigures
 from bench.workloads import LengthDistribution, get_profile
 from registry.builder import ResultBuildError
 from registry.builder import build_result as registry_build_result
-from registry.models import ModelEntry, Result, ServingSettings
+from registry.models import ModelEntry, Result
 from registry.store import dumps_result, write_text_atomic
 from registry.validate import check_result
 
@@ -73,43 +76,8 @@ _FAILURE_FIELDS = {
 }
 
 
-SERVING_NOT_STATED = frozenset({"speculative", "disaggregated"})
-"""The registry's serving settings a bench run never sets (speculative decoding, disaggregated
-prefill and decode pools): every other `ServingSettings` field is a `Deployment` field of the
-same name (tests/bench/test_serving_fields.py holds both lists to the model)."""
-
-
 class ResultError(BenchError):
     """The assembled result is not valid (a bug, or figures the registry refuses)."""
-
-
-@dataclass(frozen=True)
-class Deployment:
-    """What was served, how, and on what: the identity beyond the workload."""
-
-    gpu_id: str
-    gpu_count: int
-    form_factor: str
-    engine_version: str
-    model_id: str
-    hf_repo: str
-    revision: str | None = None
-    quantization: str | None = None
-    dtype: str | None = None
-    kv_cache_dtype: str | None = None
-    tensor_parallel_size: int | None = None
-    pipeline_parallel_size: int | None = None
-    data_parallel_size: int | None = None
-    expert_parallel_size: int | None = None
-    max_model_len: int | None = None
-    gpu_memory_utilization: float | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    enable_prefix_caching: bool | None = None
-    enable_chunked_prefill: bool | None = None
-    engine_name: str = "vllm"
-    nodes: int | None = None  # hosts vLLM spread over (Ray); None on one host
-    gpus_per_node: int | None = None
 
 
 @dataclass(frozen=True)
@@ -419,32 +387,7 @@ def build_result(
         raise ResultError("no load point finished, so there is no result to write")
     slo = config.slo
     data: dict[str, Any] = {
-        "identity": {
-            "gpu": {
-                "id": deployment.gpu_id,
-                "count": deployment.gpu_count,
-                "form_factor": deployment.form_factor,
-                "nodes": deployment.nodes,
-                "gpus_per_node": deployment.gpus_per_node,
-            },
-            "engine": {"name": deployment.engine_name, "version": deployment.engine_version},
-            "model": {
-                "id": deployment.model_id,
-                "hf_repo": deployment.hf_repo,
-                "revision": deployment.revision,
-                "quantization": deployment.quantization,
-                "dtype": deployment.dtype,
-                "kv_cache_dtype": deployment.kv_cache_dtype,
-            },
-            # Settings a measured deployment does not know of (speculative decoding,
-            # disaggregation: harvested from published results) stay unstated.
-            "serving": {
-                name: getattr(deployment, name)
-                for name in ServingSettings.model_fields
-                if name not in SERVING_NOT_STATED
-            },
-            "workload": workload_data(config, run.api),
-        },
+        "identity": identity_data(deployment, workload_data(config, run.api)),
         "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},
         "points": [
             _point(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.deployment import Deployment, identity_data
 from bench.errors import BenchConfigError, BenchError
 from bench.workloads import length_data, parse_length_spec
 from registry.builder import ResultBuildError, build_result
@@ -35,6 +36,13 @@ IMPORT_SERVING_NOT_STATED = frozenset(
 )
 """The registry's serving settings no importer states; every other `ServingSettings` field is an
 `ImportFacts` field of the same name (tests/bench/test_serving_fields.py checks both)."""
+
+IMPORTED_DEPLOYMENT_FIELDS = (
+    "revision", "quantization", "dtype", "kv_cache_dtype",
+    *(name for name in ServingSettings.model_fields if name not in IMPORT_SERVING_NOT_STATED),
+)  # fmt: skip
+"""The `Deployment` fields an import takes from `ImportFacts` (its flags), beside the GPU,
+engine and model it always needs; tests/bench/test_serving_fields.py holds both to the models."""
 
 
 class ResultImportError(BenchError):
@@ -306,24 +314,14 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
             "--tool-version",
         )
     gpu = gpus[gpu_id]
+    stated = {name: getattr(facts, name) for name in IMPORTED_DEPLOYMENT_FIELDS}
+    deployment = Deployment(
+        gpu_id, gpu_count, gpu.form_factor, engine_version, model_id, hf_repo, **stated
+    )
     data = {
-        "identity": {
-            "gpu": {"id": gpu_id, "count": gpu_count, "form_factor": gpu.form_factor},
-            "engine": {"name": "vllm", "version": engine_version},
-            "model": {
-                "id": model_id,
-                "hf_repo": hf_repo,
-                "revision": facts.revision,
-                "quantization": facts.quantization,
-                "dtype": facts.dtype,
-                "kv_cache_dtype": facts.kv_cache_dtype,
-            },
-            "serving": {
-                name: getattr(facts, name)
-                for name in ServingSettings.model_fields
-                if name not in IMPORT_SERVING_NOT_STATED
-            },
-            "workload": {
+        "identity": identity_data(
+            deployment,
+            {
                 "profile": facts.profile,
                 "input_len": input_len,
                 "output_len": output_len,
@@ -331,7 +329,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
                 "seed": facts.seed if facts.seed is not None else measured.seed,
                 "api": measured.api,
             },
-        },
+        ),
         "slo": {
             "ttft_ms": facts.slo_ttft_ms,
             "tpot_ms": facts.slo_tpot_ms,

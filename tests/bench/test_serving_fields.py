@@ -1,14 +1,19 @@
 """A live run and every importer fill the result's serving settings from the registry's own
-model: a field added to `ServingSettings` must be added to `bench.result.Deployment` and
+model: a field added to `ServingSettings` must be added to `bench.deployment.Deployment` and
 `bench.importers.common.ImportFacts`, or be named as one they never state. Matching by name
-once dropped a new field silently, or (a live run) failed every result."""
+once dropped a new field silently, or (a live run) failed every result. Both make their
+identity from a `Deployment` (`bench.deployment.identity_data`)."""
 
 import dataclasses
 
 import pytest
 
-from bench.importers.common import IMPORT_SERVING_NOT_STATED, ImportFacts
-from bench.result import SERVING_NOT_STATED, Deployment
+from bench.deployment import SERVING_NOT_STATED, Deployment
+from bench.importers.common import (
+    IMPORT_SERVING_NOT_STATED,
+    IMPORTED_DEPLOYMENT_FIELDS,
+    ImportFacts,
+)
 from registry.models import ServingSettings
 
 
@@ -26,3 +31,10 @@ def test_serving_fields_are_declared_or_named_as_not_stated(
         f"{source.__name__}: add these ServingSettings fields, or name them as not stated"
     )
     assert not_stated <= serving  # no stale name
+
+
+def test_import_takes_every_deployment_field_its_flags_state() -> None:
+    deployment = {field.name for field in dataclasses.fields(Deployment)}
+    flags = {field.name for field in dataclasses.fields(ImportFacts)}
+    always = {"gpu_count", "model_id", "engine_version", "hf_repo"}  # required, checked first
+    assert set(IMPORTED_DEPLOYMENT_FIELDS) == (deployment & flags) - always
