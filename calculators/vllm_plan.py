@@ -30,7 +30,8 @@ from calculators.limits import (
     MAX_TOKENS,
     bounded_int,
 )
-from calculators.quantization import WeightBytes, model_dtype_bytes, weight_bytes, weight_format
+from calculators.parallel import ParallelLayout, sharded_weight_bytes
+from calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 
 GIB = 1024**3
 MIB = 1024**2
@@ -107,6 +108,8 @@ class VllmSettings:
     gpu_memory_utilization: float | None = None
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1  # replicas: more GPUs, the same plan per GPU
+    enable_expert_parallel: bool = False  # routed experts spread whole over TP x DP ranks
     max_model_len: int | None = None
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
@@ -165,6 +168,12 @@ class VllmPlan:
             "gpu_memory_utilization": self.gpu_memory_utilization,
             "tensor_parallel_size": self.settings.tensor_parallel_size,
             "pipeline_parallel_size": self.settings.pipeline_parallel_size,
+            "data_parallel_size": self.settings.data_parallel_size,
+            "expert_parallel_size": _layout(self.settings).expert_parallel_size,
+            "gpus": _layout(self.settings).gpus,
+            "deployment_max_concurrency": round(
+                self.max_concurrency * self.settings.data_parallel_size, 4
+            ),
             "max_model_len": self.max_model_len,
             "max_num_seqs": self.max_num_seqs,
             "max_num_batched_tokens": self.max_num_batched_tokens,
@@ -192,6 +201,15 @@ class VllmPlan:
             "notes": list(self.notes),
             "estimated_terms": list(self.estimated_terms),
         }
+
+
+def _layout(settings: VllmSettings) -> ParallelLayout:
+    return ParallelLayout(
+        settings.tensor_parallel_size,
+        settings.pipeline_parallel_size,
+        settings.data_parallel_size,
+        settings.enable_expert_parallel,
+    )
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -425,7 +443,12 @@ def _check_settings(settings: VllmSettings) -> None:
         raise InputError(
             f"gpu_memory_utilization: expected a fraction in (0, 1], got {utilization}"
         )
-    for name in ("tensor_parallel_size", "pipeline_parallel_size", "block_size"):
+    for name in (
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "block_size",
+    ):
         if getattr(settings, name) < 1:
             raise InputError(f"{name}: expected an integer >= 1, got {getattr(settings, name)}")
     for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens"):
@@ -440,8 +463,11 @@ def check_settings_bounds(settings: VllmSettings) -> None:
     bounded_int("gpu_memory_bytes", settings.gpu_memory_bytes, 1, MAX_GPU_MEMORY_BYTES)
     bounded_int("tensor_parallel_size", settings.tensor_parallel_size, 1, MAX_GPUS)
     bounded_int("pipeline_parallel_size", settings.pipeline_parallel_size, 1, MAX_GPUS)
-    gpus = settings.tensor_parallel_size * settings.pipeline_parallel_size
-    bounded_int("tensor_parallel_size x pipeline_parallel_size", gpus, 1, MAX_GPUS)
+    bounded_int("data_parallel_size", settings.data_parallel_size, 1, MAX_GPUS)
+    gpus = _layout(settings).gpus
+    bounded_int(
+        "tensor_parallel_size x pipeline_parallel_size x data_parallel_size", gpus, 1, MAX_GPUS
+    )
     bounded_int("block_size", settings.block_size, 1, 1 << 20)
     for name, high in (
         ("max_model_len", MAX_TOKENS),
@@ -471,9 +497,11 @@ def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
 
 
 def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
-    """Weights on the most loaded GPU: tensor parallel shards, pipeline stages of layers."""
+    """Weights on the most loaded GPU: tensor parallel shards (routed experts whole under expert
+    parallelism, `calculators.parallel`), pipeline stages of layers. Data parallel replicas
+    change nothing per GPU."""
     fmt = weight_format(arch, settings.quantization, settings.dtype)
-    weights = weight_bytes(arch, fmt, settings.tensor_parallel_size)
+    weights = sharded_weight_bytes(arch, fmt, _layout(settings))
     pp = settings.pipeline_parallel_size
     if pp == 1:
         return weights
@@ -556,6 +584,13 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
             f"{arch.num_chunked_layers} chunked-attention layers are counted as full attention: "
             "vLLM turns its hybrid KV cache manager off for them unless "
             "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"
+        )
+    if settings.enable_expert_parallel and arch.moe is None:
+        notes.append("enable_expert_parallel changes nothing: the model has no routed experts")
+    if _layout(settings).expert_parallel_size > 1:
+        notes.append(
+            "expert parallelism's all-to-all buffers are not counted (non-torch memory is the "
+            "tensor-parallel estimate)"
         )
     if arch.mtp_layers:
         notes.append(

@@ -1,0 +1,63 @@
+"""How `vllm serve`'s parallel options split a model over GPUs: what one GPU holds, and how many
+GPUs a deployment takes.
+
+    GPUs            = tensor_parallel_size × pipeline_parallel_size × data_parallel_size
+    expert parallel = tensor_parallel_size × data_parallel_size ranks (with
+                      --enable-expert-parallel), each holding whole routed experts
+
+Data parallelism copies the model: each replica is split by tensor and pipeline parallelism as
+without it and keeps its own KV cache, so it multiplies GPUs, not memory per GPU. Expert
+parallelism (vLLM's `FusedMoE` with `enable_expert_parallel`) gives each of the TP × DP ranks of a
+pipeline stage `ceil(experts / EP)` whole routed experts (vLLM's "linear" placement: the first
+`experts % EP` ranks take one more, e.g. "Local/global number of experts: 32/128" on EP 4)
+instead of a 1/TP slice of every expert; attention, shared experts, dense MLPs, embedding and
+lm_head stay split by TP alone (replicated across DP ranks). Expert parallelism's all-to-all
+buffers are not counted.
+"""
+
+import math
+from dataclasses import dataclass
+
+from calculators.arch import ModelArch
+from calculators.quantization import WeightBytes, WeightFormat, weight_bytes
+
+
+@dataclass(frozen=True)
+class ParallelLayout:
+    """The parallel options of one deployment."""
+
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size * self.data_parallel_size
+
+    @property
+    def expert_parallel_size(self) -> int:
+        """Ranks the routed experts are spread over (1: no expert parallelism)."""
+        if not self.enable_expert_parallel:
+            return 1
+        return self.tensor_parallel_size * self.data_parallel_size
+
+
+def local_experts(arch: ModelArch, layout: ParallelLayout) -> int:
+    """Routed experts per MoE layer on the most loaded expert-parallel rank."""
+    if arch.moe is None:
+        return 0
+    return math.ceil(arch.moe.num_experts / layout.expert_parallel_size)
+
+
+def sharded_weight_bytes(arch: ModelArch, fmt: WeightFormat, layout: ParallelLayout) -> WeightBytes:
+    """Weights one GPU of a pipeline stage holds (before pipeline stages split the layers)."""
+    weights = weight_bytes(arch, fmt, layout.tensor_parallel_size)
+    if arch.moe is None or layout.expert_parallel_size == 1:
+        return weights
+    # Whole experts: every routed expert at full width (tensor parallel size 1), of which this
+    # rank holds its share.
+    every_expert = weight_bytes(arch, fmt, 1).by_role["experts"]
+    by_role = dict(weights.by_role)
+    by_role["experts"] = every_expert * local_experts(arch, layout) // arch.moe.num_experts
+    return WeightBytes(weights.format, by_role, weights.rotary_cache_bytes)
