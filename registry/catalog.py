@@ -4,6 +4,8 @@ Bad data raises InvalidFileError naming the file and each field, e.g.
 `registry/catalogs/gpus.yaml: gpus[3].memory_gb: Input should be greater than 0`.
 """
 
+import hashlib
+import pickle
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -62,6 +64,15 @@ _CatalogLoader.yaml_implicit_resolvers = {
 }
 
 
+# Parsed catalogs by the SHA-256 of their text: building Python objects from YAML takes ~0.3 s a
+# catalog even with libyaml, and one process (a site build, a validation, a test session) reads the
+# same text many times. The data is kept pickled, so every caller gets its own copy to change; a
+# changed file is new text, so it is parsed again (a key of path and mtime could go stale within the
+# clock's resolution). Only text that parsed is kept: a bad file raises on every read.
+_PARSED: dict[bytes, bytes] = {}
+_PARSED_MAX = 32
+
+
 def read_catalog_data(path: Path) -> Any:
     """The YAML data of a catalog file, unvalidated (dates kept as strings)."""
     file = display_path(path)
@@ -71,11 +82,18 @@ def read_catalog_data(path: Path) -> Any:
         raise InvalidFileError([Problem(file, "", "no such file")]) from None
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+    key = hashlib.sha256(text.encode("utf-8")).digest()
+    if key in _PARSED:
+        return pickle.loads(_PARSED[key])
     try:
-        return yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
+        data = yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
     except yaml.YAMLError as error:
         message = " ".join(str(error).split())
         raise InvalidFileError([Problem(file, "", f"invalid YAML: {message}")]) from None
+    if len(_PARSED) >= _PARSED_MAX:
+        del _PARSED[next(iter(_PARSED))]
+    _PARSED[key] = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+    return data
 
 
 def load_catalog(path: Path, model: type[CatalogT]) -> CatalogT:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.catalog import CATALOGS_DIR, load_gpus, load_models, load_prices
+from registry.catalog import CATALOGS_DIR, load_gpus, load_models, load_prices, read_catalog_data
 from registry.errors import InvalidFileError
 
 GPU_ENTRY = """
@@ -71,6 +71,22 @@ def test_catalog_loads_entries_by_id_and_keeps_dates_as_text(tmp_path: Path) -> 
     assert gpus["gpu-b"].memory_gb == 141
     assert gpus["gpu-a"].launch == "2023-03-21"
     assert gpus["gpu-a"].sources[0].date == "2023-03"
+
+
+def test_catalog_read_again_is_a_fresh_copy_and_an_edit_is_read(tmp_path: Path) -> None:
+    # parsed catalogs are kept by their text: a caller's change never reaches the next reader, and
+    # a file rewritten at once with text of the same length (same size, same mtime tick) is new
+    path = _gpus_file(tmp_path, ("gpu-a", "80"))
+    first = read_catalog_data(path)
+    first["gpus"][0]["memory_gb"] = 1
+    assert read_catalog_data(path)["gpus"][0]["memory_gb"] == 80
+    _gpus_file(tmp_path, ("gpu-a", "94"))
+    assert load_gpus(path)["gpu-a"].memory_gb == 94
+    twin = tmp_path / "twin" / "gpus.yaml"
+    twin.parent.mkdir()
+    twin.write_text(path.read_text(encoding="utf-8").replace("94", "-1"), encoding="utf-8")
+    with pytest.raises(InvalidFileError, match=r"twin/gpus\.yaml: gpus\[0\]\.memory_gb"):
+        load_gpus(twin)
 
 
 def test_catalog_error_names_file_and_field(tmp_path: Path) -> None:
