@@ -156,8 +156,7 @@ def _searched_levels(rows: Sequence[IndexRow | None]) -> list[str]:
     its ratio to the first's: the figure a buyer compares first."""
     closed = any(row is not None and row.arrival == "closed" for row in rows)
     levels = [
-        None if row is None else (row.concurrency if closed else row.request_rate)
-        for row in rows
+        None if row is None else (row.concurrency if closed else row.request_rate) for row in rows
     ]
     unit = "" if closed else " req/s"
     base = levels[0]
