@@ -1,13 +1,15 @@
-"""Fixtures of the bench tests: the stand-in OpenAI server."""
+"""Fixtures of the bench tests: the stand-in OpenAI server, the stand-in vLLM, a Ray cluster."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
+from ray_cluster import LocalRayCluster, RayNode
 
 
 @pytest.fixture
@@ -33,3 +35,36 @@ def standin_vllm(tmp_path: Path) -> Path:
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN_VLLM}" "$@"\n')
     launcher.chmod(0o755)
     return launcher
+
+
+@dataclass(frozen=True)
+class RayFleet:
+    """The session's local Ray cluster: the head advertises an H100 SXM, one worker an L40S,
+    and a second L40S worker is the one a test may kill (the others outlive every test)."""
+
+    cluster: LocalRayCluster
+    h100: RayNode
+    l40s: RayNode
+    doomed_l40s: RayNode
+
+    @property
+    def address(self) -> str:
+        return self.cluster.address
+
+
+@pytest.fixture(scope="session")
+def ray_fleet() -> Iterator[RayFleet]:
+    """ONE real Ray cluster on 127.0.0.1 for every test that needs one (starting it costs
+    most of their time): the H100 head and the L40S worker claim two GPUs each (the multi-node
+    tests need 2 × 2), the doomed L40S none."""
+    # The stand-in's tokens come 10 ms apart: a pace an L40S could serve a 1B model at (the
+    # registry refuses faster decoding than the GPU's memory bandwidth allows).
+    cluster = LocalRayCluster(env={"STANDIN_VLLM_ITL_S": "0.01"})
+    try:
+        h100 = cluster.start({"gpu_h100-sxm": 1}, gpus=2)
+        l40s, doomed = cluster.add_workers(
+            {"l40s": ({"gpu_l40s": 1}, 2), "doomed-l40s": ({"gpu_l40s": 1}, 0)}
+        )
+        yield RayFleet(cluster, h100, l40s, doomed)
+    finally:
+        cluster.stop()

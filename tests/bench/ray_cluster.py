@@ -3,8 +3,10 @@
 Every node is its own `ray start --block` process in its own session, so a test can kill one
 node (its whole process group, as a lost machine would vanish) and the cluster is stopped by
 signalling exactly the groups it started, never with `ray stop` (which would stop every Ray
-process on the machine). Nodes are kept small: no CPUs on the head, one on a worker, the
-smallest object store Ray allows, no dashboard.
+process on the machine). Nodes are kept small: one CPU each (one task at a time), the
+smallest object store Ray allows, no dashboard, no log monitor (no driver reads the
+workers' output). The head can take tasks too (fewer processes
+than a head of its own), and workers start side by side; `stop()` stops every node at once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 RAY = Path(sys.executable).parent / "ray"
 OBJECT_STORE_BYTES = 78_643_200  # Ray's minimum, 75 MiB
 START_TIMEOUT_S = 180.0
+STOP_GRACE_S = 5.0
 
 
 def _free_port() -> int:
@@ -137,41 +140,65 @@ class LocalRayCluster:
                 raise RuntimeError(f"ray start {node.name} did not start in {START_TIMEOUT_S} s")
             time.sleep(0.3)
 
-    def start(self) -> None:
+    def start(self, resources: dict[str, float] | None = None, gpus: int = 0) -> RayNode:
+        """The head; with `resources` it takes tasks as a worker node would (one CPU)."""
         head = self._launch(
             "head",
             [
                 "--head", "--node-ip-address=127.0.0.1", f"--port={self.port}",
-                "--num-cpus=0", "--num-gpus=0", "--include-dashboard=false",
+                f"--num-cpus={1 if resources else 0}", f"--num-gpus={gpus}",
+                f"--resources={json.dumps(resources or {})}", "--include-dashboard=false",
+                "--include-log-monitor=false",
                 f"--object-store-memory={OBJECT_STORE_BYTES}", f"--temp-dir={self.folder}",
             ],
         )  # fmt: skip
         self.wait_started(head)
+        return head
 
-    def add_worker(self, name: str, resources: dict[str, float], gpus: int = 0) -> RayNode:
-        """A worker node with these custom resources and `gpus` GPUs it claims to have (Ray
-        takes the number as given); started again once if Ray gives up on it (a raylet on a
-        loaded machine may miss Ray's fixed 30 s registration window)."""
-        try:
-            return self._add_worker(name, resources, gpus)
-        except RuntimeError:
-            failed = self.nodes.pop()
-            failed.stop()
-            return self._add_worker(name, resources, gpus)
+    def add_workers(self, specs: dict[str, tuple[dict[str, float], int]]) -> list[RayNode]:
+        """Worker nodes, name → (custom resources, GPUs it claims to have: Ray takes the number
+        as given), launched side by side; one that Ray gives up on is started again once (a
+        raylet on a loaded machine may miss Ray's fixed 30 s registration window)."""
+        started = {name: self._launch_worker(name, *spec) for name, spec in specs.items()}
+        nodes: list[RayNode] = []
+        for name, node in started.items():
+            try:
+                self.wait_started(node)
+            except RuntimeError:
+                self.nodes.remove(node)
+                node.stop()
+                node = self._launch_worker(name, *specs[name])
+                self.wait_started(node)
+            nodes.append(node)
+        return nodes
 
-    def _add_worker(self, name: str, resources: dict[str, float], gpus: int) -> RayNode:
-        node = self._launch(
+    def _launch_worker(self, name: str, resources: dict[str, float], gpus: int) -> RayNode:
+        return self._launch(
             name,
             [
                 f"--address={self.address}", "--node-ip-address=127.0.0.1",
                 "--num-cpus=1", f"--num-gpus={gpus}", f"--resources={json.dumps(resources)}",
-                f"--object-store-memory={OBJECT_STORE_BYTES}",
+                f"--object-store-memory={OBJECT_STORE_BYTES}", "--include-log-monitor=false",
             ],
         )  # fmt: skip
-        self.wait_started(node)
-        return node
 
     def stop(self) -> None:
-        for node in reversed(self.nodes):
-            node.stop()
+        """Every node at once: SIGTERM to all, a short wait, SIGKILL to what is left."""
+        live = [node for node in self.nodes if node.process.poll() is None]
+        strays = {node.name: node.descendants() for node in live}
+        for node in live:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(node.process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for node in live:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.process.wait(max(0.1, deadline - time.monotonic()))
+        for node in live:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(node.process.pid, signal.SIGKILL)
+            for pid in strays[node.name]:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.process.wait(10)
         shutil.rmtree(self.folder, ignore_errors=True)
