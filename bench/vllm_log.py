@@ -50,6 +50,8 @@ _AVAILABLE_KV = (
     re.compile(rf"\bkv_cache_size={_SIGNED}\s*GiB"),
     re.compile(rf"available_kv_cache_memory\s+{_SIGNED}\s*GiB"),
     re.compile(rf"Current kv cache memory in use is {_SIGNED} GiB"),
+    # V1's refusal when one request at max_model_len does not fit states the memory too
+    re.compile(rf"larger than the available KV cache memory \({_SIGNED} GiB\)"),
 )
 _KV_TOKENS = (re.compile(rf"KV cache size: {_NUMBER} tokens"),)
 _CONCURRENCY = re.compile(rf"Maximum concurrency for {_NUMBER} tokens per request: {_NUMBER}x")

@@ -6,13 +6,16 @@ GPUs a deployment takes.
                       --enable-expert-parallel), each holding whole routed experts
 
 Data parallelism copies the model: each replica is split by tensor and pipeline parallelism as
-without it and keeps its own KV cache, so it multiplies GPUs, not memory per GPU. Expert
-parallelism (vLLM's `FusedMoE` with `enable_expert_parallel`) gives each of the TP × DP ranks of a
-pipeline stage `ceil(experts / EP)` whole routed experts (vLLM's "linear" placement: the first
-`experts % EP` ranks take one more, e.g. "Local/global number of experts: 32/128" on EP 4)
-instead of a 1/TP slice of every expert; attention, shared experts, dense MLPs, embedding and
-lm_head stay split by TP alone (replicated across DP ranks). Expert parallelism's all-to-all
-buffers are not counted.
+without it and keeps its own KV cache, so it multiplies GPUs, not memory per GPU. The exception
+is a mixture of experts: vLLM's `FusedMoEParallelConfig` puts the routed experts of all TP × DP
+ranks of a stage in one group, sliced TP × DP ways (`flatten_tp_across_dp`), or, with
+--enable-expert-parallel, spread whole: each rank holds `ceil(experts / EP)` of them (vLLM's
+"linear" placement: the first `experts % EP` ranks take one more, e.g. "Local/global number of
+experts: 32/128" on EP 4). Attention, shared experts, dense MLPs, embedding and lm_head stay
+split by TP alone (replicated across DP ranks). The dispatch before the experts (vLLM's "naive"
+and "allgather_reducescatter" all-to-all backends) gathers the tokens of every DP rank, so the
+experts see DP times the tokens of one rank (`moe_tokens`). The all-to-all buffers themselves are
+not counted.
 """
 
 import math
@@ -50,14 +53,25 @@ def local_experts(arch: ModelArch, layout: ParallelLayout) -> int:
     return math.ceil(arch.moe.num_experts / layout.expert_parallel_size)
 
 
+def moe_tokens(tokens: int, layout: ParallelLayout) -> int:
+    """Tokens a rank's MoE layers see when each DP rank runs `tokens`: the dispatch gathers them
+    from every DP rank."""
+    return tokens * layout.data_parallel_size
+
+
 def sharded_weight_bytes(arch: ModelArch, fmt: WeightFormat, layout: ParallelLayout) -> WeightBytes:
     """Weights one GPU of a pipeline stage holds (before pipeline stages split the layers)."""
     weights = weight_bytes(arch, fmt, layout.tensor_parallel_size)
-    if arch.moe is None or layout.expert_parallel_size == 1:
+    if arch.moe is None or layout.tensor_parallel_size * layout.data_parallel_size == 1:
         return weights
-    # Whole experts: every routed expert at full width (tensor parallel size 1), of which this
-    # rank holds its share.
-    every_expert = weight_bytes(arch, fmt, 1).by_role["experts"]
     by_role = dict(weights.by_role)
-    by_role["experts"] = every_expert * local_experts(arch, layout) // arch.moe.num_experts
+    if layout.expert_parallel_size == 1:
+        # Every expert sliced over the TP x DP ranks of the stage.
+        group = layout.tensor_parallel_size * layout.data_parallel_size
+        by_role["experts"] = weight_bytes(arch, fmt, group).by_role["experts"]
+    else:
+        # Whole experts: every routed expert at full width (tensor parallel size 1), of which
+        # this rank holds its share.
+        every_expert = weight_bytes(arch, fmt, 1).by_role["experts"]
+        by_role["experts"] = every_expert * local_experts(arch, layout) // arch.moe.num_experts
     return WeightBytes(weights.format, by_role, weights.rotary_cache_bytes)

@@ -30,7 +30,7 @@ from calculators.limits import (
     MAX_TOKENS,
     bounded_int,
 )
-from calculators.parallel import ParallelLayout, sharded_weight_bytes
+from calculators.parallel import ParallelLayout, moe_tokens, sharded_weight_bytes
 from calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 
 GIB = 1024**3
@@ -249,11 +249,12 @@ def _batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[i
     return 2048, 256
 
 
-def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
+def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights.
 
     The pass runs `tokens` (max_num_batched_tokens) through the model without the attention
-    kernel, so the widest MLP or MoE layer, plus the residual stream, sets the peak.
+    kernel, so the widest MLP or MoE layer, plus the residual stream, sets the peak. Under data
+    parallelism the MoE layers see the tokens of all `dp` ranks (`calculators.parallel`).
     """
     element = 2
     hidden = arch.hidden_size
@@ -264,7 +265,7 @@ def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
         forward = tokens * 3 * width * element
     moe = arch.moe
     if moe is not None:
-        chunk = min(tokens, 32768)
+        chunk = min(moe_tokens(tokens, ParallelLayout(data_parallel_size=dp)), 32768)
         expert_width = moe.expert_intermediate_size // tp
         routed = chunk * moe.experts_per_token * (max(2 * expert_width, hidden) + expert_width)
         shared = tokens * 3 * (moe.shared_intermediate_size // tp)
@@ -273,11 +274,11 @@ def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
     return forward + residual
 
 
-def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int) -> int:
+def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights: the
     tensors `_forward_tensor_bytes` counts, times the fitted FORWARD_PEAK_FACTOR. This is the whole
     activation peak of a pipeline rank that does not sample."""
-    return int(_forward_tensor_bytes(arch, tokens, tp) * FORWARD_PEAK_FACTOR)
+    return int(_forward_tensor_bytes(arch, tokens, tp, dp) * FORWARD_PEAK_FACTOR)
 
 
 def sampler_peak_bytes(arch: ModelArch, sequences: int) -> int:
@@ -285,10 +286,12 @@ def sampler_peak_bytes(arch: ModelArch, sequences: int) -> int:
     return sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
 
 
-def activation_peak_bytes(arch: ModelArch, tokens: int, sequences: int, tp: int) -> int:
+def activation_peak_bytes(
+    arch: ModelArch, tokens: int, sequences: int, tp: int, dp: int = 1
+) -> int:
     """Peak of PyTorch memory during vLLM's profiling run, above the weights: the dummy forward
     pass and the dummy sampler run one after the other, so the larger of the two."""
-    return max(forward_peak_bytes(arch, tokens, tp), sampler_peak_bytes(arch, sequences))
+    return max(forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences))
 
 
 def cuda_graph_bytes(
@@ -545,8 +548,9 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     weights = plan_weights(arch, settings)
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, tp, dtype_bytes)
-    activation = activation_peak_bytes(arch, batched, min(seqs, batched), tp)
-    forward = forward_peak_bytes(arch, batched, tp)
+    dp = settings.data_parallel_size
+    activation = activation_peak_bytes(arch, batched, min(seqs, batched), tp, dp)
+    forward = forward_peak_bytes(arch, batched, tp, dp)
     non_torch = non_torch_bytes(settings)
     graphs = cuda_graph_bytes(
         arch, settings.enforce_eager, version, settings.pipeline_parallel_size

@@ -1,9 +1,10 @@
 """Expert and data parallelism in the memory plan (calculators.parallel), against figures derived
-by hand from each model's config.json numbers. No public vLLM startup log with expert or data
-parallelism and a weights line for a catalog model was found, so these are hand-derived, not
-logged: vLLM's "Local/global number of experts: 32/128" on EP 4 (Qwen3-VL-235B,
-https://github.com/QwenLM/Qwen3-VL/issues/1520) and "16/256" on EP 16 (DeepSeek-V3.2,
-https://github.com/vllm-project/vllm-ascend/issues/5461) show the placement used here.
+by hand from each model's config.json numbers. One public log has both (Qwen3-Coder-480B-FP8 on
+8 H20, DP 8 with expert parallelism, https://github.com/vllm-project/recipes/pull/12: two cases of
+tests/data/vllm_startup_logs.yaml, checked there); it shows no weights line, so the per-GPU
+weights here are hand-derived, not logged: vLLM's "Local/global number of experts: 32/128" on
+EP 4 (Qwen3-VL-235B, https://github.com/QwenLM/Qwen3-VL/issues/1520) and "16/256" on EP 16
+(DeepSeek-V3.2, https://github.com/vllm-project/vllm-ascend/issues/5461) show the placement.
 """
 
 import math
@@ -52,7 +53,9 @@ def test_expert_parallel_gives_each_rank_its_whole_experts() -> None:
     )
     tp = _plan("qwen3-30b-a3b", tensor_parallel_size=2, data_parallel_size=2)
     assert ep.weights_by_role["experts"] == every // 4
-    assert tp.weights_by_role["experts"] == every // 2  # a half of each expert's width
+    # Without expert parallelism vLLM slices every expert over the TP x DP ranks: a quarter too.
+    assert tp.weights_by_role["experts"] == every // 4
+    assert _plan("qwen3-30b-a3b", tensor_parallel_size=2).weights_by_role["experts"] == every // 2
     assert ep.as_dict()["expert_parallel_size"] == 4
     # Attention and the rest stay split by TP 2 alone.
     for role in ("attention", "embedding", "lm_head", "router"):
@@ -99,3 +102,14 @@ def test_expert_parallel_on_a_dense_model_changes_nothing_and_says_so() -> None:
 def test_data_parallel_size_is_checked() -> None:
     with pytest.raises(InputError, match="data_parallel_size"):
         _plan("llama-3.1-8b-instruct", data_parallel_size=0)
+
+
+def test_data_parallel_moe_layers_see_every_ranks_tokens() -> None:
+    # The dispatch before the experts gathers the tokens of all DP ranks: the MoE part of the
+    # profiling run's forward peak grows with DP (up to the fused-MoE chunk), a dense model's not.
+    moe_one = _plan("qwen3-30b-a3b", max_num_batched_tokens=2048)
+    moe_four = _plan("qwen3-30b-a3b", max_num_batched_tokens=2048, data_parallel_size=4)
+    assert moe_four.forward_peak_bytes > 3 * moe_one.forward_peak_bytes
+    dense_one = _plan("llama-3.1-8b-instruct")
+    dense_four = _plan("llama-3.1-8b-instruct", data_parallel_size=4)
+    assert dense_four.forward_peak_bytes == dense_one.forward_peak_bytes

@@ -77,6 +77,8 @@ def load_cases() -> list[Case]:
             gpu_memory_utilization=flags.get("gpu_memory_utilization"),
             tensor_parallel_size=flags.get("tensor_parallel_size") or 1,
             pipeline_parallel_size=flags.get("pipeline_parallel_size") or 1,
+            data_parallel_size=flags.get("data_parallel_size") or 1,
+            enable_expert_parallel=bool(flags.get("enable_expert_parallel")),
             max_model_len=flags.get("max_model_len"),
             max_num_seqs=flags.get("max_num_seqs"),
             max_num_batched_tokens=flags.get("max_num_batched_tokens"),
