@@ -298,7 +298,8 @@ def test_find_max_rate_against_a_server_with_a_known_knee_standin() -> None:
             num_requests=100,
             burstiness=1000.0,  # near-constant gaps, so the server's view of the rate is sharp
             slo=slo,
-            search=SearchSpec("rate", slo, start=50.0, precision=0.05),
+            # A coarse bracket (few probes, a short test): the precision is held above.
+            search=SearchSpec("rate", slo, start=50.0, precision=0.2),
             # The shared test machine may hold the client back; a real run keeps the 10 ms.
             thresholds=VerdictThresholds(send_lag_p99_ms=300.0),
         )
@@ -324,7 +325,7 @@ def test_find_max_rate_against_a_server_with_a_known_knee_standin() -> None:
     # A busy machine only adds latency: the answer never claims more than the server can do.
     assert search.best.load <= truth * 1.05, shown
     retries = sum(1 for a, b in itertools.pairwise(search.probes) if a.load == b.load)
-    assert len(search.probes) <= _probe_bound(truth, 50.0, 0.05) + retries + 2, shown
+    assert len(search.probes) <= _probe_bound(truth, 50.0, 0.2) + retries + 2, shown
     # Every probe is a load point of the run, in the order measured.
     assert [p.request_rate for p in run.points] == [p.load for p in search.probes]
     assert all(p.completed >= 100 for p in run.points)  # long enough for a p99
