@@ -45,26 +45,32 @@ def test_load_conversations_reads_a_real_sharegpt_conversation() -> None:
     assert session.system is None
 
 
-def test_load_conversations_reads_openai_messages(tmp_path: Path) -> None:
-    openai = tmp_path / "chats.jsonl"
-    openai.write_text(
-        json.dumps(
-            {
-                "messages": [
-                    {"role": "system", "content": "be brief"},
-                    {"role": "user", "content": "hello there"},
-                    {"role": "assistant", "content": "hi"},
-                ]
-            }
-        )
-        + "\n"
+OPENAI = SHAREGPT.with_name("openai-cookbook-toy-chat-excerpt.jsonl")
+
+
+def test_load_conversations_reads_openai_messages_as_openai_writes_them(tmp_path: Path) -> None:
+    happy = "You are a happy assistant that puts a positive spin on everything."
+    one, four, bare = load_conversations(OPENAI)  # the fourth line has no user turn: skipped
+    assert (one.system, one.user_messages, one.reply_tokens) == (
+        happy,
+        ("I fell off my bike today.",),
+        (7,),
     )
-    (chat,) = load_conversations(openai)
-    assert (chat.system, chat.user_messages, chat.reply_tokens) == (
-        "be brief",
-        ("hello there",),
-        (1,),
+    assert four.system == happy
+    assert four.user_messages == (
+        "I lost my tennis match today.",
+        "But I trained so hard!",
+        "I'm going to switch to golf.",
+        "I don't even know how to play golf.",
     )
+    assert four.reply_tokens == (6, 6, 4, 4)
+    assert four.user_tokens == (6, 5, 6, 8)
+    assert (bare.system, bare.user_messages, bare.reply_tokens) == (
+        None,
+        ("I lost my book today.",),
+        (8,),
+    )
+    assert [session.index for session in (one, four, bare)] == [0, 1, 2]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "no turns"}\n')
     with pytest.raises(WorkloadFileError, match=r"bad\.jsonl:1: expected a `conversations`"):
