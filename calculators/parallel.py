@@ -16,6 +16,11 @@ split by TP alone (replicated across DP ranks). The dispatch before the experts 
 and "allgather_reducescatter" all-to-all backends) gathers the tokens of every DP rank, so the
 experts see DP times the tokens of one rank (`moe_tokens`). The all-to-all buffers themselves are
 not counted.
+
+Read in the v0.10.1 release of vLLM: `FusedMoEParallelConfig.make` and its
+`flatten_tp_across_dp` (vllm/model_executor/layers/fused_moe/config.py), `determine_expert_map`'s
+`base_experts + 1` for the first `remainder` ranks (fused_moe/layer.py), `FusedMoE.forward_impl`'s
+`get_ep_group().dispatch`, and VLLM_ALL2ALL_BACKEND's default "naive" (vllm/envs.py).
 """
 
 import math
