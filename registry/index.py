@@ -46,6 +46,7 @@ from registry.models import (
     PriceEntry,
     ReportedSource,
     Result,
+    comparability_key,
     load_point_key,
 )
 from registry.pareto import front_flags
@@ -54,7 +55,7 @@ from registry.store import (
     RESULTS_DIR,
     canonical_json,
     parse_json,
-    parse_result,
+    parse_result_data,
     result_path,
     write_text_atomic,
 )
@@ -346,8 +347,10 @@ def _lane(result: Result) -> str:
     return source.kind
 
 
-def _replicate_key(result: Result, point: LoadPoint) -> str:
-    text = json.dumps(load_point_key(result, point), sort_keys=True, default=str)
+def _replicate_key(
+    result: Result, point: LoadPoint, result_key: tuple[Any, ...] | None = None
+) -> str:
+    text = json.dumps(load_point_key(result, point, result_key), sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -387,6 +390,7 @@ def index_rows(
     shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
     gpu_count = identity.gpu.count
     cheapest = cheapest_prices(identity.gpu.id, prices)
+    result_key = comparability_key(result)  # once per result: its points share it
     rows = []
     for point_index, point in enumerate(result.points):
         output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
@@ -432,7 +436,7 @@ def index_rows(
                 correction_date=correction.date if correction is not None else None,
                 correction_reason=correction.reason if correction is not None else None,
                 replaced_by=correction.replaced_by if correction is not None else None,
-                replicate_key=_replicate_key(result, point),
+                replicate_key=_replicate_key(result, point, result_key),
                 replicates=1,
                 output_tokens_per_s_min=point.throughput.output_tokens_per_s,
                 output_tokens_per_s_max=point.throughput.output_tokens_per_s,
@@ -488,9 +492,10 @@ def _schema_problems(file: str, data: Any) -> list[Problem]:
 
 def check_result_text(text: str, file: str) -> Result:
     """Check the text of one result file against the committed JSON Schema and the model."""
-    problems = _schema_problems(file, parse_json(text, file))
+    data = parse_json(text, file)
+    problems = _schema_problems(file, data)
     try:
-        result = parse_result(text, file)
+        result = parse_result_data(data, file)
     except InvalidFileError as error:
         # The model's messages are the more precise; the schema's add what the model misses.
         seen = {problem.path for problem in error.problems}

@@ -161,7 +161,12 @@ def parse_result(text: str, file: str) -> Result:
     A file in an older format is read as its upgrade to the current one (`registry.migration`),
     with the content id of the upgraded content.
     """
-    data = parse_json(text, file)
+    return parse_result_data(parse_json(text, file), file)
+
+
+def parse_result_data(data: Any, file: str) -> Result:
+    """`parse_result` of a file's already-parsed JSON data (the index checks it against the
+    schema first and parses the text once)."""
     older = is_older_format(data)
     data = upgrade_result_data(data, file)
     try:

@@ -134,8 +134,11 @@ def comparability_key(result: Result) -> tuple[KeyValue, ...]:
     return tuple(_property(result, dotted_path) for dotted_path in COMPARABLE_PROPERTIES)
 
 
-def load_point_key(result: Result, point: LoadPoint) -> tuple[KeyValue, ...]:
-    """The comparability key of one load point: the result's key and the point's load."""
-    return comparability_key(result) + tuple(
-        _property(point, dotted_path) for dotted_path in LOAD_PROPERTIES
-    )
+def load_point_key(
+    result: Result, point: LoadPoint, result_key: tuple[KeyValue, ...] | None = None
+) -> tuple[KeyValue, ...]:
+    """The comparability key of one load point: the result's key and the point's load.
+    `result_key`: `comparability_key(result)` when the caller has it (one per result, not per
+    point)."""
+    identity = comparability_key(result) if result_key is None else result_key
+    return identity + tuple(_property(point, dotted_path) for dotted_path in LOAD_PROPERTIES)

@@ -152,8 +152,15 @@ def _spread(low: float | None, high: float | None) -> str:
     return f"{low:,.0f}–{high:,.0f} tok/s"
 
 
+MAX_REPLICATE_LINKS = 10
+"""Sibling links per load point on a result page; the rest are counted. A setup measured by
+hundreds of submitters would otherwise list every sibling on every sibling's page (quadratic in
+the group's size); the compare page's row links them all once."""
+
+
 def replicates_html(rows: list[IndexRow], replicates: Mapping[str, list[IndexRow]]) -> str:
-    """Links to the other results with the same setup and load (replicates), per load point."""
+    """Links to the other results with the same setup and load (replicates), per load point:
+    the first MAX_REPLICATE_LINKS of them, and how many more there are."""
     items = []
     for row in rows:
         siblings = [
@@ -166,8 +173,11 @@ def replicates_html(rows: list[IndexRow], replicates: Mapping[str, list[IndexRow
         links = ", ".join(
             f'<a href="../{esc(other.result_id)}/">{esc(other.result_id)}</a> '
             f"({_tokens_per_s(other.output_tokens_per_s)})"
-            for other in siblings
+            for other in siblings[:MAX_REPLICATE_LINKS]
         )
+        more = len(siblings) - MAX_REPLICATE_LINKS
+        if more > 0:
+            links += f" and {more:,} more (the compare page links every one)"
         items.append(
             f"<li>Load point {row.point_index} ({esc(_load(row))}): n={row.replicates}, "
             f"{_spread(row.output_tokens_per_s_min, row.output_tokens_per_s_max)}; this result "

@@ -2,14 +2,20 @@
 showing their median, n and the spread of output tokens/s, with every replicate linked; each
 replicate's result page links its siblings."""
 
+import dataclasses
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import build_site, result_data, write_registry
+from site_helpers import REPO, build_site, result_data, write_registry
 
+from registry.index import index_rows
 from registry.models import Result
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import result_pages
 
 pytestmark = pytest.mark.slow
 
@@ -80,3 +86,17 @@ def test_replicates_linked_from_each_result_page(built: tuple[Path, list[Result]
         assert f'<a href="../{sibling.id}/">{sibling.id}</a>' in page
         assert "n=2, 1,180–1,350 tok/s; this result " in page
     assert 'class="im-replicates"' not in (out / "results" / carol.id / "index.html").read_text()
+
+
+@pytest.mark.parametrize("siblings", [1, result_pages.MAX_REPLICATE_LINKS, 25])
+def test_a_result_page_links_at_most_a_few_replicates_and_counts_the_rest(siblings: int) -> None:
+    result = Result.model_validate(result_data())
+    row = index_rows(result, "f.json", [])[0]
+    group = [row] + [
+        dataclasses.replace(row, result_id=f"{number:012x}") for number in range(siblings)
+    ]
+    html = result_pages.replicates_html([row], {row.replicate_key: group})
+    shown = min(siblings, result_pages.MAX_REPLICATE_LINKS)
+    assert html.count('<a href="../') == shown
+    more = siblings - shown
+    assert (f"and {more:,} more" in html) == (more > 0)
