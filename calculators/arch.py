@@ -38,7 +38,7 @@ KNOWN_MODEL_TYPES = frozenset(
     {
         "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next",
         "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "gpt_oss", "gemma", "gemma2",
-        "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba",
+        "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba", "gptj",
     }
 )  # fmt: skip
 # Config keys about experts and routing that the calculators read (the rest of the key names
@@ -105,6 +105,20 @@ _QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2"}
 _SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next"}
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}
+# GPT-2-style config names, per model type, for the names the calculators read (transformers'
+# `attribute_map` does the same). GPT-J: `n_inner` null means 4 × n_embd (GPTJMLP).
+CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
+    "gptj": {
+        "n_embd": "hidden_size",
+        "n_layer": "num_hidden_layers",
+        "n_head": "num_attention_heads",
+        "n_positions": "max_position_embeddings",
+        "n_inner": "intermediate_size",
+    },
+}
+# GPT-J's block: one LayerNorm (with bias) feeding attention and MLP in parallel, an ungated
+# MLP fc_in → gelu → fc_out with biases, no bias on q/k/v/out, an lm_head with a bias.
+_GPTJ_TYPES = {"gptj"}
 
 
 @dataclass(frozen=True)
@@ -185,6 +199,10 @@ class ModelArch:
     attention_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head gate
     indexer: SparseIndexer | None = None
     mtp_layers: int = 0  # multi-token-prediction layers the checkpoint ships; vLLM skips them
+    gated_mlp: bool = True  # gate, up and down projections (SwiGLU); False: up and down only
+    mlp_bias: bool = False  # biases on the dense MLP's projections
+    norm_bias: bool = False  # LayerNorm with a bias (weight and bias per norm)
+    lm_head_bias: bool = False
 
     @property
     def num_full_layers(self) -> int:
@@ -273,8 +291,14 @@ def _optional_mapping(config: Mapping[str, Any], name: str, where: str) -> Mappi
 
 
 def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(_TRANSFORMERS_DEFAULTS.get(str(config.get("model_type", "")), {}))
+    model_type = str(config.get("model_type", ""))
+    merged = dict(_TRANSFORMERS_DEFAULTS.get(model_type, {}))
     merged.update({key: value for key, value in config.items() if value is not None})
+    for alias, name in CONFIG_KEY_ALIASES.get(model_type, {}).items():
+        if alias in merged and name not in merged:
+            merged[name] = merged[alias]
+    if model_type in _GPTJ_TYPES and "intermediate_size" not in merged and "hidden_size" in merged:
+        merged["intermediate_size"] = 4 * merged["hidden_size"]
     return merged
 
 
@@ -522,7 +546,11 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
         o_bias=attention_bias,
         qk_norm=model_type in _QK_NORM_TYPES,
-        norms_per_layer=4 if model_type in _FOUR_NORM_TYPES else 2,
+        norms_per_layer=4
+        if model_type in _FOUR_NORM_TYPES
+        else 1
+        if model_type in _GPTJ_TYPES
+        else 2,
         layer_kinds=layer_kinds,
         sliding_window=_optional_int(language, "sliding_window", where, 0) or None,
         max_position_embeddings=(
@@ -546,6 +574,10 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         indexer=_indexer(language, where),
         mtp_layers=_optional_int(language, "num_nextn_predict_layers", where, 0)
         or _optional_int(language, "mtp_num_hidden_layers", where, 0),
+        gated_mlp=model_type not in _GPTJ_TYPES,
+        mlp_bias=model_type in _GPTJ_TYPES,
+        norm_bias=model_type in _GPTJ_TYPES,
+        lm_head_bias=model_type in _GPTJ_TYPES,
     )
 
 
@@ -653,6 +685,8 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
     embedding = vocab_per_rank * hidden
     lm_head = 0 if arch.tie_word_embeddings else vocab_per_rank * hidden
     attention = small = dense_mlp = experts = experts_active = shared = router = 0
+    norm_tensors = 2 if arch.norm_bias else 1  # a LayerNorm's weight and bias
+    mlp_matrices = 3 if arch.gated_mlp else 2
     moe = arch.moe
     moe_layers = set(moe.moe_layers) if moe is not None else set()
     for index in range(arch.num_layers):
@@ -661,9 +695,11 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
         else:
             linear, attention_small = _attention_params(arch, tp)
         attention += linear
-        small += attention_small + arch.norms_per_layer * hidden
+        small += attention_small + arch.norms_per_layer * hidden * norm_tensors
         if moe is None or index not in moe_layers:
-            dense_mlp += 3 * hidden * arch.intermediate_size // tp
+            dense_mlp += mlp_matrices * hidden * arch.intermediate_size // tp
+            if arch.mlp_bias:
+                small += arch.intermediate_size // tp + hidden
             continue
         per_expert = 3 * hidden * moe.expert_intermediate_size // tp
         experts += moe.num_experts * per_expert
@@ -676,7 +712,9 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
             small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
         if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
             router += hidden  # the shared expert's sigmoid gate
-    small += hidden  # final norm
+    small += hidden * norm_tensors  # final norm
+    if arch.lm_head_bias:
+        small += vocab_per_rank
     vision = _vision_params(arch.vision) // tp if arch.vision is not None else 0
     return ParamCounts(
         embedding=embedding,

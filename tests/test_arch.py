@@ -319,3 +319,39 @@ def test_param_counts_kv_heads_replicate_beyond_their_count() -> None:
 def test_param_counts_rejects_non_positive_tensor_parallel(tp: int) -> None:
     with pytest.raises(ConfigError, match="tensor_parallel_size"):
         param_counts(_arch("llama-3.1-8b-instruct"), tp)
+
+
+# --- GPT-J: GPT-2-style names, an ungated MLP with biases, one LayerNorm per block ------------
+
+
+def _gptj_expected_total(hidden: int, layers: int, inner: int, vocab: int) -> int:
+    """transformers' GPTJForCausalLM, tensor by tensor: q/k/v/out without bias, fc_in and
+    fc_out with biases, ln_1 (weight, bias) per block; wte, ln_f, lm_head with a bias."""
+    block = 4 * hidden * hidden + (hidden * inner + inner) + (inner * hidden + hidden) + 2 * hidden
+    return layers * block + vocab * hidden + 2 * hidden + (hidden * vocab + vocab)
+
+
+def test_gptj_params_follow_its_modules() -> None:
+    arch = _arch("gpt-j-6b")
+    assert (arch.hidden_size, arch.num_layers, arch.intermediate_size) == (4096, 28, 16384)
+    assert (arch.num_kv_heads, arch.head_dim, arch.max_position_embeddings) == (16, 256, 2048)
+    total = param_counts(arch).total
+    assert total == _gptj_expected_total(4096, 28, 16384, 50400) == 6_050_882_784
+
+
+def test_gptj_n_inner_sets_the_mlp_width() -> None:
+    config = {**MODELS["gpt-j-6b"].config, "n_inner": 8192, "n_layer": 2}
+    assert param_counts(parse_config(config)).total == _gptj_expected_total(4096, 2, 8192, 50400)
+
+
+@pytest.mark.slow
+def test_gptj_params_match_transformers() -> None:
+    """The tiny model transformers builds from the same config has as many parameters."""
+    transformers = pytest.importorskip("transformers")
+    config = {
+        "model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 3, "n_inner": None,
+        "rotary_dim": 8, "vocab_size": 103, "n_positions": 128, "tie_word_embeddings": False,
+        "bos_token_id": None, "eos_token_id": None,
+    }  # fmt: skip
+    model = transformers.GPTJForCausalLM(transformers.GPTJConfig(**config))
+    assert param_counts(parse_config(config)).total == sum(p.numel() for p in model.parameters())

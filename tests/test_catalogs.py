@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from calculators.arch import CONFIG_KEY_ALIASES
+
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "registry" / "catalogs"
 SLUG = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
 DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
@@ -239,8 +241,12 @@ def test_model_catalog_has_required_model(model_id: str) -> None:
 def test_model_config_has_basic_fields(model: dict[str, Any]) -> None:
     config = model["config"]
     text_config = config.get("text_config", config)
+    # GPT-2-style configs (GPT-J) name them n_embd, n_layer: the calculators read both.
+    aliases = CONFIG_KEY_ALIASES.get(text_config.get("model_type", ""), {})
+    names = {canonical: alias for alias, canonical in aliases.items()}
     for key in ("hidden_size", "num_hidden_layers", "vocab_size"):
-        assert isinstance(text_config.get(key), int), key
+        value = text_config.get(key, text_config.get(names.get(key, key)))
+        assert isinstance(value, int), key
     assert config["architectures"]
     assert config["model_type"]
 

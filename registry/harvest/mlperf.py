@@ -71,6 +71,8 @@ BENCHMARK_MODELS: dict[str, str] = {
     "llama3.1-405b": "llama-3.1-405b-instruct",
     "mixtral-8x7b": "mixtral-8x7b-instruct-v0.1",
     "deepseek-r1": "deepseek-r1",
+    # MLPerf's GPT-J is a CNN/DailyMail fine-tune of GPT-J 6B (the same shapes).
+    "gptj": "gpt-j-6b",
 }
 """MLPerf's LLM benchmarks (without the accuracy suffix) → model catalog ids."""
 
@@ -253,6 +255,12 @@ def _load_point(row: dict[str, Any], log: dict[str, str], where: str) -> dict[st
         tokens_per_s = _number(log, "Completed tokens per second")
         samples_per_s = _number(log, "Completed samples per second")
     if tokens_per_s is None:
+        if any(key.endswith("tokens per second (inferred)") for key in map(str.lower, log)):
+            # GPT-J: LoadGen multiplies samples/s by a fixed tokens-per-sample factor.
+            raise _Skip(
+                f"{where}: the log's tokens per second is inferred (samples/s × a fixed "
+                "tokens-per-sample factor), not counted; no output tokens/s to store"
+            )
         raise _Skip(f"{where}: the log states no tokens per second")
     stated = float(value) if isinstance(value, int | float) else None
     if unit == "Tokens/s" and (stated is None or abs(stated - tokens_per_s) > 0.005 * tokens_per_s):

@@ -265,3 +265,11 @@ def test_registry_files_match_the_pinned_excerpts(
         assert committed.read_text(encoding="utf-8") == fresh
         numbers += fresh.count('": ') - fresh.count('": "') - fresh.count('": {')
     assert numbers >= 20
+
+
+def test_gptj_is_skipped_for_its_inferred_tokens_per_second(registry: Path) -> None:
+    """GPT-J's LoadGen log states tokens/s 'inferred' from samples/s: not counted, not stored."""
+    report = harvest_mlperf(V41, "4.1", _options(registry), commit=V41_COMMIT)
+    reason = dict(report.skipped)["mlperf v4.1 v4.1-0003 gptj-99 Offline"]
+    assert "tokens per second is inferred" in reason
+    assert not any("gpt-j-6b" in str(path) for path in report.added)
