@@ -66,10 +66,22 @@ def _text(value: str) -> str:
     return html.escape(plain_text(value))
 
 
+def derived_note(rows: Iterable[IndexRow]) -> str:
+    """What the $ columns are: figures infermeter derives from catalog prices, never stored in
+    a result; and for MLPerf's lane (its messaging guidelines) that MLCommons did not verify
+    them."""
+    note = "$ figures are derived by infermeter from the cheapest on-demand catalog price"
+    if any(row.lane == "mlperf" for row in rows):
+        return f"{note}, not verified by MLCommons."
+    return f"{note}."
+
+
 def points_table_html(
     rows: Iterable[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
 ) -> str:
-    """A `<table>` with one row per load point: its load in words, then `columns`."""
+    """A `<table>` with one row per load point: its load in words, then `columns`; its caption
+    says where the $ figures come from (`derived_note`)."""
+    rows = list(rows)
     head = "".join(f'<th scope="col">{_text(c.header)}</th>' for c in columns)
     body = "".join(
         f'<tr><th scope="row">{_text(row.load_label)}</th>'
@@ -78,6 +90,7 @@ def points_table_html(
         for row in rows
     )
     return (
-        '<table class="im-table im-points"><thead><tr><th scope="col">load</th>'
+        f'<table class="im-table im-points"><caption>{_text(derived_note(rows))}</caption>'
+        '<thead><tr><th scope="col">load</th>'
         f"{head}</tr></thead><tbody>{body}</tbody></table>"
     )

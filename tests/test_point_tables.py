@@ -77,3 +77,16 @@ def test_compare_pages_write_figures_as_the_tables_do() -> None:
     assert compare_pages.usd is usd_text
     assert (number_text(1234.5678, 1), number_text(0.25, 1, 100.0)) == ("1,234.6", "25.0")
     assert (usd_text(0.12345), usd_text(None)) == ("$0.123", "–")
+
+
+def test_points_table_says_its_dollars_are_derived_and_for_mlperf_unverified(
+    rows: list[IndexRow],
+) -> None:
+    caption = re.compile(r"<caption>(.*?)</caption>")
+    (measured,) = caption.findall(points_table_html(rows))
+    assert (
+        measured == "$ figures are derived by infermeter from the cheapest on-demand catalog price."
+    )
+    mlperf = [dataclasses.replace(row, lane="mlperf") for row in rows]
+    (note,) = caption.findall(points_table_html(mlperf))
+    assert note.endswith("catalog price, not verified by MLCommons.")
