@@ -8,7 +8,11 @@ finish, in small batches, so a live display keeps up. The parent merges them. Al
 one machine read the same CLOCK_MONOTONIC, so their timestamps are comparable as they are.
 
 Workers are started for each point (about a second with the imports) and end with it; they
-ignore Ctrl-C, which the parent handles: it stops them when the point is cancelled.
+ignore Ctrl-C, which the parent handles: it stops them when the point is cancelled. A Ctrl-C
+or SIGTERM that comes while a worker is being started waits until its start is done (a start
+cut short leaves a child that fails to read what it was sent, with a traceback), and a worker
+is born with SIGINT blocked, so the terminal's Ctrl-C, sent to every process of the group,
+cannot interrupt its interpreter while it starts up, before it could ignore it.
 
 Exceptions::
 
@@ -22,11 +26,13 @@ import asyncio
 import contextlib
 import multiprocessing
 import signal
+import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from types import FrameType
 from typing import Any
 
 from bench.client import (
@@ -118,10 +124,11 @@ async def run_point_in_workers(
                 name=f"infermeter-worker-{worker}",
                 daemon=True,
             )
-            process.start()
+            with _signals_held():
+                process.start()
+                processes.append(process)
             child_end.close()
             pipes.append(parent_end)
-            processes.append(process)
         for pipe in pipes:
             _expect(await _receive(loop, pipe), "ready")
         start_ns = time.monotonic_ns() + START_LEAD_NS
@@ -142,6 +149,45 @@ async def run_point_in_workers(
     run.wall_s = max(wall_s for _, wall_s in results)
     run.records.sort(key=lambda record: record.index)
     return run
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done, then arrive as they came (at the
+    handlers in place before); a child started inside it inherits SIGINT blocked."""
+    held: list[int] = []
+    previous: dict[int, Any] = {}
+    holding = True
+
+    def hold(number: int, frame: FrameType | None) -> None:
+        if holding:
+            held.append(number)
+        elif callable(previous[number]):  # one that came while the handlers were put back
+            previous[number](number, frame)
+
+    if threading.current_thread() is threading.main_thread():
+        for stop_signal in _STOP_SIGNALS:
+            previous[stop_signal] = signal.signal(stop_signal, hold)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        # A Ctrl-C that waited in the mask is handled (held) before this call returns.
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        holding = False
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        stop: BaseException | None = None
+        for number in held:  # every one, so that the run's handler notes a second one too
+            try:
+                signal.raise_signal(number)
+            except BaseException as error:
+                stop = stop or error
+        if stop is not None:
+            raise stop
 
 
 async def _receive(loop: asyncio.AbstractEventLoop, pipe: Connection) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bench_helpers import process_alive
+from bench_helpers import process_alive, server_process
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
@@ -229,3 +229,60 @@ def test_bench_run_some_requests_failing_is_still_complete(
     )  # fmt: skip
     assert run.exit_code == 0, run.output
     assert json.loads(run.stdout)["incomplete"] is False
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_bench_run_workers_ctrl_c_while_workers_start_keeps_points_no_traceback(
+    tmp_path: Path,
+) -> None:
+    """A terminal's Ctrl-C reaches every process of its group, workers starting up included.
+    (SIGTERM while infermeter starts a worker: tests/bench/test_bench_workers.py.)"""
+    with server_process(model=MODEL, ttft_s=0.005, itl_s=0.002) as url:
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
+             "--endpoint", url, "--model", MODEL, "--model-id", "llama-3.2-1b-instruct",
+             "--engine", "vllm", "--engine-version", "0.9.1", "--gpu", "h100-sxm",
+             "--output", str(tmp_path / "result.json"), "--concurrency", "1,8",
+             "--workers", "2", *SMALL],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+            start_new_session=True,  # its own group, as a terminal's foreground job
+        )  # fmt: skip
+        _wait_for_first_point(process)
+        before = set(_children(process.pid))
+        deadline = time.monotonic() + 30
+        while not (workers := [c for c in _children(process.pid) if c not in before]):
+            assert time.monotonic() < deadline, "the second point's workers did not start"
+            time.sleep(0.002)
+        time.sleep(0.15)  # a worker's interpreter is starting up then
+        os.killpg(process.pid, signal.SIGINT)
+        _, rest = process.communicate(timeout=60)
+    assert process.returncode == 1, rest
+    assert "Traceback" not in rest
+    assert "Fatal Python error" not in rest
+    assert "Error: the run is incomplete: interrupted" in rest
+    _assert_first_point_kept(tmp_path)
+    assert not [pid for pid in workers if _is_worker(pid)]  # no worker outlives the run
+
+
+def _wait_for_first_point(process: subprocess.Popen[str]) -> None:
+    assert process.stderr is not None
+    deadline = time.monotonic() + 60
+    for line in process.stderr:
+        if line.startswith("c=1:"):
+            return
+        assert time.monotonic() < deadline, "the first point did not finish"
+    raise AssertionError("the run ended before its first point finished")

@@ -4,12 +4,19 @@ counts what one process gives, concurrency holds in total, failures keep their k
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import threading
+import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
 from bench.client import PromptRequest, RequestRecord, StreamingClient
+from bench.interrupts import StopSignals, Terminated
 from bench.load import PointPlan, PointRun, Share, arrival_offsets_s, run_point
 from bench.runner import RunConfig, run_benchmark
 from bench.workers import WorkerFailed, WorkerJob, run_point_in_workers
@@ -146,3 +153,52 @@ def test_worker_failure_is_reported(fake_server: FakeOpenAIServer) -> None:
     plan = PointPlan(concurrency=2, num_requests=4)
     with pytest.raises(WorkerFailed, match="broken factory"):
         _split(fake_server.url, plan, 2, _BrokenFactory(spec))
+
+
+def _worker_children() -> list[int]:
+    me = os.getpid()
+    try:
+        children = Path(f"/proc/{me}/task/{me}/children").read_text().split()
+    except OSError:
+        return []
+    alive = []
+    for child in children:
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                alive.append(int(child))
+    return alive
+
+
+def test_workers_sigterm_while_a_worker_starts_waits_for_it_and_leaves_no_child(
+    fake_server: FakeOpenAIServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # 2 MB to send each worker: infermeter is inside a worker's start (writing them to the
+    # child, which reads them once its interpreter is up) when the signal comes.
+    job = WorkerJob(
+        fake_server.url, "fake/model", _factory(), timeout_s=10, workers=3,
+        extra_body={"padding": "x" * 2_000_000},
+    )  # fmt: skip
+    seen: list[int] = []
+
+    def terminate_when_the_first_worker_exists() -> None:
+        deadline = time.monotonic() + 30
+        while not seen and time.monotonic() < deadline:
+            seen.extend(_worker_children())
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    sender = threading.Thread(target=terminate_when_the_first_worker_exists)
+    plan = PointPlan(concurrency=3, num_requests=30, warmup_requests=0)
+    with StopSignals() as signals:
+        sender.start()
+        with pytest.raises(Terminated):
+            asyncio.run(run_point_in_workers(job, plan))
+    sender.join()
+    assert seen
+    assert signals.received == ["SIGTERM"]
+    assert fake_server.stats.requests == 0
+    deadline = time.monotonic() + 10
+    while _worker_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _worker_children() == []
+    assert "Traceback" not in capfd.readouterr().err  # no worker failed to read its start
