@@ -10,10 +10,11 @@ import dataclasses
 import io
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from statistics import median
 from typing import Any
 
+from buyer_table import buyer_table
 from catalog_pages import esc, front_matter_string, plain_data
 from result_index import Index
 
@@ -144,6 +145,17 @@ COLUMNS: list[Column] = [
         lambda g: g.row.gpu,
         lambda g: f'<a href="../../gpus/{esc(g.row.gpu)}/">{esc(g.row.gpu)}</a>',
     ),
+    # The $ per 1M tokens next to the GPU: a phone shows them without scrolling.
+    (
+        "$/1M accepted, on-demand",
+        lambda g: g.row.on_demand_usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.on_demand_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M output, on-demand",
+        lambda g: g.row.on_demand_usd_per_million_output_tokens,
+        lambda g: usd(g.row.on_demand_usd_per_million_output_tokens),
+    ),
     ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
     ("Workload", lambda g: g.row.workload, lambda g: esc(g.row.workload)),
     ("Source", lambda g: " ".join(_kinds(g)), lambda g: " ".join(map(kind_badge, _kinds(g)))),
@@ -170,11 +182,6 @@ COLUMNS: list[Column] = [
         lambda g: num(_accepted_per_hour(g.row), 0),
     ),
     (
-        "$/1M accepted, on-demand",
-        lambda g: g.row.on_demand_usd_per_million_accepted_tokens,
-        lambda g: usd(g.row.on_demand_usd_per_million_accepted_tokens),
-    ),
-    (
         "$/1M accepted, interruptible",
         lambda g: g.row.interruptible_usd_per_million_accepted_tokens,
         lambda g: usd(g.row.interruptible_usd_per_million_accepted_tokens),
@@ -183,11 +190,6 @@ COLUMNS: list[Column] = [
         "$/1M accepted, reserved",
         lambda g: g.row.reserved_usd_per_million_accepted_tokens,
         lambda g: usd(g.row.reserved_usd_per_million_accepted_tokens),
-    ),
-    (
-        "$/1M output, on-demand",
-        lambda g: g.row.on_demand_usd_per_million_output_tokens,
-        lambda g: usd(g.row.on_demand_usd_per_million_output_tokens),
     ),
     (
         "Tok/s per GPU",
@@ -325,7 +327,7 @@ def compare_page(
     )
 
 
-def _group_html(rows: list[IndexRow]) -> str:
+def _group_html(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> str:
     groups = replicate_groups(rows)
     # An attribute, not a <script>: instant navigation re-runs scripts in the content.
     chart_json = json.dumps(
@@ -359,19 +361,21 @@ def _group_html(rows: list[IndexRow]) -> str:
         "accepted (else output) tokens, on-demand, per GPU × count, from zero."
         "</figcaption></figure></div>"
     )
-    return _compare_table(groups) + sweep + charts
+    buyer = buyer_table(rows, flagged_gpus)
+    return buyer + "<p>Every load point:</p>" + _compare_table(groups) + sweep + charts
 
 
-def compare_slots(rows: list[IndexRow]) -> dict[str, str]:
-    """The HTML of a compare page's slots: per workload × scenario, its table, front and charts."""
+def compare_slots(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> dict[str, str]:
+    """The HTML of a compare page's slots: per workload × scenario, the buyer's table, every
+    load point, the front and the charts (`flagged_gpus`: GPUs with a flagged catalog price)."""
     return {
-        slot(f"compare-table-{number}"): _group_html(group_rows)
+        slot(f"compare-table-{number}"): _group_html(group_rows, flagged_gpus)
         for number, (_key, group_rows) in enumerate(comparable_groups(rows))
     }
 
 
 def pages(
-    index: Index, models: Mapping[str, ModelEntry]
+    index: Index, models: Mapping[str, ModelEntry], flagged_gpus: Collection[str] = ()
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """uri → Markdown of the compare pages; uri → slot marker → HTML of their slots. (Home is
     `answer_pages.home_page`; result pages are written after the build: `result_pages`.)"""
@@ -386,7 +390,7 @@ def pages(
             (workload, scenario) for (_k, workload, scenario), _r in comparable_groups(rows)
         ]
         out[uri] = compare_page(model, profile, name, headings)
-        slots[uri] = compare_slots(rows)
+        slots[uri] = compare_slots(rows, flagged_gpus)
         links.append(
             f"| [{esc(name)}]({_slug(model, profile)}.md) | {esc(profile)} |"
             f" {len({r.result_id for r in rows})} |"

@@ -193,7 +193,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
         home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"], estimates)
         _page(files, config, "index.md", home)
-        pages, slots = compare_pages.pages(_state["index"], models)
+        flagged = {price.gpu for price in prices.values() if price.caution is not None}
+        pages, slots = compare_pages.pages(_state["index"], models, flagged)
         for uri, content in pages.items():
             _page(files, config, uri, content)
         _state["slots"] = slots

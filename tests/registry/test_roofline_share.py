@@ -85,3 +85,25 @@ def test_roofline_share_reaches_the_index_row() -> None:
     ]
     assert all(row.roofline_basis for row in rows)
     assert [row.roofline_pct for row in index_rows(result, "result.json", [])] == [None, None]
+
+
+def test_roofline_share_none_without_a_batch_on_a_gpu_without_rates() -> None:
+    def offline_on_gh200(data: dict[str, Any]) -> None:
+        data["identity"]["gpu"].update({"id": "gh200-144gb", "form_factor": "superchip"})
+        data["identity"]["serving"]["max_num_seqs"] = None
+        for point in data["points"]:
+            point["load"] = {"arrival": "offline"}
+
+    gpus = load_gpus()
+    assert all(rate is None for rate in gpus["gh200-144gb"].tflops_dense.model_dump().values())
+    assert _shares(_result(offline_on_gh200)) == [None, None]
+    # with the batch stated, the bandwidth bound still applies
+    assert all(
+        _shares(
+            _result(
+                lambda data: data["identity"]["gpu"].update(
+                    {"id": "gh200-144gb", "form_factor": "superchip"}
+                )
+            )
+        )
+    )

@@ -174,12 +174,13 @@ def test_compare_real_site_tables_hold_one_workload_and_name_their_bound(built_s
         header = next(csv.reader(io.StringIO(csv_text)))
         assert {"workload", "scenario", "on_pareto_front"} <= set(header), path
     assert mixed == {}
-    # every row says how close it came to its physical limit, and against which bound
+    # every row says how close it came to its physical limit, and against which bound, or
+    # "–" where none can be drawn (a GPU the catalog states no rate for, at an unknown batch)
     named = [
         cell for cell in shares if re.match(r"[\d,]+ %<br><small[^>]*>of [\d,]+ tok/s, ", cell)
     ]
-    assert shares
-    assert len(named) == len(shares), [cell for cell in shares if cell not in named][:3]
+    assert len(named) > len(shares) / 2
+    assert [cell for cell in shares if cell not in named and cell != "–"] == []
     assert all("bound" in cell for cell in named)
 
 

@@ -55,7 +55,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Result]]
 
 def _compare_rows(out: Path) -> list[str]:
     page = next((out / "compare").glob("llama-3.1-8b-instruct--*/index.html")).read_text()
-    body = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    table = page.split('class="im-table im-compare"', 1)[1]  # after the buyer's table
+    body = table.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     return re.findall(r"<tr data-kind=.*?</tr>", body)
 
 

@@ -1,0 +1,139 @@
+"""The buyer's minimal table of a compare page's workload × scenario, laid out as the buyer's
+guide lays it out: one column per candidate GPU × count (its best load point by $ per 1M
+accepted, else output, tokens), side by side, and one row per figure a purchase turns on.
+
+The effective hourly cost is `calculators.cost.effective_cost` at full use with the point's
+failed requests retried: idle hours raise it further (divide by your utilization), which only
+the reader knows. Prices are the usable ones (`registry.prices`): a price the catalog flags is
+never used, and the notes say when a GPU has one. Strings from result files are HTML-escaped."""
+
+from collections.abc import Callable, Collection, Iterable
+
+from catalog_pages import esc
+
+from calculators.cost import effective_cost
+from calculators.errors import CalculatorError
+from registry.charts import lowest_usd_per_million
+from registry.index import IndexRow
+from registry.tables import number_text, usd_text
+
+
+def _num(value: float | None) -> str:
+    return number_text(value, 0)
+
+
+def candidates(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """Per GPU × count the row with the lowest $ per 1M accepted (else output) tokens, cheapest
+    first; GPUs without a usable price last."""
+    best: dict[tuple[str, int], IndexRow] = {}
+    for row in rows:
+        key = (row.gpu, row.gpu_count)
+        current = best.get(key)
+        usd = lowest_usd_per_million(row)
+        if current is None:
+            best[key] = row
+            continue
+        current_usd = lowest_usd_per_million(current)
+        if usd is not None and (current_usd is None or usd < current_usd):
+            best[key] = row
+    return sorted(
+        best.values(),
+        key=lambda r: (lowest_usd_per_million(r) is None, lowest_usd_per_million(r) or 0, r.gpu),
+    )
+
+
+def effective_usd_per_hour(row: IndexRow) -> float | None:
+    """The on-demand hourly price at full use with the point's failed requests retried."""
+    if row.on_demand_usd_per_hour is None:
+        return None
+    try:
+        return effective_cost(
+            row.on_demand_usd_per_hour, retry_rate=min(row.failure_rate or 0.0, 0.99)
+        ).effective_usd_per_hour
+    except CalculatorError:
+        return None
+
+
+def _hourly(row: IndexRow) -> str:
+    if row.on_demand_usd_per_hour is None:
+        return "no usable price"
+    text = usd_text(row.on_demand_usd_per_hour, 2)
+    if row.on_demand_price_id is None:
+        return text
+    # linked to the price's row on the GPU page: its provider, date and source
+    return f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}">{text}</a>'
+
+
+def _accepted_per_hour(row: IndexRow) -> str:
+    tps = row.accepted_output_tokens_per_s
+    return _num(None if tps is None else tps * 3600)
+
+
+def _e2e(row: IndexRow) -> str:
+    return f"{_num(row.e2e_ms_p95)} / {_num(row.e2e_ms_p99)}"
+
+
+def _failure(row: IndexRow) -> str:
+    return "–" if row.failure_rate is None else f"{row.failure_rate * 100:,.1f} %"
+
+
+def _utilization(row: IndexRow) -> str:
+    return "–" if row.gpu_utilization_pct is None else f"{row.gpu_utilization_pct:,.0f} %"
+
+
+FIGURES: list[tuple[str, Callable[[IndexRow], str]]] = [
+    ("Hourly price (on-demand)", _hourly),
+    (
+        "Effective hourly cost (full use, failures retried)",
+        lambda r: usd_text(effective_usd_per_hour(r), 2),
+    ),
+    ("Accepted output tokens/hour", _accepted_per_hour),
+    (
+        "$/1M accepted output tokens",
+        lambda r: usd_text(r.on_demand_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M output tokens (all, SLO or not)",
+        lambda r: usd_text(r.on_demand_usd_per_million_output_tokens),
+    ),
+    ("TTFT p95 ms", lambda r: _num(r.ttft_ms_p95)),
+    ("E2E p95 / p99 ms", _e2e),
+    ("Failure (retry) rate", _failure),
+    ("GPU utilization (mean)", _utilization),
+]
+
+
+def _notes(row: IndexRow, flagged_gpus: Collection[str]) -> str:
+    notes = [f"{esc(row.source_kind)}, {esc(row.load_label)}"]
+    if row.gpu in flagged_gpus:
+        notes.append("a catalog price of this GPU is flagged and not used")
+    notes.append(f'<a href="../../results/{esc(row.result_id)}/">result</a>')
+    return "; ".join(notes)
+
+
+def buyer_table(rows: Iterable[IndexRow], flagged_gpus: Collection[str] = ()) -> str:
+    """The table (see the module docstring); empty without rows. `flagged_gpus`: GPUs with a
+    price the catalog flags, named in the notes."""
+    chosen = candidates(rows)
+    if not chosen:
+        return ""
+    head = "".join(
+        f'<th scope="col"><a href="../../gpus/{esc(r.gpu)}/">{esc(r.gpu_count)} × {esc(r.gpu)}</a>'
+        "</th>"
+        for r in chosen
+    )
+    body = "".join(
+        f'<tr><th scope="row">{esc(name)}</th>'
+        + "".join(f"<td>{cell(r)}</td>" for r in chosen)
+        + "</tr>"
+        for name, cell in FIGURES
+    )
+    notes = "".join(f"<td>{_notes(r, flagged_gpus)}</td>" for r in chosen)
+    return (
+        "<p><strong>The buyer's table</strong>: each candidate GPU × count at its cheapest load "
+        "point, side by side. The effective hourly cost assumes full use: divide it by your "
+        "utilization for the idle hours you pay too.</p>"
+        '<div class="im-scroll"><table class="im-table im-buyer"><thead><tr>'
+        f'<th scope="col">Figure</th>{head}</tr></thead><tbody>{body}'
+        f'<tr><th scope="row">Notes</th>{notes}</tr></tbody></table></div>'
+    )

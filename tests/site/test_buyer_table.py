@@ -1,0 +1,135 @@
+"""The buyer's minimal table (candidate GPUs side by side, effective hourly cost with retries,
+flagged prices never used), the $ per 1M tokens in view at a phone's width, and type-to-search
+of the calculators' model and GPU fields: in a real headless Chromium, on the hook's own HTML
+from a small registry (no extra site build) and on the real registry's build."""
+
+import copy
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from site_helpers import REPO, result_data, write_registry
+
+from registry.catalog import load_gpus, load_models
+from registry.index import IndexRow, build_index
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import buyer_table
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> list[IndexRow]:
+    """One workload on an H100 (two points) and on two H200s (one point, half as fast)."""
+    h100 = result_data()
+    h200 = copy.deepcopy(h100)
+    h200["identity"]["gpu"].update({"id": "h200-sxm", "count": 2})
+    h200["identity"]["serving"]["tensor_parallel_size"] = 2
+    h200["points"] = h200["points"][:1]
+    h200["source"]["submitter"] = "bob"
+    root = tmp_path_factory.mktemp("buyer")
+    write_registry(root, [h100, h200])
+    built, _count = build_index(root)
+    return built
+
+
+@pytest.fixture
+def static_page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(java_script_enabled=False)
+    yield context.new_page()
+    context.close()
+
+
+def _column(page: Any, header: str) -> dict[str, str]:
+    """Figure name → cell text of the candidate column headed `header`."""
+    headers = page.locator("table.im-buyer thead th").all_inner_texts()
+    index = headers.index(header) + 1
+    names = page.locator("table.im-buyer tbody th").all_inner_texts()
+    cells = page.locator(f"table.im-buyer tbody td:nth-child({index})").all_inner_texts()
+    return dict(zip(names, cells, strict=True))
+
+
+def test_buyer_table_side_by_side_with_effective_cost(
+    static_page: Any, rows: list[IndexRow]
+) -> None:
+    static_page.set_content(buyer_table.buyer_table(rows))
+    headers = static_page.locator("table.im-buyer thead th").all_inner_texts()
+    assert headers[1:] == [f"{row.gpu_count} × {row.gpu}" for row in buyer_table.candidates(rows)]
+    assert set(headers[1:]) == {"1 × h100-sxm", "2 × h200-sxm"}
+    h100 = min(
+        (row for row in rows if row.gpu == "h100-sxm"),
+        key=lambda row: row.on_demand_usd_per_million_accepted_tokens or 1e9,
+    )
+    column = _column(static_page, "1 × h100-sxm")
+    assert h100.on_demand_usd_per_hour is not None
+    assert h100.failure_rate  # the template fails 2 of 492 requests
+    effective = h100.on_demand_usd_per_hour / (1 - h100.failure_rate)
+    assert column["Effective hourly cost (full use, failures retried)"] == f"${effective:,.2f}"
+    assert column["Hourly price (on-demand)"] == f"${h100.on_demand_usd_per_hour:,.2f}"
+    accepted = h100.on_demand_usd_per_million_accepted_tokens
+    assert column["$/1M accepted output tokens"] == f"${accepted:,.3f}"
+    assert column["Accepted output tokens/hour"] == (
+        f"{(h100.accepted_output_tokens_per_s or 0) * 3600:,.0f}"
+    )
+    assert column["Failure (retry) rate"] == f"{h100.failure_rate * 100:,.1f} %"
+    for figure in ("TTFT p95 ms", "E2E p95 / p99 ms", "GPU utilization (mean)"):
+        assert column[figure] not in ("", "–"), figure
+    assert "flagged" not in column["Notes"]
+
+
+def test_buyer_table_names_a_gpu_with_a_flagged_price(
+    static_page: Any, rows: list[IndexRow]
+) -> None:
+    static_page.set_content(buyer_table.buyer_table(rows, {"h200-sxm"}))
+    assert "flagged and not used" in _column(static_page, "2 × h200-sxm")["Notes"]
+    assert "flagged" not in _column(static_page, "1 × h100-sxm")["Notes"]
+
+
+@pytest.fixture
+def phone(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    yield context.new_page()
+    context.close()
+
+
+def _in_view(locator: Any) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+
+
+def test_buyer_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) -> None:
+    phone.goto(f"{site_url}/compare/")
+    phone.locator("article a[href*='llama-3.1-8b-instruct--']").first.click()
+    table = phone.locator("table.im-compare").first
+    table.wait_for()
+    headers = table.locator("thead th")
+    texts = headers.all_inner_texts()
+    gpu, usd = texts.index("GPU"), texts.index("$/1M accepted, on-demand")
+    assert _in_view(headers.nth(gpu))
+    assert _in_view(headers.nth(usd))
+    assert _in_view(table.locator("tbody tr").first.locator("td").nth(usd))
+    # the table scrolls inside its box, the page does not; the GPU column stays put
+    scroller = table.locator("xpath=ancestor::div[contains(@class,'im-scroll')][1]")
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"]
+    scroller.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+    assert _in_view(table.locator("tbody tr").first.locator("td").first)
+    buyer = phone.locator("table.im-buyer").first
+    row = buyer.locator("tbody tr", has_text="$/1M output tokens")
+    assert _in_view(row.locator("th"))
+    assert _in_view(row.locator("td").first)
+
+
+def test_buyer_calculators_type_to_search_the_catalogs(page: Any, site_url: str) -> None:
+    page.goto(f"{site_url}/calculators/vram/")
+    for field, catalog in (("model", load_models()), ("gpu", load_gpus())):
+        listed = page.locator(f"#im-{field}").get_attribute("list")
+        assert listed
+        options = page.locator(f"datalist#{listed} option")
+        assert sorted(options.evaluate_all("os => os.map(o => o.value)")) == sorted(catalog)
+        names = options.evaluate_all("os => os.map(o => o.textContent)")
+        assert sorted(names) == sorted(entry.name for entry in catalog.values())
