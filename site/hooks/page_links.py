@@ -67,16 +67,24 @@ def model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
     )
 
 
+# Each result entry costs about 160 bytes of search index, which every search downloads whole:
+# 5,000 keep it near 1 MB however large the registry grows. Older results are found through
+# their GPU and compare pages, whose entries are always there.
+SEARCH_RESULTS_MAX = 5000
+
+
 def search_entries(
     rows: Iterable[IndexRow],
     gpus: Mapping[str, Any],
     models: Mapping[str, ModelEntry],
+    results_max: int = SEARCH_RESULTS_MAX,
 ) -> list[dict[str, str]]:
     """Entries for the site search (mkdocs' `search_index.json` format) of the compare pages
     and the result pages, which the search plugin cannot see (their tables are written after
     it runs): found by GPU and model, by name or id. One short title per result keeps the
-    index small; a compare page's text names every GPU it compares. Titles and texts are HTML
-    (Material's search shows them as markup), so every name in them is escaped."""
+    index small, and only the newest `results_max` results (by the date their file name
+    starts with) get one; a compare page's text names every GPU it compares. Titles and texts
+    are HTML (Material's search shows them as markup), so every name in them is escaped."""
 
     def gpu_name(gpu_id: str) -> str:
         return esc(gpus[gpu_id].name if gpu_id in gpus else gpu_id)
@@ -86,8 +94,15 @@ def search_entries(
 
     entries: list[dict[str, str]] = []
     compare: dict[tuple[str, str], set[str]] = {}
-    for row in _first_rows(rows):
+    firsts = _first_rows(rows)
+    newest = sorted(firsts, key=lambda row: (row.file.rsplit("/", 1)[-1], row.result_id))
+    listed = (
+        {row.result_id for row in newest[len(newest) - results_max :]} if results_max else set()
+    )
+    for row in firsts:
         compare.setdefault((row.model, row.profile), set()).add(row.gpu)
+        if row.result_id not in listed:
+            continue
         entries.append(
             {
                 "location": f"results/{row.result_id}/",

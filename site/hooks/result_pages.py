@@ -124,6 +124,37 @@ def _text(value: Any) -> str:
     return esc(json.dumps(value))
 
 
+def _leaf(value: Any, path: str) -> str:
+    """A field's cell: its exact value (`_text`), and a byte count in GiB beside it."""
+    text = _text(value)
+    if type(value) is int and (path.endswith("_bytes") or "_bytes_" in path):
+        return f'{text} <small class="im-unit">({value / 2**30:,.2f} GiB)</small>'
+    return text
+
+
+# Words of the index's column names as a reader says them.
+_LABEL_WORDS = {"usd": "$", "per_million": "per 1M", "pct": "%", "gpu": "GPU", "s": "s"}
+
+
+@functools.lru_cache(maxsize=256)
+def field_label(name: str) -> str:
+    """An index column's name in a reader's words: `on_demand_usd_per_hour` → `On-demand $
+    per hour`, `roofline_pct` → `Roofline %`."""
+    text = name.replace("per_million", "per 1M").replace("on_demand", "on-demand")
+    words = [_LABEL_WORDS.get(word, word) for word in text.split("_")]
+    label = " ".join(words)
+    return label[:1].upper() + label[1:]
+
+
+def _figure(value: Any) -> str:
+    """A derived figure: a number to at most 4 decimals with thousands separators."""
+    if isinstance(value, float):
+        return f"{value:,.4f}".rstrip("0").rstrip(".")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return esc(value)
+
+
 # The field paths repeat from result to result (`points[0].ttft_ms.p50`); escape each once.
 _escaped_path = functools.lru_cache(maxsize=8192)(esc)
 
@@ -235,7 +266,7 @@ def result_body(
     data = result.model_dump(mode="json", exclude_none=True)
     source = data.get("source", {})
     fields = "".join(
-        f"<tr><th>{_escaped_path(path)}</th><td>{_text(value)}</td></tr>"
+        f"<tr><th>{_escaped_path(path)}</th><td>{_leaf(value, path)}</td></tr>"
         for path, value in _flatten({k: v for k, v in data.items() if k != "source"})
     )
     provenance = "".join(
@@ -243,9 +274,8 @@ def result_body(
         for path, value in _flatten(source)
     )
     derived = "".join(
-        f"<tr><th>{esc(name)}</th>"
-        + "".join(f"<td>{esc(getattr(row, name))}</td>" for row in rows)
-        + "</tr>"
+        f'<tr><th title="{esc(name)}: {esc(COLUMN_DESCRIPTIONS[name])}">{esc(field_label(name))}'
+        "</th>" + "".join(f"<td>{_figure(getattr(row, name))}</td>" for row in rows) + "</tr>"
         for name in COLUMN_DESCRIPTIONS
         if name.endswith(_DERIVED_SUFFIXES)
     )

@@ -1,0 +1,64 @@
+"""Readers see reader's words on result pages: derived figures under labels, not column names,
+with thousands separators; a byte count in GiB beside its exact value; and the search index
+stays small (the hook's own functions, on the valid example result; no site build)."""
+
+import re
+import sys
+
+from site_helpers import REPO, TEMPLATE
+
+from registry.index import index_rows
+from registry.store import parse_result
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import result_pages
+
+MEMORY = "points[0].telemetry.gpu.memory_used_bytes_max"
+
+
+def test_reader_words_bytes_in_gib_beside_the_exact_value() -> None:
+    assert result_pages._leaf(47371001856, MEMORY) == (
+        '47371001856 <small class="im-unit">(44.12 GiB)</small>'
+    )
+    assert result_pages._leaf(4084.3, "points[0].throughput.output_tokens_per_s") == "4084.3"
+    assert result_pages._leaf("b200", "identity.gpu.id") == "b200"
+    assert result_pages._figure(12345.678912) == "12,345.6789"  # derived: separators
+
+
+def test_reader_words_derived_figures_have_labels_not_column_names() -> None:
+    result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
+    body = result_pages.result_body(result, index_rows(result, TEMPLATE.name, []))
+    derived = body.split('id="derived"', 1)[1].split("</table>", 1)[0]
+    labels = re.findall(r"<th title=\"[^\"]*\">([^<]*)</th>", derived)
+    assert labels
+    assert [label for label in labels if "_" in label] == []
+    assert "On-demand $ per hour" in labels
+    fields = body.split('id="fields"', 1)[1]
+    assert "GiB)" in fields  # the example's memory in use
+
+
+def test_reader_search_lists_only_the_newest_results_and_every_compare_page() -> None:
+    import dataclasses
+
+    import page_links
+
+    from registry.catalog import load_gpus, load_models
+
+    result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
+    (row, *_rest) = index_rows(result, "x.json", [])
+    rows = [
+        dataclasses.replace(
+            row,
+            result_id=f"{number:012x}",
+            file=f"registry/results/{gpu}/m/2026-0{number}-01-{number:012x}.json",
+            gpu=gpu,
+        )
+        for number, gpu in enumerate(["h100-sxm", "h200-sxm", "l40s", "b200"], start=1)
+    ]
+    entries = page_links.search_entries(rows, load_gpus(), load_models(), results_max=2)
+    results = [e["location"] for e in entries if e["location"].startswith("results/")]
+    assert results == [f"results/{3:012x}/", f"results/{4:012x}/"]  # the two newest
+    (compare,) = [e for e in entries if e["location"].startswith("compare/")]
+    assert all(gpu in compare["title"] for gpu in ("h100-sxm", "h200-sxm", "l40s", "b200"))
+    everything = page_links.search_entries(rows, load_gpus(), load_models())
+    assert len([e for e in everything if e["location"].startswith("results/")]) == 4
