@@ -55,7 +55,11 @@ def _search_slo(row: IndexRow) -> str:
     """A server-at-SLO point's bounds: on a percentile of all requests, not on each one."""
     bounds = [
         f"{name} ≤ {value:,.0f} ms"
-        for name, value in (("TTFT", row.rate_search_ttft_ms), ("TPOT", row.rate_search_tpot_ms))
+        for name, value in (
+            ("TTFT", row.rate_search_ttft_ms),
+            ("TPOT", row.rate_search_tpot_ms),
+            ("E2E", row.rate_search_e2e_ms),
+        )
         if value is not None
     ]
     return f"p{row.rate_search_percentile:g} {', '.join(bounds)} (all requests, not each)"
