@@ -115,7 +115,7 @@ def test_bench_run_standin_second_signal_during_shutdown_still_writes(
     assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))
 
 
-def _unwritable_outputs(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def _unwritable_outputs(tmp_path: Path, read_only: Path) -> Iterator[tuple[str, Path]]:
     folder = tmp_path / "a-folder"
     folder.mkdir()
     yield "a folder", folder
@@ -123,17 +123,14 @@ def _unwritable_outputs(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     plain.write_text("x")
     yield "under a file", plain / "result.json"
     yield "/proc", Path("/proc/infermeter-result.json")
-    if os.geteuid() != 0:  # root writes into a read-only folder anyway
-        locked = tmp_path / "locked"
-        locked.mkdir()
-        locked.chmod(0o555)
-        yield "a read-only folder", locked / "result.json"
+    yield "a read-only folder", read_only / "result.json"
+    yield "under a read-only folder", read_only / "new" / "result.json"
 
 
 def test_bench_run_standin_unwritable_output_is_refused_before_vllm_starts(
-    tmp_path: Path, standin_vllm: Path
+    tmp_path: Path, standin_vllm: Path, read_only_folder: Path
 ) -> None:
-    for label, output in _unwritable_outputs(tmp_path):
+    for label, output in _unwritable_outputs(tmp_path, read_only_folder):
         run = CliRunner().invoke(
             main,
             ["bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
