@@ -2,22 +2,27 @@
 
 Followed: the export schema 1.5 (ai-dynamo/aiperf docs/reference/json-export-schema.md and
 src/aiperf/common/models/export_models.py, commit 896729cf; profiling phases from
-src/aiperf/config/phases.py) and the AIPerf 0.1 layout (commit db4f6397, v0.1.1:
-aiperf/common/models/export_models.py, aiperf/common/config/loadgen_config.py, metric units
-in aiperf/metrics/types/). Every metric is a top-level block named by its tag, `{unit, avg,
-p1…p99, min, max, std}`, plus `count` and `sum` on per-record metrics since schema 1.1. `unit`
-is authoritative: times are converted from ns, us, ms or sec to ms (durations to seconds).
+src/aiperf/config/phases.py), the 0.2–0.x layout without `schema_version`, and the AIPerf 0.1
+layout (v0.1.1, commit db4f6397: aiperf/exporters/json_exporter.py, loadgen_config.py). Since
+0.2 every metric is a top-level block named by its tag, `{unit, avg, p1…p99, min, max, std}`,
+plus `count` and `sum` on per-record metrics since schema 1.1; AIPerf 0.1 nests the blocks
+under `records` (each with `tag` and `header`) and tags TTFT `ttft`, TTST `ttst`
+(tests/data/importers/real/ holds a file of each). `unit` is authoritative: times are
+converted from ns, us, ms or sec to ms (durations to seconds).
 
 - `time_to_first_token` → ttft_ms, `request_latency` → e2e_ms, `inter_token_latency` (per
   request: (latency − TTFT) / (output tokens − 1)) → tpot_ms, `inter_chunk_latency` (every gap
   between stream chunks) → itl_ms: avg → mean, p50/p90/p95/p99, max, count → n.
 - `benchmark_duration` → duration_s; `request_count` → completed; `error_request_count` (or the
   counts in `error_summary`) → failed; `total_isl`/`total_osl` → tokens; `request_throughput`,
-  `output_token_throughput` → throughput. AIPerf states no total token throughput.
+  `output_token_throughput`, `total_token_throughput` (AIPerf 0.8 and later) → throughput.
 - `good_request_count` → accepted, when the --slo-* flags restate AIPerf's --goodput limits.
 - The load comes from `input_config`: its profiling phase (`phases`, current AIPerf) or
   `loadgen` (AIPerf 0.x): concurrency → closed; poisson (or gamma) or constant rate → open, with
   concurrency as the cap. User-centric and trace-replay phases are refused.
+- The command: `run_info.cli_command` (schema 1.5), `input_config.artifacts.cli_command`
+  (AIPerf 0.8) or `input_config.cli_command` (AIPerf 0.1 and 0.2); the seed from
+  `run_info.random_seed` or `input_config.random_seed` (AIPerf 0.8).
 - `start_time`/`end_time`: AIPerf writes `datetime.fromtimestamp(…)`, the host's local time
   without an offset, so --timezone is needed unless the stamps carry one.
 """
@@ -57,13 +62,26 @@ _LATENCIES = {
     "request_latency": "e2e_ms",
 }
 _API = {"chat": "chat", "completions": "completions"}
+# AIPerf 0.1's tags for what 0.2 and later call by these names.
+_V01_TAGS = {"ttft": "time_to_first_token", "ttst": "time_to_second_token"}
+
+
+def _flatten_v01(export: dict[str, Any]) -> dict[str, Any]:
+    """An AIPerf 0.1 export (metric blocks under `records`) in the layout of 0.2 and later."""
+    records = export.get("records")
+    if not isinstance(records, dict) or any(tag in export for tag in _MARKERS):
+        return export
+    flat = {key: value for key, value in export.items() if key != "records"}
+    for tag, block in records.items():
+        flat[_V01_TAGS.get(tag) or tag] = block
+    return flat
 
 
 def looks_like_aiperf(values: Sequence[Any]) -> bool:
     """Whether parsed JSON values are one AIPerf summary export."""
     if len(values) != 1 or not isinstance(values[0], dict):
         return False
-    export = values[0]
+    export = _flatten_v01(values[0])
     return "aiperf_version" in export or any(
         isinstance(export.get(tag), dict) and "unit" in export[tag] for tag in _MARKERS
     )
@@ -74,7 +92,7 @@ def read_aiperf_export(path: Path) -> dict[str, Any]:
     export = read_json_object(path, EXPECTED)
     if not looks_like_aiperf([export]):
         raise ResultImportError(f"{path}: not {EXPECTED}")
-    return export
+    return _flatten_v01(export)
 
 
 def _block(export: dict[str, Any], tag: str, units: Sequence[str], where: str) -> dict[str, Any]:
@@ -277,6 +295,7 @@ def _point(export: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any
             "output_tokens_per_s": _scalar(
                 export, "output_token_throughput", ("tokens/sec",), where
             ),
+            "total_tokens_per_s": _scalar(export, "total_token_throughput", ("tokens/sec",), where),
         },
         "validity": verdicts,
     }
@@ -324,10 +343,16 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
     starts = [_moment(export, "start_time", where, facts.timezone) for where, export in exports]
     ends = [_moment(export, "end_time", where, facts.timezone) for where, export in exports]
     run_infos = [mapping(export, "run_info", where) or {} for where, export in exports]
-    commands = [info.get("cli_command") for info in run_infos] + [
-        config.get("cli_command") for _, config in configs
+    artifacts = [mapping(config, "artifacts", where) or {} for where, config in configs]
+    commands = [
+        *(info.get("cli_command") for info in run_infos),
+        *(artifact.get("cli_command") for artifact in artifacts),
+        *(config.get("cli_command") for _, config in configs),
     ]
-    seeds = {info.get("random_seed") for info in run_infos} - {None}
+    seeds = {info.get("random_seed") for info in run_infos} | {
+        config.get("random_seed") for _, config in configs
+    }
+    seeds -= {None}
     measured = Measured(
         tool_name=AIPERF_TOOL,
         points=points,

@@ -36,7 +36,7 @@ DATA = Path(__file__).parent.parent / "data/importers"
 SWEEP = DATA / "guidellm-sweep-poisson.json"
 CONCURRENT = DATA / "guidellm-concurrent16.json"
 AIPERF = DATA / "aiperf-concurrency32.json"
-AIPERF_LEGACY = DATA / "aiperf-v0.1-request-rate8.json"
+AIPERF_LEGACY = DATA / "aiperf-v0.2-request-rate8.json"
 
 BASE = ImportFacts(
     gpu="h100-sxm",

@@ -1,0 +1,246 @@
+"""bench.importers on real files the other tools wrote (tests/data/importers/real/README.md says
+where each comes from and what was cut). Every figure is checked against the file's own number,
+so a field mapped to the wrong place, a unit not converted or a key not read fails here.
+"""
+
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from bench.importers import (
+    ImportFacts,
+    MissingFactError,
+    ResultImportError,
+    detect_format,
+    import_files,
+)
+from registry.index import read_valid_result
+
+REAL = Path(__file__).parent.parent / "data/importers/real"
+VLLM_QPS4 = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps4.json"
+VLLM_QPS_INF = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps-inf.json"
+AIPERF_08 = REAL / "aiperf-0.8.0-mock-server-concurrency4.json"
+AIPERF_01 = REAL / "aiperf-0.1-records-gpt-oss-20b-concurrency100.json"
+GUIDELLM_03 = REAL / "guidellm-0.3-benchmarks-stripped.json"
+
+# What the files do not say, as their sources describe the runs (README.md).
+VLLM_FACTS = ImportFacts(
+    gpu="a100-40gb-sxm",
+    gpu_count=8,
+    model_id="llama-3.3-70b-instruct",
+    engine_version="0.8.3",
+    command="python3 benchmarks/benchmark_serving.py --backend vllm "
+    "--model meta-llama/Llama-3.3-70B-Instruct --dataset-name sharegpt --num-prompts 200",
+    submitter="surajssd",
+    timezone="UTC",
+    input_len="1024",
+    output_len="128",
+    dataset="sharegpt",
+    tensor_parallel_size=8,
+)
+AIPERF_FACTS = ImportFacts(
+    gpu="h100-sxm",
+    gpu_count=1,
+    model_id="gpt-oss-20b",
+    hf_repo="openai/gpt-oss-20b",
+    engine_version="0.11.0",
+    submitter="aiperf-maintainers",
+    timezone="UTC",
+    input_len="550",
+    output_len="250",
+)
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# --- vLLM benchmarks/benchmark_serving.py ---------------------------------------------------
+
+
+def test_real_vllm_poisson_run_maps_every_stated_figure() -> None:
+    run = _json(VLLM_QPS4)
+    (point,) = import_files([VLLM_QPS4], VLLM_FACTS).points
+    assert (point.load.arrival, point.load.request_rate, point.load.concurrency) == (
+        "poisson",
+        run["request_rate"],
+        None,
+    )
+    assert point.duration_s == run["duration"]
+    # This vLLM wrote no `failed`; the per-request `errors` (all empty) give 0.
+    assert (point.requests.completed, point.requests.failed) == (run["completed"], 0)
+    assert (point.tokens.input, point.tokens.output) == (
+        run["total_input_tokens"],
+        run["total_output_tokens"],
+    )
+    assert point.throughput.requests_per_s == run["request_throughput"]
+    assert point.throughput.output_tokens_per_s == run["output_throughput"]
+    assert point.throughput.total_tokens_per_s == run["total_token_throughput"]
+    for field, metric in (("ttft_ms", "ttft"), ("tpot_ms", "tpot"), ("itl_ms", "itl")):
+        stats = getattr(point, field)
+        assert stats is not None, field
+        assert stats.mean == run[f"mean_{metric}_ms"]
+        assert stats.p50 == run[f"median_{metric}_ms"]
+        assert stats.p99 == run[f"p99_{metric}_ms"]
+        # --metric-percentiles defaulted to 99: nothing else is stated, nothing is made up.
+        assert (stats.p90, stats.p95, stats.max) == (None, None, None)
+    assert point.ttft_ms is not None
+    assert point.ttft_ms.n == run["completed"]
+    assert point.e2e_ms is None  # e2el was not among --percentile-metrics
+
+
+def test_real_vllm_ttfts_agree_with_the_stated_mean() -> None:
+    # The per-request TTFTs (seconds) kept in the excerpt are the ones vLLM averaged.
+    run = _json(VLLM_QPS4)
+    assert sum(run["ttfts"]) / len(run["ttfts"]) * 1000 == pytest.approx(run["mean_ttft_ms"])
+
+
+def test_real_vllm_runs_at_two_rates_make_one_result_with_the_window_of_both() -> None:
+    first, unlimited = _json(VLLM_QPS4), _json(VLLM_QPS_INF)
+    result = import_files([VLLM_QPS4, VLLM_QPS_INF], VLLM_FACTS)
+    poisson, offline = result.points
+    assert poisson.load.arrival == "poisson"
+    # request_rate "inf" with no max_concurrency: every request sent at once.
+    assert (offline.load.arrival, offline.load.request_rate) == ("offline", None)
+    assert offline.ttft_ms is not None
+    assert offline.ttft_ms.p99 == unlimited["p99_ttft_ms"]
+    assert offline.throughput.output_tokens_per_s == unlimited["output_throughput"]
+    # `date` is when each run ended (local time, here UTC); the first started `duration` before.
+    started = dt.datetime.strptime(first["date"], "%Y%m%d-%H%M%S").replace(tzinfo=dt.UTC)
+    assert result.source.started_at == started - dt.timedelta(seconds=first["duration"])
+    ended = dt.datetime.strptime(unlimited["date"], "%Y%m%d-%H%M%S").replace(tzinfo=dt.UTC)
+    assert result.source.finished_at == ended
+    assert result.identity.model.hf_repo == first["model_id"]
+
+
+def _with_goodput(tmp_path: Path, goodput: float) -> tuple[Path, dict[str, Any]]:
+    run = _json(VLLM_QPS4)
+    assert "request_goodput:" in run  # the key as this vLLM wrote it
+    assert "request_goodput" not in run
+    run["request_goodput:"] = goodput
+    path = tmp_path / "goodput.json"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    return path, run
+
+
+def test_real_vllm_goodput_under_its_misspelt_key_is_read(tmp_path: Path) -> None:
+    path, run = _with_goodput(tmp_path, 2.5)
+    with pytest.raises(MissingFactError) as caught:
+        import_files([path], VLLM_FACTS)
+    assert caught.value.option == "--slo-ttft-ms"
+    with_slo = dataclasses.replace(VLLM_FACTS, slo_ttft_ms=200.0, slo_tpot_ms=50.0)
+    (point,) = import_files([path], with_slo).points
+    assert point.requests.accepted == round(2.5 * run["duration"])
+
+
+def test_real_vllm_without_goodput_refuses_slo_flags() -> None:
+    with pytest.raises(ResultImportError, match="no request_goodput"):
+        import_files([VLLM_QPS4], dataclasses.replace(VLLM_FACTS, slo_ttft_ms=200.0))
+
+
+# --- AIPerf ---------------------------------------------------------------------------------
+
+
+def test_real_aiperf_08_maps_every_stated_figure() -> None:
+    export = _json(AIPERF_08)
+    result = import_files([AIPERF_08], AIPERF_FACTS)
+    (point,) = result.points
+    assert (point.load.arrival, point.load.concurrency) == ("closed", 4)
+    assert point.duration_s == export["benchmark_duration"]["avg"]  # unit "sec"
+    assert (point.requests.completed, point.requests.failed, point.requests.sent) == (64, 0, 64)
+    assert (point.tokens.input, point.tokens.output) == (
+        export["total_isl"]["avg"],
+        export["total_osl"]["avg"],
+    )
+    assert point.throughput.requests_per_s == export["request_throughput"]["avg"]
+    assert point.throughput.output_tokens_per_s == export["output_token_throughput"]["avg"]
+    assert point.throughput.total_tokens_per_s == export["total_token_throughput"]["avg"]
+    latency = export["request_latency"]
+    assert point.e2e_ms is not None
+    for name, key in (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99")):
+        assert getattr(point.e2e_ms, name) == pytest.approx(latency[key], abs=1e-9), name
+    assert point.e2e_ms.max == latency["max"]
+    assert point.e2e_ms.n is None  # AIPerf 0.8 wrote no `count`
+    assert point.ttft_ms is None  # a non-streaming run has no first token
+    assert result.source.tool.version == export["aiperf_version"]
+    assert result.source.command is not None
+    assert result.source.command.startswith("aiperf profile --model mock-model")
+    assert "--concurrency 4" in result.source.command
+    assert result.identity.workload.seed == export["input_config"]["random_seed"]
+    assert result.identity.workload.api == "chat"
+    assert result.source.started_at.isoformat() == "2026-04-30T09:16:38.957302+00:00"
+
+
+def test_real_aiperf_01_records_layout_is_detected_and_read() -> None:
+    export = _json(AIPERF_01)
+    records = export["records"]
+    assert "time_to_first_token" not in records  # AIPerf 0.1 tags TTFT `ttft`
+    assert detect_format(AIPERF_01) == "aiperf"
+    result = import_files([AIPERF_01], dataclasses.replace(AIPERF_FACTS, tool_version="0.1.1"))
+    (point,) = result.points
+    assert (point.load.arrival, point.load.concurrency) == ("closed", 100)
+    assert point.duration_s == records["benchmark_duration"]["avg"]
+    # 11 requests cancelled on purpose (--request-cancellation-rate 10) count as failed.
+    assert (point.requests.completed, point.requests.failed, point.requests.sent) == (89, 11, 100)
+    assert (point.tokens.input, point.tokens.output) == (48950, 21624)
+    assert point.throughput.output_tokens_per_s == records["output_token_throughput"]["avg"]
+    for field, tag in (
+        ("ttft_ms", "ttft"),
+        ("e2e_ms", "request_latency"),
+        ("tpot_ms", "inter_token_latency"),
+        ("itl_ms", "inter_chunk_latency"),
+    ):
+        stats, block = getattr(point, field), records[tag]
+        assert stats is not None, field
+        for name, key in (("mean", "avg"), ("p50", "p50"), ("p95", "p95"), ("p99", "p99")):
+            assert getattr(stats, name) == pytest.approx(block[key], abs=1e-9), (field, name)
+        assert stats.max == pytest.approx(block["max"], abs=1e-9)
+        assert stats.n == block["count"]
+    assert result.source.command == export["input_config"]["cli_command"].replace('"', "")
+    assert result.identity.model.hf_repo == "openai/gpt-oss-20b"
+
+
+# --- GuideLLM -------------------------------------------------------------------------------
+
+
+def test_real_guidellm_03_report_is_refused_naming_the_version() -> None:
+    # GuideLLM 0.3 wrote no metadata.version and `run_stats`; its layout is not read.
+    assert "metadata" not in _json(GUIDELLM_03)
+    with pytest.raises(ResultImportError) as caught:
+        import_files([GUIDELLM_03], AIPERF_FACTS)
+    message = caught.value.one_line()
+    assert str(GUIDELLM_03) in message
+    assert "version None is not supported" in message
+    assert "\n" not in message
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def test_real_cli_bench_import_vllm_runs_writes_a_valid_result(tmp_path: Path) -> None:
+    facts = [
+        "--gpu", "a100-40gb-sxm", "--gpu-count", "8", "--tensor-parallel-size", "8",
+        "--model-id", "llama-3.3-70b-instruct", "--engine-version", "0.8.3",
+        "--command", VLLM_FACTS.command or "", "--submitter", "surajssd", "--timezone", "UTC",
+        "--input-len", "1024", "--output-len", "128",
+    ]  # fmt: skip
+    outcome = CliRunner().invoke(
+        main,
+        ["bench", "import", str(VLLM_QPS4), str(VLLM_QPS_INF), *facts,
+         "--output", str(tmp_path), "--json"],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    report = json.loads(outcome.output)
+    assert report["points"] == 2
+    path = Path(report["path"])
+    written = read_valid_result(path, path.name)
+    assert [point.ttft_ms.p99 for point in written.points if point.ttft_ms] == [
+        _json(VLLM_QPS4)["p99_ttft_ms"],
+        _json(VLLM_QPS_INF)["p99_ttft_ms"],
+    ]
