@@ -106,17 +106,29 @@ def _redact_line(line: str) -> str:
     )
 
 
-# Every pattern above needs one of these (lower case) in its match: a quick test with str's
-# own search, which passes most log lines on without a regular expression.
-_MARKERS = (
-    "key", "token", "secret", "passw", "credential", "authorization",
-    "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "akia",
+# Every pattern above needs one of these in its match (lower case): a literal, or a name's end
+# followed by what follows a name (a quote, a space, ':' or '='). Tested with str's own search,
+# this passes most log lines on without a regular expression, long ones too (vLLM's request
+# lines hold "max_tokens" and "prompt_token_ids", whose ends are followed by 's' and '_').
+_LITERALS = (
+    "authorization", "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "glpat-", "xox", "akia",
 )  # fmt: skip
+_NAME_ENDS = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
 
 
 def _may_hold_secret(text: str) -> bool:
     lowered = text.lower()
-    return any(marker in lowered for marker in _MARKERS)
+    if any(literal in lowered for literal in _LITERALS):
+        return True
+    for name_end in _NAME_ENDS:
+        at = lowered.find(name_end)
+        while at >= 0:
+            after = at + len(name_end)
+            if after == len(lowered) or lowered[after].isspace() or lowered[after] in "'\":=":
+                return True
+            at = lowered.find(name_end, after)
+    return False
 
 
 def _redact_words(words: list[str]) -> list[str]:
