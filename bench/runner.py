@@ -297,11 +297,12 @@ def run_benchmark(
     on_point: Callable[[PointSummary], None] | None = None,
     observer: PointObserver | None = None,
     progress: RunProgress | None = None,
+    on_run: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
     """Run every load point of `config` against its endpoint; `on_point` sees each summary
-    as soon as its point ends, `observer` each point's start and end, `progress` every
-    request too (see the module docstring). Raises `EndpointError` when the endpoint cannot
-    be reached."""
+    as soon as its point ends, `on_run` then the run so far, `observer` each point's start
+    and end, `progress` every request too (see the module docstring). Raises
+    `EndpointError` when the endpoint cannot be reached."""
     if config.workers < 1:
         raise BenchConfigError("must be at least 1", "--workers")
     if config.workers > MAX_WORKERS:
@@ -377,6 +378,14 @@ def run_benchmark(
             extra_body=dict(config.extra_body or {}),
             api_key=config.api_key,
         )
+    point_seen = on_point
+    if on_run is not None:
+
+        def point_seen(summary: PointSummary) -> None:
+            if on_point is not None:
+                on_point(summary)
+            on_run(result)
+
     try:
         run_event_loop(
             _run_points(
@@ -385,7 +394,7 @@ def run_benchmark(
                 plans,
                 config.slo,
                 result,
-                on_point,
+                point_seen,
                 observer,
                 progress,
                 workers=job,

@@ -1,8 +1,10 @@
 """Launch `vllm serve` as a child process, wait until it answers, read what it reports, stop it.
 
 The server runs in its own process group (so Ctrl-C at the terminal reaches infermeter, which
-then stops vLLM in order) on 127.0.0.1 and a free port, with its whole output in a log file,
-every secret in it redacted before it is written (`bench.server_log`).
+then stops vLLM in order), and on Linux dies with the thread that launched it (a parent-death
+signal, so a killed infermeter or a lost Ray worker leaves no vLLM behind), on 127.0.0.1
+and a free port, with its whole output in a log file, every secret in it redacted before it
+is written (`bench.server_log`).
 `VllmServer.start` waits for `GET /health` to answer 200 within the startup timeout; when vLLM
 exits or the timeout passes first, it raises `ServerStartError` with the cause recognised in
 the log (see `diagnose_startup_failure`) and the log's last lines. `VllmServer.stop` sends
@@ -16,6 +18,7 @@ answer.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shlex
@@ -23,10 +26,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +39,7 @@ from bench.server_log import RedactedLog
 from bench.vllm_log import StartupFigures, diagnose_startup_failure, parse_startup_log
 
 LOG_TAIL_LINES = 20
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent thread dies
 
 
 class ServerStartError(EndpointError):
@@ -220,6 +225,7 @@ class VllmServer:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_launcher(),
             )
         except OSError as error:
             self._close_log()
@@ -307,6 +313,27 @@ class VllmServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def _die_with_launcher() -> Callable[[], None] | None:
+    """Linux: what the child runs before `exec`: the kernel sends it SIGTERM when the thread
+    that launched it dies, however it dies (SIGKILL, an out-of-memory kill, a Ray worker that
+    goes with its node), so no vLLM outlives infermeter holding the GPUs. SIGTERM rather than
+    SIGKILL: vLLM then stops its own engine processes. None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    launcher = os.getpid()
+
+    def in_child() -> None:  # after fork: no imports, no locks, plain calls only
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != launcher:  # the launcher died before the signal was armed
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return in_child
 
 
 def _signal_group(group_id: int, sig: signal.Signals) -> None:

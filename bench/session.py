@@ -16,6 +16,7 @@ Default paths: the result goes to `--output` (a launched run without it writes
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import getpass
 import shlex
@@ -55,6 +56,8 @@ Notify = Callable[[str], None]
 
 # How long to wait for vLLM to exit once every request of a point failed.
 SERVER_EXIT_GRACE_S = 2.0
+# The stop reason of a checkpoint: the result as it stood when its last point ended.
+UNFINISHED = "the run had not finished: the points measured before its last checkpoint"
 
 
 @dataclass(frozen=True)
@@ -355,15 +358,18 @@ def run_session(
     on_point: Callable[[PointSummary], None] | None = None,
     notify: Notify = lambda line: None,
     progress: RunProgress | None = None,
+    checkpoint: Callable[[Result], None] | None = None,
 ) -> SessionOutcome:
     """Run the whole session (see the module docstring); raises BenchError subclasses.
-    `on_point` and `progress` follow the load points as `run_benchmark`'s do. SIGTERM is
-    Ctrl-C meanwhile, and no signal stops the result being written (`bench.interrupts`)."""
+    `on_point` and `progress` follow the load points as `run_benchmark`'s do; `checkpoint`
+    gets, after each finished point, the result so far, marked incomplete (`bench fleet`
+    sends it to the driver, so a run whose host dies keeps its points). SIGTERM is Ctrl-C
+    meanwhile, and no signal stops the result being written (`bench.interrupts`)."""
     plan_points(config.run)  # a bad load option fails before a model is loaded
     if config.output is not None:
         _check_output(config.output)
     with StopSignals() as signals:
-        return _run_session(config, on_point, notify, progress, signals)
+        return _run_session(config, on_point, notify, progress, signals, checkpoint)
 
 
 def _check_output(output: Path) -> None:
@@ -384,6 +390,7 @@ def _run_session(
     notify: Notify,
     progress: RunProgress | None,
     signals: StopSignals,
+    checkpoint: Callable[[Result], None] | None = None,
 ) -> SessionOutcome:
     started_at = dt.datetime.now(dt.UTC)
     server_config = config.server
@@ -421,6 +428,19 @@ def _run_session(
         server = VllmServer(server_config) if server_config is not None else None
         if server is not None:
             signals.on_repeat = partial(_hurry, server, notify)
+
+        def provenance() -> Provenance:
+            return Provenance(
+                command=redact(config.command),  # no API key or token is ever stored
+                server_command=redact(shlex.join(server.command)) if server is not None else None,
+                started_at=started_at,
+                finished_at=dt.datetime.now(dt.UTC),
+                submitter=config.submitter or default_submitter(),
+                host=_host(inventory, server is not None, local, engine_name, version),
+                client=client_info(),
+                server=facts,
+            )
+
         run_config = config.run
         try:
             if server is not None:
@@ -439,7 +459,35 @@ def _run_session(
             # Every record is kept: the raw records are written on request, and whenever the
             # result cannot be.
             observer = _Observer(sampler, server)
-            run = run_benchmark(run_config, on_point=on_point, observer=observer, progress=progress)
+
+            def keep_so_far(so_far: RunResult) -> None:
+                if checkpoint is None or deployment is None:
+                    return
+                partial_run = replace(
+                    so_far, points=list(so_far.points), incomplete=True, stop_reason=UNFINISHED
+                )
+                deployed = replace(
+                    deployment, engine_version=version or "unknown", engine_name=engine_name
+                )
+                with contextlib.suppress(Exception):  # a copy: the run goes on without it
+                    checkpoint(
+                        build_result(
+                            partial_run,
+                            run_config,
+                            deployed,
+                            observer.kept[: len(partial_run.points)],
+                            server.startup if server is not None else None,
+                            provenance(),
+                        )
+                    )
+
+            run = run_benchmark(
+                run_config,
+                on_point=on_point,
+                observer=observer,
+                progress=progress,
+                on_run=keep_so_far if checkpoint is not None else None,
+            )
             signals.finishing()  # from here a signal hurries the stop; it never skips the write
         finally:
             if server is not None:
@@ -461,16 +509,6 @@ def _run_session(
     outcome.deployment = deployment
     if not run.points:
         return outcome
-    provenance = Provenance(
-        command=redact(config.command),  # no API key or token is ever stored
-        server_command=redact(shlex.join(server.command)) if server is not None else None,
-        started_at=started_at,
-        finished_at=dt.datetime.now(dt.UTC),
-        submitter=config.submitter or default_submitter(),
-        host=_host(inventory, server is not None, local, engine_name, version),
-        client=client_info(),
-        server=facts,
-    )
     entry = None
     if server_config is not None:
         entry, entry_notes = entry_for_run(server_config.model, deployment.model_id, config.output)
@@ -478,7 +516,7 @@ def _run_session(
     written = write_run(
         config.output,
         lambda: build_result(
-            run, run_config, deployment, observer.kept, outcome.startup, provenance
+            run, run_config, deployment, observer.kept, outcome.startup, provenance()
         ),
         run.points,
         observer.records,

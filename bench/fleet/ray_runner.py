@@ -5,15 +5,19 @@ cluster and schedules nothing itself) and submits every entry as a Ray task that
 `{"gpu_<catalog id>": <gpu count>}`, a custom resource each node advertises for the GPUs it
 has (`ray start --resources '{"gpu_h100-sxm": 8}'`). Ray places the tasks; on its node a task
 runs the entry's `bench run` (the same options and session as its command line) in a fresh
-folder and returns the result file's text, the exit status and the ends of its logs.
+folder. It is a Ray generator task: as each load point ends it streams the result so far
+(marked incomplete) back to the driver, and at the end the result file's text, the exit
+status and the ends of its logs.
 
 The driver collects each result as soon as its task ends: it writes `<results>/<entry id>.json`
 (temp file and rename), validates it as the registry would, and reports it. A run that ended
 early still returns what it measured (the result says incomplete). A task whose node is lost
-mid-run is submitted once more, where another live node has the resource, or reported; an
-entry that no live node can take is reported instead of waiting forever. Whatever finished is
-kept. At the end the set is validated together (`registry validate` on the folder) and the
-summary lists every entry's outcome.
+mid-run keeps the points it had streamed, in `<results>/partial/<entry id>.attempt-<n>.json`;
+it is submitted once more, where another live node has the resource, or else those points are
+its result (incomplete). An entry that no live node can take is reported instead of waiting
+forever. Whatever finished is kept. At the end the set is validated together (`registry
+validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
+lost worker had launched dies with it (`bench.server`: a parent-death signal).
 
 Nodes need infermeter (and vLLM) installed in the Python that runs `ray start`; paths in the
 plan other than `output` (a dataset, a tokenizer, a vllm executable) must exist on each node.
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import socket
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +47,7 @@ from bench.multinode import connect_ray
 Notify = Callable[[str], None]
 Status = Literal["collected", "incomplete", "invalid", "failed", "unplaceable", "cancelled"]
 TAIL_LINES = 20
+PARTIAL_FOLDER = "partial"  # under the results folder: what each lost attempt had measured
 _NODE_ID = re.compile(r"node ID: ([0-9a-f]{16,})")
 
 
@@ -48,12 +55,42 @@ def _tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 
-def run_entry(entry: MatrixEntry) -> dict[str, Any]:
-    """On a node: the entry's `bench run` in a fresh folder; its result text and logs' ends.
+def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
+    """On a node: the entry's `bench run` in a fresh folder, as a Ray generator task.
 
-    Runs inside a Ray task, in the worker's process (so infermeter is imported once per
-    worker, not once per run): the same options and the same session as the entry's command
-    line, with its result and vLLM's log written under a temporary folder."""
+    It yields `{"kind": "checkpoint", "result": <text>, "points": n}` as each load point ends
+    (the result so far, marked incomplete), so the driver holds every finished point even if
+    this node dies, then `{"kind": "done", ...}` with the result text and the logs' ends. The
+    run goes in a thread of this worker (infermeter is imported once per worker, not once
+    per run) while this generator hands its checkpoints to Ray."""
+    from registry.store import dumps_result
+
+    checkpoints: queue.Queue[str | None] = queue.Queue()
+    answer: dict[str, Any] = {}
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            answer.update(_run_entry(entry, lambda result: checkpoints.put(dumps_result(result))))
+        except BaseException as error:  # raised again below, in the task's own thread
+            failure.append(error)
+        finally:
+            checkpoints.put(None)
+
+    thread = threading.Thread(target=work, name=f"bench run {entry.id}", daemon=True)
+    thread.start()
+    points = 0
+    while (text := checkpoints.get()) is not None:
+        points += 1
+        yield {"kind": "checkpoint", "result": text, "points": points}
+    thread.join()
+    if failure:
+        raise failure[0]
+    yield {"kind": "done", **answer}
+
+
+def _run_entry(entry: MatrixEntry, checkpoint: Callable[[Any], None]) -> dict[str, Any]:
+    """The entry's `bench run` in a fresh folder; its result text and logs' ends."""
     from bench.plan import session_config
     from bench.session import run_session
 
@@ -70,7 +107,9 @@ def run_entry(entry: MatrixEntry) -> dict[str, Any]:
         try:
             try:
                 outcome = run_session(
-                    session_config(entry.options, entry.command), notify=lines.append
+                    session_config(entry.options, entry.command),
+                    notify=lines.append,
+                    checkpoint=checkpoint,
                 )
                 lines += outcome.notes
                 if outcome.run.incomplete:
@@ -117,6 +156,7 @@ class EntryOutcome:
     attempts: int = 0
     message: str | None = None
     lost: list[str] = field(default_factory=list)  # one line per attempt lost with its node
+    partial: list[Path] = field(default_factory=list)  # the points each lost attempt measured
 
     def as_json(self) -> dict[str, Any]:
         """The outcome as `bench fleet --json` lists it."""
@@ -128,6 +168,7 @@ class EntryOutcome:
             "node_id": self.node_id,
             "attempts": self.attempts,
             "lost": self.lost,
+            "partial": [str(path) for path in self.partial],
             "message": self.message,
         }
 
@@ -199,7 +240,8 @@ class _Driver:
         self.remote = ray.remote(run_entry)
         self.entries = {entry.id: entry for entry in matrix.entries}
         self.outcomes = {entry.id: EntryOutcome(entry.id) for entry in matrix.entries}
-        self.pending: dict[Any, str] = {}
+        self.pending: dict[Any, str] = {}  # Ray's ObjectRefGenerator → entry id
+        self.checkpoint: dict[str, str] = {}  # entry id → the result so far of its attempt
         self.dead: set[str] = set()
         self.done = 0
 
@@ -217,6 +259,7 @@ class _Driver:
             )
             return
         outcome.attempts += 1
+        self.checkpoint.pop(entry.id, None)
         task = self.remote.options(
             num_cpus=0, resources={entry.resource: entry.gpu_count}, max_retries=0
         )
@@ -241,12 +284,38 @@ class _Driver:
             self.dead.add(match.group(1))
         outcome = self.outcomes[entry_id]
         outcome.lost.append(f"attempt {outcome.attempts}: {type(error).__name__}: {text[:200]}")
+        kept = self._keep_partial(entry_id)
         entry = self.entries[entry_id]
         if outcome.attempts <= self.config.retries and _placeable(self.ray, entry, self.dead):
             self._progress(entry_id, f"node lost ({type(error).__name__}); trying another node")
             self.submit(entry)
             return
+        if kept is not None:
+            # No other attempt: the lost one's points are the entry's result, incomplete.
+            from registry.store import write_text_atomic
+
+            path = self.config.results_dir / f"{entry_id}.json"
+            write_text_atomic(path, kept.read_text(encoding="utf-8"))
+            outcome.result_path = path
+            message = f"its node was lost; the points it had measured are kept: {text[:200]}"
+            self._finish(entry_id, "incomplete", message)
+            return
         self._finish(entry_id, "failed", f"its node was lost and it was not retried: {text[:200]}")
+
+    def _keep_partial(self, entry_id: str) -> Path | None:
+        """The lost attempt's result so far, written under `partial/` (None if no point ended)."""
+        from registry.store import write_text_atomic
+
+        text = self.checkpoint.pop(entry_id, None)
+        if text is None:
+            return None
+        outcome = self.outcomes[entry_id]
+        name = f"{entry_id}.attempt-{outcome.attempts}.json"
+        path = self.config.results_dir / PARTIAL_FOLDER / name
+        write_text_atomic(path, text)
+        outcome.partial.append(path)
+        self._progress(entry_id, f"the lost attempt's finished points are kept in {path}")
+        return path
 
     def _collect(self, entry_id: str, answer: dict[str, Any]) -> None:
         from registry.index import read_valid_result
@@ -297,14 +366,22 @@ class _Driver:
         checked = time.monotonic()
         while self.pending:
             ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.config.poll_s)
-            for ref in ready:
-                entry_id = self.pending.pop(ref)
+            for stream in ready:
+                entry_id = self.pending[stream]
                 try:
-                    answer = ray.get(ref)
-                except ray.exceptions.RayError as error:
+                    message = ray.get(next(stream))
+                except (ray.exceptions.RayError, StopIteration) as error:
+                    del self.pending[stream]
                     self._lost(entry_id, error)
                     continue
-                self._collect(entry_id, answer)
+                if message.get("kind") == "checkpoint":
+                    self.checkpoint[entry_id] = message["result"]
+                    count = message.get("points")
+                    self._progress(entry_id, f"{count} point{'s' * (count != 1)} kept so far")
+                    continue
+                del self.pending[stream]
+                self.checkpoint.pop(entry_id, None)
+                self._collect(entry_id, message)
             if time.monotonic() - checked >= 2 * self.config.poll_s:
                 self._drop_unplaceable()
                 checked = time.monotonic()

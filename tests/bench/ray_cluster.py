@@ -65,18 +65,24 @@ class RayNode:
             frontier += children
         return found
 
-    def running(self, text: str) -> bool:
-        """Whether a process below this node has `text` in its command line."""
+    def processes(self, text: str) -> list[int]:
+        """The processes below this node with `text` in their command line."""
+        found: list[int] = []
         for pid in self.descendants():
             with contextlib.suppress(OSError):
                 if text in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode():
-                    return True
-        return False
+                    found.append(pid)
+        return found
 
-    def kill(self) -> None:
-        """The node vanishes: SIGKILL to its process group, and to anything it had started in
-        a session of its own (a vLLM the bench launched), so nothing outlives the test."""
-        stray = self.descendants()
+    def running(self, text: str) -> bool:
+        """Whether a process below this node has `text` in its command line."""
+        return bool(self.processes(text))
+
+    def kill(self, strays: bool = True) -> None:
+        """The node vanishes: SIGKILL to its process group and, with `strays`, to anything it
+        had started in a session of its own (a vLLM the bench launched), so nothing outlives
+        the test; without, those are left to die on their own (or the test to kill)."""
+        stray = self.descendants() if strays else []
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         for pid in stray:

@@ -11,7 +11,10 @@ executor does. The last test kills the one node meant for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -207,38 +210,90 @@ def test_bench_run_ray_cluster_without_the_gpus_exits_2_before_launching(
     assert not (tmp_path / "result.vllm.log").exists()
 
 
-def test_fleet_node_killed_mid_run_keeps_finished_results_and_retries_elsewhere(
+def _entry_of_standin(pid: int) -> str | None:
+    """The fleet entry a stand-in vLLM serves, from the log it writes to (its `bench run`
+    writes `results/<run>.<gpu>-x<n>.vllm.log` in the run's own folder)."""
+    try:
+        log = Path(os.readlink(f"/proc/{pid}/fd/1")).name
+    except OSError:
+        return None
+    run, _, kind = log.removesuffix(".vllm.log").rpartition(".")
+    return f"{run}--{kind}" if run else None
+
+
+def _wait_gone(pids: list[int], timeout_s: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if _alive(pid)]
+        if not alive:
+            return []
+        time.sleep(0.1)
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and_retries(
     tmp_path: Path, ray_fleet: RayFleet
 ) -> None:
     doomed = ray_fleet.doomed_l40s
-    runs = [
+    runs: list[dict[str, Any]] = [
         {"name": "quick", "gpus": ["h100-sxm"]},
         *(
-            {"name": f"slow{n}", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 24}
+            {"name": f"slow{n}", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 16}
             for n in range(3)
         ),
         {"name": "nowhere", "gpus": ["mi300x"]},
     ]
     results = tmp_path / "fleet-results"
     fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
-    # Kill the doomed L40S node while it runs an entry, once some result has come back.
+    # Kill the doomed L40S node once some result has come back and the entry it runs has
+    # sent its first point to the driver, while the entry's second point is under way.
     deadline = time.monotonic() + RUN_TIMEOUT_S
-    while not (list(results.glob("*.json")) and doomed.running("standin_vllm.py")):
+    victim = None
+    while victim is None:
         assert time.monotonic() < deadline, fleet.lines
         time.sleep(0.05)
+        if not list(results.glob("*.json")):
+            continue
+        for pid in doomed.processes("standin_vllm.py"):
+            entry_id = _entry_of_standin(pid)
+            if any(f"{entry_id}: 1 point kept so far" in line for line in fleet.lines):
+                victim = entry_id, doomed.processes("standin_vllm.py")
     finished = {path.name: path.read_bytes() for path in results.glob("*.json")}
-    doomed.kill()
+    lost_id, standins = victim
+    doomed.kill(strays=False)  # the node's processes die; what they launched is left alone
+    # The vLLM that the lost worker had launched dies with it (a parent-death signal).
+    survivors = _wait_gone(standins)
+    for pid in survivors:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    assert survivors == [], "a stand-in vLLM outlived the worker that launched it"
     code, summary = fleet.finish()
     assert code == 1, fleet.lines  # the mi300x entry has nowhere to run
     entries = {entry["id"]: entry for entry in summary["entries"]}
     assert entries["nowhere--mi300x-x1"]["status"] == "unplaceable"
     assert "no live node advertises {'gpu_mi300x': 1}" in entries["nowhere--mi300x-x1"]["message"]
     lost = [entry for entry in entries.values() if entry["lost"]]
-    assert len(lost) == 1, summary
+    assert [entry["id"] for entry in lost] == [lost_id], summary
     (retried,) = lost
     assert retried["attempts"] == 2
     assert retried["status"] == "collected"  # once more, on the other L40S node
     assert any("trying another node" in line for line in fleet.lines)
+    # The points the lost attempt had measured are kept, marked incomplete.
+    partial = results / "partial" / f"{lost_id}.attempt-1.json"
+    assert retried["partial"] == [str(partial)]
+    kept = RegistryResult.model_validate_json(partial.read_text())
+    assert kept.source.kind == "measured"
+    assert kept.source.complete is False
+    assert [p.load.concurrency for p in kept.points][:1] == [1]
+    assert [p.requests.completed for p in kept.points][:1] == [16]
+    assert validate_paths([partial]).ok
     for name, content in finished.items():
         assert (results / name).read_bytes() == content  # nothing finished was lost
     collected = [e for e in entries.values() if e["status"] == "collected"]

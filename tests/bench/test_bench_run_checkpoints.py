@@ -1,0 +1,56 @@
+"""`run_session(checkpoint=…)`: after each finished load point, the result so far, marked
+incomplete (what `bench fleet` streams back to its driver, so a lost node keeps its points).
+
+The server is the STAND-IN vLLM's HTTP side (tests/bench/standin_vllm.py), in-process on
+127.0.0.1."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from standin_vllm import StandinVllm
+
+from bench.plan import RunOptions, session_config
+from bench.session import run_session
+from registry.models import Result
+from registry.validate import validate_paths
+
+MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
+        server.config.itl_s = 0.03  # a 1B model's pace on an H100 even when the host stalls
+        yield server.url
+    sys.setswitchinterval(interval)
+
+
+def test_session_checkpoint_after_each_point_is_the_result_so_far_marked_incomplete(
+    tmp_path: Path, endpoint: str
+) -> None:
+    options = RunOptions.model_validate(
+        {
+            "endpoint": endpoint, "gpu": "h100-sxm", "model-id": "llama-3.2-1b-instruct",
+            "concurrency": [1, 2], "num-requests": 4, "warmup": 0, "input-len": 16,
+            "output-len": 8, "output": str(tmp_path / "result.json"),
+        }
+    )  # fmt: skip
+    kept: list[Result] = []
+    outcome = run_session(session_config(options, "infermeter bench run"), checkpoint=kept.append)
+    assert [[p.load.concurrency for p in result.points] for result in kept] == [[1], [1, 2]]
+    for result in kept:
+        assert result.source.kind == "measured"
+        assert result.source.complete is False
+    final = outcome.result
+    assert final is not None
+    assert final.source.kind == "measured"
+    assert final.source.complete is True
+    # The last checkpoint holds the same measured points as the result written at the end.
+    assert kept[-1].points == final.points
+    assert validate_paths([tmp_path / "result.json"]).ok

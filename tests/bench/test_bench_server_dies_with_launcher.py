@@ -1,0 +1,61 @@
+"""The STAND-IN vLLM dies with whatever launched it: no server outlives a killed infermeter (or
+a lost Ray worker) holding the GPUs. A real child process launches the stand-in through
+`VllmServer` and is SIGKILLed, so it cannot stop the server itself."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+LAUNCHER = """
+import sys, time
+from pathlib import Path
+from bench.server import ServerConfig, VllmServer
+
+server = VllmServer(ServerConfig(model="m", executable=sys.argv[1], log_path=Path(sys.argv[2])))
+server.start()
+print(server.pid, flush=True)
+time.sleep(600)
+"""
+GONE_WITHIN_S = 30.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux parent-death signal")
+def test_server_standin_dies_when_its_launcher_is_killed(
+    tmp_path: Path, standin_vllm: Path
+) -> None:
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, str(standin_vllm), str(tmp_path / "vllm.log")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert launcher.stdout is not None
+    server_pid = int(launcher.stdout.readline())
+    try:
+        assert _alive(server_pid)
+        launcher.kill()  # SIGKILL: the launcher runs no clean-up of its own
+        launcher.wait(30)
+        deadline = time.monotonic() + GONE_WITHIN_S
+        while _alive(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(server_pid), "the stand-in vLLM outlived its launcher"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server_pid, signal.SIGKILL)
+        launcher.kill()
+        launcher.stdout.close()
