@@ -121,6 +121,7 @@ class RunOptions(BaseModel):
     load_format: Text | None = None
     vllm_args: Annotated[tuple[Text, ...], BeforeValidator(_sequence)] = Field((), alias="vllm-arg")
     vllm_executable: Text | None = None
+    server_command: Text | None = None
     port: Annotated[int, Field(strict=True, ge=1, le=65535)] | None = None
     startup_timeout: PositiveFloat = 1800.0
     output: Path | None = None
@@ -256,6 +257,18 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
             "CUDA_VISIBLE_DEVICES shows",
             "--gpu-indices",
         )
+    if options.server_command is not None and options.endpoint is None:
+        raise BenchConfigError(
+            "only applies with --endpoint (bench run records the vLLM it launches itself)",
+            "--server-command",
+        )
+    if options.server_command is not None:
+        try:
+            shlex.split(options.server_command)
+        except ValueError as error:
+            raise BenchConfigError(
+                f"not a shell command line ({error})", "--server-command"
+            ) from None
     if options.endpoint is None and (options.engine or options.engine_version):
         option = "--engine" if options.engine else "--engine-version"
         raise BenchConfigError("only applies with --endpoint (bench run launches vLLM)", option)
@@ -339,6 +352,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         submitter=options.submitter,
         engine=options.engine,
         engine_version=options.engine_version,
+        server_command=options.server_command,
     )
 
 

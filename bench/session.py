@@ -79,6 +79,7 @@ class SessionConfig:
     telemetry: bool = True
     engine: str | None = None
     engine_version: str | None = None
+    server_command: str | None = None  # with an endpoint: how its server was started
 
 
 @dataclass
@@ -104,14 +105,24 @@ _SHORT_OPTIONS = {
 }
 
 
-def serving_options(arguments: Sequence[str]) -> dict[str, str | bool]:
+# What `bench run` passes to a vLLM it launches by options of its own; in a --server-command
+# they are read like the rest.
+_LAUNCH_OPTIONS = frozenset(
+    {"max-model-len", "gpu-memory-utilization", "max-num-seqs", "kv-cache-dtype", "quantization"}
+)
+
+
+def serving_options(
+    arguments: Sequence[str], also: frozenset[str] = frozenset()
+) -> dict[str, str | bool]:
     """The identity-relevant `vllm serve` options among extra arguments (`--name value`,
-    `--name=value`, `--flag`, `--no-flag`, and vLLM's short `-tp`, `-pp`, `-dp`)."""
+    `--name=value`, `--flag`, `--no-flag`, and vLLM's short `-tp`, `-pp`, `-dp`), and the
+    valued options named in `also`."""
     tokens = [token for argument in arguments for token in shlex.split(argument)]
     found: dict[str, str | bool] = {}
     flags = {"enable-prefix-caching", "enable-chunked-prefill"}
     valued = {"pipeline-parallel-size", "max-num-batched-tokens", "dtype", "revision"}
-    valued |= {"tensor-parallel-size", "data-parallel-size"}
+    valued |= {"tensor-parallel-size", "data-parallel-size"} | also
     for index, token in enumerate(tokens):
         short, has_value, value = token.partition("=")
         if short in _SHORT_OPTIONS:
@@ -139,14 +150,26 @@ def launched_gpu_count(server: ServerConfig) -> int:
     return tensor * pipeline * data
 
 
-def _int_option(options: dict[str, str | bool], name: str) -> int | None:
+def _int_option(
+    options: dict[str, str | bool], name: str, source: str = "--vllm-arg"
+) -> int | None:
     value = options.get(name)
     if not isinstance(value, str):
         return None
     try:
         return int(value)
     except ValueError:
-        raise BenchConfigError(f"--{name} {value!r} is not a whole number", "--vllm-arg") from None
+        raise BenchConfigError(f"--{name} {value!r} is not a whole number", source) from None
+
+
+def _float_option(options: dict[str, str | bool], name: str, source: str) -> float | None:
+    value = options.get(name)
+    if not isinstance(value, str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise BenchConfigError(f"--{name} {value!r} is not a number", source) from None
 
 
 def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: Notify) -> str:
@@ -220,12 +243,17 @@ def plan_deployment(
     --endpoint, `facts` are what the server says about itself (see `bench.served`); `split`
     says how a multi-node vLLM spreads over its Ray cluster's nodes (`bench.multinode`)."""
     server = config.server
-    options = serving_options(server.extra_args if server else ())
+    declared = (config.server_command,) if server is None and config.server_command else ()
+    if server is not None:
+        options = serving_options(server.extra_args)
+    else:
+        options = serving_options(declared, _LAUNCH_OPTIONS)
+    source = "--vllm-arg" if server else "--server-command"
     tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
-    tensor = tensor or _int_option(options, "tensor-parallel-size")
+    tensor = tensor or _int_option(options, "tensor-parallel-size", source)
     given_pipeline = server.pipeline_parallel_size if server else config.pipeline_parallel_size
-    pipeline = given_pipeline or _int_option(options, "pipeline-parallel-size")
-    data = _int_option(options, "data-parallel-size")
+    pipeline = given_pipeline or _int_option(options, "pipeline-parallel-size", source)
+    data = _int_option(options, "data-parallel-size", source)
     if server is not None:
         gpu_count = launched_gpu_count(server)
     elif tensor:
@@ -255,7 +283,17 @@ def plan_deployment(
     from registry.lookup import resolve_gpu
 
     dtype = options.get("dtype")
-    kv_dtype = server.kv_cache_dtype if server else None
+    kv_dtype = server.kv_cache_dtype if server else options.get("kv-cache-dtype")
+    quantization = server.quantization if server else options.get("quantization")
+    max_model_len = server.max_model_len if server else facts.max_model_len if facts else None
+    declared_len = _int_option(options, "max-model-len", source)
+    if server is None and declared_len is not None:
+        if max_model_len is not None and max_model_len != declared_len:
+            notify(
+                f"note: the server says max_model_len {max_model_len}, --server-command "
+                f"{declared_len}; the result keeps the server's"
+            )
+        max_model_len = max_model_len or declared_len
     revision = options.get("revision")
     prefix = options.get("enable-prefix-caching")
     chunked = options.get("enable-chunked-prefill")
@@ -267,16 +305,22 @@ def plan_deployment(
         model_id=model_id,
         hf_repo=hf_repo,
         revision=revision if isinstance(revision, str) else None,
-        quantization=server.quantization if server else None,
+        quantization=quantization if isinstance(quantization, str) else None,
         dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
         kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
         tensor_parallel_size=tensor,
         pipeline_parallel_size=pipeline,
         data_parallel_size=data,
-        max_model_len=server.max_model_len if server else facts.max_model_len if facts else None,
-        gpu_memory_utilization=server.gpu_memory_utilization if server else None,
-        max_num_seqs=server.max_num_seqs if server else None,
-        max_num_batched_tokens=_int_option(options, "max-num-batched-tokens"),
+        max_model_len=max_model_len,
+        gpu_memory_utilization=(
+            server.gpu_memory_utilization
+            if server
+            else _float_option(options, "gpu-memory-utilization", source)
+        ),
+        max_num_seqs=(
+            server.max_num_seqs if server else _int_option(options, "max-num-seqs", source)
+        ),
+        max_num_batched_tokens=_int_option(options, "max-num-batched-tokens", source),
         enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
         enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
         nodes=split.nodes if split else None,
@@ -432,7 +476,13 @@ def _run_session(
         def provenance() -> Provenance:
             return Provenance(
                 command=redact(config.command),  # no API key or token is ever stored
-                server_command=redact(shlex.join(server.command)) if server is not None else None,
+                server_command=(
+                    redact(shlex.join(server.command))
+                    if server is not None
+                    else redact(config.server_command)
+                    if config.server_command
+                    else None
+                ),
                 started_at=started_at,
                 finished_at=dt.datetime.now(dt.UTC),
                 submitter=config.submitter or default_submitter(),

@@ -229,6 +229,12 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -
     "the server says; needed with --output when it says nothing).",
 )
 @click.option("--engine-version", metavar="V", help="With --engine: the engine's version.")
+@click.option(
+    "--server-command",
+    metavar="COMMAND",
+    help="With --endpoint: the command that started the server there, e.g. 'vllm serve MODEL "
+    "--max-model-len 8192'; kept in the result, and its vLLM options are the serving settings.",
+)
 @click.option("--submitter", help="GitHub user name in the result (default: git's github.user).")
 @click.option(
     "--price-per-hour",

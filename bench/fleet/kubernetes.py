@@ -13,10 +13,11 @@ Each Job's pod (`render_jobs`) holds:
 The pod lands on a node of the entry's GPU kind through a node selector, by default the label
 `infermeter.dev/gpu=<catalog id>` (`kubectl label node NODE infermeter.dev/gpu=h100-sxm`).
 
-Because vLLM runs in its own container, the result's serving settings are those `bench run
---endpoint` records (GPU, count, model, engine version), not vLLM's other options; the exact
-`vllm serve` command is in the Job for anyone who checks. No secret is written: a gated
-model's token is read from a Secret the cluster already has (`hf_token_secret`), by name.
+vLLM runs in its own container, so the bench is told the sidecar's exact `vllm serve` command
+(`bench run --server-command`): the result keeps it and takes its serving settings from it
+(max_model_len, gpu_memory_utilization, max_num_seqs, parallel sizes, …), as a launched
+run's would. No secret is written: a gated model's token is read from a Secret the cluster
+already has (`hf_token_secret`), by name.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def _bench_command(entry: MatrixEntry) -> list[str]:
             **launch_only,
             "endpoint": f"http://127.0.0.1:{VLLM_PORT}",
             "output": Path(RESULTS_MOUNT) / f"{entry.id}.json",
+            "server_command": shlex.join(_vllm_command(entry)),
         }
     )
     command = command_line(options)

@@ -192,6 +192,7 @@ def test_render_kubernetes_pod_runs_vllm_and_the_bench(tmp_path: Path) -> None:
         assert options["gpu_id"] == entry.gpu
         assert str(options["output"]) == f"/results/{entry.id}.json"
         assert (options["tensor_parallel_size"] or 1) == entry.gpu_count
+        assert shlex.split(options["server_command"]) == command  # what the result records
         assert bench["volumeMounts"] == [{"name": "results", "mountPath": "/results"}]
     long_command = jobs[2]["spec"]["template"]["spec"]["initContainers"][0]["command"]
     assert "--enable-prefix-caching" in long_command
@@ -234,3 +235,23 @@ def test_render_fleet_example_for_both_engines(
     assert len(jobs) == len(load_matrix(FLEET_EXAMPLE).entries)
     for job in jobs:
         kubernetes_validate.validate(job, KUBERNETES_VERSION, strict=True)
+
+
+def test_render_kubernetes_result_gets_the_sidecars_serving_settings(tmp_path: Path) -> None:
+    from bench.plan import RunOptions, session_config
+    from bench.session import plan_deployment
+
+    (job, *_) = _jobs(tmp_path)
+    script = job["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    words = shlex.split(script.split(" && ", 1)[1])[1:]
+    given = _bench_options(words)
+    for name in ("plan_path", "quiet", "as_json"):
+        given.pop(name, None)
+    options = RunOptions.model_validate(given)
+    notes: list[str] = []
+    deployment = plan_deployment(session_config(options, shlex.join(words)), None, notes.append)
+    # The plan's max-model-len reaches the result through the vllm serve command alone: the
+    # bench's own options no longer carry it (it runs against an endpoint).
+    assert options.max_model_len is None
+    assert deployment.max_model_len == 8192
+    assert deployment.model_id == "llama-3.1-8b-instruct"

@@ -1,0 +1,66 @@
+"""`bench run --endpoint URL --server-command 'vllm serve …'`: the result keeps how the server
+was started and takes its serving settings from that command (a Kubernetes Job's bench runs
+against its vLLM sidecar this way). Against the STAND-IN vLLM's HTTP side, in-process."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from standin_vllm import StandinVllm
+
+from bench.cli import main
+from registry.models import Result
+
+MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+SERVED_WITH = (
+    f"vllm serve {MODEL} --host 127.0.0.1 --port 8000 --max-model-len 4096 "
+    "--gpu-memory-utilization 0.85 --max-num-seqs 64 --kv-cache-dtype fp8 "
+    "--enable-prefix-caching --api-key sk-not-for-the-file"
+)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
+        server.config.itl_s = 0.03  # a 1B model's pace on an H100 even when the host stalls
+        yield server.url
+    sys.setswitchinterval(interval)
+
+
+def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, endpoint: str) -> None:
+    output = tmp_path / "result.json"
+    run = CliRunner().invoke(
+        main,
+        [
+            "bench", "run", "--endpoint", endpoint, "--gpu", "h100-sxm",
+            "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1", "--num-requests", "2",
+            "--warmup", "0", "--input-len", "16", "--output-len", "8",
+            "--server-command", SERVED_WITH, "--output", str(output),
+        ],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    result = Result.model_validate_json(output.read_text())
+    assert result.source.kind == "measured"
+    serving = result.identity.serving
+    assert serving.gpu_memory_utilization == 0.85
+    assert serving.max_num_seqs == 64
+    assert serving.max_model_len == 4096
+    assert serving.enable_prefix_caching is True
+    assert result.identity.model.kv_cache_dtype == "fp8"
+    assert result.source.server_command is not None
+    assert "--max-model-len 4096" in result.source.server_command
+    assert "sk-not-for-the-file" not in output.read_text()  # redacted like any command
+
+
+def test_bench_run_server_command_without_an_endpoint_exits_2(tmp_path: Path) -> None:
+    run = CliRunner().invoke(
+        main, ["bench", "run", "--model", MODEL, "--server-command", SERVED_WITH]
+    )
+    assert run.exit_code == 2, run.output
+    assert "--server-command: only applies with --endpoint" in run.stderr
