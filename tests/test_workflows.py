@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -114,3 +114,37 @@ def test_test_workflow_runs_the_readmes_test_command_on_every_push_and_pr() -> N
     assert runs[-1] == ".ci/run"
     ci = (REPOSITORY / ".ci" / "run").read_text(encoding="utf-8")
     assert ci.rstrip().splitlines()[-1] == "exec make test"
+
+
+# The current major of each action the workflows use (their release pages: actions/checkout
+# v6 of 2025-11, actions/setup-python v6 of 2025-09, actions/upload-artifact v7 and
+# actions/download-artifact v8 of 2026-03, each the first on Node 24 or after it).
+CURRENT_MAJORS = {
+    "actions/checkout": 6,
+    "actions/setup-python": 6,
+    "actions/upload-artifact": 7,
+    "actions/download-artifact": 8,
+}
+
+
+def _uses(text: str) -> list[tuple[str, int]]:
+    return [
+        (action, int(major))
+        for action, major in re.findall(r"uses:\s*([\w.-]+/[\w.-]+)@v(\d+)", text)
+    ]
+
+
+def test_workflows_use_current_action_majors() -> None:
+    from bench.fleet.github_actions import WorkflowConfig, render_workflow
+
+    texts = {path.name: path.read_text(encoding="utf-8") for path in WORKFLOWS.glob("*.yml")}
+    texts["rendered fleet workflow"] = render_workflow(
+        WorkflowConfig(plan=PurePosixPath("bench/plans/fleet.yaml"))
+    )
+    seen = set()
+    for name, text in texts.items():
+        for action, major in _uses(text):
+            assert action in CURRENT_MAJORS, f"{name}: {action}: add its current major"
+            assert major == CURRENT_MAJORS[action], f"{name}: {action}@v{major} is not current"
+            seen.add(action)
+    assert seen == set(CURRENT_MAJORS)

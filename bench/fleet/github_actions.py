@@ -29,10 +29,10 @@ from typing import Any
 from bench.fleet import FleetError
 from bench.fleet.yaml_text import dump
 
-CHECKOUT = "actions/checkout@v5"
+CHECKOUT = "actions/checkout@v6"
 SETUP_PYTHON = "actions/setup-python@v6"
-UPLOAD = "actions/upload-artifact@v6"
-DOWNLOAD = "actions/download-artifact@v7"
+UPLOAD = "actions/upload-artifact@v7"
+DOWNLOAD = "actions/download-artifact@v8"
 
 
 @dataclass(frozen=True)
