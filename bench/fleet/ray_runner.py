@@ -82,7 +82,12 @@ def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
     points = 0
     while (text := checkpoints.get()) is not None:
         points += 1
-        yield {"kind": "checkpoint", "result": text, "points": points}
+        yield {
+            "kind": "checkpoint",
+            "result": text,
+            "points": points,
+            "worker": f"{os.getpid()} on {socket.gethostname()}",
+        }
     thread.join()
     if failure:
         raise failure[0]
@@ -377,7 +382,9 @@ class _Driver:
                 if message.get("kind") == "checkpoint":
                     self.checkpoint[entry_id] = message["result"]
                     count = message.get("points")
-                    self._progress(entry_id, f"{count} point{'s' * (count != 1)} kept so far")
+                    where = f" (worker {message['worker']})" if message.get("worker") else ""
+                    points = f"{count} point{'s' * (count != 1)}"
+                    self._progress(entry_id, f"{points} kept so far{where}")
                     continue
                 del self.pending[stream]
                 self.checkpoint.pop(entry_id, None)

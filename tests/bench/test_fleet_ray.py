@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,8 +25,11 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from conftest import RayFleet
+from ray_cluster import RayNode
 
+from bench.cli import main
 from registry.models import Result as RegistryResult
 from registry.validate import validate_paths
 
@@ -146,7 +150,15 @@ def test_fleet_six_entries_on_two_gpu_kinds_all_collected_and_valid(
         assert f"--gpu {result.identity.gpu.id}" in result.source.command
         assert [(p.load.concurrency, p.requests.completed) for p in result.points] == [(1, 2)]
     assert validate_paths([results]).ok  # the set validates together: one pull request
+    # One merged answer: the two GPU kinds' results of a run, side by side.
+    pair = [str(results / f"chat--{gpu}-x1.json") for gpu in ("h100-sxm", "l40s")]
+    compared = CliRunner().invoke(main, ["bench", "compare", "--json", *pair])
+    assert compared.exit_code == 0, compared.output
+    (load,) = json.loads(compared.stdout)["loads"]
+    assert [row["gpu"] for row in load["rows"]] == ["h100-sxm", "l40s"]
     assert sum(": collected on " in line for line in fleet.lines) == 6
+    # Each run streamed its one point back before it ended.
+    assert sum(": 1 point kept so far (worker " in line for line in fleet.lines) == 6
     assert fleet.lines[-1].startswith("6 entries: 6 collected; results in ")
 
 
@@ -210,15 +222,20 @@ def test_bench_run_ray_cluster_without_the_gpus_exits_2_before_launching(
     assert not (tmp_path / "result.vllm.log").exists()
 
 
-def _entry_of_standin(pid: int) -> str | None:
-    """The fleet entry a stand-in vLLM serves, from the log it writes to (its `bench run`
-    writes `results/<run>.<gpu>-x<n>.vllm.log` in the run's own folder)."""
-    try:
-        log = Path(os.readlink(f"/proc/{pid}/fd/1")).name
-    except OSError:
-        return None
-    run, _, kind = log.removesuffix(".vllm.log").rpartition(".")
-    return f"{run}--{kind}" if run else None
+_KEPT = re.compile(r"\] (\S+): 1 point kept so far \(worker (\d+) on ")
+
+
+def _first_points_from(node: RayNode, lines: list[str]) -> str | None:
+    """The entry under way whose first point the driver got from a worker process of `node`."""
+    workers = set(node.descendants())
+    running = None
+    for line in lines:
+        match = _KEPT.search(line)
+        if match and int(match.group(2)) in workers:
+            running = match.group(1)
+        elif running and f"] {running}: " in line and "kept so far" not in line:
+            running = None  # it ended
+    return running
 
 
 def _wait_gone(pids: list[int], timeout_s: float = 30.0) -> list[int]:
@@ -245,7 +262,7 @@ def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and
     runs: list[dict[str, Any]] = [
         {"name": "quick", "gpus": ["h100-sxm"]},
         *(
-            {"name": f"slow{n}", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 16}
+            {"name": f"slow{n}", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 24}
             for n in range(3)
         ),
         {"name": "nowhere", "gpus": ["mi300x"]},
@@ -255,18 +272,14 @@ def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and
     # Kill the doomed L40S node once some result has come back and the entry it runs has
     # sent its first point to the driver, while the entry's second point is under way.
     deadline = time.monotonic() + RUN_TIMEOUT_S
-    victim = None
-    while victim is None:
-        assert time.monotonic() < deadline, fleet.lines
+    lost_id = None
+    while lost_id is None or not list(results.glob("*.json")):
+        assert time.monotonic() < deadline, "\n".join(fleet.lines)
         time.sleep(0.05)
-        if not list(results.glob("*.json")):
-            continue
-        for pid in doomed.processes("standin_vllm.py"):
-            entry_id = _entry_of_standin(pid)
-            if any(f"{entry_id}: 1 point kept so far" in line for line in fleet.lines):
-                victim = entry_id, doomed.processes("standin_vllm.py")
+        lost_id = _first_points_from(doomed, list(fleet.lines))
     finished = {path.name: path.read_bytes() for path in results.glob("*.json")}
-    lost_id, standins = victim
+    standins = doomed.processes("standin_vllm.py")
+    assert standins, "the doomed node's run ended before it could be killed mid-run"
     doomed.kill(strays=False)  # the node's processes die; what they launched is left alone
     # The vLLM that the lost worker had launched dies with it (a parent-death signal).
     survivors = _wait_gone(standins)
@@ -292,7 +305,7 @@ def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and
     assert kept.source.kind == "measured"
     assert kept.source.complete is False
     assert [p.load.concurrency for p in kept.points][:1] == [1]
-    assert [p.requests.completed for p in kept.points][:1] == [16]
+    assert [p.requests.completed for p in kept.points][:1] == [24]
     assert validate_paths([partial]).ok
     for name, content in finished.items():
         assert (results / name).read_bytes() == content  # nothing finished was lost
