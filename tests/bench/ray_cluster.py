@@ -78,11 +78,13 @@ class RayNode:
         """Whether a process below this node has `text` in its command line."""
         return bool(self.processes(text))
 
-    def kill(self, strays: bool = True) -> None:
-        """The node vanishes: SIGKILL to its process group and, with `strays`, to anything it
-        had started in a session of its own (a vLLM the bench launched), so nothing outlives
-        the test; without, those are left to die on their own (or the test to kill)."""
-        stray = self.descendants() if strays else []
+    def kill(self, leave: str | None = None) -> None:
+        """The node vanishes: SIGKILL to its process group and to every process below it
+        (Ray's workers run in groups of their own, and so does a vLLM the bench launched), so
+        nothing outlives the test; except, with `leave`, the processes with that text in
+        their command line, left to die on their own (or for the test to kill)."""
+        spared = set(self.processes(leave)) if leave else set()
+        stray = [pid for pid in self.descendants() if pid not in spared]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         for pid in stray:

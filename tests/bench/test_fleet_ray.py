@@ -280,7 +280,7 @@ def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and
     finished = {path.name: path.read_bytes() for path in results.glob("*.json")}
     standins = doomed.processes("standin_vllm.py")
     assert standins, "the doomed node's run ended before it could be killed mid-run"
-    doomed.kill(strays=False)  # the node's processes die; what they launched is left alone
+    doomed.kill(leave="standin_vllm.py")  # every process of the node dies but the vLLMs
     # The vLLM that the lost worker had launched dies with it (a parent-death signal).
     survivors = _wait_gone(standins)
     for pid in survivors:
