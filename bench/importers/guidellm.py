@@ -14,6 +14,7 @@ successful requests only:
 - `config.strategy`: synchronous → closed, 1 in flight; concurrent → closed, `streams`;
   throughput → closed, `max_concurrency`; poisson → poisson `rate`, constant → constant `rate`
   (`max_concurrency` as the cap of either).
+- `config.backend.request_format` (or, in report version 1, `args.request_format`) → the API.
 - `duration` (the measured window, seconds) → duration_s; `start_time`/`end_time` (epoch
   seconds) → the run's window.
 - `metrics.request_totals`: successful → completed, errored → failed, their sum → sent;
@@ -237,14 +238,18 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
     """One result from one or more GuideLLM reports; a load point per benchmark."""
     benchmarks: list[tuple[str, dict[str, Any]]] = []
     versions = []
+    # Report version 1 states the request format in its top-level `args`, not in the backend.
+    report_formats: dict[str, Any] = {}
     for path in files:
         report = read_guidellm_report(path)
         versions.append((str(path), (report.get("metadata") or {}).get("guidellm_version")))
+        report_format = (mapping(report, "args", str(path)) or {}).get("request_format")
         for index, benchmark in enumerate(report["benchmarks"]):
             where = f"{path}: benchmarks[{index}]"
             if not isinstance(benchmark, dict):
                 raise ResultImportError(f"{where}: expected an object")
             benchmarks.append((where, benchmark))
+            report_formats[where] = report_format
     if facts.slo_given:
         raise ResultImportError(
             "GuideLLM reports do not say which requests met latency limits, so the --slo-* "
@@ -256,7 +261,10 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
     ]
     served_model = same([(where, backend.get("model")) for where, backend in backends], "model")
     request_format = same(
-        [(where, backend.get("request_format")) for where, backend in backends],
+        [
+            (where, backend.get("request_format") or report_formats[where])
+            for where, backend in backends
+        ],
         "request_format",
     )
     points = []

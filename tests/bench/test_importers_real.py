@@ -28,6 +28,7 @@ VLLM_QPS_INF = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps-inf.json"
 AIPERF_08 = REAL / "aiperf-0.8.0-mock-server-concurrency4.json"
 AIPERF_01 = REAL / "aiperf-0.1-records-gpt-oss-20b-concurrency100.json"
 GUIDELLM_03 = REAL / "guidellm-0.3-benchmarks-stripped.json"
+GUIDELLM_05 = REAL / "guidellm-0.5-qwen3-30b-a3b-xpu-tp4-synchronous.json"
 
 # What the files do not say, as their sources describe the runs (README.md).
 VLLM_FACTS = ImportFacts(
@@ -207,6 +208,74 @@ def test_real_aiperf_01_records_layout_is_detected_and_read() -> None:
 
 
 # --- GuideLLM -------------------------------------------------------------------------------
+
+# The run was on Intel XPUs, which the GPU catalog does not list: the GPU fact is a stand-in.
+GUIDELLM_FACTS = ImportFacts(
+    gpu="h100-sxm",
+    gpu_count=4,
+    model_id="qwen3-30b-a3b",
+    engine_version="0.14.0",
+    command="guidellm benchmark --target http://0.0.0.0:8000 --profile synchronous "
+    "--max-requests 30 --max-seconds 900",
+    submitter="danielkorat",
+    input_len="1024",
+    output_len="1024",
+    dataset="aime_2024",
+    tensor_parallel_size=4,
+    quantization="fp8",
+)
+
+
+def _successful(benchmark: dict[str, Any], metric: str) -> dict[str, Any]:
+    summary: dict[str, Any] = benchmark["metrics"][metric]["successful"]
+    return summary
+
+
+def test_real_guidellm_05_report_maps_every_stated_figure() -> None:
+    report = _json(GUIDELLM_05)
+    (benchmark,) = report["benchmarks"]
+    result = import_files([GUIDELLM_05], GUIDELLM_FACTS)
+    (point,) = result.points
+    assert (point.load.arrival, point.load.concurrency) == ("closed", 1)  # synchronous
+    assert point.duration_s == benchmark["duration"]
+    totals = benchmark["metrics"]["request_totals"]
+    assert (point.requests.completed, point.requests.failed) == (
+        totals["successful"],
+        totals["errored"],
+    )
+    assert point.tokens.input == round(_successful(benchmark, "prompt_token_count")["total_sum"])
+    assert point.tokens.output == _successful(benchmark, "output_token_count")["total_sum"]
+    assert point.throughput.requests_per_s == _successful(benchmark, "requests_per_second")["mean"]
+    assert (
+        point.throughput.output_tokens_per_s
+        == _successful(benchmark, "output_tokens_per_second")["mean"]
+    )
+    assert (
+        point.throughput.total_tokens_per_s == _successful(benchmark, "tokens_per_second")["mean"]
+    )
+    for field, metric, scale in (
+        ("ttft_ms", "time_to_first_token_ms", 1.0),
+        ("e2e_ms", "request_latency", 1000.0),  # GuideLLM states it in seconds
+    ):
+        stats, summary = getattr(point, field), _successful(benchmark, metric)
+        assert stats is not None, field
+        assert stats.n == summary["count"]
+        assert stats.mean == pytest.approx(summary["mean"] * scale, abs=1e-9)
+        for name in ("p50", "p90", "p95", "p99"):
+            expected = summary["percentiles"][name] * scale
+            assert getattr(stats, name) == pytest.approx(expected, abs=1e-9), (field, name)
+        assert stats.max == pytest.approx(summary["max"] * scale, abs=1e-9)
+    itl = _successful(benchmark, "inter_token_latency_ms")
+    assert point.itl_ms is not None
+    assert (point.itl_ms.n, point.itl_ms.p99) == (itl["count"], None)  # percentiles not of gaps
+    assert point.itl_ms.mean == pytest.approx(itl["mean"], abs=1e-9)
+    assert result.source.tool.version == report["metadata"]["guidellm_version"]
+    assert result.source.started_at.timestamp() == pytest.approx(benchmark["start_time"])
+    assert result.source.finished_at.timestamp() == pytest.approx(benchmark["end_time"])
+    assert result.identity.model.hf_repo == "Qwen/Qwen3-30B-A3B"
+    # Report version 1 names the request format in `args`, not in the backend's config.
+    assert "request_format" not in benchmark["config"]["backend"]
+    assert result.identity.workload.api == "completions"
 
 
 def test_real_guidellm_03_report_is_refused_naming_the_version() -> None:
