@@ -16,7 +16,10 @@ converted from ns, us, ms or sec to ms (durations to seconds).
 - `benchmark_duration` → duration_s; `request_count` → completed; `error_request_count` (or the
   counts in `error_summary`) → failed; `total_isl`/`total_osl` → tokens; `request_throughput`,
   `output_token_throughput`, `total_token_throughput` (AIPerf 0.8 and later) → throughput.
-- `good_request_count` → accepted, when the --slo-* flags restate AIPerf's --goodput limits.
+- `good_request_count` → accepted, under AIPerf's --goodput limits: stated in the file as
+  `input_config.slos` (AIPerf 0.11 and later; `time_to_first_token`, `inter_token_latency`,
+  `request_latency` in ms → the SLO's TTFT, TPOT and E2E limits), else restated by the
+  --slo-* flags; flags that contradict the file are refused.
 - The load comes from `input_config`: its profiling phase (`phases`, current AIPerf) or
   `loadgen` (AIPerf 0.x): concurrency → closed; poisson (or gamma) or constant rate → open, with
   concurrency as the cap. User-centric and trace-replay phases are refused.
@@ -27,6 +30,7 @@ converted from ns, us, ms or sec to ms (durations to seconds).
   without an offset, so --timezone is needed unless the stamps carry one.
 """
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +46,7 @@ from bench.importers.common import (
     count,
     mapping,
     number,
+    option_name,
     read_json_object,
     same,
     scaled,
@@ -62,6 +67,12 @@ _LATENCIES = {
     "request_latency": "e2e_ms",
 }
 _API = {"chat": "chat", "completions": "completions"}
+# AIPerf's goodput metric tags (ms) → the registry SLO's limits (ImportFacts fields).
+_SLO_FIELDS = {
+    "time_to_first_token": "slo_ttft_ms",
+    "inter_token_latency": "slo_tpot_ms",
+    "request_latency": "slo_e2e_ms",
+}
 # AIPerf 0.1's tags for what 0.2 and later call by these names.
 _V01_TAGS = {"ttft": "time_to_first_token", "ttst": "time_to_second_token"}
 
@@ -325,10 +336,39 @@ def _point(export: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any
     return point
 
 
+def _with_stated_slos(facts: ImportFacts, configs: Sequence[tuple[str, Any]]) -> ImportFacts:
+    """`facts` with the goodput limits the files state (`input_config.slos`), checked against
+    the --slo-* flags; unchanged when no file states them or one states a limit the registry's
+    SLO cannot hold."""
+    stated = same(
+        [(where, mapping(config, "slos", f"{where}: input_config")) for where, config in configs],
+        "input_config.slos",
+    )
+    if not stated or any(tag not in _SLO_FIELDS for tag in stated):
+        return facts
+    limits = {_SLO_FIELDS[tag]: number(stated, tag, "input_config.slos") for tag in _SLO_FIELDS}
+    for field, value in limits.items():
+        given = getattr(facts, field)
+        if given is not None and given != value:
+            stated_as = "states no such limit" if value is None else f"states {value:g}"
+            raise ResultImportError(
+                f"{given:g} contradicts the file's goodput limits (input_config.slos "
+                f"{stated_as}); drop the flag or give the file's value",
+                option_name(field),
+            )
+    return dataclasses.replace(
+        facts,
+        slo_ttft_ms=limits["slo_ttft_ms"],
+        slo_tpot_ms=limits["slo_tpot_ms"],
+        slo_e2e_ms=limits["slo_e2e_ms"],
+    )
+
+
 def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
     """One result from one or more AIPerf summary exports; a load point per file (run)."""
     exports = [(str(path), read_aiperf_export(path)) for path in files]
     configs = [(where, mapping(export, "input_config", where) or {}) for where, export in exports]
+    facts = _with_stated_slos(facts, configs)
     served_model = same(
         [(where, _served_model(config, where)) for where, config in configs], "model"
     )

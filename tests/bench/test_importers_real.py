@@ -26,6 +26,7 @@ REAL = Path(__file__).parent.parent / "data/importers/real"
 VLLM_QPS4 = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps4.json"
 VLLM_QPS_INF = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps-inf.json"
 AIPERF_08 = REAL / "aiperf-0.8.0-mock-server-concurrency4.json"
+AIPERF_011 = REAL / "aiperf-0.11.0-qwen3-4b-rtx-pro-4500-concurrency16.json"
 AIPERF_01 = REAL / "aiperf-0.1-records-gpt-oss-20b-concurrency100.json"
 GUIDELLM_03 = REAL / "guidellm-0.3-benchmarks-stripped.json"
 GUIDELLM_05 = REAL / "guidellm-0.5-qwen3-30b-a3b-xpu-tp4-synchronous.json"
@@ -176,6 +177,65 @@ def test_real_aiperf_08_maps_every_stated_figure() -> None:
     assert result.identity.workload.seed == export["input_config"]["random_seed"]
     assert result.identity.workload.api == "chat"
     assert result.source.started_at.isoformat() == "2026-04-30T09:16:38.957302+00:00"
+
+
+# RTX PRO 4500 and Qwen3-4B are not in the catalogs: GPU and model facts are stand-ins.
+AIPERF_GPU_FACTS = dataclasses.replace(
+    AIPERF_FACTS,
+    gpu="rtx-pro-6000",
+    model_id="qwen3-8b",
+    hf_repo="Qwen/Qwen3-4B-Instruct-2507-FP8",
+    engine_version="0.29.0",
+    submitter="akamaslabs",
+    input_len="1024",
+    output_len="256",
+    dataset="sharegpt",
+    max_model_len=4096,
+    max_num_seqs=256,
+)
+
+
+def test_real_aiperf_011_gpu_run_maps_every_stated_figure() -> None:
+    export = _json(AIPERF_011)
+    result = import_files([AIPERF_011], AIPERF_GPU_FACTS)
+    (point,) = result.points
+    assert (point.load.arrival, point.load.concurrency) == ("closed", 16)
+    assert point.duration_s == export["benchmark_duration"]["avg"]
+    assert (point.requests.completed, point.requests.failed) == (2044, 0)
+    # Goodput under the limits the file states (input_config.slos), no flags needed.
+    assert point.requests.accepted == export["good_request_count"]["avg"]
+    assert (result.slo.ttft_ms, result.slo.tpot_ms, result.slo.e2e_ms) == (1500.0, 300.0, None)
+    assert point.tokens.input is None  # an inputs_json dataset: AIPerf wrote no total_isl
+    assert point.tokens.output == export["total_osl"]["avg"]
+    assert point.throughput.requests_per_s == export["request_throughput"]["avg"]
+    assert point.throughput.output_tokens_per_s == export["output_token_throughput"]["avg"]
+    for field, tag in (
+        ("ttft_ms", "time_to_first_token"),
+        ("tpot_ms", "inter_token_latency"),
+        ("itl_ms", "inter_chunk_latency"),
+        ("e2e_ms", "request_latency"),
+    ):
+        stats, block = getattr(point, field), export[tag]
+        assert stats is not None, field
+        for name, key in (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99")):
+            assert getattr(stats, name) == pytest.approx(block[key], abs=1e-9), (field, name)
+        assert stats.max == pytest.approx(block["max"], abs=1e-9)
+        assert stats.n == block["count"]
+    assert result.source.command is not None
+    assert result.source.command.startswith("aiperf profile --model qwen3-4b")
+    assert "--benchmark-duration 300" in result.source.command
+    assert result.identity.workload.seed == export["run_info"]["random_seed"]
+    assert result.source.tool.version == "0.11.0"
+
+
+def test_real_aiperf_slo_flags_must_agree_with_the_stated_goodput_limits() -> None:
+    same = dataclasses.replace(AIPERF_GPU_FACTS, slo_ttft_ms=1500.0, slo_tpot_ms=300.0)
+    (point,) = import_files([AIPERF_011], same).points
+    assert point.requests.accepted == 2044
+    for wrong in ({"slo_ttft_ms": 1000.0}, {"slo_e2e_ms": 5000.0}):
+        with pytest.raises(ResultImportError, match="contradicts") as caught:
+            import_files([AIPERF_011], dataclasses.replace(AIPERF_GPU_FACTS, **wrong))
+        assert caught.value.option == "--" + next(iter(wrong)).replace("_", "-")
 
 
 def test_real_aiperf_01_records_layout_is_detected_and_read() -> None:
