@@ -25,6 +25,7 @@ from registry.index import read_valid_result
 REAL = Path(__file__).parent.parent / "data/importers/real"
 VLLM_QPS4 = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps4.json"
 VLLM_QPS_INF = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps-inf.json"
+VLLM_SWEEP = REAL / "vllm-bench-sweep-serve-0.25.1-opt-125m-concurrency2-run0.json"
 AIPERF_08 = REAL / "aiperf-0.8.0-mock-server-concurrency4.json"
 AIPERF_011 = REAL / "aiperf-0.11.0-qwen3-4b-rtx-pro-4500-concurrency16.json"
 AIPERF_01 = REAL / "aiperf-0.1-records-gpt-oss-20b-concurrency100.json"
@@ -119,6 +120,44 @@ def test_real_vllm_runs_at_two_rates_make_one_result_with_the_window_of_both() -
     ended = dt.datetime.strptime(unlimited["date"], "%Y%m%d-%H%M%S").replace(tzinfo=dt.UTC)
     assert result.source.finished_at == ended
     assert result.identity.model.hf_repo == first["model_id"]
+
+
+def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
+    run = _json(VLLM_SWEEP)
+    facts = dataclasses.replace(
+        VLLM_FACTS,
+        gpu_count=1,
+        tensor_parallel_size=1,
+        model_id="llama-3.2-1b-instruct",  # the catalog has no OPT: a stand-in
+        hf_repo=None,
+        engine_version="0.25.1",
+        command="vllm bench sweep serve",
+        input_len="32",
+        output_len="16",
+        max_num_seqs=run["max_num_seqs"],
+    )
+    result = import_files([VLLM_SWEEP], facts)
+    (point,) = result.points
+    assert (point.load.arrival, point.load.concurrency) == ("closed", run["max_concurrency"])
+    assert (point.requests.completed, point.requests.failed, point.requests.sent) == (8, 0, 8)
+    assert point.throughput.total_tokens_per_s == run["total_token_throughput"]
+    for field, metric in (
+        ("ttft_ms", "ttft"),
+        ("tpot_ms", "tpot"),
+        ("itl_ms", "itl"),
+        ("e2e_ms", "e2el"),
+    ):
+        stats = getattr(point, field)
+        assert stats is not None, field
+        assert (stats.mean, stats.p50, stats.p99) == (
+            run[f"mean_{metric}_ms"],
+            run[f"median_{metric}_ms"],
+            run[f"p99_{metric}_ms"],
+        )
+    assert point.e2e_ms is not None
+    assert point.e2e_ms.n == run["completed"]
+    assert result.identity.model.hf_repo == run["model_id"]
+    assert result.identity.workload.api == "completions"  # endpoint_type "openai"
 
 
 def _with_goodput(tmp_path: Path, goodput: float) -> tuple[Path, dict[str, Any]]:
