@@ -6,9 +6,10 @@ Chromium and Playwright are required: a missing one fails these tests (CI instal
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 from click.testing import CliRunner
@@ -31,6 +32,65 @@ def _open(page: Any, url: str) -> dict[str, Any]:
         "[data-output]", "els => els.map(e => [e.dataset.output, e.dataset.value])"
     )
     return {"state": state, "outputs": dict(outputs)}
+
+
+# Instant navigation (Material's): the page's JS context and its Python worker stay; only the
+# content is swapped, as when a reader follows the site's links from one calculator to the next.
+# Material does not follow a link to the page's own path with another query, so the way is by home.
+FOLLOW = (
+    "url => { const a = document.createElement('a'); a.href = url;"
+    " document.body.append(a); a.click(); }"
+)
+WARM_READY = (
+    "() => { const e = document.querySelector('.im-calc:not([data-left])');"
+    " return e && ['ready', 'invalid', 'failed'].includes(e.dataset.state); }"
+)
+
+
+def _follow(page: Any, url: str) -> dict[str, Any]:
+    """Open a calculator URL by following links from the page's current one (cold: `_open`)."""
+    if not page.evaluate("() => !!document.querySelector('.im-calc[data-bound]')"):
+        return _open(page, url)
+    page.evaluate("() => document.querySelectorAll('.im-calc').forEach(e => e.dataset.left = '1')")
+    home = f"{urlsplit(url).scheme}://{urlsplit(url).netloc}/"
+    page.evaluate(FOLLOW, home)
+    page.wait_for_url(home)
+    page.evaluate(FOLLOW, url)
+    page.wait_for_url(url)
+    page.wait_for_function(WARM_READY, timeout=60_000)
+    assert page.evaluate("window.__imWarm") == 1, "a full page load: the worker started again"
+    state = page.eval_on_selector(".im-calc", "e => e.dataset.state")
+    outputs = page.eval_on_selector_all(
+        "[data-output]", "els => els.map(e => [e.dataset.output, e.dataset.value])"
+    )
+    return {"state": state, "outputs": dict(outputs)}
+
+
+@pytest.fixture(scope="module")
+def warm_context(browser: Any) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """One page for the calculator cases: Python starts once (its cold start is timed by the
+    benchmarks and shown cold by the other tests); each case then follows links to its URL."""
+    context = browser.new_context()
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened, requests, errors
+    context.close()
+
+
+@pytest.fixture
+def warm_page(warm_context: tuple[Any, list[str], list[str]]) -> Iterator[Any]:
+    """The module's page; every request made during a test stays on 127.0.0.1, no page error."""
+    opened, requests, errors = warm_context
+    first, first_error = len(requests), len(errors)
+    yield opened
+    if opened.evaluate("window.__imWarm") is None:
+        opened.evaluate("window.__imWarm = 1")
+    outside = [url for url in requests[first:] if urlsplit(url).hostname not in ("127.0.0.1", None)]
+    assert [url for url in outside if not url.startswith(("data:", "blob:"))] == []
+    assert errors[first_error:] == []
 
 
 def _lookup(payload: Any, path: str) -> Any:
@@ -142,9 +202,9 @@ CASES = [
 
 @pytest.mark.parametrize(("kind", "query"), CASES)
 def test_browser_calculator_matches_cli(
-    page: Any, site_url: str, kind: str, query: dict[str, str]
+    warm_page: Any, site_url: str, kind: str, query: dict[str, str]
 ) -> None:
-    shown = _open(page, f"{site_url}/calculators/{kind}/?{urlencode(query)}")
+    shown = _follow(warm_page, f"{site_url}/calculators/{kind}/?{urlencode(query)}")
     assert shown["state"] == "ready"
     expected = _cli(kind, {key: value for key, value in query.items() if value})
     assert len(shown["outputs"]) >= 8
@@ -183,13 +243,13 @@ BAD = [
 
 @pytest.mark.parametrize(("kind", "query", "field", "message"), BAD)
 def test_browser_bad_input_shows_message(
-    page: Any, site_url: str, kind: str, query: dict[str, str], field: str, message: str
+    warm_page: Any, site_url: str, kind: str, query: dict[str, str], field: str, message: str
 ) -> None:
-    shown = _open(page, f"{site_url}/calculators/{kind}/?{urlencode(query)}")
+    shown = _follow(warm_page, f"{site_url}/calculators/{kind}/?{urlencode(query)}")
     assert shown["state"] == "invalid"
-    text = page.inner_text(f'[data-error-for="{field}"]')
+    text = warm_page.inner_text(f'[data-error-for="{field}"]')
     assert message in text
-    body = page.inner_text("body")
+    body = warm_page.inner_text("body")
     assert "NaN" not in body
     assert len(shown["outputs"]) > 5  # the last valid result stays on the page
 
