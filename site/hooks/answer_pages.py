@@ -120,12 +120,13 @@ def answer_rows(
             continue
         accepted = row.on_demand_usd_per_million_accepted_tokens
         result = results.get(row.result_id)
+        at_slo = scenario == "server_at_slo"
         estimate = (
             estimates.cheapest(model, result.identity.workload)
-            if accepted is None and estimates is not None and result is not None
+            if accepted is None and not at_slo and estimates is not None and result is not None
             else None
         )
-        slo = _search_slo(row) if scenario == "server_at_slo" else slo_text(result)
+        slo = _search_slo(row) if at_slo else slo_text(result)
         cells.append(
             f'<tr data-lane="{esc(lane)}"><td><a href="{base}models/{esc(model)}/"'
             f">{esc(models[model].name if model in models else model)}</a></td>"
@@ -136,9 +137,13 @@ def answer_rows(
             + (
                 f"<td>{usd(accepted)}</td><td>{esc(slo)}</td>"
                 if accepted is not None
+                # A server-at-SLO answer met its bounds on a percentile of all requests: no
+                # per-request count of accepted tokens, so its $ is per output token.
+                else f"<td>no per-request count: see $/1M output</td><td>{esc(slo)}</td>"
+                if at_slo
                 else "<td>no result meets a stated SLO yet"
                 + estimate_text(estimate)
-                + f"</td><td>{esc(slo if scenario == 'server_at_slo' else '–')}</td>"
+                + "</td><td>–</td>"
             )
             + f"<td>{usd(row.on_demand_usd_per_million_output_tokens)}</td>"
             f"<td>{num(row.ttft_ms_p95, 0)}</td>"

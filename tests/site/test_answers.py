@@ -3,13 +3,18 @@ this yet", marked as an estimate and kept out of the measured and reported figur
 page without any result shows the estimates as their own table. In a real headless Chromium on
 the real registry's build."""
 
-from pathlib import Path
+import re
+import sys
 from typing import Any
 
 import pytest
+from site_helpers import REPO
 
 from registry.catalog import load_models
 from registry.index import build_index
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import answer_pages
 
 pytestmark = pytest.mark.browser
 
@@ -37,8 +42,7 @@ def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url:
 
 
 def test_answers_model_without_results_shows_estimates_only(page: Any, site_url: str) -> None:
-    root = Path(__file__).resolve().parents[2]
-    rows, _count = build_index(root)
+    rows, _count = build_index(REPO)
     without = sorted(set(load_models()) - {row.model for row in rows})
     assert without, "every catalog model has a result: this test would check nothing"
     page.goto(f"{site_url}/models/{without[0]}/")
@@ -53,3 +57,15 @@ def test_answers_model_without_results_shows_estimates_only(page: Any, site_url:
     ]
     assert costs
     assert costs == sorted(costs)
+
+
+def test_answers_server_at_slo_names_its_percentile_bounds_not_a_missing_slo() -> None:
+    rows, _count = build_index(REPO)
+    server = [row for row in rows if row.scenario == "server_at_slo" and row.correction is None]
+    assert server, "the registry has no server-at-SLO result: this test would check nothing"
+    answers = re.findall(r"<tr [^>]*>(.*?)</tr>", answer_pages.answer_rows(server, {}, ""))
+    assert answers
+    for answer in answers:
+        assert "no per-request count: see $/1M output" in answer
+        assert re.search(r"<td>p\d+(\.\d+)? TTFT ≤ [\d,]+ ms", answer), answer
+        assert "no result meets" not in answer
