@@ -189,15 +189,28 @@ def estimate_table(estimates: list[CostEstimate], base: str) -> str:
     )
 
 
+def model_answers(
+    index: Index, models: Mapping[str, ModelEntry], estimates: Estimates | None = None
+) -> dict[str, str]:
+    """Every catalog model's answer section (`model_answer`), the rows split by model once."""
+    by_model = dict(rows_by(ranked(index.rows), lambda row: row.model))
+    return {
+        model_id: model_answer(index, model_id, models, estimates, by_model.get(model_id, []))
+        for model_id in models
+    }
+
+
 def model_answer(
     index: Index,
     model_id: str,
     models: Mapping[str, ModelEntry],
     estimates: Estimates | None = None,
+    rows: list[IndexRow] | None = None,
 ) -> str:
     """Markdown of a model page's answer section (relative to `models/<id>/`): the answer
-    table, or "no result meets this yet" with the calculators' estimates apart."""
-    mine = [row for row in ranked(index.rows) if row.model == model_id]
+    table, or "no result meets this yet" with the calculators' estimates apart. `rows`: the
+    model's ranked rows, when the caller has them."""
+    mine = [row for row in ranked(index.rows) if row.model == model_id] if rows is None else rows
     heading = "\n### The cheapest GPU per 1M accepted output tokens\n\n"
     if mine:
         return (

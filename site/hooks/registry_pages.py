@@ -187,9 +187,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             )
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
         estimates = Estimates(gpus, models, _state["cheapest"])
+        answers = answer_pages.model_answers(_state["index"], models, estimates)
         for model in models.values():
             links = page_links.model_compare_links(_state["index"].rows, model.id)
-            links += answer_pages.model_answer(_state["index"], model.id, models, estimates)
+            links += answers[model.id]
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
         home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"], estimates)
         _page(files, config, "index.md", home)

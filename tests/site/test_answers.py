@@ -59,8 +59,30 @@ def test_answers_model_without_results_shows_estimates_only(page: Any, site_url:
     assert costs == sorted(costs)
 
 
-def test_answers_server_at_slo_names_its_percentile_bounds_not_a_missing_slo() -> None:
+@pytest.fixture(scope="module")
+def real_rows() -> list[Any]:
     rows, _count = build_index(REPO)
+    return rows
+
+
+def test_answers_of_every_model_in_one_pass_match_each_models_own(real_rows: list[Any]) -> None:
+    from result_index import Index
+
+    index = Index(rows=real_rows, results={}, texts={})
+    models = load_models()
+    answers = answer_pages.model_answers(index, models)
+    assert set(answers) == set(models)
+    with_results = {row.model for row in real_rows if row.correction is None}
+    assert with_results & set(models)
+    for model_id in models:
+        assert answers[model_id] == answer_pages.model_answer(index, model_id, models)
+        assert ("im-answer" in answers[model_id]) == (model_id in with_results)
+
+
+def test_answers_server_at_slo_names_its_percentile_bounds_not_a_missing_slo(
+    real_rows: list[Any],
+) -> None:
+    rows = real_rows
     server = [row for row in rows if row.scenario == "server_at_slo" and row.correction is None]
     assert server, "the registry has no server-at-SLO result: this test would check nothing"
     answers = re.findall(r"<tr [^>]*>(.*?)</tr>", answer_pages.answer_rows(server, {}, ""))
