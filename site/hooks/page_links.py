@@ -46,7 +46,10 @@ def gpu_results(rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, Mode
         for row in results
     )
     return (
-        '<div class="im-scroll"><table class="im-table im-gpu-results"><thead><tr>'
+        # Out of the search index: one row per result would grow it with the registry (results
+        # have their own entries, `search_entries`).
+        '<div class="im-scroll"><table class="im-table im-gpu-results" data-search-exclude>'
+        "<thead><tr>"
         "<th>Result</th><th>Model</th><th>GPUs</th><th>Engine</th><th>Quant.</th>"
         "<th>Traffic (compare)</th><th>Source</th></tr></thead>"
         f"<tbody>{body}</tbody></table></div>"

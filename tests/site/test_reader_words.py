@@ -62,3 +62,12 @@ def test_reader_search_lists_only_the_newest_results_and_every_compare_page() ->
     assert all(gpu in compare["title"] for gpu in ("h100-sxm", "h200-sxm", "l40s", "b200"))
     everything = page_links.search_entries(rows, load_gpus(), load_models())
     assert len([e for e in everything if e["location"].startswith("results/")]) == 4
+
+
+def test_reader_gpu_page_result_list_stays_out_of_the_search_index() -> None:
+    import page_links
+
+    result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
+    table = page_links.gpu_results(index_rows(result, "x.json", []), "h100-sxm", {})
+    assert table.count("<table") == 1
+    assert re.search(r"<table [^>]*data-search-exclude", table)
