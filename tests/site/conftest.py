@@ -9,10 +9,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
-from site_helpers import build_site, free_port
+from site_helpers import build_site, free_port, watched_page
 
 
 @pytest.fixture(scope="session")
@@ -73,16 +72,9 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh page; every request it (or its worker) makes must stay on 127.0.0.1."""
-    context = browser.new_context()
-    requests: list[str] = []
-    context.on("request", lambda request: requests.append(request.url))
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    outside = [url for url in requests if urlsplit(url).hostname not in ("127.0.0.1", None)]
-    outside = [url for url in outside if not url.startswith(("data:", "blob:"))]
-    assert outside == []
-    assert errors == []
-    assert requests, "the page made no request at all"
+    watched = watched_page(browser)
+    yield watched.page
+    watched.page.context.close()
+    assert watched.off_site() == []
+    assert watched.errors == []
+    assert watched.requests, "the page made no request at all"

@@ -6,13 +6,66 @@ import shutil
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from registry.models import Result
 from registry.store import parse_result, with_content_id, write_result
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+# A link followed as a reader's click is: Material's instant navigation fetches the page and swaps
+# its content, keeping the JS context (no reload of the theme's scripts, no Python start-up).
+_FOLLOW = (
+    "url => { const a = document.createElement('a'); a.href = url;"
+    " document.body.append(a); a.click(); }"
+)
+
+
+def visit(page: Any, url: str) -> None:
+    """Open a page of the site: the first by loading it, the next ones by following a link from
+    the page open (to the same path with another query, Material follows none: use goto)."""
+    if page.url == url:
+        return
+    if not page.url.startswith("{0.scheme}://{0.netloc}/".format(urlsplit(url))):
+        page.goto(url)
+        return
+    page.evaluate("() => document.querySelectorAll('article').forEach(e => e.dataset.left = '1')")
+    page.evaluate(_FOLLOW, url)
+    page.wait_for_url(url)
+    page.wait_for_selector("article:not([data-left])", state="attached")
+
+
+@dataclass
+class WatchedPage:
+    """A page in a context of its own, with every request it (or its worker) made and every
+    uncaught error of its scripts, in order."""
+
+    page: Any
+    requests: list[str]
+    errors: list[str]
+
+    def off_site(self, since: int = 0) -> list[str]:
+        """The requests after the first `since` that left 127.0.0.1 (data: and blob: URLs are
+        read from the page itself)."""
+        outside = [url for url in self.requests[since:] if urlsplit(url).hostname not in LOCAL]
+        return [url for url in outside if not url.startswith(("data:", "blob:"))]
+
+
+LOCAL = ("127.0.0.1", None)
+
+
+def watched_page(browser: Any) -> WatchedPage:
+    context = browser.new_context()
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return WatchedPage(page, requests, errors)
 
 
 def free_port() -> int:

@@ -13,6 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 from click.testing import CliRunner
+from site_helpers import WatchedPage, watched_page
 
 from bench.cli import main
 
@@ -67,30 +68,23 @@ def _follow(page: Any, url: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def warm_context(browser: Any) -> Iterator[tuple[Any, list[str], list[str]]]:
+def warm_context(browser: Any) -> Iterator[WatchedPage]:
     """One page for the calculator cases: Python starts once (its cold start is timed by the
     benchmarks and shown cold by the other tests); each case then follows links to its URL."""
-    context = browser.new_context()
-    requests: list[str] = []
-    context.on("request", lambda request: requests.append(request.url))
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened, requests, errors
-    context.close()
+    watched = watched_page(browser)
+    yield watched
+    watched.page.context.close()
 
 
 @pytest.fixture
-def warm_page(warm_context: tuple[Any, list[str], list[str]]) -> Iterator[Any]:
+def warm_page(warm_context: WatchedPage) -> Iterator[Any]:
     """The module's page; every request made during a test stays on 127.0.0.1, no page error."""
-    opened, requests, errors = warm_context
-    first, first_error = len(requests), len(errors)
-    yield opened
-    if opened.evaluate("window.__imWarm") is None:
-        opened.evaluate("window.__imWarm = 1")
-    outside = [url for url in requests[first:] if urlsplit(url).hostname not in ("127.0.0.1", None)]
-    assert [url for url in outside if not url.startswith(("data:", "blob:"))] == []
-    assert errors[first_error:] == []
+    first, first_error = len(warm_context.requests), len(warm_context.errors)
+    yield warm_context.page
+    if warm_context.page.evaluate("window.__imWarm") is None:
+        warm_context.page.evaluate("window.__imWarm = 1")
+    assert warm_context.off_site(first) == []
+    assert warm_context.errors[first_error:] == []
 
 
 def _lookup(payload: Any, path: str) -> Any:

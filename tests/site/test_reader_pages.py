@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from site_helpers import visit
 
 from registry.catalog import load_gpus, load_prices
 from registry.lookup import cheapest_prices
@@ -26,15 +27,16 @@ def _pages(built_site: Path, folder: str) -> list[str]:
 
 
 def _text(page: Any, url: str) -> str:
-    page.goto(url)
+    visit(page, url)
     text: str = page.inner_text("article")
     return text
 
 
 def test_reader_no_internal_note_reaches_a_page(page: Any, site_url: str, built_site: Path) -> None:
-    uris = ["", "compare", "gpus", "models", "calculators/cost", "calculators/fit"]
+    uris = ["", "compare", "gpus", "models"]
     uris += _pages(built_site, "gpus") + _pages(built_site, "models")
     uris += _pages(built_site, "compare")[:3] + _pages(built_site, "results")[:3]
+    uris += ["calculators/cost", "calculators/fit"]  # last: they start Python, which takes a CPU
     leaks = {}
     for uri in uris:
         found = INTERNAL.findall(_text(page, f"{site_url}/{uri}/".replace("//", "/", 2)))
@@ -48,7 +50,7 @@ def test_reader_flagged_prices_exist_and_are_marked_on_their_gpu_page(
 ) -> None:
     assert FLAGGED, "the catalog flags no price: this test would check nothing"
     for price in FLAGGED:
-        page.goto(f"{site_url}/gpus/{price.gpu}/")
+        visit(page, f"{site_url}/gpus/{price.gpu}/")
         row = page.locator(f"tr:has(#price-{price.id})")
         assert "not used" in row.inner_text()
 
@@ -59,7 +61,7 @@ def test_reader_no_flagged_price_in_a_ranking_or_default(
     flagged_ids = {price.id for price in FLAGGED}
     linked: set[str] = set()
     for uri in ["", "compare", "gpus", *_pages(built_site, "compare")]:
-        page.goto(f"{site_url}/{uri}/".replace("//", "/", 2))
+        visit(page, f"{site_url}/{uri}/".replace("//", "/", 2))
         hrefs = page.eval_on_selector_all("a[href*='#price-']", "els => els.map(e => e.href)")
         linked |= {href.split("#price-", 1)[1] for href in hrefs}
     assert linked, "no page links a price: this test would check nothing"
@@ -102,7 +104,7 @@ def test_reader_every_gpu_page_links_its_results(
         on_gpu.setdefault(result["identity"]["gpu"]["id"], set()).add(result["id"])
     assert on_gpu
     for gpu_id, result_ids in sorted(on_gpu.items()):
-        page.goto(f"{site_url}/gpus/{gpu_id}/")
+        visit(page, f"{site_url}/gpus/{gpu_id}/")
         hrefs = page.eval_on_selector_all(
             ".im-gpu-results a[href*='/results/']", "els => els.map(e => e.href)"
         )
@@ -121,7 +123,7 @@ def test_reader_model_pages_link_their_compare_pages(
     assert compare
     for uri in compare:
         model = uri.split("/", 1)[1].split("--", 1)[0]
-        page.goto(f"{site_url}/models/{model}/")
+        visit(page, f"{site_url}/models/{model}/")
         hrefs = page.eval_on_selector_all(
             "article a[href*='/compare/']", "els => els.map(e => e.href)"
         )
