@@ -44,6 +44,11 @@ class EngineRequest:
     max_num_batched_tokens: int | None
     enforce_eager: bool
     vllm_version: str | None
+    data_parallel_size: int  # replicas: more GPUs, the same plan per GPU (MoE aside)
+    enable_expert_parallel: bool
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (the page's and the CLI's
+    # memory_profiler_estimate_cudagraphs): None, the release's default (on from 0.20).
+    estimate_cudagraphs: bool | None
 
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
         """vLLM's settings for one GPU of `gpu_memory_bytes` (1: fit sets it per GPU)."""
@@ -57,6 +62,9 @@ class EngineRequest:
             dtype=self.dtype,
             enforce_eager=self.enforce_eager,
             vllm_version=self.vllm_version or DEFAULT_VLLM_VERSION,
+            data_parallel_size=self.data_parallel_size,
+            enable_expert_parallel=self.enable_expert_parallel,
+            estimate_cudagraphs=self.estimate_cudagraphs,
             **extra,
         )
 
@@ -186,7 +194,8 @@ def cost(request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None) -
 
 @dataclass(frozen=True)
 class FitRequest:
-    """`calc fit`: the GPUs (1, 2, 4 or 8 of one kind) that serve `arch` at a load."""
+    """`calc fit`: the GPUs (1, 2, 4 or 8 of one kind per replica, times the engine's
+    data_parallel_size) that serve `arch` at a load."""
 
     model: str
     arch: ModelArch

@@ -2,8 +2,9 @@
 
 Every candidate GPU is tried with 1, 2, 4 and 8 GPUs under tensor parallelism (a count vLLM
 accepts: it divides the attention heads, and divides or is a multiple of the KV heads); the
-smallest count whose memory report fits is kept. Fitting options are ranked by $/hour of the
-whole deployment and by price per GB.
+smallest count whose memory report fits is kept. That count is one replica's: a data-parallel
+deployment takes data_parallel_size times as many GPUs (`gpus`), and pays for all of them.
+Fitting options are ranked by $/hour of the whole deployment and by price per GB.
 """
 
 from collections.abc import Iterable
@@ -34,9 +35,15 @@ class FitResult:
     """The smallest deployment of one GPU type that fits, or why none does."""
 
     gpu: GpuOption
-    gpu_count: int | None
+    gpu_count: int | None  # GPUs of one replica (its tensor parallel size)
     report: MemoryReport | None
     reason: str | None
+    data_parallel_size: int = 1
+
+    @property
+    def gpus(self) -> int | None:
+        """GPUs of the whole deployment: every data-parallel replica's."""
+        return None if self.gpu_count is None else self.gpu_count * self.data_parallel_size
 
     @property
     def fits(self) -> bool:
@@ -44,9 +51,9 @@ class FitResult:
 
     @property
     def usd_per_hour(self) -> float | None:
-        if self.gpu_count is None or self.gpu.usd_per_gpu_hour is None:
+        if self.gpus is None or self.gpu.usd_per_gpu_hour is None:
             return None
-        return self.gpu.usd_per_gpu_hour * self.gpu_count
+        return self.gpu.usd_per_gpu_hour * self.gpus
 
     @property
     def usd_per_gb_hour(self) -> float | None:
@@ -61,12 +68,19 @@ class FitResult:
             "name": self.gpu.name,
             "fits": self.fits,
             "gpu_count": self.gpu_count,
+            "data_parallel_size": self.data_parallel_size,
+            "gpus": self.gpus,
             "memory_bytes_per_gpu": self.gpu.memory_bytes,
             "usd_per_gpu_hour": self.gpu.usd_per_gpu_hour,
             "usd_per_hour": self.usd_per_hour,
             "usd_per_gb_hour": self.usd_per_gb_hour,
             "headroom_state": report.simple.headroom_state if report is not None else None,
             "max_concurrency": round(report.plan.max_concurrency, 4) if report else None,
+            "deployment_max_concurrency": round(
+                report.plan.max_concurrency * self.data_parallel_size, 4
+            )
+            if report and self.fits
+            else None,
             "required_bytes_per_gpu": report.simple.required_bytes if report else None,
             "reason": self.reason,
         }
@@ -104,10 +118,11 @@ def fit_gpu(
         )
         last = memory_report(arch, trial, context_tokens, concurrency)
         if last.fits:
-            return FitResult(gpu=gpu, gpu_count=count, report=last, reason=None)
+            return FitResult(gpu, count, last, None, settings.data_parallel_size)
     counts = ", ".join(str(count) for count in _candidate_counts(arch))
     detail = f": with {counts} GPUs, {last.reason}" if last is not None and last.reason else ""
-    return FitResult(gpu=gpu, gpu_count=None, report=last, reason=f"does not fit{detail}")
+    reason = f"does not fit{detail}"
+    return FitResult(gpu, None, last, reason, settings.data_parallel_size)
 
 
 def fit_gpus(

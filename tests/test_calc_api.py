@@ -68,7 +68,9 @@ def _page(kind: str, query: dict[str, str]) -> dict[str, Any]:
     return payload
 
 
-@pytest.mark.parametrize("request_type", [api.VramRequest, api.CostRequest, api.FitRequest])
+@pytest.mark.parametrize(
+    "request_type", [api.VramRequest, api.CostRequest, api.FitRequest, api.EngineRequest]
+)
 def test_request_fields_have_no_defaults_so_no_skin_drops_one(request_type: type) -> None:
     for field in dataclasses.fields(request_type):
         assert field.default is dataclasses.MISSING, field.name
@@ -122,8 +124,10 @@ def test_fit_refuses_an_unknown_ranking() -> None:
         concurrency=1,
         engine=calc_api._engine(dict.fromkeys(("quantization", "kv_cache_dtype", "dtype",
                                                "gpu_memory_utilization", "max_num_seqs",
-                                               "max_num_batched_tokens", "vllm_version"))
-                                | {"enforce_eager": False}),
+                                               "max_num_batched_tokens", "vllm_version",
+                                               "data_parallel_size",
+                                               "memory_profiler_estimate_cudagraphs"))
+                                | {"enforce_eager": False, "enable_expert_parallel": False}),
         tier="on_demand",
         rank_by="cheapest",
     )  # fmt: skip
@@ -185,3 +189,91 @@ def test_cli_and_page_fit_payloads_are_the_same() -> None:
         },
     )
     assert page == cli
+
+
+@pytest.mark.parametrize("kind", ["vram", "cost", "fit"])
+def test_page_fields_and_cli_options_are_the_same_set(kind: str) -> None:
+    from bench.commands.calc import calc_group
+
+    command = calc_group.commands[kind]
+    options = {
+        option.removeprefix("--").replace("-", "_")
+        for param in command.params
+        for option in param.opts
+        if option.startswith("--")
+    }
+    fields = {field.name for field in calc_api.FIELDS[kind]}
+    # the page pastes a config.json where the CLI takes its path as --model; --json is the page
+    assert fields - {"config"} == options - {"json"}
+    assert {"data_parallel_size", "enable_expert_parallel"} <= fields or kind == "cost"
+
+
+def test_cli_and_page_vram_payloads_are_the_same_with_data_and_expert_parallelism() -> None:
+    cli = json_output(
+        "calc", "vram", "--model", "qwen3-30b-a3b", "--gpu", "l40s", "-tp", "2",
+        "--data-parallel-size", "2", "--enable-expert-parallel",
+        "--memory-profiler-estimate-cudagraphs", "1", "--max-model-len", "16384",
+    )  # fmt: skip
+    page = _page(
+        "vram",
+        {
+            "model": "qwen3-30b-a3b",
+            "gpu": "l40s",
+            "tensor_parallel_size": "2",
+            "data_parallel_size": "2",
+            "enable_expert_parallel": "1",
+            "memory_profiler_estimate_cudagraphs": "1",
+            "max_model_len": "16384",
+        },
+    )
+    assert page == cli
+    plan = cli["vllm_plan"]
+    assert (plan["gpus"], plan["expert_parallel_size"], plan["cuda_graph_in_budget"]) == (
+        4,
+        4,
+        True,
+    )
+    html = calc_api.render("vram", {"model": "qwen3-30b-a3b", "data_parallel_size": "2"}, CATALOG)
+    for path in ("gpus", "expert_parallel_size", "deployment_max_concurrency"):
+        assert f'data-output="vllm_plan.{path}"' in html["html"], path
+
+
+def test_cli_and_page_fit_payloads_are_the_same_with_data_parallelism() -> None:
+    cli = json_output(
+        "calc", "fit", "--model", "qwen3-30b-a3b", "--context", "8192", "--gpu", "l40s",
+        "--concurrency", "8", "-dp", "2", "--enable-expert-parallel",
+        "--memory-profiler-estimate-cudagraphs", "0",
+    )  # fmt: skip
+    page = _page(
+        "fit",
+        {
+            "model": "qwen3-30b-a3b",
+            "context": "8192",
+            "concurrency": "8",
+            "gpu": "l40s",
+            "data_parallel_size": "2",
+            "enable_expert_parallel": "1",
+            "memory_profiler_estimate_cudagraphs": "0",
+        },
+    )
+    assert page == cli
+    assert cli["options"][0]["gpus"] == 2 * cli["options"][0]["gpu_count"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "query", "field", "expected"),
+    [
+        ("vram", {"data_parallel_size": "0"}, "data_parallel_size", ">= 1"),
+        ("fit", {"data_parallel_size": "1.5"}, "data_parallel_size", "an integer"),
+        ("vram", {"memory_profiler_estimate_cudagraphs": "2"}, "memory_profiler_", "one of 0, 1"),
+        ("vram", {"tensor_parallel_size": "4", "data_parallel_size": "100000"}, "", "data_par"),
+    ],
+)
+def test_page_parallel_fields_bad_values_name_the_field(
+    kind: str, query: dict[str, str], field: str, expected: str
+) -> None:
+    errors = calc_api.compute(kind, query, CATALOG)["errors"]
+    assert len(errors) == 1
+    ((name, message),) = errors.items()
+    assert name.startswith(field), errors
+    assert expected in message, errors

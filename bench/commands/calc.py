@@ -115,10 +115,60 @@ def _engine_options(function: F) -> F:
             show_default=True,
             help="Model the plan of this vLLM release.",
         ),
+        click.option(
+            "--data-parallel-size",
+            "-dp",
+            type=POSITIVE_INT,
+            default=1,
+            show_default=True,
+            help="Replicas: multiplies the GPUs and the deployment's concurrency.",
+        ),
+        click.option(
+            "--enable-expert-parallel",
+            is_flag=True,
+            help="Spread a mixture of experts' routed experts whole over the TP x DP ranks.",
+        ),
+        click.option(
+            "--memory-profiler-estimate-cudagraphs",
+            type=click.Choice(["0", "1"]),
+            help="vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 1 takes the CUDA graph "
+            "estimate off the KV budget [default: the release's, 1 from 0.20].",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
     return function
+
+
+def _engine_request(
+    quantization: str | None,
+    kv_cache_dtype: str,
+    dtype: str,
+    gpu_memory_utilization: float | None,
+    max_num_seqs: int | None,
+    max_num_batched_tokens: int | None,
+    enforce_eager: bool,
+    vllm_version: str,
+    data_parallel_size: int,
+    enable_expert_parallel: bool,
+    memory_profiler_estimate_cudagraphs: str | None,
+) -> api.EngineRequest:
+    """The engine options of `_engine_options` as the calculators' request."""
+    return api.EngineRequest(
+        quantization=quantization,
+        kv_cache_dtype=kv_cache_dtype,
+        dtype=dtype,
+        gpu_memory_utilization=gpu_memory_utilization,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        enforce_eager=enforce_eager,
+        vllm_version=vllm_version,
+        data_parallel_size=data_parallel_size,
+        enable_expert_parallel=enable_expert_parallel,
+        estimate_cudagraphs=None
+        if memory_profiler_estimate_cudagraphs is None
+        else memory_profiler_estimate_cudagraphs == "1",
+    )
 
 
 def _bound_rows(bound: dict[str, Any] | None, concurrency: int) -> list[tuple[str, str]]:
@@ -173,6 +223,9 @@ def vram_command(
     max_num_batched_tokens: int | None,
     enforce_eager: bool,
     vllm_version: str,
+    data_parallel_size: int,
+    enable_expert_parallel: bool,
+    memory_profiler_estimate_cudagraphs: str | None,
     context: int | None,
     concurrency: int,
     as_json: bool,
@@ -195,15 +248,18 @@ def vram_command(
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
         else:
             memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
-        engine = api.EngineRequest(
-            quantization=quantization,
-            kv_cache_dtype=kv_cache_dtype,
-            dtype=dtype,
-            gpu_memory_utilization=gpu_memory_utilization,
-            max_num_seqs=max_num_seqs,
-            max_num_batched_tokens=max_num_batched_tokens,
-            enforce_eager=enforce_eager,
-            vllm_version=vllm_version,
+        engine = _engine_request(
+            quantization,
+            kv_cache_dtype,
+            dtype,
+            gpu_memory_utilization,
+            max_num_seqs,
+            max_num_batched_tokens,
+            enforce_eager,
+            vllm_version,
+            data_parallel_size,
+            enable_expert_parallel,
+            memory_profiler_estimate_cudagraphs,
         )
         request = api.VramRequest(
             model=model,
@@ -226,15 +282,17 @@ def vram_command(
     if as_json:
         _print_json(payload)
         return
-    plan, simple = report.plan, report.simple
+    plan, simple, plan_json = report.plan, report.simple, payload["vllm_plan"]
     click.echo(
         _table(
             [
                 ("model", f"{model} ({plan.weight_format})"),
+                ("GPU memory", f"{_gib(plan.settings.gpu_memory_bytes)} per GPU"),
                 (
-                    "GPU memory",
-                    f"{_gib(plan.settings.gpu_memory_bytes)} x "
-                    f"{tensor_parallel_size * pipeline_parallel_size}",
+                    "GPUs",
+                    f"{plan_json['gpus']} (tensor {tensor_parallel_size} x pipeline "
+                    f"{pipeline_parallel_size} x data {data_parallel_size}; expert parallel "
+                    f"{plan_json['expert_parallel_size']})",
                 ),
                 (
                     "vLLM budget",
@@ -243,13 +301,18 @@ def vram_command(
                 ("weights", _gib(plan.weights_bytes)),
                 ("activation peak", _gib(plan.activation_peak_bytes)),
                 ("non-torch", _gib(plan.non_torch_bytes)),
-                ("CUDA graphs", _gib(plan.cuda_graph_bytes)),
+                (
+                    "CUDA graphs",
+                    f"{_gib(plan.cuda_graph_bytes)} "
+                    f"({'in' if plan.cuda_graph_in_budget else 'not in'} the KV budget)",
+                ),
                 ("KV cache", _gib(plan.kv_cache_bytes)),
                 ("KV cache per token", f"{plan.kv_cache_bytes_per_token:,} bytes"),
                 ("KV cache tokens", f"{plan.kv_cache_tokens:,}"),
                 (
                     "max concurrency",
-                    f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens",
+                    f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens per replica; "
+                    f"{plan_json['deployment_max_concurrency']:.2f}x in all",
                 ),
                 (
                     "required (simple)",
@@ -496,6 +559,9 @@ def fit_command(
     max_num_batched_tokens: int | None,
     enforce_eager: bool,
     vllm_version: str,
+    data_parallel_size: int,
+    enable_expert_parallel: bool,
+    memory_profiler_estimate_cudagraphs: str | None,
     gpu_ids: tuple[str, ...],
     tier: str,
     rank_by: str,
@@ -503,21 +569,27 @@ def fit_command(
 ) -> None:
     """Which GPUs serve a model at a context and concurrency, with the fewest GPUs (1, 2, 4, 8).
 
+    The count is one replica's tensor parallel size; with --data-parallel-size the deployment
+    takes that many times as many GPUs (the GPUs column), and its $/hour is theirs.
+
     \b
     Example:
       infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
     """
     with _library_errors():
         arch = model_arch(model)
-        engine = api.EngineRequest(
-            quantization=quantization,
-            kv_cache_dtype=kv_cache_dtype,
-            dtype=dtype,
-            gpu_memory_utilization=gpu_memory_utilization,
-            max_num_seqs=max_num_seqs,
-            max_num_batched_tokens=max_num_batched_tokens,
-            enforce_eager=enforce_eager,
-            vllm_version=vllm_version,
+        engine = _engine_request(
+            quantization,
+            kv_cache_dtype,
+            dtype,
+            gpu_memory_utilization,
+            max_num_seqs,
+            max_num_batched_tokens,
+            enforce_eager,
+            vllm_version,
+            data_parallel_size,
+            enable_expert_parallel,
+            memory_profiler_estimate_cudagraphs,
         )
         request = api.FitRequest(
             model=model,
@@ -534,7 +606,8 @@ def fit_command(
         _print_json(payload)
         return
     header = (
-        f"{'GPU':<18} {'count':>5} {'$/hour':>8} {'$/GB-h':>8} {'headroom':<16} {'max conc.':>9}"
+        f"{'GPU':<18} {'count':>5} {'GPUs':>5} {'$/hour':>8} {'$/GB-h':>8} {'headroom':<16} "
+        f"{'max conc.':>9} {'in all':>9}"
     )
     click.echo(header)
     for row in rows:
@@ -543,8 +616,9 @@ def fit_command(
         price = "-" if row["usd_per_hour"] is None else f"{row['usd_per_hour']:.2f}"
         per_gb = "-" if row["usd_per_gb_hour"] is None else f"{row['usd_per_gb_hour']:.4f}"
         click.echo(
-            f"{row['gpu']:<18} {row['gpu_count']:>5} {price:>8} {per_gb:>8} "
-            f"{row['headroom_state'].replace('_', ' '):<16} {row['max_concurrency']:>9.1f}"
+            f"{row['gpu']:<18} {row['gpu_count']:>5} {row['gpus']:>5} {price:>8} {per_gb:>8} "
+            f"{row['headroom_state'].replace('_', ' '):<16} {row['max_concurrency']:>9.1f} "
+            f"{row['deployment_max_concurrency']:>9.1f}"
         )
     misfits = [row["gpu"] for row in rows if not row["fits"]]
     if misfits:

@@ -53,6 +53,7 @@ class Field:
     choices: tuple[str, ...] = ()
     help: str = ""
     catalog: str = ""  # "models" or "gpus": a datalist of catalog ids
+    blank: str = "(from the checkpoint)"  # how a choice shows its empty value
 
 
 MODEL = Field("model", "Model", "id", help="Catalog model id.", catalog="models")
@@ -87,6 +88,27 @@ ENGINE = (
     ),
     Field("enforce_eager", "enforce_eager (no CUDA graphs)", "bool"),
     Field("vllm_version", "vLLM version", "text", DEFAULT_VLLM_VERSION),
+    Field(
+        "data_parallel_size",
+        "data_parallel_size",
+        "int",
+        "1",
+        help="Replicas: multiply the GPUs and the deployment's concurrency.",
+    ),
+    Field(
+        "enable_expert_parallel",
+        "enable_expert_parallel",
+        "bool",
+        help="A mixture of experts' routed experts spread whole over the TP x DP ranks.",
+    ),
+    Field(
+        "memory_profiler_estimate_cudagraphs",
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+        "choice",
+        choices=("", "0", "1"),
+        blank="(the release's default)",
+        help="1: CUDA graphs come off the KV budget. Empty: the release's default (1 from 0.20).",
+    ),
 )
 FIELDS: dict[str, tuple[Field, ...]] = {
     "vram": (
@@ -261,6 +283,11 @@ def _engine(values: Mapping[str, Any]) -> api.EngineRequest:
         max_num_batched_tokens=values["max_num_batched_tokens"],
         enforce_eager=values["enforce_eager"],
         vllm_version=values["vllm_version"],
+        data_parallel_size=values["data_parallel_size"] or 1,
+        enable_expert_parallel=values["enable_expert_parallel"],
+        estimate_cudagraphs=None
+        if values["memory_profiler_estimate_cudagraphs"] is None
+        else values["memory_profiler_estimate_cudagraphs"] == "1",
     )
 
 
@@ -489,6 +516,14 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
                 ("KV cache per token", "kv_cache_bytes_per_token", lambda v: f"{v:,} bytes"),
                 ("KV cache tokens", "kv_cache_tokens", _count),
                 ("Max concurrency at max_model_len", "max_concurrency", lambda v: f"{v:,.2f}×"),
+                (
+                    "Max concurrency, all replicas",
+                    "vllm_plan.deployment_max_concurrency",
+                    lambda v: f"{v:,.2f}×",
+                ),
+                ("GPUs (TP × PP × DP)", "vllm_plan.gpus", _count),
+                ("data_parallel_size", "vllm_plan.data_parallel_size", _count),
+                ("Expert parallel size", "vllm_plan.expert_parallel_size", _count),
                 ("max_model_len", "max_model_len", _count),
                 ("GPU memory (as CUDA reports)", "vllm_plan.gpu_memory_bytes", _gib),
                 ("gpu_memory_utilization", "vllm_plan.gpu_memory_utilization", str),
@@ -496,6 +531,11 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
                 ("Activation peak", "vllm_plan.activation_peak_bytes", _gib),
                 ("Non-torch memory", "vllm_plan.non_torch_bytes", _gib),
                 ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
+                (
+                    "CUDA graphs in the KV budget",
+                    "vllm_plan.cuda_graph_in_budget",
+                    lambda v: "yes" if v else "no",
+                ),
                 ("KV cache blocks", "vllm_plan.num_blocks", _count),
                 ("max_num_seqs", "vllm_plan.max_num_seqs", _count),
                 ("max_num_batched_tokens", "vllm_plan.max_num_batched_tokens", _count),
@@ -626,6 +666,7 @@ def _fit_html(payload: Mapping[str, Any], base: str) -> str:
     head = (
         "GPU",
         "count",
+        "GPUs",
         "$/GPU-hour",
         "$/hour",
         "$/GB-hour",
@@ -633,6 +674,7 @@ def _fit_html(payload: Mapping[str, Any], base: str) -> str:
         "required/GPU",
         "headroom",
         "max concurrency",
+        "in all",
     )
     body = []
     misfits = []
@@ -646,6 +688,7 @@ def _fit_html(payload: Mapping[str, Any], base: str) -> str:
         cells = [
             f"{link} {_out(path + '.gpu', row['gpu'], '')}",
             _out(path + ".gpu_count", row["gpu_count"], str(row["gpu_count"])),
+            _out(path + ".gpus", row["gpus"], str(row["gpus"])),
             _out(
                 path + ".usd_per_gpu_hour",
                 row["usd_per_gpu_hour"],
@@ -668,6 +711,11 @@ def _fit_html(payload: Mapping[str, Any], base: str) -> str:
             _out(path + ".headroom_state", row["headroom_state"], _text(row["headroom_state"])),
             _out(
                 path + ".max_concurrency", row["max_concurrency"], f"{row['max_concurrency']:,.1f}"
+            ),
+            _out(
+                path + ".deployment_max_concurrency",
+                row["deployment_max_concurrency"],
+                f"{row['deployment_max_concurrency']:,.1f}",
             ),
         ]
         body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")

@@ -42,7 +42,7 @@ def _input(field: calc_api.Field) -> str:
         options = "".join(
             f'<option value="{html.escape(choice)}"'
             f"{' selected' if choice == field.default else ''}>"
-            f"{html.escape(choice or '(from the checkpoint)')}</option>"
+            f"{html.escape(choice or field.blank)}</option>"
             for choice in field.choices
         )
         control = f"<select {common}>{options}</select>"

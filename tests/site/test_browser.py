@@ -99,7 +99,7 @@ def _cli(kind: str, query: dict[str, str]) -> Any:
         option = "--" + key.replace("_", "-")
         if key == "config":
             continue
-        if key in ("enforce_eager", "scale_to_zero"):
+        if key in ("enforce_eager", "scale_to_zero", "enable_expert_parallel"):
             args += [option] if value == "1" else []
         elif kind == "fit" and key == "gpu":
             for gpu in value.split(","):
@@ -150,6 +150,9 @@ CASES = [
             "max_model_len": "16384",
             "gpu_memory_utilization": "0.95",
             "enforce_eager": "1",
+            "tensor_parallel_size": "2",
+            "data_parallel_size": "2",
+            "enable_expert_parallel": "1",
         },
     ),
     ("cost", {"price_per_hour": "2.69", "tokens_per_second": "2800", "gpu": ""}),
