@@ -60,13 +60,22 @@ def _is_redacted(value: str) -> bool:
     return value.strip("'\"") == REDACTED
 
 
-def _pair_value_is_secret(value: str) -> bool:
+# A short unquoted number after a name that ends in "token" or "key" is a figure, not a
+# credential: AIPerf's `--goodput 'time_to_first_token:1500'`, a `sort_key: 3`. After "password"
+# or "secret", quoted ('123') or long, even digits are kept out.
+_FIGURE = re.compile(r"\d{1,9}(?:\.\d{1,9})?")
+_FIGURE_NAMES = re.compile(r"(?:token|key)['\"]?\s*[:=]\s*\[?\s*$", re.I)
+
+
+def _pair_value_is_secret(value: str, name: str = "") -> bool:
+    if _FIGURE.fullmatch(value) and _FIGURE_NAMES.search(name):
+        return False
     return value.strip("'\"").lower() not in _NOT_SECRETS
 
 
 def _redact_pair(match: re.Match[str]) -> str:
     value = match.group("value")
-    if not _pair_value_is_secret(value):
+    if not _pair_value_is_secret(value, match.group("name")):
         return match.group(0)
     quote = value[0] if value[0] in "'\"" else ""
     return f"{match.group('name')}{quote}{REDACTED}{quote}"
@@ -171,7 +180,7 @@ def find_secret(text: str) -> str | None:
         if not _is_redacted(match.group("value")):
             return "an authorization header's value"
     for match in _PAIR.finditer(text):
-        if _pair_value_is_secret(match.group("value")):
+        if _pair_value_is_secret(match.group("value"), match.group("name")):
             name = match.group("name").split(":")[0].split("=")[0].strip("'\" ")
             return f"the value of {name} (an API key, token or password)"
     if _SHAPES.search(text):

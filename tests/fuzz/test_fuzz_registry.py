@@ -14,7 +14,7 @@ from fuzz_helpers import check_cli, count
 
 from registry.index import result_files, write_index
 from registry.models import Result
-from registry.secrets import REDACTED, find_secret, redact
+from registry.secrets import REDACTED, find_secret, redact, redact_text
 from registry.store import content_id, dumps_result, write_result
 from registry.submit import SubmitConfig, submit
 
@@ -138,9 +138,22 @@ def test_fuzz_registry_redact_leaves_look_alikes_alone() -> None:
         "vllm serve m --max-num-batched-tokens 8192 --tokenizer t",
         "guidellm benchmark --max-tokens 128",
         "a monkey=3 and a hot-key value",
+        "aiperf profile --goodput 'time_to_first_token:1500 inter_token_latency:25.5'",
+        "sort_key=3 max_token: 4096",
     ):
         assert redact(text) == text or redact(text).split() == text.split()
         assert find_secret(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{'password': 1234}", "secret: 99", "token: 1234567890123", "{'api_key': '123'}x"],
+)
+def test_fuzz_registry_digits_are_a_secret_after_a_password_or_when_long(text: str) -> None:
+    # a short number after a name ending in token or key is a figure; not so after "password"
+    # or "secret", nor a long run of digits, nor a quoted one after an API key
+    assert find_secret(text) is not None
+    assert REDACTED in redact_text(text)
 
 
 @pytest.mark.parametrize(
