@@ -21,8 +21,17 @@ MEASURED = json.loads((EXAMPLES / "valid/results/measured-two-points.json").read
 REPORTED = json.loads((EXAMPLES / "valid/results/reported-throughput-only.json").read_text())
 
 
+def _parses(path: Path) -> bool:
+    try:
+        json.loads(path.read_text())
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _examples() -> list[Path]:
-    return sorted(EXAMPLES.rglob("*.json"))
+    """Every example the JSON parser reads (the others never reach a schema check)."""
+    return [path for path in sorted(EXAMPLES.rglob("*.json")) if _parses(path)]
 
 
 def _python_valid(data: Any) -> bool:
@@ -36,10 +45,7 @@ def test_gate_is_on_for_the_committed_result_schema() -> None:
 @pytest.mark.parametrize("path", _examples(), ids=lambda path: path.stem)
 def test_gate_accepts_only_what_jsonschema_accepts(path: Path) -> None:
     assert GATE is not None
-    try:
-        data = json.loads(path.read_text())
-    except (ValueError, RecursionError):
-        pytest.skip("the JSON parser refuses it before any schema check")
+    data = json.loads(path.read_text())
     if GATE(data):
         assert _python_valid(data)
     # Whatever the gate says, the errors reported are jsonschema's own.
