@@ -4,10 +4,11 @@ Each command turns its options into the calculators' inputs, calls one library f
 prints a table, or one JSON object with `--json`.
 """
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -75,7 +76,8 @@ def calc_group() -> None:
 
 
 def _engine_options(function: F) -> F:
-    """vLLM's own option names, shared by `calc vram` and `calc fit`."""
+    """vLLM's own option names, shared by `calc vram` and `calc fit`: the command receives them
+    as one `engine: api.EngineRequest`."""
     options = [
         click.option(
             "--quantization",
@@ -135,12 +137,34 @@ def _engine_options(function: F) -> F:
             "estimate off the KV budget [default: the release's, 1 from 0.20].",
         ),
     ]
+    @functools.wraps(function)
+    def with_engine(**given: Any) -> Any:
+        engine = _engine_request(**{name: given.pop(name) for name in _ENGINE_OPTION_NAMES})
+        return function(engine=engine, **given)
+
     for option in reversed(options):
-        function = option(function)
-    return function
+        with_engine = option(with_engine)
+    return cast(F, with_engine)
+
+
+# What `_engine_options` adds, as click names the parameters.
+_ENGINE_OPTION_NAMES = (
+    "quantization",
+    "kv_cache_dtype",
+    "dtype",
+    "gpu_memory_utilization",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enforce_eager",
+    "vllm_version",
+    "data_parallel_size",
+    "enable_expert_parallel",
+    "memory_profiler_estimate_cudagraphs",
+)
 
 
 def _engine_request(
+    *,
     quantization: str | None,
     kv_cache_dtype: str,
     dtype: str,
@@ -215,17 +239,7 @@ def vram_command(
     tensor_parallel_size: int,
     pipeline_parallel_size: int,
     max_model_len: int | None,
-    quantization: str | None,
-    kv_cache_dtype: str,
-    dtype: str,
-    gpu_memory_utilization: float | None,
-    max_num_seqs: int | None,
-    max_num_batched_tokens: int | None,
-    enforce_eager: bool,
-    vllm_version: str,
-    data_parallel_size: int,
-    enable_expert_parallel: bool,
-    memory_profiler_estimate_cudagraphs: str | None,
+    engine: api.EngineRequest,
     context: int | None,
     concurrency: int,
     as_json: bool,
@@ -248,19 +262,6 @@ def vram_command(
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
         else:
             memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
-        engine = _engine_request(
-            quantization,
-            kv_cache_dtype,
-            dtype,
-            gpu_memory_utilization,
-            max_num_seqs,
-            max_num_batched_tokens,
-            enforce_eager,
-            vllm_version,
-            data_parallel_size,
-            enable_expert_parallel,
-            memory_profiler_estimate_cudagraphs,
-        )
         request = api.VramRequest(
             model=model,
             arch=arch,
@@ -291,7 +292,7 @@ def vram_command(
                 (
                     "GPUs",
                     f"{plan_json['gpus']} (tensor {tensor_parallel_size} x pipeline "
-                    f"{pipeline_parallel_size} x data {data_parallel_size}; expert parallel "
+                    f"{pipeline_parallel_size} x data {engine.data_parallel_size}; expert parallel "
                     f"{plan_json['expert_parallel_size']})",
                 ),
                 (
@@ -551,17 +552,7 @@ def fit_command(
     model: str,
     context: int,
     concurrency: int,
-    quantization: str | None,
-    kv_cache_dtype: str,
-    dtype: str,
-    gpu_memory_utilization: float | None,
-    max_num_seqs: int | None,
-    max_num_batched_tokens: int | None,
-    enforce_eager: bool,
-    vllm_version: str,
-    data_parallel_size: int,
-    enable_expert_parallel: bool,
-    memory_profiler_estimate_cudagraphs: str | None,
+    engine: api.EngineRequest,
     gpu_ids: tuple[str, ...],
     tier: str,
     rank_by: str,
@@ -578,19 +569,6 @@ def fit_command(
     """
     with _library_errors():
         arch = model_arch(model)
-        engine = _engine_request(
-            quantization,
-            kv_cache_dtype,
-            dtype,
-            gpu_memory_utilization,
-            max_num_seqs,
-            max_num_batched_tokens,
-            enforce_eager,
-            vllm_version,
-            data_parallel_size,
-            enable_expert_parallel,
-            memory_profiler_estimate_cudagraphs,
-        )
         request = api.FitRequest(
             model=model,
             arch=arch,
