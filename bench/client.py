@@ -432,6 +432,11 @@ class StreamingClient:
 def normalize_base_url(url: str) -> str:
     """`http://h:8000/v1/` → `http://h:8000`: the server root that API paths are appended to."""
     base = url.strip().rstrip("/")
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BenchConfigError(
+            f"expected an http:// or https:// URL with a host, got {url!r}", "--endpoint"
+        )
     if base.endswith("/v1"):
         base = base[: -len("/v1")]
     return base

@@ -859,4 +859,4 @@ def report_command(files: tuple[Path, ...], html_path: Path) -> None:
         raise click.ClickException(error.one_line()) from None
     except OSError as error:
         raise click.ClickException(f"--html: cannot write {html_path}: {error.strerror}") from None
-    click.echo(f"wrote {html_path} ({len(results)} results)")
+    click.echo(f"wrote {html_path} ({len(results)} result{'' if len(results) == 1 else 's'})")

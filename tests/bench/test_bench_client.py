@@ -11,7 +11,7 @@ from bench_helpers import prompt_requests, send_all
 from fake_openai_server import FakeOpenAIServer
 
 from bench.client import ErrorKind, StreamingClient, list_models, normalize_base_url, parse_stream
-from bench.errors import EndpointError
+from bench.errors import BenchConfigError, EndpointError
 from bench.load import PointPlan, run_point
 from bench.metrics import summarize_point
 
@@ -237,3 +237,10 @@ def test_parse_stream_reports_error_event_mentioning_oom_as_out_of_memory() -> N
 )
 def test_normalize_base_url_strips_v1(url: str, root: str) -> None:
     assert normalize_base_url(url) == root
+
+
+@pytest.mark.parametrize("url", ["ftp://h:8000", "h:8000", "http://", "file:///etc/passwd", ""])
+def test_normalize_base_url_refuses_what_is_no_http_server_url(url: str) -> None:
+    with pytest.raises(BenchConfigError, match=r"expected an http:// or https:// URL") as caught:
+        normalize_base_url(url)
+    assert caught.value.exit_code == 2
