@@ -23,11 +23,12 @@ def _num(value: float | None) -> str:
 
 
 def candidates(rows: Iterable[IndexRow]) -> list[IndexRow]:
-    """Per GPU × count the row with the lowest $ per 1M accepted (else output) tokens, cheapest
-    first; GPUs without a usable price last."""
-    best: dict[tuple[str, int], IndexRow] = {}
+    """Per GPU × count × weight format the row with the lowest $ per 1M accepted (else output)
+    tokens, cheapest first; GPUs without a usable price last. FP8 weights on a GPU are another
+    candidate than BF16 on it, never its cheaper point."""
+    best: dict[tuple[str, int, str | None], IndexRow] = {}
     for row in rows:
-        key = (row.gpu, row.gpu_count)
+        key = (row.gpu, row.gpu_count, row.quantization)
         current = best.get(key)
         usd = lowest_usd_per_million(row)
         if current is None:
@@ -111,6 +112,11 @@ def _notes(row: IndexRow, flagged_gpus: Collection[str]) -> str:
     return "; ".join(notes)
 
 
+def weights(row: IndexRow) -> str:
+    """A column's weight format under its GPU (nothing for unquantized weights)."""
+    return f"<br>{esc(row.quantization)} weights" if row.quantization else ""
+
+
 def buyer_table(rows: Iterable[IndexRow], flagged_gpus: Collection[str] = ()) -> str:
     """The table (see the module docstring); empty without rows. `flagged_gpus`: GPUs with a
     price the catalog flags, named in the notes."""
@@ -119,7 +125,7 @@ def buyer_table(rows: Iterable[IndexRow], flagged_gpus: Collection[str] = ()) ->
         return ""
     head = "".join(
         f'<th scope="col"><a href="../../gpus/{esc(r.gpu)}/">{esc(r.gpu_count)} × {esc(r.gpu)}</a>'
-        "</th>"
+        f"{weights(r)}</th>"
         for r in chosen
     )
     body = "".join(

@@ -4,6 +4,7 @@ of the calculators' model and GPU fields: in a real headless Chromium, on the ho
 from a small registry (no extra site build) and on the real registry's build."""
 
 import copy
+import dataclasses
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -133,3 +134,22 @@ def test_buyer_calculators_type_to_search_the_catalogs(page: Any, site_url: str)
         assert sorted(options.evaluate_all("os => os.map(o => o.value)")) == sorted(catalog)
         names = options.evaluate_all("os => os.map(o => o.textContent)")
         assert sorted(names) == sorted(entry.name for entry in catalog.values())
+
+
+def test_buyer_table_another_weight_format_is_another_candidate(
+    static_page: Any, rows: list[IndexRow]
+) -> None:
+    # the same H100 rows with FP8 weights, cheaper: a column of their own, headed so; never the
+    # H100's cheaper point
+    h100 = [row for row in rows if row.gpu == "h100-sxm"]
+    fp8 = [dataclasses.replace(row, quantization="fp8", result_id="f" * 12) for row in h100]
+    chosen = buyer_table.candidates([*rows, *fp8])
+    assert sorted((row.gpu, row.quantization or "") for row in chosen) == [
+        ("h100-sxm", ""),
+        ("h100-sxm", "fp8"),
+        ("h200-sxm", ""),
+    ]
+    static_page.set_content(buyer_table.buyer_table([*rows, *fp8]))
+    headers = static_page.locator("table.im-buyer thead th").all_inner_texts()
+    assert "1 × h100-sxm\nfp8 weights" in headers
+    assert "1 × h100-sxm" in headers
