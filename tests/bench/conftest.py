@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
-from ray_cluster import LocalRayCluster, RayNode
+from ray_cluster import LocalRayCluster, RayFleet
 
 
 @pytest.fixture
@@ -35,21 +34,6 @@ def standin_vllm(tmp_path: Path) -> Path:
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN_VLLM}" "$@"\n')
     launcher.chmod(0o755)
     return launcher
-
-
-@dataclass(frozen=True)
-class RayFleet:
-    """The session's local Ray cluster: the head advertises an H100 SXM, one worker an L40S,
-    and a second L40S worker is the one a test may kill (the others outlive every test)."""
-
-    cluster: LocalRayCluster
-    h100: RayNode
-    l40s: RayNode
-    doomed_l40s: RayNode
-
-    @property
-    def address(self) -> str:
-        return self.cluster.address
 
 
 @pytest.fixture(scope="session")

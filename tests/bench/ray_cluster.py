@@ -210,3 +210,18 @@ class LocalRayCluster:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(10)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class RayFleet:
+    """The session's local Ray cluster: the head advertises an H100 SXM, one worker an L40S,
+    and a second L40S worker is the one a test may kill (the others outlive every test)."""
+
+    cluster: LocalRayCluster
+    h100: RayNode
+    l40s: RayNode
+    doomed_l40s: RayNode
+
+    @property
+    def address(self) -> str:
+        return self.cluster.address

@@ -26,8 +26,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import RayFleet
-from ray_cluster import RayNode
+from ray_cluster import RayFleet, RayNode
 
 from bench.cli import main
 from registry.models import Result as RegistryResult
