@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import random
 import time
 from collections.abc import Sequence
@@ -42,7 +41,7 @@ from bench.client import PromptRequest, RequestRecord
 from bench.errors import BenchConfigError, WorkloadFileError
 from bench.load import NS_PER_S, PointPlan, PointRun, Send
 from bench.metrics import Distribution, summarize, ttft_s
-from bench.workloads import PROFILES, PROMPT_WORDS, LengthDistribution
+from bench.workloads import PROFILES, PROMPT_WORDS, LengthDistribution, read_json_rows
 
 DEFAULT_TURNS = LengthDistribution("uniform", 2, 6)
 DEFAULT_USER_LEN = PROFILES["chat-multiturn"].input_len
@@ -128,25 +127,7 @@ def load_conversations(path: Path) -> list[Session]:
     """Conversations from a ShareGPT file (JSON array or lines of `conversations`) or an
     OpenAI-messages JSONL file; token counts are word counts (the server's usage is what is
     reported). Raises WorkloadFileError naming the line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise WorkloadFileError(f"{path}: cannot read: {error}", "--dataset") from None
-    rows: list[tuple[int, Any]] = []
-    if text.lstrip().startswith("["):
-        try:
-            rows = list(enumerate(json.loads(text), start=1))
-        except ValueError as error:
-            raise WorkloadFileError(f"{path}: not JSON: {error}", "--dataset") from None
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((number, json.loads(line)))
-                except ValueError as error:
-                    raise WorkloadFileError(
-                        f"{path}:{number}: not a JSON line: {error}", "--dataset"
-                    ) from None
+    rows = read_json_rows(path)
     sessions: list[Session] = []
     for number, row in rows:
         if isinstance(row, dict) and isinstance(row.get("conversations"), list):

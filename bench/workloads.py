@@ -267,11 +267,10 @@ class DatasetEntry:
     reference_output_tokens: int
 
 
-def load_sharegpt(path: Path, tokenizer: Tokenizer | None = None) -> list[DatasetEntry]:
-    """Read a ShareGPT-format dataset: JSON lines (or one JSON array) of objects whose
-    `conversations` list holds `{"from": "human"|"gpt", "value": text}` turns. Each entry's
-    prompt is its first human turn and its reference output the reply that follows. Token
-    counts use the tokenizer when given, else the word count."""
+def read_json_rows(path: Path) -> list[tuple[int, Any]]:
+    """A dataset file's rows with the number a reader finds them by: one JSON array (element
+    numbers) or JSON lines (line numbers, blank lines skipped). Raises WorkloadFileError naming
+    the file, and the line that is no JSON."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -292,6 +291,15 @@ def load_sharegpt(path: Path, tokenizer: Tokenizer | None = None) -> list[Datase
                 raise WorkloadFileError(
                     f"{path}:{number}: not a JSON line: {error}", "--dataset"
                 ) from None
+    return rows
+
+
+def load_sharegpt(path: Path, tokenizer: Tokenizer | None = None) -> list[DatasetEntry]:
+    """Read a ShareGPT-format dataset: JSON lines (or one JSON array) of objects whose
+    `conversations` list holds `{"from": "human"|"gpt", "value": text}` turns. Each entry's
+    prompt is its first human turn and its reference output the reply that follows. Token
+    counts use the tokenizer when given, else the word count."""
+    rows = read_json_rows(path)
 
     def count(value: str) -> int:
         if tokenizer is not None:
