@@ -84,6 +84,19 @@ class TrtllmDocument:
     retrieved_for: Callable[[str], str]
     submitter: str
 
+    def source(self, title: str, conditions: str, key: str) -> dict[str, Any]:
+        """A result's `source` for one cell of this page: NVIDIA's reported figure."""
+        return {
+            "kind": "reported",
+            "url": self.url,
+            "title": title,
+            "publisher": "NVIDIA",
+            "conditions": conditions,
+            "retrieved": self.retrieved_for(key),
+            "submitter": self.submitter,
+            "revision": self.revision,
+        }
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -293,16 +306,9 @@ def _result(
         },
         "slo": {},
         "points": [point],
-        "source": {
-            "kind": "reported",
-            "url": document.url,
-            "title": f"TensorRT-LLM Performance Overview: {cell.heading}",
-            "publisher": "NVIDIA",
-            "conditions": conditions,
-            "retrieved": document.retrieved_for(key),
-            "submitter": document.submitter,
-            "revision": document.revision,
-        },
+        "source": document.source(
+            f"TensorRT-LLM Performance Overview: {cell.heading}", conditions, key
+        ),
     }
     return validated_result(data)
 

@@ -213,16 +213,9 @@ def _result(
                 "throughput": {"output_tokens_per_s": value},
             }
         ],
-        "source": {
-            "kind": "reported",
-            "url": document.url,
-            "title": f"TensorRT-LLM {version} Performance Overview: throughput table",
-            "publisher": "NVIDIA",
-            "conditions": conditions,
-            "retrieved": document.retrieved_for(key),
-            "submitter": document.submitter,
-            "revision": document.revision,
-        },
+        "source": document.source(
+            f"TensorRT-LLM {version} Performance Overview: throughput table", conditions, key
+        ),
     }
     return validated_result(data)
 
