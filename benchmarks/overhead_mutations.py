@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/overhead_mutations.py
 
-Patches one term x2 at a time inside calculators.vllm_plan (the profiling run's forward peak,
+Patches one term x2 at a time inside calculators.vllm_overheads (the profiling run's forward peak,
 the sampler's logits, non-torch memory, CUDA graphs), reruns the checks the accuracy tests make
 (tests/accuracy/cases.failures: KV figures and each logged overhead term) and prints, per term,
 how many logged figures then fall outside their tolerance. A term with 0 is not pinned by any log:

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import calculators.vllm_plan as plan_module
+import calculators.vllm_overheads as plan_module
 
-# Each term, and the names in calculators.vllm_plan that make it up (constants or functions).
+# Each term, and the names in calculators.vllm_overheads that make it up (constants or functions).
 TERMS = {
     "activation peak (forward pass)": ("forward_peak_bytes",),
     "sampler logits": ("SAMPLER_BYTES_PER_LOGIT",),

@@ -1,0 +1,268 @@
+"""A model's architecture, read from its Hugging Face `config.json` (given as a dict).
+
+Covers dense MHA/GQA models, mixture-of-experts (routed + shared experts, dense first layers,
+Llama 4's interleaved MoE), DeepSeek's multi-head latent attention (MLA) and V3.2's sparse
+indexer, sliding-window and chunked-attention layer patterns (Mistral v0.1, Gemma 2/3, gpt-oss,
+Llama 4), hybrids whose other layers keep a recurrent state (Jamba's Mamba layers, Qwen3-Next's
+Gated DeltaNet, see `mixers`) and multimodal wrappers whose language model sits in `text_config`.
+Fields a config file leaves out take the defaults transformers gives that model type, so a
+config reads here as it does in transformers; a field without such a default is an error
+naming it. A `model_type`, layer kind or mixture-of-experts key the calculators do not read is an
+error naming it, never a silent number.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from calculators.config_fields import int_field, optional_int, optional_mapping
+from calculators.errors import ConfigError
+from calculators.layer_kinds import layer_kinds
+from calculators.limits import check_config
+from calculators.mixers import (
+    LINEAR_ATTENTION,
+    MAMBA,
+    RecurrentMixer,
+    gated_delta_net_mixer,
+    jamba_mixer,
+)
+from calculators.model_arch import (
+    CHUNKED,
+    LatentAttention,
+    ModelArch,
+    SparseIndexer,
+    VisionTower,
+)
+from calculators.moe_config import check_moe_keys, read_moe
+
+# Language-model types whose layers the calculators model. Any other is an error: a config of
+# an unknown family would otherwise be counted as a Llama and give a confident wrong number.
+KNOWN_MODEL_TYPES = frozenset(
+    {
+        "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next",
+        "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "gpt_oss", "gemma", "gemma2",
+        "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba", "gptj",
+    }
+)  # fmt: skip
+# Defaults transformers applies when config.json omits a field, per model_type. Only fields that
+# matter for parameter counts and the KV cache are listed.
+_TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {
+        "head_dim": 256,
+        "vocab_size": 262208,
+        "sliding_window": 4096,
+        "sliding_window_pattern": 6,
+        "tie_word_embeddings": True,
+        "num_key_value_heads": 4,
+        "max_position_embeddings": 131072,
+    },
+    "gemma2": {"head_dim": 256, "tie_word_embeddings": True, "sliding_window": 4096},
+    "gemma": {"tie_word_embeddings": True},
+    "siglip_vision_model": {
+        "hidden_size": 768,
+        "intermediate_size": 3072,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "num_channels": 3,
+        "image_size": 224,
+        "patch_size": 16,
+    },
+}
+# Model types whose transformers config class defaults to tied embeddings.
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text"}
+# Model types with a bias on the q/k/v projections even though config.json does not say so.
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
+# Model types with per-head RMSNorm on queries and keys (q_norm / k_norm). Llama 4's
+# `use_qk_norm` is an L2 norm without weights, so it is not here.
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2"}
+# Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
+_FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}
+# GPT-2-style config names, per model type, for the names the calculators read (transformers'
+# `attribute_map` does the same). GPT-J: `n_inner` null means 4 × n_embd (GPTJMLP).
+CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
+    "gptj": {
+        "n_embd": "hidden_size",
+        "n_layer": "num_hidden_layers",
+        "n_head": "num_attention_heads",
+        "n_positions": "max_position_embeddings",
+        "n_inner": "intermediate_size",
+    },
+}
+# GPT-J's block: one LayerNorm (with bias) feeding attention and MLP in parallel, an ungated
+# MLP fc_in → gelu → fc_out with biases, no bias on q/k/v/out, an lm_head with a bias.
+_GPTJ_TYPES = {"gptj"}
+
+
+def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+    model_type = str(config.get("model_type", ""))
+    merged = dict(_TRANSFORMERS_DEFAULTS.get(model_type, {}))
+    merged.update({key: value for key, value in config.items() if value is not None})
+    for alias, name in CONFIG_KEY_ALIASES.get(model_type, {}).items():
+        if alias in merged and name not in merged:
+            merged[name] = merged[alias]
+    if model_type in _GPTJ_TYPES and "intermediate_size" not in merged and "hidden_size" in merged:
+        merged["intermediate_size"] = 4 * merged["hidden_size"]
+    return merged
+
+
+def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The language model's config and the prefix that locates it in the file."""
+    if not isinstance(config, Mapping):
+        raise ConfigError("config.json: expected a JSON object")
+    text = config.get("text_config")
+    if isinstance(text, Mapping) and "hidden_size" not in config:
+        merged = _with_defaults(text)
+        # Fields that multimodal wrappers keep at the top level apply to the language model.
+        for key in ("quantization_config", "torch_dtype", "tie_word_embeddings"):
+            if key in config and key not in text:
+                merged[key] = config[key]
+        return merged, "text_config."
+    return _with_defaults(config), ""
+
+
+def _check_known_keys(config: Mapping[str, Any], where: str) -> None:
+    """Refuse a model type, or an expert/MoE/router key, that the calculators do not read."""
+    if "model_type" not in config:
+        raise ConfigError(f"{where}model_type: required field missing from config.json")
+    model_type = config["model_type"]
+    if model_type not in KNOWN_MODEL_TYPES:
+        raise ConfigError(
+            f"{where}model_type: {model_type!r} is not a model type the calculators know; "
+            "expected one of " + ", ".join(sorted(KNOWN_MODEL_TYPES))
+        )
+    check_moe_keys(config, where)
+
+
+def _mla(config: Mapping[str, Any], where: str) -> LatentAttention | None:
+    if not config.get("kv_lora_rank"):
+        return None
+    return LatentAttention(
+        kv_lora_rank=int_field(config, "kv_lora_rank", where),
+        q_lora_rank=optional_int(config, "q_lora_rank", where, 0),
+        qk_rope_head_dim=int_field(config, "qk_rope_head_dim", where),
+        qk_nope_head_dim=int_field(config, "qk_nope_head_dim", where),
+        v_head_dim=int_field(config, "v_head_dim", where),
+    )
+
+
+def _vision(config: Mapping[str, Any], text_hidden: int) -> VisionTower | None:
+    raw = config.get("vision_config")
+    if not isinstance(raw, Mapping) or "text_config" not in config:
+        return None
+    vision = _with_defaults(raw)
+    where = "vision_config."
+    hidden = int_field(vision, "hidden_size", where)
+    # Gemma 3's projector: an RMSNorm over vision features, then a linear map to text width.
+    projector = hidden * text_hidden + hidden
+    return VisionTower(
+        hidden_size=hidden,
+        intermediate_size=int_field(vision, "intermediate_size", where),
+        num_layers=int_field(vision, "num_hidden_layers", where),
+        num_channels=optional_int(vision, "num_channels", where, 3),
+        image_size=int_field(vision, "image_size", where),
+        patch_size=int_field(vision, "patch_size", where),
+        projector_params=projector,
+    )
+
+
+def parse_config(config: Mapping[str, Any]) -> ModelArch:
+    """Read a Hugging Face `config.json` (as a dict) into a `ModelArch`.
+
+    Raises `ConfigError` naming the missing or bad field, e.g.
+    `text_config.num_hidden_layers: required field missing from config.json`; values no
+    model has (10^8 layers, NaN, 100 levels of nesting) too (`calculators.limits`).
+    """
+    check_config(config)
+    language, where = _language_config(config)
+    hidden = int_field(language, "hidden_size", where)
+    num_layers = int_field(language, "num_hidden_layers", where)
+    num_heads = int_field(language, "num_attention_heads", where)
+    if num_heads == 0 or hidden == 0 or num_layers == 0:
+        raise ConfigError(f"{where}hidden_size/num_hidden_layers/num_attention_heads: must be > 0")
+    num_kv_heads = optional_int(language, "num_key_value_heads", where, 0) or num_heads
+    head_dim = optional_int(language, "head_dim", where, 0) or hidden // num_heads
+    if head_dim == 0:
+        raise ConfigError(
+            f"{where}head_dim: hidden_size {hidden} / num_attention_heads {num_heads} "
+            "gives 0; expected a head size > 0"
+        )
+    _check_known_keys(language, where)
+    model_type = str(language.get("model_type", ""))
+    tied_default = model_type in _TIED_BY_DEFAULT
+    moe = read_moe(language, num_layers, where)
+    dense_width_key = (
+        "intermediate_size_mlp" if model_type == "llama4_text" else "intermediate_size"
+    )
+    if moe is not None and len(moe.moe_layers) == num_layers:
+        intermediate = optional_int(language, dense_width_key, where, 0)
+    else:
+        intermediate = int_field(language, dense_width_key, where)
+    attention_bias = bool(language.get("attention_bias", False))
+    kinds = layer_kinds(language, num_layers, where)
+    return ModelArch(
+        model_type=model_type,
+        hidden_size=hidden,
+        num_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        vocab_size=int_field(language, "vocab_size", where),
+        tie_word_embeddings=bool(language.get("tie_word_embeddings", tied_default)),
+        qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
+        o_bias=attention_bias,
+        qk_norm=model_type in _QK_NORM_TYPES,
+        norms_per_layer=4
+        if model_type in _FOUR_NORM_TYPES
+        else 1
+        if model_type in _GPTJ_TYPES
+        else 2,
+        layer_kinds=kinds,
+        sliding_window=optional_int(language, "sliding_window", where, 0) or None,
+        max_position_embeddings=(
+            optional_int(language, "max_position_embeddings", where, 0) or None
+        ),
+        torch_dtype=str(language.get("torch_dtype") or language.get("dtype") or "bfloat16"),
+        moe=moe,
+        mla=_mla(language, where),
+        vision=_vision(config, hidden),
+        attention_sinks=model_type == "gpt_oss",
+        quantization_config=optional_mapping(language, "quantization_config", where),
+        rope_scaling=optional_mapping(language, "rope_scaling", where),
+        mixer=_mixer(language, hidden, kinds, where),
+        attention_chunk_size=(
+            optional_int(language, "attention_chunk_size", where, 0) or None
+            if CHUNKED in kinds
+            else None
+        ),
+        attention_output_gate=model_type == "qwen3_next"
+        or bool(language.get("attn_output_gate", False)),
+        indexer=_indexer(language, where),
+        mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
+        or optional_int(language, "mtp_num_hidden_layers", where, 0),
+        gated_mlp=model_type not in _GPTJ_TYPES,
+        mlp_bias=model_type in _GPTJ_TYPES,
+        norm_bias=model_type in _GPTJ_TYPES,
+        lm_head_bias=model_type in _GPTJ_TYPES,
+    )
+
+
+def _mixer(
+    config: Mapping[str, Any], hidden: int, kinds: tuple[str, ...], where: str
+) -> RecurrentMixer | None:
+    if MAMBA in kinds:
+        return jamba_mixer(config, hidden, where)
+    if LINEAR_ATTENTION in kinds:
+        return gated_delta_net_mixer(config, hidden, where)
+    return None
+
+
+def _indexer(config: Mapping[str, Any], where: str) -> SparseIndexer | None:
+    if not config.get("index_n_heads"):
+        return None
+    if not config.get("kv_lora_rank"):
+        raise ConfigError(f"{where}index_n_heads: a sparse indexer needs MLA (kv_lora_rank)")
+    return SparseIndexer(
+        num_heads=int_field(config, "index_n_heads", where),
+        head_dim=int_field(config, "index_head_dim", where),
+        top_k=int_field(config, "index_topk", where),
+    )

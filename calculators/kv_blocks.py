@@ -1,0 +1,92 @@
+"""vLLM's KV cache blocks: how layers group into pages, the block size of hybrid models, the
+blocks one request takes and the longest request that fits (`kv_cache_utils`)."""
+
+import math
+from dataclasses import dataclass
+
+from calculators.kv_cache import KVCacheShape
+
+
+@dataclass(frozen=True)
+class KVGroups:
+    """vLLM's KV cache groups: layers of one attention kind, `size` layers per group."""
+
+    full: int
+    sliding: int
+    size: int
+    state: int = 0  # groups of Mamba / Gated DeltaNet layers: one page per request each
+
+
+def _group_size(counts: list[int]) -> int:
+    """vLLM's `_get_kv_cache_groups_uniform_page_size`: the smallest kind sets the group size,
+    unless the largest has fewer than 1.5x as many layers (then the largest, with padding)."""
+    smallest, largest = min(counts), max(counts)
+    return largest if largest < smallest * 1.5 else smallest
+
+
+def kv_groups(kv: KVCacheShape, pp: int) -> KVGroups:
+    full = math.ceil(kv.full_layers / pp)
+    sliding = math.ceil(kv.sliding_layers / pp)
+    state = math.ceil(kv.state_layers / pp)
+    counts = [count for count in (full, sliding, state) if count]
+    if len(counts) > 1:
+        size = _group_size(counts)
+        return KVGroups(
+            math.ceil(full / size), math.ceil(sliding / size), size, math.ceil(state / size)
+        )
+    return KVGroups(
+        1 if full else 0, 1 if sliding else 0, full + sliding + state, 1 if state else 0
+    )
+
+
+def hybrid_block_size(kv: KVCacheShape, block_size: int) -> int:
+    """The attention block size vLLM picks for a model with state layers: the smallest multiple
+    of `block_size` whose page (all KV of one layer) holds one sequence's state of one layer
+    (`HybridAttentionMambaModelConfig.verify_and_update_config`)."""
+    if not kv.state_layers or not kv.bytes_per_token_per_layer:
+        return block_size
+    per_block = block_size * kv.bytes_per_token_per_layer
+    return block_size * max(1, math.ceil(kv.state_bytes_per_sequence_per_layer / per_block))
+
+
+def request_blocks(
+    groups: KVGroups, kv: KVCacheShape, max_len: int, batched_tokens: int, block: int
+) -> int:
+    """Blocks one request of `max_len` tokens takes across all groups."""
+    blocks = groups.full * math.ceil(max_len / block) + groups.state
+    if groups.sliding and kv.sliding_window is not None:
+        span = min(kv.sliding_window - 1 + batched_tokens, max_len)
+        blocks += groups.sliding * (math.ceil(span / block) + 1)
+    return blocks
+
+
+def _fits_length(
+    available: int,
+    groups: KVGroups,
+    page: int,
+    kv: KVCacheShape,
+    length: int,
+    batched: int,
+    block: int,
+) -> bool:
+    return request_blocks(groups, kv, length, batched, block) * groups.size * page <= available
+
+
+def largest_length(
+    available: int,
+    groups: KVGroups,
+    page: int,
+    kv: KVCacheShape,
+    limit: int,
+    batched: int,
+    block: int,
+) -> int:
+    """Binary search, as vLLM's estimate_max_model_len does, for the longest request that fits."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _fits_length(available, groups, page, kv, middle, batched, block):
+            low = middle
+        else:
+            high = middle - 1
+    return low

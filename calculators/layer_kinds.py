@@ -1,0 +1,88 @@
+"""The kind of each decoder layer (full, sliding-window or chunked attention, Mamba, linear
+attention), read from a config's `layer_types` list or from the pattern its model type implies."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from calculators.config_fields import optional_int
+from calculators.errors import ConfigError
+from calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
+from calculators.model_arch import CHUNKED, FULL, SLIDING
+
+_LAYER_TYPES = {
+    "full_attention": FULL,
+    "attention": FULL,
+    "sliding_attention": SLIDING,
+    "linear_attention": LINEAR_ATTENTION,
+    "chunked_attention": CHUNKED,
+    "mamba": MAMBA,
+}
+
+
+def _listed_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
+    layer_types = config["layer_types"]
+    if not isinstance(layer_types, list):
+        raise ConfigError(f"{where}layer_types: expected a list, got {layer_types!r}")
+    if len(layer_types) != num_layers:
+        raise ConfigError(
+            f"{where}layer_types: expected {num_layers} entries (num_hidden_layers), "
+            f"got {len(layer_types)}"
+        )
+    kinds = []
+    for index, kind in enumerate(layer_types):
+        if kind not in _LAYER_TYPES:
+            raise ConfigError(
+                f"{where}layer_types[{index}]: unknown layer kind {kind!r}; expected one of "
+                + ", ".join(sorted(_LAYER_TYPES))
+            )
+        kinds.append(_LAYER_TYPES[kind])
+    return kinds
+
+
+def _llama4_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
+    """Llama 4: layers with RoPE attend within chunks; every fourth (NoPE) layer globally."""
+    if not config.get("attention_chunk_size"):
+        return [FULL] * num_layers
+    no_rope = config.get("no_rope_layers")
+    if no_rope is None:
+        interval = optional_int(config, "no_rope_layer_interval", where, 4) or 4
+        no_rope = [int((index + 1) % interval != 0) for index in range(num_layers)]
+    if not isinstance(no_rope, list) or len(no_rope) != num_layers:
+        raise ConfigError(
+            f"{where}no_rope_layers: expected a list of {num_layers} flags (num_hidden_layers)"
+        )
+    # transformers' naming: a 1 in no_rope_layers means the layer *uses* RoPE (chunked).
+    return [CHUNKED if flag else FULL for flag in no_rope]
+
+
+def layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tuple[str, ...]:
+    model_type = str(config.get("model_type", ""))
+    if model_type == "jamba":
+        return tuple(jamba_layer_kinds(config, num_layers, where))
+    if model_type == "llama4_text":
+        return tuple(_llama4_layer_kinds(config, num_layers, where))
+    if model_type == "qwen3_next":
+        if config.get("layer_types") is not None:
+            return tuple(_listed_layer_kinds(config, num_layers, where))
+        interval = optional_int(config, "full_attention_interval", where, 4) or 4
+        return tuple(
+            FULL if (index + 1) % interval == 0 else LINEAR_ATTENTION for index in range(num_layers)
+        )
+    window = config.get("sliding_window")
+    if config.get("use_sliding_window") is False or not window:
+        if config.get("layer_types") is not None:
+            # Without a window every attention layer is global, but other kinds stay.
+            kinds = _listed_layer_kinds(config, num_layers, where)
+            return tuple(FULL if kind == SLIDING else kind for kind in kinds)
+        return (FULL,) * num_layers
+    if config.get("layer_types") is not None:
+        return tuple(_listed_layer_kinds(config, num_layers, where))
+    if model_type == "gemma2":
+        # Gemma 2 alternates: even layers use the local window, odd layers attend globally.
+        return tuple(SLIDING if index % 2 == 0 else FULL for index in range(num_layers))
+    pattern = optional_int(config, "sliding_window_pattern", where, 0)
+    if pattern:
+        # Every pattern-th layer is global (Gemma 3: five local layers, then one global).
+        return tuple(FULL if (index + 1) % pattern == 0 else SLIDING for index in range(num_layers))
+    # A bare sliding_window with no pattern applies to every layer (Mistral v0.1).
+    return (SLIDING,) * num_layers

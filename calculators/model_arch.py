@@ -1,0 +1,117 @@
+"""A model's architecture as the calculators see it: the language model's shape, its
+mixture-of-experts, latent-attention, indexer and vision parts, and the kind of each layer.
+
+`calculators.config_reader` builds a `ModelArch` from a `config.json`; `calculators.param_count`
+counts its parameters.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.mixers import LINEAR_ATTENTION, MAMBA, RecurrentMixer
+
+FULL = "full"
+SLIDING = "sliding"
+CHUNKED = "chunked"  # Llama 4's chunked local attention
+STATE_KINDS = (MAMBA, LINEAR_ATTENTION)  # layers with a per-sequence state instead of KV
+
+
+@dataclass(frozen=True)
+class MixtureOfExperts:
+    """The MoE part of a model: routed experts, shared experts and which layers are sparse."""
+
+    num_experts: int
+    experts_per_token: int
+    expert_intermediate_size: int
+    shared_intermediate_size: int  # all shared experts of a layer together; 0 when none
+    moe_layers: tuple[int, ...]  # indices of the layers whose MLP is a mixture of experts
+    router_bias: bool
+    expert_bias: bool
+
+
+@dataclass(frozen=True)
+class LatentAttention:
+    """DeepSeek's multi-head latent attention: one compressed KV vector per token and layer."""
+
+    kv_lora_rank: int
+    q_lora_rank: int  # 0 when queries are projected directly
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True)
+class SparseIndexer:
+    """DeepSeek-V3.2's lightning indexer: a small attention that picks the top-k tokens."""
+
+    num_heads: int
+    head_dim: int
+    top_k: int
+
+
+@dataclass(frozen=True)
+class VisionTower:
+    """A ViT-style vision encoder and its projector into the language model (multimodal)."""
+
+    hidden_size: int
+    intermediate_size: int
+    num_layers: int
+    num_channels: int
+    image_size: int
+    patch_size: int
+    projector_params: int
+
+
+@dataclass(frozen=True)
+class ModelArch:
+    """Everything the calculators need to know about a model's language part."""
+
+    model_type: str
+    hidden_size: int
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    qkv_bias: bool
+    o_bias: bool
+    qk_norm: bool
+    norms_per_layer: int
+    layer_kinds: tuple[str, ...]  # FULL, SLIDING, CHUNKED, MAMBA or LINEAR_ATTENTION per layer
+    sliding_window: int | None
+    max_position_embeddings: int | None
+    torch_dtype: str
+    moe: MixtureOfExperts | None
+    mla: LatentAttention | None
+    vision: VisionTower | None
+    attention_sinks: bool
+    quantization_config: Mapping[str, Any] | None
+    rope_scaling: Mapping[str, Any] | None
+    mixer: RecurrentMixer | None = None  # the layers of kind MAMBA / LINEAR_ATTENTION
+    attention_chunk_size: int | None = None
+    attention_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head gate
+    indexer: SparseIndexer | None = None
+    mtp_layers: int = 0  # multi-token-prediction layers the checkpoint ships; vLLM skips them
+    gated_mlp: bool = True  # gate, up and down projections (SwiGLU); False: up and down only
+    mlp_bias: bool = False  # biases on the dense MLP's projections
+    norm_bias: bool = False  # LayerNorm with a bias (weight and bias per norm)
+    lm_head_bias: bool = False
+
+    @property
+    def num_full_layers(self) -> int:
+        return sum(1 for kind in self.layer_kinds if kind == FULL)
+
+    @property
+    def num_sliding_layers(self) -> int:
+        return sum(1 for kind in self.layer_kinds if kind == SLIDING)
+
+    @property
+    def num_chunked_layers(self) -> int:
+        return sum(1 for kind in self.layer_kinds if kind == CHUNKED)
+
+    @property
+    def num_state_layers(self) -> int:
+        return sum(1 for kind in self.layer_kinds if kind in STATE_KINDS)

@@ -1,0 +1,105 @@
+"""A config's mixture-of-experts part: experts, shared experts, which layers are sparse, and the
+refusal of an expert/MoE/router key the calculators do not read."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from calculators.config_fields import int_field, optional_int
+from calculators.errors import ConfigError
+from calculators.mixers import jamba_moe_layers
+from calculators.model_arch import MixtureOfExperts
+
+# Config keys about experts and routing that the calculators read (the rest of the key names
+# below only steer routing and change no tensor shape). An expert/MoE/router key outside both
+# sets is an error naming it, because it may change how many parameters there are.
+_MOE_KEYS_READ = frozenset(
+    {
+        "num_local_experts", "n_routed_experts", "num_experts", "num_experts_per_tok",
+        "experts_per_token", "moe_intermediate_size", "n_shared_experts",
+        "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq",
+        "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step",
+        "expert_layer_period", "expert_layer_offset", "moe_layers",
+    }
+)  # fmt: skip
+_MOE_KEYS_ROUTING_ONLY = frozenset(
+    {
+        "router_aux_loss_coef", "output_router_logits", "router_jitter_noise", "norm_topk_prob",
+        "routed_scaling_factor", "scoring_func", "topk_method", "n_group", "topk_group",
+        "moe_router_enable_expert_bias", "router_z_loss_coef", "aux_loss_alpha",
+        "seq_aux", "use_expert_bias", "router_dtype", "num_experts_offload",
+    }
+)  # fmt: skip
+
+
+def check_moe_keys(config: Mapping[str, Any], where: str) -> None:
+    """Refuse an expert/MoE/router key that the calculators do not read: it may change how many
+    parameters there are."""
+    for key in sorted(config):
+        lowered = key.lower()
+        if not any(word in lowered for word in ("expert", "moe", "router")):
+            continue
+        if key not in _MOE_KEYS_READ and key not in _MOE_KEYS_ROUTING_ONLY:
+            raise ConfigError(
+                f"{where}{key}: a mixture-of-experts setting the calculators do not read; "
+                "its effect on the parameter count is unknown"
+            )
+
+
+def _moe_layers(
+    config: Mapping[str, Any], num_layers: int, where: str, model_type: str
+) -> tuple[int, ...]:
+    if model_type == "jamba":
+        return jamba_moe_layers(config, num_layers, where)
+    if model_type == "llama4_text":
+        listed = config.get("moe_layers")
+        if listed is not None:
+            if not isinstance(listed, list) or not all(isinstance(i, int) for i in listed):
+                raise ConfigError(f"{where}moe_layers: expected a list of layer indices")
+            return tuple(sorted(set(listed)))
+        step = optional_int(config, "interleave_moe_layer_step", where, 1) or 1
+        return tuple(range(step - 1, num_layers, step))
+    first_dense = optional_int(config, "first_k_dense_replace", where, 0)
+    frequency = optional_int(config, "moe_layer_freq", where, 0) or optional_int(
+        config, "decoder_sparse_step", where, 1
+    )
+    only_dense = config.get("mlp_only_layers") or []
+    if not isinstance(only_dense, list) or not all(isinstance(i, int) for i in only_dense):
+        raise ConfigError(f"{where}mlp_only_layers: expected a list of layer indices")
+    mlp_only = set(only_dense)
+    return tuple(
+        index
+        for index in range(num_layers)
+        if index >= first_dense and (index + 1) % frequency == 0 and index not in mlp_only
+    )
+
+
+def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureOfExperts | None:
+    num_experts = (
+        optional_int(config, "num_local_experts", where, 0)
+        or optional_int(config, "n_routed_experts", where, 0)
+        or optional_int(config, "num_experts", where, 0)
+    )
+    model_type = str(config.get("model_type", ""))
+    if num_experts <= 1:  # Jamba's config class reads one expert as a dense MLP
+        return None
+    experts_per_token = int_field(config, "num_experts_per_tok", where)
+    if "moe_intermediate_size" in config:
+        expert_size = int_field(config, "moe_intermediate_size", where)
+    else:
+        expert_size = int_field(config, "intermediate_size", where)
+    if expert_size == 0:
+        raise ConfigError(f"{where}moe_intermediate_size: expected an integer > 0, got 0")
+    shared = optional_int(config, "n_shared_experts", where, 0) * expert_size
+    if not shared:
+        shared = optional_int(config, "shared_expert_intermediate_size", where, 0)
+    if model_type == "llama4_text":
+        shared = expert_size  # every Llama 4 MoE layer has one shared expert of expert width
+    return MixtureOfExperts(
+        num_experts=num_experts,
+        experts_per_token=experts_per_token,
+        expert_intermediate_size=expert_size,
+        shared_intermediate_size=shared,
+        moe_layers=_moe_layers(config, num_layers, where, model_type),
+        router_bias=model_type == "gpt_oss",
+        expert_bias=model_type == "gpt_oss",
+    )

@@ -1,0 +1,152 @@
+"""The overhead terms of vLLM's memory plan on one rank: the profiling run's activation peak (dummy
+forward pass and dummy sampler run), memory outside PyTorch's allocator, CUDA graphs.
+
+vLLM measures these at startup; the calculators estimate them from the architecture. The plan
+(`calculators.vllm_plan`) reads them through this module's attributes, so a test that patches one
+here (tests/accuracy/mutations.py) changes the plan.
+"""
+
+import math
+
+from calculators.model_arch import ModelArch
+from calculators.parallel import ParallelLayout, moe_tokens
+from calculators.vllm_settings import MIB, VllmSettings
+
+# Where each overhead term comes from in vLLM's own code (vllm-project/vllm):
+#   - activation peak: `Worker.determine_available_memory` runs `GPUModelRunner.profile_run` inside
+#     `memory_profiling` and takes `torch_peak_increase` (vllm/v1/worker/gpu_worker.py at 35d5cda1);
+#     `GPUModelRunner.profile_run` (vllm/v1/worker/gpu_model_runner.py, indexed at 4e179065) is one
+#     `_dummy_run` of max_num_batched_tokens, then, if `get_pp_group().is_last_rank`,
+#     `_dummy_sampler_run` with max_num_seqs rows of full-vocabulary logits: the other pipeline
+#     ranks peak at the forward pass alone (`forward_peak_bytes`). In early V1 (gpu_worker.py at
+#     0012cf69) the sampler warm-up ran only after the KV cache was sized. vLLM sizes every rank's
+#     KV cache by the smallest rank's free memory.
+#   - non-torch memory: `non_torch_increase` of the same profile (cuBLAS/attention workspaces; NCCL
+#     buffers of the first collective under tensor parallelism).
+#   - CUDA graphs: captured after the KV cache is allocated, outside gpu_memory_utilization, until
+#     the release that subtracts vLLM's own estimate first (CUDA_GRAPHS_IN_BUDGET_SINCE): from
+#     vLLM PR 30515 on, `determine_available_memory` runs `profile_cudagraph_memory` and takes the
+#     estimate off the KV budget when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set. vllm/envs.py
+#     defaults that flag to "0" in v0.19.1 (release build b1388b1fb) and to "1" from v0.20.0
+#     (b8160878f) on: v0.22.0 (0b3ba88f1), v0.30.0 (ced6857af), v0.31.0 (db9527a46) and v0.33.0
+#     (4ba787ec9) still subtract it (gpu_worker.py `cudagraph_memory_estimate_applied`). The log
+#     line says "default since v0.21.0", but the v0.20.0 release already defaults it on.
+# The sizes below are estimates set from the "fit" cases of tests/data/vllm_startup_logs.yaml only;
+# the accuracy tests hold each one to the logged term (activation peak, non-torch, CUDA graphs).
+
+# Bytes per logit the sampler's dummy run holds at its peak: vLLM 0.19's PyTorch top-k/top-p sampler
+# (FlashInfer's is opt-in there) peaks at 15.2-15.5 bytes per logit in the fit logs (Llama-3.1-8B
+# 1.89 GiB, Qwen2.5-7B 2.21 GiB at 1024 sequences): fp32 logits, the sort's values and int64
+# indices, softmax and cumulative sum, over bf16 logits already freed.
+SAMPLER_BYTES_PER_LOGIT = 15
+# The dummy forward pass peaks ~35 % above the tensors `forward_peak_bytes` counts (allocator
+# blocks, torch.compile buffers, the rank's own input and intermediate-tensor buffers): fitted to
+# the pipeline ranks that run no sampler (Llama-3.1-8B on 2 and 4 H100s, 1.05-1.10 GiB).
+FORWARD_PEAK_FACTOR = 1.35
+# Memory outside PyTorch's allocator that the profiling run adds (cuBLAS and attention
+# workspaces); tensor parallelism adds the custom all-reduce and NCCL buffers.
+NON_TORCH_BYTES = 256 * MIB
+NON_TORCH_TP_BYTES = 128 * MIB
+# On NVSwitch systems (Hopper and Blackwell SXM) NCCL's NVLink SHARP buffers add ~1.75 GiB per rank
+# under tensor parallelism: 2.06-2.21 GiB logged on 2-4 H100 SXM (vLLM 0.19; 3.58 vs 1.79 GiB in
+# V0, PR 10511) against 0.25-0.4 GiB on A100 (no NVLS).
+NON_TORCH_NVLS_BYTES = 1792 * MIB
+NVLS_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300")
+# CUDA graphs: captured for ~51-67 batch sizes; memory grows with the number of layers. From 0.11
+# vLLM captures FULL and PIECEWISE graphs by default, about twice the PIECEWISE-only memory: the
+# fit logs of 0.19 (one H100, dense: 28 layers 0.87 GiB, 32 layers 0.87-0.91, 40 layers 1.07) give
+# ~400 MiB plus ~17 MiB per layer.
+CUDA_GRAPH_BASE_BYTES = 256 * MIB
+CUDA_GRAPH_PER_LAYER_BYTES = 8 * MIB
+CUDA_GRAPH_FULL_BASE_BYTES = 400 * MIB
+CUDA_GRAPH_FULL_PER_LAYER_BYTES = 17 * MIB
+CUDA_GRAPH_FULL_SINCE = (0, 11)
+CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
+# Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
+# plan names them (`estimated_terms`) so no reader takes them for exact.
+ESTIMATED_TERMS = (
+    "activation_peak_bytes",
+    "forward_peak_bytes",
+    "non_torch_bytes",
+    "cuda_graph_bytes",
+)
+
+
+def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> int:
+    """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights.
+
+    The pass runs `tokens` (max_num_batched_tokens) through the model without the attention
+    kernel, so the widest MLP or MoE layer, plus the residual stream, sets the peak. Under data
+    parallelism the MoE layers see the tokens of all `dp` ranks (`calculators.parallel`).
+    """
+    element = 2
+    hidden = arch.hidden_size
+    residual = 2 * tokens * hidden * element
+    forward = 0
+    if arch.intermediate_size:
+        width = arch.intermediate_size // tp
+        forward = tokens * 3 * width * element
+    moe = arch.moe
+    if moe is not None:
+        chunk = min(moe_tokens(tokens, ParallelLayout(data_parallel_size=dp)), 32768)
+        expert_width = moe.expert_intermediate_size // tp
+        routed = chunk * moe.experts_per_token * (max(2 * expert_width, hidden) + expert_width)
+        shared = tokens * 3 * (moe.shared_intermediate_size // tp)
+        router_logits = tokens * moe.num_experts * 4
+        forward = max(forward, routed * element + shared * element + router_logits)
+    return forward + residual
+
+
+def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> int:
+    """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights: the
+    tensors `_forward_tensor_bytes` counts, times the fitted FORWARD_PEAK_FACTOR. This is the whole
+    activation peak of a pipeline rank that does not sample."""
+    return int(_forward_tensor_bytes(arch, tokens, tp, dp) * FORWARD_PEAK_FACTOR)
+
+
+def sampler_peak_bytes(arch: ModelArch, sequences: int) -> int:
+    """Peak of the dummy sampler run: `sequences` (max_num_seqs) rows of full-vocabulary logits."""
+    return sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
+
+
+def activation_peak_bytes(
+    arch: ModelArch, tokens: int, sequences: int, tp: int, dp: int = 1
+) -> int:
+    """Peak of PyTorch memory during vLLM's profiling run, above the weights: the dummy forward
+    pass and the dummy sampler run one after the other, so the larger of the two."""
+    return max(forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences))
+
+
+def cuda_graph_bytes(
+    arch: ModelArch, enforce_eager: bool, version: tuple[int, int] = (0, 10), pp: int = 1
+) -> int:
+    """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager)."""
+    if enforce_eager:
+        return 0
+    layers = math.ceil(arch.num_layers / pp)
+    if version >= CUDA_GRAPH_FULL_SINCE:
+        return CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
+    return CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * layers
+
+
+def cuda_graphs_in_budget(settings: VllmSettings, version: tuple[int, int]) -> bool:
+    """Whether vLLM takes its CUDA graph estimate off the KV budget: when
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on, its default from 0.20 (see the sources above),
+    and never with --enforce-eager (no graphs)."""
+    if settings.enforce_eager:
+        return False
+    if settings.estimate_cudagraphs is not None:
+        return settings.estimate_cudagraphs
+    return version >= CUDA_GRAPHS_IN_BUDGET_SINCE
+
+
+def non_torch_bytes(settings: VllmSettings) -> int:
+    """Memory outside PyTorch's allocator that the profiling run adds on one rank."""
+    non_torch = NON_TORCH_BYTES
+    # Only tensor parallelism all-reduces; pipeline stages send and receive (0.07 GiB logged on
+    # each of 2 and 4 pipeline ranks, vLLM 0.19).
+    if settings.tensor_parallel_size > 1:
+        non_torch += NON_TORCH_TP_BYTES
+    if settings.tensor_parallel_size > 1 and settings.gpu_name.lower() in NVLS_GPUS:
+        non_torch += NON_TORCH_NVLS_BYTES
+    return non_torch

@@ -1,0 +1,174 @@
+"""The `vllm serve` options that shape the memory plan, their defaults per vLLM release and GPU,
+and the checks vLLM makes on them before it starts."""
+
+import re
+from dataclasses import dataclass
+
+from calculators.errors import InputError
+from calculators.limits import (
+    MAX_CONCURRENCY,
+    MAX_GPU_MEMORY_BYTES,
+    MAX_GPUS,
+    MAX_TOKENS,
+    bounded_int,
+)
+from calculators.model_arch import ModelArch
+from calculators.parallel import ParallelLayout
+
+GIB = 1024**3
+MIB = 1024**2
+BLOCK_SIZE = 16
+DEFAULT_VLLM_VERSION = "0.19"
+# 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
+_VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})[0-9A-Za-z.+-]{0,40}")
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """The `vllm serve` options that shape the memory plan. None means vLLM's default."""
+
+    gpu_memory_bytes: int
+    gpu_memory_utilization: float | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1  # replicas: more GPUs, the same plan per GPU
+    enable_expert_parallel: bool = False  # routed experts spread whole over TP x DP ranks
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_dtype: str | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    enforce_eager: bool = False
+    block_size: int = BLOCK_SIZE
+    gpu_name: str = ""
+    vllm_version: str = DEFAULT_VLLM_VERSION
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: None is the release's default (on from 0.20).
+    estimate_cudagraphs: bool | None = None
+
+
+def settings_layout(settings: VllmSettings) -> ParallelLayout:
+    """The GPUs of the deployment: tensor x pipeline x data parallel, experts spread or not."""
+    return ParallelLayout(
+        settings.tensor_parallel_size,
+        settings.pipeline_parallel_size,
+        settings.data_parallel_size,
+        settings.enable_expert_parallel,
+    )
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """'0.10.1.1' → (0, 10). Development builds count as the release they precede."""
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"vllm_version: expected a version such as 0.11, got {text[:40]!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def default_max_model_len(arch: ModelArch) -> int:
+    """vLLM's default max_model_len: the config's position limit, stretched by RoPE scaling."""
+    length = arch.max_position_embeddings or 2048
+    scaling = arch.rope_scaling or {}
+    rope_type = str(scaling.get("rope_type") or scaling.get("type") or "")
+    factor = scaling.get("factor")
+    if not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
+        return length
+    if rope_type in ("", "su", "longrope", "llama3", "default", "mrope"):
+        return length
+    if arch.model_type.startswith("gemma3"):
+        return length
+    original = scaling.get("original_max_position_embeddings")
+    if rope_type == "yarn" and isinstance(original, int) and original > 0:
+        return int(original * factor)
+    return int(length * factor)
+
+
+def batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) defaults of `vllm serve` for this GPU."""
+    memory = settings.gpu_memory_bytes
+    is_a100 = "a100" in settings.gpu_name.lower() and version >= (0, 9)
+    if version >= (0, 28) and memory >= 160 * GIB:
+        return 16384, 1024
+    if memory >= 70 * GIB and not is_a100:
+        return 8192, 1024
+    return 2048, 256
+
+
+def check_settings(settings: VllmSettings) -> None:
+    if settings.gpu_memory_bytes <= 0:
+        raise InputError(
+            f"gpu_memory_bytes: expected a number > 0, got {settings.gpu_memory_bytes}"
+        )
+    utilization = settings.gpu_memory_utilization
+    if utilization is not None and not 0 < utilization <= 1:
+        raise InputError(
+            f"gpu_memory_utilization: expected a fraction in (0, 1], got {utilization}"
+        )
+    for name in (
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "block_size",
+    ):
+        if getattr(settings, name) < 1:
+            raise InputError(f"{name}: expected an integer >= 1, got {getattr(settings, name)}")
+    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens"):
+        value = getattr(settings, name)
+        if value is not None and value < 1:
+            raise InputError(f"{name}: expected an integer >= 1, got {value}")
+    check_settings_bounds(settings)
+
+
+def check_settings_bounds(settings: VllmSettings) -> None:
+    """Refuse settings no deployment has (`calculators.limits`): the answers stay finite."""
+    bounded_int("gpu_memory_bytes", settings.gpu_memory_bytes, 1, MAX_GPU_MEMORY_BYTES)
+    bounded_int("tensor_parallel_size", settings.tensor_parallel_size, 1, MAX_GPUS)
+    bounded_int("pipeline_parallel_size", settings.pipeline_parallel_size, 1, MAX_GPUS)
+    bounded_int("data_parallel_size", settings.data_parallel_size, 1, MAX_GPUS)
+    gpus = settings_layout(settings).gpus
+    bounded_int(
+        "tensor_parallel_size x pipeline_parallel_size x data_parallel_size", gpus, 1, MAX_GPUS
+    )
+    bounded_int("block_size", settings.block_size, 1, 1 << 20)
+    for name, high in (
+        ("max_model_len", MAX_TOKENS),
+        ("max_num_batched_tokens", MAX_TOKENS),
+        ("max_num_seqs", MAX_CONCURRENCY),
+    ):
+        value = getattr(settings, name)
+        if value is not None:
+            bounded_int(name, value, 1, high)
+
+
+def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
+    """vLLM's own rule: the attention heads split evenly, and the KV heads split evenly or are
+    replicated whole (MLA has no KV heads to split)."""
+    tp = tensor_parallel_size
+    if arch.num_attention_heads % tp:
+        raise InputError(
+            f"tensor_parallel_size: {tp} does not divide the model's "
+            f"{arch.num_attention_heads} attention heads"
+        )
+    kv_heads = arch.num_kv_heads
+    if arch.mla is None and kv_heads % tp and tp % kv_heads:
+        raise InputError(
+            f"tensor_parallel_size: {tp} neither divides nor is a multiple of the model's "
+            f"{kv_heads} KV heads"
+        )
+
+
+# What CUDA (and so vLLM) reports as total memory is 0.4-0.75 GiB less than nvidia-smi's total in
+# public vLLM logs: H100 SXM 81559 MiB → 79.22 GiB, RTX 3090 24576 MiB → 23.58 GiB, A100 80GB
+# 81920 MiB → ~79.26 GiB.
+DRIVER_RESERVED_BYTES = 512 * MIB
+
+
+def gpu_total_bytes(reported_mib: int | None, marketed_gb: float) -> int:
+    """Total bytes vLLM sees on a GPU whose nvidia-smi total is `reported_mib`.
+
+    Without a reported total, the marketed capacity read as decimal gigabytes is used: it is
+    below what the driver reports on every GPU whose total is known, so the plan stays safe.
+    """
+    if reported_mib is None:
+        return int(marketed_gb * 1e9)
+    return reported_mib * MIB - DRIVER_RESERVED_BYTES
