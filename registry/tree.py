@@ -11,12 +11,25 @@ file. `registry validate` reports the refused entries of the results tree as pro
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 KEPT_FILES = frozenset({".gitkeep", "README.md"})
 """Files other than results that may sit in the results tree."""
+
+PARTIAL_FOLDER = "partial"
+"""Where `bench fleet` keeps what each lost attempt had measured, under its results folder:
+`partial/<entry id>.attempt-<n>.json`. Those are not results to submit (the entry's own file,
+retried or not, is), so `registry validate FOLDER` skips them and says so."""
+
+_ATTEMPT = re.compile(r"^.+\.attempt-[0-9]+\.json$")
+
+
+def is_partial_attempt(path: Path) -> bool:
+    """Whether `path` is a lost fleet attempt's points (`…/partial/<id>.attempt-<n>.json`)."""
+    return path.parent.name == PARTIAL_FOLDER and bool(_ATTEMPT.match(path.name))
 
 
 @dataclass

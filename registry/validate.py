@@ -52,7 +52,7 @@ from registry.errors import InvalidFileError
 from registry.migration import is_older_format
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
 from registry.store import RESULTS_DIR, display_path, dumps_result, parse_json, read_result
-from registry.tree import walk_results
+from registry.tree import is_partial_attempt, walk_results
 
 MAX_FILE_BYTES = 1024 * 1024
 """Largest result file accepted: a run with hundreds of load points stays far below."""
@@ -64,6 +64,7 @@ class ValidationReport:
 
     files_checked: int
     problems: tuple[Finding, ...]
+    skipped: tuple[str, ...] = ()  # lost fleet attempts' points in a folder's partial/
 
     @property
     def ok(self) -> bool:
@@ -72,6 +73,10 @@ class ValidationReport:
     @property
     def summary(self) -> str:
         files = f"{self.files_checked} file{'' if self.files_checked == 1 else 's'} checked"
+        skipped = len(self.skipped)
+        if skipped:
+            attempts = f"{skipped} partial attempt{'' if skipped == 1 else 's'}"
+            files += f" ({attempts} of bench fleet skipped: not results to submit)"
         if self.ok:
             return f"{files}, all valid"
         count = len(self.problems)
@@ -82,6 +87,7 @@ class ValidationReport:
             "ok": self.ok,
             "files_checked": self.files_checked,
             "problems": [problem.as_json() for problem in self.problems],
+            "skipped": list(self.skipped),
         }
 
 
@@ -127,6 +133,7 @@ class _Validator:
         self.findings: list[Finding] = []
         self.checked: list[Checked] = []
         self.files_checked = 0
+        self.skipped: list[str] = []
         self._registry_results: list[Checked] | None = None
         self.catalogs = self._load_catalogs()
 
@@ -187,7 +194,13 @@ class _Validator:
                 if reason == "is not a .json result file":
                     message = f"only .json result files belong in {RESULTS_DIR}/"
                 self.add(path, message)
-        yield from walk.files
+        for path in walk.files:
+            in_registry = results_relative_parts((*path.absolute().parts,)) is not None
+            if not in_registry and is_partial_attempt(path):
+                # A fleet's lost attempt (its entry's own file is the result): named, not read.
+                self.skipped.append(self.name(path))
+                continue
+            yield path
 
     # --- one file ---------------------------------------------------------------------------
 
@@ -357,7 +370,9 @@ def validate_paths(
         validator.check_corrections(entries)
         if base is not None and registry_root is not None:
             validator.findings.extend(immutability_findings(registry_root, base, entries))
-    return ValidationReport(validator.files_checked, tuple(validator.findings))
+    return ValidationReport(
+        validator.files_checked, tuple(validator.findings), tuple(validator.skipped)
+    )
 
 
 def check_result(

@@ -98,7 +98,9 @@ def validate_command(
 ) -> None:
     """Check result files (default: all of registry/results/); exit 1 listing every problem.
 
-    Each problem is one line `file: json.path: message`.
+    Each problem is one line `file: json.path: message`. In a folder of `bench fleet` results,
+    the lost attempts' points under `partial/` are not results to submit: they are skipped and
+    named (`registry validate FOLDER/partial/FILE` checks one).
 
     \b
     Example:
@@ -127,6 +129,8 @@ def validate_command(
     else:
         for problem in report.problems:
             click.echo(str(problem))
+        for name in report.skipped:
+            click.echo(f"{name}: skipped: a lost fleet attempt's partial points, not a result")
         click.echo(report.summary)
     if not report.ok:
         raise SystemExit(1)

@@ -43,11 +43,11 @@ from bench.errors import BenchError
 from bench.fleet import FleetError
 from bench.fleet.matrix import Matrix, MatrixEntry
 from bench.multinode import connect_ray
+from registry.tree import PARTIAL_FOLDER  # what each lost attempt had measured
 
 Notify = Callable[[str], None]
 Status = Literal["collected", "incomplete", "invalid", "failed", "unplaceable", "cancelled"]
 TAIL_LINES = 20
-PARTIAL_FOLDER = "partial"  # under the results folder: what each lost attempt had measured
 _NODE_ID = re.compile(r"node ID: ([0-9a-f]{16,})")
 
 

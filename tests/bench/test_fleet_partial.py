@@ -77,3 +77,36 @@ def test_fleet_lost_run_without_a_point_is_reported_failed(tmp_path: Path) -> No
     outcome = driver.outcomes[entry.id]
     assert (outcome.status, outcome.result_path, outcome.partial) == ("failed", None, [])
     assert not (tmp_path / "out" / f"{entry.id}.json").exists()
+
+
+def test_registry_validate_of_fleet_results_skips_and_names_the_partial_attempts(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from bench.cli import main
+
+    results = tmp_path / "fleet-results"
+    (results / "partial").mkdir(parents=True)
+    (results / "chat--l40s-x1.json").write_text(_checkpoint_text(), encoding="utf-8")
+    # A lost attempt's points: not a result to submit, so not read (even when broken) ...
+    attempt = results / "partial" / "chat--l40s-x1.attempt-1.json"
+    attempt.write_text("{ not json", encoding="utf-8")
+    # ... while any other file of the folder, partial/ too, is still checked.
+    stray = results / "partial" / "notes.json"
+    stray.write_text("[]", encoding="utf-8")
+    report = validate_paths([results])
+    assert report.files_checked == 2
+    assert report.skipped == (str(attempt),)
+    assert [problem.file for problem in report.problems] == [str(stray)]
+    stray.unlink()
+    run = CliRunner().invoke(main, ["registry", "validate", str(results)])
+    assert run.exit_code == 0, run.output
+    assert run.output.splitlines() == [
+        f"{attempt}: skipped: a lost fleet attempt's partial points, not a result",
+        "1 file checked (1 partial attempt of bench fleet skipped: not results to submit), "
+        "all valid",
+    ]
+    # Named on its own, the attempt is checked as any file.
+    assert not validate_paths([attempt]).ok
+    assert validate_paths([attempt]).skipped == ()

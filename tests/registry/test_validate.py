@@ -126,7 +126,12 @@ def test_validate_cli_json_format() -> None:
     ]
     valid = CliRunner().invoke(main, ["registry", "validate", "--format", "json", str(MEASURED)])
     assert valid.exit_code == 0
-    assert json.loads(valid.output) == {"ok": True, "files_checked": 1, "problems": []}
+    assert json.loads(valid.output) == {
+        "ok": True,
+        "files_checked": 1,
+        "problems": [],
+        "skipped": [],
+    }
 
 
 def test_validate_collects_problems_of_every_file() -> None:
