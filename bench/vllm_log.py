@@ -4,7 +4,8 @@
 - weights: "Model loading took X GiB" (V1), "Loading model weights took X GB" (V0), "model
   weights take X GiB" (V0's memory profile table);
 - KV cache memory: "Available KV cache memory: X GiB" (negative when the weights and
-  activations leave nothing), "kv_cache_size=XGiB" and "available_kv_cache_memory XGiB" (V0),
+  activations leave nothing), "kv_cache_size=XGiB", "available_kv_cache_memory XGiB" and "the
+  rest of the memory reserved for KV Cache is XGiB" (V0),
   "Current kv cache memory in use is X GiB" (0.2x);
 - "GPU KV cache size: N tokens", "Maximum concurrency for N tokens per request: X.XXx" (one line
   or two), "Graph capturing finished in N secs, took X GiB".
@@ -49,6 +50,7 @@ _AVAILABLE_KV = (
     re.compile(rf"Available KV cache memory: {_SIGNED} GiB"),
     re.compile(rf"\bkv_cache_size={_SIGNED}\s*GiB"),
     re.compile(rf"available_kv_cache_memory\s+{_SIGNED}\s*GiB"),
+    re.compile(rf"the rest of the memory reserved for KV Cache is {_SIGNED}\s*GiB"),
     re.compile(rf"Current kv cache memory in use is {_SIGNED} GiB"),
     # V1's refusal when one request at max_model_len does not fit states the memory too
     re.compile(rf"larger than the available KV cache memory \({_SIGNED} GiB\)"),

@@ -8,11 +8,13 @@ with a stated reason.
 
 import pytest
 from cases import (
+    HELD_OUT_BATCHES,
     SPLITS,
     Case,
     figures,
     load_cases,
     source_group,
+    split_for,
     summarise,
     weighted_median,
 )
@@ -36,7 +38,20 @@ def _relative_error(predicted: float, observed: float) -> float:
     return abs(predicted / observed - 1)
 
 
-@pytest.mark.parametrize("case_id", list(_by_id(WEIGHT_CASES)))
+def _params(cases: list[Case], figure: str) -> list[object]:
+    """One parameter per case; a held-out case whose `known_gaps` names `figure` is a strict xfail
+    with the gap's reason: it stays in every summary, and the test turns red once the gap closes."""
+    params: list[object] = []
+    for case in cases:
+        gap = (case.raw.get("known_gaps") or {}).get(figure)
+        if gap and case.split != "holdout":
+            raise ValueError(f"{case.id}: known_gaps are for held-out cases only (fix a fit case)")
+        marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+        params.append(pytest.param(case.id, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("case_id", _params(WEIGHT_CASES, "weights_gib"))
 def test_vllm_log_weights_within_3_percent(case_id: str) -> None:
     case = _by_id(WEIGHT_CASES)[case_id]
     for figure in figures(case):
@@ -122,7 +137,7 @@ def test_holdout_counted_one_vote_per_source_meets_the_targets() -> None:
     # median <= 5 %, >= 90 % of figures within 10 %).
     holdout = [case for case in CASES if case.split == "holdout"]
     summary = summarise(holdout, per_source=True)
-    assert summary.sources >= 9
+    assert summary.sources >= 16
     assert summary.weights_median is not None
     assert summary.weights_median <= 0.02
     assert summary.kv_tokens_median is not None
@@ -138,3 +153,17 @@ def testweighted_median_gives_a_source_one_vote_however_many_cases_it_has() -> N
     others = [(0.5, 1.0), (0.6, 1.0)]
     assert weighted_median([(value, 1.0) for value, _ in sweep + others]) == 0.0
     assert weighted_median(sweep + others) == 0.5
+
+
+def test_a_log_collected_after_fitting_is_held_out_whatever_its_hash() -> None:
+    # This URL hashes to "fit"; as a log of a held-out batch it is held out, and an unknown batch
+    # is refused rather than silently hashed.
+    url = "https://github.com/vllm-project/vllm/issues/21348"
+    assert split_for(url) == "fit"
+    (batch,) = HELD_OUT_BATCHES
+    assert split_for(url, batch) == "holdout"
+    with pytest.raises(ValueError, match="not one of"):
+        split_for(url, "1999-01-01")
+    collected = [case for case in CASES if case.raw.get("collected")]
+    assert len({case.source_group for case in collected}) >= 7
+    assert all(case.split == "holdout" for case in collected)
