@@ -181,11 +181,13 @@ class IndexRow:
     roofline_tokens_per_s: float | None = _column(
         "The physical upper bound on the deployment's output tokens/s at this load (the smaller "
         "of the memory-bandwidth and compute bounds, `registry.roofline_share`); null where the "
-        "GPU or model is not in the catalogs."
+        "catalogs give none (`roofline_basis` says why)."
     )
     roofline_pct: float | None = _column("Output tokens/s as a percentage of that bound.")
     roofline_basis: str | None = _column(
-        "Which bound: bandwidth or compute, at which batch and context."
+        "Which bound: bandwidth or compute, at which batch and context; where the catalogs "
+        "give none, why not (`no sourced compute rate`: the batch is not stated and the GPU "
+        "states no peak rate)."
     )
     on_pareto_front: bool | None = _column(
         "On the Pareto front (tokens/s per user against output tokens/s per GPU) of its model × "
@@ -333,8 +335,9 @@ def _tier_columns(
 def _roofline_columns(share: RooflineShare | None) -> dict[str, Any]:
     if share is None:
         return {"roofline_tokens_per_s": None, "roofline_pct": None, "roofline_basis": None}
+    bound = share.bound_tokens_per_s
     return {
-        "roofline_tokens_per_s": _rounded(share.bound_tokens_per_s),
+        "roofline_tokens_per_s": None if bound is None else _rounded(bound),
         "roofline_pct": _rounded(share.pct),
         "roofline_basis": share.basis,
     }

@@ -11,8 +11,9 @@ compact one, so the bound stays a bound and the share is at most about 100 %.
 The batch is the point's concurrency (closed loop, or an open loop's cap); else the serving
 settings' `max_num_seqs`; else none is known, and only the compute bound applies (the basis
 says so). Data-parallel replicas (`data_parallel_size`, else more GPUs than tensor × pipeline)
-each decode their share of the batch. A point whose GPU or model is not in the catalogs, or
-whose model the calculators cannot read, gets no share.
+each decode their share of the batch. A point whose GPU or model is not in the catalogs, whose
+model the calculators cannot read, or whose GPU states no compute rate when the batch is not
+known, gets no bound: its share says why, in a reader's words (`NO_COMPUTE_RATE` …).
 """
 
 import math
@@ -32,11 +33,23 @@ from registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 
 @dataclass(frozen=True)
 class RooflineShare:
-    """A load point's bound and its share of it."""
+    """A load point's bound and its share of it; or, where no bound can be drawn, why not."""
 
-    bound_tokens_per_s: float  # output tokens/s of the whole deployment
-    pct: float | None  # measured output tokens/s ÷ the bound × 100; None: nothing measured
-    basis: str  # which bound, in a reader's words
+    bound_tokens_per_s: float | None  # output tokens/s of the whole deployment; None: no bound
+    pct: float | None  # measured output tokens/s ÷ the bound × 100; None: no bound or no figure
+    basis: str  # which bound, or why there is none, in a reader's words
+
+
+# Why a point has no bound, short enough for a table cell.
+GPU_NOT_IN_CATALOG = "GPU not in the catalog"
+MODEL_NOT_IN_CATALOG = "model not in the catalog"
+MODEL_UNREADABLE = "model config not readable"
+NOT_BOUNDED = "deployment not bounded"
+NO_COMPUTE_RATE = "no sourced compute rate"  # and the batch not stated: no bandwidth bound
+
+
+def _no_bound(reason: str, points: int) -> list["RooflineShare"]:
+    return [RooflineShare(None, None, reason)] * points
 
 
 @dataclass
@@ -111,15 +124,18 @@ def roofline_shares(
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
     memo: _Memo | None = None,
-) -> list[RooflineShare | None]:
-    """One share per load point of `result` (None where no bound can be drawn); `memo` keeps
-    what was worked out between calls."""
+) -> list[RooflineShare]:
+    """One share per load point of `result` (without a bound where none can be drawn, its
+    basis saying why); `memo` keeps what was worked out between calls."""
     memo = _Memo() if memo is None else memo
     gpu = gpus.get(result.identity.gpu.id)
     model = models.get(result.identity.model.id)
     arch = _arch(model, memo) if model is not None else None
-    if gpu is None or arch is None:
-        return [None] * len(result.points)
+    if gpu is None:
+        return _no_bound(GPU_NOT_IN_CATALOG, len(result.points))
+    if arch is None:
+        reason = MODEL_NOT_IN_CATALOG if model is None else MODEL_UNREADABLE
+        return _no_bound(reason, len(result.points))
     fmt = _format(arch, result, memo)
     identity = result.identity
     serving = identity.serving
@@ -128,7 +144,7 @@ def roofline_shares(
     tensor = serving.tensor_parallel_size or max(1, count // pipeline)
     replicas = serving.data_parallel_size or max(1, count // (tensor * pipeline))
     context = decode_context_tokens(result)
-    shares: list[RooflineShare | None] = []
+    shares: list[RooflineShare] = []
     for point in result.points:
         batch = point_batch(result, point)
         per_replica = max(1, math.ceil((batch or 1) / replicas))
@@ -148,8 +164,11 @@ def roofline_shares(
             batch=per_replica,
             kv_cache_dtype=identity.model.kv_cache_dtype,
         )
-        if bound is None or (batch is None and bound.compute_tokens_per_second is None):
-            shares.append(None)
+        if bound is None:
+            shares.append(RooflineShare(None, None, NOT_BOUNDED))
+            continue
+        if batch is None and bound.compute_tokens_per_second is None:
+            shares.append(RooflineShare(None, None, NO_COMPUTE_RATE))
             continue
         if batch is None:
             tokens_per_s = (bound.compute_tokens_per_second or 0) * replicas
@@ -180,5 +199,5 @@ class RooflineBounds:
 
         return cls(load_gpus(path("gpus.yaml")), load_models(path("models.yaml")))
 
-    def shares(self, result: Result) -> list[RooflineShare | None]:
+    def shares(self, result: Result) -> list[RooflineShare]:
         return roofline_shares(result, self._gpus, self._models, self._memo)

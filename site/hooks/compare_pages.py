@@ -34,6 +34,11 @@ num = number_text
 usd = usd_text
 
 
+def _nowrap(text: str) -> str:
+    # A cell of short lines that must not wrap into a tall row (`.im-nowrap`).
+    return f'<span class="im-nowrap">{text}</span>'
+
+
 def _cell(sort: Any, text: str) -> str:
     key = "" if sort is None else esc(sort)
     return f'<td data-sort="{key}">{text}</td>'
@@ -120,13 +125,18 @@ def _hourly_price(group: Group) -> str:
 
 
 def roofline_cell(row: IndexRow) -> str:
-    """Output tokens/s as a % of the deployment's roofline bound, with the bound it is
-    measured against (`registry.roofline_share`)."""
-    if row.roofline_pct is None:
-        return "–"
+    """Output tokens/s as a % of the deployment's roofline bound and the bound's figure and
+    kind (its batch and context in the title: the cell stays two short lines), or why there is
+    no bound (`registry.roofline_share`)."""
+    basis = esc(row.roofline_basis or "")
+    if row.roofline_tokens_per_s is None:
+        why = basis or "no bound"
+        return f'–<br><small class="im-bound">{why}</small>'
+    kind = esc((row.roofline_basis or "").split(" bound", 1)[0])
+    pct = "–" if row.roofline_pct is None else f"{num(row.roofline_pct, 0)} %"
     return (
-        f'{num(row.roofline_pct, 0)} %<br><small class="im-bound">of '
-        f"{num(row.roofline_tokens_per_s, 0)} tok/s, {esc(row.roofline_basis)}</small>"
+        f'{pct}<br><small class="im-bound" title="{basis}">of '
+        f"{num(row.roofline_tokens_per_s, 0)} tok/s, {kind}</small>"
     )
 
 
@@ -196,7 +206,7 @@ COLUMNS: list[Column] = [
         lambda g: g.row.output_tokens_per_s_per_gpu,
         lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
     ),
-    ("% of bound", lambda g: g.row.roofline_pct, lambda g: roofline_cell(g.row)),
+    ("% of bound", lambda g: g.row.roofline_pct, lambda g: _nowrap(roofline_cell(g.row))),
     (
         "Tok/s per user",
         lambda g: g.row.tokens_per_s_per_user,
@@ -320,7 +330,8 @@ def compare_page(
         "spread, and each replicate is linked. *% of bound*: output tokens/s as a share of the "
         "most the deployment could physically produce at that load (the roofline bound of the "
         "registry's physics check: memory bandwidth and peak compute from the GPU's specs); "
-        "each cell names the bound. Click a header to sort. [Data as CSV]("
+        "each cell names the bound (its batch and context on hover), or says why there is none. "
+        "Click a header to sort. [Data as CSV]("
         + f"{slug}.csv"
         + "), with the workload and scenario of every row.\n\n"
         + sections

@@ -2,6 +2,7 @@
 links its compare pages. Strings from result files are HTML-escaped."""
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catalog_pages import esc
@@ -23,13 +24,34 @@ def _first_rows(rows: Iterable[IndexRow]) -> list[IndexRow]:
     return list(seen.values())
 
 
-def gpu_results(rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, ModelEntry]) -> str:
-    """HTML table of the results on `gpu_id`, each linked to its page and its compare page
-    (relative to `gpus/<id>/`); empty when there is none."""
-    results = sorted(
-        (row for row in _first_rows(rows) if row.gpu == gpu_id),
-        key=lambda row: (row.model, row.gpu_count, row.profile, row.result_id),
-    )
+@dataclass(frozen=True)
+class ResultGroups:
+    """The index's rows grouped once for the catalog pages: a GPU page and a model page each
+    read their group instead of filtering every row (a build renders every GPU and model)."""
+
+    by_gpu: dict[str, list[IndexRow]]  # first row per result, in the index's order
+    result_ids_by_model: dict[str, dict[str, set[str]]]  # model → profile → result ids
+
+
+def group_results(rows: Iterable[IndexRow]) -> ResultGroups:
+    """One pass over `rows` (see `ResultGroups`)."""
+    by_gpu: dict[str, list[IndexRow]] = {}
+    by_model: dict[str, dict[str, set[str]]] = {}
+    seen: set[str] = set()
+    for row in rows:
+        by_model.setdefault(row.model, {}).setdefault(row.profile, set()).add(row.result_id)
+        if row.result_id not in seen:
+            seen.add(row.result_id)
+            by_gpu.setdefault(row.gpu, []).append(row)
+    return ResultGroups(by_gpu, by_model)
+
+
+def gpu_results_table(
+    rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, ModelEntry]
+) -> str:
+    """HTML table of `rows` (one per result, all on `gpu_id`: `ResultGroups.by_gpu`), each
+    linked to its page and its compare page (relative to `gpus/<id>/`); empty when none."""
+    results = sorted(rows, key=lambda row: (row.model, row.gpu_count, row.profile, row.result_id))
     if not results:
         return ""
     body = "".join(
@@ -56,18 +78,24 @@ def gpu_results(rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, Mode
     )
 
 
-def model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
-    """Markdown list of the model's compare pages (relative to `models/<id>.md`); empty when
-    the model has no result."""
-    counts: dict[str, set[str]] = {}
-    for row in rows:
-        if row.model == model_id:
-            counts.setdefault(row.profile, set()).add(row.result_id)
+def gpu_results(rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, ModelEntry]) -> str:
+    """`gpu_results_table` of the results on `gpu_id` among all `rows` (one GPU page)."""
+    return gpu_results_table(group_results(rows).by_gpu.get(gpu_id, []), gpu_id, models)
+
+
+def compare_links(model_id: str, result_ids_by_profile: Mapping[str, set[str]]) -> str:
+    """Markdown list of the model's compare pages (relative to `models/<id>.md`), from its
+    group (`ResultGroups.result_ids_by_model`); empty when the model has no result."""
     return "".join(
         f"- [{esc(profile)} traffic: {len(ids)} result{'s' if len(ids) != 1 else ''}]"
         f"(../compare/{compare_slug(model_id, profile)}.md)\n"
-        for profile, ids in sorted(counts.items())
+        for profile, ids in sorted(result_ids_by_profile.items())
     )
+
+
+def model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
+    """`compare_links` of `model_id` among all `rows` (one model page)."""
+    return compare_links(model_id, group_results(rows).result_ids_by_model.get(model_id, {}))
 
 
 # Each result entry costs about 160 bytes of search index, which every search downloads whole:

@@ -176,9 +176,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 files, config, f"calculators/{kind}.md", calc_pages.calculator_page(kind, catalog)
             )
         _page(files, config, "gpus/index.md", catalog_pages.gpus_index(gpus, _state["cheapest"]))
+        groups = page_links.group_results(_state["index"].rows)
         for gpu in gpus.values():
             gpu_prices = [price for price in prices.values() if price.gpu == gpu.id]
-            results = page_links.gpu_results(_state["index"].rows, gpu.id, models)
+            results = page_links.gpu_results_table(groups.by_gpu.get(gpu.id, []), gpu.id, models)
             _page(
                 files,
                 config,
@@ -189,7 +190,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         estimates = Estimates(gpus, models, _state["cheapest"])
         answers = answer_pages.model_answers(_state["index"], models, estimates)
         for model in models.values():
-            links = page_links.model_compare_links(_state["index"].rows, model.id)
+            by_profile = groups.result_ids_by_model.get(model.id, {})
+            links = page_links.compare_links(model.id, by_profile)
             links += answers[model.id]
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
         home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"], estimates)

@@ -9,7 +9,13 @@ import pytest
 
 from registry.catalog import load_gpus, load_models
 from registry.index import index_rows
-from registry.roofline_share import RooflineBounds, roofline_shares
+from registry.roofline_share import (
+    MODEL_NOT_IN_CATALOG,
+    NO_COMPUTE_RATE,
+    RooflineBounds,
+    RooflineShare,
+    roofline_shares,
+)
 from registry.store import parse_result
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "examples/valid/results/measured-two-points.json"
@@ -72,7 +78,8 @@ def test_roofline_share_of_two_replicas_is_twice_one() -> None:
 
 def test_roofline_share_none_for_a_model_outside_the_catalog() -> None:
     result = _result()
-    assert roofline_shares(result, load_gpus(), {}) == [None, None]
+    no_bound = RooflineShare(None, None, MODEL_NOT_IN_CATALOG)
+    assert roofline_shares(result, load_gpus(), {}) == [no_bound, no_bound]
 
 
 def test_roofline_share_reaches_the_index_row() -> None:
@@ -96,14 +103,18 @@ def test_roofline_share_none_without_a_batch_on_a_gpu_without_rates() -> None:
 
     gpus = load_gpus()
     assert all(rate is None for rate in gpus["gh200-144gb"].tflops_dense.model_dump().values())
-    assert _shares(_result(offline_on_gh200)) == [None, None]
+    no_bound = RooflineShare(None, None, NO_COMPUTE_RATE)
+    assert _shares(_result(offline_on_gh200)) == [no_bound, no_bound]
+    bounds = RooflineBounds(gpus, load_models())
+    rows = index_rows(_result(offline_on_gh200), "result.json", [], None, bounds)
+    assert [(row.roofline_tokens_per_s, row.roofline_pct) for row in rows] == [(None, None)] * 2
+    assert [row.roofline_basis for row in rows] == [NO_COMPUTE_RATE] * 2  # the page says why
     # with the batch stated, the bandwidth bound still applies
-    assert all(
-        _shares(
-            _result(
-                lambda data: data["identity"]["gpu"].update(
-                    {"id": "gh200-144gb", "form_factor": "superchip"}
-                )
+    stated = _shares(
+        _result(
+            lambda data: data["identity"]["gpu"].update(
+                {"id": "gh200-144gb", "form_factor": "superchip"}
             )
         )
     )
+    assert all(share.bound_tokens_per_s is not None for share in stated)

@@ -175,13 +175,19 @@ def test_compare_real_site_tables_hold_one_workload_and_name_their_bound(built_s
         assert {"workload", "scenario", "on_pareto_front"} <= set(header), path
     assert mixed == {}
     # every row says how close it came to its physical limit, and against which bound, or
-    # "–" where none can be drawn (a GPU the catalog states no rate for, at an unknown batch)
+    # why none can be drawn (a GPU the catalog states no rate for, at an unknown batch)
     named = [
-        cell for cell in shares if re.match(r"[\d,]+ %<br><small[^>]*>of [\d,]+ tok/s, ", cell)
+        cell
+        for cell in shares
+        if re.match(
+            r'<span class="im-nowrap">[\d,]+ %<br><small class="im-bound" title="[^"]*bound[^"]*">'
+            r"of [\d,]+ tok/s, (bandwidth|compute|interconnect)</small></span>$",
+            cell,
+        )
     ]
     assert len(named) > len(shares) / 2
-    assert [cell for cell in shares if cell not in named and cell != "–"] == []
-    assert all("bound" in cell for cell in named)
+    why = '<span class="im-nowrap">–<br><small class="im-bound">no sourced compute rate</small>'
+    assert [cell for cell in shares if cell not in named and not cell.startswith(why)] == []
 
 
 def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
@@ -197,3 +203,38 @@ def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
     # one answer per model × workload × scenario × lane
     keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[:3]) for lane, row in rows]
     assert len(keys) == len(set(keys))
+
+
+# Per "% of bound" cell of every compare table: its lines (the distinct tops of its content's
+# client rects) and its content's height in ems (a row may be taller for another cell).
+_BOUND_CELLS = """() => [...document.querySelectorAll('table.im-compare')].flatMap(table => {
+  const head = [...table.tHead.rows[0].cells].map(c => c.textContent.trim());
+  const column = head.indexOf('% of bound');
+  return [...table.tBodies[0].rows].map(row => {
+    const cell = row.cells[column];
+    const lines = new Set([...cell.firstElementChild.getClientRects()].map(r => Math.round(r.top)));
+    const em = parseFloat(getComputedStyle(cell).fontSize);
+    return {lines: lines.size, ratio: cell.firstElementChild.getBoundingClientRect().height / em,
+            text: cell.innerText};
+  });
+})"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_compare_bound_cells_stay_two_lines_and_say_why_there_is_none(
+    page: Any, site_url: str, built_site: Path, width: int
+) -> None:
+    texts = {p.parent.name: p.read_text() for p in (built_site / "compare").glob("*/index.html")}
+    no_bound = [slug for slug, text in texts.items() if "no sourced compute rate" in text]
+    assert no_bound, "the registry's GH200 results (no sourced compute rate) have no bound"
+    largest = max(texts, key=lambda slug: texts[slug].count("im-nowrap"))
+    page.set_viewport_size({"width": width, "height": 900})
+    cells = []
+    for slug in sorted({no_bound[0], largest}):
+        page.goto(f"{site_url}/compare/{slug}/")
+        cells += page.evaluate(_BOUND_CELLS)
+    assert len(cells) > 10
+    # two short lines each (the share, then the bound), never wrapped into a tall row
+    assert [cell for cell in cells if cell["lines"] > 2 or cell["ratio"] > 3.5] == []
+    assert any("no sourced compute rate" in cell["text"] for cell in cells)
+    assert [c for c in cells if c["text"].strip() == "–"] == []  # a dash always says why
