@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_gpus, load_models
-from registry.harvest import inferencex, mlperf, trtllm, trtllm_legacy
+from registry.harvest import inferencex, mlperf, trtllm, trtllm_legacy, trtllm_pages
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
@@ -90,50 +90,38 @@ def harvest_trtllm(
     url: str | None = None,
     engine_version: str | None = None,
 ) -> HarvestReport:
-    """Harvest one version of TensorRT-LLM's performance overview: a checkout of the
-    repository (read at `commit`, default HEAD) or the page's markdown file (`commit` names
-    the commit it was taken from)."""
-    if source.is_file():
-        if commit is None:
-            raise HarvestError(
-                f"--from: {source} is a file; name the commit it was taken from with --commit"
-            )
-        text = source.read_text(encoding="utf-8")
-        revision = commit
-    else:
-        tree = SourceTree.open(source, commit)
-        if tree.commit is None:
-            raise HarvestError(f"--from: {source} is no git repository and no file")
-        found = tree.read_many([trtllm.DOCUMENT, trtllm_legacy.DOCUMENT])
-        text = found[trtllm.DOCUMENT] or found[trtllm_legacy.DOCUMENT] or ""
-        if not text:
-            raise HarvestError(
-                f"--from: {source} has neither {trtllm.DOCUMENT} nor "
-                f"{trtllm_legacy.DOCUMENT} at {tree.commit[:12]}"
-            )
-        revision = tree.commit
-    legacy = "| Throughput (tokens / sec)" in text
-    path = trtllm_legacy.DOCUMENT if legacy else trtllm.DOCUMENT
+    """Harvest versions of TensorRT-LLM's performance overview: a checkout of the repository
+    (read at `commit`, default HEAD), the page's markdown file (`commit` or its header names
+    the commit it was taken from), or a folder of such files, one per version."""
+    pages = trtllm_pages.pages_of(source, commit)
+    if len(pages) > 1 and (url or engine_version):
+        raise HarvestError(
+            "--url and --engine-version name one page; a folder holds several versions"
+        )
     known = retrieval_dates(options.registry_root, trtllm_result_key)
     today = options.retrieval_date()
-    document = trtllm.TrtllmDocument(
-        revision=revision,
-        url=url or f"https://github.com/NVIDIA/TensorRT-LLM/blob/{revision}/{path}",
-        engine_version=engine_version,
-        retrieved_for=lambda key: known.get(key, today),
-        submitter=options.submitter,
-    )
     folder = options.registry_root / "registry" / "catalogs"
     gpus, models = load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
-    if legacy:
-        rows = trtllm_legacy.harvest_document(text, document, gpus, models)
-    else:
-        rows = trtllm.harvest_document(text, document, gpus, models)
+    rows = []
+    for page in pages:
+        document = trtllm.TrtllmDocument(
+            revision=page.revision,
+            url=url or f"https://github.com/NVIDIA/TensorRT-LLM/blob/{page.revision}/{page.path}",
+            engine_version=engine_version,
+            retrieved_for=lambda key: known.get(key, today),
+            submitter=options.submitter,
+        )
+        harvest = trtllm_legacy.harvest_document if page.legacy else trtllm.harvest_document
+        try:
+            rows += harvest(page.text, document, gpus, models)
+        except HarvestError as error:
+            raise HarvestError(f"{page.where}: {error}") from None
+    revisions = ", ".join(page.revision[:12] for page in pages)
     return apply_harvest(
         rows,
         options.registry_root,
         trtllm_result_key,
-        source=f"TensorRT-LLM performance overview at {revision[:12]}",
+        source=f"TensorRT-LLM performance overview at {revisions}",
         dry_run=options.dry_run,
         today=today,
     )

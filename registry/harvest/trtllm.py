@@ -1,11 +1,17 @@
 """NVIDIA TensorRT-LLM's performance overview (`docs/source/developer-guide/perf-overview.md`).
 
-Read: the per-GPU throughput tables of the 1.x documents. Each model has a heading (`# Qwen3
+Read: the throughput tables of the 1.x documents. Each model has a heading (`# Qwen3
 235B A22B`) and a table whose first column is `Sequence Length (ISL/OSL)` and whose other
 columns name a GPU, its parallelism and its precision (`B200<br/>DEP4 (FP4)`; the RTX PRO 6000
 tables name the GPU count instead, `**2 GPUs**<br/>TP1,PP2 (FP4)`). The unit under the table
 must be output tokens per second per GPU. The `Number of Requests` table gives the request
 count of each length pair.
+
+The 1.0 layout (`docs/source/performance/perf-overview.md` of mid-2025) heads each model with
+`#### Llama 3.3 70B`, labels its RTX PRO 6000 table with a line `RTX 6000 Pro Blackwell Server
+Edition` above it, prints no unit under the tables and says once, above them, "The reported
+metric is `Total Output Throughput (tokens/sec)`": those cells are the deployment's total as
+printed. Its request counts are the `$num_requests` column of a `$seq_len` table.
 
 Each non-empty cell becomes one result with one offline point (the page runs `trtllm-bench
 throughput`, "an offline maximum throughput scenario such that all requests are queued in rapid
@@ -13,7 +19,8 @@ succession"): fixed input and output lengths (random tokens, standard deviation 
 of the column, TP/PP as `TPn`/`PPm`, `DEPn` as attention data parallel n with expert parallel n.
 The page states per-GPU figures; a result stores its deployment's throughput, so the value is
 multiplied by the GPU count (the index divides it back, exactly) and the conditions say so.
-Precision goes to `model.quantization` as stated (`fp4`, `fp8`).
+Precision goes to `model.quantization` as stated (`fp4`, `fp8`); the checkpoint is the one the
+page's own FP4/FP8 model list names for the model, else the catalog's repository (said so).
 """
 
 import re
@@ -23,49 +30,19 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
+from registry.harvest.trtllm_names import (
+    GPUS,
+    MODELS,
+    RTX_GPU,
+    RTX_LABEL,
+    RTX_SUFFIX,
+    TOTAL_METRIC,
+)
 from registry.models import GpuEntry, ModelEntry, Result
 
 DOCUMENT = "docs/source/developer-guide/perf-overview.md"
 
-GPUS: dict[str, str] = {
-    "B200": "b200",
-    "GB200": "gb200",
-    "H200": "h200-sxm",
-    "H100": "h100-sxm",
-    "B300* (beta)": "b300",
-    "GB300* (beta)": "gb300",
-}
-"""Column GPU names → catalog ids (the page's hardware list: DGX H100/H200/B200/B300, NVL72)."""
-
-RTX_SUFFIX = " - RTX 6000 Pro Blackwell Server Edition"
-RTX_GPU = "rtx-pro-6000"
-
-MODELS: dict[str, tuple[str, dict[str, str]]] = {
-    "Deepseek R1 0528": (
-        "deepseek-r1",
-        {"FP4": "nvidia/DeepSeek-R1-0528-NVFP4-v2", "FP8": "deepseek-ai/DeepSeek-R1-0528"},
-    ),
-    "GPT-OSS 120B": ("gpt-oss-120b", {}),
-    "GPT-OSS 20B": ("gpt-oss-20b", {}),
-    "LLaMA v3.3 70B": (
-        "llama-3.3-70b-instruct",
-        {"FP4": "nvidia/Llama-3.3-70B-Instruct-FP4", "FP8": "nvidia/Llama-3.3-70B-Instruct-FP8"},
-    ),
-    "LLaMA v4 Maverick": (
-        "llama-4-maverick-17b-128e-instruct",
-        {
-            "FP4": "nvidia/Llama-4-Maverick-17B-128E-Instruct-NVFP4",
-            "FP8": "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8",
-        },
-    ),
-    "Qwen3 235B A22B": (
-        "qwen3-235b-a22b",
-        {"FP4": "nvidia/Qwen3-235B-A22B-FP4", "FP8": "nvidia/Qwen3-235B-A22B-FP8"},
-    ),
-    "Qwen3 30B A3B": ("qwen3-30b-a3b", {"FP4": "nvidia/Qwen3-30B-A3B-FP4"}),
-}
-"""Table headings → (model catalog id, the checkpoint per precision the page's model lists
-name; a precision not listed uses the catalog's repository)."""
+__all__ = ["GPUS", "MODELS", "RTX_GPU", "RTX_LABEL", "RTX_SUFFIX", "TOTAL_METRIC"]
 
 _COLUMN = re.compile(
     r"^(?:\*\*(?P<gpus>\d+) GPUs\*\*|(?P<gpu>.+?))<br/>(?P<par>[A-Z0-9,]+) \((?P<prec>FP\d+)\)$"
@@ -107,53 +84,75 @@ class Cell:
     input_len: int
     output_len: int
     printed: str
+    per_gpu: bool = True
+    """The page's unit: output tokens/s per GPU (else the deployment's total)."""
+    labelled: bool = False
+    """The table is an RTX PRO 6000 table labelled by a line above it, not by a heading."""
 
 
 def _cells_of(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
+def _request_row(row: list[str]) -> tuple[tuple[int, int], int] | None:
+    """A request-count row: `ISL | OSL | requests` or `ISL | OSL | seq_len | requests`."""
+    if len(row) in (3, 4) and all(part.isdigit() for part in row):
+        return (int(row[0]), int(row[1])), int(row[-1])
+    return None
+
+
 def parse_tables(text: str) -> tuple[list[Cell], dict[tuple[int, int], int], list[str]]:
-    """The cells of every per-GPU table, the request count per length pair, and the headings
-    of tables whose unit is not output tokens per second per GPU."""
+    """The cells of every throughput table, the request count per length pair, and the
+    headings of tables whose unit is neither output tokens per second per GPU (printed under
+    the table) nor the page's stated total output throughput."""
     lines = text.splitlines()
     cells: list[Cell] = []
     requests: dict[tuple[int, int], int] = {}
     refused: list[str] = []
+    total_page = TOTAL_METRIC in text
     heading = ""
+    labelled = False
     index = 0
     while index < len(lines):
         line = lines[index]
-        if line.startswith("# "):
-            heading = line[2:].strip()
-        if line.startswith("| Input Length | Output Length | Number of Requests"):
+        if line.startswith(("# ", "#### ")):
+            heading = line.split(" ", 1)[1].strip()
+        if not line.startswith("|"):
+            labelled = line.strip() == RTX_LABEL or (labelled and not line.strip())
+        if line.startswith("| Input Length | Output Length |"):
             index += 2
             while index < len(lines) and lines[index].startswith("|"):
-                row = _cells_of(lines[index])
-                if len(row) == 3 and all(part.isdigit() for part in row):
-                    requests[(int(row[0]), int(row[1]))] = int(row[2])
+                found = _request_row(_cells_of(lines[index]))
+                if found is not None:
+                    requests[found[0]] = found[1]
                 index += 1
             continue
         if line.startswith("| Sequence Length (ISL/OSL) |"):
+            table_heading = heading + RTX_SUFFIX if labelled else heading
             columns = _cells_of(line)[1:]
             index += 2
-            table: list[Cell] = []
+            table: list[tuple[str, int, int, str]] = []
             while index < len(lines) and lines[index].startswith("|"):
                 row = _cells_of(lines[index])
                 lengths = _LENGTHS.match(row[0])
                 if lengths is None:
-                    raise HarvestError(f"table {heading!r}: row {row[0]!r} is no ISL/OSL pair")
+                    raise HarvestError(
+                        f"table {table_heading!r}: row {row[0]!r} is no ISL/OSL pair"
+                    )
                 for column, printed in zip(columns, row[1:], strict=False):
                     if printed:
-                        table.append(
-                            Cell(heading, column, int(lengths[1]), int(lengths[2]), printed)
-                        )
+                        table.append((column, int(lengths[1]), int(lengths[2]), printed))
                 index += 1
             unit = next((text for text in lines[index : index + 3] if text.strip()), "")
-            if "per second per GPU" in unit:
-                cells.extend(table)
+            per_gpu = "per second per GPU" in unit
+            if per_gpu or (total_page and not unit.lower().lstrip("*").startswith("unit")):
+                cells += [
+                    Cell(table_heading, *entry, per_gpu=per_gpu, labelled=labelled)
+                    for entry in table
+                ]
             else:
-                refused.append(heading)
+                refused.append(table_heading)
+            labelled = False
             continue
         index += 1
     return cells, requests, refused
@@ -220,19 +219,45 @@ def _deployment(cell: Cell) -> tuple[str, int, dict[str, int], str]:
     return gpu_id, count, serving, column["prec"]
 
 
+def _checkpoint(heading: str, precision: str, listed: str, catalog_repo: str) -> str | None:
+    """The checkpoint of a table's model at a precision: the one the page lists, the catalog's
+    repository where the mapping names none for the model, None where the page names none."""
+    checkpoints = MODELS[heading][1]
+    if precision not in checkpoints:
+        return catalog_repo
+    checkpoint = checkpoints[precision]
+    return checkpoint if checkpoint is not None and checkpoint in listed else None
+
+
 def harvest_cell(
     cell: Cell,
     requests: dict[tuple[int, int], int],
     document: TrtllmDocument,
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
+    listed: str = "",
 ) -> Harvested:
-    """One table cell as a result, or skipped with its reason."""
+    """One table cell as a result, or skipped with its reason; `listed` is the page's text,
+    where the checkpoints it names are looked up."""
     key = cell_key(document.revision, cell)
     try:
-        return Harvested(key, result=_result(cell, requests, document, gpus, models, key))
+        return Harvested(key, result=_result(cell, requests, document, gpus, models, key, listed))
     except _Skip as skip:
         return Harvested(key, skipped=str(skip))
+
+
+def _unit_words(cell: Cell, value: float, count: int) -> str:
+    if cell.per_gpu:
+        return (
+            f"{cell.printed} output tokens per second per GPU as printed (the page's unit); "
+            f"stored as {value:g} × {count} GPUs = {value * count:g} output tokens/s for the "
+            "deployment. "
+        )
+    return (
+        f"{cell.printed} output tokens per second as printed, the deployment's total (the page: "
+        f'"{TOTAL_METRIC.removeprefix("The ")}"; no unit under the tables), over {count} '
+        f"GPU{'s' if count > 1 else ''}. "
+    )
 
 
 def _result(
@@ -242,26 +267,32 @@ def _result(
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
     key: str,
+    listed: str,
 ) -> Result:
     model_heading = cell.heading.removesuffix(RTX_SUFFIX)
     if model_heading not in MODELS:
         raise _Skip(f"table {cell.heading!r} names no model in the catalog mapping")
-    model_id, checkpoints = MODELS[model_heading]
+    model_id = MODELS[model_heading][0]
     if model_id not in models:
         raise _Skip(f"model {model_id} is not in the model catalog")
     gpu_id, count, serving, precision = _deployment(cell)
     if gpu_id not in gpus:
         raise _Skip(f"GPU {gpu_id} is not in the GPU catalog")
-    per_gpu = _value(cell.printed)
+    value = _value(cell.printed)
+    total = value * count if cell.per_gpu else value
     sent = requests.get((cell.input_len, cell.output_len))
     beta = "beta" in cell.column
     version = document.engine_version or f"docs@{document.revision[:12]}"
+    checkpoint = _checkpoint(model_heading, precision, listed, models[model_id].hf_repo)
+    table = (
+        f"table '{cell.heading}'" if not cell.labelled else
+        f"table '{RTX_LABEL}' (so labelled, under heading '{model_heading}')"
+    )  # fmt: skip
     conditions = (
-        f"TensorRT-LLM performance overview, table '{cell.heading}', column "
+        f"TensorRT-LLM performance overview, {table}, column "
         f"'{shown(cell.column)}' (line breaks as spaces), "
-        f"row {cell.input_len}/{cell.output_len}: {cell.printed} output tokens per second per "
-        f"GPU as printed (the page's unit); stored as {per_gpu:g} × {count} GPUs = "
-        f"{per_gpu * count:g} output tokens/s for the deployment. `trtllm-bench throughput` "
+        f"row {cell.input_len}/{cell.output_len}: " + _unit_words(cell, value, count)
+        + "`trtllm-bench throughput` "
         "with the PyTorch backend: an offline maximum-throughput run, all requests queued in "
         "rapid succession; synthetic requests of random token ids, every one "
         f"{cell.input_len} input and {cell.output_len} output tokens (prepare_dataset.py "
@@ -269,7 +300,9 @@ def _result(
         + (f"{sent} requests for this length pair per the page's table. " if sent else
            "the page gives no request count for this length pair. ")
         + f"Precision {precision} as the column states it; checkpoint "
-        f"{checkpoints.get(precision, models[model_id].hf_repo)}. "
+        + (f"{checkpoint}. " if checkpoint else
+           f"not named by the page for {precision}: filed under the catalog's "
+           f"{models[model_id].hf_repo}. ")
         + ("DEP = attention data parallel with expert parallelism over the same GPUs. "
            if "data_parallel_size" in serving else "")
         + ("The page marks B300/GB300 support as beta: not finalized. " if beta else "")
@@ -282,7 +315,7 @@ def _result(
         "load": {"arrival": "offline"},
         "requests": {"sent": sent} if sent else {},
         "tokens": {},
-        "throughput": {"output_tokens_per_s": per_gpu * count},
+        "throughput": {"output_tokens_per_s": total},
     }
     if beta:
         point["validity"] = [
@@ -294,7 +327,7 @@ def _result(
             "engine": {"name": "tensorrt-llm", "version": version},
             "model": {
                 "id": model_id,
-                "hf_repo": checkpoints.get(precision, models[model_id].hf_repo),
+                "hf_repo": checkpoint or models[model_id].hf_repo,
                 "quantization": precision.lower(),
             },
             "serving": serving,
@@ -319,13 +352,16 @@ def harvest_document(
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
 ) -> list[Harvested]:
-    """Every cell of the page's per-GPU tables, as a result or a skip."""
+    """Every cell of the page's throughput tables, as a result or a skip."""
     cells, requests, refused = parse_tables(text)
     if not cells and not refused:
-        raise HarvestError("no per-GPU throughput table found (| Sequence Length (ISL/OSL) | …)")
-    rows = [harvest_cell(cell, requests, document, gpus, models) for cell in cells]
+        raise HarvestError("no throughput table found (| Sequence Length (ISL/OSL) | …)")
+    rows = [harvest_cell(cell, requests, document, gpus, models, text) for cell in cells]
     rows += [
-        Harvested(f"trtllm {document.revision[:12]} {heading}", skipped="unit is not per GPU")
+        Harvested(
+            f"trtllm {document.revision[:12]} {heading}",
+            skipped="unit is neither output tokens/s per GPU nor the page's stated total",
+        )
         for heading in refused
     ]
     return rows

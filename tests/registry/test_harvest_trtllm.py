@@ -122,15 +122,20 @@ def test_tables_in_another_unit_and_odd_columns_are_skipped(registry: Path, tmp_
     page.write_text(head + "# GPT-OSS 20B" + tail, encoding="utf-8")
     report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
     reasons = dict(report.skipped)
-    assert reasons[f"trtllm {COMMIT[:12]} GPT-OSS 20B"] == "unit is not per GPU"
+    assert reasons[f"trtllm {COMMIT[:12]} GPT-OSS 20B"] == (
+        "unit is neither output tokens/s per GPU nor the page's stated total"
+    )
     odd = [reason for key, reason in reasons.items() if "Qwen3 30B A3B | GB200 XP1" in key]
     assert odd
     assert all("is not TPn, DEPn" in reason for reason in odd)
 
 
-def test_a_file_needs_its_commit(registry: Path) -> None:
+def test_a_file_needs_its_commit(registry: Path, tmp_path: Path) -> None:
+    """A page without the header that names its commit needs --commit."""
+    page = tmp_path / "page.md"
+    page.write_text(PAGE.read_text(encoding="utf-8").split("-->", 1)[1], encoding="utf-8")
     with pytest.raises(HarvestError, match="name the commit it was taken from"):
-        harvest_trtllm(PAGE, HarvestOptions(registry))
+        harvest_trtllm(page, HarvestOptions(registry))
 
 
 def test_cli(registry: Path) -> None:

@@ -1,0 +1,71 @@
+"""The names TensorRT-LLM's performance overview uses for GPUs and models, and their catalog ids.
+
+Kept apart from the reader (`registry.harvest.trtllm`) so that a new version of the page that
+names a new GPU or model is one line here.
+"""
+
+GPUS: dict[str, str] = {
+    "B200": "b200",
+    "GB200": "gb200",
+    "H200": "h200-sxm",
+    "H100": "h100-sxm",
+    "B300* (beta)": "b300",
+    "GB300* (beta)": "gb300",
+}
+"""Column GPU names → catalog ids (the page's hardware list: DGX H100/H200/B200/B300, NVL72)."""
+
+RTX_SUFFIX = " - RTX 6000 Pro Blackwell Server Edition"
+RTX_GPU = "rtx-pro-6000"
+
+MODELS: dict[str, tuple[str, dict[str, str | None]]] = {
+    "Deepseek R1 0528": (
+        "deepseek-r1",
+        {"FP4": "nvidia/DeepSeek-R1-0528-NVFP4-v2", "FP8": "deepseek-ai/DeepSeek-R1-0528"},
+    ),
+    "GPT-OSS 120B": ("gpt-oss-120b", {}),
+    "GPT-OSS 20B": ("gpt-oss-20b", {}),
+    "LLaMA v3.3 70B": (
+        "llama-3.3-70b-instruct",
+        {"FP4": "nvidia/Llama-3.3-70B-Instruct-FP4", "FP8": "nvidia/Llama-3.3-70B-Instruct-FP8"},
+    ),
+    "LLaMA v4 Maverick": (
+        "llama-4-maverick-17b-128e-instruct",
+        {
+            "FP4": "nvidia/Llama-4-Maverick-17B-128E-Instruct-NVFP4",
+            "FP8": "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8",
+        },
+    ),
+    "Qwen3 235B A22B": (
+        "qwen3-235b-a22b",
+        {"FP4": "nvidia/Qwen3-235B-A22B-FP4", "FP8": "nvidia/Qwen3-235B-A22B-FP8"},
+    ),
+    "Qwen3 30B A3B": ("qwen3-30b-a3b", {"FP4": "nvidia/Qwen3-30B-A3B-FP4"}),
+    # The 1.0 layout's `####` headings.
+    "Llama 4 Scout": ("llama-4-scout-17b-16e-instruct", {"FP4": None, "FP8": None}),
+    "Llama 3.3 70B": (
+        "llama-3.3-70b-instruct",
+        {"FP4": "nvidia/Llama-3.3-70B-Instruct-FP4", "FP8": "nvidia/Llama-3.3-70B-Instruct-FP8"},
+    ),
+    "Qwen3-235B-A22B": (
+        "qwen3-235b-a22b",
+        {"FP4": "nvidia/Qwen3-235B-A22B-FP4", "FP8": "nvidia/Qwen3-235B-A22B-FP8"},
+    ),
+    "Qwen3-30B-A3B": ("qwen3-30b-a3b", {"FP4": "nvidia/Qwen3-30B-A3B-FP4"}),
+    "Llama 4 Maverick": (
+        "llama-4-maverick-17b-128e-instruct",
+        {"FP4": None, "FP8": "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8"},
+    ),
+    "Llama 3.1 405B": (
+        "llama-3.1-405b-instruct",
+        {"FP4": "nvidia/Llama-3.1-405B-Instruct-FP4", "FP8": "nvidia/Llama-3.1-405B-Instruct-FP8"},
+    ),
+    "Llama 3.1 8B": ("llama-3.1-8b-instruct", {"FP8": "nvidia/Llama-3.1-8B-Instruct-FP8"}),
+}
+"""Table headings → (model catalog id, the checkpoint per precision the page's model lists
+name). A checkpoint is used only where the page read lists it; None (or one the page does not
+list): the page names none, the result is filed under the catalog's repository and says so; a
+precision absent: the catalog's repository is the checkpoint (gpt-oss, published by OpenAI)."""
+
+TOTAL_METRIC = "The reported metric is `Total Output Throughput (tokens/sec)`"
+"""The 1.0 layout's one statement of its unit: every table is the deployment's total."""
+RTX_LABEL = RTX_SUFFIX.removeprefix(" - ")

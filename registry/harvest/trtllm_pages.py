@@ -1,0 +1,113 @@
+"""Which versions of TensorRT-LLM's performance overview a harvest reads, and where each is.
+
+A source is a checkout of NVIDIA/TensorRT-LLM (read at one commit), one page's markdown file
+(its commit named by `--commit` or by its header), or a folder of such files, one per version.
+A file names the repository path and commit it was copied from in a first-line comment:
+
+    <!-- Excerpt of docs/source/performance/perf-overview.md in NVIDIA/TensorRT-LLM at commit
+    00f37686aa854010d68bcbd0f4ab000221541ca6 … -->
+
+The page's path is the one read; where a plain file does not say, its layout does: the 0.1x
+single table and the 1.0 layout lived in `docs/source/performance/`, the per-GPU tables in
+`docs/source/developer-guide/`.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.harvest import trtllm, trtllm_legacy
+from registry.harvest.errors import HarvestError
+from registry.harvest.tree import SourceTree
+
+_HEADER = re.compile(
+    r"\A<!-- Excerpt of (?P<path>\S+) in NVIDIA/TensorRT-LLM at commit\s+(?P<commit>[0-9a-f]{40})"
+)
+LEGACY_MARK = "| Throughput (tokens"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One version of the page: its text, the commit and the repository path it was read at."""
+
+    text: str
+    revision: str
+    path: str
+    where: str
+    """The file or checkout it came from, for messages."""
+
+    @property
+    def legacy(self) -> bool:
+        return LEGACY_MARK in self.text
+
+
+def layout_path(text: str) -> str:
+    """The repository path of a page whose file does not name it, by its layout."""
+    if LEGACY_MARK in text or trtllm.TOTAL_METRIC in text:
+        return trtllm_legacy.DOCUMENT
+    return trtllm.DOCUMENT
+
+
+def file_page(file: Path, commit: str | None) -> Page:
+    """A page's markdown file; its commit from `commit` or its header (both: they must agree)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise HarvestError(f"--from: {file}: cannot be read ({error})") from None
+    header = _HEADER.match(text)
+    if header is not None and commit is not None and not header["commit"].startswith(commit):
+        raise HarvestError(
+            f"--commit: {commit} is not the commit {header['commit'][:12]} that {file} names"
+        )
+    if header is None and commit is None:
+        raise HarvestError(
+            f"--from: {file} is a file; name the commit it was taken from with --commit "
+            "(or head it '<!-- Excerpt of PATH in NVIDIA/TensorRT-LLM at commit COMMIT')"
+        )
+    revision = header["commit"] if header is not None else str(commit)
+    path = header["path"] if header is not None else layout_path(text)
+    return Page(text, revision, path, str(file))
+
+
+def folder_pages(folder: Path) -> list[Page]:
+    """Every `*.md` file of a folder of versions, each headed with its path and commit."""
+    files = sorted(folder.glob("*.md"))
+    if not files:
+        raise HarvestError(f"--from: {folder} holds no .md page of a version")
+    pages = []
+    for file in files:
+        if _HEADER.match(file.read_text(encoding="utf-8")) is None:
+            raise HarvestError(
+                f"--from: {file} does not begin '<!-- Excerpt of PATH in NVIDIA/TensorRT-LLM at "
+                "commit COMMIT'; every page of a folder names its path and commit"
+            )
+        pages.append(file_page(file, None))
+    return pages
+
+
+def checkout_page(source: Path, commit: str | None) -> Page:
+    """The page in a checkout of the repository at `commit` (default HEAD)."""
+    tree = SourceTree.open(source, commit)
+    if tree.commit is None:
+        raise HarvestError(f"--from: {source} is no git repository, no file and no folder")
+    found = tree.read_many([trtllm.DOCUMENT, trtllm_legacy.DOCUMENT])
+    for path in (trtllm.DOCUMENT, trtllm_legacy.DOCUMENT):
+        if found[path]:
+            return Page(str(found[path]), tree.commit, path, str(source))
+    raise HarvestError(
+        f"--from: {source} has neither {trtllm.DOCUMENT} nor {trtllm_legacy.DOCUMENT} at "
+        f"{tree.commit[:12]}"
+    )
+
+
+def pages_of(source: Path, commit: str | None) -> list[Page]:
+    """The versions a `--from` names: a file, a checkout, or a folder of version files."""
+    if source.is_file():
+        return [file_page(source, commit)]
+    if source.is_dir() and not (source / ".git").exists() and any(source.glob("*.md")):
+        if commit is not None:
+            raise HarvestError(
+                f"--commit: {source} is a folder of versions; each names its own commit"
+            )
+        return folder_pages(source)
+    return [checkout_page(source, commit)]

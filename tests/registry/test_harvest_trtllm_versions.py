@@ -1,0 +1,139 @@
+"""More versions of TensorRT-LLM's performance overview: the 1.0 layout, and a folder of versions.
+
+tests/data/harvest/trtllm/perf-overview-00f37686.md holds the throughput tables of
+docs/source/performance/perf-overview.md at NVIDIA/TensorRT-LLM commit 00f37686 (the 1.0
+layout: `####` model headings, RTX PRO 6000 tables labelled by a line above them, and the one
+statement "The reported metric is `Total Output Throughput (tokens/sec)`"), verbatim.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from registry.harvest.errors import HarvestError
+from registry.harvest.outcome import HarvestReport
+from registry.harvest.run import HarvestOptions, harvest_trtllm
+from registry.harvest.trtllm import parse_tables
+from registry.models import Result
+from registry.store import read_result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+PAGES = REPOSITORY_ROOT / "tests/data/harvest/trtllm"
+PAGE = PAGES / "perf-overview-00f37686.md"
+COMMIT = "00f37686aa854010d68bcbd0f4ab000221541ca6"
+RETRIEVED = "2026-12-01"
+
+
+def _registry(root: Path) -> Path:
+    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, HarvestReport]:
+    registry = _registry(tmp_path_factory.mktemp("trtllm-1.0") / "checkout")
+    return registry, harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED))
+
+
+def _by_cell(registry: Path) -> dict[str, Result]:
+    found = {}
+    for path in (registry / "registry" / "results").rglob("*.json"):
+        result = read_result(path)
+        cell = result.source.conditions.rsplit("[cell: ", 1)[1].rstrip("]")  # type: ignore[union-attr]
+        found[cell] = result
+    return found
+
+
+def test_the_1_0_layout_is_read_table_by_table() -> None:
+    cells, requests, refused = parse_tables(PAGE.read_text(encoding="utf-8"))
+    assert (len(cells), refused) == (328, [])
+    assert not any(cell.per_gpu for cell in cells)
+    rtx = [cell for cell in cells if cell.labelled]
+    assert len(rtx) == 118
+    assert {cell.heading for cell in rtx} == {
+        f"{model} - RTX 6000 Pro Blackwell Server Edition"
+        for model in (
+            "Llama 4 Scout",
+            "Llama 3.3 70B",
+            "Qwen3-235B-A22B",
+            "Qwen3-30B-A3B",
+            "Llama 4 Maverick",
+            "Llama 3.1 405B",
+        )
+    }
+    assert (requests[(128, 128)], requests[(1000, 2000)], len(requests)) == (30000, 1500, 10)
+
+
+def test_a_total_is_stored_as_printed_over_the_columns_gpus(
+    harvested: tuple[Path, HarvestReport],
+) -> None:
+    registry, report = harvested
+    assert (len(report.added), report.skipped) == (328, [])
+    results = _by_cell(registry)
+    h100 = results["Llama 3.3 70B | H100 TP2 (FP8) | 1000/1000"]
+    assert (h100.identity.gpu.id, h100.identity.gpu.count) == ("h100-sxm", 2)
+    assert h100.points[0].throughput.output_tokens_per_s == 4205  # not × 2: a total
+    assert h100.points[0].requests.sent == 3000
+    assert h100.identity.model.hf_repo == "nvidia/Llama-3.3-70B-Instruct-FP8"
+    assert "the deployment's total" in h100.source.conditions  # type: ignore[union-attr]
+    table = "Llama 3.3 70B - RTX 6000 Pro Blackwell Server Edition"
+    rtx = results[f"{table} | 8 GPUs TP1,PP8 (FP4) | 1000/1000"]
+    assert (rtx.identity.gpu.id, rtx.identity.gpu.count) == ("rtx-pro-6000", 8)
+    serving = rtx.identity.serving
+    assert (serving.tensor_parallel_size, serving.pipeline_parallel_size) == (1, 8)
+    assert rtx.points[0].throughput.output_tokens_per_s == 8166
+    assert "so labelled, under heading 'Llama 3.3 70B'" in rtx.source.conditions  # type: ignore[union-attr]
+    assert rtx.source.url == (  # type: ignore[union-attr]
+        f"https://github.com/NVIDIA/TensorRT-LLM/blob/{COMMIT}/docs/source/performance/"
+        "perf-overview.md"
+    )
+
+
+def test_a_checkpoint_the_page_does_not_list_is_said_to_be_unnamed(
+    harvested: tuple[Path, HarvestReport],
+) -> None:
+    results = _by_cell(harvested[0])
+    scout = results["Llama 4 Scout | B200 TP1 (FP4) | 128/128"]
+    assert scout.points[0].throughput.output_tokens_per_s == 25342
+    assert scout.identity.model.quantization == "fp4"
+    assert "checkpoint not named by the page for FP4" in scout.source.conditions  # type: ignore[union-attr]
+    maverick = results["Llama 4 Maverick | H200 TP8 (FP8) | 5000/500"]
+    assert maverick.identity.model.hf_repo == "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8"
+    assert maverick.points[0].throughput.output_tokens_per_s == 8456
+
+
+def test_registry_files_match_the_pinned_1_0_excerpt(harvested: tuple[Path, HarvestReport]) -> None:
+    """Re-read the cited page (the pinned excerpt): every cell's file is in the registry."""
+    registry, report = harvested
+    for relative in report.added:
+        committed = REPOSITORY_ROOT / relative
+        assert committed.is_file(), f"{relative} is not in the registry"
+        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
+            encoding="utf-8"
+        )
+
+
+def test_a_folder_of_versions_twice_changes_nothing(tmp_path: Path) -> None:
+    registry = _registry(tmp_path / "checkout")
+    folder = tmp_path / "versions"
+    folder.mkdir()
+    for name in ("perf-overview-00f37686.md", "perf-overview-03e27c7d.md"):
+        shutil.copy(PAGES / name, folder / name)
+    first = harvest_trtllm(folder, HarvestOptions(registry, today=RETRIEVED))
+    again = harvest_trtllm(folder, HarvestOptions(registry, today="2027-01-01"))
+    assert (len(first.added), again.added, again.changed) == (328 + 150, [], [])
+    assert len(again.unchanged) == 478
+
+
+def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
+    registry = _registry(tmp_path / "checkout")
+    folder = tmp_path / "versions"
+    folder.mkdir()
+    text = PAGE.read_text(encoding="utf-8")
+    (folder / "bare.md").write_text(text.split("-->", 1)[1], encoding="utf-8")
+    with pytest.raises(HarvestError, match=r"bare\.md does not begin '<!-- Excerpt of PATH"):
+        harvest_trtllm(folder, HarvestOptions(registry))
+    with pytest.raises(HarvestError, match="is not the commit 00f37686aa85"):
+        harvest_trtllm(PAGE, HarvestOptions(registry), commit="03e27c7d")
