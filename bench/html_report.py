@@ -11,12 +11,15 @@ tokens/s per user, and $ per 1M tokens at the cheapest on-demand catalog price; 
 per result with every load point's latency percentiles and cost: `registry.tables`, the table
 each result's page on the site shows.
 
+Every string on the page (file names, catalog ids, the chart's labels) is shown as the site
+shows one: HTML-escaped, with no control or bidirectional character left
+(`registry.plain_text.html_text`).
+
 An asset that is missing all the same (a broken install) is a `ReportError` in one line.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,6 +29,7 @@ from bench.errors import BenchError
 from registry.charts import chart_data
 from registry.index import IndexRow, index_rows, with_pareto_front
 from registry.models import PriceEntry
+from registry.plain_text import html_text, plain_data
 from registry.store import write_text_atomic
 from registry.tables import points_table_html
 
@@ -70,12 +74,12 @@ def _label(named: NamedResult) -> str:
 def _table(named: NamedResult, rows: Sequence[IndexRow]) -> str:
     identity = named.result.identity
     price = next((row.on_demand_price_id for row in rows if row.on_demand_price_id), None)
-    priced = f"priced at catalog entry {html.escape(price)}" if price else "no catalog price"
+    priced = f"priced at catalog entry {html_text(price)}" if price else "no catalog price"
     return (
-        f"<section><h2>{html.escape(_label(named))}</h2>"
-        f"<p>{html.escape(identity.model.id)} · {html.escape(identity.engine.name)} "
-        f"{html.escape(identity.engine.version)} · profile {html.escape(identity.workload.profile)}"
-        f" · result {html.escape(named.result.id)} · {priced}</p>"
+        f"<section><h2>{html_text(_label(named))}</h2>"
+        f"<p>{html_text(identity.model.id)} · {html_text(identity.engine.name)} "
+        f"{html_text(identity.engine.version)} · profile {html_text(identity.workload.profile)}"
+        f" · result {html_text(named.result.id)} · {priced}</p>"
         f"{points_table_html(rows)}</section>"
     )
 
@@ -94,18 +98,20 @@ def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) ->
     data = chart_data(
         (row for _named, rows in rows_by_result for row in rows), lambda row: labels[id(row)]
     )
-    data_json = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    data_json = json.dumps(plain_data(data), sort_keys=True, separators=(",", ":"))
     tables = "".join(_table(named, rows) for named, rows in rows_by_result)
     title = "infermeter report: " + ", ".join(named.name for named in results)
-    # `</` cannot end a script early: the inlined code never holds it, the data is escaped.
-    safe_data = data_json.replace("</", "<\\/")
+    # No `<` in the data (in JSON it is only ever inside a string, where \u003c reads the
+    # same), so neither `</script>` nor `<!--` can end or bend the script; the inlined code
+    # never holds either.
+    safe_data = data_json.replace("<", "\\u003c")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{_POLICY}">
-<title>{html.escape(title)}</title>
+<title>{html_text(title)}</title>
 <style>{uplot_css}
 {_STYLE}</style></head><body>
-<h1>{html.escape(title)}</h1>
+<h1>{html_text(title)}</h1>
 <div class="im-charts" id="charts">
 <figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s per GPU
 against tokens/s per user, one line per result (the Pareto front).</figcaption></figure>

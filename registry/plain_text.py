@@ -12,7 +12,9 @@ break a page.
 
 from __future__ import annotations
 
+import html
 import re
+from typing import Any
 
 ALLOWED_CONTROLS = frozenset("\n\t")
 BIDI_CONTROLS = frozenset(chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
@@ -30,3 +32,19 @@ def unsafe_character(text: str) -> str | None:
 def plain_text(text: str) -> str:
     """`text` with every character a published string may not hold replaced by U+FFFD."""
     return _UNSAFE.sub(REPLACEMENT, text)
+
+
+def html_text(text: str) -> str:
+    """`text` as HTML text: `plain_text`, then HTML-escaped (quotes too, for attributes)."""
+    return html.escape(plain_text(text))
+
+
+def plain_data(value: Any) -> Any:
+    """A copy of JSON data with every string, keys included, as `plain_text` leaves it."""
+    if isinstance(value, str):
+        return plain_text(value)
+    if isinstance(value, dict):
+        return {plain_text(str(key)): plain_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_data(item) for item in value]
+    return value

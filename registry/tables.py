@@ -7,12 +7,11 @@ priced at the catalog when the rows were made. Every string is HTML-escaped, wit
 or bidirectional character left (`registry.plain_text`, as the site's pages write strings).
 """
 
-import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from registry.index import IndexRow
-from registry.plain_text import plain_text
+from registry.plain_text import html_text
 
 MISSING = "–"
 """What a cell shows for a figure the result does not state."""
@@ -63,7 +62,7 @@ def point_cells(row: IndexRow, columns: Sequence[PointColumn] = POINT_COLUMNS) -
 
 
 def _text(value: str) -> str:
-    return html.escape(plain_text(value))
+    return html_text(value)
 
 
 def derived_note(rows: Iterable[IndexRow]) -> str:

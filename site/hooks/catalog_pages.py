@@ -2,7 +2,6 @@
 per model (architecture, parameter counts, memory needs computed by `calculators`), and the two
 list pages. Every string from a catalog is HTML-escaped."""
 
-import html
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -12,7 +11,7 @@ from calculators.arch import param_counts, parse_config
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
-from registry.plain_text import plain_text
+from registry.plain_text import html_text, plain_text
 from registry.prices import tier_prices
 
 GIB = 1024**3
@@ -22,18 +21,7 @@ MEMORY_CONTEXTS = (4096, 32768, 131072)
 def esc(value: Any) -> str:
     """`value` as HTML text: escaped, and with no control character (NUL, ESC…), bidirectional
     control or lone surrogate left (validation refuses them; a page never shows one)."""
-    return html.escape(plain_text("–" if value is None else str(value)))
-
-
-def plain_data(value: Any) -> Any:
-    """A copy of JSON data with every string as `esc` leaves it (before the HTML escaping)."""
-    if isinstance(value, str):
-        return plain_text(value)
-    if isinstance(value, dict):
-        return {plain_text(str(key)): plain_data(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_data(item) for item in value]
-    return value
+    return html_text("–" if value is None else str(value))
 
 
 def front_matter_string(text: str) -> str:

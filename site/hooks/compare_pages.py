@@ -15,7 +15,7 @@ from statistics import median
 from typing import Any
 
 from buyer_table import buyer_table
-from catalog_pages import esc, front_matter_string, plain_data
+from catalog_pages import esc, front_matter_string
 from result_index import Index
 
 from registry.charts import chart_data, lowest_usd_per_million
@@ -23,6 +23,7 @@ from registry.index import COLUMNS as INDEX_COLUMNS
 from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
 from registry.models import GpuEntry, ModelEntry, PriceEntry
+from registry.plain_text import plain_data
 from registry.tables import number_text, usd_text
 from registry.workloads import SCENARIOS
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,11 @@ from fake_openai_server import FakeOpenAIServer
 
 import bench.html_report
 from bench.cli import main
+from bench.compare import NamedResult
+from bench.html_report import report_html
+from registry.catalog import load_prices
+from registry.models import Result as RegistryResult
+from registry.plain_text import REPLACEMENT
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -103,6 +109,36 @@ def test_report_tables_hold_each_points_figures(two_results: list[Path], tmp_pat
     chart = json.loads(data)
     assert sorted(chart["pareto"]) == ["h100-sxm.json: 1× h100-sxm", "h200-sxm.json: 1× h200-sxm"]
     assert len(chart["pareto"]["h100-sxm.json: 1× h100-sxm"]) == 2
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.texts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append(data)
+
+
+def test_report_shows_a_hostile_file_name_escaped_and_scrubbed(two_results: list[Path]) -> None:
+    # A file name is the report's own input: NUL, a bidi override and markup in it.
+    hostile = "evil\x00\u202e<script>alert(1)</script>\x1b[31m.json"
+    result = RegistryResult.model_validate_json(two_results[0].read_text())
+    page = report_html([NamedResult(hostile, result)], load_prices().values())
+    for unsafe in ("\x00", "\u202e", "\x1b", "\\u0000", "\\u202e"):  # raw, or in the JSON
+        assert unsafe not in page, repr(unsafe)
+    assert "<script>alert" not in page
+    parser = _Tags()
+    parser.feed(page)
+    assert parser.tags.count("script") == 2  # uPlot and the chart code, nothing else
+    heading = f"evil{REPLACEMENT}{REPLACEMENT}<script>alert(1)</script>{REPLACEMENT}[31m.json"
+    assert any(heading in text for text in parser.texts)  # the h2 and title, as text
+    data = page.split('drawCharts(document.getElementById("charts"), ', 1)[1].split(", window")[0]
+    assert list(json.loads(data)["pareto"]) == [f"{heading}: 1× h100-sxm"]
 
 
 def test_report_without_the_inlined_assets_fails_in_one_line(
