@@ -4,9 +4,10 @@ A result file is published; its `source.command` and `source.server_command` are
 command lines, which may carry an API key (`--api-key S`, also inside `--vllm-arg "--api-key
 S"`), a token (`--hf-token`), an `Authorization:` header, or an environment assignment such as
 `HF_TOKEN=…`. `redact` replaces each value with `REDACTED` and keeps the rest of the line as it
-was; `redact_text` does the same to any text (a server's log); `LogRedactor` to a text that
-arrives in pieces, holding at most about one long line; `find_secret` says what a text still
-carries (`registry validate` rejects such a file).
+was written, quotes included (`registry.shell_words`); `redact_text` does the same to any text
+(a server's log); `LogRedactor` to a text that arrives in pieces, holding at most about one
+long line; `find_secret` says what a text still carries (`registry validate` rejects such a
+file).
 
 What counts as a secret:
 - the value of an option whose name ends in key, token, secret, password or credential(s)
@@ -23,7 +24,8 @@ What counts as a secret:
 from __future__ import annotations
 
 import re
-import shlex
+
+from registry.shell_words import replace_in_line, words
 
 REDACTED = "REDACTED"  # a plain word: shlex.join leaves it unquoted
 
@@ -90,12 +92,15 @@ def _redact_text(text: str) -> str:
 
 def redact(command: str) -> str:
     """`command` with every secret value replaced by REDACTED (see the module docstring); a
-    command line stays a command line (split and joined like a shell would)."""
+    command line stays the command line it was: it splits into the same words but for the
+    secrets, and every word, space and quote around them is kept as written."""
     try:
-        words = shlex.split(command)
+        found = words(command)
     except ValueError:  # not a shell line: redact the text as it is
         return redact_text(command)
-    return shlex.join(_redact_words(words))
+    texts = [word.text for word in found]
+    redacted = _redact_words(texts)
+    return command if redacted == texts else replace_in_line(command, found, redacted)
 
 
 def redact_text(text: str) -> str:
@@ -162,7 +167,12 @@ def _redact_words(words: list[str]) -> list[str]:
             continue
         if " " in word.strip():  # an argument that is itself a command line (--vllm-arg "…")
             # re-split only when there is a secret: a JSON value ('{"a": 1}') stays as it was
-            redacted.append(word if find_secret(word) is None else redact(word))
+            if find_secret(word) is None:
+                redacted.append(word)
+                continue
+            inner = redact(word)
+            # Not a command line's secret but a text's: a header (-H "Authorization: Bearer S").
+            redacted.append(inner if find_secret(inner) is None else redact_text(inner))
             continue
         redacted.append(_redact_text(word))
     return redacted

@@ -211,7 +211,7 @@ def test_real_aiperf_08_maps_every_stated_figure() -> None:
     assert point.ttft_ms is None  # a non-streaming run has no first token
     assert result.source.tool.version == export["aiperf_version"]
     assert result.source.command is not None
-    assert result.source.command.startswith("aiperf profile --model mock-model")
+    assert result.source.command == export["input_config"]["artifacts"]["cli_command"]  # as written
     assert "--concurrency 4" in result.source.command
     assert result.identity.workload.seed == export["input_config"]["random_seed"]
     assert result.identity.workload.api == "chat"
@@ -261,7 +261,8 @@ def test_real_aiperf_011_gpu_run_maps_every_stated_figure() -> None:
         assert stats.max == pytest.approx(block["max"], abs=1e-9)
         assert stats.n == block["count"]
     assert result.source.command is not None
-    assert result.source.command.startswith("aiperf profile --model qwen3-4b")
+    # quoted as written
+    assert result.source.command.startswith("aiperf profile --model 'qwen3-4b' --tokenizer")
     assert "--benchmark-duration 300" in result.source.command
     assert result.identity.workload.seed == export["run_info"]["random_seed"]
     assert result.source.tool.version == "0.11.0"
@@ -302,7 +303,7 @@ def test_real_aiperf_01_records_layout_is_detected_and_read() -> None:
             assert getattr(stats, name) == pytest.approx(block[key], abs=1e-9), (field, name)
         assert stats.max == pytest.approx(block["max"], abs=1e-9)
         assert stats.n == block["count"]
-    assert result.source.command == export["input_config"]["cli_command"].replace('"', "")
+    assert result.source.command == export["input_config"]["cli_command"]  # quoted as written
     assert result.identity.model.hf_repo == "openai/gpt-oss-20b"
 
 

@@ -1,0 +1,88 @@
+"""`redact` keeps a command line as it was written: only the secrets change (registry/secrets.py,
+registry/shell_words.py)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from registry.secrets import REDACTED, find_secret, redact
+from registry.shell_words import replace_in_line, words
+
+
+@pytest.mark.parametrize(
+    ("command", "redacted"),
+    [
+        ("vllm serve --model 'x' --api-key 'sk-live-1' --max-model-len 4096",
+         "vllm serve --model 'x' --api-key 'REDACTED' --max-model-len 4096"),
+        ('vllm serve --api-key="abc def"  --served-model-name "a b"',
+         'vllm serve --api-key="REDACTED"  --served-model-name "a b"'),
+        ("vllm serve m --hf-token=t0k --chat-template='{{ x }}'",
+         "vllm serve m --hf-token=REDACTED --chat-template='{{ x }}'"),
+        ('infermeter bench run --vllm-arg "--api-key S3 --max-num-seqs 8" --model "m"',
+         'infermeter bench run --vllm-arg "--api-key REDACTED --max-num-seqs 8" --model "m"'),
+        ("infermeter bench run --vllm-arg=\"--api-key 'S3'\" -x 'y'",
+         "infermeter bench run --vllm-arg=\"--api-key 'REDACTED'\" -x 'y'"),
+        ("HF_TOKEN=hf_abcdefghijklmnopqrstuvwx vllm serve 'm'\t--port 8000",
+         "HF_TOKEN=REDACTED vllm serve 'm'\t--port 8000"),
+        ("curl -H \"Authorization: Bearer abc123\" -d '{\"a\": 1}' \"http://h/v1?x=1\"",
+         "curl -H \"Authorization: Bearer REDACTED\" -d '{\"a\": 1}' \"http://h/v1?x=1\""),
+        ("x --password \"it's\" --note 'it'\\''s'",
+         "x --password \"REDACTED\" --note 'it'\\''s'"),
+        ("x --token s'e'cret --y", "x --token REDACTED --y"),  # quoted inside: quoted anew
+    ],
+    ids=["single", "equals-double", "equals-bare", "nested", "nested-quoted", "env-tab",
+         "header", "apostrophe", "split-quotes"],
+)  # fmt: skip
+def test_redact_keeps_the_quoting_and_spacing_but_for_the_secret(
+    command: str, redacted: str
+) -> None:
+    assert redact(command) == redacted
+    assert find_secret(redact(command)) is None
+    secrets = {"sk-live-1", "abc def", "t0k", "S3", "hf_abcdefghijklmnopqrstuvwx", "abc123"}
+    assert not [secret for secret in secrets if secret in redacted]
+
+
+def test_redact_leaves_a_line_without_a_secret_byte_for_byte() -> None:
+    command = "vllm   serve 'meta-llama/x' --max-model-len=\"4096\" --x a\\ b"
+    assert redact(command) == command
+
+
+def test_words_give_each_characters_place_in_the_line() -> None:
+    line = 'a \'b c\'d "e\\"f" g\\ h'
+    found = words(line)
+    assert [word.text for word in found] == shlex.split(line) == ["a", "b cd", 'e"f', "g h"]
+    assert all(line[s] == c for word in found for s, c in zip(word.sources, word.text, strict=True))
+    assert [line[w.start : w.end] for w in found] == ["a", "'b c'd", '"e\\"f"', "g\\ h"]
+
+
+@pytest.mark.parametrize("line", ["a 'b", 'a "b', "a b\\"])
+def test_words_refuse_what_shlex_refuses(line: str) -> None:
+    with pytest.raises(ValueError, match=r"^No (closing quotation|escaped character)"):
+        shlex.split(line)
+    with pytest.raises(ValueError, match=r"^No (closing quotation|escaped character)"):
+        words(line)
+
+
+def _double_quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_WORD = st.text(alphabet="ab '\"\\=-$", min_size=0, max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_WORD, min_size=1, max_size=5), st.data())
+def test_replace_in_line_always_reads_as_the_new_words(
+    texts: list[str], data: st.DataObject
+) -> None:
+    line = " ".join(data.draw(st.sampled_from([shlex.quote(t), _double_quoted(t)])) for t in texts)
+    found = words(line)
+    assert [word.text for word in found] == texts
+    edits = [
+        data.draw(st.sampled_from([t, t + REDACTED, REDACTED, t[:1] + "'" + t[1:]])) for t in texts
+    ]
+    assert shlex.split(replace_in_line(line, found, edits)) == edits
