@@ -204,17 +204,26 @@ MAX_STREAMS = 1_000_000  # concurrent requests of one point (sockets of one clie
 MAX_REQUESTS = 100_000_000  # requests of one point
 
 
+def _magnitude(count: int) -> str:
+    """A count too large to show whole, as `1e+20` (a 400-digit one too, which no float holds)."""
+    digits = str(count)
+    return f"{count:.3g}" if len(digits) < 300 else f"{digits[0]}e+{len(digits) - 1}"
+
+
 def _check_bounds(options: RunOptions) -> None:
     """Refuse loads no client host can run, before anything starts."""
     for value in (*options.concurrency, options.max_concurrency or 0):
         if value > MAX_STREAMS:
             raise BenchConfigError(
-                f"{value:.3g} concurrent requests; at most {MAX_STREAMS:,}", "--concurrency"
+                f"{_magnitude(value)} concurrent requests; at most {MAX_STREAMS:,}",
+                "--concurrency",
             )
     counts = (("--num-requests", options.num_requests), ("--warmup", options.warmup))
     for name, count in counts:
         if count is not None and count > MAX_REQUESTS:
-            raise BenchConfigError(f"{count:.3g} requests; at most {MAX_REQUESTS:,}", name)
+            raise BenchConfigError(
+                f"{_magnitude(count)} requests; at most {MAX_REQUESTS:,}", name
+            )
     for argument in options.vllm_args:
         try:
             shlex.split(argument)

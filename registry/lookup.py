@@ -73,10 +73,18 @@ class ModelRef:
     config: dict[str, Any]
 
 
+def _is_file(path: Path) -> bool:
+    """Whether `path` names a file; False for a name no file can have (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_model(reference: str) -> ModelRef:
     """A catalog id, or a path to a config.json file."""
     path = Path(reference)
-    if reference.endswith(".json") or path.is_file():
+    if reference.endswith(".json") or _is_file(path):
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -1,22 +1,62 @@
 """Usage errors as one line: `Error: …` on stderr, exit 2, without click's usage block.
 
 Scripts and CI logs read the last line; a hostile value (a 400-digit number, a newline) must
-not turn into a screenful. Every value shown is cut to `SHOWN_CHARS` characters.
+not turn into a screenful. A value from the command line that the message echoes is shown as
+its first `SHOWN_VALUE_CHARS` characters and "…" (so what is wrong with it, which click says
+after the value, stays on the line), and the whole line is cut to `SHOWN_CHARS` characters.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import click
 
 SHOWN_CHARS = 200
+SHOWN_VALUE_CHARS = 60
+
+# The command line's arguments while the root group runs: the values a message may echo.
+_GIVEN: ContextVar[tuple[str, ...]] = ContextVar("infermeter_given_args", default=())
+
+
+def shown_value(value: str) -> str:
+    """`value` as an error message shows it: its first `SHOWN_VALUE_CHARS` characters, then
+    "…" when it is longer."""
+    return value if len(value) <= SHOWN_VALUE_CHARS else value[:SHOWN_VALUE_CHARS] + "…"
+
+
+def _values(arguments: Iterable[str]) -> list[str]:
+    """The arguments and, for `--name=value`, the value alone; the longest first."""
+    values = set()
+    for argument in arguments:
+        values.add(argument)
+        if argument.startswith("-") and "=" in argument:
+            values.add(argument.partition("=")[2])
+    return sorted(values, key=len, reverse=True)
+
+
+def cap_values(text: str, given: Iterable[str]) -> str:
+    """`text` with every long value of `given` it holds (as given, or escaped as `repr`
+    writes it) shown as `shown_value` shows it."""
+    for value in _values(given):
+        if len(value) <= SHOWN_VALUE_CHARS:
+            break
+        short = shown_value(value)
+        text = text.replace(value, short)
+        escaped = repr(value)[1:-1]
+        if escaped != value:
+            text = text.replace(escaped, repr(short)[1:-1])
+    return text
 
 
 def one_line(text: str) -> str:
-    """`text` on one line (whitespace runs become one space), cut to `SHOWN_CHARS`."""
-    flat = " ".join(text.split())
+    """`text` on one line (whitespace runs become one space), each long command-line value
+    capped (`cap_values`), cut to `SHOWN_CHARS`."""
+    flat = " ".join(cap_values(text, _GIVEN.get()).split())
     return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
 
 
@@ -51,8 +91,17 @@ class OneLineGroup(click.Group):
 
     Usage errors raised while a subcommand parses or runs propagate through the root's
     `make_context` and `invoke`, so the root alone converts them. Asking a group for its
-    commands without naming one still prints its help.
+    commands without naming one still prints its help. While it runs, the command line's
+    arguments are known to `one_line`, which caps the long ones a message echoes.
     """
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
+        given = list(sys.argv[1:] if args is None else args)
+        token = _GIVEN.set(tuple(given))
+        try:
+            return super().main(given, *rest, **extra)
+        finally:
+            _GIVEN.reset(token)
 
     def make_context(
         self,

@@ -1,0 +1,69 @@
+"""Usage errors are one line, and a long value they echo is capped (bench/commands/oneline.py)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from bench.commands.oneline import SHOWN_VALUE_CHARS, cap_values, shown_value
+
+BIG = "9" * 400
+CALC = ["calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm"]
+
+
+def _usage_line(*args: str) -> str:
+    run = CliRunner().invoke(main, list(args))
+    assert run.exit_code == 2, run.output
+    assert run.exception is None or isinstance(run.exception, SystemExit), run.output
+    (line,) = run.stderr.strip().splitlines()
+    return line
+
+
+@pytest.mark.parametrize(
+    ("args", "shown", "reason"),
+    [
+        # click echoes a number out of range unquoted
+        ([*CALC, "-tp", BIG], f": {'9' * 60}… is", "is not in the range"),
+        # the `=` form, quoted
+        ([*CALC, f"--max-model-len=x{BIG}"], f"'x{'9' * 59}…'", "is not a valid integer"),
+        # a newline in it, escaped as click's repr writes it
+        (["bench", "run", "--endpoint", "http://127.0.0.1:1", "--num-requests", f"x\n{BIG}"],
+         f"'x\\n{'9' * 58}…'", "is not a valid integer"),
+    ],
+    ids=["unquoted", "equals-form", "newline"],
+)  # fmt: skip
+def test_usage_error_caps_a_long_value_and_keeps_what_is_wrong_with_it(
+    args: list[str], shown: str, reason: str
+) -> None:
+    line = _usage_line(*args)
+    assert shown in line, line
+    assert "9" * 61 not in line
+    assert reason in line, line
+
+
+def test_huge_counts_are_refused_in_one_line() -> None:
+    line = _usage_line("bench", "run", "--endpoint", "http://127.0.0.1:1", "--concurrency", BIG)
+    assert line == "Error: --concurrency: 9e+399 concurrent requests; at most 1,000,000"
+
+
+def test_a_model_name_too_long_for_a_file_is_an_unknown_id() -> None:
+    run = CliRunner().invoke(main, ["calc", "vram", "--model", "x" * 300, "--gpu", "h100-sxm"])
+    assert run.exit_code == 1, run.output
+    assert run.exception is None or isinstance(run.exception, SystemExit), run.exception
+    assert run.stderr.startswith("Error: unknown model id 'xxx")
+
+
+def test_shown_value_is_the_first_sixty_characters_and_an_ellipsis() -> None:
+    assert SHOWN_VALUE_CHARS == 60
+    assert shown_value("a" * 60) == "a" * 60
+    assert shown_value("a" * 61) == "a" * 60 + "…"
+
+
+def test_cap_values_caps_only_long_command_line_values() -> None:
+    path = "/" + "p" * 70
+    text = f"'{BIG}' is wrong; so is {path}; 12 is fine; {'q' * 80} was never given"
+    capped = cap_values(text, ["--count", BIG, f"--out={path}", "12"])
+    assert capped == (
+        f"'{'9' * 60}…' is wrong; so is {path[:60]}…; 12 is fine; {'q' * 80} was never given"
+    )
