@@ -2,7 +2,14 @@
 
 The guide's simple model sizes a deployment for a target context and concurrency:
 
-    required = weights + KV cache (context × concurrency) + runtime overhead + safety margin
+    required = weights + KV cache (context × concurrency per replica) + runtime overhead
+               + safety margin
+
+The concurrency is the whole deployment's, as a user's traffic is. vLLM runs one engine per
+data-parallel rank with its own KV cache, and `--max-num-seqs` applies per rank; its API server
+balances requests over the engines by their running and waiting queues
+(vllm-project/vllm docs/serving/data_parallel_deployment.md at 01e4fce07). So each of the
+`data_parallel_size` replicas holds ceil(concurrency / data_parallel_size) requests.
 
 with the runtime overhead taken from the vLLM plan (profiling peak, non-torch memory, and CUDA
 graphs where vLLM counts them in its budget) and the safety margin the memory vLLM leaves
@@ -31,12 +38,18 @@ class SimplePlan:
     """The guide's simple model for one GPU of the deployment."""
 
     context_tokens: int
-    concurrency: int
+    concurrency: int  # the whole deployment's, over every data-parallel replica
     memory_bytes: int
     weights_bytes: int
     kv_cache_bytes: int
     runtime_overhead_bytes: int
     safety_margin_bytes: int
+    data_parallel_size: int = 1
+
+    @property
+    def concurrency_per_replica(self) -> int:
+        """The requests the most loaded replica holds: ceil(concurrency / data_parallel_size)."""
+        return -(-self.concurrency // self.data_parallel_size)
 
     @property
     def required_bytes(self) -> int:
@@ -85,8 +98,15 @@ class MemoryReport:
         if self.plan.error is not None:
             return "vLLM would refuse to start: " + self.plan.error
         if not self.simple.fits:
+            simple = self.simple
+            replicas = (
+                f" ({simple.concurrency_per_replica} on each of {simple.data_parallel_size} "
+                "replicas)"
+                if simple.data_parallel_size > 1
+                else ""
+            )
             return (
-                f"{self.simple.concurrency} concurrent requests of {self.simple.context_tokens} "
+                f"{simple.concurrency} concurrent requests{replicas} of {simple.context_tokens} "
                 f"tokens need {self.simple.required_bytes} bytes per GPU, "
                 f"{-self.simple.headroom_bytes} more than the {self.simple.memory_bytes} it has"
             )
@@ -105,6 +125,7 @@ class MemoryReport:
             "max_model_len": plan.max_model_len,
             "context_tokens": simple.context_tokens,
             "concurrency": simple.concurrency,
+            "concurrency_per_replica": simple.concurrency_per_replica,
             "required_bytes": simple.required_bytes,
             "headroom_bytes": simple.headroom_bytes,
             "headroom_state": simple.headroom_state,
@@ -124,7 +145,8 @@ class MemoryReport:
 def simple_plan(
     arch: ModelArch, plan: VllmPlan, context_tokens: int, concurrency: int
 ) -> SimplePlan:
-    """The guide's simple model, using the vLLM plan's weights and overheads."""
+    """The guide's simple model, using the vLLM plan's weights and overheads, for `concurrency`
+    requests over the whole deployment (each replica holds its share, rounded up)."""
     if context_tokens < 1:
         raise InputError(f"context: expected an integer >= 1, got {context_tokens}")
     if concurrency < 1:
@@ -137,7 +159,8 @@ def simple_plan(
         model_dtype_bytes(arch, settings.dtype),
     )
     stages = settings.pipeline_parallel_size
-    kv_bytes = -(-concurrency * kv.bytes_for_sequence(context_tokens) // stages)
+    per_replica = -(-concurrency // settings.data_parallel_size)
+    kv_bytes = -(-per_replica * kv.bytes_for_sequence(context_tokens) // stages)
     # Before vLLM 0.20 (or with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) the CUDA graphs live
     # in the memory left outside the utilization budget, which the safety margin already holds;
     # counting them again would double them.
@@ -154,6 +177,7 @@ def simple_plan(
         kv_cache_bytes=kv_bytes,
         runtime_overhead_bytes=overhead,
         safety_margin_bytes=margin,
+        data_parallel_size=settings.data_parallel_size,
     )
 
 
@@ -164,7 +188,7 @@ def memory_report(
     concurrency: int = 1,
 ) -> MemoryReport:
     """vLLM's plan for `settings` and the simple model for `concurrency` requests of
-    `context_tokens` tokens (default: max_model_len)."""
+    `context_tokens` tokens (default: max_model_len) over the whole deployment."""
     plan = plan_vllm(arch, settings)
     context = context_tokens if context_tokens is not None else plan.max_model_len
     return MemoryReport(plan=plan, simple=simple_plan(arch, plan, context, concurrency))

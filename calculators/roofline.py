@@ -224,6 +224,7 @@ class ThroughputBound:
     compute_tokens_per_second: float | None  # whole deployment; None: the GPU states no rate
     tokens_per_second: float
     limited_by: Literal["bandwidth", "compute"]
+    data_parallel_size: int = 1  # replicas sharing `batch`; each reads its own weights
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -289,18 +290,51 @@ def plan_throughput_bound(
     context_tokens: int,
     concurrency: int,
 ) -> ThroughputBound:
-    """The decode throughput bound of a memory plan's deployment at its concurrency: the
-    settings' weight format, KV cache dtype and parallelism on a GPU of these specs."""
+    """The decode throughput bound of a memory plan's deployment at `concurrency` requests in
+    all: the settings' weight format, KV cache dtype and parallelism on a GPU of these specs.
+
+    Each data-parallel replica decodes its share of the requests (vLLM balances them over its
+    engines; the first `concurrency % data_parallel_size` replicas take one more) on its own
+    GPUs, so the deployment's bound is the sum of the replicas' bounds, and a replica without a
+    request adds nothing.
+    """
+    if concurrency < 1:
+        raise InputError(f"concurrency: expected an integer >= 1, got {concurrency}")
     fmt = weight_format(arch, settings.quantization, settings.dtype)
     tensor = settings.tensor_parallel_size
-    return deployment_throughput_bound(
-        arch,
-        fmt,
-        memory_bandwidth_gb_s * 1e9,
-        dense_tflops_for(fmt, dense_tflops_by_dtype),
-        tensor_parallel_size=tensor,
-        gpu_count=tensor * settings.pipeline_parallel_size,
-        context_tokens=context_tokens,
+    replica_gpus = tensor * settings.pipeline_parallel_size
+    dp = settings.data_parallel_size
+    shares = [concurrency // dp + (1 if index < concurrency % dp else 0) for index in range(dp)]
+    by_share = {
+        share: deployment_throughput_bound(
+            arch,
+            fmt,
+            memory_bandwidth_gb_s * 1e9,
+            dense_tflops_for(fmt, dense_tflops_by_dtype),
+            tensor_parallel_size=tensor,
+            gpu_count=replica_gpus,
+            context_tokens=context_tokens,
+            batch=share,
+            kv_cache_dtype=settings.kv_cache_dtype,
+        )
+        for share in set(shares)
+        if share
+    }
+    if dp == 1:
+        return by_share[concurrency]
+    busy = [by_share[share] for share in shares if share]
+    computes = [bound.compute_tokens_per_second for bound in busy]
+    fullest = by_share[shares[0]]
+    return ThroughputBound(
         batch=concurrency,
-        kv_cache_dtype=settings.kv_cache_dtype,
+        context_tokens=context_tokens,
+        gpu_count=replica_gpus * dp,
+        bandwidth_tokens_per_second=sum(bound.bandwidth_tokens_per_second for bound in busy),
+        bandwidth_tokens_per_second_per_stream=fullest.bandwidth_tokens_per_second_per_stream,
+        compute_tokens_per_second=None
+        if any(compute is None for compute in computes)
+        else sum(compute or 0.0 for compute in computes),
+        tokens_per_second=sum(bound.tokens_per_second for bound in busy),
+        limited_by=fullest.limited_by,
+        data_parallel_size=dp,
     )

@@ -1,7 +1,8 @@
 """`infermeter calc vram|fit` with vLLM's data and expert parallel options and the CUDA-graph
 estimate flag (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): each reaches the plan, the plan's
 `gpus`, `expert_parallel_size` and `deployment_max_concurrency` show in the table and in
---json, and a bad value is a one-line usage error naming the option."""
+--json, --concurrency is the whole deployment's (each replica holds ceil(C / DP)), and a bad
+value is a one-line usage error naming the option."""
 
 from typing import Any
 
@@ -69,6 +70,18 @@ def test_calc_vram_table_shows_gpus_expert_parallel_and_deployment_concurrency()
     assert "4 (tensor 2 x pipeline 1 x data 2; expert parallel 4)" in result.output
     assert f"{plan['deployment_max_concurrency']:.2f}x in all" in result.output
     assert "(in the KV budget)" in result.output
+
+
+def test_calc_vram_concurrency_is_the_deployments_and_the_table_says_so() -> None:
+    args = ["calc", "vram", *MOE, "-dp", "2", "--concurrency", "5", "--context", "4096"]
+    payload = json_output(*args)
+    assert (payload["concurrency"], payload["concurrency_per_replica"]) == (5, 3)
+    assert payload["throughput_bound"]["batch"] == 5
+    assert payload["throughput_bound"]["data_parallel_size"] == 2
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    assert "for 3 x 4,096 tokens per replica (5 in all)" in result.output
+    assert "at 5 concurrent in all" in result.output
 
 
 def test_calc_fit_data_parallel_pays_for_every_replica() -> None:

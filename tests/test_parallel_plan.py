@@ -113,3 +113,81 @@ def test_data_parallel_moe_layers_see_every_ranks_tokens() -> None:
     dense_one = _plan("llama-3.1-8b-instruct")
     dense_four = _plan("llama-3.1-8b-instruct", data_parallel_size=4)
     assert dense_four.forward_peak_bytes == dense_one.forward_peak_bytes
+
+
+# --- --concurrency is the deployment's: each data-parallel replica holds its share -----------
+
+
+def _memory(model_id: str, concurrency: int, **settings: object):  # type: ignore[no-untyped-def]
+    from calculators.memory import memory_report
+
+    return memory_report(
+        _arch(model_id),
+        VllmSettings(
+            gpu_memory_bytes=141 * GIB,
+            gpu_name="h200-sxm",
+            max_model_len=8192,
+            **settings,  # type: ignore[arg-type]
+        ),
+        8192,
+        concurrency,
+    )
+
+
+def test_data_parallel_concurrency_is_the_deployments_each_replica_holds_ceil_c_over_dp() -> None:
+    from calculators.kv_cache import kv_cache_shape
+
+    arch = _arch("llama-3.1-8b-instruct")
+    per_request = kv_cache_shape(arch, None, 1, 2).bytes_for_sequence(8192)
+    ten_on_four = _memory("llama-3.1-8b-instruct", 10, data_parallel_size=4).simple
+    assert (ten_on_four.concurrency, ten_on_four.concurrency_per_replica) == (10, 3)
+    assert ten_on_four.kv_cache_bytes == 3 * per_request  # ceil(10 / 4), not 10
+    three_on_one = _memory("llama-3.1-8b-instruct", 3).simple
+    assert three_on_one.kv_cache_bytes == ten_on_four.kv_cache_bytes
+    assert three_on_one.required_bytes == ten_on_four.required_bytes
+    assert _memory("llama-3.1-8b-instruct", 10).simple.kv_cache_bytes == 10 * per_request
+    payload = _memory("llama-3.1-8b-instruct", 10, data_parallel_size=4).as_dict()
+    assert (payload["concurrency"], payload["concurrency_per_replica"]) == (10, 3)
+
+
+def test_data_parallel_refusal_names_the_share_of_each_replica() -> None:
+    report = _memory("llama-3.1-70b-instruct", 400, tensor_parallel_size=2, data_parallel_size=2)
+    assert not report.simple.fits
+    assert report.reason is not None
+    assert "400 concurrent requests (200 on each of 2 replicas) of 8192 tokens" in report.reason
+
+
+def test_data_parallel_fit_needs_fewer_gpus_per_replica_for_the_same_traffic() -> None:
+    from dataclasses import replace
+
+    from calculators.fit import GpuOption, fit_gpu
+
+    h100 = GpuOption("h100-sxm", "H100 SXM", 79 * GIB, 80.0, 3.0)
+    arch = _arch("llama-3.1-8b-instruct")
+    settings = VllmSettings(gpu_memory_bytes=1)
+    # 64 requests of 32k tokens: 256 GiB of KV cache on one replica, 64 GiB on each of four
+    alone = fit_gpu(arch, h100, settings, 32768, 64)
+    spread = fit_gpu(arch, h100, replace(settings, data_parallel_size=4), 32768, 64)
+    assert (alone.gpu_count, spread.gpu_count) == (8, 2)
+    assert spread.gpus == 8
+    assert spread.report is not None
+    assert spread.report.simple.concurrency_per_replica == 16
+
+
+def test_data_parallel_throughput_bound_sums_the_replicas_shares() -> None:
+    from calculators.roofline import plan_throughput_bound
+
+    arch = _arch("llama-3.1-8b-instruct")
+    rates = {"bf16": 989.0, "fp16": 989.0}
+
+    def bound(concurrency: int, dp: int):  # type: ignore[no-untyped-def]
+        settings = VllmSettings(gpu_memory_bytes=80 * GIB, data_parallel_size=dp)
+        return plan_throughput_bound(arch, settings, 3350.0, rates, 1024, concurrency)
+
+    assert bound(8, 2).tokens_per_second == pytest.approx(2 * bound(4, 1).tokens_per_second)
+    assert (bound(8, 2).batch, bound(8, 2).gpu_count, bound(8, 2).data_parallel_size) == (8, 2, 2)
+    # 5 over 2 replicas: one holds 3, the other 2
+    uneven = bound(5, 2).tokens_per_second
+    assert uneven == pytest.approx(bound(3, 1).tokens_per_second + bound(2, 1).tokens_per_second)
+    # one request on four replicas: three sit idle and add nothing
+    assert bound(1, 4).tokens_per_second == pytest.approx(bound(1, 1).tokens_per_second)

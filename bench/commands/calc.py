@@ -137,6 +137,7 @@ def _engine_options(function: F) -> F:
             "estimate off the KV budget [default: the release's, 1 from 0.20].",
         ),
     ]
+
     @functools.wraps(function)
     def with_engine(**given: Any) -> Any:
         engine = _engine_request(**{name: given.pop(name) for name in _ENGINE_OPTION_NAMES})
@@ -202,7 +203,7 @@ def _bound_rows(bound: dict[str, Any] | None, concurrency: int) -> list[tuple[st
         (
             "decode bound",
             f"<= {bound['tokens_per_second']:,.0f} output tok/s at {concurrency} concurrent "
-            f"({bound['limited_by']}-bound; a ceiling, not an estimate)",
+            f"in all ({bound['limited_by']}-bound; a ceiling, not an estimate)",
         )
     ]
 
@@ -229,7 +230,9 @@ def _bound_rows(bound: dict[str, Any] | None, concurrency: int) -> list[tuple[st
     type=POSITIVE_INT,
     default=1,
     show_default=True,
-    help="Simple model: concurrent requests of --context tokens.",
+    help="Simple model: concurrent requests of --context tokens to the whole deployment; each "
+    "of the --data-parallel-size replicas holds ceil(N / DP) (vLLM's --max-num-seqs is per "
+    "replica).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def vram_command(
@@ -317,8 +320,8 @@ def vram_command(
                 ),
                 (
                     "required (simple)",
-                    f"{_gib(simple.required_bytes)} for {concurrency} x "
-                    f"{simple.context_tokens:,} tokens",
+                    f"{_gib(simple.required_bytes)} per GPU for {simple.concurrency_per_replica} "
+                    f"x {simple.context_tokens:,} tokens per replica ({concurrency} in all)",
                 ),
                 (
                     "headroom",
@@ -529,7 +532,8 @@ def cost_command(
     type=POSITIVE_INT,
     default=1,
     show_default=True,
-    help="Concurrent requests of --context tokens.",
+    help="Concurrent requests of --context tokens to the whole deployment; each of the "
+    "--data-parallel-size replicas holds ceil(N / DP).",
 )
 @_engine_options
 @click.option("--gpu", "gpu_ids", multiple=True, help="Only these catalog GPUs (repeatable).")
@@ -561,7 +565,8 @@ def fit_command(
     """Which GPUs serve a model at a context and concurrency, with the fewest GPUs (1, 2, 4, 8).
 
     The count is one replica's tensor parallel size; with --data-parallel-size the deployment
-    takes that many times as many GPUs (the GPUs column), and its $/hour is theirs.
+    takes that many times as many GPUs (the GPUs column), and its $/hour is theirs. The
+    concurrency is the deployment's: each replica holds ceil(concurrency / DP) requests.
 
     \b
     Example:

@@ -110,6 +110,12 @@ ENGINE = (
         help="1: CUDA graphs come off the KV budget. Empty: the release's default (1 from 0.20).",
     ),
 )
+# The concurrency is the deployment's, as vLLM's users count it: --max-num-seqs and the KV cache
+# are per data-parallel engine, and the API server balances requests over the engines.
+CONCURRENCY_HELP = (
+    "Requests at once to the whole deployment; each of the data_parallel_size replicas holds "
+    "ceil(N / DP)."
+)
 FIELDS: dict[str, tuple[Field, ...]] = {
     "vram": (
         Field("model", "Model", "id", "llama-3.1-8b-instruct", help=MODEL.help, catalog="models"),
@@ -132,7 +138,13 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         ),
         *ENGINE,
         Field("context", "Context per request (simple model)", "int", help="Empty: max_model_len."),
-        Field("concurrency", "Concurrent requests (simple model)", "int", "1"),
+        Field(
+            "concurrency",
+            "Concurrent requests (simple model)",
+            "int",
+            "1",
+            help=CONCURRENCY_HELP,
+        ),
     ),
     "cost": (
         Field(
@@ -196,7 +208,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         Field("model", "Model", "id", "llama-3.1-70b-instruct", help=MODEL.help, catalog="models"),
         CONFIG,
         Field("context", "Context per request", "int", "32768", required=True),
-        Field("concurrency", "Concurrent requests", "int", "16"),
+        Field("concurrency", "Concurrent requests", "int", "16", help=CONCURRENCY_HELP),
         *ENGINE,
         Field("gpu", "Only these GPUs", "text", help="Comma-separated catalog ids; empty: all."),
         Field("tier", "Price tier", "choice", "on_demand", choices=TIERS),
@@ -541,7 +553,8 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
                 ("max_num_batched_tokens", "vllm_plan.max_num_batched_tokens", _count),
                 ("Weight format", "vllm_plan.weight_format", _text),
                 ("Context per request (simple)", "context_tokens", _count),
-                ("Concurrent requests (simple)", "concurrency", _count),
+                ("Concurrent requests, all replicas (simple)", "concurrency", _count),
+                ("Concurrent requests per replica (simple)", "concurrency_per_replica", _count),
                 ("KV cache needed (simple)", "breakdown.kv_cache_bytes", _gib),
                 ("Runtime overhead (simple)", "breakdown.runtime_overhead_bytes", _gib),
                 ("Safety margin (simple)", "breakdown.safety_margin_bytes", _gib),
@@ -566,7 +579,9 @@ def _bound_html(payload: Mapping[str, Any]) -> str:
 
     return (
         '<h3 id="throughput-bound">Upper bound on decode throughput</h3>'
-        f"<p>At {bound['batch']:,} concurrent request(s) of {bound['context_tokens']:,} tokens "
+        f"<p>At {bound['batch']:,} concurrent request(s) in all "
+        f"(over {bound.get('data_parallel_size', 1):,} replica(s)) of "
+        f"{bound['context_tokens']:,} tokens "
         "on this GPU's peak bandwidth and compute: a physical ceiling that no measurement can "
         "pass, not an estimate of what a run reaches.</p>"
         + _rows(
