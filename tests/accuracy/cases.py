@@ -10,6 +10,7 @@ import yaml
 
 from calculators.arch import ModelArch, parse_config
 from calculators.vllm_plan import VllmPlan, VllmSettings, gpu_total_bytes, plan_vllm
+from calculators.vllm_settings import BLOCK_SIZE
 from registry.catalog import load_gpus, load_models
 
 GIB = 1024**3
@@ -89,6 +90,7 @@ def load_cases() -> list[Case]:
             quantization=flags.get("quantization"),
             dtype=flags.get("dtype"),
             enforce_eager=bool(flags.get("enforce_eager")),
+            block_size=flags.get("block_size") or BLOCK_SIZE,
             gpu_name=raw["gpu"],
             vllm_version=raw.get("vllm_version") or V0_DEFAULT,
         )

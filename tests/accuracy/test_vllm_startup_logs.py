@@ -38,12 +38,14 @@ def _relative_error(predicted: float, observed: float) -> float:
     return abs(predicted / observed - 1)
 
 
-def _params(cases: list[Case], figure: str) -> list[object]:
-    """One parameter per case; a held-out case whose `known_gaps` names `figure` is a strict xfail
-    with the gap's reason: it stays in every summary, and the test turns red once the gap closes."""
+def _params(cases: list[Case], *names: str) -> list[object]:
+    """One parameter per case; a held-out case whose `known_gaps` names one of the figures is a
+    strict xfail with the gap's reason: it stays in every summary, and the test turns red once the
+    gap closes."""
     params: list[object] = []
     for case in cases:
-        gap = (case.raw.get("known_gaps") or {}).get(figure)
+        gaps = case.raw.get("known_gaps") or {}
+        gap = next((gaps[name] for name in names if name in gaps), None)
         if gap and case.split != "holdout":
             raise ValueError(f"{case.id}: known_gaps are for held-out cases only (fix a fit case)")
         marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
@@ -62,7 +64,9 @@ def test_vllm_log_weights_within_3_percent(case_id: str) -> None:
             )
 
 
-@pytest.mark.parametrize("case_id", list(_by_id(KV_CASES)))
+@pytest.mark.parametrize(
+    "case_id", _params(KV_CASES, "kv_cache_tokens", "max_concurrency", "kv_cache_gib")
+)
 def test_vllm_log_kv_cache_within_10_percent(case_id: str) -> None:
     case = _by_id(KV_CASES)[case_id]
     checked = [figure for figure in figures(case) if figure.name != "weights_gib"]
