@@ -53,6 +53,7 @@ ACCELERATORS: dict[str, str] = {
     "NVIDIA H100-NVL-94GB": "h100-nvl",
     "NVIDIA H100-PCIe-80GB": "h100-pcie",
     "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",
+    "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200-96gb",
     "NVIDIA GB200": "gb200",
     "NVIDIA GB300": "gb300",
     "NVIDIA L40S": "l40s",

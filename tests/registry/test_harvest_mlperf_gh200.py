@@ -1,0 +1,52 @@
+"""The GH200 96 GB rows of MLPerf Inference v4.1, now that the catalog has the part.
+
+tests/data/harvest/mlperf-v4.1-gh200-96gb holds the two LLM rows of `summary_results.json` of
+mlcommons/inference_results_v4.1 at commit 4a0c8741 whose accelerator is 'NVIDIA GH200 Grace
+Hopper Superchip 96GB' and whose tokens/s are counted (Quanta Cloud Technology, llama2-70b-99.9
+Offline and Server), copied verbatim, with each row's `mlperf_log_summary.txt`. The part's GPT-J
+rows stay skipped: their LoadGen logs infer tokens/s from samples/s.
+"""
+
+import shutil
+from pathlib import Path
+
+from registry.catalog import load_gpus
+from registry.harvest.run import HarvestOptions, harvest_mlperf
+from registry.store import read_result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-gh200-96gb"
+COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
+
+
+def test_the_catalog_states_the_96_gb_part_from_its_sources() -> None:
+    gpu = load_gpus(REPOSITORY_ROOT / "registry/catalogs/gpus.yaml")["gh200-96gb"]
+    assert (gpu.memory_gb, gpu.memory_type, gpu.memory_bandwidth_gb_s) == (96, "HBM3", 4000)
+    assert any("Oracle/systems/GH200" in str(source.url) for source in gpu.sources)
+
+
+def test_gh200_96gb_rows_are_harvested_and_match_the_registry(tmp_path: Path) -> None:
+    registry = tmp_path / "checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", registry / "registry/catalogs")
+    (registry / "registry/results").mkdir()
+    report = harvest_mlperf(
+        EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), commit=COMMIT
+    )
+    assert (len(report.added), report.skipped) == (2, [])
+    by_scenario = {}
+    for relative in report.added:
+        result = read_result(registry / relative)
+        assert (result.identity.gpu.id, result.identity.gpu.count) == ("gh200-96gb", 1)
+        by_scenario[result.source.mlperf.scenario] = result  # type: ignore[union-attr]
+        committed = REPOSITORY_ROOT / relative
+        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
+            encoding="utf-8"
+        )
+    offline, server = by_scenario["Offline"].points[0], by_scenario["Server"].points[0]
+    assert offline.load.arrival == "offline"
+    assert offline.throughput.output_tokens_per_s == 3114.03
+    assert (server.load.arrival, server.load.request_rate) == ("poisson", 9.0)
+    assert (server.load.rate_search.ttft_ms, server.load.rate_search.tpot_ms) == (2000.0, 200.0)  # type: ignore[union-attr]
+    assert server.throughput.output_tokens_per_s == 2619.09
+    # The log's p99s, "282792351" and "71380030" ns, in ms.
+    assert (server.ttft_ms.p99, server.tpot_ms.p99) == (282.792351, 71.38003)  # type: ignore[union-attr]
