@@ -104,14 +104,17 @@ class IndexRow:
     )
     scenario: str = _column(
         "What the point measured: `closed` (fixed concurrency), `open` (arrival rate), `offline` "
-        "(all requests queued at once) or `server_at_slo` (highest rate or concurrency within "
-        "stated bounds)."
+        "(all requests queued at once), `server_at_slo` (highest rate or concurrency within "
+        "stated bounds) or `static_batch` (requests started together as one batch)."
     )
     arrival: str = _column(
         "`closed` (fixed concurrency), an open arrival process (`poisson`, `gamma`, `constant`), "
-        "or `offline` (every request queued at once; no concurrency, rate or per-user rate)."
+        "`offline` (every request queued at once; no concurrency, rate or per-user rate), or "
+        "`static_batch` (`concurrency` requests started together as one batch)."
     )
-    concurrency: int | None = _column("Requests in flight (level, or cap for open arrival).")
+    concurrency: int | None = _column(
+        "Requests in flight (level, cap for open arrival, or a static batch's size)."
+    )
     request_rate: float | None = _column(
         "Arrival rate, requests/s (open arrival): the target, or the highest rate that met "
         "the rate search's bounds."

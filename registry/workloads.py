@@ -2,10 +2,11 @@
 
 A workload is the requests' input and output lengths (fixed, a range, a distribution or a
 dataset's own) and the dataset; a scenario is what the load point measured: a closed loop at a
-concurrency, an open loop at a rate, offline (every request queued at once) or a server at an
-SLO (the highest rate that met stated bounds). Throughput under 128→2048 tokens and under
-1000→1000 tokens measures different work, and an offline maximum is not a per-user figure: the
-site compares only within one model × workload × scenario.
+concurrency, an open loop at a rate, offline (every request queued at once), a server at an
+SLO (the highest rate that met stated bounds) or a static batch (requests started together).
+Throughput under 128→2048 tokens and under 1000→1000 tokens measures different work, and an
+offline maximum is not a per-user figure: the site compares only within one model × workload ×
+scenario.
 """
 
 import hashlib
@@ -26,6 +27,7 @@ SCENARIOS = {
     "open": "open loop (arrival rate)",
     "offline": "offline (all requests queued at once)",
     "server_at_slo": "server at an SLO (highest rate or concurrency within stated bounds)",
+    "static_batch": "static batch (requests started together, latency of the batch)",
 }
 
 
@@ -61,12 +63,12 @@ def workload_key(workload: Workload) -> str:
 
 
 def scenario(load: Load) -> str:
-    """`closed`, `open`, `offline` or `server_at_slo` (a key of `SCENARIOS`): a rate or a
-    concurrency search's answer is a server at an SLO, whatever its arrival."""
+    """`closed`, `open`, `offline`, `server_at_slo` or `static_batch` (a key of `SCENARIOS`): a
+    rate or a concurrency search's answer is a server at an SLO, whatever its arrival."""
     if load.slo_search is not None:
         return "server_at_slo"
-    if load.arrival == "offline":
-        return "offline"
+    if load.arrival in ("offline", "static_batch"):
+        return load.arrival
     return "closed" if load.arrival == "closed" else "open"
 
 

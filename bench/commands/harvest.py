@@ -146,6 +146,50 @@ def trtllm_command(
     _print(report, as_json)
 
 
+@harvest_group.command(name="amd")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Checkout of ROCm/vllm, or the docs/dev-docker/README.md file of one version.",
+)
+@click.option(
+    "--commit",
+    default=None,
+    help="Commit to read (default HEAD); for a file, the commit it was taken from.",
+)
+@click.option(
+    "--url", default=None, help="Public URL of the page read (default: the file on GitHub)."
+)
+@_common
+def amd_command(
+    source: Path,
+    commit: str | None,
+    url: str | None,
+    registry_root: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    retrieved: str | None,
+) -> None:
+    """AMD ROCm vLLM docker performance results: the throughput and latency tables of one
+    image release's README.
+
+    \b
+    Example:
+      infermeter registry harvest amd --from ./vllm --commit f94ec9beeca1
+    """
+    from registry.errors import RegistryError
+    from registry.harvest.run import HarvestOptions, harvest_amd
+
+    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
+    try:
+        report = harvest_amd(source, options, commit=commit, url=url)
+    except (RegistryError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    _print(report, as_json)
+
+
 @harvest_group.command(name="inferencex")
 @click.option(
     "--from",

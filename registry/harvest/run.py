@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_gpus, load_models
-from registry.harvest import inferencex, mlperf, trtllm, trtllm_legacy, trtllm_pages
+from registry.harvest import amd, inferencex, mlperf, trtllm, trtllm_legacy, trtllm_pages
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
@@ -150,6 +150,42 @@ def harvest_inferencex(
         options.registry_root,
         inferencex.result_key,
         source=f"InferenceX dump {source.name}",
+        dry_run=options.dry_run,
+        today=today,
+    )
+
+
+def harvest_amd(
+    source: Path, options: HarvestOptions, *, commit: str | None = None, url: str | None = None
+) -> HarvestReport:
+    """Harvest one version of AMD's ROCm vLLM docker README (its performance tables): a
+    checkout of ROCm/vllm (read at `commit`, default HEAD) or the README file itself
+    (`commit` names the commit it was taken from)."""
+    if source.is_file():
+        if commit is None:
+            raise HarvestError(
+                f"--from: {source} is a file; name the commit it was taken from with --commit"
+            )
+        text, revision = source.read_text(encoding="utf-8"), commit
+    else:
+        tree = SourceTree.open(source, commit)
+        if tree.commit is None:
+            raise HarvestError(f"--from: {source} is no git repository and no file")
+        text, revision = tree.read_text(amd.DOCUMENT), tree.commit
+    known = retrieval_dates(options.registry_root, amd.result_key)
+    today = options.retrieval_date()
+    document = amd.describe(
+        text, revision, lambda key: known.get(key, today), options.submitter, url or ""
+    )
+    folder = options.registry_root / "registry" / "catalogs"
+    rows = amd.harvest_document(
+        text, document, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+    )
+    return apply_harvest(
+        rows,
+        options.registry_root,
+        amd.result_key,
+        source=f"AMD ROCm vLLM README at {revision[:12]}",
         dry_run=options.dry_run,
         today=today,
     )

@@ -19,7 +19,7 @@ from registry.models.common import (
     Text,
 )
 
-Arrival = Literal["closed", "poisson", "gamma", "constant", "offline"]
+Arrival = Literal["closed", "poisson", "gamma", "constant", "offline", "static_batch"]
 """How requests were offered; see `Load.arrival`."""
 
 OPEN_ARRIVALS: tuple[str, ...] = ("poisson", "gamma", "constant")
@@ -63,6 +63,8 @@ class Load(StrictModel):
       A closed loop's `concurrency_search` says the same of its concurrency.
     - `offline`: every request queued at once and the engine's batching decides how many run
       together; there is neither a concurrency level nor a rate, so no per-user rate either.
+    - `static_batch`: `concurrency` requests started together and run as one batch to the end
+      (vLLM's `bench latency`); the point's latency is the batch's, not a served request's.
     """
 
     concurrency: PositiveInt | None = Field(
@@ -78,7 +80,8 @@ class Load(StrictModel):
     arrival: Arrival = Field(
         description="`closed`: a new request as soon as one finishes; `poisson`, `gamma` or "
         "`constant`: requests arrive at `request_rate` regardless of completions; `offline`: "
-        "every request queued at once."
+        "every request queued at once; `static_batch`: `concurrency` requests started together "
+        "as one batch."
     )
     burstiness: PositiveFloat | None = Field(
         None, description="Shape of the gamma arrival process (1 = Poisson); `gamma` only."
@@ -96,11 +99,11 @@ class Load(StrictModel):
 
     @model_validator(mode="after")
     def _arrival_has_its_parameters(self) -> Self:
-        if self.arrival == "closed":
+        if self.arrival in ("closed", "static_batch"):
             if self.concurrency is None:
-                raise ValueError("closed arrival needs concurrency")
+                raise ValueError(f"{self.arrival} arrival needs concurrency")
             if self.request_rate is not None:
-                raise ValueError("closed arrival takes no request_rate")
+                raise ValueError(f"{self.arrival} arrival takes no request_rate")
         elif self.arrival == "offline":
             if self.concurrency is not None or self.request_rate is not None:
                 raise ValueError(
@@ -126,6 +129,8 @@ class Load(StrictModel):
         """The load in a reader's words, e.g. `concurrency 64` or `offline`."""
         if self.arrival == "offline":
             return "offline (all requests queued at once)"
+        if self.arrival == "static_batch":
+            return f"static batch of {self.concurrency} (started together)"
         if self.arrival == "closed":
             level = f"concurrency {self.concurrency}"
         else:

@@ -358,6 +358,11 @@ def _group_html(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> str
             "<p>Offline points (every request queued at once) have no per-user rate, so no "
             "Pareto front.</p>"
         )
+    elif rows and rows[0].scenario == "static_batch":
+        sweep = (
+            "<p>Static batches (requests started together, latency of the whole batch) are no "
+            "served load, so no Pareto front.</p>"
+        )
     else:
         sweep = "<p>No sweep (two or more load points of one run) here, so no Pareto front.</p>"
     pareto_chart = (

@@ -68,6 +68,7 @@ def test_closed_loop_per_user_rate_divides_by_concurrency() -> None:
                                                                            "ttft_ms": 800.0}},
             "highest concurrency 12 with p99 TTFT ≤ 800 ms",
         ),
+        ({"arrival": "static_batch", "concurrency": 8}, "static batch of 8 (started together)"),
     ],
 )  # fmt: skip
 def test_load_label(load: dict[str, object], label: str) -> None:
@@ -86,6 +87,10 @@ def test_load_label(load: dict[str, object], label: str) -> None:
                                                                            "ttft_ms": 1.0}},
         {"arrival": "offline", "concurrency_search": {"percentile": 99.0, "ttft_ms": 1.0}},
         {"arrival": "closed", "concurrency": 4, "concurrency_search": {"percentile": 99.0}},
+        {"arrival": "static_batch"},
+        {"arrival": "static_batch", "concurrency": 8, "request_rate": 1.0},
+        {"arrival": "static_batch", "concurrency": 8, "concurrency_search": {"percentile": 99.0,
+                                                                             "e2e_ms": 1.0}},
     ],
 )  # fmt: skip
 def test_load_kinds_refuse_parameters_they_do_not_have(load: dict[str, object]) -> None:

@@ -89,6 +89,7 @@ SEARCH = {"percentile": 99, "ttft_ms": 2000}
         ({"arrival": "poisson", "request_rate": 2.0}, "open"),
         ({"arrival": "poisson", "request_rate": 2.0, "rate_search": SEARCH}, "server_at_slo"),
         ({"arrival": "offline"}, "offline"),
+        ({"arrival": "static_batch", "concurrency": 8}, "static_batch"),
     ],
 )
 def test_compare_scenario_of_each_load_kind(load: dict[str, Any], expected: str) -> None:
@@ -238,3 +239,26 @@ def test_compare_bound_cells_stay_two_lines_and_say_why_there_is_none(
     assert [cell for cell in cells if cell["lines"] > 2 or cell["ratio"] > 3.5] == []
     assert any("no sourced compute rate" in cell["text"] for cell in cells)
     assert [c for c in cells if c["text"].strip() == "–"] == []  # a dash always says why
+
+
+def test_compare_static_batches_stay_apart_from_offline_points() -> None:
+    """AMD's README at f94ec9be: the 70B throughput (offline) and latency (static batch) rows of
+    128 → 2048 tokens land in two tables, the static one saying why it has no front."""
+    from registry.index import index_rows
+    from registry.store import read_result
+
+    rows = [
+        row
+        for path in sorted((REPO / "registry/results/mi300x/llama-3.1-70b-instruct").glob("*.json"))
+        if "f94ec9be" in path.read_text(encoding="utf-8")
+        for row in index_rows(read_result(path), path.name, [])
+        if row.workload == "128 → 2,048 tokens"
+    ]
+    groups = compare_pages.comparable_groups(rows)
+    assert [(key[2], len(members)) for key, members in groups] == [
+        ("offline", 1),
+        ("static_batch", 8),
+    ]
+    html = list(compare_pages.compare_slots(rows).values())
+    assert "Static batches" in html[1]
+    assert "Static batches" not in html[0]
