@@ -62,6 +62,19 @@ CUDA_GRAPH_FULL_BASE_BYTES = 400 * MIB
 CUDA_GRAPH_FULL_PER_LAYER_BYTES = 17 * MIB
 CUDA_GRAPH_FULL_SINCE = (0, 11)
 CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
+# How many graphs vLLM captures (its default `cudagraph_capture_sizes`, as its logs print them): the
+# batch sizes 1, 2, 4, then every 8 up to 256, then every 8 (to 0.11; 67 sizes at 512) or every 16
+# (0.15 on; 51 sizes at 512) up to max_cudagraph_capture_size = min(2 x max_num_seqs, 512); from
+# 0.11 (FULL_AND_PIECEWISE) each size <= max_num_seqs also gets a decode-only FULL graph. Logged:
+# 0.8.5 and 0.10.2 at 256 sequences, 67 sizes to 512; 0.11.0 at 128 sequences, 35 PIECEWISE to 256
+# and 19 FULL to 128; 0.15 and 0.21 at 256 sequences, 51 PIECEWISE and 35 FULL; 0.19 at 1024, 51 and
+# 51. Graph memory is taken to grow with the number of graphs: the constants above were set from
+# fit logs that captured CUDA_GRAPH_REFERENCE_COUNT graphs (0.10 on an A100 at its 256-sequence
+# default: 67 PIECEWISE; 0.19 on an H100 at 1024 sequences: 51 + 51), so those plans are unchanged.
+CUDA_GRAPH_MAX_CAPTURE_SIZE = 512
+CUDA_GRAPH_STEP_16_SINCE = (0, 15)
+CUDA_GRAPH_REFERENCE_COUNT = 67
+CUDA_GRAPH_FULL_REFERENCE_COUNT = 102
 # Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
 # plan names them (`estimated_terms`) so no reader takes them for exact.
 ESTIMATED_TERMS = (
@@ -117,16 +130,35 @@ def activation_peak_bytes(
     return max(forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences))
 
 
+def captured_cuda_graphs(version: tuple[int, int], max_num_seqs: int) -> int:
+    """How many CUDA graphs vLLM captures by default for `max_num_seqs` (see the sizes above)."""
+    largest = min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
+    step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
+    sizes = [1, 2, 4, *range(8, 257, 8), *range(256 + step, CUDA_GRAPH_MAX_CAPTURE_SIZE + 1, step)]
+    piecewise = sum(1 for size in sizes if size <= largest)
+    if version < CUDA_GRAPH_FULL_SINCE:
+        return piecewise
+    return piecewise + sum(1 for size in sizes if size <= min(max_num_seqs, largest))
+
+
 def cuda_graph_bytes(
-    arch: ModelArch, enforce_eager: bool, version: tuple[int, int] = (0, 10), pp: int = 1
+    arch: ModelArch,
+    enforce_eager: bool,
+    version: tuple[int, int] = (0, 10),
+    pp: int = 1,
+    max_num_seqs: int = 1024,
 ) -> int:
-    """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager)."""
+    """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager): a base
+    and a per-layer size, scaled by how many graphs `max_num_seqs` makes vLLM capture."""
     if enforce_eager:
         return 0
     layers = math.ceil(arch.num_layers / pp)
+    graphs = captured_cuda_graphs(version, max_num_seqs)
     if version >= CUDA_GRAPH_FULL_SINCE:
-        return CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
-    return CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * layers
+        size = CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
+        return size * graphs // CUDA_GRAPH_FULL_REFERENCE_COUNT
+    size = CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * layers
+    return size * graphs // CUDA_GRAPH_REFERENCE_COUNT
 
 
 def cuda_graphs_in_budget(settings: VllmSettings, version: tuple[int, int]) -> bool:

@@ -222,7 +222,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     forward = overheads.forward_peak_bytes(arch, batched, tp, dp)
     non_torch = overheads.non_torch_bytes(settings)
     graphs = overheads.cuda_graph_bytes(
-        arch, settings.enforce_eager, version, settings.pipeline_parallel_size
+        arch, settings.enforce_eager, version, settings.pipeline_parallel_size, seqs
     )
     graphs_in_budget = overheads.cuda_graphs_in_budget(settings, version)
     requested = int(settings.gpu_memory_bytes * utilization)
