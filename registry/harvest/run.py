@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.catalog import load_gpus, load_models
-from registry.harvest import amd, inferencex, mlperf, trtllm, trtllm_legacy, trtllm_pages
+from registry.harvest import (
+    amd,
+    inferencex,
+    mlperf,
+    trtllm,
+    trtllm_legacy,
+    trtllm_pages,
+    trtllm_static,
+)
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
@@ -78,8 +86,12 @@ def harvest_mlperf(
 
 
 def trtllm_result_key(result: Result) -> str | None:
-    """The source key of a result from either layout of TensorRT-LLM's performance overview."""
-    return trtllm.result_key(result) or trtllm_legacy.result_key(result)
+    """The source key of a result from any layout of TensorRT-LLM's performance overview."""
+    return (
+        trtllm.result_key(result)
+        or trtllm_legacy.result_key(result)
+        or trtllm_static.result_key(result)
+    )
 
 
 def harvest_trtllm(
@@ -111,7 +123,11 @@ def harvest_trtllm(
             retrieved_for=lambda key: known.get(key, today),
             submitter=options.submitter,
         )
-        harvest = trtllm_legacy.harvest_document if page.legacy else trtllm.harvest_document
+        harvest = {
+            "static": trtllm_static.harvest_document,
+            "legacy": trtllm_legacy.harvest_document,
+            "tables": trtllm.harvest_document,
+        }[page.layout]
         try:
             rows += harvest(page.text, document, gpus, models)
         except HarvestError as error:

@@ -7,16 +7,16 @@ A file names the repository path and commit it was copied from in a first-line c
     <!-- Excerpt of docs/source/performance/perf-overview.md in NVIDIA/TensorRT-LLM at commit
     00f37686aa854010d68bcbd0f4ab000221541ca6 … -->
 
-The page's path is the one read; where a plain file does not say, its layout does: the 0.1x
-single table and the 1.0 layout lived in `docs/source/performance/`, the per-GPU tables in
-`docs/source/developer-guide/`.
+The page's path is the one read; where a plain file does not say, its layout does: the static
+batches of 0.5–0.9 in `docs/source/performance.md`, the 0.1x single table and the 1.0 layout in
+`docs/source/performance/`, the per-GPU tables in `docs/source/developer-guide/`.
 """
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.harvest import trtllm, trtllm_legacy
+from registry.harvest import trtllm, trtllm_legacy, trtllm_static
 from registry.harvest.errors import HarvestError
 from registry.harvest.tree import SourceTree
 
@@ -37,12 +37,17 @@ class Page:
     """The file or checkout it came from, for messages."""
 
     @property
-    def legacy(self) -> bool:
-        return LEGACY_MARK in self.text
+    def layout(self) -> str:
+        """`static` (0.5–0.9), `legacy` (0.1x single table) or `tables` (1.x)."""
+        if trtllm_static.MARK in self.text:
+            return "static"
+        return "legacy" if LEGACY_MARK in self.text else "tables"
 
 
 def layout_path(text: str) -> str:
     """The repository path of a page whose file does not name it, by its layout."""
+    if trtllm_static.MARK in text:
+        return trtllm_static.DOCUMENT
     if LEGACY_MARK in text or trtllm.TOTAL_METRIC in text:
         return trtllm_legacy.DOCUMENT
     return trtllm.DOCUMENT
@@ -90,14 +95,12 @@ def checkout_page(source: Path, commit: str | None) -> Page:
     tree = SourceTree.open(source, commit)
     if tree.commit is None:
         raise HarvestError(f"--from: {source} is no git repository, no file and no folder")
-    found = tree.read_many([trtllm.DOCUMENT, trtllm_legacy.DOCUMENT])
-    for path in (trtllm.DOCUMENT, trtllm_legacy.DOCUMENT):
+    paths = [trtllm.DOCUMENT, trtllm_legacy.DOCUMENT, trtllm_static.DOCUMENT]
+    found = tree.read_many(paths)
+    for path in paths:
         if found[path]:
             return Page(str(found[path]), tree.commit, path, str(source))
-    raise HarvestError(
-        f"--from: {source} has neither {trtllm.DOCUMENT} nor {trtllm_legacy.DOCUMENT} at "
-        f"{tree.commit[:12]}"
-    )
+    raise HarvestError(f"--from: {source} has none of {', '.join(paths)} at {tree.commit[:12]}")
 
 
 def pages_of(source: Path, commit: str | None) -> list[Page]:

@@ -137,3 +137,43 @@ def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
         harvest_trtllm(folder, HarvestOptions(registry))
     with pytest.raises(HarvestError, match="is not the commit 00f37686aa85"):
         harvest_trtllm(PAGE, HarvestOptions(registry), commit="03e27c7d")
+
+
+STATIC_PAGE = PAGES / "performance-77d24b5f.md"
+
+
+def test_static_batches_of_0_6_are_closed_loops_at_their_batch_size(tmp_path: Path) -> None:
+    """docs/source/performance.md at 77d24b5f: static batches, per GPU, per-table release."""
+    registry = _registry(tmp_path / "checkout")
+    report = harvest_trtllm(STATIC_PAGE, HarvestOptions(registry, today=RETRIEVED))
+    assert len(report.added) == 12
+    reasons = dict(report.skipped)
+    assert "which statistic" in reasons["trtllm 77d24b5fa178 static latency H100 FP8"]
+    a100 = "trtllm 77d24b5fa178 static A100 FP16 | GPT-J 6B | batch 512 TP1 | 128/128"
+    assert "does not say which A100" in reasons[a100]
+    results = {}
+    for relative in report.added:
+        result = read_result(registry / relative)
+        results[result.source.conditions.rsplit("[static cell: ", 1)[1].rstrip("]")] = result  # type: ignore[union-attr]
+        committed = REPOSITORY_ROOT / relative
+        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
+            encoding="utf-8"
+        )
+    llama = results["H100 FP8 | LLaMA 70B | batch 480 TP4 | 128/2048"]
+    (point,) = llama.points
+    assert (point.load.arrival, point.load.concurrency) == ("closed", 480)
+    assert point.throughput.output_tokens_per_s == 1486 * 4
+    assert (llama.identity.gpu.id, llama.identity.gpu.count) == ("h100-sxm", 4)
+    assert (llama.identity.model.quantization, llama.identity.model.kv_cache_dtype) == (
+        "fp8",
+        "fp8",
+    )
+    assert llama.identity.engine.version == "0.6.1"
+    l40s = results["L40S FP8 | GPT-J 6B | batch 32 TP1 | 2048/2048"]
+    assert (l40s.identity.engine.version, l40s.points[0].throughput.output_tokens_per_s) == (
+        "0.5",
+        757,
+    )
+    assert l40s.source.url.endswith(
+        "/77d24b5fa178f11ed7fafdd9833b7245e075f721/docs/source/performance.md"
+    )  # type: ignore[union-attr]

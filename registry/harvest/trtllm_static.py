@@ -1,0 +1,233 @@
+"""TensorRT-LLM's performance page of the 0.5–0.9 releases (`docs/source/performance.md`, later
+`docs/source/performance/perf-overview.md`): static batches.
+
+Under `## Peak Throughput`, one table per GPU and precision (`### H100 GPUs (FP8)`), rows of
+model, batch size, tensor parallel size, input and output length and `Throughput (out tok/s/GPU)`.
+The page names the release that generated the data ("This data has been updated for v0.6.1,
+unless specified", "All data was generated using version 0.9.0"); a table marked with `*` says
+its own ("The following data is from TensorRT-LLM v0.5."). These releases benchmarked static
+batches ("reference data at large batch sizes"): the batch size is the number of requests run
+together, each of the stated lengths, so a cell is a closed-loop point at concurrency = batch
+size, per GPU × TP GPUs for the deployment. FP8 engines are built with an FP8 KV cache (the
+page's build flags `--enable_fp8 --fp8_kv_cache`, which A100 runs drop).
+
+Skipped, with the reason: the `## Low Latency` tables (one "1st Token Latency (ms)" per row at
+batch 1, without saying which statistic of how many runs it is), an A100 table (the page does not
+say 40 or 80 GB, SXM or PCIe), and models without a catalog id or with an unstated version.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.outcome import Harvested
+from registry.harvest.trtllm import TrtllmDocument
+from registry.models import GpuEntry, ModelEntry, Result
+
+DOCUMENT = "docs/source/performance.md"
+MARK = "| Throughput (out tok/s/GPU) |"
+"""The header cell that tells this layout from the later ones."""
+
+GPUS: dict[str, str] = {
+    # The page's methodology benchmarks "on an H100-HBM3-80GB system": HBM3 is the SXM part.
+    "H100": "h100-sxm",
+    # Before the H200 NVL (announced in November 2024) the H200 was the SXM part only.
+    "H200": "h200-sxm",
+    "L40S": "l40s",
+}
+"""Table GPU names (`### H100 GPUs (FP8)`) → catalog ids; an A100 is not told apart."""
+
+MODELS: dict[str, str] = {
+    "GPT-J 6B": "gpt-j-6b",
+    # The page's methodology names "the GPT-J, Llama2-7b, and Llama2-70b benchmarks".
+    "LLaMA 70B": "llama-2-70b-chat",
+    "Mixtral 8x7B": "mixtral-8x7b-instruct-v0.1",
+}
+"""Row model names → catalog ids. The page does not say base, chat or instruct weights; the
+ids used have the same architecture (said in each result's conditions)."""
+
+_PAGE_VERSION = re.compile(
+    r"(?:updated for v|generated using version )(?P<version>[0-9]+(?:\.[0-9]+)+)"
+)
+_TABLE_VERSION = re.compile(r"data is from TensorRT-LLM v(?P<version>[0-9]+(?:\.[0-9]+)*)")
+_HEADING = re.compile(r"^### (?P<gpu>\S+) GPUs \((?P<precision>FP8|FP16)\)")
+_MARKER = re.compile(r"\[static cell: (?P<cell>[^\]]+)\]")
+
+
+@dataclass(frozen=True)
+class StaticCell:
+    """One row of a throughput table: GPU, precision, release, model, batch, TP, lengths."""
+
+    gpu: str
+    precision: str
+    version: str
+    model: str
+    batch: int
+    tensor_parallel: int
+    input_len: int
+    output_len: int
+    printed: str
+
+    def name(self) -> str:
+        return (
+            f"{self.gpu} {self.precision} | {self.model} | batch {self.batch} TP"
+            f"{self.tensor_parallel} | {self.input_len}/{self.output_len}"
+        )
+
+
+def _cells_of(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def parse_page(text: str) -> tuple[list[StaticCell], list[str]]:
+    """The cells of the `## Peak Throughput` tables, and the headings of the `## Low Latency`
+    tables (not imported)."""
+    page_version = _PAGE_VERSION.search(text)
+    if page_version is None:
+        raise HarvestError("the page does not say which release generated its data")
+    lines = text.splitlines()
+    cells: list[StaticCell] = []
+    latency: list[str] = []
+    section = heading = precision = version = ""
+    for index, line in enumerate(lines):
+        if line.startswith("## "):
+            section = line[3:].strip()
+        heading_match = _HEADING.match(line)
+        if heading_match:
+            heading, precision = heading_match["gpu"], heading_match["precision"]
+            version = page_version["version"]
+            continue
+        own = _TABLE_VERSION.search(line)
+        if own and heading:
+            version = own["version"]
+        if line.startswith("| Model") and "1st Token Latency" in line:
+            latency.append(f"{heading} {precision}")
+            continue
+        if not (section.startswith("Peak Throughput") and heading and line.startswith("|")):
+            continue
+        row = _cells_of(line)
+        if len(row) != 6 or not row[0] or row[0] == "Model" or row[0].startswith(":"):
+            continue
+        numbers = row[1:5]
+        if not all(part.isdigit() for part in numbers):
+            raise HarvestError(f"line {index + 1}: {line.strip()!r} is no throughput row")
+        batch, tp, isl, osl = (int(part) for part in numbers)
+        cells.append(StaticCell(heading, precision, version, row[0], batch, tp, isl, osl, row[5]))
+    return cells, latency
+
+
+def cell_key(revision: str, cell: StaticCell) -> str:
+    """The source key of a cell of this layout."""
+    return f"trtllm {revision[:12]} static {cell.name()}"
+
+
+def result_key(result: Result) -> str | None:
+    """The source key of a result from a page of this layout (None: another source)."""
+    source = result.source
+    match = _MARKER.search(getattr(source, "conditions", ""))
+    revision = getattr(source, "revision", None)
+    if match is None or revision is None:
+        return None
+    return f"trtllm {revision[:12]} static {match['cell']}"
+
+
+def _result(
+    cell: StaticCell,
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+    key: str,
+) -> Result:
+    gpu_id = GPUS.get(cell.gpu)
+    if gpu_id is None or gpu_id not in gpus:
+        raise RowSkipped(
+            f"GPU {cell.gpu!r} has no catalog id"
+            + (" (the page does not say which A100: 40 or 80 GB, SXM or PCIe)"
+               if cell.gpu == "A100" else "")
+        )  # fmt: skip
+    model_id = MODELS.get(cell.model)
+    if model_id is None or model_id not in models:
+        raise RowSkipped(f"model {cell.model!r} has no catalog id (or its version is not stated)")
+    try:
+        per_gpu = float(cell.printed.replace(",", ""))
+    except ValueError:
+        raise RowSkipped(f"value {cell.printed!r} is not a number") from None
+    count = cell.tensor_parallel
+    precision: dict[str, str] = (
+        {"quantization": "fp8", "kv_cache_dtype": "fp8"}
+        if cell.precision == "FP8"
+        else {"dtype": "float16"}
+    )
+    conditions = (
+        f"TensorRT-LLM performance page, 'Peak Throughput' table '{cell.gpu} GPUs "
+        f"({cell.precision})', data of TensorRT-LLM {cell.version} as the page states it: model "
+        f"'{cell.model}', batch size {cell.batch}, TP {cell.tensor_parallel}, input length "
+        f"{cell.input_len}, output length {cell.output_len}: {cell.printed} output tokens per "
+        f"second per GPU as printed ('Throughput (out tok/s/GPU)'); stored as {per_gpu:g} × "
+        f"{count} GPU{'s' if count > 1 else ''} = {per_gpu * count:g} output tokens/s for the "
+        f"deployment. A static batch, the page's 'reference data at large batch sizes': "
+        f"{cell.batch} requests run together, each of exactly these lengths (not in-flight "
+        "batching), stored as a closed loop at that concurrency. The page does not describe "
+        "the prompts' content. "
+        + ("FP8 engine with an FP8 KV cache (the page's build flags --enable_fp8 "
+           "--fp8_kv_cache). " if cell.precision == "FP8" else "FP16 engine. ")
+        + f"The page does not say which weights of '{cell.model}' (base, chat or instruct); "
+        f"filed under the catalog's {model_id} (same architecture). "
+        f"[static cell: {cell.name()}]"
+    )  # fmt: skip
+    data: dict[str, Any] = {
+        "identity": {
+            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
+            "engine": {"name": "tensorrt-llm", "version": cell.version},
+            "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **precision},
+            "serving": {"tensor_parallel_size": cell.tensor_parallel},
+            "workload": {
+                "profile": "custom",
+                "input_len": {"kind": "fixed", "value": cell.input_len},
+                "output_len": {"kind": "fixed", "value": cell.output_len},
+            },
+        },
+        "slo": {},
+        "points": [
+            {
+                "load": {"arrival": "closed", "concurrency": cell.batch},
+                "requests": {},
+                "tokens": {},
+                "throughput": {"output_tokens_per_s": per_gpu * count},
+            }
+        ],
+        "source": document.source(
+            f"TensorRT-LLM {cell.version} performance: {cell.gpu} GPUs ({cell.precision})",
+            conditions,
+            key,
+        ),
+    }
+    return validated_result(data)
+
+
+def harvest_document(
+    text: str,
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+) -> list[Harvested]:
+    """Every cell of the page's throughput tables, as a result or a skip; each latency table
+    as one skip."""
+    cells, latency = parse_page(text)
+    rows = []
+    for cell in cells:
+        key = cell_key(document.revision, cell)
+        try:
+            rows.append(Harvested(key, result=_result(cell, document, gpus, models, key)))
+        except RowSkipped as skip:
+            rows.append(Harvested(key, skipped=str(skip)))
+    rows += [
+        Harvested(
+            f"trtllm {document.revision[:12]} static latency {table}",
+            skipped="'1st Token Latency (ms)' at batch 1: the page does not say which "
+            "statistic (mean, median, one run) it is",
+        )
+        for table in latency
+    ]
+    return rows
