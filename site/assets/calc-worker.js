@@ -4,7 +4,8 @@
 // Messages in: {id, kind, query, base}. Messages out: {id, result, ms} or {id, error}; the first
 // reply also carries `timings`, wall-clock marks (ms since the epoch) of the start-up phases.
 // While it starts, {progress: phase} after each phase (runtime, pyodide, imported), so the page
-// can say how far the cold start is.
+// can say how far the cold start is. The first reply's `from` says whether Python was restored
+// from the site's memory snapshot ("snapshot") or started from scratch ("start").
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const timings = { worker: performance.timeOrigin, started: performance.timeOrigin + performance.now() };
@@ -20,20 +21,56 @@ function fetchChecked(url, as) {
   });
 }
 
+// The memory snapshot the site build made (calc_snapshot.py): Python started, our archive
+// imported. Gzipped; a server that sent it with Content-Encoding has inflated it already.
+async function fetchSnapshot(url) {
+  let bytes = new Uint8Array(await fetchChecked(url, "buffer"));
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    bytes = new Uint8Array(await new Response(inflated).arrayBuffer());
+  }
+  timings.snapshot = performance.timeOrigin + performance.now();
+  return bytes;
+}
+
+const ARCHIVE = "/home/pyodide/calculators.zip";
+let startedFrom = null;
+
 async function start() {
   const here = (name) => new URL(name, import.meta.url).href;
   const archive = fetchChecked(here("./calculators.zip"), "buffer");
   const catalog = fetchChecked(here("./catalog.json"), "text");
+  const snapshot = fetchSnapshot(here("./calculators-snapshot.bin"));
+  snapshot.catch(() => {}); // a failed one means a plain start, below
+  const options = {
+    indexURL: here("./pyodide/"),
+    // Before Python starts or is restored, the archive where sys.path names it: zipimport reads
+    // from it what is imported later. Imported straight from the zip: unpacking it would import
+    // shutil, tempfile and zipfile first. (A failed download is reported after the start.)
+    fsInit: async (FS) => {
+      mark("runtime");
+      FS.writeFile(ARCHIVE, new Uint8Array(await archive.catch(() => new ArrayBuffer(0))));
+    },
+  };
   // Only the stdlib and our archive: the site's lock file lists no package.
-  const pyodide = await loadPyodide({ indexURL: here("./pyodide/"), fsInit: async () => mark("runtime") });
+  let pyodide;
+  try {
+    pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+    startedFrom = "snapshot";
+  } catch (error) {
+    // No snapshot, or one this runtime cannot restore: Python starts from scratch (slower).
+    console.warn(`calculators: Python starts without its snapshot (${error && error.message})`);
+    pyodide = await loadPyodide(options);
+    startedFrom = "start";
+  }
   mark("pyodide");
-  // Imported straight from the zip (zipimport is already loaded for the stdlib): unpacking it
-  // would import shutil, tempfile and zipfile first.
-  pyodide.FS.writeFile("/home/pyodide/calculators.zip", new Uint8Array(await archive));
+  await archive;
   pyodide.globals.set("CATALOG_TEXT", await catalog);
+  // After a snapshot's restore, calc_api is imported already.
   pyodide.runPython(`
 import json, sys
-sys.path.insert(0, "/home/pyodide/calculators.zip")
+if "${ARCHIVE}" not in sys.path:
+    sys.path.insert(0, "${ARCHIVE}")
 import calc_api
 CATALOG = json.loads(CATALOG_TEXT)
 del CATALOG_TEXT
@@ -57,6 +94,7 @@ self.onmessage = async (event) => {
     if (timings.first === undefined) {
       mark("first");
       reply.timings = timings;
+      reply.from = startedFrom;
     }
     self.postMessage(reply);
   } catch (error) {

@@ -46,6 +46,7 @@ function startWorker() {
       window.__imTimings = Object.fromEntries(
         Object.entries(event.data.timings).map(([name, at]) => [name, Math.round(at - performance.timeOrigin)]),
       );
+      window.__imStartedFrom = event.data.from; // "snapshot" or "start" (a plain start)
     }
     if (!entry) return;
     pending.delete(event.data.id);

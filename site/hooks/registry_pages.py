@@ -4,7 +4,8 @@
   one); any invalid file stops the build with every problem listed.
 - `on_files` adds the generated pages (calculators, a page per GPU and per model, compare pages,
   downloads, the shell of the result pages) and assets: the Pyodide runtime copied from
-  `node_modules/pyodide`, our `calculators` package plus `calc_api.py` as a zip archive, and
+  `node_modules/pyodide`, our `calculators` package plus `calc_api.py` as a zip archive, a
+  memory snapshot of Python with that archive imported (`calc_snapshot`, cached), and
   `catalog.json`, the catalog data the calculators need in the browser.
 - `on_post_page` puts the big generated HTML (compare tables, chart data) into its page after
   the template; `on_post_build` writes a page per result from the rendered shell
@@ -24,6 +25,7 @@ from typing import Any
 
 import answer_pages
 import calc_pages
+import calc_snapshot
 import catalog_pages
 import compare_pages
 import page_links
@@ -49,6 +51,7 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
+SNAPSHOT_CACHE = REPO / "node_modules" / ".cache" / "infermeter"
 _state: dict[str, Any] = {}
 
 
@@ -205,7 +208,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
         raise PluginError(f"cannot generate pages: {error}") from None
 
-    _page(files, config, "assets/calculators.zip", calculators_archive())
+    archive = calculators_archive()
+    _page(files, config, "assets/calculators.zip", archive)
     catalog_text = json.dumps(catalog, sort_keys=True, separators=(",", ":"))
     _page(files, config, "assets/catalog.json", catalog_text)
     for uri, content in compare_pages.downloads(_state["index"], gpus, models, prices).items():
@@ -221,6 +225,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             files.append(File.generated(config, uri, content=pyodide_lock(source)))
         else:
             files.append(File.generated(config, uri, abs_src_path=str(source)))
+    try:
+        snapshot = calc_snapshot.cached_snapshot(runtime, archive, SNAPSHOT_CACHE)
+    except calc_snapshot.SnapshotError as error:
+        raise PluginError(f"cannot make the calculators' Python snapshot: {error}") from None
+    _page(files, config, "assets/calculators-snapshot.bin", snapshot)
     uplot = REPO / "node_modules" / "uplot" / "dist"
     for name, uri in (
         ("uPlot.esm.js", "assets/vendor/uplot.esm.js"),

@@ -213,16 +213,23 @@ def test_browser_calculator_matches_cli(
     assert mismatches == []
 
 
-def test_browser_pasted_config_matches_catalog_model(page: Any, site_url: str) -> None:
+def test_browser_pasted_config_matches_catalog_model_without_snapshot(
+    page: Any, site_url: str
+) -> None:
+    """Also the worker's fallback: the memory snapshot missing, Python starts from scratch."""
     catalog = Path(__file__).resolve().parents[2] / "registry/catalogs/models.yaml"
     assert catalog.is_file()
     from registry.catalog import load_models
 
+    page.context.route(
+        "**/assets/calculators-snapshot.bin", lambda route: route.fulfill(status=404, body="")
+    )
     config = json.dumps(load_models()["qwen3-8b"].config)
     query = {"config": config, "model": "", "gpu": "l4", "max_model_len": "8192"}
     shown = _open(page, f"{site_url}/calculators/vram/?{urlencode(query)}")
     expected = _cli("vram", {"model": "qwen3-8b", "gpu": "l4", "max_model_len": "8192"})
     assert shown["state"] == "ready"
+    assert page.evaluate("window.__imStartedFrom") == "start"
     assert int(shown["outputs"]["kv_cache_tokens"]) == expected["kv_cache_tokens"]
     assert int(shown["outputs"]["weights_bytes"]) == expected["weights_bytes"]
 
@@ -253,6 +260,8 @@ def test_browser_bad_input_shows_message(
 
 def test_browser_inputs_recompute_and_go_to_the_url(page: Any, site_url: str) -> None:
     before = _open(page, f"{site_url}/calculators/vram/")
+    # Python restored from the site's memory snapshot, not started from scratch.
+    assert page.evaluate("window.__imStartedFrom") == "snapshot"
     page.fill('input[name="tensor_parallel_size"]', "4")
     page.wait_for_function(
         "() => new URL(location.href).searchParams.get('tensor_parallel_size') === '4'"

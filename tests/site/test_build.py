@@ -1,8 +1,10 @@
 """The site builds strictly from the registry, self-contained, and fails on invalid data."""
 
+import gzip
 import json
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import zipfile
@@ -14,6 +16,9 @@ from site_helpers import REPO, build_site
 
 from bench.cli import main
 from registry.store import parse_result, with_content_id, write_result
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import calc_snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +39,7 @@ KEY_PAGES = [
     "data/index.csv",
     "assets/catalog.json",
     "assets/calculators.zip",
+    "assets/calculators-snapshot.bin",
     "assets/calc-worker.js",
     "assets/pyodide/pyodide.mjs",
     "assets/pyodide/pyodide.asm.wasm",
@@ -138,6 +144,29 @@ def test_build_calculators_archive_runs_standalone(built_site: Path) -> None:
     )
     payload = json.loads(completed.stdout)["payload"]
     assert payload["usd_per_million_tokens"] == pytest.approx(2 / (1000 * 3600) * 1e6)
+
+
+def test_build_snapshot_is_of_the_served_runtime_and_archive(
+    built_site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker restores the snapshot only into the Pyodide build that made it: its header
+    names the served runtime's build id, and it is the one made for the served archive."""
+    served = (built_site / "assets/calculators-snapshot.bin").read_bytes()
+    snapshot = gzip.decompress(served)
+    header = struct.unpack("<12I", snapshot[:48])
+    runtime_js = (built_site / "assets/pyodide/pyodide.mjs").read_text(encoding="utf-8")
+    build_id = re.search(r'BUILD_ID:"([0-9a-f]{64})"', runtime_js)
+    assert build_id is not None
+    assert "".join(f"{word:08x}" for word in header[4:12]) == build_id.group(1)
+    assert header[1] + 2**20 < len(snapshot)  # a heap follows the header (its end: header[1])
+    assert b"calc_api" in snapshot[header[1] :]  # imported: in the interpreter's memory
+    # The cached one for exactly these files (no Node on PATH: it may not make another).
+    monkeypatch.setenv("PATH", "")
+    archive = (built_site / "assets/calculators.zip").read_bytes()
+    cached = calc_snapshot.cached_snapshot(
+        REPO / "node_modules/pyodide", archive, REPO / "node_modules/.cache/infermeter"
+    )
+    assert cached == served
 
 
 def test_build_search_finds_gpus_and_models_and_stays_small(built_site: Path) -> None:

@@ -1,0 +1,64 @@
+"""The calculators' Pyodide memory snapshot (site/hooks/calc_snapshot.py): named by what it is
+made from, made once and reused from its cache, and a failure to make one is a one-line error.
+(The snapshot the site serves is checked in test_build; its restore in a real Chromium by
+test_browser.)"""
+
+import sys
+from pathlib import Path
+
+import pytest
+from site_helpers import REPO
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import calc_snapshot
+
+RUNTIME = REPO / "node_modules" / "pyodide"
+
+
+def _runtime_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "pyodide"
+    copy.mkdir()
+    for name in calc_snapshot.RUNTIME_FILES:
+        (copy / name).write_bytes((RUNTIME / name).read_bytes())
+    return copy
+
+
+def test_calc_snapshot_key_names_the_runtime_and_the_archive(tmp_path: Path) -> None:
+    runtime = _runtime_copy(tmp_path)
+    key = calc_snapshot.snapshot_key(runtime, b"archive")
+    assert calc_snapshot.snapshot_key(runtime, b"archive") == key
+    assert calc_snapshot.snapshot_key(runtime, b"archive 2") != key
+    for name in calc_snapshot.RUNTIME_FILES:  # another Pyodide build: another snapshot
+        original = (runtime / name).read_bytes()
+        (runtime / name).write_bytes(original + b"\0")
+        assert calc_snapshot.snapshot_key(runtime, b"archive") != key, name
+        (runtime / name).write_bytes(original)
+
+
+def test_calc_snapshot_cache_is_reused_and_keeps_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    name = f"calc-snapshot-{calc_snapshot.snapshot_key(RUNTIME, b'zip')}.gz"
+    (cache / name).write_bytes(b"made before")
+    monkeypatch.setenv("PATH", "")  # no Node: a cache miss would fail
+    assert calc_snapshot.cached_snapshot(RUNTIME, b"zip", cache) == b"made before"
+    with pytest.raises(calc_snapshot.SnapshotError, match="node: not found on PATH"):
+        calc_snapshot.cached_snapshot(RUNTIME, b"another zip", cache)
+    assert [path.name for path in cache.iterdir()] == [name]  # nothing half-written
+
+
+def test_calc_snapshot_failure_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    runtime = tmp_path / "not-pyodide"
+    runtime.mkdir()
+    for name in calc_snapshot.RUNTIME_FILES:
+        (runtime / name).write_text("throw new Error('not a Pyodide runtime');\n")
+    cache = tmp_path / "cache"
+    with pytest.raises(calc_snapshot.SnapshotError) as raised:
+        calc_snapshot.cached_snapshot(runtime, b"zip", cache)
+    message = str(raised.value)
+    assert "calc_snapshot.mjs failed (exit 1)" in message
+    assert "not a Pyodide runtime" in message
+    assert "\n" not in message
+    assert list(cache.iterdir()) == []
