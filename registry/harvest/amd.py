@@ -270,7 +270,6 @@ def _value(printed: str) -> float:
     return value
 
 
-
 def _result(
     row: AmdRow,
     document: AmdDocument,

@@ -11,6 +11,7 @@ from registry.harvest import (
     inferencex,
     mlperf,
     trtllm,
+    trtllm_grid,
     trtllm_legacy,
     trtllm_pages,
     trtllm_static,
@@ -91,6 +92,7 @@ def trtllm_result_key(result: Result) -> str | None:
         trtllm.result_key(result)
         or trtllm_legacy.result_key(result)
         or trtllm_static.result_key(result)
+        or trtllm_grid.result_key(result)
     )
 
 
@@ -118,13 +120,15 @@ def harvest_trtllm(
     for page in pages:
         document = trtllm.TrtllmDocument(
             revision=page.revision,
-            url=url or f"https://github.com/NVIDIA/TensorRT-LLM/blob/{page.revision}/{page.path}",
+            url=url or f"https://github.com/{page.repository}/blob/{page.revision}/{page.path}",
             engine_version=engine_version,
             retrieved_for=lambda key: known.get(key, today),
             submitter=options.submitter,
+            repository=page.repository,
         )
         harvest = {
             "static": trtllm_static.harvest_document,
+            "grid": trtllm_grid.harvest_document,
             "legacy": trtllm_legacy.harvest_document,
             "tables": trtllm.harvest_document,
         }[page.layout]

@@ -51,6 +51,9 @@ _PARALLEL = re.compile(r"^(?P<kind>TP|DEP)(?P<n>\d+)(?:,PP(?P<pp>\d+))?$")
 _LENGTHS = re.compile(r"^(\d+)/(\d+)$")
 
 
+OFFICIAL_REPOSITORY = "NVIDIA/TensorRT-LLM"
+
+
 @dataclass(frozen=True)
 class TrtllmDocument:
     """Where one version of the page was read and how it is cited."""
@@ -60,10 +63,12 @@ class TrtllmDocument:
     engine_version: str | None
     retrieved_for: Callable[[str], str]
     submitter: str
+    repository: str = OFFICIAL_REPOSITORY
+    """The repository read; any other than NVIDIA's is a copy, shown as unofficial."""
 
     def source(self, title: str, conditions: str, key: str) -> dict[str, Any]:
         """A result's `source` for one cell of this page: NVIDIA's reported figure."""
-        return {
+        source: dict[str, Any] = {
             "kind": "reported",
             "url": self.url,
             "title": title,
@@ -73,6 +78,13 @@ class TrtllmDocument:
             "submitter": self.submitter,
             "revision": self.revision,
         }
+        if self.repository != OFFICIAL_REPOSITORY:
+            source["unofficial"] = True
+            source["conditions"] = (
+                f"Read from {self.repository} at the commit named, a copy of NVIDIA's page in a "
+                f"fork of {OFFICIAL_REPOSITORY}, not NVIDIA's own repository. " + conditions
+            )
+        return source
 
 
 @dataclass(frozen=True)

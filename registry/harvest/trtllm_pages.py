@@ -2,7 +2,8 @@
 
 A source is a checkout of NVIDIA/TensorRT-LLM (read at one commit), one page's markdown file
 (its commit named by `--commit` or by its header), or a folder of such files, one per version.
-A file names the repository path and commit it was copied from in a first-line comment:
+A file names the repository, path and commit it was copied from in a first-line comment (a
+repository other than NVIDIA/TensorRT-LLM is a fork's copy, cited as unofficial):
 
     <!-- Excerpt of docs/source/performance/perf-overview.md in NVIDIA/TensorRT-LLM at commit
     00f37686aa854010d68bcbd0f4ab000221541ca6 … -->
@@ -16,12 +17,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.harvest import trtllm, trtllm_legacy, trtllm_static
+from registry.harvest import trtllm, trtllm_grid, trtllm_legacy, trtllm_static
 from registry.harvest.errors import HarvestError
 from registry.harvest.tree import SourceTree
 
 _HEADER = re.compile(
-    r"\A<!-- Excerpt of (?P<path>\S+) in NVIDIA/TensorRT-LLM at commit\s+(?P<commit>[0-9a-f]{40})"
+    r"\A<!-- Excerpt of (?P<path>\S+) in (?P<repository>[\w.-]+/[\w.-]+) at commit\s+"
+    r"(?P<commit>[0-9a-f]{40})"
 )
 LEGACY_MARK = "| Throughput (tokens"
 
@@ -35,12 +37,17 @@ class Page:
     path: str
     where: str
     """The file or checkout it came from, for messages."""
+    repository: str = trtllm.OFFICIAL_REPOSITORY
+    """The GitHub repository the commit is in (a fork's copy is unofficial)."""
 
     @property
     def layout(self) -> str:
-        """`static` (0.5–0.9), `legacy` (0.1x single table) or `tables` (1.x)."""
+        """`static` (0.5–0.9), `legacy` (0.1x single table), `grid` (0.19/0.20) or `tables`
+        (1.x)."""
         if trtllm_static.MARK in self.text:
             return "static"
+        if trtllm_grid.GRID.search(self.text):
+            return "grid"
         return "legacy" if LEGACY_MARK in self.text else "tables"
 
 
@@ -48,7 +55,7 @@ def layout_path(text: str) -> str:
     """The repository path of a page whose file does not name it, by its layout."""
     if trtllm_static.MARK in text:
         return trtllm_static.DOCUMENT
-    if LEGACY_MARK in text or trtllm.TOTAL_METRIC in text:
+    if LEGACY_MARK in text or trtllm.TOTAL_METRIC in text or trtllm_grid.GRID.search(text):
         return trtllm_legacy.DOCUMENT
     return trtllm.DOCUMENT
 
@@ -71,7 +78,8 @@ def file_page(file: Path, commit: str | None) -> Page:
         )
     revision = header["commit"] if header is not None else str(commit)
     path = header["path"] if header is not None else layout_path(text)
-    return Page(text, revision, path, str(file))
+    repository = header["repository"] if header is not None else trtllm.OFFICIAL_REPOSITORY
+    return Page(text, revision, path, str(file), repository)
 
 
 def folder_pages(folder: Path) -> list[Page]:
@@ -83,7 +91,7 @@ def folder_pages(folder: Path) -> list[Page]:
     for file in files:
         if _HEADER.match(file.read_text(encoding="utf-8")) is None:
             raise HarvestError(
-                f"--from: {file} does not begin '<!-- Excerpt of PATH in NVIDIA/TensorRT-LLM at "
+                f"--from: {file} does not begin '<!-- Excerpt of PATH in OWNER/REPOSITORY at "
                 "commit COMMIT'; every page of a folder names its path and commit"
             )
         pages.append(file_page(file, None))

@@ -177,3 +177,35 @@ def test_static_batches_of_0_6_are_closed_loops_at_their_batch_size(tmp_path: Pa
     assert l40s.source.url.endswith(
         "/77d24b5fa178f11ed7fafdd9833b7245e075f721/docs/source/performance.md"
     )  # type: ignore[union-attr]
+
+
+FORK_PAGE = PAGES / "perf-overview-ab4143e1-fork.md"
+
+
+def test_a_fork_s_copy_of_the_0_20_grids_is_unofficial_and_stored_as_printed(
+    tmp_path: Path,
+) -> None:
+    """The 0.20 layout (a GPU × TP grid per model), read from a fork: unofficial, the fork cited."""
+    registry = _registry(tmp_path / "checkout")
+    report = harvest_trtllm(FORK_PAGE, HarvestOptions(registry, today=RETRIEVED))
+    assert (len(report.added), report.skipped) == (180, [])
+    results = {}
+    for relative in report.added:
+        result = read_result(registry / relative)
+        results[result.source.conditions.rsplit("[grid cell: ", 1)[1].rstrip("]")] = result  # type: ignore[union-attr]
+        committed = REPOSITORY_ROOT / relative
+        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
+            encoding="utf-8"
+        )
+    h100 = results["Llama 3.3 70B FP8 | H100 80GB HBM3 TP4 | 1000/1000"]
+    assert (h100.identity.gpu.id, h100.identity.gpu.count) == ("h100-sxm", 4)
+    assert h100.points[0].throughput.output_tokens_per_s == 7435.65  # a total, not × 4
+    assert (h100.points[0].load.arrival, h100.points[0].requests.sent) == ("offline", 3000)
+    assert h100.identity.engine.version == "0.20"
+    b200 = results["Llama 3.3 70B FP4 | B200 TP8 | 20000/2000"]
+    assert b200.points[0].throughput.output_tokens_per_s == 3429.03
+    assert b200.identity.model.hf_repo == "nvidia/Llama-3.3-70B-Instruct-FP4"
+    source = b200.source
+    assert source.unofficial is True  # type: ignore[union-attr]
+    assert source.url.startswith("https://github.com/dominicshanshan/TensorRT-LLM/blob/ab4143e1")  # type: ignore[union-attr]
+    assert source.conditions.startswith("Read from dominicshanshan/TensorRT-LLM")  # type: ignore[union-attr]

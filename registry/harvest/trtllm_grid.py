@@ -1,0 +1,238 @@
+"""TensorRT-LLM's performance overview in its 0.19/0.20 layout: one GPU × TP grid per model.
+
+Each model and precision has a heading (`#### Llama 3.3 70B FP4`) and a table whose header row
+names the GPUs (`| | GPU | H200 141GB HBM3 | | | | H100 80GB HBM3 | …`, a blank cell
+continuing the GPU to its left), a `TP Size` row under them, then rows of `ISL, OSL` and one
+value per column. The page states its unit once, above the tables: "The reported metric is
+`Total Output Throughput (tokens/sec)`", so a value is the deployment's total as printed, over
+TP GPUs. The runs are `trtllm-bench throughput`, "an offline maximum throughput scenario such
+that all requests are queued in rapid succession", at fixed lengths (prepare_dataset.py
+token-norm-dist, standard deviations 0), with the `$num_requests` of each length pair. The
+release is the one the page names ("The data collected for the v0.20 benchmarks"), else the
+documentation commit.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.outcome import Harvested
+from registry.harvest.trtllm import TOTAL_METRIC, TrtllmDocument
+from registry.models import GpuEntry, ModelEntry, Result
+
+GRID = re.compile(r"^\|\s*\|\s*GPU\s*\|", re.MULTILINE)
+"""A grid's GPU header row: what tells this layout from the others."""
+
+GPUS: dict[str, str] = {
+    "B200": "b200",
+    "H200 141GB HBM3": "h200-sxm",
+    "H100 80GB HBM3": "h100-sxm",
+}
+"""Grid GPU names → catalog ids (the 0.1x page's names; HBM3 is the SXM part)."""
+
+MODELS: dict[str, tuple[str, dict[str, str]]] = {
+    "Llama 3.3 70B": (
+        "llama-3.3-70b-instruct",
+        {"FP4": "nvidia/Llama-3.3-70B-Instruct-FP4", "FP8": "nvidia/Llama-3.3-70B-Instruct-FP8"},
+    ),
+    "Llama 3.1 405B": (
+        "llama-3.1-405b-instruct",
+        {"FP4": "nvidia/Llama-3.1-405B-Instruct-FP4", "FP8": "nvidia/Llama-3.1-405B-Instruct-FP8"},
+    ),
+    "Llama 3.1 8B": ("llama-3.1-8b-instruct", {"FP8": "nvidia/Llama-3.1-8B-Instruct-FP8"}),
+    "Llama 4 Maverick": (
+        "llama-4-maverick-17b-128e-instruct",
+        {"FP8": "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8"},
+    ),
+}
+"""Headings → (catalog id, checkpoint per precision); a checkpoint counts only where the page's
+FP4/FP8 model lists name it."""
+
+_HEADING = re.compile(r"^#### (?P<model>.+) (?P<precision>FP4|FP8)\s*$")
+_LENGTHS = re.compile(r"^(\d+), (\d+)$")
+_VERSION = re.compile(r"data collected for the v(?P<version>[0-9]+(?:\.[0-9]+)+) benchmarks")
+_MARKER = re.compile(r"\[grid cell: (?P<cell>[^\]]+)\]")
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One value: model heading, precision, GPU column, TP, lengths, value as printed."""
+
+    model: str
+    precision: str
+    gpu: str
+    tensor_parallel: int
+    input_len: int
+    output_len: int
+    printed: str
+
+    def name(self) -> str:
+        return (
+            f"{self.model} {self.precision} | {self.gpu} TP{self.tensor_parallel} | "
+            f"{self.input_len}/{self.output_len}"
+        )
+
+
+def _cells_of(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def parse_grids(text: str) -> tuple[list[GridCell], dict[tuple[int, int], int]]:
+    """Every value of every grid, and the request count of each length pair."""
+    lines = text.splitlines()
+    cells: list[GridCell] = []
+    requests: dict[tuple[int, int], int] = {}
+    model = precision = ""
+    gpus: list[str] = []
+    tps: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        heading = _HEADING.match(line)
+        if heading:
+            model, precision, gpus, tps = heading["model"], heading["precision"], [], []
+            continue
+        if not line.startswith("|"):
+            continue
+        row = _cells_of(line)
+        if len(row) == 4 and all(part.isdigit() for part in row):
+            requests[(int(row[0]), int(row[1]))] = int(row[3])
+            continue
+        if len(row) > 2 and row[1] == "GPU":
+            gpus = []
+            for name in row[2:]:
+                gpus.append(name or (gpus[-1] if gpus else ""))
+            continue
+        if len(row) > 2 and row[1] == "TP Size":
+            try:
+                tps = [int(part) for part in row[2:]]
+            except ValueError:
+                raise HarvestError(f"line {number}: TP sizes {row[2:]} are not numbers") from None
+            continue
+        lengths = _LENGTHS.match(row[0])
+        if lengths is None or not model:
+            continue
+        if len(gpus) != len(tps) or len(row) - 2 > len(gpus):
+            raise HarvestError(f"line {number}: the row has other columns than the GPU/TP rows")
+        for gpu, tp, printed in zip(gpus, tps, row[2:], strict=False):
+            if printed:
+                cells.append(
+                    GridCell(model, precision, gpu, tp, int(lengths[1]), int(lengths[2]), printed)
+                )
+    return cells, requests
+
+
+def cell_key(revision: str, cell: GridCell) -> str:
+    """The source key of a cell of this layout."""
+    return f"trtllm {revision[:12]} grid {cell.name()}"
+
+
+def result_key(result: Result) -> str | None:
+    """The source key of a result from a page of this layout (None: another source)."""
+    source = result.source
+    match = _MARKER.search(getattr(source, "conditions", ""))
+    revision = getattr(source, "revision", None)
+    if match is None or revision is None:
+        return None
+    return f"trtllm {revision[:12]} grid {match['cell']}"
+
+
+def _result(
+    cell: GridCell,
+    requests: dict[tuple[int, int], int],
+    version: str | None,
+    listed: str,
+    document: TrtllmDocument,
+    catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
+    key: str,
+) -> Result:
+    gpus, models = catalogs
+    gpu_id = GPUS.get(cell.gpu, "")
+    if gpu_id not in gpus:
+        raise RowSkipped(f"GPU column {cell.gpu!r} has no catalog id")
+    if cell.model not in MODELS or MODELS[cell.model][0] not in models:
+        raise RowSkipped(f"table {cell.model!r} names no model in the catalog mapping")
+    model_id, checkpoints = MODELS[cell.model]
+    checkpoint = checkpoints.get(cell.precision)
+    named = checkpoint is not None and checkpoint in listed
+    try:
+        value = float(cell.printed.replace(",", ""))
+    except ValueError:
+        raise RowSkipped(f"value {cell.printed!r} is not a number") from None
+    sent = requests.get((cell.input_len, cell.output_len))
+    count = cell.tensor_parallel
+    conditions = (
+        f"TensorRT-LLM performance overview, table '{cell.model} {cell.precision}', column "
+        f"'{cell.gpu}' at TP size {count}, row '{cell.input_len}, {cell.output_len}': "
+        f"{cell.printed} output tokens per second as printed, the deployment's total (the page: "
+        f"\"{TOTAL_METRIC.removeprefix('The ')}\"), over {count} GPU{'s' if count > 1 else ''}. "
+        "`trtllm-bench throughput` with the PyTorch backend: an offline maximum-throughput run, "
+        "all requests queued in rapid succession; synthetic requests of random token ids, every "
+        f"one {cell.input_len} input and {cell.output_len} output tokens (prepare_dataset.py "
+        "token-norm-dist, standard deviations 0); "
+        + (f"{sent} requests for this length pair per the page's table. " if sent else
+           "the page gives no request count for this length pair. ")
+        + f"Precision {cell.precision} as the heading states it; checkpoint "
+        + (f"{checkpoint}. " if named else
+           f"not named by the page: filed under the catalog's {models[model_id].hf_repo}. ")
+        + (f"Release {version}: 'The data collected for the v{version} benchmarks'. " if version
+           else "The page does not name the release; the engine version names the commit read. ")
+        + f"[grid cell: {cell.name()}]"
+    )  # fmt: skip
+    data: dict[str, Any] = {
+        "identity": {
+            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
+            "engine": {
+                "name": "tensorrt-llm",
+                "version": version or f"docs@{document.revision[:12]}",
+            },
+            "model": {
+                "id": model_id,
+                "hf_repo": checkpoint if named else models[model_id].hf_repo,
+                "quantization": cell.precision.lower(),
+            },
+            "serving": {"tensor_parallel_size": count},
+            "workload": {
+                "profile": "custom",
+                "input_len": {"kind": "fixed", "value": cell.input_len},
+                "output_len": {"kind": "fixed", "value": cell.output_len},
+            },
+        },
+        "slo": {},
+        "points": [
+            {
+                "load": {"arrival": "offline"},
+                "requests": {"sent": sent} if sent else {},
+                "tokens": {},
+                "throughput": {"output_tokens_per_s": value},
+            }
+        ],
+        "source": document.source(
+            f"TensorRT-LLM Performance Overview: {cell.model} {cell.precision}", conditions, key
+        ),
+    }
+    return validated_result(data)
+
+
+def harvest_document(
+    text: str,
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+) -> list[Harvested]:
+    """Every value of the page's grids, as a result or a skip."""
+    if TOTAL_METRIC not in text:
+        raise HarvestError(f"the page does not say its unit ('{TOTAL_METRIC}')")
+    cells, requests = parse_grids(text)
+    if not cells:
+        raise HarvestError("no GPU × TP grid found (| | GPU | … then | | TP Size | …)")
+    found = _VERSION.search(text)
+    version = found["version"] if found else None
+    rows = []
+    for cell in cells:
+        key = cell_key(document.revision, cell)
+        try:
+            result = _result(cell, requests, version, text, document, (gpus, models), key)
+            rows.append(Harvested(key, result=result))
+        except RowSkipped as skip:
+            rows.append(Harvested(key, skipped=str(skip)))
+    return rows
