@@ -49,6 +49,9 @@ class EngineRequest:
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (the page's and the CLI's
     # memory_profiler_estimate_cudagraphs): None, the release's default (on from 0.20).
     estimate_cudagraphs: bool | None
+    # vLLM's --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None, the release's
+    # default; it matters only for a mixture of experts under data and expert parallelism.
+    all2all_backend: str | None
 
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
         """vLLM's settings for one GPU of `gpu_memory_bytes` (1: fit sets it per GPU)."""
@@ -65,6 +68,7 @@ class EngineRequest:
             data_parallel_size=self.data_parallel_size,
             enable_expert_parallel=self.enable_expert_parallel,
             estimate_cudagraphs=self.estimate_cudagraphs,
+            all2all_backend=self.all2all_backend,
             **extra,
         )
 

@@ -5,17 +5,17 @@ The guide's simple model sizes a deployment for a target context and concurrency
     required = weights + KV cache (context × concurrency per replica) + runtime overhead
                + safety margin
 
+with the runtime overhead taken from the vLLM plan (profiling peak, non-torch memory, the
+all-to-all buffers of expert parallelism, and CUDA graphs where vLLM counts them in its budget)
+and the safety margin the memory vLLM leaves outside its budget, (1 − gpu_memory_utilization).
+The headroom state reads what is left over: `enough_headroom` (at least `NEAR_LIMIT_FRACTION`
+of the GPU's memory free), `near_limit` (less than that, but it fits), `over_limit`.
+
 The concurrency is the whole deployment's, as a user's traffic is. vLLM runs one engine per
 data-parallel rank with its own KV cache, and `--max-num-seqs` applies per rank; its API server
 balances requests over the engines by their running and waiting queues
 (vllm-project/vllm docs/serving/data_parallel_deployment.md at 01e4fce07). So each of the
 `data_parallel_size` replicas holds ceil(concurrency / data_parallel_size) requests.
-
-with the runtime overhead taken from the vLLM plan (profiling peak, non-torch memory, and CUDA
-graphs where vLLM counts them in its budget) and the safety margin the memory vLLM leaves
-outside its budget, (1 − gpu_memory_utilization).
-The headroom state reads what is left over: `enough_headroom` (at least `NEAR_LIMIT_FRACTION`
-of the GPU's memory free), `near_limit` (less than that, but it fits), `over_limit`.
 """
 
 from dataclasses import dataclass
@@ -165,7 +165,9 @@ def simple_plan(
     # in the memory left outside the utilization budget, which the safety margin already holds;
     # counting them again would double them.
     graphs = plan.cuda_graph_bytes if plan.cuda_graph_in_budget else 0
-    overhead = plan.activation_peak_bytes + plan.non_torch_bytes + graphs
+    overhead = (
+        plan.activation_peak_bytes + plan.non_torch_bytes + plan.all2all_buffer_bytes + graphs
+    )
     margin = settings.gpu_memory_bytes - int(
         settings.gpu_memory_bytes * plan.gpu_memory_utilization
     )

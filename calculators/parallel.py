@@ -14,8 +14,8 @@ ranks of a stage in one group, sliced TP × DP ways (`flatten_tp_across_dp`), or
 experts: 32/128" on EP 4). Attention, shared experts, dense MLPs, embedding and lm_head stay
 split by TP alone (replicated across DP ranks). The dispatch before the experts (vLLM's "naive"
 and "allgather_reducescatter" all-to-all backends) gathers the tokens of every DP rank, so the
-experts see DP times the tokens of one rank (`moe_tokens`). The all-to-all buffers themselves are
-not counted.
+experts see DP times the tokens of one rank (`moe_tokens`). The buffers an all-to-all backend
+keeps (DeepEP's) are `calculators.all2all`'s.
 
 Read in the v0.10.1 release of vLLM: `FusedMoEParallelConfig.make` and its
 `flatten_tp_across_dp` (vllm/model_executor/layers/fused_moe/config.py), `determine_expert_map`'s

@@ -5,6 +5,7 @@ and `kv_cache_utils`):
 
     requested  = total GPU memory (as the driver reports it) × gpu_memory_utilization
     available  = requested − weights − activation peak of the profiling run − non-torch memory
+                 − expert parallelism's all-to-all buffers (DeepEP's; `calculators.all2all`)
                  (− CUDA graph memory, which vLLM >= 0.20 estimates before allocating the KV cache)
     num_blocks = available // (block_size × bytes per token per layer) // layers per group
     concurrency at max_model_len = num_blocks / blocks one request needs
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import calculators.vllm_overheads as overheads
+from calculators.all2all import all2all_buffers, batched_dp_moe_tokens
 from calculators.errors import InputError
 from calculators.kv_blocks import hybrid_block_size, kv_groups, largest_length, request_blocks
 from calculators.kv_cache import kv_cache_shape
@@ -82,6 +84,8 @@ class VllmPlan:
     activation_peak_bytes: int
     forward_peak_bytes: int  # the peak of a pipeline rank that runs no sampler
     non_torch_bytes: int
+    all2all_buffer_bytes: int  # expert parallelism's all-to-all buffers (DeepEP), outside torch
+    all2all_backend: str | None  # None: no all-to-all (no data parallel expert group)
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
     kv_cache_bytes: int
@@ -124,6 +128,8 @@ class VllmPlan:
             "activation_peak_bytes": self.activation_peak_bytes,
             "forward_peak_bytes": self.forward_peak_bytes,
             "non_torch_bytes": self.non_torch_bytes,
+            "all2all_backend": self.all2all_backend,
+            "all2all_buffer_bytes": self.all2all_buffer_bytes,
             "cuda_graph_bytes": self.cuda_graph_bytes,
             "cuda_graph_in_budget": self.cuda_graph_in_budget,
             "kv_cache_bytes": self.kv_cache_bytes,
@@ -211,23 +217,44 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
             "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
         )
     default_tokens, default_seqs = batch_defaults(settings, version)
-    batched = settings.max_num_batched_tokens or default_tokens
+    dp = settings.data_parallel_size
+    batched = (
+        settings.max_num_batched_tokens
+        or batched_dp_moe_tokens(
+            version, settings.all2all_backend, dp, settings.enable_expert_parallel
+        )
+        or default_tokens
+    )
     seqs = settings.max_num_seqs or min(default_seqs, batched)
 
     weights = plan_weights(arch, settings)
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, tp, dtype_bytes)
-    dp = settings.data_parallel_size
     activation = overheads.activation_peak_bytes(arch, batched, min(seqs, batched), tp, dp)
     forward = overheads.forward_peak_bytes(arch, batched, tp, dp)
     non_torch = overheads.non_torch_bytes(settings)
+    all2all = all2all_buffers(
+        arch,
+        version,
+        backend=settings.all2all_backend,
+        tensor_parallel_size=tp,
+        data_parallel_size=dp,
+        enable_expert_parallel=settings.enable_expert_parallel,
+        max_num_batched_tokens=batched,
+        deepep_buffer_size_mb=settings.deepep_buffer_size_mb,
+    )
     graphs = overheads.cuda_graph_bytes(
         arch, settings.enforce_eager, version, settings.pipeline_parallel_size, seqs
     )
     graphs_in_budget = overheads.cuda_graphs_in_budget(settings, version)
     requested = int(settings.gpu_memory_bytes * utilization)
     available = (
-        requested - weights.total - activation - non_torch - (graphs if graphs_in_budget else 0)
+        requested
+        - weights.total
+        - activation
+        - non_torch
+        - all2all.total
+        - (graphs if graphs_in_budget else 0)
     )
 
     groups = kv_groups(kv, settings.pipeline_parallel_size)
@@ -260,10 +287,12 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         )
     if settings.enable_expert_parallel and arch.moe is None:
         notes.append("enable_expert_parallel changes nothing: the model has no routed experts")
-    if settings_layout(settings).expert_parallel_size > 1:
+    if all2all.note:
+        notes.append(all2all.note)
+    elif settings_layout(settings).expert_parallel_size > 1:
         notes.append(
-            "expert parallelism's all-to-all buffers are not counted (non-torch memory is the "
-            "tensor-parallel estimate)"
+            "expert parallelism without data parallelism keeps no all-to-all buffer: vLLM "
+            "makes its all-to-all manager only with data_parallel_size > 1"
         )
     if arch.mtp_layers:
         notes.append(
@@ -289,6 +318,8 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         activation_peak_bytes=activation,
         forward_peak_bytes=forward,
         non_torch_bytes=non_torch,
+        all2all_buffer_bytes=all2all.total,
+        all2all_backend=all2all.backend,
         cuda_graph_bytes=graphs,
         cuda_graph_in_budget=graphs_in_budget,
         kv_cache_bytes=max(0, available),
@@ -308,5 +339,6 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         error=error,
         notes=notes,
         estimated_terms=ESTIMATED_TERMS
-        + (("kv_cache_bytes_per_token_per_layer",) if arch.indexer is not None else ()),
+        + (("kv_cache_bytes_per_token_per_layer",) if arch.indexer is not None else ())
+        + (("all2all_buffer_bytes",) if all2all.estimated else ()),
     )

@@ -45,6 +45,9 @@ class VllmSettings:
     vllm_version: str = DEFAULT_VLLM_VERSION
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: None is the release's default (on from 0.20).
     estimate_cudagraphs: bool | None = None
+    # --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None is the release's default.
+    all2all_backend: str | None = None
+    deepep_buffer_size_mb: int | None = None  # VLLM_DEEPEP_BUFFER_SIZE_MB; None: 1024
 
 
 def settings_layout(settings: VllmSettings) -> ParallelLayout:
@@ -130,6 +133,8 @@ def check_settings_bounds(settings: VllmSettings) -> None:
         "tensor_parallel_size x pipeline_parallel_size x data_parallel_size", gpus, 1, MAX_GPUS
     )
     bounded_int("block_size", settings.block_size, 1, 1 << 20)
+    if settings.deepep_buffer_size_mb is not None:
+        bounded_int("deepep_buffer_size_mb", settings.deepep_buffer_size_mb, 0, 1 << 20)
     for name, high in (
         ("max_model_len", MAX_TOKENS),
         ("max_num_batched_tokens", MAX_TOKENS),

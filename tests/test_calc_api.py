@@ -126,7 +126,8 @@ def test_fit_refuses_an_unknown_ranking() -> None:
                                                "gpu_memory_utilization", "max_num_seqs",
                                                "max_num_batched_tokens", "vllm_version",
                                                "data_parallel_size",
-                                               "memory_profiler_estimate_cudagraphs"))
+                                               "memory_profiler_estimate_cudagraphs",
+                                               "all2all_backend"))
                                 | {"enforce_eager": False, "enable_expert_parallel": False}),
         tier="on_demand",
         rank_by="cheapest",
@@ -213,6 +214,7 @@ def test_cli_and_page_vram_payloads_are_the_same_with_data_and_expert_parallelis
         "calc", "vram", "--model", "qwen3-30b-a3b", "--gpu", "l40s", "-tp", "2",
         "--data-parallel-size", "2", "--enable-expert-parallel",
         "--memory-profiler-estimate-cudagraphs", "1", "--max-model-len", "16384",
+        "--all2all-backend", "deepep_low_latency",
     )  # fmt: skip
     page = _page(
         "vram",
@@ -224,6 +226,7 @@ def test_cli_and_page_vram_payloads_are_the_same_with_data_and_expert_parallelis
             "enable_expert_parallel": "1",
             "memory_profiler_estimate_cudagraphs": "1",
             "max_model_len": "16384",
+            "all2all_backend": "deepep_low_latency",
         },
     )
     assert page == cli
@@ -234,7 +237,11 @@ def test_cli_and_page_vram_payloads_are_the_same_with_data_and_expert_parallelis
         True,
     )
     html = calc_api.render("vram", {"model": "qwen3-30b-a3b", "data_parallel_size": "2"}, CATALOG)
-    for path in ("gpus", "expert_parallel_size", "deployment_max_concurrency"):
+    assert plan["all2all_backend"] == "deepep_low_latency"
+    assert plan["all2all_buffer_bytes"] > 1024**3
+    assert "all2all_buffer_bytes" in plan["estimated_terms"]
+    paths = ("gpus", "expert_parallel_size", "deployment_max_concurrency", "all2all_buffer_bytes")
+    for path in paths:
         assert f'data-output="vllm_plan.{path}"' in html["html"], path
 
 

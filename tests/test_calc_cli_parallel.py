@@ -70,6 +70,7 @@ def test_calc_vram_table_shows_gpus_expert_parallel_and_deployment_concurrency()
     assert "4 (tensor 2 x pipeline 1 x data 2; expert parallel 4)" in result.output
     assert f"{plan['deployment_max_concurrency']:.2f}x in all" in result.output
     assert "(in the KV budget)" in result.output
+    assert "all-to-all buffers  0.00 GiB (allgather_reducescatter)" in result.output
 
 
 def test_calc_vram_concurrency_is_the_deployments_and_the_table_says_so() -> None:
@@ -111,6 +112,7 @@ def test_calc_fit_data_parallel_pays_for_every_replica() -> None:
         ("vram", ["--enable-expert-parallel=2"], "--enable-expert-parallel"),
         ("fit", ["--data-parallel-size", "-1"], "'--data-parallel-size' / '-dp'"),
         ("fit", ["--memory-profiler-estimate-cudagraphs", "on"], "--memory-profiler-estimate"),
+        ("fit", ["--all2all-backend", "pplx"], "'--all2all-backend'"),
     ],
     ids=lambda value: value if isinstance(value, str) else " ".join(value),
 )

@@ -14,6 +14,7 @@ import click
 
 import calculators.api as api
 from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
+from calculators.all2all import MODELLED_BACKENDS as ALL2ALL_CHOICES
 from calculators.cost import pays_off_above
 from calculators.errors import CalculatorError, InputError
 from calculators.kv_cache import KV_CACHE_DTYPES
@@ -136,6 +137,12 @@ def _engine_options(function: F) -> F:
             help="vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 1 takes the CUDA graph "
             "estimate off the KV budget [default: the release's, 1 from 0.20].",
         ),
+        click.option(
+            "--all2all-backend",
+            type=click.Choice(ALL2ALL_CHOICES),
+            help="vLLM's all-to-all under data + expert parallelism; DeepEP's buffers come off "
+            "the KV cache [default: the release's, allgather_reducescatter from 0.11].",
+        ),
     ]
 
     @functools.wraps(function)
@@ -161,6 +168,7 @@ _ENGINE_OPTION_NAMES = (
     "data_parallel_size",
     "enable_expert_parallel",
     "memory_profiler_estimate_cudagraphs",
+    "all2all_backend",
 )
 
 
@@ -177,6 +185,7 @@ def _engine_request(
     data_parallel_size: int,
     enable_expert_parallel: bool,
     memory_profiler_estimate_cudagraphs: str | None,
+    all2all_backend: str | None,
 ) -> api.EngineRequest:
     """The engine options of `_engine_options` as the calculators' request."""
     return api.EngineRequest(
@@ -193,6 +202,7 @@ def _engine_request(
         estimate_cudagraphs=None
         if memory_profiler_estimate_cudagraphs is None
         else memory_profiler_estimate_cudagraphs == "1",
+        all2all_backend=all2all_backend,
     )
 
 
@@ -305,6 +315,10 @@ def vram_command(
                 ("weights", _gib(plan.weights_bytes)),
                 ("activation peak", _gib(plan.activation_peak_bytes)),
                 ("non-torch", _gib(plan.non_torch_bytes)),
+                (
+                    "all-to-all buffers",
+                    f"{_gib(plan.all2all_buffer_bytes)} ({plan.all2all_backend or 'none'})",
+                ),
                 (
                     "CUDA graphs",
                     f"{_gib(plan.cuda_graph_bytes)} "

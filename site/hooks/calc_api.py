@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import calculators.api as api
+from calculators.all2all import MODELLED_BACKENDS
 from calculators.arch import ModelArch, parse_config
 from calculators.cost import pays_off_above
 from calculators.errors import CalculatorError
@@ -108,6 +109,14 @@ ENGINE = (
         choices=("", "0", "1"),
         blank="(the release's default)",
         help="1: CUDA graphs come off the KV budget. Empty: the release's default (1 from 0.20).",
+    ),
+    Field(
+        "all2all_backend",
+        "all2all_backend",
+        "choice",
+        choices=("", *MODELLED_BACKENDS),
+        blank="(the release's default)",
+        help="All-to-all under data + expert parallelism; DeepEP's buffers come off the KV cache.",
     ),
 )
 # The concurrency is the deployment's, as vLLM's users count it: --max-num-seqs and the KV cache
@@ -300,6 +309,7 @@ def _engine(values: Mapping[str, Any]) -> api.EngineRequest:
         estimate_cudagraphs=None
         if values["memory_profiler_estimate_cudagraphs"] is None
         else values["memory_profiler_estimate_cudagraphs"] == "1",
+        all2all_backend=values["all2all_backend"],
     )
 
 
@@ -542,6 +552,8 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
                 ("vLLM budget", "vllm_plan.requested_bytes", _gib),
                 ("Activation peak", "vllm_plan.activation_peak_bytes", _gib),
                 ("Non-torch memory", "vllm_plan.non_torch_bytes", _gib),
+                ("All-to-all backend", "vllm_plan.all2all_backend", _text),
+                ("All-to-all buffers", "vllm_plan.all2all_buffer_bytes", _gib),
                 ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
                 (
                     "CUDA graphs in the KV budget",
