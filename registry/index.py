@@ -156,6 +156,10 @@ class IndexRow:
     requests_failed: int | None = _column("Requests that failed.")
     failure_rate: float | None = _column("Failed / (completed + failed) requests.")
     output_tokens_per_s: float | None = _column("Output tokens/s of the whole deployment.")
+    total_tokens_per_s: float | None = _column(
+        "Prompt plus output tokens/s of the whole deployment, where the source states that "
+        "figure (never derived from the output rate, nor the output rate from it)."
+    )
     accepted_output_tokens_per_s: float | None = _column(
         "Output tokens/s of requests that met the SLO."
     )
@@ -165,6 +169,9 @@ class IndexRow:
     tpot_ms_p50: float | None = _column("Time per output token, median, ms.")
     tpot_ms_mean: float | None = _column("Time per output token, mean, ms.")
     tpot_ms_p99: float | None = _column("Time per output token, 99th percentile, ms.")
+    e2e_ms_mean: float | None = _column(
+        "End-to-end latency, mean, ms (a static batch's: the whole batch's time)."
+    )
     e2e_ms_p95: float | None = _column("End-to-end latency, 95th percentile, ms.")
     e2e_ms_p99: float | None = _column("End-to-end latency, 99th percentile, ms.")
     gpu_utilization_pct: float | None = _column("Mean GPU utilization, percent.")
@@ -451,6 +458,7 @@ def index_rows(
                 requests_failed=point.requests.failed,
                 failure_rate=_rounded(_failure_rate(point)),
                 output_tokens_per_s=point.throughput.output_tokens_per_s,
+                total_tokens_per_s=point.throughput.total_tokens_per_s,
                 accepted_output_tokens_per_s=point.throughput.accepted_output_tokens_per_s,
                 ttft_ms_p50=_stat(point.ttft_ms, "p50"),
                 ttft_ms_p95=_stat(point.ttft_ms, "p95"),
@@ -458,6 +466,7 @@ def index_rows(
                 tpot_ms_p50=_stat(point.tpot_ms, "p50"),
                 tpot_ms_mean=_stat(point.tpot_ms, "mean"),
                 tpot_ms_p99=_stat(point.tpot_ms, "p99"),
+                e2e_ms_mean=_stat(point.e2e_ms, "mean"),
                 e2e_ms_p95=_stat(point.e2e_ms, "p95"),
                 e2e_ms_p99=_stat(point.e2e_ms, "p99"),
                 gpu_utilization_pct=(

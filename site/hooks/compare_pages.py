@@ -133,6 +133,10 @@ def roofline_cell(row: IndexRow) -> str:
     if row.roofline_tokens_per_s is None:
         why = basis or "no bound"
         return f'–<br><small class="im-bound">{why}</small>'
+    if row.roofline_pct is None and row.output_tokens_per_s is None:
+        # A bound with nothing to hold against it (a source that states total tokens/s or a
+        # batch's latency only): say so rather than show a bare dash.
+        return '–<br><small class="im-bound">no output tokens/s stated</small>'
     kind = esc((row.roofline_basis or "").split(" bound", 1)[0])
     pct = "–" if row.roofline_pct is None else f"{num(row.roofline_pct, 0)} %"
     return (
@@ -188,6 +192,11 @@ COLUMNS: list[Column] = [
         lambda g: num(g.row.output_tokens_per_s, 0) + _spread(g),
     ),
     (
+        "Total tok/s (prompt + output)",
+        lambda g: g.row.total_tokens_per_s,
+        lambda g: num(g.row.total_tokens_per_s, 0),
+    ),
+    (
         "Accepted tok/hour",
         lambda g: _accepted_per_hour(g.row),
         lambda g: num(_accepted_per_hour(g.row), 0),
@@ -214,6 +223,7 @@ COLUMNS: list[Column] = [
         lambda g: num(g.row.tokens_per_s_per_user, 1),
     ),
     ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: num(g.row.ttft_ms_p95, 0)),
+    ("E2E mean ms", lambda g: g.row.e2e_ms_mean, lambda g: num(g.row.e2e_ms_mean, 0)),
     ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: num(g.row.e2e_ms_p95, 0)),
     ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: num(g.row.e2e_ms_p99, 0)),
     (
