@@ -1,7 +1,9 @@
 """The buffers expert parallelism's all-to-all allocates on each GPU, per vLLM release.
 
-What vLLM does (read in the release sdists of vllm-project/vllm: v0.9.0 … v0.33.0; the
-files named are in each):
+What vLLM does, read in the release sdists of vllm-project/vllm (the commit each records in
+vllm/_version.py: v0.10.2 26b999c71, v0.11.0 f71952c1c, v0.11.1 439368496, v0.14.0 b17039bcc,
+v0.16.0 89a77b108, v0.17.0 b31e9326a, v0.18.0 bcf2be961, v0.19.1 b1388b1fb, v0.20.0 b8160878f,
+v0.33.0 4ba787ec9; v0.9.0 to v0.10.1 record none); the files named are in each:
 
 - An all-to-all manager exists only for the expert group of a data-parallel deployment
   (`base_device_communicator.py`: `use_all2all` needs data_parallel_size > 1), and the MoE

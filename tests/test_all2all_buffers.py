@@ -1,7 +1,8 @@
 """Expert parallelism's all-to-all buffers (calculators.all2all) against vLLM's and DeepEP's own
 sizing, per release. The figures below are worked out by hand from the sources the module cites:
 DeepEP's `LowLatencyLayout` (csrc/config.hpp at 3861241a5) and vLLM's DeepEP managers
-(vllm/distributed/device_communicators/all2all.py in the v0.10.0 … v0.33.0 release sdists)."""
+(vllm/distributed/device_communicators/all2all.py in the release sdists, e.g. v0.19.1 at
+b1388b1fb and v0.20.0 at b8160878f; the full list is in calculators/all2all.py)."""
 
 import pytest
 
