@@ -17,6 +17,7 @@ from calculators.arch import ModelArch
 from calculators.cost import cost_report
 from calculators.errors import CalculatorError, InputError
 from calculators.fit import GpuOption, fit_gpus
+from calculators.interconnect import Link
 from calculators.memory import MemoryReport, memory_report
 from calculators.roofline import plan_throughput_bound
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
@@ -91,6 +92,8 @@ class VramRequest:
     # The GPU's peak memory bandwidth (GB/s) and dense rates by dtype, for the decode bound;
     # None when only the memory is given.
     gpu_specs: tuple[float, Mapping[str, float | None]] | None
+    # The GPU's links with a sourced bandwidth, for the bound's traffic between GPUs.
+    gpu_links: Sequence[Link]
 
 
 def vram_report(request: VramRequest) -> MemoryReport:
@@ -118,6 +121,7 @@ def vram_payload(request: VramRequest, report: MemoryReport) -> dict[str, Any]:
             rates,
             report.simple.context_tokens,
             request.concurrency,
+            request.gpu_links,
         ).as_dict()
     return {
         "model": request.model,

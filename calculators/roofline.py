@@ -8,6 +8,15 @@ Every output token also costs two floating-point operations (a multiply and an a
 parameter it touches, and its attention over the context before it, which bounds the tokens per
 second a GPU can produce at its peak compute.
 
+Under tensor or pipeline parallelism every step also moves the batch's activations between
+the GPUs (`calculators.interconnect`: two ring all-reduces per layer over the GPU's link), and a
+GPU cannot read weights for the next layer's matmul before the all-reduce of the last one has
+arrived, so a step takes at least
+
+    seconds per step = bytes read / memory bandwidth + bytes sent / link bandwidth (one way)
+
+and a deployment whose GPU states no link counts no traffic, and says so (`interconnect`).
+
 These are bounds, not estimates: wherever a choice exists they take the smaller cost (only the
 routed experts a token picks, attention over the shortest context the workload allows, the
 embedding table read as one row, no prefill), so a real result stays below them. Speculative
@@ -16,12 +25,13 @@ it can exceed the decode bound (not the compute bound: every token still passes 
 """
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, ParamCounts, param_counts
 from calculators.errors import InputError
+from calculators.interconnect import Link, decode_step_traffic, link_joining
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import WeightFormat, weight_bytes, weight_format
 from calculators.vllm_plan import VllmSettings
@@ -29,12 +39,15 @@ from calculators.vllm_plan import VllmSettings
 
 @dataclass(frozen=True)
 class DecodeBound:
-    """The memory-bandwidth bound of one decode step on one GPU of the deployment."""
+    """The bandwidth bound of one decode step on one GPU of the deployment: its memory reads,
+    then its traffic to the other GPUs over their link (none counted without a link)."""
 
     weight_bytes_per_step: int  # weights one GPU reads for one decode step
     kv_cache_bytes_per_step: int  # KV cache one GPU reads for the batch's sequences
     memory_bandwidth_bytes_per_s: float
     batch: int
+    interconnect_bytes_per_step: float = 0.0  # one GPU's TP all-reduce and PP sends, one way
+    link: Link | None = None  # the link they take; None: not counted
 
     @property
     def bytes_per_step(self) -> int:
@@ -42,8 +55,19 @@ class DecodeBound:
         return self.weight_bytes_per_step + self.kv_cache_bytes_per_step
 
     @property
+    def memory_seconds_per_step(self) -> float:
+        return self.bytes_per_step / self.memory_bandwidth_bytes_per_s
+
+    @property
+    def interconnect_seconds_per_step(self) -> float:
+        """The least time the step's traffic takes on the link (0 where none is counted)."""
+        if self.link is None:
+            return 0.0
+        return self.interconnect_bytes_per_step / (self.link.gb_s_per_direction * 1e9)
+
+    @property
     def steps_per_second(self) -> float:
-        return self.memory_bandwidth_bytes_per_s / self.bytes_per_step
+        return 1 / (self.memory_seconds_per_step + self.interconnect_seconds_per_step)
 
     @property
     def tokens_per_second_per_stream(self) -> float:
@@ -116,12 +140,17 @@ def decode_tokens_per_second_bound(
     context_tokens: int = 0,
     batch: int = 1,
     kv_cache_dtype: str | None = None,
+    *,
+    pipeline_parallel_size: int = 1,
+    link: Link | None = None,
 ) -> DecodeBound:
-    """The memory-bandwidth bound on decode speed per stream.
+    """The bandwidth bound on decode speed per stream.
 
     One step reads the weights a token touches once for the whole batch (one GPU's shard under
     tensor parallelism) and the KV cache of `batch` sequences of `context_tokens` each.
     Routed experts are counted as if every sequence picked the same ones: the smallest read.
+    With more than one GPU and a `link`, the step also sends its TP all-reduces and PP
+    activations over it (`calculators.interconnect.decode_step_traffic`), after the reads.
     """
     _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
     if batch < 1:
@@ -135,11 +164,16 @@ def decode_tokens_per_second_bound(
         tensor_parallel_size=tensor_parallel_size,
         model_dtype_bytes=fmt.unquantized_bytes_per_param,
     )
+    traffic = decode_step_traffic(
+        arch, batch, fmt.unquantized_bytes_per_param, tensor_parallel_size, pipeline_parallel_size
+    )
     return DecodeBound(
         weight_bytes_per_step=weights,
         kv_cache_bytes_per_step=batch * kv_shape.bytes_for_sequence(context_tokens),
         memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
         batch=batch,
+        interconnect_bytes_per_step=traffic.bytes_per_step if link is not None else 0.0,
+        link=link,
     )
 
 
@@ -213,8 +247,10 @@ def dense_tflops_for(fmt: WeightFormat, rates: Mapping[str, float | None]) -> fl
 @dataclass(frozen=True)
 class ThroughputBound:
     """An upper bound on a deployment's decode output tokens per second at a batch size: the
-    smaller of the memory-bandwidth bound (every step reads the weights and the batch's KV
-    cache) and the compute bound (2 FLOPs per parameter per token, at peak dense rate)."""
+    smaller of the bandwidth bound (every step reads the weights and the batch's KV cache,
+    then, on more than one GPU, sends its all-reduces over the link) and the compute bound
+    (2 FLOPs per parameter per token, at peak dense rate). `limited_by` is `interconnect` when
+    the link's share of the bandwidth bound's step is the larger one."""
 
     batch: int
     context_tokens: int
@@ -223,11 +259,29 @@ class ThroughputBound:
     bandwidth_tokens_per_second_per_stream: float
     compute_tokens_per_second: float | None  # whole deployment; None: the GPU states no rate
     tokens_per_second: float
-    limited_by: Literal["bandwidth", "compute"]
+    limited_by: Literal["bandwidth", "interconnect", "compute"]
+    memory_seconds_per_step: float  # one GPU's reads
+    interconnect_seconds_per_step: float  # its traffic on the link; 0: one GPU, or no link
+    interconnect: str  # what the bound counts of the GPUs' traffic, in a reader's words
     data_parallel_size: int = 1  # replicas sharing `batch`; each reads its own weights
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def interconnect_label(gpu_count: int, tensor: int, link: Link | None) -> str:
+    """What a bound counts of the traffic between GPUs: `includes TP all-reduce over
+    PCIe 5.0 x16`; for a GPU whose link the catalog does not state, that it is not counted."""
+    if gpu_count <= 1:
+        return "one GPU: no traffic between GPUs"
+    what = (
+        "PP transfers"
+        if tensor == 1
+        else ("TP all-reduce" if gpu_count == tensor else "TP all-reduce and PP transfers")
+    )
+    if link is None:
+        return f"{what} not included: no sourced interconnect figure for {gpu_count} GPUs"
+    return f"includes {what} over {link.name}"
 
 
 def deployment_throughput_bound(
@@ -241,14 +295,19 @@ def deployment_throughput_bound(
     context_tokens: int = 0,
     batch: int = 1,
     kv_cache_dtype: str | None = None,
+    links: Sequence[Link] = (),
 ) -> ThroughputBound:
     """No deployment of `gpu_count` GPUs decodes `batch` sequences of `context_tokens` faster.
 
-    The bandwidth bound is one replica's (tensor-parallel GPUs read their shards in parallel);
-    the compute bound is per GPU × `gpu_count`.
+    The bandwidth bound is one replica's (tensor-parallel GPUs read their shards in parallel,
+    then exchange their all-reduces over the fastest of the GPU's `links` that joins the
+    replica's GPUs, `calculators.interconnect`); the compute bound is per GPU × `gpu_count`.
+    The replica's pipeline stages are `gpu_count ÷ tensor_parallel_size`.
     """
     if gpu_count < 1:
         raise InputError(f"gpu_count: expected an integer >= 1, got {gpu_count}")
+    pipeline = max(1, gpu_count // tensor_parallel_size)
+    link = link_joining(links, gpu_count) if gpu_count > 1 else None
     decode = decode_tokens_per_second_bound(
         arch,
         fmt,
@@ -257,6 +316,8 @@ def deployment_throughput_bound(
         context_tokens,
         batch,
         kv_cache_dtype,
+        pipeline_parallel_size=pipeline,
+        link=link,
     )
     compute = (
         None
@@ -267,8 +328,11 @@ def deployment_throughput_bound(
         * gpu_count
     )
     bandwidth = decode.tokens_per_second
-    limited_by: Literal["bandwidth", "compute"] = (
-        "compute" if compute is not None and compute < bandwidth else "bandwidth"
+    memory, traffic = decode.memory_seconds_per_step, decode.interconnect_seconds_per_step
+    limited_by: Literal["bandwidth", "interconnect", "compute"] = (
+        "compute"
+        if compute is not None and compute < bandwidth
+        else ("interconnect" if traffic > memory else "bandwidth")
     )
     return ThroughputBound(
         batch=batch,
@@ -279,6 +343,9 @@ def deployment_throughput_bound(
         compute_tokens_per_second=compute,
         tokens_per_second=min(bandwidth, compute) if compute is not None else bandwidth,
         limited_by=limited_by,
+        memory_seconds_per_step=memory,
+        interconnect_seconds_per_step=traffic,
+        interconnect=interconnect_label(gpu_count, tensor_parallel_size, link),
     )
 
 
@@ -289,9 +356,11 @@ def plan_throughput_bound(
     dense_tflops_by_dtype: Mapping[str, float | None],
     context_tokens: int,
     concurrency: int,
+    links: Sequence[Link] = (),
 ) -> ThroughputBound:
     """The decode throughput bound of a memory plan's deployment at `concurrency` requests in
-    all: the settings' weight format, KV cache dtype and parallelism on a GPU of these specs.
+    all: the settings' weight format, KV cache dtype and parallelism on a GPU of these specs and
+    links.
 
     Each data-parallel replica decodes its share of the requests (vLLM balances them over its
     engines; the first `concurrency % data_parallel_size` replicas take one more) on its own
@@ -316,6 +385,7 @@ def plan_throughput_bound(
             context_tokens=context_tokens,
             batch=share,
             kv_cache_dtype=settings.kv_cache_dtype,
+            links=links,
         )
         for share in set(shares)
         if share
@@ -337,4 +407,9 @@ def plan_throughput_bound(
         tokens_per_second=sum(bound.tokens_per_second for bound in busy),
         limited_by=fullest.limited_by,
         data_parallel_size=dp,
+        memory_seconds_per_step=fullest.memory_seconds_per_step,
+        interconnect_seconds_per_step=fullest.interconnect_seconds_per_step,
+        interconnect=fullest.interconnect
+        if replica_gpus > 1
+        else "replicas of one GPU each: no traffic between GPUs",
     )

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from calculators.interconnect import Link
 from registry.errors import InvalidFileError, Problem
 from registry.models import (
     GpuCatalog,
@@ -134,3 +135,10 @@ def load_models(path: Path = CATALOGS_DIR / "models.yaml") -> dict[str, ModelEnt
 def load_prices(path: Path = CATALOGS_DIR / "prices.yaml") -> dict[str, PriceEntry]:
     """The price catalog: id → entry."""
     return _by_id(path, "prices", load_catalog(path, PriceCatalog).prices)
+
+
+def gpu_links(gpu: GpuEntry) -> tuple[Link, ...]:
+    """The GPU's sourced links as the calculators take them (`calculators.interconnect`)."""
+    return tuple(
+        Link(link.name, link.gb_s_per_direction, link.max_gpus) for link in gpu.interconnect_links
+    )

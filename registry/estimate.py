@@ -20,6 +20,7 @@ from calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
 from calculators.quantization import weight_bytes, weight_format
 from calculators.roofline import plan_throughput_bound
 from calculators.vllm_plan import VllmSettings
+from registry.catalog import gpu_links
 from registry.checks.physics import gpu_memory_bytes
 from registry.models import GpuEntry, ModelEntry, PriceEntry
 from registry.models.identity import LengthDistribution, Workload
@@ -35,7 +36,8 @@ class CostEstimate:
     price_id: str
     batch: int  # sequences the memory plan holds at the workload's context
     bound_tokens_per_s: float
-    limited_by: str  # `bandwidth` or `compute`
+    limited_by: str  # `bandwidth`, `interconnect` or `compute`
+    interconnect: str  # what the bound counts of the traffic between GPUs
     usd_per_million_output_tokens: float
 
 
@@ -101,6 +103,7 @@ def cost_estimates(
                 gpu.tflops_dense.model_dump(),
                 input_tokens + output_tokens // 2,  # the mean context of an output token
                 batch,
+                gpu_links(gpu),
             )
         except CalculatorError:
             continue
@@ -114,6 +117,7 @@ def cost_estimates(
                 batch=batch,
                 bound_tokens_per_s=bound.tokens_per_second,
                 limited_by=bound.limited_by,
+                interconnect=bound.interconnect,
                 usd_per_million_output_tokens=usd_per_million_tokens(
                     usd_per_hour, bound.tokens_per_second
                 ),

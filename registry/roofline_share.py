@@ -26,7 +26,7 @@ from calculators.arch import ModelArch, parse_config
 from calculators.errors import CalculatorError
 from calculators.quantization import WeightFormat, weight_format
 from calculators.roofline import ThroughputBound, dense_tflops_for, deployment_throughput_bound
-from registry.catalog import CATALOGS_DIR, load_gpus, load_models
+from registry.catalog import CATALOGS_DIR, gpu_links, load_gpus, load_models
 from registry.checks.physics import decode_context_tokens, most_compact_format
 from registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 
@@ -103,6 +103,7 @@ def _bound(
                 gpu.memory_bandwidth_gb_s * 1e9,
                 dense_tflops_for(fmt, gpu.tflops_dense.model_dump()),
                 kv_cache_dtype=kv_cache_dtype,
+                links=gpu_links(gpu),
                 **settings,
             )
             break
@@ -176,6 +177,8 @@ def roofline_shares(
         else:
             tokens_per_s = bound.tokens_per_second * replicas
             basis = f"{bound.limited_by} bound at batch {batch:,}, {context:,} tokens of context"
+            if bound.gpu_count > 1:
+                basis += f"; {bound.interconnect}"
         measured = point.throughput.output_tokens_per_s
         pct = None if measured is None or tokens_per_s <= 0 else measured / tokens_per_s * 100
         shares.append(RooflineShare(tokens_per_s, pct, basis))

@@ -23,8 +23,8 @@ import calc_api
 
 
 def _page_catalog() -> dict[str, Any]:
-    """The catalog data the pages get as catalog.json: models' configs, GPUs' memory and
-    cheapest prices per tier with the price each is."""
+    """The catalog data the pages get as catalog.json: models' configs, GPUs' memory, links
+    and cheapest prices per tier with the price each is."""
     prices = list(load_prices().values())
     gpus = {}
     for gpu in load_gpus().values():
@@ -35,6 +35,7 @@ def _page_catalog() -> dict[str, Any]:
             "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
             "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
             "tflops_dense": gpu.tflops_dense.model_dump(),
+            "interconnect_links": [link.model_dump() for link in gpu.interconnect_links],
             "prices": {tier: cheapest[tier].usd_per_gpu_hour for tier in TIERS if tier in cheapest},
             "price_sources": {
                 tier: {

@@ -35,6 +35,7 @@ GPU_REQUIRED_KEYS = (
     "tflops_dense",
     "tdp_w",
     "interconnect",
+    "interconnect_links",
     "sources",
 )
 # Facts that must be traceable to a source when not null. Descriptive labels (name,
@@ -46,6 +47,7 @@ GPU_SOURCED_FIELDS = (
     "memory_bandwidth_gb_s",
     "tflops_dense",
     "tdp_w",
+    "interconnect_links",
 )
 TFLOPS_KEYS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
 REQUIRED_GPU_IDS = (
@@ -191,7 +193,7 @@ def test_gpu_every_non_null_fact_is_sourced(gpu: dict[str, Any]) -> None:
         has_value = (
             any(v is not None for v in value.values())
             if field == "tflops_dense"
-            else (value is not None)
+            else (bool(value) if isinstance(value, list) else value is not None)
         )
         if has_value:
             assert field in sourced, f"{field} has a value but no source lists it"
@@ -293,9 +295,6 @@ GPU_UNCITED_LABELS = {
     ("rtx-3090", "interconnect"),
     # Retail date (October 2022); the source read gives only the September 2022 unveiling.
     ("rtx-4090", "launch"),
-    # Only pre-launch rumour pages were found for the PCIe 5.0 interface and CES 2025 date.
-    ("rtx-5090", "interconnect"),
-    ("rtx-5090", "launch"),
     # No source read states the Server Edition's host interface.
     ("rtx-pro-6000", "interconnect"),
     # AWS-only part: no datasheet; the EC2 G5 general-availability date was not found.
@@ -321,3 +320,24 @@ def test_gpu_label_fields_are_cited_or_known_gaps() -> None:
         f"newly uncited: {sorted(uncited - GPU_UNCITED_LABELS)}; "
         f"now cited or gone, drop from GPU_UNCITED_LABELS: {sorted(GPU_UNCITED_LABELS - uncited)}"
     )
+
+
+@pytest.mark.parametrize("gpu", [g for g in GPUS if g["interconnect_links"]], ids=_entry_id)
+def test_gpu_links_are_the_cited_interconnect(gpu: dict[str, Any]) -> None:
+    # A link's bandwidth bounds tensor-parallel decoding: it must be the link the cited
+    # interconnect names, one way (vendors' NVLink and xGMI figures sum both directions).
+    sourced = {field for source in gpu["sources"] for field in source["fields"]}
+    assert "interconnect" in sourced
+    for link in gpu["interconnect_links"]:
+        family = link["name"].split()[0]
+        assert family in gpu["interconnect"], (link, gpu["interconnect"])
+        if link["name"] in ("PCIe 4.0 x16", "PCIe 5.0 x16"):
+            assert link["gb_s_per_direction"] == {"4": 31.5, "5": 63}[link["name"][5]]
+            assert link["max_gpus"] is None
+        elif family in ("NVLink", "Infinity"):
+            stated = max(
+                float(n.replace(",", ""))
+                for n in re.findall(r"[\d,.]+(?= ?[GT]B/s)", gpu["interconnect"])
+            )
+            stated *= 1000 if "TB/s" in gpu["interconnect"] else 1
+            assert link["gb_s_per_direction"] <= stated / 2  # one direction of a two-way sum

@@ -21,6 +21,7 @@ from calculators.kv_cache import KV_CACHE_DTYPES
 from calculators.limits import MAX_TOKENS, gib_to_bytes
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION
+from registry.catalog import gpu_links
 from registry.errors import RegistryError
 from registry.lookup import (
     TIERS,
@@ -213,7 +214,8 @@ def _bound_rows(bound: dict[str, Any] | None, concurrency: int) -> list[tuple[st
         (
             "decode bound",
             f"<= {bound['tokens_per_second']:,.0f} output tok/s at {concurrency} concurrent "
-            f"in all ({bound['limited_by']}-bound; a ceiling, not an estimate)",
+            f"in all ({bound['limited_by']}-bound, {bound['interconnect']}; a ceiling, not an "
+            "estimate)",
         )
     ]
 
@@ -290,6 +292,7 @@ def vram_command(
             gpu_specs=None
             if gpu is None
             else (entry.memory_bandwidth_gb_s, entry.tflops_dense.model_dump()),
+            gpu_links=() if gpu is None else gpu_links(entry),
         )
         report = api.vram_report(request)
     payload = api.vram_payload(request, report)

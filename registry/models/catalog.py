@@ -57,6 +57,22 @@ class Tflops(StrictModel):
     fp4: NonNegativeFloat | None = Field(description="FP4 tensor, TFLOPS.")
 
 
+class GpuLink(StrictModel):
+    """One GPU-to-GPU link of a GPU, as a source states it (its bandwidth bounds the traffic
+    of tensor- and pipeline-parallel decoding, `calculators.interconnect`)."""
+
+    name: Text = Field(description="The link as a reader knows it, e.g. `NVLink 4`.")
+    gb_s_per_direction: PositiveFloat = Field(
+        description="Peak bandwidth of one GPU in one direction, GB/s: half the vendors' "
+        "NVLink and Infinity Fabric figures, which sum both directions (NVLink 4: 900 → 450); "
+        "PCIe 5.0 x16 is 63."
+    )
+    max_gpus: PositiveInt | None = Field(
+        description="The most GPUs the link joins (a bridge: 2; an 8-GPU baseboard: 8); null "
+        "for a link that joins every GPU of a server (PCIe)."
+    )
+
+
 class GpuEntry(StrictModel):
     """One GPU model as sold, with its published specifications."""
 
@@ -81,6 +97,12 @@ class GpuEntry(StrictModel):
     )
     interconnect: Text = Field(
         description="GPU-to-GPU link, e.g. `NVLink 4 900 GB/s` or `PCIe 5.0`."
+    )
+    interconnect_links: list[GpuLink] = Field(
+        default_factory=list,
+        description="The GPU's links with a sourced bandwidth, for the roofline bound's "
+        "traffic between GPUs; empty where no source read states one (the bound then says "
+        "that it counts none).",
     )
     sources: Sources = Field(description="Where the facts come from.")
     notes: LongText | None = Field(None, description="Anything a reader should know.")

@@ -80,7 +80,7 @@ def estimate_text(estimate: CostEstimate | None) -> str:
         f'<br><small class="im-estimate" title="{esc(ESTIMATE_NOTE)}">Estimate (not measured): '
         f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output on "
         f"{estimate.gpu_count} × {esc(estimate.gpu)}, the roofline bound at "
-        f"{estimate.batch:,} sequences</small>"
+        f"{estimate.batch:,} sequences ({esc(estimate.interconnect)})</small>"
     )
 
 
@@ -177,7 +177,7 @@ def estimate_table(estimates: list[CostEstimate], base: str) -> str:
     body = "".join(
         f'<tr><td><a href="{base}gpus/{esc(e.gpu)}/">{e.gpu_count} × {esc(e.gpu)}</a></td>'
         f"<td>{usd(e.usd_per_hour, 2)}</td><td>{e.batch:,}</td>"
-        f"<td>{num(e.bound_tokens_per_s, 0)} ({esc(e.limited_by)})</td>"
+        f"<td>{num(e.bound_tokens_per_s, 0)} ({esc(e.limited_by)}; {esc(e.interconnect)})</td>"
         f"<td>{usd(e.usd_per_million_output_tokens)}</td></tr>"
         for e in estimates
     )

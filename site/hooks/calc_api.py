@@ -23,6 +23,7 @@ from calculators.arch import ModelArch, parse_config
 from calculators.cost import pays_off_above
 from calculators.errors import CalculatorError
 from calculators.fit import GpuOption
+from calculators.interconnect import Link
 from calculators.kv_cache import KV_CACHE_DTYPES
 from calculators.limits import gib_to_bytes
 from calculators.quantization import QUANTIZATION_CHOICES
@@ -346,6 +347,9 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
             catalog["gpus"][gpu_id]["memory_bandwidth_gb_s"],
             catalog["gpus"][gpu_id]["tflops_dense"],
         ),
+        gpu_links=()
+        if gpu_id is None
+        else tuple(Link(**link) for link in catalog["gpus"][gpu_id].get("interconnect_links", [])),
     )
     return api.vram(request)
 
@@ -595,12 +599,14 @@ def _bound_html(payload: Mapping[str, Any]) -> str:
         f"(over {bound.get('data_parallel_size', 1):,} replica(s)) of "
         f"{bound['context_tokens']:,} tokens "
         "on this GPU's peak bandwidth and compute: a physical ceiling that no measurement can "
-        "pass, not an estimate of what a run reaches.</p>"
+        "pass, not an estimate of what a run reaches. Bound, "
+        f"{html.escape(bound['interconnect'])}.</p>"
         + _rows(
             payload,
             [
                 ("Output tokens/s, bound", "throughput_bound.tokens_per_second", tok_s),
                 ("Limited by", "throughput_bound.limited_by", _text),
+                ("Traffic between GPUs", "throughput_bound.interconnect", _text),
                 ("Bandwidth bound", "throughput_bound.bandwidth_tokens_per_second", tok_s),
                 (
                     "Bandwidth bound per stream",

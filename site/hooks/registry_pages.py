@@ -136,6 +136,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
                 "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
                 "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
                 "tflops_dense": gpu.tflops_dense.model_dump(),
+                "interconnect_links": [link.model_dump() for link in gpu.interconnect_links],
                 "prices": {
                     tier: cheapest[gpu.id][tier] for tier in TIERS if tier in cheapest[gpu.id]
                 },

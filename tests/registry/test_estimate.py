@@ -83,3 +83,23 @@ def test_estimate_none_without_stated_lengths_or_catalog_model() -> None:
     )
     cheapest = estimates.cheapest("llama-3.1-8b-instruct", fixed)
     assert cheapest == estimates.ranked("llama-3.1-8b-instruct", 1000, 1000)[0]
+
+
+def test_estimate_eight_rtx_5090_no_longer_outrun_two_h200_for_a_70b_model() -> None:
+    # 8 × RTX 5090 hold Llama 3.1 70B in bf16 only under TP=8 over PCIe 5.0 (63 GB/s a way):
+    # each step all-reduces 160 × batch × 8192 × 2 bytes, 7/4 of it per GPU, which adds about
+    # three quarters to the time its GDDR7 takes for the step's reads. Without it the bound put
+    # 8 × RTX 5090 ahead of 2 × H200 (NVLink 4) in tokens/s, and first in $/1M.
+    estimates = cost_estimates(MODELS["llama-3.1-70b-instruct"], GPUS, CHEAPEST, 1000, 1000)
+    by_gpu = {e.gpu: e for e in estimates}
+    rtx, h200 = by_gpu["rtx-5090"], by_gpu["h200-sxm"]
+    assert (rtx.gpu_count, h200.gpu_count) == (8, 2)
+    assert rtx.interconnect == "includes TP all-reduce over PCIe 5.0 x16"
+    assert h200.interconnect == "includes TP all-reduce over NVLink 4"
+    assert rtx.bound_tokens_per_s < h200.bound_tokens_per_s
+    assert estimates[0].gpu != "rtx-5090"
+    # the traffic counted: the bound without it, from the plan's own batch, is far above
+    step_without = rtx.batch / rtx.bound_tokens_per_s - (
+        2 * 80 * rtx.batch * 8192 * 2 * 7 / 4 / 63e9
+    )
+    assert rtx.batch / step_without > h200.bound_tokens_per_s

@@ -1,0 +1,84 @@
+"""GPU-to-GPU traffic of one decode step, and the least time it takes on the link between them.
+
+Under tensor parallelism (TP = N) every transformer layer ends its attention and its MLP with
+an all-reduce of the batch's activations: two per layer, each of
+`batch × hidden_size × activation bytes`. A ring all-reduce makes every GPU send (and receive)
+`2 (N − 1) / N` of that, the least any all-reduce moves without reducing inside the network.
+Under pipeline parallelism (PP = P) each stage boundary sends the batch's activations once
+(`batch × hidden_size × activation bytes`, split over the TP ranks), and every GPU holds, and
+all-reduces for, only 1/P of the layers. One GPU's bytes per step, in both directions at once:
+
+    tp_bytes = 2 × (num_layers / P) × batch × hidden_size × a × 2 (N − 1) / N
+    pp_bytes = batch × hidden_size × a / N                   (0 when P = 1)
+    seconds ≥ (tp_bytes + pp_bytes) / link bandwidth in one direction
+
+where `a` is the model dtype's bytes (engines all-reduce in it, whatever the weights' format).
+This stays a bound: link latency (hundreds of small all-reduces a step), the embedding and
+lm_head collectives, and GeForce cards' lack of peer-to-peer transfers (their traffic takes a
+detour through host memory) are left out. NVLink SHARP, which reduces inside NVSwitch and moves
+about half the ring's bytes, is outside the model, as speculative decoding is for the weights'
+reads: on switched NVLink the term may overstate the traffic up to twice, where it is small
+beside the weights' reads.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from calculators.arch import ModelArch
+from calculators.errors import InputError
+
+
+@dataclass(frozen=True)
+class Link:
+    """A GPU-to-GPU link as the catalog states it."""
+
+    name: str  # e.g. `NVLink 4`, `PCIe 5.0 x16`
+    gb_s_per_direction: float  # peak, one GPU, one direction (vendors' NVLink figures: half)
+    max_gpus: int | None = None  # the most GPUs it joins (a bridge: 2); None: all of a server
+
+
+def link_joining(links: Sequence[Link], gpu_count: int) -> Link | None:
+    """The fastest of `links` that joins `gpu_count` GPUs; None when none does (a GPU the
+    catalog states no link for, or more GPUs than any of its links joins)."""
+    joining = [link for link in links if link.max_gpus is None or gpu_count <= link.max_gpus]
+    return max(joining, key=lambda link: link.gb_s_per_direction, default=None)
+
+
+def ring_allreduce_bytes_per_gpu(payload_bytes: float, gpus: int) -> float:
+    """Bytes each of `gpus` GPUs sends (and receives) in a ring all-reduce of `payload_bytes`."""
+    return 2 * (gpus - 1) / gpus * payload_bytes
+
+
+@dataclass(frozen=True)
+class StepTraffic:
+    """What one GPU sends (and receives as much) per decode step of the whole batch."""
+
+    tensor_parallel_bytes: float
+    pipeline_bytes: float
+
+    @property
+    def bytes_per_step(self) -> float:
+        return self.tensor_parallel_bytes + self.pipeline_bytes
+
+
+def decode_step_traffic(
+    arch: ModelArch,
+    batch: int,
+    activation_bytes: int,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+) -> StepTraffic:
+    """One GPU's bytes per decode step under TP × PP (formula in the module docstring)."""
+    if batch < 1:
+        raise InputError(f"batch: expected an integer >= 1, got {batch}")
+    for name, size in (
+        ("tensor_parallel_size", tensor_parallel_size),
+        ("pipeline_parallel_size", pipeline_parallel_size),
+    ):
+        if size < 1:
+            raise InputError(f"{name}: expected an integer >= 1, got {size}")
+    activations = batch * arch.hidden_size * activation_bytes
+    layers = arch.num_layers / pipeline_parallel_size
+    tensor = ring_allreduce_bytes_per_gpu(2 * layers * activations, tensor_parallel_size)
+    pipeline = activations / tensor_parallel_size if pipeline_parallel_size > 1 else 0.0
+    return StepTraffic(tensor_parallel_bytes=tensor, pipeline_bytes=pipeline)
