@@ -6,8 +6,6 @@
 // While it starts, {progress: phase} after each phase (runtime, pyodide, imported), so the page
 // can say how far the cold start is. The first reply's `from` says whether Python was restored
 // from the site's memory snapshot ("snapshot") or started from scratch ("start").
-import { loadPyodide } from "./pyodide/pyodide.mjs";
-
 const timings = { worker: performance.timeOrigin, started: performance.timeOrigin + performance.now() };
 const mark = (name) => {
   timings[name] = performance.timeOrigin + performance.now();
@@ -22,26 +20,79 @@ function fetchChecked(url, as) {
 }
 
 // The memory snapshot the site build made (calc_snapshot.py): Python started, our archive
-// imported. Gzipped; a server that sent it with Content-Encoding has inflated it already.
+// imported. Gzipped, and inflated as it arrives; a server that sent it with Content-Encoding has
+// inflated it already (then it does not start with gzip's magic bytes).
 async function fetchSnapshot(url) {
-  let bytes = new Uint8Array(await fetchChecked(url, "buffer"));
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    bytes = new Uint8Array(await new Response(inflated).arrayBuffer());
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  let head = new Uint8Array(0);
+  let done = false;
+  while (head.length < 2 && !done) {
+    const chunk = await reader.read();
+    done = chunk.done;
+    if (chunk.value) head = head.length ? new Uint8Array([...head, ...chunk.value]) : chunk.value;
   }
+  const body = new ReadableStream({
+    start(controller) {
+      if (head.length) controller.enqueue(head);
+      if (done) controller.close();
+    },
+    async pull(controller) {
+      const chunk = await reader.read();
+      if (chunk.done) controller.close();
+      else controller.enqueue(chunk.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  const gzipped = head[0] === 0x1f && head[1] === 0x8b;
+  const bytes = await new Response(gzipped ? body.pipeThrough(new DecompressionStream("gzip")) : body).arrayBuffer();
   timings.snapshot = performance.timeOrigin + performance.now();
-  return bytes;
+  return new Uint8Array(bytes);
+}
+
+// Pyodide compiles its wasm only once it holds the snapshot (it sizes the memory from it). This
+// compiles it meanwhile: one download, which Pyodide's own fetch of that URL is handed (once),
+// and the compiled module goes to Pyodide's instantiateStreaming call. Should the early compile
+// fail, that call goes ahead on the download as Pyodide made it.
+function compileEarly(url) {
+  let download = fetch(url);
+  const compiled = WebAssembly.compileStreaming(download.then((response) => response.clone()));
+  compiled.catch(() => {});
+  const realFetch = self.fetch;
+  self.fetch = (input, init) => {
+    if (download === null || new URL(String(input), self.location.href).href !== url) {
+      return realFetch(input, init);
+    }
+    const response = download;
+    download = null;
+    return response;
+  };
+  const instantiateStreaming = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    let module;
+    try {
+      module = await compiled;
+    } catch {
+      return instantiateStreaming(source, imports);
+    }
+    Promise.resolve(source).then((response) => response.body && response.body.cancel()).catch(() => {});
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+  };
 }
 
 const ARCHIVE = "/home/pyodide/calculators.zip";
 let startedFrom = null;
 
 async function start() {
+  // Every download starts before Pyodide's own script is even fetched.
   const here = (name) => new URL(name, import.meta.url).href;
-  const archive = fetchChecked(here("./calculators.zip"), "buffer");
-  const catalog = fetchChecked(here("./catalog.json"), "text");
   const snapshot = fetchSnapshot(here("./calculators-snapshot.bin"));
   snapshot.catch(() => {}); // a failed one means a plain start, below
+  compileEarly(here("./pyodide/pyodide.asm.wasm"));
+  const archive = fetchChecked(here("./calculators.zip"), "buffer");
+  const catalog = fetchChecked(here("./catalog.json"), "text");
+  const { loadPyodide } = await import("./pyodide/pyodide.mjs");
   const options = {
     indexURL: here("./pyodide/"),
     // Before Python starts or is restored, the archive where sys.path names it: zipimport reads
