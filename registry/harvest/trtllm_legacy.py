@@ -29,6 +29,7 @@ GPUS: dict[str, str] = {
     "H100 80GB HBM3": "h100-sxm",
     "L40S": "l40s",
     "A100-SXM4-80GB": "a100-80gb-sxm",
+    "A100-PCIE-80GB": "a100-80gb-pcie",
 }
 """Column names → GPU catalog ids. The page names the H200 without a form factor; later
 versions of it name the DGX H200, and the H100's HBM3 is the SXM part."""
@@ -45,8 +46,14 @@ have the same architecture (said in each result's conditions)."""
 _VERSION = re.compile(r"generated using version ([0-9][0-9.]*[0-9])")
 _OLD_ROW = re.compile(
     r"Table row: model '(?P<model>[^']+)', tensor model parallel size (?P<tp>\d+), GPU column "
-    r"'(?P<gpu>[^']+)', precision \w+, runtime input/output lengths (?P<isl>\d+), (?P<osl>\d+)"
+    r"'(?P<gpu>[^']+)', precision (?P<precision>\w+), runtime input/output lengths "
+    r"(?P<isl>\d+), (?P<osl>\d+)"
 )
+_EARLY_014_ROW = re.compile(
+    r"Table row: model '(?P<model>[^']+)', input/output lengths (?P<isl>\d+)/(?P<osl>\d+), TP "
+    r"size (?P<tp>\d+), GPU column '(?P<gpu>[^']+)', precision (?P<precision>\w+)\."
+)
+"""How an earlier transcription of the 0.14 table (2026-11-30) named its row."""
 
 
 @dataclass(frozen=True)
@@ -66,10 +73,47 @@ def _cells_of(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
+MARK_014 = "**Input/Output Lengths**"
+"""The 0.13/0.14 variant of the table: bold header cells, rows of model, `ISL/OSL`, TP size."""
+
+
+def _plain(line: str) -> list[str]:
+    return [cell.strip("*").strip() for cell in _cells_of(line)]
+
+
+def _parse_014(lines: list[str]) -> list[LegacyCell]:
+    """The 0.14 table: a `GPU` row and a `Precision` row over the GPU columns, then rows of
+    model and `ISL/OSL` (both carried down when empty) and TP size."""
+    rows = [(index, _plain(line)) for index, line in enumerate(lines) if line.startswith("|")]
+    start = next((i for i, (_, row) in enumerate(rows) if row[2:3] == ["GPU"]), None)
+    if start is None or rows[start + 1][1][2:3] != ["Precision"]:
+        raise HarvestError("no '| | | **GPU** |' row over a '**Precision**' row found")
+    gpus, precisions = rows[start][1][3:], rows[start + 1][1][3:]
+    cells: list[LegacyCell] = []
+    model, lengths = "", ""
+    for index, row in rows[start + 3 :]:
+        if len(row) != len(gpus) + 3:
+            break
+        model, lengths = row[0] or model, row[1] or lengths
+        pair = re.fullmatch(r"(\d+)/(\d+)", lengths)
+        if pair is None or not row[2].isdigit():
+            raise HarvestError(f"row {index + 1}: {lengths!r}, TP {row[2]!r} is no ISL/OSL and TP")
+        for gpu, precision, printed in zip(gpus, precisions, row[3:], strict=True):
+            if printed:
+                cells.append(
+                    LegacyCell(
+                        model, int(row[2]), gpu, precision, int(pair[1]), int(pair[2]), printed
+                    )
+                )
+    return cells
+
+
 def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int], str | None]:
     """The table's cells, the request count per length pair, and the engine version stated."""
     lines = text.splitlines()
     version = _VERSION.search(text)
+    if MARK_014 in text:
+        return _parse_014(lines), _requests(lines), version.group(1) if version else None
     start = next(
         (i for i, line in enumerate(lines) if line.startswith("| Throughput (tokens")), None
     )
@@ -101,25 +145,34 @@ def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int]
                     )
                 )
         index += 1
+    return cells, _requests(lines), version.group(1) if version else None
+
+
+def _requests(lines: list[str]) -> dict[tuple[int, int], int]:
     requests: dict[tuple[int, int], int] = {}
     for line in lines:
         row = _cells_of(line) if line.startswith("|") else []
         if len(row) == 4 and all(part.isdigit() for part in row):
             requests[(int(row[0]), int(row[1]))] = int(row[3])
-    return cells, requests, version.group(1) if version else None
+    return requests
 
 
-def cell_key(revision: str, model: str, tp: int, gpu: str, isl: int, osl: int) -> str:
-    """The source key of a cell of this layout."""
-    return f"trtllm {revision[:12]} {model} | TP{tp} | {gpu} | {isl}/{osl}"
+def cell_key(
+    revision: str, model: str, tp: int, gpu: str, isl: int, osl: int, precision: str
+) -> str:
+    """The source key of a cell of this layout (the precision tells apart two columns of one GPU,
+    as the 0.14 table's H100 FP8 and FP16)."""
+    column = f"{gpu} {precision}".strip()
+    return f"trtllm {revision[:12]} {model} | TP{tp} | {column} | {isl}/{osl}"
 
 
 def result_key(result: Result) -> str | None:
     """The source key of a result from a page of this layout, by this importer or an earlier
-    transcription (None: another source)."""
+    transcription of the 0.17 or the 0.14 table (None: another source)."""
     source = result.source
     revision = getattr(source, "revision", None) or _revision_in(getattr(source, "url", ""))
-    match = _OLD_ROW.search(getattr(source, "conditions", ""))
+    conditions = getattr(source, "conditions", "")
+    match = _OLD_ROW.search(conditions) or _EARLY_014_ROW.search(conditions)
     if revision is None or match is None:
         return None
     return cell_key(
@@ -129,6 +182,7 @@ def result_key(result: Result) -> str | None:
         match["gpu"],
         int(match["isl"]),
         int(match["osl"]),
+        match["precision"],
     )
 
 
@@ -239,6 +293,7 @@ def harvest_document(
             cell.gpu,
             cell.input_len,
             cell.output_len,
+            cell.precision,
         )
         try:
             result = _result(cell, requests, version, document, gpus, models, key)

@@ -48,14 +48,17 @@ class Page:
             return "static"
         if trtllm_grid.GRID.search(self.text):
             return "grid"
-        return "legacy" if LEGACY_MARK in self.text else "tables"
+        legacy = LEGACY_MARK in self.text or trtllm_legacy.MARK_014 in self.text
+        return "legacy" if legacy else "tables"
 
 
 def layout_path(text: str) -> str:
     """The repository path of a page whose file does not name it, by its layout."""
     if trtllm_static.MARK in text:
         return trtllm_static.DOCUMENT
-    if LEGACY_MARK in text or trtllm.TOTAL_METRIC in text or trtllm_grid.GRID.search(text):
+    if LEGACY_MARK in text or trtllm_legacy.MARK_014 in text or trtllm.TOTAL_METRIC in text:
+        return trtllm_legacy.DOCUMENT
+    if trtllm_grid.GRID.search(text):
         return trtllm_legacy.DOCUMENT
     return trtllm.DOCUMENT
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from registry.corrections import load_corrections
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport
-from registry.harvest.run import HarvestOptions, harvest_trtllm
+from registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
 from registry.harvest.trtllm import parse_tables
 from registry.models import Result
 from registry.store import read_result
@@ -119,12 +120,12 @@ def test_a_folder_of_versions_twice_changes_nothing(tmp_path: Path) -> None:
     registry = _registry(tmp_path / "checkout")
     folder = tmp_path / "versions"
     folder.mkdir()
-    for name in ("perf-overview-00f37686.md", "perf-overview-03e27c7d.md"):
+    for name in ("performance-77d24b5f.md", "perf-overview-03e27c7d.md"):
         shutil.copy(PAGES / name, folder / name)
     first = harvest_trtllm(folder, HarvestOptions(registry, today=RETRIEVED))
     again = harvest_trtllm(folder, HarvestOptions(registry, today="2027-01-01"))
-    assert (len(first.added), again.added, again.changed) == (328 + 150, [], [])
-    assert len(again.unchanged) == 478
+    assert (len(first.added), again.added, again.changed) == (12 + 150, [], [])
+    assert len(again.unchanged) == 162
 
 
 def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
@@ -209,3 +210,65 @@ def test_a_fork_s_copy_of_the_0_20_grids_is_unofficial_and_stored_as_printed(
     assert source.unofficial is True  # type: ignore[union-attr]
     assert source.url.startswith("https://github.com/dominicshanshan/TensorRT-LLM/blob/ab4143e1")  # type: ignore[union-attr]
     assert source.conditions.startswith("Read from dominicshanshan/TensorRT-LLM")  # type: ignore[union-attr]
+
+
+FORK_014_PAGE = PAGES / "perf-overview-e00d4e65-fork.md"
+
+
+def test_the_0_14_table_tells_a_gpu_s_two_precisions_apart(tmp_path: Path) -> None:
+    """The 0.14 variant of the single table (bold headers; model, ISL/OSL, TP), from a fork."""
+    registry = _registry(tmp_path / "checkout")
+    # A cell an earlier transcription (2026-11-30) filed in its own words is the same source row:
+    # harvesting replaces it, with a correction.
+    early = PAGES / "early-0.14-transcription-34c924569fd9.json"
+    folder = registry / "registry/results/a100-80gb-pcie/llama-3.1-8b-instruct"
+    folder.mkdir(parents=True)
+    shutil.copy(early, folder / "2026-11-30-34c924569fd9.json")
+    report = harvest_trtllm(FORK_014_PAGE, HarvestOptions(registry, today=RETRIEVED))
+    assert (len(report.added), len(report.changed)) == (375, 1)
+    assert report.changed[0][0].endswith("2026-11-30-34c924569fd9.json")
+    (entry,) = load_corrections(registry / "registry/corrections.yaml")
+    assert (entry.result_id, entry.kind) == ("34c924569fd9", "correction")
+    reasons = {reason for _, reason in report.skipped}
+    assert reasons == {
+        f"model {name!r} has no catalog id (or its version is not stated)"
+        for name in ("LLaMA v3 70B", "Mistral 7B", "Mixtral 8x22B")
+    }
+    # The registry holds every cell with the same identity, figures and conditions (two cells
+    # an earlier transcription had filed on 2026-11-30 keep that date, so their names differ).
+    committed = {
+        trtllm_result_key(result): result
+        for result in (
+            read_result(path) for path in (REPOSITORY_ROOT / "registry/results").rglob("*.json")
+        )
+        if "e00d4e65" in str(getattr(result.source, "url", ""))
+    }
+    by_row = {}
+    for relative in [*report.added, report.changed[0][1]]:
+        result = read_result(registry / relative)
+        conditions = result.source.conditions  # type: ignore[union-attr]
+        by_row[conditions.split("Table row: ")[1].split("; value")[0]] = result
+        twin = committed[trtllm_result_key(result)]
+        assert (twin.identity, twin.points) == (result.identity, result.points)
+        assert twin.source.conditions == conditions  # type: ignore[union-attr]
+    row = (
+        "model 'LLaMA v3.1 70B', tensor model parallel size 4, GPU column 'H100 80GB HBM3', "
+        "precision {}, runtime input/output lengths 128, 2048"
+    )
+    fp8, fp16 = by_row[row.format("FP8")], by_row[row.format("FP16")]
+    assert (fp8.points[0].throughput.output_tokens_per_s, fp8.identity.model.quantization) == (
+        9017.4377,
+        "fp8",
+    )
+    assert (fp16.points[0].throughput.output_tokens_per_s, fp16.identity.model.dtype) == (
+        4982.6225,
+        "float16",
+    )
+    pcie = by_row[
+        "model 'Mixtral 8x7B', tensor model parallel size 8, GPU column 'A100-PCIE-80GB', "
+        "precision FP16, runtime input/output lengths 5000, 500"
+    ]
+    assert (pcie.identity.gpu.id, pcie.identity.gpu.count) == ("a100-80gb-pcie", 8)
+    assert pcie.points[0].throughput.output_tokens_per_s == 969.817
+    assert (pcie.identity.engine.version, pcie.points[0].requests.sent) == ("0.14.0", 1500)
+    assert pcie.source.unofficial is True  # type: ignore[union-attr]
