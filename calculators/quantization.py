@@ -353,6 +353,12 @@ def _unquantized_shares(arch: ModelArch, fmt: WeightFormat) -> dict[str, float]:
     return shares
 
 
+def unquantized_share(arch: ModelArch, fmt: WeightFormat, role: str) -> float:
+    """The share of `role`'s layers that the checkpoint keeps in the model dtype by naming them
+    layer by layer, although the role is quantized elsewhere (0 when none is named)."""
+    return _unquantized_shares(arch, fmt).get(role, 0.0)
+
+
 def weight_bytes(arch: ModelArch, fmt: WeightFormat, tensor_parallel_size: int = 1) -> WeightBytes:
     """Bytes of weights that one GPU holds under `tensor_parallel_size`-way tensor parallelism."""
     counts: ParamCounts = param_counts(arch, tensor_parallel_size)

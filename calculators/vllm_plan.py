@@ -25,6 +25,7 @@ from calculators.all2all import all2all_buffers, batched_dp_moe_tokens
 from calculators.errors import InputError
 from calculators.kv_blocks import hybrid_block_size, kv_groups, largest_length, request_blocks
 from calculators.kv_cache import kv_cache_shape
+from calculators.mla_copies import mla_copies
 from calculators.model_arch import ModelArch
 from calculators.parallel import sharded_weight_bytes
 from calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
@@ -176,10 +177,17 @@ def _refusal(
 
 def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
     """Weights on the most loaded GPU: tensor parallel shards (routed experts whole under expert
-    parallelism, `calculators.parallel`), pipeline stages of layers. Data parallel replicas
-    change nothing per GPU."""
+    parallelism, `calculators.parallel`), the copies vLLM's MLA layers keep after loading
+    (`calculators.mla_copies`), pipeline stages of layers. Data parallel replicas change nothing
+    per GPU."""
     fmt = weight_format(arch, settings.quantization, settings.dtype)
     weights = sharded_weight_bytes(arch, fmt, settings_layout(settings))
+    version = parse_version(settings.vllm_version)
+    copies = mla_copies(arch, fmt, version, settings.tensor_parallel_size).bytes
+    if copies:
+        # Kept by the MLA layers' post-load step, inside vLLM's weights measurement.
+        by_role = {**weights.by_role, "mla_copies": copies}
+        weights = WeightBytes(weights.format, by_role, weights.rotary_cache_bytes)
     pp = settings.pipeline_parallel_size
     if pp == 1:
         return weights
@@ -299,6 +307,22 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
             f"the checkpoint ships {arch.mtp_layers} multi-token-prediction layer(s) that vLLM "
             "loads only for speculative decoding; they are not counted"
         )
+    copies = mla_copies(arch, weights.format, version, tp)
+    if copies.bytes:
+        kept = (
+            "the absorbed W_Q_UK and W_UV_O, W_QR and a dequantized kv_b_proj"
+            if copies.absorbed
+            else "a dequantized kv_b_proj for W_UK_T and W_UV"
+        )
+        notes.append(
+            f"the weights include {_format_gib(copies.bytes, version)} GiB of MLA copies vLLM "
+            f"keeps after loading ({kept}, in the model dtype)"
+            + (
+                "; an estimate: absorption came with 0.7.1, so 0.7.0 keeps none"
+                if copies.estimated
+                else ""
+            )
+        )
     if not graphs_in_budget and graphs:
         notes.append(
             "CUDA graphs are captured after the KV cache is allocated: they need "
@@ -340,5 +364,6 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         notes=notes,
         estimated_terms=ESTIMATED_TERMS
         + (("kv_cache_bytes_per_token_per_layer",) if arch.indexer is not None else ())
-        + (("all2all_buffer_bytes",) if all2all.estimated else ()),
+        + (("all2all_buffer_bytes",) if all2all.estimated else ())
+        + (("weights_bytes",) if copies.estimated else ()),
     )

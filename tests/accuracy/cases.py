@@ -15,7 +15,9 @@ from registry.catalog import load_gpus, load_models
 
 GIB = 1024**3
 CASES_FILE = Path(__file__).parent.parent / "data" / "vllm_startup_logs.yaml"
-# vLLM's V0 engine (before 0.8) profiled differently; its logs check weights only.
+# vLLM's V0 engine (before 0.8) profiled differently; its logs check weights only. A V0 log
+# whose release the log itself prints names it in `v0_release` (release-dependent weights, such
+# as calculators.mla_copies); the others are planned as 0.7.
 V0_DEFAULT = "0.7"
 
 
@@ -92,7 +94,7 @@ def load_cases() -> list[Case]:
             enforce_eager=bool(flags.get("enforce_eager")),
             block_size=flags.get("block_size") or BLOCK_SIZE,
             gpu_name=raw["gpu"],
-            vllm_version=raw.get("vllm_version") or V0_DEFAULT,
+            vllm_version=raw.get("vllm_version") or raw.get("v0_release") or V0_DEFAULT,
         )
         cases.append(Case(raw["id"], raw["source"], raw, parse_config(_config(raw)), settings))
     for source, collected in batches.items():
