@@ -184,16 +184,20 @@ def load_conversations(path: Path) -> list[Session]:
 
 
 async def run_sessions(
-    send: Send, factory: SessionFactory, plan: PointPlan, first_session: int = 0
+    send: Send,
+    factory: SessionFactory,
+    plan: PointPlan,
+    first_session: int = 0,
+    into: PointRun | None = None,
 ) -> PointRun:
     """One closed-loop point of multi-turn sessions (see the module docstring); records come
     back in the order their requests were sent. Request indices start at `plan.first_index`,
-    sessions at `first_session`."""
+    sessions at `first_session`; `into` as `bench.load.run_point` takes it."""
     if plan.concurrency is None:
         raise BenchConfigError(
             "multi-turn sessions run as concurrent users: give --concurrency", "--request-rate"
         )
-    run = PointRun(plan)
+    run = into if into is not None else PointRun(plan)
     cpu_start = time.process_time()
     wall_start = time.monotonic()
     total = plan.total_requests

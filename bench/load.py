@@ -148,12 +148,17 @@ def arrival_offsets_s(
 
 
 async def run_point(
-    send: Send, build: Build, plan: PointPlan, share: Share | None = None
+    send: Send,
+    build: Build,
+    plan: PointPlan,
+    share: Share | None = None,
+    into: PointRun | None = None,
 ) -> PointRun:
     """Run one load point with `send` (e.g. `StreamingClient.send`) and `build`
     (e.g. `RequestFactory.build`), or only `share` of it; records come back sorted by request
-    index."""
-    run = PointRun(plan)
+    index. `into`, when given, is the run filled and returned: its records grow as requests
+    finish, so a caller whose point is cut short (Ctrl-C) still has what finished."""
+    run = into if into is not None else PointRun(plan)
     cpu_start = time.process_time()
     wall_start = time.monotonic()
     if share is None:

@@ -145,6 +145,13 @@ def _rejected(output: Path, text: str, records: RawRecords, reason: str) -> RunN
     return RunNotWrittenError(f"{reason}; {where}", kept, raw)
 
 
+def keep_raw_records(output: Path, records: RawRecords) -> Path | None:
+    """Write the raw records of a run that has no result (`<stem>.requests.jsonl.gz`, beside
+    `output`, else in the current folder, else in the temporary folder); where they went, or
+    None when no folder takes them."""
+    return _keep_raw_records(raw_records_path(output), records)
+
+
 def _keep_raw_records(path: Path, records: RawRecords) -> Path | None:
     for folder in _folders(path):
         try:

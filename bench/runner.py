@@ -6,7 +6,10 @@ runs each load point in turn: closed-loop points for each concurrency, or open-l
 each request rate. A point during which the server went away (no request got a single byte
 of an answer, or some did not and the server no longer answers `GET /v1/models`) is
 discarded and stops the run; the finished points are kept and the result is marked
-incomplete (so is a run cut by Ctrl-C or SIGTERM, and one in which every request failed).
+incomplete (so is a run cut by Ctrl-C or SIGTERM, and one in which every request failed). A
+Ctrl-C or SIGTERM keeps the point under way too, with the requests that finished before it
+and the `interrupted` verdict (`bench.interrupted`), when at least one measured request of it
+completed.
 
 With `workers` above 1 each point is split across that many client processes
 (`bench.workers`), for loads one process cannot parse; the records are merged.
@@ -19,6 +22,7 @@ also sees every request as it finishes.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +48,7 @@ from bench.conversation import (
     turn_summaries,
 )
 from bench.errors import BenchConfigError, EndpointError
+from bench.interrupted import LivePoint, interrupted_summary
 from bench.interrupts import stop_reason
 from bench.load import PointPlan, PointRun, Send, run_point
 from bench.metrics import (
@@ -386,6 +391,8 @@ def run_benchmark(
                 on_point(summary)
             on_run(result)
 
+    live = _Live()
+    thresholds = config.thresholds
     try:
         run_event_loop(
             _run_points(
@@ -402,16 +409,58 @@ def run_benchmark(
                 sessions=sessions,
                 search_plan=lambda load: probe_plan(config, load),
                 stop_when_saturated=config.stop_when_saturated,
-                thresholds=config.thresholds,
+                thresholds=thresholds,
+                live=live,
             )
         )
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM under `bench.interrupts`
         result.incomplete = True
         result.stop_reason = stop_reason(stop)
+        point = live.take()
+        if point is not None:
+            summary = interrupted_summary(point, result.stop_reason, config.slo, thresholds)
+            if summary is not None and sessions is not None:
+                summary = replace(summary, turns=turn_summaries(point.run.records))
+            _end_point(point, summary, result, observer, progress, point_seen)
+    finally:
+        point = live.take()  # a point left open by anything else: seen to end, not kept
+        if point is not None:
+            _end_point(point, None, result, observer, progress, None)
     if not result.incomplete and result.points and not any(p.completed for p in result.points):
         result.incomplete = True
         result.stop_reason = "every request failed (" + _failure_kinds(result.points) + ")"
     return result
+
+
+class _Live:
+    """The point under way, if any, for the end of a run that a signal stopped."""
+
+    def __init__(self) -> None:
+        self.point: LivePoint | None = None
+
+    def take(self) -> LivePoint | None:
+        point, self.point = self.point, None
+        return point
+
+
+def _end_point(
+    point: LivePoint,
+    summary: PointSummary | None,
+    result: RunResult,
+    observer: PointObserver | None,
+    progress: RunProgress | None,
+    on_point: Callable[[PointSummary], None] | None,
+) -> None:
+    """The end of a point cut short: the observer sees its records (telemetry, raw records),
+    and `summary`, when there is one and the observer has no objection, is kept."""
+    reason = observer.point_ended(point.run.records, summary) if observer is not None else None
+    kept = summary if reason is None else None
+    if progress is not None:
+        progress.point_ended(kept)
+    if kept is not None:
+        result.points.append(kept)
+        if on_point is not None:
+            on_point(kept)
 
 
 def _failure_kinds(points: Sequence[PointSummary]) -> str:
@@ -459,7 +508,9 @@ async def _run_points(
     search_plan: Callable[[float], PointPlan] | None = None,
     stop_when_saturated: bool = False,
     thresholds: VerdictThresholds | None = None,
+    live: _Live | None = None,
 ) -> None:
+    live = live if live is not None else _Live()
     send: Send = client.send
     if progress is not None:
         report = progress.request_finished
@@ -484,6 +535,12 @@ async def _run_points(
             observer.point_started(plan)
         if progress is not None:
             progress.point_started(plan, number, points)
+        point = live.point = LivePoint(plan, sent=None if workers is not None else 0)
+
+        async def counted(request: PromptRequest, intended_ns: int | None) -> RequestRecord:
+            point.sent = (point.sent or 0) + 1
+            return await send(request, intended_ns)
+
         try:
             run: PointRun
             if workers is not None:
@@ -491,18 +548,24 @@ async def _run_points(
                 # A point with fewer streams than workers uses one process per stream.
                 processes = min(workers.workers, plan.concurrency or workers.workers)
                 job = replace(workers, workers=processes)
-                run = await run_point_in_workers(job, plan, on_record)
+                run = await run_point_in_workers(job, plan, on_record, into=point.run)
             elif sessions is not None:
-                run = await run_sessions(send, sessions, plan, next_session)
+                run = await run_sessions(counted, sessions, plan, next_session, into=point.run)
                 next_session += len({record.session for record in run.records})
             else:
-                run = await run_point(send, factory.build, plan)
+                run = await run_point(counted, factory.build, plan, into=point.run)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            # Stopped from outside (the loop's tasks are cancelled after a Ctrl-C or SIGTERM):
+            # the point stays open in `live`, for `run_benchmark` to keep what finished.
+            raise
         except BaseException:
+            live.point = None
             if progress is not None:
                 progress.point_ended(None)
             if observer is not None:
                 observer.point_ended([], None)
             raise
+        live.point = None
         next_index += len(run.records)
         summary = None
         gone = await _server_gone(client, run.records)

@@ -5,9 +5,12 @@ and the model's catalog ids), starts vLLM when no endpoint is given, runs the lo
 telemetry (NVML and the engine's `/metrics`, see `bench.telemetry`), stops the server whatever
 happens, then assembles, validates and writes the result. A server that dies mid-run ends the
 run: the point it died in is discarded, the finished points are kept and the result is marked
-incomplete (so is a run cut by Ctrl-C or SIGTERM, see `bench.interrupts`; a second signal
-kills vLLM at once and still lets the result be written). An `--output` that cannot be
-written is refused before anything starts. Nothing is written when no point finished.
+incomplete (so is a run cut by Ctrl-C or SIGTERM, see `bench.interrupts`, which also keeps the
+point under way with the requests that finished, marked `interrupted`, see
+`bench.interrupted`; a second signal kills vLLM at once and still lets the result be written).
+An `--output` that cannot be written is refused before anything starts. When no point has a
+completed measured request there is no result: only the raw records of the requests that
+finished are written, if any did (`SessionOutcome.raw_records`).
 
 Default paths: the result goes to `--output` (a launched run without it writes
 `./infermeter-result.json`); vLLM's log to `<stem>.vllm.log` and the raw records to
@@ -37,7 +40,7 @@ from bench.metrics import PointSummary
 from bench.model_entry import entry_for_run, is_repository, proposed_id
 from bench.multinode import NodeSplit, cluster_node_gpus, split_over_nodes
 from bench.nvml import GpuInventory, NvmlGpus, open_gpus
-from bench.output import write_run
+from bench.output import keep_raw_records, write_run
 from bench.result import Deployment, PointTelemetry, Provenance, build_result
 from bench.runner import RunConfig, RunProgress, RunResult, plan_points, run_benchmark
 from bench.served import endpoint_is_local, engine_of, match_served_model, served_repository
@@ -558,6 +561,8 @@ def _run_session(
     deployment = replace(deployment, engine_version=version or "unknown", engine_name=engine_name)
     outcome.deployment = deployment
     if not run.points:
+        if observer.records:  # warm-ups, failures or a cut-short point: still measured
+            outcome.raw_records = keep_raw_records(config.output, observer.records)
         return outcome
     entry = None
     if server_config is not None:
@@ -576,6 +581,22 @@ def _run_session(
     outcome.result, outcome.output = written.result, written.path
     outcome.raw_records = written.raw_records
     return outcome
+
+
+def incomplete_line(outcome: SessionOutcome, output: Path | None) -> str:
+    """Why an incomplete run stopped, and what of it was written where (`output`: the
+    result's path the run was given, None when it was to write none)."""
+    line = f"the run is incomplete: {outcome.run.stop_reason}"
+    if outcome.output is not None:
+        return f"{line}; the measured points are in {outcome.output}"
+    if output is None:
+        return line
+    if outcome.raw_records is not None:
+        return (
+            f"{line}; no measured request of a load point completed, so there is no result; "
+            f"the raw records of the requests that finished are in {outcome.raw_records}"
+        )
+    return f"{line}; no request finished, so nothing was written"
 
 
 def _hurry(server: VllmServer, notify: Notify) -> None:

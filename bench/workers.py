@@ -102,11 +102,13 @@ async def run_point_in_workers(
     job: WorkerJob,
     plan: PointPlan,
     on_record: Callable[[RequestRecord], None] | None = None,
+    into: PointRun | None = None,
 ) -> PointRun:
     """Run `plan` split across `job.workers` processes; `on_record(record)`, when given, sees each
     record as its batch arrives. Records come back sorted by request index; `client_cpu_s` is
     the workers' CPU time together, `busiest_client_cpu_s` the busiest worker's, `wall_s` the
-    longest worker's. Raises `WorkerFailed`."""
+    longest worker's; `into` as `bench.load.run_point` takes it (the batches that arrived).
+    Raises `WorkerFailed`."""
     workers = job.workers
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -114,7 +116,7 @@ async def run_point_in_workers(
     loop = asyncio.get_running_loop()
     pipes: list[Connection] = []
     processes = []
-    run = PointRun(plan)
+    run = into if into is not None else PointRun(plan)
     try:
         for worker in range(workers):
             parent_end, child_end = context.Pipe()

@@ -49,6 +49,7 @@ from registry.models import (
     comparability_key,
     load_point_key,
 )
+from registry.models.measurements import INTERRUPTED_VERDICT
 from registry.pareto import front_flags
 from registry.roofline_share import RooflineBounds, RooflineShare
 from registry.store import (
@@ -140,6 +141,11 @@ class IndexRow:
     correction_date: str | None = _column("When the correction or withdrawal was made.")
     correction_reason: str | None = _column("Why the result was corrected or withdrawn.")
     replaced_by: str | None = _column("Content id of the result that corrects this one.")
+    interrupted: bool = _column(
+        "True for a load point cut short by a Ctrl-C or SIGTERM (its `interrupted` verdict): its "
+        "figures cover only the requests that finished, so it is shown on its result's page "
+        "but left out of rankings, replicate spreads and the Pareto front."
+    )
     replicate_key: str = _column(
         "Hash of the point's comparability key: rows that share it are replicates of one setup."
     )
@@ -367,16 +373,22 @@ def _replicate_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+def _stands_alone(row: IndexRow) -> bool:
+    return row.correction is not None or row.interrupted
+
+
 def with_replicate_spread(rows: Sequence[IndexRow]) -> list[IndexRow]:
     """Rows with the replicate count and the output-throughput spread of their group; a
-    corrected or withdrawn result is no replicate of anything (it stands alone)."""
+    corrected or withdrawn result, and an interrupted point, is no replicate of anything (it
+    stands alone)."""
     groups: dict[str, list[IndexRow]] = {}
     for row in rows:
-        if row.correction is None:
-            groups.setdefault(row.replicate_key, []).append(row)
+        if _stands_alone(row):
+            continue
+        groups.setdefault(row.replicate_key, []).append(row)
     spread = []
     for row in rows:
-        group = groups[row.replicate_key] if row.correction is None else [row]
+        group = [row] if _stands_alone(row) else groups[row.replicate_key]
         values = [r.output_tokens_per_s for r in group if r.output_tokens_per_s is not None]
         spread.append(
             dataclasses.replace(
@@ -449,6 +461,7 @@ def index_rows(
                 correction_date=correction.date if correction is not None else None,
                 correction_reason=correction.reason if correction is not None else None,
                 replaced_by=correction.replaced_by if correction is not None else None,
+                interrupted=any(v.code == INTERRUPTED_VERDICT for v in point.validity),
                 replicate_key=_replicate_key(result, point, result_key),
                 replicates=1,
                 output_tokens_per_s_min=point.throughput.output_tokens_per_s,
@@ -578,6 +591,8 @@ def _sweep_group(row: IndexRow) -> tuple[Any, ...] | None:
 
 
 def _front_point(row: IndexRow) -> tuple[float, float] | None:
+    if row.interrupted:  # a point cut short is no point of the sweep's curve
+        return None
     if row.tokens_per_s_per_user is None or row.output_tokens_per_s_per_gpu is None:
         return None
     return (row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu)

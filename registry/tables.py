@@ -15,6 +15,8 @@ from registry.plain_text import html_text
 
 MISSING = "–"
 """What a cell shows for a figure the result does not state."""
+INTERRUPTED_NOTE = "interrupted: only the requests that finished before the stop"
+"""What the load of a point cut short by a Ctrl-C or SIGTERM adds (`registry.index`)."""
 
 
 @dataclass(frozen=True)
@@ -75,15 +77,23 @@ def derived_note(rows: Iterable[IndexRow]) -> str:
     return f"{note}."
 
 
+def _row_head(row: IndexRow) -> str:
+    if row.interrupted:
+        label = f"{row.load_label} ({INTERRUPTED_NOTE})"
+        return f'<tr data-interrupted="1"><th scope="row">{_text(label)}</th>'
+    return f'<tr><th scope="row">{_text(row.load_label)}</th>'
+
+
 def points_table_html(
     rows: Iterable[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
 ) -> str:
-    """A `<table>` with one row per load point: its load in words, then `columns`; its caption
-    says where the $ figures come from (`derived_note`)."""
+    """A `<table>` with one row per load point: its load in words (a point cut short by an
+    interrupt says so), then `columns`; its caption says where the $ figures come from
+    (`derived_note`)."""
     rows = list(rows)
     head = "".join(f'<th scope="col">{_text(c.header)}</th>' for c in columns)
     body = "".join(
-        f'<tr><th scope="row">{_text(row.load_label)}</th>'
+        _row_head(row)
         + "".join(f"<td>{_text(text)}</td>" for text in point_cells(row, columns))
         + "</tr>"
         for row in rows

@@ -17,9 +17,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -190,6 +192,42 @@ def test_installed_bench_run_writes_a_valid_result(installed: Installed, endpoin
     checked = installed.run("registry", "validate", "result.json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.strip().endswith("1 file checked, all valid")
+
+
+def test_installed_bench_run_terminated_in_its_first_point_keeps_it(installed: Installed) -> None:
+    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
+        server.config.itl_s = 0.03  # as `endpoint`: a host stall cannot fake a decode speed
+        process = subprocess.Popen(
+            [str(installed.venv / "bin" / "infermeter"), "bench", "run", "--endpoint",
+             server.url, "--gpu", "h100-sxm", "--model-id", "llama-3.2-1b-instruct",
+             "--concurrency", "2", "--duration", "60", "--num-requests", "100000",
+             "--warmup", "1", "--input-len", "16", "--output-len", "8",
+             "--output", "result.json"],
+            cwd=installed.empty, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "INFERMETER"))},
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while server.stats.requests < 8:  # one warm-up, at most two in flight: 5 completed
+            assert process.poll() is None, process.stderr
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    output = installed.empty / "result.json"
+    assert process.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "Error: the run is incomplete: terminated (SIGTERM); the measured points are in "
+        "result.json"
+    )
+    result = Result.model_validate_json(output.read_text())
+    (point,) = result.points
+    assert [verdict.code for verdict in point.validity if verdict.code == "interrupted"] == [
+        "interrupted"
+    ]
+    assert point.requests.completed >= 5
+    assert result.source.complete is False  # written only after the registry's own checks
+    output.unlink()
 
 
 @pytest.fixture(scope="module")

@@ -517,8 +517,9 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
         _print_tables(outcome, run_options)
     _print_notes(outcome)
     if result.incomplete:
-        kept = f"; the finished points are in {outcome.output}" if outcome.output else ""
-        raise click.ClickException(f"the run is incomplete: {result.stop_reason}{kept}")
+        from bench.session import incomplete_line
+
+        raise click.ClickException(incomplete_line(outcome, session.output))
 
 
 def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOutcome:

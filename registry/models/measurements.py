@@ -298,6 +298,11 @@ class Telemetry(StrictModel):
     engine: EngineTelemetry | None = Field(None, description="Engine metrics.")
 
 
+INTERRUPTED_VERDICT = "interrupted"
+"""The code of the verdict on a load point cut short by a Ctrl-C or SIGTERM: its figures are
+those of the requests that finished before the stop (the index never ranks it)."""
+
+
 class Verdict(StrictModel):
     """A finding about whether a number can be trusted, e.g. `client-saturated`."""
 

@@ -436,9 +436,10 @@ def pages(
 
 
 def ranked(rows: Iterable[IndexRow]) -> list[IndexRow]:
-    """The rows that rankings and comparisons show: not corrected, not withdrawn (those keep
-    their result page, marked, and stay in the downloads with their `correction`)."""
-    return [row for row in rows if row.correction is None]
+    """The rows that rankings and comparisons show: not corrected, not withdrawn, not a point
+    cut short by an interrupt (those keep their result page, marked, and stay in the downloads
+    with their `correction` or `interrupted`)."""
+    return [row for row in rows if row.correction is None and not row.interrupted]
 
 
 def rows_by(

@@ -241,6 +241,11 @@ def test_bench_run_launch_ctrl_c_stops_vllm_and_keeps_finished_points(
     assert process.returncode == 1, rest
     assert "the run is incomplete: interrupted" in rest
     result = RegistryResult.model_validate_json(output.read_text())
-    assert [p.load.concurrency for p in result.points] == [1]
+    # the second point is kept with the requests that finished before the Ctrl-C, marked so
+    assert [p.load.concurrency for p in result.points] == [1, 2]
+    assert [[v.code for v in p.validity if v.code == "interrupted"] for p in result.points] == [
+        [],
+        ["interrupted"],
+    ]
     assert result.source.complete is False
     assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))

@@ -6,6 +6,7 @@ receives real signals, as `docker stop`, systemd or a CI runner send them.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench_helpers import process_alive, server_process
@@ -23,7 +25,9 @@ from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
+from bench.runner import RunResult
 from bench.server import free_port
+from bench.session import SessionOutcome, incomplete_line
 from registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
@@ -70,11 +74,26 @@ def _standin_pid(log: Path) -> int:
     return int(match.group(1))
 
 
-def _assert_first_point_kept(tmp_path: Path) -> None:
+def _assert_first_point_kept(tmp_path: Path, stopped: str | None = None) -> None:
+    """The finished first point is kept; with `stopped` (the stop reason), so is the second,
+    with what finished before the stop, marked interrupted."""
     result = RegistryResult.model_validate_json((tmp_path / "result.json").read_text())
-    assert [p.load.concurrency for p in result.points] == [1]
+    assert [p.load.concurrency for p in result.points] == ([1, 2] if stopped else [1])
     assert result.source.complete is False
     assert not list(tmp_path.glob(".result.json.*"))  # no temporary file left behind
+    assert "interrupted" not in [verdict.code for verdict in result.points[0].validity]
+    if stopped:
+        _assert_interrupted(result.points[1], stopped)
+
+
+def _assert_interrupted(point: Any, stopped: str) -> None:
+    (verdict,) = [verdict for verdict in point.validity if verdict.code == "interrupted"]
+    assert verdict.message.startswith(f"the run was {stopped} during this point: ")
+    assert f"the {point.requests.completed + point.requests.failed} measured requests" in (
+        verdict.message
+    )
+    assert point.requests.completed >= 1
+    assert point.throughput.output_tokens_per_s > 0
 
 
 def test_bench_run_standin_sigterm_keeps_finished_points_and_stops_vllm(
@@ -85,9 +104,9 @@ def test_bench_run_standin_sigterm_keeps_finished_points_and_stops_vllm(
     process.send_signal(signal.SIGTERM)
     _, rest = process.communicate(timeout=40)
     assert process.returncode == 1, rest
-    assert "Error: the run is incomplete: terminated (SIGTERM)" in rest
+    assert "Error: the run is incomplete: terminated (SIGTERM); the measured points are in" in rest
     assert "Traceback" not in rest
-    _assert_first_point_kept(tmp_path)
+    _assert_first_point_kept(tmp_path, "terminated (SIGTERM)")
     assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))
 
 
@@ -111,7 +130,7 @@ def test_bench_run_standin_second_signal_during_shutdown_still_writes(
     assert "Error: the run is incomplete: interrupted" in rest
     assert "Aborted" not in rest
     assert "Traceback" not in rest
-    _assert_first_point_kept(tmp_path)
+    _assert_first_point_kept(tmp_path, "interrupted")
     assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))
 
 
@@ -283,3 +302,107 @@ def _wait_for_first_point(process: subprocess.Popen[str]) -> None:
             return
         assert time.monotonic() < deadline, "the first point did not finish"
     raise AssertionError("the run ended before its first point finished")
+
+
+ENDPOINT_RUN = [
+    "--model", MODEL, "--model-id", "llama-3.2-1b-instruct", "--engine", "vllm",
+    "--engine-version", "0.9.1", "--gpu", "h100-sxm", "--concurrency", "2", "--duration", "60",
+    "--num-requests", "100000", "--warmup", "1", "--input-len", "16", "--output-len", "8",
+    "--raw-records",
+]  # fmt: skip
+
+
+def _served(url: str) -> tuple[int, int]:
+    """(requests arrived, requests in flight) as the stand-in server's /metrics says."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    figures = {
+        line.split("{")[0]: int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("vllm:")
+    }
+    return figures["vllm:request_success_total"], figures["vllm:num_requests_running"]
+
+
+def _terminate_in_first_point(
+    tmp_path: Path, url: str, ready: Any
+) -> tuple[subprocess.Popen[str], str]:
+    """`bench run --endpoint` in a process of its own, sent SIGTERM once `ready(arrived,
+    in_flight)` holds for what the server saw, inside its first (and only) point."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
+         "--endpoint", url, "--output", str(tmp_path / "result.json"), *ENDPOINT_RUN],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not ready(*_served(url)):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the server never saw the run's requests"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, rest = process.communicate(timeout=60)
+    assert process.returncode == 1, rest
+    assert "Traceback" not in rest
+    return process, rest.strip().splitlines()[-1]
+
+
+def test_bench_run_endpoint_sigterm_in_the_first_point_writes_it_marked_interrupted(
+    tmp_path: Path,
+) -> None:
+    with server_process(model=MODEL, ttft_s=0.005, itl_s=0.002) as url:
+        _, line = _terminate_in_first_point(tmp_path, url, lambda arrived, _: arrived >= 12)
+    output = tmp_path / "result.json"
+    assert line == (
+        f"Error: the run is incomplete: terminated (SIGTERM); the measured points are in {output}"
+    )
+    result = RegistryResult.model_validate_json(output.read_text())
+    assert result.source.complete is False
+    (point,) = result.points
+    assert point.load.concurrency == 2
+    _assert_interrupted(point, "terminated (SIGTERM)")
+    assert point.requests.completed >= 9  # 12 arrived, one a warm-up, at most 2 in flight
+    assert point.duration_s is not None
+    assert point.duration_s < 60
+    raw = (tmp_path / "result.requests.jsonl.gz").read_bytes()
+    requests = [
+        json.loads(row) for row in gzip.decompress(raw).splitlines() if b'"request"' in row
+    ]
+    measured = [row for row in requests if not row["warmup"]]
+    assert {row["kept"] for row in requests} == {True}
+    assert len(measured) == point.requests.completed + point.requests.failed
+
+
+def test_bench_run_endpoint_sigterm_before_any_request_completed_keeps_the_raw_records(
+    tmp_path: Path,
+) -> None:
+    # Every request fails at once: requests finished, but not one completed.
+    with server_process(model=MODEL, fault="http_500") as url:
+        _, line = _terminate_in_first_point(tmp_path, url, lambda arrived, _: arrived >= 5)
+    assert not (tmp_path / "result.json").exists()
+    assert not (tmp_path / "result.rejected.json").exists()
+    raw = tmp_path / "result.requests.jsonl.gz"
+    assert line == (
+        "Error: the run is incomplete: terminated (SIGTERM); no measured request of a load "
+        "point completed, so there is no result; the raw records of the requests that finished "
+        f"are in {raw}"
+    )
+    rows = gzip.decompress(raw.read_bytes()).splitlines()
+    requests = [json.loads(row) for row in rows if b'"request"' in row]
+    assert len(requests) >= 3  # 5 arrived, at most 2 in flight
+    assert {(row["kept"], row["error"]) for row in requests} == {(False, "http_status")}
+
+
+def test_incomplete_line_says_what_was_written_where(tmp_path: Path) -> None:
+    run = RunResult("http://h", "m", "completions", "chat", 0, 0, incomplete=True)
+    run.stop_reason = "terminated (SIGTERM)"
+    output = tmp_path / "r.json"
+    stopped = "the run is incomplete: terminated (SIGTERM)"
+    assert incomplete_line(SessionOutcome(run), None) == stopped  # no file was asked for
+    assert incomplete_line(SessionOutcome(run), output) == (
+        f"{stopped}; no request finished, so nothing was written"
+    )
+    raw = SessionOutcome(run, raw_records=tmp_path / "r.requests.jsonl.gz")
+    assert incomplete_line(raw, output).endswith(f"are in {tmp_path / 'r.requests.jsonl.gz'}")
+    assert incomplete_line(SessionOutcome(run, output=output), output) == (
+        f"{stopped}; the measured points are in {output}"
+    )

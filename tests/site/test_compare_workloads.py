@@ -21,6 +21,7 @@ from site_helpers import REPO, result_data, write_registry
 
 from registry.index import IndexRow, build_index, render_csv
 from registry.models.measurements import Load
+from registry.tables import INTERRUPTED_NOTE, points_table_html
 from registry.workloads import scenario
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
@@ -271,3 +272,35 @@ def test_compare_static_batches_stay_apart_from_offline_points() -> None:
     assert "Total tok/s (prompt + output)" in html[0]
     assert ">12,639<" in html[0]
     assert ">17,236<" in html[1]
+
+
+def test_compare_an_interrupted_point_is_shown_on_its_page_but_never_ranked(
+    tmp_path: Path,
+) -> None:
+    # The sweep plus a point cut short by SIGTERM that would top the front if it were ranked.
+    sweep = _variants()[0]
+    cut = _point(sweep["points"][0], 64, 4000.0)
+    cut["validity"] = [{"code": "interrupted", "message": "the run was terminated (SIGTERM) "
+                        "during this point: its figures are those of the 9 measured requests"}]
+    sweep["points"].append(cut)
+    replicate = copy.deepcopy(sweep)  # the same run again: each point's replicate
+    replicate["source"]["submitter"] = "carol"
+    write_registry(tmp_path, [sweep, replicate])
+    rows, _count = build_index(tmp_path)
+    assert sorted({row.concurrency for row in rows if row.interrupted}) == [64]
+    assert {c for c, _ in SWEEP} == {row.concurrency for row in rows if not row.interrupted}
+    for row in rows:
+        if row.interrupted:
+            assert row.on_pareto_front is None  # no point of the sweep's curve
+            assert row.replicates == 1  # no replicate of anything, nor is anything its own
+        else:
+            assert row.on_pareto_front == (row.concurrency in FRONT)
+            assert row.replicates == 2
+    ranked = compare_pages.ranked(rows)
+    assert len(ranked) == len(rows) - 2
+    assert not [row for row in ranked if row.interrupted]
+    # the result's own page (and `bench report`) shows it, saying it was cut short
+    one = sorted((r for r in rows if r.result_id == rows[0].result_id), key=lambda r: r.point_index)
+    table = points_table_html(one)
+    assert table.count('data-interrupted="1"') == 1
+    assert f"concurrency 64 ({INTERRUPTED_NOTE})" in table
