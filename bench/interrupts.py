@@ -12,10 +12,20 @@ same way while it is active:
   instead of waiting for its grace period), so the result is still written.
 
 The previous handlers come back on exit.
+
+Only the main thread receives signals. A run in another thread (`bench fleet` runs each
+`bench run` in a thread of its Ray worker, whose main thread streams the points back) is
+registered while its `StopSignals` is active, and the main thread passes each SIGINT or
+SIGTERM on with `pass_on`: the run then stops exactly as it would in the main thread. The
+first signal raises `KeyboardInterrupt` (`Terminated`) in the run's thread, through
+CPython's `PyThreadState_SetAsyncExc` (the thread raises it at its next bytecode, as the main
+thread raises a signal handler's exception); later ones, and any once it is finishing, are
+noted and hurry it (`on_repeat`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import signal
 import threading
 from collections.abc import Callable
@@ -24,6 +34,8 @@ from types import FrameType, TracebackType
 INTERRUPTED = "interrupted"
 TERMINATED = "terminated (SIGTERM)"
 _HANDLED = (signal.SIGINT, signal.SIGTERM)
+_RUNS: dict[int, StopSignals] = {}  # thread id → the active StopSignals of a run in that thread
+_LOCK = threading.Lock()
 
 
 class Terminated(KeyboardInterrupt):
@@ -47,11 +59,16 @@ class StopSignals:
         self._raised = False
         self._finishing = False
         self._previous: dict[signal.Signals, object] = {}
+        self._thread: int | None = None
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
             for number in _HANDLED:
                 self._previous[number] = signal.signal(number, self._handle)
+        else:
+            self._thread = threading.get_ident()
+            with _LOCK:
+                _RUNS[self._thread] = self
         return self
 
     def __exit__(
@@ -63,21 +80,50 @@ class StopSignals:
         for number, handler in self._previous.items():
             signal.signal(number, handler)  # type: ignore[arg-type]
         self._previous.clear()
+        if self._thread is not None:
+            with _LOCK:
+                _RUNS.pop(self._thread, None)
 
     def finishing(self) -> None:
         """From now on the work is writing what was measured: signals are noted, not raised."""
-        self._finishing = True
+        with _LOCK:
+            self._finishing = True
 
     @property
     def stopped(self) -> bool:
         """Whether a signal has arrived."""
         return bool(self.received)
 
-    def _handle(self, number: int, frame: FrameType | None) -> None:
+    def _first(self, number: int) -> bool:
+        """Note the signal; whether it is the one that stops the run (else it hurries it)."""
         self.received.append(signal.Signals(number).name)
         if self._raised or self._finishing:
-            if self.on_repeat is not None:
-                self.on_repeat()
-            return
+            return False
         self._raised = True
-        raise Terminated() if number == signal.SIGTERM else KeyboardInterrupt()
+        return True
+
+    def _handle(self, number: int, frame: FrameType | None) -> None:
+        if self._first(number):
+            raise Terminated() if number == signal.SIGTERM else KeyboardInterrupt()
+        if self.on_repeat is not None:
+            self.on_repeat()
+
+
+def pass_on(thread_id: int, number: int) -> bool:
+    """Signal `number`, received by the main thread, for the run in thread `thread_id`: handled
+    as that run's StopSignals would in the main thread (module docstring). False when no run
+    is active in that thread."""
+    with _LOCK:
+        signals = _RUNS.get(thread_id)
+        if signals is None:
+            return False
+        if signals._first(number):
+            stop = Terminated if number == signal.SIGTERM else KeyboardInterrupt
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(thread_id), ctypes.py_object(stop)
+            )
+            return True
+        repeat = signals.on_repeat
+    if repeat is not None:
+        repeat()
+    return True

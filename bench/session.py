@@ -38,7 +38,13 @@ from bench.interrupts import StopSignals
 from bench.load import PointPlan
 from bench.metrics import PointSummary
 from bench.model_entry import entry_for_run, is_repository, proposed_id
-from bench.multinode import NodeSplit, cluster_node_gpus, split_over_nodes
+from bench.multinode import (
+    NodeSplit,
+    check_placement,
+    cluster_node_gpus,
+    placement_group_ids,
+    split_over_nodes,
+)
 from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.output import keep_raw_records, write_run
 from bench.result import Deployment, PointTelemetry, Provenance, build_result
@@ -445,7 +451,8 @@ def _run_session(
     split: NodeSplit | None = None
     if server_config is not None and server_config.ray_address and gpu_count is not None:
         address = server_config.ray_address
-        split = split_over_nodes(gpu_count, cluster_node_gpus(address), address)
+        node_gpus = cluster_node_gpus(address, config.gpu_id)
+        split = split_over_nodes(gpu_count, node_gpus, address)
         notify(f"vLLM over the Ray cluster at {address}: {_split_line(split)}")
     endpoint = config.run.endpoint
     local = server_config is not None or endpoint_is_local(endpoint)
@@ -499,7 +506,11 @@ def _run_session(
             if server is not None:
                 assert server_config is not None
                 notify(f"starting vLLM (log: {server_config.log_path}) …")
+                ray_address = server_config.ray_address if split is not None else None
+                groups = placement_group_ids(ray_address) if ray_address else set()
                 server.start()
+                if ray_address:
+                    deployment = _placed(deployment, ray_address, config.gpu_id, groups, notify)
                 startup = server.startup
                 notify(
                     f"vLLM {server.version or '?'} ready at {server.url} in "
@@ -633,6 +644,27 @@ def _startup_line(startup: StartupFigures) -> str:
     if startup.cuda_graph_gib is not None:
         parts.append(f"CUDA graphs {startup.cuda_graph_gib:g} GiB")
     return ", ".join(parts) or "no startup figures in the log"
+
+
+def _placed(
+    deployment: Deployment | None,
+    address: str,
+    gpu_id: str | None,
+    before: set[str],
+    notify: Notify,
+) -> Deployment | None:
+    """The deployment with the nodes vLLM's ranks were actually placed on (`bench.multinode`);
+    EndpointError, before anything is measured, when a rank is on another GPU kind's node."""
+    placed = check_placement(address, gpu_id, before)
+    if placed is None:
+        notify("vLLM's placement group cannot be told apart from others: its nodes are unchecked")
+        return deployment
+    split = placed.split
+    shape = _split_line(split) if split else f"{len(placed.node_ids)} nodes, unevenly"
+    notify(f"vLLM's ranks are on {shape}: Ray nodes {', '.join(placed.node_ids)}")
+    if deployment is None or split is None:
+        return deployment
+    return replace(deployment, nodes=split.nodes, gpus_per_node=split.gpus_per_node)
 
 
 def _split_line(split: NodeSplit) -> str:

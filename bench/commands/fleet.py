@@ -120,8 +120,13 @@ def render_command(
     matrix = _matrix(plan)  # the plan must be valid whichever engine runs it
     try:
         if github:
-            from bench.fleet.github_actions import WorkflowConfig, render_workflow
+            from bench.fleet.github_actions import (
+                WorkflowConfig,
+                check_one_runner,
+                render_workflow,
+            )
 
+            check_one_runner(matrix)
             text = render_workflow(WorkflowConfig(plan=PurePosixPath(plan.as_posix())))
         else:
             from bench.fleet.kubernetes import JobsConfig, render_jobs
@@ -170,8 +175,11 @@ def fleet_command(plan: Path, address: str, results_dir: Path, retries: int, as_
     {"gpu_h100-sxm": 1}: start each GPU node with `ray start --address HEAD:6379
     --resources '{"gpu_h100-sxm": 8}'`. As each run ends its result comes back to this
     machine, is validated and reported; a run whose node is lost is tried once more
-    elsewhere (--retries) or reported; a run no node can take is reported. Exit 0 when every
-    entry was collected, complete and valid, and the set validates together; else 1.
+    elsewhere (--retries) or reported; a run no node can take is reported. A run that gives
+    `ray-address:` (vLLM over several hosts) holds whole nodes of its kind in a placement
+    group while its task runs there, on this cluster. Ctrl-C stops every run as it stops
+    `bench run`, keeping what each finished. Exit 0 when every entry was collected, complete
+    and valid, and the set validates together; else 1.
 
     \b
     Example:

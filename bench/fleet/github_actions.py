@@ -13,6 +13,10 @@ The workflow (`render_workflow`) has four jobs:
 4. `merge` (GitHub-hosted) downloads every result, validates them together
    (`registry validate`) and opens one pull request holding all of them (`registry submit`).
 
+A multi-node entry (vLLM over several hosts, `ray-address:`) is refused by name
+(`check_one_runner`): a job runs on one runner, and a matrix job cannot span runners;
+`bench fleet --ray` runs it.
+
 Only `workflow_dispatch` starts it, so a fork's pull request can never run code on the
 self-hosted runners nor reach a token: only someone with write access dispatches it. Every
 job gets a read-only token except `merge`, which may push its branch and open the pull
@@ -27,6 +31,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from bench.fleet import FleetError
+from bench.fleet.matrix import Matrix
 from bench.fleet.yaml_text import dump
 
 CHECKOUT = "actions/checkout@v6"
@@ -53,6 +58,17 @@ def _check(config: WorkflowConfig) -> None:
             "the workflow reads it from its checkout",
             "PLAN",
         )
+
+
+def check_one_runner(matrix: Matrix) -> None:
+    """Raise FleetError naming the first entry that would need several runners."""
+    for entry in matrix.entries:
+        if entry.multinode:
+            raise FleetError(
+                f"{entry.id}: serves one model over several hosts (ray-address:), and a GitHub "
+                "Actions job runs on one runner (jobs cannot span runners): run it with "
+                "bench fleet --ray on a Ray cluster"
+            )
 
 
 def _install(config: WorkflowConfig, editable: str) -> dict[str, Any]:

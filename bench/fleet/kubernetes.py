@@ -10,6 +10,10 @@ Each Job's pod (`render_jobs`) holds:
 - `bench`, which runs the entry's `bench run` against that server (`--endpoint`) and writes
   the result to the results volume (a PersistentVolumeClaim, `/results/<entry id>.json`).
 
+A multi-node entry (vLLM over several hosts, `ray-address:`) is refused by name: a pod runs
+on one node, and spanning nodes needs a LeaderWorkerSet or KubeRay, custom resources that
+kubernetes-validate cannot check; `bench fleet --ray` runs it.
+
 The pod lands on a node of the entry's GPU kind through a node selector, by default the label
 `infermeter.dev/gpu=<catalog id>` (`kubectl label node NODE infermeter.dev/gpu=h100-sxm`).
 
@@ -104,6 +108,12 @@ def _vllm_command(entry: MatrixEntry) -> list[str]:
 
 
 def _job(entry: MatrixEntry, config: JobsConfig) -> dict[str, Any]:
+    if entry.multinode:
+        raise FleetError(
+            f"{entry.id}: serves one model over several hosts (ray-address:), and a Job's pod "
+            "runs on one node; it needs a LeaderWorkerSet or a KubeRay cluster, which this "
+            "render does not write: run it with bench fleet --ray on a Ray cluster"
+        )
     if entry.vendor not in GPU_RESOURCES:
         raise FleetError(f"{entry.id}: no Kubernetes GPU resource is known for {entry.vendor}")
     name = job_name(entry.id)

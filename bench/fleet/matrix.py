@@ -9,8 +9,11 @@ checks where each run goes and raises `PlanError` with every problem at once
 - the count is the GPUs one server needs: without a count it is the run's tensor × pipeline
   parallel size; with a count and no `tensor-parallel-size`, the entry serves with
   tensor-parallel-size = count / pipeline-parallel-size; with both, they must agree;
-- a fleet entry launches vLLM on its node, so `endpoint:` is refused, and so is `ray-address:`
-  (vLLM over several hosts is one `bench run --ray-address` on that cluster);
+- a fleet entry launches vLLM on its node, so `endpoint:` is refused; a run that gives
+  `ray-address:` serves one model over several hosts (vLLM's Ray executor, tensor × pipeline
+  parallel across nodes): a *multi-node* entry, which only `bench fleet --ray` runs (on its
+  own cluster, whatever address the plan gives; `bench.fleet.ray_groups`), while GitHub
+  Actions and Kubernetes refuse it by name;
 - each entry writes its own result: the run's `output` with the GPU kind inserted before the
   suffix (`results/chat.json` → `results/chat.h100-sxm-x1.json`; without an output,
   `results/<name>.<gpu>-x<count>.json`), and entries' ids and outputs are unique.
@@ -47,6 +50,7 @@ class MatrixEntry:
     output: str
     command: str
     options: RunOptions
+    multinode: bool = False  # vLLM over several hosts of a Ray cluster (`ray-address:`)
 
     @property
     def log(self) -> str:
@@ -72,6 +76,7 @@ class MatrixEntry:
             "output": self.output,
             "log": self.log,
             "command": self.command,
+            "multinode": self.multinode,
         }
 
 
@@ -127,12 +132,6 @@ def _kinds(run: PlanRun, where: str, problems: list[str]) -> tuple[GpuRequest, .
             "instead of endpoint:"
         )
         return ()
-    if run.options.ray_address is not None:
-        problems.append(
-            f"{where}.ray-address: a fleet entry runs on one host; serve a model over several "
-            "hosts with bench run --ray-address on that cluster"
-        )
-        return ()
     if run.gpus and run.options.gpu_id is not None:
         problems.append(f"{where}.gpu: give the GPU kinds in gpus: only (each entry sets gpu)")
         return ()
@@ -180,6 +179,7 @@ def _entry(
         output=output,
         command=command_line(options),
         options=options,
+        multinode=options.ray_address is not None,
     )
 
 

@@ -5,9 +5,9 @@ cluster and schedules nothing itself) and submits every entry as a Ray task that
 `{"gpu_<catalog id>": <gpu count>}`, a custom resource each node advertises for the GPUs it
 has (`ray start --resources '{"gpu_h100-sxm": 8}'`). Ray places the tasks; on its node a task
 runs the entry's `bench run` (the same options and session as its command line) in a fresh
-folder. It is a Ray generator task: as each load point ends it streams the result so far
-(marked incomplete) back to the driver, and at the end the result file's text, the exit
-status and the ends of its logs.
+folder (`bench.fleet.ray_task`). It is a Ray generator task: as each load point ends it
+streams the result so far (marked incomplete) back to the driver, and at the end the result
+file's text, the exit status and the ends of its logs.
 
 The driver collects each result as soon as its task ends: it writes `<results>/<entry id>.json`
 (temp file and rename), validates it as the registry would, and reports it. A run that ended
@@ -17,7 +17,14 @@ it is submitted once more, where another live node has the resource, or else tho
 its result (incomplete). An entry that no live node can take is reported instead of waiting
 forever. Whatever finished is kept. At the end the set is validated together (`registry
 validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
-lost worker had launched dies with it (`bench.server`: a parent-death signal).
+lost worker had launched dies with it (`bench.server`: a parent-death signal). Ctrl-C here
+cancels every run under way as Ctrl-C stops `bench run` (`cancel_all`; each task passes the
+cancel on to its run, `bench.fleet.ray_task`): each writes what it finished and stops its
+vLLM, and that result, or else the points it had streamed back, is its entry's, incomplete.
+
+An entry that serves one model over several hosts (`ray-address:` in the plan) holds whole
+nodes of its kind in a placement group for its run, and its task runs in that group
+(`bench.fleet.ray_groups`).
 
 Nodes need infermeter (and vLLM) installed in the Python that runs `ray start`; paths in the
 plan other than `output` (a dataset, a tokenizer, a vllm executable) must exist on each node.
@@ -26,117 +33,24 @@ plan other than `output` (a dataset, a tokenizer, a vllm executable) must exist 
 from __future__ import annotations
 
 import contextlib
-import os
-import queue
 import re
-import socket
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from bench.errors import BenchError
-from bench.fleet import FleetError
+from bench.fleet import FleetError, ray_groups
 from bench.fleet.matrix import Matrix, MatrixEntry
+from bench.fleet.outcomes import EntryOutcome, FleetSummary, Status
+from bench.fleet.ray_task import run_entry
 from bench.multinode import connect_ray
 from registry.tree import PARTIAL_FOLDER  # what each lost attempt had measured
 
 Notify = Callable[[str], None]
-Status = Literal["collected", "incomplete", "invalid", "failed", "unplaceable", "cancelled"]
-TAIL_LINES = 20
+CANCEL_GRACE_S = 60.0  # how long an interrupted fleet waits for its runs to write and stop
 _NODE_ID = re.compile(r"node ID: ([0-9a-f]{16,})")
-
-
-def _tail(text: str, lines: int = TAIL_LINES) -> str:
-    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
-
-
-def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
-    """On a node: the entry's `bench run` in a fresh folder, as a Ray generator task.
-
-    It yields `{"kind": "checkpoint", "result": <text>, "points": n}` as each load point ends
-    (the result so far, marked incomplete), so the driver holds every finished point even if
-    this node dies, then `{"kind": "done", ...}` with the result text and the logs' ends. The
-    run goes in a thread of this worker (infermeter is imported once per worker, not once
-    per run) while this generator hands its checkpoints to Ray."""
-    from registry.store import dumps_result
-
-    checkpoints: queue.Queue[str | None] = queue.Queue()
-    answer: dict[str, Any] = {}
-    failure: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            answer.update(_run_entry(entry, lambda result: checkpoints.put(dumps_result(result))))
-        except BaseException as error:  # raised again below, in the task's own thread
-            failure.append(error)
-        finally:
-            checkpoints.put(None)
-
-    thread = threading.Thread(target=work, name=f"bench run {entry.id}", daemon=True)
-    thread.start()
-    points = 0
-    while (text := checkpoints.get()) is not None:
-        points += 1
-        yield {
-            "kind": "checkpoint",
-            "result": text,
-            "points": points,
-            "worker": f"{os.getpid()} on {socket.gethostname()}",
-        }
-    thread.join()
-    if failure:
-        raise failure[0]
-    yield {"kind": "done", **answer}
-
-
-def _run_entry(entry: MatrixEntry, checkpoint: Callable[[Any], None]) -> dict[str, Any]:
-    """The entry's `bench run` in a fresh folder; its result text and logs' ends."""
-    from bench.plan import session_config
-    from bench.session import run_session
-
-    node_id = None
-    with contextlib.suppress(Exception):
-        import ray
-
-        node_id = ray.get_runtime_context().get_node_id()
-    lines: list[str] = []
-    exit_code = 0
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="infermeter-fleet-") as folder:
-        os.chdir(folder)  # a Ray worker runs one task at a time: the folder is the run's own
-        try:
-            try:
-                outcome = run_session(
-                    session_config(entry.options, entry.command),
-                    notify=lines.append,
-                    checkpoint=checkpoint,
-                )
-                lines += outcome.notes
-                if outcome.run.incomplete:
-                    exit_code = 1
-                    lines.append(f"Error: the run is incomplete: {outcome.run.stop_reason}")
-            except BenchError as error:
-                exit_code = error.exit_code
-                lines.append(f"Error: {error.one_line()}")
-            output = Path(folder) / entry.output
-            log = Path(folder) / entry.log
-            result = output.read_text(encoding="utf-8") if output.is_file() else None
-            log_text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
-        finally:
-            os.chdir(here)
-    return {
-        "exit_code": exit_code,
-        "result": result,
-        "stderr_tail": _tail("\n".join(lines)),
-        "log_tail": _tail(log_text),
-        "host": socket.gethostname(),
-        "node_id": node_id,
-    }
 
 
 @dataclass(frozen=True)
@@ -149,80 +63,23 @@ class FleetConfig:
     poll_s: float = 1.0
 
 
-@dataclass
-class EntryOutcome:
-    """What became of one entry."""
-
-    entry_id: str
-    status: Status = "failed"
-    result_path: Path | None = None
-    host: str | None = None
-    node_id: str | None = None
-    attempts: int = 0
-    message: str | None = None
-    lost: list[str] = field(default_factory=list)  # one line per attempt lost with its node
-    partial: list[Path] = field(default_factory=list)  # the points each lost attempt measured
-
-    def as_json(self) -> dict[str, Any]:
-        """The outcome as `bench fleet --json` lists it."""
-        return {
-            "id": self.entry_id,
-            "status": self.status,
-            "result": str(self.result_path) if self.result_path else None,
-            "host": self.host,
-            "node_id": self.node_id,
-            "attempts": self.attempts,
-            "lost": self.lost,
-            "partial": [str(path) for path in self.partial],
-            "message": self.message,
-        }
-
-
-@dataclass
-class FleetSummary:
-    """Every entry's outcome, and the problems of the collected set as a whole."""
-
-    outcomes: list[EntryOutcome]
-    results_dir: Path
-    set_problems: list[str] = field(default_factory=list)
-    interrupted: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """True when every entry was collected, complete and valid, and the set validates."""
-        return (
-            not self.interrupted
-            and not self.set_problems
-            and all(o.status == "collected" for o in self.outcomes)
-        )
-
-    def counts(self) -> dict[str, int]:
-        """How many entries ended in each status."""
-        found: dict[str, int] = {}
-        for outcome in self.outcomes:
-            found[outcome.status] = found.get(outcome.status, 0) + 1
-        return found
-
-    def as_json(self) -> dict[str, Any]:
-        """The `--json` object."""
-        return {
-            "ok": self.ok,
-            "results_dir": str(self.results_dir),
-            "counts": self.counts(),
-            "set_problems": self.set_problems,
-            "interrupted": self.interrupted,
-            "entries": [outcome.as_json() for outcome in self.outcomes],
-        }
-
-
 def _placeable(ray: Any, entry: MatrixEntry, dead: set[str]) -> bool:
-    """Whether a live node advertises the entry's resource in the amount it needs."""
+    """Whether a live node advertises the entry's resource in the amount it needs (a
+    multi-node entry: whether the live nodes of its kind can hold it)."""
+    if entry.multinode:
+        return ray_groups.placeable(ray, entry, dead)
     for node in ray.nodes():
         if not node.get("Alive") or node.get("NodeID") in dead:
             continue
         if node.get("Resources", {}).get(entry.resource, 0) >= entry.gpu_count:
             return True
     return False
+
+
+def _nowhere(entry: MatrixEntry) -> str:
+    if entry.multinode:
+        return f"the live nodes advertising {entry.resource!r} cannot hold {entry.gpu_count} GPUs"
+    return f"no live node advertises {{{entry.resource!r}: {entry.gpu_count}}}"
 
 
 def _check_results_dir(matrix: Matrix, results_dir: Path) -> None:
@@ -248,6 +105,7 @@ class _Driver:
         self.pending: dict[Any, str] = {}  # Ray's ObjectRefGenerator → entry id
         self.checkpoint: dict[str, str] = {}  # entry id → the result so far of its attempt
         self.dead: set[str] = set()
+        self.groups: dict[str, Any] = {}  # entry id → the placement group a multi-node one holds
         self.done = 0
 
     def _progress(self, entry_id: str, text: str) -> None:
@@ -257,20 +115,40 @@ class _Driver:
     def submit(self, entry: MatrixEntry) -> None:
         outcome = self.outcomes[entry.id]
         if not _placeable(self.ray, entry, self.dead):
-            self._finish(
-                entry.id,
-                "unplaceable",
-                f"no live node advertises {{{entry.resource!r}: {entry.gpu_count}}}",
-            )
+            self._finish(entry.id, "unplaceable", _nowhere(entry))
             return
         outcome.attempts += 1
         self.checkpoint.pop(entry.id, None)
-        task = self.remote.options(
-            num_cpus=0, resources={entry.resource: entry.gpu_count}, max_retries=0
-        )
+        where = ""
+        if entry.multinode:
+            group, split = ray_groups.hold_nodes(self.ray, entry, self.dead)
+            self.groups[entry.id] = group
+            task = self.remote.options(
+                num_cpus=0,
+                resources={entry.resource: ray_groups.bundle_amount(group, entry)},
+                max_retries=0,
+                scheduling_strategy=ray_groups.scheduling(group),
+            )
+            where = f" over {split.nodes} nodes × {split.gpus_per_node} (a placement group)"
+        else:
+            task = self.remote.options(
+                num_cpus=0, resources={entry.resource: entry.gpu_count}, max_retries=0
+            )
         self.pending[task.remote(entry)] = entry.id
         attempt = f" (attempt {outcome.attempts})" if outcome.attempts > 1 else ""
-        self._progress(entry.id, f"submitted for {entry.gpu_count}× {entry.gpu}{attempt}")
+        self._progress(entry.id, f"submitted for {entry.gpu_count}× {entry.gpu}{where}{attempt}")
+
+    def _note_placement(self, entry_id: str) -> None:
+        """A multi-node entry's nodes, from Ray's placement group table, while it holds them."""
+        group = self.groups.get(entry_id)
+        if group is not None and not self.outcomes[entry_id].placement:
+            with contextlib.suppress(Exception):
+                self.outcomes[entry_id].placement = ray_groups.group_nodes(self.ray, group)
+
+    def _release(self, entry_id: str) -> None:
+        group = self.groups.pop(entry_id, None)
+        if group is not None:
+            ray_groups.release(self.ray, group)
 
     def _finish(self, entry_id: str, status: Status, message: str | None = None) -> None:
         outcome = self.outcomes[entry_id]
@@ -283,6 +161,7 @@ class _Driver:
         self._progress(entry_id, f"{status}{where}{saved}{detail}")
 
     def _lost(self, entry_id: str, error: Exception) -> None:
+        self._release(entry_id)
         text = " ".join(str(error).split())
         match = _NODE_ID.search(text)
         if match:
@@ -359,12 +238,9 @@ class _Driver:
             if not _placeable(self.ray, self.entries[entry_id], self.dead):
                 self.ray.cancel(ref, force=True)
                 del self.pending[ref]
-                entry = self.entries[entry_id]
-                self._finish(
-                    entry_id,
-                    "unplaceable",
-                    f"no live node advertises {{{entry.resource!r}: {entry.gpu_count}}} any more",
-                )
+                self._release(entry_id)
+                nowhere = _nowhere(self.entries[entry_id])
+                self._finish(entry_id, "unplaceable", f"{nowhere} any more")
 
     def loop(self) -> None:
         ray = self.ray
@@ -380,6 +256,7 @@ class _Driver:
                     self._lost(entry_id, error)
                     continue
                 if message.get("kind") == "checkpoint":
+                    self._note_placement(entry_id)
                     self.checkpoint[entry_id] = message["result"]
                     count = message.get("points")
                     where = f" (worker {message['worker']})" if message.get("worker") else ""
@@ -388,17 +265,60 @@ class _Driver:
                     continue
                 del self.pending[stream]
                 self.checkpoint.pop(entry_id, None)
+                self._note_placement(entry_id)
+                self._release(entry_id)
                 self._collect(entry_id, message)
             if time.monotonic() - checked >= 2 * self.config.poll_s:
                 self._drop_unplaceable()
                 checked = time.monotonic()
 
     def cancel_all(self) -> None:
+        """Stop every run under way as Ctrl-C stops `bench run` (a Ray cancel, which each task
+        passes on to its run): each writes what it finished and stops its vLLM; wait for them
+        (a second Ctrl-C, or CANCEL_GRACE_S, ends the wait), and keep each run's result, or
+        else the points it had streamed back, as its entry's result, incomplete."""
+        ray = self.ray
+        for ref in self.pending:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=False)
+        deadline = time.monotonic() + CANCEL_GRACE_S
+        with contextlib.suppress(KeyboardInterrupt):
+            while self.pending and time.monotonic() < deadline:
+                ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.config.poll_s)
+                for stream in ready:
+                    entry_id = self.pending[stream]
+                    try:
+                        message = ray.get(next(stream))
+                    except (ray.exceptions.RayError, StopIteration):
+                        del self.pending[stream]
+                        self._stopped(entry_id)
+                        continue
+                    if message.get("kind") == "checkpoint":
+                        self.checkpoint[entry_id] = message["result"]
+                        continue
+                    del self.pending[stream]
+                    self.checkpoint.pop(entry_id, None)
+                    self._release(entry_id)
+                    self._collect(entry_id, message)
         for ref, entry_id in list(self.pending.items()):
             with contextlib.suppress(Exception):
-                self.ray.cancel(ref, force=True)
+                ray.cancel(ref, force=True)
             del self.pending[ref]
-            self._finish(entry_id, "cancelled", "interrupted before it finished")
+            self._stopped(entry_id)
+
+    def _stopped(self, entry_id: str) -> None:
+        """An entry cancelled before its result came back: its streamed points, if any."""
+        from registry.store import write_text_atomic
+
+        self._release(entry_id)
+        text = self.checkpoint.pop(entry_id, None)
+        if text is None:
+            self._finish(entry_id, "cancelled", "interrupted before it finished a point")
+            return
+        path = self.config.results_dir / f"{entry_id}.json"
+        write_text_atomic(path, text)
+        self.outcomes[entry_id].result_path = path
+        self._finish(entry_id, "cancelled", "interrupted; the points it had finished are kept")
 
 
 def run_fleet(

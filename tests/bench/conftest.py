@@ -39,15 +39,16 @@ def standin_vllm(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def ray_fleet() -> Iterator[RayFleet]:
     """ONE real Ray cluster on 127.0.0.1 for every test that needs one (starting it costs
-    most of their time): the H100 head and the L40S worker claim two GPUs each (the multi-node
-    tests need 2 × 2), the doomed L40S none."""
+    most of their time): both L40S workers claim two GPUs each (the multi-node tests serve
+    over their 2 × 2), the H100 head none, so a multi-node vLLM's own placement group (it
+    takes free GPUs on any node) can only land on the L40S nodes."""
     # The stand-in's tokens come 10 ms apart: a pace an L40S could serve a 1B model at (the
     # registry refuses faster decoding than the GPU's memory bandwidth allows).
     cluster = LocalRayCluster(env={"STANDIN_VLLM_ITL_S": "0.01"})
     try:
-        h100 = cluster.start({"gpu_h100-sxm": 1}, gpus=2)
+        h100 = cluster.start({"gpu_h100-sxm": 1}, gpus=0)
         l40s, doomed = cluster.add_workers(
-            {"l40s": ({"gpu_l40s": 1}, 2), "doomed-l40s": ({"gpu_l40s": 1}, 0)}
+            {"l40s": ({"gpu_l40s": 1}, 2), "doomed-l40s": ({"gpu_l40s": 1}, 2)}
         )
         yield RayFleet(cluster, h100, l40s, doomed)
     finally:

@@ -18,7 +18,8 @@ Behaviour the tests choose through the environment:
 
 With `--distributed-executor-backend ray` it does what vLLM's Ray executor does before loading
 weights: connects to the Ray cluster named by `RAY_ADDRESS` and reserves a placement group of
-tensor × pipeline parallel bundles of one GPU each, packed onto as few nodes as fit; it logs
+tensor × pipeline parallel bundles of one GPU each, packed onto as few nodes as fit (the
+process's own placement group if it had one, which a launched `vllm serve` never has); it logs
 the address and the nodes the group landed on, fails as vLLM does when the cluster lacks the
 GPUs, and releases the group when it stops.
 """
@@ -141,14 +142,29 @@ def fail(lines: list[str]) -> None:
 
 
 def reserve_ray_gpus(world_size: int) -> Any:
-    """Connect to RAY_ADDRESS and reserve `world_size` GPUs, as vLLM's Ray executor does."""
+    """Connect to RAY_ADDRESS and reserve `world_size` GPUs, as vLLM's Ray executor does
+    (`initialize_ray_cluster`, vllm/v1/executor/ray_utils.py): the placement group of the
+    process if it has one (a `vllm serve` process, a new Ray driver, never does), else a
+    new one of `{"GPU": 1}` bundles, packed."""
     import ray
-    from ray.util.placement_group import placement_group, placement_group_table
+    from ray.util.placement_group import (
+        get_current_placement_group,
+        placement_group,
+        placement_group_table,
+    )
 
     address = os.environ.get("RAY_ADDRESS")
     log("INFO", "ray_utils.py:312", f"Connecting to existing Ray cluster at address: {address}")
     ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-    group = placement_group([{"GPU": 1.0}] * world_size, strategy="PACK")
+    group = get_current_placement_group()
+    if group is not None:
+        log("INFO", "ray_utils.py:331", "Using the existing placement group")
+    else:
+        log("INFO", "ray_utils.py:354", "No current placement group found. Creating a new "
+            "placement group.")  # fmt: skip
+        # vLLM binds the first bundle to its own host ({"node:<ip>": 0.001}); every node here
+        # is 127.0.0.1, so that binds nothing and is left out.
+        group = placement_group([{"GPU": 1.0}] * world_size, strategy="PACK")
     if not group.wait(timeout_seconds=30):
         fail(
             [

@@ -80,6 +80,7 @@ def test_matrix_is_one_entry_per_run_and_gpu_kind_with_its_command(tmp_path: Pat
         "log": "results/chat.h100-sxm-x1.vllm.log",
         "command": f"infermeter bench run --model {MODEL} --max-model-len 8192 "
         "--output results/chat.h100-sxm-x1.json --gpu h100-sxm --concurrency 1,4",
+        "multinode": False,
     }
     assert amd["vendor"] == "amd"
     assert pair["output"] == "results/big-batch.h200-sxm-x2.json"
@@ -166,10 +167,6 @@ def test_matrix_fleet_example_covers_four_gpu_kinds() -> None:
         (
             {"endpoint": "http://127.0.0.1:9", "gpus": ["l40s"]},
             "runs[0].endpoint: a fleet entry launches vLLM on its own node",
-        ),
-        (
-            {"model": MODEL, "ray-address": "10.0.0.1:6379", "gpus": ["l40s"]},
-            "runs[0].ray-address: a fleet entry runs on one host",
         ),
         (
             {"model": MODEL, "tensor-parallel-size": 2, "gpus": ["h100-sxm:4"]},
@@ -262,3 +259,20 @@ def test_fleet_refuses_to_overwrite_an_earlier_fleets_results(tmp_path: Path) ->
     assert run.exit_code == 1
     assert f"--results-dir: {earlier} exists from an earlier fleet run" in run.stderr
     assert earlier.read_text() == "{}"
+
+
+def test_matrix_run_with_a_ray_address_is_one_multinode_entry(tmp_path: Path) -> None:
+    run = {
+        "model": MODEL, "name": "r1", "tensor-parallel-size": 8, "pipeline-parallel-size": 2,
+        "ray-address": "auto", "gpus": ["h100-sxm", "h200-sxm:16"],
+    }  # fmt: skip
+    matrix = load_matrix(_plan(tmp_path, {"runs": [run]}))
+    assert [(e.id, e.gpu_count, e.multinode) for e in matrix.entries] == [
+        ("r1--h100-sxm-x16", 16, True),
+        ("r1--h200-sxm-x16", 16, True),
+    ]
+    entry = matrix.entries[0]
+    assert entry.as_json()["multinode"] is True
+    assert "--ray-address auto" in entry.command
+    assert "--pipeline-parallel-size 2" in entry.command
+    assert _parsed_options(entry.command).ray_address == "auto"

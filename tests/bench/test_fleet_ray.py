@@ -108,64 +108,11 @@ class _Fleet:
         return self.process.returncode, json.loads(stdout)
 
 
-def test_fleet_six_entries_on_two_gpu_kinds_all_collected_and_valid(
-    tmp_path: Path, ray_fleet: RayFleet
-) -> None:
-    runs = [
-        {"name": name, "gpus": ["h100-sxm", "l40s"], "output": f"results/{name}.json"}
-        for name in ("chat", "short", "long")
-    ]
-    results = tmp_path / "fleet-results"
-    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
-    code, summary = fleet.finish()
-    assert code == 0, fleet.lines
-    assert summary["ok"] is True
-    assert summary["counts"] == {"collected": 6}
-    assert summary["set_problems"] == []
-    entries = {entry["id"]: entry for entry in summary["entries"]}
-    assert sorted(entries) == sorted(
-        f"{name}--{gpu}-x1" for name in ("chat", "short", "long") for gpu in ("h100-sxm", "l40s")
-    )
-    # Pinned by resource: every entry of a GPU kind ran on a node that advertises it (the one
-    # H100 node; the two L40S nodes), never on another kind's.
-    nodes = {
-        gpu: {entry["node_id"] for name, entry in entries.items() if gpu in name}
-        for gpu in ("h100", "l40s")
-    }
-    assert len(nodes["h100"]) == 1
-    assert 1 <= len(nodes["l40s"]) <= 2
-    assert None not in nodes["h100"] | nodes["l40s"]
-    assert not nodes["h100"] & nodes["l40s"]
-    for entry_id, entry in entries.items():
-        path = results / f"{entry_id}.json"
-        assert entry["result"] == str(path)
-        assert entry["attempts"] == 1
-        assert entry["lost"] == []
-        result = RegistryResult.model_validate_json(path.read_text())
-        assert result.identity.gpu.id == entry_id.split("--")[1].removesuffix("-x1")
-        assert result.source.kind == "measured"
-        assert result.source.complete
-        assert result.source.host.gpu_count == 1
-        assert f"--gpu {result.identity.gpu.id}" in result.source.command
-        assert [(p.load.concurrency, p.requests.completed) for p in result.points] == [(1, 2)]
-    assert validate_paths([results]).ok  # the set validates together: one pull request
-    # One merged answer: the two GPU kinds' results of a run, side by side.
-    pair = [str(results / f"chat--{gpu}-x1.json") for gpu in ("h100-sxm", "l40s")]
-    compared = CliRunner().invoke(main, ["bench", "compare", "--json", *pair])
-    assert compared.exit_code == 0, compared.output
-    (load,) = json.loads(compared.stdout)["loads"]
-    assert [row["gpu"] for row in load["rows"]] == ["h100-sxm", "l40s"]
-    assert sum(": collected on " in line for line in fleet.lines) == 6
-    # Each run streamed its one point back before it ended.
-    assert sum(": 1 point kept so far (worker " in line for line in fleet.lines) == 6
-    assert fleet.lines[-1].startswith("6 entries: 6 collected; results in ")
-
-
 def _bench_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [
         sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
         "--model", MODEL, "--vllm-executable", str(_launcher(folder)), "--load-format", "dummy",
-        "--max-model-len", "4096", "--gpu", "h100-sxm", "--concurrency", "1",
+        "--max-model-len", "4096", "--gpu", "l40s", "--concurrency", "1",
         "--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8",
         "--output", str(folder / "result.json"), *args,
     ]  # fmt: skip
@@ -198,6 +145,12 @@ def test_bench_run_standin_vllm_over_two_ray_nodes_records_nodes_and_gpus_per_no
     assert f"Connecting to existing Ray cluster at address: {ray_fleet.address}" in log
     assert "world_size=4 placement group on 2 nodes" in log
     assert f"vLLM over the Ray cluster at {ray_fleet.address}: 2 nodes × 2 GPUs" in run.stderr
+    # bench run read from Ray where vLLM's group landed, as vLLM's own log says (the two L40S
+    # nodes: the H100 head has no GPU).
+    ranks = r"vLLM's ranks are on 2 nodes × 2 GPUs: Ray nodes (\S+), (\S+)"
+    (placed,) = re.findall(ranks, run.stderr)
+    (logged,) = re.findall(r"world_size=4 placement group on 2 nodes: (\S+), (\S+)", log)
+    assert placed == logged
     # $/hour follows the GPU count: 4 GPUs × $2.50.
     rows = run.stdout.splitlines()
     header = next(i for i, line in enumerate(rows) if line.split()[:2] == ["point", "$/h"])
@@ -214,6 +167,7 @@ def test_bench_run_ray_cluster_without_the_gpus_exits_2_before_launching(
         "--ray-address", ray_fleet.address,
     )  # fmt: skip
     assert run.returncode == 2, run.stderr
+    # Only the nodes of the run's GPU kind count: the L40S ones (the H100 head has no GPU).
     assert run.stderr.strip().splitlines()[-1] == (
         "Error: --pipeline-parallel-size: tensor × pipeline parallel needs 8 GPUs, but the Ray "
         f"cluster at {ray_fleet.address} has 4 (2 + 2 on 2 nodes)"
@@ -254,18 +208,67 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and_retries(
+def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     tmp_path: Path, ray_fleet: RayFleet
 ) -> None:
+    runs: list[dict[str, Any]] = [
+        {"name": "solo", "gpus": ["h100-sxm"]},
+        {
+            "name": "big", "gpus": ["l40s"], "tensor-parallel-size": 2,
+            "pipeline-parallel-size": 2, "ray-address": "auto",
+        },
+    ]  # fmt: skip
+    results = tmp_path / "fleet-results"
+    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
+    code, summary = fleet.finish()
+    assert code == 0, fleet.lines
+    entries = {entry["id"]: entry for entry in summary["entries"]}
+    assert summary["counts"] == {"collected": 2}
+    big, solo = entries["big--l40s-x4"], entries["solo--h100-sxm-x1"]
+    submitted = "big--l40s-x4: submitted for 4× l40s over 2 nodes × 2"
+    assert any(submitted in line for line in fleet.lines)
+    # Its placement group (Ray's placement group table) held two nodes, both of its kind:
+    # the two L40S nodes, never the H100 head that ran the other entry.
+    placement = big["placement"]
+    held = {node["node_id"] for node in placement}
+    assert len(held) == 2
+    assert all(node["resources"].get("gpu_l40s") == 1 for node in placement)
+    assert all("gpu_h100-sxm" not in node["resources"] for node in placement)
+    assert solo["node_id"] not in held
+    assert big["node_id"] in held  # the task itself: bundle 0
+    assert solo["placement"] == []
+    # vLLM's own ranks were checked to be on those very nodes before anything was measured.
+    log = (results / "logs" / "big--l40s-x4.log").read_text()
+    (placed,) = re.findall(r"vLLM's ranks are on 2 nodes × 2 GPUs: Ray nodes (\S+), (\S+)", log)
+    assert set(placed) == held
+    result = RegistryResult.model_validate_json((results / "big--l40s-x4.json").read_text())
+    gpu = result.identity.gpu
+    assert (gpu.id, gpu.count, gpu.nodes, gpu.gpus_per_node) == ("l40s", 4, 2, 2)
+    assert result.identity.serving.tensor_parallel_size == 2
+    assert result.identity.serving.pipeline_parallel_size == 2
+    server_command = result.source.server_command or ""
+    assert "--tensor-parallel-size 2 --pipeline-parallel-size 2" in server_command
+    assert "--distributed-executor-backend ray" in server_command
+    # The run's command names the fleet's own cluster, not the plan's `auto`.
+    assert f"--ray-address {ray_fleet.address}" in result.source.command
+    assert validate_paths([results]).ok
+
+
+def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and_valid(
+    tmp_path: Path, ray_fleet: RayFleet
+) -> None:
+    """One fleet run proves both: the six entries (three runs × two GPU kinds) are all
+    collected and valid, and killing the doomed L40S node mid-run loses no finished result:
+    the lost run's streamed points are kept and it is retried on the other L40S node."""
     doomed = ray_fleet.doomed_l40s
     runs: list[dict[str, Any]] = [
-        {"name": "quick", "gpus": ["h100-sxm"]},
-        *(
-            {"name": f"slow{n}", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 24}
-            for n in range(3)
-        ),
-        {"name": "nowhere", "gpus": ["mi300x"]},
-    ]
+        {
+            "name": name, "gpus": ["h100-sxm", "l40s"], "output": f"results/{name}.json",
+            "concurrency": [1, 2], "num-requests": 24,
+        }
+        for name in ("chat", "short", "long")
+    ]  # fmt: skip
+    runs.append({"name": "nowhere", "gpus": ["mi300x"]})
     results = tmp_path / "fleet-results"
     fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
     # Kill the doomed L40S node once some result has come back and the entry it runs has
@@ -288,16 +291,35 @@ def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and
     assert survivors == [], "a stand-in vLLM outlived the worker that launched it"
     code, summary = fleet.finish()
     assert code == 1, fleet.lines  # the mi300x entry has nowhere to run
+    assert summary["ok"] is False
+    assert summary["counts"] == {"collected": 6, "unplaceable": 1}
+    assert summary["set_problems"] == []
     entries = {entry["id"]: entry for entry in summary["entries"]}
-    assert entries["nowhere--mi300x-x1"]["status"] == "unplaceable"
-    assert "no live node advertises {'gpu_mi300x': 1}" in entries["nowhere--mi300x-x1"]["message"]
+    nowhere = entries.pop("nowhere--mi300x-x1")
+    assert nowhere["status"] == "unplaceable"
+    assert "no live node advertises {'gpu_mi300x': 1}" in nowhere["message"]
+    assert sorted(entries) == sorted(
+        f"{name}--{gpu}-x1" for name in ("chat", "short", "long") for gpu in ("h100-sxm", "l40s")
+    )
+    assert lost_id.endswith("--l40s-x1")
+    # Pinned by resource: every entry of a GPU kind ran on a node that advertises it (the one
+    # H100 node; the two L40S nodes), never on another kind's.
+    nodes = {
+        gpu: {entry["node_id"] for name, entry in entries.items() if gpu in name}
+        for gpu in ("h100", "l40s")
+    }
+    assert len(nodes["h100"]) == 1
+    assert 1 <= len(nodes["l40s"]) <= 2
+    assert None not in nodes["h100"] | nodes["l40s"]
+    assert not nodes["h100"] & nodes["l40s"]
+    # The lost run: retried once, on the other L40S node, and collected; the points its lost
+    # attempt had measured are kept, marked incomplete.
     lost = [entry for entry in entries.values() if entry["lost"]]
     assert [entry["id"] for entry in lost] == [lost_id], summary
     (retried,) = lost
     assert retried["attempts"] == 2
-    assert retried["status"] == "collected"  # once more, on the other L40S node
+    assert retried["status"] == "collected"
     assert any("trying another node" in line for line in fleet.lines)
-    # The points the lost attempt had measured are kept, marked incomplete.
     partial = results / "partial" / f"{lost_id}.attempt-1.json"
     assert retried["partial"] == [str(partial)]
     kept = RegistryResult.model_validate_json(partial.read_text())
@@ -308,9 +330,36 @@ def test_fleet_node_killed_mid_run_keeps_finished_results_and_partial_points_and
     assert validate_paths([partial]).ok
     for name, content in finished.items():
         assert (results / name).read_bytes() == content  # nothing finished was lost
-    collected = [e for e in entries.values() if e["status"] == "collected"]
-    assert len(collected) == 4
-    for entry in collected:
-        RegistryResult.model_validate_json(Path(entry["result"]).read_text())
-    assert summary["set_problems"] == []
+    for entry_id, entry in entries.items():
+        path = results / f"{entry_id}.json"
+        assert entry["result"] == str(path)
+        assert entry["status"] == "collected"
+        if entry_id != lost_id:
+            assert entry["attempts"] == 1
+            assert entry["lost"] == []
+        result = RegistryResult.model_validate_json(path.read_text())
+        assert result.identity.gpu.id == entry_id.split("--")[1].removesuffix("-x1")
+        assert result.source.kind == "measured"
+        assert result.source.complete
+        assert result.source.host.gpu_count == 1
+        assert f"--gpu {result.identity.gpu.id}" in result.source.command
+        completed = [(p.load.concurrency, p.requests.completed) for p in result.points]
+        assert completed == [(1, 24), (2, 24)]
+        # Each run streamed its first point back before it ended.
+        assert any(f"] {entry_id}: 1 point kept so far (worker " in line for line in fleet.lines)
+    # The set validates together (one pull request); the lost attempt's points in partial/
+    # are skipped by name: they are not a result to submit.
+    report = validate_paths([results])
+    assert report.ok
+    assert report.files_checked == 6
+    assert report.skipped == (str(partial),)
+    # One merged answer: the two GPU kinds' results of a run, side by side.
+    pair = [str(results / f"chat--{gpu}-x1.json") for gpu in ("h100-sxm", "l40s")]
+    compared = CliRunner().invoke(main, ["bench", "compare", "--json", *pair])
+    assert compared.exit_code == 0, compared.output
+    first = json.loads(compared.stdout)["loads"][0]
+    assert [row["gpu"] for row in first["rows"]] == ["h100-sxm", "l40s"]
+    assert sum(": collected on " in line for line in fleet.lines) == 6
+    assert fleet.lines[-2].startswith("7 entries: 6 collected, 1 unplaceable; results in ")
+    assert fleet.lines[-1] == "Error: not every entry was collected complete and valid"
     assert ray_fleet.l40s.process.poll() is None

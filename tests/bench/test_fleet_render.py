@@ -255,3 +255,28 @@ def test_render_kubernetes_result_gets_the_sidecars_serving_settings(tmp_path: P
     assert options.max_model_len is None
     assert deployment.max_model_len == 8192
     assert deployment.model_id == "llama-3.1-8b-instruct"
+
+
+def test_render_refuses_a_multinode_entry_naming_it_for_both_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    plan = tmp_path / "p.yaml"
+    runs = [
+        {"name": "chat", "gpus": ["l40s"]},
+        {"name": "r1", "tensor-parallel-size": 8, "pipeline-parallel-size": 2,
+         "ray-address": "auto", "gpus": ["h100-sxm"]},
+    ]  # fmt: skip
+    plan.write_text(yaml.safe_dump({"defaults": {"model": MODEL}, "runs": runs}))
+    github = _render("p.yaml", "--github-actions")
+    kubernetes = _render(str(plan), "--kubernetes")
+    for run in (github, kubernetes):
+        assert run.exit_code == 1, run.output
+        assert run.stdout == ""
+        assert len(run.stderr.splitlines()) == 1
+        assert run.stderr.startswith(
+            "Error: r1--h100-sxm-x16: serves one model over several hosts (ray-address:)"
+        )
+        assert run.stderr.rstrip().endswith("run it with bench fleet --ray on a Ray cluster")
+    assert "jobs cannot span runners" in github.stderr
+    assert "needs a LeaderWorkerSet or a KubeRay cluster" in kubernetes.stderr
