@@ -8,8 +8,9 @@ unless specified", "All data was generated using version 0.9.0"); a table marked
 its own ("The following data is from TensorRT-LLM v0.5."). These releases benchmarked static
 batches ("reference data at large batch sizes"): the batch size is the number of requests run
 together, each of the stated lengths, so a cell is a closed-loop point at concurrency = batch
-size, per GPU × TP GPUs for the deployment. FP8 engines are built with an FP8 KV cache (the
-page's build flags `--enable_fp8 --fp8_kv_cache`, which A100 runs drop).
+size, per GPU × TP GPUs for the deployment. FP8 engines are built with an FP8 KV cache, as the
+page's build flags (`--enable_fp8 --fp8_kv_cache`, 0.6) or engine configs
+(`"kv_cache_quant_algo": "FP8"`, 0.9) say.
 
 Skipped, with the reason: the `## Low Latency` tables (one "1st Token Latency (ms)" per row at
 batch 1, without saying which statistic of how many runs it is), an A100 table (the page does not
@@ -37,6 +38,14 @@ GPUS: dict[str, str] = {
     "L40S": "l40s",
 }
 """Table GPU names (`### H100 GPUs (FP8)`) → catalog ids; an A100 is not told apart."""
+
+GPU_NOTES: dict[str, str] = {
+    "H100": "The table names the GPU 'H100'; the page benchmarks 'an H100-HBM3-80GB system', "
+    "the SXM part. ",
+    "H200": "The table names the GPU 'H200' without a form factor; filed as the SXM part, the "
+    "only H200 before the H200 NVL of November 2024. ",
+}
+"""What each result says about how its GPU column was matched to a catalog id."""
 
 MODELS: dict[str, str] = {
     "GPT-J 6B": "gpt-j-6b",
@@ -132,8 +141,18 @@ def result_key(result: Result) -> str | None:
     return f"trtllm {revision[:12]} static {match['cell']}"
 
 
+def _fp8_kv_cache_evidence(page: str) -> str | None:
+    """Where the page says its FP8 engines have an FP8 KV cache (None: it does not)."""
+    if "--enable_fp8 --fp8_kv_cache" in page:
+        return "the page's build flags --enable_fp8 --fp8_kv_cache"
+    if '"kv_cache_quant_algo": "FP8"' in page:
+        return 'the page\'s engine configs set "kv_cache_quant_algo": "FP8"'
+    return None
+
+
 def _result(
     cell: StaticCell,
+    page: str,
     document: TrtllmDocument,
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
@@ -154,6 +173,9 @@ def _result(
     except ValueError:
         raise RowSkipped(f"value {cell.printed!r} is not a number") from None
     count = cell.tensor_parallel
+    kv_evidence = _fp8_kv_cache_evidence(page)
+    if cell.precision == "FP8" and kv_evidence is None:
+        raise RowSkipped("the page does not say how its FP8 engines store the KV cache")
     precision: dict[str, str] = (
         {"quantization": "fp8", "kv_cache_dtype": "fp8"}
         if cell.precision == "FP8"
@@ -170,8 +192,9 @@ def _result(
         f"{cell.batch} requests run together, each of exactly these lengths (not in-flight "
         "batching), stored as a closed loop at that concurrency. The page does not describe "
         "the prompts' content. "
-        + ("FP8 engine with an FP8 KV cache (the page's build flags --enable_fp8 "
-           "--fp8_kv_cache). " if cell.precision == "FP8" else "FP16 engine. ")
+        + GPU_NOTES.get(cell.gpu, "")
+        + (f"FP8 engine with an FP8 KV cache ({kv_evidence}). " if cell.precision == "FP8"
+           else "FP16 engine. ")
         + f"The page does not say which weights of '{cell.model}' (base, chat or instruct); "
         f"filed under the catalog's {model_id} (same architecture). "
         f"[static cell: {cell.name()}]"
@@ -219,7 +242,8 @@ def harvest_document(
     for cell in cells:
         key = cell_key(document.revision, cell)
         try:
-            rows.append(Harvested(key, result=_result(cell, document, gpus, models, key)))
+            result = _result(cell, text, document, gpus, models, key)
+            rows.append(Harvested(key, result=result))
         except RowSkipped as skip:
             rows.append(Harvested(key, skipped=str(skip)))
     rows += [

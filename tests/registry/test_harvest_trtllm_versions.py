@@ -272,3 +272,28 @@ def test_the_0_14_table_tells_a_gpu_s_two_precisions_apart(tmp_path: Path) -> No
     assert pcie.points[0].throughput.output_tokens_per_s == 969.817
     assert (pcie.identity.engine.version, pcie.points[0].requests.sent) == ("0.14.0", 1500)
     assert pcie.source.unofficial is True  # type: ignore[union-attr]
+
+
+def test_the_0_9_static_page_of_a_fork_says_where_its_fp8_kv_cache_is_stated(
+    tmp_path: Path,
+) -> None:
+    registry = _registry(tmp_path / "checkout")
+    page = PAGES / "perf-overview-6ad7cf1b-fork.md"
+    report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED))
+    assert len(report.added) == 24
+    results = {}
+    for relative in report.added:
+        result = read_result(registry / relative)
+        results[result.source.conditions.rsplit("[static cell: ", 1)[1].rstrip("]")] = result  # type: ignore[union-attr]
+        committed = REPOSITORY_ROOT / relative
+        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
+            encoding="utf-8"
+        )
+    h200 = results["H200 FP8 | LLaMA 70B | batch 512 TP2 | 128/2048"]
+    assert (h200.identity.gpu.id, h200.identity.gpu.count) == ("h200-sxm", 2)
+    assert h200.points[0].throughput.output_tokens_per_s == 3963 * 2
+    assert (h200.points[0].load.concurrency, h200.identity.engine.version) == (512, "0.9.0")
+    conditions = h200.source.conditions  # type: ignore[union-attr]
+    assert '"kv_cache_quant_algo": "FP8"' in conditions
+    assert "filed as the SXM part" in conditions
+    assert h200.source.unofficial is True  # type: ignore[union-attr]
