@@ -101,7 +101,8 @@ def mlperf_command(
     "source",
     required=True,
     type=click.Path(path_type=Path),
-    help="Checkout of NVIDIA/TensorRT-LLM, or the perf-overview.md file of one version.",
+    help="Checkout of NVIDIA/TensorRT-LLM, the perf-overview.md file of one version, or a folder "
+    "of such files, each headed '<!-- Excerpt of PATH in OWNER/REPO at commit SHA'.",
 )
 @click.option(
     "--commit",
@@ -127,11 +128,12 @@ def trtllm_command(
     as_json: bool,
     retrieved: str | None,
 ) -> None:
-    """TensorRT-LLM performance overview: every per-GPU throughput table.
+    """TensorRT-LLM performance overview: every throughput table of one version or a folder of them.
 
     \b
     Example:
       infermeter registry harvest trtllm --from ./TensorRT-LLM --commit 03e27c7d5ff0
+      infermeter registry harvest trtllm --from tests/data/harvest/trtllm
     """
     from registry.errors import RegistryError
     from registry.harvest.run import HarvestOptions, harvest_trtllm
