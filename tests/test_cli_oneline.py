@@ -60,10 +60,12 @@ def test_shown_value_is_the_first_sixty_characters_and_an_ellipsis() -> None:
     assert shown_value("a" * 61) == "a" * 60 + "…"
 
 
-def test_cap_values_caps_only_long_command_line_values() -> None:
+def test_cap_values_caps_only_long_command_line_values_and_never_a_path() -> None:
     path = "/" + "p" * 70
-    text = f"'{BIG}' is wrong; so is {path}; 12 is fine; {'q' * 80} was never given"
-    capped = cap_values(text, ["--count", BIG, f"--out={path}", "12"])
+    long = "v" * 70
+    text = f"'{BIG}' is wrong; so is {long}; {path} stays; 12 is fine; {'q' * 80} was not given"
+    capped = cap_values(text, ["--count", BIG, f"--name={long}", "--out", path, "12"])
     assert capped == (
-        f"'{'9' * 60}…' is wrong; so is {path[:60]}…; 12 is fine; {'q' * 80} was never given"
+        f"'{'9' * 60}…' is wrong; so is {'v' * 60}…; {path} stays; 12 is fine; {'q' * 80} was "
+        "not given"
     )

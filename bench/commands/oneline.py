@@ -3,7 +3,8 @@
 Scripts and CI logs read the last line; a hostile value (a 400-digit number, a newline) must
 not turn into a screenful. A value from the command line that the message echoes is shown as
 its first `SHOWN_VALUE_CHARS` characters and "…" (so what is wrong with it, which click says
-after the value, stays on the line), and the whole line is cut to `SHOWN_CHARS` characters.
+after the value, stays on the line), except a path (a value with a `/`), which the reader
+needs whole to find the file; the whole line is cut to `SHOWN_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ def shown_value(value: str) -> str:
 
 
 def _values(arguments: Iterable[str]) -> list[str]:
-    """The arguments and, for `--name=value`, the value alone; the longest first."""
+    """The arguments and, for `--name=value`, the value alone, but paths; the longest first."""
     values = set()
     for argument in arguments:
         values.add(argument)
         if argument.startswith("-") and "=" in argument:
             values.add(argument.partition("=")[2])
-    return sorted(values, key=len, reverse=True)
+    return sorted((value for value in values if "/" not in value), key=len, reverse=True)
 
 
 def cap_values(text: str, given: Iterable[str]) -> str:
