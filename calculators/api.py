@@ -15,6 +15,7 @@ from typing import Any
 
 from calculators.arch import ModelArch
 from calculators.cost import cost_report
+from calculators.cudagraph_capture import capture_sizes
 from calculators.errors import CalculatorError, InputError
 from calculators.fit import GpuOption, fit_gpus
 from calculators.interconnect import Link
@@ -53,9 +54,18 @@ class EngineRequest:
     # vLLM's --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None, the release's
     # default; it matters only for a mixture of experts under data and expert parallelism.
     all2all_backend: str | None
+    # The CUDA graph capture sizes as vLLM's three options give them (`calculators.
+    # cudagraph_capture`): --max-cudagraph-capture-size, --cuda-graph-sizes ("256" or "1 2 4 8")
+    # and the -O / --compilation-config JSON; None: not given.
+    max_cudagraph_capture_size: int | None
+    cuda_graph_sizes: str | None
+    compilation_config: str | None
 
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
         """vLLM's settings for one GPU of `gpu_memory_bytes` (1: fit sets it per GPU)."""
+        capture = capture_sizes(
+            self.max_cudagraph_capture_size, self.cuda_graph_sizes, self.compilation_config
+        )
         return VllmSettings(
             gpu_memory_bytes=gpu_memory_bytes,
             gpu_memory_utilization=self.gpu_memory_utilization,
@@ -70,6 +80,9 @@ class EngineRequest:
             enable_expert_parallel=self.enable_expert_parallel,
             estimate_cudagraphs=self.estimate_cudagraphs,
             all2all_backend=self.all2all_backend,
+            cudagraph_capture_sizes=capture.sizes,
+            max_cudagraph_capture_size=capture.max_size,
+            compilation_config_unread=capture.unread_keys,
             **extra,
         )
 

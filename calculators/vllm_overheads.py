@@ -130,15 +130,25 @@ def activation_peak_bytes(
     return max(forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences))
 
 
-def captured_cuda_graphs(version: tuple[int, int], max_num_seqs: int) -> int:
-    """How many CUDA graphs vLLM captures by default for `max_num_seqs` (see the sizes above)."""
-    largest = min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
-    step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
-    sizes = [1, 2, 4, *range(8, 257, 8), *range(256 + step, CUDA_GRAPH_MAX_CAPTURE_SIZE + 1, step)]
-    piecewise = sum(1 for size in sizes if size <= largest)
+def captured_cuda_graphs(
+    version: tuple[int, int],
+    max_num_seqs: int,
+    capture_sizes: tuple[int, ...] | None = None,
+    max_capture_size: int | None = None,
+) -> int:
+    """How many CUDA graphs vLLM captures for `max_num_seqs`: its default pattern (see the sizes
+    above) up to `max_capture_size` (default min(2 x max_num_seqs, 512)), or the `capture_sizes`
+    given (--compilation-config / --cuda-graph-sizes); from 0.11 every size up to max_num_seqs
+    also gets a FULL decode graph."""
+    if capture_sizes is None:
+        largest = max_capture_size or min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
+        step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
+        pattern = [1, 2, 4, *range(8, 257, 8), *range(256 + step, largest + 1, step)]
+        capture_sizes = tuple(size for size in pattern if size <= largest)
+    piecewise = len(capture_sizes)
     if version < CUDA_GRAPH_FULL_SINCE:
         return piecewise
-    return piecewise + sum(1 for size in sizes if size <= min(max_num_seqs, largest))
+    return piecewise + sum(1 for size in capture_sizes if size <= max_num_seqs)
 
 
 def cuda_graph_bytes(
@@ -147,13 +157,15 @@ def cuda_graph_bytes(
     version: tuple[int, int] = (0, 10),
     pp: int = 1,
     max_num_seqs: int = 1024,
+    capture_sizes: tuple[int, ...] | None = None,
+    max_capture_size: int | None = None,
 ) -> int:
     """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager): a base
-    and a per-layer size, scaled by how many graphs `max_num_seqs` makes vLLM capture."""
+    and a per-layer size, scaled by how many graphs vLLM captures (`captured_cuda_graphs`)."""
     if enforce_eager:
         return 0
     layers = math.ceil(arch.num_layers / pp)
-    graphs = captured_cuda_graphs(version, max_num_seqs)
+    graphs = captured_cuda_graphs(version, max_num_seqs, capture_sizes, max_capture_size)
     if version >= CUDA_GRAPH_FULL_SINCE:
         size = CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
         return size * graphs // CUDA_GRAPH_FULL_REFERENCE_COUNT

@@ -252,7 +252,13 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         deepep_buffer_size_mb=settings.deepep_buffer_size_mb,
     )
     graphs = overheads.cuda_graph_bytes(
-        arch, settings.enforce_eager, version, settings.pipeline_parallel_size, seqs
+        arch,
+        settings.enforce_eager,
+        version,
+        settings.pipeline_parallel_size,
+        seqs,
+        settings.cudagraph_capture_sizes,
+        settings.max_cudagraph_capture_size,
     )
     graphs_in_budget = overheads.cuda_graphs_in_budget(settings, version)
     requested = int(settings.gpu_memory_bytes * utilization)
@@ -306,6 +312,11 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         notes.append(
             f"the checkpoint ships {arch.mtp_layers} multi-token-prediction layer(s) that vLLM "
             "loads only for speculative decoding; they are not counted"
+        )
+    if settings.compilation_config_unread:
+        notes.append(
+            "compilation_config keys the plan does not read: "
+            + ", ".join(settings.compilation_config_unread)
         )
     copies = mla_copies(arch, weights.format, version, tp)
     if copies.bytes:

@@ -48,6 +48,11 @@ class VllmSettings:
     # --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None is the release's default.
     all2all_backend: str | None = None
     deepep_buffer_size_mb: int | None = None  # VLLM_DEEPEP_BUFFER_SIZE_MB; None: 1024
+    # The CUDA graph capture list (`calculators.cudagraph_capture`): the list itself, or the
+    # default pattern's largest size; None: vLLM's default, min(2 x max_num_seqs, 512).
+    cudagraph_capture_sizes: tuple[int, ...] | None = None
+    max_cudagraph_capture_size: int | None = None
+    compilation_config_unread: tuple[str, ...] = ()  # --compilation-config keys not modelled
 
 
 def settings_layout(settings: VllmSettings) -> ParallelLayout:

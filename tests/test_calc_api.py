@@ -128,7 +128,8 @@ def test_fit_refuses_an_unknown_ranking() -> None:
                                                "max_num_batched_tokens", "vllm_version",
                                                "data_parallel_size",
                                                "memory_profiler_estimate_cudagraphs",
-                                               "all2all_backend"))
+                                               "all2all_backend", "max_cudagraph_capture_size",
+                                               "cuda_graph_sizes", "compilation_config"))
                                 | {"enforce_eager": False, "enable_expert_parallel": False}),
         tier="on_demand",
         rank_by="cheapest",
@@ -285,3 +286,29 @@ def test_page_parallel_fields_bad_values_name_the_field(
     ((name, message),) = errors.items()
     assert name.startswith(field), errors
     assert expected in message, errors
+
+
+def test_cli_and_page_vram_payloads_are_the_same_with_cuda_graph_capture_options() -> None:
+    cli = json_output(
+        "calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "l4", "--vllm-version",
+        "0.29", "--max-num-seqs", "256", "--max-model-len", "8192",
+        "--cuda-graph-sizes", "1 2 4 8 16",
+        "--compilation-config", '{"max_cudagraph_capture_size": 16, "cudagraph_mode": "FULL"}',
+    )  # fmt: skip
+    page = _page(
+        "vram",
+        {
+            "model": "llama-3.1-8b-instruct",
+            "gpu": "l4",
+            "vllm_version": "0.29",
+            "max_num_seqs": "256",
+            "max_model_len": "8192",
+            "cuda_graph_sizes": "1 2 4 8 16",
+            "compilation_config": '{"max_cudagraph_capture_size": 16, "cudagraph_mode": "FULL"}',
+        },
+    )
+    assert page == cli
+    assert (
+        "compilation_config keys the plan does not read: cudagraph_mode"
+        in cli["vllm_plan"]["notes"]
+    )

@@ -144,6 +144,22 @@ def _engine_options(function: F) -> F:
             help="vLLM's all-to-all under data + expert parallelism; DeepEP's buffers come off "
             "the KV cache [default: the release's, allgather_reducescatter from 0.11].",
         ),
+        click.option(
+            "--max-cudagraph-capture-size",
+            type=POSITIVE_INT,
+            help="Largest batch size vLLM captures a CUDA graph for [default: min(2 x "
+            "max-num-seqs, 512)].",
+        ),
+        click.option(
+            "--cuda-graph-sizes",
+            help="vLLM's --cuda-graph-sizes: one largest size, or the capture list ('1 2 4 8').",
+        ),
+        click.option(
+            "--compilation-config",
+            "-O",
+            help="vLLM's compilation config as JSON; its cudagraph_capture_sizes and "
+            "max_cudagraph_capture_size are read, other keys are named as not modelled.",
+        ),
     ]
 
     @functools.wraps(function)
@@ -170,6 +186,9 @@ _ENGINE_OPTION_NAMES = (
     "enable_expert_parallel",
     "memory_profiler_estimate_cudagraphs",
     "all2all_backend",
+    "max_cudagraph_capture_size",
+    "cuda_graph_sizes",
+    "compilation_config",
 )
 
 
@@ -187,6 +206,9 @@ def _engine_request(
     enable_expert_parallel: bool,
     memory_profiler_estimate_cudagraphs: str | None,
     all2all_backend: str | None,
+    max_cudagraph_capture_size: int | None,
+    cuda_graph_sizes: str | None,
+    compilation_config: str | None,
 ) -> api.EngineRequest:
     """The engine options of `_engine_options` as the calculators' request."""
     return api.EngineRequest(
@@ -204,6 +226,9 @@ def _engine_request(
         if memory_profiler_estimate_cudagraphs is None
         else memory_profiler_estimate_cudagraphs == "1",
         all2all_backend=all2all_backend,
+        max_cudagraph_capture_size=max_cudagraph_capture_size,
+        cuda_graph_sizes=cuda_graph_sizes,
+        compilation_config=compilation_config,
     )
 
 

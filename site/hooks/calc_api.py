@@ -119,6 +119,24 @@ ENGINE = (
         blank="(the release's default)",
         help="All-to-all under data + expert parallelism; DeepEP's buffers come off the KV cache.",
     ),
+    Field(
+        "max_cudagraph_capture_size",
+        "max_cudagraph_capture_size",
+        "int",
+        help="Largest batch size with a CUDA graph. Empty: min(2 x max_num_seqs, 512).",
+    ),
+    Field(
+        "cuda_graph_sizes",
+        "cuda_graph_sizes",
+        "text",
+        help="One largest size, or the capture list ('1 2 4 8').",
+    ),
+    Field(
+        "compilation_config",
+        "compilation_config (JSON)",
+        "text",
+        help="vLLM's -O JSON: cudagraph_capture_sizes and max_cudagraph_capture_size are read.",
+    ),
 )
 # The concurrency is the deployment's, as vLLM's users count it: --max-num-seqs and the KV cache
 # are per data-parallel engine, and the API server balances requests over the engines.
@@ -311,6 +329,9 @@ def _engine(values: Mapping[str, Any]) -> api.EngineRequest:
         if values["memory_profiler_estimate_cudagraphs"] is None
         else values["memory_profiler_estimate_cudagraphs"] == "1",
         all2all_backend=values["all2all_backend"],
+        max_cudagraph_capture_size=values["max_cudagraph_capture_size"],
+        cuda_graph_sizes=values["cuda_graph_sizes"],
+        compilation_config=values["compilation_config"],
     )
 
 

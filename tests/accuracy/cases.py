@@ -93,6 +93,7 @@ def load_cases() -> list[Case]:
             dtype=flags.get("dtype"),
             enforce_eager=bool(flags.get("enforce_eager")),
             block_size=flags.get("block_size") or BLOCK_SIZE,
+            max_cudagraph_capture_size=flags.get("max_cudagraph_capture_size"),
             gpu_name=raw["gpu"],
             vllm_version=raw.get("vllm_version") or raw.get("v0_release") or V0_DEFAULT,
         )

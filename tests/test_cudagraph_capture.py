@@ -1,0 +1,104 @@
+"""Tests of calculators.cudagraph_capture: vLLM's --max-cudagraph-capture-size, --cuda-graph-sizes
+and -O / --compilation-config capture settings, and how many graphs the plan counts with them."""
+
+import pytest
+from cli_helpers import json_output
+
+from calculators.arch import parse_config
+from calculators.cudagraph_capture import capture_sizes
+from calculators.errors import InputError
+from calculators.vllm_overheads import captured_cuda_graphs
+from calculators.vllm_plan import GIB, VllmSettings, plan_vllm
+from registry.catalog import load_models
+
+LLAMA = parse_config(load_models()["llama-3.1-8b-instruct"].config)
+
+
+def test_a_largest_capture_size_cuts_the_default_pattern() -> None:
+    # akamaslabs' study 10 on vLLM 0.29: --max-num-seqs 256 --max-cudagraph-capture-size 256:
+    # 1, 2, 4 and every 8 to 256 (35 sizes), each also a FULL decode graph; the default captures
+    # up to 512 (51 PIECEWISE).
+    assert captured_cuda_graphs((0, 29), 256, max_capture_size=256) == 35 + 35
+    assert captured_cuda_graphs((0, 29), 256) == 51 + 35
+    # Past 512 the pattern goes on every 16 sizes.
+    assert captured_cuda_graphs((0, 19), 1024, max_capture_size=1024) == 2 * (51 + 32)
+    assert captured_cuda_graphs((0, 10), 256, max_capture_size=16) == 5  # 1 2 4 8 16, no FULL
+
+
+def test_a_capture_list_is_taken_as_it_is() -> None:
+    # V0 0.8.3's engine line in vllm#14447: "cudagraph_capture_sizes":[8,4,2,1]
+    assert captured_cuda_graphs((0, 8), 256, capture_sizes=(1, 2, 4, 8)) == 4
+    assert captured_cuda_graphs((0, 21), 4, capture_sizes=(1, 2, 4, 8)) == 4 + 3
+
+
+@pytest.mark.parametrize(
+    ("max_size", "cuda_graph_sizes", "config", "sizes", "largest"),
+    [
+        (None, None, None, None, None),
+        (256, None, None, None, 256),
+        (None, "256", None, None, 256),
+        (None, "8, 4 2 1", None, (1, 2, 4, 8), None),
+        (None, None, '{"cudagraph_capture_sizes": [8, 4, 2, 1]}', (1, 2, 4, 8), None),
+        (None, None, '{"max_cudagraph_capture_size": 128}', None, 128),
+        (8, None, '{"cudagraph_capture_sizes": [1, 8]}', (1, 8), None),
+    ],
+)
+def test_capture_sizes_from_vllm_options(
+    max_size: int | None,
+    cuda_graph_sizes: str | None,
+    config: str | None,
+    sizes: tuple[int, ...] | None,
+    largest: int | None,
+) -> None:
+    capture = capture_sizes(max_size, cuda_graph_sizes, config)
+    assert (capture.sizes, capture.max_size) == (sizes, largest)
+
+
+@pytest.mark.parametrize(
+    ("max_size", "cuda_graph_sizes", "config", "message"),
+    [
+        (None, None, "3", r"^compilation_config: the optimization level -O3 is not modelled"),
+        (None, None, "{level: 3", r"^compilation_config: expected a JSON object"),
+        (None, None, "[1, 2]", r"^compilation_config: expected a JSON object"),
+        (None, None, '{"cudagraph_capture_sizes": [0]}', r"cudagraph_capture_sizes: expected"),
+        (None, None, '{"cudagraph_capture_sizes": 8}', r"cudagraph_capture_sizes: expected a n"),
+        (None, "1 two", None, r"^cuda_graph_sizes: expected integers"),
+        (256, "512", None, r"^max_cudagraph_capture_size and cuda_graph_sizes: disagree"),
+        (None, "1 2", '{"cudagraph_capture_sizes": [1, 4]}', r"two different capture lists"),
+        (4, None, '{"cudagraph_capture_sizes": [1, 8]}', r"disagree on the largest"),
+    ],
+)
+def test_capture_sizes_refuses_what_vllm_would_not_take(
+    max_size: int | None, cuda_graph_sizes: str | None, config: str, message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        capture_sizes(max_size, cuda_graph_sizes, config)
+
+
+def test_plan_counts_fewer_graphs_names_unread_keys_and_eager_has_none() -> None:
+    base = VllmSettings(gpu_memory_bytes=80 * GIB, gpu_name="h100-sxm", vllm_version="0.29",
+                        max_num_seqs=256)  # fmt: skip
+    default = plan_vllm(LLAMA, base)
+    capped = plan_vllm(LLAMA, VllmSettings(**{**base.__dict__, "max_cudagraph_capture_size": 256}))
+    assert capped.cuda_graph_bytes / default.cuda_graph_bytes == pytest.approx(70 / 86, rel=1e-6)
+    assert capped.kv_cache_bytes > default.kv_cache_bytes  # 0.29 takes graphs off the budget
+    noted = plan_vllm(
+        LLAMA, VllmSettings(**{**base.__dict__, "compilation_config_unread": ("level",)})
+    )
+    assert "compilation_config keys the plan does not read: level" in noted.notes
+    eager = VllmSettings(
+        **{**base.__dict__, "enforce_eager": True, "cudagraph_capture_sizes": (1, 2)}
+    )
+    assert plan_vllm(LLAMA, eager).cuda_graph_bytes == 0
+
+
+def test_calc_vram_reads_vllms_capture_options() -> None:
+    args = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+            "--vllm-version", "0.29", "--max-num-seqs", "256")  # fmt: skip
+    default = json_output(*args)["vllm_plan"]
+    capped = json_output(*args, "--max-cudagraph-capture-size", "256")["vllm_plan"]
+    listed = json_output(*args, "-O", '{"cudagraph_capture_sizes": [1, 2, 4, 8], "level": 3}')
+    assert capped["cuda_graph_bytes"] / default["cuda_graph_bytes"] == pytest.approx(70 / 86, 1e-6)
+    graphs = listed["vllm_plan"]["cuda_graph_bytes"]
+    assert graphs / default["cuda_graph_bytes"] == pytest.approx(8 / 86, rel=1e-6)
+    assert "compilation_config keys the plan does not read: level" in listed["vllm_plan"]["notes"]
