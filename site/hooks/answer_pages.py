@@ -232,6 +232,46 @@ def model_answer(
     )
 
 
+def answer_anchor(model_id: str) -> str:
+    """The id of a model's answer section on Home."""
+    return f"answer-{model_id}"
+
+
+def home_answers(
+    index: Index, models: Mapping[str, ModelEntry], estimates: Estimates | None = None
+) -> str:
+    """Home's answer, narrowed to the reader's model without JavaScript: a jump list of the
+    models with answers, then one section per model (a heading to land on, its model page, its
+    answer table by workload × scenario × lane)."""
+    by_model = rows_by(ranked(index.rows), lambda row: row.model)
+
+    def name(model_id: str) -> str:
+        return models[model_id].name if model_id in models else model_id
+
+    sections, jumps = [], []
+    for model_id, rows in sorted(by_model, key=lambda group: (name(group[0]), group[0])):
+        body = answer_rows(rows, models, "", index.results, estimates)
+        if not body:
+            continue
+        anchor = esc(answer_anchor(model_id))
+        count = body.count("<tr ")
+        jumps.append(f'<li><a href="#{anchor}">{esc(name(model_id))}</a> ({count})</li>')
+        sections.append(
+            f'<h3 id="{anchor}">{esc(name(model_id))}<a class="headerlink" href="#{anchor}" '
+            'title="Permanent link">&para;</a></h3>\n'
+            f'<p>{count} answer{"s" if count != 1 else ""} by workload, scenario and lane · '
+            f'<a href="models/{esc(model_id)}/">model page</a> (its results, compare pages and '
+            'the same answer) · <a href="#answer-models">all models</a></p>\n'
+            + answer_table(body)
+        )
+    if not sections:
+        return answer_table("")
+    return (
+        '<p id="answer-models"><strong>Your model:</strong></p>\n'
+        f'<ul class="im-jump">{"".join(jumps)}</ul>\n' + "\n".join(sections)
+    )
+
+
 # Workload → shortlist, after the guide's quick decision matrix (our wording).
 DECISION_MATRIX: list[tuple[str, tuple[str, ...], str]] = [
     (
@@ -297,7 +337,6 @@ def home_page(
         f"<td>{esc(why)}</td></tr>"
         for workload, shortlist, why in DECISION_MATRIX
     )
-    best_rows = answer_rows(ranked(index.rows), models, "", index.results, estimates)
     return (
         "---\ntitle: infermeter\n---\n\n"
         "# What a token really costs on each GPU\n\n"
@@ -320,6 +359,6 @@ def home_page(
         f"<tbody>{matrix}</tbody></table>\n\n"
         "## The cheapest GPU per 1M accepted output tokens\n\n"
         + ANSWER_INTRO
-        + answer_table(best_rows)
+        + home_answers(index, models, estimates)
         + "\n"
     )

@@ -18,12 +18,12 @@ import answer_pages
 
 pytestmark = pytest.mark.browser
 
-# The answer table's text with every estimate taken out: what the results themselves say.
-WITHOUT_ESTIMATES = """table => {
+# The answer tables' text with every estimate taken out: what the results themselves say.
+WITHOUT_ESTIMATES = """tables => tables.map((table) => {
   const copy = table.cloneNode(true);
   copy.querySelectorAll('.im-estimate').forEach((e) => e.remove());
   return copy.innerText;
-}"""
+}).join('\\n')"""
 
 
 def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url: str) -> None:
@@ -38,7 +38,7 @@ def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url:
     # every estimate sits in a "no result meets" cell, never beside a result's own $
     cells = answer.locator("td:has(.im-estimate)").all_inner_texts()
     assert all(cell.startswith("no result meets a stated SLO yet") for cell in cells)
-    assert "Estimate" not in answer.evaluate(WITHOUT_ESTIMATES)
+    assert "Estimate" not in answer.evaluate_all(WITHOUT_ESTIMATES)
 
 
 def test_answers_model_without_results_shows_estimates_only(page: Any, site_url: str) -> None:
@@ -91,3 +91,43 @@ def test_answers_server_at_slo_names_its_percentile_bounds_not_a_missing_slo(
         assert "no per-request count: see $/1M output" in answer
         assert re.search(r"<td>p\d+(\.\d+)? TTFT ≤ [\d,]+ ms", answer), answer
         assert "no result meets" not in answer
+
+
+def test_answers_home_narrows_to_the_readers_model_without_javascript(
+    browser: Any, site_url: str, real_rows: list[Any]
+) -> None:
+    from compare_pages import ranked
+
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(f"{site_url}/")
+        jumps = page.locator("ul.im-jump a")
+        sections = page.locator("article h3[id^='answer-']")
+        assert jumps.count() == sections.count() > 3
+        total = 0
+        for href in jumps.evaluate_all("links => links.map(a => a.getAttribute('href'))"):
+            model_id = href.removeprefix("#answer-")
+            heading = page.locator(f"h3[id='answer-{model_id}']")
+            table = heading.locator(
+                "xpath=following-sibling::div[1]//table[@class='im-table im-answer']"
+            )
+            models = table.locator("tbody tr td:first-child a").evaluate_all(
+                "links => links.map(a => a.getAttribute('href'))"
+            )
+            assert models
+            assert set(models) == {f"models/{model_id}/"}  # this model's rows only
+            total += len(models)
+        # every answer the one long table held, none lost or repeated
+        every = answer_pages.answer_rows(ranked(real_rows), {}, "")
+        assert total == every.count("<tr ")
+        # a link of the jump list lands on its model's heading, no script needed
+        last = jumps.nth(jumps.count() - 1)
+        target = last.get_attribute("href")
+        last.click()
+        page.wait_for_url(f"**/{target}")
+        top = page.locator(f"h3[id='{target[1:]}']").evaluate("e => e.getBoundingClientRect().top")
+        assert 0 <= top < 200
+    finally:
+        context.close()
