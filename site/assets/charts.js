@@ -8,6 +8,29 @@ const fromZero = (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1];
 // Room for tick labels *and* the axis title, so the two never overlap.
 const axis = (label, extra = {}) => ({ label, labelSize: 18, size: 64, gap: 6, ...extra });
 
+// The GPU names under the bars: level while each fits its slot, else slanted just enough that
+// neighbours stay apart (the distance between parallel slanted labels is slot × sin(angle)),
+// with the axis as tall as the slanted names reach, so its title stays clear of them.
+const measure = document.createElement("canvas").getContext("2d");
+const widest = (u, i, values) => {
+  const font = u.axes[i].font;
+  measure.font = font[0].replace(/[0-9.]+px/, `${font[2]}px`);
+  return Math.max(0, ...(values || []).map((v) => measure.measureText(String(v ?? "")).width));
+};
+const slot = (u, count) => u.bbox.width / devicePixelRatio / Math.max(1, count) || 40;
+const nameAngle = (count) => (u, values, i) => {
+  const height = u.axes[i].font[2];
+  if (widest(u, i, values) + 4 <= slot(u, count)) return 0;
+  const fit = [30, 45, 60, 90].find((a) => slot(u, count) * Math.sin((a * Math.PI) / 180) >= height + 2);
+  return -(fit ?? 90);
+};
+const nameSize = (count) => (u, values, i) => {
+  const a = u.axes[i];
+  const angle = (Math.abs(nameAngle(count)(u, values, i)) * Math.PI) / 180;
+  const reach = angle ? widest(u, i, values) * Math.sin(angle) + a.font[2] * Math.cos(angle) : a.font[2];
+  return Math.ceil(a.ticks.size + a.gap + reach + 2);
+};
+
 export function drawCharts(container, data, uPlot) {
   const width = Math.min(container.clientWidth || 640, 760);
   const palette = ["#3f51b5", "#e91e63", "#009688", "#ff9800", "#795548", "#9c27b0", "#607d8b", "#4caf50"];
@@ -19,7 +42,8 @@ export function drawCharts(container, data, uPlot) {
       const byX = new Map(data.pareto[label].map((point) => [point[0], point[1]]));
       return xs.map((x) => (byX.has(x) ? byX.get(x) : null));
     });
-    new uPlot({
+    // Kept on its element (`_uplot`): the browser tests read the drawn scales and axes.
+    pareto._uplot = new uPlot({
       width, height: 320, scales: { x: { time: false, range: fromZero }, y: { range: fromZero } },
       axes: [axis("tokens/s per user", { size: 48 }), axis("output tokens/s per GPU")],
       series: [{}, ...labels.map((label, i) => ({ label, stroke: palette[i % palette.length], spanGaps: true, points: { show: true, size: 7 } }))],
@@ -28,9 +52,9 @@ export function drawCharts(container, data, uPlot) {
   const cost = container.querySelector('[data-chart="cost"]');
   const names = Object.keys(data.cost);
   if (cost && names.length) {
-    new uPlot({
+    cost._uplot = new uPlot({
       width, height: 300, scales: { x: { time: false, range: [-0.5, names.length - 0.5] }, y: { range: fromZero } },
-      axes: [axis("GPU", { size: 48, rotate: names.length > 4 ? -30 : 0, values: (_u, ticks) => ticks.map((t) => names[t] ?? ""), splits: () => names.map((_n, i) => i) }), axis("$ per 1M tokens")],
+      axes: [axis("GPU", { size: nameSize(names.length), rotate: nameAngle(names.length), values: (_u, ticks) => ticks.map((t) => names[t] ?? ""), splits: () => names.map((_n, i) => i) }), axis("$ per 1M tokens")],
       series: [{}, { label: "$ / 1M tokens", fill: "#3f51b588", stroke: "#3f51b5", paths: uPlot.paths.bars({ size: [0.6] }), points: { show: false } }],
     }, [names.map((_n, i) => i), names.map((n) => data.cost[n])], cost);
   }

@@ -1,0 +1,99 @@
+"""The compare pages' charts as drawn in a real headless Chromium, read from their uPlot
+instances (charts.js keeps each on its element): bars start at zero, axis titles never overlap
+the tick labels, no point is clipped by the plot's edge, and the GPU names under the bars do
+not overlap one another or run off the canvas, on a desktop and on a phone's width."""
+
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Per axis: the room its tick labels need from the axis line (ticks, gap, then the labels'
+# reach: their width on a left axis, their height on a bottom one, or the rotated box's
+# height) against the room it has (`_size`; the title sits beyond it, in `labelSize`).
+_CHART = """el => {
+  const u = el._uplot;
+  const ctx = document.createElement('canvas').getContext('2d');
+  const axes = u.axes.map((a) => {
+    ctx.font = a.font[0].replace(/[0-9.]+px/, a.font[2] + 'px');
+    const values = (a._values || []).map((v) => (v == null ? '' : String(v)));
+    const angle = Math.abs(a._rotate || 0) * Math.PI / 180;
+    const widths = values.map((v) => ctx.measureText(v).width);
+    const h = a.font[2];
+    const reach = (w) => a.side % 2 ? w
+      : (angle ? w * Math.sin(angle) + h * Math.cos(angle) : h);
+    return {
+      side: a.side, size: a._size, titleFont: a.labelFont[2], labelSize: a.labelSize,
+      need: a.ticks.size + a.gap + Math.max(0, ...widths.map(reach)),
+      angle, height: h, widths, values,
+      positions: (a._splits || []).map((s) => u.valToPos(s, a.scale)),
+    };
+  });
+  const points = [];
+  u.data.slice(1).forEach((ys, i) => {
+    const series = u.series[i + 1];
+    const radius = series.points.show ? series.points.size / 2 : 0;
+    ys.forEach((y, j) => {
+      if (y != null) points.push([u.valToPos(u.data[0][j], 'x'), u.valToPos(y, 'y'), radius]);
+    });
+  });
+  const values = u.data.slice(1).flat().filter((v) => v != null);
+  return {
+    xmin: u.scales.x.min, ymin: u.scales.y.min, ymax: u.scales.y.max,
+    left: u.bbox.left / devicePixelRatio, width: u.bbox.width / devicePixelRatio,
+    height: u.bbox.height / devicePixelRatio, largest: Math.max(...values), axes, points,
+  };
+}"""
+
+DRAWN = "() => !!document.querySelector('[data-chart=\"cost\"]')?._uplot"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_charts_start_at_zero_and_nothing_overlaps_or_is_clipped(
+    page: Any, site_url: str, built_site: Path, width: int
+) -> None:
+    # the compare page with the most rows: the most GPUs under its bars
+    pages = {p.parent.name: p.read_text() for p in (built_site / "compare").glob("*/index.html")}
+    slug = max(pages, key=lambda s: pages[s].count("data-kind="))
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{site_url}/compare/{slug}/")
+    page.wait_for_function(DRAWN)
+    charts = {}
+    for name in ("cost", "pareto"):
+        selector = f'[data-chart="{name}"]'
+        if page.locator(selector).count() and page.eval_on_selector(selector, "e => !!e._uplot"):
+            charts[name] = page.eval_on_selector(selector, _CHART)
+    cost = charts["cost"]
+    assert cost["ymin"] == 0  # bars start at zero
+    assert cost["ymax"] >= cost["largest"]
+    if "pareto" in charts:
+        assert (charts["pareto"]["xmin"], charts["pareto"]["ymin"]) == (0, 0)
+    for name, chart in charts.items():
+        for axis in chart["axes"]:
+            assert axis["need"] <= axis["size"] + 0.5, (name, axis)  # titles clear the ticks
+            assert axis["titleFont"] <= axis["labelSize"], (name, axis)
+        for x, y, radius in chart["points"]:  # every point whole inside the plot
+            assert radius <= x <= chart["width"] - radius, (name, x)
+            assert radius <= y <= chart["height"] - radius, (name, y)
+    # the GPU names under the bars: apart from one another, and inside the canvas
+    bottom = next(axis for axis in cost["axes"] if axis["side"] == 2)
+    shown = [
+        (position, label_width)
+        for position, label_width, value in zip(
+            bottom["positions"], bottom["widths"], bottom["values"], strict=True
+        )
+        if value
+    ]
+    assert len(shown) >= 2
+    for (left, left_width), (right, right_width) in itertools.pairwise(shown):
+        if bottom["angle"]:  # parallel slanted labels: the distance between their baselines
+            assert (right - left) * math.sin(bottom["angle"]) >= bottom["height"], bottom
+        else:
+            assert right - left >= (left_width + right_width) / 2 + 2, bottom
+    first, first_width = shown[0]
+    reach = first_width * math.cos(bottom["angle"]) if bottom["angle"] else first_width / 2
+    assert cost["left"] + first - reach >= 0, bottom
