@@ -124,12 +124,32 @@ def _text(value: Any) -> str:
     return esc(json.dumps(value))
 
 
+def _grouped(value: int | float, text: str) -> str:
+    """A number's JSON text with thousands separators (`12345.5` → `12,345.5`); an exponent
+    form (`1e-07`) stays as it is."""
+    if type(value) is int:
+        return f"{value:,}"
+    if "e" in text or "n" in text:  # 1e+22, nan, inf
+        return text
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, dot, fraction = digits.partition(".")
+    return f"{sign}{int(whole):,}{dot}{fraction}"
+
+
 def _leaf(value: Any, path: str) -> str:
-    """A field's cell: its exact value (`_text`), and a byte count in GiB beside it."""
+    """A field's cell in a reader's units: a byte count in GiB, a number with thousands
+    separators; the exact value (`_text`, the file's JSON) beside a byte count and in the
+    title of every number whose text differs from it."""
     text = _text(value)
+    if type(value) not in (int, float) or not math.isfinite(value):
+        return text
+    grouped = _grouped(value, text)
     if type(value) is int and (path.endswith("_bytes") or "_bytes_" in path):
-        return f'{text} <small class="im-unit">({value / 2**30:,.2f} GiB)</small>'
-    return text
+        return (
+            f'<span title="{text}">{value / 2**30:,.2f} GiB</span> '
+            f'<small class="im-unit">({grouped} bytes)</small>'
+        )
+    return text if grouped == text else f'<span title="{text}">{grouped}</span>'
 
 
 # Words of the index's column names as a reader says them.

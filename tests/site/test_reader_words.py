@@ -1,6 +1,7 @@
 """Readers see reader's words on result pages: derived figures under labels, not column names,
-with thousands separators; a byte count in GiB beside its exact value; and the search index
-stays small (the hook's own functions, on the valid example result; no site build)."""
+with thousands separators; in "Every field", byte counts in GiB and numbers with separators, the
+exact figure beside and in the title; and the search index stays small (the hook's own
+functions, on the valid example result; no site build)."""
 
 import re
 import sys
@@ -17,10 +18,18 @@ MEMORY = "points[0].telemetry.gpu.memory_used_bytes_max"
 
 
 def test_reader_words_bytes_in_gib_beside_the_exact_value() -> None:
+    # the reader's unit first; the exact figure beside it and, as the file writes it, in the title
     assert result_pages._leaf(47371001856, MEMORY) == (
-        '47371001856 <small class="im-unit">(44.12 GiB)</small>'
+        '<span title="47371001856">44.12 GiB</span> '
+        '<small class="im-unit">(47,371,001,856 bytes)</small>'
     )
-    assert result_pages._leaf(4084.3, "points[0].throughput.output_tokens_per_s") == "4084.3"
+    tps = "points[0].throughput.output_tokens_per_s"
+    assert result_pages._leaf(4084.3, tps) == '<span title="4084.3">4,084.3</span>'
+    assert result_pages._leaf(-12345.25, tps) == '<span title="-12345.25">-12,345.25</span>'
+    assert result_pages._leaf(812, tps) == "812"  # nothing to separate: the JSON itself
+    assert result_pages._leaf(1e-07, tps) == "1e-07"
+    assert result_pages._leaf(2**70, "n") == f'<span title="{2**70}">{2**70:,}</span>'
+    assert result_pages._leaf(True, "identity.serving.enable_prefix_caching") == "true"
     assert result_pages._leaf("b200", "identity.gpu.id") == "b200"
     assert result_pages._figure(12345.678912) == "12,345.6789"  # derived: separators
 
@@ -34,7 +43,7 @@ def test_reader_words_derived_figures_have_labels_not_column_names() -> None:
     assert [label for label in labels if "_" in label] == []
     assert "On-demand $ per hour" in labels
     fields = body.split('id="fields"', 1)[1]
-    assert "GiB)" in fields  # the example's memory in use
+    assert " GiB</span>" in fields  # the example's memory in use, in GiB
 
 
 def test_reader_search_lists_only_the_newest_results_and_every_compare_page() -> None:
