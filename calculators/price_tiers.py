@@ -1,0 +1,159 @@
+"""Cost per token at each price tier (on-demand, interruptible, reserved, serverless) and the
+break-evens between them.
+
+Always-on tiers pay idle hours; the serverless tier bills per second and scales to zero, so it
+pays busy time only. A break-even at or above 100 % utilization never happens (`pays_off_above`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from calculators.cost_inputs import (
+    SECONDS_PER_HOUR,
+    AsDict,
+    check_non_negative,
+    check_positive,
+    check_retry_rate,
+    check_utilization,
+    per_million,
+)
+from calculators.hourly_cost import effective_cost
+
+TierName = Literal["on_demand", "interruptible", "reserved", "serverless"]
+
+
+def reserved_break_even_utilization(
+    reserved_usd_per_hour: float, on_demand_usd_per_hour: float
+) -> float:
+    """Fraction of hours in use above which a reservation is cheaper than on-demand.
+
+    A reservation is paid every hour, on-demand only for the hours used, so they cost the same
+    at `reserved / on_demand`. A result >= 1 means the reservation never wins.
+    """
+    reserved = check_positive("reserved_usd_per_hour", reserved_usd_per_hour)
+    on_demand = check_positive("on_demand_usd_per_hour", on_demand_usd_per_hour)
+    return reserved / on_demand
+
+
+@dataclass(frozen=True)
+class TierCost(AsDict):
+    """Cost per token at one price tier."""
+
+    price_usd_per_hour: float
+    usd_per_million_tokens: float
+    tokens_per_dollar: float
+    effective_usd_per_hour: float
+    effective_usd_per_million_tokens: float
+    usd_per_million_accepted_tokens: float | None
+    billed_usd_per_wall_hour: float
+
+
+@dataclass(frozen=True)
+class PriceTiers(AsDict):
+    """Cost per token at each price tier given; `cheapest` by effective $/1M tokens.
+
+    `reserved_break_even_utilization`: above it a reservation beats on-demand;
+    `serverless_break_even_utilization`: above it an always-on on-demand instance beats
+    serverless. Either is >= 1 when that never happens (see `pays_off_above`).
+    """
+
+    on_demand: TierCost | None
+    interruptible: TierCost | None
+    reserved: TierCost | None
+    serverless: TierCost | None
+    cheapest: TierName | None
+    reserved_break_even_utilization: float | None
+    serverless_break_even_utilization: float | None
+
+
+def pays_off_above(break_even_utilization: float | None) -> float | None:
+    """The utilization above which a break-even is reached, or None when it never is (>= 100 %)."""
+    if break_even_utilization is None or break_even_utilization >= 1.0:
+        return None
+    return break_even_utilization
+
+
+def price_tiers(
+    tokens_per_second: float,
+    on_demand_usd_per_hour: float | None = None,
+    interruptible_usd_per_hour: float | None = None,
+    reserved_usd_per_hour: float | None = None,
+    *,
+    serverless_usd_per_hour: float | None = None,
+    accepted_tokens_per_second: float | None = None,
+    utilization: float = 1.0,
+    retry_rate: float = 0.0,
+    overhead_usd_per_hour: float = 0.0,
+) -> PriceTiers:
+    """$/1M tokens at on-demand, interruptible, reserved and serverless prices; a missing price
+    gives None.
+
+    The always-on tiers' effective figures apply the same utilization, retry rate and overheads
+    (see `effective_cost`); the serverless tier pays busy time only, so utilization changes its
+    bill, not its cost per token. An interruptible tier's extra retries belong in a separate call
+    with a higher `retry_rate`.
+    """
+    throughput = check_positive("tokens_per_second", tokens_per_second)
+    # Checked here too, so a bad value fails even when no tier price is given.
+    check_utilization(utilization)
+    check_retry_rate(retry_rate)
+    check_non_negative("overhead_usd_per_hour", overhead_usd_per_hour)
+    accepted = (
+        None
+        if accepted_tokens_per_second is None
+        else check_positive("accepted_tokens_per_second", accepted_tokens_per_second)
+    )
+
+    def tier(name: str, price: float | None, always_on: bool = True) -> TierCost | None:
+        if price is None:
+            return None
+        effective = effective_cost(
+            check_positive(name, price),
+            utilization if always_on else 1.0,
+            retry_rate,
+            overhead_usd_per_hour,
+        )
+        hourly = effective.effective_usd_per_hour
+        billed = effective.paid_usd_per_hour * (1.0 if always_on else utilization)
+        return TierCost(
+            price_usd_per_hour=effective.price_usd_per_hour,
+            usd_per_million_tokens=per_million(effective.price_usd_per_hour, throughput),
+            tokens_per_dollar=throughput * SECONDS_PER_HOUR / effective.price_usd_per_hour,
+            effective_usd_per_hour=hourly,
+            effective_usd_per_million_tokens=per_million(hourly, throughput),
+            usd_per_million_accepted_tokens=(
+                None if accepted is None else per_million(hourly, accepted)
+            ),
+            billed_usd_per_wall_hour=billed,
+        )
+
+    tiers: dict[TierName, TierCost | None] = {
+        "on_demand": tier("on_demand_usd_per_hour", on_demand_usd_per_hour),
+        "interruptible": tier("interruptible_usd_per_hour", interruptible_usd_per_hour),
+        "reserved": tier("reserved_usd_per_hour", reserved_usd_per_hour),
+        "serverless": tier("serverless_usd_per_hour", serverless_usd_per_hour, always_on=False),
+    }
+    priced = [(cost.effective_usd_per_million_tokens, name) for name, cost in tiers.items() if cost]
+    on_demand, reserved, serverless = tiers["on_demand"], tiers["reserved"], tiers["serverless"]
+    return PriceTiers(
+        on_demand=on_demand,
+        interruptible=tiers["interruptible"],
+        reserved=reserved,
+        serverless=serverless,
+        # min() keeps the first of equal costs: on-demand, interruptible, reserved, serverless.
+        cheapest=min(priced, key=lambda pair: pair[0])[1] if priced else None,
+        reserved_break_even_utilization=(
+            reserved.price_usd_per_hour / on_demand.price_usd_per_hour
+            if reserved and on_demand
+            else None
+        ),
+        # Serverless pays u × price_s per wall hour, always-on on-demand pays price_o: equal at
+        # u = price_o / price_s; above it the always-on instance is cheaper.
+        serverless_break_even_utilization=(
+            on_demand.price_usd_per_hour / serverless.price_usd_per_hour
+            if serverless and on_demand
+            else None
+        ),
+    )
