@@ -90,15 +90,16 @@ def _cells_of(line: str) -> list[str]:
 
 
 def parse_page(text: str) -> tuple[list[StaticCell], list[str]]:
-    """The cells of the `## Peak Throughput` tables, and the headings of the `## Low Latency`
-    tables (not imported)."""
+    """The cells of the `## Peak Throughput` tables headed 'Throughput (out tok/s/GPU)', and the
+    headings of the tables not imported: the `## Low Latency` tables, and throughput tables in
+    another unit (marked ` unit '…'`)."""
     page_version = _PAGE_VERSION.search(text)
     if page_version is None:
         raise HarvestError("the page does not say which release generated its data")
     lines = text.splitlines()
     cells: list[StaticCell] = []
     latency: list[str] = []
-    section = heading = precision = version = ""
+    section = heading = precision = version = unit = ""
     for index, line in enumerate(lines):
         if line.startswith("## "):
             section = line[3:].strip()
@@ -116,7 +117,12 @@ def parse_page(text: str) -> tuple[list[StaticCell], list[str]]:
         if not (section.startswith("Peak Throughput") and heading and line.startswith("|")):
             continue
         row = _cells_of(line)
-        if len(row) != 6 or not row[0] or row[0] == "Model" or row[0].startswith(":"):
+        if len(row) == 6 and row[0] == "Model":
+            unit = row[5]
+            if unit != MARK.strip("| "):
+                latency.append(f"{heading} {precision} unit {unit!r}")
+            continue
+        if len(row) != 6 or not row[0] or row[0].startswith(":") or unit != MARK.strip("| "):
             continue
         numbers = row[1:5]
         if not all(part.isdigit() for part in numbers):
@@ -248,9 +254,14 @@ def harvest_document(
             rows.append(Harvested(key, skipped=str(skip)))
     rows += [
         Harvested(
-            f"trtllm {document.revision[:12]} static latency {table}",
-            skipped="'1st Token Latency (ms)' at batch 1: the page does not say which "
-            "statistic (mean, median, one run) it is",
+            f"trtllm {document.revision[:12]} static {'table' if ' unit ' in table else 'latency'} "
+            f"{table}",
+            skipped="a throughput table headed other than 'Throughput (out tok/s/GPU)': per GPU "
+            "or per deployment is not told apart (a later version of the page heads the same "
+            "figures per GPU)"
+            if " unit " in table
+            else "'1st Token Latency (ms)' at batch 1: the page does not say which statistic "
+            "(mean, median, one run) it is",
         )
         for table in latency
     ]

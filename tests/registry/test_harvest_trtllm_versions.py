@@ -297,3 +297,18 @@ def test_the_0_9_static_page_of_a_fork_says_where_its_fp8_kv_cache_is_stated(
     assert '"kv_cache_quant_algo": "FP8"' in conditions
     assert "filed as the SXM part" in conditions
     assert h200.source.unofficial is True  # type: ignore[union-attr]
+
+
+def test_a_static_table_headed_without_per_gpu_is_skipped(tmp_path: Path) -> None:
+    """An earlier copy of the 0.6 page heads its L40S table 'Throughput (out tok/s)' over the
+    figures that the later page heads per GPU: such a table is not imported."""
+    text = STATIC_PAGE.read_text(encoding="utf-8")
+    head, tail = text.split("### L40S GPUs", 1)
+    tail = tail.replace("| Throughput (out tok/s/GPU) |", "| Throughput (out tok/s) |", 1)
+    page = tmp_path / "relabelled.md"
+    page.write_text(head + "### L40S GPUs" + tail, encoding="utf-8")
+    report = harvest_trtllm(page, HarvestOptions(_registry(tmp_path / "r"), today=RETRIEVED))
+    assert len(report.added) == 8  # the H100 cells only
+    reason = dict(report.skipped)["trtllm 77d24b5fa178 static table L40S FP8 unit "
+                                  "'Throughput (out tok/s)'"]  # fmt: skip
+    assert "per GPU or per deployment is not told apart" in reason
