@@ -151,8 +151,11 @@ def _length(distribution: LengthDistribution) -> dict[str, Any]:
     }
 
 
-def workload_data(config: RunConfig, api: str) -> dict[str, Any]:
-    """The result's `identity.workload` for a run configuration."""
+def workload_data(
+    config: RunConfig, api: str, dataset_sha256: str | None = None
+) -> dict[str, Any]:
+    """The result's `identity.workload` for a run configuration; `dataset_sha256`: that of
+    the `--dataset` file the run read."""
     profile = get_profile(config.profile)
     overridden = (config.input_len, config.output_len, config.dataset)
     custom = any(overridden) or config.shared_prefix_tokens > 0
@@ -173,6 +176,7 @@ def workload_data(config: RunConfig, api: str) -> dict[str, Any]:
         f"{config.shared_prefix_tokens}-token prefix"
         if config.shared_prefix_tokens
         else None,
+        "dataset_sha256": dataset_sha256 if config.dataset else None,
         "seed": config.seed,
         "api": api,
     } | _multiturn_workload(config)
@@ -387,7 +391,9 @@ def build_result(
         raise ResultError("no load point finished, so there is no result to write")
     slo = config.slo
     data: dict[str, Any] = {
-        "identity": identity_data(deployment, workload_data(config, run.api)),
+        "identity": identity_data(
+            deployment, workload_data(config, run.api, run.dataset_sha256)
+        ),
         "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},
         "points": [
             _point(

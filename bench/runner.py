@@ -66,6 +66,7 @@ from bench.workloads import (
     RequestFactory,
     Tokenizer,
     WorkloadSpec,
+    dataset_sha256,
     get_profile,
     load_sharegpt,
     load_tokenizer,
@@ -152,6 +153,7 @@ class RunResult:
     incomplete: bool = False
     stop_reason: str | None = None
     search: SearchResult | None = None
+    dataset_sha256: str | None = None  # of the --dataset file the requests came from
 
     def as_json(self) -> dict[str, Any]:
         """The `--json` object: `{"points": [...], ...}`."""
@@ -349,6 +351,7 @@ def run_benchmark(
         profile=profile.name,
         seed=config.seed,
         prompt_salt=config.prompt_salt,
+        dataset_sha256=dataset_sha256(config.dataset) if config.dataset else None,
     )
     count_tokens = None
     if tokenizer is not None:

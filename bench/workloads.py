@@ -32,6 +32,7 @@ Without one, there is one word per intended token, the count is approximate, and
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -292,6 +293,16 @@ def read_json_rows(path: Path) -> list[tuple[int, Any]]:
                     f"{path}:{number}: not a JSON line: {error}", "--dataset"
                 ) from None
     return rows
+
+
+def dataset_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of a dataset file's bytes, which the result records beside its name
+    (two files of one name are two workloads). Raises WorkloadFileError naming the file."""
+    try:
+        with path.open("rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
+    except OSError as error:
+        raise WorkloadFileError(f"{path}: cannot read: {error}", "--dataset") from None
 
 
 def load_sharegpt(path: Path, tokenizer: Tokenizer | None = None) -> list[DatasetEntry]:

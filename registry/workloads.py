@@ -1,9 +1,11 @@
 """What makes two load points comparable on a page: the same workload and the same scenario.
 
 A workload is the requests' input and output lengths (fixed, a range, a distribution or a
-dataset's own) and the dataset; a scenario is what the load point measured: a closed loop at a
-concurrency, an open loop at a rate, offline (every request queued at once), a server at an
-SLO (the highest rate that met stated bounds) or a static batch (requests started together).
+dataset's own) and the dataset (by name, and by its file's SHA-256 where the result records
+it: two files of one name are two workloads); a scenario is what the load point measured: a
+closed loop at a concurrency, an open loop at a rate, offline (every request queued at once),
+a server at an SLO (the highest rate that met stated bounds) or a static batch (requests
+started together).
 Throughput under 128→2048 tokens and under 1000→1000 tokens measures different work, and an
 offline maximum is not a per-user figure: the site compares only within one model × workload ×
 scenario.
@@ -47,17 +49,23 @@ def workload_label(workload: Workload) -> str:
     text = f"{_length(workload.input_len)} → {_length(workload.output_len)} tokens"
     if workload.turns is not None:
         text += f", {_length(workload.turns)} turns"
+    if workload.dataset_sha256 is not None:  # two files of one name read apart
+        text += f", {workload.dataset or 'dataset'} (sha256 {workload.dataset_sha256[:8]})"
+        return text
     return f"{text}, {workload.dataset}" if workload.dataset else text
 
 
 def workload_key(workload: Workload) -> str:
-    """A short hash of what makes two workloads the same: lengths, turns and dataset."""
+    """A short hash of what makes two workloads the same: lengths, turns and dataset (its
+    name, and its file's content hash when the result records one)."""
     data = {
         "input_len": workload.input_len.model_dump(mode="json"),
         "output_len": workload.output_len.model_dump(mode="json"),
         "turns": None if workload.turns is None else workload.turns.model_dump(mode="json"),
         "dataset": workload.dataset,
     }
+    if workload.dataset_sha256 is not None:  # absent, a result's key is what it always was
+        data["dataset_sha256"] = workload.dataset_sha256
     text = json.dumps(data, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 

@@ -198,6 +198,11 @@ class Workload(StrictModel):
     dataset: Text | None = Field(
         None, description="Dataset the prompts came from (e.g. `sharegpt`); null for random tokens."
     )
+    dataset_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
+        None,
+        description="SHA-256 (hex) of the dataset file the prompts came from, so that two files "
+        "of one name never count as one workload; null when no file's hash was recorded.",
+    )
     seed: int | None = Field(None, description="Random seed of the request generator.")
     api: Literal["completions", "chat"] | None = Field(
         None,

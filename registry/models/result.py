@@ -79,6 +79,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.workload.input_len",
     "identity.workload.output_len",
     "identity.workload.dataset",
+    "identity.workload.dataset_sha256",
     "identity.workload.api",
     "identity.workload.accuracy_target",
     "identity.workload.ignore_eos",

@@ -3,14 +3,18 @@ server-at-SLO results): the buyer's table with ratios, and the refusal to rank w
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
+from registry.models import Result as RegistryResult
+from registry.workloads import workload_key, workload_label
 
 # Result files as the registry held them (registry/results at commit 4872911), kept here.
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "compare"
@@ -18,6 +22,7 @@ H100 = RESULTS / "2026-11-30-9cf9af10b033.json"
 H200 = RESULTS / "2026-11-30-97b31d32bd49.json"
 L40S = RESULTS / "2026-11-30-8f71e79ca5d7.json"
 A100_BF16 = RESULTS / "2026-11-30-71b301c0c226.json"
+SHAREGPT = Path(__file__).resolve().parents[1] / "data" / "datasets" / "sharegpt-v3-excerpt.json"
 
 
 def _compare(*args: str | Path) -> Result:
@@ -122,3 +127,43 @@ def test_compare_names_an_unreadable_file(tmp_path: Path) -> None:
     single = _compare(H100)
     assert single.exit_code == 1
     assert "give at least two result files" in single.output
+
+
+def test_compare_two_dataset_files_of_one_name_are_two_workloads(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """Each run records its --dataset file's SHA-256: the same name, other prompts, another
+    workload (for `bench compare`, the index's workload key and its label alike)."""
+    fake_server.config.version = "0.9.1"
+    fake_server.config.ttft_s = 0.01
+    fake_server.config.itl_s = 0.006  # slower than an H100's bandwidth bound for the 8B model
+    conversations = json.loads(SHAREGPT.read_text())
+    outputs = []
+    for folder, turns in (("a", conversations), ("b", conversations[:1] * 2)):
+        dataset = tmp_path / folder / "chat.json"
+        dataset.parent.mkdir()
+        dataset.write_text(json.dumps(turns))
+        output = tmp_path / f"{folder}.json"
+        run = CliRunner().invoke(main, [
+            "bench", "run", "--endpoint", fake_server.url, "--dataset", str(dataset),
+            "--concurrency", "1", "--num-requests", "2", "--warmup", "0", "--output-len", "8",
+            "--gpu", "h100-sxm", "--model-id", "llama-3.1-8b-instruct", "--output", str(output),
+            "--quiet",
+        ])  # fmt: skip
+        assert run.exit_code == 0, run.output
+        workload = RegistryResult.model_validate_json(output.read_text()).identity.workload
+        assert workload.dataset == "sharegpt (chat.json)"
+        assert workload.dataset_sha256 == hashlib.sha256(dataset.read_bytes()).hexdigest()
+        outputs.append((output, workload))
+    (a, workload_a), (b, workload_b) = outputs
+    refused = _compare(a, b)
+    assert refused.exit_code == 1
+    (line,) = refused.output.strip().splitlines()
+    assert "workload.dataset_sha256 differs" in line
+    assert workload_key(workload_a) != workload_key(workload_b)
+    assert workload_label(workload_a) != workload_label(workload_b)
+    assert workload_label(workload_a).endswith(f"(sha256 {workload_a.dataset_sha256[:8]})")
+    # without the hash (a result from before it was recorded) the key is what it always was
+    unhashed = workload_a.model_copy(update={"dataset_sha256": None})
+    other = workload_b.model_copy(update={"dataset_sha256": None})
+    assert workload_key(unhashed) == workload_key(other)
