@@ -83,6 +83,7 @@ class EngineRequest:
             cudagraph_capture_sizes=capture.sizes,
             max_cudagraph_capture_size=capture.max_size,
             compilation_config_unread=capture.unread_keys,
+            cudagraph_mode=capture.mode,
             **extra,
         )
 

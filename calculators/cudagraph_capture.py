@@ -6,10 +6,12 @@ Three spellings reach the same two settings of vLLM's compilation config:
   (`calculators.vllm_overheads.captured_cuda_graphs`) up to N instead of min(2 x max_num_seqs, 512);
 - `--cuda-graph-sizes` (the scheduler option of 0.9-0.11, later an alias): one value is such a
   largest size, several values are the capture list itself;
-- `-O` / `--compilation-config` JSON: its `cudagraph_capture_sizes` (the list) and
-  `max_cudagraph_capture_size`. Its other keys are named in the plan's notes as not read, never
-  dropped without a word; a bare optimization level (`-O3`) is refused, as its graph modes are not
-  modelled.
+- `-O` / `--compilation-config` JSON: its `cudagraph_capture_sizes` (the list),
+  `max_cudagraph_capture_size` and `cudagraph_mode` (vLLM's CUDAGraphMode: NONE, PIECEWISE, FULL,
+  FULL_DECODE_ONLY, FULL_AND_PIECEWISE; which graphs each size gets,
+  `vllm_overheads.captured_cuda_graphs`). Its other keys are named in the plan's notes as not read,
+  never dropped without a word; a bare optimization level (`-O3`) is refused, as the graph modes
+  each level implies are not modelled.
 
 `--enforce-eager` captures nothing whatever these say (`vllm_overheads.cuda_graph_bytes`).
 """
@@ -22,7 +24,8 @@ from typing import Any
 from calculators.errors import InputError
 from calculators.limits import MAX_TOKENS
 
-CAPTURE_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size")
+CAPTURE_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size", "cudagraph_mode")
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 _SEPARATORS = re.compile(r"[\s,]+")
 
 
@@ -33,6 +36,7 @@ class CaptureSizes:
     sizes: tuple[int, ...] | None  # the capture list itself
     max_size: int | None  # the default pattern's largest size
     unread_keys: tuple[str, ...] = ()  # compilation-config keys the plan does not read
+    mode: str | None = None  # cudagraph_mode; None: the release's default
 
 
 def _size(name: str, value: Any) -> int:
@@ -75,6 +79,12 @@ def parse_compilation_config(text: str) -> CaptureSizes:
         raise InputError(f"compilation_config: expected a JSON object, got {stripped[:60]!r}")
     sizes = config.get("cudagraph_capture_sizes")
     largest = config.get("max_cudagraph_capture_size")
+    mode = config.get("cudagraph_mode")
+    if mode is not None and (not isinstance(mode, str) or mode.upper() not in CUDAGRAPH_MODES):
+        raise InputError(
+            f"compilation_config.cudagraph_mode: expected one of {', '.join(CUDAGRAPH_MODES)}, "
+            f"got {str(mode)[:60]!r}"
+        )
     return CaptureSizes(
         sizes=None
         if sizes is None
@@ -83,6 +93,7 @@ def parse_compilation_config(text: str) -> CaptureSizes:
         if largest is None
         else _size("compilation_config.max_cudagraph_capture_size", largest),
         unread_keys=tuple(sorted(str(key) for key in config if key not in CAPTURE_KEYS)),
+        mode=None if mode is None else mode.upper(),
     )
 
 
@@ -126,4 +137,5 @@ def capture_sizes(
         sizes=sizes,
         max_size=None if sizes is not None else next(iter(maxima.values()), None),
         unread_keys=compiled.unread_keys,
+        mode=compiled.mode,
     )

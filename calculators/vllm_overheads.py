@@ -135,20 +135,24 @@ def captured_cuda_graphs(
     max_num_seqs: int,
     capture_sizes: tuple[int, ...] | None = None,
     max_capture_size: int | None = None,
+    mode: str | None = None,
 ) -> int:
     """How many CUDA graphs vLLM captures for `max_num_seqs`: its default pattern (see the sizes
     above) up to `max_capture_size` (default min(2 x max_num_seqs, 512)), or the `capture_sizes`
-    given (--compilation-config / --cuda-graph-sizes); from 0.11 every size up to max_num_seqs
-    also gets a FULL decode graph."""
+    given (--compilation-config / --cuda-graph-sizes). Per size, `mode` (vLLM's cudagraph_mode;
+    default PIECEWISE before 0.11, FULL_AND_PIECEWISE from 0.11) captures a PIECEWISE graph
+    (PIECEWISE, FULL_AND_PIECEWISE), a FULL graph (FULL), and for sizes up to max_num_seqs a
+    FULL decode graph (FULL_DECODE_ONLY, FULL_AND_PIECEWISE); NONE captures none."""
     if capture_sizes is None:
         largest = max_capture_size or min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
         step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
         pattern = [1, 2, 4, *range(8, 257, 8), *range(256 + step, largest + 1, step)]
         capture_sizes = tuple(size for size in pattern if size <= largest)
-    piecewise = len(capture_sizes)
-    if version < CUDA_GRAPH_FULL_SINCE:
-        return piecewise
-    return piecewise + sum(1 for size in capture_sizes if size <= max_num_seqs)
+    if mode is None:
+        mode = "FULL_AND_PIECEWISE" if version >= CUDA_GRAPH_FULL_SINCE else "PIECEWISE"
+    every_size = len(capture_sizes) if mode in ("PIECEWISE", "FULL", "FULL_AND_PIECEWISE") else 0
+    decode = sum(1 for size in capture_sizes if size <= max_num_seqs)
+    return every_size + (decode if mode in ("FULL_DECODE_ONLY", "FULL_AND_PIECEWISE") else 0)
 
 
 def cuda_graph_bytes(
@@ -159,13 +163,14 @@ def cuda_graph_bytes(
     max_num_seqs: int = 1024,
     capture_sizes: tuple[int, ...] | None = None,
     max_capture_size: int | None = None,
+    mode: str | None = None,
 ) -> int:
     """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager): a base
     and a per-layer size, scaled by how many graphs vLLM captures (`captured_cuda_graphs`)."""
     if enforce_eager:
         return 0
     layers = math.ceil(arch.num_layers / pp)
-    graphs = captured_cuda_graphs(version, max_num_seqs, capture_sizes, max_capture_size)
+    graphs = captured_cuda_graphs(version, max_num_seqs, capture_sizes, max_capture_size, mode)
     if version >= CUDA_GRAPH_FULL_SINCE:
         size = CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
         return size * graphs // CUDA_GRAPH_FULL_REFERENCE_COUNT

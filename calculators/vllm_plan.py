@@ -259,6 +259,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         seqs,
         settings.cudagraph_capture_sizes,
         settings.max_cudagraph_capture_size,
+        settings.cudagraph_mode,
     )
     graphs_in_budget = overheads.cuda_graphs_in_budget(settings, version)
     requested = int(settings.gpu_memory_bytes * utilization)

@@ -53,6 +53,7 @@ class VllmSettings:
     cudagraph_capture_sizes: tuple[int, ...] | None = None
     max_cudagraph_capture_size: int | None = None
     compilation_config_unread: tuple[str, ...] = ()  # --compilation-config keys not modelled
+    cudagraph_mode: str | None = None  # CUDAGraphMode name; None: the release's default
 
 
 def settings_layout(settings: VllmSettings) -> ParallelLayout:

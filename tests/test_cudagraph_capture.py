@@ -25,6 +25,21 @@ def test_a_largest_capture_size_cuts_the_default_pattern() -> None:
     assert captured_cuda_graphs((0, 10), 256, max_capture_size=16) == 5  # 1 2 4 8 16, no FULL
 
 
+@pytest.mark.parametrize(
+    ("mode", "graphs"),
+    [
+        (None, 35 + 19),  # 0.11's default, FULL_AND_PIECEWISE (the L4 log of 0.11.0 at 128)
+        ("FULL_AND_PIECEWISE", 35 + 19),
+        ("PIECEWISE", 35),
+        ("FULL", 35),
+        ("FULL_DECODE_ONLY", 19),
+        ("NONE", 0),
+    ],
+)
+def test_the_cudagraph_mode_sets_which_graphs_each_size_gets(mode: str | None, graphs: int) -> None:
+    assert captured_cuda_graphs((0, 11), 128, mode=mode) == graphs
+
+
 def test_a_capture_list_is_taken_as_it_is() -> None:
     # V0 0.8.3's engine line in vllm#14447: "cudagraph_capture_sizes":[8,4,2,1]
     assert captured_cuda_graphs((0, 8), 256, capture_sizes=(1, 2, 4, 8)) == 4
@@ -41,6 +56,7 @@ def test_a_capture_list_is_taken_as_it_is() -> None:
         (None, None, '{"cudagraph_capture_sizes": [8, 4, 2, 1]}', (1, 2, 4, 8), None),
         (None, None, '{"max_cudagraph_capture_size": 128}', None, 128),
         (8, None, '{"cudagraph_capture_sizes": [1, 8]}', (1, 8), None),
+        (None, None, '{"cudagraph_mode": "piecewise"}', None, None),
     ],
 )
 def test_capture_sizes_from_vllm_options(
@@ -52,6 +68,7 @@ def test_capture_sizes_from_vllm_options(
 ) -> None:
     capture = capture_sizes(max_size, cuda_graph_sizes, config)
     assert (capture.sizes, capture.max_size) == (sizes, largest)
+    assert capture.mode == ("PIECEWISE" if config and "mode" in config else None)
 
 
 @pytest.mark.parametrize(
@@ -66,6 +83,7 @@ def test_capture_sizes_from_vllm_options(
         (256, "512", None, r"^max_cudagraph_capture_size and cuda_graph_sizes: disagree"),
         (None, "1 2", '{"cudagraph_capture_sizes": [1, 4]}', r"two different capture lists"),
         (4, None, '{"cudagraph_capture_sizes": [1, 8]}', r"disagree on the largest"),
+        (None, None, '{"cudagraph_mode": "SOMETIMES"}', r"^compilation_config.cudagraph_mode: "),
     ],
 )
 def test_capture_sizes_refuses_what_vllm_would_not_take(
@@ -86,6 +104,8 @@ def test_plan_counts_fewer_graphs_names_unread_keys_and_eager_has_none() -> None
         LLAMA, VllmSettings(**{**base.__dict__, "compilation_config_unread": ("level",)})
     )
     assert "compilation_config keys the plan does not read: level" in noted.notes
+    none = VllmSettings(**{**base.__dict__, "cudagraph_mode": "NONE"})
+    assert plan_vllm(LLAMA, none).cuda_graph_bytes == 0
     eager = VllmSettings(
         **{**base.__dict__, "enforce_eager": True, "cudagraph_capture_sizes": (1, 2)}
     )
