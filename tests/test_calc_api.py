@@ -310,3 +310,14 @@ def test_cli_and_page_vram_payloads_are_the_same_with_cuda_graph_capture_options
     )
     assert page == cli
     assert "compilation_config keys the plan does not read: level" in cli["vllm_plan"]["notes"]
+
+
+def test_vram_page_bound_says_which_link_its_traffic_takes_or_that_none_is_sourced() -> None:
+    query = {"model": "llama-3.1-70b-instruct", "gpu": "rtx-5090", "tensor_parallel_size": "8"}
+    page = calc_api.render("vram", {**query, "max_model_len": "4096"}, CATALOG)["html"]
+    assert "Bound, includes TP all-reduce over PCIe 5.0 x16." in page
+    assert 'data-output="throughput_bound.interconnect"' in page
+    unsourced = calc_api.render(
+        "vram", {**query, "gpu": "rtx-pro-6000", "tensor_parallel_size": "2"}, CATALOG
+    )["html"]
+    assert "TP all-reduce not included: no sourced interconnect figure for 2 GPUs" in unsourced
