@@ -6,7 +6,10 @@ point's batch: the smaller of the memory-bandwidth bound (every decode step read
 token touches and the KV cache of the batch's sequences) and the compute bound (two FLOPs per
 parameter per token plus its attention, at the GPU's peak dense rate). The context is the
 shortest mean context the workload allows and an unknown weight format counts as the most
-compact one, so the bound stays a bound and the share is at most about 100 %.
+compact one, so the bound stays a bound and the share is at most about 100 %. On more than
+one GPU the bandwidth bound's step also sends its tensor-parallel all-reduces over the GPU's
+sourced link (`calculators.interconnect`; the basis names the link, or says none is sourced),
+which the physics check leaves out: at its batch of one the term is negligible.
 
 The batch is the point's concurrency (closed loop, or an open loop's cap); else the serving
 settings' `max_num_seqs`; else none is known, and only the compute bound applies (the basis
