@@ -25,9 +25,10 @@ from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
+from bench.plan import RunOptions, session_config
 from bench.runner import RunResult
 from bench.server import free_port
-from bench.session import SessionOutcome, incomplete_line
+from bench.session import SessionOutcome, incomplete_line, run_session
 from registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
@@ -372,23 +373,53 @@ def test_bench_run_endpoint_sigterm_in_the_first_point_writes_it_marked_interrup
     assert len(measured) == point.requests.completed + point.requests.failed
 
 
-def test_bench_run_endpoint_sigterm_before_any_request_completed_keeps_the_raw_records(
-    tmp_path: Path,
+class _StopAfter:
+    """A live display that stops the run as Ctrl-C does (a KeyboardInterrupt inside the event
+    loop, where a signal handler raises it) once `count` requests finished."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def point_started(self, plan: object, number: int, points: int) -> None:
+        pass
+
+    def request_finished(self, record: object) -> None:
+        self.count -= 1
+        if self.count == 0:
+            raise KeyboardInterrupt
+
+    def point_ended(self, summary: object) -> None:
+        pass
+
+
+def test_bench_run_stopped_before_any_request_completed_keeps_the_raw_records(
+    fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    # Every request fails at once: requests finished, but not one completed.
-    with server_process(model=MODEL, fault="http_500") as url:
-        _, line = _terminate_in_first_point(tmp_path, url, lambda arrived, _: arrived >= 5)
-    assert not (tmp_path / "result.json").exists()
+    # Every request fails at once: five finished, not one completed.
+    fake_server.config.version = "0.9.1"
+    fake_server.config.fault = "http_500"
+    output = tmp_path / "result.json"
+    options = RunOptions.model_validate(
+        {
+            "endpoint": fake_server.url, "gpu": "h100-sxm", "model-id": "llama-3.2-1b-instruct",
+            "concurrency": [1], "duration": 60, "num-requests": 100000, "warmup": 1,
+            "input-len": 16, "output-len": 8, "output": str(output),
+        }
+    )  # fmt: skip
+    outcome = run_session(session_config(options, "infermeter bench run"), progress=_StopAfter(5))
+    assert outcome.run.stop_reason == "interrupted"
+    assert outcome.run.points == []
+    assert outcome.output is None
+    assert not output.exists()
     assert not (tmp_path / "result.rejected.json").exists()
     raw = tmp_path / "result.requests.jsonl.gz"
-    assert line == (
-        "Error: the run is incomplete: terminated (SIGTERM); no measured request of a load "
-        "point completed, so there is no result; the raw records of the requests that finished "
-        f"are in {raw}"
+    assert incomplete_line(outcome, output) == (
+        "the run is incomplete: interrupted; no measured request of a load point completed, so "
+        f"there is no result; the raw records of the requests that finished are in {raw}"
     )
     rows = gzip.decompress(raw.read_bytes()).splitlines()
     requests = [json.loads(row) for row in rows if b'"request"' in row]
-    assert len(requests) >= 3  # 5 arrived, at most 2 in flight
+    assert len(requests) == 4  # the fifth was still being recorded when the run stopped
     assert {(row["kept"], row["error"]) for row in requests} == {(False, "http_status")}
 
 
