@@ -95,9 +95,9 @@ def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) ->
         for named in results
     ]
     labels = {id(row): _label(named) for named, rows in rows_by_result for row in rows}
-    data = chart_data(
-        (row for _named, rows in rows_by_result for row in rows), lambda row: labels[id(row)]
-    )
+    # A point cut short by an interrupt is in its table, marked, but on no curve (as on the site).
+    charted = (row for _named, rows in rows_by_result for row in rows if not row.interrupted)
+    data = chart_data(charted, lambda row: labels[id(row)])
     data_json = json.dumps(plain_data(data), sort_keys=True, separators=(",", ":"))
     tables = "".join(_table(named, rows) for named, rows in rows_by_result)
     title = "infermeter report: " + ", ".join(named.name for named in results)

@@ -20,6 +20,7 @@ from bench.compare import NamedResult
 from bench.html_report import report_html
 from registry.catalog import load_prices
 from registry.models import Result as RegistryResult
+from registry.models import Verdict
 from registry.plain_text import REPLACEMENT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -139,6 +140,27 @@ def test_report_shows_a_hostile_file_name_escaped_and_scrubbed(two_results: list
     assert any(heading in text for text in parser.texts)  # the h2 and title, as text
     data = page.split('drawCharts(document.getElementById("charts"), ', 1)[1].split(", window")[0]
     assert list(json.loads(data)["pareto"]) == [f"{heading}: 1× h100-sxm"]
+
+
+def test_report_marks_an_interrupted_point_and_leaves_it_off_the_charts(
+    two_results: list[Path],
+) -> None:
+    result = RegistryResult.model_validate_json(two_results[0].read_text())
+    cut = Verdict(code="interrupted", message="the run was interrupted during this point: …")
+    second = result.points[1].model_copy(update={"validity": [*result.points[1].validity, cut]})
+    stopped = result.model_copy(update={"points": [result.points[0], second]})
+    page = report_html([NamedResult("cut.json", stopped)], load_prices().values())
+    assert page.count('<tr data-interrupted="1">') == 1
+    assert "concurrency 2 (interrupted: only the requests that finished before the stop)" in page
+
+    def pareto(page: str) -> dict[str, Any]:
+        data = page.split('drawCharts(document.getElementById("charts"), ', 1)[1]
+        curves: dict[str, Any] = json.loads(data.split(", window")[0])["pareto"]
+        return curves
+
+    whole = report_html([NamedResult("cut.json", result)], load_prices().values())
+    assert len(pareto(whole)["cut.json: 1× h100-sxm"]) == 2
+    assert pareto(page) == {}  # one full point is no sweep: no curve
 
 
 def test_report_without_the_inlined_assets_fails_in_one_line(
