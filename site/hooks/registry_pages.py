@@ -59,30 +59,46 @@ def registry_root() -> Path:
     return Path(os.environ.get("INFERMETER_REGISTRY", REPO)).resolve()
 
 
-def _imported_calculators(source: str) -> set[str]:
-    """The `calculators` modules a Python source imports (`calculators.x` → "x")."""
+def _imported_modules(source: str) -> set[str]:
+    """The modules a Python source imports, by their full dotted names."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
         elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
+    return names
+
+
+def _imported_calculators(source: str) -> set[str]:
+    """The `calculators` modules a Python source imports (`calculators.x` → "x")."""
+    names = _imported_modules(source)
     return {name.split(".")[1] for name in names if name.startswith("calculators.")}
 
 
+def _imported_hooks(source: str) -> set[str]:
+    """The modules of this folder a Python source imports (`calc_fields` → "calc_fields")."""
+    return {name for name in _imported_modules(source) if (HOOKS / f"{name}.py").is_file()}
+
+
 def calculators_archive() -> bytes:
-    """`calc_api.py` and the `calculators` modules it needs, as a zip the browser imports from;
-    byte-for-byte reproducible."""
+    """`calc_api.py`, the hook modules it imports (its calc_* parts) and the `calculators`
+    modules they need, as a zip the browser imports from; byte-for-byte reproducible."""
     import calculators
 
     package = Path(calculators.__file__).resolve().parent
-    needed, queue = {"__init__"}, [(HOOKS / "calc_api.py").read_text(encoding="utf-8")]
+    hooks, queue = {"calc_api"}, [(HOOKS / "calc_api.py").read_text(encoding="utf-8")]
+    needed: set[str] = {"__init__"}
     while queue:
-        for name in _imported_calculators(queue.pop()) - needed:
+        source = queue.pop()
+        for name in _imported_hooks(source) - hooks:
+            hooks.add(name)
+            queue.append((HOOKS / f"{name}.py").read_text(encoding="utf-8"))
+        for name in _imported_calculators(source) - needed:
             needed.add(name)
             queue.append((package / f"{name}.py").read_text(encoding="utf-8"))
     members = [(f"calculators/{name}.py", package / f"{name}.py") for name in sorted(needed)]
-    members.append(("calc_api.py", HOOKS / "calc_api.py"))
+    members += [(f"{name}.py", HOOKS / f"{name}.py") for name in sorted(hooks)]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, path in members:
