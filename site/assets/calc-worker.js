@@ -51,23 +51,30 @@ async function fetchSnapshot(url) {
   return new Uint8Array(bytes);
 }
 
-// Pyodide compiles its wasm only once it holds the snapshot (it sizes the memory from it). This
-// compiles it meanwhile: one download, which Pyodide's own fetch of that URL is handed (once),
-// and the compiled module goes to Pyodide's instantiateStreaming call. Should the early compile
-// fail, that call goes ahead on the download as Pyodide made it.
-function compileEarly(url) {
-  let download = fetch(url);
-  const compiled = WebAssembly.compileStreaming(download.then((response) => response.clone()));
-  compiled.catch(() => {});
+// Pyodide fetches its runtime files itself, but only once its own script has loaded. The worker
+// starts each download at once and hands Pyodide's own request for that URL the response it
+// has (once; any later request goes out as usual).
+function handOver(urls) {
+  const early = new Map(urls.map((url) => [url, fetch(url)]));
+  const downloads = new Map(early);
   const realFetch = self.fetch;
   self.fetch = (input, init) => {
-    if (download === null || new URL(String(input), self.location.href).href !== url) {
-      return realFetch(input, init);
-    }
-    const response = download;
-    download = null;
+    const url = new URL(String(input), self.location.href).href;
+    const response = early.get(url);
+    if (response === undefined) return realFetch(input, init);
+    early.delete(url);
     return response;
   };
+  return downloads;
+}
+
+// Pyodide compiles its wasm only once it holds the snapshot (it sizes the memory from it). This
+// compiles it meanwhile, from the download handed to Pyodide, and gives the compiled module to
+// Pyodide's instantiateStreaming call; should the early compile fail, that call goes ahead on
+// the download as Pyodide made it.
+function compileEarly(download) {
+  const compiled = WebAssembly.compileStreaming(download.then((response) => response.clone()));
+  compiled.catch(() => {});
   const instantiateStreaming = WebAssembly.instantiateStreaming;
   WebAssembly.instantiateStreaming = async (source, imports) => {
     let module;
@@ -85,14 +92,20 @@ const ARCHIVE = "/home/pyodide/calculators.zip";
 let startedFrom = null;
 
 async function start() {
-  // Every download starts before Pyodide's own script is even fetched.
+  // Every download starts at once, before Pyodide's scripts have loaded (both imported at once
+  // too: Pyodide's own import of the second finds it loaded).
   const here = (name) => new URL(name, import.meta.url).href;
   const snapshot = fetchSnapshot(here("./calculators-snapshot.bin"));
   snapshot.catch(() => {}); // a failed one means a plain start, below
-  compileEarly(here("./pyodide/pyodide.asm.wasm"));
+  const runtimeFiles = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+  const downloads = handOver(runtimeFiles.map((name) => here(`./pyodide/${name}`)));
+  compileEarly(downloads.get(here("./pyodide/pyodide.asm.wasm")));
   const archive = fetchChecked(here("./calculators.zip"), "buffer");
   const catalog = fetchChecked(here("./catalog.json"), "text");
-  const { loadPyodide } = await import("./pyodide/pyodide.mjs");
+  const [{ loadPyodide }] = await Promise.all([
+    import("./pyodide/pyodide.mjs"),
+    import("./pyodide/pyodide.asm.mjs").catch(() => {}), // Pyodide reports a failure itself
+  ]);
   const options = {
     indexURL: here("./pyodide/"),
     // Before Python starts or is restored, the archive where sys.path names it: zipimport reads

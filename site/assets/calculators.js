@@ -40,6 +40,7 @@ function startWorker() {
       return;
     }
     live = true;
+    if (window.__imSearchGo) window.__imSearchGo(); // the theme's search index may load now
     const entry = pending.get(event.data.id);
     if (event.data.timings && window.__imTimings === undefined) {
       // Start-up phases in ms since this page's navigation began (read by the benchmarks).
@@ -53,6 +54,7 @@ function startWorker() {
     entry.resolve(event.data);
   };
   worker.onerror = (event) => {
+    if (window.__imSearchGo) window.__imSearchGo();
     const message = `the calculator could not start (${event.message || "worker error"})`;
     for (const entry of pending.values()) entry.resolve({ error: message });
     pending.clear();

@@ -276,6 +276,18 @@ WORKER_START = (
     "window.__imProgress = [];"
     "window.__imWorker.onmessage = (e) => "
     "{{ if (e.data.progress) window.__imProgress.push(e.data.progress); }};"
+    # The theme's search index waits for the first live result (calculators.js calls
+    # __imSearchGo; 10 s at most): parsing and indexing it took CPU the cold start needs (on
+    # this 2-core machine, 1.5 s of a 5 s cold start). Material requests it by XMLHttpRequest.
+    "window.__imSearchWait = new Promise((go) => "
+    "{{ window.__imSearchGo = go; setTimeout(go, 10000); }});"
+    "(() => {{ const open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;"
+    "XMLHttpRequest.prototype.open = function (method, url, ...rest) "
+    "{{ this.__imWait = /search[/]search_index[.]json$/.test(String(url));"
+    " return open.call(this, method, url, ...rest); }};"
+    "XMLHttpRequest.prototype.send = function (...args) "
+    "{{ if (!this.__imWait) return send.apply(this, args);"
+    " window.__imSearchWait.then(() => send.apply(this, args)); }}; }})();"
     "</script>"
 )
 
