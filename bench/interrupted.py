@@ -68,16 +68,16 @@ def interrupted_summary(
 def _message(point: LivePoint, stop_reason: str, measured: int) -> str:
     plan = point.plan
     planned = ""
-    if plan.num_requests is not None and plan.duration_s is None:
-        planned = f" of {plan.num_requests} planned"
-    elif plan.duration_s is not None:
-        planned = f" of a {plan.duration_s:g} s point"
+    if plan.duration_s is not None:
+        planned = f", which was to run {plan.duration_s:g} s"
+    elif plan.num_requests is not None:
+        planned = f", which was to measure {plan.num_requests} requests"
     dropped = ""
     if point.sent is not None:
         in_flight = point.sent - len(point.run.records)
         dropped = f"; {in_flight} in flight at the stop were dropped" if in_flight > 0 else ""
     return (
-        f"the run was {stop_reason} during this point: its figures are those of the "
-        f"{measured} measured requests that finished before the stop{planned}{dropped}, "
-        "and its window ends with the last of them; it is not a full point"
+        f"the run was {stop_reason} during this point{planned}: its figures are those of the "
+        f"{measured} measured requests that finished before the stop{dropped}, and its window "
+        "ends with the last of them; it is not a full point"
     )

@@ -89,7 +89,7 @@ def _assert_first_point_kept(tmp_path: Path, stopped: str | None = None) -> None
 
 def _assert_interrupted(point: Any, stopped: str) -> None:
     (verdict,) = [verdict for verdict in point.validity if verdict.code == "interrupted"]
-    assert verdict.message.startswith(f"the run was {stopped} during this point: ")
+    assert verdict.message.startswith(f"the run was {stopped} during this point, which was to ")
     assert f"the {point.requests.completed + point.requests.failed} measured requests" in (
         verdict.message
     )
