@@ -1,0 +1,194 @@
+"""One row of the index: a result's load point, flattened (`IndexRow`); its fields are the
+index's columns, in order, each with the description the JSON index and the site show.
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _column(description: str) -> Any:
+    return field(metadata={"description": description})
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One load point of one result, flattened; the field order is the column order."""
+
+    # identity
+    result_id: str = _column("Content id of the result file.")
+    file: str = _column("Path of the result file in the registry repository.")
+    point_index: int = _column("Position of the load point in the file's `points`, from 0.")
+    source_kind: str = _column("`measured` by a tool, or `reported` from a cited source.")
+    lane: str = _column(
+        "`measured`, `reported`, or `mlperf` (MLPerf results: shown apart, never ranked against "
+        "other lanes; figures derived from them are not verified by MLCommons)."
+    )
+    mlperf_result_id: str | None = _column("MLPerf result ID (MLPerf lane only).")
+    unofficial: bool = _column("True when the source is a copy or fork, not the publisher's own.")
+    gpu: str = _column("GPU catalog id.")
+    gpu_count: int = _column("GPUs that served the model.")
+    model: str = _column("Model catalog id.")
+    quantization: str | None = _column("Weight quantization; null for unquantized weights.")
+    engine: str = _column("Inference engine.")
+    engine_version: str = _column("Engine version.")
+    tensor_parallel_size: int | None = _column("Tensor parallel size; null if not stated.")
+    profile: str = _column("Traffic profile.")
+    workload: str = _column(
+        "Input → output lengths in tokens (fixed, a range `min–max`, `~mean` of a distribution, "
+        "or a dataset's own) and the dataset, in a reader's words."
+    )
+    workload_key: str = _column(
+        "Hash of the workload's lengths and dataset: rows compare only within one workload."
+    )
+    scenario: str = _column(
+        "What the point measured: `closed` (fixed concurrency), `open` (arrival rate), `offline` "
+        "(all requests queued at once), `server_at_slo` (highest rate or concurrency within "
+        "stated bounds) or `static_batch` (requests started together as one batch)."
+    )
+    arrival: str = _column(
+        "`closed` (fixed concurrency), an open arrival process (`poisson`, `gamma`, `constant`), "
+        "`offline` (every request queued at once; no concurrency, rate or per-user rate), or "
+        "`static_batch` (`concurrency` requests started together as one batch)."
+    )
+    concurrency: int | None = _column(
+        "Requests in flight (level, cap for open arrival, or a static batch's size)."
+    )
+    request_rate: float | None = _column(
+        "Arrival rate, requests/s (open arrival): the target, or the highest rate that met "
+        "the rate search's bounds."
+    )
+    load_label: str = _column("The load in a reader's words.")
+    rate_search_percentile: float | None = _column(
+        "Server at an SLO (the highest rate, or for `closed` arrival the highest concurrency, "
+        "that met the bounds): the percentile the bounds apply to (99 = p99); null otherwise."
+    )
+    rate_search_ttft_ms: float | None = _column(
+        "Server at an SLO: bound on that percentile of TTFT, ms."
+    )
+    rate_search_tpot_ms: float | None = _column(
+        "Server at an SLO: bound on that percentile of TPOT, ms."
+    )
+    rate_search_e2e_ms: float | None = _column(
+        "Server at an SLO: bound on that percentile of end-to-end latency, ms."
+    )
+    correction: str | None = _column(
+        "`withdrawal` or `correction` when registry/corrections.yaml lists the result (it is "
+        "then left out of rankings and replicate spreads); null for a current result."
+    )
+    correction_date: str | None = _column("When the correction or withdrawal was made.")
+    correction_reason: str | None = _column("Why the result was corrected or withdrawn.")
+    replaced_by: str | None = _column("Content id of the result that corrects this one.")
+    interrupted: bool = _column(
+        "True for a load point cut short by a Ctrl-C or SIGTERM (its `interrupted` verdict): its "
+        "figures cover only the requests that finished, so it is shown on its result's page "
+        "but left out of rankings, replicate spreads and the Pareto front."
+    )
+    replicate_key: str = _column(
+        "Hash of the point's comparability key: rows that share it are replicates of one setup."
+    )
+    replicates: int = _column("Rows in the index with this replicate_key (1 = no replicate).")
+    output_tokens_per_s_min: float | None = _column(
+        "Lowest output tokens/s among the replicates (the spread's low end)."
+    )
+    output_tokens_per_s_max: float | None = _column(
+        "Highest output tokens/s among the replicates (the spread's high end)."
+    )
+    # measured
+    duration_s: float | None = _column("Wall time of the measured window, seconds.")
+    requests_completed: int | None = _column("Requests that finished successfully.")
+    requests_failed: int | None = _column("Requests that failed.")
+    failure_rate: float | None = _column("Failed / (completed + failed) requests.")
+    output_tokens_per_s: float | None = _column("Output tokens/s of the whole deployment.")
+    total_tokens_per_s: float | None = _column(
+        "Prompt plus output tokens/s of the whole deployment, where the source states that "
+        "figure (never derived from the output rate, nor the output rate from it)."
+    )
+    accepted_output_tokens_per_s: float | None = _column(
+        "Output tokens/s of requests that met the SLO."
+    )
+    ttft_ms_p50: float | None = _column("Time to first token, median, ms.")
+    ttft_ms_p95: float | None = _column("Time to first token, 95th percentile, ms.")
+    ttft_ms_p99: float | None = _column("Time to first token, 99th percentile, ms.")
+    tpot_ms_p50: float | None = _column("Time per output token, median, ms.")
+    tpot_ms_mean: float | None = _column("Time per output token, mean, ms.")
+    tpot_ms_p99: float | None = _column("Time per output token, 99th percentile, ms.")
+    e2e_ms_mean: float | None = _column(
+        "End-to-end latency, mean, ms (a static batch's: the whole batch's time)."
+    )
+    e2e_ms_p95: float | None = _column("End-to-end latency, 95th percentile, ms.")
+    e2e_ms_p99: float | None = _column("End-to-end latency, 99th percentile, ms.")
+    gpu_utilization_pct: float | None = _column("Mean GPU utilization, percent.")
+    energy_j: float | None = _column("Energy of all GPUs over the window, joules.")
+    # derived
+    output_tokens_per_s_per_gpu: float | None = _column("Output tokens/s ÷ GPU count.")
+    tokens_per_s_per_user: float | None = _column(
+        "Output tokens/s one request sees (see `tokens_per_s_per_user_basis`)."
+    )
+    tokens_per_s_per_user_basis: str | None = _column(
+        "`concurrency`: output tokens/s ÷ concurrency (closed loop); "
+        "`tpot`: 1000 ÷ mean (else median) TPOT ms; null for an offline point without TPOT."
+    )
+    output_tokens_per_joule: float | None = _column(
+        "Output tokens ÷ energy, or output tokens/s ÷ mean power."
+    )
+    roofline_tokens_per_s: float | None = _column(
+        "The physical upper bound on the deployment's output tokens/s at this load (the smaller "
+        "of the memory-bandwidth and compute bounds, `registry.roofline_share`); null where the "
+        "catalogs give none (`roofline_basis` says why)."
+    )
+    roofline_pct: float | None = _column("Output tokens/s as a percentage of that bound.")
+    roofline_basis: str | None = _column(
+        "Which bound: bandwidth or compute, at which batch and context; where the catalogs "
+        "give none, why not (`no sourced compute rate`: the batch is not stated and the GPU "
+        "states no peak rate)."
+    )
+    on_pareto_front: bool | None = _column(
+        "On the Pareto front (tokens/s per user against output tokens/s per GPU) of its model × "
+        "workload × GPU × count, among the points of real sweeps (results with two or more "
+        "closed- or open-loop points); null for points outside a sweep (offline, server at an "
+        "SLO, a single point, no per-user rate)."
+    )
+    on_demand_price_id: str | None = _column("Price catalog id of the cheapest on-demand price.")
+    on_demand_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    on_demand_usd_per_million_output_tokens: float | None = _column(
+        "$ per 1M output tokens at that price."
+    )
+    on_demand_usd_per_million_accepted_tokens: float | None = _column(
+        "$ per 1M accepted output tokens at that price."
+    )
+    on_demand_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
+    interruptible_price_id: str | None = _column(
+        "Price catalog id of the cheapest interruptible (spot) price."
+    )
+    interruptible_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    interruptible_usd_per_million_output_tokens: float | None = _column(
+        "$ per 1M output tokens at that price."
+    )
+    interruptible_usd_per_million_accepted_tokens: float | None = _column(
+        "$ per 1M accepted output tokens at that price."
+    )
+    interruptible_output_tokens_per_dollar: float | None = _column(
+        "Output tokens per $ at that price."
+    )
+    reserved_price_id: str | None = _column("Price catalog id of the cheapest reserved price.")
+    reserved_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    reserved_usd_per_million_output_tokens: float | None = _column(
+        "$ per 1M output tokens at that price."
+    )
+    reserved_usd_per_million_accepted_tokens: float | None = _column(
+        "$ per 1M accepted output tokens at that price."
+    )
+    reserved_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as JSON data, keys in column order."""
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+COLUMNS: tuple[str, ...] = tuple(column.name for column in dataclasses.fields(IndexRow))
+"""The index's columns, in order."""
+
+COLUMN_DESCRIPTIONS: dict[str, str] = {
+    column.name: column.metadata["description"] for column in dataclasses.fields(IndexRow)
+}

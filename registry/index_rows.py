@@ -1,0 +1,238 @@
+"""The index rows of one result: its identity, measurements and the figures derived from them
+at current prices (`index_rows`): $/1M output and accepted tokens and tokens per dollar per
+price tier, tokens/s per GPU and per user, tokens per joule, the roofline share.
+
+A figure whose inputs are missing is null, never estimated; derived figures are rounded to 6
+significant digits.
+"""
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from calculators.cost import tokens_per_dollar, usd_per_million_tokens
+from registry.corrections import (
+    CorrectionEntry,
+)
+from registry.index_row import IndexRow
+from registry.lookup import TIERS, cheapest_prices
+from registry.models import (
+    LatencyStats,
+    LoadPoint,
+    PriceEntry,
+    ReportedSource,
+    Result,
+    comparability_key,
+    load_point_key,
+)
+from registry.models.measurements import INTERRUPTED_VERDICT
+from registry.roofline_share import RooflineBounds, RooflineShare
+from registry.workloads import scenario, workload_key, workload_label
+
+_SIGNIFICANT_DIGITS = 6
+
+
+def _rounded(value: float | None) -> float | None:
+    # Derived figures carry no more precision than their inputs; fewer digits, calmer diffs.
+    if value is None:
+        return None
+    return float(f"{value:.{_SIGNIFICANT_DIGITS}g}")
+
+
+def _positive(value: float | None) -> float | None:
+    return value if value is not None and value > 0 and math.isfinite(value) else None
+
+
+def _stat(stats: LatencyStats | None, name: str) -> float | None:
+    return None if stats is None else getattr(stats, name)
+
+
+def _failure_rate(point: LoadPoint) -> float | None:
+    completed, failed = point.requests.completed, point.requests.failed
+    if completed is None or failed is None or completed + failed == 0:
+        return None
+    return failed / (completed + failed)
+
+
+def _per_user(
+    point: LoadPoint, output_tokens_per_s: float | None
+) -> tuple[float | None, str | None]:
+    load = point.load
+    if load.arrival == "closed" and load.concurrency is not None and output_tokens_per_s:
+        return output_tokens_per_s / load.concurrency, "concurrency"
+    tpot = _positive(_stat(point.tpot_ms, "mean")) or _positive(_stat(point.tpot_ms, "p50"))
+    if tpot is not None:
+        return 1000.0 / tpot, "tpot"
+    return None, None
+
+
+def _tokens_per_joule(point: LoadPoint) -> float | None:
+    gpu = point.telemetry.gpu if point.telemetry is not None else None
+    if gpu is None:
+        return None
+    energy_j, output_tokens = _positive(gpu.energy_j), point.tokens.output
+    if energy_j is not None and output_tokens is not None:
+        return output_tokens / energy_j
+    power_w, throughput = _positive(gpu.power_w_mean), point.throughput.output_tokens_per_s
+    if power_w is not None and throughput is not None:
+        return throughput / power_w
+    return None
+
+
+def _tier_columns(
+    tier: str,
+    price: PriceEntry | None,
+    gpu_count: int,
+    output_tokens_per_s: float | None,
+    accepted_tokens_per_s: float | None,
+) -> dict[str, Any]:
+    columns: dict[str, Any] = {
+        f"{tier}_price_id": None,
+        f"{tier}_usd_per_hour": None,
+        f"{tier}_usd_per_million_output_tokens": None,
+        f"{tier}_usd_per_million_accepted_tokens": None,
+        f"{tier}_output_tokens_per_dollar": None,
+    }
+    if price is None:
+        return columns
+    deployment_usd_per_hour = price.usd_per_gpu_hour * gpu_count
+    columns[f"{tier}_price_id"] = price.id
+    columns[f"{tier}_usd_per_hour"] = _rounded(deployment_usd_per_hour)
+    if output_tokens_per_s is not None:
+        columns[f"{tier}_usd_per_million_output_tokens"] = _rounded(
+            usd_per_million_tokens(deployment_usd_per_hour, output_tokens_per_s)
+        )
+        columns[f"{tier}_output_tokens_per_dollar"] = _rounded(
+            tokens_per_dollar(deployment_usd_per_hour, output_tokens_per_s)
+        )
+    if accepted_tokens_per_s is not None:
+        columns[f"{tier}_usd_per_million_accepted_tokens"] = _rounded(
+            usd_per_million_tokens(deployment_usd_per_hour, accepted_tokens_per_s)
+        )
+    return columns
+
+
+def _roofline_columns(share: RooflineShare | None) -> dict[str, Any]:
+    if share is None:
+        return {"roofline_tokens_per_s": None, "roofline_pct": None, "roofline_basis": None}
+    bound = share.bound_tokens_per_s
+    return {
+        "roofline_tokens_per_s": None if bound is None else _rounded(bound),
+        "roofline_pct": _rounded(share.pct),
+        "roofline_basis": share.basis,
+    }
+
+
+def _lane(result: Result) -> str:
+    source = result.source
+    if isinstance(source, ReportedSource) and source.mlperf is not None:
+        return "mlperf"
+    return source.kind
+
+
+def _replicate_key(
+    result: Result, point: LoadPoint, result_key: tuple[Any, ...] | None = None
+) -> str:
+    text = json.dumps(load_point_key(result, point, result_key), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def index_rows(
+    result: Result,
+    file: str,
+    prices: Iterable[PriceEntry],
+    correction: CorrectionEntry | None = None,
+    bounds: RooflineBounds | None = None,
+) -> list[IndexRow]:
+    """The rows of one result: one per load point, priced with `prices`, marked with the
+    corrections file's entry for it (`correction`) when there is one, each with its share of
+    the roofline bound when `bounds` (the GPU and model catalogs) are given."""
+    identity = result.identity
+    shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
+    gpu_count = identity.gpu.count
+    cheapest = cheapest_prices(identity.gpu.id, prices)
+    result_key = comparability_key(result)  # once per result: its points share it
+    rows = []
+    for point_index, point in enumerate(result.points):
+        output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
+        accepted_tokens_per_s = _positive(point.throughput.accepted_output_tokens_per_s)
+        per_user, per_user_basis = _per_user(point, output_tokens_per_s)
+        gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
+        search = point.load.slo_search
+        mlperf = getattr(result.source, "mlperf", None)
+        tiers: dict[str, Any] = {}
+        for tier in TIERS:
+            tiers |= _tier_columns(
+                tier, cheapest.get(tier), gpu_count, output_tokens_per_s, accepted_tokens_per_s
+            )
+        rows.append(
+            IndexRow(
+                result_id=result.id,
+                file=file,
+                point_index=point_index,
+                source_kind=result.source.kind,
+                lane=_lane(result),
+                mlperf_result_id=mlperf.result_id if mlperf is not None else None,
+                unofficial=bool(getattr(result.source, "unofficial", None)),
+                gpu=identity.gpu.id,
+                gpu_count=gpu_count,
+                model=identity.model.id,
+                quantization=identity.model.quantization,
+                engine=identity.engine.name,
+                engine_version=identity.engine.version,
+                tensor_parallel_size=identity.serving.tensor_parallel_size,
+                profile=identity.workload.profile,
+                workload=workload_label(identity.workload),
+                workload_key=workload_key(identity.workload),
+                scenario=scenario(point.load),
+                arrival=point.load.arrival,
+                concurrency=point.load.concurrency,
+                request_rate=point.load.request_rate,
+                load_label=point.load.label(),
+                rate_search_percentile=search.percentile if search is not None else None,
+                rate_search_ttft_ms=search.ttft_ms if search is not None else None,
+                rate_search_tpot_ms=search.tpot_ms if search is not None else None,
+                rate_search_e2e_ms=search.e2e_ms if search is not None else None,
+                correction=correction.kind if correction is not None else None,
+                correction_date=correction.date if correction is not None else None,
+                correction_reason=correction.reason if correction is not None else None,
+                replaced_by=correction.replaced_by if correction is not None else None,
+                interrupted=any(v.code == INTERRUPTED_VERDICT for v in point.validity),
+                replicate_key=_replicate_key(result, point, result_key),
+                replicates=1,
+                output_tokens_per_s_min=point.throughput.output_tokens_per_s,
+                output_tokens_per_s_max=point.throughput.output_tokens_per_s,
+                duration_s=point.duration_s,
+                requests_completed=point.requests.completed,
+                requests_failed=point.requests.failed,
+                failure_rate=_rounded(_failure_rate(point)),
+                output_tokens_per_s=point.throughput.output_tokens_per_s,
+                total_tokens_per_s=point.throughput.total_tokens_per_s,
+                accepted_output_tokens_per_s=point.throughput.accepted_output_tokens_per_s,
+                ttft_ms_p50=_stat(point.ttft_ms, "p50"),
+                ttft_ms_p95=_stat(point.ttft_ms, "p95"),
+                ttft_ms_p99=_stat(point.ttft_ms, "p99"),
+                tpot_ms_p50=_stat(point.tpot_ms, "p50"),
+                tpot_ms_mean=_stat(point.tpot_ms, "mean"),
+                tpot_ms_p99=_stat(point.tpot_ms, "p99"),
+                e2e_ms_mean=_stat(point.e2e_ms, "mean"),
+                e2e_ms_p95=_stat(point.e2e_ms, "p95"),
+                e2e_ms_p99=_stat(point.e2e_ms, "p99"),
+                gpu_utilization_pct=(
+                    None if gpu_telemetry is None else gpu_telemetry.gpu_utilization_pct_mean
+                ),
+                energy_j=None if gpu_telemetry is None else gpu_telemetry.energy_j,
+                output_tokens_per_s_per_gpu=_rounded(
+                    None if output_tokens_per_s is None else output_tokens_per_s / gpu_count
+                ),
+                tokens_per_s_per_user=_rounded(per_user),
+                tokens_per_s_per_user_basis=per_user_basis,
+                output_tokens_per_joule=_rounded(_tokens_per_joule(point)),
+                **_roofline_columns(shares[point_index]),
+                on_pareto_front=None,
+                **tiers,
+            )
+        )
+    return rows

@@ -1,0 +1,103 @@
+"""Reading the registry's result files for the index and the site: each file read once and
+checked against the committed JSON Schema, the model and its place; every problem of every
+file, then one failure.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from registry.checks.structure import result_schema_errors
+from registry.errors import InvalidFileError, Problem, json_path
+from registry.models import (
+    Result,
+)
+from registry.store import (
+    RESULTS_DIR,
+    parse_json,
+    parse_result_data,
+    result_path,
+)
+from registry.tree import walk_results
+
+
+def result_files(root: Path) -> list[Path]:
+    """Every result file under `<root>/registry/results/`, sorted by path: the files
+    `registry validate` reads (`registry.tree`), never a link, FIFO or hidden file."""
+    files = walk_results(root / RESULTS_DIR).files
+    return sorted(files, key=lambda path: path.as_posix())
+
+
+def _schema_problems(file: str, data: Any) -> list[Problem]:
+    errors = sorted(result_schema_errors(data), key=lambda e: list(map(str, e.path)))
+    return [
+        Problem(file, json_path(error.absolute_path), f"schema: {error.message}")
+        for error in errors
+    ]
+
+
+def check_result_text(text: str, file: str) -> Result:
+    """Check the text of one result file against the committed JSON Schema and the model."""
+    data = parse_json(text, file)
+    problems = _schema_problems(file, data)
+    try:
+        result = parse_result_data(data, file)
+    except InvalidFileError as error:
+        # The model's messages are the more precise; the schema's add what the model misses.
+        seen = {problem.path for problem in error.problems}
+        problems = [*error.problems, *(p for p in problems if p.path not in seen)]
+    if problems:
+        raise InvalidFileError(problems)
+    return result
+
+
+def _read_text(path: Path, file: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+
+
+def read_valid_result(path: Path, file: str) -> Result:
+    """Read one result file and check it against the committed JSON Schema and the model."""
+    return check_result_text(_read_text(path, file), file)
+
+
+@dataclass(frozen=True)
+class LoadedResult:
+    """A valid result file as `load_result_files` read it."""
+
+    file: str  # path relative to the registry root
+    result: Result
+    text: str
+
+
+def load_result_files(root: Path, files: Sequence[Path]) -> list[LoadedResult]:
+    """Validate `files` (paths under `root`), each read and parsed once; every problem of every
+    file, then fail once."""
+    # Swap point: `registry.validate` checks far more (physics, duplicates, catalogs); the index
+    # needs only files that parse, pass the schema and the model, and sit where they belong.
+    loaded: list[LoadedResult] = []
+    problems: list[Problem] = []
+    for path in files:
+        relative = path.relative_to(root).as_posix()
+        try:
+            text = _read_text(path, relative)
+            result = check_result_text(text, relative)
+        except InvalidFileError as error:
+            problems.extend(error.problems)
+            continue
+        expected = result_path(result).as_posix()
+        if relative != expected:
+            problems.append(Problem(relative, "", f"path does not match its content: {expected}"))
+            continue
+        loaded.append(LoadedResult(relative, result, text))
+    if problems:
+        raise InvalidFileError(problems)
+    return loaded
+
+
+def load_results(root: Path, files: Sequence[Path]) -> list[tuple[str, Result]]:
+    """Validate `files` (paths under `root`); every problem of every file, then fail once."""
+    return [(loaded.file, loaded.result) for loaded in load_result_files(root, files)]
