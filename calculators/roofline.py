@@ -3,7 +3,9 @@
 Decoding one token of one sequence must bring every weight the token passes through from GPU
 memory into the chip, plus the sequence's KV cache. A GPU cannot do that faster than its peak
 memory bandwidth, so one stream decodes at most `bandwidth / bytes read per step` tokens per
-second. Under tensor parallelism each GPU holds and reads one shard, in parallel.
+second. Under tensor parallelism each GPU holds and reads one shard, in parallel. Under
+pipeline parallelism each stage holds and reads only its own layers (and their KV cache), and
+a pipelined step takes its slowest stage's time (`calculators.pipeline_stages`).
 Every output token also costs two floating-point operations (a multiply and an add) per
 parameter it touches, and its attention over the context before it, which bounds the tokens per
 second a GPU can produce at its peak compute.
@@ -29,18 +31,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, ParamCounts, param_counts
+from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, param_counts
+from calculators.decode_reads import (
+    bytes_per_touched_param,
+    decode_weight_bytes_per_step,
+    touched_params,
+)
 from calculators.errors import InputError
 from calculators.interconnect import Link, decode_step_traffic, link_joining
 from calculators.kv_cache import kv_cache_shape
-from calculators.quantization import WeightFormat, weight_bytes, weight_format
+from calculators.pipeline_stages import pipeline_step
+from calculators.quantization import WeightFormat, weight_format
 from calculators.vllm_plan import VllmSettings
 
 
 @dataclass(frozen=True)
 class DecodeBound:
     """The bandwidth bound of one decode step on one GPU of the deployment: its memory reads,
-    then its traffic to the other GPUs over their link (none counted without a link)."""
+    then its traffic to the other GPUs over their link (none counted without a link). Under
+    pipeline parallelism, the slowest stage's GPU (`calculators.pipeline_stages`)."""
 
     weight_bytes_per_step: int  # weights one GPU reads for one decode step
     kv_cache_bytes_per_step: int  # KV cache one GPU reads for the batch's sequences
@@ -48,6 +57,9 @@ class DecodeBound:
     batch: int
     interconnect_bytes_per_step: float = 0.0  # one GPU's TP all-reduce and PP sends, one way
     link: Link | None = None  # the link they take; None: not counted
+    pipeline_parallel_size: int = 1
+    # One sequence's time through every pipeline stage per token; 0: one stage (the step's own).
+    stream_seconds_per_token: float = 0.0
 
     @property
     def bytes_per_step(self) -> int:
@@ -71,7 +83,10 @@ class DecodeBound:
 
     @property
     def tokens_per_second_per_stream(self) -> float:
-        """Each sequence gains one token per step: the fastest any one stream can decode."""
+        """Each sequence gains one token per step: the fastest any one stream can decode; under
+        pipeline parallelism no faster than one pass of its token through every stage."""
+        if self.stream_seconds_per_token > 0:
+            return min(self.steps_per_second, 1 / self.stream_seconds_per_token)
         return self.steps_per_second
 
     @property
@@ -97,41 +112,6 @@ def _positive(name: str, value: float) -> None:
         raise InputError(f"{name}: expected a number > 0, got {value}")
 
 
-def _touched(counts: ParamCounts, arch: ModelArch) -> dict[str, float]:
-    """Parameters by role that one decode token touches (reads and multiplies).
-
-    Only the routed experts a token picks; not the vision tower; of an untied embedding table
-    just one row (a lookup, no matmul), which is left out. A tied table is the lm_head and is
-    read in full.
-    """
-    touched: dict[str, float] = {
-        "lm_head": counts.lm_head,
-        "attention": counts.attention,
-        "dense_mlp": counts.dense_mlp,
-        "experts": counts.experts_active,
-        "shared_experts": counts.shared_experts,
-        "router": counts.router,
-        "small": counts.small,
-        "embedding": counts.embedding if arch.tie_word_embeddings else 0,
-    }
-    return touched
-
-
-def decode_weight_bytes_per_step(
-    arch: ModelArch, fmt: WeightFormat, tensor_parallel_size: int = 1
-) -> int:
-    """Bytes of weights one GPU reads for one decode step (the smallest possible: batch 1)."""
-    counts = param_counts(arch, tensor_parallel_size)
-    stored = weight_bytes(arch, fmt, tensor_parallel_size).by_role
-    total = 0.0
-    for role, params in _touched(counts, arch).items():
-        held = getattr(counts, role)  # parameters of this role the GPU holds
-        if held:
-            # Bytes per parameter as stored (quantized or not, padding included).
-            total += stored[role] * params / held
-    return round(total)
-
-
 def decode_tokens_per_second_bound(
     arch: ModelArch,
     fmt: WeightFormat,
@@ -151,6 +131,8 @@ def decode_tokens_per_second_bound(
     Routed experts are counted as if every sequence picked the same ones: the smallest read.
     With more than one GPU and a `link`, the step also sends its TP all-reduces and PP
     activations over it (`calculators.interconnect.decode_step_traffic`), after the reads.
+    Under pipeline parallelism each stage reads only its own layers' weights and KV cache, and
+    the pipelined step takes the slowest stage's time (`calculators.pipeline_stages`).
     """
     _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
     if batch < 1:
@@ -164,6 +146,31 @@ def decode_tokens_per_second_bound(
         tensor_parallel_size=tensor_parallel_size,
         model_dtype_bytes=fmt.unquantized_bytes_per_param,
     )
+    if pipeline_parallel_size > 1:
+        step = pipeline_step(
+            arch,
+            bytes_per_touched_param(arch, fmt, tensor_parallel_size),
+            weights,
+            kv_shape,
+            memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
+            tensor_parallel_size=tensor_parallel_size,
+            pipeline_parallel_size=pipeline_parallel_size,
+            context_tokens=context_tokens,
+            batch=batch,
+            activation_bytes=fmt.unquantized_bytes_per_param,
+            link=link,
+            quantized_by_layer=bool(fmt.unquantized_layers),
+        )
+        return DecodeBound(
+            weight_bytes_per_step=step.slowest.weight_bytes,
+            kv_cache_bytes_per_step=step.slowest.kv_cache_bytes,
+            memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
+            batch=batch,
+            interconnect_bytes_per_step=step.slowest.interconnect_bytes,
+            link=link,
+            pipeline_parallel_size=pipeline_parallel_size,
+            stream_seconds_per_token=step.stream_seconds_per_token,
+        )
     traffic = decode_step_traffic(
         arch, batch, fmt.unquantized_bytes_per_param, tensor_parallel_size, pipeline_parallel_size
     )
@@ -212,7 +219,7 @@ def flops_per_output_token(arch: ModelArch, context_tokens: int = 0) -> float:
     """Two FLOPs per parameter a token passes through, plus its attention over
     `context_tokens` (`attention_flops_per_token`)."""
     counts = param_counts(arch)
-    weights = 2.0 * sum(_touched(counts, arch).values())
+    weights = 2.0 * sum(touched_params(counts, arch).values())
     return weights + attention_flops_per_token(arch, context_tokens)
 
 
@@ -302,7 +309,8 @@ def deployment_throughput_bound(
     The bandwidth bound is one replica's (tensor-parallel GPUs read their shards in parallel,
     then exchange their all-reduces over the fastest of the GPU's `links` that joins the
     replica's GPUs, `calculators.interconnect`); the compute bound is per GPU × `gpu_count`.
-    The replica's pipeline stages are `gpu_count ÷ tensor_parallel_size`.
+    The replica's pipeline stages are `gpu_count ÷ tensor_parallel_size`: `batch` tokens per
+    time of the slowest stage, as in steady state with micro-batches in flight on every stage.
     """
     if gpu_count < 1:
         raise InputError(f"gpu_count: expected an integer >= 1, got {gpu_count}")

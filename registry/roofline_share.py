@@ -9,7 +9,9 @@ shortest mean context the workload allows and an unknown weight format counts as
 compact one, so the bound stays a bound and the share is at most about 100 %. On more than
 one GPU the bandwidth bound's step also sends its tensor-parallel all-reduces over the GPU's
 sourced link (`calculators.interconnect`; the basis names the link, or says none is sourced),
-which the physics check leaves out: at its batch of one the term is negligible.
+which the physics check leaves out: at its batch of one the term is negligible. Pipeline
+stages each read their own layers, and the step takes the slowest stage's time
+(`calculators.pipeline_stages`).
 
 The batch is the point's concurrency (closed loop, or an open loop's cap); else the serving
 settings' `max_num_seqs`; else none is known, and only the compute bound applies (the basis
