@@ -29,7 +29,7 @@ SCENARIOS = {
     "open": "open loop (arrival rate)",
     "offline": "offline (all requests queued at once)",
     "server_at_slo": "server at an SLO (highest rate or concurrency within stated bounds)",
-    "static_batch": "static batch (requests started together, latency of the batch)",
+    "static_batch": "static batch (requests started together and run as one batch)",
 }
 
 

@@ -7,8 +7,9 @@ The page names the release that generated the data ("This data has been updated 
 unless specified", "All data was generated using version 0.9.0"); a table marked with `*` says
 its own ("The following data is from TensorRT-LLM v0.5."). These releases benchmarked static
 batches ("reference data at large batch sizes"): the batch size is the number of requests run
-together, each of the stated lengths, so a cell is a closed-loop point at concurrency = batch
-size, per GPU × TP GPUs for the deployment. FP8 engines are built with an FP8 KV cache, as the
+together, each of the stated lengths, so a cell is a `static_batch` point of concurrency = batch
+size (not a closed loop: the page does not say that a new request enters as one finishes), per
+GPU × TP GPUs for the deployment. FP8 engines are built with an FP8 KV cache, as the
 page's build flags (`--enable_fp8 --fp8_kv_cache`, 0.6) or engine configs
 (`"kv_cache_quant_algo": "FP8"`, 0.9) say.
 
@@ -196,7 +197,7 @@ def _result(
         f"{count} GPU{'s' if count > 1 else ''} = {per_gpu * count:g} output tokens/s for the "
         f"deployment. A static batch, the page's 'reference data at large batch sizes': "
         f"{cell.batch} requests run together, each of exactly these lengths (not in-flight "
-        "batching), stored as a closed loop at that concurrency. The page does not describe "
+        "batching), stored as a static batch of that size. The page does not describe "
         "the prompts' content. "
         + GPU_NOTES.get(cell.gpu, "")
         + (f"FP8 engine with an FP8 KV cache ({kv_evidence}). " if cell.precision == "FP8"
@@ -220,7 +221,7 @@ def _result(
         "slo": {},
         "points": [
             {
-                "load": {"arrival": "closed", "concurrency": cell.batch},
+                "load": {"arrival": "static_batch", "concurrency": cell.batch},
                 "requests": {},
                 "tokens": {},
                 "throughput": {"output_tokens_per_s": per_gpu * count},

@@ -370,7 +370,7 @@ def _group_html(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> str
         )
     elif rows and rows[0].scenario == "static_batch":
         sweep = (
-            "<p>Static batches (requests started together, latency of the whole batch) are no "
+            "<p>Static batches (requests started together and run as one batch to its end) are no "
             "served load, so no Pareto front.</p>"
         )
     else:

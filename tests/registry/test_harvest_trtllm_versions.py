@@ -18,6 +18,7 @@ from registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_k
 from registry.harvest.trtllm import parse_tables
 from registry.models import Result
 from registry.store import read_result
+from registry.workloads import scenario
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 PAGES = REPOSITORY_ROOT / "tests/data/harvest/trtllm"
@@ -143,8 +144,9 @@ def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
 STATIC_PAGE = PAGES / "performance-77d24b5f.md"
 
 
-def test_static_batches_of_0_6_are_closed_loops_at_their_batch_size(tmp_path: Path) -> None:
-    """docs/source/performance.md at 77d24b5f: static batches, per GPU, per-table release."""
+def test_static_batches_of_0_6_are_static_batch_points_of_their_batch_size(tmp_path: Path) -> None:
+    """docs/source/performance.md at 77d24b5f: static batches (not closed loops: the page does
+    not say a new request enters as one finishes), per GPU, per-table release."""
     registry = _registry(tmp_path / "checkout")
     report = harvest_trtllm(STATIC_PAGE, HarvestOptions(registry, today=RETRIEVED))
     assert len(report.added) == 12
@@ -162,7 +164,10 @@ def test_static_batches_of_0_6_are_closed_loops_at_their_batch_size(tmp_path: Pa
         )
     llama = results["H100 FP8 | LLaMA 70B | batch 480 TP4 | 128/2048"]
     (point,) = llama.points
-    assert (point.load.arrival, point.load.concurrency) == ("closed", 480)
+    assert (point.load.arrival, point.load.concurrency) == ("static_batch", 480)
+    assert scenario(point.load) == "static_batch"
+    assert point.load.label() == "static batch of 480 (started together)"
+    assert "stored as a static batch of that size" in llama.source.conditions  # type: ignore[union-attr]
     assert point.throughput.output_tokens_per_s == 1486 * 4
     assert (llama.identity.gpu.id, llama.identity.gpu.count) == ("h100-sxm", 4)
     assert (llama.identity.model.quantization, llama.identity.model.kv_cache_dtype) == (
@@ -274,7 +279,7 @@ def test_the_0_14_table_tells_a_gpu_s_two_precisions_apart(tmp_path: Path) -> No
     assert pcie.source.unofficial is True  # type: ignore[union-attr]
 
 
-def test_the_0_9_static_page_of_a_fork_says_where_its_fp8_kv_cache_is_stated(
+def test_the_0_9_static_page_of_a_fork_is_static_batches_and_says_where_its_fp8_kv_is_stated(
     tmp_path: Path,
 ) -> None:
     registry = _registry(tmp_path / "checkout")
@@ -292,7 +297,13 @@ def test_the_0_9_static_page_of_a_fork_says_where_its_fp8_kv_cache_is_stated(
     h200 = results["H200 FP8 | LLaMA 70B | batch 512 TP2 | 128/2048"]
     assert (h200.identity.gpu.id, h200.identity.gpu.count) == ("h200-sxm", 2)
     assert h200.points[0].throughput.output_tokens_per_s == 3963 * 2
-    assert (h200.points[0].load.concurrency, h200.identity.engine.version) == (512, "0.9.0")
+    load = h200.points[0].load
+    assert (load.arrival, load.concurrency, h200.identity.engine.version) == (
+        "static_batch",
+        512,
+        "0.9.0",
+    )
+    assert {result.points[0].load.arrival for result in results.values()} == {"static_batch"}
     conditions = h200.source.conditions  # type: ignore[union-attr]
     assert '"kv_cache_quant_algo": "FP8"' in conditions
     assert "filed as the SXM part" in conditions
