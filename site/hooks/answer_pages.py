@@ -103,12 +103,15 @@ def answer_rows(
     base: str,
     results: Mapping[str, Result] | None = None,
     estimates: Estimates | None = None,
+    *,
+    model_column: bool = False,
 ) -> str:
     """Table rows answering the buyer's question per model × workload × scenario × lane (an
     MLPerf row is the best of its own lane only); `base` is the relative URL of the site's
     root, `results` (result id → Result) gives each row its SLO and MLPerf rows their
     footnote; where no result meets a stated SLO, `estimates` gives the calculators' estimate
-    beside it."""
+    beside it. A row names its model only with `model_column`, for a table that mixes models:
+    inside one model's section the column repeats its heading and takes a phone's width."""
     results = results or {}
     groups = rows_by(rows, lambda r: (r.model, r.workload_key, r.workload, r.scenario, r.lane))
     cells = []
@@ -127,9 +130,14 @@ def answer_rows(
             else None
         )
         slo = _search_slo(row) if at_slo else slo_text(result)
+        model_cell = (
+            f'<td><a href="{base}models/{esc(model)}/">'
+            f"{esc(models[model].name if model in models else model)}</a></td>"
+            if model_column
+            else ""
+        )
         cells.append(
-            f'<tr data-lane="{esc(lane)}"><td><a href="{base}models/{esc(model)}/"'
-            f">{esc(models[model].name if model in models else model)}</a></td>"
+            f'<tr data-lane="{esc(lane)}">{model_cell}'
             f"<td>{esc(workload)}</td><td>{esc(SCENARIOS.get(scenario, scenario))}</td>"
             f"<td>{kind_badge(lane)}</td>"
             f'<td><a href="{base}gpus/{esc(row.gpu)}/">{esc(row.gpu_count)} × {esc(row.gpu)}</a>'
@@ -155,13 +163,14 @@ def answer_rows(
     return "".join(cells)
 
 
-def answer_table(body: str) -> str:
-    """The answer table around `answer_rows`' rows."""
+def answer_table(body: str, *, model_column: bool = False) -> str:
+    """The answer table around `answer_rows`' rows (made with the same `model_column`)."""
     if not body:
         return "<p>No result yet.</p>"
     return (
         '<div class="im-scroll"><table class="im-table im-answer" data-search-exclude><thead><tr>'
-        "<th>Model</th><th>Workload</th><th>Scenario</th><th>Lane</th><th>GPUs</th>"
+        + ("<th>Model</th>" if model_column else "")
+        + "<th>Workload</th><th>Scenario</th><th>Lane</th><th>GPUs</th>"
         "<th>$/1M accepted</th><th>SLO</th><th>$/1M output</th><th>TTFT p95 ms</th><th></th>"
         f"</tr></thead><tbody>{body}</tbody></table></div>"
     )

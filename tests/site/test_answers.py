@@ -106,6 +106,7 @@ def test_answers_home_narrows_to_the_readers_model_without_javascript(
         jumps = page.locator("ul.im-jump a")
         sections = page.locator("article h3[id^='answer-']")
         assert jumps.count() == sections.count() > 3
+        model_of = {row.result_id: row.model for row in real_rows}
         total = 0
         for href in jumps.evaluate_all("links => links.map(a => a.getAttribute('href'))"):
             model_id = href.removeprefix("#answer-")
@@ -113,12 +114,15 @@ def test_answers_home_narrows_to_the_readers_model_without_javascript(
             table = heading.locator(
                 "xpath=following-sibling::div[1]//table[@class='im-table im-answer']"
             )
-            models = table.locator("tbody tr td:first-child a").evaluate_all(
+            # inside a model's section no Model column: the heading names it
+            assert "Model" not in table.locator("thead th").all_inner_texts()
+            results = table.locator("tbody tr td:last-child a[href^='results/']").evaluate_all(
                 "links => links.map(a => a.getAttribute('href'))"
             )
-            assert models
-            assert set(models) == {f"models/{model_id}/"}  # this model's rows only
-            total += len(models)
+            assert results
+            # this model's rows only
+            assert {model_of[link.split("/")[1]] for link in results} == {model_id}
+            total += len(results)
         # every answer the one long table held, none lost or repeated
         every = answer_pages.answer_rows(ranked(real_rows), {}, "")
         assert total == every.count("<tr ")

@@ -141,6 +141,19 @@ def test_compare_home_answers_per_model_workload_and_lane(
 ) -> None:
     body = answer_pages.answer_rows(rows, {}, "")
     static_page.set_content(answer_pages.answer_table(body))
+    head = static_page.locator("table.im-answer thead th").all_inner_texts()
+    cells = static_page.locator("table.im-answer tbody tr").first.locator("td")
+    assert head[:2] == ["Workload", "Scenario"]  # one model's table: no Model column
+    assert cells.count() == len(head)
+    # a table that mixes models keeps the column, a cell for each heading
+    mixed = answer_pages.answer_rows(rows, {}, "", model_column=True)
+    static_page.set_content(answer_pages.answer_table(mixed, model_column=True))
+    mixed_head = static_page.locator("table.im-answer thead th").all_inner_texts()
+    assert mixed_head == ["Model", *head]
+    first = static_page.locator("table.im-answer tbody tr").first.locator("td")
+    assert first.count() == len(mixed_head)
+    assert first.first.locator("a").get_attribute("href") == f"models/{rows[0].model}/"
+    static_page.set_content(answer_pages.answer_table(body))
     answer = static_page.locator("table.im-answer tbody tr")
     assert answer.count() == 2  # one per workload, same lane
     texts = answer.all_inner_texts()
@@ -207,9 +220,19 @@ def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
     for row in mlperf:
         assert "MLPerf result ID" in row
         assert "not verified by MLCommons" in row
-    # one answer per model × workload × scenario × lane
-    keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[:3]) for lane, row in rows]
-    assert len(keys) == len(set(keys))
+    # per model's table: no Model column, one answer per workload × scenario × lane
+    for table in answers[1:]:
+        assert re.findall(r"<th>(.*?)</th>", table)[:2] == ["Workload", "Scenario"]
+        lanes = re.findall(r'<tr data-lane="([^"]+)">(.*?)</tr>', table, re.S)
+        keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[:2]) for lane, row in lanes]
+        assert len(keys) == len(set(keys))
+        assert 'href="models/' not in table.split("<tbody>")[1]
+    # and a model page's answer likewise
+    model_page = (built_site / "models" / "llama-3.1-8b-instruct" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    own = model_page.split('class="im-table im-answer"')[1].split("</table>", 1)[0]
+    assert re.findall(r"<th>(.*?)</th>", own)[:2] == ["Workload", "Scenario"]
 
 
 # Per "% of bound" cell of every compare table: its lines (the distinct tops of its content's
