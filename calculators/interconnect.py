@@ -82,3 +82,18 @@ def decode_step_traffic(
     tensor = ring_allreduce_bytes_per_gpu(2 * layers * activations, tensor_parallel_size)
     pipeline = activations / tensor_parallel_size if pipeline_parallel_size > 1 else 0.0
     return StepTraffic(tensor_parallel_bytes=tensor, pipeline_bytes=pipeline)
+
+
+def interconnect_label(gpu_count: int, tensor: int, link: Link | None) -> str:
+    """What a bound counts of the traffic between GPUs: `includes TP all-reduce over
+    PCIe 5.0 x16`; for a GPU whose link the catalog does not state, that it is not counted."""
+    if gpu_count <= 1:
+        return "one GPU: no traffic between GPUs"
+    what = (
+        "PP transfers"
+        if tensor == 1
+        else ("TP all-reduce" if gpu_count == tensor else "TP all-reduce and PP transfers")
+    )
+    if link is None:
+        return f"{what} not included: no sourced interconnect figure for {gpu_count} GPUs"
+    return f"includes {what} over {link.name}"

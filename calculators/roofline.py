@@ -38,7 +38,7 @@ from calculators.decode_reads import (
     touched_params,
 )
 from calculators.errors import InputError
-from calculators.interconnect import Link, decode_step_traffic, link_joining
+from calculators.interconnect import Link, decode_step_traffic, interconnect_label, link_joining
 from calculators.kv_cache import kv_cache_shape
 from calculators.pipeline_stages import pipeline_step
 from calculators.quantization import WeightFormat, weight_format
@@ -274,21 +274,6 @@ class ThroughputBound:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def interconnect_label(gpu_count: int, tensor: int, link: Link | None) -> str:
-    """What a bound counts of the traffic between GPUs: `includes TP all-reduce over
-    PCIe 5.0 x16`; for a GPU whose link the catalog does not state, that it is not counted."""
-    if gpu_count <= 1:
-        return "one GPU: no traffic between GPUs"
-    what = (
-        "PP transfers"
-        if tensor == 1
-        else ("TP all-reduce" if gpu_count == tensor else "TP all-reduce and PP transfers")
-    )
-    if link is None:
-        return f"{what} not included: no sourced interconnect figure for {gpu_count} GPUs"
-    return f"includes {what} over {link.name}"
 
 
 def deployment_throughput_bound(

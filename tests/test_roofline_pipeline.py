@@ -7,17 +7,13 @@ import dataclasses
 import pytest
 
 from calculators.arch import ModelArch, parse_config
+from calculators.decode_reads import bytes_per_touched_param, decode_weight_bytes_per_step
 from calculators.errors import InputError
 from calculators.interconnect import Link
 from calculators.kv_cache import kv_cache_shape
 from calculators.pipeline_stages import pipeline_step
 from calculators.quantization import weight_format
-from calculators.roofline import (
-    bytes_per_touched_param,
-    decode_tokens_per_second_bound,
-    decode_weight_bytes_per_step,
-    plan_throughput_bound,
-)
+from calculators.roofline import decode_tokens_per_second_bound, plan_throughput_bound
 from calculators.vllm_plan import VllmSettings
 from registry.catalog import load_models
 
