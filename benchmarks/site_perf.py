@@ -2,7 +2,7 @@
 the build time of synthetic registries of several sizes.
 
     .venv/bin/python benchmarks/site_perf.py [--sizes 1000,5000,10000] [--cold-runs 5]
-                                             [--skip-browser] [--skip-build]
+                                             [--plain] [--skip-browser] [--skip-build]
 
 Targets (issues 5 and 10): first calculator result < 2.5 s after a cold page load (quiet
 machine); recompute < 50 ms; second visit in the same tab < 0.5 s; 10,000-result build < 60 s,
@@ -47,6 +47,7 @@ ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
+SNAPSHOT = "**/assets/calculators-snapshot.bin"
 READY = "() => document.querySelector('.im-calc')?.dataset.state === 'ready'"
 PHASES = (
     ("worker", "worker created"),
@@ -86,18 +87,30 @@ def build(
     return wall, cpu
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A download the browser drops (the worker cancels one it does not need) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def _serve(site: Path, port: int) -> http.server.ThreadingHTTPServer:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.func.log_message = lambda *args: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = _QuietServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-def _cold_load(browser: Any, base: str) -> tuple[float, dict[str, float], str]:
-    page = browser.new_context().new_page()  # a fresh context: empty HTTP cache
+def _cold_load(browser: Any, base: str, plain: bool = False) -> tuple[float, dict[str, float], str]:
+    """One cold load's first result (ms), phases and how Python started; `plain` withholds the
+    memory snapshot (HTTP 404), so that Python starts from scratch."""
+    context = browser.new_context()  # a fresh context: empty HTTP cache
+    if plain:
+        context.route(SNAPSHOT, lambda route: route.fulfill(status=404, body=""))
+    page = context.new_page()
     page.goto(f"{base}/calculators/vram/?tensor_parallel_size=2", wait_until="commit")
-    page.wait_for_function(READY, timeout=60_000, polling=20)
+    page.wait_for_function(READY, timeout=180_000, polling=20)
     first_ms: float = page.evaluate("window.__imFirstResult")
     timings: dict[str, float] = page.evaluate("window.__imTimings || {}")
     started_from: str = page.evaluate("window.__imStartedFrom") or "unknown"
@@ -105,7 +118,20 @@ def _cold_load(browser: Any, base: str) -> tuple[float, dict[str, float], str]:
     return first_ms, timings, started_from
 
 
-def browser_figures(tmp: Path, cold_runs: int) -> None:
+def _plain_figures(browser: Any, base: str, cold_runs: int) -> None:
+    """Cold loads alternating with and without the snapshot: both under the same load."""
+    pairs = [(_cold_load(browser, base), _cold_load(browser, base, True)) for _ in range(cold_runs)]
+    restored = statistics.median(pair[0][0] for pair in pairs) / 1000
+    plain = statistics.median(pair[1][0] for pair in pairs) / 1000
+    froms = collections.Counter(f"{pair[0][2]}/{pair[1][2]}" for pair in pairs)
+    print(
+        f"the same alternated ({cold_runs} pairs, started from {dict(froms)}): median "
+        f"{restored:.2f} s from the snapshot, {plain:.2f} s with Python started from scratch "
+        f"({load()})"
+    )
+
+
+def browser_figures(tmp: Path, cold_runs: int, plain: bool) -> None:
     from playwright.sync_api import sync_playwright
 
     with socket.socket() as probe:
@@ -133,6 +159,8 @@ def browser_figures(tmp: Path, cold_runs: int) -> None:
             if marks:
                 median_s = statistics.median(marks) / 1000
                 print(f"  {label:>24}: median {median_s:.2f} s after navigation")
+        if plain:
+            _plain_figures(browser, base, cold_runs)
         page = browser.new_context().new_page()
         page.goto(f"{base}/calculators/vram/?tensor_parallel_size=2", wait_until="commit")
         page.wait_for_function(READY, timeout=60_000, polling=20)
@@ -213,6 +241,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,5000,10000", help="result counts, comma-separated")
     parser.add_argument("--cold-runs", type=int, default=5, help="cold page loads to time")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="also alternate cold loads with and without the memory snapshot",
+    )
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--skip-build", action="store_true")
     options = parser.parse_args()
@@ -221,7 +254,7 @@ def main() -> None:
         wall, cpu = build(tmp / "real")
         print(f"site build of the real registry: {wall:.1f} s wall, {cpu:.1f} s CPU")
         if not options.skip_browser:
-            browser_figures(tmp, options.cold_runs)
+            browser_figures(tmp, options.cold_runs, options.plain)
         if not options.skip_build:
             build_figures(tmp, [int(size) for size in options.sizes.split(",")])
 
