@@ -1,0 +1,210 @@
+"""The table of every load point on a compare page: its columns (`COLUMNS`: header, sort value,
+cell HTML) and the table (`compare_table`), plain HTML that `tables.js` sorts and filters.
+Every string that comes from a result file is HTML-escaped."""
+
+from collections.abc import Callable
+from typing import Any
+
+from catalog_pages import esc
+from row_groups import Group
+
+from registry.index import IndexRow
+from registry.tables import number_text, usd_text
+
+# A figure is written as on a result page and in `bench report` (registry.tables).
+num = number_text
+usd = usd_text
+
+
+def _nowrap(text: str) -> str:
+    # A cell of short lines that must not wrap into a tall row (`.im-nowrap`).
+    return f'<span class="im-nowrap">{text}</span>'
+
+
+def _cell(sort: Any, text: str) -> str:
+    key = "" if sort is None else esc(sort)
+    return f'<td data-sort="{key}">{text}</td>'
+
+
+def kind_badge(kind: str) -> str:
+    return f'<span class="im-kind im-kind-{esc(kind)}">{esc(kind)}</span>'
+
+
+def _kinds(group: Group) -> list[str]:
+    return sorted({member.source_kind for member in group.members})
+
+
+def _spread(group: Group) -> str:
+    """`n=3, 1,180–1,350 tok/s` under a group's output tok/s (the index's min and max)."""
+    row = group.row
+    if len(group.members) == 1:
+        return ""
+    return (
+        f'<br><small class="im-spread">n={len(group.members)}, '
+        f"{num(row.output_tokens_per_s_min, 0)}–{num(row.output_tokens_per_s_max, 0)} tok/s"
+        "</small>"
+    )
+
+
+def _result_links(group: Group) -> str:
+    links = [
+        f'<a href="../../results/{esc(m.result_id)}/">{esc(m.result_id)}</a> · '
+        f'<a href="../../results/{esc(m.result_id)}.json">file</a>'
+        + ("" if len(group.members) == 1 else f" ({num(m.output_tokens_per_s, 0)} tok/s)")
+        for m in group.members
+    ]
+    return "<br>".join(links)
+
+
+def _hourly_price(group: Group) -> str:
+    """The deployment's on-demand $/hour, linked to the price's row (date, source) on the GPU
+    page."""
+    row = group.row
+    text = usd(row.on_demand_usd_per_hour, 2)
+    if row.on_demand_price_id is None:
+        return text
+    return (
+        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}" '
+        f'title="{esc(row.on_demand_price_id)}">{text}</a>'
+    )
+
+
+def roofline_cell(row: IndexRow) -> str:
+    """Output tokens/s as a % of the deployment's roofline bound and the bound's figure and
+    kind (its batch and context in the title: the cell stays two short lines), or why there is
+    no bound (`registry.roofline_share`)."""
+    basis = esc(row.roofline_basis or "")
+    if row.roofline_tokens_per_s is None:
+        why = basis or "no bound"
+        return f'–<br><small class="im-bound">{why}</small>'
+    if row.roofline_pct is None and row.output_tokens_per_s is None:
+        # A bound with nothing to hold against it (a source that states total tokens/s or a
+        # batch's latency only): say so rather than show a bare dash.
+        return '–<br><small class="im-bound">no output tokens/s stated</small>'
+    kind = esc((row.roofline_basis or "").split(" bound", 1)[0])
+    pct = "–" if row.roofline_pct is None else f"{num(row.roofline_pct, 0)} %"
+    return (
+        f'{pct}<br><small class="im-bound" title="{basis}">of '
+        f"{num(row.roofline_tokens_per_s, 0)} tok/s, {kind}</small>"
+    )
+
+
+# one column: header, value of a group's row, HTML of the value
+Column = tuple[str, Callable[[Group], Any], Callable[[Group], str]]
+
+
+def _accepted_per_hour(row: IndexRow) -> float | None:
+    tps = row.accepted_output_tokens_per_s
+    return None if tps is None else tps * 3600
+
+
+COLUMNS: list[Column] = [
+    (
+        "GPU",
+        lambda g: g.row.gpu,
+        lambda g: f'<a href="../../gpus/{esc(g.row.gpu)}/">{esc(g.row.gpu)}</a>',
+    ),
+    # The $ per 1M tokens next to the GPU: a phone shows them without scrolling.
+    (
+        "$/1M accepted, on-demand",
+        lambda g: g.row.on_demand_usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.on_demand_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M output, on-demand",
+        lambda g: g.row.on_demand_usd_per_million_output_tokens,
+        lambda g: usd(g.row.on_demand_usd_per_million_output_tokens),
+    ),
+    ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
+    ("Workload", lambda g: g.row.workload, lambda g: esc(g.row.workload)),
+    ("Source", lambda g: " ".join(_kinds(g)), lambda g: " ".join(map(kind_badge, _kinds(g)))),
+    (
+        "Engine",
+        lambda g: f"{g.row.engine} {g.row.engine_version}",
+        lambda g: esc(f"{g.row.engine} {g.row.engine_version}"),
+    ),
+    ("Quant.", lambda g: g.row.quantization or "", lambda g: esc(g.row.quantization or "–")),
+    (
+        "Load",
+        lambda g: g.row.concurrency or g.row.request_rate or 0,
+        lambda g: esc(g.row.load_label),
+    ),
+    ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
+    (
+        "Output tok/s",
+        lambda g: g.row.output_tokens_per_s,
+        lambda g: num(g.row.output_tokens_per_s, 0) + _spread(g),
+    ),
+    (
+        "Total tok/s (prompt + output)",
+        lambda g: g.row.total_tokens_per_s,
+        lambda g: num(g.row.total_tokens_per_s, 0),
+    ),
+    (
+        "Accepted tok/hour",
+        lambda g: _accepted_per_hour(g.row),
+        lambda g: num(_accepted_per_hour(g.row), 0),
+    ),
+    (
+        "$/1M accepted, interruptible",
+        lambda g: g.row.interruptible_usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.interruptible_usd_per_million_accepted_tokens),
+    ),
+    (
+        "$/1M accepted, reserved",
+        lambda g: g.row.reserved_usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.reserved_usd_per_million_accepted_tokens),
+    ),
+    (
+        "Tok/s per GPU",
+        lambda g: g.row.output_tokens_per_s_per_gpu,
+        lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
+    ),
+    ("% of bound", lambda g: g.row.roofline_pct, lambda g: _nowrap(roofline_cell(g.row))),
+    (
+        "Tok/s per user",
+        lambda g: g.row.tokens_per_s_per_user,
+        lambda g: num(g.row.tokens_per_s_per_user, 1),
+    ),
+    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: num(g.row.ttft_ms_p95, 0)),
+    ("E2E mean ms", lambda g: g.row.e2e_ms_mean, lambda g: num(g.row.e2e_ms_mean, 0)),
+    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: num(g.row.e2e_ms_p95, 0)),
+    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: num(g.row.e2e_ms_p99, 0)),
+    (
+        "Failure rate",
+        lambda g: g.row.failure_rate,
+        lambda g: num(g.row.failure_rate, 1, 100) + ("" if g.row.failure_rate is None else " %"),
+    ),
+    (
+        "GPU util. %",
+        lambda g: g.row.gpu_utilization_pct,
+        lambda g: num(g.row.gpu_utilization_pct, 0),
+    ),
+    (
+        "Tok/J",
+        lambda g: g.row.output_tokens_per_joule,
+        lambda g: num(g.row.output_tokens_per_joule, 2),
+    ),
+    ("Result", lambda g: g.members[0].result_id, _result_links),
+]
+
+
+def compare_table(groups: list[Group]) -> str:
+    """The table of every load point (one row per replicate group), with its filter tools."""
+    head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _value, _text in COLUMNS)
+    body = "".join(
+        f'<tr data-kind="{esc(" ".join(_kinds(group)))}"'
+        + (f' data-replicates="{len(group.members)}"' if len(group.members) > 1 else "")
+        + ">"
+        + "".join(_cell(value(group), text(group)) for _name, value, text in COLUMNS)
+        + "</tr>"
+        for group in groups
+    )
+    return (
+        '<div class="im-table-tools" hidden><label>Filter <input type="search" data-filter '
+        'placeholder="GPU, engine, …"></label> <label>Source <select data-filter-kind>'
+        '<option value="">all</option><option>measured</option><option>reported</option>'
+        "</select></label></div>"
+        '<div class="im-scroll"><table class="im-table im-compare" data-sortable>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )

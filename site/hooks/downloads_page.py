@@ -1,0 +1,112 @@
+"""The Downloads page and the data files it lists: the index as JSON and CSV, the catalogs,
+each compare page's rows as CSV and every result file."""
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from result_index import Index
+from row_groups import compare_slug
+
+from registry.index import IndexRow, render_csv
+from registry.index import render_json as index_json
+from registry.models import GpuEntry, ModelEntry, PriceEntry
+
+
+def _csv(rows: Iterable[Iterable[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in rows:
+        writer.writerow(["" if cell is None else cell for cell in row])
+    return buffer.getvalue()
+
+
+def downloads(
+    index: Index,
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    prices: Mapping[str, PriceEntry],
+) -> dict[str, str]:
+    """uri → content of the data files and of the Downloads page."""
+    files = {
+        "data/index.json": index_json(index.rows),
+        "data/index.csv": render_csv(index.rows),
+        "data/gpus.json": json.dumps([g.model_dump(mode="json") for g in gpus.values()], indent=2)
+        + "\n",
+        "data/models.json": json.dumps(
+            [m.model_dump(mode="json") for m in models.values()], indent=2
+        )
+        + "\n",
+        "data/prices.json": json.dumps(
+            [p.model_dump(mode="json") for p in prices.values()], indent=2
+        )
+        + "\n",
+        "data/prices.csv": _csv(
+            [
+                (
+                    "id",
+                    "provider",
+                    "gpu",
+                    "tier",
+                    "usd_per_gpu_hour",
+                    "gpus_per_instance",
+                    "region",
+                    "as_of",
+                    "source_url",
+                )
+            ]
+            + [
+                (
+                    p.id,
+                    p.provider,
+                    p.gpu,
+                    p.tier,
+                    p.usd_per_gpu_hour,
+                    p.gpus_per_instance,
+                    p.region,
+                    p.as_of,
+                    p.source.url,
+                )
+                for p in prices.values()
+            ]
+        ),
+    }
+    groups: dict[str, list[IndexRow]] = defaultdict(list)
+    for row in index.rows:
+        groups[compare_slug(row.model, row.profile)].append(row)
+    for slug, rows in groups.items():
+        files[f"compare/{slug}.csv"] = render_csv(rows)
+    for result_id, text in index.texts.items():
+        files[f"results/{result_id}.json"] = text
+    described = [
+        (
+            "data/index.json",
+            f"The index: every result × load point ({len(index.rows)} rows), with $ figures"
+            f" at current prices; column descriptions included.",
+        ),
+        ("data/index.csv", "The same index as CSV."),
+        ("data/gpus.json", f"The GPU catalog ({len(gpus)} GPUs) with sources."),
+        (
+            "data/models.json",
+            f"The model catalog ({len(models)} models) with their config.json fields.",
+        ),
+        ("data/prices.json", f"The price catalog ({len(prices)} prices) with dates and sources."),
+        ("data/prices.csv", "The price catalog as CSV."),
+        (
+            "assets/catalog.json",
+            "What the in-browser calculators read: model configs, GPU memory, cheapest"
+            " price per tier.",
+        ),
+        ("assets/calculators.zip", "The `calculators` Python package the calculator pages run."),
+    ]
+    files["downloads.md"] = (
+        "---\ntitle: Downloads\n---\n\n# Downloads\n\nEverything on this site comes from"
+        " these files "
+        "(JSON and CSV, built from the registry with the site).\n\n| File | What |\n|---|---|\n"
+        + "\n".join(f"| [{name}]({name}) | {text} |" for name, text in described)
+        + "\n\nEach result file is linked from its result page.\n"
+    )
+    return files
