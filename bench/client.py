@@ -89,13 +89,21 @@ def check_extra_body(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)`, on uvloop's event loop when uvloop is installed."""
+    """`asyncio.run(main)`, on uvloop's event loop when uvloop is installed; a signal passed on
+    to this thread is raised from the loop (`bench.interrupts.event_loop`)."""
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(main)
+        return asyncio.run(_stoppable(main))
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
+        return runner.run(_stoppable(main))
+
+
+async def _stoppable(main: Coroutine[Any, Any, T]) -> T:
+    from bench.interrupts import event_loop
+
+    with event_loop(asyncio.get_running_loop()):
+        return await main
 
 
 def _aiohttp() -> Any:

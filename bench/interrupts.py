@@ -17,24 +17,29 @@ Only the main thread receives signals. A run in another thread (`bench fleet` ru
 `bench run` in a thread of its Ray worker, whose main thread streams the points back) is
 registered while its `StopSignals` is active, and the main thread passes each SIGINT or
 SIGTERM on with `pass_on`: the run then stops exactly as it would in the main thread. The
-first signal raises `KeyboardInterrupt` (`Terminated`) in the run's thread, through
-CPython's `PyThreadState_SetAsyncExc` (the thread raises it at its next bytecode, as the main
-thread raises a signal handler's exception); later ones, and any once it is finishing, are
-noted and hurry it (`on_repeat`).
+first signal raises `KeyboardInterrupt` (`Terminated`) in the run's thread: from a callback
+of its event loop while one runs (`event_loop`, which `bench.client.run_event_loop` enters;
+the loop re-raises it, as it does a signal handler's), else through CPython's
+`PyThreadState_SetAsyncExc` (raised at the thread's next bytecode, as the main thread raises
+a signal handler's). Later ones, and any once it is finishing, are noted and hurry it
+(`on_repeat`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ctypes
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
 
 INTERRUPTED = "interrupted"
 TERMINATED = "terminated (SIGTERM)"
 _HANDLED = (signal.SIGINT, signal.SIGTERM)
 _RUNS: dict[int, StopSignals] = {}  # thread id → the active StopSignals of a run in that thread
+_LOOPS: dict[int, asyncio.AbstractEventLoop] = {}  # thread id → the event loop it runs now
 _LOCK = threading.Lock()
 
 
@@ -109,6 +114,23 @@ class StopSignals:
             self.on_repeat()
 
 
+@contextlib.contextmanager
+def event_loop(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """While `loop` runs in this thread, a signal passed on to it is raised from the loop."""
+    thread_id = threading.get_ident()
+    with _LOCK:
+        _LOOPS[thread_id] = loop
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _LOOPS.pop(thread_id, None)
+
+
+def _raise(stop: type[KeyboardInterrupt]) -> None:
+    raise stop()
+
+
 def pass_on(thread_id: int, number: int) -> bool:
     """Signal `number`, received by the main thread, for the run in thread `thread_id`: handled
     as that run's StopSignals would in the main thread (module docstring). False when no run
@@ -119,9 +141,13 @@ def pass_on(thread_id: int, number: int) -> bool:
             return False
         if signals._first(number):
             stop = Terminated if number == signal.SIGTERM else KeyboardInterrupt
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(thread_id), ctypes.py_object(stop)
-            )
+            loop = _LOOPS.get(thread_id)
+            if loop is not None:
+                loop.call_soon_threadsafe(_raise, stop)
+            else:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(thread_id), ctypes.py_object(stop)
+                )
             return True
         repeat = signals.on_repeat
     if repeat is not None:

@@ -145,21 +145,24 @@ def _vllms_group(table: dict[str, dict[str, Any]], before: set[str]) -> dict[str
     return found[0] if len(found) == 1 else None
 
 
-def check_placement(address: str, gpu_id: str | None, before: set[str]) -> Placement | None:
+def check_placement(
+    address: str, gpu_id: str | None, before: set[str], held: tuple[str, ...] = ()
+) -> Placement | None:
     """How vLLM's ranks were placed, read from the cluster (see `placement_split`)."""
     with _cluster(address) as ray:
         table = ray.util.placement_group_table()
         nodes = ray.nodes()
-    return placement_split(table, nodes, gpu_id, before)
+    return placement_split(table, nodes, gpu_id, before, held)
 
 
 def placement_split(
     table: dict[str, dict[str, Any]], nodes: list[dict[str, Any]], gpu_id: str | None,
-    before: set[str],
+    before: set[str], held: tuple[str, ...] = (),
 ) -> Placement | None:  # fmt: skip
     """How vLLM's ranks were placed, from Ray's placement group table and nodes (None: its
     group cannot be told apart from others); EndpointError when a rank is on a node that
-    does not advertise `gpu_id`'s resource on a cluster of several kinds."""
+    does not advertise `gpu_id`'s resource on a cluster of several kinds, or, with `held`
+    (the nodes a `bench fleet` entry holds), on any other node."""
     group = _vllms_group(table, before)
     if group is None:
         return None
@@ -168,6 +171,14 @@ def placement_split(
         per_node[node_id] = per_node.get(node_id, 0) + 1
     allowed = {node["NodeID"] for node in _kind_nodes(nodes, gpu_id)}
     strays = sorted(node_id for node_id in per_node if node_id not in allowed)
+    outside = sorted(node_id for node_id in per_node if held and node_id not in held)
+    if outside and not strays:
+        raise EndpointError(
+            f"vLLM's Ray executor placed ranks on {len(outside)} node(s) outside the "
+            f"{len(held)} held for it ({', '.join(outside)}): vllm serve takes free GPUs on any "
+            "node, and those may be another run's",
+            "--ray-address",
+        )
     if strays:
         raise EndpointError(
             f"vLLM's Ray executor placed ranks on {len(strays)} node(s) without "

@@ -221,9 +221,7 @@ def _check_bounds(options: RunOptions) -> None:
     counts = (("--num-requests", options.num_requests), ("--warmup", options.warmup))
     for name, count in counts:
         if count is not None and count > MAX_REQUESTS:
-            raise BenchConfigError(
-                f"{_magnitude(count)} requests; at most {MAX_REQUESTS:,}", name
-            )
+            raise BenchConfigError(f"{_magnitude(count)} requests; at most {MAX_REQUESTS:,}", name)
     for argument in options.vllm_args:
         try:
             shlex.split(argument)

@@ -71,6 +71,7 @@ class ServerConfig:
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
     ray_address: str | None = None  # vLLM's ranks on this Ray cluster's nodes
+    ray_nodes: tuple[str, ...] = ()  # and on these of them only (a fleet's held nodes)
     max_model_len: int | None = None
     gpu_memory_utilization: float | None = None
     quantization: str | None = None

@@ -510,7 +510,10 @@ def _run_session(
                 groups = placement_group_ids(ray_address) if ray_address else set()
                 server.start()
                 if ray_address:
-                    deployment = _placed(deployment, ray_address, config.gpu_id, groups, notify)
+                    deployment = _placed(
+                        deployment, ray_address, config.gpu_id, groups, notify,
+                        server_config.ray_nodes,
+                    )  # fmt: skip
                 startup = server.startup
                 notify(
                     f"vLLM {server.version or '?'} ready at {server.url} in "
@@ -652,16 +655,18 @@ def _placed(
     gpu_id: str | None,
     before: set[str],
     notify: Notify,
+    held: tuple[str, ...] = (),
 ) -> Deployment | None:
     """The deployment with the nodes vLLM's ranks were actually placed on (`bench.multinode`);
     EndpointError, before anything is measured, when a rank is on another GPU kind's node."""
-    placed = check_placement(address, gpu_id, before)
+    placed = check_placement(address, gpu_id, before, held)
     if placed is None:
         notify("vLLM's placement group cannot be told apart from others: its nodes are unchecked")
         return deployment
     split = placed.split
     shape = _split_line(split) if split else f"{len(placed.node_ids)} nodes, unevenly"
-    notify(f"vLLM's ranks are on {shape}: Ray nodes {', '.join(placed.node_ids)}")
+    within = f", all held for it ({len(held)})" if held else ""
+    notify(f"vLLM's ranks are on {shape}: Ray nodes {', '.join(placed.node_ids)}{within}")
     if deployment is None or split is None:
         return deployment
     return replace(deployment, nodes=split.nodes, gpus_per_node=split.gpus_per_node)

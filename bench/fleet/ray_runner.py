@@ -273,10 +273,12 @@ class _Driver:
                 checked = time.monotonic()
 
     def cancel_all(self) -> None:
-        """Stop every run under way as Ctrl-C stops `bench run` (a Ray cancel, which each task
-        passes on to its run): each writes what it finished and stops its vLLM; wait for them
-        (a second Ctrl-C, or CANCEL_GRACE_S, ends the wait), and keep each run's result, or
-        else the points it had streamed back, as its entry's result, incomplete."""
+        """Stop every run under way as Ctrl-C stops `bench run`: a Ray cancel, not forced,
+        which interrupts each task, and the task passes it on to its run (`bench.fleet.
+        ray_task`): the run stops measuring and stops its vLLM. Ray hands nothing more of a
+        cancelled task back, so each entry keeps the points its run had streamed back, as its
+        result (incomplete); one that answers within CANCEL_GRACE_S (a second Ctrl-C ends the
+        wait) is collected as usual; what is left is cancelled by force."""
         ray = self.ray
         for ref in self.pending:
             with contextlib.suppress(Exception):

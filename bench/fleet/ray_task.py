@@ -18,13 +18,17 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.errors import BenchError
 from bench.fleet.matrix import MatrixEntry
 from bench.fleet.ray_groups import with_cluster_address
 from bench.interrupts import stop_reason
+
+if TYPE_CHECKING:
+    from bench.session import SessionConfig
 
 TAIL_LINES = 20
 
@@ -42,19 +46,26 @@ def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
     run goes in a thread of this worker (infermeter is imported once per worker, not once
     per run) while this generator hands its checkpoints to Ray.
 
-    A SIGTERM to the worker, or a Ray cancel (`ray.cancel(ref)`, which raises
+    A SIGTERM or SIGINT to the worker, or a Ray cancel (`ray.cancel(ref)`, which raises
     KeyboardInterrupt in the task through the SIGINT handler), stops the run as it stops
     `bench run` on the command line (`bench.interrupts.pass_on`): the points finished so far
-    are written, vLLM is stopped, and the result (incomplete) is still handed back."""
+    are written and vLLM is stopped. After a signal the result (incomplete) is still handed
+    back; after a Ray cancel Ray hands nothing more to the driver, which keeps the points
+    streamed before it."""
     from registry.store import dumps_result
 
     checkpoints: queue.Queue[str | None] = queue.Queue()
     answer: dict[str, Any] = {}
     failure: list[BaseException] = []
 
+    held = _held_nodes() if entry.multinode else ()
+
+    def keep(result: Any) -> None:
+        checkpoints.put(dumps_result(result))
+
     def work() -> None:
         try:
-            answer.update(_run_entry(entry, lambda result: checkpoints.put(dumps_result(result))))
+            answer.update(_run_entry(entry, keep, held))
         except BaseException as error:  # raised again below, in the task's own thread
             failure.append(error)
         finally:
@@ -110,7 +121,31 @@ def _signals_to(thread: threading.Thread) -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def _run_entry(entry: MatrixEntry, checkpoint: Callable[[Any], None]) -> dict[str, Any]:
+def _held_by(config: SessionConfig, held: tuple[str, ...]) -> SessionConfig:
+    """The session with vLLM's ranks confined to the `held` nodes (checked once it is up)."""
+    if not held or config.server is None:
+        return config
+    return replace(config, server=replace(config.server, ray_nodes=held))
+
+
+def _held_nodes() -> tuple[str, ...]:
+    """The nodes of the placement group this task runs in (a multi-node entry's, held by the
+    driver, `bench.fleet.ray_groups`): vLLM's ranks must be on them. Read in the task's own
+    thread: Ray knows a task's placement group there only."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return ()
+    with contextlib.suppress(Exception):  # unreadable: the run checks the kind's nodes only
+        group = ray.util.get_current_placement_group()
+        if group is not None:
+            table = ray.util.placement_group_table(group)
+            return tuple(sorted(set(table.get("bundles_to_node_id", {}).values())))
+    return ()
+
+
+def _run_entry(
+    entry: MatrixEntry, checkpoint: Callable[[Any], None], held: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """The entry's `bench run` in a fresh folder; its result text and logs' ends."""
     from bench.plan import session_config
     from bench.session import run_session
@@ -131,7 +166,7 @@ def _run_entry(entry: MatrixEntry, checkpoint: Callable[[Any], None]) -> dict[st
         try:
             try:
                 outcome = run_session(
-                    session_config(options, command),
+                    _held_by(session_config(options, command), held),
                     notify=lines.append,
                     checkpoint=checkpoint,
                 )

@@ -365,9 +365,7 @@ def test_bench_run_endpoint_sigterm_in_the_first_point_writes_it_marked_interrup
     assert point.duration_s is not None
     assert point.duration_s < 60
     raw = (tmp_path / "result.requests.jsonl.gz").read_bytes()
-    requests = [
-        json.loads(row) for row in gzip.decompress(raw).splitlines() if b'"request"' in row
-    ]
+    requests = [json.loads(row) for row in gzip.decompress(raw).splitlines() if b'"request"' in row]
     measured = [row for row in requests if not row["warmup"]]
     assert {row["kept"] for row in requests} == {True}
     assert len(measured) == point.requests.completed + point.requests.failed

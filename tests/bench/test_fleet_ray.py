@@ -239,7 +239,8 @@ def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     assert solo["placement"] == []
     # vLLM's own ranks were checked to be on those very nodes before anything was measured.
     log = (results / "logs" / "big--l40s-x4.log").read_text()
-    (placed,) = re.findall(r"vLLM's ranks are on 2 nodes × 2 GPUs: Ray nodes (\S+), (\S+)", log)
+    ranks = r"vLLM's ranks are on 2 nodes × 2 GPUs: Ray nodes (\S+), (\S+), all held for it \(2\)"
+    (placed,) = re.findall(ranks, log)
     assert set(placed) == held
     result = RegistryResult.model_validate_json((results / "big--l40s-x4.json").read_text())
     gpu = result.identity.gpu
@@ -254,6 +255,35 @@ def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     (address,) = re.findall(r"--ray-address (\S+)", result.source.command)
     assert address.rpartition(":")[2] == ray_fleet.address.rpartition(":")[2], address
     assert validate_paths([results]).ok
+
+
+def test_fleet_ctrl_c_cancels_the_run_which_keeps_its_points_and_stops_the_standin_vllm(
+    tmp_path: Path, ray_fleet: RayFleet
+) -> None:
+    """Ctrl-C of `bench fleet` cancels its tasks through Ray (`ray.cancel`, not forced),
+    which each passes on to its run: the run stops and stops its vLLM, and the entry keeps
+    the points its run had streamed back (Ray hands nothing more of a cancelled task back)."""
+    runs = [{"name": "chat", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 24}]
+    results = tmp_path / "fleet-results"
+    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
+    fleet.wait_for("chat--l40s-x1: 1 point kept so far")
+    fleet.process.send_signal(signal.SIGINT)
+    code, summary = fleet.finish()
+    assert code == 1, fleet.lines
+    assert summary["interrupted"] is True
+    (entry,) = summary["entries"]
+    assert entry["status"] == "cancelled", entry
+    assert entry["message"] == "interrupted; the points it had finished are kept"
+    result = RegistryResult.model_validate_json(Path(entry["result"]).read_text())
+    assert result.source.complete is False
+    assert [(p.load.concurrency, p.requests.completed) for p in result.points] == [(1, 24)]
+    assert validate_paths([results]).ok
+    # No vLLM is left behind on the nodes.
+    nodes = (ray_fleet.l40s, ray_fleet.doomed_l40s)
+    deadline = time.monotonic() + 30
+    while any(node.running("standin_vllm.py") for node in nodes):
+        assert time.monotonic() < deadline, "a stand-in vLLM outlived the cancelled run"
+        time.sleep(0.1)
 
 
 def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and_valid(

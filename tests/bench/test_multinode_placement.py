@@ -85,6 +85,20 @@ def test_a_rank_on_another_kinds_node_stops_the_run() -> None:
     )
 
 
+def test_a_rank_outside_the_nodes_held_for_it_stops_the_run() -> None:
+    """A third L40S node, not held by the fleet entry (another run's vLLM may use its GPUs)."""
+    table = {"new": _vllm_group("new", [L40S_A, L40S_A, L40S_B, L40S_B])}
+    held = (L40S_A, "d" * 56)
+    with pytest.raises(EndpointError) as caught:
+        placement_split(table, NODES, "l40s", set(), held)
+    assert caught.value.one_line() == (
+        f"--ray-address: vLLM's Ray executor placed ranks on 1 node(s) outside the 2 held for "
+        f"it ({L40S_B}): vllm serve takes free GPUs on any node, and those may be another run's"
+    )
+    placed = placement_split(table, NODES, "l40s", set(), (L40S_A, L40S_B))
+    assert placed == Placement((L40S_A, L40S_B), NodeSplit(2, 2))
+
+
 @pytest.mark.parametrize(
     "table",
     [
