@@ -1,0 +1,258 @@
+"""The deployment identity a run knows before it starts (`plan_deployment`): the GPU's and the
+model's catalog ids, GPU count and parallel sizes, and the identity-relevant `vllm serve`
+options (`serving_options`) of a launched vLLM's arguments or of an endpoint's
+`--server-command`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.engines import ServerFacts
+from bench.errors import BenchConfigError
+from bench.host import catalog_gpu_id
+from bench.model_entry import is_repository, proposed_id
+from bench.multinode import (
+    NodeSplit,
+)
+from bench.nvml import GpuInventory
+from bench.result import Deployment
+from bench.served import match_served_model, served_repository
+from bench.server import ServerConfig
+from bench.session_config import Notify, SessionConfig
+
+_DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
+_DTYPES |= {"float": "float32", "float32": "float32"}
+_KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}
+
+
+_SHORT_OPTIONS = {
+    "-tp": "tensor-parallel-size",
+    "-pp": "pipeline-parallel-size",
+    "-dp": "data-parallel-size",
+}
+
+
+# What `bench run` passes to a vLLM it launches by options of its own; in a --server-command
+# they are read like the rest.
+_LAUNCH_OPTIONS = frozenset(
+    {"max-model-len", "gpu-memory-utilization", "max-num-seqs", "kv-cache-dtype", "quantization"}
+)
+
+
+def serving_options(
+    arguments: Sequence[str], also: frozenset[str] = frozenset()
+) -> dict[str, str | bool]:
+    """The identity-relevant `vllm serve` options among extra arguments (`--name value`,
+    `--name=value`, `--flag`, `--no-flag`, and vLLM's short `-tp`, `-pp`, `-dp`), and the
+    valued options named in `also`."""
+    tokens = [token for argument in arguments for token in shlex.split(argument)]
+    found: dict[str, str | bool] = {}
+    flags = {"enable-prefix-caching", "enable-chunked-prefill"}
+    valued = {"pipeline-parallel-size", "max-num-batched-tokens", "dtype", "revision"}
+    valued |= {"tensor-parallel-size", "data-parallel-size"} | also
+    for index, token in enumerate(tokens):
+        short, has_value, value = token.partition("=")
+        if short in _SHORT_OPTIONS:
+            token = "--" + _SHORT_OPTIONS[short] + (f"={value}" if has_value else "")
+        if not token.startswith("--"):
+            continue
+        name, has_value, value = token[2:].partition("=")
+        if name in flags:
+            found[name] = True
+        elif name.startswith("no-") and name[3:] in flags:
+            found[name[3:]] = False
+        elif name in valued:
+            if not has_value and index + 1 < len(tokens):
+                value = tokens[index + 1]
+            found[name] = value
+    return found
+
+
+def launched_gpu_count(server: ServerConfig) -> int:
+    """GPUs a launched vLLM uses: tensor × pipeline × data parallel sizes."""
+    options = serving_options(server.extra_args)
+    tensor = server.tensor_parallel_size or _int_option(options, "tensor-parallel-size") or 1
+    pipeline = server.pipeline_parallel_size or _int_option(options, "pipeline-parallel-size") or 1
+    data = _int_option(options, "data-parallel-size") or 1
+    return tensor * pipeline * data
+
+
+def _int_option(
+    options: dict[str, str | bool], name: str, source: str = "--vllm-arg"
+) -> int | None:
+    value = options.get(name)
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise BenchConfigError(f"--{name} {value!r} is not a whole number", source) from None
+
+
+def _float_option(options: dict[str, str | bool], name: str, source: str) -> float | None:
+    value = options.get(name)
+    if not isinstance(value, str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise BenchConfigError(f"--{name} {value!r} is not a number", source) from None
+
+
+def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: Notify) -> str:
+    from registry.lookup import UnknownIdError, resolve_gpu
+
+    detected = catalog_gpu_id(inventory.gpus[0].name) if inventory else None
+    gpu_id = config.gpu_id or detected
+    if gpu_id is None:
+        if inventory is not None:
+            raise BenchConfigError(
+                f"NVML names the GPU {inventory.gpus[0].name!r}, which maps to no catalog id; "
+                "pass the GPU's catalog id, e.g. --gpu h100-sxm",
+                "--gpu",
+            )
+        raise BenchConfigError(
+            "no NVIDIA GPU was detected; pass the GPU's catalog id, e.g. --gpu h100-sxm", "--gpu"
+        )
+    if config.gpu_id and detected and detected != config.gpu_id:
+        assert inventory is not None
+        notify(
+            f"note: NVML names the GPU {inventory.gpus[0].name!r} ({detected}); "
+            f"the result says {config.gpu_id} as given with --gpu"
+        )
+    try:
+        resolve_gpu(gpu_id)
+    except UnknownIdError as error:
+        raise BenchConfigError(str(error), "--gpu") from None
+    return gpu_id
+
+
+def _resolve_model(model: str | None, model_id: str | None) -> tuple[str, str]:
+    from registry.catalog import load_models
+    from registry.lookup import UnknownIdError, resolve_model
+
+    models = load_models()
+    if model_id is not None:
+        try:
+            resolve_model(model_id)
+        except UnknownIdError as error:
+            raise BenchConfigError(str(error), "--model-id") from None
+        entry = models[model_id]
+    elif model is None:
+        raise BenchConfigError(
+            "the result file needs the model's catalog id, e.g. --model-id llama-3.1-8b-instruct",
+            "--model-id",
+        )
+    else:
+        wanted = (model or "").lower()
+        matches = [entry for entry in models.values() if entry.hf_repo.lower() == wanted]
+        if not matches:
+            raise BenchConfigError(
+                f"{model!r} is not a Hugging Face repository of the model catalog; pass the "
+                "model's catalog id, e.g. --model-id llama-3.1-8b-instruct",
+                "--model-id",
+            )
+        entry = matches[0]
+    hf_repo = entry.hf_repo
+    if model and model.count("/") == 1 and not Path(model).exists():
+        hf_repo = model  # the repository the weights actually came from
+    return entry.id, hf_repo
+
+
+def plan_deployment(
+    config: SessionConfig,
+    inventory: GpuInventory | None,
+    notify: Notify,
+    facts: ServerFacts | None = None,
+    split: NodeSplit | None = None,
+) -> Deployment:
+    """The deployment identity known before the run (engine version filled in later); with
+    --endpoint, `facts` are what the server says about itself (see `bench.served`); `split`
+    says how a multi-node vLLM spreads over its Ray cluster's nodes (`bench.multinode`)."""
+    server = config.server
+    declared = (config.server_command,) if server is None and config.server_command else ()
+    if server is not None:
+        options = serving_options(server.extra_args)
+    else:
+        options = serving_options(declared, _LAUNCH_OPTIONS)
+    source = "--vllm-arg" if server else "--server-command"
+    tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
+    tensor = tensor or _int_option(options, "tensor-parallel-size", source)
+    given_pipeline = server.pipeline_parallel_size if server else config.pipeline_parallel_size
+    pipeline = given_pipeline or _int_option(options, "pipeline-parallel-size", source)
+    data = _int_option(options, "data-parallel-size", source)
+    if server is not None:
+        gpu_count = launched_gpu_count(server)
+    elif tensor:
+        gpu_count = tensor * (pipeline or 1)
+    else:
+        gpu_count = len(config.gpu_indices) if config.gpu_indices else pipeline or 1
+    gpu_id = _resolve_gpu(config, inventory, notify)
+    requested = server.model if server else served_repository(facts) or config.run.model
+    try:
+        model_id, hf_repo = _resolve_model(requested, config.model_id)
+    except BenchConfigError:
+        if server is None or config.model_id is not None or not is_repository(server.model):
+            raise
+        # Any model vLLM serves: the catalog entry it needs is proposed after the run.
+        model_id, hf_repo = proposed_id(server.model), server.model
+        notify(f"note: {server.model} is not in the model catalog; measuring it anyway")
+    if server is None:
+        from registry.catalog import load_models
+
+        catalog = [(entry.id, entry.hf_repo) for entry in load_models().values()]
+        catalog_repo = dict(catalog)[model_id]
+        hf_repo, notes = match_served_model(
+            facts, model_id, catalog_repo, catalog, config.run.endpoint
+        )
+        for note in notes:
+            notify(note)
+    from registry.lookup import resolve_gpu
+
+    dtype = options.get("dtype")
+    kv_dtype = server.kv_cache_dtype if server else options.get("kv-cache-dtype")
+    quantization = server.quantization if server else options.get("quantization")
+    max_model_len = server.max_model_len if server else facts.max_model_len if facts else None
+    declared_len = _int_option(options, "max-model-len", source)
+    if server is None and declared_len is not None:
+        if max_model_len is not None and max_model_len != declared_len:
+            notify(
+                f"note: the server says max_model_len {max_model_len}, --server-command "
+                f"{declared_len}; the result keeps the server's"
+            )
+        max_model_len = max_model_len or declared_len
+    revision = options.get("revision")
+    prefix = options.get("enable-prefix-caching")
+    chunked = options.get("enable-chunked-prefill")
+    return Deployment(
+        gpu_id=gpu_id,
+        gpu_count=gpu_count,
+        form_factor=resolve_gpu(gpu_id).form_factor,
+        engine_version="unknown",
+        model_id=model_id,
+        hf_repo=hf_repo,
+        revision=revision if isinstance(revision, str) else None,
+        quantization=quantization if isinstance(quantization, str) else None,
+        dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
+        kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+        tensor_parallel_size=tensor,
+        pipeline_parallel_size=pipeline,
+        data_parallel_size=data,
+        max_model_len=max_model_len,
+        gpu_memory_utilization=(
+            server.gpu_memory_utilization
+            if server
+            else _float_option(options, "gpu-memory-utilization", source)
+        ),
+        max_num_seqs=(
+            server.max_num_seqs if server else _int_option(options, "max-num-seqs", source)
+        ),
+        max_num_batched_tokens=_int_option(options, "max-num-batched-tokens", source),
+        enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
+        enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
+        nodes=split.nodes if split else None,
+        gpus_per_node=split.gpus_per_node if split else None,
+    )
