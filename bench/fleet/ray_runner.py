@@ -18,9 +18,10 @@ its result (incomplete). An entry that no live node can take is reported instead
 forever. Whatever finished is kept. At the end the set is validated together (`registry
 validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
 lost worker had launched dies with it (`bench.server`: a parent-death signal). Ctrl-C here
-cancels every run under way as Ctrl-C stops `bench run` (`cancel_all`; each task passes the
-cancel on to its run, `bench.fleet.ray_task`): each writes what it finished and stops its
-vLLM, and that result, or else the points it had streamed back, is its entry's, incomplete.
+cancels every run under way (`cancel_all`, a Ray cancel, not forced); each task passes it on
+to its run (`bench.fleet.ray_task`), which stops measuring and stops its vLLM as Ctrl-C of
+`bench run` does. Ray hands nothing more of a cancelled task back, so each entry keeps the
+points its run had streamed back (every finished point), as its result, incomplete.
 
 An entry that serves one model over several hosts (`ray-address:` in the plan) holds whole
 nodes of its kind in a placement group for its run, and its task runs in that group
