@@ -1,0 +1,158 @@
+"""A plan file (`bench run --plan FILE.yaml`): its runs read and checked all at once
+(`load_plan`), every problem raised together as one `PlanError`. The format is described in
+`bench.plan`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import (
+    ValidationError,
+)
+
+from bench.errors import BenchConfigError, BenchError
+from bench.placement import GpuRequest, parse_gpus
+from bench.run_options import RunOptions
+from bench.runner import plan_points
+from bench.session import SessionConfig
+from bench.session_builder import command_line, session_config
+
+
+class PlanError(BenchError):
+    """A plan file cannot be read or holds invalid runs; `problems` lists each one."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """One run of a plan: its label (`name`, else `runs[i]`), options and session."""
+
+    label: str
+    options: RunOptions
+    session: SessionConfig
+    gpus: tuple[GpuRequest, ...] = ()
+
+
+def _where(location: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in location:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
+def _keys(mapping: Mapping[Any, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    """The mapping with snake_case keys spelt as the options are (kebab-case)."""
+    known = [field.alias or name for name, field in RunOptions.model_fields.items()]
+    normalised: dict[str, Any] = {}
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            problems.append(f"{where}: key {key!r} is not a name")
+            continue
+        spelt = key.replace("_", "-")
+        if spelt in normalised:
+            problems.append(f"{where}.{spelt}: given twice")
+        elif spelt not in known:
+            close = difflib.get_close_matches(spelt, known, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            problems.append(f"{where}.{key}: unknown key{hint}")
+        else:
+            normalised[spelt] = value
+    return normalised
+
+
+def _options(data: dict[str, Any], where: str, problems: list[str]) -> RunOptions | None:
+    try:
+        return RunOptions.model_validate(data)
+    except ValidationError as error:
+        for detail in error.errors():
+            location = (where, *detail["loc"])
+            message = detail["msg"].removeprefix("Value error, ")
+            problems.append(f"{_where(location)}: {message}")
+    return None
+
+
+def _read(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise PlanError([f"{path}: cannot read the plan: {reason}"]) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or "cannot be parsed"
+        raise PlanError([f"{path}{at}: not valid YAML: {problem}"]) from None
+
+
+def load_plan(path: Path, *, shared_outputs: bool = False) -> list[PlanRun]:
+    """The runs of the plan file at `path`, all checked; raises PlanError with every problem.
+
+    `shared_outputs` lets runs name the same result file (a fleet gives each entry its own)."""
+    data = _read(path)
+    if not isinstance(data, dict):
+        raise PlanError([f"{path}: expected a mapping with `runs:` (and optional `defaults:`)"])
+    problems: list[str] = []  # each `where: message`; the file's path is added at the end
+    for key in data:
+        if key not in ("defaults", "runs"):
+            problems.append(f"{key}: unknown key; a plan has `defaults:` and `runs:`")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        problems.append("defaults: expected a mapping of run options")
+        defaults = {}
+    defaults = dict(defaults)
+    default_gpus: tuple[GpuRequest, ...] = ()
+    if "gpus" in defaults:
+        default_gpus = parse_gpus(defaults.pop("gpus"), "defaults.gpus", problems) or ()
+    default_keys = _keys(defaults, "defaults", problems)
+    if _options(default_keys, "defaults", problems) is None:
+        default_keys = {}
+    runs = data.get("runs")
+    if not isinstance(runs, list) or not runs:
+        problems.append("runs: expected a list of at least one run")
+        runs = []
+    planned: list[PlanRun] = []
+    outputs: dict[Path, str] = {}
+    for index, run in enumerate(runs):
+        where = f"runs[{index}]"
+        if not isinstance(run, dict):
+            problems.append(f"{where}: expected a mapping of run options")
+            continue
+        own: list[str] = []
+        run = dict(run)
+        gpus = default_gpus
+        if "gpus" in run:
+            gpus = parse_gpus(run.pop("gpus"), f"{where}.gpus", own) or ()
+        keys = _keys(run, where, own)
+        if _options(keys, where, own) is None or own:
+            problems += own
+            continue
+        options = RunOptions.model_validate({**default_keys, **keys})
+        label = options.name or where
+        try:
+            session = session_config(options, command_line(options))
+            plan_points(session.run)
+        except BenchConfigError as error:
+            key = (error.option or "").lstrip("-")
+            at = f"{where}.{key}" if key else where
+            problems.append(f"{at}: {' '.join(str(error).split())}")
+            continue
+        if session.output is not None and not shared_outputs:
+            other = outputs.setdefault(session.output.resolve(), where)
+            if other != where:
+                problems.append(f"{where}.output: {session.output} is also {other}'s result file")
+                continue
+        planned.append(PlanRun(label, options, session, gpus))
+    if problems:
+        raise PlanError([f"{path}: {problem}" for problem in problems])
+    return planned
