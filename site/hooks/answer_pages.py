@@ -136,23 +136,24 @@ def answer_rows(
             if model_column
             else ""
         )
+        # The GPUs first (the sticky column of a scrolling table), their $ next: a phone shows
+        # both unscrolled and keeps the GPUs in view as the table scrolls (as the compare table).
         cells.append(
             f'<tr data-lane="{esc(lane)}">{model_cell}'
-            f"<td>{esc(workload)}</td><td>{esc(SCENARIOS.get(scenario, scenario))}</td>"
-            f"<td>{kind_badge(lane)}</td>"
             f'<td><a href="{base}gpus/{esc(row.gpu)}/">{esc(row.gpu_count)} × {esc(row.gpu)}</a>'
             "</td>"
             + (
-                f"<td>{usd(accepted)}</td><td>{esc(slo)}</td>"
+                f"<td>{usd(accepted)}</td>"
                 if accepted is not None
                 # A server-at-SLO answer met its bounds on a percentile of all requests: no
                 # per-request count of accepted tokens, so its $ is per output token.
-                else f"<td>no per-request count: see $/1M output</td><td>{esc(slo)}</td>"
+                else "<td>no per-request count: see $/1M output</td>"
                 if at_slo
-                else "<td>no result meets a stated SLO yet"
-                + estimate_text(estimate)
-                + "</td><td>–</td>"
+                else "<td>no result meets a stated SLO yet" + estimate_text(estimate) + "</td>"
             )
+            + f"<td>{esc(workload)}</td><td>{esc(SCENARIOS.get(scenario, scenario))}</td>"
+            f"<td>{kind_badge(lane)}</td>"
+            + f"<td>{esc(slo) if accepted is not None or at_slo else '–'}</td>"
             + f"<td>{usd(row.on_demand_usd_per_million_output_tokens)}</td>"
             f"<td>{num(row.ttft_ms_p95, 0)}</td>"
             f'<td><a href="{base}compare/{esc(compare_slug(row.model, row.profile))}/">compare'
@@ -170,8 +171,8 @@ def answer_table(body: str, *, model_column: bool = False) -> str:
     return (
         '<div class="im-scroll"><table class="im-table im-answer" data-search-exclude><thead><tr>'
         + ("<th>Model</th>" if model_column else "")
-        + "<th>Workload</th><th>Scenario</th><th>Lane</th><th>GPUs</th>"
-        "<th>$/1M accepted</th><th>SLO</th><th>$/1M output</th><th>TTFT p95 ms</th><th></th>"
+        + "<th>GPUs</th><th>$/1M accepted</th><th>Workload</th><th>Scenario</th><th>Lane</th>"
+        "<th>SLO</th><th>$/1M output</th><th>TTFT p95 ms</th><th></th>"
         f"</tr></thead><tbody>{body}</tbody></table></div>"
     )
 

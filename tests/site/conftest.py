@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import build_site, free_port, watched_page
+from site_helpers import PHONE, build_site, free_port, watched_page
 
 
 @pytest.fixture(scope="session")
@@ -78,3 +78,11 @@ def page(browser: Any) -> Iterator[Any]:
     assert watched.off_site() == []
     assert watched.errors == []
     assert watched.requests, "the page made no request at all"
+
+
+@pytest.fixture
+def phone(browser: Any) -> Iterator[Any]:
+    """A fresh page in a phone's viewport (touch, mobile)."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    yield context.new_page()
+    context.close()

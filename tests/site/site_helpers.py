@@ -17,6 +17,15 @@ from registry.store import parse_result, with_content_id, write_result
 REPO = Path(__file__).resolve().parents[2]
 
 
+# A phone's viewport (CSS px), and whether an element lies wholly within its width.
+PHONE = {"width": 390, "height": 844}
+
+
+def in_view(locator: Any) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+
+
 # A link followed as a reader's click is: Material's instant navigation fetches the page and swaps
 # its content, keeping the JS context (no reload of the theme's scripts, no Python start-up).
 _FOLLOW = (

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import pytest
-from site_helpers import REPO
+from site_helpers import PHONE, REPO, in_view, visit
 
 from registry.catalog import load_models
 from registry.index import build_index
@@ -135,3 +135,26 @@ def test_answers_home_narrows_to_the_readers_model_without_javascript(
         assert 0 <= top < 200
     finally:
         context.close()
+
+
+def test_answers_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) -> None:
+    # each model's answer table on Home: its GPUs and $/1M accepted in view at a phone's width
+    # without scrolling, the table scrolling inside its box (not the page) with its GPUs kept
+    visit(phone, f"{site_url}/")
+    tables = phone.locator("table.im-answer")
+    assert tables.count() > 1
+    for table in (tables.first, tables.last):
+        headers = table.locator("thead th")
+        texts = headers.all_inner_texts()
+        gpus, usd = texts.index("GPUs"), texts.index("$/1M accepted")
+        assert in_view(headers.nth(gpus))
+        assert in_view(headers.nth(usd))
+        first = table.locator("tbody tr").first.locator("td")
+        assert in_view(first.nth(gpus))
+        assert in_view(first.nth(usd))
+        scroller = table.locator("xpath=ancestor::div[contains(@class,'im-scroll')][1]")
+        assert scroller.evaluate("box => box.scrollWidth > box.clientWidth")
+        scroller.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+        assert in_view(headers.nth(gpus))
+        assert in_view(first.nth(gpus))
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

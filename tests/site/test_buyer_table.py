@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from site_helpers import REPO, result_data, write_registry
+from site_helpers import PHONE, REPO, in_view, result_data, write_registry
 
 from registry.catalog import load_gpus, load_models
 from registry.index import IndexRow, build_index
@@ -19,8 +19,6 @@ sys.path.insert(0, str(REPO / "site" / "hooks"))
 import buyer_table
 
 pytestmark = pytest.mark.browser
-
-PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
@@ -90,18 +88,6 @@ def test_buyer_table_names_a_gpu_with_a_flagged_price(
     assert "flagged" not in _column(static_page, "1 × h100-sxm")["Notes"]
 
 
-@pytest.fixture
-def phone(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-    yield context.new_page()
-    context.close()
-
-
-def _in_view(locator: Any) -> bool:
-    box = locator.bounding_box()
-    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
-
-
 def test_buyer_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) -> None:
     phone.goto(f"{site_url}/compare/")
     phone.locator("article a[href*='llama-3.1-8b-instruct--']").first.click()
@@ -110,19 +96,19 @@ def test_buyer_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) ->
     headers = table.locator("thead th")
     texts = headers.all_inner_texts()
     gpu, usd = texts.index("GPU"), texts.index("$/1M accepted, on-demand")
-    assert _in_view(headers.nth(gpu))
-    assert _in_view(headers.nth(usd))
-    assert _in_view(table.locator("tbody tr").first.locator("td").nth(usd))
+    assert in_view(headers.nth(gpu))
+    assert in_view(headers.nth(usd))
+    assert in_view(table.locator("tbody tr").first.locator("td").nth(usd))
     # the table scrolls inside its box, the page does not; the GPU column stays put
     scroller = table.locator("xpath=ancestor::div[contains(@class,'im-scroll')][1]")
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"]
     scroller.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
-    assert _in_view(table.locator("tbody tr").first.locator("td").first)
+    assert in_view(table.locator("tbody tr").first.locator("td").first)
     buyer = phone.locator("table.im-buyer").first
     row = buyer.locator("tbody tr", has_text="$/1M output tokens")
-    assert _in_view(row.locator("th"))
-    assert _in_view(row.locator("td").first)
+    assert in_view(row.locator("th"))
+    assert in_view(row.locator("td").first)
 
 
 def test_buyer_calculators_type_to_search_the_catalogs(page: Any, site_url: str) -> None:

@@ -143,7 +143,8 @@ def test_compare_home_answers_per_model_workload_and_lane(
     static_page.set_content(answer_pages.answer_table(body))
     head = static_page.locator("table.im-answer thead th").all_inner_texts()
     cells = static_page.locator("table.im-answer tbody tr").first.locator("td")
-    assert head[:2] == ["Workload", "Scenario"]  # one model's table: no Model column
+    # one model's table: no Model column; the GPUs (sticky on a phone) and their $ first
+    assert head[:4] == ["GPUs", "$/1M accepted", "Workload", "Scenario"]
     assert cells.count() == len(head)
     # a table that mixes models keeps the column, a cell for each heading
     mixed = answer_pages.answer_rows(rows, {}, "", model_column=True)
@@ -222,9 +223,10 @@ def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
         assert "not verified by MLCommons" in row
     # per model's table: no Model column, one answer per workload × scenario × lane
     for table in answers[1:]:
-        assert re.findall(r"<th>(.*?)</th>", table)[:2] == ["Workload", "Scenario"]
+        head = re.findall(r"<th>(.*?)</th>", table)
+        assert head[:4] == ["GPUs", "$/1M accepted", "Workload", "Scenario"]
         lanes = re.findall(r'<tr data-lane="([^"]+)">(.*?)</tr>', table, re.S)
-        keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[:2]) for lane, row in lanes]
+        keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[2:4]) for lane, row in lanes]
         assert len(keys) == len(set(keys))
         assert 'href="models/' not in table.split("<tbody>")[1]
     # and a model page's answer likewise
@@ -232,7 +234,7 @@ def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
         encoding="utf-8"
     )
     own = model_page.split('class="im-table im-answer"')[1].split("</table>", 1)[0]
-    assert re.findall(r"<th>(.*?)</th>", own)[:2] == ["Workload", "Scenario"]
+    assert re.findall(r"<th>(.*?)</th>", own)[:3] == ["GPUs", "$/1M accepted", "Workload"]
 
 
 # Per "% of bound" cell of every compare table: its lines (the distinct tops of its content's
