@@ -47,8 +47,12 @@ def ray_fleet() -> Iterator[RayFleet]:
     cluster = LocalRayCluster(env={"STANDIN_VLLM_ITL_S": "0.01"})
     try:
         h100 = cluster.start({"gpu_h100-sxm": 1}, gpus=0)
+        # The doomed node's stand-in decodes 4× slower, so that its run is still under way
+        # when the kill test's other entries have finished (on a quiet machine the runs are
+        # otherwise so quick that the node's run could end before it is killed).
         l40s, doomed = cluster.add_workers(
-            {"l40s": ({"gpu_l40s": 1}, 2), "doomed-l40s": ({"gpu_l40s": 1}, 2)}
+            {"l40s": ({"gpu_l40s": 1}, 2), "doomed-l40s": ({"gpu_l40s": 1}, 2)},
+            node_env={"doomed-l40s": {"STANDIN_VLLM_ITL_S": "0.04"}},
         )
         yield RayFleet(cluster, h100, l40s, doomed)
     finally:

@@ -123,9 +123,11 @@ class LocalRayCluster:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def _launch(self, name: str, arguments: list[str]) -> RayNode:
+    def _launch(
+        self, name: str, arguments: list[str], node_env: dict[str, str] | None = None
+    ) -> RayNode:
         log = self.folder / f"{name}.log"
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **self.env}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **self.env, **(node_env or {})}
         with log.open("wb") as sink:
             process = subprocess.Popen(
                 [str(RAY), "start", *arguments, "--block", "--disable-usage-stats"],
@@ -163,11 +165,19 @@ class LocalRayCluster:
         self.wait_started(head)
         return head
 
-    def add_workers(self, specs: dict[str, tuple[dict[str, float], int]]) -> list[RayNode]:
+    def add_workers(
+        self,
+        specs: dict[str, tuple[dict[str, float], int]],
+        node_env: dict[str, dict[str, str]] | None = None,
+    ) -> list[RayNode]:
         """Worker nodes, name → (custom resources, GPUs it claims to have: Ray takes the number
-        as given), launched side by side; one that Ray gives up on is started again once (a
-        raylet on a loaded machine may miss Ray's fixed 30 s registration window)."""
-        started = {name: self._launch_worker(name, *spec) for name, spec in specs.items()}
+        as given), launched side by side, each with the cluster's env plus its own `node_env`
+        (its tasks inherit it); one that Ray gives up on is started again once (a raylet on a
+        loaded machine may miss Ray's fixed 30 s registration window)."""
+        envs = node_env or {}
+        started = {
+            name: self._launch_worker(name, *spec, envs.get(name)) for name, spec in specs.items()
+        }
         nodes: list[RayNode] = []
         for name, node in started.items():
             try:
@@ -175,12 +185,18 @@ class LocalRayCluster:
             except RuntimeError:
                 self.nodes.remove(node)
                 node.stop()
-                node = self._launch_worker(name, *specs[name])
+                node = self._launch_worker(name, *specs[name], envs.get(name))
                 self.wait_started(node)
             nodes.append(node)
         return nodes
 
-    def _launch_worker(self, name: str, resources: dict[str, float], gpus: int) -> RayNode:
+    def _launch_worker(
+        self,
+        name: str,
+        resources: dict[str, float],
+        gpus: int,
+        node_env: dict[str, str] | None = None,
+    ) -> RayNode:
         return self._launch(
             name,
             [
@@ -188,6 +204,7 @@ class LocalRayCluster:
                 "--num-cpus=1", f"--num-gpus={gpus}", f"--resources={json.dumps(resources)}",
                 f"--object-store-memory={OBJECT_STORE_BYTES}", "--include-log-monitor=false",
             ],
+            node_env,
         )  # fmt: skip
 
     def stop(self) -> None:

@@ -64,6 +64,23 @@ def _plan(folder: Path, runs: list[dict[str, Any]]) -> Path:
     return path
 
 
+_LIVE: list[subprocess.Popen[str]] = []  # every fleet child a test started
+
+
+@pytest.fixture(autouse=True)
+def _no_fleet_outlives_its_test() -> Any:
+    """A test that fails before `finish()` still stops its `bench fleet` child (left running,
+    it would be reaped during a later test, which would then fail on the ResourceWarning)."""
+    yield
+    while _LIVE:
+        process = _LIVE.pop()
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
 class _Fleet:
     """`infermeter bench fleet` as a child process, its progress lines read as they come."""
 
@@ -78,6 +95,7 @@ class _Fleet:
             self.process = subprocess.Popen(
                 command, stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=plan.parent
             )
+        _LIVE.append(self.process)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
