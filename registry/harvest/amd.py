@@ -31,6 +31,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
+from registry.harvest.shapes import fixed_lengths
 from registry.models import GpuEntry, ModelEntry, Result
 
 DOCUMENT = "docs/dev-docker/README.md"
@@ -358,11 +359,7 @@ def _result(
             "model": {"id": model_id, "hf_repo": repo, "quantization": row.precision.lower()},
             "serving": {"tensor_parallel_size": row.tp}
             | ({"max_num_seqs": row.max_num_seqs} if row.max_num_seqs else {}),
-            "workload": {
-                "profile": "custom",
-                "input_len": {"kind": "fixed", "value": row.input_len},
-                "output_len": {"kind": "fixed", "value": row.output_len},
-            },
+            "workload": fixed_lengths(row.input_len, row.output_len),
         },
         "slo": {},
         "points": [point],

@@ -30,6 +30,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
+from registry.harvest.shapes import fixed_lengths
 from registry.harvest.trtllm_names import (
     GPUS,
     MODELS,
@@ -343,11 +344,7 @@ def _result(
                 "quantization": precision.lower(),
             },
             "serving": serving,
-            "workload": {
-                "profile": "custom",
-                "input_len": {"kind": "fixed", "value": cell.input_len},
-                "output_len": {"kind": "fixed", "value": cell.output_len},
-            },
+            "workload": fixed_lengths(cell.input_len, cell.output_len),
         },
         "slo": {},
         "points": [point],

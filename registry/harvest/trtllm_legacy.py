@@ -19,6 +19,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
+from registry.harvest.shapes import fixed_lengths, offline_point
 from registry.harvest.trtllm import TrtllmDocument
 from registry.models import GpuEntry, ModelEntry, Result
 
@@ -252,21 +253,10 @@ def _result(
             "engine": {"name": "tensorrt-llm", "version": version},
             "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **precision},
             "serving": {"tensor_parallel_size": cell.tensor_parallel},
-            "workload": {
-                "profile": "custom",
-                "input_len": {"kind": "fixed", "value": cell.input_len},
-                "output_len": {"kind": "fixed", "value": cell.output_len},
-            },
+            "workload": fixed_lengths(cell.input_len, cell.output_len),
         },
         "slo": {},
-        "points": [
-            {
-                "load": {"arrival": "offline"},
-                "requests": {"sent": sent} if sent else {},
-                "tokens": {},
-                "throughput": {"output_tokens_per_s": value},
-            }
-        ],
+        "points": [offline_point(value, sent)],
         "source": document.source(
             f"TensorRT-LLM {version} Performance Overview: throughput table", conditions, key
         ),

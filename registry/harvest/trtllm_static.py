@@ -24,6 +24,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
+from registry.harvest.shapes import fixed_lengths
 from registry.harvest.trtllm import TrtllmDocument
 from registry.models import GpuEntry, ModelEntry, Result
 
@@ -212,11 +213,7 @@ def _result(
             "engine": {"name": "tensorrt-llm", "version": cell.version},
             "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **precision},
             "serving": {"tensor_parallel_size": cell.tensor_parallel},
-            "workload": {
-                "profile": "custom",
-                "input_len": {"kind": "fixed", "value": cell.input_len},
-                "output_len": {"kind": "fixed", "value": cell.output_len},
-            },
+            "workload": fixed_lengths(cell.input_len, cell.output_len),
         },
         "slo": {},
         "points": [
