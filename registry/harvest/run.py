@@ -19,7 +19,7 @@ from registry.harvest import (
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
-from registry.models import Result
+from registry.models import GpuEntry, ModelEntry, Result
 
 DEFAULT_SUBMITTER = "infermeter-maintainers"
 
@@ -36,6 +36,11 @@ class HarvestOptions:
 
     def retrieval_date(self) -> str:
         return self.today or dt.datetime.now(dt.UTC).date().isoformat()
+
+    def catalogs(self) -> tuple[dict[str, GpuEntry], dict[str, ModelEntry]]:
+        """The registry's GPU and model catalogs, which map a source's names to catalog ids."""
+        folder = self.registry_root / "registry" / "catalogs"
+        return load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
 
 
 def mlperf_round_name(text: str) -> str:
@@ -72,10 +77,7 @@ def harvest_mlperf(
         retrieved_for=lambda key: known.get(key, today),
         submitter=options.submitter,
     )
-    folder = options.registry_root / "registry" / "catalogs"
-    rows = mlperf.harvest_round(
-        tree, round_info, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
-    )
+    rows = mlperf.harvest_round(tree, round_info, *options.catalogs())
     return apply_harvest(
         rows,
         options.registry_root,
@@ -114,8 +116,7 @@ def harvest_trtllm(
         )
     known = retrieval_dates(options.registry_root, trtllm_result_key)
     today = options.retrieval_date()
-    folder = options.registry_root / "registry" / "catalogs"
-    gpus, models = load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+    gpus, models = options.catalogs()
     rows = []
     for page in pages:
         document = trtllm.TrtllmDocument(
@@ -161,10 +162,7 @@ def harvest_inferencex(
         submitter=options.submitter,
         range_ratio=range_ratio if range_ratio is not None else inferencex.DEFAULT_RANGE_RATIO,
     )
-    folder = options.registry_root / "registry" / "catalogs"
-    rows = inferencex.harvest_dump(
-        tables, dump, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
-    )
+    rows = inferencex.harvest_dump(tables, dump, *options.catalogs())
     return apply_harvest(
         rows,
         options.registry_root,
@@ -197,10 +195,7 @@ def harvest_amd(
     document = amd.describe(
         text, revision, lambda key: known.get(key, today), options.submitter, url or ""
     )
-    folder = options.registry_root / "registry" / "catalogs"
-    rows = amd.harvest_document(
-        text, document, load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
-    )
+    rows = amd.harvest_document(text, document, *options.catalogs())
     return apply_harvest(
         rows,
         options.registry_root,

@@ -18,7 +18,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths, offline_point
+from registry.harvest.shapes import fixed_lengths, marked_key, offline_point
 from registry.harvest.trtllm import TOTAL_METRIC, TrtllmDocument
 from registry.models import GpuEntry, ModelEntry, Result
 
@@ -129,12 +129,7 @@ def cell_key(revision: str, cell: GridCell) -> str:
 
 def result_key(result: Result) -> str | None:
     """The source key of a result from a page of this layout (None: another source)."""
-    source = result.source
-    match = _MARKER.search(getattr(source, "conditions", ""))
-    revision = getattr(source, "revision", None)
-    if match is None or revision is None:
-        return None
-    return f"trtllm {revision[:12]} grid {match['cell']}"
+    return marked_key(result, _MARKER, "grid")
 
 
 def _result(

@@ -24,7 +24,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths
+from registry.harvest.shapes import fixed_lengths, marked_key
 from registry.harvest.trtllm import TrtllmDocument
 from registry.models import GpuEntry, ModelEntry, Result
 
@@ -141,12 +141,7 @@ def cell_key(revision: str, cell: StaticCell) -> str:
 
 def result_key(result: Result) -> str | None:
     """The source key of a result from a page of this layout (None: another source)."""
-    source = result.source
-    match = _MARKER.search(getattr(source, "conditions", ""))
-    revision = getattr(source, "revision", None)
-    if match is None or revision is None:
-        return None
-    return f"trtllm {revision[:12]} static {match['cell']}"
+    return marked_key(result, _MARKER, "static")
 
 
 def _fp8_kv_cache_evidence(page: str) -> str | None:
