@@ -1,12 +1,17 @@
 """`infermeter registry harvest …`: public benchmark results turned into result files."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from bench.commands.registry_options import registry_option, resolve_registry
 from registry.harvest.outcome import HarvestReport
+
+if TYPE_CHECKING:
+    from registry.harvest.run import HarvestOptions
 
 
 def _common(function: click.decorators.FC) -> click.decorators.FC:
@@ -25,7 +30,23 @@ def _common(function: click.decorators.FC) -> click.decorators.FC:
     return registry_option("the result files are written into its registry/results/")(function)
 
 
-def _print(report: HarvestReport, as_json: bool) -> None:
+def _run(
+    harvest: "Callable[[HarvestOptions], HarvestReport]",
+    registry_root: Path | None,
+    dry_run: bool,
+    retrieved: str | None,
+    as_json: bool,
+) -> None:
+    """Run one source's harvest with the options every source takes and print its report; a
+    bad source (the registry's own errors, or a file that cannot be read) is one line."""
+    from registry.errors import RegistryError
+    from registry.harvest.run import HarvestOptions
+
+    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
+    try:
+        report = harvest(options)
+    except (RegistryError, OSError) as error:
+        raise click.ClickException(str(error)) from None
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
         return
@@ -82,17 +103,17 @@ def mlperf_command(
     Example:
       infermeter registry harvest mlperf --round 5.1 --from ./inference_results_v5.1
     """
-    from registry.errors import RegistryError
-    from registry.harvest.run import HarvestOptions, harvest_mlperf
+    from registry.harvest.run import harvest_mlperf
 
-    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
-    try:
-        report = harvest_mlperf(
+    _run(
+        lambda options: harvest_mlperf(
             source, round_text, options, commit=commit, repository_url=repository_url
-        )
-    except RegistryError as error:
-        raise click.ClickException(str(error)) from None
-    _print(report, as_json)
+        ),
+        registry_root,
+        dry_run,
+        retrieved,
+        as_json,
+    )
 
 
 @harvest_group.command(name="trtllm")
@@ -135,17 +156,17 @@ def trtllm_command(
       infermeter registry harvest trtllm --from ./TensorRT-LLM --commit 03e27c7d5ff0
       infermeter registry harvest trtllm --from tests/data/harvest/trtllm
     """
-    from registry.errors import RegistryError
-    from registry.harvest.run import HarvestOptions, harvest_trtllm
+    from registry.harvest.run import harvest_trtllm
 
-    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
-    try:
-        report = harvest_trtllm(
+    _run(
+        lambda options: harvest_trtllm(
             source, options, commit=commit, url=url, engine_version=engine_version
-        )
-    except (RegistryError, OSError) as error:
-        raise click.ClickException(str(error)) from None
-    _print(report, as_json)
+        ),
+        registry_root,
+        dry_run,
+        retrieved,
+        as_json,
+    )
 
 
 @harvest_group.command(name="amd")
@@ -181,15 +202,15 @@ def amd_command(
     Example:
       infermeter registry harvest amd --from ./vllm --commit f94ec9beeca1
     """
-    from registry.errors import RegistryError
-    from registry.harvest.run import HarvestOptions, harvest_amd
+    from registry.harvest.run import harvest_amd
 
-    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
-    try:
-        report = harvest_amd(source, options, commit=commit, url=url)
-    except (RegistryError, OSError) as error:
-        raise click.ClickException(str(error)) from None
-    _print(report, as_json)
+    _run(
+        lambda options: harvest_amd(source, options, commit=commit, url=url),
+        registry_root,
+        dry_run,
+        retrieved,
+        as_json,
+    )
 
 
 @harvest_group.command(name="inferencex")
@@ -223,12 +244,12 @@ def inferencex_command(
     Example:
       infermeter registry harvest inferencex --from ./inferencex-dump-2026-11-30
     """
-    from registry.errors import RegistryError
-    from registry.harvest.run import HarvestOptions, harvest_inferencex
+    from registry.harvest.run import harvest_inferencex
 
-    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
-    try:
-        report = harvest_inferencex(source, options, range_ratio=range_ratio)
-    except RegistryError as error:
-        raise click.ClickException(str(error)) from None
-    _print(report, as_json)
+    _run(
+        lambda options: harvest_inferencex(source, options, range_ratio=range_ratio),
+        registry_root,
+        dry_run,
+        retrieved,
+        as_json,
+    )
