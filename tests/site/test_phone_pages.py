@@ -1,0 +1,15 @@
+"""At a phone's width, catalog, model and compare pages scroll their tables inside their box,
+never the page sideways (a GPU page's price table once made the page 562 px wide at 390)."""
+
+from typing import Any
+
+from site_helpers import PHONE, visit
+
+
+def test_phone_pages_scroll_tables_in_their_box_not_the_page(phone: Any, site_url: str) -> None:
+    for path in ("gpus/mi300x/", "gpus/h100-sxm/", "models/llama-3.1-8b-instruct/",
+                 "compare/gpt-j-6b--custom/"):  # fmt: skip
+        visit(phone, f"{site_url}/{path}")
+        assert phone.locator("table").count() > 0, path
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{path}: the page is {width} px wide"
