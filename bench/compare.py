@@ -15,9 +15,11 @@ quarter more; for latencies and cost, lower is better, which the table's header 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.errors import BenchError
 from registry.errors import InvalidFileError
@@ -203,3 +205,20 @@ def format_comparison(results: Sequence[NamedResult], loads: Sequence[ComparedLo
         for row in [header, *rows]
     ]
     return "\n".join([*lines, "", *table])
+
+
+def comparison_json(
+    results: Sequence[NamedResult], loads: Sequence[ComparedLoad]
+) -> dict[str, Any]:
+    """The comparison as `bench compare --json` prints it: the results' names, then each load
+    with one row per result (None where that result did not measure the load)."""
+    return {
+        "results": [r.name for r in results],
+        "loads": [
+            {
+                "load": load.load,
+                "rows": [dataclasses.asdict(row) if row else None for row in load.rows],
+            }
+            for load in loads
+        ],
+    }

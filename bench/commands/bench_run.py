@@ -1,0 +1,172 @@
+"""`infermeter bench run`: measure a server (or a plan file's runs) and write result files.
+
+The command turns its options (`bench_run_options`) into a `RunOptions`, runs the session
+(`bench.session.run_session`) and prints `bench.run_summary`'s text; library errors become
+click's here (exit 2 for a bad option, else 1).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from click.core import ParameterSource
+from pydantic import ValidationError
+
+from bench.commands.bench_options import OneLineErrors, OptionError
+from bench.commands.bench_run_options import run_options
+from bench.errors import BenchError
+from bench.interrupts import INTERRUPTED, TERMINATED, stop_reason
+from registry.secrets import redact
+
+if TYPE_CHECKING:
+    from bench.plan import RunOptions
+    from bench.runner import RunProgress
+    from bench.session import SessionConfig, SessionOutcome
+
+
+@click.command(name="run", cls=OneLineErrors)
+@run_options
+def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: Any) -> None:
+    """Measure TTFT, ITL, TPOT, E2E and accepted throughput, and write a result file.
+
+    Without --endpoint it launches `vllm serve --model …` with the vLLM options given, waits
+    for it, runs the load points, and stops it (also on Ctrl-C or failure). Each load point
+    is a closed loop at one --concurrency or an open loop at one --request-rate; failed
+    requests count as SLO misses. On a terminal a live line shows each point's progress
+    (--quiet hides it). Exit 0 when every point ran; 1 when vLLM fails to start, the server
+    is unreachable, or the run stopped early (Ctrl-C, a crashed server: the finished points
+    are still written, marked incomplete); 2 for a bad option.
+
+    With --plan FILE.yaml it runs every run the file lists, in order, each writing its own
+    result; the file is checked before anything runs (exit 1 when it is not valid), a failing
+    run is reported and the next one runs, and the exit is 1 when any run failed.
+
+    \b
+    Examples:
+      infermeter bench run --model meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 \\
+          --concurrency 1,16,64 --output result.json
+      infermeter bench run --endpoint http://127.0.0.1:8000 --concurrency 1,16 \\
+          --num-requests 200 --input-len 512 --output-len 256 --slo-ttft-ms 500
+      infermeter bench run --plan bench/plans/example.yaml
+    """
+    from bench.plan import RunOptions, session_config
+    from bench.progress import ProgressDisplay
+
+    context = click.get_current_context()
+    progress = None if quiet else ProgressDisplay(sys.stderr)
+    if plan_path is not None:
+        flags = {param.name: param.opts[0] for param in context.command.params}
+        given = [
+            flags[name]
+            for name in options
+            if context.get_parameter_source(name) == ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise OptionError(
+                f"--plan: the plan file holds the run options; drop {', '.join(given)} "
+                "(or put it in the file)"
+            )
+        _run_plan(plan_path, as_json, progress)
+        return
+    raw = context.meta.get("infermeter.raw_args", [])
+    try:
+        run_options = RunOptions.model_validate(options)
+        session = session_config(
+            run_options, redact(shlex.join(["infermeter", "bench", "run", *raw]))
+        )
+    except ValidationError as error:
+        raise OptionError(error.errors()[0]["msg"]) from None
+    except BenchError as error:
+        raise OptionError(error.one_line()) from None
+    outcome = _execute(session, progress)
+    result = outcome.run
+    if as_json:
+        click.echo(json.dumps(result.as_json(), indent=2, sort_keys=False))
+    else:
+        _print_summary(outcome, run_options)
+    _print_notes(outcome)
+    if result.incomplete:
+        from bench.session import incomplete_line
+
+        raise click.ClickException(incomplete_line(outcome, session.output))
+
+
+def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOutcome:
+    """`run_session` with its errors turned into click's (exit 2 for a bad option, else 1)."""
+    from bench.server import ServerStartError
+    from bench.session import run_session
+
+    try:
+        return run_session(
+            session, notify=lambda line: click.echo(line, err=True), progress=progress
+        )
+    except ServerStartError as error:
+        tail = "".join(f"\n  | {line}" for line in error.log_tail)
+        heading = "\nlast lines of the vLLM log:" if tail else ""
+        raise click.ClickException(error.one_line() + heading + tail) from None
+    except BenchError as error:
+        if error.exit_code == 2:
+            raise OptionError(error.one_line()) from None
+        raise click.ClickException(error.one_line()) from None
+    except KeyboardInterrupt as stop:  # before the first point: nothing was measured
+        raise click.ClickException(f"{stop_reason(stop)} before any load point ran") from None
+
+
+def _print_summary(outcome: SessionOutcome, options: RunOptions) -> None:
+    from bench.run_summary import format_run_summary
+
+    click.echo(format_run_summary(outcome, options))
+
+
+def _print_notes(outcome: SessionOutcome) -> None:
+    for note in outcome.notes:
+        click.echo(note, err=True)
+    if outcome.output is not None:
+        click.echo(f"result written to {outcome.output}", err=True)
+    if outcome.raw_records is not None:
+        click.echo(f"raw records written to {outcome.raw_records}", err=True)
+
+
+def _run_plan(path: Path, as_json: bool, progress: RunProgress | None) -> None:
+    """Every run of the plan in turn; a failed run is reported and the next one runs."""
+    from bench.plan import PlanError, load_plan
+
+    try:
+        runs = load_plan(path)
+    except PlanError as error:
+        raise click.ClickException("\n".join(error.problems)) from None
+    summaries: list[dict[str, Any]] = []
+    failed: list[str] = []
+    for number, run in enumerate(runs, start=1):
+        click.echo(f"run {number}/{len(runs)}: {run.label}", err=True)
+        try:
+            outcome = _execute(run.session, progress)
+        except click.ClickException as error:
+            message = error.format_message()
+            click.echo(f"{run.label} failed: {message}", err=True)
+            failed.append(run.label)
+            summaries.append({"name": run.label, "output": None, "error": message, "points": []})
+            continue
+        result = outcome.run
+        stop = f"incomplete: {result.stop_reason}" if result.incomplete else None
+        output = str(outcome.output) if outcome.output is not None else None
+        summaries.append({"name": run.label, "output": output, "error": stop, **result.as_json()})
+        if not as_json:
+            _print_summary(outcome, run.options)
+        _print_notes(outcome)
+        if result.incomplete:
+            click.echo(f"{run.label} is {stop}", err=True)
+            failed.append(run.label)
+            if result.stop_reason in (INTERRUPTED, TERMINATED):
+                break  # Ctrl-C stops the plan, not only the run
+    if as_json:
+        click.echo(json.dumps({"runs": summaries}, indent=2, sort_keys=False))
+    if failed:
+        raise click.ClickException(
+            f"{len(failed)} of {len(runs)} runs failed or are incomplete: {', '.join(failed)}"
+        )
