@@ -136,6 +136,21 @@ def cheapest_prices(
     return tier_prices(gpu_id, entries)
 
 
+def _price_used(price: PriceEntry) -> dict[str, Any]:
+    return {
+        "id": price.id,
+        "usd_per_gpu_hour": price.usd_per_gpu_hour,
+        "as_of": str(price.as_of),
+        "source_url": price.source.url,
+    }
+
+
+def catalog_prices(gpu_id: str) -> dict[str, dict[str, Any]]:
+    """The GPU's cheapest catalog price per tier, as the payload names a price used."""
+    resolve_gpu(gpu_id)  # an unknown id raises, naming the closest ids
+    return {tier: _price_used(price) for tier, price in cheapest_prices(gpu_id).items()}
+
+
 def gpu_options(tier: str = "on_demand", gpu_ids: Iterable[str] | None = None) -> list[GpuOption]:
     """Every catalog GPU (or those named) as a fit candidate, priced at its cheapest `tier`."""
     gpus = load_gpus()

@@ -1,0 +1,145 @@
+"""`infermeter calc cost`: dollars per token at a GPU's price (`calculators.api.cost`)."""
+
+import click
+
+import calculators.api as api
+from bench.calc_tables import format_cost
+from bench.commands.calc_options import (
+    FRACTION,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    library_errors,
+    print_json,
+)
+from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
+from calculators.errors import CalculatorError
+from registry.lookup import TIERS, catalog_prices
+
+
+@click.command(name="cost", cls=OneLineCommand)
+@click.option(
+    "--price-per-hour",
+    type=POSITIVE_FLOAT,
+    help="Price of one GPU, USD per hour (the on-demand tier); overrides --gpu's catalog price.",
+)
+@click.option(
+    "--gpu",
+    help="Catalog GPU id: its cheapest catalog prices fill the price options not given.",
+)
+@click.option(
+    "--tier",
+    type=click.Choice(TIERS),
+    default="on_demand",
+    show_default=True,
+    help="With --gpu: the catalog tier whose price fills --price-per-hour.",
+)
+@click.option(
+    "--tokens-per-second",
+    type=POSITIVE_FLOAT,
+    required=True,
+    help="Tokens per second the deployment sustains.",
+)
+@click.option(
+    "--accepted-tokens-per-second",
+    type=POSITIVE_FLOAT,
+    help="Output tokens per second of requests that met the SLO.",
+)
+@click.option("--gpu-count", type=POSITIVE_INT, default=1, show_default=True)
+@click.option(
+    "--utilization",
+    type=FRACTION,
+    default=1.0,
+    show_default=True,
+    help="Share of paid hours doing useful work.",
+)
+@click.option(
+    "--retry-rate",
+    type=FiniteFloatRange(min=0, max=1, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Share of requests that are retries.",
+)
+@click.option(
+    "--overhead-per-hour",
+    type=FiniteFloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Fixed costs per paid hour (storage, support), USD.",
+)
+@click.option("--interruptible-price-per-hour", type=POSITIVE_FLOAT)
+@click.option("--reserved-price-per-hour", type=POSITIVE_FLOAT)
+@click.option(
+    "--serverless-price-per-hour",
+    type=POSITIVE_FLOAT,
+    help="Serverless price of one GPU, USD per hour billed per second while busy "
+    "(default: the on-demand price).",
+)
+@click.option(
+    "--api-price-per-million",
+    type=POSITIVE_FLOAT,
+    help="An API's price per 1M tokens, to compare with self-hosting.",
+)
+@click.option("--monthly-tokens", type=POSITIVE_FLOAT, help="Tokens per month (with --api-…).")
+@click.option(
+    "--scale-to-zero", is_flag=True, help="Self-hosted pays only busy hours (default: always on)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def cost_command(
+    price_per_hour: float | None,
+    gpu: str | None,
+    tier: str,
+    tokens_per_second: float,
+    accepted_tokens_per_second: float | None,
+    gpu_count: int,
+    utilization: float,
+    retry_rate: float,
+    overhead_per_hour: float,
+    interruptible_price_per_hour: float | None,
+    reserved_price_per_hour: float | None,
+    serverless_price_per_hour: float | None,
+    api_price_per_million: float | None,
+    monthly_tokens: float | None,
+    scale_to_zero: bool,
+    as_json: bool,
+) -> None:
+    """Dollars per 1M tokens, tokens per dollar, effective cost and break-evens.
+
+    The price comes from --price-per-hour, or from the catalog with --gpu (its cheapest price
+    of --tier, and the interruptible and reserved prices for the tier comparison).
+
+    \b
+    Example:
+      infermeter calc cost --gpu h100-sxm --tokens-per-second 2800 --utilization 0.6
+    """
+    if gpu is None and price_per_hour is None:
+        raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
+    request = api.CostRequest(
+        gpu=gpu,
+        tier=tier,
+        price_per_hour=price_per_hour,
+        interruptible_price_per_hour=interruptible_price_per_hour,
+        reserved_price_per_hour=reserved_price_per_hour,
+        serverless_price_per_hour=serverless_price_per_hour,
+        tokens_per_second=tokens_per_second,
+        accepted_tokens_per_second=accepted_tokens_per_second,
+        gpu_count=gpu_count,
+        utilization=utilization,
+        retry_rate=retry_rate,
+        overhead_per_hour=overhead_per_hour,
+        api_price_per_million=api_price_per_million,
+        monthly_tokens=monthly_tokens,
+        scale_to_zero=scale_to_zero,
+    )
+    with library_errors():
+        try:
+            payload = api.cost(request, catalog_prices(gpu) if gpu is not None else None)
+        except CalculatorError as error:  # name the option, as the command line spells it
+            if not str(error).startswith("price_per_hour: the catalog has no"):
+                raise
+            raise click.ClickException(
+                str(error).removeprefix("price_per_hour: ").replace("a price", "--price-per-hour")
+            ) from None
+    if as_json:
+        print_json(payload)
+        return
+    click.echo(format_cost(payload, tier))

@@ -1,0 +1,75 @@
+"""`infermeter calc fit`: the GPUs that serve a model, fewest first (`calculators.api.fit`)."""
+
+import click
+
+import calculators.api as api
+from bench.calc_tables import format_fit
+from bench.commands.calc_options import POSITIVE_INT, engine_options, library_errors, print_json
+from bench.commands.oneline import OneLineCommand
+from registry.lookup import TIERS, gpu_options, model_arch
+
+
+@click.command(name="fit", cls=OneLineCommand)
+@click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
+@click.option("--context", type=POSITIVE_INT, required=True, help="Tokens per request.")
+@click.option(
+    "--concurrency",
+    type=POSITIVE_INT,
+    default=1,
+    show_default=True,
+    help="Concurrent requests of --context tokens to the whole deployment; each of the "
+    "--data-parallel-size replicas holds ceil(N / DP).",
+)
+@engine_options
+@click.option("--gpu", "gpu_ids", multiple=True, help="Only these catalog GPUs (repeatable).")
+@click.option(
+    "--tier",
+    type=click.Choice(TIERS),
+    default="on_demand",
+    show_default=True,
+    help="Price tier used for ranking.",
+)
+@click.option(
+    "--rank-by",
+    type=click.Choice(["price", "price-per-gb"]),
+    default="price",
+    show_default=True,
+    help="Rank by $/hour of the deployment or by $/GB-hour.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def fit_command(
+    model: str,
+    context: int,
+    concurrency: int,
+    engine: api.EngineRequest,
+    gpu_ids: tuple[str, ...],
+    tier: str,
+    rank_by: str,
+    as_json: bool,
+) -> None:
+    """Which GPUs serve a model at a context and concurrency, with the fewest GPUs (1, 2, 4, 8).
+
+    The count is one replica's tensor parallel size; with --data-parallel-size the deployment
+    takes that many times as many GPUs (the GPUs column), and its $/hour is theirs. The
+    concurrency is the deployment's: each replica holds ceil(concurrency / DP) requests.
+
+    \b
+    Example:
+      infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
+    """
+    with library_errors():
+        arch = model_arch(model)
+        request = api.FitRequest(
+            model=model,
+            arch=arch,
+            context=context,
+            concurrency=concurrency,
+            engine=engine,
+            tier=tier,
+            rank_by=rank_by,
+        )
+        payload = api.fit(request, gpu_options(tier, gpu_ids or None))
+    if as_json:
+        print_json(payload)
+        return
+    click.echo(format_fit(payload))
