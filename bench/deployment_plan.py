@@ -16,6 +16,7 @@ from bench.host import catalog_gpu_id
 from bench.model_entry import is_repository, proposed_id
 from bench.multinode import (
     NodeSplit,
+    declared_split,
 )
 from bench.nvml import GpuInventory
 from bench.result import Deployment
@@ -171,7 +172,8 @@ def plan_deployment(
 ) -> Deployment:
     """The deployment identity known before the run (engine version filled in later); with
     --endpoint, `facts` are what the server says about itself (see `bench.served`); `split`
-    says how a multi-node vLLM spreads over its Ray cluster's nodes (`bench.multinode`)."""
+    says how a multi-node vLLM spreads over its Ray cluster's nodes (`bench.multinode`), and
+    with --endpoint, `--nodes` says how many hosts its server spans."""
     server = config.server
     declared = (config.server_command,) if server is None and config.server_command else ()
     if server is not None:
@@ -190,6 +192,8 @@ def plan_deployment(
         gpu_count = tensor * (pipeline or 1)
     else:
         gpu_count = len(config.gpu_indices) if config.gpu_indices else pipeline or 1
+    if split is None and server is None and config.nodes is not None:
+        split = declared_split(gpu_count, config.nodes)
     gpu_id = _resolve_gpu(config, inventory, notify)
     requested = server.model if server else served_repository(facts) or config.run.model
     try:

@@ -215,3 +215,14 @@ def split_over_nodes(gpus: int, node_gpus: list[int], address: str) -> NodeSplit
             "--pipeline-parallel-size",
         )
     return NodeSplit(nodes, gpus // nodes)
+
+
+def declared_split(gpus: int, nodes: int) -> NodeSplit:
+    """The split a running server's hosts were given (`bench run --endpoint --nodes`): `gpus`
+    over `nodes` hosts, the same number on each; BenchConfigError when they do not divide."""
+    if gpus % nodes:
+        raise BenchConfigError(
+            f"{gpus} GPUs (tensor × pipeline parallel) do not split evenly over {nodes} nodes",
+            "--nodes",
+        )
+    return NodeSplit(nodes, gpus // nodes)

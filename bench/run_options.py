@@ -81,6 +81,7 @@ class RunOptions(BaseModel):
     vllm_args: Annotated[tuple[Text, ...], BeforeValidator(_sequence)] = Field((), alias="vllm-arg")
     vllm_executable: Text | None = None
     server_command: Text | None = None
+    nodes: StrictPositiveInt | None = None
     port: Annotated[int, Field(strict=True, ge=1, le=65535)] | None = None
     startup_timeout: PositiveFloat = 1800.0
     output: Path | None = None

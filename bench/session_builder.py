@@ -106,6 +106,12 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
             "only applies with --endpoint (bench run records the vLLM it launches itself)",
             "--server-command",
         )
+    if options.nodes is not None and options.endpoint is None:
+        raise BenchConfigError(
+            "only applies with --endpoint (a launched vLLM's nodes are read from the Ray "
+            "cluster of --ray-address)",
+            "--nodes",
+        )
     if options.server_command is not None:
         try:
             shlex.split(options.server_command)
@@ -197,6 +203,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         engine=options.engine,
         engine_version=options.engine_version,
         server_command=options.server_command,
+        nodes=options.nodes,
     )
 
 

@@ -38,6 +38,7 @@ class SessionConfig:
     engine: str | None = None
     engine_version: str | None = None
     server_command: str | None = None  # with an endpoint: how its server was started
+    nodes: int | None = None  # with an endpoint: the hosts its server spans
 
 
 @dataclass

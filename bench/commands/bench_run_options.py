@@ -136,6 +136,12 @@ _RUN_OPTIONS = (
         "--max-model-len 8192'; kept in the result, and its vLLM options are the serving settings.",
     ),
     click.option(
+        "--nodes",
+        type=click.IntRange(min=1),
+        help="With --endpoint: the hosts its server spans (vLLM over a Ray cluster, e.g. a "
+        "LeaderWorkerSet's pods); the result records the nodes and GPUs per node.",
+    ),
+    click.option(
         "--submitter", help="GitHub user name in the result (default: git's github.user)."
     ),
     click.option(

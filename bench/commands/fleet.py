@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 import click
 
-from bench.errors import BenchError
+from bench.errors import BenchConfigError, BenchError
 
 
 class _UsageError(click.ClickException):
@@ -90,6 +90,9 @@ def matrix_command(plan: Path, canary: bool, compact: bool) -> None:
               help="Kubernetes: PersistentVolumeClaim the results are written to.")  # fmt: skip
 @click.option("--hf-token-secret", metavar="NAME",
               help="Kubernetes: Secret whose `token` key is the Hugging Face token.")  # fmt: skip
+@click.option("--gpus-per-node", "gpus_per_node", multiple=True, metavar="[GPU=]N",
+              help="Kubernetes: GPUs one node of a kind has (h100-sxm=8; N: every other kind), "
+              "for the multi-node entries; repeatable.")  # fmt: skip
 def render_command(
     plan: Path,
     github: bool,
@@ -99,6 +102,7 @@ def render_command(
     vllm_image: str | None,
     results_claim: str,
     hf_token_secret: str | None,
+    gpus_per_node: tuple[str, ...],
 ) -> None:
     """Render the plan for GitHub Actions (a workflow) or Kubernetes (Jobs).
 
@@ -107,13 +111,17 @@ def render_command(
     <gpu id>]` runs its `bench run` and uploads the result, and a last job validates every
     result and opens one pull request with `registry submit`. PLAN is its path in the
     repository. --kubernetes writes one Job per entry: vLLM and the bench in one pod, the GPU
-    count as nvidia.com/gpu or amd.com/gpu, a node selector per GPU kind, results to a volume.
+    count as nvidia.com/gpu or amd.com/gpu, a node selector per GPU kind, results to a volume;
+    a multi-node entry (ray-address:) becomes a LeaderWorkerSet (the LWS controller must be
+    installed) of one pod per node, --gpus-per-node GPUs each, vLLM over their Ray cluster.
 
     \b
     Examples:
       infermeter bench plan render bench/plans/fleet.yaml --github-actions \\
           --output .github/workflows/fleet.yml
       infermeter bench plan render bench/plans/fleet.yaml --kubernetes | kubectl apply -f -
+      infermeter bench plan render bench/plans/multinode.yaml --kubernetes \\
+          --gpus-per-node h100-sxm=8 | kubectl apply -f -
     """
     if github == kubernetes:
         raise _UsageError("give one of --github-actions and --kubernetes")
@@ -130,14 +138,20 @@ def render_command(
             text = render_workflow(WorkflowConfig(plan=PurePosixPath(plan.as_posix())))
         else:
             from bench.fleet.kubernetes import JobsConfig, render_jobs
+            from bench.fleet.lws import parse_gpus_per_node
 
+            per_kind, default = parse_gpus_per_node(gpus_per_node)
             config = JobsConfig(
                 namespace=namespace,
                 vllm_image=vllm_image,
                 results_claim=results_claim,
                 hf_token_secret=hf_token_secret,
+                gpus_per_node=per_kind,
+                gpus_per_node_default=default,
             )
             text = render_jobs(matrix, config)
+    except BenchConfigError as error:
+        raise _UsageError(error.one_line()) from None
     except BenchError as error:
         raise click.ClickException(error.one_line()) from None
     _write(text, output)

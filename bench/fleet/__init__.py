@@ -2,7 +2,8 @@
 
 infermeter never schedules anything itself: it expands a plan into a matrix (`matrix`), and
 hands the entries to Ray (`ray_runner`), or renders them for GitHub Actions on self-hosted
-runners (`github_actions`) or Kubernetes Jobs (`kubernetes`). The results come back as files
+runners (`github_actions`) or Kubernetes Jobs (`kubernetes`; a LeaderWorkerSet, `lws`, for
+an entry served over several hosts; both built from `pods`). The results come back as files
 that `collect` validates together, each with its own host's provenance.
 
 Hierarchy (beside bench.errors)::

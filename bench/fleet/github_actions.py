@@ -15,7 +15,7 @@ The workflow (`render_workflow`) has four jobs:
 
 A multi-node entry (vLLM over several hosts, `ray-address:`) is refused by name
 (`check_one_runner`): a job runs on one runner, and a matrix job cannot span runners;
-`bench fleet --ray` runs it.
+`bench fleet --ray` runs it, and so does Kubernetes (a LeaderWorkerSet, `bench.fleet.lws`).
 
 Only `workflow_dispatch` starts it, so a fork's pull request can never run code on the
 self-hosted runners nor reach a token: only someone with write access dispatches it. Every
@@ -67,7 +67,7 @@ def check_one_runner(matrix: Matrix) -> None:
             raise FleetError(
                 f"{entry.id}: serves one model over several hosts (ray-address:), and a GitHub "
                 "Actions job runs on one runner (jobs cannot span runners): run it with "
-                "bench fleet --ray on a Ray cluster"
+                "bench fleet --ray on a Ray cluster, or on Kubernetes (render --kubernetes)"
             )
 
 

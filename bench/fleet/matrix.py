@@ -11,9 +11,10 @@ checks where each run goes and raises `PlanError` with every problem at once
   tensor-parallel-size = count / pipeline-parallel-size; with both, they must agree;
 - a fleet entry launches vLLM on its node, so `endpoint:` is refused; a run that gives
   `ray-address:` serves one model over several hosts (vLLM's Ray executor, tensor × pipeline
-  parallel across nodes): a *multi-node* entry, which only `bench fleet --ray` runs (on its
-  own cluster, whatever address the plan gives; `bench.fleet.ray_groups`), while GitHub
-  Actions and Kubernetes refuse it by name;
+  parallel across nodes): a *multi-node* entry, which `bench fleet --ray` runs on its own
+  cluster, whatever address the plan gives (`bench.fleet.ray_groups`), Kubernetes as a
+  LeaderWorkerSet with a Ray cluster of its own (`bench.fleet.lws`), and GitHub Actions
+  refuses by name;
 - each entry writes its own result: the run's `output` with the GPU kind inserted before the
   suffix (`results/chat.json` → `results/chat.h100-sxm-x1.json`; without an output,
   `results/<name>.<gpu>-x<count>.json`), and entries' ids and outputs are unique.

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from click.testing import Result as CliResult
 from standin_vllm import StandinVllm
 
 from bench.cli import main
@@ -64,3 +65,54 @@ def test_bench_run_server_command_without_an_endpoint_exits_2(tmp_path: Path) ->
     )
     assert run.exit_code == 2, run.output
     assert "--server-command: only applies with --endpoint" in run.stderr
+
+
+OVER_RAY = (
+    f"vllm serve {MODEL} --host 127.0.0.1 --port 8000 --tensor-parallel-size 2 "
+    "--pipeline-parallel-size 2 --distributed-executor-backend ray"
+)
+
+
+def _run_nodes(tmp_path: Path, endpoint: str, nodes: str) -> tuple[Path, CliResult]:
+    output = tmp_path / "result.json"
+    run = CliRunner().invoke(
+        main,
+        [
+            "bench", "run", "--endpoint", endpoint, "--gpu", "h100-sxm",
+            "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1", "--num-requests", "2",
+            "--warmup", "0", "--input-len", "16", "--output-len", "8",
+            "--server-command", OVER_RAY, "--nodes", nodes, "--output", str(output),
+        ],
+    )  # fmt: skip
+    return output, run
+
+
+def test_bench_run_nodes_records_the_hosts_of_a_server_over_ray(
+    tmp_path: Path, endpoint: str
+) -> None:
+    """As a LeaderWorkerSet's bench runs: the result says 2 nodes × 2 GPUs, as `--ray-address`
+    would, and validates (nodes × GPUs per node is the GPU count)."""
+    from registry.validate import validate_paths
+
+    output, run = _run_nodes(tmp_path, endpoint, "2")
+    assert run.exit_code == 0, run.output
+    result = Result.model_validate_json(output.read_text())
+    gpu = result.identity.gpu
+    assert (gpu.count, gpu.nodes, gpu.gpus_per_node) == (4, 2, 2)
+    assert result.source.host.gpu_count == 2  # one host's share
+    assert "--nodes 2" in result.source.command
+    report = validate_paths([output])
+    assert report.ok, report.summary()
+
+
+def test_bench_run_nodes_that_do_not_divide_the_gpus_exit_2(tmp_path: Path, endpoint: str) -> None:
+    output, run = _run_nodes(tmp_path, endpoint, "3")
+    assert run.exit_code == 2, run.output
+    assert "--nodes: 4 GPUs (tensor × pipeline parallel) do not split evenly over 3" in run.stderr
+    assert not output.exists()
+
+
+def test_bench_run_nodes_without_an_endpoint_exits_2() -> None:
+    run = CliRunner().invoke(main, ["bench", "run", "--model", MODEL, "--nodes", "2"])
+    assert run.exit_code == 2, run.output
+    assert "--nodes: only applies with --endpoint" in run.stderr

@@ -1,0 +1,184 @@
+"""The pieces of a rendered Kubernetes pod that runs a matrix entry: vLLM, the bench, volumes.
+
+A Job (`bench.fleet.kubernetes`) and a LeaderWorkerSet's leader (`bench.fleet.lws`) build
+their pods from the same parts:
+
+- `vllm_container`: a native sidecar (an init container with `restartPolicy: Always`,
+  Kubernetes 1.29+) running vLLM on 127.0.0.1:8000, with its GPUs as its `nvidia.com/gpu` or
+  `amd.com/gpu` limit and a startup probe on `/health` that allows the run's startup timeout,
+  so the bench starts only once vLLM answers;
+- `bench_container`: the entry's `bench run` against that server (`bench_command`:
+  `--endpoint`, `--server-command` with the sidecar's exact `vllm serve`, so the result keeps
+  it and takes its serving settings from it), writing the result to the results volume
+  (`/results/<entry id>.json` on a PersistentVolumeClaim);
+- `token_env`: a gated model's token from a Secret the cluster already has, by name; no
+  secret is ever written into a rendered file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import shlex
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bench.errors import BenchConfigError
+from bench.fleet import FleetError
+from bench.fleet.matrix import MatrixEntry
+from bench.plan import command_line, session_config
+from bench.server import server_command
+
+VLLM_PORT = 8000
+RESULTS_MOUNT = "/results"
+GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+VLLM_IMAGES = {"nvidia": "vllm/vllm-openai:latest", "amd": "rocm/vllm:latest"}
+PROBE_PERIOD_S = 10
+
+# What only a launched vLLM takes: the bench runs against the sidecar's (`--endpoint`).
+_LAUNCH_ONLY: dict[str, Any] = {
+    "max_model_len": None,
+    "gpu_memory_utilization": None,
+    "quantization": None,
+    "kv_cache_dtype": None,
+    "max_num_seqs": None,
+    "load_format": None,
+    "vllm_args": (),
+    "vllm_executable": None,
+    "port": None,
+    "ray_address": None,
+}
+
+
+@dataclass(frozen=True)
+class JobsConfig:
+    """Images, the results claim, the node label and node sizes the rendered objects use."""
+
+    namespace: str | None = None
+    vllm_image: str | None = None  # None: per vendor, VLLM_IMAGES
+    bench_image: str = "python:3.11-slim"
+    bench_install: str = "infermeter[bench]"  # "" when the bench image has infermeter
+    results_claim: str = "infermeter-results"
+    node_label: str = "infermeter.dev/gpu"
+    hf_token_secret: str | None = None
+    # GPUs one node of a kind has (catalog id → count), for multi-node entries; and for
+    # every kind not named there.
+    gpus_per_node: dict[str, int] = field(default_factory=dict)
+    gpus_per_node_default: int | None = None
+
+
+def object_name(entry_id: str) -> str:
+    """`infermeter-<entry id>` as a DNS-1123 label (63 characters at most)."""
+    name = re.sub(r"[^a-z0-9-]+", "-", f"infermeter-{entry_id}".lower()).strip("-")
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(entry_id.encode()).hexdigest()[:8]
+    return f"{name[:54].rstrip('-')}-{digest}"
+
+
+def object_metadata(name: str, config: JobsConfig) -> tuple[dict[str, Any], dict[str, str]]:
+    """An object's metadata (name, namespace, labels), and its pods' labels."""
+    labels = {"app.kubernetes.io/name": "infermeter", "infermeter.dev/entry": name}
+    metadata: dict[str, Any] = {"name": name, "labels": labels}
+    if config.namespace:
+        metadata["namespace"] = config.namespace
+    return metadata, labels
+
+
+def vllm_command(entry: MatrixEntry) -> list[str]:
+    """The entry's `vllm serve …` on 127.0.0.1:8000 (with `ray-address:`, the Ray backend)."""
+    server = session_config(entry.options, entry.command).server
+    if server is None:  # the matrix refuses endpoint runs
+        raise FleetError(f"{entry.id}: a pod launches vLLM; the run gives an endpoint")
+    return server_command(replace(server, host="127.0.0.1"), "vllm", VLLM_PORT)
+
+
+def bench_command(
+    entry: MatrixEntry, server_words: list[str], nodes: int | None = None
+) -> list[str]:
+    """The entry's `bench run` against the pod's vLLM, started as `server_words`, writing to
+    the results volume; `nodes`: the hosts that vLLM spans (`bench run --nodes`)."""
+    options = entry.options.model_copy(
+        update={
+            **_LAUNCH_ONLY,
+            "endpoint": f"http://127.0.0.1:{VLLM_PORT}",
+            "output": Path(RESULTS_MOUNT) / f"{entry.id}.json",
+            "server_command": shlex.join(server_words),
+            "nodes": nodes,
+        }
+    )
+    command = command_line(options)
+    try:
+        session_config(options, command)
+    except BenchConfigError as error:  # pragma: no cover - the matrix checked the options
+        raise FleetError(f"{entry.id}: {error.one_line()}") from None
+    return shlex.split(command)
+
+
+def gpu_limits(entry: MatrixEntry, count: int) -> dict[str, int]:
+    """`{"nvidia.com/gpu": count}` (or `amd.com/gpu`) for a container of the entry's kind."""
+    if entry.vendor not in GPU_RESOURCES:
+        raise FleetError(f"{entry.id}: no Kubernetes GPU resource is known for {entry.vendor}")
+    return {GPU_RESOURCES[entry.vendor]: count}
+
+
+def token_env(config: JobsConfig) -> list[dict[str, Any]]:
+    """HF_TOKEN from the named Secret's `token` key; none without a Secret."""
+    if not config.hf_token_secret:
+        return []
+    secret = {"secretKeyRef": {"name": config.hf_token_secret, "key": "token"}}
+    return [{"name": "HF_TOKEN", "valueFrom": secret}]
+
+
+def vllm_container(
+    entry: MatrixEntry, config: JobsConfig, command: list[str], gpus: int
+) -> dict[str, Any]:
+    """vLLM as a native sidecar running `command` on `gpus` GPUs, probed on /health."""
+    session = session_config(entry.options, entry.command)
+    startup_s = session.server.startup_timeout_s if session.server else 1800.0
+    vllm: dict[str, Any] = {
+        "name": "vllm",
+        "image": config.vllm_image or VLLM_IMAGES[entry.vendor],
+        "restartPolicy": "Always",
+        "command": command,
+        "ports": [{"name": "http", "containerPort": VLLM_PORT}],
+        "resources": {"limits": gpu_limits(entry, gpus)},
+        "startupProbe": {
+            "httpGet": {"path": "/health", "port": VLLM_PORT},
+            "periodSeconds": PROBE_PERIOD_S,
+            "failureThreshold": max(1, math.ceil(startup_s / PROBE_PERIOD_S)),
+        },
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+    }
+    if env := token_env(config):
+        vllm["env"] = env
+    return vllm
+
+
+def bench_container(
+    config: JobsConfig, bench_words: list[str], then: str | None = None
+) -> dict[str, Any]:
+    """The bench running `bench_words` (after installing infermeter, unless the image has
+    it); its exit ends the container, or, with `then`, the shell line `then` runs after it."""
+    script = shlex.join(bench_words if then else ["exec", *bench_words])
+    if config.bench_install:
+        script = f"pip install --quiet {shlex.quote(config.bench_install)} && {script}"
+    if then:
+        script = f"{script}; {then}"
+    return {
+        "name": "bench",
+        "image": config.bench_image,
+        "command": ["sh", "-c", script],
+        "volumeMounts": [{"name": "results", "mountPath": RESULTS_MOUNT}],
+    }
+
+
+def volumes(config: JobsConfig, results: bool = True) -> list[dict[str, Any]]:
+    """vLLM's shared memory (`dshm`) and, with `results`, the results claim."""
+    found: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    if results:
+        claim = {"claimName": config.results_claim}
+        found.append({"name": "results", "persistentVolumeClaim": claim})
+    return found
