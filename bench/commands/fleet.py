@@ -186,8 +186,9 @@ def fleet_command(plan: Path, address: str, results_dir: Path, retries: int, as_
     """Run a plan's matrix on a Ray cluster, one task per entry, and collect every result.
 
     Each entry becomes a Ray task that needs the custom resource of its GPU kind, e.g.
-    {"gpu_h100-sxm": 1}: start each GPU node with `ray start --address HEAD:6379
-    --resources '{"gpu_h100-sxm": 8}'`. As each run ends its result comes back to this
+    {"gpu_h100-sxm": 1}, and as many GPUs: start each GPU node with `ray start --address
+    HEAD:6379 --resources '{"gpu_h100-sxm": 8}'`; Ray gives each run GPUs of its own
+    (CUDA_VISIBLE_DEVICES). As each run ends its result comes back to this
     machine, is validated and reported; a run whose node is lost is tried once more
     elsewhere (--retries) or reported; a run no node can take is reported. A run that gives
     `ray-address:` (vLLM over several hosts) holds whole nodes of its kind in a placement

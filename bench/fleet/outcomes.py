@@ -18,6 +18,7 @@ class EntryOutcome:
     result_path: Path | None = None
     host: str | None = None
     node_id: str | None = None
+    gpu_ids: list[str] = field(default_factory=list)  # the node's GPUs Ray gave the run
     attempts: int = 0
     message: str | None = None
     lost: list[str] = field(default_factory=list)  # one line per attempt lost with its node
@@ -32,6 +33,7 @@ class EntryOutcome:
             "result": str(self.result_path) if self.result_path else None,
             "host": self.host,
             "node_id": self.node_id,
+            "gpu_ids": self.gpu_ids,
             "attempts": self.attempts,
             "lost": self.lost,
             "partial": [str(path) for path in self.partial],

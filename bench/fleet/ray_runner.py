@@ -3,7 +3,9 @@
 `run_fleet` connects to an existing cluster (`ray.init(address=…)`; infermeter starts no
 cluster and schedules nothing itself) and submits every entry as a Ray task that asks for
 `{"gpu_<catalog id>": <gpu count>}`, a custom resource each node advertises for the GPUs it
-has (`ray start --resources '{"gpu_h100-sxm": 8}'`). Ray places the tasks; on its node a task
+has (`ray start --resources '{"gpu_h100-sxm": 8}'`), and for as many of Ray's own `GPU`s, so
+that Ray gives the run GPUs of its own on the node (`CUDA_VISIBLE_DEVICES`, which its vLLM and
+telemetry inherit; the summary lists them as `gpu_ids`). Ray places the tasks; on its node a task
 runs the entry's `bench run` (the same options and session as its command line) in a fresh
 folder (`bench.fleet.ray_task`). It is a Ray generator task: as each load point ends it
 streams the result so far (marked incomplete) back to the driver, and at the end the result
@@ -72,7 +74,8 @@ def _placeable(ray: Any, entry: MatrixEntry, dead: set[str]) -> bool:
     for node in ray.nodes():
         if not node.get("Alive") or node.get("NodeID") in dead:
             continue
-        if node.get("Resources", {}).get(entry.resource, 0) >= entry.gpu_count:
+        resources = node.get("Resources", {})
+        if min(resources.get(entry.resource, 0), resources.get("GPU", 0)) >= entry.gpu_count:
             return True
     return False
 
@@ -80,7 +83,10 @@ def _placeable(ray: Any, entry: MatrixEntry, dead: set[str]) -> bool:
 def _nowhere(entry: MatrixEntry) -> str:
     if entry.multinode:
         return f"the live nodes advertising {entry.resource!r} cannot hold {entry.gpu_count} GPUs"
-    return f"no live node advertises {{{entry.resource!r}: {entry.gpu_count}}}"
+    return (
+        f"no live node advertises {{{entry.resource!r}: {entry.gpu_count}}} "
+        f"and {entry.gpu_count} GPU{'s' * (entry.gpu_count != 1)}"
+    )
 
 
 def _check_results_dir(matrix: Matrix, results_dir: Path) -> None:
@@ -132,8 +138,14 @@ class _Driver:
             )
             where = f" over {split.nodes} nodes × {split.gpus_per_node} (a placement group)"
         else:
+            # GPUs as well as the kind: Ray then gives the task GPUs of its own on the node
+            # (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES), which the run's vLLM and its
+            # telemetry inherit; two entries on one multi-GPU node never share a GPU.
             task = self.remote.options(
-                num_cpus=0, resources={entry.resource: entry.gpu_count}, max_retries=0
+                num_cpus=0,
+                num_gpus=entry.gpu_count,
+                resources={entry.resource: entry.gpu_count},
+                max_retries=0,
             )
         self.pending[task.remote(entry)] = entry.id
         attempt = f" (attempt {outcome.attempts})" if outcome.attempts > 1 else ""
@@ -209,6 +221,7 @@ class _Driver:
 
         outcome = self.outcomes[entry_id]
         outcome.host, outcome.node_id = answer.get("host"), answer.get("node_id")
+        outcome.gpu_ids = list(answer.get("gpu_ids") or [])
         logs = self.config.results_dir / "logs"
         log_text = "\n".join(
             part for part in (answer.get("stderr_tail"), answer.get("log_tail")) if part

@@ -150,12 +150,13 @@ def _run_entry(
     from bench.plan import session_config
     from bench.session import run_session
 
-    node_id = None
+    node_id, gpu_ids = None, []
     options, command = entry.options, entry.command
     ray = sys.modules.get("ray")  # imported and connected in a Ray worker; never started here
     if ray is not None and ray.is_initialized():
         context = ray.get_runtime_context()
         node_id = context.get_node_id()
+        gpu_ids = [str(gpu) for gpu in context.get_accelerator_ids().get("GPU", [])]
         if entry.multinode:  # vLLM over this task's own cluster (bench.fleet.ray_groups)
             options, command = with_cluster_address(entry, context.gcs_address)
     lines: list[str] = []
@@ -193,4 +194,5 @@ def _run_entry(
         "log_tail": _tail(log_text),
         "host": socket.gethostname(),
         "node_id": node_id,
+        "gpu_ids": gpu_ids,
     }

@@ -39,14 +39,18 @@ def standin_vllm(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def ray_fleet() -> Iterator[RayFleet]:
     """ONE real Ray cluster on 127.0.0.1 for every test that needs one (starting it costs
-    most of their time): both L40S workers claim two GPUs each (the multi-node tests serve
-    over their 2 × 2), the H100 head none, so a multi-node vLLM's own placement group (it
-    takes free GPUs on any node) can only land on the L40S nodes."""
+    most of their time). Every node claims GPUs, as a GPU host's `ray start` detects them,
+    since a fleet task asks for Ray's `GPU` as well as its kind: the H100 head one, each L40S
+    worker two (the multi-node tests serve over their 2 × 2) but one `gpu_l40s`, so that each
+    takes one single-node run at a time and the kill test's doomed node surely runs one. A
+    multi-node vLLM's own placement group (`{"GPU": 1}` × 4, packed: it takes free GPUs on any
+    node) lands on the two 2-GPU L40S nodes, never on the head's one GPU: Ray's packing puts
+    bundles on the nodes with the most free GPUs first (20 of 20 groups, measured)."""
     # The stand-in's tokens come 10 ms apart: a pace an L40S could serve a 1B model at (the
     # registry refuses faster decoding than the GPU's memory bandwidth allows).
     cluster = LocalRayCluster(env={"STANDIN_VLLM_ITL_S": "0.01"})
     try:
-        h100 = cluster.start({"gpu_h100-sxm": 1}, gpus=0)
+        h100 = cluster.start({"gpu_h100-sxm": 1}, gpus=1)
         # The doomed node's stand-in decodes 4× slower, so that its run is still under way
         # when the kill test's other entries have finished (on a quiet machine the runs are
         # otherwise so quick that the node's run could end before it is killed).

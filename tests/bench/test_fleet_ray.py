@@ -167,8 +167,8 @@ def test_bench_run_standin_vllm_over_two_ray_nodes_records_nodes_and_gpus_per_no
     assert f"Connecting to existing Ray cluster at address: {ray_fleet.address}" in log
     assert "world_size=4 placement group on 2 nodes" in log
     assert f"vLLM over the Ray cluster at {ray_fleet.address}: 2 nodes × 2 GPUs" in run.stderr
-    # bench run read from Ray where vLLM's group landed, as vLLM's own log says (the two L40S
-    # nodes: the H100 head has no GPU).
+    # bench run read from Ray where vLLM's group landed, as vLLM's own log says (the two
+    # 2-GPU L40S nodes, not the H100 head's one GPU).
     ranks = r"vLLM's ranks are on 2 nodes × 2 GPUs: Ray nodes (\S+), (\S+)"
     (placed,) = re.findall(ranks, run.stderr)
     (logged,) = re.findall(r"world_size=4 placement group on 2 nodes: (\S+), (\S+)", log)
@@ -189,7 +189,7 @@ def test_bench_run_ray_cluster_without_the_gpus_exits_2_before_launching(
         "--ray-address", ray_fleet.address,
     )  # fmt: skip
     assert run.returncode == 2, run.stderr
-    # Only the nodes of the run's GPU kind count: the L40S ones (the H100 head has no GPU).
+    # Only the nodes of the run's GPU kind count: the L40S ones, not the H100 head's GPU.
     assert run.stderr.strip().splitlines()[-1] == (
         "Error: --pipeline-parallel-size: tensor × pipeline parallel needs 8 GPUs, but the Ray "
         f"cluster at {ray_fleet.address} has 4 (2 + 2 on 2 nodes)"
@@ -221,6 +221,16 @@ def _wait_gone(pids: list[int], timeout_s: float = 30.0) -> list[int]:
             return []
         time.sleep(0.1)
     return alive
+
+
+def _environ(pid: int) -> dict[str, str]:
+    """The environment a running process was started with (empty once it is gone)."""
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
+    return {name: value for name, _, value in pairs}
 
 
 def _alive(pid: int) -> bool:
@@ -259,6 +269,9 @@ def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     assert solo["node_id"] not in held
     assert big["node_id"] in held  # the task itself: bundle 0
     assert solo["placement"] == []
+    # The single-node entry holds a GPU of its own (the head's one); the multi-node entry's
+    # task holds none: vLLM's ranks take the held nodes' GPUs.
+    assert (solo["gpu_ids"], big["gpu_ids"]) == (["0"], [])
     # vLLM's own ranks were checked to be on those very nodes before anything was measured.
     log = (results / "logs" / "big--l40s-x4.log").read_text()
     ranks = r"vLLM's ranks are on 2 nodes × 2 GPUs: Ray nodes (\S+), (\S+), all held for it \(2\)"
@@ -336,6 +349,11 @@ def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and
     finished = {path.name: path.read_bytes() for path in results.glob("*.json")}
     standins = doomed.processes("standin_vllm.py")
     assert standins, "the doomed node's run ended before it could be killed mid-run"
+    # Ray gave the run one of the node's two GPUs, and the vLLM it launched was started with
+    # just that one: without asking for Ray's GPU, CUDA_VISIBLE_DEVICES would be unset.
+    seen = {_environ(pid).get("CUDA_VISIBLE_DEVICES") for pid in standins} - {None}
+    assert len(seen) == 1, seen
+    assert seen <= {"0", "1"}, seen
     doomed.kill(leave="standin_vllm.py")  # every process of the node dies but the vLLMs
     # The vLLM that the lost worker had launched dies with it (a parent-death signal).
     survivors = _wait_gone(standins)
@@ -351,7 +369,7 @@ def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and
     entries = {entry["id"]: entry for entry in summary["entries"]}
     nowhere = entries.pop("nowhere--mi300x-x1")
     assert nowhere["status"] == "unplaceable"
-    assert "no live node advertises {'gpu_mi300x': 1}" in nowhere["message"]
+    assert "no live node advertises {'gpu_mi300x': 1} and 1 GPU" in nowhere["message"]
     assert sorted(entries) == sorted(
         f"{name}--{gpu}-x1" for name in ("chat", "short", "long") for gpu in ("h100-sxm", "l40s")
     )
@@ -396,6 +414,9 @@ def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and
         assert result.source.kind == "measured"
         assert result.source.complete
         assert result.source.host.gpu_count == 1
+        # A GPU of its own on its node (the head has one, each L40S node two).
+        (gpu_id,) = entry["gpu_ids"]
+        assert gpu_id in {"0", "1"}, entry
         assert f"--gpu {result.identity.gpu.id}" in result.source.command
         completed = [(p.load.concurrency, p.requests.completed) for p in result.points]
         assert completed == [(1, 24), (2, 24)]
