@@ -13,6 +13,9 @@ aiohttp (the `bench` extra), whose reads are stamped in Python as they return. `
 runs a coroutine on uvloop when it is installed, which roughly halves the client's cost per read.
 
 A failed request is an outcome, not an exception: `RequestRecord.error` holds its `ErrorKind`.
+
+Its parts: `request_record` (`PromptRequest`, `RequestRecord`, how a parsed stream fills a
+record) and `extra_body` (`--extra-body`); this module re-exports their public names.
 """
 
 from __future__ import annotations
@@ -20,13 +23,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from bench import transport
 from bench.errors import BenchConfigError, EndpointError
+from bench.extra_body import RESERVED_BODY_FIELDS, check_extra_body, parse_extra_body
+from bench.request_record import (
+    MAX_USAGE_TOKENS,
+    PromptRequest,
+    RequestRecord,
+    TokenCounter,
+    record_from_parsed,
+)
 from bench.stream import (
     ERROR_BODY_CHARS,
     Api,
@@ -41,51 +51,25 @@ if TYPE_CHECKING:
     import aiohttp
 
 __all__ = [
+    "MAX_USAGE_TOKENS",
+    "RESERVED_BODY_FIELDS",
     "Api",
     "ErrorKind",
     "ParsedStream",
     "PromptRequest",
     "RequestRecord",
     "StreamingClient",
+    "TokenCounter",
+    "auth_headers",
+    "check_extra_body",
     "list_models",
     "normalize_base_url",
+    "parse_extra_body",
     "parse_stream",
     "run_event_loop",
 ]
 
-TokenCounter = Callable[[str], int]
 T = TypeVar("T")
-
-# Request fields the benchmark itself sets: `--extra-body` may not replace them, or the run
-# would not measure what its workload says (another model, prompt or length, no stream).
-RESERVED_BODY_FIELDS = frozenset(
-    {"model", "prompt", "messages", "max_tokens", "max_completion_tokens", "stream",
-     "stream_options", "ignore_eos"}
-)  # fmt: skip
-
-
-def parse_extra_body(text: str) -> dict[str, Any]:
-    """`--extra-body`'s JSON object (sampling parameters such as `top_p`, `temperature`);
-    raises BenchConfigError for anything else or for a field the benchmark sets itself."""
-    try:
-        body = json.loads(text)
-    except ValueError as error:
-        raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
-    if not isinstance(body, dict):
-        raise BenchConfigError('expected a JSON object such as {"top_p": 0.9}', "--extra-body")
-    return check_extra_body(body)
-
-
-def check_extra_body(body: dict[str, Any]) -> dict[str, Any]:
-    """`body` when none of its fields is one the benchmark sets itself (BenchConfigError)."""
-    reserved = sorted(RESERVED_BODY_FIELDS & set(body))
-    if reserved:
-        raise BenchConfigError(
-            f"{', '.join(reserved)} is set by the benchmark from its workload and options; "
-            "use those instead",
-            "--extra-body",
-        )
-    return body
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
@@ -115,123 +99,6 @@ def _aiohttp() -> Any:
             "the benchmark client needs aiohttp: pip install 'infermeter[bench]'"
         ) from None
     return aiohttp
-
-
-@dataclass(frozen=True)
-class PromptRequest:
-    """One request to send: the prompt text and how many output tokens to ask for."""
-
-    index: int
-    prompt: str
-    max_tokens: int
-    input_tokens: int
-    input_tokens_exact: bool = False
-    expected_output_tokens: int | None = None
-    # A turn of a multi-turn session (`bench.conversation`): the whole chat so far, sent
-    # instead of `prompt`; its reply text is kept in the record for the next turn.
-    messages: tuple[tuple[str, str], ...] | None = None
-    session: int | None = None
-    turn: int | None = None
-
-
-@dataclass(slots=True)
-class RequestRecord:
-    """What happened to one request, with monotonic nanosecond timestamps.
-
-    `token_times_ns[i]` is the arrival time of the i-th chunk that carried output text, and
-    `chunk_chars[i]` the length of that text; `chunk_tokens[i]`, when the server reported a
-    running token count in every chunk (vLLM's `continuous_usage_stats`), is that chunk's
-    number of tokens. `output_tokens` is the server's `usage.completion_tokens` (None when the
-    server reported no usage); `client_output_tokens` is the client's own count (see
-    `client_count_exact`). `session` and `turn` (from 1) place a multi-turn request, whose
-    reply text is kept in `output_text`. `slot_wait_ns` is how long a capped open loop held the
-    request back for a free slot after its scheduled time (`bench.load`).
-    """
-
-    index: int
-    send_ns: int
-    end_ns: int
-    intended_send_ns: int | None = None
-    slot_wait_ns: int = 0
-    warmup: bool = False
-    token_times_ns: list[int] = field(default_factory=list)
-    chunk_chars: list[int] = field(default_factory=list)
-    chunk_tokens: list[int] | None = None
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    client_output_tokens: int = 0
-    client_count_exact: bool = False
-    input_tokens: int = 0
-    requested_output_tokens: int = 0
-    expected_output_tokens: int | None = None
-    error: ErrorKind | None = None
-    error_detail: str = ""
-    http_status: int | None = None
-    session: int | None = None
-    turn: int | None = None
-    output_text: str | None = None
-    # Why the server's usage was not believed (negative, or more tokens than were asked for):
-    # `output_tokens` / `prompt_tokens` are then None and the client's count stands.
-    usage_rejected: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when the request completed and produced output."""
-        return self.error is None
-
-
-def _record_from_parsed(
-    record: RequestRecord,
-    parsed: ParsedStream,
-    count_tokens: TokenCounter | None,
-    keep_text: bool = False,
-) -> None:
-    record.token_times_ns = parsed.token_times_ns
-    if keep_text:
-        record.output_text = "".join(parsed.text_parts)
-    record.chunk_chars = parsed.chunk_chars
-    record.chunk_tokens = parsed.chunk_tokens
-    record.prompt_tokens = parsed.prompt_tokens
-    record.output_tokens = parsed.output_tokens
-    _check_usage(record)
-    if count_tokens is not None:
-        record.client_output_tokens = count_tokens("".join(parsed.text_parts))
-        record.client_count_exact = True
-    else:
-        record.client_output_tokens = len(parsed.token_times_ns)
-    if record.error is not None:
-        return
-    if parsed.error is not None:
-        record.error, record.error_detail = parsed.error, parsed.error_detail
-    elif not (parsed.done or parsed.finished):
-        record.error = ErrorKind.DISCONNECT
-        record.error_detail = "the stream ended without [DONE] or a finish_reason"
-    elif not parsed.token_times_ns:
-        record.error = ErrorKind.EMPTY_OUTPUT
-        record.error_detail = "the stream carried no output text"
-
-
-# No request asks for more output than this; a usage above it (or above max_tokens) is not real.
-MAX_USAGE_TOKENS = 100_000_000
-
-
-def _check_usage(record: RequestRecord) -> None:
-    """Refuse usage no server can report: negative counts, more output tokens than the request
-    asked for (`max_tokens`), or than any context holds. The refused count is dropped (the
-    client's own count stands) and the record says why (`usage_rejected`)."""
-    output, prompt = record.output_tokens, record.prompt_tokens
-    asked = record.requested_output_tokens
-    problem = None
-    if output is not None and (output < 0 or output > MAX_USAGE_TOKENS):
-        problem = f"usage reports {output} output tokens"
-    elif output is not None and asked > 0 and output > asked:
-        problem = f"usage reports {output} output tokens, but max_tokens was {asked}"
-    elif prompt is not None and (prompt < 0 or prompt > MAX_USAGE_TOKENS):
-        problem = f"usage reports {prompt} prompt tokens"
-    if problem is not None:
-        record.usage_rejected = problem
-        record.output_tokens = record.prompt_tokens = None
-        record.chunk_tokens = None  # running counts from the same usage are not believed
 
 
 class StreamingClient:
@@ -384,7 +251,7 @@ class StreamingClient:
             self._set_http_error(record, status, text)
         else:
             keep = request.messages is not None
-            _record_from_parsed(record, parser.finish(), self.count_tokens, keep)
+            record_from_parsed(record, parser.finish(), self.count_tokens, keep)
         return record
 
     @staticmethod
@@ -433,7 +300,7 @@ class StreamingClient:
         record.end_ns = clock()
         if record.http_status is None:
             parsed = parse_stream(reads, self.api)
-            _record_from_parsed(record, parsed, self.count_tokens, request.messages is not None)
+            record_from_parsed(record, parsed, self.count_tokens, request.messages is not None)
         return record
 
 

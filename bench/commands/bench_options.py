@@ -87,7 +87,7 @@ def length(
 def extra_body(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> dict[str, Any] | None:
-    from bench.client import parse_extra_body
+    from bench.extra_body import parse_extra_body
 
     if value is None:
         return None
