@@ -26,6 +26,10 @@ log is missing, not VALID, or disagrees with the table.
 
 Each result carries what MLPerf's results messaging guidelines require (`source.mlperf`): the
 result ID, submitter, benchmark, round, division, scenario, system, and the footnote.
+
+Its parts: `mlperf_names` (accelerators, benchmarks, engines), `mlperf_log` (LoadGen's summary
+and the load point) and `mlperf_citation` (conditions, footnote); this module re-exports their
+public names.
 """
 
 import json
@@ -35,66 +39,52 @@ from dataclasses import dataclass
 from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.mlperf_citation import conditions, footnote
+from registry.harvest.mlperf_log import (
+    LATENCY_KEYS,
+    NS_PER_MS,
+    latency_ms,
+    load_point,
+    log_number,
+    parse_log_summary,
+)
+from registry.harvest.mlperf_names import (
+    ACCELERATORS,
+    BENCHMARK_MODELS,
+    LLM_FAMILIES,
+    accuracy_target,
+    benchmark_family,
+    parse_engine,
+    precision,
+)
 from registry.harvest.outcome import Harvested
 from registry.harvest.tree import SourceTree
 from registry.models import GpuEntry, ModelEntry, Result
 
+__all__ = [
+    "ACCELERATORS",
+    "BENCHMARK_MODELS",
+    "LATENCY_KEYS",
+    "LLM_FAMILIES",
+    "LOG_FILE",
+    "NS_PER_MS",
+    "SUMMARY_FILE",
+    "MlperfRound",
+    "benchmark_family",
+    "harvest_round",
+    "harvest_row",
+    "is_llm_datacenter_closed",
+    "latency_ms",
+    "log_number",
+    "parse_engine",
+    "parse_log_summary",
+    "read_summary",
+    "result_key",
+    "row_key",
+]
+
 SUMMARY_FILE = "summary_results.json"
 LOG_FILE = "performance/run_1/mlperf_log_summary.txt"
-NS_PER_MS = 1e6
-
-ACCELERATORS: dict[str, str] = {
-    "NVIDIA B200-SXM-180GB": "b200",
-    "NVIDIA H200-SXM-141GB": "h200-sxm",
-    "Virtualized NVIDIA H200-SXM-141GB": "h200-sxm",
-    "NVIDIA H200-SXM-141GB-CTS": "h200-sxm",
-    "NVIDIA H200-NVL-141GB": "h200-nvl",
-    "NVIDIA H100-SXM-80GB": "h100-sxm",
-    "NVIDIA H100-NVL-94GB": "h100-nvl",
-    "NVIDIA H100-PCIe-80GB": "h100-pcie",
-    "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",
-    "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200-96gb",
-    "NVIDIA GB200": "gb200",
-    "NVIDIA GB300": "gb300",
-    "NVIDIA L40S": "l40s",
-    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
-    "AMD Instinct MI300X 192GB HBM3": "mi300x",
-    "AMD Instinct MI300X-NPS1-SPX-192GB-750W": "mi300x",
-    "AMD MI300X-NPS1-SPX-192GB-750W": "mi300x",
-    "AMD Instinct MI325X 256GB HBM3e": "mi325x",
-    "AMD Instinct MI355X 288GB HBM3E": "mi355x",
-}
-"""MLPerf's accelerator names → GPU catalog ids (exact names; anything else is skipped)."""
-
-BENCHMARK_MODELS: dict[str, str] = {
-    "llama2-70b": "llama-2-70b-chat",
-    "llama3.1-8b": "llama-3.1-8b-instruct",
-    "llama3.1-405b": "llama-3.1-405b-instruct",
-    "mixtral-8x7b": "mixtral-8x7b-instruct-v0.1",
-    "deepseek-r1": "deepseek-r1",
-    # MLPerf's GPT-J is a CNN/DailyMail fine-tune of GPT-J 6B (the same shapes).
-    "gptj": "gpt-j-6b",
-}
-"""MLPerf's LLM benchmarks (without the accuracy suffix) → model catalog ids."""
-
-LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj")
-"""Prefixes of the LLM benchmarks; other benchmarks (ResNet, DLRM …) are not considered."""
-
-_ENGINES = (
-    (re.compile(r"^vLLM[ -]([0-9][^\s,]*)", re.I), "vllm"),
-    (re.compile(r"^vllm-([0-9][^\s,]*)", re.I), "vllm"),
-    (re.compile(r"^TensorRT-LLM[ -]([0-9][^\s,]*)", re.I), "tensorrt-llm"),
-    (re.compile(r"^TensorRT[ -]([0-9][^\s,]*)", re.I), "tensorrt"),
-    (re.compile(r"^SGLang[ -]([0-9][^\s,]*)", re.I), "sglang"),
-)
-
-_TRADEMARK = (
-    "The MLPerf name and logo are registered and unregistered trademarks of MLCommons "
-    "Association in the United States and other countries. All rights reserved. Unauthorized "
-    "use strictly prohibited. See www.mlcommons.org for more information."
-)
-
-_LOG_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -109,85 +99,6 @@ class MlperfRound:
     retrieved_for: Callable[[str], str]
     """The retrieval date of a row's key: the date it was first harvested, else today."""
     submitter: str
-
-
-def parse_log_summary(text: str) -> dict[str, str]:
-    """The `key : value` lines of an `mlperf_log_summary.txt` (first occurrence wins)."""
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        match = _LOG_LINE.match(line)
-        if match and match.group(1) not in values:
-            values[match.group(1)] = match.group(2)
-    return values
-
-
-def _number(log: dict[str, str], key: str) -> float | None:
-    value = log.get(key)
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
-_LATENCY_KEYS = {
-    # registry field: (LoadGen's mean/max name, its percentile name)
-    "e2e_ms": ("latency", "latency"),
-    "ttft_ms": ("First Token latency", "first token latency"),
-    "tpot_ms": ("Time to Output Token", "time to output token"),
-}
-
-
-def _latency_ms(log: dict[str, str], field: str) -> dict[str, float] | None:
-    """LoadGen's statistics of one latency in ms (its lines are in ns)."""
-    extreme, percentile = _LATENCY_KEYS[field]
-    keys = {
-        "mean": f"Mean {extreme} (ns)",
-        "max": f"Max {extreme} (ns)",
-        "p50": f"50.00 percentile {percentile} (ns)",
-        "p90": f"90.00 percentile {percentile} (ns)",
-        "p95": f"95.00 percentile {percentile} (ns)",
-        "p99": f"99.00 percentile {percentile} (ns)",
-    }
-    stats = {}
-    for name, key in keys.items():
-        value = _number(log, key)
-        if value is not None:
-            stats[name] = value / NS_PER_MS
-    return stats or None
-
-
-def benchmark_family(benchmark: str) -> str:
-    """`llama2-70b-99.9` → `llama2-70b`; `llama3_1-405b` → `llama3.1-405b`."""
-    name = benchmark.replace("_", ".")
-    return re.sub(r"-99(?:\.9)?$", "", name)
-
-
-def _accuracy_target(benchmark: str) -> str:
-    suffix = re.search(r"-(99(?:\.9)?)$", benchmark)
-    if suffix:
-        return f"MLPerf {benchmark}: {suffix.group(1)} % of the reference implementation's accuracy"
-    return f"MLPerf {benchmark}: the benchmark's accuracy target"
-
-
-def parse_engine(software: str) -> tuple[str, str, str] | None:
-    """(engine name, version, the component that named it) from MLPerf's `Software`."""
-    for component in (part.strip() for part in software.split(",")):
-        for pattern, name in _ENGINES:
-            match = pattern.match(component)
-            if match:
-                return name, match.group(1), component
-    return None
-
-
-def _precision(stated: str) -> dict[str, str]:
-    lowered = stated.strip().lower()
-    if lowered in ("fp16", "float16"):
-        return {"dtype": "float16"}
-    if lowered in ("bf16", "bfloat16"):
-        return {"dtype": "bfloat16"}
-    return {"quantization": lowered}
 
 
 def row_key(round_name: str, row: dict[str, Any]) -> str:
@@ -214,142 +125,27 @@ def is_llm_datacenter_closed(row: dict[str, Any]) -> bool:
     )
 
 
-_Skip = RowSkipped
-
-
 def _count(row: dict[str, Any], field: str) -> int:
     value = row.get(field)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise _Skip(f"{field} is {value!r}, not a positive whole number")
+        raise RowSkipped(f"{field} is {value!r}, not a positive whole number")
     return value
 
 
 def _gpu(row: dict[str, Any], gpus: dict[str, GpuEntry]) -> GpuEntry:
     accelerator = str(row.get("Accelerator", "")).strip()
     if not accelerator:
-        raise _Skip("no accelerator named (a CPU-only system)")
+        raise RowSkipped("no accelerator named (a CPU-only system)")
     if "," in accelerator or re.search(r"\(x\d+\)", accelerator):
-        raise _Skip(f"heterogeneous system ({accelerator}): two accelerator kinds in one result")
+        raise RowSkipped(
+            f"heterogeneous system ({accelerator}): two accelerator kinds in one result"
+        )
     gpu_id = ACCELERATORS.get(accelerator)
     if gpu_id is None or gpu_id not in gpus:
-        raise _Skip(f"accelerator {accelerator!r} has no GPU catalog id")
+        raise RowSkipped(f"accelerator {accelerator!r} has no GPU catalog id")
     return gpus[gpu_id]
-
-
-def _load_point(row: dict[str, Any], log: dict[str, str], where: str) -> dict[str, Any]:
-    scenario = row["Scenario"]
-    if log.get("Result is") != "VALID":
-        raise _Skip(f"{where}: LoadGen result is {log.get('Result is')!r}, not VALID")
-    # LoadGen runs Interactive as a Server scenario with tighter bounds.
-    expected = "Server" if scenario == "Interactive" else scenario
-    if log.get("Scenario") != expected:
-        raise _Skip(f"{where}: the log's scenario {log.get('Scenario')!r} is not {expected}")
-    unit, value = row.get("Performance_Units"), row.get("Performance_Result")
-    if scenario == "Offline":
-        tokens_per_s, samples_per_s = (
-            _number(log, "Tokens per second"),
-            _number(log, "Samples per second"),
-        )
-    else:
-        tokens_per_s = _number(log, "Completed tokens per second")
-        samples_per_s = _number(log, "Completed samples per second")
-    if tokens_per_s is None:
-        if any(key.endswith("tokens per second (inferred)") for key in map(str.lower, log)):
-            # GPT-J: LoadGen multiplies samples/s by a fixed tokens-per-sample factor.
-            raise _Skip(
-                f"{where}: the log's tokens per second is inferred (samples/s × a fixed "
-                "tokens-per-sample factor), not counted; no output tokens/s to store"
-            )
-        raise _Skip(f"{where}: the log states no tokens per second")
-    stated = float(value) if isinstance(value, int | float) else None
-    if unit == "Tokens/s" and (stated is None or abs(stated - tokens_per_s) > 0.005 * tokens_per_s):
-        raise _Skip(
-            f"{where}: the table's {value} Tokens/s disagrees with the log's {tokens_per_s}"
-        )
-    # The log's figure, unrounded; the results table rounds it (24593.77 → 24593.8).
-    throughput: dict[str, float] = {"output_tokens_per_s": tokens_per_s}
-    if samples_per_s is not None:
-        throughput["requests_per_s"] = samples_per_s
-    point: dict[str, Any] = {"throughput": throughput, "tokens": {}, "requests": {}}
-    if scenario == "Offline":
-        point["load"] = {"arrival": "offline"}
-        samples = _number(log, "samples_per_query")
-        if samples is not None and samples.is_integer():
-            point["requests"]["sent"] = int(samples)
-        return point
-    target_qps = _number(log, "target_qps")
-    ttft_bound_ns, tpot_bound_ns = (
-        _number(log, "ttft_latency (ns)"),
-        _number(log, "tpot_latency (ns)"),
-    )
-    if not target_qps or ttft_bound_ns is None or tpot_bound_ns is None:
-        raise _Skip(f"{where}: the log lacks target_qps or the TTFT/TPOT bounds")
-    point["load"] = {
-        "arrival": "poisson",
-        "request_rate": target_qps,
-        "rate_search": {
-            "percentile": 99.0,
-            "ttft_ms": ttft_bound_ns / NS_PER_MS,
-            "tpot_ms": tpot_bound_ns / NS_PER_MS,
-        },
-    }
-    for field in _LATENCY_KEYS:
-        stats = _latency_ms(log, field)
-        if stats is not None:
-            point[field] = stats
-    return point
-
-
-def _conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) -> str:
-    scenario = row["Scenario"]
-    parts = [
-        f"MLPerf Inference {row.get('version')} closed division, {row.get('Suite')} suite, "
-        f"benchmark {row['Model']}, scenario {scenario}; result {row['ID']} by "
-        f"{row['Submitter']} on {row['System']} ({row.get('Platform')}): {row.get('Nodes')} "
-        f"node(s) × {row.get('a#')} {row['Accelerator']}, host {row.get('Processor')}.",
-        f"Software as submitted: {row.get('Software')} (engine read from "
-        f"'{engine_component}'); operating system {row.get('operating_system')}; weights "
-        f"{row.get('weight_data_types')}; availability {row.get('Availability')}.",
-        f"Accuracy in the accuracy run: {row.get('Accuracy')}.",
-    ]
-    if scenario == "Offline":
-        parts.append(
-            "Offline: LoadGen issues every sample in one query and the system processes them in "
-            f"any order; {log.get('samples_per_query')} samples per query."
-        )
-    else:
-        parts.append(
-            f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
-            f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the 99th "
-            f"percentile TTFT stays within {log.get('ttft_latency (ns)')} ns and TPOT within "
-            f"{log.get('tpot_latency (ns)')} ns (early stopping estimates). Latency statistics "
-            "are LoadGen's over all queries of the run; 'time to output token' is MLPerf's TPOT. "
-            f"Scheduled samples per second {log.get('Scheduled samples per second')}."
-        )
-    if row.get("Performance_Units") != "Tokens/s":
-        parts.append(
-            f"The results table lists {row.get('Performance_Result')} "
-            f"{row.get('Performance_Units')}; the run's log states this value as tokens per "
-            "second, which is what is stored."
-        )
-    if str(row.get("Accelerator", "")).startswith("Virtualized"):
-        parts.append("The accelerators ran virtualized.")
-    parts.append(
-        "Throughput is the whole system's; per-GPU and $ figures derived from it are not "
-        "verified by MLCommons. The data set is the benchmark's own (see the MLPerf Inference "
-        "rules for its composition)."
-    )
-    return " ".join(parts)
-
-
-def _footnote(round_info: MlperfRound, row: dict[str, Any], url: str, retrieved: str) -> str:
-    return (
-        f"MLPerf® {round_info.round} Inference Closed {row['Model']} {row['Scenario']}. "
-        f"Retrieved from {url} on {retrieved}, entry {row['ID']}. Result verified by MLCommons "
-        f"Association. {_TRADEMARK}"
-    )
 
 
 def harvest_row(
@@ -363,7 +159,7 @@ def harvest_row(
     key = row_key(round_info.round, row)
     try:
         return Harvested(key, result=_result(row, log_text, round_info, gpus, models, key))
-    except _Skip as skip:
+    except RowSkipped as skip:
         return Harvested(key, skipped=str(skip))
 
 
@@ -378,19 +174,21 @@ def _result(
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
     if used.replace("_", ".") != benchmark.replace("_", "."):
-        raise _Skip(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
+        raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
     gpu = _gpu(row, gpus)
     model_id = BENCHMARK_MODELS.get(benchmark_family(benchmark))
     if model_id is None or model_id not in models:
-        raise _Skip(f"benchmark {benchmark} has no model catalog id")
+        raise RowSkipped(f"benchmark {benchmark} has no model catalog id")
     engine = parse_engine(str(row.get("Software", "")))
     if engine is None:
-        raise _Skip(f"software {row.get('Software')!r} names no inference engine with a version")
+        raise RowSkipped(
+            f"software {row.get('Software')!r} names no inference engine with a version"
+        )
     location = str(row["Location"])
     if log_text is None:
-        raise _Skip(f"{location}/{LOG_FILE} is missing")
+        raise RowSkipped(f"{location}/{LOG_FILE} is missing")
     log = parse_log_summary(log_text)
-    point = _load_point(row, log, f"{location}/{LOG_FILE}")
+    point = load_point(row, log, f"{location}/{LOG_FILE}")
     nodes, per_node = _count(row, "Nodes"), _count(row, "a#")
     url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
     retrieved = round_info.retrieved_for(key)
@@ -406,7 +204,7 @@ def _result(
             "model": {
                 "id": model_id,
                 "hf_repo": models[model_id].hf_repo,
-                **_precision(str(row.get("weight_data_types", ""))),
+                **precision(str(row.get("weight_data_types", ""))),
             },
             "serving": {},
             "workload": {
@@ -414,7 +212,7 @@ def _result(
                 "input_len": {"kind": "dataset"},
                 "output_len": {"kind": "dataset"},
                 "dataset": f"MLPerf Inference {benchmark_family(benchmark)} data set",
-                "accuracy_target": _accuracy_target(benchmark),
+                "accuracy_target": accuracy_target(benchmark),
             },
         },
         "slo": {},
@@ -425,7 +223,7 @@ def _result(
             "title": f"MLPerf Inference {round_info.round} result {row['ID']}: {row['Submitter']} "
             f"{row['System']}, {benchmark} {row['Scenario']}",
             "publisher": f"MLCommons (submitted by {row['Submitter']})",
-            "conditions": _conditions(row, log, engine[2]),
+            "conditions": conditions(row, log, engine[2]),
             "retrieved": retrieved,
             "submitter": round_info.submitter,
             "revision": round_info.commit,
@@ -440,7 +238,7 @@ def _result(
                 "submitter": str(row["Submitter"]),
                 "system": str(row["System"]),
                 "verified": True,
-                "footnote": _footnote(round_info, row, url, retrieved),
+                "footnote": footnote(round_info.round, row, url, retrieved),
             },
         },
     }

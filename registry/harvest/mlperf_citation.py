@@ -1,0 +1,62 @@
+"""How a harvested MLPerf result is cited: its conditions text and the footnote that MLPerf's
+results messaging guidelines require (with the trademark notice)."""
+
+from typing import Any
+
+_TRADEMARK = (
+    "The MLPerf name and logo are registered and unregistered trademarks of MLCommons "
+    "Association in the United States and other countries. All rights reserved. Unauthorized "
+    "use strictly prohibited. See www.mlcommons.org for more information."
+)
+
+
+def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) -> str:
+    """What the row measured and under which rules, as the result's `source.conditions`."""
+    scenario = row["Scenario"]
+    parts = [
+        f"MLPerf Inference {row.get('version')} closed division, {row.get('Suite')} suite, "
+        f"benchmark {row['Model']}, scenario {scenario}; result {row['ID']} by "
+        f"{row['Submitter']} on {row['System']} ({row.get('Platform')}): {row.get('Nodes')} "
+        f"node(s) × {row.get('a#')} {row['Accelerator']}, host {row.get('Processor')}.",
+        f"Software as submitted: {row.get('Software')} (engine read from "
+        f"'{engine_component}'); operating system {row.get('operating_system')}; weights "
+        f"{row.get('weight_data_types')}; availability {row.get('Availability')}.",
+        f"Accuracy in the accuracy run: {row.get('Accuracy')}.",
+    ]
+    if scenario == "Offline":
+        parts.append(
+            "Offline: LoadGen issues every sample in one query and the system processes them in "
+            f"any order; {log.get('samples_per_query')} samples per query."
+        )
+    else:
+        parts.append(
+            f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
+            f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the 99th "
+            f"percentile TTFT stays within {log.get('ttft_latency (ns)')} ns and TPOT within "
+            f"{log.get('tpot_latency (ns)')} ns (early stopping estimates). Latency statistics "
+            "are LoadGen's over all queries of the run; 'time to output token' is MLPerf's TPOT. "
+            f"Scheduled samples per second {log.get('Scheduled samples per second')}."
+        )
+    if row.get("Performance_Units") != "Tokens/s":
+        parts.append(
+            f"The results table lists {row.get('Performance_Result')} "
+            f"{row.get('Performance_Units')}; the run's log states this value as tokens per "
+            "second, which is what is stored."
+        )
+    if str(row.get("Accelerator", "")).startswith("Virtualized"):
+        parts.append("The accelerators ran virtualized.")
+    parts.append(
+        "Throughput is the whole system's; per-GPU and $ figures derived from it are not "
+        "verified by MLCommons. The data set is the benchmark's own (see the MLPerf Inference "
+        "rules for its composition)."
+    )
+    return " ".join(parts)
+
+
+def footnote(round_name: str, row: dict[str, Any], url: str, retrieved: str) -> str:
+    """MLPerf's required footnote of one result, ending with the trademark notice."""
+    return (
+        f"MLPerf® {round_name} Inference Closed {row['Model']} {row['Scenario']}. "
+        f"Retrieved from {url} on {retrieved}, entry {row['ID']}. Result verified by MLCommons "
+        f"Association. {_TRADEMARK}"
+    )

@@ -1,0 +1,128 @@
+"""LoadGen's `mlperf_log_summary.txt`: its `key : value` lines, and one row's load point.
+
+`load_point` checks the log against the results table (VALID, the scenario, tokens per second
+within 0.5 % of `Performance_Result`) and raises `RowSkipped` with the reason otherwise.
+Latencies are in ns in the log and in ms in the result.
+"""
+
+import re
+from typing import Any
+
+from registry.harvest.errors import RowSkipped
+
+NS_PER_MS = 1e6
+
+_LOG_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$")
+
+
+def parse_log_summary(text: str) -> dict[str, str]:
+    """The `key : value` lines of an `mlperf_log_summary.txt` (first occurrence wins)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _LOG_LINE.match(line)
+        if match and match.group(1) not in values:
+            values[match.group(1)] = match.group(2)
+    return values
+
+
+def log_number(log: dict[str, str], key: str) -> float | None:
+    """The log's value of `key` as a number (None: absent or not a number)."""
+    value = log.get(key)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+LATENCY_KEYS = {
+    # registry field: (LoadGen's mean/max name, its percentile name)
+    "e2e_ms": ("latency", "latency"),
+    "ttft_ms": ("First Token latency", "first token latency"),
+    "tpot_ms": ("Time to Output Token", "time to output token"),
+}
+
+
+def latency_ms(log: dict[str, str], field: str) -> dict[str, float] | None:
+    """LoadGen's statistics of one latency in ms (its lines are in ns)."""
+    extreme, percentile = LATENCY_KEYS[field]
+    keys = {
+        "mean": f"Mean {extreme} (ns)",
+        "max": f"Max {extreme} (ns)",
+        "p50": f"50.00 percentile {percentile} (ns)",
+        "p90": f"90.00 percentile {percentile} (ns)",
+        "p95": f"95.00 percentile {percentile} (ns)",
+        "p99": f"99.00 percentile {percentile} (ns)",
+    }
+    stats = {}
+    for name, key in keys.items():
+        value = log_number(log, key)
+        if value is not None:
+            stats[name] = value / NS_PER_MS
+    return stats or None
+
+
+def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> dict[str, Any]:
+    """The row's one load point from its log (`where`: the log's path, for the reasons)."""
+    scenario = row["Scenario"]
+    if log.get("Result is") != "VALID":
+        raise RowSkipped(f"{where}: LoadGen result is {log.get('Result is')!r}, not VALID")
+    # LoadGen runs Interactive as a Server scenario with tighter bounds.
+    expected = "Server" if scenario == "Interactive" else scenario
+    if log.get("Scenario") != expected:
+        raise RowSkipped(f"{where}: the log's scenario {log.get('Scenario')!r} is not {expected}")
+    unit, value = row.get("Performance_Units"), row.get("Performance_Result")
+    if scenario == "Offline":
+        tokens_per_s, samples_per_s = (
+            log_number(log, "Tokens per second"),
+            log_number(log, "Samples per second"),
+        )
+    else:
+        tokens_per_s = log_number(log, "Completed tokens per second")
+        samples_per_s = log_number(log, "Completed samples per second")
+    if tokens_per_s is None:
+        if any(key.endswith("tokens per second (inferred)") for key in map(str.lower, log)):
+            # GPT-J: LoadGen multiplies samples/s by a fixed tokens-per-sample factor.
+            raise RowSkipped(
+                f"{where}: the log's tokens per second is inferred (samples/s × a fixed "
+                "tokens-per-sample factor), not counted; no output tokens/s to store"
+            )
+        raise RowSkipped(f"{where}: the log states no tokens per second")
+    stated = float(value) if isinstance(value, int | float) else None
+    if unit == "Tokens/s" and (stated is None or abs(stated - tokens_per_s) > 0.005 * tokens_per_s):
+        raise RowSkipped(
+            f"{where}: the table's {value} Tokens/s disagrees with the log's {tokens_per_s}"
+        )
+    # The log's figure, unrounded; the results table rounds it (24593.77 → 24593.8).
+    throughput: dict[str, float] = {"output_tokens_per_s": tokens_per_s}
+    if samples_per_s is not None:
+        throughput["requests_per_s"] = samples_per_s
+    point: dict[str, Any] = {"throughput": throughput, "tokens": {}, "requests": {}}
+    if scenario == "Offline":
+        point["load"] = {"arrival": "offline"}
+        samples = log_number(log, "samples_per_query")
+        if samples is not None and samples.is_integer():
+            point["requests"]["sent"] = int(samples)
+        return point
+    target_qps = log_number(log, "target_qps")
+    ttft_bound_ns, tpot_bound_ns = (
+        log_number(log, "ttft_latency (ns)"),
+        log_number(log, "tpot_latency (ns)"),
+    )
+    if not target_qps or ttft_bound_ns is None or tpot_bound_ns is None:
+        raise RowSkipped(f"{where}: the log lacks target_qps or the TTFT/TPOT bounds")
+    point["load"] = {
+        "arrival": "poisson",
+        "request_rate": target_qps,
+        "rate_search": {
+            "percentile": 99.0,
+            "ttft_ms": ttft_bound_ns / NS_PER_MS,
+            "tpot_ms": tpot_bound_ns / NS_PER_MS,
+        },
+    }
+    for field in LATENCY_KEYS:
+        stats = latency_ms(log, field)
+        if stats is not None:
+            point[field] = stats
+    return point
