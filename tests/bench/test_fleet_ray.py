@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -195,6 +196,41 @@ def test_bench_run_ray_cluster_without_the_gpus_exits_2_before_launching(
         f"cluster at {ray_fleet.address} has 4 (2 + 2 on 2 nodes)"
     )
     assert not (tmp_path / "result.vllm.log").exists()
+
+
+def _leader_wait(tmp_path: Path, pipeline: int) -> tuple[int, list[str]]:
+    """A LeaderWorkerSet's size and its leader's wait for the group, rendered for a run of
+    tensor parallel 2 × `pipeline` on nodes of 2 GPUs (`bench.fleet.lws`)."""
+    from bench.fleet.kubernetes import JobsConfig, job_documents
+    from bench.fleet.matrix import load_matrix
+
+    plan = tmp_path / f"lws-{pipeline}.yaml"
+    run = {"model": MODEL, "tensor-parallel-size": 2, "pipeline-parallel-size": pipeline,
+           "ray-address": "auto", "gpus": ["l40s"]}  # fmt: skip
+    plan.write_text(yaml.safe_dump({"runs": [run]}))
+    (document,) = job_documents(load_matrix(plan), JobsConfig(gpus_per_node_default=2))
+    group = document["spec"]["leaderWorkerTemplate"]
+    script = group["leaderTemplate"]["spec"]["initContainers"][0]["command"][2]
+    return group["size"], shlex.split(script.split(" && ")[1])
+
+
+def test_lws_leader_waits_for_every_pod_of_its_group_on_a_real_ray_cluster(
+    tmp_path: Path, ray_fleet: RayFleet
+) -> None:
+    """The one piece of a rendered LeaderWorkerSet that runs Ray code, run against the real
+    cluster: the leader's check passes once the group's nodes are alive (1 here, the head is
+    one) and keeps it waiting while fewer than the group's are (5 > this cluster's 3)."""
+    environment = {**os.environ, "RAY_ADDRESS": ray_fleet.address}
+    for pipeline, joined in ((1, True), (5, False)):
+        size, words = _leader_wait(tmp_path, pipeline)
+        assert size == pipeline
+        assert words[:3] == ["until", "python3", "-c"]
+        check = subprocess.run(
+            [sys.executable, "-c", words[3]], env=environment, capture_output=True,
+            text=True, timeout=RUN_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        assert check.returncode == (0 if joined else 1), check.stderr[-2000:]
+        assert "Traceback" not in check.stderr  # it connected and counted, it did not fail
 
 
 _KEPT = re.compile(r"\] (\S+): 1 point kept so far \(worker (\d+) on ")
