@@ -3,12 +3,14 @@
 `Provenance` is what the session knows; `source_data` states it as the result does, with the
 tool's version and, from a checkout, its git commit (`tool_version`, `tool_commit`). Without
 NVML the host's GPU is the catalog GPU given with `--gpu` (`gpu_sku` says so).
+`default_submitter` and `engine_host` fill in who measured and the engine's host.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import getpass
 import importlib.metadata
 import subprocess
 from dataclasses import dataclass
@@ -17,7 +19,8 @@ from typing import Any
 
 from bench.deployment import Deployment
 from bench.engines import ServerFacts
-from bench.host import ClientInfo, HostInfo
+from bench.host import ClientInfo, HostInfo, host_info
+from bench.nvml import GpuInventory
 
 TOOL_NAME = "infermeter"
 _CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -109,3 +112,36 @@ def source_data(provenance: Provenance, deployment: Deployment, complete: bool) 
         "submitter": provenance.submitter,
         "complete": complete,
     }
+
+
+def default_submitter() -> str:
+    """`git config github.user`, else the login name."""
+    try:
+        completed = subprocess.run(
+            ["git", "config", "--get", "github.user"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        if completed.returncode == 0 and completed.stdout.strip():
+            return completed.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def engine_host(
+    inventory: GpuInventory | None,
+    launched: bool,
+    local: bool,
+    engine: str,
+    version: str | None,
+) -> HostInfo:
+    """The engine's host: this machine's facts only where it is that host, and versions
+    installed here only where this environment launched the engine."""
+    vllm_version = version if engine == "vllm" else None
+    return host_info(inventory, vllm_version, this_machine=local, own_environment=launched)

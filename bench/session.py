@@ -16,30 +16,26 @@ Default paths: the result goes to `--output` (a launched run without it writes
 `./infermeter-result.json`); vLLM's log to `<stem>.vllm.log` and the raw records to
 `<stem>.requests.jsonl.gz` beside it.
 
-Its parts: `session_config` (`SessionConfig`, `SessionOutcome`) and `deployment_plan` (the
-deployment identity known before the run); this module re-exports their public names.
+Its parts: `session_config` (`SessionConfig`, `SessionOutcome`), `deployment_plan` (the
+deployment identity known before the run), `point_observer` (telemetry per point, the server's
+watchdog) and `session_lines` (what it tells); this module re-exports their public names.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import getpass
 import shlex
-import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from bench.client import RequestRecord
 from bench.deployment_plan import launched_gpu_count, plan_deployment, serving_options
-from bench.engine_metrics import MetricsSample, engine_window, scrape_metrics
 from bench.engines import identify_server
 from bench.errors import BenchConfigError
-from bench.host import HostInfo, client_info, host_info
+from bench.host import client_info
 from bench.interrupts import StopSignals
-from bench.load import PointPlan
 from bench.metrics import PointSummary
 from bench.model_entry import entry_for_run
 from bench.multinode import (
@@ -49,15 +45,17 @@ from bench.multinode import (
     placement_group_ids,
     split_over_nodes,
 )
-from bench.nvml import GpuInventory, NvmlGpus, open_gpus
+from bench.nvml import NvmlGpus, open_gpus
 from bench.output import keep_raw_records, write_run
-from bench.result import Deployment, PointTelemetry, Provenance, build_result
+from bench.point_observer import SERVER_EXIT_GRACE_S, PointObserver
+from bench.provenance import default_submitter, engine_host
+from bench.result import Deployment, Provenance, build_result
 from bench.runner import RunProgress, RunResult, plan_points, run_benchmark
 from bench.served import endpoint_is_local, engine_of
 from bench.server import VllmServer
 from bench.session_config import Notify, SessionConfig, SessionOutcome
-from bench.telemetry import TelemetrySampler, gpu_window
-from bench.vllm_log import StartupFigures
+from bench.session_lines import incomplete_line, split_line, startup_line
+from bench.telemetry import TelemetrySampler
 from registry.models import Result
 from registry.secrets import redact
 
@@ -78,79 +76,8 @@ __all__ = [
 
 DEFAULT_OUTPUT = Path("infermeter-result.json")
 
-# How long to wait for vLLM to exit once every request of a point failed.
-SERVER_EXIT_GRACE_S = 2.0
 # The stop reason of a checkpoint: the result as it stood when its last point ended.
 UNFINISHED = "the run had not finished: the points measured before its last checkpoint"
-
-
-def default_submitter() -> str:
-    """`git config github.user`, else the login name."""
-    try:
-        completed = subprocess.run(
-            ["git", "config", "--get", "github.user"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        if completed.returncode == 0 and completed.stdout.strip():
-            return completed.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
-class _Observer:
-    """Telemetry per point, and the watchdog of a launched server."""
-
-    def __init__(self, sampler: TelemetrySampler, server: VllmServer | None) -> None:
-        self.sampler = sampler
-        self.server = server
-        self.before: MetricsSample | None = None
-        self.kept: list[PointTelemetry | None] = []
-        self.records: list[tuple[int, bool, Sequence[RequestRecord]]] = []
-
-    def point_started(self, plan: PointPlan) -> None:
-        url = self.sampler.engine_url
-        self.before = scrape_metrics(url) if url else None
-        self.sampler.start()
-
-    def point_ended(
-        self, records: Sequence[RequestRecord], summary: PointSummary | None
-    ) -> str | None:
-        self.sampler.stop()
-        url = self.sampler.engine_url
-        after = scrape_metrics(url) if url and records else None
-        died = self.server.exit_code() if self.server is not None else None
-        measured_records = [r for r in records if not r.warmup]
-        if (
-            died is None
-            and self.server is not None
-            and measured_records
-            and not any(r.ok for r in measured_records)
-        ):
-            # Every request failed: the connection may reset before the process has exited.
-            died = self.server.wait_exit(SERVER_EXIT_GRACE_S)
-        kept = summary is not None and died is None
-        if records:
-            self.records.append((len(self.records) + 1, kept, list(records)))
-        if died is not None:
-            assert self.server is not None
-            log = self.server.config.log_path
-            return f"vLLM exited with code {died} during the run (log: {log})"
-        if summary is None:
-            return None
-        measured = [r for r in records if not r.warmup]
-        start_ns = min((r.send_ns for r in measured), default=0)
-        end_ns = max((r.end_ns for r in measured), default=0)
-        gpu = gpu_window(self.sampler.gpu_samples, start_ns, end_ns)
-        engine = engine_window(self.before, after, self.sampler.engine_samples, start_ns, end_ns)
-        self.kept.append(PointTelemetry(gpu, engine) if gpu or engine else None)
-        return None
 
 
 def run_session(
@@ -200,7 +127,7 @@ def _run_session(
         address = server_config.ray_address
         node_gpus = cluster_node_gpus(address, config.gpu_id)
         split = split_over_nodes(gpu_count, node_gpus, address)
-        notify(f"vLLM over the Ray cluster at {address}: {_split_line(split)}")
+        notify(f"vLLM over the Ray cluster at {address}: {split_line(split)}")
     endpoint = config.run.endpoint
     local = server_config is not None or endpoint_is_local(endpoint)
     facts = identify_server(endpoint) if server_config is None else None
@@ -243,7 +170,7 @@ def _run_session(
                 started_at=started_at,
                 finished_at=dt.datetime.now(dt.UTC),
                 submitter=config.submitter or default_submitter(),
-                host=_host(inventory, server is not None, local, engine_name, version),
+                host=engine_host(inventory, server is not None, local, engine_name, version),
                 client=client_info(),
                 server=facts,
             )
@@ -264,7 +191,7 @@ def _run_session(
                 startup = server.startup
                 notify(
                     f"vLLM {server.version or '?'} ready at {server.url} in "
-                    f"{startup.startup_s or 0:.1f} s: {_startup_line(startup)}"
+                    f"{startup.startup_s or 0:.1f} s: {startup_line(startup)}"
                 )
                 run_config = replace(run_config, endpoint=server.url, model=server_config.model)
             if server is not None:
@@ -272,7 +199,7 @@ def _run_session(
             sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
             # Every record is kept: the raw records are written on request, and whenever the
             # result cannot be.
-            observer = _Observer(sampler, server)
+            observer = PointObserver(sampler, server)
 
             def keep_so_far(so_far: RunResult) -> None:
                 if checkpoint is None or deployment is None:
@@ -344,56 +271,10 @@ def _run_session(
     return outcome
 
 
-def incomplete_line(outcome: SessionOutcome, output: Path | None) -> str:
-    """Why an incomplete run stopped, and what of it was written where (`output`: the
-    result's path the run was given, None when it was to write none)."""
-    line = f"the run is incomplete: {outcome.run.stop_reason}"
-    if outcome.output is not None:
-        return f"{line}; the measured points are in {outcome.output}"
-    if output is None:
-        return line
-    if outcome.raw_records is not None:
-        return (
-            f"{line}; no measured request of a load point completed, so there is no result; "
-            f"the raw records of the requests that finished are in {outcome.raw_records}"
-        )
-    return f"{line}; no request finished, so nothing was written"
-
-
 def _hurry(server: VllmServer, notify: Notify) -> None:
     """A second Ctrl-C or SIGTERM: kill vLLM instead of waiting for its graceful exit."""
     notify("stop signal again: killing vLLM now; what was measured is still written")
     server.kill()
-
-
-def _host(
-    inventory: GpuInventory | None,
-    launched: bool,
-    local: bool,
-    engine: str,
-    version: str | None,
-) -> HostInfo:
-    """The engine's host: this machine's facts only where it is that host, and versions
-    installed here only where this environment launched the engine."""
-    vllm_version = version if engine == "vllm" else None
-    return host_info(inventory, vllm_version, this_machine=local, own_environment=launched)
-
-
-def _startup_line(startup: StartupFigures) -> str:
-    parts = []
-    if startup.weights_gib is not None:
-        parts.append(f"weights {startup.weights_gib:g} GiB")
-    if startup.available_kv_cache_gib is not None:
-        parts.append(f"KV cache memory {startup.available_kv_cache_gib:g} GiB")
-    if startup.kv_cache_tokens is not None:
-        parts.append(f"KV cache {startup.kv_cache_tokens:,} tokens")
-    if startup.max_concurrency is not None:
-        tokens = startup.max_concurrency_tokens
-        at = f" at {tokens:,} tokens" if tokens else ""
-        parts.append(f"max concurrency {startup.max_concurrency:g}x{at}")
-    if startup.cuda_graph_gib is not None:
-        parts.append(f"CUDA graphs {startup.cuda_graph_gib:g} GiB")
-    return ", ".join(parts) or "no startup figures in the log"
 
 
 def _placed(
@@ -411,14 +292,9 @@ def _placed(
         notify("vLLM's placement group cannot be told apart from others: its nodes are unchecked")
         return deployment
     split = placed.split
-    shape = _split_line(split) if split else f"{len(placed.node_ids)} nodes, unevenly"
+    shape = split_line(split) if split else f"{len(placed.node_ids)} nodes, unevenly"
     within = f", all held for it ({len(held)})" if held else ""
     notify(f"vLLM's ranks are on {shape}: Ray nodes {', '.join(placed.node_ids)}{within}")
     if deployment is None or split is None:
         return deployment
     return replace(deployment, nodes=split.nodes, gpus_per_node=split.gpus_per_node)
-
-
-def _split_line(split: NodeSplit) -> str:
-    nodes = f"{split.nodes} node{'' if split.nodes == 1 else 's'}"
-    return f"{nodes} × {split.gpus_per_node} GPUs"
