@@ -52,6 +52,11 @@ from bench.fleet.pods import (
 from bench.multinode import NodeSplit, split_over_nodes
 
 RAY_PORT = 6379
+# A longer LeaderWorkerSet's worker pods are refused: their StatefulSet, `<name>-<group>`,
+# labels them `controller-revision-hash: <that name>-<10-character hash>`, and a label value
+# has 63 characters at most (LWS v0.9.0's troubleshooting guide,
+# site/content/en/docs/troubleshooting/_index.md; kubernetes-sigs/lws#410).
+NAME_MAX_LENGTH = 51
 JOIN_RETRY_S = 5
 HEADER = (
     "# A multi-node entry is a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): install the LWS\n"
@@ -133,6 +138,11 @@ def _worker_script(split: NodeSplit) -> str:
     return f"until {join}; do sleep {JOIN_RETRY_S}; done"
 
 
+def lws_name(entry_id: str) -> str:
+    """The entry's LeaderWorkerSet name: a Job's, `NAME_MAX_LENGTH` characters at most."""
+    return object_name(entry_id, NAME_MAX_LENGTH)
+
+
 def leader_worker_set(entry: MatrixEntry, config: JobsConfig) -> dict[str, Any]:
     """The entry's LeaderWorkerSet: one group of `nodes` pods (see the module docstring)."""
     split = node_split(entry, config)
@@ -158,7 +168,7 @@ def leader_worker_set(entry: MatrixEntry, config: JobsConfig) -> dict[str, Any]:
     }
     if env := token_env(config):
         worker["env"] = env  # each rank loads its own shard of the weights
-    metadata, labels = object_metadata(object_name(entry.id), config)
+    metadata, labels = object_metadata(lws_name(entry.id), config)
     selector = {config.node_label: entry.gpu}
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",

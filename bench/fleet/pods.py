@@ -69,13 +69,14 @@ class JobsConfig:
     gpus_per_node_default: int | None = None
 
 
-def object_name(entry_id: str) -> str:
-    """`infermeter-<entry id>` as a DNS-1123 label (63 characters at most)."""
+def object_name(entry_id: str, max_length: int = 63) -> str:
+    """`infermeter-<entry id>` as a DNS-1123 label of `max_length` characters at most (a
+    longer one ends in a digest of the id, so names stay unique)."""
     name = re.sub(r"[^a-z0-9-]+", "-", f"infermeter-{entry_id}".lower()).strip("-")
-    if len(name) <= 63:
+    if len(name) <= max_length:
         return name
     digest = hashlib.sha256(entry_id.encode()).hexdigest()[:8]
-    return f"{name[:54].rstrip('-')}-{digest}"
+    return f"{name[: max_length - 9].rstrip('-')}-{digest}"
 
 
 def object_metadata(name: str, config: JobsConfig) -> tuple[dict[str, Any], dict[str, str]]:

@@ -23,7 +23,7 @@ from bench.cli import main
 from bench.commands.bench import run_command
 from bench.fleet import FleetError
 from bench.fleet.kubernetes import JobsConfig, job_documents, job_name
-from bench.fleet.lws import node_split
+from bench.fleet.lws import NAME_MAX_LENGTH, lws_name, node_split
 from bench.fleet.matrix import load_matrix
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -154,7 +154,7 @@ def _bench_options(script: str) -> dict[str, Any]:
 def test_lws_leader_serves_over_ray_and_the_workers_join(tmp_path: Path) -> None:
     matrix = load_matrix(_plan(tmp_path))
     for entry, document in zip(matrix.entries[1:], _sets(tmp_path), strict=True):
-        assert document["metadata"]["name"] == job_name(entry.id)
+        assert document["metadata"]["name"] == lws_name(entry.id) == job_name(entry.id)
         group = document["spec"]["leaderWorkerTemplate"]
         assert document["spec"]["replicas"] == 1
         assert group["size"] == 2  # 16 GPUs on nodes of 8
@@ -226,6 +226,15 @@ def test_lws_fills_nodes_whole_as_the_ray_path_does(
     assert (split.nodes, split.gpus_per_node) == (nodes, gpus_per_node)
     (document,) = job_documents(load_matrix(plan), JobsConfig(gpus_per_node_default=per_node))
     assert document["spec"]["leaderWorkerTemplate"]["size"] == nodes
+
+
+def test_lws_names_leave_room_for_the_worker_statefulsets_label() -> None:
+    long_id = "a-very-long-run-name-that-goes-on-and-on--h100-sxm-x16"
+    assert len(job_name(long_id)) > NAME_MAX_LENGTH  # a Job may have it whole
+    name = lws_name(long_id)
+    assert len(name) <= 51  # LWS's limit: <name>-<group>-<10-character hash> ≤ 63
+    assert name != lws_name(long_id.replace("h100-sxm", "h200-sxm"))
+    assert name.startswith("infermeter-a-very-long-run-name")
 
 
 def test_lws_refuses_gpus_that_do_not_split(tmp_path: Path) -> None:
