@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from bench.commands.bench_options import OneLineErrors, OptionError
 from bench.commands.bench_run_options import run_options
 from bench.errors import BenchError
-from bench.interrupts import INTERRUPTED, TERMINATED, stop_reason
+from bench.interrupts import stop_reason
 from registry.secrets import redact
 
 if TYPE_CHECKING:
@@ -135,13 +135,13 @@ def _print_notes(outcome: SessionOutcome) -> None:
 def _run_plan(path: Path, as_json: bool, progress: RunProgress | None) -> None:
     """Every run of the plan in turn; a failed run is reported and the next one runs."""
     from bench.plan import PlanError, load_plan
+    from bench.plan_report import PlanReport, stops_plan
 
     try:
         runs = load_plan(path)
     except PlanError as error:
         raise click.ClickException("\n".join(error.problems)) from None
-    summaries: list[dict[str, Any]] = []
-    failed: list[str] = []
+    report = PlanReport(len(runs))
     for number, run in enumerate(runs, start=1):
         click.echo(f"run {number}/{len(runs)}: {run.label}", err=True)
         try:
@@ -149,24 +149,18 @@ def _run_plan(path: Path, as_json: bool, progress: RunProgress | None) -> None:
         except click.ClickException as error:
             message = error.format_message()
             click.echo(f"{run.label} failed: {message}", err=True)
-            failed.append(run.label)
-            summaries.append({"name": run.label, "output": None, "error": message, "points": []})
+            report.add_failure(run.label, message)
             continue
-        result = outcome.run
-        stop = f"incomplete: {result.stop_reason}" if result.incomplete else None
-        output = str(outcome.output) if outcome.output is not None else None
-        summaries.append({"name": run.label, "output": output, "error": stop, **result.as_json()})
+        stop = report.add(run.label, outcome)
         if not as_json:
             _print_summary(outcome, run.options)
         _print_notes(outcome)
-        if result.incomplete:
+        if stop is not None:
             click.echo(f"{run.label} is {stop}", err=True)
-            failed.append(run.label)
-            if result.stop_reason in (INTERRUPTED, TERMINATED):
-                break  # Ctrl-C stops the plan, not only the run
+            if stops_plan(outcome):
+                break
     if as_json:
-        click.echo(json.dumps({"runs": summaries}, indent=2, sort_keys=False))
-    if failed:
-        raise click.ClickException(
-            f"{len(failed)} of {len(runs)} runs failed or are incomplete: {', '.join(failed)}"
-        )
+        click.echo(json.dumps(report.as_json(), indent=2, sort_keys=False))
+    failure = report.failure_line()
+    if failure is not None:
+        raise click.ClickException(failure)
