@@ -226,7 +226,7 @@ class VllmServer:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_launcher(),
+                preexec_fn=_child_setup(),
             )
         except OSError as error:
             self._close_log()
@@ -314,6 +314,24 @@ class VllmServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def _child_setup() -> Callable[[], None]:
+    """What the child runs before `exec`:
+
+    - the stop signals unblocked: a child keeps the signal mask of the thread that launched
+      it, and a Ray worker blocks SIGINT (`SigBlk` in /proc), so a vLLM launched from a fleet
+      task would never see `stop()`'s SIGINT and would be stopped only by the SIGTERM after
+      the whole grace period;
+    - on Linux, a parent-death signal (`_die_with_launcher`)."""
+    die = _die_with_launcher()
+
+    def in_child() -> None:  # after fork: no imports, no locks, plain calls only
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
+        if die is not None:
+            die()
+
+    return in_child
 
 
 def _die_with_launcher() -> Callable[[], None] | None:

@@ -20,10 +20,11 @@ its result (incomplete). An entry that no live node can take is reported instead
 forever. Whatever finished is kept. At the end the set is validated together (`registry
 validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
 lost worker had launched dies with it (`bench.server`: a parent-death signal). Ctrl-C here
-cancels every run under way (`cancel_all`, a Ray cancel, not forced); each task passes it on
-to its run (`bench.fleet.ray_task`), which stops measuring and stops its vLLM as Ctrl-C of
-`bench run` does. Ray hands nothing more of a cancelled task back, so each entry keeps the
-points its run had streamed back (every finished point), as its result, incomplete.
+asks every run under way to stop (`cancel_all`, through `bench.fleet.ray_stop`); each task
+passes it on to its run (`bench.fleet.ray_task`), which stops measuring, keeps the point under
+way as interrupted and stops its vLLM as Ctrl-C of `bench run` does, and hands its result
+back: each entry's result, incomplete, holds every point it measured. A run that does not
+answer in time is cancelled by force and keeps the points it had streamed back.
 
 An entry that serves one model over several hosts (`ray-address:` in the plan) holds whole
 nodes of its kind in a placement group for its run, and its task runs in that group
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.fleet import FleetError, ray_groups
+from bench.fleet import FleetError, ray_groups, ray_stop
 from bench.fleet.matrix import Matrix, MatrixEntry
 from bench.fleet.outcomes import EntryOutcome, FleetSummary, Status
 from bench.fleet.ray_task import run_entry
@@ -114,6 +115,9 @@ class _Driver:
         self.dead: set[str] = set()
         self.groups: dict[str, Any] = {}  # entry id → the placement group a multi-node one holds
         self.done = 0
+        self.stop = ray_stop.stop_name()  # the runs' stop request, made on Ctrl-C
+        self.stopping = False
+        self._stop_request: Any = None  # its actor, kept while the driver runs
 
     def _progress(self, entry_id: str, text: str) -> None:
         total = len(self.entries)
@@ -147,7 +151,7 @@ class _Driver:
                 resources={entry.resource: entry.gpu_count},
                 max_retries=0,
             )
-        self.pending[task.remote(entry)] = entry.id
+        self.pending[task.remote(entry, self.stop)] = entry.id
         attempt = f" (attempt {outcome.attempts})" if outcome.attempts > 1 else ""
         self._progress(entry.id, f"submitted for {entry.gpu_count}× {entry.gpu}{where}{attempt}")
 
@@ -229,6 +233,9 @@ class _Driver:
         if log_text:
             write_text_atomic(logs / f"{entry_id}.log", log_text + "\n")
         text = answer.get("result")
+        if text is None and self.stopping:
+            self._finish(entry_id, "cancelled", "interrupted before it finished a point")
+            return
         if text is None:
             last = (answer.get("stderr_tail") or "").splitlines()[-1:] or ["no result written"]
             self._finish(entry_id, "failed", f"exit {answer.get('exit_code')}: {last[0]}")
@@ -242,6 +249,10 @@ class _Driver:
             return
         result = read_valid_result(path, str(path))
         source = result.source
+        if getattr(source, "complete", True) is False and self.stopping:
+            message = "interrupted; the run stopped and wrote what it had measured"
+            self._finish(entry_id, "cancelled", message)
+            return
         if getattr(source, "complete", True) is False:
             self._finish(entry_id, "incomplete", "the run stopped early; its finished points kept")
             return
@@ -287,16 +298,20 @@ class _Driver:
                 checked = time.monotonic()
 
     def cancel_all(self) -> None:
-        """Stop every run under way as Ctrl-C stops `bench run`: a Ray cancel, not forced,
-        which interrupts each task, and the task passes it on to its run (`bench.fleet.
-        ray_task`): the run stops measuring and stops its vLLM. Ray hands nothing more of a
-        cancelled task back, so each entry keeps the points its run had streamed back, as its
-        result (incomplete); one that answers within CANCEL_GRACE_S (a second Ctrl-C ends the
-        wait) is collected as usual; what is left is cancelled by force."""
+        """Stop every run under way as Ctrl-C stops `bench run`. The driver asks the runs to
+        stop (`bench.fleet.ray_stop`); each run stops measuring, keeps the point under way as
+        interrupted, stops its vLLM and hands its result back, which is collected as usual
+        (status "cancelled" when incomplete). What has not answered within CANCEL_GRACE_S (a
+        second Ctrl-C ends the wait) is cancelled by force and keeps the points it had
+        streamed back. Where the request cannot be made, a Ray cancel (not forced) stops the
+        runs instead, and Ray hands nothing more of a cancelled task back."""
         ray = self.ray
-        for ref in self.pending:
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=False)
+        self.stopping = True
+        self._stop_request = ray_stop.request_stop(ray, self.stop)
+        if self._stop_request is None:
+            for ref in self.pending:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=False)
         deadline = time.monotonic() + CANCEL_GRACE_S
         with contextlib.suppress(KeyboardInterrupt):
             while self.pending and time.monotonic() < deadline:
@@ -313,8 +328,11 @@ class _Driver:
                         self.checkpoint[entry_id] = message["result"]
                         continue
                     del self.pending[stream]
-                    self.checkpoint.pop(entry_id, None)
                     self._release(entry_id)
+                    if message.get("result") is None and entry_id in self.checkpoint:
+                        self._stopped(entry_id)  # it wrote nothing more: its streamed points
+                        continue
+                    self.checkpoint.pop(entry_id, None)
                     self._collect(entry_id, message)
         for ref, entry_id in list(self.pending.items()):
             with contextlib.suppress(Exception):

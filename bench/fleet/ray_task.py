@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import BenchError
+from bench.fleet import ray_stop
 from bench.fleet.matrix import MatrixEntry
 from bench.fleet.ray_groups import with_cluster_address
-from bench.interrupts import stop_reason
+from bench.interrupts import INTERRUPTED, stop_reason
 
 if TYPE_CHECKING:
     from bench.session import SessionConfig
@@ -37,7 +38,7 @@ def _tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 
-def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
+def run_entry(entry: MatrixEntry, stop: str | None = None) -> Iterator[dict[str, Any]]:
     """On a node: the entry's `bench run` in a fresh folder, as a Ray generator task.
 
     It yields `{"kind": "checkpoint", "result": <text>, "points": n}` as each load point ends
@@ -46,12 +47,13 @@ def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
     run goes in a thread of this worker (infermeter is imported once per worker, not once
     per run) while this generator hands its checkpoints to Ray.
 
-    A SIGTERM or SIGINT to the worker, or a Ray cancel (`ray.cancel(ref)`, which raises
-    KeyboardInterrupt in the task through the SIGINT handler), stops the run as it stops
-    `bench run` on the command line (`bench.interrupts.pass_on`): the points finished so far
-    are written and vLLM is stopped. After a signal the result (incomplete) is still handed
-    back; after a Ray cancel Ray hands nothing more to the driver, which keeps the points
-    streamed before it."""
+    A SIGTERM or SIGINT to the worker, a Ray cancel (`ray.cancel(ref)`, which raises
+    KeyboardInterrupt in the task through the SIGINT handler), or the driver's stop request
+    `stop` (`bench.fleet.ray_stop`: how Ctrl-C of `bench fleet` reaches the run) stops the run
+    as it stops `bench run` on the command line (`bench.interrupts.pass_on`): the points
+    finished so far and the one under way (as interrupted) are written and vLLM is stopped.
+    After a signal or a stop request the result (incomplete) is still handed back; after a
+    Ray cancel Ray hands nothing more to the driver, which keeps the points streamed before."""
     from registry.store import dumps_result
 
     checkpoints: queue.Queue[str | None] = queue.Queue()
@@ -59,6 +61,11 @@ def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
     failure: list[BaseException] = []
 
     held = _held_nodes() if entry.multinode else ()
+    ray = sys.modules.get("ray")  # imported and connected in a Ray worker; never started here
+    watching = stop is not None and ray is not None and ray.is_initialized()
+    if watching and stop is not None and ray_stop.requested(ray, stop):
+        yield {"kind": "done", **_not_begun()}  # stopped while it waited to be placed
+        return
 
     def keep(result: Any) -> None:
         checkpoints.put(dumps_result(result))
@@ -73,8 +80,12 @@ def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
 
     thread = threading.Thread(target=work, name=f"bench run {entry.id}", daemon=True)
     thread.start()
+    ended = threading.Event()
+    if watching:
+        watcher = (ray, stop, thread, ended)
+        threading.Thread(target=ray_stop.watch, args=watcher, daemon=True).start()
     points = 0
-    with _signals_to(thread):
+    with _signals_to(thread), _setting(ended):
         while (text := _next(checkpoints, thread)) is not None:
             points += 1
             yield {
@@ -87,6 +98,28 @@ def run_entry(entry: MatrixEntry) -> Iterator[dict[str, Any]]:
     if failure:
         raise failure[0]
     yield {"kind": "done", **answer}
+
+
+@contextlib.contextmanager
+def _setting(event: threading.Event) -> Iterator[None]:
+    """`event` set on the way out, however the block ends (the stop watcher's end)."""
+    try:
+        yield
+    finally:
+        event.set()
+
+
+def _not_begun() -> dict[str, Any]:
+    """The answer of a run stopped before it began: no result, the reason."""
+    return {
+        "exit_code": 1,
+        "result": None,
+        "stderr_tail": f"Error: {INTERRUPTED} before the run began",
+        "log_tail": "",
+        "host": socket.gethostname(),
+        "node_id": None,
+        "gpu_ids": [],
+    }
 
 
 def _next(checkpoints: queue.Queue[str | None], thread: threading.Thread) -> str | None:

@@ -59,3 +59,49 @@ def test_server_standin_dies_when_its_launcher_is_killed(
             os.killpg(server_pid, signal.SIGKILL)
         launcher.kill()
         launcher.stdout.close()
+
+
+def _blocked(pid: int) -> int:
+    """The signal mask (`SigBlk`) of process `pid`'s main thread."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigBlk:"):
+            return int(line.split()[1], 16)
+    raise AssertionError(f"no SigBlk in /proc/{pid}/status")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc signal masks")
+def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_sigint(
+    tmp_path: Path, standin_vllm: Path
+) -> None:
+    """A Ray worker's threads block SIGINT, and a child keeps its launcher's mask across
+    `exec`: the launched vLLM must not, or `stop()`'s SIGINT never reaches it and it is only
+    stopped by the SIGTERM after the grace period (300 s here)."""
+    import threading
+
+    from bench.server import ServerConfig, VllmServer
+
+    config = ServerConfig(
+        model="m", executable=str(standin_vllm), log_path=tmp_path / "vllm.log", stop_grace_s=300
+    )
+    server = VllmServer(config)
+    started: list[BaseException] = []
+
+    def launch() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # as in a Ray worker
+        try:
+            server.start()
+        except BaseException as error:
+            started.append(error)
+
+    thread = threading.Thread(target=launch)
+    thread.start()
+    thread.join(120)
+    assert not started, started
+    try:
+        assert server.pid is not None
+        assert not _blocked(server.pid) & (1 << (signal.SIGINT - 1))
+        began = time.monotonic()
+        server.stop()
+        assert time.monotonic() - began < 60, "the stand-in waited for SIGTERM, not SIGINT"
+    finally:
+        server.kill()

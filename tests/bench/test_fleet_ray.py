@@ -328,26 +328,38 @@ def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     assert validate_paths([results]).ok
 
 
-def test_fleet_ctrl_c_cancels_the_run_which_keeps_its_points_and_stops_the_standin_vllm(
+def test_fleet_ctrl_c_stops_the_run_which_hands_back_every_point_and_stops_the_standin_vllm(
     tmp_path: Path, ray_fleet: RayFleet
 ) -> None:
-    """Ctrl-C of `bench fleet` cancels its tasks through Ray (`ray.cancel`, not forced),
-    which each passes on to its run: the run stops and stops its vLLM, and the entry keeps
-    the points its run had streamed back (Ray hands nothing more of a cancelled task back)."""
-    runs = [{"name": "chat", "gpus": ["l40s"], "concurrency": [1, 2], "num-requests": 24}]
+    """Ctrl-C of `bench fleet` asks each run to stop (`bench.fleet.ray_stop`), which stops as
+    `bench run` stops on Ctrl-C and hands its result back: the finished point whole, the point
+    under way as interrupted (a Ray cancel would have lost it), and its vLLM stopped."""
+    # 32 tokens a request, 10 ms apart: the second point (12 requests one at a time) lasts
+    # about 4 s, time for the stop to reach the run while it is under way.
+    runs = [
+        {"name": "chat", "gpus": ["l40s"], "concurrency": [2, 1], "num-requests": 12,
+         "output-len": 32},
+    ]  # fmt: skip
     results = tmp_path / "fleet-results"
     fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
     fleet.wait_for("chat--l40s-x1: 1 point kept so far")
+    time.sleep(1.0)  # some requests of the second point finish before the stop
     fleet.process.send_signal(signal.SIGINT)
     code, summary = fleet.finish()
     assert code == 1, fleet.lines
     assert summary["interrupted"] is True
     (entry,) = summary["entries"]
     assert entry["status"] == "cancelled", entry
-    assert entry["message"] == "interrupted; the points it had finished are kept"
+    assert entry["message"] == "interrupted; the run stopped and wrote what it had measured"
     result = RegistryResult.model_validate_json(Path(entry["result"]).read_text())
     assert result.source.complete is False
-    assert [(p.load.concurrency, p.requests.completed) for p in result.points] == [(1, 24)]
+    first, second = result.points
+    assert (first.load.concurrency, first.requests.completed) == (2, 12)
+    assert "interrupted" not in {verdict.code for verdict in first.validity}
+    # The point under way came back too, marked interrupted, with what had finished of it.
+    assert second.load.concurrency == 1
+    assert 1 <= second.requests.completed < 12, second.requests
+    assert "interrupted" in {verdict.code for verdict in second.validity}
     assert validate_paths([results]).ok
     # No vLLM is left behind on the nodes.
     nodes = (ray_fleet.l40s, ray_fleet.doomed_l40s)

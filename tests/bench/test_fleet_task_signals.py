@@ -99,3 +99,36 @@ def test_fleet_task_stopped_keeps_its_finished_points_and_stops_the_standin_vllm
     assert done["log_tail"].endswith("INFO:     Finished server process")  # a clean stop
     assert {n: signal.getsignal(n) for n in handlers} == handlers  # the worker's own again
     assert sys.exc_info() == (None, None, None)
+
+
+class _RayAskedToStop:
+    """A STAND-IN for the `ray` module in a worker whose fleet driver already asked its runs
+    to stop: connected, and the stop request's named actor exists."""
+
+    def __init__(self) -> None:
+        self.looked_up: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def get_actor(self, name: str) -> object:
+        self.looked_up.append(name)
+        return object()
+
+
+def test_fleet_task_placed_after_the_stop_was_asked_runs_nothing_standin_ray(
+    tmp_path: Path, standin_vllm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task Ray places only after Ctrl-C of `bench fleet` (it waited for a free node) ends at
+    once, launching no vLLM: its answer says it was interrupted before the run began."""
+    plan = tmp_path / "plan.yaml"
+    defaults = {"model": MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy"}
+    plan.write_text(yaml.safe_dump({"defaults": defaults, "runs": [{"gpus": ["l40s"]}]}))
+    (entry,) = load_matrix(plan).entries
+    ray = _RayAskedToStop()
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    (done,) = list(run_entry(entry, "infermeter-fleet-stop-x"))
+    assert ray.looked_up == ["infermeter-fleet-stop-x"]
+    assert (done["kind"], done["exit_code"], done["result"]) == ("done", 1, None)
+    assert done["stderr_tail"] == "Error: interrupted before the run began"
+    assert _standins() == []
