@@ -192,9 +192,9 @@ def fleet_command(plan: Path, address: str, results_dir: Path, retries: int, as_
     machine, is validated and reported; a run whose node is lost is tried once more
     elsewhere (--retries) or reported; a run no node can take is reported. A run that gives
     `ray-address:` (vLLM over several hosts) holds whole nodes of its kind in a placement
-    group while its task runs there, on this cluster. Ctrl-C stops every run as it stops
-    `bench run`, keeping what each finished. Exit 0 when every entry was collected, complete
-    and valid, and the set validates together; else 1.
+    group while its task runs there, on this cluster. Ctrl-C or SIGTERM stops every run as
+    it stops `bench run`, keeping what each measured. Exit 0 when every entry was
+    collected, complete and valid, and the set validates together; else 1.
 
     \b
     Example:

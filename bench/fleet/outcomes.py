@@ -50,6 +50,7 @@ class FleetSummary:
     results_dir: Path
     set_problems: list[str] = field(default_factory=list)
     interrupted: bool = False
+    stop_reason: str | None = None  # "interrupted" (Ctrl-C) or "terminated (SIGTERM)"
 
     @property
     def ok(self) -> bool:
@@ -75,5 +76,6 @@ class FleetSummary:
             "counts": self.counts(),
             "set_problems": self.set_problems,
             "interrupted": self.interrupted,
+            "stop_reason": self.stop_reason,
             "entries": [outcome.as_json() for outcome in self.outcomes],
         }

@@ -19,12 +19,12 @@ it is submitted once more, where another live node has the resource, or else tho
 its result (incomplete). An entry that no live node can take is reported instead of waiting
 forever. Whatever finished is kept. At the end the set is validated together (`registry
 validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
-lost worker had launched dies with it (`bench.server`: a parent-death signal). Ctrl-C here
-asks every run under way to stop (`cancel_all`, through `bench.fleet.ray_stop`); each task
-passes it on to its run (`bench.fleet.ray_task`), which stops measuring, keeps the point under
-way as interrupted and stops its vLLM as Ctrl-C of `bench run` does, and hands its result
-back: each entry's result, incomplete, holds every point it measured. A run that does not
-answer in time is cancelled by force and keeps the points it had streamed back.
+lost worker had launched dies with it (`bench.server`: a parent-death signal). Ctrl-C or
+SIGTERM here asks every run under way to stop (`cancel_all`, through `bench.fleet.ray_stop`);
+each task passes it on to its run (`bench.fleet.ray_task`), which stops measuring, keeps the
+point under way as interrupted and stops its vLLM as Ctrl-C of `bench run` does, and hands
+its result back: each entry's result, incomplete, holds every point it measured. A run that
+does not answer in time is cancelled by force and keeps the points it had streamed back.
 
 An entry that serves one model over several hosts (`ray-address:` in the plan) holds whole
 nodes of its kind in a placement group for its run, and its task runs in that group
@@ -49,6 +49,7 @@ from bench.fleet import FleetError, ray_groups, ray_stop
 from bench.fleet.matrix import Matrix, MatrixEntry
 from bench.fleet.outcomes import EntryOutcome, FleetSummary, Status
 from bench.fleet.ray_task import run_entry
+from bench.interrupts import TERMINATED, StopSignals, stop_reason
 from bench.multinode import connect_ray
 from registry.tree import PARTIAL_FOLDER  # what each lost attempt had measured
 
@@ -118,6 +119,7 @@ class _Driver:
         self.stop = ray_stop.stop_name()  # the runs' stop request, made on Ctrl-C
         self.stopping = False
         self._stop_request: Any = None  # its actor, kept while the driver runs
+        self.hurried = False  # a second signal: stop waiting for the runs
 
     def _progress(self, entry_id: str, text: str) -> None:
         total = len(self.entries)
@@ -297,14 +299,18 @@ class _Driver:
                 self._drop_unplaceable()
                 checked = time.monotonic()
 
+    def hurry(self) -> None:
+        """A second Ctrl-C or SIGTERM: stop waiting for the runs to hand their results back."""
+        self.hurried = True
+
     def cancel_all(self) -> None:
         """Stop every run under way as Ctrl-C stops `bench run`. The driver asks the runs to
         stop (`bench.fleet.ray_stop`); each run stops measuring, keeps the point under way as
         interrupted, stops its vLLM and hands its result back, which is collected as usual
         (status "cancelled" when incomplete). What has not answered within CANCEL_GRACE_S (a
-        second Ctrl-C ends the wait) is cancelled by force and keeps the points it had
-        streamed back. Where the request cannot be made, a Ray cancel (not forced) stops the
-        runs instead, and Ray hands nothing more of a cancelled task back."""
+        second Ctrl-C or SIGTERM ends the wait, `hurry`) is cancelled by force and keeps the
+        points it had streamed back. Where the request cannot be made, a Ray cancel (not
+        forced) stops the runs instead, and Ray hands nothing more of a cancelled task back."""
         ray = self.ray
         self.stopping = True
         self._stop_request = ray_stop.request_stop(ray, self.stop)
@@ -314,7 +320,7 @@ class _Driver:
                     ray.cancel(ref, force=False)
         deadline = time.monotonic() + CANCEL_GRACE_S
         with contextlib.suppress(KeyboardInterrupt):
-            while self.pending and time.monotonic() < deadline:
+            while self.pending and time.monotonic() < deadline and not self.hurried:
                 ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.config.poll_s)
                 for stream in ready:
                     entry_id = self.pending[stream]
@@ -374,17 +380,27 @@ def _run_fleet(matrix: Matrix, config: FleetConfig, notify: Notify) -> FleetSumm
     config.results_dir.mkdir(parents=True, exist_ok=True)
     driver = _Driver(ray, matrix, config, notify)
     summary = FleetSummary([], config.results_dir)
-    try:
-        nodes = [node for node in ray.nodes() if node.get("Alive")]
-        notify(f"Ray cluster at {config.address}: {len(nodes)} live nodes")
-        for entry in matrix.entries:
-            driver.submit(entry)
-        driver.loop()
-    except KeyboardInterrupt:
-        driver.cancel_all()
-        summary.interrupted = True
-    finally:
-        ray.shutdown()
+    # Ctrl-C and SIGTERM (what GitHub Actions, Kubernetes and systemd send) alike: the first
+    # stops the runs, keeping what they measured; a later one ends the wait for them.
+    with StopSignals() as signals:
+        signals.on_repeat = driver.hurry
+        try:
+            nodes = [node for node in ray.nodes() if node.get("Alive")]
+            notify(f"Ray cluster at {config.address}: {len(nodes)} live nodes")
+            for entry in matrix.entries:
+                driver.submit(entry)
+            driver.loop()
+        except KeyboardInterrupt as stop:
+            signals.finishing()
+            # Which signal it was, as StopSignals noted it: Ray's calls raise a plain
+            # KeyboardInterrupt for whatever interrupted them.
+            reason = TERMINATED if signals.received[:1] == ["SIGTERM"] else stop_reason(stop)
+            notify(f"{reason}: asking every run to stop and hand back what it measured")
+            driver.cancel_all()
+            summary.interrupted = True
+            summary.stop_reason = reason
+        finally:
+            ray.shutdown()
     summary.outcomes = [driver.outcomes[entry.id] for entry in matrix.entries]
     collected = [o.result_path for o in summary.outcomes if o.result_path is not None]
     if collected:

@@ -328,11 +328,17 @@ def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     assert validate_paths([results]).ok
 
 
+@pytest.mark.parametrize(
+    ("sent", "reason"),
+    [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
 def test_fleet_ctrl_c_stops_the_run_which_hands_back_every_point_and_stops_the_standin_vllm(
-    tmp_path: Path, ray_fleet: RayFleet
+    tmp_path: Path, ray_fleet: RayFleet, sent: signal.Signals, reason: str
 ) -> None:
-    """Ctrl-C of `bench fleet` asks each run to stop (`bench.fleet.ray_stop`), which stops as
-    `bench run` stops on Ctrl-C and hands its result back: the finished point whole, the point
+    """Ctrl-C of `bench fleet`, or the SIGTERM a scheduler sends, asks each run to stop
+    (`bench.fleet.ray_stop`), which stops as `bench run` stops on Ctrl-C and hands its result
+    back: the finished point whole, the point
     under way as interrupted (a Ray cancel would have lost it), and its vLLM stopped."""
     # 32 tokens a request, 10 ms apart: the second point (12 requests one at a time) lasts
     # about 4 s, time for the stop to reach the run while it is under way.
@@ -344,10 +350,12 @@ def test_fleet_ctrl_c_stops_the_run_which_hands_back_every_point_and_stops_the_s
     fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
     fleet.wait_for("chat--l40s-x1: 1 point kept so far")
     time.sleep(1.0)  # some requests of the second point finish before the stop
-    fleet.process.send_signal(signal.SIGINT)
+    fleet.process.send_signal(sent)
     code, summary = fleet.finish()
     assert code == 1, fleet.lines
     assert summary["interrupted"] is True
+    assert summary["stop_reason"] == reason
+    assert f"{reason}: asking every run to stop and hand back what it measured" in fleet.lines
     (entry,) = summary["entries"]
     assert entry["status"] == "cancelled", entry
     assert entry["message"] == "interrupted; the run stopped and wrote what it had measured"
