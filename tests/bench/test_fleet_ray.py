@@ -540,3 +540,41 @@ def test_bench_run_refuses_to_measure_when_vllms_ranks_land_on_another_kinds_nod
     ), last
     assert "cannot be confined to one kind; give this kind a Ray cluster of its own" in last
     assert not (tmp_path / "result.json").exists()  # nothing was measured
+
+
+@pytest.mark.gpu
+def test_fleet_entry_on_a_real_gpu_node_gets_that_gpu_and_its_telemetry(tmp_path: Path) -> None:
+    """On a GPU host (NVML): a one-node Ray cluster of the host's real GPU kind; the fleet
+    task gets GPU 0 from Ray (CUDA_VISIBLE_DEVICES), and the run's telemetry reads exactly
+    that GPU through NVML. vLLM is the STAND-IN (this checks Ray's GPU, not vLLM's)."""
+    from ray_cluster import LocalRayCluster
+
+    from bench.host import catalog_gpu_id
+    from bench.nvml import open_gpus
+
+    gpus, reason = open_gpus(1)
+    if gpus is None:
+        pytest.skip(f"needs an NVIDIA GPU: {reason}")
+    name = gpus.inventory.gpus[0].name
+    gpus.close()
+    gpu_id = catalog_gpu_id(name)
+    if gpu_id is None:
+        pytest.skip(f"{name!r} has no catalog id")
+    cluster = LocalRayCluster(env={"STANDIN_VLLM_ITL_S": "0.01"})
+    try:
+        cluster.start({f"gpu_{gpu_id}": 1}, gpus=1)
+        results = tmp_path / "fleet-results"
+        plan = _plan(tmp_path, [{"name": "chat", "gpus": [gpu_id]}])
+        fleet = _Fleet(plan, cluster.address, results)
+        code, summary = fleet.finish()
+    finally:
+        cluster.stop()
+    assert code == 0, fleet.lines
+    (entry,) = summary["entries"]
+    assert (entry["status"], entry["gpu_ids"]) == ("collected", ["0"])
+    result = RegistryResult.model_validate_json(Path(entry["result"]).read_text())
+    assert result.source.host.telemetry_gpu_indices == [0]
+    telemetry = result.points[0].telemetry
+    assert telemetry is not None
+    assert telemetry.gpu is not None
+    assert telemetry.gpu.power_w_mean is not None
