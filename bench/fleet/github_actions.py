@@ -8,8 +8,8 @@ The workflow (`render_workflow`) has four jobs:
    broken runner or setup fails in one short job before the sweep spends GPU hours (InferenceX
    runs a canary the same way); skipped when the dispatch says `canary: false`;
 3. `sweep`: every entry, one job each on a runner with the GPU kind's label, running the
-   entry's exact `bench run` and uploading its result (also an incomplete one) and vLLM's
-   log as artifacts;
+   entry's exact `bench run` and uploading its result (also an incomplete one, of a run that
+   was cancelled or timed out) and vLLM's log as artifacts;
 4. `merge` (GitHub-hosted) downloads every result, validates them together
    (`registry validate`) and opens one pull request holding all of them (`registry submit`).
 
@@ -108,9 +108,12 @@ def _gpu_job(config: WorkflowConfig, matrix: str, kind: str) -> dict[str, Any]:
                 "env": {"BENCH_COMMAND": "${{ matrix.command }}"},
                 "run": 'echo "$BENCH_COMMAND"\neval "$BENCH_COMMAND"\n',
             },
+            # always(): also when the run failed, timed out or was cancelled, for `bench run`
+            # writes what it measured when it is stopped (the runner sends it SIGINT, then
+            # SIGTERM); with !cancelled() a cancelled sweep's results would be lost.
             {
                 "name": "Upload the result",
-                "if": "${{ !cancelled() }}",
+                "if": "${{ always() }}",
                 "uses": UPLOAD,
                 "with": {
                     "name": f"{'result' if kind == 'sweep' else 'canary'}-${{{{ matrix.id }}}}",
@@ -120,7 +123,7 @@ def _gpu_job(config: WorkflowConfig, matrix: str, kind: str) -> dict[str, Any]:
             },
             {
                 "name": "Upload the vLLM log",
-                "if": "${{ !cancelled() }}",
+                "if": "${{ always() }}",
                 "uses": UPLOAD,
                 "with": {
                     "name": f"{kind}-log-${{{{ matrix.id }}}}",
