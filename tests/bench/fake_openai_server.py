@@ -109,6 +109,9 @@ class ServerStats:
     # Per prompt: time.monotonic_ns() just before each chunk of output text was written, the
     # truth a client's timestamps are checked against (same clock, same process).
     token_writes_ns: dict[str, list[int]] = field(default_factory=dict)
+    # For every chunk written on the schedule, how long after its due time it was written: how
+    # late this process's threads got to run then (0 when on time; load makes it grow).
+    write_lateness_ns: list[int] = field(default_factory=list)
     prefix_queries: int = 0
     prefix_hits: int = 0
     cached_blocks: set[tuple[str, ...]] = field(default_factory=set)
@@ -371,10 +374,12 @@ class FakeOpenAIServer:
                     await response.write(b'"}]}\n\n')
             emitted += tokens
             finish = "length" if emitted >= total else None
-            writes_ns.append(time.monotonic_ns())
-            await response.write(
-                event(cfg.token_text * tokens, finish, usage_at(emitted) if continuous else None)
-            )
+            usage = usage_at(emitted) if continuous else None
+            chunk = event(cfg.token_text * tokens, finish, usage)
+            written_ns = time.monotonic_ns()
+            writes_ns.append(written_ns)
+            self.stats.write_lateness_ns.append(max(0, written_ns - round(deadline * 1e9)))
+            await response.write(chunk)
             chunk_index += 1
         self._cache_blocks(words + (cfg.token_text * emitted).split())
         if include_usage:

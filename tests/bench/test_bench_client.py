@@ -45,12 +45,31 @@ def _delivery_delays_ms(
     return delays
 
 
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
 def test_client_timings_match_the_servers_writes_at_16_streams(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    # The server schedules the first token 50 ms after a request arrives, then one every 10 ms,
-    # and records when it really wrote each (on a loaded machine its sleeps may overshoot).
-    # The client must report what happened: each token stamped within 2 ms of its write.
+    """The server schedules the first token 50 ms after a request arrives, then one every
+    10 ms, and records when it really wrote each; the client must report what happened.
+
+    The client stamps each socket read with the kernel's receive time (bench.transport), so
+    its own busyness does not enter. A chunk's delay (client stamp minus server write) is then
+    the time until the bytes reached the client's socket: the server thread and the kernel's
+    loopback path waiting for a CPU (on a loaded machine even after the server's write has
+    returned: up to 40 ms was seen at 12 busy loops on 2 cores). That wait is no client error,
+    and the server thread suffers the same one when it wakes for a due token: it records how
+    late it wrote (`write_lateness_ns`), the machine's scheduling delay during this run.
+    - The median delay is held to 1 ms with no allowance: a stall delays one burst of the 16
+      streams (16 of 640 chunks), so it moves the median only if the process is kept off the
+      CPU for most of the run (at 12-16 busy loops the median stayed under 0.2 ms). A client
+      stamping 10 ms late fails it at any load.
+    - The tail (p99), the point's median TTFT and its median ITL may differ from the server's
+      writes by 2 ms plus the p99 of that scheduling delay (about 2 ms when quiet, so 10 ms
+      late fails there too; tens of ms under load, where the fixed 2 ms failed most runs)."""
     fake_server.config.ttft_s = 0.050
     fake_server.config.itl_s = 0.010
     run = _closed_loop(fake_server.url, concurrency=16, requests=32, max_tokens=20)
@@ -59,18 +78,22 @@ def test_client_timings_match_the_servers_writes_at_16_streams(
     point = summarize_point(run.records, concurrency=16)
     assert point.completed == 32
     assert point.itl_ms.n == 32 * 19
-    delays = sorted(_delivery_delays_ms(measured, fake_server, prompts))
-    assert delays[0] >= 0, "a token was stamped before the server wrote it"
-    assert delays[int(0.99 * (len(delays) - 1))] <= 2.0
-    # The schedule is a floor: nothing arrives earlier than configured.
+    delays = _delivery_delays_ms(measured, fake_server, prompts)
+    assert min(delays) >= 0, "a token was stamped before the server wrote it"
+    assert _quantile(delays, 0.5) <= 1.0
+    waited_ms = [lateness / 1e6 for lateness in fake_server.stats.write_lateness_ns]
+    allowance_ms = 2.0 + _quantile(waited_ms, 0.99)
+    assert _quantile(delays, 0.99) <= allowance_ms
+    # The schedule is a floor: nothing arrives earlier than configured. (Not so for the gaps:
+    # a server that fell behind writes its overdue tokens back to back, as the ITL then shows.)
     assert point.ttft_ms.p50 >= 50 - 1
-    assert point.itl_ms.p50 >= 10 - 1
     assert point.e2e_ms.p50 >= 50 + 19 * 10 - 1
+    writes = [fake_server.stats.token_writes_ns[prompts[r.index]] for r in measured]
+    gaps_ms = [(later - earlier) / 1e6 for w in writes for earlier, later in itertools.pairwise(w)]
+    assert point.itl_ms.p50 == pytest.approx(_quantile(gaps_ms, 0.5), abs=allowance_ms)
     # TTFT as measured = the truth (first write − send) plus the delivery delay.
-    for record in measured:
-        first_write = fake_server.stats.token_writes_ns[prompts[record.index]][0]
-        truth_ms = (first_write - record.send_ns) / 1e6
-        assert (record.token_times_ns[0] - record.send_ns) / 1e6 == pytest.approx(truth_ms, abs=2)
+    truth_ms = [(w[0] - r.send_ns) / 1e6 for w, r in zip(writes, measured, strict=True)]
+    assert _quantile(truth_ms, 0.5) <= point.ttft_ms.p50 <= _quantile(truth_ms, 0.5) + allowance_ms
 
 
 @pytest.mark.parametrize("continuous_usage_stats", [True, False], ids=["per-chunk", "final"])
