@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wheel_install import Installed, build_installed
 
 
 @pytest.fixture
@@ -58,3 +59,9 @@ def read_only_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     yield folder
     folder.chmod(0o755)  # so that pytest can remove tmp_path
 
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """This tree's wheel installed in a fresh venv (tests/wheel_install.py), built ONCE per
+    session for every test that runs the installed `infermeter` (building it takes ~10 s)."""
+    return build_installed(tmp_path_factory.mktemp("wheel"))

@@ -1,14 +1,12 @@
 """The package as a contributor installs it: a wheel built from this tree, in a fresh virtual
 environment, run from folders that are not the checkout.
 
-The wheel is built offline (`pip wheel --no-deps --no-build-isolation`, this environment's
-setuptools) from a copy of the tree's files, installed with `--no-deps` into a new venv made
-without pip; its third-party dependencies come from this environment's site-packages through a
-`.pth` line (added after the venv's own site-packages, and without running this environment's
-`.pth` files, so the editable install of the checkout stays out). Every test checks that our
-code is imported from the venv's site-packages. The endpoint is the STAND-IN vLLM's HTTP side
-(tests/bench/standin_vllm.py) on 127.0.0.1; the registry a `git clone` of this repository; the
-contributor's fork for `registry submit` a bare clone of it (no network, no `gh` on PATH).
+The wheel and its venv are the session's `installed` (tests/wheel_install.py), built once for
+every test that runs the installed CLI (tests/bench/test_fleet_installed_wheel.py too). One test
+checks that our code is imported from the venv's site-packages. The endpoint is the STAND-IN
+vLLM's HTTP side (tests/bench/standin_vllm.py) on 127.0.0.1; the registry a `git clone` of this
+repository; the contributor's fork for `registry submit` a bare clone of it (no network, no
+`gh` on PATH).
 """
 
 from __future__ import annotations
@@ -18,18 +16,17 @@ import os
 import re
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from wheel_install import Installed
 
 from registry.models import Result
 from registry.schemas import load_schema
@@ -44,72 +41,6 @@ pytestmark = pytest.mark.slow
 OUR_PACKAGES = ("bench", "calculators", "registry")
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 VLLM_FILE = REPOSITORY / "tests" / "data" / "importers" / "vllm-serve-concurrency16.json"
-
-
-@dataclass(frozen=True)
-class Installed:
-    wheel: Path
-    venv: Path
-    site_packages: Path
-    empty: Path
-
-    def run(
-        self, *args: str, cwd: Path | None = None, **env: str
-    ) -> subprocess.CompletedProcess[str]:
-        ours = ("PYTHON", "INFERMETER")
-        clean = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
-        return subprocess.run(
-            [str(self.venv / "bin" / "infermeter"), *args],
-            cwd=cwd or self.empty,
-            env={**clean, **env},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-
-
-def _tree_files() -> list[str]:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPOSITORY,
-        capture_output=True,
-        check=True,
-    )
-    return [name for name in listed.stdout.decode().split("\0") if name]
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    base = tmp_path_factory.mktemp("wheel")
-    source = base / "source"
-    for name in _tree_files():
-        if (REPOSITORY / name).is_symlink():  # registry/json_schemas -> ../schemas
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).symlink_to((REPOSITORY / name).readlink())
-        elif (REPOSITORY / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPOSITORY / name, source / name)
-    dist = base / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--wheel-dir", str(dist), str(source)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
-    (wheel,) = dist.glob("infermeter-*.whl")
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-         "--quiet", "--no-deps", "--no-index", "--no-compile", str(wheel)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
-    (site_packages,) = (venv / "lib").glob("python3*/site-packages")
-    dependencies = "\n".join(site.getsitepackages()) + "\n"
-    (site_packages / "zz-test-dependencies.pth").write_text(dependencies)
-    empty = base / "empty"
-    empty.mkdir()
-    return Installed(wheel, venv, site_packages, empty)
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """A multi-node entry rendered for Kubernetes as a LeaderWorkerSet (`bench.fleet.lws`).
 
 kubernetes-validate knows no custom resource, so the LeaderWorkerSet is checked twice over:
-against the LWS CRD's own openAPIV3Schema (tests/data/lws, an excerpt of kubernetes-sigs/lws
-v0.9.0, unknown fields refused as the API server's strict field validation refuses them), and
-each of its pod templates with kubernetes-validate as a core v1 PodTemplate.
+against the LWS CRD's own openAPIV3Schema (tests/bench/render_checks.py; tests/data/lws, an
+excerpt of kubernetes-sigs/lws v0.9.0, unknown fields refused as the API server's strict field
+validation refuses them), and each of its pod templates with kubernetes-validate as a core v1
+PodTemplate.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner
+from render_checks import KUBERNETES_VERSION, lws_validator
 
 from bench.cli import main
 from bench.commands.bench import run_command
@@ -27,37 +29,13 @@ from bench.fleet.lws import NAME_MAX_LENGTH, lws_name, node_split
 from bench.fleet.matrix import load_matrix
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
-CRD = REPOSITORY_ROOT / "tests" / "data" / "lws" / "leaderworkerset-crd-v0.9.0.excerpt.yaml"
 MODEL = "meta-llama/Llama-3.1-405B-Instruct"
-KUBERNETES_VERSION = "1.30"  # the oldest with native sidecars on by default (1.29 beta)
 EIGHT_PER_NODE = JobsConfig(gpus_per_node={"h100-sxm": 8, "mi300x": 8})
-
-
-def _strict(schema: Any) -> Any:
-    """The schema with unknown fields refused wherever it lists an object's fields and does
-    not keep unknown ones, as the API server's strict field validation does."""
-    if isinstance(schema, list):
-        return [_strict(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    strict = {key: _strict(value) for key, value in schema.items()}
-    if (
-        "properties" in schema
-        and "additionalProperties" not in schema
-        and not schema.get("x-kubernetes-preserve-unknown-fields")
-    ):
-        strict["additionalProperties"] = False
-    return strict
 
 
 @pytest.fixture(scope="module")
 def lws_schema() -> jsonschema.protocols.Validator:
-    crd = yaml.safe_load(CRD.read_text())
-    (version,) = crd["spec"]["versions"]
-    assert (crd["spec"]["group"], version["name"]) == ("leaderworkerset.x-k8s.io", "v1")
-    schema = _strict(version["schema"]["openAPIV3Schema"])
-    validator: jsonschema.protocols.Validator = jsonschema.Draft7Validator(schema)
-    return validator
+    return lws_validator()
 
 
 def _plan(tmp_path: Path) -> Path:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +11,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from render_checks import KUBERNETES_VERSION, actionlint
 
 from bench.cli import main
 from bench.commands.bench import run_command
@@ -23,20 +21,11 @@ from bench.fleet.matrix import load_matrix
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 
 FLEET_EXAMPLE = REPOSITORY_ROOT / "bench" / "plans" / "fleet.yaml"
-ACTIONLINT = Path(sys.executable).parent / "actionlint"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
-KUBERNETES_VERSION = "1.30"  # the oldest with native sidecars on by default (1.29 beta)
 
 
 def _render(*args: str) -> Result:
     return CliRunner().invoke(main, ["bench", "plan", "render", *args])
-
-
-def _actionlint(path: Path) -> subprocess.CompletedProcess[str]:
-    binary = shutil.which("actionlint") or str(ACTIONLINT)
-    return subprocess.run(
-        [binary, "-no-color", str(path)], capture_output=True, text=True, check=False
-    )
 
 
 def _mixed_plan(tmp_path: Path) -> Path:
@@ -64,11 +53,11 @@ def _workflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, di
     return output, yaml.safe_load(output.read_text())
 
 
-def test_render_github_actions_passes_actionlint(
+def test_render_github_actions_passesactionlint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     output, _ = _workflow(tmp_path, monkeypatch)
-    checked = _actionlint(output)
+    checked = actionlint(output)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -78,7 +67,7 @@ def test_render_actionlint_catches_a_broken_workflow(
     output, workflow = _workflow(tmp_path, monkeypatch)
     workflow["jobs"]["sweep"]["strategy"]["matrix"] = "${{ fromJSON(needs.nothing.outputs.m) }}"
     output.write_text(yaml.safe_dump(workflow))
-    checked = _actionlint(output)
+    checked = actionlint(output)
     assert checked.returncode == 1
     assert "needs.nothing" in checked.stdout or "nothing" in checked.stdout
 
@@ -231,7 +220,7 @@ def test_render_fleet_example_for_both_engines(
     output = tmp_path / "fleet.yml"
     run = _render("bench/plans/fleet.yaml", "--github-actions", "--output", str(output))
     assert run.exit_code == 0, run.output
-    assert _actionlint(output).returncode == 0
+    assert actionlint(output).returncode == 0
     jobs = list(yaml.safe_load_all(_render("bench/plans/fleet.yaml", "--kubernetes").stdout))
     assert len(jobs) == len(load_matrix(FLEET_EXAMPLE).entries)
     for job in jobs:
