@@ -96,20 +96,72 @@ def test_installed_plan_matrix_is_deterministic_json_of_commands_the_wheel_parse
     assert [entry["multinode"] for entry in entries] == [False] * 4 + [True]
 
 
-def test_installed_plan_render_github_actions_passes_actionlint(
-    installed: Installed, tmp_path: Path
+def _step(job: dict[str, Any], name: str) -> dict[str, Any]:
+    step: dict[str, Any] = next(step for step in job["steps"] if step.get("name") == name)
+    return step
+
+
+def _run_step(
+    installed: Installed, step: dict[str, Any], cwd: Path, path: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """One `run:` step of the workflow as a runner runs it (GitHub's bash options), with the
+    venv its "Install infermeter" step made first on PATH; `env` gives what the runner would
+    put in place of the step's `${{ … }}` values."""
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=cwd, env=installed.environment(PATH=path, **{**step.get("env", {}), **env}),
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_installed_render_github_actions_passes_actionlint_and_its_steps_run_standin_vllm(
+    installed: Installed, tmp_path: Path, standin_vllm: Path
 ) -> None:
-    plan = _write_plan(tmp_path, "PLAN.yaml", SINGLE_NODE_RUNS)
-    run = installed.run(
-        "bench", "plan", "render", plan, "--github-actions", "--output", "wf.yml", cwd=tmp_path
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stderr.strip() == "wrote wf.yml"
-    workflow = tmp_path / "wf.yml"
-    checked = actionlint(workflow)
+    """The rendered workflow passes actionlint, and its own scripts (not the test's idea of
+    them) run as a runner runs them: its matrix step writes the matrices to $GITHUB_OUTPUT, a
+    canary job's `bench run` step runs the entry's command (`vllm` on the runner's PATH: the
+    stand-in), and the merge job validates what it wrote."""
+    small = {"model": SMALL, "load-format": "dummy", "max-model-len": 4096,
+             "concurrency": [1], "num-requests": 2, "warmup": 0, "input-len": 16,
+             "output-len": 8, "startup-timeout": 120}  # fmt: skip
+    runs = [{"name": "chat", "gpus": ["h100-sxm", "l40s"]}, {"name": "long", "gpus": ["l40s"]}]
+    (tmp_path / "PLAN.yaml").write_text(yaml.safe_dump({"defaults": small, "runs": runs}))
+    rendered = installed.run(
+        "bench", "plan", "render", "PLAN.yaml", "--github-actions", "--output", "wf.yml",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.stderr.strip() == "wrote wf.yml"
+    checked = actionlint(tmp_path / "wf.yml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    matrix_step = yaml.safe_load(workflow.read_text())["jobs"]["matrix"]["steps"][-1]
-    assert matrix_step["env"] == {"PLAN": plan}
+    jobs = yaml.safe_load((tmp_path / "wf.yml").read_text())["jobs"]
+    assert _step(jobs["matrix"], "Print the matrix")["env"] == {"PLAN": "PLAN.yaml"}
+    path = f"{installed.venv / 'bin'}:{standin_vllm.parent}:/usr/bin:/bin"
+    outputs = tmp_path / "github-output"
+    matrix = _run_step(installed, _step(jobs["matrix"], "Print the matrix"), tmp_path, path,
+                       GITHUB_OUTPUT=str(outputs))  # fmt: skip
+    assert matrix.returncode == 0, matrix.stderr
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert json.loads(written["matrix"]) == json.loads(matrix.stdout)  # one line, the same
+    ids = [entry["id"] for entry in json.loads(written["matrix"])["include"]]
+    assert ids == ["chat--h100-sxm-x1", "chat--l40s-x1", "long--l40s-x1"]
+    canary = json.loads(written["canary"])["include"]
+    assert [entry["id"] for entry in canary] == ids[:2]  # the first entry of each GPU kind
+    entry = canary[0]
+    bench = _run_step(installed, _step(jobs["canary"], "bench run"), tmp_path, path,
+                      BENCH_COMMAND=entry["command"], STANDIN_VLLM_ITL_S="0.01")  # fmt: skip
+    assert bench.returncode == 0, bench.stderr[-3000:]
+    assert "Traceback" not in bench.stderr
+    uploaded = tmp_path / entry["output"]  # what the upload step's `path:` names
+    result = Result.model_validate_json(uploaded.read_text())
+    assert (result.identity.gpu.id, result.source.complete) == ("h100-sxm", True)
+    runner_temp = tmp_path / "runner-temp"
+    (runner_temp / "fleet-results").mkdir(parents=True)  # as download-artifact merges them
+    (runner_temp / "fleet-results" / uploaded.name).write_bytes(uploaded.read_bytes())
+    merge = _run_step(installed, _step(jobs["merge"], "Validate the results together"),
+                      tmp_path, path, RUNNER_TEMP=str(runner_temp))  # fmt: skip
+    assert merge.returncode == 0, merge.stdout + merge.stderr
+    assert merge.stdout.strip().endswith("1 file checked, all valid")
 
 
 def test_installed_plan_render_kubernetes_jobs_and_leaderworkerset_validate(
