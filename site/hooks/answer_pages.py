@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from catalog_pages import esc, price_link
 from compare_pages import kind_badge, num, ranked, rows_by, usd
+from gpu_labels import gpus_link, gpus_text, names_of
 from page_links import compare_slug
 from result_index import Index
 
@@ -72,14 +73,17 @@ ESTIMATE_NOTE = (
 )
 
 
-def estimate_text(estimate: CostEstimate | None) -> str:
-    """The estimate beside "no result meets this yet", marked as one; empty without one."""
+def estimate_text(
+    estimate: CostEstimate | None, gpu_names: Mapping[str, str] | None = None
+) -> str:
+    """The estimate beside "no result meets this yet", marked as one; empty without one. Its
+    GPUs by their names in `gpu_names` (catalog id → name)."""
     if estimate is None:
         return ""
     return (
         f'<br><small class="im-estimate" title="{esc(ESTIMATE_NOTE)}">Estimate (not measured): '
         f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output on "
-        f"{estimate.gpu_count} × {esc(estimate.gpu)}, the roofline bound at "
+        f"{gpus_text(estimate.gpu_count, estimate.gpu, gpu_names)}, the roofline bound at "
         f"{estimate.batch:,} sequences ({esc(estimate.interconnect)})</small>"
     )
 
@@ -105,13 +109,15 @@ def answer_rows(
     estimates: Estimates | None = None,
     *,
     model_column: bool = False,
+    gpu_names: Mapping[str, str] | None = None,
 ) -> str:
     """Table rows answering the buyer's question per model × workload × scenario × lane (an
     MLPerf row is the best of its own lane only); `base` is the relative URL of the site's
     root, `results` (result id → Result) gives each row its SLO and MLPerf rows their
     footnote; where no result meets a stated SLO, `estimates` gives the calculators' estimate
     beside it. A row names its model only with `model_column`, for a table that mixes models:
-    inside one model's section the column repeats its heading and takes a phone's width."""
+    inside one model's section the column repeats its heading and takes a phone's width.
+    GPUs are named by `gpu_names` (catalog id → name), their ids only in links and titles."""
     results = results or {}
     groups = rows_by(rows, lambda r: (r.model, r.workload_key, r.workload, r.scenario, r.lane))
     cells = []
@@ -140,8 +146,7 @@ def answer_rows(
         # both unscrolled and keeps the GPUs in view as the table scrolls (as the compare table).
         cells.append(
             f'<tr data-lane="{esc(lane)}">{model_cell}'
-            f'<td><a href="{base}gpus/{esc(row.gpu)}/">{esc(row.gpu_count)} × {esc(row.gpu)}</a>'
-            "</td>"
+            f"<td>{gpus_link(row.gpu_count, row.gpu, gpu_names, base)}</td>"
             + (
                 f"<td>{usd(accepted)}</td>"
                 if accepted is not None
@@ -149,7 +154,9 @@ def answer_rows(
                 # per-request count of accepted tokens, so its $ is per output token.
                 else "<td>no per-request count: see $/1M output</td>"
                 if at_slo
-                else "<td>no result meets a stated SLO yet" + estimate_text(estimate) + "</td>"
+                else "<td>no result meets a stated SLO yet"
+                + estimate_text(estimate, gpu_names)
+                + "</td>"
             )
             + f"<td>{esc(workload)}</td><td>{esc(SCENARIOS.get(scenario, scenario))}</td>"
             f"<td>{kind_badge(lane)}</td>"
@@ -182,10 +189,13 @@ def answer_table(body: str, *, model_column: bool = False) -> str:
 EXAMPLE_TOKENS = (1000, 1000)
 
 
-def estimate_table(estimates: list[CostEstimate], base: str) -> str:
-    """The calculators' estimates as a table of their own, headed as estimates."""
+def estimate_table(
+    estimates: list[CostEstimate], base: str, gpu_names: Mapping[str, str] | None = None
+) -> str:
+    """The calculators' estimates as a table of their own, headed as estimates (GPUs by their
+    names in `gpu_names`)."""
     body = "".join(
-        f'<tr><td><a href="{base}gpus/{esc(e.gpu)}/">{e.gpu_count} × {esc(e.gpu)}</a></td>'
+        f"<tr><td>{gpus_link(e.gpu_count, e.gpu, gpu_names, base)}</td>"
         f"<td>{usd(e.usd_per_hour, 2)}</td><td>{e.batch:,}</td>"
         f"<td>{num(e.bound_tokens_per_s, 0)} ({esc(e.limited_by)}; {esc(e.interconnect)})</td>"
         f"<td>{usd(e.usd_per_million_output_tokens)}</td></tr>"
@@ -200,12 +210,17 @@ def estimate_table(estimates: list[CostEstimate], base: str) -> str:
 
 
 def model_answers(
-    index: Index, models: Mapping[str, ModelEntry], estimates: Estimates | None = None
+    index: Index,
+    models: Mapping[str, ModelEntry],
+    estimates: Estimates | None = None,
+    gpu_names: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Every catalog model's answer section (`model_answer`), the rows split by model once."""
     by_model = dict(rows_by(ranked(index.rows), lambda row: row.model))
     return {
-        model_id: model_answer(index, model_id, models, estimates, by_model.get(model_id, []))
+        model_id: model_answer(
+            index, model_id, models, estimates, by_model.get(model_id, []), gpu_names
+        )
         for model_id in models
     }
 
@@ -216,17 +231,22 @@ def model_answer(
     models: Mapping[str, ModelEntry],
     estimates: Estimates | None = None,
     rows: list[IndexRow] | None = None,
+    gpu_names: Mapping[str, str] | None = None,
 ) -> str:
     """Markdown of a model page's answer section (relative to `models/<id>/`): the answer
     table, or "no result meets this yet" with the calculators' estimates apart. `rows`: the
-    model's ranked rows, when the caller has them."""
+    model's ranked rows, when the caller has them; `gpu_names`: catalog id → GPU name."""
     mine = [row for row in ranked(index.rows) if row.model == model_id] if rows is None else rows
     heading = "\n### The cheapest GPU per 1M accepted output tokens\n\n"
     if mine:
         return (
             heading
             + ANSWER_INTRO
-            + answer_table(answer_rows(mine, models, "../../", index.results, estimates))
+            + answer_table(
+                answer_rows(
+                    mine, models, "../../", index.results, estimates, gpu_names=gpu_names
+                )
+            )
             + "\n"
         )
     ranked_estimates = estimates.ranked(model_id, *EXAMPLE_TOKENS)[:5] if estimates else []
@@ -237,7 +257,7 @@ def model_answer(
         + "**No result meets this yet.** Beside it, the calculators' estimate for one example "
         f"workload ({EXAMPLE_TOKENS[0]:,} → {EXAMPLE_TOKENS[1]:,} tokens), the five cheapest "
         f"deployments that fit. {ESTIMATE_NOTE}\n\n"
-        + estimate_table(ranked_estimates, "../../")
+        + estimate_table(ranked_estimates, "../../", gpu_names)
         + "\n"
     )
 
@@ -248,11 +268,14 @@ def answer_anchor(model_id: str) -> str:
 
 
 def home_answers(
-    index: Index, models: Mapping[str, ModelEntry], estimates: Estimates | None = None
+    index: Index,
+    models: Mapping[str, ModelEntry],
+    estimates: Estimates | None = None,
+    gpu_names: Mapping[str, str] | None = None,
 ) -> str:
     """Home's answer, narrowed to the reader's model without JavaScript: a jump list of the
     models with answers, then one section per model (a heading to land on, its model page, its
-    answer table by workload × scenario × lane)."""
+    answer table by workload × scenario × lane; GPUs by their names in `gpu_names`)."""
     by_model = rows_by(ranked(index.rows), lambda row: row.model)
 
     def name(model_id: str) -> str:
@@ -260,7 +283,7 @@ def home_answers(
 
     sections, jumps = [], []
     for model_id, rows in sorted(by_model, key=lambda group: (name(group[0]), group[0])):
-        body = answer_rows(rows, models, "", index.results, estimates)
+        body = answer_rows(rows, models, "", index.results, estimates, gpu_names=gpu_names)
         if not body:
             continue
         anchor = esc(answer_anchor(model_id))
@@ -369,6 +392,6 @@ def home_page(
         f"<tbody>{matrix}</tbody></table>\n\n"
         "## The cheapest GPU per 1M accepted output tokens\n\n"
         + ANSWER_INTRO
-        + home_answers(index, models, estimates)
+        + home_answers(index, models, estimates, names_of(gpus))
         + "\n"
     )

@@ -7,9 +7,10 @@ failed requests retried: idle hours raise it further (divide by your utilization
 the reader knows. Prices are the usable ones (`registry.prices`): a price the catalog flags is
 never used, and the notes say when a GPU has one. Strings from result files are HTML-escaped."""
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from catalog_pages import esc
+from gpu_labels import gpus_link
 
 from calculators.cost import effective_cost
 from calculators.errors import CalculatorError
@@ -117,15 +118,19 @@ def weights(row: IndexRow) -> str:
     return f"<br>{esc(row.quantization)} weights" if row.quantization else ""
 
 
-def buyer_table(rows: Iterable[IndexRow], flagged_gpus: Collection[str] = ()) -> str:
+def buyer_table(
+    rows: Iterable[IndexRow],
+    flagged_gpus: Collection[str] = (),
+    gpu_names: Mapping[str, str] | None = None,
+) -> str:
     """The table (see the module docstring); empty without rows. `flagged_gpus`: GPUs with a
-    price the catalog flags, named in the notes."""
+    price the catalog flags, named in the notes; `gpu_names` (catalog id → name) heads each
+    column with its GPU's name (`gpu_labels`)."""
     chosen = candidates(rows)
     if not chosen:
         return ""
     head = "".join(
-        f'<th scope="col"><a href="../../gpus/{esc(r.gpu)}/">{esc(r.gpu_count)} × {esc(r.gpu)}</a>'
-        f"{weights(r)}</th>"
+        f'<th scope="col">{gpus_link(r.gpu_count, r.gpu, gpu_names, "../../")}{weights(r)}</th>'
         for r in chosen
     )
     body = "".join(

@@ -16,6 +16,7 @@ from buyer_table import buyer_table
 from catalog_pages import esc, front_matter_string
 from compare_table import COLUMNS, Column, compare_table, kind_badge, num, roofline_cell, usd
 from downloads_page import downloads
+from gpu_labels import gpus_link
 from result_index import Index
 from row_groups import SUMMARY_COLUMNS, Group, compare_slug, ranked, replicate_groups, rows_by
 
@@ -57,9 +58,10 @@ def slot(name: str) -> str:
     return f'<div data-im-slot="{name}"></div>'
 
 
-def front_table(rows: list[IndexRow]) -> str:
+def front_table(rows: list[IndexRow], gpu_names: Mapping[str, str] | None = None) -> str:
     """The Pareto front as a table (readable without JavaScript): per GPU × count, the points
-    no other point of its sweeps beats on both speed per user and throughput per GPU."""
+    no other point of its sweeps beats on both speed per user and throughput per GPU; GPUs by
+    their names in `gpu_names` (catalog id → name)."""
     front = sorted(
         (row for row in rows if row.on_pareto_front),
         key=lambda row: (row.gpu, row.gpu_count, row.tokens_per_s_per_user or 0),
@@ -67,7 +69,8 @@ def front_table(rows: list[IndexRow]) -> str:
     if not front:
         return ""
     body = "".join(
-        f"<tr><td>{esc(row.gpu_count)} × {esc(row.gpu)}</td><td>{esc(row.load_label)}</td>"
+        f"<tr><td>{gpus_link(row.gpu_count, row.gpu, gpu_names, '../../')}</td>"
+        f"<td>{esc(row.load_label)}</td>"
         f"<td>{num(row.tokens_per_s_per_user, 1)}</td>"
         f"<td>{num(row.output_tokens_per_s_per_gpu, 0)}</td>"
         f"<td>{usd(lowest_usd_per_million(row))}</td>"
@@ -135,7 +138,11 @@ def compare_page(
     )
 
 
-def _group_html(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> str:
+def _group_html(
+    rows: list[IndexRow],
+    flagged_gpus: Collection[str] = (),
+    gpu_names: Mapping[str, str] | None = None,
+) -> str:
     groups = replicate_groups(rows)
     # An attribute, not a <script>: instant navigation re-runs scripts in the content.
     chart_json = json.dumps(
@@ -143,7 +150,7 @@ def _group_html(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> str
         sort_keys=True,
         separators=(",", ":"),
     )
-    front = front_table(rows)
+    front = front_table(rows, gpu_names)
     if front:
         sweep = (
             "<p><strong>Pareto front</strong> of the sweeps above (no other point of the same "
@@ -174,24 +181,33 @@ def _group_html(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> str
         "accepted (else output) tokens, on-demand, per GPU × count, from zero."
         "</figcaption></figure></div>"
     )
-    buyer = buyer_table(rows, flagged_gpus)
-    return buyer + "<p>Every load point:</p>" + compare_table(groups) + sweep + charts
+    buyer = buyer_table(rows, flagged_gpus, gpu_names)
+    return buyer + "<p>Every load point:</p>" + compare_table(groups, gpu_names) + sweep + charts
 
 
-def compare_slots(rows: list[IndexRow], flagged_gpus: Collection[str] = ()) -> dict[str, str]:
+def compare_slots(
+    rows: list[IndexRow],
+    flagged_gpus: Collection[str] = (),
+    gpu_names: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The HTML of a compare page's slots: per workload × scenario, the buyer's table, every
-    load point, the front and the charts (`flagged_gpus`: GPUs with a flagged catalog price)."""
+    load point, the front and the charts (`flagged_gpus`: GPUs with a flagged catalog price;
+    `gpu_names`: catalog id → the name the tables show)."""
     return {
-        slot(f"compare-table-{number}"): _group_html(group_rows, flagged_gpus)
+        slot(f"compare-table-{number}"): _group_html(group_rows, flagged_gpus, gpu_names)
         for number, (_key, group_rows) in enumerate(comparable_groups(rows))
     }
 
 
 def pages(
-    index: Index, models: Mapping[str, ModelEntry], flagged_gpus: Collection[str] = ()
+    index: Index,
+    models: Mapping[str, ModelEntry],
+    flagged_gpus: Collection[str] = (),
+    gpu_names: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """uri → Markdown of the compare pages; uri → slot marker → HTML of their slots. (Home is
-    `answer_pages.home_page`; result pages are written after the build: `result_pages`.)"""
+    """uri → Markdown of the compare pages; uri → slot marker → HTML of their slots (GPUs by
+    their names in `gpu_names`). (Home is `answer_pages.home_page`; result pages are written
+    after the build: `result_pages`.)"""
     out: dict[str, str] = {}
     slots: dict[str, dict[str, str]] = {}
     links = []
@@ -203,7 +219,7 @@ def pages(
             (workload, scenario) for (_k, workload, scenario), _r in comparable_groups(rows)
         ]
         out[uri] = compare_page(model, profile, name, headings)
-        slots[uri] = compare_slots(rows, flagged_gpus)
+        slots[uri] = compare_slots(rows, flagged_gpus, gpu_names)
         links.append(
             f"| [{esc(name)}]({compare_slug(model, profile)}.md) | {esc(profile)} |"
             f" {len({r.result_id for r in rows})} |"

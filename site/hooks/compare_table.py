@@ -2,10 +2,11 @@
 cell HTML) and the table (`compare_table`), plain HTML that `tables.js` sorts and filters.
 Every string that comes from a result file is HTML-escaped."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from catalog_pages import esc
+from gpu_labels import gpu_name
 from row_groups import Group
 
 from registry.index import IndexRow
@@ -98,12 +99,22 @@ def _accepted_per_hour(row: IndexRow) -> float | None:
     return None if tps is None else tps * 3600
 
 
+def gpu_column(gpu_names: Mapping[str, str] | None) -> Column:
+    """The GPU column: its name (`gpu_names`: catalog id → name) linked to its page, the catalog
+    id in the link's title; sorted by the name shown."""
+
+    def cell(group: Group) -> str:
+        gpu_id = group.row.gpu
+        return (
+            f'<a href="../../gpus/{esc(gpu_id)}/" title="{esc(gpu_id)}">'
+            f"{esc(gpu_name(gpu_id, gpu_names))}</a>"
+        )
+
+    return ("GPU", lambda g: gpu_name(g.row.gpu, gpu_names), cell)
+
+
+# The GPU column is `gpu_column`'s (it needs the catalog's names), before all of these.
 COLUMNS: list[Column] = [
-    (
-        "GPU",
-        lambda g: g.row.gpu,
-        lambda g: f'<a href="../../gpus/{esc(g.row.gpu)}/">{esc(g.row.gpu)}</a>',
-    ),
     # The $ per 1M tokens next to the GPU: a phone shows them without scrolling.
     (
         "$/1M accepted, on-demand",
@@ -189,14 +200,16 @@ COLUMNS: list[Column] = [
 ]
 
 
-def compare_table(groups: list[Group]) -> str:
-    """The table of every load point (one row per replicate group), with its filter tools."""
-    head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _value, _text in COLUMNS)
+def compare_table(groups: list[Group], gpu_names: Mapping[str, str] | None = None) -> str:
+    """The table of every load point (one row per replicate group), with its filter tools; its
+    GPUs by their names in `gpu_names` (catalog id → name)."""
+    columns = [gpu_column(gpu_names), *COLUMNS]
+    head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _value, _text in columns)
     body = "".join(
         f'<tr data-kind="{esc(" ".join(_kinds(group)))}"'
         + (f' data-replicates="{len(group.members)}"' if len(group.members) > 1 else "")
         + ">"
-        + "".join(_cell(value(group), text(group)) for _name, value, text in COLUMNS)
+        + "".join(_cell(value(group), text(group)) for _name, value, text in columns)
         + "</tr>"
         for group in groups
     )

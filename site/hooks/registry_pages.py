@@ -28,6 +28,7 @@ import calc_pages
 import calc_snapshot
 import catalog_pages
 import compare_pages
+import gpu_labels
 import page_links
 import result_index
 import result_pages
@@ -208,7 +209,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             )
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
         estimates = Estimates(gpus, models, _state["cheapest"])
-        answers = answer_pages.model_answers(_state["index"], models, estimates)
+        gpu_names = gpu_labels.names_of(gpus)
+        answers = answer_pages.model_answers(_state["index"], models, estimates, gpu_names)
         for model in models.values():
             by_profile = groups.result_ids_by_model.get(model.id, {})
             links = page_links.compare_links(model.id, by_profile)
@@ -217,7 +219,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"], estimates)
         _page(files, config, "index.md", home)
         flagged = {price.gpu for price in prices.values() if price.caution is not None}
-        pages, slots = compare_pages.pages(_state["index"], models, flagged)
+        pages, slots = compare_pages.pages(_state["index"], models, flagged, gpu_names)
         for uri, content in pages.items():
             _page(files, config, uri, content)
         _state["slots"] = slots

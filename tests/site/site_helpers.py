@@ -26,6 +26,14 @@ def in_view(locator: Any) -> bool:
     return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
 
 
+def assert_side_by_side(left: Any, right: Any) -> None:
+    """`right` starts where `left` ends or after it: two cells that do not overlap."""
+    left_box, right_box = left.bounding_box(), right.bounding_box()
+    assert left_box is not None
+    assert right_box is not None
+    assert left_box["x"] + left_box["width"] <= right_box["x"] + 0.5, (left_box, right_box)
+
+
 # A link followed as a reader's click is: Material's instant navigation fetches the page and swaps
 # its content, keeping the JS context (no reload of the theme's scripts, no Python start-up).
 _FOLLOW = (

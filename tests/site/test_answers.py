@@ -8,9 +8,9 @@ import sys
 from typing import Any
 
 import pytest
-from site_helpers import PHONE, REPO, in_view, visit
+from site_helpers import PHONE, REPO, assert_side_by_side, in_view, visit
 
-from registry.catalog import load_models
+from registry.catalog import load_gpus, load_models
 from registry.index import build_index
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
@@ -139,7 +139,8 @@ def test_answers_home_narrows_to_the_readers_model_without_javascript(
 
 def test_answers_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) -> None:
     # each model's answer table on Home: its GPUs and $/1M accepted in view at a phone's width
-    # without scrolling, the table scrolling inside its box (not the page) with its GPUs kept
+    # without scrolling, the table scrolling inside its box (not the page) with both kept
+    gpus_catalog = load_gpus()
     visit(phone, f"{site_url}/")
     tables = phone.locator("table.im-answer")
     assert tables.count() > 1
@@ -155,6 +156,16 @@ def test_answers_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) 
         scroller = table.locator("xpath=ancestor::div[contains(@class,'im-scroll')][1]")
         assert scroller.evaluate("box => box.scrollWidth > box.clientWidth")
         scroller.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
-        assert in_view(headers.nth(gpus))
-        assert in_view(first.nth(gpus))
+        assert scroller.evaluate("box => box.scrollLeft > 0")
+        # scrolled to its end, the table keeps both the GPUs and their $ in view, side by
+        # side, and the last column's links clear of them
+        for row in (headers, first):
+            assert in_view(row.nth(gpus))
+            assert in_view(row.nth(usd))
+            assert_side_by_side(row.nth(gpus), row.nth(usd))
+        assert_side_by_side(first.nth(usd), first.last.locator("a").first)
+        # the GPUs by their catalog name, the id in the link's title
+        link = first.nth(gpus).locator("a")
+        count = link.inner_text().split(" × ")[0]
+        assert link.inner_text() == f"{count} × {gpus_catalog[link.get_attribute('title')].name}"
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

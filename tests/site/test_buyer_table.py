@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from site_helpers import PHONE, REPO, in_view, result_data, write_registry
+from site_helpers import PHONE, REPO, assert_side_by_side, in_view, result_data, write_registry
 
 from registry.catalog import load_gpus, load_models
 from registry.index import IndexRow, build_index
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 import buyer_table
+import gpu_labels
 
 pytestmark = pytest.mark.browser
 
@@ -80,6 +81,33 @@ def test_buyer_table_side_by_side_with_effective_cost(
     assert "flagged" not in column["Notes"]
 
 
+def test_buyer_table_heads_candidates_with_gpu_names_ids_only_in_links(
+    static_page: Any, rows: list[IndexRow]
+) -> None:
+    gpus = load_gpus()
+    names = gpu_labels.names_of(gpus)
+    html = buyer_table.buyer_table(rows, (), names)
+    static_page.set_content(html)
+    heads = static_page.locator("table.im-buyer thead th")
+    assert heads.all_inner_texts()[1:] == [
+        f"{row.gpu_count} × {gpus[row.gpu].name}" for row in buyer_table.candidates(rows)
+    ]
+    assert set(heads.all_inner_texts()[1:]) == {
+        "1 × NVIDIA H100 SXM5 80GB",
+        "2 × NVIDIA H200 SXM 141GB",
+    }
+    links = heads.locator("a")
+    assert links.evaluate_all("as => as.map(a => [a.getAttribute('href'), a.title])") == [
+        [f"../../gpus/{row.gpu}/", row.gpu] for row in buyer_table.candidates(rows)
+    ]
+    # the ids are in the links' addresses and titles only, never in the text a reader reads
+    text = static_page.locator("table.im-buyer").inner_text()
+    assert "h100-sxm" not in text
+    assert "h200-sxm" not in text
+    # a GPU the catalog lacks keeps its id
+    assert "1 × h100-sxm" in buyer_table.buyer_table(rows, (), {"h200-sxm": "H200"})
+
+
 def test_buyer_table_names_a_gpu_with_a_flagged_price(
     static_page: Any, rows: list[IndexRow]
 ) -> None:
@@ -104,7 +132,13 @@ def test_buyer_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) ->
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"]
     scroller.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
-    assert in_view(table.locator("tbody tr").first.locator("td").first)
+    first = table.locator("tbody tr").first.locator("td")
+    assert in_view(first.first)
+    # the $ per 1M accepted tokens stays too, right after the GPU, and the GPU shows its name
+    assert in_view(first.nth(usd))
+    assert_side_by_side(first.nth(gpu), first.nth(usd))
+    name = first.nth(gpu).locator("a")
+    assert name.inner_text() == load_gpus()[name.get_attribute("title")].name
     buyer = phone.locator("table.im-buyer").first
     row = buyer.locator("tbody tr", has_text="$/1M output tokens")
     assert in_view(row.locator("th"))
