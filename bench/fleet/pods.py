@@ -36,6 +36,14 @@ RESULTS_MOUNT = "/results"
 GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 VLLM_IMAGES = {"nvidia": "vllm/vllm-openai:latest", "amd": "rocm/vllm:latest"}
 PROBE_PERIOD_S = 10
+# Kubernetes' own name formats (k8s.io/apimachinery validation): a namespace is a DNS-1123
+# label, a Secret's and a PersistentVolumeClaim's name a DNS-1123 subdomain. The API server
+# refuses any other, and kubernetes-validate (a schema check) does not catch it.
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS_LABEL = re.compile(_DNS_LABEL)
+DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
+LABEL_MAX_LENGTH = 63
+SUBDOMAIN_MAX_LENGTH = 253
 
 # What only a launched vLLM takes: the bench runs against the sidecar's (`--endpoint`).
 _LAUNCH_ONLY: dict[str, Any] = {
@@ -67,6 +75,49 @@ class JobsConfig:
     # every kind not named there.
     gpus_per_node: dict[str, int] = field(default_factory=dict)
     gpus_per_node_default: int | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse, all at once, a name the API server would refuse (BenchConfigError, naming
+        the `bench plan render` option)."""
+        problems = [
+            problem
+            for option, value, label in (
+                ("--namespace", self.namespace, True),
+                ("--hf-token-secret", self.hf_token_secret, False),
+                ("--results-claim", self.results_claim, False),
+            )
+            if (problem := _name_problem(option, value, label))
+        ]
+        if self.vllm_image is not None and (not self.vllm_image or _has_space(self.vllm_image)):
+            problems.append(f"--vllm-image: {self.vllm_image!r} is not an image reference")
+        if len(problems) == 1:
+            option, _, message = problems[0].partition(": ")
+            raise BenchConfigError(message, option=option)
+        if problems:
+            raise BenchConfigError("; ".join(problems))
+
+
+def _has_space(text: str) -> bool:
+    return any(character.isspace() for character in text)
+
+
+def _name_problem(option: str, value: str | None, label: bool) -> str | None:
+    """Why `value` is not a Kubernetes name (a DNS-1123 label with `label`, else a
+    subdomain), or None when it is one (or not given)."""
+    if value is None:
+        return None
+    pattern = DNS_LABEL if label else DNS_SUBDOMAIN
+    limit = LABEL_MAX_LENGTH if label else SUBDOMAIN_MAX_LENGTH
+    if pattern.fullmatch(value) and len(value) <= limit:
+        return None
+    kind = "DNS-1123 label" if label else "DNS-1123 subdomain"
+    allowed = "lowercase letters, digits and '-'"
+    if not label:
+        allowed = "lowercase letters, digits, '-' and '.'"
+    return (
+        f"{option}: {value!r} is not a Kubernetes name: expected a {kind} ({allowed}, "
+        f"starting and ending with a letter or digit, {limit} characters at most)"
+    )
 
 
 def object_name(entry_id: str, max_length: int = 63) -> str:

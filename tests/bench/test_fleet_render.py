@@ -189,6 +189,49 @@ def test_render_kubernetes_pod_runs_vllm_and_the_bench(tmp_path: Path) -> None:
     assert "secret" not in yaml.safe_dump(jobs).lower()
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "kind"),
+    [
+        ("--namespace", "Bench_NS", "DNS-1123 label"),
+        ("--namespace", "a.b", "DNS-1123 label"),
+        ("--namespace", "n" * 64, "DNS-1123 label"),
+        ("--hf-token-secret", "hf token", "DNS-1123 subdomain"),
+        ("--hf-token-secret", "-hf", "DNS-1123 subdomain"),
+        ("--results-claim", "", "DNS-1123 subdomain"),
+        ("--results-claim", "Results", "DNS-1123 subdomain"),
+    ],
+)
+def test_render_kubernetes_refuses_a_name_the_api_server_refuses(
+    tmp_path: Path, option: str, value: str, kind: str
+) -> None:
+    # kubernetes-validate (a schema check) passes such a Job; `kubectl apply` refuses it.
+    run = _render(str(_mixed_plan(tmp_path)), "--kubernetes", option, value)
+    assert run.exit_code == 2, run.output
+    assert run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    expected = f"Error: {option}: {value!r} is not a Kubernetes name: expected a {kind} ("
+    assert line.startswith(expected)
+
+
+def test_render_kubernetes_takes_names_at_their_limits_and_reports_every_bad_one(
+    tmp_path: Path,
+) -> None:
+    plan = str(_mixed_plan(tmp_path))
+    longest = ["--namespace", "n" * 63, "--hf-token-secret", "a." + "s" * 251,
+               "--results-claim", "r" * 253]  # fmt: skip
+    run = _render(plan, "--kubernetes", *longest)
+    assert run.exit_code == 0, run.output
+    (job, *_) = yaml.safe_load_all(run.stdout)
+    assert job["metadata"]["namespace"] == "n" * 63
+    both = _render(plan, "--kubernetes", "--namespace", "A", "--vllm-image", "")
+    assert both.exit_code == 2
+    assert both.stderr.splitlines() == [
+        "Error: --namespace: 'A' is not a Kubernetes name: expected a DNS-1123 label (lowercase "
+        "letters, digits and '-', starting and ending with a letter or digit, 63 characters at "
+        "most); --vllm-image: '' is not an image reference"
+    ]
+
+
 def test_render_kubernetes_token_comes_from_a_named_secret(tmp_path: Path) -> None:
     (job, *_) = _jobs(tmp_path, "--hf-token-secret", "hf-token")
     (vllm,) = job["spec"]["template"]["spec"]["initContainers"]
