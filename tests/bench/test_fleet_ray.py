@@ -6,7 +6,8 @@ fake GPU kind as a custom resource: the session's `ray_fleet`, tests/bench/conft
 fleet task runs the entry's `bench run`, which launches the stand-in vllm
 (tests/bench/standin_vllm.py) on its node and measures it, with load points as small as
 still prove the point. The multi-node stand-in reserves its GPUs on the cluster as vLLM's Ray
-executor does. The last test kills the one node meant for it.
+executor does. The node kill test comes after every other test of the session's cluster
+(pytest runs a file's tests in order); it kills the one node meant for it.
 """
 
 from __future__ import annotations
@@ -377,6 +378,53 @@ def test_fleet_ctrl_c_stops_the_run_which_hands_back_every_point_and_stops_the_s
         time.sleep(0.1)
 
 
+HOLD_ONE_L40S_GPU = """
+import sys
+import ray
+from ray.util.placement_group import placement_group
+
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+group = placement_group([{"GPU": 1, "gpu_l40s": 0.5}])  # one GPU of one L40S node
+ray.get(group.ready(), timeout=120)
+print("held", flush=True)
+sys.stdin.read()  # held until the test closes stdin (the group goes with this driver)
+"""
+
+
+def test_bench_run_refuses_to_measure_when_vllms_ranks_land_on_another_kinds_node(
+    tmp_path: Path, ray_fleet: RayFleet
+) -> None:
+    """vLLM's Ray executor takes free GPUs on any node (it cannot be handed a placement
+    group): with one L40S GPU busy, the STAND-IN's four ranks must take the H100 head's GPU
+    too, and `bench run` refuses before measuring anything."""
+    assert ray_fleet.doomed_l40s.process.poll() is None, "runs before the node kill test"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_ONE_L40S_GPU, ray_fleet.address],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        run = _bench_run(
+            tmp_path,
+            "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2",
+            "--ray-address", ray_fleet.address,
+        )  # fmt: skip
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(60)
+        assert holder.stdout is not None
+        holder.stdout.close()
+    assert run.returncode == 1, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "Error: --ray-address: vLLM's Ray executor placed ranks on 1 node(s) without gpu_l40s ("
+    ), last
+    assert "cannot be confined to one kind; give this kind a Ray cluster of its own" in last
+    assert not (tmp_path / "result.json").exists()  # nothing was measured
+
+
 def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and_valid(
     tmp_path: Path, ray_fleet: RayFleet
 ) -> None:
@@ -494,52 +542,6 @@ def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and
     assert fleet.lines[-2].startswith("7 entries: 6 collected, 1 unplaceable; results in ")
     assert fleet.lines[-1] == "Error: not every entry was collected complete and valid"
     assert ray_fleet.l40s.process.poll() is None
-
-
-HOLD_ONE_L40S_GPU = """
-import sys
-import ray
-from ray.util.placement_group import placement_group
-
-ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
-group = placement_group([{"GPU": 1, "gpu_l40s": 0.5}])  # one GPU of one L40S node
-ray.get(group.ready(), timeout=120)
-print("held", flush=True)
-sys.stdin.read()  # held until the test closes stdin (the group goes with this driver)
-"""
-
-
-def test_bench_run_refuses_to_measure_when_vllms_ranks_land_on_another_kinds_node(
-    tmp_path: Path, ray_fleet: RayFleet
-) -> None:
-    """vLLM's Ray executor takes free GPUs on any node (it cannot be handed a placement
-    group): with one L40S GPU busy, the STAND-IN's four ranks must take the H100 head's GPU
-    too, and `bench run` refuses before measuring anything."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_ONE_L40S_GPU, ray_fleet.address],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "held"
-        run = _bench_run(
-            tmp_path,
-            "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2",
-            "--ray-address", ray_fleet.address,
-        )  # fmt: skip
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(60)
-        assert holder.stdout is not None
-        holder.stdout.close()
-    assert run.returncode == 1, run.stderr
-    last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith(
-        "Error: --ray-address: vLLM's Ray executor placed ranks on 1 node(s) without gpu_l40s ("
-    ), last
-    assert "cannot be confined to one kind; give this kind a Ray cluster of its own" in last
-    assert not (tmp_path / "result.json").exists()  # nothing was measured
 
 
 @pytest.mark.gpu
