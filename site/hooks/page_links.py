@@ -47,10 +47,14 @@ def group_results(rows: Iterable[IndexRow]) -> ResultGroups:
 
 
 def gpu_results_table(
-    rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, ModelEntry]
+    rows: Iterable[IndexRow],
+    gpu_id: str,
+    models: Mapping[str, ModelEntry],
+    gpu_name: str | None = None,
 ) -> str:
-    """HTML table of `rows` (one per result, all on `gpu_id`: `ResultGroups.by_gpu`), each
-    linked to its page and its compare page (relative to `gpus/<id>/`); empty when none."""
+    """HTML table of `rows` (one per result, all on `gpu_id`, named `gpu_name`:
+    `ResultGroups.by_gpu`), each linked to its page and its compare page (relative to
+    `gpus/<id>/`); empty when none."""
     results = sorted(rows, key=lambda row: (row.model, row.gpu_count, row.profile, row.result_id))
     if not results:
         return ""
@@ -58,7 +62,7 @@ def gpu_results_table(
         "<tr>"
         f'<td><a href="../../results/{esc(row.result_id)}/">{esc(row.result_id)}</a></td>'
         f"<td>{esc(models[row.model].name if row.model in models else row.model)}</td>"
-        f"<td>{esc(row.gpu_count)} × {esc(gpu_id)}</td>"
+        f"<td>{esc(row.gpu_count)} × {esc(gpu_name or gpu_id)}</td>"
         f"<td>{esc(row.engine)} {esc(row.engine_version)}</td>"
         f"<td>{esc(row.quantization)}</td>"
         f'<td><a href="../../compare/{esc(compare_slug(row.model, row.profile))}/">'

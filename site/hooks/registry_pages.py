@@ -200,7 +200,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         groups = page_links.group_results(_state["index"].rows)
         for gpu in gpus.values():
             gpu_prices = [price for price in prices.values() if price.gpu == gpu.id]
-            results = page_links.gpu_results_table(groups.by_gpu.get(gpu.id, []), gpu.id, models)
+            results = page_links.gpu_results_table(
+                groups.by_gpu.get(gpu.id, []), gpu.id, models, gpu.name
+            )
             _page(
                 files,
                 config,
@@ -321,7 +323,13 @@ def on_post_build(config: MkDocsConfig) -> None:
     }
     try:
         result_pages.write_pages(
-            Path(config.site_dir), _state["shell"], index.results, rows, replicates
+            Path(config.site_dir),
+            _state["shell"],
+            index.results,
+            rows,
+            replicates,
+            gpu_labels.names_of(_state["gpus"]),
+            {model_id: model.name for model_id, model in _state["models"].items()},
         )
     except ValueError as error:
         raise PluginError(f"cannot write the result pages: {error}") from None

@@ -22,6 +22,7 @@ from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
 from catalog_pages import esc
+from gpu_labels import gpu_name
 
 from registry.index import COLUMN_DESCRIPTIONS, IndexRow
 from registry.models import Result
@@ -184,9 +185,25 @@ def shell_content() -> str:
     return _heading(1, "result", HEADING_MARK) + BODY_MARK
 
 
-def title(result: Result) -> str:
+def heading(
+    result: Result,
+    gpu_names: Mapping[str, str] | None = None,
+    model_names: Mapping[str, str] | None = None,
+) -> str:
+    """`Llama 3.1 8B Instruct on 2 × NVIDIA H100 SXM5 80GB`: the catalog's names (catalog id →
+    name), else the result's ids (plain text)."""
     identity = result.identity
-    return f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id} ({result.id})"
+    model = (model_names or {}).get(identity.model.id, identity.model.id)
+    return f"{model} on {identity.gpu.count} × {gpu_name(identity.gpu.id, gpu_names)}"
+
+
+def title(
+    result: Result,
+    gpu_names: Mapping[str, str] | None = None,
+    model_names: Mapping[str, str] | None = None,
+) -> str:
+    """The page's title: its heading and the result's id."""
+    return f"{heading(result, gpu_names, model_names)} ({result.id})"
 
 
 def _load(row: IndexRow) -> str:
@@ -327,13 +344,16 @@ def fill(
     result: Result,
     rows: list[IndexRow],
     replicates: Mapping[str, list[IndexRow]] | None = None,
+    gpu_names: Mapping[str, str] | None = None,
+    model_names: Mapping[str, str] | None = None,
 ) -> str:
-    """The shell's HTML with this result's title, address and body."""
+    """The shell's HTML with this result's title, address and body (its model and GPUs by the
+    names in `model_names` and `gpu_names`: catalog id → name)."""
     if shell.count(BODY_MARK) != 1 or TITLE_MARK not in shell or HEADING_MARK not in shell:
         raise ValueError(f"{SHELL_URI}: the rendered shell lost its markers")
-    identity = result.identity
-    heading = f"{identity.model.id} on {identity.gpu.count}× {identity.gpu.id}"
-    page = shell.replace(TITLE_MARK, esc(title(result))).replace(HEADING_MARK, esc(heading))
+    page = shell.replace(TITLE_MARK, esc(title(result, gpu_names, model_names))).replace(
+        HEADING_MARK, esc(heading(result, gpu_names, model_names))
+    )
     page = page.replace(f"{SHELL_DIR}/", f"results/{result.id}/")  # the canonical address
     return page.replace(BODY_MARK, result_body(result, rows, replicates))
 
@@ -344,15 +364,19 @@ def write_pages(
     results: Mapping[str, Result],
     rows: Mapping[str, list[IndexRow]],
     replicates: Mapping[str, list[IndexRow]] | None = None,
+    gpu_names: Mapping[str, str] | None = None,
+    model_names: Mapping[str, str] | None = None,
 ) -> None:
     """Write `results/<id>/index.html` for every result, drop the shell, list them in the
     sitemap (Material's instant navigation follows only the links the sitemap lists).
-    `rows`: result id → its index rows; `replicates`: replicate key → index rows."""
+    `rows`: result id → its index rows; `replicates`: replicate key → index rows; the names:
+    catalog id → the name a page's title and heading show."""
     for result_id, result in results.items():
         folder = site_dir / "results" / result_id
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "index.html").write_text(
-            fill(shell, result, rows.get(result_id, []), replicates), encoding="utf-8"
+            fill(shell, result, rows.get(result_id, []), replicates, gpu_names, model_names),
+            encoding="utf-8",
         )
     shell_page = site_dir / SHELL_DIR / "index.html"
     shell_page.unlink(missing_ok=True)

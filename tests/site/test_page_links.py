@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from site_helpers import REPO, TEMPLATE
 
-from registry.catalog import load_models
+from registry.catalog import load_gpus, load_models
 from registry.index import IndexRow, index_rows
 from registry.models import ModelEntry
 from registry.store import parse_result
@@ -60,6 +60,15 @@ def _rows() -> list[IndexRow]:
                 )
             )
     return rows
+
+
+def test_page_links_gpu_page_names_its_gpu_in_the_gpus_column() -> None:
+    rows, models = _rows(), load_models()
+    on_l40s = page_links.group_results(rows).by_gpu["l40s"]
+    table = page_links.gpu_results_table(on_l40s, "l40s", models, load_gpus()["l40s"].name)
+    assert table.count("<td>1 × NVIDIA L40S 48GB</td>") == 2
+    assert table.count("<td>2 × NVIDIA L40S 48GB</td>") == 2
+    assert "× l40s" not in table
 
 
 def test_page_links_grouped_once_write_what_filtering_every_row_wrote() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from site_helpers import REPO, build_site, result_data, write_registry
 
+from registry.catalog import load_gpus, load_models
 from registry.errors import InvalidFileError
 from registry.index import load_results, result_files
 from registry.models import Result
@@ -62,7 +63,14 @@ def test_result_pages_show_every_field_provenance_and_command(
         commands = [source[key] for key in ("server_command", "command") if source.get(key)]
         assert commands
         assert f"<pre><code>{html.escape(chr(10).join(commands))}</code></pre>" in page
-        assert re.search(rf"<title>[^<]*\({result.id}\) - infermeter</title>", page)
+        # the model and GPUs by their catalog names (the ids are in the fields below)
+        identity = result.identity
+        heading = (
+            f"{load_models()[identity.model.id].name} on "
+            f"{identity.gpu.count} × {load_gpus()[identity.gpu.id].name}"
+        )
+        assert f"<title>{html.escape(heading)} ({result.id}) - infermeter</title>" in page
+        assert f'<h1 id="result">{html.escape(heading)}<a class="headerlink"' in page
         assert f'<link rel="canonical" href="http://127.0.0.1:8123/results/{result.id}/">' in page
         assert page.count('id="result"') == 1
         assert result_pages.TITLE_MARK not in page
