@@ -1,6 +1,8 @@
 """The fleet commands as users run them: `infermeter` from the installed wheel (the session's
 `installed`, tests/wheel_install.py), in a folder outside the checkout, with the plan written
-there.
+there: `bench plan matrix`, `bench plan render` (the GitHub Actions workflow passes actionlint
+and its own steps run from the wheel; the Kubernetes objects pass their schemas), `bench fleet`,
+and what each says of bad input.
 
 `bench fleet` is driven from the wheel against the session's REAL local Ray cluster
 (`ray_fleet`, tests/bench/conftest.py), whose nodes run this environment's Python: the driver,
@@ -11,6 +13,7 @@ what the wheel runs, connects, submits, collects and validates; the node runs th
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -52,10 +55,10 @@ print(json.dumps({"bench": bench.__file__, "params": parsed}, default=str))
 """
 
 
-def _write_plan(folder: Path, name: str, runs: list[dict[str, Any]]) -> str:
+def _write_plan(folder: Path, runs: list[dict[str, Any]]) -> str:
     defaults = {"model": CHAT, "max-model-len": 8192, "startup-timeout": 600}
-    (folder / name).write_text(yaml.safe_dump({"defaults": defaults, "runs": runs}))
-    return name
+    (folder / "PLAN.yaml").write_text(yaml.safe_dump({"defaults": defaults, "runs": runs}))
+    return "PLAN.yaml"
 
 
 def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
@@ -68,7 +71,7 @@ def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
 def test_installed_plan_matrix_is_deterministic_json_of_commands_the_wheel_parses(
     installed: Installed, tmp_path: Path
 ) -> None:
-    plan = _write_plan(tmp_path, "PLAN.yaml", [*SINGLE_NODE_RUNS, MULTI_NODE_RUN])
+    plan = _write_plan(tmp_path, [*SINGLE_NODE_RUNS, MULTI_NODE_RUN])
     first, second = (installed.run("bench", "plan", "matrix", plan, cwd=tmp_path) for _ in "12")
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout  # byte for byte
@@ -136,7 +139,9 @@ def test_installed_render_github_actions_passes_actionlint_and_its_steps_run_sta
     assert checked.returncode == 0, checked.stdout + checked.stderr
     jobs = yaml.safe_load((tmp_path / "wf.yml").read_text())["jobs"]
     assert _step(jobs["matrix"], "Print the matrix")["env"] == {"PLAN": "PLAN.yaml"}
-    path = f"{installed.venv / 'bin'}:{standin_vllm.parent}:/usr/bin:/bin"
+    # The venv's infermeter and the stand-in `vllm` first, as the runner's PATH would have them.
+    first = [str(installed.venv / "bin"), str(standin_vllm.parent)]
+    path = os.pathsep.join([*first, os.environ["PATH"]])
     outputs = tmp_path / "github-output"
     matrix = _run_step(installed, _step(jobs["matrix"], "Print the matrix"), tmp_path, path,
                        GITHUB_OUTPUT=str(outputs))  # fmt: skip
@@ -167,7 +172,7 @@ def test_installed_render_github_actions_passes_actionlint_and_its_steps_run_sta
 def test_installed_plan_render_kubernetes_jobs_and_leaderworkerset_validate(
     installed: Installed, tmp_path: Path
 ) -> None:
-    plan = _write_plan(tmp_path, "PLAN.yaml", [*SINGLE_NODE_RUNS, MULTI_NODE_RUN])
+    plan = _write_plan(tmp_path, [*SINGLE_NODE_RUNS, MULTI_NODE_RUN])
     run = installed.run(
         "bench", "plan", "render", plan, "--kubernetes", "--gpus-per-node", "h100-sxm=8",
         cwd=tmp_path,
@@ -218,7 +223,7 @@ def test_installed_bench_fleet_on_a_real_ray_cluster_collects_a_valid_result_sta
 def test_installed_bench_fleet_unreachable_ray_exits_1_naming_it(
     installed: Installed, tmp_path: Path
 ) -> None:
-    plan = _write_plan(tmp_path, "PLAN.yaml", SINGLE_NODE_RUNS)
+    plan = _write_plan(tmp_path, SINGLE_NODE_RUNS)
     run = installed.run("bench", "fleet", plan, "--ray", "127.0.0.1:1", cwd=tmp_path)
     assert run.returncode == 1
     assert _one_line_error(run) == (
@@ -230,7 +235,7 @@ def test_installed_bench_fleet_unreachable_ray_exits_1_naming_it(
 def test_installed_bench_fleet_unknown_gpu_id_exits_1_naming_file_and_field(
     installed: Installed, tmp_path: Path
 ) -> None:
-    plan = _write_plan(tmp_path, "PLAN.yaml", [{"name": "chat", "gpus": ["h100-sxm", "h999"]}])
+    plan = _write_plan(tmp_path, [{"name": "chat", "gpus": ["h100-sxm", "h999"]}])
     run = installed.run("bench", "fleet", plan, "--ray", "127.0.0.1:1", cwd=tmp_path)
     assert run.returncode == 1
     assert _one_line_error(run).startswith(
@@ -241,7 +246,7 @@ def test_installed_bench_fleet_unknown_gpu_id_exits_1_naming_file_and_field(
 def test_installed_render_kubernetes_multinode_without_gpus_per_node_exits_1_naming_it(
     installed: Installed, tmp_path: Path
 ) -> None:
-    plan = _write_plan(tmp_path, "PLAN.yaml", [*SINGLE_NODE_RUNS, MULTI_NODE_RUN])
+    plan = _write_plan(tmp_path, [*SINGLE_NODE_RUNS, MULTI_NODE_RUN])
     run = installed.run("bench", "plan", "render", plan, "--kubernetes", cwd=tmp_path)
     assert run.returncode == 1
     line = _one_line_error(run)
