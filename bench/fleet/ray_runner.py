@@ -13,9 +13,11 @@ file's text, the exit status and the ends of its logs.
 
 The driver collects each result as soon as its task ends: it writes `<results>/<entry id>.json`
 (temp file and rename), validates it as the registry would, and reports it. A run that ended
-early still returns what it measured (the result says incomplete). A task whose node is lost
-mid-run keeps the points it had streamed, in `<results>/partial/<entry id>.attempt-<n>.json`;
-it is submitted once more, where another live node has the resource, or else those points are
+early still returns what it measured (the result says incomplete). The result so far that a
+task streams back is written at once to `<results>/partial/<entry id>.attempt-<n>.json`
+(removed once the attempt's whole result is written), so it outlives a lost node and a driver
+killed outright alike. A task whose node is lost mid-run keeps those points; it is submitted
+once more, where another live node has the resource, or else those points are
 its result (incomplete). An entry that no live node can take is reported instead of waiting
 forever. Whatever finished is kept. At the end the set is validated together (`registry
 validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
@@ -205,6 +207,26 @@ class _Driver:
             return
         self._finish(entry_id, "failed", f"its node was lost and it was not retried: {text[:200]}")
 
+    def _partial_path(self, entry_id: str) -> Path:
+        attempt = self.outcomes[entry_id].attempts
+        return self.config.results_dir / PARTIAL_FOLDER / f"{entry_id}.attempt-{attempt}.json"
+
+    def _hold(self, entry_id: str, text: str) -> None:
+        """The attempt's result so far, held here and written to `partial/` at once, so that
+        what it measured outlives this driver too (a SIGKILL, an out-of-memory kill)."""
+        from registry.store import write_text_atomic
+
+        self.checkpoint[entry_id] = text
+        write_text_atomic(self._partial_path(entry_id), text)
+
+    def _superseded(self, entry_id: str) -> None:
+        """The attempt's whole result is written: its result so far goes (and `partial/`,
+        once empty)."""
+        with contextlib.suppress(FileNotFoundError):
+            self._partial_path(entry_id).unlink()
+        with contextlib.suppress(OSError):
+            (self.config.results_dir / PARTIAL_FOLDER).rmdir()
+
     def _keep_partial(self, entry_id: str) -> Path | None:
         """The lost attempt's result so far, written under `partial/` (None if no point ended)."""
         from registry.store import write_text_atomic
@@ -213,8 +235,7 @@ class _Driver:
         if text is None:
             return None
         outcome = self.outcomes[entry_id]
-        name = f"{entry_id}.attempt-{outcome.attempts}.json"
-        path = self.config.results_dir / PARTIAL_FOLDER / name
+        path = self._partial_path(entry_id)
         write_text_atomic(path, text)
         outcome.partial.append(path)
         self._progress(entry_id, f"the lost attempt's finished points are kept in {path}")
@@ -244,6 +265,7 @@ class _Driver:
             return
         path = self.config.results_dir / f"{entry_id}.json"
         write_text_atomic(path, text)
+        self._superseded(entry_id)
         outcome.result_path = path
         problems = validate_paths([path]).problems
         if problems:
@@ -284,7 +306,7 @@ class _Driver:
                     continue
                 if message.get("kind") == "checkpoint":
                     self._note_placement(entry_id)
-                    self.checkpoint[entry_id] = message["result"]
+                    self._hold(entry_id, message["result"])
                     count = message.get("points")
                     where = f" (worker {message['worker']})" if message.get("worker") else ""
                     points = f"{count} point{'s' * (count != 1)}"
@@ -331,7 +353,7 @@ class _Driver:
                         self._stopped(entry_id)
                         continue
                     if message.get("kind") == "checkpoint":
-                        self.checkpoint[entry_id] = message["result"]
+                        self._hold(entry_id, message["result"])
                         continue
                     del self.pending[stream]
                     self._release(entry_id)
@@ -357,6 +379,7 @@ class _Driver:
             return
         path = self.config.results_dir / f"{entry_id}.json"
         write_text_atomic(path, text)
+        self._superseded(entry_id)
         self.outcomes[entry_id].result_path = path
         self._finish(entry_id, "cancelled", "interrupted; the points it had finished are kept")
 

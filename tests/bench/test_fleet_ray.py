@@ -370,12 +370,41 @@ def test_fleet_ctrl_c_stops_the_run_which_hands_back_every_point_and_stops_the_s
     assert 1 <= second.requests.completed < 12, second.requests
     assert "interrupted" in {verdict.code for verdict in second.validity}
     assert validate_paths([results]).ok
+    assert not (results / "partial").exists()  # the whole result replaced the result so far
     # No vLLM is left behind on the nodes.
     nodes = (ray_fleet.l40s, ray_fleet.doomed_l40s)
     deadline = time.monotonic() + 30
     while any(node.running("standin_vllm.py") for node in nodes):
         assert time.monotonic() < deadline, "a stand-in vLLM outlived the cancelled run"
         time.sleep(0.1)
+
+
+def test_fleet_driver_killed_outright_keeps_the_points_streamed_back_standin_vllm(
+    tmp_path: Path, ray_fleet: RayFleet
+) -> None:
+    """A `bench fleet` killed with no chance to clean up (SIGKILL, an out-of-memory kill)
+    still leaves what its runs had streamed back: each result so far is written to
+    `partial/` as it arrives. Ray ends the dead driver's tasks, and their vLLMs go too."""
+    runs = [
+        {"name": "chat", "gpus": ["l40s"], "concurrency": [2, 1], "num-requests": 12,
+         "output-len": 32},
+    ]  # fmt: skip
+    results = tmp_path / "fleet-results"
+    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
+    fleet.wait_for("chat--l40s-x1: 1 point kept so far")
+    fleet.process.kill()
+    fleet.process.wait(30)
+    kept = results / "partial" / "chat--l40s-x1.attempt-1.json"
+    result = RegistryResult.model_validate_json(kept.read_text())
+    assert result.source.complete is False
+    assert [(p.load.concurrency, p.requests.completed) for p in result.points] == [(2, 12)]
+    assert validate_paths([kept]).ok
+    assert not (results / "chat--l40s-x1.json").exists()  # no whole result was written
+    nodes = (ray_fleet.l40s, ray_fleet.doomed_l40s)
+    deadline = time.monotonic() + 60
+    while any(node.running("standin_vllm.py") for node in nodes):
+        assert time.monotonic() < deadline, "a stand-in vLLM outlived the killed fleet"
+        time.sleep(0.2)
 
 
 HOLD_ONE_L40S_GPU = """
