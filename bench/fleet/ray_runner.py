@@ -11,7 +11,8 @@ folder (`bench.fleet.ray_task`). It is a Ray generator task: as each load point 
 streams the result so far (marked incomplete) back to the driver, and at the end the result
 file's text, the exit status and the ends of its logs.
 
-The driver collects each result as soon as its task ends: it writes `<results>/<entry id>.json`
+The driver collects each result as soon as its task ends (`bench.fleet.results_folder` says
+what it writes where): it writes `<results>/<entry id>.json`
 (temp file and rename), validates it as the registry would, and reports it. A run that ended
 early still returns what it measured (the result says incomplete). The result so far that a
 task streams back is written at once to `<results>/partial/<entry id>.attempt-<n>.json`
@@ -47,13 +48,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.fleet import FleetError, ray_groups, ray_stop
+from bench.fleet import ray_groups, ray_stop
 from bench.fleet.matrix import Matrix, MatrixEntry
 from bench.fleet.outcomes import EntryOutcome, FleetSummary, Status
 from bench.fleet.ray_task import run_entry
+from bench.fleet.results_folder import ResultsFolder
 from bench.interrupts import TERMINATED, StopSignals, stop_reason
 from bench.multinode import connect_ray
-from registry.tree import PARTIAL_FOLDER  # what each lost attempt had measured
 
 Notify = Callable[[str], None]
 CANCEL_GRACE_S = 60.0  # how long an interrupted fleet waits for its runs to write and stop
@@ -93,16 +94,6 @@ def _nowhere(entry: MatrixEntry) -> str:
     )
 
 
-def _check_results_dir(matrix: Matrix, results_dir: Path) -> None:
-    for entry in matrix.entries:
-        path = results_dir / f"{entry.id}.json"
-        if path.exists():
-            raise FleetError(
-                f"{path} exists from an earlier fleet run; remove it or pick another folder",
-                "--results-dir",
-            )
-
-
 class _Driver:
     """The collection loop over the submitted tasks."""
 
@@ -110,6 +101,7 @@ class _Driver:
         self.ray = ray
         self.config = config
         self.notify = notify
+        self.folder = ResultsFolder(config.results_dir)
         self.remote = ray.remote(run_entry)
         self.entries = {entry.id: entry for entry in matrix.entries}
         self.outcomes = {entry.id: EntryOutcome(entry.id) for entry in matrix.entries}
@@ -197,64 +189,46 @@ class _Driver:
             return
         if kept is not None:
             # No other attempt: the lost one's points are the entry's result, incomplete.
-            from registry.store import write_text_atomic
-
-            path = self.config.results_dir / f"{entry_id}.json"
-            write_text_atomic(path, kept.read_text(encoding="utf-8"))
-            outcome.result_path = path
+            outcome.result_path = self.folder.write_result(
+                entry_id, kept.read_text(encoding="utf-8")
+            )
             message = f"its node was lost; the points it had measured are kept: {text[:200]}"
             self._finish(entry_id, "incomplete", message)
             return
         self._finish(entry_id, "failed", f"its node was lost and it was not retried: {text[:200]}")
 
-    def _partial_path(self, entry_id: str) -> Path:
-        attempt = self.outcomes[entry_id].attempts
-        return self.config.results_dir / PARTIAL_FOLDER / f"{entry_id}.attempt-{attempt}.json"
-
     def _hold(self, entry_id: str, text: str) -> None:
         """The attempt's result so far, held here and written to `partial/` at once, so that
         what it measured outlives this driver too (a SIGKILL, an out-of-memory kill)."""
-        from registry.store import write_text_atomic
-
         self.checkpoint[entry_id] = text
-        write_text_atomic(self._partial_path(entry_id), text)
+        self.folder.hold(entry_id, self.outcomes[entry_id].attempts, text)
 
     def _superseded(self, entry_id: str) -> None:
-        """The attempt's whole result is written: its result so far goes (and `partial/`,
-        once empty)."""
-        with contextlib.suppress(FileNotFoundError):
-            self._partial_path(entry_id).unlink()
-        with contextlib.suppress(OSError):
-            (self.config.results_dir / PARTIAL_FOLDER).rmdir()
+        self.folder.supersede(entry_id, self.outcomes[entry_id].attempts)
 
     def _keep_partial(self, entry_id: str) -> Path | None:
-        """The lost attempt's result so far, written under `partial/` (None if no point ended)."""
-        from registry.store import write_text_atomic
-
+        """The lost attempt's result so far, kept under `partial/` (None if no point ended)."""
         text = self.checkpoint.pop(entry_id, None)
         if text is None:
             return None
         outcome = self.outcomes[entry_id]
-        path = self._partial_path(entry_id)
-        write_text_atomic(path, text)
+        path = self.folder.hold(entry_id, outcome.attempts, text)
         outcome.partial.append(path)
         self._progress(entry_id, f"the lost attempt's finished points are kept in {path}")
         return path
 
     def _collect(self, entry_id: str, answer: dict[str, Any]) -> None:
         from registry.index import read_valid_result
-        from registry.store import write_text_atomic
         from registry.validate import validate_paths
 
         outcome = self.outcomes[entry_id]
         outcome.host, outcome.node_id = answer.get("host"), answer.get("node_id")
         outcome.gpu_ids = list(answer.get("gpu_ids") or [])
-        logs = self.config.results_dir / "logs"
         log_text = "\n".join(
             part for part in (answer.get("stderr_tail"), answer.get("log_tail")) if part
         )
         if log_text:
-            write_text_atomic(logs / f"{entry_id}.log", log_text + "\n")
+            self.folder.write_log(entry_id, log_text)
         text = answer.get("result")
         if text is None and self.stopping:
             self._finish(entry_id, "cancelled", "interrupted before it finished a point")
@@ -263,8 +237,7 @@ class _Driver:
             last = (answer.get("stderr_tail") or "").splitlines()[-1:] or ["no result written"]
             self._finish(entry_id, "failed", f"exit {answer.get('exit_code')}: {last[0]}")
             return
-        path = self.config.results_dir / f"{entry_id}.json"
-        write_text_atomic(path, text)
+        path = self.folder.write_result(entry_id, text)
         self._superseded(entry_id)
         outcome.result_path = path
         problems = validate_paths([path]).problems
@@ -370,17 +343,13 @@ class _Driver:
 
     def _stopped(self, entry_id: str) -> None:
         """An entry cancelled before its result came back: its streamed points, if any."""
-        from registry.store import write_text_atomic
-
         self._release(entry_id)
         text = self.checkpoint.pop(entry_id, None)
         if text is None:
             self._finish(entry_id, "cancelled", "interrupted before it finished a point")
             return
-        path = self.config.results_dir / f"{entry_id}.json"
-        write_text_atomic(path, text)
+        self.outcomes[entry_id].result_path = self.folder.write_result(entry_id, text)
         self._superseded(entry_id)
-        self.outcomes[entry_id].result_path = path
         self._finish(entry_id, "cancelled", "interrupted; the points it had finished are kept")
 
 
@@ -391,7 +360,7 @@ def run_fleet(
 
     Raises FleetError when Ray is missing or the cluster cannot be reached; every entry's own
     failure is in the summary instead."""
-    _check_results_dir(matrix, config.results_dir)
+    ResultsFolder(config.results_dir).check_free(matrix)
     with contextlib.redirect_stdout(sys.stderr):  # Ray prints cluster events to stdout
         return _run_fleet(matrix, config, notify)
 
