@@ -33,8 +33,11 @@ def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url:
     assert missing.count() > 0
     estimates = answer.locator(".im-estimate")
     assert estimates.count() > 0
+    names = "|".join(re.escape(gpu.name) for gpu in load_gpus().values())
     for text in estimates.all_inner_texts():
         assert text.startswith("Estimate (not measured): at best $")
+        # its GPUs by their catalog name, not their id
+        assert re.search(rf"/1M output on \d+ × (?:{names}), the roofline bound", text), text
     # every estimate sits in a "no result meets" cell, never beside a result's own $
     cells = answer.locator("td:has(.im-estimate)").all_inner_texts()
     assert all(cell.startswith("no result meets a stated SLO yet") for cell in cells)
@@ -57,6 +60,10 @@ def test_answers_model_without_results_shows_estimates_only(page: Any, site_url:
     ]
     assert costs
     assert costs == sorted(costs)
+    gpus = table.locator("tbody tr td:nth-child(1) a")
+    catalog = load_gpus()
+    for text, gpu_id in gpus.evaluate_all("as => as.map(a => [a.innerText, a.title])"):
+        assert text.split(" × ", 1)[1] == catalog[gpu_id].name
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from registry.index import IndexRow, build_index
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 import buyer_table
+import compare_pages
 import gpu_labels
 
 pytestmark = pytest.mark.browser
@@ -106,6 +107,26 @@ def test_buyer_table_heads_candidates_with_gpu_names_ids_only_in_links(
     assert "h200-sxm" not in text
     # a GPU the catalog lacks keeps its id
     assert "1 × h100-sxm" in buyer_table.buyer_table(rows, (), {"h200-sxm": "H200"})
+
+
+def test_buyer_table_compare_slots_name_gpus_ids_only_in_links(
+    static_page: Any, rows: list[IndexRow]
+) -> None:
+    # the table of every load point and the Pareto front beside the buyer's table: names too
+    names = gpu_labels.names_of(load_gpus())
+    static_page.set_content("".join(compare_pages.compare_slots(rows, (), names).values()))
+    for selector in ("table.im-compare", "table.im-front"):
+        links = static_page.locator(f"{selector} tbody tr td:first-child a")
+        assert links.count() > 0, selector
+        for text, gpu_id, href in links.evaluate_all(
+            "as => as.map(a => [a.innerText, a.title, a.getAttribute('href')])"
+        ):
+            assert text.rsplit(" × ", 1)[-1] == names[gpu_id], selector
+            assert href == f"../../gpus/{gpu_id}/"
+    sort_keys = static_page.locator("table.im-compare tbody td:first-child").evaluate_all(
+        "cs => cs.map(c => c.dataset.sort)"
+    )
+    assert set(sort_keys) == {names["h100-sxm"], names["h200-sxm"]}  # sorted by the name shown
 
 
 def test_buyer_table_names_a_gpu_with_a_flagged_price(
