@@ -329,6 +329,19 @@ def test_fleet_multinode_entry_holds_only_nodes_of_its_kind_standin_vllm(
     assert validate_paths([results]).ok
 
 
+def _in_its_second_point(tmp_path: Path, ray_fleet: RayFleet, results: Path) -> _Fleet:
+    """`bench fleet` of one L40S entry, once its first point has come back. 32 tokens a
+    request, 10 ms apart: the second point (12 requests one at a time) lasts about 4 s, time
+    to stop or kill the fleet while it is under way."""
+    runs = [
+        {"name": "chat", "gpus": ["l40s"], "concurrency": [2, 1], "num-requests": 12,
+         "output-len": 32},
+    ]  # fmt: skip
+    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
+    fleet.wait_for("chat--l40s-x1: 1 point kept so far")
+    return fleet
+
+
 @pytest.mark.parametrize(
     ("sent", "reason"),
     [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated (SIGTERM)")],
@@ -339,17 +352,10 @@ def test_fleet_ctrl_c_stops_the_run_which_hands_back_every_point_and_stops_the_s
 ) -> None:
     """Ctrl-C of `bench fleet`, or the SIGTERM a scheduler sends, asks each run to stop
     (`bench.fleet.ray_stop`), which stops as `bench run` stops on Ctrl-C and hands its result
-    back: the finished point whole, the point
-    under way as interrupted (a Ray cancel would have lost it), and its vLLM stopped."""
-    # 32 tokens a request, 10 ms apart: the second point (12 requests one at a time) lasts
-    # about 4 s, time for the stop to reach the run while it is under way.
-    runs = [
-        {"name": "chat", "gpus": ["l40s"], "concurrency": [2, 1], "num-requests": 12,
-         "output-len": 32},
-    ]  # fmt: skip
+    back: the finished point whole, the point under way as interrupted (a Ray cancel would
+    have lost it), and its vLLM stopped."""
     results = tmp_path / "fleet-results"
-    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
-    fleet.wait_for("chat--l40s-x1: 1 point kept so far")
+    fleet = _in_its_second_point(tmp_path, ray_fleet, results)
     time.sleep(1.0)  # some requests of the second point finish before the stop
     fleet.process.send_signal(sent)
     code, summary = fleet.finish()
@@ -385,13 +391,8 @@ def test_fleet_driver_killed_outright_keeps_the_points_streamed_back_standin_vll
     """A `bench fleet` killed with no chance to clean up (SIGKILL, an out-of-memory kill)
     still leaves what its runs had streamed back: each result so far is written to
     `partial/` as it arrives. Ray ends the dead driver's tasks, and their vLLMs go too."""
-    runs = [
-        {"name": "chat", "gpus": ["l40s"], "concurrency": [2, 1], "num-requests": 12,
-         "output-len": 32},
-    ]  # fmt: skip
     results = tmp_path / "fleet-results"
-    fleet = _Fleet(_plan(tmp_path, runs), ray_fleet.address, results)
-    fleet.wait_for("chat--l40s-x1: 1 point kept so far")
+    fleet = _in_its_second_point(tmp_path, ray_fleet, results)
     fleet.process.kill()
     fleet.process.wait(30)
     kept = results / "partial" / "chat--l40s-x1.attempt-1.json"
