@@ -31,6 +31,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from types import FrameType
 from typing import Any
@@ -173,6 +174,11 @@ def _signals_held() -> Iterator[None]:
     if threading.current_thread() is threading.main_thread():
         for stop_signal in _STOP_SIGNALS:
             previous[stop_signal] = signal.signal(stop_signal, hold)
+    # The first Process.start() of a process launches CPython's resource tracker, and then
+    # unblocks SIGINT and SIGTERM (SIG_UNBLOCK, not the mask it found): the worker spawned
+    # right after would be born with Ctrl-C deliverable. Launched here, before the block, the
+    # tracker leaves the block alone.
+    resource_tracker.ensure_running()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield

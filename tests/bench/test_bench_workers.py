@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -202,3 +204,27 @@ def test_workers_sigterm_while_a_worker_starts_waits_for_it_and_leaves_no_child(
         time.sleep(0.05)
     assert _worker_children() == []
     assert "Traceback" not in capfd.readouterr().err  # no worker failed to read its start
+
+
+FIRST_WORKER = """
+import multiprocessing, signal, time
+from bench.workers import _signals_held
+worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(30,), daemon=True)
+with _signals_held():
+    worker.start()
+mask = int(open(f"/proc/{worker.pid}/status").read().split("SigBlk:")[1].split()[0], 16)
+print("blocked" if mask & 1 << signal.SIGINT - 1 else "deliverable")
+worker.terminate()
+"""
+
+
+def test_workers_first_worker_of_a_process_is_born_with_sigint_blocked() -> None:
+    """The first worker a process starts launches multiprocessing's resource tracker, which
+    unblocks SIGINT after its own start: that worker too must be born with SIGINT blocked,
+    or a terminal's Ctrl-C cuts its interpreter's startup short with a traceback. In a fresh
+    interpreter (in this one the tracker may already run)."""
+    run = subprocess.run(
+        [sys.executable, "-c", FIRST_WORKER], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "blocked"
