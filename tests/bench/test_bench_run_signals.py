@@ -39,7 +39,12 @@ SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-
 def _start_run(
     tmp_path: Path, standin: Path, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
-    """`infermeter bench run` launching the stand-in, two points, the second one long."""
+    """`infermeter bench run` launching the stand-in, two points, the second one long.
+
+    The stand-in's tokens come 50 ms apart: one that fell behind on a loaded machine writes
+    its overdue tokens back to back, and at its default 2 ms a point's mean TPOT then fell
+    below the 0.74 ms that H100 memory bandwidth allows this model, so the result was rejected
+    as impossible (seen at 14 busy loops on 2 cores)."""
     command = [
         sys.executable, "-c", "from bench.cli import main; main()",
         "bench", "run", "--model", MODEL, "--vllm-executable", str(standin),
@@ -53,20 +58,40 @@ def _start_run(
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "STANDIN_VLLM_ITL_S": "0.05", **(env or {})},
         # A shell starts background jobs with SIGINT ignored; restore the default.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
 def _wait_for_second_point(process: subprocess.Popen[str]) -> None:
+    """Return once the second point (c=2, its first request a warm-up) has measured a request:
+    when the stand-in has started 4 requests since the first point ended, for a closed loop of
+    2 sends the 3rd and the 4th only as 2 have finished."""
     assert process.stderr is not None
-    deadline = time.monotonic() + 30
+    # A loaded machine starts both processes slowly (up to 53 s to the first point was seen).
+    deadline = time.monotonic() + 120
+    url = None
     for line in process.stderr:
+        if match := re.search(r" ready at (http://\S+) ", line):
+            url = match.group(1)
         if line.startswith("c=1:"):
             break
         assert time.monotonic() < deadline, "the first point did not finish"
-    time.sleep(0.5)  # inside the second point
+    assert url is not None, "no vLLM ready line before the first point ended"
+    started = _requests_started(url) + 4
+    while _requests_started(url) < started:
+        assert process.poll() is None, "the run ended before its second point measured"
+        assert time.monotonic() < deadline, "the second point measured no request"
+        time.sleep(0.02)
+
+
+def _requests_started(url: str) -> int:
+    """How many requests the stand-in vLLM has taken from its queue (its /metrics)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    (count,) = re.findall(r"^vllm:request_queue_time_seconds_count\S* (\S+)$", text, re.M)
+    return int(float(count))
 
 
 def _standin_pid(log: Path) -> int:
@@ -103,12 +128,15 @@ def test_bench_run_standin_sigterm_keeps_finished_points_and_stops_vllm(
     process = _start_run(tmp_path, standin_vllm)
     _wait_for_second_point(process)
     process.send_signal(signal.SIGTERM)
-    _, rest = process.communicate(timeout=40)
+    # 0.6 s when quiet, 12 s seen at 14 busy loops: the bound only guards against a hang.
+    _, rest = process.communicate(timeout=120)
     assert process.returncode == 1, rest
     assert "Error: the run is incomplete: terminated (SIGTERM); the measured points are in" in rest
     assert "Traceback" not in rest
     _assert_first_point_kept(tmp_path, "terminated (SIGTERM)")
-    assert not process_alive(_standin_pid(tmp_path / "result.vllm.log"))
+    log = tmp_path / "result.vllm.log"
+    assert not process_alive(_standin_pid(log))
+    assert log.read_text().rstrip().endswith("INFO:     Finished server process")  # not killed
 
 
 @pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -256,6 +284,48 @@ def _children(pid: int) -> list[int]:
     return [int(child) for child in text.split()]
 
 
+SIGINT_BIT = 1 << (signal.SIGINT - 1)
+
+
+def _signal_masks(pid: int) -> dict[str, int]:
+    """Process `pid`'s signal sets from /proc (SigCgt caught, SigIgn ignored, ShdPnd and
+    SigPnd pending); {} when it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    return {name: int(fields[name], 16) for name in ("SigCgt", "SigIgn", "ShdPnd", "SigPnd")}
+
+
+def _starting(pid: int) -> bool:
+    """Whether `pid` is a worker (past its `exec`) that catches SIGINT (CPython's handler)
+    and does not yet ignore it."""
+    masks = _signal_masks(pid)
+    return bool(
+        _is_worker(pid)
+        and masks
+        and masks["SigCgt"] & SIGINT_BIT
+        and not masks["SigIgn"] & SIGINT_BIT
+    )
+
+
+def _sigint_pending(pid: int) -> bool:
+    """Whether process `pid` is alive with a SIGINT not yet handled or dropped."""
+    masks = _signal_masks(pid)
+    return _process_state(pid) not in ("Z", "") and bool(
+        masks and (masks["ShdPnd"] | masks["SigPnd"]) & SIGINT_BIT
+    )
+
+
+def _process_state(pid: int) -> str:
+    """Process `pid`'s state letter (R, S, T stopped, Z zombie, …); "" when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
 def _is_worker(pid: int) -> bool:
     try:
         return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -280,13 +350,31 @@ def test_bench_run_workers_ctrl_c_while_workers_start_keeps_points_no_traceback(
         )  # fmt: skip
         _wait_for_first_point(process)
         before = set(_children(process.pid))
-        deadline = time.monotonic() + 30
-        while not (workers := [c for c in _children(process.pid) if c not in before]):
+        deadline = time.monotonic() + 60
+        # The moment to hit: a worker's interpreter is starting up, CPython's SIGINT handler
+        # is in place (a Ctrl-C it received would raise there) and the worker has not yet
+        # ignored SIGINT. infermeter and the workers are held still while the signal comes (a
+        # sleep here let the workers finish the point, 8 requests of 20 ms, on a loaded
+        # machine); the workers go on first, until theirs is handled (or, blocked, dropped as
+        # they ignore SIGINT), then infermeter, whose stop would terminate them at once.
+        while not (
+            workers := [c for c in _children(process.pid) if c not in before and _starting(c)]
+        ):
             assert time.monotonic() < deadline, "the second point's workers did not start"
             time.sleep(0.002)
-        time.sleep(0.15)  # a worker's interpreter is starting up then
+        for pid in [*workers, process.pid]:
+            os.kill(pid, signal.SIGSTOP)
+        while not all(_process_state(pid) == "T" for pid in [*workers, process.pid]):
+            assert time.monotonic() < deadline, "a process did not stop"
+            time.sleep(0.001)
         os.killpg(process.pid, signal.SIGINT)
-        _, rest = process.communicate(timeout=60)
+        for worker in workers:
+            os.kill(worker, signal.SIGCONT)
+        while any(_sigint_pending(worker) for worker in workers):
+            assert time.monotonic() < deadline, "a worker kept its SIGINT pending"
+            time.sleep(0.002)
+        os.kill(process.pid, signal.SIGCONT)
+        _, rest = process.communicate(timeout=120)
     assert process.returncode == 1, rest
     assert "Traceback" not in rest
     assert "Fatal Python error" not in rest
