@@ -11,6 +11,7 @@ import shlex
 
 from bench.errors import BenchConfigError
 from bench.metrics import Slo
+from bench.parallel_fit import check_parallel_fit
 from bench.run_options import RunOptions
 from bench.runner import RunConfig
 from bench.search import SearchSpec
@@ -133,6 +134,8 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
         )
     _check_bounds(options)
+    if options.endpoint is None and options.model is not None:
+        check_parallel_fit(options)  # before vLLM spends minutes finding out
     output = options.output
     result_path = output if output is not None or options.endpoint is not None else DEFAULT_OUTPUT
     server = None

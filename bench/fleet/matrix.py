@@ -32,9 +32,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench.errors import BenchConfigError
+from bench.parallel_fit import parallel_sizes
 from bench.placement import GpuRequest
 from bench.plan import PlanError, PlanRun, RunOptions, command_line, load_plan, session_config
-from bench.session import serving_options
 
 RESULTS_FOLDER = PurePosixPath("results")
 
@@ -107,14 +107,6 @@ def resource_name(gpu_id: str) -> str:
 
 def _slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "run"
-
-
-def parallel_sizes(options: RunOptions) -> tuple[int | None, int]:
-    """The run's tensor parallel size (None: not given) and pipeline parallel size (1)."""
-    found = serving_options(options.vllm_args)
-    pipeline = found.get("pipeline-parallel-size")
-    given = int(pipeline) if isinstance(pipeline, str) and pipeline.isdigit() else None
-    return options.tensor_parallel_size, options.pipeline_parallel_size or given or 1
 
 
 def _output(run: PlanRun, gpu: str, count: int) -> str:
