@@ -150,12 +150,12 @@ def test_bench_run_standin_second_signal_during_shutdown_still_writes(
     process.send_signal(signal.SIGINT)
     time.sleep(1.0)  # infermeter is now waiting for the stand-in to exit
     assert process.poll() is None
-    sent = time.monotonic()
     process.send_signal(second)
-    _, rest = process.communicate(timeout=40)
-    assert time.monotonic() - sent < 15  # not the 30 s grace
+    _, rest = process.communicate(timeout=120)  # guards against a hang; 12 s seen under load
     assert process.returncode == 1, rest
     assert "killing vLLM now" in rest
+    # Killed, not stopped after the 30 s grace by SIGTERM, which the stand-in would have logged.
+    assert "Shutting down" not in (tmp_path / "result.vllm.log").read_text()
     assert "Error: the run is incomplete: interrupted" in rest
     assert "Aborted" not in rest
     assert "Traceback" not in rest
