@@ -37,11 +37,13 @@ _RUN_OPTIONS = (
     ),
     click.option(
         "--tensor-parallel-size",
+        "-tp",
         type=click.IntRange(min=1),
         help="vLLM: GPUs one replica is split over (also the result's GPU count with --endpoint).",
     ),
     click.option(
         "--pipeline-parallel-size",
+        "-pp",
         type=click.IntRange(min=1),
         help="vLLM: pipeline stages of one replica; GPUs = tensor × pipeline parallel size.",
     ),

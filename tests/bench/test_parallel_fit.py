@@ -109,3 +109,26 @@ def test_bench_run_refuses_before_launching_anything(tmp_path: Path) -> None:
     ]
     assert not (tmp_path / "launched").exists()
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["-tp", "3"], "Error: --tensor-parallel-size: 3 does not divide the model's 32 attention "
+         f"heads ({LLAMA_1B})"),
+        (["-pp", "17"], "Error: --pipeline-parallel-size: 17 stages for the 16 layers of "
+         f"{LLAMA_1B}; every stage needs at least one layer"),
+    ],
+    ids=["tp", "pp"],
+)  # fmt: skip
+def test_bench_run_takes_vllms_short_tp_and_pp(tmp_path: Path, args: list[str], line: str) -> None:
+    from click.testing import CliRunner
+
+    from bench.cli import main
+
+    run = CliRunner().invoke(
+        main, ["bench", "run", "--model", LLAMA_1B, "--gpu", "h100-sxm", *args,
+               "--output", str(tmp_path / "r.json")],
+    )  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert run.stderr.strip().splitlines() == [line]
