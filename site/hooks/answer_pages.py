@@ -81,8 +81,9 @@ def estimate_text(
     if estimate is None:
         return ""
     return (
-        f'<br><small class="im-estimate" title="{esc(ESTIMATE_NOTE)}">Estimate (not measured): '
-        f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output on "
+        f'<br><small class="im-estimate" title="{esc(ESTIMATE_NOTE)}">Estimate (not measured), '
+        "over every catalog GPU for this workload: at best "
+        f"{usd(estimate.usd_per_million_output_tokens)}/1M output on "
         f"{gpus_text(estimate.gpu_count, estimate.gpu, gpu_names)}, the roofline bound at "
         f"{estimate.batch:,} sequences ({esc(estimate.interconnect)})</small>"
     )

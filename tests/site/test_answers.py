@@ -35,7 +35,10 @@ def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url:
     assert estimates.count() > 0
     names = "|".join(re.escape(gpu.name) for gpu in load_gpus().values())
     for text in estimates.all_inner_texts():
-        assert text.startswith("Estimate (not measured): at best $")
+        # it says it is the cheapest over every GPU, not the row's own
+        assert text.startswith(
+            "Estimate (not measured), over every catalog GPU for this workload: at best $"
+        ), text
         # its GPUs by their catalog name, not their id
         assert re.search(rf"/1M output on \d+ × (?:{names}), the roofline bound", text), text
     # every estimate sits in a "no result meets" cell, never beside a result's own $
