@@ -9,31 +9,23 @@ has for how prompts were made. A multi-turn run adds its turns and think time.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from bench.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
+from bench.lengths import length_data
 from bench.runner import MULTITURN, RunConfig
 from bench.workloads import LengthDistribution, get_profile
 
 
 def _length(distribution: LengthDistribution) -> dict[str, Any]:
-    if distribution.kind == "fixed":
-        return {"kind": "fixed", "value": int(distribution.a)}
-    if distribution.kind == "uniform":
-        return {"kind": "uniform", "min": int(distribution.a), "max": int(distribution.b)}
-    if distribution.kind == "normal":
-        mean, stddev = distribution.a, distribution.b
-    else:
-        mean = distribution.a * math.exp(distribution.b**2 / 2)
-        stddev = mean * math.sqrt(math.expm1(distribution.b**2))
-    return {
-        "kind": distribution.kind,
-        "mean": round(mean, 3),
-        "stddev": round(stddev, 3),
-        "min": distribution.minimum,
-        "max": distribution.maximum,
-    }
+    """A length as `bench.lengths.length_data` states it; a distribution's bounds always, the
+    default ones too, as bench run's results have always stated them."""
+    data = length_data(distribution)
+    if distribution.kind in ("fixed", "uniform"):
+        return data
+    data.pop("min", None)
+    data.pop("max", None)
+    return {**data, "min": distribution.minimum, "max": distribution.maximum}
 
 
 def workload_data(config: RunConfig, api: str, dataset_sha256: str | None = None) -> dict[str, Any]:
