@@ -108,6 +108,15 @@ def _cell(value: float | None, template: str) -> str:
     return "-" if value is None else template.format(value)
 
 
+def right_aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Text table lines: each column right-aligned to its widest cell, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True))
+        for row in rows
+    ]
+
+
 def format_cost_table(rows: Sequence[CostRow], price: HourlyPrice | None) -> str:
     """The table as text, with the price's source under it."""
     header = (
@@ -135,11 +144,7 @@ def format_cost_table(rows: Sequence[CostRow], price: HourlyPrice | None) -> str
         )
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True))
-        for line in [header, *body]
-    ]
+    lines = right_aligned([header, *body])
     if price is None:
         lines.append(
             "no price: pass --price-per-hour (USD per GPU-hour) or --gpu with a catalog price"

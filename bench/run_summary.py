@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from bench.metrics import Distribution, PointSummary
 from bench.progress import point_name
-from bench.report import HourlyPrice, catalog_price, cost_rows, format_cost_table
+from bench.report import HourlyPrice, catalog_price, cost_rows, format_cost_table, right_aligned
 
 if TYPE_CHECKING:
     from bench.run_options import RunOptions
@@ -93,11 +93,7 @@ def format_point_table(points: list[PointSummary]) -> str:
         )
         for p in points
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True))
-        for row in [header, *rows]
-    ]
+    lines = right_aligned([header, *rows])
     for p in points:
         if p.failures_by_kind:
             kinds = ", ".join(
