@@ -13,7 +13,7 @@ from pathlib import Path
 from bench.engines import ServerFacts
 from bench.errors import BenchConfigError
 from bench.host import catalog_gpu_id
-from bench.model_entry import is_repository, proposed_id
+from bench.model_entry import catalog_entry_for, is_repository, proposed_id
 from bench.multinode import (
     NodeSplit,
     declared_split,
@@ -148,15 +148,14 @@ def _resolve_model(model: str | None, model_id: str | None) -> tuple[str, str]:
             "--model-id",
         )
     else:
-        wanted = (model or "").lower()
-        matches = [entry for entry in models.values() if entry.hf_repo.lower() == wanted]
-        if not matches:
+        found = catalog_entry_for(model or "", models)
+        if found is None:
             raise BenchConfigError(
                 f"{model!r} is not a Hugging Face repository of the model catalog; pass the "
                 "model's catalog id, e.g. --model-id llama-3.1-8b-instruct",
                 "--model-id",
             )
-        entry = matches[0]
+        entry = found
     hf_repo = entry.hf_repo
     if model and model.count("/") == 1 and not Path(model).exists():
         hf_repo = model  # the repository the weights actually came from

@@ -39,6 +39,12 @@ def is_repository(model: str) -> bool:
     return bool(_REPO.match(model)) and not Path(model).exists()
 
 
+def catalog_entry_for(repository: str, models: Mapping[str, Any]) -> Any | None:
+    """The catalog model whose Hugging Face repository is `repository` (any case), or None."""
+    wanted = repository.lower()
+    return next((entry for entry in models.values() if entry.hf_repo.lower() == wanted), None)
+
+
 def proposed_id(repository: str) -> str:
     """The catalog id a repository's model would get, e.g. `ai21-jamba-1.5-mini`."""
     name = repository.split("/")[-1].lower()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bench.deployment_plan import serving_options
 from bench.errors import BenchConfigError
-from bench.model_entry import find_config, read_config
+from bench.model_entry import catalog_entry_for, find_config, read_config
 from bench.run_options import RunOptions
 from calculators.errors import CalculatorError
 from calculators.model_arch import ModelArch
@@ -39,10 +39,9 @@ def _known_arch(options: RunOptions) -> ModelArch | None:
     if options.model_id is not None and options.model_id in models:
         config = dict(models[options.model_id].config)
     elif options.model is not None:
-        wanted = options.model.lower()
-        matches = [entry for entry in models.values() if entry.hf_repo.lower() == wanted]
-        if matches:
-            config = dict(matches[0].config)
+        entry = catalog_entry_for(options.model, models)
+        if entry is not None:
+            config = dict(entry.config)
         else:
             path = find_config(options.model)
             if path is not None:
