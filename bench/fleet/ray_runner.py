@@ -264,32 +264,41 @@ class _Driver:
                 nowhere = _nowhere(self.entries[entry_id])
                 self._finish(entry_id, "unplaceable", f"{nowhere} any more")
 
-    def loop(self) -> None:
+    def _receive(self, gone: Callable[[str, Exception], None]) -> None:
+        """Wait up to `poll_s` for the tasks and handle what came back: a checkpoint is held,
+        a task's answer collected; a task that ended without one (its node lost, or
+        cancelled) goes to `gone`. While stopping, an answer without a result keeps the
+        points streamed before it."""
         ray = self.ray
+        ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.config.poll_s)
+        for stream in ready:
+            entry_id = self.pending[stream]
+            try:
+                message = ray.get(next(stream))
+            except (ray.exceptions.RayError, StopIteration) as error:
+                del self.pending[stream]
+                gone(entry_id, error)
+                continue
+            self._note_placement(entry_id)
+            if message.get("kind") == "checkpoint":
+                self._hold(entry_id, message["result"])
+                count = message.get("points")
+                where = f" (worker {message['worker']})" if message.get("worker") else ""
+                points = f"{count} point{'s' * (count != 1)}"
+                self._progress(entry_id, f"{points} kept so far{where}")
+                continue
+            del self.pending[stream]
+            self._release(entry_id)
+            if self.stopping and message.get("result") is None and entry_id in self.checkpoint:
+                self._stopped(entry_id)  # it wrote nothing more: its streamed points
+                continue
+            self.checkpoint.pop(entry_id, None)
+            self._collect(entry_id, message)
+
+    def loop(self) -> None:
         checked = time.monotonic()
         while self.pending:
-            ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.config.poll_s)
-            for stream in ready:
-                entry_id = self.pending[stream]
-                try:
-                    message = ray.get(next(stream))
-                except (ray.exceptions.RayError, StopIteration) as error:
-                    del self.pending[stream]
-                    self._lost(entry_id, error)
-                    continue
-                if message.get("kind") == "checkpoint":
-                    self._note_placement(entry_id)
-                    self._hold(entry_id, message["result"])
-                    count = message.get("points")
-                    where = f" (worker {message['worker']})" if message.get("worker") else ""
-                    points = f"{count} point{'s' * (count != 1)}"
-                    self._progress(entry_id, f"{points} kept so far{where}")
-                    continue
-                del self.pending[stream]
-                self.checkpoint.pop(entry_id, None)
-                self._note_placement(entry_id)
-                self._release(entry_id)
-                self._collect(entry_id, message)
+            self._receive(self._lost)
             if time.monotonic() - checked >= 2 * self.config.poll_s:
                 self._drop_unplaceable()
                 checked = time.monotonic()
@@ -316,25 +325,7 @@ class _Driver:
         deadline = time.monotonic() + CANCEL_GRACE_S
         with contextlib.suppress(KeyboardInterrupt):
             while self.pending and time.monotonic() < deadline and not self.hurried:
-                ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.config.poll_s)
-                for stream in ready:
-                    entry_id = self.pending[stream]
-                    try:
-                        message = ray.get(next(stream))
-                    except (ray.exceptions.RayError, StopIteration):
-                        del self.pending[stream]
-                        self._stopped(entry_id)
-                        continue
-                    if message.get("kind") == "checkpoint":
-                        self._hold(entry_id, message["result"])
-                        continue
-                    del self.pending[stream]
-                    self._release(entry_id)
-                    if message.get("result") is None and entry_id in self.checkpoint:
-                        self._stopped(entry_id)  # it wrote nothing more: its streamed points
-                        continue
-                    self.checkpoint.pop(entry_id, None)
-                    self._collect(entry_id, message)
+                self._receive(lambda entry_id, error: self._stopped(entry_id))
         for ref, entry_id in list(self.pending.items()):
             with contextlib.suppress(Exception):
                 ray.cancel(ref, force=True)
