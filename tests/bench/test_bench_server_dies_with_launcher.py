@@ -69,7 +69,10 @@ def _blocked(pid: int) -> int:
     raise AssertionError(f"no SigBlk in /proc/{pid}/status")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc signal masks")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="reads the launched process's signal mask from /proc/PID/status, which only Linux has",
+)
 def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_sigint(
     tmp_path: Path, standin_vllm: Path
 ) -> None:

@@ -591,7 +591,7 @@ def test_fleet_entry_on_a_real_gpu_node_gets_that_gpu_and_its_telemetry(tmp_path
     gpus.close()
     gpu_id = catalog_gpu_id(name)
     if gpu_id is None:
-        pytest.skip(f"{name!r} has no catalog id")
+        pytest.skip(f"the GPU {name!r} has no catalog id (the run's --gpu needs one)")
     cluster = LocalRayCluster(env={"STANDIN_VLLM_ITL_S": "0.01"})
     try:
         cluster.start({f"gpu_{gpu_id}": 1}, gpus=1)
