@@ -90,7 +90,9 @@ def find_executable(executable: str | None) -> str:
         path = Path(executable)
         if not path.is_file() or not os.access(path, os.X_OK):
             raise ServerStartError(f"--vllm-executable: {executable} is not an executable file")
-        return str(path)
+        # As given, but never a bare name: `./vllm` is a file here, while `vllm` (what
+        # str(Path("./vllm")) gives) would be looked up on PATH.
+        return executable if os.sep in executable else f".{os.sep}{executable}"
     found = shutil.which("vllm")
     if found is None:
         raise ServerStartError(

@@ -120,6 +120,22 @@ def test_server_start_finds_vllm_on_path(
         assert server.version == "0.9.1"
 
 
+def test_server_start_runs_a_vllm_executable_named_relative_to_the_folder(
+    tmp_path: Path, standin_vllm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--vllm-executable ./vllm` is the file in this folder, not a `vllm` looked up on PATH
+    (none is there): found trying the installed wheel as a user."""
+    monkeypatch.chdir(standin_vllm.parent)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    config = ServerConfig(model="m/m", log_path=tmp_path / "log", executable="./vllm")
+    with VllmServer(config) as server:
+        assert server.command[0] == "./vllm"  # as given, in the recorded command too
+        assert server.version == "0.9.1"
+    named = ServerConfig(model="m/m", log_path=tmp_path / "log2", executable="vllm")
+    with VllmServer(named) as server:  # a bare name given is still the file here
+        assert server.command[0] == f".{os.sep}vllm"
+
+
 def test_server_command_passes_options_and_splits_extra_args(tmp_path: Path) -> None:
     config = ServerConfig(
         model="org/model",
