@@ -6,7 +6,7 @@ their $ figure is marked as derived. Strings from result files are HTML-escaped.
 
 from collections.abc import Iterable, Mapping
 
-from catalog_pages import esc, price_link
+from catalog_pages import esc, price_link, scrolled
 from compare_pages import kind_badge, num, ranked, rows_by, usd
 from gpu_labels import gpus_link, gpus_text, names_of
 from page_links import compare_slug
@@ -388,9 +388,11 @@ def home_page(
         "## Where to start: workload → shortlist\n\n"
         "A first shortlist by workload, with catalog memory and the cheapest on-demand price. "
         "Then let the GPU earn the workload: plan the memory, and compare measured results.\n\n"
-        '<table class="im-table"><thead><tr><th>Workload</th><th>Start with</th><th>Why</th'
-        "></tr></thead>"
-        f"<tbody>{matrix}</tbody></table>\n\n"
+        + scrolled(
+            '<table class="im-table"><thead><tr><th>Workload</th><th>Start with</th><th>Why</th'
+            f"></tr></thead><tbody>{matrix}</tbody></table>"
+        )
+        + "\n\n"
         "## The cheapest GPU per 1M accepted output tokens\n\n"
         + ANSWER_INTRO
         + home_answers(index, models, estimates, names_of(gpus))

@@ -31,15 +31,21 @@ def front_matter_string(text: str) -> str:
     return json.dumps(plain_text(text).replace("<", "\u2039").replace(">", "\u203a"))
 
 
+def scrolled(table: str) -> str:
+    """`table` (HTML) in the box every table of the site scrolls in: a phone scrolls the
+    table, not the page."""
+    return f'<div class="im-scroll">{table}</div>'
+
+
 def _table(head: Iterable[str], rows: Iterable[Iterable[str]], exclude: bool = False) -> str:
     """An HTML table in the box every table of the site scrolls in (a phone scrolls the table,
     not the page); cells are already-escaped HTML. `exclude` keeps it out of search."""
     attr = " data-search-exclude" if exclude else ""
     header = "".join(f"<th>{cell}</th>" for cell in head)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return (
-        f'<div class="im-scroll"><table class="im-table"{attr}><thead><tr>{header}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
+    return scrolled(
+        f'<table class="im-table"{attr}><thead><tr>{header}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
     )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
-from catalog_pages import esc
+from catalog_pages import esc, scrolled
 from gpu_labels import gpu_name
 
 from registry.index import COLUMN_DESCRIPTIONS, IndexRow
@@ -293,6 +293,11 @@ def correction_html(rows: list[IndexRow]) -> str:
     )
 
 
+def _rows_table(rows: str) -> str:
+    """Label-and-value rows (HTML) as a table in the site's scroll box."""
+    return scrolled(f'<table class="im-table"><tbody>{rows}</tbody></table>') + "\n"
+
+
 def result_body(
     result: Result,
     rows: list[IndexRow],
@@ -320,11 +325,11 @@ def result_body(
     kind = esc(result.source.kind)
     tables = {
         # The table `infermeter bench report` shows for a result: one builder for both.
-        "points": f'<div class="im-scroll">{points_table_html(rows)}</div>\n',
+        "points": scrolled(points_table_html(rows)) + "\n",
         "reproduce": _reproduce_html(result),
-        "provenance": f'<table class="im-table"><tbody>{provenance}</tbody></table>\n',
-        "derived": f'<table class="im-table"><tbody>{derived}</tbody></table>\n',
-        "fields": f'<table class="im-table"><tbody>{fields}</tbody></table>\n',
+        "provenance": _rows_table(provenance),
+        "derived": _rows_table(derived),
+        "fields": _rows_table(fields),
     }
     return (
         f'<p><span class="im-kind im-kind-{kind}">{kind}</span> Result '
