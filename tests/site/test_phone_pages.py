@@ -1,5 +1,6 @@
-"""At a phone's width, Home, catalog, model, compare and result pages scroll their tables inside their box,
-never the page sideways (a GPU page's price table once made the page 562 px wide at 390)."""
+"""At a phone's width, Home, catalog, model, compare and result pages scroll their tables inside
+their box, never the page sideways (a GPU page's price table once made the page 562 px wide at
+390)."""
 
 from typing import Any
 
