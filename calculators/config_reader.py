@@ -33,16 +33,57 @@ from calculators.model_arch import (
     VisionTower,
 )
 from calculators.moe_config import check_moe_keys, read_moe
+from calculators.vision import VisionCount, count_vision, vision_family
 
-# Language-model types whose layers the calculators model. Any other is an error: a config of
-# an unknown family would otherwise be counted as a Llama and give a confident wrong number.
+# Language-model types whose layers the calculators model by name. A config of another type is
+# read generically from the common conventions (`hidden_size`, `num_hidden_layers`, attention
+# heads, `head_dim`, `intermediate_size`, the usual MoE keys, `layer_types`, `text_config` and
+# `vision_config` nesting) and the plan says so; it is refused only where it declares a mechanism
+# those conventions do not cover (`_UNMODELLED_KEYS`), naming the key.
 KNOWN_MODEL_TYPES = frozenset(
     {
         "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next",
         "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "gpt_oss", "gemma", "gemma2",
         "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba", "gptj",
+        "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
+        "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
+        "ministral3", "mistral3",
     }
 )  # fmt: skip
+# Model types whose language model has the layout of an older type, as vLLM's model files show
+# (vllm/model_executor/models): Qwen3-VL's text model is Qwen3's (qwen3_vl.py) or Qwen3-MoE's
+# (qwen3_vl_moe.py); Qwen3.5's is Qwen3-Next's gated attention + Gated DeltaNet hybrid
+# (qwen3_5.py); Qwen2.5-VL's is Qwen2's (qkv biases); GLM-5 (glm_moe_dsa) is DeepSeek-V3.2's MLA
+# with the sparse indexer (deepseek_v2.py serves GlmMoeDsaForCausalLM); Ministral 3 is Mistral's.
+MODEL_TYPE_FAMILIES = {
+    "qwen3_vl_text": "qwen3",
+    "qwen3_vl_moe_text": "qwen3_moe",
+    "qwen3_5_text": "qwen3_next",
+    "qwen3_5_moe_text": "qwen3_next",
+    "qwen2_5_vl": "qwen2",
+    "qwen2_5_vl_text": "qwen2",
+    "qwen2_vl": "qwen2",
+    "qwen2_vl_text": "qwen2",
+    "glm_moe_dsa": "deepseek_v32",
+    "ministral3": "mistral",
+    "mistral3": "mistral",
+}
+# Keys that declare a mechanism the common conventions do not describe: a config of an unknown
+# model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
+_UNMODELLED_KEYS = (
+    "hybrid_override_pattern", "layers_block_type", "mamba_", "ssm_", "linear_attn_config",
+    "rwkv", "attn_type_list", "num_kv_shared_layers", "hidden_size_per_layer_input",
+    "global_head_dim", "enable_moe_block",
+)  # fmt: skip
+_QWEN3_5_DEFAULTS: dict[str, Any] = {
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_conv_kernel_dim": 4,
+    "head_dim": 256,
+    "tie_word_embeddings": False,
+}
 # Defaults transformers applies when config.json omits a field, per model_type. Only fields that
 # matter for parameter counts and the KV cache are listed.
 _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -57,6 +98,9 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "gemma2": {"head_dim": 256, "tie_word_embeddings": True, "sliding_window": 4096},
     "gemma": {"tie_word_embeddings": True},
+    # transformers' Qwen3_5TextConfig / Qwen3_5MoeTextConfig defaults (Gated DeltaNet shapes).
+    "qwen3_5_text": _QWEN3_5_DEFAULTS,
+    "qwen3_5_moe_text": _QWEN3_5_DEFAULTS,
     "siglip_vision_model": {
         "hidden_size": 768,
         "intermediate_size": 3072,
@@ -73,7 +117,7 @@ _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text"}
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # Model types with per-head RMSNorm on queries and keys (q_norm / k_norm). Llama 4's
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2"}
+_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "minimax_m2"}
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}
 # GPT-2-style config names, per model type, for the names the calculators read (transformers'
@@ -119,17 +163,29 @@ def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     return _with_defaults(config), ""
 
 
-def _check_known_keys(config: Mapping[str, Any], where: str) -> None:
-    """Refuse a model type, or an expert/MoE/router key, that the calculators do not read."""
+def family_of(model_type: str) -> str:
+    """The model type whose layout `model_type`'s language model shares (itself if none)."""
+    return MODEL_TYPE_FAMILIES.get(model_type, model_type)
+
+
+def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
+    """Whether the config's model type is read generically; refuse an unknown model type that
+    declares a mechanism the conventions do not cover, and an expert/MoE/router key the
+    calculators do not read."""
     if "model_type" not in config:
         raise ConfigError(f"{where}model_type: required field missing from config.json")
     model_type = config["model_type"]
-    if model_type not in KNOWN_MODEL_TYPES:
-        raise ConfigError(
-            f"{where}model_type: {model_type!r} is not a model type the calculators know; "
-            "expected one of " + ", ".join(sorted(KNOWN_MODEL_TYPES))
-        )
+    generic = model_type not in KNOWN_MODEL_TYPES
+    if generic:
+        for key in sorted(config):
+            if any(key.startswith(prefix) for prefix in _UNMODELLED_KEYS):
+                raise ConfigError(
+                    f"{where}{key}: model_type {model_type!r} is not one the calculators know "
+                    "by name, and this key declares a mechanism that reading it generically "
+                    "does not model"
+                )
     check_moe_keys(config, where)
+    return generic
 
 
 def _mla(config: Mapping[str, Any], where: str) -> LatentAttention | None:
@@ -144,10 +200,7 @@ def _mla(config: Mapping[str, Any], where: str) -> LatentAttention | None:
     )
 
 
-def _vision(config: Mapping[str, Any], text_hidden: int) -> VisionTower | None:
-    raw = config.get("vision_config")
-    if not isinstance(raw, Mapping) or "text_config" not in config:
-        return None
+def _siglip(raw: Mapping[str, Any], text_hidden: int) -> VisionTower:
     vision = _with_defaults(raw)
     where = "vision_config."
     hidden = int_field(vision, "hidden_size", where)
@@ -164,15 +217,25 @@ def _vision(config: Mapping[str, Any], text_hidden: int) -> VisionTower | None:
     )
 
 
-def parse_config(config: Mapping[str, Any]) -> ModelArch:
-    """Read a Hugging Face `config.json` (as a dict) into a `ModelArch`.
+def _vision(config: Mapping[str, Any], text_hidden: int) -> tuple[VisionTower | None, VisionCount]:
+    """The vision tower: a SigLIP tower (Gemma 3) as a `VisionTower`, any other counted by
+    `calculators.vision`."""
+    none = VisionCount(0, "", True)
+    raw = config.get("vision_config")
+    if not isinstance(raw, Mapping):
+        return None, none
+    wrapper_type = str(config.get("model_type", ""))
+    vision_type = str(raw.get("model_type", ""))
+    if vision_family(wrapper_type, vision_type) is None:
+        if "text_config" not in config:
+            return None, none
+        if vision_type.startswith("siglip") or wrapper_type == "gemma3":
+            return _siglip(raw, text_hidden), none
+    return None, count_vision(config, raw, text_hidden)
 
-    Raises `ConfigError` naming the missing or bad field, e.g.
-    `text_config.num_hidden_layers: required field missing from config.json`; values no
-    model has (10^8 layers, NaN, 100 levels of nesting) too (`calculators.limits`).
-    """
-    check_config(config)
-    language, where = _language_config(config)
+
+def _shape(language: Mapping[str, Any], where: str) -> tuple[int, int, int, int, int]:
+    """(hidden size, layers, attention heads, KV heads, head size) of the language model."""
     hidden = int_field(language, "hidden_size", where)
     num_layers = int_field(language, "num_hidden_layers", where)
     num_heads = int_field(language, "num_attention_heads", where)
@@ -185,19 +248,62 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
             f"{where}head_dim: hidden_size {hidden} / num_attention_heads {num_heads} "
             "gives 0; expected a head size > 0"
         )
-    _check_known_keys(language, where)
+    return hidden, num_layers, num_heads, num_kv_heads, head_dim
+
+
+def _rope_scaling(language: Mapping[str, Any], where: str) -> Mapping[str, Any] | None:
+    """`rope_scaling`, or transformers 5's `rope_parameters` when it is one flat set."""
+    scaling = optional_mapping(language, "rope_scaling", where)
+    parameters = language.get("rope_parameters")
+    if scaling is None and isinstance(parameters, Mapping) and "rope_type" in parameters:
+        return parameters
+    return scaling
+
+
+def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
+                   vision: VisionCount) -> tuple[str, ...]:  # fmt: skip
+    notes = []
+    if generic:
+        notes.append(
+            f"model_type {model_type!r} is not one the calculators know by name: its language "
+            "model was read generically from the common config conventions (hidden_size, "
+            "num_hidden_layers, attention and KV heads, head_dim, intermediate_size, the usual "
+            "MoE keys, layer_types), as a pre-norm decoder with a gated MLP"
+        )
+    if vision.params and not vision.recognised:
+        vision_type = config.get("vision_config", {}).get("model_type", "?")
+        notes.append(
+            f"the vision tower ({vision_type!r}) was counted as a generic ViT: its layout is "
+            "not one the calculators know by name"
+        )
+    return tuple(notes)
+
+
+def parse_config(config: Mapping[str, Any]) -> ModelArch:
+    """Read a Hugging Face `config.json` (as a dict) into a `ModelArch`.
+
+    Raises `ConfigError` naming the missing or bad field, e.g.
+    `text_config.num_hidden_layers: required field missing from config.json`; values no
+    model has (10^8 layers, NaN, 100 levels of nesting) too (`calculators.limits`).
+    """
+    check_config(config)
+    language, where = _language_config(config)
+    hidden, num_layers, num_heads, num_kv_heads, head_dim = _shape(language, where)
+    generic = _check_known_keys(language, where)
     model_type = str(language.get("model_type", ""))
-    tied_default = model_type in _TIED_BY_DEFAULT
-    moe = read_moe(language, num_layers, where)
-    dense_width_key = (
-        "intermediate_size_mlp" if model_type == "llama4_text" else "intermediate_size"
-    )
+    family = family_of(model_type)
+    # The readers below key their per-family behaviour on the family's own model type.
+    as_family = {**language, "model_type": family}
+    moe = read_moe(as_family, num_layers, where)
+    dense_width_key = "intermediate_size_mlp" if family == "llama4_text" else "intermediate_size"
     if moe is not None and len(moe.moe_layers) == num_layers:
         intermediate = optional_int(language, dense_width_key, where, 0)
     else:
         intermediate = int_field(language, dense_width_key, where)
     attention_bias = bool(language.get("attention_bias", False))
-    kinds = layer_kinds(language, num_layers, where)
+    kinds = layer_kinds(as_family, num_layers, where)
+    siglip, vision = _vision(config, hidden)
+    gptj = family in _GPTJ_TYPES
     return ModelArch(
         model_type=model_type,
         hidden_size=hidden,
@@ -207,15 +313,11 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         head_dim=head_dim,
         intermediate_size=intermediate,
         vocab_size=int_field(language, "vocab_size", where),
-        tie_word_embeddings=bool(language.get("tie_word_embeddings", tied_default)),
-        qkv_bias=attention_bias or model_type in _QKV_BIAS_TYPES,
+        tie_word_embeddings=bool(language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)),
+        qkv_bias=attention_bias or family in _QKV_BIAS_TYPES,
         o_bias=attention_bias,
-        qk_norm=model_type in _QK_NORM_TYPES,
-        norms_per_layer=4
-        if model_type in _FOUR_NORM_TYPES
-        else 1
-        if model_type in _GPTJ_TYPES
-        else 2,
+        qk_norm=family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
+        norms_per_layer=4 if family in _FOUR_NORM_TYPES else 1 if gptj else 2,
         layer_kinds=kinds,
         sliding_window=optional_int(language, "sliding_window", where, 0) or None,
         max_position_embeddings=(
@@ -224,25 +326,28 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         torch_dtype=str(language.get("torch_dtype") or language.get("dtype") or "bfloat16"),
         moe=moe,
         mla=_mla(language, where),
-        vision=_vision(config, hidden),
-        attention_sinks=model_type == "gpt_oss",
+        vision=siglip,
+        attention_sinks=family == "gpt_oss",
         quantization_config=optional_mapping(language, "quantization_config", where),
-        rope_scaling=optional_mapping(language, "rope_scaling", where),
+        rope_scaling=_rope_scaling(language, where),
         mixer=_mixer(language, hidden, kinds, where),
         attention_chunk_size=(
             optional_int(language, "attention_chunk_size", where, 0) or None
             if CHUNKED in kinds
             else None
         ),
-        attention_output_gate=model_type == "qwen3_next"
+        attention_output_gate=family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
         indexer=_indexer(language, where),
         mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
-        or optional_int(language, "mtp_num_hidden_layers", where, 0),
-        gated_mlp=model_type not in _GPTJ_TYPES,
-        mlp_bias=model_type in _GPTJ_TYPES,
-        norm_bias=model_type in _GPTJ_TYPES,
-        lm_head_bias=model_type in _GPTJ_TYPES,
+        or optional_int(language, "mtp_num_hidden_layers", where, 0)
+        or optional_int(language, "num_mtp_modules", where, 0),
+        gated_mlp=not gptj,
+        mlp_bias=gptj,
+        norm_bias=gptj,
+        lm_head_bias=gptj,
+        vision_params=vision.params,
+        reading_notes=_reading_notes(config, model_type, generic, vision),
     )
 
 

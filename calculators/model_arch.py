@@ -99,6 +99,12 @@ class ModelArch:
     mlp_bias: bool = False  # biases on the dense MLP's projections
     norm_bias: bool = False  # LayerNorm with a bias (weight and bias per norm)
     lm_head_bias: bool = False
+    # A vision tower counted by `calculators.vision` (Qwen-VL, Pixtral, generic ViT): its
+    # parameters, tower and projector together; SigLIP towers are `vision` instead.
+    vision_params: int = 0
+    # What the reader assumed, shown in every plan's notes (a model type read generically, a
+    # vision tower counted as a generic ViT).
+    reading_notes: tuple[str, ...] = ()
 
     @property
     def num_full_layers(self) -> int:

@@ -7,7 +7,7 @@ from calculators.errors import ConfigError
 from calculators.model_arch import STATE_KINDS, ModelArch, VisionTower
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
-_SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next"}
+_SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text"}
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,8 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
     small += hidden * norm_tensors  # final norm
     if arch.lm_head_bias:
         small += vocab_per_rank
-    vision = _vision_params(arch.vision) // tp if arch.vision is not None else 0
+    vision = _vision_params(arch.vision) if arch.vision is not None else arch.vision_params
+    vision //= tp
     return ParamCounts(
         embedding=embedding,
         lm_head=lm_head,

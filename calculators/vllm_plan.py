@@ -212,7 +212,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
             f"{arch.num_layers} layers; every stage needs at least one layer"
         )
     version = parse_version(settings.vllm_version)
-    notes: list[str] = []
+    notes: list[str] = list(arch.reading_notes)
     tp = settings.tensor_parallel_size
     utilization = settings.gpu_memory_utilization
     if utilization is None:

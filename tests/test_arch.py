@@ -191,10 +191,10 @@ def test_parse_config_moe_fields(
 
 
 @pytest.mark.parametrize(
-    "model_id", [m for m in MODEL_IDS if not m.startswith(("deepseek", "kimi"))]
+    "model_id", [m for m in MODEL_IDS if not m.startswith(("deepseek", "kimi", "glm-5"))]
 )
 def test_parse_config_no_mla_outside_deepseek(model_id: str) -> None:
-    # Kimi K2 uses DeepSeek-V3's architecture, latent attention included.
+    # Kimi K2 uses DeepSeek-V3's architecture, latent attention included; GLM-5 V3.2's.
     assert _arch(model_id).mla is None
 
 

@@ -173,9 +173,23 @@ def _tiny(**changes: Any) -> dict[str, Any]:
     return {k: v for k, v in config.items() if v is not None}
 
 
-def test_unknown_model_type_is_an_error_naming_it() -> None:
-    with pytest.raises(ConfigError, match=r"^model_type: 'falcon_h9' is not a model type"):
-        parse_config(_tiny(model_type="falcon_h9"))
+def test_unknown_model_type_is_read_generically_and_the_plan_says_so() -> None:
+    arch = parse_config(_tiny(model_type="falcon_h9"))
+    known = parse_config(_tiny())
+    assert param_counts(arch).total == param_counts(known).total
+    assert arch.reading_notes
+    assert "'falcon_h9' is not one the calculators know" in (arch.reading_notes[0])
+    plan = plan_vllm(arch, VllmSettings(gpu_memory_bytes=24 * GIB, max_model_len=4096))
+    assert plan.notes[0] == arch.reading_notes[0]
+    assert not parse_config(_tiny()).reading_notes
+
+
+@pytest.mark.parametrize(
+    "key", ["hybrid_override_pattern", "mamba_d_state", "ssm_state_size", "num_kv_shared_layers"]
+)
+def test_unknown_model_type_with_an_unmodelled_mechanism_is_refused_naming_it(key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{key}: model_type 'falcon_h9' is not one"):
+        parse_config(_tiny(model_type="falcon_h9", **{key: 4}))
 
 
 def test_missing_model_type_is_an_error() -> None:
@@ -184,8 +198,9 @@ def test_missing_model_type_is_an_error() -> None:
 
 
 def test_unknown_model_type_inside_text_config_names_the_path() -> None:
-    with pytest.raises(ConfigError, match=r"^text_config\.model_type: 'mystery_text'"):
-        parse_config({"model_type": "wrapper", "text_config": _tiny(model_type="mystery_text")})
+    text = _tiny(model_type="mystery_text", mamba_expand=2)
+    with pytest.raises(ConfigError, match=r"^text_config\.mamba_expand: model_type 'mystery_text'"):
+        parse_config({"model_type": "wrapper", "text_config": text})
 
 
 @pytest.mark.parametrize("key", ["num_experts_per_group", "moe_shared_width", "router_hidden_size"])

@@ -1,0 +1,166 @@
+"""A multimodal model's vision tower and projector, read from its `vision_config`.
+
+vLLM loads the vision tower with the language model (it is inside the "Model loading took"
+figure) and keeps it in the model dtype: checkpoints quantize the language model's linear layers
+and leave the tower out. The towers differ per family; each count follows the module layout of
+vLLM's own implementation:
+
+- SigLIP (Gemma 3, `siglip.py`): LayerNorm blocks, q/k/v/out and fc1/fc2 with biases, learned
+  position embeddings; Gemma 3's projector is an RMSNorm and one linear map.
+- Qwen2.5-VL (`qwen2_5_vl.py`): `depth` blocks of RMSNorm, qkv and proj with biases, a gated MLP
+  with biases; a Conv3d patch embedding without bias; the merger (RMSNorm, then two linear maps
+  over `spatial_merge_size`² patches).
+- Qwen3-VL and Qwen3.5 (`qwen3_vl.py`, `qwen3_5.py`): LayerNorm blocks, an ungated MLP
+  (linear_fc1/linear_fc2) with biases, a Conv3d with bias, learned position embeddings
+  (`num_position_embeddings`); the merger, plus one more per `deepstack_visual_indexes` entry
+  (Qwen3-VL only; its LayerNorm spans the merged width).
+- Pixtral (Mistral Small 3.x, Magistral, Mistral Large 3: `pixtral.py`, `mistral3.py`): RMSNorm
+  blocks, q/k/v/o and a gated MLP without biases; the projector (RMSNorm, the patch merger, two
+  linear maps into the text width).
+
+A vision config of another family is counted as a generic ViT (attention with biases, an ungated
+MLP, two LayerNorms per block, a linear projector into the text width), and the plan says so.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.config_fields import int_field, optional_int
+from calculators.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class VisionCount:
+    """A vision tower's parameters, the family its layout was read as, and whether that family
+    was recognised (False: counted as a generic ViT)."""
+
+    params: int
+    family: str
+    recognised: bool
+
+
+# The wrapper's model_type (or the vision config's own) → the layout its vision tower has.
+_VISION_FAMILIES = {
+    "qwen2_5_vl": "qwen2_5_vl",
+    "qwen2_vl": "qwen2_5_vl",
+    "qwen3_vl": "qwen3_vl",
+    "qwen3_vl_moe": "qwen3_vl",
+    "qwen3_5": "qwen3_5",
+    "qwen3_5_moe": "qwen3_5",
+    "mistral3": "pixtral",
+    "pixtral": "pixtral",
+    "llava": "pixtral",
+}
+# transformers' Qwen3-VL vision defaults (Qwen3VLVisionConfig) for keys a config may leave out.
+_QWEN3_VL_DEEPSTACK = (8, 16, 24)
+_QWEN3_VL_POSITIONS = 2304
+
+
+def _layers(vision: Mapping[str, Any], where: str) -> int:
+    if "depth" in vision:
+        return int_field(vision, "depth", where)
+    return int_field(vision, "num_hidden_layers", where)
+
+
+def _qwen2_5_vl(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
+    hidden = int_field(vision, "hidden_size", where)
+    inner = int_field(vision, "intermediate_size", where)
+    merge = optional_int(vision, "spatial_merge_size", where, 2)
+    out = optional_int(vision, "out_hidden_size", where, 0) or text_hidden
+    block = (
+        2 * hidden  # norm1, norm2 (RMSNorm)
+        + hidden * 3 * hidden + 3 * hidden  # qkv with bias
+        + hidden * hidden + hidden  # proj with bias
+        + hidden * 2 * inner + 2 * inner  # gate_up with bias
+        + inner * hidden + hidden  # down with bias
+    )  # fmt: skip
+    channels = optional_int(vision, "in_channels", where, 0) or optional_int(
+        vision, "in_chans", where, 3
+    )
+    patch = int_field(vision, "patch_size", where)
+    temporal = optional_int(vision, "temporal_patch_size", where, 2)
+    patch_embed = channels * temporal * patch * patch * hidden
+    merged = hidden * merge * merge
+    merger = hidden + merged * merged + merged + merged * out + out
+    return _layers(vision, where) * block + patch_embed + merger
+
+
+def _qwen3_vl(vision: Mapping[str, Any], text_hidden: int, where: str, deepstack: bool) -> int:
+    hidden = int_field(vision, "hidden_size", where)
+    inner = int_field(vision, "intermediate_size", where)
+    merge = optional_int(vision, "spatial_merge_size", where, 2)
+    out = optional_int(vision, "out_hidden_size", where, 0) or text_hidden
+    block = (
+        4 * hidden  # norm1, norm2 (LayerNorm: weight and bias)
+        + hidden * 3 * hidden + 3 * hidden  # qkv with bias
+        + hidden * hidden + hidden  # proj with bias
+        + hidden * inner + inner + inner * hidden + hidden  # linear_fc1, linear_fc2 with biases
+    )  # fmt: skip
+    channels = optional_int(vision, "in_channels", where, 3)
+    patch = int_field(vision, "patch_size", where)
+    temporal = optional_int(vision, "temporal_patch_size", where, 2)
+    patch_embed = channels * temporal * patch * patch * hidden + hidden
+    positions = optional_int(vision, "num_position_embeddings", where, _QWEN3_VL_POSITIONS)
+    merged = hidden * merge * merge
+    linear = merged * merged + merged + merged * out + out
+    merger = 2 * hidden + linear
+    indexes = vision.get("deepstack_visual_indexes", list(_QWEN3_VL_DEEPSTACK)) if deepstack else []
+    if not isinstance(indexes, list):
+        raise ConfigError(f"{where}deepstack_visual_indexes: expected a list of layer indices")
+    deepstack_mergers = len(indexes) * (2 * merged + linear)
+    return (
+        _layers(vision, where) * block
+        + patch_embed
+        + positions * hidden
+        + merger
+        + deepstack_mergers
+    )
+
+
+def _pixtral(
+    vision: Mapping[str, Any], wrapper: Mapping[str, Any], text_hidden: int, where: str
+) -> int:
+    hidden = int_field(vision, "hidden_size", where)
+    inner = int_field(vision, "intermediate_size", where)
+    block = 2 * hidden + 4 * hidden * hidden + 3 * hidden * inner
+    channels = optional_int(vision, "num_channels", where, 3)
+    patch = int_field(vision, "patch_size", where)
+    patch_conv = channels * patch * patch * hidden + hidden  # and ln_pre
+    merge = optional_int(wrapper, "spatial_merge_size", "", 2)
+    bias = text_hidden if wrapper.get("multimodal_projector_bias") else 0
+    projector = (
+        hidden  # norm
+        + hidden * merge * merge * hidden  # patch_merger.merging_layer
+        + hidden * text_hidden + bias  # linear_1
+        + text_hidden * text_hidden + bias  # linear_2
+    )  # fmt: skip
+    return _layers(vision, where) * block + patch_conv + projector
+
+
+def _generic_vit(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
+    hidden = int_field(vision, "hidden_size", where)
+    inner = int_field(vision, "intermediate_size", where)
+    block = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
+    return _layers(vision, where) * block + hidden * text_hidden + text_hidden
+
+
+def vision_family(wrapper_type: str, vision_type: str) -> str | None:
+    """The layout a wrapper's vision tower has, None when no family above is recognised."""
+    return _VISION_FAMILIES.get(wrapper_type) or _VISION_FAMILIES.get(vision_type)
+
+
+def count_vision(
+    wrapper: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int
+) -> VisionCount:
+    """The parameters of the vision tower and projector `wrapper` declares in `vision`."""
+    where = "vision_config."
+    family = vision_family(str(wrapper.get("model_type", "")), str(vision.get("model_type", "")))
+    if family == "qwen2_5_vl":
+        return VisionCount(_qwen2_5_vl(vision, text_hidden, where), family, True)
+    if family in ("qwen3_vl", "qwen3_5"):
+        params = _qwen3_vl(vision, text_hidden, where, deepstack=family == "qwen3_vl")
+        return VisionCount(params, family, True)
+    if family == "pixtral":
+        return VisionCount(_pixtral(vision, wrapper, text_hidden, where), family, True)
+    return VisionCount(_generic_vit(vision, text_hidden, where), "generic ViT", False)
