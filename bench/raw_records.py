@@ -7,12 +7,12 @@ import dataclasses
 import gzip
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from bench.client import RequestRecord
 from bench.timeline import point_timeline
+from registry.store import temporary_beside
 
 
 def raw_records_path(output: Path) -> Path:
@@ -30,10 +30,7 @@ def write_raw_records(
     crash or Ctrl-C) is in the file with `"kept": false`. Each line's `kind` says what it is:
     `request` (the record's fields) or `second` (the timeline's fields).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
+    descriptor, temporary = temporary_beside(path)
     try:
         with (
             os.fdopen(descriptor, "wb") as raw,

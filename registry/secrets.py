@@ -9,14 +9,21 @@ was written, quotes included (`registry.shell_words`); `redact_text` does the sa
 long line; `find_secret` says what a text still carries (`registry validate` rejects such a
 file).
 
+One rule serves every surface: what is stored (a result's commands, a server's log, raw
+records), printed (stdout, stderr, error lines), rendered (a fleet's matrix, Kubernetes and
+GitHub Actions files) and validated (`registry validate` refuses a file that carries one).
 What counts as a secret:
-- the value of an option whose name ends in key, token, secret, password or credential(s)
-  (`--api-key`, `--hf-token`, `--aws-secret`; not `--max-num-batched-tokens`);
+- the value of an option whose name names a credential (`is_credential_name`: its last word,
+  in any case or separator style, is key, token, secret, password, credential(s) or
+  authorization: `--api-key`, `--hf-token`, `--apiKey`; not `--max-num-batched-tokens`);
 - the value of an environment assignment whose name ends the same way (`HF_TOKEN=…`,
   `OPENAI_API_KEY=…`);
-- the value of an `Authorization`, `X-Api-Key` or `Api-Key` header;
-- the value of a key/value pair whose key ends the same way, as Python and JSON print it (vLLM
-  logs its arguments so: `non-default args: {'api_key': ['S']}`, `Namespace(…, hf_token='S')`);
+- the value of an `Authorization`, `Proxy-Authorization`, `X-Api-Key` or `Api-Key` header, as
+  a header (`Authorization: Bearer S`) or as a JSON or Python pair (`"Authorization": "Bearer S"`);
+- the value of a key/value pair whose key names a credential, as Python and JSON print it
+  (vLLM logs its arguments so: `non-default args: {'api_key': ['S']}`,
+  `Namespace(…, hf_token='S')`; `--extra-body '{"apiKey": "S", "x-api-key": "S"}'`);
+- the user information of a URL (`http://user:password@host`);
 - a string shaped like a known token (Hugging Face `hf_…`, OpenAI `sk-…`, GitHub `ghp_…` and
   `github_pat_…`, GitLab `glpat-…`, Slack `xox?-…`, AWS `AKIA…`).
 """
@@ -29,37 +36,62 @@ from registry.shell_words import replace_in_line, words
 
 REDACTED = "REDACTED"  # a plain word: shlex.join leaves it unquoted
 
-_NAME_END = r"(?:key|token|secret|password|passwd|credentials?)"
-_OPTION = re.compile(rf"--?(?:[A-Za-z0-9]+[-_])*{_NAME_END}", re.I)
-_OPTION_VALUE = re.compile(
-    rf"(?<![\w-])(?P<name>--?(?:[A-Za-z0-9]+[-_])*{_NAME_END})(?P<gap>=|\s+)(?P<value>\S+)", re.I
-)
+_NAME_END = r"(?:key|token|secret|password|passwd|passphrase|credentials?|authorization)"
+# A name that may name a credential: words joined by -, _ or . or in camelCase, ending in one of
+# the ends above (whether it does is `is_credential_name`'s to say: not `monkey`).
+_NAME = rf"(?:[A-Za-z0-9][A-Za-z0-9_.-]*?)?{_NAME_END}"
+_OPTION = re.compile(rf"--?(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]*{_NAME_END}", re.I)
+_OPTION_VALUE = re.compile(rf"(?<![\w-])(?P<name>--?{_NAME})(?P<gap>=|\s+)(?P<value>\S+)", re.I)
 # Environment variables are upper case: HF_TOKEN=…, OPENAI_API_KEY=… (not monkey=3).
 _ENV = re.compile(
     r"(?<![A-Za-z0-9_])(?P<name>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?))"
     r"=(?P<value>[^\s'\"]+)"
 )
+# A header, also as JSON or Python print it ("Authorization": "Bearer S"); a scheme word is
+# kept, the credential after it replaced.
 _HEADER = re.compile(
-    r"(?P<name>\b(?:authorization|x-api-key|api-key)\s*:\s*(?:(?:bearer|basic|token)\s+)?)"
+    r"(?P<name>\b(?:authorization|x-api-key|api-key)['\"]?\s*[:=]\s*['\"]?"
+    r"(?:(?:bearer|basic|token|digest)\s+)?)"
     r"(?P<value>[^\s'\"]+)",
     re.I,
 )
-# A pair as Python or JSON prints it: 'api_key': ['S'], hf_token='S', "token": "S".
+# A pair as Python or JSON prints it: 'api_key': ['S'], hf_token='S', "apiKey": "S".
 _PAIR = re.compile(
-    rf"(?P<name>(?<![\w-])['\"]?(?:[A-Za-z0-9]+_)*{_NAME_END}['\"]?\s*[:=]\s*\[?\s*)"
-    r"(?P<value>'[^'\n]*'|\"[^\"\n]*\"|[^\s,;'\"()\[\]{}]+)",
+    rf"(?P<name>(?<![\w-])['\"]?(?P<key>{_NAME})['\"]?\s*[:=]\s*\[?\s*)"
+    r"(?P<value>'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s,;'\"()\[\]{}]+)",
     re.I,
 )
+# Credentials in a URL: scheme://user:password@host (or a token as the user name).
+_USERINFO = re.compile(r"(?P<name>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<value>[^\s/?#@'\"<>]+)@")
+_SCHEMES = {"bearer", "basic", "token", "digest"}
 _NOT_SECRETS = {"", "none", "null", "true", "false", REDACTED.lower()}
 _SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
     r"|AKIA[0-9A-Z]{16})\b"
 )
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# The last word of a name that names a credential; words run together count when they are a
+# known compound (APIKEY, accesstoken), not any word that merely ends so (monkey, broken).
+_CREDENTIAL_WORDS = frozenset(
+    {"key", "token", "secret", "password", "passwd", "passphrase", "credential", "credentials",
+     "authorization", "apikey", "accesskey", "secretkey", "privatekey", "authkey", "authtoken",
+     "accesstoken", "apitoken", "bearertoken", "refreshtoken", "sessiontoken", "idtoken",
+     "hftoken", "clientsecret"}
+)  # fmt: skip
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a key, option or variable name names a credential, in any case or separator
+    style: `api_key`, `apiKey`, `x-api-key`, `API-KEY`, `--hf-token`, `Proxy-Authorization`;
+    not `max_tokens`, `monkey` or `sort_keys`."""
+    found = _WORDS.findall(name)
+    return bool(found) and found[-1].lower() in _CREDENTIAL_WORDS
 
 
 def _is_redacted(value: str) -> bool:
-    return value.strip("'\"") == REDACTED
+    words = value.strip("'\"").split()
+    return bool(words) and words[-1].strip("'\"") == REDACTED
 
 
 # A short unquoted number after a name that ends in "token" or "key" is a figure, not a
@@ -72,18 +104,29 @@ _FIGURE_NAMES = re.compile(r"(?:token|key)['\"]?\s*[:=]\s*\[?\s*$", re.I)
 def _pair_value_is_secret(value: str, name: str = "") -> bool:
     if _FIGURE.fullmatch(value) and _FIGURE_NAMES.search(name):
         return False
+    if _is_redacted(value) or value.lower() in _SCHEMES:  # the header rule took what follows
+        return False
     return value.strip("'\"").lower() not in _NOT_SECRETS
 
 
 def _redact_pair(match: re.Match[str]) -> str:
     value = match.group("value")
-    if not _pair_value_is_secret(value, match.group("name")):
+    if not is_credential_name(match.group("key")) or not _pair_value_is_secret(
+        value, match.group("name")
+    ):
         return match.group(0)
     quote = value[0] if value[0] in "'\"" else ""
     return f"{match.group('name')}{quote}{REDACTED}{quote}"
 
 
+def _redact_option(match: re.Match[str]) -> str:
+    if not is_credential_name(match.group("name")):
+        return match.group(0)
+    return match.group("name") + match.group("gap") + REDACTED
+
+
 def _redact_text(text: str) -> str:
+    text = _USERINFO.sub(lambda m: m.group("name") + REDACTED + "@", text)
     text = _HEADER.sub(lambda m: m.group("name") + REDACTED, text)
     text = _PAIR.sub(_redact_pair, text)
     text = _ENV.sub(lambda m: f"{m.group('name')}={REDACTED}", text)
@@ -115,9 +158,7 @@ def redact_text(text: str) -> str:
 
 
 def _redact_line(line: str) -> str:
-    return _OPTION_VALUE.sub(
-        lambda m: m.group("name") + m.group("gap") + REDACTED, _redact_text(line)
-    )
+    return _OPTION_VALUE.sub(_redact_option, _redact_text(line))
 
 
 # Every pattern above needs one of these in its match (lower case): a literal, or a name's end
@@ -128,12 +169,16 @@ _LITERALS = (
     "authorization", "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "glpat-", "xox", "akia",
 )  # fmt: skip
-_NAME_ENDS = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
+_NAME_ENDS = (
+    "key", "token", "secret", "password", "passwd", "passphrase", "credential", "credentials",
+)  # fmt: skip
 
 
 def _may_hold_secret(text: str) -> bool:
     lowered = text.lower()
     if any(literal in lowered for literal in _LITERALS):
+        return True
+    if "@" in lowered and "://" in lowered:
         return True
     for name_end in _NAME_ENDS:
         at = lowered.find(name_end)
@@ -154,14 +199,14 @@ def _redact_words(words: list[str]) -> list[str]:
             hide_next = False
             continue
         name, equals, value = word.partition("=")
-        if _OPTION.fullmatch(name):
+        if _OPTION.fullmatch(name) and is_credential_name(name):
             if equals:
                 redacted.append(f"{name}={REDACTED}")
             else:
                 redacted.append(word)
                 hide_next = True
             continue
-        if equals and _OPTION.fullmatch(value):  # --vllm-arg=--api-key S
+        if equals and _OPTION.fullmatch(value) and is_credential_name(value):  # --x=--api-key S
             redacted.append(word)
             hide_next = True
             continue
@@ -180,8 +225,14 @@ def _redact_words(words: list[str]) -> list[str]:
 
 def find_secret(text: str) -> str | None:
     """What secret `text` carries (named, never shown), or None."""
+    for match in _USERINFO.finditer(text):
+        if not _is_redacted(match.group("value")):
+            return "credentials in a URL (user:password@host)"
     for match in _OPTION_VALUE.finditer(text):
-        if not _is_redacted(match.group("value")) and not match.group("value").startswith("-"):
+        value = match.group("value")
+        if is_credential_name(match.group("name")) and not (
+            _is_redacted(value) or value.startswith("-")
+        ):
             return f"the value of {match.group('name')} (an API key, token or password)"
     for match in _ENV.finditer(text):
         if not _is_redacted(match.group("value")):
@@ -190,9 +241,10 @@ def find_secret(text: str) -> str | None:
         if not _is_redacted(match.group("value")):
             return "an authorization header's value"
     for match in _PAIR.finditer(text):
-        if _pair_value_is_secret(match.group("value"), match.group("name")):
-            name = match.group("name").split(":")[0].split("=")[0].strip("'\" ")
-            return f"the value of {name} (an API key, token or password)"
+        if is_credential_name(match.group("key")) and _pair_value_is_secret(
+            match.group("value"), match.group("name")
+        ):
+            return f"the value of {match.group('key')} (an API key, token or password)"
     if _SHAPES.search(text):
         return "a string shaped like an access token"
     return None
@@ -238,7 +290,7 @@ def _safe_cut(text: str, target: int) -> int:
         return cut
     spans = sorted(
         (match.start(), match.end())
-        for pattern in (_OPTION_VALUE, _ENV, _HEADER, _PAIR, _SHAPES)
+        for pattern in (_OPTION_VALUE, _ENV, _HEADER, _PAIR, _USERINFO, _SHAPES)
         for match in pattern.finditer(text)
     )
     for start, end in reversed(spans):

@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -81,12 +82,45 @@ def result_path(result: Result) -> PurePosixPath:
     return RESULTS_DIR / identity.gpu.id / identity.model.id / file_name
 
 
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})-[A-Za-z0-9_]+\.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid < 2**31  # another user's process (or a number no process has)
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files of our writes into `folder` whose process is gone (a write
+    killed outright, SIGKILL or an OOM kill, leaves its `.NAME.PID-XXXX.tmp`); another live
+    process's are kept, as is anything not named so."""
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.name.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        match = _TEMPORARY.fullmatch(name)
+        if match is not None and not _alive(int(match.group("pid"))):
+            (folder / name).unlink(missing_ok=True)
+
+
+def temporary_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file in `path`'s folder, named after `path` and this process (an open
+    descriptor and its name): renamed onto `path` once whole. Stale ones of dead writers in
+    the folder are removed first (`remove_stale_temporaries`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path.parent)
+    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename: never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary_name = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
+    descriptor, temporary_name = temporary_beside(path)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as temporary:
             temporary.write(text)

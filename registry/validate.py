@@ -19,10 +19,10 @@ Each problem is a Finding, `file: json.path: message`, with the name of its chec
 
 import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from registry.catalog import CATALOGS_DIR, load_gpus, load_models
 from registry.checks import Finding
@@ -54,8 +54,19 @@ from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
 from registry.store import RESULTS_DIR, display_path, dumps_result, parse_json, read_result
 from registry.tree import is_partial_attempt, walk_results
 
+T = TypeVar("T")
+
 MAX_FILE_BYTES = 1024 * 1024
 """Largest result file accepted: a run with hundreds of load points stays far below."""
+
+
+def check_failure(check: str, error: BaseException) -> str:
+    """The message of a check that failed on a file instead of judging it."""
+    detail = str(error).splitlines()[0][:200] if str(error) else ""
+    return (
+        f"the {check} check cannot judge this file ({type(error).__name__}"
+        f"{': ' + detail if detail else ''}); a value is outside what it can take"
+    )
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,7 @@ class _Validator:
         self.files_checked = 0
         self.skipped: list[str] = []
         self._registry_results: list[Checked] | None = None
+        self.excluded: set[Path] = set()  # registry files a change removes (not duplicates)
         self.catalogs = self._load_catalogs()
 
     def name(self, path: Path) -> str:
@@ -265,24 +277,45 @@ class _Validator:
             )
             self.findings.append(Finding(file, "schema_version", message, "version"))
             return
-        schema_problems = schema_findings(file, data)
-        result, model_problems = model_findings(file, data, schema_problems)
-        self.findings.extend([*schema_problems, *model_problems, *string_findings(file, data)])
+        guard = functools.partial(self.guarded, file)
+        schema_problems = guard("schema", lambda: schema_findings(file, data))
+        structure = guard("model", lambda: [model_findings(file, data, schema_problems)])
+        result, model_problems = structure[0] if structure else (None, [])
+        self.findings.extend([*schema_problems, *model_problems])
+        self.findings.extend(guard("strings", lambda: string_findings(file, data)))
         if result is None:
             return
-        self.findings.extend(identity_findings(file, result))
+        self.findings.extend(guard("identity", lambda: identity_findings(file, result)))
         parts = results_relative_parts(path.absolute().parts) if path is not None else None
         if parts is not None:
-            self.findings.extend(placement_findings(file, text, result, parts))
-        self.findings.extend(count_findings(file, result))
-        if self.catalogs is not None:
             self.findings.extend(
-                reference_findings(file, result, self.catalogs.gpus, self.catalogs.models)
+                guard("placement", lambda: placement_findings(file, text, result, parts))
             )
-            gpu = self.catalogs.gpus.get(result.identity.gpu.id)
-            model = self.catalogs.models.get(result.identity.model.id)
-            self.findings.extend(physics_findings(file, result, gpu, model))
+        self.findings.extend(guard("counts", lambda: count_findings(file, result)))
+        if self.catalogs is not None:
+            catalogs = self.catalogs
+            self.findings.extend(
+                guard(
+                    "catalogs",
+                    lambda: reference_findings(file, result, catalogs.gpus, catalogs.models),
+                )
+            )
+            gpu = catalogs.gpus.get(result.identity.gpu.id)
+            model = catalogs.models.get(result.identity.model.id)
+            self.findings.extend(
+                guard("physics", lambda: physics_findings(file, result, gpu, model))
+            )
         self.checked.append(Checked(file, path or Path(file), result, reported))
+
+    def guarded(self, file: str, check: str, run: Callable[[], list[T]]) -> list[T]:
+        """What `run` (one check) returns; a check that fails on the file (a number it cannot
+        take, an error of a calculator) is one finding naming the file and the check, never a
+        traceback: the gate must report every file of a pull request."""
+        try:
+            return run()
+        except Exception as error:
+            self.findings.append(Finding(file, "", check_failure(check, error), check))
+            return []
 
     # --- the registry as a whole ------------------------------------------------------------
 
@@ -294,7 +327,7 @@ class _Validator:
             self._registry_results = []
             return []
         folder = self.registry_root / RESULTS_DIR
-        known = {checked.location.resolve() for checked in self.checked}
+        known = {checked.location.resolve() for checked in self.checked} | self.excluded
         results = []
         for path in walk_results(folder).files if folder.is_dir() else []:
             if path.resolve() in known:
@@ -340,6 +373,11 @@ class _Validator:
                 )
 
 
+def _check_file(validator: _Validator, path: Path) -> list[Finding]:
+    validator.check_file(path)
+    return []
+
+
 def validate_paths(
     paths: Sequence[Path] = (),
     *,
@@ -362,9 +400,13 @@ def validate_paths(
     if whole_registry and not targets[0].exists():
         targets = []
     for path in validator.files(targets):
-        validator.check_file(path)
+        validator.guarded(
+            validator.name(path), "file", functools.partial(_check_file, validator, path)
+        )
     results = validator.checked + validator.registry_results()
-    validator.findings.extend(duplicate_findings(results))
+    validator.findings.extend(
+        validator.guarded("", "duplicates", lambda: duplicate_findings(results))
+    )
     if whole_registry or base is not None:
         entries = validator.corrections()
         validator.check_corrections(entries)
@@ -395,5 +437,36 @@ def check_result(
     validator.files_checked = 1
     text = dumps_result(result)
     validator.check_data(file, text, json.loads(text), None)
-    validator.findings.extend(duplicate_findings(validator.checked + validator.registry_results()))
+    checked = validator.checked + validator.registry_results()
+    validator.findings.extend(
+        validator.guarded(file, "duplicates", lambda: duplicate_findings(checked))
+    )
     return ValidationReport(validator.files_checked, tuple(validator.findings))
+
+
+def check_results(
+    results: Sequence[tuple[Path, Result]], registry_root: Path, removed: Iterable[Path] = ()
+) -> dict[Path, list[Finding]]:
+    """Every problem `registry validate` would find in each result, written at its path
+    under `registry_root`, judged in memory as one change to the registry with the files
+    `removed` gone (a harvest checks its rows so before it writes any: `registry.harvest`).
+    Returns the findings of each path that has any."""
+    validator = _Validator(registry_root)
+    validator.excluded = {path.resolve() for path in removed}
+    catalog_findings = list(validator.findings)
+    for path, result in results:
+        file = validator.name(path)
+        text = dumps_result(result)
+        validator.files_checked += 1
+        validator.check_data(file, text, json.loads(text), path)
+    checked = validator.checked + validator.registry_results()
+    validator.findings.extend(
+        validator.guarded("", "duplicates", lambda: duplicate_findings(checked))
+    )
+    by_path: dict[Path, list[Finding]] = {}
+    names = {validator.name(path): path for path, _ in results}
+    for finding in validator.findings[len(catalog_findings) :]:
+        found = names.get(finding.file)
+        if found is not None:
+            by_path.setdefault(found, []).append(finding)
+    return by_path

@@ -42,8 +42,9 @@ def _run(
     from registry.errors import RegistryError
     from registry.harvest.run import HarvestOptions
 
-    options = HarvestOptions(resolve_registry(registry_root), dry_run=dry_run, today=retrieved)
+    root = resolve_registry(registry_root)
     try:
+        options = HarvestOptions(root, dry_run=dry_run, today=retrieved)
         report = harvest(options)
     except (RegistryError, OSError) as error:
         raise click.ClickException(str(error)) from None

@@ -8,7 +8,12 @@ harvest:
 - a result whose source key names a result already in the registry with other content is
   `changed`: the new file is written, the old one removed, and a correction (old id → new id)
   is appended to `registry/corrections.yaml`, because merged results are never edited;
-- anything else is `added`.
+- anything else is `added`;
+- a row whose file `registry validate` would reject (markup, a count it cannot take, a
+  duplicate) is `skipped`, with the source row and the gate's problem: never written.
+
+Every row is judged before anything is written, and the registry then changes as one step
+(`registry.changeset`): all of the harvest, or (on any failure) nothing.
 
 Running the same harvest twice changes nothing the second time.
 """
@@ -20,11 +25,13 @@ from pathlib import Path
 
 import yaml
 
+from registry.changeset import ChangeSet
 from registry.corrections import CORRECTIONS_FILE, parse_corrections
 from registry.errors import InvalidFileError
 from registry.harvest.errors import HarvestError
 from registry.models import Result
-from registry.store import RESULTS_DIR, dumps_result, read_result, result_path, write_text_atomic
+from registry.store import RESULTS_DIR, dumps_result, read_result, result_path
+from registry.validate import check_results
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,7 @@ def retrieval_dates(root: Path, key_of: Callable[[Result], str | None]) -> dict[
     }
 
 
-def _append_corrections(root: Path, entries: list[dict[str, str]]) -> None:
+def _corrections_text(root: Path, entries: list[dict[str, str]]) -> str:
     path = root / CORRECTIONS_FILE
     text = (
         path.read_text(encoding="utf-8") if path.exists() else "schema_version: 1\ncorrections:\n"
@@ -110,7 +117,61 @@ def _append_corrections(root: Path, entries: list[dict[str, str]]) -> None:
     )
     new_text = text + lines
     parse_corrections(new_text, CORRECTIONS_FILE)  # never write a corrections file that fails
-    write_text_atomic(path, new_text)
+    return new_text
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A row that would change the registry: its result, where it goes, what it replaces."""
+
+    row: Harvested
+    result: Result
+    path: Path
+    previous: tuple[Path, Result] | None
+
+
+def _plan(
+    rows: Sequence[Harvested],
+    root: Path,
+    existing: dict[str, tuple[Path, Result]],
+    source: str,
+    report: HarvestReport,
+) -> list[_Planned]:
+    planned: list[_Planned] = []
+    seen: set[str] = set()
+    for row in rows:
+        if row.key in seen:
+            raise HarvestError(f"{source}: two rows have the same source key {row.key!r}")
+        seen.add(row.key)
+        if row.result is None:
+            report.skipped.append((row.key, str(row.skipped)))
+            continue
+        relative = result_path(row.result)
+        path = root / relative
+        if path.is_file() and path.read_text(encoding="utf-8") == dumps_result(row.result):
+            report.unchanged.append(relative.as_posix())
+            continue
+        planned.append(_Planned(row, row.result, path, existing.get(row.key)))
+    return planned
+
+
+def _gate(planned: list[_Planned], root: Path, report: HarvestReport) -> list[_Planned]:
+    """The planned rows whose files `registry validate` accepts, judged in memory together;
+    each other row is skipped, with the gate's first problem."""
+    removed = [p.previous[0] for p in planned if p.previous and p.previous[0] != p.path]
+    findings = check_results([(p.path, p.result) for p in planned], root, removed)
+    passed = []
+    for entry in planned:
+        problems = findings.get(entry.path)
+        if not problems:
+            passed.append(entry)
+            continue
+        first = problems[0]
+        where = f"{first.path}: " if first.path else ""
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        reason = f"registry validate would reject its file: {where}{first.message}{more}"
+        report.skipped.append((entry.row.key, reason))
+    return passed
 
 
 def apply_harvest(
@@ -124,53 +185,43 @@ def apply_harvest(
 ) -> HarvestReport:
     """Write the harvested results into the registry at `root`; see the module docstring.
 
+    Every row is judged first, as `registry validate` would judge its file (a row whose file
+    it would reject is skipped, with the reason), and `dry_run` reports exactly that; then
+    every file is written, replaced or removed, and the corrections appended, as one step
+    (`registry.changeset`): a failure leaves the registry as it was.
+
     `key_of` gives the source key of a result already in the registry (None: not from this
-    source). Raises HarvestError when two rows share a key or a result.
+    source). Raises HarvestError when two rows share a key.
     """
     report = HarvestReport()
     existing = _existing(root, key_of)
-    seen: dict[str, str] = {}
-    corrections: list[dict[str, str]] = []
     date = today or dt.datetime.now(dt.UTC).date().isoformat()
-    for row in rows:
-        if row.key in seen:
-            raise HarvestError(f"{source}: two rows have the same source key {row.key!r}")
-        seen[row.key] = row.key
-        if row.result is None:
-            report.skipped.append((row.key, str(row.skipped)))
+    planned = _gate(_plan(rows, root, existing, source, report), root, report)
+    change = ChangeSet()
+    corrections: list[dict[str, str]] = []
+    for entry in planned:
+        relative = _relative(root, entry.path)
+        change.write(entry.path, dumps_result(entry.result))
+        if entry.previous is None:
+            report.added.append(relative)
             continue
-        relative = result_path(row.result)
-        path = root / relative
-        text = dumps_result(row.result)
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            report.unchanged.append(relative.as_posix())
-            continue
-        previous = existing.get(row.key)
-        if dry_run:
-            if previous is None:
-                report.added.append(relative.as_posix())
-            else:
-                report.changed.append((_relative(root, previous[0]), relative.as_posix()))
-            continue
-        write_text_atomic(path, text)
-        if previous is None:
-            report.added.append(relative.as_posix())
-            continue
-        old_path, old_result = previous
-        if old_path.resolve() != path.resolve():
-            old_path.unlink()
-        report.changed.append((_relative(root, old_path), relative.as_posix()))
+        old_path, old_result = entry.previous
+        if old_path.resolve() != entry.path.resolve():
+            change.remove(old_path)
+        report.changed.append((_relative(root, old_path), relative))
         corrections.append(
             {
                 "result_id": old_result.id,
                 "kind": "correction",
                 "date": date,
-                "reason": f"re-harvested from {source}: {row.key}",
-                "replaced_by": row.result.id,
+                "reason": f"re-harvested from {source}: {entry.row.key}",
+                "replaced_by": entry.result.id,
             }
         )
     if corrections:
-        _append_corrections(root, corrections)
+        change.write(root / CORRECTIONS_FILE, _corrections_text(root, corrections))
+    if not dry_run:
+        change.apply()
     return report
 
 

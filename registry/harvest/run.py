@@ -34,6 +34,21 @@ class HarvestOptions:
     today: str | None = None
     """Retrieval date of rows not harvested before (default: today, UTC)."""
 
+    def __post_init__(self) -> None:
+        # Checked before any source is read: a bad date found after writing would leave a
+        # half-harvested registry.
+        if self.today is not None:
+            try:
+                parsed = dt.date.fromisoformat(self.today)
+            except ValueError:
+                parsed = None
+            if parsed is None or parsed.isoformat() != self.today:
+                raise HarvestError(
+                    f"--retrieved: {self.today!r} is not a calendar date such as 2026-11-30"
+                )
+        if not self.submitter.strip():
+            raise HarvestError("the submitter is empty")
+
     def retrieval_date(self) -> str:
         return self.today or dt.datetime.now(dt.UTC).date().isoformat()
 

@@ -1,0 +1,89 @@
+"""A change to a registry checkout made as one step: every file written or removed, or none.
+
+A harvest writes many result files, removes the ones they replace and appends to
+`registry/corrections.yaml`; stopped half-way (a full disk, a bad row found late, Ctrl-C) it
+would leave a registry that fails validation. `ChangeSet` collects the writes and removals
+first; `apply` then stages every new text in a temporary file beside its target (nothing of
+the registry is touched yet: a failure here removes the temporaries and the registry is byte
+for byte as it was), and only then renames them into place, keeping each file it replaces or
+removes until the end, so that a failure among the renames puts every file back.
+"""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from registry.store import temporary_beside
+
+
+@dataclass
+class ChangeSet:
+    """Files to write (path → text) and to remove, applied together by `apply`."""
+
+    writes: dict[Path, str] = field(default_factory=dict)
+    removals: list[Path] = field(default_factory=list)
+
+    def write(self, path: Path, text: str) -> None:
+        self.writes[path] = text
+
+    def remove(self, path: Path) -> None:
+        self.removals.append(path)
+
+    def apply(self) -> None:
+        """Make every change or, on any failure (which is raised), none."""
+        staged: dict[Path, str] = {}
+        try:
+            for path, text in self.writes.items():
+                staged[path] = _stage(path, text)
+        except BaseException:
+            for temporary in staged.values():
+                Path(temporary).unlink(missing_ok=True)
+            raise
+        _swap(staged, self.removals)
+
+
+def _stage(path: Path, text: str) -> str:
+    descriptor, temporary = temporary_beside(path)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return temporary
+
+
+def _set_aside(path: Path) -> str | None:
+    """Move an existing file out of the way (renamed to a temporary beside it), None if absent."""
+    if not path.exists():
+        return None
+    descriptor, kept = temporary_beside(path)
+    os.close(descriptor)
+    os.replace(path, kept)
+    return kept
+
+
+def _swap(staged: dict[Path, str], removals: list[Path]) -> None:
+    done: list[tuple[Path, str | None]] = []  # (target, what it held before, set aside)
+    try:
+        for path, temporary in staged.items():
+            done.append((path, _set_aside(path)))
+            os.replace(temporary, path)
+        for path in removals:
+            if path not in staged:
+                done.append((path, _set_aside(path)))
+    except BaseException:
+        for path, kept in reversed(done):
+            if kept is not None:
+                os.replace(kept, path)
+            elif path in staged:
+                path.unlink(missing_ok=True)
+        for temporary in staged.values():
+            Path(temporary).unlink(missing_ok=True)
+        raise
+    for _, kept in done:
+        if kept is not None:
+            Path(kept).unlink(missing_ok=True)

@@ -1,0 +1,159 @@
+"""A harvest checks everything first, then changes the registry as one step, and never writes
+a file `registry validate` would reject (`registry.harvest.outcome`, `registry.changeset`).
+
+Runs `registry harvest mlperf` on the real v5.1 excerpt (tests/data/harvest/mlperf-v5.1) in a
+real git repository, into a registry in a temporary folder.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from registry.changeset import ChangeSet
+from registry.store import write_text_atomic
+from registry.validate import validate_paths
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"
+
+
+def _git(root: Path, *arguments: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
+        capture_output=True,
+        check=True,
+    )
+
+
+def _source(tmp_path: Path, edit: dict[str, str] | None = None) -> Path:
+    """The v5.1 excerpt as a git repository; `edit` replaces a System name (old → new)."""
+    repo = tmp_path / "inference_results_v5.1"
+    shutil.copytree(V51, repo)
+    if edit:
+        summary = repo / "summary_results.json"
+        rows = json.loads(summary.read_text(encoding="utf-8"))
+        for row in rows:
+            row["System"] = edit.get(row["System"], row["System"])
+        summary.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "excerpt")
+    return repo
+
+
+def _registry(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every file under `root` (hidden ones too) by its SHA-256."""
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _harvest(source: Path, root: Path, *extra: str) -> tuple[int, str]:
+    outcome = CliRunner().invoke(
+        main,
+        ["registry", "harvest", "mlperf", "--round", "5.1", "--from", str(source),
+         "--registry", str(root), *extra],
+    )  # fmt: skip
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome.output
+    return outcome.exit_code, outcome.output
+
+
+@pytest.mark.parametrize("dry", [False, True], ids=["write", "dry-run"])
+def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
+    tmp_path: Path, dry: bool
+) -> None:
+    source, root = _source(tmp_path), _registry(tmp_path)
+    code, output = _harvest(source, root, "--retrieved", "2026-11-30")
+    assert code == 0, output
+    # A changed source: every row would be re-harvested (written, old files removed).
+    _git(source, "commit", "-q", "--allow-empty", "-m", "another commit")
+    before = _snapshot(root)
+    code, output = _harvest(source, root, "--retrieved", "2026-13-45", *(["--dry-run"] * dry))
+    assert code == 1, output
+    assert output.strip().splitlines() == [
+        "Error: --retrieved: '2026-13-45' is not a calendar date such as 2026-11-30"
+    ]
+    assert _snapshot(root) == before
+
+
+def test_harvest_skips_a_row_the_gate_rejects_and_names_it(tmp_path: Path) -> None:
+    rows = json.loads((V51 / "summary_results.json").read_text(encoding="utf-8"))
+    system = rows[0]["System"]
+    source = _source(tmp_path, {system: f"{system} <script>alert(1)</script>"})
+    root = _registry(tmp_path)
+    code, dry = _harvest(source, root, "--retrieved", "2026-11-30", "--dry-run")
+    assert code == 0, dry
+    code, output = _harvest(source, root, "--retrieved", "2026-11-30")
+    assert code == 0, output
+    skipped = [line for line in output.splitlines() if "registry validate would reject" in line]
+    assert skipped
+    assert all(f" {rows[0]['ID'].removeprefix('v')} " in line for line in skipped)
+    assert "contains markup" in skipped[0]
+    assert skipped == [line for line in dry.splitlines() if "would reject" in line]
+    report = validate_paths(registry_root=root)
+    assert report.ok, [str(problem) for problem in report.problems]
+    assert report.files_checked >= 1
+
+
+def test_changeset_that_cannot_stage_a_file_changes_nothing(tmp_path: Path) -> None:
+    kept = tmp_path / "kept.json"
+    kept.write_text("old\n", encoding="utf-8")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder is needed\n", encoding="utf-8")
+    change = ChangeSet()
+    change.write(kept, "new\n")
+    change.write(tmp_path / "added.json", "added\n")
+    change.write(blocker / "inside.json", "cannot be written\n")
+    change.remove(kept)
+    before = _snapshot(tmp_path)
+    with pytest.raises((FileExistsError, NotADirectoryError)):
+        change.apply()
+    assert _snapshot(tmp_path) == before
+
+
+def test_changeset_writes_replaces_and_removes_together(tmp_path: Path) -> None:
+    replaced, removed = tmp_path / "a.json", tmp_path / "b.json"
+    replaced.write_text("old\n", encoding="utf-8")
+    removed.write_text("gone\n", encoding="utf-8")
+    change = ChangeSet()
+    change.write(replaced, "new\n")
+    change.write(tmp_path / "sub" / "c.json", "added\n")
+    change.remove(removed)
+    change.apply()
+    assert _snapshot(tmp_path) == {
+        "a.json": hashlib.sha256(b"new\n").hexdigest(),
+        "sub/c.json": hashlib.sha256(b"added\n").hexdigest(),
+    }
+
+
+def test_write_removes_temporaries_of_killed_writers_and_keeps_live_ones(tmp_path: Path) -> None:
+    # A write killed outright (SIGKILL during the raw records) leaves its temporary beside
+    # the complete result; the next write into the folder removes it, not a live writer's.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".r.requests.jsonl.gz.{dead.pid}-abc123.tmp"
+    live = tmp_path / f".r.json.{os.getpid()}-def456.tmp"
+    other = tmp_path / ".someone-elses.tmp"
+    for path in (stale, live, other):
+        path.write_text("partial", encoding="utf-8")
+    write_text_atomic(tmp_path / "next.json", "{}\n")
+    assert not stale.exists()
+    assert live.exists()
+    assert other.exists()
+    assert (tmp_path / "next.json").read_text(encoding="utf-8") == "{}\n"
