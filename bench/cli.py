@@ -12,6 +12,7 @@ from bench.commands.harvest import harvest_group
 from bench.commands.migrate import migrate_command
 from bench.commands.oneline import OneLineGroup
 from bench.commands.registry import registry_group
+from bench.commands.registry_answer import answer_command
 
 
 @click.group(
@@ -34,4 +35,5 @@ bench_group.add_command(fleet_command)
 main.add_command(bench_group)
 main.add_command(registry_group)
 registry_group.add_command(migrate_command)
+registry_group.add_command(answer_command)
 registry_group.add_command(harvest_group)

@@ -105,7 +105,11 @@ class IndexRow:
         "figure (never derived from the output rate, nor the output rate from it)."
     )
     accepted_output_tokens_per_s: float | None = _column(
-        "Output tokens/s of requests that met the SLO."
+        "Accepted output tokens/s at the point's own SLO (`calculators.accepted`): a server at an "
+        "SLO's whole throughput at its bounds; per-request records' tokens of requests that met "
+        "the result's SLO; a fixed-length static batch's throughput at the batch's own time "
+        "(derived where the source states the time only); null where the point proves no "
+        "latency (offline, or none stated)."
     )
     ttft_ms_p50: float | None = _column("Time to first token, median, ms.")
     ttft_ms_p95: float | None = _column("Time to first token, 95th percentile, ms.")

@@ -12,10 +12,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from calculators.accepted import accepted_at_own_slo
 from calculators.cost import tokens_per_dollar, usd_per_million_tokens
 from registry.corrections import (
     CorrectionEntry,
 )
+from registry.evidence import point_evidence
 from registry.index_row import IndexRow
 from registry.lookup import TIERS, cheapest_prices
 from registry.models import (
@@ -157,7 +159,8 @@ def index_rows(
     rows = []
     for point_index, point in enumerate(result.points):
         output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
-        accepted_tokens_per_s = _positive(point.throughput.accepted_output_tokens_per_s)
+        accepted = accepted_at_own_slo(point_evidence(result, point_index))
+        accepted_tokens_per_s = None if accepted is None else accepted.accepted_tokens_per_s
         per_user, per_user_basis = _per_user(point, output_tokens_per_s)
         gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
         search = point.load.slo_search
@@ -210,7 +213,7 @@ def index_rows(
                 failure_rate=_rounded(_failure_rate(point)),
                 output_tokens_per_s=point.throughput.output_tokens_per_s,
                 total_tokens_per_s=point.throughput.total_tokens_per_s,
-                accepted_output_tokens_per_s=point.throughput.accepted_output_tokens_per_s,
+                accepted_output_tokens_per_s=_rounded(accepted_tokens_per_s),
                 ttft_ms_p50=_stat(point.ttft_ms, "p50"),
                 ttft_ms_p95=_stat(point.ttft_ms, "p95"),
                 ttft_ms_p99=_stat(point.ttft_ms, "p99"),

@@ -1,0 +1,355 @@
+"""The buyer's answers from a registry checkout: its results and prices as evidence
+(`registry.evidence`), ranked by the one piece of code that computes answers
+(`calculators.answer`), for the CLI (`infermeter registry answer`) and the site (`answers.json`,
+the answer page, Home).
+
+Where nothing qualifies, the estimate beside the answer is the roofline bound at the question's
+own weight precision (`RooflineEstimator`), labelled as a bound: no run can beat it. The fitted
+predictor (issue 25) plugs in as another `calculators.answer.Estimator`.
+"""
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from calculators.accepted import Point
+from calculators.answer import (
+    PRESETS,
+    Answer,
+    Estimate,
+    Estimator,
+    Preset,
+    Price,
+    Question,
+    answer,
+)
+from calculators.arch import parse_config
+from calculators.errors import CalculatorError
+from calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from calculators.quantization import weight_bytes, weight_format
+from calculators.roofline import plan_throughput_bound
+from calculators.token_cost import usd_per_million_tokens
+from calculators.vllm_plan import VllmSettings
+from registry.catalog import gpu_links, load_gpus, load_models, load_prices
+from registry.checks.physics import gpu_memory_bytes
+from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
+from registry.errors import RegistryError
+from registry.evidence import UNQUANTIZED, answer_prices, current, point_evidence
+from registry.models import GpuEntry, ModelEntry
+from registry.result_reader import load_results, result_files
+
+ANSWERS_SCHEMA_VERSION = 1
+ROOFLINE_BOUND = "roofline bound"
+
+
+class AnswerInputError(RegistryError):
+    """A question the registry cannot be asked (an unknown model, tier or precision)."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What answers are computed from: every current point and the prices figures use."""
+
+    points: list[Point]
+    prices: list[Price]
+
+
+def evidence_of(results: Iterable[Any], corrections: Mapping[str, Any]) -> list[Point]:
+    """Every current point of `results` as evidence, in file order."""
+    return [
+        point_evidence(result, index)
+        for result in results
+        for index, point in enumerate(result.points)
+        if current(point, corrections.get(result.id))
+    ]
+
+
+def load_evidence(root: Path) -> Evidence:
+    """The evidence of the registry checkout at `root`."""
+    results = [result for _file, result in load_results(root, result_files(root))]
+    corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
+    prices = load_prices(root / "registry" / "catalogs" / "prices.yaml").values()
+    return Evidence(evidence_of(results, corrections), answer_prices(prices))
+
+
+# --- estimates ----------------------------------------------------------------------------
+
+_QUANTIZATION_OF = {UNQUANTIZED: "none", "nvfp4": "fp4"}
+
+
+class RooflineEstimator:
+    """Per question, the cheapest roofline bound over the catalog's GPUs and GPU counts at the
+    question's weight precision: what no run can beat, so a real token costs more."""
+
+    def __init__(
+        self,
+        gpus: Mapping[str, GpuEntry],
+        models: Mapping[str, ModelEntry],
+        prices: Sequence[Price],
+        tokens: Mapping[tuple[str, str], tuple[int, int]],
+    ) -> None:
+        self._gpus, self._models, self._prices, self._tokens = gpus, models, prices, tokens
+        self._memo: dict[tuple[str, str, str, str], Estimate | None] = {}
+
+    def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
+        key = (question.model, workload_key, precision, question.tier)
+        if key not in self._memo:
+            tokens = self._tokens.get((question.model, workload_key))
+            model = self._models.get(question.model)
+            self._memo[key] = (
+                None
+                if tokens is None or model is None
+                else self._cheapest(model, precision, question.tier, *tokens)
+            )
+        return self._memo[key]
+
+    def _cheapest(
+        self, model: ModelEntry, precision: str, tier: str, input_tokens: int, output_tokens: int
+    ) -> Estimate | None:
+        try:
+            arch = parse_config(model.config)
+            fmt = weight_format(arch, _QUANTIZATION_OF.get(precision, precision), None)
+            weights = weight_bytes(arch, fmt).total
+        except CalculatorError:
+            return None
+        best: Estimate | None = None
+        for gpu in self._gpus.values():
+            price = min(
+                (p for p in self._prices if p.gpu == gpu.id and p.tier == tier),
+                key=lambda p: p.usd_per_gpu_hour,
+                default=None,
+            )
+            if price is None:
+                continue
+            for estimate in self._gpu_estimates(
+                arch,
+                _QUANTIZATION_OF.get(precision, precision),
+                gpu,
+                price,
+                weights,
+                input_tokens,
+                output_tokens,
+                precision,
+            ):
+                if best is None or estimate.usd_per_million_output_tokens < (
+                    best.usd_per_million_output_tokens
+                ):
+                    best = estimate
+        return best
+
+    def _gpu_estimates(
+        self,
+        arch: Any,
+        quantization: str,
+        gpu: GpuEntry,
+        price: Price,
+        weights: float,
+        input_tokens: int,
+        output_tokens: int,
+        precision: str,
+    ) -> Iterable[Estimate]:
+        memory = int(gpu_memory_bytes(gpu))
+        fewest = math.ceil(weights / memory)
+        option = GpuOption(gpu.id, gpu.name, memory, gpu.memory_gb, price.usd_per_gpu_hour)
+        for count in (n for n in GPU_COUNTS if n >= fewest):
+            try:
+                settings = VllmSettings(gpu_memory_bytes=memory, quantization=quantization)
+                fit = fit_gpu(
+                    arch, option, settings, input_tokens + output_tokens, 1, min_gpu_count=count
+                )
+                if fit.gpu_count != count or fit.report is None:
+                    continue
+                plan = fit.report.plan
+                batch = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
+                bound = plan_throughput_bound(
+                    arch,
+                    plan.settings,
+                    gpu.memory_bandwidth_gb_s,
+                    gpu.tflops_dense.model_dump(),
+                    input_tokens + output_tokens // 2,
+                    batch,
+                    gpu_links(gpu),
+                )
+            except CalculatorError:
+                continue
+            usd = usd_per_million_tokens(price.usd_per_gpu_hour * count, bound.tokens_per_second)
+            yield Estimate(
+                gpu=gpu.id,
+                gpu_count=count,
+                precision=precision,
+                kind=ROOFLINE_BOUND,
+                output_tokens_per_s=bound.tokens_per_second,
+                usd_per_million_output_tokens=usd,
+                price_id=price.id,
+                note=(
+                    f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most "
+                    "the vLLM memory plan holds: no run can beat it, so a real token costs more"
+                ),
+            )
+
+
+def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(model, workload key) → its typical (input, output) tokens, where stated."""
+    return {
+        (p.model, p.workload_key): (p.input_tokens, p.output_tokens)
+        for p in points
+        if p.input_tokens is not None and p.output_tokens
+    }
+
+
+def roofline_estimator(root: Path, evidence: Evidence) -> RooflineEstimator:
+    catalogs = root / "registry" / "catalogs"
+    return RooflineEstimator(
+        load_gpus(catalogs / "gpus.yaml"),
+        load_models(catalogs / "models.yaml"),
+        evidence.prices,
+        workload_tokens_of(evidence.points),
+    )
+
+
+# --- questions ------------------------------------------------------------------------------
+
+
+def check_question(question: Question, evidence: Evidence) -> None:
+    """Raise AnswerInputError naming the option when the registry holds nothing to ask."""
+    models = sorted({p.model for p in evidence.points})
+    if question.model not in models:
+        raise AnswerInputError(
+            f"--model: no result for {question.model!r}; models with results: {', '.join(models)}"
+        )
+    tiers = sorted({p.tier for p in evidence.prices})
+    if question.tier not in tiers:
+        raise AnswerInputError(f"--tier: expected one of {', '.join(tiers)}, not {question.tier!r}")
+    mine = [p for p in evidence.points if p.model == question.model]
+    for option, wanted, known in (
+        ("--workload", question.workload_key, {p.workload_key for p in mine}),
+        ("--precision", question.precision, {p.precision for p in mine}),
+    ):
+        if wanted is not None and wanted not in known:
+            raise AnswerInputError(
+                f"{option}: {question.model} has no result for {wanted!r}; "
+                f"it has {', '.join(sorted(known))}"
+            )
+
+
+def ask(evidence: Evidence, question: Question, estimator: Estimator | None = None) -> list[Answer]:
+    """The answers to a question the registry can be asked (`check_question` first)."""
+    check_question(question, evidence)
+    return answer(evidence.points, evidence.prices, question, estimator)
+
+
+def preset_answers(
+    evidence: Evidence, preset: Preset, estimator: Estimator | None = None, tier: str = "on_demand"
+) -> list[Answer]:
+    """A preset's answers for every model with evidence, over the workloads it asks about."""
+    points = [p for p in evidence.points if preset.fits(p)]
+    answers = []
+    for model in sorted({p.model for p in points}):
+        answers += answer(points, evidence.prices, Question(model, preset.slo, tier), estimator)
+    return answers
+
+
+def site_answers(evidence: Evidence, estimator: Estimator | None = None) -> dict[str, list[Answer]]:
+    """Every preset's answers (preset id → answers): what the site shows and answers.json holds."""
+    return {preset.id: preset_answers(evidence, preset, estimator) for preset in PRESETS}
+
+
+def answers_document(answers: Mapping[str, list[Answer]]) -> dict[str, Any]:
+    """answers.json's data: each preset's SLO and answers."""
+    presets = {preset.id: preset for preset in PRESETS}
+    return {
+        "schema_version": ANSWERS_SCHEMA_VERSION,
+        "presets": [
+            {
+                "id": preset_id,
+                "title": presets[preset_id].title,
+                "slo": presets[preset_id].slo.as_dict(),
+                "min_input_tokens": presets[preset_id].min_input_tokens,
+                "why": presets[preset_id].why,
+                "answers": [a.as_dict() | {"preset": preset_id} for a in found],
+            }
+            for preset_id, found in answers.items()
+        ],
+    }
+
+
+def answers_json(answers: Mapping[str, list[Answer]]) -> str:
+    """answers.json's text: deterministic, indented, one trailing newline."""
+    return json.dumps(answers_document(answers), indent=2, ensure_ascii=False) + "\n"
+
+
+def resolve_workload(evidence: Evidence, model: str, workload: str | None) -> str | None:
+    """A workload as the reader typed it (its key, or its label as pages show it) → its key."""
+    if workload is None:
+        return None
+    for point in evidence.points:
+        if point.model == model and workload in (point.workload_key, point.workload):
+            return point.workload_key
+    return workload  # check_question names it as unknown
+
+
+def _usd(value: float | None) -> str:
+    return "–" if value is None else f"${value:,.4f}"
+
+
+def _answer_head(found: Answer) -> str:
+    return (
+        f"{found.workload} · {found.precision} · {found.scenario} · {found.lane} lane "
+        f"(workload {found.workload_key})"
+    )
+
+
+def _row_line(place: int, row: Any) -> str:
+    point, price = row.point, row.price
+    price_text = (
+        "no price"
+        if price is None
+        else f"{price.provider} {price.tier} ${price.usd_per_gpu_hour:,.2f}/GPU-h, "
+        f"{price.as_of}, confidence {price.confidence or 'not stated'}"
+    )
+    ratio = "" if row.ratio_to_winner is None else f" ×{row.ratio_to_winner:.2f}"
+    mlperf = f", MLPerf {point.mlperf_result_id}" if point.mlperf_result_id else ""
+    return (
+        f"  {place}. {point.gpu_count} × {point.gpu}: {_usd(row.usd_per_million_accepted)}/1M "
+        f"accepted{ratio} ({row.acceptance.accepted_tokens_per_s:,.0f} tok/s; {price_text}; "
+        f"result {point.result_id}{mlperf}; {point.load})"
+    )
+
+
+def answer_text(answers: Sequence[Answer]) -> str:
+    """The answers for a terminal: each ranking in full, then one line per miss."""
+    if not answers:
+        return "no result for this question"
+    slo = answers[0].question.slo
+    lines = [f"SLO: {slo.text()}; tier {answers[0].question.tier}"]
+    for found in answers:
+        lines.append(_answer_head(found))
+        ranked = list(found.rows) + list(found.unpriced)
+        lines += [_row_line(place, row) for place, row in enumerate(ranked, 1)]
+        if found.break_even_usd_per_gpu_hour is not None:
+            lines.append(
+                "  the winner's price is low-confidence: above "
+                f"${found.break_even_usd_per_gpu_hour:,.2f}/GPU-h the runner-up wins"
+            )
+        if found.nearest_miss is not None:
+            point, miss = found.nearest_miss
+            figures = (
+                ""
+                if miss.measured_ms is None
+                else f": {miss.measured_ms:,.0f} ms against {miss.bound_ms:,.0f} ms"
+            )
+            lines.append(
+                f"  no point meets this; nearest miss {point.gpu_count} × {point.gpu} "
+                f"({point.load}): {miss.reason}{figures}"
+            )
+        if found.estimate is not None:
+            estimate = found.estimate
+            lines.append(
+                f"  estimate, not a measurement ({estimate.kind}, {estimate.precision}): at best "
+                f"{_usd(estimate.usd_per_million_output_tokens)}/1M output on "
+                f"{estimate.gpu_count} × {estimate.gpu}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,171 @@
+"""registry.answers over the whole registry, and `infermeter registry answer`: accepted figures
+in the index, homogeneous answers, estimates no real result beats, one-line errors."""
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from calculators.accepted import Slo, static_batch_tokens_per_s
+from calculators.answer import Question, cheapest_price
+from registry.answers import (
+    Evidence,
+    answers_json,
+    load_evidence,
+    roofline_estimator,
+    site_answers,
+)
+from registry.index import IndexRow, build_index
+from tests.cli_helpers import invoke, json_output
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@cache
+def _evidence() -> Evidence:
+    return load_evidence(REPO)
+
+
+@cache
+def _index() -> tuple[IndexRow, ...]:
+    return tuple(build_index(REPO)[0])
+
+
+def test_index_every_mlperf_server_and_interactive_point_is_accepted_at_its_own_slo() -> None:
+    servers = [row for row in _index() if row.scenario == "server_at_slo"]
+    assert len(servers) > 200
+    for row in servers:
+        assert row.accepted_output_tokens_per_s == pytest.approx(row.output_tokens_per_s, rel=1e-5)
+        if row.on_demand_price_id is not None:
+            assert row.on_demand_usd_per_million_accepted_tokens == pytest.approx(
+                row.on_demand_usd_per_million_output_tokens, rel=1e-5
+            )
+
+
+def test_index_every_static_batch_with_a_stated_latency_is_accepted() -> None:
+    timed = [row for row in _index() if row.scenario == "static_batch" and row.e2e_ms_mean]
+    assert len(timed) > 200
+    by_id = {(p.result_id, p.point_index): p for p in _evidence().points}
+    for row in timed:
+        point = by_id[(row.result_id, row.point_index)]
+        expected = static_batch_tokens_per_s(point)
+        assert expected is not None
+        assert row.accepted_output_tokens_per_s == pytest.approx(expected, rel=1e-5)
+    # offline points prove no latency: their accepted figure stays empty
+    assert all(
+        row.accepted_output_tokens_per_s is None for row in _index() if row.scenario == "offline"
+    )
+
+
+def test_site_answers_are_homogeneous_and_ranked() -> None:
+    document = json.loads(answers_json(site_answers(_evidence())))
+    points = {(p.result_id, p.point_index): p for p in _evidence().points}
+    answered = 0
+    for preset in document["presets"]:
+        for found in preset["answers"]:
+            usd = [row["usd_per_million_accepted"] for row in found["rows"]]
+            assert usd == sorted(usd)
+            answered += bool(usd)
+            for row in found["rows"] + found["unpriced_rows"]:
+                point = points[(row["result_ids"][0], row["evidence"]["point_index"])]
+                assert (
+                    point.model,
+                    point.workload_key,
+                    point.precision,
+                    point.scenario,
+                    point.lane,
+                ) == (
+                    found["model"],
+                    found["workload_key"],
+                    found["precision"],
+                    found["scenario"],
+                    found["lane"],
+                )
+    assert answered > 20
+
+
+def test_no_estimate_is_beaten_by_a_real_result() -> None:
+    """Over the whole registry: the roofline bound's $ per 1M output tokens at each model ×
+    workload × precision is below every real point's at the same precision (the closest real
+    point is 1.5x it, so an estimate doubled fails)."""
+    evidence = _evidence()
+    estimator = roofline_estimator(REPO, evidence)
+    groups: dict[tuple[str, str, str], list] = {}
+    for point in evidence.points:
+        groups.setdefault((point.model, point.workload_key, point.precision), []).append(point)
+    checked = 0
+    for (model, workload_key, precision), members in groups.items():
+        estimate = estimator(Question(model, Slo()), workload_key, precision)
+        if estimate is None:
+            continue
+        for point in members:
+            tokens = static_batch_tokens_per_s(point) or point.output_tokens_per_s
+            price = cheapest_price(evidence.prices, point.gpu, "on_demand")
+            if not tokens or price is None:
+                continue
+            real = price.usd_per_gpu_hour * point.gpu_count / (tokens * 3600) * 1e6
+            assert real >= estimate.usd_per_million_output_tokens, (model, point.result_id)
+            checked += 1
+    assert checked > 1000
+
+
+def test_cli_answer_json_ranks_mlperf_server_apart_from_interactive() -> None:
+    payload = json_output(
+        "registry",
+        "answer",
+        "--model",
+        "llama-2-70b-chat",
+        "--slo-ttft-ms",
+        "2000",
+        "--slo-tpot-ms",
+        "200",
+        "--no-estimate",
+        "--registry",
+        str(REPO),
+    )
+    scenarios = {found["scenario"] for found in payload["answers"] if found["rows"]}
+    assert {"mlperf_server", "mlperf_interactive"} <= scenarios
+    for found in payload["answers"]:
+        assert found["slo"] == {
+            "percentile": 99.0,
+            "ttft_ms": 2000.0,
+            "tpot_ms": 200.0,
+            "e2e_ms": None,
+        }
+        ratios = [row["ratio_to_winner"] for row in found["rows"]]
+        assert ratios == sorted(ratios)
+        assert not ratios or ratios[0] == 1.0
+
+
+def test_cli_answer_text_names_the_nearest_miss() -> None:
+    result = invoke(
+        "registry",
+        "answer",
+        "--model",
+        "llama-3.1-70b-instruct",
+        "--percentile",
+        "95",
+        "--slo-ttft-ms",
+        "1000",
+        "--no-estimate",
+        "--registry",
+        str(REPO),
+    )
+    assert result.exit_code == 0, result.output
+    assert "nearest miss" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--model", "no-such-model"], 1, "--model: no result for 'no-such-model'"),
+        (["--model", "llama-2-70b-chat", "--tier", "gold"], 1, "--tier: expected one of"),
+        (["--model", "llama-2-70b-chat", "--precision", "int3"], 1, "--precision:"),
+        (["--model", "llama-2-70b-chat", "--percentile", "0"], 2, "--percentile"),
+    ],
+)
+def test_cli_answer_bad_input_is_one_line(args: list[str], code: int, message: str) -> None:
+    result = invoke("registry", "answer", *args, "--no-estimate", "--registry", str(REPO))
+    assert result.exit_code == code
+    assert message in result.output

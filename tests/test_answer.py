@@ -1,0 +1,183 @@
+"""calculators.accepted and calculators.answer: what "accepted" means for each kind of evidence,
+and rankings that are homogeneous, priced and honest about their prices."""
+
+from dataclasses import replace
+
+import pytest
+
+from calculators.accepted import Point, Slo, accept, accepted_at_own_slo
+from calculators.answer import PRESETS, Price, Question, answer, break_even, rank
+
+SERVER = Point(
+    result_id="server",
+    point_index=0,
+    lane="mlperf",
+    model="m",
+    workload_key="w",
+    workload="dataset",
+    precision="fp8",
+    scenario="mlperf_server",
+    gpu="h100-sxm",
+    gpu_count=8,
+    load="highest rate",
+    output_tokens_per_s=20_000.0,
+    own_slo=Slo(99.0, ttft_ms=2000.0, tpot_ms=200.0),
+)
+STATIC = Point(
+    result_id="static",
+    point_index=0,
+    lane="reported",
+    model="m",
+    workload_key="w2",
+    workload="128 → 2,048 tokens",
+    precision="fp8",
+    scenario="static_batch",
+    gpu="mi300x",
+    gpu_count=8,
+    load="static batch of 8",
+    latency={"e2e_ms": {"mean": 18_898.0}},
+    static_batch_size=8,
+    static_output_tokens=2048,
+)
+OFFLINE = replace(SERVER, result_id="offline", scenario="offline", own_slo=None, lane="reported")
+SWEEP = replace(
+    SERVER,
+    result_id="sweep",
+    scenario="closed",
+    lane="measured",
+    own_slo=None,
+    latency={"ttft_ms": {"mean": 300.0, "p50": 250.0, "p99": 900.0}, "tpot_ms": {"p95": 30.0}},
+)
+
+
+@pytest.mark.parametrize(
+    ("slo", "qualifies"),
+    [
+        (Slo(99.0, ttft_ms=2000.0, tpot_ms=200.0), True),  # its own SLO
+        (Slo(95.0, ttft_ms=3000.0, tpot_ms=250.0), True),  # looser on every bound
+        (Slo(99.0, ttft_ms=2000.0), True),  # no TPOT bound is looser
+        (Slo(99.0, ttft_ms=1000.0, tpot_ms=200.0), False),  # tighter TTFT
+        (Slo(99.9, ttft_ms=2000.0, tpot_ms=200.0), False),  # a higher percentile
+        (Slo(99.0, ttft_ms=2000.0, tpot_ms=200.0, e2e_ms=60_000.0), False),  # E2E unbounded
+    ],
+)
+def test_accept_server_answers_looser_or_equal_slos_only(slo: Slo, qualifies: bool) -> None:
+    acceptance = accept(SERVER, slo)
+    assert (acceptance.accepted_tokens_per_s == 20_000.0) is qualifies
+    assert (acceptance.miss is None) is qualifies
+
+
+def test_accept_server_miss_names_the_looser_bound() -> None:
+    miss = accept(SERVER, Slo(99.0, ttft_ms=1000.0, tpot_ms=200.0)).miss
+    assert miss is not None
+    assert (miss.metric, miss.measured_ms, miss.bound_ms) == ("ttft_ms", 2000.0, 1000.0)
+
+
+def test_accept_offline_answers_the_batch_question_only() -> None:
+    assert accept(OFFLINE, Slo()).accepted_tokens_per_s == 20_000.0
+    assert accept(OFFLINE, Slo(99.0, e2e_ms=1e9)).accepted_tokens_per_s is None
+
+
+def test_accept_a_mean_never_proves_a_percentile() -> None:
+    # p99 TTFT 900 ms proves p95 ≤ 1 s; the mean (300 ms) never proves p99 ≤ 500 ms
+    assert accept(SWEEP, Slo(95.0, ttft_ms=1000.0)).accepted_tokens_per_s == 20_000.0
+    assert accept(SWEEP, Slo(99.0, ttft_ms=500.0)).accepted_tokens_per_s is None
+    # TPOT stated at p95 only: it proves p90 and p95, not p99
+    assert accept(SWEEP, Slo(95.0, tpot_ms=40.0)).accepted_tokens_per_s == 20_000.0
+    missed = accept(SWEEP, Slo(99.0, tpot_ms=40.0)).miss
+    assert missed is not None
+    assert "not stated" in missed.reason
+
+
+def test_accept_static_batch_derives_its_figures_and_says_so() -> None:
+    tokens = 8 * 2048 / 18.898
+    # E2E of each request is the batch's time; TPOT at most that ÷ 2047 (9.2 ms)
+    fine = accept(STATIC, Slo(99.0, tpot_ms=10.0, e2e_ms=20_000.0))
+    assert fine.accepted_tokens_per_s == pytest.approx(tokens)
+    assert fine.derived
+    assert "derived" in fine.basis
+    assert accept(STATIC, Slo(99.0, tpot_ms=9.0)).accepted_tokens_per_s is None
+    assert accept(STATIC, Slo(99.0, ttft_ms=1000.0)).accepted_tokens_per_s is None
+    own = accepted_at_own_slo(STATIC)
+    assert own is not None
+    assert own.accepted_tokens_per_s == pytest.approx(tokens)
+
+
+def test_accept_per_request_records_need_the_readers_percentile_of_requests() -> None:
+    records = replace(
+        SWEEP,
+        latency={},
+        records_slo=Slo(100.0, ttft_ms=500.0),
+        records_accepted_tokens_per_s=15_000.0,
+        records_accepted_share=0.96,
+    )
+    assert accept(records, Slo(95.0, ttft_ms=800.0)).accepted_tokens_per_s == 15_000.0
+    assert accept(records, Slo(99.0, ttft_ms=800.0)).accepted_tokens_per_s is None  # 96 % < 99
+    assert accept(records, Slo(95.0, ttft_ms=400.0)).accepted_tokens_per_s is None  # tighter
+
+
+PRICES = [
+    Price("h100", "h100-sxm", "on_demand", 2.0, "p1", "2026-10", "low"),
+    Price("h200", "h200-sxm", "on_demand", 3.0, "p2", "2026-10", "medium"),
+]
+
+
+def test_rank_cheapest_first_with_ratio_and_break_even() -> None:
+    h200 = replace(SERVER, result_id="h200", gpu="h200-sxm", output_tokens_per_s=25_000.0)
+    rows = rank([SERVER, h200], PRICES, Slo(99.0, ttft_ms=2000.0), "on_demand")
+    h100_usd = 2.0 * 8 / (20_000 * 3600) * 1e6
+    h200_usd = 3.0 * 8 / (25_000 * 3600) * 1e6
+    assert [r.point.gpu for r in rows] == ["h100-sxm", "h200-sxm"]
+    assert rows[0].usd_per_million_accepted == pytest.approx(h100_usd)
+    assert rows[1].ratio_to_winner == pytest.approx(h200_usd / h100_usd)
+    # the winner's price is low-confidence: above the break-even the runner-up would win
+    price = break_even(rows)
+    assert price is not None
+    assert price * 8 / (20_000 * 3600) * 1e6 == pytest.approx(h200_usd)
+
+
+def test_answer_never_ranks_across_precision_scenario_or_lane() -> None:
+    fp4 = replace(SERVER, result_id="fp4", precision="fp4", output_tokens_per_s=90_000.0)
+    interactive = replace(
+        SERVER, result_id="i", scenario="mlperf_interactive", own_slo=Slo(99.0, 450.0, 40.0)
+    )
+    reported = replace(SERVER, result_id="r", lane="reported")
+    points = [SERVER, fp4, interactive, reported]
+    answers = answer(points, PRICES, Question("m", Slo(99.0, ttft_ms=2000.0, tpot_ms=200.0)))
+    assert len(answers) == 4
+    for found in answers:
+        assert len(found.rows) == 1
+        point = found.rows[0].point
+        assert (point.precision, point.scenario, point.lane) == (
+            found.precision,
+            found.scenario,
+            found.lane,
+        )
+
+
+def test_answer_nearest_miss_is_the_closest_point() -> None:
+    near = replace(SERVER, result_id="near", own_slo=Slo(99.0, ttft_ms=1200.0, tpot_ms=50.0))
+    found = answer([SERVER, near], PRICES, Question("m", Slo(99.0, ttft_ms=1000.0)))
+    assert len(found) == 1
+    assert not found[0].rows
+    assert found[0].nearest_miss is not None
+    assert found[0].nearest_miss[0].result_id == "near"
+
+
+def test_answer_estimate_only_where_nothing_qualifies() -> None:
+    asked = []
+
+    def estimator(question: Question, workload_key: str, precision: str) -> None:
+        asked.append((workload_key, precision))
+
+    answer([SERVER], PRICES, Question("m", Slo(99.0, ttft_ms=2000.0)), estimator)
+    assert asked == []
+    answer([SERVER], PRICES, Question("m", Slo(99.0, ttft_ms=100.0)), estimator)
+    assert asked == [("w", "fp8")]
+
+
+def test_presets_state_their_bounds() -> None:
+    assert [p.id for p in PRESETS if p.slo.is_batch] == ["batch"]
+    for preset in PRESETS:
+        for value in preset.slo.bounds().values():
+            assert f"{value:,.0f} ms" in preset.why or f"{value / 1000:g} s" in preset.why
