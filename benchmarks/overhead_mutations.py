@@ -4,7 +4,7 @@
 
 Patches one term x2 at a time inside calculators.vllm_overheads (the profiling run's forward peak,
 the sampler's logits, non-torch memory, CUDA graphs), reruns the checks the accuracy tests make
-(tests/accuracy/cases.failures: KV figures and each logged overhead term) and prints, per term,
+(registry.plan_accuracy.failures: KV figures and each logged overhead term) and prints, per term,
 how many logged figures then fall outside their tolerance. A term with 0 is not pinned by any log:
 doubling it passes every check. Exit status 1 when any term is unpinned. The same check runs in
 the test suite (tests/accuracy/test_overhead_terms_pinned.py).
@@ -15,8 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "accuracy"))
 
-from cases import failures, load_cases
 from mutations import broken_by_doubling
+
+from registry.plan_accuracy import failures, load_cases
 
 
 def main() -> int:

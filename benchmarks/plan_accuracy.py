@@ -13,12 +13,8 @@ against the plan's estimate.
 """
 
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "accuracy"))
-
-from cases import GIB, SPLITS, Figure, Summary, figures, load_cases, summarise
+from registry.plan_accuracy import GIB, SPLITS, Figure, Summary, figures, load_cases, summarise
 
 
 def _cell(predicted: float, observed: float | None) -> str:

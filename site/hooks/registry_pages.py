@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import accuracy_page
 import answer_pages
 import calc_pages
 import calc_snapshot
@@ -42,6 +43,7 @@ from registry.catalog import load_gpus, load_models, load_prices
 from registry.errors import RegistryError
 from registry.estimate import Estimates
 from registry.lookup import TIERS, cheapest_prices
+from registry.plan_accuracy import load_cases
 
 REPO = Path(__file__).resolve().parents[2]
 HOOKS = Path(__file__).resolve().parent
@@ -226,6 +228,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             _page(files, config, uri, content)
         _state["slots"] = slots
         _page(files, config, result_pages.SHELL_URI, result_pages.SHELL_MARKDOWN)
+        _page(files, config, accuracy_page.URI, accuracy_page.accuracy_page(load_cases()))
     except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
         raise PluginError(f"cannot generate pages: {error}") from None
 

@@ -1,4 +1,4 @@
-"""Make the accuracy helpers (cases.py) importable by the tests beside them."""
+"""Make the accuracy helpers beside these tests (mutations.py) importable by them."""
 
 import sys
 from pathlib import Path

@@ -3,8 +3,9 @@ CUDA graphs) must break at least one accuracy figure of the public vLLM logs, an
 plan must break none. benchmarks/overhead_mutations.py prints the same check."""
 
 import pytest
-from cases import failures, load_cases
 from mutations import TERMS, broken_by_doubling
+
+from registry.plan_accuracy import failures, load_cases
 
 CASES = load_cases()
 

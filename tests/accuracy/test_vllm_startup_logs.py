@@ -7,7 +7,8 @@ with a stated reason.
 """
 
 import pytest
-from cases import (
+
+from registry.plan_accuracy import (
     HELD_OUT_BATCHES,
     SPLITS,
     Case,
@@ -79,8 +80,8 @@ def test_vllm_log_kv_cache_within_10_percent(case_id: str) -> None:
 
 
 def test_vllm_log_cases_split_by_source_hash_both_sides_checked() -> None:
-    # The split is fixed by each source URL's hash (cases.load_cases refuses any other); both
-    # sides must hold checked figures, or the held-out report would be empty.
+    # The split is fixed by each source URL's hash (registry.plan_accuracy.load_cases refuses any
+    # other); both sides must hold checked figures, or the held-out report would be empty.
     by_split = {split: [c for c in CASES if c.split == split] for split in SPLITS}
     for split, cases in by_split.items():
         assert sum(len(figures(case)) for case in cases) >= 5, split

@@ -28,6 +28,7 @@ KEY_PAGES = [
     "calculators/vram/index.html",
     "calculators/cost/index.html",
     "calculators/fit/index.html",
+    "calculators/accuracy/index.html",
     "gpus/index.html",
     "gpus/h100-sxm/index.html",
     "models/index.html",

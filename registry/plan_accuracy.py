@@ -1,7 +1,10 @@
-"""Load the public vLLM startup logs (tests/data/vllm_startup_logs.yaml) as calculator inputs."""
+"""The memory plan's accuracy on public vLLM startup logs (tests/data/vllm_startup_logs.yaml): the
+cases as calculator inputs, the figures each case checks, their split (fit / held out) and the
+summaries the accuracy tests, `benchmarks/plan_accuracy.py` and the site's error report share."""
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,9 @@ from calculators.vllm_settings import BLOCK_SIZE
 from registry.catalog import load_gpus, load_models
 
 GIB = 1024**3
-CASES_FILE = Path(__file__).parent.parent / "data" / "vllm_startup_logs.yaml"
+# The case file lives with the tests; the site build and the accuracy script read it from this
+# checkout (an installed wheel has no tests/ and no error report).
+CASES_FILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "vllm_startup_logs.yaml"
 # vLLM's V0 engine (before 0.8) profiled differently; its logs check weights only. A V0 log
 # whose release the log itself prints names it in `v0_release` (release-dependent weights, such
 # as calculators.mla_copies); the others are planned as 0.7.
@@ -289,3 +294,50 @@ def summarise(cases: list[Case], per_source: bool) -> Summary:
         figures=len(weighted),
         sources=len({figure.case.source_group for figure, _ in weighted}),
     )
+
+
+# --- breakdowns for the error report ------------------------------------------------------------
+
+
+def source_shares(cases: list[Case]) -> dict[str, float]:
+    """Each source group's share of the weight `summarise(per_source=True)` gives the checked
+    figures of `cases` (the largest must stay under MAX_SOURCE_SHARE)."""
+    groups = Counter(case.source_group for case in cases)
+    weights: dict[str, float] = {}
+    for case in cases:
+        for figure in figures(case):
+            if figure.name in CHECKED_FIGURES:
+                group = case.source_group
+                weights[group] = weights.get(group, 0.0) + 1 / groups[group]
+    total = sum(weights.values())
+    return {group: weight / total for group, weight in weights.items()} if total else {}
+
+
+MAX_SOURCE_SHARE = 0.15
+
+
+def vllm_release(case: Case) -> str:
+    """The vLLM release a case's log was written by: `0.10`, or `V0` for the old engine."""
+    return "V0 engine" if case.is_v0 else ".".join(str(case.raw["vllm_version"]).split(".")[:2])
+
+
+def model_family(case: Case) -> str:
+    return case.arch.model_type
+
+
+def gpu_kind(case: Case) -> str:
+    return str(case.raw["gpu"])
+
+
+def breakdown(cases: list[Case], key: Callable[[Case], str]) -> list[tuple[str, str, Summary]]:
+    """(split, group, summary) per split and per value of `key` (release, GPU, family), each
+    summary one vote per source, as the headline figures are."""
+    rows = []
+    for split in SPLITS:
+        chosen = [case for case in cases if case.split == split]
+        for group in sorted({key(case) for case in chosen}):
+            members = [case for case in chosen if key(case) == group]
+            summary = summarise(members, per_source=True)
+            if summary.figures:
+                rows.append((split, group, summary))
+    return rows

@@ -1,0 +1,154 @@
+"""The calculator error report: the VRAM plan's predictions against the figures vLLM logged at
+startup, built at build time from the case file (tests/data/vllm_startup_logs.yaml) by the same
+code as `benchmarks/plan_accuracy.py` (`registry.plan_accuracy`): fit and held-out cases apart,
+per vLLM release, per GPU and per model family, every case linked to its log."""
+
+from collections.abc import Callable, Iterable
+
+from catalog_pages import esc, scrolled
+
+from registry.plan_accuracy import (
+    GIB,
+    MAX_SOURCE_SHARE,
+    SPLITS,
+    Case,
+    Summary,
+    breakdown,
+    figures,
+    gpu_kind,
+    model_family,
+    source_shares,
+    summarise,
+    vllm_release,
+)
+
+URI = "calculators/accuracy.md"
+_SPLIT_NAMES = {"fit": "fit", "holdout": "held out"}
+
+
+def percent(value: float | None) -> str:
+    """A share or an error as the report and `benchmarks/plan_accuracy.py` print it."""
+    return "-" if value is None else f"{value * 100:.1f} %"
+
+
+def _table(head: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
+    header = "".join(f"<th>{cell}</th>" for cell in head)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return scrolled(
+        f'<table class="im-table" data-search-exclude><thead><tr>{header}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def _summary_cells(summary: Summary) -> list[str]:
+    return [
+        str(summary.sources),
+        str(summary.figures),
+        percent(summary.weights_median),
+        percent(summary.kv_tokens_median),
+        percent(summary.within_10_percent),
+    ]
+
+
+_SUMMARY_HEAD = ["sources", "figures", "weights, median error", "KV tokens, median error",
+                 "figures within 10 %"]  # fmt: skip
+
+
+def headline(cases: list[Case]) -> str:
+    """Per split: one vote per source (the report's figures) and every case alike, with the
+    largest source's share of the weight."""
+    rows = []
+    for split in SPLITS:
+        chosen = [case for case in cases if case.split == split]
+        shares = source_shares(chosen)
+        largest = max(shares.values(), default=0.0)
+        for per_source, counted in ((True, "one vote per source"), (False, "every case alike")):
+            cells = _summary_cells(summarise(chosen, per_source=per_source))
+            share = percent(largest) if per_source else "-"
+            rows.append([esc(_SPLIT_NAMES[split]), counted, *cells, share])
+    head = ["split", "counted", *_SUMMARY_HEAD, "largest source's share"]
+    return _table(head, rows)
+
+
+def _breakdown_table(cases: list[Case], key: Callable[[Case], str], label: str) -> str:
+    rows = [
+        [esc(_SPLIT_NAMES[split]), esc(group), *_summary_cells(summary)]
+        for split, group, summary in breakdown(cases, key)
+    ]
+    return _table(["split", label, *_SUMMARY_HEAD], rows)
+
+
+def _cell(predicted: float, observed: float | None, digits: int) -> str:
+    if observed is None or observed <= 0:
+        return "–"
+    error = (predicted / observed - 1) * 100
+    return f"{predicted:,.{digits}f} / {observed:,.{digits}f} ({error:+.1f} %)"
+
+
+def _case_row(case: Case) -> list[str]:
+    observed = case.observed
+    reason = case.raw.get("excluded") or case.raw.get("excluded_kv") or ""
+    if case.raw.get("excluded"):
+        weights = tokens = "–"
+    else:
+        plan = case.plan()
+        weights = _cell(plan.weights_bytes / GIB, observed.get("model_loading_gib"), 2)
+        checked = {figure.name for figure in figures(case)}
+        tokens = (
+            _cell(plan.kv_cache_tokens, observed.get("kv_cache_tokens"), 0)
+            if "kv_cache_tokens" in checked
+            else "–"
+        )
+    flags = case.raw["flags"]
+    parallel = f"TP {flags.get('tensor_parallel_size') or 1}"
+    if (flags.get("pipeline_parallel_size") or 1) > 1:
+        parallel += f" PP {flags['pipeline_parallel_size']}"
+    if (flags.get("data_parallel_size") or 1) > 1:
+        parallel += f" DP {flags['data_parallel_size']}"
+    return [
+        f'<a href="{esc(case.source)}" rel="noopener">{esc(case.id)}</a>',
+        esc(_SPLIT_NAMES[case.split]),
+        esc(vllm_release(case)),
+        esc(gpu_kind(case)),
+        esc(model_family(case)),
+        esc(parallel),
+        weights,
+        tokens,
+        esc(("excluded: " if case.raw.get("excluded") else "") + str(reason)[:120]),
+    ]
+
+
+def accuracy_page(cases: list[Case]) -> str:
+    """The error report's Markdown (its tables as HTML)."""
+    head = ["case (its log)", "split", "vLLM", "GPU", "model type", "parallel",
+            "weights GiB, predicted / logged", "KV tokens, predicted / logged", "note"]  # fmt: skip
+    return "\n\n".join(
+        [
+            "---\ntitle: Memory plan accuracy\n---",
+            "# How far the VRAM plan is from vLLM's own logs",
+            "The [VRAM plan](vram.md) predicts what vLLM logs when it starts: the weights "
+            '("Model loading took … GiB") and the KV cache ("GPU KV cache size: … tokens", '
+            '"Maximum concurrency"). Each case below is a public startup log with its flags; '
+            "the plan is run with the same model, GPU, vLLM release and flags, and compared. "
+            "**Fit** cases are the logs the plan's few estimated constants (activation peak, "
+            "memory outside PyTorch, CUDA graphs) were set from; **held-out** cases were never "
+            "used to set anything (their side is fixed by a hash of the source, or by being "
+            "collected after fitting). A figure's error is predicted / logged − 1; a median is of "
+            "absolute errors. So that no one machine or study dominates, each source (one "
+            "thread, one repository's sweep) counts as much as one case: its figures are "
+            f"weighted 1 / its cases, and no source may hold more than "
+            f"{MAX_SOURCE_SHARE * 100:.0f} % of a split's weight.",
+            "This page is rebuilt from the case file at every build; "
+            "`.venv/bin/python benchmarks/plan_accuracy.py` prints the same figures.",
+            "## Summary",
+            headline(cases),
+            "## By vLLM release",
+            _breakdown_table(cases, vllm_release, "vLLM"),
+            "## By GPU",
+            _breakdown_table(cases, gpu_kind, "GPU"),
+            "## By model family",
+            _breakdown_table(cases, model_family, "model type"),
+            "## Every case",
+            _table(head, (_case_row(case) for case in cases)),
+        ]
+    )

@@ -1,0 +1,74 @@
+"""The calculator error report (site/hooks/accuracy_page.py) shows the figures the accuracy script
+(benchmarks/plan_accuracy.py) prints: both are run here on the real case file and compared, row by
+row; every case links to its log."""
+
+import html
+import re
+import subprocess
+import sys
+
+from site_helpers import REPO
+
+from registry.plan_accuracy import MAX_SOURCE_SHARE, SPLITS, load_cases, source_shares
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+import accuracy_page
+
+CASES = load_cases()
+PAGE = accuracy_page.accuracy_page(CASES)
+
+
+def _script_rows() -> dict[str, list[str]]:
+    """The accuracy script's weighted summary rows: "holdout, one vote per source" → its cells."""
+    printed = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "plan_accuracy.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout
+    rows = {}
+    for line in printed.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells and cells[0].endswith(("one vote per source", "every case alike")):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _page_rows() -> dict[str, list[str]]:
+    table = PAGE[PAGE.index("## Summary") : PAGE.index("## By vLLM release")]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table):
+        cells = [html.unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row)]
+        if not cells:
+            continue  # the header row
+        split = "holdout" if cells[0] == "held out" else cells[0]
+        rows[f"{split}, {cells[1]}"] = cells[2:7]
+    return rows
+
+
+def test_accuracy_page_headline_figures_are_the_accuracy_scripts() -> None:
+    script = _script_rows()
+    page = _page_rows()
+    assert set(page) == {f"{s}, {c}" for s in SPLITS for c in ("one vote per source",
+                                                                   "every case alike")}  # fmt: skip
+    for label, cells in page.items():
+        assert cells == script[label], label
+
+
+def test_accuracy_page_links_every_case_to_its_log() -> None:
+    table = PAGE[PAGE.index("## Every case") :]
+    for case in CASES:
+        assert f'<a href="{html.escape(case.source)}" rel="noopener">{case.id}</a>' in table
+
+
+def test_accuracy_page_breaks_the_figures_down_by_release_gpu_and_family() -> None:
+    for heading in ("## By vLLM release", "## By GPU", "## By model family"):
+        assert heading in PAGE
+    assert "<td>h100-sxm</td>" in PAGE
+    assert "<td>0.19</td>" in PAGE
+
+
+def test_no_held_out_source_holds_more_than_its_share_of_the_weight() -> None:
+    shares = source_shares([case for case in CASES if case.split == "holdout"])
+    assert max(shares.values()) <= MAX_SOURCE_SHARE, max(shares, key=shares.__getitem__)
