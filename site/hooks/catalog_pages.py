@@ -103,9 +103,18 @@ def number(value: float | int | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
-def _front(title: str, description: str) -> str:
+# The search weight of a GPU's or a model's own page (Material's `search: boost:`). Material
+# weighs a title match 1000 times a text match and ignores a title's length, so a compare or
+# result page whose title names a model ties with the model's own page on the title and wins on
+# its text; a boost well above what text adds (at most 2.2 × a term's weight per field) puts the
+# page of the thing searched for first.
+OWN_PAGE_SEARCH_BOOST = 10
+
+
+def _front(title: str, description: str, search_boost: float | None = None) -> str:
     title, description = front_matter_string(title), front_matter_string(description)
-    return f"---\ntitle: {title}\ndescription: {description}\n---\n\n"
+    search = "" if search_boost is None else f"search:\n  boost: {search_boost}\n"
+    return f"---\ntitle: {title}\ndescription: {description}\n{search}---\n\n"
 
 
 # --------------------------------------------------------------------------------- GPUs
@@ -215,7 +224,11 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         else ""
     )
     return (
-        _front(entry.name, f"{entry.name}: specifications and hourly prices")
+        _front(
+            entry.name,
+            f"{entry.name}: specifications and hourly prices",
+            OWN_PAGE_SEARCH_BOOST,
+        )
         + f"# {esc(entry.name)}\n\n`{entry.id}` · {esc(entry.architecture)} · "
         f"{esc(entry.memory_gb)} GB {esc(entry.memory_type or '')}\n\n"
         f"[Plan a model on this GPU](../calculators/vram.md?gpu={entry.id}) · "
@@ -352,7 +365,11 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
         else ""
     )
     return (
-        _front(entry.name, f"{entry.name}: architecture, parameters and memory needs")
+        _front(
+            entry.name,
+            f"{entry.name}: architecture, parameters and memory needs",
+            OWN_PAGE_SEARCH_BOOST,
+        )
         + f"# {esc(entry.name)}\n\n`{entry.id}`\n\n"
         f"[VRAM plan](../calculators/vram.md?model={entry.id}) · "
         f"[GPU fit](../calculators/fit.md?model={entry.id})\n\n"

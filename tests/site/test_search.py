@@ -1,0 +1,48 @@
+"""The site's search, typed into the theme's search box in a real headless Chromium: a GPU's or a
+model's name finds its own page first, ahead of the compare and result pages that name it (once,
+"gpt-oss" found two compare pages first, "H200" two compare pages before either H200's page)."""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry.catalog import load_gpus, load_models
+
+pytestmark = pytest.mark.browser
+
+QUERIES = ("gpt-oss", "llama 70b", "H200", "MI300X", "deepseek r1")
+SEARCH_BOX = "input[data-md-component='search-query']"
+
+
+def _own_pages(query: str, separator: str) -> set[str]:
+    """The catalog pages whose entry's name holds every word of `query`, words split as the
+    site's search splits them (its separator)."""
+
+    def words(text: str) -> set[str]:
+        return {word for word in re.split(separator, text.lower()) if word}
+
+    wanted = words(query)
+    pages = {f"gpus/{gpu.id}/" for gpu in load_gpus().values() if wanted <= words(gpu.name)}
+    pages |= {f"models/{m.id}/" for m in load_models().values() if wanted <= words(m.name)}
+    return pages
+
+
+def _first_result(page: Any, site_url: str, query: str) -> str:
+    page.goto(f"{site_url}/")  # a fresh page: a query typed over another may not refresh
+    page.fill(SEARCH_BOX, query)
+    page.wait_for_selector(".md-search-result__link", timeout=90_000)
+    href: str = page.get_attribute(".md-search-result__list > li > a", "href")
+    return href.removeprefix(f"{site_url}/")
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_search_finds_the_gpu_or_model_page_first(
+    page: Any, site_url: str, built_site: Path, query: str
+) -> None:
+    index = json.loads((built_site / "search/search_index.json").read_text())
+    own = _own_pages(query, index["config"]["separator"])
+    assert own, f"no catalog entry is named {query!r}"
+    assert _first_result(page, site_url, query) in own
