@@ -18,6 +18,7 @@ from calculators.config_fields import int_field, optional_int, optional_mapping
 from calculators.errors import ConfigError
 from calculators.layer_kinds import layer_kinds
 from calculators.limits import check_config
+from calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
 from calculators.mixers import (
     LINEAR_ATTENTION,
     MAMBA,
@@ -47,7 +48,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba", "gptj",
         "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
-        "ministral3", "mistral3",
+        "ministral3", "mistral3", "nemotron_h", "granitemoehybrid",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -123,6 +124,8 @@ _FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}
 # GPT-2-style config names, per model type, for the names the calculators read (transformers'
 # `attribute_map` does the same). GPT-J: `n_inner` null means 4 × n_embd (GPTJMLP).
 CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
+    # Granite 4.0-H: its shared expert (or, without experts, its only MLP).
+    "granitemoehybrid": {"shared_intermediate_size": "shared_expert_intermediate_size"},
     "gptj": {
         "n_embd": "hidden_size",
         "n_layer": "num_hidden_layers",
@@ -295,7 +298,10 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     # The readers below key their per-family behaviour on the family's own model type.
     as_family = {**language, "model_type": family}
     moe = read_moe(as_family, num_layers, where)
-    dense_width_key = "intermediate_size_mlp" if family == "llama4_text" else "intermediate_size"
+    dense_width_key = {
+        "llama4_text": "intermediate_size_mlp",
+        "granitemoehybrid": "shared_intermediate_size",
+    }.get(family, "intermediate_size")
     if moe is not None and len(moe.moe_layers) == num_layers:
         intermediate = optional_int(language, dense_width_key, where, 0)
     else:
@@ -304,6 +310,8 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     kinds = layer_kinds(as_family, num_layers, where)
     siglip, vision = _vision(config, hidden)
     gptj = family in _GPTJ_TYPES
+    # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate.
+    nemotron = family == "nemotron_h"
     return ModelArch(
         model_type=model_type,
         hidden_size=hidden,
@@ -317,7 +325,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         qkv_bias=attention_bias or family in _QKV_BIAS_TYPES,
         o_bias=attention_bias,
         qk_norm=family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
-        norms_per_layer=4 if family in _FOUR_NORM_TYPES else 1 if gptj else 2,
+        norms_per_layer=4 if family in _FOUR_NORM_TYPES else 1 if gptj or nemotron else 2,
         layer_kinds=kinds,
         sliding_window=optional_int(language, "sliding_window", where, 0) or None,
         max_position_embeddings=(
@@ -342,18 +350,21 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
         or optional_int(language, "mtp_num_hidden_layers", where, 0)
         or optional_int(language, "num_mtp_modules", where, 0),
-        gated_mlp=not gptj,
-        mlp_bias=gptj,
+        gated_mlp=not (gptj or nemotron),
+        mlp_bias=gptj or (nemotron and bool(language.get("mlp_bias", False))),
         norm_bias=gptj,
         lm_head_bias=gptj,
         vision_params=vision.params,
         reading_notes=_reading_notes(config, model_type, generic, vision),
+        single_purpose_layers=nemotron,
     )
 
 
 def _mixer(
     config: Mapping[str, Any], hidden: int, kinds: tuple[str, ...], where: str
-) -> RecurrentMixer | None:
+) -> RecurrentMixer | Mamba2Mixer | None:
+    if MAMBA2 in kinds:
+        return mamba2_mixer(config, hidden, where)
     if MAMBA in kinds:
         return jamba_mixer(config, hidden, where)
     if LINEAR_ATTENTION in kinds:

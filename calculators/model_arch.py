@@ -9,12 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
 from calculators.mixers import LINEAR_ATTENTION, MAMBA, RecurrentMixer
 
 FULL = "full"
 SLIDING = "sliding"
 CHUNKED = "chunked"  # Llama 4's chunked local attention
-STATE_KINDS = (MAMBA, LINEAR_ATTENTION)  # layers with a per-sequence state instead of KV
+STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2)  # layers with a per-sequence state instead of KV
+# Layers that mix tokens by attention or a state: the others (Nemotron-H's MLP layers) hold neither.
+MIXER_FREE_KINDS = (MLP_ONLY,)
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class ModelArch:
     o_bias: bool
     qk_norm: bool
     norms_per_layer: int
-    layer_kinds: tuple[str, ...]  # FULL, SLIDING, CHUNKED, MAMBA or LINEAR_ATTENTION per layer
+    layer_kinds: tuple[str, ...]  # FULL, SLIDING, CHUNKED, MLP_ONLY or a STATE_KINDS kind
     sliding_window: int | None
     max_position_embeddings: int | None
     torch_dtype: str
@@ -90,7 +93,7 @@ class ModelArch:
     attention_sinks: bool
     quantization_config: Mapping[str, Any] | None
     rope_scaling: Mapping[str, Any] | None
-    mixer: RecurrentMixer | None = None  # the layers of kind MAMBA / LINEAR_ATTENTION
+    mixer: RecurrentMixer | Mamba2Mixer | None = None  # the layers of a STATE_KINDS kind
     attention_chunk_size: int | None = None
     attention_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head gate
     indexer: SparseIndexer | None = None
@@ -105,6 +108,9 @@ class ModelArch:
     # What the reader assumed, shown in every plan's notes (a model type read generically, a
     # vision tower counted as a generic ViT).
     reading_notes: tuple[str, ...] = ()
+    # Nemotron-H: a layer is a mixer (attention, Mamba-2) or an MLP, never both; only the
+    # MLP_ONLY layers hold an MLP.
+    single_purpose_layers: bool = False
 
     @property
     def num_full_layers(self) -> int:

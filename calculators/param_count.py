@@ -4,7 +4,7 @@ tensor-parallel rank's shard."""
 from dataclasses import dataclass
 
 from calculators.errors import ConfigError
-from calculators.model_arch import STATE_KINDS, ModelArch, VisionTower
+from calculators.model_arch import MIXER_FREE_KINDS, STATE_KINDS, ModelArch, VisionTower
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
 _SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text"}
@@ -136,12 +136,18 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
     moe = arch.moe
     moe_layers = set(moe.moe_layers) if moe is not None else set()
     for index in range(arch.num_layers):
-        if arch.layer_kinds[index] in STATE_KINDS and arch.mixer is not None:
+        kind = arch.layer_kinds[index]
+        small += arch.norms_per_layer * hidden * norm_tensors
+        if kind in STATE_KINDS and arch.mixer is not None:
             linear, attention_small = arch.mixer.params(tp)
+        elif kind in MIXER_FREE_KINDS:
+            linear, attention_small = 0, 0
         else:
             linear, attention_small = _attention_params(arch, tp)
         attention += linear
-        small += attention_small + arch.norms_per_layer * hidden * norm_tensors
+        small += attention_small
+        if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
+            continue
         if moe is None or index not in moe_layers:
             dense_mlp += mlp_matrices * hidden * arch.intermediate_size // tp
             if arch.mlp_bias:

@@ -36,6 +36,7 @@ from calculators.decode_reads import touched_params
 from calculators.errors import InputError
 from calculators.interconnect import Link, decode_step_traffic
 from calculators.kv_cache import KVCacheShape
+from calculators.model_arch import MIXER_FREE_KINDS
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,8 @@ def _costs(
         weights.append(by_signature[signature])
         if kind in STATE_KINDS:
             kv_bytes.append(kv.state_bytes_per_sequence_per_layer)
+        elif kind in MIXER_FREE_KINDS:
+            kv_bytes.append(0)  # Nemotron-H's MLP layers hold no KV
         elif kind == SLIDING:
             kv_bytes.append(kv.bytes_per_token_per_layer * min(context_tokens, window))
         else:

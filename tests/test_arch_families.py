@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from calculators.arch import param_counts, parse_config
+from calculators.errors import ConfigError
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import weight_bytes, weight_format
 from registry.catalog import load_models
@@ -121,3 +122,76 @@ def test_minimax_m2_experts_take_intermediate_size_and_the_router_stays_bf16() -
     fmt = weight_format(arch)
     assert fmt.method == "fp8"
     assert "router" not in fmt.quantized_roles
+
+
+# --- Mamba-2 hybrids: Nemotron-H and Granite 4.0-H ------------------------------------------------
+
+# NVIDIA-Nemotron-Nano-9B-v2's shapes (its model page counts 8.89B parameters).
+NEMOTRON_NANO_9B_V2: dict[str, Any] = {
+    "model_type": "nemotron_h",
+    "num_hidden_layers": 56,
+    "hidden_size": 4480,
+    "intermediate_size": 15680,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 131072,
+    "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+    "ssm_state_size": 128,
+    "conv_kernel": 4,
+    "n_groups": 8,
+    "mamba_num_heads": 128,
+    "mamba_head_dim": 80,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+}
+
+
+def test_nemotron_h_single_purpose_layers_make_8_89b() -> None:
+    arch = parse_config(NEMOTRON_NANO_9B_V2)
+    assert param_counts(arch).total == pytest.approx(8.89e9, rel=0.005)
+    assert arch.layer_kinds.count("mamba2") == 27
+    assert arch.layer_kinds.count("full") == 4
+    assert arch.layer_kinds.count("mlp") == 25
+
+
+def test_nemotron_h_keeps_kv_in_4_layers_and_a_mamba2_state_in_27() -> None:
+    kv = kv_cache_shape(parse_config(NEMOTRON_NANO_9B_V2))
+    assert kv.full_layers == 4
+    assert kv.state_layers == 27
+    # conv window: (10240 inner + 2 x 8 groups x 128) x 3 steps; SSM: 128 heads x 80 x 128; bf16.
+    assert kv.state_bytes_per_sequence_per_layer == ((10240 + 2048) * 3 + 128 * 80 * 128) * 2
+
+
+def test_nemotron_h_unknown_layer_letter_is_refused_naming_its_index() -> None:
+    pattern = "E" + NEMOTRON_NANO_9B_V2["hybrid_override_pattern"][1:]
+    with pytest.raises(ConfigError, match=r"^hybrid_override_pattern\[0\]: layer kind 'E'"):
+        parse_config({**NEMOTRON_NANO_9B_V2, "hybrid_override_pattern": pattern})
+
+
+def test_granite_4_h_mamba_layers_are_mamba2_and_its_mlp_is_the_shared_one() -> None:
+    config: dict[str, Any] = {
+        "model_type": "granitemoehybrid",
+        "num_hidden_layers": 4,
+        "hidden_size": 1024,
+        "intermediate_size": 512,
+        "shared_intermediate_size": 2048,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        "num_local_experts": 0,
+        "layer_types": ["mamba", "mamba", "mamba", "attention"],
+        "mamba_n_heads": 32,
+        "mamba_d_head": 64,
+        "mamba_n_groups": 1,
+        "mamba_d_state": 128,
+        "mamba_d_conv": 4,
+    }
+    arch = parse_config(config)
+    assert arch.layer_kinds == ("mamba2", "mamba2", "mamba2", "full")
+    assert arch.intermediate_size == 2048
+    assert param_counts(arch).dense_mlp == 4 * 3 * 1024 * 2048
+    moe = parse_config({**config, "num_local_experts": 8, "num_experts_per_tok": 2}).moe
+    assert moe is not None
+    assert moe.expert_intermediate_size == 512
+    assert moe.shared_intermediate_size == 2048
