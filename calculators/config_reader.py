@@ -48,7 +48,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba", "gptj",
         "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
-        "ministral3", "mistral3", "nemotron_h", "granitemoehybrid",
+        "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -338,7 +338,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         attention_sinks=family == "gpt_oss",
         quantization_config=optional_mapping(language, "quantization_config", where),
         rope_scaling=_rope_scaling(language, where),
-        mixer=_mixer(language, hidden, kinds, where),
+        mixer=_mixer(language, hidden, kinds, where, parallel=family == "falcon_h1"),
         attention_chunk_size=(
             optional_int(language, "attention_chunk_size", where, 0) or None
             if CHUNKED in kinds
@@ -357,13 +357,14 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         vision_params=vision.params,
         reading_notes=_reading_notes(config, model_type, generic, vision),
         single_purpose_layers=nemotron,
+        parallel_mixer=family == "falcon_h1",
     )
 
 
 def _mixer(
-    config: Mapping[str, Any], hidden: int, kinds: tuple[str, ...], where: str
+    config: Mapping[str, Any], hidden: int, kinds: tuple[str, ...], where: str, parallel: bool
 ) -> RecurrentMixer | Mamba2Mixer | None:
-    if MAMBA2 in kinds:
+    if MAMBA2 in kinds or parallel:
         return mamba2_mixer(config, hidden, where)
     if MAMBA in kinds:
         return jamba_mixer(config, hidden, where)

@@ -111,6 +111,9 @@ class ModelArch:
     # Nemotron-H: a layer is a mixer (attention, Mamba-2) or an MLP, never both; only the
     # MLP_ONLY layers hold an MLP.
     single_purpose_layers: bool = False
+    # Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side, so each holds KV
+    # and a per-sequence state.
+    parallel_mixer: bool = False
 
     @property
     def num_full_layers(self) -> int:
@@ -126,4 +129,5 @@ class ModelArch:
 
     @property
     def num_state_layers(self) -> int:
-        return sum(1 for kind in self.layer_kinds if kind in STATE_KINDS)
+        parallel = self.num_layers if self.parallel_mixer else 0
+        return sum(1 for kind in self.layer_kinds if kind in STATE_KINDS) + parallel

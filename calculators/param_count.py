@@ -144,6 +144,10 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
             linear, attention_small = 0, 0
         else:
             linear, attention_small = _attention_params(arch, tp)
+        if arch.parallel_mixer and arch.mixer is not None:
+            mixer_linear, mixer_small = arch.mixer.params(tp)
+            linear += mixer_linear
+            attention_small += mixer_small
         attention += linear
         small += attention_small
         if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:

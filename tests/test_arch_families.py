@@ -195,3 +195,32 @@ def test_granite_4_h_mamba_layers_are_mamba2_and_its_mlp_is_the_shared_one() -> 
     assert moe is not None
     assert moe.expert_intermediate_size == 512
     assert moe.shared_intermediate_size == 2048
+
+
+# Falcon-H1-1.5B's shapes (its model page counts 1.55B parameters).
+FALCON_H1_1_5B: dict[str, Any] = {
+    "model_type": "falcon_h1",
+    "num_hidden_layers": 24,
+    "hidden_size": 2048,
+    "intermediate_size": 4608,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 128,
+    "vocab_size": 65537,
+    "mamba_d_state": 256,
+    "mamba_d_conv": 4,
+    "mamba_n_groups": 1,
+    "mamba_n_heads": 48,
+    "mamba_d_head": 64,
+    "mamba_d_ssm": 3072,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+}
+
+
+def test_falcon_h1_runs_attention_and_mamba2_in_every_layer() -> None:
+    arch = parse_config(FALCON_H1_1_5B)
+    assert param_counts(arch).total == pytest.approx(1.55e9, rel=0.01)
+    kv = kv_cache_shape(arch)
+    assert kv.full_layers == 24
+    assert kv.state_layers == 24
