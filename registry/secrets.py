@@ -50,15 +50,17 @@ _ENV = re.compile(
 # A header, also as JSON or Python print it ("Authorization": "Bearer S"); a scheme word is
 # kept, the credential after it replaced.
 _HEADER = re.compile(
-    r"(?P<name>\b(?:authorization|x-api-key|api-key)['\"]?\s*[:=]\s*['\"]?"
+    r"(?P<name>\b(?:authorization|x-api-key|api-key)(?:\\?['\"])?\s*[:=]\s*(?:\\?['\"])?"
     r"(?:(?:bearer|basic|token|digest)\s+)?)"
-    r"(?P<value>[^\s'\"]+)",
+    r"(?P<value>[^\s'\"\\]+)",
     re.I,
 )
 # A pair as Python or JSON prints it: 'api_key': ['S'], hf_token='S', "apiKey": "S".
+# Also as JSON text inside a JSON string shows it, its quotes escaped: \"apiKey\": \"S\".
 _PAIR = re.compile(
-    rf"(?P<name>(?<![\w-])['\"]?(?P<key>{_NAME})['\"]?\s*[:=]\s*\[?\s*)"
-    r"(?P<value>'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s,;'\"()\[\]{}]+)",
+    rf"(?P<name>(?<![\w-])(?:\\?['\"])?(?P<key>{_NAME})(?:\\?['\"])?\s*[:=]\s*\[?\s*)"
+    r"(?P<value>\\\"(?:[^\\\"\n]|\\\\)*\\\"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
+    r"|[^\s,;'\"()\[\]{}\\]+)",
     re.I,
 )
 # Credentials in a URL: scheme://user:password@host (or a token as the user name).
@@ -90,8 +92,8 @@ def is_credential_name(name: str) -> bool:
 
 
 def _is_redacted(value: str) -> bool:
-    words = value.strip("'\"").split()
-    return bool(words) and words[-1].strip("'\"") == REDACTED
+    words = value.strip("'\"\\").split()
+    return bool(words) and words[-1].strip("'\"\\") == REDACTED
 
 
 # A short unquoted number after a name that ends in "token" or "key" is a figure, not a
@@ -106,7 +108,9 @@ def _pair_value_is_secret(value: str, name: str = "") -> bool:
         return False
     if _is_redacted(value) or value.lower() in _SCHEMES:  # the header rule took what follows
         return False
-    return value.strip("'\"").lower() not in _NOT_SECRETS
+    if value.lstrip("'\"").startswith("$"):  # a reference ($VAR, ${{ secrets.X }}), no value
+        return False
+    return value.strip("'\"\\").lower() not in _NOT_SECRETS
 
 
 def _redact_pair(match: re.Match[str]) -> str:
@@ -115,7 +119,7 @@ def _redact_pair(match: re.Match[str]) -> str:
         value, match.group("name")
     ):
         return match.group(0)
-    quote = value[0] if value[0] in "'\"" else ""
+    quote = '\\"' if value.startswith('\\"') else value[0] if value[0] in "'\"" else ""
     return f"{match.group('name')}{quote}{REDACTED}{quote}"
 
 
@@ -221,6 +225,12 @@ def _redact_words(words: list[str]) -> list[str]:
             continue
         redacted.append(_redact_text(word))
     return redacted
+
+
+def without_userinfo(url: str) -> str:
+    """`url` without the user information of its authority (`https://user:pw@host/x` →
+    `https://host/x`): a source's address cited without credentials."""
+    return _USERINFO.sub(lambda m: m.group("name"), url)
 
 
 def find_secret(text: str) -> str | None:

@@ -90,6 +90,9 @@ def matrix_command(plan: Path, canary: bool, compact: bool) -> None:
               help="Kubernetes: PersistentVolumeClaim the results are written to.")  # fmt: skip
 @click.option("--hf-token-secret", metavar="NAME",
               help="Kubernetes: Secret whose `token` key is the Hugging Face token.")  # fmt: skip
+@click.option("--api-key-secret", metavar="NAME", default="infermeter-api-key", show_default=True,
+              help="Kubernetes: Secret whose `token` key is the plan's api-key (given to vLLM "
+              "and the bench, never written into the Jobs).")  # fmt: skip
 @click.option("--gpus-per-node", "gpus_per_node", multiple=True, metavar="[GPU=]N",
               help="Kubernetes: GPUs one node of a kind has (h100-sxm=8; N: every other kind), "
               "for the multi-node entries; repeatable.")  # fmt: skip
@@ -102,6 +105,7 @@ def render_command(
     vllm_image: str | None,
     results_claim: str,
     hf_token_secret: str | None,
+    api_key_secret: str,
     gpus_per_node: tuple[str, ...],
 ) -> None:
     """Render the plan for GitHub Actions (a workflow) or Kubernetes (Jobs).
@@ -126,6 +130,11 @@ def render_command(
     if github == kubernetes:
         raise _UsageError("give one of --github-actions and --kubernetes")
     matrix = _matrix(plan)  # the plan must be valid whichever engine runs it
+    from bench.fleet.matrix import inline_secrets
+
+    if problems := inline_secrets(matrix):
+        raise click.ClickException("\n".join(problems))
+    has_key = any(entry.options.api_key for entry in matrix.entries)
     try:
         if github:
             from bench.fleet.github_actions import (
@@ -135,7 +144,9 @@ def render_command(
             )
 
             check_one_runner(matrix)
-            text = render_workflow(WorkflowConfig(plan=PurePosixPath(plan.as_posix())))
+            text = render_workflow(
+                WorkflowConfig(plan=PurePosixPath(plan.as_posix()), api_key=has_key)
+            )
         else:
             from bench.fleet.kubernetes import JobsConfig, render_jobs
             from bench.fleet.lws import parse_gpus_per_node
@@ -146,6 +157,7 @@ def render_command(
                 vllm_image=vllm_image,
                 results_claim=results_claim,
                 hf_token_secret=hf_token_secret,
+                api_key_secret=api_key_secret,
                 gpus_per_node=per_kind,
                 gpus_per_node_default=default,
             )

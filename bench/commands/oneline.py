@@ -70,6 +70,37 @@ class UsageLine(click.ClickException):
         super().__init__(one_line(message))
 
 
+class RedactingStream:
+    """A text stream that passes everything written to it through `registry.secrets`'s one
+    rule (`redact_text`) first: what infermeter prints on stdout and stderr (results, notes,
+    progress, error lines, tracebacks, a plan's matrix) never shows an API key, a token, an
+    authorization header or a URL's user:password, whichever code wrote it.
+
+    Each write is redacted whole (click writes a message and its newline at once); bytes are
+    refused, so click treats it as the text stream it is and writes through it. Anything else
+    (isatty, flush, encoding) is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError("a text stream; write str")
+        from registry.secrets import redact_text
+
+        self._stream.write(redact_text(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "buffer":  # no way around the redaction
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
 class OneLineCommand(click.Command):
     """A command whose usage errors (click's own too) are one `Error: …` line."""
 
@@ -99,9 +130,12 @@ class OneLineGroup(click.Group):
     def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
         given = list(sys.argv[1:] if args is None else args)
         token = _GIVEN.set(tuple(given))
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
         try:
             return super().main(given, *rest, **extra)
         finally:
+            sys.stdout, sys.stderr = streams
             _GIVEN.reset(token)
 
     def make_context(

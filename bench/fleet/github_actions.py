@@ -20,8 +20,10 @@ A multi-node entry (vLLM over several hosts, `ray-address:`) is refused by name
 Only `workflow_dispatch` starts it, so a fork's pull request can never run code on the
 self-hosted runners nor reach a token: only someone with write access dispatches it. Every
 job gets a read-only token except `merge`, which may push its branch and open the pull
-request; no other secret is used. The plan's commands reach the shell through an
-environment variable, never pasted into the script.
+request; no other secret is used, but for a plan that gives the server's key (`api-key:`),
+which its jobs read from the repository secret INFERMETER_API_KEY. The plan's commands reach
+the shell through an environment variable, never pasted into the script nor echoed; a plan
+whose commands hold a secret is not rendered (`bench.fleet.matrix.inline_secrets`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from bench.fleet import FleetError
-from bench.fleet.matrix import Matrix
+from bench.fleet.matrix import GITHUB_API_KEY_SECRET, Matrix
 from bench.fleet.yaml_text import dump
 
 CHECKOUT = "actions/checkout@v6"
@@ -48,6 +50,9 @@ class WorkflowConfig:
     python_version: str = "3.11"
     install: str = ".[bench,vllm]"
     timeout_minutes: int = 360
+    api_key: bool = False
+    """Whether the plan gives the server's key (`api-key:`): read from the repository secret
+    `GITHUB_API_KEY_SECRET` into $OPENAI_API_KEY, never written into the workflow or plan."""
 
 
 def _check(config: WorkflowConfig) -> None:
@@ -94,6 +99,13 @@ def _setup(config: WorkflowConfig, install: str, *, persist: bool = False) -> li
     ]
 
 
+def _bench_env(config: WorkflowConfig) -> dict[str, str]:
+    env = {"BENCH_COMMAND": "${{ matrix.command }}"}
+    if config.api_key:
+        env["OPENAI_API_KEY"] = f"${{{{ secrets.{GITHUB_API_KEY_SECRET} }}}}"
+    return env
+
+
 def _gpu_job(config: WorkflowConfig, matrix: str, kind: str) -> dict[str, Any]:
     """A job per matrix entry on a self-hosted runner labelled with its GPU kind."""
     return {
@@ -105,8 +117,9 @@ def _gpu_job(config: WorkflowConfig, matrix: str, kind: str) -> dict[str, Any]:
             *_setup(config, config.install),
             {
                 "name": "bench run",
-                "env": {"BENCH_COMMAND": "${{ matrix.command }}"},
-                "run": 'echo "$BENCH_COMMAND"\neval "$BENCH_COMMAND"\n',
+                "env": _bench_env(config),
+                # Not echoed: the log shows bench run's own (redacted) lines instead.
+                "run": 'eval "$BENCH_COMMAND"\n',
             },
             # always(): also when the run failed, timed out or was cancelled, for `bench run`
             # writes what it measured when it is stopped (the runner sends it SIGINT, then

@@ -30,6 +30,7 @@ from bench.fleet import lws
 from bench.fleet.matrix import Matrix, MatrixEntry
 from bench.fleet.pods import (
     JobsConfig,
+    api_key_env,
     bench_command,
     bench_container,
     object_metadata,
@@ -48,7 +49,9 @@ job_name = object_name  # a Job's name, and a LeaderWorkerSet's
 def _job(entry: MatrixEntry, config: JobsConfig) -> dict[str, Any]:
     command = vllm_command(entry)
     vllm = vllm_container(entry, config, command, entry.gpu_count)
-    bench = bench_container(config, bench_command(entry, command))
+    bench = bench_container(
+        config, bench_command(entry, command), env=api_key_env(entry, config, "OPENAI_API_KEY")
+    )
     metadata, labels = object_metadata(job_name(entry.id), config)
     return {
         "apiVersion": "batch/v1",

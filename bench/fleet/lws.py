@@ -39,6 +39,7 @@ from bench.fleet.pods import (
     RESULTS_MOUNT,
     VLLM_IMAGES,
     JobsConfig,
+    api_key_env,
     bench_command,
     bench_container,
     gpu_limits,
@@ -157,6 +158,7 @@ def leader_worker_set(entry: MatrixEntry, config: JobsConfig) -> dict[str, Any]:
         config,
         bench_command(entry, serve, split.nodes),
         then=f'echo "bench run ended (exit $?)"; echo {kept}; exec sleep infinity',
+        env=api_key_env(entry, config, "OPENAI_API_KEY"),
     )
     bench["readinessProbe"] = {"exec": {"command": ["test", "-s", result]}, "periodSeconds": 30}
     worker: dict[str, Any] = {

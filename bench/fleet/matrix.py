@@ -37,6 +37,8 @@ from bench.placement import GpuRequest
 from bench.plan import PlanError, PlanRun, RunOptions, command_line, load_plan, session_config
 
 RESULTS_FOLDER = PurePosixPath("results")
+GITHUB_API_KEY_SECRET = "INFERMETER_API_KEY"
+"""The repository secret a rendered workflow reads a plan's `api-key:` from."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,26 @@ def expand(plan: Path, runs: list[PlanRun]) -> Matrix:
     if problems:
         raise PlanError([f"{plan}: {problem}" for problem in problems])
     return Matrix(plan, tuple(entries))
+
+
+def inline_secrets(matrix: Matrix) -> list[str]:
+    """What secret each entry's command would put into a rendered file, as
+    `PLAN: run: message` (the secret named, never shown); empty when none. The server's key is
+    no such secret: `api-key:` stays out of commands, and a render references it (a Kubernetes
+    Secret, a GitHub secret)."""
+    from registry.secrets import find_secret
+
+    problems = []
+    for entry in matrix.entries:
+        secret = find_secret(entry.command)
+        if secret is not None:
+            problems.append(
+                f"{matrix.plan}: {entry.run}: its command carries {secret}; a rendered file "
+                "never holds a secret: give the server's key as api-key: (read from a "
+                "Kubernetes Secret, --api-key-secret, or the GitHub secret "
+                f"{GITHUB_API_KEY_SECRET}) and a gated model's token with --hf-token-secret"
+            )
+    return problems
 
 
 def load_matrix(path: Path) -> Matrix:

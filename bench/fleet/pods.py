@@ -11,8 +11,9 @@ their pods from the same parts:
   `--endpoint`, `--server-command` with the sidecar's exact `vllm serve`, so the result keeps
   it and takes its serving settings from it), writing the result to the results volume
   (`/results/<entry id>.json` on a PersistentVolumeClaim);
-- `token_env`: a gated model's token from a Secret the cluster already has, by name; no
-  secret is ever written into a rendered file.
+- `token_env`: a gated model's token from a Secret the cluster already has, by name, and
+  `api_key_env`: a plan's `api-key:` the same way (both vLLM and the bench get it); no secret
+  is ever written into a rendered file.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class JobsConfig:
     results_claim: str = "infermeter-results"
     node_label: str = "infermeter.dev/gpu"
     hf_token_secret: str | None = None
+    api_key_secret: str = "infermeter-api-key"  # its `token` key: a plan's api-key
     # GPUs one node of a kind has (catalog id → count), for multi-node entries; and for
     # every kind not named there.
     gpus_per_node: dict[str, int] = field(default_factory=dict)
@@ -84,6 +86,7 @@ class JobsConfig:
             for option, value, label in (
                 ("--namespace", self.namespace, True),
                 ("--hf-token-secret", self.hf_token_secret, False),
+                ("--api-key-secret", self.api_key_secret, False),
                 ("--results-claim", self.results_claim, False),
             )
             if (problem := _name_problem(option, value, label))
@@ -184,6 +187,16 @@ def token_env(config: JobsConfig) -> list[dict[str, Any]]:
     return [{"name": "HF_TOKEN", "valueFrom": secret}]
 
 
+def api_key_env(entry: MatrixEntry, config: JobsConfig, variable: str) -> list[dict[str, Any]]:
+    """`variable` from the Secret `config.api_key_secret`'s `token` key when the entry's run
+    gives the server's key (`api-key:`); none otherwise. vLLM reads VLLM_API_KEY, the bench
+    OPENAI_API_KEY: both get the key, and neither sees it in a rendered file."""
+    if not entry.options.api_key:
+        return []
+    secret = {"secretKeyRef": {"name": config.api_key_secret, "key": "token"}}
+    return [{"name": variable, "valueFrom": secret}]
+
+
 def vllm_container(
     entry: MatrixEntry, config: JobsConfig, command: list[str], gpus: int
 ) -> dict[str, Any]:
@@ -204,27 +217,34 @@ def vllm_container(
         },
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
     }
-    if env := token_env(config):
+    if env := token_env(config) + api_key_env(entry, config, "VLLM_API_KEY"):
         vllm["env"] = env
     return vllm
 
 
 def bench_container(
-    config: JobsConfig, bench_words: list[str], then: str | None = None
+    config: JobsConfig,
+    bench_words: list[str],
+    then: str | None = None,
+    env: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The bench running `bench_words` (after installing infermeter, unless the image has
-    it); its exit ends the container, or, with `then`, the shell line `then` runs after it."""
+    it) with `env`; its exit ends the container, or, with `then`, the shell line `then` runs
+    after it."""
     script = shlex.join(bench_words if then else ["exec", *bench_words])
     if config.bench_install:
         script = f"pip install --quiet {shlex.quote(config.bench_install)} && {script}"
     if then:
         script = f"{script}; {then}"
-    return {
+    container: dict[str, Any] = {
         "name": "bench",
         "image": config.bench_image,
         "command": ["sh", "-c", script],
         "volumeMounts": [{"name": "results", "mountPath": RESULTS_MOUNT}],
     }
+    if env:
+        container["env"] = env
+    return container
 
 
 def volumes(config: JobsConfig, results: bool = True) -> list[dict[str, Any]]:

@@ -36,8 +36,7 @@ class ResultsFolder:
             result = self.result(entry.id)
             if result.exists():
                 raise FleetError(
-                    f"{result} exists from an earlier fleet run; remove it or pick another "
-                    "folder",
+                    f"{result} exists from an earlier fleet run; remove it or pick another folder",
                     "--results-dir",
                 )
 

@@ -32,6 +32,7 @@ from typing import Any
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
 from registry.models import GpuEntry, ModelEntry, Result
+from registry.secrets import without_userinfo
 
 TABLES = ("configs", "workflow_runs", "benchmark_results")
 OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
@@ -205,7 +206,7 @@ def _result(
     if spec.lower() not in ("none", ""):
         serving["speculative"] = {"method": spec}
     isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
-    url = str(run.get("html_url") or "")
+    url = without_userinfo(str(run.get("html_url") or ""))
     official = url.startswith(OFFICIAL_REPOSITORY)
     conditions = (
         f"InferenceX {rows[0].get('benchmark_type')} benchmark, workflow run "

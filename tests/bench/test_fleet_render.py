@@ -91,6 +91,7 @@ def test_render_github_actions_shape(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert job["strategy"]["matrix"] == f"${{{{ fromJSON(needs.matrix.outputs.{source}) }}}}"
         bench = next(step for step in job["steps"] if step.get("name") == "bench run")
         assert bench["env"] == {"BENCH_COMMAND": "${{ matrix.command }}"}
+        assert "echo" not in bench["run"]  # the command, secrets and all, is not echoed
         assert "${{" not in bench["run"]  # the command reaches the shell as data only
         upload = next(step for step in job["steps"] if step.get("name") == "Upload the result")
         assert upload["with"]["path"] == "${{ matrix.output }}"

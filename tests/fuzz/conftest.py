@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fuzz_helpers import OUTCOMES, SUITES
+from fuzz_helpers import FAILURES, OUTCOMES, SUITES
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -15,3 +15,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_sep("-", "fault and fuzz suite")
     terminalreporter.write_line(f"{total} cases ({suites})")
     terminalreporter.write_line(f"outcomes: {outcomes}")
+    labels = {
+        "traceback": "tracebacks",
+        "hang": "hangs",
+        "secret in an output": "secrets found in any output",
+        "file written that the gate rejects": "files written that the gate rejects",
+    }
+    terminalreporter.write_line(", ".join(f"{FAILURES[k]} {label}" for k, label in labels.items()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 from collections import Counter
+from pathlib import Path
 from types import FrameType
 
 from click.testing import CliRunner, Result
@@ -19,6 +20,46 @@ from bench.cli import main
 
 OUTCOMES: Counter[str] = Counter()
 SUITES: Counter[str] = Counter()
+FAILURES: Counter[str] = Counter()  # traceback, hang, secret, gate-rejected file: each must stay 0
+
+# One set of secrets planted in every surface (tests/fuzz/test_fuzz_secrets.py); none may be
+# found in any output, file or log.
+PLANTED = {
+    "camelCase key": "PLANTEDcamel7f3a91",
+    "JSON Authorization pair": "PLANTEDbearer52c8e0",
+    "hyphenated key": "PLANTEDhyphen0b7d44",
+    "URL userinfo": "PLANTEDuserpass9e21",
+    "Hugging Face token": "hf_PLANTEDhuggingface0123456789ab",
+    "api key": "PLANTEDapikey3c5d6e",
+    "Proxy-Authorization": "PLANTEDproxy81f0aa",
+}
+
+
+def leaked(text: str | bytes) -> list[str]:
+    """Which planted secrets `text` shows."""
+    data = text.encode() if isinstance(text, str) else text
+    return [name for name, secret in PLANTED.items() if secret.encode() in data]
+
+
+def check_no_secret(suite: str, where: str, text: str | bytes) -> None:
+    """Count one surface checked for the planted secrets; fail naming any it shows."""
+    found = leaked(text)
+    count(suite, "secret leaked" if found else "no secret")
+    if found:
+        FAILURES["secret in an output"] += 1
+    assert not found, f"{where} shows {', '.join(found)}"
+
+
+def check_gate_accepts(suite: str, paths: list[Path]) -> None:
+    """Every result file a case wrote passes `registry validate` (count each one)."""
+    from registry.validate import validate_paths
+
+    for path in paths:
+        report = validate_paths([path])
+        count(suite, "file the gate accepts" if report.ok else "file the gate rejects")
+        if not report.ok:
+            FAILURES["file written that the gate rejects"] += 1
+        assert report.ok, [str(problem) for problem in report.problems]
 
 
 def count(suite: str, outcome: str) -> None:
@@ -51,6 +92,8 @@ def check_cli(
     hung = isinstance(result.exception, Hang)
     crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
     count(suite, "hang" if hung else "traceback" if crashed else f"exit {result.exit_code}")
+    if hung or crashed or "Traceback" in result.output:
+        FAILURES["hang" if hung else "traceback"] += 1
     assert not hung, f"{args[:6]}: still running after {limit_s:g} s"
     assert not crashed, f"{args[:6]}: {result.exception!r}"
     assert "Traceback" not in result.output
