@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
+# The address the built site is served at (mkdocs.yml's site_url); the Pages workflow sets it.
+SITE_URL ?= http://127.0.0.1:$(PORT)/
 NPM_STAMP := node_modules/.installed
 
 .PHONY: demo test setup lint site chromium registry-check port-check
@@ -47,7 +49,7 @@ chromium:
 
 site: $(SITE_STAMP) $(NPM_STAMP)
 	@echo "==> building the site from the registry: mkdocs build (into build/site)"
-	NO_MKDOCS_2_WARNING=1 INFERMETER_SITE_URL=http://127.0.0.1:$(PORT)/ $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 INFERMETER_SITE_URL=$(SITE_URL) $(BIN)/mkdocs build --strict --quiet
 
 # The port is checked before the build (so a taken port fails fast) and bound before the address
 # is printed; the server logs nothing per request.

@@ -19,10 +19,12 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import jsonschema
 import pytest
 import yaml
@@ -324,3 +326,27 @@ def test_installed_registry_schemas_writes_into_the_checkout_never_the_package(
         assert refused.stderr.startswith("Error: Invalid value for --registry: no registry")
         assert refused.stderr.count("\n") == 1
     assert {path.name: path.read_bytes() for path in package_schemas.iterdir()} == before
+
+
+def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [prefix]
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            found.extend(_command_paths(command, (*prefix, name)))
+        else:
+            found.append((*prefix, name))
+    return found
+
+
+def test_installed_every_console_command_runs_from_an_empty_folder(installed: Installed) -> None:
+    """Every command of the installed console script answers --help from a folder that is not a
+    checkout (each imports what it needs from the wheel), and --version is pyproject's."""
+    from bench.cli import main
+
+    for path in _command_paths(main):
+        done = installed.run(*path, "--help")
+        assert done.returncode == 0, f"infermeter {' '.join(path)} --help: {done.stderr}"
+        assert "Example" in done.stdout, f"infermeter {' '.join(path)} --help"
+    version = installed.run("--version")
+    pyproject = tomllib.loads((REPOSITORY / "pyproject.toml").read_text(encoding="utf-8"))
+    assert version.stdout.split()[-1] == pyproject["project"]["version"], version.stdout

@@ -124,6 +124,12 @@ CURRENT_MAJORS = {
     "actions/setup-python": 6,
     "actions/upload-artifact": 7,
     "actions/download-artifact": 8,
+    # The Pages actions (releases of 2026-03 to 2026-04: configure-pages v6,
+    # upload-pages-artifact v5, deploy-pages v5) and setup-node v6 (2025-10).
+    "actions/configure-pages": 6,
+    "actions/upload-pages-artifact": 5,
+    "actions/deploy-pages": 5,
+    "actions/setup-node": 6,
 }
 
 
@@ -148,3 +154,78 @@ def test_workflows_use_current_action_majors() -> None:
             assert major == CURRENT_MAJORS[action], f"{name}: {action}@v{major} is not current"
             seen.add(action)
     assert seen == set(CURRENT_MAJORS)
+
+
+def _job_steps(workflow: dict[Any, Any], job: str) -> list[dict[str, Any]]:
+    steps = workflow["jobs"][job]["steps"]
+    assert isinstance(steps, list)
+    return steps
+
+
+def _used(steps: list[dict[str, Any]]) -> list[str]:
+    return [str(step["uses"]).split("@")[0] for step in steps if "uses" in step]
+
+
+def test_pages_workflow_builds_as_make_demo_and_deploys_main_with_the_official_actions() -> None:
+    workflow = _workflow("pages.yml")
+    triggers = _triggers(workflow)
+    assert triggers["push"] == {"branches": ["main"]}
+    assert "pull_request" in triggers
+    assert workflow["permissions"] == {"contents": "read"}
+    build = _job_steps(workflow, "build")
+    runs = [str(step["run"]) for step in build if "run" in step]
+    # The Makefile's `site` target: npm ci, the snapshot and `mkdocs build --strict`, as demo.
+    assert [run for run in runs if run.startswith("make site")] == runs
+    makefile = (REPOSITORY / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^demo: .*\bsite\b", makefile, re.MULTILINE)
+    assert "mkdocs build --strict" in makefile
+    by_action = {str(step["uses"]).split("@")[0]: step for step in build if "uses" in step}
+    assert by_action["actions/upload-pages-artifact"]["if"] == "github.event_name == 'push'"
+    assert by_action["actions/upload-artifact"]["if"] == "github.event_name == 'pull_request'"
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["if"] == "github.event_name == 'push'"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert _used(deploy["steps"]) == ["actions/deploy-pages"]
+
+
+def test_pages_workflow_takes_the_site_address_from_one_setting() -> None:
+    text = (WORKFLOWS / "pages.yml").read_text(encoding="utf-8")
+    # The repository's Pages settings, read by configure-pages, and nothing else.
+    assert "steps.pages.outputs.base_url" in text
+    assert "github.io" not in text
+    mkdocs = (REPOSITORY / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "site_url: !ENV [INFERMETER_SITE_URL," in mkdocs
+    assert "INFERMETER_SITE_URL=$(SITE_URL)" in (REPOSITORY / "Makefile").read_text()
+
+
+def test_release_workflow_tries_the_wheel_then_publishes_with_trusted_publishing() -> None:
+    workflow = _workflow("release.yml")
+    assert _triggers(workflow) == {"push": {"tags": ["v*"]}}
+    assert workflow["permissions"] == {"contents": "read"}
+    text = (WORKFLOWS / "release.yml").read_text(encoding="utf-8")
+    assert "secrets." not in text  # no token stored: PyPI trusts this workflow
+    runs = "\n".join(str(s["run"]) for s in _job_steps(workflow, "build") if "run" in s)
+    assert "python -m build" in runs
+    assert 'bin/pip" install dist/*.whl' in runs
+    assert 'mkdir "$RUNNER_TEMP/empty" && cd "$RUNNER_TEMP/empty"' in runs
+    assert 'bin/infermeter" --help' in runs
+    assert 'bin/infermeter" calc vram' in runs
+    publish = workflow["jobs"]["publish"]
+    assert publish["needs"] == "build"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert _used(publish["steps"])[-1] == "pypa/gh-action-pypi-publish"
+    assert "id-token" not in str(workflow["jobs"]["build"].get("permissions", {}))
+
+
+@pytest.mark.parametrize(("tag", "code"), [("v0.1.0", 0), ("v9.9.9", 1), ("0.1.0", 1), ("", 1)])
+def test_release_tag_must_name_pyprojects_version(tag: str, code: int) -> None:
+    import tomllib
+
+    version = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]["version"]
+    tag = tag.replace("0.1.0", version) if code == 0 else tag
+    done = subprocess.run(
+        [sys.executable, str(REPOSITORY / ".github" / "release_version.py"), tag],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == code, done.stdout
+    assert len(done.stdout.strip().splitlines()) == 1

@@ -31,6 +31,7 @@ import catalog_pages
 import compare_pages
 import gpu_labels
 import page_links
+import repository
 import result_index
 import result_pages
 from mkdocs.config.defaults import MkDocsConfig
@@ -122,6 +123,9 @@ def pyodide_lock(source: Path) -> str:
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     root = registry_root()
+    links = repository.repository_links(Path(__file__).resolve().parents[2] / "pyproject.toml")
+    config.repo_url, config.repo_name = links.repo_url, links.repo_name
+    config.edit_uri = links.edit_uri
     catalogs = root / "registry" / "catalogs"
     try:
         gpus = load_gpus(catalogs / "gpus.yaml")
