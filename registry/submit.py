@@ -252,11 +252,21 @@ def _pull_request_command(
 
 
 def _remote_repository(checkout: Path, remote: str) -> str | None:
-    """`owner/name` of a remote on GitHub; None when it is not one or not there."""
-    try:
-        return _github_repository(_run(["git", "remote", "get-url", remote], checkout))
-    except GitError:
-        return None
+    """`owner/name` of a remote on GitHub; None when it is not one or not there.
+
+    The URL as configured comes first: `git remote get-url` applies `url.<base>.insteadOf`, so
+    a clone of `https://github.com/you/infermeter` fetched through a mirror or a local path
+    would lose its GitHub name; the rewritten URL is the fallback (a shorthand such as
+    `gh:you/infermeter` that insteadOf turns into a GitHub address)."""
+    for command in (["git", "config", "--get", f"remote.{remote}.url"],
+                    ["git", "remote", "get-url", remote]):  # fmt: skip
+        try:
+            repository = _github_repository(_run(command, checkout))
+        except GitError:
+            continue
+        if repository is not None:
+            return repository
+    return None
 
 
 def submit(config: SubmitConfig) -> SubmitOutcome:

@@ -132,4 +132,5 @@ def test_contribute_page_commands_run_as_written(installed: Installed, tmp_path:
     ).stdout.split()  # fmt: skip
     assert len(files) == 1, files
     assert files[0].startswith("registry/results/h100-sxm/"), files
-    assert "github.com/" in walked.stdout  # without gh: where to open the pull request
+    # Without gh: the address to open the pull request at, from the fork's configured URL.
+    assert f"# or open {FORK_URL}/pull/new/{pushed[0]}" in walked.stdout
