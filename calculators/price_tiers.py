@@ -8,7 +8,7 @@ pays busy time only. A break-even at or above 100 % utilization never happens (`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from calculators.cost_inputs import (
     SECONDS_PER_HOUR,
@@ -21,7 +21,11 @@ from calculators.cost_inputs import (
 )
 from calculators.hourly_cost import effective_cost
 
-TierName = Literal["on_demand", "interruptible", "reserved", "serverless"]
+# The price tiers, declared here once: a catalog price has one of the first three (the registry's
+# price model and tier order use this), the calculators add serverless (billed per second).
+PriceTierName = Literal["on_demand", "interruptible", "reserved"]
+TierName = Literal[PriceTierName, "serverless"]
+PRICE_TIERS: tuple[PriceTierName, ...] = get_args(PriceTierName)
 
 
 def reserved_break_even_utilization(

@@ -132,9 +132,27 @@ def load_models(path: Path = CATALOGS_DIR / "models.yaml") -> dict[str, ModelEnt
     return _by_id(path, "models", load_catalog(path, ModelCatalog).models)
 
 
+def price_files(path: Path = CATALOGS_DIR / "prices.yaml") -> list[Path]:
+    """The price catalog's files: the hand-edited `prices.yaml`, then each harvested
+    `prices-<source>.yaml` beside it (written by `infermeter registry harvest`), by name."""
+    return [path, *sorted(path.parent.glob("prices-*.yaml"))]
+
+
 def load_prices(path: Path = CATALOGS_DIR / "prices.yaml") -> dict[str, PriceEntry]:
-    """The price catalog: id → entry."""
-    return _by_id(path, "prices", load_catalog(path, PriceCatalog).prices)
+    """The price catalog, `path` and the harvested files beside it: id → entry. An id in two
+    files is an error naming both."""
+    prices: dict[str, PriceEntry] = {}
+    origin: dict[str, Path] = {}
+    for file in price_files(path):
+        for price_id, entry in _by_id(
+            file, "prices", load_catalog(file, PriceCatalog).prices
+        ).items():
+            if price_id in prices:
+                message = f"duplicate id {price_id!r} (also in {display_path(origin[price_id])})"
+                raise InvalidFileError([Problem(display_path(file), "prices", message)])
+            prices[price_id] = entry
+            origin[price_id] = file
+    return prices
 
 
 def gpu_links(gpu: GpuEntry) -> tuple[Link, ...]:

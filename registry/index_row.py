@@ -153,7 +153,17 @@ class IndexRow:
         "closed- or open-loop points); null for points outside a sweep (offline, server at an "
         "SLO, a single point, no per-user rate)."
     )
-    on_demand_price_id: str | None = _column("Price catalog id of the cheapest on-demand price.")
+    on_demand_price_id: str | None = _column(
+        "Price catalog id of the on-demand price used: the cheapest of the best-sourced."
+    )
+    on_demand_price_provider: str | None = _column("Provider of that on-demand price.")
+    on_demand_price_as_of: str | None = _column(
+        "Date of that price; null when undated (only the day its source was read is known)."
+    )
+    on_demand_price_confidence: str | None = _column(
+        "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
+        "agree with it and its date (the Prices page says how)."
+    )
     on_demand_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
     on_demand_usd_per_million_output_tokens: float | None = _column(
         "$ per 1M output tokens at that price."
@@ -163,7 +173,15 @@ class IndexRow:
     )
     on_demand_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
     interruptible_price_id: str | None = _column(
-        "Price catalog id of the cheapest interruptible (spot) price."
+        "Price catalog id of the interruptible (spot) price used: the cheapest of the best-sourced."
+    )
+    interruptible_price_provider: str | None = _column("Provider of that interruptible price.")
+    interruptible_price_as_of: str | None = _column(
+        "Date of that price; null when undated (only the day its source was read is known)."
+    )
+    interruptible_price_confidence: str | None = _column(
+        "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
+        "agree with it and its date (the Prices page says how)."
     )
     interruptible_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
     interruptible_usd_per_million_output_tokens: float | None = _column(
@@ -175,7 +193,17 @@ class IndexRow:
     interruptible_output_tokens_per_dollar: float | None = _column(
         "Output tokens per $ at that price."
     )
-    reserved_price_id: str | None = _column("Price catalog id of the cheapest reserved price.")
+    reserved_price_id: str | None = _column(
+        "Price catalog id of the reserved price used: the cheapest of the best-sourced."
+    )
+    reserved_price_provider: str | None = _column("Provider of that reserved price.")
+    reserved_price_as_of: str | None = _column(
+        "Date of that price; null when undated (only the day its source was read is known)."
+    )
+    reserved_price_confidence: str | None = _column(
+        "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
+        "agree with it and its date (the Prices page says how)."
+    )
     reserved_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
     reserved_usd_per_million_output_tokens: float | None = _column(
         "$ per 1M output tokens at that price."

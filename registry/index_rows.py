@@ -30,6 +30,7 @@ from registry.models import (
     load_point_key,
 )
 from registry.models.measurements import INTERRUPTED_VERDICT
+from registry.prices import Confidence, confidence, dated
 from registry.roofline_share import RooflineBounds, RooflineShare
 from registry.workloads import scenario, workload_key, workload_label
 
@@ -89,9 +90,13 @@ def _tier_columns(
     gpu_count: int,
     output_tokens_per_s: float | None,
     accepted_tokens_per_s: float | None,
+    trust: Confidence | None = None,
 ) -> dict[str, Any]:
     columns: dict[str, Any] = {
         f"{tier}_price_id": None,
+        f"{tier}_price_provider": None,
+        f"{tier}_price_as_of": None,
+        f"{tier}_price_confidence": None,
         f"{tier}_usd_per_hour": None,
         f"{tier}_usd_per_million_output_tokens": None,
         f"{tier}_usd_per_million_accepted_tokens": None,
@@ -101,6 +106,9 @@ def _tier_columns(
         return columns
     deployment_usd_per_hour = price.usd_per_gpu_hour * gpu_count
     columns[f"{tier}_price_id"] = price.id
+    columns[f"{tier}_price_provider"] = price.provider
+    columns[f"{tier}_price_as_of"] = dated(price)
+    columns[f"{tier}_price_confidence"] = trust.level if trust is not None else None
     columns[f"{tier}_usd_per_hour"] = _rounded(deployment_usd_per_hour)
     if output_tokens_per_s is not None:
         columns[f"{tier}_usd_per_million_output_tokens"] = _rounded(
@@ -154,7 +162,9 @@ def index_rows(
     identity = result.identity
     shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
     gpu_count = identity.gpu.count
-    cheapest = cheapest_prices(identity.gpu.id, prices)
+    catalog = list(prices)
+    cheapest = cheapest_prices(identity.gpu.id, catalog)
+    trust = {tier: confidence(price, catalog) for tier, price in cheapest.items()}
     result_key = comparability_key(result)  # once per result: its points share it
     rows = []
     for point_index, point in enumerate(result.points):
@@ -168,7 +178,12 @@ def index_rows(
         tiers: dict[str, Any] = {}
         for tier in TIERS:
             tiers |= _tier_columns(
-                tier, cheapest.get(tier), gpu_count, output_tokens_per_s, accepted_tokens_per_s
+                tier,
+                cheapest.get(tier),
+                gpu_count,
+                output_tokens_per_s,
+                accepted_tokens_per_s,
+                trust.get(tier),
             )
         rows.append(
             IndexRow(

@@ -9,13 +9,25 @@
   from the cheapest other provider only when that is below the on-demand price: a "discount"
   dearer than on-demand is two providers' price lists mixed, not a discount. Each chosen entry
   names its provider, so a page can say which providers a comparison mixes.
+- Within a tier, a price that meets the price goal (`Confidence.meets_goal`: dated within 6 months
+  and either the provider's official list price or quoted by at least 2 providers) is preferred
+  to a cheaper one that does not; among equals, the cheapest wins.
+
+A price's confidence (`confidence`) comes from how many providers and offers agree with it:
+usable prices of the same GPU and tier within ±25 % of it. `high`: recent, and 3 or more recent
+providers agree (or 2, one of them its own official list). `medium`: meets the goal. `low`: the
+rest (a single offer, an undated snapshot, a price older than 6 months).
 """
 
+import datetime as dt
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
 
+from calculators.price_tiers import PRICE_TIERS
 from registry.models import PriceEntry
 
-TIERS = ("on_demand", "interruptible", "reserved")
+TIERS = PRICE_TIERS  # declared in calculators.price_tiers; the catalog model uses it too
 
 
 def usable(price: PriceEntry) -> bool:
@@ -23,28 +35,119 @@ def usable(price: PriceEntry) -> bool:
     return price.caution is None
 
 
-def _cheapest(entries: Iterable[PriceEntry]) -> PriceEntry | None:
-    # Ties go to the id that sorts first, so the choice never depends on the catalog's order.
-    return min(entries, key=lambda price: (price.usd_per_gpu_hour, price.id), default=None)
+RECENT_DAYS = 183  # "dated within 6 months"
+AGREEMENT = 0.25  # prices within ±25 % of each other agree
 
 
-def tier_prices(gpu_id: str, prices: Iterable[PriceEntry]) -> dict[str, PriceEntry]:
+def earliest_day(partial_date: str) -> dt.date:
+    """The first day a partial date (`2026`, `2026-09`, `2026-09-18`) can mean: a price dated
+    only by its year or month is as old as it could be."""
+    parts = [int(part) for part in str(partial_date).split("-")]
+    return dt.date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
+
+
+def dated(price: PriceEntry) -> str | None:
+    """The price's date as a reader should see it: null when undated (only read that day)."""
+    return None if price.source.date_basis == "read" else str(price.as_of)
+
+
+def is_recent(price: PriceEntry, today: dt.date) -> bool:
+    """Dated (stated or by commit, not just read) within 6 months of `today`."""
+    if price.source.date_basis == "read":
+        return False
+    return (today - earliest_day(str(price.as_of))).days <= RECENT_DAYS
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How far a price can be trusted, and why (see the module docstring)."""
+
+    level: Literal["high", "medium", "low"]
+    providers: int
+    """Recent providers with a usable price of the GPU and tier within ±25 % (itself included)."""
+    offers: int
+    """Usable prices of the GPU and tier within ±25 %, any date (itself included)."""
+    recent: bool
+    official: bool
+
+    @property
+    def meets_goal(self) -> bool:
+        """Dated within 6 months, and the provider's official list price or quoted by ≥ 2
+        providers."""
+        return self.recent and (self.official or self.providers >= 2)
+
+    def reason(self) -> str:
+        """The confidence in words, e.g. `medium: official list price, dated within 6 months`."""
+        dated = "dated within 6 months" if self.recent else "undated or older than 6 months"
+        kind = "official list price" if self.official else "quoted price"
+        return (
+            f"{self.level}: {kind}, {dated}; {self.providers} recent provider(s) and "
+            f"{self.offers} offer(s) within ±25 %"
+        )
+
+
+def confidence(
+    price: PriceEntry, prices: Iterable[PriceEntry], today: dt.date | None = None
+) -> Confidence:
+    """The confidence of `price` among the catalog's `prices` on `today` (default: today)."""
+    day = today or dt.date.today()
+    margin = AGREEMENT * price.usd_per_gpu_hour
+    agreeing = [
+        other
+        for other in prices
+        if other.gpu == price.gpu
+        and other.tier == price.tier
+        and usable(other)
+        and abs(other.usd_per_gpu_hour - price.usd_per_gpu_hour) <= margin
+    ]
+    if price not in agreeing:
+        agreeing.append(price)
+    providers = len({other.provider for other in agreeing if is_recent(other, day)})
+    recent, official = is_recent(price, day), price.source.official
+    level: Literal["high", "medium", "low"] = "low"
+    if recent and (providers >= 3 or (official and providers >= 2)):
+        level = "high"
+    elif recent and (official or providers >= 2):
+        level = "medium"
+    return Confidence(level, providers, len(agreeing), recent, official)
+
+
+def _cheapest(
+    entries: Iterable[PriceEntry], goal: dict[str, bool] | None = None
+) -> PriceEntry | None:
+    # A price meeting the goal first; ties go to the id that sorts first, so the choice never
+    # depends on the catalog's order.
+    met = goal or {}
+    return min(
+        entries,
+        key=lambda price: (not met.get(price.id, False), price.usd_per_gpu_hour, price.id),
+        default=None,
+    )
+
+
+def tier_prices(
+    gpu_id: str, prices: Iterable[PriceEntry], today: dt.date | None = None
+) -> dict[str, PriceEntry]:
     """The price of each tier for `gpu_id` that figures use, as the module docstring says.
 
-    Tiers with no usable price are absent. Without an on-demand price, each tier is its cheapest
+    Tiers with no usable price are absent. Without an on-demand price, each tier is its best
     usable entry.
     """
-    candidates = [price for price in prices if price.gpu == gpu_id and usable(price)]
+    everything = list(prices)
+    candidates = [price for price in everything if price.gpu == gpu_id and usable(price)]
+    goal = {price.id: confidence(price, candidates, today).meets_goal for price in candidates}
     by_tier = {tier: [p for p in candidates if p.tier == tier] for tier in TIERS}
-    on_demand = _cheapest(by_tier["on_demand"])
+    on_demand = _cheapest(by_tier["on_demand"], goal)
     if on_demand is None:
-        chosen = {tier: _cheapest(entries) for tier, entries in by_tier.items()}
+        chosen = {tier: _cheapest(entries, goal) for tier, entries in by_tier.items()}
         return {tier: price for tier, price in chosen.items() if price is not None}
     result = {"on_demand": on_demand}
     for tier in TIERS[1:]:
-        same_provider = _cheapest(p for p in by_tier[tier] if p.provider == on_demand.provider)
+        same_provider = _cheapest(
+            (p for p in by_tier[tier] if p.provider == on_demand.provider), goal
+        )
         other = _cheapest(
-            p for p in by_tier[tier] if p.usd_per_gpu_hour < on_demand.usd_per_gpu_hour
+            (p for p in by_tier[tier] if p.usd_per_gpu_hour < on_demand.usd_per_gpu_hour), goal
         )
         price = same_provider if same_provider is not None else other
         if price is not None:

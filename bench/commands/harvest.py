@@ -254,3 +254,38 @@ def inferencex_command(
         retrieved,
         as_json,
     )
+
+
+@harvest_group.command(name="skypilot")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A pinned excerpt of a SkyPilot catalog file (catalogs/v8/<cloud>/vms.csv), or a folder "
+    "of them, each headed '# Excerpt of PATH in OWNER/REPO at commit SHA' with its date.",
+)
+@_common
+def skypilot_command(
+    source: Path,
+    registry_root: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    retrieved: str | None,
+) -> None:
+    """Cloud GPU prices from SkyPilot's catalog files: on-demand and spot per GPU-hour, with
+    provider, region, date and the file's commit, into registry/catalogs/prices-skypilot.yaml.
+
+    \b
+    Example:
+      infermeter registry harvest skypilot --from tests/data/harvest/skypilot
+    """
+    from registry.harvest.skypilot import harvest_skypilot
+
+    _run(
+        lambda options: harvest_skypilot(source, options),
+        registry_root,
+        dry_run,
+        retrieved,
+        as_json,
+    )

@@ -55,11 +55,14 @@ class HarvestReport:
     unchanged: list[str] = field(default_factory=list)
     changed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    """Entries a harvest that writes its file whole (prices) no longer gives."""
 
     def summary(self) -> str:
+        removed = f", {len(self.removed)} removed" if self.removed else ""
         return (
             f"{len(self.added)} added, {len(self.changed)} changed, "
-            f"{len(self.unchanged)} unchanged, {len(self.skipped)} skipped"
+            f"{len(self.unchanged)} unchanged, {len(self.skipped)} skipped{removed}"
         )
 
     def lines(self) -> list[str]:
@@ -67,6 +70,7 @@ class HarvestReport:
         lines = [f"added {path}" for path in self.added]
         lines += [f"changed {old} → {new}" for old, new in self.changed]
         lines += [f"skipped {key}: {reason}" for key, reason in self.skipped]
+        lines += [f"removed {name}" for name in self.removed]
         return [*lines, self.summary()]
 
     def as_json(self) -> dict[str, object]:
@@ -75,6 +79,7 @@ class HarvestReport:
             "changed": [{"old": old, "new": new} for old, new in self.changed],
             "unchanged": len(self.unchanged),
             "skipped": [{"row": key, "reason": reason} for key, reason in self.skipped],
+            "removed": self.removed,
         }
 
 

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from calculators.price_tiers import PriceTierName
 from registry.models.common import (
     FormFactor,
     HfRepo,
@@ -33,14 +34,41 @@ class CatalogSource(StrictModel):
 
 
 class PriceSource(StrictModel):
-    """The public page a price was read from."""
+    """The public page or file a price was read from, and how its date is known."""
 
-    url: Url | None = Field(
-        description="Where the price is published; null for a document with no public address "
-        "(the title names it)."
+    url: Url = Field(
+        description="Where the price is published; for a file in a git repository, its address "
+        "at the commit read."
     )
-    title: Text = Field(description="Title of the page.")
-    date: PartialDate = Field(description="When the price was read, as precise as known.")
+    title: Text = Field(description="Title of the page, or the file and repository.")
+    date: PartialDate = Field(
+        description="The price's date, as precise as known; `date_basis` says how it is known."
+    )
+    date_basis: Literal["stated", "commit", "read"] = Field(
+        description=(
+            "How `date` is known: `stated` (the source states it), `commit` (the date of the "
+            "commit the file was read at), `read` (neither is known, so it is the date the source "
+            "was read and the price may be older; such a price never counts as recent)."
+        )
+    )
+    official: bool = Field(
+        description=(
+            "True when the figure is the provider's own list price: its pricing page, price list "
+            "or pricing API, read there or copied unchanged by a catalog whose fetcher reads it "
+            "(SkyPilot's). False for a figure quoted by a third party (an article, a tracker, a "
+            "note) or a marketplace's sampled offer."
+        )
+    )
+    commit: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")] | None = Field(
+        None, description="The git commit of the file read, for a source in a git repository."
+    )
+
+
+class DerivedPrice(StrictModel):
+    """A tier computed from another price, not listed by the provider."""
+
+    rule: Text = Field(description="The rule, e.g. `reserved = on-demand × (1 − 0.35)`.")
+    from_price: Slug = Field(description="Catalog id of the price the rule is applied to.")
 
 
 Sources = Annotated[list[CatalogSource], Field(min_length=1)]
@@ -149,6 +177,7 @@ class ModelCatalog(StrictModel):
 
 
 _FLAG_WORDS = re.compile(r"\b(ANOMAL\w*|DOUBTFUL)\b")
+_DERIVED_WORD = re.compile(r"\bDERIVED\b")
 
 
 class PriceEntry(StrictModel):
@@ -160,7 +189,7 @@ class PriceEntry(StrictModel):
     gpu: Slug = Field(description="GPU id in the GPU catalog.")
     gpus_per_instance: PositiveInt = Field(description="GPUs in the priced instance.")
     instance: Text | None = Field(description="Instance type name; null if priced per GPU.")
-    tier: Literal["on_demand", "interruptible", "reserved"] = Field(
+    tier: PriceTierName = Field(
         description="Pricing tier: on demand, interruptible (spot) or reserved (committed)."
     )
     usd_per_gpu_hour: PositiveFloat = Field(description="Price per GPU per hour, US dollars.")
@@ -168,6 +197,11 @@ class PriceEntry(StrictModel):
     as_of: PartialDate = Field(description="When the price was read.")
     source: PriceSource = Field(description="Where the price is published.")
     notes: LongText | None = Field(None, description="Conditions of the price (term, minimums).")
+    derived: DerivedPrice | None = Field(
+        None,
+        description="Set when the provider does not list this tier and it is computed from "
+        "another price by a stated rule; the site labels it as derived, with the rule.",
+    )
     caution: Literal["anomaly", "doubtful"] | None = Field(
         None,
         description=(
@@ -186,6 +220,9 @@ class PriceEntry(StrictModel):
             raise ValueError(
                 "notes flag this price (ANOMALY/DOUBTFUL); set caution: anomaly or doubtful"
             )
+        # A tier computed from another price is data, so every page can label it with its rule.
+        if self.derived is None and self.notes and _DERIVED_WORD.search(self.notes):
+            raise ValueError("notes say this price is DERIVED; set derived: {rule, from_price}")
         return self
 
 

@@ -27,12 +27,13 @@ from calc_fields import (
     ENGINE,
     FIELDS,
     MODEL,
-    TIERS,
     Field,
     FieldError,
     parse_field,
 )
 from calc_html import GIB, RENDER
+
+from calculators.price_tiers import PRICE_TIERS as TIERS
 
 __all__ = [
     "COMPUTE",

@@ -10,10 +10,9 @@ from typing import Any
 
 from calculators.all2all import MODELLED_BACKENDS
 from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.price_tiers import PRICE_TIERS
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION
-
-TIERS = ("on_demand", "interruptible", "reserved")
 
 
 class FieldError(ValueError):
@@ -170,7 +169,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
             "Catalog price tier",
             "choice",
             "on_demand",
-            choices=TIERS,
+            choices=PRICE_TIERS,
             help="With a GPU: the tier whose catalog price is the price per hour.",
         ),
         Field(
@@ -221,7 +220,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         Field("concurrency", "Concurrent requests", "int", "16", help=CONCURRENCY_HELP),
         *ENGINE,
         Field("gpu", "Only these GPUs", "text", help="Comma-separated catalog ids; empty: all."),
-        Field("tier", "Price tier", "choice", "on_demand", choices=TIERS),
+        Field("tier", "Price tier", "choice", "on_demand", choices=PRICE_TIERS),
         Field("rank_by", "Rank by", "choice", "price", choices=("price", "price-per-gb")),
     ),
 }

@@ -10,10 +10,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from calc_fields import TIERS
-
 import calculators.api as api
 from calculators.cost import pays_off_above
+from calculators.price_tiers import PRICE_TIERS
 
 GIB = 1024**3
 
@@ -221,7 +220,7 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
     if payload["usd_per_million_accepted_tokens"] is not None:
         rows.append(("$ / 1M accepted tokens", "usd_per_million_accepted_tokens", _usd))
     tiers = payload["tiers"]
-    for tier in (*TIERS, "serverless"):
+    for tier in (*PRICE_TIERS, "serverless"):
         if tiers.get(tier):
             label = tier.replace("_", "-")
             rows.append(

@@ -20,6 +20,7 @@ from gpu_labels import gpus_link
 from result_index import Index
 from row_groups import SUMMARY_COLUMNS, Group, compare_slug, ranked, replicate_groups, rows_by
 
+from calculators.price_tiers import PRICE_TIERS
 from registry.charts import chart_data, lowest_usd_per_million
 from registry.index import IndexRow
 from registry.models import ModelEntry
@@ -49,7 +50,7 @@ __all__ = [
     "usd",
 ]
 
-TIERS = ("on_demand", "interruptible", "reserved")
+TIERS = PRICE_TIERS  # the order tier columns take (declared in calculators.price_tiers)
 
 
 def slot(name: str) -> str:

@@ -23,7 +23,8 @@ def compare_slug(model: str, profile: str) -> str:
 SUMMARY_COLUMNS = tuple(
     name
     for name in INDEX_COLUMNS[INDEX_COLUMNS.index("duration_s") :]
-    if not name.endswith(("_price_id", "_basis")) and name != "on_pareto_front"
+    if not name.endswith(("_price_id", "_basis", "_provider", "_as_of", "_confidence"))
+    and name != "on_pareto_front"
 )
 
 

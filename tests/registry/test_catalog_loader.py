@@ -54,7 +54,9 @@ prices:
     usd_per_gpu_hour: 3.93
     region: us-east-1
     as_of: 2025-06-01
-    source: {url: "https://example.com/pricing", title: "Pricing", date: 2025-06-01}
+    source:
+      {url: "https://example.com/pricing", title: "Pricing", date: 2025-06-01,
+       date_basis: stated, official: true}
 """
 
 

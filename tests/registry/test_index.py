@@ -39,7 +39,9 @@ PRICE = """
     usd_per_gpu_hour: {price}
     region: null
     as_of: "2026-01-01"
-    source: {{url: "https://example.com/prices", title: "Test prices", date: "2026-01-01"}}
+    source:
+      {{url: "https://example.com/prices", title: "Test prices", date: "2026-01-01",
+       date_basis: "stated", official: true}}
 """
 
 PRICES = [

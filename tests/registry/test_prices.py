@@ -1,6 +1,8 @@
 """Which catalog price a figure uses (`registry.prices`): a flagged price never, a GPU's tiers
-from one provider, a cross-provider "discount" only below on-demand."""
+from one provider, a cross-provider "discount" only below on-demand, a price meeting the goal
+before a cheaper one that does not; and each price's confidence."""
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -9,15 +11,22 @@ from pydantic import ValidationError
 from registry.catalog import load_prices
 from registry.lookup import cheapest_prices, load_gpus
 from registry.models import PriceEntry
-from registry.prices import providers, tier_prices
+from registry.prices import confidence, earliest_day, providers, tier_prices
 
 PRICES = list(load_prices().values())
 FLAGGED = [price for price in PRICES if price.caution is not None]
 
 
+TODAY = dt.date(2026, 12, 1)
+
+
 def _price(provider: str, tier: str, usd: float, **extra: Any) -> PriceEntry:
     template = PRICES[0].model_dump()
+    source = extra.pop("source", {})
+    template["source"] = {**template["source"], "date_basis": "stated", "official": False,
+                          "date": "2026-10-01"} | source  # fmt: skip
     template.update(
+        as_of=template["source"]["date"],
         id=f"{provider}-{tier}-{usd}".replace(".", "-").replace("_", "-"),
         provider=provider,
         gpu="l40s",
@@ -33,7 +42,6 @@ def _price(provider: str, tier: str, usd: float, **extra: Any) -> PriceEntry:
 def test_prices_catalog_flags_the_l40s_anomaly() -> None:
     flagged = {price.id: price.caution for price in FLAGGED}
     assert flagged["runpod-secure-l40s-on-demand-skypilot"] == "anomaly"
-    assert flagged["seed-l40s-on-demand"] == "doubtful"
 
 
 @pytest.mark.parametrize("gpu_id", sorted(load_gpus()))
@@ -106,3 +114,64 @@ def test_prices_flagged_on_demand_does_not_choose_the_provider() -> None:
 def test_prices_note_that_flags_needs_caution() -> None:
     with pytest.raises(ValidationError, match="set caution"):
         _price("odd", "on_demand", 0.1, notes="ANOMALY: columns swapped")
+
+
+def test_prices_every_price_names_its_provider_and_source() -> None:
+    for price in PRICES:
+        assert price.provider.strip(), price.id
+        assert price.provider != "seed", price.id
+        assert price.source.url.startswith("https://"), price.id
+
+
+def test_prices_note_that_says_derived_needs_the_rule() -> None:
+    with pytest.raises(ValidationError, match="set derived"):
+        _price("x", "reserved", 1.0, notes="DERIVED: on-demand x (1 - 0.35)")
+    derived = _price(
+        "x",
+        "reserved",
+        1.0,
+        notes="DERIVED",
+        derived={"rule": "on-demand × 0.65", "from_price": "a"},
+    )
+    assert derived.derived is not None
+    assert derived.derived.rule == "on-demand × 0.65"
+
+
+def test_prices_partial_dates_are_as_old_as_they_could_be() -> None:
+    assert earliest_day("2026") == dt.date(2026, 1, 1)
+    assert earliest_day("2026-09") == dt.date(2026, 9, 1)
+    assert earliest_day("2026-09-18") == dt.date(2026, 9, 18)
+
+
+@pytest.mark.parametrize(
+    ("source", "others", "level", "meets_goal"),
+    [
+        ({"official": True}, [], "medium", True),
+        ({"official": True}, [("b", 1.2)], "high", True),
+        ({}, [], "low", False),
+        ({}, [("b", 1.2)], "medium", True),
+        ({}, [("b", 1.2), ("c", 0.8)], "high", True),
+        ({}, [("b", 1.3)], "low", False),  # 30 % apart: no agreement
+        ({"official": True, "date": "2026-05-31"}, [], "low", False),  # 184 days old
+        ({"official": True, "date": "2026"}, [], "low", False),  # year only: maybe January
+        ({"official": True, "date_basis": "read", "date": "2026-12-01"}, [], "low", False),
+    ],
+)
+def test_prices_confidence_counts_agreeing_recent_providers(
+    source: dict[str, Any], others: list[tuple[str, float]], level: str, meets_goal: bool
+) -> None:
+    price = _price("a", "on_demand", 1.0, source=source)
+    catalog = [price, *(_price(name, "on_demand", usd) for name, usd in others)]
+    trust = confidence(price, catalog, TODAY)
+    assert (trust.level, trust.meets_goal) == (level, meets_goal)
+    assert trust.reason().startswith(level)
+
+
+def test_prices_a_price_meeting_the_goal_beats_a_cheaper_single_offer() -> None:
+    prices = [
+        _price("cheap", "on_demand", 1.0, source={"date_basis": "read"}),
+        _price("listed", "on_demand", 3.0, source={"official": True}),
+    ]
+    assert tier_prices("l40s", prices, TODAY)["on_demand"].provider == "listed"
+    # without the goal met, the cheapest wins as before
+    assert tier_prices("l40s", prices[:1], TODAY)["on_demand"].provider == "cheap"

@@ -1,0 +1,272 @@
+"""SkyPilot's catalog files turned into price entries (`registry/catalogs/prices-skypilot.yaml`).
+
+Each row of a `vms.csv` is one instance type in one region: `Price` is its on-demand price per
+instance-hour and `SpotPrice` its spot (interruptible) price; ÷ `AcceleratorCount` gives the
+price per GPU-hour. SkyPilot lists no reserved prices, so this source gives none.
+
+- One entry per cloud × instance type × tier, at the lowest price of the excerpt's regions; the
+  notes give the regions and, where they differ, the range.
+- A spot price at or above the on-demand price is skipped: it is no discount (a catalog that
+  copies the on-demand price into the spot column says nothing about spot).
+- An accelerator name maps to a GPU catalog id through `GPU_IDS` (and `INSTANCE_GPU_IDS` where
+  the cloud gives one name to two form factors); a name not mapped is skipped, with its reason.
+- The date is the excerpt's stated date, or, when none can be known, the date it was read with
+  `date_basis: read`, which never counts as recent.
+
+The file is written whole from the excerpts given, entries sorted by id, so running the harvest
+twice changes nothing.
+"""
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from registry.catalog import load_catalog, load_gpus
+from registry.harvest.errors import HarvestError
+from registry.harvest.outcome import HarvestReport
+from registry.harvest.run import HarvestOptions
+from registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
+from registry.models import GpuEntry, PriceCatalog, PriceEntry
+from registry.store import write_text_atomic
+
+# SkyPilot's accelerator names, per cloud, → GPU catalog ids. The form factor comes from the
+# provider's instance family: OCI's BM.GPU.H100.8 and Verda's 1H100.80S are HGX (SXM) boards.
+GPU_IDS: dict[tuple[str, str], str] = {
+    ("oci", "A100-80GB"): "a100-80gb-sxm",
+    ("oci", "B200"): "b200",
+    ("oci", "B300"): "b300",
+    ("oci", "GB200"): "gb200",
+    ("oci", "GB300"): "gb300",
+    ("oci", "H100"): "h100-sxm",
+    ("oci", "H200"): "h200-sxm",
+    ("oci", "L40S"): "l40s",
+    ("oci", "MI300X"): "mi300x",
+    ("oci", "MI355X"): "mi355x",
+    ("oci", "RTXPRO6000"): "rtx-pro-6000",
+    ("verda", "A100-80GB"): "a100-80gb-sxm",
+    ("verda", "B200"): "b200",
+    ("verda", "B300"): "b300",
+    ("verda", "H100"): "h100-sxm",
+    ("verda", "H200"): "h200-sxm",
+    ("verda", "RTX-PRO-6000"): "rtx-pro-6000",
+    ("nebius", "B200"): "b200",
+    ("nebius", "H100"): "h100-sxm",
+    ("nebius", "H200"): "h200-sxm",
+    ("nebius", "L40S"): "l40s",
+    ("hyperstack", "A100-80G-PCIe"): "a100-80gb-pcie",
+    ("hyperstack", "H100-80G-PCIe"): "h100-pcie",
+    ("hyperstack", "H100-80G-SXM5"): "h100-sxm",
+    ("hyperstack", "L40"): "l40",
+    ("lambda", "A100-80GB"): "a100-80gb-sxm",
+}
+# Where one accelerator name covers two form factors, the instance type says which.
+INSTANCE_GPU_IDS: dict[tuple[str, str], str] = {
+    ("lambda", "_h100_pcie"): "h100-pcie",
+    ("lambda", "_h100_sxm5"): "h100-sxm",
+}
+OFFERINGS = {
+    "oci": "Compute (bare metal)",
+    "verda": "Cloud instances",
+    "nebius": "AI Cloud",
+    "hyperstack": "Virtual machines",
+    "lambda": "On-demand cloud",
+}
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One row's price of one tier, per GPU-hour."""
+
+    gpu: str
+    instance: str
+    gpus: int
+    tier: str
+    usd_per_instance_hour: float
+    region: str
+
+
+def _gpu_id(cloud: str, row: dict[str, str]) -> str | None:
+    for (known_cloud, fragment), gpu_id in INSTANCE_GPU_IDS.items():
+        if known_cloud == cloud and fragment in row["InstanceType"]:
+            return gpu_id
+    return GPU_IDS.get((cloud, row["AcceleratorName"]))
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and value > 0 else None
+
+
+def row_offers(
+    excerpt: Excerpt, row: dict[str, str], gpus: dict[str, GpuEntry]
+) -> tuple[list[Offer], str | None]:
+    """The offers of one row, or the reason the row gives none."""
+    gpu_id = _gpu_id(excerpt.cloud, row)
+    if gpu_id is None:
+        return [], f"accelerator {row['AcceleratorName']!r} is not mapped to a catalog GPU"
+    if gpu_id not in gpus:
+        return [], f"GPU {gpu_id!r} is not in the GPU catalog"
+    count = _number(row["AcceleratorCount"])
+    if count is None or count != int(count):
+        return [], f"AcceleratorCount {row['AcceleratorCount']!r} is not a whole number"
+    on_demand, spot = _number(row["Price"]), _number(row.get("SpotPrice"))
+    tiers = [("on_demand", on_demand)]
+    if spot is not None and (on_demand is None or spot < on_demand):
+        tiers.append(("interruptible", spot))
+    offers = [
+        Offer(gpu_id, row["InstanceType"], int(count), tier, price, row["Region"])
+        for tier, price in tiers
+        if price is not None
+    ]
+    if not offers:
+        reason = "no price" if spot is None else "spot price not below the on-demand price"
+        return [], reason
+    return offers, None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _regions(offers: list[Offer]) -> str:
+    regions = sorted({offer.region for offer in offers})
+    return ", ".join(regions) if len(regions) <= 3 else f"{len(regions)} regions"
+
+
+def _notes(excerpt: Excerpt, offers: list[Offer], cheapest: Offer) -> str:
+    prices = sorted({offer.usd_per_instance_hour for offer in offers})
+    spread = (
+        f"same price in {_regions(offers)}"
+        if len(prices) == 1
+        else f"${prices[0]:g}–${prices[-1]:g} per instance-hour over {_regions(offers)}"
+    )
+    dated = (
+        f"date stated: {excerpt.date_reason}"
+        if excerpt.date_basis == "stated"
+        else f"undated ({excerpt.date_reason}); as_of is the date the file was read"
+    )
+    return (
+        f"${cheapest.usd_per_instance_hour:g} per instance-hour ÷ {cheapest.gpus} GPU(s); "
+        f"{spread}; {dated}; official: {'yes' if excerpt.official else 'no'} "
+        f"({excerpt.official_reason})"
+    )
+
+
+def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
+    """The entry of one instance type × tier: its cheapest region's price per GPU-hour."""
+    cheapest = min(offers, key=lambda offer: (offer.usd_per_instance_hour, offer.region))
+    tier_slug = cheapest.tier.replace("_", "-")
+    return PriceEntry.model_validate(
+        {
+            "id": f"skypilot-{excerpt.cloud}-{_slug(cheapest.instance)}-{tier_slug}",
+            "provider": excerpt.cloud,
+            "offering": OFFERINGS.get(excerpt.cloud),
+            "gpu": cheapest.gpu,
+            "gpus_per_instance": cheapest.gpus,
+            "instance": cheapest.instance,
+            "tier": cheapest.tier,
+            "usd_per_gpu_hour": round(cheapest.usd_per_instance_hour / cheapest.gpus, 6),
+            "region": cheapest.region,
+            "as_of": excerpt.date,
+            "source": {
+                "url": excerpt.url,
+                "title": f"SkyPilot catalog {excerpt.path} ({excerpt.repository})",
+                "date": excerpt.date,
+                "date_basis": excerpt.date_basis,
+                "official": excerpt.official,
+                "commit": excerpt.commit,
+            },
+            "notes": _notes(excerpt, offers, cheapest),
+        }
+    )
+
+
+def excerpt_prices(
+    excerpt: Excerpt, gpus: dict[str, GpuEntry]
+) -> tuple[list[PriceEntry], list[tuple[str, str]]]:
+    """The price entries of one excerpt, and its skipped rows as (row key, reason)."""
+    grouped: dict[tuple[str, str], list[Offer]] = defaultdict(list)
+    skipped: list[tuple[str, str]] = []
+    for row in excerpt.rows:
+        if not row.get("AcceleratorName"):
+            continue  # a CPU-only instance: no GPU price
+        offers, reason = row_offers(excerpt, row, gpus)
+        if reason is not None:
+            key = f"{excerpt.cloud}/{row['InstanceType']}/{row['Region']}"
+            skipped.append((key, reason))
+        for offer in offers:
+            grouped[(offer.instance, offer.tier)].append(offer)
+    return [price_entry(excerpt, offers) for offers in grouped.values()], skipped
+
+
+def merged(entries: Iterable[PriceEntry]) -> list[PriceEntry]:
+    """The entries sorted by id; HarvestError when two excerpts give one id (the same
+    instance type and tier of one cloud twice)."""
+    by_id: dict[str, PriceEntry] = {}
+    for entry in entries:
+        if entry.id in by_id:
+            raise HarvestError(f"two excerpts give price {entry.id!r}; give one file per cloud")
+        by_id[entry.id] = entry
+    return [by_id[price_id] for price_id in sorted(by_id)]
+
+
+HEADER = (
+    "# Written by `infermeter registry harvest skypilot --from tests/data/harvest/skypilot`: "
+    "do not edit; change the pinned excerpts and rerun.\n"
+    "# SkyPilot's catalog (Apache-2.0) copies each provider's own prices; source.url names the "
+    "file at its commit.\n"
+)
+
+
+def render(entries: list[PriceEntry]) -> str:
+    """The text of the harvested price file: the header, then the entries in a fixed order."""
+    data = {
+        "schema_version": 1,
+        "prices": [entry.model_dump(mode="json") for entry in entries],
+    }
+    return HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+PRICE_FILE = Path("registry") / "catalogs" / "prices-skypilot.yaml"
+
+
+def _compare(path: Path, entries: list[PriceEntry], report: HarvestReport) -> None:
+    """Fill `report` with what writing `entries` over the file at `path` changes, by id."""
+    old = load_catalog(path, PriceCatalog).prices if path.is_file() else []
+    old_by_id = {entry.id: entry for entry in old}
+    for entry in entries:
+        previous = old_by_id.pop(entry.id, None)
+        if previous is None:
+            report.added.append(entry.id)
+        elif previous == entry:
+            report.unchanged.append(entry.id)
+        else:
+            report.changed.append((entry.id, entry.id))
+    report.removed.extend(sorted(old_by_id))
+
+
+def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
+    """Harvest pinned excerpts of SkyPilot catalog files (a file, or a folder of `*.csv`) into
+    the registry's `registry/catalogs/prices-skypilot.yaml`, written whole."""
+    gpus = load_gpus(options.registry_root / "registry" / "catalogs" / "gpus.yaml")
+    entries: list[PriceEntry] = []
+    report = HarvestReport()
+    for file in excerpt_files(source):
+        found, skipped = excerpt_prices(read_excerpt(file), gpus)
+        entries.extend(found)
+        report.skipped.extend(skipped)
+    ordered = merged(entries)
+    path = options.registry_root / PRICE_FILE
+    _compare(path, ordered, report)
+    text = render(ordered)
+    current = path.read_text(encoding="utf-8") if path.is_file() else None
+    if not options.dry_run and text != current:
+        write_text_atomic(path, text)
+    return report

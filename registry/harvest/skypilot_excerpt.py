@@ -1,0 +1,136 @@
+"""Reading one pinned excerpt of a SkyPilot catalog file (`catalogs/v8/<cloud>/vms.csv` in
+skypilot-org/skypilot-catalog): its provenance lines, then the file's own lines, verbatim.
+
+An excerpt starts with `# ` lines, each a fact about where the rows below come from:
+
+    # Excerpt of catalogs/v8/oci/vms.csv in skypilot-org/skypilot-catalog at commit <40 hex>
+    # date: 2026-09-18 (stated): why that date is the prices' date
+    # date: unknown: why no date can be read (the price then counts as undated)
+    # official: yes (whose price list) | official: no (why not)
+    # read: 2026-12-01 from …; which lines were copied
+
+then the CSV header and rows exactly as the file has them. The columns are read by name: the
+files order them differently per cloud.
+"""
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.harvest.errors import HarvestError
+
+_ORIGIN = re.compile(
+    r"^Excerpt of (?P<path>catalogs/v\d+/(?P<cloud>[a-z0-9_-]+)/vms\.csv) in "
+    r"(?P<repo>[\w.-]+/[\w.-]+) at commit (?P<commit>[0-9a-f]{40})$"
+)
+_STATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) \(stated\): (?P<why>.+)$")
+_UNKNOWN = re.compile(r"^unknown: (?P<why>.+)$")
+_OFFICIAL = re.compile(r"^(?P<answer>yes|no) \((?P<why>[^)]+)\)(?P<rest>.*)$")
+_READ = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<how>.+)$")
+REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """One pinned excerpt: where its rows come from, and the rows as dicts by column name."""
+
+    file: Path
+    path: str
+    cloud: str
+    repository: str
+    commit: str
+    date: str
+    date_basis: str
+    date_reason: str
+    official: bool
+    official_reason: str
+    read: str
+    rows: tuple[dict[str, str], ...]
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
+
+
+def _facts(file: Path, lines: list[str]) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for line in lines:
+        text = line[2:]
+        if text.startswith("Excerpt of "):
+            facts["origin"] = text
+            continue
+        key, separator, value = text.partition(": ")
+        if not separator:
+            raise HarvestError(f"{file}: provenance line {line!r} is not '# key: value'")
+        facts[key] = value
+    for key in ("origin", "date", "official", "read"):
+        if key not in facts:
+            name = "Excerpt of …" if key == "origin" else f"{key}: …"
+            raise HarvestError(f"{file}: the provenance lines lack '# {name}'")
+    return facts
+
+
+def _match(file: Path, pattern: re.Pattern[str], text: str, what: str) -> re.Match[str]:
+    match = pattern.match(text)
+    if match is None:
+        raise HarvestError(f"{file}: '{what}' line {text!r} is not in the expected form")
+    return match
+
+
+def _dating(file: Path, facts: dict[str, str], read: str) -> tuple[str, str, str]:
+    """(date, basis, reason): a stated date, or the date read when no date can be known."""
+    stated = _STATED.match(facts["date"])
+    if stated is not None:
+        return stated["date"], "stated", stated["why"]
+    unknown = _match(file, _UNKNOWN, facts["date"], "date")
+    return read, "read", unknown["why"]
+
+
+def read_excerpt(file: Path) -> Excerpt:
+    """The excerpt in `file`; HarvestError naming the file for anything not in its shape."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise HarvestError(f"{file}: cannot read: {error}") from None
+    lines = text.splitlines()
+    head = [line for line in lines if line.startswith("# ")]
+    body = lines[len(head) :]
+    if lines[: len(head)] != head or not body:
+        raise HarvestError(f"{file}: expected '# ' provenance lines, then the CSV header and rows")
+    facts = _facts(file, head)
+    origin = _match(file, _ORIGIN, facts["origin"], "Excerpt of")
+    read = _match(file, _READ, facts["read"], "read")["date"]
+    date, basis, reason = _dating(file, facts, read)
+    official = _match(file, _OFFICIAL, facts["official"], "official")
+    reader = csv.DictReader(io.StringIO("\n".join(body) + "\n"))
+    missing = [name for name in REQUIRED_COLUMNS if name not in (reader.fieldnames or [])]
+    if missing:
+        raise HarvestError(f"{file}: the CSV header lacks column(s) {', '.join(missing)}")
+    return Excerpt(
+        file=file,
+        path=origin["path"],
+        cloud=origin["cloud"],
+        repository=origin["repo"],
+        commit=origin["commit"],
+        date=date,
+        date_basis=basis,
+        date_reason=reason,
+        official=official["answer"] == "yes",
+        official_reason=official["why"] + official["rest"],
+        read=read,
+        rows=tuple(reader),
+    )
+
+
+def excerpt_files(source: Path) -> list[Path]:
+    """The excerpt files of `source`: the file itself, or every `*.csv` in the folder, by name."""
+    if source.is_file():
+        return [source]
+    if not source.is_dir():
+        raise HarvestError(f"--from: {source}: no such file or folder")
+    files = sorted(source.glob("*.csv"))
+    if not files:
+        raise HarvestError(f"--from: {source}: no excerpt files (*.csv) in the folder")
+    return files

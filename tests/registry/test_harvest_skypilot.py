@@ -1,0 +1,170 @@
+"""`registry harvest skypilot` on pinned excerpts of SkyPilot's catalog files.
+
+tests/data/harvest/skypilot/<cloud>-vms-<commit>.csv holds, under its provenance lines, the header
+and rows of `catalogs/v8/<cloud>/vms.csv` in skypilot-org/skypilot-catalog at that commit,
+verbatim (read file by file: the repository is too large to clone here).
+"""
+
+import csv
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import main
+from registry.catalog import load_catalog, load_prices
+from registry.harvest.errors import HarvestError
+from registry.harvest.run import HarvestOptions
+from registry.harvest.skypilot import GPU_IDS, PRICE_FILE, harvest_skypilot
+from registry.harvest.skypilot_excerpt import read_excerpt
+from registry.models import PriceCatalog
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+DATA = REPOSITORY_ROOT / "tests/data/harvest/skypilot"
+EXCERPTS = sorted(DATA.glob("*.csv"))
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    root = tmp_path / "registry-checkout"
+    catalogs = root / "registry" / "catalogs"
+    catalogs.mkdir(parents=True)
+    shutil.copy(REPOSITORY_ROOT / "registry" / "catalogs" / "gpus.yaml", catalogs)
+    return root
+
+
+def test_harvest_afresh_equals_the_registry_byte_for_byte(registry: Path) -> None:
+    """Re-read every pinned excerpt: the price file it makes is the one the registry holds."""
+    report = harvest_skypilot(DATA, HarvestOptions(registry))
+    fresh = (registry / PRICE_FILE).read_text(encoding="utf-8")
+    assert fresh == (REPOSITORY_ROOT / PRICE_FILE).read_text(encoding="utf-8")
+    assert len(report.added) >= 50
+    assert not report.skipped
+
+
+def test_harvest_twice_changes_nothing(registry: Path) -> None:
+    first = harvest_skypilot(DATA, HarvestOptions(registry))
+    text = (registry / PRICE_FILE).read_text(encoding="utf-8")
+    second = harvest_skypilot(DATA, HarvestOptions(registry))
+    assert (registry / PRICE_FILE).read_text(encoding="utf-8") == text
+    assert second.unchanged == first.added
+    assert not second.added
+    assert not second.changed
+    assert not second.removed
+
+
+@pytest.mark.parametrize("excerpt", EXCERPTS, ids=[path.name for path in EXCERPTS])
+def test_every_priced_row_is_in_the_registry(excerpt: Path) -> None:
+    """Each row's instance price ÷ its GPUs is the per-GPU price of an entry citing its file
+    at its commit, and each spot price below on-demand is the interruptible entry."""
+    source = read_excerpt(excerpt)
+    prices = [p for p in load_prices().values() if p.source.commit == source.commit]
+    numbers = 0
+    for row in source.rows:
+        key = (source.cloud, row["AcceleratorName"])
+        if key not in GPU_IDS and source.cloud != "lambda":
+            continue
+        gpus = int(float(row["AcceleratorCount"]))
+        for tier, column in (("on_demand", "Price"), ("interruptible", "SpotPrice")):
+            if not row.get(column) or (tier == "interruptible" and row["Price"]
+                                       and float(row[column]) >= float(row["Price"])):  # fmt: skip
+                continue
+            matches = [
+                p
+                for p in prices
+                if p.instance == row["InstanceType"]
+                and p.tier == tier
+                and p.source.url.endswith(source.path)
+            ]
+            assert len(matches) == 1, (row["InstanceType"], tier)
+            assert matches[0].usd_per_gpu_hour == pytest.approx(float(row[column]) / gpus)
+            numbers += 1
+    assert numbers >= 3
+
+
+def test_oci_prices_are_dated_official_list_prices() -> None:
+    prices = load_prices()
+    mi300x = prices["skypilot-oci-bm-gpu-mi300x-8-on-demand"]
+    assert (mi300x.usd_per_gpu_hour, mi300x.gpus_per_instance) == (6.0, 8)
+    assert (str(mi300x.as_of), mi300x.source.date_basis, mi300x.source.official) == (
+        "2026-09-18",
+        "stated",
+        True,
+    )
+    assert prices["skypilot-oci-bm-gpu-mi355x-8-on-demand"].usd_per_gpu_hour == 8.6
+
+
+def test_undated_file_gives_prices_dated_only_by_reading() -> None:
+    verda = load_prices()["skypilot-verda-1b300-30v-on-demand"]
+    assert verda.source.date_basis == "read"
+    assert "undated" in (verda.notes or "")
+
+
+def _copy_with(tmp_path: Path, source: Path, old: str, new: str) -> Path:
+    text = source.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / source.name
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+def test_spot_price_not_below_on_demand_is_skipped(registry: Path, tmp_path: Path) -> None:
+    # Verda's 1× H100 row, its spot price raised to its on-demand price
+    excerpt = _copy_with(tmp_path, DATA / "verda-vms-000c1d0b.csv", "2.29,0.8015", "2.29,2.29")
+    harvest_skypilot(excerpt, HarvestOptions(registry))
+    prices = load_catalog(registry / PRICE_FILE, PriceCatalog).prices
+    ids = {price.id for price in prices}
+    assert "skypilot-verda-1h100-80s-32v-on-demand" in ids
+    assert "skypilot-verda-1h100-80s-32v-interruptible" not in ids
+
+
+def test_unmapped_accelerator_is_skipped_with_its_reason(registry: Path, tmp_path: Path) -> None:
+    excerpt = _copy_with(tmp_path, DATA / "hyperstack-vms-fdc9d908.csv", ",L40,1,", ",L40X,1,")
+    report = harvest_skypilot(excerpt, HarvestOptions(registry))
+    assert report.skipped == [
+        ("hyperstack/n3-L40x1/CANADA-1", "accelerator 'L40X' is not mapped to a catalog GPU")
+    ]
+
+
+def test_excerpt_without_date_line_is_one_line_error(registry: Path, tmp_path: Path) -> None:
+    source = DATA / "oci-vms-05887511.csv"
+    date_line = source.read_text(encoding="utf-8").splitlines()[1]
+    excerpt = _copy_with(tmp_path, source, date_line + "\n", "")
+    with pytest.raises(HarvestError, match="lack '# date: …'"):
+        harvest_skypilot(excerpt, HarvestOptions(registry))
+    result = CliRunner().invoke(
+        main,
+        ["registry", "harvest", "skypilot", "--from", str(excerpt), "--registry", str(registry)],
+    )
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1
+    assert excerpt.name in result.output
+
+
+def test_cli_json_report(registry: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "registry",
+            "harvest",
+            "skypilot",
+            "--from",
+            str(DATA),
+            "--registry",
+            str(registry),
+            "--json",
+            "--dry-run",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert '"added"' in result.output
+    assert not (registry / PRICE_FILE).exists()
+
+
+def test_excerpt_rows_are_csv_the_header_names() -> None:
+    for path in EXCERPTS:
+        body = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:2] != "# "]
+        rows = list(csv.reader(io.StringIO("\n".join(body))))
+        assert all(len(row) == len(rows[0]) for row in rows), path.name

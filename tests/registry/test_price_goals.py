@@ -1,0 +1,48 @@
+"""The price goals on the registry itself (`registry.price_goals`, printed by
+benchmarks/price_goals.py)."""
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from registry.catalog import load_prices
+from registry.index import build_index
+from registry.index_row import IndexRow
+from registry.price_goals import GOAL_SHARE, PriceGoals, price_goals
+from registry.prices import usable
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+TODAY = dt.date(2026, 12, 1)
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[IndexRow]:
+    return build_index(REPOSITORY_ROOT)[0]
+
+
+@pytest.fixture(scope="module")
+def goals(rows: list[IndexRow]) -> PriceGoals:
+    return price_goals(rows, load_prices().values(), TODAY)
+
+
+def test_on_demand_figures_rest_on_goal_prices(goals: PriceGoals) -> None:
+    assert goals.figures["on_demand"] >= 1500
+    assert goals.share("on_demand") >= GOAL_SHARE
+
+
+def test_the_goal_share_falls_without_the_dated_list_prices(rows: list[IndexRow]) -> None:
+    # Mutation check: the OCI list prices (dated by skypilot-catalog#194) carry the goal.
+    prices = [p for p in load_prices().values() if p.provider != "oci"]
+    assert price_goals(rows, prices, TODAY).share("on_demand") < GOAL_SHARE
+
+
+def test_every_gpu_with_results_is_priced_or_has_no_usable_price(goals: PriceGoals) -> None:
+    prices = list(load_prices().values())
+    for gpu in goals.unpriced_gpus:
+        assert not [p for p in prices if p.gpu == gpu and usable(p)], gpu
+    assert {"mi300x", "mi325x", "b200", "h100-sxm", "h200-sxm"} <= set(goals.priced_gpus)
+
+
+def test_no_price_lacks_a_provider_or_source(goals: PriceGoals) -> None:
+    assert goals.unsourced_prices == []
