@@ -66,6 +66,7 @@ def test_wheel_holds_our_packages_their_data_and_nothing_else(installed: Install
         "registry/catalogs/gpus.yaml",
         "registry/catalogs/models.yaml",
         "registry/catalogs/prices.yaml",
+        "registry/catalogs/prices-skypilot.yaml",
         "registry/json_schemas/result.schema.json",
         "bench/assets/charts.js",
         "bench/assets/uplot/uPlot.iife.min.js",
