@@ -6,13 +6,13 @@ the one piece of code that computes answers (`calculators.answer`).
 - Its answer *scenario*: `offline` (every request queued at once), `mlperf_server` and
   `mlperf_interactive` (MLPerf's two SLOs, never ranked together), `server_at_slo` (our own
   searches), `static_batch`, `closed` or `open`.
-- A price's *confidence* is the catalog's: its `confidence` field where the catalog has one,
-  else the "reference-data confidence: …" its notes state; None where neither says.
+- A price's *confidence* is `registry.prices.confidence` (how many recent providers and offers
+  agree with it, whether it is the provider's official list price); its date is `undated` where
+  only the day its source was read is known.
 - Only the prices figures use (`registry.prices.tier_prices`) and only current points (not
   corrected, not withdrawn, not interrupted) are evidence.
 """
 
-import re
 from collections.abc import Iterable, Mapping
 
 from calculators.accepted import Point, Slo
@@ -21,11 +21,10 @@ from registry.estimate import workload_tokens
 from registry.index_row import IndexRow
 from registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
 from registry.models.measurements import INTERRUPTED_VERDICT
-from registry.prices import tier_prices
+from registry.prices import confidence, dated, tier_prices
 from registry.workloads import scenario, workload_key, workload_label
 
 UNQUANTIZED = "16-bit"
-_CONFIDENCE = re.compile(r"confidence:\s*(high|medium|low)", re.IGNORECASE)
 
 
 def precision(quantization: str | None) -> str:
@@ -123,15 +122,6 @@ def evidence(rows: Iterable[IndexRow], results: Mapping[str, Result]) -> list[Po
     ]
 
 
-def price_confidence(price: PriceEntry) -> str | None:
-    """The catalog's confidence in a price (module docstring)."""
-    field = getattr(price, "confidence", None)
-    if isinstance(field, str):
-        return field
-    found = _CONFIDENCE.search(price.notes or "")
-    return found.group(1).lower() if found else None
-
-
 def answer_prices(prices: Iterable[PriceEntry]) -> list[Price]:
     """Per GPU and tier, the price figures use (`registry.prices.tier_prices`: usable prices,
     a GPU's tiers from one provider) as the answer's plain data, sorted by id."""
@@ -148,8 +138,8 @@ def answer_prices(prices: Iterable[PriceEntry]) -> list[Price]:
             tier=price.tier,
             usd_per_gpu_hour=price.usd_per_gpu_hour,
             provider=price.provider,
-            as_of=str(price.as_of),
-            confidence=price_confidence(price),
+            as_of=dated(price) or "undated",
+            confidence=confidence(price, entries).level,
             source_url=str(price.source.url),
         )
         for price in sorted(chosen, key=lambda p: p.id)
