@@ -16,6 +16,7 @@ from typing import Any
 
 from calculators.config_fields import int_field, optional_int, optional_mapping
 from calculators.errors import ConfigError
+from calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
 from calculators.layer_kinds import layer_kinds
 from calculators.limits import check_config
 from calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
@@ -48,7 +49,8 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma3_text", "phi3", "olmo2", "glm4_moe", "llama4_text", "jamba", "gptj",
         "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
-        "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1",
+        "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
+        "gemma4_unified_text",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -68,6 +70,7 @@ MODEL_TYPE_FAMILIES = {
     "glm_moe_dsa": "deepseek_v32",
     "ministral3": "mistral",
     "mistral3": "mistral",
+    "gemma4_unified_text": "gemma4_text",
 }
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
 # model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
@@ -113,14 +116,16 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 # Model types whose transformers config class defaults to tied embeddings.
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text"}
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text"}
 # Model types with a bias on the q/k/v projections even though config.json does not say so.
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # Model types with per-head RMSNorm on queries and keys (q_norm / k_norm). Llama 4's
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
-_QK_NORM_TYPES = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "minimax_m2"}
+_QK_NORM_TYPES = {
+    "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2"
+}  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
-_FOUR_NORM_TYPES = {"gemma2", "gemma3_text"}
+_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text"}
 # GPT-2-style config names, per model type, for the names the calculators read (transformers'
 # `attribute_map` does the same). GPT-J: `n_inner` null means 4 × n_embd (GPTJMLP).
 CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
@@ -297,7 +302,12 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     family = family_of(model_type)
     # The readers below key their per-family behaviour on the family's own model type.
     as_family = {**language, "model_type": family}
-    moe = read_moe(as_family, num_layers, where)
+    gemma4 = family in GEMMA4_TYPES
+    moe = (
+        gemma4_moe(language, num_layers, where)
+        if gemma4
+        else read_moe(as_family, num_layers, where)
+    )
     dense_width_key = {
         "llama4_text": "intermediate_size_mlp",
         "granitemoehybrid": "shared_intermediate_size",
@@ -358,6 +368,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         reading_notes=_reading_notes(config, model_type, generic, vision),
         single_purpose_layers=nemotron,
         parallel_mixer=family == "falcon_h1",
+        **(gemma4_fields(language, num_layers, where) if gemma4 else {}),
     )
 
 

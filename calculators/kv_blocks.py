@@ -50,10 +50,16 @@ def hybrid_block_size(kv: KVCacheShape, block_size: int) -> int:
 
 
 def request_blocks(
-    groups: KVGroups, kv: KVCacheShape, max_len: int, batched_tokens: int, block: int
+    groups: KVGroups,
+    kv: KVCacheShape,
+    max_len: int,
+    batched_tokens: int,
+    block: int,
+    full_block: int | None = None,
 ) -> int:
-    """Blocks one request of `max_len` tokens takes across all groups."""
-    blocks = groups.full * math.ceil(max_len / block) + groups.state
+    """Blocks one request of `max_len` tokens takes across all groups; `full_block`: the tokens
+    of a full-attention block where it differs from `block` (`page_blocks`)."""
+    blocks = groups.full * math.ceil(max_len / (full_block or block)) + groups.state
     if groups.sliding and kv.sliding_window is not None:
         span = min(kv.sliding_window - 1 + batched_tokens, max_len)
         blocks += groups.sliding * (math.ceil(span / block) + 1)
@@ -68,8 +74,10 @@ def _fits_length(
     length: int,
     batched: int,
     block: int,
+    full_block: int | None,
 ) -> bool:
-    return request_blocks(groups, kv, length, batched, block) * groups.size * page <= available
+    needed = request_blocks(groups, kv, length, batched, block, full_block) * groups.size * page
+    return needed <= available
 
 
 def largest_length(
@@ -80,13 +88,28 @@ def largest_length(
     limit: int,
     batched: int,
     block: int,
+    full_block: int | None = None,
 ) -> int:
     """Binary search, as vLLM's estimate_max_model_len does, for the longest request that fits."""
     low, high = 0, limit
     while low < high:
         middle = (low + high + 1) // 2
-        if _fits_length(available, groups, page, kv, middle, batched, block):
+        if _fits_length(available, groups, page, kv, middle, batched, block, full_block):
             low = middle
         else:
             high = middle - 1
     return low
+
+
+def page_blocks(kv: KVCacheShape, block: int) -> tuple[int, int]:
+    """(tokens per block of the sliding/other layers, of the full-attention layers). Where the
+    full-attention layers store a different number of bytes per token (Gemma 4), vLLM's
+    `unify_kv_cache_spec_page_size` gives every layer the larger page and the kind with fewer
+    bytes per token proportionally more tokens per block."""
+    if not kv.full_layer_bytes_per_token:
+        return block, block
+    widest = max(kv.bytes_per_token_per_layer, kv.full_layer_bytes_per_token)
+    return (
+        block * widest // kv.bytes_per_token_per_layer,
+        block * widest // kv.full_layer_bytes_per_token,
+    )

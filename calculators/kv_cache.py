@@ -13,7 +13,7 @@ and layer, and V3.2's FP8 cache stores the latent in vLLM's `fp8_ds_mla` layout 
 
 from dataclasses import dataclass
 
-from calculators.arch import ModelArch
+from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch
 from calculators.errors import InputError
 
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
@@ -30,22 +30,32 @@ class KVCacheShape:
     dtype_bytes: int
     state_layers: int = 0  # Mamba / Gated DeltaNet layers: one state per sequence, no KV
     state_bytes_per_sequence_per_layer: int = 0
+    # Gemma 4's full-attention layers have their own head size and KV heads; 0: the same bytes
+    # as the other layers (`bytes_per_token_per_layer`).
+    full_layer_bytes_per_token: int = 0
+
+    @property
+    def full_bytes_per_token_per_layer(self) -> int:
+        return self.full_layer_bytes_per_token or self.bytes_per_token_per_layer
 
     @property
     def bytes_per_token(self) -> int:
         """Bytes per token across all layers, as if every layer attended to every token."""
-        return self.bytes_per_token_per_layer * (self.full_layers + self.sliding_layers)
+        return (
+            self.full_bytes_per_token_per_layer * self.full_layers
+            + self.bytes_per_token_per_layer * self.sliding_layers
+        )
 
     @property
     def full_attention_bytes_per_token(self) -> int:
-        return self.bytes_per_token_per_layer * self.full_layers
+        return self.full_bytes_per_token_per_layer * self.full_layers
 
     def bytes_for_sequence(self, tokens: int) -> int:
         """Bytes one sequence of `tokens` tokens occupies: sliding layers keep only the window."""
         window = self.sliding_window if self.sliding_window is not None else tokens
         return (
-            self.bytes_per_token_per_layer
-            * (self.full_layers * tokens + self.sliding_layers * min(tokens, window))
+            self.full_bytes_per_token_per_layer * self.full_layers * tokens
+            + self.bytes_per_token_per_layer * self.sliding_layers * min(tokens, window)
             + self.state_layers * self.state_bytes_per_sequence_per_layer
         )
 
@@ -88,15 +98,23 @@ def kv_cache_shape(
     else:
         heads = max(1, arch.num_kv_heads // tensor_parallel_size)
         per_layer = 2 * heads * arch.head_dim * element
+    full_per_layer = 0
+    if arch.global_head_dim and arch.mla is None:
+        global_heads = max(1, (arch.global_kv_heads or arch.num_kv_heads) // tensor_parallel_size)
+        full_per_layer = 2 * global_heads * arch.global_head_dim * element
+    # Gemma 4's KV-shared layers (the last ones) read an earlier layer's cache.
+    own_kv = arch.layer_kinds[: arch.num_layers - arch.kv_shared_layers]
     state = 0
     if arch.mixer is not None and arch.num_state_layers:
         state = arch.mixer.state_bytes_per_sequence(tensor_parallel_size, model_dtype_bytes)
+    sliding = own_kv.count(SLIDING)
     return KVCacheShape(
         bytes_per_token_per_layer=per_layer,
-        full_layers=arch.num_full_layers + arch.num_chunked_layers,
-        sliding_layers=arch.num_sliding_layers,
-        sliding_window=arch.sliding_window if arch.num_sliding_layers else None,
+        full_layers=own_kv.count(FULL) + own_kv.count(CHUNKED),
+        sliding_layers=sliding,
+        sliding_window=arch.sliding_window if sliding else None,
         dtype_bytes=element,
         state_layers=arch.num_state_layers,
         state_bytes_per_sequence_per_layer=state,
+        full_layer_bytes_per_token=full_per_layer if full_per_layer != per_layer else 0,
     )

@@ -114,6 +114,16 @@ class ModelArch:
     # Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side, so each holds KV
     # and a per-sequence state.
     parallel_mixer: bool = False
+    # Gemma 4 (vLLM's gemma4.py): full-attention layers with their own head size and KV heads
+    # (None: as the sliding layers); the last `kv_shared_layers` layers reuse an earlier layer's
+    # KV; a dense MLP in every layer with the MoE block beside it; per-layer embeddings (PLE).
+    global_head_dim: int | None = None
+    global_kv_heads: int | None = None
+    kv_shared_layers: int = 0
+    mlp_beside_moe: bool = False
+    double_wide_shared_mlp: bool = False
+    per_layer_input_size: int = 0
+    per_layer_vocab_size: int = 0
 
     @property
     def num_full_layers(self) -> int:

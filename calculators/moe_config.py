@@ -18,7 +18,8 @@ _MOE_KEYS_READ = frozenset(
         "experts_per_token", "moe_intermediate_size", "n_shared_experts",
         "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq",
         "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step",
-        "expert_layer_period", "expert_layer_offset", "moe_layers",
+        "expert_layer_period", "expert_layer_offset", "moe_layers", "top_k_experts",
+        "enable_moe_block", "expert_intermediate_size", "use_second_mlp_block",
     }
 )  # fmt: skip
 _MOE_KEYS_ROUTING_ONLY = frozenset(

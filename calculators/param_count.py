@@ -4,7 +4,7 @@ tensor-parallel rank's shard."""
 from dataclasses import dataclass
 
 from calculators.errors import ConfigError
-from calculators.model_arch import MIXER_FREE_KINDS, STATE_KINDS, ModelArch, VisionTower
+from calculators.model_arch import FULL, MIXER_FREE_KINDS, STATE_KINDS, ModelArch, VisionTower
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
 _SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text"}
@@ -49,8 +49,9 @@ class ParamCounts:
         return self.total - self.experts + self.experts_active
 
 
-def _attention_params(arch: ModelArch, tp: int) -> tuple[int, int]:
-    """(linear weights, small tensors) of one layer's attention on one of `tp` ranks."""
+def _attention_params(arch: ModelArch, tp: int, full: bool = False) -> tuple[int, int]:
+    """(linear weights, small tensors) of one layer's attention on one of `tp` ranks; `full`:
+    a full-attention layer, which Gemma 4 gives its own head size and KV heads."""
     hidden = arch.hidden_size
     heads = arch.num_attention_heads
     mla = arch.mla
@@ -81,9 +82,10 @@ def _attention_params(arch: ModelArch, tp: int) -> tuple[int, int]:
             q + kv_a + kv_b + out + indexer_linear,
             small + mla.kv_lora_rank + indexer_small,
         )
-    head_dim = arch.head_dim
+    head_dim = arch.global_head_dim if full and arch.global_head_dim else arch.head_dim
+    kv_heads = arch.global_kv_heads if full and arch.global_kv_heads else arch.num_kv_heads
     # KV heads are split across ranks; with more ranks than KV heads each rank keeps a copy.
-    kv_heads_per_rank = max(1, arch.num_kv_heads // tp)
+    kv_heads_per_rank = max(1, kv_heads // tp)
     q_width = heads * head_dim // tp
     kv_width = 2 * kv_heads_per_rank * head_dim
     # A gated attention (Qwen3-Next) projects a sigmoid gate per query channel as well.
@@ -143,7 +145,7 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
         elif kind in MIXER_FREE_KINDS:
             linear, attention_small = 0, 0
         else:
-            linear, attention_small = _attention_params(arch, tp)
+            linear, attention_small = _attention_params(arch, tp, kind == FULL)
         if arch.parallel_mixer and arch.mixer is not None:
             mixer_linear, mixer_small = arch.mixer.params(tp)
             linear += mixer_linear
@@ -152,7 +154,17 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
         small += attention_small
         if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
             continue
+        if arch.mlp_beside_moe:
+            # Gemma 4: the dense MLP runs in every layer, twice as wide in the KV-shared ones.
+            wide = (
+                2
+                if arch.double_wide_shared_mlp and index >= arch.num_layers - arch.kv_shared_layers
+                else 1
+            )
+            dense_mlp += mlp_matrices * hidden * wide * arch.intermediate_size // tp
         if moe is None or index not in moe_layers:
+            if arch.mlp_beside_moe:
+                continue
             dense_mlp += mlp_matrices * hidden * arch.intermediate_size // tp
             if arch.mlp_bias:
                 small += arch.intermediate_size // tp + hidden
@@ -168,7 +180,17 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
             small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
         if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
             router += hidden  # the shared expert's sigmoid gate
+        if arch.mlp_beside_moe:
+            # Gemma 4's router scale and per-expert scale, and the block's three extra norms.
+            small += hidden + moe.num_experts + 3 * hidden
     small += hidden * norm_tensors  # final norm
+    if arch.per_layer_input_size:
+        # Gemma 4's per-layer embeddings: the table (split by vocabulary), the projection of the
+        # hidden state into it and its norm; per layer a gate, a projection back and a norm.
+        width = arch.per_layer_input_size
+        embedding += -(-arch.per_layer_vocab_size // tp) * arch.num_layers * width
+        dense_mlp += hidden * arch.num_layers * width // tp + arch.num_layers * 2 * hidden * width
+        small += width + arch.num_layers * hidden
     if arch.lm_head_bias:
         small += vocab_per_rank
     vision = _vision_params(arch.vision) if arch.vision is not None else arch.vision_params

@@ -23,8 +23,14 @@ from typing import Any
 import calculators.vllm_overheads as overheads
 from calculators.all2all import all2all_buffers, batched_dp_moe_tokens
 from calculators.errors import InputError
-from calculators.kv_blocks import hybrid_block_size, kv_groups, largest_length, request_blocks
-from calculators.kv_cache import kv_cache_shape
+from calculators.kv_blocks import (
+    hybrid_block_size,
+    kv_groups,
+    largest_length,
+    page_blocks,
+    request_blocks,
+)
+from calculators.kv_cache import KVCacheShape, kv_cache_shape
 from calculators.mla_copies import mla_copies
 from calculators.model_arch import ModelArch
 from calculators.parallel import sharded_weight_bytes
@@ -151,6 +157,13 @@ class VllmPlan:
         }
 
 
+def _bytes_per_token(kv: KVCacheShape, pp: int) -> int:
+    """KV bytes per token on the most loaded pipeline stage, every layer counted."""
+    if kv.full_layer_bytes_per_token:
+        return math.ceil(kv.bytes_per_token / pp)
+    return kv.bytes_per_token_per_layer * math.ceil((kv.full_layers + kv.sliding_layers) / pp)
+
+
 def _format_gib(value: int, version: tuple[int, int]) -> str:
     gib = value / GIB
     return str(round(gib, 2)) if version >= (0, 18) else f"{gib:.2f}"
@@ -273,10 +286,10 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     )
 
     groups = kv_groups(kv, settings.pipeline_parallel_size)
-    block = hybrid_block_size(kv, settings.block_size)
+    block, full_block = page_blocks(kv, hybrid_block_size(kv, settings.block_size))
     page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
     num_blocks = max(0, available) // page // groups.size if groups.size else 0
-    blocks_per_request = request_blocks(groups, kv, max_len, batched, block)
+    blocks_per_request = request_blocks(groups, kv, max_len, batched, block, full_block)
     concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
     group_count = groups.full + groups.sliding + groups.state
     if version >= (0, 21):
@@ -284,7 +297,9 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     else:
         tokens = num_blocks // max(1, group_count) * block
     needed = blocks_per_request * groups.size * page
-    largest = largest_length(max(0, available), groups, page, kv, max_len, batched, block)
+    largest = largest_length(
+        max(0, available), groups, page, kv, max_len, batched, block, full_block
+    )
     error: str | None = None
     if available <= 0:
         error = (
@@ -359,8 +374,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         cuda_graph_bytes=graphs,
         cuda_graph_in_budget=graphs_in_budget,
         kv_cache_bytes=max(0, available),
-        kv_cache_bytes_per_token=kv.bytes_per_token_per_layer
-        * math.ceil((kv.full_layers + kv.sliding_layers) / settings.pipeline_parallel_size),
+        kv_cache_bytes_per_token=_bytes_per_token(kv, settings.pipeline_parallel_size),
         state_bytes_per_sequence=kv.state_bytes_per_sequence_per_layer
         * math.ceil(kv.state_layers / settings.pipeline_parallel_size),
         block_size=block,

@@ -14,6 +14,7 @@ from calculators.arch import param_counts, parse_config
 from calculators.errors import ConfigError
 from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import weight_bytes, weight_format
+from calculators.vllm_plan import GIB, VllmSettings, plan_vllm
 from registry.catalog import load_models
 
 MODELS = load_models()
@@ -224,3 +225,68 @@ def test_falcon_h1_runs_attention_and_mamba2_in_every_layer() -> None:
     kv = kv_cache_shape(arch)
     assert kv.full_layers == 24
     assert kv.state_layers == 24
+
+
+# Gemma 4 26B-A4B's text shapes as its config states them (Google counts 25.2B parameters, 3.8B
+# active, for the language model).
+GEMMA4_26B_A4B: dict[str, Any] = {
+    "model_type": "gemma4_text",
+    "hidden_size": 2816,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "num_global_key_value_heads": 2,
+    "attention_k_eq_v": True,
+    "head_dim": 256,
+    "global_head_dim": 512,
+    "intermediate_size": 2112,
+    "enable_moe_block": True,
+    "moe_intermediate_size": 704,
+    "num_experts": 128,
+    "top_k_experts": 8,
+    "sliding_window": 1024,
+    "vocab_size": 262144,
+    "max_position_embeddings": 262144,
+    "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 5,
+    "hidden_activation": "gelu_pytorch_tanh",
+}
+
+
+def test_gemma4_moe_block_beside_the_dense_mlp_makes_25_2b_and_3_8b_active() -> None:
+    counts = param_counts(parse_config(GEMMA4_26B_A4B))
+    assert counts.total == pytest.approx(25.2e9, rel=0.01)
+    assert counts.active == pytest.approx(3.8e9, rel=0.02)
+    assert counts.dense_mlp == 30 * 3 * 2816 * 2112
+
+
+def test_gemma4_full_layers_store_their_own_head_size_and_take_larger_blocks() -> None:
+    arch = parse_config(GEMMA4_26B_A4B)
+    kv = kv_cache_shape(arch)
+    assert kv.bytes_per_token_per_layer == 2 * 8 * 256 * 2  # sliding: 8 KV heads of 256
+    assert kv.full_bytes_per_token_per_layer == 2 * 2 * 512 * 2  # full: K = V, 2 heads of 512
+    plan = plan_vllm(
+        arch,
+        VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=131072, max_num_batched_tokens=8192),
+    )
+    # One page (16 sliding tokens x 8 KiB) for both kinds: a full-attention block holds 32
+    # tokens (vLLM's unify_kv_cache_spec_page_size), so a request takes 131072 / 32 full blocks;
+    # 5 layers per group: 1 full group, 5 sliding groups of (1023 + 8192) / 16 + 1 blocks.
+    full_blocks = 131072 // 32
+    sliding_blocks = 5 * (-(-(1023 + 8192) // 16) + 1)
+    page = 16 * 8192
+    assert plan.request_bytes_at_max_model_len == (full_blocks + sliding_blocks) * 5 * page
+
+
+def test_gemma4_kv_shared_layers_hold_no_cache_and_per_layer_embeddings_count() -> None:
+    small = {
+        **GEMMA4_26B_A4B,
+        "enable_moe_block": False,
+        "num_kv_shared_layers": 12,
+        "hidden_size_per_layer_input": 256,
+        "vocab_size_per_layer_input": 262144,
+    }
+    arch = parse_config(small)
+    kv = kv_cache_shape(arch)
+    assert kv.full_layers + kv.sliding_layers == 18
+    with_ple = param_counts(arch).embedding
+    assert with_ple == 262144 * 2816 + 262144 * 30 * 256
