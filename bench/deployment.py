@@ -46,6 +46,7 @@ class Deployment:
     max_num_batched_tokens: int | None = None
     enable_prefix_caching: bool | None = None
     enable_chunked_prefill: bool | None = None
+    load_format: str | None = None
     engine_name: str = "vllm"
     nodes: int | None = None  # hosts vLLM spread over (Ray); None on one host
     gpus_per_node: int | None = None

@@ -13,7 +13,7 @@ from pathlib import Path
 from bench.engines import ServerFacts
 from bench.errors import BenchConfigError
 from bench.host import catalog_gpu_id
-from bench.model_entry import catalog_entry_for, is_repository, proposed_id
+from bench.model_entry import catalog_entry_for, proposed_id, repository_of
 from bench.multinode import (
     NodeSplit,
     declared_split,
@@ -23,6 +23,7 @@ from bench.result import Deployment
 from bench.served import match_served_model, served_repository
 from bench.server import ServerConfig
 from bench.session_config import Notify, SessionConfig
+from registry.models.common import CPU_DEVICE_ID
 
 _DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
 _DTYPES |= {"float": "float32", "float32": "float32"}
@@ -53,6 +54,7 @@ def serving_options(
     found: dict[str, str | bool] = {}
     flags = {"enable-prefix-caching", "enable-chunked-prefill"}
     valued = {"pipeline-parallel-size", "max-num-batched-tokens", "dtype", "revision"}
+    valued |= {"load-format"}
     valued |= {"tensor-parallel-size", "data-parallel-size"} | also
     for index, token in enumerate(tokens):
         short, has_value, value = token.partition("=")
@@ -116,8 +118,17 @@ def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: 
                 "--gpu",
             )
         raise BenchConfigError(
-            "no NVIDIA GPU was detected; pass the GPU's catalog id, e.g. --gpu h100-sxm", "--gpu"
+            "no NVIDIA GPU was detected; pass the GPU's catalog id, e.g. --gpu h100-sxm, or "
+            "--gpu cpu for an engine that runs on the CPU",
+            "--gpu",
         )
+    if gpu_id == CPU_DEVICE_ID:
+        if inventory is not None:
+            notify(
+                f"note: NVML sees {inventory.gpus[0].name!r}; the result says the engine ran on "
+                "the CPU, as given with --gpu cpu"
+            )
+        return gpu_id
     if config.gpu_id and detected and detected != config.gpu_id:
         assert inventory is not None
         notify(
@@ -198,10 +209,12 @@ def plan_deployment(
     try:
         model_id, hf_repo = _resolve_model(requested, config.model_id)
     except BenchConfigError:
-        if server is None or config.model_id is not None or not is_repository(server.model):
+        repository = repository_of(server.model) if server is not None else None
+        if server is None or config.model_id is not None or repository is None:
             raise
-        # Any model vLLM serves: the catalog entry it needs is proposed after the run.
-        model_id, hf_repo = proposed_id(server.model), server.model
+        # Any model vLLM serves, from the Hub or a folder with a config.json: the catalog entry
+        # it needs is proposed after the run.
+        model_id, hf_repo = proposed_id(repository), repository
         notify(f"note: {server.model} is not in the model catalog; measuring it anyway")
     if server is None:
         from registry.catalog import load_models
@@ -228,12 +241,13 @@ def plan_deployment(
             )
         max_model_len = max_model_len or declared_len
     revision = options.get("revision")
+    load_format = (server.load_format if server else None) or options.get("load-format")
     prefix = options.get("enable-prefix-caching")
     chunked = options.get("enable-chunked-prefill")
     return Deployment(
         gpu_id=gpu_id,
         gpu_count=gpu_count,
-        form_factor=resolve_gpu(gpu_id).form_factor,
+        form_factor=CPU_DEVICE_ID if gpu_id == CPU_DEVICE_ID else resolve_gpu(gpu_id).form_factor,
         engine_version="unknown",
         model_id=model_id,
         hf_repo=hf_repo,
@@ -256,6 +270,7 @@ def plan_deployment(
         max_num_batched_tokens=_int_option(options, "max-num-batched-tokens", source),
         enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
         enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
+        load_format=load_format if isinstance(load_format, str) else None,
         nodes=split.nodes if split else None,
         gpus_per_node=split.gpus_per_node if split else None,
     )

@@ -15,6 +15,10 @@ metrics; both names are read:
 - queue time: the `vllm:request_queue_time_seconds` histogram, Δsum / Δcount (mean only);
 - requests running and waiting: the gauges `vllm:num_requests_running`, `…_waiting`.
 
+vLLM's memory plan, without its log: the labels of the info gauge `vllm:cache_config_info`
+(`cache_config_figures`): `kv_cache_size_tokens`, `kv_cache_memory_bytes`,
+`kv_cache_max_concurrency`, `block_size` (128 on the CPU build, 16 on a GPU by default).
+
 Counters cover the whole point, its warm-up requests included (the engine does not know which
 requests are measured). Series with several label sets (one per engine) are summed, except the
 KV cache usage, which is averaged. The queue-time histogram gives no exact percentiles, so only
@@ -24,11 +28,14 @@ its mean and count are reported.
 from __future__ import annotations
 
 import math
+import re
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from bench.vllm_log import StartupFigures
 
 KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 PREEMPTIONS = ("vllm:num_preemptions_total",)
@@ -101,14 +108,65 @@ def parse_prometheus(text: str) -> dict[str, float]:
     }
 
 
-def scrape_metrics(url: str, timeout_s: float = 2.0) -> MetricsSample | None:
-    """`GET {url}/metrics` parsed, or None when the server has none or does not answer."""
+CACHE_CONFIG = "vllm:cache_config_info"
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def series_labels(text: str, name: str) -> dict[str, str] | None:
+    """The labels of the first series of `name` in Prometheus text, or None without one."""
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            inside = line[len(name) + 1 :].rpartition("}")[0]
+            return dict(_LABEL.findall(inside))
+    return None
+
+
+def _number(labels: dict[str, str], name: str) -> float | None:
+    try:
+        value = float(labels.get(name, ""))
+    except ValueError:
+        return None  # "None", or absent
+    return value if math.isfinite(value) else None
+
+
+def cache_config_figures(text: str) -> StartupFigures | None:
+    """vLLM's KV cache plan from `vllm:cache_config_info`'s labels; None when it exports none."""
+    labels = series_labels(text, CACHE_CONFIG)
+    if labels is None:
+        return None
+    tokens = _number(labels, "kv_cache_size_tokens")
+    memory_bytes = _number(labels, "kv_cache_memory_bytes")
+    block_size = _number(labels, "block_size")
+    return StartupFigures(
+        available_kv_cache_gib=memory_bytes / 2**30 if memory_bytes is not None else None,
+        kv_cache_tokens=round(tokens) if tokens is not None else None,
+        max_concurrency=_number(labels, "kv_cache_max_concurrency"),
+        block_size=round(block_size) if block_size is not None else None,
+    )
+
+
+def metrics_text(url: str, timeout_s: float = 2.0) -> str | None:
+    """`GET {url}/metrics`'s text, or None when the server has none or does not answer."""
     try:
         with urllib.request.urlopen(url + "/metrics", timeout=timeout_s) as response:
             if response.status != 200:
                 return None
-            text = response.read().decode("utf-8", errors="replace")
+            text: str = response.read().decode("utf-8", errors="replace")
     except (OSError, urllib.error.URLError, ValueError):
+        return None
+    return text
+
+
+def server_cache_config(url: str) -> StartupFigures | None:
+    """`cache_config_figures` of the server at `url`; None when it says nothing."""
+    text = metrics_text(url, timeout_s=5.0)
+    return cache_config_figures(text) if text is not None else None
+
+
+def scrape_metrics(url: str, timeout_s: float = 2.0) -> MetricsSample | None:
+    """`GET {url}/metrics` parsed, or None when the server has none or does not answer."""
+    text = metrics_text(url, timeout_s)
+    if text is None:
         return None
     values = parse_prometheus(text)
     return MetricsSample(time.monotonic_ns(), values) if values else None

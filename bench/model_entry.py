@@ -51,6 +51,30 @@ def proposed_id(repository: str) -> str:
     return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.]+", "-", name)).strip("-.")
 
 
+LOCAL_OWNER = "local"
+"""The owner in the repository name of a model folder that names no Hugging Face repository."""
+
+
+def local_repository(model: str) -> str | None:
+    """The repository a local model folder stands for: its config.json's `_name_or_path`
+    (transformers writes the Hub id there) when that names one, else `local/<folder name>`;
+    None when `model` is not a folder with a config.json."""
+    folder = Path(model)
+    path = folder / "config.json"
+    if not path.is_file():
+        return None
+    named = read_config(path).get("_name_or_path")
+    if isinstance(named, str) and _REPO.match(named):
+        return named
+    return f"{LOCAL_OWNER}/{proposed_id(folder.resolve().name)}"
+
+
+def repository_of(model: str) -> str | None:
+    """`model` when it names a Hugging Face repository, a local folder's `local_repository`,
+    else None."""
+    return model if is_repository(model) else local_repository(model)
+
+
 def _hub_cache() -> Path:
     if cache := os.environ.get("HF_HUB_CACHE"):
         return Path(cache)
@@ -70,6 +94,13 @@ def find_config(model: str) -> Path | None:
     snapshots = _hub_cache() / f"models--{model.replace('/', '--')}" / "snapshots"
     found = sorted(snapshots.glob("*/config.json"), key=lambda path: path.stat().st_mtime)
     return found[-1] if found else None
+
+
+def _billions(params: int) -> float:
+    """Parameters in billions to 2 decimals, or 2 significant digits below 0.01 B (a tiny test
+    model's 0.0002 B would round to an invalid 0)."""
+    billions = params / 1e9
+    return round(billions, 2) if billions >= 0.01 else float(f"{billions:.2g}")
 
 
 def proposed_entry(repository: str, config: Mapping[str, Any], today: dt.date) -> dict[str, Any]:
@@ -96,8 +127,8 @@ def proposed_entry(repository: str, config: Mapping[str, Any], today: dt.date) -
         "hf_repo": repository,
         "family": arch.model_type,
         "published_params": {
-            "total_b": round(counts.total / 1e9, 2),
-            "active_b": round(counts.active / 1e9, 2) if moe else None,
+            "total_b": _billions(counts.total),
+            "active_b": _billions(counts.active) if moe else None,
             "note": "computed by infermeter from config.json (calculators/arch.py); replace "
             "with the model card's figures",
         },
@@ -157,11 +188,17 @@ def entry_for_run(
             f"note: {model} is not in the model catalog and its config.json is not in the "
             "Hugging Face cache; add its entry to registry/catalogs/models.yaml by hand"
         ]
+    repository = repository_of(model) or model
     try:
-        entry = proposed_entry(model, read_config(path), dt.date.today())
+        entry = proposed_entry(repository, read_config(path), dt.date.today())
     except BenchError as error:
         return None, [f"note: {model} is not in the model catalog: {error.one_line()}"]
     notes = []
+    if repository.startswith(LOCAL_OWNER + "/"):
+        notes.append(
+            f"note: the folder {model} names no Hugging Face repository: the result says "
+            f"{repository}; the catalog entry needs the model's public repository and source"
+        )
     entry_path = output.with_name(output.stem + ".model-entry.yaml")
     try:
         write_text_atomic(entry_path, entry_yaml(entry))

@@ -21,6 +21,7 @@ from bench.deployment import Deployment
 from bench.engines import ServerFacts
 from bench.host import ClientInfo, HostInfo, host_info
 from bench.nvml import GpuInventory
+from registry.models.common import CPU_DEVICE_ID
 
 TOOL_NAME = "infermeter"
 _CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +74,11 @@ def _timestamp(moment: dt.datetime) -> str:
 
 
 def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
-    gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
+    if deployment.gpu_id == CPU_DEVICE_ID:
+        on = f" ({host.cpu})" if host.cpu else ""
+        gpu_sku = f"none: the engine ran on the CPU{on}, as given with --gpu cpu"
+    else:
+        gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
     return {
         "gpu_sku": gpu_sku,
         "gpu_count": host.gpu_count or deployment.gpus_per_node or deployment.gpu_count,

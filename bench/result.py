@@ -101,6 +101,8 @@ def build_result(
         data["startup"] = {
             "weights_gib": startup.weights_gib,
             "kv_cache_tokens": startup.kv_cache_tokens,
+            "kv_cache_gib": rounded(startup.available_kv_cache_gib, 4),
+            "block_size": startup.block_size,
             "max_concurrency": startup.max_concurrency,
             "cuda_graph_gib": startup.cuda_graph_gib,
             "startup_s": rounded(startup.startup_s, 2),

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.engine_metrics import server_cache_config
 from bench.errors import EndpointError
 from bench.server_log import RedactedLog
 from bench.vllm_log import StartupFigures, diagnose_startup_failure, parse_startup_log
@@ -241,7 +242,8 @@ class VllmServer:
             self.stop()
             raise
         startup_s = time.monotonic() - launched
-        figures = parse_startup_log(self.log_text())
+        # the log's figures, completed by what vLLM's /metrics says of its cache
+        figures = parse_startup_log(self.log_text()).filled_from(server_cache_config(self.url))
         self.startup = StartupFigures(**{**figures.__dict__, "startup_s": startup_s})
         self.version = self._read_version()
 

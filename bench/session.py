@@ -32,6 +32,7 @@ from functools import partial
 from pathlib import Path
 
 from bench.deployment_plan import launched_gpu_count, plan_deployment, serving_options
+from bench.engine_metrics import server_cache_config
 from bench.engines import identify_server
 from bench.errors import BenchConfigError
 from bench.host import client_info
@@ -131,6 +132,8 @@ def _run_session(
     endpoint = config.run.endpoint
     local = server_config is not None or endpoint_is_local(endpoint)
     facts = identify_server(endpoint) if server_config is None else None
+    # An endpoint's memory plan, as vLLM states it in /metrics (a launched one's: its log too)
+    endpoint_startup = server_cache_config(endpoint) if server_config is None else None
     gpus: NvmlGpus | None = None
     reason: str | None = "telemetry is off"
     if config.telemetry and not local and not config.gpu_indices:
@@ -217,7 +220,7 @@ def _run_session(
                             run_config,
                             deployed,
                             observer.kept[: len(partial_run.points)],
-                            server.startup if server is not None else None,
+                            server.startup if server is not None else endpoint_startup,
                             provenance(),
                         )
                     )
@@ -241,7 +244,7 @@ def _run_session(
         telemetry=observer.kept,
         notes=notes,
         log_path=server_config.log_path if server_config else None,
-        startup=server.startup if server is not None else None,
+        startup=server.startup if server is not None else endpoint_startup,
         engine_version=version,
     )
     if deployment is None or config.output is None:

@@ -8,7 +8,11 @@
   rest of the memory reserved for KV Cache is XGiB" (V0),
   "Current kv cache memory in use is X GiB" (0.2x);
 - "GPU KV cache size: N tokens", "Maximum concurrency for N tokens per request: X.XXx" (one line
-  or two), "Graph capturing finished in N secs, took X GiB".
+  or two), "Graph capturing finished in N secs, took X GiB";
+- the CPU build's: "CPU KV cache size: N tokens, Maximum concurrency …" (one line), "Explicitly
+  set (X/Y) GiB for KV cache" (VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes) or "Auto set
+  (X/Y) GiB for KV cache …, Z GiB memory was consumed by non-kv usages" (X the KV cache, Y the
+  NUMA node's memory), and the loader's "Checkpoint size: X GiB" (the files on disk).
 Every rank of a tensor- or pipeline-parallel server logs its own memory lines, in any order.
 vLLM sizes the one KV cache of all ranks by the smallest (it gives every worker the minimum
 number of blocks), so KV memory, KV tokens and concurrency are the minimum over the lines;
@@ -38,6 +42,19 @@ class StartupFigures:
     max_concurrency_tokens: int | None = None
     cuda_graph_gib: float | None = None
     startup_s: float | None = None
+    block_size: int | None = None
+    checkpoint_gib: float | None = None
+    non_kv_gib: float | None = None  # the CPU worker's "memory was consumed by non-kv usages"
+
+    def filled_from(self, other: StartupFigures | None) -> StartupFigures:
+        """These figures, each one missing here taken from `other` (e.g. the log's figures
+        completed by `vllm:cache_config_info`'s)."""
+        if other is None:
+            return self
+        mine, theirs = self.__dict__, other.__dict__
+        return StartupFigures(
+            **{name: mine[name] if mine[name] is not None else theirs[name] for name in mine}
+        )
 
 
 _NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
@@ -46,15 +63,20 @@ _WEIGHTS = (
     re.compile(rf"(?:Model loading|Loading model weights) took {_NUMBER} Gi?B"),
     re.compile(rf"model weights take\s+{_NUMBER}\s*GiB"),
 )
+_CPU_KV = re.compile(rf"(?:Explicitly|Auto) set \({_NUMBER}/{_NUMBER}\) GiB for KV cache")
 _AVAILABLE_KV = (
     re.compile(rf"Available KV cache memory: {_SIGNED} GiB"),
     re.compile(rf"\bkv_cache_size={_SIGNED}\s*GiB"),
     re.compile(rf"available_kv_cache_memory\s+{_SIGNED}\s*GiB"),
     re.compile(rf"the rest of the memory reserved for KV Cache is {_SIGNED}\s*GiB"),
     re.compile(rf"Current kv cache memory in use is {_SIGNED} GiB"),
+    _CPU_KV,  # vLLM's CPU worker: (KV cache GiB / the node's memory GiB)
     # V1's refusal when one request at max_model_len does not fit states the memory too
     re.compile(rf"larger than the available KV cache memory \({_SIGNED} GiB\)"),
 )
+_NON_KV = re.compile(rf"{_NUMBER} GiB memory was consumed by non-kv usages")
+_CHECKPOINT = re.compile(rf"Checkpoint size: {_NUMBER} GiB")
+# "GPU KV cache size: N tokens", or on the CPU "CPU KV cache size: N tokens, Maximum …"
 _KV_TOKENS = (re.compile(rf"KV cache size: {_NUMBER} tokens"),)
 _CONCURRENCY = re.compile(rf"Maximum concurrency for {_NUMBER} tokens per request: {_NUMBER}x")
 _GRAPH = (re.compile(rf"Graph capturing finished in {_NUMBER} secs?, took {_NUMBER} GiB"),)
@@ -73,6 +95,18 @@ _FREE_MEMORY = re.compile(
     rf"free memory on device (?:\S+ )?\({_NUMBER}/{_NUMBER} GiB\) on startup is less than "
     rf"desired GPU memory utilization \({_NUMBER}, {_NUMBER} GiB\)",
     re.IGNORECASE,
+)
+_LONGER_THAN_DERIVED = re.compile(
+    r"User-specified max_model_len \(([0-9]+)\) is greater than the derived max_model_len "
+    r"\(([^)]*)\)"
+)
+_NODE_KV = re.compile(
+    rf"Available memory on node ([0-9]+) \({_NUMBER}/{_NUMBER} GiB\) on kv cache allocation is "
+    rf"less than requested memory for kv \({_SIGNED}(?:/{_NUMBER})? GiB\)"
+)
+_NODE_UTILIZATION = re.compile(
+    rf"Available memory on node ([0-9]+) \({_NUMBER}/{_NUMBER} GiB\) on startup is less than "
+    rf"desired CPU memory utilization \({_NUMBER}, {_NUMBER} GiB\)"
 )
 _ARCHITECTURES = re.compile(r"Model architectures? (\[[^\]]*\]) (?:are|is) not supported")
 _HF_URL = re.compile(r"https://huggingface\.co/(?:api/models/)?([\w./-]+)")
@@ -109,26 +143,59 @@ def parse_startup_log(text: str) -> StartupFigures:
         max_concurrency=lowest[0] if lowest else None,
         max_concurrency_tokens=lowest[1] if lowest else None,
         cuda_graph_gib=_largest(_all(_GRAPH, text, 2)),
+        checkpoint_gib=_largest(_all((_CHECKPOINT,), text)),
+        non_kv_gib=_largest(_all((_NON_KV,), text)),
     )
 
 
 _RAISE = "raise --gpu-memory-utilization, quantize, or use more GPUs (--tensor-parallel-size)"
 
 
+def on_cpu(text: str) -> bool:
+    """True when the log is a CPU build's (vLLM's CPU worker or platform logged)."""
+    return "cpu_worker.py" in text or "CPU KV cache size" in text or "[cpu.py:" in text
+
+
+_CPU_KV_KNOB = "VLLM_CPU_KVCACHE_SPACE (GiB) or --kv-cache-memory-bytes"
+
+
+def _cpu_memory_cause(text: str) -> str | None:
+    """The memory failures of vLLM's CPU worker (cpu_worker.py): its KV cache is host memory."""
+    if match := _NODE_KV.search(text):
+        node, free, total, wanted = match.group(1), *(match.group(i) for i in (2, 3, 4))
+        return (
+            f"the KV cache asked for {_to_float(wanted):g} GiB of host memory but only "
+            f"{_to_float(free):g} of {_to_float(total):g} GiB is free on NUMA node {node}: "
+            f"lower {_CPU_KV_KNOB}, or free memory"
+        )
+    if match := _NODE_UTILIZATION.search(text):
+        node, free, total, fraction, wanted = match.groups()
+        return (
+            f"only {_to_float(free):g} of {_to_float(total):g} GiB of host memory is free on "
+            f"NUMA node {node}, less than the {_to_float(wanted):g} GiB --gpu-memory-utilization "
+            f"{_to_float(fraction):g} reserves on the CPU: set {_CPU_KV_KNOB}, or lower "
+            "--gpu-memory-utilization"
+        )
+    return None
+
+
 def _memory_cause(text: str) -> str | None:
+    if cause := _cpu_memory_cause(text):
+        return cause
+    raise_knob = f"raise {_CPU_KV_KNOB}" if on_cpu(text) else "raise --gpu-memory-utilization"
     if match := _KV_TOO_SMALL.search(text):
         needed, available, estimate = match.groups()
         return (
             f"--max-model-len needs {_to_float(needed):g} GiB of KV cache but "
             f"{_to_float(available):g} GiB is available; vLLM estimates the maximum model "
             f"length at {int(estimate):,} tokens: lower --max-model-len to it or below, or "
-            "raise --gpu-memory-utilization"
+            f"{raise_knob}"
         )
     if match := _ESTIMATED_LEN.search(text):
         return (
             "--max-model-len is larger than the KV cache can hold: vLLM estimates the "
             f"maximum model length at {int(match.group(1)):,} tokens; lower --max-model-len "
-            "or raise --gpu-memory-utilization"
+            f"or {raise_knob}"
         )
     if match := _V0_KV_TOO_SMALL.search(text):
         return (
@@ -191,8 +258,30 @@ def _repository_cause(text: str) -> str | None:
     )
 
 
+def _setup_cause(text: str) -> str | None:
+    """Failures of the command line or of the installation, before any memory is sized."""
+    if match := _LONGER_THAN_DERIVED.search(text):
+        wanted, derived = match.groups()
+        return (
+            f"--max-model-len {int(wanted):,} is longer than the model allows ({derived}): "
+            "lower --max-model-len (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the risk "
+            "of wrong output)"
+        )
+    if "No package metadata was found for vllm" in text:
+        return (
+            "the `vllm` command cannot find a distribution named vllm (PackageNotFoundError): "
+            "the installed build has another name (vllm-cpu); run it through a launcher that "
+            "maps vLLM's version lookup (tests/bench/vllm_cpu_launcher.py) with "
+            "--vllm-executable, or add a vllm dist-info alias"
+        )
+    return None
+
+
 def diagnose_startup_failure(text: str, port: int | None = None) -> str | None:
-    """The cause of a failed start, when the log shows one vLLM is known to print."""
+    """The cause of a failed start, when the log shows one vLLM is known to print; found
+    anywhere in the log (vLLM prints the root cause far above its last line)."""
+    if cause := _setup_cause(text):
+        return cause
     if cause := _memory_cause(text):
         return cause
     if cause := _repository_cause(text):

@@ -40,7 +40,7 @@ from registry.corrections import (
     load_corrections,
 )
 from registry.index_row import COLUMN_DESCRIPTIONS, COLUMNS, IndexRow
-from registry.index_rows import index_rows
+from registry.index_rows import index_rows, ran_on_cpu
 from registry.result_reader import (
     LoadedResult,
     check_result_text,
@@ -65,6 +65,7 @@ __all__ = [
     "LoadedResult",
     "across_rows",
     "build_index",
+    "build_index_counted",
     "check_result_text",
     "index_rows",
     "load_result_files",
@@ -93,10 +94,18 @@ class IndexFiles:
     results: int
     rows: int
     removed: tuple[Path, ...]
+    cpu_results: int = 0  # results that ran on the CPU: indexed without rows
 
 
 def build_index(root: Path) -> tuple[list[IndexRow], int]:
     """The rows of every result under `root` (a registry checkout), and the number of results."""
+    rows, result_count, _ = build_index_counted(root)
+    return rows, result_count
+
+
+def build_index_counted(root: Path) -> tuple[list[IndexRow], int, int]:
+    """`build_index`, and how many of the results ran on the CPU (they have no rows: see
+    `registry.index_rows.index_rows`)."""
     results = load_results(root, result_files(root))
     catalogs = root / "registry" / "catalogs"
     prices = list(load_prices(catalogs / "prices.yaml").values())
@@ -107,7 +116,8 @@ def build_index(root: Path) -> tuple[list[IndexRow], int]:
         for file, result in results
         for row in index_rows(result, file, prices, corrections.get(result.id), bounds)
     ]
-    return across_rows(rows), len(results)
+    cpu_results = sum(1 for _, result in results if ran_on_cpu(result))
+    return across_rows(rows), len(results), cpu_results
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -153,7 +163,7 @@ def write_index(root: Path, out_dir: Path) -> IndexFiles:
     Raises InvalidFileError listing every problem when a result file is invalid; nothing is
     written then.
     """
-    rows, result_count = build_index(root)
+    rows, result_count, cpu_results = build_index_counted(root)
     json_text, csv_text = render_json(rows), render_csv(rows)
     json_name, csv_name = _hashed_name(json_text, "json"), _hashed_name(csv_text, "csv")
     manifest = {
@@ -180,4 +190,5 @@ def write_index(root: Path, out_dir: Path) -> IndexFiles:
         results=result_count,
         rows=len(rows),
         removed=tuple(removed),
+        cpu_results=cpu_results,
     )

@@ -29,6 +29,7 @@ from registry.models import (
     comparability_key,
     load_point_key,
 )
+from registry.models.common import CPU_DEVICE_ID
 from registry.models.measurements import INTERRUPTED_VERDICT
 from registry.prices import Confidence, confidence, dated
 from registry.roofline_share import RooflineBounds, RooflineShare
@@ -149,6 +150,11 @@ def _replicate_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+def ran_on_cpu(result: Result) -> bool:
+    """True for a run without a GPU (`identity.gpu.id` is `cpu`)."""
+    return result.identity.gpu.id == CPU_DEVICE_ID
+
+
 def index_rows(
     result: Result,
     file: str,
@@ -158,7 +164,10 @@ def index_rows(
 ) -> list[IndexRow]:
     """The rows of one result: one per load point, priced with `prices`, marked with the
     corrections file's entry for it (`correction`) when there is one, each with its share of
-    the roofline bound when `bounds` (the GPU and model catalogs) are given."""
+    the roofline bound when `bounds` (the GPU and model catalogs) are given. A run on the CPU
+    has none: every row is a GPU comparison's."""
+    if ran_on_cpu(result):
+        return []
     identity = result.identity
     shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
     gpu_count = identity.gpu.count

@@ -176,10 +176,16 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
             "csv": str(written.csv_file),
             "results": written.results,
             "rows": written.rows,
+            "cpu_results": written.cpu_results,
         }
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(f"indexed {written.results} results, {written.rows} rows")
+    if written.cpu_results:
+        click.echo(
+            f"note: {written.cpu_results} results ran on the CPU (identity.gpu.id cpu): kept out "
+            "of the GPU comparison, without rows"
+        )
     for path in (written.json_file, written.csv_file, written.manifest):
         click.echo(f"wrote {path}")
 

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from registry.checks import Finding
 from registry.models import GpuEntry, MeasuredSource, ModelEntry, Result
+from registry.models.common import CPU_DEVICE_ID
 from registry.store import RESULTS_DIR, content_id, dumps_result, result_path
 
 
@@ -56,7 +57,9 @@ def reference_findings(
     findings = []
     identity = result.identity
     gpu = gpus.get(identity.gpu.id)
-    if gpu is None:
+    if identity.gpu.id == CPU_DEVICE_ID:
+        pass  # no GPU: nothing in the GPU catalog to agree with
+    elif gpu is None:
         message = _unknown("GPU", identity.gpu.id, gpus)
         findings.append(Finding(file, "identity.gpu.id", message, "references"))
     elif gpu.form_factor != identity.gpu.form_factor:

@@ -65,6 +65,12 @@ Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 FormFactor = Literal["pcie", "sxm", "oam", "superchip"]
+CPU_DEVICE_ID = "cpu"
+"""`identity.gpu.id` (and `form_factor`) of a run that had no GPU: the engine served on the
+host's CPU (vLLM's CPU build). Such a result is valid, is useful to the bench's own tests and to
+the calculators' error report, and is kept out of every GPU comparison."""
+DeviceFormFactor = FormFactor | Literal["cpu"]
+"""What a result's GPU is: a board form factor, or `cpu` for a run without a GPU."""
 SchemaVersion = Literal[1]
 """Version of a catalog or corrections file (result files have their own, below)."""
 

@@ -5,7 +5,8 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from registry.models.common import (
-    FormFactor,
+    CPU_DEVICE_ID,
+    DeviceFormFactor,
     HfRepo,
     NonNegativeFloat,
     NonNegativeInt,
@@ -19,9 +20,16 @@ from registry.models.common import (
 class GpuIdentity(StrictModel):
     """The GPUs that served the model."""
 
-    id: Slug = Field(description="GPU id in the GPU catalog (registry/catalogs/gpus.yaml).")
-    count: PositiveInt = Field(description="Number of GPUs that served the model.")
-    form_factor: FormFactor = Field(description="Board form factor of the GPUs.")
+    id: Slug = Field(
+        description="GPU id in the GPU catalog (registry/catalogs/gpus.yaml), or `cpu` for a "
+        "run without a GPU (the engine served on the host's CPU; kept out of GPU comparisons)."
+    )
+    count: PositiveInt = Field(
+        description="Number of GPUs that served the model (1 for a run on the CPU)."
+    )
+    form_factor: DeviceFormFactor = Field(
+        description="Board form factor of the GPUs; `cpu` exactly when `id` is `cpu`."
+    )
     nodes: PositiveInt | None = Field(
         None,
         description="Hosts the GPUs were spread over (e.g. vLLM over a Ray cluster); null if "
@@ -31,6 +39,15 @@ class GpuIdentity(StrictModel):
         None,
         description="GPUs used on each of the `nodes` hosts; null if not stated.",
     )
+
+    @model_validator(mode="after")
+    def _cpu_is_cpu(self) -> Self:
+        if (self.id == CPU_DEVICE_ID) != (self.form_factor == CPU_DEVICE_ID):
+            raise ValueError(
+                f"id {self.id!r} with form_factor {self.form_factor!r}: a run on the CPU has "
+                f"both {CPU_DEVICE_ID!r}, a GPU neither"
+            )
+        return self
 
 
 class EngineIdentity(StrictModel):
@@ -124,6 +141,11 @@ class ServingSettings(StrictModel):
         None, description="Whether automatic prefix caching was on."
     )
     enable_chunked_prefill: bool | None = Field(None, description="Whether chunked prefill was on.")
+    load_format: Text | None = Field(
+        None,
+        description="`--load-format`: how vLLM loaded the weights; `dummy` means random weights "
+        "(a smoke test: the speed of the architecture, not the model's real output).",
+    )
     expert_parallel_size: PositiveInt | None = Field(
         None, description="GPUs the experts of an MoE model are spread over; null if not stated."
     )

@@ -403,6 +403,14 @@ class Startup(StrictModel):
     kv_cache_tokens: NonNegativeInt | None = Field(
         None, description="Tokens that fit into the KV cache."
     )
+    kv_cache_gib: NonNegativeFloat | None = Field(
+        None,
+        description="Memory vLLM gave the KV cache, GiB (GPU memory; host memory on the CPU), "
+        "from its log or its `vllm:cache_config_info` metric.",
+    )
+    block_size: NonNegativeInt | None = Field(
+        None, description="Tokens per KV cache block, as vLLM's `vllm:cache_config_info` says."
+    )
     max_concurrency: NonNegativeFloat | None = Field(
         None, description="Requests of max_model_len tokens that fit at once, as vLLM reports it."
     )

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from registry.models.common import (
-    FormFactor,
+    DeviceFormFactor,
     FullDate,
     LongText,
     NonNegativeInt,
@@ -34,7 +34,7 @@ class Host(StrictModel):
 
     gpu_sku: Text = Field(description="GPU name as the driver reports it.")
     gpu_count: PositiveInt = Field(description="GPUs visible on the host.")
-    form_factor: FormFactor | None = Field(None, description="GPU form factor, if known.")
+    form_factor: DeviceFormFactor | None = Field(None, description="GPU form factor, if known.")
     driver: Text | None = Field(None, description="NVIDIA/AMD driver version.")
     cuda: Text | None = Field(None, description="CUDA (or ROCm) version.")
     cpu: Text | None = Field(None, description="CPU model.")

@@ -1,4 +1,5 @@
-"""Fixtures of the bench tests: the stand-in OpenAI server, the stand-in vLLM, a Ray cluster."""
+"""Fixtures of the bench tests: the stand-in OpenAI server, the stand-in vLLM, a Ray cluster, and
+the real vLLM on the CPU (`real_vllm.py`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 from ray_cluster import LocalRayCluster, RayFleet
+from real_vllm import RealVllm, TinyModel, build_model, require_vllm_cpu
 
 
 @pytest.fixture
@@ -61,3 +63,27 @@ def ray_fleet() -> Iterator[RayFleet]:
         yield RayFleet(cluster, h100, l40s, doomed)
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+    """The config-only tiny Llama (no weights: vLLM serves it with `--load-format dummy`)."""
+    return build_model(tmp_path_factory.mktemp("tiny-model") / "tiny-llama")
+
+
+@pytest.fixture(scope="session")
+def real_vllm(
+    tmp_path_factory: pytest.TempPathFactory, tiny_model: TinyModel
+) -> Iterator[RealVllm]:
+    """ONE real vLLM on the CPU (`vllm-cpu`, `.venv-vllm`) serving the tiny model, shared by
+    every test that only sends it traffic: a start costs 25-95 s on 2 shared cores. Prefix
+    caching is on (stated, not left to vLLM's default). Tests that read its counters take their
+    growth over their own run; tests run one at a time, so nothing else adds to it meanwhile."""
+    require_vllm_cpu()
+    folder = tmp_path_factory.mktemp("real-vllm")
+    server = RealVllm(tiny_model, folder / "vllm.log", extra_args=("--enable-prefix-caching",))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

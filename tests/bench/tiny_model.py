@@ -15,7 +15,9 @@ stream and the client's clock stay real.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 END_OF_TEXT = "<|endoftext|>"
 
@@ -36,27 +38,12 @@ _CHAT_TEMPLATE = (
 )
 
 
-def build_tiny_model(folder: Path, *, vocab_size: int = 512, seed: int = 0) -> Path:
-    """Save a random two-layer Llama and its tokenizer under `folder`; return `folder`.
-
-    The folder holds `config.json`, `generation_config.json`, `model.safetensors`,
-    `tokenizer.json` and `tokenizer_config.json`: what `from_pretrained` and
-    `transformers serve` load, and what `infermeter bench run --tokenizer` reads.
-    """
+def _train_tokenizer(vocab_size: int) -> tuple[Any, set[int]]:
+    """A byte-level BPE tokenizer trained on the corpus, and its whole-word token ids."""
     try:
-        import torch
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-        from transformers import (
-            GenerationConfig,
-            LlamaConfig,
-            LlamaForCausalLM,
-            PreTrainedTokenizerFast,
-        )
     except ImportError as error:
-        raise ImportError(
-            f"the tiny test model needs the `e2e` extra ({error}): pip install -e '.[e2e]'"
-        ) from error
-
+        raise ImportError(f"the tiny tokenizer needs `tokenizers` ({error})") from error
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -67,8 +54,6 @@ def build_tiny_model(folder: Path, *, vocab_size: int = 512, seed: int = 0) -> P
         show_progress=False,
     )
     tokenizer.train_from_iterator(_CORPUS.splitlines(), trainer=trainer)
-    end_of_text_id = tokenizer.token_to_id(END_OF_TEXT)
-
     # "Ġ" is how byte-level BPE writes a leading space. A token counts as a whole word when its
     # text, encoded again, gives back that one token.
     whole_words = {
@@ -81,6 +66,77 @@ def build_tiny_model(folder: Path, *, vocab_size: int = 512, seed: int = 0) -> P
     }
     if len(whole_words) < 20:
         raise RuntimeError(f"the tiny tokenizer learnt only {len(whole_words)} whole words")
+    return tokenizer, whole_words
+
+
+def build_config_only_model(
+    folder: Path, *, vocab_size: int = 512, max_position_embeddings: int = 512
+) -> tuple[Path, list[int]]:
+    """Write a tiny Llama's `config.json` and its tokenizer under `folder`, without weights
+    (vLLM serves it with `--load-format dummy`); return `folder` and the whole-word token ids
+    (for `allowed_token_ids`: a random model otherwise streams special tokens and lone bytes).
+
+    Attention heads of 64 dimensions: vLLM's CPU attention rejects 16. Needs `tokenizers` only
+    (no torch, no transformers), so the bench's own venv can build it.
+    """
+    tokenizer, whole_words = _train_tokenizer(vocab_size)
+    end_of_text_id = tokenizer.token_to_id(END_OF_TEXT)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    tokenizer_config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "eos_token": END_OF_TEXT,
+        "pad_token": END_OF_TEXT,
+        "chat_template": _CHAT_TEMPLATE,
+        "model_max_length": max_position_embeddings,
+    }
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "vocab_size": tokenizer.get_vocab_size(),
+        "hidden_size": 128,
+        "intermediate_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 64,
+        "max_position_embeddings": max_position_embeddings,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "hidden_act": "silu",
+        "bos_token_id": None,
+        "eos_token_id": end_of_text_id,
+        "pad_token_id": end_of_text_id,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+    for name, data in (("tokenizer_config.json", tokenizer_config), ("config.json", config)):
+        (folder / name).write_text(json.dumps(data, indent=2) + "\n")
+    return folder, sorted(whole_words)
+
+
+def build_tiny_model(folder: Path, *, vocab_size: int = 512, seed: int = 0) -> Path:
+    """Save a random two-layer Llama and its tokenizer under `folder`; return `folder`.
+
+    The folder holds `config.json`, `generation_config.json`, `model.safetensors`,
+    `tokenizer.json` and `tokenizer_config.json`: what `from_pretrained` and
+    `transformers serve` load, and what `infermeter bench run --tokenizer` reads.
+    """
+    try:
+        import torch
+        from transformers import (
+            GenerationConfig,
+            LlamaConfig,
+            LlamaForCausalLM,
+            PreTrainedTokenizerFast,
+        )
+    except ImportError as error:
+        raise ImportError(
+            f"the tiny test model needs the `e2e` extra ({error}): pip install -e '.[e2e]'"
+        ) from error
+
+    tokenizer, whole_words = _train_tokenizer(vocab_size)
+    end_of_text_id = tokenizer.token_to_id(END_OF_TEXT)
 
     fast_tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,

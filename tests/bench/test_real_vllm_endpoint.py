@@ -1,0 +1,79 @@
+"""`infermeter bench run --endpoint` against the REAL vLLM on the CPU (the shared `real_vllm`).
+
+The bench's token counts must equal the growth of vLLM's own counters over the run
+(`vllm:prompt_tokens_total`, `vllm:generation_tokens_total`: no warm-up, so every request the
+engine saw is measured), and its mean E2E must lie within 10 % of vLLM's `e2e_request_latency`
+histogram mean (the client adds the HTTP and the stream on top of the engine's own span). TTFT
+and ITL are never compared tightly: on 2 shared cores vLLM's front end sends tokens in bursts,
+which the client rightly sees.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from real_vllm import RealVllm, child_env, infermeter, metric
+
+pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
+
+COUNTERS = (
+    "vllm:prompt_tokens_total",
+    "vllm:generation_tokens_total",
+    "vllm:e2e_request_latency_seconds_sum",
+    "vllm:e2e_request_latency_seconds_count",
+)
+
+
+def _counters(server: RealVllm) -> dict[str, float]:
+    text = server.metrics()
+    return {name: metric(text, name) for name in COUNTERS}
+
+
+def run_against(server: RealVllm, tmp_path: Path, *extra: str) -> dict[str, Any]:
+    """`bench run --endpoint` (2 points of 12 requests, no warm-up) as its console script;
+    its --json output."""
+    command = [
+        infermeter(), "bench", "run", "--endpoint", server.url, "--quiet", "--json",
+        "--concurrency", "1,3", "--num-requests", "12", "--warmup", "0",
+        "--input-len", "24", "--output-len", "12",
+        "--tokenizer", str(server.model.tokenizer), "--extra-body", server.model.extra_body,
+        *extra,
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, env=child_env("endpoint"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def test_real_vllm_endpoint_token_counts_equal_vllm_counters(
+    real_vllm: RealVllm, tmp_path: Path
+) -> None:
+    before = _counters(real_vllm)
+    data = run_against(real_vllm, tmp_path)
+    after = _counters(real_vllm)
+    growth = {name: after[name] - before[name] for name in COUNTERS}
+    points = data["points"]
+    assert [point["completed"] for point in points] == [12, 12]
+    assert sum(point["failed"] for point in points) == 0
+    assert growth["vllm:e2e_request_latency_seconds_count"] == 24
+    assert sum(point["input_tokens"] for point in points) == growth["vllm:prompt_tokens_total"]
+    assert sum(point["output_tokens"] for point in points) == (
+        growth["vllm:generation_tokens_total"]
+    )
+    assert sum(point["output_tokens"] for point in points) == 24 * 12  # max_tokens honoured
+    engine_mean_ms = (
+        growth["vllm:e2e_request_latency_seconds_sum"]
+        / growth["vllm:e2e_request_latency_seconds_count"]
+        * 1000
+    )
+    client_mean_ms = sum(p["e2e_ms"]["mean"] * p["completed"] for p in points) / 24
+    assert client_mean_ms == pytest.approx(engine_mean_ms, rel=0.10), (
+        f"client E2E {client_mean_ms:.1f} ms, vLLM's {engine_mean_ms:.1f} ms"
+    )
