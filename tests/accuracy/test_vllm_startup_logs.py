@@ -70,7 +70,14 @@ def test_vllm_log_weights_within_3_percent(case_id: str) -> None:
 )
 def test_vllm_log_kv_cache_within_10_percent(case_id: str) -> None:
     case = _by_id(KV_CASES)[case_id]
-    checked = [figure for figure in figures(case) if figure.name != "weights_gib"]
+    gaps = case.raw.get("known_gaps") or {}
+    # A held-out overhead term with a stated gap stays in the summaries but not in this test
+    # (a KV figure with a gap makes the whole case a strict xfail instead, see _params).
+    checked = [
+        figure
+        for figure in figures(case)
+        if figure.name != "weights_gib" and not (figure.is_term and figure.name in gaps)
+    ]
     assert checked
     for figure in checked:
         assert figure.ok, (
@@ -165,8 +172,8 @@ def test_a_log_collected_after_fitting_is_held_out_whatever_its_hash() -> None:
     # is refused rather than silently hashed.
     url = "https://github.com/vllm-project/vllm/issues/21348"
     assert split_for(url) == "fit"
-    (batch,) = HELD_OUT_BATCHES
-    assert split_for(url, batch) == "holdout"
+    for batch in HELD_OUT_BATCHES:
+        assert split_for(url, batch) == "holdout"
     with pytest.raises(ValueError, match="not one of"):
         split_for(url, "1999-01-01")
     collected = [case for case in CASES if case.raw.get("collected")]
