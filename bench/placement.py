@@ -30,6 +30,10 @@ class GpuRequest:
         return self.gpu_id if self.count is None else f"{self.gpu_id}:{self.count}"
 
 
+_COUNT = re.compile(r"[0-9]{1,9}")
+MAX_KINDS = 64  # GPU kinds one run lists (the catalog has fewer)
+
+
 def _count(value: object, where: str, problems: list[str]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         problems.append(f"{where}: expected a whole number of GPUs, at least 1, got {value!r}")
@@ -42,8 +46,10 @@ def _one(item: object, where: str, problems: list[str]) -> GpuRequest | None:
         gpu_id, colon, count_text = item.partition(":")
         count: int | None = None
         if colon:
-            if not count_text.isdigit():
-                problems.append(f"{where}: expected ID or ID:COUNT such as l40s:2, got {item!r}")
+            # ASCII digits only (str.isdigit() takes '²'), and a count int() can take at once.
+            if not _COUNT.fullmatch(count_text):
+                shown = item if len(item) <= 60 else item[:60] + "…"
+                problems.append(f"{where}: expected ID or ID:COUNT such as l40s:2, got {shown!r}")
                 return None
             count = _count(int(count_text), where, problems)
             if count is None:
@@ -76,6 +82,9 @@ def parse_gpus(value: object, where: str, problems: list[str]) -> tuple[GpuReque
     items = value if isinstance(value, list) else [value]
     if not items:
         problems.append(f"{where}: expected at least one GPU kind")
+        return None
+    if len(items) > MAX_KINDS:
+        problems.append(f"{where}: {len(items):,} GPU kinds; a run lists at most {MAX_KINDS}")
         return None
     found: list[GpuRequest] = []
     seen: dict[str, int] = {}

@@ -22,6 +22,7 @@ from bench.run_options import RunOptions
 from bench.runner import plan_points
 from bench.session import SessionConfig
 from bench.session_builder import command_line, session_config
+from registry.input_files import InputFileError, read_input_text
 
 
 class PlanError(BenchError):
@@ -80,19 +81,49 @@ def _options(data: dict[str, Any], where: str, problems: list[str]) -> RunOption
     return None
 
 
+MAX_RUNS = 1_000
+"""Runs of one plan (each its own vLLM launch: a plan of thousands is a mistake)."""
+MAX_DEPTH = 16
+"""Deepest nesting of a plan (runs, a run, extra-body's objects: about 6 in use)."""
+MAX_VALUES = 100_000
+"""Values of a plan with every YAML alias expanded (an alias bomb expands to billions)."""
+
+
+def _bounded(path: Path, data: object) -> None:
+    """Refuse a plan nested deeper than MAX_DEPTH, or holding more than MAX_VALUES values
+    once each alias counts as the value it names (walked without recursion, stopping at the
+    bound, so a bomb costs nothing)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    values = 0
+    while stack:
+        value, depth = stack.pop()
+        values += 1
+        if values > MAX_VALUES:
+            raise PlanError([f"{path}: more than {MAX_VALUES:,} values (aliases expanded)"])
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                raise PlanError([f"{path}: nested deeper than {MAX_DEPTH} levels"])
+            children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+
+
 def _read(path: Path) -> object:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
-        raise PlanError([f"{path}: cannot read the plan: {reason}"]) from None
+        text = read_input_text(path, "plan")
+    except InputFileError as error:
+        raise PlanError([f"{path}: cannot read the plan: {error.reason}"]) from None
     try:
-        return yaml.safe_load(text)
+        # libyaml's loader where PyYAML has it: a 256 KiB plan parses in milliseconds.
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or "cannot be parsed"
         raise PlanError([f"{path}{at}: not valid YAML: {problem}"]) from None
+    except RecursionError:
+        raise PlanError([f"{path}: nested deeper than {MAX_DEPTH} levels"]) from None
+    _bounded(path, data)
+    return data
 
 
 def load_plan(path: Path, *, shared_outputs: bool = False) -> list[PlanRun]:
@@ -120,6 +151,9 @@ def load_plan(path: Path, *, shared_outputs: bool = False) -> list[PlanRun]:
     runs = data.get("runs")
     if not isinstance(runs, list) or not runs:
         problems.append("runs: expected a list of at least one run")
+        runs = []
+    elif len(runs) > MAX_RUNS:
+        problems.append(f"runs: {len(runs):,} runs; a plan has at most {MAX_RUNS:,}")
         runs = []
     planned: list[PlanRun] = []
     outputs: dict[Path, str] = {}

@@ -40,6 +40,7 @@ def _option(field: str) -> str:
 
 MAX_STREAMS = 1_000_000  # concurrent requests of one point (sockets of one client host)
 MAX_REQUESTS = 100_000_000  # requests of one point
+MAX_POINTS = 1_000  # load points of one run (a sweep of hundreds is already days of GPU time)
 
 
 def _magnitude(count: int) -> str:
@@ -50,6 +51,10 @@ def _magnitude(count: int) -> str:
 
 def _check_bounds(options: RunOptions) -> None:
     """Refuse loads no client host can run, before anything starts."""
+    for name, values in (("--concurrency", options.concurrency),
+                         ("--request-rate", options.request_rate)):  # fmt: skip
+        if len(values) > MAX_POINTS:
+            raise BenchConfigError(f"{len(values):,} load points; at most {MAX_POINTS:,}", name)
     for value in (*options.concurrency, options.max_concurrency or 0):
         if value > MAX_STREAMS:
             raise BenchConfigError(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from bench.commands.oneline import FiniteFloatRange
 from bench.commands.registry_options import registry_option, resolve_registry
 from registry.harvest.outcome import HarvestReport
 
@@ -48,6 +49,10 @@ def _run(
         report = harvest(options)
     except (RegistryError, OSError) as error:
         raise click.ClickException(str(error)) from None
+    except RecursionError:  # a source's JSON nested deeper than Python's parser goes
+        raise click.ClickException(
+            "a source file is nested too deeply to read (JSON or YAML thousands of levels deep)"
+        ) from None
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
         return
@@ -225,7 +230,7 @@ def amd_command(
 )
 @click.option(
     "--range-ratio",
-    type=float,
+    type=FiniteFloatRange(min=0, max=1),
     default=None,
     help="--random-range-ratio of the runs (default 0.8, InferenceX's workflow templates).",
 )

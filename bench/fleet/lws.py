@@ -29,6 +29,7 @@ the result file exists; then delete the LeaderWorkerSet to free its nodes.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from typing import Any
 
@@ -75,9 +76,10 @@ def parse_gpus_per_node(values: tuple[str, ...]) -> tuple[dict[str, int], int | 
     default: int | None = None
     for value in values:
         gpu, equals, count = value.rpartition("=")
-        if not count.isdigit() or int(count) < 1 or (equals and not gpu):
+        if not re.fullmatch(r"[0-9]{1,9}", count) or int(count) < 1 or (equals and not gpu):
+            shown = value if len(value) <= 60 else value[:60] + "…"
             raise BenchConfigError(
-                f"{value!r}: expected GPU=N (e.g. h100-sxm=8) or N, N a whole number ≥ 1",
+                f"{shown!r}: expected GPU=N (e.g. h100-sxm=8) or N, N a whole number ≥ 1",
                 "--gpus-per-node",
             )
         if not equals:

@@ -34,6 +34,7 @@ from bench.importers.vllm import (
 )
 from registry.models import Result
 from registry.store import dumps_result, result_path, write_text_atomic
+from registry.validate import check_result
 
 __all__ = [
     "AIPERF_TOOL",
@@ -101,8 +102,23 @@ class ImportConfig:
 
 
 def import_result(config: ImportConfig) -> tuple[Result, Path]:
-    """Import the files and write the result (default: its canonical file name, here)."""
-    result = import_files(config.files, config.facts, config.file_format)
+    """Import the files and write the result (default: its canonical file name, here), once
+    the registry's checks pass on it in memory: a file `registry validate` would reject is
+    never written (ResultImportError names the files and the first problem)."""
+    files = ", ".join(str(path) for path in config.files)
+    try:
+        result = import_files(config.files, config.facts, config.file_format)
+    except (OverflowError, ArithmeticError) as error:  # a figure no float or clock can take
+        raise ResultImportError(f"{files}: a number is out of range ({error})") from None
+    problems = check_result(result).problems
+    if problems:
+        first = problems[0]
+        where = f"{first.path}: " if first.path else ""
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ResultImportError(
+            f"{files}: registry validate would reject the result, so it is not written: "
+            f"{where}{first.message}{more}"
+        )
     output = config.output or Path(result_path(result).name)
     if output.is_dir():
         output = output / result_path(result).name

@@ -24,6 +24,7 @@ from bench.errors import BenchConfigError, BenchError
 from bench.workloads import length_data, parse_length_spec
 from registry.builder import ResultBuildError, build_result
 from registry.catalog import load_gpus, load_models
+from registry.input_files import InputFileError, read_input_text
 from registry.models import Result, ServingSettings
 from registry.models.common import HF_REPO_PATTERN
 from registry.secrets import redact
@@ -125,13 +126,9 @@ def _reject_constant(name: str) -> Any:
 def read_json_values(path: Path) -> list[Any]:
     """Every JSON value in a file, one after another (vLLM's --append-result writes several)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultImportError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ResultImportError(f"{path}: is a folder, not a file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ResultImportError(f"{path}: cannot read: {error}") from None
+        text = read_input_text(path, "benchmark file")
+    except InputFileError as error:
+        raise ResultImportError(str(error)) from None
     decoder = json.JSONDecoder(parse_constant=_reject_constant)
     values: list[Any] = []
     position = 0

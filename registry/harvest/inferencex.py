@@ -31,6 +31,7 @@ from typing import Any
 
 from registry.harvest.errors import HarvestError, RowSkipped, validated_result
 from registry.harvest.outcome import Harvested
+from registry.input_files import read_input_text
 from registry.models import GpuEntry, ModelEntry, Result
 from registry.secrets import without_userinfo
 
@@ -77,13 +78,12 @@ def read_dump(folder: Path) -> dict[str, list[dict[str, Any]]]:
     tables = {}
     for table in TABLES:
         path = folder / f"{table}.json"
+        if not (path.exists() or path.is_symlink()):
+            raise HarvestError(f"{path}: missing; expected a dump of the InferenceX database")
+        text = read_input_text(path, "source table")
         try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise HarvestError(
-                f"{path}: missing; expected a dump of the InferenceX database"
-            ) from None
-        except (OSError, ValueError) as error:
+            rows = json.loads(text)
+        except (ValueError, RecursionError) as error:
             raise HarvestError(f"{path}: not a JSON table ({error})") from None
         if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
             raise HarvestError(f"{path}: expected a JSON array of row objects")

@@ -19,6 +19,7 @@ from registry.harvest import (
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.tree import SourceTree
+from registry.input_files import read_input_text
 from registry.models import GpuEntry, ModelEntry, Result
 
 DEFAULT_SUBMITTER = "infermeter-maintainers"
@@ -194,17 +195,17 @@ def harvest_amd(
     """Harvest one version of AMD's ROCm vLLM docker README (its performance tables): a
     checkout of ROCm/vllm (read at `commit`, default HEAD) or the README file itself
     (`commit` names the commit it was taken from)."""
-    if source.is_file():
+    if (source.exists() or source.is_symlink()) and not source.is_dir():
         if commit is None:
             raise HarvestError(
                 f"--from: {source} is a file; name the commit it was taken from with --commit"
             )
-        text, revision = source.read_text(encoding="utf-8"), commit
+        text, revision = read_input_text(source, "source page"), commit
     else:
         tree = SourceTree.open(source, commit)
         if tree.commit is None:
             raise HarvestError(f"--from: {source} is no git repository and no file")
-        text, revision = tree.read_text(amd.DOCUMENT), tree.commit
+        text, revision = tree.read_text(amd.DOCUMENT, "source page"), tree.commit
     known = retrieval_dates(options.registry_root, amd.result_key)
     today = options.retrieval_date()
     document = amd.describe(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.harvest.errors import HarvestError
+from registry.input_files import LIMITS_BYTES, MIB, read_input_text
 
 _GIT_TIMEOUT_S = 300
 
@@ -61,15 +62,18 @@ class SourceTree:
             return cls(folder, resolved.decode().strip(), True)
         return cls(folder, commit, False)
 
-    def read_many(self, paths: list[str]) -> dict[str, str | None]:
-        """The text of each path (None where there is no such file), read in one go."""
+    def read_many(self, paths: list[str], kind: str = "source table") -> dict[str, str | None]:
+        """The text of each path (None where there is no such file), read in one go; a file
+        that is no regular file, larger than a `kind`'s limit (`registry.input_files`) or not
+        UTF-8 is refused (InputFileError, HarvestError)."""
         if not paths:
             return {}
         if not self.is_git:
             found: dict[str, str | None] = {}
             for relative in paths:
                 file = self.root / relative
-                found[relative] = file.read_text(encoding="utf-8") if file.is_file() else None
+                exists = file.exists() or file.is_symlink()
+                found[relative] = read_input_text(file, kind) if exists else None
             return found
         request = "".join(f"{self.commit}:{relative}\n" for relative in paths).encode("utf-8")
         output = _git(self.root, "cat-file", "--batch", stdin=request)
@@ -83,13 +87,24 @@ class SourceTree:
                 texts[relative] = None
                 continue
             size = int(header[2])
-            texts[relative] = output[position : position + size].decode("utf-8", "replace")
+            if size > LIMITS_BYTES[kind]:
+                raise HarvestError(
+                    f"{relative} at {str(self.commit)[:12]}: {size / MIB:.1f} MiB is above the "
+                    f"limit of {LIMITS_BYTES[kind] / MIB:g} MiB for a {kind}"
+                )
+            blob = output[position : position + size]
+            try:
+                texts[relative] = blob.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise HarvestError(
+                    f"{relative} at {str(self.commit)[:12]}: not UTF-8 text (byte {error.start})"
+                ) from None
             position += size + 1
         return texts
 
-    def read_text(self, relative: str) -> str:
+    def read_text(self, relative: str, kind: str = "source table") -> str:
         """The text of one file; HarvestError names it when it is missing."""
-        text = self.read_many([relative])[relative]
+        text = self.read_many([relative], kind)[relative]
         if text is None:
             where = f" at {self.commit[:12]}" if self.commit else ""
             raise HarvestError(f"{self.root / relative}: no such file{where}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from registry.harvest import trtllm, trtllm_grid, trtllm_legacy, trtllm_static
 from registry.harvest.errors import HarvestError
 from registry.harvest.tree import SourceTree
+from registry.input_files import InputFileError, read_input_text
 
 _HEADER = re.compile(
     r"\A<!-- Excerpt of (?P<path>\S+) in (?P<repository>[\w.-]+/[\w.-]+) at commit\s+"
@@ -66,9 +67,9 @@ def layout_path(text: str) -> str:
 def file_page(file: Path, commit: str | None) -> Page:
     """A page's markdown file; its commit from `commit` or its header (both: they must agree)."""
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise HarvestError(f"--from: {file}: cannot be read ({error})") from None
+        text = read_input_text(file, "source page")
+    except InputFileError as error:
+        raise HarvestError(f"--from: {error}") from None
     header = _HEADER.match(text)
     if header is not None and commit is not None and not header["commit"].startswith(commit):
         raise HarvestError(
@@ -92,7 +93,11 @@ def folder_pages(folder: Path) -> list[Page]:
         raise HarvestError(f"--from: {folder} holds no .md page of a version")
     pages = []
     for file in files:
-        if _HEADER.match(file.read_text(encoding="utf-8")) is None:
+        try:
+            text = read_input_text(file, "source page")
+        except InputFileError as error:
+            raise HarvestError(f"--from: {error}") from None
+        if _HEADER.match(text) is None:
             raise HarvestError(
                 f"--from: {file} does not begin '<!-- Excerpt of PATH in OWNER/REPOSITORY at "
                 "commit COMMIT'; every page of a folder names its path and commit"
@@ -116,7 +121,7 @@ def checkout_page(source: Path, commit: str | None) -> Page:
 
 def pages_of(source: Path, commit: str | None) -> list[Page]:
     """The versions a `--from` names: a file, a checkout, or a folder of version files."""
-    if source.is_file():
+    if source.is_file() or (source.exists() and not source.is_dir()):  # a FIFO: refused there
         return [file_page(source, commit)]
     if source.is_dir() and not (source / ".git").exists() and any(source.glob("*.md")):
         if commit is not None:

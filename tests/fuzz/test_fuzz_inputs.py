@@ -1,0 +1,244 @@
+"""Hostile input files on every surface that reads one: refused in one line, never a hang, a
+traceback or an unbounded read, and nothing written that the gate rejects.
+
+Surfaces: plans (`bench plan matrix`, both renders, `bench run --plan`), `bench import`,
+`registry harvest` (TensorRT-LLM pages and folders, AMD's README, MLPerf, InferenceX tables).
+Inputs: FIFOs, devices, files above their kind's limit (sparse, so cheap), non-UTF-8 text,
+deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge tables, 1e308.
+Seeded: the random bytes and shapes come from `random.Random(SEED)`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fuzz_helpers import check_cli, check_gate_accepts
+
+SEED = 20261201
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+DATA = REPOSITORY_ROOT / "tests" / "data"
+VLLM_FILE = DATA / "importers" / "vllm-serve-concurrency16.json"
+IMPORT_FACTS = [
+    "--gpu", "h100-sxm", "--gpu-count", "1", "--model-id", "llama-3.1-8b-instruct",
+    "--engine-version", "0.9.1", "--command", "vllm bench serve --max-concurrency 16",
+    "--submitter", "someone", "--timezone", "UTC", "--input-len", "1024", "--output-len", "128",
+]  # fmt: skip
+PLAN_RUN = (
+    "{name: chat, model: meta-llama/Llama-3.1-8B-Instruct, gpus: [h100-sxm], concurrency: [1]}"
+)
+
+
+def _fifo(folder: Path, name: str) -> Path:
+    path = folder / name
+    os.mkfifo(path)
+    return path
+
+
+def _sparse(folder: Path, name: str, size: int) -> Path:
+    path = folder / name
+    with path.open("wb") as stream:
+        stream.truncate(size)
+    return path
+
+
+def _plan_commands(plan: Path) -> list[list[str]]:
+    return [
+        ["bench", "plan", "matrix", str(plan)],
+        ["bench", "plan", "render", str(plan), "--kubernetes"],
+        ["bench", "run", "--plan", str(plan)],
+    ]
+
+
+def _write(folder: Path, name: str, text: str | bytes) -> Path:
+    path = folder / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+# --- plans ---------------------------------------------------------------------------------
+
+PLANS: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "fifo": lambda d: (_fifo(d, "plan.yaml"), "FIFO"),
+    "device": lambda d: (Path("/dev/zero"), "device"),
+    "too large": lambda d: (_sparse(d, "plan.yaml", 3 * 1024**3), "limit of 0.25 MiB"),
+    "not UTF-8": lambda d: (_write(d, "plan.yaml", b"runs: [\xff\xfe]\n"), "not UTF-8"),
+    "deep nesting": lambda d: (_write(d, "plan.yaml", "runs: " + "[" * 5000 + "]" * 5000),
+                               "nest"),
+    "alias bomb": lambda d: (_write(d, "plan.yaml", "\n".join(
+        ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+        + [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, "
+           f"*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)]
+        + ["runs: [{model: m, gpus: [h100-sxm], extra-body: {x: *a8}}]"])), "aliases expanded"),
+    "superscript count": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
+        "[h100-sxm]", '["h100-sxm:²"]').join(["runs: [", "]"])), "ID:COUNT"),
+    "5,000-digit count": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
+        "[h100-sxm]", f'["h100-sxm:{"9" * 5000}"]').join(["runs: [", "]"])), "ID:COUNT"),
+    "200,000 runs": lambda d: (_write(d, "plan.yaml", "runs:\n" + "- {}\n" * 200_000),
+                               "limit of 0.25 MiB"),
+    "2,000 runs": lambda d: (_write(d, "plan.yaml", "runs:\n" + "- {}\n" * 2_000),
+                             "at most 1,000"),
+    "300,000 points": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
+        "[1]", "[" + ", ".join(str(i + 1) for i in range(300_000)) + "]").join(
+        ["runs: [", "]"])), "limit of 0.25 MiB"),
+    "5,000 points": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
+        "[1]", "[" + ", ".join(str(i + 1) for i in range(5_000)) + "]").join(
+        ["runs: [", "]"])), "at most 1,000"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(PLANS))
+def test_fuzz_inputs_plans(tmp_path: Path, case: str) -> None:
+    plan, named = PLANS[case](tmp_path)
+    for args in _plan_commands(plan):
+        result = check_cli(args, "plans", limit_s=30)
+        assert result.exit_code == 1, (case, args[:3], result.output[-400:])
+        assert named in result.stderr, (case, args[:3], result.stderr[-400:])
+
+
+def test_fuzz_inputs_gpus_per_node_digits(tmp_path: Path) -> None:
+    plan = _write(tmp_path, "plan.yaml", PLAN_RUN.join(["runs: [", "]"]))
+    for value in ("9" * 5000, "h100-sxm=" + "9" * 5000, "²", "h100-sxm=٣"):
+        result = check_cli(
+            ["bench", "plan", "render", str(plan), "--kubernetes", "--gpus-per-node", value],
+            "plans",
+        )
+        assert result.exit_code == 2, result.output
+        assert "--gpus-per-node" in result.stderr
+
+
+# --- bench import --------------------------------------------------------------------------
+
+
+def _vllm_with(value: float) -> bytes:
+    data = json.loads(VLLM_FILE.read_text(encoding="utf-8"))
+    for key in ("duration", "mean_ttft_ms", "request_throughput", "total_output_tokens"):
+        data[key] = value
+    return json.dumps(data).encode()
+
+
+IMPORTS: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "fifo": lambda d: (_fifo(d, "r.json"), "FIFO"),
+    "/dev/zero": lambda d: (Path("/dev/zero"), "device"),
+    "/dev/urandom": lambda d: (Path("/dev/urandom"), "device"),
+    "3 GB": lambda d: (_sparse(d, "r.json", 3 * 1024**3), "limit of 256 MiB"),
+    "not UTF-8": lambda d: (_write(d, "r.json", random.Random(SEED).randbytes(4096)), "UTF-8"),
+    "deep JSON": lambda d: (_write(d, "r.json", "[" * 100_000 + "]" * 100_000), "JSON"),
+    "1e308": lambda d: (_write(d, "r.json", _vllm_with(1e308)), "r.json"),
+    "1e30": lambda d: (_write(d, "r.json", _vllm_with(1e30)), "r.json"),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPORTS))
+def test_fuzz_inputs_bench_import(tmp_path: Path, case: str) -> None:
+    path, named = IMPORTS[case](tmp_path)
+    output = tmp_path / "out"
+    output.mkdir()
+    result = check_cli(["bench", "import", str(path), *IMPORT_FACTS, "--output", str(output)],
+                       "import", limit_s=60)  # fmt: skip
+    assert result.exit_code == 1, (case, result.output[-400:])
+    assert named in result.stderr, (case, result.stderr[-400:])
+    check_gate_accepts("import", sorted(output.glob("*.json")))  # none, or only valid ones
+
+
+@pytest.mark.parametrize("engine_version", ["<script>alert(1)</script>", "\u202eevil", "=1+1"])
+def test_fuzz_inputs_bench_import_never_writes_what_the_gate_rejects(
+    tmp_path: Path, engine_version: str
+) -> None:
+    facts = list(IMPORT_FACTS)
+    facts[facts.index("0.9.1")] = engine_version
+    result = check_cli(["bench", "import", str(VLLM_FILE), *facts, "--output", str(tmp_path)],
+                       "import")  # fmt: skip
+    written = sorted(tmp_path.glob("*.json"))
+    check_gate_accepts("import", written)
+    assert result.exit_code == (0 if written else 1), result.output
+
+
+# --- harvests ------------------------------------------------------------------------------
+
+
+def _registry(folder: Path) -> Path:
+    root = folder / "checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
+    (root / "registry" / "results").mkdir()
+    return root
+
+
+def _trtllm_table(rows: int) -> str:
+    header = (DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md").read_text()
+    line = "| 128 | 128 | 1000.5 |\n"
+    return header + "\n| ISL | OSL | Throughput |\n|---|---|---|\n" + line * rows
+
+
+def _git_repo(folder: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    for command in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "x"]):
+        identity = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+        subprocess.run(
+            ["git", "-C", str(folder), *identity, *command], check=True, capture_output=True
+        )
+    return folder
+
+
+def _inferencex_with(folder: Path, table: str, data: bytes | None) -> Path:
+    dump = folder / "dump"
+    shutil.copytree(DATA / "harvest" / "inferencex-dump", dump)
+    (dump / f"{table}.json").unlink()
+    if data is None:
+        os.mkfifo(dump / f"{table}.json")
+    else:
+        (dump / f"{table}.json").write_bytes(data)
+    return dump
+
+
+HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
+    "trtllm fifo file": lambda d: (["trtllm", "--from", str(_fifo(d, "p.md")), "--commit",
+                                    "03e27c7d"], "FIFO"),
+    "trtllm fifo in a folder": lambda d: (["trtllm", "--from", str(_fifo(d, "p.md").parent)],
+                                          "FIFO"),
+    "trtllm 200,000 rows": lambda d: (["trtllm", "--from", str(_write(
+        d, "p.md", _trtllm_table(200_000))), "--commit", "03e27c7d"], "limit of 4 MiB"),
+    "amd fifo": lambda d: (["amd", "--from", str(_fifo(d, "fifo.md")), "--commit", "f94ec9be"],
+                           "FIFO"),
+    "amd not UTF-8": lambda d: (["amd", "--from", str(_write(
+        d, "README.md", b"# vLLM \xff\xfe\n")), "--commit", "f94ec9be"], "UTF-8"),
+    "amd git not UTF-8": lambda d: (["amd", "--from", str(_git_repo(d / "vllm", {
+        "docs/dev-docker/README.md": b"# \xff\xfe\n"}))], "UTF-8"),
+    "mlperf not UTF-8": lambda d: (["mlperf", "--round", "5.1", "--from", str(_git_repo(
+        d / "results", {"summary_results.json": b"[\xff\xfe]"}))], "UTF-8"),
+    "mlperf deep JSON": lambda d: (["mlperf", "--round", "5.1", "--from", str(_git_repo(
+        d / "results", {"summary_results.json": b"[" * 100_000 + b"]" * 100_000}))],
+        "nested too deeply"),
+    "inferencex fifo": lambda d: (["inferencex", "--from", str(_inferencex_with(
+        d, "benchmark_results", None))], "FIFO"),
+    "inferencex deep JSON": lambda d: (["inferencex", "--from", str(_inferencex_with(
+        d, "configs", b"[" * 100_000 + b"]" * 100_000))], "not a JSON table"),
+    "inferencex range-ratio nan": lambda d: (["inferencex", "--from", str(
+        DATA / "harvest" / "inferencex-dump"), "--range-ratio", "nan"], "--range-ratio"),
+    "inferencex range-ratio 1e308": lambda d: (["inferencex", "--from", str(
+        DATA / "harvest" / "inferencex-dump"), "--range-ratio", "1e308"], "--range-ratio"),
+    "inferencex range-ratio -1": lambda d: (["inferencex", "--from", str(
+        DATA / "harvest" / "inferencex-dump"), "--range-ratio", "-1"], "--range-ratio"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(HARVESTS))
+def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
+    args, named = HARVESTS[case](tmp_path)
+    root = _registry(tmp_path)
+    before = sorted(root.rglob("*"))
+    result = check_cli(
+        ["registry", "harvest", *args, "--registry", str(root), "--retrieved", "2026-12-01"],
+        "harvests", limit_s=60,
+    )  # fmt: skip
+    assert result.exit_code in (1, 2), (case, result.output[-400:])
+    assert named in result.stderr, (case, result.stderr[-400:])
+    assert sorted(root.rglob("*")) == before  # nothing written
