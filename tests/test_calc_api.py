@@ -321,3 +321,46 @@ def test_vram_page_bound_says_which_link_its_traffic_takes_or_that_none_is_sourc
         "vram", {**query, "gpu": "rtx-pro-6000", "tensor_parallel_size": "2"}, CATALOG
     )["html"]
     assert "TP all-reduce not included: no sourced interconnect figure for 2 GPUs" in unsourced
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "tp"),
+    [
+        ("qwen3.5-397b-a17b", "h200-sxm", "8"),
+        ("qwen3-vl-235b-a22b-thinking", "h200-sxm", "8"),
+        ("glm-5", "b200", "8"),
+        ("minimax-m2", "h100-sxm", "4"),
+    ],
+)
+def test_cli_and_page_vram_payloads_are_the_same_for_the_new_families(
+    model: str, gpu: str, tp: str
+) -> None:
+    cli = json_output(
+        "calc", "vram", "--model", model, "--gpu", gpu, "-tp", tp, "--max-model-len", "32768"
+    )
+    page = _page(
+        "vram", {"model": model, "gpu": gpu, "tensor_parallel_size": tp, "max_model_len": "32768"}
+    )
+    assert page == cli
+    assert cli["weights_bytes"] > 0
+
+
+def test_cli_and_page_plan_a_generically_read_config_alike_and_say_so(tmp_path: Path) -> None:
+    config = {
+        "model_type": "nova_lm",
+        "hidden_size": 2048,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "intermediate_size": 8192,
+        "vocab_size": 32000,
+        "max_position_embeddings": 8192,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    cli = json_output(
+        "calc", "vram", "--model", str(path), "--gpu", "l4", "--max-model-len", "8192"
+    )
+    page = _page("vram", {"config": json.dumps(config), "gpu": "l4", "max_model_len": "8192"})
+    assert page["vllm_plan"] == cli["vllm_plan"]
+    assert any("read generically" in note for note in cli["vllm_plan"]["notes"])

@@ -124,6 +124,15 @@ CASES = [
     (
         "vram",
         {
+            "model": "qwen3.5-397b-a17b",
+            "gpu": "h200-sxm",
+            "max_model_len": "65536",
+            "tensor_parallel_size": "8",
+        },
+    ),
+    (
+        "vram",
+        {
             "model": "llama-3.1-70b-instruct",
             "gpu": "h100-sxm",
             "max_model_len": "32768",
