@@ -162,7 +162,7 @@ class IndexRow:
     )
     on_demand_price_confidence: str | None = _column(
         "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
-        "agree with it and its date (the Prices page says how)."
+        "agree with it and its date (Methodology, Prices, says how)."
     )
     on_demand_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
     on_demand_usd_per_million_output_tokens: float | None = _column(
@@ -181,7 +181,7 @@ class IndexRow:
     )
     interruptible_price_confidence: str | None = _column(
         "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
-        "agree with it and its date (the Prices page says how)."
+        "agree with it and its date (Methodology, Prices, says how)."
     )
     interruptible_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
     interruptible_usd_per_million_output_tokens: float | None = _column(
@@ -202,7 +202,7 @@ class IndexRow:
     )
     reserved_price_confidence: str | None = _column(
         "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
-        "agree with it and its date (the Prices page says how)."
+        "agree with it and its date (Methodology, Prices, says how)."
     )
     reserved_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
     reserved_usd_per_million_output_tokens: float | None = _column(

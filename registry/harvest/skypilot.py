@@ -220,7 +220,8 @@ def merged(entries: Iterable[PriceEntry]) -> list[PriceEntry]:
 HEADER = (
     "# Written by `infermeter registry harvest skypilot --from tests/data/harvest/skypilot`: "
     "do not edit; change the pinned excerpts and rerun.\n"
-    "# SkyPilot's catalog (Apache-2.0) copies each provider's own prices; source.url names the "
+    "# Each price is a fact its provider publishes, copied by SkyPilot's catalog "
+    "(skypilot-org/skypilot-catalog, which states no licence of its own); source.url names the "
     "file at its commit.\n"
 )
 

@@ -12,7 +12,7 @@ from calculators.kv_cache import kv_cache_shape
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
 from registry.plain_text import html_text, plain_text
-from registry.prices import tier_prices
+from registry.prices import confidence, dated, tier_prices
 
 GIB = 1024**3
 MEMORY_CONTEXTS = (4096, 32768, 131072)
@@ -84,6 +84,13 @@ CAUTION_WORDS = {
     "anomaly": "not used: the source's own figures contradict each other",
     "doubtful": "not used: looks wrong against other sources",
 }
+
+
+def _tier_cell(price: PriceEntry) -> str:
+    tier = esc(price.tier.replace("_", "-"))
+    if price.derived is None:
+        return tier
+    return f"{tier} (derived: {esc(price.derived.rule)})"
 
 
 def price_use(price: PriceEntry, chosen: Mapping[str, PriceEntry]) -> str:
@@ -184,12 +191,14 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
             f'<span id="{esc(price_anchor(price))}">{esc(price.provider)}</span>',
             esc(price.offering),
             esc(price.instance),
-            esc(price.tier.replace("_", "-")),
+            _tier_cell(price),
             f"${price.usd_per_gpu_hour:,.3f}",
             esc(price.gpus_per_instance),
             f"${price.usd_per_gpu_hour * price.gpus_per_instance:,.2f}",
             esc(price.region),
-            esc(price.as_of),
+            esc(dated(price) or f"undated (read {price.as_of})"),
+            f'<span title="{esc(confidence(price, prices).reason())}">'
+            f"{esc(confidence(price, prices).level)}</span>",
             esc(price_use(price, chosen)),
             _price_source(price),
         )
@@ -206,7 +215,8 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
                 "GPUs",
                 "Instance $/hour",
                 "Region",
-                "As of",
+                "Date",
+                "Confidence",
                 "Used in figures",
                 "Source",
             ),
@@ -214,7 +224,8 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
             exclude=True,
         )
         if price_rows
-        else "<p>No price in the catalog yet.</p>"
+        else "<p>No sourced price exists for this GPU in the catalog, so its results show no "
+        "$ figures.</p>"
     )
     # The catalog's notes are the curator's working notes; readers get what they imply.
     notes = (
@@ -237,10 +248,15 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         + _table(("Spec", "Value", "Sources"), spec_rows)
         + notes
         + f"\n\n## Sources\n\n<ol>{sources}</ol>\n\n## Prices\n\n"
-        "Price per GPU per hour (the instance's price ÷ its GPUs), with the date it was read. "
-        "Figures use the cheapest usable on-demand price and, for the other tiers, the same "
-        "provider's prices (another provider's only when below that on-demand price); a price "
-        "the catalog doubts is listed but never used.\n\n"
+        "Price per GPU per hour (the instance's price ÷ its GPUs), with its date (*undated* "
+        "where the source states none and only the day it was read is known) and its "
+        "confidence (how many providers and offers agree; see "
+        "[Methodology](../methodology.md#prices)). Figures use, per tier, the cheapest price "
+        "dated within 6 months that is the provider's official list price or quoted by at "
+        "least 2 providers, else the cheapest usable price; the other tiers come from the "
+        "on-demand price's provider (another provider's only when below that on-demand price). "
+        "A price the catalog doubts is listed but never used; a derived tier says so, with its "
+        "rule.\n\n"
         + prices_html
         + "\n\n## Results on this GPU\n\n"
         + (results or "No result on this GPU yet.")

@@ -17,6 +17,7 @@ from catalog_pages import esc, front_matter_string
 from compare_table import COLUMNS, Column, compare_table, kind_badge, num, roofline_cell, usd
 from downloads_page import downloads
 from gpu_labels import gpus_link
+from price_notes import prices_used
 from result_index import Index
 from row_groups import SUMMARY_COLUMNS, Group, compare_slug, ranked, replicate_groups, rows_by
 
@@ -183,7 +184,14 @@ def _group_html(
         "</figcaption></figure></div>"
     )
     buyer = buyer_table(rows, flagged_gpus, gpu_names)
-    return buyer + "<p>Every load point:</p>" + compare_table(groups, gpu_names) + sweep + charts
+    return (
+        buyer
+        + prices_used(rows, gpu_names)
+        + "<p>Every load point:</p>"
+        + compare_table(groups, gpu_names)
+        + sweep
+        + charts
+    )
 
 
 def compare_slots(

@@ -7,6 +7,7 @@ from typing import Any
 
 from catalog_pages import esc
 from gpu_labels import gpu_name
+from price_notes import row_price_phrase
 from row_groups import Group
 
 from registry.index import IndexRow
@@ -64,9 +65,12 @@ def _hourly_price(group: Group) -> str:
     text = usd(row.on_demand_usd_per_hour, 2)
     if row.on_demand_price_id is None:
         return text
+    phrase = row_price_phrase(row, "on_demand") or ""
     return (
         f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}" '
-        f'title="{esc(row.on_demand_price_id)}">{text}</a>'
+        f'title="{esc(phrase)}">{text}</a><br><small class="im-price">'
+        f"{esc(row.on_demand_price_provider)}, {esc(row.on_demand_price_as_of or 'undated')}, "
+        f"{esc(row.on_demand_price_confidence)}</small>"
     )
 
 

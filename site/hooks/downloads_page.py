@@ -13,6 +13,7 @@ from row_groups import compare_slug
 
 from registry.index import IndexRow, render_csv
 from registry.index import render_json as index_json
+from registry.licences import licences_data, licences_markdown
 from registry.models import GpuEntry, ModelEntry, PriceEntry
 
 
@@ -101,12 +102,16 @@ def downloads(
             " price per tier.",
         ),
         ("assets/calculators.zip", "The `calculators` Python package the calculator pages run."),
+        ("data/licences.json", "The terms of each part of the data (the table below)."),
     ]
+    files["data/licences.json"] = json.dumps(licences_data(), indent=2) + "\n"
     files["downloads.md"] = (
         "---\ntitle: Downloads\n---\n\n# Downloads\n\nEverything on this site comes from"
         " these files "
         "(JSON and CSV, built from the registry with the site).\n\n| File | What |\n|---|---|\n"
         + "\n".join(f"| [{name}]({name}) | {text} |" for name, text in described)
-        + "\n\nEach result file is linked from its result page.\n"
+        + "\n\nEach result file is linked from its result page.\n\n## Licence\n\n"
+        "infermeter's own data is open; each imported source keeps the terms it states:\n\n"
+        + licences_markdown()
     )
     return files

@@ -64,11 +64,14 @@ def test_sources_every_price_has_its_date_and_source(built_site: Path) -> None:
         for cells in _rows(prices):
             seen += 1
             assert cells[0].startswith('<span id="price-'), cells
-            assert re.fullmatch(r"\d{4}(-\d{2}){0,2}", cells[8]), cells  # as of
+            date = r"\d{4}(-\d{2}){0,2}"
+            # its date, or undated with the day its source was read
+            assert re.fullmatch(rf"{date}|undated \(read {date}\)", cells[8]), cells
+            assert re.fullmatch(r'<span title="(high|medium|low): [^"]+">(high|medium|low)</span>',
+                                cells[9]), cells  # fmt: skip
             # whether figures use it: a tier, not at all, or flagged and never
-            assert cells[9] == "–" or cells[9].startswith(("yes (", "not used: ")), cells
-            source = cells[10]
-            assert source.startswith('<a href="http') or source.endswith("(no public address)")
+            assert cells[10] == "–" or cells[10].startswith(("yes (", "not used: ")), cells
+            assert cells[11].startswith('<a href="http'), cells  # every price has its address
     assert seen > 50
 
 
@@ -102,3 +105,31 @@ def test_sources_reported_result_pages_link_their_source(built_site: Path) -> No
         source = json.loads((built_site / f"results/{result_id}.json").read_text())["source"]
         page = (built_site / f"results/{result_id}/index.html").read_text()
         assert f'<a href="{html.escape(source["url"])}" rel="noopener">' in page, result_id
+
+
+def test_sources_every_dollar_table_names_its_prices(built_site: Path) -> None:
+    """Each compare section with a $ figure lists, per GPU, the provider, tier, date and
+    confidence of the price its figures rest on, linked to the price's row."""
+    phrase = re.compile(
+        r'<a href="\.\./\.\./gpus/[^"]+#price-[^"]+">[\w.-]+ (on-demand|interruptible|reserved) '
+        r"\$[\d,.]+/GPU-h, (\d{4}(-\d{2}){0,2}|undated), (high|medium|low) confidence</a>"
+    )
+    pages = sorted((built_site / "compare").glob("*/index.html"))
+    named = 0
+    for path in pages:
+        page = path.read_text()
+        if "$/1M" not in page:
+            continue
+        blocks = re.findall(r'<details class="im-prices">(.*?)</details>', page, re.S)
+        assert blocks, path.parent.name
+        named += sum(len(phrase.findall(block)) for block in blocks)
+    assert named > 50
+
+
+def test_sources_downloads_state_the_licences(built_site: Path) -> None:
+    page = (built_site / "downloads/index.html").read_text()
+    licences = json.loads((built_site / "data/licences.json").read_text())
+    assert {"Apache License 2.0"} <= {entry["terms"][:18] for entry in licences}
+    for needle in ("MLCommons", "TensorRT-LLM", "ROCm/vllm", "InferenceX", "skypilot-catalog"):
+        assert needle in page, needle
+        assert any(needle in " ".join(entry.values()) for entry in licences), needle

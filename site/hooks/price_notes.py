@@ -1,0 +1,64 @@
+"""The price behind every $ figure, in a reader's words: provider, tier, date and confidence
+(`price_phrase`), and the list of prices a table's figures rest on (`prices_used`), each linked
+to its row on the GPU page (its source and notes are there)."""
+
+from collections.abc import Iterable, Mapping
+
+from catalog_pages import esc
+
+from calculators.price_tiers import PRICE_TIERS
+from registry.index import IndexRow
+
+TIER_WORDS = {"on_demand": "on-demand", "interruptible": "interruptible", "reserved": "reserved"}
+
+
+def price_phrase(
+    provider: str, tier: str, as_of: str | None, confidence: str | None, usd_per_gpu_hour: float
+) -> str:
+    """`oci on-demand $10.00/GPU-h, 2026-09-18, medium confidence` (`undated` for a price whose
+    source states no date)."""
+    return (
+        f"{provider} {TIER_WORDS.get(tier, tier)} ${usd_per_gpu_hour:,.2f}/GPU-h, "
+        f"{as_of or 'undated'}, {confidence or 'no'} confidence"
+    )
+
+
+def row_price_phrase(row: IndexRow, tier: str) -> str | None:
+    """The phrase of the price a row's `tier` figures use; None when the row has none."""
+    price_id = getattr(row, f"{tier}_price_id")
+    hourly = getattr(row, f"{tier}_usd_per_hour")
+    if price_id is None or hourly is None:
+        return None
+    return price_phrase(
+        getattr(row, f"{tier}_price_provider"),
+        tier,
+        getattr(row, f"{tier}_price_as_of"),
+        getattr(row, f"{tier}_price_confidence"),
+        hourly / row.gpu_count,
+    )
+
+
+def prices_used(rows: Iterable[IndexRow], gpu_names: Mapping[str, str] | None = None) -> str:
+    """A paragraph naming, per GPU, the price of each tier the rows' $ figures rest on."""
+    seen: dict[str, dict[str, tuple[str, str]]] = {}
+    for row in rows:
+        tiers = seen.setdefault(row.gpu, {})
+        for tier in PRICE_TIERS:
+            phrase = row_price_phrase(row, tier)
+            if phrase is not None and tier not in tiers:
+                tiers[tier] = (getattr(row, f"{tier}_price_id"), phrase)
+    if not seen:
+        return ""
+    names = gpu_names or {}
+    items = []
+    for gpu in sorted(seen):
+        links = [
+            f'<a href="../../gpus/{esc(gpu)}/#price-{esc(price_id)}">{esc(phrase)}</a>'
+            for price_id, phrase in seen[gpu].values()
+        ]
+        text = "; ".join(links) if links else "no sourced price exists, so no $ figure"
+        items.append(f"<li><strong>{esc(names.get(gpu, gpu))}</strong>: {text}</li>")
+    return (
+        '<details class="im-prices"><summary>Prices behind the $ figures (provider, tier, date, '
+        "confidence)</summary><ul>" + "".join(items) + "</ul></details>"
+    )
