@@ -67,6 +67,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.serving.max_num_batched_tokens",
     "identity.serving.enable_prefix_caching",
     "identity.serving.enable_chunked_prefill",
+    "identity.serving.load_format",
     "identity.serving.expert_parallel_size",
     "identity.serving.speculative.method",
     "identity.serving.speculative.draft_tokens",
