@@ -199,3 +199,28 @@ def non_torch_bytes(settings: VllmSettings) -> int:
     if settings.tensor_parallel_size > 1 and settings.gpu_name.lower() in NVLS_GPUS:
         non_torch += NON_TORCH_NVLS_BYTES
     return non_torch
+
+
+# vLLM 0.10 builds on H100/H200 logged a profiling peak of ~38.5 bytes per logit of the dummy
+# sampler run (max_num_seqs x vocabulary): the llm-d-benchmark H100 study (4.76 GiB for Llama's
+# 128256, 5.56-5.64 GiB for Qwen3's 151936 at 0.6B and 32B alike, 7.38 GiB for gpt-oss's 201088, all
+# at 1024 sequences), its issue 345 on an H200 (4.84 GiB), vLLM issue 23278 (gpt-oss-120b, 0.10.1).
+# The 0.19 fit logs show 15 (SAMPLER_BYTES_PER_LOGIT), and 0.10.1.1 A100 and 0.11.0 L4 logs fit 15
+# too, so the plan keeps 15 and names the risk: these are held-out logs, and what sets the larger
+# peak (the top-k/top-p sampler the build picks) is not in any flag the plan reads.
+SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 = 38.5
+SAMPLER_RISK_RELEASES = ((0, 10), (0, 10))
+
+
+def release_notes(version: tuple[int, int], sequences: int, vocab_size: int) -> list[str]:
+    """Risks of a release the plan does not count, with their size for this plan."""
+    first, last = SAMPLER_RISK_RELEASES
+    if not first <= version <= last:
+        return []
+    extra = sequences * vocab_size * (SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 - SAMPLER_BYTES_PER_LOGIT)
+    return [
+        "vLLM 0.10 builds on H100/H200 have kept up to "
+        f"{extra / 2**30:.2f} GiB more out of the KV cache than planned: their sampler warm-up "
+        f"({sequences} sequences x {vocab_size} logits) logged ~38.5 bytes per logit, not the 15 "
+        "the plan counts (see the calculator error report)"
+    ]

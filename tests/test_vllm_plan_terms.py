@@ -9,6 +9,7 @@ says "default since v0.21.0". Before, the graphs were captured after the KV cach
 memory outside gpu_memory_utilization.
 """
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,14 @@ def test_indexer_kv_layout_is_flagged_as_an_estimate() -> None:
 def test_plan_notes_say_what_is_left_out_or_simplified(model_id: str, needle: str) -> None:
     plan = _plan(model_id, "0.19", tensor_parallel_size=8)
     assert any(needle in note for note in plan.notes)
+
+
+def test_a_0_10_plan_names_the_sampler_warm_up_those_builds_logged() -> None:
+    arch = parse_config(dict(load_models()["qwen3-32b"].config))
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=16000, vllm_version="0.10")
+    plan = plan_vllm(arch, settings)
+    # 1024 sequences x 151936 logits x (38.5 - 15) bytes.
+    assert any("up to 3.41 GiB more" in note for note in plan.notes)
+    later = plan_vllm(arch, dataclasses.replace(settings, vllm_version="0.19"))
+    assert not any("sampler warm-up" in note for note in later.notes)
+    assert later.kv_cache_bytes == plan.kv_cache_bytes  # a note, not a changed figure

@@ -72,3 +72,13 @@ def test_accuracy_page_breaks_the_figures_down_by_release_gpu_and_family() -> No
 def test_no_held_out_source_holds_more_than_its_share_of_the_weight() -> None:
     shares = source_shares([case for case in CASES if case.split == "holdout"])
     assert max(shares.values()) <= MAX_SOURCE_SHARE, max(shares, key=shares.__getitem__)
+
+
+def test_accuracy_page_lists_every_stated_gap_of_the_case_file() -> None:
+    table = PAGE[PAGE.index("## What the plan misses") : PAGE.index("## Every case")]
+    gaps = [(case, name) for case in CASES for name in (case.raw.get("known_gaps") or {})]
+    assert len(gaps) >= 10
+    assert table.count("<tr>") == len(gaps) + 1  # and the header row
+    for case, name in gaps:
+        assert f">{case.id}</a>" in table
+        assert f"<td>{name}</td>" in table
