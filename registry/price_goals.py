@@ -7,8 +7,10 @@ prints them):
 2. every GPU with results has a sourced price, or the site says plainly that none exists;
 3. no price without a provider and a source address.
 
-A $ figure is one index row's $ per 1M output (or accepted) tokens at one tier: the figures the
-tables, charts and answers show.
+A $ figure is one index row's $ per 1M output (or accepted) tokens at one tier. Goal 1 is judged
+on the on-demand figures, the ones the headline columns, rankings and answers use by default and
+the ones issue 21 counted (1,833 at main 707c176, 94 % of them on low-confidence prices); the
+interruptible and reserved figures are counted and printed beside them.
 """
 
 import datetime as dt
@@ -45,8 +47,9 @@ class PriceGoals:
         return met / total if total else 0.0
 
     def holds(self) -> bool:
-        """Whether the three goals hold (an unpriced GPU is stated, so goal 2 holds by listing)."""
-        return self.share() >= GOAL_SHARE and not self.unsourced_prices
+        """Whether the three goals hold: goal 1 on the on-demand figures; goal 2 by listing (an
+        unpriced GPU is stated as such); goal 3 when no price lacks a provider or source."""
+        return self.share("on_demand") >= GOAL_SHARE and not self.unsourced_prices
 
 
 def _has_figure(row: IndexRow, tier: str) -> bool:
