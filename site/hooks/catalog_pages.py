@@ -9,6 +9,7 @@ from typing import Any
 
 from calculators.arch import param_counts, parse_config
 from calculators.kv_cache import kv_cache_shape
+from calculators.price_tiers import PRICE_TIERS
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
 from registry.plain_text import html_text, plain_text
@@ -283,7 +284,7 @@ def gpus_index(
             esc(gpu.memory_bandwidth_gb_s),
             esc(gpu.tflops_dense.bf16),
             esc(gpu.tflops_dense.fp8),
-            *(price(gpu.id, tier) for tier in ("on_demand", "interruptible", "reserved")),
+            *(price(gpu.id, tier) for tier in PRICE_TIERS),
         )
         for gpu in sorted(gpus.values(), key=lambda g: (-g.memory_gb, g.id))
     ]

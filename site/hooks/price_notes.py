@@ -9,8 +9,6 @@ from catalog_pages import esc
 from calculators.price_tiers import PRICE_TIERS
 from registry.index import IndexRow
 
-TIER_WORDS = {"on_demand": "on-demand", "interruptible": "interruptible", "reserved": "reserved"}
-
 
 def price_phrase(
     provider: str, tier: str, as_of: str | None, confidence: str | None, usd_per_gpu_hour: float
@@ -18,7 +16,7 @@ def price_phrase(
     """`oci on-demand $10.00/GPU-h, 2026-09-18, medium confidence` (`undated` for a price whose
     source states no date)."""
     return (
-        f"{provider} {TIER_WORDS.get(tier, tier)} ${usd_per_gpu_hour:,.2f}/GPU-h, "
+        f"{provider} {tier.replace('_', '-')} ${usd_per_gpu_hour:,.2f}/GPU-h, "
         f"{as_of or 'undated'}, {confidence or 'no'} confidence"
     )
 
