@@ -77,7 +77,7 @@ MODEL_TYPE_FAMILIES = {
 _UNMODELLED_KEYS = (
     "hybrid_override_pattern", "layers_block_type", "mamba_", "ssm_", "linear_attn_config",
     "rwkv", "attn_type_list", "num_kv_shared_layers", "hidden_size_per_layer_input",
-    "global_head_dim", "enable_moe_block",
+    "global_head_dim", "enable_moe_block", "compress_ratios", "hc_mult", "o_lora_rank",
 )  # fmt: skip
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,

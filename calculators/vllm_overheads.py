@@ -212,15 +212,30 @@ SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 = 38.5
 SAMPLER_RISK_RELEASES = ((0, 10), (0, 10))
 
 
-def release_notes(version: tuple[int, int], sequences: int, vocab_size: int) -> list[str]:
+# The same study logged 0.54-0.55 GiB outside PyTorch at TP 2 on H100s (Qwen3-32B, Llama-3.3-70B
+# FP8), where the 0.19 fit logs show the NVLS buffers (NON_TORCH_NVLS_BYTES): the plan keeps them
+# and names the other side of the risk for 0.10.
+
+
+def release_notes(
+    version: tuple[int, int], sequences: int, vocab_size: int, settings: VllmSettings | None = None
+) -> list[str]:
     """Risks of a release the plan does not count, with their size for this plan."""
     first, last = SAMPLER_RISK_RELEASES
     if not first <= version <= last:
         return []
     extra = sequences * vocab_size * (SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 - SAMPLER_BYTES_PER_LOGIT)
-    return [
+    notes = [
         "vLLM 0.10 builds on H100/H200 have kept up to "
         f"{extra / 2**30:.2f} GiB more out of the KV cache than planned: their sampler warm-up "
         f"({sequences} sequences x {vocab_size} logits) logged ~38.5 bytes per logit, not the 15 "
         "the plan counts (see the calculator error report)"
     ]
+    nvls = settings is not None and non_torch_bytes(settings) > NON_TORCH_BYTES + NON_TORCH_TP_BYTES
+    if nvls:
+        notes.append(
+            f"the plan counts {NON_TORCH_NVLS_BYTES / 2**30:.2f} GiB of NCCL NVLS buffers per GPU "
+            "under tensor parallelism (vLLM 0.19 logs); vLLM 0.10 builds on H100 logged 0.55 GiB "
+            "outside PyTorch at TP 2 in all, so they may keep that much more for the KV cache"
+        )
+    return notes

@@ -329,7 +329,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
             f"the checkpoint ships {arch.mtp_layers} multi-token-prediction layer(s) that vLLM "
             "loads only for speculative decoding; they are not counted"
         )
-    notes.extend(overheads.release_notes(version, seqs, arch.vocab_size))
+    notes.extend(overheads.release_notes(version, seqs, arch.vocab_size, settings))
     if settings.compilation_config_unread:
         notes.append(
             "compilation_config keys the plan does not read: "

@@ -192,6 +192,16 @@ def test_unknown_model_type_with_an_unmodelled_mechanism_is_refused_naming_it(ke
         parse_config(_tiny(model_type="falcon_h9", **{key: 4}))
 
 
+def test_deepseek_v4_compressed_attention_is_refused_naming_it_not_read_as_mla() -> None:
+    # DeepSeek-V4's compressed sparse attention (its config: compress_ratios per layer, hc_mult,
+    # o_lora_rank) is not modelled: reading it generically would give a confident wrong number.
+    config = _tiny(
+        model_type="deepseek_v4", compress_ratios=[0, 0, 4, 128], hc_mult=4, o_lora_rank=1024
+    )
+    with pytest.raises(ConfigError, match=r"^compress_ratios: model_type 'deepseek_v4'"):
+        parse_config(config)
+
+
 def test_missing_model_type_is_an_error() -> None:
     with pytest.raises(ConfigError, match=r"^model_type: required field missing"):
         parse_config(_tiny(model_type=None))

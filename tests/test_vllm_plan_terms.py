@@ -124,3 +124,17 @@ def test_a_0_10_plan_names_the_sampler_warm_up_those_builds_logged() -> None:
     later = plan_vllm(arch, dataclasses.replace(settings, vllm_version="0.19"))
     assert not any("sampler warm-up" in note for note in later.notes)
     assert later.kv_cache_bytes == plan.kv_cache_bytes  # a note, not a changed figure
+
+
+def test_a_0_10_plan_under_tensor_parallelism_on_h100_names_the_nvls_term_at_risk() -> None:
+    arch = parse_config(dict(load_models()["qwen3-32b"].config))
+    settings = VllmSettings(
+        gpu_memory_bytes=80 * GIB,
+        max_model_len=16000,
+        vllm_version="0.10",
+        tensor_parallel_size=2,
+        gpu_name="h100-sxm",
+    )
+    assert any("NVLS buffers" in note for note in plan_vllm(arch, settings).notes)
+    a100 = dataclasses.replace(settings, gpu_name="a100-80gb-sxm")
+    assert not any("NVLS buffers" in note for note in plan_vllm(arch, a100).notes)
