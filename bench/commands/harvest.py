@@ -92,18 +92,26 @@ def harvest_group() -> None:
     default=None,
     help="Public URL of the repository read (default: mlcommons/inference_results_v<round>).",
 )
+@click.option(
+    "--read-from",
+    default=None,
+    help="Where the bytes were read when not from the repository cited (a fork that holds its "
+    "commit); stated in every result's conditions.",
+)
 @_common
 def mlperf_command(
     round_text: str,
     source: Path,
     commit: str | None,
     repository_url: str | None,
+    read_from: str | None,
     registry_root: Path | None,
     dry_run: bool,
     as_json: bool,
     retrieved: str | None,
 ) -> None:
-    """MLPerf Inference closed datacenter LLM results (Offline, Server, Interactive).
+    """MLPerf Inference datacenter LLM results, closed and open division (Offline, Server,
+    Interactive).
 
     \b
     Example:
@@ -113,7 +121,12 @@ def mlperf_command(
 
     _run(
         lambda options: harvest_mlperf(
-            source, round_text, options, commit=commit, repository_url=repository_url
+            source,
+            round_text,
+            options,
+            commit=commit,
+            repository_url=repository_url,
+            read_from=read_from,
         ),
         registry_root,
         dry_run,

@@ -3,7 +3,8 @@
 Per-stream decode speed against the memory-bandwidth bound (calculators.roofline), output
 throughput per GPU against the compute bound (the model's active parameters and each output
 token's attention over the shortest context the workload allows, at the GPU's peak dense rate),
-memory in use and weights against the GPU's memory, mean power against the board's power
+memory in use and weights against the GPU's memory (the stated weight format's bytes against
+all the result's GPUs together), mean power against the board's power
 limit. Bounds are generous by construction and a stated margin is added on top: only results no
 real run could produce fail.
 
@@ -17,7 +18,12 @@ from collections.abc import Iterator
 
 from calculators.arch import ModelArch, parse_config
 from calculators.errors import CalculatorError
-from calculators.quantization import QUANTIZATION_CHOICES, WeightFormat, weight_format
+from calculators.quantization import (
+    QUANTIZATION_CHOICES,
+    WeightFormat,
+    weight_bytes,
+    weight_format,
+)
 from calculators.roofline import (
     decode_tokens_per_second_bound,
     output_tokens_per_second_per_gpu_bound,
@@ -132,6 +138,27 @@ def _memory_findings(file: str, result: Result, gpu: GpuEntry) -> Iterator[Findi
         yield _finding(file, "startup.weights_gib", message)
 
 
+def _weights_fit_findings(
+    file: str, result: Result, gpu: GpuEntry, arch: ModelArch, fmt: WeightFormat
+) -> Iterator[Finding]:
+    """The stated weight format's bytes against the memory of all the result's GPUs: a format
+    that cannot fit is not what ran (v4.1's `fp16`, the starting weights of FP8 runs)."""
+    count = result.identity.gpu.count
+    weights = weight_bytes(arch, fmt).total
+    capacity = count * gpu_memory_bytes(gpu)
+    if weights <= capacity:
+        return
+    identity = result.identity.model
+    field = "quantization" if identity.quantization is not None else "dtype"
+    stated = identity.quantization or identity.dtype or fmt.method
+    message = (
+        f"{weights / 1e9:.0f} GB of {identity.id} weights in {stated} do not fit the "
+        f"{capacity / 1e9:.0f} GB of {count} × {gpu.id}: the stated weight format cannot be "
+        "what ran"
+    )
+    yield _finding(file, f"identity.model.{field}", message)
+
+
 def _power_findings(file: str, result: Result, gpu: GpuEntry) -> Iterator[Finding]:
     if gpu.tdp_w is None:
         return
@@ -241,6 +268,8 @@ def physics_findings(
         fmt = weight_format(arch, identity.quantization, identity.dtype)
     except CalculatorError:
         fmt = None  # unknown to the calculators: bounded at the most generous known format
+    if fmt is not None:
+        findings.extend(_weights_fit_findings(file, result, gpu, arch, fmt))
     findings.extend(_decode_findings(file, result, gpu, arch, fmt or most_compact_format(arch)))
     findings.extend(_compute_findings(file, result, gpu, arch, fmt))
     return findings

@@ -55,8 +55,9 @@ from registry.harvest.mlperf_names import (
     accuracy_target,
     benchmark_family,
     parse_engine,
-    precision,
 )
+from registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
+from registry.harvest.mlperf_runs import one_row_per_run
 from registry.harvest.outcome import Harvested
 from registry.harvest.tree import SourceTree
 from registry.models import GpuEntry, ModelEntry, Result
@@ -73,9 +74,10 @@ __all__ = [
     "benchmark_family",
     "harvest_round",
     "harvest_row",
-    "is_llm_datacenter_closed",
+    "is_llm_datacenter",
     "latency_ms",
     "log_number",
+    "log_path",
     "parse_engine",
     "parse_log_summary",
     "read_summary",
@@ -84,6 +86,8 @@ __all__ = [
 ]
 
 SUMMARY_FILE = "summary_results.json"
+DIVISIONS = ("closed", "open")
+"""The open division may change the model or the rules: its results are a lane of their own."""
 LOG_FILE = "performance/run_1/mlperf_log_summary.txt"
 
 
@@ -99,6 +103,9 @@ class MlperfRound:
     retrieved_for: Callable[[str], str]
     """The retrieval date of a row's key: the date it was first harvested, else today."""
     submitter: str
+    read_from: str | None = None
+    """Where the bytes were read when not from `repository_url` itself (a fork that holds the
+    commit), said in every result's conditions."""
 
 
 def row_key(round_name: str, row: dict[str, Any]) -> str:
@@ -114,15 +121,24 @@ def result_key(result: Result) -> str | None:
     return f"mlperf {mlperf.round} {mlperf.result_id} {mlperf.benchmark} {mlperf.scenario}"
 
 
-def is_llm_datacenter_closed(row: dict[str, Any]) -> bool:
-    """Whether a summary row is a closed-division datacenter LLM result."""
+def is_llm_datacenter(row: dict[str, Any]) -> bool:
+    """Whether a summary row is a datacenter LLM result of the closed or the open division."""
     suites = str(row.get("Suite", "")).split(",")
     model = str(row.get("Model", ""))
     return (
-        row.get("Category") == "closed"
+        row.get("Category") in DIVISIONS
         and "datacenter" in suites
         and model.startswith(LLM_FAMILIES)
     )
+
+
+def log_path(row: dict[str, Any]) -> str:
+    """The row's `mlperf_log_summary.txt`: its `Location` is the scenario's folder (v4.1–v5.1)
+    or, from v6.0, the run's own folder (`./…/performance/run_1`)."""
+    location = str(row["Location"]).removeprefix("./").rstrip("/")
+    if re.search(r"/performance/run_\d+$", location):
+        return f"{location}/{LOG_FILE.rsplit('/', 1)[-1]}"
+    return f"{location}/{LOG_FILE}"
 
 
 def _count(row: dict[str, Any], field: str) -> int:
@@ -138,10 +154,18 @@ def _gpu(row: dict[str, Any], gpus: dict[str, GpuEntry]) -> GpuEntry:
     accelerator = str(row.get("Accelerator", "")).strip()
     if not accelerator:
         raise RowSkipped("no accelerator named (a CPU-only system)")
-    if "," in accelerator or re.search(r"\(x\d+\)", accelerator):
+    if "," in accelerator or " and " in accelerator:
         raise RowSkipped(
             f"heterogeneous system ({accelerator}): two accelerator kinds in one result"
         )
+    counted = re.search(r"\s*\(x(\d+)\)$", accelerator)
+    if counted:
+        total = _count(row, "Nodes") * _count(row, "a#")
+        if int(counted.group(1)) != total:
+            raise RowSkipped(
+                f"accelerator {accelerator!r} counts {counted.group(1)}, but Nodes × a# is {total}"
+            )
+        accelerator = accelerator[: counted.start()]
     gpu_id = ACCELERATORS.get(accelerator)
     if gpu_id is None or gpu_id not in gpus:
         raise RowSkipped(f"accelerator {accelerator!r} has no GPU catalog id")
@@ -152,69 +176,88 @@ def harvest_row(
     row: dict[str, Any],
     log_text: str | None,
     round_info: MlperfRound,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
+    evidence: Evidence | None = None,
 ) -> Harvested:
-    """One summary row as a result, or skipped with its reason."""
+    """One summary row as a result, or skipped with its reason (`evidence`: the files that
+    say which precision ran, see `mlperf_precision`)."""
     key = row_key(round_info.round, row)
     try:
-        return Harvested(key, result=_result(row, log_text, round_info, gpus, models, key))
+        data = _result_data(row, log_text, round_info, catalogs, evidence, key)
+        return Harvested(key, result=validated_result(data))
     except RowSkipped as skip:
         return Harvested(key, skipped=str(skip))
 
 
-def _result(
+def _identity(
     row: dict[str, Any],
-    log_text: str | None,
-    round_info: MlperfRound,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-    key: str,
-) -> Result:
+    catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
+    engine: tuple[str, str, str],
+    model_fields: dict[str, str],
+) -> dict[str, Any]:
+    gpus, models = catalogs
     benchmark = str(row["Model"])
-    used = str(row.get("UsedModel", benchmark))
-    if used.replace("_", ".") != benchmark.replace("_", "."):
-        raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
     gpu = _gpu(row, gpus)
     model_id = BENCHMARK_MODELS.get(benchmark_family(benchmark))
     if model_id is None or model_id not in models:
         raise RowSkipped(f"benchmark {benchmark} has no model catalog id")
+    nodes, per_node = _count(row, "Nodes"), _count(row, "a#")
+    return {
+        "gpu": {
+            "id": gpu.id,
+            "count": nodes * per_node,
+            "form_factor": gpu.form_factor,
+            "nodes": nodes,
+        },
+        "engine": {"name": engine[0], "version": engine[1]},
+        "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **model_fields},
+        "serving": {},
+        "workload": {
+            "profile": "custom",
+            "input_len": {"kind": "dataset"},
+            "output_len": {"kind": "dataset"},
+            "dataset": f"MLPerf Inference {benchmark_family(benchmark)} data set",
+            "accuracy_target": accuracy_target(benchmark),
+        },
+    }
+
+
+def _result_data(
+    row: dict[str, Any],
+    log_text: str | None,
+    round_info: MlperfRound,
+    catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
+    evidence: Evidence | None,
+    key: str,
+) -> dict[str, Any]:
+    benchmark = str(row["Model"])
+    used = str(row.get("UsedModel", benchmark))
+    if used.replace("_", ".") != benchmark.replace("_", "."):
+        raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
+    _gpu(row, catalogs[0])  # a system this cannot file is said before anything else
     engine = parse_engine(str(row.get("Software", "")))
     if engine is None:
         raise RowSkipped(
             f"software {row.get('Software')!r} names no inference engine with a version"
         )
-    location = str(row["Location"])
+    model_fields, precision_note = ran_precision(row, evidence or Evidence({}, {}))
+    identity = _identity(row, catalogs, engine, model_fields)
+    where = log_path(row)
     if log_text is None:
-        raise RowSkipped(f"{location}/{LOG_FILE} is missing")
+        raise RowSkipped(f"{where} is missing")
     log = parse_log_summary(log_text)
-    point = load_point(row, log, f"{location}/{LOG_FILE}")
-    nodes, per_node = _count(row, "Nodes"), _count(row, "a#")
+    point = load_point(row, log, where)
+    location = str(row["Location"]).removeprefix("./")
     url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
     retrieved = round_info.retrieved_for(key)
-    data = {
-        "identity": {
-            "gpu": {
-                "id": gpu.id,
-                "count": nodes * per_node,
-                "form_factor": gpu.form_factor,
-                "nodes": nodes,
-            },
-            "engine": {"name": engine[0], "version": engine[1]},
-            "model": {
-                "id": model_id,
-                "hf_repo": models[model_id].hf_repo,
-                **precision(str(row.get("weight_data_types", ""))),
-            },
-            "serving": {},
-            "workload": {
-                "profile": "custom",
-                "input_len": {"kind": "dataset"},
-                "output_len": {"kind": "dataset"},
-                "dataset": f"MLPerf Inference {benchmark_family(benchmark)} data set",
-                "accuracy_target": accuracy_target(benchmark),
-            },
-        },
+    notes = [note for note in (precision_note, round_info.read_from) if note]
+    if row.get("inferred"):
+        notes.append(
+            "MLCommons' results table marks this row inferred (inferred: 1); it is shown as "
+            "the table states it, never as measured."
+        )
+    return {
+        "identity": identity,
         "slo": {},
         "points": [point],
         "source": {
@@ -223,14 +266,14 @@ def _result(
             "title": f"MLPerf Inference {round_info.round} result {row['ID']}: {row['Submitter']} "
             f"{row['System']}, {benchmark} {row['Scenario']}",
             "publisher": f"MLCommons (submitted by {row['Submitter']})",
-            "conditions": conditions(row, log, engine[2]),
+            "conditions": " ".join([conditions(row, log, engine[2]), *notes]),
             "retrieved": retrieved,
             "submitter": round_info.submitter,
             "revision": round_info.commit,
             "mlperf": {
                 "round": round_info.round,
                 "result_id": str(row["ID"]),
-                "division": "closed",
+                "division": str(row["Category"]),
                 "availability": str(row.get("Availability")),
                 "suite": "datacenter",
                 "benchmark": benchmark,
@@ -242,7 +285,6 @@ def _result(
             },
         },
     }
-    return validated_result(data)
 
 
 def read_summary(tree: SourceTree) -> list[dict[str, Any]]:
@@ -256,7 +298,7 @@ def read_summary(tree: SourceTree) -> list[dict[str, Any]]:
         raise HarvestError(f"{SUMMARY_FILE}: expected a JSON array of objects")
     for index, row in enumerate(rows):
         for field in ("ID", "Model", "Scenario", "Location", "Submitter", "System"):
-            if is_llm_datacenter_closed(row) and not isinstance(row.get(field), str):
+            if is_llm_datacenter(row) and not isinstance(row.get(field), str):
                 raise HarvestError(f"{SUMMARY_FILE}: [{index}].{field}: expected a string")
     return rows
 
@@ -267,10 +309,13 @@ def harvest_round(
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
 ) -> list[Harvested]:
-    """Every closed datacenter LLM row of the round's summary, as a result or a skip."""
-    rows = [row for row in read_summary(tree) if is_llm_datacenter_closed(row)]
-    logs = tree.read_many([f"{row['Location']}/{LOG_FILE}" for row in rows])
-    return [
-        harvest_row(row, logs[f"{row['Location']}/{LOG_FILE}"], round_info, gpus, models)
-        for row in rows
+    """Every datacenter LLM row of the round's summary (closed and open division), as a
+    result or a skip; a run submitted under both accuracy targets is one result."""
+    rows = [row for row in read_summary(tree) if is_llm_datacenter(row)]
+    logs = tree.read_many([log_path(row) for row in rows])
+    evidence = read_evidence(tree, rows)
+    harvested = [
+        harvest_row(row, logs[log_path(row)], round_info, (gpus, models), evidence[index])
+        for index, row in enumerate(rows)
     ]
+    return one_row_per_run(rows, [logs[log_path(row)] for row in rows], harvested)

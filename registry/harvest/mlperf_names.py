@@ -10,8 +10,10 @@ import re
 ACCELERATORS: dict[str, str] = {
     "NVIDIA B200-SXM-180GB": "b200",
     "NVIDIA H200-SXM-141GB": "h200-sxm",
-    "Virtualized NVIDIA H200-SXM-141GB": "h200-sxm",
-    "NVIDIA H200-SXM-141GB-CTS": "h200-sxm",
+    # Behind VMware ESXi: the same part, but virtualization is part of what was measured.
+    "Virtualized NVIDIA H200-SXM-141GB": "h200-sxm-virtualized",
+    # NVIDIA's "CTS" part runs at a 1000 W TGP (its system description's hw_notes), not 700 W.
+    "NVIDIA H200-SXM-141GB-CTS": "h200-sxm-1000w",
     "NVIDIA H200-NVL-141GB": "h200-nvl",
     "NVIDIA H100-SXM-80GB": "h100-sxm",
     "NVIDIA H100-NVL-94GB": "h100-nvl",
@@ -20,6 +22,7 @@ ACCELERATORS: dict[str, str] = {
     "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200-96gb",
     "NVIDIA GB200": "gb200",
     "NVIDIA GB300": "gb300",
+    "NVIDIA B300-SXM-270GB": "b300",
     "NVIDIA L40S": "l40s",
     "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
     "AMD Instinct MI300X 192GB HBM3": "mi300x",
@@ -27,6 +30,8 @@ ACCELERATORS: dict[str, str] = {
     "AMD MI300X-NPS1-SPX-192GB-750W": "mi300x",
     "AMD Instinct MI325X 256GB HBM3e": "mi325x",
     "AMD Instinct MI355X 288GB HBM3E": "mi355x",
+    "AMD Instinct MI355X 288GB HBM3e": "mi355x",
+    "AMD Instinct MI325X 256GB HBM3E": "mi325x",
 }
 """MLPerf's accelerator names → GPU catalog ids (exact names; anything else is skipped)."""
 
@@ -36,21 +41,29 @@ BENCHMARK_MODELS: dict[str, str] = {
     "llama3.1-405b": "llama-3.1-405b-instruct",
     "mixtral-8x7b": "mixtral-8x7b-instruct-v0.1",
     "deepseek-r1": "deepseek-r1",
+    "gpt-oss-120b": "gpt-oss-120b",
     # MLPerf's GPT-J is a CNN/DailyMail fine-tune of GPT-J 6B (the same shapes).
     "gptj": "gpt-j-6b",
 }
 """MLPerf's LLM benchmarks (without the accuracy suffix) → model catalog ids."""
 
-LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj")
+LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj", "gpt-oss")
 """Prefixes of the LLM benchmarks; other benchmarks (ResNet, DLRM …) are not considered."""
 
 ENGINES = (
     (re.compile(r"^vLLM[ -]([0-9][^\s,]*)", re.I), "vllm"),
     (re.compile(r"^vllm-([0-9][^\s,]*)", re.I), "vllm"),
-    (re.compile(r"^TensorRT-LLM[ -]([0-9][^\s,]*)", re.I), "tensorrt-llm"),
-    (re.compile(r"^TensorRT[ -]([0-9][^\s,]*)", re.I), "tensorrt"),
+    (re.compile(r"^TensorRT-LLM[ -]([0-9a-z][^\s,]*)", re.I), "tensorrt-llm"),
     (re.compile(r"^SGLang[ -]([0-9][^\s,]*)", re.I), "sglang"),
 )
+"""Components of `Software` that name an LLM runtime and its version."""
+
+_TENSORRT = re.compile(r"^TensorRT[ -]([0-9][^\s,]*)$", re.I)
+"""NVIDIA's LLM submissions name only TensorRT: the runtime of their LLM harness is
+TensorRT-LLM (its code builds TensorRT-LLM engines), whose release they do not state."""
+
+_UNVERSIONED = ((re.compile(r"^Mango LLMBoost\b", re.I), "llmboost"),)
+"""Runtimes named without a version of their own (MangoBoost's LLMBoost platform)."""
 
 
 def benchmark_family(benchmark: str) -> str:
@@ -68,20 +81,35 @@ def accuracy_target(benchmark: str) -> str:
 
 
 def parse_engine(software: str) -> tuple[str, str, str] | None:
-    """(engine name, version, the component that named it) from MLPerf's `Software`."""
-    for component in (part.strip() for part in software.split(",")):
+    """(engine name, version, the component that named it) from MLPerf's `Software`.
+
+    A runtime named with its version wins; else TensorRT alone is TensorRT-LLM of an unstated
+    release (the version says which TensorRT it ran on), and a runtime named without a version
+    has the version `unstated`."""
+    components = [part.strip() for part in software.split(",")]
+    for component in components:
         for pattern, name in ENGINES:
             match = pattern.match(component)
             if match:
                 return name, match.group(1), component
+    for component in components:
+        tensorrt = _TENSORRT.match(component)
+        if tensorrt:
+            return "tensorrt-llm", f"unstated (TensorRT {tensorrt.group(1)})", component
+        for pattern, name in _UNVERSIONED:
+            if pattern.match(component):
+                return name, "unstated", component
     return None
 
 
 def precision(stated: str) -> dict[str, str]:
-    """`weight_data_types` as the result's model fields: fp16/bf16 a dtype, else a quantization."""
+    """`weight_data_types` as the result's model fields: fp32/fp16/bf16 a dtype, else a
+    quantization."""
     lowered = stated.strip().lower()
     if lowered in ("fp16", "float16"):
         return {"dtype": "float16"}
     if lowered in ("bf16", "bfloat16"):
         return {"dtype": "bfloat16"}
+    if lowered in ("fp32", "float32"):
+        return {"dtype": "float32"}
     return {"quantization": lowered}

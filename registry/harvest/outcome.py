@@ -9,6 +9,9 @@ harvest:
   `changed`: the new file is written, the old one removed, and a correction (old id → new id)
   is appended to `registry/corrections.yaml`, because merged results are never edited;
 - anything else is `added`;
+- a row skipped as the same run as another row (`same_as`) whose own result is in the registry
+  from an earlier harvest: that result is corrected to the other row's (a correction is
+  appended, the old file removed), so one run is one result;
 - a row whose file `registry validate` would reject (markup, a count it cannot take, a
   duplicate) is `skipped`, with the source row and the gate's problem: never written.
 
@@ -41,10 +44,15 @@ class Harvested:
     key: str
     result: Result | None = None
     skipped: str | None = None
+    same_as: str | None = None
+    """A skipped row that is the same run as the row with this key (whose result it is): a
+    result harvested from it before is corrected to that row's result."""
 
     def __post_init__(self) -> None:
         if (self.result is None) == (self.skipped is None):
             raise ValueError("a harvested row has either a result or a reason to skip it")
+        if self.same_as is not None and self.skipped is None:
+            raise ValueError("only a skipped row is the same run as another")
 
 
 @dataclass
@@ -223,11 +231,48 @@ def apply_harvest(
                 "replaced_by": entry.result.id,
             }
         )
+    corrections += _merge_same_runs(rows, root, existing, report, change, date)
     if corrections:
         change.write(root / CORRECTIONS_FILE, _corrections_text(root, corrections))
     if not dry_run:
         change.apply()
     return report
+
+
+def _merge_same_runs(
+    rows: Sequence[Harvested],
+    root: Path,
+    existing: dict[str, tuple[Path, Result]],
+    report: HarvestReport,
+    change: ChangeSet,
+    date: str,
+) -> list[dict[str, str]]:
+    """Corrections of results harvested before from rows now filed as another row's run (whose
+    result the gate let through), their files removed in `change`."""
+    refused = {key for key, _reason in report.skipped}
+    results = {
+        row.key: row.result for row in rows if row.result is not None and row.key not in refused
+    }
+    corrections = []
+    for row in rows:
+        replacement = results.get(row.same_as) if row.same_as is not None else None
+        if replacement is None or row.key not in existing:
+            continue
+        old_path, old_result = existing[row.key]
+        if old_result.id == replacement.id:
+            continue
+        report.changed.append((_relative(root, old_path), result_path(replacement).as_posix()))
+        change.remove(old_path)
+        corrections.append(
+            {
+                "result_id": old_result.id,
+                "kind": "correction",
+                "date": date,
+                "reason": f"{row.key}: {row.skipped}",
+                "replaced_by": replacement.id,
+            }
+        )
+    return corrections
 
 
 def _relative(root: Path, path: Path) -> str:

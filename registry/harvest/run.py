@@ -74,8 +74,10 @@ def harvest_mlperf(
     *,
     commit: str | None = None,
     repository_url: str | None = None,
+    read_from: str | None = None,
 ) -> HarvestReport:
-    """Harvest one MLPerf Inference round from a checkout of its results repository."""
+    """Harvest one MLPerf Inference round from a checkout of its results repository
+    (`read_from`: where the bytes were read, when that is not the repository cited)."""
     round_name = mlperf_round_name(round_text)
     tree = SourceTree.open(source, commit)
     if tree.commit is None:
@@ -92,6 +94,7 @@ def harvest_mlperf(
         commit=tree.commit,
         retrieved_for=lambda key: known.get(key, today),
         submitter=options.submitter,
+        read_from=read_from,
     )
     rows = mlperf.harvest_round(tree, round_info, *options.catalogs())
     return apply_harvest(

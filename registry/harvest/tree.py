@@ -102,6 +102,19 @@ class SourceTree:
             position += size + 1
         return texts
 
+    def files_under(self, folders: list[str]) -> list[str]:
+        """Every file path under the given folders (relative to the root), sorted."""
+        if not self.is_git:
+            found = []
+            for folder in folders:
+                base = self.root / folder
+                if base.is_dir():
+                    found += [p.relative_to(self.root).as_posix() for p in base.rglob("*")]
+            return sorted(path for path in found if (self.root / path).is_file())
+        commit = str(self.commit)
+        output = _git(self.root, "ls-tree", "-r", "-z", "--name-only", commit, "--", *folders)
+        return sorted(name for name in output.decode("utf-8", "replace").split("\0") if name)
+
     def read_text(self, relative: str, kind: str = "source table") -> str:
         """The text of one file; HarvestError names it when it is missing."""
         text = self.read_many([relative], kind)[relative]

@@ -28,7 +28,9 @@ V41 = DATA / "mlperf-v4.1"
 V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
 V41_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
 RETRIEVED = "2026-12-01"
-AMD_SERVER = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Server"
+AMD_SERVER = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Server"
+# AMD submitted this one run as its llama2-70b-99 result too (the same logs).
+AMD_SERVER_99 = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Server"
 
 
 def _git(root: Path, *arguments: str) -> str:
@@ -76,8 +78,8 @@ def _results(root: Path) -> dict[str, object]:
 def test_harvest_reads_each_scenario_as_what_it_measured(source_repo: Path, registry: Path) -> None:
     report = harvest_mlperf(source_repo, "5.1", _options(registry))
     results = _results(registry)
-    assert len(report.added) == len(results) == 9
-    server = results["5.1-0001 llama2-70b-99 Server"]
+    assert len(report.added) == len(results) == 12
+    server = results["5.1-0001 llama2-70b-99.9 Server"]
     (point,) = server.points  # type: ignore[attr-defined]
     # Every figure as mlperf_log_summary.txt states it (ns → ms).
     assert point.load.arrival == "poisson"
@@ -94,10 +96,10 @@ def test_harvest_reads_each_scenario_as_what_it_measured(source_repo: Path, regi
     assert identity.engine.name == "vllm"
     assert identity.engine.version == "0.9.0.2.dev108+g71faa1880.d20250730.rocm641"
     assert identity.model.quantization == "fp8"
-    offline = results["5.1-0001 llama2-70b-99 Offline"].points[0]  # type: ignore[attr-defined]
+    offline = results["5.1-0001 llama2-70b-99.9 Offline"].points[0]  # type: ignore[attr-defined]
     assert (offline.load.arrival, offline.requests.sent) == ("offline", 245520)
     assert offline.throughput.output_tokens_per_s == 27803.9
-    interactive = results["5.1-0001 llama2-70b-99 Interactive"].points[0]  # type: ignore[attr-defined]
+    interactive = results["5.1-0001 llama2-70b-99.9 Interactive"].points[0]  # type: ignore[attr-defined]
     assert (interactive.load.rate_search.ttft_ms, interactive.load.rate_search.tpot_ms) == (
         450.0,
         40.0,
@@ -109,7 +111,7 @@ def test_harvest_keeps_what_mlperf_requires_to_show_a_result(
     source_repo: Path, registry: Path
 ) -> None:
     harvest_mlperf(source_repo, "5.1", _options(registry))
-    source = _results(registry)["5.1-0001 llama2-70b-99 Server"].source  # type: ignore[attr-defined]
+    source = _results(registry)["5.1-0001 llama2-70b-99.9 Server"].source  # type: ignore[attr-defined]
     commit = _git(source_repo, "rev-parse", "HEAD")
     assert source.revision == commit
     assert source.url == (
@@ -123,7 +125,7 @@ def test_harvest_keeps_what_mlperf_requires_to_show_a_result(
         "closed",
     )
     assert entry.system == "Supermicro AS-8125GS-TNMR2"
-    assert entry.footnote.startswith("MLPerf® v5.1 Inference Closed llama2-70b-99 Server.")
+    assert entry.footnote.startswith("MLPerf® v5.1 Inference Closed llama2-70b-99.9 Server.")
     assert "entry 5.1-0001" in entry.footnote
     assert "registered and unregistered trademarks of MLCommons" in entry.footnote
     assert source.retrieved == RETRIEVED
@@ -132,12 +134,11 @@ def test_harvest_keeps_what_mlperf_requires_to_show_a_result(
 def test_harvest_skips_what_it_cannot_import_faithfully(source_repo: Path, registry: Path) -> None:
     report = harvest_mlperf(source_repo, "5.1", _options(registry))
     reasons = dict(report.skipped)
-    assert len(reasons) == 3  # the ResNet row and the open-division row are not considered
+    assert len(reasons) == 7  # the ResNet row is not considered
     assert "heterogeneous system" in reasons["mlperf v5.1 5.1-0065 llama2-70b-99 Offline"]
     assert "CPU-only" in reasons["mlperf v5.1 5.1-0017 llama3.1-8b Offline"]
     assert (
-        "names no inference engine with a version"
-        in reasons["mlperf v5.1 5.1-0085 llama2-70b-99 Offline"]
+        "the same run as llama2-70b-99.9" in reasons["mlperf v5.1 5.1-0085 llama2-70b-99 Offline"]
     )
 
 
@@ -167,8 +168,9 @@ def test_harvest_twice_changes_nothing_and_a_new_commit_is_a_correction(
     first = harvest_mlperf(source_repo, "5.1", _options(registry))
     again = harvest_mlperf(source_repo, "5.1", _options(registry, today="2027-03-01"))
     assert (again.added, again.changed, len(again.unchanged)) == ([], [], len(first.added))
-    log = source_repo / AMD_SERVER / "performance/run_1/mlperf_log_summary.txt"
-    log.write_text(log.read_text().replace("target_qps : 83.5", "target_qps : 83.4"))
+    for folder in (AMD_SERVER, AMD_SERVER_99):
+        log = source_repo / folder / "performance/run_1/mlperf_log_summary.txt"
+        log.write_text(log.read_text().replace("target_qps : 83.5", "target_qps : 83.4"))
     _git(source_repo, "commit", "-q", "-am", "a later commit")
     later = harvest_mlperf(source_repo, "5.1", _options(registry, today="2027-03-01"))
     # A new commit changes every row's URL; each replaces its old file with a correction.
@@ -177,7 +179,7 @@ def test_harvest_twice_changes_nothing_and_a_new_commit_is_a_correction(
     entries = load_corrections(registry / "registry" / "corrections.yaml")
     assert len(entries) == len(first.added)
     assert {entry.kind for entry in entries} == {"correction"}
-    server = _results(registry)["5.1-0001 llama2-70b-99 Server"]
+    server = _results(registry)["5.1-0001 llama2-70b-99.9 Server"]
     assert server.points[0].load.request_rate == 83.4  # type: ignore[attr-defined]
     assert server.source.retrieved == RETRIEVED  # type: ignore[attr-defined]  # first read
     assert validate_paths(registry_root=registry).ok
@@ -185,7 +187,7 @@ def test_harvest_twice_changes_nothing_and_a_new_commit_is_a_correction(
 
 def test_dry_run_writes_nothing(source_repo: Path, registry: Path) -> None:
     report = harvest_mlperf(source_repo, "5.1", _options(registry, dry_run=True))
-    assert len(report.added) == 9
+    assert len(report.added) == 12
     assert not list((registry / "registry" / "results").rglob("*.json"))
 
 
@@ -195,11 +197,11 @@ def test_cli_prints_added_skipped_and_a_summary(source_repo: Path, registry: Pat
     outcome = CliRunner().invoke(main, arguments)
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
-    assert lines[-1] == "9 added, 0 changed, 0 unchanged, 3 skipped"
-    assert sum(line.startswith("added registry/results/") for line in lines) == 9
+    assert lines[-1] == "12 added, 0 changed, 0 unchanged, 7 skipped"
+    assert sum(line.startswith("added registry/results/") for line in lines) == 12
     assert any(line.startswith("skipped mlperf v5.1 5.1-0065") for line in lines)
     as_json = CliRunner().invoke(main, [*arguments, "--json"])
-    assert json.loads(as_json.output)["unchanged"] == 9
+    assert json.loads(as_json.output)["unchanged"] == 12
 
 
 @pytest.mark.parametrize(
@@ -227,7 +229,13 @@ def test_a_plain_folder_needs_its_commit(registry: Path) -> None:
 @pytest.mark.parametrize(
     ("software", "engine"),
     [
-        ("TensorRT 10.11, CUDA 12.9", ("tensorrt", "10.11")),
+        # NVIDIA's LLM harness runs TensorRT-LLM; the submission names only TensorRT.
+        ("TensorRT 10.11, CUDA 12.9", ("tensorrt-llm", "unstated (TensorRT 10.11)")),
+        (
+            "TensorRT 10.14, CUDA 13.1, cuDNN 9.17, TensorRT-LLM feat/1.2-mlpinf",
+            ("tensorrt-llm", "feat/1.2-mlpinf"),
+        ),
+        ("Mango LLMBoost AI Enterprise Platform, ROCm 6.12.12", ("llmboost", "unstated")),
         ("vLLM 0.10.0, RHEL 9.6", ("vllm", "0.10.0")),
         (
             "Mango LLMBoost AI Enterprise Platform, vllm-0.9.0.2.dev108+g71faa1880.d20250717."
@@ -245,7 +253,7 @@ def test_parse_engine(software: str, engine: tuple[str, str] | None) -> None:
 
 @pytest.mark.parametrize(
     ("folder", "round_name", "commit", "expected"),
-    [(V51, "5.1", V51_COMMIT, 9), (V41, "4.1", V41_COMMIT, 5)],
+    [(V51, "5.1", V51_COMMIT, 12), (V41, "4.1", V41_COMMIT, 5)],
 )
 def test_registry_files_match_the_pinned_excerpts(
     registry: Path, folder: Path, round_name: str, commit: str, expected: int
@@ -273,3 +281,42 @@ def test_gptj_is_skipped_for_its_inferred_tokens_per_second(registry: Path) -> N
     reason = dict(report.skipped)["mlperf v4.1 v4.1-0003 gptj-99 Offline"]
     assert "tokens per second is inferred" in reason
     assert not any("gpt-j-6b" in str(path) for path in report.added)
+
+
+def test_one_run_submitted_for_both_accuracy_targets_is_one_result(registry: Path) -> None:
+    """v4.1-0021's llama2-70b-99 and -99.9 Server rows have byte-identical logs: one run."""
+    report = harvest_mlperf(V41, "4.1", _options(registry), commit=V41_COMMIT)
+    reasons = dict(report.skipped)
+    assert (
+        "the same run as llama2-70b-99.9" in reasons["mlperf v4.1 v4.1-0021 llama2-70b-99 Server"]
+    )
+    results = _results(registry)
+    assert "v4.1-0021 llama2-70b-99 Server" not in results
+    merged = results["v4.1-0021 llama2-70b-99.9 Server"]
+    target = merged.identity.workload.accuracy_target  # type: ignore[attr-defined]
+    assert "llama2-70b-99.9 and llama2-70b-99" in target
+
+
+def test_a_run_filed_twice_before_is_corrected_to_one(source_repo: Path, registry: Path) -> None:
+    """A registry that holds a -99 result of the same run as a -99.9 result (harvested when
+    the logs differed) gets a correction to the one result, and passes `validate --base`."""
+    log_99 = source_repo / AMD_SERVER_99 / "performance/run_1/mlperf_log_summary.txt"
+    same = log_99.read_text()
+    log_99.write_text(same.replace("target_qps : 83.5", "target_qps : 83.0"))
+    _git(source_repo, "commit", "-q", "-am", "two runs")
+    first = harvest_mlperf(source_repo, "5.1", _options(registry))
+    assert len(first.added) == 13  # the Server rows are two runs here
+    _git(registry, "init", "-q", "-b", "main")
+    _git(registry, "add", ".")
+    _git(registry, "commit", "-q", "-m", "merged")
+    log_99.write_text(same)
+    _git(source_repo, "commit", "-q", "-am", "one run")
+    later = harvest_mlperf(source_repo, "5.1", _options(registry))
+    assert later.added == []
+    results = _results(registry)
+    assert "5.1-0001 llama2-70b-99 Server" not in results
+    merged_id = results["5.1-0001 llama2-70b-99.9 Server"].id  # type: ignore[attr-defined]
+    entries = load_corrections(registry / "registry" / "corrections.yaml")
+    into_one = [e for e in entries if "llama2-70b-99 Server" in e.reason]
+    assert [(e.kind, e.replaced_by) for e in into_one] == [("correction", merged_id)]
+    assert validate_paths(registry_root=registry, base="main").ok

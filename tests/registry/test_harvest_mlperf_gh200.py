@@ -13,6 +13,7 @@ from pathlib import Path
 from registry.catalog import load_gpus
 from registry.harvest.run import HarvestOptions, harvest_mlperf
 from registry.store import read_result
+from registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-gh200-96gb"
@@ -50,3 +51,31 @@ def test_gh200_96gb_rows_are_harvested_and_match_the_registry(tmp_path: Path) ->
     assert server.throughput.output_tokens_per_s == 2619.09
     # The log's p99s, "282792351" and "71380030" ns, in ms.
     assert (server.ttft_ms.p99, server.tpot_ms.p99) == (282.792351, 71.38003)  # type: ignore[union-attr]
+
+
+def test_the_precision_is_what_ran_not_the_starting_weights(tmp_path: Path) -> None:
+    """The rows declare fp16 (the starting weights); their measurement files say the weights
+    were quantized and QCT's configurations set use_fp8: FP8 ran. 138 GB of FP16 weights
+    cannot fit one GH200 96 GB, which validation refuses when the evidence is not read."""
+    registry = tmp_path / "checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", registry / "registry/catalogs")
+    (registry / "registry/results").mkdir()
+    report = harvest_mlperf(
+        EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), commit=COMMIT
+    )
+    for relative in report.added:
+        result = read_result(registry / relative)
+        assert (result.identity.model.quantization, result.identity.model.dtype) == ("fp8", None)
+        assert "sets use_fp8 = True; stored as fp8" in result.source.conditions  # type: ignore[union-attr]
+    without = tmp_path / "without-evidence"
+    shutil.copytree(EXCERPT, without)
+    for folder in ("measurements", "configs"):
+        shutil.rmtree(without / "closed/Quanta_Cloud_Technology" / folder)
+    declared = tmp_path / "declared"
+    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", declared / "registry/catalogs")
+    (declared / "registry/results").mkdir()
+    harvest_mlperf(without, "4.1", HarvestOptions(declared, today="2026-12-01"), commit=COMMIT)
+    validation = validate_paths(registry_root=declared)
+    messages = [problem.message for problem in validation.problems]
+    assert len(messages) == 2
+    assert all("in float16 do not fit the 96 GB of 1 × gh200-96gb" in m for m in messages)

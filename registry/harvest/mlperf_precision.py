@@ -1,0 +1,151 @@
+"""The weight precision an MLPerf submission ran, read from the submission itself.
+
+`weight_data_types` in the results table is what the submitter declared; in v4.1 NVIDIA-stack
+and Dell's MI300X submissions declared `fp16`, the *starting* weights, and quantized them before
+the run: their measurement files say `"weight_transformations": "quantization, affine fusion"`.
+So a declared 16-bit precision is taken as run only when the measurement file states no
+quantization. Otherwise the format comes from the submission's own code:
+
+- TensorRT-LLM configurations (`closed/<submitter>/configs/<benchmark>/<scenario>/__init__.py`)
+  that set `use_fp8 = True` (NVIDIA's harness quantizes with `--qformat fp8`);
+- a README in `closed/<submitter>/code/<benchmark>/` that quantizes with Quark's
+  `w_fp8_a_fp8_o_fp8` scheme (Dell's MI300X vLLM submission).
+
+A row quantized to a format none of these states is skipped: its precision is unknown.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from registry.harvest.errors import RowSkipped
+from registry.harvest.mlperf_names import benchmark_family, parse_engine, precision
+from registry.harvest.tree import SourceTree
+
+_SIXTEEN_BIT = ("fp16", "float16", "bf16", "bfloat16")
+_FP8_CONFIG = re.compile(r"^\s*use_fp8\s*=\s*True\b", re.M)
+_QUARK_FP8 = re.compile(r"--quant_scheme\s+w_fp8_a_fp8_o_fp8\b")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The files of one row that say what precision ran (path → text; None: absent)."""
+
+    measurements: dict[str, str | None]
+    """The row's measurement JSON files (`weight_transformations`)."""
+    code: dict[str, str | None]
+    """The submission's configurations and READMEs for the row's benchmark."""
+
+
+def _submission_root(row: dict[str, Any]) -> str:
+    """`closed/Dell` of a row located at `closed/Dell/results/…` (`./` and the run folder
+    of later rounds dropped)."""
+    parts = str(row["Location"]).removeprefix("./").split("/")
+    return "/".join(parts[:2])
+
+
+def measurement_folder(row: dict[str, Any]) -> str:
+    """Where the row's measurement files are: its results folder under `measurements/`."""
+    location = str(row["Location"]).removeprefix("./")
+    location = re.sub(r"/performance/run_\d+$", "", location)
+    return location.replace("/results/", "/measurements/", 1)
+
+
+def code_paths(row: dict[str, Any]) -> list[str]:
+    """The configuration and README files that could state the row's quantization."""
+    root, benchmark = _submission_root(row), str(row["Model"])
+    family = benchmark_family(benchmark)
+    scenario = str(row["Scenario"])
+    return [
+        f"{root}/configs/{family}/{scenario}/__init__.py",
+        f"{root}/configs/{family}/__init__.py",
+        f"{root}/code/{benchmark}/README.md",
+        f"{root}/code/{family}/README.md",
+    ]
+
+
+def _transformations(evidence: Evidence) -> str | None:
+    for text in evidence.measurements.values():
+        if text is None:
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("weight_transformations"), str):
+            return str(data["weight_transformations"])
+    return None
+
+
+def _quantized_format(evidence: Evidence, tensorrt_llm: bool) -> tuple[str, str] | None:
+    """(format, the file that states it) from the submission's code: the TensorRT-LLM
+    harness's configurations for a TensorRT-LLM row, the READMEs for any other."""
+    for path, text in evidence.code.items():
+        if text is None:
+            continue
+        if tensorrt_llm and path.endswith("__init__.py") and _FP8_CONFIG.search(text):
+            return "fp8", f"{path} sets use_fp8 = True"
+        if not tensorrt_llm and path.endswith("README.md") and _QUARK_FP8.search(text):
+            return "fp8", f"{path} quantizes with Quark's w_fp8_a_fp8_o_fp8"
+    return None
+
+
+def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[dict[str, str], str | None]:
+    """The model fields of the precision that ran, and the evidence when it is not the declared
+    one (None: as declared). Raises RowSkipped when the weights were quantized to a format the
+    submission does not state."""
+    declared = str(row.get("weight_data_types", "")).strip()
+    if not declares_sixteen_bit(row):
+        return precision(declared), None
+    transformations = _transformations(evidence)
+    if transformations is None or "quantiz" not in transformations.lower():
+        return precision(declared), None
+    engine = parse_engine(str(row.get("Software", "")))
+    found = _quantized_format(evidence, engine is not None and engine[0] == "tensorrt-llm")
+    if found is None:
+        raise RowSkipped(
+            f"weights declared {declared} were transformed ('{transformations}') to a format "
+            "the submission's configurations and READMEs do not state"
+        )
+    fmt, where = found
+    note = (
+        f"weight_data_types {declared} names the starting weights: the measurement file says "
+        f"weight_transformations '{transformations}', and {where}; stored as {fmt}."
+    )
+    return {"quantization": fmt}, note
+
+
+def declares_sixteen_bit(row: dict[str, Any]) -> bool:
+    """Whether the row declares 16-bit weights (which may be the starting weights only)."""
+    return str(row.get("weight_data_types", "")).strip().lower() in _SIXTEEN_BIT
+
+
+def read_evidence(tree: SourceTree, rows: list[dict[str, Any]]) -> list[Evidence | None]:
+    """The evidence files of each row that declares 16-bit weights (None for the others),
+    read in one go."""
+    asking = [row for row in rows if declares_sixteen_bit(row)]
+    folders = sorted({measurement_folder(row) for row in asking})
+    listed = tree.files_under(folders) if folders else []
+    by_folder: dict[str, list[str]] = {}
+    for path in listed:
+        if path.endswith(".json"):
+            by_folder.setdefault(path.rsplit("/", 1)[0], []).append(path)
+    wanted = sorted(
+        {path for row in asking for path in by_folder.get(measurement_folder(row), [])}
+        | {path for row in asking for path in code_paths(row)}
+    )
+    texts = tree.read_many(wanted)
+    evidence: list[Evidence | None] = []
+    for row in rows:
+        if not declares_sixteen_bit(row):
+            evidence.append(None)
+            continue
+        measured = by_folder.get(measurement_folder(row), [])
+        evidence.append(
+            Evidence(
+                {path: texts[path] for path in measured},
+                {path: texts.get(path) for path in code_paths(row)},
+            )
+        )
+    return evidence

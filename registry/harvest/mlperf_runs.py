@@ -1,0 +1,80 @@
+"""One MLPerf run, one result: a run submitted for both accuracy targets of a benchmark.
+
+A submitter whose run meets the stricter target (`llama2-70b-99.9`) may submit the same run as
+its `-99` result too. The results table then has two rows with one log: v4.1 lists both, each
+with its own (byte-identical) logs; later rounds mark the `-99` row `UsedModel: …-99.9`. Shown
+twice, the run would be counted twice, so the `-99` row is filed as the same run as the `-99.9`
+row, whose result names both targets.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from registry.harvest.errors import validated_result
+from registry.harvest.mlperf_names import benchmark_family
+from registry.harvest.outcome import Harvested
+from registry.models import Result
+
+STRICTER_SUFFIX = "-99.9"
+
+
+def _run_group(row: dict[str, Any]) -> tuple[str, str, str]:
+    return (str(row.get("ID")), benchmark_family(str(row["Model"])), str(row["Scenario"]))
+
+
+def both_targets(result: Result, lenient: str) -> Result:
+    """The stricter benchmark's result, saying that it is also the `lenient` benchmark's."""
+    data = result.model_dump(mode="json", exclude_none=True)
+    mlperf = data["source"]["mlperf"]
+    stricter = mlperf["benchmark"]
+    data["identity"]["workload"]["accuracy_target"] = (
+        f"MLPerf {stricter} and {lenient}: one run submitted for both; it meets 99.9 % of the "
+        "reference implementation's accuracy, and so 99 %"
+    )
+    data["source"]["conditions"] += (
+        f" The submitter filed this one run as both its {stricter} and its {lenient} result "
+        "(the same logs); it is one result here, with both accuracy targets."
+    )
+    return validated_result(data)
+
+
+def _same_run(
+    lenient: int, stricter: int, rows: Sequence[dict[str, Any]], logs: Sequence[str | None]
+) -> bool:
+    used = str(rows[lenient].get("UsedModel", rows[lenient]["Model"]))
+    if used.replace("_", ".") == str(rows[stricter]["Model"]).replace("_", "."):
+        return True
+    return logs[lenient] is not None and logs[lenient] == logs[stricter]
+
+
+def one_row_per_run(
+    rows: Sequence[dict[str, Any]],
+    logs: Sequence[str | None],
+    harvested: Sequence[Harvested],
+) -> list[Harvested]:
+    """`harvested` (one per row, in order) with each `-99` row that is the same run as its
+    `-99.9` row filed as that row's (`same_as`), and the `-99.9` result naming both targets."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault(_run_group(row), []).append(index)
+    merged = list(harvested)
+    for members in groups.values():
+        stricter = [i for i in members if str(rows[i]["Model"]).endswith(STRICTER_SUFFIX)]
+        if len(stricter) != 1 or merged[stricter[0]].result is None:
+            continue
+        kept = stricter[0]
+        for lenient in (i for i in members if i != kept):
+            if not _same_run(lenient, kept, rows, logs):
+                continue
+            result = merged[kept].result
+            assert result is not None
+            merged[kept] = Harvested(
+                merged[kept].key, result=both_targets(result, str(rows[lenient]["Model"]))
+            )
+            merged[lenient] = Harvested(
+                merged[lenient].key,
+                skipped=f"the same run as {rows[kept]['Model']} (one run submitted for both "
+                "accuracy targets: filed once, under the stricter)",
+                same_as=merged[kept].key,
+            )
+    return merged
