@@ -21,10 +21,24 @@ class IndexRow:
     point_index: int = _column("Position of the load point in the file's `points`, from 0.")
     source_kind: str = _column("`measured` by a tool, or `reported` from a cited source.")
     lane: str = _column(
-        "`measured`, `reported`, or `mlperf` (MLPerf results: shown apart, never ranked against "
-        "other lanes; figures derived from them are not verified by MLCommons)."
+        "`measured`, `reported`, `mlperf` (MLPerf's closed division) or `mlperf-open` (its "
+        "open division, which may change the model or the rules): MLPerf results are shown "
+        "apart, never ranked against other lanes or each other's division; figures derived "
+        "from them are not verified by MLCommons."
     )
-    mlperf_result_id: str | None = _column("MLPerf result ID (MLPerf lane only).")
+    mlperf_result_id: str | None = _column("MLPerf result ID (MLPerf lanes only).")
+    mlperf_round: str | None = _column("MLPerf Inference round, e.g. `v5.1` (MLPerf lanes only).")
+    mlperf_division: str | None = _column("MLPerf division, `closed` or `open`.")
+    mlperf_category: str | None = _column(
+        "MLPerf availability category: `available`, `preview` or `rdi` (research, development "
+        "or internal)."
+    )
+    mlperf_scenario: str | None = _column(
+        "MLPerf scenario: `Offline`, `Server` or `Interactive` (Interactive's latency bounds are "
+        "tighter than Server's: the two are never merged or ranked together)."
+    )
+    mlperf_submitter: str | None = _column("MLPerf submitter (MLPerf lanes only).")
+    mlperf_system: str | None = _column("MLPerf system under test, as submitted.")
     unofficial: bool = _column("True when the source is a copy or fork, not the publisher's own.")
     gpu: str = _column("GPU catalog id.")
     gpu_count: int = _column("GPUs that served the model.")

@@ -139,7 +139,7 @@ def _roofline_columns(share: RooflineShare | None) -> dict[str, Any]:
 def _lane(result: Result) -> str:
     source = result.source
     if isinstance(source, ReportedSource) and source.mlperf is not None:
-        return "mlperf"
+        return "mlperf" if source.mlperf.division == "closed" else "mlperf-open"
     return source.kind
 
 
@@ -202,6 +202,12 @@ def index_rows(
                 source_kind=result.source.kind,
                 lane=_lane(result),
                 mlperf_result_id=mlperf.result_id if mlperf is not None else None,
+                mlperf_round=mlperf.round if mlperf is not None else None,
+                mlperf_division=mlperf.division if mlperf is not None else None,
+                mlperf_category=mlperf.availability if mlperf is not None else None,
+                mlperf_scenario=mlperf.scenario if mlperf is not None else None,
+                mlperf_submitter=mlperf.submitter if mlperf is not None else None,
+                mlperf_system=mlperf.system if mlperf is not None else None,
                 unofficial=bool(getattr(result.source, "unofficial", None)),
                 gpu=identity.gpu.id,
                 gpu_count=gpu_count,

@@ -72,7 +72,7 @@ def derived_note(rows: Iterable[IndexRow]) -> str:
     a result; and for MLPerf's lane (its messaging guidelines) that MLCommons did not verify
     them."""
     note = "$ figures are derived by infermeter from the cheapest on-demand catalog price"
-    if any(row.lane == "mlperf" for row in rows):
+    if any(row.lane.startswith("mlperf") for row in rows):
         return f"{note}, not verified by MLCommons."
     return f"{note}."
 

@@ -103,6 +103,16 @@ NOT_COMPARABLE_PROPERTIES: tuple[str, ...] = (
 )
 """Identity fields that do not separate experiments (each with the reason beside it)."""
 
+RUN_OWNER_PROPERTIES: tuple[str, ...] = (
+    "source.mlperf.submitter",
+    "source.mlperf.system",
+    "source.mlperf.result_id",
+)
+"""Whose run it is, where the source says: replicates are runs of one submitter's one system.
+MLPerf results of different submitters, systems or result IDs are never merged as replicates
+(MLCommons' guidelines forbid presenting a composite as an MLPerf result); null for results
+without an MLPerf entry."""
+
 LOAD_PROPERTIES: tuple[str, ...] = (
     "load.concurrency",
     "load.request_rate",
@@ -118,11 +128,13 @@ KeyValue = str | int | float | bool | None
 
 def _property(root: BaseModel, dotted_path: str) -> KeyValue:
     value: object = root
+    # A measured source has no `mlperf` at all: its run owner's fields are absent.
+    optional = dotted_path in RUN_OWNER_PROPERTIES
     for name in dotted_path.split("."):
         if value is None:
             # An optional group that is absent (no speculative decoding): each leaf is absent.
             return None
-        value = getattr(value, name)
+        value = getattr(value, name, None) if optional else getattr(value, name)
     if isinstance(value, BaseModel):
         # A nested value (a length distribution) compares by its canonical JSON.
         return json.dumps(value.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
@@ -132,8 +144,10 @@ def _property(root: BaseModel, dotted_path: str) -> KeyValue:
 
 
 def comparability_key(result: Result) -> tuple[KeyValue, ...]:
-    """The values of COMPARABLE_PROPERTIES for `result`, in that order (hashable)."""
-    return tuple(_property(result, dotted_path) for dotted_path in COMPARABLE_PROPERTIES)
+    """The values of COMPARABLE_PROPERTIES, then RUN_OWNER_PROPERTIES, for `result`, in that
+    order (hashable)."""
+    paths = COMPARABLE_PROPERTIES + RUN_OWNER_PROPERTIES
+    return tuple(_property(result, dotted_path) for dotted_path in paths)
 
 
 def load_point_key(

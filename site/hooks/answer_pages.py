@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from catalog_pages import esc, price_link, scrolled
 from compare_pages import kind_badge, num, ranked, rows_by, usd
+from compare_table import mlperf_label
 from gpu_labels import gpus_link, gpus_text, names_of
 from page_links import compare_slug
 from result_index import Index
@@ -73,9 +74,7 @@ ESTIMATE_NOTE = (
 )
 
 
-def estimate_text(
-    estimate: CostEstimate | None, gpu_names: Mapping[str, str] | None = None
-) -> str:
+def estimate_text(estimate: CostEstimate | None, gpu_names: Mapping[str, str] | None = None) -> str:
     """The estimate beside "no result meets this yet", marked as one; empty without one. Its
     GPUs by their names in `gpu_names` (catalog id → name)."""
     if estimate is None:
@@ -96,7 +95,7 @@ def _mlperf_note(row: IndexRow, results: Mapping[str, Result]) -> str:
     mlperf = getattr(source, "mlperf", None)
     footnote = f" {esc(mlperf.footnote)}" if mlperf is not None else ""
     return (
-        f'<br><small class="im-mlperf">MLPerf result ID {esc(row.mlperf_result_id)}.{footnote} '
+        f'<br><small class="im-mlperf">{esc(mlperf_label(row))}.{footnote} '
         "The $ figure is derived by infermeter from catalog prices, not verified by MLCommons."
         "</small>"
     )
@@ -120,10 +119,15 @@ def answer_rows(
     inside one model's section the column repeats its heading and takes a phone's width.
     GPUs are named by `gpu_names` (catalog id → name), their ids only in links and titles."""
     results = results or {}
-    groups = rows_by(rows, lambda r: (r.model, r.workload_key, r.workload, r.scenario, r.lane))
+    # An MLPerf scenario (Server, Interactive: different bounds) is a group of its own.
+    groups = rows_by(
+        rows,
+        lambda r: (r.model, r.workload_key, r.workload, r.scenario, r.lane, r.mlperf_scenario),
+    )
     cells = []
-    for (model, _key, workload, scenario, lane), members in sorted(
-        groups, key=lambda group: (group[0][0], group[0][2], group[0][3], group[0][4])
+    for (model, _key, workload, scenario, lane, _mlperf), members in sorted(
+        groups,
+        key=lambda group: (group[0][0], group[0][2], group[0][3], group[0][4], str(group[0][5])),
     ):
         row = _best(members)
         if row is None:
@@ -166,7 +170,7 @@ def answer_rows(
             f"<td>{num(row.ttft_ms_p95, 0)}</td>"
             f'<td><a href="{base}compare/{esc(compare_slug(row.model, row.profile))}/">compare'
             f'</a> · <a href="{base}results/{esc(row.result_id)}/">result</a>'
-            + (_mlperf_note(row, results) if lane == "mlperf" else "")
+            + (_mlperf_note(row, results) if lane.startswith("mlperf") else "")
             + "</td></tr>"
         )
     return "".join(cells)
@@ -244,9 +248,7 @@ def model_answer(
             heading
             + ANSWER_INTRO
             + answer_table(
-                answer_rows(
-                    mine, models, "../../", index.results, estimates, gpu_names=gpu_names
-                )
+                answer_rows(mine, models, "../../", index.results, estimates, gpu_names=gpu_names)
             )
             + "\n"
         )
@@ -293,10 +295,9 @@ def home_answers(
         sections.append(
             f'<h3 id="{anchor}">{esc(name(model_id))}<a class="headerlink" href="#{anchor}" '
             'title="Permanent link">&para;</a></h3>\n'
-            f'<p>{count} answer{"s" if count != 1 else ""} by workload, scenario and lane · '
+            f"<p>{count} answer{'s' if count != 1 else ''} by workload, scenario and lane · "
             f'<a href="models/{esc(model_id)}/">model page</a> (its results, compare pages and '
-            'the same answer) · <a href="#answer-models">all models</a></p>\n'
-            + answer_table(body)
+            'the same answer) · <a href="#answer-models">all models</a></p>\n' + answer_table(body)
         )
     if not sections:
         return answer_table("")

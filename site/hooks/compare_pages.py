@@ -93,6 +93,14 @@ def scenario_text(scenario: str) -> str:
     return SCENARIOS.get(base, base) + (f" · {lane}" if lane else "")
 
 
+def mlperf_lane_suffix(row: IndexRow) -> str:
+    """` · MLPerf Server (closed division)` for an MLPerf row: each scenario and division is a
+    table of its own (Interactive's bounds are tighter than Server's); '' for other rows."""
+    if row.mlperf_scenario is None:
+        return ""
+    return f" · MLPerf {row.mlperf_scenario} ({row.mlperf_division} division)"
+
+
 def comparable_groups(rows: list[IndexRow]) -> list[tuple[tuple[str, str, str], list[IndexRow]]]:
     """The rows of one model split by workload × scenario (MLPerf's lane apart): ((workload
     key, workload, scenario), rows), in a stable order. Rows of different groups never share a
@@ -102,7 +110,7 @@ def comparable_groups(rows: list[IndexRow]) -> list[tuple[tuple[str, str, str], 
         lambda row: (
             row.workload_key,
             row.workload,
-            row.scenario + (" · MLPerf lane" if row.lane == "mlperf" else ""),
+            row.scenario + mlperf_lane_suffix(row),
         ),
     )
     return sorted(groups, key=lambda group: (group[0][1], group[0][2], group[0][0]))

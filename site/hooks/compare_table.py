@@ -36,6 +36,24 @@ def _kinds(group: Group) -> list[str]:
     return sorted({member.source_kind for member in group.members})
 
 
+def mlperf_label(row: IndexRow) -> str:
+    """An MLPerf row's round, division, category, scenario, result ID, submitter and system,
+    as its messaging guidelines ask wherever MLPerf rows are compared ('' for other rows)."""
+    if row.mlperf_result_id is None:
+        return ""
+    return (
+        f"MLPerf {row.mlperf_round} {row.mlperf_division}, {row.mlperf_category}, "
+        f"{row.mlperf_scenario}, result {row.mlperf_result_id}: {row.mlperf_submitter}, "
+        f"{row.mlperf_system}"
+    )
+
+
+def _source_cell(group: Group) -> str:
+    badges = " ".join(map(kind_badge, _kinds(group)))
+    label = mlperf_label(group.row)
+    return badges + (f'<br><small class="im-mlperf">{esc(label)}</small>' if label else "")
+
+
 def _spread(group: Group) -> str:
     """`n=3, 1,180–1,350 tok/s` under a group's output tok/s (the index's min and max)."""
     row = group.row
@@ -132,7 +150,7 @@ COLUMNS: list[Column] = [
     ),
     ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
     ("Workload", lambda g: g.row.workload, lambda g: esc(g.row.workload)),
-    ("Source", lambda g: " ".join(_kinds(g)), lambda g: " ".join(map(kind_badge, _kinds(g)))),
+    ("Source", lambda g: " ".join(_kinds(g)) + mlperf_label(g.row), _source_cell),
     (
         "Engine",
         lambda g: f"{g.row.engine} {g.row.engine_version}",

@@ -14,6 +14,7 @@ from registry.models import (
     COMPARABLE_PROPERTIES,
     LOAD_PROPERTIES,
     NOT_COMPARABLE_PROPERTIES,
+    RUN_OWNER_PROPERTIES,
     GpuCatalog,
     Identity,
     LatencyStats,
@@ -287,7 +288,7 @@ def test_load_point_key_separates_load_levels() -> None:
     low, high = (load_point_key(result, point) for point in result.points)
     assert low != high
     assert low[: len(COMPARABLE_PROPERTIES)] == high[: len(COMPARABLE_PROPERTIES)]
-    assert len(low) == len(COMPARABLE_PROPERTIES) + len(LOAD_PROPERTIES)
+    assert len(low) == len(COMPARABLE_PROPERTIES) + len(RUN_OWNER_PROPERTIES) + len(LOAD_PROPERTIES)
 
 
 # --- store ------------------------------------------------------------------------------------

@@ -1,0 +1,62 @@
+"""The registry's own data against what the issue's audit found wrong (issue 21): no run
+counted twice, no replicate group across submitters or systems, no MLPerf scenario or division
+merged with another. Each test reads the real registry/results/ through the index."""
+
+import collections
+import sys
+from pathlib import Path
+
+import pytest
+
+from registry.index import IndexRow, build_index
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY_ROOT / "site" / "hooks"))
+
+from compare_pages import comparable_groups  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[IndexRow]:
+    return build_index(REPOSITORY_ROOT)[0]
+
+
+def test_no_replicate_group_spans_submitters_systems_or_results(rows: list[IndexRow]) -> None:
+    owners: dict[str, set[tuple[str | None, ...]]] = collections.defaultdict(set)
+    for row in rows:
+        owners[row.replicate_key].add(
+            (row.mlperf_submitter, row.mlperf_system, row.mlperf_result_id)
+        )
+    assert [key for key, found in owners.items() if len(found) > 1] == []
+
+
+def test_an_mlperf_run_is_one_result(rows: list[IndexRow]) -> None:
+    """A run submitted for both accuracy targets (-99, -99.9) is filed once: no two MLPerf
+    results of one system and scenario have the same figures (separate runs for each target
+    differ in every figure)."""
+    runs = collections.Counter(
+        (
+            row.mlperf_round,
+            row.mlperf_result_id,
+            row.model,
+            row.mlperf_scenario,
+            row.output_tokens_per_s,
+            row.ttft_ms_p99,
+            row.e2e_ms_p99,
+        )
+        for row in rows
+        if row.mlperf_result_id is not None and row.correction is None
+    )
+    assert [run for run, count in runs.items() if count > 1] == []
+
+
+def test_mlperf_scenarios_and_divisions_never_share_a_table(rows: list[IndexRow]) -> None:
+    by_model: dict[str, list[IndexRow]] = collections.defaultdict(list)
+    for row in rows:
+        by_model[row.model].append(row)
+    for model_rows in by_model.values():
+        for _key, members in comparable_groups(model_rows):
+            kinds = {(m.lane, m.mlperf_scenario, m.mlperf_division) for m in members}
+            mlperf = {kind for kind in kinds if kind[1] is not None}
+            assert len(mlperf) <= 1, kinds
+            assert not mlperf or len(kinds) == 1, kinds
