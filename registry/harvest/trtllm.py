@@ -23,6 +23,7 @@ Precision goes to `model.quantization` as stated (`fp4`, `fp8`); the checkpoint 
 page's own FP4/FP8 model list names for the model, else the catalog's repository (said so).
 """
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,6 +67,8 @@ class TrtllmDocument:
     submitter: str
     repository: str = OFFICIAL_REPOSITORY
     """The repository read; any other than NVIDIA's is a copy, shown as unofficial."""
+    release_from_page: bool = False
+    """Whether `engine_version` is the release the page itself names."""
 
     def source(self, title: str, conditions: str, key: str) -> dict[str, Any]:
         """A result's `source` for one cell of this page: NVIDIA's reported figure."""
@@ -242,6 +245,26 @@ def _checkpoint(heading: str, precision: str, listed: str, catalog_repo: str) ->
     return checkpoint if checkpoint is not None and checkpoint in listed else None
 
 
+def _checkpoint_format(
+    checkpoint: str | None, model: ModelEntry, precision: str
+) -> tuple[str | None, str | None]:
+    """The weight format of a checkpoint that is already quantized (the catalog model's own
+    repository with a `quantization_config`: gpt-oss's MXFP4), and the note saying so: the
+    column's FP8/FP4 then names the compute precision, not the weights. (None, None) else."""
+    config = model.config.get("quantization_config") if isinstance(model.config, dict) else None
+    if checkpoint != model.hf_repo or not isinstance(config, dict):
+        return None, None
+    method = str(config.get("quant_method", "")).lower()
+    if not method:
+        return None, None
+    note = (
+        f"The checkpoint {checkpoint} stores its weights in {method.upper()} (its config's "
+        f"quantization_config); the column's {precision} is the precision it ran in, so the "
+        f"weights are filed as {method}. "
+    )
+    return method, note
+
+
 def harvest_cell(
     cell: Cell,
     requests: dict[tuple[int, int], int],
@@ -297,6 +320,7 @@ def _result(
     beta = "beta" in cell.column
     version = document.engine_version or f"docs@{document.revision[:12]}"
     checkpoint = _checkpoint(model_heading, precision, listed, models[model_id].hf_repo)
+    weights, weights_note = _checkpoint_format(checkpoint, models[model_id], precision)
     table = (
         f"table '{cell.heading}'" if not cell.labelled else
         f"table '{RTX_LABEL}' (so labelled, under heading '{model_heading}')"
@@ -319,9 +343,12 @@ def _result(
         + ("DEP = attention data parallel with expert parallelism over the same GPUs. "
            if "data_parallel_size" in serving else "")
         + ("The page marks B300/GB300 support as beta: not finalized. " if beta else "")
-        + ("" if document.engine_version else
+        + ("" if document.engine_version and not document.release_from_page else
+           f"The page names release v{document.engine_version} ('NEW for "
+           f"v{document.engine_version}'). " if document.engine_version else
            "The page does not name the TensorRT-LLM release; the engine version names the "
            "documentation commit read. ")
+        + (weights_note or "")
         + f"[cell: {cell.heading} | {shown(cell.column)} | {cell.input_len}/{cell.output_len}]"
     )  # fmt: skip
     point: dict[str, Any] = {
@@ -341,7 +368,7 @@ def _result(
             "model": {
                 "id": model_id,
                 "hf_repo": checkpoint or models[model_id].hf_repo,
-                "quantization": precision.lower(),
+                "quantization": weights or precision.lower(),
             },
             "serving": serving,
             "workload": fixed_lengths(cell.input_len, cell.output_len),
@@ -355,13 +382,26 @@ def _result(
     return validated_result(data)
 
 
+_RELEASE_NAMED = re.compile(r"\(NEW for v(\d+\.\d+(?:\.\d+)?)\)")
+
+
+def release_named(text: str) -> str | None:
+    """The TensorRT-LLM release a page names for its data (`*(NEW for v1.0) …*`), if any."""
+    found = {match.group(1) for match in _RELEASE_NAMED.finditer(text)}
+    return found.pop() if len(found) == 1 else None
+
+
 def harvest_document(
     text: str,
     document: TrtllmDocument,
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
 ) -> list[Harvested]:
-    """Every cell of the page's throughput tables, as a result or a skip."""
+    """Every cell of the page's throughput tables, as a result or a skip; the engine version is
+    the release the page names, else the documentation commit read."""
+    named = release_named(text)
+    if document.engine_version is None and named is not None:
+        document = dataclasses.replace(document, engine_version=named, release_from_page=True)
     cells, requests, refused = parse_tables(text)
     if not cells and not refused:
         raise HarvestError("no throughput table found (| Sequence Length (ISL/OSL) | …)")

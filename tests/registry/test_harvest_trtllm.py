@@ -71,7 +71,9 @@ def test_a_cell_becomes_an_offline_deployment_of_its_gpus(registry: Path) -> Non
     # 4,685 output tokens/s per GPU as printed, for 4 GPUs.
     assert point.throughput.output_tokens_per_s == 4685 * 4
     assert point.requests.sent is None  # the page gives no request count for 1000/1000
-    assert h100.identity.model.quantization == "fp8"
+    # The column says FP8, the run's precision; gpt-oss's own checkpoint stores MXFP4 weights.
+    assert h100.identity.model.quantization == "mxfp4"
+    assert "the weights are filed as mxfp4" in h100.source.conditions  # type: ignore[union-attr]
     llama = results["LLaMA v3.3 70B | H200 TP2 (FP8) | 1024/8192"]
     assert (llama.identity.serving.tensor_parallel_size, llama.identity.gpu.count) == (2, 2)
     assert llama.points[0].throughput.output_tokens_per_s == 2009 * 2

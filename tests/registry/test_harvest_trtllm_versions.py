@@ -80,6 +80,9 @@ def test_a_total_is_stored_as_printed_over_the_columns_gpus(
     assert h100.points[0].requests.sent == 3000
     assert h100.identity.model.hf_repo == "nvidia/Llama-3.3-70B-Instruct-FP8"
     assert "the deployment's total" in h100.source.conditions  # type: ignore[union-attr]
+    # The page names its release ("NEW for v1.0"): the engine version is the release.
+    assert h100.identity.engine.version == "1.0"
+    assert "The page names release v1.0" in h100.source.conditions  # type: ignore[union-attr]
     table = "Llama 3.3 70B - RTX 6000 Pro Blackwell Server Edition"
     rtx = results[f"{table} | 8 GPUs TP1,PP8 (FP4) | 1000/1000"]
     assert (rtx.identity.gpu.id, rtx.identity.gpu.count) == ("rtx-pro-6000", 8)
