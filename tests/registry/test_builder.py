@@ -88,7 +88,7 @@ def test_makes_results_sees_a_bypass() -> None:
     assert all(_MAY_MAKE.search(line) for line in source.splitlines())
 
 
-def _live_result(model_id: str = "llama-3.1-8b-instruct") -> Result:
+def _live_result(model_id: str = "llama-3.1-8b-instruct", gpu_count: int = 1) -> Result:
     second = 1_000_000_000
     records = [
         RequestRecord(
@@ -111,7 +111,7 @@ def _live_result(model_id: str = "llama-3.1-8b-instruct") -> Result:
         points=[summarize_point(records, request_rate=10.0)],
     )  # fmt: skip
     now = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
-    deployment = Deployment("h100-sxm", 1, "sxm", "0.9.1", model_id, JAMBA)
+    deployment = Deployment("h100-sxm", gpu_count, "sxm", "0.9.1", model_id, JAMBA)
     provenance = Provenance("infermeter bench run", now, now, "octocat", host_info(None))
     return build_result(run, config, deployment, [], None, provenance)
 
@@ -194,7 +194,8 @@ def _disk_writes() -> Iterator[list[str]]:
 
 
 def test_live_run_result_is_checked_in_memory_with_a_proposed_model_entry() -> None:
-    result = _live_result(model_id="ai21-jamba-1.5-mini")
+    # 103 GB of Jamba 1.5 Mini weights in bf16: two H100s (one cannot hold them).
+    result = _live_result(model_id="ai21-jamba-1.5-mini", gpu_count=2)
     config = json.loads((DATA / "configs" / "jamba-1.5-mini.json").read_text())
     entry = proposed_entry(JAMBA, config, dt.date(2026, 12, 1))
     with _disk_writes() as writes:
