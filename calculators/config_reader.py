@@ -249,7 +249,12 @@ def _shape(language: Mapping[str, Any], where: str) -> tuple[int, int, int, int,
     num_heads = int_field(language, "num_attention_heads", where)
     if num_heads == 0 or hidden == 0 or num_layers == 0:
         raise ConfigError(f"{where}hidden_size/num_hidden_layers/num_attention_heads: must be > 0")
-    num_kv_heads = optional_int(language, "num_key_value_heads", where, 0) or num_heads
+    num_kv_heads = optional_int(language, "num_key_value_heads", where, num_heads)
+    if num_kv_heads == 0 or num_heads % num_kv_heads:
+        raise ConfigError(
+            f"{where}num_key_value_heads: {num_kv_heads} does not divide num_attention_heads "
+            f"{num_heads}; expected a divisor > 0 (grouped-query attention)"
+        )
     head_dim = optional_int(language, "head_dim", where, 0) or hidden // num_heads
     if head_dim == 0:
         raise ConfigError(
@@ -257,6 +262,14 @@ def _shape(language: Mapping[str, Any], where: str) -> tuple[int, int, int, int,
             "gives 0; expected a head size > 0"
         )
     return hidden, num_layers, num_heads, num_kv_heads, head_dim
+
+
+def _max_positions(language: Mapping[str, Any], where: str) -> int | None:
+    """max_position_embeddings (None when absent); 0 is no model's: a model holds a position."""
+    value = optional_int(language, "max_position_embeddings", where, -1)
+    if value == 0:
+        raise ConfigError(f"{where}max_position_embeddings: expected an integer > 0, got 0")
+    return None if value < 0 else value
 
 
 def _rope_scaling(language: Mapping[str, Any], where: str) -> Mapping[str, Any] | None:
@@ -338,9 +351,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         norms_per_layer=4 if family in _FOUR_NORM_TYPES else 1 if gptj or nemotron else 2,
         layer_kinds=kinds,
         sliding_window=optional_int(language, "sliding_window", where, 0) or None,
-        max_position_embeddings=(
-            optional_int(language, "max_position_embeddings", where, 0) or None
-        ),
+        max_position_embeddings=_max_positions(language, where),
         torch_dtype=str(language.get("torch_dtype") or language.get("dtype") or "bfloat16"),
         moe=moe,
         mla=_mla(language, where),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from calculators.cost_inputs import (
@@ -11,6 +12,7 @@ from calculators.cost_inputs import (
     check_retry_rate,
     check_utilization,
 )
+from calculators.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,11 @@ def effective_cost(
     paid = price + overhead
     with_idle = paid / used
     effective = with_idle / (1.0 - retried)
+    if not math.isfinite(effective):  # a utilization of 1e-320: no float holds the cost
+        raise InputError(
+            f"utilization: {utilization!r} is too small; the effective hourly cost exceeds "
+            "any number (expected a share such as 0.6)"
+        )
     return EffectiveCost(
         price_usd_per_hour=price,
         overhead_usd_per_hour=overhead,

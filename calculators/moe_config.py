@@ -84,6 +84,11 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
     if num_experts <= 1:  # Jamba's config class reads one expert as a dense MLP
         return None
     experts_per_token = int_field(config, "num_experts_per_tok", where)
+    if not 0 < experts_per_token <= num_experts:
+        raise ConfigError(
+            f"{where}num_experts_per_tok: {experts_per_token} experts a token of {num_experts}; "
+            "expected 1 to the number of experts"
+        )
     if "moe_intermediate_size" in config:
         expert_size = int_field(config, "moe_intermediate_size", where)
     else:

@@ -120,6 +120,11 @@ def _setting(config: Mapping[str, Any], names: tuple[str, ...], default: int) ->
 def _group_quant_bytes(bits: int, group_size: int) -> float:
     """Bytes per parameter of a group-wise integer format (GPTQ/AWQ): packed values, an fp16
     scale and a packed zero point per group of `group_size` inputs."""
+    if group_size == 0 or group_size < -1:  # -1: per channel; 0 or -5 groups nothing
+        raise QuantizationError(
+            f"quantization_config.group_size: expected -1 (per channel) or a size > 0, "
+            f"got {group_size}"
+        )
     if group_size <= 0:  # -1 means one group per output channel: the scales are negligible
         return bits / 8
     return bits / 8 + (2 + bits / 8) / group_size

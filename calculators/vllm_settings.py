@@ -20,7 +20,9 @@ MIB = 1024**2
 BLOCK_SIZE = 16
 DEFAULT_VLLM_VERSION = "0.19"
 # 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
-_VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})[0-9A-Za-z.+-]{0,40}")
+# major.minor, then a release's own suffix (.1.1, rc1, .dev12+g3ab, .post1, +cu128); not an
+# exponent: 0.9e9 is a number, not a release.
+_VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:(?:[.+-]|a|b|rc|dev|post)[0-9A-Za-z.+-]{0,40})?")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,22 +134,34 @@ def render_json(rows: Sequence[IndexRow]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _csv_cell(value: Any) -> str:
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> str:
+    """A value as a CSV cell: empty for null, true/false, numbers as Python writes them, and
+    a text that a spreadsheet would run as a formula (=, +, -, @, tab or CR first) behind a
+    quote ('=HYPERLINK(…) shows as text), the OWASP rule against CSV injection."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
     return str(value)
+
+
+def csv_text(rows: Iterable[Iterable[Any]]) -> str:
+    """Every CSV file we write: rows of `csv_cell`s, newline-terminated."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in rows:
+        writer.writerow([csv_cell(value) for value in row])
+    return buffer.getvalue()
 
 
 def render_csv(rows: Sequence[IndexRow]) -> str:
     """The CSV index text: a header row of the column names, empty cells for null."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow([_csv_cell(value) for value in row.as_dict().values()])
-    return buffer.getvalue()
+    return csv_text([COLUMNS, *(row.as_dict().values() for row in rows)])
 
 
 def _hashed_name(text: str, suffix: str) -> str:

@@ -189,6 +189,16 @@ def test_calc_vram_config_wrongly_typed_field_is_a_one_line_error(path: Path) ->
     assert field in line
 
 
+@pytest.mark.parametrize("path", _fixtures("impossible-"), ids=lambda path: path.name)
+def test_calc_vram_config_with_a_field_no_real_model_has_is_refused_naming_it(path: Path) -> None:
+    # impossible-FIELD.CASE.json: num_key_value_heads 0 or not dividing the heads, no position,
+    # more experts a token than experts, quantization groups of 0 (each was planned silently)
+    field = path.stem.removeprefix("impossible-").split(".")[0]
+    result = _invoke("vram", "--model", str(path), "--gpu", "h100-sxm")
+    assert result.exit_code == 1, result.output
+    assert field in _one_line_error(result)
+
+
 @pytest.mark.parametrize("path", _fixtures("odd-"), ids=lambda path: path.name)
 def test_calc_vram_config_with_zero_width_never_tracebacks(path: Path) -> None:
     result = _invoke("vram", "--model", str(path), "--gpu", "h100-sxm")
@@ -199,6 +209,7 @@ def test_calc_vram_config_fixtures_are_discovered() -> None:
     assert len(_fixtures("missing-")) >= 2
     assert len(_fixtures("invalid-")) >= 5
     assert len(_fixtures("odd-")) >= 2
+    assert len(_fixtures("impossible-")) >= 5
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,7 @@ def engine_options(function: F) -> F:
             "--vllm-version",
             default=DEFAULT_VLLM_VERSION,
             show_default=True,
+            callback=_vllm_version,
             help="Model the plan of this vLLM release.",
         ),
         click.option(
@@ -136,6 +137,20 @@ def engine_options(function: F) -> F:
     for option in reversed(options):
         with_engine = option(with_engine)
     return cast(F, with_engine)
+
+
+def _vllm_version(context: click.Context, parameter: click.Parameter, value: str) -> str:
+    """A release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9)."""
+    from calculators.errors import InputError
+    from calculators.vllm_settings import parse_version
+
+    try:
+        parse_version(value)
+    except InputError:
+        raise click.BadParameter(
+            f"expected a vLLM release such as 0.11 or 0.10.1.1, got {value[:40]!r}"
+        ) from None
+    return value
 
 
 # What `engine_options` adds, as click names the parameters.

@@ -1,28 +1,17 @@
 """The Downloads page and the data files it lists: the index as JSON and CSV, the catalogs,
 each compare page's rows as CSV and every result file."""
 
-import csv
-import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from result_index import Index
 from row_groups import compare_slug
 
-from registry.index import IndexRow, render_csv
+from registry.index import IndexRow, csv_text, render_csv
 from registry.index import render_json as index_json
 from registry.licences import licences_data, licences_markdown
 from registry.models import GpuEntry, ModelEntry, PriceEntry
-
-
-def _csv(rows: Iterable[Iterable[Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for row in rows:
-        writer.writerow(["" if cell is None else cell for cell in row])
-    return buffer.getvalue()
 
 
 def downloads(
@@ -45,7 +34,7 @@ def downloads(
             [p.model_dump(mode="json") for p in prices.values()], indent=2
         )
         + "\n",
-        "data/prices.csv": _csv(
+        "data/prices.csv": csv_text(
             [
                 (
                     "id",

@@ -32,8 +32,12 @@ NAMED = [
     ([*VRAM, "-tp", "65536"], 2, "tensor_parallel_size: 65536 does not divide"),
     ([*VRAM, "-pp", "1000000000", "--json"], 2, "--pipeline-parallel-size"),
     ([*VRAM, "-pp", "33", "--json"], 2, "pipeline_parallel_size: 33 stages"),
-    ([*VRAM, "--vllm-version", "-1.-1"], 2, "vllm_version"),
-    ([*VRAM, "--vllm-version", "0.1" + "1" * 5000], 2, "vllm_version"),
+    ([*VRAM, "--vllm-version", "-1.-1"], 2, "--vllm-version"),
+    ([*VRAM, "--vllm-version", "0.1" + "1" * 5000], 2, "--vllm-version"),
+    ([*VRAM, "--vllm-version", ""], 2, "--vllm-version"),  # was the default
+    ([*VRAM, "--vllm-version", "0.9e9"], 2, "--vllm-version"),  # a number, not a release
+    (["calc", "cost", "--gpu", "h100-sxm", "--tokens-per-second", "2800", "--utilization",
+      "1e-320", "--json"], 2, "utilization"),  # printed Infinity
     (["calc", "cost", "--price-per-hour", "2", "--tokens-per-second", "1e-320", "--json"], 2,
      "tokens_per_second"),
     (["calc", "cost", "--price-per-hour", "1e308", "--tokens-per-second", "1e-308", "--json"], 2,

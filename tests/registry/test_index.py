@@ -335,3 +335,15 @@ def test_index_corrected_result_is_no_replicate() -> None:
     assert [(r.replicates, r.output_tokens_per_s_max) for r in spread] == [
         (2, 20.0), (2, 20.0), (1, 1000.0)
     ]  # fmt: skip
+
+
+def test_index_csv_cells_that_a_spreadsheet_would_run_are_text() -> None:
+    # An engine version '=HYPERLINK(…)' passes validation and reached the CSV downloads as a
+    # formula; every CSV we write (index, compare pages, prices) goes through csv_text.
+    from registry.index import csv_text
+
+    text = csv_text([['=HYPERLINK("https://x.example")', "+1", "-2", "@SUM(A1)", "\tx", -1.5, 3,
+                      None, True, "0.9.1"]])  # fmt: skip
+    cells = text.removesuffix("\n").split(",")
+    assert cells[0] == '"\'=HYPERLINK(""https://x.example"")"'
+    assert cells[1:] == ["'+1", "'-2", "'@SUM(A1)", "'\tx", "-1.5", "3", "", "true", "0.9.1"]
