@@ -50,7 +50,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
-        "gemma4_unified_text",
+        "gemma4_unified_text", "kimi_k25", "glm4_moe_lite",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -71,6 +71,10 @@ MODEL_TYPE_FAMILIES = {
     "ministral3": "mistral",
     "mistral3": "mistral",
     "gemma4_unified_text": "gemma4_text",
+    # Kimi K2.5 wraps Kimi K2's DeepSeek-V3 language model (vLLM's kimi_k25.py); GLM-4.7-Flash
+    # (glm4_moe_lite.py) is MLA attention with DeepSeek-style experts.
+    "kimi_k25": "deepseek_v3",
+    "glm4_moe_lite": "deepseek_v3",
 }
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
 # model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
@@ -234,11 +238,10 @@ def _vision(config: Mapping[str, Any], text_hidden: int) -> tuple[VisionTower | 
         return None, none
     wrapper_type = str(config.get("model_type", ""))
     vision_type = str(raw.get("model_type", ""))
-    if vision_family(wrapper_type, vision_type) is None:
-        if "text_config" not in config:
-            return None, none
-        if vision_type.startswith("siglip") or wrapper_type == "gemma3":
-            return _siglip(raw, text_hidden), none
+    if vision_family(wrapper_type, vision_type) is None and (
+        vision_type.startswith("siglip") or wrapper_type == "gemma3"
+    ):
+        return _siglip(raw, text_hidden), none
     return None, count_vision(config, raw, text_hidden)
 
 
@@ -291,11 +294,14 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
             "num_hidden_layers, attention and KV heads, head_dim, intermediate_size, the usual "
             "MoE keys, layer_types), as a pre-norm decoder with a gated MLP"
         )
-    if vision.params and not vision.recognised:
+    if not vision.recognised:
         vision_type = config.get("vision_config", {}).get("model_type", "?")
         notes.append(
             f"the vision tower ({vision_type!r}) was counted as a generic ViT: its layout is "
             "not one the calculators know by name"
+            if vision.params
+            else f"the vision tower ({vision_type!r}) is not counted: its config names no "
+            "hidden_size, intermediate_size and layer count the calculators can read"
         )
     return tuple(notes)
 

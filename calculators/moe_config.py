@@ -20,6 +20,7 @@ _MOE_KEYS_READ = frozenset(
         "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step",
         "expert_layer_period", "expert_layer_offset", "moe_layers", "top_k_experts",
         "enable_moe_block", "expert_intermediate_size", "use_second_mlp_block",
+        "share_expert_dim",
     }
 )  # fmt: skip
 _MOE_KEYS_ROUTING_ONLY = frozenset(
@@ -98,6 +99,8 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
     shared = optional_int(config, "n_shared_experts", where, 0) * expert_size
     if not shared:
         shared = optional_int(config, "shared_expert_intermediate_size", where, 0)
+    if not shared:
+        shared = optional_int(config, "share_expert_dim", where, 0)  # Step 3.x
     if model_type == "llama4_text":
         shared = expert_size  # every Llama 4 MoE layer has one shared expert of expert width
     return MixtureOfExperts(

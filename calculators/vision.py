@@ -138,6 +138,27 @@ def _pixtral(
     return _layers(vision, where) * block + patch_conv + projector
 
 
+# Other spellings of the generic ViT's fields (Kimi K2.5's MoonViT: vt_*).
+_GENERIC_ALIASES = {
+    "hidden_size": ("vt_hidden_size",),
+    "intermediate_size": ("vt_intermediate_size",),
+    "num_hidden_layers": ("vt_num_hidden_layers", "depth"),
+}
+
+
+def _generic_fields(vision: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The generic ViT's three fields under any spelling, None when one is missing."""
+    found = {}
+    for name, aliases in _GENERIC_ALIASES.items():
+        for key in (name, *aliases):
+            if isinstance(vision.get(key), int) and not isinstance(vision.get(key), bool):
+                found[name] = vision[key]
+                break
+        else:
+            return None
+    return found
+
+
 def _generic_vit(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
     hidden = int_field(vision, "hidden_size", where)
     inner = int_field(vision, "intermediate_size", where)
@@ -163,4 +184,7 @@ def count_vision(
         return VisionCount(params, family, True)
     if family == "pixtral":
         return VisionCount(_pixtral(vision, wrapper, text_hidden, where), family, True)
-    return VisionCount(_generic_vit(vision, text_hidden, where), "generic ViT", False)
+    generic = _generic_fields(vision)
+    if generic is None:
+        return VisionCount(0, "unread", False)
+    return VisionCount(_generic_vit(generic, text_hidden, where), "generic ViT", False)

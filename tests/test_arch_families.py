@@ -290,3 +290,50 @@ def test_gemma4_kv_shared_layers_hold_no_cache_and_per_layer_embeddings_count() 
     assert kv.full_layers + kv.sliding_layers == 18
     with_ple = param_counts(arch).embedding
     assert with_ple == 262144 * 2816 + 262144 * 30 * 256
+
+
+# Kimi K2.5 (aiconfigurator's copy of moonshotai/Kimi-K2.5's config: Kimi K2's language model and a
+# MoonViT tower whose fields are spelled vt_*): about 1T parameters, 32B active, as published.
+KIMI_K25_VISION = {
+    "vt_num_hidden_layers": 27,
+    "vt_hidden_size": 1152,
+    "vt_intermediate_size": 4304,
+    "patch_size": 14,
+}
+
+
+def test_kimi_k25_reads_as_kimi_k2_and_counts_its_vt_spelled_vision_tower() -> None:
+    config = {**dict(MODELS["kimi-k2-instruct"].config), "model_type": "kimi_k25"}
+    without = parse_config(config)
+    arch = parse_config({**config, "vision_config": KIMI_K25_VISION})
+    assert without.mla is not None
+    assert not without.reading_notes  # a known type, not read generically
+    assert 0.3e9 < arch.vision_params < 0.5e9
+    assert "generic ViT" in arch.reading_notes[0]
+
+
+def test_a_vision_config_with_no_readable_shape_is_not_counted_and_the_plan_says_so() -> None:
+    config = {**dict(MODELS["kimi-k2-instruct"].config), "vision_config": {"patch_size": 14}}
+    arch = parse_config(config)
+    assert arch.vision_params == 0
+    assert "is not counted" in arch.reading_notes[0]
+
+
+def test_step_3_shared_expert_width_is_read_not_refused() -> None:
+    config = {
+        "model_type": "step3p7",
+        "hidden_size": 1024,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "intermediate_size": 4096,
+        "vocab_size": 1000,
+        "num_experts": 16,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 512,
+        "share_expert_dim": 512,
+    }
+    moe = parse_config(config).moe
+    assert moe is not None
+    assert moe.shared_intermediate_size == 512
