@@ -41,6 +41,7 @@ from registry.corrections import (
 )
 from registry.index_row import COLUMN_DESCRIPTIONS, COLUMNS, IndexRow
 from registry.index_rows import index_rows, ran_on_cpu
+from registry.licences import DATA_LICENCE
 from registry.result_reader import (
     LoadedResult,
     check_result_text,
@@ -127,6 +128,7 @@ def render_json(rows: Sequence[IndexRow]) -> str:
     """The JSON index text: columns with their descriptions, then the rows."""
     data = {
         "schema_version": INDEX_SCHEMA_VERSION,
+        "licence": DATA_LICENCE,
         "columns": [{"name": name, "description": COLUMN_DESCRIPTIONS[name]} for name in COLUMNS],
         "rows": [row.as_dict() for row in rows],
     }

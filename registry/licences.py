@@ -19,6 +19,13 @@ class Licence:
     """The public address where the source states them."""
 
 
+DATA_LICENCE = (
+    "infermeter's own data: Apache-2.0. Imported results and prices keep the terms their sources "
+    "state (MLCommons, NVIDIA, AMD, InferenceX, SkyPilot's catalog, …): see licences.json beside "
+    "this file on the site, or registry/licences.py."
+)
+"""The one line the data files carry (the index's `licence` key)."""
+
 LICENCES: tuple[Licence, ...] = (
     Licence(
         "infermeter's own data: results measured with infermeter, the GPU, model and price "

@@ -181,6 +181,7 @@ def test_index_files_are_content_hashed_and_deterministic(tmp_path: Path) -> Non
     }
     data = json.loads(first.json_file.read_text(encoding="utf-8"))
     assert [column["name"] for column in data["columns"]] == list(COLUMNS)
+    assert data["licence"].startswith("infermeter's own data: Apache-2.0.")
     assert all(column["description"] for column in data["columns"])
     assert len(data["rows"]) == first.rows
     assert all(list(row) == list(COLUMNS) for row in data["rows"])
