@@ -6,7 +6,8 @@ or the folder cannot be written. `write_run` then writes what it has as
 `<stem>.rejected.json` (the result when it was assembled, else the points' summaries) and every
 request's raw record as `<stem>.requests.jsonl.gz`, and raises `RunNotWrittenError`, one line
 saying why and where the files are. The files go beside `--output` when that folder takes them,
-else to the current folder, else to the system's temporary folder.
+else to the current folder, else to the system's temporary folder, else (a full disk, a file
+size limit) the text rides on the error (`unsaved`) for the command to print on stdout.
 """
 
 from __future__ import annotations
@@ -38,10 +39,19 @@ RawRecords = Sequence[tuple[int, bool, Sequence[RequestRecord]]]
 class RunNotWrittenError(BenchError):
     """The run's result was not written; what it measured was kept (see `kept`, `raw_records`)."""
 
-    def __init__(self, message: str, kept: Path | None, raw_records: Path | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        kept: Path | None,
+        raw_records: Path | None,
+        unsaved: str | None = None,
+    ) -> None:
         super().__init__(message, "--output")
         self.kept = kept
         self.raw_records = raw_records
+        self.unsaved = unsaved
+        """The measured points' text when no folder took it: the CLI prints it on stdout, the
+        last place left (a full disk, or `ulimit -f`, refuses every file)."""
 
 
 @dataclass(frozen=True)
@@ -138,11 +148,12 @@ def _rejected(output: Path, text: str, records: RawRecords, reason: str) -> RunN
     folder = kept.parent if kept is not None else output.parent
     raw = _keep_raw_records(raw_records_path(folder / output.name), records) if records else None
     if kept is None:
-        where = "no folder takes the measured points, so they are lost"
+        where = "no folder takes the measured points, so they follow on standard output"
+        where += f" (the raw records are in {raw})" if raw else ""
     else:
         where = f"the measured points are kept in {kept}"
         where += f" and the raw records in {raw}" if raw else ""
-    return RunNotWrittenError(f"{reason}; {where}", kept, raw)
+    return RunNotWrittenError(f"{reason}; {where}", kept, raw, None if kept else text)
 
 
 def keep_raw_records(output: Path, records: RawRecords) -> Path | None:

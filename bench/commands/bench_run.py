@@ -112,6 +112,9 @@ def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOut
     except BenchError as error:
         if error.exit_code == 2:
             raise OptionError(error.one_line()) from None
+        unsaved = getattr(error, "unsaved", None)
+        if unsaved:  # no file could be written: the measured points on stdout, last resort
+            click.echo(unsaved, nl=False)
         raise click.ClickException(error.one_line()) from None
     except KeyboardInterrupt as stop:  # before the first point: nothing was measured
         raise click.ClickException(f"{stop_reason(stop)} before any load point ran") from None

@@ -66,7 +66,10 @@ def schemas_command(check: bool, directory: Path | None, registry_root: Path | N
         check_writable(directory, folder=True)
     except UnwritableError as error:
         raise click.ClickException(f"--dir: {error}") from None
-    changed = write_schemas(directory)
+    try:
+        changed = write_schemas(directory)
+    except OSError as error:  # a full disk, a file size limit (ulimit -f)
+        raise click.ClickException(f"--dir: cannot write: {error.strerror or error}") from None
     for path in changed:
         click.echo(f"updated {path}")
     if not changed:
@@ -169,6 +172,8 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
         written = write_index(root, out_dir)
     except RegistryError as error:
         raise click.ClickException(str(error)) from None
+    except OSError as error:  # a full disk, a file size limit (ulimit -f)
+        raise click.ClickException(f"--out: cannot write: {error.strerror or error}") from None
     if as_json:
         report = {
             "manifest": str(written.manifest),
