@@ -62,6 +62,8 @@ GPU_IDS: dict[tuple[str, str], str] = {
     ("hyperstack", "H100-80G-SXM5"): "h100-sxm",
     ("hyperstack", "L40"): "l40",
     ("lambda", "A100-80GB"): "a100-80gb-sxm",
+    ("lambda", "B200"): "b200",
+    ("lambda", "GH200"): "gh200-96gb",  # GpuInfo: 98,304 MiB (96 GB HBM3)
 }
 # Where one accelerator name covers two form factors, the instance type says which.
 INSTANCE_GPU_IDS: dict[tuple[str, str], str] = {
