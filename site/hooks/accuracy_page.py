@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from catalog_pages import esc, scrolled
 
+from calculators.config_reader import KNOWN_MODEL_TYPES, MODEL_TYPE_FAMILIES
 from registry.plan_accuracy import (
     GIB,
     MAX_SOURCE_SHARE,
@@ -149,6 +150,25 @@ _GAPS_TEXT = (
 )
 
 
+def coverage() -> str:
+    """The model types the plan reads by name, those it reads through another's layout, and the
+    rule for any other."""
+    own = sorted(KNOWN_MODEL_TYPES - set(MODEL_TYPE_FAMILIES))
+    through = ", ".join(
+        f"`{esc(name)}` (as `{esc(family)}`)"
+        for name, family in sorted(MODEL_TYPE_FAMILIES.items())
+    )
+    return (
+        "Read by name: " + ", ".join(f"`{esc(name)}`" for name in own) + ". "
+        "Read through the layout vLLM's model file gives them: " + through + ". "
+        "Any other `model_type` is read generically from the common config conventions and the "
+        "plan says so in its notes; it is refused only where its config declares a mechanism "
+        "those conventions do not cover (a state-space mixer, compressed attention, per-layer "
+        "embeddings), naming the key. Vision towers are counted per family (Qwen2.5-VL, Qwen3-VL, "
+        "Qwen3.5, Pixtral, SigLIP) or as a generic ViT, which the plan's notes say."
+    )
+
+
 def accuracy_page(cases: list[Case]) -> str:
     """The error report's Markdown (its tables as HTML)."""
     head = ["case (its log)", "split", "vLLM", "GPU", "model type", "parallel",
@@ -179,6 +199,8 @@ def accuracy_page(cases: list[Case]) -> str:
             _breakdown_table(cases, gpu_kind, "GPU"),
             "## By model family",
             _breakdown_table(cases, model_family, "model type"),
+            "## Model types the plan reads",
+            coverage(),
             "## What the plan misses",
             _GAPS_TEXT,
             _gaps_table(cases),

@@ -9,6 +9,7 @@ import sys
 
 from site_helpers import REPO
 
+from calculators.config_reader import KNOWN_MODEL_TYPES
 from registry.plan_accuracy import MAX_SOURCE_SHARE, SPLITS, load_cases, source_shares
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
@@ -82,3 +83,9 @@ def test_accuracy_page_lists_every_stated_gap_of_the_case_file() -> None:
     for case, name in gaps:
         assert f">{case.id}</a>" in table
         assert f"<td>{name}</td>" in table
+
+
+def test_accuracy_page_names_every_model_type_the_plan_reads() -> None:
+    section = PAGE[PAGE.index("## Model types the plan reads") : PAGE.index("## What the plan")]
+    for name in KNOWN_MODEL_TYPES:
+        assert f"`{name}`" in section
