@@ -62,8 +62,12 @@ _TENSORRT = re.compile(r"^TensorRT[ -]([0-9][^\s,]*)$", re.I)
 """NVIDIA's LLM submissions name only TensorRT: the runtime of their LLM harness is
 TensorRT-LLM (its code builds TensorRT-LLM engines), whose release they do not state."""
 
-_UNVERSIONED = ((re.compile(r"^Mango LLMBoost\b", re.I), "llmboost"),)
-"""Runtimes named without a version of their own (MangoBoost's LLMBoost platform)."""
+_UNVERSIONED = (
+    (re.compile(r"^Mango LLMBoost\b", re.I), "llmboost"),
+    (re.compile(r"^vLLM$", re.I), "vllm"),
+)
+"""Runtimes named without a version of their own (MangoBoost's LLMBoost platform; vLLM named
+bare, as some v6.0 submissions do)."""
 
 
 def benchmark_family(benchmark: str) -> str:

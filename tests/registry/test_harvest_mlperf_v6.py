@@ -1,0 +1,99 @@
+"""MLPerf Inference v6.0 through `registry harvest mlperf`, on a pinned excerpt.
+
+tests/data/harvest/mlperf-v6.0 holds rows of `summary_results.json` of the official
+mlcommons/inference_results_v6.0 as of upstream commit ab33b214 ("Publishing Results",
+2026-03-26), copied verbatim with each row's `mlperf_log_summary.txt`. The official repository is
+too large to bring here; the bytes were read from the fork gbeezybez/inference_results_v6.0
+(HEAD 232fbf90), whose history holds that upstream commit unchanged. Results cite the official
+repository at ab33b214 and say where the bytes were read.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from registry.harvest.run import HarvestOptions, harvest_mlperf
+from registry.models import Result
+from registry.store import read_result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.0"
+COMMIT = "ab33b2144a9f822f69d24f78569f993d195ee7e5"
+READ_FROM = (
+    "Bytes read from the fork gbeezybez/inference_results_v6.0 (its HEAD 232fbf90 holds upstream "
+    "commit ab33b214, 'Publishing Results', 2026-03-26, unchanged in its history)."
+)
+RETRIEVED = "2026-12-02"
+
+
+def _harvest(root: Path, today: str = RETRIEVED) -> tuple[object, dict[str, Result]]:
+    report = harvest_mlperf(
+        EXCERPT, "6.0", HarvestOptions(root, today=today), commit=COMMIT, read_from=READ_FROM
+    )
+    found = {}
+    for path in (root / "registry/results").rglob("*.json"):
+        result = read_result(path)
+        mlperf = result.source.mlperf  # type: ignore[union-attr]
+        found[f"{mlperf.result_id} {mlperf.benchmark} {mlperf.scenario}"] = result
+    return report, found
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", root / "registry/catalogs")
+    (root / "registry/results").mkdir()
+    return root
+
+
+def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:
+    report, results = _harvest(registry)
+    assert len(report.added) == len(results) == 8  # type: ignore[attr-defined]
+    for relative in report.added:  # type: ignore[attr-defined]
+        committed = REPOSITORY_ROOT / relative
+        assert committed.is_file(), f"{relative} is not in the registry"
+        assert committed.read_bytes() == (registry / relative).read_bytes()
+    again, _ = _harvest(registry, today="2027-01-01")
+    assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
+
+
+def test_new_benchmarks_keep_their_bounds_and_p99s(registry: Path) -> None:
+    _, results = _harvest(registry)
+    bounds = {
+        key: (r.points[0].load.rate_search.ttft_ms, r.points[0].load.rate_search.tpot_ms)  # type: ignore[union-attr]
+        for key, r in results.items()
+        if r.points[0].load.rate_search is not None
+    }
+    assert bounds["6.0-0006 gpt-oss-120b Server"] == (3000.0, 80.0)
+    assert bounds["6.0-0006 gpt-oss-120b Interactive"] == (2000.0, 15.0)
+    assert bounds["6.0-0078 deepseek-r1 Server"] == (2000.0, 80.0)
+    assert bounds["6.0-0078 deepseek-r1 Interactive"] == (1500.0, 15.0)
+    interactive = results["6.0-0006 gpt-oss-120b Interactive"]
+    point = interactive.points[0]
+    # The log's "99.00 percentile first token latency (ns) : 129782186" and TPOT 13994790.
+    assert (point.ttft_ms.p99, point.tpot_ms.p99) == (129.782186, 13.99479)  # type: ignore[union-attr]
+    assert point.throughput.output_tokens_per_s == 26005.77
+    assert (interactive.identity.gpu.id, interactive.identity.gpu.count) == ("b300", 8)
+    nvl72 = results["6.0-0078 deepseek-r1 Server"].identity.gpu
+    assert (nvl72.id, nvl72.nodes, nvl72.count) == ("gb300", 18, 72)
+
+
+def test_citation_inferred_rows_and_skips(registry: Path) -> None:
+    report, results = _harvest(registry)
+    source = results["6.0-0006 gpt-oss-120b Interactive"].source
+    assert source.url.startswith(  # type: ignore[union-attr]
+        f"https://github.com/mlcommons/inference_results_v6.0/tree/{COMMIT}/closed/ASUSTeK/"
+    )
+    assert READ_FROM in source.conditions  # type: ignore[union-attr]
+    assert "marks this row inferred" in source.conditions  # type: ignore[union-attr]
+    offline = results["6.0-0006 gpt-oss-120b Offline"].source
+    assert "marks this row inferred" not in offline.conditions  # type: ignore[union-attr]
+    bare = results["6.0-0049 gpt-oss-120b Server"].identity.engine
+    assert (bare.name, bare.version) == ("vllm", "unstated")
+    reasons = dict(report.skipped)  # type: ignore[attr-defined]
+    assert "the same run as llama2-70b-99.9" in reasons["mlperf v6.0 6.0-0020 llama2-70b-99 Server"]
+    assert (
+        "counts 87, but Nodes × a# is 88"
+        in reasons["mlperf v6.0 6.0-0001 llama2-70b-99 Interactive"]
+    )
