@@ -11,7 +11,11 @@ same way while it is active:
   noted in `received`, and `on_repeat` runs (the session kills a launched server at once
   instead of waiting for its grace period), so the result is still written.
 
-The previous handlers come back on exit.
+The previous handlers come back on exit, except in the `infermeter` command's own process
+(`process_ends_after_command`, which `bench.console` calls): once a signal stopped the run,
+that process is ending, and later signals are ignored until it exits (its result written,
+exit status 1 with the "incomplete" line), never its death by a signal (−2, −15). A process
+that lives on (a Ray worker, a test) gets its handlers back.
 
 Only the main thread receives signals. A run in another thread (`bench fleet` runs each
 `bench run` in a thread of its Ray worker, whose main thread streams the points back) is
@@ -41,6 +45,15 @@ _HANDLED = (signal.SIGINT, signal.SIGTERM)
 _RUNS: dict[int, StopSignals] = {}  # thread id → the active StopSignals of a run in that thread
 _LOOPS: dict[int, asyncio.AbstractEventLoop] = {}  # thread id → the event loop it runs now
 _LOCK = threading.Lock()
+
+
+_PROCESS = {"ends": False}
+
+
+def process_ends_after_command() -> None:
+    """This process ends when its command does (the `infermeter` console script): a run that
+    a signal stopped leaves later signals ignored (see the module docstring)."""
+    _PROCESS["ends"] = True
 
 
 class Terminated(KeyboardInterrupt):
@@ -83,7 +96,11 @@ class StopSignals:
         traceback: TracebackType | None,
     ) -> None:
         for number, handler in self._previous.items():
-            signal.signal(number, handler)  # type: ignore[arg-type]
+            # Once a signal stopped the run, the process is ending (writing, then its report
+            # and exit status 1): later signals are ignored, or SIGTERM's default would kill it
+            # mid-report (exit -15) and a Ctrl-C's KeyboardInterrupt cut the incomplete line.
+            late = signal.SIG_IGN if self.received and _PROCESS["ends"] else handler
+            signal.signal(number, late)  # type: ignore[arg-type]
         self._previous.clear()
         if self._thread is not None:
             with _LOCK:
