@@ -2,7 +2,8 @@
 
 `parse_startup_log` reads vLLM's own lines, whose texts differ by version:
 - weights: "Model loading took X GiB" (V1), "Loading model weights took X GB" (V0), "model
-  weights take X GiB" (V0's memory profile table);
+  weights take X GiB" (V0's memory profile table), "weights memory: XGiB" (V1's DEBUG memory
+  profile line);
 - KV cache memory: "Available KV cache memory: X GiB" (negative when the weights and
   activations leave nothing), "kv_cache_size=XGiB", "available_kv_cache_memory XGiB" and "the
   rest of the memory reserved for KV Cache is XGiB" (V0),
@@ -62,6 +63,7 @@ _SIGNED = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
 _WEIGHTS = (
     re.compile(rf"(?:Model loading|Loading model weights) took {_NUMBER} Gi?B"),
     re.compile(rf"model weights take\s+{_NUMBER}\s*GiB"),
+    re.compile(rf"; weights memory: {_NUMBER}\s*GiB"),
 )
 _CPU_KV = re.compile(rf"(?:Explicitly|Auto) set \({_NUMBER}/{_NUMBER}\) GiB for KV cache")
 _AVAILABLE_KV = (

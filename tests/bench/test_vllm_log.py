@@ -12,7 +12,13 @@ import yaml
 from bench.vllm_log import diagnose_startup_failure, parse_startup_log
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-STARTUP_CASES = yaml.safe_load((DATA / "vllm_startup_logs.yaml").read_text())["cases"]
+# Cases whose source states the figures in its own summary (excerpt_format: summary) have no log
+# lines to parse.
+STARTUP_CASES = [
+    case
+    for case in yaml.safe_load((DATA / "vllm_startup_logs.yaml").read_text())["cases"]
+    if case.get("excerpt_format") != "summary"
+]
 FAILURE_CASES = yaml.safe_load((DATA / "vllm_startup_failures.yaml").read_text())["cases"]
 
 # observed field of the startup-log cases → StartupFigures field
@@ -140,3 +146,13 @@ def test_diagnose_kv_cache_too_small_on_the_cpu_names_the_cpu_knob() -> None:
     assert "VLLM_CPU_KVCACHE_SPACE" in on_cpu
     assert "--kv-cache-memory-bytes" in on_cpu
     assert "--gpu-memory-utilization" not in on_cpu
+
+
+def test_parse_startup_log_reads_the_weights_of_the_debug_memory_profile_line() -> None:
+    # https://github.com/llm-d/llm-d-benchmark/issues/345 (vLLM 0.10, VLLM_LOGGING_LEVEL=DEBUG)
+    log = (
+        "DEBUG 09-15 05:09:22 [gpu_worker.py:254] Memory profiling takes 1.76 seconds. Total non "
+        "KV cache memory: 72.63GiB; torch peak memory increase: 4.84GiB; non-torch forward "
+        "increase memory: 0.07GiB; weights memory: 67.72GiB.\n"
+    )
+    assert parse_startup_log(log).weights_gib == 67.72
