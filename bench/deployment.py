@@ -47,6 +47,7 @@ class Deployment:
     enable_prefix_caching: bool | None = None
     enable_chunked_prefill: bool | None = None
     load_format: str | None = None
+    other_options: str | None = None
     engine_name: str = "vllm"
     nodes: int | None = None  # hosts vLLM spread over (Ray); None on one host
     gpus_per_node: int | None = None

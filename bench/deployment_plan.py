@@ -24,6 +24,7 @@ from bench.served import match_served_model, served_repository
 from bench.server import ServerConfig
 from bench.session_config import Notify, SessionConfig
 from registry.models.common import CPU_DEVICE_ID
+from registry.secrets import redact
 
 _DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
 _DTYPES |= {"float": "float32", "float32": "float32"}
@@ -72,6 +73,38 @@ def serving_options(
                 value = tokens[index + 1]
             found[name] = value
     return found
+
+
+# Options that are no property of the deployment (where it listens, how it is reached), or
+# are stated by identity fields of their own: left out of `other_options`.
+_NOT_OTHER = frozenset(
+    {"host", "port", "api-key", "hf-token", "model", "served-model-name"}
+    | {"distributed-executor-backend"}
+    | {"enable-prefix-caching", "enable-chunked-prefill", "no-enable-prefix-caching"}
+    | {"no-enable-chunked-prefill", "pipeline-parallel-size", "max-num-batched-tokens"}
+    | {"dtype", "revision", "tensor-parallel-size", "data-parallel-size", "load-format"}
+    | _LAUNCH_OPTIONS
+)
+
+
+def other_options(arguments: Sequence[str]) -> str | None:
+    """Every `vllm serve` option among `arguments` that no identity field states, shell-joined
+    in the order given (`-O0 --block-size 32`), so two runs that differ in any option differ in
+    their identity; None when there is none. Words before the first option (`vllm serve
+    MODEL`) are skipped; a word after an option is its value."""
+    tokens = [token for argument in arguments for token in shlex.split(argument)]
+    kept: list[str] = []
+    skipping = False
+    for token in tokens:
+        if not token.startswith("-"):
+            if not skipping and kept:
+                kept.append(token)
+            continue
+        name = _SHORT_OPTIONS.get(token.partition("=")[0], token.lstrip("-").partition("=")[0])
+        skipping = name in _NOT_OTHER
+        if not skipping:
+            kept.append(token)
+    return redact(shlex.join(kept)) if kept else None  # no secret of an option we do not know
 
 
 def launched_gpu_count(server: ServerConfig) -> int:
@@ -173,6 +206,22 @@ def _resolve_model(model: str | None, model_id: str | None) -> tuple[str, str]:
     return entry.id, hf_repo
 
 
+def endpoint_model(config: SessionConfig, facts: ServerFacts | None) -> str | None:
+    """The model an endpoint serves, as the result names it: the Hugging Face repository the
+    server states, else --model, else the folder it serves when that lies on this host."""
+    named = served_repository(facts) or config.run.model
+    folder = facts.served_model if facts is not None else None
+    if named is None and folder is not None and Path(folder, "config.json").is_file():
+        return folder
+    return named
+
+
+def _catalog_ids() -> set[str]:
+    from registry.catalog import load_models
+
+    return set(load_models())
+
+
 def plan_deployment(
     config: SessionConfig,
     inventory: GpuInventory | None,
@@ -205,18 +254,19 @@ def plan_deployment(
     if split is None and server is None and config.nodes is not None:
         split = declared_split(gpu_count, config.nodes)
     gpu_id = _resolve_gpu(config, inventory, notify)
-    requested = server.model if server else served_repository(facts) or config.run.model
+    requested = server.model if server else endpoint_model(config, facts)
     try:
         model_id, hf_repo = _resolve_model(requested, config.model_id)
     except BenchConfigError:
-        repository = repository_of(server.model) if server is not None else None
-        if server is None or config.model_id is not None or repository is None:
+        # Any model vLLM serves, from the Hub or a folder with a config.json (launched, or an
+        # endpoint's on this host): the catalog entry it needs is proposed after the run.
+        launched = server is not None or (requested is not None and Path(requested).is_dir())
+        repository = repository_of(requested) if requested and launched else None
+        if config.model_id is not None or repository is None:
             raise
-        # Any model vLLM serves, from the Hub or a folder with a config.json: the catalog entry
-        # it needs is proposed after the run.
         model_id, hf_repo = proposed_id(repository), repository
-        notify(f"note: {server.model} is not in the model catalog; measuring it anyway")
-    if server is None:
+        notify(f"note: {requested} is not in the model catalog; measuring it anyway")
+    if server is None and model_id in _catalog_ids():
         from registry.catalog import load_models
 
         catalog = [(entry.id, entry.hf_repo) for entry in load_models().values()]
@@ -271,6 +321,7 @@ def plan_deployment(
         enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
         enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
         load_format=load_format if isinstance(load_format, str) else None,
+        other_options=other_options(server.extra_args if server else declared),
         nodes=split.nodes if split else None,
         gpus_per_node=split.gpus_per_node if split else None,
     )

@@ -31,7 +31,12 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from bench.deployment_plan import launched_gpu_count, plan_deployment, serving_options
+from bench.deployment_plan import (
+    endpoint_model,
+    launched_gpu_count,
+    plan_deployment,
+    serving_options,
+)
 from bench.engine_metrics import server_cache_config
 from bench.engines import identify_server
 from bench.errors import BenchConfigError
@@ -256,8 +261,9 @@ def _run_session(
             outcome.raw_records = keep_raw_records(config.output, observer.records)
         return outcome
     entry = None
-    if server_config is not None:
-        entry, entry_notes = entry_for_run(server_config.model, deployment.model_id, config.output)
+    served = server_config.model if server_config is not None else endpoint_model(config, facts)
+    if served is not None:
+        entry, entry_notes = entry_for_run(served, deployment.model_id, config.output)
         notes += entry_notes
     written = write_run(
         config.output,

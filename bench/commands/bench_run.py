@@ -98,13 +98,21 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
 
 def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOutcome:
     """`run_session` with its errors turned into click's (exit 2 for a bad option, else 1)."""
+    from bench.partial_result import PartialResult
     from bench.server import ServerStartError
     from bench.session import run_session
 
+    partial = PartialResult(session.output) if session.output is not None else None
     try:
-        return run_session(
-            session, notify=lambda line: click.echo(line, err=True), progress=progress
+        outcome = run_session(
+            session,
+            notify=lambda line: click.echo(line, err=True),
+            progress=progress,
+            checkpoint=partial.write if partial is not None else None,
         )
+        if partial is not None:
+            partial.remove()
+        return outcome
     except ServerStartError as error:
         tail = "".join(f"\n  | {line}" for line in error.log_tail)
         heading = "\nlast lines of the vLLM log:" if tail else ""

@@ -33,7 +33,8 @@ MS_PER_S = 1000.0
 
 
 IMPORT_SERVING_NOT_STATED = frozenset(
-    {"data_parallel_size", "expert_parallel_size", "speculative", "disaggregated", "load_format"}
+    {"data_parallel_size", "expert_parallel_size", "speculative", "disaggregated"}
+    | {"load_format", "other_options"}
 )
 """The registry's serving settings no importer states; every other `ServingSettings` field is an
 `ImportFacts` field of the same name (tests/bench/test_serving_fields.py checks both)."""

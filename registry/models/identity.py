@@ -146,6 +146,12 @@ class ServingSettings(StrictModel):
         description="`--load-format`: how vLLM loaded the weights; `dummy` means random weights "
         "(a smoke test: the speed of the architecture, not the model's real output).",
     )
+    other_options: Text | None = Field(
+        None,
+        description="Every other `vllm serve` option of the command, as given and in its "
+        "order (e.g. `-O0 --block-size 32`): those no field above states, less where it "
+        "listens and its secrets; null when there are none or the source does not say.",
+    )
     expert_parallel_size: PositiveInt | None = Field(
         None, description="GPUs the experts of an MoE model are spread over; null if not stated."
     )

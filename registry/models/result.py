@@ -68,6 +68,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.serving.enable_prefix_caching",
     "identity.serving.enable_chunked_prefill",
     "identity.serving.load_format",
+    "identity.serving.other_options",
     "identity.serving.expert_parallel_size",
     "identity.serving.speculative.method",
     "identity.serving.speculative.draft_tokens",

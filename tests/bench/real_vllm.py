@@ -97,11 +97,17 @@ def free_port() -> int:
     return port
 
 
-def child_env(marker: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a process a test starts: the CPU settings and the test's marker."""
+def child_env(marker: str, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The environment of a process a test starts: the CPU settings and the test's marker;
+    `extra` changes it (None removes a variable)."""
     env = {**os.environ, **CPU_ENV, MARKER_VARIABLE: marker}
     env.pop("CUDA_VISIBLE_DEVICES", None)
-    return {**env, **(extra or {})}
+    for name, value in (extra or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
 
 
 def new_marker() -> str:

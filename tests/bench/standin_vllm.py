@@ -168,6 +168,7 @@ class StandinVllm(FakeOpenAIServer):
         }
         info = ",".join(f'{key}="{value}"' for key, value in plan.items())
         return [
+            *lines,
             "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig",
             "# TYPE vllm:cache_config_info gauge",
             f"vllm:cache_config_info{{{info}}} 1.0",

@@ -30,6 +30,7 @@ from bench.runner import RunResult
 from bench.server import free_port
 from bench.session import SessionOutcome, incomplete_line, run_session
 from registry.models import Result as RegistryResult
+from registry.validate import validate_paths
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 STANDIN_VLLM = Path(__file__).resolve().parent / "standin_vllm.py"
@@ -134,9 +135,36 @@ def test_bench_run_standin_sigterm_keeps_finished_points_and_stops_vllm(
     assert "Error: the run is incomplete: terminated (SIGTERM); the measured points are in" in rest
     assert "Traceback" not in rest
     _assert_first_point_kept(tmp_path, "terminated (SIGTERM)")
+    assert not (tmp_path / "result.partial.json").exists()  # the result holds the points
     log = tmp_path / "result.vllm.log"
     assert not process_alive(_standin_pid(log))
     assert log.read_text().rstrip().endswith("INFO:     Finished server process")  # not killed
+
+
+def test_bench_run_standin_sigkill_keeps_finished_points_in_the_partial_file(
+    tmp_path: Path, standin_vllm: Path
+) -> None:
+    """SIGKILL gives infermeter no chance to write: the points it had finished are in
+    result.partial.json (written after each point), valid, and the stand-in vLLM dies with it
+    (the parent-death signal). A run that ends as it should leaves no partial file (the
+    SIGTERM test above)."""
+    process = _start_run(tmp_path, standin_vllm)
+    _wait_for_second_point(process)
+    partial = tmp_path / "result.partial.json"
+    assert partial.exists()
+    process.kill()
+    process.communicate(timeout=60)
+    assert not (tmp_path / "result.json").exists()
+    report = validate_paths([partial])
+    assert report.ok, "\n".join(str(problem) for problem in report.problems)
+    result = RegistryResult.model_validate_json(partial.read_text())
+    assert [p.load.concurrency for p in result.points] == [1]
+    assert result.source.complete is False
+    pid = _standin_pid(tmp_path / "result.vllm.log")
+    deadline = time.monotonic() + 30
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not process_alive(pid)
 
 
 @pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

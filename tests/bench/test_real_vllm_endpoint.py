@@ -77,3 +77,32 @@ def test_real_vllm_endpoint_token_counts_equal_vllm_counters(
     assert client_mean_ms == pytest.approx(engine_mean_ms, rel=0.10), (
         f"client E2E {client_mean_ms:.1f} ms, vLLM's {engine_mean_ms:.1f} ms"
     )
+
+
+def test_real_vllm_endpoint_result_says_cpu_and_vllms_own_memory_plan(
+    real_vllm: RealVllm, tmp_path: Path
+) -> None:
+    """With --output: the result says the engine ran on the CPU (--gpu cpu), names the folder
+    the server serves (no catalog model: its entry is proposed), keeps --load-format from
+    --server-command, and states vLLM's KV cache plan from `vllm:cache_config_info` (an endpoint
+    run has no log)."""
+    output = tmp_path / "result.json"
+    server_command = f"vllm serve {real_vllm.served_model} --load-format dummy -O0"
+    run_against(
+        real_vllm, tmp_path, "--gpu", "cpu", "--output", str(output),
+        "--server-command", server_command,
+    )  # fmt: skip
+    result = json.loads(output.read_text())  # written: it passed validation
+    identity = result["identity"]
+    assert identity["gpu"] == {"id": "cpu", "count": 1, "form_factor": "cpu"}
+    assert identity["model"]["hf_repo"] == "local/tiny-llama"
+    assert identity["serving"]["load_format"] == "dummy"
+    assert identity["serving"]["other_options"] == "-O0"
+    assert identity["engine"] == {"name": "vllm", "version": "0.32.0"}
+    assert result["startup"] == {
+        "kv_cache_tokens": 2_097_152,
+        "kv_cache_gib": 1.0,
+        "max_concurrency": 4096.0,
+        "block_size": 128,
+    }
+    assert (tmp_path / "result.model-entry.yaml").is_file()

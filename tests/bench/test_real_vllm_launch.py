@@ -68,6 +68,7 @@ def test_real_vllm_launch_end_to_end(tiny_model: TinyModel, tmp_path: Path) -> N
     assert identity["engine"] == {"name": "vllm", "version": "0.32.0"}  # from /version
     assert identity["model"]["hf_repo"] == "local/tiny-llama"
     assert identity["serving"]["load_format"] == "dummy"
+    assert identity["serving"]["other_options"] == "-O0"  # the API key is no property of it
     assert (tmp_path / "result.model-entry.yaml").exists()
 
     # the figures, as the real log states them (1 GiB: VLLM_CPU_KVCACHE_SPACE=1)
