@@ -112,11 +112,12 @@ def number(value: float | int | None, digits: int = 0) -> str:
 
 
 # The search weight of a GPU's or a model's own page (Material's `search: boost:`). Material
-# weighs a title match 1000 times a text match and ignores a title's length, so a compare or
-# result page whose title names a model ties with the model's own page on the title and wins on
-# its text; a boost well above what text adds (at most 2.2 × a term's weight per field) puts the
-# page of the thing searched for first.
-OWN_PAGE_SEARCH_BOOST = 10
+# weighs a title match 1000 times a text match and ignores a title's length, so a compare page
+# whose title names a GPU twice (h200-nvl, h200-sxm) outranked the GPU's page. Lunr's BM25 lets
+# a repeated word weigh at most k1 + 1 = 2.2 times one occurrence: a boost above that puts the
+# own page first among pages that match the same words, while a page whose title matches more
+# of the query ("compare llama 8b") still comes before the other models' pages.
+OWN_PAGE_SEARCH_BOOST = 3
 
 
 def _front(title: str, description: str, search_boost: float | None = None) -> str:

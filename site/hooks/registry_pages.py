@@ -349,13 +349,28 @@ def _extend_search(site_dir: Path, index: result_index.Index) -> None:
     if not search.is_file():
         return
     data = json.loads(search.read_text(encoding="utf-8"))
+    # A compare page's sections (its workload × scenario headings) are found through the page:
+    # their words join its entry's text. As entries of their own, the rare words of MLPerf's
+    # data set names ("llama2-70b") outranked the pages of the models searched for, since
+    # Material matches a word's prefix ("llama" finds "llama2").
+    sections: dict[str, list[str]] = {}
+    kept = []
+    for doc in data["docs"]:
+        page, anchor, _rest = doc["location"].partition("#")
+        if page.startswith("compare/") and anchor:
+            sections.setdefault(page, []).append(doc["title"])
+        else:
+            kept.append(doc)
+    data["docs"] = kept
     # A page the plugin indexed already (a compare page's heading) takes our title and text:
     # Material keys its results by location, so a second entry would hide one of the two.
-    docs = {doc["location"]: doc for doc in data["docs"]}
+    docs = {doc["location"]: doc for doc in kept}
     for entry in page_links.search_entries(index.rows, _state["gpus"], _state["models"]):
         known = docs.get(entry["location"])
         if known is None:
             data["docs"].append(entry)
         else:
-            known["title"], known["text"] = entry["title"], f"{entry['text']} {known['text']}"
+            known["title"] = entry["title"]
+            headings = " ".join(sections.get(entry["location"], []))
+            known["text"] = f"{entry['text']} {known['text']} {headings}".strip()
     search.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
