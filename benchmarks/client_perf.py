@@ -46,6 +46,8 @@ from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from records import write_record
+
 from bench.client import PromptRequest, StreamingClient, run_event_loop
 from bench.load import PointPlan, run_point
 from bench.workers import WorkerJob, run_point_in_workers
@@ -655,7 +657,11 @@ def main() -> None:
     parser.add_argument("--skip-vllm", action="store_true")
     parser.add_argument("--rounds", type=int, default=8, help="requests per stream, burst/drip")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument(
+        "--record", action="store_true", help="write benchmarks/records/client_perf.json (site)"
+    )
     args = parser.parse_args()
+    load_at_start = os.getloadavg()[0]
     if len(os.sched_getaffinity(0)) < 2:
         sys.exit("needs two CPUs (one for the server, one for the client)")
     use_vllm = not args.skip_vllm and shutil.which(args.vllm) is not None
@@ -729,6 +735,8 @@ def main() -> None:
                 print(f"timed {concurrency:5} streams, {client:10}: " + _line(values), flush=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+    if args.record:
+        print(f"recorded in {write_record('client_perf', figures, load_at_start)}")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -37,7 +37,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from records import write_record  # noqa: E402
+
 from registry.store import parse_result, with_content_id, write_result  # noqa: E402
+
+# Every figure printed, by name, for `--record` (benchmarks/records/site_perf.json).
+FIGURES: dict[str, Any] = {}
 
 ARGS = [
     "--headless",
@@ -123,6 +128,8 @@ def _plain_figures(browser: Any, base: str, cold_runs: int) -> None:
     pairs = [(_cold_load(browser, base), _cold_load(browser, base, True)) for _ in range(cold_runs)]
     restored = statistics.median(pair[0][0] for pair in pairs) / 1000
     plain = statistics.median(pair[1][0] for pair in pairs) / 1000
+    FIGURES["cold_load_alternated_snapshot_median_s"] = round(restored, 2)
+    FIGURES["cold_load_alternated_from_scratch_median_s"] = round(plain, 2)
     froms = collections.Counter(f"{pair[0][2]}/{pair[1][2]}" for pair in pairs)
     print(
         f"the same alternated ({cold_runs} pairs, started from {dict(froms)}): median "
@@ -145,6 +152,8 @@ def browser_figures(tmp: Path, cold_runs: int, plain: bool) -> None:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         runs = [_cold_load(browser, base) for _ in range(cold_runs)]
         firsts = sorted(first for first, _timings, _from in runs)
+        FIGURES["cold_load_first_result_median_s"] = round(statistics.median(firsts) / 1000, 2)
+        FIGURES["cold_load_first_result_max_s"] = round(firsts[-1] / 1000, 2)
         starts = ", ".join(
             f"{count} from {name}"
             for name, count in sorted(collections.Counter(run[2] for run in runs).items())
@@ -158,6 +167,7 @@ def browser_figures(tmp: Path, cold_runs: int, plain: bool) -> None:
             marks = [timings[key] for _first, timings, _from in runs if key in timings]
             if marks:
                 median_s = statistics.median(marks) / 1000
+                FIGURES[f"cold_load_phase_{key}_median_s"] = round(median_s, 2)
                 print(f"  {label:>24}: median {median_s:.2f} s after navigation")
         if plain:
             _plain_figures(browser, base, cold_runs)
@@ -170,6 +180,8 @@ def browser_figures(tmp: Path, cold_runs: int, plain: bool) -> None:
             page.wait_for_function(READY, polling=5)
             samples.append(float(page.eval_on_selector(".im-calc", "e => e.dataset.ms")))
         samples.sort()
+        FIGURES["recompute_median_ms"] = round(samples[len(samples) // 2], 1)
+        FIGURES["recompute_max_ms"] = round(samples[-1], 1)
         print(
             "recompute (input → result, worker round trip): "
             f"median {samples[len(samples) // 2]:.1f} ms, max {samples[-1]:.1f} ms (target < 50 ms)"
@@ -181,6 +193,7 @@ def browser_figures(tmp: Path, cold_runs: int, plain: bool) -> None:
             "?.dataset.state === 'ready'",
             polling=5,
         )
+        FIGURES["second_visit_s"] = round(time.perf_counter() - started, 2)
         print(
             f"second visit in the same tab (fit page, instant navigation): "
             f"{time.perf_counter() - started:.2f} s (target < 0.5 s)"
@@ -217,6 +230,7 @@ def build_figures(tmp: Path, sizes: list[int]) -> None:
     synthetic_registry(empty, 0)
     base_wall, base_cpu = build(tmp / "out-0", registry=empty)
     print(f"build with no results: {base_wall:.1f} s wall, {base_cpu:.1f} s CPU ({load()})")
+    FIGURES["build_0_results_wall_s"] = round(base_wall, 1)
     first_per_result = None
     for size in (size for size in sizes if size > 0):  # the empty build is the baseline above
         root = tmp / f"registry-{size}"
@@ -226,6 +240,11 @@ def build_figures(tmp: Path, sizes: list[int]) -> None:
         per_result_ms = (wall - base_wall) / size * 1000
         first_per_result = first_per_result or per_result_ms
         index = out / "search" / "search_index.json"
+        FIGURES[f"build_{size}_results_wall_s"] = round(wall, 1)
+        FIGURES[f"build_{size}_results_cpu_s"] = round(cpu, 1)
+        FIGURES[f"build_{size}_results_ms_per_result"] = round(per_result_ms, 2)
+        FIGURES[f"build_{size}_results_linearity"] = round(per_result_ms / first_per_result, 2)
+        FIGURES[f"build_{size}_results_search_index_mb"] = round(index.stat().st_size / 1e6, 2)
         print(
             f"build with {size:>6,} synthetic results: {wall:5.1f} s wall, {cpu:5.1f} s CPU; "
             f"{per_result_ms:.2f} ms per result (linearity ratio "
@@ -248,15 +267,23 @@ def main() -> None:
     )
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument(
+        "--record", action="store_true", help="write benchmarks/records/site_perf.json (site)"
+    )
     options = parser.parse_args()
+    load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         wall, cpu = build(tmp / "real")
         print(f"site build of the real registry: {wall:.1f} s wall, {cpu:.1f} s CPU")
+        FIGURES["real_registry_build_wall_s"] = round(wall, 1)
+        FIGURES["real_registry_build_cpu_s"] = round(cpu, 1)
         if not options.skip_browser:
             browser_figures(tmp, options.cold_runs, options.plain)
         if not options.skip_build:
             build_figures(tmp, [int(size) for size in options.sizes.split(",")])
+    if options.record:
+        print(f"recorded in {write_record('site_perf', FIGURES, load_at_start)}")
 
 
 if __name__ == "__main__":

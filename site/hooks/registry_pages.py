@@ -31,6 +31,7 @@ import catalog_pages
 import compare_pages
 import gpu_labels
 import page_links
+import performance_page
 import repository
 import result_index
 import result_pages
@@ -267,6 +268,14 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             raise PluginError(f"{uplot / name}: missing; run `npm ci` first (it installs uPlot)")
         files.append(File.generated(config, uri, abs_src_path=str(uplot / name)))
     return files
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    if page.file.src_uri == "performance.md":
+        return performance_page.fill(
+            markdown, Path(__file__).resolve().parents[2] / "benchmarks" / "records"
+        )
+    return markdown
 
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
