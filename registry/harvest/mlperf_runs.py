@@ -19,7 +19,9 @@ STRICTER_SUFFIX = "-99.9"
 
 
 def _run_group(row: dict[str, Any]) -> tuple[str, str, str]:
-    return (str(row.get("ID")), benchmark_family(str(row["Model"])), str(row["Scenario"]))
+    # By submitter, not result ID: an open-division submitter may file the one run under two
+    # IDs (v4.1-0113/0114, 5.1-0098/0099: byte-identical logs).
+    return (str(row.get("Submitter")), benchmark_family(str(row["Model"])), str(row["Scenario"]))
 
 
 def both_targets(result: Result, lenient: str) -> Result:
@@ -42,7 +44,8 @@ def _same_run(
     lenient: int, stricter: int, rows: Sequence[dict[str, Any]], logs: Sequence[str | None]
 ) -> bool:
     used = str(rows[lenient].get("UsedModel", rows[lenient]["Model"]))
-    if used.replace("_", ".") == str(rows[stricter]["Model"]).replace("_", "."):
+    same_id = rows[lenient].get("ID") == rows[stricter].get("ID")
+    if same_id and used.replace("_", ".") == str(rows[stricter]["Model"]).replace("_", "."):
         return True
     return logs[lenient] is not None and logs[lenient] == logs[stricter]
 
@@ -60,12 +63,12 @@ def one_row_per_run(
     merged = list(harvested)
     for members in groups.values():
         stricter = [i for i in members if str(rows[i]["Model"]).endswith(STRICTER_SUFFIX)]
-        if len(stricter) != 1 or merged[stricter[0]].result is None:
-            continue
-        kept = stricter[0]
-        for lenient in (i for i in members if i != kept):
-            if not _same_run(lenient, kept, rows, logs):
+        lenient_rows = [i for i in members if i not in stricter]
+        for lenient in lenient_rows:
+            found = [k for k in stricter if _same_run(lenient, k, rows, logs)]
+            if len(found) != 1 or merged[found[0]].result is None:
                 continue
+            kept = found[0]
             result = merged[kept].result
             assert result is not None
             merged[kept] = Harvested(
@@ -73,8 +76,13 @@ def one_row_per_run(
             )
             merged[lenient] = Harvested(
                 merged[lenient].key,
-                skipped=f"the same run as {rows[kept]['Model']} (one run submitted for both "
-                "accuracy targets: filed once, under the stricter)",
+                skipped=f"the same run as {rows[kept]['Model']}"
+                + (
+                    ""
+                    if rows[kept].get("ID") == rows[lenient].get("ID")
+                    else f" {rows[kept]['ID']}"
+                )
+                + " (one run submitted for both accuracy targets: filed once, under the stricter)",
                 same_as=merged[kept].key,
             )
     return merged

@@ -50,6 +50,21 @@ MODELS: dict[str, tuple[str, dict[str, str]]] = {
 """Headings → (catalog id, checkpoint per precision); a checkpoint counts only where the page's
 FP4/FP8 model lists name it."""
 
+NVIDIA_PAGE_CELLS: dict[str, tuple[str, frozenset[str]]] = {
+    "ab4143e1d3c82df550f0d5673090a8feee84c7bd": (
+        "https://nvidia.github.io/TensorRT-LLM/0.20.0/performance/perf-overview.html",
+        frozenset(
+            {
+                "Llama 3.3 70B FP4 | B200 TP1 | 128/128",
+                "Llama 3.3 70B FP4 | B200 TP1 | 128/2048",
+                "Llama 3.3 70B FP4 | B200 TP8 | 128/2048",
+            }
+        ),
+    ),
+}
+"""Cells of a fork's copy whose values were matched on NVIDIA's own published page (fork
+revision → (that page, the cells)): such a cell cites NVIDIA's page, not the fork."""
+
 _HEADING = re.compile(r"^#### (?P<model>.+) (?P<precision>FP4|FP8)\s*$")
 _LENGTHS = re.compile(r"^(\d+), (\d+)$")
 _VERSION = re.compile(r"data collected for the v(?P<version>[0-9]+(?:\.[0-9]+)+) benchmarks")
@@ -195,7 +210,26 @@ def _result(
             f"TensorRT-LLM Performance Overview: {cell.model} {cell.precision}", conditions, key
         ),
     }
+    official = NVIDIA_PAGE_CELLS.get(document.revision)
+    if official is not None and cell.name() in official[1]:
+        data["source"] = _cited_on_nvidia_page(document, official[0], conditions, key)
     return validated_result(data)
+
+
+def _cited_on_nvidia_page(
+    document: TrtllmDocument, url: str, conditions: str, key: str
+) -> dict[str, Any]:
+    """The source of a cell whose value NVIDIA's own page prints: that page, with where the
+    rest (request counts, commands) was read."""
+    source = document.source("TensorRT-LLM 0.20.0 documentation: Performance Overview", "", key)
+    source.pop("unofficial", None)
+    source["url"] = url
+    source["conditions"] = (
+        f"The value as NVIDIA's own page prints it ({url}); the request counts and the "
+        f"commands were read in the copy of that page in {document.repository} at "
+        f"{document.revision[:12]}. " + conditions
+    )
+    return source
 
 
 def harvest_document(

@@ -134,7 +134,7 @@ def test_harvest_keeps_what_mlperf_requires_to_show_a_result(
 def test_harvest_skips_what_it_cannot_import_faithfully(source_repo: Path, registry: Path) -> None:
     report = harvest_mlperf(source_repo, "5.1", _options(registry))
     reasons = dict(report.skipped)
-    assert len(reasons) == 7  # the ResNet row is not considered
+    assert len(reasons) == 8  # the ResNet row is not considered
     assert "heterogeneous system" in reasons["mlperf v5.1 5.1-0065 llama2-70b-99 Offline"]
     assert "CPU-only" in reasons["mlperf v5.1 5.1-0017 llama3.1-8b Offline"]
     assert (
@@ -197,7 +197,7 @@ def test_cli_prints_added_skipped_and_a_summary(source_repo: Path, registry: Pat
     outcome = CliRunner().invoke(main, arguments)
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
-    assert lines[-1] == "12 added, 0 changed, 0 unchanged, 7 skipped"
+    assert lines[-1] == "12 added, 0 changed, 0 unchanged, 8 skipped"
     assert sum(line.startswith("added registry/results/") for line in lines) == 12
     assert any(line.startswith("skipped mlperf v5.1 5.1-0065") for line in lines)
     as_json = CliRunner().invoke(main, [*arguments, "--json"])
@@ -320,3 +320,15 @@ def test_a_run_filed_twice_before_is_corrected_to_one(source_repo: Path, registr
     into_one = [e for e in entries if "llama2-70b-99 Server" in e.reason]
     assert [(e.kind, e.replaced_by) for e in into_one] == [("correction", merged_id)]
     assert validate_paths(registry_root=registry, base="main").ok
+
+
+def test_one_run_filed_under_two_result_ids_is_one_result(
+    source_repo: Path, registry: Path
+) -> None:
+    """AMD's open-division 5.1-0098 (llama2-70b-99) and 5.1-0099 (-99.9) have one log."""
+    report = harvest_mlperf(source_repo, "5.1", _options(registry))
+    reason = dict(report.skipped)["mlperf v5.1 5.1-0098 llama2-70b-99 Offline"]
+    assert "the same run as llama2-70b-99.9 5.1-0099" in reason
+    merged = _results(registry)["5.1-0099 llama2-70b-99.9 Offline"]
+    assert merged.source.mlperf.division == "open"  # type: ignore[attr-defined]
+    assert "and llama2-70b-99" in merged.identity.workload.accuracy_target  # type: ignore[attr-defined]

@@ -218,6 +218,14 @@ def test_a_fork_s_copy_of_the_0_20_grids_is_unofficial_and_stored_as_printed(
     assert source.unofficial is True  # type: ignore[union-attr]
     assert source.url.startswith("https://github.com/dominicshanshan/TensorRT-LLM/blob/ab4143e1")  # type: ignore[union-attr]
     assert source.conditions.startswith("Read from dominicshanshan/TensorRT-LLM")  # type: ignore[union-attr]
+    # The cells whose values NVIDIA's own 0.20.0 page prints cite that page, once.
+    on_page = results["Llama 3.3 70B FP4 | B200 TP8 | 128/2048"]
+    assert on_page.points[0].throughput.output_tokens_per_s == 31174.31
+    assert on_page.source.url == (  # type: ignore[union-attr]
+        "https://nvidia.github.io/TensorRT-LLM/0.20.0/performance/perf-overview.html"
+    )
+    assert on_page.source.unofficial is None  # type: ignore[union-attr]
+    assert "read in the copy of that page in dominicshanshan" in on_page.source.conditions  # type: ignore[union-attr]
 
 
 FORK_014_PAGE = PAGES / "perf-overview-e00d4e65-fork.md"

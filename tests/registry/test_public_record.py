@@ -60,3 +60,18 @@ def test_mlperf_scenarios_and_divisions_never_share_a_table(rows: list[IndexRow]
             mlperf = {kind for kind in kinds if kind[1] is not None}
             assert len(mlperf) <= 1, kinds
             assert not mlperf or len(kinds) == 1, kinds
+
+
+def test_no_source_cell_is_imported_twice(rows: list[IndexRow]) -> None:
+    """Two results of one model, GPU count, workload and load with the same printed figure from
+    one publisher's table are one cell read twice (TensorRT-LLM 0.20's three B200 cells were,
+    from NVIDIA's page and from a fork's copy). MLPerf results of different submitters are
+    separate submissions and are left out here."""
+    cells: dict[tuple[object, ...], set[str]] = collections.defaultdict(set)
+    for row in rows:
+        figure = row.output_tokens_per_s or row.total_tokens_per_s
+        if row.lane != "reported" or figure is None or row.correction is not None:
+            continue
+        key = (row.model, row.gpu, row.gpu_count, row.workload_key, row.load_label, figure)
+        cells[key].add(row.result_id)
+    assert [key for key, ids in cells.items() if len(ids) > 1] == []
