@@ -21,9 +21,10 @@ record) and `extra_body` (`--extra-body`); this module re-exports their public n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -138,6 +139,8 @@ class StreamingClient:
         parts = urlsplit(self.url)
         self._raw = parts.scheme == "http"  # https goes through aiohttp (TLS)
         self._host = parts.hostname or "127.0.0.1"
+        self._cut_ns: int | None = None  # in-flight requests end by then (`cut_in_flight`)
+        self._limits: set[asyncio.Timeout] = set()
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         host_header = parts.netloc.rsplit("@", 1)[-1]
         self._request_head = (
@@ -212,6 +215,39 @@ class StreamingClient:
             turn=request.turn,
         )
 
+    def cut_in_flight(self, deadline_ns: int | None) -> None:
+        """End every request still in flight at `deadline_ns` (the monotonic clock), and every
+        one sent from now on: a point whose `--duration` is over gives its requests in flight
+        a bounded time to finish (`bench.load`); one still streaming then is a timeout. None
+        lifts the cut (the next point)."""
+        self._cut_ns = deadline_ns
+        for limit in self._limits:
+            self._bound(limit)
+
+    def _bound(self, limit: asyncio.Timeout) -> None:
+        if self._cut_ns is None:
+            return
+        cut = self._cut_ns / 1e9  # the loop's clock is time.monotonic
+        when = limit.when()
+        if when is None or cut < when:
+            limit.reschedule(cut)
+
+    @contextlib.asynccontextmanager
+    async def _time_limit(self) -> AsyncIterator[None]:
+        """The per-request timeout, shortened to the point's cut (`cut_in_flight`)."""
+        async with asyncio.timeout(self.timeout_s) as limit:
+            self._limits.add(limit)
+            self._bound(limit)
+            try:
+                yield
+            finally:
+                self._limits.discard(limit)
+
+    def _timeout_detail(self) -> str:
+        if self._cut_ns is not None and time.monotonic_ns() >= self._cut_ns:
+            return "still streaming when the point's time was up (--duration, then as long again)"
+        return f"no complete response within {self.timeout_s:g} s"
+
     async def send(
         self, request: PromptRequest, intended_send_ns: int | None = None
     ) -> RequestRecord:
@@ -229,11 +265,11 @@ class StreamingClient:
         exchange = transport.Exchange(asyncio.get_running_loop().create_future(), parser.feed)
         record.send_ns = exchange.send_ns = time.monotonic_ns()
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with self._time_limit():
                 await pool.request(data, exchange)
         except TimeoutError:
             record.error = ErrorKind.TIMEOUT
-            record.error_detail = f"no complete response within {self.timeout_s:g} s"
+            record.error_detail = self._timeout_detail()
         except transport.ConnectFailed as error:
             record.error = ErrorKind.CONNECTION
             record.error_detail = str(error)
@@ -274,7 +310,7 @@ class StreamingClient:
         record.send_ns = clock()
         try:
             async with (
-                asyncio.timeout(self.timeout_s),
+                self._time_limit(),
                 session.post(self.url, data=body, headers=self._headers) as response,
             ):
                 if response.status != 200:
@@ -287,7 +323,7 @@ class StreamingClient:
                         append((clock(), data))
         except TimeoutError:
             record.error = ErrorKind.TIMEOUT
-            record.error_detail = f"no complete response within {self.timeout_s:g} s"
+            record.error_detail = self._timeout_detail()
         except aiohttp.ClientConnectorError as error:
             record.error = ErrorKind.CONNECTION
             record.error_detail = str(error)

@@ -12,9 +12,12 @@ request whose time has come waits for a free slot, and its record keeps that wai
 Both start with `warmup_requests` requests that are recorded with `warmup=True` (excluded from
 every figure: they open connections and fill the server's batch), then send measured requests
 until `num_requests` of them were sent or `duration_s` passed since the first measured send,
-whichever comes first; requests in flight then run to their end (bounded by the client's
-per-request timeout). Request indices start at `first_index`, so points of one run never reuse
-a prompt.
+whichever comes first; requests in flight then run to their end, bounded by the client's
+per-request timeout and, with `duration_s`, by a timer: whatever is still in flight one
+duration after sending stopped (two after the first measured send) ends then, a timeout
+(`cut`, the client's `cut_in_flight`), so `--duration` bounds the point's whole time even
+against a stream that never ends. Request indices start at
+`first_index`, so points of one run never reuse a prompt.
 
 A point may be split across worker processes (`bench.workers`): each runs a `Share` of it.
 Worker w of n gets closed-loop slots w, w + n, … and the requests that start in them (request k
@@ -38,6 +41,9 @@ NS_PER_S = 1_000_000_000
 
 Send = Callable[[PromptRequest, int | None], Awaitable[RequestRecord]]
 Build = Callable[[int], PromptRequest]
+Cut = Callable[[int | None], None]
+"""Ends the requests in flight at a monotonic time in ns (None: no cut), as
+`StreamingClient.cut_in_flight` does."""
 
 
 @dataclass(frozen=True)
@@ -153,20 +159,25 @@ async def run_point(
     plan: PointPlan,
     share: Share | None = None,
     into: PointRun | None = None,
+    cut: Cut | None = None,
 ) -> PointRun:
     """Run one load point with `send` (e.g. `StreamingClient.send`) and `build`
     (e.g. `RequestFactory.build`), or only `share` of it; records come back sorted by request
     index. `into`, when given, is the run filled and returned: its records grow as requests
-    finish, so a caller whose point is cut short (Ctrl-C) still has what finished."""
+    finish, so a caller whose point is cut short (Ctrl-C) still has what finished. `cut`
+    bounds the requests in flight once a `duration_s` is over (see the module docstring)."""
     run = into if into is not None else PointRun(plan)
+    measured_from = _cutter(plan, cut)
     cpu_start = time.process_time()
     wall_start = time.monotonic()
     if share is None:
         share = Share(0, 1, time.monotonic_ns())
     if plan.concurrency is not None:
-        await _closed_loop(send, build, plan, share, run.records)
+        await _closed_loop(send, build, plan, share, run.records, measured_from)
     else:
-        await _open_loop(send, build, plan, share, run.records)
+        await _open_loop(send, build, plan, share, run.records, measured_from)
+    if cut is not None:
+        cut(None)
     run.client_cpu_s = time.process_time() - cpu_start
     run.busiest_client_cpu_s = run.client_cpu_s
     run.wall_s = time.monotonic() - wall_start
@@ -174,8 +185,30 @@ async def run_point(
     return run
 
 
+def _cutter(plan: PointPlan, cut: Cut | None) -> Callable[[int], None]:
+    """What to call with the time (monotonic ns) of a point's first measured send: with a
+    `duration_s`, every request still in flight a duration after sending stopped (two after
+    that first send) ends then, a timeout (set by a timer, so a stream that never ends cannot
+    hold the point however long the client's own timeout)."""
+    if cut is not None:
+        cut(None)
+    done: list[bool] = []
+
+    def measured_from(start_ns: int) -> None:
+        if cut is not None and plan.duration_s is not None and not done:
+            done.append(True)  # once: the first worker to measure sets it
+            cut(start_ns + 2 * int(plan.duration_s * NS_PER_S))
+
+    return measured_from
+
+
 async def _closed_loop(
-    send: Send, build: Build, plan: PointPlan, share: Share, records: list[RequestRecord]
+    send: Send,
+    build: Build,
+    plan: PointPlan,
+    share: Share,
+    records: list[RequestRecord],
+    measured_from: Callable[[int], None],
 ) -> None:
     assert plan.concurrency is not None
     concurrency = plan.concurrency
@@ -199,6 +232,7 @@ async def _closed_loop(
                 now = time.monotonic_ns()
                 if deadline_ns is None:
                     deadline_ns = now + int(plan.duration_s * NS_PER_S)
+                    measured_from(now)
                 elif now >= deadline_ns:
                     return
             next_local = mine_from(local + 1)
@@ -210,7 +244,12 @@ async def _closed_loop(
 
 
 async def _open_loop(
-    send: Send, build: Build, plan: PointPlan, share: Share, records: list[RequestRecord]
+    send: Send,
+    build: Build,
+    plan: PointPlan,
+    share: Share,
+    records: list[RequestRecord],
+    measured_from: Callable[[int], None],
 ) -> None:
     assert plan.request_rate is not None
     offsets = arrival_offsets_s(
@@ -248,6 +287,8 @@ async def _open_loop(
     # The next request is built while waiting for its send time, not after it.
     request = build(plan.first_index + mine[0])
     start_ns = share.start_ns
+    measured = offsets[plan.warmup_requests] if plan.warmup_requests < len(offsets) else 0.0
+    measured_from(start_ns + int(measured * NS_PER_S))
     for position, local in enumerate(mine):
         intended_ns = start_ns + int(offsets[local] * NS_PER_S)
         delay_ns = intended_ns - time.monotonic_ns()

@@ -115,7 +115,9 @@ async def run_points(
                 run = await run_sessions(counted, sessions, plan, next_session, into=point.run)
                 next_session += len({record.session for record in run.records})
             else:
-                run = await run_point(counted, factory.build, plan, into=point.run)
+                run = await run_point(
+                    counted, factory.build, plan, into=point.run, cut=client.cut_in_flight
+                )
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Stopped from outside (the loop's tasks are cancelled after a Ctrl-C or SIGTERM):
             # the point stays open in `live`, for `run_benchmark` to keep what finished.

@@ -275,7 +275,13 @@ async def _run_share(
             await asyncio.sleep(delay_ns / 1e9)
         flusher = asyncio.create_task(flush())
         try:
-            run = await run_point(send, job.factory.build, plan, Share(worker, workers, start_ns))
+            run = await run_point(
+                send,
+                job.factory.build,
+                plan,
+                Share(worker, workers, start_ns),
+                cut=client.cut_in_flight,
+            )
         finally:
             flusher.cancel()
     if finished:

@@ -59,3 +59,18 @@ def test_fuzz_bench_lying_usage_never_inflates_the_figures(
     (point,) = json.loads(result.stdout)["points"]
     assert point["output_tokens"] == 36  # what was streamed: 6 requests × 6 tokens
     assert point["usage_rejected_requests"] == 6
+
+
+@pytest.mark.parametrize("load", [["--concurrency", "2"], ["--request-rate", "4"]],
+                         ids=["closed", "open"])  # fmt: skip
+def test_fuzz_bench_duration_bounds_the_point_whole_time(
+    server: FakeOpenAIServer, load: list[str]
+) -> None:
+    # Streams that stop writing and never end, with the default 600 s --timeout: --duration 1
+    # ends the point within the duration and as long again (it waited the whole timeout).
+    server.config = FakeServerConfig(fault="stall", fault_every=1, stall_s=60)
+    args = ["bench", "run", "--endpoint", server.url, *load, "--duration", "1", "--warmup",
+            "0", "--input-len", "8", "--output-len", "6", "--json", "--quiet"]  # fmt: skip
+    result = check_cli(args, "bench-faults", limit_s=30)
+    assert result.exit_code == 1, result.output  # every request failed: a timeout each
+    assert "every request failed (timeout" in result.stderr, result.stderr
