@@ -17,6 +17,7 @@ from registry.errors import RegistryError
 MIB = 1024 * 1024
 
 LIMITS_BYTES = {
+    "result file": MIB,
     "plan": MIB // 4,
     "benchmark file": 256 * MIB,
     "source page": 4 * MIB,

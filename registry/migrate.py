@@ -10,8 +10,10 @@ idempotent: a registry that is current is left as it is. The immutability check
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from registry.changeset import ChangeSet
 from registry.checks.content import results_relative_parts
 from registry.errors import InvalidFileError, Problem
+from registry.input_files import InputFileError, read_input_text
 from registry.migration import is_older_format, schema_version_of
 from registry.store import (
     RESULTS_DIR,
@@ -19,7 +21,6 @@ from registry.store import (
     parse_json,
     parse_result,
     result_path,
-    write_text_atomic,
 )
 
 
@@ -68,7 +69,7 @@ def _plans(paths: list[Path], registry_root: Path) -> list[tuple[Path, Path, int
     for path in _result_files(targets):
         file = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_input_text(path, "result file")
             data = parse_json(text, file)
             if not is_older_format(data):
                 continue
@@ -76,8 +77,8 @@ def _plans(paths: list[Path], registry_root: Path) -> list[tuple[Path, Path, int
         except InvalidFileError as error:
             problems.extend(error.problems)
             continue
-        except (OSError, UnicodeDecodeError) as error:
-            problems.append(Problem(file, "", f"cannot read: {error}"))
+        except InputFileError as error:
+            problems.append(Problem(file, "", error.reason))
             continue
         if upgrade is None:
             continue
@@ -107,11 +108,31 @@ def migrate_paths(paths: list[Path], registry_root: Path) -> list[Migrated]:
     and nothing is written.
     """
     plans = _plans(paths, registry_root)
+    _gate(plans, registry_root)
     migrated = []
+    change = ChangeSet()
     for old_path, new_path, from_version, new_text in plans:
-        write_text_atomic(new_path, new_text)
+        change.write(new_path, new_text)
         if new_path.resolve() != old_path.resolve():
-            old_path.unlink()
+            change.remove(old_path)
         data = parse_json(new_text, str(new_path))
         migrated.append(Migrated(old_path, new_path, from_version, schema_version_of(data) or 0))
+    change.apply()  # every file, or (on any failure) none
     return migrated
+
+
+def _gate(plans: list[tuple[Path, Path, int, str]], registry_root: Path) -> None:
+    """Raise InvalidFileError, writing nothing, when `registry validate` would reject an
+    upgraded file (judged in memory, as the registry would hold them all)."""
+    from registry.validate import check_results
+
+    results = [(new, parse_result(text, str(new))) for _, new, _, text in plans]
+    removed = [old for old, new, _, _ in plans if old.resolve() != new.resolve()]
+    findings = check_results(results, registry_root, removed)
+    problems = [
+        Problem(str(path), finding.path, f"after the upgrade: {finding.message}")
+        for path, found in findings.items()
+        for finding in found
+    ]
+    if problems:
+        raise InvalidFileError(problems)

@@ -49,6 +49,7 @@ from registry.checks.structure import (
 )
 from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
 from registry.errors import InvalidFileError
+from registry.input_files import LIMITS_BYTES
 from registry.migration import is_older_format
 from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
 from registry.store import RESULTS_DIR, display_path, dumps_result, parse_json, read_result
@@ -56,7 +57,7 @@ from registry.tree import is_partial_attempt, walk_results
 
 T = TypeVar("T")
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = LIMITS_BYTES["result file"]
 """Largest result file accepted: a run with hundreds of load points stays far below."""
 
 
@@ -270,6 +271,11 @@ class _Validator:
     ) -> None:
         """The checks of one file's parsed `data` (`text` its text); `path` is where the file
         lies, None for a result in memory (no placement check, nothing read)."""
+        size = len(text.encode("utf-8"))
+        if size > MAX_FILE_BYTES:  # a result in memory (a harvest's row, an import)
+            message = f"{size / 1e6:.1f} MB is above the limit of 1 MiB for a result file"
+            self.findings.append(Finding(file, "", message, "file"))
+            return
         if is_older_format(data):
             message = (
                 f"{data['schema_version']} is an older result format; `infermeter registry "

@@ -186,3 +186,20 @@ def test_cli_migrate_names_a_file_it_cannot_upgrade(tmp_path: Path) -> None:
     assert outcome.exit_code == 1
     assert "bad.json: points[0].load.arrival" in outcome.output
     assert json.loads(path.read_text())["schema_version"] == 1  # nothing half-written
+
+
+def test_cli_migrate_writes_no_file_the_gate_rejects(tmp_path: Path) -> None:
+    # A version-1 file that upgrades cleanly but whose command carries a key: the upgrade
+    # would be a file registry validate rejects, so none of the files is rewritten.
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    shutil.copy(MEASURED_V1, good)
+    data = _v1(MEASURED_V1)
+    data["source"]["command"] += " --api-key sk-live-0123456789abcdefghij"  # type: ignore[index]
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    before = {path: path.read_bytes() for path in (good, bad)}
+    outcome = invoke("registry", "migrate", str(good), str(bad))
+    assert outcome.exit_code == 1, outcome.output
+    assert "bad.json" in outcome.output
+    assert "after the upgrade" in outcome.output
+    assert "sk-live" not in outcome.output
+    assert {path: path.read_bytes() for path in (good, bad)} == before
