@@ -31,19 +31,20 @@ class PointColumn:
 
 
 POINT_COLUMNS: tuple[PointColumn, ...] = (
+    # The reader's order: the site shows a table's first columns until asked for the rest.
+    PointColumn("$ per 1M accepted tokens", "on_demand_usd_per_million_accepted_tokens", 3),
+    PointColumn("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", 3),
     PointColumn("output tok/s per GPU", "output_tokens_per_s_per_gpu", 1),
     PointColumn("tok/s per user", "tokens_per_s_per_user", 1),
-    PointColumn("TTFT p50 ms", "ttft_ms_p50", 1),
     PointColumn("TTFT p95 ms", "ttft_ms_p95", 1),
     PointColumn("TTFT p99 ms", "ttft_ms_p99", 1),
-    PointColumn("TPOT p50 ms", "tpot_ms_p50", 2),
     PointColumn("TPOT p99 ms", "tpot_ms_p99", 2),
-    PointColumn("E2E p95 ms", "e2e_ms_p95", 1),
     PointColumn("E2E p99 ms", "e2e_ms_p99", 1),
     PointColumn("failed %", "failure_rate", 1, 100.0),
     PointColumn("$/h on-demand", "on_demand_usd_per_hour", 2),
-    PointColumn("$ per 1M accepted tokens", "on_demand_usd_per_million_accepted_tokens", 3),
-    PointColumn("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", 3),
+    PointColumn("TTFT p50 ms", "ttft_ms_p50", 1),
+    PointColumn("TPOT p50 ms", "tpot_ms_p50", 2),
+    PointColumn("E2E p95 ms", "e2e_ms_p95", 1),
 )
 """The buyer's figures of a load point: speed, latency percentiles, failures and cost."""
 
@@ -77,6 +78,13 @@ def derived_note(rows: Iterable[IndexRow]) -> str:
     return f"{note}."
 
 
+def stated_columns(
+    rows: Sequence[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
+) -> list[PointColumn]:
+    """Those of `columns` whose figure a row of `rows` states."""
+    return [c for c in columns if any(getattr(row, c.field) is not None for row in rows)]
+
+
 def _row_head(row: IndexRow) -> str:
     if row.interrupted:
         label = f"{row.load_label} ({INTERRUPTED_NOTE})"
@@ -88,9 +96,10 @@ def points_table_html(
     rows: Iterable[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
 ) -> str:
     """A `<table>` with one row per load point: its load in words (a point cut short by an
-    interrupt says so), then `columns`; its caption says where the $ figures come from
-    (`derived_note`)."""
+    interrupt says so), then those of `columns` that a point states (a column of dashes only
+    says that none does); its caption says where the $ figures come from (`derived_note`)."""
     rows = list(rows)
+    columns = stated_columns(rows, columns)
     head = "".join(f'<th scope="col">{_text(c.header)}</th>' for c in columns)
     body = "".join(
         _row_head(row)

@@ -58,9 +58,16 @@ def test_points_table_marks_what_a_result_does_not_state_and_escapes_labels(
     rows: list[IndexRow],
 ) -> None:
     odd = dataclasses.replace(rows[0], load_label="<b>x</b> & y\x1b[2J\u202e", ttft_ms_p99=None)
-    (cells,) = _cells(points_table_html([odd]))
+    (cells, _other) = _cells(points_table_html([odd, rows[1]]))
     assert cells[0] == "&lt;b&gt;x&lt;/b&gt; &amp; y\ufffd[2J\ufffd"  # as the site's esc writes it
     assert cells[1 + [c.field for c in POINT_COLUMNS].index("ttft_ms_p99")] == "–"
+
+
+def test_points_table_leaves_out_a_figure_no_point_states(rows: list[IndexRow]) -> None:
+    unstated = [dataclasses.replace(row, ttft_ms_p99=None) for row in rows]
+    headers = re.findall(r'<th scope="col">(.*?)</th>', points_table_html(unstated))
+    assert "TTFT p99 ms" not in headers
+    assert "TTFT p95 ms" in headers
 
 
 def test_report_and_result_page_show_the_same_points_table(

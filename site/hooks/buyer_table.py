@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from catalog_pages import esc
 from gpu_labels import gpus_link
+from wide_tables import is_empty, more_columns
 
 from calculators.cost import effective_cost
 from calculators.errors import CalculatorError
@@ -133,18 +134,23 @@ def buyer_table(
         f'<th scope="col">{gpus_link(r.gpu_count, r.gpu, gpu_names, "../../")}{weights(r)}</th>'
         for r in chosen
     )
+    figures = [(name, [f"<td>{cell(r)}</td>" for r in chosen]) for name, cell in FIGURES]
+    # A figure no candidate states is left out (this table's columns are its candidates).
     body = "".join(
-        f'<tr><th scope="row">{esc(name)}</th>'
-        + "".join(f"<td>{cell(r)}</td>" for r in chosen)
-        + "</tr>"
-        for name, cell in FIGURES
+        f'<tr><th scope="row">{esc(name)}</th>{"".join(cells)}</tr>'
+        for name, cells in figures
+        if not all(map(is_empty, cells))
     )
     notes = "".join(f"<td>{_notes(r, flagged_gpus)}</td>" for r in chosen)
-    return (
-        "<p><strong>The buyer's table</strong>: each candidate GPU × count at its cheapest load "
-        "point, side by side. The effective hourly cost assumes full use: divide it by your "
-        "utilization for the idle hours you pay too.</p>"
+    table = (
         '<div class="im-scroll"><table class="im-table im-buyer"><thead><tr>'
         f'<th scope="col">Figure</th>{head}</tr></thead><tbody>{body}'
         f'<tr><th scope="row">Notes</th>{notes}</tr></tbody></table></div>'
+    )
+    return (
+        "<p><strong>The buyer's table</strong>: each candidate GPU × count at its cheapest load "
+        "point, side by side, cheapest first. The effective hourly cost assumes full use: divide "
+        "it by your utilization for the idle hours you pay too.</p>"
+        # the candidates after the cheapest wait behind "more" (the cut counts the Figure column)
+        + more_columns(table, 1 + len(chosen), noun="candidates")
     )

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from wide_tables import filled_columns, more_columns
+
 from calculators.arch import param_counts, parse_config
 from calculators.kv_cache import kv_cache_shape
 from calculators.price_tiers import PRICE_TIERS
@@ -40,14 +42,21 @@ def scrolled(table: str) -> str:
 
 def _table(head: Iterable[str], rows: Iterable[Iterable[str]], exclude: bool = False) -> str:
     """An HTML table in the box every table of the site scrolls in (a phone scrolls the table,
-    not the page); cells are already-escaped HTML. `exclude` keeps it out of search."""
+    not the page), without its columns of dashes and with its columns past the first ten
+    behind "more columns" (`wide_tables`); cells are already-escaped HTML. `exclude` keeps it
+    out of search."""
     attr = " data-search-exclude" if exclude else ""
-    header = "".join(f"<th>{cell}</th>" for cell in head)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return scrolled(
+    heads, cells = list(head), [list(row) for row in rows]
+    shown = filled_columns(cells, len(heads))  # a column of dashes only says no row states it
+    header = "".join(f"<th>{heads[index]}</th>" for index in shown)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{row[index]}</td>" for index in shown) + "</tr>" for row in cells
+    )
+    table = scrolled(
         f'<table class="im-table"{attr}><thead><tr>{header}</tr></thead>'
         f"<tbody>{body}</tbody></table>"
     )
+    return more_columns(table, len(shown))
 
 
 def _link(url: str | None, text: str) -> str:
@@ -188,21 +197,23 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         f"{esc(', '.join(source.fields))}</li>"
         for number, source in enumerate(entry.sources, start=1)
     )
+    # The reader's order: a table shows its first 10 columns until asked for the rest
+    # (`wide_tables`), so what the price is, when, how sure and from where come first.
     price_rows = [
         (
             f'<span id="{esc(price_anchor(price))}">{esc(price.provider)}</span>',
-            esc(price.offering),
-            esc(price.instance),
             _tier_cell(price),
             f"${price.usd_per_gpu_hour:,.3f}",
-            esc(price.gpus_per_instance),
-            f"${price.usd_per_gpu_hour * price.gpus_per_instance:,.2f}",
-            esc(price.region),
             esc(dated(price) or f"undated (read {price.as_of})"),
             f'<span title="{esc(confidence(price, prices).reason())}">'
             f"{esc(confidence(price, prices).level)}</span>",
             esc(price_use(price, chosen)),
             _price_source(price),
+            esc(price.offering),
+            esc(price.instance),
+            esc(price.gpus_per_instance),
+            f"${price.usd_per_gpu_hour * price.gpus_per_instance:,.2f}",
+            esc(price.region),
         )
         for price in sorted(prices, key=lambda p: (p.tier, p.usd_per_gpu_hour, p.id))
     ]
@@ -210,17 +221,17 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         _table(
             (
                 "Provider",
-                "Offering",
-                "Instance",
                 "Tier",
                 "$/GPU-hour",
-                "GPUs",
-                "Instance $/hour",
-                "Region",
                 "Date",
                 "Confidence",
                 "Used in figures",
                 "Source",
+                "Offering",
+                "Instance",
+                "GPUs",
+                "Instance $/hour",
+                "Region",
             ),
             price_rows,
             exclude=True,

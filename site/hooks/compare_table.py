@@ -9,6 +9,7 @@ from catalog_pages import esc
 from gpu_labels import gpu_name
 from price_notes import row_price_phrase
 from row_groups import Group
+from wide_tables import filled_columns, more_columns
 
 from registry.index import IndexRow
 from registry.tables import number_text, usd_text
@@ -135,7 +136,10 @@ def gpu_column(gpu_names: Mapping[str, str] | None) -> Column:
     return ("GPU", lambda g: gpu_name(g.row.gpu, gpu_names), cell)
 
 
-# The GPU column is `gpu_column`'s (it needs the catalog's names), before all of these.
+# The GPU column is `gpu_column`'s (it needs the catalog's names), before all of these. The order
+# is the reader's: a table shows its first columns (`wide_tables.DEFAULT_COLUMNS`, the results'
+# links kept last) until the reader asks for the rest, so a column that no row fills makes room
+# for the next.
 COLUMNS: list[Column] = [
     # The $ per 1M tokens next to the GPU: a phone shows them without scrolling.
     (
@@ -149,29 +153,38 @@ COLUMNS: list[Column] = [
         lambda g: usd(g.row.on_demand_usd_per_million_output_tokens),
     ),
     ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
-    ("Workload", lambda g: g.row.workload, lambda g: esc(g.row.workload)),
-    ("Source", lambda g: " ".join(_kinds(g)) + mlperf_label(g.row), _source_cell),
-    (
-        "Engine",
-        lambda g: f"{g.row.engine} {g.row.engine_version}",
-        lambda g: esc(f"{g.row.engine} {g.row.engine_version}"),
-    ),
     ("Quant.", lambda g: g.row.quantization or "", lambda g: esc(g.row.quantization or "–")),
     (
         "Load",
         lambda g: g.row.concurrency or g.row.request_rate or 0,
         lambda g: esc(g.row.load_label),
     ),
-    ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
     (
         "Output tok/s",
         lambda g: g.row.output_tokens_per_s,
         lambda g: num(g.row.output_tokens_per_s, 0) + _spread(g),
     ),
     (
-        "Total tok/s (prompt + output)",
-        lambda g: g.row.total_tokens_per_s,
-        lambda g: num(g.row.total_tokens_per_s, 0),
+        "Tok/s per user",
+        lambda g: g.row.tokens_per_s_per_user,
+        lambda g: num(g.row.tokens_per_s_per_user, 1),
+    ),
+    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: num(g.row.ttft_ms_p95, 0)),
+    # Behind "more columns" unless a column above is empty.
+    (
+        "Tok/s per GPU",
+        lambda g: g.row.output_tokens_per_s_per_gpu,
+        lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
+    ),
+    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: num(g.row.e2e_ms_p95, 0)),
+    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: num(g.row.e2e_ms_p99, 0)),
+    ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
+    ("Source", lambda g: " ".join(_kinds(g)) + mlperf_label(g.row), _source_cell),
+    ("% of bound", lambda g: g.row.roofline_pct, lambda g: _nowrap(roofline_cell(g.row))),
+    (
+        "Failure rate",
+        lambda g: g.row.failure_rate,
+        lambda g: num(g.row.failure_rate, 1, 100) + ("" if g.row.failure_rate is None else " %"),
     ),
     (
         "Accepted tok/hour",
@@ -189,25 +202,11 @@ COLUMNS: list[Column] = [
         lambda g: usd(g.row.reserved_usd_per_million_accepted_tokens),
     ),
     (
-        "Tok/s per GPU",
-        lambda g: g.row.output_tokens_per_s_per_gpu,
-        lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
+        "Total tok/s (prompt + output)",
+        lambda g: g.row.total_tokens_per_s,
+        lambda g: num(g.row.total_tokens_per_s, 0),
     ),
-    ("% of bound", lambda g: g.row.roofline_pct, lambda g: _nowrap(roofline_cell(g.row))),
-    (
-        "Tok/s per user",
-        lambda g: g.row.tokens_per_s_per_user,
-        lambda g: num(g.row.tokens_per_s_per_user, 1),
-    ),
-    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: num(g.row.ttft_ms_p95, 0)),
     ("E2E mean ms", lambda g: g.row.e2e_ms_mean, lambda g: num(g.row.e2e_ms_mean, 0)),
-    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: num(g.row.e2e_ms_p95, 0)),
-    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: num(g.row.e2e_ms_p99, 0)),
-    (
-        "Failure rate",
-        lambda g: g.row.failure_rate,
-        lambda g: num(g.row.failure_rate, 1, 100) + ("" if g.row.failure_rate is None else " %"),
-    ),
     (
         "GPU util. %",
         lambda g: g.row.gpu_utilization_pct,
@@ -218,24 +217,40 @@ COLUMNS: list[Column] = [
         lambda g: g.row.output_tokens_per_joule,
         lambda g: num(g.row.output_tokens_per_joule, 2),
     ),
+    (
+        "Engine",
+        lambda g: f"{g.row.engine} {g.row.engine_version}",
+        lambda g: esc(f"{g.row.engine} {g.row.engine_version}"),
+    ),
+    # One workload per table (its heading names it); here for the filter and the CSV's reader.
+    ("Workload", lambda g: g.row.workload, lambda g: esc(g.row.workload)),
     ("Result", lambda g: g.members[0].result_id, _result_links),
 ]
 
 
-def compare_table(groups: list[Group], gpu_names: Mapping[str, str] | None = None) -> str:
-    """The table of every load point (one row per replicate group), with its filter tools; its
-    GPUs by their names in `gpu_names` (catalog id → name)."""
-    columns = [gpu_column(gpu_names), *COLUMNS]
-    head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _value, _text in columns)
-    body = "".join(
+def _row_open(group: Group) -> str:
+    return (
         f'<tr data-kind="{esc(" ".join(_kinds(group)))}"'
         + (f' data-replicates="{len(group.members)}"' if len(group.members) > 1 else "")
         + ">"
-        + "".join(_cell(value(group), text(group)) for _name, value, text in columns)
-        + "</tr>"
-        for group in groups
     )
-    return (
+
+
+def compare_table(groups: list[Group], gpu_names: Mapping[str, str] | None = None) -> str:
+    """The table of every load point (one row per replicate group), with its filter tools; its
+    GPUs by their names in `gpu_names` (catalog id → name). A column no row fills is left out;
+    past `wide_tables.DEFAULT_COLUMNS`, the rest wait behind "more columns"."""
+    columns = [gpu_column(gpu_names), *COLUMNS]
+    cells = [
+        [_cell(value(group), text(group)) for _name, value, text in columns] for group in groups
+    ]
+    shown = filled_columns(cells, len(columns))
+    head = "".join(f'<th scope="col">{esc(columns[index][0])}</th>' for index in shown)
+    body = "".join(
+        _row_open(group) + "".join(row[index] for index in shown) + "</tr>"
+        for group, row in zip(groups, cells, strict=True)
+    )
+    table = (
         '<div class="im-table-tools" hidden><label>Filter <input type="search" data-filter '
         'placeholder="GPU, engine, …"></label> <label>Source <select data-filter-kind>'
         '<option value="">all</option><option>measured</option><option>reported</option>'
@@ -243,3 +258,4 @@ def compare_table(groups: list[Group], gpu_names: Mapping[str, str] | None = Non
         '<div class="im-scroll"><table class="im-table im-compare" data-sortable>'
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
+    return more_columns(table, len(shown), keep_last=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog_pages import esc
+from wide_tables import filled_columns
 
 from registry.index import IndexRow
 from registry.models import ModelEntry
@@ -58,26 +59,27 @@ def gpu_results_table(
     results = sorted(rows, key=lambda row: (row.model, row.gpu_count, row.profile, row.result_id))
     if not results:
         return ""
-    body = "".join(
-        "<tr>"
-        f'<td><a href="../../results/{esc(row.result_id)}/">{esc(row.result_id)}</a></td>'
-        f"<td>{esc(models[row.model].name if row.model in models else row.model)}</td>"
-        f"<td>{esc(row.gpu_count)} × {esc(gpu_name or gpu_id)}</td>"
-        f"<td>{esc(row.engine)} {esc(row.engine_version)}</td>"
-        f"<td>{esc(row.quantization)}</td>"
-        f'<td><a href="../../compare/{esc(compare_slug(row.model, row.profile))}/">'
-        f"{esc(row.profile)}</a></td>"
-        f"<td>{esc(row.source_kind)}</td>"
-        "</tr>"
+    cells = [
+        [
+            f'<td><a href="../../results/{esc(row.result_id)}/">{esc(row.result_id)}</a></td>',
+            f"<td>{esc(models[row.model].name if row.model in models else row.model)}</td>",
+            f"<td>{esc(row.gpu_count)} × {esc(gpu_name or gpu_id)}</td>",
+            f"<td>{esc(row.engine)} {esc(row.engine_version)}</td>",
+            f"<td>{esc(row.quantization)}</td>",
+            f'<td><a href="../../compare/{esc(compare_slug(row.model, row.profile))}/">'
+            f"{esc(row.profile)}</a></td>",
+            f"<td>{esc(row.source_kind)}</td>",
+        ]
         for row in results
-    )
+    ]
+    head = ("Result", "Model", "GPUs", "Engine", "Quant.", "Traffic (compare)", "Source")
+    shown = filled_columns(cells, len(head))  # a column of dashes only says no result states it
+    body = "".join("<tr>" + "".join(row[i] for i in shown) + "</tr>" for row in cells)
     return (
         # Out of the search index: one row per result would grow it with the registry (results
         # have their own entries, `search_entries`).
         '<div class="im-scroll"><table class="im-table im-gpu-results" data-search-exclude>'
-        "<thead><tr>"
-        "<th>Result</th><th>Model</th><th>GPUs</th><th>Engine</th><th>Quant.</th>"
-        "<th>Traffic (compare)</th><th>Source</th></tr></thead>"
+        "<thead><tr>" + "".join(f"<th>{head[i]}</th>" for i in shown) + "</tr></thead>"
         f"<tbody>{body}</tbody></table></div>"
     )
 

@@ -23,10 +23,11 @@ from xml.sax.saxutils import escape as xml_escape
 
 from catalog_pages import esc, scrolled
 from gpu_labels import gpu_name
+from wide_tables import more_columns
 
 from registry.index import COLUMN_DESCRIPTIONS, IndexRow
 from registry.models import Result
-from registry.tables import points_table_html
+from registry.tables import points_table_html, stated_columns
 
 SHELL_URI = "results/_shell.md"
 SHELL_DIR = "results/_shell"
@@ -293,6 +294,12 @@ def correction_html(rows: list[IndexRow]) -> str:
     )
 
 
+def _points(rows: list[IndexRow]) -> str:
+    """The table of the load points (`infermeter bench report` shows it too) in its scroll box,
+    its columns past the first ten behind "more columns" (its first is the load)."""
+    return more_columns(scrolled(points_table_html(rows)), 1 + len(stated_columns(rows)))
+
+
 def _rows_table(rows: str) -> str:
     """Label-and-value rows (HTML) as a table in the site's scroll box."""
     return scrolled(f'<table class="im-table"><tbody>{rows}</tbody></table>') + "\n"
@@ -325,7 +332,7 @@ def result_body(
     kind = esc(result.source.kind)
     tables = {
         # The table `infermeter bench report` shows for a result: one builder for both.
-        "points": scrolled(points_table_html(rows)) + "\n",
+        "points": _points(rows) + "\n",
         "reproduce": _reproduce_html(result),
         "provenance": _rows_table(provenance),
         "derived": _rows_table(derived),
