@@ -1,11 +1,12 @@
 """One set of planted secrets (`fuzz_helpers.PLANTED`) through every surface: none shows.
 
-The surfaces: `bench run`'s result, raw records, stdout and stderr (an `--endpoint` with
-user:password, `--extra-body` with a camelCase key, a JSON Authorization pair and a hyphenated
-key); `bench run --plan`'s error line; `bench plan matrix`; both renders (refused
-while the plan holds a secret; a plan's `api-key:` referenced from a Secret, never inlined);
-a harvested InferenceX source whose `html_url` carries user:password; `registry validate`
-refusing a result that stores them. A real HTTP server on 127.0.0.1 (tests/bench's fake).
+The surfaces: `bench run`'s result, raw records, stdout, stderr and a launched vLLM's log
+(an `--endpoint` with user:password, `--extra-body` with a camelCase key, a JSON Authorization
+pair and a hyphenated key, `--vllm-arg` with the key and a token); `bench run --plan`'s error
+line; `bench plan matrix`; both renders (refused while the plan holds a secret; a plan's
+`api-key:` referenced from a Secret, never inlined); a harvested InferenceX source whose
+`html_url` carries user:password; `registry validate` refusing a result that stores them. A
+real HTTP server on 127.0.0.1 (tests/bench's fake) and the STAND-IN vLLM.
 """
 
 from __future__ import annotations
@@ -73,6 +74,34 @@ def test_fuzz_secrets_bench_run_result_records_stdout_stderr(
     command = Result.model_validate_json(output.read_text()).source.command
     assert '"apiKey": "REDACTED"' in command
     assert "http://REDACTED@127.0.0.1" in command
+    check_gate_accepts(SUITE, [output])
+
+
+def test_fuzz_secrets_launched_vllm_log_result_and_records(tmp_path: Path) -> None:
+    # A launched vLLM (the STAND-IN) given the key and a token in --vllm-arg: it logs its
+    # arguments; the log kept beside the result, the result and the raw records carry none.
+    launcher = tmp_path / "bin" / "vllm"
+    launcher.parent.mkdir()
+    standin = REPOSITORY_ROOT / "tests" / "bench" / "standin_vllm.py"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{standin}" "$@"\n')
+    launcher.chmod(0o755)
+    output = tmp_path / "r.json"
+    run = check_cli(
+        ["bench", "run", "--model", "meta-llama/Llama-3.2-1B-Instruct", "--vllm-executable",
+         str(launcher), "--gpu", "h100-sxm", "--concurrency", "1", *SMALL,
+         "--vllm-arg", f"--api-key {API_KEY}", "--vllm-arg", f"--hf-token {HF}",
+         "--extra-body", json.dumps(EXTRA_BODY), "--raw-records", "--output", str(output)],
+        SUITE, limit_s=180,
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    check_no_secret(SUITE, "bench run's stdout", run.stdout)
+    check_no_secret(SUITE, "bench run's stderr", run.stderr)
+    log = tmp_path / "r.vllm.log"
+    assert "'api_key': 'REDACTED'" in log.read_text()  # the stand-in logs its arguments
+    check_no_secret(SUITE, "vLLM's log", log.read_bytes())
+    check_no_secret(SUITE, "the result", output.read_bytes())
+    records = tmp_path / "r.requests.jsonl.gz"
+    check_no_secret(SUITE, "the raw records", gzip.decompress(records.read_bytes()))
     check_gate_accepts(SUITE, [output])
 
 
