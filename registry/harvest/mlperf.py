@@ -54,6 +54,7 @@ from registry.harvest.mlperf_names import (
     LLM_FAMILIES,
     accuracy_target,
     benchmark_family,
+    open_model,
     parse_engine,
 )
 from registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
@@ -194,11 +195,12 @@ def _identity(
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     engine: tuple[str, str, str],
     model_fields: dict[str, str],
+    model_id: str | None = None,
 ) -> dict[str, Any]:
     gpus, models = catalogs
     benchmark = str(row["Model"])
     gpu = _gpu(row, gpus)
-    model_id = BENCHMARK_MODELS.get(benchmark_family(benchmark))
+    model_id = model_id or BENCHMARK_MODELS.get(benchmark_family(benchmark))
     if model_id is None or model_id not in models:
         raise RowSkipped(f"benchmark {benchmark} has no model catalog id")
     nodes, per_node = _count(row, "Nodes"), _count(row, "a#")
@@ -232,7 +234,8 @@ def _result_data(
 ) -> dict[str, Any]:
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
-    if used.replace("_", ".") != benchmark.replace("_", "."):
+    own = open_model(used) if row.get("Category") == "open" else None
+    if own is None and used.replace("_", ".") != benchmark.replace("_", "."):
         raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
     _gpu(row, catalogs[0])  # a system this cannot file is said before anything else
     engine = parse_engine(str(row.get("Software", "")))
@@ -241,7 +244,14 @@ def _result_data(
             f"software {row.get('Software')!r} names no inference engine with a version"
         )
     model_fields, precision_note = ran_precision(row, evidence or Evidence({}, {}))
-    identity = _identity(row, catalogs, engine, model_fields)
+    if own is not None:
+        model_fields = {"quantization": own[1]}
+        precision_note = (
+            f"Open division: the submitter ran its own model {used} ({own[0]}, {own[1]} as its "
+            f"name states; weight_data_types {row.get('weight_data_types')}) on the {benchmark} "
+            "benchmark's data set and accuracy target."
+        )
+    identity = _identity(row, catalogs, engine, model_fields, own[0] if own else None)
     where = log_path(row)
     if log_text is None:
         raise RowSkipped(f"{where} is missing")

@@ -47,14 +47,30 @@ BENCHMARK_MODELS: dict[str, str] = {
 }
 """MLPerf's LLM benchmarks (without the accuracy suffix) → model catalog ids."""
 
+OPEN_MODELS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"^llama3_1-70b-fp8_"), "llama-3.1-70b-instruct", "fp8"),
+    (re.compile(r"^llama2-70b-fp8_"), "llama-2-70b-chat", "fp8"),
+)
+"""The open division's own models (`UsedModel`, Krai's v5.1 runs) → (catalog id, weight format
+the name states); run on the benchmark's data set and accuracy target."""
+
+
+def open_model(used_model: str) -> tuple[str, str] | None:
+    """(catalog id, weight format) of an open-division `UsedModel`; None: not one we file."""
+    for pattern, model_id, fmt in OPEN_MODELS:
+        if pattern.match(used_model):
+            return model_id, fmt
+    return None
+
+
 LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj", "gpt-oss")
 """Prefixes of the LLM benchmarks; other benchmarks (ResNet, DLRM …) are not considered."""
 
 ENGINES = (
-    (re.compile(r"^vLLM[ -]([0-9][^\s,]*)", re.I), "vllm"),
+    (re.compile(r"^vLLM[ -]v?([0-9][^\s,]*)", re.I), "vllm"),
     (re.compile(r"^vllm-([0-9][^\s,]*)", re.I), "vllm"),
     (re.compile(r"^TensorRT-LLM[ -]([0-9a-z][^\s,]*)", re.I), "tensorrt-llm"),
-    (re.compile(r"^SGLang[ -]([0-9][^\s,]*)", re.I), "sglang"),
+    (re.compile(r"^SGLang[ -]v?([0-9][^\s,]*)", re.I), "sglang"),
 )
 """Components of `Software` that name an LLM runtime and its version."""
 

@@ -78,7 +78,7 @@ def _results(root: Path) -> dict[str, object]:
 def test_harvest_reads_each_scenario_as_what_it_measured(source_repo: Path, registry: Path) -> None:
     report = harvest_mlperf(source_repo, "5.1", _options(registry))
     results = _results(registry)
-    assert len(report.added) == len(results) == 12
+    assert len(report.added) == len(results) == 13
     server = results["5.1-0001 llama2-70b-99.9 Server"]
     (point,) = server.points  # type: ignore[attr-defined]
     # Every figure as mlperf_log_summary.txt states it (ns → ms).
@@ -187,7 +187,7 @@ def test_harvest_twice_changes_nothing_and_a_new_commit_is_a_correction(
 
 def test_dry_run_writes_nothing(source_repo: Path, registry: Path) -> None:
     report = harvest_mlperf(source_repo, "5.1", _options(registry, dry_run=True))
-    assert len(report.added) == 12
+    assert len(report.added) == 13
     assert not list((registry / "registry" / "results").rglob("*.json"))
 
 
@@ -197,11 +197,11 @@ def test_cli_prints_added_skipped_and_a_summary(source_repo: Path, registry: Pat
     outcome = CliRunner().invoke(main, arguments)
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
-    assert lines[-1] == "12 added, 0 changed, 0 unchanged, 8 skipped"
-    assert sum(line.startswith("added registry/results/") for line in lines) == 12
+    assert lines[-1] == "13 added, 0 changed, 0 unchanged, 8 skipped"
+    assert sum(line.startswith("added registry/results/") for line in lines) == 13
     assert any(line.startswith("skipped mlperf v5.1 5.1-0065") for line in lines)
     as_json = CliRunner().invoke(main, [*arguments, "--json"])
-    assert json.loads(as_json.output)["unchanged"] == 12
+    assert json.loads(as_json.output)["unchanged"] == 13
 
 
 @pytest.mark.parametrize(
@@ -253,7 +253,7 @@ def test_parse_engine(software: str, engine: tuple[str, str] | None) -> None:
 
 @pytest.mark.parametrize(
     ("folder", "round_name", "commit", "expected"),
-    [(V51, "5.1", V51_COMMIT, 12), (V41, "4.1", V41_COMMIT, 5)],
+    [(V51, "5.1", V51_COMMIT, 13), (V41, "4.1", V41_COMMIT, 5)],
 )
 def test_registry_files_match_the_pinned_excerpts(
     registry: Path, folder: Path, round_name: str, commit: str, expected: int
@@ -305,7 +305,7 @@ def test_a_run_filed_twice_before_is_corrected_to_one(source_repo: Path, registr
     log_99.write_text(same.replace("target_qps : 83.5", "target_qps : 83.0"))
     _git(source_repo, "commit", "-q", "-am", "two runs")
     first = harvest_mlperf(source_repo, "5.1", _options(registry))
-    assert len(first.added) == 13  # the Server rows are two runs here
+    assert len(first.added) == 14  # the Server rows are two runs here
     _git(registry, "init", "-q", "-b", "main")
     _git(registry, "add", ".")
     _git(registry, "commit", "-q", "-m", "merged")
@@ -332,3 +332,17 @@ def test_one_run_filed_under_two_result_ids_is_one_result(
     merged = _results(registry)["5.1-0099 llama2-70b-99.9 Offline"]
     assert merged.source.mlperf.division == "open"  # type: ignore[attr-defined]
     assert "and llama2-70b-99" in merged.identity.workload.accuracy_target  # type: ignore[attr-defined]
+
+
+def test_an_open_division_run_of_the_submitter_s_own_model(
+    source_repo: Path, registry: Path
+) -> None:
+    """Krai's 5.1-0384 ran Llama 3.1 70B FP8 (UsedModel llama3_1-70b-fp8_dyn) under the
+    llama2-70b-99.9 benchmark: filed as that model, in the open-division lane."""
+    harvest_mlperf(source_repo, "5.1", _options(registry))
+    krai = _results(registry)["5.1-0384 llama2-70b-99.9 Server"]
+    model = krai.identity.model  # type: ignore[attr-defined]
+    assert (model.id, model.quantization) == ("llama-3.1-70b-instruct", "fp8")
+    assert krai.identity.engine.version == "0.9.2"  # type: ignore[attr-defined]  # 'vLLM v0.9.2'
+    assert krai.source.mlperf.division == "open"  # type: ignore[attr-defined]
+    assert "own model llama3_1-70b-fp8_dyn" in krai.source.conditions  # type: ignore[attr-defined]
