@@ -117,6 +117,95 @@ def _vision_params(vision: VisionTower) -> int:
     return vision.num_layers * per_layer + embeddings + 2 * hidden + vision.projector_params
 
 
+@dataclass
+class _Tally:
+    """Parameters of one rank counted so far, by part (param_counts' running sums)."""
+
+    attention: int = 0
+    small: int = 0
+    dense_mlp: int = 0
+    experts: int = 0
+    experts_active: int = 0
+    shared: int = 0
+    router: int = 0
+
+
+def _mixer_params(arch: ModelArch, tp: int, kind: str) -> tuple[int, int]:
+    """A layer's sequence mixer: attention, a state mixer, or both side by side (Falcon-H1)."""
+    if kind in STATE_KINDS and arch.mixer is not None:
+        linear, small = arch.mixer.params(tp)
+    elif kind in MIXER_FREE_KINDS:
+        linear, small = 0, 0
+    else:
+        linear, small = _attention_params(arch, tp, kind == FULL)
+    if arch.parallel_mixer and arch.mixer is not None:
+        mixer_linear, mixer_small = arch.mixer.params(tp)
+        linear += mixer_linear
+        small += mixer_small
+    return linear, small
+
+
+def _dense_mlp(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
+    """A layer's dense MLP: Gemma 4's beside the MoE block (every layer), or the layer's own."""
+    hidden, matrices = arch.hidden_size, 3 if arch.gated_mlp else 2
+    moe_layer = arch.moe is not None and index in set(arch.moe.moe_layers)
+    if arch.mlp_beside_moe:
+        # Gemma 4: the dense MLP runs in every layer, twice as wide in the KV-shared ones.
+        shared_kv = index >= arch.num_layers - arch.kv_shared_layers
+        wide = 2 if arch.double_wide_shared_mlp and shared_kv else 1
+        tally.dense_mlp += matrices * hidden * wide * arch.intermediate_size // tp
+    elif not moe_layer:
+        tally.dense_mlp += matrices * hidden * arch.intermediate_size // tp
+        if arch.mlp_bias:
+            tally.small += arch.intermediate_size // tp + hidden
+
+
+def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
+    """A mixture-of-experts layer: routed and shared experts, the router and their biases."""
+    moe, hidden = arch.moe, arch.hidden_size
+    assert moe is not None
+    per_expert = 3 * hidden * moe.expert_intermediate_size // tp
+    tally.experts += moe.num_experts * per_expert
+    tally.experts_active += moe.experts_per_token * per_expert
+    tally.shared += 3 * hidden * moe.shared_intermediate_size // tp
+    tally.router += hidden * moe.num_experts
+    if moe.router_bias:
+        tally.small += moe.num_experts
+    if moe.expert_bias:
+        tally.small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
+    if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
+        tally.router += hidden  # the shared expert's sigmoid gate
+    if arch.mlp_beside_moe:
+        # Gemma 4's router scale and per-expert scale, and the block's three extra norms.
+        tally.small += hidden + moe.num_experts + 3 * hidden
+
+
+def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
+    """One decoder layer's parameters on one rank, added to `tally`."""
+    kind = arch.layer_kinds[index]
+    tally.small += arch.norms_per_layer * arch.hidden_size * (2 if arch.norm_bias else 1)
+    linear, small = _mixer_params(arch, tp, kind)
+    tally.attention += linear
+    tally.small += small
+    if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
+        return
+    _dense_mlp(arch, tp, index, tally)
+    if arch.moe is not None and index in set(arch.moe.moe_layers):
+        _moe_block(arch, tp, tally)
+
+
+def _per_layer_embeddings(arch: ModelArch, tp: int, tally: _Tally) -> int:
+    """Gemma 4's per-layer embeddings: the table (split by vocabulary), returned; the projection
+    of the hidden state into it and its norm, and per layer a gate, a projection back and a norm,
+    added to `tally`."""
+    width, layers, hidden = arch.per_layer_input_size, arch.num_layers, arch.hidden_size
+    if not width:
+        return 0
+    tally.dense_mlp += hidden * layers * width // tp + layers * 2 * hidden * width
+    tally.small += width + layers * hidden
+    return -(-arch.per_layer_vocab_size // tp) * layers * width
+
+
 def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
     """Parameter counts of the model, or of one rank's shard under tensor parallelism.
 
@@ -130,80 +219,23 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
         raise ConfigError(f"tensor_parallel_size: expected an integer >= 1, got {tp}")
     hidden = arch.hidden_size
     vocab_per_rank = -(-arch.vocab_size // tp)
-    embedding = vocab_per_rank * hidden
-    lm_head = 0 if arch.tie_word_embeddings else vocab_per_rank * hidden
-    attention = small = dense_mlp = experts = experts_active = shared = router = 0
-    norm_tensors = 2 if arch.norm_bias else 1  # a LayerNorm's weight and bias
-    mlp_matrices = 3 if arch.gated_mlp else 2
-    moe = arch.moe
-    moe_layers = set(moe.moe_layers) if moe is not None else set()
+    tally = _Tally()
     for index in range(arch.num_layers):
-        kind = arch.layer_kinds[index]
-        small += arch.norms_per_layer * hidden * norm_tensors
-        if kind in STATE_KINDS and arch.mixer is not None:
-            linear, attention_small = arch.mixer.params(tp)
-        elif kind in MIXER_FREE_KINDS:
-            linear, attention_small = 0, 0
-        else:
-            linear, attention_small = _attention_params(arch, tp, kind == FULL)
-        if arch.parallel_mixer and arch.mixer is not None:
-            mixer_linear, mixer_small = arch.mixer.params(tp)
-            linear += mixer_linear
-            attention_small += mixer_small
-        attention += linear
-        small += attention_small
-        if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
-            continue
-        if arch.mlp_beside_moe:
-            # Gemma 4: the dense MLP runs in every layer, twice as wide in the KV-shared ones.
-            wide = (
-                2
-                if arch.double_wide_shared_mlp and index >= arch.num_layers - arch.kv_shared_layers
-                else 1
-            )
-            dense_mlp += mlp_matrices * hidden * wide * arch.intermediate_size // tp
-        if moe is None or index not in moe_layers:
-            if arch.mlp_beside_moe:
-                continue
-            dense_mlp += mlp_matrices * hidden * arch.intermediate_size // tp
-            if arch.mlp_bias:
-                small += arch.intermediate_size // tp + hidden
-            continue
-        per_expert = 3 * hidden * moe.expert_intermediate_size // tp
-        experts += moe.num_experts * per_expert
-        experts_active += moe.experts_per_token * per_expert
-        shared += 3 * hidden * moe.shared_intermediate_size // tp
-        router += hidden * moe.num_experts
-        if moe.router_bias:
-            small += moe.num_experts
-        if moe.expert_bias:
-            small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
-        if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
-            router += hidden  # the shared expert's sigmoid gate
-        if arch.mlp_beside_moe:
-            # Gemma 4's router scale and per-expert scale, and the block's three extra norms.
-            small += hidden + moe.num_experts + 3 * hidden
-    small += hidden * norm_tensors  # final norm
-    if arch.per_layer_input_size:
-        # Gemma 4's per-layer embeddings: the table (split by vocabulary), the projection of the
-        # hidden state into it and its norm; per layer a gate, a projection back and a norm.
-        width = arch.per_layer_input_size
-        embedding += -(-arch.per_layer_vocab_size // tp) * arch.num_layers * width
-        dense_mlp += hidden * arch.num_layers * width // tp + arch.num_layers * 2 * hidden * width
-        small += width + arch.num_layers * hidden
+        _layer(arch, tp, index, tally)
+    tally.small += hidden * (2 if arch.norm_bias else 1)  # final norm
+    embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
     if arch.lm_head_bias:
-        small += vocab_per_rank
+        tally.small += vocab_per_rank
     vision = _vision_params(arch.vision) if arch.vision is not None else arch.vision_params
-    vision //= tp
     return ParamCounts(
         embedding=embedding,
-        lm_head=lm_head,
-        attention=attention,
-        dense_mlp=dense_mlp,
-        experts=experts,
-        experts_active=experts_active,
-        shared_experts=shared,
-        router=router,
-        small=small,
-        vision=vision,
+        lm_head=0 if arch.tie_word_embeddings else vocab_per_rank * hidden,
+        attention=tally.attention,
+        dense_mlp=tally.dense_mlp,
+        experts=tally.experts,
+        experts_active=tally.experts_active,
+        shared_experts=tally.shared,
+        router=tally.router,
+        small=tally.small,
+        vision=vision // tp,
     )
