@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench.errors import BenchConfigError, WorkloadFileError
+from registry.input_files import InputFileError, check_regular_file, read_input_text
 
 
 class Tokenizer(Protocol):
@@ -46,14 +47,14 @@ def read_json_rows(path: Path) -> list[tuple[int, Any]]:
     numbers) or JSON lines (line numbers, blank lines skipped). Raises WorkloadFileError naming
     the file, and the line that is no JSON."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise WorkloadFileError(f"{path}: cannot read: {error}", "--dataset") from None
+        text = read_input_text(path, "dataset")
+    except InputFileError as error:
+        raise WorkloadFileError(str(error), "--dataset") from None
     rows: list[tuple[int, Any]] = []
     if text.lstrip().startswith("["):
         try:
             rows = list(enumerate(json.loads(text), start=1))
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise WorkloadFileError(f"{path}: not JSON: {error}", "--dataset") from None
     else:
         for number, line in enumerate(text.splitlines(), start=1):
@@ -72,8 +73,11 @@ def dataset_sha256(path: Path) -> str:
     """The SHA-256 (hex) of a dataset file's bytes, which the result records beside its name
     (two files of one name are two workloads). Raises WorkloadFileError naming the file."""
     try:
+        check_regular_file(path, "dataset")
         with path.open("rb") as file:
             return hashlib.file_digest(file, "sha256").hexdigest()
+    except InputFileError as error:
+        raise WorkloadFileError(str(error), "--dataset") from None
     except OSError as error:
         raise WorkloadFileError(f"{path}: cannot read: {error}", "--dataset") from None
 

@@ -242,3 +242,22 @@ def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
     assert result.exit_code in (1, 2), (case, result.output[-400:])
     assert named in result.stderr, (case, result.stderr[-400:])
     assert sorted(root.rglob("*")) == before  # nothing written
+
+
+# --- bench run's dataset -------------------------------------------------------------------
+
+DATASETS: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "fifo": lambda d: (_fifo(d, "d.jsonl"), "FIFO"),
+    "/dev/zero": lambda d: (Path("/dev/zero"), "device"),
+    "deep JSON": lambda d: (_write(d, "d.json", "[" * 100_000 + "]" * 100_000), "not JSON"),
+    "not UTF-8": lambda d: (_write(d, "d.jsonl", b'{"a": "\xff"}\n'), "UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", list(DATASETS))
+def test_fuzz_inputs_bench_run_dataset(tmp_path: Path, case: str) -> None:
+    path, named = DATASETS[case](tmp_path)
+    result = check_cli(["bench", "run", "--endpoint", "http://127.0.0.1:9", "--dataset",
+                        str(path), "--concurrency", "1"], "datasets", limit_s=30)  # fmt: skip
+    assert result.exit_code in (1, 2), (case, result.output[-400:])
+    assert named in result.stderr, (case, result.stderr[-400:])
