@@ -1,0 +1,293 @@
+"""Fitting the performance predictor's factors and measuring its error on results it was not
+fitted on, by the protocol of benchmarks/PERF_PROTOCOL.md (`error_report`), and the generated
+calculators/perf_fit.py that carries the result to the CLI, the site and the browser.
+
+The fit: the base efficiencies (`memory`, `compute`) on a grid, then the factors per GPU
+generation, precision and engine family by least squares on log(measured / predicted), each
+shrunk toward 1 as if `SHRINK_ROWS` more rows had a ratio of 1; two rounds.
+"""
+
+import math
+import pprint
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from calculators.errors import CalculatorError
+from calculators.predict import Factors, Prepared, predict_prepared, prepare
+from registry.perf_cases import PerfCase, perf_cases
+
+SHRINK_ROWS = 4
+TARGETS_PCT = {"offline": 20.0, "server": 30.0, "latency": 25.0}
+KINDS = ("offline", "server", "latency")
+FIT_KINDS = ("offline", "server")
+MEMORY_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+COMPUTE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6)
+GROUPS = ("generation", "precision", "engine")
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A case with its efficiency-free prediction worked out."""
+
+    case: PerfCase
+    prepared: Prepared
+
+    def group(self, name: str) -> str:
+        return str(getattr(self.prepared, name))
+
+
+def predicted(ready: Ready, factors: Factors) -> float | None:
+    """The predictor's figure for the case's measured one (None: it predicts none)."""
+    case = ready.case
+    if case.kind == "server":
+        at_slo = predict_prepared(ready.prepared, case.load, factors, case.slo)
+        return at_slo.output_tokens_per_s_at_slo or None
+    prediction = predict_prepared(ready.prepared, case.load, factors)
+    if case.measured_name == "e2e_ms":
+        return prediction.e2e_ms_p50
+    return prediction.output_tokens_per_s
+
+
+def log_ratio(ready: Ready, factors: Factors) -> float | None:
+    """log(measured / predicted) of a throughput (predicted / measured of a time): positive when
+    the prediction is too slow."""
+    value = predicted(ready, factors)
+    if not value:
+        return None
+    ratio = ready.case.measured / value
+    return -math.log(ratio) if ready.case.measured_name == "e2e_ms" else math.log(ratio)
+
+
+def _loss(rows: Sequence[Ready], factors: Factors) -> float:
+    ratios = [log_ratio(ready, factors) for ready in rows]
+    # A case with no prediction (its SLO missed even by one request) counts as a ratio of e.
+    return sum(1.0 if value is None else abs(value) for value in ratios) / max(1, len(ratios))
+
+
+def _group_round(rows: Sequence[Ready], factors: Factors, group: str) -> Factors:
+    sums: dict[str, float] = defaultdict(float)
+    counts: Counter[str] = Counter()
+    for ready in rows:
+        value = log_ratio(ready, factors)
+        if value is not None:
+            sums[ready.group(group)] += value
+            counts[ready.group(group)] += 1
+    current: dict[str, float] = dict(getattr(factors, group))
+    for name, total in sums.items():
+        current[name] = current.get(name, 1.0) * math.exp(total / (counts[name] + SHRINK_ROWS))
+    if group == "generation":
+        return replace(factors, generation=current)
+    if group == "precision":
+        return replace(factors, precision=current)
+    return replace(factors, engine=current)
+
+
+def fit(rows: Sequence[Ready]) -> Factors:
+    """The factors fitted on `rows` (their throughput kinds only), with each one's row count."""
+    fitting = [ready for ready in rows if ready.case.kind in FIT_KINDS]
+    if not fitting:
+        return Factors(memory=MEMORY_GRID[-1], compute=COMPUTE_GRID[-1])
+    grid = [Factors(memory=m, compute=c) for m in MEMORY_GRID for c in COMPUTE_GRID]
+    factors = min(grid, key=lambda trial: _loss(fitting, trial))
+    for _ in range(2):
+        for group in GROUPS:
+            factors = _group_round(fitting, factors, group)
+    counts: Counter[str] = Counter({"memory": len(fitting), "compute": len(fitting)})
+    for ready in fitting:
+        counts.update(f"{group}:{ready.group(group)}" for group in GROUPS)
+    return replace(factors, rows=dict(sorted(counts.items())))
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One held-out case's prediction and its absolute error (None: nothing predicted)."""
+
+    case: PerfCase
+    predicted: float | None
+
+    @property
+    def error_pct(self) -> float:
+        if not self.predicted:
+            return 100.0
+        return abs(self.predicted - self.case.measured) / self.case.measured * 100
+
+
+@dataclass
+class SplitResult:
+    """A split's fitted factors (one set per fold) and its held-out predictions."""
+
+    name: str
+    scored: list[Scored] = field(default_factory=list)
+    factors: list[Factors] = field(default_factory=list)
+
+
+def _score(rows: Iterable[Ready], factors: Factors) -> list[Scored]:
+    return [Scored(ready.case, predicted(ready, factors)) for ready in rows]
+
+
+def _leave_one_out(name: str, rows: Sequence[Ready], key: Callable[[PerfCase], str]) -> SplitResult:
+    split = SplitResult(name)
+    for value in sorted({key(ready.case) for ready in rows}):
+        train = [ready for ready in rows if key(ready.case) != value]
+        factors = fit(train)
+        split.factors.append(factors)
+        split.scored += _score((ready for ready in rows if key(ready.case) == value), factors)
+    return split
+
+
+def ready_cases(root: Path) -> tuple[list[Ready], Counter[str]]:
+    """The registry's cases, prepared; the ones the memory plan refuses counted as left out."""
+    cases, skipped = perf_cases(root)
+    rows = []
+    for case in cases:
+        try:
+            rows.append(Ready(case, prepare(case.deployment, case.workload)))
+        except CalculatorError:
+            skipped["the memory plan does not fit"] += 1
+    return rows, skipped
+
+
+@dataclass
+class ErrorReport:
+    """Every split's result, the time split's factors (the published ones) and what was left out."""
+
+    splits: list[SplitResult]
+    factors: Factors
+    skipped: Counter[str]
+
+
+def error_report(root: Path) -> ErrorReport:
+    """Fit and test every split of the protocol on the registry checkout at `root`."""
+    rows, skipped = ready_cases(root)
+    factors = fit([ready for ready in rows if ready.case.fitting])
+    time_split = SplitResult(
+        "time", _score((ready for ready in rows if not ready.case.fitting), factors), [factors]
+    )
+    splits = [
+        time_split,
+        _leave_one_out("leave-one-GPU-out", rows, lambda case: case.gpu),
+        _leave_one_out("leave-one-model-family-out", rows, lambda case: case.family),
+    ]
+    return ErrorReport(splits, factors, skipped)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Median absolute percentage error and the share within 25 % of a set of cases."""
+
+    rows: int
+    median_pct: float | None
+    within_25_pct: float | None
+
+    @classmethod
+    def of(cls, scored: Sequence[Scored]) -> "Summary":
+        if not scored:
+            return cls(0, None, None)
+        errors = [item.error_pct for item in scored]
+        within = sum(1 for error in errors if error <= 25) / len(errors) * 100
+        return cls(len(errors), round(statistics.median(errors), 1), round(within, 1))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "median_pct": self.median_pct,
+            "within_25_pct": self.within_25_pct,
+        }
+
+
+def by_kind(split: SplitResult) -> dict[str, Summary]:
+    return {kind: Summary.of([s for s in split.scored if s.case.kind == kind]) for kind in KINDS}
+
+
+def breakdown(split: SplitResult, kind: str, attribute: str) -> dict[str, Summary]:
+    """A split's error for one kind, per value of a case attribute (gpu, scenario, precision)."""
+    groups: dict[str, list[Scored]] = defaultdict(list)
+    for item in split.scored:
+        if item.case.kind == kind:
+            groups[str(getattr(item.case, attribute))].append(item)
+    return {name: Summary.of(items) for name, items in sorted(groups.items())}
+
+
+def held_out(report: ErrorReport) -> dict[str, dict[str, Any]]:
+    """Per kind, the held-out error the site states: the time split's where it has rows, else
+    the leave-one-out splits' pooled; its target and whether it holds."""
+    figures: dict[str, dict[str, Any]] = {}
+    time_split, *others = report.splits
+    for kind in KINDS:
+        summary, basis = by_kind(time_split)[kind], "time split (later releases)"
+        if not summary.rows:
+            pooled = [s for split in others for s in split.scored if s.case.kind == kind]
+            summary, basis = Summary.of(pooled), "leave-one-GPU-out and leave-one-model-family-out"
+        target = TARGETS_PCT[kind]
+        met = summary.median_pct is not None and summary.median_pct <= target
+        figures[kind] = {**summary.as_dict(), "basis": basis, "target_pct": target, "met": met}
+    return figures
+
+
+def format_report(report: ErrorReport, detailed: bool = False) -> str:
+    """The printed tables: per split and kind, then (detailed) per GPU, scenario, precision."""
+    lines = ["split | kind | rows | median abs error % | within 25 %"]
+    for split in report.splits:
+        for kind, summary in by_kind(split).items():
+            lines.append(
+                f"{split.name} | {kind} | {summary.rows} | {summary.median_pct} | "
+                f"{summary.within_25_pct}"
+            )
+    if detailed:
+        for split in report.splits:
+            for kind in KINDS:
+                for attribute in ("gpu", "scenario", "precision"):
+                    for name, summary in breakdown(split, kind, attribute).items():
+                        lines.append(
+                            f"{split.name} | {kind} | {attribute}={name} | {summary.rows} | "
+                            f"{summary.median_pct} | {summary.within_25_pct}"
+                        )
+    lines.append("left out: " + ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items())))
+    return "\n".join(lines)
+
+
+def _literal(value: Any, indent: int) -> str:
+    text = pprint.pformat(value, width=96 - indent, sort_dicts=True)
+    return text.replace("\n", "\n" + " " * indent)
+
+
+def _factors_source(factors: Factors) -> str:
+    def rounded(values: Mapping[str, float]) -> dict[str, float]:
+        return {name: round(value, 4) for name, value in values.items()}
+
+    return (
+        "Factors(\n"
+        f"    memory={round(factors.memory, 4)},\n"
+        f"    compute={round(factors.compute, 4)},\n"
+        f"    generation={_literal(rounded(factors.generation), 4)},\n"
+        f"    precision={_literal(rounded(factors.precision), 4)},\n"
+        f"    engine={_literal(rounded(factors.engine), 4)},\n"
+        f"    rows={_literal(dict(factors.rows), 4)},\n"
+        ")"
+    )
+
+
+def split_tables(report: ErrorReport) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per split and kind, the summary the site's error page shows."""
+    return {
+        split.name: {kind: summary.as_dict() for kind, summary in by_kind(split).items()}
+        for split in report.splits
+    }
+
+
+def fit_file_text(report: ErrorReport) -> str:
+    """calculators/perf_fit.py: the time split's factors and every split's held-out error."""
+    return (
+        '"""Generated by benchmarks/perf_error.py --write (the protocol: benchmarks/\n'
+        "PERF_PROTOCOL.md); do not edit. The predictor's factors fitted on the time split's\n"
+        "fitting rows, and its error on the rows it was not fitted on\n"
+        '(tests/calculators/test_perf_fit.py holds both to the script)."""\n\n'
+        "from calculators.predict import Factors\n\n"
+        f"FITTED = {_factors_source(report.factors)}\n\n"
+        f"HELD_OUT = {_literal(held_out(report), 0)}\n\n"
+        f"SPLITS = {_literal(split_tables(report), 0)}\n"
+    )
