@@ -8,7 +8,8 @@ TensorRT-LLM releases up to 0.20; leave-one-GPU-out; leave-one-model-family-out)
 test rows, and prints per split and kind, then per GPU, scenario and precision, the rows, the
 median absolute percentage error and the share within 25 %. `--write` writes the time split's
 factors and every split's held-out figures into calculators/perf_fit.py, which the site and the
-CLI read; tests/calculators/test_perf_fit.py holds that file to this script.
+CLI read, and every held-out prediction into registry/perf_held_out.json (the site's error page
+links each); tests/test_perf_fit.py holds both files to this script.
 """
 
 import argparse
@@ -19,9 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from registry.perf_error import (  # noqa: E402
+    HELD_OUT_FILE,
     error_report,
     fit_file_text,
     format_report,
+    held_out_file_text,
 )
 
 
@@ -36,7 +39,8 @@ def main() -> None:
     print(format_report(report, detailed=args.by))
     if args.write:
         (ROOT / "calculators" / "perf_fit.py").write_text(fit_file_text(report), encoding="utf-8")
-        print("wrote calculators/perf_fit.py")
+        (ROOT / HELD_OUT_FILE).write_text(held_out_file_text(report), encoding="utf-8")
+        print(f"wrote calculators/perf_fit.py and {HELD_OUT_FILE}")
 
 
 if __name__ == "__main__":

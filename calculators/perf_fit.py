@@ -3,6 +3,8 @@ do not edit. The predictor's factors fitted on the time split's fitting rows, an
 error on the rows it was not fitted on (tests/calculators/test_perf_fit.py holds both to
 the script)."""
 
+from typing import Any
+
 from calculators.predict import Factors
 
 FITTED = Factors(
@@ -35,7 +37,7 @@ FITTED = Factors(
     },
 )
 
-HELD_OUT = {
+HELD_OUT: dict[str, dict[str, Any]] = {
     "offline": {
         "rows": 478,
         "median_pct": 24.4,
@@ -62,7 +64,7 @@ HELD_OUT = {
     },
 }
 
-SPLITS = {
+SPLITS: dict[str, dict[str, dict[str, Any]]] = {
     "time": {
         "offline": {"rows": 478, "median_pct": 24.4, "within_25_pct": 51.3},
         "server": {"rows": 0, "median_pct": None, "within_25_pct": None},

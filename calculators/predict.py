@@ -132,6 +132,12 @@ class Factors:
         }
 
 
+def generation_of(architecture: str) -> str:
+    """A GPU's generation (its efficiency factor's name) from the catalog's architecture:
+    the name before any parenthesis (`Hopper (GH100)` is `Hopper`)."""
+    return architecture.split("(")[0].strip()
+
+
 def precision_name(method: str) -> str:
     """The efficiency group of a weight format's method: bf16, fp8, fp4 or int4."""
     if method in ("nvfp4", "mxfp4", "modelopt_fp4", "fp4"):

@@ -25,6 +25,7 @@ from calculators.predict import (
     Slo,
     Workload,
     engine_family,
+    generation_of,
     precision_name,
     smallest_tensor_parallel,
 )
@@ -39,7 +40,13 @@ from registry.result_reader import load_results, result_files
 LOW_LOAD_BATCH = 8  # the largest static batch that counts as low load
 INTERRUPTED = "interrupted"
 # Result precisions as sources state them, to vLLM's --quantization.
-_QUANTIZATION = {"fp8": "fp8", "fp4": "nvfp4", "nvfp4": "nvfp4", "mxfp4": "mxfp4", "int4": "awq"}
+QUANTIZATION_BY_PRECISION = {
+    "fp8": "fp8",
+    "fp4": "nvfp4",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+    "int4": "awq",
+}
 
 
 @dataclass(frozen=True)
@@ -71,7 +78,7 @@ def gpu_for_prediction(entry: GpuEntry) -> Gpu:
     """The predictor's view of a catalog GPU: its generation is the architecture's name."""
     return Gpu(
         id=entry.id,
-        generation=entry.architecture.split("(")[0].strip(),
+        generation=generation_of(entry.architecture),
         memory_bytes=int(gpu_memory_bytes(entry)),
         memory_bandwidth_gb_s=entry.memory_bandwidth_gb_s,
         tflops_dense=entry.tflops_dense.model_dump(),
@@ -129,7 +136,7 @@ def _deployment(result: Result, arch: ModelArch, gpu: GpuEntry) -> Deployment:
     deployment = Deployment(
         arch=arch,
         gpu=gpu_for_prediction(gpu),
-        quantization=_QUANTIZATION.get((identity.model.quantization or "").lower()),
+        quantization=QUANTIZATION_BY_PRECISION.get((identity.model.quantization or "").lower()),
         kv_cache_dtype="fp8" if identity.model.quantization else None,
         pipeline_parallel_size=pipeline,
         engine=engine_family(identity.engine.name),

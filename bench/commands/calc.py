@@ -1,4 +1,4 @@
-"""`infermeter calc …`: the calculators on the command line (vram, cost, fit).
+"""`infermeter calc …`: the calculators on the command line (vram, cost, fit, perf).
 
 Each command turns its options into the calculators' inputs, calls one library function and
 prints a table (`bench.calc_tables`), or one JSON object with `--json`. The commands live
@@ -9,14 +9,15 @@ import click
 
 from bench.commands.calc_cost import cost_command
 from bench.commands.calc_fit import fit_command
+from bench.commands.calc_perf import perf_command
 from bench.commands.calc_vram import vram_command
 
-__all__ = ["calc_group", "cost_command", "fit_command", "vram_command"]
+__all__ = ["calc_group", "cost_command", "fit_command", "perf_command", "vram_command"]
 
 
 @click.group(name="calc")
 def calc_group() -> None:
-    """Memory plan, cost per token and GPU fit.
+    """Memory plan, cost per token, GPU fit and predicted performance.
 
     \b
     Example:
@@ -27,3 +28,4 @@ def calc_group() -> None:
 calc_group.add_command(vram_command)
 calc_group.add_command(cost_command)
 calc_group.add_command(fit_command)
+calc_group.add_command(perf_command)

@@ -31,6 +31,7 @@ import catalog_pages
 import compare_pages
 import gpu_labels
 import page_links
+import perf_pages
 import performance_page
 import repository
 import result_index
@@ -234,6 +235,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         _state["slots"] = slots
         _page(files, config, result_pages.SHELL_URI, result_pages.SHELL_MARKDOWN)
         _page(files, config, accuracy_page.URI, accuracy_page.accuracy_page(load_cases()))
+        _page(files, config, perf_pages.URI, perf_pages.error_page(perf_pages.load_held_out(REPO)))
     except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
         raise PluginError(f"cannot generate pages: {error}") from None
 

@@ -1,0 +1,133 @@
+"""`infermeter calc perf` and the performance calculator page, once for both skins: the request
+(`PerfRequest`, every input of `calculators.perf_inputs` resolved against a catalog) and its
+payload (`perf`), which is what `--json` prints and the page's `data-output` paths point into.
+
+The payload carries the prediction (`calculators.predict`), its kind of figure and that kind's
+measured error (`calculators.perf_labels`), and whether the prediction or the roofline bound is
+the figure to show: where the kind missed its target, `shown` is `bound` and `missed_target`
+says which target and by how much.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.errors import InputError
+from calculators.perf_datasets import dataset_lengths
+from calculators.perf_labels import error_kind, error_label, held_out_error, missed_target
+from calculators.predict import Deployment, Load, Slo, Workload, predict
+from calculators.roofline import plan_throughput_bound
+from calculators.vllm_plan import VllmSettings
+
+
+@dataclass(frozen=True)
+class PerfRequest:
+    """A prediction as asked: the deployment (the GPU resolved), the lengths or a data set, one
+    load, an optional SLO and price (None: the catalog's on-demand price, where it has one)."""
+
+    model: str
+    deployment: Deployment
+    input_len: int | None
+    output_len: int | None
+    dataset: str | None
+    concurrency: int | None
+    request_rate: float | None
+    offline: bool
+    static_batch: int | None
+    slo_ttft_ms: float | None
+    slo_tpot_ms: float | None
+    price_per_hour: float | None
+
+
+def request_load(request: PerfRequest) -> Load:
+    """The one load the request names; InputError when it names none or several."""
+    given = [
+        Load(kind, value)
+        for kind, value in (
+            ("concurrency", request.concurrency),
+            ("request_rate", request.request_rate),
+            ("static_batch", request.static_batch),
+        )
+        if value is not None
+    ]
+    if request.offline:
+        given.append(Load("offline"))
+    if len(given) != 1:
+        raise InputError(
+            "load: give exactly one of concurrency, request_rate, offline or static_batch"
+        )
+    return given[0]
+
+
+def request_workload(request: PerfRequest) -> Workload:
+    """The lengths asked for, or the named data set's means."""
+    if request.dataset:
+        lengths = dataset_lengths(request.dataset)
+        return Workload(lengths.input_tokens, lengths.output_tokens)
+    if request.input_len is None or request.output_len is None:
+        raise InputError("input_len: give input_len and output_len, or a dataset")
+    return Workload(request.input_len, request.output_len)
+
+
+def _bound_tokens_per_s(request: PerfRequest, workload: Workload, batch: float) -> float:
+    """The roofline bound at the prediction's batch (what a page shows where the kind missed
+    its target)."""
+    deployment = request.deployment
+    settings = VllmSettings(
+        gpu_memory_bytes=deployment.gpu.memory_bytes,
+        tensor_parallel_size=deployment.tensor_parallel_size,
+        pipeline_parallel_size=deployment.pipeline_parallel_size,
+        data_parallel_size=deployment.data_parallel_size,
+        quantization=deployment.quantization,
+        kv_cache_dtype=deployment.kv_cache_dtype,
+    )
+    bound = plan_throughput_bound(
+        deployment.arch,
+        settings,
+        deployment.gpu.memory_bandwidth_gb_s,
+        deployment.gpu.tflops_dense,
+        round(workload.input_tokens + workload.output_tokens / 2),
+        max(1, round(batch * deployment.data_parallel_size)),
+        deployment.gpu.links,
+    )
+    return bound.tokens_per_second
+
+
+def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `calc perf --json` payload; `catalog_price` is the GPU's cheapest on-demand price
+    ({"id", "usd_per_gpu_hour", "as_of", "source_url"}) used when the request gives none."""
+    load, workload = request_load(request), request_workload(request)
+    slo = None
+    if request.slo_ttft_ms is not None or request.slo_tpot_ms is not None:
+        slo = Slo(ttft_ms=request.slo_ttft_ms, tpot_ms=request.slo_tpot_ms)
+    price = request.price_per_hour
+    if price is None and catalog_price is not None:
+        price = float(catalog_price["usd_per_gpu_hour"])
+    prediction = predict(request.deployment, workload, load, slo=slo, price_usd_per_gpu_hour=price)
+    kind = error_kind(load.kind)
+    missed = missed_target(kind)
+    return {
+        "model": request.model,
+        "gpu": request.deployment.gpu.id,
+        "engine": request.deployment.engine,
+        "workload": {
+            "input_tokens": workload.input_tokens,
+            "output_tokens": workload.output_tokens,
+            "dataset": request.dataset or None,
+        },
+        **prediction.as_dict(),
+        "roofline_bound_tokens_per_s": _bound_tokens_per_s(
+            request, workload, prediction.batch_per_replica
+        ),
+        "price": None
+        if price is None
+        else {
+            "usd_per_gpu_hour": price,
+            "catalog": None if request.price_per_hour else catalog_price,
+        },
+        "kind": kind,
+        "error": held_out_error(kind),
+        "error_label": error_label(kind),
+        "shown": "bound" if missed else "prediction",
+        "missed_target": missed,
+    }

@@ -1,0 +1,98 @@
+"""The estimate the answer pages show where no evidence qualifies: one call from catalog
+entries to a prediction (`calculators.predict`) with its measured error, or to the roofline
+bound where the prediction's kind missed its target (`calculators.perf_labels`).
+
+    estimate(model, gpu, gpu_count=8, precision="fp8", input_tokens=1000, output_tokens=1000,
+             slo=Slo(ttft_ms=2000, tpot_ms=200), usd_per_gpu_hour=2.5)
+
+With an SLO the figure is the throughput at the highest rate whose predicted p99 meets it (kind
+`server`); without, offline throughput (kind `offline`). Never a measurement, never ranked with
+evidence: its `label` says what it is.
+"""
+
+from dataclasses import dataclass, replace
+
+from calculators.arch import parse_config
+from calculators.errors import CalculatorError
+from calculators.perf_api import PerfRequest, perf
+from calculators.perf_labels import error_label, missed_target
+from calculators.predict import Deployment, Slo, smallest_tensor_parallel
+from registry.models import GpuEntry, ModelEntry
+from registry.perf_cases import QUANTIZATION_BY_PRECISION, gpu_for_prediction
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What an answer page shows for a deployment without evidence."""
+
+    gpu: str
+    gpu_count: int
+    tensor_parallel_size: int
+    output_tokens_per_s: float  # the prediction, or the bound where `shown` is `bound`
+    shown: str  # `prediction` or `bound`
+    kind: str  # offline or server
+    label: str  # e.g. "predicted: median error 14 % over 212 held-out results (…)"
+    missed_target: str | None  # which target the kind missed, and by how much
+    usd_per_million_output_tokens: float | None
+
+
+def estimate(
+    model: ModelEntry,
+    gpu: GpuEntry,
+    gpu_count: int,
+    precision: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    slo: Slo | None = None,
+    usd_per_gpu_hour: float | None = None,
+) -> Estimate | None:
+    """The estimate for `gpu_count` × `gpu` serving `model` at `precision` (bf16 when None or
+    `bf16`); None where the calculators cannot plan it (the model does not fit …)."""
+    try:
+        quantization = QUANTIZATION_BY_PRECISION.get((precision or "").lower())
+        deployment = Deployment(
+            arch=parse_config(model.config),
+            gpu=gpu_for_prediction(gpu),
+            quantization=quantization,
+            kv_cache_dtype="fp8" if quantization else None,
+        )
+        tensor = smallest_tensor_parallel(deployment, gpu_count)
+        deployment = replace(
+            deployment, tensor_parallel_size=tensor, data_parallel_size=max(1, gpu_count // tensor)
+        )
+        request = PerfRequest(
+            model=model.id,
+            deployment=deployment,
+            input_len=input_tokens,
+            output_len=output_tokens,
+            dataset=None,
+            concurrency=None,
+            request_rate=None,
+            offline=True,
+            static_batch=None,
+            slo_ttft_ms=None if slo is None else slo.ttft_ms,
+            slo_tpot_ms=None if slo is None else slo.tpot_ms,
+            price_per_hour=usd_per_gpu_hour,
+        )
+        payload = perf(request, None)
+    except CalculatorError:
+        return None
+    kind = "offline" if slo is None else "server"
+    at_slo = payload["output_tokens_per_s_at_slo"]
+    predicted = payload["output_tokens_per_s"] if slo is None else at_slo
+    missed = missed_target(kind)
+    tokens = payload["roofline_bound_tokens_per_s"] if missed else predicted
+    usd = None
+    if usd_per_gpu_hour is not None and tokens:
+        usd = usd_per_gpu_hour * deployment.gpu_count / (tokens * 3600) * 1e6
+    return Estimate(
+        gpu=gpu.id,
+        gpu_count=deployment.gpu_count,
+        tensor_parallel_size=tensor,
+        output_tokens_per_s=tokens or 0.0,
+        shown="bound" if missed else "prediction",
+        kind=kind,
+        label="roofline bound: no run exceeds it" if missed else error_label(kind),
+        missed_target=missed,
+        usd_per_million_output_tokens=usd,
+    )

@@ -1,0 +1,188 @@
+"""Tests of the performance predictor (`calculators.predict`): its physics' invariants, its
+loads, its SLO search, and `infermeter calc perf` (JSON shape, one-line errors)."""
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from cli_helpers import invoke, json_output
+
+from calculators.errors import CalculatorError
+from calculators.perf_fit import FITTED
+from calculators.predict import Deployment, Factors, Load, Slo, Workload, predict
+from registry.catalog import load_gpus
+from registry.lookup import model_arch
+from registry.perf_cases import gpu_for_prediction
+
+GPUS = load_gpus()
+
+
+def _deployment(
+    model: str = "llama-3.1-8b-instruct", gpu: str = "h100-sxm", **kw: Any
+) -> Deployment:
+    return Deployment(arch=model_arch(model), gpu=gpu_for_prediction(GPUS[gpu]), **kw)
+
+
+WORKLOAD = Workload(1000, 500)
+
+
+def test_predict_throughput_grows_with_concurrency_and_tpot_with_it() -> None:
+    figures = [predict(_deployment(), WORKLOAD, Load("concurrency", n)) for n in (1, 8, 64, 256)]
+    tokens = [figure.output_tokens_per_s for figure in figures]
+    tpots = [figure.tpot_ms["p50"] for figure in figures]
+    assert tokens == sorted(tokens)
+    assert tokens[0] < tokens[-1] / 10
+    assert tpots == sorted(tpots)
+
+
+def test_predict_offline_is_the_most_a_closed_loop_reaches() -> None:
+    offline = predict(_deployment(), WORKLOAD, Load("offline"))
+    closed = predict(_deployment(), WORKLOAD, Load("concurrency", 10_000))
+    assert offline.output_tokens_per_s == pytest.approx(closed.output_tokens_per_s)
+    assert closed.saturated
+    assert not offline.saturated
+
+
+def test_predict_faster_memory_decodes_faster_at_batch_one() -> None:
+    h100 = predict(_deployment(), WORKLOAD, Load("static_batch", 1))
+    h200 = predict(_deployment(gpu="h200-sxm"), WORKLOAD, Load("static_batch", 1))
+    ratio = GPUS["h200-sxm"].memory_bandwidth_gb_s / GPUS["h100-sxm"].memory_bandwidth_gb_s
+    assert h100.tpot_ms["p50"] / h200.tpot_ms["p50"] == pytest.approx(ratio, rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["memory", "compute", "generation", "engine"])
+def test_predict_a_doubled_efficiency_never_slows_and_doubling_all_doubles(name: str) -> None:
+    base = Factors(memory=0.5, compute=0.4)
+    doubled = {
+        "memory": replace(base, memory=1.0),
+        "compute": replace(base, compute=0.8),
+        "generation": replace(base, generation={"Hopper": 2.0}),
+        "engine": replace(base, engine={"vllm": 2.0}),
+    }[name]
+    before = predict(_deployment(), WORKLOAD, Load("offline"), base).output_tokens_per_s
+    after = predict(_deployment(), WORKLOAD, Load("offline"), doubled).output_tokens_per_s
+    assert after > before
+    if name in ("generation", "engine"):  # every time divides by it: exactly twice as fast
+        assert after == pytest.approx(2 * before)
+
+
+def test_predict_ttft_p99_grows_toward_saturation() -> None:
+    most = predict(_deployment(), WORKLOAD, Load("offline")).requests_per_s
+    light = predict(_deployment(), WORKLOAD, Load("request_rate", most * 0.1))
+    heavy = predict(_deployment(), WORKLOAD, Load("request_rate", most * 0.95))
+    over = predict(_deployment(), WORKLOAD, Load("request_rate", most * 1.5))
+    assert light.ttft_ms["p99"] is not None
+    assert heavy.ttft_ms["p99"] is not None
+    assert heavy.ttft_ms["p99"] > 3 * light.ttft_ms["p99"]
+    assert over.saturated
+    assert over.ttft_ms["p99"] is None
+    assert light.output_tokens_per_s == pytest.approx(most * 0.1 * WORKLOAD.output_tokens)
+
+
+def test_predict_max_rate_meets_its_slo_and_a_higher_rate_does_not() -> None:
+    slo = Slo(ttft_ms=500, tpot_ms=30)
+    found = predict(_deployment(), WORKLOAD, Load("offline"), slo=slo).max_request_rate_at_slo
+    assert found is not None
+    assert found > 0
+    at = predict(_deployment(), WORKLOAD, Load("request_rate", found * 0.999), slo=slo)
+    above = predict(_deployment(), WORKLOAD, Load("request_rate", found * 1.1), slo=slo)
+    assert at.usd_per_million_accepted_tokens is None  # no price given
+    assert (at.ttft_ms["p99"] or math.inf) <= 500
+    assert at.tpot_ms["p99"] <= 30
+    assert (above.ttft_ms["p99"] or math.inf) > 500 or above.tpot_ms["p99"] > 30
+
+
+def test_predict_cost_follows_the_price_and_the_throughput() -> None:
+    figure = predict(_deployment(), WORKLOAD, Load("offline"), price_usd_per_gpu_hour=2.0)
+    expected = 2.0 / (figure.output_tokens_per_s * 3600) * 1e6
+    assert figure.usd_per_million_output_tokens == pytest.approx(expected)
+
+
+def test_predict_a_model_that_does_not_fit_says_so() -> None:
+    with pytest.raises(CalculatorError, match="does not fit"):
+        predict(_deployment("llama-3.1-405b-instruct", "l40s"), WORKLOAD, Load("offline"))
+
+
+def test_predict_uses_the_published_factors_by_default() -> None:
+    figure = predict(_deployment(), WORKLOAD, Load("offline"))
+    assert figure.factors["memory"] == FITTED.memory
+    assert figure.factors["generation:Hopper"] == FITTED.generation.get("Hopper", 1.0)
+
+
+PERF_KEYS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "error_label", "shown", "kind"}
+
+
+@pytest.mark.parametrize(
+    "load",
+    [["--concurrency", "16"], ["--request-rate", "2"], ["--offline"], ["--static-batch", "4"]],
+)
+def test_calc_perf_json_has_the_figures_and_their_error(load: list[str]) -> None:
+    payload = json_output(
+        "calc",
+        "perf",
+        "--model",
+        "llama-3.1-70b-instruct",
+        "--gpu",
+        "h100-sxm",
+        "-tp",
+        "4",
+        "--quantization",
+        "fp8",
+        "--kv-cache-dtype",
+        "fp8",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "1000",
+        *load,
+    )
+    assert payload.keys() >= PERF_KEYS
+    assert set(payload["ttft_ms"]) == {"p50", "p99"}
+    assert set(payload["tpot_ms"]) == {"p50", "p99"}
+    assert payload["output_tokens_per_s"] > 0
+    assert payload["gpu_count"] == 4
+    assert payload["error_label"].startswith("predicted: ")
+
+
+def test_calc_perf_takes_a_named_dataset() -> None:
+    payload = json_output(
+        "calc",
+        "perf",
+        "--model",
+        "llama-2-70b-chat",
+        "--gpu",
+        "h200-sxm",
+        "--quantization",
+        "fp8",
+        "--dataset",
+        "mlperf-llama2-70b",
+        "--offline",
+    )
+    assert payload["workload"]["output_tokens"] == 290
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--input-len", "100", "--output-len", "100"], "exactly one of"),
+        (
+            ["--input-len", "100", "--output-len", "100", "--offline", "--concurrency", "3"],
+            "exactly one of",
+        ),
+        (["--offline"], "input_len"),
+        (
+            ["--input-len", "100", "--output-len", "100", "--offline", "--gpu", "h100"],
+            "unknown GPU",
+        ),
+    ],
+)
+def test_calc_perf_bad_input_is_one_line(args: list[str], message: str) -> None:
+    base = ["calc", "perf", "--model", "llama-3.1-8b-instruct"]
+    if "--gpu" not in args:
+        base += ["--gpu", "h100-sxm"]
+    result = invoke(*base, *args)
+    assert result.exit_code in (1, 2), result.output
+    lines = [line for line in result.output.strip().splitlines() if line]
+    assert len(lines) == 1, result.output
+    assert message in lines[0], result.output
