@@ -39,6 +39,22 @@ class PerfRequest:
     price_per_hour: float | None
 
 
+# The request's fields that are inputs as given (`calculators.perf_inputs`), beside the model
+# and the deployment the skins resolve.
+PERF_REQUEST_FIELDS = (
+    "input_len",
+    "output_len",
+    "dataset",
+    "concurrency",
+    "request_rate",
+    "offline",
+    "static_batch",
+    "slo_ttft_ms",
+    "slo_tpot_ms",
+    "price_per_hour",
+)
+
+
 def request_load(request: PerfRequest) -> Load:
     """The one load the request names; InputError when it names none or several."""
     given = [

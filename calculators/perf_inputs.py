@@ -27,6 +27,9 @@ class PerfInput:
 
 
 LOAD_INPUTS = ("concurrency", "request_rate", "offline", "static_batch")
+# Defaults the page fills in but the command line asks for: the model and GPU, and one load
+# with lengths (a data set may stand for the lengths).
+PAGE_ONLY_DEFAULTS = ("model", "gpu", "input_len", "output_len", "concurrency")
 
 PERF_INPUTS: tuple[PerfInput, ...] = (
     PerfInput(
@@ -72,6 +75,7 @@ PERF_INPUTS: tuple[PerfInput, ...] = (
         "concurrency",
         "Concurrency (closed loop)",
         "int",
+        "16",
         help="Requests in flight to the whole deployment.",
     ),
     PerfInput(

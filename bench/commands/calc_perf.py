@@ -8,8 +8,8 @@ import click
 
 from bench.commands.calc_options import POSITIVE_FLOAT, POSITIVE_INT, library_errors, print_json
 from bench.commands.oneline import OneLineCommand
-from calculators.perf_api import PerfRequest, perf
-from calculators.perf_inputs import PERF_INPUTS, PerfInput
+from calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
+from calculators.perf_inputs import PAGE_ONLY_DEFAULTS, PERF_INPUTS, PerfInput
 from calculators.predict import Deployment
 from registry.lookup import catalog_prices, model_arch, resolve_gpu
 from registry.perf_cases import gpu_for_prediction
@@ -29,9 +29,10 @@ def _option(spec: PerfInput) -> Callable[[Any], Any]:
     default: str | int | None = spec.default or None
     if spec.kind == "int" and default is not None:
         default = int(default)
-    # Lengths have a page default, but on the command line a data set may replace them.
-    if spec.name in ("input_len", "output_len"):
+    if spec.name in PAGE_ONLY_DEFAULTS:
         default = None
+    if spec.name in ("model", "gpu"):  # click 8.3 takes default=None as a default given
+        return click.option(*flags, spec.name, type=kinds[spec.kind], required=True, help=text)
     return click.option(
         *flags, spec.name, type=kinds[spec.kind], default=default, show_default=True, help=text
     )
@@ -86,7 +87,7 @@ def perf_command(as_json: bool, **given: Any) -> None:
         deployment = Deployment(
             arch=model_arch(given["model"]),
             gpu=gpu_for_prediction(gpu),
-            quantization=given["quantization"],
+            quantization=given["quantization"] or None,
             kv_cache_dtype=None if given["kv_cache_dtype"] == "auto" else given["kv_cache_dtype"],
             tensor_parallel_size=given["tensor_parallel_size"],
             pipeline_parallel_size=given["pipeline_parallel_size"],
@@ -96,24 +97,10 @@ def perf_command(as_json: bool, **given: Any) -> None:
         request = PerfRequest(
             model=given["model"],
             deployment=deployment,
-            **{name: given[name] for name in _REQUEST_FIELDS},
+            **{name: given[name] for name in PERF_REQUEST_FIELDS},
         )
         payload = perf(request, catalog_prices(gpu.id).get("on_demand"))
     if as_json:
         print_json(payload)
         return
     click.echo(_format(payload))
-
-
-_REQUEST_FIELDS = (
-    "input_len",
-    "output_len",
-    "dataset",
-    "concurrency",
-    "request_rate",
-    "offline",
-    "static_batch",
-    "slo_ttft_ms",
-    "slo_tpot_ms",
-    "price_per_hour",
-)

@@ -18,6 +18,8 @@ from calculators.errors import CalculatorError
 from calculators.fit import GpuOption
 from calculators.interconnect import Link
 from calculators.limits import gib_to_bytes
+from calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
+from calculators.predict import Deployment, Gpu, generation_of
 
 Catalog = Mapping[str, Any]
 
@@ -185,10 +187,45 @@ def _fit(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     return api.fit(request, gpu_options(catalog, request.tier, ids or None))
 
 
+def _perf(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    model, arch = _arch(values, catalog)
+    gpu_id = values["gpu"]
+    if gpu_id not in catalog["gpus"]:
+        raise _unknown("gpu", "GPU", gpu_id or "", list(catalog["gpus"]))
+    entry = catalog["gpus"][gpu_id]
+    gpu = Gpu(
+        id=gpu_id,
+        generation=generation_of(entry["architecture"]),
+        memory_bytes=entry["memory_bytes"],
+        memory_bandwidth_gb_s=entry["memory_bandwidth_gb_s"],
+        tflops_dense=entry["tflops_dense"],
+        links=tuple(Link(**link) for link in entry.get("interconnect_links", [])),
+    )
+    kv = values["kv_cache_dtype"]
+    deployment = Deployment(
+        arch=arch,
+        gpu=gpu,
+        quantization=values["quantization"] or None,
+        kv_cache_dtype=None if kv in (None, "auto") else kv,
+        tensor_parallel_size=values["tensor_parallel_size"] or 1,
+        pipeline_parallel_size=values["pipeline_parallel_size"] or 1,
+        data_parallel_size=values["data_parallel_size"] or 1,
+        engine=values["engine"] or "vllm",
+    )
+    request = PerfRequest(
+        model=model,
+        deployment=deployment,
+        **{name: values[name] for name in PERF_REQUEST_FIELDS},
+    )
+    prices = _catalog_prices(gpu_id, catalog) or {}
+    return perf(request, prices.get("on_demand"))
+
+
 COMPUTE: dict[str, Callable[[Mapping[str, Any], Catalog], dict[str, Any]]] = {
     "vram": _vram,
     "cost": _cost,
     "fit": _fit,
+    "perf": _perf,
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from calculators.all2all import MODELLED_BACKENDS
 from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.perf_inputs import PERF_INPUTS
 from calculators.price_tiers import PRICE_TIERS
 from calculators.quantization import QUANTIZATION_CHOICES
 from calculators.vllm_plan import DEFAULT_VLLM_VERSION
@@ -224,6 +225,21 @@ FIELDS: dict[str, tuple[Field, ...]] = {
         Field("rank_by", "Rank by", "choice", "price", choices=("price", "price-per-gb")),
     ),
 }
+
+# The performance calculator's fields are its CLI options (`calculators.perf_inputs`).
+FIELDS["perf"] = tuple(
+    Field(
+        spec.name,
+        spec.label,
+        spec.kind,
+        spec.default,
+        choices=spec.choices,
+        help=spec.help,
+        catalog=spec.catalog,
+        blank="(none)",
+    )
+    for spec in PERF_INPUTS
+)
 
 
 def parse_field(field: Field, raw: str) -> Any:

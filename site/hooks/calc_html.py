@@ -330,4 +330,45 @@ def _fit_html(payload: Mapping[str, Any], base: str) -> str:
     return table + (extra if misfits else "")
 
 
-RENDER = {"vram": _vram_html, "cost": _cost_html, "fit": _fit_html}
+def _ms(value: Any) -> str:
+    return "–" if value is None else f"{value:,.1f} ms"
+
+
+def _per_s(value: Any) -> str:
+    return "–" if value is None else f"{value:,.2f} /s"
+
+
+def _perf_html(payload: Mapping[str, Any], base: str) -> str:
+    """The prediction with its measured error; where its kind missed the target, the roofline
+    bound instead, and which target was missed by how much."""
+    label = _out("error_label", payload["error_label"], payload["error_label"])
+    deployment: list[tuple[str, str, Callable[[Any], str]]] = [
+        ("GPUs", "gpu_count", _count),
+        ("Sequences one replica holds", "max_batch_per_replica", _count),
+        ("Kind of figure", "kind", _text),
+    ]
+    if payload["shown"] == "bound":
+        missed = payload["missed_target"]
+        note = (
+            f'<p class="im-note" data-output="missed_target">Prediction not shown: its measured '
+            f"error misses the target ({html.escape(missed)}). The roofline bound below is a "
+            f"ceiling no run passes, not an estimate. {label}</p>"
+        )
+        rows = [("Roofline bound, output tokens/s", "roofline_bound_tokens_per_s", _count)]
+        return note + _rows(payload, rows + deployment)
+    rows = [
+        ("Output tokens/s (predicted)", "output_tokens_per_s", _count),
+        ("Requests/s", "requests_per_s", _per_s),
+        ("TTFT p50", "ttft_ms.p50", _ms),
+        ("TTFT p99", "ttft_ms.p99", _ms),
+        ("TPOT p50", "tpot_ms.p50", _ms),
+        ("TPOT p99", "tpot_ms.p99", _ms),
+        ("Highest rate meeting the SLO", "max_request_rate_at_slo", _per_s),
+        ("$ / 1M output tokens", "usd_per_million_output_tokens", _usd),
+        ("$ / 1M accepted output tokens", "usd_per_million_accepted_tokens", _usd),
+        ("Roofline bound, output tokens/s", "roofline_bound_tokens_per_s", _count),
+    ]
+    return f'<p class="im-note">{label}</p>' + _rows(payload, rows + deployment)
+
+
+RENDER = {"vram": _vram_html, "cost": _cost_html, "fit": _fit_html, "perf": _perf_html}

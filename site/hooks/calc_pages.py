@@ -1,4 +1,4 @@
-"""The three calculator pages: a form whose fields are the CLI's options, and the default result
+"""The calculator pages: a form whose fields are the CLI's options, and the default result
 rendered at build time by `calc_api` (the same code the browser runs later)."""
 
 import html
@@ -26,6 +26,14 @@ PAGES = {
         "Which catalog GPUs serve a model at a context length and concurrency, with the fewest "
         "GPUs (1, 2, 4 or 8 under tensor parallelism), cheapest first. "
         "Same numbers as `infermeter calc fit --json`.",
+    ),
+    "perf": (
+        "Predicted performance",
+        "Output tokens/s, TTFT and TPOT (p50, p99), the highest rate meeting an SLO and $ per 1M "
+        "output tokens of a deployment at one load, predicted where no result measures it, with "
+        "the prediction's measured error ([Prediction error](../prediction-error.md)). Where "
+        "that error misses its target, the figure to rely on is the roofline bound, and the page "
+        "says so. Same numbers as `infermeter calc perf --json`.",
     ),
 }
 

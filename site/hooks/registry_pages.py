@@ -157,6 +157,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         "gpus": {
             gpu.id: {
                 "name": gpu.name,
+                "architecture": gpu.architecture,
                 "memory_gb": gpu.memory_gb,
                 "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
                 "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,

@@ -1,0 +1,142 @@
+"""The published error figures (calculators/perf_fit.py, registry/perf_held_out.json, written by
+benchmarks/perf_error.py --write) held to the script, and the fitted factors shown to matter:
+doubling any of them breaks the held-out error (mutation test)."""
+
+import json
+import statistics
+from collections.abc import Callable
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from calculators.perf_fit import FITTED, HELD_OUT, SPLITS
+from calculators.predict import Factors
+from registry.perf_error import (
+    HELD_OUT_FILE,
+    KINDS,
+    Ready,
+    Scored,
+    Summary,
+    fit,
+    predicted,
+    ready_cases,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _published_rows() -> list[dict[str, Any]]:
+    return list(json.loads((REPO / HELD_OUT_FILE).read_text(encoding="utf-8"))["rows"])
+
+
+def test_perf_fit_tables_are_the_held_out_rows_summarised() -> None:
+    rows = _published_rows()
+    for split, kinds in SPLITS.items():
+        for kind, summary in kinds.items():
+            errors = [r["error_pct"] for r in rows if r["split"] == split and r["kind"] == kind]
+            assert summary["rows"] == len(errors), (split, kind)
+            if errors:
+                median = statistics.median(float(e) for e in errors)
+                assert summary["median_pct"] == pytest.approx(median, abs=0.06), (split, kind)
+
+
+def test_perf_fit_targets_are_judged_as_the_protocol_says() -> None:
+    for kind in KINDS:
+        figure = HELD_OUT[kind]
+        assert figure["met"] == (
+            figure["median_pct"] is not None and figure["median_pct"] <= figure["target_pct"]
+        )
+
+
+@cache
+def _ready() -> tuple[Ready, ...]:
+    rows, _ = ready_cases(REPO)
+    return tuple(rows)
+
+
+def _time_split() -> tuple[list[Ready], list[Ready]]:
+    rows = _ready()
+    return [r for r in rows if r.case.fitting], [r for r in rows if not r.case.fitting]
+
+
+@pytest.mark.slow
+def test_perf_fit_factors_and_time_split_errors_are_the_scripts() -> None:
+    fitting, testing = _time_split()
+    factors = fit(fitting)
+    assert factors.memory == pytest.approx(FITTED.memory)
+    assert factors.compute == pytest.approx(FITTED.compute)
+    for group in ("generation", "precision", "engine"):
+        assert getattr(factors, group) == pytest.approx(dict(getattr(FITTED, group)), abs=1e-4)
+    assert dict(factors.rows) == dict(FITTED.rows)
+    published = {r["case"]: r for r in _published_rows() if r["split"] == "time"}
+    assert len(published) == len(testing)
+    for ready in testing:
+        value = predicted(ready, FITTED)
+        row = published[ready.case.case_id]
+        assert (value or None) == pytest.approx(row["predicted"], rel=1e-3), ready.case.case_id
+
+
+def _factor_names() -> list[str]:
+    names = ["memory", "compute"]
+    for group in ("generation", "precision", "engine"):
+        names += [f"{group}:{name}" for name in getattr(FITTED, group)]
+    return names
+
+
+def _doubled(name: str) -> Factors:
+    if name == "memory":
+        return replace(FITTED, memory=FITTED.memory * 2)
+    if name == "compute":
+        return replace(FITTED, compute=FITTED.compute * 2)
+    group, key = name.split(":", 1)
+    values: dict[str, float] = dict(getattr(FITTED, group))
+    values[key] *= 2
+    if group == "generation":
+        return replace(FITTED, generation=values)
+    if group == "precision":
+        return replace(FITTED, precision=values)
+    return replace(FITTED, engine=values)
+
+
+def _uses(name: str) -> Callable[[Ready], bool]:
+    if ":" not in name:
+        return lambda ready: True
+    group, key = name.split(":", 1)
+    return lambda ready: ready.group(group) == key
+
+
+def _median_error(rows: list[Ready], factors: Factors) -> float:
+    return statistics.median(Scored(r.case, predicted(r, factors)).error_pct for r in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _factor_names())
+def test_perf_fit_doubling_any_factor_breaks_the_held_out_error(name: str) -> None:
+    """On the held-out rows that use the factor (the fitting rows where no held-out row does):
+    the median error with the factor doubled is at least 10 points worse, and past 30 %."""
+    fitting, testing = _time_split()
+    rows = [r for r in testing if _uses(name)(r)] or [r for r in fitting if _uses(name)(r)]
+    assert rows, name
+    published = _median_error(rows, FITTED)
+    mutated = _median_error(rows, _doubled(name))
+    assert mutated >= published + 10, (name, published, mutated)
+    assert mutated > 30, (name, published, mutated)
+
+
+def test_perf_fit_held_out_figures_follow_the_published_rows() -> None:
+    # The kind's figure is the time split's where it has rows, else both leave-one-out splits'.
+    rows = _published_rows()
+    for kind in KINDS:
+        basis_time = HELD_OUT[kind]["basis"].startswith("time")
+        chosen = [r for r in rows if r["kind"] == kind and ((r["split"] == "time") == basis_time)]
+        summary = Summary(
+            len(chosen),
+            round(statistics.median(float(r["error_pct"]) for r in chosen), 1) if chosen else None,
+            None,
+        )
+        assert HELD_OUT[kind]["rows"] == summary.rows, kind
+        if chosen:
+            assert HELD_OUT[kind]["median_pct"] == pytest.approx(summary.median_pct, abs=0.06)
