@@ -345,14 +345,19 @@ def _perf_html(payload: Mapping[str, Any], base: str) -> str:
     deployment: list[tuple[str, str, Callable[[Any], str]]] = [
         ("GPUs", "gpu_count", _count),
         ("Sequences one replica holds", "max_batch_per_replica", _count),
+        ("Input tokens (mean)", "workload.input_tokens", _count),
+        ("Output tokens (mean)", "workload.output_tokens", _count),
         ("Kind of figure", "kind", _text),
+        ("Held-out results behind its error", "error.rows", _count),
+        ("Median error, held out", "error.median_pct", lambda v: "–" if v is None else f"{v} %"),
+        ("Target", "error.target_pct", lambda v: f"≤ {v:g} %"),
     ]
     if payload["shown"] == "bound":
-        missed = payload["missed_target"]
+        missed = _out("missed_target", payload["missed_target"], payload["missed_target"])
         note = (
-            f'<p class="im-note" data-output="missed_target">Prediction not shown: its measured '
-            f"error misses the target ({html.escape(missed)}). The roofline bound below is a "
-            f"ceiling no run passes, not an estimate. {label}</p>"
+            f'<p class="im-note">Prediction not shown: its measured error misses the target '
+            f"({missed}). The roofline bound below is a ceiling no run passes, not an "
+            f"estimate. {label}</p>"
         )
         rows = [("Roofline bound, output tokens/s", "roofline_bound_tokens_per_s", _count)]
         return note + _rows(payload, rows + deployment)

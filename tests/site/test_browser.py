@@ -99,7 +99,7 @@ def _cli(kind: str, query: dict[str, str]) -> Any:
         option = "--" + key.replace("_", "-")
         if key == "config":
             continue
-        if key in ("enforce_eager", "scale_to_zero", "enable_expert_parallel"):
+        if key in ("enforce_eager", "scale_to_zero", "enable_expert_parallel", "offline"):
             args += [option] if value == "1" else []
         elif kind == "fit" and key == "gpu":
             for gpu in value.split(","):
@@ -201,6 +201,30 @@ CASES = [
             "tier": "interruptible",
             "rank_by": "price-per-gb",
             "gpu": "h100-sxm,l40s,a100-80gb-sxm",
+        },
+    ),
+    (
+        "perf",
+        {
+            "model": "llama-3.1-70b-instruct",
+            "gpu": "h100-sxm",
+            "tensor_parallel_size": "4",
+            "quantization": "fp8",
+            "input_len": "2000",
+            "output_len": "500",
+            "concurrency": "32",
+        },
+    ),
+    (
+        "perf",
+        {
+            "model": "llama-2-70b-chat",
+            "gpu": "h200-sxm",
+            "dataset": "mlperf-llama2-70b",
+            "concurrency": "",
+            "offline": "1",
+            "engine": "tensorrt-llm",
+            "price_per_hour": "3.5",
         },
     ),
 ]
