@@ -147,3 +147,38 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
         "shown": "bound" if missed else "prediction",
         "missed_target": missed,
     }
+
+
+@dataclass(frozen=True)
+class PredictedThroughput:
+    """What `calc cost --from-perf` takes from a `calc perf --json` payload."""
+
+    tokens_per_second: float
+    gpu: str
+    gpu_count: int
+    label: str  # the prediction's measured error, e.g. "predicted: median error 23 % over …"
+    shown: str  # `prediction`, or `bound` where its kind missed its target
+
+
+def predicted_throughput(payload: Mapping[str, Any], source: str) -> PredictedThroughput:
+    """The throughput a `calc perf --json` payload predicts (at its SLO where it names one);
+    InputError naming `source` and the field when the payload is not one."""
+
+    def field(name: str, kinds: tuple[type, ...], expected: str) -> Any:
+        value = payload.get(name) if isinstance(payload, Mapping) else None
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            raise InputError(f"{source}: {name}: expected {expected} (a calc perf --json output)")
+        return value
+
+    at_slo = payload.get("output_tokens_per_s_at_slo") if isinstance(payload, Mapping) else None
+    name = "output_tokens_per_s" if at_slo is None else "output_tokens_per_s_at_slo"
+    tokens = float(field(name, (int, float), "a number"))
+    if not tokens > 0:
+        raise InputError(f"{source}: {name}: expected a number > 0, got {tokens}")
+    return PredictedThroughput(
+        tokens_per_second=tokens,
+        gpu=field("gpu", (str,), "a GPU id"),
+        gpu_count=field("gpu_count", (int,), "an integer"),
+        label=field("error_label", (str,), "a text"),
+        shown=field("shown", (str,), "a text"),
+    )

@@ -1,8 +1,10 @@
 """Tests of the performance predictor (`calculators.predict`): its physics' invariants, its
 loads, its SLO search, and `infermeter calc perf` (JSON shape, one-line errors)."""
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -186,3 +188,48 @@ def test_calc_perf_bad_input_is_one_line(args: list[str], message: str) -> None:
     lines = [line for line in result.output.strip().splitlines() if line]
     assert len(lines) == 1, result.output
     assert message in lines[0], result.output
+
+
+def test_calc_cost_takes_the_predicted_throughput_labelled(tmp_path: Path) -> None:
+    perf = json_output(
+        "calc",
+        "perf",
+        "--model",
+        "llama-3.1-8b-instruct",
+        "--gpu",
+        "h100-sxm",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "1000",
+        "--offline",
+        "-dp",
+        "2",
+    )
+    saved = tmp_path / "perf.json"
+    saved.write_text(json.dumps(perf))
+    cost = json_output("calc", "cost", "--from-perf", str(saved))
+    assert cost["tokens_per_second_basis"]["kind"] == "predicted"
+    assert cost["tokens_per_second_basis"]["label"] == perf["error_label"]
+    assert cost["gpu"] == "h100-sxm"
+    price = cost["prices"]["price_per_hour"]["usd_per_gpu_hour"]
+    expected = price * 2 / (perf["output_tokens_per_s"] * 3600) * 1e6
+    assert cost["usd_per_million_tokens"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "code"),
+    [
+        ('{"gpu": "h100-sxm"}', [], 1),
+        ("not json", [], 1),
+        ("{}", ["--tokens-per-second", "100"], 2),
+    ],
+)
+def test_calc_cost_from_perf_bad_input_is_one_line(
+    tmp_path: Path, text: str, args: list[str], code: int
+) -> None:
+    saved = tmp_path / "perf.json"
+    saved.write_text(text)
+    result = invoke("calc", "cost", "--from-perf", str(saved), *args)
+    assert result.exit_code == code, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output

@@ -1,5 +1,8 @@
 """`infermeter calc cost`: dollars per token at a GPU's price (`calculators.api.cost`)."""
 
+import json
+from typing import TextIO
+
 import click
 
 import calculators.api as api
@@ -13,6 +16,7 @@ from bench.commands.calc_options import (
 )
 from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
 from calculators.errors import CalculatorError
+from calculators.perf_api import PredictedThroughput, predicted_throughput
 from registry.lookup import TIERS, catalog_prices
 
 
@@ -36,8 +40,13 @@ from registry.lookup import TIERS, catalog_prices
 @click.option(
     "--tokens-per-second",
     type=POSITIVE_FLOAT,
-    required=True,
-    help="Tokens per second the deployment sustains.",
+    help="Tokens per second the deployment sustains (or --from-perf).",
+)
+@click.option(
+    "--from-perf",
+    type=click.File("r"),
+    help="A `calc perf --json` output ('-': stdin): its predicted output tokens/s (at its SLO "
+    "where it has one), GPU and count, labelled as predicted.",
 )
 @click.option(
     "--accepted-tokens-per-second",
@@ -88,7 +97,8 @@ def cost_command(
     price_per_hour: float | None,
     gpu: str | None,
     tier: str,
-    tokens_per_second: float,
+    tokens_per_second: float | None,
+    from_perf: TextIO | None,
     accepted_tokens_per_second: float | None,
     gpu_count: int,
     utilization: float,
@@ -110,7 +120,14 @@ def cost_command(
     \b
     Example:
       infermeter calc cost --gpu h100-sxm --tokens-per-second 2800 --utilization 0.6
+      infermeter calc perf --model llama-3.1-8b-instruct --gpu h100-sxm --offline \\
+        --input-len 1000 --output-len 1000 --json | infermeter calc cost --from-perf -
     """
+    predicted = _predicted(from_perf, tokens_per_second)
+    if predicted is not None:
+        tokens_per_second = predicted.tokens_per_second
+        gpu = gpu or predicted.gpu
+        gpu_count = gpu_count if gpu_count != 1 else predicted.gpu_count
     if gpu is None and price_per_hour is None:
         raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
     request = api.CostRequest(
@@ -120,7 +137,7 @@ def cost_command(
         interruptible_price_per_hour=interruptible_price_per_hour,
         reserved_price_per_hour=reserved_price_per_hour,
         serverless_price_per_hour=serverless_price_per_hour,
-        tokens_per_second=tokens_per_second,
+        tokens_per_second=tokens_per_second or 0.0,
         accepted_tokens_per_second=accepted_tokens_per_second,
         gpu_count=gpu_count,
         utilization=utilization,
@@ -139,7 +156,33 @@ def cost_command(
             raise click.ClickException(
                 str(error).removeprefix("price_per_hour: ").replace("a price", "--price-per-hour")
             ) from None
+    payload["tokens_per_second_basis"] = (
+        {"kind": "given"}
+        if predicted is None
+        else {"kind": "predicted", "label": predicted.label, "shown_on_site": predicted.shown}
+    )
     if as_json:
         print_json(payload)
         return
     click.echo(format_cost(payload, tier))
+    if predicted is not None:
+        click.echo(f"tokens/s {tokens_per_second:,.0f}: {predicted.label}")
+
+
+def _predicted(
+    from_perf: TextIO | None, tokens_per_second: float | None
+) -> PredictedThroughput | None:
+    """The predicted throughput of --from-perf; a usage error unless exactly one throughput."""
+    if (from_perf is None) == (tokens_per_second is None):
+        raise UsageLine("give exactly one of --tokens-per-second or --from-perf FILE")
+    if from_perf is None:
+        return None
+    name = "--from-perf"
+    try:
+        data = json.loads(from_perf.read())
+    except json.JSONDecodeError as error:
+        raise click.ClickException(f"{name}: not JSON: {error.msg} (line {error.lineno})") from None
+    try:
+        return predicted_throughput(data, name)
+    except CalculatorError as error:  # a bad file, not a bad option: exit 1
+        raise click.ClickException(str(error)) from None
