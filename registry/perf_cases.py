@@ -31,9 +31,9 @@ from calculators.predict import (
 )
 from calculators.quantization import weight_format
 from registry.catalog import gpu_links, load_gpus, load_models
-from registry.checks.physics import gpu_memory_bytes
 from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from registry.estimate import typical_tokens
+from registry.lookup import gpu_memory_bytes
 from registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 from registry.result_reader import load_results, result_files
 

@@ -292,8 +292,9 @@ def fit_file_text(report: ErrorReport) -> str:
         '(tests/test_perf_fit.py holds both to the script)."""\n\n'
         "from typing import Any\n\nfrom calculators.predict import Factors\n\n"
         f"FITTED = {_factors_source(report.factors)}\n\n"
-        f"HELD_OUT: dict[str, dict[str, Any]] = {_literal(held_out(report), 0)}\n\n"
-        f"SPLITS: dict[str, dict[str, dict[str, Any]]] = {_literal(split_tables(report), 0)}\n"
+        f"HELD_OUT: dict[str, dict[str, Any]] = (\n    {_literal(held_out(report), 4)}\n)\n\n"
+        "SPLITS: dict[str, dict[str, dict[str, Any]]] = (\n"
+        f"    {_literal(split_tables(report), 4)}\n)\n"
     )
 
 

@@ -141,3 +141,22 @@ def test_perf_fit_held_out_figures_follow_the_published_rows() -> None:
         assert HELD_OUT[kind]["rows"] == summary.rows, kind
         if chosen:
             assert HELD_OUT[kind]["median_pct"] == pytest.approx(summary.median_pct, abs=0.06)
+
+
+def test_perf_fit_error_page_states_the_published_figures_and_links_every_result() -> None:
+    import sys
+
+    sys.path.insert(0, str(REPO / "site" / "hooks"))
+    import perf_pages
+
+    rows = _published_rows()
+    page = perf_pages.error_page(rows)
+    for kind in KINDS:
+        figure = HELD_OUT[kind]
+        if figure["median_pct"] is not None:
+            assert f"{figure['median_pct']:.1f} %" in page, kind
+        if not figure["met"]:
+            assert f"({figure['median_pct'] - figure['target_pct']:.1f} points over)" in page
+    for row in rows:
+        if row["split"] == "time":
+            assert f'href="../results/{row["result_id"]}/"' in page, row["case"]

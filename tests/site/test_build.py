@@ -29,6 +29,8 @@ KEY_PAGES = [
     "calculators/cost/index.html",
     "calculators/fit/index.html",
     "calculators/accuracy/index.html",
+    "calculators/perf/index.html",
+    "prediction-error/index.html",
     "gpus/index.html",
     "gpus/h100-sxm/index.html",
     "models/index.html",
