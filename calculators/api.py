@@ -211,7 +211,14 @@ def cost(request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None) -
         always_on=not request.scale_to_zero,
         serverless_usd_per_hour=request.serverless_price_per_hour,
     )
-    return {"gpu": request.gpu, **report.as_dict(), "prices": used}
+    # `calc cost --from-perf` replaces it with the prediction's label (`calculators.perf_api`).
+    basis = {"kind": "given"}
+    return {
+        "gpu": request.gpu,
+        **report.as_dict(),
+        "prices": used,
+        "tokens_per_second_basis": basis,
+    }
 
 
 @dataclass(frozen=True)

@@ -194,7 +194,7 @@ def test_cli_and_page_fit_payloads_are_the_same() -> None:
     assert page == cli
 
 
-@pytest.mark.parametrize("kind", ["vram", "cost", "fit"])
+@pytest.mark.parametrize("kind", ["vram", "cost", "fit", "perf"])
 def test_page_fields_and_cli_options_are_the_same_set(kind: str) -> None:
     from bench.commands.calc import calc_group
 
@@ -206,9 +206,10 @@ def test_page_fields_and_cli_options_are_the_same_set(kind: str) -> None:
         if option.startswith("--")
     }
     fields = {field.name for field in calc_api.FIELDS[kind]}
-    # the page pastes a config.json where the CLI takes its path as --model; --json is the page
-    assert fields - {"config"} == options - {"json"}
-    assert {"data_parallel_size", "enable_expert_parallel"} <= fields or kind == "cost"
+    # the page pastes a config.json where the CLI takes its path as --model; --json is the page;
+    # --from-perf reads a `calc perf --json` file (the page has the perf calculator beside it)
+    assert fields - {"config"} == options - {"json", "from_perf"}
+    assert {"data_parallel_size", "enable_expert_parallel"} <= fields or kind in ("cost", "perf")
 
 
 def test_cli_and_page_vram_payloads_are_the_same_with_data_and_expert_parallelism() -> None:

@@ -156,11 +156,12 @@ def cost_command(
             raise click.ClickException(
                 str(error).removeprefix("price_per_hour: ").replace("a price", "--price-per-hour")
             ) from None
-    payload["tokens_per_second_basis"] = (
-        {"kind": "given"}
-        if predicted is None
-        else {"kind": "predicted", "label": predicted.label, "shown_on_site": predicted.shown}
-    )
+    if predicted is not None:
+        payload["tokens_per_second_basis"] = {
+            "kind": "predicted",
+            "label": predicted.label,
+            "shown_on_site": predicted.shown,
+        }
     if as_json:
         print_json(payload)
         return
