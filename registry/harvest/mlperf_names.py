@@ -31,6 +31,8 @@ ACCELERATORS: dict[str, str] = {
     "AMD Instinct MI325X 256GB HBM3e": "mi325x",
     "AMD Instinct MI355X 288GB HBM3E": "mi355x",
     "AMD Instinct MI355X 288GB HBM3e": "mi355x",
+    "AMD Instinct MI350X 288GB HBM3e": "mi350x",
+    "AMD Instinct MI350X": "mi350x",
     "AMD Instinct MI325X 256GB HBM3E": "mi325x",
 }
 """MLPerf's accelerator names → GPU catalog ids (exact names; anything else is skipped)."""
