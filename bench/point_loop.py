@@ -35,6 +35,8 @@ from bench.progress import point_name
 from bench.run_config import RunResult
 from bench.run_hooks import PointObserver, RunProgress
 from bench.search import MaxLoadSearch, past_knee
+from bench.trace_plan import TraceRun
+from bench.trace_replay import run_trace, ttft_by_cached_share
 from bench.workers import WorkerJob, run_point_in_workers
 from bench.workloads import (
     RequestFactory,
@@ -64,6 +66,7 @@ async def run_points(
     *,
     workers: WorkerJob | None = None,
     sessions: SessionFactory | None = None,
+    trace: TraceRun | None = None,
     search: MaxLoadSearch | None = None,
     search_plan: Callable[[float], PointPlan] | None = None,
     stop_when_saturated: bool = False,
@@ -111,6 +114,8 @@ async def run_points(
                 processes = min(workers.workers, plan.concurrency or workers.workers)
                 job = replace(workers, workers=processes)
                 run = await run_point_in_workers(job, plan, on_record, into=point.run)
+            elif trace is not None:
+                run = await run_trace(counted, trace.prompts, point.run, trace.speed, trace.rate)
             elif sessions is not None:
                 run = await run_sessions(counted, sessions, plan, next_session, into=point.run)
                 next_session += len({record.session for record in run.records})
@@ -135,8 +140,10 @@ async def run_points(
         gone = await _server_gone(client, run.records)
         if not gone:
             summary = summarize_run(run, slo, thresholds or VerdictThresholds())
-            if sessions is not None:
+            if sessions is not None or trace is not None:
                 summary = replace(summary, turns=turn_summaries(run.records))
+            if trace is not None:
+                summary = replace(summary, cached_shares=ttft_by_cached_share(run.records))
         stop_reason = observer.point_ended(run.records, summary) if observer else None
         if progress is not None:
             progress.point_ended(summary if stop_reason is None else None)

@@ -11,6 +11,7 @@ from bench.distribution import Distribution
 
 if TYPE_CHECKING:
     from bench.conversation import TurnSummary
+    from bench.trace_replay import CachedShareSummary
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class PointSummary:
     turns: tuple[TurnSummary, ...] = ()
     usage_rejected_requests: int = 0
     usage_above_stream_requests: int = 0
+    # Trace replays (`bench.trace_replay`): TTFT by the share of the prompt a cache could serve.
+    cached_shares: tuple[CachedShareSummary, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The summary as the `--json` point object (key names are a public contract)."""
@@ -114,4 +117,5 @@ class PointSummary:
             "achieved_concurrency_mean": self.achieved_concurrency_mean,
             "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
             "turns": [turn.as_json() for turn in self.turns],
+            "ttft_by_cached_share": [bucket.as_json() for bucket in self.cached_shares],
         }

@@ -68,6 +68,9 @@ class RequestRecord:
     # Why the server's usage was not believed (negative, or more tokens than were asked for):
     # `output_tokens` / `prompt_tokens` are then None and the client's count stands.
     usage_rejected: str | None = None
+    # A trace replay's request (`bench.trace_replay`): the share of its prompt in blocks that
+    # earlier requests of the trace sent, what a prefix cache could serve.
+    cached_share: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -82,7 +82,9 @@ def build_result(
         raise ResultError("no load point finished, so there is no result to write")
     slo = config.slo
     data: dict[str, Any] = {
-        "identity": identity_data(deployment, workload_data(config, run.api, run.dataset_sha256)),
+        "identity": identity_data(
+            deployment, workload_data(config, run.api, run.dataset_sha256, run.trace)
+        ),
         "slo": {"ttft_ms": slo.ttft_ms, "tpot_ms": slo.tpot_ms, "e2e_ms": slo.e2e_ms},
         "points": [
             point_data(

@@ -57,6 +57,15 @@ def _latency(distribution: Distribution) -> dict[str, Any]:
     }
 
 
+def _lateness(distribution: Distribution | None) -> dict[str, Any] | None:
+    """The send lag as stored: a request the event loop woke a clock tick early for was not
+    early, so a lag below 0 is stored as 0."""
+    if distribution is None:
+        return None
+    data = _latency(distribution)
+    return {name: max(value, 0) if name != "n" else value for name, value in data.items()}
+
+
 def _failures(summary: PointSummary) -> dict[str, int]:
     counts = dict.fromkeys(sorted(set(_FAILURE_FIELDS.values())), 0)
     for kind, count in summary.failures_by_kind.items():
@@ -160,6 +169,17 @@ def point_data(
                 "ttft_ms": _latency(turn.ttft_ms),
             }
             for turn in summary.turns
+        ]
+        or None,
+        "send_lag_ms": _lateness(summary.send_lag_ms),
+        "ttft_by_cached_share": [
+            {
+                "cached_share_min": bucket.low,
+                "cached_share_max": bucket.high,
+                "requests": bucket.requests,
+                "ttft_ms": _latency(bucket.ttft_ms),
+            }
+            for bucket in summary.cached_shares
         ]
         or None,
         "validity": verdicts,

@@ -59,6 +59,9 @@ class RunConfig:
     thresholds: VerdictThresholds = field(default_factory=VerdictThresholds)
     turns: LengthDistribution | None = None
     think_time_s: float | None = None
+    trace: Path | None = None
+    trace_speed: float = 1.0
+    trace_block_size: int | None = None
 
 
 @dataclass
@@ -76,6 +79,7 @@ class RunResult:
     stop_reason: str | None = None
     search: SearchResult | None = None
     dataset_sha256: str | None = None  # of the --dataset file the requests came from
+    trace: dict[str, Any] | None = None  # the replayed trace's identity (`bench.trace_plan`)
 
     def as_json(self) -> dict[str, Any]:
         """The `--json` object: `{"points": [...], ...}`."""
@@ -90,4 +94,5 @@ class RunResult:
             "stop_reason": self.stop_reason,
             "points": [point.as_json() for point in self.points],
             "search": search_json(self.search) if self.search is not None else None,
+            "trace": self.trace,
         }

@@ -117,6 +117,9 @@ class RunOptions(BaseModel):
     input_len: Length | None = None
     output_len: Length | None = None
     dataset: Path | None = None
+    trace: Path | None = None
+    trace_speed: PositiveFloat = 1.0
+    trace_block_size: StrictPositiveInt | None = None
     tokenizer: Text | None = None
     seed: Annotated[int, Field(strict=True)] = 0
     prompt_salt: Annotated[int, Field(strict=True)] = 0

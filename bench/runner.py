@@ -54,6 +54,7 @@ from bench.point_plans import plan_points, probe_plan
 from bench.run_config import MULTITURN, RunConfig, RunResult
 from bench.run_hooks import PointObserver, RunProgress
 from bench.search import MaxLoadSearch
+from bench.trace_plan import trace_setup
 from bench.workers import WorkerJob
 from bench.workloads import (
     RequestFactory,
@@ -136,9 +137,10 @@ def run_benchmark(
             "each process needs a stream",
             "--workers",
         )
-    plans = plan_points(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
+    trace = trace_setup(config, tokenizer)
+    plans = [trace.plan] if trace is not None else plan_points(config)
     sessions = _session_factory(config)
     dataset = (
         load_sharegpt(config.dataset, tokenizer) if config.dataset and sessions is None else None
@@ -165,6 +167,7 @@ def run_benchmark(
         seed=config.seed,
         prompt_salt=config.prompt_salt,
         dataset_sha256=dataset_sha256(config.dataset) if config.dataset else None,
+        trace=trace.identity if trace is not None else None,
     )
     count_tokens = None
     if tokenizer is not None:
@@ -223,6 +226,7 @@ def run_benchmark(
                 workers=job,
                 search=MaxLoadSearch(config.search) if config.search is not None else None,
                 sessions=sessions,
+                trace=trace,
                 search_plan=lambda load: probe_plan(config, load),
                 stop_when_saturated=config.stop_when_saturated,
                 thresholds=thresholds,

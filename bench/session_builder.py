@@ -195,6 +195,9 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         stop_when_saturated=options.stop_when_saturated,
         turns=options.turns,
         think_time_s=options.think_time,
+        trace=options.trace,
+        trace_speed=options.trace_speed,
+        trace_block_size=options.trace_block_size,
     )
     return SessionConfig(
         run=run,

@@ -28,9 +28,26 @@ def _length(distribution: LengthDistribution) -> dict[str, Any]:
     return {**data, "min": distribution.minimum, "max": distribution.maximum}
 
 
-def workload_data(config: RunConfig, api: str, dataset_sha256: str | None = None) -> dict[str, Any]:
+def workload_data(
+    config: RunConfig,
+    api: str,
+    dataset_sha256: str | None = None,
+    trace: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The result's `identity.workload` for a run configuration; `dataset_sha256`: that of
-    the `--dataset` file the run read."""
+    the `--dataset` file the run read; `trace`: the replayed trace's identity
+    (`bench.trace_plan.trace_identity`)."""
+    if trace is not None:
+        return {
+            "profile": "custom",
+            "input_len": {"kind": "dataset"},
+            "output_len": {"kind": "dataset"},
+            "dataset": f"trace {trace['name']}",
+            "dataset_sha256": trace["sha256"],
+            "seed": config.seed,
+            "api": api,
+            "trace": trace,
+        }
     profile = get_profile(config.profile)
     overridden = (config.input_len, config.output_len, config.dataset)
     custom = any(overridden) or config.shared_prefix_tokens > 0

@@ -46,6 +46,8 @@ def _length(distribution: LengthDistribution) -> str:
 def workload_label(workload: Workload) -> str:
     """The workload in a reader's words, e.g. `1,000 → 1,000 tokens` or `dataset (mean 250) →
     dataset (mean 180) tokens, open-orca`."""
+    if workload.trace is not None:
+        return trace_label(workload)
     text = f"{_length(workload.input_len)} → {_length(workload.output_len)} tokens"
     if workload.turns is not None:
         text += f", {_length(workload.turns)} turns"
@@ -53,6 +55,25 @@ def workload_label(workload: Workload) -> str:
         text += f", {workload.dataset or 'dataset'} (sha256 {workload.dataset_sha256[:8]})"
         return text
     return f"{text}, {workload.dataset}" if workload.dataset else text
+
+
+def trace_label(workload: Workload) -> str:
+    """A trace replay in a reader's words, e.g. `trace conversation_trace.jsonl (sha256
+    1a2b3c4d), 40 of 12,031 requests, speed 2×, 512-token blocks`."""
+    trace = workload.trace
+    assert trace is not None
+    pace = (
+        f"speed {trace.speed:g}×" if trace.speed is not None else f"re-timed {trace.rate:g} req/s"
+    )
+    share = (
+        f"{trace.requests:,} requests"
+        if trace.requests == trace.requests_in_file
+        else f"{trace.requests:,} of {trace.requests_in_file:,} requests"
+    )
+    return (
+        f"trace {trace.name} (sha256 {trace.sha256[:8]}), {share}, {pace}, "
+        f"{trace.block_size}-token blocks"
+    )
 
 
 def workload_key(workload: Workload) -> str:
@@ -66,6 +87,15 @@ def workload_key(workload: Workload) -> str:
     }
     if workload.dataset_sha256 is not None:  # absent, a result's key is what it always was
         data["dataset_sha256"] = workload.dataset_sha256
+    if workload.trace is not None:  # a replay: the trace, its cut and its pace, not lengths
+        trace = workload.trace
+        data["trace"] = {
+            "sha256": trace.sha256,
+            "block_size": trace.block_size,
+            "requests": trace.requests,
+            "speed": trace.speed,
+            "rate": trace.rate,
+        }
     text = json.dumps(data, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 

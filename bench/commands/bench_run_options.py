@@ -287,6 +287,29 @@ _RUN_OPTIONS = (
         help="ShareGPT-format JSONL file to take prompts from.",
     ),
     click.option(
+        "--trace",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE[.gz]",
+        help="Replay a request trace (Mooncake JSONL, or infermeter's own format) with its "
+        "arrival times and shared prefix blocks, as one open-loop point; --num-requests or "
+        "--duration cut it.",
+    ),
+    click.option(
+        "--trace-speed",
+        type=float,
+        default=1.0,
+        show_default=True,
+        metavar="X",
+        help="Replay the trace's arrivals X times as fast (--request-rate re-times them instead).",
+    ),
+    click.option(
+        "--trace-block-size",
+        type=click.IntRange(min=1),
+        metavar="TOKENS",
+        help="Tokens per hash_ids block of a Mooncake trace (default 512, as Mooncake's "
+        "published traces use).",
+    ),
+    click.option(
         "--tokenizer",
         metavar="PATH|ID",
         help="tokenizer.json (or a Hugging Face id) for exact prompt lengths.",

@@ -7,9 +7,11 @@ from pydantic import Field, model_validator
 from registry.models.common import (
     CPU_DEVICE_ID,
     DeviceFormFactor,
+    Fraction,
     HfRepo,
     NonNegativeFloat,
     NonNegativeInt,
+    PositiveFloat,
     PositiveInt,
     Slug,
     StrictModel,
@@ -213,6 +215,52 @@ LengthDistribution = Annotated[
 ]
 
 
+class TraceWorkload(StrictModel):
+    """A replayed request trace (`bench run --trace`): which file, how much of it, how fast.
+    Two replays are one workload only when all of these agree."""
+
+    name: Text = Field(description="The trace's name (its header's, else its file name).")
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] = Field(
+        description="SHA-256 (hex) of the trace file as read (compressed bytes for a gzip file)."
+    )
+    format: Literal["mooncake", "infermeter"] = Field(
+        description="The trace's format: Mooncake's JSONL (FAST'25, as AIPerf reads it) or "
+        "infermeter's own (the same lines after a header that states the block size)."
+    )
+    block_size: PositiveInt = Field(
+        description="Tokens per block ID (`hash_ids`): requests sharing a leading ID share "
+        "that block of prompt."
+    )
+    requests: PositiveInt = Field(description="Requests replayed.")
+    requests_in_file: PositiveInt = Field(description="Requests the whole trace holds.")
+    cut: Text | None = Field(
+        None, description="Where the replay stopped short of the file's end; null if it did not."
+    )
+    speed: PositiveFloat | None = Field(
+        None,
+        description="Arrivals as recorded, sped up by this factor (2: twice as fast); null "
+        "when the trace was re-timed at `rate`.",
+    )
+    rate: PositiveFloat | None = Field(
+        None,
+        description="Arrivals re-timed as a Poisson process at this many requests/s; null when "
+        "the trace's own arrivals were kept.",
+    )
+    prefix_reuse_max: Fraction | None = Field(
+        None,
+        description="The trace's theoretical prefix-cache hit rate: the share of replayed input "
+        "tokens in leading blocks whose IDs all came earlier; null without block IDs.",
+    )
+
+    @model_validator(mode="after")
+    def _speed_or_rate(self) -> Self:
+        if (self.speed is None) == (self.rate is None):
+            raise ValueError("give exactly one of speed and rate")
+        if self.requests > self.requests_in_file:
+            raise ValueError("more requests replayed than the file holds")
+        return self
+
+
 class Workload(StrictModel):
     """The traffic: what requests look like (how many are in flight is the load point's `load`)."""
 
@@ -256,6 +304,11 @@ class Workload(StrictModel):
         None,
         description="Multi-turn sessions: mean pause (exponential) between a reply and the "
         "user's next message, seconds.",
+    )
+    trace: TraceWorkload | None = Field(
+        None,
+        description="A replayed request trace; its identity, not the lengths, groups it with "
+        "other runs. Null: requests synthesised from the lengths or a dataset.",
     )
 
 

@@ -332,6 +332,18 @@ class TurnStats(StrictModel):
     ttft_ms: LatencyStats = Field(description="Time to first token of this turn's requests, ms.")
 
 
+class CachedShareStats(StrictModel):
+    """TTFT of a trace replay's requests whose prompt share in blocks seen earlier (what a
+    prefix cache could serve) lies in [cached_share_min, cached_share_max)."""
+
+    cached_share_min: Fraction = Field(description="Lowest share of the bucket.")
+    cached_share_max: Fraction = Field(
+        description="Highest share of the bucket (excluded, except 1)."
+    )
+    requests: NonNegativeInt = Field(description="Measured, successful requests in the bucket.")
+    ttft_ms: LatencyStats = Field(description="Time to first token of the bucket's requests, ms.")
+
+
 class LoadPoint(StrictModel):
     """Measurements at one load level."""
 
@@ -373,6 +385,16 @@ class LoadPoint(StrictModel):
         None,
         description="Multi-turn workloads: TTFT and prompt length by turn index, so the cost of "
         "a growing history (and what the prefix cache saves) shows.",
+    )
+    send_lag_ms: LatencyStats | None = Field(
+        None,
+        description="Open loop and trace replay: how late each request left after its intended "
+        "send time (the client's lateness), ms; null for a closed loop.",
+    )
+    ttft_by_cached_share: list[CachedShareStats] | None = Field(
+        None,
+        description="Trace replays: TTFT by the share of the prompt in blocks earlier requests "
+        "sent, so what the prefix cache saves shows.",
     )
 
     @model_validator(mode="after")

@@ -1,0 +1,126 @@
+"""A `bench run --trace` set up: the trace read and cut, its one load point, and the identity
+the result's workload states (`trace_setup`).
+
+A trace run is one open-loop point: the trace's own arrivals (÷ `--trace-speed`), or re-timed at
+the one `--request-rate` given. `--num-requests` cuts the trace after that many requests,
+`--duration` after the requests that arrive within that many seconds of the replay's start; the
+identity says where (`cut`). No warm-up: the trace's first requests are part of what it
+recorded (a cold cache included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bench.dataset import Tokenizer
+from bench.errors import BenchConfigError
+from bench.load import PointPlan
+from bench.run_config import MULTITURN, RunConfig
+from bench.trace import Trace, TracePrompts, read_trace
+from bench.trace_replay import chains
+
+
+@dataclass(frozen=True)
+class TraceRun:
+    """What `run_points` needs to replay a trace."""
+
+    prompts: TracePrompts
+    plan: PointPlan
+    speed: float
+    rate: float | None
+    identity: dict[str, Any]
+
+
+def _check_options(config: RunConfig) -> None:
+    if config.trace is None:
+        if config.trace_speed != 1.0:
+            raise BenchConfigError("applies to a --trace replay", "--trace-speed")
+        if config.trace_block_size is not None:
+            raise BenchConfigError("applies to a --trace replay", "--trace-block-size")
+        return
+    for conflict, option in (
+        (config.concurrency, "--concurrency"),
+        (config.search, "--find-max-rate"),
+        (config.profile == MULTITURN, "--profile"),
+        (config.dataset, "--dataset"),
+        (config.shared_prefix_tokens, "--shared-prefix-tokens"),
+        (config.workers > 1, "--workers"),
+        (config.input_len, "--input-len"),
+        (config.output_len, "--output-len"),
+        (config.max_concurrency, "--max-concurrency"),
+        (config.warmup_requests, "--warmup"),
+        (config.turns, "--turns"),
+    ):
+        if conflict:
+            raise BenchConfigError(
+                "does not apply to a --trace replay, whose requests, lengths and arrivals are "
+                "the trace's",
+                option,
+            )
+    if len(config.request_rates) > 1:
+        raise BenchConfigError("a trace is re-timed at one rate", "--request-rate")
+    if config.request_rates and config.trace_speed != 1.0:
+        raise BenchConfigError(
+            "give either --trace-speed (the trace's arrivals, scaled) or --request-rate "
+            "(re-timed), not both",
+            "--trace-speed",
+        )
+    if not config.trace_speed > 0:
+        raise BenchConfigError("must be greater than 0", "--trace-speed")
+
+
+def _cut_at_duration(trace: Trace, config: RunConfig, rate: float | None) -> Trace:
+    if config.duration_s is None:
+        return trace
+    kept = {
+        request.line
+        for chain in chains(trace, config.trace_speed, rate, config.seed)
+        if chain.start_s <= config.duration_s
+        for request in chain.turns
+    }
+    return replace(trace, requests=tuple(r for r in trace.requests if r.line in kept))
+
+
+def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | None:
+    """The replay of `config.trace` (None without one); raises BenchConfigError for options
+    a trace does not take, WorkloadFileError for a bad trace."""
+    _check_options(config)
+    if config.trace is None:
+        return None
+    rate = config.request_rates[0] if config.request_rates else None
+    trace = read_trace(config.trace, block_size=config.trace_block_size, limit=config.num_requests)
+    trace = _cut_at_duration(trace, config, rate)
+    stamps = [r.timestamp_ms for r in trace.requests if r.timestamp_ms is not None]
+    span_s = (stamps[-1] - stamps[0]) / 1000 / config.trace_speed if stamps else 0.0
+    offered = rate if rate is not None else len(trace.requests) / max(span_s, 1.0)
+    plan = PointPlan(
+        request_rate=offered,
+        num_requests=len(trace.requests),
+        warmup_requests=0,
+        seed=config.seed,
+    )
+    return TraceRun(
+        prompts=TracePrompts(trace, tokenizer, config.prompt_salt),
+        plan=plan,
+        speed=config.trace_speed,
+        rate=rate,
+        identity=trace_identity(trace, None if rate is not None else config.trace_speed, rate),
+    )
+
+
+def trace_identity(trace: Trace, speed: float | None, rate: float | None) -> dict[str, Any]:
+    """The result's `identity.workload.trace`: what makes two replays the same workload."""
+    reuse = trace.prefix_reuse_max()
+    return {
+        "name": trace.name,
+        "sha256": trace.sha256,
+        "format": trace.format,
+        "block_size": trace.block_size,
+        "requests": len(trace.requests),
+        "requests_in_file": trace.lines,
+        "cut": trace.cut,
+        "speed": speed,
+        "rate": rate,
+        "prefix_reuse_max": round(reuse, 4) if reuse is not None else None,
+    }

@@ -1,0 +1,265 @@
+"""`bench run --trace`: a published trace replayed with its arrivals and shared prefix blocks.
+
+The Mooncake excerpt (`traces/mooncake_conversation_head40.jsonl`) is the first 40 lines of
+`FAST25-release/traces/conversation_trace.jsonl` in kvcache-ai/Mooncake at commit
+3cca71daccf2a7afb8fe3f0295358f70e3a69fdb, Apache-2.0 (the repository's LICENSE-APACHE); see
+`traces/README.md`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fake_openai_server import FakeOpenAIServer
+from tiny_model import _train_tokenizer
+
+from bench.cli import main
+from bench.errors import WorkloadFileError
+from bench.trace import TracePrompts, read_trace
+from registry.models import Result
+from registry.workloads import workload_key
+
+TRACES = Path(__file__).resolve().parent / "traces"
+MOONCAKE = TRACES / "mooncake_conversation_head40.jsonl"
+SESSIONS = TRACES / "infermeter_sessions.jsonl"
+
+
+def _leading_common(first: list[object], second: list[object]) -> int:
+    return next(
+        (n for n, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+        min(len(first), len(second)),
+    )
+
+
+def test_trace_prompts_share_exactly_their_common_blocks_counted_by_the_tokenizer() -> None:
+    tokenizer, _ = _train_tokenizer(512)
+    trace = read_trace(MOONCAKE)
+    prompts = TracePrompts(trace, tokenizer)
+    built = [prompts.build(n, r) for n, r in enumerate(trace.requests[:8])]
+    assert all(p.input_tokens_exact for p in built)
+    ids = [tokenizer.encode(p.prompt, add_special_tokens=False).ids for p in built]
+    assert [len(i) for i in ids] == [r.input_length for r in trace.requests[:8]]
+    shift = len(tokenizer.encode(prompts.block(0)[0]).ids) - 1  # the first word's, every prompt's
+    for a, b in itertools.combinations(range(8), 2):
+        blocks = _leading_common(list(trace.requests[a].hash_ids), list(trace.requests[b].hash_ids))
+        assert blocks == 1  # the excerpt's requests share block 0 and nothing after it
+        assert _leading_common(ids[a], ids[b]) == blocks * trace.block_size + shift
+
+
+def test_trace_prompts_without_tokenizer_share_words_block_for_block() -> None:
+    trace = read_trace(SESSIONS)
+    prompts = TracePrompts(trace)
+    words = {r.line: prompts.build(0, r).prompt.split() for r in trace.requests}
+    for a, b in itertools.combinations(trace.requests, 2):
+        blocks = _leading_common(list(a.hash_ids), list(b.hash_ids))
+        shared = min(blocks * trace.block_size, a.input_length, b.input_length)
+        assert words[a.line][:shared] == words[b.line][:shared]
+        if shared < min(a.input_length, b.input_length):
+            block = slice(shared, shared + trace.block_size)
+            assert words[a.line][block] != words[b.line][block]
+    assert [len(words[r.line]) for r in trace.requests] == [r.input_length for r in trace.requests]
+
+
+def test_trace_identity_and_theoretical_reuse() -> None:
+    trace = read_trace(SESSIONS)
+    assert (trace.name, trace.block_size, trace.format) == (
+        "two-sessions-and-singles", 16, "infermeter",
+    )  # fmt: skip
+    assert trace.sha256 == hashlib.sha256(SESSIONS.read_bytes()).hexdigest()
+    assert trace.cut is None
+    # Leading blocks seen earlier, in tokens: 0, 30, 16, 48, 0, 48, 32 of 40+30+48+70+20+64+33.
+    assert trace.prefix_reuse_max() == pytest.approx(174 / 305)
+    cut = read_trace(MOONCAKE, limit=12)
+    assert len(cut.requests) == 12
+    assert cut.lines == 40
+    assert cut.cut == "first 12 of 40 requests (line 12, 3 s into the trace)"
+    assert cut.sha256 == hashlib.sha256(MOONCAKE.read_bytes()).hexdigest()
+
+
+def test_trace_replay_follows_the_arrivals_within_the_stated_lateness(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_server.config.version = "0.9.1"
+    fake_server.config.prefix_block_words = 8
+    fake_server.config.itl_s = 0.006  # within what an H100 could decode the 8B model at
+    output = tmp_path / "trace.json"
+    run = CliRunner().invoke(
+        main,
+        [
+            "bench", "run", "--endpoint", fake_server.url, "--trace", str(SESSIONS),
+            "--trace-speed", "2", "--output", str(output), "--gpu", "h100-sxm",
+            "--model-id", "llama-3.1-8b-instruct", "--quiet", "--json",
+        ],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    trace = read_trace(SESSIONS)
+    bodies = fake_server.stats.bodies
+    arrivals = fake_server.stats.arrival_times
+    assert len(bodies) == len(trace.requests) == 7
+    (point,) = json.loads(run.stdout)["points"]
+    late_s = point["send_lag_ms"]["max"] / 1000 + 0.05  # the stated lateness, and the wire
+    # Requests that open a chain arrive at their timestamp / 2 after the first (which may
+    # itself be up to the lateness late).
+    by_prompt = {
+        body["prompt"]: at - arrivals[0] for body, at in zip(bodies, arrivals, strict=True)
+    }
+    prompts = TracePrompts(trace)
+    for request in trace.requests:
+        if request.timestamp_ms is not None and request.delay_ms is None:
+            offset = by_prompt[prompts.build(0, request).prompt]
+            assert offset == pytest.approx(request.timestamp_ms / 2000, abs=late_s)
+    # A session's later turn waits for the reply before it, then its delay / 2.
+    first_a = by_prompt[prompts.build(0, trace.requests[0]).prompt]
+    second_a = by_prompt[prompts.build(0, trace.requests[3]).prompt]
+    assert second_a - first_a >= 0.075
+    result = Result.model_validate_json(output.read_text())
+    workload = result.identity.workload
+    assert workload.trace is not None
+    assert workload.trace.sha256 == hashlib.sha256(SESSIONS.read_bytes()).hexdigest()
+    assert (workload.trace.speed, workload.trace.rate, workload.trace.block_size) == (2.0, None, 16)
+    assert workload.trace.prefix_reuse_max == pytest.approx(174 / 305, abs=1e-4)
+    (stored,) = result.points
+    assert stored.send_lag_ms is not None
+    assert stored.turns is not None
+    assert [t.turn for t in stored.turns] == [1, 2]
+    assert stored.ttft_by_cached_share
+    assert sum(b.requests for b in stored.ttft_by_cached_share) == 7
+    # The stand-in's prefix cache (8-word blocks) saw the sharing the trace recorded.
+    assert stored.telemetry is not None
+    assert stored.telemetry.engine is not None
+    hit_rate = stored.telemetry.engine.prefix_cache_hit_rate
+    stats = fake_server.stats
+    assert hit_rate == pytest.approx(stats.prefix_hits / stats.prefix_queries, abs=1e-4)
+    assert 0 < hit_rate <= workload.trace.prefix_reuse_max
+
+
+def test_trace_workload_key_follows_the_trace_not_the_lengths(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_server.config.version = "0.9.1"
+    fake_server.config.itl_s = 0.006
+    keys = []
+    for speed in ("4", "8"):
+        output = tmp_path / f"speed{speed}.json"
+        run = CliRunner().invoke(
+            main,
+            [
+                "bench", "run", "--endpoint", fake_server.url, "--trace", str(SESSIONS),
+                "--trace-speed", speed, "--output", str(output), "--gpu", "h100-sxm",
+                "--model-id", "llama-3.1-8b-instruct", "--quiet",
+            ],
+        )  # fmt: skip
+        assert run.exit_code == 0, run.output
+        keys.append(workload_key(Result.model_validate_json(output.read_text()).identity.workload))
+    assert keys[0] != keys[1]
+
+
+def _write(path: Path, lines: list[object]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+ROW = {"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([], r"no requests in the trace"),
+        ([ROW, {**ROW, "timestamp": -1}], r":2: timestamp: expected milliseconds ≥ 0"),
+        (
+            [{**ROW, "timestamp": 500}, ROW],
+            r":2: timestamp: 0 ms is before the previous line's 500 ms",
+        ),
+        ([{**ROW, "input_length": -3}], r":1: input_length: expected a whole number ≥ 1"),
+        ([{**ROW, "output_length": 0}], r":1: output_length: expected a whole number ≥ 1"),
+        (
+            [{**ROW, "hash_ids": [0, 1, 2]}],
+            r":1: hash_ids: 3 blocks, but input_length 600 needs 2 blocks of 512 tokens",
+        ),
+        ([{**ROW, "hash_ids": [0, "x"]}], r":1: hash_ids: expected a list of whole numbers"),
+        ([[1, 2]], r":1: expected a JSON object"),
+        (
+            [{"infermeter_trace": 1, "block_size": 0}, ROW],
+            r":1: block_size: expected a whole number",
+        ),
+    ],
+)
+def test_hostile_trace_lines_name_the_line_and_field(
+    tmp_path: Path, lines: list[object], message: str
+) -> None:
+    with pytest.raises(WorkloadFileError, match=message):
+        read_trace(_write(tmp_path / "bad.jsonl", lines))
+
+
+def test_hostile_traces_give_one_line_and_exit_1(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    bad_gzip = tmp_path / "bad.jsonl.gz"
+    packed = gzip.compress(MOONCAKE.read_bytes())
+    bad_gzip.write_bytes(packed[:20] + bytes(255 - b for b in packed[20:200]))  # damaged
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    unsorted = _write(tmp_path / "unsorted.jsonl", [{**ROW, "timestamp": 9}, ROW])
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # would block a reader forever
+    for path, expected in (
+        (bad_gzip, "not a readable gzip file"),
+        (empty, "no requests in the trace"),
+        (unsorted, "before the previous line's"),
+        (fifo, "not a regular file"),
+    ):
+        run = CliRunner().invoke(
+            main, ["bench", "run", "--endpoint", fake_server.url, "--trace", str(path), "--quiet"]
+        )
+        assert run.exit_code == 1, run.output
+        assert expected in run.output
+        assert "Traceback" not in run.output
+        assert len(run.output.strip().splitlines()) == 1, run.output
+
+
+def test_a_gzip_trace_reads_as_the_plain_one_with_its_own_hash(tmp_path: Path) -> None:
+    packed = tmp_path / "trace.jsonl.gz"
+    packed.write_bytes(gzip.compress(MOONCAKE.read_bytes()))
+    trace = read_trace(packed)
+    assert trace.requests == read_trace(MOONCAKE).requests
+    assert trace.sha256 == hashlib.sha256(packed.read_bytes()).hexdigest()
+    assert trace.name == "trace.jsonl"
+
+
+def test_a_1_gib_trace_is_streamed_not_loaded(tmp_path: Path) -> None:
+    """A sparse 1-GiB file (no disk written) after 40 real lines: the replay keeps the first 5,
+    hashes and counts the rest, and never holds more than a few MiB."""
+    import tracemalloc
+
+    huge = tmp_path / "huge.jsonl"
+    with huge.open("wb") as out:
+        out.write(MOONCAKE.read_bytes())
+        out.truncate(1 << 30)  # a hole of NUL bytes: one 1-GiB "line" past the cut
+    tracemalloc.start()
+    with pytest.raises(WorkloadFileError, match=r"huge\.jsonl:41: a line longer than 4 MiB"):
+        read_trace(huge)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 64 * 1024 * 1024
+    assert huge.stat().st_size == 1 << 30
+
+
+def test_trace_options_are_checked(fake_server: FakeOpenAIServer) -> None:
+    base = ["bench", "run", "--endpoint", fake_server.url, "--trace", str(SESSIONS), "--quiet"]
+    for extra, option in (
+        (["--concurrency", "2"], "--concurrency"),
+        (["--request-rate", "2", "--trace-speed", "3"], "--trace-speed"),
+        (["--input-len", "100"], "--input-len"),
+    ):
+        run = CliRunner().invoke(main, [*base, *extra])
+        assert run.exit_code in (1, 2), run.output
+        assert option in run.output
+        assert "Traceback" not in run.output
