@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from catalog_pages import esc
 from gpu_labels import gpus_link
+from price_notes import row_price_phrase
 from wide_tables import is_empty, more_columns
 
 from calculators.cost import effective_cost
@@ -63,8 +64,11 @@ def _hourly(row: IndexRow) -> str:
     text = usd_text(row.on_demand_usd_per_hour, 2)
     if row.on_demand_price_id is None:
         return text
-    # linked to the price's row on the GPU page: its provider, date and source
-    return f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}">{text}</a>'
+    # linked to the price's row on the GPU page, with its provider, date and confidence
+    return (
+        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}">{text}</a>'
+        f'<br><small class="im-price">{esc(row_price_phrase(row, "on_demand"))}</small>'
+    )
 
 
 def _accepted_per_hour(row: IndexRow) -> str:

@@ -70,7 +70,11 @@ def test_buyer_table_side_by_side_with_effective_cost(
     assert h100.failure_rate  # the template fails 2 of 492 requests
     effective = h100.on_demand_usd_per_hour / (1 - h100.failure_rate)
     assert column["Effective hourly cost (full use, failures retried)"] == f"${effective:,.2f}"
-    assert column["Hourly price (on-demand)"] == f"${h100.on_demand_usd_per_hour:,.2f}"
+    hourly, price = column["Hourly price (on-demand)"].splitlines()
+    assert hourly == f"${h100.on_demand_usd_per_hour:,.2f}"
+    # the price behind it: provider, tier, date, confidence
+    assert price.startswith(f"{h100.on_demand_price_provider} on-demand $")
+    assert price.endswith(f"{h100.on_demand_price_confidence} confidence")
     accepted = h100.on_demand_usd_per_million_accepted_tokens
     assert column["$/1M accepted output tokens"] == f"${accepted:,.3f}"
     assert column["Accepted output tokens/hour"] == (
