@@ -2,13 +2,15 @@
 `data-output` (the dotted path into the payload) and `data-value` (the raw value as JSON).
 
 Part of the calculators archive the browser imports (see `calc_api`): the stdlib,
-`calculators` and the other calc_* hooks only.
+`calculators`, the other calc_* hooks and `wide_tables` (stdlib only) only.
 """
 
 import html
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from wide_tables import more_columns
 
 import calculators.api as api
 from calculators.cost import pays_off_above
@@ -255,70 +257,55 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
     return _rows(payload, rows) + _prices_used_html(payload)
 
 
+def _concurrency(value: Any) -> str:
+    return f"{value:,.1f}"
+
+
+# The fit table's columns after the GPU: header, the option's key, how its value reads; in the
+# reader's order (a table shows its first 10 columns until asked: `wide_tables`).
+_FIT_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("count", "gpu_count", str),
+    ("GPUs", "gpus", str),
+    ("$/GPU-hour", "usd_per_gpu_hour", lambda v: _usd(v, 3)),
+    ("$/hour", "usd_per_hour", lambda v: _usd(v, 2)),
+    ("memory/GPU", "memory_bytes_per_gpu", _gib),
+    ("required/GPU", "required_bytes_per_gpu", _gib),
+    ("headroom", "headroom_state", _text),
+    ("max concurrency", "max_concurrency", _concurrency),
+    ("in all", "deployment_max_concurrency", _concurrency),
+    ("$/GB-hour", "usd_per_gb_hour", lambda v: _usd(v, 4)),
+)
+# A column that repeats another in every row says nothing more (one replica: its GPUs are the
+# deployment's, its concurrency the deployment's).
+_FIT_REPEATS = {"gpus": "gpu_count", "deployment_max_concurrency": "max_concurrency"}
+
+
 def _fit_html(payload: Mapping[str, Any], base: str) -> str:
-    head = (
-        "GPU",
-        "count",
-        "GPUs",
-        "$/GPU-hour",
-        "$/hour",
-        "$/GB-hour",
-        "memory/GPU",
-        "required/GPU",
-        "headroom",
-        "max concurrency",
-        "in all",
-    )
+    fitting = [(index, row) for index, row in enumerate(payload["options"]) if row["fits"]]
+    misfits = [(index, row) for index, row in enumerate(payload["options"]) if not row["fits"]]
+    columns = [
+        column
+        for column in _FIT_COLUMNS
+        if column[1] not in _FIT_REPEATS
+        or any(row[column[1]] != row[_FIT_REPEATS[column[1]]] for _i, row in fitting)
+    ]
     body = []
-    misfits = []
-    for index, row in enumerate(payload["options"]):
-        if not row["fits"]:
-            misfits.append((index, row))
-            continue
+    for index, row in fitting:
         path = f"options.{index}"
         href = f"{html.escape(base)}gpus/{html.escape(row['gpu'])}/"
         link = f'<a href="{href}">{html.escape(row["name"])}</a>'
-        cells = [
-            f"{link} {_out(path + '.gpu', row['gpu'], '')}",
-            _out(path + ".gpu_count", row["gpu_count"], str(row["gpu_count"])),
-            _out(path + ".gpus", row["gpus"], str(row["gpus"])),
-            _out(
-                path + ".usd_per_gpu_hour",
-                row["usd_per_gpu_hour"],
-                _usd(row["usd_per_gpu_hour"], 3),
-            ),
-            _out(path + ".usd_per_hour", row["usd_per_hour"], _usd(row["usd_per_hour"], 2)),
-            _out(
-                path + ".usd_per_gb_hour", row["usd_per_gb_hour"], _usd(row["usd_per_gb_hour"], 4)
-            ),
-            _out(
-                path + ".memory_bytes_per_gpu",
-                row["memory_bytes_per_gpu"],
-                _gib(row["memory_bytes_per_gpu"]),
-            ),
-            _out(
-                path + ".required_bytes_per_gpu",
-                row["required_bytes_per_gpu"],
-                _gib(row["required_bytes_per_gpu"]),
-            ),
-            _out(path + ".headroom_state", row["headroom_state"], _text(row["headroom_state"])),
-            _out(
-                path + ".max_concurrency", row["max_concurrency"], f"{row['max_concurrency']:,.1f}"
-            ),
-            _out(
-                path + ".deployment_max_concurrency",
-                row["deployment_max_concurrency"],
-                f"{row['deployment_max_concurrency']:,.1f}",
-            ),
+        cells = [f"{link} {_out(path + '.gpu', row['gpu'], '')}"] + [
+            _out(f"{path}.{key}", row[key], text(row[key])) for _label, key, text in columns
         ]
         body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     table = (
         '<table class="im-results im-fit"><thead><tr>'
-        + "".join(f"<th>{label}</th>" for label in head)
+        + "".join(f"<th>{label}</th>" for label in ("GPU", *(c[0] for c in columns)))
         + "</tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table>"
     )
+    table = more_columns(table, 1 + len(columns))
     if not body:
         table = "<p>No catalog GPU serves this with 8 or fewer GPUs.</p>"
     missing = "".join(

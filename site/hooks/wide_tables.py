@@ -6,7 +6,10 @@ cell is a dash says only that no row states that figure). `more_columns` puts a 
 still wider in a box with a checkbox, "Show N more columns": while it is unchecked, CSS alone
 (`.im-wide` in infermeter.css) hides the columns after the first `DEFAULT_COLUMNS`, so the
 control works without JavaScript and a reader without CSS sees every column. A table therefore
-lists the columns a reader needs first, first."""
+lists the columns a reader needs first, first.
+
+The stdlib only: the calculator pages render their tables with it in the browser too (it is in
+the calculators archive, through `calc_html`)."""
 
 import html
 import re

@@ -92,7 +92,7 @@ def _dash_columns(page: str) -> list[str]:
 
 
 def test_readable_tables_no_column_is_all_dashes(built_site: Path) -> None:
-    pages = [built_site / "index.html", built_site / "gpus/index.html"]
+    pages = [built_site / f"{path}index.html" for path in ("", "gpus/", "calculators/fit/")]
     for folder in ("compare", "gpus", "models"):
         pages += sorted((built_site / folder).glob("*/index.html"))
     # result pages: those of each GPU's first result (2,000 pages read alike)
@@ -143,7 +143,7 @@ def test_readable_tables_show_ten_columns_until_asked_without_javascript(
     page = context.new_page()
     try:
         paths = _widest(built_site, "compare", 2) + _widest(built_site, "results", 1)
-        paths += _widest(built_site, "gpus", 1)
+        paths += [*_widest(built_site, "gpus", 1), "calculators/fit/"]  # fit: 11 once
         asked = 0
         for path in paths:
             page.goto(f"{site_url}/{path}")
