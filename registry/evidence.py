@@ -32,6 +32,15 @@ def precision(quantization: str | None) -> str:
     return quantization or UNQUANTIZED
 
 
+def result_lane(result: Result) -> str:
+    """`mlperf` (MLPerf's closed division), `mlperf-open` (its open division, which may change
+    the model or the rules: never compared with closed results), else the source's kind."""
+    mlperf = getattr(result.source, "mlperf", None)
+    if mlperf is not None:
+        return "mlperf" if mlperf.division == "closed" else "mlperf-open"
+    return result.source.kind
+
+
 def answer_scenario(result: Result, point: LoadPoint) -> str:
     """The scenario one answer is homogeneous in (module docstring)."""
     mlperf = getattr(result.source, "mlperf", None)
@@ -80,7 +89,7 @@ def point_evidence(result: Result, index: int, file_url: str | None = None) -> P
     return Point(
         result_id=result.id,
         point_index=index,
-        lane="mlperf" if mlperf is not None else result.source.kind,
+        lane=result_lane(result),
         model=identity.model.id,
         workload_key=workload_key(identity.workload),
         workload=workload_label(identity.workload),

@@ -17,14 +17,13 @@ from calculators.cost import tokens_per_dollar, usd_per_million_tokens
 from registry.corrections import (
     CorrectionEntry,
 )
-from registry.evidence import point_evidence
+from registry.evidence import point_evidence, result_lane
 from registry.index_row import IndexRow
 from registry.lookup import TIERS, cheapest_prices
 from registry.models import (
     LatencyStats,
     LoadPoint,
     PriceEntry,
-    ReportedSource,
     Result,
     comparability_key,
     load_point_key,
@@ -136,13 +135,6 @@ def _roofline_columns(share: RooflineShare | None) -> dict[str, Any]:
     }
 
 
-def _lane(result: Result) -> str:
-    source = result.source
-    if isinstance(source, ReportedSource) and source.mlperf is not None:
-        return "mlperf" if source.mlperf.division == "closed" else "mlperf-open"
-    return source.kind
-
-
 def _replicate_key(
     result: Result, point: LoadPoint, result_key: tuple[Any, ...] | None = None
 ) -> str:
@@ -200,7 +192,7 @@ def index_rows(
                 file=file,
                 point_index=point_index,
                 source_kind=result.source.kind,
-                lane=_lane(result),
+                lane=result_lane(result),
                 mlperf_result_id=mlperf.result_id if mlperf is not None else None,
                 mlperf_round=mlperf.round if mlperf is not None else None,
                 mlperf_division=mlperf.division if mlperf is not None else None,

@@ -75,3 +75,19 @@ def test_no_source_cell_is_imported_twice(rows: list[IndexRow]) -> None:
         key = (row.model, row.gpu, row.gpu_count, row.workload_key, row.load_label, figure)
         cells[key].add(row.result_id)
     assert [key for key, ids in cells.items() if len(ids) > 1] == []
+
+
+def test_open_division_evidence_is_a_lane_of_its_own() -> None:
+    """The answer's evidence keeps MLPerf's open division apart from the closed (one function
+    gives the index and the answer their lane)."""
+    from registry.evidence import result_lane
+    from registry.store import read_result
+
+    lanes = collections.Counter()
+    for path in (REPOSITORY_ROOT / "registry/results").rglob("*.json"):
+        text = path.read_text(encoding="utf-8")
+        if '"division": "open"' in text or '"division": "closed"' in text:
+            result = read_result(path)
+            division = result.source.mlperf.division  # type: ignore[union-attr]
+            lanes[(division, result_lane(result))] += 1
+    assert set(lanes) == {("closed", "mlperf"), ("open", "mlperf-open")}
