@@ -8,7 +8,9 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, 
 SLUG_PATTERN = r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$"
 PARTIAL_DATE_PATTERN = r"^[0-9]{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12][0-9]|3[01]))?)?$"
 FULL_DATE_PATTERN = r"^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$"
-URL_PATTERN = r"^https?://[^\s]+$"
+URL_PATTERN = r"^https?://[^\s/?#@]+(?:[/?#][^\s]*)?$"
+"""An http(s) URL without user information (`user:password@host`): a cited address carries
+no credentials (an '@' later in the path, `/@scope`, is fine)."""
 HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 

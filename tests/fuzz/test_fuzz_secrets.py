@@ -204,3 +204,19 @@ def test_fuzz_secrets_registry_validate_refuses_stored_secrets(tmp_path: Path) -
     assert validate.exit_code == 1
     assert "replace it with REDACTED" in validate.output
     check_no_secret(SUITE, "registry validate's report", validate.output)
+
+
+def test_fuzz_secrets_a_source_url_with_userinfo_fails_the_schema_too(tmp_path: Path) -> None:
+    data = json.loads((REPOSITORY_ROOT / "tests/examples/valid/results/reported-offline.json")
+                      .read_text())  # fmt: skip
+    data["source"]["url"] = f"https://bot:{USERPASS}@github.com/o/r"
+    path = tmp_path / "url.json"
+    path.write_text(json.dumps(data))
+    validate = check_cli(["registry", "validate", str(path)], SUITE, report=True)
+    assert validate.exit_code == 1
+    assert "source.url: " in validate.output
+    check_no_secret(SUITE, "registry validate's report", validate.output)
+    data["source"]["url"] = "https://medium.com/@someone/a-post"  # an '@' in the path is fine
+    path.write_text(json.dumps(data))
+    again = check_cli(["registry", "validate", str(path)], SUITE, report=True)
+    assert "source.url" not in again.output, again.output
