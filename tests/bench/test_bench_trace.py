@@ -22,6 +22,7 @@ from tiny_model import _train_tokenizer
 
 from bench.cli import main
 from bench.errors import WorkloadFileError
+from bench.plan import load_plan
 from bench.trace import TracePrompts, read_trace
 from registry.models import Result
 from registry.workloads import workload_key
@@ -263,3 +264,16 @@ def test_trace_options_are_checked(fake_server: FakeOpenAIServer) -> None:
         assert run.exit_code in (1, 2), run.output
         assert option in run.output
         assert "Traceback" not in run.output
+
+
+def test_a_plan_names_a_trace_and_its_command_replays_it(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "runs:\n"
+        f"  - {{name: replay, endpoint: http://127.0.0.1:9, trace: {SESSIONS}, trace-speed: 2}}\n"
+    )
+    (run,) = load_plan(plan)
+    assert run.session.run.trace == SESSIONS
+    assert run.session.run.trace_speed == 2.0
+    assert f"--trace {SESSIONS}" in run.session.command
+    assert "--trace-speed 2" in run.session.command
