@@ -7,9 +7,11 @@ Formats, one JSON object a line, plain or gzip (recognised by its first bytes):
   from the trace's start), `input_length` and `output_length` (tokens), `hash_ids` (one ID per
   block of `block_size` tokens, 512 as Mooncake's published traces use: `len(hash_ids)` is
   `ceil(input_length / block_size)`, and two requests with the same leading IDs share those
-  blocks of prompt); optionally `session_id` and `delay` (ms after the session's previous turn
-  ended, closed-loop turns; a later turn may give `delay` instead of `timestamp`) and
-  `text_input` (the prompt itself, sent as given, instead of `hash_ids`).
+  blocks of prompt; without them a request's prompt shares nothing); optionally `session_id`
+  and `delay` (ms after the session's previous turn ended, closed-loop turns; a later turn may
+  give `delay` instead of `timestamp`), and, as AIPerf reads them, `text_input` (the prompt
+  itself) or `messages` (each turn's whole chat as recorded, AIPerf's `history` mode). AIPerf's
+  `tools`, `extra`, `payload` and `message_mode: delta` are refused, not dropped.
 - **infermeter's own**: the same lines after a first line `{"infermeter_trace": 1,
   "block_size": N, "name": "…"}` that states the block size (and a name); see the site's
   trace page for how to write one from a server's logs.
@@ -50,6 +52,8 @@ MAX_LINE_BYTES = 4 * 1024 * 1024
 OWN_FORMAT_KEY = "infermeter_trace"
 OPTION = "--trace"
 _CHUNK = 1024 * 1024
+# AIPerf's extensions of the Mooncake lines that a replay here would silently drop.
+_UNSUPPORTED = ("tools", "extra", "payload")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,13 @@ class TraceRequest:
     session_id: str | None = None
     delay_ms: float | None = None
     text: str | None = None
+    messages: tuple[tuple[str, str], ...] | None = None
+
+    @property
+    def synthesized(self) -> bool:
+        """Whether the prompt is made from `hash_ids` (or made unique without them), rather
+        than given as `text_input` or `messages`."""
+        return self.text is None and self.messages is None
 
 
 @dataclass(frozen=True)
@@ -98,7 +109,7 @@ class Trace:
         seen: set[int] = set()
         reusable = total = 0
         for request in self.requests:
-            if not request.hash_ids:
+            if not request.synthesized:
                 continue
             run = 0
             for block in request.hash_ids:
@@ -278,22 +289,59 @@ class _Parser:
 
     def request(self, number: int, row: dict[str, Any]) -> TraceRequest:
         """One request line, checked."""
-        lengths = []
-        for field in ("input_length", "output_length"):
-            value = _count(row.get(field), 1)
-            if value is None:
-                raise self.fail(
-                    number, field, f"expected a whole number ≥ 1, got {row.get(field)!r}"
-                )
-            lengths.append(value)
+        for field in _UNSUPPORTED:
+            if field in row:
+                raise self.fail(number, field, "not supported by bench run --trace")
+        if row.get("message_mode", "history") != "history":
+            raise self.fail(
+                number, "message_mode", "only `history` (each turn's messages as recorded)"
+            )
+        output_length = self._length(number, row, "output_length")
         session, timestamp, delay = self._timing(number, row)
+        text, messages = self._given_prompt(number, row)
+        if text is None and messages is None:
+            input_length = self._length(number, row, "input_length")
+            hash_ids = self._hash_ids(number, row, input_length)
+        else:
+            given = _count(row.get("input_length"), 1)
+            words = text.split() if text else [w for _, c in messages or () for w in c.split()]
+            input_length, hash_ids = given or max(len(words), 1), ()
+        return TraceRequest(
+            number, timestamp, input_length, output_length, hash_ids, session, delay, text,
+            messages,
+        )  # fmt: skip
+
+    def _length(self, number: int, row: dict[str, Any], field: str) -> int:
+        value = _count(row.get(field), 1)
+        if value is None:
+            raise self.fail(number, field, f"expected a whole number ≥ 1, got {row.get(field)!r}")
+        return value
+
+    def _given_prompt(
+        self, number: int, row: dict[str, Any]
+    ) -> tuple[str | None, tuple[tuple[str, str], ...] | None]:
+        """`text_input` or `messages` (AIPerf's history mode: each turn's whole chat)."""
         text = row.get("text_input")
         if text is not None and (not isinstance(text, str) or not text):
             raise self.fail(number, "text_input", "expected a non-empty string")
-        hash_ids = self._hash_ids(number, row, lengths[0], text is not None)
-        return TraceRequest(
-            number, timestamp, lengths[0], lengths[1], hash_ids, session, delay, text
-        )
+        raw = row.get("messages")
+        if raw is None:
+            return text, None
+        if text is not None or "hash_ids" in row:
+            raise self.fail(number, "messages", "give messages, text_input or hash_ids, not two")
+        if (
+            not isinstance(raw, list)
+            or not raw
+            or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str)
+                and isinstance(m.get("content"), str)
+                for m in raw
+            )
+        ):  # fmt: skip
+            raise self.fail(
+                number, "messages", "expected a list of {role, content} objects with text content"
+            )
+        return None, tuple((m["role"], m["content"]) for m in raw)
 
     def _timing(
         self, number: int, row: dict[str, Any]
@@ -324,14 +372,10 @@ class _Parser:
             self.sessions.add(session)
         return session, timestamp, delay
 
-    def _hash_ids(
-        self, number: int, row: dict[str, Any], input_length: int, has_text: bool
-    ) -> tuple[int, ...]:
+    def _hash_ids(self, number: int, row: dict[str, Any], input_length: int) -> tuple[int, ...]:
         raw = row.get("hash_ids")
         if raw is None:
-            if has_text:
-                return ()
-            raise self.fail(number, "hash_ids", "missing (or give the prompt as `text_input`)")
+            return ()  # optional, as in AIPerf: a prompt that shares nothing
         if not isinstance(raw, list) or any(_count(block, 0) is None for block in raw):
             raise self.fail(number, "hash_ids", "expected a list of whole numbers ≥ 0")
         needed = math.ceil(input_length / self.block_size)
@@ -365,12 +409,24 @@ class TracePrompts:
 
     def build(self, index: int, request: TraceRequest) -> PromptRequest:
         """Request `index` of the replay: trace request `request` as a prompt."""
+        if request.messages is not None:
+            return PromptRequest(
+                index=index,
+                prompt="",
+                max_tokens=request.output_length,
+                input_tokens=request.input_length,
+                expected_output_tokens=request.output_length,
+                messages=request.messages,
+            )
         if request.text is not None:
             text = request.text
         else:
             words: list[str] = []
             for block_id in request.hash_ids:
                 words.extend(self.block(block_id))
+            if not request.hash_ids:  # no block IDs: words of its own, shared with no one
+                rng = random.Random(f"trace:{self.salt}:line:{request.line}")
+                words = rng.choices(self.words, k=request.input_length)
             text = self._cut(words, request.input_length)
         exact = False
         if self.tokenizer is not None:

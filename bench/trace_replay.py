@@ -62,10 +62,13 @@ def chains(
 
 
 def cached_shares(trace: Trace) -> dict[int, float]:
-    """Trace line → the share of that request's input in leading blocks seen earlier."""
+    """Trace line → the share of that request's input in leading blocks seen earlier (for
+    prompts made from block IDs)."""
     seen: set[int] = set()
     shares: dict[int, float] = {}
     for request in trace.requests:
+        if not request.synthesized:
+            continue  # a given prompt: what it shares is not known
         run = 0
         for block in request.hash_ids:
             if block not in seen:
@@ -104,7 +107,7 @@ async def run_trace(
         if turn is not None:
             prompt = replace(prompt, session=turn[0], turn=turn[1])
         record = await send(prompt, intended_ns)
-        record.cached_share = shares[request.line]
+        record.cached_share = shares.get(request.line)
         run.records.append(record)
         return record
 

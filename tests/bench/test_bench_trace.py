@@ -277,3 +277,62 @@ def test_a_plan_names_a_trace_and_its_command_replays_it(tmp_path: Path) -> None
     assert run.session.run.trace_speed == 2.0
     assert f"--trace {SESSIONS}" in run.session.command
     assert "--trace-speed 2" in run.session.command
+
+
+def test_aiperf_lines_messages_text_and_no_hash_ids_are_replayed_as_given(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """AIPerf's Mooncake extensions: `messages` (history mode) and `text_input` are sent as
+    recorded; a line without `hash_ids` gets a prompt that shares nothing."""
+    chat = [{"role": "user", "content": "Hello there"}]
+    later = [*chat, {"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "More"}]
+    trace = _write(
+        tmp_path / "aiperf.jsonl",
+        [
+            {"timestamp": 0, "session_id": "s", "messages": chat, "output_length": 3},
+            {"timestamp": 10, "text_input": "what is a prefix cache", "output_length": 3},
+            {"timestamp": 20, "input_length": 12, "output_length": 3},
+            {"timestamp": 30, "input_length": 12, "output_length": 3},
+            {"session_id": "s", "delay": 5, "messages": later, "output_length": 3},
+        ],
+    )
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", fake_server.url, "--trace", str(trace), "--api", "chat",
+         "--quiet", "--json"],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    sent = sorted((b["messages"] for b in fake_server.stats.bodies), key=len)
+    assert {json.dumps(m) for m in sent} >= {json.dumps(chat), json.dumps(later)}
+    assert [{"role": "user", "content": "what is a prefix cache"}] in sent
+    unique = [m[0]["content"].split() for m in sent if len(m[0]["content"].split()) == 12]
+    assert len(unique) == 2
+    assert unique[0][:4] != unique[1][:4]
+    assert read_trace(trace).prefix_reuse_max() == 0.0
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ({**ROW, "tools": []}, r":1: tools: not supported by bench run --trace"),
+        ({**ROW, "extra": {"a": 1}}, r":1: extra: not supported"),
+        (
+            {
+                "timestamp": 0,
+                "messages": [{"role": "user", "content": "x"}],
+                "output_length": 2,
+                "message_mode": "delta",
+            },
+            r":1: message_mode: only `history`",
+        ),
+        (
+            {"timestamp": 0, "messages": [{"role": "user"}], "output_length": 2},
+            r":1: messages: expected a list of \{role, content\}",
+        ),
+    ],
+)
+def test_aiperf_extensions_not_replayed_are_refused(
+    tmp_path: Path, line: dict[str, object], message: str
+) -> None:
+    with pytest.raises(WorkloadFileError, match=message):
+        read_trace(_write(tmp_path / "ext.jsonl", [line]))
