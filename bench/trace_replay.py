@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bench.client import RequestRecord
+from bench.client import PromptRequest, RequestRecord
 from bench.load import NS_PER_S, PointRun, Send, arrival_offsets_s
 from bench.metrics import Distribution, summarize, ttft_s
 from bench.trace import Trace, TracePrompts, TraceRequest
@@ -97,32 +97,38 @@ async def run_trace(
     cpu_start = time.process_time()
     start_ns = time.monotonic_ns()
 
-    async def send_at(
-        request: TraceRequest, intended_ns: int, turn: tuple[int, int] | None
-    ) -> RequestRecord:
+    def build(request: TraceRequest, turn: tuple[int, int] | None) -> PromptRequest:
+        prompt = prompts.build(first_index + positions[request.line], request)
+        return prompt if turn is None else replace(prompt, session=turn[0], turn=turn[1])
+
+    async def send_at(request: TraceRequest, prompt: PromptRequest, intended_ns: int) -> bool:
         delay_ns = intended_ns - time.monotonic_ns()
         if delay_ns > 0:
             await asyncio.sleep(delay_ns / NS_PER_S)
-        prompt = prompts.build(first_index + positions[request.line], request)
-        if turn is not None:
-            prompt = replace(prompt, session=turn[0], turn=turn[1])
         record = await send(prompt, intended_ns)
         record.cached_share = shares.get(request.line)
         run.records.append(record)
-        return record
+        return record.ok
 
-    async def replay(number: int, chain: Chain) -> None:
-        intended_ns = start_ns + int(chain.start_s * NS_PER_S)
-        session = chain.turns[0].session_id is not None
-        for turn, request in enumerate(chain.turns, start=1):
-            if turn > 1:
-                intended_ns = _next_turn_ns(request, start_ns, trace, speed, rate)
-            record = await send_at(request, intended_ns, (number, turn) if session else None)
-            if not record.ok and session:
+    async def replay(number: int, chain: Chain, first: PromptRequest) -> None:
+        ok = await send_at(chain.turns[0], first, start_ns + int(chain.start_s * NS_PER_S))
+        for turn, request in enumerate(chain.turns[1:], start=2):
+            if not ok:
                 return  # a failed turn ends its session, as a user's would
+            intended_ns = _next_turn_ns(request, start_ns, trace, speed, rate)
+            ok = await send_at(request, build(request, (number, turn)), intended_ns)
 
-    replays = chains(trace, speed, rate, run.plan.seed)
-    await asyncio.gather(*(replay(number, chain) for number, chain in enumerate(replays)))
+    # Each chain's first prompt is built while waiting for its send time, not after it.
+    tasks: list[asyncio.Task[None]] = []
+    for number, chain in enumerate(chains(trace, speed, rate, run.plan.seed)):
+        session = chain.turns[0].session_id is not None
+        first = build(chain.turns[0], (number, 1) if session else None)
+        delay_ns = start_ns + int(chain.start_s * NS_PER_S) - time.monotonic_ns()
+        if delay_ns > 0:
+            await asyncio.sleep(delay_ns / NS_PER_S)
+        tasks.append(asyncio.create_task(replay(number, chain, first)))
+        await asyncio.sleep(0)  # let the request leave before the next one is built
+    await asyncio.gather(*tasks)
     run.client_cpu_s = time.process_time() - cpu_start
     run.busiest_client_cpu_s = run.client_cpu_s
     run.wall_s = (time.monotonic_ns() - start_ns) / NS_PER_S

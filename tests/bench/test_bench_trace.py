@@ -336,3 +336,27 @@ def test_aiperf_extensions_not_replayed_are_refused(
 ) -> None:
     with pytest.raises(WorkloadFileError, match=message):
         read_trace(_write(tmp_path / "ext.jsonl", [line]))
+
+
+def test_a_client_that_falls_behind_the_trace_is_judged(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """400 requests of 4,096 words all due at once: the client builds them one after another,
+    so the later ones leave late, and the point says the client fell behind the trace."""
+    burst = _write(
+        tmp_path / "burst.jsonl",
+        [
+            {"timestamp": 0, "input_length": 4096, "output_length": 2, "hash_ids": [n, n + 1]}
+            for n in range(0, 800, 2)
+        ]
+        + [{"timestamp": 5, "input_length": 10, "output_length": 2}],
+    )
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", fake_server.url, "--trace", str(burst), "--trace-block-size",
+         "2048", "--quiet", "--json"],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    (point,) = json.loads(run.stdout)["points"]
+    assert point["send_lag_ms"]["p99"] > 10
+    assert "client_send_lag" in [verdict["code"] for verdict in point["verdicts"]]
