@@ -24,7 +24,13 @@ from typing import Any
 from bench.errors import BenchError
 from registry.errors import InvalidFileError
 from registry.index import IndexRow, index_rows, read_valid_result
-from registry.models import COMPARABLE_PROPERTIES, PriceEntry, Result, comparability_key
+from registry.models import (
+    COMPARABLE_PROPERTIES,
+    RUN_OWNER_PROPERTIES,
+    PriceEntry,
+    Result,
+    comparability_key,
+)
 
 # Identity that a comparison varies on purpose; everything else must match.
 VARIED_PREFIXES = ("identity.gpu.", "identity.engine.", "identity.serving.")
@@ -88,9 +94,9 @@ def read_results(paths: Sequence[Path]) -> list[NamedResult]:
 
 def differences(results: Sequence[NamedResult]) -> list[str]:
     """Every `MUST_MATCH` property on which the results disagree, with each one's value."""
-    keys = [
-        dict(zip(COMPARABLE_PROPERTIES, comparability_key(r.result), strict=True)) for r in results
-    ]
+    # The key holds COMPARABLE_PROPERTIES, then whose run it is (RUN_OWNER_PROPERTIES).
+    paths = COMPARABLE_PROPERTIES + RUN_OWNER_PROPERTIES
+    keys = [dict(zip(paths, comparability_key(r.result), strict=True)) for r in results]
     found = []
     for prop in MUST_MATCH:
         values = [key[prop] for key in keys]
