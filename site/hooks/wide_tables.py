@@ -19,12 +19,13 @@ DEFAULT_COLUMNS = 10
 """The columns a table shows before the reader asks for more (the CSS's `nth-child(n+11)`)."""
 
 _TAG = re.compile(r"<[^>]*>")
-_DASHES = frozenset({"", "–", "-", "—"})
+# Dashes, and dashes of a pair of figures ("– / –": E2E p95 / p99).
+_DASHES = re.compile(r"[\s–—/-]*")
 
 
 def is_empty(cell: str) -> bool:
-    """Whether a cell (its HTML) shows nothing but a dash."""
-    return html.unescape(_TAG.sub("", cell)).strip() in _DASHES
+    """Whether a cell (its HTML) shows nothing but dashes."""
+    return _DASHES.fullmatch(html.unescape(_TAG.sub("", cell))) is not None
 
 
 def filled_columns(rows: Sequence[Sequence[str]], count: int) -> list[int]:

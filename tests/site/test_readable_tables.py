@@ -69,7 +69,8 @@ _CELL = re.compile(r"<t[hd][^>]*>(.*?)</t[hd]>", re.S)
 
 
 def _dash(cell: str) -> bool:
-    return html.unescape(re.sub(r"<[^>]*>", "", cell)).strip() in {"", "–", "-"}
+    """A cell of dashes only: "–", or "– / –" for a pair of figures."""
+    return re.fullmatch(r"[\s–/-]*", html.unescape(re.sub(r"<[^>]*>", "", cell))) is not None
 
 
 def _dash_columns(page: str) -> list[str]:
