@@ -55,6 +55,7 @@ from bench.run_config import MULTITURN, RunConfig, RunResult
 from bench.run_hooks import PointObserver, RunProgress
 from bench.search import MaxLoadSearch
 from bench.trace_plan import trace_setup
+from bench.trace_replay import ttft_by_cached_share
 from bench.workers import WorkerJob
 from bench.workloads import (
     RequestFactory,
@@ -239,8 +240,11 @@ def run_benchmark(
         point = live.take()
         if point is not None:
             summary = interrupted_summary(point, result.stop_reason, config.slo, thresholds)
-            if summary is not None and sessions is not None:
+            if summary is not None and (sessions is not None or trace is not None):
                 summary = replace(summary, turns=turn_summaries(point.run.records))
+            if summary is not None and trace is not None:
+                shares = ttft_by_cached_share(point.run.records)
+                summary = replace(summary, cached_shares=shares)
             _end_point(point, summary, result, observer, progress, point_seen)
     finally:
         point = live.take()  # a point left open by anything else: seen to end, not kept

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import math
 import random
@@ -40,7 +41,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from bench.client import PromptRequest
 from bench.dataset import Tokenizer
@@ -122,21 +123,28 @@ class Trace:
         return reusable / total if total else None
 
 
-class _HashingReader:
-    """Reads a file's bytes, feeding every byte to a SHA-256, for gzip or for lines."""
+class _HashingReader(io.RawIOBase):
+    """A file's bytes as a raw stream, every byte fed to a SHA-256 as it is read (by gzip or
+    by a buffered reader's lines)."""
 
     def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
         self.raw = raw
         self.digest = hashlib.sha256()
 
-    def read(self, size: int = -1) -> bytes:
-        data = self.raw.read(size)
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        buffer[: len(data)] = data
         self.digest.update(data)
-        return data
+        return len(data)
 
     def drain(self) -> None:
-        while data := self.read(_CHUNK):
-            del data
+        """Hash what is left of the file."""
+        while data := self.raw.read(_CHUNK):
+            self.digest.update(data)
 
 
 def _open_checked(path: Path) -> IO[bytes]:
@@ -155,10 +163,11 @@ def _lines(path: Path, reader: _HashingReader) -> Iterator[tuple[int, bytes]]:
     """The file's non-blank lines with their numbers, gzip undone, each at most
     MAX_LINE_BYTES long."""
     head = reader.raw.peek(2)[:2] if hasattr(reader.raw, "peek") else b""
-    stream: Any = (
-        gzip.GzipFile(fileobj=cast(Any, reader), mode="rb") if head == b"\x1f\x8b" else None
+    source: Any = (
+        gzip.GzipFile(fileobj=reader, mode="rb")
+        if head == b"\x1f\x8b"
+        else io.BufferedReader(reader, _CHUNK)
     )
-    source = stream if stream is not None else _Buffered(reader)
     number = 0
     try:
         while True:
@@ -176,25 +185,6 @@ def _lines(path: Path, reader: _HashingReader) -> Iterator[tuple[int, bytes]]:
                 yield number, line
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise WorkloadFileError(f"{path}: not a readable gzip file ({error})", OPTION) from None
-
-
-class _Buffered:
-    """`readline` with a limit over a `_HashingReader` (plain files)."""
-
-    def __init__(self, reader: _HashingReader) -> None:
-        self.reader = reader
-        self.buffer = b""
-
-    def readline(self, limit: int) -> bytes:
-        while b"\n" not in self.buffer and len(self.buffer) < limit:
-            data = self.reader.read(_CHUNK)
-            if not data:
-                break
-            self.buffer += data
-        end = self.buffer.find(b"\n")
-        cut = min(limit, end + 1 if end >= 0 else len(self.buffer))
-        line, self.buffer = self.buffer[:cut], self.buffer[cut:]
-        return line
 
 
 def read_trace(path: Path, *, block_size: int | None = None, limit: int | None = None) -> Trace:
