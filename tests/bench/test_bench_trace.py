@@ -360,3 +360,36 @@ def test_a_client_that_falls_behind_the_trace_is_judged(
     (point,) = json.loads(run.stdout)["points"]
     assert point["send_lag_ms"]["p99"] > 10
     assert "client_send_lag" in [verdict["code"] for verdict in point["verdicts"]]
+
+
+def test_the_mooncake_excerpt_replays_on_its_timestamps_and_its_cut_is_stated(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_server.config.version = "0.9.1"
+    fake_server.config.itl_s = 0.006
+    output = tmp_path / "mooncake.json"
+    run = CliRunner().invoke(
+        main,
+        [
+            "bench", "run", "--endpoint", fake_server.url, "--trace", str(MOONCAKE),
+            "--trace-speed", "20", "--num-requests", "20", "--output", str(output),
+            "--gpu", "h100-sxm", "--model-id", "llama-3.1-8b-instruct", "--quiet", "--json",
+        ],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    trace = read_trace(MOONCAKE, limit=20)
+    stats = fake_server.stats
+    assert len(stats.bodies) == 20
+    (point,) = json.loads(run.stdout)["points"]
+    late_s = point["send_lag_ms"]["max"] / 1000 + 0.05
+    prompts = TracePrompts(trace)
+    expected = {prompts.build(0, r).prompt: r.timestamp_ms or 0.0 for r in trace.requests}
+    for body, at in zip(stats.bodies, stats.arrival_times, strict=True):
+        assert at - stats.arrival_times[0] == pytest.approx(
+            expected[body["prompt"]] / 20_000, abs=late_s
+        )
+    identity = Result.model_validate_json(output.read_text()).identity.workload.trace
+    assert identity is not None
+    assert (identity.requests, identity.requests_in_file) == (20, 40)
+    assert identity.cut == "first 20 of 40 requests (line 20, 3 s into the trace)"
+    assert (identity.format, identity.block_size) == ("mooncake", 512)
