@@ -215,6 +215,11 @@ def _memory_cause(text: str) -> str | None:
     negative = [value for value in _all(_AVAILABLE_KV, text) if value <= 0]
     if "No available memory for the cache blocks" in text or negative:
         shown = f" (vLLM: {min(negative):g} GiB available for it)" if negative else ""
+        if on_cpu(text):
+            return (
+                f"the KV cache has no room for one block{shown}: {raise_knob} (on the CPU they "
+                "size the cache, not --gpu-memory-utilization)"
+            )
         return f"no GPU memory is left for the KV cache after loading the model{shown}; {_RAISE}"
     if "CUDA out of memory" in text or "OutOfMemoryError" in text:
         return (
