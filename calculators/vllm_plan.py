@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import calculators.vllm_overheads as overheads
-from calculators.all2all import all2all_buffers, batched_dp_moe_tokens
+from calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
 from calculators.errors import InputError
 from calculators.kv_blocks import (
     hybrid_block_size,
@@ -31,10 +31,11 @@ from calculators.kv_blocks import (
     request_blocks,
 )
 from calculators.kv_cache import KVCacheShape, kv_cache_shape
-from calculators.mla_copies import mla_copies
+from calculators.mla_copies import MlaCopies, mla_copies
 from calculators.model_arch import ModelArch
 from calculators.parallel import sharded_weight_bytes
 from calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
+from calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
 from calculators.vllm_overheads import ESTIMATED_TERMS
 from calculators.vllm_settings import (
     BLOCK_SIZE,
@@ -164,30 +165,6 @@ def _bytes_per_token(kv: KVCacheShape, pp: int) -> int:
     return kv.bytes_per_token_per_layer * math.ceil((kv.full_layers + kv.sliding_layers) / pp)
 
 
-def _format_gib(value: int, version: tuple[int, int]) -> str:
-    gib = value / GIB
-    return str(round(gib, 2)) if version >= (0, 18) else f"{gib:.2f}"
-
-
-def _refusal(
-    version: tuple[int, int], max_len: int, needed: int, available: int, largest: int
-) -> str:
-    """The error text vLLM raises when one request at max_model_len does not fit."""
-    model = "model's" if version >= (0, 27) else "models's"
-    estimate = (
-        f" Based on the available memory, the estimated maximum model length is {largest}."
-        if largest > 0
-        else ""
-    )
-    return (
-        f"To serve at least one request with the {model} max seq len ({max_len}), "
-        f"({_format_gib(needed, version)} GiB KV cache is needed, which is larger than the "
-        f"available KV cache memory ({_format_gib(available, version)} GiB).{estimate} "
-        "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-        "initializing the engine."
-    )
-
-
 def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
     """Weights on the most loaded GPU: tensor parallel shards (routed experts whole under expert
     parallelism, `calculators.parallel`), the copies vLLM's MLA layers keep after loading
@@ -215,8 +192,58 @@ def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
     return WeightBytes(weights.format, by_role, weights.rotary_cache_bytes)
 
 
-def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
-    """The memory plan vLLM makes at startup for `arch` with `settings`, per GPU."""
+@dataclass(frozen=True)
+class _Batch:
+    """The scheduler's limits: the options given, or the release's defaults."""
+
+    gpu_memory_utilization: float
+    max_model_len: int
+    max_num_batched_tokens: int
+    max_num_seqs: int
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """What the startup subtracts from the requested memory before the KV cache."""
+
+    requested_bytes: int
+    weights: WeightBytes
+    activation_peak_bytes: int
+    forward_peak_bytes: int
+    non_torch_bytes: int
+    all2all: All2AllBuffers
+    cuda_graph_bytes: int
+    cuda_graph_in_budget: bool
+
+    @property
+    def available_bytes(self) -> int:
+        """The KV cache's share; zero or less when nothing is left."""
+        graphs = self.cuda_graph_bytes if self.cuda_graph_in_budget else 0
+        return (
+            self.requested_bytes
+            - self.weights.total
+            - self.activation_peak_bytes
+            - self.non_torch_bytes
+            - self.all2all.total
+            - graphs
+        )
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """The KV cache as blocks: how many, what one request needs, how many requests fit."""
+
+    kv: KVCacheShape
+    block_size: int
+    group_count: int
+    num_blocks: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    request_bytes: int
+    largest_max_model_len: int
+
+
+def _check_stages(arch: ModelArch, settings: VllmSettings) -> None:
     check_settings(settings)
     check_tensor_parallel(arch, settings.tensor_parallel_size)
     if settings.pipeline_parallel_size > arch.num_layers:
@@ -224,67 +251,79 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
             f"pipeline_parallel_size: {settings.pipeline_parallel_size} stages for the model's "
             f"{arch.num_layers} layers; every stage needs at least one layer"
         )
-    version = parse_version(settings.vllm_version)
-    notes: list[str] = list(arch.reading_notes)
-    tp = settings.tensor_parallel_size
+
+
+def _batch(arch: ModelArch, settings: VllmSettings, version: tuple[int, int]) -> _Batch:
     utilization = settings.gpu_memory_utilization
     if utilization is None:
         utilization = 0.92 if version >= (0, 20) else 0.9
-    derived_len = default_max_model_len(arch)
-    max_len = settings.max_model_len or derived_len
-    if max_len > derived_len:
-        notes.append(
-            f"max_model_len {max_len} exceeds the model's {derived_len}; vLLM refuses this "
-            "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
-        )
     default_tokens, default_seqs = batch_defaults(settings, version)
-    dp = settings.data_parallel_size
     batched = (
         settings.max_num_batched_tokens
         or batched_dp_moe_tokens(
-            version, settings.all2all_backend, dp, settings.enable_expert_parallel
+            version,
+            settings.all2all_backend,
+            settings.data_parallel_size,
+            settings.enable_expert_parallel,
         )
         or default_tokens
     )
-    seqs = settings.max_num_seqs or min(default_seqs, batched)
-
-    weights = plan_weights(arch, settings)
-    dtype_bytes = model_dtype_bytes(arch, settings.dtype)
-    kv = kv_cache_shape(arch, settings.kv_cache_dtype, tp, dtype_bytes)
-    activation = overheads.activation_peak_bytes(arch, batched, min(seqs, batched), tp, dp)
-    forward = overheads.forward_peak_bytes(arch, batched, tp, dp)
-    non_torch = overheads.non_torch_bytes(settings)
-    all2all = all2all_buffers(
-        arch,
-        version,
-        backend=settings.all2all_backend,
-        tensor_parallel_size=tp,
-        data_parallel_size=dp,
-        enable_expert_parallel=settings.enable_expert_parallel,
+    return _Batch(
+        gpu_memory_utilization=utilization,
+        max_model_len=settings.max_model_len or default_max_model_len(arch),
         max_num_batched_tokens=batched,
-        deepep_buffer_size_mb=settings.deepep_buffer_size_mb,
-    )
-    graphs = overheads.cuda_graph_bytes(
-        arch,
-        settings.enforce_eager,
-        version,
-        settings.pipeline_parallel_size,
-        seqs,
-        settings.cudagraph_capture_sizes,
-        settings.max_cudagraph_capture_size,
-        settings.cudagraph_mode,
-    )
-    graphs_in_budget = overheads.cuda_graphs_in_budget(settings, version)
-    requested = int(settings.gpu_memory_bytes * utilization)
-    available = (
-        requested
-        - weights.total
-        - activation
-        - non_torch
-        - all2all.total
-        - (graphs if graphs_in_budget else 0)
+        max_num_seqs=settings.max_num_seqs or min(default_seqs, batched),
     )
 
+
+def _budget(
+    arch: ModelArch, settings: VllmSettings, version: tuple[int, int], batch: _Batch
+) -> _Budget:
+    tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
+    batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
+    return _Budget(
+        requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
+        weights=plan_weights(arch, settings),
+        activation_peak_bytes=overheads.activation_peak_bytes(
+            arch, batched, min(seqs, batched), tp, dp
+        ),
+        forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp),
+        non_torch_bytes=overheads.non_torch_bytes(settings),
+        all2all=all2all_buffers(
+            arch,
+            version,
+            backend=settings.all2all_backend,
+            tensor_parallel_size=tp,
+            data_parallel_size=dp,
+            enable_expert_parallel=settings.enable_expert_parallel,
+            max_num_batched_tokens=batched,
+            deepep_buffer_size_mb=settings.deepep_buffer_size_mb,
+        ),
+        cuda_graph_bytes=overheads.cuda_graph_bytes(
+            arch,
+            settings.enforce_eager,
+            version,
+            settings.pipeline_parallel_size,
+            seqs,
+            settings.cudagraph_capture_sizes,
+            settings.max_cudagraph_capture_size,
+            settings.cudagraph_mode,
+        ),
+        cuda_graph_in_budget=overheads.cuda_graphs_in_budget(settings, version),
+    )
+
+
+def _blocks(
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    available: int,
+) -> _Blocks:
+    """Blocks of the KV cache in `available` bytes (vLLM's `kv_cache_utils`)."""
+    dtype_bytes = model_dtype_bytes(arch, settings.dtype)
+    kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
+    max_len, batched = batch.max_model_len, batch.max_num_batched_tokens
     groups = kv_groups(kv, settings.pipeline_parallel_size)
     block, full_block = page_blocks(kv, hybrid_block_size(kv, settings.block_size))
     page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
@@ -296,101 +335,110 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         tokens = int(concurrency * max_len)
     else:
         tokens = num_blocks // max(1, group_count) * block
-    needed = blocks_per_request * groups.size * page
-    largest = largest_length(
-        max(0, available), groups, page, kv, max_len, batched, block, full_block
+    return _Blocks(
+        kv=kv,
+        block_size=block,
+        group_count=group_count,
+        num_blocks=num_blocks,
+        kv_cache_tokens=tokens,
+        max_concurrency=concurrency,
+        request_bytes=blocks_per_request * groups.size * page,
+        largest_max_model_len=largest_length(
+            max(0, available), groups, page, kv, max_len, batched, block, full_block
+        ),
     )
-    error: str | None = None
+
+
+def _error(version: tuple[int, int], max_len: int, available: int, blocks: _Blocks) -> str | None:
+    """vLLM's refusal to start, or None when one request at max_model_len fits."""
     if available <= 0:
-        error = (
+        return (
             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
             "when initializing the engine."
         )
-        largest = 0
-    elif needed > available:
-        error = _refusal(version, max_len, needed, available, largest)
-    if arch.num_chunked_layers:
-        notes.append(
-            f"{arch.num_chunked_layers} chunked-attention layers are counted as full attention: "
-            "vLLM turns its hybrid KV cache manager off for them unless "
-            "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"
+    if blocks.request_bytes > available:
+        return refusal(
+            version, max_len, blocks.request_bytes, available, blocks.largest_max_model_len
         )
-    if settings.enable_expert_parallel and arch.moe is None:
-        notes.append("enable_expert_parallel changes nothing: the model has no routed experts")
-    if all2all.note:
-        notes.append(all2all.note)
-    elif settings_layout(settings).expert_parallel_size > 1:
-        notes.append(
-            "expert parallelism without data parallelism keeps no all-to-all buffer: vLLM "
-            "makes its all-to-all manager only with data_parallel_size > 1"
-        )
-    if arch.mtp_layers:
-        notes.append(
-            f"the checkpoint ships {arch.mtp_layers} multi-token-prediction layer(s) that vLLM "
-            "loads only for speculative decoding; they are not counted"
-        )
-    notes.extend(overheads.release_notes(version, seqs, arch.vocab_size, settings))
-    if settings.compilation_config_unread:
-        notes.append(
-            "compilation_config keys the plan does not read: "
-            + ", ".join(settings.compilation_config_unread)
-        )
-    copies = mla_copies(arch, weights.format, version, tp)
-    if copies.bytes:
-        kept = (
-            "the absorbed W_Q_UK and W_UV_O, W_QR and a dequantized kv_b_proj"
-            if copies.absorbed
-            else "a dequantized kv_b_proj for W_UK_T and W_UV"
-        )
-        notes.append(
-            f"the weights include {_format_gib(copies.bytes, version)} GiB of MLA copies vLLM "
-            f"keeps after loading ({kept}, in the model dtype)"
-            + (
-                "; an estimate: absorption came with 0.7.1, so 0.7.0 keeps none"
-                if copies.estimated
-                else ""
-            )
-        )
-    if not graphs_in_budget and graphs:
-        notes.append(
-            "CUDA graphs are captured after the KV cache is allocated: they need "
-            f"{_format_gib(graphs, version)} GiB of the memory left outside gpu_memory_utilization"
-        )
+    return None
+
+
+def _notes(
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    budget: _Budget,
+    copies: MlaCopies,
+) -> list[str]:
+    unread = settings.compilation_config_unread
+    return [
+        *arch.reading_notes,
+        *length_notes(arch, batch.max_model_len),
+        *layout_notes(arch, settings, budget.all2all),
+        *overheads.release_notes(version, batch.max_num_seqs, arch.vocab_size, settings),
+        *(
+            ["compilation_config keys the plan does not read: " + ", ".join(unread)]
+            if unread
+            else []
+        ),
+        *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
+    ]
+
+
+def _estimated_terms(arch: ModelArch, budget: _Budget, copies: MlaCopies) -> tuple[str, ...]:
+    return (
+        ESTIMATED_TERMS
+        + (("kv_cache_bytes_per_token_per_layer",) if arch.indexer is not None else ())
+        + (("all2all_buffer_bytes",) if budget.all2all.estimated else ())
+        + (("weights_bytes",) if copies.estimated else ())
+    )
+
+
+def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
+    """The memory plan vLLM makes at startup for `arch` with `settings`, per GPU."""
+    _check_stages(arch, settings)
+    version = parse_version(settings.vllm_version)
+    batch = _batch(arch, settings, version)
+    budget = _budget(arch, settings, version, batch)
+    available = budget.available_bytes
+    blocks = _blocks(arch, settings, version, batch, available)
+    error = _error(version, batch.max_model_len, available, blocks)
+    weights = budget.weights
+    copies = mla_copies(arch, weights.format, version, settings.tensor_parallel_size)
+    pp = settings.pipeline_parallel_size
     return VllmPlan(
         settings=settings,
         vllm_version=version,
         weight_format=weights.format.description,
-        gpu_memory_utilization=utilization,
-        max_model_len=max_len,
-        max_num_seqs=seqs,
-        max_num_batched_tokens=batched,
-        requested_bytes=requested,
+        gpu_memory_utilization=batch.gpu_memory_utilization,
+        max_model_len=batch.max_model_len,
+        max_num_seqs=batch.max_num_seqs,
+        max_num_batched_tokens=batch.max_num_batched_tokens,
+        requested_bytes=budget.requested_bytes,
         weights_bytes=weights.total,
         weights_by_role=dict(weights.by_role),
-        activation_peak_bytes=activation,
-        forward_peak_bytes=forward,
-        non_torch_bytes=non_torch,
-        all2all_buffer_bytes=all2all.total,
-        all2all_backend=all2all.backend,
-        cuda_graph_bytes=graphs,
-        cuda_graph_in_budget=graphs_in_budget,
+        activation_peak_bytes=budget.activation_peak_bytes,
+        forward_peak_bytes=budget.forward_peak_bytes,
+        non_torch_bytes=budget.non_torch_bytes,
+        all2all_buffer_bytes=budget.all2all.total,
+        all2all_backend=budget.all2all.backend,
+        cuda_graph_bytes=budget.cuda_graph_bytes,
+        cuda_graph_in_budget=budget.cuda_graph_in_budget,
         kv_cache_bytes=max(0, available),
-        kv_cache_bytes_per_token=_bytes_per_token(kv, settings.pipeline_parallel_size),
-        state_bytes_per_sequence=kv.state_bytes_per_sequence_per_layer
-        * math.ceil(kv.state_layers / settings.pipeline_parallel_size),
-        block_size=block,
-        kv_cache_bytes_per_token_per_layer=kv.bytes_per_token_per_layer,
-        kv_cache_groups=group_count,
-        num_blocks=num_blocks,
-        kv_cache_tokens=tokens,
-        max_concurrency=concurrency,
-        request_bytes_at_max_model_len=needed,
+        kv_cache_bytes_per_token=_bytes_per_token(blocks.kv, pp),
+        state_bytes_per_sequence=blocks.kv.state_bytes_per_sequence_per_layer
+        * math.ceil(blocks.kv.state_layers / pp),
+        block_size=blocks.block_size,
+        kv_cache_bytes_per_token_per_layer=blocks.kv.bytes_per_token_per_layer,
+        kv_cache_groups=blocks.group_count,
+        num_blocks=blocks.num_blocks,
+        kv_cache_tokens=blocks.kv_cache_tokens,
+        max_concurrency=blocks.max_concurrency,
+        request_bytes_at_max_model_len=blocks.request_bytes,
         fits=error is None,
-        largest_max_model_len=largest,
+        largest_max_model_len=0 if available <= 0 else blocks.largest_max_model_len,
         error=error,
-        notes=notes,
-        estimated_terms=ESTIMATED_TERMS
-        + (("kv_cache_bytes_per_token_per_layer",) if arch.indexer is not None else ())
-        + (("all2all_buffer_bytes",) if all2all.estimated else ())
-        + (("weights_bytes",) if copies.estimated else ()),
+        notes=_notes(arch, settings, version, batch, budget, copies),
+        estimated_terms=_estimated_terms(arch, budget, copies),
     )

@@ -1,0 +1,99 @@
+"""The words of vLLM's memory plan: the error vLLM raises when a request does not fit, and the
+notes that say what the plan leaves out or where it departs from the defaults
+(`calculators.vllm_plan` puts them together)."""
+
+from calculators.all2all import All2AllBuffers
+from calculators.mla_copies import MlaCopies
+from calculators.model_arch import ModelArch
+from calculators.vllm_settings import GIB, VllmSettings, default_max_model_len, settings_layout
+
+
+def format_gib(value: int, version: tuple[int, int]) -> str:
+    """GiB as the release prints them."""
+    gib = value / GIB
+    return str(round(gib, 2)) if version >= (0, 18) else f"{gib:.2f}"
+
+
+def refusal(
+    version: tuple[int, int], max_len: int, needed: int, available: int, largest: int
+) -> str:
+    """The error text vLLM raises when one request at max_model_len does not fit."""
+    model = "model's" if version >= (0, 27) else "models's"
+    estimate = (
+        f" Based on the available memory, the estimated maximum model length is {largest}."
+        if largest > 0
+        else ""
+    )
+    return (
+        f"To serve at least one request with the {model} max seq len ({max_len}), "
+        f"({format_gib(needed, version)} GiB KV cache is needed, which is larger than the "
+        f"available KV cache memory ({format_gib(available, version)} GiB).{estimate} "
+        "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+        "initializing the engine."
+    )
+
+
+def length_notes(arch: ModelArch, max_len: int) -> list[str]:
+    """A max_model_len beyond what the model declares."""
+    derived_len = default_max_model_len(arch)
+    if max_len <= derived_len:
+        return []
+    return [
+        f"max_model_len {max_len} exceeds the model's {derived_len}; vLLM refuses this "
+        "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    ]
+
+
+def layout_notes(arch: ModelArch, settings: VllmSettings, all2all: All2AllBuffers) -> list[str]:
+    """What the model's layers and the parallel layout leave out of the plan."""
+    notes: list[str] = []
+    if arch.num_chunked_layers:
+        notes.append(
+            f"{arch.num_chunked_layers} chunked-attention layers are counted as full attention: "
+            "vLLM turns its hybrid KV cache manager off for them unless "
+            "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"
+        )
+    if settings.enable_expert_parallel and arch.moe is None:
+        notes.append("enable_expert_parallel changes nothing: the model has no routed experts")
+    if all2all.note:
+        notes.append(all2all.note)
+    elif settings_layout(settings).expert_parallel_size > 1:
+        notes.append(
+            "expert parallelism without data parallelism keeps no all-to-all buffer: vLLM "
+            "makes its all-to-all manager only with data_parallel_size > 1"
+        )
+    if arch.mtp_layers:
+        notes.append(
+            f"the checkpoint ships {arch.mtp_layers} multi-token-prediction layer(s) that vLLM "
+            "loads only for speculative decoding; they are not counted"
+        )
+    return notes
+
+
+def memory_notes(
+    version: tuple[int, int], copies: MlaCopies, cuda_graph_bytes: int, cuda_graph_in_budget: bool
+) -> list[str]:
+    """What the weights hold besides the checkpoint, and memory spent outside the budget."""
+    notes: list[str] = []
+    if copies.bytes:
+        kept = (
+            "the absorbed W_Q_UK and W_UV_O, W_QR and a dequantized kv_b_proj"
+            if copies.absorbed
+            else "a dequantized kv_b_proj for W_UK_T and W_UV"
+        )
+        notes.append(
+            f"the weights include {format_gib(copies.bytes, version)} GiB of MLA copies vLLM "
+            f"keeps after loading ({kept}, in the model dtype)"
+            + (
+                "; an estimate: absorption came with 0.7.1, so 0.7.0 keeps none"
+                if copies.estimated
+                else ""
+            )
+        )
+    if not cuda_graph_in_budget and cuda_graph_bytes:
+        notes.append(
+            "CUDA graphs are captured after the KV cache is allocated: they need "
+            f"{format_gib(cuda_graph_bytes, version)} GiB of the memory left outside "
+            "gpu_memory_utilization"
+        )
+    return notes
