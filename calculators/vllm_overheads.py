@@ -10,7 +10,7 @@ import math
 
 from calculators.model_arch import ModelArch
 from calculators.parallel import ParallelLayout, moe_tokens
-from calculators.vllm_settings import MIB, VllmSettings
+from calculators.vllm_settings import MIB, VllmSettings, parse_version
 
 # Where each overhead term comes from in vLLM's own code (vllm-project/vllm):
 #   - activation peak: `Worker.determine_available_memory` runs `GPUModelRunner.profile_run` inside
@@ -52,6 +52,18 @@ NON_TORCH_TP_BYTES = 128 * MIB
 # V0, PR 10511) against 0.25-0.4 GiB on A100 (no NVLS).
 NON_TORCH_NVLS_BYTES = 1792 * MIB
 NVLS_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300")
+# Which releases keep those buffers, as read in vLLM's released sources (the PyPI sdists
+# vllm-0.10.0, 0.10.1.1, 0.11.0 and 0.19.1): NCCL registers NVLS buffers only with its cuMem
+# allocator, and vllm/env_override.py of 0.10.0 and 0.10.1.1 sets NCCL_CUMEM_ENABLE=0 on import
+# unless the user set it or /dev/nvidia-caps-imex-channels exists (multi-node NVLink, the
+# GB200/GB300 NVL racks); 0.11.0 drops that override (NCCL's default, cuMem on) and adds the torch
+# symmetric-memory all-reduce (device_communicators/symm_mem.py, on by default through
+# VLLM_ALLREDUCE_USE_SYMM_MEM=1 for compute capability 9.0 and 10.0; a 32-64 MiB buffer on 9.0,
+# SYMM_MEM_ALL_REDUCE_MAX_SIZES); 0.19.1 keeps both. So a plan before 0.11 counts no NVLS term
+# except on the NVL racks: the held-out 0.10 H100 logs at TP 2 (llm-d-benchmark) show 0.54-0.55 GiB
+# outside PyTorch in all, against the plan's 0.375 GiB (NON_TORCH_BYTES + NON_TORCH_TP_BYTES).
+NVLS_CUMEM_SINCE = (0, 11)
+MULTI_NODE_NVLINK_GPUS = ("gb200", "gb300")
 # CUDA graphs: captured for ~51-67 batch sizes; memory grows with the number of layers. From 0.11
 # vLLM captures FULL and PIECEWISE graphs by default, about twice the PIECEWISE-only memory: the
 # fit logs of 0.19 (one H100, dense: 28 layers 0.87 GiB, 32 layers 0.87-0.91, 40 layers 1.07) give
@@ -189,6 +201,16 @@ def cuda_graphs_in_budget(settings: VllmSettings, version: tuple[int, int]) -> b
     return version >= CUDA_GRAPHS_IN_BUDGET_SINCE
 
 
+def nccl_nvls_buffers(settings: VllmSettings) -> bool:
+    """Whether NCCL keeps NVLS buffers on this rank: tensor parallelism on an NVSwitch GPU, with
+    NCCL's cuMem allocator on (vLLM >= 0.11, or a multi-node NVLink rack; see above)."""
+    gpu = settings.gpu_name.lower()
+    if settings.tensor_parallel_size == 1 or gpu not in NVLS_GPUS:
+        return False
+    cumem = parse_version(settings.vllm_version) >= NVLS_CUMEM_SINCE
+    return cumem or gpu in MULTI_NODE_NVLINK_GPUS
+
+
 def non_torch_bytes(settings: VllmSettings) -> int:
     """Memory outside PyTorch's allocator that the profiling run adds on one rank."""
     non_torch = NON_TORCH_BYTES
@@ -196,7 +218,7 @@ def non_torch_bytes(settings: VllmSettings) -> int:
     # each of 2 and 4 pipeline ranks, vLLM 0.19).
     if settings.tensor_parallel_size > 1:
         non_torch += NON_TORCH_TP_BYTES
-    if settings.tensor_parallel_size > 1 and settings.gpu_name.lower() in NVLS_GPUS:
+    if nccl_nvls_buffers(settings):
         non_torch += NON_TORCH_NVLS_BYTES
     return non_torch
 
@@ -205,16 +227,21 @@ def non_torch_bytes(settings: VllmSettings) -> int:
 # sampler run (max_num_seqs x vocabulary): the llm-d-benchmark H100 study (4.76 GiB for Llama's
 # 128256, 5.56-5.64 GiB for Qwen3's 151936 at 0.6B and 32B alike, 7.38 GiB for gpt-oss's 201088, all
 # at 1024 sequences), its issue 345 on an H200 (4.84 GiB), vLLM issue 23278 (gpt-oss-120b, 0.10.1).
-# The 0.19 fit logs show 15 (SAMPLER_BYTES_PER_LOGIT), and 0.10.1.1 A100 and 0.11.0 L4 logs fit 15
-# too, so the plan keeps 15 and names the risk: these are held-out logs, and what sets the larger
-# peak (the top-k/top-p sampler the build picks) is not in any flag the plan reads.
+# What sets it, as read in the released sources (PyPI sdists vllm-0.10.0, 0.10.1.1, 0.11.0):
+# `_dummy_sampler_run` (vllm/v1/worker/gpu_model_runner.py) samples with top_k = vocabulary - 1 and
+# top_p = 0.9, and `TopKTopPSampler` (vllm/v1/sample/ops/topk_topp_sampler.py) takes FlashInfer's
+# sampler whenever flashinfer is importable (VLLM_USE_FLASHINFER_SAMPLER unset counts as on), else
+# `apply_top_k_top_p`, which sorts the whole vocabulary. That path holds, per logit at its scatter:
+# the bf16 logits (2) and their fp32 copy (4), the sorted values (4) and int64 indices (8), the
+# top-k and top-p masks (1 + 1), the softmax (4) and the out-of-place scatter (4): 28 bytes, plus
+# the CUDA sort's own workspace (not read); FlashInfer's path keeps ~15 (the fit logs). Whether
+# flashinfer is installed is not a flag: `pip install vllm` 0.10 does not pull it, the Docker image
+# has it. vLLM 0.19.1 takes a Triton top-k/top-p kernel for 8 rows or more
+# (apply_top_k_top_p_triton) and scatters in place, so 0.19 plans keep 15. The plan keeps 15 and
+# names the risk for 0.10-0.11.
 SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 = 38.5
-SAMPLER_RISK_RELEASES = ((0, 10), (0, 10))
-
-
-# The same study logged 0.54-0.55 GiB outside PyTorch at TP 2 on H100s (Qwen3-32B, Llama-3.3-70B
-# FP8), where the 0.19 fit logs show the NVLS buffers (NON_TORCH_NVLS_BYTES): the plan keeps them
-# and names the other side of the risk for 0.10.
+SAMPLER_SORT_PATH_TENSOR_BYTES = 28
+SAMPLER_RISK_RELEASES = ((0, 10), (0, 11))
 
 
 def release_notes(
@@ -225,17 +252,11 @@ def release_notes(
     if not first <= version <= last:
         return []
     extra = sequences * vocab_size * (SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 - SAMPLER_BYTES_PER_LOGIT)
-    notes = [
-        "vLLM 0.10 builds on H100/H200 have kept up to "
-        f"{extra / 2**30:.2f} GiB more out of the KV cache than planned: their sampler warm-up "
-        f"({sequences} sequences x {vocab_size} logits) logged ~38.5 bytes per logit, not the 15 "
-        "the plan counts (see the calculator error report)"
+    return [
+        f"vLLM {version[0]}.{version[1]} without flashinfer installed (pip install vllm; the "
+        "Docker image has it) warms its sampler up by sorting the whole vocabulary: up to "
+        f"{extra / 2**30:.2f} GiB more out of the KV cache than planned ({sequences} sequences x "
+        f"{vocab_size} logits at ~38.5 bytes per logit logged on H100/H200, "
+        f"{SAMPLER_SORT_PATH_TENSOR_BYTES} of them tensors the sort path holds, not the 15 the "
+        "plan counts; see the calculator error report)"
     ]
-    nvls = settings is not None and non_torch_bytes(settings) > NON_TORCH_BYTES + NON_TORCH_TP_BYTES
-    if nvls:
-        notes.append(
-            f"the plan counts {NON_TORCH_NVLS_BYTES / 2**30:.2f} GiB of NCCL NVLS buffers per GPU "
-            "under tensor parallelism (vLLM 0.19 logs); vLLM 0.10 builds on H100 logged 0.55 GiB "
-            "outside PyTorch at TP 2 in all, so they may keep that much more for the KV cache"
-        )
-    return notes

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import calculators.vllm_overheads as overheads
 from calculators.arch import parse_config
 from calculators.vllm_plan import ESTIMATED_TERMS, GIB, VllmSettings, plan_vllm
 from registry.catalog import load_models
@@ -126,7 +127,9 @@ def test_a_0_10_plan_names_the_sampler_warm_up_those_builds_logged() -> None:
     assert later.kv_cache_bytes == plan.kv_cache_bytes  # a note, not a changed figure
 
 
-def test_a_0_10_plan_under_tensor_parallelism_on_h100_names_the_nvls_term_at_risk() -> None:
+def test_nccl_nvls_buffers_follow_the_release_that_turned_nccls_cumem_allocator_on() -> None:
+    # vLLM 0.10's env_override.py sets NCCL_CUMEM_ENABLE=0 (no NVLS buffers) except on
+    # multi-node NVLink racks; 0.11.0 drops the override (calculators.vllm_overheads).
     arch = parse_config(dict(load_models()["qwen3-32b"].config))
     settings = VllmSettings(
         gpu_memory_bytes=80 * GIB,
@@ -135,6 +138,12 @@ def test_a_0_10_plan_under_tensor_parallelism_on_h100_names_the_nvls_term_at_ris
         tensor_parallel_size=2,
         gpu_name="h100-sxm",
     )
-    assert any("NVLS buffers" in note for note in plan_vllm(arch, settings).notes)
-    a100 = dataclasses.replace(settings, gpu_name="a100-80gb-sxm")
-    assert not any("NVLS buffers" in note for note in plan_vllm(arch, a100).notes)
+    base = overheads.NON_TORCH_BYTES + overheads.NON_TORCH_TP_BYTES
+    assert plan_vllm(arch, settings).non_torch_bytes == base
+    later = plan_vllm(arch, dataclasses.replace(settings, vllm_version="0.11"))
+    assert later.non_torch_bytes == base + overheads.NON_TORCH_NVLS_BYTES
+    assert later.kv_cache_bytes < plan_vllm(arch, settings).kv_cache_bytes
+    rack = dataclasses.replace(settings, gpu_name="gb200", gpu_memory_bytes=180 * GIB)
+    assert plan_vllm(arch, rack).non_torch_bytes == base + overheads.NON_TORCH_NVLS_BYTES
+    a100 = dataclasses.replace(settings, gpu_name="a100-80gb-sxm", vllm_version="0.11")
+    assert plan_vllm(arch, a100).non_torch_bytes == base
