@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ from tiny_model import _train_tokenizer
 from bench.cli import main
 from bench.errors import WorkloadFileError
 from bench.plan import load_plan
+from bench.run_config import RunConfig
 from bench.trace import TracePrompts, read_trace
+from bench.trace_plan import trace_setup
 from registry.models import Result
 from registry.workloads import workload_key
 
@@ -393,3 +396,20 @@ def test_the_mooncake_excerpt_replays_on_its_timestamps_and_its_cut_is_stated(
     assert (identity.requests, identity.requests_in_file) == (20, 40)
     assert identity.cut == "first 20 of 40 requests (line 20, 3 s into the trace)"
     assert (identity.format, identity.block_size) == ("mooncake", 512)
+
+
+def test_duration_cuts_the_trace_at_the_arrivals_it_covers() -> None:
+    """--duration 0.5 at speed 20 covers the first 10 s of the trace: 38 of the excerpt's 40
+    requests arrive by 9 s, the next at 12 s."""
+    config = RunConfig(
+        endpoint="http://127.0.0.1:9", trace=MOONCAKE, trace_speed=20, duration_s=0.5
+    )
+    replay = trace_setup(config, None)
+    assert replay is not None
+    assert replay.plan.num_requests == 38
+    assert replay.identity["cut"] == "first 38 of 40 requests (line 38, 9 s into the trace)"
+    retimed = trace_setup(replace(config, trace_speed=1.0, request_rates=(50.0,)), None)
+    assert retimed is not None
+    assert retimed.identity["rate"] == 50.0
+    assert retimed.identity["speed"] is None
+    assert 10 <= retimed.plan.num_requests <= 40  # a Poisson process at 50/s for 0.5 s
