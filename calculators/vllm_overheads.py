@@ -44,7 +44,10 @@ SAMPLER_BYTES_PER_LOGIT = 15
 # the pipeline ranks that run no sampler (Llama-3.1-8B on 2 and 4 H100s, 1.05-1.10 GiB).
 FORWARD_PEAK_FACTOR = 1.35
 # Memory outside PyTorch's allocator that the profiling run adds (cuBLAS and attention
-# workspaces); tensor parallelism adds the custom all-reduce and NCCL buffers.
+# workspaces); tensor parallelism adds the custom all-reduce and NCCL buffers. The custom
+# all-reduce is the same in 0.10.0, 0.11.0 and 0.19.1 (device_communicators/custom_all_reduce.py,
+# PyPI sdists): two cudaMalloc'd IPC buffers of max_size = 8 MiB (plus its meta block) and an
+# 8 MiB torch rank_data, so ~16 MiB of the TP term; the rest is NCCL's communicator buffers.
 NON_TORCH_BYTES = 256 * MIB
 NON_TORCH_TP_BYTES = 128 * MIB
 # On NVSwitch systems (Hopper and Blackwell SXM) NCCL's NVLink SHARP buffers add ~1.75 GiB per rank
@@ -235,10 +238,11 @@ def non_torch_bytes(settings: VllmSettings) -> int:
 # the bf16 logits (2) and their fp32 copy (4), the sorted values (4) and int64 indices (8), the
 # top-k and top-p masks (1 + 1), the softmax (4) and the out-of-place scatter (4): 28 bytes, plus
 # the CUDA sort's own workspace (not read); FlashInfer's path keeps ~15 (the fit logs). Whether
-# flashinfer is installed is not a flag: `pip install vllm` 0.10 does not pull it, the Docker image
-# has it. vLLM 0.19.1 takes a Triton top-k/top-p kernel for 8 rows or more
-# (apply_top_k_top_p_triton) and scatters in place, so 0.19 plans keep 15. The plan keeps 15 and
-# names the risk for 0.10-0.11.
+# flashinfer is installed is not a flag: `pip install vllm` 0.10.0 does not pull it, 0.11.0 only as
+# the extra vllm[flashinfer] (PKG-INFO Requires-Dist), the Docker image has it; 0.19.1 requires
+# flashinfer-python 0.6.6 (requirements/cuda.txt). vLLM 0.19.1 takes a Triton top-k/top-p kernel for
+# 8 rows or more (apply_top_k_top_p_triton) and scatters in place, so 0.19 plans keep 15. The plan
+# keeps 15 and names the risk for 0.10-0.11.
 SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 = 38.5
 SAMPLER_SORT_PATH_TENSOR_BYTES = 28
 SAMPLER_RISK_RELEASES = ((0, 10), (0, 11))
@@ -253,8 +257,9 @@ def release_notes(
         return []
     extra = sequences * vocab_size * (SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 - SAMPLER_BYTES_PER_LOGIT)
     return [
-        f"vLLM {version[0]}.{version[1]} without flashinfer installed (pip install vllm; the "
-        "Docker image has it) warms its sampler up by sorting the whole vocabulary: up to "
+        f"vLLM {version[0]}.{version[1]} without flashinfer installed (pip install vllm does not "
+        "pull it; the Docker image has it) warms its sampler up by sorting the whole vocabulary: "
+        "up to "
         f"{extra / 2**30:.2f} GiB more out of the KV cache than planned ({sequences} sequences x "
         f"{vocab_size} logits at ~38.5 bytes per logit logged on H100/H200, "
         f"{SAMPLER_SORT_PATH_TENSOR_BYTES} of them tensors the sort path holds, not the 15 the "
