@@ -18,9 +18,12 @@ from calculators.vllm_settings import MIB, VllmSettings, parse_version
 #     `GPUModelRunner.profile_run` (vllm/v1/worker/gpu_model_runner.py, indexed at 4e179065) is one
 #     `_dummy_run` of max_num_batched_tokens, then, if `get_pp_group().is_last_rank`,
 #     `_dummy_sampler_run` with max_num_seqs rows of full-vocabulary logits: the other pipeline
-#     ranks peak at the forward pass alone (`forward_peak_bytes`). In early V1 (gpu_worker.py at
-#     0012cf69) the sampler warm-up ran only after the KV cache was sized. vLLM sizes every rank's
-#     KV cache by the smallest rank's free memory.
+#     ranks peak at the forward pass alone (`forward_peak_bytes`). Under tensor parallelism every
+#     rank samples the full vocabulary: `LogitsProcessor._gather_logits` all-gathers the
+#     vocab-parallel logits (use_all_gather is on under V1 in 0.10.0 and always in 0.19.1,
+#     vllm/platforms/interface.py), so the sampler term is not divided by TP. In early V1
+#     (gpu_worker.py at 0012cf69) the sampler warm-up ran only after the KV cache was sized. vLLM
+#     sizes every rank's KV cache by the smallest rank's free memory.
 #   - non-torch memory: `non_torch_increase` of the same profile (cuBLAS/attention workspaces; NCCL
 #     buffers of the first collective under tensor parallelism).
 #   - CUDA graphs: captured after the KV cache is allocated, outside gpu_memory_utilization, until
