@@ -49,7 +49,11 @@ def _one(item: object, where: str, problems: list[str]) -> GpuRequest | None:
             # ASCII digits only (str.isdigit() takes '²'), and a count int() can take at once.
             if not _COUNT.fullmatch(count_text):
                 shown = item if len(item) <= 60 else item[:60] + "…"
-                problems.append(f"{where}: expected ID or ID:COUNT such as l40s:2, got {shown!r}")
+                problems.append(
+                    f"{where}: a GPU count is at most 9 digits, got {shown!r}"
+                    if count_text.isascii() and count_text.isdigit()
+                    else f"{where}: expected ID or ID:COUNT such as l40s:2, got {shown!r}"
+                )
                 return None
             count = _count(int(count_text), where, problems)
             if count is None:

@@ -81,14 +81,26 @@ def test_plan_matrix_refuses_a_gpu_count_the_model_cannot_split(tmp_path: Path) 
     plan = tmp_path / "plan.yaml"
     plan.write_text(
         f"defaults: {{model: {LLAMA_1B}}}\n"
-        "runs:\n  - {name: a, gpus: [h100-sxm, 'h100-sxm:99999999999999999999']}\n"
+        "runs:\n  - {name: a, gpus: [h100-sxm, 'h100-sxm:96']}\n"
     )
     with pytest.raises(PlanError) as caught:
         load_matrix(plan)
     (problem,) = caught.value.problems
     assert problem == (
-        f"{plan}: runs[0].gpus[1]: --tensor-parallel-size: 99999999999999999999 does not "
+        f"{plan}: runs[0].gpus[1]: --tensor-parallel-size: 96 does not "
         f"divide the model's 32 attention heads ({LLAMA_1B})"
+    )
+
+
+def test_plan_matrix_refuses_a_gpu_count_of_more_than_nine_digits(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("runs:\n  - {name: a, gpus: ['h100-sxm:99999999999999999999']}\n")
+    with pytest.raises(PlanError) as caught:
+        load_matrix(plan)
+    (problem,) = caught.value.problems
+    assert problem == (
+        f"{plan}: runs[0].gpus[0]: a GPU count is at most 9 digits, got "
+        "'h100-sxm:99999999999999999999'"
     )
 
 

@@ -79,7 +79,7 @@ PLANS: dict[str, Callable[[Path], tuple[Path, str]]] = {
     "superscript count": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
         "[h100-sxm]", '["h100-sxm:²"]').join(["runs: [", "]"])), "ID:COUNT"),
     "5,000-digit count": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
-        "[h100-sxm]", f'["h100-sxm:{"9" * 5000}"]').join(["runs: [", "]"])), "ID:COUNT"),
+        "[h100-sxm]", f'["h100-sxm:{"9" * 5000}"]').join(["runs: [", "]"])), "at most 9 digits"),
     "200,000 runs": lambda d: (_write(d, "plan.yaml", "runs:\n" + "- {}\n" * 200_000),
                                "limit of 0.25 MiB"),
     "2,000 runs": lambda d: (_write(d, "plan.yaml", "runs:\n" + "- {}\n" * 2_000),
