@@ -87,6 +87,13 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.workload.ignore_eos",
     "identity.workload.turns",
     "identity.workload.think_time_s",
+    # A replayed trace: its bytes, its blocks, what of it was replayed and how fast.
+    "identity.workload.trace.sha256",
+    "identity.workload.trace.block_size",
+    "identity.workload.trace.requests",
+    "identity.workload.trace.cut",
+    "identity.workload.trace.speed",
+    "identity.workload.trace.rate",
 )
 """The properties that make two results comparable: same values, same experiment.
 
@@ -101,6 +108,12 @@ NOT_COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.model.revision",
     # Another seed draws other requests of the same distribution: a replicate, not a new experiment.
     "identity.workload.seed",
+    # A trace's SHA-256 names it: its name and format are labels of the same bytes, and the
+    # requests it holds and its reuse ceiling follow from them and the block size.
+    "identity.workload.trace.name",
+    "identity.workload.trace.format",
+    "identity.workload.trace.requests_in_file",
+    "identity.workload.trace.prefix_reuse_max",
 )
 """Identity fields that do not separate experiments (each with the reason beside it)."""
 

@@ -67,7 +67,9 @@ def test_bench_run_launch_measures_a_model_outside_the_catalog_and_proposes_its_
         main,
         [
             "bench", "run", "--quiet", "--model", JAMBA, "--vllm-executable", str(standin_vllm),
-            "--load-format", "dummy", "--max-model-len", "4096", "--gpu", "h100-sxm",
+            # 103 GB of bf16 weights: an H200's 141 GB (an H100's 80 GB cannot hold them, which
+            # the registry's weight-fit rule refuses).
+            "--load-format", "dummy", "--max-model-len", "4096", "--gpu", "h200-sxm",
             "--concurrency", "1", "--num-requests", "4", "--warmup", "1", "--input-len", "8",
             "--output-len", "4", "--output", str(output),
         ],
