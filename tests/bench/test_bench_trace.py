@@ -229,6 +229,33 @@ def test_hostile_traces_give_one_line_and_exit_1(
         assert len(run.output.strip().splitlines()) == 1, run.output
 
 
+@pytest.mark.parametrize(
+    ("line", "where"),
+    [
+        ({**ROW, "timestamp": -1}, "bad.jsonl:2: timestamp: expected milliseconds ≥ 0"),
+        ({**ROW, "input_length": -3}, "bad.jsonl:2: input_length: expected a whole number ≥ 1"),
+        ({**ROW, "output_length": -1}, "bad.jsonl:2: output_length: expected a whole number ≥ 1"),
+        (
+            {**ROW, "hash_ids": [0, 1, 2]},
+            "bad.jsonl:2: hash_ids: 3 blocks, but input_length 600 needs 2 blocks of 512 tokens",
+        ),
+    ],
+)
+def test_hostile_trace_fields_give_one_line_naming_file_line_and_field_and_exit_1(
+    fake_server: FakeOpenAIServer, tmp_path: Path, line: dict[str, object], where: str
+) -> None:
+    bad = _write(tmp_path / "bad.jsonl", [ROW, line])
+    run = CliRunner().invoke(
+        main, ["bench", "run", "--endpoint", fake_server.url, "--trace", str(bad), "--quiet"]
+    )
+    assert run.exit_code == 1, run.output
+    assert "Traceback" not in run.output
+    assert len(run.output.strip().splitlines()) == 1, run.output
+    assert where in run.output
+    assert str(bad) in run.output
+    assert fake_server.stats.bodies == []  # refused before a single request was sent
+
+
 def test_a_gzip_trace_reads_as_the_plain_one_with_its_own_hash(tmp_path: Path) -> None:
     packed = tmp_path / "trace.jsonl.gz"
     packed.write_bytes(gzip.compress(MOONCAKE.read_bytes()))
