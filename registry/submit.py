@@ -269,24 +269,64 @@ def _remote_repository(checkout: Path, remote: str) -> str | None:
     return None
 
 
-def submit(config: SubmitConfig) -> SubmitOutcome:
-    """Validate the result, commit it on a new branch of the checkout, push it, open a PR.
+@dataclass(frozen=True)
+class _Submission:
+    """A checked submission and every command that carries it out, in order."""
 
-    Nothing is changed when the file is invalid, the checkout is dirty, the remote is
-    unknown, or the file or branch exists already. With `dry_run`, nothing is changed at all
-    and every command is returned in `remaining_commands`.
-    """
-    files = (config.result_file, *config.more_files)
-    checkout = config.checkout
-    _check_submission(files, checkout)  # first: it reads hostile files safely
-    results = [load_submission(file) for file in files]
-    result = results[0]
-    original = _check_checkout(checkout, config.remote, files)
-    branch = config.branch or (
-        branch_name(result) if len(results) == 1 else set_branch_name(results)
-    )
-    placed = [result_path(one) for one in results]
-    relative = placed[0]
+    files: tuple[Path, ...]
+    placed: tuple[PurePosixPath, ...]  # where each file goes in the checkout
+    texts: tuple[str, ...]  # each file's canonical text
+    branch: str
+    message: str
+    create: list[str]  # `git switch --create`
+    add: list[str]
+    commit: list[str]
+    push: list[str]
+    back: list[str]  # back to the branch (or commit) the checkout was on
+    fork: str | None  # the remote's repository on GitHub
+    upstream: str | None  # the `upstream` remote's repository on GitHub
+    pull_request: list[str]
+
+    def placements(self) -> list[str]:
+        """How each file gets to its place, as a shell command."""
+        return [
+            _placement_command(file, path, text)
+            for file, path, text in zip(self.files, self.placed, self.texts, strict=True)
+        ]
+
+    def commands(self, checkout: Path) -> tuple[str, ...]:
+        """Every command, as a contributor would run them by hand."""
+        steps = (self.add, self.commit, self.push, self.back)
+        return (
+            _command_line(["cd", str(checkout)]),
+            _command_line(self.create),
+            *self.placements(),
+            *(_command_line(step) for step in steps),
+            _command_line(self.pull_request),
+        )
+
+    def outcome(
+        self,
+        commit: str | None,
+        url: str | None,
+        done: Sequence[str],
+        remaining: Sequence[str],
+    ) -> SubmitOutcome:
+        return SubmitOutcome(
+            self.branch,
+            self.placed[0],
+            self.message,
+            commit,
+            commit is not None,
+            url,
+            tuple(done),
+            tuple(remaining),
+            self.placed,
+        )
+
+
+def _check_new(checkout: Path, placed: Sequence[PurePosixPath], branch: str) -> None:
+    """SubmitError when a file or the branch is in the checkout already."""
     for path in placed:
         if (checkout / path.as_posix()).exists():
             raise SubmitError(f"{path} is already in the checkout: this result was submitted")
@@ -295,99 +335,114 @@ def submit(config: SubmitConfig) -> SubmitOutcome:
     if _run(["git", "branch", "--list", branch], checkout):
         raise SubmitError(f"branch {branch!r} exists already in {checkout}; see --branch")
 
-    message = commit_message(result) if len(results) == 1 else set_commit_message(results)
-    texts = [dumps_result(one) for one in results]
-    back = ["git", "switch", *(["--detach"] if _is_commit(original) else []), original]
-    steps = [
-        ["git", "add", "--", *(path.as_posix() for path in placed)],
-        ["git", "commit", "--quiet", "--message", message],
-        ["git", "push", "--set-upstream", config.remote, branch],
-        back,
-    ]
-    create = ["git", "switch", "--create", branch]
+
+def _prepare(config: SubmitConfig) -> _Submission:
+    """Every check, then the commands; nothing in the checkout changes."""
+    files = (config.result_file, *config.more_files)
+    checkout = config.checkout
+    _check_submission(files, checkout)  # first: it reads hostile files safely
+    results = [load_submission(file) for file in files]
+    original = _check_checkout(checkout, config.remote, files)
+    one = len(results) == 1
+    branch = config.branch or (branch_name(results[0]) if one else set_branch_name(results))
+    placed = tuple(result_path(result) for result in results)
+    _check_new(checkout, placed, branch)
+    message = commit_message(results[0]) if one else set_commit_message(results)
     fork = _remote_repository(checkout, config.remote)
     upstream = _remote_repository(checkout, "upstream") if config.remote != "upstream" else None
-    pull_request = _pull_request_command(message, branch, config.base, fork, upstream)
-    placements = [
-        _placement_command(file, path, text)
-        for file, path, text in zip(files, placed, texts, strict=True)
-    ]
-    if config.dry_run:
-        return SubmitOutcome(
-            branch,
-            relative,
-            message,
-            None,
-            False,
-            None,
-            (),
-            (
-                _command_line(["cd", str(checkout)]),
-                _command_line(create),
-                *placements,
-                *(_command_line(step) for step in steps),
-                _command_line(pull_request),
-            ),
-            tuple(placed),
-        )
+    return _Submission(
+        files=files,
+        placed=placed,
+        texts=tuple(dumps_result(result) for result in results),
+        branch=branch,
+        message=message,
+        create=["git", "switch", "--create", branch],
+        add=["git", "add", "--", *(path.as_posix() for path in placed)],
+        commit=["git", "commit", "--quiet", "--message", message],
+        push=["git", "push", "--set-upstream", config.remote, branch],
+        back=["git", "switch", *(["--detach"] if _is_commit(original) else []), original],
+        fork=fork,
+        upstream=upstream,
+        pull_request=_pull_request_command(message, branch, config.base, fork, upstream),
+    )
 
-    _run(create, checkout)
-    done = [_command_line(create), *placements]
+
+def _commit(submission: _Submission, checkout: Path) -> list[str]:
+    """Write the files and commit them on the new branch; the commands done. On failure the
+    checkout is left exactly as it was, branch included, and SubmitError says why."""
+    placements = submission.placements()
+    _run(submission.create, checkout)
+    done = [_command_line(submission.create), *placements]
+    placed = submission.placed
     try:
-        for path, text in zip(placed, texts, strict=True):
+        for path, text in zip(placed, submission.texts, strict=True):
             write_text_atomic(checkout / path.as_posix(), text)
-        for step in steps[:2]:
+        for step in (submission.add, submission.commit):
             _run(step, checkout)
             done.append(_command_line(step))
     except (GitError, OSError) as error:
-        # Nothing committed: leave the checkout exactly as it was, branch included.
         _run(
             ["git", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", *map(str, placed)],
             checkout,
         )
         for path in placed:
             (checkout / path.as_posix()).unlink(missing_ok=True)
-        _run(back, checkout)
-        _run(["git", "branch", "--delete", "--quiet", branch], checkout)
+        _run(submission.back, checkout)
+        _run(["git", "branch", "--delete", "--quiet", submission.branch], checkout)
         raise SubmitError(f"could not commit the result: {error}") from None
-    commit = _run(["git", "rev-parse", "HEAD"], checkout)
-    try:
-        _run(steps[2], checkout)
-    except GitError as error:
-        _run(back, checkout)
-        raise GitError(
-            f"{error}; the commit is on branch {branch!r} of {checkout}: push it with "
-            f"`{_command_line(steps[2])}`"
-        ) from None
-    done.append(_command_line(steps[2]))
-    _run(back, checkout)
-    done.append(_command_line(back))
+    return done
 
+
+def _push(submission: _Submission, checkout: Path) -> list[str]:
+    """Push the branch and switch back; a failed push keeps the commit and names the command."""
+    try:
+        _run(submission.push, checkout)
+    except GitError as error:
+        _run(submission.back, checkout)
+        raise GitError(
+            f"{error}; the commit is on branch {submission.branch!r} of {checkout}: push it "
+            f"with `{_command_line(submission.push)}`"
+        ) from None
+    _run(submission.back, checkout)
+    return [_command_line(submission.push), _command_line(submission.back)]
+
+
+def _pull_request_by_hand(submission: _Submission, config: SubmitConfig) -> list[str]:
+    """What is left to run without gh: its command, and the page that opens the same request."""
+    fork, upstream, branch = submission.fork, submission.upstream, submission.branch
+    remaining = [
+        _command_line(["cd", str(config.checkout)]),
+        _command_line(submission.pull_request),
+    ]
+    if upstream is not None and fork is not None and upstream != fork:
+        owner = fork.split("/")[0]
+        compare = f"{upstream}/compare/{config.base}...{owner}:{branch}"
+        remaining.append(f"# or open https://github.com/{compare}")
+    elif fork is not None:
+        remaining.append(f"# or open https://github.com/{fork}/pull/new/{branch}")
+    return remaining
+
+
+def submit(config: SubmitConfig) -> SubmitOutcome:
+    """Validate the result, commit it on a new branch of the checkout, push it, open a PR.
+
+    Nothing is changed when the file is invalid, the checkout is dirty, the remote is
+    unknown, or the file or branch exists already. With `dry_run`, nothing is changed at all
+    and every command is returned in `remaining_commands`.
+    """
+    checkout = config.checkout
+    submission = _prepare(config)
+    if config.dry_run:
+        return submission.outcome(None, None, (), submission.commands(checkout))
+    done = _commit(submission, checkout)
+    commit = _run(["git", "rev-parse", "HEAD"], checkout)
+    done += _push(submission, checkout)
     if shutil.which("gh") is None:
-        remaining = [_command_line(["cd", str(checkout)]), _command_line(pull_request)]
-        if upstream is not None and fork is not None and upstream != fork:
-            owner = fork.split("/")[0]
-            compare = f"{upstream}/compare/{config.base}...{owner}:{branch}"
-            remaining.append(f"# or open https://github.com/{compare}")
-        elif fork is not None:
-            remaining.append(f"# or open https://github.com/{fork}/pull/new/{branch}")
-        return SubmitOutcome(
-            branch,
-            relative,
-            message,
-            commit,
-            True,
-            None,
-            tuple(done),
-            tuple(remaining),
-            tuple(placed),
-        )
-    output = _run(pull_request, checkout)
-    done.append(_command_line(pull_request))
+        return submission.outcome(commit, None, done, _pull_request_by_hand(submission, config))
+    output = _run(submission.pull_request, checkout)
+    done.append(_command_line(submission.pull_request))
     url = output.splitlines()[-1] if output else None
-    return SubmitOutcome(
-        branch, relative, message, commit, True, url, tuple(done), (), tuple(placed)
-    )
+    return submission.outcome(commit, url, done, ())
 
 
 def _is_commit(reference: str) -> bool:
