@@ -20,6 +20,7 @@ from bench.commands.bench_options import (
     positive,
     rate_list,
 )
+from bench.trace import DEFAULT_BLOCK_SIZE
 from bench.workloads import PROFILES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -306,8 +307,8 @@ _RUN_OPTIONS = (
         "--trace-block-size",
         type=click.IntRange(min=1),
         metavar="TOKENS",
-        help="Tokens per hash_ids block of a Mooncake trace (default 512, as Mooncake's "
-        "published traces use).",
+        help=f"Tokens per hash_ids block of a Mooncake trace (default {DEFAULT_BLOCK_SIZE}, as "
+        "Mooncake's published traces use).",
     ),
     click.option(
         "--tokenizer",

@@ -25,7 +25,7 @@ from bench.cli import main
 from bench.errors import WorkloadFileError
 from bench.plan import load_plan
 from bench.run_config import RunConfig
-from bench.trace import TracePrompts, read_trace
+from bench.trace import DEFAULT_BLOCK_SIZE, TracePrompts, read_trace
 from bench.trace_plan import trace_setup
 from registry.models import Result
 from registry.workloads import workload_key
@@ -294,6 +294,13 @@ def test_trace_options_are_checked(fake_server: FakeOpenAIServer) -> None:
         assert run.exit_code in (1, 2), run.output
         assert option in run.output
         assert "Traceback" not in run.output
+
+
+def test_trace_block_size_help_states_the_default_the_reader_uses() -> None:
+    run = CliRunner().invoke(main, ["bench", "run", "--help"])
+    assert run.exit_code == 0, run.output
+    help_text = " ".join(run.output.split())
+    assert f"hash_ids block of a Mooncake trace (default {DEFAULT_BLOCK_SIZE}," in help_text
 
 
 def test_a_plan_names_a_trace_and_its_command_replays_it(tmp_path: Path) -> None:
