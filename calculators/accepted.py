@@ -125,12 +125,13 @@ class Point:
     mlperf_result_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """JSON data; fields at their default are left out (the browser downloads every point)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["latency"] = {m: dict(stats) for m, stats in self.latency.items()}
         for name in ("own_slo", "records_slo"):
             slo = data[name]
             data[name] = None if slo is None else {"percentile": slo.percentile, **slo.bounds()}
-        return data
+        return {name: value for name, value in data.items() if value not in (None, {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Point:

@@ -140,9 +140,29 @@ CATALOG = json.loads(CATALOG_TEXT)
 del CATALOG_TEXT
 def run(kind, query_json, base):
     return calc_api.render_json(kind, query_json, CATALOG, base)
+def run_answer(evidence_text, query_json, base):
+    import answer_render
+    if evidence_text:  # "" once it is loaded
+        answer_render.load(evidence_text)
+    return answer_render.render_json(query_json, base)
 `);
   mark("imported");
-  return pyodide.globals.get("run");
+  return { run: pyodide.globals.get("run"), runAnswer: pyodide.globals.get("run_answer") };
+}
+
+// The answer page's evidence (data/evidence.json), fetched on its first question only: the
+// calculator pages never need it.
+let evidence = null;
+
+async function compute(runtime, kind, query, base) {
+  if (kind !== "answer") return runtime.run(kind, JSON.stringify(query), base);
+  const first = evidence === null;
+  if (first) evidence = fetchChecked(new URL("../data/evidence.json", import.meta.url).href, "text");
+  const text = await evidence.catch((error) => {
+    evidence = null;
+    throw error;
+  });
+  return runtime.runAnswer(first ? text : "", JSON.stringify(query), base);
 }
 
 const runtime = start();
@@ -151,9 +171,9 @@ runtime.catch(() => {}); // reported to each message below
 self.onmessage = async (event) => {
   const { id, kind, query, base } = event.data;
   try {
-    const run = await runtime;
+    const ready = await runtime;
     const started = performance.now();
-    const result = JSON.parse(run(kind, JSON.stringify(query), base));
+    const result = JSON.parse(await compute(ready, kind, query, base));
     const reply = { id, result, ms: performance.now() - started };
     if (timings.first === undefined) {
       mark("first");

@@ -223,7 +223,7 @@ def pages(
     gpu_names: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """uri → Markdown of the compare pages; uri → slot marker → HTML of their slots (GPUs by
-    their names in `gpu_names`). (Home is `answer_pages.home_page`; result pages are written
+    their names in `gpu_names`). (Home is `answer_site.home_page`; result pages are written
     after the build: `result_pages`.)"""
     out: dict[str, str] = {}
     slots: dict[str, dict[str, str]] = {}

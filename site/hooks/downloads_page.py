@@ -19,8 +19,10 @@ def downloads(
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
     prices: Mapping[str, PriceEntry],
+    more: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict[str, str]:
-    """uri → content of the data files and of the Downloads page."""
+    """uri → content of the data files and of the Downloads page; `more`: further data files
+    to publish and list (uri → (content, what it is))."""
     files = {
         "data/index.json": index_json(index.rows),
         "data/index.csv": render_csv(index.rows),
@@ -94,6 +96,9 @@ def downloads(
         ("data/licences.json", "The terms of each part of the data (the table below)."),
     ]
     files["data/licences.json"] = json.dumps(licences_data(), indent=2) + "\n"
+    for uri, (content, text) in (more or {}).items():
+        files[uri] = content
+        described.append((uri, text))
     files["downloads.md"] = (
         "---\ntitle: Downloads\n---\n\n# Downloads\n\nEverything on this site comes from"
         " these files "

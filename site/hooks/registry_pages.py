@@ -25,6 +25,8 @@ from typing import Any
 
 import accuracy_page
 import answer_pages
+import answer_render
+import answer_site
 import calc_pages
 import calc_snapshot
 import catalog_pages
@@ -41,7 +43,9 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+from calculators.answer import PRESETS
 from calculators.vllm_plan import gpu_total_bytes
+from registry.answers import answers_json
 from registry.catalog import load_gpus, load_models, load_prices
 from registry.errors import RegistryError
 from registry.estimate import Estimates
@@ -93,7 +97,10 @@ def calculators_archive() -> bytes:
     import calculators
 
     package = Path(calculators.__file__).resolve().parent
-    hooks, queue = {"calc_api"}, [(HOOKS / "calc_api.py").read_text(encoding="utf-8")]
+    # calc_api for the calculator pages, answer_render for the answer page
+    entries = ("calc_api", "answer_render")
+    hooks = set(entries)
+    queue = [(HOOKS / f"{name}.py").read_text(encoding="utf-8") for name in entries]
     needed: set[str] = {"__init__"}
     while queue:
         source = queue.pop()
@@ -221,14 +228,17 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         _page(files, config, "models/index.md", catalog_pages.models_index(models))
         estimates = Estimates(gpus, models, _state["cheapest"])
         gpu_names = gpu_labels.names_of(gpus)
-        answers = answer_pages.model_answers(_state["index"], models, estimates, gpu_names)
+        site = _answer_pages(files, config)
         for model in models.values():
             by_profile = groups.result_ids_by_model.get(model.id, {})
             links = page_links.compare_links(model.id, by_profile)
-            links += answers[model.id]
+            section = answer_site.model_section(site, model.id)
+            links += (
+                section
+                if section is not None
+                else answer_pages.model_estimates(model.id, estimates, gpu_names)
+            )
             _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
-        home = answer_pages.home_page(_state["index"], gpus, models, _state["cheapest"], estimates)
-        _page(files, config, "index.md", home)
         flagged = {price.gpu for price in prices.values() if price.caution is not None}
         pages, slots = compare_pages.pages(_state["index"], models, flagged, gpu_names)
         for uri, content in pages.items():
@@ -244,7 +254,22 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     _page(files, config, "assets/calculators.zip", archive)
     catalog_text = json.dumps(catalog, sort_keys=True, separators=(",", ":"))
     _page(files, config, "assets/catalog.json", catalog_text)
-    for uri, content in compare_pages.downloads(_state["index"], gpus, models, prices).items():
+    site = _state["answer_site"]
+    more = {
+        "data/answers.json": (
+            answers_json(site.answers),
+            "Every answer the site shows: per preset question, model, workload, weight "
+            "precision, scenario and lane, the deployments ranked by $ per 1M accepted output "
+            "tokens with their evidence and prices.",
+        ),
+        "data/evidence.json": (
+            answer_render.evidence_json(site.data),
+            "What the answer page recomputes from in your browser: every current load point as "
+            "evidence, the prices figures use, and the estimates.",
+        ),
+    }
+    downloads = compare_pages.downloads(_state["index"], gpus, models, prices, more)
+    for uri, content in downloads.items():
         _page(files, config, uri, content)
 
     runtime = REPO / "node_modules" / "pyodide"
@@ -279,6 +304,28 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
             markdown, Path(__file__).resolve().parents[2] / "benchmarks" / "records"
         )
     return markdown
+
+
+def _answer_pages(files: Files, config: MkDocsConfig) -> answer_site.Site:
+    """Home, the answer page, one page per preset and the GPU comparisons (`answer_site`)."""
+    index = _state["index"]
+    site = answer_site.build(
+        index.rows, index.results, _state["gpus"], _state["models"], _state["prices"]
+    )
+    _state["answer_site"] = site
+    default = answer_render.render(
+        {"model": site.default_model, "percentile": "99", "tier": "on_demand"},
+        site.data,
+        answer_site.ANSWER_BASE,
+    )
+    if "errors" in default:  # the default question is ours: a failure is a bug in the build
+        raise ValueError(f"answer page: default question fails: {default['errors']}")
+    _page(files, config, "index.md", answer_site.home_page(site))
+    _page(files, config, "answer/index.md", answer_site.answer_page(site, default["html"]))
+    for preset in PRESETS:
+        _page(files, config, f"answer/{preset.id}.md", answer_site.preset_page(site, preset))
+    _page(files, config, "answer/comparisons.md", answer_site.comparisons_page(site))
+    return site
 
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
@@ -317,7 +364,7 @@ WORKER_START = (
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     uri = page.file.src_uri
-    if uri.startswith("calculators/"):
+    if uri.startswith("calculators/") or uri == "answer/index.md":
         base = "../" * page.url.count("/")
         charset = '<meta charset="utf-8">'
         if charset not in output:

@@ -1,10 +1,8 @@
-"""Where no result meets a stated SLO, the calculators' estimate stands beside "no result meets
-this yet", marked as an estimate and kept out of the measured and reported figures; a model
-page without any result shows the estimates as their own table. In a real headless Chromium on
-the real registry's build."""
+"""A model page's answer section, in a real headless Chromium on the real registry's build: per
+preset question, rankings that are each one workload, precision, scenario and lane, with their
+SLO; an estimate only where nothing qualifies, marked as one and kept out of every ranking; a
+model page without any result shows the estimates as their own table."""
 
-import re
-import sys
 from typing import Any
 
 import pytest
@@ -13,38 +11,37 @@ from site_helpers import PHONE, REPO, assert_side_by_side, in_view, visit
 from registry.catalog import load_gpus, load_models
 from registry.index import build_index
 
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-import answer_pages
-
 pytestmark = pytest.mark.browser
 
-# The answer tables' text with every estimate taken out: what the results themselves say.
-WITHOUT_ESTIMATES = """tables => tables.map((table) => {
-  const copy = table.cloneNode(true);
-  copy.querySelectorAll('.im-estimate').forEach((e) => e.remove());
-  return copy.innerText;
-}).join('\\n')"""
+
+def test_answers_model_page_ranks_like_with_like(page: Any, site_url: str) -> None:
+    page.goto(f"{site_url}/models/llama-2-70b-chat/")
+    article = page.locator("article")
+    sections = article.locator("section[data-answer]")
+    assert sections.count() > 3
+    keys = sections.evaluate_all(
+        "ss => ss.map(s => [s.dataset.scenario, s.dataset.lane, s.dataset.precision])"
+    )
+    # Server and Interactive, and each precision, ranked apart
+    assert {"mlperf_server", "mlperf_interactive"} <= {scenario for scenario, _l, _p in keys}
+    assert len({precision for _s, _l, precision in keys}) > 1
+    for index in range(sections.count()):
+        values = sections.nth(index).locator('[data-output="usd_per_million_accepted"]')
+        numbers = [float(v) for v in values.evaluate_all("vs => vs.map(v => v.dataset.value)")]
+        assert numbers == sorted(numbers)
+    assert "SLO: p99 TTFT ≤ 2,000 ms, TPOT ≤ 200 ms" in article.inner_text()
 
 
-def test_answers_estimate_beside_no_result_marked_and_apart(page: Any, site_url: str) -> None:
-    page.goto(f"{site_url}/")
-    answer = page.locator("table.im-answer")
-    missing = answer.locator("tbody td", has_text="no result meets a stated SLO yet")
-    assert missing.count() > 0
-    estimates = answer.locator(".im-estimate")
+def test_answers_estimate_only_where_nothing_qualifies_and_apart(page: Any, site_url: str) -> None:
+    page.goto(f"{site_url}/models/llama-3.1-70b-instruct/")
+    article = page.locator("article")
+    estimates = article.locator(".im-estimate")
     assert estimates.count() > 0
-    names = "|".join(re.escape(gpu.name) for gpu in load_gpus().values())
     for text in estimates.all_inner_texts():
-        # it says it is the cheapest over every GPU, not the row's own
-        assert text.startswith(
-            "Estimate (not measured), over every catalog GPU for this workload: at best $"
-        ), text
-        # its GPUs by their catalog name, not their id
-        assert re.search(rf"/1M output on \d+ × (?:{names}), the roofline bound", text), text
-    # every estimate sits in a "no result meets" cell, never beside a result's own $
-    cells = answer.locator("td:has(.im-estimate)").all_inner_texts()
-    assert all(cell.startswith("no result meets a stated SLO yet") for cell in cells)
-    assert "Estimate" not in answer.evaluate_all(WITHOUT_ESTIMATES)
+        assert text.startswith("Estimate, not a measurement (roofline bound, "), text
+    # never inside a ranking: only beside a nearest miss or a group nothing meets
+    assert article.locator("section[data-answer] .im-estimate").count() == 0
+    assert article.locator("[data-nearest-miss]").count() > 0
 
 
 def test_answers_model_without_results_shows_estimates_only(page: Any, site_url: str) -> None:
@@ -54,7 +51,7 @@ def test_answers_model_without_results_shows_estimates_only(page: Any, site_url:
     page.goto(f"{site_url}/models/{without[0]}/")
     article = page.locator("article")
     assert "No result meets this yet." in article.inner_text()
-    assert article.locator("table.im-answer").count() == 0
+    assert article.locator("section[data-answer]").count() == 0
     table = article.locator("table.im-estimates")
     assert "Estimate: at best $/1M output" in table.locator("thead").inner_text()
     costs = [
@@ -69,91 +66,12 @@ def test_answers_model_without_results_shows_estimates_only(page: Any, site_url:
         assert text.split(" × ", 1)[1] == catalog[gpu_id].name
 
 
-@pytest.fixture(scope="module")
-def real_rows() -> list[Any]:
-    rows, _count = build_index(REPO)
-    return rows
-
-
-def test_answers_of_every_model_in_one_pass_match_each_models_own(real_rows: list[Any]) -> None:
-    from result_index import Index
-
-    index = Index(rows=real_rows, results={}, texts={})
-    models = load_models()
-    answers = answer_pages.model_answers(index, models)
-    assert set(answers) == set(models)
-    with_results = {row.model for row in real_rows if row.correction is None}
-    assert with_results & set(models)
-    for model_id in models:
-        assert answers[model_id] == answer_pages.model_answer(index, model_id, models)
-        assert ("im-answer" in answers[model_id]) == (model_id in with_results)
-
-
-def test_answers_server_at_slo_names_its_percentile_bounds_not_a_missing_slo(
-    real_rows: list[Any],
-) -> None:
-    rows = real_rows
-    server = [row for row in rows if row.scenario == "server_at_slo" and row.correction is None]
-    assert server, "the registry has no server-at-SLO result: this test would check nothing"
-    answers = re.findall(r"<tr [^>]*>(.*?)</tr>", answer_pages.answer_rows(server, {}, ""))
-    assert answers
-    for answer in answers:
-        # its whole throughput is accepted at its own SLO: a $/1M accepted figure, or no price
-        assert re.search(r"<td>(\$[\d.,]+|–)</td>", answer), answer
-        assert re.search(r"<td>p\d+(\.\d+)? TTFT ≤ [\d,]+ ms", answer), answer
-        assert "no result meets" not in answer
-
-
-def test_answers_home_narrows_to_the_readers_model_without_javascript(
-    browser: Any, site_url: str, real_rows: list[Any]
-) -> None:
-    from compare_pages import ranked
-
-    context = browser.new_context(java_script_enabled=False)
-    try:
-        page = context.new_page()
-        page.set_viewport_size({"width": 1280, "height": 800})
-        page.goto(f"{site_url}/")
-        jumps = page.locator("ul.im-jump a")
-        sections = page.locator("article h3[id^='answer-']")
-        assert jumps.count() == sections.count() > 3
-        model_of = {row.result_id: row.model for row in real_rows}
-        total = 0
-        for href in jumps.evaluate_all("links => links.map(a => a.getAttribute('href'))"):
-            model_id = href.removeprefix("#answer-")
-            heading = page.locator(f"h3[id='answer-{model_id}']")
-            table = heading.locator(
-                "xpath=following-sibling::div[1]//table[@class='im-table im-answer']"
-            )
-            # inside a model's section no Model column: the heading names it
-            assert "Model" not in table.locator("thead th").all_inner_texts()
-            results = table.locator("tbody tr td:last-child a[href^='results/']").evaluate_all(
-                "links => links.map(a => a.getAttribute('href'))"
-            )
-            assert results
-            # this model's rows only
-            assert {model_of[link.split("/")[1]] for link in results} == {model_id}
-            total += len(results)
-        # every answer the one long table held, none lost or repeated
-        every = answer_pages.answer_rows(ranked(real_rows), {}, "")
-        assert total == every.count("<tr ")
-        # a link of the jump list lands on its model's heading, no script needed
-        last = jumps.nth(jumps.count() - 1)
-        target = last.get_attribute("href")
-        last.click()
-        page.wait_for_url(f"**/{target}")
-        top = page.locator(f"h3[id='{target[1:]}']").evaluate("e => e.getBoundingClientRect().top")
-        assert 0 <= top < 200
-    finally:
-        context.close()
-
-
 def test_answers_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) -> None:
-    # each model's answer table on Home: its GPUs and $/1M accepted in view at a phone's width
+    # a model page's answer table: its GPUs and $/1M accepted in view at a phone's width
     # without scrolling, the table scrolling inside its box (not the page) with both kept
     gpus_catalog = load_gpus()
-    visit(phone, f"{site_url}/")
-    tables = phone.locator("table.im-answer")
+    visit(phone, f"{site_url}/models/llama-2-70b-chat/")
+    tables = phone.locator("table.im-answer-ranking")
     assert tables.count() > 1
     for table in (tables.first, tables.last):
         headers = table.locator("thead th")

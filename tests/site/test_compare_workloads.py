@@ -25,7 +25,6 @@ from registry.tables import INTERRUPTED_NOTE, points_table_html
 from registry.workloads import scenario
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
-import answer_pages
 import compare_pages
 
 pytestmark = pytest.mark.browser
@@ -136,38 +135,6 @@ def test_compare_front_table_without_javascript(static_page: Any, rows: list[Ind
     assert sorted(int(load.split()[-1]) for load in loads) == sorted(FRONT)
 
 
-def test_compare_home_answers_per_model_workload_and_lane(
-    static_page: Any, rows: list[IndexRow]
-) -> None:
-    body = answer_pages.answer_rows(rows, {}, "")
-    static_page.set_content(answer_pages.answer_table(body))
-    head = static_page.locator("table.im-answer thead th").all_inner_texts()
-    cells = static_page.locator("table.im-answer tbody tr").first.locator("td")
-    # one model's table: no Model column; the GPUs (sticky on a phone) and their $ first
-    assert head[:4] == ["GPUs", "$/1M accepted", "Workload", "Scenario"]
-    assert cells.count() == len(head)
-    # a table that mixes models keeps the column, a cell for each heading
-    mixed = answer_pages.answer_rows(rows, {}, "", model_column=True)
-    static_page.set_content(answer_pages.answer_table(mixed, model_column=True))
-    mixed_head = static_page.locator("table.im-answer thead th").all_inner_texts()
-    assert mixed_head == ["Model", *head]
-    first = static_page.locator("table.im-answer tbody tr").first.locator("td")
-    assert first.count() == len(mixed_head)
-    assert first.first.locator("a").get_attribute("href") == f"models/{rows[0].model}/"
-    static_page.set_content(answer_pages.answer_table(body))
-    answer = static_page.locator("table.im-answer tbody tr")
-    assert answer.count() == 2  # one per workload, same lane
-    texts = answer.all_inner_texts()
-    assert any("~1,024 → ~256 tokens" in text for text in texts)
-    assert any("128 → 2,048 tokens" in text for text in texts)
-    # each is the cheapest of its workload
-    for text in texts:
-        workload = "128 →" if "128 →" in text else "~1,024"
-        mine = [r for r in rows if r.workload.startswith(workload)]
-        cheapest = min(r.on_demand_usd_per_million_accepted_tokens or 1e9 for r in mine)
-        assert f"${cheapest:,.3f}" in text
-
-
 def test_compare_real_site_tables_hold_one_workload_and_name_their_bound(built_site: Path) -> None:
     pages = sorted((built_site / "compare").glob("*/index.html"))
     assert pages
@@ -210,31 +177,24 @@ def test_compare_real_site_tables_hold_one_workload_and_name_their_bound(built_s
     assert [cell for cell in shares if cell not in named and not cell.startswith(why)] == []
 
 
-def test_compare_real_home_keeps_mlperf_in_its_lane(built_site: Path) -> None:
-    home = (built_site / "index.html").read_text(encoding="utf-8")
-    # one answer table per model, all of them
-    answers = [part.split("</table>", 1)[0] for part in home.split('class="im-table im-answer"')]
-    rows = re.findall(r'<tr data-lane="([^"]+)">(.*?)</tr>', "".join(answers[1:]), re.S)
-    assert rows
-    mlperf = [row for lane, row in rows if lane == "mlperf"]
+def test_compare_real_answers_keep_mlperf_in_its_lane(built_site: Path) -> None:
+    preset = (built_site / "answer" / "balanced-chat" / "index.html").read_text(encoding="utf-8")
+    sections = re.findall(
+        r'<section class="im-ranking"[^>]*data-lane="([^"]+)"(.*?)</section>', preset, re.S
+    )
+    mlperf = [body for lane, body in sections if lane == "mlperf"]
     assert mlperf, "the registry has MLPerf results: the answer must show their lane"
-    for row in mlperf:
-        assert "MLPerf result ID" in row
-        assert "not verified by MLCommons" in row
-    # per model's table: no Model column, one answer per workload × scenario × lane
-    for table in answers[1:]:
-        head = re.findall(r"<th>(.*?)</th>", table)
-        assert head[:4] == ["GPUs", "$/1M accepted", "Workload", "Scenario"]
-        lanes = re.findall(r'<tr data-lane="([^"]+)">(.*?)</tr>', table, re.S)
-        keys = [(lane, *re.findall(r"<td>(.*?)</td>", row, re.S)[2:4]) for lane, row in lanes]
-        assert len(keys) == len(set(keys))
-        assert 'href="models/' not in table.split("<tbody>")[1]
+    for body in mlperf:
+        rows = re.findall(r"<tr data-answer-row.*?</tr>", body, re.S)
+        assert rows
+        assert all(re.search(r"MLPerf \S+-\d{4}", row) for row in rows)
+        assert "not verified by MLCommons" in body
     # and a model page's answer likewise
     model_page = (built_site / "models" / "llama-3.1-8b-instruct" / "index.html").read_text(
         encoding="utf-8"
     )
-    own = model_page.split('class="im-table im-answer"')[1].split("</table>", 1)[0]
-    assert re.findall(r"<th>(.*?)</th>", own)[:3] == ["GPUs", "$/1M accepted", "Workload"]
+    own = model_page.split('class="im-table im-answer-ranking"')[1].split("</table>", 1)[0]
+    assert re.findall(r"<th>(.*?)</th>", own)[:3] == ["GPUs", "$/1M accepted", "vs winner"]
 
 
 # Per "% of bound" cell of every compare table: its lines (the distinct tops of its content's
@@ -311,8 +271,13 @@ def test_compare_an_interrupted_point_is_shown_on_its_page_but_never_ranked(
     # The sweep plus a point cut short by SIGTERM that would top the front if it were ranked.
     sweep = _variants()[0]
     cut = _point(sweep["points"][0], 64, 4000.0)
-    cut["validity"] = [{"code": "interrupted", "message": "the run was terminated (SIGTERM) "
-                        "during this point: its figures are those of the 9 measured requests"}]
+    cut["validity"] = [
+        {
+            "code": "interrupted",
+            "message": "the run was terminated (SIGTERM) "
+            "during this point: its figures are those of the 9 measured requests",
+        }
+    ]
     sweep["points"].append(cut)
     replicate = copy.deepcopy(sweep)  # the same run again: each point's replicate
     replicate["source"]["submitter"] = "carol"

@@ -80,10 +80,11 @@ def test_sources_every_price_has_its_date_and_source(built_site: Path) -> None:
 
 
 def test_sources_prices_elsewhere_link_to_their_row(built_site: Path) -> None:
+    answers = sorted((built_site / "answer").glob("*/index.html"))
     pages = [
-        built_site / "index.html",
         built_site / "gpus/index.html",
         *sorted((built_site / "compare").glob("*/index.html")),
+        *answers,
     ]
     links = 0
     for path in pages:
@@ -94,11 +95,11 @@ def test_sources_prices_elsewhere_link_to_their_row(built_site: Path) -> None:
             assert f'id="{anchor}"' in target_page.read_text(), f"{path}: {href}"
             links += 1
     assert links > 30
-    home_prices = re.findall(
-        r"from (<a [^>]*>)?\$[\d.,]+/h", (built_site / "index.html").read_text()
+    answer_prices = re.findall(
+        r"(<a [^>]*>)?\$[\d.,]+/GPU-h", "".join(path.read_text() for path in answers)
     )
-    assert home_prices
-    assert all(home_prices)  # every price on Home is a link
+    assert answer_prices
+    assert all(answer_prices)  # every price in an answer is a link
 
 
 def test_sources_reported_result_pages_link_their_source(built_site: Path) -> None:

@@ -1,0 +1,407 @@
+"""The pages that answer the buyer, built from `calculators.answer` at build time: the answer
+page (`answer/`, a form whose values live in the URL query, recomputed in the browser by
+`answer_render`), one pre-rendered page per preset question (readable without JavaScript),
+the buyer's guide's GPU comparisons computed, and Home, every sentence of which comes from the
+computed answers. `data/answers.json` holds every answer these pages show; `data/evidence.json`
+is what the browser recomputes from."""
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from answer_render import (
+    QUERY_KEYS,
+    Data,
+    answer_title,
+    answers_html,
+    esc,
+    gpus_text,
+    ranking_html,
+    usd,
+)
+
+from calculators.accepted import Slo
+from calculators.answer import PRESETS, Answer, Estimate, Preset, Question, Row
+from registry.answers import Evidence, RooflineEstimator, site_answers, workload_tokens_of
+from registry.evidence import answer_prices, evidence
+from registry.index_row import IndexRow
+from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
+
+ANSWER_BASE = "../"  # the answer page's relative URL of the site's root
+PRESET_BASE = "../../"
+
+
+@dataclass(frozen=True)
+class Site:
+    """What the answer pages are made of."""
+
+    data: Data
+    answers: Mapping[str, list[Answer]]  # preset id → its answers (every model)
+    default_model: str
+
+
+def build(
+    rows: Sequence[IndexRow],
+    results: Mapping[str, Result],
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    prices: Mapping[str, PriceEntry],
+) -> Site:
+    """The answers the site shows and the data the browser recomputes them from."""
+    found = Evidence(evidence(rows, results), answer_prices(prices.values()))
+    estimator = RooflineEstimator(gpus, models, found.prices, workload_tokens_of(found.points))
+    estimates: dict[tuple[str, str, str, str], Estimate] = {}
+    for model, workload_key, precision in sorted(
+        {(p.model, p.workload_key, p.precision) for p in found.points}
+    ):
+        estimate = estimator(Question(model, Slo()), workload_key, precision)
+        if estimate is not None:
+            estimates[(model, workload_key, precision, "on_demand")] = estimate
+    data = Data(
+        found.points,
+        found.prices,
+        {model_id: model.name for model_id, model in models.items()},
+        {gpu_id: gpu.name for gpu_id, gpu in gpus.items()},
+        estimates,
+    )
+    answers = site_answers(found, data.estimator)
+    answered = Counter(
+        a.question.model for found_list in answers.values() for a in found_list if a.rows
+    )
+    default = min(answered, key=lambda m: (-answered[m], m)) if answered else ""
+    return Site(data, answers, default)
+
+
+def preset_query(preset: Preset, model: str) -> str:
+    """The answer page's query for a preset's question about one model."""
+    slo = preset.slo
+    parts = [f"model={model}"]
+    if not slo.is_batch:
+        parts.append(f"percentile={slo.percentile:g}")
+        parts += [f"{name}={value:g}" for name, value in slo.bounds().items()]
+    return "?" + "&".join(parts)
+
+
+def _select(name: str, label: str, choices: Sequence[tuple[str, str]], default: str) -> str:
+    options = "".join(
+        f'<option value="{esc(value)}"{" selected" if value == default else ""}>{esc(text)}'
+        "</option>"
+        for value, text in choices
+    )
+    return (
+        f'<div class="im-field"><label for="im-{name}">{esc(label)}</label>'
+        f'<select id="im-{name}" name="{name}" data-default="{esc(default)}">{options}</select>'
+        f'<span class="im-error" data-error-for="{name}" role="alert"></span></div>'
+    )
+
+
+def _text(name: str, label: str, default: str, hint: str, listed: str = "") -> str:
+    mode = "" if listed else ' inputmode="decimal"'
+    data_list = f' list="{listed}"' if listed else ""
+    return (
+        f'<div class="im-field"><label for="im-{name}">{esc(label)}</label>'
+        f'<input type="text" id="im-{name}" name="{name}" value="{esc(default)}" '
+        f'data-default="{esc(default)}"{mode}{data_list}><small>{esc(hint)}</small>'
+        f'<span class="im-error" data-error-for="{name}" role="alert"></span></div>'
+    )
+
+
+def answer_form(site: Site) -> str:
+    """The question's fields, named as the URL query keys (`QUERY_KEYS`)."""
+    data = site.data
+    models = sorted({p.model for p in data.points}, key=lambda m: data.models.get(m, m))
+    precisions = sorted({p.precision for p in data.points})
+    tiers = sorted({p.tier for p in data.prices})
+    workloads = sorted({p.workload for p in data.points})
+    fields = [
+        _select("model", "Model", [(m, data.models.get(m, m)) for m in models], site.default_model),
+        _text("workload", "Workload", "", "Blank: each workload in turn.", "im-workloads"),
+        _select(
+            "precision",
+            "Weight precision",
+            [("", "each in turn")] + [(p, p) for p in precisions],
+            "",
+        ),
+        _text("percentile", "Percentile", "99", "Every bound applies to this percentile."),
+        _text("ttft_ms", "TTFT ≤ ms", "", "Blank: no bound."),
+        _text("tpot_ms", "TPOT ≤ ms", "", "Blank: no bound."),
+        _text("e2e_ms", "E2E ≤ ms", "", "No bound at all: the batch question."),
+        _select("tier", "Price tier", [(t, t.replace("_", "-")) for t in tiers], "on_demand"),
+    ]
+    assert len(fields) == len(QUERY_KEYS)
+    datalist = "".join(f'<option value="{esc(w)}"></option>' for w in workloads)
+    return (
+        '<form class="im-form" autocomplete="off" onsubmit="return false">'
+        + "".join(fields)
+        + f'</form><datalist id="im-workloads">{datalist}</datalist>'
+    )
+
+
+def answer_page(site: Site, default_html: str) -> str:
+    """Markdown of `answer/`: the form, the default question's answer pre-rendered, the presets."""
+    presets = "".join(
+        f'<li><a href="{esc(p.id)}/">{esc(p.title)}</a>: {esc(p.why)}</li>' for p in PRESETS
+    )
+    block = (
+        f'<div class="im-calc im-answer-page" data-calc="answer" data-base="{ANSWER_BASE}" '
+        f'data-state="static">{answer_form(site)}'
+        '<p class="im-status" data-status aria-live="polite">Pre-rendered default (the batch '
+        "question), computed when the site was built; your question is recomputed in your "
+        "browser (it needs JavaScript).</p>"
+        '<p class="im-error" data-error-for="" role="alert"></p>'
+        f'<div class="im-output" data-outputs data-search-exclude>{default_html}</div></div>'
+    )
+    return (
+        "---\ntitle: Your answer\ndescription: Which GPU serves your model at the lowest cost "
+        "per accepted token, at your latency target.\n---\n\n"
+        "# Your answer: $ per 1M accepted output tokens\n\n"
+        "Pick a model, a workload, a weight precision, a latency target (SLO: bounds on TTFT, "
+        "TPOT and end-to-end latency at one percentile; none asks the batch question) and a "
+        "price tier. Deployments (GPU × count) are ranked by $ per 1M accepted output tokens "
+        "within one model, workload, precision, scenario and lane each, never across them "
+        "([what accepted means](../methodology.md#accepted-for-each-kind-of-evidence)). "
+        "Every value is in the address bar, so an answer is a link; it is recomputed in your "
+        "browser from the published data, by the same Python as `infermeter registry answer`."
+        "\n\n"
+        f'<ul class="im-presets">{presets}</ul>\n\n{block}\n'
+    )
+
+
+def _model_links(preset: Preset, models: Sequence[str], names: Mapping[str, str], base: str) -> str:
+    return " · ".join(
+        f'<a href="{base}answer/{esc(preset_query(preset, m))}">{esc(names.get(m, m))}</a>'
+        for m in models
+    )
+
+
+def preset_page(site: Site, preset: Preset) -> str:
+    """Markdown of one preset's page: its bounds, then per model its rankings (top three)."""
+    found = site.answers[preset.id]
+    data = site.data
+    models = sorted({a.question.model for a in found}, key=lambda m: data.models.get(m, m))
+    sections = []
+    for model in models:
+        mine = [a for a in found if a.question.model == model]
+        if not any(a.rows for a in mine):
+            continue
+        link = f"{PRESET_BASE}answer/{esc(preset_query(preset, model))}"
+        sections.append(
+            f'<h3 id="{esc(model)}">{esc(data.models.get(model, model))}</h3>'
+            f'<p><a href="{link}">The full answer, with every deployment and the other '
+            "workloads' nearest misses</a></p>"
+            + "".join(ranking_html(a, PRESET_BASE, data.gpus, 3) for a in mine if a.rows)
+        )
+    unanswered = [m for m in models if not any(a.rows for a in found if a.question.model == m)]
+    missing = (
+        f"<p>No result meets this for: {_model_links(preset, unanswered, data.models, PRESET_BASE)}"
+        " (each link shows the nearest miss).</p>"
+        if unanswered
+        else ""
+    )
+    workloads = (
+        f"Workloads with prompts of {preset.min_input_tokens:,} tokens or more. "
+        if preset.min_input_tokens
+        else ""
+    )
+    return (
+        f"---\ntitle: {preset.title}\n---\n\n# {preset.title}\n\n"
+        f'<p class="im-slo" data-slo>SLO: {esc(preset.slo.text())}. {esc(preset.why)}</p>\n\n'
+        f"{workloads}Per model, each ranking is one workload, weight precision, scenario and "
+        "lane; its three cheapest deployments per 1M accepted output tokens, at on-demand "
+        "prices.\n\n" + "\n".join(sections) + f"\n\n{missing}\n"
+    )
+
+
+# --- the buyer's guide's comparisons ----------------------------------------------------------
+
+PAIRS = (("h200-sxm", "h100-sxm"), ("b200", "h200-sxm"), ("mi300x", "h100-sxm"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two GPUs in one answer: each one's best row, per GPU."""
+
+    preset: Preset
+    found: Answer
+    first: Row
+    second: Row
+
+    def price_ratio(self) -> float:
+        first, second = self.first.price, self.second.price
+        assert first is not None
+        assert second is not None
+        return first.usd_per_gpu_hour / second.usd_per_gpu_hour
+
+    def throughput_ratio(self) -> float:
+        def per_gpu(row: Row) -> float:
+            return (row.acceptance.accepted_tokens_per_s or 0.0) / row.point.gpu_count
+
+        return per_gpu(self.first) / per_gpu(self.second)
+
+    def winner(self) -> Row:
+        first, second = self.first, self.second
+        return (
+            first
+            if (first.usd_per_million_accepted or 0) <= (second.usd_per_million_accepted or 0)
+            else second
+        )
+
+
+def comparisons(site: Site) -> list[Comparison]:
+    """Every answer where both GPUs of a pair have a priced row (each GPU's cheapest row)."""
+    found_pairs = []
+    for preset in PRESETS:
+        for found in site.answers[preset.id]:
+            best: dict[str, Row] = {}
+            for row in found.rows:
+                best.setdefault(row.point.gpu, row)
+            for first, second in PAIRS:
+                if first in best and second in best:
+                    found_pairs.append(Comparison(preset, found, best[first], best[second]))
+    return found_pairs
+
+
+def _comparison_row(found: Comparison, site: Site) -> str:
+    names, winner = site.data.gpus, found.winner()
+    loser = found.second if winner is found.first else found.first
+    model = found.found.question.model
+    price, throughput = found.price_ratio(), found.throughput_ratio()
+    return (
+        "<tr data-comparison>"
+        f"<td>{esc(names.get(found.first.point.gpu))} vs "
+        f"{esc(names.get(found.second.point.gpu))}</td>"
+        f"<td>{esc(site.data.models.get(model, model))}</td>"
+        f"<td>{esc(found.preset.title)}: {esc(answer_title(found.found))}</td>"
+        f'<td data-output="price_ratio" data-value="{price!r}">{price:.2f}×</td>'
+        f'<td data-output="accepted_throughput_ratio" data-value="{throughput!r}">'
+        f"{throughput:.2f}×</td>"
+        f"<td>{esc(gpus_text(winner.point.gpu_count, winner.point.gpu, names))} "
+        f"({usd(winner.usd_per_million_accepted)} vs {usd(loser.usd_per_million_accepted)})</td>"
+        "</tr>"
+    )
+
+
+def comparisons_page(site: Site) -> str:
+    """Markdown of the buyer's guide's comparisons: price ratio beside accepted-throughput ratio."""
+    names = site.data.gpus
+    found = comparisons(site)
+    rows = "".join(_comparison_row(c, site) for c in found)
+    wins = Counter(names.get(c.winner().point.gpu, c.winner().point.gpu) for c in found)
+    summary = "; ".join(f"{name} wins {count}" for name, count in sorted(wins.items()))
+    return (
+        "---\ntitle: GPU against GPU\n---\n\n# GPU against GPU: price ratio against accepted "
+        "throughput\n\n"
+        "The decision between two GPUs is the ratio of their prices against the ratio of their "
+        "accepted output (the guide's example: 1.4× the price for 1.8× the accepted output "
+        "wins; 2.2× the price for 10 % more loses). Below, computed for every answer where both "
+        "GPUs have a priced row: per GPU, the price ratio (per GPU-hour, on-demand) beside the "
+        "accepted-throughput ratio (accepted output tokens/s per GPU, each GPU's cheapest "
+        "deployment in that answer), and which one costs less per 1M accepted tokens. "
+        "The one whose throughput ratio exceeds its price ratio wins.\n\n"
+        f"{len(found)} comparisons; {esc(summary) or 'none yet'}.\n\n"
+        '<div class="im-scroll"><table class="im-table" data-search-exclude><thead><tr>'
+        "<th>Pair</th><th>Model</th><th>Question and evidence</th><th>Price ratio</th>"
+        "<th>Accepted-throughput ratio</th><th>Cheaper per 1M accepted</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>\n"
+    )
+
+
+# --- Home -------------------------------------------------------------------------------------
+
+
+def shortlist(
+    found: Sequence[Answer], names: Mapping[str, str], top: int = 3
+) -> list[tuple[str, int]]:
+    """The GPUs that win the most of these answers (the top of each computed ranking)."""
+    wins = Counter(names.get(a.rows[0].point.gpu, a.rows[0].point.gpu) for a in found if a.rows)
+    return sorted(wins.items(), key=lambda item: (-item[1], item[0]))[:top]
+
+
+def home_sentence(preset: Preset, found: Sequence[Answer], names: Mapping[str, str]) -> str:
+    """One computed sentence: which GPUs top how many of the preset's answers."""
+    answered = [a for a in found if a.rows]
+    models = {a.question.model for a in answered}
+    if not answered:
+        return "No result meets this yet."
+    leaders = ", ".join(f"{name} ({count})" for name, count in shortlist(found, names))
+    return (
+        f"{len(answered)} rankings over {len(models)} models; the cheapest per 1M accepted "
+        f"tokens most often: {leaders}."
+    )
+
+
+def home_page(site: Site) -> str:
+    """Markdown of Home: the question, a model picker and the presets, each with computed
+    sentences, then the model list."""
+    data = site.data
+    models = sorted({p.model for p in data.points}, key=lambda m: data.models.get(m, m))
+    options = "".join(
+        f'<option value="{esc(m)}"{" selected" if m == site.default_model else ""}>'
+        f"{esc(data.models.get(m, m))}</option>"
+        for m in models
+    )
+    picker = (
+        '<form class="im-picker" action="answer/" method="get">'
+        '<label for="im-home-model">Your model</label> '
+        f'<select id="im-home-model" name="model">{options}</select> '
+        '<button type="submit">Answer</button></form>'
+    )
+    presets = "".join(
+        f'<li data-preset="{esc(p.id)}"><a href="answer/{esc(p.id)}/"><strong>{esc(p.title)}'
+        f"</strong></a> ({esc(p.slo.text())}): <span data-home-sentence>"
+        f"{esc(home_sentence(p, site.answers[p.id], data.gpus))}</span></li>"
+        for p in PRESETS
+    )
+    model_list = "".join(
+        f'<li><a href="answer/?model={esc(m)}">{esc(data.models.get(m, m))}</a> · '
+        f'<a href="models/{esc(m)}/">model page</a></li>'
+        for m in models
+    )
+    return (
+        "---\ntitle: infermeter\n---\n\n# What a token really costs on each GPU\n\n"
+        "Which GPU serves your model and traffic at the lowest cost per accepted token, within "
+        "your latency target? Measured and published results, priced at catalog prices, ranked "
+        "like with like.\n\n"
+        f"{picker}\n\n"
+        f'<ul class="im-presets">{presets}</ul>\n\n'
+        "[GPU against GPU](answer/comparisons.md) · [Compare](compare/index.md) · "
+        "[Calculators](calculators/vram.md) · [Methodology](methodology.md) · "
+        "[Downloads](downloads.md)\n\n"
+        "## Models {#models}\n\n"
+        f'<ul class="im-model-list">{model_list}</ul>\n'
+    )
+
+
+# --- model pages ------------------------------------------------------------------------------
+
+MODEL_BASE = "../../"
+
+
+def model_section(site: Site, model: str) -> str | None:
+    """Markdown of a model page's answer section: per preset, the model's rankings (top three
+    deployments each) or its nearest miss and estimate; None for a model without evidence."""
+    if model not in {p.model for p in site.data.points}:
+        return None
+    parts = [
+        "\n### The cheapest GPU per 1M accepted output tokens\n\n"
+        "Per preset question, each ranking one workload, weight precision, scenario and lane "
+        f'(<a href="{MODEL_BASE}answer/{esc(preset_query(PRESETS[-1], model))}">ask your own '
+        f'question</a>, <a href="{MODEL_BASE}methodology/#accepted-for-each-kind-of-evidence">'
+        "what accepted means</a>).\n\n"
+    ]
+    for preset in PRESETS:
+        mine = [a for a in site.answers[preset.id] if a.question.model == model]
+        if not mine:
+            continue
+        link = f"{MODEL_BASE}answer/{esc(preset_query(preset, model))}"
+        answered = [a for a in mine if a.rows]
+        body = (
+            "".join(ranking_html(a, MODEL_BASE, site.data.gpus, 3) for a in answered)
+            if answered
+            else answers_html(mine, preset.slo, MODEL_BASE, site.data.gpus, 3)
+        )
+        parts.append(
+            f'<h4>{esc(preset.title)}</h4><p class="im-slo">SLO: {esc(preset.slo.text())} · '
+            f'<a href="{link}">the full answer</a></p>{body}\n\n'
+        )
+    return "".join(parts)

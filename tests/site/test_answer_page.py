@@ -1,0 +1,289 @@
+"""The answer page (`answer/`) in a real headless Chromium on the real registry's build: the
+buyer's questions get a ranked answer with $ figures or a stated nearest miss, recomputed in the
+browser by the code the CLI runs; a shared link reproduces the answer; the presets read without
+JavaScript; answers.json is homogeneous; Home says only what the data says."""
+
+import json
+import re
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from site_helpers import PHONE
+
+from tests.cli_helpers import json_output
+
+pytestmark = pytest.mark.browser
+
+READY = (
+    "() => { const e = document.querySelector('.im-calc[data-calc=\"answer\"]');"
+    " return e && ['ready', 'invalid', 'failed'].includes(e.dataset.state); }"
+)
+ROWS = """() => [...document.querySelectorAll('[data-answer]')].map((section) => ({
+  scenario: section.dataset.scenario, lane: section.dataset.lane,
+  precision: section.dataset.precision, workload_key: section.dataset.workloadKey,
+  rows: [...section.querySelectorAll('[data-answer-row]')].map((row) => [
+    row.dataset.gpu, Number(row.dataset.gpuCount),
+    row.querySelector('[data-output="usd_per_million_accepted"]').dataset.value ?? null]),
+}))"""
+
+QUESTIONS = {
+    "llama 3.1 70b chat, p95 TTFT ≤ 1 s": {
+        "model": "llama-3.1-70b-instruct",
+        "percentile": "95",
+        "ttft_ms": "1000",
+    },
+    "llama 3.1 8b chat, p95 TTFT ≤ 1 s": {
+        "model": "llama-3.1-8b-instruct",
+        "percentile": "95",
+        "ttft_ms": "1000",
+    },
+    "long-context RAG": {
+        "model": "llama-3.1-405b-instruct",
+        "percentile": "99",
+        "ttft_ms": "6000",
+        "tpot_ms": "175",
+    },
+    "offline batch": {"model": "llama-3.1-70b-instruct"},
+    "deepseek-r1 at MLPerf Server's bounds": {
+        "model": "deepseek-r1",
+        "percentile": "99",
+        "ttft_ms": "2000",
+        "tpot_ms": "80",
+    },
+    "deepseek-r1 at MLPerf Interactive's bounds": {
+        "model": "deepseek-r1",
+        "percentile": "99",
+        "ttft_ms": "450",
+        "tpot_ms": "40",
+    },
+    "llama 2 70b at MLPerf Server's bounds": {
+        "model": "llama-2-70b-chat",
+        "percentile": "99",
+        "ttft_ms": "2000",
+        "tpot_ms": "200",
+    },
+    "llama 2 70b at MLPerf Interactive's bounds": {
+        "model": "llama-2-70b-chat",
+        "percentile": "99",
+        "ttft_ms": "450",
+        "tpot_ms": "40",
+    },
+}
+
+
+def _answer(page: Any, url: str) -> list[dict[str, Any]]:
+    page.goto(url)
+    page.wait_for_function(READY, timeout=90_000)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+    result: list[dict[str, Any]] = page.evaluate(ROWS)
+    return result
+
+
+def _cli(query: dict[str, str]) -> dict[str, Any]:
+    args = ["registry", "answer", "--model", query["model"], "--no-estimate"]
+    for key, option in (
+        ("percentile", "--percentile"),
+        ("ttft_ms", "--slo-ttft-ms"),
+        ("tpot_ms", "--slo-tpot-ms"),
+        ("e2e_ms", "--slo-e2e-ms"),
+    ):
+        if key in query:
+            args += [option, query[key]]
+    return json_output(*args)
+
+
+@pytest.mark.parametrize("name", list(QUESTIONS))
+def test_answer_page_ranks_with_dollars_or_states_the_nearest_miss(
+    page: Any, site_url: str, name: str
+) -> None:
+    query = QUESTIONS[name]
+    sections = _answer(page, f"{site_url}/answer/?{urlencode(query)}")
+    ranked = [s for s in sections if s["rows"]]
+    if ranked:
+        for section in ranked:
+            values = [float(usd) for _gpu, _count, usd in section["rows"] if usd is not None]
+            assert values, section
+            assert values == sorted(values)
+            assert all(value > 0 for value in values)
+    else:
+        miss = page.locator("[data-nearest-miss]")
+        assert miss.count() == 1
+        assert "nearest miss" in miss.inner_text()
+    # the browser ranked what the CLI ranks, with the same $ figures, like with like
+    cli = _cli(query)
+    expected = [
+        {
+            "scenario": found["scenario"],
+            "lane": found["lane"],
+            "precision": found["precision"],
+            "workload_key": found["workload_key"],
+            "rows": [
+                [row["gpu"], row["gpu_count"], row["usd_per_million_accepted"]]
+                for row in found["rows"] + found["unpriced_rows"]
+            ],
+        }
+        for found in cli["answers"]
+        if found["rows"] or found["unpriced_rows"]
+    ]
+
+    shown = [
+        s | {"rows": [[g, c, None if v is None else float(v)] for g, c, v in s["rows"]]}
+        for s in ranked
+    ]
+    assert shown == [
+        e
+        | {
+            "rows": [
+                [g, c, None if v is None else pytest.approx(v, rel=1e-5)] for g, c, v in e["rows"]
+            ]
+        }
+        for e in expected
+    ]
+
+
+def test_answer_page_expected_outcomes(page: Any, site_url: str) -> None:
+    """The questions that MLPerf answers get rankings; those nothing answers, a nearest miss."""
+    expected = {
+        "llama 2 70b at MLPerf Server's bounds": {"mlperf_server", "mlperf_interactive"},
+        "llama 2 70b at MLPerf Interactive's bounds": {"mlperf_interactive"},
+        "deepseek-r1 at MLPerf Server's bounds": {"mlperf_server"},
+        "long-context RAG": {"mlperf_server", "mlperf_interactive"},
+        "deepseek-r1 at MLPerf Interactive's bounds": set(),
+    }
+    for name, scenarios in expected.items():
+        sections = _answer(page, f"{site_url}/answer/?{urlencode(QUESTIONS[name])}")
+        assert {s["scenario"] for s in sections if s["rows"]} == scenarios, name
+
+
+def test_answer_page_shared_link_reproduces_the_answer(browser: Any, site_url: str) -> None:
+    first = browser.new_page()
+    first.goto(f"{site_url}/answer/?model=llama-2-70b-chat")
+    first.wait_for_function(READY, timeout=90_000)
+    first.fill('input[name="ttft_ms"]', "2000")
+    first.fill('input[name="tpot_ms"]', "200")
+    first.wait_for_function("() => new URL(location.href).searchParams.get('tpot_ms') === '200'")
+    first.wait_for_function(
+        "() => document.querySelector('.im-calc').dataset.state === 'ready'"
+        " && document.querySelector('[data-slo]').textContent.includes('TPOT ≤ 200 ms')"
+    )
+    shared = first.url
+    answer = first.evaluate(ROWS)
+    first.close()
+    assert any(s["scenario"] == "mlperf_server" and s["rows"] for s in answer)
+    second = browser.new_page()
+    try:
+        assert _answer(second, shared) == answer
+    finally:
+        second.close()
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url) as response:
+        return str(response.read().decode("utf-8"))
+
+
+def test_answer_presets_read_without_javascript(site_url: str) -> None:
+    bounds = {
+        "interactive-chat": "p99 TTFT ≤ 500 ms, TPOT ≤ 40 ms",
+        "balanced-chat": "p99 TTFT ≤ 2,000 ms, TPOT ≤ 200 ms",
+        "long-context-rag": "p99 TTFT ≤ 6,000 ms, TPOT ≤ 175 ms",
+        "batch": "none (batch)",
+    }
+    for preset, text in bounds.items():
+        page = _get(f"{site_url}/answer/{preset}/")
+        assert f"SLO: {text}" in page, preset
+        values = re.findall(r'data-output="usd_per_million_accepted" data-value="([^"]+)"', page)
+        assert values, preset
+        assert all(float(value) > 0 for value in values)
+
+
+def _answers(built_site: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((built_site / "data" / "answers.json").read_text("utf-8"))
+    return data
+
+
+def test_answers_json_is_homogeneous_and_listed(built_site: Path, site_url: str) -> None:
+    evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
+    points = {(p["result_id"], p["point_index"]): p for p in evidence["points"]}
+    answers = [found for preset in _answers(built_site)["presets"] for found in preset["answers"]]
+    assert sum(bool(found["rows"]) for found in answers) > 20
+    fields = ("model", "workload_key", "precision", "scenario", "lane")
+    for found in answers:
+        assert set(found) >= {"workload", "slo", "tier", "rows", *fields}
+        for row in found["rows"]:
+            assert set(row) >= {
+                "gpu",
+                "gpu_count",
+                "usd_per_million_accepted",
+                "accepted_output_tokens_per_s",
+                "price_id",
+                "usd_per_gpu_hour",
+                "price_as_of",
+                "price_confidence",
+                "result_ids",
+                "evidence",
+            }
+            point = points[(row["result_ids"][0], row["evidence"]["point_index"])]
+            assert tuple(point[f] for f in fields) == tuple(found[f] for f in fields)
+    assert 'data/answers.json">data/answers.json</a>' in _get(f"{site_url}/downloads/")
+
+
+def test_home_sentences_are_what_the_data_says(built_site: Path, site_url: str) -> None:
+    """Each preset's sentence on Home, recomputed from answers.json: how many rankings, over how
+    many models, and the GPUs that top the most of them (no hand-written shortlist)."""
+    home = _get(f"{site_url}/")
+    evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
+    names: dict[str, str] = evidence["gpus"]
+    for preset in _answers(built_site)["presets"]:
+        answered = [found for found in preset["answers"] if found["rows"]]
+        match = re.search(
+            rf'data-preset="{preset["id"]}".*?<span data-home-sentence>(.*?)</span>', home, re.S
+        )
+        assert match, preset["id"]
+        sentence = match.group(1)
+        if not answered:
+            assert sentence == "No result meets this yet."
+            continue
+        wins = Counter(names[found["rows"][0]["gpu"]] for found in answered)
+        top = sorted(wins.items(), key=lambda item: (-item[1], item[0]))[:3]
+        models = {found["model"] for found in answered}
+        assert sentence.startswith(f"{len(answered)} rankings over {len(models)} models"), sentence
+        for name, count in top:
+            assert f"{name} ({count})" in sentence.replace("&amp;", "&")
+    # the hand-written shortlist is gone
+    assert "Where to start" not in home
+    assert "H200 wins when its memory cuts the GPU count" not in home
+
+
+def test_home_fits_three_phone_screens_before_the_model_list(browser: Any, site_url: str) -> None:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/")
+        top = page.evaluate("() => document.getElementById('models').getBoundingClientRect().top")
+        assert top <= 3 * PHONE["height"], top
+        assert page.locator("form.im-picker select[name=model]").count() == 1
+        assert page.locator("[data-preset]").count() == 4
+    finally:
+        context.close()
+
+
+def test_comparisons_show_price_ratio_beside_accepted_throughput_ratio(site_url: str) -> None:
+    page = _get(f"{site_url}/answer/comparisons/")
+    rows = re.findall(r"<tr data-comparison>(.*?)</tr>", page, re.S)
+    assert rows
+    pairs = {re.sub(r"<[^>]+>", "", row).split(" vs ")[0] for row in rows}
+    assert any("H200" in pair for pair in pairs)
+    for row in rows:
+        price = float(re.search(r'data-output="price_ratio" data-value="([^"]+)"', row).group(1))
+        throughput = float(
+            re.search(r'data-output="accepted_throughput_ratio" data-value="([^"]+)"', row).group(1)
+        )
+        first = re.sub(r"<[^>]+>", "", row).split(" vs ")[0]
+        winner = re.findall(r"<td>(.*?)</td>", row)[-1]
+        # the first GPU wins exactly when its throughput ratio beats its price ratio
+        assert (f"× {first} (" in winner) == (throughput > price), row
