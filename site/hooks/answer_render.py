@@ -45,7 +45,12 @@ SCENARIO_NAMES = {
     "closed": "closed loop",
     "open": "open loop",
 }
-LANE_NAMES = {"measured": "measured", "reported": "reported", "mlperf": "MLPerf"}
+LANE_NAMES = {
+    "measured": "measured",
+    "reported": "reported",
+    "mlperf": "MLPerf",
+    "mlperf-open": "MLPerf open division",
+}
 MLPERF_NOTE = (
     "MLPerf results stay in their own lane, never ranked against other rows; each shows its "
     "result ID, and its result page the footnote MLPerf's guidelines require. The $ figure is "
@@ -276,7 +281,7 @@ def ranking_html(
         )
     if limit is not None and len(rows) > limit:
         notes.append(f"<p>{len(rows) - limit} more deployment(s) in the full ranking.</p>")
-    if found.lane == "mlperf":
+    if found.lane.startswith("mlperf"):
         notes.append(f'<p class="im-mlperf"><small>{esc(MLPERF_NOTE)}</small></p>')
     return (
         f'<section class="im-ranking" data-answer data-scenario="{esc(found.scenario)}" '
