@@ -83,10 +83,18 @@ _CREDENTIAL_WORDS = frozenset(
 )  # fmt: skip
 
 
+# infermeter's own fields whose name ends in "key" hold a content hash, not a credential: the
+# index's and the answers' workload and replicate keys (`"workload_key": "e1d802838f"` in
+# `infermeter registry answer --json` was printed as REDACTED).
+_OWN_HASH_KEYS = frozenset({"workload_key", "replicate_key"})
+
+
 def is_credential_name(name: str) -> bool:
     """Whether a key, option or variable name names a credential, in any case or separator
     style: `api_key`, `apiKey`, `x-api-key`, `API-KEY`, `--hf-token`, `Proxy-Authorization`;
-    not `max_tokens`, `monkey` or `sort_keys`."""
+    not `max_tokens`, `monkey`, `sort_keys` or our own `workload_key`."""
+    if name.lower() in _OWN_HASH_KEYS:
+        return False
     found = _WORDS.findall(name)
     return bool(found) and found[-1].lower() in _CREDENTIAL_WORDS
 

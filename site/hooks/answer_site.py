@@ -131,7 +131,7 @@ def answer_form(site: Site) -> str:
     assert len(fields) == len(QUERY_KEYS)
     datalist = "".join(f'<option value="{esc(w)}"></option>' for w in workloads)
     return (
-        '<form class="im-form" autocomplete="off" onsubmit="return false">'
+        '<form class="im-form" autocomplete="off" onsubmit="return false" data-search-exclude>'
         + "".join(fields)
         + f'</form><datalist id="im-workloads">{datalist}</datalist>'
     )
@@ -204,7 +204,9 @@ def preset_page(site: Site, preset: Preset) -> str:
         else ""
     )
     return (
-        f"---\ntitle: {preset.title}\n---\n\n# {preset.title}\n\n"
+        # Out of the site's search: its per-model headings would crowd out the model and
+        # compare pages a search for a model's name should find first.
+        f"---\ntitle: {preset.title}\nsearch:\n  exclude: true\n---\n\n# {preset.title}\n\n"
         f'<p class="im-slo" data-slo>SLO: {esc(preset.slo.text())}. {esc(preset.why)}</p>\n\n'
         f"{workloads}Per model, each ranking is one workload, weight precision, scenario and "
         "lane; its three cheapest deployments per 1M accepted output tokens, at on-demand "
@@ -289,7 +291,8 @@ def comparisons_page(site: Site) -> str:
     wins = Counter(names.get(c.winner().point.gpu, c.winner().point.gpu) for c in found)
     summary = "; ".join(f"{name} wins {count}" for name, count in sorted(wins.items()))
     return (
-        "---\ntitle: GPU against GPU\n---\n\n# GPU against GPU: price ratio against accepted "
+        "---\ntitle: GPU against GPU\nsearch:\n  exclude: true\n---\n\n"
+        "# GPU against GPU: price ratio against accepted "
         "throughput\n\n"
         "The decision between two GPUs is the ratio of their prices against the ratio of their "
         "accepted output (the guide's example: 1.4× the price for 1.8× the accepted output "
@@ -341,7 +344,7 @@ def home_page(site: Site) -> str:
         for m in models
     )
     picker = (
-        '<form class="im-picker" action="answer/" method="get">'
+        '<form class="im-picker" action="answer/" method="get" data-search-exclude>'
         '<label for="im-home-model">Your model</label> '
         f'<select id="im-home-model" name="model">{options}</select> '
         '<button type="submit">Answer</button></form>'
@@ -368,7 +371,7 @@ def home_page(site: Site) -> str:
         "[Calculators](calculators/vram.md) · [Methodology](methodology.md) · "
         "[Downloads](downloads.md)\n\n"
         "## Models {#models}\n\n"
-        f'<ul class="im-model-list">{model_list}</ul>\n'
+        f'<ul class="im-model-list" data-search-exclude>{model_list}</ul>\n'
     )
 
 

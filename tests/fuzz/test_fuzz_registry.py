@@ -140,6 +140,7 @@ def test_fuzz_registry_redact_leaves_look_alikes_alone() -> None:
         "a monkey=3 and a hot-key value",
         "aiperf profile --goodput 'time_to_first_token:1500 inter_token_latency:25.5'",
         "sort_key=3 max_token: 4096",
+        '{"workload_key": "e1d802838f", "replicate_key": "0123456789ab"}',
     ):
         assert redact(text) == text or redact(text).split() == text.split()
         assert find_secret(text) is None

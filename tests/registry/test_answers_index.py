@@ -2,6 +2,7 @@
 in the index, homogeneous answers, estimates no real result beats, one-line errors."""
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -125,6 +126,8 @@ def test_cli_answer_json_ranks_mlperf_server_apart_from_interactive() -> None:
         str(REPO),
     )
     scenarios = {found["scenario"] for found in payload["answers"] if found["rows"]}
+    # the workload's key as the index has it (the output's secret filter once took it for one)
+    assert all(re.fullmatch(r"[0-9a-f]{10}", found["workload_key"]) for found in payload["answers"])
     assert {"mlperf_server", "mlperf_interactive"} <= scenarios
     for found in payload["answers"]:
         assert found["slo"] == {

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1280, "height": 900}
 # A page of each kind whose tables name GPUs.
 GPU_TABLE_PAGES = (
-    "",
+    "answer/balanced-chat/",
     "gpus/",
     "gpus/h100-sxm/",
     "compare/llama-3.1-70b-instruct--custom/",
