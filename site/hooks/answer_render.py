@@ -287,7 +287,8 @@ def ranking_html(
         f'<section class="im-ranking" data-answer data-scenario="{esc(found.scenario)}" '
         f'data-lane="{esc(found.lane)}" data-precision="{esc(found.precision)}" '
         f'data-workload-key="{esc(found.workload_key)}">'
-        f"<h4>{esc(answer_title(found))}</h4>"
+        # a title, not a heading: a heading per ranking would be a search entry each
+        f'<p class="im-ranking-title"><strong>{esc(answer_title(found))}</strong></p>'
         '<div class="im-scroll"><table class="im-table im-answer-ranking" data-search-exclude>'
         "<thead><tr><th>GPUs</th><th>$/1M accepted</th><th>vs winner</th>"
         "<th>Accepted tok/s</th><th>Price</th><th>Evidence</th></tr></thead>"

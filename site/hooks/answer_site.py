@@ -391,6 +391,9 @@ def model_section(site: Site, model: str) -> str | None:
         f'(<a href="{MODEL_BASE}answer/{esc(preset_query(PRESETS[-1], model))}">ask your own '
         f'question</a>, <a href="{MODEL_BASE}methodology/#accepted-for-each-kind-of-evidence">'
         "what accepted means</a>).\n\n"
+        # Out of the site's search, as the rankings' tables are: its workload titles (data set
+        # names, model names) would crowd out the compare pages a model's name should find.
+        "<div data-search-exclude>"
     ]
     for preset in PRESETS:
         mine = [a for a in site.answers[preset.id] if a.question.model == model]
@@ -404,7 +407,8 @@ def model_section(site: Site, model: str) -> str | None:
             else answers_html(mine, preset.slo, MODEL_BASE, site.data.gpus, 3)
         )
         parts.append(
-            f'<h4>{esc(preset.title)}</h4><p class="im-slo">SLO: {esc(preset.slo.text())} · '
-            f'<a href="{link}">the full answer</a></p>{body}\n\n'
+            f"<p><strong>{esc(preset.title)}</strong></p>"
+            f'<p class="im-slo">SLO: {esc(preset.slo.text())} · '
+            f'<a href="{link}">the full answer</a></p>{body}'
         )
-    return "".join(parts)
+    return "".join(parts) + "</div>\n\n"
