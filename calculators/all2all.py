@@ -134,23 +134,12 @@ def low_latency_rdma_bytes(tokens_per_rank: int, hidden: int, num_experts: int) 
     return (total + DEEPEP_ALIGNMENT_BYTES) // DEEPEP_ALIGNMENT_BYTES * DEEPEP_ALIGNMENT_BYTES
 
 
-def all2all_buffers(
-    arch: ModelArch,
-    version: tuple[int, int],
-    *,
-    backend: str | None,
-    tensor_parallel_size: int,
-    data_parallel_size: int,
-    enable_expert_parallel: bool,
-    max_num_batched_tokens: int,
-    deepep_buffer_size_mb: int | None = None,
-) -> All2AllBuffers:
-    """The all-to-all buffers vLLM allocates on one rank before its profiling run."""
-    if backend is not None and backend != backend.strip().lower():
-        raise InputError(f"all2all_backend: expected a lower-case name, got {backend[:40]!r}")
-    if arch.moe is None or data_parallel_size == 1 or not enable_expert_parallel:
-        return All2AllBuffers(None)
-    chosen = resolved_backend(version, backend)
+def _unbuffered(
+    version: tuple[int, int], backend: str | None, chosen: str
+) -> All2AllBuffers | None:
+    """The plan of a backend that keeps no buffer (one the release replaced, or one whose
+    gathered tokens are transient); None for DeepEP's; InputError for one not modelled or not
+    shipped by `version`."""
     if backend is not None and chosen != backend:
         return All2AllBuffers(
             chosen,
@@ -174,6 +163,59 @@ def all2all_buffers(
             + (" (the release's default)" if backend is None else "")
             + " keeps no buffer: its gathered tokens are transient, inside the profiling peak",
         )
+    return None
+
+
+def _rdma_buffer(
+    hidden_size: int,
+    num_experts: int,
+    version: tuple[int, int],
+    chosen: str,
+    nvlink_bytes: int,
+    ranks: int,
+    max_num_batched_tokens: int,
+) -> tuple[int, str, str]:
+    """DeepEP's RDMA buffer: its bytes, how the note describes it, and what the estimate rests
+    on."""
+    internode = ranks > GPUS_PER_NODE
+    if chosen == DEEPEP_HIGH_THROUGHPUT:
+        where = "across nodes" if internode else "within one node"
+        detail = f"an RDMA buffer of the same size {where}" if internode else f"no RDMA {where}"
+        estimate = f"{GPUS_PER_NODE} GPUs per node decide whether RDMA is needed"
+        return (nvlink_bytes if internode else 0), detail, estimate
+    tokens = (
+        max_num_batched_tokens
+        if version >= LL_TOKENS_ARE_BATCHED_TOKENS_SINCE
+        else MOE_DP_CHUNK_SIZE
+    )
+    hint = low_latency_rdma_bytes(tokens, hidden_size, num_experts)
+    detail = (
+        f"an RDMA buffer of DeepEP's size hint for {tokens} tokens per rank "
+        f"({hint / MIB:.0f} MiB, taken by NVSHMEM in 512 MiB steps)"
+    )
+    return _align(hint, NVSHMEM_GRANULARITY_BYTES), detail, "NVSHMEM's 512 MiB steps"
+
+
+def all2all_buffers(
+    arch: ModelArch,
+    version: tuple[int, int],
+    *,
+    backend: str | None,
+    tensor_parallel_size: int,
+    data_parallel_size: int,
+    enable_expert_parallel: bool,
+    max_num_batched_tokens: int,
+    deepep_buffer_size_mb: int | None = None,
+) -> All2AllBuffers:
+    """The all-to-all buffers vLLM allocates on one rank before its profiling run."""
+    if backend is not None and backend != backend.strip().lower():
+        raise InputError(f"all2all_backend: expected a lower-case name, got {backend[:40]!r}")
+    if arch.moe is None or data_parallel_size == 1 or not enable_expert_parallel:
+        return All2AllBuffers(None)
+    chosen = resolved_backend(version, backend)
+    unbuffered = _unbuffered(version, backend, chosen)
+    if unbuffered is not None:
+        return unbuffered
     if version < DEEPEP_SINCE:
         raise InputError(
             f"all2all_backend: {chosen} first ships in vLLM 0.10, not {version[0]}.{version[1]}"
@@ -183,25 +225,15 @@ def all2all_buffers(
         raise InputError(f"deepep_buffer_size_mb: expected an integer >= 0, got {size_mb}")
     nvlink = size_mb * MIB
     ranks = tensor_parallel_size * data_parallel_size  # the expert group: TP x DP ranks
-    internode = ranks > GPUS_PER_NODE
-    if chosen == DEEPEP_HIGH_THROUGHPUT:
-        rdma = nvlink if internode else 0
-        where = "across nodes" if internode else "within one node"
-        detail = f"an RDMA buffer of the same size {where}" if internode else f"no RDMA {where}"
-        estimate = f"{GPUS_PER_NODE} GPUs per node decide whether RDMA is needed"
-    else:
-        tokens = (
-            max_num_batched_tokens
-            if version >= LL_TOKENS_ARE_BATCHED_TOKENS_SINCE
-            else MOE_DP_CHUNK_SIZE
-        )
-        hint = low_latency_rdma_bytes(tokens, arch.hidden_size, arch.moe.num_experts)
-        rdma = _align(hint, NVSHMEM_GRANULARITY_BYTES)
-        detail = (
-            f"an RDMA buffer of DeepEP's size hint for {tokens} tokens per rank "
-            f"({hint / MIB:.0f} MiB, taken by NVSHMEM in 512 MiB steps)"
-        )
-        estimate = "NVSHMEM's 512 MiB steps"
+    rdma, detail, estimate = _rdma_buffer(
+        arch.hidden_size,
+        arch.moe.num_experts,
+        version,
+        chosen,
+        nvlink,
+        ranks,
+        max_num_batched_tokens,
+    )
     total = nvlink + rdma + DEEPEP_WORKSPACE_BYTES
     note = (
         f"{chosen}: {size_mb} MiB NVLink buffer, {detail} and DeepEP's 32 MiB workspace, "
