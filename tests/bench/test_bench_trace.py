@@ -375,6 +375,33 @@ def test_aiperf_extensions_not_replayed_are_refused(
         read_trace(_write(tmp_path / "ext.jsonl", [line]))
 
 
+def test_an_aiperf_conversation_dag_file_is_refused_by_name_in_one_line(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """Lines shaped as AIPerf's `dag_jsonl` (docs/benchmark-modes/dag.md in ai-dynamo/aiperf at
+    896729cf0dc4088ec48374948bedd05f59563e16): one conversation of `turns` a line, whose turns
+    fork or spawn other conversations. It has no arrival times, so it is refused, not guessed."""
+    ask = [{"role": "user", "content": "plan the task"}]
+    dag = _write(
+        tmp_path / "agents.dag.jsonl",
+        [
+            {"session_id": "root", "turns": [{"messages": ask, "max_tokens": 8,
+                                              "forks": ["a"], "spawns": ["b"]}]},
+            {"session_id": "a", "turns": [{"messages": ask, "max_tokens": 8}]},
+            {"session_id": "b", "turns": [{"messages": ask, "max_tokens": 8}]},
+        ],
+    )  # fmt: skip
+    run = CliRunner().invoke(
+        main, ["bench", "run", "--endpoint", fake_server.url, "--trace", str(dag), "--quiet"]
+    )
+    assert run.exit_code == 1, run.output
+    assert "Traceback" not in run.output
+    assert len(run.output.strip().splitlines()) == 1, run.output
+    assert f"{dag}:1: turns: " in run.output
+    assert "Conversation DAG `dag_jsonl`" in run.output
+    assert fake_server.stats.bodies == []
+
+
 def test_a_client_that_falls_behind_the_trace_is_judged(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
