@@ -41,6 +41,87 @@ class CostReport(AsDict):
     versus_api: SelfHostedVsApi | None
 
 
+def _checked_accepted(
+    accepted_tokens_per_second: float | None, tokens_per_second: float
+) -> float | None:
+    """The accepted throughput, checked: > 0 and at most the whole throughput."""
+    if accepted_tokens_per_second is None:
+        return None
+    accepted = check_positive("accepted_tokens_per_second", accepted_tokens_per_second)
+    if accepted > tokens_per_second:
+        raise InputError(
+            f"accepted_tokens_per_second: expected a number <= tokens_per_second "
+            f"({tokens_per_second!r}), got {accepted_tokens_per_second!r}"
+        )
+    return accepted
+
+
+def _check_api_inputs(
+    api_usd_per_million_tokens: float | None, monthly_tokens: float | None
+) -> None:
+    """The API comparison needs both its inputs or neither."""
+    if (api_usd_per_million_tokens is None) == (monthly_tokens is None):
+        return
+    missing, given = (
+        ("monthly_tokens", "api_usd_per_million_tokens")
+        if monthly_tokens is None
+        else ("api_usd_per_million_tokens", "monthly_tokens")
+    )
+    raise InputError(f"{missing}: expected a number > 0 when {given} is given, got None")
+
+
+def _per_deployment(name: str, usd_per_gpu_hour: float | None, gpu_count: int) -> float | None:
+    """A tier's price for the whole deployment; None for a tier not offered."""
+    if usd_per_gpu_hour is None:
+        return None
+    return check_positive(name, usd_per_gpu_hour) * gpu_count
+
+
+def _tiers(
+    tokens_per_second: float,
+    accepted_tokens_per_second: float | None,
+    effective: EffectiveCost,
+    gpu_count: int,
+    usd_per_gpu_hour: tuple[float, float | None, float | None, float],
+) -> PriceTiers:
+    """Every price tier of the deployment, from the per-GPU prices of on-demand (checked),
+    interruptible, reserved and serverless."""
+    on_demand, interruptible, reserved, serverless = usd_per_gpu_hour
+    return price_tiers(
+        tokens_per_second,
+        on_demand * gpu_count,
+        _per_deployment("interruptible_usd_per_hour", interruptible, gpu_count),
+        _per_deployment("reserved_usd_per_hour", reserved, gpu_count),
+        serverless_usd_per_hour=_per_deployment("serverless_usd_per_hour", serverless, gpu_count),
+        accepted_tokens_per_second=accepted_tokens_per_second,
+        utilization=effective.utilization,
+        retry_rate=effective.retry_rate,
+        overhead_usd_per_hour=effective.overhead_usd_per_hour,
+    )
+
+
+def _versus_api(
+    price_usd_per_hour: float,
+    useful_tokens_per_second: float,
+    effective: EffectiveCost,
+    api_usd_per_million_tokens: float | None,
+    monthly_tokens: float | None,
+    gpu_count: int,
+    always_on: bool,
+) -> SelfHostedVsApi | None:
+    """The GPU price with its share of the overheads against the API, when both are given."""
+    if api_usd_per_million_tokens is None or monthly_tokens is None:
+        return None
+    return self_hosted_vs_api(
+        price_usd_per_hour + effective.overhead_usd_per_hour / gpu_count,
+        useful_tokens_per_second * (1.0 - effective.retry_rate),
+        api_usd_per_million_tokens,
+        monthly_tokens,
+        gpu_count=gpu_count,
+        always_on=always_on,
+    )
+
+
 def cost_report(
     price_usd_per_hour: float,
     tokens_per_second: float,
@@ -73,56 +154,20 @@ def cost_report(
     price = check_positive("price_usd_per_hour", price_usd_per_hour)
     count = check_gpu_count(gpu_count)
     throughput = check_positive("tokens_per_second", tokens_per_second)
-    accepted: float | None = None
-    if accepted_tokens_per_second is not None:
-        accepted = check_positive("accepted_tokens_per_second", accepted_tokens_per_second)
-        if accepted > throughput:
-            raise InputError(
-                f"accepted_tokens_per_second: expected a number <= tokens_per_second "
-                f"({throughput!r}), got {accepted_tokens_per_second!r}"
-            )
-    if (api_usd_per_million_tokens is None) != (monthly_tokens is None):
-        missing, given = (
-            ("monthly_tokens", "api_usd_per_million_tokens")
-            if monthly_tokens is None
-            else ("api_usd_per_million_tokens", "monthly_tokens")
-        )
-        raise InputError(f"{missing}: expected a number > 0 when {given} is given, got None")
-
+    accepted = _checked_accepted(accepted_tokens_per_second, throughput)
+    _check_api_inputs(api_usd_per_million_tokens, monthly_tokens)
     deployment = price * count
     effective = effective_cost(deployment, utilization, retry_rate, overhead_usd_per_hour)
     hourly = effective.effective_usd_per_hour
-
-    def per_deployment(name: str, value: float | None) -> float | None:
-        return None if value is None else check_positive(name, value) * count
-
-    tiers = price_tiers(
+    serverless = price if serverless_usd_per_hour is None else serverless_usd_per_hour
+    tiers = _tiers(
         throughput,
-        deployment,
-        per_deployment("interruptible_usd_per_hour", interruptible_usd_per_hour),
-        per_deployment("reserved_usd_per_hour", reserved_usd_per_hour),
-        serverless_usd_per_hour=per_deployment(
-            "serverless_usd_per_hour",
-            price if serverless_usd_per_hour is None else serverless_usd_per_hour,
-        ),
-        accepted_tokens_per_second=accepted,
-        utilization=effective.utilization,
-        retry_rate=effective.retry_rate,
-        overhead_usd_per_hour=effective.overhead_usd_per_hour,
+        accepted,
+        effective,
+        count,
+        (price, interruptible_usd_per_hour, reserved_usd_per_hour, serverless),
     )
-    versus_api = None
-    if api_usd_per_million_tokens is not None and monthly_tokens is not None:
-        useful_throughput = (throughput if accepted is None else accepted) * (
-            1.0 - effective.retry_rate
-        )
-        versus_api = self_hosted_vs_api(
-            price + effective.overhead_usd_per_hour / count,
-            useful_throughput,
-            api_usd_per_million_tokens,
-            monthly_tokens,
-            gpu_count=count,
-            always_on=always_on,
-        )
+    useful = throughput if accepted is None else accepted
     return CostReport(
         price_usd_per_hour=price,
         gpu_count=count,
@@ -140,5 +185,7 @@ def cost_report(
         ),
         tiers=tiers,
         serverless_price_basis="on_demand" if serverless_usd_per_hour is None else "given",
-        versus_api=versus_api,
+        versus_api=_versus_api(
+            price, useful, effective, api_usd_per_million_tokens, monthly_tokens, count, always_on
+        ),
     )
