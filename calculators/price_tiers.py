@@ -79,6 +79,52 @@ def pays_off_above(break_even_utilization: float | None) -> float | None:
     return break_even_utilization
 
 
+@dataclass(frozen=True)
+class _Load:
+    """What every tier's cost per token is figured from (checked)."""
+
+    tokens_per_second: float
+    accepted_tokens_per_second: float | None
+    utilization: float
+    retry_rate: float
+    overhead_usd_per_hour: float
+
+
+def _tier_cost(name: str, price: float | None, load: _Load, always_on: bool) -> TierCost | None:
+    """Cost per token at one tier; None when it has no price. An always-on tier pays idle
+    hours; a serverless one pays busy time only."""
+    if price is None:
+        return None
+    throughput, accepted = load.tokens_per_second, load.accepted_tokens_per_second
+    effective = effective_cost(
+        check_positive(name, price),
+        load.utilization if always_on else 1.0,
+        load.retry_rate,
+        load.overhead_usd_per_hour,
+    )
+    hourly = effective.effective_usd_per_hour
+    billed = effective.paid_usd_per_hour * (1.0 if always_on else load.utilization)
+    return TierCost(
+        price_usd_per_hour=effective.price_usd_per_hour,
+        usd_per_million_tokens=per_million(effective.price_usd_per_hour, throughput),
+        tokens_per_dollar=throughput * SECONDS_PER_HOUR / effective.price_usd_per_hour,
+        effective_usd_per_hour=hourly,
+        effective_usd_per_million_tokens=per_million(hourly, throughput),
+        usd_per_million_accepted_tokens=(
+            None if accepted is None else per_million(hourly, accepted)
+        ),
+        billed_usd_per_wall_hour=billed,
+    )
+
+
+def _break_even(cheaper_when_busy: TierCost | None, other: TierCost | None) -> float | None:
+    """The utilization at which two tiers cost the same: the price of the one that wins when
+    busy over the other's; None unless both are priced."""
+    if cheaper_when_busy and other:
+        return cheaper_when_busy.price_usd_per_hour / other.price_usd_per_hour
+    return None
+
+
 def price_tiers(
     tokens_per_second: float,
     on_demand_usd_per_hour: float | None = None,
@@ -109,35 +155,14 @@ def price_tiers(
         if accepted_tokens_per_second is None
         else check_positive("accepted_tokens_per_second", accepted_tokens_per_second)
     )
-
-    def tier(name: str, price: float | None, always_on: bool = True) -> TierCost | None:
-        if price is None:
-            return None
-        effective = effective_cost(
-            check_positive(name, price),
-            utilization if always_on else 1.0,
-            retry_rate,
-            overhead_usd_per_hour,
-        )
-        hourly = effective.effective_usd_per_hour
-        billed = effective.paid_usd_per_hour * (1.0 if always_on else utilization)
-        return TierCost(
-            price_usd_per_hour=effective.price_usd_per_hour,
-            usd_per_million_tokens=per_million(effective.price_usd_per_hour, throughput),
-            tokens_per_dollar=throughput * SECONDS_PER_HOUR / effective.price_usd_per_hour,
-            effective_usd_per_hour=hourly,
-            effective_usd_per_million_tokens=per_million(hourly, throughput),
-            usd_per_million_accepted_tokens=(
-                None if accepted is None else per_million(hourly, accepted)
-            ),
-            billed_usd_per_wall_hour=billed,
-        )
-
+    load = _Load(throughput, accepted, utilization, retry_rate, overhead_usd_per_hour)
     tiers: dict[TierName, TierCost | None] = {
-        "on_demand": tier("on_demand_usd_per_hour", on_demand_usd_per_hour),
-        "interruptible": tier("interruptible_usd_per_hour", interruptible_usd_per_hour),
-        "reserved": tier("reserved_usd_per_hour", reserved_usd_per_hour),
-        "serverless": tier("serverless_usd_per_hour", serverless_usd_per_hour, always_on=False),
+        "on_demand": _tier_cost("on_demand_usd_per_hour", on_demand_usd_per_hour, load, True),
+        "interruptible": _tier_cost(
+            "interruptible_usd_per_hour", interruptible_usd_per_hour, load, True
+        ),
+        "reserved": _tier_cost("reserved_usd_per_hour", reserved_usd_per_hour, load, True),
+        "serverless": _tier_cost("serverless_usd_per_hour", serverless_usd_per_hour, load, False),
     }
     priced = [(cost.effective_usd_per_million_tokens, name) for name, cost in tiers.items() if cost]
     on_demand, reserved, serverless = tiers["on_demand"], tiers["reserved"], tiers["serverless"]
@@ -148,16 +173,8 @@ def price_tiers(
         serverless=serverless,
         # min() keeps the first of equal costs: on-demand, interruptible, reserved, serverless.
         cheapest=min(priced, key=lambda pair: pair[0])[1] if priced else None,
-        reserved_break_even_utilization=(
-            reserved.price_usd_per_hour / on_demand.price_usd_per_hour
-            if reserved and on_demand
-            else None
-        ),
+        reserved_break_even_utilization=_break_even(reserved, on_demand),
         # Serverless pays u × price_s per wall hour, always-on on-demand pays price_o: equal at
         # u = price_o / price_s; above it the always-on instance is cheaper.
-        serverless_break_even_utilization=(
-            on_demand.price_usd_per_hour / serverless.price_usd_per_hour
-            if serverless and on_demand
-            else None
-        ),
+        serverless_break_even_utilization=_break_even(on_demand, serverless),
     )
