@@ -30,6 +30,7 @@ from calculators.mixers import (
 from calculators.model_arch import (
     CHUNKED,
     LatentAttention,
+    MixtureOfExperts,
     ModelArch,
     SparseIndexer,
     VisionTower,
@@ -322,25 +323,9 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     # The readers below key their per-family behaviour on the family's own model type.
     as_family = {**language, "model_type": family}
     gemma4 = family in GEMMA4_TYPES
-    moe = (
-        gemma4_moe(language, num_layers, where)
-        if gemma4
-        else read_moe(as_family, num_layers, where)
-    )
-    dense_width_key = {
-        "llama4_text": "intermediate_size_mlp",
-        "granitemoehybrid": "shared_intermediate_size",
-    }.get(family, "intermediate_size")
-    if moe is not None and len(moe.moe_layers) == num_layers:
-        intermediate = optional_int(language, dense_width_key, where, 0)
-    else:
-        intermediate = int_field(language, dense_width_key, where)
-    attention_bias = bool(language.get("attention_bias", False))
+    moe, intermediate = _moe_and_dense_width(language, as_family, num_layers, where)
     kinds = layer_kinds(as_family, num_layers, where)
     siglip, vision = _vision(config, hidden)
-    gptj = family in _GPTJ_TYPES
-    # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate.
-    nemotron = family == "nemotron_h"
     return ModelArch(
         model_type=model_type,
         hidden_size=hidden,
@@ -350,11 +335,6 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         head_dim=head_dim,
         intermediate_size=intermediate,
         vocab_size=int_field(language, "vocab_size", where),
-        tie_word_embeddings=bool(language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)),
-        qkv_bias=attention_bias or family in _QKV_BIAS_TYPES,
-        o_bias=attention_bias,
-        qk_norm=family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
-        norms_per_layer=4 if family in _FOUR_NORM_TYPES else 1 if gptj or nemotron else 2,
         layer_kinds=kinds,
         sliding_window=optional_int(language, "sliding_window", where, 0) or None,
         max_position_embeddings=_max_positions(language, where),
@@ -362,7 +342,6 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         moe=moe,
         mla=_mla(language, where),
         vision=siglip,
-        attention_sinks=family == "gpt_oss",
         quantization_config=optional_mapping(language, "quantization_config", where),
         rope_scaling=_rope_scaling(language, where),
         mixer=_mixer(language, hidden, kinds, where, parallel=family == "falcon_h1"),
@@ -371,22 +350,61 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
             if CHUNKED in kinds
             else None
         ),
-        attention_output_gate=family == "qwen3_next"
-        or bool(language.get("attn_output_gate", False)),
         indexer=_indexer(language, where),
         mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
         or optional_int(language, "mtp_num_hidden_layers", where, 0)
         or optional_int(language, "num_mtp_modules", where, 0),
-        gated_mlp=not (gptj or nemotron),
-        mlp_bias=gptj or (nemotron and bool(language.get("mlp_bias", False))),
-        norm_bias=gptj,
-        lm_head_bias=gptj,
         vision_params=vision.params,
         reading_notes=_reading_notes(config, model_type, generic, vision),
-        single_purpose_layers=nemotron,
-        parallel_mixer=family == "falcon_h1",
+        **_block_flags(language, family),
         **(gemma4_fields(language, num_layers, where) if gemma4 else {}),
     )
+
+
+def _moe_and_dense_width(
+    language: Mapping[str, Any], as_family: Mapping[str, Any], num_layers: int, where: str
+) -> tuple[MixtureOfExperts | None, int]:
+    """The routed experts, and the dense MLP's width (0 when every layer is MoE and the config
+    names none)."""
+    family = as_family["model_type"]
+    moe = (
+        gemma4_moe(language, num_layers, where)
+        if family in GEMMA4_TYPES
+        else read_moe(as_family, num_layers, where)
+    )
+    dense_width_key = {
+        "llama4_text": "intermediate_size_mlp",
+        "granitemoehybrid": "shared_intermediate_size",
+    }.get(family, "intermediate_size")
+    if moe is not None and len(moe.moe_layers) == num_layers:
+        return moe, optional_int(language, dense_width_key, where, 0)
+    return moe, int_field(language, dense_width_key, where)
+
+
+def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
+    """The decoder block's biases, norms, gates and layout, by family and config flags."""
+    attention_bias = bool(language.get("attention_bias", False))
+    gptj = family in _GPTJ_TYPES
+    # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate.
+    nemotron = family == "nemotron_h"
+    return {
+        "tie_word_embeddings": bool(
+            language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)
+        ),
+        "qkv_bias": attention_bias or family in _QKV_BIAS_TYPES,
+        "o_bias": attention_bias,
+        "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
+        "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if gptj or nemotron else 2,
+        "attention_sinks": family == "gpt_oss",
+        "attention_output_gate": family == "qwen3_next"
+        or bool(language.get("attn_output_gate", False)),
+        "gated_mlp": not (gptj or nemotron),
+        "mlp_bias": gptj or (nemotron and bool(language.get("mlp_bias", False))),
+        "norm_bias": gptj,
+        "lm_head_bias": gptj,
+        "single_purpose_layers": nemotron,
+        "parallel_mixer": family == "falcon_h1",
+    }
 
 
 def _mixer(
