@@ -39,7 +39,7 @@ from calculators.decode_reads import (
 )
 from calculators.errors import InputError
 from calculators.interconnect import Link, decode_step_traffic, interconnect_label, link_joining
-from calculators.kv_cache import kv_cache_shape
+from calculators.kv_cache import KVCacheShape, kv_cache_shape
 from calculators.pipeline_stages import pipeline_step
 from calculators.quantization import WeightFormat, weight_format
 from calculators.vllm_plan import VllmSettings
@@ -134,11 +134,7 @@ def decode_tokens_per_second_bound(
     Under pipeline parallelism each stage reads only its own layers' weights and KV cache, and
     the pipelined step takes the slowest stage's time (`calculators.pipeline_stages`).
     """
-    _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    if batch < 1:
-        raise InputError(f"batch: expected an integer >= 1, got {batch}")
-    if context_tokens < 0:
-        raise InputError(f"context_tokens: expected an integer >= 0, got {context_tokens}")
+    _check_decode_inputs(memory_bandwidth_bytes_per_s, batch, context_tokens)
     weights = decode_weight_bytes_per_step(arch, fmt, tensor_parallel_size)
     kv_shape = kv_cache_shape(
         arch,
@@ -147,29 +143,16 @@ def decode_tokens_per_second_bound(
         model_dtype_bytes=fmt.unquantized_bytes_per_param,
     )
     if pipeline_parallel_size > 1:
-        step = pipeline_step(
+        return _pipelined_decode_bound(
             arch,
-            bytes_per_touched_param(arch, fmt, tensor_parallel_size),
+            fmt,
             weights,
             kv_shape,
-            memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
-            tensor_parallel_size=tensor_parallel_size,
-            pipeline_parallel_size=pipeline_parallel_size,
-            context_tokens=context_tokens,
-            batch=batch,
-            activation_bytes=fmt.unquantized_bytes_per_param,
-            link=link,
-            quantized_by_layer=bool(fmt.unquantized_layers),
-        )
-        return DecodeBound(
-            weight_bytes_per_step=step.slowest.weight_bytes,
-            kv_cache_bytes_per_step=step.slowest.kv_cache_bytes,
-            memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
-            batch=batch,
-            interconnect_bytes_per_step=step.slowest.interconnect_bytes,
-            link=link,
-            pipeline_parallel_size=pipeline_parallel_size,
-            stream_seconds_per_token=step.stream_seconds_per_token,
+            memory_bandwidth_bytes_per_s,
+            (tensor_parallel_size, pipeline_parallel_size),
+            context_tokens,
+            batch,
+            link,
         )
     traffic = decode_step_traffic(
         arch, batch, fmt.unquantized_bytes_per_param, tensor_parallel_size, pipeline_parallel_size
@@ -181,6 +164,56 @@ def decode_tokens_per_second_bound(
         batch=batch,
         interconnect_bytes_per_step=traffic.bytes_per_step if link is not None else 0.0,
         link=link,
+    )
+
+
+def _check_decode_inputs(
+    memory_bandwidth_bytes_per_s: float, batch: int, context_tokens: int
+) -> None:
+    _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
+    if batch < 1:
+        raise InputError(f"batch: expected an integer >= 1, got {batch}")
+    if context_tokens < 0:
+        raise InputError(f"context_tokens: expected an integer >= 0, got {context_tokens}")
+
+
+def _pipelined_decode_bound(
+    arch: ModelArch,
+    fmt: WeightFormat,
+    weights: int,
+    kv_shape: KVCacheShape,
+    memory_bandwidth_bytes_per_s: float,
+    parallel: tuple[int, int],
+    context_tokens: int,
+    batch: int,
+    link: Link | None,
+) -> DecodeBound:
+    """The bound of a pipelined step: the slowest stage's reads and sends
+    (`calculators.pipeline_stages`); `parallel` is (tensor, pipeline) parallel size."""
+    tensor_parallel_size, pipeline_parallel_size = parallel
+    step = pipeline_step(
+        arch,
+        bytes_per_touched_param(arch, fmt, tensor_parallel_size),
+        weights,
+        kv_shape,
+        memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
+        context_tokens=context_tokens,
+        batch=batch,
+        activation_bytes=fmt.unquantized_bytes_per_param,
+        link=link,
+        quantized_by_layer=bool(fmt.unquantized_layers),
+    )
+    return DecodeBound(
+        weight_bytes_per_step=step.slowest.weight_bytes,
+        kv_cache_bytes_per_step=step.slowest.kv_cache_bytes,
+        memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
+        batch=batch,
+        interconnect_bytes_per_step=step.slowest.interconnect_bytes,
+        link=link,
+        pipeline_parallel_size=pipeline_parallel_size,
+        stream_seconds_per_token=step.stream_seconds_per_token,
     )
 
 
