@@ -119,7 +119,7 @@ def test_contribute_page_commands_run_as_written(installed: Installed, tmp_path:
     assert "Traceback" not in walked.stderr
     checkout = walk / "infermeter"
     result = Result.model_validate_json((checkout / "result.json").read_text(encoding="utf-8"))
-    assert [point.load.concurrency for point in result.points] == [1, 4]
+    assert [point.load.concurrency for point in result.points] == [8, 32]
     branches = subprocess.run(
         ["git", "-C", str(fork), "branch", "--list", "--format=%(refname:short)"],
         capture_output=True, text=True, check=True,
