@@ -354,12 +354,6 @@ def deployment_throughput_bound(
         * gpu_count
     )
     bandwidth = decode.tokens_per_second
-    memory, traffic = decode.memory_seconds_per_step, decode.interconnect_seconds_per_step
-    limited_by: Literal["bandwidth", "interconnect", "compute"] = (
-        "compute"
-        if compute is not None and compute < bandwidth
-        else ("interconnect" if traffic > memory else "bandwidth")
-    )
     return ThroughputBound(
         batch=batch,
         context_tokens=context_tokens,
@@ -368,11 +362,23 @@ def deployment_throughput_bound(
         bandwidth_tokens_per_second_per_stream=decode.tokens_per_second_per_stream,
         compute_tokens_per_second=compute,
         tokens_per_second=min(bandwidth, compute) if compute is not None else bandwidth,
-        limited_by=limited_by,
-        memory_seconds_per_step=memory,
-        interconnect_seconds_per_step=traffic,
+        limited_by=_limited_by(decode, compute),
+        memory_seconds_per_step=decode.memory_seconds_per_step,
+        interconnect_seconds_per_step=decode.interconnect_seconds_per_step,
         interconnect=interconnect_label(gpu_count, tensor_parallel_size, link),
     )
+
+
+def _limited_by(
+    decode: DecodeBound, compute_tokens_per_second: float | None
+) -> Literal["bandwidth", "interconnect", "compute"]:
+    """Which bound is the lowest: compute, else the link when its traffic outlasts the reads."""
+    compute = compute_tokens_per_second
+    if compute is not None and compute < decode.tokens_per_second:
+        return "compute"
+    if decode.interconnect_seconds_per_step > decode.memory_seconds_per_step:
+        return "interconnect"
+    return "bandwidth"
 
 
 def plan_throughput_bound(
@@ -418,12 +424,18 @@ def plan_throughput_bound(
     }
     if dp == 1:
         return by_share[concurrency]
-    busy = [by_share[share] for share in shares if share]
+    return _replicas_bound([by_share[share] for share in shares if share], concurrency, dp)
+
+
+def _replicas_bound(busy: list[ThroughputBound], concurrency: int, dp: int) -> ThroughputBound:
+    """The sum of the data-parallel replicas' bounds (`busy`: those with a request, the
+    fullest first); per-stream and per-step figures are the fullest replica's."""
     computes = [bound.compute_tokens_per_second for bound in busy]
-    fullest = by_share[shares[0]]
+    fullest = busy[0]
+    replica_gpus = fullest.gpu_count
     return ThroughputBound(
         batch=concurrency,
-        context_tokens=context_tokens,
+        context_tokens=fullest.context_tokens,
         gpu_count=replica_gpus * dp,
         bandwidth_tokens_per_second=sum(bound.bandwidth_tokens_per_second for bound in busy),
         bandwidth_tokens_per_second_per_stream=fullest.bandwidth_tokens_per_second_per_stream,
