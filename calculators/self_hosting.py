@@ -40,6 +40,28 @@ class SelfHostedVsApi(AsDict):
     winner: HostingWinner
 
 
+def _self_hosted_month(
+    deployment_usd_per_hour: float,
+    tokens_per_second: float,
+    monthly_tokens: float,
+    hours_per_month: float,
+    api_usd_per_million_tokens: float,
+    always_on: bool,
+) -> tuple[int, float, float | None]:
+    """Replicas the volume needs, the month's self-hosted cost, and the break-even volume."""
+    deployment, month = deployment_usd_per_hour, hours_per_month
+    capacity_tokens = tokens_per_second * SECONDS_PER_HOUR * month
+    busy_hours = monthly_tokens / (tokens_per_second * SECONDS_PER_HOUR)
+    if not always_on:
+        replicas = max(1, math.ceil(busy_hours / month - 1e-9))
+        return replicas, busy_hours * deployment, None
+    # A hair of slack so that exactly one month of work does not round up to two replicas.
+    replicas = max(1, math.ceil(monthly_tokens / capacity_tokens - 1e-9))
+    one_replica_break_even = deployment * month * TOKENS_PER_MILLION / api_usd_per_million_tokens
+    break_even = one_replica_break_even if one_replica_break_even <= capacity_tokens else None
+    return replicas, replicas * deployment * month, break_even
+
+
 def self_hosted_vs_api(
     gpu_usd_per_hour: float,
     tokens_per_second: float,
@@ -74,20 +96,11 @@ def self_hosted_vs_api(
         raise InputError(f"always_on: expected true or false, got {always_on!r}")
 
     deployment = per_gpu * count
-    capacity_tokens = throughput * SECONDS_PER_HOUR * month
     busy_hours = volume / (throughput * SECONDS_PER_HOUR)
     api_monthly = volume * api_price / TOKENS_PER_MILLION
-    if always_on:
-        # A hair of slack so that exactly one month of work does not round up to two replicas.
-        replicas = max(1, math.ceil(volume / capacity_tokens - 1e-9))
-        self_monthly = replicas * deployment * month
-        one_replica_break_even = deployment * month * TOKENS_PER_MILLION / api_price
-        break_even = one_replica_break_even if one_replica_break_even <= capacity_tokens else None
-    else:
-        replicas = max(1, math.ceil(busy_hours / month - 1e-9))
-        self_monthly = busy_hours * deployment
-        break_even = None
-
+    replicas, self_monthly, break_even = _self_hosted_month(
+        deployment, throughput, volume, month, api_price, always_on
+    )
     winner: HostingWinner = "self_hosted" if self_monthly < api_monthly else "api"
     if math.isclose(self_monthly, api_monthly, rel_tol=1e-9):
         winner = "tie"
