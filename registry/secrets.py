@@ -63,6 +63,14 @@ _PAIR = re.compile(
     r"|[^\s,;'\"()\[\]{}\\]+)",
     re.I,
 )
+# A credential's name with a list of values (vLLM logs `'api_key': ['k1', 'k2']` when the key is
+# given twice; JSON writes `"api_key": ["k1", "k2"]`): every quoted item is a secret.
+_PAIR_LIST = re.compile(
+    rf"(?P<name>(?<![\w-])(?:\\?['\"])?(?P<key>{_NAME})(?:\\?['\"])?\s*[:=]\s*)"
+    r"(?P<items>\[[^\]\n]*\]|\([^)\n]*\))",
+    re.I,
+)
+_LIST_ITEM = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 # Credentials in a URL: scheme://user:password@host (or a token as the user name).
 _USERINFO = re.compile(r"(?P<name>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<value>[^\s/?#@'\"<>]+)@")
 _SCHEMES = {"bearer", "basic", "token", "digest"}
@@ -131,6 +139,19 @@ def _redact_pair(match: re.Match[str]) -> str:
     return f"{match.group('name')}{quote}{REDACTED}{quote}"
 
 
+def _redact_pair_list(match: re.Match[str]) -> str:
+    if not is_credential_name(match.group("key")):
+        return match.group(0)
+
+    def item(quoted: re.Match[str]) -> str:
+        value = quoted.group(0)
+        if not _pair_value_is_secret(value, match.group("name")):
+            return value
+        return f"{value[0]}{REDACTED}{value[0]}"
+
+    return match.group("name") + _LIST_ITEM.sub(item, match.group("items"))
+
+
 def _redact_option(match: re.Match[str]) -> str:
     if not is_credential_name(match.group("name")):
         return match.group(0)
@@ -140,6 +161,7 @@ def _redact_option(match: re.Match[str]) -> str:
 def _redact_text(text: str) -> str:
     text = _USERINFO.sub(lambda m: m.group("name") + REDACTED + "@", text)
     text = _HEADER.sub(lambda m: m.group("name") + REDACTED, text)
+    text = _PAIR_LIST.sub(_redact_pair_list, text)
     text = _PAIR.sub(_redact_pair, text)
     text = _ENV.sub(lambda m: f"{m.group('name')}={REDACTED}", text)
     return _SHAPES.sub(REDACTED, text)
@@ -308,7 +330,7 @@ def _safe_cut(text: str, target: int) -> int:
         return cut
     spans = sorted(
         (match.start(), match.end())
-        for pattern in (_OPTION_VALUE, _ENV, _HEADER, _PAIR, _USERINFO, _SHAPES)
+        for pattern in (_OPTION_VALUE, _ENV, _HEADER, _PAIR_LIST, _PAIR, _USERINFO, _SHAPES)
         for match in pattern.finditer(text)
     )
     for start, end in reversed(spans):

@@ -86,3 +86,21 @@ def test_replace_in_line_always_reads_as_the_new_words(
         data.draw(st.sampled_from([t, t + REDACTED, REDACTED, t[:1] + "'" + t[1:]])) for t in texts
     ]
     assert shlex.split(replace_in_line(line, found, edits)) == edits
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "non-default args: {'model': 'm', 'api_key': ['first-k3y', 'second-k3y'], 'port': 1}",
+        '{"api_key": ["first-k3y", "second-k3y"]}',
+        "'api_key': ('first-k3y', 'second-k3y')",
+    ],
+)
+def test_redact_text_takes_every_item_of_a_credentials_list(line: str) -> None:
+    # vLLM logs a key given twice as a list; only the first item was redacted.
+    from registry.secrets import redact_text
+
+    redacted = redact_text(line)
+    assert "first-k3y" not in redacted
+    assert "second-k3y" not in redacted
+    assert redacted.count(REDACTED) == 2
