@@ -179,6 +179,28 @@ def _split(times: Sequence[float], send: float, stages: int, limit: float) -> li
     return []
 
 
+def _fastest_split(
+    costs: _Costs, batch: int, bandwidth: float, link_rate: float, stages: int
+) -> list[int]:
+    """Starts of the split into at most `stages` whose slowest stage is fastest: a bisection on
+    the slowest stage's time, each probe a greedy `_split`."""
+    times = [
+        (costs.weight_bytes[i] + batch * costs.kv_bytes_per_sequence[i]) / bandwidth
+        + batch * costs.allreduce_bytes_per_sequence / link_rate
+        for i in range(len(costs.weight_bytes))
+    ]
+    times[-1] += costs.end_weight_bytes / bandwidth
+    send = batch * costs.send_bytes_per_sequence / link_rate
+    low, high = 0.0, sum(times) + send
+    while high - low > high * 1e-12:
+        middle = (low + high) / 2
+        if _split(times, send, stages, middle):
+            high = middle
+        else:
+            low = middle
+    return _split(times, send, stages, high)
+
+
 def pipeline_step(
     arch: ModelArch,
     fmt_rates: dict[str, float],
@@ -223,21 +245,7 @@ def pipeline_step(
             seconds=whole.seconds / pp,
         )
         return PipelineStep(slowest=share, stages=(share,) * pp, stream_seconds_per_token=stream)
-    times = [
-        (costs.weight_bytes[i] + batch * costs.kv_bytes_per_sequence[i]) / bandwidth
-        + batch * costs.allreduce_bytes_per_sequence / link_rate
-        for i in range(layers)
-    ]
-    times[-1] += costs.end_weight_bytes / bandwidth
-    send = batch * costs.send_bytes_per_sequence / link_rate
-    low, high = 0.0, sum(times) + send
-    while high - low > high * 1e-12:
-        middle = (low + high) / 2
-        if _split(times, send, pp, middle):
-            high = middle
-        else:
-            low = middle
-    starts = _split(times, send, pp, high)
+    starts = _fastest_split(costs, batch, bandwidth, link_rate, pp)
     bounds = [*starts, layers]
     stages = tuple(
         _stage(costs, bounds[k], bounds[k + 1], batch, bandwidth, link) for k in range(len(starts))
