@@ -30,13 +30,13 @@ from calculators.arch import parse_config
 from calculators.errors import CalculatorError
 from calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
 from calculators.quantization import weight_bytes, weight_format
-from calculators.roofline import plan_throughput_bound
 from calculators.token_cost import usd_per_million_tokens
 from calculators.vllm_plan import VllmSettings
-from registry.catalog import gpu_links, load_gpus, load_models, load_prices
+from registry.catalog import load_gpus, load_models, load_prices
 from registry.checks.physics import gpu_memory_bytes
 from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from registry.errors import RegistryError
+from registry.estimate import bound_at_plan
 from registry.evidence import UNQUANTIZED, answer_prices, current, point_evidence
 from registry.models import GpuEntry, ModelEntry
 from registry.result_reader import load_results, result_files
@@ -162,16 +162,8 @@ class RooflineEstimator:
                 )
                 if fit.gpu_count != count or fit.report is None:
                     continue
-                plan = fit.report.plan
-                batch = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
-                bound = plan_throughput_bound(
-                    arch,
-                    plan.settings,
-                    gpu.memory_bandwidth_gb_s,
-                    gpu.tflops_dense.model_dump(),
-                    input_tokens + output_tokens // 2,
-                    batch,
-                    gpu_links(gpu),
+                batch, bound = bound_at_plan(
+                    arch, gpu, fit.report.plan, input_tokens, output_tokens
                 )
             except CalculatorError:
                 continue

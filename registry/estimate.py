@@ -17,9 +17,10 @@ from calculators.arch import parse_config
 from calculators.cost import usd_per_million_tokens
 from calculators.errors import CalculatorError
 from calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from calculators.model_arch import ModelArch
 from calculators.quantization import weight_bytes, weight_format
-from calculators.roofline import plan_throughput_bound
-from calculators.vllm_plan import VllmSettings
+from calculators.roofline import ThroughputBound, plan_throughput_bound
+from calculators.vllm_plan import VllmPlan, VllmSettings
 from registry.catalog import gpu_links
 from registry.checks.physics import gpu_memory_bytes
 from registry.models import GpuEntry, ModelEntry, PriceEntry
@@ -94,17 +95,7 @@ def cost_estimates(
             fit = fit_gpu(arch, option, settings, context, 1, min_gpu_count=fewest)
             if fit.gpu_count is None or fit.report is None:
                 continue
-            plan = fit.report.plan
-            batch = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
-            bound = plan_throughput_bound(
-                arch,
-                plan.settings,
-                gpu.memory_bandwidth_gb_s,
-                gpu.tflops_dense.model_dump(),
-                input_tokens + output_tokens // 2,  # the mean context of an output token
-                batch,
-                gpu_links(gpu),
-            )
+            batch, bound = bound_at_plan(arch, gpu, fit.report.plan, input_tokens, output_tokens)
         except CalculatorError:
             continue
         usd_per_hour = price.usd_per_gpu_hour * fit.gpu_count
@@ -156,3 +147,21 @@ class Estimates:
         tokens = workload_tokens(workload)
         ranked = self.ranked(model_id, *tokens) if tokens is not None else []
         return ranked[0] if ranked else None
+
+
+def bound_at_plan(
+    arch: ModelArch, gpu: GpuEntry, plan: VllmPlan, input_tokens: int, output_tokens: int
+) -> tuple[int, ThroughputBound]:
+    """The decode roofline bound of `gpu` at the most sequences the vLLM `plan` holds, and that
+    batch: the estimate the answer pages and the model pages show where nothing qualifies."""
+    batch = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
+    bound = plan_throughput_bound(
+        arch,
+        plan.settings,
+        gpu.memory_bandwidth_gb_s,
+        gpu.tflops_dense.model_dump(),
+        input_tokens + output_tokens // 2,  # the mean context of an output token
+        batch,
+        gpu_links(gpu),
+    )
+    return batch, bound
