@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calculators.accepted import Point
+from calculators.accepted import Point, Slo
 from calculators.answer import (
     PRESETS,
     Answer,
@@ -309,6 +309,37 @@ def _row_line(place: int, row: Any) -> str:
         f"accepted{ratio} ({row.acceptance.accepted_tokens_per_s:,.0f} tok/s; {price_text}; "
         f"result {point.result_id}{mlperf}; {point.load})"
     )
+
+
+def answer_question(
+    root: Path,
+    model: str,
+    slo: Slo,
+    tier: str,
+    workload: str | None = None,
+    precision: str | None = None,
+    estimate: bool = True,
+) -> tuple[Question, list[Answer]]:
+    """The question a reader asks of the registry at `root` (a workload by key or label), and
+    its answers; with `estimate`, the roofline estimate beside what nothing qualifies for."""
+    evidence = load_evidence(root)
+    question = Question(model, slo, tier, resolve_workload(evidence, model, workload), precision)
+    estimator = roofline_estimator(root, evidence) if estimate else None
+    return question, ask(evidence, question, estimator)
+
+
+def answers_payload(question: Question, answers: Sequence[Answer]) -> dict[str, Any]:
+    """The question and its answers as one JSON object (`registry answer --json`)."""
+    return {
+        "question": {
+            "model": question.model,
+            "workload_key": question.workload_key,
+            "precision": question.precision,
+            "slo": question.slo.as_dict(),
+            "tier": question.tier,
+        },
+        "answers": [found.as_dict() for found in answers],
+    }
 
 
 def answer_text(answers: Sequence[Answer]) -> str:

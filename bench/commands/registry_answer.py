@@ -59,41 +59,19 @@ def answer_command(
     import json
 
     from calculators.accepted import Slo
-    from calculators.answer import Question
-    from registry.answers import (
-        answer_text,
-        ask,
-        load_evidence,
-        resolve_workload,
-        roofline_estimator,
-    )
+    from registry.answers import answer_question, answer_text, answers_payload
     from registry.errors import RegistryError
 
     root = resolve_registry(registry_root)
+    slo = Slo(percentile, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms)
     try:
-        evidence = load_evidence(root)
-        question = Question(
-            model,
-            Slo(percentile, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms),
-            tier,
-            resolve_workload(evidence, model, workload),
-            precision,
+        question, answers = answer_question(
+            root, model, slo, tier, workload, precision, estimate=not no_estimate
         )
-        estimator = None if no_estimate else roofline_estimator(root, evidence)
-        answers = ask(evidence, question, estimator)
     except RegistryError as error:
         raise click.ClickException(str(error)) from None
     if as_json:
-        payload = {
-            "question": {
-                "model": model,
-                "workload_key": question.workload_key,
-                "precision": precision,
-                "slo": question.slo.as_dict(),
-                "tier": tier,
-            },
-            "answers": [found.as_dict() for found in answers],
-        }
+        payload = answers_payload(question, answers)
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     click.echo(answer_text(answers))
