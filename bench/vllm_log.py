@@ -9,7 +9,8 @@
   rest of the memory reserved for KV Cache is XGiB" (V0),
   "Current kv cache memory in use is X GiB" (0.2x);
 - "GPU KV cache size: N tokens", "Maximum concurrency for N tokens per request: X.XXx" (one line
-  or two), "Graph capturing finished in N secs, took X GiB";
+  or two), "Graph capturing finished in N secs, took X GiB" or the memory summary's "X GiB for
+  CUDAGraph memory" (0.2x);
 - the CPU build's: "CPU KV cache size: N tokens, Maximum concurrency …" (one line), "Explicitly
   set (X/Y) GiB for KV cache" (VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes) or "Auto set
   (X/Y) GiB for KV cache …, Z GiB memory was consumed by non-kv usages" (X the KV cache, Y the
@@ -81,7 +82,11 @@ _CHECKPOINT = re.compile(rf"Checkpoint size: {_NUMBER} GiB")
 # "GPU KV cache size: N tokens", or on the CPU "CPU KV cache size: N tokens, Maximum …"
 _KV_TOKENS = (re.compile(rf"KV cache size: {_NUMBER} tokens"),)
 _CONCURRENCY = re.compile(rf"Maximum concurrency for {_NUMBER} tokens per request: {_NUMBER}x")
-_GRAPH = (re.compile(rf"Graph capturing finished in {_NUMBER} secs?, took {_NUMBER} GiB"),)
+_GRAPH = (
+    re.compile(rf"Graph capturing finished in {_NUMBER} secs?, took {_NUMBER} GiB"),
+    # the empty group puts the figure in group 2, as in the line above
+    re.compile(rf"(){_NUMBER} GiB for CUDAGraph memory"),
+)
 
 _KV_TOO_SMALL = re.compile(
     rf"\({_NUMBER} GiB KV cache is needed, which is larger than the available KV cache "
