@@ -14,7 +14,17 @@ against the plan's estimate.
 
 import statistics
 
-from registry.plan_accuracy import GIB, SPLITS, Figure, Summary, figures, load_cases, summarise
+from registry.plan_accuracy import (
+    EVIDENCE_HEAD,
+    GIB,
+    SPLITS,
+    Figure,
+    Summary,
+    evidence_rows,
+    figures,
+    load_cases,
+    summarise,
+)
 
 
 def _cell(predicted: float, observed: float | None) -> str:
@@ -87,6 +97,11 @@ def main() -> None:
         chosen = [case for case in cases if split in ("all", case.split)]
         print(_weighted_row(f"{split}, every case alike", summarise(chosen, per_source=False)))
         print(_weighted_row(f"{split}, one vote per source", summarise(chosen, per_source=True)))
+    print()
+    print("| " + " | ".join(EVIDENCE_HEAD) + " |")
+    print("|" + "---|" * len(EVIDENCE_HEAD))
+    for row in evidence_rows(cases):
+        print("| " + " | ".join(row) + " |")
     print()
     print(
         "| held-out source | cases | weights, median error | KV tokens, median error "

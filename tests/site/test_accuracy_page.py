@@ -37,7 +37,7 @@ def _script_rows() -> dict[str, list[str]]:
 
 
 def _page_rows() -> dict[str, list[str]]:
-    table = PAGE[PAGE.index("## Summary") : PAGE.index("## By vLLM release")]
+    table = PAGE[PAGE.index("## Summary") : PAGE.index("## Evidence gathered after fitting")]
     rows = {}
     for row in re.findall(r"<tr>(.*?)</tr>", table):
         cells = [html.unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row)]
@@ -55,6 +55,25 @@ def test_accuracy_page_headline_figures_are_the_accuracy_scripts() -> None:
                                                                    "every case alike")}  # fmt: skip
     for label, cells in page.items():
         assert cells == script[label], label
+
+
+def test_accuracy_page_states_the_evidence_after_fitting_as_the_script_prints_it() -> None:
+    printed = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "plan_accuracy.py")],
+        capture_output=True, text=True, check=True, cwd=REPO,
+    ).stdout  # fmt: skip
+    script = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in printed.splitlines()
+        if line.startswith(("| collected after fitting", "| held out (all)", "| target (issue"))
+    ]
+    table = PAGE[PAGE.index("## Evidence gathered after fitting") : PAGE.index("## By vLLM")]
+    page = [
+        [html.unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", table)
+    ]
+    assert [row for row in page if row] == script
+    assert len(script) == 3
 
 
 def test_accuracy_page_links_every_case_to_its_log() -> None:
