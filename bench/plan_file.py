@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from bench.run_options import RunOptions
 from bench.runner import plan_points
 from bench.session import SessionConfig
 from bench.session_builder import command_line, session_config
+from calculators.suggest import closest
 from registry.input_files import InputFileError, read_input_text
 
 
@@ -62,7 +62,7 @@ def _keys(mapping: Mapping[Any, Any], where: str, problems: list[str]) -> dict[s
         if spelt in normalised:
             problems.append(f"{where}.{spelt}: given twice")
         elif spelt not in known:
-            close = difflib.get_close_matches(spelt, known, n=1)
+            close = closest(spelt, known, limit=1)
             hint = f"; did you mean {close[0]}?" if close else ""
             problems.append(f"{where}.{key}: unknown key{hint}")
         else:

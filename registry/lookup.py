@@ -4,7 +4,6 @@ An unknown id raises `UnknownIdError` listing the closest known ids; a model may
 given as a path to a Hugging Face `config.json`.
 """
 
-import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 from calculators.arch import ModelArch, parse_config
 from calculators.errors import CalculatorError
 from calculators.fit import GpuOption
+from calculators.suggest import closest
 from calculators.vllm_plan import gpu_total_bytes
 from registry import catalog
 from registry.errors import RegistryError
@@ -51,11 +51,7 @@ class ConfigFileError(RegistryError):
 
 def closest_ids(wanted: str, known: Iterable[str], limit: int = 5) -> list[str]:
     """Known ids that contain what was typed first (`a100` → every A100), then look-alikes."""
-    wanted = wanted.lower()
-    ordered = sorted(known)
-    containing = [known_id for known_id in ordered if wanted and wanted in known_id]
-    similar = difflib.get_close_matches(wanted, ordered, n=limit, cutoff=0.4)
-    return list(dict.fromkeys(containing + similar))[:limit]
+    return closest(wanted, known, limit)
 
 
 def _unknown(kind: str, wanted: str, known: Iterable[str]) -> UnknownIdError:

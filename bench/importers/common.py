@@ -9,7 +9,6 @@ Errors (beside bench.errors)::
 """
 
 import datetime as dt
-import difflib
 import json
 import math
 import re
@@ -22,6 +21,7 @@ from typing import Any
 from bench.deployment import Deployment, identity_data
 from bench.errors import BenchConfigError, BenchError
 from bench.workloads import length_data, parse_length_spec
+from calculators.suggest import closest_hint
 from registry.builder import ResultBuildError, build_result
 from registry.catalog import load_gpus, load_models
 from registry.input_files import InputFileError, read_input_text
@@ -251,8 +251,7 @@ def utc_stamp(moment: dt.datetime) -> str:
 
 def _catalog_id(kind: str, wanted: str, known: Sequence[str], option: str) -> None:
     if wanted not in known:
-        close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.4)
-        hint = f"; closest: {', '.join(close)}" if close else ""
+        hint = closest_hint(wanted, known, limit=3)
         raise ResultImportError(f"unknown {kind} id {wanted!r}{hint}", option)
 
 

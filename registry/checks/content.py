@@ -1,8 +1,8 @@
 """Content: a valid result against its own id, its place in the registry, and the catalogs."""
 
-import difflib
 from collections.abc import Iterable
 
+from calculators.suggest import closest
 from registry.checks import Finding
 from registry.models import GpuEntry, MeasuredSource, ModelEntry, Result
 from registry.models.common import CPU_DEVICE_ID
@@ -45,7 +45,7 @@ def placement_findings(
 
 def _unknown(kind: str, wanted: str, known: Iterable[str]) -> str:
     known_ids = sorted(known)
-    close = difflib.get_close_matches(wanted, known_ids, n=4, cutoff=0.5)
+    close = closest(wanted, known_ids, limit=4)
     hint = f"closest: {', '.join(close)}" if close else f"known: {', '.join(known_ids[:6])}, …"
     return f"unknown {kind} id {wanted!r} (not in registry/catalogs/); {hint}"
 

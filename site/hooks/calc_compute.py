@@ -5,7 +5,6 @@ Part of the calculators archive the browser imports (see `calc_api`): the stdlib
 `calculators` and the other calc_* hooks only.
 """
 
-import difflib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,13 +19,13 @@ from calculators.interconnect import Link
 from calculators.limits import gib_to_bytes
 from calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
 from calculators.predict import Deployment, Gpu, generation_of
+from calculators.suggest import closest_hint
 
 Catalog = Mapping[str, Any]
 
 
 def _unknown(field: str, kind: str, wanted: str, known: list[str]) -> FieldError:
-    close = difflib.get_close_matches(wanted.lower(), sorted(known), n=5, cutoff=0.4)
-    hint = f"; closest: {', '.join(close)}" if close else ""
+    hint = closest_hint(wanted, known)
     return FieldError(field, f"{field}: unknown {kind} id {wanted!r}{hint}")
 
 
