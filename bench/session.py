@@ -26,8 +26,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import shlex
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from bench.deployment_plan import (
     serving_options,
 )
 from bench.engine_metrics import server_cache_config
-from bench.engines import identify_server
+from bench.engines import ServerFacts, identify_server
 from bench.errors import BenchConfigError
 from bench.host import client_info
 from bench.interrupts import StopSignals
@@ -51,17 +51,19 @@ from bench.multinode import (
     placement_group_ids,
     split_over_nodes,
 )
-from bench.nvml import NvmlGpus, open_gpus
+from bench.nvml import GpuInventory, NvmlGpus, open_gpus
 from bench.output import keep_raw_records, write_run
 from bench.point_observer import SERVER_EXIT_GRACE_S, PointObserver
 from bench.provenance import default_submitter, engine_host
 from bench.result import Deployment, Provenance, build_result
+from bench.run_config import RunConfig
 from bench.runner import RunProgress, RunResult, plan_points, run_benchmark
 from bench.served import endpoint_is_local, engine_of
-from bench.server import VllmServer
+from bench.server import ServerConfig, VllmServer
 from bench.session_config import Notify, SessionConfig, SessionOutcome
 from bench.session_lines import incomplete_line, split_line, startup_line
 from bench.telemetry import TelemetrySampler
+from bench.vllm_log import StartupFigures
 from registry.models import Result
 from registry.secrets import redact
 
@@ -125,150 +127,251 @@ def _run_session(
     signals: StopSignals,
     checkpoint: Callable[[Result], None] | None = None,
 ) -> SessionOutcome:
-    started_at = dt.datetime.now(dt.UTC)
-    server_config = config.server
-    gpu_count = launched_gpu_count(server_config) if server_config is not None else None
+    session = _Session(config, notify, dt.datetime.now(dt.UTC), config.run)
+    _place(session)
+    _identify_endpoint(session)
+    with _telemetry(session):
+        _plan(session)
+        with _launched(session, signals):
+            run, observer = _measure(session, on_point, progress, checkpoint)
+            signals.finishing()  # from here a signal hurries the stop; it never skips the write
+    return _write(session, run, observer)
+
+
+@dataclass
+class _Session:
+    """What a session learns as it goes, step by step (see `_run_session`)."""
+
+    config: SessionConfig
+    notify: Notify
+    started_at: dt.datetime
+    run_config: RunConfig  # a launched server's URL and model once it is up
+    gpu_count: int | None = None
     split: NodeSplit | None = None
-    if server_config is not None and server_config.ray_address and gpu_count is not None:
-        address = server_config.ray_address
-        node_gpus = cluster_node_gpus(address, config.gpu_id)
-        split = split_over_nodes(gpu_count, node_gpus, address)
-        notify(f"vLLM over the Ray cluster at {address}: {split_line(split)}")
-    endpoint = config.run.endpoint
-    local = server_config is not None or endpoint_is_local(endpoint)
-    facts = identify_server(endpoint) if server_config is None else None
+    local: bool = True
+    facts: ServerFacts | None = None
     # An endpoint's memory plan, as vLLM states it in /metrics (a launched one's: its log too)
-    endpoint_startup = server_cache_config(endpoint) if server_config is None else None
+    endpoint_startup: StartupFigures | None = None
     gpus: NvmlGpus | None = None
+    inventory: GpuInventory | None = None
+    notes: list[str] = field(default_factory=list)
+    engine_name: str = "unknown"
+    version: str | None = None
+    deployment: Deployment | None = None
+    server: VllmServer | None = None
+
+    @property
+    def startup(self) -> StartupFigures | None:
+        """The server's memory plan: a launched one's from its log, an endpoint's from /metrics."""
+        return self.server.startup if self.server is not None else self.endpoint_startup
+
+    def deployed(self, deployment: Deployment) -> Deployment:
+        """`deployment` with the engine as it turned out to be."""
+        return replace(
+            deployment, engine_version=self.version or "unknown", engine_name=self.engine_name
+        )
+
+    def provenance(self) -> Provenance:
+        """Who ran what, where and when; no API key or token is ever stored."""
+        config, server = self.config, self.server
+        server_command = (
+            redact(shlex.join(server.command))
+            if server is not None
+            else redact(config.server_command)
+            if config.server_command
+            else None
+        )
+        return Provenance(
+            command=redact(config.command),
+            server_command=server_command,
+            started_at=self.started_at,
+            finished_at=dt.datetime.now(dt.UTC),
+            submitter=config.submitter or default_submitter(),
+            host=engine_host(
+                self.inventory, server is not None, self.local, self.engine_name, self.version
+            ),
+            client=client_info(),
+            server=self.facts,
+        )
+
+
+def _place(session: _Session) -> None:
+    """Placement: the GPUs a launched vLLM uses, and how a Ray cluster's nodes share them."""
+    server_config = session.config.server
+    if server_config is None:
+        return
+    session.gpu_count = launched_gpu_count(server_config)
+    if server_config.ray_address:
+        address = server_config.ray_address
+        node_gpus = cluster_node_gpus(address, session.config.gpu_id)
+        session.split = split_over_nodes(session.gpu_count, node_gpus, address)
+        session.notify(f"vLLM over the Ray cluster at {address}: {split_line(session.split)}")
+
+
+def _identify_endpoint(session: _Session) -> None:
+    """An endpoint's engine as it reports itself, and its memory plan; whether it is local."""
+    endpoint = session.config.run.endpoint
+    launched = session.config.server is not None
+    session.local = launched or endpoint_is_local(endpoint)
+    if launched:
+        return
+    session.facts = identify_server(endpoint)
+    session.endpoint_startup = server_cache_config(endpoint)
+    if session.facts is not None:
+        session.engine_name, session.version = session.facts.engine, session.facts.version
+
+
+@contextlib.contextmanager
+def _telemetry(session: _Session) -> Iterator[None]:
+    """Telemetry: NVML on this host's GPUs, closed whatever happens; a note says why not."""
+    config = session.config
     reason: str | None = "telemetry is off"
-    if config.telemetry and not local and not config.gpu_indices:
+    if config.telemetry and not session.local and not config.gpu_indices:
+        endpoint = config.run.endpoint
         reason = f"{endpoint} is on another host; name its GPUs here with --gpu-indices if not"
     elif config.telemetry:
         # On several hosts NVML sees this one's GPUs only: a node's share.
-        gpus, reason = open_gpus(split.gpus_per_node if split else gpu_count, config.gpu_indices)
-    notes = [f"no GPU telemetry: {reason}"] if gpus is None else []
-    inventory = gpus.inventory if gpus else None
-    engine_name = facts.engine if facts is not None else "unknown"
-    version = facts.version if facts is not None else None
+        count = session.split.gpus_per_node if session.split else session.gpu_count
+        session.gpus, reason = open_gpus(count, config.gpu_indices)
+    gpus = session.gpus
+    if gpus is None:
+        session.notes.append(f"no GPU telemetry: {reason}")
+    session.inventory = gpus.inventory if gpus else None
     try:
-        if config.output is not None and server_config is None:
-            engine_name, version, engine_notes = engine_of(
-                facts, config.engine, config.engine_version, endpoint
-            )
-            notes += engine_notes
-        deployment = (
-            plan_deployment(config, inventory, notify, facts, split)
-            if config.output is not None
-            else None
-        )
-        server = VllmServer(server_config) if server_config is not None else None
-        if server is not None:
-            signals.on_repeat = partial(_hurry, server, notify)
-
-        def provenance() -> Provenance:
-            return Provenance(
-                command=redact(config.command),  # no API key or token is ever stored
-                server_command=(
-                    redact(shlex.join(server.command))
-                    if server is not None
-                    else redact(config.server_command)
-                    if config.server_command
-                    else None
-                ),
-                started_at=started_at,
-                finished_at=dt.datetime.now(dt.UTC),
-                submitter=config.submitter or default_submitter(),
-                host=engine_host(inventory, server is not None, local, engine_name, version),
-                client=client_info(),
-                server=facts,
-            )
-
-        run_config = config.run
-        try:
-            if server is not None:
-                assert server_config is not None
-                notify(f"starting vLLM (log: {server_config.log_path}) …")
-                ray_address = server_config.ray_address if split is not None else None
-                groups = placement_group_ids(ray_address) if ray_address else set()
-                server.start()
-                if ray_address:
-                    deployment = _placed(
-                        deployment, ray_address, config.gpu_id, groups, notify,
-                        server_config.ray_nodes,
-                    )  # fmt: skip
-                startup = server.startup
-                notify(
-                    f"vLLM {server.version or '?'} ready at {server.url} in "
-                    f"{startup.startup_s or 0:.1f} s: {startup_line(startup)}"
-                )
-                run_config = replace(run_config, endpoint=server.url, model=server_config.model)
-            if server is not None:
-                engine_name, version = "vllm", server.version
-            sampler = TelemetrySampler(gpus, engine_url=run_config.endpoint)
-            # Every record is kept: the raw records are written on request, and whenever the
-            # result cannot be.
-            observer = PointObserver(sampler, server)
-
-            def keep_so_far(so_far: RunResult) -> None:
-                if checkpoint is None or deployment is None:
-                    return
-                partial_run = replace(
-                    so_far, points=list(so_far.points), incomplete=True, stop_reason=UNFINISHED
-                )
-                deployed = replace(
-                    deployment, engine_version=version or "unknown", engine_name=engine_name
-                )
-                with contextlib.suppress(Exception):  # a copy: the run goes on without it
-                    checkpoint(
-                        build_result(
-                            partial_run,
-                            run_config,
-                            deployed,
-                            observer.kept[: len(partial_run.points)],
-                            server.startup if server is not None else endpoint_startup,
-                            provenance(),
-                        )
-                    )
-
-            run = run_benchmark(
-                run_config,
-                on_point=on_point,
-                observer=observer,
-                progress=progress,
-                on_run=keep_so_far if checkpoint is not None else None,
-            )
-            signals.finishing()  # from here a signal hurries the stop; it never skips the write
-        finally:
-            if server is not None:
-                server.stop()
+        yield
     finally:
         if gpus is not None:
             gpus.close()
+
+
+def _plan(session: _Session) -> None:
+    """The engine an endpoint's result names, and the deployment known before the run."""
+    config = session.config
+    if config.output is None:
+        return
+    if config.server is None:
+        session.engine_name, session.version, engine_notes = engine_of(
+            session.facts, config.engine, config.engine_version, config.run.endpoint
+        )
+        session.notes += engine_notes
+    session.deployment = plan_deployment(
+        config, session.inventory, session.notify, session.facts, session.split
+    )
+
+
+@contextlib.contextmanager
+def _launched(session: _Session, signals: StopSignals) -> Iterator[None]:
+    """Launch: vLLM started when no endpoint is given, and stopped whatever happens."""
+    server_config = session.config.server
+    if server_config is None:
+        yield
+        return
+    server = session.server = VllmServer(server_config)
+    signals.on_repeat = partial(_hurry, server, session.notify)
+    try:
+        _start(session, server, server_config)
+        yield
+    finally:
+        server.stop()
+
+
+def _start(session: _Session, server: VllmServer, server_config: ServerConfig) -> None:
+    """Start vLLM, check where Ray placed its ranks, and point the run at it."""
+    notify = session.notify
+    notify(f"starting vLLM (log: {server_config.log_path}) …")
+    ray_address = server_config.ray_address if session.split is not None else None
+    groups = placement_group_ids(ray_address) if ray_address else set()
+    server.start()
+    if ray_address:
+        session.deployment = _placed(
+            session.deployment, ray_address, session.config.gpu_id, groups, notify,
+            server_config.ray_nodes,
+        )  # fmt: skip
+    startup = server.startup
+    notify(
+        f"vLLM {server.version or '?'} ready at {server.url} in "
+        f"{startup.startup_s or 0:.1f} s: {startup_line(startup)}"
+    )
+    session.run_config = replace(session.run_config, endpoint=server.url, model=server_config.model)
+    session.engine_name, session.version = "vllm", server.version
+
+
+def _measure(
+    session: _Session,
+    on_point: Callable[[PointSummary], None] | None,
+    progress: RunProgress | None,
+    checkpoint: Callable[[Result], None] | None,
+) -> tuple[RunResult, PointObserver]:
+    """Measure: the load points, with telemetry per point and a checkpoint after each."""
+    sampler = TelemetrySampler(session.gpus, engine_url=session.run_config.endpoint)
+    # Every record is kept: the raw records are written on request, and whenever the result
+    # cannot be.
+    observer = PointObserver(sampler, session.server)
+    keep = partial(_keep_so_far, session, observer, checkpoint) if checkpoint is not None else None
+    run = run_benchmark(
+        session.run_config, on_point=on_point, observer=observer, progress=progress, on_run=keep
+    )
+    return run, observer
+
+
+def _keep_so_far(
+    session: _Session,
+    observer: PointObserver,
+    checkpoint: Callable[[Result], None],
+    so_far: RunResult,
+) -> None:
+    """Send `checkpoint` the result so far, marked incomplete; the run goes on without it."""
+    if session.deployment is None:
+        return
+    partial_run = replace(
+        so_far, points=list(so_far.points), incomplete=True, stop_reason=UNFINISHED
+    )
+    deployed = session.deployed(session.deployment)
+    with contextlib.suppress(Exception):  # a copy: the run goes on without it
+        checkpoint(
+            build_result(
+                partial_run,
+                session.run_config,
+                deployed,
+                observer.kept[: len(partial_run.points)],
+                session.startup,
+                session.provenance(),
+            )
+        )
+
+
+def _write(session: _Session, run: RunResult, observer: PointObserver) -> SessionOutcome:
+    """Write: the result file, or only the raw records when no point has a result."""
+    config, server_config = session.config, session.config.server
     outcome = SessionOutcome(
         run=run,
         telemetry=observer.kept,
-        notes=notes,
+        notes=session.notes,
         log_path=server_config.log_path if server_config else None,
-        startup=server.startup if server is not None else endpoint_startup,
-        engine_version=version,
+        startup=session.startup,
+        engine_version=session.version,
     )
-    if deployment is None or config.output is None:
+    if session.deployment is None or config.output is None:
         return outcome
-    deployment = replace(deployment, engine_version=version or "unknown", engine_name=engine_name)
-    outcome.deployment = deployment
+    deployment = outcome.deployment = session.deployed(session.deployment)
     if not run.points:
         if observer.records:  # warm-ups, failures or a cut-short point: still measured
             outcome.raw_records = keep_raw_records(config.output, observer.records)
         return outcome
     entry = None
-    served = server_config.model if server_config is not None else endpoint_model(config, facts)
+    served = server_config.model if server_config else endpoint_model(config, session.facts)
     if served is not None:
         entry, entry_notes = entry_for_run(served, deployment.model_id, config.output)
-        notes += entry_notes
+        session.notes += entry_notes
     written = write_run(
         config.output,
         lambda: build_result(
-            run, run_config, deployment, observer.kept, outcome.startup, provenance()
+            run,
+            session.run_config,
+            deployment,
+            observer.kept,
+            outcome.startup,
+            session.provenance(),
         ),
         run.points,
         observer.records,
