@@ -43,6 +43,7 @@ from bench.conversation import (
     load_conversations,
     turn_summaries,
 )
+from bench.dataset import DatasetEntry
 from bench.errors import BenchConfigError, EndpointError
 from bench.interrupted import LivePoint, interrupted_summary
 from bench.interrupts import stop_reason
@@ -51,10 +52,11 @@ from bench.metrics import (
 )
 from bench.point_loop import PointUnderWay, run_points, summarize_run
 from bench.point_plans import plan_points, probe_plan
+from bench.profiles import Profile
 from bench.run_config import MULTITURN, RunConfig, RunResult
 from bench.run_hooks import PointObserver, RunProgress
 from bench.search import MaxLoadSearch
-from bench.trace_plan import trace_setup
+from bench.trace_plan import TraceRun, trace_setup
 from bench.trace_replay import ttft_by_cached_share
 from bench.workers import WorkerJob
 from bench.workloads import (
@@ -125,6 +127,75 @@ def run_benchmark(
     as soon as its point ends, `on_run` then the run so far, `observer` each point's start
     and end, `progress` every request too (see the module docstring). Raises
     `EndpointError` when the endpoint cannot be reached."""
+    _check_workers(config)
+    profile = get_profile(config.profile)
+    tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
+    trace = trace_setup(config, tokenizer)
+    plans = [trace.plan] if trace is not None else plan_points(config)
+    sessions = _session_factory(config)
+    dataset = (
+        load_sharegpt(config.dataset, tokenizer) if config.dataset and sessions is None else None
+    )
+    factory = _request_factory(config, profile, tokenizer, dataset)
+    model = run_event_loop(_resolve_model(config))
+    result = _new_result(config, model, profile, trace)
+    client, job = _clients(config, model, factory, tokenizer)
+    point_seen = _point_seen(on_point, on_run, result)
+    live = PointUnderWay()
+    try:
+        run_event_loop(
+            run_points(
+                client,
+                factory,
+                plans,
+                config.slo,
+                result,
+                point_seen,
+                observer,
+                progress,
+                workers=job,
+                search=MaxLoadSearch(config.search) if config.search is not None else None,
+                sessions=sessions,
+                trace=trace,
+                search_plan=lambda load: probe_plan(config, load),
+                stop_when_saturated=config.stop_when_saturated,
+                thresholds=config.thresholds,
+                live=live,
+            )
+        )
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM under `bench.interrupts`
+        result.incomplete, result.stop_reason = True, stop_reason(stop)
+        cut = _interrupted(live.take(), result.stop_reason, config, sessions, trace)
+        if cut is not None:
+            _end_point(*cut, result, observer, progress, point_seen)
+    finally:
+        point = live.take()  # a point left open by anything else: seen to end, not kept
+        if point is not None:
+            _end_point(point, None, result, observer, progress, None)
+    if not result.incomplete and result.points and not any(p.completed for p in result.points):
+        result.incomplete = True
+        result.stop_reason = "every request failed (" + _failure_kinds(result.points) + ")"
+    return result
+
+
+def _new_result(
+    config: RunConfig, model: str, profile: Profile, trace: TraceRun | None
+) -> RunResult:
+    """The run's result before any point: what was measured, and with what."""
+    return RunResult(
+        endpoint=config.endpoint,
+        model=model,
+        api=config.api,
+        profile=profile.name,
+        seed=config.seed,
+        prompt_salt=config.prompt_salt,
+        dataset_sha256=dataset_sha256(config.dataset) if config.dataset else None,
+        trace=trace.identity if trace is not None else None,
+    )
+
+
+def _check_workers(config: RunConfig) -> None:
+    """`--workers`: at least 1, at most `MAX_WORKERS`, and a stream for each process."""
     if config.workers < 1:
         raise BenchConfigError("must be at least 1", "--workers")
     if config.workers > MAX_WORKERS:
@@ -138,15 +209,16 @@ def run_benchmark(
             "each process needs a stream",
             "--workers",
         )
-    profile = get_profile(config.profile)
-    tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
-    trace = trace_setup(config, tokenizer)
-    plans = [trace.plan] if trace is not None else plan_points(config)
-    sessions = _session_factory(config)
-    dataset = (
-        load_sharegpt(config.dataset, tokenizer) if config.dataset and sessions is None else None
-    )
-    factory = RequestFactory(
+
+
+def _request_factory(
+    config: RunConfig,
+    profile: Profile,
+    tokenizer: Tokenizer | None,
+    dataset: list[DatasetEntry] | None,
+) -> RequestFactory:
+    """The requests of the run's workload: a profile's, a dataset's, with its lengths."""
+    return RequestFactory(
         WorkloadSpec(
             profile=profile,
             input_len=config.input_len,
@@ -159,17 +231,13 @@ def run_benchmark(
         tokenizer=tokenizer,
         dataset=dataset,
     )
-    model = run_event_loop(_resolve_model(config))
-    result = RunResult(
-        endpoint=config.endpoint,
-        model=model,
-        api=config.api,
-        profile=profile.name,
-        seed=config.seed,
-        prompt_salt=config.prompt_salt,
-        dataset_sha256=dataset_sha256(config.dataset) if config.dataset else None,
-        trace=trace.identity if trace is not None else None,
-    )
+
+
+def _clients(
+    config: RunConfig, model: str, factory: RequestFactory, tokenizer: Tokenizer | None
+) -> tuple[StreamingClient, WorkerJob | None]:
+    """The client of this process, and the worker processes' job when `--workers` is over 1;
+    tokens are counted with `tokenizer` when there is one."""
     count_tokens = None
     if tokenizer is not None:
         encode = tokenizer.encode
@@ -188,72 +256,58 @@ def run_benchmark(
         extra_body=dict(config.extra_body or {}),
         api_key=config.api_key,
     )
-    job = None
-    if config.workers > 1:
-        job = WorkerJob(
-            endpoint=config.endpoint,
-            model=model,
-            factory=factory,
-            api=config.api,
-            timeout_s=config.timeout_s,
-            ignore_eos=config.ignore_eos,
-            continuous_usage_stats=config.continuous_usage_stats,
-            count_tokens_with_tokenizer=count_tokens is not None,
-            workers=config.workers,
-            extra_body=dict(config.extra_body or {}),
-            api_key=config.api_key,
-        )
-    point_seen = on_point
-    if on_run is not None:
+    if config.workers <= 1:
+        return client, None
+    job = WorkerJob(
+        endpoint=config.endpoint,
+        model=model,
+        factory=factory,
+        api=config.api,
+        timeout_s=config.timeout_s,
+        ignore_eos=config.ignore_eos,
+        continuous_usage_stats=config.continuous_usage_stats,
+        count_tokens_with_tokenizer=count_tokens is not None,
+        workers=config.workers,
+        extra_body=dict(config.extra_body or {}),
+        api_key=config.api_key,
+    )
+    return client, job
 
-        def point_seen(summary: PointSummary) -> None:
-            if on_point is not None:
-                on_point(summary)
-            on_run(result)
 
-    live = PointUnderWay()
-    thresholds = config.thresholds
-    try:
-        run_event_loop(
-            run_points(
-                client,
-                factory,
-                plans,
-                config.slo,
-                result,
-                point_seen,
-                observer,
-                progress,
-                workers=job,
-                search=MaxLoadSearch(config.search) if config.search is not None else None,
-                sessions=sessions,
-                trace=trace,
-                search_plan=lambda load: probe_plan(config, load),
-                stop_when_saturated=config.stop_when_saturated,
-                thresholds=thresholds,
-                live=live,
-            )
-        )
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM under `bench.interrupts`
-        result.incomplete = True
-        result.stop_reason = stop_reason(stop)
-        point = live.take()
-        if point is not None:
-            summary = interrupted_summary(point, result.stop_reason, config.slo, thresholds)
-            if summary is not None and (sessions is not None or trace is not None):
-                summary = replace(summary, turns=turn_summaries(point.run.records))
-            if summary is not None and trace is not None:
-                shares = ttft_by_cached_share(point.run.records)
-                summary = replace(summary, cached_shares=shares)
-            _end_point(point, summary, result, observer, progress, point_seen)
-    finally:
-        point = live.take()  # a point left open by anything else: seen to end, not kept
-        if point is not None:
-            _end_point(point, None, result, observer, progress, None)
-    if not result.incomplete and result.points and not any(p.completed for p in result.points):
-        result.incomplete = True
-        result.stop_reason = "every request failed (" + _failure_kinds(result.points) + ")"
-    return result
+def _point_seen(
+    on_point: Callable[[PointSummary], None] | None,
+    on_run: Callable[[RunResult], None] | None,
+    result: RunResult,
+) -> Callable[[PointSummary], None] | None:
+    """What sees each kept point: `on_point`, then `on_run` with the run so far."""
+    if on_run is None:
+        return on_point
+
+    def point_seen(summary: PointSummary) -> None:
+        if on_point is not None:
+            on_point(summary)
+        on_run(result)
+
+    return point_seen
+
+
+def _interrupted(
+    point: LivePoint | None,
+    reason: str,
+    config: RunConfig,
+    sessions: SessionFactory | None,
+    trace: TraceRun | None,
+) -> tuple[LivePoint, PointSummary | None] | None:
+    """The point under way when a stop signal came, with its summary if it has one (the
+    requests that finished before the signal, `interrupted`); None when no point was."""
+    if point is None:
+        return None
+    summary = interrupted_summary(point, reason, config.slo, config.thresholds)
+    if summary is not None and (sessions is not None or trace is not None):
+        summary = replace(summary, turns=turn_summaries(point.run.records))
+    if summary is not None and trace is not None:
+        summary = replace(summary, cached_shares=ttft_by_cached_share(point.run.records))
+    return point, summary
 
 
 def _end_point(
