@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bench.client import (
     ErrorKind,
@@ -75,78 +75,144 @@ async def run_points(
 ) -> None:
     """Measure `plans` in turn (or the probes `search` asks for), into `result`; see the
     module docstring for what stops the loop."""
-    live = live if live is not None else PointUnderWay()
-    send: Send = client.send
-    if progress is not None:
-        report = progress.request_finished
+    loop = _PointLoop(
+        client, factory, slo, result, on_point, observer, progress, workers, sessions, trace,
+        thresholds, live if live is not None else PointUnderWay(), _reporting(client, progress),
+    )  # fmt: skip
+    async with client:
+        if search is not None:
+            assert search_plan is not None
+            await _search(loop, search, search_plan)
+        else:
+            await _each_plan(loop, plans, stop_when_saturated)
 
-        async def send_and_report(request: PromptRequest, intended_ns: int | None) -> RequestRecord:
-            record = await client.send(request, intended_ns)
-            report(record)
-            return record
 
-        send = send_and_report
+def _reporting(client: StreamingClient, progress: RunProgress | None) -> Send:
+    """The client's `send`, telling `progress` of each request as it finishes."""
+    if progress is None:
+        return client.send
+    report = progress.request_finished
 
-    next_index = 0
-    next_session = 0
+    async def send_and_report(request: PromptRequest, intended_ns: int | None) -> RequestRecord:
+        record = await client.send(request, intended_ns)
+        report(record)
+        return record
+
+    return send_and_report
+
+
+async def _search(
+    loop: _PointLoop, search: MaxLoadSearch, search_plan: Callable[[float], PointPlan]
+) -> None:
+    """The probes a maximum-load search asks for, until it has its answer or the run stops."""
+    loop.result.search = search.result
+    number = 0
+    while (load := search.next_load()) is not None:
+        number += 1
+        going, summary = await loop.measure(search_plan(load), number, search.spec.max_probes)
+        if not going:
+            return
+        search.record(load, summary)
+
+
+async def _each_plan(loop: _PointLoop, plans: list[PointPlan], stop_when_saturated: bool) -> None:
+    """Each point of `plans` in turn; with `stop_when_saturated`, none past the knee."""
+    previous: tuple[PointPlan, PointSummary] | None = None
+    for number, plan in enumerate(plans, start=1):
+        going, summary = await loop.measure(plan, number, len(plans))
+        if not going or summary is None:
+            return
+        if stop_when_saturated and previous is not None and number < len(plans):
+            knee = past_knee(previous[1], summary, _load_of(plan) / _load_of(previous[0]))
+            if knee is not None:
+                loop.result.stop_reason = f"stopped at {_point_label(plan)}, {knee}"
+                return
+        previous = plan, summary
+
+
+@dataclass
+class _PointLoop:
+    """What measures a point, and where its summary goes (`run_points`' arguments)."""
+
+    client: StreamingClient
+    factory: RequestFactory
+    slo: Slo
+    result: RunResult
+    on_point: Callable[[PointSummary], None] | None
+    observer: PointObserver | None
+    progress: RunProgress | None
+    workers: WorkerJob | None
+    sessions: SessionFactory | None
+    trace: TraceRun | None
+    thresholds: VerdictThresholds | None
+    live: PointUnderWay
+    send: Send
+    next_index: int = 0
+    next_session: int = 0
 
     async def measure(
-        plan: PointPlan, number: int, points: int
+        self, plan: PointPlan, number: int, points: int
     ) -> tuple[bool, PointSummary | None]:
         """Run one point; (False, …) when the run must stop, else (True, its summary)."""
-        nonlocal next_index, next_session
-        plan = replace(plan, first_index=next_index)
+        observer, progress = self.observer, self.progress
+        plan = replace(plan, first_index=self.next_index)
         if observer is not None:
             observer.point_started(plan)
         if progress is not None:
             progress.point_started(plan, number, points)
-        point = live.point = LivePoint(plan, sent=None if workers is not None else 0)
-
-        async def counted(request: PromptRequest, intended_ns: int | None) -> RequestRecord:
-            point.sent = (point.sent or 0) + 1
-            return await send(request, intended_ns)
-
+        point = self.live.point = LivePoint(plan, sent=None if self.workers is not None else 0)
         try:
-            run: PointRun
-            if workers is not None:
-                on_record = progress.request_finished if progress is not None else None
-                # A point with fewer streams than workers uses one process per stream.
-                processes = min(workers.workers, plan.concurrency or workers.workers)
-                job = replace(workers, workers=processes)
-                run = await run_point_in_workers(job, plan, on_record, into=point.run)
-            elif trace is not None:
-                run = await run_trace(counted, trace.prompts, point.run, trace.speed, trace.rate)
-            elif sessions is not None:
-                run = await run_sessions(counted, sessions, plan, next_session, into=point.run)
-                next_session += len({record.session for record in run.records})
-            else:
-                run = await run_point(
-                    counted, factory.build, plan, into=point.run, cut=client.cut_in_flight
-                )
+            run = await self._run(plan, point)
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Stopped from outside (the loop's tasks are cancelled after a Ctrl-C or SIGTERM):
             # the point stays open in `live`, for `run_benchmark` to keep what finished.
             raise
         except BaseException:
-            live.point = None
+            self.live.point = None
             if progress is not None:
                 progress.point_ended(None)
             if observer is not None:
                 observer.point_ended([], None)
             raise
-        live.point = None
-        next_index += len(run.records)
-        summary = None
-        gone = await _server_gone(client, run.records)
-        if not gone:
-            summary = summarize_run(run, slo, thresholds or VerdictThresholds())
-            if sessions is not None or trace is not None:
-                summary = replace(summary, turns=turn_summaries(run.records))
-            if trace is not None:
-                summary = replace(summary, cached_shares=ttft_by_cached_share(run.records))
-        stop_reason = observer.point_ended(run.records, summary) if observer else None
-        if progress is not None:
-            progress.point_ended(summary if stop_reason is None else None)
+        self.live.point = None
+        self.next_index += len(run.records)
+        return await self._ended(plan, run)
+
+    async def _run(self, plan: PointPlan, point: LivePoint) -> PointRun:
+        """The point's requests: by worker processes, a trace, sessions or this client."""
+        send = self.send
+
+        async def counted(request: PromptRequest, intended_ns: int | None) -> RequestRecord:
+            point.sent = (point.sent or 0) + 1
+            return await send(request, intended_ns)
+
+        if self.workers is not None:
+            progress = self.progress
+            on_record = progress.request_finished if progress is not None else None
+            # A point with fewer streams than workers uses one process per stream.
+            processes = min(self.workers.workers, plan.concurrency or self.workers.workers)
+            job = replace(self.workers, workers=processes)
+            return await run_point_in_workers(job, plan, on_record, into=point.run)
+        trace = self.trace
+        if trace is not None:
+            return await run_trace(counted, trace.prompts, point.run, trace.speed, trace.rate)
+        if self.sessions is not None:
+            run = await run_sessions(
+                counted, self.sessions, plan, self.next_session, into=point.run
+            )
+            self.next_session += len({record.session for record in run.records})
+            return run
+        return await run_point(
+            counted, self.factory.build, plan, into=point.run, cut=self.client.cut_in_flight
+        )
+
+    async def _ended(self, plan: PointPlan, run: PointRun) -> tuple[bool, PointSummary | None]:
+        """The point's summary, kept unless the server went away or the observer objects."""
+        result = self.result
+        summary = None if await _server_gone(self.client, run.records) else self._summary(run)
+        stop_reason = self.observer.point_ended(run.records, summary) if self.observer else None
+        if self.progress is not None:
+            self.progress.point_ended(summary if stop_reason is None else None)
         if stop_reason is not None:
             result.incomplete = True
             result.stop_reason = stop_reason
@@ -158,33 +224,17 @@ async def run_points(
             result.stop_reason = f"the server stopped answering{during}: {last.error_detail}"
             return False, None
         result.points.append(summary)
-        if on_point is not None:
-            on_point(summary)
+        if self.on_point is not None:
+            self.on_point(summary)
         return True, summary
 
-    async with client:
-        if search is not None:
-            assert search_plan is not None
-            result.search = search.result
-            number = 0
-            while (load := search.next_load()) is not None:
-                number += 1
-                going, summary = await measure(search_plan(load), number, search.spec.max_probes)
-                if not going:
-                    return
-                search.record(load, summary)
-            return
-        previous: tuple[PointPlan, PointSummary] | None = None
-        for number, plan in enumerate(plans, start=1):
-            going, summary = await measure(plan, number, len(plans))
-            if not going or summary is None:
-                return
-            if stop_when_saturated and previous is not None and number < len(plans):
-                knee = past_knee(previous[1], summary, _load_of(plan) / _load_of(previous[0]))
-                if knee is not None:
-                    result.stop_reason = f"stopped at {_point_label(plan)}, {knee}"
-                    return
-            previous = plan, summary
+    def _summary(self, run: PointRun) -> PointSummary:
+        summary = summarize_run(run, self.slo, self.thresholds or VerdictThresholds())
+        if self.sessions is not None or self.trace is not None:
+            summary = replace(summary, turns=turn_summaries(run.records))
+        if self.trace is not None:
+            summary = replace(summary, cached_shares=ttft_by_cached_share(run.records))
+        return summary
 
 
 def _load_of(plan: PointPlan) -> float:
