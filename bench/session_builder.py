@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from pathlib import Path
 
 from bench.errors import BenchConfigError
 from bench.metrics import Slo
@@ -90,6 +91,37 @@ def _api_key(options: RunOptions) -> str | None:
 
 def session_config(options: RunOptions, command: str) -> SessionConfig:
     """The session that runs `options`; raises BenchConfigError for options that conflict."""
+    _check_launch_or_endpoint(options)
+    _check_conflicts(options)
+    _check_bounds(options)
+    if options.endpoint is None and options.model is not None:
+        check_parallel_fit(options)  # before vLLM spends minutes finding out
+    output = options.output
+    result_path = output if output is not None or options.endpoint is not None else DEFAULT_OUTPUT
+    server = None
+    if options.endpoint is None and options.model is not None:
+        server = _server_config(options, options.model, result_path or DEFAULT_OUTPUT)
+    return SessionConfig(
+        run=_run_config(options),
+        command=command,
+        server=server,
+        output=result_path,
+        raw_records=options.raw_records,
+        gpu_id=options.gpu_id,
+        model_id=options.model_id,
+        tensor_parallel_size=options.tensor_parallel_size,
+        gpu_indices=options.gpu_indices or None,
+        pipeline_parallel_size=options.pipeline_parallel_size,
+        submitter=options.submitter,
+        engine=options.engine,
+        engine_version=options.engine_version,
+        server_command=options.server_command,
+        nodes=options.nodes,
+    )
+
+
+def _check_launch_or_endpoint(options: RunOptions) -> None:
+    """A model to launch or an endpoint, and no option of the other kind of run."""
     if options.endpoint is None and options.model is None:
         raise BenchConfigError(
             "missing; give the model for vLLM to serve, or --endpoint URL of a running server",
@@ -118,6 +150,10 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
             "cluster of --ray-address)",
             "--nodes",
         )
+
+
+def _check_conflicts(options: RunOptions) -> None:
+    """Options that cannot go together, or that are given twice."""
     if options.server_command is not None:
         try:
             shlex.split(options.server_command)
@@ -138,32 +174,32 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
         )
-    _check_bounds(options)
-    if options.endpoint is None and options.model is not None:
-        check_parallel_fit(options)  # before vLLM spends minutes finding out
-    output = options.output
-    result_path = output if output is not None or options.endpoint is not None else DEFAULT_OUTPUT
-    server = None
-    if options.endpoint is None and options.model is not None:
-        log_base = result_path or DEFAULT_OUTPUT
-        server = ServerConfig(
-            model=options.model,
-            log_path=log_base.with_name(log_base.stem + ".vllm.log"),
-            executable=options.vllm_executable,
-            port=options.port,
-            tensor_parallel_size=options.tensor_parallel_size,
-            pipeline_parallel_size=options.pipeline_parallel_size,
-            ray_address=options.ray_address,
-            max_model_len=options.max_model_len,
-            gpu_memory_utilization=options.gpu_memory_utilization,
-            quantization=options.quantization,
-            kv_cache_dtype=options.kv_cache_dtype,
-            max_num_seqs=options.max_num_seqs,
-            load_format=options.load_format,
-            extra_args=options.vllm_args,
-            startup_timeout_s=options.startup_timeout,
-        )
-    run = RunConfig(
+
+
+def _server_config(options: RunOptions, model: str, log_base: Path) -> ServerConfig:
+    """The vLLM that `bench run` launches, its log beside the result."""
+    return ServerConfig(
+        model=model,
+        log_path=log_base.with_name(log_base.stem + ".vllm.log"),
+        executable=options.vllm_executable,
+        port=options.port,
+        tensor_parallel_size=options.tensor_parallel_size,
+        pipeline_parallel_size=options.pipeline_parallel_size,
+        ray_address=options.ray_address,
+        max_model_len=options.max_model_len,
+        gpu_memory_utilization=options.gpu_memory_utilization,
+        quantization=options.quantization,
+        kv_cache_dtype=options.kv_cache_dtype,
+        max_num_seqs=options.max_num_seqs,
+        load_format=options.load_format,
+        extra_args=options.vllm_args,
+        startup_timeout_s=options.startup_timeout,
+    )
+
+
+def _run_config(options: RunOptions) -> RunConfig:
+    """The load points, workload and client the options ask for."""
+    return RunConfig(
         endpoint=options.endpoint or "",
         model=options.model,
         api=options.api,
@@ -198,23 +234,6 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
         trace=options.trace,
         trace_speed=options.trace_speed,
         trace_block_size=options.trace_block_size,
-    )
-    return SessionConfig(
-        run=run,
-        command=command,
-        server=server,
-        output=result_path,
-        raw_records=options.raw_records,
-        gpu_id=options.gpu_id,
-        model_id=options.model_id,
-        tensor_parallel_size=options.tensor_parallel_size,
-        gpu_indices=options.gpu_indices or None,
-        pipeline_parallel_size=options.pipeline_parallel_size,
-        submitter=options.submitter,
-        engine=options.engine,
-        engine_version=options.engine_version,
-        server_command=options.server_command,
-        nodes=options.nodes,
     )
 
 
