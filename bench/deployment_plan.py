@@ -235,11 +235,58 @@ def plan_deployment(
     with --endpoint, `--nodes` says how many hosts its server spans."""
     server = config.server
     declared = (config.server_command,) if server is None and config.server_command else ()
-    if server is not None:
-        options = serving_options(server.extra_args)
-    else:
-        options = serving_options(declared, _LAUNCH_OPTIONS)
+    arguments, also = (server.extra_args, frozenset()) if server else (declared, _LAUNCH_OPTIONS)
+    options = serving_options(arguments, also)
     source = "--vllm-arg" if server else "--server-command"
+    tensor, pipeline, data, gpu_count = _parallel(config, options, source)
+    if split is None and server is None and config.nodes is not None:
+        split = declared_split(gpu_count, config.nodes)
+    gpu_id = _resolve_gpu(config, inventory, notify)
+    model_id, hf_repo = _model_ids(config, facts, notify)
+    from registry.lookup import resolve_gpu
+
+    dtype = options.get("dtype")
+    kv_dtype = server.kv_cache_dtype if server else options.get("kv-cache-dtype")
+    max_model_len = _max_model_len(config, facts, options, source, notify)
+    return Deployment(
+        gpu_id=gpu_id,
+        gpu_count=gpu_count,
+        form_factor=CPU_DEVICE_ID if gpu_id == CPU_DEVICE_ID else resolve_gpu(gpu_id).form_factor,
+        engine_version="unknown",
+        model_id=model_id,
+        hf_repo=hf_repo,
+        revision=_text(options.get("revision")),
+        quantization=_text(server.quantization if server else options.get("quantization")),
+        dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
+        kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+        tensor_parallel_size=tensor,
+        pipeline_parallel_size=pipeline,
+        data_parallel_size=data,
+        max_model_len=max_model_len,
+        gpu_memory_utilization=(
+            server.gpu_memory_utilization
+            if server
+            else _float_option(options, "gpu-memory-utilization", source)
+        ),
+        max_num_seqs=(
+            server.max_num_seqs if server else _int_option(options, "max-num-seqs", source)
+        ),
+        max_num_batched_tokens=_int_option(options, "max-num-batched-tokens", source),
+        enable_prefix_caching=_flag(options.get("enable-prefix-caching")),
+        enable_chunked_prefill=_flag(options.get("enable-chunked-prefill")),
+        load_format=_text((server.load_format if server else None) or options.get("load-format")),
+        other_options=other_options(server.extra_args if server else declared),
+        nodes=split.nodes if split else None,
+        gpus_per_node=split.gpus_per_node if split else None,
+    )
+
+
+def _parallel(
+    config: SessionConfig, options: dict[str, str | bool], source: str
+) -> tuple[int | None, int | None, int | None, int]:
+    """Tensor, pipeline and data parallel sizes (given, or read from the server's options),
+    and the GPUs they use."""
+    server = config.server
     tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
     tensor = tensor or _int_option(options, "tensor-parallel-size", source)
     given_pipeline = server.pipeline_parallel_size if server else config.pipeline_parallel_size
@@ -251,9 +298,13 @@ def plan_deployment(
         gpu_count = tensor * (pipeline or 1)
     else:
         gpu_count = len(config.gpu_indices) if config.gpu_indices else pipeline or 1
-    if split is None and server is None and config.nodes is not None:
-        split = declared_split(gpu_count, config.nodes)
-    gpu_id = _resolve_gpu(config, inventory, notify)
+    return tensor, pipeline, data, gpu_count
+
+
+def _model_ids(config: SessionConfig, facts: ServerFacts | None, notify: Notify) -> tuple[str, str]:
+    """The model's catalog id and the repository its weights came from; a model not in the
+    catalog gets an id proposed from its repository."""
+    server = config.server
     requested = server.model if server else endpoint_model(config, facts)
     try:
         model_id, hf_repo = _resolve_model(requested, config.model_id)
@@ -276,11 +327,18 @@ def plan_deployment(
         )
         for note in notes:
             notify(note)
-    from registry.lookup import resolve_gpu
+    return model_id, hf_repo
 
-    dtype = options.get("dtype")
-    kv_dtype = server.kv_cache_dtype if server else options.get("kv-cache-dtype")
-    quantization = server.quantization if server else options.get("quantization")
+
+def _max_model_len(
+    config: SessionConfig,
+    facts: ServerFacts | None,
+    options: dict[str, str | bool],
+    source: str,
+    notify: Notify,
+) -> int | None:
+    """The context length served: a launched vLLM's, else the server's, else its command's."""
+    server = config.server
     max_model_len = server.max_model_len if server else facts.max_model_len if facts else None
     declared_len = _int_option(options, "max-model-len", source)
     if server is None and declared_len is not None:
@@ -290,38 +348,14 @@ def plan_deployment(
                 f"{declared_len}; the result keeps the server's"
             )
         max_model_len = max_model_len or declared_len
-    revision = options.get("revision")
-    load_format = (server.load_format if server else None) or options.get("load-format")
-    prefix = options.get("enable-prefix-caching")
-    chunked = options.get("enable-chunked-prefill")
-    return Deployment(
-        gpu_id=gpu_id,
-        gpu_count=gpu_count,
-        form_factor=CPU_DEVICE_ID if gpu_id == CPU_DEVICE_ID else resolve_gpu(gpu_id).form_factor,
-        engine_version="unknown",
-        model_id=model_id,
-        hf_repo=hf_repo,
-        revision=revision if isinstance(revision, str) else None,
-        quantization=quantization if isinstance(quantization, str) else None,
-        dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
-        kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
-        tensor_parallel_size=tensor,
-        pipeline_parallel_size=pipeline,
-        data_parallel_size=data,
-        max_model_len=max_model_len,
-        gpu_memory_utilization=(
-            server.gpu_memory_utilization
-            if server
-            else _float_option(options, "gpu-memory-utilization", source)
-        ),
-        max_num_seqs=(
-            server.max_num_seqs if server else _int_option(options, "max-num-seqs", source)
-        ),
-        max_num_batched_tokens=_int_option(options, "max-num-batched-tokens", source),
-        enable_prefix_caching=prefix if isinstance(prefix, bool) else None,
-        enable_chunked_prefill=chunked if isinstance(chunked, bool) else None,
-        load_format=load_format if isinstance(load_format, str) else None,
-        other_options=other_options(server.extra_args if server else declared),
-        nodes=split.nodes if split else None,
-        gpus_per_node=split.gpus_per_node if split else None,
-    )
+    return max_model_len
+
+
+def _text(value: object) -> str | None:
+    """A valued option's text; None for a flag or an option not given."""
+    return value if isinstance(value, str) else None
+
+
+def _flag(value: object) -> bool | None:
+    """A flag's `--name` (True) or `--no-name` (False); None when not given."""
+    return value if isinstance(value, bool) else None
