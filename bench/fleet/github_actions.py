@@ -152,7 +152,52 @@ def render_workflow(config: WorkflowConfig) -> str:
     """The workflow's YAML text (deterministic); raises FleetError for a plan path it cannot use."""
     _check(config)
     plan = str(config.plan)
-    matrix_job = {
+    matrix_job = _matrix_job(config, plan)
+    canary = {
+        "needs": "matrix",
+        "if": "${{ inputs.canary }}",
+        **_gpu_job(config, "needs.matrix.outputs.canary", "canary"),
+    }
+    sweep = {
+        "needs": ["matrix", "canary"],
+        "if": (
+            "${{ !cancelled() && needs.matrix.result == 'success' && "
+            "(needs.canary.result == 'success' || needs.canary.result == 'skipped') }}"
+        ),
+        **_gpu_job(config, "needs.matrix.outputs.matrix", "sweep"),
+    }
+    merge = _merge_job(config)
+    workflow = {
+        "name": f"infermeter fleet: {plan}",
+        "on": {
+            "workflow_dispatch": {
+                "inputs": {
+                    "canary": {
+                        "description": "Run one entry per GPU kind first, and the sweep only "
+                        "if they pass",
+                        "type": "boolean",
+                        "default": True,
+                    }
+                }
+            }
+        },
+        "permissions": {"contents": "read"},
+        "concurrency": {"group": f"infermeter-fleet-{plan}", "cancel-in-progress": False},
+        "jobs": {"matrix": matrix_job, "canary": canary, "sweep": sweep, "merge": merge},
+    }
+    header = (
+        f"# Rendered by `infermeter bench plan render --github-actions {plan}`: re-render it\n"
+        "# when the plan changes. Runners: self-hosted, each labelled with its GPU's catalog id\n"
+        "# (e.g. h100-sxm) and holding as many GPUs as the plan's largest entry of that kind.\n"
+        "# Only workflow_dispatch starts it: fork pull requests never reach these runners or a\n"
+        "# token; only the merge job may write (push its branch, open the pull request).\n"
+    )
+    return header + dump(workflow)
+
+
+def _matrix_job(config: WorkflowConfig, plan: str) -> dict[str, Any]:
+    """The job that prints the plan's matrix, and its canary's (one entry per GPU kind)."""
+    return {
         "name": "Plan matrix",
         "runs-on": "ubuntu-latest",
         "outputs": {
@@ -175,20 +220,11 @@ def render_workflow(config: WorkflowConfig) -> str:
             },
         ],
     }
-    canary = {
-        "needs": "matrix",
-        "if": "${{ inputs.canary }}",
-        **_gpu_job(config, "needs.matrix.outputs.canary", "canary"),
-    }
-    sweep = {
-        "needs": ["matrix", "canary"],
-        "if": (
-            "${{ !cancelled() && needs.matrix.result == 'success' && "
-            "(needs.canary.result == 'success' || needs.canary.result == 'skipped') }}"
-        ),
-        **_gpu_job(config, "needs.matrix.outputs.matrix", "sweep"),
-    }
-    merge = {
+
+
+def _merge_job(config: WorkflowConfig) -> dict[str, Any]:
+    """The job that validates the sweep's results together and opens one pull request."""
+    return {
         "name": "Merge into one pull request",
         "needs": "sweep",
         "if": "${{ !cancelled() && needs.sweep.result != 'skipped' }}",
@@ -224,29 +260,3 @@ def render_workflow(config: WorkflowConfig) -> str:
             },
         ],
     }
-    workflow = {
-        "name": f"infermeter fleet: {plan}",
-        "on": {
-            "workflow_dispatch": {
-                "inputs": {
-                    "canary": {
-                        "description": "Run one entry per GPU kind first, and the sweep only "
-                        "if they pass",
-                        "type": "boolean",
-                        "default": True,
-                    }
-                }
-            }
-        },
-        "permissions": {"contents": "read"},
-        "concurrency": {"group": f"infermeter-fleet-{plan}", "cancel-in-progress": False},
-        "jobs": {"matrix": matrix_job, "canary": canary, "sweep": sweep, "merge": merge},
-    }
-    header = (
-        f"# Rendered by `infermeter bench plan render --github-actions {plan}`: re-render it\n"
-        "# when the plan changes. Runners: self-hosted, each labelled with its GPU's catalog id\n"
-        "# (e.g. h100-sxm) and holding as many GPUs as the plan's largest entry of that kind.\n"
-        "# Only workflow_dispatch starts it: fork pull requests never reach these runners or a\n"
-        "# token; only the merge job may write (push its branch, open the pull request).\n"
-    )
-    return header + dump(workflow)
