@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bench.client import RequestRecord
 from bench.distribution import MS_PER_S, Distribution, percentile, summarize
@@ -116,54 +117,9 @@ def summarize_point(
     thresholds: VerdictThresholds = VerdictThresholds(),  # noqa: B008
 ) -> PointSummary:
     """Summarize the measured (non-warm-up) records of one load point."""
-    measured = [r for r in records if not r.warmup]
-    ok = [r for r in measured if r.ok]
-    failed = [r for r in measured if not r.ok]
-    window_s = 0.0
-    if measured:
-        start_ns = min(r.send_ns for r in measured)
-        end_ns = max(r.end_ns for r in measured)
-        window_s = max(end_ns - start_ns, 0) / NS_PER_S
-
-    def per_second(amount: float) -> float:
-        return amount / window_s if window_s > 0 else 0.0
-
-    output_tokens = sum(output_token_count(r) for r in ok)
-    input_tokens = sum(
-        r.prompt_tokens if r.prompt_tokens is not None else r.input_tokens for r in ok
-    )
-    accepted = [r for r in ok if meets_slo(r, slo)]
-    accepted_tokens = sum(output_token_count(r) for r in accepted)
-    itl_samples: list[float] = []
-    for record in ok:
-        itl_samples.extend(token_gaps_s(record))
-    tpots = [t for t in (tpot_s(r) for r in ok) if t is not None]
-
-    send_lag = None
-    achieved_send_rate = None
-    achieved_completion_rate = None
-    achieved_first_token_rate = None
-    scheduled = [r for r in measured if r.intended_send_ns is not None]
-    if request_rate is not None and scheduled:
-        send_lag = summarize(
-            (r.send_ns - (r.intended_send_ns or r.send_ns) - r.slot_wait_ns) / NS_PER_S
-            for r in scheduled
-        )
-        sends = sorted(r.send_ns for r in scheduled)
-        achieved_send_rate = _rate(len(sends), sends[0], sends[-1])
-        ends = sorted(r.end_ns for r in ok)
-        achieved_completion_rate = _rate(len(ends), ends[0], ends[-1]) if ends else None
-        firsts = sorted(r.token_times_ns[0] for r in ok if r.token_times_ns)
-        achieved_first_token_rate = _rate(len(firsts), firsts[0], firsts[-1]) if firsts else None
-
-    expected = [r for r in ok if r.expected_output_tokens is not None]
-    length_mismatch = [r for r in expected if length_not_honoured(r)]
-    usage_rejected = sum(1 for r in ok if r.usage_rejected is not None)
-    usage_missing = sum(1 for r in ok if r.output_tokens is None) - usage_rejected
-    usage_mismatch = sum(1 for r in ok if usage_disagrees(r))
-    above_stream = sum(1 for r in ok if usage_above_stream(r))
-    cpu_fraction = client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None
-
+    m = _Measured.of(records, slo)
+    ok, failed, window_s, per_second = m.ok, m.failed, m.window_s, m.per_second
+    lag, send_rate, completion_rate, first_token_rate = _open_loop(request_rate, m.scheduled, ok)
     summary = PointSummary(
         concurrency=concurrency,
         request_rate=request_rate,
@@ -174,33 +130,103 @@ def summarize_point(
             Counter(str(r.http_status) for r in failed if r.http_status is not None)
         ),
         window_s=window_s,
-        output_tokens=output_tokens,
-        input_tokens=input_tokens,
-        accepted_requests=len(accepted),
-        accepted_output_tokens=accepted_tokens,
+        output_tokens=m.output_tokens,
+        input_tokens=m.input_tokens,
+        accepted_requests=len(m.accepted),
+        accepted_output_tokens=m.accepted_tokens,
         request_throughput=per_second(len(ok)),
-        output_token_throughput=per_second(output_tokens),
-        total_token_throughput=per_second(output_tokens + input_tokens),
-        accepted_output_token_throughput=per_second(accepted_tokens),
-        slo_attainment=len(accepted) / len(measured) if measured else None,
+        output_token_throughput=per_second(m.output_tokens),
+        total_token_throughput=per_second(m.output_tokens + m.input_tokens),
+        accepted_output_token_throughput=per_second(m.accepted_tokens),
+        slo_attainment=len(m.accepted) / len(m.measured) if m.measured else None,
         ttft_ms=summarize(ttft_s(r) for r in ok),
-        itl_ms=summarize(itl_samples),
-        tpot_ms=summarize(tpots),
+        itl_ms=summarize(gap for record in ok for gap in token_gaps_s(record)),
+        tpot_ms=summarize(t for t in (tpot_s(r) for r in ok) if t is not None),
         e2e_ms=summarize(e2e_s(r) for r in ok),
-        send_lag_ms=send_lag,
-        achieved_send_rate=achieved_send_rate,
-        achieved_completion_rate=achieved_completion_rate,
-        usage_missing_requests=usage_missing,
-        usage_mismatch_requests=usage_mismatch,
-        usage_rejected_requests=usage_rejected,
-        usage_above_stream_requests=above_stream,
-        output_length_mismatch_requests=len(length_mismatch),
-        client_cpu_fraction=cpu_fraction,
-        achieved_first_token_rate=achieved_first_token_rate,
+        send_lag_ms=lag,
+        achieved_send_rate=send_rate,
+        achieved_completion_rate=completion_rate,
+        usage_missing_requests=sum(1 for r in ok if r.output_tokens is None) - m.usage_rejected,
+        usage_mismatch_requests=sum(1 for r in ok if usage_disagrees(r)),
+        usage_rejected_requests=m.usage_rejected,
+        usage_above_stream_requests=sum(1 for r in ok if usage_above_stream(r)),
+        output_length_mismatch_requests=len(m.length_mismatch),
+        client_cpu_fraction=(
+            client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None
+        ),
+        achieved_first_token_rate=first_token_rate,
         achieved_concurrency_mean=_mean_in_flight(records, window_s),
     )
-    summary.verdicts.extend(_verdicts(summary, scheduled, length_mismatch, thresholds))
+    summary.verdicts.extend(_verdicts(summary, m.scheduled, m.length_mismatch, thresholds))
     return summary
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """A point's measured (non-warm-up) records, sorted into what its summary counts."""
+
+    measured: list[RequestRecord]
+    ok: list[RequestRecord]
+    failed: list[RequestRecord]
+    window_s: float
+    output_tokens: int
+    input_tokens: int
+    accepted: list[RequestRecord]  # successful and within every declared SLO
+    accepted_tokens: int
+    scheduled: list[RequestRecord]  # an open loop's: sent at an intended time
+    length_mismatch: list[RequestRecord]
+    usage_rejected: int
+
+    @classmethod
+    def of(cls, records: Sequence[RequestRecord], slo: Slo) -> _Measured:
+        measured = [r for r in records if not r.warmup]
+        ok = [r for r in measured if r.ok]
+        window_s = 0.0
+        if measured:
+            start_ns = min(r.send_ns for r in measured)
+            end_ns = max(r.end_ns for r in measured)
+            window_s = max(end_ns - start_ns, 0) / NS_PER_S
+        accepted = [r for r in ok if meets_slo(r, slo)]
+        expected = [r for r in ok if r.expected_output_tokens is not None]
+        return cls(
+            measured=measured,
+            ok=ok,
+            failed=[r for r in measured if not r.ok],
+            window_s=window_s,
+            output_tokens=sum(output_token_count(r) for r in ok),
+            input_tokens=sum(
+                r.prompt_tokens if r.prompt_tokens is not None else r.input_tokens for r in ok
+            ),
+            accepted=accepted,
+            accepted_tokens=sum(output_token_count(r) for r in accepted),
+            scheduled=[r for r in measured if r.intended_send_ns is not None],
+            length_mismatch=[r for r in expected if length_not_honoured(r)],
+            usage_rejected=sum(1 for r in ok if r.usage_rejected is not None),
+        )
+
+    def per_second(self, amount: float) -> float:
+        return amount / self.window_s if self.window_s > 0 else 0.0
+
+
+def _open_loop(
+    request_rate: float | None, scheduled: Sequence[RequestRecord], ok: Sequence[RequestRecord]
+) -> tuple[Distribution | None, float | None, float | None, float | None]:
+    """An open loop's send lag, and its achieved send, completion and first-token rates."""
+    if request_rate is None or not scheduled:
+        return None, None, None, None
+    send_lag = summarize(
+        (r.send_ns - (r.intended_send_ns or r.send_ns) - r.slot_wait_ns) / NS_PER_S
+        for r in scheduled
+    )
+    sends = sorted(r.send_ns for r in scheduled)
+    ends = sorted(r.end_ns for r in ok)
+    firsts = sorted(r.token_times_ns[0] for r in ok if r.token_times_ns)
+    return (
+        send_lag,
+        _rate(len(sends), sends[0], sends[-1]),
+        _rate(len(ends), ends[0], ends[-1]) if ends else None,
+        _rate(len(firsts), firsts[0], firsts[-1]) if firsts else None,
+    )
 
 
 def _mean_in_flight(records: Sequence[RequestRecord], window_s: float) -> float | None:
@@ -220,6 +246,7 @@ def _verdicts(
     length_mismatch: Sequence[RequestRecord],
     thresholds: VerdictThresholds,
 ) -> list[Verdict]:
+    """What a reader must know before trusting the point's figures, in a fixed order."""
     verdicts: list[Verdict] = []
     if summary.completed == 0:
         verdicts.append(Verdict("no_successful_requests", "no request of this point succeeded"))
@@ -235,6 +262,16 @@ def _verdicts(
                 f"{summary.completed} completed requests: " + ", ".join(short),
             )
         )
+    verdicts.extend(_usage_verdicts(summary, length_mismatch))
+    verdicts.extend(_load_verdicts(summary, scheduled, thresholds))
+    return verdicts
+
+
+def _usage_verdicts(
+    summary: PointSummary, length_mismatch: Sequence[RequestRecord]
+) -> list[Verdict]:
+    """The output lengths and token counts that cannot be taken at face value."""
+    verdicts: list[Verdict] = []
     if length_mismatch:
         example = length_mismatch[0]
         verdicts.append(
@@ -277,6 +314,14 @@ def _verdicts(
                 "disagrees with the server's usage",
             )
         )
+    return verdicts
+
+
+def _load_verdicts(
+    summary: PointSummary, scheduled: Sequence[RequestRecord], thresholds: VerdictThresholds
+) -> list[Verdict]:
+    """The load the client did not offer as asked: late sends, a rate not reached, a busy CPU."""
+    verdicts: list[Verdict] = []
     lag = summary.send_lag_ms
     if lag is not None and lag.p99 is not None and lag.p99 > thresholds.send_lag_p99_ms:
         verdicts.append(
