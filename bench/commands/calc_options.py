@@ -46,95 +46,13 @@ def print_json(payload: dict[str, Any]) -> None:
 def engine_options(function: F) -> F:
     """vLLM's own option names, shared by `calc vram` and `calc fit`: the command receives them
     as one `engine: api.EngineRequest`."""
-    options = [
-        click.option(
-            "--quantization",
-            type=click.Choice(QUANTIZATION_CHOICES),
-            help="Weight format; default: the checkpoint's quantization_config.",
-        ),
-        click.option(
-            "--kv-cache-dtype",
-            type=click.Choice(KV_CACHE_DTYPES),
-            default="auto",
-            show_default=True,
-            help="KV cache element type.",
-        ),
-        click.option(
-            "--dtype",
-            type=click.Choice(["auto", "bfloat16", "float16", "float32"]),
-            default="auto",
-            show_default=True,
-            help="Model dtype.",
-        ),
-        click.option(
-            "--gpu-memory-utilization",
-            type=FRACTION,
-            default=None,
-            help="Fraction of GPU memory vLLM may use [default: 0.9; 0.92 from 0.20].",
-        ),
-        click.option("--max-num-seqs", type=POSITIVE_INT, help="vLLM's default for the GPU."),
-        click.option(
-            "--max-num-batched-tokens",
-            type=POSITIVE_INT,
-            help="vLLM's default for the GPU (2048, 8192 or 16384).",
-        ),
-        click.option("--enforce-eager", is_flag=True, help="No CUDA graphs."),
-        click.option(
-            "--vllm-version",
-            default=DEFAULT_VLLM_VERSION,
-            show_default=True,
-            callback=_vllm_version,
-            help="Model the plan of this vLLM release.",
-        ),
-        click.option(
-            "--data-parallel-size",
-            "-dp",
-            type=POSITIVE_INT,
-            default=1,
-            show_default=True,
-            help="Replicas: multiplies the GPUs and the deployment's concurrency.",
-        ),
-        click.option(
-            "--enable-expert-parallel",
-            is_flag=True,
-            help="Spread a mixture of experts' routed experts whole over the TP x DP ranks.",
-        ),
-        click.option(
-            "--memory-profiler-estimate-cudagraphs",
-            type=click.Choice(["0", "1"]),
-            help="vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 1 takes the CUDA graph "
-            "estimate off the KV budget [default: the release's, 1 from 0.20].",
-        ),
-        click.option(
-            "--all2all-backend",
-            type=click.Choice(ALL2ALL_CHOICES),
-            help="vLLM's all-to-all under data + expert parallelism; DeepEP's buffers come off "
-            "the KV cache [default: the release's, allgather_reducescatter from 0.11].",
-        ),
-        click.option(
-            "--max-cudagraph-capture-size",
-            type=POSITIVE_INT,
-            help="Largest batch size vLLM captures a CUDA graph for [default: min(2 x "
-            "max-num-seqs, 512)].",
-        ),
-        click.option(
-            "--cuda-graph-sizes",
-            help="vLLM's --cuda-graph-sizes: one largest size, or the capture list ('1 2 4 8').",
-        ),
-        click.option(
-            "--compilation-config",
-            "-O",
-            help="vLLM's compilation config as JSON; its cudagraph_capture_sizes and "
-            "max_cudagraph_capture_size are read, other keys are named as not modelled.",
-        ),
-    ]
 
     @functools.wraps(function)
     def with_engine(**given: Any) -> Any:
         engine = _engine_request(**{name: given.pop(name) for name in _ENGINE_OPTION_NAMES})
         return function(engine=engine, **given)
 
-    for option in reversed(options):
+    for option in reversed(_ENGINE_OPTIONS):
         with_engine = option(with_engine)
     return cast(F, with_engine)
 
@@ -154,6 +72,90 @@ def _vllm_version(context: click.Context, parameter: click.Parameter, value: str
 
 
 # What `engine_options` adds, as click names the parameters.
+# vLLM's own option names, as `engine_options` gives them to a command.
+_ENGINE_OPTIONS = [
+    click.option(
+        "--quantization",
+        type=click.Choice(QUANTIZATION_CHOICES),
+        help="Weight format; default: the checkpoint's quantization_config.",
+    ),
+    click.option(
+        "--kv-cache-dtype",
+        type=click.Choice(KV_CACHE_DTYPES),
+        default="auto",
+        show_default=True,
+        help="KV cache element type.",
+    ),
+    click.option(
+        "--dtype",
+        type=click.Choice(["auto", "bfloat16", "float16", "float32"]),
+        default="auto",
+        show_default=True,
+        help="Model dtype.",
+    ),
+    click.option(
+        "--gpu-memory-utilization",
+        type=FRACTION,
+        default=None,
+        help="Fraction of GPU memory vLLM may use [default: 0.9; 0.92 from 0.20].",
+    ),
+    click.option("--max-num-seqs", type=POSITIVE_INT, help="vLLM's default for the GPU."),
+    click.option(
+        "--max-num-batched-tokens",
+        type=POSITIVE_INT,
+        help="vLLM's default for the GPU (2048, 8192 or 16384).",
+    ),
+    click.option("--enforce-eager", is_flag=True, help="No CUDA graphs."),
+    click.option(
+        "--vllm-version",
+        default=DEFAULT_VLLM_VERSION,
+        show_default=True,
+        callback=_vllm_version,
+        help="Model the plan of this vLLM release.",
+    ),
+    click.option(
+        "--data-parallel-size",
+        "-dp",
+        type=POSITIVE_INT,
+        default=1,
+        show_default=True,
+        help="Replicas: multiplies the GPUs and the deployment's concurrency.",
+    ),
+    click.option(
+        "--enable-expert-parallel",
+        is_flag=True,
+        help="Spread a mixture of experts' routed experts whole over the TP x DP ranks.",
+    ),
+    click.option(
+        "--memory-profiler-estimate-cudagraphs",
+        type=click.Choice(["0", "1"]),
+        help="vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 1 takes the CUDA graph "
+        "estimate off the KV budget [default: the release's, 1 from 0.20].",
+    ),
+    click.option(
+        "--all2all-backend",
+        type=click.Choice(ALL2ALL_CHOICES),
+        help="vLLM's all-to-all under data + expert parallelism; DeepEP's buffers come off "
+        "the KV cache [default: the release's, allgather_reducescatter from 0.11].",
+    ),
+    click.option(
+        "--max-cudagraph-capture-size",
+        type=POSITIVE_INT,
+        help="Largest batch size vLLM captures a CUDA graph for [default: min(2 x "
+        "max-num-seqs, 512)].",
+    ),
+    click.option(
+        "--cuda-graph-sizes",
+        help="vLLM's --cuda-graph-sizes: one largest size, or the capture list ('1 2 4 8').",
+    ),
+    click.option(
+        "--compilation-config",
+        "-O",
+        help="vLLM's compilation config as JSON; its cudagraph_capture_sizes and "
+        "max_cudagraph_capture_size are read, other keys are named as not modelled.",
+    ),
+]
+
 _ENGINE_OPTION_NAMES = (
     "quantization",
     "kv_cache_dtype",
