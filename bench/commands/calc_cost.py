@@ -1,7 +1,7 @@
 """`infermeter calc cost`: dollars per token at a GPU's price (`calculators.api.cost`)."""
 
 import json
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -147,15 +147,27 @@ def cost_command(
         monthly_tokens=monthly_tokens,
         scale_to_zero=scale_to_zero,
     )
+    _show(_cost(request), predicted, tier, as_json)
+
+
+def _cost(request: api.CostRequest) -> dict[str, Any]:
+    """The cost payload; a catalog without the tier's price names --price-per-hour."""
+    gpu = request.gpu
     with library_errors():
         try:
-            payload = api.cost(request, catalog_prices(gpu) if gpu is not None else None)
+            return api.cost(request, catalog_prices(gpu) if gpu is not None else None)
         except CalculatorError as error:  # name the option, as the command line spells it
             if not str(error).startswith("price_per_hour: the catalog has no"):
                 raise
             raise click.ClickException(
                 str(error).removeprefix("price_per_hour: ").replace("a price", "--price-per-hour")
             ) from None
+
+
+def _show(
+    payload: dict[str, Any], predicted: PredictedThroughput | None, tier: str, as_json: bool
+) -> None:
+    """Print the payload, as JSON or as a table; a predicted throughput says so."""
     if predicted is not None:
         payload["tokens_per_second_basis"] = {
             "kind": "predicted",
@@ -167,7 +179,7 @@ def cost_command(
         return
     click.echo(format_cost(payload, tier))
     if predicted is not None:
-        click.echo(f"tokens/s {tokens_per_second:,.0f}: {predicted.label}")
+        click.echo(f"tokens/s {predicted.tokens_per_second:,.0f}: {predicted.label}")
 
 
 def _predicted(
