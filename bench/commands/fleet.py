@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import click
 
 from bench.errors import BenchConfigError, BenchError
+
+if TYPE_CHECKING:
+    from bench.fleet.matrix import Matrix
 
 
 class _UsageError(click.ClickException):
@@ -137,36 +141,51 @@ def render_command(
     has_key = any(entry.options.api_key for entry in matrix.entries)
     try:
         if github:
-            from bench.fleet.github_actions import (
-                WorkflowConfig,
-                check_one_runner,
-                render_workflow,
-            )
-
-            check_one_runner(matrix)
-            text = render_workflow(
-                WorkflowConfig(plan=PurePosixPath(plan.as_posix()), api_key=has_key)
-            )
+            text = _github_workflow(matrix, plan, has_key)
         else:
-            from bench.fleet.kubernetes import JobsConfig, render_jobs
-            from bench.fleet.lws import parse_gpus_per_node
-
-            per_kind, default = parse_gpus_per_node(gpus_per_node)
-            config = JobsConfig(
-                namespace=namespace,
-                vllm_image=vllm_image,
-                results_claim=results_claim,
-                hf_token_secret=hf_token_secret,
-                api_key_secret=api_key_secret,
-                gpus_per_node=per_kind,
-                gpus_per_node_default=default,
-            )
-            text = render_jobs(matrix, config)
+            text = _kubernetes_jobs(
+                matrix, gpus_per_node, namespace, vllm_image, results_claim, hf_token_secret,
+                api_key_secret,
+            )  # fmt: skip
     except BenchConfigError as error:
         raise _UsageError(error.one_line()) from None
     except BenchError as error:
         raise click.ClickException(error.one_line()) from None
     _write(text, output)
+
+
+def _kubernetes_jobs(
+    matrix: Matrix,
+    gpus_per_node: tuple[str, ...],
+    namespace: str | None,
+    vllm_image: str | None,
+    results_claim: str,
+    hf_token_secret: str | None,
+    api_key_secret: str,
+) -> str:
+    """The plan's Kubernetes Jobs (a LeaderWorkerSet for a multi-node entry)."""
+    from bench.fleet.kubernetes import JobsConfig, render_jobs
+    from bench.fleet.lws import parse_gpus_per_node
+
+    per_kind, default = parse_gpus_per_node(gpus_per_node)
+    config = JobsConfig(
+        namespace=namespace,
+        vllm_image=vllm_image,
+        results_claim=results_claim,
+        hf_token_secret=hf_token_secret,
+        api_key_secret=api_key_secret,
+        gpus_per_node=per_kind,
+        gpus_per_node_default=default,
+    )
+    return render_jobs(matrix, config)
+
+
+def _github_workflow(matrix: Matrix, plan: Path, has_key: bool) -> str:
+    """The plan's GitHub Actions workflow, for a plan whose entries one runner each can run."""
+    from bench.fleet.github_actions import WorkflowConfig, check_one_runner, render_workflow
+
+    check_one_runner(matrix)
+    return render_workflow(WorkflowConfig(plan=PurePosixPath(plan.as_posix()), api_key=has_key))
 
 
 @click.command(name="fleet")
