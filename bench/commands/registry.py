@@ -1,6 +1,7 @@
 """`infermeter registry …`: validate, index and submit result files."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -8,6 +9,9 @@ from bench.commands.oneline import OneLineCommand
 from bench.commands.registry_options import registry_option, resolve_registry
 from registry.location import find_registry
 from registry.schemas import schema_drift, write_schemas
+
+if TYPE_CHECKING:
+    from registry.submit import SubmitOutcome
 
 
 @click.group(name="registry")
@@ -232,8 +236,6 @@ def submit_command(
       infermeter registry submit result.json --registry-checkout ~/src/infermeter
       infermeter registry submit fleet-results/*.json
     """
-    import json
-
     from registry.errors import RegistryError
     from registry.submit import SubmitConfig, submit
 
@@ -250,6 +252,13 @@ def submit_command(
         outcome = submit(config)
     except RegistryError as error:
         raise click.ClickException(" ".join(str(error).split())) from None
+    _print_submitted(outcome, remote, dry_run, as_json)
+
+
+def _print_submitted(outcome: SubmitOutcome, remote: str, dry_run: bool, as_json: bool) -> None:
+    """What `registry submit` did, or would do, and the commands left for you to run."""
+    import json
+
     if as_json:
         report = {
             "branch": outcome.branch,
