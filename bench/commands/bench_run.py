@@ -60,17 +60,7 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
     context = click.get_current_context()
     progress = None if quiet else ProgressDisplay(sys.stderr)
     if plan_path is not None:
-        flags = {param.name: param.opts[0] for param in context.command.params}
-        given = [
-            flags[name]
-            for name in options
-            if context.get_parameter_source(name) == ParameterSource.COMMANDLINE
-        ]
-        if given:
-            raise OptionError(
-                f"--plan: the plan file holds the run options; drop {', '.join(given)} "
-                "(or put it in the file)"
-            )
+        _no_run_options_with_plan(context, options)
         _run_plan(plan_path, as_json, progress)
         return
     raw = context.meta.get("infermeter.raw_args", [])
@@ -94,6 +84,21 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
         from bench.session import incomplete_line
 
         raise click.ClickException(incomplete_line(outcome, session.output))
+
+
+def _no_run_options_with_plan(context: click.Context, options: dict[str, Any]) -> None:
+    """Refuse run options given on the command line beside --plan: the file holds them."""
+    flags = {param.name: param.opts[0] for param in context.command.params}
+    given = [
+        flags[name]
+        for name in options
+        if context.get_parameter_source(name) == ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise OptionError(
+            f"--plan: the plan file holds the run options; drop {', '.join(given)} "
+            "(or put it in the file)"
+        )
 
 
 def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOutcome:
