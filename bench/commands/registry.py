@@ -255,7 +255,7 @@ def submit_command(
     _print_submitted(outcome, remote, dry_run, as_json)
 
 
-def _print_submitted(outcome: SubmitOutcome, remote: str, dry_run: bool, as_json: bool) -> None:
+def _print_submitted(outcome: "SubmitOutcome", remote: str, dry_run: bool, as_json: bool) -> None:
     """What `registry submit` did, or would do, and the commands left for you to run."""
     import json
 
