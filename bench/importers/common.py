@@ -25,7 +25,7 @@ from calculators.suggest import closest_hint
 from registry.builder import ResultBuildError, build_result
 from registry.catalog import load_gpus, load_models
 from registry.input_files import InputFileError, read_input_text
-from registry.models import Result, ServingSettings
+from registry.models import GpuEntry, Result, ServingSettings
 from registry.models.common import HF_REPO_PATTERN
 from registry.secrets import redact
 
@@ -285,31 +285,14 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
     gpus = load_gpus()
     _catalog_id("GPU", gpu_id, sorted(gpus), "--gpu")
     _catalog_id("model", model_id, sorted(load_models()), "--model-id")
-    hf_repo = facts.hf_repo
-    served_model = measured.served_model
-    if hf_repo is None and isinstance(served_model, str):
-        hf_repo = served_model if re.fullmatch(HF_REPO_PATTERN, served_model) else None
-    if hf_repo is None:
-        raise MissingFactError(
-            f"missing; the file's model {served_model!r} is not a Hugging Face repository",
-            "--hf-repo",
-        )
+    hf_repo = _hf_repo(facts, measured.served_model)
     input_len = parse_length(
         required(facts, "input_len", "the prompt length distribution, e.g. 1024"), "--input-len"
     )
     output_len = parse_length(
         required(facts, "output_len", "the output length distribution, e.g. 128"), "--output-len"
     )
-    command = facts.command or measured.command
-    if command is None:
-        raise MissingFactError(f"missing; {command_why}", "--command")
-    submitter = required(facts, "submitter", "your GitHub user name")
-    tool_version = facts.tool_version or measured.tool_version
-    if tool_version is None:
-        raise MissingFactError(
-            f"missing; the file does not say which {measured.tool_name} version wrote it",
-            "--tool-version",
-        )
+    command, submitter, tool_version = _who_and_how(facts, measured, command_why)
     gpu = gpus[gpu_id]
     stated = {name: getattr(facts, name) for name in IMPORTED_DEPLOYMENT_FIELDS}
     deployment = Deployment(
@@ -333,27 +316,71 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
             "e2e_ms": facts.slo_e2e_ms,
         },
         "points": measured.points,
-        "source": {
-            "kind": "measured",
-            "tool": {"name": measured.tool_name, "version": tool_version},
-            "command": redact(command),  # no API key or token is ever stored
-            "server_command": redact(facts.server_command) if facts.server_command else None,
-            "host": {
-                "gpu_sku": facts.gpu_sku or gpu.name,
-                "gpu_count": gpu_count,
-                "form_factor": gpu.form_factor,
-                "vllm_version": engine_version,
-            },
-            "started_at": measured.started_at,
-            "finished_at": measured.finished_at,
-            "submitter": submitter,
-            "complete": measured.complete,
-        },
+        "source": _source(
+            facts, measured, gpu, gpu_count, engine_version, command, tool_version, submitter
+        ),
     }
     try:
         return build_result(data, "imported result")
     except ResultBuildError as error:
         raise ResultImportError(f"imported result: {error.first_line()}") from None
+
+
+def _hf_repo(facts: ImportFacts, served_model: Any) -> str:
+    """--hf-repo, else the file's model when it names a Hugging Face repository."""
+    hf_repo = facts.hf_repo
+    if hf_repo is None and isinstance(served_model, str):
+        hf_repo = served_model if re.fullmatch(HF_REPO_PATTERN, served_model) else None
+    if hf_repo is None:
+        raise MissingFactError(
+            f"missing; the file's model {served_model!r} is not a Hugging Face repository",
+            "--hf-repo",
+        )
+    return hf_repo
+
+
+def _who_and_how(facts: ImportFacts, measured: Measured, command_why: str) -> tuple[str, str, str]:
+    """The command that measured, who submits it, and the version of the tool that wrote it."""
+    command = facts.command or measured.command
+    if command is None:
+        raise MissingFactError(f"missing; {command_why}", "--command")
+    submitter = required(facts, "submitter", "your GitHub user name")
+    tool_version = facts.tool_version or measured.tool_version
+    if tool_version is None:
+        raise MissingFactError(
+            f"missing; the file does not say which {measured.tool_name} version wrote it",
+            "--tool-version",
+        )
+    return command, submitter, tool_version
+
+
+def _source(
+    facts: ImportFacts,
+    measured: Measured,
+    gpu: GpuEntry,
+    gpu_count: int,
+    engine_version: str,
+    command: str,
+    tool_version: str,
+    submitter: str,
+) -> dict[str, Any]:
+    """The result's `source`: a measured run, by which tool, on which host, when and by whom."""
+    return {
+        "kind": "measured",
+        "tool": {"name": measured.tool_name, "version": tool_version},
+        "command": redact(command),  # no API key or token is ever stored
+        "server_command": redact(facts.server_command) if facts.server_command else None,
+        "host": {
+            "gpu_sku": facts.gpu_sku or gpu.name,
+            "gpu_count": gpu_count,
+            "form_factor": gpu.form_factor,
+            "vllm_version": engine_version,
+        },
+        "started_at": measured.started_at,
+        "finished_at": measured.finished_at,
+        "submitter": submitter,
+        "complete": measured.complete,
+    }
 
 
 def accepted_without_slo(point: dict[str, Any]) -> None:
