@@ -115,21 +115,7 @@ def point_data(
     burstiness: float,
     cap: int | None = None,
 ) -> dict[str, Any]:
-    verdicts = [{"code": v.code, "message": v.message} for v in summary.verdicts]
     engine = telemetry.engine if telemetry is not None else None
-    gpu = telemetry.gpu if telemetry is not None else None
-    if gpu is not None and gpu.energy_missing_reason is not None:
-        verdicts.append(
-            {"code": "energy_not_measured", "message": f"no energy: {gpu.energy_missing_reason}"}
-        )
-    if engine is not None and engine.preemptions:
-        verdicts.append(
-            {
-                "code": "preemptions",
-                "message": f"the engine preempted {engine.preemptions} sequences during the "
-                "point; the latency tail includes their recomputation",
-            }
-        )
     queue = None
     if engine is not None and engine.queue_ms_mean is not None:
         queue = {"mean": rounded(engine.queue_ms_mean)}
@@ -161,29 +147,57 @@ def point_data(
         "e2e_ms": _latency(summary.e2e_ms),
         "queue_ms": queue,
         "telemetry": _telemetry(telemetry),
-        "turns": [
-            {
-                "turn": turn.turn,
-                "requests": turn.requests,
-                "input_tokens_mean": rounded(turn.input_tokens_mean, 1),
-                "ttft_ms": _latency(turn.ttft_ms),
-            }
-            for turn in summary.turns
-        ]
-        or None,
+        "turns": _turns(summary),
         "send_lag_ms": _lateness(summary.send_lag_ms),
-        "ttft_by_cached_share": [
-            {
-                "cached_share_min": bucket.low,
-                "cached_share_max": bucket.high,
-                "requests": bucket.requests,
-                "ttft_ms": _latency(bucket.ttft_ms),
-            }
-            for bucket in summary.cached_shares
-        ]
-        or None,
-        "validity": verdicts,
+        "ttft_by_cached_share": _cached_shares(summary),
+        "validity": _validity(summary, telemetry),
     }
+
+
+def _validity(summary: PointSummary, telemetry: PointTelemetry | None) -> list[dict[str, str]]:
+    """The point's verdicts, and the telemetry's: energy not measured, sequences preempted."""
+    verdicts = [{"code": v.code, "message": v.message} for v in summary.verdicts]
+    engine = telemetry.engine if telemetry is not None else None
+    gpu = telemetry.gpu if telemetry is not None else None
+    if gpu is not None and gpu.energy_missing_reason is not None:
+        verdicts.append(
+            {"code": "energy_not_measured", "message": f"no energy: {gpu.energy_missing_reason}"}
+        )
+    if engine is not None and engine.preemptions:
+        verdicts.append(
+            {
+                "code": "preemptions",
+                "message": f"the engine preempted {engine.preemptions} sequences during the "
+                "point; the latency tail includes their recomputation",
+            }
+        )
+    return verdicts
+
+
+def _turns(summary: PointSummary) -> list[dict[str, Any]] | None:
+    """A multi-turn point's figures per turn (None for other points)."""
+    return [
+        {
+            "turn": turn.turn,
+            "requests": turn.requests,
+            "input_tokens_mean": rounded(turn.input_tokens_mean, 1),
+            "ttft_ms": _latency(turn.ttft_ms),
+        }
+        for turn in summary.turns
+    ] or None
+
+
+def _cached_shares(summary: PointSummary) -> list[dict[str, Any]] | None:
+    """A trace replay's TTFT by the share of the prompt found cached (None for other points)."""
+    return [
+        {
+            "cached_share_min": bucket.low,
+            "cached_share_max": bucket.high,
+            "requests": bucket.requests,
+            "ttft_ms": _latency(bucket.ttft_ms),
+        }
+        for bucket in summary.cached_shares
+    ] or None
 
 
 def mark_server_at_slo(run: RunResult, points: list[dict[str, Any]]) -> None:
