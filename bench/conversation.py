@@ -200,62 +200,79 @@ async def run_sessions(
     run = into if into is not None else PointRun(plan)
     cpu_start = time.process_time()
     wall_start = time.monotonic()
-    total = plan.total_requests
-    sent = 0
-    next_session = first_session
-    deadline_ns: int | None = None
-
-    def may_send() -> bool:
-        nonlocal deadline_ns
-        if total is not None and sent >= total:
-            return False
-        if sent >= plan.warmup_requests and plan.duration_s is not None:
-            now = time.monotonic_ns()
-            if deadline_ns is None:
-                deadline_ns = now + int(plan.duration_s * NS_PER_S)
-            elif now >= deadline_ns:
-                return False
-        return True
-
-    async def user() -> None:
-        nonlocal sent, next_session
-        while may_send():
-            session = factory.session(next_session)
-            next_session += 1
-            history: list[tuple[str, str]] = [("system", session.system)] if session.system else []
-            for turn, message in enumerate(session.user_messages):
-                if not may_send():
-                    return
-                history.append(("user", message))
-                index = plan.first_index + sent
-                warmup = sent < plan.warmup_requests
-                sent += 1
-                tokens = session.reply_tokens[turn]
-                request = PromptRequest(
-                    index=index,
-                    prompt="",
-                    max_tokens=tokens,
-                    input_tokens=sum(_words(text) for _, text in history),
-                    expected_output_tokens=tokens,
-                    messages=tuple(history),
-                    session=session.index,
-                    turn=turn + 1,
-                )
-                record = await send(request, None)
-                record.warmup = warmup
-                run.records.append(record)
-                if not record.ok:
-                    break
-                history.append(("assistant", record.output_text or ""))
-                if turn + 1 < len(session.user_messages) and session.think_times_s:
-                    await asyncio.sleep(session.think_times_s[turn])
-
-    await asyncio.gather(*(user() for _ in range(plan.concurrency)))
+    users = _Users(send, factory, plan, run, first_session)
+    await asyncio.gather(*(users.user() for _ in range(plan.concurrency)))
     run.client_cpu_s = time.process_time() - cpu_start
     run.busiest_client_cpu_s = run.client_cpu_s
     run.wall_s = time.monotonic() - wall_start
     run.records.sort(key=lambda record: record.index)
     return run
+
+
+@dataclass
+class _Users:
+    """The concurrent users of one point, sharing its request count and its deadline."""
+
+    send: Send
+    factory: SessionFactory
+    plan: PointPlan
+    run: PointRun
+    next_session: int
+    sent: int = 0
+    deadline_ns: int | None = None
+
+    def may_send(self) -> bool:
+        """Whether another request fits the point's count or duration (warm-ups first)."""
+        plan = self.plan
+        if plan.total_requests is not None and self.sent >= plan.total_requests:
+            return False
+        if self.sent >= plan.warmup_requests and plan.duration_s is not None:
+            now = time.monotonic_ns()
+            if self.deadline_ns is None:
+                self.deadline_ns = now + int(plan.duration_s * NS_PER_S)
+            elif now >= self.deadline_ns:
+                return False
+        return True
+
+    async def user(self) -> None:
+        """One user: session after session, until the point ends."""
+        while self.may_send():
+            session = self.factory.session(self.next_session)
+            self.next_session += 1
+            if not await self._converse(session):
+                return
+
+    async def _converse(self, session: Session) -> bool:
+        """A session's turns, each after the reply to the last; False when the point ended."""
+        plan = self.plan
+        history: list[tuple[str, str]] = [("system", session.system)] if session.system else []
+        for turn, message in enumerate(session.user_messages):
+            if not self.may_send():
+                return False
+            history.append(("user", message))
+            index = plan.first_index + self.sent
+            warmup = self.sent < plan.warmup_requests
+            self.sent += 1
+            tokens = session.reply_tokens[turn]
+            request = PromptRequest(
+                index=index,
+                prompt="",
+                max_tokens=tokens,
+                input_tokens=sum(_words(text) for _, text in history),
+                expected_output_tokens=tokens,
+                messages=tuple(history),
+                session=session.index,
+                turn=turn + 1,
+            )
+            record = await self.send(request, None)
+            record.warmup = warmup
+            self.run.records.append(record)
+            if not record.ok:
+                break
+            history.append(("assistant", record.output_text or ""))
+            if turn + 1 < len(session.user_messages) and session.think_times_s:
+                await asyncio.sleep(session.think_times_s[turn])
+        return True
 
 
 @dataclass(frozen=True)
