@@ -137,6 +137,30 @@ def load_plan(path: Path, *, shared_outputs: bool = False) -> list[PlanRun]:
     for key in data:
         if key not in ("defaults", "runs"):
             problems.append(f"{key}: unknown key; a plan has `defaults:` and `runs:`")
+    default_gpus, default_keys = _defaults(data, problems)
+    planned: list[PlanRun] = []
+    outputs: dict[Path, str] = {}
+    for index, run in enumerate(_runs(data, problems)):
+        where = f"runs[{index}]"
+        planned_run = _plan_run(run, where, default_gpus, default_keys, problems)
+        if planned_run is None:
+            continue
+        output = planned_run.session.output
+        if output is not None and not shared_outputs:
+            other = outputs.setdefault(output.resolve(), where)
+            if other != where:
+                problems.append(f"{where}.output: {output} is also {other}'s result file")
+                continue
+        planned.append(planned_run)
+    if problems:
+        raise PlanError([f"{path}: {problem}" for problem in problems])
+    return planned
+
+
+def _defaults(
+    data: dict[Any, Any], problems: list[str]
+) -> tuple[tuple[GpuRequest, ...], dict[str, Any]]:
+    """The plan's `defaults:`: its GPUs, and the run options every run starts from."""
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
         problems.append("defaults: expected a mapping of run options")
@@ -148,45 +172,50 @@ def load_plan(path: Path, *, shared_outputs: bool = False) -> list[PlanRun]:
     default_keys = _keys(defaults, "defaults", problems)
     if _options(default_keys, "defaults", problems) is None:
         default_keys = {}
+    return default_gpus, default_keys
+
+
+def _runs(data: dict[Any, Any], problems: list[str]) -> list[Any]:
+    """The plan's `runs:`, a list of at least one and at most `MAX_RUNS` (else none)."""
     runs = data.get("runs")
     if not isinstance(runs, list) or not runs:
         problems.append("runs: expected a list of at least one run")
-        runs = []
-    elif len(runs) > MAX_RUNS:
+        return []
+    if len(runs) > MAX_RUNS:
         problems.append(f"runs: {len(runs):,} runs; a plan has at most {MAX_RUNS:,}")
-        runs = []
-    planned: list[PlanRun] = []
-    outputs: dict[Path, str] = {}
-    for index, run in enumerate(runs):
-        where = f"runs[{index}]"
-        if not isinstance(run, dict):
-            problems.append(f"{where}: expected a mapping of run options")
-            continue
-        own: list[str] = []
-        run = dict(run)
-        gpus = default_gpus
-        if "gpus" in run:
-            gpus = parse_gpus(run.pop("gpus"), f"{where}.gpus", own) or ()
-        keys = _keys(run, where, own)
-        if _options(keys, where, own) is None or own:
-            problems += own
-            continue
-        options = RunOptions.model_validate({**default_keys, **keys})
-        label = options.name or where
-        try:
-            session = session_config(options, command_line(options))
-            plan_points(session.run)
-        except BenchConfigError as error:
-            key = (error.option or "").lstrip("-")
-            at = f"{where}.{key}" if key else where
-            problems.append(f"{at}: {' '.join(str(error).split())}")
-            continue
-        if session.output is not None and not shared_outputs:
-            other = outputs.setdefault(session.output.resolve(), where)
-            if other != where:
-                problems.append(f"{where}.output: {session.output} is also {other}'s result file")
-                continue
-        planned.append(PlanRun(label, options, session, gpus))
-    if problems:
-        raise PlanError([f"{path}: {problem}" for problem in problems])
-    return planned
+        return []
+    return runs
+
+
+def _plan_run(
+    run: object,
+    where: str,
+    default_gpus: tuple[GpuRequest, ...],
+    default_keys: dict[str, Any],
+    problems: list[str],
+) -> PlanRun | None:
+    """One run of the plan, its options over the defaults, checked as `bench run` checks
+    them; None, with its problems added, when it is not valid."""
+    if not isinstance(run, dict):
+        problems.append(f"{where}: expected a mapping of run options")
+        return None
+    own: list[str] = []
+    run = dict(run)
+    gpus = default_gpus
+    if "gpus" in run:
+        gpus = parse_gpus(run.pop("gpus"), f"{where}.gpus", own) or ()
+    keys = _keys(run, where, own)
+    if _options(keys, where, own) is None or own:
+        problems += own
+        return None
+    options = RunOptions.model_validate({**default_keys, **keys})
+    label = options.name or where
+    try:
+        session = session_config(options, command_line(options))
+        plan_points(session.run)
+    except BenchConfigError as error:
+        key = (error.option or "").lstrip("-")
+        at = f"{where}.{key}" if key else where
+        problems.append(f"{at}: {' '.join(str(error).split())}")
+        return None
+    return PlanRun(label, options, session, gpus)
