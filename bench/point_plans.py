@@ -25,26 +25,9 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
     point and max(100, 30 s of traffic) per open-loop point; a warm-up of one request per
     concurrency slot, or about one second of traffic (at most 100 requests).
     """
-    if config.concurrency and config.request_rates:
-        raise BenchConfigError(
-            "give either --concurrency (closed loop) or --request-rate (open loop), not both",
-            "--request-rate",
-        )
+    _check_loads(config)
     if config.search is not None:
-        if config.concurrency or config.request_rates:
-            raise BenchConfigError(
-                "the search chooses the loads; give its start with --search-start",
-                "--concurrency" if config.concurrency else "--request-rate",
-            )
-        if config.max_concurrency is not None and config.search.kind == "concurrency":
-            raise BenchConfigError(
-                "caps an open loop, not a concurrency search", "--max-concurrency"
-            )
         return []
-    if config.max_concurrency is not None and not config.request_rates:
-        raise BenchConfigError(
-            "caps an open loop; give it with --request-rate", "--max-concurrency"
-        )
     concurrencies = config.concurrency
     if not concurrencies and not config.request_rates:
         concurrencies = get_profile(config.profile).default_concurrency
@@ -78,6 +61,31 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
         for rate in config.request_rates
     ]
     return plans
+
+
+def _check_loads(config: RunConfig) -> None:
+    """A closed loop or an open loop, not both; a search's loads are its own; a cap on the
+    concurrency belongs to an open loop."""
+    if config.concurrency and config.request_rates:
+        raise BenchConfigError(
+            "give either --concurrency (closed loop) or --request-rate (open loop), not both",
+            "--request-rate",
+        )
+    if config.search is not None:
+        if config.concurrency or config.request_rates:
+            raise BenchConfigError(
+                "the search chooses the loads; give its start with --search-start",
+                "--concurrency" if config.concurrency else "--request-rate",
+            )
+        if config.max_concurrency is not None and config.search.kind == "concurrency":
+            raise BenchConfigError(
+                "caps an open loop, not a concurrency search", "--max-concurrency"
+            )
+        return
+    if config.max_concurrency is not None and not config.request_rates:
+        raise BenchConfigError(
+            "caps an open loop; give it with --request-rate", "--max-concurrency"
+        )
 
 
 def probe_plan(config: RunConfig, load: float) -> PointPlan:
