@@ -17,7 +17,7 @@ from pydantic import (
 
 from bench.errors import BenchConfigError, BenchError
 from bench.placement import GpuRequest, parse_gpus
-from bench.run_options import RunOptions
+from bench.run_options import RunOptions, plain_message
 from bench.runner import plan_points
 from bench.session import SessionConfig
 from bench.session_builder import command_line, session_config
@@ -76,7 +76,7 @@ def _options(data: dict[str, Any], where: str, problems: list[str]) -> RunOption
     except ValidationError as error:
         for detail in error.errors():
             location = (where, *detail["loc"])
-            message = detail["msg"].removeprefix("Value error, ")
+            message = plain_message(detail)
             problems.append(f"{_where(location)}: {message}")
     return None
 

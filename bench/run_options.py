@@ -13,12 +13,18 @@ from pydantic import (
     ConfigDict,
     Field,
     InstanceOf,
+    ValidationError,
     field_validator,
 )
+from pydantic_core import ErrorDetails
 
 from bench.client import check_extra_body, parse_extra_body
 from bench.errors import BenchError
 from bench.workloads import PROFILES, LengthDistribution, parse_length
+from registry.models.common import SLUG_PATTERN
+
+# What a pattern asks for, in words: an error says this, not the regular expression.
+_PATTERN_MEANINGS = {SLUG_PATTERN: "expected lowercase letters, digits, - or ."}
 
 
 def _length(value: object) -> object:
@@ -92,9 +98,7 @@ class RunOptions(BaseModel):
         tuple[Annotated[int, Field(strict=True, ge=0)], ...], BeforeValidator(_sequence)
     ] = ()
     submitter: Text | None = None
-    engine: Annotated[str, Field(strict=True, pattern=r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")] | None = (
-        None
-    )
+    engine: Annotated[str, Field(strict=True, pattern=SLUG_PATTERN)] | None = None
     engine_version: Text | None = None
     price_per_hour: PositiveFloat | None = None
     utilization: Fraction = 1.0
@@ -142,3 +146,24 @@ class RunOptions(BaseModel):
         if value not in PROFILES:
             raise ValueError(f"unknown profile {value!r}; known: {', '.join(sorted(PROFILES))}")
         return value
+
+
+def option_error(error: ValidationError) -> str:
+    """The first problem of `error` as one line that names the option as the command line
+    spells it: `--engine: expected lowercase letters, digits, - or .`."""
+    detail = error.errors()[0]
+    if not detail["loc"]:
+        return plain_message(detail)
+    name = str(detail["loc"][0])
+    field = RunOptions.model_fields.get(name)
+    alias = field.alias if field is not None and field.alias else name.replace("_", "-")
+    return f"--{alias}: {plain_message(detail)}"
+
+
+def plain_message(detail: ErrorDetails) -> str:
+    """A validation problem in words: a pattern's meaning rather than its regular expression,
+    a validator's message without pydantic's `Value error, `."""
+    pattern = detail.get("ctx", {}).get("pattern")
+    if detail["type"] == "string_pattern_mismatch" and pattern in _PATTERN_MEANINGS:
+        return _PATTERN_MEANINGS[pattern]
+    return detail["msg"].removeprefix("Value error, ")

@@ -69,3 +69,18 @@ def test_cli_tree_is_walked() -> None:
 )  # fmt: skip
 def test_cli_usage_errors_of_each_group_read_alike(args: list[str], expected: str) -> None:
     _one_usage_line(args, expected)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--engine", "Bad Name"], "Error: --engine: expected lowercase letters, digits, - or ."),
+        (["--engine-version", ""], "Error: --engine-version: String should have at least 1"),
+        (["--gpu", ""], "Error: --gpu: String should have at least 1"),
+        (["--vllm-arg", ""], "Error: --vllm-arg: String should have at least 1"),
+    ],
+)
+def test_bench_run_option_errors_name_the_option(args: list[str], expected: str) -> None:
+    # What the typed options refuse names the option as the command line spells it, and a
+    # pattern's meaning rather than its regular expression.
+    _one_usage_line(["bench", "run", "--endpoint", "http://127.0.0.1:9", *args], expected)

@@ -56,6 +56,7 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
     """
     from bench.plan import RunOptions, session_config
     from bench.progress import ProgressDisplay
+    from bench.run_options import option_error
 
     context = click.get_current_context()
     progress = None if quiet else ProgressDisplay(sys.stderr)
@@ -70,7 +71,7 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
             run_options, redact(shlex.join(["infermeter", "bench", "run", *raw]))
         )
     except ValidationError as error:
-        raise OptionError(error.errors()[0]["msg"]) from None
+        raise OptionError(option_error(error)) from None
     except BenchError as error:
         raise OptionError(error.one_line()) from None
     outcome = _execute(session, progress)
