@@ -69,6 +69,8 @@ class Estimate:
     usd_per_million_output_tokens: float
     price_id: str
     note: str
+    tier: str  # the price tier the $ figure is at (the question's)
+    usd_per_gpu_hour: float
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}

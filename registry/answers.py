@@ -25,6 +25,7 @@ from calculators.answer import (
     Price,
     Question,
     answer,
+    cheapest_price,
 )
 from calculators.arch import parse_config
 from calculators.errors import CalculatorError
@@ -80,9 +81,20 @@ def load_evidence(root: Path) -> Evidence:
 _QUANTIZATION_OF = {UNQUANTIZED: "none", "nvfp4": "fp4"}
 
 
+@dataclass(frozen=True)
+class _Bound:
+    """One deployment's roofline bound, whatever it costs: priced per tier afterwards."""
+
+    gpu: str
+    gpu_count: int
+    tokens_per_s: float
+    note: str
+
+
 class RooflineEstimator:
     """Per question, the cheapest roofline bound over the catalog's GPUs and GPU counts at the
-    question's weight precision: what no run can beat, so a real token costs more."""
+    question's weight precision and price tier: what no run can beat, so a real token costs
+    more. The physics of a deployment is worked out once and priced for every tier."""
 
     def __init__(
         self,
@@ -92,6 +104,8 @@ class RooflineEstimator:
         tokens: Mapping[tuple[str, str], tuple[int, int]],
     ) -> None:
         self._gpus, self._models, self._prices, self._tokens = gpus, models, prices, tokens
+        self._priced = {p.gpu for p in prices}
+        self._bounds: dict[tuple[str, str, int, int], list[_Bound]] = {}
         self._memo: dict[tuple[str, str, str, str], Estimate | None] = {}
 
     def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
@@ -109,78 +123,89 @@ class RooflineEstimator:
     def _cheapest(
         self, model: ModelEntry, precision: str, tier: str, input_tokens: int, output_tokens: int
     ) -> Estimate | None:
-        try:
-            arch = parse_config(model.config)
-            fmt = weight_format(arch, _QUANTIZATION_OF.get(precision, precision), None)
-            weights = weight_bytes(arch, fmt).total
-        except CalculatorError:
-            return None
         best: Estimate | None = None
-        for gpu in self._gpus.values():
-            price = min(
-                (p for p in self._prices if p.gpu == gpu.id and p.tier == tier),
-                key=lambda p: p.usd_per_gpu_hour,
-                default=None,
-            )
+        for bound in self.bounds(model, precision, input_tokens, output_tokens):
+            price = cheapest_price(self._prices, bound.gpu, tier)
             if price is None:
                 continue
-            for estimate in self._gpu_estimates(
-                arch,
-                _QUANTIZATION_OF.get(precision, precision),
-                gpu,
-                price,
-                weights,
-                input_tokens,
-                output_tokens,
-                precision,
-            ):
-                if best is None or estimate.usd_per_million_output_tokens < (
-                    best.usd_per_million_output_tokens
-                ):
-                    best = estimate
+            usd = usd_per_million_tokens(
+                price.usd_per_gpu_hour * bound.gpu_count, bound.tokens_per_s
+            )
+            if best is None or usd < best.usd_per_million_output_tokens:
+                best = Estimate(
+                    gpu=bound.gpu,
+                    gpu_count=bound.gpu_count,
+                    precision=precision,
+                    kind=ROOFLINE_BOUND,
+                    output_tokens_per_s=bound.tokens_per_s,
+                    usd_per_million_output_tokens=usd,
+                    price_id=price.id,
+                    note=bound.note,
+                    tier=tier,
+                    usd_per_gpu_hour=price.usd_per_gpu_hour,
+                )
         return best
 
-    def _gpu_estimates(
-        self,
-        arch: Any,
-        quantization: str,
-        gpu: GpuEntry,
-        price: Price,
-        weights: float,
-        input_tokens: int,
-        output_tokens: int,
-        precision: str,
-    ) -> Iterable[Estimate]:
-        memory = int(gpu_memory_bytes(gpu))
-        fewest = math.ceil(weights / memory)
-        option = GpuOption(gpu.id, gpu.name, memory, gpu.memory_gb, price.usd_per_gpu_hour)
-        for count in (n for n in GPU_COUNTS if n >= fewest):
+    def bounds(
+        self, model: ModelEntry, precision: str, input_tokens: int, output_tokens: int
+    ) -> list[_Bound]:
+        """Every priced GPU's bound at every count whose vLLM memory plan fits, worked out once."""
+        key = (model.id, precision, input_tokens, output_tokens)
+        if key not in self._bounds:
+            quantization = _QUANTIZATION_OF.get(precision, precision)
             try:
-                settings = VllmSettings(gpu_memory_bytes=memory, quantization=quantization)
-                fit = fit_gpu(
-                    arch, option, settings, input_tokens + output_tokens, 1, min_gpu_count=count
-                )
-                if fit.gpu_count != count or fit.report is None:
-                    continue
-                batch, bound = bound_at_plan(
-                    arch, gpu, fit.report.plan, input_tokens, output_tokens
-                )
+                arch = parse_config(model.config)
+                weights = weight_bytes(arch, weight_format(arch, quantization, None)).total
             except CalculatorError:
-                continue
-            usd = usd_per_million_tokens(price.usd_per_gpu_hour * count, bound.tokens_per_second)
-            yield Estimate(
-                gpu=gpu.id,
-                gpu_count=count,
-                precision=precision,
-                kind=ROOFLINE_BOUND,
-                output_tokens_per_s=bound.tokens_per_second,
-                usd_per_million_output_tokens=usd,
-                price_id=price.id,
-                note=(
-                    f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most "
-                    "the vLLM memory plan holds: no run can beat it, so a real token costs more"
-                ),
+                self._bounds[key] = []
+                return []
+            self._bounds[key] = [
+                bound
+                for gpu in self._gpus.values()
+                if gpu.id in self._priced
+                for bound in _gpu_bounds(
+                    arch, quantization, gpu, weights, input_tokens, output_tokens
+                )
+            ]
+        return self._bounds[key]
+
+
+def _gpu_bounds(
+    arch: Any,
+    quantization: str,
+    gpu: GpuEntry,
+    weights: float,
+    input_tokens: int,
+    output_tokens: int,
+) -> Iterable[_Bound]:
+    """The roofline bound of each GPU count whose vLLM memory plan holds the model, with an
+    fp8 KV cache (the most sequences any run of these weights could hold: a real run with a
+    bf16 cache holds fewer, so it stays below the bound)."""
+    kv_cache_dtype = "fp8"
+    memory = int(gpu_memory_bytes(gpu))
+    fewest = math.ceil(weights / memory)
+    option = GpuOption(gpu.id, gpu.name, memory, gpu.memory_gb)
+    for count in (n for n in GPU_COUNTS if n >= fewest):
+        try:
+            settings = VllmSettings(
+                gpu_memory_bytes=memory, quantization=quantization, kv_cache_dtype=kv_cache_dtype
             )
+            fit = fit_gpu(
+                arch, option, settings, input_tokens + output_tokens, 1, min_gpu_count=count
+            )
+            if fit.gpu_count != count or fit.report is None:
+                continue
+            batch, bound = bound_at_plan(arch, gpu, fit.report.plan, input_tokens, output_tokens)
+        except CalculatorError:
+            continue
+        yield _Bound(
+            gpu.id,
+            count,
+            bound.tokens_per_second,
+            f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most the vLLM "
+            "memory plan holds with an fp8 KV cache: no run can beat it, so a real token costs "
+            "more",
+        )
 
 
 def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[int, int]]:
@@ -190,6 +215,23 @@ def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[i
         for p in points
         if p.input_tokens is not None and p.output_tokens
     }
+
+
+def every_estimate(
+    evidence: Evidence, estimator: Estimator
+) -> dict[tuple[str, str, str, str], Estimate]:
+    """(model, workload key, precision, tier) → the estimate, for every evidence group and every
+    price tier the evidence's prices offer: what the browser shows where nothing qualifies."""
+    tiers = sorted({p.tier for p in evidence.prices})
+    estimates = {}
+    for model, workload_key, precision in sorted(
+        {(p.model, p.workload_key, p.precision) for p in evidence.points}
+    ):
+        for tier in tiers:
+            found = estimator(Question(model, Slo(), tier), workload_key, precision)
+            if found is not None:
+                estimates[(model, workload_key, precision, tier)] = found
+    return estimates
 
 
 def roofline_estimator(root: Path, evidence: Evidence) -> RooflineEstimator:
@@ -373,6 +415,7 @@ def answer_text(answers: Sequence[Answer]) -> str:
             lines.append(
                 f"  estimate, not a measurement ({estimate.kind}, {estimate.precision}): at best "
                 f"{_usd(estimate.usd_per_million_output_tokens)}/1M output on "
-                f"{estimate.gpu_count} × {estimate.gpu}"
+                f"{estimate.gpu_count} × {estimate.gpu} at ${estimate.usd_per_gpu_hour:,.2f}/GPU-h "
+                f"({estimate.tier} price {estimate.price_id})"
             )
     return "\n".join(lines)

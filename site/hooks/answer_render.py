@@ -257,10 +257,14 @@ def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
         return ""
     value = estimate.usd_per_million_output_tokens
     return (
-        f'<p class="im-estimate" data-estimate data-value="{value!r}">'
+        f'<p class="im-estimate" data-estimate data-value="{value!r}" '
+        f'data-kind="{esc(estimate.kind)}" data-precision="{esc(estimate.precision)}" '
+        f'data-tier="{esc(estimate.tier)}" data-price-id="{esc(estimate.price_id)}">'
         f"Estimate, not a measurement ({esc(estimate.kind)}, {esc(estimate.precision)} weights): "
         f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output tokens on "
-        f"{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))}, {esc(estimate.note)}.</p>"
+        f"{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))} at "
+        f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h ({esc(estimate.tier.replace('_', '-'))} "
+        f"price {esc(estimate.price_id)}), {esc(estimate.note)}.</p>"
     )
 
 

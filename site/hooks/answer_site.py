@@ -20,9 +20,14 @@ from answer_render import (
     usd,
 )
 
-from calculators.accepted import Slo
-from calculators.answer import PRESETS, Answer, Estimate, Preset, Question, Row
-from registry.answers import Evidence, RooflineEstimator, site_answers, workload_tokens_of
+from calculators.answer import PRESETS, Answer, Preset, Row
+from registry.answers import (
+    Evidence,
+    RooflineEstimator,
+    every_estimate,
+    site_answers,
+    workload_tokens_of,
+)
 from registry.evidence import answer_prices, evidence
 from registry.index_row import IndexRow
 from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
@@ -50,13 +55,7 @@ def build(
     """The answers the site shows and the data the browser recomputes them from."""
     found = Evidence(evidence(rows, results), answer_prices(prices.values()))
     estimator = RooflineEstimator(gpus, models, found.prices, workload_tokens_of(found.points))
-    estimates: dict[tuple[str, str, str, str], Estimate] = {}
-    for model, workload_key, precision in sorted(
-        {(p.model, p.workload_key, p.precision) for p in found.points}
-    ):
-        estimate = estimator(Question(model, Slo()), workload_key, precision)
-        if estimate is not None:
-            estimates[(model, workload_key, precision, "on_demand")] = estimate
+    estimates = every_estimate(found, estimator)
     data = Data(
         found.points,
         found.prices,

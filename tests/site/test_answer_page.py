@@ -185,6 +185,61 @@ def test_answer_page_shared_link_reproduces_the_answer(browser: Any, site_url: s
         second.close()
 
 
+ESTIMATE = """() => [...document.querySelectorAll('[data-estimate]')].map((e) => ({
+  value: Number(e.dataset.value), kind: e.dataset.kind, precision: e.dataset.precision,
+  tier: e.dataset.tier, price_id: e.dataset.priceId, text: e.textContent}))"""
+
+
+def test_answer_page_estimates_at_every_price_tier(page: Any, site_url: str) -> None:
+    """Where nothing qualifies, every tier the form offers gets its estimate at the question's
+    precision, labelled, the figure the CLI's estimator gives for that tier."""
+    query = {
+        "model": "llama-2-70b-chat",
+        "workload": "c138352968",  # 128 → 128 tokens, static batches with no TTFT stated
+        "precision": "fp8",
+        "percentile": "99",
+        "ttft_ms": "1",
+    }
+    page.goto(f"{site_url}/answer/?{urlencode(query)}")
+    page.wait_for_function(READY, timeout=90_000)
+    tiers = page.eval_on_selector_all("select[name=tier] option", "os => os.map(o => o.value)")
+    assert {"on_demand", "reserved", "interruptible"} <= set(tiers)
+    figures = {}
+    for tier in tiers:
+        _answer(page, f"{site_url}/answer/?{urlencode(query | {'tier': tier})}")
+        assert page.locator("[data-nearest-miss]").count() == 1, tier
+        shown = page.evaluate(ESTIMATE)
+        assert len(shown) == 1, (tier, shown)
+        estimate = shown[0]
+        cli = json_output(
+            "registry",
+            "answer",
+            "--model",
+            query["model"],
+            "--workload",
+            query["workload"],
+            "--precision",
+            "fp8",
+            "--percentile",
+            "99",
+            "--slo-ttft-ms",
+            "1",
+            "--tier",
+            tier,
+        )["answers"][0]["estimate"]
+        assert estimate["value"] == pytest.approx(cli["usd_per_million_output_tokens"], rel=1e-9)
+        assert (estimate["tier"], estimate["price_id"], estimate["precision"]) == (
+            tier,
+            cli["price_id"],
+            "fp8",
+        )
+        assert estimate["kind"] == cli["kind"]
+        assert f"Estimate, not a measurement ({cli['kind']}, fp8 weights)" in estimate["text"]
+        assert f"{tier.replace('_', '-')} price" in estimate["text"]
+        figures[tier] = estimate["value"]
+    assert len(set(figures.values())) == len(figures), figures  # each tier priced on its own
+
+
 def _get(url: str) -> str:
     with urllib.request.urlopen(url) as response:
         return str(response.read().decode("utf-8"))
