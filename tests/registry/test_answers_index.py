@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from calculators.accepted import static_batch_tokens_per_s
-from calculators.answer import cheapest_price
+from calculators.accepted import Slo, accept, own_slo, static_batch_tokens_per_s
+from calculators.answer import Question, answer, cheapest_price
 from registry.answers import (
     Evidence,
     answers_json,
@@ -59,6 +59,45 @@ def test_index_every_static_batch_with_a_stated_latency_is_accepted() -> None:
     assert all(
         row.accepted_output_tokens_per_s is None for row in _index() if row.scenario == "offline"
     )
+
+
+def test_every_timed_static_batch_answers_the_reader_slos_it_meets() -> None:
+    """A reader SLO at a static batch's own time (E2E, or TPOT derived from it) is answered by
+    that batch with its whole throughput and a $ figure wherever its GPU is priced; one 1 %
+    tighter is not: the batch is the nearest miss."""
+    evidence = _evidence()
+    timed = [p for p in evidence.points if p.scenario == "static_batch" and own_slo(p)]
+    assert len(timed) > 200
+    priced = 0
+    for point in timed:
+        batch_ms = point.latency["e2e_ms"]["mean"]
+        tokens = static_batch_tokens_per_s(point)
+        tpot_ms = (
+            batch_ms / (point.static_output_tokens - 1) if point.static_output_tokens > 1 else None
+        )
+        readers = [Slo(99, e2e_ms=batch_ms)] + ([Slo(95, tpot_ms=tpot_ms)] if tpot_ms else [])
+        for slo in readers:
+            assert accept(point, slo).accepted_tokens_per_s == pytest.approx(tokens), point
+            tighter = Slo(
+                slo.percentile, *(v * 0.99 if v else None for v in (None, slo.tpot_ms, slo.e2e_ms))
+            )
+            assert accept(point, tighter).miss is not None, point
+        question = Question(
+            point.model, readers[0], "on_demand", point.workload_key, point.precision
+        )
+        rows = [
+            row
+            for found in answer(evidence.points, evidence.prices, question)
+            if (found.scenario, found.lane) == (point.scenario, point.lane)
+            for row in found.rows
+            if (row.point.gpu, row.point.gpu_count) == (point.gpu, point.gpu_count)
+        ]
+        if cheapest_price(evidence.prices, point.gpu, "on_demand") is not None:
+            (row,) = rows  # its deployment is ranked, at its best qualifying point
+            assert row.usd_per_million_accepted
+            assert row.acceptance.accepted_tokens_per_s >= tokens * (1 - 1e-9)
+            priced += 1
+    assert priced > 200
 
 
 def test_site_answers_are_homogeneous_and_ranked() -> None:
