@@ -1,11 +1,12 @@
 """The one way a result is made: a result's data in, the validated `Result` with its content id
 out, in memory.
 
-A live run (`bench.result`), every importer (`bench.importers.common`) and every harvester
-(`registry.harvest`) assemble their figures as the result format's data and call
-`build_result`; nothing else constructs a `Result` (tests/registry/test_builder.py checks the
-source tree). The builder sets `schema_version` and the content id and leaves out null fields,
-so no caller states them; the registry's checks of a built result (`registry.validate.
+A live run (`bench.result`) and every importer (`bench.importers.common`) assemble their
+figures as the result format's data and call `build_result`; every harvester
+(`registry.harvest.reported`) builds the typed parts (`Identity`, `LoadPoint`, `ReportedSource`)
+and calls `build_from_parts`. Nothing else constructs a `Result` (tests/registry/test_builder.py
+checks the source tree). The builder sets `schema_version` and the content id and leaves out
+null fields, so no caller states them; the registry's checks of a built result (`registry.validate.
 check_result`) run in memory too, nothing is written to disk.
 
 Errors (below `registry.errors.InvalidFileError`)::
@@ -13,13 +14,14 @@ Errors (below `registry.errors.InvalidFileError`)::
     ResultBuildError    the data is not a result; one Problem per failing field
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
 from registry.errors import InvalidFileError
-from registry.models import RESULT_SCHEMA_VERSION, Result
+from registry.models import RESULT_SCHEMA_VERSION, Identity, LoadPoint, Result, Slo, Startup
+from registry.models.provenance import Source
 from registry.store import CONTENT_ID_LENGTH, with_content_id
 
 
@@ -54,4 +56,31 @@ def build_result(data: Mapping[str, Any], file: str = "result") -> Result:
         result = Result.model_validate(body)
     except ValidationError as error:
         raise ResultBuildError.from_validation_error(file, error, body) from None
+    return with_content_id(result)
+
+
+def build_from_parts(
+    identity: Identity,
+    points: Sequence[LoadPoint],
+    source: Source,
+    *,
+    slo: Slo | None = None,
+    startup: Startup | None = None,
+    file: str = "result",
+) -> Result:
+    """The `Result` of parts already built as the registry's typed models, with its content id
+    (`slo`: none given, no limit). `file` names the result in problems. Raises
+    ResultBuildError (a result needs at least one point)."""
+    try:
+        result = Result(
+            schema_version=RESULT_SCHEMA_VERSION,
+            id="0" * CONTENT_ID_LENGTH,
+            identity=identity,
+            slo=slo or Slo(),
+            points=list(points),
+            startup=startup,
+            source=source,
+        )
+    except ValidationError as error:
+        raise ResultBuildError.from_validation_error(file, error) from None
     return with_content_id(result)

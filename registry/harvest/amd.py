@@ -27,12 +27,31 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.harvest.reported import (
+    Deployment,
+    Precision,
+    fixed_lengths,
+    harvest_row,
+    reported_result,
+)
+from registry.models import (
+    GpuEntry,
+    LatencyStats,
+    Load,
+    LoadPoint,
+    ModelEntry,
+    ReportedSource,
+    RequestCounts,
+    Result,
+    ServingSettings,
+    Throughput,
+    TokenCounts,
+    Verdict,
+)
 
 DOCUMENT = "docs/dev-docker/README.md"
 REPOSITORY_URL = "https://github.com/ROCm/vllm"
@@ -118,17 +137,18 @@ class AmdDocument:
             return self.vllm_version
         return f"{self.vllm_version} (ROCm image {self.release})"
 
-    def source(self, title: str, conditions: str, key: str) -> dict[str, Any]:
-        return {
-            "kind": "reported",
-            "url": self.url or f"{REPOSITORY_URL}/blob/{self.revision}/{DOCUMENT}",
-            "title": title,
-            "publisher": "AMD",
-            "conditions": conditions,
-            "retrieved": self.retrieved_for(key),
-            "submitter": self.submitter,
-            "revision": self.revision,
-        }
+    def source(self, title: str, conditions: str, key: str) -> ReportedSource:
+        """A row's citation: AMD's README at the revision read."""
+        return ReportedSource(
+            kind="reported",
+            url=self.url or f"{REPOSITORY_URL}/blob/{self.revision}/{DOCUMENT}",
+            title=title,
+            publisher="AMD",
+            conditions=conditions,
+            retrieved=self.retrieved_for(key),
+            submitter=self.submitter,
+            revision=self.revision,
+        )
 
 
 def _cells(line: str) -> list[str]:
@@ -271,13 +291,8 @@ def _value(printed: str) -> float:
     return value
 
 
-def _result(
-    row: AmdRow,
-    document: AmdDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-    key: str,
-) -> Result:
+def _checkpoint(row: AmdRow, models: dict[str, ModelEntry]) -> tuple[ModelEntry, str, str]:
+    """(The catalog model, its name in the table, the checkpoint the row names)."""
     named = _MODEL.match(row.model)
     if named is None:
         raise RowSkipped(f"model {row.model!r} names no checkpoint in parentheses")
@@ -290,87 +305,119 @@ def _result(
     size_words = re.search(r"(\d+)B$", name)
     if size_words is None or f"-{size_words.group(1)}B-" not in repo:
         raise RowSkipped(f"the row names {name} but the checkpoint {repo}: not guessed")
+    return models[model_id], name, repo
+
+
+def _gpu(row: AmdRow, document: AmdDocument, gpus: dict[str, GpuEntry]) -> GpuEntry:
     if row.gpu is not None and row.gpu != document.gpu:
         raise RowSkipped(f"the latency header names {row.gpu}, the title {document.gpu}")
     gpu_id = GPUS.get(document.gpu, "")
     if gpu_id not in gpus:
         raise RowSkipped(f"GPU {document.gpu} is not in the GPU catalog")
-    value = _value(row.printed)
-    lengths = (
-        f"every request {row.input_len} input and {row.output_len} output tokens (the benchmark's "
-        "random prompts of a fixed length)"
-    )
+    return gpus[gpu_id]
+
+
+def _common_conditions(row: AmdRow, document: AmdDocument, repo: str) -> str:
+    """What every row's conditions say of the image, the system and the deployment."""
     rocm = f", ROCm {document.rocm_version}" if document.rocm_version else ""
     image = (
         f"ROCm vLLM docker image release {document.release or '(not named)'}: vLLM "
         f"{document.vllm_version}{rocm}, as the README lists the image's components. "
     )
-    common = (
+    return (
         image
         + (f"{document.scripts_note}. " if document.scripts_note else "")
         + (f"System (as printed under the table): {row.system}. " if row.system else "")
         + f"Precision {row.precision} as the table states it; checkpoint {repo}; "
         f"TP {row.tp} over {row.tp} {document.gpu} GPUs. "
     )
-    point: dict[str, Any]
-    if row.table == "throughput":
-        point = {
-            "load": {"arrival": "offline"},
-            "requests": {"sent": row.size},
-            "tokens": {},
-            "throughput": {"total_tokens_per_s": value},
-            "validity": [
-                {
-                    "code": "token-kind-inferred",
-                    "message": "the source says 'tokens/s', not which tokens; stored as prompt + "
-                    "output tokens per second from how AMD's reproduction path reports it",
-                }
-            ],
-        }
-        conditions = (
-            f"AMD ROCm vLLM README ({DOCUMENT}), throughput table, row {row.model} · TP "
-            f"{row.tp} · {row.input_len}/{row.output_len} · {row.size} prompts · max num seqs "
-            f"{row.max_num_seqs}: {row.printed} tokens/s as printed. vLLM's offline throughput "
-            f"benchmark: all {row.size} prompts handed to the engine at once, {lengths}, "
-            f"--max-num-seqs {row.max_num_seqs}. " + TOTAL_TOKENS_EVIDENCE + common
-        )
-    else:
-        latency_ms = value * 1000 if row.unit == "sec" else value
-        point = {
-            "load": {"arrival": "static_batch", "concurrency": row.size},
-            "requests": {"sent": row.size},
-            "tokens": {},
-            "throughput": {},
-            "e2e_ms": {"mean": latency_ms},
-        }
-        conditions = (
-            f"AMD ROCm vLLM README ({DOCUMENT}), latency table, row {row.model} · TP {row.tp} · "
-            f"batch {row.size} · {row.input_len}/{row.output_len}: {row.printed} "
-            f"{'s' if row.unit == 'sec' else 'ms'} as printed (the header's unit), stored as "
-            f"{latency_ms:g} ms. vLLM's latency benchmark: a static batch of {row.size} "
-            f"requests started together and run to the end, {lengths}; the figure is the mean "
-            "time of the whole batch over the benchmark's timed iterations, so it is every "
-            "request's end-to-end latency, not that of a served request. " + common
-        )
-    data = {
-        "identity": {
-            "gpu": {"id": gpu_id, "count": row.tp, "form_factor": gpus[gpu_id].form_factor},
-            "engine": {"name": "vllm", "version": document.engine_version()},
-            "model": {"id": model_id, "hf_repo": repo, "quantization": row.precision.lower()},
-            "serving": {"tensor_parallel_size": row.tp}
-            | ({"max_num_seqs": row.max_num_seqs} if row.max_num_seqs else {}),
-            "workload": fixed_lengths(row.input_len, row.output_len),
-        },
-        "slo": {},
-        "points": [point],
-        "source": document.source(
-            f"AMD ROCm vLLM docker performance results ({document.gpu}, "
-            f"{document.release or 'vLLM ' + document.vllm_version}): {row.table}",
-            conditions + f"[row: {_row_text(row)}]",
-            key,
-        ),
-    }
-    return validated_result(data)
+
+
+def _lengths_words(row: AmdRow) -> str:
+    return (
+        f"every request {row.input_len} input and {row.output_len} output tokens (the benchmark's "
+        "random prompts of a fixed length)"
+    )
+
+
+def _throughput_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint, str]:
+    """An offline point of the throughput table, and its conditions."""
+    point = LoadPoint(
+        load=Load(arrival="offline"),
+        requests=RequestCounts(sent=row.size),
+        tokens=TokenCounts(),
+        throughput=Throughput(total_tokens_per_s=value),
+        validity=[
+            Verdict(
+                code="token-kind-inferred",
+                message="the source says 'tokens/s', not which tokens; stored as prompt + "
+                "output tokens per second from how AMD's reproduction path reports it",
+            )
+        ],
+    )
+    conditions = (
+        f"AMD ROCm vLLM README ({DOCUMENT}), throughput table, row {row.model} · TP "
+        f"{row.tp} · {row.input_len}/{row.output_len} · {row.size} prompts · max num seqs "
+        f"{row.max_num_seqs}: {row.printed} tokens/s as printed. vLLM's offline throughput "
+        f"benchmark: all {row.size} prompts handed to the engine at once, {_lengths_words(row)}, "
+        f"--max-num-seqs {row.max_num_seqs}. " + TOTAL_TOKENS_EVIDENCE + common
+    )
+    return point, conditions
+
+
+def _latency_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint, str]:
+    """A static batch of the latency table, and its conditions."""
+    latency_ms = value * 1000 if row.unit == "sec" else value
+    point = LoadPoint(
+        load=Load(arrival="static_batch", concurrency=row.size),
+        requests=RequestCounts(sent=row.size),
+        tokens=TokenCounts(),
+        throughput=Throughput(),
+        e2e_ms=LatencyStats(mean=latency_ms),
+    )
+    conditions = (
+        f"AMD ROCm vLLM README ({DOCUMENT}), latency table, row {row.model} · TP {row.tp} · "
+        f"batch {row.size} · {row.input_len}/{row.output_len}: {row.printed} "
+        f"{'s' if row.unit == 'sec' else 'ms'} as printed (the header's unit), stored as "
+        f"{latency_ms:g} ms. vLLM's latency benchmark: a static batch of {row.size} "
+        f"requests started together and run to the end, {_lengths_words(row)}; the figure is "
+        "the mean time of the whole batch over the benchmark's timed iterations, so it is every "
+        "request's end-to-end latency, not that of a served request. " + common
+    )
+    return point, conditions
+
+
+def _result(
+    row: AmdRow,
+    document: AmdDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+    key: str,
+) -> Result:
+    model, _, repo = _checkpoint(row, models)
+    gpu = _gpu(row, document, gpus)
+    value = _value(row.printed)
+    common = _common_conditions(row, document, repo)
+    table_point = _throughput_point if row.table == "throughput" else _latency_point
+    point, conditions = table_point(row, value, common)
+    deployment = Deployment(
+        gpu,
+        row.tp,
+        "vllm",
+        document.engine_version(),
+        model,
+        Precision(quantization=row.precision.lower()),
+        hf_repo=repo,
+        serving=ServingSettings(tensor_parallel_size=row.tp, max_num_seqs=row.max_num_seqs or None),
+    )
+    source = document.source(
+        f"AMD ROCm vLLM docker performance results ({document.gpu}, "
+        f"{document.release or 'vLLM ' + document.vllm_version}): {row.table}",
+        conditions + f"[row: {_row_text(row)}]",
+        key,
+    )
+    workload = fixed_lengths(row.input_len, row.output_len)
+    return reported_result(deployment.identity(workload), [point], source)
 
 
 def harvest_document(
@@ -386,8 +433,5 @@ def harvest_document(
     harvested = []
     for row in rows:
         key = row_key(document.revision, row)
-        try:
-            harvested.append(Harvested(key, result=_result(row, document, gpus, models, key)))
-        except RowSkipped as skip:
-            harvested.append(Harvested(key, skipped=str(skip)))
+        harvested.append(harvest_row(key, partial(_result, row, document, gpus, models, key)))
     return harvested

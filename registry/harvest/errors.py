@@ -8,11 +8,7 @@ Hierarchy (below `registry.errors.RegistryError`)::
 reported as skipped with its message as the reason.
 """
 
-from typing import Any
-
-from registry.builder import ResultBuildError, build_result
 from registry.errors import RegistryError
-from registry.models import Result
 
 
 class HarvestError(RegistryError):
@@ -21,12 +17,3 @@ class HarvestError(RegistryError):
 
 class RowSkipped(Exception):
     """A source row that cannot be imported faithfully; the message is the reason."""
-
-
-def validated_result(data: dict[str, Any]) -> Result:
-    """The result `data` describes, with its content id, made by the one builder of results
-    (`registry.builder`); a row it fails to be is skipped."""
-    try:
-        return build_result(data, "harvested result")
-    except ResultBuildError as error:
-        raise RowSkipped(f"not a valid result: {error.first_line()}") from None

@@ -26,13 +26,36 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
+from registry.harvest.reported import (
+    Deployment,
+    Precision,
+    harvest_row,
+    reported_result,
+)
 from registry.input_files import read_input_text
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import (
+    Disaggregation,
+    GpuEntry,
+    LatencyStats,
+    Load,
+    LoadPoint,
+    ModelEntry,
+    ReportedSource,
+    RequestCounts,
+    Result,
+    ServingSettings,
+    SpeculativeDecoding,
+    Throughput,
+    TokenCounts,
+    UniformLength,
+    Workload,
+)
 from registry.secrets import without_userinfo
 
 TABLES = ("configs", "workflow_runs", "benchmark_results")
@@ -61,7 +84,6 @@ MODELS: dict[str, str] = {
 """InferenceX's DB model keys (DB_MODEL_TO_DISPLAY) → model catalog ids."""
 
 _STATISTICS = {"mean": "mean", "median": "p50", "p90": "p90", "p99": "p99"}
-_LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
 
 
 @dataclass(frozen=True)
@@ -101,40 +123,46 @@ def _engine(framework: str, image: str | None) -> tuple[str, str]:
     return name, f"image {image}"
 
 
-def _precision(stated: str) -> dict[str, str]:
+def _precision(stated: str) -> Precision:
     lowered = stated.lower()
     if lowered in ("bf16", "bfloat16"):
-        return {"dtype": "bfloat16"}
+        return Precision(dtype="bfloat16")
     if lowered in ("fp16", "float16"):
-        return {"dtype": "float16"}
-    return {"quantization": lowered}
+        return Precision(dtype="float16")
+    return Precision(quantization=lowered)
 
 
-def _latency(metrics: dict[str, Any], name: str) -> dict[str, float] | None:
+def _latency(metrics: dict[str, Any], name: str) -> LatencyStats | None:
     stats = {}
     for prefix, field in _STATISTICS.items():
         value = metrics.get(f"{prefix}_{name}")
         if isinstance(value, int | float) and not isinstance(value, bool):
             stats[field] = float(value) * 1000.0  # process_result.py stores seconds
-    return stats or None
+    return LatencyStats.model_validate(stats) if stats else None
 
 
-def _deployment(config: dict[str, Any]) -> tuple[int, int, dict[str, Any]]:
+def _deployment(config: dict[str, Any], spec: str) -> tuple[int, int, ServingSettings]:
     """(GPUs in all, GPUs the per-GPU throughput was divided by, serving settings)."""
     prefill, decode = int(config["num_prefill_gpu"]), int(config["num_decode_gpu"])
-    serving: dict[str, Any] = {"tensor_parallel_size": int(config["decode_tp"])}
-    if int(config.get("decode_ep", 1)) > 1:
-        serving["expert_parallel_size"] = int(config["decode_ep"])
+    speculative = None if spec.lower() in ("none", "") else SpeculativeDecoding(method=spec)
     if config.get("disagg"):
-        serving = {
-            "disaggregated": {
-                "prefill_gpus": prefill,
-                "decode_gpus": decode,
-                "prefill_workers": int(config["prefill_num_workers"]) or None,
-                "decode_workers": int(config["decode_num_workers"]) or None,
-            }
-        }
-        return prefill + decode, decode, serving
+        pools = Disaggregation(
+            prefill_gpus=prefill,
+            decode_gpus=decode,
+            prefill_workers=int(config["prefill_num_workers"]) or None,
+            decode_workers=int(config["decode_num_workers"]) or None,
+        )
+        return (
+            prefill + decode,
+            decode,
+            ServingSettings(disaggregated=pools, speculative=speculative),
+        )
+    expert = int(config.get("decode_ep", 1))
+    serving = ServingSettings(
+        tensor_parallel_size=int(config["decode_tp"]),
+        expert_parallel_size=expert if expert > 1 else None,
+        speculative=speculative,
+    )
     return decode, decode, serving
 
 
@@ -160,7 +188,7 @@ def result_key(result: Result) -> str | None:
     return match.group(1) if match else None
 
 
-def _points(rows: list[dict[str, Any]], divided_by: int) -> list[dict[str, Any]]:
+def _points(rows: list[dict[str, Any]], divided_by: int) -> list[LoadPoint]:
     points = []
     for row in sorted(rows, key=lambda row: int(row["conc"])):
         metrics = row.get("metrics")
@@ -169,18 +197,84 @@ def _points(rows: list[dict[str, Any]], divided_by: int) -> list[dict[str, Any]]
         per_gpu = metrics.get("output_tput_per_gpu")
         if not isinstance(per_gpu, int | float) or isinstance(per_gpu, bool):
             raise _Skip(f"benchmark_results {row.get('id')}: no output_tput_per_gpu")
-        point: dict[str, Any] = {
-            "load": {"arrival": "closed", "concurrency": int(row["conc"])},
-            "requests": {},
-            "tokens": {},
-            "throughput": {"output_tokens_per_s": float(per_gpu) * divided_by},
-        }
-        for name, field in _LATENCIES.items():
-            stats = _latency(metrics, name)
-            if stats is not None:
-                point[field] = stats
+        point = LoadPoint(
+            load=Load(arrival="closed", concurrency=int(row["conc"])),
+            requests=RequestCounts(),
+            tokens=TokenCounts(),
+            throughput=Throughput(output_tokens_per_s=float(per_gpu) * divided_by),
+            ttft_ms=_latency(metrics, "ttft"),
+            tpot_ms=_latency(metrics, "tpot"),
+            itl_ms=_latency(metrics, "itl"),
+            e2e_ms=_latency(metrics, "e2el"),
+        )
         points.append(point)
     return points
+
+
+def _conditions(
+    key: str,
+    run: dict[str, Any],
+    config: dict[str, Any],
+    rows: list[dict[str, Any]],
+    dump: InferencexDump,
+    gpus: tuple[int, int],
+) -> str:
+    (count, divided_by), spec = gpus, str(config.get("spec_method", "none"))
+    isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
+    official = _official_url(run)[1]
+    return (
+        f"InferenceX {rows[0].get('benchmark_type')} benchmark, workflow run "
+        f"{run.get('github_run_id')} (attempt {run.get('run_attempt')}, {run.get('date')}, "
+        f"commit {run.get('head_sha')}): {config['framework']} on {count} {config['hardware']} "
+        f"GPUs, model {config['model']}, precision {config['precision']}, speculative "
+        f"decoding {spec}, prefill TP{config['prefill_tp']}/EP{config['prefill_ep']}/DP-attention "
+        f"{config['prefill_dp_attention']}, decode TP{config['decode_tp']}/EP{config['decode_ep']}"
+        f"/DP-attention {config['decode_dp_attention']}"
+        + (f", disaggregated: {config['num_prefill_gpu']} prefill and {config['num_decode_gpu']}"
+           f" decode GPUs" if config.get("disagg") else "")
+        + f". Random prompts: input and output lengths uniform in [int({dump.range_ratio}·L), L] "
+        f"for L = {isl} / {osl}, end-of-sequence ignored; --max-concurrency = each point's "
+        f"concurrency, --request-rate inf. InferenceX reports output tokens/s per GPU (divided "
+        f"by {divided_by} GPUs); stored × {divided_by}. Latencies converted from seconds."
+        + ("" if official else " Unofficial: not from the official SemiAnalysisAI/InferenceX "
+           "repository.")
+        + f" [group: {key}]"
+    )  # fmt: skip
+
+
+def _official_url(run: dict[str, Any]) -> tuple[str, bool]:
+    """The run's page (no credentials), and whether it is in the official repository."""
+    url = without_userinfo(str(run.get("html_url") or ""))
+    return url, url.startswith(OFFICIAL_REPOSITORY)
+
+
+def _workload(rows: list[dict[str, Any]], range_ratio: float) -> Workload:
+    isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
+    return Workload(
+        profile="custom",
+        input_len=UniformLength(kind="uniform", min=int(isl * range_ratio), max=isl),
+        output_len=UniformLength(kind="uniform", min=int(osl * range_ratio), max=osl),
+        dataset="random",
+        ignore_eos=True,
+    )
+
+
+def _source(
+    key: str, run: dict[str, Any], config: dict[str, Any], dump: InferencexDump, conditions: str
+) -> ReportedSource:
+    url, official = _official_url(run)
+    return ReportedSource(
+        kind="reported",
+        url=url or "https://github.com/SemiAnalysisAI/InferenceX",
+        title=f"InferenceX run {run.get('github_run_id')}: {config['model']} on "
+        f"{config['hardware']} ({config['framework']})",
+        publisher="SemiAnalysis (InferenceX)" if official else "InferenceX (unofficial)",
+        conditions=conditions,
+        retrieved=dump.retrieved_for(key),
+        submitter=dump.submitter,
+        revision=run.get("head_sha") or None,
+        unofficial=not official,
+    )
 
 
 def _result(
@@ -201,62 +295,16 @@ def _result(
     if len(images) != 1:
         raise _Skip("the rows of one configuration ran different images")
     engine = _engine(str(config["framework"]), images.pop())
-    count, divided_by, serving = _deployment(config)
     spec = str(config.get("spec_method", "none"))
-    if spec.lower() not in ("none", ""):
-        serving["speculative"] = {"method": spec}
-    isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
-    url = without_userinfo(str(run.get("html_url") or ""))
-    official = url.startswith(OFFICIAL_REPOSITORY)
-    conditions = (
-        f"InferenceX {rows[0].get('benchmark_type')} benchmark, workflow run "
-        f"{run.get('github_run_id')} (attempt {run.get('run_attempt')}, {run.get('date')}, "
-        f"commit {run.get('head_sha')}): {config['framework']} on {count} {config['hardware']} "
-        f"GPUs, model {config['model']}, precision {config['precision']}, speculative "
-        f"decoding {spec}, prefill TP{config['prefill_tp']}/EP{config['prefill_ep']}/DP-attention "
-        f"{config['prefill_dp_attention']}, decode TP{config['decode_tp']}/EP{config['decode_ep']}"
-        f"/DP-attention {config['decode_dp_attention']}"
-        + (f", disaggregated: {config['num_prefill_gpu']} prefill and {config['num_decode_gpu']}"
-           f" decode GPUs" if config.get("disagg") else "")
-        + f". Random prompts: input and output lengths uniform in [int({dump.range_ratio}·L), L] "
-        f"for L = {isl} / {osl}, end-of-sequence ignored; --max-concurrency = each point's "
-        f"concurrency, --request-rate inf. InferenceX reports output tokens/s per GPU (divided "
-        f"by {divided_by} GPUs); stored × {divided_by}. Latencies converted from seconds."
-        + ("" if official else " Unofficial: not from the official SemiAnalysisAI/InferenceX "
-           "repository.")
-        + f" [group: {key}]"
-    )  # fmt: skip
-    data = {
-        "identity": {
-            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
-            "engine": {"name": engine[0], "version": engine[1]},
-            "model": {"id": model_id, "hf_repo": models[model_id].hf_repo,
-                      **_precision(str(config["precision"]))},
-            "serving": serving,
-            "workload": {
-                "profile": "custom",
-                "input_len": {"kind": "uniform", "min": int(isl * dump.range_ratio), "max": isl},
-                "output_len": {"kind": "uniform", "min": int(osl * dump.range_ratio), "max": osl},
-                "dataset": "random",
-                "ignore_eos": True,
-            },
-        },
-        "slo": {},
-        "points": _points(rows, divided_by),
-        "source": {
-            "kind": "reported",
-            "url": url or "https://github.com/SemiAnalysisAI/InferenceX",
-            "title": f"InferenceX run {run.get('github_run_id')}: {config['model']} on "
-            f"{config['hardware']} ({config['framework']})",
-            "publisher": "SemiAnalysis (InferenceX)" if official else "InferenceX (unofficial)",
-            "conditions": conditions,
-            "retrieved": dump.retrieved_for(key),
-            "submitter": dump.submitter,
-            "revision": run.get("head_sha") or None,
-            "unofficial": not official,
-        },
-    }  # fmt: skip
-    return validated_result(data)
+    count, divided_by, serving = _deployment(config, spec)
+    precision = _precision(str(config["precision"]))
+    deployment = Deployment(
+        gpus[gpu_id], count, *engine, models[model_id], precision, None, serving
+    )
+    identity = deployment.identity(_workload(rows, dump.range_ratio))
+    conditions = _conditions(key, run, config, rows, dump, (count, divided_by))
+    source = _source(key, run, config, dump, conditions)
+    return reported_result(identity, _points(rows, divided_by), source)
 
 
 def harvest_dump(
@@ -284,10 +332,6 @@ def harvest_dump(
         key = group_key(run, config, row)
         groups.setdefault(key, (run, config, []))[2].append(row)
     for key, (run, config, rows) in groups.items():
-        try:
-            harvested.append(
-                Harvested(key, result=_result(key, run, config, rows, dump, gpus, models))
-            )
-        except _Skip as skip:
-            harvested.append(Harvested(key, skipped=str(skip)))
+        make = partial(_result, key, run, config, rows, dump, gpus, models)
+        harvested.append(harvest_row(key, make))
     return harvested

@@ -36,9 +36,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.mlperf_citation import conditions, footnote
 from registry.harvest.mlperf_log import (
     LATENCY_KEYS,
@@ -60,8 +61,23 @@ from registry.harvest.mlperf_names import (
 from registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
 from registry.harvest.mlperf_runs import one_row_per_run
 from registry.harvest.outcome import Harvested
+from registry.harvest.reported import (
+    Deployment,
+    Precision,
+    reported_result,
+)
+from registry.harvest.reported import harvest_row as harvest_row_of
 from registry.harvest.tree import SourceTree
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import (
+    DatasetLength,
+    GpuEntry,
+    Identity,
+    MlperfEntry,
+    ModelEntry,
+    ReportedSource,
+    Result,
+    Workload,
+)
 
 __all__ = [
     "ACCELERATORS",
@@ -183,20 +199,16 @@ def harvest_row(
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`)."""
     key = row_key(round_info.round, row)
-    try:
-        data = _result_data(row, log_text, round_info, catalogs, evidence, key)
-        return Harvested(key, result=validated_result(data))
-    except RowSkipped as skip:
-        return Harvested(key, skipped=str(skip))
+    return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, evidence, key))
 
 
 def _identity(
     row: dict[str, Any],
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     engine: tuple[str, str, str],
-    model_fields: dict[str, str],
+    precision: Precision,
     model_id: str | None = None,
-) -> dict[str, Any]:
+) -> Identity:
     gpus, models = catalogs
     benchmark = str(row["Model"])
     gpu = _gpu(row, gpus)
@@ -204,34 +216,82 @@ def _identity(
     if model_id is None or model_id not in models:
         raise RowSkipped(f"benchmark {benchmark} has no model catalog id")
     nodes, per_node = _count(row, "Nodes"), _count(row, "a#")
-    return {
-        "gpu": {
-            "id": gpu.id,
-            "count": nodes * per_node,
-            "form_factor": gpu.form_factor,
-            "nodes": nodes,
-        },
-        "engine": {"name": engine[0], "version": engine[1]},
-        "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **model_fields},
-        "serving": {},
-        "workload": {
-            "profile": "custom",
-            "input_len": {"kind": "dataset"},
-            "output_len": {"kind": "dataset"},
-            "dataset": f"MLPerf Inference {benchmark_family(benchmark)} data set",
-            "accuracy_target": accuracy_target(benchmark),
-        },
-    }
+    deployment = Deployment(
+        gpu, nodes * per_node, engine[0], engine[1], models[model_id], precision, nodes=nodes
+    )
+    return deployment.identity(
+        Workload(
+            profile="custom",
+            input_len=DatasetLength(kind="dataset"),
+            output_len=DatasetLength(kind="dataset"),
+            dataset=f"MLPerf Inference {benchmark_family(benchmark)} data set",
+            accuracy_target=accuracy_target(benchmark),
+        ),
+    )
 
 
-def _result_data(
+def _precision(
+    row: dict[str, Any], evidence: Evidence | None, own: tuple[str, str] | None
+) -> tuple[Precision, str | None]:
+    """The precision that ran and the note saying why it is not the one declared (an open
+    division's own model: its name's)."""
+    if own is None:
+        return ran_precision(row, evidence or Evidence({}, {}))
+    note = (
+        f"Open division: the submitter ran its own model {row.get('UsedModel')} ({own[0]}, "
+        f"{own[1]} as its name states; weight_data_types {row.get('weight_data_types')}) on the "
+        f"{row['Model']} benchmark's data set and accuracy target."
+    )
+    return Precision(quantization=own[1]), note
+
+
+def _source(
+    row: dict[str, Any],
+    round_info: MlperfRound,
+    key: str,
+    conditions_text: str,
+) -> ReportedSource:
+    """The row's citation, with what MLPerf's messaging guidelines require to show it."""
+    location = str(row["Location"]).removeprefix("./")
+    url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
+    retrieved = round_info.retrieved_for(key)
+    benchmark = str(row["Model"])
+    # As the table states it; the model refuses (and the row is skipped) any other category.
+    availability: Any = str(row.get("Availability"))
+    return ReportedSource(
+        kind="reported",
+        url=url,
+        title=f"MLPerf Inference {round_info.round} result {row['ID']}: {row['Submitter']} "
+        f"{row['System']}, {benchmark} {row['Scenario']}",
+        publisher=f"MLCommons (submitted by {row['Submitter']})",
+        conditions=conditions_text,
+        retrieved=retrieved,
+        submitter=round_info.submitter,
+        revision=round_info.commit,
+        mlperf=MlperfEntry(
+            round=round_info.round,
+            result_id=str(row["ID"]),
+            division=row["Category"],  # closed or open: is_llm_datacenter kept no other
+            availability=availability,
+            suite="datacenter",
+            benchmark=benchmark,
+            scenario=row["Scenario"],
+            submitter=str(row["Submitter"]),
+            system=str(row["System"]),
+            verified=True,
+            footnote=footnote(round_info.round, row, url, retrieved),
+        ),
+    )
+
+
+def _result(
     row: dict[str, Any],
     log_text: str | None,
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     evidence: Evidence | None,
     key: str,
-) -> dict[str, Any]:
+) -> Result:
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
     own = open_model(used) if row.get("Category") == "open" else None
@@ -243,58 +303,20 @@ def _result_data(
         raise RowSkipped(
             f"software {row.get('Software')!r} names no inference engine with a version"
         )
-    model_fields, precision_note = ran_precision(row, evidence or Evidence({}, {}))
-    if own is not None:
-        model_fields = {"quantization": own[1]}
-        precision_note = (
-            f"Open division: the submitter ran its own model {used} ({own[0]}, {own[1]} as its "
-            f"name states; weight_data_types {row.get('weight_data_types')}) on the {benchmark} "
-            "benchmark's data set and accuracy target."
-        )
-    identity = _identity(row, catalogs, engine, model_fields, own[0] if own else None)
-    where = log_path(row)
+    precision, precision_note = _precision(row, evidence, own)
+    identity = _identity(row, catalogs, engine, precision, own[0] if own else None)
     if log_text is None:
-        raise RowSkipped(f"{where} is missing")
+        raise RowSkipped(f"{log_path(row)} is missing")
     log = parse_log_summary(log_text)
-    point = load_point(row, log, where)
-    location = str(row["Location"]).removeprefix("./")
-    url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
-    retrieved = round_info.retrieved_for(key)
+    point = load_point(row, log, log_path(row))
     notes = [note for note in (precision_note, round_info.read_from) if note]
     if row.get("inferred"):
         notes.append(
             "MLCommons' results table marks this row inferred (inferred: 1); it is shown as "
             "the table states it, never as measured."
         )
-    return {
-        "identity": identity,
-        "slo": {},
-        "points": [point],
-        "source": {
-            "kind": "reported",
-            "url": url,
-            "title": f"MLPerf Inference {round_info.round} result {row['ID']}: {row['Submitter']} "
-            f"{row['System']}, {benchmark} {row['Scenario']}",
-            "publisher": f"MLCommons (submitted by {row['Submitter']})",
-            "conditions": " ".join([conditions(row, log, engine[2]), *notes]),
-            "retrieved": retrieved,
-            "submitter": round_info.submitter,
-            "revision": round_info.commit,
-            "mlperf": {
-                "round": round_info.round,
-                "result_id": str(row["ID"]),
-                "division": str(row["Category"]),
-                "availability": str(row.get("Availability")),
-                "suite": "datacenter",
-                "benchmark": benchmark,
-                "scenario": row["Scenario"],
-                "submitter": str(row["Submitter"]),
-                "system": str(row["System"]),
-                "verified": True,
-                "footnote": footnote(round_info.round, row, url, retrieved),
-            },
-        },
-    }
+    conditions_text = " ".join([conditions(row, log, engine[2]), *notes])
+    return reported_result(identity, [point], _source(row, round_info, key, conditions_text))
 
 
 def read_summary(tree: SourceTree) -> list[dict[str, Any]]:

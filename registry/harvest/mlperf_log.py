@@ -9,6 +9,15 @@ import re
 from typing import Any
 
 from registry.harvest.errors import RowSkipped
+from registry.models import (
+    LatencyStats,
+    Load,
+    LoadPoint,
+    RateSearch,
+    RequestCounts,
+    Throughput,
+    TokenCounts,
+)
 
 NS_PER_MS = 1e6
 
@@ -44,7 +53,7 @@ LATENCY_KEYS = {
 }
 
 
-def latency_ms(log: dict[str, str], field: str) -> dict[str, float] | None:
+def latency_ms(log: dict[str, str], field: str) -> LatencyStats | None:
     """LoadGen's statistics of one latency in ms (its lines are in ns)."""
     extreme, percentile = LATENCY_KEYS[field]
     keys = {
@@ -60,27 +69,19 @@ def latency_ms(log: dict[str, str], field: str) -> dict[str, float] | None:
         value = log_number(log, key)
         if value is not None:
             stats[name] = value / NS_PER_MS
-    return stats or None
+    return LatencyStats.model_validate(stats) if stats else None
 
 
-def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> dict[str, Any]:
-    """The row's one load point from its log (`where`: the log's path, for the reasons)."""
-    scenario = row["Scenario"]
-    if log.get("Result is") != "VALID":
-        raise RowSkipped(f"{where}: LoadGen result is {log.get('Result is')!r}, not VALID")
-    # LoadGen runs Interactive as a Server scenario with tighter bounds.
-    expected = "Server" if scenario == "Interactive" else scenario
-    if log.get("Scenario") != expected:
-        raise RowSkipped(f"{where}: the log's scenario {log.get('Scenario')!r} is not {expected}")
-    unit, value = row.get("Performance_Units"), row.get("Performance_Result")
-    if scenario == "Offline":
-        tokens_per_s, samples_per_s = (
-            log_number(log, "Tokens per second"),
-            log_number(log, "Samples per second"),
-        )
-    else:
-        tokens_per_s = log_number(log, "Completed tokens per second")
-        samples_per_s = log_number(log, "Completed samples per second")
+def _checked_throughput(row: dict[str, Any], log: dict[str, str], where: str) -> Throughput:
+    """The log's output tokens/s (unrounded) and samples/s, checked against the table's
+    `Performance_Result` (Tokens/s within 0.5 %)."""
+    offline = row["Scenario"] == "Offline"
+    tokens_per_s = log_number(
+        log, "Tokens per second" if offline else "Completed tokens per second"
+    )
+    samples_per_s = log_number(
+        log, "Samples per second" if offline else "Completed samples per second"
+    )
     if tokens_per_s is None:
         if any(key.endswith("tokens per second (inferred)") for key in map(str.lower, log)):
             # GPT-J: LoadGen multiplies samples/s by a fixed tokens-per-sample factor.
@@ -89,22 +90,29 @@ def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> dict[str
                 "tokens-per-sample factor), not counted; no output tokens/s to store"
             )
         raise RowSkipped(f"{where}: the log states no tokens per second")
+    unit, value = row.get("Performance_Units"), row.get("Performance_Result")
     stated = float(value) if isinstance(value, int | float) else None
     if unit == "Tokens/s" and (stated is None or abs(stated - tokens_per_s) > 0.005 * tokens_per_s):
         raise RowSkipped(
             f"{where}: the table's {value} Tokens/s disagrees with the log's {tokens_per_s}"
         )
     # The log's figure, unrounded; the results table rounds it (24593.77 → 24593.8).
-    throughput: dict[str, float] = {"output_tokens_per_s": tokens_per_s}
-    if samples_per_s is not None:
-        throughput["requests_per_s"] = samples_per_s
-    point: dict[str, Any] = {"throughput": throughput, "tokens": {}, "requests": {}}
-    if scenario == "Offline":
-        point["load"] = {"arrival": "offline"}
-        samples = log_number(log, "samples_per_query")
-        if samples is not None and samples.is_integer():
-            point["requests"]["sent"] = int(samples)
-        return point
+    return Throughput(output_tokens_per_s=tokens_per_s, requests_per_s=samples_per_s)
+
+
+def _offline_point(log: dict[str, str], throughput: Throughput) -> LoadPoint:
+    samples = log_number(log, "samples_per_query")
+    sent = int(samples) if samples is not None and samples.is_integer() else None
+    return LoadPoint(
+        load=Load(arrival="offline"),
+        requests=RequestCounts(sent=sent),
+        tokens=TokenCounts(),
+        throughput=throughput,
+    )
+
+
+def _server_point(log: dict[str, str], throughput: Throughput, where: str) -> LoadPoint:
+    """LoadGen's Poisson arrivals at `target_qps`, the rate that met the p99 bounds."""
     target_qps = log_number(log, "target_qps")
     ttft_bound_ns, tpot_bound_ns = (
         log_number(log, "ttft_latency (ns)"),
@@ -112,17 +120,30 @@ def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> dict[str
     )
     if not target_qps or ttft_bound_ns is None or tpot_bound_ns is None:
         raise RowSkipped(f"{where}: the log lacks target_qps or the TTFT/TPOT bounds")
-    point["load"] = {
-        "arrival": "poisson",
-        "request_rate": target_qps,
-        "rate_search": {
-            "percentile": 99.0,
-            "ttft_ms": ttft_bound_ns / NS_PER_MS,
-            "tpot_ms": tpot_bound_ns / NS_PER_MS,
-        },
-    }
-    for field in LATENCY_KEYS:
-        stats = latency_ms(log, field)
-        if stats is not None:
-            point[field] = stats
-    return point
+    bounds = RateSearch(
+        percentile=99.0, ttft_ms=ttft_bound_ns / NS_PER_MS, tpot_ms=tpot_bound_ns / NS_PER_MS
+    )
+    return LoadPoint(
+        load=Load(arrival="poisson", request_rate=target_qps, rate_search=bounds),
+        requests=RequestCounts(),
+        tokens=TokenCounts(),
+        throughput=throughput,
+        e2e_ms=latency_ms(log, "e2e_ms"),
+        ttft_ms=latency_ms(log, "ttft_ms"),
+        tpot_ms=latency_ms(log, "tpot_ms"),
+    )
+
+
+def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> LoadPoint:
+    """The row's one load point from its log (`where`: the log's path, for the reasons)."""
+    scenario = row["Scenario"]
+    if log.get("Result is") != "VALID":
+        raise RowSkipped(f"{where}: LoadGen result is {log.get('Result is')!r}, not VALID")
+    # LoadGen runs Interactive as a Server scenario with tighter bounds.
+    expected = "Server" if scenario == "Interactive" else scenario
+    if log.get("Scenario") != expected:
+        raise RowSkipped(f"{where}: the log's scenario {log.get('Scenario')!r} is not {expected}")
+    throughput = _checked_throughput(row, log, where)
+    if scenario == "Offline":
+        return _offline_point(log, throughput)
+    return _server_point(log, throughput, where)

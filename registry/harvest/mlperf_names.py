@@ -7,6 +7,8 @@ accelerator or benchmark is one line here.
 
 import re
 
+from registry.harvest.reported import Precision
+
 ACCELERATORS: dict[str, str] = {
     "NVIDIA B200-SXM-180GB": "b200",
     "NVIDIA H200-SXM-141GB": "h200-sxm",
@@ -124,14 +126,14 @@ def parse_engine(software: str) -> tuple[str, str, str] | None:
     return None
 
 
-def precision(stated: str) -> dict[str, str]:
-    """`weight_data_types` as the result's model fields: fp32/fp16/bf16 a dtype, else a
+def precision(stated: str) -> Precision:
+    """`weight_data_types` as the result's precision: fp32/fp16/bf16 a dtype, else a
     quantization."""
     lowered = stated.strip().lower()
     if lowered in ("fp16", "float16"):
-        return {"dtype": "float16"}
+        return Precision(dtype="float16")
     if lowered in ("bf16", "bfloat16"):
-        return {"dtype": "bfloat16"}
+        return Precision(dtype="bfloat16")
     if lowered in ("fp32", "float32"):
-        return {"dtype": "float32"}
-    return {"quantization": lowered}
+        return Precision(dtype="float32")
+    return Precision(quantization=lowered)

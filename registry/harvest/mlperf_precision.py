@@ -21,6 +21,7 @@ from typing import Any
 
 from registry.harvest.errors import RowSkipped
 from registry.harvest.mlperf_names import benchmark_family, parse_engine, precision
+from registry.harvest.reported import Precision
 from registry.harvest.tree import SourceTree
 
 _SIXTEEN_BIT = ("fp16", "float16", "bf16", "bfloat16")
@@ -91,8 +92,8 @@ def _quantized_format(evidence: Evidence, tensorrt_llm: bool) -> tuple[str, str]
     return None
 
 
-def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[dict[str, str], str | None]:
-    """The model fields of the precision that ran, and the evidence when it is not the declared
+def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, str | None]:
+    """The precision that ran, and the evidence when it is not the declared
     one (None: as declared). Raises RowSkipped when the weights were quantized to a format the
     submission does not state."""
     declared = str(row.get("weight_data_types", "")).strip()
@@ -113,7 +114,7 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[dict[str, st
         f"weight_data_types {declared} names the starting weights: the measurement file says "
         f"weight_transformations '{transformations}', and {where}; stored as {fmt}."
     )
-    return {"quantization": fmt}, note
+    return Precision(quantization=fmt), note
 
 
 def declares_sixteen_bit(row: dict[str, Any]) -> bool:

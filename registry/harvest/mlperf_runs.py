@@ -10,10 +10,10 @@ row, whose result names both targets.
 from collections.abc import Sequence
 from typing import Any
 
-from registry.harvest.errors import validated_result
 from registry.harvest.mlperf_names import benchmark_family
 from registry.harvest.outcome import Harvested
-from registry.models import Result
+from registry.harvest.reported import replaced, reported_result
+from registry.models import ReportedSource, Result
 
 STRICTER_SUFFIX = "-99.9"
 
@@ -26,18 +26,23 @@ def _run_group(row: dict[str, Any]) -> tuple[str, str, str]:
 
 def both_targets(result: Result, lenient: str) -> Result:
     """The stricter benchmark's result, saying that it is also the `lenient` benchmark's."""
-    data = result.model_dump(mode="json", exclude_none=True)
-    mlperf = data["source"]["mlperf"]
-    stricter = mlperf["benchmark"]
-    data["identity"]["workload"]["accuracy_target"] = (
-        f"MLPerf {stricter} and {lenient}: one run submitted for both; it meets 99.9 % of the "
-        "reference implementation's accuracy, and so 99 %"
+    source = result.source
+    assert isinstance(source, ReportedSource)
+    assert source.mlperf is not None
+    stricter = source.mlperf.benchmark
+    workload = replaced(
+        result.identity.workload,
+        accuracy_target=f"MLPerf {stricter} and {lenient}: one run submitted for both; it meets "
+        "99.9 % of the reference implementation's accuracy, and so 99 %",
     )
-    data["source"]["conditions"] += (
-        f" The submitter filed this one run as both its {stricter} and its {lenient} result "
-        "(the same logs); it is one result here, with both accuracy targets."
+    both = replaced(
+        source,
+        conditions=source.conditions
+        + f" The submitter filed this one run as both its {stricter} and its {lenient} result "
+        "(the same logs); it is one result here, with both accuracy targets.",
     )
-    return validated_result(data)
+    identity = replaced(result.identity, workload=workload)
+    return reported_result(identity, result.points, both)
 
 
 def _same_run(

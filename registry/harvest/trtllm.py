@@ -27,11 +27,19 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths
+from registry.harvest.reported import (
+    Deployment,
+    Precision,
+    fixed_lengths,
+    harvest_row,
+    offline_point,
+    replaced,
+    reported_result,
+)
 from registry.harvest.trtllm_names import (
     GPUS,
     MODELS,
@@ -40,7 +48,14 @@ from registry.harvest.trtllm_names import (
     RTX_SUFFIX,
     TOTAL_METRIC,
 )
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import (
+    GpuEntry,
+    ModelEntry,
+    ReportedSource,
+    Result,
+    ServingSettings,
+    Verdict,
+)
 
 DOCUMENT = "docs/source/developer-guide/perf-overview.md"
 
@@ -70,25 +85,24 @@ class TrtllmDocument:
     release_from_page: bool = False
     """Whether `engine_version` is the release the page itself names."""
 
-    def source(self, title: str, conditions: str, key: str) -> dict[str, Any]:
+    def source(self, title: str, conditions: str, key: str) -> ReportedSource:
         """A result's `source` for one cell of this page: NVIDIA's reported figure."""
-        source: dict[str, Any] = {
-            "kind": "reported",
-            "url": self.url,
-            "title": title,
-            "publisher": "NVIDIA",
-            "conditions": conditions,
-            "retrieved": self.retrieved_for(key),
-            "submitter": self.submitter,
-            "revision": self.revision,
-        }
-        if self.repository != OFFICIAL_REPOSITORY:
-            source["unofficial"] = True
-            source["conditions"] = (
-                f"Read from {self.repository} at the commit named, a copy of NVIDIA's page in a "
-                f"fork of {OFFICIAL_REPOSITORY}, not NVIDIA's own repository. " + conditions
-            )
-        return source
+        official = self.repository == OFFICIAL_REPOSITORY
+        fork = (
+            f"Read from {self.repository} at the commit named, a copy of NVIDIA's page in a "
+            f"fork of {OFFICIAL_REPOSITORY}, not NVIDIA's own repository. "
+        )
+        return ReportedSource(
+            kind="reported",
+            url=self.url,
+            title=title,
+            publisher="NVIDIA",
+            conditions=conditions if official else fork + conditions,
+            retrieved=self.retrieved_for(key),
+            submitter=self.submitter,
+            revision=self.revision,
+            unofficial=None if official else True,
+        )
 
 
 @dataclass(frozen=True)
@@ -206,7 +220,7 @@ def _value(printed: str) -> float:
         raise _Skip(f"value {printed!r} is not a number") from None
 
 
-def _deployment(cell: Cell) -> tuple[str, int, dict[str, int], str]:
+def _deployment(cell: Cell) -> tuple[str, int, ServingSettings, str]:
     column = _COLUMN.match(cell.column)
     if column is None:
         raise _Skip(f"column {cell.column!r} names no GPU, parallelism and precision")
@@ -214,13 +228,13 @@ def _deployment(cell: Cell) -> tuple[str, int, dict[str, int], str]:
     if parallel is None:
         raise _Skip(f"parallelism {column['par']!r} is not TPn, DEPn or either with ,PPm")
     size, pipeline = int(parallel["n"]), int(parallel["pp"] or 1)
-    serving: dict[str, int] = {}
-    if parallel["kind"] == "TP":
-        serving["tensor_parallel_size"] = size
-    else:
-        serving |= {"data_parallel_size": size, "expert_parallel_size": size}
-    if parallel["pp"] is not None:
-        serving["pipeline_parallel_size"] = pipeline
+    tensor = parallel["kind"] == "TP"
+    serving = ServingSettings(
+        tensor_parallel_size=size if tensor else None,
+        data_parallel_size=None if tensor else size,
+        expert_parallel_size=None if tensor else size,
+        pipeline_parallel_size=None if parallel["pp"] is None else pipeline,
+    )
     count = size * pipeline
     if column["gpus"] is not None:
         if not cell.heading.endswith(RTX_SUFFIX):
@@ -276,10 +290,7 @@ def harvest_cell(
     """One table cell as a result, or skipped with its reason; `listed` is the page's text,
     where the checkpoints it names are looked up."""
     key = cell_key(document.revision, cell)
-    try:
-        return Harvested(key, result=_result(cell, requests, document, gpus, models, key, listed))
-    except _Skip as skip:
-        return Harvested(key, skipped=str(skip))
+    return harvest_row(key, partial(_result, cell, requests, document, gpus, models, key, listed))
 
 
 def _unit_words(cell: Cell, value: float, count: int) -> str:
@@ -296,39 +307,46 @@ def _unit_words(cell: Cell, value: float, count: int) -> str:
     )
 
 
-def _result(
-    cell: Cell,
-    requests: dict[tuple[int, int], int],
-    document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-    key: str,
-    listed: str,
-) -> Result:
+def _release_words(document: TrtllmDocument) -> str:
+    """What the conditions say of the release: nothing when it was given, the page's words
+    when the page names it, else that the engine version names the commit read."""
+    if document.engine_version and not document.release_from_page:
+        return ""
+    if document.engine_version:
+        return (
+            f"The page names release v{document.engine_version} ('NEW for "
+            f"v{document.engine_version}'). "
+        )
+    return (
+        "The page does not name the TensorRT-LLM release; the engine version names the "
+        "documentation commit read. "
+    )
+
+
+@dataclass(frozen=True)
+class _Deployed:
+    """What a cell states beside its value: GPUs, settings, precision, checkpoint, requests."""
+
+    count: int
+    serving: ServingSettings
+    precision: str
+    checkpoint: str | None
+    catalog_repo: str
+    weights_note: str | None
+    sent: int | None
+
+
+def _conditions(cell: Cell, value: float, deployed: _Deployed, document: TrtllmDocument) -> str:
     model_heading = cell.heading.removesuffix(RTX_SUFFIX)
-    if model_heading not in MODELS:
-        raise _Skip(f"table {cell.heading!r} names no model in the catalog mapping")
-    model_id = MODELS[model_heading][0]
-    if model_id not in models:
-        raise _Skip(f"model {model_id} is not in the model catalog")
-    gpu_id, count, serving, precision = _deployment(cell)
-    if gpu_id not in gpus:
-        raise _Skip(f"GPU {gpu_id} is not in the GPU catalog")
-    value = _value(cell.printed)
-    total = value * count if cell.per_gpu else value
-    sent = requests.get((cell.input_len, cell.output_len))
-    beta = "beta" in cell.column
-    version = document.engine_version or f"docs@{document.revision[:12]}"
-    checkpoint = _checkpoint(model_heading, precision, listed, models[model_id].hf_repo)
-    weights, weights_note = _checkpoint_format(checkpoint, models[model_id], precision)
+    precision, checkpoint, sent = deployed.precision, deployed.checkpoint, deployed.sent
     table = (
         f"table '{cell.heading}'" if not cell.labelled else
         f"table '{RTX_LABEL}' (so labelled, under heading '{model_heading}')"
     )  # fmt: skip
-    conditions = (
+    return (
         f"TensorRT-LLM performance overview, {table}, column "
         f"'{shown(cell.column)}' (line breaks as spaces), "
-        f"row {cell.input_len}/{cell.output_len}: " + _unit_words(cell, value, count)
+        f"row {cell.input_len}/{cell.output_len}: " + _unit_words(cell, value, deployed.count)
         + "`trtllm-bench throughput` "
         "with the PyTorch backend: an offline maximum-throughput run, all requests queued in "
         "rapid succession; synthetic requests of random token ids, every one "
@@ -339,47 +357,59 @@ def _result(
         + f"Precision {precision} as the column states it; checkpoint "
         + (f"{checkpoint}. " if checkpoint else
            f"not named by the page for {precision}: filed under the catalog's "
-           f"{models[model_id].hf_repo}. ")
+           f"{deployed.catalog_repo}. ")
         + ("DEP = attention data parallel with expert parallelism over the same GPUs. "
-           if "data_parallel_size" in serving else "")
-        + ("The page marks B300/GB300 support as beta: not finalized. " if beta else "")
-        + ("" if document.engine_version and not document.release_from_page else
-           f"The page names release v{document.engine_version} ('NEW for "
-           f"v{document.engine_version}'). " if document.engine_version else
-           "The page does not name the TensorRT-LLM release; the engine version names the "
-           "documentation commit read. ")
-        + (weights_note or "")
+           if deployed.serving.data_parallel_size is not None else "")
+        + ("The page marks B300/GB300 support as beta: not finalized. "
+           if "beta" in cell.column else "")
+        + _release_words(document)
+        + (deployed.weights_note or "")
         + f"[cell: {cell.heading} | {shown(cell.column)} | {cell.input_len}/{cell.output_len}]"
     )  # fmt: skip
-    point: dict[str, Any] = {
-        "load": {"arrival": "offline"},
-        "requests": {"sent": sent} if sent else {},
-        "tokens": {},
-        "throughput": {"output_tokens_per_s": total},
-    }
-    if beta:
-        point["validity"] = [
-            {"code": "beta-hardware", "message": "the page marks this GPU's support as beta"}
-        ]
-    data = {
-        "identity": {
-            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
-            "engine": {"name": "tensorrt-llm", "version": version},
-            "model": {
-                "id": model_id,
-                "hf_repo": checkpoint or models[model_id].hf_repo,
-                "quantization": weights or precision.lower(),
-            },
-            "serving": serving,
-            "workload": fixed_lengths(cell.input_len, cell.output_len),
-        },
-        "slo": {},
-        "points": [point],
-        "source": document.source(
-            f"TensorRT-LLM Performance Overview: {cell.heading}", conditions, key
-        ),
-    }
-    return validated_result(data)
+
+
+def _catalog_model(cell: Cell, models: dict[str, ModelEntry]) -> ModelEntry:
+    model_heading = cell.heading.removesuffix(RTX_SUFFIX)
+    if model_heading not in MODELS:
+        raise _Skip(f"table {cell.heading!r} names no model in the catalog mapping")
+    model_id = MODELS[model_heading][0]
+    if model_id not in models:
+        raise _Skip(f"model {model_id} is not in the model catalog")
+    return models[model_id]
+
+
+def _result(
+    cell: Cell,
+    requests: dict[tuple[int, int], int],
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+    key: str,
+    listed: str,
+) -> Result:
+    model = _catalog_model(cell, models)
+    gpu_id, count, serving, precision = _deployment(cell)
+    if gpu_id not in gpus:
+        raise _Skip(f"GPU {gpu_id} is not in the GPU catalog")
+    value = _value(cell.printed)
+    model_heading = cell.heading.removesuffix(RTX_SUFFIX)
+    checkpoint = _checkpoint(model_heading, precision, listed, model.hf_repo)
+    weights, weights_note = _checkpoint_format(checkpoint, model, precision)
+    sent = requests.get((cell.input_len, cell.output_len))
+    deployed = _Deployed(count, serving, precision, checkpoint, model.hf_repo, weights_note, sent)
+    point = offline_point(value * count if cell.per_gpu else value, sent)
+    if "beta" in cell.column:
+        verdict = Verdict(code="beta-hardware", message="the page marks this GPU's support as beta")
+        point = replaced(point, validity=[verdict])
+    version = document.engine_version or f"docs@{document.revision[:12]}"
+    quantization = Precision(quantization=weights or precision.lower())
+    deployment = Deployment(
+        gpus[gpu_id], count, "tensorrt-llm", version, model, quantization, checkpoint, serving
+    )
+    identity = deployment.identity(fixed_lengths(cell.input_len, cell.output_len))
+    conditions = _conditions(cell, value, deployed, document)
+    title = f"TensorRT-LLM Performance Overview: {cell.heading}"
+    return reported_result(identity, [point], document.source(title, conditions, key))
 
 
 _RELEASE_NAMED = re.compile(r"\(NEW for v(\d+\.\d+(?:\.\d+)?)\)")

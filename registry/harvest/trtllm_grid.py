@@ -14,13 +14,28 @@ documentation commit.
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths, marked_key, offline_point
+from registry.harvest.reported import (
+    Deployment,
+    Precision,
+    fixed_lengths,
+    harvest_row,
+    marked_key,
+    offline_point,
+    replaced,
+    reported_result,
+)
 from registry.harvest.trtllm import TOTAL_METRIC, TrtllmDocument
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import (
+    GpuEntry,
+    ModelEntry,
+    ReportedSource,
+    Result,
+    ServingSettings,
+)
 
 GRID = re.compile(r"^\|\s*\|\s*GPU\s*\|", re.MULTILINE)
 """A grid's GPU header row: what tells this layout from the others."""
@@ -147,6 +162,30 @@ def result_key(result: Result) -> str | None:
     return marked_key(result, _MARKER, "grid")
 
 
+def _conditions(
+    cell: GridCell, sent: int | None, checkpoint: str | None, catalog_repo: str, version: str | None
+) -> str:
+    count = cell.tensor_parallel
+    return (
+        f"TensorRT-LLM performance overview, table '{cell.model} {cell.precision}', column "
+        f"'{cell.gpu}' at TP size {count}, row '{cell.input_len}, {cell.output_len}': "
+        f"{cell.printed} output tokens per second as printed, the deployment's total (the page: "
+        f"\"{TOTAL_METRIC.removeprefix('The ')}\"), over {count} GPU{'s' if count > 1 else ''}. "
+        "`trtllm-bench throughput` with the PyTorch backend: an offline maximum-throughput run, "
+        "all requests queued in rapid succession; synthetic requests of random token ids, every "
+        f"one {cell.input_len} input and {cell.output_len} output tokens (prepare_dataset.py "
+        "token-norm-dist, standard deviations 0); "
+        + (f"{sent} requests for this length pair per the page's table. " if sent else
+           "the page gives no request count for this length pair. ")
+        + f"Precision {cell.precision} as the heading states it; checkpoint "
+        + (f"{checkpoint}. " if checkpoint else
+           f"not named by the page: filed under the catalog's {catalog_repo}. ")
+        + (f"Release {version}: 'The data collected for the v{version} benchmarks'. " if version
+           else "The page does not name the release; the engine version names the commit read. ")
+        + f"[grid cell: {cell.name()}]"
+    )  # fmt: skip
+
+
 def _result(
     cell: GridCell,
     requests: dict[tuple[int, int], int],
@@ -163,73 +202,51 @@ def _result(
     if cell.model not in MODELS or MODELS[cell.model][0] not in models:
         raise RowSkipped(f"table {cell.model!r} names no model in the catalog mapping")
     model_id, checkpoints = MODELS[cell.model]
+    model = models[model_id]
     checkpoint = checkpoints.get(cell.precision)
-    named = checkpoint is not None and checkpoint in listed
+    named = checkpoint if checkpoint is not None and checkpoint in listed else None
     try:
         value = float(cell.printed.replace(",", ""))
     except ValueError:
         raise RowSkipped(f"value {cell.printed!r} is not a number") from None
     sent = requests.get((cell.input_len, cell.output_len))
     count = cell.tensor_parallel
-    conditions = (
-        f"TensorRT-LLM performance overview, table '{cell.model} {cell.precision}', column "
-        f"'{cell.gpu}' at TP size {count}, row '{cell.input_len}, {cell.output_len}': "
-        f"{cell.printed} output tokens per second as printed, the deployment's total (the page: "
-        f"\"{TOTAL_METRIC.removeprefix('The ')}\"), over {count} GPU{'s' if count > 1 else ''}. "
-        "`trtllm-bench throughput` with the PyTorch backend: an offline maximum-throughput run, "
-        "all requests queued in rapid succession; synthetic requests of random token ids, every "
-        f"one {cell.input_len} input and {cell.output_len} output tokens (prepare_dataset.py "
-        "token-norm-dist, standard deviations 0); "
-        + (f"{sent} requests for this length pair per the page's table. " if sent else
-           "the page gives no request count for this length pair. ")
-        + f"Precision {cell.precision} as the heading states it; checkpoint "
-        + (f"{checkpoint}. " if named else
-           f"not named by the page: filed under the catalog's {models[model_id].hf_repo}. ")
-        + (f"Release {version}: 'The data collected for the v{version} benchmarks'. " if version
-           else "The page does not name the release; the engine version names the commit read. ")
-        + f"[grid cell: {cell.name()}]"
-    )  # fmt: skip
-    data: dict[str, Any] = {
-        "identity": {
-            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
-            "engine": {
-                "name": "tensorrt-llm",
-                "version": version or f"docs@{document.revision[:12]}",
-            },
-            "model": {
-                "id": model_id,
-                "hf_repo": checkpoint if named else models[model_id].hf_repo,
-                "quantization": cell.precision.lower(),
-            },
-            "serving": {"tensor_parallel_size": count},
-            "workload": fixed_lengths(cell.input_len, cell.output_len),
-        },
-        "slo": {},
-        "points": [offline_point(value, sent)],
-        "source": document.source(
-            f"TensorRT-LLM Performance Overview: {cell.model} {cell.precision}", conditions, key
-        ),
-    }
+    deployment = Deployment(
+        gpus[gpu_id],
+        count,
+        "tensorrt-llm",
+        version or f"docs@{document.revision[:12]}",
+        model,
+        Precision(quantization=cell.precision.lower()),
+        named,
+        ServingSettings(tensor_parallel_size=count),
+    )
+    identity = deployment.identity(fixed_lengths(cell.input_len, cell.output_len))
+    conditions = _conditions(cell, sent, named, model.hf_repo, version)
+    title = f"TensorRT-LLM Performance Overview: {cell.model} {cell.precision}"
+    source = document.source(title, conditions, key)
     official = NVIDIA_PAGE_CELLS.get(document.revision)
     if official is not None and cell.name() in official[1]:
-        data["source"] = _cited_on_nvidia_page(document, official[0], conditions, key)
-    return validated_result(data)
+        source = _cited_on_nvidia_page(document, official[0], conditions, key)
+    return reported_result(identity, [offline_point(value, sent)], source)
 
 
 def _cited_on_nvidia_page(
     document: TrtllmDocument, url: str, conditions: str, key: str
-) -> dict[str, Any]:
+) -> ReportedSource:
     """The source of a cell whose value NVIDIA's own page prints: that page, with where the
     rest (request counts, commands) was read."""
     source = document.source("TensorRT-LLM 0.20.0 documentation: Performance Overview", "", key)
-    source.pop("unofficial", None)
-    source["url"] = url
-    source["conditions"] = (
-        f"The value as NVIDIA's own page prints it ({url}); the request counts and the "
-        f"commands were read in the copy of that page in {document.repository} at "
-        f"{document.revision[:12]}. " + conditions
+    return replaced(
+        source,
+        unofficial=None,
+        url=url,
+        conditions=(
+            f"The value as NVIDIA's own page prints it ({url}); the request counts and the "
+            f"commands were read in the copy of that page in {document.repository} at "
+            f"{document.revision[:12]}. " + conditions
+        ),
     )
-    return source
 
 
 def harvest_document(
@@ -249,9 +266,6 @@ def harvest_document(
     rows = []
     for cell in cells:
         key = cell_key(document.revision, cell)
-        try:
-            result = _result(cell, requests, version, text, document, (gpus, models), key)
-            rows.append(Harvested(key, result=result))
-        except RowSkipped as skip:
-            rows.append(Harvested(key, skipped=str(skip)))
+        make = partial(_result, cell, requests, version, text, document, (gpus, models), key)
+        rows.append(harvest_row(key, make))
     return rows

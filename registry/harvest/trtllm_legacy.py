@@ -15,13 +15,26 @@ source key, so harvesting replaces them with a correction.
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths, offline_point
+from registry.harvest.reported import (
+    FP8_WITH_FP8_KV,
+    FP16,
+    Deployment,
+    fixed_lengths,
+    harvest_row,
+    offline_point,
+    reported_result,
+)
 from registry.harvest.trtllm import TrtllmDocument
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import (
+    GpuEntry,
+    ModelEntry,
+    Result,
+    ServingSettings,
+)
 
 DOCUMENT = "docs/source/performance/perf-overview.md"
 
@@ -195,6 +208,31 @@ def _revision_in(url: str) -> str | None:
 _Skip = RowSkipped
 
 
+_PRECISIONS = {"FP8": FP8_WITH_FP8_KV, "FP16": FP16}
+
+
+def _conditions(cell: LegacyCell, version: str, sent: int | None) -> str:
+    return (
+        f"TensorRT-LLM performance overview, 'Throughput Measurements' table: 'All data in the "
+        f"table below was generated using version {version} and presents token throughput in "
+        "tokens/second.' Requests fed at an infinite rate (no delay between messages): an "
+        "offline maximum-throughput run (`trtllm-bench throughput`), all requests queued at "
+        "once, the engine's batching deciding. "
+        f"Table row: model '{cell.model}', tensor model parallel size {cell.tensor_parallel}, "
+        f"GPU column '{cell.gpu}', precision {cell.precision}, runtime input/output lengths "
+        f"{cell.input_len}, {cell.output_len}; value {cell.printed} as printed, output tokens "
+        "per second of the whole deployment (the page's example output counts output tokens). "
+        "Synthetic requests of random token ids, every one of the stated lengths "
+        "(prepare_dataset.py token-norm-dist, standard deviations 0); "
+        + (f"{sent} requests for this length pair per the page's table. " if sent else
+           "no request count stated for this length pair. ")
+        + ("FP8 engines use an FP8 KV cache, as the page says. " if cell.precision == "FP8"
+           else "")
+        + "The page does not say whether the base or the Instruct checkpoint was used; filed "
+        "under the catalog's Instruct id (same architecture)."
+    )  # fmt: skip
+
+
 def _result(
     cell: LegacyCell,
     requests: dict[tuple[int, int], int],
@@ -214,54 +252,22 @@ def _result(
         value = float(cell.printed)
     except ValueError:
         raise _Skip(f"value {cell.printed!r} is not a number") from None
-    precision: dict[str, str] = (
-        {"quantization": "fp8", "kv_cache_dtype": "fp8"}
-        if cell.precision == "FP8"
-        else {"dtype": "float16"}
-        if cell.precision == "FP16"
-        else {}
-    )
-    if not precision:
+    precision = _PRECISIONS.get(cell.precision)
+    if precision is None:
         raise _Skip(f"precision {cell.precision!r} is neither FP8 nor FP16")
     sent = requests.get((cell.input_len, cell.output_len))
-    conditions = (
-        f"TensorRT-LLM performance overview, 'Throughput Measurements' table: 'All data in the "
-        f"table below was generated using version {version} and presents token throughput in "
-        "tokens/second.' Requests fed at an infinite rate (no delay between messages): an "
-        "offline maximum-throughput run (`trtllm-bench throughput`), all requests queued at "
-        "once, the engine's batching deciding. "
-        f"Table row: model '{cell.model}', tensor model parallel size {cell.tensor_parallel}, "
-        f"GPU column '{cell.gpu}', precision {cell.precision}, runtime input/output lengths "
-        f"{cell.input_len}, {cell.output_len}; value {cell.printed} as printed, output tokens "
-        "per second of the whole deployment (the page's example output counts output tokens). "
-        "Synthetic requests of random token ids, every one of the stated lengths "
-        "(prepare_dataset.py token-norm-dist, standard deviations 0); "
-        + (f"{sent} requests for this length pair per the page's table. " if sent else
-           "no request count stated for this length pair. ")
-        + ("FP8 engines use an FP8 KV cache, as the page says. " if cell.precision == "FP8"
-           else "")
-        + "The page does not say whether the base or the Instruct checkpoint was used; filed "
-        "under the catalog's Instruct id (same architecture)."
-    )  # fmt: skip
-    data: dict[str, Any] = {
-        "identity": {
-            "gpu": {
-                "id": gpu_id,
-                "count": cell.tensor_parallel,
-                "form_factor": gpus[gpu_id].form_factor,
-            },
-            "engine": {"name": "tensorrt-llm", "version": version},
-            "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **precision},
-            "serving": {"tensor_parallel_size": cell.tensor_parallel},
-            "workload": fixed_lengths(cell.input_len, cell.output_len),
-        },
-        "slo": {},
-        "points": [offline_point(value, sent)],
-        "source": document.source(
-            f"TensorRT-LLM {version} Performance Overview: throughput table", conditions, key
-        ),
-    }
-    return validated_result(data)
+    count = cell.tensor_parallel
+    serving = ServingSettings(tensor_parallel_size=count)
+    deployment = Deployment(
+        gpus[gpu_id], count, "tensorrt-llm", version, models[model_id], precision, None, serving
+    )
+    identity = deployment.identity(fixed_lengths(cell.input_len, cell.output_len))
+    source = document.source(
+        f"TensorRT-LLM {version} Performance Overview: throughput table",
+        _conditions(cell, version, sent),
+        key,
+    )
+    return reported_result(identity, [offline_point(value, sent)], source)
 
 
 def harvest_document(
@@ -285,9 +291,6 @@ def harvest_document(
             cell.output_len,
             cell.precision,
         )
-        try:
-            result = _result(cell, requests, version, document, gpus, models, key)
-            rows.append(Harvested(key, result=result))
-        except _Skip as skip:
-            rows.append(Harvested(key, skipped=str(skip)))
+        make = partial(_result, cell, requests, version, document, gpus, models, key)
+        rows.append(harvest_row(key, make))
     return rows

@@ -20,13 +20,31 @@ say 40 or 80 GB, SXM or PCIe), and models without a catalog id or with an unstat
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
-from registry.harvest.errors import HarvestError, RowSkipped, validated_result
+from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
-from registry.harvest.shapes import fixed_lengths, marked_key
+from registry.harvest.reported import (
+    FP8_WITH_FP8_KV,
+    FP16,
+    Deployment,
+    fixed_lengths,
+    harvest_row,
+    marked_key,
+    reported_result,
+)
 from registry.harvest.trtllm import TrtllmDocument
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import (
+    GpuEntry,
+    Load,
+    LoadPoint,
+    ModelEntry,
+    RequestCounts,
+    Result,
+    ServingSettings,
+    Throughput,
+    TokenCounts,
+)
 
 DOCUMENT = "docs/source/performance.md"
 MARK = "| Throughput (out tok/s/GPU) |"
@@ -153,14 +171,9 @@ def _fp8_kv_cache_evidence(page: str) -> str | None:
     return None
 
 
-def _result(
-    cell: StaticCell,
-    page: str,
-    document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-    key: str,
-) -> Result:
+def _catalog_entries(
+    cell: StaticCell, gpus: dict[str, GpuEntry], models: dict[str, ModelEntry]
+) -> tuple[GpuEntry, ModelEntry]:
     gpu_id = GPUS.get(cell.gpu)
     if gpu_id is None or gpu_id not in gpus:
         raise RowSkipped(
@@ -171,20 +184,12 @@ def _result(
     model_id = MODELS.get(cell.model)
     if model_id is None or model_id not in models:
         raise RowSkipped(f"model {cell.model!r} has no catalog id (or its version is not stated)")
-    try:
-        per_gpu = float(cell.printed.replace(",", ""))
-    except ValueError:
-        raise RowSkipped(f"value {cell.printed!r} is not a number") from None
+    return gpus[gpu_id], models[model_id]
+
+
+def _conditions(cell: StaticCell, per_gpu: float, kv_evidence: str | None, model_id: str) -> str:
     count = cell.tensor_parallel
-    kv_evidence = _fp8_kv_cache_evidence(page)
-    if cell.precision == "FP8" and kv_evidence is None:
-        raise RowSkipped("the page does not say how its FP8 engines store the KV cache")
-    precision: dict[str, str] = (
-        {"quantization": "fp8", "kv_cache_dtype": "fp8"}
-        if cell.precision == "FP8"
-        else {"dtype": "float16"}
-    )
-    conditions = (
+    return (
         f"TensorRT-LLM performance page, 'Peak Throughput' table '{cell.gpu} GPUs "
         f"({cell.precision})', data of TensorRT-LLM {cell.version} as the page states it: model "
         f"'{cell.model}', batch size {cell.batch}, TP {cell.tensor_parallel}, input length "
@@ -202,30 +207,43 @@ def _result(
         f"filed under the catalog's {model_id} (same architecture). "
         f"[static cell: {cell.name()}]"
     )  # fmt: skip
-    data: dict[str, Any] = {
-        "identity": {
-            "gpu": {"id": gpu_id, "count": count, "form_factor": gpus[gpu_id].form_factor},
-            "engine": {"name": "tensorrt-llm", "version": cell.version},
-            "model": {"id": model_id, "hf_repo": models[model_id].hf_repo, **precision},
-            "serving": {"tensor_parallel_size": cell.tensor_parallel},
-            "workload": fixed_lengths(cell.input_len, cell.output_len),
-        },
-        "slo": {},
-        "points": [
-            {
-                "load": {"arrival": "static_batch", "concurrency": cell.batch},
-                "requests": {},
-                "tokens": {},
-                "throughput": {"output_tokens_per_s": per_gpu * count},
-            }
-        ],
-        "source": document.source(
-            f"TensorRT-LLM {cell.version} performance: {cell.gpu} GPUs ({cell.precision})",
-            conditions,
-            key,
-        ),
-    }
-    return validated_result(data)
+
+
+def _result(
+    cell: StaticCell,
+    page: str,
+    document: TrtllmDocument,
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+    key: str,
+) -> Result:
+    gpu, model = _catalog_entries(cell, gpus, models)
+    try:
+        per_gpu = float(cell.printed.replace(",", ""))
+    except ValueError:
+        raise RowSkipped(f"value {cell.printed!r} is not a number") from None
+    count = cell.tensor_parallel
+    kv_evidence = _fp8_kv_cache_evidence(page)
+    if cell.precision == "FP8" and kv_evidence is None:
+        raise RowSkipped("the page does not say how its FP8 engines store the KV cache")
+    precision = FP8_WITH_FP8_KV if cell.precision == "FP8" else FP16
+    serving = ServingSettings(tensor_parallel_size=count)
+    deployment = Deployment(
+        gpu, count, "tensorrt-llm", cell.version, model, precision, None, serving
+    )
+    point = LoadPoint(
+        load=Load(arrival="static_batch", concurrency=cell.batch),
+        requests=RequestCounts(),
+        tokens=TokenCounts(),
+        throughput=Throughput(output_tokens_per_s=per_gpu * count),
+    )
+    source = document.source(
+        f"TensorRT-LLM {cell.version} performance: {cell.gpu} GPUs ({cell.precision})",
+        _conditions(cell, per_gpu, kv_evidence, model.id),
+        key,
+    )
+    identity = deployment.identity(fixed_lengths(cell.input_len, cell.output_len))
+    return reported_result(identity, [point], source)
 
 
 def harvest_document(
@@ -240,11 +258,7 @@ def harvest_document(
     rows = []
     for cell in cells:
         key = cell_key(document.revision, cell)
-        try:
-            result = _result(cell, text, document, gpus, models, key)
-            rows.append(Harvested(key, result=result))
-        except RowSkipped as skip:
-            rows.append(Harvested(key, skipped=str(skip)))
+        rows.append(harvest_row(key, partial(_result, cell, text, document, gpus, models, key)))
     rows += [
         Harvested(
             f"trtllm {document.revision[:12]} static {'table' if ' unit ' in table else 'latency'} "

@@ -1,7 +1,7 @@
 """Building blocks shared by every persisted model: the base class and constrained scalar types."""
 
 import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -76,7 +76,7 @@ DeviceFormFactor = FormFactor | Literal["cpu"]
 SchemaVersion = Literal[1]
 """Version of a catalog or corrections file (result files have their own, below)."""
 
-RESULT_SCHEMA_VERSION = 2
+RESULT_SCHEMA_VERSION: Final = 2
 """Version of the result file format that infermeter writes.
 
 1: the first format. 2: a load point may be `offline` (every request queued at once) or an open
