@@ -16,8 +16,37 @@ from pathlib import Path
 
 from registry.catalog import load_prices
 from registry.index import build_index
+from registry.models import PriceEntry
 from registry.price_goals import GOAL_SHARE, price_goals
-from registry.prices import TIERS, confidence
+from registry.prices import TIERS, confidence, market_floor
+
+
+def _date(price: PriceEntry) -> str:
+    return str(price.as_of) if price.source.date_basis != "read" else "undated"
+
+
+def _gpu_line(
+    gpu: str, chosen: dict[str, str], prices: dict[str, PriceEntry], today: dt.date
+) -> str:
+    """`on_demand oci $10.00 2026-09-18 medium; …; market floor $1.75 lium 2026-08-24 (lium,
+    vast)`."""
+    catalog = list(prices.values())
+    parts = []
+    for tier in TIERS:
+        if tier in chosen:
+            price = prices[chosen[tier]]
+            level = confidence(price, catalog, today).level
+            parts.append(
+                f"{tier} {price.provider} ${price.usd_per_gpu_hour:.2f} {_date(price)} {level}"
+            )
+    floor = market_floor(gpu, "on_demand", catalog)
+    if floor is not None:
+        price, names = floor
+        parts.append(
+            f"market floor ${price.usd_per_gpu_hour:.2f} {price.provider} {_date(price)} "
+            f"({', '.join(names)})"
+        )
+    return "; ".join(parts)
 
 
 def main() -> int:
@@ -38,17 +67,13 @@ def main() -> int:
         print(f"   {tier:<14} {met:>5} of {total:>5}  {goals.share(tier):6.1%}")
     met, total = sum(goals.meeting.values()), sum(goals.figures.values())
     print(f"   {'all tiers':<14} {met:>5} of {total:>5}  {goals.share():6.1%}")
-    print("2. GPUs with results and the price their figures use (provider, date, confidence):")
-    catalog = list(prices.values())
+    print(
+        "2. GPUs with results and the price their figures use (provider, $/GPU-h, date, "
+        "confidence), and on-demand's market floor (the cheapest price a second provider "
+        "agrees with, any date):"
+    )
     for gpu, chosen in goals.priced_gpus.items():
-        parts = []
-        for tier in TIERS:
-            if tier in chosen:
-                price = prices[chosen[tier]]
-                trust = confidence(price, catalog, arguments.today)
-                date = price.as_of if price.source.date_basis != "read" else "undated"
-                parts.append(f"{tier} {price.provider} {date} {trust.level}")
-        print(f"   {gpu:<14} " + "; ".join(parts))
+        print(f"   {gpu:<14} " + _gpu_line(gpu, chosen, prices, arguments.today))
     for gpu in goals.unpriced_gpus:
         print(f"   {gpu:<14} no sourced price exists in the catalog (the site says so)")
     print(f"3. prices without a provider or a source address: {len(goals.unsourced_prices)}")

@@ -9,9 +9,12 @@
   from the cheapest other provider only when that is below the on-demand price: a "discount"
   dearer than on-demand is two providers' price lists mixed, not a discount. Each chosen entry
   names its provider, so a page can say which providers a comparison mixes.
-- Within a tier, a price that meets the price goal (`Confidence.meets_goal`: dated within 6 months
-  and either the provider's official list price or quoted by at least 2 providers) is preferred
-  to a cheaper one that does not; among equals, the cheapest wins.
+- Within a tier, a price quoted by at least 2 providers, dated within 6 months
+  (`Confidence.corroborated`), comes first: it is what the market asks. Next comes a price that
+  meets the goal only as one provider's official list price, then the rest; within each rank the
+  cheapest wins. An official list alone can be far above what other providers ask (OCI's H100 is
+  $10/GPU-h where five providers ask $1.75–3), so `market_floor` gives, beside it, the cheapest
+  price that a second provider agrees with, whatever its date.
 
 A price's confidence (`confidence`) comes from how many providers and offers agree with it:
 usable prices of the same GPU and tier within ±25 % of it. `high`: recent, and 3 or more recent
@@ -71,6 +74,11 @@ class Confidence:
     official: bool
 
     @property
+    def corroborated(self) -> bool:
+        """Dated within 6 months and quoted by at least 2 recent providers (±25 %)."""
+        return self.recent and self.providers >= 2
+
+    @property
     def meets_goal(self) -> bool:
         """Dated within 6 months, and the provider's official list price or quoted by ≥ 2
         providers."""
@@ -112,15 +120,23 @@ def confidence(
     return Confidence(level, providers, len(agreeing), recent, official)
 
 
+def rank(trust: Confidence) -> int:
+    """A price's rank in the choice (lower first): 0 corroborated by 2 or more recent providers,
+    1 meeting the goal as one provider's official list price, 2 the rest."""
+    if trust.corroborated:
+        return 0
+    return 1 if trust.meets_goal else 2
+
+
 def _cheapest(
-    entries: Iterable[PriceEntry], goal: dict[str, bool] | None = None
+    entries: Iterable[PriceEntry], ranks: dict[str, int] | None = None
 ) -> PriceEntry | None:
-    # A price meeting the goal first; ties go to the id that sorts first, so the choice never
-    # depends on the catalog's order.
-    met = goal or {}
+    # The best rank first, then the cheapest; ties go to the id that sorts first, so the choice
+    # never depends on the catalog's order.
+    ranked = ranks or {}
     return min(
         entries,
-        key=lambda price: (not met.get(price.id, False), price.usd_per_gpu_hour, price.id),
+        key=lambda price: (ranked.get(price.id, 2), price.usd_per_gpu_hour, price.id),
         default=None,
     )
 
@@ -135,7 +151,7 @@ def tier_prices(
     """
     everything = list(prices)
     candidates = [price for price in everything if price.gpu == gpu_id and usable(price)]
-    goal = {price.id: confidence(price, candidates, today).meets_goal for price in candidates}
+    goal = {price.id: rank(confidence(price, candidates, today)) for price in candidates}
     by_tier = {tier: [p for p in candidates if p.tier == tier] for tier in TIERS}
     on_demand = _cheapest(by_tier["on_demand"], goal)
     if on_demand is None:
@@ -162,3 +178,28 @@ def providers(chosen: dict[str, PriceEntry]) -> list[str]:
         if tier in chosen and chosen[tier].provider not in names:
             names.append(chosen[tier].provider)
     return names
+
+
+def market_floor(
+    gpu_id: str, tier: str, prices: Iterable[PriceEntry]
+) -> tuple[PriceEntry, list[str]] | None:
+    """The cheapest usable price of `gpu_id` in `tier` that another provider's usable price
+    agrees with (±25 %), whatever their dates, and the providers agreeing (itself first); None
+    when no two providers agree. What the market asks, to set beside a figure's price."""
+    candidates = [p for p in prices if p.gpu == gpu_id and p.tier == tier and usable(p)]
+    for price in sorted(candidates, key=lambda p: (p.usd_per_gpu_hour, p.id)):
+        margin = AGREEMENT * price.usd_per_gpu_hour
+        names = [
+            price.provider,
+            *sorted(
+                {
+                    other.provider
+                    for other in candidates
+                    if other.provider != price.provider
+                    and abs(other.usd_per_gpu_hour - price.usd_per_gpu_hour) <= margin
+                }
+            ),
+        ]
+        if len(names) >= 2:
+            return price, names
+    return None

@@ -64,6 +64,12 @@ GPU_IDS: dict[tuple[str, str], str] = {
     ("lambda", "A100-80GB"): "a100-80gb-sxm",
     ("lambda", "B200"): "b200",
     ("lambda", "GH200"): "gh200-96gb",  # GpuInfo: 98,304 MiB (96 GB HBM3)
+    ("lium", "B200"): "b200",
+    ("lium", "B300"): "b300",
+    ("lium", "H100-SXM"): "h100-sxm",
+    ("lium", "H200"): "h200-sxm",  # GpuInfo: 143,360 MiB (141 GB, the SXM board's memory)
+    ("lium", "L40S"): "l40s",
+    ("lium", "RTXPRO6000"): "rtx-pro-6000",  # the file names the workstation card RTXPRO6000-WK
 }
 # Where one accelerator name covers two form factors, the instance type says which.
 INSTANCE_GPU_IDS: dict[tuple[str, str], str] = {
@@ -76,6 +82,7 @@ OFFERINGS = {
     "nebius": "AI Cloud",
     "hyperstack": "Virtual machines",
     "lambda": "On-demand cloud",
+    "lium": "GPU marketplace (hosts' asking prices)",
 }
 
 

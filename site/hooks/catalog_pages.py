@@ -15,7 +15,7 @@ from calculators.price_tiers import PRICE_TIERS
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
 from registry.plain_text import html_text, plain_text
-from registry.prices import confidence, dated, tier_prices
+from registry.prices import confidence, dated, market_floor, tier_prices
 
 GIB = 1024**3
 MEMORY_CONTEXTS = (4096, 32768, 131072)
@@ -147,6 +147,26 @@ def _source_marks(entry: GpuEntry) -> dict[str, str]:
     return {field: " ".join(links) for field, links in marks.items()}
 
 
+def market_note(gpu_id: str, prices: list[PriceEntry], chosen: Mapping[str, PriceEntry]) -> str:
+    """A sentence for a GPU whose on-demand figures use a price more than 25 % above the market
+    floor (`registry.prices.market_floor`): what several providers ask, dated or not."""
+    floor = market_floor(gpu_id, "on_demand", prices)
+    used = chosen.get("on_demand")
+    if floor is None or used is None or used.usd_per_gpu_hour <= 1.25 * floor[0].usd_per_gpu_hour:
+        return ""
+    price, names = floor
+    return (
+        f'\n\n!!! warning "The on-demand figures use a price above what the market asks"\n'
+        f"    They use {esc(used.provider)}'s ${used.usd_per_gpu_hour:,.2f}/GPU-hour "
+        f"({esc(dated(used) or 'undated')}): no cheaper price is both dated within 6 months and "
+        "quoted by 2 providers, and a dated official list price meets the price goal. "
+        f"{len(names)} providers ({esc(', '.join(names))}) ask from "
+        f"${price.usd_per_gpu_hour:,.2f}/GPU-hour ({esc(price.provider)}, "
+        f"{esc(dated(price) or 'undated')}); figures would use that price once it is quoted by "
+        "2 providers with a date within 6 months.\n"
+    )
+
+
 def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> str:
     """The GPU's page; `results` is the HTML list of its results (empty: none yet)."""
     chosen = tier_prices(entry.id, prices)
@@ -265,12 +285,14 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         "where the source states none and only the day it was read is known) and its "
         "confidence (how many providers and offers agree; see "
         "[Methodology](../methodology.md#prices)). Figures use, per tier, the cheapest price "
-        "dated within 6 months that is the provider's official list price or quoted by at "
-        "least 2 providers, else the cheapest usable price; the other tiers come from the "
+        "dated within 6 months and quoted by at least 2 providers, else the cheapest dated "
+        "within 6 months that is the provider's official list price, else the cheapest usable "
+        "price; the other tiers come from the "
         "on-demand price's provider (another provider's only when below that on-demand price). "
         "A price the catalog doubts is listed but never used; a derived tier says so, with its "
         "rule.\n\n"
         + prices_html
+        + market_note(entry.id, prices, chosen)
         + "\n\n## Results on this GPU\n\n"
         + (results or "No result on this GPU yet.")
         + "\n"

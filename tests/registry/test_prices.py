@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from registry.catalog import load_prices
 from registry.lookup import cheapest_prices, load_gpus
 from registry.models import PriceEntry
-from registry.prices import confidence, earliest_day, providers, tier_prices
+from registry.prices import confidence, earliest_day, market_floor, providers, tier_prices
 
 PRICES = list(load_prices().values())
 FLAGGED = [price for price in PRICES if price.caution is not None]
@@ -175,3 +175,43 @@ def test_prices_a_price_meeting_the_goal_beats_a_cheaper_single_offer() -> None:
     assert tier_prices("l40s", prices, TODAY)["on_demand"].provider == "listed"
     # without the goal met, the cheapest wins as before
     assert tier_prices("l40s", prices[:1], TODAY)["on_demand"].provider == "cheap"
+
+
+def test_prices_a_corroborated_market_price_beats_a_cheaper_official_list() -> None:
+    # Two recent providers agreeing (within ±25 %) rank before one provider's official list,
+    # even when the list is cheaper: a reader asking "cheapest" sees what several providers ask.
+    prices = [
+        _price("listed", "on_demand", 1.4, source={"official": True}),
+        _price("market-a", "on_demand", 2.0),
+        _price("market-b", "on_demand", 2.2),
+    ]
+    assert tier_prices("l40s", prices, TODAY)["on_demand"].provider == "market-a"
+    # one of the two undated: no corroboration, so the dated official list wins again
+    prices[2] = _price("market-b", "on_demand", 2.2, source={"date_basis": "read"})
+    assert tier_prices("l40s", prices, TODAY)["on_demand"].provider == "listed"
+
+
+def test_prices_market_floor_is_the_cheapest_price_a_second_provider_agrees_with() -> None:
+    prices = [
+        _price("alone", "on_demand", 0.5),
+        _price("a", "on_demand", 1.0, source={"date_basis": "read"}),
+        _price("a", "on_demand", 1.1),  # the same provider twice is one provider
+        _price("b", "on_demand", 1.2, source={"date_basis": "read"}),
+        _price("listed", "on_demand", 4.0, source={"official": True}),
+    ]
+    floor = market_floor("l40s", "on_demand", prices)
+    assert floor is not None
+    assert (floor[0].usd_per_gpu_hour, floor[1]) == (1.0, ["a", "b"])
+    assert market_floor("l40s", "on_demand", prices[:3]) is None
+    assert market_floor("l40s", "interruptible", prices) is None
+
+
+def test_prices_h100_market_floor_is_far_below_the_official_list() -> None:
+    # The registry's H100 SXM: OCI's dated list ($10) is what figures use; the market floor
+    # is what Lium (dated 2026-08-24) and Vast ask, which the GPU page sets beside it.
+    chosen = tier_prices("h100-sxm", PRICES, TODAY)["on_demand"]
+    floor = market_floor("h100-sxm", "on_demand", PRICES)
+    assert floor is not None
+    assert (chosen.provider, chosen.usd_per_gpu_hour) == ("oci", 10.0)
+    assert floor[0].usd_per_gpu_hour < 0.25 * chosen.usd_per_gpu_hour
+    assert len(floor[1]) >= 2
