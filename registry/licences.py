@@ -64,8 +64,9 @@ LICENCES: tuple[Licence, ...] = (
         "Cloud prices from SkyPilot's catalog files (skypilot-org/skypilot-catalog)",
         "The repository states no licence in its README or the files read. Each price is a "
         "fact its provider publishes (SkyPilot's fetchers copy the providers' price lists and "
-        "APIs); infermeter copies no file, only the prices, each cited to the file at its "
-        "commit.",
+        "APIs, or a marketplace's asking prices: Lium, Vast); infermeter's data holds only the "
+        "prices, each cited to the file at its commit, and its test suite keeps the header and "
+        "the rows read of each file, verbatim, to re-read them.",
         "https://github.com/skypilot-org/skypilot-catalog",
     ),
     Licence(

@@ -257,8 +257,9 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
             exclude=True,
         )
         if price_rows
-        else "<p>No sourced price exists for this GPU in the catalog, so its results show no "
-        "$ figures.</p>"
+        else "<p>No public price for this GPU was found: no provider lists it in the price "
+        "sources read (SkyPilot's catalog files, the providers' pages in the price catalog), so "
+        "its results show no $ figures. A price of a related GPU is not used in its place.</p>"
     )
     # The catalog's notes are the curator's working notes; readers get what they imply.
     notes = (

@@ -138,3 +138,19 @@ def test_sources_downloads_state_the_licences(built_site: Path) -> None:
     for needle in ("MLCommons", "TensorRT-LLM", "ROCm/vllm", "InferenceX", "skypilot-catalog"):
         assert needle in page, needle
         assert any(needle in " ".join(entry.values()) for entry in licences), needle
+
+
+def test_sources_gpu_pages_set_the_market_floor_beside_a_dear_list_price(
+    built_site: Path,
+) -> None:
+    # H100 SXM's figures use OCI's dated list ($10/GPU-h); its page says what several providers
+    # ask (registry.prices.market_floor), and a GPU with no price says no public price was found.
+    page = html.unescape((built_site / "gpus/h100-sxm/index.html").read_text())
+    prices = _section(page, "prices")
+    assert "use a price above what the market asks" in prices
+    assert "They use oci's $10.00/GPU-hour (2026-09-18)" in prices
+    assert "ask from $1.75/GPU-hour (lium, 2026-08-24)" in prices
+    gb200 = html.unescape((built_site / "gpus/gb200/index.html").read_text())
+    assert "above what the market asks" not in gb200
+    unpriced = html.unescape((built_site / "gpus/mi350x/index.html").read_text())
+    assert "No public price for this GPU was found" in _section(unpriced, "prices")
