@@ -54,12 +54,13 @@ def test_interruptible_and_reserved_shares_are_what_the_methodology_says(
 ) -> None:
     # Methodology states why these tiers miss the goal (no dated spot or reserved price quoted
     # by 2 providers or listed officially); a dated source added here must update that text.
-    text = (REPOSITORY_ROOT / "site" / "methodology.md").read_text(encoding="utf-8")
+    text = " ".join((REPOSITORY_ROOT / "site" / "methodology.md").read_text().split())
     assert "The interruptible and reserved ones do not (0 %)" in text
     assert goals.figures["interruptible"] >= 1500
     assert goals.figures["reserved"] >= 500
     assert goals.share("interruptible") == goals.share("reserved") == 0.0
-    assert f"meet it ({goals.share('on_demand') * 100:.0f} % on 2026-12-01)" in text
+    assert "figures meet it (above 80 %" in text
+    assert goals.share("on_demand") >= GOAL_SHARE
 
 
 def test_script_prints_each_gpus_price_and_market_floor(goals: PriceGoals) -> None:
