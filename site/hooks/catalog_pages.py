@@ -162,8 +162,8 @@ def market_note(gpu_id: str, prices: list[PriceEntry], chosen: Mapping[str, Pric
         "quoted by 2 providers, and a dated official list price meets the price goal. "
         f"{len(names)} providers ({esc(', '.join(names))}) ask from "
         f"${price.usd_per_gpu_hour:,.2f}/GPU-hour ({esc(price.provider)}, "
-        f"{esc(dated(price) or 'undated')}); figures would use that price once it is quoted by "
-        "2 providers with a date within 6 months.\n"
+        f"{esc(dated(price) or 'undated')}); figures move to such a market price once 2 providers "
+        "quote it with a date within 6 months.\n"
     )
 
 
