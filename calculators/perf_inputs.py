@@ -1,44 +1,39 @@
-"""The inputs of the performance predictor, declared once: `infermeter calc perf` builds its
-options from them (bench/commands/calc_perf.py) and the calculator page its form fields
-(site/hooks/calc_fields.py). A name is the CLI option with `_` for `-` and the page's query key.
+"""The inputs of the performance predictor, declared once as `calculators.fields.Field`s:
+`infermeter calc perf` builds its options from them (bench/commands/calc_perf.py) and the
+calculator page its form fields (site/hooks/calc_pages.py). A name is the CLI option with `_`
+for `-` and the page's query key.
 """
 
-from dataclasses import dataclass
-
+from calculators.fields import Field
 from calculators.kv_cache import KV_CACHE_DTYPES
 from calculators.perf_datasets import DATASETS
 from calculators.predict import ENGINE_FAMILIES
 from calculators.quantization import QUANTIZATION_CHOICES
 
-
-@dataclass(frozen=True)
-class PerfInput:
-    """One input: its name, label, kind (`id`, `int`, `float`, `choice`, `bool`), default (as
-    text; empty: none), choices, help, and the CLI's short flag."""
-
-    name: str
-    label: str
-    kind: str
-    default: str = ""
-    choices: tuple[str, ...] = ()
-    help: str = ""
-    short: str = ""
-    catalog: str = ""  # `models` or `gpus`: the page offers the catalog's ids
-
-
 LOAD_INPUTS = ("concurrency", "request_rate", "offline", "static_batch")
-# Defaults the page fills in but the command line asks for: the model and GPU, and one load
-# with lengths (a data set may stand for the lengths).
-PAGE_ONLY_DEFAULTS = ("model", "gpu", "input_len", "output_len", "concurrency")
 
-PERF_INPUTS: tuple[PerfInput, ...] = (
-    PerfInput(
-        "model", "Model", "id", "llama-3.1-8b-instruct", help="Catalog model id.", catalog="models"
+PERF_INPUTS: tuple[Field, ...] = (
+    Field(
+        "model",
+        "Model",
+        "id",
+        required="cli",
+        help="Catalog model id.",
+        catalog="models",
+        example="llama-3.1-8b-instruct",
     ),
-    PerfInput("gpu", "GPU", "id", "h100-sxm", help="Catalog GPU id.", catalog="gpus"),
-    PerfInput("tensor_parallel_size", "tensor_parallel_size", "int", "1", short="-tp"),
-    PerfInput("pipeline_parallel_size", "pipeline_parallel_size", "int", "1", short="-pp"),
-    PerfInput(
+    Field(
+        "gpu",
+        "GPU",
+        "id",
+        required="cli",
+        help="Catalog GPU id.",
+        catalog="gpus",
+        example="h100-sxm",
+    ),
+    Field("tensor_parallel_size", "tensor_parallel_size", "int", "1", short="-tp"),
+    Field("pipeline_parallel_size", "pipeline_parallel_size", "int", "1", short="-pp"),
+    Field(
         "data_parallel_size",
         "data_parallel_size",
         "int",
@@ -46,15 +41,15 @@ PERF_INPUTS: tuple[PerfInput, ...] = (
         short="-dp",
         help="Replicas; the GPUs are TP x PP x DP.",
     ),
-    PerfInput(
+    Field(
         "quantization",
         "Weight quantization",
         "choice",
         choices=("", *QUANTIZATION_CHOICES),
         help="Weight format; empty: the checkpoint's own.",
     ),
-    PerfInput("kv_cache_dtype", "KV cache dtype", "choice", "auto", choices=KV_CACHE_DTYPES),
-    PerfInput(
+    Field("kv_cache_dtype", "KV cache dtype", "choice", "auto", choices=KV_CACHE_DTYPES),
+    Field(
         "engine",
         "Engine family",
         "choice",
@@ -62,43 +57,44 @@ PERF_INPUTS: tuple[PerfInput, ...] = (
         choices=ENGINE_FAMILIES,
         help="Its fitted efficiency factor applies.",
     ),
-    PerfInput("input_len", "Input tokens (mean)", "int", "1000", help="Prompt length."),
-    PerfInput("output_len", "Output tokens (mean)", "int", "1000", help="Output length."),
-    PerfInput(
+    Field("input_len", "Input tokens (mean)", "int", help="Prompt length.", example="1000"),
+    Field("output_len", "Output tokens (mean)", "int", help="Output length.", example="1000"),
+    Field(
         "dataset",
         "or a named data set",
         "choice",
         choices=("", *sorted(DATASETS)),
+        blank="(none)",
         help="Its mean lengths instead of the two above.",
     ),
-    PerfInput(
+    Field(
         "concurrency",
         "Concurrency (closed loop)",
         "int",
-        "16",
+        example="16",
         help="Requests in flight to the whole deployment.",
     ),
-    PerfInput(
+    Field(
         "request_rate",
         "or request rate, /s (Poisson)",
         "float",
         help="Requests per second to the whole deployment.",
     ),
-    PerfInput("offline", "or offline (all requests queued)", "bool"),
-    PerfInput(
+    Field("offline", "or offline (all requests queued)", "bool"),
+    Field(
         "static_batch",
         "or a static batch of",
         "int",
         help="Requests started together, run to the end.",
     ),
-    PerfInput(
+    Field(
         "slo_ttft_ms",
         "SLO: p99 TTFT, ms",
         "float",
         help="With an SLO: the highest rate whose predicted p99 meets it.",
     ),
-    PerfInput("slo_tpot_ms", "SLO: p99 TPOT, ms", "float"),
-    PerfInput(
+    Field("slo_tpot_ms", "SLO: p99 TPOT, ms", "float"),
+    Field(
         "price_per_hour",
         "Price, $/GPU-hour",
         "float",

@@ -7,90 +7,21 @@ import click
 
 import calculators.api as api
 from bench.calc_tables import format_cost
-from bench.commands.calc_options import (
-    FRACTION,
-    POSITIVE_FLOAT,
-    POSITIVE_INT,
-    library_errors,
-    print_json,
-)
-from bench.commands.oneline import FiniteFloatRange, OneLineCommand, UsageLine
+from bench.commands.calc_options import field_options, library_errors, print_json
+from bench.commands.oneline import OneLineCommand, UsageLine
 from calculators.errors import CalculatorError
+from calculators.inputs import COST
 from calculators.perf_api import PredictedThroughput, predicted_throughput
-from registry.lookup import TIERS, catalog_prices
+from registry.lookup import catalog_prices
 
 
 @click.command(name="cost", cls=OneLineCommand)
-@click.option(
-    "--price-per-hour",
-    type=POSITIVE_FLOAT,
-    help="Price of one GPU, USD per hour (the on-demand tier); overrides --gpu's catalog price.",
-)
-@click.option(
-    "--gpu",
-    help="Catalog GPU id: its cheapest catalog prices fill the price options not given.",
-)
-@click.option(
-    "--tier",
-    type=click.Choice(TIERS),
-    default="on_demand",
-    show_default=True,
-    help="With --gpu: the catalog tier whose price fills --price-per-hour.",
-)
-@click.option(
-    "--tokens-per-second",
-    type=POSITIVE_FLOAT,
-    help="Tokens per second the deployment sustains (or --from-perf).",
-)
+@field_options(COST)
 @click.option(
     "--from-perf",
     type=click.File("r"),
     help="A `calc perf --json` output ('-': stdin): its predicted output tokens/s (at its SLO "
-    "where it has one), GPU and count, labelled as predicted.",
-)
-@click.option(
-    "--accepted-tokens-per-second",
-    type=POSITIVE_FLOAT,
-    help="Output tokens per second of requests that met the SLO.",
-)
-@click.option("--gpu-count", type=POSITIVE_INT, default=1, show_default=True)
-@click.option(
-    "--utilization",
-    type=FRACTION,
-    default=1.0,
-    show_default=True,
-    help="Share of paid hours doing useful work.",
-)
-@click.option(
-    "--retry-rate",
-    type=FiniteFloatRange(min=0, max=1, max_open=True),
-    default=0.0,
-    show_default=True,
-    help="Share of requests that are retries.",
-)
-@click.option(
-    "--overhead-per-hour",
-    type=FiniteFloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Fixed costs per paid hour (storage, support), USD.",
-)
-@click.option("--interruptible-price-per-hour", type=POSITIVE_FLOAT)
-@click.option("--reserved-price-per-hour", type=POSITIVE_FLOAT)
-@click.option(
-    "--serverless-price-per-hour",
-    type=POSITIVE_FLOAT,
-    help="Serverless price of one GPU, USD per hour billed per second while busy "
-    "(default: the on-demand price).",
-)
-@click.option(
-    "--api-price-per-million",
-    type=POSITIVE_FLOAT,
-    help="An API's price per 1M tokens, to compare with self-hosting.",
-)
-@click.option("--monthly-tokens", type=POSITIVE_FLOAT, help="Tokens per month (with --api-…).")
-@click.option(
-    "--scale-to-zero", is_flag=True, help="Self-hosted pays only busy hours (default: always on)."
+    "where it has one), GPU and count, labelled as predicted (instead of --tokens-per-second).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def cost_command(

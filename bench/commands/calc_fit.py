@@ -4,45 +4,22 @@ import click
 
 import calculators.api as api
 from bench.calc_tables import format_fit
-from bench.commands.calc_options import POSITIVE_INT, engine_options, library_errors, print_json
+from bench.commands.calc_options import engine_options, field_options, library_errors, print_json
 from bench.commands.oneline import OneLineCommand
-from registry.lookup import TIERS, gpu_options, model_arch
+from calculators.inputs import ENGINE, FIT
+from registry.lookup import gpu_options, model_arch
 
 
 @click.command(name="fit", cls=OneLineCommand)
-@click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
-@click.option("--context", type=POSITIVE_INT, required=True, help="Tokens per request.")
-@click.option(
-    "--concurrency",
-    type=POSITIVE_INT,
-    default=1,
-    show_default=True,
-    help="Concurrent requests of --context tokens to the whole deployment; each of the "
-    "--data-parallel-size replicas holds ceil(N / DP).",
-)
+@field_options(FIT, skip=ENGINE)
 @engine_options
-@click.option("--gpu", "gpu_ids", multiple=True, help="Only these catalog GPUs (repeatable).")
-@click.option(
-    "--tier",
-    type=click.Choice(TIERS),
-    default="on_demand",
-    show_default=True,
-    help="Price tier used for ranking.",
-)
-@click.option(
-    "--rank-by",
-    type=click.Choice(["price", "price-per-gb"]),
-    default="price",
-    show_default=True,
-    help="Rank by $/hour of the deployment or by $/GB-hour.",
-)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def fit_command(
     model: str,
     context: int,
     concurrency: int,
     engine: api.EngineRequest,
-    gpu_ids: tuple[str, ...],
+    gpu: tuple[str, ...],
     tier: str,
     rank_by: str,
     as_json: bool,
@@ -68,7 +45,7 @@ def fit_command(
             tier=tier,
             rank_by=rank_by,
         )
-        payload = api.fit(request, gpu_options(tier, gpu_ids or None))
+        payload = api.fit(request, gpu_options(tier, gpu or None))
     if as_json:
         print_json(payload)
         return

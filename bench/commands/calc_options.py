@@ -1,9 +1,10 @@
-"""What the `infermeter calc …` commands share: the option bounds, library errors as
-one-line CLI errors, `--json` printing, and vLLM's engine options (`engine_options`)."""
+"""What the `infermeter calc …` commands share: their options generated from the calculators'
+inputs (`field_options`, `calculators.inputs`: declared once for the CLI and the pages), library
+errors as one-line CLI errors, `--json` printing, and vLLM's engine options (`engine_options`)."""
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
@@ -11,12 +12,10 @@ import click
 
 import calculators.api as api
 from bench.commands.oneline import FiniteFloatRange, UsageLine
-from calculators.all2all import MODELLED_BACKENDS as ALL2ALL_CHOICES
 from calculators.errors import CalculatorError, InputError
-from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.fields import Field, FieldError, check_release
+from calculators.inputs import ENGINE
 from calculators.limits import MAX_TOKENS
-from calculators.quantization import QUANTIZATION_CHOICES
-from calculators.vllm_plan import DEFAULT_VLLM_VERSION
 from registry.errors import RegistryError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +25,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 POSITIVE_INT = click.IntRange(min=1, max=MAX_TOKENS)
 POSITIVE_FLOAT = FiniteFloatRange(min=0, min_open=True)
 FRACTION = FiniteFloatRange(min=0, max=1, min_open=True)
+_CLICK_TYPES: dict[str, Any] = {
+    "int": POSITIVE_INT,
+    "float": POSITIVE_FLOAT,
+    "fraction": FRACTION,
+    "rate": FiniteFloatRange(min=0, max=1, max_open=True),
+    "nonneg": FiniteFloatRange(min=0),
+    "text": str,
+    "id": str,
+    "json": str,
+    "release": str,
+}
+ENGINE_BY_NAME = {field.name: field for field in ENGINE}
 
 
 @contextmanager
@@ -43,136 +54,73 @@ def print_json(payload: dict[str, Any]) -> None:
     click.echo(json.dumps(payload, indent=2, sort_keys=False))
 
 
+def field_option(field: Field) -> Callable[[F], F]:
+    """The click option of a calculator input (`calculators.inputs`): its name, short flag, type
+    and range, default and help, all from the one declaration the page reads too."""
+    flags = [field.option, *([field.short] if field.short else [])]
+    text = field.help or field.label
+    if field.kind == "bool":
+        return click.option(*flags, field.name, is_flag=True, help=text)
+    if field.kind == "ids":
+        return click.option(*flags, field.name, multiple=True, help=text)
+    kind = _CLICK_TYPES.get(field.kind) or click.Choice([c for c in field.choices if c])
+    callback = _vllm_version if field.kind == "release" else None
+    if field.cli_required:  # click 8.3 takes default=None as a default given
+        return click.option(*flags, field.name, type=kind, required=True, help=text)
+    default = _typed_default(field)
+    return click.option(
+        *flags,
+        field.name,
+        type=kind,
+        default=default,
+        show_default=default is not None,
+        callback=callback,
+        help=text,
+    )
+
+
+def _typed_default(field: Field) -> int | float | str | None:
+    if not field.default:
+        return None
+    if field.kind == "int":
+        return int(field.default)
+    if field.kind in ("float", "fraction", "rate", "nonneg"):
+        return float(field.default)
+    return field.default
+
+
+def field_options(fields: Iterable[Field], skip: Iterable[Field] = ()) -> Callable[[F], F]:
+    """The click options of every input the command line takes, less `skip`."""
+    skipped = {field.name for field in skip}
+    chosen = [f for f in fields if f.where != "page" and f.name not in skipped]
+
+    def decorate(function: F) -> F:
+        for field in reversed(chosen):
+            function = field_option(field)(function)
+        return function
+
+    return decorate
+
+
 def engine_options(function: F) -> F:
-    """vLLM's own option names, shared by `calc vram` and `calc fit`: the command receives them
-    as one `engine: api.EngineRequest`."""
+    """vLLM's own option names (`calculators.inputs.ENGINE`), shared by `calc vram` and `calc
+    fit`: the command receives them as one `engine: api.EngineRequest`."""
 
     @functools.wraps(function)
     def with_engine(**given: Any) -> Any:
-        engine = _engine_request(**{name: given.pop(name) for name in _ENGINE_OPTION_NAMES})
+        engine = _engine_request(**{field.name: given.pop(field.name) for field in ENGINE})
         return function(engine=engine, **given)
 
-    for option in reversed(_ENGINE_OPTIONS):
-        with_engine = option(with_engine)
-    return cast(F, with_engine)
+    return cast(F, field_options(ENGINE)(with_engine))
 
 
 def _vllm_version(context: click.Context, parameter: click.Parameter, value: str) -> str:
     """A release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9)."""
-    from calculators.errors import InputError
-    from calculators.vllm_settings import parse_version
-
     try:
-        parse_version(value)
-    except InputError:
-        raise click.BadParameter(
-            f"expected a vLLM release such as 0.11 or 0.10.1.1, got {value[:40]!r}"
-        ) from None
+        check_release(ENGINE_BY_NAME[parameter.name or ""], value)
+    except FieldError as error:
+        raise click.BadParameter(error.message.split(": ", 1)[1]) from None
     return value
-
-
-# What `engine_options` adds, as click names the parameters.
-# vLLM's own option names, as `engine_options` gives them to a command.
-_ENGINE_OPTIONS = [
-    click.option(
-        "--quantization",
-        type=click.Choice(QUANTIZATION_CHOICES),
-        help="Weight format; default: the checkpoint's quantization_config.",
-    ),
-    click.option(
-        "--kv-cache-dtype",
-        type=click.Choice(KV_CACHE_DTYPES),
-        default="auto",
-        show_default=True,
-        help="KV cache element type.",
-    ),
-    click.option(
-        "--dtype",
-        type=click.Choice(["auto", "bfloat16", "float16", "float32"]),
-        default="auto",
-        show_default=True,
-        help="Model dtype.",
-    ),
-    click.option(
-        "--gpu-memory-utilization",
-        type=FRACTION,
-        default=None,
-        help="Fraction of GPU memory vLLM may use [default: 0.9; 0.92 from 0.20].",
-    ),
-    click.option("--max-num-seqs", type=POSITIVE_INT, help="vLLM's default for the GPU."),
-    click.option(
-        "--max-num-batched-tokens",
-        type=POSITIVE_INT,
-        help="vLLM's default for the GPU (2048, 8192 or 16384).",
-    ),
-    click.option("--enforce-eager", is_flag=True, help="No CUDA graphs."),
-    click.option(
-        "--vllm-version",
-        default=DEFAULT_VLLM_VERSION,
-        show_default=True,
-        callback=_vllm_version,
-        help="Model the plan of this vLLM release.",
-    ),
-    click.option(
-        "--data-parallel-size",
-        "-dp",
-        type=POSITIVE_INT,
-        default=1,
-        show_default=True,
-        help="Replicas: multiplies the GPUs and the deployment's concurrency.",
-    ),
-    click.option(
-        "--enable-expert-parallel",
-        is_flag=True,
-        help="Spread a mixture of experts' routed experts whole over the TP x DP ranks.",
-    ),
-    click.option(
-        "--memory-profiler-estimate-cudagraphs",
-        type=click.Choice(["0", "1"]),
-        help="vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 1 takes the CUDA graph "
-        "estimate off the KV budget [default: the release's, 1 from 0.20].",
-    ),
-    click.option(
-        "--all2all-backend",
-        type=click.Choice(ALL2ALL_CHOICES),
-        help="vLLM's all-to-all under data + expert parallelism; DeepEP's buffers come off "
-        "the KV cache [default: the release's, allgather_reducescatter from 0.11].",
-    ),
-    click.option(
-        "--max-cudagraph-capture-size",
-        type=POSITIVE_INT,
-        help="Largest batch size vLLM captures a CUDA graph for [default: min(2 x "
-        "max-num-seqs, 512)].",
-    ),
-    click.option(
-        "--cuda-graph-sizes",
-        help="vLLM's --cuda-graph-sizes: one largest size, or the capture list ('1 2 4 8').",
-    ),
-    click.option(
-        "--compilation-config",
-        "-O",
-        help="vLLM's compilation config as JSON; its cudagraph_capture_sizes and "
-        "max_cudagraph_capture_size are read, other keys are named as not modelled.",
-    ),
-]
-
-_ENGINE_OPTION_NAMES = (
-    "quantization",
-    "kv_cache_dtype",
-    "dtype",
-    "gpu_memory_utilization",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enforce_eager",
-    "vllm_version",
-    "data_parallel_size",
-    "enable_expert_parallel",
-    "memory_profiler_estimate_cudagraphs",
-    "all2all_backend",
-    "max_cudagraph_capture_size",
-    "cuda_graph_sizes",
-    "compilation_config",
-)
 
 
 def _engine_request(

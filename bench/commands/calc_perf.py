@@ -1,47 +1,17 @@
 """`infermeter calc perf`: predicted throughput, latency and cost of a deployment at a load
 (`calculators.perf_api.perf`), its options built from `calculators.perf_inputs`."""
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 
-from bench.commands.calc_options import POSITIVE_FLOAT, POSITIVE_INT, library_errors, print_json
+from bench.commands.calc_options import field_options, library_errors, print_json
 from bench.commands.oneline import OneLineCommand
 from calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
-from calculators.perf_inputs import PAGE_ONLY_DEFAULTS, PERF_INPUTS, PerfInput
+from calculators.perf_inputs import PERF_INPUTS
 from calculators.predict import Deployment
 from registry.lookup import catalog_prices, model_arch, resolve_gpu
 from registry.perf_cases import gpu_for_prediction
-
-
-def _option(spec: PerfInput) -> Callable[[Any], Any]:
-    flags = [f"--{spec.name.replace('_', '-')}", *([spec.short] if spec.short else [])]
-    text = spec.help or spec.label
-    if spec.kind == "bool":
-        return click.option(*flags, spec.name, is_flag=True, help=text)
-    kinds: dict[str, Any] = {
-        "int": POSITIVE_INT,
-        "float": POSITIVE_FLOAT,
-        "choice": click.Choice([choice for choice in spec.choices if choice]),
-        "id": str,
-    }
-    default: str | int | None = spec.default or None
-    if spec.kind == "int" and default is not None:
-        default = int(default)
-    if spec.name in PAGE_ONLY_DEFAULTS:
-        default = None
-    if spec.name in ("model", "gpu"):  # click 8.3 takes default=None as a default given
-        return click.option(*flags, spec.name, type=kinds[spec.kind], required=True, help=text)
-    return click.option(
-        *flags, spec.name, type=kinds[spec.kind], default=default, show_default=True, help=text
-    )
-
-
-def _with_inputs(function: Callable[..., None]) -> Callable[..., None]:
-    for spec in reversed(PERF_INPUTS):
-        function = _option(spec)(function)
-    return function
 
 
 def _format(payload: dict[str, Any]) -> str:
@@ -70,7 +40,7 @@ def _format(payload: dict[str, Any]) -> str:
 
 
 @click.command(name="perf", cls=OneLineCommand)
-@_with_inputs
+@field_options(PERF_INPUTS)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def perf_command(as_json: bool, **given: Any) -> None:
     """Predicted output tokens/s, TTFT and TPOT (p50, p99), the highest rate meeting an SLO

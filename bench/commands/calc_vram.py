@@ -5,44 +5,21 @@ import click
 import calculators.api as api
 from bench.calc_tables import format_vram
 from bench.commands.calc_options import (
-    POSITIVE_FLOAT,
-    POSITIVE_INT,
     engine_options,
+    field_options,
     library_errors,
     print_json,
 )
 from bench.commands.oneline import OneLineCommand, UsageLine
+from calculators.inputs import ENGINE, VRAM
 from calculators.limits import gib_to_bytes
 from registry.catalog import gpu_links
 from registry.lookup import gpu_memory_bytes, model_arch, resolve_gpu
 
 
 @click.command(name="vram", cls=OneLineCommand)
-@click.option("--model", required=True, help="Catalog model id, or a path to a config.json.")
-@click.option("--gpu", help="Catalog GPU id (its memory as the driver reports it).")
-@click.option(
-    "--gpu-memory-gib",
-    type=POSITIVE_FLOAT,
-    help="Total memory of one GPU in GiB as CUDA reports it (instead of --gpu).",
-)
-@click.option("--tensor-parallel-size", "-tp", type=POSITIVE_INT, default=1, show_default=True)
-@click.option("--pipeline-parallel-size", "-pp", type=POSITIVE_INT, default=1, show_default=True)
-@click.option("--max-model-len", type=POSITIVE_INT, help="Default: the model's context length.")
+@field_options(VRAM, skip=ENGINE)
 @engine_options
-@click.option(
-    "--context",
-    type=POSITIVE_INT,
-    help="Simple model: tokens per request [default: max model len].",
-)
-@click.option(
-    "--concurrency",
-    type=POSITIVE_INT,
-    default=1,
-    show_default=True,
-    help="Simple model: concurrent requests of --context tokens to the whole deployment; each "
-    "of the --data-parallel-size replicas holds ceil(N / DP) (vLLM's --max-num-seqs is per "
-    "replica).",
-)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def vram_command(
     model: str,

@@ -9,10 +9,11 @@ Each calculator reproduces the payload of `infermeter calc <kind> --json` for th
 an output element carries `data-output="<dotted path into that payload>"` (list items by index,
 e.g. `options.0.usd_per_hour`) and its raw value as JSON text in `data-value`.
 
-The pieces, one concept each: `calc_fields` (the form fields and how their text is read),
-`calc_compute` (field values to the CLI's payload), `calc_html` (the payload as output HTML).
-This module joins them and re-exports what the pages and tests use; the calculators archive
-holds all four (`registry_pages.calculators_archive` follows their imports).
+The pieces, one concept each: `calculators.inputs` (the inputs, declared once for the CLI and
+the pages) and `calculators.fields` (how a field's text is read), `calc_compute` (field values
+to the CLI's payload), `calc_html` (the payload as output HTML). This module joins them and
+re-exports what the pages and tests use; the calculators archive holds them all
+(`registry_pages.calculators_archive` follows their imports).
 """
 
 import json
@@ -21,18 +22,10 @@ from typing import Any
 
 from calc_compute import COMPUTE, Catalog, compute, gpu_options
 from calc_compute import _engine as _engine
-from calc_fields import (
-    CONCURRENCY_HELP,
-    CONFIG,
-    ENGINE,
-    FIELDS,
-    MODEL,
-    Field,
-    FieldError,
-    parse_field,
-)
 from calc_html import GIB, RENDER
 
+from calculators.fields import Field, FieldError, parse_field
+from calculators.inputs import CONCURRENCY_HELP, CONFIG, ENGINE, FIELDS
 from calculators.price_tiers import PRICE_TIERS as TIERS
 
 __all__ = [
@@ -42,7 +35,6 @@ __all__ = [
     "ENGINE",
     "FIELDS",
     "GIB",
-    "MODEL",
     "RENDER",
     "TIERS",
     "Catalog",

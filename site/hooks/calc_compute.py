@@ -9,12 +9,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from calc_fields import FIELDS, FieldError, parse_field
-
 import calculators.api as api
 from calculators.arch import ModelArch, parse_config
 from calculators.errors import CalculatorError
+from calculators.fields import FieldError, parse_field
 from calculators.fit import GpuOption
+from calculators.inputs import FIELDS
 from calculators.interconnect import Link
 from calculators.limits import gib_to_bytes
 from calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
@@ -235,7 +235,7 @@ def compute(kind: str, query: Mapping[str, str], catalog: Catalog) -> dict[str, 
     for field in FIELDS[kind]:
         raw = query.get(field.name)
         try:
-            values[field.name] = parse_field(field, field.default if raw is None else raw)
+            values[field.name] = parse_field(field, field.prefill if raw is None else raw)
         except FieldError as error:
             errors[error.field] = error.message
     if errors:

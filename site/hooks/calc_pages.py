@@ -41,15 +41,15 @@ PAGES = {
 def _input(field: calc_api.Field) -> str:
     name = html.escape(field.name)
     ident = f"im-{name}"
-    default = html.escape(field.default)
+    default = html.escape(field.prefill)
     common = f'id="{ident}" name="{name}" data-default="{default}"'
     if field.kind == "bool":
-        checked = " checked" if field.default else ""
+        checked = " checked" if field.prefill else ""
         control = f'<input type="checkbox" {common} value="1"{checked}>'
     elif field.kind == "choice":
         options = "".join(
             f'<option value="{html.escape(choice)}"'
-            f"{' selected' if choice == field.default else ''}>"
+            f"{' selected' if choice == field.prefill else ''}>"
             f"{html.escape(choice or field.blank)}</option>"
             for choice in field.choices
         )
@@ -64,7 +64,7 @@ def _input(field: calc_api.Field) -> str:
         mode = ' inputmode="decimal"' if numeric else ""
         listed = f' list="im-{field.catalog}"' if field.catalog else ""
         control = f'<input type="text" {common} value="{default}"{mode}{listed}>'
-    required = ' <abbr title="required">*</abbr>' if field.required else ""
+    required = ' <abbr title="required">*</abbr>' if field.page_required else ""
     hint = f"<small>{html.escape(field.help)}</small>" if field.help else ""
     return (
         f'<div class="im-field im-field-{html.escape(field.kind)}">'
@@ -88,7 +88,7 @@ def calculator_page(kind: str, catalog: Mapping[str, Any]) -> str:
     """Markdown (with one raw HTML block) of a calculator page."""
     title, intro = PAGES[kind]
     fields = calc_api.FIELDS[kind]
-    defaults = {field.name: field.default for field in fields}
+    defaults = {field.name: field.prefill for field in fields}
     result = calc_api.render(kind, defaults, catalog)
     if "errors" in result:  # the defaults are ours: a failure here is a bug in the build
         raise ValueError(f"calculator {kind}: default inputs fail: {result['errors']}")

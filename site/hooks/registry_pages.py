@@ -87,7 +87,7 @@ def _imported_calculators(source: str) -> set[str]:
 
 
 def _imported_hooks(source: str) -> set[str]:
-    """The modules of this folder a Python source imports (`calc_fields` → "calc_fields")."""
+    """The modules of this folder a Python source imports (`calc_html` → "calc_html")."""
     return {name for name in _imported_modules(source) if (HOOKS / f"{name}.py").is_file()}
 
 

@@ -1,0 +1,128 @@
+"""One calculator input (`Field`): declared once, it is both an option of `infermeter calc …`
+(bench/commands/calc_options.py generates the click option) and a form field of the calculator
+page (site/hooks/calc_pages.py), read by the same rule (`parse_field`). The inputs themselves are
+declared in `calculators.inputs` and `calculators.perf_inputs`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.errors import InputError
+from calculators.vllm_settings import parse_version
+
+# How a field's text is read: its kind → the domain a number must lie in.
+NUMBER_DOMAINS = {
+    "int": "an integer >= 1",
+    "float": "a number > 0",
+    "fraction": "a number in (0, 1]",
+    "rate": "a number in [0, 1)",
+    "nonneg": "a number >= 0",
+}
+
+
+class FieldError(ValueError):
+    """A bad value in one input; the page shows the message next to it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input. `name` is the page's query key and, with `-` for `_`, the CLI option; `kind`
+    is one of int, float, fraction, rate, nonneg (numbers), choice, bool, text, id (a catalog
+    id), json (a pasted config.json), release (a vLLM release), ids (several catalog ids).
+    `default` applies wherever the input is left out; `example` only fills the page's form (the
+    command line asks for it). `required`: "" (optional), "always", "cli" (the page offers
+    another way) or "page" (the command line offers another way). `where`: "both", "page" or
+    "cli"."""
+
+    name: str
+    label: str
+    kind: str
+    default: str = ""
+    required: str = ""
+    choices: tuple[str, ...] = ()
+    help: str = ""
+    catalog: str = ""  # "models" or "gpus": the page offers the catalog's ids
+    blank: str = "(from the checkpoint)"  # how a choice shows its empty value
+    short: str = ""  # the CLI's short flag, e.g. -tp
+    example: str = ""
+    where: str = "both"
+
+    @property
+    def prefill(self) -> str:
+        """What the page's form holds before the reader types."""
+        return self.example or self.default
+
+    @property
+    def page_required(self) -> bool:
+        return self.required in ("always", "page")
+
+    @property
+    def cli_required(self) -> bool:
+        return self.required in ("always", "cli")
+
+    @property
+    def option(self) -> str:
+        """The CLI option, e.g. --max-model-len."""
+        return f"--{self.name.replace('_', '-')}"
+
+
+def parse_field(field: Field, raw: str) -> Any:
+    """The field's value from its text, or None when empty and optional."""
+    text = raw.strip()
+    if field.kind == "bool":
+        return text.lower() in ("1", "true", "on", "yes")
+    if not text:
+        if field.page_required:
+            raise FieldError(field.name, f"{field.name}: required")
+        return None
+    if field.kind in ("text", "id", "json", "ids"):
+        return text
+    if field.kind == "release":
+        return check_release(field, text)
+    if field.kind == "choice":
+        if text not in field.choices:
+            raise FieldError(
+                field.name,
+                f"{field.name}: expected one of {', '.join(c for c in field.choices if c)}",
+            )
+        return text
+    return _number(field, text)
+
+
+def check_release(field: Field, text: str) -> str:
+    """A vLLM release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9)."""
+    try:
+        parse_version(text)
+    except InputError:
+        raise FieldError(
+            field.name,
+            f"{field.name}: expected a vLLM release such as 0.11 or 0.10.1.1, got {text[:40]!r}",
+        ) from None
+    return text
+
+
+def _number(field: Field, text: str) -> int | float:
+    try:
+        number = int(text) if field.kind == "int" else float(text)
+    except ValueError:
+        expected = "an integer" if field.kind == "int" else "a number"
+        raise FieldError(field.name, f"{field.name}: expected {expected}, got {text!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise FieldError(field.name, f"{field.name}: expected a finite number, got {text!r}")
+    inside = {
+        "int": number >= 1,
+        "float": number > 0,
+        "fraction": 0 < number <= 1,
+        "rate": 0 <= number < 1,
+        "nonneg": number >= 0,
+    }[field.kind]
+    if not inside:
+        expected = NUMBER_DOMAINS[field.kind]
+        raise FieldError(field.name, f"{field.name}: expected {expected}, got {text!r}")
+    return number

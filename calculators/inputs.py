@@ -1,0 +1,302 @@
+"""The calculators' inputs, each declared once (`calculators.fields.Field`): `infermeter calc
+vram|cost|fit|perf` generate their options from `FIELDS` (bench/commands/calc_options.py), and
+the calculator pages their forms (site/hooks/calc_pages.py). The performance predictor's inputs
+are `calculators.perf_inputs.PERF_INPUTS`."""
+
+from calculators.all2all import MODELLED_BACKENDS
+from calculators.fields import Field
+from calculators.kv_cache import KV_CACHE_DTYPES
+from calculators.perf_inputs import PERF_INPUTS
+from calculators.price_tiers import PRICE_TIERS
+from calculators.quantization import QUANTIZATION_CHOICES
+from calculators.vllm_plan import DEFAULT_VLLM_VERSION
+
+MODEL_HELP = "Catalog model id (the command line also takes a path to a config.json)."
+CONFIG = Field(
+    "config",
+    "or paste a config.json",
+    "json",
+    help="A Hugging Face config.json; used instead of the model id when given.",
+    where="page",
+)
+# vLLM's own engine options, shared by the memory plan and the GPU fit.
+ENGINE = (
+    Field(
+        "quantization",
+        "Quantization",
+        "choice",
+        choices=("", *QUANTIZATION_CHOICES),
+        help="Weight format; default: the checkpoint's quantization_config.",
+    ),
+    Field(
+        "kv_cache_dtype",
+        "KV cache dtype",
+        "choice",
+        "auto",
+        choices=KV_CACHE_DTYPES,
+        help="KV cache element type.",
+    ),
+    Field(
+        "dtype",
+        "dtype",
+        "choice",
+        "auto",
+        choices=("auto", "bfloat16", "float16", "float32"),
+        help="Model dtype.",
+    ),
+    Field(
+        "gpu_memory_utilization",
+        "GPU memory utilization",
+        "fraction",
+        help="Fraction of GPU memory vLLM may use; default: vLLM's (0.9; 0.92 from 0.20).",
+    ),
+    Field("max_num_seqs", "max_num_seqs", "int", help="Default: vLLM's default for the GPU."),
+    Field(
+        "max_num_batched_tokens",
+        "max_num_batched_tokens",
+        "int",
+        help="Default: vLLM's default for the GPU (2048, 8192 or 16384).",
+    ),
+    Field("enforce_eager", "enforce_eager (no CUDA graphs)", "bool", help="No CUDA graphs."),
+    Field(
+        "vllm_version",
+        "vLLM version",
+        "release",
+        DEFAULT_VLLM_VERSION,
+        help="Model the plan of this vLLM release.",
+    ),
+    Field(
+        "data_parallel_size",
+        "data_parallel_size",
+        "int",
+        "1",
+        short="-dp",
+        help="Replicas: multiply the GPUs and the deployment's concurrency.",
+    ),
+    Field(
+        "enable_expert_parallel",
+        "enable_expert_parallel",
+        "bool",
+        help="Spread a mixture of experts' routed experts whole over the TP x DP ranks.",
+    ),
+    Field(
+        "memory_profiler_estimate_cudagraphs",
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+        "choice",
+        choices=("", "0", "1"),
+        blank="(the release's default)",
+        help="vLLM's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 1 takes the CUDA graph estimate "
+        "off the KV budget; default: the release's (1 from 0.20).",
+    ),
+    Field(
+        "all2all_backend",
+        "all2all_backend",
+        "choice",
+        choices=("", *MODELLED_BACKENDS),
+        blank="(the release's default)",
+        help="vLLM's all-to-all under data + expert parallelism; DeepEP's buffers come off the "
+        "KV cache; default: the release's (allgather_reducescatter from 0.11).",
+    ),
+    Field(
+        "max_cudagraph_capture_size",
+        "max_cudagraph_capture_size",
+        "int",
+        help="Largest batch size with a CUDA graph; default: min(2 x max_num_seqs, 512).",
+    ),
+    Field(
+        "cuda_graph_sizes",
+        "cuda_graph_sizes",
+        "text",
+        help="vLLM's --cuda-graph-sizes: one largest size, or the capture list ('1 2 4 8').",
+    ),
+    Field(
+        "compilation_config",
+        "compilation_config (JSON)",
+        "text",
+        short="-O",
+        help="vLLM's compilation config as JSON (-O): its cudagraph_capture_sizes and "
+        "max_cudagraph_capture_size are read, other keys are named as not modelled.",
+    ),
+)
+# The concurrency is the deployment's, as vLLM's users count it: --max-num-seqs and the KV cache
+# are per data-parallel engine, and the API server balances requests over the engines.
+CONCURRENCY_HELP = (
+    "Requests at once to the whole deployment; each of the data_parallel_size replicas holds "
+    "ceil(N / DP)."
+)
+_TIER = Field(
+    "tier",
+    "Catalog price tier",
+    "choice",
+    "on_demand",
+    choices=PRICE_TIERS,
+    help="With a GPU: the tier whose catalog price is the price per hour.",
+)
+_PRICE = "Price of one GPU, USD per hour"
+VRAM = (
+    Field(
+        "model",
+        "Model",
+        "id",
+        required="cli",
+        help=MODEL_HELP,
+        catalog="models",
+        example="llama-3.1-8b-instruct",
+    ),
+    CONFIG,
+    Field(
+        "gpu",
+        "GPU",
+        "id",
+        help="Catalog GPU id (its memory as the driver reports it).",
+        catalog="gpus",
+        example="h100-sxm",
+    ),
+    Field(
+        "gpu_memory_gib",
+        "or GPU memory, GiB",
+        "float",
+        help="Total memory of one GPU in GiB as CUDA reports it; used instead of the GPU id.",
+    ),
+    Field(
+        "tensor_parallel_size",
+        "tensor_parallel_size",
+        "int",
+        "1",
+        short="-tp",
+        help="GPUs that split each layer.",
+    ),
+    Field(
+        "pipeline_parallel_size",
+        "pipeline_parallel_size",
+        "int",
+        "1",
+        short="-pp",
+        help="GPUs that split the layers into stages.",
+    ),
+    Field(
+        "max_model_len",
+        "max_model_len",
+        "int",
+        help="Default: the model's context length.",
+        example="32768",
+    ),
+    *ENGINE,
+    Field(
+        "context",
+        "Context per request (simple model)",
+        "int",
+        help="Simple model: tokens per request; default: max_model_len.",
+    ),
+    Field(
+        "concurrency",
+        "Concurrent requests (simple model)",
+        "int",
+        "1",
+        help=f"Simple model: requests of that context. {CONCURRENCY_HELP}",
+    ),
+)
+COST = (
+    Field(
+        "gpu",
+        "GPU",
+        "id",
+        help="Catalog GPU id: its cheapest catalog prices fill the prices not given.",
+        catalog="gpus",
+        example="h100-sxm",
+    ),
+    _TIER,
+    Field(
+        "price_per_hour",
+        "Price, $/GPU-hour",
+        "float",
+        help=f"{_PRICE} (the tier's); overrides the GPU's catalog price.",
+    ),
+    Field(
+        "tokens_per_second",
+        "Tokens per second (deployment)",
+        "float",
+        required="page",
+        help="Tokens per second the deployment sustains.",
+        example="2800",
+    ),
+    Field(
+        "accepted_tokens_per_second",
+        "Accepted tokens per second",
+        "float",
+        help="Output tokens per second of requests that met the SLO.",
+    ),
+    Field("gpu_count", "GPUs", "int", "1"),
+    Field("utilization", "Utilization", "fraction", "1", help="Share of paid hours busy."),
+    Field("retry_rate", "Retry rate", "rate", "0", help="Share of requests that are retries."),
+    Field(
+        "overhead_per_hour",
+        "Overhead, $/hour",
+        "nonneg",
+        "0",
+        help="Fixed costs per paid hour (storage, support), USD.",
+    ),
+    Field(
+        "interruptible_price_per_hour",
+        "Interruptible price, $/GPU-hour",
+        "float",
+        help="Default: the GPU's catalog price.",
+    ),
+    Field(
+        "reserved_price_per_hour",
+        "Reserved price, $/GPU-hour",
+        "float",
+        help="Default: the GPU's catalog price.",
+    ),
+    Field(
+        "serverless_price_per_hour",
+        "Serverless price, $/GPU-hour",
+        "float",
+        help="Billed per second while busy, scales to zero; default: the on-demand price.",
+    ),
+    Field(
+        "api_price_per_million",
+        "API price, $/1M tokens",
+        "float",
+        help="An API's price per 1M tokens, to compare with self-hosting.",
+    ),
+    Field("monthly_tokens", "Tokens per month", "float", help="With the API price."),
+    Field(
+        "scale_to_zero",
+        "Scale to zero (pay busy hours only)",
+        "bool",
+        help="Self-hosted pays only busy hours (default: always on).",
+    ),
+)
+FIT = (
+    Field(
+        "model",
+        "Model",
+        "id",
+        required="cli",
+        help=MODEL_HELP,
+        catalog="models",
+        example="llama-3.1-70b-instruct",
+    ),
+    CONFIG,
+    Field("context", "Context per request", "int", required="always", example="32768"),
+    Field("concurrency", "Concurrent requests", "int", "1", help=CONCURRENCY_HELP, example="16"),
+    *ENGINE,
+    Field(
+        "gpu",
+        "Only these GPUs",
+        "ids",
+        help="Catalog GPU ids (comma-separated on the page, repeated on the command line); "
+        "default: all.",
+    ),
+    Field("tier", "Price tier", "choice", "on_demand", choices=PRICE_TIERS, help="For ranking."),
+    Field(
+        "rank_by",
+        "Rank by",
+        "choice",
+        "price",
+        choices=("price", "price-per-gb"),
+        help="Rank by $/hour of the deployment or by $/GB-hour.",
+    ),
+)
+FIELDS: dict[str, tuple[Field, ...]] = {"vram": VRAM, "cost": COST, "fit": FIT, "perf": PERF_INPUTS}
