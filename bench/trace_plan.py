@@ -91,11 +91,8 @@ def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | No
     rate = config.request_rates[0] if config.request_rates else None
     trace = read_trace(config.trace, block_size=config.trace_block_size, limit=config.num_requests)
     trace = _cut_at_duration(trace, config, rate)
-    stamps = [r.timestamp_ms for r in trace.requests if r.timestamp_ms is not None]
-    span_s = (stamps[-1] - stamps[0]) / 1000 / config.trace_speed if stamps else 0.0
-    offered = rate if rate is not None else len(trace.requests) / max(span_s, 1.0)
     plan = PointPlan(
-        request_rate=offered,
+        request_rate=offered_rate(trace, config.trace_speed, rate),
         num_requests=len(trace.requests),
         warmup_requests=0,
         seed=config.seed,
@@ -107,6 +104,16 @@ def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | No
         rate=rate,
         identity=trace_identity(trace, None if rate is not None else config.trace_speed, rate),
     )
+
+
+def offered_rate(trace: Trace, speed: float, rate: float | None) -> float:
+    """The rate a replay offers, as its load point states it: `rate` when re-timed, else the
+    replayed requests over the span of their timestamps ÷ `speed` (at least 1 s)."""
+    if rate is not None:
+        return rate
+    stamps = [r.timestamp_ms for r in trace.requests if r.timestamp_ms is not None]
+    span_s = (stamps[-1] - stamps[0]) / 1000 / speed if stamps else 0.0
+    return len(trace.requests) / max(span_s, 1.0)
 
 
 def trace_identity(trace: Trace, speed: float | None, rate: float | None) -> dict[str, Any]:
@@ -123,4 +130,19 @@ def trace_identity(trace: Trace, speed: float | None, rate: float | None) -> dic
         "speed": speed,
         "rate": rate,
         "prefix_reuse_max": round(reuse, 4) if reuse is not None else None,
+    }
+
+
+def trace_workload(trace: dict[str, Any], seed: int | None, api: str | None) -> dict[str, Any]:
+    """The result's `identity.workload` of a replay of the trace whose identity is `trace`
+    (`trace_identity`): a run here or an imported one, grouped by that identity."""
+    return {
+        "profile": "custom",
+        "input_len": {"kind": "dataset"},
+        "output_len": {"kind": "dataset"},
+        "dataset": f"trace {trace['name']}",
+        "dataset_sha256": trace["sha256"],
+        "seed": seed,
+        "api": api,
+        "trace": trace,
     }

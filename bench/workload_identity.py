@@ -14,6 +14,7 @@ from typing import Any
 from bench.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
 from bench.lengths import length_data
 from bench.runner import MULTITURN, RunConfig
+from bench.trace_plan import trace_workload
 from bench.workloads import LengthDistribution, get_profile
 
 
@@ -38,16 +39,7 @@ def workload_data(
     the `--dataset` file the run read; `trace`: the replayed trace's identity
     (`bench.trace_plan.trace_identity`)."""
     if trace is not None:
-        return {
-            "profile": "custom",
-            "input_len": {"kind": "dataset"},
-            "output_len": {"kind": "dataset"},
-            "dataset": f"trace {trace['name']}",
-            "dataset_sha256": trace["sha256"],
-            "seed": config.seed,
-            "api": api,
-            "trace": trace,
-        }
+        return trace_workload(trace, config.seed, api)
     profile = get_profile(config.profile)
     overridden = (config.input_len, config.output_len, config.dataset)
     custom = any(overridden) or config.shared_prefix_tokens > 0

@@ -71,6 +71,19 @@ from bench.errors import BenchError
     help="Version of the benchmark tool (default: the file's; for vLLM, --engine-version).",
 )
 @click.option(
+    "--trace",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The trace file the run replayed (AIPerf's mooncake_trace --input-file, GuideLLM's "
+    "--data path): its SHA-256 names the workload, as bench run --trace states it. Required "
+    "for a trace replay.",
+)
+@click.option(
+    "--trace-block-size",
+    type=click.IntRange(min=1),
+    help="Tokens per hash ID of the trace, where the file does not state it (default: the "
+    "trace's header, else 512).",
+)
+@click.option(
     "--format",
     "file_format",
     type=click.Choice(["auto", "vllm", "guidellm", "aiperf"]),

@@ -22,7 +22,14 @@ converted from ns, us, ms or sec to ms (durations to seconds).
   --slo-* flags; flags that contradict the file are refused.
 - The load comes from `input_config`: its profiling phase (`phases`, current AIPerf) or
   `loadgen` (AIPerf 0.x): concurrency → closed; poisson (or gamma) or constant rate → open, with
-  concurrency as the cap. User-centric and trace-replay phases are refused.
+  concurrency as the cap. User-centric phases are refused.
+- A Mooncake trace replay (a `datasets[]` entry of `format` mooncake_trace, or AIPerf 0.x's
+  `input.custom_dataset_type`, sent by a `fixed_schedule` phase): the workload is the trace's
+  identity (`bench.importers.trace_runs`, the file given with --trace), its speed
+  `synthesis.speedup_ratio`, its block size the dataset's `block_size` (else the trace's); a
+  replay AIPerf reshaped (other `synthesis` options), started late (`start_offset`) or sent at a
+  concurrency is refused. AIPerf's `replay_sched_degraded` flag becomes a `client_send_lag`
+  verdict.
 - The command: `run_info.cli_command` (schema 1.5), `input_config.artifacts.cli_command`
   (AIPerf 0.8) or `input_config.cli_command` (AIPerf 0.1 and 0.2); the seed from
   `run_info.random_seed` or `input_config.random_seed` (AIPerf 0.8).
@@ -30,9 +37,12 @@ converted from ns, us, ms or sec to ms (durations to seconds).
   without an offset, so --timezone is needed unless the stamps carry one.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +63,7 @@ from bench.importers.common import (
     timezone_of,
     utc_stamp,
 )
+from bench.importers.trace_runs import TraceReplayed, replayed_trace
 from registry.models import Result
 
 AIPERF_TOOL = "aiperf"
@@ -282,9 +293,14 @@ def _failed(export: dict[str, Any], where: str) -> int | None:
     return failed
 
 
-def _point(export: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
+def _point(
+    export: dict[str, Any], where: str, slo_given: bool, trace: TraceRun | None = None
+) -> dict[str, Any]:
     config = mapping(export, "input_config", where) or {}
-    load, verdicts = _load(config, f"{where}: input_config")
+    if trace is None:
+        load, verdicts = _load(config, f"{where}: input_config")
+    else:
+        load, verdicts = trace.load, _replay_verdicts(export, where)
     completed = _whole(export, "request_count", ("requests",), where)
     failed = _failed(export, where)
     duration = _scalar(export, "benchmark_duration", tuple(_MS_PER_UNIT), where)
@@ -336,6 +352,133 @@ def _point(export: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any
     return point
 
 
+# AIPerf's synthesis options that reshape a trace (`SynthesisConfig`, src/aiperf/config/dataset/
+# trace.py), with their no-op values: a run with any other value replayed another workload.
+_RESHAPING = {
+    "prefix_len_multiplier": 1.0,
+    "prefix_root_multiplier": 1,
+    "prompt_len_multiplier": 1.0,
+    "output_len_multiplier": 1.0,
+    "max_isl": None,
+    "max_osl": None,
+}
+
+
+@dataclass(frozen=True)
+class TraceRun:
+    """A run that replayed a trace: the identity and load `trace_runs.replayed_trace` made."""
+
+    identity: dict[str, Any]
+    load: dict[str, Any]
+
+
+def _trace_dataset(config: dict[str, Any], where: str) -> tuple[str, dict[str, Any]] | None:
+    """(where, dataset) of the Mooncake trace a run read: `datasets[i]` of `format`
+    mooncake_trace (AIPerf 0.8 and later), or AIPerf 0.x's `input` with that
+    `custom_dataset_type`; None when the run read none."""
+    datasets = config.get("datasets")
+    if isinstance(datasets, list):
+        for index, dataset in enumerate(datasets):
+            if isinstance(dataset, dict) and dataset.get("format") == "mooncake_trace":
+                return f"{where}.datasets[{index}]", dataset
+    legacy = config.get("input")
+    if isinstance(legacy, dict) and legacy.get("custom_dataset_type") == "mooncake_trace":
+        return f"{where}.input", {
+            "path": legacy.get("file"),
+            "fixed_schedule": legacy.get("fixed_schedule"),
+            "start_offset": legacy.get("fixed_schedule_start_offset"),
+        }
+    return None
+
+
+def _fixed_schedule(config: dict[str, Any], dataset: dict[str, Any], where: str) -> None:
+    """Refuse a trace run that did not send the trace's requests at their timestamps, from
+    its start: a trace workload here is a replay on the trace's own clock."""
+    phases = config.get("phases")
+    profiling = [
+        phase
+        for phase in (phases if isinstance(phases, list) else [])
+        if isinstance(phase, dict) and (phase.get("kind") or phase.get("name")) == "profiling"
+    ]
+    kind = profiling[0].get("type") if len(profiling) == 1 else None
+    timed = kind == "fixed_schedule" if phases is not None else dataset.get("fixed_schedule")
+    if not timed:
+        raise ResultImportError(
+            f"{where}: AIPerf sent the trace's requests by {kind or 'its load generator'}, not "
+            "at their timestamps (--fixed-schedule); only a replay on the trace's clock is a "
+            "trace workload"
+        )
+    start = (profiling[0] if profiling else dataset).get("start_offset")
+    if start:
+        raise ResultImportError(
+            f"{where}: the replay started {start} ms into the trace (start_offset); only a "
+            "replay from the trace's start, cut after its first requests, can be imported"
+        )
+
+
+def _trace_stated(config: dict[str, Any], sent: int | None, where: str) -> TraceReplayed | None:
+    """What the run's `input_config` says of the Mooncake trace it replayed; None for a run
+    that replayed none."""
+    found = _trace_dataset(config, where)
+    if found is None:
+        return None
+    at, dataset = found
+    _fixed_schedule(config, dataset, at)
+    synthesis = mapping(dataset, "synthesis", at) or {}
+    for name, neutral in _RESHAPING.items():
+        if synthesis.get(name, neutral) != neutral:
+            raise ResultImportError(
+                f"{at}.synthesis.{name}: {synthesis[name]!r} reshaped the trace; only a replay "
+                "of the trace as it is (speedup_ratio aside) is the trace's workload"
+            )
+    path = dataset.get("path")
+    if not isinstance(path, str) or not path:
+        raise ResultImportError(f"{at}.path: expected the trace file's path")
+    return TraceReplayed(
+        where=f"{at}.path",
+        file=path,
+        speed=number(synthesis, "speedup_ratio", f"{at}.synthesis") or 1.0,
+        sent=sent,
+        block_size=count(dataset, "block_size", at),
+    )
+
+
+def _replay_verdicts(export: dict[str, Any], where: str) -> list[dict[str, str]]:
+    """AIPerf's own judgement of its replay's schedule: `replay_sched_degraded` (its send lag,
+    anchored on the least-late request, over 500 ms at p99)."""
+    degraded = _scalar(export, "replay_sched_degraded", ("count",), where)
+    if not degraded:
+        return []
+    p99 = _scalar(export, "replay_sched_lag_p99", ("ms",), where)
+    lag = f" (p99 {p99:,.0f} ms after the least-late request)" if p99 is not None else ""
+    return [
+        {
+            "code": "client_send_lag",
+            "message": f"AIPerf fell behind the trace's schedule{lag}: its replay_sched_degraded "
+            "flag is set, so the arrivals the server saw are not the trace's",
+        }
+    ]
+
+
+def _trace_runs(
+    exports: Sequence[tuple[str, dict[str, Any]]], facts: ImportFacts
+) -> list[TraceRun | None]:
+    """For each export, the trace it replayed (None where it replayed none)."""
+    runs: list[TraceRun | None] = []
+    for where, export in exports:
+        config = mapping(export, "input_config", where) or {}
+        completed = _whole(export, "request_count", ("requests",), where)
+        failed = _failed(export, where)
+        sent = None if completed is None else completed + (failed or 0)
+        stated = _trace_stated(config, sent, f"{where}: input_config")
+        if stated is None:
+            runs.append(None)
+            continue
+        identity, load = replayed_trace(stated, facts.trace, facts.trace_block_size)
+        runs.append(TraceRun(identity, load))
+    return runs
+
+
 def _with_stated_slos(facts: ImportFacts, configs: Sequence[tuple[str, Any]]) -> ImportFacts:
     """`facts` with the goodput limits the files state (`input_config.slos`), checked against
     the --slo-* flags; unchanged when no file states them or one states a limit the registry's
@@ -379,7 +522,19 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
     versions = same(
         [(where, export.get("aiperf_version")) for where, export in exports], "aiperf_version"
     )
-    points = [_point(export, where, facts.slo_given) for where, export in exports]
+    traces = _trace_runs(exports, facts)
+    if len({trace is None for trace in traces}) > 1:
+        raise ResultImportError(
+            "some files replayed a trace and some did not; import them separately"
+        )
+    trace = same(
+        [(where, run and run.identity) for (where, _), run in zip(exports, traces, strict=True)],
+        "replayed trace (its file, cut and speed)",
+    )
+    points = [
+        _point(export, where, facts.slo_given, run)
+        for (where, export), run in zip(exports, traces, strict=True)
+    ]
     starts = [_moment(export, "start_time", where, facts.timezone) for where, export in exports]
     ends = [_moment(export, "end_time", where, facts.timezone) for where, export in exports]
     run_infos = [mapping(export, "run_info", where) or {} for where, export in exports]
@@ -406,5 +561,6 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
         else None,
         seed=next(iter(seeds)) if len(seeds) == 1 and isinstance(next(iter(seeds)), int) else None,
         complete=not any(export.get("was_cancelled") is True for _, export in exports),
+        trace=trace,
     )
     return assemble(facts, measured, "the exact `aiperf profile …` command line")

@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.deployment import Deployment, identity_data
 from bench.errors import BenchConfigError, BenchError
+from bench.trace_plan import trace_workload
 from bench.workloads import length_data, parse_length_spec
 from calculators.suggest import closest_hint
 from registry.builder import ResultBuildError, build_result
@@ -95,6 +96,8 @@ class ImportFacts:
     server_command: str | None = None
     gpu_sku: str | None = None
     tool_version: str | None = None
+    trace: Path | None = None
+    trace_block_size: int | None = None
 
     @property
     def slo_given(self) -> bool:
@@ -273,6 +276,37 @@ class Measured:
     seed: int | None = None
     complete: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    trace: dict[str, Any] | None = None  # the replayed trace's identity (trace_runs)
+
+
+def _workload(facts: ImportFacts, measured: Measured) -> dict[str, Any]:
+    """The result's `identity.workload`: the replayed trace's (its lengths are the trace's own,
+    so the length flags are refused), else the lengths and dataset the flags state."""
+    seed = facts.seed if facts.seed is not None else measured.seed
+    if measured.trace is not None:
+        for name in ("input_len", "output_len", "dataset"):
+            if getattr(facts, name) is not None:
+                raise ResultImportError(
+                    "does not apply to a trace replay, whose requests are the trace's",
+                    option_name(name),
+                )
+        return trace_workload(measured.trace, seed, measured.api)
+    if facts.trace is not None:
+        raise ResultImportError("the run replayed no trace (the file names none)", "--trace")
+    return {
+        "profile": facts.profile,
+        "input_len": parse_length(
+            required(facts, "input_len", "the prompt length distribution, e.g. 1024"),
+            "--input-len",
+        ),
+        "output_len": parse_length(
+            required(facts, "output_len", "the output length distribution, e.g. 128"),
+            "--output-len",
+        ),
+        "dataset": facts.dataset,
+        "seed": seed,
+        "api": measured.api,
+    }
 
 
 def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
@@ -286,12 +320,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
     _catalog_id("GPU", gpu_id, sorted(gpus), "--gpu")
     _catalog_id("model", model_id, sorted(load_models()), "--model-id")
     hf_repo = _hf_repo(facts, measured.served_model)
-    input_len = parse_length(
-        required(facts, "input_len", "the prompt length distribution, e.g. 1024"), "--input-len"
-    )
-    output_len = parse_length(
-        required(facts, "output_len", "the output length distribution, e.g. 128"), "--output-len"
-    )
+    workload = _workload(facts, measured)
     command, submitter, tool_version = _who_and_how(facts, measured, command_why)
     gpu = gpus[gpu_id]
     stated = {name: getattr(facts, name) for name in IMPORTED_DEPLOYMENT_FIELDS}
@@ -299,17 +328,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         gpu_id, gpu_count, gpu.form_factor, engine_version, model_id, hf_repo, **stated
     )
     data = {
-        "identity": identity_data(
-            deployment,
-            {
-                "profile": facts.profile,
-                "input_len": input_len,
-                "output_len": output_len,
-                "dataset": facts.dataset,
-                "seed": facts.seed if facts.seed is not None else measured.seed,
-                "api": measured.api,
-            },
-        ),
+        "identity": identity_data(deployment, workload),
         "slo": {
             "ttft_ms": facts.slo_ttft_ms,
             "tpot_ms": facts.slo_tpot_ms,

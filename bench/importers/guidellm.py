@@ -13,7 +13,12 @@ successful requests only:
 
 - `config.strategy`: synchronous → closed, 1 in flight; concurrent → closed, `streams`;
   throughput → closed, `max_concurrency`; poisson → poisson `rate`, constant → constant `rate`
-  (`max_concurrency` as the cap of either).
+  (`max_concurrency` as the cap of either); trace (the `replay` profile, GuideLLM 0.8) → a
+  replay of the one `mooncake` dataset of `config.spec.data`, with the trace's identity
+  (`bench.importers.trace_runs`, the file given with --trace) and speed 1 / (1000 ×
+  `data.time_scale` × `strategy.time_scale`), as GuideLLM reads the timestamps as seconds and
+  Mooncake's are ms; its `root_late` warning becomes a `client_send_lag` verdict, and requests it
+  scheduled (`scheduler_state.created_requests`) but counted nowhere a verdict of their own.
 - `config.backend.request_format` (or, in report version 1, `args.request_format`) → the API.
 - `duration` (the measured window, seconds) → duration_s; `start_time`/`end_time` (epoch
   seconds) → the run's window.
@@ -30,8 +35,11 @@ successful requests only:
   `time_per_output_token_ms` (it includes the first token, unlike the registry's TPOT).
 """
 
+from __future__ import annotations
+
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +58,7 @@ from bench.importers.common import (
     scaled,
     utc_stamp,
 )
+from bench.importers.trace_runs import TraceReplayed, replayed_trace
 from registry.models import Result
 
 GUIDELLM_TOOL = "guidellm"
@@ -173,7 +182,7 @@ def _whole(value: float | None) -> int | None:
     return None if value is None else round(value)
 
 
-def _point(benchmark: dict[str, Any], where: str) -> dict[str, Any]:
+def _point(benchmark: dict[str, Any], where: str, trace: TraceRun | None = None) -> dict[str, Any]:
     config = mapping(benchmark, "config", where)
     strategy = mapping(config, "strategy", f"{where}.config")
     metrics = mapping(benchmark, "metrics", where)
@@ -181,7 +190,10 @@ def _point(benchmark: dict[str, Any], where: str) -> dict[str, Any]:
         raise ResultImportError(
             f"{where}: expected config.strategy and metrics (GuideLLM 0.5 or later)"
         )
-    load, verdicts = _load(strategy, f"{where}.config.strategy")
+    if trace is None:
+        load, verdicts = _load(strategy, f"{where}.config.strategy")
+    else:
+        load, verdicts = trace.load, trace.verdicts
     totals = mapping(metrics, "request_totals", f"{where}.metrics") or {}
     completed = count(totals, "successful", f"{where}.metrics.request_totals")
     failed = count(totals, "errored", f"{where}.metrics.request_totals")
@@ -224,6 +236,113 @@ def _point(benchmark: dict[str, Any], where: str) -> dict[str, Any]:
     return point
 
 
+# GuideLLM's Mooncake data arguments (src/guidellm/schemas/data/deserializers/trace_common.py,
+# trace_mooncake.py in 0.8.1) with the values under which it replays the trace as written.
+_AS_WRITTEN = {
+    "timestamp_column": "timestamp",
+    "prompt_tokens_column": "input_length",
+    "output_tokens_column": "output_length",
+    "hash_ids_column": "hash_ids",
+    "max_wait": None,
+    "max_session_wait": None,
+    "min_concurrent_sessions": None,
+    "copies": 1,
+}
+# GuideLLM reads a trace's timestamps as seconds; Mooncake's are milliseconds.
+_TRACE_UNITS_PER_S = 1000.0
+
+
+@dataclass(frozen=True)
+class TraceRun:
+    """A benchmark that replayed a trace: its identity, load and GuideLLM's own findings."""
+
+    identity: dict[str, Any]
+    load: dict[str, Any]
+    verdicts: list[dict[str, str]]
+
+
+def _mooncake_data(report: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
+    """(where, data arguments) of the one Mooncake dataset a replay report states
+    (`config.spec.data`, GuideLLM 0.8)."""
+    spec = mapping(mapping(report, "config", where), "spec", f"{where}.config") or {}
+    data = spec.get("data")
+    found = [
+        (f"{where}.config.spec.data[{index}]", entry)
+        for index, entry in enumerate(data if isinstance(data, list) else [])
+        if isinstance(entry, dict)
+    ]
+    if len(found) != 1 or found[0][1].get("kind") != "mooncake":
+        raise ResultImportError(
+            f"{where}.config.spec.data: a trace replay is imported from one dataset of kind "
+            "mooncake (GuideLLM 0.8); found "
+            + (", ".join(str(entry.get("kind")) for _, entry in found) or "none")
+        )
+    at, entry = found[0]
+    for name, value in _AS_WRITTEN.items():
+        if entry.get(name, value) != value:
+            raise ResultImportError(
+                f"{at}.{name}: {entry[name]!r} changes the trace; only a replay of the trace "
+                f"as written ({name} {value!r}) is the trace's workload"
+            )
+    return at, entry
+
+
+def _replay_findings(benchmark: dict[str, Any], totals: dict[str, Any]) -> list[dict[str, str]]:
+    """GuideLLM's warnings about the replay (a late start of the trace's requests:
+    `root_late`), and requests it scheduled but counted nowhere."""
+    verdicts = [
+        {
+            "code": "client_send_lag" if warning.get("code") == "root_late" else "guidellm_warning",
+            "message": f"GuideLLM: {warning.get('message')} ({warning.get('note')})",
+        }
+        for warning in benchmark.get("warnings") or []
+        if isinstance(warning, dict) and warning.get("message")
+    ]
+    state = benchmark.get("scheduler_state") or {}
+    created, total = state.get("created_requests"), totals.get("total")
+    if isinstance(created, int) and isinstance(total, int) and created > total:
+        verdicts.append(
+            {
+                "code": "requests_not_counted",
+                "message": f"GuideLLM scheduled {created} of the trace's requests and reports "
+                f"{total}: {created - total} still running when it ended the benchmark "
+                "counted neither as completed nor failed",
+            }
+        )
+    return verdicts
+
+
+def _trace_run(
+    report: tuple[str, dict[str, Any]], benchmark: dict[str, Any], where: str, facts: ImportFacts
+) -> TraceRun | None:
+    """The trace a benchmark of the `replay` profile (strategy `trace`) replayed; None for
+    another strategy. Speed: GuideLLM waits `data.time_scale × strategy.time_scale × the
+    timestamp`, in seconds, where Mooncake's timestamps are ms."""
+    config = mapping(benchmark, "config", where) or {}
+    strategy = mapping(config, "strategy", f"{where}.config") or {}
+    if strategy.get("type_") != "trace":
+        return None
+    at, data = _mooncake_data(report[1], report[0])
+    source = mapping(data, "source", at) or {}
+    scale = (number(data, "time_scale", at) or 1.0) * (
+        number(strategy, "time_scale", f"{where}.config.strategy") or 1.0
+    )
+    totals = mapping(mapping(benchmark, "metrics", where), "request_totals", where) or {}
+    state = benchmark.get("scheduler_state") or {}
+    sent = state.get("created_requests") if isinstance(state, dict) else None
+    stated = TraceReplayed(
+        where=f"{at}.source.path",
+        file=str(source.get("path") or ""),
+        speed=round(1.0 / (_TRACE_UNITS_PER_S * scale), 9) if scale > 0 else 0.0,
+        sent=sent if isinstance(sent, int) else count(totals, "total", where),
+        block_size=count(data, "hash_id_block_size", at),
+    )
+    if not stated.file:
+        raise ResultImportError(f"{at}.source.path: expected the trace file's path")
+    identity, load = replayed_trace(stated, facts.trace, facts.trace_block_size)
+    return TraceRun(identity, load, _replay_findings(benchmark, totals))
+
+
 def _moment(benchmark: dict[str, Any], key: str, where: str) -> dt.datetime:
     seconds = number(benchmark, key, where)
     if seconds is None:
@@ -237,6 +356,7 @@ def _moment(benchmark: dict[str, Any], key: str, where: str) -> dt.datetime:
 def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
     """One result from one or more GuideLLM reports; a load point per benchmark."""
     benchmarks: list[tuple[str, dict[str, Any]]] = []
+    traces: list[TraceRun | None] = []
     versions = []
     # Report version 1 states the request format in its top-level `args`, not in the backend.
     report_formats: dict[str, Any] = {}
@@ -249,6 +369,7 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
             if not isinstance(benchmark, dict):
                 raise ResultImportError(f"{where}: expected an object")
             benchmarks.append((where, benchmark))
+            traces.append(_trace_run((str(path), report), benchmark, where, facts))
             report_formats[where] = report_format
     if facts.slo_given:
         raise ResultImportError(
@@ -267,9 +388,17 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         ],
         "request_format",
     )
+    if len({trace is None for trace in traces}) > 1:
+        raise ResultImportError(
+            "some benchmarks replayed a trace and some did not; import them separately"
+        )
+    trace = same(
+        [(where, run and run.identity) for (where, _), run in zip(benchmarks, traces, strict=True)],
+        "replayed trace (its file, cut and speed)",
+    )
     points = []
-    for where, benchmark in benchmarks:
-        point = _point(benchmark, where)
+    for (where, benchmark), run in zip(benchmarks, traces, strict=True):
+        point = _point(benchmark, where, run)
         accepted_without_slo(point)
         points.append(point)
     starts = [_moment(benchmark, "start_time", where) for where, benchmark in benchmarks]
@@ -283,5 +412,6 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         served_model=served_model,
         api=_API.get(str(request_format)),
         tool_version=tool_version if isinstance(tool_version, str) else None,
+        trace=trace,
     )
     return assemble(facts, measured, "the exact `guidellm benchmark …` command line")

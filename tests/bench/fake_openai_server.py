@@ -292,7 +292,9 @@ class FakeOpenAIServer:
         include_usage = bool(options.get("include_usage")) and cfg.report_usage
         continuous = bool(options.get("continuous_usage_stats")) and cfg.report_usage
         prompt_tokens = _prompt_words(body)
-        total = cfg.output_tokens if cfg.output_tokens is not None else int(body["max_tokens"])
+        # vLLM takes the newer `max_completion_tokens` too (AIPerf and GuideLLM send it)
+        asked = body.get("max_tokens", body.get("max_completion_tokens"))
+        total = cfg.output_tokens if cfg.output_tokens is not None else int(asked)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         kind = "chat.completion.chunk" if chat else "text_completion"

@@ -1,0 +1,82 @@
+"""Imported trace replays: what an AIPerf or GuideLLM file says of the trace its run replayed,
+made into the same workload identity a `bench run --trace` of that trace states.
+
+The tools record the trace by its path only, so the trace file itself is a fact from the
+command line (`--trace FILE`): its SHA-256 (of the bytes as read, as `bench run --trace` takes
+it), its name (its header's, else its file name) and the requests it holds come from reading it
+with the same reader (`bench.trace.read_trace`), cut after the requests the run sent. The file
+must carry the name the tool recorded, so that a trace is not swapped for another by mistake.
+The load point is the one a replay here states: the replayed requests over the span of their
+timestamps ÷ the speed (`bench.trace_plan.offered_rate`). Two replays of one trace at one speed
+then share a workload key and a load, whichever tool ran them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from bench.errors import WorkloadFileError
+from bench.importers.common import MissingFactError, ResultImportError
+from bench.trace import read_trace
+from bench.trace_plan import offered_rate, trace_identity
+
+
+@dataclass(frozen=True)
+class TraceReplayed:
+    """What a tool's file states of the trace its run replayed."""
+
+    where: str  # the file and field that name the trace, for messages
+    file: str  # the trace's path as the tool recorded it
+    speed: float  # arrivals sped up by this factor (2: twice as fast)
+    sent: int | None  # requests the run sent (the trace is cut there), None if not stated
+    block_size: int | None = None  # tokens per hash ID, where the tool states it
+
+
+def _file_name(recorded: str) -> str:
+    """The file name of a path the tool recorded, on whichever system it ran."""
+    return PureWindowsPath(recorded).name if "\\" in recorded else PurePosixPath(recorded).name
+
+
+def replayed_trace(
+    stated: TraceReplayed, trace: Path | None, block_size: int | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the workload's trace identity, the load point's `load`) of an imported replay of
+    `stated`, reading the trace file `trace` (the --trace flag) cut where the run stopped;
+    MissingFactError without the file, ResultImportError for a file that is not the one the
+    tool replayed."""
+    recorded = _file_name(stated.file)
+    if trace is None:
+        raise MissingFactError(
+            f"missing; {stated.where} replayed the trace {recorded}: give that file, so that "
+            "its SHA-256 names the workload",
+            "--trace",
+        )
+    if trace.name != recorded:
+        raise ResultImportError(
+            f"{trace.name} is not the trace the run replayed ({stated.where}: {recorded})",
+            "--trace",
+        )
+    if block_size is not None and stated.block_size not in (None, block_size):
+        raise ResultImportError(
+            f"{block_size} contradicts the file ({stated.where}: block size "
+            f"{stated.block_size}); drop the flag or give the file's value",
+            "--trace-block-size",
+        )
+    try:
+        replay = read_trace(trace, block_size=block_size or stated.block_size, limit=stated.sent)
+    except WorkloadFileError as error:
+        raise ResultImportError(str(error), "--trace") from None
+    if stated.sent is not None and stated.sent > len(replay.requests):
+        raise ResultImportError(
+            f"the run sent {stated.sent} requests ({stated.where}), but {trace} holds "
+            f"{len(replay.requests)}; it is not the trace the run replayed",
+            "--trace",
+        )
+    if not (math.isfinite(stated.speed) and stated.speed > 0):
+        raise ResultImportError(f"{stated.where}: the replay's speed {stated.speed!r} is not > 0")
+    identity = trace_identity(replay, stated.speed, None)
+    load = {"arrival": "poisson", "request_rate": offered_rate(replay, stated.speed, None)}
+    return identity, load
