@@ -63,7 +63,7 @@ from bench.importers.common import (
     timezone_of,
     utc_stamp,
 )
-from bench.importers.trace_runs import TraceReplayed, replayed_trace
+from bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
 from registry.models import Result
 
 AIPERF_TOOL = "aiperf"
@@ -523,13 +523,11 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
         [(where, export.get("aiperf_version")) for where, export in exports], "aiperf_version"
     )
     traces = _trace_runs(exports, facts)
-    if len({trace is None for trace in traces}) > 1:
-        raise ResultImportError(
-            "some files replayed a trace and some did not; import them separately"
-        )
-    trace = same(
-        [(where, run and run.identity) for (where, _), run in zip(exports, traces, strict=True)],
-        "replayed trace (its file, cut and speed)",
+    trace = one_trace(
+        [
+            (where, run.identity if run else None)
+            for (where, _), run in zip(exports, traces, strict=True)
+        ]
     )
     points = [
         _point(export, where, facts.slo_given, run)

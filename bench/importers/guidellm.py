@@ -58,7 +58,7 @@ from bench.importers.common import (
     scaled,
     utc_stamp,
 )
-from bench.importers.trace_runs import TraceReplayed, replayed_trace
+from bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
 from registry.models import Result
 
 GUIDELLM_TOOL = "guidellm"
@@ -388,13 +388,11 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         ],
         "request_format",
     )
-    if len({trace is None for trace in traces}) > 1:
-        raise ResultImportError(
-            "some benchmarks replayed a trace and some did not; import them separately"
-        )
-    trace = same(
-        [(where, run and run.identity) for (where, _), run in zip(benchmarks, traces, strict=True)],
-        "replayed trace (its file, cut and speed)",
+    trace = one_trace(
+        [
+            (where, run.identity if run else None)
+            for (where, _), run in zip(benchmarks, traces, strict=True)
+        ]
     )
     points = []
     for (where, benchmark), run in zip(benchmarks, traces, strict=True):

@@ -14,12 +14,13 @@ then share a workload key and a load, whichever tool ran them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from bench.errors import WorkloadFileError
-from bench.importers.common import MissingFactError, ResultImportError
+from bench.importers.common import MissingFactError, ResultImportError, same
 from bench.trace import read_trace
 from bench.trace_plan import offered_rate, trace_identity
 
@@ -80,3 +81,13 @@ def replayed_trace(
     identity = trace_identity(replay, stated.speed, None)
     load = {"arrival": "poisson", "request_rate": offered_rate(replay, stated.speed, None)}
     return identity, load
+
+
+def one_trace(identities: Sequence[tuple[str, dict[str, Any] | None]]) -> dict[str, Any] | None:
+    """The trace identity every (where, identity) agrees on (None: no file replayed a trace);
+    ResultImportError when some replayed one and some did not, or they replayed different
+    traces, cuts or speeds (one result is one workload)."""
+    if len({identity is None for _, identity in identities}) > 1:
+        raise ResultImportError("some runs replayed a trace and some did not; import them apart")
+    identity: dict[str, Any] | None = same(identities, "replayed trace (its file, cut and speed)")
+    return identity
