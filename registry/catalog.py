@@ -6,7 +6,7 @@ Bad data raises InvalidFileError naming the file and each field, e.g.
 
 import hashlib
 import pickle
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,8 +123,29 @@ def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, Entry
 
 
 def load_gpus(path: Path = CATALOGS_DIR / "gpus.yaml") -> dict[str, GpuEntry]:
-    """The GPU catalog: id → entry."""
-    return _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
+    """The GPU catalog: id → entry. A name one source gives two GPUs is a problem."""
+    gpus = _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
+    problems: list[Problem] = []
+    named: dict[tuple[str, str], str] = {}
+    for index, gpu in enumerate(gpus.values()):
+        for number, alias in enumerate(gpu.source_names):
+            first = named.setdefault((alias.source, alias.name), gpu.id)
+            if first != gpu.id:
+                where = f"gpus[{index}].source_names[{number}]"
+                message = f"{alias.source} name {alias.name!r} is already {first}'s"
+                problems.append(Problem(display_path(path), where, message))
+    if problems:
+        raise InvalidFileError(problems)
+    return gpus
+
+
+def gpu_named(gpus: Mapping[str, GpuEntry], source: str, name: str) -> GpuEntry | None:
+    """The catalog GPU that `source` (a harvested source, e.g. `mlperf`) calls `name`, exactly
+    as it prints it (`GpuEntry.source_names`); None when no entry lists the name."""
+    for gpu in gpus.values():
+        if any(alias.source == source and alias.name == name for alias in gpu.source_names):
+            return gpu
+    return None
 
 
 def load_models(path: Path = CATALOGS_DIR / "models.yaml") -> dict[str, ModelEntry]:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
@@ -56,8 +57,9 @@ from registry.models import (
 DOCUMENT = "docs/dev-docker/README.md"
 REPOSITORY_URL = "https://github.com/ROCm/vllm"
 
-GPUS: dict[str, str] = {"MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
-"""GPU names in the README's title and latency header → catalog ids."""
+GPU_NAMES = "rocm-vllm"
+"""The source whose names (the GPU in the README's title and latency header, `MI300X`) the GPU
+catalog lists (`GpuEntry.source_names`)."""
 
 MODELS: dict[str, str] = {
     "Llama 3.1 8B": "llama-3.1-8b-instruct",
@@ -311,10 +313,10 @@ def _checkpoint(row: AmdRow, models: dict[str, ModelEntry]) -> tuple[ModelEntry,
 def _gpu(row: AmdRow, document: AmdDocument, gpus: dict[str, GpuEntry]) -> GpuEntry:
     if row.gpu is not None and row.gpu != document.gpu:
         raise RowSkipped(f"the latency header names {row.gpu}, the title {document.gpu}")
-    gpu_id = GPUS.get(document.gpu, "")
-    if gpu_id not in gpus:
+    gpu = gpu_named(gpus, GPU_NAMES, document.gpu)
+    if gpu is None:
         raise RowSkipped(f"GPU {document.gpu} is not in the GPU catalog")
-    return gpus[gpu_id]
+    return gpu
 
 
 def _common_conditions(row: AmdRow, document: AmdDocument, repo: str) -> str:

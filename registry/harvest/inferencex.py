@@ -30,6 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
@@ -63,18 +64,9 @@ OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
 DEFAULT_RANGE_RATIO = 0.8
 """`RANDOM_RANGE_RATIO: 0.8` in InferenceX's .github/workflows/benchmark-tmpl.yml."""
 
-GPUS: dict[str, str] = {
-    "h100": "h100-sxm",
-    "h200": "h200-sxm",
-    "b200": "b200",
-    "b300": "b300",
-    "gb200": "gb200",
-    "gb300": "gb300",
-    "mi300x": "mi300x",
-    "mi325x": "mi325x",
-    "mi355x": "mi355x",
-}
-"""InferenceX's GPU keys (packages/constants/src/gpu-keys.ts) → GPU catalog ids."""
+GPU_NAMES = "inferencex"
+"""The source whose names the GPU catalog lists (`GpuEntry.source_names`): InferenceX's GPU
+keys (packages/constants/src/gpu-keys.ts), e.g. `h100`."""
 
 MODELS: dict[str, str] = {
     "dsr1": "deepseek-r1",
@@ -286,8 +278,11 @@ def _result(
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
 ) -> Result:
-    gpu_id, model_id = GPUS.get(str(config["hardware"])), MODELS.get(str(config["model"]))
-    if gpu_id is None or gpu_id not in gpus:
+    gpu, model_id = (
+        gpu_named(gpus, GPU_NAMES, str(config["hardware"])),
+        MODELS.get(str(config["model"])),
+    )
+    if gpu is None:
         raise _Skip(f"hardware {config['hardware']!r} has no GPU catalog id")
     if model_id is None or model_id not in models:
         raise _Skip(f"model {config['model']!r} has no model catalog id")
@@ -298,9 +293,7 @@ def _result(
     spec = str(config.get("spec_method", "none"))
     count, divided_by, serving = _deployment(config, spec)
     precision = _precision(str(config["precision"]))
-    deployment = Deployment(
-        gpus[gpu_id], count, *engine, models[model_id], precision, None, serving
-    )
+    deployment = Deployment(gpu, count, *engine, models[model_id], precision, None, serving)
     identity = deployment.identity(_workload(rows, dump.range_ratio))
     conditions = _conditions(key, run, config, rows, dump, (count, divided_by))
     source = _source(key, run, config, dump, conditions)

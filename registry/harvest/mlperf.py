@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.mlperf_citation import conditions, footnote
 from registry.harvest.mlperf_log import (
@@ -50,8 +51,8 @@ from registry.harvest.mlperf_log import (
     parse_log_summary,
 )
 from registry.harvest.mlperf_names import (
-    ACCELERATORS,
     BENCHMARK_MODELS,
+    GPU_NAMES,
     LLM_FAMILIES,
     accuracy_target,
     benchmark_family,
@@ -80,8 +81,8 @@ from registry.models import (
 )
 
 __all__ = [
-    "ACCELERATORS",
     "BENCHMARK_MODELS",
+    "GPU_NAMES",
     "LATENCY_KEYS",
     "LLM_FAMILIES",
     "LOG_FILE",
@@ -183,10 +184,10 @@ def _gpu(row: dict[str, Any], gpus: dict[str, GpuEntry]) -> GpuEntry:
                 f"accelerator {accelerator!r} counts {counted.group(1)}, but Nodes × a# is {total}"
             )
         accelerator = accelerator[: counted.start()]
-    gpu_id = ACCELERATORS.get(accelerator)
-    if gpu_id is None or gpu_id not in gpus:
+    gpu = gpu_named(gpus, GPU_NAMES, accelerator)
+    if gpu is None:
         raise RowSkipped(f"accelerator {accelerator!r} has no GPU catalog id")
-    return gpus[gpu_id]
+    return gpu
 
 
 def harvest_row(

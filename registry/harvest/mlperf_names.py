@@ -2,42 +2,17 @@
 their catalog ids and result fields.
 
 Kept apart from the reader (`registry.harvest.mlperf`) so that a round that names a new
-accelerator or benchmark is one line here.
+benchmark is one line here; a new accelerator name is a `source_names` line of its GPU in the
+GPU catalog.
 """
 
 import re
 
 from registry.harvest.reported import Precision
 
-ACCELERATORS: dict[str, str] = {
-    "NVIDIA B200-SXM-180GB": "b200",
-    "NVIDIA H200-SXM-141GB": "h200-sxm",
-    # Behind VMware ESXi: the same part, but virtualization is part of what was measured.
-    "Virtualized NVIDIA H200-SXM-141GB": "h200-sxm-virtualized",
-    # NVIDIA's "CTS" part runs at a 1000 W TGP (its system description's hw_notes), not 700 W.
-    "NVIDIA H200-SXM-141GB-CTS": "h200-sxm-1000w",
-    "NVIDIA H200-NVL-141GB": "h200-nvl",
-    "NVIDIA H100-SXM-80GB": "h100-sxm",
-    "NVIDIA H100-NVL-94GB": "h100-nvl",
-    "NVIDIA H100-PCIe-80GB": "h100-pcie",
-    "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",
-    "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200-96gb",
-    "NVIDIA GB200": "gb200",
-    "NVIDIA GB300": "gb300",
-    "NVIDIA B300-SXM-270GB": "b300",
-    "NVIDIA L40S": "l40s",
-    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
-    "AMD Instinct MI300X 192GB HBM3": "mi300x",
-    "AMD Instinct MI300X-NPS1-SPX-192GB-750W": "mi300x",
-    "AMD MI300X-NPS1-SPX-192GB-750W": "mi300x",
-    "AMD Instinct MI325X 256GB HBM3e": "mi325x",
-    "AMD Instinct MI355X 288GB HBM3E": "mi355x",
-    "AMD Instinct MI355X 288GB HBM3e": "mi355x",
-    "AMD Instinct MI350X 288GB HBM3e": "mi350x",
-    "AMD Instinct MI350X": "mi350x",
-    "AMD Instinct MI325X 256GB HBM3E": "mi325x",
-}
-"""MLPerf's accelerator names → GPU catalog ids (exact names; anything else is skipped)."""
+GPU_NAMES = "mlperf"
+"""The source whose names (the results table's Accelerator, exactly, e.g. `NVIDIA
+H100-SXM-80GB`) the GPU catalog lists (`GpuEntry.source_names`); anything else is skipped."""
 
 BENCHMARK_MODELS: dict[str, str] = {
     "llama2-70b": "llama-2-70b-chat",

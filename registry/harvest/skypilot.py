@@ -8,8 +8,9 @@ price per GPU-hour. SkyPilot lists no reserved prices, so this source gives none
   notes give the regions and, where they differ, the range.
 - A spot price at or above the on-demand price is skipped: it is no discount (a catalog that
   copies the on-demand price into the spot column says nothing about spot).
-- An accelerator name maps to a GPU catalog id through `GPU_IDS` (and `INSTANCE_GPU_IDS` where
-  the cloud gives one name to two form factors); a name not mapped is skipped, with its reason.
+- An accelerator name maps to a GPU through the GPU catalog's `source_names` (source
+  `skypilot-<cloud>`; `INSTANCE_GPU_IDS` where the cloud gives one name to two form
+  factors); a name not mapped is skipped, with its reason.
 - The date is the excerpt's stated date, or, when none can be known, the date it was read with
   `date_basis: read`, which never counts as recent.
 
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from registry.catalog import load_catalog, load_gpus
+from registry.catalog import gpu_named, load_catalog, load_gpus
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport
 from registry.harvest.run import HarvestOptions
@@ -33,44 +34,13 @@ from registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excer
 from registry.models import GpuEntry, PriceCatalog, PriceEntry
 from registry.store import write_text_atomic
 
-# SkyPilot's accelerator names, per cloud, → GPU catalog ids. The form factor comes from the
-# provider's instance family: OCI's BM.GPU.H100.8 and Verda's 1H100.80S are HGX (SXM) boards.
-GPU_IDS: dict[tuple[str, str], str] = {
-    ("oci", "A100-80GB"): "a100-80gb-sxm",
-    ("oci", "B200"): "b200",
-    ("oci", "B300"): "b300",
-    ("oci", "GB200"): "gb200",
-    ("oci", "GB300"): "gb300",
-    ("oci", "H100"): "h100-sxm",
-    ("oci", "H200"): "h200-sxm",
-    ("oci", "L40S"): "l40s",
-    ("oci", "MI300X"): "mi300x",
-    ("oci", "MI355X"): "mi355x",
-    ("oci", "RTXPRO6000"): "rtx-pro-6000",
-    ("verda", "A100-80GB"): "a100-80gb-sxm",
-    ("verda", "B200"): "b200",
-    ("verda", "B300"): "b300",
-    ("verda", "H100"): "h100-sxm",
-    ("verda", "H200"): "h200-sxm",
-    ("verda", "RTX-PRO-6000"): "rtx-pro-6000",
-    ("nebius", "B200"): "b200",
-    ("nebius", "H100"): "h100-sxm",
-    ("nebius", "H200"): "h200-sxm",
-    ("nebius", "L40S"): "l40s",
-    ("hyperstack", "A100-80G-PCIe"): "a100-80gb-pcie",
-    ("hyperstack", "H100-80G-PCIe"): "h100-pcie",
-    ("hyperstack", "H100-80G-SXM5"): "h100-sxm",
-    ("hyperstack", "L40"): "l40",
-    ("lambda", "A100-80GB"): "a100-80gb-sxm",
-    ("lambda", "B200"): "b200",
-    ("lambda", "GH200"): "gh200-96gb",  # GpuInfo: 98,304 MiB (96 GB HBM3)
-    ("lium", "B200"): "b200",
-    ("lium", "B300"): "b300",
-    ("lium", "H100-SXM"): "h100-sxm",
-    ("lium", "H200"): "h200-sxm",  # GpuInfo: 143,360 MiB (141 GB, the SXM board's memory)
-    ("lium", "L40S"): "l40s",
-    ("lium", "RTXPRO6000"): "rtx-pro-6000",  # the file names the workstation card RTXPRO6000-WK
-}
+
+def gpu_names_source(cloud: str) -> str:
+    """The source whose accelerator names (SkyPilot's, of one cloud) the GPU catalog lists
+    (`GpuEntry.source_names`); the form factor follows the provider's instance family."""
+    return f"skypilot-{cloud}"
+
+
 # Where one accelerator name covers two form factors, the instance type says which.
 INSTANCE_GPU_IDS: dict[tuple[str, str], str] = {
     ("lambda", "_h100_pcie"): "h100-pcie",
@@ -98,11 +68,12 @@ class Offer:
     region: str
 
 
-def _gpu_id(cloud: str, row: dict[str, str]) -> str | None:
+def _gpu_id(cloud: str, row: dict[str, str], gpus: dict[str, GpuEntry]) -> str | None:
     for (known_cloud, fragment), gpu_id in INSTANCE_GPU_IDS.items():
         if known_cloud == cloud and fragment in row["InstanceType"]:
             return gpu_id
-    return GPU_IDS.get((cloud, row["AcceleratorName"]))
+    gpu = gpu_named(gpus, gpu_names_source(cloud), row["AcceleratorName"])
+    return None if gpu is None else gpu.id
 
 
 def _number(text: str | None) -> float | None:
@@ -117,7 +88,7 @@ def row_offers(
     excerpt: Excerpt, row: dict[str, str], gpus: dict[str, GpuEntry]
 ) -> tuple[list[Offer], str | None]:
     """The offers of one row, or the reason the row gives none."""
-    gpu_id = _gpu_id(excerpt.cloud, row)
+    gpu_id = _gpu_id(excerpt.cloud, row, gpus)
     if gpu_id is None:
         return [], f"accelerator {row['AcceleratorName']!r} is not mapped to a catalog GPU"
     if gpu_id not in gpus:

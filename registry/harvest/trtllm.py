@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
@@ -41,9 +42,8 @@ from registry.harvest.reported import (
     reported_result,
 )
 from registry.harvest.trtllm_names import (
-    GPUS,
+    GPU_NAMES,
     MODELS,
-    RTX_GPU,
     RTX_LABEL,
     RTX_SUFFIX,
     TOTAL_METRIC,
@@ -59,7 +59,7 @@ from registry.models import (
 
 DOCUMENT = "docs/source/developer-guide/perf-overview.md"
 
-__all__ = ["GPUS", "MODELS", "RTX_GPU", "RTX_LABEL", "RTX_SUFFIX", "TOTAL_METRIC"]
+__all__ = ["GPU_NAMES", "MODELS", "RTX_LABEL", "RTX_SUFFIX", "TOTAL_METRIC"]
 
 _COLUMN = re.compile(
     r"^(?:\*\*(?P<gpus>\d+) GPUs\*\*|(?P<gpu>.+?))<br/>(?P<par>[A-Z0-9,]+) \((?P<prec>FP\d+)\)$"
@@ -220,7 +220,9 @@ def _value(printed: str) -> float:
         raise _Skip(f"value {printed!r} is not a number") from None
 
 
-def _deployment(cell: Cell) -> tuple[str, int, ServingSettings, str]:
+def _deployment(
+    cell: Cell, gpus: dict[str, GpuEntry]
+) -> tuple[GpuEntry, int, ServingSettings, str]:
     column = _COLUMN.match(cell.column)
     if column is None:
         raise _Skip(f"column {cell.column!r} names no GPU, parallelism and precision")
@@ -241,12 +243,12 @@ def _deployment(cell: Cell) -> tuple[str, int, ServingSettings, str]:
             raise _Skip(f"column {cell.column!r} counts GPUs outside an RTX PRO 6000 table")
         if int(column["gpus"]) != count:
             raise _Skip(f"column {cell.column!r}: {column['gpus']} GPUs ≠ {column['par']}")
-        gpu_id = RTX_GPU
-    else:
-        gpu_id = GPUS.get(column["gpu"], "")
-        if not gpu_id:
-            raise _Skip(f"GPU {column['gpu']!r} has no catalog id")
-    return gpu_id, count, serving, column["prec"]
+    # An RTX PRO 6000 table's columns count GPUs: its label names the GPU.
+    name = RTX_LABEL if column["gpus"] is not None else column["gpu"]
+    gpu = gpu_named(gpus, GPU_NAMES, name)
+    if gpu is None:
+        raise _Skip(f"GPU {name!r} has no catalog id")
+    return gpu, count, serving, column["prec"]
 
 
 def _checkpoint(heading: str, precision: str, listed: str, catalog_repo: str) -> str | None:
@@ -388,9 +390,7 @@ def _result(
     listed: str,
 ) -> Result:
     model = _catalog_model(cell, models)
-    gpu_id, count, serving, precision = _deployment(cell)
-    if gpu_id not in gpus:
-        raise _Skip(f"GPU {gpu_id} is not in the GPU catalog")
+    gpu, count, serving, precision = _deployment(cell, gpus)
     value = _value(cell.printed)
     model_heading = cell.heading.removesuffix(RTX_SUFFIX)
     checkpoint = _checkpoint(model_heading, precision, listed, model.hf_repo)
@@ -404,7 +404,7 @@ def _result(
     version = document.engine_version or f"docs@{document.revision[:12]}"
     quantization = Precision(quantization=weights or precision.lower())
     deployment = Deployment(
-        gpus[gpu_id], count, "tensorrt-llm", version, model, quantization, checkpoint, serving
+        gpu, count, "tensorrt-llm", version, model, quantization, checkpoint, serving
     )
     identity = deployment.identity(fixed_lengths(cell.input_len, cell.output_len))
     conditions = _conditions(cell, value, deployed, document)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
@@ -29,6 +30,7 @@ from registry.harvest.reported import (
     reported_result,
 )
 from registry.harvest.trtllm import TOTAL_METRIC, TrtllmDocument
+from registry.harvest.trtllm_names import GPU_NAMES
 from registry.models import (
     GpuEntry,
     ModelEntry,
@@ -40,12 +42,6 @@ from registry.models import (
 GRID = re.compile(r"^\|\s*\|\s*GPU\s*\|", re.MULTILINE)
 """A grid's GPU header row: what tells this layout from the others."""
 
-GPUS: dict[str, str] = {
-    "B200": "b200",
-    "H200 141GB HBM3": "h200-sxm",
-    "H100 80GB HBM3": "h100-sxm",
-}
-"""Grid GPU names → catalog ids (the 0.1x page's names; HBM3 is the SXM part)."""
 
 MODELS: dict[str, tuple[str, dict[str, str]]] = {
     "Llama 3.3 70B": (
@@ -196,8 +192,8 @@ def _result(
     key: str,
 ) -> Result:
     gpus, models = catalogs
-    gpu_id = GPUS.get(cell.gpu, "")
-    if gpu_id not in gpus:
+    gpu = gpu_named(gpus, GPU_NAMES, cell.gpu)
+    if gpu is None:
         raise RowSkipped(f"GPU column {cell.gpu!r} has no catalog id")
     if cell.model not in MODELS or MODELS[cell.model][0] not in models:
         raise RowSkipped(f"table {cell.model!r} names no model in the catalog mapping")
@@ -212,7 +208,7 @@ def _result(
     sent = requests.get((cell.input_len, cell.output_len))
     count = cell.tensor_parallel
     deployment = Deployment(
-        gpus[gpu_id],
+        gpu,
         count,
         "tensorrt-llm",
         version or f"docs@{document.revision[:12]}",

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
@@ -29,6 +30,7 @@ from registry.harvest.reported import (
     reported_result,
 )
 from registry.harvest.trtllm import TrtllmDocument
+from registry.harvest.trtllm_names import GPU_NAMES
 from registry.models import (
     GpuEntry,
     ModelEntry,
@@ -38,15 +40,6 @@ from registry.models import (
 
 DOCUMENT = "docs/source/performance/perf-overview.md"
 
-GPUS: dict[str, str] = {
-    "H200 141GB HBM3": "h200-sxm",
-    "H100 80GB HBM3": "h100-sxm",
-    "L40S": "l40s",
-    "A100-SXM4-80GB": "a100-80gb-sxm",
-    "A100-PCIE-80GB": "a100-80gb-pcie",
-}
-"""Column names → GPU catalog ids. The page names the H200 without a form factor; later
-versions of it name the DGX H200, and the H100's HBM3 is the SXM part."""
 
 MODELS: dict[str, str] = {
     "LLaMA v3.1 8B": "llama-3.1-8b-instruct",
@@ -245,8 +238,8 @@ def _result(
     model_id = MODELS.get(cell.model)
     if model_id is None or model_id not in models:
         raise _Skip(f"model {cell.model!r} has no catalog id (or its version is not stated)")
-    gpu_id = GPUS.get(cell.gpu)
-    if gpu_id is None or gpu_id not in gpus:
+    gpu = gpu_named(gpus, GPU_NAMES, cell.gpu)
+    if gpu is None:
         raise _Skip(f"GPU column {cell.gpu!r} has no catalog id")
     try:
         value = float(cell.printed)
@@ -259,7 +252,7 @@ def _result(
     count = cell.tensor_parallel
     serving = ServingSettings(tensor_parallel_size=count)
     deployment = Deployment(
-        gpus[gpu_id], count, "tensorrt-llm", version, models[model_id], precision, None, serving
+        gpu, count, "tensorrt-llm", version, models[model_id], precision, None, serving
     )
     identity = deployment.identity(fixed_lengths(cell.input_len, cell.output_len))
     source = document.source(

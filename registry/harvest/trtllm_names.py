@@ -1,21 +1,15 @@
 """The names TensorRT-LLM's performance overview uses for GPUs and models, and their catalog ids.
 
 Kept apart from the reader (`registry.harvest.trtllm`) so that a new version of the page that
-names a new GPU or model is one line here.
+names a new model is one line here; a new GPU name is a `source_names` line of its GPU in the
+GPU catalog.
 """
 
-GPUS: dict[str, str] = {
-    "B200": "b200",
-    "GB200": "gb200",
-    "H200": "h200-sxm",
-    "H100": "h100-sxm",
-    "B300* (beta)": "b300",
-    "GB300* (beta)": "gb300",
-}
-"""Column GPU names → catalog ids (the page's hardware list: DGX H100/H200/B200/B300, NVL72)."""
+GPU_NAMES = "tensorrt-llm"
+"""The source whose GPU names (every layout's: `B200`, `H100 80GB HBM3`, `B300* (beta)`, the RTX
+PRO 6000 tables' label) the GPU catalog lists (`GpuEntry.source_names`)."""
 
 RTX_SUFFIX = " - RTX 6000 Pro Blackwell Server Edition"
-RTX_GPU = "rtx-pro-6000"
 
 MODELS: dict[str, tuple[str, dict[str, str | None]]] = {
     "Deepseek R1 0528": (

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
+from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
@@ -34,6 +35,7 @@ from registry.harvest.reported import (
     reported_result,
 )
 from registry.harvest.trtllm import TrtllmDocument
+from registry.harvest.trtllm_names import GPU_NAMES
 from registry.models import (
     GpuEntry,
     Load,
@@ -50,14 +52,6 @@ DOCUMENT = "docs/source/performance.md"
 MARK = "| Throughput (out tok/s/GPU) |"
 """The header cell that tells this layout from the later ones."""
 
-GPUS: dict[str, str] = {
-    # The page's methodology benchmarks "on an H100-HBM3-80GB system": HBM3 is the SXM part.
-    "H100": "h100-sxm",
-    # Before the H200 NVL (announced in November 2024) the H200 was the SXM part only.
-    "H200": "h200-sxm",
-    "L40S": "l40s",
-}
-"""Table GPU names (`### H100 GPUs (FP8)`) → catalog ids; an A100 is not told apart."""
 
 GPU_NOTES: dict[str, str] = {
     "H100": "The table names the GPU 'H100'; the page benchmarks 'an H100-HBM3-80GB system', "
@@ -174,8 +168,8 @@ def _fp8_kv_cache_evidence(page: str) -> str | None:
 def _catalog_entries(
     cell: StaticCell, gpus: dict[str, GpuEntry], models: dict[str, ModelEntry]
 ) -> tuple[GpuEntry, ModelEntry]:
-    gpu_id = GPUS.get(cell.gpu)
-    if gpu_id is None or gpu_id not in gpus:
+    gpu = gpu_named(gpus, GPU_NAMES, cell.gpu)  # `### H100 GPUs (FP8)`; an A100 is not told apart
+    if gpu is None:
         raise RowSkipped(
             f"GPU {cell.gpu!r} has no catalog id"
             + (" (the page does not say which A100: 40 or 80 GB, SXM or PCIe)"
@@ -184,7 +178,7 @@ def _catalog_entries(
     model_id = MODELS.get(cell.model)
     if model_id is None or model_id not in models:
         raise RowSkipped(f"model {cell.model!r} has no catalog id (or its version is not stated)")
-    return gpus[gpu_id], models[model_id]
+    return gpu, models[model_id]
 
 
 def _conditions(cell: StaticCell, per_gpu: float, kv_evidence: str | None, model_id: str) -> str:

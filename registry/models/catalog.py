@@ -101,6 +101,22 @@ class GpuLink(StrictModel):
     )
 
 
+class GpuSourceName(StrictModel):
+    """A name a harvested source gives this GPU, exactly as it prints it: the harvester of that
+    source files a row under this GPU when, and only when, the row names it so."""
+
+    source: Slug = Field(
+        description="The harvested source that prints the name: `mlperf` (MLPerf Inference "
+        "results tables' Accelerator), `tensorrt-llm` (TensorRT-LLM's performance overview), "
+        "`rocm-vllm` (AMD's ROCm vLLM README), `inferencex` (InferenceX's GPU keys), "
+        "`skypilot-<cloud>` (SkyPilot's catalog of that cloud)."
+    )
+    name: Text = Field(description="The name as the source prints it, matched exactly.")
+    note: LongText | None = Field(
+        None, description="Why the name is this GPU, where the name alone does not say."
+    )
+
+
 class GpuEntry(StrictModel):
     """One GPU model as sold, with its published specifications."""
 
@@ -131,6 +147,11 @@ class GpuEntry(StrictModel):
         description="The GPU's links with a sourced bandwidth, for the roofline bound's "
         "traffic between GPUs; empty where no source read states one (the bound then says "
         "that it counts none).",
+    )
+    source_names: list[GpuSourceName] = Field(
+        default_factory=list,
+        description="The names harvested sources give this GPU (read through "
+        "`registry.catalog.gpu_named`); a name no entry lists is skipped by the harvester.",
     )
     sources: Sources = Field(description="Where the facts come from.")
     notes: LongText | None = Field(None, description="Anything a reader should know.")

@@ -14,16 +14,17 @@ import pytest
 from click.testing import CliRunner
 
 from bench.cli import main
-from registry.catalog import load_catalog, load_prices
+from registry.catalog import gpu_named, load_catalog, load_gpus, load_prices
 from registry.harvest.errors import HarvestError
 from registry.harvest.run import HarvestOptions
-from registry.harvest.skypilot import GPU_IDS, PRICE_FILE, harvest_skypilot
+from registry.harvest.skypilot import PRICE_FILE, gpu_names_source, harvest_skypilot
 from registry.harvest.skypilot_excerpt import read_excerpt
 from registry.models import PriceCatalog
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests/data/harvest/skypilot"
 EXCERPTS = sorted(DATA.glob("*.csv"))
+GPUS = load_gpus()
 
 
 @pytest.fixture
@@ -65,8 +66,8 @@ def test_every_priced_row_is_in_the_registry(excerpt: Path) -> None:
     numbers = 0
     cheapest: dict[str, float] = {}
     for row in source.rows:
-        key = (source.cloud, row["AcceleratorName"])
-        if key not in GPU_IDS and source.cloud != "lambda":
+        named = gpu_named(GPUS, gpu_names_source(source.cloud), row["AcceleratorName"])
+        if named is None and source.cloud != "lambda":
             continue
         gpus = int(float(row["AcceleratorCount"]))
         for tier, column in (("on_demand", "Price"), ("interruptible", "SpotPrice")):

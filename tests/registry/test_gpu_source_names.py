@@ -1,0 +1,51 @@
+"""The names harvested sources give GPUs live in the GPU catalog (`source_names`), read through
+`registry.catalog.gpu_named`: adding a GPU a source names is its catalog entry, nothing else."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from registry.catalog import CATALOGS_DIR, gpu_named, load_gpus
+from registry.errors import InvalidFileError
+from registry.harvest import amd, inferencex, mlperf_names, skypilot, trtllm_names
+
+GPUS = load_gpus()
+READ_BY_A_HARVESTER = {
+    mlperf_names.GPU_NAMES,
+    trtllm_names.GPU_NAMES,
+    amd.GPU_NAMES,
+    inferencex.GPU_NAMES,
+    *(skypilot.gpu_names_source(cloud) for cloud in skypilot.OFFERINGS),
+}
+
+
+def test_every_source_of_a_name_is_read_by_a_harvester() -> None:
+    sources = {alias.source for gpu in GPUS.values() for alias in gpu.source_names}
+    assert sources == READ_BY_A_HARVESTER
+
+
+def test_a_name_is_matched_exactly_and_per_source() -> None:
+    h100 = gpu_named(GPUS, "mlperf", "NVIDIA H100-SXM-80GB")
+    assert h100 is not None
+    assert h100.id == "h100-sxm"
+    assert gpu_named(GPUS, "inferencex", "NVIDIA H100-SXM-80GB") is None
+    assert gpu_named(GPUS, "mlperf", "nvidia h100-sxm-80gb") is None
+    rtx = gpu_named(GPUS, "tensorrt-llm", trtllm_names.RTX_LABEL)
+    assert rtx is not None
+    assert rtx.id == "rtx-pro-6000"
+
+
+def test_a_name_one_source_gives_two_gpus_is_a_problem(tmp_path: Path) -> None:
+    data = yaml.safe_load((CATALOGS_DIR / "gpus.yaml").read_text(encoding="utf-8"))
+    by_id = {gpu["id"]: index for index, gpu in enumerate(data["gpus"])}
+    data["gpus"][by_id["h200-sxm"]]["source_names"].append(
+        {"source": "mlperf", "name": "NVIDIA H100-SXM-80GB"}
+    )
+    path = tmp_path / "gpus.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(InvalidFileError) as caught:
+        load_gpus(path)
+    (problem,) = caught.value.problems
+    assert problem.path.startswith(f"gpus[{by_id['h200-sxm']}].source_names[")
+    assert problem.message == "mlperf name 'NVIDIA H100-SXM-80GB' is already h100-sxm's"
