@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
-from pydantic import ValidationError
 
 from bench.commands.bench_options import OneLineErrors, OptionError
-from bench.commands.bench_run_options import run_options
+from bench.commands.bench_run_options import parse_options, run_options
 from bench.errors import BenchError
 from bench.interrupts import stop_reason
 from registry.secrets import redact
@@ -54,9 +53,8 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
           --num-requests 200 --input-len 512 --output-len 256 --slo-ttft-ms 500
       infermeter bench run --plan bench/plans/example.yaml
     """
-    from bench.plan import RunOptions, session_config
+    from bench.plan import session_config
     from bench.progress import ProgressDisplay
-    from bench.run_options import option_error
 
     context = click.get_current_context()
     progress = None if quiet else ProgressDisplay(sys.stderr)
@@ -66,12 +64,10 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
         return
     raw = context.meta.get("infermeter.raw_args", [])
     try:
-        run_options = RunOptions.model_validate(options)
+        run_options = parse_options(options)
         session = session_config(
             run_options, redact(shlex.join(["infermeter", "bench", "run", *raw]))
         )
-    except ValidationError as error:
-        raise OptionError(option_error(error)) from None
     except BenchError as error:
         raise OptionError(error.one_line()) from None
     outcome = _execute(session, progress)

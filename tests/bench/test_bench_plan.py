@@ -13,8 +13,7 @@ from click.testing import CliRunner, Result
 from standin_vllm import StandinVllm
 
 from bench.cli import main
-from bench.commands.bench import run_command
-from bench.plan import PlanError, RunOptions, load_plan
+from bench.plan import PlanError, load_plan
 from registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
@@ -190,13 +189,3 @@ def test_plan_example_is_valid_with_its_commented_run(tmp_path: Path) -> None:
     (extra,) = [run for run in load_plan(_plan(tmp_path, text)) if run.label.endswith("prefix")]
     assert extra.options.shared_prefix_tokens == 1024
     assert extra.options.vllm_args == ("--enable-prefix-caching",)
-
-
-def test_plan_keys_are_the_bench_run_options() -> None:
-    options = {
-        param.opts[0].removeprefix("--")
-        for param in run_command.params
-        if isinstance(param.opts[0], str) and param.name not in ("plan_path", "quiet", "as_json")
-    }
-    keys = {field.alias or name for name, field in RunOptions.model_fields.items()}
-    assert keys == options | {"name"}
