@@ -119,6 +119,14 @@ def test_trace_replay_follows_the_arrivals_within_the_stated_lateness(
         if request.timestamp_ms is not None and request.delay_ms is None:
             offset = by_prompt[prompts.build(0, request).prompt]
             assert offset == pytest.approx(request.timestamp_ms / 2000, abs=late_s)
+    # The server's log: every prompt it got is one of the trace's, and two prompts share
+    # exactly the words of their common leading blocks (a word is a token without a tokenizer).
+    built = {prompts.build(0, request).prompt: request for request in trace.requests}
+    logged = [(body["prompt"].split(), built[body["prompt"]]) for body in bodies]
+    for (words_a, a), (words_b, b) in itertools.combinations(logged, 2):
+        blocks = _leading_common(list(a.hash_ids), list(b.hash_ids))
+        shared = min(blocks * trace.block_size, a.input_length, b.input_length)
+        assert _leading_common(words_a, words_b) == shared, (a.line, b.line)
     # A session's later turn waits for the reply before it, then its delay / 2.
     first_a = by_prompt[prompts.build(0, trace.requests[0]).prompt]
     second_a = by_prompt[prompts.build(0, trace.requests[3]).prompt]
