@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from test_importers_guidellm_aiperf import _mutations
 
 from bench.cli import main
 from bench.importers import ImportFacts, ResultImportError, import_files
@@ -241,3 +243,21 @@ def test_a_guidellm_replay_of_another_workload_is_refused_in_one_line(
     with pytest.raises(ResultImportError, match=message) as caught:
         import_files([path], facts)
     assert "\n" not in caught.value.one_line()
+
+
+@pytest.mark.parametrize("path", [AIPERF_TRACE, GUIDELLM_TRACE], ids=lambda p: p.name[:9])
+def test_fuzzed_trace_exports_give_a_result_or_one_import_error(tmp_path: Path, path: Path) -> None:
+    rng = random.Random(path.name)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    trace = MOONCAKE if path == AIPERF_TRACE else SHARED_BLOCKS
+    facts = dataclasses.replace(FACTS, trace=trace, command="x")
+    lines = []
+    for trial in range(8):
+        target = tmp_path / f"fuzz{trial}.json"
+        target.write_text(json.dumps(_mutations(data, rng)), encoding="utf-8")
+        try:
+            import_files([target], facts)
+        except ResultImportError as error:
+            lines.append(error.one_line())
+    assert lines  # the mutations do break files
+    assert all("\n" not in line for line in lines)
