@@ -146,10 +146,9 @@ def cost_report(
     effective hourly cost by the accepted throughput. The API comparison needs both
     `api_usd_per_million_tokens` and `monthly_tokens`; it adds overheads to the GPU price,
     discounts retried work from the throughput (accepted throughput where given), and takes
-    idle time from the volume itself (`always_on`), not from `utilization`.
-    The serverless tier is priced at `serverless_usd_per_hour`, else at the on-demand rate
-    (per-second billing at the same rate, as the reference cloud bills it:
-    `serverless_price_basis` says which).
+    idle time from the volume itself (`always_on`), not from `utilization`. The serverless tier
+    is priced at `serverless_usd_per_hour`, else at the on-demand rate (per-second billing at
+    the same rate, as the reference cloud bills it: `serverless_price_basis` says which).
     """
     price = check_positive("price_usd_per_hour", price_usd_per_hour)
     count = check_gpu_count(gpu_count)
@@ -160,13 +159,7 @@ def cost_report(
     effective = effective_cost(deployment, utilization, retry_rate, overhead_usd_per_hour)
     hourly = effective.effective_usd_per_hour
     serverless = price if serverless_usd_per_hour is None else serverless_usd_per_hour
-    tiers = _tiers(
-        throughput,
-        accepted,
-        effective,
-        count,
-        (price, interruptible_usd_per_hour, reserved_usd_per_hour, serverless),
-    )
+    prices = (price, interruptible_usd_per_hour, reserved_usd_per_hour, serverless)
     useful = throughput if accepted is None else accepted
     return CostReport(
         price_usd_per_hour=price,
@@ -183,7 +176,7 @@ def cost_report(
         usd_per_million_accepted_tokens=(
             None if accepted is None else per_million(hourly, accepted)
         ),
-        tiers=tiers,
+        tiers=_tiers(throughput, accepted, effective, count, prices),
         serverless_price_basis="on_demand" if serverless_usd_per_hour is None else "given",
         versus_api=_versus_api(
             price, useful, effective, api_usd_per_million_tokens, monthly_tokens, count, always_on

@@ -147,6 +147,106 @@ def ran_on_cpu(result: Result) -> bool:
     return result.identity.gpu.id == CPU_DEVICE_ID
 
 
+def _mlperf_columns(result: Result) -> dict[str, Any]:
+    """What MLPerf's guidelines require beside its results; null for other sources."""
+    mlperf = getattr(result.source, "mlperf", None)
+    return {
+        "mlperf_result_id": mlperf.result_id if mlperf is not None else None,
+        "mlperf_round": mlperf.round if mlperf is not None else None,
+        "mlperf_division": mlperf.division if mlperf is not None else None,
+        "mlperf_category": mlperf.availability if mlperf is not None else None,
+        "mlperf_scenario": mlperf.scenario if mlperf is not None else None,
+        "mlperf_submitter": mlperf.submitter if mlperf is not None else None,
+        "mlperf_system": mlperf.system if mlperf is not None else None,
+    }
+
+
+def _identity_columns(result: Result) -> dict[str, Any]:
+    identity = result.identity
+    return {
+        "gpu": identity.gpu.id,
+        "gpu_count": identity.gpu.count,
+        "model": identity.model.id,
+        "quantization": identity.model.quantization,
+        "engine": identity.engine.name,
+        "engine_version": identity.engine.version,
+        "tensor_parallel_size": identity.serving.tensor_parallel_size,
+        "profile": identity.workload.profile,
+        "workload": workload_label(identity.workload),
+        "workload_key": workload_key(identity.workload),
+    }
+
+
+def _load_columns(point: LoadPoint) -> dict[str, Any]:
+    search = point.load.slo_search
+    return {
+        "scenario": scenario(point.load),
+        "arrival": point.load.arrival,
+        "concurrency": point.load.concurrency,
+        "request_rate": point.load.request_rate,
+        "load_label": point.load.label(),
+        "rate_search_percentile": search.percentile if search is not None else None,
+        "rate_search_ttft_ms": search.ttft_ms if search is not None else None,
+        "rate_search_tpot_ms": search.tpot_ms if search is not None else None,
+        "rate_search_e2e_ms": search.e2e_ms if search is not None else None,
+    }
+
+
+def _correction_columns(correction: CorrectionEntry | None) -> dict[str, Any]:
+    return {
+        "correction": correction.kind if correction is not None else None,
+        "correction_date": correction.date if correction is not None else None,
+        "correction_reason": correction.reason if correction is not None else None,
+        "replaced_by": correction.replaced_by if correction is not None else None,
+    }
+
+
+def _measured_columns(point: LoadPoint) -> dict[str, Any]:
+    """The point's figures as measured or published (latencies, counts, telemetry)."""
+    gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
+    return {
+        "interrupted": any(v.code == INTERRUPTED_VERDICT for v in point.validity),
+        "output_tokens_per_s_min": point.throughput.output_tokens_per_s,
+        "output_tokens_per_s_max": point.throughput.output_tokens_per_s,
+        "duration_s": point.duration_s,
+        "requests_completed": point.requests.completed,
+        "requests_failed": point.requests.failed,
+        "output_tokens_per_s": point.throughput.output_tokens_per_s,
+        "total_tokens_per_s": point.throughput.total_tokens_per_s,
+        "ttft_ms_p50": _stat(point.ttft_ms, "p50"),
+        "ttft_ms_p95": _stat(point.ttft_ms, "p95"),
+        "ttft_ms_p99": _stat(point.ttft_ms, "p99"),
+        "tpot_ms_p50": _stat(point.tpot_ms, "p50"),
+        "tpot_ms_mean": _stat(point.tpot_ms, "mean"),
+        "tpot_ms_p99": _stat(point.tpot_ms, "p99"),
+        "e2e_ms_mean": _stat(point.e2e_ms, "mean"),
+        "e2e_ms_p95": _stat(point.e2e_ms, "p95"),
+        "e2e_ms_p99": _stat(point.e2e_ms, "p99"),
+        "gpu_utilization_pct": (
+            None if gpu_telemetry is None else gpu_telemetry.gpu_utilization_pct_mean
+        ),
+        "energy_j": None if gpu_telemetry is None else gpu_telemetry.energy_j,
+    }
+
+
+def _derived_columns(
+    point: LoadPoint, gpu_count: int, accepted_tokens_per_s: float | None
+) -> dict[str, Any]:
+    """The figures derived from the point's (per GPU, per user, per joule, failure rate)."""
+    output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
+    per_user, per_user_basis = _per_user(point, output_tokens_per_s)
+    return {
+        "failure_rate": _rounded(_failure_rate(point)),
+        "accepted_output_tokens_per_s": _rounded(accepted_tokens_per_s),
+        "output_tokens_per_s_per_gpu": _rounded(
+            None if output_tokens_per_s is None else output_tokens_per_s / gpu_count
+        ),
+        "tokens_per_s_per_user": _rounded(per_user),
+        "tokens_per_s_per_user_basis": per_user_basis,
+        "output_tokens_per_joule": _rounded(_tokens_per_joule(point)),
+    }
+
+
 def index_rows(
     result: Result,
     file: str,
@@ -160,103 +260,46 @@ def index_rows(
     has none: every row is a GPU comparison's."""
     if ran_on_cpu(result):
         return []
-    identity = result.identity
     shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
-    gpu_count = identity.gpu.count
+    gpu_count = result.identity.gpu.count
     catalog = list(prices)
-    cheapest = cheapest_prices(identity.gpu.id, catalog)
+    cheapest = cheapest_prices(result.identity.gpu.id, catalog)
     trust = {tier: confidence(price, catalog) for tier, price in cheapest.items()}
     result_key = comparability_key(result)  # once per result: its points share it
+    result_columns: dict[str, Any] = (
+        {
+            "result_id": result.id,
+            "file": file,
+            "source_kind": result.source.kind,
+            "lane": result_lane(result),
+            "unofficial": bool(getattr(result.source, "unofficial", None)),
+        }
+        | _mlperf_columns(result)
+        | _identity_columns(result)
+        | _correction_columns(correction)
+    )
     rows = []
     for point_index, point in enumerate(result.points):
         output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
         accepted = accepted_at_own_slo(point_evidence(result, point_index))
         accepted_tokens_per_s = None if accepted is None else accepted.accepted_tokens_per_s
-        per_user, per_user_basis = _per_user(point, output_tokens_per_s)
-        gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
-        search = point.load.slo_search
-        mlperf = getattr(result.source, "mlperf", None)
         tiers: dict[str, Any] = {}
         for tier in TIERS:
+            price, sure = cheapest.get(tier), trust.get(tier)
             tiers |= _tier_columns(
-                tier,
-                cheapest.get(tier),
-                gpu_count,
-                output_tokens_per_s,
-                accepted_tokens_per_s,
-                trust.get(tier),
+                tier, price, gpu_count, output_tokens_per_s, accepted_tokens_per_s, sure
             )
         rows.append(
             IndexRow(
-                result_id=result.id,
-                file=file,
                 point_index=point_index,
-                source_kind=result.source.kind,
-                lane=result_lane(result),
-                mlperf_result_id=mlperf.result_id if mlperf is not None else None,
-                mlperf_round=mlperf.round if mlperf is not None else None,
-                mlperf_division=mlperf.division if mlperf is not None else None,
-                mlperf_category=mlperf.availability if mlperf is not None else None,
-                mlperf_scenario=mlperf.scenario if mlperf is not None else None,
-                mlperf_submitter=mlperf.submitter if mlperf is not None else None,
-                mlperf_system=mlperf.system if mlperf is not None else None,
-                unofficial=bool(getattr(result.source, "unofficial", None)),
-                gpu=identity.gpu.id,
-                gpu_count=gpu_count,
-                model=identity.model.id,
-                quantization=identity.model.quantization,
-                engine=identity.engine.name,
-                engine_version=identity.engine.version,
-                tensor_parallel_size=identity.serving.tensor_parallel_size,
-                profile=identity.workload.profile,
-                workload=workload_label(identity.workload),
-                workload_key=workload_key(identity.workload),
-                scenario=scenario(point.load),
-                arrival=point.load.arrival,
-                concurrency=point.load.concurrency,
-                request_rate=point.load.request_rate,
-                load_label=point.load.label(),
-                rate_search_percentile=search.percentile if search is not None else None,
-                rate_search_ttft_ms=search.ttft_ms if search is not None else None,
-                rate_search_tpot_ms=search.tpot_ms if search is not None else None,
-                rate_search_e2e_ms=search.e2e_ms if search is not None else None,
-                correction=correction.kind if correction is not None else None,
-                correction_date=correction.date if correction is not None else None,
-                correction_reason=correction.reason if correction is not None else None,
-                replaced_by=correction.replaced_by if correction is not None else None,
-                interrupted=any(v.code == INTERRUPTED_VERDICT for v in point.validity),
                 replicate_key=_replicate_key(result, point, result_key),
                 replicates=1,
-                output_tokens_per_s_min=point.throughput.output_tokens_per_s,
-                output_tokens_per_s_max=point.throughput.output_tokens_per_s,
-                duration_s=point.duration_s,
-                requests_completed=point.requests.completed,
-                requests_failed=point.requests.failed,
-                failure_rate=_rounded(_failure_rate(point)),
-                output_tokens_per_s=point.throughput.output_tokens_per_s,
-                total_tokens_per_s=point.throughput.total_tokens_per_s,
-                accepted_output_tokens_per_s=_rounded(accepted_tokens_per_s),
-                ttft_ms_p50=_stat(point.ttft_ms, "p50"),
-                ttft_ms_p95=_stat(point.ttft_ms, "p95"),
-                ttft_ms_p99=_stat(point.ttft_ms, "p99"),
-                tpot_ms_p50=_stat(point.tpot_ms, "p50"),
-                tpot_ms_mean=_stat(point.tpot_ms, "mean"),
-                tpot_ms_p99=_stat(point.tpot_ms, "p99"),
-                e2e_ms_mean=_stat(point.e2e_ms, "mean"),
-                e2e_ms_p95=_stat(point.e2e_ms, "p95"),
-                e2e_ms_p99=_stat(point.e2e_ms, "p99"),
-                gpu_utilization_pct=(
-                    None if gpu_telemetry is None else gpu_telemetry.gpu_utilization_pct_mean
-                ),
-                energy_j=None if gpu_telemetry is None else gpu_telemetry.energy_j,
-                output_tokens_per_s_per_gpu=_rounded(
-                    None if output_tokens_per_s is None else output_tokens_per_s / gpu_count
-                ),
-                tokens_per_s_per_user=_rounded(per_user),
-                tokens_per_s_per_user_basis=per_user_basis,
-                output_tokens_per_joule=_rounded(_tokens_per_joule(point)),
-                **_roofline_columns(shares[point_index]),
                 on_pareto_front=None,
+                **result_columns,
+                **_load_columns(point),
+                **_measured_columns(point),
+                **_derived_columns(point, gpu_count, accepted_tokens_per_s),
+                **_roofline_columns(shares[point_index]),
                 **tiers,
             )
         )

@@ -170,24 +170,34 @@ def roofline_shares(
             batch=per_replica,
             kv_cache_dtype=identity.model.kv_cache_dtype,
         )
-        if bound is None:
-            shares.append(RooflineShare(None, None, NOT_BOUNDED))
-            continue
-        if batch is None and bound.compute_tokens_per_second is None:
-            shares.append(RooflineShare(None, None, NO_COMPUTE_RATE))
-            continue
-        if batch is None:
-            tokens_per_s = (bound.compute_tokens_per_second or 0) * replicas
-            basis = "compute bound (peak dense rate; batch not stated)"
-        else:
-            tokens_per_s = bound.tokens_per_second * replicas
-            basis = f"{bound.limited_by} bound at batch {batch:,}, {context:,} tokens of context"
-            if bound.gpu_count > 1:
-                basis += f"; {bound.interconnect}"
-        measured = point.throughput.output_tokens_per_s
-        pct = None if measured is None or tokens_per_s <= 0 else measured / tokens_per_s * 100
-        shares.append(RooflineShare(tokens_per_s, pct, basis))
+        shares.append(_share(point, bound, batch, replicas, context))
     return shares
+
+
+def _share(
+    point: LoadPoint,
+    bound: ThroughputBound | None,
+    batch: int | None,
+    replicas: int,
+    context: int,
+) -> RooflineShare:
+    """The point's measured throughput against the deployment's bound (all `replicas`); at
+    an unstated batch, against the peak dense compute rate."""
+    if bound is None:
+        return RooflineShare(None, None, NOT_BOUNDED)
+    if batch is None and bound.compute_tokens_per_second is None:
+        return RooflineShare(None, None, NO_COMPUTE_RATE)
+    if batch is None:
+        tokens_per_s = (bound.compute_tokens_per_second or 0) * replicas
+        basis = "compute bound (peak dense rate; batch not stated)"
+    else:
+        tokens_per_s = bound.tokens_per_second * replicas
+        basis = f"{bound.limited_by} bound at batch {batch:,}, {context:,} tokens of context"
+        if bound.gpu_count > 1:
+            basis += f"; {bound.interconnect}"
+    measured = point.throughput.output_tokens_per_s
+    pct = None if measured is None or tokens_per_s <= 0 else measured / tokens_per_s * 100
+    return RooflineShare(tokens_per_s, pct, basis)
 
 
 class RooflineBounds:

@@ -74,9 +74,53 @@ def _text(value: Any) -> str:
     return "–" if value is None else str(value).replace("_", " ")
 
 
-def _vram_html(payload: Mapping[str, Any], base: str) -> str:
-    plan = payload["vllm_plan"]
-    verdict = "fits" if payload["fits"] else f"does not fit: {payload['reason']}"
+VRAM_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("Weights per GPU", "weights_bytes", _gib),
+    ("KV cache per GPU (vLLM)", "kv_cache_bytes", _gib),
+    ("KV cache per token", "kv_cache_bytes_per_token", lambda v: f"{v:,} bytes"),
+    ("KV cache tokens", "kv_cache_tokens", _count),
+    ("Max concurrency at max_model_len", "max_concurrency", lambda v: f"{v:,.2f}×"),
+    (
+        "Max concurrency, all replicas",
+        "vllm_plan.deployment_max_concurrency",
+        lambda v: f"{v:,.2f}×",
+    ),
+    ("GPUs (TP × PP × DP)", "vllm_plan.gpus", _count),
+    ("data_parallel_size", "vllm_plan.data_parallel_size", _count),
+    ("Expert parallel size", "vllm_plan.expert_parallel_size", _count),
+    ("max_model_len", "max_model_len", _count),
+    ("GPU memory (as CUDA reports)", "vllm_plan.gpu_memory_bytes", _gib),
+    ("gpu_memory_utilization", "vllm_plan.gpu_memory_utilization", str),
+    ("vLLM budget", "vllm_plan.requested_bytes", _gib),
+    ("Activation peak", "vllm_plan.activation_peak_bytes", _gib),
+    ("Non-torch memory", "vllm_plan.non_torch_bytes", _gib),
+    ("All-to-all backend", "vllm_plan.all2all_backend", _text),
+    ("All-to-all buffers", "vllm_plan.all2all_buffer_bytes", _gib),
+    ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
+    (
+        "CUDA graphs in the KV budget",
+        "vllm_plan.cuda_graph_in_budget",
+        lambda v: "yes" if v else "no",
+    ),
+    ("KV cache blocks", "vllm_plan.num_blocks", _count),
+    ("max_num_seqs", "vllm_plan.max_num_seqs", _count),
+    ("max_num_batched_tokens", "vllm_plan.max_num_batched_tokens", _count),
+    ("Weight format", "vllm_plan.weight_format", _text),
+    ("Context per request (simple)", "context_tokens", _count),
+    ("Concurrent requests, all replicas (simple)", "concurrency", _count),
+    ("Concurrent requests per replica (simple)", "concurrency_per_replica", _count),
+    ("KV cache needed (simple)", "breakdown.kv_cache_bytes", _gib),
+    ("Runtime overhead (simple)", "breakdown.runtime_overhead_bytes", _gib),
+    ("Safety margin (simple)", "breakdown.safety_margin_bytes", _gib),
+    ("Required per GPU (simple)", "required_bytes", _gib),
+    ("Headroom per GPU (simple)", "headroom_bytes", _gib),
+    ("Headroom state", "headroom_state", _text),
+]
+"""The plan's table: label, the payload's field, how its value reads."""
+
+
+def _memory_bar(plan: Mapping[str, Any]) -> tuple[str, str]:
+    """The bar of one GPU's memory (weights, activations, KV cache, CUDA graphs), its legend."""
     bar_total = plan["gpu_memory_bytes"] or 1
     parts = [
         ("weights", plan["weights_bytes"]),
@@ -90,57 +134,19 @@ def _vram_html(payload: Mapping[str, Any], base: str) -> str:
         f'title="{html.escape(label)}: {_gib(size)}"></span>'
         for index, (label, size) in enumerate(parts)
     )
-    legend = " · ".join(f"{label} {_gib(size)}" for label, size in parts)
+    return bar, " · ".join(f"{label} {_gib(size)}" for label, size in parts)
+
+
+def _vram_html(payload: Mapping[str, Any], base: str) -> str:
+    plan = payload["vllm_plan"]
+    verdict = "fits" if payload["fits"] else f"does not fit: {payload['reason']}"
+    bar, legend = _memory_bar(plan)
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in plan.get("notes") or [])
     return (
         f'<p class="im-verdict">{_out("fits", payload["fits"], verdict)}</p>'
         f'<div class="im-bar" aria-hidden="true">{bar}</div><p class="im-legend"'
         f">{html.escape(legend)}</p>"
-        + _rows(
-            payload,
-            [
-                ("Weights per GPU", "weights_bytes", _gib),
-                ("KV cache per GPU (vLLM)", "kv_cache_bytes", _gib),
-                ("KV cache per token", "kv_cache_bytes_per_token", lambda v: f"{v:,} bytes"),
-                ("KV cache tokens", "kv_cache_tokens", _count),
-                ("Max concurrency at max_model_len", "max_concurrency", lambda v: f"{v:,.2f}×"),
-                (
-                    "Max concurrency, all replicas",
-                    "vllm_plan.deployment_max_concurrency",
-                    lambda v: f"{v:,.2f}×",
-                ),
-                ("GPUs (TP × PP × DP)", "vllm_plan.gpus", _count),
-                ("data_parallel_size", "vllm_plan.data_parallel_size", _count),
-                ("Expert parallel size", "vllm_plan.expert_parallel_size", _count),
-                ("max_model_len", "max_model_len", _count),
-                ("GPU memory (as CUDA reports)", "vllm_plan.gpu_memory_bytes", _gib),
-                ("gpu_memory_utilization", "vllm_plan.gpu_memory_utilization", str),
-                ("vLLM budget", "vllm_plan.requested_bytes", _gib),
-                ("Activation peak", "vllm_plan.activation_peak_bytes", _gib),
-                ("Non-torch memory", "vllm_plan.non_torch_bytes", _gib),
-                ("All-to-all backend", "vllm_plan.all2all_backend", _text),
-                ("All-to-all buffers", "vllm_plan.all2all_buffer_bytes", _gib),
-                ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
-                (
-                    "CUDA graphs in the KV budget",
-                    "vllm_plan.cuda_graph_in_budget",
-                    lambda v: "yes" if v else "no",
-                ),
-                ("KV cache blocks", "vllm_plan.num_blocks", _count),
-                ("max_num_seqs", "vllm_plan.max_num_seqs", _count),
-                ("max_num_batched_tokens", "vllm_plan.max_num_batched_tokens", _count),
-                ("Weight format", "vllm_plan.weight_format", _text),
-                ("Context per request (simple)", "context_tokens", _count),
-                ("Concurrent requests, all replicas (simple)", "concurrency", _count),
-                ("Concurrent requests per replica (simple)", "concurrency_per_replica", _count),
-                ("KV cache needed (simple)", "breakdown.kv_cache_bytes", _gib),
-                ("Runtime overhead (simple)", "breakdown.runtime_overhead_bytes", _gib),
-                ("Safety margin (simple)", "breakdown.safety_margin_bytes", _gib),
-                ("Required per GPU (simple)", "required_bytes", _gib),
-                ("Headroom per GPU (simple)", "headroom_bytes", _gib),
-                ("Headroom state", "headroom_state", _text),
-            ],
-        )
+        + _rows(payload, VRAM_ROWS)
         + (f'<ul class="im-notes">{notes}</ul>' if notes else "")
         + _bound_html(payload)
     )

@@ -10,7 +10,8 @@ from typing import Any
 from wide_tables import filled_columns, more_columns
 
 from calculators.arch import param_counts, parse_config
-from calculators.kv_cache import kv_cache_shape
+from calculators.kv_cache import KVCacheShape, kv_cache_shape
+from calculators.model_arch import ModelArch
 from calculators.price_tiers import PRICE_TIERS
 from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from registry.models import GpuEntry, ModelEntry, PriceEntry
@@ -167,9 +168,8 @@ def market_note(gpu_id: str, prices: list[PriceEntry], chosen: Mapping[str, Pric
     )
 
 
-def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> str:
-    """The GPU's page; `results` is the HTML list of its results (empty: none yet)."""
-    chosen = tier_prices(entry.id, prices)
+def _spec_rows(entry: GpuEntry) -> list[tuple[str, str, str]]:
+    """The specification table's rows: label, value, the marks of the sources that state it."""
     marks = _source_marks(entry)
     tflops = entry.tflops_dense
     specs = [
@@ -208,18 +208,33 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         ("Interconnect", "interconnect", entry.interconnect),
     ]
     # A value no source states says so, rather than pass for a cited one.
-    spec_rows = [
+    return [
         (esc(label), esc(value), marks.get(field, "" if value is None else "not cited"))
         for label, field, value in specs
     ]
-    sources = "".join(
-        f'<li id="source-{number}">{_link(source.url, source.title)} ({esc(source.date)}): '
-        f"{esc(', '.join(source.fields))}</li>"
-        for number, source in enumerate(entry.sources, start=1)
-    )
-    # The reader's order: a table shows its first 10 columns until asked for the rest
-    # (`wide_tables`), so what the price is, when, how sure and from where come first.
-    price_rows = [
+
+
+PRICE_COLUMNS = (
+    "Provider",
+    "Tier",
+    "$/GPU-hour",
+    "Date",
+    "Confidence",
+    "Used in figures",
+    "Source",
+    "Offering",
+    "Instance",
+    "GPUs",
+    "Instance $/hour",
+    "Region",
+)
+"""The reader's order: a table shows its first 10 columns until asked for the rest
+(`wide_tables`), so what the price is, when, how sure and from where come first."""
+
+
+def _prices_html(prices: list[PriceEntry], chosen: Mapping[str, PriceEntry]) -> str:
+    """The GPU's price table, or why it has none."""
+    rows = [
         (
             f'<span id="{esc(price_anchor(price))}">{esc(price.provider)}</span>',
             _tier_cell(price),
@@ -237,29 +252,36 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         )
         for price in sorted(prices, key=lambda p: (p.tier, p.usd_per_gpu_hour, p.id))
     ]
-    prices_html = (
-        _table(
-            (
-                "Provider",
-                "Tier",
-                "$/GPU-hour",
-                "Date",
-                "Confidence",
-                "Used in figures",
-                "Source",
-                "Offering",
-                "Instance",
-                "GPUs",
-                "Instance $/hour",
-                "Region",
-            ),
-            price_rows,
-            exclude=True,
-        )
-        if price_rows
-        else "<p>No public price for this GPU was found: no provider lists it in the price "
+    if rows:
+        return _table(PRICE_COLUMNS, rows, exclude=True)
+    return (
+        "<p>No public price for this GPU was found: no provider lists it in the price "
         "sources read (SkyPilot's catalog files, the providers' pages in the price catalog), so "
         "its results show no $ figures. A price of a related GPU is not used in its place.</p>"
+    )
+
+
+PRICES_INTRO = (
+    "Price per GPU per hour (the instance's price ÷ its GPUs), with its date (*undated* "
+    "where the source states none and only the day it was read is known) and its "
+    "confidence (how many providers and offers agree; see "
+    "[Methodology](../methodology.md#prices)). Figures use, per tier, the cheapest price "
+    "dated within 6 months and quoted by at least 2 providers, else the cheapest dated "
+    "within 6 months that is the provider's official list price, else the cheapest usable "
+    "price; the other tiers come from the "
+    "on-demand price's provider (another provider's only when below that on-demand price). "
+    "A price the catalog doubts is listed but never used; a derived tier says so, with its "
+    "rule.\n\n"
+)
+
+
+def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> str:
+    """The GPU's page; `results` is the HTML list of its results (empty: none yet)."""
+    chosen = tier_prices(entry.id, prices)
+    sources = "".join(
+        f'<li id="source-{number}">{_link(source.url, source.title)} ({esc(source.date)}): '
+        f"{esc(', '.join(source.fields))}</li>"
+        for number, source in enumerate(entry.sources, start=1)
     )
     # The catalog's notes are the curator's working notes; readers get what they imply.
     notes = (
@@ -279,20 +301,11 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
         f"[Plan a model on this GPU](../calculators/vram.md?gpu={entry.id}) · "
         f"[GPU fit](../calculators/fit.md)\n\n"
         "## Specifications\n\n"
-        + _table(("Spec", "Value", "Sources"), spec_rows)
+        + _table(("Spec", "Value", "Sources"), _spec_rows(entry))
         + notes
         + f"\n\n## Sources\n\n<ol>{sources}</ol>\n\n## Prices\n\n"
-        "Price per GPU per hour (the instance's price ÷ its GPUs), with its date (*undated* "
-        "where the source states none and only the day it was read is known) and its "
-        "confidence (how many providers and offers agree; see "
-        "[Methodology](../methodology.md#prices)). Figures use, per tier, the cheapest price "
-        "dated within 6 months and quoted by at least 2 providers, else the cheapest dated "
-        "within 6 months that is the provider's official list price, else the cheapest usable "
-        "price; the other tiers come from the "
-        "on-demand price's provider (another provider's only when below that on-demand price). "
-        "A price the catalog doubts is listed but never used; a derived tier says so, with its "
-        "rule.\n\n"
-        + prices_html
+        + PRICES_INTRO
+        + _prices_html(prices, chosen)
         + market_note(entry.id, prices, chosen)
         + "\n\n## Results on this GPU\n\n"
         + (results or "No result on this GPU yet.")
@@ -356,14 +369,9 @@ def _gib(value: int) -> str:
     return f"{value / GIB:,.2f} GiB"
 
 
-def model_page(entry: ModelEntry, compare_links: str = "") -> str:
-    """The model's page; `compare_links` is the Markdown list of its compare pages."""
-    arch = parse_config(entry.config)
-    counts = param_counts(arch)
-    fmt = weight_format(arch)
-    weights = weight_bytes(arch, fmt).total
-    kv = kv_cache_shape(arch, "auto", 1, model_dtype_bytes(arch))
-    facts = [
+def _model_facts(entry: ModelEntry, arch: ModelArch) -> list[tuple[str, str]]:
+    """The architecture table's rows."""
+    return [
         (
             "Hugging Face repository",
             _link(f"https://huggingface.co/{entry.hf_repo}", entry.hf_repo),
@@ -381,19 +389,28 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
         ("Latent attention (MLA)", "no" if arch.mla is None else "yes"),
         ("Vision tower", "no" if arch.vision is None else "yes"),
         ("Checkpoint dtype", esc(arch.torch_dtype)),
-        ("Weight format", esc(fmt.method)),
+        ("Weight format", esc(weight_format(arch).method)),
     ]
+
+
+def _param_rows(entry: ModelEntry, arch: ModelArch) -> list[tuple[str, str]]:
+    """Published and computed parameter counts."""
+    counts = param_counts(arch)
     published = entry.published_params
-    params = [
+    return [
         ("Published total", f"{published.total_b:g} B"),
         ("Published active", "–" if published.active_b is None else f"{published.active_b:g} B"),
         ("Computed total", f"{counts.total / 1e9:,.2f} B"),
         ("Computed active per token", f"{counts.active / 1e9:,.2f} B"),
     ]
+
+
+def _memory_rows(entry: ModelEntry, weights: int, kv: KVCacheShape) -> list[tuple[str, ...]]:
+    """Weights and KV cache of one request at each context, with a link to the GPUs it fits."""
     contexts = sorted(
         {c for c in MEMORY_CONTEXTS if c <= entry.context_length} | {entry.context_length}
     )
-    memory_rows = [
+    return [
         (
             f"{context:,}",
             _gib(kv.bytes_for_sequence(context)),
@@ -404,6 +421,13 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
         )
         for context in contexts
     ]
+
+
+def model_page(entry: ModelEntry, compare_links: str = "") -> str:
+    """The model's page; `compare_links` is the Markdown list of its compare pages."""
+    arch = parse_config(entry.config)
+    weights = weight_bytes(arch, weight_format(arch)).total
+    kv = kv_cache_shape(arch, "auto", 1, model_dtype_bytes(arch))
     sources = "".join(
         f"<li>{_link(source.url, source.title)} ({esc(source.date)}):"
         f" {esc(', '.join(source.fields))}</li>"
@@ -426,15 +450,17 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
         f"[VRAM plan](../calculators/vram.md?model={entry.id}) · "
         f"[GPU fit](../calculators/fit.md?model={entry.id})\n\n"
         "## Architecture\n\n"
-        + _table(("", ""), facts)
+        + _table(("", ""), _model_facts(entry, arch))
         + "\n\n## Parameters\n\n"
-        + _table(("", ""), params)
+        + _table(("", ""), _param_rows(entry, arch))
         + "\n\n## Memory needs\n\n"
         f"Weights in the checkpoint's format: **{_gib(weights)}**; KV cache "
         f"**{kv.bytes_for_sequence(1) / 1024:,.0f} KiB per token** (model dtype, no parallelism). "
         "One request at each context, before vLLM's runtime overheads:\n\n"
         + _table(
-            ("Context, tokens", "KV cache", "Weights + KV cache", "Fit"), memory_rows, exclude=True
+            ("Context, tokens", "KV cache", "Weights + KV cache", "Fit"),
+            _memory_rows(entry, weights, kv),
+            exclude=True,
         )
         + notes
         + "\n\n## Compare GPUs for this model\n\n"

@@ -3,8 +3,9 @@ each compare page's rows as CSV and every result file."""
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from pydantic import BaseModel
 from result_index import Index
 from row_groups import compare_slug
 
@@ -12,6 +13,73 @@ from registry.index import IndexRow, csv_text, render_csv
 from registry.index import render_json as index_json
 from registry.licences import licences_data, licences_markdown
 from registry.models import GpuEntry, ModelEntry, PriceEntry
+
+PRICE_CSV_COLUMNS = (
+    "id",
+    "provider",
+    "gpu",
+    "tier",
+    "usd_per_gpu_hour",
+    "gpus_per_instance",
+    "region",
+    "as_of",
+    "source_url",
+)
+
+
+def _json_list(entries: Iterable[BaseModel]) -> str:
+    return json.dumps([entry.model_dump(mode="json") for entry in entries], indent=2) + "\n"
+
+
+def _catalog_files(
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    prices: Mapping[str, PriceEntry],
+) -> dict[str, str]:
+    """The catalogs as JSON, the prices as CSV too."""
+    price_rows = [
+        (
+            p.id,
+            p.provider,
+            p.gpu,
+            p.tier,
+            p.usd_per_gpu_hour,
+            p.gpus_per_instance,
+            p.region,
+            p.as_of,
+            p.source.url,
+        )
+        for p in prices.values()
+    ]
+    return {
+        "data/gpus.json": _json_list(gpus.values()),
+        "data/models.json": _json_list(models.values()),
+        "data/prices.json": _json_list(prices.values()),
+        "data/prices.csv": csv_text([PRICE_CSV_COLUMNS, *price_rows]),
+    }
+
+
+def _described(index: Index, gpus: int, models: int, prices: int) -> list[tuple[str, str]]:
+    """The files the page lists, with what each is (counts of catalog entries given)."""
+    return [
+        (
+            "data/index.json",
+            f"The index: every result × load point ({len(index.rows)} rows), with $ figures"
+            f" at current prices; column descriptions included.",
+        ),
+        ("data/index.csv", "The same index as CSV."),
+        ("data/gpus.json", f"The GPU catalog ({gpus} GPUs) with sources."),
+        ("data/models.json", f"The model catalog ({models} models) with their config.json fields."),
+        ("data/prices.json", f"The price catalog ({prices} prices) with dates and sources."),
+        ("data/prices.csv", "The price catalog as CSV."),
+        (
+            "assets/catalog.json",
+            "What the in-browser calculators read: model configs, GPU memory, cheapest"
+            " price per tier.",
+        ),
+        ("assets/calculators.zip", "The `calculators` Python package the calculator pages run."),
+        ("data/licences.json", "The terms of each part of the data (the table below)."),
+    ]
 
 
 def downloads(
@@ -26,45 +94,7 @@ def downloads(
     files = {
         "data/index.json": index_json(index.rows),
         "data/index.csv": render_csv(index.rows),
-        "data/gpus.json": json.dumps([g.model_dump(mode="json") for g in gpus.values()], indent=2)
-        + "\n",
-        "data/models.json": json.dumps(
-            [m.model_dump(mode="json") for m in models.values()], indent=2
-        )
-        + "\n",
-        "data/prices.json": json.dumps(
-            [p.model_dump(mode="json") for p in prices.values()], indent=2
-        )
-        + "\n",
-        "data/prices.csv": csv_text(
-            [
-                (
-                    "id",
-                    "provider",
-                    "gpu",
-                    "tier",
-                    "usd_per_gpu_hour",
-                    "gpus_per_instance",
-                    "region",
-                    "as_of",
-                    "source_url",
-                )
-            ]
-            + [
-                (
-                    p.id,
-                    p.provider,
-                    p.gpu,
-                    p.tier,
-                    p.usd_per_gpu_hour,
-                    p.gpus_per_instance,
-                    p.region,
-                    p.as_of,
-                    p.source.url,
-                )
-                for p in prices.values()
-            ]
-        ),
+        **_catalog_files(gpus, models, prices),
     }
     groups: dict[str, list[IndexRow]] = defaultdict(list)
     for row in index.rows:
@@ -73,28 +103,7 @@ def downloads(
         files[f"compare/{slug}.csv"] = render_csv(rows)
     for result_id, text in index.texts.items():
         files[f"results/{result_id}.json"] = text
-    described = [
-        (
-            "data/index.json",
-            f"The index: every result × load point ({len(index.rows)} rows), with $ figures"
-            f" at current prices; column descriptions included.",
-        ),
-        ("data/index.csv", "The same index as CSV."),
-        ("data/gpus.json", f"The GPU catalog ({len(gpus)} GPUs) with sources."),
-        (
-            "data/models.json",
-            f"The model catalog ({len(models)} models) with their config.json fields.",
-        ),
-        ("data/prices.json", f"The price catalog ({len(prices)} prices) with dates and sources."),
-        ("data/prices.csv", "The price catalog as CSV."),
-        (
-            "assets/catalog.json",
-            "What the in-browser calculators read: model configs, GPU memory, cheapest"
-            " price per tier.",
-        ),
-        ("assets/calculators.zip", "The `calculators` Python package the calculator pages run."),
-        ("data/licences.json", "The terms of each part of the data (the table below)."),
-    ]
+    described = _described(index, len(gpus), len(models), len(prices))
     files["data/licences.json"] = json.dumps(licences_data(), indent=2) + "\n"
     for uri, (content, text) in (more or {}).items():
         files[uri] = content

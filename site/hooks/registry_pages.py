@@ -50,6 +50,7 @@ from registry.catalog import load_gpus, load_models, load_prices
 from registry.errors import RegistryError
 from registry.estimate import Estimates
 from registry.lookup import TIERS, cheapest_prices
+from registry.models import GpuEntry, ModelEntry, PriceEntry
 from registry.plan_accuracy import load_cases
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,29 +131,18 @@ def pyodide_lock(source: Path) -> str:
     return json.dumps({"info": info, "packages": {}}, sort_keys=True) + "\n"
 
 
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    root = registry_root()
-    links = repository.repository_links(Path(__file__).resolve().parents[2] / "pyproject.toml")
-    config.repo_url, config.repo_name = links.repo_url, links.repo_name
-    config.edit_uri = links.edit_uri
-    catalogs = root / "registry" / "catalogs"
-    try:
-        gpus = load_gpus(catalogs / "gpus.yaml")
-        models = load_models(catalogs / "models.yaml")
-        prices = load_prices(catalogs / "prices.yaml")
-        index = result_index.load_index(root)
-    except RegistryError as error:
-        raise PluginError(f"invalid registry data:\n{error}") from None
-    unknown = sorted({p.id for p in prices.values() if p.gpu not in gpus})
-    if unknown:
-        raise PluginError(f"prices.yaml: prices name GPUs not in gpus.yaml: {', '.join(unknown)}")
-    price_list = list(prices.values())
-    cheapest_entries = {gpu_id: cheapest_prices(gpu_id, price_list) for gpu_id in gpus}
+def _browser_catalog(
+    gpus: dict[str, GpuEntry],
+    models: dict[str, ModelEntry],
+    cheapest_entries: dict[str, dict[str, PriceEntry]],
+) -> dict[str, Any]:
+    """What the in-browser calculators read (`assets/catalog.json`): model configs, GPU
+    memory, rates and links, the cheapest price per tier and which catalog price it is."""
     cheapest = {
         gpu_id: {tier: price.usd_per_gpu_hour for tier, price in entries.items()}
         for gpu_id, entries in cheapest_entries.items()
     }
-    calc_catalog = {
+    return {
         "models": {
             model.id: {
                 "name": model.name,
@@ -186,13 +176,33 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
             for gpu in gpus.values()
         },
     }
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    root = registry_root()
+    links = repository.repository_links(Path(__file__).resolve().parents[2] / "pyproject.toml")
+    config.repo_url, config.repo_name = links.repo_url, links.repo_name
+    config.edit_uri = links.edit_uri
+    catalogs = root / "registry" / "catalogs"
+    try:
+        gpus = load_gpus(catalogs / "gpus.yaml")
+        models = load_models(catalogs / "models.yaml")
+        prices = load_prices(catalogs / "prices.yaml")
+        index = result_index.load_index(root)
+    except RegistryError as error:
+        raise PluginError(f"invalid registry data:\n{error}") from None
+    unknown = sorted({p.id for p in prices.values() if p.gpu not in gpus})
+    if unknown:
+        raise PluginError(f"prices.yaml: prices name GPUs not in gpus.yaml: {', '.join(unknown)}")
+    price_list = list(prices.values())
+    cheapest_entries = {gpu_id: cheapest_prices(gpu_id, price_list) for gpu_id in gpus}
     _state.update(
         gpus=gpus,
         models=models,
         prices=prices,
         cheapest=cheapest_entries,
         index=index,
-        catalog=calc_catalog,
+        catalog=_browser_catalog(gpus, models, cheapest_entries),
     )
     return config
 
@@ -204,55 +214,47 @@ def _page(files: Files, config: MkDocsConfig, uri: str, content: str | bytes) ->
     files.append(File.generated(config, uri, content=content))
 
 
-def on_files(files: Files, config: MkDocsConfig) -> Files:
+def _catalog_pages(files: Files, config: MkDocsConfig, groups: page_links.ResultGroups) -> None:
+    """The GPU list and a page per GPU (specifications, prices, results), the model list."""
     gpus, models, prices = _state["gpus"], _state["models"], _state["prices"]
-    catalog = _state["catalog"]
-    try:
-        for kind in calc_pages.PAGES:
-            _page(
-                files, config, f"calculators/{kind}.md", calc_pages.calculator_page(kind, catalog)
-            )
-        _page(files, config, "gpus/index.md", catalog_pages.gpus_index(gpus, _state["cheapest"]))
-        groups = page_links.group_results(_state["index"].rows)
-        for gpu in gpus.values():
-            gpu_prices = [price for price in prices.values() if price.gpu == gpu.id]
-            results = page_links.gpu_results_table(
-                groups.by_gpu.get(gpu.id, []), gpu.id, models, gpu.name
-            )
-            _page(
-                files,
-                config,
-                f"gpus/{gpu.id}.md",
-                catalog_pages.gpu_page(gpu, gpu_prices, results),
-            )
-        _page(files, config, "models/index.md", catalog_pages.models_index(models))
-        estimates = Estimates(gpus, models, _state["cheapest"])
-        gpu_names = gpu_labels.names_of(gpus)
-        site = _answer_pages(files, config)
-        for model in models.values():
-            by_profile = groups.result_ids_by_model.get(model.id, {})
-            links = page_links.compare_links(model.id, by_profile)
-            section = answer_site.model_section(site, model.id)
-            links += (
-                section
-                if section is not None
-                else answer_pages.model_estimates(model.id, estimates, gpu_names)
-            )
-            _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
-        flagged = {price.gpu for price in prices.values() if price.caution is not None}
-        pages, slots = compare_pages.pages(_state["index"], models, flagged, gpu_names)
-        for uri, content in pages.items():
-            _page(files, config, uri, content)
-        _state["slots"] = slots
-        _page(files, config, result_pages.SHELL_URI, result_pages.SHELL_MARKDOWN)
-        _page(files, config, accuracy_page.URI, accuracy_page.accuracy_page(load_cases()))
-        _page(files, config, perf_pages.URI, perf_pages.error_page(perf_pages.load_held_out(REPO)))
-    except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
-        raise PluginError(f"cannot generate pages: {error}") from None
+    _page(files, config, "gpus/index.md", catalog_pages.gpus_index(gpus, _state["cheapest"]))
+    for gpu in gpus.values():
+        gpu_prices = [price for price in prices.values() if price.gpu == gpu.id]
+        results = page_links.gpu_results_table(
+            groups.by_gpu.get(gpu.id, []), gpu.id, models, gpu.name
+        )
+        _page(files, config, f"gpus/{gpu.id}.md", catalog_pages.gpu_page(gpu, gpu_prices, results))
+    _page(files, config, "models/index.md", catalog_pages.models_index(models))
 
-    archive = calculators_archive()
+
+def _model_pages(files: Files, config: MkDocsConfig, groups: page_links.ResultGroups) -> None:
+    """A page per model with its compare pages, then its answers or estimates; the answer
+    pages; the compare pages."""
+    gpus, models, prices = _state["gpus"], _state["models"], _state["prices"]
+    estimates = Estimates(gpus, models, _state["cheapest"])
+    gpu_names = gpu_labels.names_of(gpus)
+    site = _answer_pages(files, config)
+    for model in models.values():
+        by_profile = groups.result_ids_by_model.get(model.id, {})
+        links = page_links.compare_links(model.id, by_profile)
+        section = answer_site.model_section(site, model.id)
+        links += (
+            section
+            if section is not None
+            else answer_pages.model_estimates(model.id, estimates, gpu_names)
+        )
+        _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
+    flagged = {price.gpu for price in prices.values() if price.caution is not None}
+    pages, slots = compare_pages.pages(_state["index"], models, flagged, gpu_names)
+    for uri, content in pages.items():
+        _page(files, config, uri, content)
+    _state["slots"] = slots
+
+
+def _data_files(files: Files, config: MkDocsConfig, archive: bytes) -> None:
+    """The calculators' archive and catalog, and every file the Downloads page lists."""
     _page(files, config, "assets/calculators.zip", archive)
-    catalog_text = json.dumps(catalog, sort_keys=True, separators=(",", ":"))
+    catalog_text = json.dumps(_state["catalog"], sort_keys=True, separators=(",", ":"))
     _page(files, config, "assets/catalog.json", catalog_text)
     site = _state["answer_site"]
     more = {
@@ -268,10 +270,14 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             "evidence, the prices figures use, and the estimates.",
         ),
     }
+    gpus, models, prices = _state["gpus"], _state["models"], _state["prices"]
     downloads = compare_pages.downloads(_state["index"], gpus, models, prices, more)
     for uri, content in downloads.items():
         _page(files, config, uri, content)
 
+
+def _vendored_assets(files: Files, config: MkDocsConfig, archive: bytes) -> None:
+    """Pyodide, the calculators' Python snapshot and uPlot, from node_modules."""
     runtime = REPO / "node_modules" / "pyodide"
     for name in PYODIDE_FILES:
         source = runtime / name
@@ -295,6 +301,24 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         if not (uplot / name).is_file():
             raise PluginError(f"{uplot / name}: missing; run `npm ci` first (it installs uPlot)")
         files.append(File.generated(config, uri, abs_src_path=str(uplot / name)))
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    try:
+        for kind in calc_pages.PAGES:
+            page = calc_pages.calculator_page(kind, _state["catalog"])
+            _page(files, config, f"calculators/{kind}.md", page)
+        groups = page_links.group_results(_state["index"].rows)
+        _catalog_pages(files, config, groups)
+        _model_pages(files, config, groups)
+        _page(files, config, result_pages.SHELL_URI, result_pages.SHELL_MARKDOWN)
+        _page(files, config, accuracy_page.URI, accuracy_page.accuracy_page(load_cases()))
+        _page(files, config, perf_pages.URI, perf_pages.error_page(perf_pages.load_held_out(REPO)))
+    except (ValueError, KeyError) as error:  # the calculators' errors are ValueErrors
+        raise PluginError(f"cannot generate pages: {error}") from None
+    archive = calculators_archive()
+    _data_files(files, config, archive)
+    _vendored_assets(files, config, archive)
     return files
 
 
