@@ -261,3 +261,28 @@ def test_fuzzed_trace_exports_give_a_result_or_one_import_error(tmp_path: Path, 
             lines.append(error.one_line())
     assert lines  # the mutations do break files
     assert all("\n" not in line for line in lines)
+
+
+def test_the_aiperf_0x_layout_of_a_trace_replay_is_read_too(tmp_path: Path) -> None:
+    """AIPerf 0.x states the trace in `input_config.input` (`file`, `custom_dataset_type`,
+    `fixed_schedule`; v0.1.1's aiperf/common/config/input_config.py) and had no speed-up. No
+    real export of such a run was found: the real 0.1 export, edited to say it replayed the
+    excerpt (29 requests counted plus its 11 cancelled ones: the excerpt's 40)."""
+    legacy = REAL / "aiperf-0.1-records-gpt-oss-20b-concurrency100.json"
+
+    def replayed(data: dict[str, Any], on_its_clock: bool = True) -> None:
+        data["input_config"]["input"] = {
+            "file": f"/data/traces/{MOONCAKE.name}",
+            "custom_dataset_type": "mooncake_trace",
+            "fixed_schedule": on_its_clock,
+        }
+        data["records"]["request_count"]["avg"] = 29.0
+
+    facts = dataclasses.replace(FACTS, hf_repo="openai/gpt-oss-20b", tool_version="0.1.1")
+    result = import_files([_edited(tmp_path, legacy, replayed)], facts)
+    trace = result.identity.workload.trace
+    assert trace is not None
+    assert (trace.requests, trace.speed, trace.block_size, trace.cut) == (40, 1.0, 512, None)
+    assert workload_key(result.identity.workload) == _own_replay(MOONCAKE, 1.0, "chat")[0]
+    with pytest.raises(ResultImportError, match=r"input: AIPerf sent the trace's requests by"):
+        import_files([_edited(tmp_path, legacy, lambda d: replayed(d, False))], facts)
