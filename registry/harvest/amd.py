@@ -31,6 +31,7 @@ from functools import partial
 
 from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
+from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     Deployment,
@@ -153,10 +154,6 @@ class AmdDocument:
         )
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 def _integer(text: str, what: str, line: str) -> int:
     if not text.isdigit():
         raise HarvestError(f"{DOCUMENT}: {what} {text!r} is not a whole number in {line!r}")
@@ -180,7 +177,7 @@ def parse_tables(text: str) -> list[AmdRow]:
         index += 2  # the header and its |---| line
         table_rows: list[AmdRow] = []
         while index < len(lines) and lines[index].startswith("|"):
-            cells = _cells(lines[index])
+            cells = row_cells(lines[index])
             width = 8 if table == "throughput" else 7
             if len(cells) != width:
                 raise HarvestError(f"{DOCUMENT}: {table} row has {len(cells)} cells, not {width}")

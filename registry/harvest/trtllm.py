@@ -31,6 +31,7 @@ from functools import partial
 
 from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
+from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     Deployment,
@@ -120,10 +121,6 @@ class Cell:
     """The table is an RTX PRO 6000 table labelled by a line above it, not by a heading."""
 
 
-def _cells_of(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 def _request_row(row: list[str]) -> tuple[tuple[int, int], int] | None:
     """A request-count row: `ISL | OSL | requests` or `ISL | OSL | seq_len | requests`."""
     if len(row) in (3, 4) and all(part.isdigit() for part in row):
@@ -152,18 +149,18 @@ def parse_tables(text: str) -> tuple[list[Cell], dict[tuple[int, int], int], lis
         if line.startswith("| Input Length | Output Length |"):
             index += 2
             while index < len(lines) and lines[index].startswith("|"):
-                found = _request_row(_cells_of(lines[index]))
+                found = _request_row(row_cells(lines[index]))
                 if found is not None:
                     requests[found[0]] = found[1]
                 index += 1
             continue
         if line.startswith("| Sequence Length (ISL/OSL) |"):
             table_heading = heading + RTX_SUFFIX if labelled else heading
-            columns = _cells_of(line)[1:]
+            columns = row_cells(line)[1:]
             index += 2
             table: list[tuple[str, int, int, str]] = []
             while index < len(lines) and lines[index].startswith("|"):
-                row = _cells_of(lines[index])
+                row = row_cells(lines[index])
                 lengths = _LENGTHS.match(row[0])
                 if lengths is None:
                     raise HarvestError(

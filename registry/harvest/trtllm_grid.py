@@ -18,6 +18,7 @@ from functools import partial
 
 from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
+from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     Deployment,
@@ -101,10 +102,6 @@ class GridCell:
         )
 
 
-def _cells_of(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 def parse_grids(text: str) -> tuple[list[GridCell], dict[tuple[int, int], int]]:
     """Every value of every grid, and the request count of each length pair."""
     lines = text.splitlines()
@@ -120,7 +117,7 @@ def parse_grids(text: str) -> tuple[list[GridCell], dict[tuple[int, int], int]]:
             continue
         if not line.startswith("|"):
             continue
-        row = _cells_of(line)
+        row = row_cells(line)
         if len(row) == 4 and all(part.isdigit() for part in row):
             requests[(int(row[0]), int(row[1]))] = int(row[3])
             continue

@@ -19,6 +19,7 @@ from functools import partial
 
 from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
+from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     FP8_WITH_FP8_KV,
@@ -76,16 +77,12 @@ class LegacyCell:
     printed: str
 
 
-def _cells_of(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 MARK_014 = "**Input/Output Lengths**"
 """The 0.13/0.14 variant of the table: bold header cells, rows of model, `ISL/OSL`, TP size."""
 
 
 def _plain(line: str) -> list[str]:
-    return [cell.strip("*").strip() for cell in _cells_of(line)]
+    return [cell.strip("*").strip() for cell in row_cells(line)]
 
 
 def _parse_014(lines: list[str]) -> list[LegacyCell]:
@@ -126,13 +123,13 @@ def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int]
     )
     if start is None:
         raise HarvestError("no '| Throughput (tokens / sec) |' table found")
-    gpus = _cells_of(lines[start])[3:]
-    precisions = _cells_of(lines[start + 2])[3:]
+    gpus = row_cells(lines[start])[3:]
+    precisions = row_cells(lines[start + 2])[3:]
     cells: list[LegacyCell] = []
     model, tensor_parallel = "", 0
     index = start + 4
     while index < len(lines) and lines[index].startswith("|"):
-        row = _cells_of(lines[index])
+        row = row_cells(lines[index])
         model = row[0] or model
         tensor_parallel = int(row[1]) if row[1] else tensor_parallel
         lengths = re.fullmatch(r"(\d+), (\d+)", row[2])
@@ -158,7 +155,7 @@ def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int]
 def _requests(lines: list[str]) -> dict[tuple[int, int], int]:
     requests: dict[tuple[int, int], int] = {}
     for line in lines:
-        row = _cells_of(line) if line.startswith("|") else []
+        row = row_cells(line) if line.startswith("|") else []
         if len(row) == 4 and all(part.isdigit() for part in row):
             requests[(int(row[0]), int(row[1]))] = int(row[3])
     return requests

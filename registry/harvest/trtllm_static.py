@@ -24,6 +24,7 @@ from functools import partial
 
 from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
+from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     FP8_WITH_FP8_KV,
@@ -99,10 +100,6 @@ class StaticCell:
         )
 
 
-def _cells_of(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 def parse_page(text: str) -> tuple[list[StaticCell], list[str]]:
     """The cells of the `## Peak Throughput` tables headed 'Throughput (out tok/s/GPU)', and the
     headings of the tables not imported: the `## Low Latency` tables, and throughput tables in
@@ -130,7 +127,7 @@ def parse_page(text: str) -> tuple[list[StaticCell], list[str]]:
             continue
         if not (section.startswith("Peak Throughput") and heading and line.startswith("|")):
             continue
-        row = _cells_of(line)
+        row = row_cells(line)
         if len(row) == 6 and row[0] == "Model":
             unit = row[5]
             if unit != MARK.strip("| "):
