@@ -422,14 +422,15 @@ class RunOptions(BaseModel):
         return value
 
 
-def option_error(error: ValidationError) -> str:
+def option_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
     """The first problem of `error` as one line that names the option as the command line
-    spells it: `--engine: expected lowercase letters, digits, - or .`."""
+    spells it: `--engine: expected lowercase letters, digits, - or .`. `model`: the options'
+    model (default `RunOptions`)."""
     detail = error.errors()[0]
     if not detail["loc"]:
         return plain_message(detail)
     name = str(detail["loc"][0])
-    field = RunOptions.model_fields.get(name)
+    field = (model or RunOptions).model_fields.get(name)
     alias = field.alias if field is not None and field.alias else name.replace("_", "-")
     return f"--{alias}: {plain_message(detail)}"
 

@@ -32,9 +32,3 @@ class OneLineErrors(click.Command):
         except click.UsageError as error:
             raise OptionError(" ".join(error.format_message().split())) from None
 
-
-def positive(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not value > 0:
-        option = "--" + (param.name or "").replace("_", "-")
-        raise OptionError(f"{option}: must be greater than 0, got {value:g}")
-    return value

@@ -13,76 +13,24 @@ from typing import Any
 
 import click
 
-from bench.commands.bench_options import OneLineErrors, positive
+from bench.commands.bench_options import OneLineErrors
+from bench.commands.bench_run_options import F, model_options, parse_model
 from bench.errors import BenchError
+from bench.importers.common import ImportFacts
 
 # --- bench import --------------------------------------------------------------------------------
 
 
+def _import_options(command: F) -> F:
+    """`bench import`'s facts as options, generated from `ImportFacts`' fields."""
+    for option in reversed(model_options(ImportFacts)):
+        command = option(command)
+    return command
+
+
 @click.command(name="import", cls=OneLineErrors)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--gpu", help="GPU catalog id, e.g. h100-sxm. Required.")
-@click.option("--gpu-count", type=click.IntRange(min=1), help="GPUs that served. Required.")
-@click.option("--model-id", help="Model catalog id, e.g. llama-3.1-8b-instruct. Required.")
-@click.option("--engine-version", help="vLLM version of the server, e.g. 0.9.1. Required.")
-@click.option(
-    "--command",
-    help="The exact benchmark command line (`vllm bench serve …`, `guidellm benchmark …`). "
-    "Required unless the file states it (AIPerf).",
-)
-@click.option("--submitter", help="Your GitHub user name. Required.")
-@click.option(
-    "--timezone",
-    help="Time zone of the benchmark host, e.g. UTC or +02:00. Required for vLLM and AIPerf "
-    "files, whose times are local.",
-)
-@click.option("--input-len", metavar="SPEC", help="Prompt lengths: N, uniform:LO:HI, "
-              "normal:MEAN:STD, dataset[:MAX]. Required.")  # fmt: skip
-@click.option("--output-len", metavar="SPEC", help="Output lengths, as --input-len. Required.")
-@click.option("--hf-repo", help="Hugging Face repository served (default: the file's model_id).")
-@click.option("--revision", help="Revision of the weights.")
-@click.option("--quantization", help="vLLM --quantization (omit for unquantized weights).")
-@click.option("--dtype", type=click.Choice(["bfloat16", "float16", "float32"]))
-@click.option("--kv-cache-dtype", help="vLLM --kv-cache-dtype.")
-@click.option("--tensor-parallel-size", type=click.IntRange(min=1))
-@click.option("--pipeline-parallel-size", type=click.IntRange(min=1))
-@click.option("--max-model-len", type=click.IntRange(min=1))
-@click.option("--gpu-memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True))
-@click.option("--max-num-seqs", type=click.IntRange(min=1))
-@click.option("--max-num-batched-tokens", type=click.IntRange(min=1))
-@click.option("--enable-prefix-caching/--no-enable-prefix-caching", default=None)
-@click.option("--enable-chunked-prefill/--no-enable-chunked-prefill", default=None)
-@click.option(
-    "--profile",
-    type=click.Choice(["chat", "rag", "batch", "custom"]),
-    default="custom",
-    show_default=True,
-    help="infermeter traffic profile the run matches.",
-)
-@click.option("--dataset", help="Dataset the prompts came from, e.g. sharegpt or random.")
-@click.option("--seed", type=int, help="vLLM --seed of the benchmark.")
-@click.option("--slo-ttft-ms", type=float, callback=positive, help="As vLLM's --goodput ttft:MS.")
-@click.option("--slo-tpot-ms", type=float, callback=positive, help="As vLLM's --goodput tpot:MS.")
-@click.option("--slo-e2e-ms", type=float, callback=positive, help="As vLLM's --goodput e2el:MS.")
-@click.option("--server-command", help="The exact `vllm serve …` command line.")
-@click.option("--gpu-sku", help="GPU name as nvidia-smi reports it (default: the catalog name).")
-@click.option(
-    "--tool-version",
-    help="Version of the benchmark tool (default: the file's; for vLLM, --engine-version).",
-)
-@click.option(
-    "--trace",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The trace file the run replayed (AIPerf's mooncake_trace --input-file, GuideLLM's "
-    "--data path): its SHA-256 names the workload, as bench run --trace states it. Required "
-    "for a trace replay.",
-)
-@click.option(
-    "--trace-block-size",
-    type=click.IntRange(min=1),
-    help="Tokens per hash ID of the trace, where the file does not state it (default: the "
-    "trace's header, else 512).",
-)
+@_import_options
 @click.option(
     "--format",
     "file_format",
@@ -118,11 +66,11 @@ def import_command(
           --input-len 1024 --output-len 128 --submitter octocat \\
           --command "vllm bench serve --model meta-llama/Llama-3.1-8B-Instruct --max-concurrency 16"
     """
-    from bench.importers import ImportConfig, ImportFacts, import_result
+    from bench.importers import ImportConfig, import_result
 
     config = ImportConfig(
         files=files,
-        facts=ImportFacts(**facts),
+        facts=parse_model(ImportFacts, facts),
         output=output,
         file_format=None if file_format == "auto" else file_format,  # type: ignore[arg-type]
     )

@@ -1,4 +1,5 @@
-"""The options of `infermeter bench run`, generated from `bench.run_options.RunOptions`.
+"""The options of `infermeter bench run`, generated from `bench.run_options.RunOptions` (and
+`bench import`'s from `bench.importers.common.ImportFacts`, by the same `model_options`).
 
 Each field with a `Cli` is one option: `--` and its alias, the help, metavar and short name of
 its `Cli`, the click type its annotation implies (a flag for a bool, a number for an int or a
@@ -17,13 +18,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import click
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from bench.commands.bench_options import OptionError
 from bench.run_options import Cli, RunOptions, option_error
 
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=BaseModel)
 
 _COMMAND_OPTIONS = (
     click.option(
@@ -60,14 +62,18 @@ class _CommaList(click.ParamType[tuple[Any, ...], Any]):
             self.fail(f"expected {self.example}, got {value!r}", param, ctx)
 
 
-def run_options(command: F) -> F:
-    """`command` with every `bench run` option, in the order of `RunOptions`' fields."""
-    options = [
+def model_options(model: type[BaseModel]) -> list[Callable[[F], F]]:
+    """The click options of `model`'s fields that have a `Cli`, in the order of the fields."""
+    return [
         _option(name, field, cli)
-        for name, field in RunOptions.model_fields.items()
+        for name, field in model.model_fields.items()
         if (cli := _cli(field)) is not None
     ]
-    for option in reversed([*options, *_COMMAND_OPTIONS]):
+
+
+def run_options(command: F) -> F:
+    """`command` with every `bench run` option, in the order of `RunOptions`' fields."""
+    for option in reversed([*model_options(RunOptions), *_COMMAND_OPTIONS]):
         command = option(command)
     return command
 
@@ -75,10 +81,16 @@ def run_options(command: F) -> F:
 def parse_options(values: Mapping[str, Any]) -> RunOptions:
     """The `RunOptions` of the command line's values, validated by the model; OptionError, one
     line naming the option, for a bad one."""
+    return parse_model(RunOptions, values)
+
+
+def parse_model(model: type[M], values: Mapping[str, Any]) -> M:
+    """`model` of a command's option values, validated once; OptionError, one line naming the
+    option as the command line spells it, for a bad one."""
     try:
-        return RunOptions.model_validate(values)
+        return model.model_validate(values)
     except ValidationError as error:
-        raise OptionError(option_error(error)) from None
+        raise OptionError(option_error(error, model)) from None
 
 
 def _cli(field: FieldInfo) -> Cli | None:
@@ -105,8 +117,8 @@ def _option(name: str, field: FieldInfo, cli: Cli) -> Callable[[F], F]:
     scalar, listed = _scalar(field.annotation)
     declared = [flag, *([cli.short] if cli.short else []), name]
     help_text = cli.help + _range_text([field.annotation, *field.metadata])
-    if scalar is bool:
-        pair = f"{flag}/--no-{flag[2:]}" if field.default else flag
+    if scalar is bool:  # --x/--no-x where given-or-not is a third answer (default None)
+        pair = f"{flag}/--no-{flag[2:]}" if field.default is not False else flag
         return click.option(pair, name, is_flag=True, default=field.default,
                             show_default=bool(field.default), help=help_text)  # fmt: skip
     shown = field.default not in (None, ())

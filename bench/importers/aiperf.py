@@ -39,7 +39,6 @@ converted from ns, us, ms or sec to ms (durations to seconds).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -499,11 +498,8 @@ def _with_stated_slos(facts: ImportFacts, configs: Sequence[tuple[str, Any]]) ->
                 f"{stated_as}); drop the flag or give the file's value",
                 option_name(field),
             )
-    return dataclasses.replace(
-        facts,
-        slo_ttft_ms=limits["slo_ttft_ms"],
-        slo_tpot_ms=limits["slo_tpot_ms"],
-        slo_e2e_ms=limits["slo_e2e_ms"],
+    return facts.model_copy(
+        update={name: limits[name] for name in ("slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms")}
     )
 
 

@@ -16,10 +16,13 @@ import zoneinfo
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from bench.deployment import Deployment, identity_data
 from bench.errors import BenchConfigError, BenchError
+from bench.run_options import Cli
 from bench.trace_plan import trace_workload
 from bench.workloads import length_data, parse_length_spec
 from calculators.suggest import closest_hint
@@ -56,48 +59,124 @@ class MissingFactError(ResultImportError):
     """A fact the imported file lacks was not given; `option` names the flag that gives it."""
 
 
-@dataclass(frozen=True)
-class ImportFacts:
-    """Facts about a run that the imported file does not hold; None = not given.
+PositiveInt = Annotated[int, Field(ge=1)]
+PositiveMs = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class ImportFacts(BaseModel):
+    """Facts about a run that the imported file does not hold; None = not given. Each field is
+    `bench import`'s option of the same name (`--` and its alias), declared once here: the click
+    options are generated from these fields (bench/commands/bench_run_options.py), checked once
+    by this model.
 
     gpu, gpu_count, model_id, engine_version, submitter, input_len and output_len are always
     required; command, timezone and tool_version when the file does not state them (vLLM's
     files never do). The rest are filled in where given and left out otherwise.
     """
 
-    gpu: str | None = None
-    gpu_count: int | None = None
-    model_id: str | None = None
-    engine_version: str | None = None
-    command: str | None = None
-    submitter: str | None = None
-    timezone: str | None = None
-    input_len: str | None = None
-    output_len: str | None = None
-    hf_repo: str | None = None
-    revision: str | None = None
-    quantization: str | None = None
-    dtype: str | None = None
-    kv_cache_dtype: str | None = None
-    tensor_parallel_size: int | None = None
-    pipeline_parallel_size: int | None = None
-    max_model_len: int | None = None
-    gpu_memory_utilization: float | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    enable_prefix_caching: bool | None = None
-    enable_chunked_prefill: bool | None = None
-    profile: str = "custom"
-    dataset: str | None = None
-    seed: int | None = None
-    slo_ttft_ms: float | None = None
-    slo_tpot_ms: float | None = None
-    slo_e2e_ms: float | None = None
-    server_command: str | None = None
-    gpu_sku: str | None = None
-    tool_version: str | None = None
-    trace: Path | None = None
-    trace_block_size: int | None = None
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+        alias_generator=lambda name: name.replace("_", "-"),
+    )
+
+    gpu: Annotated[str | None, Cli("GPU catalog id, e.g. h100-sxm. Required.")] = None
+    gpu_count: Annotated[PositiveInt | None, Cli("GPUs that served. Required.")] = None
+    model_id: Annotated[
+        str | None, Cli("Model catalog id, e.g. llama-3.1-8b-instruct. Required.")
+    ] = None
+    engine_version: Annotated[
+        str | None, Cli("vLLM version of the server, e.g. 0.9.1. Required.")
+    ] = None
+    command: Annotated[
+        str | None,
+        Cli(
+            "The exact benchmark command line (`vllm bench serve …`, `guidellm benchmark …`). "
+            "Required unless the file states it (AIPerf)."
+        ),
+    ] = None
+    submitter: Annotated[str | None, Cli("Your GitHub user name. Required.")] = None
+    timezone: Annotated[
+        str | None,
+        Cli(
+            "Time zone of the benchmark host, e.g. UTC or +02:00. Required for vLLM and AIPerf "
+            "files, whose times are local."
+        ),
+    ] = None
+    input_len: Annotated[
+        str | None,
+        Cli(
+            "Prompt lengths: N, uniform:LO:HI, normal:MEAN:STD, dataset[:MAX]. Required.",
+            metavar="SPEC",
+        ),
+    ] = None
+    output_len: Annotated[
+        str | None, Cli("Output lengths, as --input-len. Required.", metavar="SPEC")
+    ] = None
+    hf_repo: Annotated[
+        str | None, Cli("Hugging Face repository served (default: the file's model_id).")
+    ] = None
+    revision: Annotated[str | None, Cli("Revision of the weights.")] = None
+    quantization: Annotated[
+        str | None, Cli("vLLM --quantization (omit for unquantized weights).")
+    ] = None
+    dtype: Annotated[
+        Literal["bfloat16", "float16", "float32"] | None, Cli("vLLM --dtype.")
+    ] = None
+    kv_cache_dtype: Annotated[str | None, Cli("vLLM --kv-cache-dtype.")] = None
+    tensor_parallel_size: Annotated[PositiveInt | None, Cli("vLLM --tensor-parallel-size.")] = None
+    pipeline_parallel_size: Annotated[
+        PositiveInt | None, Cli("vLLM --pipeline-parallel-size.")
+    ] = None
+    max_model_len: Annotated[PositiveInt | None, Cli("vLLM --max-model-len.")] = None
+    gpu_memory_utilization: Annotated[
+        Annotated[float, Field(gt=0, le=1)] | None, Cli("vLLM --gpu-memory-utilization.")
+    ] = None
+    max_num_seqs: Annotated[PositiveInt | None, Cli("vLLM --max-num-seqs.")] = None
+    max_num_batched_tokens: Annotated[
+        PositiveInt | None, Cli("vLLM --max-num-batched-tokens.")
+    ] = None
+    enable_prefix_caching: Annotated[
+        bool | None, Cli("vLLM --enable-prefix-caching or --no-…; default: not stated.")
+    ] = None
+    enable_chunked_prefill: Annotated[
+        bool | None, Cli("vLLM --enable-chunked-prefill or --no-…; default: not stated.")
+    ] = None
+    profile: Annotated[
+        Literal["chat", "rag", "batch", "custom"],
+        Cli("infermeter traffic profile the run matches."),
+    ] = "custom"
+    dataset: Annotated[
+        str | None, Cli("Dataset the prompts came from, e.g. sharegpt or random.")
+    ] = None
+    seed: Annotated[int | None, Cli("vLLM --seed of the benchmark.")] = None
+    slo_ttft_ms: Annotated[PositiveMs | None, Cli("As vLLM's --goodput ttft:MS.")] = None
+    slo_tpot_ms: Annotated[PositiveMs | None, Cli("As vLLM's --goodput tpot:MS.")] = None
+    slo_e2e_ms: Annotated[PositiveMs | None, Cli("As vLLM's --goodput e2el:MS.")] = None
+    server_command: Annotated[str | None, Cli("The exact `vllm serve …` command line.")] = None
+    gpu_sku: Annotated[
+        str | None, Cli("GPU name as nvidia-smi reports it (default: the catalog name).")
+    ] = None
+    tool_version: Annotated[
+        str | None,
+        Cli("Version of the benchmark tool (default: the file's; for vLLM, --engine-version)."),
+    ] = None
+    trace: Annotated[
+        Path | None,
+        Cli(
+            "The trace file the run replayed (AIPerf's mooncake_trace --input-file, GuideLLM's "
+            "--data path): its SHA-256 names the workload, as bench run --trace states it. "
+            "Required for a trace replay."
+        ),
+    ] = None
+    trace_block_size: Annotated[
+        PositiveInt | None,
+        Cli(
+            "Tokens per hash ID of the trace, where the file does not state it (default: the "
+            "trace's header, else 512)."
+        ),
+    ] = None
 
     @property
     def slo_given(self) -> bool:

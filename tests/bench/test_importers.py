@@ -3,7 +3,6 @@
 The vLLM files in tests/data/importers/ hold synthetic numbers in vLLM's exact key layout.
 """
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -150,7 +149,7 @@ def test_import_appended_runs_become_points_with_only_stated_percentiles() -> No
 
 
 def test_import_detailed_run_with_goodput_needs_and_uses_the_slo() -> None:
-    facts = dataclasses.replace(FACTS, slo_ttft_ms=200.0, slo_tpot_ms=30.0)
+    facts = FACTS.model_copy(update={"slo_ttft_ms": 200.0, "slo_tpot_ms": 30.0})
     (point,) = import_vllm_bench_serve([DETAILED], facts).points
     run = _vllm(DETAILED)
     assert point.requests.accepted == 6  # request_goodput × duration
@@ -171,13 +170,13 @@ def test_import_goodput_without_slo_names_the_flag() -> None:
 
 def test_import_slo_without_goodput_is_refused() -> None:
     with pytest.raises(ResultImportError, match="no request_goodput"):
-        import_vllm_bench_serve([CONCURRENCY], dataclasses.replace(FACTS, slo_ttft_ms=200.0))
+        import_vllm_bench_serve([CONCURRENCY], FACTS.model_copy(update={"slo_ttft_ms": 200.0}))
 
 
 @pytest.mark.parametrize("name", sorted(REQUIRED_FLAGS))
 def test_import_missing_required_fact_names_its_flag(name: str) -> None:
     with pytest.raises(MissingFactError) as caught:
-        import_vllm_bench_serve([CONCURRENCY], dataclasses.replace(FACTS, **{name: None}))
+        import_vllm_bench_serve([CONCURRENCY], FACTS.model_copy(update=dict(**{name: None})))
     assert caught.value.option == REQUIRED_FLAGS[name]
     assert caught.value.one_line().startswith(f"{REQUIRED_FLAGS[name]}: missing")
 
@@ -190,7 +189,7 @@ def test_import_local_model_path_needs_hf_repo(tmp_path: Path) -> None:
     with pytest.raises(MissingFactError) as caught:
         import_vllm_bench_serve([local], FACTS)
     assert caught.value.option == "--hf-repo"
-    facts = dataclasses.replace(FACTS, hf_repo="meta-llama/Llama-3.1-8B-Instruct")
+    facts = FACTS.model_copy(update={"hf_repo": "meta-llama/Llama-3.1-8B-Instruct"})
     assert import_vllm_bench_serve([local], facts).identity.model.hf_repo == facts.hf_repo
 
 
@@ -200,7 +199,7 @@ def test_import_local_model_path_needs_hf_repo(tmp_path: Path) -> None:
 )
 def test_import_unknown_catalog_id_names_the_flag(field: str, value: str, option: str) -> None:
     with pytest.raises(ResultImportError) as caught:
-        import_vllm_bench_serve([CONCURRENCY], dataclasses.replace(FACTS, **{field: value}))
+        import_vllm_bench_serve([CONCURRENCY], FACTS.model_copy(update=dict(**{field: value})))
     assert caught.value.option == option
     assert "unknown" in str(caught.value)
 
@@ -230,7 +229,7 @@ def test_import_all_at_once_run_is_offline(tmp_path: Path) -> None:
     ],
 )
 def test_import_length_specs(spec: str, expected: dict[str, Any]) -> None:
-    facts = dataclasses.replace(FACTS, output_len=spec)
+    facts = FACTS.model_copy(update={"output_len": spec})
     result = import_vllm_bench_serve([CONCURRENCY], facts)
     assert result.identity.workload.output_len.model_dump(exclude_none=True) == expected
 
@@ -282,10 +281,14 @@ def test_import_percentiles_out_of_order_fail_validation(tmp_path: Path) -> None
 
 
 def test_import_timezone_offset_and_bad_name() -> None:
-    result = import_vllm_bench_serve([CONCURRENCY], dataclasses.replace(FACTS, timezone="+02:00"))
+    result = import_vllm_bench_serve(
+        [CONCURRENCY], FACTS.model_copy(update={"timezone": "+02:00"})
+    )
     assert result.source.finished_at.isoformat() == "2025-06-12T12:15:03+00:00"
     with pytest.raises(ResultImportError) as caught:
-        import_vllm_bench_serve([CONCURRENCY], dataclasses.replace(FACTS, timezone="Mars/Olympus"))
+        import_vllm_bench_serve(
+            [CONCURRENCY], FACTS.model_copy(update={"timezone": "Mars/Olympus"})
+        )
     assert caught.value.option == "--timezone"
 
 

@@ -5,7 +5,6 @@ exact layout (see the README there for the source files followed).
 """
 
 import copy
-import dataclasses
 import json
 import random
 from pathlib import Path
@@ -47,11 +46,11 @@ BASE = ImportFacts(
     input_len="1024",
     output_len="128",
 )
-GUIDELLM_FACTS = dataclasses.replace(
-    BASE, command="guidellm benchmark --target http://localhost:8000 --profile sweep"
+GUIDELLM_FACTS = BASE.model_copy(
+    update={"command": "guidellm benchmark --target http://localhost:8000 --profile sweep"}
 )
-AIPERF_FACTS = dataclasses.replace(BASE, timezone="UTC")
-LEGACY_FACTS = dataclasses.replace(AIPERF_FACTS, tool_version="0.1.1")
+AIPERF_FACTS = BASE.model_copy(update={"timezone": "UTC"})
+LEGACY_FACTS = AIPERF_FACTS.model_copy(update={"tool_version": "0.1.1"})
 CASES = {
     "guidellm-sweep": (SWEEP, GUIDELLM_FACTS),
     "guidellm-concurrent": (CONCURRENT, GUIDELLM_FACTS),
@@ -203,10 +202,10 @@ def test_guidellm_counts_tokens_and_throughput() -> None:
 
 
 def test_guidellm_needs_no_timezone_but_a_command() -> None:
-    result = import_guidellm([CONCURRENT], dataclasses.replace(GUIDELLM_FACTS, timezone=None))
+    result = import_guidellm([CONCURRENT], GUIDELLM_FACTS.model_copy(update={"timezone": None}))
     assert result.source.started_at.isoformat() == "2026-01-01T11:00:00+00:00"
     with pytest.raises(MissingFactError) as caught:
-        import_guidellm([CONCURRENT], dataclasses.replace(GUIDELLM_FACTS, command=None))
+        import_guidellm([CONCURRENT], GUIDELLM_FACTS.model_copy(update={"command": None}))
     assert caught.value.option == "--command"
     assert "guidellm benchmark" in caught.value.one_line()
 
@@ -245,7 +244,7 @@ def test_guidellm_rate_strategies_keep_their_arrival(tmp_path: Path, kind: str) 
 
 def test_guidellm_slo_flags_are_refused() -> None:
     with pytest.raises(ResultImportError, match="--slo-"):
-        import_guidellm([CONCURRENT], dataclasses.replace(GUIDELLM_FACTS, slo_ttft_ms=200.0))
+        import_guidellm([CONCURRENT], GUIDELLM_FACTS.model_copy(update={"slo_ttft_ms": 200.0}))
 
 
 def test_guidellm_old_report_version_is_refused(tmp_path: Path) -> None:
@@ -299,7 +298,7 @@ def test_aiperf_maps_metric_blocks_to_latencies() -> None:
 
 
 def test_aiperf_provenance_comes_from_the_file() -> None:
-    result = import_aiperf([AIPERF], dataclasses.replace(AIPERF_FACTS, timezone="+02:00"))
+    result = import_aiperf([AIPERF], AIPERF_FACTS.model_copy(update={"timezone": "+02:00"}))
     export = _json(AIPERF)
     assert result.source.command == export["run_info"]["cli_command"]
     assert (result.source.tool.name, result.source.tool.version) == (AIPERF_TOOL, "0.7.0")
@@ -345,18 +344,20 @@ def test_aiperf_legacy_export_with_request_rate_and_errors() -> None:
 
 
 def test_aiperf_command_flag_overrides_the_redacted_one() -> None:
-    result = import_aiperf([AIPERF], dataclasses.replace(AIPERF_FACTS, command="aiperf profile x"))
+    result = import_aiperf(
+        [AIPERF], AIPERF_FACTS.model_copy(update={"command": "aiperf profile x"})
+    )
     assert result.source.command == "aiperf profile x"
 
 
 def test_aiperf_local_times_need_the_timezone(tmp_path: Path) -> None:
     with pytest.raises(MissingFactError) as caught:
-        import_aiperf([AIPERF], dataclasses.replace(AIPERF_FACTS, timezone=None))
+        import_aiperf([AIPERF], AIPERF_FACTS.model_copy(update={"timezone": None}))
     assert caught.value.option == "--timezone"
     export = _json(AIPERF)
     export["start_time"] += "+01:00"
     export["end_time"] += "+01:00"
-    result = import_aiperf([_write(tmp_path, export)], dataclasses.replace(BASE, timezone=None))
+    result = import_aiperf([_write(tmp_path, export)], BASE.model_copy(update={"timezone": None}))
     assert result.source.started_at.isoformat() == "2026-01-01T12:00:00.120000+00:00"
 
 
@@ -367,10 +368,10 @@ def test_aiperf_goodput_needs_and_uses_the_slo(tmp_path: Path) -> None:
     with pytest.raises(MissingFactError) as caught:
         import_aiperf([path], AIPERF_FACTS)
     assert caught.value.option == "--slo-ttft-ms"
-    result = import_aiperf([path], dataclasses.replace(AIPERF_FACTS, slo_ttft_ms=150.0))
+    result = import_aiperf([path], AIPERF_FACTS.model_copy(update={"slo_ttft_ms": 150.0}))
     assert result.points[0].requests.accepted == 601
     with pytest.raises(ResultImportError, match="no good_request_count"):
-        import_aiperf([AIPERF], dataclasses.replace(AIPERF_FACTS, slo_ttft_ms=150.0))
+        import_aiperf([AIPERF], AIPERF_FACTS.model_copy(update={"slo_ttft_ms": 150.0}))
 
 
 @pytest.mark.parametrize(
@@ -430,7 +431,7 @@ REQUIRED = {
 def test_import_missing_required_fact_names_its_flag(case: str, name: str) -> None:
     path, facts = CASES[case]
     with pytest.raises(MissingFactError) as caught:
-        import_files([path], dataclasses.replace(facts, **{name: None}))
+        import_files([path], facts.model_copy(update=dict(**{name: None})))
     assert caught.value.option == REQUIRED[name]
     assert caught.value.one_line().startswith(f"{REQUIRED[name]}: missing")
 
@@ -442,7 +443,7 @@ def test_import_local_model_path_needs_hf_repo(tmp_path: Path) -> None:
     with pytest.raises(MissingFactError) as caught:
         import_guidellm([path], GUIDELLM_FACTS)
     assert caught.value.option == "--hf-repo"
-    facts = dataclasses.replace(GUIDELLM_FACTS, hf_repo="meta-llama/Llama-3.1-8B-Instruct")
+    facts = GUIDELLM_FACTS.model_copy(update={"hf_repo": "meta-llama/Llama-3.1-8B-Instruct"})
     assert import_guidellm([path], facts).identity.model.hf_repo == facts.hf_repo
 
 
@@ -535,7 +536,7 @@ def test_fuzzed_files_give_a_result_or_one_import_error(tmp_path: Path, path: Pa
     for trial in range(60):
         target = _write(tmp_path, _mutations(data, rng), f"fuzz{trial}.json")
         try:
-            import_files([target], dataclasses.replace(LEGACY_FACTS, command="x"))
+            import_files([target], LEGACY_FACTS.model_copy(update={"command": "x"}))
         except ResultImportError as error:
             lines.append(error.one_line())
     assert lines  # the mutations do break files

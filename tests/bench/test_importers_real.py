@@ -3,7 +3,6 @@ where each comes from and what was cut). Every figure is checked against the fil
 so a field mapped to the wrong place, a unit not converted or a key not read fails here.
 """
 
-import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -124,17 +123,18 @@ def test_real_vllm_runs_at_two_rates_make_one_result_with_the_window_of_both() -
 
 def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
     run = _json(VLLM_SWEEP)
-    facts = dataclasses.replace(
-        VLLM_FACTS,
-        gpu_count=1,
-        tensor_parallel_size=1,
-        model_id="llama-3.2-1b-instruct",  # the catalog has no OPT: a stand-in
-        hf_repo=None,
-        engine_version="0.25.1",
-        command="vllm bench sweep serve",
-        input_len="32",
-        output_len="16",
-        max_num_seqs=run["max_num_seqs"],
+    facts = VLLM_FACTS.model_copy(
+        update={
+            "gpu_count": 1,
+            "tensor_parallel_size": 1,
+            "model_id": "llama-3.2-1b-instruct",
+            "hf_repo": None,
+            "engine_version": "0.25.1",
+            "command": "vllm bench sweep serve",
+            "input_len": "32",
+            "output_len": "16",
+            "max_num_seqs": run["max_num_seqs"],
+        }
     )
     result = import_files([VLLM_SWEEP], facts)
     (point,) = result.points
@@ -175,14 +175,14 @@ def test_real_vllm_goodput_under_its_misspelt_key_is_read(tmp_path: Path) -> Non
     with pytest.raises(MissingFactError) as caught:
         import_files([path], VLLM_FACTS)
     assert caught.value.option == "--slo-ttft-ms"
-    with_slo = dataclasses.replace(VLLM_FACTS, slo_ttft_ms=200.0, slo_tpot_ms=50.0)
+    with_slo = VLLM_FACTS.model_copy(update={"slo_ttft_ms": 200.0, "slo_tpot_ms": 50.0})
     (point,) = import_files([path], with_slo).points
     assert point.requests.accepted == round(2.5 * run["duration"])
 
 
 def test_real_vllm_without_goodput_refuses_slo_flags() -> None:
     with pytest.raises(ResultImportError, match="no request_goodput"):
-        import_files([VLLM_QPS4], dataclasses.replace(VLLM_FACTS, slo_ttft_ms=200.0))
+        import_files([VLLM_QPS4], VLLM_FACTS.model_copy(update={"slo_ttft_ms": 200.0}))
 
 
 # --- AIPerf ---------------------------------------------------------------------------------
@@ -219,18 +219,19 @@ def test_real_aiperf_08_maps_every_stated_figure() -> None:
 
 
 # RTX PRO 4500 and Qwen3-4B are not in the catalogs: GPU and model facts are stand-ins.
-AIPERF_GPU_FACTS = dataclasses.replace(
-    AIPERF_FACTS,
-    gpu="rtx-pro-6000",
-    model_id="qwen3-8b",
-    hf_repo="Qwen/Qwen3-4B-Instruct-2507-FP8",
-    engine_version="0.29.0",
-    submitter="akamaslabs",
-    input_len="1024",
-    output_len="256",
-    dataset="sharegpt",
-    max_model_len=4096,
-    max_num_seqs=256,
+AIPERF_GPU_FACTS = AIPERF_FACTS.model_copy(
+    update={
+        "gpu": "rtx-pro-6000",
+        "model_id": "qwen3-8b",
+        "hf_repo": "Qwen/Qwen3-4B-Instruct-2507-FP8",
+        "engine_version": "0.29.0",
+        "submitter": "akamaslabs",
+        "input_len": "1024",
+        "output_len": "256",
+        "dataset": "sharegpt",
+        "max_model_len": 4096,
+        "max_num_seqs": 256,
+    }
 )
 
 
@@ -269,12 +270,12 @@ def test_real_aiperf_011_gpu_run_maps_every_stated_figure() -> None:
 
 
 def test_real_aiperf_slo_flags_must_agree_with_the_stated_goodput_limits() -> None:
-    same = dataclasses.replace(AIPERF_GPU_FACTS, slo_ttft_ms=1500.0, slo_tpot_ms=300.0)
+    same = AIPERF_GPU_FACTS.model_copy(update={"slo_ttft_ms": 1500.0, "slo_tpot_ms": 300.0})
     (point,) = import_files([AIPERF_011], same).points
     assert point.requests.accepted == 2044
     for wrong in ({"slo_ttft_ms": 1000.0}, {"slo_e2e_ms": 5000.0}):
         with pytest.raises(ResultImportError, match="contradicts") as caught:
-            import_files([AIPERF_011], dataclasses.replace(AIPERF_GPU_FACTS, **wrong))
+            import_files([AIPERF_011], AIPERF_GPU_FACTS.model_copy(update=dict(**wrong)))
         assert caught.value.option == "--" + next(iter(wrong)).replace("_", "-")
 
 
@@ -283,7 +284,7 @@ def test_real_aiperf_01_records_layout_is_detected_and_read() -> None:
     records = export["records"]
     assert "time_to_first_token" not in records  # AIPerf 0.1 tags TTFT `ttft`
     assert detect_format(AIPERF_01) == "aiperf"
-    result = import_files([AIPERF_01], dataclasses.replace(AIPERF_FACTS, tool_version="0.1.1"))
+    result = import_files([AIPERF_01], AIPERF_FACTS.model_copy(update={"tool_version": "0.1.1"}))
     (point,) = result.points
     assert (point.load.arrival, point.load.concurrency) == ("closed", 100)
     assert point.duration_s == records["benchmark_duration"]["avg"]

@@ -9,7 +9,6 @@ public export of a trace run was found. Their figures describe the stand-in, not
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 from pathlib import Path
@@ -202,7 +201,7 @@ def test_a_guidellm_trace_replay_imports_as_the_same_workload_as_our_own_replay(
     (data,) = report["config"]["spec"]["data"]
     (benchmark,) = report["benchmarks"]
     assert (data["time_scale"], benchmark["config"]["strategy"]["time_scale"]) == (0.001, 0.5)
-    facts = dataclasses.replace(FACTS, trace=SHARED_BLOCKS, command="guidellm run")
+    facts = FACTS.model_copy(update={"trace": SHARED_BLOCKS, "command": "guidellm run"})
     result = import_files([GUIDELLM_TRACE], facts)
     trace = result.identity.workload.trace
     assert trace is not None
@@ -239,7 +238,7 @@ def test_a_guidellm_replay_of_another_workload_is_refused_in_one_line(
     tmp_path: Path, edit: Any, message: str
 ) -> None:
     path = _edited(tmp_path, GUIDELLM_TRACE, edit)
-    facts = dataclasses.replace(FACTS, trace=SHARED_BLOCKS, command="guidellm run")
+    facts = FACTS.model_copy(update={"trace": SHARED_BLOCKS, "command": "guidellm run"})
     with pytest.raises(ResultImportError, match=message) as caught:
         import_files([path], facts)
     assert "\n" not in caught.value.one_line()
@@ -250,7 +249,7 @@ def test_fuzzed_trace_exports_give_a_result_or_one_import_error(tmp_path: Path, 
     rng = random.Random(path.name)
     data = json.loads(path.read_text(encoding="utf-8"))
     trace = MOONCAKE if path == AIPERF_TRACE else SHARED_BLOCKS
-    facts = dataclasses.replace(FACTS, trace=trace, command="x")
+    facts = FACTS.model_copy(update={"trace": trace, "command": "x"})
     lines = []
     for trial in range(8):
         target = tmp_path / f"fuzz{trial}.json"
@@ -278,7 +277,7 @@ def test_the_aiperf_0x_layout_of_a_trace_replay_is_read_too(tmp_path: Path) -> N
         }
         data["records"]["request_count"]["avg"] = 29.0
 
-    facts = dataclasses.replace(FACTS, hf_repo="openai/gpt-oss-20b", tool_version="0.1.1")
+    facts = FACTS.model_copy(update={"hf_repo": "openai/gpt-oss-20b", "tool_version": "0.1.1"})
     result = import_files([_edited(tmp_path, legacy, replayed)], facts)
     trace = result.identity.workload.trace
     assert trace is not None

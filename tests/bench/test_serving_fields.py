@@ -17,6 +17,13 @@ from bench.importers.common import (
 from registry.models import ServingSettings
 
 
+def _field_names(source: type) -> set[str]:
+    """A dataclass's fields, or a pydantic model's (ImportFacts)."""
+    if dataclasses.is_dataclass(source):
+        return {field.name for field in dataclasses.fields(source)}
+    return set(source.model_fields)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize(
     ("source", "not_stated"),
     [(Deployment, SERVING_NOT_STATED), (ImportFacts, IMPORT_SERVING_NOT_STATED)],
@@ -25,7 +32,7 @@ from registry.models import ServingSettings
 def test_serving_fields_are_declared_or_named_as_not_stated(
     source: type, not_stated: frozenset[str]
 ) -> None:
-    declared = {field.name for field in dataclasses.fields(source)}
+    declared = _field_names(source)
     serving = set(ServingSettings.model_fields)
     assert serving - declared == not_stated, (
         f"{source.__name__}: add these ServingSettings fields, or name them as not stated"
@@ -35,6 +42,6 @@ def test_serving_fields_are_declared_or_named_as_not_stated(
 
 def test_import_takes_every_deployment_field_its_flags_state() -> None:
     deployment = {field.name for field in dataclasses.fields(Deployment)}
-    flags = {field.name for field in dataclasses.fields(ImportFacts)}
+    flags = set(ImportFacts.model_fields)
     always = {"gpu_count", "model_id", "engine_version", "hf_repo"}  # required, checked first
     assert set(IMPORTED_DEPLOYMENT_FIELDS) == (deployment & flags) - always
