@@ -34,6 +34,7 @@ from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
+    Catalogs,
     Deployment,
     Precision,
     fixed_lengths,
@@ -386,15 +387,9 @@ def _latency_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint, s
     return point, conditions
 
 
-def _result(
-    row: AmdRow,
-    document: AmdDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-    key: str,
-) -> Result:
-    model, _, repo = _checkpoint(row, models)
-    gpu = _gpu(row, document, gpus)
+def _result(row: AmdRow, document: AmdDocument, catalogs: Catalogs, key: str) -> Result:
+    model, _, repo = _checkpoint(row, catalogs.models)
+    gpu = _gpu(row, document, catalogs.gpus)
     value = _value(row.printed)
     common = _common_conditions(row, document, repo)
     table_point = _throughput_point if row.table == "throughput" else _latency_point
@@ -419,12 +414,7 @@ def _result(
     return reported_result(deployment.identity(workload), [point], source)
 
 
-def harvest_document(
-    text: str,
-    document: AmdDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-) -> list[Harvested]:
+def harvest_document(text: str, document: AmdDocument, catalogs: Catalogs) -> list[Harvested]:
     """Every row of the README's throughput and latency tables, as a result or a skip."""
     rows = parse_tables(text)
     if not rows:
@@ -432,5 +422,5 @@ def harvest_document(
     harvested = []
     for row in rows:
         key = row_key(document.revision, row)
-        harvested.append(harvest_row(key, partial(_result, row, document, gpus, models, key)))
+        harvested.append(harvest_row(key, partial(_result, row, document, catalogs, key)))
     return harvested

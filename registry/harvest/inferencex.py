@@ -34,6 +34,7 @@ from registry.catalog import gpu_named
 from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
+    Catalogs,
     Deployment,
     Precision,
     harvest_row,
@@ -42,11 +43,9 @@ from registry.harvest.reported import (
 from registry.input_files import read_input_text
 from registry.models import (
     Disaggregation,
-    GpuEntry,
     LatencyStats,
     Load,
     LoadPoint,
-    ModelEntry,
     ReportedSource,
     RequestCounts,
     Result,
@@ -275,9 +274,9 @@ def _result(
     config: dict[str, Any],
     rows: list[dict[str, Any]],
     dump: InferencexDump,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
 ) -> Result:
+    gpus, models = catalogs
     gpu, model_id = (
         gpu_named(gpus, GPU_NAMES, str(config["hardware"])),
         MODELS.get(str(config["model"])),
@@ -303,8 +302,7 @@ def _result(
 def harvest_dump(
     tables: dict[str, list[dict[str, Any]]],
     dump: InferencexDump,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
 ) -> list[Harvested]:
     """Every successful benchmark result of the dump, grouped into results, or skipped."""
     configs = {row.get("id"): row for row in tables["configs"]}
@@ -325,6 +323,6 @@ def harvest_dump(
         key = group_key(run, config, row)
         groups.setdefault(key, (run, config, []))[2].append(row)
     for key, (run, config, rows) in groups.items():
-        make = partial(_result, key, run, config, rows, dump, gpus, models)
+        make = partial(_result, key, run, config, rows, dump, catalogs)
         harvested.append(harvest_row(key, make))
     return harvested

@@ -13,7 +13,7 @@ as `not a valid result: …`, as does a result the builder refuses.
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -42,6 +42,13 @@ from registry.models import (
 from registry.models.identity import Dtype, KvCacheDtype
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+class Catalogs(NamedTuple):
+    """The GPU and model catalogs (id → entry) a harvester files its rows under."""
+
+    gpus: dict[str, GpuEntry]
+    models: dict[str, ModelEntry]
 
 
 @dataclass(frozen=True)

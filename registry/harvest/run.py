@@ -18,9 +18,10 @@ from registry.harvest import (
 )
 from registry.harvest.errors import HarvestError
 from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
+from registry.harvest.reported import Catalogs
 from registry.harvest.tree import SourceTree
 from registry.input_files import read_input_text
-from registry.models import GpuEntry, ModelEntry, Result
+from registry.models import Result
 
 DEFAULT_SUBMITTER = "infermeter-maintainers"
 
@@ -53,10 +54,10 @@ class HarvestOptions:
     def retrieval_date(self) -> str:
         return self.today or dt.datetime.now(dt.UTC).date().isoformat()
 
-    def catalogs(self) -> tuple[dict[str, GpuEntry], dict[str, ModelEntry]]:
+    def catalogs(self) -> Catalogs:
         """The registry's GPU and model catalogs, which map a source's names to catalog ids."""
         folder = self.registry_root / "registry" / "catalogs"
-        return load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml")
+        return Catalogs(load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml"))
 
 
 def mlperf_round_name(text: str) -> str:
@@ -135,7 +136,7 @@ def harvest_trtllm(
         )
     known = retrieval_dates(options.registry_root, trtllm_result_key)
     today = options.retrieval_date()
-    gpus, models = options.catalogs()
+    catalogs = options.catalogs()
     rows = []
     for page in pages:
         document = trtllm.TrtllmDocument(
@@ -153,7 +154,7 @@ def harvest_trtllm(
             "tables": trtllm.harvest_document,
         }[page.layout]
         try:
-            rows += harvest(page.text, document, gpus, models)
+            rows += harvest(page.text, document, catalogs)
         except HarvestError as error:
             raise HarvestError(f"{page.where}: {error}") from None
     revisions = ", ".join(page.revision[:12] for page in pages)
@@ -181,7 +182,7 @@ def harvest_inferencex(
         submitter=options.submitter,
         range_ratio=range_ratio if range_ratio is not None else inferencex.DEFAULT_RANGE_RATIO,
     )
-    rows = inferencex.harvest_dump(tables, dump, *options.catalogs())
+    rows = inferencex.harvest_dump(tables, dump, options.catalogs())
     return apply_harvest(
         rows,
         options.registry_root,
@@ -214,7 +215,7 @@ def harvest_amd(
     document = amd.describe(
         text, revision, lambda key: known.get(key, today), options.submitter, url or ""
     )
-    rows = amd.harvest_document(text, document, *options.catalogs())
+    rows = amd.harvest_document(text, document, options.catalogs())
     return apply_harvest(
         rows,
         options.registry_root,

@@ -34,6 +34,7 @@ from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
+    Catalogs,
     Deployment,
     Precision,
     fixed_lengths,
@@ -282,14 +283,13 @@ def harvest_cell(
     cell: Cell,
     requests: dict[tuple[int, int], int],
     document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
     listed: str = "",
 ) -> Harvested:
     """One table cell as a result, or skipped with its reason; `listed` is the page's text,
     where the checkpoints it names are looked up."""
     key = cell_key(document.revision, cell)
-    return harvest_row(key, partial(_result, cell, requests, document, gpus, models, key, listed))
+    return harvest_row(key, partial(_result, cell, requests, document, catalogs, key, listed))
 
 
 def _unit_words(cell: Cell, value: float, count: int) -> str:
@@ -381,11 +381,11 @@ def _result(
     cell: Cell,
     requests: dict[tuple[int, int], int],
     document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
     key: str,
     listed: str,
 ) -> Result:
+    gpus, models = catalogs
     model = _catalog_model(cell, models)
     gpu, count, serving, precision = _deployment(cell, gpus)
     value = _value(cell.printed)
@@ -418,12 +418,7 @@ def release_named(text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def harvest_document(
-    text: str,
-    document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-) -> list[Harvested]:
+def harvest_document(text: str, document: TrtllmDocument, catalogs: Catalogs) -> list[Harvested]:
     """Every cell of the page's throughput tables, as a result or a skip; the engine version is
     the release the page names, else the documentation commit read."""
     named = release_named(text)
@@ -432,7 +427,7 @@ def harvest_document(
     cells, requests, refused = parse_tables(text)
     if not cells and not refused:
         raise HarvestError("no throughput table found (| Sequence Length (ISL/OSL) | …)")
-    rows = [harvest_cell(cell, requests, document, gpus, models, text) for cell in cells]
+    rows = [harvest_cell(cell, requests, document, catalogs, text) for cell in cells]
     rows += [
         Harvested(
             f"trtllm {document.revision[:12]} {heading}",

@@ -21,6 +21,7 @@ from registry.harvest.errors import HarvestError, RowSkipped
 from registry.harvest.markdown_table import row_cells
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
+    Catalogs,
     Deployment,
     Precision,
     fixed_lengths,
@@ -33,8 +34,6 @@ from registry.harvest.reported import (
 from registry.harvest.trtllm import TOTAL_METRIC, TrtllmDocument
 from registry.harvest.trtllm_names import GPU_NAMES
 from registry.models import (
-    GpuEntry,
-    ModelEntry,
     ReportedSource,
     Result,
     ServingSettings,
@@ -185,7 +184,7 @@ def _result(
     version: str | None,
     listed: str,
     document: TrtllmDocument,
-    catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
+    catalogs: Catalogs,
     key: str,
 ) -> Result:
     gpus, models = catalogs
@@ -242,12 +241,7 @@ def _cited_on_nvidia_page(
     )
 
 
-def harvest_document(
-    text: str,
-    document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-) -> list[Harvested]:
+def harvest_document(text: str, document: TrtllmDocument, catalogs: Catalogs) -> list[Harvested]:
     """Every value of the page's grids, as a result or a skip."""
     if TOTAL_METRIC not in text:
         raise HarvestError(f"the page does not say its unit ('{TOTAL_METRIC}')")
@@ -259,6 +253,6 @@ def harvest_document(
     rows = []
     for cell in cells:
         key = cell_key(document.revision, cell)
-        make = partial(_result, cell, requests, version, text, document, (gpus, models), key)
+        make = partial(_result, cell, requests, version, text, document, catalogs, key)
         rows.append(harvest_row(key, make))
     return rows

@@ -24,6 +24,7 @@ from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     FP8_WITH_FP8_KV,
     FP16,
+    Catalogs,
     Deployment,
     fixed_lengths,
     harvest_row,
@@ -33,8 +34,6 @@ from registry.harvest.reported import (
 from registry.harvest.trtllm import TrtllmDocument
 from registry.harvest.trtllm_names import GPU_NAMES
 from registry.models import (
-    GpuEntry,
-    ModelEntry,
     Result,
     ServingSettings,
 )
@@ -228,10 +227,10 @@ def _result(
     requests: dict[tuple[int, int], int],
     version: str,
     document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
     key: str,
 ) -> Result:
+    gpus, models = catalogs
     model_id = MODELS.get(cell.model)
     if model_id is None or model_id not in models:
         raise _Skip(f"model {cell.model!r} has no catalog id (or its version is not stated)")
@@ -260,12 +259,7 @@ def _result(
     return reported_result(identity, [offline_point(value, sent)], source)
 
 
-def harvest_document(
-    text: str,
-    document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-) -> list[Harvested]:
+def harvest_document(text: str, document: TrtllmDocument, catalogs: Catalogs) -> list[Harvested]:
     """Every cell of the page's throughput table, as a result or a skip."""
     cells, requests, version = parse_table(text)
     if version is None:
@@ -281,6 +275,6 @@ def harvest_document(
             cell.output_len,
             cell.precision,
         )
-        make = partial(_result, cell, requests, version, document, gpus, models, key)
+        make = partial(_result, cell, requests, version, document, catalogs, key)
         rows.append(harvest_row(key, make))
     return rows

@@ -29,6 +29,7 @@ from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     FP8_WITH_FP8_KV,
     FP16,
+    Catalogs,
     Deployment,
     fixed_lengths,
     harvest_row,
@@ -204,11 +205,10 @@ def _result(
     cell: StaticCell,
     page: str,
     document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
     key: str,
 ) -> Result:
-    gpu, model = _catalog_entries(cell, gpus, models)
+    gpu, model = _catalog_entries(cell, *catalogs)
     try:
         per_gpu = float(cell.printed.replace(",", ""))
     except ValueError:
@@ -237,19 +237,14 @@ def _result(
     return reported_result(identity, [point], source)
 
 
-def harvest_document(
-    text: str,
-    document: TrtllmDocument,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
-) -> list[Harvested]:
+def harvest_document(text: str, document: TrtllmDocument, catalogs: Catalogs) -> list[Harvested]:
     """Every cell of the page's throughput tables, as a result or a skip; each latency table
     as one skip."""
     cells, latency = parse_page(text)
     rows = []
     for cell in cells:
         key = cell_key(document.revision, cell)
-        rows.append(harvest_row(key, partial(_result, cell, text, document, gpus, models, key)))
+        rows.append(harvest_row(key, partial(_result, cell, text, document, catalogs, key)))
     rows += [
         Harvested(
             f"trtllm {document.revision[:12]} static {'table' if ' unit ' in table else 'latency'} "
