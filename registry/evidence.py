@@ -113,7 +113,7 @@ def point_evidence(result: Result, index: int, file_url: str | None = None) -> P
         static_batch_size=point.load.concurrency if point.load.arrival == "static_batch" else None,
         static_output_tokens=output_len.value if isinstance(output_len, FixedLength) else None,
         source_url=file_url or getattr(result.source, "url", None),
-        mlperf_result_id=None if mlperf is None else mlperf.result_id,
+        mlperf_result_id=None if mlperf is None else mlperf.entry(),
     )
 
 

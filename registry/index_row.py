@@ -26,7 +26,10 @@ class IndexRow:
         "apart, never ranked against other lanes or each other's division; figures derived "
         "from them are not verified by MLCommons."
     )
-    mlperf_result_id: str | None = _column("MLPerf result ID (MLPerf lanes only).")
+    mlperf_result_id: str | None = _column(
+        "MLPerf result ID (MLPerf lanes only); for a round whose table gives none (v6.1), the "
+        "run's path in the results repository (`closed/…/performance/run_1`)."
+    )
     mlperf_round: str | None = _column("MLPerf Inference round, e.g. `v5.1` (MLPerf lanes only).")
     mlperf_division: str | None = _column("MLPerf division, `closed` or `open`.")
     mlperf_category: str | None = _column(

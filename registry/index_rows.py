@@ -151,7 +151,7 @@ def _mlperf_columns(result: Result) -> dict[str, Any]:
     """What MLPerf's guidelines require beside its results; null for other sources."""
     mlperf = getattr(result.source, "mlperf", None)
     return {
-        "mlperf_result_id": mlperf.result_id if mlperf is not None else None,
+        "mlperf_result_id": mlperf.entry() if mlperf is not None else None,
         "mlperf_round": mlperf.round if mlperf is not None else None,
         "mlperf_division": mlperf.division if mlperf is not None else None,
         "mlperf_category": mlperf.availability if mlperf is not None else None,

@@ -61,6 +61,7 @@ from registry.harvest.mlperf_names import (
 )
 from registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
 from registry.harvest.mlperf_runs import one_row_per_run
+from registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
 from registry.harvest.outcome import Harvested
 from registry.harvest.reported import (
     Deployment,
@@ -126,9 +127,14 @@ class MlperfRound:
     commit), said in every result's conditions."""
 
 
+def row_entry(row: dict[str, Any]) -> str:
+    """A row's result ID, or its run's path where the round gives no ID (v6.1)."""
+    return str(row["ID"]) if row.get("ID") is not None else run_path(row)
+
+
 def row_key(round_name: str, row: dict[str, Any]) -> str:
-    """The source key of a summary row: round, result ID, benchmark, scenario."""
-    return f"mlperf {round_name} {row.get('ID')} {row.get('Model')} {row.get('Scenario')}"
+    """The source key of a summary row: round, result ID (or run path), benchmark, scenario."""
+    return f"mlperf {round_name} {row_entry(row)} {row.get('Model')} {row.get('Scenario')}"
 
 
 def result_key(result: Result) -> str | None:
@@ -136,7 +142,7 @@ def result_key(result: Result) -> str | None:
     mlperf = getattr(result.source, "mlperf", None)
     if mlperf is None:
         return None
-    return f"mlperf {mlperf.round} {mlperf.result_id} {mlperf.benchmark} {mlperf.scenario}"
+    return f"mlperf {mlperf.round} {mlperf.entry()} {mlperf.benchmark} {mlperf.scenario}"
 
 
 def is_llm_datacenter(row: dict[str, Any]) -> bool:
@@ -172,7 +178,7 @@ def _gpu(row: dict[str, Any], gpus: dict[str, GpuEntry]) -> GpuEntry:
     accelerator = str(row.get("Accelerator", "")).strip()
     if not accelerator:
         raise RowSkipped("no accelerator named (a CPU-only system)")
-    if "," in accelerator or " and " in accelerator:
+    if "," in accelerator or " and " in accelerator or " + " in accelerator:
         raise RowSkipped(
             f"heterogeneous system ({accelerator}): two accelerator kinds in one result"
         )
@@ -262,7 +268,7 @@ def _source(
     return ReportedSource(
         kind="reported",
         url=url,
-        title=f"MLPerf Inference {round_info.round} result {row['ID']}: {row['Submitter']} "
+        title=f"MLPerf Inference {round_info.round} {_cited(row)}: {row['Submitter']} "
         f"{row['System']}, {benchmark} {row['Scenario']}",
         publisher=f"MLCommons (submitted by {row['Submitter']})",
         conditions=conditions_text,
@@ -271,7 +277,8 @@ def _source(
         revision=round_info.commit,
         mlperf=MlperfEntry(
             round=round_info.round,
-            result_id=str(row["ID"]),
+            result_id=None if row.get("ID") is None else str(row["ID"]),
+            path=run_path(row) if row.get("ID") is None else None,
             division=row["Category"],  # closed or open: is_llm_datacenter kept no other
             availability=availability,
             suite="datacenter",
@@ -320,8 +327,17 @@ def _result(
     return reported_result(identity, [point], _source(row, round_info, key, conditions_text))
 
 
+def _cited(row: dict[str, Any]) -> str:
+    return f"result {row['ID']}" if row.get("ID") is not None else f"run {run_path(row)}"
+
+
 def read_summary(tree: SourceTree) -> list[dict[str, Any]]:
-    """The rows of `summary_results.json`; HarvestError when it is missing or malformed."""
+    """The rows of `summary_results.json`, or of v6.1's `summary.json` renamed to its fields
+    (`mlperf_v61`); HarvestError when both are missing or the table is malformed."""
+    tables = tree.read_many([SUMMARY_FILE, SUMMARY_JSON])
+    v61 = tables[SUMMARY_JSON]
+    if tables[SUMMARY_FILE] is None and v61 is not None:
+        return read_summary_json(v61)
     text = tree.read_text(SUMMARY_FILE)
     try:
         rows = json.loads(text)

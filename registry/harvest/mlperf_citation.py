@@ -10,12 +10,22 @@ _TRADEMARK = (
 )
 
 
+def _entry(row: dict[str, Any]) -> str:
+    if row.get("ID") is not None:
+        return f"result {row['ID']}"
+    return f"run {_entry_name(row)} (the round's results table gives no result ID)"
+
+
+def _entry_name(row: dict[str, Any]) -> str:
+    return str(row["ID"]) if row.get("ID") is not None else str(row["Location"]).removeprefix("./")
+
+
 def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) -> str:
     """What the row measured and under which rules, as the result's `source.conditions`."""
     scenario = row["Scenario"]
     parts = [
         f"MLPerf Inference {row.get('version')} closed division, {row.get('Suite')} suite, "
-        f"benchmark {row['Model']}, scenario {scenario}; result {row['ID']} by "
+        f"benchmark {row['Model']}, scenario {scenario}; {_entry(row)} by "
         f"{row['Submitter']} on {row['System']} ({row.get('Platform')}): {row.get('Nodes')} "
         f"node(s) × {row.get('a#')} {row['Accelerator']}, host {row.get('Processor')}.",
         f"Software as submitted: {row.get('Software')} (engine read from "
@@ -57,6 +67,6 @@ def footnote(round_name: str, row: dict[str, Any], url: str, retrieved: str) -> 
     """MLPerf's required footnote of one result, ending with the trademark notice."""
     return (
         f"MLPerf® {round_name} Inference Closed {row['Model']} {row['Scenario']}. "
-        f"Retrieved from {url} on {retrieved}, entry {row['ID']}. Result verified by MLCommons "
-        f"Association. {_TRADEMARK}"
+        f"Retrieved from {url} on {retrieved}, entry {_entry_name(row)}. Result verified by "
+        f"MLCommons Association. {_TRADEMARK}"
     )

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from registry.models.common import (
     DeviceFormFactor,
@@ -100,6 +100,7 @@ class MeasuredSource(StrictModel):
 
 
 MLPERF_RESULT_ID_PATTERN = r"^v?[0-9]+\.[0-9]+-[0-9]{4}$"
+MLPERF_RUN_PATH_PATTERN = r"^(closed|open)/[A-Za-z0-9_.+-]+/results/[^\s]+$"
 
 
 class MlperfEntry(StrictModel):
@@ -111,8 +112,16 @@ class MlperfEntry(StrictModel):
     round: Annotated[str, Field(pattern=r"^v[0-9]+\.[0-9]+$")] = Field(
         description="MLPerf Inference version, e.g. `v5.1`."
     )
-    result_id: Annotated[str, Field(pattern=MLPERF_RESULT_ID_PATTERN)] = Field(
-        description="MLPerf result ID as the results table gives it, e.g. `5.1-0001`."
+    result_id: Annotated[str, Field(pattern=MLPERF_RESULT_ID_PATTERN)] | None = Field(
+        None,
+        description="MLPerf result ID as the results table gives it, e.g. `5.1-0001`; null for "
+        "a round whose table gives none (v6.1), whose run is then named by `path`.",
+    )
+    path: Annotated[str, Field(pattern=MLPERF_RUN_PATH_PATTERN)] | None = Field(
+        None,
+        description="The run's folder in the round's results repository, as its table's "
+        "`Location` gives it (e.g. `closed/AMD/results/<system>/gpt-oss-120b/Server/performance/"
+        "run_1`): how a row without a result ID (v6.1) is cited; null where the row has an ID.",
     )
     division: Literal["closed", "open"] = Field(description="MLPerf division.")
     availability: Literal["available", "preview", "rdi"] = Field(
@@ -131,6 +140,19 @@ class MlperfEntry(StrictModel):
     footnote: LongText = Field(
         description="The footnote MLPerf's guidelines require beside the result."
     )
+
+    @model_validator(mode="after")
+    def _named_once(self) -> "MlperfEntry":
+        if (self.result_id is None) == (self.path is None):
+            raise ValueError(
+                "an MLPerf entry is named by its result_id or, where the round's table gives "
+                "none, by its path: exactly one of the two"
+            )
+        return self
+
+    def entry(self) -> str:
+        """The result ID, or the run's path where the round gives no ID."""
+        return self.result_id or str(self.path)
 
 
 class ReportedSource(StrictModel):

@@ -37,6 +37,11 @@ def _kinds(group: Group) -> list[str]:
     return sorted({member.source_kind for member in group.members})
 
 
+def mlperf_entry(entry: str) -> str:
+    """`result 6.0-0006`, or `run closed/…` for a round whose table gives no result ID."""
+    return f"run {entry}" if entry.startswith(("closed/", "open/")) else f"result {entry}"
+
+
 def mlperf_label(row: IndexRow) -> str:
     """An MLPerf row's round, division, category, scenario, result ID, submitter and system,
     as its messaging guidelines ask wherever MLPerf rows are compared ('' for other rows)."""
@@ -44,7 +49,7 @@ def mlperf_label(row: IndexRow) -> str:
         return ""
     return (
         f"MLPerf {row.mlperf_round} {row.mlperf_division}, {row.mlperf_category}, "
-        f"{row.mlperf_scenario}, result {row.mlperf_result_id}: {row.mlperf_submitter}, "
+        f"{row.mlperf_scenario}, {mlperf_entry(row.mlperf_result_id)}: {row.mlperf_submitter}, "
         f"{row.mlperf_system}"
     )
 

@@ -1,0 +1,149 @@
+"""MLPerf Inference v6.1 through `registry harvest mlperf`, on its pinned excerpt.
+
+tests/data/harvest/mlperf-v6.1 holds 28 rows of `summary.json` of the official
+mlcommons/inference_results_v6.1 at 10ecdffd, in the file's own layout, and each row's
+`performance/run_1/mlperf_log_summary.txt`. Neither repository could be brought here whole: the
+table was read from the official repository page by page, the logs (which the official copy
+here lacks) from the fork intel-ai-tce/inference_results_v6.1 at 5174fca8, whose `summary.json`
+has the same 670,139 characters. Two rows were checked character for character against the
+pages, every log against its stored length. The excerpt is also the harvest's source: the
+registry's v6.1 files are what it gives, byte for byte.
+"""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from registry.harvest.run import HarvestOptions, harvest_mlperf
+from registry.models import Result
+from registry.store import read_result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1"
+COMMIT = "10ecdffda3bb94d71f0203a6ca8e20c17943f27c"
+READ_FROM = (
+    "summary.json read from mlcommons/inference_results_v6.1 at 10ecdffd; each run's "
+    "mlperf_log_summary.txt from the fork intel-ai-tce/inference_results_v6.1 at 5174fca8 (its "
+    "summary.json has the same 670,139 characters; whether its history holds upstream commit "
+    "10ecdffd could not be checked here)."
+)
+EXCERPT_SHA256 = "3f3a5d6a44c0016aa825266990e2a2573949f9f212500754427f465369ef8998"
+"""sha256sum of the excerpt's files (sorted by path), as `sha256sum` lists them."""
+AZURE = "closed/Azure/results/Azure-GB300-NVL72_288GBx72/deepseek-r1"
+
+
+def _harvest(root: Path, today: str = "2026-12-02") -> tuple[object, dict[str, Result]]:
+    report = harvest_mlperf(
+        EXCERPT, "6.1", HarvestOptions(root, today=today), commit=COMMIT, read_from=READ_FROM
+    )
+    found = {}
+    for path in (root / "registry/results").rglob("*.json"):
+        result = read_result(path)
+        found[result.source.mlperf.entry()] = result  # type: ignore[union-attr]
+    return report, found
+
+
+@pytest.fixture(scope="module")
+def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
+    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
+    root = tmp_path_factory.mktemp("v61") / "checkout"
+    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", root / "registry/catalogs")
+    (root / "registry/results").mkdir()
+    report, results = _harvest(root)
+    return root, report, results
+
+
+def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    listing = "".join(
+        f"{hashlib.sha256(path.read_bytes()).hexdigest()}  ./{path.relative_to(EXCERPT)}\n"
+        for path in sorted(EXCERPT.rglob("*"), key=lambda p: str(p.relative_to(EXCERPT)))
+        if path.is_file()
+    )
+    assert hashlib.sha256(listing.encode()).hexdigest() == EXCERPT_SHA256
+    registry, report, results = harvested
+    assert len(report.added) == len(results) == 23  # type: ignore[attr-defined]
+    for relative in report.added:  # type: ignore[attr-defined]
+        committed = REPOSITORY_ROOT / relative
+        assert committed.is_file(), f"{relative} is not in the registry"
+        assert committed.read_bytes() == (registry / relative).read_bytes()
+    again, _ = _harvest(registry, today="2027-01-01")
+    assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
+
+
+def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    _, _, results = harvested
+    interactive = results[f"{AZURE}/Interactive/performance/run_1"]
+    mlperf = interactive.source.mlperf  # type: ignore[union-attr]
+    assert mlperf is not None
+    assert (mlperf.result_id, mlperf.round, mlperf.division, mlperf.availability) == (
+        None,
+        "v6.1",
+        "closed",
+        "available",
+    )
+    assert (mlperf.submitter, mlperf.system) == (
+        "Azure",
+        "Azure GB300 NVL72 (72x GB300-288GB_aarch64 TensorRT)",
+    )
+    assert interactive.source.url.endswith(f"/tree/{COMMIT}/{AZURE}/Interactive/performance/run_1")  # type: ignore[union-attr]
+    conditions = interactive.source.conditions  # type: ignore[union-attr]
+    assert "gives no result ID" in conditions
+    assert READ_FROM in conditions
+    assert "marks this row inferred" in conditions
+    server = results[f"{AZURE}/Server/performance/run_1"].source.conditions  # type: ignore[union-attr]
+    assert "marks this row inferred" not in server
+
+
+def test_server_points_keep_their_bounds_and_p99s(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    _, _, results = harvested
+    point = results[f"{AZURE}/Interactive/performance/run_1"].points[0]
+    search = point.load.rate_search
+    assert (search.ttft_ms, search.tpot_ms, point.load.request_rate) == (1500.0, 15.0, 69.5)  # type: ignore[union-attr]
+    # The log's "99.00 percentile first token latency (ns)   : 491473705" and TPOT 14951623.
+    assert (point.ttft_ms.p99, point.tpot_ms.p99) == (491.473705, 14.951623)  # type: ignore[union-attr]
+    assert point.throughput.output_tokens_per_s == 260098.15
+    gpu = results[f"{AZURE}/Interactive/performance/run_1"].identity.gpu
+    assert (gpu.id, gpu.nodes, gpu.count) == ("gb300", 18, 72)
+    with_p99 = [
+        r
+        for r in results.values()
+        if r.points[0].ttft_ms is not None
+        and r.points[0].ttft_ms.p99 is not None
+        and r.points[0].tpot_ms is not None
+        and r.points[0].tpot_ms.p99 is not None
+    ]
+    assert len(with_p99) == 23
+
+
+def test_engines_precisions_and_skips(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    _, report, results = harvested
+    cisco = results[
+        "closed/Cisco/results/Cisco_UCS_B300x16_G200_4x2_RO/gpt-oss-120b/Server/performance/run_1"
+    ].identity
+    # 'TensorRT 10.14.1.48; TensorRT-LLM 1.3.0rc0': the components split at ';' too.
+    assert (cisco.engine.name, cisco.engine.version) == ("tensorrt-llm", "1.3.0rc0")
+    assert (cisco.gpu.id, cisco.gpu.count, cisco.model.quantization) == ("b300", 16, "fp4")
+    crusoe = results[
+        "closed/Crusoe/results/512xMI355X_Crusoe_GPT/gpt-oss-120b/Server/performance/run_1"
+    ].identity
+    assert (crusoe.engine.name, crusoe.engine.version, crusoe.gpu.count) == ("vllm", "0.22.1", 512)
+    reasons = dict(report.skipped)  # type: ignore[attr-defined]
+    amd = (
+        "mlperf v6.1 closed/AMD/results/8xMI355X_2xEPYC_9575F/gpt-oss-120b/Server/performance/run_1"
+    )
+    assert "names no inference engine" in reasons[f"{amd} gpt-oss-120b Server"]
+    mixed = (
+        "mlperf v6.1 closed/Cisco/results/Cisco_UCS_H200x8_MI350Xx8_G200_2x2_TOR/gpt-oss-120b/"
+        "Server/performance/run_1 gpt-oss-120b Server"
+    )
+    assert "heterogeneous system" in reasons[mixed]
