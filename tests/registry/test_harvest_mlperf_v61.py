@@ -1,6 +1,6 @@
 """MLPerf Inference v6.1 through `registry harvest mlperf`, on its pinned excerpt.
 
-tests/data/harvest/mlperf-v6.1 holds 122 rows of `summary.json` of the official
+tests/data/harvest/mlperf-v6.1 holds 124 rows of `summary.json` of the official
 mlcommons/inference_results_v6.1 at 10ecdffd, in the file's own layout, and each row's
 `performance/run_1/mlperf_log_summary.txt`. Neither repository could be brought here whole: the
 table was read from the official repository page by page, the logs (which the official copy
@@ -29,7 +29,7 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "603aaa870807b8b6e57c83d40c1d80918b01e44806d0dcb82727430884996964"
+EXCERPT_SHA256 = "f4adbdbc5e4dd17e29e29175750c174cc139d31c62d55dce568ca108ae554db5"
 """sha256sum of the excerpt's files (sorted by path), as `sha256sum` lists them."""
 AZURE = "closed/Azure/results/Azure-GB300-NVL72_288GBx72/deepseek-r1"
 
@@ -65,7 +65,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     )
     assert hashlib.sha256(listing.encode()).hexdigest() == EXCERPT_SHA256
     registry, report, results = harvested
-    assert len(report.added) == len(results) == 115  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 117  # type: ignore[attr-defined]
     for relative in report.added:  # type: ignore[attr-defined]
         committed = REPOSITORY_ROOT / relative
         assert committed.is_file(), f"{relative} is not in the registry"
@@ -120,7 +120,7 @@ def test_server_points_keep_their_bounds_and_p99s(
         and r.points[0].tpot_ms is not None
         and r.points[0].tpot_ms.p99 is not None
     ]
-    assert len(with_p99) == 115
+    assert len(with_p99) == 117
 
 
 def test_engines_precisions_and_skips(
