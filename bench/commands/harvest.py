@@ -31,6 +31,25 @@ def _common(function: click.decorators.FC) -> click.decorators.FC:
     return registry_option("the result files are written into its registry/results/")(function)
 
 
+def _from_option(help_text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    """`--from`: the source read, a file or folder (what it must be, `help_text`)."""
+    return click.option(
+        "--from", "source", required=True, type=click.Path(path_type=Path), help=help_text
+    )
+
+
+def _page_options(function: click.decorators.FC) -> click.decorators.FC:
+    """`--commit` and `--url` of a source that is one page of a repository."""
+    function = click.option(
+        "--url", default=None, help="Public URL of the page read (default: the file on GitHub)."
+    )(function)
+    return click.option(
+        "--commit",
+        default=None,
+        help="Commit to read (default HEAD); for a file, the commit it was taken from.",
+    )(function)
+
+
 def _run(
     harvest: "Callable[[HarvestOptions], HarvestReport]",
     registry_root: Path | None,
@@ -75,12 +94,8 @@ def harvest_group() -> None:
 
 @harvest_group.command(name="mlperf")
 @click.option("--round", "round_text", required=True, help="MLPerf Inference round, e.g. 5.1.")
-@click.option(
-    "--from",
-    "source",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Checkout (or bare mirror) of mlcommons/inference_results_v<round>.",
+@_from_option(
+    "Checkout (or bare mirror) of mlcommons/inference_results_v<round>.",
 )
 @click.option(
     "--commit",
@@ -136,22 +151,11 @@ def mlperf_command(
 
 
 @harvest_group.command(name="trtllm")
-@click.option(
-    "--from",
-    "source",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Checkout of NVIDIA/TensorRT-LLM, the perf-overview.md file of one version, or a folder "
+@_from_option(
+    "Checkout of NVIDIA/TensorRT-LLM, the perf-overview.md file of one version, or a folder "
     "of such files, each headed '<!-- Excerpt of PATH in OWNER/REPO at commit SHA'.",
 )
-@click.option(
-    "--commit",
-    default=None,
-    help="Commit to read (default HEAD); for a file, the commit it was taken from.",
-)
-@click.option(
-    "--url", default=None, help="Public URL of the page read (default: the file on GitHub)."
-)
+@_page_options
 @click.option(
     "--engine-version",
     default=None,
@@ -189,21 +193,10 @@ def trtllm_command(
 
 
 @harvest_group.command(name="amd")
-@click.option(
-    "--from",
-    "source",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Checkout of ROCm/vllm, or the docs/dev-docker/README.md file of one version.",
+@_from_option(
+    "Checkout of ROCm/vllm, or the docs/dev-docker/README.md file of one version.",
 )
-@click.option(
-    "--commit",
-    default=None,
-    help="Commit to read (default HEAD); for a file, the commit it was taken from.",
-)
-@click.option(
-    "--url", default=None, help="Public URL of the page read (default: the file on GitHub)."
-)
+@_page_options
 @_common
 def amd_command(
     source: Path,
@@ -233,12 +226,8 @@ def amd_command(
 
 
 @harvest_group.command(name="inferencex")
-@click.option(
-    "--from",
-    "source",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Folder of an InferenceX database dump (configs.json, workflow_runs.json, "
+@_from_option(
+    "Folder of an InferenceX database dump (configs.json, workflow_runs.json, "
     "benchmark_results.json).",
 )
 @click.option(
@@ -275,12 +264,8 @@ def inferencex_command(
 
 
 @harvest_group.command(name="skypilot")
-@click.option(
-    "--from",
-    "source",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="A pinned excerpt of a SkyPilot catalog file (catalogs/v8/<cloud>/vms.csv), or a folder "
+@_from_option(
+    "A pinned excerpt of a SkyPilot catalog file (catalogs/v8/<cloud>/vms.csv), or a folder "
     "of them, each headed '# Excerpt of PATH in OWNER/REPO at commit SHA' with its date.",
 )
 @_common
