@@ -21,11 +21,13 @@ from typing import Any
 
 from calculators.config_fields import int_field, optional_int
 from calculators.errors import ConfigError
+from calculators.mixers import STATE_DTYPE_BYTES, state_dtype
 
 MAMBA2 = "mamba2"
 MLP_ONLY = "mlp"  # Nemotron-H's MLP layers: no attention, no mixer, no KV
-
-_STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+_STATE_DTYPE_FIELDS = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")
+"""Where a config names its state dtype, the first set wins (mixers.py reads them the other way
+round; kept as each was written)."""
 
 
 @dataclass(frozen=True)
@@ -69,24 +71,11 @@ class Mamba2Mixer:
 
     def state_bytes_per_sequence(self, tp: int, model_dtype_bytes: int) -> int:
         """Bytes of one sequence's state in one such layer on one of `tp` ranks."""
-        ssm_bytes = _STATE_DTYPE_BYTES.get(self.ssm_state_dtype or "", model_dtype_bytes)
+        ssm_bytes = STATE_DTYPE_BYTES.get(self.ssm_state_dtype or "", model_dtype_bytes)
         conv_dim = self.inner_size // tp + 2 * self._groups_per_rank(tp) * self.state_size
         conv = conv_dim * (self.conv_kernel - 1) * model_dtype_bytes
         temporal = self.num_heads // tp * self.head_dim * self.state_size * ssm_bytes
         return conv + temporal
-
-
-def _state_dtype(config: Mapping[str, Any], where: str) -> str | None:
-    for name in ("mamba_ssm_cache_dtype", "mamba_ssm_dtype"):
-        value = config.get(name)
-        if value is None or value == "auto":
-            continue
-        if value not in _STATE_DTYPE_BYTES:
-            raise ConfigError(
-                f"{where}{name}: expected one of {', '.join(_STATE_DTYPE_BYTES)}, got {value!r}"
-            )
-        return str(value)
-    return None
 
 
 def mamba2_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Mamba2Mixer:
@@ -102,7 +91,7 @@ def mamba2_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Mamba2Mi
             conv_kernel=optional_int(config, "mamba_d_conv", where, 4),
             conv_bias=bool(config.get("mamba_conv_bias", True)),
             proj_bias=bool(config.get("mamba_proj_bias", False)),
-            ssm_state_dtype=_state_dtype(config, where),
+            ssm_state_dtype=state_dtype(config, where, _STATE_DTYPE_FIELDS),
         )
     return Mamba2Mixer(
         hidden_size=hidden,
@@ -113,7 +102,7 @@ def mamba2_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Mamba2Mi
         conv_kernel=optional_int(config, "conv_kernel", where, 4),
         conv_bias=bool(config.get("use_conv_bias", True)),
         proj_bias=bool(config.get("use_bias", False)),
-        ssm_state_dtype=_state_dtype(config, where),
+        ssm_state_dtype=state_dtype(config, where, _STATE_DTYPE_FIELDS),
     )
 
 

@@ -17,7 +17,7 @@ from calculators.errors import ConfigError
 MAMBA = "mamba"
 LINEAR_ATTENTION = "linear_attention"
 
-_STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class RecurrentMixer:
 
     def state_bytes_per_sequence(self, tp: int, model_dtype_bytes: int) -> int:
         """Bytes of one sequence's state in one such layer on one of `tp` ranks."""
-        ssm_bytes = _STATE_DTYPE_BYTES.get(self.ssm_state_dtype or "", model_dtype_bytes)
+        ssm_bytes = STATE_DTYPE_BYTES.get(self.ssm_state_dtype or "", model_dtype_bytes)
         if self.kind == MAMBA:
             inner = self.inner_size // tp
             conv = inner * (self.conv_kernel - 1) * model_dtype_bytes
@@ -99,14 +99,20 @@ def _positive(config: Mapping[str, Any], name: str, where: str, default: int | N
     return value
 
 
-def _state_dtype(config: Mapping[str, Any], where: str) -> str | None:
-    for name in ("mamba_ssm_dtype", "mamba_ssm_cache_dtype"):
+def state_dtype(
+    config: Mapping[str, Any],
+    where: str,
+    names: tuple[str, ...] = ("mamba_ssm_dtype", "mamba_ssm_cache_dtype"),
+) -> str | None:
+    """The dtype of the recurrent state the first of `names` set (not `auto`) gives; None: the
+    model dtype."""
+    for name in names:
         value = config.get(name)
         if value is None or value == "auto":
             continue
-        if value not in _STATE_DTYPE_BYTES:
+        if value not in STATE_DTYPE_BYTES:
             raise ConfigError(
-                f"{where}{name}: expected one of {', '.join(_STATE_DTYPE_BYTES)}, got {value!r}"
+                f"{where}{name}: expected one of {', '.join(STATE_DTYPE_BYTES)}, got {value!r}"
             )
         return str(value)
     return None
@@ -128,7 +134,7 @@ def jamba_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Recurrent
         dt_rank=dt_rank,
         conv_bias=bool(config.get("mamba_conv_bias", True)),
         proj_bias=bool(config.get("mamba_proj_bias", False)),
-        ssm_state_dtype=_state_dtype(config, where),
+        ssm_state_dtype=state_dtype(config, where),
     )
 
 
@@ -142,7 +148,7 @@ def gated_delta_net_mixer(config: Mapping[str, Any], hidden: int, where: str) ->
         value_heads=_positive(config, "linear_num_value_heads", where),
         key_head_dim=_positive(config, "linear_key_head_dim", where),
         value_head_dim=_positive(config, "linear_value_head_dim", where),
-        ssm_state_dtype=_state_dtype(config, where),
+        ssm_state_dtype=state_dtype(config, where),
     )
 
 
