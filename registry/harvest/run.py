@@ -2,6 +2,7 @@
 
 import datetime as dt
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from registry.harvest import (
     trtllm_static,
 )
 from registry.harvest.errors import HarvestError
-from registry.harvest.outcome import HarvestReport, apply_harvest, retrieval_dates
+from registry.harvest.outcome import Harvested, HarvestReport, apply_harvest, retrieval_dates
 from registry.harvest.reported import Catalogs
 from registry.harvest.tree import SourceTree
 from registry.input_files import read_input_text
@@ -54,6 +55,26 @@ class HarvestOptions:
     def retrieval_date(self) -> str:
         return self.today or dt.datetime.now(dt.UTC).date().isoformat()
 
+    def retrieved_for(self, key_of: Callable[[Result], str | None]) -> Callable[[str], str]:
+        """A row's retrieval date by its source key: the date it was first harvested, so an
+        unchanged source gives unchanged files; else the retrieval date of this run."""
+        known = retrieval_dates(self.registry_root, key_of)
+        today = self.retrieval_date()
+        return lambda key: known.get(key, today)
+
+    def apply(
+        self, rows: Sequence[Harvested], key_of: Callable[[Result], str | None], source: str
+    ) -> HarvestReport:
+        """Apply a source's rows to the registry (`source`: the source in a reader's words)."""
+        return apply_harvest(
+            rows,
+            self.registry_root,
+            key_of,
+            source=source,
+            dry_run=self.dry_run,
+            today=self.retrieval_date(),
+        )
+
     def catalogs(self) -> Catalogs:
         """The registry's GPU and model catalogs, which map a source's names to catalog ids."""
         folder = self.registry_root / "registry" / "catalogs"
@@ -86,25 +107,18 @@ def harvest_mlperf(
             f"--from: {source} is no git repository; name the commit it was copied from "
             "with --commit"
         )
-    known = retrieval_dates(options.registry_root, mlperf.result_key)
-    today = options.retrieval_date()
     round_info = mlperf.MlperfRound(
         round=round_name,
         repository_url=repository_url
         or f"https://github.com/mlcommons/inference_results_{round_name}",
         commit=tree.commit,
-        retrieved_for=lambda key: known.get(key, today),
+        retrieved_for=options.retrieved_for(mlperf.result_key),
         submitter=options.submitter,
         read_from=read_from,
     )
     rows = mlperf.harvest_round(tree, round_info, *options.catalogs())
-    return apply_harvest(
-        rows,
-        options.registry_root,
-        mlperf.result_key,
-        source=f"MLPerf Inference {round_name} at {tree.commit[:12]}",
-        dry_run=options.dry_run,
-        today=today,
+    return options.apply(
+        rows, mlperf.result_key, f"MLPerf Inference {round_name} at {tree.commit[:12]}"
     )
 
 
@@ -134,8 +148,7 @@ def harvest_trtllm(
         raise HarvestError(
             "--url and --engine-version name one page; a folder holds several versions"
         )
-    known = retrieval_dates(options.registry_root, trtllm_result_key)
-    today = options.retrieval_date()
+    retrieved_for = options.retrieved_for(trtllm_result_key)
     catalogs = options.catalogs()
     rows = []
     for page in pages:
@@ -143,7 +156,7 @@ def harvest_trtllm(
             revision=page.revision,
             url=url or f"https://github.com/{page.repository}/blob/{page.revision}/{page.path}",
             engine_version=engine_version,
-            retrieved_for=lambda key: known.get(key, today),
+            retrieved_for=retrieved_for,
             submitter=options.submitter,
             repository=page.repository,
         )
@@ -158,13 +171,8 @@ def harvest_trtllm(
         except HarvestError as error:
             raise HarvestError(f"{page.where}: {error}") from None
     revisions = ", ".join(page.revision[:12] for page in pages)
-    return apply_harvest(
-        rows,
-        options.registry_root,
-        trtllm_result_key,
-        source=f"TensorRT-LLM performance overview at {revisions}",
-        dry_run=options.dry_run,
-        today=today,
+    return options.apply(
+        rows, trtllm_result_key, f"TensorRT-LLM performance overview at {revisions}"
     )
 
 
@@ -175,22 +183,13 @@ def harvest_inferencex(
     if not source.is_dir():
         raise HarvestError(f"--from: {source} is not a folder of InferenceX dump tables")
     tables = inferencex.read_dump(source)
-    known = retrieval_dates(options.registry_root, inferencex.result_key)
-    today = options.retrieval_date()
     dump = inferencex.InferencexDump(
-        retrieved_for=lambda key: known.get(key, today),
+        retrieved_for=options.retrieved_for(inferencex.result_key),
         submitter=options.submitter,
         range_ratio=range_ratio if range_ratio is not None else inferencex.DEFAULT_RANGE_RATIO,
     )
     rows = inferencex.harvest_dump(tables, dump, options.catalogs())
-    return apply_harvest(
-        rows,
-        options.registry_root,
-        inferencex.result_key,
-        source=f"InferenceX dump {source.name}",
-        dry_run=options.dry_run,
-        today=today,
-    )
+    return options.apply(rows, inferencex.result_key, f"InferenceX dump {source.name}")
 
 
 def harvest_amd(
@@ -210,17 +209,8 @@ def harvest_amd(
         if tree.commit is None:
             raise HarvestError(f"--from: {source} is no git repository and no file")
         text, revision = tree.read_text(amd.DOCUMENT, "source page"), tree.commit
-    known = retrieval_dates(options.registry_root, amd.result_key)
-    today = options.retrieval_date()
     document = amd.describe(
-        text, revision, lambda key: known.get(key, today), options.submitter, url or ""
+        text, revision, options.retrieved_for(amd.result_key), options.submitter, url or ""
     )
     rows = amd.harvest_document(text, document, options.catalogs())
-    return apply_harvest(
-        rows,
-        options.registry_root,
-        amd.result_key,
-        source=f"AMD ROCm vLLM README at {revision[:12]}",
-        dry_run=options.dry_run,
-        today=today,
-    )
+    return options.apply(rows, amd.result_key, f"AMD ROCm vLLM README at {revision[:12]}")
