@@ -30,6 +30,7 @@ from calculators.roofline import (
 )
 from registry.checks import Finding
 from registry.models import GpuEntry, ModelEntry, Result
+from registry.models.identity import LengthDistribution
 
 DECODE_SLACK = 1.2
 """How far above the bandwidth bound a decode speed may go before it fails (rounding, specs)."""
@@ -57,28 +58,25 @@ def gpu_memory_bytes(gpu: GpuEntry) -> float:
     return max(gpu.memory_gb * 1e9, reported)
 
 
-def smallest_prompt_tokens(result: Result) -> int:
-    """The shortest prompt the workload can send: the least KV cache a stream must read."""
-    length = result.identity.workload.input_len
+def _least_tokens(length: LengthDistribution, floor: int) -> int:
+    """The fewest tokens a length distribution gives (`floor` where it sets no bound)."""
     if length.kind == "fixed":
         return length.value
     if length.kind == "uniform":
         return length.min
     if length.kind in ("normal", "lognormal"):
-        return length.min or 0
-    return 0
+        return max(floor, length.min or floor)
+    return floor
+
+
+def smallest_prompt_tokens(result: Result) -> int:
+    """The shortest prompt the workload can send: the least KV cache a stream must read."""
+    return _least_tokens(result.identity.workload.input_len, 0)
 
 
 def smallest_output_tokens(result: Result) -> int:
     """The fewest tokens a request of the workload generates (1 when it is not bounded)."""
-    length = result.identity.workload.output_len
-    if length.kind == "fixed":
-        return length.value
-    if length.kind == "uniform":
-        return length.min
-    if length.kind in ("normal", "lognormal"):
-        return max(1, length.min or 1)
-    return 1
+    return _least_tokens(result.identity.workload.output_len, 1)
 
 
 def decode_context_tokens(result: Result) -> int:
