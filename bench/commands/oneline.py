@@ -102,7 +102,8 @@ class RedactingStream:
 
 
 class OneLineCommand(click.Command):
-    """A command whose usage errors (click's own too) are one `Error: …` line."""
+    """A command whose usage errors (click's own too) are one `Error: …` line; asking for help
+    by giving no arguments still prints it."""
 
     def make_context(
         self,
@@ -113,11 +114,13 @@ class OneLineCommand(click.Command):
     ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
         except click.UsageError as error:
             raise UsageLine(error.format_message()) from None
 
 
-class OneLineGroup(click.Group):
+class OneLineGroup(OneLineCommand, click.Group):
     """The root group: every usage error below it, click's own included (an unknown command,
     a missing argument, a bad value), reaches the terminal as one `Error: …` line, exit 2.
 
@@ -137,20 +140,6 @@ class OneLineGroup(click.Group):
         finally:
             sys.stdout, sys.stderr = streams
             _GIVEN.reset(token)
-
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as error:
-            raise UsageLine(error.format_message()) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
