@@ -14,6 +14,7 @@ bound, the fastest tensor rate of the GPU for the compute bound). A catalog mode
 the calculators cannot read is a finding, not a silent pass.
 """
 
+import functools
 from collections.abc import Iterator
 
 from calculators.arch import ModelArch, parse_config
@@ -181,25 +182,19 @@ def _decode_findings(
     pipeline = identity.serving.pipeline_parallel_size or 1
     tensor = identity.serving.tensor_parallel_size or max(1, identity.gpu.count // pipeline)
     bandwidth = gpu.memory_bandwidth_gb_s * 1e9
+    bound_at = functools.partial(
+        decode_tokens_per_second_bound,
+        arch,
+        fmt,
+        bandwidth,
+        tensor_parallel_size=tensor,
+        context_tokens=smallest_prompt_tokens(result),
+    )
     try:
-        bound = decode_tokens_per_second_bound(
-            arch,
-            fmt,
-            bandwidth,
-            tensor_parallel_size=tensor,
-            context_tokens=smallest_prompt_tokens(result),
-            kv_cache_dtype=identity.model.kv_cache_dtype,
-        )
+        bound = bound_at(kv_cache_dtype=identity.model.kv_cache_dtype)
     except CalculatorError:
         # A KV cache layout the calculators do not know: bounded at the smallest (fp8).
-        bound = decode_tokens_per_second_bound(
-            arch,
-            fmt,
-            bandwidth,
-            tensor_parallel_size=tensor,
-            context_tokens=smallest_prompt_tokens(result),
-            kv_cache_dtype="fp8",
-        )
+        bound = bound_at(kv_cache_dtype="fp8")
     limit = bound.tokens_per_second_per_stream
     for index, point in enumerate(result.points):
         for name in ("tpot_ms", "itl_ms"):
