@@ -17,7 +17,7 @@ attention (*) or MLP (-); Granite 4.0-H layers are a Mamba-2 or attention mixer 
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from calculators.config_fields import int_field, optional_int
 from calculators.errors import ConfigError
@@ -78,30 +78,42 @@ class Mamba2Mixer:
         return conv + temporal
 
 
+class _Mamba2Fields(NamedTuple):
+    """Where a family's config names each Mamba-2 setting (and its default group count)."""
+
+    heads: str
+    head_dim: str
+    groups: str
+    default_groups: int
+    state_size: str
+    conv_kernel: str
+    conv_bias: str
+    proj_bias: str
+
+
+_GRANITE_FIELDS = _Mamba2Fields(
+    "mamba_n_heads", "mamba_d_head", "mamba_n_groups", 1, "mamba_d_state", "mamba_d_conv",
+    "mamba_conv_bias", "mamba_proj_bias",
+)  # fmt: skip
+_NEMOTRON_H_FIELDS = _Mamba2Fields(
+    "mamba_num_heads", "mamba_head_dim", "n_groups", 8, "ssm_state_size", "conv_kernel",
+    "use_conv_bias", "use_bias",
+)  # fmt: skip
+
+
 def mamba2_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Mamba2Mixer:
     """The Mamba-2 layers of a Granite 4.0-H (`mamba_n_heads`, `mamba_d_head`, …) or Nemotron-H
     (`mamba_num_heads`, `mamba_head_dim`, `ssm_state_size`, …) config."""
-    if "mamba_n_heads" in config:  # granitemoehybrid
-        return Mamba2Mixer(
-            hidden_size=hidden,
-            num_heads=int_field(config, "mamba_n_heads", where),
-            head_dim=int_field(config, "mamba_d_head", where),
-            groups=optional_int(config, "mamba_n_groups", where, 1),
-            state_size=optional_int(config, "mamba_d_state", where, 128),
-            conv_kernel=optional_int(config, "mamba_d_conv", where, 4),
-            conv_bias=bool(config.get("mamba_conv_bias", True)),
-            proj_bias=bool(config.get("mamba_proj_bias", False)),
-            ssm_state_dtype=state_dtype(config, where, _STATE_DTYPE_FIELDS),
-        )
+    names = _GRANITE_FIELDS if "mamba_n_heads" in config else _NEMOTRON_H_FIELDS
     return Mamba2Mixer(
         hidden_size=hidden,
-        num_heads=int_field(config, "mamba_num_heads", where),
-        head_dim=int_field(config, "mamba_head_dim", where),
-        groups=optional_int(config, "n_groups", where, 8),
-        state_size=optional_int(config, "ssm_state_size", where, 128),
-        conv_kernel=optional_int(config, "conv_kernel", where, 4),
-        conv_bias=bool(config.get("use_conv_bias", True)),
-        proj_bias=bool(config.get("use_bias", False)),
+        num_heads=int_field(config, names.heads, where),
+        head_dim=int_field(config, names.head_dim, where),
+        groups=optional_int(config, names.groups, where, names.default_groups),
+        state_size=optional_int(config, names.state_size, where, 128),
+        conv_kernel=optional_int(config, names.conv_kernel, where, 4),
+        conv_bias=bool(config.get(names.conv_bias, True)),
+        proj_bias=bool(config.get(names.proj_bias, False)),
         ssm_state_dtype=state_dtype(config, where, _STATE_DTYPE_FIELDS),
     )
 
