@@ -61,6 +61,29 @@ class EngineRequest:
     cuda_graph_sizes: str | None
     compilation_config: str | None
 
+    @classmethod
+    def from_fields(cls, values: Mapping[str, Any]) -> "EngineRequest":
+        """The request from the engine fields' values, by their names in `calculators.inputs.
+        ENGINE` (the page's and the command line's): a data_parallel_size not given is 1."""
+        estimate = values["memory_profiler_estimate_cudagraphs"]
+        return cls(
+            quantization=values["quantization"],
+            kv_cache_dtype=values["kv_cache_dtype"],
+            dtype=values["dtype"],
+            gpu_memory_utilization=values["gpu_memory_utilization"],
+            max_num_seqs=values["max_num_seqs"],
+            max_num_batched_tokens=values["max_num_batched_tokens"],
+            enforce_eager=values["enforce_eager"],
+            vllm_version=values["vllm_version"],
+            data_parallel_size=values["data_parallel_size"] or 1,
+            enable_expert_parallel=values["enable_expert_parallel"],
+            estimate_cudagraphs=None if estimate is None else estimate == "1",
+            all2all_backend=values["all2all_backend"],
+            max_cudagraph_capture_size=values["max_cudagraph_capture_size"],
+            cuda_graph_sizes=values["cuda_graph_sizes"],
+            compilation_config=values["compilation_config"],
+        )
+
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
         """vLLM's settings for one GPU of `gpu_memory_bytes` (1: fit sets it per GPU)."""
         capture = capture_sizes(

@@ -14,6 +14,7 @@ from cli_helpers import json_output
 from calculators import api
 from calculators.arch import parse_config
 from calculators.errors import CalculatorError
+from calculators.inputs import ENGINE
 from calculators.vllm_plan import gpu_total_bytes
 from registry.catalog import load_gpus, load_models, load_prices
 from registry.lookup import TIERS, cheapest_prices
@@ -123,17 +124,13 @@ def test_fit_refuses_an_unknown_ranking() -> None:
         arch=parse_config(CATALOG["models"]["llama-3.1-8b-instruct"]["config"]),
         context=1024,
         concurrency=1,
-        engine=calc_api._engine(dict.fromkeys(("quantization", "kv_cache_dtype", "dtype",
-                                               "gpu_memory_utilization", "max_num_seqs",
-                                               "max_num_batched_tokens", "vllm_version",
-                                               "data_parallel_size",
-                                               "memory_profiler_estimate_cudagraphs",
-                                               "all2all_backend", "max_cudagraph_capture_size",
-                                               "cuda_graph_sizes", "compilation_config"))
-                                | {"enforce_eager": False, "enable_expert_parallel": False}),
+        engine=api.EngineRequest.from_fields(
+            dict.fromkeys(field.name for field in ENGINE)
+            | {"enforce_eager": False, "enable_expert_parallel": False}
+        ),
         tier="on_demand",
         rank_by="cheapest",
-    )  # fmt: skip
+    )
     with pytest.raises(CalculatorError, match=r"^rank_by: expected price or price-per-gb"):
         api.fit(request, [])
 

@@ -108,7 +108,9 @@ def engine_options(function: F) -> F:
 
     @functools.wraps(function)
     def with_engine(**given: Any) -> Any:
-        engine = _engine_request(**{field.name: given.pop(field.name) for field in ENGINE})
+        engine = api.EngineRequest.from_fields(
+            {field.name: given.pop(field.name) for field in ENGINE}
+        )
         return function(engine=engine, **given)
 
     return cast(F, field_options(ENGINE)(with_engine))
@@ -121,43 +123,3 @@ def _vllm_version(context: click.Context, parameter: click.Parameter, value: str
     except FieldError as error:
         raise click.BadParameter(error.message.split(": ", 1)[1]) from None
     return value
-
-
-def _engine_request(
-    *,
-    quantization: str | None,
-    kv_cache_dtype: str,
-    dtype: str,
-    gpu_memory_utilization: float | None,
-    max_num_seqs: int | None,
-    max_num_batched_tokens: int | None,
-    enforce_eager: bool,
-    vllm_version: str,
-    data_parallel_size: int,
-    enable_expert_parallel: bool,
-    memory_profiler_estimate_cudagraphs: str | None,
-    all2all_backend: str | None,
-    max_cudagraph_capture_size: int | None,
-    cuda_graph_sizes: str | None,
-    compilation_config: str | None,
-) -> api.EngineRequest:
-    """The engine options of `engine_options` as the calculators' request."""
-    return api.EngineRequest(
-        quantization=quantization,
-        kv_cache_dtype=kv_cache_dtype,
-        dtype=dtype,
-        gpu_memory_utilization=gpu_memory_utilization,
-        max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens,
-        enforce_eager=enforce_eager,
-        vllm_version=vllm_version,
-        data_parallel_size=data_parallel_size,
-        enable_expert_parallel=enable_expert_parallel,
-        estimate_cudagraphs=None
-        if memory_profiler_estimate_cudagraphs is None
-        else memory_profiler_estimate_cudagraphs == "1",
-        all2all_backend=all2all_backend,
-        max_cudagraph_capture_size=max_cudagraph_capture_size,
-        cuda_graph_sizes=cuda_graph_sizes,
-        compilation_config=compilation_config,
-    )

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from calc_compute import COMPUTE, Catalog, compute, gpu_options
-from calc_compute import _engine as _engine
 from calc_html import GIB, RENDER
 
 from calculators.fields import Field, FieldError, parse_field

@@ -54,28 +54,6 @@ def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
     return model, parse_config(models[model]["config"])
 
 
-def _engine(values: Mapping[str, Any]) -> api.EngineRequest:
-    return api.EngineRequest(
-        quantization=values["quantization"],
-        kv_cache_dtype=values["kv_cache_dtype"],
-        dtype=values["dtype"],
-        gpu_memory_utilization=values["gpu_memory_utilization"],
-        max_num_seqs=values["max_num_seqs"],
-        max_num_batched_tokens=values["max_num_batched_tokens"],
-        enforce_eager=values["enforce_eager"],
-        vllm_version=values["vllm_version"],
-        data_parallel_size=values["data_parallel_size"] or 1,
-        enable_expert_parallel=values["enable_expert_parallel"],
-        estimate_cudagraphs=None
-        if values["memory_profiler_estimate_cudagraphs"] is None
-        else values["memory_profiler_estimate_cudagraphs"] == "1",
-        all2all_backend=values["all2all_backend"],
-        max_cudagraph_capture_size=values["max_cudagraph_capture_size"],
-        cuda_graph_sizes=values["cuda_graph_sizes"],
-        compilation_config=values["compilation_config"],
-    )
-
-
 def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     model, arch = _arch(values, catalog)
     gpu_id = values["gpu"]
@@ -100,7 +78,7 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         tensor_parallel_size=values["tensor_parallel_size"] or 1,
         pipeline_parallel_size=values["pipeline_parallel_size"] or 1,
         max_model_len=values["max_model_len"],
-        engine=_engine(values),
+        engine=api.EngineRequest.from_fields(values),
         context=values["context"],
         concurrency=values["concurrency"] or 1,
         gpu_specs=None
@@ -179,7 +157,7 @@ def _fit(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         arch=arch,
         context=values["context"],
         concurrency=values["concurrency"] or 1,
-        engine=_engine(values),
+        engine=api.EngineRequest.from_fields(values),
         tier=values["tier"] or "on_demand",
         rank_by=values["rank_by"] or "price",
     )
