@@ -35,6 +35,7 @@ from bench.progress import point_name
 from bench.run_config import RunResult
 from bench.run_hooks import PointObserver, RunProgress
 from bench.search import MaxLoadSearch, past_knee
+from bench.trace_dag_replay import run_dag
 from bench.trace_plan import TraceRun
 from bench.trace_replay import run_trace, ttft_by_cached_share
 from bench.workers import WorkerJob, run_point_in_workers
@@ -194,7 +195,10 @@ class _PointLoop:
             job = replace(self.workers, workers=processes)
             return await run_point_in_workers(job, plan, on_record, into=point.run)
         trace = self.trace
+        if trace is not None and trace.dag is not None:
+            return await run_dag(counted, trace.dag, point.run, trace.concurrency, trace.rate)
         if trace is not None:
+            assert trace.prompts is not None
             return await run_trace(counted, trace.prompts, point.run, trace.speed, trace.rate)
         if self.sessions is not None:
             run = await run_sessions(

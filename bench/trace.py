@@ -12,7 +12,7 @@ Formats, one JSON object a line, plain or gzip (recognised by its first bytes):
   give `delay` instead of `timestamp`), and, as AIPerf reads them, `text_input` (the prompt
   itself) or `messages` (each turn's whole chat as recorded, AIPerf's `history` mode). AIPerf's
   `tools`, `extra`, `payload` and `message_mode: delta` are refused, not dropped, and so is a
-  line of AIPerf's Conversation DAG or multi_turn format (a conversation of `turns`).
+  conversation of `turns` among request lines (a DAG file is read by `bench.trace_dag`).
 - **infermeter's own**: the same lines after a first line `{"infermeter_trace": 1,
   "block_size": N, "name": "…"}` that states the block size (and a name); see the site's
   trace page for how to write one from a server's logs.
@@ -56,13 +56,11 @@ OPTION = "--trace"
 _CHUNK = 1024 * 1024
 # AIPerf's extensions of the Mooncake lines that a replay here would silently drop.
 _UNSUPPORTED = ("tools", "extra", "payload")
-# AIPerf's Conversation DAG (`dag_jsonl`, docs/benchmark-modes/dag.md in ai-dynamo/aiperf at
-# 896729cf0dc4088ec48374948bedd05f59563e16) and `multi_turn` files hold a conversation of
-# `turns` a line: no arrival times, and a FORK child sends the parent's live reply.
+# A file whose first line is a conversation of `turns` is AIPerf's Conversation DAG
+# (`bench.trace_dag`); one among request lines is a mix of two formats.
 _CONVERSATIONS_REFUSED = (
-    "a conversation of turns (AIPerf's Conversation DAG `dag_jsonl` with FORK/SPAWN subagents, "
-    "or its `multi_turn`) is not replayed by bench run --trace; expected one request a line "
-    "with its timestamp (Mooncake or infermeter's own format)"
+    "a conversation of turns (AIPerf's Conversation DAG `dag_jsonl`) among request lines; a "
+    "DAG file holds conversations only, a request trace one request a line with its timestamp"
 )
 
 

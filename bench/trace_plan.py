@@ -11,6 +11,7 @@ recorded (a cold cache included).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from bench.dataset import Tokenizer
@@ -18,6 +19,8 @@ from bench.errors import BenchConfigError
 from bench.load import PointPlan
 from bench.run_config import MULTITURN, RunConfig
 from bench.trace import Trace, TracePrompts, read_trace
+from bench.trace_dag import FORMAT as DAG_FORMAT
+from bench.trace_dag import Dag, is_dag_file, read_dag
 from bench.trace_replay import chains
 
 
@@ -25,14 +28,16 @@ from bench.trace_replay import chains
 class TraceRun:
     """What `run_points` needs to replay a trace."""
 
-    prompts: TracePrompts
+    prompts: TracePrompts | None
     plan: PointPlan
     speed: float
     rate: float | None
     identity: dict[str, Any]
+    dag: Dag | None = None  # an AIPerf Conversation DAG, paced by `concurrency` or `rate`
+    concurrency: int | None = None
 
 
-def _check_options(config: RunConfig) -> None:
+def _check_options(config: RunConfig, dag: bool = False) -> None:
     if config.trace is None:
         if config.trace_speed != 1.0:
             raise BenchConfigError("applies to a --trace replay", "--trace-speed")
@@ -40,7 +45,11 @@ def _check_options(config: RunConfig) -> None:
             raise BenchConfigError("applies to a --trace replay", "--trace-block-size")
         return
     for conflict, option in (
-        (config.concurrency, "--concurrency"),
+        (config.concurrency and not dag, "--concurrency"),
+        (dag and config.trace_speed != 1.0, "--trace-speed"),
+        (dag and config.trace_block_size, "--trace-block-size"),
+        (dag and config.num_requests, "--num-requests"),
+        (dag and config.duration_s, "--duration"),
         (config.search, "--find-max-rate"),
         (config.profile == MULTITURN, "--profile"),
         (config.dataset, "--dataset"),
@@ -85,6 +94,9 @@ def _cut_at_duration(trace: Trace, config: RunConfig, rate: float | None) -> Tra
 def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | None:
     """The replay of `config.trace` (None without one); raises BenchConfigError for options
     a trace does not take, WorkloadFileError for a bad trace."""
+    if config.trace is not None and is_dag_file(config.trace):
+        _check_options(config, dag=True)
+        return _dag_setup(config, config.trace)
     _check_options(config)
     if config.trace is None:
         return None
@@ -104,6 +116,44 @@ def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | No
         rate=rate,
         identity=trace_identity(trace, None if rate is not None else config.trace_speed, rate),
     )
+
+
+def _dag_setup(config: RunConfig, path: Path) -> TraceRun:
+    """An AIPerf DAG's replay: every root once, at `--concurrency` (1 by default) or roots
+    re-timed at `--request-rate` (`bench.trace_dag_replay`)."""
+    if config.api != "chat":
+        raise BenchConfigError(
+            "an AIPerf Conversation DAG holds chat messages: give --api chat", "--api"
+        )
+    if len(config.concurrency) > 1:
+        raise BenchConfigError("a DAG is replayed at one load", "--concurrency")
+    if config.concurrency and config.request_rates:
+        raise BenchConfigError("give --concurrency or --request-rate, not both", "--concurrency")
+    dag = read_dag(path)
+    rate = config.request_rates[0] if config.request_rates else None
+    concurrency = None if rate is not None else (config.concurrency or [1])[0]
+    requests = dag.total_requests
+    plan = PointPlan(
+        concurrency=concurrency,
+        request_rate=rate,
+        num_requests=requests,
+        warmup_requests=0,
+        seed=config.seed,
+    )
+    identity = {
+        "name": dag.name,
+        "sha256": dag.sha256,
+        "format": DAG_FORMAT,
+        "block_size": None,
+        "requests": requests,
+        "requests_in_file": requests,
+        "cut": None,
+        "speed": None,
+        "rate": rate,
+        "concurrency": concurrency,
+        "prefix_reuse_max": None,
+    }
+    return TraceRun(None, plan, 1.0, rate, identity, dag=dag, concurrency=concurrency)
 
 
 def offered_rate(trace: Trace, speed: float, rate: float | None) -> float:

@@ -62,18 +62,19 @@ def trace_label(workload: Workload) -> str:
     1a2b3c4d), 40 of 12,031 requests, speed 2×, 512-token blocks`."""
     trace = workload.trace
     assert trace is not None
-    pace = (
-        f"speed {trace.speed:g}×" if trace.speed is not None else f"re-timed {trace.rate:g} req/s"
-    )
+    if trace.speed is not None:
+        pace = f"speed {trace.speed:g}×"
+    elif trace.rate is not None:
+        pace = f"re-timed {trace.rate:g} req/s"
+    else:
+        pace = f"{trace.concurrency} roots at once"
     share = (
         f"{trace.requests:,} requests"
         if trace.requests == trace.requests_in_file
         else f"{trace.requests:,} of {trace.requests_in_file:,} requests"
     )
-    return (
-        f"trace {trace.name} (sha256 {trace.sha256[:8]}), {share}, {pace}, "
-        f"{trace.block_size}-token blocks"
-    )
+    blocks = f", {trace.block_size}-token blocks" if trace.block_size is not None else ""
+    return f"trace {trace.name} (sha256 {trace.sha256[:8]}), {share}, {pace}{blocks}"
 
 
 def workload_key(workload: Workload) -> str:

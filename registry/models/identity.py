@@ -223,13 +223,15 @@ class TraceWorkload(StrictModel):
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] = Field(
         description="SHA-256 (hex) of the trace file as read (compressed bytes for a gzip file)."
     )
-    format: Literal["mooncake", "infermeter"] = Field(
-        description="The trace's format: Mooncake's JSONL (FAST'25, as AIPerf reads it) or "
-        "infermeter's own (the same lines after a header that states the block size)."
+    format: Literal["mooncake", "infermeter", "aiperf_dag"] = Field(
+        description="The trace's format: Mooncake's JSONL (FAST'25, as AIPerf reads it), "
+        "infermeter's own (the same lines after a header that states the block size), or "
+        "AIPerf's Conversation DAG (`dag_jsonl`: conversations with forks and subagents)."
     )
-    block_size: PositiveInt = Field(
+    block_size: PositiveInt | None = Field(
+        None,
         description="Tokens per block ID (`hash_ids`): requests sharing a leading ID share "
-        "that block of prompt."
+        "that block of prompt; null for a DAG, whose prompts are its text."
     )
     requests: PositiveInt = Field(description="Requests replayed.")
     requests_in_file: PositiveInt = Field(description="Requests the whole trace holds.")
@@ -246,6 +248,11 @@ class TraceWorkload(StrictModel):
         description="Arrivals re-timed as a Poisson process at this many requests/s; null when "
         "the trace's own arrivals were kept.",
     )
+    concurrency: PositiveInt | None = Field(
+        None,
+        description="A DAG's roots run this many at once (a DAG records no arrival times); "
+        "null otherwise.",
+    )
     prefix_reuse_max: Fraction | None = Field(
         None,
         description="The trace's theoretical prefix-cache hit rate: the share of replayed input "
@@ -254,8 +261,8 @@ class TraceWorkload(StrictModel):
 
     @model_validator(mode="after")
     def _speed_or_rate(self) -> Self:
-        if (self.speed is None) == (self.rate is None):
-            raise ValueError("give exactly one of speed and rate")
+        if [self.speed, self.rate, self.concurrency].count(None) != 2:
+            raise ValueError("give exactly one of speed, rate and concurrency")
         if self.requests > self.requests_in_file:
             raise ValueError("more requests replayed than the file holds")
         return self

@@ -109,6 +109,8 @@ class ServerStats:
     max_in_flight: int = 0
     bodies: list[dict[str, Any]] = field(default_factory=list)
     arrival_times: list[float] = field(default_factory=list)
+    # Request ordinal (its place in `bodies`) → time.monotonic() when its response ended.
+    end_times: dict[int, float] = field(default_factory=dict)
     # Per prompt: time.monotonic_ns() just before each chunk of output text was written, the
     # truth a client's timestamps are checked against (same clock, same process).
     token_writes_ns: dict[str, list[int]] = field(default_factory=dict)
@@ -257,6 +259,7 @@ class FakeOpenAIServer:
                 return await self._respond(request, body, time.monotonic(), ordinal)
         finally:
             stats.in_flight -= 1
+            stats.end_times[ordinal] = time.monotonic()
 
     async def _respond(
         self, request: web.Request, body: dict[str, Any], arrived: float, ordinal: int

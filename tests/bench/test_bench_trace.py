@@ -383,29 +383,23 @@ def test_aiperf_extensions_not_replayed_are_refused(
         read_trace(_write(tmp_path / "ext.jsonl", [line]))
 
 
-def test_an_aiperf_conversation_dag_file_is_refused_by_name_in_one_line(
+def test_a_dag_conversation_among_request_lines_is_refused_by_name_in_one_line(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    """Lines shaped as AIPerf's `dag_jsonl` (docs/benchmark-modes/dag.md in ai-dynamo/aiperf at
-    896729cf0dc4088ec48374948bedd05f59563e16): one conversation of `turns` a line, whose turns
-    fork or spawn other conversations. It has no arrival times, so it is refused, not guessed."""
+    """A file whose first line is a request and a later line a conversation of `turns` (AIPerf's
+    Conversation DAG, `bench.trace_dag`) mixes two formats: refused, not guessed."""
     ask = [{"role": "user", "content": "plan the task"}]
-    dag = _write(
-        tmp_path / "agents.dag.jsonl",
-        [
-            {"session_id": "root", "turns": [{"messages": ask, "max_tokens": 8,
-                                              "forks": ["a"], "spawns": ["b"]}]},
-            {"session_id": "a", "turns": [{"messages": ask, "max_tokens": 8}]},
-            {"session_id": "b", "turns": [{"messages": ask, "max_tokens": 8}]},
-        ],
-    )  # fmt: skip
+    mixed = _write(
+        tmp_path / "mixed.jsonl",
+        [ROW, {"session_id": "root", "turns": [{"messages": ask, "max_tokens": 8}]}],
+    )
     run = CliRunner().invoke(
-        main, ["bench", "run", "--endpoint", fake_server.url, "--trace", str(dag), "--quiet"]
+        main, ["bench", "run", "--endpoint", fake_server.url, "--trace", str(mixed), "--quiet"]
     )
     assert run.exit_code == 1, run.output
     assert "Traceback" not in run.output
     assert len(run.output.strip().splitlines()) == 1, run.output
-    assert f"{dag}:1: turns: " in run.output
+    assert f"{mixed}:2: turns: " in run.output
     assert "Conversation DAG `dag_jsonl`" in run.output
     assert fake_server.stats.bodies == []
 
