@@ -14,8 +14,10 @@ from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
 from bench.cli import main
-from bench.errors import WorkloadFileError
+from bench.errors import BenchConfigError, WorkloadFileError
+from bench.run_config import RunConfig
 from bench.trace_dag import read_dag
+from bench.trace_plan import trace_setup
 from registry.models import Result
 
 DAG = Path(__file__).parent / "traces" / "agents.dag.jsonl"
@@ -66,7 +68,8 @@ def test_a_dag_replay_keeps_turn_order_joins_and_the_live_reply_in_forks(
     (read_by_plan, read_by_chat) = log["read"]
     assert sum(len(entries) for entries in log.values()) == 12
     # Subagents start after their parent's turn, with a fresh history of their own.
-    assert search["at"] >= plan["end"] and read_by_plan["at"] >= plan["end"]
+    assert search["at"] >= plan["end"]
+    assert read_by_plan["at"] >= plan["end"]
     assert [m["role"] for m in search["body"]["messages"]] == ["system", "user"]
     # join_at 2: the parent's turn 1 runs beside them, its turn 2 waits until they finished.
     assert outline["at"] < search["end"]
@@ -74,7 +77,8 @@ def test_a_dag_replay_keeps_turn_order_joins_and_the_live_reply_in_forks(
     # Turns in order, each sending the history with the replies the server gave.
     sent = merge["body"]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert sent[2]["content"] == " tok" * 3 and sent[4]["content"] == " tok" * 2
+    assert sent[2]["content"] == " tok" * 3
+    assert sent[4]["content"] == " tok" * 2
     # A fork's branch continues from the parent's history and the reply to the forking turn.
     for branch in ("review-a", "review-b"):
         entry = log[branch][0]
@@ -89,7 +93,8 @@ def test_a_dag_replay_keeps_turn_order_joins_and_the_live_reply_in_forks(
     tree_end = max(e["end"] for label in ("review-a", "shorten") for e in log[label])
     chat, chat_2 = log["chat"][0], log["chat-2"][0]
     assert chat["at"] >= tree_end
-    assert read_by_chat["at"] >= chat["end"] and chat_2["at"] >= read_by_chat["end"]
+    assert read_by_chat["at"] >= chat["end"]
+    assert chat_2["at"] >= read_by_chat["end"]
     trace = Result.model_validate_json(output.read_text()).identity.workload.trace
     assert trace is not None
     assert (trace.format, trace.sha256, trace.concurrency, trace.requests) == (
@@ -103,7 +108,8 @@ def test_dag_roots_at_a_request_rate_start_without_waiting_for_each_other(
     log, output = _replay(fake_server, tmp_path, "--request-rate", "1000")
     assert log["chat"][0]["at"] < log["plan"][0]["end"]
     trace = Result.model_validate_json(output.read_text()).identity.workload.trace
-    assert trace is not None and (trace.rate, trace.concurrency) == (1000, None)
+    assert trace is not None
+    assert (trace.rate, trace.concurrency) == (1000, None)
 
 
 def _conversation(session: str, *turns: dict[str, Any]) -> dict[str, Any]:
@@ -134,16 +140,21 @@ def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
         ([_conversation("a", _turn(kind="tool"))], r":1: turns.0.kind: unknown field"),
         ([_conversation("a", _turn(forks=["b"]), _turn())], r":1: turns.0.forks: a bare fork"),
         (
-            [_conversation("a", _turn(spawns=[{"children": ["b"], "join_at": 0}]), _turn()),
-             _conversation("b", _turn())],
+            [
+                _conversation("a", _turn(spawns=[{"children": ["b"], "join_at": 0}]), _turn()),
+                _conversation("b", _turn()),
+            ],
             r":1: turns.0.spawns: join_at must be a later turn",
-        ),  # fmt: skip
+        ),
         (
-            [_conversation("a", _turn(forks=["b"])),
-             _conversation("b", {"messages": [{"role": "system", "content": "x"}],
-                                 "max_tokens": 1})],
+            [
+                _conversation("a", _turn(forks=["b"])),
+                _conversation(
+                    "b", {"messages": [{"role": "system", "content": "x"}], "max_tokens": 1}
+                ),
+            ],
             r":2: turns.0.messages: a fork continues",
-        ),  # fmt: skip
+        ),
         ([{"session_id": "o", "orchestrator": True}], r":1: orchestrator: not replayed"),
         ([_conversation("a", _turn(extra={"top_p": 1}))], r":1: turns.0.extra: not replayed"),
         ([_conversation("a", _turn()), _conversation("a", _turn())], r":2: session_id: 'a' is"),
@@ -179,3 +190,21 @@ def test_a_hostile_dag_stops_the_run_in_one_line(
     assert run.output.strip().splitlines() == [run.output.strip()]
     assert f"{dag}:1: {field}" in run.output
     assert fake_server.stats.bodies == []
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"api": "completions"}, "give --api chat"),
+        ({"num_requests": 5}, "does not apply to a --trace replay"),
+        ({"duration_s": 5.0}, "does not apply to a --trace replay"),
+        ({"trace_speed": 2.0}, "does not apply to a --trace replay"),
+        ({"concurrency": (2,), "request_rates": (5.0,)}, "--concurrency or --request-rate"),
+    ],
+)
+def test_options_a_dag_replay_cannot_honour_are_refused(
+    options: dict[str, Any], message: str
+) -> None:
+    config = RunConfig(endpoint="http://127.0.0.1:1", trace=DAG, **{"api": "chat", **options})
+    with pytest.raises(BenchConfigError, match=message):
+        trace_setup(config, None)
