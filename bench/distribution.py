@@ -6,15 +6,15 @@ Percentiles use linear interpolation between closest ranks (numpy's default, "li
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 MS_PER_S = 1e3
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Distribution:
     """Summary statistics of one metric over a load point, in milliseconds."""
 
@@ -27,16 +27,8 @@ class Distribution:
     max: float | None
 
     def as_json(self) -> dict[str, Any]:
-        """The distribution as a plain JSON object."""
-        return {
-            "n": self.n,
-            "mean": self.mean,
-            "p50": self.p50,
-            "p90": self.p90,
-            "p95": self.p95,
-            "p99": self.p99,
-            "max": self.max,
-        }
+        """The distribution as a plain JSON object (its fields, in order)."""
+        return dataclasses.asdict(self)
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
