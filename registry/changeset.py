@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from registry.store import temporary_beside
+from registry.store import stage_text, temporary_beside
 
 
 @dataclass
@@ -34,26 +34,12 @@ class ChangeSet:
         staged: dict[Path, str] = {}
         try:
             for path, text in self.writes.items():
-                staged[path] = _stage(path, text)
+                staged[path] = stage_text(path, text)
         except BaseException:
             for temporary in staged.values():
                 Path(temporary).unlink(missing_ok=True)
             raise
         _swap(staged, self.removals)
-
-
-def _stage(path: Path, text: str) -> str:
-    descriptor, temporary = temporary_beside(path)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return temporary
 
 
 def _set_aside(path: Path) -> str | None:

@@ -118,8 +118,9 @@ def temporary_beside(path: Path) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename: never half-written."""
+def stage_text(path: Path, text: str) -> str:
+    """Write `text` whole (flushed to disk, with `path`'s permissions) to a new temporary file
+    beside `path` and return its name, to be renamed onto `path`; on failure none is left."""
     descriptor, temporary_name = temporary_beside(path)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as temporary:
@@ -128,6 +129,16 @@ def write_text_atomic(path: Path, text: str) -> None:
             os.fsync(temporary.fileno())
         # mkstemp creates the file private; a registry file is as readable as any other.
         os.chmod(temporary_name, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+    except BaseException:
+        Path(temporary_name).unlink(missing_ok=True)
+        raise
+    return temporary_name
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: never half-written."""
+    temporary_name = stage_text(path, text)
+    try:
         os.replace(temporary_name, path)
     except BaseException:
         Path(temporary_name).unlink(missing_ok=True)
