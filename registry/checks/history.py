@@ -9,7 +9,6 @@ registry migrate`) now sits at the upgrade's own path; the corrections file itse
 """
 
 import json
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -23,6 +22,7 @@ from registry.corrections import (
     parse_corrections,
 )
 from registry.errors import InvalidFileError, RegistryError
+from registry.git_command import GitCommandError, run_git
 from registry.migrate import upgraded_file
 from registry.models import Result, comparability_key
 from registry.store import RESULTS_DIR
@@ -87,20 +87,9 @@ def duplicate_findings(results: Sequence[Checked]) -> list[Finding]:
 
 def _git(repository: Path, *arguments: str) -> bytes:
     try:
-        completed = subprocess.run(
-            ["git", "-C", str(repository), *arguments],
-            capture_output=True,
-            check=False,
-            timeout=120,
-        )
-    except FileNotFoundError:
-        raise GitError("git is not installed; it is needed to compare with --base") from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {arguments[0]} took longer than 120 s") from None
-    if completed.returncode != 0:
-        detail = completed.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise _GitFailed(f"git {arguments[0]} failed: {detail[-1] if detail else 'no message'}")
-    return completed.stdout
+        return run_git(repository, arguments, needed_for="to compare with --base", timeout_s=120)
+    except GitCommandError as error:
+        raise (_GitFailed if error.failed else GitError)(str(error)) from None
 
 
 def _toplevel(root: Path) -> Path:

@@ -5,10 +5,10 @@ commit a result cites is exactly what was read. A plain folder has no commit of 
 caller names the commit it was copied from.
 """
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from registry.git_command import GitCommandError, run_git
 from registry.harvest.errors import HarvestError
 from registry.input_files import LIMITS_BYTES, MIB, read_input_text
 
@@ -17,21 +17,15 @@ _GIT_TIMEOUT_S = 300
 
 def _git(repository: Path, *arguments: str, stdin: bytes | None = None) -> bytes:
     try:
-        completed = subprocess.run(
-            ["git", "-C", str(repository), *arguments],
-            input=stdin,
-            capture_output=True,
-            check=False,
-            timeout=_GIT_TIMEOUT_S,
+        return run_git(
+            repository,
+            arguments,
+            needed_for="to read a repository",
+            timeout_s=_GIT_TIMEOUT_S,
+            stdin=stdin,
         )
-    except FileNotFoundError:
-        raise HarvestError("git is not installed; it is needed to read a repository") from None
-    except subprocess.TimeoutExpired:
-        raise HarvestError(f"git {arguments[0]} took longer than {_GIT_TIMEOUT_S} s") from None
-    if completed.returncode != 0:
-        lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise HarvestError(f"git {arguments[0]} failed: {lines[-1] if lines else 'no message'}")
-    return completed.stdout
+    except GitCommandError as error:
+        raise HarvestError(str(error)) from None
 
 
 @dataclass(frozen=True)
