@@ -34,6 +34,7 @@ _NOT_REPLAYED = (
     "think_time_ms", "think_time_sigma", "think_time_min_ms", "think_time_max_ms",
 )  # fmt: skip
 _ROLES = ("system", "user", "assistant")
+MAX_DEPTH = 200  # conversations in a chain of forks and spawns (checked depth-first)
 
 Messages = tuple[tuple[str, str], ...]
 
@@ -66,18 +67,21 @@ class Dag:
     conversations: dict[str, DagConversation]
     roots: tuple[str, ...]
 
-    def requests(self, session_id: str) -> int:
-        """The requests one start of `session_id` sends, its children's included."""
-        conversation = self.conversations[session_id]
-        total = len(conversation.turns)
-        for turn in conversation.turns:
-            total += sum(self.requests(child) for child in turn.forks)
-            total += sum(self.requests(child) for child, _ in turn.spawns)
-        return total
+    def requests(self, session_id: str, counted: dict[str, int] | None = None) -> int:
+        """The requests one start of `session_id` sends, its children's included (each
+        conversation counted once, so a deep tree of shared subagents counts fast)."""
+        counted = {} if counted is None else counted
+        if session_id not in counted:
+            total = 0
+            for turn in self.conversations[session_id].turns:
+                total += 1 + sum(self.requests(child, counted) for child in _children(turn))
+            counted[session_id] = total
+        return counted[session_id]
 
     @property
     def total_requests(self) -> int:
-        return sum(self.requests(root) for root in self.roots)
+        counted: dict[str, int] = {}
+        return sum(self.requests(root, counted) for root in self.roots)
 
 
 def is_dag_line(row: dict[str, Any]) -> bool:
@@ -265,6 +269,9 @@ def _no_cycle(
     """Depth-first from `session`: a session met again on its own path is a cycle."""
     if session in clean:
         return
+    if len(path) > MAX_DEPTH:
+        message = f"children nested deeper than {MAX_DEPTH} conversations"
+        raise fail(conversations[session].line, "turns", message)
     if session in path:
         cycle = " -> ".join((*path[path.index(session) :], session))
         raise fail(conversations[session].line, "turns", f"cycle {cycle}")

@@ -59,6 +59,16 @@ def test_the_pinned_dag_is_read_with_its_roots_and_request_count() -> None:
     assert dag.conversations["plan"].turns[0].spawns == (("search", 2), ("read", 2))
 
 
+def test_a_deep_tree_of_shared_subagents_is_counted_without_walking_it(tmp_path: Path) -> None:
+    """40 levels, each spawning the next twice: 2**41 - 1 requests, counted in a blink."""
+    lines = [
+        _conversation(f"s{level}", _turn(spawns=[f"s{level + 1}", f"s{level + 1}"]))
+        for level in range(40)
+    ]
+    dag = read_dag(_write(tmp_path / "deep.dag.jsonl", [*lines, _conversation("s40", _turn())]))
+    assert dag.total_requests == 2**41 - 1
+
+
 def test_a_dag_replay_keeps_turn_order_joins_and_the_live_reply_in_forks(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -158,6 +168,11 @@ def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
         ([{"session_id": "o", "orchestrator": True}], r":1: orchestrator: not replayed"),
         ([_conversation("a", _turn(extra={"top_p": 1}))], r":1: turns.0.extra: not replayed"),
         ([_conversation("a", _turn()), _conversation("a", _turn())], r":2: session_id: 'a' is"),
+        (
+            [_conversation(f"s{n}", _turn(spawns=[f"s{n + 1}"])) for n in range(300)]
+            + [_conversation("s300", _turn())],
+            r": turns: children nested deeper than 200",
+        ),
     ],
 )
 def test_hostile_dags_are_refused_naming_line_and_field(
