@@ -59,9 +59,17 @@ def missed_target(kind: str) -> str | None:
         return None
     if error["median_pct"] is None:
         return f"{kind}: no held-out result measures the error; target ≤ {error['target_pct']:g} %"
-    over = error["median_pct"] - error["target_pct"]
+    target = error["target_pct"]
+    missed = {
+        split: median
+        for split, median in error.get("splits", {}).items()
+        if median is None or median > target
+    }
+    if not missed:  # published before the splits were judged apart: the basis decides
+        missed = {error["basis"]: error["median_pct"]}
+    worst = max(missed.values(), key=lambda median: median or 0.0) or 0.0
+    measured = "; ".join(f"{median:g} % on the {split} split" for split, median in missed.items())
     return (
-        f"{kind}: target median error ≤ {error['target_pct']:g} %, measured "
-        f"{error['median_pct']:g} % over {error['rows']:,} held-out results "
-        f"({over:.1f} points over)"
+        f"{kind}: target median error ≤ {target:g} % on every held-out split, measured "
+        f"{measured} ({worst - target:.1f} points over)"
     )

@@ -25,6 +25,7 @@ from calculators.arch import ModelArch
 from calculators.interconnect import Link
 from calculators.quantization import WeightFormat, weight_bytes
 from calculators.roofline import (
+    attention_flops_per_token,
     dense_tflops_for,
     deployment_throughput_bound,
     flops_per_output_token,
@@ -73,19 +74,24 @@ def all_experts_seconds(replica: Replica) -> float:
 
 @dataclass(frozen=True)
 class StepTime:
-    """One decode step of a replica's batch at given efficiencies, by what limits it."""
+    """One decode step of a replica's batch at given efficiencies, by what limits it. Per
+    phase: the weights' matrix products take the longer of their reads and their compute; the
+    attention then reads the batch's KV cache (memory-bound, not hidden by the products' compute);
+    the link traffic comes after (no overlap counted)."""
 
-    memory_s: float  # the reads
+    memory_s: float  # the weights' reads
     compute_s: float  # 0 where the GPU states no rate
-    link_s: float  # the traffic over the link, after the reads (no overlap counted)
+    link_s: float
+    kv_s: float = 0.0  # the attention's KV cache reads
+    overhead_s: float = 0.0  # the engine's own time per step (scheduling, sampling, launches)
 
     @property
     def seconds(self) -> float:
-        return max(self.memory_s, self.compute_s) + self.link_s
+        return max(self.memory_s, self.compute_s) + self.kv_s + self.link_s + self.overhead_s
 
     @property
     def limited_by(self) -> str:
-        return "compute" if self.compute_s > self.memory_s else "memory"
+        return "compute" if self.compute_s > self.memory_s + self.kv_s else "memory"
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,8 @@ class StepModel:
     num_experts: int = 0
 
     def memory_s(self, batch: float) -> float:
-        memory = self.fixed_s + self.per_sequence_s * batch
+        """The weights' reads: what one token touches, and the further experts a batch picks."""
+        memory = self.fixed_s
         if self.num_experts and batch > 1:
             share = distinct_experts_share(self.num_experts, self.experts_per_token, batch)
             least = self.experts_per_token / self.num_experts
@@ -118,6 +125,7 @@ class StepModel:
             self.memory_s(batch) / memory_efficiency,
             self.compute_per_sequence_s * batch / compute_efficiency,
             self.link_per_sequence_s * batch / memory_efficiency,
+            self.per_sequence_s * batch / memory_efficiency,
         )
 
 
@@ -157,11 +165,24 @@ def step_model(replica: Replica, context_tokens: int) -> StepModel:
     )
 
 
+def attention_peak_flops(replica: Replica) -> float | None:
+    """The replica's peak dense FLOP/s for attention: its products run on the KV cache's data
+    type (fp8 with an fp8 cache, else 16-bit), never the weights' 4-bit rate."""
+    rates = replica.tflops_dense
+    names = ("fp8", "bf16", "fp16") if replica.kv_cache_dtype == "fp8" else ("bf16", "fp16")
+    known = [rate for rate in (rates.get(name) for name in names) if rate]
+    return max(known) * 1e12 * replica.gpus if known else None
+
+
 def prefill_seconds(replica: Replica, prompt_tokens: float) -> float:
-    """One prompt's prefill at the replica's peak compute (0 where the GPU states no rate: the
-    weights' read of one step then bounds it, at most one decode step's)."""
+    """One prompt's prefill at the replica's peak compute, per phase: the weights' products at
+    the weight format's rate, the attention over half the prompt on average at the attention's
+    (0 where the GPU states no rate: the weights' read of one step then bounds it)."""
     peak = replica.peak_flops
     if peak is None or prompt_tokens <= 0:
         return 0.0
-    per_token = flops_per_output_token(replica.arch, math.ceil(prompt_tokens / 2))
-    return prompt_tokens * per_token / peak
+    context = math.ceil(prompt_tokens / 2)
+    attention = attention_flops_per_token(replica.arch, context)
+    weights = flops_per_output_token(replica.arch, context) - attention
+    attention_peak = attention_peak_flops(replica) or peak
+    return prompt_tokens * (weights / peak + attention / attention_peak)

@@ -8,8 +8,10 @@ longer of its memory reads (weights, KV cache, further experts) and its compute,
 traffic; each prompt is prefilled at peak compute. How many sequences a replica can hold comes
 from the vLLM memory plan (`calculators.vllm_plan`) at the workload's request length, capped by
 the engine's batch limit. Every time is divided by the product of a few fitted efficiencies
-(`Factors`: a base, and one per GPU generation, weight precision and engine family, each with
-its count of results; `calculators.perf_fit` holds the fitted ones and their measured error).
+(`Factors`: a base for reads and for compute, one per doubling of the tensor parallel size, and
+one per GPU generation, weight precision and engine family, each with its count of results),
+and every decode step carries the engine's own fitted overhead (`calculators.perf_fit` holds
+the fitted factors and their measured error).
 
 With B sequences decoding on a replica and output length O, every step also prefills the
 prompts of the (B − 1) / O sequences that finish and are replaced per step, so
@@ -21,8 +23,9 @@ prompts of the (B − 1) / O sequences that finish and are replaced per step, so
 Loads: `offline` (the replica full: B at its most), `concurrency` N (closed loop: B = N per
 replica up to the most, the rest wait), `static_batch` N (all prompts prefilled, then O steps
 together), and `request_rate` R (open loop, Poisson: B solves Little's law, B = R × E2E; a
-request waits for the prefill as in a single queue at the engine's utilisation, Kingman's
-approximation with an exponential tail, so TTFT's p99 grows as the load nears saturation).
+request waits only when the replica is near capacity: Kingman's approximation with the
+replica's time per request at capacity as the service time, the share that waits Erlang C's
+over its batch slots, an exponential tail, so TTFT's p99 grows as the load nears saturation).
 p99 TPOT is taken equal to the mean (a request's TPOT averages many steps); p99 TTFT prefills
 the workload's p99 prompt where it states one.
 """
@@ -116,16 +119,22 @@ class Factors:
 
     memory: float
     compute: float
+    tensor_parallel: float = 1.0  # per doubling of the tensor parallel size (1: none)
+    step_overhead_ms: float = 0.0  # per decode step: scheduling, sampling, kernel launches
     generation: Mapping[str, float] = field(default_factory=dict)
     precision: Mapping[str, float] = field(default_factory=dict)
     engine: Mapping[str, float] = field(default_factory=dict)
     rows: Mapping[str, int] = field(default_factory=dict)
 
-    def used(self, generation: str, precision: str, engine: str) -> dict[str, float]:
-        """The factors a deployment takes, by name."""
+    def used(
+        self, generation: str, precision: str, engine: str, tensor_parallel_size: int = 1
+    ) -> dict[str, float]:
+        """The factors a deployment takes, by name (the tensor-parallel one raised to the
+        number of doublings of its tensor parallel size)."""
         return {
             "memory": self.memory,
             "compute": self.compute,
+            "tensor_parallel": self.tensor_parallel ** math.log2(max(1, tensor_parallel_size)),
             f"generation:{generation}": self.generation.get(generation, 1.0),
             f"precision:{precision}": self.precision.get(precision, 1.0),
             f"engine:{engine}": self.engine.get(engine, 1.0),
@@ -199,6 +208,7 @@ class Prepared:
     engine: str
     replicas: int
     gpu_count: int
+    tensor_parallel_size: int = 1
 
 
 @dataclass(frozen=True)
@@ -213,8 +223,11 @@ class _Engine:
     prefill_s: float
     prefill_p99_s: float
 
+    step_overhead_s: float = 0.0
+
     def step(self, batch: float) -> StepTime:
-        return self.steps.step(max(1.0, batch), self.memory_efficiency, self.compute_efficiency)
+        step = self.steps.step(max(1.0, batch), self.memory_efficiency, self.compute_efficiency)
+        return replace(step, overhead_s=self.step_overhead_s)
 
     def step_s(self, batch: float) -> float:
         return self.step(batch).seconds
@@ -299,12 +312,15 @@ def prepare(deployment: Deployment, workload: Workload) -> Prepared:
         engine=engine_family(deployment.engine),
         replicas=deployment.data_parallel_size,
         gpu_count=deployment.gpu_count,
+        tensor_parallel_size=deployment.tensor_parallel_size,
     )
 
 
 def _engine(prepared: Prepared, factors: Factors) -> tuple[_Engine, dict[str, float]]:
-    used = factors.used(prepared.generation, prepared.precision, prepared.engine)
-    shared = math.prod(value for name, value in used.items() if ":" in name)
+    used = factors.used(
+        prepared.generation, prepared.precision, prepared.engine, prepared.tensor_parallel_size
+    )
+    shared = math.prod(value for name, value in used.items() if name not in ("memory", "compute"))
     memory, compute = factors.memory * shared, factors.compute * shared
     engine = _Engine(
         steps=prepared.steps,
@@ -314,18 +330,36 @@ def _engine(prepared: Prepared, factors: Factors) -> tuple[_Engine, dict[str, fl
         compute_efficiency=compute,
         prefill_s=prepared.prefill_peak_s / compute,
         prefill_p99_s=prepared.prefill_p99_peak_s / compute,
+        step_overhead_s=factors.step_overhead_ms / 1000,
     )
     return engine, used
 
 
-def _wait_quantile_s(engine: _Engine, utilisation: float, batch: float, quantile: float) -> float:
-    """Queueing for the prefill at `utilisation` of the replica's capacity: Kingman's
-    approximation (deterministic service), its waiting time's tail taken exponential."""
-    if utilisation <= 1 - quantile:
+def _wait_quantile_s(engine: _Engine, utilisation: float, quantile: float) -> float:
+    """Queueing at `utilisation` of the replica's capacity: Kingman's approximation for one
+    queue (deterministic service) whose service time is the replica's time per request at
+    capacity (continuous batching serves many requests at once: a request waits for capacity,
+    not for another's whole prefill), its waiting time's tail taken exponential."""
+    waiting = _waiting_share(utilisation, engine.max_batch)
+    if waiting <= 1 - quantile:
         return 0.0
-    service = engine.prefill_s + engine.step_s(batch)
+    service = engine.workload.output_tokens / engine.tokens_per_s(engine.max_batch)
     mean_if_waiting = service / (2 * (1 - utilisation))
-    return mean_if_waiting * math.log(utilisation / (1 - quantile))
+    return mean_if_waiting * math.log(waiting / (1 - quantile))
+
+
+def _waiting_share(utilisation: float, slots: int) -> float:
+    """The share of requests that find every one of `slots` busy at `utilisation` (Erlang C
+    by the Halfin-Whitt approximation): a replica batching many requests makes few wait until
+    it nears capacity."""
+    beta = (1 - utilisation) * math.sqrt(max(1, slots))
+    if beta <= 0:
+        return 1.0
+    if beta > 8:  # far from capacity: practically none wait
+        return 0.0
+    density = math.exp(-beta * beta / 2) / math.sqrt(2 * math.pi)
+    below = 0.5 * (1 + math.erf(beta / math.sqrt(2)))
+    return min(utilisation, 1 / (1 + beta * below / density))
 
 
 @dataclass(frozen=True)
@@ -371,8 +405,8 @@ def _at_batch(engine: _Engine, batch: float) -> _Point:
     utilisation = min(rate * out / engine.tokens_per_s(engine.max_batch), 1.0 - 1e-9)
     base = engine.prefill_s + engine.step_s(batch)
     longest = max(0.0, engine.prefill_p99_s - engine.prefill_s)
-    p50 = base + _wait_quantile_s(engine, utilisation, batch, 0.5)
-    p99 = base + longest + _wait_quantile_s(engine, utilisation, batch, 0.99)
+    p50 = base + _wait_quantile_s(engine, utilisation, 0.5)
+    p99 = base + longest + _wait_quantile_s(engine, utilisation, 0.99)
     return _Point(batch, rate * out, p50, p99, engine.tpot_s(batch))
 
 

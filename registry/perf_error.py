@@ -26,8 +26,10 @@ SHRINK_ROWS = 4
 TARGETS_PCT = {"offline": 20.0, "server": 30.0, "latency": 25.0}
 KINDS = ("offline", "server", "latency")
 FIT_KINDS = ("offline", "server")
-MEMORY_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-COMPUTE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6)
+MEMORY_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+COMPUTE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+TENSOR_PARALLEL_GRID = (0.8, 0.85, 0.9, 0.95, 1.0)
+STEP_OVERHEAD_MS_GRID = (0.0, 1.0, 2.0, 4.0, 8.0)
 GROUPS = ("generation", "precision", "engine")
 
 
@@ -95,15 +97,45 @@ def fit(rows: Sequence[Ready]) -> Factors:
         return Factors(memory=MEMORY_GRID[-1], compute=COMPUTE_GRID[-1])
     # The grid on the offline rows (fast); the groups on every fitting row.
     offline = [ready for ready in fitting if ready.case.kind == "offline"] or fitting
-    grid = [Factors(memory=m, compute=c) for m in MEMORY_GRID for c in COMPUTE_GRID]
-    factors = min(grid, key=lambda trial: _loss(offline, trial))
+    factors = _base_grid(offline)
     for _ in range(2):
         for group in GROUPS:
             factors = _group_round(fitting, factors, group)
-    counts: Counter[str] = Counter({"memory": len(fitting), "compute": len(fitting)})
+    counts: Counter[str] = Counter(
+        {
+            "memory": len(fitting),
+            "compute": len(fitting),
+            "tensor_parallel": sum(r.prepared.tensor_parallel_size > 1 for r in fitting),
+            "step_overhead_ms": len(fitting),
+        }
+    )
     for ready in fitting:
         counts.update(f"{group}:{ready.group(group)}" for group in GROUPS)
     return replace(factors, rows=dict(sorted(counts.items())))
+
+
+BASE_GRIDS: dict[str, tuple[float, ...]] = {
+    "memory": MEMORY_GRID,
+    "compute": COMPUTE_GRID,
+    "tensor_parallel": TENSOR_PARALLEL_GRID,
+    "step_overhead_ms": STEP_OVERHEAD_MS_GRID,
+}
+
+
+def _one(name: str, value: float) -> dict[str, Any]:
+    return {name: value}
+
+
+def _base_grid(rows: Sequence[Ready]) -> Factors:
+    """The base efficiencies on their grids, one at a time (coordinate descent from the grids'
+    middles, three passes): the loss is smooth in each, and the full product is slow."""
+    middles: dict[str, Any] = {name: grid[len(grid) // 2] for name, grid in BASE_GRIDS.items()}
+    factors = Factors(**middles)
+    for _ in range(3):
+        for name, grid in BASE_GRIDS.items():
+            trials = [replace(factors, **_one(name, value)) for value in grid]
+            factors = min(trials, key=lambda trial: _loss(rows, trial))
+    return factors
 
 
 @dataclass(frozen=True)
@@ -218,7 +250,9 @@ def breakdown(split: SplitResult, kind: str, attribute: str) -> dict[str, Summar
 
 def held_out(report: ErrorReport) -> dict[str, dict[str, Any]]:
     """Per kind, the held-out error the site states: the time split's where it has rows, else
-    the leave-one-out splits' pooled; its target and whether it holds."""
+    the leave-one-out splits' pooled; its target; each held-out split's median (`splits`) and
+    whether the target holds on every one of them (the protocol: a miss on any held-out split
+    shows the bound)."""
     figures: dict[str, dict[str, Any]] = {}
     time_split, *others = report.splits
     for kind in KINDS:
@@ -227,8 +261,19 @@ def held_out(report: ErrorReport) -> dict[str, dict[str, Any]]:
             pooled = [s for split in others for s in split.scored if s.case.kind == kind]
             summary, basis = Summary.of(pooled), "leave-one-GPU-out and leave-one-model-family-out"
         target = TARGETS_PCT[kind]
-        met = summary.median_pct is not None and summary.median_pct <= target
-        figures[kind] = {**summary.as_dict(), "basis": basis, "target_pct": target, "met": met}
+        medians = {
+            split.name: by_kind(split)[kind].median_pct
+            for split in report.splits
+            if by_kind(split)[kind].rows
+        }
+        met = bool(medians) and all(m is not None and m <= target for m in medians.values())
+        figures[kind] = {
+            **summary.as_dict(),
+            "basis": basis,
+            "target_pct": target,
+            "met": met,
+            "splits": medians,
+        }
     return figures
 
 
@@ -267,6 +312,8 @@ def _factors_source(factors: Factors) -> str:
         "Factors(\n"
         f"    memory={round(factors.memory, 4)},\n"
         f"    compute={round(factors.compute, 4)},\n"
+        f"    tensor_parallel={round(factors.tensor_parallel, 4)},\n"
+        f"    step_overhead_ms={round(factors.step_overhead_ms, 4)},\n"
         f"    generation={_literal(rounded(factors.generation), 4)},\n"
         f"    precision={_literal(rounded(factors.precision), 4)},\n"
         f"    engine={_literal(rounded(factors.engine), 4)},\n"

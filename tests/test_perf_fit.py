@@ -2,6 +2,7 @@
 benchmarks/perf_error.py --write) held to the script, and the fitted factors shown to matter:
 doubling any of them breaks the held-out error (mutation test)."""
 
+import html
 import json
 import statistics
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from calculators.perf_fit import FITTED, HELD_OUT, SPLITS
+from calculators.perf_labels import missed_target
 from calculators.predict import Factors
 from registry.perf_error import (
     HELD_OUT_FILE,
@@ -44,10 +46,18 @@ def test_perf_fit_tables_are_the_held_out_rows_summarised() -> None:
 
 
 def test_perf_fit_targets_are_judged_as_the_protocol_says() -> None:
+    """A kind meets its target only where every held-out split does (a miss on any one shows
+    the bound), each split's median as the split tables state it."""
     for kind in KINDS:
         figure = HELD_OUT[kind]
+        medians = figure["splits"]
+        assert medians == {
+            split: kinds[kind]["median_pct"]
+            for split, kinds in SPLITS.items()
+            if kinds[kind]["rows"]
+        }
         assert figure["met"] == (
-            figure["median_pct"] is not None and figure["median_pct"] <= figure["target_pct"]
+            bool(medians) and all(median <= figure["target_pct"] for median in medians.values())
         )
 
 
@@ -84,13 +94,18 @@ def test_perf_fit_factors_and_time_split_errors_are_the_scripts() -> None:
 
 # Factors whose doubling does not break the held-out error, as measured: each one's held-out
 # rows are predicted too slow already (strict: a refit that mends one fails here, to be updated).
-UNDER_FITTED: dict[str, str] = {}
-# (Blackwell Ultra was here with 54 held-out v6.0 rows; with MLPerf v6.1's B300/GB300 results its
-# 95 held-out rows' median error is 41.6 %, 68.1 % with the factor doubled: it breaks too.)
+UNDER_FITTED: dict[str, str] = {
+    "step_overhead_ms": "fitted 1 ms on fitting rows that are mostly TensorRT-LLM's (little "
+    "overhead per step); over all 817 held-out rows, vLLM's MI300X static batches among them "
+    "(more per step), median error 24.1 %, 21.9 % with the overhead doubled",
+}
+
+
+BASE = ("memory", "compute", "tensor_parallel", "step_overhead_ms")
 
 
 def _factor_names() -> list[Any]:
-    names = ["memory", "compute"]
+    names = list(BASE)
     for group in ("generation", "precision", "engine"):
         names += [f"{group}:{name}" for name in getattr(FITTED, group)]
     return [
@@ -102,10 +117,8 @@ def _factor_names() -> list[Any]:
 
 
 def _doubled(name: str) -> Factors:
-    if name == "memory":
-        return replace(FITTED, memory=FITTED.memory * 2)
-    if name == "compute":
-        return replace(FITTED, compute=FITTED.compute * 2)
+    if name in BASE:
+        return replace(FITTED, **{name: getattr(FITTED, name) * 2})
     group, key = name.split(":", 1)
     values: dict[str, float] = dict(getattr(FITTED, group))
     values[key] *= 2
@@ -171,7 +184,9 @@ def test_perf_fit_error_page_states_the_published_figures_and_links_every_result
         if figure["median_pct"] is not None:
             assert f"{figure['median_pct']:.1f} %" in page, kind
         if not figure["met"]:
-            assert f"({figure['median_pct'] - figure['target_pct']:.1f} points over)" in page
+            worst = max(m for m in figure["splits"].values() if m > figure["target_pct"])
+            assert f"({worst - figure['target_pct']:.1f} points over)" in page
+            assert html.escape(missed_target(kind) or "") in page
     for row in rows:
         if row["split"] == "time":
             assert f'href="../results/{row["result_id"]}/"' in page, row["case"]

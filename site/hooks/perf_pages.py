@@ -72,12 +72,18 @@ def _split_table() -> str:
 
 def _factor_table() -> str:
     lines = ["| Factor | Value | Fitting results |", "|---|---:|---:|"]
-    named = {"memory": FITTED.memory, "compute": FITTED.compute}
+    named = {
+        "memory": FITTED.memory,
+        "compute": FITTED.compute,
+        "tensor_parallel (per doubling)": FITTED.tensor_parallel,
+        "step_overhead_ms": FITTED.step_overhead_ms,
+    }
     for group in ("generation", "precision", "engine"):
         for name, value in getattr(FITTED, group).items():
             named[f"{group}:{name}"] = value
     for name, value in sorted(named.items()):
-        lines.append(f"| `{html.escape(name)}` | {value:.3f} | {FITTED.rows.get(name, 0):,} |")
+        count = FITTED.rows.get(name.split(" ")[0], 0)
+        lines.append(f"| `{html.escape(name)}` | {value:.3f} | {count:,} |")
     return "\n".join(lines)
 
 
