@@ -58,7 +58,7 @@ def locate_registry(explicit: Path | None, start: Path | None = None) -> Path:
     found = find_registry(here)
     if found is None:
         raise RegistryNotFoundError(
-            f"no registry checkout in {here.absolute()} or above it; run from a clone of the "
-            f"registry, or name one with --registry PATH or {REGISTRY_ENV}"
+            f"no registry checkout: name one with --registry PATH or {REGISTRY_ENV}, or run "
+            f"from a clone of the registry (none in {here.absolute()} or above it)"
         )
     return found

@@ -195,7 +195,7 @@ def test_schemas_cli_writes_into_the_registry_checkout_or_refuses(
     nowhere = runner.invoke(main, ["registry", "schemas"])
     assert nowhere.exit_code == 2
     assert nowhere.output.count("\n") == 1
-    assert "no registry checkout in" in nowhere.output
+    assert "no registry checkout: name one with --registry PATH" in nowhere.output
     checkout = tmp_path / "checkout"
     (checkout / "registry" / "catalogs").mkdir(parents=True)
     refused = runner.invoke(main, ["registry", "schemas", "--registry", str(checkout)])
