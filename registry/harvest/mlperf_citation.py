@@ -24,8 +24,9 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
     """What the row measured and under which rules, as the result's `source.conditions`."""
     scenario = row["Scenario"]
     parts = [
-        f"MLPerf Inference {row.get('version')} closed division, {row.get('Suite')} suite, "
-        f"benchmark {row['Model']}, scenario {scenario}; {_entry(row)} by "
+        f"MLPerf Inference {row.get('version')} {row['Category']} division, "
+        f"{row.get('Suite')} suite, benchmark {row['Model']}, scenario {scenario}; "
+        f"{_entry(row)} by "
         f"{row['Submitter']} on {row['System']} ({row.get('Platform')}): {row.get('Nodes')} "
         f"node(s) × {row.get('a#')} {row['Accelerator']}, host {row.get('Processor')}.",
         f"Software as submitted: {row.get('Software')} (engine read from "
@@ -66,7 +67,7 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
 def footnote(round_name: str, row: dict[str, Any], url: str, retrieved: str) -> str:
     """MLPerf's required footnote of one result, ending with the trademark notice."""
     return (
-        f"MLPerf® {round_name} Inference Closed {row['Model']} {row['Scenario']}. "
-        f"Retrieved from {url} on {retrieved}, entry {_entry_name(row)}. Result verified by "
-        f"MLCommons Association. {_TRADEMARK}"
+        f"MLPerf® {round_name} Inference {str(row['Category']).capitalize()} {row['Model']} "
+        f"{row['Scenario']}. Retrieved from {url} on {retrieved}, entry {_entry_name(row)}. "
+        f"Result verified by MLCommons Association. {_TRADEMARK}"
     )

@@ -160,3 +160,11 @@ def test_engines_precisions_and_skips(
     ].identity
     assert (redhat.gpu.id, redhat.gpu.count, redhat.model.quantization) == ("gb200", 4, "fp8")
     assert (redhat.engine.name, redhat.engine.version) == ("vllm", "0.24.0")
+    # An open-division row is cited as open: conditions, footnote and division agree.
+    scitix = results[
+        "open/ScitiX/results/B200-SXM-180GBx8_TRT/deepseek-r1/Server/performance/run_1"
+    ]
+    mlperf = scitix.source.mlperf  # type: ignore[union-attr]
+    assert mlperf.division == "open"
+    assert mlperf.footnote.startswith("MLPerf® v6.1 Inference Open deepseek-r1 Server.")
+    assert scitix.source.conditions.startswith("MLPerf Inference v6.1 open division,")
