@@ -94,6 +94,7 @@ COMPARABLE_PROPERTIES: tuple[str, ...] = (
     "identity.workload.trace.cut",
     "identity.workload.trace.speed",
     "identity.workload.trace.rate",
+    "identity.workload.trace.concurrency",
 )
 """The properties that make two results comparable: same values, same experiment.
 
