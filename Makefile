@@ -102,7 +102,7 @@ port-check:
 lint: setup
 	$(BIN)/ruff check calculators registry bench tests benchmarks site
 	$(BIN)/mypy
-	MYPYPATH=site/hooks $(BIN)/mypy --strict site/hooks/*.py
+	MYPYPATH=site/hooks:site/browser $(BIN)/mypy --strict site/hooks/*.py site/browser/*.py
 
 # The registry checks a pull request's CI runs too (.github/workflows/registry.yml).
 registry-check: setup

@@ -8,7 +8,7 @@ Hierarchy::
     └── EndpointError           the server is unreachable or fails as a whole (exit 1)
 
 A failing *request* is not an exception: it is a measured outcome, recorded with its
-`ErrorKind` (see `bench.client`) and counted as an SLO miss.
+`ErrorKind` (see `bench.client.client`) and counted as an SLO miss.
 
 Every error carries `option`, the command-line option (or setting) it is about when there is
 one, so the CLI can name it in its one-line message.

@@ -8,7 +8,7 @@ process pinned to CPU 1. Requests: 128-token prompts, 256 output tokens, closed 
   chunk, [DONE]); the figure is how many streamed tokens per second one client parses.
 - drip: the server writes one token per write, round-robin over its streams, as fast as it
   can. Its ceiling is measured with a sink client that only counts bytes.
-- workers: burst at 1,024 streams with 1 and 2 client processes (`bench.workers`) on the
+- workers: burst at 1,024 streams with 1 and 2 client processes (`bench.run.workers`) on the
   client CPU, and 2 allowed on both CPUs ("spread").
 - timed: TTFT 50 ms, then one token every 10 ms; the server records each request's arrival
   (the kernel's receive time, SO_TIMESTAMPNS, on sockets it reads itself) and each token's
@@ -48,16 +48,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from records import write_record
 
-from bench.client import PromptRequest, StreamingClient, run_event_loop
-from bench.load import PointPlan, run_point
-from bench.workers import WorkerJob, run_point_in_workers
-from bench.workloads import RequestFactory, WorkloadSpec, get_profile
+from infermeter.bench.client.client import StreamingClient, run_event_loop
+from infermeter.bench.client.request_record import PromptRequest
+from infermeter.bench.run.load import PointPlan, run_point
+from infermeter.bench.run.workers import WorkerJob, run_point_in_workers
+from infermeter.bench.workloads.profiles import get_profile
+from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 
 SERVER_CPU, CLIENT_CPU = 0, 1
 INPUT_TOKENS, OUTPUT_TOKENS = 128, 256
 TTFT_S, ITL_S = 0.050, 0.010
 MODEL = "bench/fake-model"
-_SO_TIMESTAMPNS = 35  # Linux, asm-generic numbering (as in bench.transport)
+_SO_TIMESTAMPNS = 35  # Linux, asm-generic numbering (as in bench.client.transport)
 
 
 # ---------------------------------------------------------------- the fake server

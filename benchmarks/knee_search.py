@@ -20,10 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "bench
 from bench_helpers import server_process
 from fake_openai_server import FakeServerConfig, knee_rate_for_ttft
 
-from bench.metrics import Slo, VerdictThresholds
-from bench.runner import RunConfig, run_benchmark
-from bench.search import SearchSpec, describe_search
-from bench.workloads import parse_length
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.point_summary import Slo, VerdictThresholds
+from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.run.search import SearchSpec, describe_search
+from infermeter.bench.workloads.lengths import parse_length
 
 LINEAR = {"ttft_s": 0.05, "ttft_s_per_rate": 0.016, "itl_s": 0.001}
 TTFT_BOUND_MS = 1650.0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from registry.secrets import LogRedactor
+from infermeter.registry.secrets import LogRedactor
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 READ_CHARS = 65536

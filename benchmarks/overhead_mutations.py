@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "accur
 
 from mutations import broken_by_doubling
 
-from registry.plan_accuracy import failures, load_cases
+from infermeter.registry.plan_accuracy import failures, load_cases
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from registry.perf_error import (  # noqa: E402
+from infermeter.registry.perf_error import (  # noqa: E402
     HELD_OUT_FILE,
     error_report,
     fit_file_text,

@@ -14,7 +14,7 @@ against the plan's estimate.
 
 import statistics
 
-from registry.plan_accuracy import (
+from infermeter.registry.plan_accuracy import (
     EVIDENCE_HEAD,
     GIB,
     SPLITS,

@@ -14,11 +14,11 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from registry.catalog import load_prices
-from registry.index import build_index
-from registry.models import PriceEntry
-from registry.price_goals import GOAL_SHARE, price_goals
-from registry.prices import TIERS, confidence, market_floor
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.index import build_index
+from infermeter.registry.models import PriceEntry
+from infermeter.registry.price_goals import GOAL_SHARE, price_goals
+from infermeter.registry.prices import TIERS, confidence, market_floor
 
 
 def _date(price: PriceEntry) -> str:

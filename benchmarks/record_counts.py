@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from registry.index import build_index
-from registry.index_row import IndexRow
+from infermeter.registry.index import build_index
+from infermeter.registry.index_row import IndexRow
 
 GOALS = {"results": 3000, "GPU models": 20, "LLMs": 18, "server-at-SLO points": 800}
 NAMED_GPUS = ("b300", "gb300", "mi355x")

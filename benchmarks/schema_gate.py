@@ -18,9 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from registry.checks.schema_gate import compile_gate  # noqa: E402
-from registry.checks.structure import result_schema_errors, result_validator  # noqa: E402
-from registry.schemas import load_schema  # noqa: E402
+from infermeter.registry.checks.schema_gate import compile_gate  # noqa: E402
+from infermeter.registry.checks.structure import result_schema_errors, result_validator  # noqa: E402
+from infermeter.registry.schemas import load_schema  # noqa: E402
 
 
 def per_file_ms(check: object, datas: list[object]) -> float:

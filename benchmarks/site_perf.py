@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 
 from records import write_record  # noqa: E402
 
-from registry.store import parse_result, with_content_id, write_result  # noqa: E402
+from infermeter.registry.store import parse_result, with_content_id, write_result  # noqa: E402
 
 # Every figure printed, by name, for `--record` (benchmarks/records/site_perf.json).
 FIGURES: dict[str, Any] = {}

@@ -1,6 +1,6 @@
 """How long the stream parser takes on one huge SSE line (a hostile or broken server).
 
-A line longer than `bench.stream.MAX_EVENT_BYTES` fails the request as a malformed stream
+A line longer than `bench.client.stream.MAX_EVENT_BYTES` fails the request as a malformed stream
 instead of being buffered; the time must stay flat as the line grows (it grew with the square
 of the size before: 162 s for 64 MiB). Prints seconds per size; run with
 `.venv/bin/python benchmarks/sse_long_line.py`.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from bench.stream import MAX_EVENT_BYTES, StreamParser
+from infermeter.bench.client.stream import MAX_EVENT_BYTES, StreamParser
 
 READ_BYTES = 65536
 

@@ -1,7 +1,7 @@
 """Holes in the GPU samples while the engine's /metrics answers slowly.
 
-GPU telemetry (NVML) and the /metrics scrape run in separate threads (`bench.telemetry`), so a
-slow scrape must leave no hole in the GPU samples, nor delay the last one. The GPUs are the
+GPU telemetry (NVML) and the /metrics scrape run in separate threads (`bench.telemetry.sampler`), so
+a slow scrape must leave no hole in the GPU samples, nor delay the last one. The GPUs are the
 tests' STAND-IN NVML (tests/bench/standin_pynvml.py), the server a real HTTP server on
 127.0.0.1 whose /metrics waits DELAY before answering (tests/bench). Prints, per delay, the
 samples taken, the largest gap between two and how late the last one came after stop().
@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "bench
 from standin_pynvml import StandinGpu, StandinNvml
 from test_bench_telemetry_standin_nvml import _SlowMetrics
 
-from bench.nvml import open_gpus
-from bench.telemetry import TelemetrySampler
+from infermeter.bench.telemetry.nvml import open_gpus
+from infermeter.bench.telemetry.sampler import TelemetrySampler
 
 
 def main() -> None:

@@ -41,8 +41,8 @@ rounding.
 
 from dataclasses import dataclass
 
-from calculators.errors import InputError
-from calculators.model_arch import ModelArch
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.model_arch import ModelArch
 
 MIB = 1024**2
 NAIVE = "naive"

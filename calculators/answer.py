@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from calculators.accepted import Acceptance, Miss, Point, Slo, accept
-from calculators.token_cost import usd_per_million_tokens
+from infermeter.calculators.accepted import Acceptance, Miss, Point, Slo, accept
+from infermeter.calculators.token_cost import usd_per_million_tokens
 
 LOW_CONFIDENCE = "low"
 

@@ -1,5 +1,5 @@
 """The calculators' three entry points, once, for every skin: `infermeter calc vram|cost|fit`
-(bench/commands/calc.py) and the calculator pages (site/hooks/calc_api.py, in the browser
+(bench/cli/calc.py) and the calculator pages (site/browser/calc_api.py, in the browser
 through Pyodide). Standard library only.
 
 Each skin resolves ids against its own copy of the catalog (the registry on the command line,
@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.arch import ModelArch
-from calculators.cost import cost_report
-from calculators.cudagraph_capture import capture_sizes
-from calculators.errors import CalculatorError, InputError
-from calculators.fit import GpuOption, fit_gpus
-from calculators.interconnect import Link
-from calculators.memory import MemoryReport, memory_report
-from calculators.roofline import plan_throughput_bound
-from calculators.vllm_plan import DEFAULT_VLLM_VERSION, VllmSettings
+from infermeter.calculators.cost_report import cost_report
+from infermeter.calculators.cudagraph_capture import capture_sizes
+from infermeter.calculators.errors import CalculatorError, InputError
+from infermeter.calculators.fit import GpuOption, fit_gpus
+from infermeter.calculators.interconnect import Link
+from infermeter.calculators.memory import MemoryReport, memory_report
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.roofline import plan_throughput_bound
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings
 
 # A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
 PriceUsed = Mapping[str, Any]

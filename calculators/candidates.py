@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from calculators.cost_inputs import AsDict, check_number, check_positive, per_million
-from calculators.errors import InputError
+from infermeter.calculators.cost_inputs import AsDict, check_number, check_positive, per_million
+from infermeter.calculators.errors import InputError
 
 Winner = Literal["a", "b", "tie"]
 

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.errors import ConfigError
+from infermeter.calculators.errors import ConfigError
 
 
 def required_field(config: Mapping[str, Any], name: str, where: str) -> Any:

@@ -14,20 +14,20 @@ error naming it, never a silent number.
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.config_fields import int_field, optional_int, optional_mapping
-from calculators.errors import ConfigError
-from calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
-from calculators.layer_kinds import layer_kinds
-from calculators.limits import check_config
-from calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
-from calculators.mixers import (
+from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
+from infermeter.calculators.layer_kinds import layer_kinds
+from infermeter.calculators.limits import check_config
+from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
+from infermeter.calculators.mixers import (
     LINEAR_ATTENTION,
     MAMBA,
     RecurrentMixer,
     gated_delta_net_mixer,
     jamba_mixer,
 )
-from calculators.model_arch import (
+from infermeter.calculators.model_arch import (
     CHUNKED,
     LatentAttention,
     MixtureOfExperts,
@@ -35,8 +35,8 @@ from calculators.model_arch import (
     SparseIndexer,
     VisionTower,
 )
-from calculators.moe_config import check_moe_keys, read_moe
-from calculators.vision import VisionCount, count_vision, vision_family
+from infermeter.calculators.moe_config import check_moe_keys, read_moe
+from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 
 # Language-model types whose layers the calculators model by name. A config of another type is
 # read generically from the common conventions (`hidden_size`, `num_hidden_layers`, attention

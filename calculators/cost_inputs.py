@@ -10,7 +10,7 @@ import dataclasses
 import math
 from typing import Any
 
-from calculators.errors import InputError
+from infermeter.calculators.errors import InputError
 
 SECONDS_PER_HOUR = 3600.0
 TOKENS_PER_MILLION = 1e6

@@ -7,17 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from calculators.cost_inputs import (
+from infermeter.calculators.cost_inputs import (
     SECONDS_PER_HOUR,
     AsDict,
     check_gpu_count,
     check_positive,
     per_million,
 )
-from calculators.errors import InputError
-from calculators.hourly_cost import EffectiveCost, effective_cost
-from calculators.price_tiers import PriceTiers, price_tiers
-from calculators.self_hosting import SelfHostedVsApi, self_hosted_vs_api
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.hourly_cost import EffectiveCost, effective_cost
+from infermeter.calculators.price_tiers import PriceTiers, price_tiers
+from infermeter.calculators.self_hosting import SelfHostedVsApi, self_hosted_vs_api
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.errors import InputError
-from calculators.limits import MAX_TOKENS
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.limits import MAX_TOKENS
 
 CAPTURE_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size", "cudagraph_mode")
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")

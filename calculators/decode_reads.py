@@ -1,8 +1,9 @@
 """The weights one decode step reads: the parameters a token touches, by role, and their bytes
 on one GPU (its tensor-parallel shard) as the checkpoint stores them."""
 
-from calculators.arch import ModelArch, ParamCounts, param_counts
-from calculators.quantization import WeightFormat, weight_bytes
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.param_count import ParamCounts, param_counts
+from infermeter.calculators.quantization import WeightFormat, weight_bytes
 
 
 def touched_params(counts: ParamCounts, arch: ModelArch) -> dict[str, float]:

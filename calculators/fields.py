@@ -1,5 +1,5 @@
 """One calculator input (`Field`): declared once, it is both an option of `infermeter calc …`
-(bench/commands/calc_options.py generates the click option) and a form field of the calculator
+(bench/cli/calc_options.py generates the click option) and a form field of the calculator
 page (site/hooks/calc_pages.py), read by the same rule (`parse_field`). The inputs themselves are
 declared in `calculators.inputs` and `calculators.perf_inputs`."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.errors import InputError
-from calculators.vllm_settings import parse_version
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.vllm_settings import parse_version
 
 # How a field's text is read: its kind → the domain a number must lie in.
 NUMBER_DOMAINS = {

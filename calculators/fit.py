@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from calculators.arch import ModelArch
-from calculators.errors import InputError
-from calculators.memory import MemoryReport, memory_report
-from calculators.vllm_plan import VllmSettings, check_tensor_parallel
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.memory import MemoryReport, memory_report
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.vllm_settings import VllmSettings, check_tensor_parallel
 
 GPU_COUNTS = (1, 2, 4, 8)
 

@@ -16,9 +16,9 @@
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.config_fields import optional_int
-from calculators.errors import ConfigError
-from calculators.model_arch import MixtureOfExperts
+from infermeter.calculators.config_fields import optional_int
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.model_arch import MixtureOfExperts
 
 GEMMA4_TYPES = frozenset({"gemma4_text", "gemma4_unified_text"})
 _DEFAULT_GLOBAL_HEAD_DIM = 512

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from calculators.cost_inputs import (
+from infermeter.calculators.cost_inputs import (
     AsDict,
     check_non_negative,
     check_positive,
     check_retry_rate,
     check_utilization,
 )
-from calculators.errors import InputError
+from infermeter.calculators.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,15 @@
 """The calculators' inputs, each declared once (`calculators.fields.Field`): `infermeter calc
-vram|cost|fit|perf` generate their options from `FIELDS` (bench/commands/calc_options.py), and
+vram|cost|fit|perf` generate their options from `FIELDS` (bench/cli/calc_options.py), and
 the calculator pages their forms (site/hooks/calc_pages.py). The performance predictor's inputs
 are `calculators.perf_inputs.PERF_INPUTS`."""
 
-from calculators.all2all import MODELLED_BACKENDS
-from calculators.fields import Field
-from calculators.kv_cache import KV_CACHE_DTYPES
-from calculators.perf_inputs import PERF_INPUTS
-from calculators.price_tiers import PRICE_TIERS
-from calculators.quantization import QUANTIZATION_CHOICES
-from calculators.vllm_plan import DEFAULT_VLLM_VERSION
+from infermeter.calculators.all2all import MODELLED_BACKENDS
+from infermeter.calculators.fields import Field
+from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
+from infermeter.calculators.perf_inputs import PERF_INPUTS
+from infermeter.calculators.price_tiers import PRICE_TIERS
+from infermeter.calculators.quantization import QUANTIZATION_CHOICES
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION
 
 MODEL_HELP = "Catalog model id (the command line also takes a path to a config.json)."
 CONFIG = Field(

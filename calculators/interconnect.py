@@ -24,8 +24,8 @@ beside the weights' reads.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from calculators.arch import ModelArch
-from calculators.errors import InputError
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.model_arch import ModelArch
 
 
 @dataclass(frozen=True)

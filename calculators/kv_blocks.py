@@ -4,7 +4,7 @@ blocks one request takes and the longest request that fits (`kv_cache_utils`).""
 import math
 from dataclasses import dataclass
 
-from calculators.kv_cache import KVCacheShape
+from infermeter.calculators.kv_cache import KVCacheShape
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ and layer, and V3.2's FP8 cache stores the latent in vLLM's `fp8_ds_mla` layout 
 
 from dataclasses import dataclass
 
-from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch
-from calculators.errors import InputError
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
 
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 

@@ -4,11 +4,11 @@ attention), read from a config's `layer_types` list or from the pattern its mode
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.config_fields import optional_int
-from calculators.errors import ConfigError
-from calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
-from calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
-from calculators.model_arch import CHUNKED, FULL, SLIDING
+from infermeter.calculators.config_fields import optional_int
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
+from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
+from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
 
 _LAYER_TYPES = {
     "full_attention": FULL,

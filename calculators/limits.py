@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.errors import ConfigError, InputError
+from infermeter.calculators.errors import ConfigError, InputError
 
 MAX_GPUS = 100_000  # GPUs in one deployment (tensor × pipeline parallel)
 MAX_TOKENS = 100_000_000  # tokens in one sequence (the longest contexts are about 10M)

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from calculators.config_fields import int_field, optional_int
-from calculators.errors import ConfigError
-from calculators.mixers import STATE_DTYPE_BYTES, state_dtype
+from infermeter.calculators.config_fields import int_field, optional_int
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.mixers import STATE_DTYPE_BYTES, state_dtype
 
 MAMBA2 = "mamba2"
 MLP_ONLY = "mlp"  # Nemotron-H's MLP layers: no attention, no mixer, no KV

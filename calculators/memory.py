@@ -21,11 +21,12 @@ balances requests over the engines by their running and waiting queues
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.arch import ModelArch
-from calculators.errors import InputError
-from calculators.kv_cache import kv_cache_shape
-from calculators.quantization import model_dtype_bytes
-from calculators.vllm_plan import VllmPlan, VllmSettings, plan_vllm
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import model_dtype_bytes
+from infermeter.calculators.vllm_plan import VllmPlan, plan_vllm
+from infermeter.calculators.vllm_settings import VllmSettings
 
 ENOUGH_HEADROOM = "enough_headroom"
 NEAR_LIMIT = "near_limit"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.errors import ConfigError
+from infermeter.calculators.errors import ConfigError
 
 MAMBA = "mamba"
 LINEAR_ATTENTION = "linear_attention"

@@ -30,8 +30,8 @@ V = v_head_dim, R = qk_rope_head_dim, H = hidden_size and Q = q_lora_rank (H wit
 
 from dataclasses import dataclass
 
-from calculators.model_arch import ModelArch
-from calculators.quantization import WeightFormat, unquantized_share
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import WeightFormat, unquantized_share
 
 ABSORPTION_SINCE = (0, 7)  # vllm-project/vllm#12528, first released in 0.7.1
 ABSORPTION_UNTIL = (0, 8)  # vllm-project/vllm#14770 removed it

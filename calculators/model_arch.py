@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
-from calculators.mixers import LINEAR_ATTENTION, MAMBA, RecurrentMixer
+from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
+from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, RecurrentMixer
 
 FULL = "full"
 SLIDING = "sliding"

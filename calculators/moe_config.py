@@ -4,10 +4,10 @@ refusal of an expert/MoE/router key the calculators do not read."""
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.config_fields import int_field, optional_int
-from calculators.errors import ConfigError
-from calculators.mixers import jamba_moe_layers
-from calculators.model_arch import MixtureOfExperts
+from infermeter.calculators.config_fields import int_field, optional_int
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.mixers import jamba_moe_layers
+from infermeter.calculators.model_arch import MixtureOfExperts
 
 # Config keys about experts and routing that the calculators read (the rest of the key names
 # below only steer routing and change no tensor shape). An expert/MoE/router key outside both

@@ -26,8 +26,8 @@ Read in the v0.10.1 release of vLLM: `FusedMoEParallelConfig.make` and its
 import math
 from dataclasses import dataclass
 
-from calculators.arch import ModelArch
-from calculators.quantization import WeightBytes, WeightFormat, weight_bytes
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import WeightBytes, WeightFormat, weight_bytes
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,14 @@ tensor-parallel rank's shard."""
 
 from dataclasses import dataclass
 
-from calculators.errors import ConfigError
-from calculators.model_arch import FULL, MIXER_FREE_KINDS, STATE_KINDS, ModelArch, VisionTower
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.model_arch import (
+    FULL,
+    MIXER_FREE_KINDS,
+    STATE_KINDS,
+    ModelArch,
+    VisionTower,
+)
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
 _SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text"}

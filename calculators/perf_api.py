@@ -12,12 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.errors import InputError
-from calculators.perf_datasets import dataset_lengths
-from calculators.perf_labels import error_kind, error_label, held_out_error, missed_target
-from calculators.predict import Deployment, Load, Slo, Workload, predict
-from calculators.roofline import plan_throughput_bound
-from calculators.vllm_plan import VllmSettings
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.perf_datasets import dataset_lengths
+from infermeter.calculators.perf_labels import (
+    error_kind,
+    error_label,
+    held_out_error,
+    missed_target,
+)
+from infermeter.calculators.predict import Deployment, Load, Slo, Workload, predict
+from infermeter.calculators.roofline import plan_throughput_bound
+from infermeter.calculators.vllm_settings import VllmSettings
 
 
 @dataclass(frozen=True)

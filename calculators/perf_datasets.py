@@ -9,7 +9,7 @@ states them yet, and a prediction for a data set carries that uncertainty in its
 
 from dataclasses import dataclass
 
-from calculators.errors import InputError
+from infermeter.calculators.errors import InputError
 
 
 @dataclass(frozen=True)

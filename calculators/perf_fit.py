@@ -5,7 +5,7 @@ fitting rows, and its error on the rows it was not fitted on
 
 from typing import Any
 
-from calculators.predict import Factors
+from infermeter.calculators.predict import Factors
 
 FITTED = Factors(
     memory=0.6,

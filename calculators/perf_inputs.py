@@ -1,14 +1,14 @@
 """The inputs of the performance predictor, declared once as `calculators.fields.Field`s:
-`infermeter calc perf` builds its options from them (bench/commands/calc_perf.py) and the
+`infermeter calc perf` builds its options from them (bench/cli/calc_perf.py) and the
 calculator page its form fields (site/hooks/calc_pages.py). A name is the CLI option with `_`
 for `-` and the page's query key.
 """
 
-from calculators.fields import Field
-from calculators.kv_cache import KV_CACHE_DTYPES
-from calculators.perf_datasets import DATASETS
-from calculators.predict import ENGINE_FAMILIES
-from calculators.quantization import QUANTIZATION_CHOICES
+from infermeter.calculators.fields import Field
+from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
+from infermeter.calculators.perf_datasets import DATASETS
+from infermeter.calculators.predict import ENGINE_FAMILIES
+from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 
 LOAD_INPUTS = ("concurrency", "request_rate", "offline", "static_batch")
 

@@ -9,8 +9,8 @@ highest rate meeting an SLO), `latency` (TTFT, TPOT and E2E at low load: a stati
 
 from typing import Any
 
-from calculators.errors import InputError
-from calculators.perf_fit import HELD_OUT
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.perf_fit import HELD_OUT
 
 KIND_BY_LOAD = {
     "offline": "offline",

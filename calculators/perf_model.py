@@ -21,10 +21,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from calculators.arch import ModelArch
-from calculators.interconnect import Link
-from calculators.quantization import WeightFormat, weight_bytes
-from calculators.roofline import (
+from infermeter.calculators.interconnect import Link
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import WeightFormat, weight_bytes
+from infermeter.calculators.roofline import (
     attention_flops_per_token,
     dense_tflops_for,
     deployment_throughput_bound,

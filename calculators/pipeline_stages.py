@@ -31,12 +31,12 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from calculators.arch import SLIDING, STATE_KINDS, ModelArch, param_counts
-from calculators.decode_reads import touched_params
-from calculators.errors import InputError
-from calculators.interconnect import Link, decode_step_traffic
-from calculators.kv_cache import KVCacheShape
-from calculators.model_arch import MIXER_FREE_KINDS
+from infermeter.calculators.decode_reads import touched_params
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.interconnect import Link, decode_step_traffic
+from infermeter.calculators.kv_cache import KVCacheShape
+from infermeter.calculators.model_arch import MIXER_FREE_KINDS, SLIDING, STATE_KINDS, ModelArch
+from infermeter.calculators.param_count import param_counts
 
 
 @dataclass(frozen=True)

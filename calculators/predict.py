@@ -35,12 +35,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from calculators.arch import ModelArch
-from calculators.errors import CalculatorError, InputError
-from calculators.interconnect import Link
-from calculators.perf_model import Replica, StepModel, StepTime, prefill_seconds, step_model
-from calculators.quantization import weight_format
-from calculators.vllm_plan import VllmSettings, plan_vllm
+from infermeter.calculators.errors import CalculatorError, InputError
+from infermeter.calculators.interconnect import Link
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.perf_model import (
+    Replica,
+    StepModel,
+    StepTime,
+    prefill_seconds,
+    step_model,
+)
+from infermeter.calculators.quantization import weight_format
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import VllmSettings
 
 LoadKind = Literal["offline", "concurrency", "request_rate", "static_batch"]
 LOAD_KINDS: tuple[str, ...] = ("offline", "concurrency", "request_rate", "static_batch")
@@ -497,7 +504,7 @@ def predict_prepared(
 ) -> Prediction:
     """`predict` from a `prepare`d case (the fitting tries many factors on one case)."""
     if factors is None:
-        from calculators.perf_fit import FITTED  # generated; imported late, it is data
+        from infermeter.calculators.perf_fit import FITTED  # generated; imported late, it is data
 
         factors = FITTED
     engine, used = _engine(prepared, factors)

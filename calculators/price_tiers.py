@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from calculators.cost_inputs import (
+from infermeter.calculators.cost_inputs import (
     SECONDS_PER_HOUR,
     AsDict,
     check_non_negative,
@@ -19,7 +19,7 @@ from calculators.cost_inputs import (
     check_utilization,
     per_million,
 )
-from calculators.hourly_cost import effective_cost
+from infermeter.calculators.hourly_cost import effective_cost
 
 # The price tiers, declared here once: a catalog price has one of the first three (the registry's
 # price model and tier order use this), the calculators add serverless (billed per second).

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, ParamCounts, param_counts
-from calculators.errors import QuantizationError
+from infermeter.calculators.errors import QuantizationError
+from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
+from infermeter.calculators.param_count import ParamCounts, param_counts
 
 # Tensor roles (fields of ParamCounts) that are linear layers a method may quantize.
 LINEAR_ROLES = ("attention", "dense_mlp", "experts", "shared_experts")

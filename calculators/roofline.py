@@ -31,18 +31,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from calculators.arch import CHUNKED, FULL, SLIDING, ModelArch, param_counts
-from calculators.decode_reads import (
+from infermeter.calculators.decode_reads import (
     bytes_per_touched_param,
     decode_weight_bytes_per_step,
     touched_params,
 )
-from calculators.errors import InputError
-from calculators.interconnect import Link, decode_step_traffic, interconnect_label, link_joining
-from calculators.kv_cache import KVCacheShape, kv_cache_shape
-from calculators.pipeline_stages import pipeline_step
-from calculators.quantization import WeightFormat, weight_format
-from calculators.vllm_plan import VllmSettings
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.interconnect import (
+    Link,
+    decode_step_traffic,
+    interconnect_label,
+    link_joining,
+)
+from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
+from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.pipeline_stages import pipeline_step
+from infermeter.calculators.quantization import WeightFormat, weight_format
+from infermeter.calculators.vllm_settings import VllmSettings
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from calculators.cost_inputs import (
+from infermeter.calculators.cost_inputs import (
     HOURS_PER_MONTH,
     SECONDS_PER_HOUR,
     TOKENS_PER_MILLION,
@@ -16,7 +16,7 @@ from calculators.cost_inputs import (
     check_gpu_count,
     check_positive,
 )
-from calculators.errors import InputError
+from infermeter.calculators.errors import InputError
 
 HostingWinner = Literal["self_hosted", "api", "tie"]
 

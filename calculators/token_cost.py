@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from calculators.cost_inputs import (
+from infermeter.calculators.cost_inputs import (
     SECONDS_PER_HOUR,
     check_non_negative,
     check_positive,

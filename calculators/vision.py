@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from calculators.config_fields import int_field, optional_int
-from calculators.errors import ConfigError
+from infermeter.calculators.config_fields import int_field, optional_int
+from infermeter.calculators.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,15 @@
 notes that say what the plan leaves out or where it departs from the defaults
 (`calculators.vllm_plan` puts them together)."""
 
-from calculators.all2all import All2AllBuffers
-from calculators.mla_copies import MlaCopies
-from calculators.model_arch import ModelArch
-from calculators.vllm_settings import GIB, VllmSettings, default_max_model_len, settings_layout
+from infermeter.calculators.all2all import All2AllBuffers
+from infermeter.calculators.mla_copies import MlaCopies
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.vllm_settings import (
+    GIB,
+    VllmSettings,
+    default_max_model_len,
+    settings_layout,
+)
 
 
 def format_gib(value: int, version: tuple[int, int]) -> str:

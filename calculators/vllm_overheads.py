@@ -8,9 +8,9 @@ here (tests/accuracy/mutations.py) changes the plan.
 
 import math
 
-from calculators.model_arch import ModelArch
-from calculators.parallel import ParallelLayout, moe_tokens
-from calculators.vllm_settings import MIB, VllmSettings, parse_version
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout, moe_tokens
+from infermeter.calculators.vllm_settings import MIB, VllmSettings, parse_version
 
 # Where each overhead term comes from in vLLM's own code (vllm-project/vllm):
 #   - activation peak: `Worker.determine_available_memory` runs `GPUModelRunner.profile_run` inside

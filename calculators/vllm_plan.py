@@ -20,59 +20,34 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import calculators.vllm_overheads as overheads
-from calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
-from calculators.errors import InputError
-from calculators.kv_blocks import (
+import infermeter.calculators.vllm_overheads as overheads
+from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.kv_blocks import (
     hybrid_block_size,
     kv_groups,
     largest_length,
     page_blocks,
     request_blocks,
 )
-from calculators.kv_cache import KVCacheShape, kv_cache_shape
-from calculators.mla_copies import MlaCopies, mla_copies
-from calculators.model_arch import ModelArch
-from calculators.parallel import sharded_weight_bytes
-from calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
-from calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
-from calculators.vllm_overheads import ESTIMATED_TERMS
-from calculators.vllm_settings import (
-    BLOCK_SIZE,
-    DEFAULT_VLLM_VERSION,
-    DRIVER_RESERVED_BYTES,
-    GIB,
-    MIB,
+from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
+from infermeter.calculators.mla_copies import MlaCopies, mla_copies
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import sharded_weight_bytes
+from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
+from infermeter.calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
+from infermeter.calculators.vllm_overheads import ESTIMATED_TERMS
+from infermeter.calculators.vllm_settings import (
     VllmSettings,
     batch_defaults,
     check_settings,
-    check_settings_bounds,
     check_tensor_parallel,
     default_max_model_len,
-    gpu_total_bytes,
     parse_version,
     settings_layout,
 )
 
-# Re-exported: the rest of the project imports the plan's settings and helpers from here.
-__all__ = [
-    "BLOCK_SIZE",
-    "DEFAULT_VLLM_VERSION",
-    "DRIVER_RESERVED_BYTES",
-    "ESTIMATED_TERMS",
-    "GIB",
-    "MIB",
-    "VllmPlan",
-    "VllmSettings",
-    "check_settings_bounds",
-    "check_tensor_parallel",
-    "default_max_model_len",
-    "gpu_total_bytes",
-    "hybrid_block_size",
-    "parse_version",
-    "plan_vllm",
-    "plan_weights",
-]
+__all__ = ["VllmPlan", "plan_vllm", "plan_weights"]
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,16 @@ and the checks vLLM makes on them before it starts."""
 import re
 from dataclasses import dataclass
 
-from calculators.errors import InputError
-from calculators.limits import (
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.limits import (
     MAX_CONCURRENCY,
     MAX_GPU_MEMORY_BYTES,
     MAX_GPUS,
     MAX_TOKENS,
     bounded_int,
 )
-from calculators.model_arch import ModelArch
-from calculators.parallel import ParallelLayout
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 
 GIB = 1024**3
 MIB = 1024**2

@@ -6,8 +6,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from registry.index_row import IndexRow
-from registry.pareto import front_flags
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.pareto import front_flags
 
 
 def _stands_alone(row: IndexRow) -> bool:

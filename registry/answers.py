@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calculators.accepted import Point, Slo
-from calculators.answer import (
+from infermeter.calculators.accepted import Point, Slo
+from infermeter.calculators.answer import (
     PRESETS,
     Answer,
     Estimate,
@@ -27,20 +27,20 @@ from calculators.answer import (
     answer,
     cheapest_price,
 )
-from calculators.arch import parse_config
-from calculators.errors import CalculatorError
-from calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
-from calculators.quantization import weight_bytes, weight_format
-from calculators.token_cost import usd_per_million_tokens
-from calculators.vllm_plan import VllmSettings
-from registry.catalog import load_gpus, load_models, load_prices
-from registry.checks.physics import gpu_memory_bytes
-from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
-from registry.errors import RegistryError
-from registry.estimate import bound_at_plan
-from registry.evidence import UNQUANTIZED, answer_prices, current, point_evidence
-from registry.models import GpuEntry, ModelEntry
-from registry.result_reader import load_results, result_files
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.calculators.token_cost import usd_per_million_tokens
+from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.checks.physics import gpu_memory_bytes
+from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
+from infermeter.registry.errors import RegistryError
+from infermeter.registry.estimate import bound_at_plan
+from infermeter.registry.evidence import UNQUANTIZED, answer_prices, current, point_evidence
+from infermeter.registry.models import GpuEntry, ModelEntry
+from infermeter.registry.result_reader import load_results, result_files
 
 ANSWERS_SCHEMA_VERSION = 1
 ROOFLINE_BOUND = "roofline bound"

@@ -1,7 +1,7 @@
 """The one way a result is made: a result's data in, the validated `Result` with its content id
 out, in memory.
 
-A live run (`bench.result`) and every importer (`bench.importers.common`) assemble their
+A live run (`bench.result.assemble`) and every importer (`bench.importers.common`) assemble their
 figures as the result format's data and call `build_result`; every harvester
 (`registry.harvest.reported`) builds the typed parts (`Identity`, `LoadPoint`, `ReportedSource`)
 and calls `build_from_parts`. Nothing else constructs a `Result` (tests/registry/test_builder.py
@@ -19,10 +19,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from registry.errors import InvalidFileError
-from registry.models import RESULT_SCHEMA_VERSION, Identity, LoadPoint, Result, Slo, Startup
-from registry.models.provenance import Source
-from registry.store import CONTENT_ID_LENGTH, with_content_id
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.models import (
+    RESULT_SCHEMA_VERSION,
+    Identity,
+    LoadPoint,
+    Result,
+    Slo,
+    Startup,
+)
+from infermeter.registry.models.provenance import Source
+from infermeter.registry.store import CONTENT_ID_LENGTH, with_content_id
 
 
 class ResultBuildError(InvalidFileError):

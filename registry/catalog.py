@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from calculators.interconnect import Link
-from registry.errors import InvalidFileError, Problem
-from registry.models import (
+from infermeter.calculators.interconnect import Link
+from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.models import (
     GpuCatalog,
     GpuEntry,
     ModelCatalog,
@@ -23,7 +23,7 @@ from registry.models import (
     PriceCatalog,
     PriceEntry,
 )
-from registry.store import display_path
+from infermeter.registry.store import display_path
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"
 

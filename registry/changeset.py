@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from registry.store import stage_text, temporary_beside
+from infermeter.registry.store import stage_text, temporary_beside
 
 
 @dataclass

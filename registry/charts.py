@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from registry.index import IndexRow
+from infermeter.registry.index_row import IndexRow
 
 
 def default_label(row: IndexRow) -> str:

@@ -12,11 +12,11 @@ from typing import Literal, Self
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from registry.catalog import _CatalogLoader
-from registry.errors import InvalidFileError, Problem
-from registry.models.common import FullDate, SchemaVersion, StrictModel, Text
-from registry.models.result import ContentId
-from registry.store import display_path
+from infermeter.registry.catalog import _CatalogLoader
+from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.models.common import FullDate, SchemaVersion, StrictModel, Text
+from infermeter.registry.models.result import ContentId
+from infermeter.registry.store import display_path
 
 CORRECTIONS_FILE = "registry/corrections.yaml"
 """Where the corrections file lives, relative to the repository root."""

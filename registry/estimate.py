@@ -13,18 +13,19 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from calculators.arch import parse_config
-from calculators.cost import usd_per_million_tokens
-from calculators.errors import CalculatorError
-from calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
-from calculators.model_arch import ModelArch
-from calculators.quantization import weight_bytes, weight_format
-from calculators.roofline import ThroughputBound, plan_throughput_bound
-from calculators.vllm_plan import VllmPlan, VllmSettings
-from registry.catalog import gpu_links
-from registry.checks.physics import gpu_memory_bytes
-from registry.models import GpuEntry, ModelEntry, PriceEntry
-from registry.models.identity import LengthDistribution, Workload
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.calculators.roofline import ThroughputBound, plan_throughput_bound
+from infermeter.calculators.token_cost import usd_per_million_tokens
+from infermeter.calculators.vllm_plan import VllmPlan
+from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.registry.catalog import gpu_links
+from infermeter.registry.checks.physics import gpu_memory_bytes
+from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
+from infermeter.registry.models.identity import LengthDistribution, Workload
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,14 @@ the one piece of code that computes answers (`calculators.answer`).
 
 from collections.abc import Iterable, Mapping
 
-from calculators.accepted import Point, Slo
-from calculators.answer import Price
-from registry.estimate import workload_tokens
-from registry.index_row import IndexRow
-from registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
-from registry.models.measurements import INTERRUPTED_VERDICT
-from registry.prices import confidence, dated, tier_prices
-from registry.workloads import scenario, workload_key, workload_label
+from infermeter.calculators.accepted import Point, Slo
+from infermeter.calculators.answer import Price
+from infermeter.registry.estimate import workload_tokens
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
+from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
+from infermeter.registry.prices import confidence, dated, tier_prices
+from infermeter.registry.workloads import scenario, workload_key, workload_label
 
 UNQUANTIZED = "16-bit"
 

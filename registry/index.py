@@ -19,7 +19,7 @@ digits where derived.
 This module builds the index and writes its files; its parts, one concept each:
 `index_row` (the row and its columns), `index_rows` (one result's rows and derived figures),
 `across_rows` (replicate spread and Pareto front, over all rows) and `result_reader` (reading
-and checking the result files). It re-exports their public names.
+and checking the result files).
 """
 
 import csv
@@ -32,51 +32,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from registry.across_rows import across_rows, with_pareto_front, with_replicate_spread
-from registry.catalog import load_prices
-from registry.corrections import (
+from infermeter.registry.across_rows import across_rows
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.corrections import (
     CORRECTIONS_FILE,
     latest_entries,
     load_corrections,
 )
-from registry.index_row import COLUMN_DESCRIPTIONS, COLUMNS, IndexRow
-from registry.index_rows import index_rows, ran_on_cpu
-from registry.licences import DATA_LICENCE
-from registry.result_reader import (
-    LoadedResult,
-    check_result_text,
-    load_result_files,
+from infermeter.registry.index_row import COLUMN_DESCRIPTIONS, COLUMNS, IndexRow
+from infermeter.registry.index_rows import index_rows, ran_on_cpu
+from infermeter.registry.licences import DATA_LICENCE
+from infermeter.registry.result_reader import (
     load_results,
-    read_valid_result,
     result_files,
 )
-from registry.roofline_share import RooflineBounds
-from registry.store import (
+from infermeter.registry.roofline_share import RooflineBounds
+from infermeter.registry.store import (
     canonical_json,
     write_text_atomic,
 )
 
 __all__ = [
-    "COLUMNS",
-    "COLUMN_DESCRIPTIONS",
     "INDEX_SCHEMA_VERSION",
     "MANIFEST_NAME",
     "IndexFiles",
-    "IndexRow",
-    "LoadedResult",
-    "across_rows",
     "build_index",
     "build_index_counted",
-    "check_result_text",
-    "index_rows",
-    "load_result_files",
-    "load_results",
-    "read_valid_result",
     "render_csv",
     "render_json",
-    "result_files",
-    "with_pareto_front",
-    "with_replicate_spread",
     "write_index",
 ]
 

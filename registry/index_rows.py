@@ -12,15 +12,15 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from calculators.accepted import accepted_at_own_slo
-from calculators.cost import tokens_per_dollar, usd_per_million_tokens
-from registry.corrections import (
+from infermeter.calculators.accepted import accepted_at_own_slo
+from infermeter.calculators.token_cost import tokens_per_dollar, usd_per_million_tokens
+from infermeter.registry.corrections import (
     CorrectionEntry,
 )
-from registry.evidence import point_evidence, result_lane
-from registry.index_row import IndexRow
-from registry.lookup import TIERS, cheapest_prices
-from registry.models import (
+from infermeter.registry.evidence import point_evidence, result_lane
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.lookup import cheapest_prices
+from infermeter.registry.models import (
     LatencyStats,
     LoadPoint,
     PriceEntry,
@@ -28,11 +28,11 @@ from registry.models import (
     comparability_key,
     load_point_key,
 )
-from registry.models.common import CPU_DEVICE_ID
-from registry.models.measurements import INTERRUPTED_VERDICT
-from registry.prices import Confidence, confidence, dated
-from registry.roofline_share import RooflineBounds, RooflineShare
-from registry.workloads import scenario, workload_key, workload_label
+from infermeter.registry.models.common import CPU_DEVICE_ID
+from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
+from infermeter.registry.prices import TIERS, Confidence, confidence, dated
+from infermeter.registry.roofline_share import RooflineBounds, RooflineShare
+from infermeter.registry.workloads import scenario, workload_key, workload_label
 
 _SIGNIFICANT_DIGITS = 6
 

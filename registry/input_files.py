@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from registry.errors import RegistryError
+from infermeter.registry.errors import RegistryError
 
 MIB = 1024 * 1024
 

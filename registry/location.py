@@ -10,7 +10,7 @@ install location is never taken for one.
 
 from pathlib import Path
 
-from registry.errors import RegistryError
+from infermeter.registry.errors import RegistryError
 
 REGISTRY_ENV = "INFERMETER_REGISTRY"
 """The environment variable that names the registry checkout (as `--registry` does)."""

@@ -11,16 +11,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import CalculatorError
-from calculators.fit import GpuOption
-from calculators.suggest import closest
-from calculators.vllm_plan import gpu_total_bytes
-from registry import catalog
-from registry.errors import RegistryError
-from registry.models import GpuEntry, ModelEntry, PriceEntry
-from registry.prices import TIERS as TIERS  # re-exported: callers import the tiers from here
-from registry.prices import tier_prices
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.fit import GpuOption
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.suggest import closest
+from infermeter.calculators.vllm_settings import gpu_total_bytes
+from infermeter.registry import catalog
+from infermeter.registry.errors import RegistryError
+from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
+from infermeter.registry.prices import tier_prices
 
 
 @cache

@@ -10,12 +10,12 @@ idempotent: a registry that is current is left as it is. The immutability check
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from registry.changeset import ChangeSet
-from registry.checks.content import results_relative_parts
-from registry.errors import InvalidFileError, Problem
-from registry.input_files import InputFileError, read_input_text
-from registry.migration import is_older_format, schema_version_of
-from registry.store import (
+from infermeter.registry.changeset import ChangeSet
+from infermeter.registry.checks.content import results_relative_parts
+from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.input_files import InputFileError, read_input_text
+from infermeter.registry.migration import is_older_format, schema_version_of
+from infermeter.registry.store import (
     RESULTS_DIR,
     dumps_result,
     parse_json,
@@ -124,7 +124,7 @@ def migrate_paths(paths: list[Path], registry_root: Path) -> list[Migrated]:
 def _gate(plans: list[tuple[Path, Path, int, str]], registry_root: Path) -> None:
     """Raise InvalidFileError, writing nothing, when `registry validate` would reject an
     upgraded file (judged in memory, as the registry would hold them all)."""
-    from registry.validate import check_results
+    from infermeter.registry.validate import check_results
 
     results = [(new, parse_result(text, str(new))) for _, new, _, text in plans]
     removed = [old for old, new, _, _ in plans if old.resolve() != new.resolve()]

@@ -15,8 +15,8 @@ offline point: version 2 stores `{"arrival": "offline"}`, keeps `requests.sent`,
 import copy
 from typing import Any
 
-from registry.errors import InvalidFileError, Problem
-from registry.models.common import RESULT_SCHEMA_VERSION
+from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.models.common import RESULT_SCHEMA_VERSION
 
 OLDEST_SCHEMA_VERSION = 1
 """The oldest result format that can still be read."""

@@ -15,10 +15,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import CalculatorError
-from calculators.perf_datasets import dataset_key, dataset_lengths
-from calculators.predict import (
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.perf_datasets import dataset_key, dataset_lengths
+from infermeter.calculators.predict import (
     Deployment,
     Gpu,
     Load,
@@ -29,13 +30,13 @@ from calculators.predict import (
     precision_name,
     smallest_tensor_parallel,
 )
-from calculators.quantization import weight_format
-from registry.catalog import gpu_links, load_gpus, load_models
-from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
-from registry.estimate import typical_tokens
-from registry.lookup import gpu_memory_bytes
-from registry.models import GpuEntry, LoadPoint, ModelEntry, Result
-from registry.result_reader import load_results, result_files
+from infermeter.calculators.quantization import weight_format
+from infermeter.registry.catalog import gpu_links, load_gpus, load_models
+from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
+from infermeter.registry.estimate import typical_tokens
+from infermeter.registry.lookup import gpu_memory_bytes
+from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
+from infermeter.registry.result_reader import load_results, result_files
 
 LOW_LOAD_BATCH = 8  # the largest static batch that counts as low load
 INTERRUPTED = "interrupted"

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from calculators.errors import CalculatorError
-from calculators.predict import Factors, Prepared, predict_prepared, prepare
-from registry.perf_cases import PerfCase, perf_cases
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.predict import Factors, Prepared, predict_prepared, prepare
+from infermeter.registry.perf_cases import PerfCase, perf_cases
 
 SHRINK_ROWS = 4
 TARGETS_PCT = {"offline": 20.0, "server": 30.0, "latency": 25.0}

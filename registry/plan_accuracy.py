@@ -11,10 +11,11 @@ from typing import Any
 
 import yaml
 
-from calculators.arch import ModelArch, parse_config
-from calculators.vllm_plan import VllmPlan, VllmSettings, gpu_total_bytes, plan_vllm
-from calculators.vllm_settings import BLOCK_SIZE
-from registry.catalog import load_gpus, load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.vllm_plan import VllmPlan, plan_vllm
+from infermeter.calculators.vllm_settings import BLOCK_SIZE, VllmSettings, gpu_total_bytes
+from infermeter.registry.catalog import load_gpus, load_models
 
 GIB = 1024**3
 # The case file lives with the tests; the site build and the accuracy script read it from this

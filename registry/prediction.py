@@ -12,13 +12,13 @@ evidence: its `label` says what it is.
 
 from dataclasses import dataclass, replace
 
-from calculators.arch import parse_config
-from calculators.errors import CalculatorError
-from calculators.perf_api import PerfRequest, perf
-from calculators.perf_labels import error_label, missed_target
-from calculators.predict import Deployment, Slo, smallest_tensor_parallel
-from registry.models import GpuEntry, ModelEntry
-from registry.perf_cases import QUANTIZATION_BY_PRECISION, gpu_for_prediction
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.perf_api import PerfRequest, perf
+from infermeter.calculators.perf_labels import error_label, missed_target
+from infermeter.calculators.predict import Deployment, Slo, smallest_tensor_parallel
+from infermeter.registry.models import GpuEntry, ModelEntry
+from infermeter.registry.perf_cases import QUANTIZATION_BY_PRECISION, gpu_for_prediction
 
 
 @dataclass(frozen=True)

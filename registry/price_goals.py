@@ -18,9 +18,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from registry.index_row import IndexRow
-from registry.models import PriceEntry
-from registry.prices import TIERS, confidence, tier_prices
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.models import PriceEntry
+from infermeter.registry.prices import TIERS, confidence, tier_prices
 
 GOAL_SHARE = 0.8
 

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from calculators.price_tiers import PRICE_TIERS
-from registry.models import PriceEntry
+from infermeter.calculators.price_tiers import PRICE_TIERS
+from infermeter.registry.models import PriceEntry
 
 TIERS = PRICE_TIERS  # declared in calculators.price_tiers; the catalog model uses it too
 

@@ -8,18 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from registry.checks.structure import result_schema_errors
-from registry.errors import InvalidFileError, Problem, json_path
-from registry.models import (
+from infermeter.registry.checks.structure import result_schema_errors
+from infermeter.registry.errors import InvalidFileError, Problem, json_path
+from infermeter.registry.models import (
     Result,
 )
-from registry.store import (
+from infermeter.registry.store import (
     RESULTS_DIR,
     parse_json,
     parse_result_data,
     result_path,
 )
-from registry.tree import walk_results
+from infermeter.registry.tree import walk_results
 
 
 def result_files(root: Path) -> list[Path]:

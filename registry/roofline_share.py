@@ -27,13 +27,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import CalculatorError
-from calculators.quantization import WeightFormat, weight_format
-from calculators.roofline import ThroughputBound, dense_tflops_for, deployment_throughput_bound
-from registry.catalog import CATALOGS_DIR, gpu_links, load_gpus, load_models
-from registry.checks.physics import decode_context_tokens, most_compact_format
-from registry.models import GpuEntry, LoadPoint, ModelEntry, Result
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import WeightFormat, weight_format
+from infermeter.calculators.roofline import (
+    ThroughputBound,
+    dense_tflops_for,
+    deployment_throughput_bound,
+)
+from infermeter.registry.catalog import CATALOGS_DIR, gpu_links, load_gpus, load_models
+from infermeter.registry.checks.physics import decode_context_tokens, most_compact_format
+from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 
 
 @dataclass(frozen=True)

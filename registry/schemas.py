@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from registry.corrections import CorrectionsFile
-from registry.errors import Problem
-from registry.location import RegistryNotFoundError
-from registry.models import GpuCatalog, ModelCatalog, PriceCatalog, Result
-from registry.store import canonical_json, display_path, write_text_atomic
+from infermeter.registry.corrections import CorrectionsFile
+from infermeter.registry.errors import Problem
+from infermeter.registry.location import RegistryNotFoundError
+from infermeter.registry.models import GpuCatalog, ModelCatalog, PriceCatalog, Result
+from infermeter.registry.store import canonical_json, display_path, write_text_atomic
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

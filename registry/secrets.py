@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from registry.shell_words import replace_in_line, words
+from infermeter.registry.shell_words import replace_in_line, words
 
 REDACTED = "REDACTED"  # a plain word: shlex.join leaves it unquoted
 

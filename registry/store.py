@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from registry.errors import ContentIdError, InvalidFileError, Problem, UnwritableError
-from registry.migration import is_older_format, upgrade_result_data
-from registry.models import MeasuredSource, Result
+from infermeter.registry.errors import ContentIdError, InvalidFileError, Problem, UnwritableError
+from infermeter.registry.migration import is_older_format, upgrade_result_data
+from infermeter.registry.models import MeasuredSource, Result
 
 RESULTS_DIR = PurePosixPath("registry/results")
 """Where result files live, relative to the repository root."""

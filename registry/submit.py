@@ -23,10 +23,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from registry.errors import InvalidFileError, RegistryError
-from registry.index import read_valid_result
-from registry.models import LoadPoint, MeasuredSource, Result
-from registry.store import content_id, display_path, dumps_result, result_path, write_text_atomic
+from infermeter.registry.errors import InvalidFileError, RegistryError
+from infermeter.registry.models import LoadPoint, MeasuredSource, Result
+from infermeter.registry.result_reader import read_valid_result
+from infermeter.registry.store import (
+    content_id,
+    display_path,
+    dumps_result,
+    result_path,
+    write_text_atomic,
+)
 
 
 class SubmitError(RegistryError):
@@ -128,7 +134,7 @@ def set_commit_message(results: Sequence[Result]) -> str:
 def _check_submission(files: Sequence[Path], checkout: Path) -> None:
     """Every check `registry validate` runs (physics, the checkout's catalogs, duplicates among
     the files and with the checkout's results …); SubmitError in one line naming the first."""
-    from registry.validate import validate_paths
+    from infermeter.registry.validate import validate_paths
 
     report = validate_paths(list(files), registry_root=checkout)
     if report.ok:

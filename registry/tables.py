@@ -10,8 +10,8 @@ or bidirectional character left (`registry.plain_text`, as the site's pages writ
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from registry.index import IndexRow
-from registry.plain_text import html_text
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.plain_text import html_text
 
 MISSING = "–"
 """What a cell shows for a figure the result does not state."""

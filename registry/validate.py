@@ -24,36 +24,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from registry.catalog import CATALOGS_DIR, load_gpus, load_models
-from registry.checks import Finding
-from registry.checks.content import (
+from infermeter.registry.catalog import CATALOGS_DIR, load_gpus, load_models
+from infermeter.registry.checks import Finding
+from infermeter.registry.checks.content import (
     identity_findings,
     placement_findings,
     reference_findings,
     results_relative_parts,
 )
-from registry.checks.counts import count_findings
-from registry.checks.history import (
+from infermeter.registry.checks.counts import count_findings
+from infermeter.registry.checks.history import (
     Checked,
     duplicate_findings,
     immutability_findings,
     measurements_key,
 )
-from registry.checks.physics import physics_findings
-from registry.checks.structure import (
+from infermeter.registry.checks.physics import physics_findings
+from infermeter.registry.checks.structure import (
     MAX_DEPTH,
     model_findings,
     nesting_depth_exceeds,
     schema_findings,
     string_findings,
 )
-from registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
-from registry.errors import InvalidFileError
-from registry.input_files import LIMITS_BYTES
-from registry.migration import is_older_format
-from registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
-from registry.store import RESULTS_DIR, display_path, dumps_result, parse_json, read_result
-from registry.tree import is_partial_attempt, walk_results
+from infermeter.registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.input_files import LIMITS_BYTES
+from infermeter.registry.migration import is_older_format
+from infermeter.registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
+from infermeter.registry.store import (
+    RESULTS_DIR,
+    display_path,
+    dumps_result,
+    parse_json,
+    read_result,
+)
+from infermeter.registry.tree import is_partial_attempt, walk_results
 
 T = TypeVar("T")
 

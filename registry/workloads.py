@@ -14,15 +14,15 @@ scenario.
 import hashlib
 import json
 
-from registry.models import Result
-from registry.models.identity import (
+from infermeter.registry.models import Result
+from infermeter.registry.models.identity import (
     FixedLength,
     LengthDistribution,
     NormalLength,
     UniformLength,
     Workload,
 )
-from registry.models.measurements import Load
+from infermeter.registry.models.measurements import Load
 
 SCENARIOS = {
     "closed": "closed loop (fixed concurrency)",

@@ -5,7 +5,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from bench.cli import main
+from infermeter.bench.cli.main import main
 
 
 def invoke(*args: str) -> Result:

@@ -6,12 +6,13 @@ b1388b1fb and v0.20.0 at b8160878f; the full list is in calculators/all2all.py).
 
 import pytest
 
-from calculators.all2all import all2all_buffers, low_latency_rdma_bytes
-from calculators.arch import parse_config
-from calculators.errors import InputError
-from calculators.memory import memory_report
-from calculators.vllm_plan import GIB, MIB, VllmSettings, parse_version, plan_vllm
-from registry.catalog import load_models
+from infermeter.calculators.all2all import all2all_buffers, low_latency_rdma_bytes
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.memory import memory_report
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, MIB, VllmSettings, parse_version
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 MOE = parse_config(MODELS["qwen3-30b-a3b"].config)  # hidden 2048, 128 experts

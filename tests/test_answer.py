@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from calculators.accepted import Point, Slo, accept, accepted_at_own_slo
-from calculators.answer import PRESETS, Price, Question, answer, break_even, rank
+from infermeter.calculators.accepted import Point, Slo, accept, accepted_at_own_slo
+from infermeter.calculators.answer import PRESETS, Price, Question, answer, break_even, rank
 
 SERVER = Point(
     result_id="server",

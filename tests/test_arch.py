@@ -5,9 +5,11 @@ from typing import Any
 
 import pytest
 
-from calculators.arch import FULL, SLIDING, ModelArch, param_counts, parse_config
-from calculators.errors import ConfigError
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.model_arch import FULL, SLIDING, ModelArch
+from infermeter.calculators.param_count import param_counts
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 MODEL_IDS = sorted(MODELS)

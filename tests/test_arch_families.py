@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
-from calculators.arch import param_counts, parse_config
-from calculators.errors import ConfigError
-from calculators.kv_cache import kv_cache_shape
-from calculators.quantization import weight_bytes, weight_format
-from calculators.vllm_plan import GIB, VllmSettings, plan_vllm
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 

@@ -16,12 +16,16 @@ from typing import Any
 
 import pytest
 
-from calculators.arch import CHUNKED, FULL, ModelArch, param_counts, parse_config
-from calculators.errors import ConfigError
-from calculators.kv_cache import kv_cache_shape
-from calculators.mixers import LINEAR_ATTENTION, MAMBA
-from calculators.vllm_plan import GIB, VllmSettings, hybrid_block_size, plan_vllm
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.kv_blocks import hybrid_block_size
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA
+from infermeter.calculators.model_arch import CHUNKED, FULL, ModelArch
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.registry.catalog import load_models
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 MODELS = load_models()

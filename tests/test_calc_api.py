@@ -11,16 +11,22 @@ from typing import Any
 import pytest
 from cli_helpers import json_output
 
-from calculators import api
-from calculators.arch import parse_config
-from calculators.errors import CalculatorError
-from calculators.inputs import ENGINE
-from calculators.vllm_plan import gpu_total_bytes
-from registry.catalog import load_gpus, load_models, load_prices
-from registry.lookup import TIERS, cheapest_prices
+from infermeter.calculators import api
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.inputs import ENGINE
+from infermeter.calculators.vllm_settings import gpu_total_bytes
+from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.lookup import cheapest_prices
+from infermeter.registry.prices import TIERS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "hooks"))
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
 import calc_api
+import calc_compute
+
+from infermeter.calculators import inputs
 
 
 def _page_catalog() -> dict[str, Any]:
@@ -63,7 +69,7 @@ CATALOG = _page_catalog()
 
 
 def _page(kind: str, query: dict[str, str]) -> dict[str, Any]:
-    result = calc_api.compute(kind, query, CATALOG)
+    result = calc_compute.compute(kind, query, CATALOG)
     assert "payload" in result, result
     payload = json.loads(json.dumps(result["payload"]))
     assert isinstance(payload, dict)
@@ -193,7 +199,7 @@ def test_cli_and_page_fit_payloads_are_the_same() -> None:
 
 @pytest.mark.parametrize("kind", ["vram", "cost", "fit", "perf"])
 def test_page_fields_and_cli_options_are_the_same_set(kind: str) -> None:
-    from bench.commands.calc import calc_group
+    from infermeter.bench.cli.calc import calc_group
 
     command = calc_group.commands[kind]
     options = {
@@ -202,7 +208,7 @@ def test_page_fields_and_cli_options_are_the_same_set(kind: str) -> None:
         for option in param.opts
         if option.startswith("--")
     }
-    fields = {field.name for field in calc_api.FIELDS[kind]}
+    fields = {field.name for field in inputs.FIELDS[kind]}
     # the page pastes a config.json where the CLI takes its path as --model; --json is the page;
     # --from-perf reads a `calc perf --json` file (the page has the perf calculator beside it)
     assert fields - {"config"} == options - {"json", "from_perf"}
@@ -279,7 +285,7 @@ def test_cli_and_page_fit_payloads_are_the_same_with_data_parallelism() -> None:
 def test_page_parallel_fields_bad_values_name_the_field(
     kind: str, query: dict[str, str], field: str, expected: str
 ) -> None:
-    errors = calc_api.compute(kind, query, CATALOG)["errors"]
+    errors = calc_compute.compute(kind, query, CATALOG)["errors"]
     assert len(errors) == 1
     ((name, message),) = errors.items()
     assert name.startswith(field), errors

@@ -7,7 +7,8 @@ import pytest
 from cli_helpers import invoke, json_output
 from click.testing import Result
 
-from registry.lookup import TIERS, cheapest_prices, load_gpus
+from infermeter.registry.lookup import cheapest_prices, load_gpus
+from infermeter.registry.prices import TIERS
 
 
 def _invoke(*args: str) -> Result:

@@ -4,8 +4,8 @@ command's options are generated from the same fields the calculator pages show."
 import click
 import pytest
 
-from bench.commands.calc import calc_group
-from calculators.inputs import FIELDS
+from infermeter.bench.cli.calc import calc_group
+from infermeter.calculators.inputs import FIELDS
 
 CLI_ONLY = {"as_json", "from_perf"}  # printing, and reading another command's output
 

@@ -13,22 +13,30 @@ CALCULATORS = ROOT / "calculators"
 MODULES = sorted(CALCULATORS.glob("*.py"))
 
 
+def _top(module: str) -> str:
+    """A module's top-level name; `infermeter.calculators…` counts as "calculators"
+    (itself), any other `infermeter.…` as "infermeter" (not allowed)."""
+    parts = module.split(".")
+    return "calculators" if parts[:2] == ["infermeter", "calculators"] else parts[0]
+
+
 def _imported_top_levels(path: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(_top(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # a relative import stays inside the package
                 names.add("calculators")
             elif node.module is not None:
-                names.add(node.module.split(".")[0])
+                names.add(_top(node.module))
     return names
 
 
 def test_calculators_package_has_modules() -> None:
     names = {path.stem for path in MODULES}
-    assert {"arch", "quantization", "kv_cache", "vllm_plan", "memory", "fit", "cost"} <= names
+    assert {"model_arch", "quantization", "kv_cache", "vllm_plan", "memory", "fit",
+        "cost_report"} <= names
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)
@@ -50,14 +58,16 @@ def test_calculators_import_without_site_packages() -> None:
     # site-packages at all. Only the repository root is put on the path.
     code = (
         "import sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "import calculators.memory, calculators.fit, calculators.cost\n"
-        "import calculators.arch, calculators.quantization, calculators.kv_cache\n"
-        "import calculators.vllm_plan\n"
+        f"sys.path.insert(0, {str(ROOT / '.typecheck')!r})\n"
+        "import infermeter.calculators.memory, infermeter.calculators.fit\n"
+        "import infermeter.calculators.cost_report\n"
+        "import infermeter.calculators.quantization, infermeter.calculators.kv_cache\n"
+        "import infermeter.calculators.vllm_plan\n"
         "assert not any('site-packages' in entry for entry in sys.path), sys.path\n"
         "loaded = {'pydantic', 'click', 'yaml', 'numpy'} & set(sys.modules)\n"
         "assert not loaded, loaded\n"
-        "from calculators.arch import parse_config, param_counts\n"
+        "from infermeter.calculators.config_reader import parse_config\n"
+        "from infermeter.calculators.param_count import param_counts\n"
         "arch = parse_config({'model_type': 'llama', 'hidden_size': 64, 'num_hidden_layers': 2,\n"
         "    'num_attention_heads': 4, 'intermediate_size': 128, 'vocab_size': 100})\n"
         "print(param_counts(arch).total)\n"

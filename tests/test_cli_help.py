@@ -4,7 +4,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
+from infermeter.bench.cli.main import main
 
 
 def _all_commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

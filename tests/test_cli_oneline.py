@@ -1,12 +1,12 @@
-"""Usage errors are one line, and a long value they echo is capped (bench/commands/oneline.py)."""
+"""Usage errors are one line, and a long value they echo is capped (bench/cli/oneline.py)."""
 
 from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from bench.commands.oneline import SHOWN_VALUE_CHARS, cap_values, shown_value
+from infermeter.bench.cli.main import main
+from infermeter.bench.cli.oneline import SHOWN_VALUE_CHARS, cap_values, shown_value
 
 BIG = "9" * 400
 CALC = ["calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm"]

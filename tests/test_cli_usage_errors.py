@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
+from infermeter.bench.cli.main import main
 
 
 def _walk(

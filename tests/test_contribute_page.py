@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from wheel_install import Installed
 
-from registry.models import Result
+from infermeter.registry.models import Result
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[1]

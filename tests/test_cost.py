@@ -10,20 +10,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculators.cost import (
-    accepted_tokens_per_second,
-    compare_candidates,
-    cost_report,
-    effective_cost,
+from infermeter.calculators.candidates import compare_candidates
+from infermeter.calculators.cost_report import cost_report
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.hourly_cost import effective_cost
+from infermeter.calculators.price_tiers import (
     pays_off_above,
     price_tiers,
     reserved_break_even_utilization,
-    self_hosted_vs_api,
+)
+from infermeter.calculators.self_hosting import self_hosted_vs_api
+from infermeter.calculators.token_cost import (
+    accepted_tokens_per_second,
     tokens_per_dollar,
     usd_per_million_accepted_tokens,
     usd_per_million_tokens,
 )
-from calculators.errors import InputError
 
 prices = st.floats(min_value=0.01, max_value=1_000.0, allow_nan=False, allow_infinity=False)
 throughputs = st.floats(min_value=0.1, max_value=1e6, allow_nan=False, allow_infinity=False)

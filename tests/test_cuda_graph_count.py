@@ -1,9 +1,9 @@
 """How many CUDA graphs vLLM captures by default, against the counts its own logs print; the graph
 memory estimate grows with that count (calculators.vllm_overheads.cuda_graph_bytes)."""
 
-from calculators.arch import parse_config
-from calculators.vllm_overheads import captured_cuda_graphs, cuda_graph_bytes
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.vllm_overheads import captured_cuda_graphs, cuda_graph_bytes
+from infermeter.registry.catalog import load_models
 
 
 def test_graph_count_matches_the_capture_lists_vllm_logs() -> None:

@@ -4,12 +4,13 @@ and -O / --compilation-config capture settings, and how many graphs the plan cou
 import pytest
 from cli_helpers import json_output
 
-from calculators.arch import parse_config
-from calculators.cudagraph_capture import capture_sizes
-from calculators.errors import InputError
-from calculators.vllm_overheads import captured_cuda_graphs
-from calculators.vllm_plan import GIB, VllmSettings, plan_vllm
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.cudagraph_capture import capture_sizes
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.vllm_overheads import captured_cuda_graphs
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.registry.catalog import load_models
 
 LLAMA = parse_config(load_models()["llama-3.1-8b-instruct"].config)
 

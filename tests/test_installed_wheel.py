@@ -30,8 +30,8 @@ import pytest
 import yaml
 from wheel_install import Installed
 
-from registry.models import Result
-from registry.schemas import load_schema
+from infermeter.registry.models import Result
+from infermeter.registry.schemas import load_schema
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 CORRECTIONS = Path("registry") / "corrections.yaml"
@@ -58,10 +58,10 @@ def test_wheel_holds_our_packages_their_data_and_nothing_else(installed: Install
     with zipfile.ZipFile(installed.wheel) as archive:
         names = set(archive.namelist())
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
-    assert top == set(OUR_PACKAGES)
+    assert top == {"infermeter"}
     for package in OUR_PACKAGES:  # every module of the checkout, none forgotten
         for module in (REPOSITORY / package).rglob("*.py"):
-            assert module.relative_to(REPOSITORY).as_posix() in names
+            assert f"infermeter/{module.relative_to(REPOSITORY).as_posix()}" in names
     for data in (
         "registry/catalogs/gpus.yaml",
         "registry/catalogs/models.yaml",
@@ -73,14 +73,31 @@ def test_wheel_holds_our_packages_their_data_and_nothing_else(installed: Install
         "bench/assets/uplot/uPlot.min.css",
         "bench/assets/uplot/LICENSE",
     ):
-        assert data in names  # fmt: skip
-    assert not [name for name in names if name.startswith("registry/results/")]
+        assert f"infermeter/{data}" in names  # fmt: skip
+    assert not [name for name in names if name.startswith("infermeter/registry/results/")]
+
+
+
+def test_wheel_installs_exactly_one_top_level_package_infermeter(installed: Installed) -> None:
+    # PyPI has distributions named `bench` and `registry`: installed beside one, a top-level
+    # package of ours would overwrite its files. What the venv got is what its RECORD lists.
+    (dist_info,) = installed.site_packages.glob("infermeter-*.dist-info")
+    paths = [line.rsplit(",", 2)[0] for line in (dist_info / "RECORD").read_text().splitlines()]
+    tops = {path.split("/")[0] for path in paths if not path.startswith(("../", dist_info.name))}
+    assert tops == {"infermeter"}
+    assert (dist_info / "top_level.txt").read_text().split() == ["infermeter"]
+    assert sorted(p.name for p in (installed.site_packages / "infermeter").iterdir()) == [
+        "bench", "calculators", "registry"
+    ]  # fmt: skip
+    help_text = installed.run("--help")
+    assert help_text.returncode == 0, help_text.stderr
+    assert help_text.stdout.startswith("Usage: infermeter [OPTIONS] COMMAND")
 
 
 def test_installed_code_comes_from_the_venv(installed: Installed) -> None:
     probe = subprocess.run(
         [str(installed.venv / "bin" / "python"), "-c",
-         "import bench, calculators, registry, json, importlib.util;"
+         "import json, importlib.util; from infermeter import bench, calculators, registry;"
          "print(json.dumps([bench.__file__, calculators.__file__, registry.__file__,"
          " importlib.util.find_spec('benchmarks') is None]))"],
         cwd=installed.empty, capture_output=True, text=True, check=True,
@@ -215,7 +232,7 @@ def test_installed_registry_validate_without_a_registry_says_how_to_name_one(
     assert "Traceback" not in run.stderr
     assert "--registry" in run.stderr
     assert "INFERMETER_REGISTRY" in run.stderr
-    assert not (installed.site_packages / "registry" / "results").exists()
+    assert not (installed.site_packages / "infermeter" / "registry" / "results").exists()
 
 
 def test_pr_workflow_judges_a_tampered_pull_request_with_the_base_code(
@@ -223,7 +240,7 @@ def test_pr_workflow_judges_a_tampered_pull_request_with_the_base_code(
 ) -> None:
     # The validation step of .github/workflows/registry.yml, run as the workflow runs it: the
     # base branch's code installed (here: this tree's wheel), the pull request's tree as data.
-    from registry.store import dumps_result, read_result, result_path
+    from infermeter.registry.store import dumps_result, read_result, result_path
 
     workflow = yaml.safe_load((REPOSITORY / ".github/workflows/registry.yml").read_text())
     steps = workflow["jobs"]["validate"]["steps"]
@@ -248,10 +265,12 @@ def test_pr_workflow_judges_a_tampered_pull_request_with_the_base_code(
     _git(pull, "-c", "user.name=PR", "-c", "user.email=pr@example.com", "commit", "-qm", "tamper")
 
     own_judge = subprocess.run(  # the pull request's own code would let it through
-        [sys.executable, "-c", "from bench.cli import main; main()", "registry", "validate",
-         "--registry", ".", "--base", base_sha],
+        [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "registry",
+         "validate", "--registry", ".", "--base", base_sha],
         cwd=pull, capture_output=True, text=True, check=False,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(pull)},
+        # the import name over the clone's own folders (the links mypy reads too)
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        | {"PYTHONPATH": str(pull / ".typecheck")},
     )  # fmt: skip
     assert own_judge.returncode == 0, own_judge.stdout + own_judge.stderr
 
@@ -309,7 +328,7 @@ def test_installed_bench_import_then_registry_submit_to_a_fork(
 def test_installed_registry_schemas_writes_into_the_checkout_never_the_package(
     installed: Installed, clone: Path
 ) -> None:
-    package_schemas = installed.site_packages / "registry" / "json_schemas"
+    package_schemas = installed.site_packages / "infermeter" / "registry" / "json_schemas"
     before = {path.name: path.read_bytes() for path in package_schemas.iterdir()}
     stale = clone / "schemas" / "result.schema.json"
     committed = stale.read_bytes()
@@ -342,7 +361,7 @@ def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tup
 def test_installed_every_console_command_runs_from_an_empty_folder(installed: Installed) -> None:
     """Every command of the installed console script answers --help from a folder that is not a
     checkout (each imports what it needs from the wheel), and --version is pyproject's."""
-    from bench.cli import main
+    from infermeter.bench.cli.main import main
 
     for path in _command_paths(main):
         done = installed.run(*path, "--help")

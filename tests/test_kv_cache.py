@@ -5,10 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import InputError
-from calculators.kv_cache import KV_CACHE_DTYPES, kv_cache_shape, kv_dtype_bytes
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.kv_cache import KV_CACHE_DTYPES, kv_cache_shape, kv_dtype_bytes
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import InputError
-from calculators.fit import GPU_COUNTS, FitResult, GpuOption, fit_gpu, fit_gpus
-from calculators.memory import (
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.fit import GPU_COUNTS, FitResult, GpuOption, fit_gpu, fit_gpus
+from infermeter.calculators.memory import (
     ENOUGH_HEADROOM,
     NEAR_LIMIT,
     OVER_LIMIT,
@@ -21,9 +21,11 @@ from calculators.memory import (
     headroom_state,
     memory_report,
 )
-from calculators.vllm_plan import VllmSettings, plan_vllm
-from registry.catalog import load_models
-from registry.lookup import gpu_memory_bytes, gpu_options, resolve_gpu
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.registry.catalog import load_models
+from infermeter.registry.lookup import gpu_memory_bytes, gpu_options, resolve_gpu
 
 GIB = 1024**3
 MODELS = load_models()

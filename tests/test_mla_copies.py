@@ -5,11 +5,13 @@ from typing import Any
 
 import pytest
 
-from calculators.arch import ModelArch, parse_config
-from calculators.mla_copies import MlaCopies, mla_copies
-from calculators.quantization import weight_format
-from calculators.vllm_plan import GIB, VllmSettings, plan_vllm, plan_weights
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.mla_copies import MlaCopies, mla_copies
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import weight_format
+from infermeter.calculators.vllm_plan import plan_vllm, plan_weights
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.registry.catalog import load_models
 
 MIB = 1024**2
 MODELS = load_models()

@@ -11,11 +11,12 @@ import math
 
 import pytest
 
-from calculators.arch import parse_config
-from calculators.errors import InputError
-from calculators.parallel import ParallelLayout, local_experts
-from calculators.vllm_plan import GIB, VllmSettings, plan_vllm
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.parallel import ParallelLayout, local_experts
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 
@@ -119,7 +120,7 @@ def test_data_parallel_moe_layers_see_every_ranks_tokens() -> None:
 
 
 def _memory(model_id: str, concurrency: int, **settings: object):  # type: ignore[no-untyped-def]
-    from calculators.memory import memory_report
+    from infermeter.calculators.memory import memory_report
 
     return memory_report(
         _arch(model_id),
@@ -135,7 +136,7 @@ def _memory(model_id: str, concurrency: int, **settings: object):  # type: ignor
 
 
 def test_data_parallel_concurrency_is_the_deployments_each_replica_holds_ceil_c_over_dp() -> None:
-    from calculators.kv_cache import kv_cache_shape
+    from infermeter.calculators.kv_cache import kv_cache_shape
 
     arch = _arch("llama-3.1-8b-instruct")
     per_request = kv_cache_shape(arch, None, 1, 2).bytes_for_sequence(8192)
@@ -160,7 +161,7 @@ def test_data_parallel_refusal_names_the_share_of_each_replica() -> None:
 def test_data_parallel_fit_needs_fewer_gpus_per_replica_for_the_same_traffic() -> None:
     from dataclasses import replace
 
-    from calculators.fit import GpuOption, fit_gpu
+    from infermeter.calculators.fit import GpuOption, fit_gpu
 
     h100 = GpuOption("h100-sxm", "H100 SXM", 79 * GIB, 80.0, 3.0)
     arch = _arch("llama-3.1-8b-instruct")
@@ -175,7 +176,7 @@ def test_data_parallel_fit_needs_fewer_gpus_per_replica_for_the_same_traffic() -
 
 
 def test_data_parallel_throughput_bound_sums_the_replicas_shares() -> None:
-    from calculators.roofline import plan_throughput_bound
+    from infermeter.calculators.roofline import plan_throughput_bound
 
     arch = _arch("llama-3.1-8b-instruct")
     rates = {"bf16": 989.0, "fp16": 989.0}

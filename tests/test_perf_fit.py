@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from calculators.perf_fit import FITTED, HELD_OUT, SPLITS
-from calculators.perf_labels import missed_target
-from calculators.predict import Factors
-from registry.perf_error import (
+from infermeter.calculators.perf_fit import FITTED, HELD_OUT, SPLITS
+from infermeter.calculators.perf_labels import missed_target
+from infermeter.calculators.predict import Factors
+from infermeter.registry.perf_error import (
     HELD_OUT_FILE,
     KINDS,
     Ready,
@@ -175,6 +175,8 @@ def test_perf_fit_error_page_states_the_published_figures_and_links_every_result
     import sys
 
     sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+    sys.path.insert(0, str(REPO / "site" / "browser"))
     import perf_pages
 
     rows = _published_rows()

@@ -8,16 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from bench.compare import NamedResult
-from bench.html_report import report_html
-from registry.catalog import load_prices
-from registry.index import IndexRow, index_rows
-from registry.models import Result
-from registry.store import read_result
-from registry.tables import POINT_COLUMNS, number_text, points_table_html, usd_text
+from infermeter.bench.result.compare import NamedResult
+from infermeter.bench.result.html_report import report_html
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
+from infermeter.registry.tables import POINT_COLUMNS, number_text, points_table_html, usd_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site" / "hooks"))
-import compare_pages
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site" / "browser"))
+import compare_table
 import result_pages
 
 EXAMPLE = Path(__file__).resolve().parent / "examples/valid/results/measured-two-points.json"
@@ -80,8 +83,8 @@ def test_report_and_result_page_show_the_same_points_table(
 
 
 def test_compare_pages_write_figures_as_the_tables_do() -> None:
-    assert compare_pages.num is number_text
-    assert compare_pages.usd is usd_text
+    assert compare_table.num is number_text
+    assert compare_table.usd is usd_text
     assert (number_text(1234.5678, 1), number_text(0.25, 1, 100.0)) == ("1,234.6", "25.0")
     assert (usd_text(0.12345), usd_text(None)) == ("$0.123", "–")
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from cli_helpers import invoke, json_output
 
-from calculators.errors import CalculatorError
-from calculators.perf_fit import FITTED
-from calculators.predict import Deployment, Factors, Load, Slo, Workload, predict
-from registry.catalog import load_gpus
-from registry.lookup import model_arch
-from registry.perf_cases import gpu_for_prediction
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.perf_fit import FITTED
+from infermeter.calculators.predict import Deployment, Factors, Load, Slo, Workload, predict
+from infermeter.registry.catalog import load_gpus
+from infermeter.registry.lookup import model_arch
+from infermeter.registry.perf_cases import gpu_for_prediction
 
 GPUS = load_gpus()
 

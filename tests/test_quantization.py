@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from calculators.arch import ModelArch, param_counts, parse_config
-from calculators.errors import QuantizationError
-from calculators.quantization import (
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import QuantizationError
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.quantization import (
     LINEAR_ROLES,
     QUANTIZATION_CHOICES,
     WeightBytes,
@@ -17,8 +19,9 @@ from calculators.quantization import (
     weight_bytes,
     weight_format,
 )
-from calculators.vllm_plan import VllmSettings, plan_weights
-from registry.catalog import load_models
+from infermeter.calculators.vllm_plan import plan_weights
+from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.registry.catalog import load_models
 
 GIB = 1024**3
 CONFIGS = Path(__file__).parent / "data" / "configs"

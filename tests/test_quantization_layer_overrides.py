@@ -4,9 +4,10 @@ the quantized format."""
 
 import pytest
 
-from calculators.arch import param_counts, parse_config
-from calculators.quantization import weight_bytes, weight_format
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 

@@ -6,20 +6,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import InputError
-from calculators.quantization import WeightFormat, weight_format
-from calculators.roofline import (
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_reads import decode_weight_bytes_per_step
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import WeightFormat, weight_format
+from infermeter.calculators.roofline import (
     attention_flops_per_token,
     decode_tokens_per_second_bound,
-    decode_weight_bytes_per_step,
     dense_tflops_for,
     flops_per_output_token,
     output_tokens_per_second_per_gpu_bound,
     plan_throughput_bound,
 )
-from calculators.vllm_plan import VllmSettings
-from registry.catalog import load_models
+from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.registry.catalog import load_models
 
 H100_BANDWIDTH_BYTES_PER_S = 3350e9
 MODELS = load_models()

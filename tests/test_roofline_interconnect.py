@@ -4,17 +4,21 @@ over the GPU's link, after the step's memory reads; worked out by hand for Llama
 
 import pytest
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import InputError
-from calculators.interconnect import (
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.interconnect import (
     Link,
     decode_step_traffic,
     link_joining,
     ring_allreduce_bytes_per_gpu,
 )
-from calculators.quantization import WeightFormat, weight_format
-from calculators.roofline import decode_tokens_per_second_bound, deployment_throughput_bound
-from registry.catalog import gpu_links, load_gpus, load_models
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import WeightFormat, weight_format
+from infermeter.calculators.roofline import (
+    decode_tokens_per_second_bound,
+    deployment_throughput_bound,
+)
+from infermeter.registry.catalog import gpu_links, load_gpus, load_models
 
 # Llama 3.1 70B: hidden 8192, 80 layers; bf16 activations (2 bytes).
 HIDDEN, LAYERS, BF16 = 8192, 80, 2

@@ -6,16 +6,20 @@ import dataclasses
 
 import pytest
 
-from calculators.arch import ModelArch, parse_config
-from calculators.decode_reads import bytes_per_touched_param, decode_weight_bytes_per_step
-from calculators.errors import InputError
-from calculators.interconnect import Link
-from calculators.kv_cache import kv_cache_shape
-from calculators.pipeline_stages import pipeline_step
-from calculators.quantization import weight_format
-from calculators.roofline import decode_tokens_per_second_bound, plan_throughput_bound
-from calculators.vllm_plan import VllmSettings
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_reads import (
+    bytes_per_touched_param,
+    decode_weight_bytes_per_step,
+)
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.interconnect import Link
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.pipeline_stages import pipeline_step
+from infermeter.calculators.quantization import weight_format
+from infermeter.calculators.roofline import decode_tokens_per_second_bound, plan_throughput_bound
+from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.registry.catalog import load_models
 
 H100 = 3350e9
 # Llama 3.1 8B in bf16, per layer: attention 4096 × (4096 + 2 × 1024) + 4096 × 4096, MLP

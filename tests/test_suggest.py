@@ -1,6 +1,6 @@
 """Did you mean, written once (calculators.suggest): what every unknown-id error suggests."""
 
-from calculators.suggest import closest, closest_hint
+from infermeter.calculators.suggest import closest, closest_hint
 
 GPUS = ["a100-pcie-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "l40s", "mi300x"]
 

@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-import calculators.vllm_overheads as overheads
-from calculators.arch import parse_config
-from calculators.vllm_plan import ESTIMATED_TERMS, GIB, VllmSettings, plan_vllm
-from registry.catalog import load_models
+import infermeter.calculators.vllm_overheads as overheads
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.vllm_overheads import ESTIMATED_TERMS
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 CASES_FILE = Path(__file__).parent / "data" / "vllm_startup_logs.yaml"

@@ -92,8 +92,9 @@ def test_registry_workflow_runs_on_every_folder_validation_depends_on() -> None:
     }
     imported = subprocess.run(
         [sys.executable, "-c",
-         "import sys, registry.validate, bench.commands.registry;"
-         "print('\\n'.join(sorted({m.split('.')[0] for m in sys.modules})))"],
+         "import sys, infermeter.registry.validate, infermeter.bench.cli.registry;"
+         "print('\\n'.join(sorted({m.split('.')[1] for m in sys.modules"
+         " if m.startswith('infermeter.')})))"],
         capture_output=True, text=True, check=True, cwd=REPOSITORY,
     ).stdout.split()  # fmt: skip
     ours = {name for name in imported if (REPOSITORY / name / "__init__.py").is_file()}
@@ -141,7 +142,7 @@ def _uses(text: str) -> list[tuple[str, int]]:
 
 
 def test_workflows_use_current_action_majors() -> None:
-    from bench.fleet.github_actions import WorkflowConfig, render_workflow
+    from infermeter.bench.fleet.github_actions import WorkflowConfig, render_workflow
 
     texts = {path.name: path.read_text(encoding="utf-8") for path in WORKFLOWS.glob("*.yml")}
     texts["rendered fleet workflow"] = render_workflow(

@@ -12,7 +12,7 @@ Hierarchy (beside bench.errors)::
     └── FleetError            the fleet cannot run or render (engine missing, cluster unusable)
 """
 
-from bench.errors import BenchError
+from infermeter.bench.errors import BenchError
 
 
 class FleetError(BenchError):

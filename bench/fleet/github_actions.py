@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from bench.fleet import FleetError
-from bench.fleet.matrix import GITHUB_API_KEY_SECRET, Matrix
-from bench.fleet.yaml_text import dump
+from infermeter.bench.fleet import FleetError
+from infermeter.bench.fleet.matrix import GITHUB_API_KEY_SECRET, Matrix
+from infermeter.bench.fleet.yaml_text import dump
 
 CHECKOUT = "actions/checkout@v6"
 SETUP_PYTHON = "actions/setup-python@v6"

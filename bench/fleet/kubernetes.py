@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.fleet import lws
-from bench.fleet.matrix import Matrix, MatrixEntry
-from bench.fleet.pods import (
+from infermeter.bench.fleet import lws
+from infermeter.bench.fleet.matrix import Matrix, MatrixEntry
+from infermeter.bench.fleet.pods import (
     JobsConfig,
     api_key_env,
     bench_command,
@@ -39,9 +39,9 @@ from bench.fleet.pods import (
     vllm_container,
     volumes,
 )
-from bench.fleet.yaml_text import dump_all
+from infermeter.bench.fleet.yaml_text import dump_all
 
-__all__ = ["JobsConfig", "job_documents", "job_name", "render_jobs"]
+__all__ = ["job_documents", "job_name", "render_jobs"]
 
 job_name = object_name  # a Job's name, and a LeaderWorkerSet's
 

@@ -16,7 +16,7 @@ each holding the GPUs one node gives (`nvidia.com/gpu` or `amd.com/gpu`):
 - each worker pod joins the head, `ray start --address=$(LWS_LEADER_ADDRESS):6379 --block`
   (LWS gives every pod its leader's address), retrying until the head answers.
 
-The node split is the Ray path's (`bench.multinode.split_over_nodes`): nodes filled whole, so
+The node split is the Ray path's (`bench.launch.multinode.split_over_nodes`): nodes filled whole, so
 N GPUs on nodes of G take ceil(N / G) pods of N / pods GPUs each. A Kubernetes render cannot
 ask the cluster how many GPUs a node has, so it is given (`JobsConfig.gpus_per_node`,
 `--gpus-per-node`), per GPU kind; a multi-node entry whose kind has none is refused by name.
@@ -33,10 +33,10 @@ import re
 import shlex
 from typing import Any
 
-from bench.errors import BenchConfigError
-from bench.fleet import FleetError
-from bench.fleet.matrix import Matrix, MatrixEntry
-from bench.fleet.pods import (
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.fleet import FleetError
+from infermeter.bench.fleet.matrix import Matrix, MatrixEntry
+from infermeter.bench.fleet.pods import (
     RESULTS_MOUNT,
     VLLM_IMAGES,
     JobsConfig,
@@ -51,7 +51,7 @@ from bench.fleet.pods import (
     vllm_container,
     volumes,
 )
-from bench.multinode import NodeSplit, split_over_nodes
+from infermeter.bench.launch.multinode import NodeSplit, split_over_nodes
 
 RAY_PORT = 6379
 # A longer LeaderWorkerSet's worker pods are refused: their StatefulSet, `<name>-<group>`,
@@ -70,7 +70,7 @@ HEADER = (
 def parse_gpus_per_node(values: tuple[str, ...]) -> tuple[dict[str, int], int | None]:
     """`--gpus-per-node` values, `GPU=N` for one kind or `N` for every other, as (per kind,
     default); BenchConfigError naming the value that is neither, or an unknown GPU id."""
-    from registry.lookup import UnknownIdError, resolve_gpu
+    from infermeter.registry.lookup import UnknownIdError, resolve_gpu
 
     per_kind: dict[str, int] = {}
     default: int | None = None

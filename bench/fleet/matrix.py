@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bench.errors import BenchConfigError
-from bench.parallel_fit import parallel_sizes
-from bench.placement import GpuRequest
-from bench.plan import PlanError, PlanRun, RunOptions, command_line, load_plan, session_config
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.launch.parallel_fit import parallel_sizes
+from infermeter.bench.plan.file import PlanError, PlanRun, load_plan
+from infermeter.bench.plan.options import RunOptions
+from infermeter.bench.plan.placement import GpuRequest
+from infermeter.bench.session.builder import command_line, session_config
 
 RESULTS_FOLDER = PurePosixPath("results")
 GITHUB_API_KEY_SECRET = "INFERMETER_API_KEY"
@@ -180,7 +182,7 @@ def _entry(
 
 def expand(plan: Path, runs: list[PlanRun]) -> Matrix:
     """The matrix of checked runs; raises PlanError naming every misplaced run."""
-    from registry.lookup import UnknownIdError, resolve_gpu
+    from infermeter.registry.lookup import UnknownIdError, resolve_gpu
 
     problems: list[str] = []
     entries: list[MatrixEntry] = []
@@ -215,7 +217,7 @@ def inline_secrets(matrix: Matrix) -> list[str]:
     `PLAN: run: message` (the secret named, never shown); empty when none. The server's key is
     no such secret: `api-key:` stays out of commands, and a render references it (a Kubernetes
     Secret, a GitHub secret)."""
-    from registry.secrets import find_secret
+    from infermeter.registry.secrets import find_secret
 
     problems = []
     for entry in matrix.entries:

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench.errors import BenchConfigError
-from bench.fleet import FleetError
-from bench.fleet.matrix import MatrixEntry
-from bench.plan import command_line, session_config
-from bench.server import server_command
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.fleet import FleetError
+from infermeter.bench.fleet.matrix import MatrixEntry
+from infermeter.bench.launch.server import server_command
+from infermeter.bench.session.builder import command_line, session_config
 
 VLLM_PORT = 8000
 RESULTS_MOUNT = "/results"

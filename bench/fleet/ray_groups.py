@@ -5,7 +5,7 @@ executor, tensor × pipeline parallel across nodes). `bench fleet` runs it as on
 own cluster:
 
 1. `node_split` spreads its GPUs over the live nodes that advertise its kind (`gpu_<id>`),
-   by their GPU counts, as `bench run --ray-address` does (`bench.multinode`): nodes filled
+   by their GPU counts, as `bench run --ray-address` does (`bench.launch.multinode`): nodes filled
    whole, ceil(N / G) of them;
 2. `hold_nodes` makes a placement group of one bundle per node, each all of that node's
    `gpu_<id>`, strategy STRICT_SPREAD (every bundle on another node): only nodes of the kind
@@ -17,11 +17,11 @@ own cluster:
 
 vLLM itself cannot be handed the group: its Ray executor uses the placement group of the
 process it runs in, and a `vllm serve` that `bench run` launches is a new Ray driver, which
-never has one (see `bench.multinode`). It makes its own group of `{"GPU": 1}` bundles, the
+never has one (see `bench.launch.multinode`). It makes its own group of `{"GPU": 1}` bundles, the
 first on its own node (one of the held ones); the group holds no `GPU`, so those nodes' GPUs
 are free for it, but Ray may also pack ranks onto free GPUs of another kind's node. So
 `bench run` checks, once vLLM is up and before measuring, that every rank landed on a node of
-the kind (`bench.multinode.check_placement`): a rank elsewhere stops the run.
+the kind (`bench.launch.multinode.check_placement`): a rank elsewhere stops the run.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from bench.errors import BenchConfigError
-from bench.fleet.matrix import MatrixEntry
-from bench.multinode import NodeSplit, split_over_nodes
-from bench.plan import command_line
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.fleet.matrix import MatrixEntry
+from infermeter.bench.launch.multinode import NodeSplit, split_over_nodes
+from infermeter.bench.session.builder import command_line
 
 
 def kind_nodes(ray: Any, entry: MatrixEntry, dead: set[str]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ once more, where another live node has the resource, or else those points are
 its result (incomplete). An entry that no live node can take is reported instead of waiting
 forever. Whatever finished is kept. At the end the set is validated together (`registry
 validate` on the collected files) and the summary lists every entry's outcome. The vLLM a
-lost worker had launched dies with it (`bench.server`: a parent-death signal). Ctrl-C or
+lost worker had launched dies with it (`bench.launch.server`: a parent-death signal). Ctrl-C or
 SIGTERM here asks every run under way to stop (`cancel_all`, through `bench.fleet.ray_stop`);
 each task passes it on to its run (`bench.fleet.ray_task`), which stops measuring, keeps the
 point under way as interrupted and stops its vLLM as Ctrl-C of `bench run` does, and hands
@@ -48,13 +48,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.fleet import ray_groups, ray_stop
-from bench.fleet.matrix import Matrix, MatrixEntry
-from bench.fleet.outcomes import EntryOutcome, FleetSummary, Status
-from bench.fleet.ray_task import run_entry
-from bench.fleet.results_folder import ResultsFolder
-from bench.interrupts import TERMINATED, StopSignals, stop_reason
-from bench.multinode import connect_ray
+from infermeter.bench.fleet import ray_groups, ray_stop
+from infermeter.bench.fleet.matrix import Matrix, MatrixEntry
+from infermeter.bench.fleet.outcomes import EntryOutcome, FleetSummary, Status
+from infermeter.bench.fleet.ray_task import run_entry
+from infermeter.bench.fleet.results_folder import ResultsFolder
+from infermeter.bench.launch.multinode import connect_ray
+from infermeter.bench.session.interrupts import TERMINATED, StopSignals, stop_reason
 
 Notify = Callable[[str], None]
 CANCEL_GRACE_S = 60.0  # how long an interrupted fleet waits for its runs to write and stop
@@ -218,8 +218,8 @@ class _Driver:
         return path
 
     def _collect(self, entry_id: str, answer: dict[str, Any]) -> None:
-        from registry.index import read_valid_result
-        from registry.validate import validate_paths
+        from infermeter.registry.result_reader import read_valid_result
+        from infermeter.registry.validate import validate_paths
 
         outcome = self.outcomes[entry_id]
         outcome.host, outcome.node_id = answer.get("host"), answer.get("node_id")
@@ -357,7 +357,7 @@ def run_fleet(
 
 
 def _run_fleet(matrix: Matrix, config: FleetConfig, notify: Notify) -> FleetSummary:
-    from registry.validate import validate_paths
+    from infermeter.registry.validate import validate_paths
 
     ray = connect_ray(config.address, "--ray")
     config.results_dir.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ the runs to stop instead, and they end as `bench run` ends on Ctrl-C, returning 
 - the driver creates a named actor, `stop_name(fleet)` (`request_stop`); its existence in the
   cluster is the request (Ray registers the name at once, before the actor has a process);
 - each task looks for it every `POLL_S` (`watch`, in a thread of its worker) and, once it is
-  there, passes a SIGINT on to its run (`bench.interrupts.pass_on`), which stops measuring,
+  there, passes a SIGINT on to its run (`bench.session.interrupts.pass_on`), which stops measuring,
   keeps the point under way as interrupted, stops its vLLM and writes its result; the task
   hands that back as it hands back any result.
 
@@ -25,7 +25,7 @@ import threading
 import uuid
 from typing import Any
 
-from bench.interrupts import pass_on
+from infermeter.bench.session.interrupts import pass_on
 
 POLL_S = 0.5
 _PREFIX = "infermeter-fleet-stop-"

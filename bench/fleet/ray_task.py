@@ -4,7 +4,7 @@
 session as its command line) in a fresh folder, in a thread of the worker, and streams back
 the result so far (marked incomplete) as each load point ends, then the result file's text,
 the exit status and the ends of its logs. SIGTERM to the worker, and a Ray cancel, stop the
-run as they stop `bench run` on the command line (`bench.interrupts.pass_on`).
+run as they stop `bench run` on the command line (`bench.session.interrupts.pass_on`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import BenchError
-from bench.fleet import ray_stop
-from bench.fleet.matrix import MatrixEntry
-from bench.fleet.ray_groups import with_cluster_address
-from bench.interrupts import INTERRUPTED, stop_reason
+from infermeter.bench.errors import BenchError
+from infermeter.bench.fleet import ray_stop
+from infermeter.bench.fleet.matrix import MatrixEntry
+from infermeter.bench.fleet.ray_groups import with_cluster_address
+from infermeter.bench.session.interrupts import INTERRUPTED, stop_reason
 
 if TYPE_CHECKING:
-    from bench.session import SessionConfig
+    from infermeter.bench.session.config import SessionConfig
 
 TAIL_LINES = 20
 
@@ -50,11 +50,11 @@ def run_entry(entry: MatrixEntry, stop: str | None = None) -> Iterator[dict[str,
     A SIGTERM or SIGINT to the worker, a Ray cancel (`ray.cancel(ref)`, which raises
     KeyboardInterrupt in the task through the SIGINT handler), or the driver's stop request
     `stop` (`bench.fleet.ray_stop`: how Ctrl-C of `bench fleet` reaches the run) stops the run
-    as it stops `bench run` on the command line (`bench.interrupts.pass_on`): the points
+    as it stops `bench run` on the command line (`bench.session.interrupts.pass_on`): the points
     finished so far and the one under way (as interrupted) are written and vLLM is stopped.
     After a signal or a stop request the result (incomplete) is still handed back; after a
     Ray cancel Ray hands nothing more to the driver, which keeps the points streamed before."""
-    from registry.store import dumps_result
+    from infermeter.registry.store import dumps_result
 
     checkpoints: queue.Queue[str | None] = queue.Queue()
     answer: dict[str, Any] = {}
@@ -136,7 +136,7 @@ def _next(checkpoints: queue.Queue[str | None], thread: threading.Thread) -> str
 @contextlib.contextmanager
 def _signals_to(thread: threading.Thread) -> Iterator[None]:
     """While the run is under way, SIGINT and SIGTERM to this worker go to the run's thread."""
-    from bench.interrupts import pass_on
+    from infermeter.bench.session.interrupts import pass_on
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -180,8 +180,8 @@ def _run_entry(
     entry: MatrixEntry, checkpoint: Callable[[Any], None], held: tuple[str, ...] = ()
 ) -> dict[str, Any]:
     """The entry's `bench run` in a fresh folder; its result text and logs' ends."""
-    from bench.plan import session_config
-    from bench.session import run_session
+    from infermeter.bench.session.builder import session_config
+    from infermeter.bench.session.session import run_session
 
     node_id, gpu_ids = None, []
     options, command = entry.options, entry.command

@@ -18,10 +18,10 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.fleet import FleetError
-from bench.fleet.matrix import Matrix
-from registry.store import write_text_atomic
-from registry.tree import PARTIAL_FOLDER
+from infermeter.bench.fleet import FleetError
+from infermeter.bench.fleet.matrix import Matrix
+from infermeter.registry.store import write_text_atomic
+from infermeter.registry.tree import PARTIAL_FOLDER
 
 
 @dataclass(frozen=True)

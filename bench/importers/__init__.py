@@ -17,24 +17,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.importers.aiperf import AIPERF_TOOL, import_aiperf, looks_like_aiperf
-from bench.importers.common import (
+from infermeter.bench.importers.aiperf import AIPERF_TOOL, import_aiperf, looks_like_aiperf
+from infermeter.bench.importers.common import (
     ImportFacts,
     MissingFactError,
     ResultImportError,
     parse_length,
     read_json_values,
 )
-from bench.importers.guidellm import GUIDELLM_TOOL, import_guidellm, looks_like_guidellm
-from bench.importers.vllm import (
+from infermeter.bench.importers.guidellm import GUIDELLM_TOOL, import_guidellm, looks_like_guidellm
+from infermeter.bench.importers.vllm import (
     VLLM_TOOL,
     import_vllm_bench_serve,
     looks_like_vllm,
     read_vllm_objects,
 )
-from registry.models import Result
-from registry.store import dumps_result, result_path, write_text_atomic
-from registry.validate import check_result
+from infermeter.registry.models import Result
+from infermeter.registry.store import dumps_result, result_path, write_text_atomic
+from infermeter.registry.validate import check_result
 
 __all__ = [
     "AIPERF_TOOL",

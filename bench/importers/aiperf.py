@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.importers.common import (
+from infermeter.bench.importers.common import (
     ImportFacts,
     Measured,
     MissingFactError,
@@ -62,8 +62,8 @@ from bench.importers.common import (
     timezone_of,
     utc_stamp,
 )
-from bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
-from registry.models import Result
+from infermeter.bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
+from infermeter.registry.models import Result
 
 AIPERF_TOOL = "aiperf"
 EXPECTED = "an AIPerf profile_export_aiperf.json (an object of metric blocks with `unit`)"

@@ -20,18 +20,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bench.deployment import Deployment, identity_data
-from bench.errors import BenchConfigError, BenchError
-from bench.run_options import Cli
-from bench.trace_plan import trace_workload
-from bench.workloads import length_data, parse_length_spec
-from calculators.suggest import closest_hint
-from registry.builder import ResultBuildError, build_result
-from registry.catalog import load_gpus, load_models
-from registry.input_files import InputFileError, read_input_text
-from registry.models import GpuEntry, Result, ServingSettings
-from registry.models.common import HF_REPO_PATTERN
-from registry.secrets import redact
+from infermeter.bench.errors import BenchConfigError, BenchError
+from infermeter.bench.plan.options import Cli
+from infermeter.bench.result.deployment import Deployment, identity_data
+from infermeter.bench.workloads.lengths import length_data, parse_length_spec
+from infermeter.bench.workloads.trace_plan import trace_workload
+from infermeter.calculators.suggest import closest_hint
+from infermeter.registry.builder import ResultBuildError, build_result
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.input_files import InputFileError, read_input_text
+from infermeter.registry.models import GpuEntry, Result, ServingSettings
+from infermeter.registry.models.common import HF_REPO_PATTERN
+from infermeter.registry.secrets import redact
 
 MS_PER_S = 1000.0
 
@@ -66,7 +66,7 @@ PositiveMs = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 class ImportFacts(BaseModel):
     """Facts about a run that the imported file does not hold; None = not given. Each field is
     `bench import`'s option of the same name (`--` and its alias), declared once here: the click
-    options are generated from these fields (bench/commands/bench_run_options.py), checked once
+    options are generated from these fields (bench/cli/bench_run_options.py), checked once
     by this model.
 
     gpu, gpu_count, model_id, engine_version, submitter, input_len and output_len are always
@@ -297,8 +297,8 @@ def same(values: Sequence[tuple[str, Any]], key: str) -> Any:
 
 
 def parse_length(spec: str, option: str) -> dict[str, Any]:
-    """A length in bench run's syntax (`bench.workloads.LENGTH_SYNTAX`), as the result file
-    states it (`bench.workloads.length_data`)."""
+    """A length in bench run's syntax (`bench.workloads.prompts.LENGTH_SYNTAX`), as the result file
+    states it (`bench.workloads.prompts.length_data`)."""
     try:
         return length_data(parse_length_spec(spec, option))
     except BenchConfigError as error:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.importers.common import (
+from infermeter.bench.importers.common import (
     MS_PER_S,
     ImportFacts,
     Measured,
@@ -58,8 +58,8 @@ from bench.importers.common import (
     scaled,
     utc_stamp,
 )
-from bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
-from registry.models import Result
+from infermeter.bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
+from infermeter.registry.models import Result
 
 GUIDELLM_TOOL = "guidellm"
 REPORT_VERSIONS = (1, 2)

@@ -4,11 +4,11 @@ made into the same workload identity a `bench run --trace` of that trace states.
 The tools record the trace by its path only, so the trace file itself is a fact from the
 command line (`--trace FILE`): its SHA-256 (of the bytes as read, as `bench run --trace` takes
 it), its name (its header's, else its file name) and the requests it holds come from reading it
-with the same reader (`bench.trace.read_trace`), cut after the requests the run sent. The file
-must carry the name the tool recorded, so that a trace is not swapped for another by mistake.
+with the same reader (`bench.workloads.trace.read_trace`), cut after the requests the run sent. The
+file must carry the name the tool recorded, so that a trace is not swapped for another by mistake.
 The load point is the one a replay here states: the replayed requests over the span of their
-timestamps ÷ the speed (`bench.trace_plan.offered_rate`). Two replays of one trace at one speed
-then share a workload key and a load, whichever tool ran them.
+timestamps ÷ the speed (`bench.workloads.trace_plan.offered_rate`). Two replays of one trace at one
+speed then share a workload key and a load, whichever tool ran them.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from bench.errors import WorkloadFileError
-from bench.importers.common import MissingFactError, ResultImportError, same
-from bench.trace import read_trace
-from bench.trace_plan import offered_rate, trace_identity
+from infermeter.bench.errors import WorkloadFileError
+from infermeter.bench.importers.common import MissingFactError, ResultImportError, same
+from infermeter.bench.workloads.trace import read_trace
+from infermeter.bench.workloads.trace_plan import offered_rate, trace_identity
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.importers.common import (
+from infermeter.bench.importers.common import (
     ImportFacts,
     Measured,
     MissingFactError,
@@ -26,7 +26,7 @@ from bench.importers.common import (
     timezone_of,
     utc_stamp,
 )
-from registry.models import Result
+from infermeter.registry.models import Result
 
 VLLM_TOOL = "vllm-bench-serve"
 _LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}

@@ -8,7 +8,7 @@ Findings and never raises on bad input: validation collects every problem, then 
 
 from dataclasses import dataclass
 
-from registry.errors import Problem
+from infermeter.registry.errors import Problem
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 from collections.abc import Iterable
 
-from calculators.suggest import closest
-from registry.checks import Finding
-from registry.models import GpuEntry, MeasuredSource, ModelEntry, Result
-from registry.models.common import CPU_DEVICE_ID
-from registry.store import RESULTS_DIR, content_id, dumps_result, result_path
+from infermeter.calculators.suggest import closest
+from infermeter.registry.checks import Finding
+from infermeter.registry.models import GpuEntry, MeasuredSource, ModelEntry, Result
+from infermeter.registry.models.common import CPU_DEVICE_ID
+from infermeter.registry.store import RESULTS_DIR, content_id, dumps_result, result_path
 
 
 def identity_findings(file: str, result: Result) -> list[Finding]:

@@ -8,8 +8,8 @@ deployment fits its GPUs, the run's clock agrees with its windows, and no date i
 import datetime as dt
 from collections.abc import Iterator
 
-from registry.checks import Finding
-from registry.models import LoadPoint, MeasuredSource, Result, load_point_key
+from infermeter.registry.checks import Finding
+from infermeter.registry.models import LoadPoint, MeasuredSource, Result, load_point_key
 
 RATE_TOLERANCE = 0.05
 """Relative slack between a rate × duration and its count (rounding, window edges)."""

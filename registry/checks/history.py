@@ -13,19 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from registry.checks import Finding
-from registry.corrections import (
+from infermeter.registry.checks import Finding
+from infermeter.registry.corrections import (
     CORRECTIONS_FILE,
     CorrectionEntry,
     append_only_problems,
     latest_entries,
     parse_corrections,
 )
-from registry.errors import InvalidFileError, RegistryError
-from registry.git_command import GitCommandError, run_git
-from registry.migrate import upgraded_file
-from registry.models import Result, comparability_key
-from registry.store import RESULTS_DIR
+from infermeter.registry.errors import InvalidFileError, RegistryError
+from infermeter.registry.git_command import GitCommandError, run_git
+from infermeter.registry.migrate import upgraded_file
+from infermeter.registry.models import Result, comparability_key
+from infermeter.registry.store import RESULTS_DIR
 
 
 class GitError(RegistryError):

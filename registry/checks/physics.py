@@ -17,21 +17,22 @@ the calculators cannot read is a finding, not a silent pass.
 import functools
 from collections.abc import Iterator
 
-from calculators.arch import ModelArch, parse_config
-from calculators.errors import CalculatorError
-from calculators.quantization import (
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.quantization import (
     QUANTIZATION_CHOICES,
     WeightFormat,
     weight_bytes,
     weight_format,
 )
-from calculators.roofline import (
+from infermeter.calculators.roofline import (
     decode_tokens_per_second_bound,
     output_tokens_per_second_per_gpu_bound,
 )
-from registry.checks import Finding
-from registry.models import GpuEntry, ModelEntry, Result
-from registry.models.identity import LengthDistribution
+from infermeter.registry.checks import Finding
+from infermeter.registry.models import GpuEntry, ModelEntry, Result
+from infermeter.registry.models.identity import LengthDistribution
 
 DECODE_SLACK = 1.2
 """How far above the bandwidth bound a decode speed may go before it fails (rounding, specs)."""

@@ -19,14 +19,14 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
 )
 from pydantic import ValidationError
 
-from registry.checks import Finding
-from registry.checks.schema_gate import compile_gate
-from registry.errors import json_path
-from registry.models import SLUG_PATTERN, Result
-from registry.models.result import CONTENT_ID_PATTERN
-from registry.plain_text import BIDI_CONTROLS, unsafe_character
-from registry.schemas import load_schema
-from registry.secrets import REDACTED, find_secret
+from infermeter.registry.checks import Finding
+from infermeter.registry.checks.schema_gate import compile_gate
+from infermeter.registry.errors import json_path
+from infermeter.registry.models import SLUG_PATTERN, Result
+from infermeter.registry.models.result import CONTENT_ID_PATTERN
+from infermeter.registry.plain_text import BIDI_CONTROLS, unsafe_character
+from infermeter.registry.schemas import load_schema
+from infermeter.registry.secrets import REDACTED, find_secret
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted; a result needs about 6."""

@@ -29,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from registry.catalog import gpu_named
-from registry.harvest.errors import HarvestError, RowSkipped
-from registry.harvest.markdown_table import row_cells
-from registry.harvest.outcome import Harvested
-from registry.harvest.reported import (
+from infermeter.registry.catalog import gpu_named
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
+from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
     Precision,
@@ -41,7 +41,7 @@ from registry.harvest.reported import (
     harvest_row,
     reported_result,
 )
-from registry.models import (
+from infermeter.registry.models import (
     GpuEntry,
     LatencyStats,
     Load,

@@ -8,7 +8,7 @@ Hierarchy (below `registry.errors.RegistryError`)::
 reported as skipped with its message as the reason.
 """
 
-from registry.errors import RegistryError
+from infermeter.registry.errors import RegistryError
 
 
 class HarvestError(RegistryError):

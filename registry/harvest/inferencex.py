@@ -30,18 +30,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from registry.catalog import gpu_named
-from registry.harvest.errors import HarvestError, RowSkipped
-from registry.harvest.outcome import Harvested
-from registry.harvest.reported import (
+from infermeter.registry.catalog import gpu_named
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
     Precision,
     harvest_row,
     reported_result,
 )
-from registry.input_files import read_input_text
-from registry.models import (
+from infermeter.registry.input_files import read_input_text
+from infermeter.registry.models import (
     Disaggregation,
     LatencyStats,
     Load,
@@ -56,7 +56,7 @@ from registry.models import (
     UniformLength,
     Workload,
 )
-from registry.secrets import without_userinfo
+from infermeter.registry.secrets import without_userinfo
 
 TABLES = ("configs", "workflow_runs", "benchmark_results")
 OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"

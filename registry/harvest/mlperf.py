@@ -28,8 +28,7 @@ Each result carries what MLPerf's results messaging guidelines require (`source.
 result ID, submitter, benchmark, round, division, scenario, system, and the footnote.
 
 Its parts: `mlperf_names` (accelerators, benchmarks, engines), `mlperf_log` (LoadGen's summary
-and the load point) and `mlperf_citation` (conditions, footnote); this module re-exports their
-public names.
+and the load point) and `mlperf_citation` (conditions, footnote).
 """
 
 import json
@@ -39,18 +38,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from registry.catalog import gpu_named
-from registry.harvest.errors import HarvestError, RowSkipped
-from registry.harvest.mlperf_citation import conditions, footnote
-from registry.harvest.mlperf_log import (
-    LATENCY_KEYS,
-    NS_PER_MS,
-    latency_ms,
+from infermeter.registry.catalog import gpu_named
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
+from infermeter.registry.harvest.mlperf_citation import conditions, footnote
+from infermeter.registry.harvest.mlperf_log import (
     load_point,
-    log_number,
     parse_log_summary,
 )
-from registry.harvest.mlperf_names import (
+from infermeter.registry.harvest.mlperf_names import (
     BENCHMARK_MODELS,
     GPU_NAMES,
     LLM_FAMILIES,
@@ -59,18 +54,18 @@ from registry.harvest.mlperf_names import (
     open_model,
     parse_engine,
 )
-from registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
-from registry.harvest.mlperf_runs import one_row_per_run
-from registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
-from registry.harvest.outcome import Harvested
-from registry.harvest.reported import (
+from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
+from infermeter.registry.harvest.mlperf_runs import one_row_per_run
+from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.reported import (
     Deployment,
     Precision,
     reported_result,
 )
-from registry.harvest.reported import harvest_row as harvest_row_of
-from registry.harvest.tree import SourceTree
-from registry.models import (
+from infermeter.registry.harvest.reported import harvest_row as harvest_row_of
+from infermeter.registry.harvest.tree import SourceTree
+from infermeter.registry.models import (
     DatasetLength,
     GpuEntry,
     Identity,
@@ -82,23 +77,13 @@ from registry.models import (
 )
 
 __all__ = [
-    "BENCHMARK_MODELS",
-    "GPU_NAMES",
-    "LATENCY_KEYS",
-    "LLM_FAMILIES",
     "LOG_FILE",
-    "NS_PER_MS",
     "SUMMARY_FILE",
     "MlperfRound",
-    "benchmark_family",
     "harvest_round",
     "harvest_row",
     "is_llm_datacenter",
-    "latency_ms",
-    "log_number",
     "log_path",
-    "parse_engine",
-    "parse_log_summary",
     "read_summary",
     "result_key",
     "row_key",

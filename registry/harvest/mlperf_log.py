@@ -8,8 +8,8 @@ Latencies are in ns in the log and in ms in the result.
 import re
 from typing import Any
 
-from registry.harvest.errors import RowSkipped
-from registry.models import (
+from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.models import (
     LatencyStats,
     Load,
     LoadPoint,

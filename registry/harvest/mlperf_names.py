@@ -8,7 +8,7 @@ GPU catalog.
 
 import re
 
-from registry.harvest.reported import Precision
+from infermeter.registry.harvest.reported import Precision
 
 GPU_NAMES = "mlperf"
 """The source whose names (the results table's Accelerator, exactly, e.g. `NVIDIA

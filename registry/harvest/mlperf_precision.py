@@ -19,10 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from registry.harvest.errors import RowSkipped
-from registry.harvest.mlperf_names import benchmark_family, parse_engine, precision
-from registry.harvest.reported import Precision
-from registry.harvest.tree import SourceTree
+from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine, precision
+from infermeter.registry.harvest.reported import Precision
+from infermeter.registry.harvest.tree import SourceTree
 
 _SIXTEEN_BIT = ("fp16", "float16", "bf16", "bfloat16")
 _FP8_CONFIG = re.compile(r"^\s*use_fp8\s*=\s*True\b", re.M)

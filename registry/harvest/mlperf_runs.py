@@ -10,10 +10,10 @@ row, whose result names both targets.
 from collections.abc import Sequence
 from typing import Any
 
-from registry.harvest.mlperf_names import benchmark_family
-from registry.harvest.outcome import Harvested
-from registry.harvest.reported import replaced, reported_result
-from registry.models import ReportedSource, Result
+from infermeter.registry.harvest.mlperf_names import benchmark_family
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.reported import replaced, reported_result
+from infermeter.registry.models import ReportedSource, Result
 
 STRICTER_SUFFIX = "-99.9"
 

@@ -11,7 +11,7 @@ From v6.1 the table is `summary.json`, not `summary_results.json`: an object of 
 import json
 from typing import Any
 
-from registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError
 
 SUMMARY_JSON = "summary.json"
 

@@ -28,13 +28,13 @@ from pathlib import Path
 
 import yaml
 
-from registry.changeset import ChangeSet
-from registry.corrections import CORRECTIONS_FILE, parse_corrections
-from registry.errors import InvalidFileError
-from registry.harvest.errors import HarvestError
-from registry.models import Result
-from registry.store import RESULTS_DIR, dumps_result, read_result, result_path
-from registry.validate import check_results
+from infermeter.registry.changeset import ChangeSet
+from infermeter.registry.corrections import CORRECTIONS_FILE, parse_corrections
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.models import Result
+from infermeter.registry.store import RESULTS_DIR, dumps_result, read_result, result_path
+from infermeter.registry.validate import check_results
 
 
 @dataclass(frozen=True)

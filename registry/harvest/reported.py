@@ -17,11 +17,11 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from registry.builder import ResultBuildError, build_from_parts
-from registry.errors import InvalidFileError
-from registry.harvest.errors import RowSkipped
-from registry.harvest.outcome import Harvested
-from registry.models import (
+from infermeter.registry.builder import ResultBuildError, build_from_parts
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.models import (
     EngineIdentity,
     FixedLength,
     GpuEntry,
@@ -39,7 +39,7 @@ from registry.models import (
     TokenCounts,
     Workload,
 )
-from registry.models.identity import Dtype, KvCacheDtype
+from infermeter.registry.models.identity import Dtype, KvCacheDtype
 
 Model = TypeVar("Model", bound=BaseModel)
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.catalog import load_gpus, load_models
-from registry.harvest import (
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.harvest import (
     amd,
     inferencex,
     mlperf,
@@ -17,12 +17,17 @@ from registry.harvest import (
     trtllm_pages,
     trtllm_static,
 )
-from registry.harvest.errors import HarvestError
-from registry.harvest.outcome import Harvested, HarvestReport, apply_harvest, retrieval_dates
-from registry.harvest.reported import Catalogs
-from registry.harvest.tree import SourceTree
-from registry.input_files import read_input_text
-from registry.models import Result
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.outcome import (
+    Harvested,
+    HarvestReport,
+    apply_harvest,
+    retrieval_dates,
+)
+from infermeter.registry.harvest.reported import Catalogs
+from infermeter.registry.harvest.tree import SourceTree
+from infermeter.registry.input_files import read_input_text
+from infermeter.registry.models import Result
 
 DEFAULT_SUBMITTER = "infermeter-maintainers"
 

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import yaml
 
-from registry.catalog import gpu_named, load_catalog, load_gpus
-from registry.harvest.errors import HarvestError
-from registry.harvest.outcome import HarvestReport
-from registry.harvest.run import HarvestOptions
-from registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
-from registry.models import GpuEntry, PriceCatalog, PriceEntry
-from registry.store import write_text_atomic
+from infermeter.registry.catalog import gpu_named, load_catalog, load_gpus
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.run import HarvestOptions
+from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
+from infermeter.registry.models import GpuEntry, PriceCatalog, PriceEntry
+from infermeter.registry.store import write_text_atomic
 
 
 def gpu_names_source(cloud: str) -> str:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError
 
 _ORIGIN = re.compile(
     r"^Excerpt of (?P<path>catalogs/v\d+/(?P<cloud>[a-z0-9_-]+)/vms\.csv) in "

@@ -8,9 +8,9 @@ caller names the commit it was copied from.
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.git_command import GitCommandError, run_git
-from registry.harvest.errors import HarvestError
-from registry.input_files import LIMITS_BYTES, MIB, read_input_text
+from infermeter.registry.git_command import GitCommandError, run_git
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.input_files import LIMITS_BYTES, MIB, read_input_text
 
 _GIT_TIMEOUT_S = 300
 

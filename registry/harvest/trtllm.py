@@ -29,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from registry.catalog import gpu_named
-from registry.harvest.errors import HarvestError, RowSkipped
-from registry.harvest.markdown_table import row_cells
-from registry.harvest.outcome import Harvested
-from registry.harvest.reported import (
+from infermeter.registry.catalog import gpu_named
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
+from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
     Precision,
@@ -43,14 +43,14 @@ from registry.harvest.reported import (
     replaced,
     reported_result,
 )
-from registry.harvest.trtllm_names import (
+from infermeter.registry.harvest.trtllm_names import (
     GPU_NAMES,
     MODELS,
     RTX_LABEL,
     RTX_SUFFIX,
     TOTAL_METRIC,
 )
-from registry.models import (
+from infermeter.registry.models import (
     GpuEntry,
     ModelEntry,
     ReportedSource,
@@ -61,7 +61,6 @@ from registry.models import (
 
 DOCUMENT = "docs/source/developer-guide/perf-overview.md"
 
-__all__ = ["GPU_NAMES", "MODELS", "RTX_LABEL", "RTX_SUFFIX", "TOTAL_METRIC"]
 
 _COLUMN = re.compile(
     r"^(?:\*\*(?P<gpus>\d+) GPUs\*\*|(?P<gpu>.+?))<br/>(?P<par>[A-Z0-9,]+) \((?P<prec>FP\d+)\)$"

@@ -17,10 +17,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.harvest import trtllm, trtllm_grid, trtllm_legacy, trtllm_static
-from registry.harvest.errors import HarvestError
-from registry.harvest.tree import SourceTree
-from registry.input_files import InputFileError, read_input_text
+from infermeter.registry.harvest import (
+    trtllm,
+    trtllm_grid,
+    trtllm_legacy,
+    trtllm_names,
+    trtllm_static,
+)
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.tree import SourceTree
+from infermeter.registry.input_files import InputFileError, read_input_text
 
 _HEADER = re.compile(
     r"\A<!-- Excerpt of (?P<path>\S+) in (?P<repository>[\w.-]+/[\w.-]+) at commit\s+"
@@ -57,7 +63,7 @@ def layout_path(text: str) -> str:
     """The repository path of a page whose file does not name it, by its layout."""
     if trtllm_static.MARK in text:
         return trtllm_static.DOCUMENT
-    if LEGACY_MARK in text or trtllm_legacy.MARK_014 in text or trtllm.TOTAL_METRIC in text:
+    if LEGACY_MARK in text or trtllm_legacy.MARK_014 in text or trtllm_names.TOTAL_METRIC in text:
         return trtllm_legacy.DOCUMENT
     if trtllm_grid.GRID.search(text):
         return trtllm_legacy.DOCUMENT

@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
-from registry.catalog import gpu_named
-from registry.harvest.errors import HarvestError, RowSkipped
-from registry.harvest.markdown_table import row_cells
-from registry.harvest.outcome import Harvested
-from registry.harvest.reported import (
+from infermeter.registry.catalog import gpu_named
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
+from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.reported import (
     FP8_WITH_FP8_KV,
     FP16,
     Catalogs,
@@ -36,9 +36,9 @@ from registry.harvest.reported import (
     marked_key,
     reported_result,
 )
-from registry.harvest.trtllm import TrtllmDocument
-from registry.harvest.trtllm_names import GPU_NAMES
-from registry.models import (
+from infermeter.registry.harvest.trtllm import TrtllmDocument
+from infermeter.registry.harvest.trtllm_names import GPU_NAMES
+from infermeter.registry.models import (
     GpuEntry,
     Load,
     LoadPoint,

@@ -4,7 +4,7 @@
 `catalog` holds the GPU, model and price catalogs; `common` the constrained types they share.
 """
 
-from registry.models.catalog import (
+from infermeter.registry.models.catalog import (
     CatalogSource,
     GpuCatalog,
     GpuEntry,
@@ -16,8 +16,8 @@ from registry.models.catalog import (
     PublishedParams,
     Tflops,
 )
-from registry.models.common import RESULT_SCHEMA_VERSION, SLUG_PATTERN, StrictModel
-from registry.models.identity import (
+from infermeter.registry.models.common import RESULT_SCHEMA_VERSION, SLUG_PATTERN, StrictModel
+from infermeter.registry.models.identity import (
     DatasetLength,
     Disaggregation,
     EngineIdentity,
@@ -31,7 +31,7 @@ from registry.models.identity import (
     UniformLength,
     Workload,
 )
-from registry.models.measurements import (
+from infermeter.registry.models.measurements import (
     OPEN_ARRIVALS,
     Arrival,
     EngineTelemetry,
@@ -48,14 +48,14 @@ from registry.models.measurements import (
     TokenCounts,
     Verdict,
 )
-from registry.models.provenance import (
+from infermeter.registry.models.provenance import (
     Host,
     MeasuredSource,
     MlperfEntry,
     ReportedSource,
     Tool,
 )
-from registry.models.result import (
+from infermeter.registry.models.result import (
     COMPARABLE_PROPERTIES,
     LOAD_PROPERTIES,
     NOT_COMPARABLE_PROPERTIES,

@@ -5,8 +5,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from calculators.price_tiers import PriceTierName
-from registry.models.common import (
+from infermeter.calculators.price_tiers import PriceTierName
+from infermeter.registry.models.common import (
     FormFactor,
     HfRepo,
     LongText,

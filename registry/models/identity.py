@@ -4,7 +4,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
-from registry.models.common import (
+from infermeter.registry.models.common import (
     CPU_DEVICE_ID,
     DeviceFormFactor,
     Fraction,

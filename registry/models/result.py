@@ -10,10 +10,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from registry.models.common import PositiveFloat, ResultSchemaVersion, StrictModel
-from registry.models.identity import Identity
-from registry.models.measurements import LoadPoint, Startup
-from registry.models.provenance import Source
+from infermeter.registry.models.common import PositiveFloat, ResultSchemaVersion, StrictModel
+from infermeter.registry.models.identity import Identity
+from infermeter.registry.models.measurements import LoadPoint, Startup
+from infermeter.registry.models.provenance import Source
 
 CONTENT_ID_PATTERN = r"^[0-9a-f]{12}$"
 ContentId = Annotated[str, Field(pattern=CONTENT_ID_PATTERN)]

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 
 from catalog_pages import esc, scrolled
 
-from calculators.config_reader import KNOWN_MODEL_TYPES, MODEL_TYPE_FAMILIES
-from registry.plan_accuracy import (
+from infermeter.calculators.config_reader import KNOWN_MODEL_TYPES, MODEL_TYPE_FAMILIES
+from infermeter.registry.plan_accuracy import (
     EVIDENCE_HEAD,
     GIB,
     MAX_SOURCE_SHARE,

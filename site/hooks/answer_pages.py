@@ -5,10 +5,10 @@ results gets its answers from `answer_site.model_section`)."""
 from collections.abc import Mapping
 
 from catalog_pages import esc
-from compare_pages import num, usd
+from compare_table import num, usd
 from gpu_labels import gpus_link
 
-from registry.estimate import CostEstimate, Estimates
+from infermeter.registry.estimate import CostEstimate, Estimates
 
 ESTIMATE_NOTE = (
     "Estimate, not a measurement: the calculators' roofline bound (memory bandwidth and peak "

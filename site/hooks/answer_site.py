@@ -20,17 +20,17 @@ from answer_render import (
     usd,
 )
 
-from calculators.answer import PRESETS, Answer, Preset, Row
-from registry.answers import (
+from infermeter.calculators.answer import PRESETS, Answer, Preset, Row
+from infermeter.registry.answers import (
     Evidence,
     RooflineEstimator,
     every_estimate,
     site_answers,
     workload_tokens_of,
 )
-from registry.evidence import answer_prices, evidence
-from registry.index_row import IndexRow
-from registry.models import GpuEntry, ModelEntry, PriceEntry, Result
+from infermeter.registry.evidence import answer_prices, evidence
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry, Result
 
 ANSWER_BASE = "../"  # the answer page's relative URL of the site's root
 PRESET_BASE = "../../"

@@ -14,11 +14,11 @@ from gpu_labels import gpus_link
 from price_notes import row_price_phrase
 from wide_tables import is_empty, more_columns
 
-from calculators.cost import effective_cost
-from calculators.errors import CalculatorError
-from registry.charts import lowest_usd_per_million
-from registry.index import IndexRow
-from registry.tables import number_text, usd_text
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.hourly_cost import effective_cost
+from infermeter.registry.charts import lowest_usd_per_million
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.tables import number_text, usd_text
 
 
 def _num(value: float | None) -> str:

@@ -8,6 +8,9 @@ from typing import Any
 
 import calc_api
 
+import infermeter.calculators.fields
+from infermeter.calculators import inputs
+
 PAGES = {
     "vram": (
         "VRAM plan",
@@ -38,7 +41,7 @@ PAGES = {
 }
 
 
-def _input(field: calc_api.Field) -> str:
+def _input(field: infermeter.calculators.fields.Field) -> str:
     name = html.escape(field.name)
     ident = f"im-{name}"
     default = html.escape(field.prefill)
@@ -87,7 +90,7 @@ def _datalists(catalog: Mapping[str, Any]) -> str:
 def calculator_page(kind: str, catalog: Mapping[str, Any]) -> str:
     """Markdown (with one raw HTML block) of a calculator page."""
     title, intro = PAGES[kind]
-    fields = calc_api.FIELDS[kind]
+    fields = inputs.FIELDS[kind]
     defaults = {field.name: field.prefill for field in fields}
     result = calc_api.render(kind, defaults, catalog)
     if "errors" in result:  # the defaults are ours: a failure here is a bug in the build

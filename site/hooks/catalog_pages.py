@@ -9,14 +9,15 @@ from typing import Any
 
 from wide_tables import filled_columns, more_columns
 
-from calculators.arch import param_counts, parse_config
-from calculators.kv_cache import KVCacheShape, kv_cache_shape
-from calculators.model_arch import ModelArch
-from calculators.price_tiers import PRICE_TIERS
-from calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
-from registry.models import GpuEntry, ModelEntry, PriceEntry
-from registry.plain_text import html_text, plain_text
-from registry.prices import confidence, dated, market_floor, tier_prices
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.price_tiers import PRICE_TIERS
+from infermeter.calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
+from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
+from infermeter.registry.plain_text import html_text, plain_text
+from infermeter.registry.prices import confidence, dated, market_floor, tier_prices
 
 GIB = 1024**3
 MEMORY_CONTEXTS = (4096, 32768, 131072)

@@ -7,48 +7,35 @@ Every string that comes from a result file is HTML-escaped.
 
 This module writes the compare pages; its parts: `row_groups` (how rows group),
 `compare_table` (the table of every load point) and `downloads_page` (the Downloads page and
-data files). It re-exports what other hooks and the tests use."""
+data files)."""
 
 import json
 from collections.abc import Collection, Mapping
 
 from buyer_table import buyer_table
 from catalog_pages import esc, front_matter_string
-from compare_table import COLUMNS, Column, compare_table, kind_badge, num, roofline_cell, usd
-from downloads_page import downloads
+from compare_table import compare_table, num, usd
 from gpu_labels import gpus_link
 from price_notes import prices_used
 from result_index import Index
-from row_groups import SUMMARY_COLUMNS, Group, compare_slug, ranked, replicate_groups, rows_by
+from row_groups import compare_slug, ranked, replicate_groups, rows_by
 
-from calculators.price_tiers import PRICE_TIERS
-from registry.charts import chart_data, lowest_usd_per_million
-from registry.index import IndexRow
-from registry.models import ModelEntry
-from registry.plain_text import plain_data
-from registry.workloads import SCENARIOS
+from infermeter.calculators.price_tiers import PRICE_TIERS
+from infermeter.registry.charts import chart_data, lowest_usd_per_million
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.models import ModelEntry
+from infermeter.registry.plain_text import plain_data
+from infermeter.registry.workloads import SCENARIOS
 
 __all__ = [
-    "COLUMNS",
-    "SUMMARY_COLUMNS",
     "TIERS",
-    "Column",
-    "Group",
     "comparable_groups",
     "compare_page",
     "compare_slots",
-    "downloads",
     "front_table",
-    "kind_badge",
-    "num",
     "pages",
-    "ranked",
-    "replicate_groups",
-    "roofline_cell",
-    "rows_by",
     "scenario_text",
     "slot",
-    "usd",
 ]
 
 TIERS = PRICE_TIERS  # the order tier columns take (declared in calculators.price_tiers)

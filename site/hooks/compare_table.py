@@ -11,8 +11,8 @@ from price_notes import row_price_phrase
 from row_groups import Group
 from wide_tables import filled_columns, more_columns
 
-from registry.index import IndexRow
-from registry.tables import number_text, usd_text
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.tables import number_text, usd_text
 
 # A figure is written as on a result page and in `bench report` (registry.tables).
 num = number_text

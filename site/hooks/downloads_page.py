@@ -9,10 +9,11 @@ from pydantic import BaseModel
 from result_index import Index
 from row_groups import compare_slug
 
-from registry.index import IndexRow, csv_text, render_csv
-from registry.index import render_json as index_json
-from registry.licences import licences_data, licences_markdown
-from registry.models import GpuEntry, ModelEntry, PriceEntry
+from infermeter.registry.index import csv_text, render_csv
+from infermeter.registry.index import render_json as index_json
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.licences import licences_data, licences_markdown
+from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
 
 PRICE_CSV_COLUMNS = (
     "id",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from catalog_pages import esc
 
-from registry.models import GpuEntry
+from infermeter.registry.models import GpuEntry
 
 
 def names_of(gpus: Mapping[str, GpuEntry]) -> dict[str, str]:

@@ -8,8 +8,8 @@ from typing import Any
 from catalog_pages import esc
 from wide_tables import filled_columns
 
-from registry.index import IndexRow
-from registry.models import ModelEntry
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.models import ModelEntry
 
 
 def compare_slug(model: str, profile: str) -> str:

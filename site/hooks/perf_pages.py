@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from calculators.perf_fit import FITTED, HELD_OUT, SPLITS
-from calculators.perf_labels import error_label, missed_target
-from registry.perf_error import HELD_OUT_FILE, KINDS, TARGETS_PCT
+from infermeter.calculators.perf_fit import FITTED, HELD_OUT, SPLITS
+from infermeter.calculators.perf_labels import error_label, missed_target
+from infermeter.registry.perf_error import HELD_OUT_FILE, KINDS, TARGETS_PCT
 
 URI = "prediction-error.md"
 KIND_NAMES = {

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 
 from catalog_pages import esc
 
-from calculators.price_tiers import PRICE_TIERS
-from registry.index import IndexRow
+from infermeter.calculators.price_tiers import PRICE_TIERS
+from infermeter.registry.index_row import IndexRow
 
 
 def price_phrase(

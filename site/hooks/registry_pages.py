@@ -19,9 +19,15 @@ import ast
 import io
 import json
 import os
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
+
+# The browser runtime (site/browser: calc_api and its parts, answer_render), which the
+# calculator and answer pages render with at build time too. mkdocs puts this folder
+# on the path while it loads the hook.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
 import accuracy_page
 import answer_pages
@@ -31,6 +37,7 @@ import calc_pages
 import calc_snapshot
 import catalog_pages
 import compare_pages
+import downloads_page
 import gpu_labels
 import page_links
 import perf_pages
@@ -38,23 +45,25 @@ import performance_page
 import repository
 import result_index
 import result_pages
+import row_groups
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from calculators.answer import PRESETS
-from calculators.vllm_plan import gpu_total_bytes
-from registry.answers import answers_json
-from registry.catalog import load_gpus, load_models, load_prices
-from registry.errors import RegistryError
-from registry.estimate import Estimates
-from registry.lookup import TIERS, cheapest_prices
-from registry.models import GpuEntry, ModelEntry, PriceEntry
-from registry.plan_accuracy import load_cases
+from infermeter.calculators.answer import PRESETS
+from infermeter.calculators.vllm_settings import gpu_total_bytes
+from infermeter.registry.answers import answers_json
+from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.errors import RegistryError
+from infermeter.registry.estimate import Estimates
+from infermeter.registry.lookup import cheapest_prices
+from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
+from infermeter.registry.plan_accuracy import load_cases
+from infermeter.registry.prices import TIERS
 
 REPO = Path(__file__).resolve().parents[2]
-HOOKS = Path(__file__).resolve().parent
+BROWSER = Path(__file__).resolve().parents[1] / "browser"
 PYODIDE_FILES = (
     "pyodide.mjs",
     "pyodide.asm.mjs",
@@ -82,39 +91,46 @@ def _imported_modules(source: str) -> set[str]:
 
 
 def _imported_calculators(source: str) -> set[str]:
-    """The `calculators` modules a Python source imports (`calculators.x` → "x")."""
+    """The `calculators` modules a Python source imports (`infermeter.calculators.x` → "x")."""
     names = _imported_modules(source)
-    return {name.split(".")[1] for name in names if name.startswith("calculators.")}
+    return {name.split(".")[2] for name in names if name.startswith("infermeter.calculators.")}
 
 
 def _imported_hooks(source: str) -> set[str]:
-    """The modules of this folder a Python source imports (`calc_html` → "calc_html")."""
-    return {name for name in _imported_modules(source) if (HOOKS / f"{name}.py").is_file()}
+    """The browser runtime's modules a Python source imports (`calc_html` → "calc_html")."""
+    return {name for name in _imported_modules(source) if (BROWSER / f"{name}.py").is_file()}
 
 
 def calculators_archive() -> bytes:
-    """`calc_api.py`, the hook modules it imports (its calc_* parts) and the `calculators`
-    modules they need, as a zip the browser imports from; byte-for-byte reproducible."""
-    import calculators
+    """`calc_api.py`, the browser runtime's modules it imports (its calc_* parts) and the
+    `calculators` modules they need,
+        as a zip the browser imports from; byte-for-byte reproducible."""
+    import infermeter.calculators
 
-    package = Path(calculators.__file__).resolve().parent
+    package = Path(infermeter.calculators.__file__).resolve().parent
     # calc_api for the calculator pages, answer_render for the answer page
     entries = ("calc_api", "answer_render")
     hooks = set(entries)
-    queue = [(HOOKS / f"{name}.py").read_text(encoding="utf-8") for name in entries]
+    queue = [(BROWSER / f"{name}.py").read_text(encoding="utf-8") for name in entries]
     needed: set[str] = {"__init__"}
     while queue:
         source = queue.pop()
         for name in _imported_hooks(source) - hooks:
             hooks.add(name)
-            queue.append((HOOKS / f"{name}.py").read_text(encoding="utf-8"))
+            queue.append((BROWSER / f"{name}.py").read_text(encoding="utf-8"))
         for name in _imported_calculators(source) - needed:
             needed.add(name)
             queue.append((package / f"{name}.py").read_text(encoding="utf-8"))
-    members = [(f"calculators/{name}.py", package / f"{name}.py") for name in sorted(needed)]
-    members += [(f"{name}.py", HOOKS / f"{name}.py") for name in sorted(hooks)]
+    members = [
+        (f"infermeter/calculators/{name}.py", package / f"{name}.py") for name in sorted(needed)
+    ]
+    members += [(f"{name}.py", BROWSER / f"{name}.py") for name in sorted(hooks)]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        # `infermeter` is a namespace package (as installed): a folder entry, no file.
+        folder = zipfile.ZipInfo("infermeter/", date_time=(1980, 1, 1, 0, 0, 0))
+        folder.external_attr = 0o40755 << 16
+        archive.writestr(folder, b"")
         for name, path in members:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -271,7 +287,7 @@ def _data_files(files: Files, config: MkDocsConfig, archive: bytes) -> None:
         ),
     }
     gpus, models, prices = _state["gpus"], _state["models"], _state["prices"]
-    downloads = compare_pages.downloads(_state["index"], gpus, models, prices, more)
+    downloads = downloads_page.downloads(_state["index"], gpus, models, prices, more)
     for uri, content in downloads.items():
         _page(files, config, uri, content)
 
@@ -405,10 +421,10 @@ def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
 
 def on_post_build(config: MkDocsConfig) -> None:
     index = _state["index"]
-    rows = dict(compare_pages.rows_by(index.rows, lambda row: row.result_id))
+    rows = dict(row_groups.rows_by(index.rows, lambda row: row.result_id))
     replicates = {
         key: group
-        for key, group in compare_pages.rows_by(index.rows, lambda row: row.replicate_key)
+        for key, group in row_groups.rows_by(index.rows, lambda row: row.replicate_key)
         if len(group) > 1
     }
     try:

@@ -14,17 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.catalog import load_prices
-from registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
-from registry.index import (
-    IndexRow,
-    across_rows,
-    index_rows,
-    load_result_files,
-    result_files,
-)
-from registry.models import Result
-from registry.roofline_share import RooflineBounds
+from infermeter.registry.across_rows import across_rows
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Result
+from infermeter.registry.result_reader import load_result_files, result_files
+from infermeter.registry.roofline_share import RooflineBounds
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from catalog_pages import esc, scrolled
 from gpu_labels import gpu_name
 from wide_tables import more_columns
 
-from registry.index import COLUMN_DESCRIPTIONS, IndexRow
-from registry.models import Result
-from registry.tables import points_table_html, stated_columns
+from infermeter.registry.index_row import COLUMN_DESCRIPTIONS, IndexRow
+from infermeter.registry.models import Result
+from infermeter.registry.tables import points_table_html, stated_columns
 
 SHELL_URI = "results/_shell.md"
 SHELL_DIR = "results/_shell"

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 from statistics import median
 from typing import Any
 
-from registry.index import COLUMNS as INDEX_COLUMNS
-from registry.index import IndexRow
+from infermeter.registry.index_row import COLUMNS as INDEX_COLUMNS
+from infermeter.registry.index_row import IndexRow
 
 
 def compare_slug(model: str, profile: str) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import calculators.vllm_overheads as plan_module
+import infermeter.calculators.vllm_overheads as plan_module
 
 # Each term, and the names in calculators.vllm_overheads that make it up (constants or functions).
 TERMS = {

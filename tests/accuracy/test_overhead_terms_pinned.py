@@ -5,7 +5,7 @@ plan must break none. benchmarks/overhead_mutations.py prints the same check."""
 import pytest
 from mutations import TERMS, broken_by_doubling
 
-from registry.plan_accuracy import failures, load_cases
+from infermeter.registry.plan_accuracy import failures, load_cases
 
 CASES = load_cases()
 

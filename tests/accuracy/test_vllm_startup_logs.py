@@ -8,7 +8,7 @@ with a stated reason.
 
 import pytest
 
-from registry.plan_accuracy import (
+from infermeter.registry.plan_accuracy import (
     HELD_OUT_BATCHES,
     SPLITS,
     Case,

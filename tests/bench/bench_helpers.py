@@ -11,7 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.client import PromptRequest, RequestRecord, StreamingClient
+from infermeter.bench.client.client import StreamingClient
+from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 
 
 def send_all(

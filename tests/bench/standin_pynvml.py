@@ -11,7 +11,8 @@ units and errors, over simulated GPUs (`StandinGpu`) whose counters behave like 
   `nvmlShutdown`) raises `NVMLError_Uninitialized`, a bad index `NVMLError_InvalidArgument`, an
   unknown UUID `NVMLError_NotFound`, a reading a GPU lacks `NVMLError_NotSupported`.
 
-`install(monkeypatch, gpus)` puts it in `sys.modules["pynvml"]`, where `bench.nvml` imports it.
+`install(monkeypatch, gpus)` puts it in `sys.modules["pynvml"]`, where `bench.telemetry.nvml`
+imports it.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from fake_openai_server import FakeOpenAIServer
 
-from registry.models import Result
-from registry.store import result_path
+from infermeter.registry.models import Result
+from infermeter.registry.store import result_path
 from tests.cli_helpers import invoke, json_output
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,10 +10,12 @@ import pytest
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from bench.errors import BenchConfigError
-from bench.runner import RunConfig, plan_points, run_benchmark
-from bench.workloads import parse_length
+from infermeter.bench.cli.main import main
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.point_plans import plan_points
+from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.workloads.lengths import parse_length
 
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 

@@ -10,10 +10,11 @@ import pytest
 from bench_helpers import prompt_requests, send_all
 from fake_openai_server import FakeOpenAIServer
 
-from bench.client import ErrorKind, StreamingClient, list_models, normalize_base_url, parse_stream
-from bench.errors import BenchConfigError, EndpointError
-from bench.load import PointPlan, run_point
-from bench.metrics import summarize_point
+from infermeter.bench.client.client import StreamingClient, list_models, normalize_base_url
+from infermeter.bench.client.stream import ErrorKind, parse_stream
+from infermeter.bench.errors import BenchConfigError, EndpointError
+from infermeter.bench.run.load import PointPlan, run_point
+from infermeter.bench.run.metrics import summarize_point
 
 
 def _closed_loop(url: str, concurrency: int, requests: int, max_tokens: int, **options: object):
@@ -56,7 +57,7 @@ def test_client_timings_match_the_servers_writes_at_16_streams(
     """The server schedules the first token 50 ms after a request arrives, then one every
     10 ms, and records when it really wrote each; the client must report what happened.
 
-    The client stamps each socket read with the kernel's receive time (bench.transport), so
+    The client stamps each socket read with the kernel's receive time (bench.client.transport), so
     its own busyness does not enter. A chunk's delay (client stamp minus server write) is then
     the time until the bytes reached the client's socket: the server thread and the kernel's
     loopback path waiting for a CPU (on a loaded machine even after the server's write has

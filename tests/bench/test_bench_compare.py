@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from registry.models import Result as RegistryResult
-from registry.workloads import workload_key, workload_label
+from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.workloads import workload_key, workload_label
 
 # Result files as the registry held them (registry/results at commit 4872911), kept here.
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "compare"

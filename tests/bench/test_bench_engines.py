@@ -18,10 +18,10 @@ from standin_engines import (
     StandinVllmCard,
 )
 
-from bench.cli import main
-from bench.engines import identify_server
-from bench.served import endpoint_is_local
-from registry.models import Result as RegistryResult
+from infermeter.bench.cli.main import main
+from infermeter.bench.launch.engines import identify_server
+from infermeter.bench.launch.served import endpoint_is_local
+from infermeter.registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]

@@ -1,5 +1,5 @@
-"""`bench.interrupted`: the point under way when a run is stopped, summarized from the
-requests that finished before the stop (records as `bench.client` writes them)."""
+"""`bench.run.interrupted`: the point under way when a run is stopped, summarized from the
+requests that finished before the stop (records as `bench.client.client` writes them)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from bench.client import RequestRecord
-from bench.interrupted import LivePoint, interrupted_summary
-from bench.load import PointPlan
-from bench.metrics import Slo, VerdictThresholds
+from infermeter.bench.client.request_record import RequestRecord
+from infermeter.bench.run.interrupted import LivePoint, interrupted_summary
+from infermeter.bench.run.load import PointPlan
+from infermeter.bench.run.point_summary import Slo, VerdictThresholds
 
 MS = 1_000_000
 

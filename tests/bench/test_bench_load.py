@@ -10,10 +10,11 @@ import pytest
 from bench_helpers import prompt_requests
 from fake_openai_server import FakeOpenAIServer
 
-from bench.client import PromptRequest, StreamingClient
-from bench.errors import BenchConfigError
-from bench.load import PointPlan, PointRun, arrival_offsets_s, run_point
-from bench.metrics import summarize_point
+from infermeter.bench.client.client import StreamingClient
+from infermeter.bench.client.request_record import PromptRequest
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.run.load import PointPlan, PointRun, arrival_offsets_s, run_point
+from infermeter.bench.run.metrics import summarize_point
 
 
 def _build(index: int) -> PromptRequest:

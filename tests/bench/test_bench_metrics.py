@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bench.client import ErrorKind, RequestRecord
-from bench.metrics import (
-    Slo,
-    chunk_token_counts,
-    percentile,
-    summarize,
-    summarize_point,
-    token_gaps_s,
-    tpot_s,
-)
+from infermeter.bench.client.request_record import RequestRecord
+from infermeter.bench.client.stream import ErrorKind
+from infermeter.bench.run.distribution import percentile, summarize
+from infermeter.bench.run.metrics import summarize_point
+from infermeter.bench.run.point_summary import Slo
+from infermeter.bench.run.request_figures import chunk_token_counts, token_gaps_s, tpot_s
 
 MS = 1_000_000  # nanoseconds per millisecond
 
@@ -281,8 +277,8 @@ def test_achieved_concurrency_mean_counts_warmup_requests_still_in_flight() -> N
 
 
 def test_client_saturated_judges_the_busiest_worker_process_not_their_sum() -> None:
-    from bench.load import PointPlan, PointRun
-    from bench.runner import summarize_run
+    from infermeter.bench.run.load import PointPlan, PointRun
+    from infermeter.bench.run.point_loop import summarize_run
 
     records = [_span(i, 0, 1) for i in range(4)]
     plan = PointPlan(concurrency=4, num_requests=4)

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bench.cli import main
-from bench.model_entry import find_config, proposed_entry, proposed_id
-from registry.models import Result as RegistryResult
-from registry.models.catalog import ModelEntry
+from infermeter.bench.cli.main import main
+from infermeter.bench.result.model_entry import find_config, proposed_entry, proposed_id
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.models.catalog import ModelEntry
 
 CONFIGS = Path(__file__).resolve().parent.parent / "data" / "configs"
 JAMBA = "ai21labs/AI21-Jamba-1.5-Mini"  # tests/data/configs/jamba-1.5-mini.json is its config

@@ -10,11 +10,15 @@ import pytest
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from bench.conversation import ConversationSpec, SessionFactory, load_conversations
-from bench.errors import WorkloadFileError
-from bench.workloads import parse_length
-from registry.models import Result
+from infermeter.bench.cli.main import main
+from infermeter.bench.errors import WorkloadFileError
+from infermeter.bench.workloads.conversation import (
+    ConversationSpec,
+    SessionFactory,
+    load_conversations,
+)
+from infermeter.bench.workloads.lengths import parse_length
+from infermeter.registry.models import Result
 
 
 def test_sessions_are_reproducible_and_unlike_each_other() -> None:

@@ -12,9 +12,9 @@ import yaml
 from click.testing import CliRunner, Result
 from standin_vllm import StandinVllm
 
-from bench.cli import main
-from bench.plan import PlanError, load_plan
-from registry.models import Result as RegistryResult
+from infermeter.bench.cli.main import main
+from infermeter.bench.plan.file import PlanError, load_plan
+from infermeter.registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 EXAMPLE = Path(__file__).resolve().parents[2] / "bench" / "plans" / "example.yaml"

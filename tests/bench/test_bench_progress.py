@@ -15,10 +15,11 @@ import time
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from bench.progress import ProgressDisplay
-from bench.runner import RunConfig, run_benchmark
-from bench.workloads import parse_length
+from infermeter.bench.cli.main import main
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.progress import ProgressDisplay
+from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.workloads.lengths import parse_length
 
 PLAIN_LINE = re.compile(r"^c=\d+: \d+ done, \d+ failed, \d+\.\d output tok/s$")
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
@@ -105,7 +106,7 @@ def test_progress_cli_on_a_pseudo_terminal_keeps_json_stdout_clean(
     fake_server.config.itl_s = 0.02
     controller, terminal = pty.openpty()
     command = [
-        sys.executable, "-c", "from bench.cli import main; main()",
+        sys.executable, "-c", "from infermeter.bench.cli.main import main; main()",
         "bench", "run", "--endpoint", fake_server.url, "--concurrency", "2", *SMALL, "--json",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=terminal)

@@ -14,14 +14,20 @@ from bench_helpers import prompt_requests
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from bench.client import ErrorKind, PromptRequest, RequestRecord, StreamingClient
-from bench.host import host_info
-from bench.load import PointPlan, PointRun, run_point
-from bench.metrics import summarize_point
-from bench.result import Deployment, Provenance, build_result, write_raw_records
-from bench.runner import RunConfig, run_benchmark
-from bench.timeline import point_timeline
+from infermeter.bench.cli.main import main
+from infermeter.bench.client.client import StreamingClient
+from infermeter.bench.client.request_record import PromptRequest, RequestRecord
+from infermeter.bench.client.stream import ErrorKind
+from infermeter.bench.result.assemble import build_result
+from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.result.provenance import Provenance
+from infermeter.bench.result.raw_records import write_raw_records
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.load import PointPlan, PointRun, run_point
+from infermeter.bench.run.metrics import summarize_point
+from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.run.timeline import point_timeline
+from infermeter.bench.telemetry.host import host_info
 
 SMALL = ["--num-requests", "6", "--warmup", "0", "--input-len", "16", "--output-len", "8"]
 

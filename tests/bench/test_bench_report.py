@@ -14,14 +14,14 @@ import pytest
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
-import bench.html_report
-from bench.cli import main
-from bench.compare import NamedResult
-from bench.html_report import report_html
-from registry.catalog import load_prices
-from registry.models import Result as RegistryResult
-from registry.models import Verdict
-from registry.plain_text import REPLACEMENT
+from infermeter.bench.cli.main import main
+from infermeter.bench.result import html_report
+from infermeter.bench.result.compare import NamedResult
+from infermeter.bench.result.html_report import report_html
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.models import Verdict
+from infermeter.registry.plain_text import REPLACEMENT
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -166,7 +166,7 @@ def test_report_marks_an_interrupted_point_and_leaves_it_off_the_charts(
 def test_report_without_the_inlined_assets_fails_in_one_line(
     two_results: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bench.html_report, "UPLOT_DIR", tmp_path / "broken-install")
+    monkeypatch.setattr(html_report, "UPLOT_DIR", tmp_path / "broken-install")
     page_path = tmp_path / "report.html"
     run = _invoke("bench", "report", *two_results, "--html", page_path)
     assert run.exit_code == 1
@@ -183,9 +183,9 @@ UPLOT = Path(__file__).resolve().parents[2] / "node_modules" / "uplot"
 def test_report_ships_the_uplot_the_site_vendors_with_its_licence(name: str) -> None:
     # The package's copy is the version package.json pins (what `npm ci` puts in node_modules
     # for the site), MIT-licensed, its licence beside it.
-    shipped = bench.html_report.UPLOT_DIR / Path(name).name
+    shipped = html_report.UPLOT_DIR / Path(name).name
     assert shipped.read_bytes() == (UPLOT / name).read_bytes()
     pinned = json.loads((UPLOT.parents[1] / "package.json").read_text())["dependencies"]["uplot"]
     assert json.loads((UPLOT / "package.json").read_text())["version"] == pinned
     assert json.loads((UPLOT / "package.json").read_text())["license"] == "MIT"
-    assert bench.html_report.CHARTS_JS.resolve() == UPLOT.parents[1] / "site/assets/charts.js"
+    assert html_report.CHARTS_JS.resolve() == UPLOT.parents[1] / "site/assets/charts.js"

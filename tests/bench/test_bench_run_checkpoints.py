@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from standin_vllm import StandinVllm
 
-from bench.plan import RunOptions, session_config
-from bench.session import run_session
-from registry.models import Result
-from registry.validate import validate_paths
+from infermeter.bench.plan.options import RunOptions
+from infermeter.bench.session.builder import session_config
+from infermeter.bench.session.session import run_session
+from infermeter.registry.models import Result
+from infermeter.registry.validate import validate_paths
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 

@@ -21,10 +21,12 @@ import pytest
 from click.testing import CliRunner, Result
 from standin_vllm import StandinVllm
 
-import bench.output
-import bench.session
-from bench.cli import main
-from registry.models import Result as RegistryResult
+import infermeter.bench.result.output
+from infermeter.bench.cli.main import main
+from infermeter.bench.result import assemble
+from infermeter.bench.session import session
+from infermeter.registry import store
+from infermeter.registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
@@ -71,7 +73,7 @@ def test_bench_run_validation_failure_keeps_points_and_raw_records(
     def refuse(result: RegistryResult) -> list[str]:
         return ["points[0].throughput: above the roofline bound"]
 
-    monkeypatch.setattr(bench.output, "validate_result", refuse)
+    monkeypatch.setattr(infermeter.bench.result.output, "validate_result", refuse)
     output = tmp_path / "out" / "result.json"
     line = _error_line(_run(endpoint, output))  # no --raw-records: kept anyway
     rejected = tmp_path / "out" / "result.rejected.json"
@@ -95,7 +97,7 @@ def test_bench_run_missing_schema_file_keeps_points(
             errno.ENOENT, "No such file or directory", "site-packages/schemas/result.schema.json"
         )
 
-    monkeypatch.setattr(bench.output, "validate_result", missing)
+    monkeypatch.setattr(infermeter.bench.result.output, "validate_result", missing)
     output = tmp_path / "result.json"
     line = _error_line(_run(endpoint, output, "--raw-records"))
     assert "the registry's checks could not run" in line
@@ -108,7 +110,7 @@ def test_bench_run_missing_schema_file_keeps_points(
 def test_bench_run_unwritable_output_keeps_points_in_the_current_folder(
     endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_write = bench.output.write_text_atomic
+    real_write = store.write_text_atomic
     full = tmp_path / "full"
 
     def disk_full(path: Path, text: str) -> None:
@@ -116,15 +118,15 @@ def test_bench_run_unwritable_output_keeps_points_in_the_current_folder(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         real_write(path, text)
 
-    real_result = bench.output.write_result
+    real_result = assemble.write_result
 
     def result_disk_full(result: RegistryResult, output: Path) -> None:
         if full in output.parents:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(output))
         real_result(result, output)
 
-    monkeypatch.setattr(bench.output, "write_text_atomic", disk_full)
-    monkeypatch.setattr(bench.output, "write_result", result_disk_full)
+    monkeypatch.setattr(infermeter.bench.result.output, "write_text_atomic", disk_full)
+    monkeypatch.setattr(infermeter.bench.result.output, "write_result", result_disk_full)
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
@@ -142,7 +144,7 @@ def test_bench_run_result_that_cannot_be_assembled_keeps_summaries(
     def broken(*args: object) -> RegistryResult:
         raise KeyError("identity")
 
-    monkeypatch.setattr(bench.session, "build_result", broken)
+    monkeypatch.setattr(session, "build_result", broken)
     line = _error_line(_run(endpoint, tmp_path / "result.json"))
     assert "the result could not be assembled: 'identity'" in line
     kept = json.loads((tmp_path / "result.rejected.json").read_text())

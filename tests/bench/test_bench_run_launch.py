@@ -18,9 +18,9 @@ from bench_helpers import process_alive
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from registry.models import Result as RegistryResult
-from registry.schemas import load_schema
+from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.schemas import load_schema
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
@@ -213,7 +213,7 @@ def test_bench_run_launch_ctrl_c_stops_vllm_and_keeps_finished_points(
 ) -> None:
     output = tmp_path / "result.json"
     command = [
-        sys.executable, "-c", "from bench.cli import main; main()",
+        sys.executable, "-c", "from infermeter.bench.cli.main import main; main()",
         "bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
         "--gpu", "h100-sxm", "--output", str(output), "--concurrency", "1,2",
         "--duration", "3", "--num-requests", "100000", "--warmup", "1",

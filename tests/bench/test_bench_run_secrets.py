@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from registry.models import Result as RegistryResult
+from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]

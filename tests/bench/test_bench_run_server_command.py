@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from click.testing import Result as CliResult
 from standin_vllm import StandinVllm
 
-from bench.cli import main
-from registry.models import Result
+from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SERVED_WITH = (
@@ -92,7 +92,7 @@ def test_bench_run_nodes_records_the_hosts_of_a_server_over_ray(
 ) -> None:
     """As a LeaderWorkerSet's bench runs: the result says 2 nodes × 2 GPUs, as `--ray-address`
     would, and validates (nodes × GPUs per node is the GPU count)."""
-    from registry.validate import validate_paths
+    from infermeter.registry.validate import validate_paths
 
     output, run = _run_nodes(tmp_path, endpoint, "2")
     assert run.exit_code == 0, run.output

@@ -24,13 +24,16 @@ from bench_helpers import process_alive, server_process
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from bench.plan import RunOptions, session_config
-from bench.runner import RunResult
-from bench.server import free_port
-from bench.session import SessionOutcome, incomplete_line, run_session
-from registry.models import Result as RegistryResult
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.bench.launch.server import free_port
+from infermeter.bench.plan.options import RunOptions
+from infermeter.bench.run.config import RunResult
+from infermeter.bench.session.builder import session_config
+from infermeter.bench.session.config import SessionOutcome
+from infermeter.bench.session.lines import incomplete_line
+from infermeter.bench.session.session import run_session
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.validate import validate_paths
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 STANDIN_VLLM = Path(__file__).resolve().parent / "standin_vllm.py"
@@ -47,7 +50,7 @@ def _start_run(
     below the 0.74 ms that H100 memory bandwidth allows this model, so the result was rejected
     as impossible (seen at 14 busy loops on 2 cores)."""
     command = [
-        sys.executable, "-c", "from bench.cli import main; main()",
+        sys.executable, "-c", "from infermeter.bench.cli.main import main; main()",
         "bench", "run", "--model", MODEL, "--vllm-executable", str(standin),
         "--gpu", "h100-sxm", "--output", str(tmp_path / "result.json"), "--concurrency", "1,2",
         "--duration", "3", "--num-requests", "100000", "--warmup", "1",
@@ -368,8 +371,8 @@ def test_bench_run_workers_ctrl_c_while_workers_start_keeps_points_no_traceback(
     (SIGTERM while infermeter starts a worker: tests/bench/test_bench_workers.py.)"""
     with server_process(model=MODEL, ttft_s=0.005, itl_s=0.002) as url:
         process = subprocess.Popen(
-            [sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
-             "--endpoint", url, "--model", MODEL, "--model-id", "llama-3.2-1b-instruct",
+            [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench",
+             "run", "--endpoint", url, "--model", MODEL, "--model-id", "llama-3.2-1b-instruct",
              "--engine", "vllm", "--engine-version", "0.9.1", "--gpu", "h100-sxm",
              "--output", str(tmp_path / "result.json"), "--concurrency", "1,8",
              "--workers", "2", *SMALL],
@@ -447,7 +450,7 @@ def _terminate_in_first_point(
     """`bench run --endpoint` in a process of its own, sent SIGTERM once `ready(arrived,
     in_flight)` holds for what the server saw, inside its first (and only) point."""
     process = subprocess.Popen(
-        [sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
+        [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench", "run",
          "--endpoint", url, "--output", str(tmp_path / "result.json"), *ENDPOINT_RUN],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )  # fmt: skip

@@ -11,9 +11,9 @@ from click.testing import CliRunner, Result
 from standin_pynvml import StandinGpu, install
 from standin_vllm import StandinVllm
 
-from bench.cli import main
-from registry.models import Result as RegistryResult
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.validate import validate_paths
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]

@@ -23,22 +23,18 @@ from fake_openai_server import (
     ttft_s_at_rate,
 )
 
-from bench.cli import main
-from bench.client import RequestRecord
-from bench.errors import BenchConfigError
-from bench.host import host_info
-from bench.metrics import (
-    PERCENTILE_MIN_REQUESTS,
-    PointSummary,
-    Slo,
-    Verdict,
-    VerdictThresholds,
-    summarize,
-    summarize_point,
-)
-from bench.result import Deployment, Provenance, build_result
-from bench.runner import RunConfig, run_benchmark
-from bench.search import (
+from infermeter.bench.cli.main import main
+from infermeter.bench.client.request_record import RequestRecord
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.result.assemble import build_result
+from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.result.provenance import Provenance
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.distribution import summarize
+from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS, summarize_point
+from infermeter.bench.run.point_summary import PointSummary, Slo, Verdict, VerdictThresholds
+from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.run.search import (
     MaxLoadSearch,
     SearchKind,
     SearchResult,
@@ -48,11 +44,14 @@ from bench.search import (
     past_knee,
     search_json,
 )
-from bench.workloads import parse_length
-from registry.index import index_rows
-from registry.models import Result
+from infermeter.bench.telemetry.host import host_info
+from infermeter.bench.workloads.lengths import parse_length
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Result
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "browser"))
 import compare_pages
 
 # TTFT = 50 ms + 16 ms per request/s of arrivals: a TTFT of 1650 ms is met up to 100 req/s (a

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 from bench_helpers import process_alive
 
-from bench.server import (
+from infermeter.bench.launch.server import (
     ServerConfig,
     ServerStartError,
     VllmServer,
-    diagnose_startup_failure,
-    parse_startup_log,
     server_command,
 )
+from infermeter.bench.launch.vllm_log import diagnose_startup_failure, parse_startup_log
 
 
 def _config(tmp_path: Path, executable: Path, **options: object) -> ServerConfig:

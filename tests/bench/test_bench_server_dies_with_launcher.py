@@ -17,7 +17,7 @@ import pytest
 LAUNCHER = """
 import sys, time
 from pathlib import Path
-from bench.server import ServerConfig, VllmServer
+from infermeter.bench.launch.server import ServerConfig, VllmServer
 
 server = VllmServer(ServerConfig(model="m", executable=sys.argv[1], log_path=Path(sys.argv[2])))
 server.start()
@@ -81,7 +81,7 @@ def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_si
     stopped by the SIGTERM after the grace period (300 s here)."""
     import threading
 
-    from bench.server import ServerConfig, VllmServer
+    from infermeter.bench.launch.server import ServerConfig, VllmServer
 
     config = ServerConfig(
         model="m", executable=str(standin_vllm), log_path=tmp_path / "vllm.log", stop_grace_s=300

@@ -9,9 +9,11 @@ import pytest
 from click.testing import CliRunner
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from bench.cli import main
-from bench.errors import BenchConfigError
-from bench.workloads import PROFILES, LengthDistribution, RequestFactory, WorkloadSpec
+from infermeter.bench.cli.main import main
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.workloads.lengths import LengthDistribution
+from infermeter.bench.workloads.profiles import PROFILES
+from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 
 
 @pytest.fixture(scope="module")

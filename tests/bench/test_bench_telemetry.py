@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from bench.engine_metrics import MetricsSample, engine_window, parse_prometheus
-from bench.host import catalog_gpu_id, host_info
-from bench.nvml import NVML_MISSING, GpuReading, GpuSample, open_gpus
-from bench.telemetry import TelemetrySampler, gpu_window
+from infermeter.bench.telemetry.engine_metrics import MetricsSample, engine_window, parse_prometheus
+from infermeter.bench.telemetry.host import catalog_gpu_id, host_info
+from infermeter.bench.telemetry.nvml import NVML_MISSING, GpuReading, GpuSample, open_gpus
+from infermeter.bench.telemetry.sampler import TelemetrySampler, gpu_window
 
 S = 1_000_000_000
 

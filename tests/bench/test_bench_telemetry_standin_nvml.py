@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 from standin_pynvml import StandinGpu, install
 
-from bench.nvml import open_gpus
-from bench.telemetry import TelemetrySampler, gpu_window
+from infermeter.bench.telemetry.nvml import open_gpus
+from infermeter.bench.telemetry.sampler import TelemetrySampler, gpu_window
 
 S = 1_000_000_000
 

@@ -21,14 +21,14 @@ from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 from tiny_model import _train_tokenizer
 
-from bench.cli import main
-from bench.errors import WorkloadFileError
-from bench.plan import load_plan
-from bench.run_config import RunConfig
-from bench.trace import DEFAULT_BLOCK_SIZE, TracePrompts, read_trace
-from bench.trace_plan import trace_setup
-from registry.models import Result
-from registry.workloads import workload_key
+from infermeter.bench.cli.main import main
+from infermeter.bench.errors import WorkloadFileError
+from infermeter.bench.plan.file import load_plan
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE, TracePrompts, read_trace
+from infermeter.bench.workloads.trace_plan import trace_setup
+from infermeter.registry.models import Result
+from infermeter.registry.workloads import workload_key
 
 TRACES = Path(__file__).resolve().parent / "traces"
 MOONCAKE = TRACES / "mooncake_conversation_head40.jsonl"
@@ -387,7 +387,7 @@ def test_a_dag_conversation_among_request_lines_is_refused_by_name_in_one_line(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     """A file whose first line is a request and a later line a conversation of `turns` (AIPerf's
-    Conversation DAG, `bench.trace_dag`) mixes two formats: refused, not guessed."""
+    Conversation DAG, `bench.workloads.trace_dag`) mixes two formats: refused, not guessed."""
     ask = [{"role": "user", "content": "plan the task"}]
     mixed = _write(
         tmp_path / "mixed.jsonl",

@@ -1,5 +1,6 @@
-"""`bench run --trace` with AIPerf's Conversation DAG (`bench.trace_dag`, `bench.trace_dag_replay`):
-the pinned DAG replayed against the stand-in server, whose log of every request shows the order,
+"""`bench run --trace` with AIPerf's Conversation DAG (`bench.workloads.trace_dag`,
+`bench.workloads.trace_dag_replay`): the pinned DAG replayed against the stand-in server, whose log
+of every request shows the order,
 the joins and the live replies carried into forks; hostile DAGs give one line."""
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
-from bench.errors import BenchConfigError, WorkloadFileError
-from bench.run_config import RunConfig
-from bench.trace_dag import read_dag
-from bench.trace_plan import trace_setup
-from registry.models import Result
+from infermeter.bench.cli.main import main
+from infermeter.bench.errors import BenchConfigError, WorkloadFileError
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.workloads.trace_dag import read_dag
+from infermeter.bench.workloads.trace_plan import trace_setup
+from infermeter.registry.models import Result
 
 DAG = Path(__file__).parent / "traces" / "agents.dag.jsonl"
 

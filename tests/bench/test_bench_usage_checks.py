@@ -9,7 +9,7 @@ from typing import Any
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
-from bench.cli import main
+from infermeter.bench.cli.main import main
 
 ARGS = ["--concurrency", "2", "--num-requests", "6", "--warmup", "0", "--input-len", "16",
         "--output-len", "8", "--json", "--quiet"]  # fmt: skip

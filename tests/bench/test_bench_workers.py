@@ -17,12 +17,16 @@ from pathlib import Path
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
-from bench.client import PromptRequest, RequestRecord, StreamingClient
-from bench.interrupts import StopSignals, Terminated
-from bench.load import PointPlan, PointRun, Share, arrival_offsets_s, run_point
-from bench.runner import RunConfig, run_benchmark
-from bench.workers import WorkerFailed, WorkerJob, run_point_in_workers
-from bench.workloads import RequestFactory, WorkloadSpec, get_profile, parse_length
+from infermeter.bench.client.client import StreamingClient
+from infermeter.bench.client.request_record import PromptRequest, RequestRecord
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.load import PointPlan, PointRun, Share, arrival_offsets_s, run_point
+from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.run.workers import WorkerFailed, WorkerJob, run_point_in_workers
+from infermeter.bench.session.interrupts import StopSignals, Terminated
+from infermeter.bench.workloads.lengths import parse_length
+from infermeter.bench.workloads.profiles import get_profile
+from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 
 
 def _factory() -> RequestFactory:
@@ -208,7 +212,7 @@ def test_workers_sigterm_while_a_worker_starts_waits_for_it_and_leaves_no_child(
 
 FIRST_WORKER = """
 import multiprocessing, signal, time
-from bench.workers import _signals_held
+from infermeter.bench.run.workers import _signals_held
 worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(30,), daemon=True)
 with _signals_held():
     worker.start()

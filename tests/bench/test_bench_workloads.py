@@ -10,17 +10,11 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from bench.errors import BenchConfigError, WorkloadFileError
-from bench.workloads import (
-    PROFILES,
-    LengthDistribution,
-    RequestFactory,
-    WorkloadSpec,
-    get_profile,
-    load_sharegpt,
-    load_tokenizer,
-    parse_length,
-)
+from infermeter.bench.errors import BenchConfigError, WorkloadFileError
+from infermeter.bench.workloads.dataset import load_sharegpt, load_tokenizer
+from infermeter.bench.workloads.lengths import LengthDistribution, parse_length
+from infermeter.bench.workloads.profiles import PROFILES, get_profile
+from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 
 
 @pytest.fixture(scope="module")
@@ -226,8 +220,8 @@ def test_load_sharegpt_rejects_file_without_conversations(tmp_path: Path) -> Non
     ],
 )
 def test_length_syntax_is_one_for_run_and_import(spec: str, stated: dict[str, object]) -> None:
-    from bench.importers.common import parse_length as import_length
-    from bench.workloads import length_data
+    from infermeter.bench.importers.common import parse_length as import_length
+    from infermeter.bench.workloads.lengths import length_data
 
     assert import_length(spec, "--input-len") == stated
     assert length_data(parse_length(spec)) == stated
@@ -235,8 +229,8 @@ def test_length_syntax_is_one_for_run_and_import(spec: str, stated: dict[str, ob
 
 @pytest.mark.parametrize("spec", ["zero", "uniform:5:1", "fixed:0", "normal:5", "beta:1:2", "1.5"])
 def test_length_errors_are_one_for_run_and_import(spec: str) -> None:
-    from bench.importers.common import ResultImportError
-    from bench.importers.common import parse_length as import_length
+    from infermeter.bench.importers.common import ResultImportError
+    from infermeter.bench.importers.common import parse_length as import_length
 
     with pytest.raises(BenchConfigError) as run_error:
         parse_length(spec, "--output-len")
@@ -247,7 +241,7 @@ def test_length_errors_are_one_for_run_and_import(spec: str) -> None:
 
 
 def test_length_dataset_is_for_import_and_said_so_by_run() -> None:
-    from bench.importers.common import parse_length as import_length
+    from infermeter.bench.importers.common import parse_length as import_length
 
     assert import_length("dataset", "--input-len") == {"kind": "dataset"}
     assert import_length("dataset:4096", "--input-len") == {"kind": "dataset", "max": 4096}

@@ -15,9 +15,10 @@ import pytest
 from bench_helpers import prompt_requests, send_all
 from fake_openai_server import FakeOpenAIServer
 
-from bench import transport
-from bench.client import ErrorKind, RequestRecord, StreamingClient
-from bench.stream import Api, StreamParser, parse_stream
+from infermeter.bench.client import transport
+from infermeter.bench.client.client import StreamingClient
+from infermeter.bench.client.request_record import RequestRecord
+from infermeter.bench.client.stream import Api, ErrorKind, StreamParser, parse_stream
 
 
 def _events(texts: list[str], *, chat: bool = False, spaced: bool = False) -> bytes:

@@ -25,7 +25,7 @@ from ray_cluster import RayFleet
 from render_checks import KUBERNETES_VERSION, actionlint, lws_validator
 from wheel_install import Installed
 
-from registry.models import Result
+from infermeter.registry.models import Result
 
 pytestmark = pytest.mark.slow
 
@@ -44,14 +44,14 @@ MULTI_NODE_RUN = {
 # option it does not know, or a value it refuses, ends this in a click usage error.
 PARSE_WITH_THE_WHEEL = """
 import json, shlex, sys
-import bench
-from bench.commands.bench import run_command
+import infermeter.bench
+from infermeter.bench.cli.bench_run import run_command
 parsed = []
 for entry in json.load(sys.stdin)["include"]:
     words = shlex.split(entry["command"])
     assert words[:3] == ["infermeter", "bench", "run"], words
     parsed.append(dict(run_command.make_context("run", words[3:]).params))
-print(json.dumps({"bench": bench.__file__, "params": parsed}, default=str))
+print(json.dumps({"bench": infermeter.bench.__file__, "params": parsed}, default=str))
 """
 
 

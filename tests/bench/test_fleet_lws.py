@@ -21,12 +21,13 @@ import yaml
 from click.testing import CliRunner
 from render_checks import KUBERNETES_VERSION, lws_validator
 
-from bench.cli import main
-from bench.commands.bench import run_command
-from bench.fleet import FleetError
-from bench.fleet.kubernetes import JobsConfig, job_documents, job_name
-from bench.fleet.lws import NAME_MAX_LENGTH, lws_name, node_split
-from bench.fleet.matrix import load_matrix
+from infermeter.bench.cli.bench_run import run_command
+from infermeter.bench.cli.main import main
+from infermeter.bench.fleet import FleetError
+from infermeter.bench.fleet.kubernetes import job_documents, job_name
+from infermeter.bench.fleet.lws import NAME_MAX_LENGTH, lws_name, node_split
+from infermeter.bench.fleet.matrix import load_matrix
+from infermeter.bench.fleet.pods import JobsConfig
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 MODEL = "meta-llama/Llama-3.1-405B-Instruct"
@@ -173,8 +174,9 @@ def test_lws_leader_serves_over_ray_and_the_workers_join(tmp_path: Path) -> None
 
 
 def test_lws_result_records_the_nodes_and_gpus_per_node(tmp_path: Path) -> None:
-    from bench.plan import RunOptions, session_config
-    from bench.session import plan_deployment
+    from infermeter.bench.plan.options import RunOptions
+    from infermeter.bench.result.deployment_plan import plan_deployment
+    from infermeter.bench.session.builder import session_config
 
     (document, _) = _sets(tmp_path)
     bench = document["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]

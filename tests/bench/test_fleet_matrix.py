@@ -10,10 +10,11 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from bench.cli import main
-from bench.commands.bench import run_command
-from bench.fleet.matrix import load_matrix
-from bench.plan import PlanError, RunOptions, load_plan
+from infermeter.bench.cli.bench_run import run_command
+from infermeter.bench.cli.main import main
+from infermeter.bench.fleet.matrix import load_matrix
+from infermeter.bench.plan.file import PlanError, load_plan
+from infermeter.bench.plan.options import RunOptions
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 

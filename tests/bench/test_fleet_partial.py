@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
-from bench.fleet.matrix import load_matrix
-from bench.fleet.ray_runner import FleetConfig, _Driver
-from registry.validate import validate_paths
+from infermeter.bench.fleet.matrix import load_matrix
+from infermeter.bench.fleet.ray_runner import FleetConfig, _Driver
+from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,7 +84,7 @@ def test_registry_validate_of_fleet_results_skips_and_names_the_partial_attempts
 ) -> None:
     from click.testing import CliRunner
 
-    from bench.cli import main
+    from infermeter.bench.cli.main import main
 
     results = tmp_path / "fleet-results"
     (results / "partial").mkdir(parents=True)

@@ -30,9 +30,9 @@ import yaml
 from click.testing import CliRunner
 from ray_cluster import RayFleet, RayNode
 
-from bench.cli import main
-from registry.models import Result as RegistryResult
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.validate import validate_paths
 
 pytestmark = pytest.mark.slow
 
@@ -88,7 +88,7 @@ class _Fleet:
 
     def __init__(self, plan: Path, address: str, results: Path) -> None:
         command = [
-            sys.executable, "-c", "from bench.cli import main; main()",
+            sys.executable, "-c", "from infermeter.bench.cli.main import main; main()",
             "bench", "fleet", str(plan), "--ray", address, "--results-dir", str(results),
             "--json",
         ]  # fmt: skip
@@ -130,7 +130,7 @@ class _Fleet:
 
 def _bench_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
+        sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench", "run",
         "--model", MODEL, "--vllm-executable", str(_launcher(folder)), "--load-format", "dummy",
         "--max-model-len", "4096", "--gpu", "l40s", "--concurrency", "1",
         "--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8",
@@ -202,8 +202,9 @@ def test_bench_run_ray_cluster_without_the_gpus_exits_2_before_launching(
 def _leader_wait(tmp_path: Path, pipeline: int) -> tuple[int, list[str]]:
     """A LeaderWorkerSet's size and its leader's wait for the group, rendered for a run of
     tensor parallel 2 × `pipeline` on nodes of 2 GPUs (`bench.fleet.lws`)."""
-    from bench.fleet.kubernetes import JobsConfig, job_documents
-    from bench.fleet.matrix import load_matrix
+    from infermeter.bench.fleet.kubernetes import job_documents
+    from infermeter.bench.fleet.matrix import load_matrix
+    from infermeter.bench.fleet.pods import JobsConfig
 
     plan = tmp_path / f"lws-{pipeline}.yaml"
     run = {"model": MODEL, "tensor-parallel-size": 2, "pipeline-parallel-size": pipeline,
@@ -581,8 +582,8 @@ def test_fleet_entry_on_a_real_gpu_node_gets_that_gpu_and_its_telemetry(tmp_path
     that GPU through NVML. vLLM is the STAND-IN (this checks Ray's GPU, not vLLM's)."""
     from ray_cluster import LocalRayCluster
 
-    from bench.host import catalog_gpu_id
-    from bench.nvml import open_gpus
+    from infermeter.bench.telemetry.host import catalog_gpu_id
+    from infermeter.bench.telemetry.nvml import open_gpus
 
     gpus, reason = open_gpus(1)
     if gpus is None:

@@ -13,10 +13,10 @@ import yaml
 from click.testing import CliRunner, Result
 from render_checks import KUBERNETES_VERSION, actionlint
 
-from bench.cli import main
-from bench.commands.bench import run_command
-from bench.fleet.kubernetes import job_name
-from bench.fleet.matrix import load_matrix
+from infermeter.bench.cli.bench_run import run_command
+from infermeter.bench.cli.main import main
+from infermeter.bench.fleet.kubernetes import job_name
+from infermeter.bench.fleet.matrix import load_matrix
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 
@@ -272,8 +272,9 @@ def test_render_fleet_example_for_both_engines(
 
 
 def test_render_kubernetes_result_gets_the_sidecars_serving_settings(tmp_path: Path) -> None:
-    from bench.plan import RunOptions, session_config
-    from bench.session import plan_deployment
+    from infermeter.bench.plan.options import RunOptions
+    from infermeter.bench.result.deployment_plan import plan_deployment
+    from infermeter.bench.session.builder import session_config
 
     (job, *_) = _jobs(tmp_path)
     script = job["spec"]["template"]["spec"]["containers"][0]["command"][2]

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.fleet.matrix import load_matrix
-from bench.fleet.ray_task import run_entry
-from registry.models import Result as RegistryResult
+from infermeter.bench.fleet.matrix import load_matrix
+from infermeter.bench.fleet.ray_task import run_entry
+from infermeter.registry.models import Result as RegistryResult
 
 pytestmark = pytest.mark.slow
 

@@ -4,8 +4,8 @@ checked once by the model, every error naming the option as the command line spe
 import pytest
 from click.testing import CliRunner
 
-from bench.commands.bench_results import import_command
-from bench.importers.common import ImportFacts
+from infermeter.bench.cli.bench_results import import_command
+from infermeter.bench.importers.common import ImportFacts
 
 COMMAND_ONLY = {"files", "file_format", "output", "as_json"}
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from bench.importers import (
+from infermeter.bench.cli.main import main
+from infermeter.bench.importers import (
     VLLM_TOOL,
     ImportConfig,
     ImportFacts,
@@ -21,8 +21,8 @@ from bench.importers import (
     import_vllm_bench_serve,
     read_vllm_objects,
 )
-from registry.index import read_valid_result
-from registry.store import content_id, result_path
+from infermeter.registry.result_reader import read_valid_result
+from infermeter.registry.store import content_id, result_path
 
 DATA = Path(__file__).parent.parent / "data/importers"
 CONCURRENCY = DATA / "vllm-serve-concurrency16.json"

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from bench.cli import main
-from bench.importers import (
+from infermeter.bench.cli.main import main
+from infermeter.bench.importers import (
     AIPERF_TOOL,
     GUIDELLM_TOOL,
     ImportFacts,
@@ -26,10 +26,10 @@ from bench.importers import (
     import_files,
     import_guidellm,
 )
-from registry.models import Result
-from registry.schemas import load_schema
-from registry.store import dumps_result, write_result
-from registry.validate import validate_paths
+from infermeter.registry.models import Result
+from infermeter.registry.schemas import load_schema
+from infermeter.registry.store import dumps_result, write_result
+from infermeter.registry.validate import validate_paths
 
 DATA = Path(__file__).parent.parent / "data/importers"
 SWEEP = DATA / "guidellm-sweep-poisson.json"

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from bench.importers import (
+from infermeter.bench.cli.main import main
+from infermeter.bench.importers import (
     ImportFacts,
     MissingFactError,
     ResultImportError,
     detect_format,
     import_files,
 )
-from registry.index import read_valid_result
+from infermeter.registry.result_reader import read_valid_result
 
 REAL = Path(__file__).parent.parent / "data/importers/real"
 VLLM_QPS4 = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps4.json"

@@ -18,13 +18,13 @@ import pytest
 from click.testing import CliRunner
 from test_importers_guidellm_aiperf import _mutations
 
-from bench.cli import main
-from bench.importers import ImportFacts, ResultImportError, import_files
-from bench.run_config import RunConfig
-from bench.trace_plan import trace_setup
-from bench.workload_identity import workload_data
-from registry.models.identity import Workload
-from registry.workloads import workload_key
+from infermeter.bench.cli.main import main
+from infermeter.bench.importers import ImportFacts, ResultImportError, import_files
+from infermeter.bench.run.config import RunConfig
+from infermeter.bench.workloads.identity import workload_data
+from infermeter.bench.workloads.trace_plan import trace_setup
+from infermeter.registry.models.identity import Workload
+from infermeter.registry.workloads import workload_key
 
 HERE = Path(__file__).resolve().parent
 REAL = HERE.parent / "data" / "importers" / "real"

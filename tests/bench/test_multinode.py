@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from bench.errors import BenchConfigError
-from bench.multinode import NodeSplit, split_over_nodes
-from bench.plan import RunOptions, session_config
-from bench.server import ServerConfig, server_command
+from infermeter.bench.cli.main import main
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.launch.multinode import NodeSplit, split_over_nodes
+from infermeter.bench.launch.server import ServerConfig, server_command
+from infermeter.bench.plan.options import RunOptions
+from infermeter.bench.session.builder import session_config
 
 ADDRESS = "10.0.0.1:6379"
 

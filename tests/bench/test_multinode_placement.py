@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bench.errors import EndpointError
-from bench.multinode import NodeSplit, Placement, _kind_nodes, placement_split
+from infermeter.bench.errors import EndpointError
+from infermeter.bench.launch.multinode import NodeSplit, Placement, _kind_nodes, placement_split
 
 H100, L40S_A, L40S_B = "a" * 56, "b" * 56, "c" * 56
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.deployment_plan import other_options
+from infermeter.bench.result.deployment_plan import other_options
 
 
 @pytest.mark.parametrize(

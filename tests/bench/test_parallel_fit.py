@@ -1,4 +1,4 @@
-"""`bench.parallel_fit`: a tensor or pipeline parallel size the model cannot take is refused
+"""`bench.launch.parallel_fit`: a tensor or pipeline parallel size the model cannot take is refused
 before vLLM is launched, where the model's architecture is known (catalog or config.json)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import BenchConfigError
-from bench.fleet.matrix import load_matrix
-from bench.parallel_fit import check_parallel_fit
-from bench.plan import PlanError
-from bench.run_options import RunOptions
-from registry.catalog import load_models
+from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.fleet.matrix import load_matrix
+from infermeter.bench.launch.parallel_fit import check_parallel_fit
+from infermeter.bench.plan.file import PlanError
+from infermeter.bench.plan.options import RunOptions
+from infermeter.registry.catalog import load_models
 
 LLAMA_1B = "meta-llama/Llama-3.2-1B-Instruct"  # the catalog's: 32 heads, 8 KV heads, 16 layers
 
@@ -109,7 +109,7 @@ def test_bench_run_refuses_before_launching_anything(tmp_path: Path) -> None:
     never.write_text("#!/bin/sh\ntouch launched\n")
     never.chmod(0o755)
     run = subprocess.run(
-        [sys.executable, "-c", "from bench.cli import main; main()", "bench", "run",
+        [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench", "run",
          "--model", LLAMA_1B, "--gpu", "h100-sxm", "--tensor-parallel-size", "3",
          "--vllm-executable", str(never), "--output", str(tmp_path / "r.json")],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
@@ -136,7 +136,7 @@ def test_bench_run_refuses_before_launching_anything(tmp_path: Path) -> None:
 def test_bench_run_takes_vllms_short_tp_and_pp(tmp_path: Path, args: list[str], line: str) -> None:
     from click.testing import CliRunner
 
-    from bench.cli import main
+    from infermeter.bench.cli.main import main
 
     run = CliRunner().invoke(
         main, ["bench", "run", "--model", LLAMA_1B, "--gpu", "h100-sxm", *args,

@@ -1,11 +1,11 @@
-"""`bench.plan_report`: what a plan's runs came to, without click or a server."""
+"""`bench.plan.report`: what a plan's runs came to, without click or a server."""
 
 from pathlib import Path
 
-from bench.interrupts import INTERRUPTED, TERMINATED
-from bench.plan_report import PlanReport, stops_plan
-from bench.run_config import RunResult
-from bench.session_config import SessionOutcome
+from infermeter.bench.plan.report import PlanReport, stops_plan
+from infermeter.bench.run.config import RunResult
+from infermeter.bench.session.config import SessionOutcome
+from infermeter.bench.session.interrupts import INTERRUPTED, TERMINATED
 
 
 def _run(stop_reason: str | None = None) -> RunResult:

@@ -21,7 +21,7 @@ import pytest
 from real_vllm import TinyModel, child_env, new_marker, no_process_left, require_vllm_cpu
 from test_real_vllm_launch import launch_command
 
-from registry.models import Result
+from infermeter.registry.models import Result
 
 pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
 

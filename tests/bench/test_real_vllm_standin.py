@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from real_vllm import RealVllm, free_port, get
 
-from bench.engine_metrics import (
+from infermeter.bench.launch.vllm_log import parse_startup_log
+from infermeter.bench.telemetry.engine_metrics import (
     CACHE_CONFIG,
     KV_USAGE,
     PREEMPTIONS,
@@ -35,7 +36,6 @@ from bench.engine_metrics import (
     parse_prometheus,
     series_labels,
 )
-from bench.vllm_log import parse_startup_log
 
 pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
 

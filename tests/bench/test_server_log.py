@@ -1,6 +1,6 @@
 """The vLLM log kept beside a result holds no secret: `registry.secrets.redact_text` and
 `LogRedactor` on a real log with planted secrets (tests/data/vllm_server_log_secrets.yaml),
-and `bench.server_log.RedactedLog` copying a real child process's output."""
+and `bench.launch.server_log.RedactedLog` copying a real child process's output."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from bench.server_log import RedactedLog
-from bench.vllm_log import parse_startup_log
-from registry.secrets import REDACTED, LogRedactor, find_secret, redact_text
+from infermeter.bench.launch.server_log import RedactedLog
+from infermeter.bench.launch.vllm_log import parse_startup_log
+from infermeter.registry.secrets import REDACTED, LogRedactor, find_secret, redact_text
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LOG = yaml.safe_load((DATA / "vllm_server_log_secrets.yaml").read_text())

@@ -1,20 +1,20 @@
 """A live run and every importer fill the result's serving settings from the registry's own
-model: a field added to `ServingSettings` must be added to `bench.deployment.Deployment` and
+model: a field added to `ServingSettings` must be added to `bench.result.deployment.Deployment` and
 `bench.importers.common.ImportFacts`, or be named as one they never state. Matching by name
 once dropped a new field silently, or (a live run) failed every result. Both make their
-identity from a `Deployment` (`bench.deployment.identity_data`)."""
+identity from a `Deployment` (`bench.result.deployment.identity_data`)."""
 
 import dataclasses
 
 import pytest
 
-from bench.deployment import SERVING_NOT_STATED, Deployment
-from bench.importers.common import (
+from infermeter.bench.importers.common import (
     IMPORT_SERVING_NOT_STATED,
     IMPORTED_DEPLOYMENT_FIELDS,
     ImportFacts,
 )
-from registry.models import ServingSettings
+from infermeter.bench.result.deployment import SERVING_NOT_STATED, Deployment
+from infermeter.registry.models import ServingSettings
 
 
 def _field_names(source: type) -> set[str]:

@@ -1,4 +1,4 @@
-"""vLLM's startup log read by `bench.vllm_log`, on logs users posted: every case of
+"""vLLM's startup log read by `bench.launch.vllm_log`, on logs users posted: every case of
 tests/data/vllm_startup_logs.yaml (figures) and tests/data/vllm_startup_failures.yaml (causes)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bench.vllm_log import diagnose_startup_failure, parse_startup_log
+from infermeter.bench.launch.vllm_log import diagnose_startup_failure, parse_startup_log
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 # Cases whose source states the figures in its own summary (excerpt_format: summary) have no log

@@ -16,7 +16,7 @@ from types import FrameType
 
 from click.testing import CliRunner, Result
 
-from bench.cli import main
+from infermeter.bench.cli.main import main
 
 OUTCOMES: Counter[str] = Counter()
 SUITES: Counter[str] = Counter()
@@ -52,7 +52,7 @@ def check_no_secret(suite: str, where: str, text: str | bytes) -> None:
 
 def check_gate_accepts(suite: str, paths: list[Path]) -> None:
     """Every result file a case wrote passes `registry validate` (count each one)."""
-    from registry.validate import validate_paths
+    from infermeter.registry.validate import validate_paths
 
     for path in paths:
         report = validate_paths([path])

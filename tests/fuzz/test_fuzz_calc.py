@@ -14,9 +14,9 @@ from fuzz_helpers import check_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calculators.arch import parse_config
-from calculators.errors import ConfigError
-from registry.catalog import load_models
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+from infermeter.registry.catalog import load_models
 
 LLAMA = "llama-3.1-8b-instruct"
 VRAM = ["calc", "vram", "--model", LLAMA, "--gpu", "h100-sxm"]

@@ -19,8 +19,8 @@ from fuzz_helpers import FAILURES, count
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 
-from registry.models import Result
-from registry.validate import check_result
+from infermeter.registry.models import Result
+from infermeter.registry.validate import check_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 SUITE = "disks"
@@ -32,7 +32,7 @@ def _limited(limit_bytes: int) -> None:
 
 def _infermeter(args: list[str], cwd: Path, limit_bytes: int) -> subprocess.CompletedProcess[str]:
     completed = subprocess.run(
-        [sys.executable, "-c", "from bench.cli import main; main()", *args],
+        [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", *args],
         cwd=cwd, capture_output=True, text=True, timeout=180,
         preexec_fn=lambda: _limited(limit_bytes),
         # No bytecode written: a .pyc cut at the limit would break every later import.

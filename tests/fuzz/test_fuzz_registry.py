@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from fuzz_helpers import check_cli, count
 
-from registry.index import result_files, write_index
-from registry.models import Result
-from registry.secrets import REDACTED, find_secret, redact, redact_text
-from registry.store import content_id, dumps_result, write_result
-from registry.submit import SubmitConfig, submit
+from infermeter.registry.index import write_index
+from infermeter.registry.models import Result
+from infermeter.registry.result_reader import result_files
+from infermeter.registry.secrets import REDACTED, find_secret, redact, redact_text
+from infermeter.registry.store import content_id, dumps_result, write_result
+from infermeter.registry.submit import SubmitConfig, submit
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "valid" / "results"
 MEASURED = EXAMPLES / "measured-two-points.json"

@@ -24,8 +24,8 @@ from fuzz_helpers import PLANTED, check_cli, check_gate_accepts, check_no_secret
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 
-from registry.models import Result
-from registry.store import content_id, dumps_result
+from infermeter.registry.models import Result
+from infermeter.registry.store import content_id, dumps_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 SUITE = "secrets"

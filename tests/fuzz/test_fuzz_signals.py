@@ -1,4 +1,4 @@
-"""Signals at any moment of the `infermeter` console script (`bench.console`), as a real
+"""Signals at any moment of the `infermeter` console script (`bench.cli.console`), as a real
 process: during its imports (Ctrl-C in the first fraction of a second printed a
 KeyboardInterrupt traceback), and several in a row during a run (the exit status was -2 or -15
 although the result was written; it must be 1, with the "incomplete" line).
@@ -19,10 +19,10 @@ from fuzz_helpers import FAILURES, count
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_helpers import server_process
 
-from registry.models import Result
+from infermeter.registry.models import Result
 
 SUITE = "signals"
-CONSOLE = [sys.executable, "-c", "from bench.console import main; main()"]
+CONSOLE = [sys.executable, "-c", "from infermeter.bench.cli.console import main; main()"]
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 
 
@@ -39,7 +39,7 @@ def _ended(process: subprocess.Popen[str], what: str) -> str:
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
 def test_fuzz_signals_during_the_imports_end_quietly(number: signal.Signals) -> None:
-    # -X importtime names each module as its import ends: click's line means bench.console's
+    # -X importtime names each module as its import ends: click's line means bench.cli.console's
     # handlers are in place and the CLI's own imports are under way.
     process = subprocess.Popen(
         [sys.executable, "-X", "importtime", *CONSOLE[1:], "calc", "vram", "--model",

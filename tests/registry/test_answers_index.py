@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from calculators.accepted import Slo, accept, own_slo, static_batch_tokens_per_s
-from calculators.answer import Question, answer, cheapest_price
-from registry.answers import (
+from infermeter.calculators.accepted import Slo, accept, own_slo, static_batch_tokens_per_s
+from infermeter.calculators.answer import Question, answer, cheapest_price
+from infermeter.registry.answers import (
     Evidence,
     answers_json,
     every_estimate,
@@ -19,7 +19,8 @@ from registry.answers import (
     roofline_estimator,
     site_answers,
 )
-from registry.index import IndexRow, build_index
+from infermeter.registry.index import build_index
+from infermeter.registry.index_row import IndexRow
 from tests.cli_helpers import invoke, json_output
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,8 +1,8 @@
 """registry.builder: a live run and every importer make their result through the one builder,
 validated in memory (nothing written to disk).
 
-The live run is `bench.result.build_result` on a measured point's summary (real request records
-summarised by bench.metrics); the import is vLLM's own `--save-result` file excerpt in
+The live run is `bench.result.assemble.build_result` on a measured point's summary (real request
+records summarised by bench.run.metrics); the import is vLLM's own `--save-result` file excerpt in
 tests/data/importers/.
 """
 
@@ -21,18 +21,20 @@ from typing import Any
 
 import pytest
 
-import registry.builder
-from bench.client import RequestRecord
-from bench.host import host_info
-from bench.importers import ImportFacts, import_vllm_bench_serve
-from bench.metrics import summarize_point
-from bench.model_entry import proposed_entry
-from bench.result import Deployment, Provenance, ResultError, build_result, validate_result
-from bench.runner import RunConfig, RunResult
-from bench.workloads import parse_length
-from registry.builder import ResultBuildError
-from registry.models import Result
-from registry.store import content_id
+from infermeter.bench.client.request_record import RequestRecord
+from infermeter.bench.importers import ImportFacts, import_vllm_bench_serve
+from infermeter.bench.result.assemble import ResultError, build_result, validate_result
+from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.result.model_entry import proposed_entry
+from infermeter.bench.result.provenance import Provenance
+from infermeter.bench.run.config import RunConfig, RunResult
+from infermeter.bench.run.metrics import summarize_point
+from infermeter.bench.telemetry.host import host_info
+from infermeter.bench.workloads.lengths import parse_length
+from infermeter.registry import builder, store
+from infermeter.registry.builder import ResultBuildError
+from infermeter.registry.models import Result
+from infermeter.registry.store import content_id
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -127,7 +129,7 @@ def test_live_run_and_importer_make_their_result_through_the_one_builder(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     built: list[str] = []
-    real = registry.builder.with_content_id
+    real = store.with_content_id
 
     def recording(result: Result) -> Result:
         made = real(result)
@@ -135,7 +137,7 @@ def test_live_run_and_importer_make_their_result_through_the_one_builder(
         return made
 
     # The builder's last step: every result it makes passes here, however callers import it.
-    monkeypatch.setattr(registry.builder, "with_content_id", recording)
+    monkeypatch.setattr(builder, "with_content_id", recording)
     live = _live_result()
     imported = import_vllm_bench_serve(
         [DATA / "importers" / "vllm-serve-concurrency16.json"], IMPORT_FACTS
@@ -149,13 +151,13 @@ def test_builder_sets_version_and_id_and_names_every_failing_field() -> None:
     data = json.loads(_live_result().model_dump_json(exclude_none=True))
     data["id"] = "ffffffffffff"  # replaced by the content id, whatever is given
     data["schema_version"] = "0.0"
-    again = registry.builder.build_result(data)
+    again = builder.build_result(data)
     assert again.id == content_id(again) != "ffffffffffff"
     assert again == _live_result()
     data["points"][0]["ttft_ms"]["n"] = -1
     data["identity"]["gpu"]["count"] = 0
     with pytest.raises(ResultBuildError) as caught:
-        registry.builder.build_result(data, "a file")
+        builder.build_result(data, "a file")
     paths = [problem.path for problem in caught.value.problems]
     assert paths == ["identity.gpu.count", "points[0].ttft_ms.n"]
     assert caught.value.first_line().endswith("(and 1 more)")

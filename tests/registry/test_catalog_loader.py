@@ -4,8 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from registry.catalog import CATALOGS_DIR, load_gpus, load_models, load_prices, read_catalog_data
-from registry.errors import InvalidFileError
+from infermeter.registry.catalog import (
+    CATALOGS_DIR,
+    load_gpus,
+    load_models,
+    load_prices,
+    read_catalog_data,
+)
+from infermeter.registry.errors import InvalidFileError
 
 GPU_ENTRY = """
   - id: {id}

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from bench.cli import main
-from registry.index import build_index_counted
-from registry.models import Result
-from registry.store import content_id, read_result, result_path, write_result
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.index import build_index_counted
+from infermeter.registry.models import Result
+from infermeter.registry.store import content_id, read_result, result_path, write_result
+from infermeter.registry.validate import validate_paths
 
 EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
 MEASURED = EXAMPLES / "measured-two-points.json"  # h100-sxm × 1, two closed-loop points

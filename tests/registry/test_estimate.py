@@ -4,10 +4,10 @@ against the bound worked out by hand; never at a flagged price."""
 
 import pytest
 
-from registry.catalog import load_gpus, load_models, load_prices
-from registry.estimate import Estimates, cost_estimates, typical_tokens, workload_tokens
-from registry.lookup import cheapest_prices
-from registry.models.identity import Workload
+from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.estimate import Estimates, cost_estimates, typical_tokens, workload_tokens
+from infermeter.registry.lookup import cheapest_prices
+from infermeter.registry.models.identity import Workload
 
 # Llama 3.1 8B (hidden 4096, 32 layers, 8 KV heads of 128, MLP 14336, vocabulary 128256, lm_head
 # untied): the parameters one decode token passes through, the embedding row left out.

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import registry.harvest
-from registry.catalog import CATALOGS_DIR, gpu_named, load_gpus
-from registry.errors import InvalidFileError
-from registry.harvest import skypilot, trtllm_names
+from infermeter.registry import harvest
+from infermeter.registry.catalog import CATALOGS_DIR, gpu_named, load_gpus
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.harvest import skypilot, trtllm_names
 
 GPUS = load_gpus()
 
@@ -20,7 +20,7 @@ def _read_by_a_harvester() -> set[str]:
     """Each harvester module's `GPU_NAMES` (found, not listed here), and SkyPilot's clouds."""
     modules = [
         importlib.import_module(f"registry.harvest.{module.name}")
-        for module in pkgutil.iter_modules(registry.harvest.__path__)
+        for module in pkgutil.iter_modules(harvest.__path__)
     ]
     named = {module.GPU_NAMES for module in modules if hasattr(module, "GPU_NAMES")}
     return named | {skypilot.gpu_names_source(cloud) for cloud in skypilot.OFFERINGS}

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.harvest.amd import parse_tables
-from registry.harvest.errors import HarvestError
-from registry.harvest.run import HarvestOptions, harvest_amd
-from registry.index import index_rows
-from registry.models import Result
-from registry.store import read_result
+from infermeter.bench.cli.main import main
+from infermeter.registry.harvest.amd import parse_tables
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.run import HarvestOptions, harvest_amd
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests/data/harvest/amd"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.changeset import ChangeSet
-from registry.store import write_text_atomic
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.changeset import ChangeSet
+from infermeter.registry.store import write_text_atomic
+from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"

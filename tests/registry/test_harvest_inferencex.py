@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.harvest.errors import HarvestError
-from registry.harvest.run import HarvestOptions, harvest_inferencex
-from registry.models import Result
-from registry.store import read_result
+from infermeter.bench.cli.main import main
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.run import HarvestOptions, harvest_inferencex
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DUMP = REPOSITORY_ROOT / "tests/data/harvest/inferencex-dump"

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.corrections import load_corrections
-from registry.harvest.errors import HarvestError
-from registry.harvest.mlperf import parse_engine, parse_log_summary
-from registry.harvest.run import HarvestOptions, harvest_mlperf
-from registry.store import read_result
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.corrections import load_corrections
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.mlperf_log import parse_log_summary
+from infermeter.registry.harvest.mlperf_names import parse_engine
+from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.store import read_result
+from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests" / "data" / "harvest"

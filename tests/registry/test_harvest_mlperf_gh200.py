@@ -10,9 +10,9 @@ rows stay skipped: their LoadGen logs infer tokens/s from samples/s.
 import shutil
 from pathlib import Path
 
-from registry.catalog import load_gpus
-from registry.harvest.run import HarvestOptions, harvest_mlperf
-from registry.store import read_result
+from infermeter.registry.catalog import load_gpus
+from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-gh200-96gb"

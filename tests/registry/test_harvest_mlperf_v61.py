@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from registry.harvest.run import HarvestOptions, harvest_mlperf
-from registry.models import Result
-from registry.store import read_result
+from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1"

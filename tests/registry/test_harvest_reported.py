@@ -4,15 +4,15 @@ valid result is skipped with the field and the reason, never a traceback."""
 import pytest
 from pydantic import ValidationError
 
-from registry.harvest.errors import RowSkipped
-from registry.harvest.reported import (
+from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.reported import (
     fixed_lengths,
     harvest_row,
     offline_point,
     replaced,
     reported_result,
 )
-from registry.models import Identity, Load, ReportedSource, Result
+from infermeter.registry.models import Identity, Load, ReportedSource, Result
 
 IDENTITY = Identity.model_validate(
     {

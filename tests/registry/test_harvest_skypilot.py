@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.catalog import gpu_named, load_catalog, load_gpus, load_prices
-from registry.harvest.errors import HarvestError
-from registry.harvest.run import HarvestOptions
-from registry.harvest.skypilot import PRICE_FILE, gpu_names_source, harvest_skypilot
-from registry.harvest.skypilot_excerpt import read_excerpt
-from registry.models import PriceCatalog
+from infermeter.bench.cli.main import main
+from infermeter.registry.catalog import gpu_named, load_catalog, load_gpus, load_prices
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.run import HarvestOptions
+from infermeter.registry.harvest.skypilot import PRICE_FILE, gpu_names_source, harvest_skypilot
+from infermeter.registry.harvest.skypilot_excerpt import read_excerpt
+from infermeter.registry.models import PriceCatalog
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests/data/harvest/skypilot"

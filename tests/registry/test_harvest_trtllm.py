@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.corrections import load_corrections
-from registry.harvest.errors import HarvestError
-from registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
-from registry.harvest.trtllm import parse_tables
-from registry.harvest.trtllm_legacy import parse_table as parse_legacy_table
-from registry.migrate import migrate_paths
-from registry.models import Result
-from registry.store import read_result
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.corrections import load_corrections
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
+from infermeter.registry.harvest.trtllm import parse_tables
+from infermeter.registry.harvest.trtllm_legacy import parse_table as parse_legacy_table
+from infermeter.registry.migrate import migrate_paths
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
+from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-03e27c7d.md"

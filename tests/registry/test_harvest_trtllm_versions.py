@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from registry.corrections import load_corrections
-from registry.harvest.errors import HarvestError
-from registry.harvest.outcome import HarvestReport
-from registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
-from registry.harvest.trtllm import parse_tables
-from registry.models import Result
-from registry.store import read_result
-from registry.workloads import scenario
+from infermeter.registry.corrections import load_corrections
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
+from infermeter.registry.harvest.trtllm import parse_tables
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
+from infermeter.registry.workloads import scenario
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 PAGES = REPOSITORY_ROOT / "tests/data/harvest/trtllm"

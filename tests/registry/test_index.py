@@ -11,17 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.errors import InvalidFileError
-from registry.index import (
-    COLUMNS,
-    IndexRow,
-    build_index,
-    render_csv,
-    with_replicate_spread,
-    write_index,
-)
-from registry.store import read_result, result_path
+from infermeter.bench.cli.main import main
+from infermeter.registry.across_rows import with_replicate_spread
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.index import build_index, render_csv, write_index
+from infermeter.registry.index_row import COLUMNS, IndexRow
+from infermeter.registry.store import read_result, result_path
 
 EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
 MEASURED = EXAMPLES / "measured-two-points.json"  # h100-sxm × 1, two closed-loop points
@@ -272,7 +267,8 @@ def test_cli_registry_index_invalid_file_exits_1_without_traceback(tmp_path: Pat
 
 
 def test_index_replicates_share_a_key_and_show_the_spread() -> None:
-    from registry.index import IndexRow, with_replicate_spread
+    from infermeter.registry.across_rows import with_replicate_spread
+    from infermeter.registry.index_row import IndexRow
 
     def row(result_id: str, key: str, tokens_per_s: float | None) -> IndexRow:
         values = dict.fromkeys(COLUMNS)
@@ -341,7 +337,7 @@ def test_index_corrected_result_is_no_replicate() -> None:
 def test_index_csv_cells_that_a_spreadsheet_would_run_are_text() -> None:
     # An engine version '=HYPERLINK(…)' passes validation and reached the CSV downloads as a
     # formula; every CSV we write (index, compare pages, prices) goes through csv_text.
-    from registry.index import csv_text
+    from infermeter.registry.index import csv_text
 
     text = csv_text([['=HYPERLINK("https://x.example")', "+1", "-2", "@SUM(A1)", "\tx", -1.5, 3,
                       None, True, "0.9.1"]])  # fmt: skip

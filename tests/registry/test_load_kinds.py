@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from registry.index import index_rows
-from registry.models import Load, Result
-from registry.store import read_result
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Load, Result
+from infermeter.registry.store import read_result
 
 VALID = Path(__file__).resolve().parents[1] / "examples" / "valid" / "results"
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from bench.cli import main
-from registry.errors import InvalidFileError
-from registry.migrate import migrate_paths, pending_migrations
-from registry.migration import is_older_format, upgrade_result_data
-from registry.models import RESULT_SCHEMA_VERSION
-from registry.store import content_id, dumps_result, read_result, result_path
-from registry.validate import validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.migrate import migrate_paths, pending_migrations
+from infermeter.registry.migration import is_older_format, upgrade_result_data
+from infermeter.registry.models import RESULT_SCHEMA_VERSION
+from infermeter.registry.store import content_id, dumps_result, read_result, result_path
+from infermeter.registry.validate import validate_paths
 
 V1 = Path(__file__).resolve().parents[1] / "data" / "results-v1"
 OFFLINE_V1 = V1 / "2026-11-30-e6f5f462d3f3.json"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from registry.errors import ContentIdError, InvalidFileError
-from registry.models import (
+from infermeter.registry.errors import ContentIdError, InvalidFileError
+from infermeter.registry.models import (
     COMPARABLE_PROPERTIES,
     LOAD_PROPERTIES,
     NOT_COMPARABLE_PROPERTIES,
@@ -24,7 +24,7 @@ from registry.models import (
     comparability_key,
     load_point_key,
 )
-from registry.store import (
+from infermeter.registry.store import (
     content_id,
     dumps_result,
     parse_result,

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry.pareto import front_indices
+from infermeter.registry.pareto import front_indices
 
 
 def _dominated(points: list[tuple[float, float]], i: int) -> bool:

@@ -5,12 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from calculators.arch import parse_config
-from calculators.roofline import output_tokens_per_second_per_gpu_bound
-from registry.catalog import load_gpus, load_models
-from registry.checks.physics import COMPUTE_MARGIN, decode_context_tokens, physics_findings
-from registry.models import Result
-from registry.store import read_result
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.roofline import output_tokens_per_second_per_gpu_bound
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.checks.physics import (
+    COMPUTE_MARGIN,
+    decode_context_tokens,
+    physics_findings,
+)
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 RESULTS = REPOSITORY / "registry/results/h100-sxm/llama-3.1-8b-instruct"

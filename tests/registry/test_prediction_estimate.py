@@ -3,10 +3,10 @@ prediction with its measured error, or the roofline bound where its kind missed 
 
 import pytest
 
-from calculators.perf_labels import error_label, missed_target
-from calculators.predict import Slo
-from registry.catalog import load_gpus, load_models
-from registry.prediction import estimate
+from infermeter.calculators.perf_labels import error_label, missed_target
+from infermeter.calculators.predict import Slo
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.prediction import estimate
 
 GPUS, MODELS = load_gpus(), load_models()
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from registry.catalog import load_prices
-from registry.index import build_index
-from registry.index_row import IndexRow
-from registry.price_goals import GOAL_SHARE, PriceGoals, price_goals
-from registry.prices import usable
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.index import build_index
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.price_goals import GOAL_SHARE, PriceGoals, price_goals
+from infermeter.registry.prices import usable
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 TODAY = dt.date(2026, 12, 1)

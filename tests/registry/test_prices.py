@@ -8,10 +8,16 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from registry.catalog import load_prices
-from registry.lookup import cheapest_prices, load_gpus
-from registry.models import PriceEntry
-from registry.prices import confidence, earliest_day, market_floor, providers, tier_prices
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.lookup import cheapest_prices, load_gpus
+from infermeter.registry.models import PriceEntry
+from infermeter.registry.prices import (
+    confidence,
+    earliest_day,
+    market_floor,
+    providers,
+    tier_prices,
+)
 
 PRICES = list(load_prices().values())
 FLAGGED = [price for price in PRICES if price.caution is not None]

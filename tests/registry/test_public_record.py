@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from registry.index import IndexRow, build_index
+from infermeter.registry.index import build_index
+from infermeter.registry.index_row import IndexRow
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY_ROOT / "site" / "hooks"))
+sys.path.insert(0, str(REPOSITORY_ROOT / "site" / "browser"))
 
 from compare_pages import comparable_groups  # noqa: E402
 
@@ -80,8 +82,8 @@ def test_no_source_cell_is_imported_twice(rows: list[IndexRow]) -> None:
 def test_open_division_evidence_is_a_lane_of_its_own() -> None:
     """The answer's evidence keeps MLPerf's open division apart from the closed (one function
     gives the index and the answer their lane)."""
-    from registry.evidence import result_lane
-    from registry.store import read_result
+    from infermeter.registry.evidence import result_lane
+    from infermeter.registry.store import read_result
 
     lanes = collections.Counter()
     for path in (REPOSITORY_ROOT / "registry/results").rglob("*.json"):

@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from registry.catalog import load_gpus, load_models
-from registry.index import index_rows
-from registry.roofline_share import (
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.roofline_share import (
     MODEL_NOT_IN_CATALOG,
     NO_COMPUTE_RATE,
     RooflineBounds,
     RooflineShare,
     roofline_shares,
 )
-from registry.store import parse_result
+from infermeter.registry.store import parse_result
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "examples/valid/results/measured-two-points.json"
 

@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
-from registry.checks.schema_gate import UnsupportedPatternError, compile_gate, ecma_pattern
-from registry.checks.structure import result_schema_errors, result_validator
-from registry.schemas import load_schema
+from infermeter.registry.checks.schema_gate import (
+    UnsupportedPatternError,
+    compile_gate,
+    ecma_pattern,
+)
+from infermeter.registry.checks.structure import result_schema_errors, result_validator
+from infermeter.registry.schemas import load_schema
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,10 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from bench.cli import main
-from registry.catalog import CATALOGS_DIR, read_catalog_data
-from registry.models import Result
-from registry.schemas import (
+from infermeter.bench.cli.main import main
+from infermeter.registry.catalog import CATALOGS_DIR, read_catalog_data
+from infermeter.registry.models import Result
+from infermeter.registry.schemas import (
     JSON_SCHEMA_DIALECT,
     SCHEMA_MODELS,
     SCHEMAS_DIR,
@@ -21,7 +21,7 @@ from registry.schemas import (
     schema_drift,
     write_schemas,
 )
-from registry.store import canonical_json
+from infermeter.registry.store import canonical_json
 
 VALID_EXAMPLES = Path(__file__).parent.parent / "examples" / "valid"
 # Which schema each folder of valid examples follows.

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.secrets import REDACTED, find_secret, redact
-from registry.shell_words import replace_in_line, words
+from infermeter.registry.secrets import REDACTED, find_secret, redact
+from infermeter.registry.shell_words import replace_in_line, words
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,7 @@ def test_replace_in_line_always_reads_as_the_new_words(
 )
 def test_redact_text_takes_every_item_of_a_credentials_list(line: str) -> None:
     # vLLM logs a key given twice as a list; only the first item was redacted.
-    from registry.secrets import redact_text
+    from infermeter.registry.secrets import redact_text
 
     redacted = redact_text(line)
     assert "first-k3y" not in redacted

@@ -14,9 +14,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bench.cli import main
-from registry.store import read_result, result_path
-from registry.submit import SubmitConfig, SubmitError, branch_name, commit_message, submit
+from infermeter.bench.cli.main import main
+from infermeter.registry.store import read_result, result_path
+from infermeter.registry.submit import (
+    SubmitConfig,
+    SubmitError,
+    branch_name,
+    commit_message,
+    submit,
+)
 
 EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
 MEASURED = EXAMPLES / "measured-two-points.json"
@@ -306,7 +312,7 @@ def test_submit_refuses_every_file_registry_validate_refuses(
     path: Path, checkout: Path, fork: Path, no_gh: None
 ) -> None:
     # Submit runs every check validate runs: physics, catalog ids, counts, not only the model.
-    from registry.validate import validate_paths
+    from infermeter.registry.validate import validate_paths
 
     assert not validate_paths([path], registry_root=checkout).ok
     head = _git(checkout, "rev-parse", "HEAD")

@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.cli import main
-from registry.checks.history import GitError, UnknownRevisionError
-from registry.checks.structure import string_findings
-from registry.corrections import CorrectionEntry
-from registry.models import Result
-from registry.store import content_id, dumps_result, result_path, write_result
-from registry.validate import MAX_FILE_BYTES, ValidationReport, validate_paths
+from infermeter.bench.cli.main import main
+from infermeter.registry.checks.history import GitError, UnknownRevisionError
+from infermeter.registry.checks.structure import string_findings
+from infermeter.registry.corrections import CorrectionEntry
+from infermeter.registry.models import Result
+from infermeter.registry.store import content_id, dumps_result, result_path, write_result
+from infermeter.registry.validate import MAX_FILE_BYTES, ValidationReport, validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = Path(__file__).parent.parent / "examples"

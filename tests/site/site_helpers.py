@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from registry.models import Result
-from registry.store import parse_result, with_content_id, write_result
+from infermeter.registry.models import Result
+from infermeter.registry.store import parse_result, with_content_id, write_result
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,10 +9,12 @@ import sys
 
 from site_helpers import REPO
 
-from calculators.config_reader import KNOWN_MODEL_TYPES
-from registry.plan_accuracy import MAX_SOURCE_SHARE, SPLITS, load_cases, source_shares
+from infermeter.calculators.config_reader import KNOWN_MODEL_TYPES
+from infermeter.registry.plan_accuracy import MAX_SOURCE_SHARE, SPLITS, load_cases, source_shares
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import accuracy_page
 
 CASES = load_cases()

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from site_helpers import PHONE, REPO, assert_side_by_side, in_view, visit
 
-from registry.catalog import load_gpus, load_models
-from registry.index import build_index
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.index import build_index
 
 pytestmark = pytest.mark.browser
 

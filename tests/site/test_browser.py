@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from site_helpers import WatchedPage, watched_page
 
-from bench.cli import main
+from infermeter.bench.cli.main import main
 
 pytestmark = pytest.mark.browser
 
@@ -252,7 +252,7 @@ def test_browser_pasted_config_matches_catalog_model_without_snapshot(
     """Also the worker's fallback: the memory snapshot missing, Python starts from scratch."""
     catalog = Path(__file__).resolve().parents[2] / "registry/catalogs/models.yaml"
     assert catalog.is_file()
-    from registry.catalog import load_models
+    from infermeter.registry.catalog import load_models
 
     page.context.route(
         "**/assets/calculators-snapshot.bin", lambda route: route.fulfill(status=404, body="")
@@ -372,7 +372,7 @@ def test_browser_compare_table_sorts_and_filters(page: Any, site_url: str) -> No
 
 
 def test_browser_cost_gpu_shows_catalog_prices_in_price_fields(page: Any, site_url: str) -> None:
-    from registry.lookup import cheapest_prices
+    from infermeter.registry.lookup import cheapest_prices
 
     _open(page, f"{site_url}/calculators/cost/?gpu=a10g&tier=interruptible")
 

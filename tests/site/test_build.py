@@ -14,10 +14,12 @@ import pytest
 from click.testing import CliRunner
 from site_helpers import REPO, build_site
 
-from bench.cli import main
-from registry.store import parse_result, with_content_id, write_result
+from infermeter.bench.cli.main import main
+from infermeter.registry.store import parse_result, with_content_id, write_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import calc_snapshot
 
 pytestmark = pytest.mark.slow
@@ -130,7 +132,7 @@ def test_build_calculators_archive_runs_standalone(built_site: Path) -> None:
     archive = built_site / "assets/calculators.zip"
     names = zipfile.ZipFile(archive).namelist()
     assert "calc_api.py" in names
-    assert "calculators/memory.py" in names
+    assert "infermeter/calculators/memory.py" in names
     # The archive alone (as in Pyodide) computes the default cost: stdlib + calculators only.
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import calc_api; "

@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 from site_helpers import PHONE, REPO, assert_side_by_side, in_view, result_data, write_registry
 
-from registry.catalog import load_gpus, load_models
-from registry.index import IndexRow, build_index
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.index import build_index
+from infermeter.registry.index_row import IndexRow
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import buyer_table
 import compare_pages
 import gpu_labels

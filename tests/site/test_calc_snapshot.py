@@ -10,6 +10,8 @@ import pytest
 from site_helpers import REPO
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import calc_snapshot
 
 RUNTIME = REPO / "node_modules" / "pyodide"

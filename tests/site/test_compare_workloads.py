@@ -19,13 +19,17 @@ from typing import Any
 import pytest
 from site_helpers import REPO, result_data, write_registry
 
-from registry.index import IndexRow, build_index, render_csv
-from registry.models.measurements import Load
-from registry.tables import INTERRUPTED_NOTE, points_table_html
-from registry.workloads import scenario
+from infermeter.registry.index import build_index, render_csv
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.models.measurements import Load
+from infermeter.registry.tables import INTERRUPTED_NOTE, points_table_html
+from infermeter.registry.workloads import scenario
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import compare_pages
+import row_groups
 
 pytestmark = pytest.mark.browser
 
@@ -242,8 +246,8 @@ def test_compare_bound_cells_stay_two_lines_and_say_why_there_is_none(
 def test_compare_static_batches_stay_apart_from_offline_points() -> None:
     """AMD's README at f94ec9be: the 70B throughput (offline) and latency (static batch) rows of
     128 → 2048 tokens land in two tables, the static one saying why it has no front."""
-    from registry.index import index_rows
-    from registry.store import read_result
+    from infermeter.registry.index_rows import index_rows
+    from infermeter.registry.store import read_result
 
     rows = [
         row
@@ -294,7 +298,7 @@ def test_compare_an_interrupted_point_is_shown_on_its_page_but_never_ranked(
         else:
             assert row.on_pareto_front == (row.concurrency in FRONT)
             assert row.replicates == 2
-    ranked = compare_pages.ranked(rows)
+    ranked = row_groups.ranked(rows)
     assert len(ranked) == len(rows) - 2
     assert not [row for row in ranked if row.interrupted]
     # the result's own page (and `bench report`) shows it, saying it was cut short

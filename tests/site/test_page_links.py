@@ -8,12 +8,16 @@ from collections.abc import Iterable, Mapping
 
 from site_helpers import REPO, TEMPLATE
 
-from registry.catalog import load_gpus, load_models
-from registry.index import IndexRow, index_rows
-from registry.models import ModelEntry
-from registry.store import parse_result
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import ModelEntry
+from infermeter.registry.store import parse_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
+import catalog_pages
 import page_links
 
 
@@ -35,7 +39,7 @@ def _old_model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
         if row.model == model_id:
             counts.setdefault(row.profile, set()).add(row.result_id)
     return "".join(
-        f"- [{page_links.esc(profile)} traffic: {len(ids)} result{'s' if len(ids) != 1 else ''}]"
+        f"- [{catalog_pages.esc(profile)} traffic: {len(ids)} result{'s' if len(ids) != 1 else ''}]"
         f"(../compare/{page_links.compare_slug(model_id, profile)}.md)\n"
         for profile, ids in sorted(counts.items())
     )

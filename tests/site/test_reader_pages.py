@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from site_helpers import visit
 
-from registry.catalog import load_prices
-from registry.lookup import cheapest_prices
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.lookup import cheapest_prices
 
 pytestmark = pytest.mark.browser
 

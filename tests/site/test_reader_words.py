@@ -8,10 +8,12 @@ import sys
 
 from site_helpers import REPO, TEMPLATE
 
-from registry.index import index_rows
-from registry.store import parse_result
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.store import parse_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import result_pages
 
 MEMORY = "points[0].telemetry.gpu.memory_used_bytes_max"
@@ -51,7 +53,7 @@ def test_reader_search_lists_only_the_newest_results_and_every_compare_page() ->
 
     import page_links
 
-    from registry.catalog import load_gpus, load_models
+    from infermeter.registry.catalog import load_gpus, load_models
 
     result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
     (row, *_rest) = index_rows(result, "x.json", [])

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from site_helpers import REPO, build_site, result_data, write_registry
 
-from registry.index import index_rows
-from registry.models import Result
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import result_pages
 
 pytestmark = pytest.mark.slow

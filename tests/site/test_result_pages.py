@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 from site_helpers import REPO, build_site, result_data, write_registry
 
-from registry.catalog import load_gpus, load_models
-from registry.errors import InvalidFileError
-from registry.index import load_results, result_files
-from registry.models import Result
-from registry.store import parse_result
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.models import Result
+from infermeter.registry.result_reader import load_results, result_files
+from infermeter.registry.store import parse_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
+import catalog_pages
 import result_index
 import result_pages
 
@@ -201,5 +204,5 @@ def test_result_pages_reproduce_only_the_sources_own_command() -> None:
     "value", [1, -3, 1.5, 1e-7, 1e22, 0.1 + 0.2, 2**70, True, False, None, [1, "<a>"], "a<b&c"]
 )
 def test_result_page_leaf_text_is_the_escaped_json(value: object) -> None:
-    expected = result_pages.esc(value if isinstance(value, str) else json.dumps(value))
+    expected = catalog_pages.esc(value if isinstance(value, str) else json.dumps(value))
     assert result_pages._text(value) == expected

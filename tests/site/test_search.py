@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from registry.catalog import load_gpus, load_models
+from infermeter.registry.catalog import load_gpus, load_models
 
 pytestmark = pytest.mark.browser
 

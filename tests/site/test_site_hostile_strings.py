@@ -14,12 +14,15 @@ from typing import Any
 import yaml
 from site_helpers import REPO, result_data
 
-from registry.catalog import load_models
-from registry.index import IndexRow, index_rows
-from registry.models import Result
-from registry.plain_text import REPLACEMENT, unsafe_character
+from infermeter.registry.catalog import load_models
+from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_rows import index_rows
+from infermeter.registry.models import Result
+from infermeter.registry.plain_text import REPLACEMENT, unsafe_character
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
 import catalog_pages
 import compare_pages
 import page_links

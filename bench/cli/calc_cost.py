@@ -1,0 +1,132 @@
+"""`infermeter calc cost`: dollars per token at a GPU's price (`calculators.api.cost`)."""
+
+import json
+from typing import Any, TextIO
+
+import click
+
+import infermeter.calculators.api as api
+from infermeter.bench.cli.calc_options import field_options, library_errors, print_json
+from infermeter.bench.cli.calc_tables import format_cost
+from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.inputs import COST
+from infermeter.calculators.perf_api import PredictedThroughput, predicted_throughput
+from infermeter.registry.lookup import catalog_prices
+
+
+@click.command(name="cost", cls=OneLineCommand)
+@field_options(COST)
+@click.option(
+    "--from-perf",
+    type=click.File("r"),
+    help="A `calc perf --json` output ('-': stdin): its predicted output tokens/s (at its SLO "
+    "where it has one), GPU and count, labelled as predicted (instead of --tokens-per-second).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def cost_command(
+    price_per_hour: float | None,
+    gpu: str | None,
+    tier: str,
+    tokens_per_second: float | None,
+    from_perf: TextIO | None,
+    accepted_tokens_per_second: float | None,
+    gpu_count: int,
+    utilization: float,
+    retry_rate: float,
+    overhead_per_hour: float,
+    interruptible_price_per_hour: float | None,
+    reserved_price_per_hour: float | None,
+    serverless_price_per_hour: float | None,
+    api_price_per_million: float | None,
+    monthly_tokens: float | None,
+    scale_to_zero: bool,
+    as_json: bool,
+) -> None:
+    """Dollars per 1M tokens, tokens per dollar, effective cost and break-evens.
+
+    The price comes from --price-per-hour, or from the catalog with --gpu (its cheapest price
+    of --tier, and the interruptible and reserved prices for the tier comparison).
+
+    \b
+    Example:
+      infermeter calc cost --gpu h100-sxm --tokens-per-second 2800 --utilization 0.6
+      infermeter calc perf --model llama-3.1-8b-instruct --gpu h100-sxm --offline \\
+        --input-len 1000 --output-len 1000 --json | infermeter calc cost --from-perf -
+    """
+    predicted = _predicted(from_perf, tokens_per_second)
+    if predicted is not None:
+        tokens_per_second = predicted.tokens_per_second
+        gpu = gpu or predicted.gpu
+        gpu_count = gpu_count if gpu_count != 1 else predicted.gpu_count
+    if gpu is None and price_per_hour is None:
+        raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
+    request = api.CostRequest(
+        gpu=gpu,
+        tier=tier,
+        price_per_hour=price_per_hour,
+        interruptible_price_per_hour=interruptible_price_per_hour,
+        reserved_price_per_hour=reserved_price_per_hour,
+        serverless_price_per_hour=serverless_price_per_hour,
+        tokens_per_second=tokens_per_second or 0.0,
+        accepted_tokens_per_second=accepted_tokens_per_second,
+        gpu_count=gpu_count,
+        utilization=utilization,
+        retry_rate=retry_rate,
+        overhead_per_hour=overhead_per_hour,
+        api_price_per_million=api_price_per_million,
+        monthly_tokens=monthly_tokens,
+        scale_to_zero=scale_to_zero,
+    )
+    _show(_cost(request), predicted, tier, as_json)
+
+
+def _cost(request: api.CostRequest) -> dict[str, Any]:
+    """The cost payload; a catalog without the tier's price names --price-per-hour."""
+    gpu = request.gpu
+    with library_errors():
+        try:
+            return api.cost(request, catalog_prices(gpu) if gpu is not None else None)
+        except CalculatorError as error:  # name the option, as the command line spells it
+            if not str(error).startswith("price_per_hour: the catalog has no"):
+                raise
+            raise click.ClickException(
+                str(error).removeprefix("price_per_hour: ").replace("a price", "--price-per-hour")
+            ) from None
+
+
+def _show(
+    payload: dict[str, Any], predicted: PredictedThroughput | None, tier: str, as_json: bool
+) -> None:
+    """Print the payload, as JSON or as a table; a predicted throughput says so."""
+    if predicted is not None:
+        payload["tokens_per_second_basis"] = {
+            "kind": "predicted",
+            "label": predicted.label,
+            "shown_on_site": predicted.shown,
+        }
+    if as_json:
+        print_json(payload)
+        return
+    click.echo(format_cost(payload, tier))
+    if predicted is not None:
+        click.echo(f"tokens/s {predicted.tokens_per_second:,.0f}: {predicted.label}")
+
+
+def _predicted(
+    from_perf: TextIO | None, tokens_per_second: float | None
+) -> PredictedThroughput | None:
+    """The predicted throughput of --from-perf; a usage error unless exactly one throughput."""
+    if (from_perf is None) == (tokens_per_second is None):
+        raise UsageLine("give exactly one of --tokens-per-second or --from-perf FILE")
+    if from_perf is None:
+        return None
+    name = "--from-perf"
+    try:
+        data = json.loads(from_perf.read())
+    except json.JSONDecodeError as error:
+        raise click.ClickException(f"{name}: not JSON: {error.msg} (line {error.lineno})") from None
+    try:
+        return predicted_throughput(data, name)
+    except CalculatorError as error:  # a bad file, not a bad option: exit 1
+        raise click.ClickException(str(error)) from None

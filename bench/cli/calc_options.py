@@ -1,0 +1,125 @@
+"""What the `infermeter calc …` commands share: their options generated from the calculators'
+inputs (`field_options`, `calculators.inputs`: declared once for the CLI and the pages), library
+errors as one-line CLI errors, `--json` printing, and vLLM's engine options (`engine_options`)."""
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar, cast
+
+import click
+
+import infermeter.calculators.api as api
+from infermeter.bench.cli.oneline import FiniteFloatRange, UsageLine
+from infermeter.calculators.errors import CalculatorError, InputError
+from infermeter.calculators.fields import Field, FieldError, check_release
+from infermeter.calculators.inputs import ENGINE
+from infermeter.calculators.limits import MAX_TOKENS
+from infermeter.registry.errors import RegistryError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Bounded where the calculators' own bounds (`calculators.limits`) would name the option less
+# plainly; every float finite.
+POSITIVE_INT = click.IntRange(min=1, max=MAX_TOKENS)
+POSITIVE_FLOAT = FiniteFloatRange(min=0, min_open=True)
+FRACTION = FiniteFloatRange(min=0, max=1, min_open=True)
+_CLICK_TYPES: dict[str, Any] = {
+    "int": POSITIVE_INT,
+    "float": POSITIVE_FLOAT,
+    "fraction": FRACTION,
+    "rate": FiniteFloatRange(min=0, max=1, max_open=True),
+    "nonneg": FiniteFloatRange(min=0),
+    "text": str,
+    "id": str,
+    "json": str,
+    "release": str,
+}
+ENGINE_BY_NAME = {field.name: field for field in ENGINE}
+
+
+@contextmanager
+def library_errors() -> Iterator[None]:
+    """Library errors become one-line CLI errors: bad numbers exit 2, bad files or ids exit 1."""
+    try:
+        yield
+    except InputError as error:
+        raise UsageLine(str(error)) from None
+    except (CalculatorError, RegistryError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+def print_json(payload: dict[str, Any]) -> None:
+    click.echo(json.dumps(payload, indent=2, sort_keys=False))
+
+
+def field_option(field: Field) -> Callable[[F], F]:
+    """The click option of a calculator input (`calculators.inputs`): its name, short flag, type
+    and range, default and help, all from the one declaration the page reads too."""
+    flags = [field.option, *([field.short] if field.short else [])]
+    text = field.help or field.label
+    if field.kind == "bool":
+        return click.option(*flags, field.name, is_flag=True, help=text)
+    if field.kind == "ids":
+        return click.option(*flags, field.name, multiple=True, help=text)
+    kind = _CLICK_TYPES.get(field.kind) or click.Choice([c for c in field.choices if c])
+    callback = _vllm_version if field.kind == "release" else None
+    if field.cli_required:  # click 8.3 takes default=None as a default given
+        return click.option(*flags, field.name, type=kind, required=True, help=text)
+    default = _typed_default(field)
+    return click.option(
+        *flags,
+        field.name,
+        type=kind,
+        default=default,
+        show_default=default is not None,
+        callback=callback,
+        help=text,
+    )
+
+
+def _typed_default(field: Field) -> int | float | str | None:
+    if not field.default:
+        return None
+    if field.kind == "int":
+        return int(field.default)
+    if field.kind in ("float", "fraction", "rate", "nonneg"):
+        return float(field.default)
+    return field.default
+
+
+def field_options(fields: Iterable[Field], skip: Iterable[Field] = ()) -> Callable[[F], F]:
+    """The click options of every input the command line takes, less `skip`."""
+    skipped = {field.name for field in skip}
+    chosen = [f for f in fields if f.where != "page" and f.name not in skipped]
+
+    def decorate(function: F) -> F:
+        for field in reversed(chosen):
+            function = field_option(field)(function)
+        return function
+
+    return decorate
+
+
+def engine_options(function: F) -> F:
+    """vLLM's own option names (`calculators.inputs.ENGINE`), shared by `calc vram` and `calc
+    fit`: the command receives them as one `engine: api.EngineRequest`."""
+
+    @functools.wraps(function)
+    def with_engine(**given: Any) -> Any:
+        engine = api.EngineRequest.from_fields(
+            {field.name: given.pop(field.name) for field in ENGINE}
+        )
+        return function(engine=engine, **given)
+
+    return cast(F, field_options(ENGINE)(with_engine))
+
+
+def _vllm_version(context: click.Context, parameter: click.Parameter, value: str) -> str:
+    """A release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9)."""
+    try:
+        check_release(ENGINE_BY_NAME[parameter.name or ""], value)
+    except FieldError as error:
+        raise click.BadParameter(error.message.split(": ", 1)[1]) from None
+    return value

@@ -1,0 +1,160 @@
+"""Usage errors as one line: `Error: …` on stderr, exit 2, without click's usage block.
+
+Scripts and CI logs read the last line; a hostile value (a 400-digit number, a newline) must
+not turn into a screenful. A value from the command line that the message echoes is shown as
+its first `SHOWN_VALUE_CHARS` characters and "…" (so what is wrong with it, which click says
+after the value, stays on the line), except a path (a value with a `/`), which the reader
+needs whole to find the file; the whole line is cut to `SHOWN_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import click
+
+SHOWN_CHARS = 200
+SHOWN_VALUE_CHARS = 60
+
+# The command line's arguments while the root group runs: the values a message may echo.
+_GIVEN: ContextVar[tuple[str, ...]] = ContextVar("infermeter_given_args", default=())
+
+
+def shown_value(value: str) -> str:
+    """`value` as an error message shows it: its first `SHOWN_VALUE_CHARS` characters, then
+    "…" when it is longer."""
+    return value if len(value) <= SHOWN_VALUE_CHARS else value[:SHOWN_VALUE_CHARS] + "…"
+
+
+def _values(arguments: Iterable[str]) -> list[str]:
+    """The arguments and, for `--name=value`, the value alone, but paths; the longest first."""
+    values = set()
+    for argument in arguments:
+        values.add(argument)
+        if argument.startswith("-") and "=" in argument:
+            values.add(argument.partition("=")[2])
+    return sorted((value for value in values if "/" not in value), key=len, reverse=True)
+
+
+def cap_values(text: str, given: Iterable[str]) -> str:
+    """`text` with every long value of `given` it holds (as given, or escaped as `repr`
+    writes it) shown as `shown_value` shows it."""
+    for value in _values(given):
+        if len(value) <= SHOWN_VALUE_CHARS:
+            break
+        short = shown_value(value)
+        text = text.replace(value, short)
+        escaped = repr(value)[1:-1]
+        if escaped != value:
+            text = text.replace(escaped, repr(short)[1:-1])
+    return text
+
+
+def one_line(text: str) -> str:
+    """`text` on one line (whitespace runs become one space), each long command-line value
+    capped (`cap_values`), cut to `SHOWN_CHARS`."""
+    flat = " ".join(cap_values(text, _GIVEN.get()).split())
+    return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
+
+
+class UsageLine(click.ClickException):
+    """A bad option value: one line on stderr, exit 2 (usage)."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
+
+
+class RedactingStream:
+    """A text stream that passes everything written to it through `registry.secrets`'s one
+    rule (`redact_text`) first: what infermeter prints on stdout and stderr (results, notes,
+    progress, error lines, tracebacks, a plan's matrix) never shows an API key, a token, an
+    authorization header or a URL's user:password, whichever code wrote it.
+
+    Each write is redacted whole (click writes a message and its newline at once); bytes are
+    refused, so click treats it as the text stream it is and writes through it. Anything else
+    (isatty, flush, encoding) is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError("a text stream; write str")
+        from infermeter.registry.secrets import redact_text
+
+        self._stream.write(redact_text(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "buffer":  # no way around the redaction
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+class OneLineCommand(click.Command):
+    """A command whose usage errors (click's own too) are one `Error: …` line; asking for help
+    by giving no arguments still prints it."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            raise UsageLine(error.format_message()) from None
+
+
+class OneLineGroup(OneLineCommand, click.Group):
+    """The root group: every usage error below it, click's own included (an unknown command,
+    a missing argument, a bad value), reaches the terminal as one `Error: …` line, exit 2.
+
+    Usage errors raised while a subcommand parses or runs propagate through the root's
+    `make_context` and `invoke`, so the root alone converts them. Asking a group for its
+    commands without naming one still prints its help. While it runs, the command line's
+    arguments are known to `one_line`, which caps the long ones a message echoes.
+    """
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
+        given = list(sys.argv[1:] if args is None else args)
+        token = _GIVEN.set(tuple(given))
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
+        try:
+            return super().main(given, *rest, **extra)
+        finally:
+            sys.stdout, sys.stderr = streams
+            _GIVEN.reset(token)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            raise UsageLine(error.format_message()) from None
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange without NaN and infinities (which FloatRange lets through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, got {value!r}", param, ctx)
+        return number

@@ -1,0 +1,39 @@
+"""`--extra-body`: extra fields for every request body, never those the benchmark sets."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from infermeter.bench.errors import BenchConfigError
+
+# Request fields the benchmark itself sets: `--extra-body` may not replace them, or the run
+# would not measure what its workload says (another model, prompt or length, no stream).
+RESERVED_BODY_FIELDS = frozenset(
+    {"model", "prompt", "messages", "max_tokens", "max_completion_tokens", "stream",
+     "stream_options", "ignore_eos"}
+)  # fmt: skip
+
+
+def parse_extra_body(text: str) -> dict[str, Any]:
+    """`--extra-body`'s JSON object (sampling parameters such as `top_p`, `temperature`);
+    raises BenchConfigError for anything else or for a field the benchmark sets itself."""
+    try:
+        body = json.loads(text)
+    except ValueError as error:
+        raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
+    if not isinstance(body, dict):
+        raise BenchConfigError('expected a JSON object such as {"top_p": 0.9}', "--extra-body")
+    return check_extra_body(body)
+
+
+def check_extra_body(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` when none of its fields is one the benchmark sets itself (BenchConfigError)."""
+    reserved = sorted(RESERVED_BODY_FIELDS & set(body))
+    if reserved:
+        raise BenchConfigError(
+            f"{', '.join(reserved)} is set by the benchmark from its workload and options; "
+            "use those instead",
+            "--extra-body",
+        )
+    return body

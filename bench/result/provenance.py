@@ -1,0 +1,152 @@
+"""Who and what measured a run, when, and on which host: the result file's `source`.
+
+`Provenance` is what the session knows; `source_data` states it as the result does, with the
+tool's version and, from a checkout, its git commit (`tool_version`, `tool_commit`). Without
+NVML the host's GPU is the catalog GPU given with `--gpu` (`gpu_sku` says so).
+`default_submitter` and `engine_host` fill in who measured and the engine's host.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import getpass
+import importlib.metadata
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infermeter.bench.launch.engines import ServerFacts
+from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.telemetry.host import ClientInfo, HostInfo, host_info
+from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.registry.models.common import CPU_DEVICE_ID
+
+TOOL_NAME = "infermeter"
+_CODE_ROOT = Path(__file__).resolve().parents[2]
+"""The folder the package's code sits in: a checkout for an editable install, else
+site-packages (the commit is then unknown, the version says what ran)."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who and what measured, when, and on which host."""
+
+    command: str
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    submitter: str
+    host: HostInfo
+    server_command: str | None = None
+    client: ClientInfo | None = None
+    server: ServerFacts | None = None
+
+
+def tool_commit() -> str | None:
+    """The git commit infermeter runs from, when it runs from a checkout."""
+    if not (_CODE_ROOT / ".git").exists():
+        return None
+    try:
+        completed = subprocess.run(
+            ["git", "-C", str(_CODE_ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = completed.stdout.strip()
+    return commit if completed.returncode == 0 and commit else None
+
+
+def tool_version() -> str:
+    """infermeter's installed version."""
+    try:
+        return importlib.metadata.version(TOOL_NAME)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _timestamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
+    if deployment.gpu_id == CPU_DEVICE_ID:
+        on = f" ({host.cpu})" if host.cpu else ""
+        gpu_sku = f"none: the engine ran on the CPU{on}, as given with --gpu cpu"
+    else:
+        gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
+    return {
+        "gpu_sku": gpu_sku,
+        "gpu_count": host.gpu_count or deployment.gpus_per_node or deployment.gpu_count,
+        "form_factor": deployment.form_factor,
+        "driver": host.driver,
+        "cuda": host.cuda,
+        "cpu": host.cpu,
+        "ram_bytes": host.ram_bytes,
+        "os": host.os,
+        "vllm_version": host.vllm_version,
+        "torch_version": host.torch_version,
+        "telemetry_gpu_indices": list(host.telemetry_gpu_indices)
+        if host.telemetry_gpu_indices is not None
+        else None,
+    }
+
+
+def _server(facts: ServerFacts | None) -> dict[str, Any] | None:
+    if facts is None:
+        return None
+    return {**dataclasses.asdict(facts), "read_from": list(facts.read_from)}
+
+
+def source_data(provenance: Provenance, deployment: Deployment, complete: bool) -> dict[str, Any]:
+    """The result's `source` of a measured run (`complete`: every planned point ran)."""
+    return {
+        "kind": "measured",
+        "tool": {"name": TOOL_NAME, "version": tool_version(), "commit": tool_commit()},
+        "command": provenance.command,
+        "server_command": provenance.server_command,
+        "host": _host(provenance.host, deployment),
+        "client": dataclasses.asdict(provenance.client) if provenance.client else None,
+        "server": _server(provenance.server),
+        "started_at": _timestamp(provenance.started_at),
+        "finished_at": _timestamp(provenance.finished_at),
+        "submitter": provenance.submitter,
+        "complete": complete,
+    }
+
+
+def default_submitter() -> str:
+    """`git config github.user`, else the login name."""
+    try:
+        completed = subprocess.run(
+            ["git", "config", "--get", "github.user"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        if completed.returncode == 0 and completed.stdout.strip():
+            return completed.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def engine_host(
+    inventory: GpuInventory | None,
+    launched: bool,
+    local: bool,
+    engine: str,
+    version: str | None,
+) -> HostInfo:
+    """The engine's host: this machine's facts only where it is that host, and versions
+    installed here only where this environment launched the engine."""
+    vllm_version = version if engine == "vllm" else None
+    return host_info(inventory, vllm_version, this_machine=local, own_environment=launched)

@@ -1,0 +1,122 @@
+"""What a load point's figures are judged by (`Slo`, `VerdictThresholds`) and what they are
+(`PointSummary`, with its `Verdict`s); `bench.run.metrics.summarize_point` fills them in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from infermeter.bench.run.distribution import Distribution
+
+if TYPE_CHECKING:
+    from infermeter.bench.workloads.conversation import TurnSummary
+    from infermeter.bench.workloads.trace_replay import CachedShareSummary
+
+
+@dataclass(frozen=True)
+class Slo:
+    """Latency limits a request must meet to be accepted; None means no limit."""
+
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    e2e_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class VerdictThresholds:
+    """When a validity verdict is raised."""
+
+    send_lag_p99_ms: float = 10.0
+    rate_fraction: float = 0.9
+    client_cpu_fraction: float = 0.9
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A reason to doubt (part of) a load point's figures."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    """The figures of one load point (closed loop: `concurrency`; open loop: `request_rate`)."""
+
+    concurrency: int | None
+    request_rate: float | None
+    completed: int
+    failed: int
+    failures_by_kind: dict[str, int]
+    failures_by_http_status: dict[str, int]
+    window_s: float
+    output_tokens: int
+    input_tokens: int
+    accepted_requests: int
+    accepted_output_tokens: int
+    request_throughput: float
+    output_token_throughput: float
+    total_token_throughput: float
+    accepted_output_token_throughput: float
+    slo_attainment: float | None
+    ttft_ms: Distribution
+    itl_ms: Distribution
+    tpot_ms: Distribution
+    e2e_ms: Distribution
+    send_lag_ms: Distribution | None
+    achieved_send_rate: float | None
+    achieved_completion_rate: float | None
+    usage_missing_requests: int
+    usage_mismatch_requests: int
+    output_length_mismatch_requests: int
+    client_cpu_fraction: float | None
+    achieved_first_token_rate: float | None = None
+    achieved_concurrency_mean: float | None = None
+    verdicts: list[Verdict] = field(default_factory=list)
+    # Multi-turn points (`bench.workloads.conversation`): TTFT and prompt length by turn index.
+    turns: tuple[TurnSummary, ...] = ()
+    usage_rejected_requests: int = 0
+    usage_above_stream_requests: int = 0
+    # Trace replays (`bench.workloads.trace_replay`): TTFT by the share of the prompt a cache could
+    # serve.
+    cached_shares: tuple[CachedShareSummary, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """The summary as the `--json` point object (key names are a public contract)."""
+        return {
+            "concurrency": self.concurrency,
+            "request_rate": self.request_rate,
+            "completed": self.completed,
+            "failed": self.failed,
+            "failures_by_kind": dict(sorted(self.failures_by_kind.items())),
+            "failures_by_http_status": dict(sorted(self.failures_by_http_status.items())),
+            "duration_s": self.window_s,
+            "output_tokens": self.output_tokens,
+            "input_tokens": self.input_tokens,
+            "accepted_requests": self.accepted_requests,
+            "accepted_output_tokens": self.accepted_output_tokens,
+            "request_throughput": self.request_throughput,
+            "output_token_throughput": self.output_token_throughput,
+            "total_token_throughput": self.total_token_throughput,
+            "accepted_output_token_throughput": self.accepted_output_token_throughput,
+            "slo_attainment": self.slo_attainment,
+            "ttft_ms": self.ttft_ms.as_json(),
+            "itl_ms": self.itl_ms.as_json(),
+            "tpot_ms": self.tpot_ms.as_json(),
+            "e2e_ms": self.e2e_ms.as_json(),
+            "send_lag_ms": self.send_lag_ms.as_json() if self.send_lag_ms else None,
+            "achieved_send_rate": self.achieved_send_rate,
+            "achieved_completion_rate": self.achieved_completion_rate,
+            "usage_missing_requests": self.usage_missing_requests,
+            "usage_mismatch_requests": self.usage_mismatch_requests,
+            "usage_rejected_requests": self.usage_rejected_requests,
+            "usage_above_stream_requests": self.usage_above_stream_requests,
+            "output_length_mismatch_requests": self.output_length_mismatch_requests,
+            "client_cpu_fraction": self.client_cpu_fraction,
+            "achieved_first_token_rate": self.achieved_first_token_rate,
+            "achieved_concurrency_mean": self.achieved_concurrency_mean,
+            "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
+            "turns": [turn.as_json() for turn in self.turns],
+            "ttft_by_cached_share": [bucket.as_json() for bucket in self.cached_shares],
+        }

@@ -1,0 +1,160 @@
+"""The host fingerprint of a result, and the catalog id of the GPU that NVML names.
+
+Every part is best effort: what cannot be read is None, never an error. Versions of vLLM and
+PyTorch come from the installed distributions (`importlib.metadata`), or from the server's
+`/version` for vLLM when infermeter launched it from another environment.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from infermeter.bench.telemetry.nvml import GpuInventory
+
+# NVML's names (nvidia-smi's "Name") → GPU catalog ids, only where the name is unambiguous.
+# Order matters: the first pattern that matches wins.
+_GPU_NAMES: tuple[tuple[str, str], ...] = (
+    (r"\bGB300\b", "gb300"),
+    (r"\bGB200\b", "gb200"),
+    (r"\bB300\b", "b300"),
+    (r"\bB200\b", "b200"),
+    (r"\bH200 NVL\b", "h200-nvl"),
+    (r"\bH200\b", "h200-sxm"),
+    (r"\bH100 NVL\b", "h100-nvl"),
+    (r"\bH100 PCIe\b", "h100-pcie"),
+    (r"\bH100 (?:80GB HBM3|SXM)", "h100-sxm"),
+    (r"\bA100-SXM4?-80GB\b|\bA100 80GB SXM", "a100-80gb-sxm"),
+    (r"\bA100-SXM4?-40GB\b|\bA100 40GB SXM", "a100-40gb-sxm"),
+    (r"\bA100(?:-PCIE-80GB| 80GB PCIe)\b", "a100-80gb-pcie"),
+    (r"\bA100(?:-PCIE-40GB| 40GB PCIe|-PCIE)\b", "a100-40gb-pcie"),
+    (r"\bL40S\b", "l40s"),
+    (r"\bL40\b", "l40"),
+    (r"\bL4\b", "l4"),
+    (r"\bA10G\b", "a10g"),
+    (r"\bA10\b", "a10"),
+    (r"RTX PRO 6000 Blackwell Server", "rtx-pro-6000"),
+    (r"RTX PRO 6000 Blackwell Workstation", "rtx-pro-6000-ws"),
+    (r"RTX 6000 Ada", "rtx-6000-ada"),
+    (r"GeForce RTX 5090\b", "rtx-5090"),
+    (r"GeForce RTX 4090\b", "rtx-4090"),
+    (r"GeForce RTX 3090\b", "rtx-3090"),
+    (r"MI355X", "mi355x"),
+    (r"MI325X", "mi325x"),
+    (r"MI300X", "mi300x"),
+)
+
+
+def catalog_gpu_id(name: str) -> str | None:
+    """The GPU catalog id of a GPU the driver names `name`, when the name says it plainly."""
+    for pattern, gpu_id in _GPU_NAMES:
+        if re.search(pattern, name):
+            return gpu_id
+    return None
+
+
+def name_form_factor(name: str) -> str | None:
+    """The form factor a driver's GPU name states, if it states one."""
+    if re.search(r"SXM", name):
+        return "sxm"
+    if re.search(r"PCIe|PCIE", name):
+        return "pcie"
+    return None
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The host's fingerprint (see registry.models.Host)."""
+
+    gpu_sku: str | None
+    gpu_count: int | None
+    driver: str | None
+    cuda: str | None
+    cpu: str | None
+    ram_bytes: int | None
+    os: str | None
+    vllm_version: str | None
+    torch_version: str | None
+    telemetry_gpu_indices: tuple[int, ...] | None = None
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (Linux /proc/cpuinfo, else the platform's processor string)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def ram_bytes() -> int | None:
+    """Total physical memory in bytes."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def os_description() -> str:
+    """Distribution name (from /etc/os-release) and kernel, e.g. `Ubuntu 22.04.4 LTS (Linux …)`."""
+    kernel = f"{platform.system()} {platform.release()}"
+    try:
+        release = platform.freedesktop_os_release()
+    except OSError:
+        return kernel
+    pretty = release.get("PRETTY_NAME") or release.get("NAME")
+    return f"{pretty} ({kernel})" if pretty else kernel
+
+
+def host_info(
+    inventory: GpuInventory | None,
+    vllm_version: str | None = None,
+    *,
+    this_machine: bool = True,
+    own_environment: bool = True,
+) -> HostInfo:
+    """The fingerprint of the engine's host; `vllm_version` (from the server) wins over the
+    installed. `this_machine`: the engine runs here (else CPU, memory and OS are unknown);
+    `own_environment`: in this Python environment (else its installed versions are not the
+    engine's)."""
+    installed_vllm = _distribution_version("vllm") if own_environment else None
+    return HostInfo(
+        gpu_sku=inventory.gpus[0].name if inventory else None,
+        gpu_count=inventory.visible_count if inventory else None,
+        driver=inventory.driver if inventory else None,
+        cuda=inventory.cuda if inventory else None,
+        cpu=cpu_model() if this_machine else None,
+        ram_bytes=ram_bytes() if this_machine else None,
+        os=os_description() if this_machine else None,
+        vllm_version=vllm_version or installed_vllm,
+        torch_version=_distribution_version("torch") if own_environment else None,
+        telemetry_gpu_indices=inventory.indices if inventory else None,
+    )
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """The machine that ran infermeter's load generator (see registry.models.ClientHost)."""
+
+    cpu: str | None
+    ram_bytes: int | None
+    os: str | None
+    python_version: str
+
+
+def client_info() -> ClientInfo:
+    """This machine, as the load generator's host."""
+    return ClientInfo(cpu_model(), ram_bytes(), os_description(), platform.python_version())

@@ -1,0 +1,145 @@
+"""Prompts from files: the ShareGPT dataset loader, its rows and digest, and the tokenizer.
+
+`read_json_rows` reads one JSON array or JSON lines (also `bench.workloads.conversation`'s
+sessions); `load_sharegpt` takes each conversation's first human turn and the reply after it;
+`load_tokenizer` loads a `tokenizers.Tokenizer` (extra `bench`) for exact prompt lengths.
+Errors are `WorkloadFileError`s naming the file (and line) and the option.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from infermeter.bench.errors import BenchConfigError, WorkloadFileError
+from infermeter.registry.input_files import InputFileError, check_regular_file, read_input_text
+
+
+class Tokenizer(Protocol):
+    """The part of a `tokenizers.Tokenizer` that prompt synthesis uses."""
+
+    def encode(
+        self,
+        sequence: Any,
+        pair: Any | None = ...,
+        is_pretokenized: bool = ...,
+        add_special_tokens: bool = ...,
+    ) -> Any: ...
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = ...) -> str: ...
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One prompt from a dataset, with the length of the reply the dataset recorded."""
+
+    prompt: str
+    input_tokens: int
+    reference_output_tokens: int
+
+
+def read_json_rows(path: Path) -> list[tuple[int, Any]]:
+    """A dataset file's rows with the number a reader finds them by: one JSON array (element
+    numbers) or JSON lines (line numbers, blank lines skipped). Raises WorkloadFileError naming
+    the file, and the line that is no JSON."""
+    try:
+        text = read_input_text(path, "dataset")
+    except InputFileError as error:
+        raise WorkloadFileError(str(error), "--dataset") from None
+    rows: list[tuple[int, Any]] = []
+    if text.lstrip().startswith("["):
+        try:
+            rows = list(enumerate(json.loads(text), start=1))
+        except (ValueError, RecursionError) as error:
+            raise WorkloadFileError(f"{path}: not JSON: {error}", "--dataset") from None
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((number, json.loads(line)))
+            except ValueError as error:
+                raise WorkloadFileError(
+                    f"{path}:{number}: not a JSON line: {error}", "--dataset"
+                ) from None
+    return rows
+
+
+def dataset_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of a dataset file's bytes, which the result records beside its name
+    (two files of one name are two workloads). Raises WorkloadFileError naming the file."""
+    try:
+        check_regular_file(path, "dataset")
+        with path.open("rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
+    except InputFileError as error:
+        raise WorkloadFileError(str(error), "--dataset") from None
+    except OSError as error:
+        raise WorkloadFileError(f"{path}: cannot read: {error}", "--dataset") from None
+
+
+def load_sharegpt(path: Path, tokenizer: Tokenizer | None = None) -> list[DatasetEntry]:
+    """Read a ShareGPT-format dataset: JSON lines (or one JSON array) of objects whose
+    `conversations` list holds `{"from": "human"|"gpt", "value": text}` turns. Each entry's
+    prompt is its first human turn and its reference output the reply that follows. Token
+    counts use the tokenizer when given, else the word count."""
+    rows = read_json_rows(path)
+
+    def count(value: str) -> int:
+        if tokenizer is not None:
+            return len(tokenizer.encode(value, add_special_tokens=False).ids)
+        return len(value.split())
+
+    entries: list[DatasetEntry] = []
+    for number, row in rows:
+        turns = row.get("conversations") if isinstance(row, dict) else None
+        if not isinstance(turns, list):
+            raise WorkloadFileError(
+                f"{path}:{number}: expected an object with a `conversations` list", "--dataset"
+            )
+        for first, second in itertools.pairwise(turns):
+            if (
+                isinstance(first, dict)
+                and isinstance(second, dict)
+                and first.get("from") == "human"
+                and second.get("from") == "gpt"
+                and isinstance(first.get("value"), str)
+                and isinstance(second.get("value"), str)
+            ):
+                prompt, reply = first["value"], second["value"]
+                if prompt.strip() and reply.strip():
+                    entries.append(DatasetEntry(prompt, count(prompt), max(count(reply), 1)))
+                break
+    if not entries:
+        raise WorkloadFileError(
+            f"{path}: no conversation with a human turn followed by a gpt turn", "--dataset"
+        )
+    return entries
+
+
+def load_tokenizer(name_or_path: str) -> Tokenizer:
+    """A `tokenizers.Tokenizer` from a `tokenizer.json` file, a folder holding one, or a
+    Hugging Face model id (downloaded)."""
+    try:
+        from tokenizers import Tokenizer as HfTokenizer
+    except ImportError:
+        raise BenchConfigError(
+            "needs the `tokenizers` package: pip install 'infermeter[bench]'", "--tokenizer"
+        ) from None
+    path = Path(name_or_path)
+    if path.is_dir():
+        path = path / "tokenizer.json"
+    try:
+        if path.is_file():
+            tokenizer: Tokenizer = HfTokenizer.from_file(str(path))
+        else:
+            tokenizer = HfTokenizer.from_pretrained(name_or_path)
+    except Exception as error:  # the library raises bare Exception subclasses of its own
+        raise WorkloadFileError(
+            f"cannot load tokenizer {name_or_path!r}: {error}", "--tokenizer"
+        ) from None
+    return tokenizer

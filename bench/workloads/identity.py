@@ -1,0 +1,93 @@
+"""A run's workload as the result's `identity.workload` states it.
+
+Lengths: a log-normal (median m, sigma s) is stored by its mean m·e^(s²/2) and standard
+deviation mean·√(e^(s²) − 1) in tokens; a run that overrides the profile's lengths, uses a
+dataset or shares a prompt prefix is profile `custom`; a shared prompt prefix
+(`--shared-prefix-tokens`) is named in `workload.dataset`, the only place the workload identity
+has for how prompts were made. A multi-turn run adds its turns and think time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infermeter.bench.run.config import MULTITURN, RunConfig
+from infermeter.bench.workloads.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
+from infermeter.bench.workloads.lengths import LengthDistribution, length_data
+from infermeter.bench.workloads.profiles import get_profile
+from infermeter.bench.workloads.trace_plan import trace_workload
+
+
+def _length(distribution: LengthDistribution) -> dict[str, Any]:
+    """A length as `bench.workloads.lengths.length_data` states it; a distribution's bounds always,
+    the
+    default ones too, as bench run's results have always stated them."""
+    data = length_data(distribution)
+    if distribution.kind in ("fixed", "uniform"):
+        return data
+    data.pop("min", None)
+    data.pop("max", None)
+    return {**data, "min": distribution.minimum, "max": distribution.maximum}
+
+
+def workload_data(
+    config: RunConfig,
+    api: str,
+    dataset_sha256: str | None = None,
+    trace: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The result's `identity.workload` for a run configuration; `dataset_sha256`: that of
+    the `--dataset` file the run read; `trace`: the replayed trace's identity
+    (`bench.workloads.trace_plan.trace_identity`)."""
+    if trace is not None:
+        return trace_workload(trace, config.seed, api)
+    profile = get_profile(config.profile)
+    overridden = (config.input_len, config.output_len, config.dataset)
+    custom = any(overridden) or config.shared_prefix_tokens > 0
+    dataset_lengths = {"kind": "dataset"}
+    if config.dataset is not None:
+        input_len = dataset_lengths
+        output_len = _length(config.output_len) if config.output_len else dataset_lengths
+    else:
+        input_len = _length(config.input_len or profile.input_len)
+        output_len = _length(config.output_len or profile.output_len)
+    return {
+        "profile": "custom" if custom else profile.name,
+        "input_len": input_len,
+        "output_len": output_len,
+        "dataset": f"sharegpt ({config.dataset.name})"
+        if config.dataset
+        else f"random words, every prompt starting with the same "
+        f"{config.shared_prefix_tokens}-token prefix"
+        if config.shared_prefix_tokens
+        else None,
+        "dataset_sha256": dataset_sha256 if config.dataset else None,
+        "seed": config.seed,
+        "api": api,
+    } | _multiturn_workload(config)
+
+
+def _multiturn_workload(config: RunConfig) -> dict[str, Any]:
+    """The multi-turn fields of `identity.workload`: what each session sent (none for a
+    single-turn profile)."""
+    if config.profile != MULTITURN:
+        return {}
+    data: dict[str, Any] = {
+        "profile": MULTITURN,
+        "think_time_s": DEFAULT_THINK_TIME_S
+        if config.think_time_s is None
+        else config.think_time_s,
+    }
+    if config.dataset is not None:
+        data["turns"] = {"kind": "dataset"}
+        data["dataset"] = (
+            f"conversations of {config.dataset.name} (ShareGPT or OpenAI messages), every turn "
+            "sending the whole history with the server's own replies"
+        )
+    else:
+        data["turns"] = _length(config.turns or DEFAULT_TURNS)
+        data["dataset"] = (
+            "synthetic sessions of random words, every turn sending the whole history with the "
+            "server's own replies"
+        )
+    return data

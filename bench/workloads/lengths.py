@@ -1,0 +1,139 @@
+"""Token-length distributions and the one length syntax of every command.
+
+`LENGTH_SYNTAX` (`N`, `fixed:N`, `uniform:LO:HI`, `normal:MEAN:STD`, `lognormal:MEDIAN:SIGMA`,
+`dataset`, `dataset:MAX`) is parsed by `parse_length_spec` (`parse_length` for synthesised
+prompts, without `dataset`); `length_data` states a length as the result file does.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from infermeter.bench.errors import BenchConfigError
+
+DistributionKind = Literal["fixed", "uniform", "normal", "lognormal"]
+
+
+@dataclass(frozen=True)
+class LengthDistribution:
+    """A distribution of token counts, clipped to [minimum, maximum].
+
+    fixed: `a`; uniform: integers in [a, b]; normal: mean a, standard deviation b;
+    lognormal: median a, sigma b (of the underlying normal).
+    """
+
+    kind: DistributionKind
+    a: float
+    b: float = 0.0
+    minimum: int = 1
+    maximum: int | None = None
+
+    def sample(self, rng: random.Random) -> int:
+        """One length drawn from the distribution."""
+        if self.kind == "fixed":
+            value = self.a
+        elif self.kind == "uniform":
+            value = rng.randint(int(self.a), int(self.b))
+        elif self.kind == "normal":
+            value = rng.gauss(self.a, self.b)
+        else:
+            value = rng.lognormvariate(math.log(self.a), self.b)
+        length = max(self.minimum, round(value))
+        return min(length, self.maximum) if self.maximum is not None else length
+
+    def describe(self) -> str:
+        """The distribution in `parse_length` syntax, with its clipping range."""
+        if self.kind == "fixed":
+            return f"fixed:{self.a:g}"
+        spec = f"{self.kind}:{self.a:g}:{self.b:g}"
+        if self.minimum != 1 or self.maximum is not None:
+            spec += f" (clipped to {self.minimum}–{self.maximum if self.maximum else '∞'})"
+        return spec
+
+
+MAX_LENGTH_TOKENS = 10_000_000
+
+
+LENGTH_SYNTAX = (
+    "N, fixed:N, uniform:LO:HI, normal:MEAN:STD, lognormal:MEDIAN:SIGMA, dataset or dataset:MAX"
+)
+"""The one length syntax of every command (`bench run`, `bench import`, plans)."""
+
+
+@dataclass(frozen=True)
+class DatasetLengths:
+    """Lengths that a dataset's own prompts and replies set (`dataset`; `dataset:MAX`: at most
+    MAX tokens)."""
+
+    maximum: int | None = None
+
+
+def parse_length_spec(spec: str, option: str) -> LengthDistribution | DatasetLengths:
+    """Parse a length in `LENGTH_SYNTAX`; BenchConfigError naming `option` otherwise."""
+    parts = spec.strip().split(":")
+    if parts[0] == "dataset":
+        if len(parts) == 1:
+            return DatasetLengths()
+        if len(parts) == 2 and parts[1].isdigit() and 1 <= int(parts[1]) <= MAX_LENGTH_TOKENS:
+            return DatasetLengths(int(parts[1]))
+        message = f"{spec[:40]!r}: dataset:MAX takes a whole number of tokens from 1"
+        raise BenchConfigError(message, option)
+    try:
+        numbers = [float(p) for p in parts[1:]] if len(parts) > 1 else [float(parts[0])]
+    except ValueError:
+        message = f"{spec[:40]!r} is not a length; expected {LENGTH_SYNTAX}"
+        raise BenchConfigError(message, option) from None
+    kind = parts[0] if len(parts) > 1 else "fixed"
+    arity = {"fixed": 1, "uniform": 2, "normal": 2, "lognormal": 2}
+    if kind not in arity or len(numbers) != arity[kind]:
+        message = f"{spec[:40]!r} is not a length; expected {LENGTH_SYNTAX}"
+        raise BenchConfigError(message, option)
+    if any(not math.isfinite(n) for n in numbers) or numbers[0] < 1:
+        raise BenchConfigError(f"{spec[:40]!r}: lengths must be at least 1 token", option)
+    if any(n > MAX_LENGTH_TOKENS for n in numbers):
+        raise BenchConfigError(
+            f"{spec[:40]!r}: lengths must be at most {MAX_LENGTH_TOKENS:,} tokens "
+            "(the longest context any model serves)",
+            option,
+        )
+    if kind == "uniform" and numbers[1] < numbers[0]:
+        raise BenchConfigError(f"{spec!r}: HI must be at least LO", option)
+    if kind in ("normal", "lognormal") and numbers[1] < 0:
+        raise BenchConfigError(f"{spec!r}: the spread must not be negative", option)
+    if kind in ("fixed", "uniform") and any(n != int(n) for n in numbers):
+        raise BenchConfigError(f"{spec!r}: token counts must be whole numbers", option)
+    return LengthDistribution(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)  # type: ignore[arg-type]
+
+
+def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
+    """A length for synthesised prompts (`LENGTH_SYNTAX` but `dataset`, which --dataset sets)."""
+    parsed = parse_length_spec(spec, option)
+    if isinstance(parsed, DatasetLengths):
+        message = f"{spec[:40]!r}: the dataset's lengths come with --dataset FILE"
+        raise BenchConfigError(message, option)
+    return parsed
+
+
+def length_data(length: LengthDistribution | DatasetLengths) -> dict[str, Any]:
+    """A length as the result file's `identity.workload` states it: a log-normal (median m,
+    sigma s) by its mean m·e^(s²/2) and standard deviation mean·√(e^(s²) − 1), in tokens."""
+    if isinstance(length, DatasetLengths):
+        return {"kind": "dataset", **({"max": length.maximum} if length.maximum else {})}
+    if length.kind == "fixed":
+        return {"kind": "fixed", "value": int(length.a)}
+    if length.kind == "uniform":
+        return {"kind": "uniform", "min": int(length.a), "max": int(length.b)}
+    if length.kind == "normal":
+        mean, stddev = length.a, length.b
+    else:
+        mean = length.a * math.exp(length.b**2 / 2)
+        stddev = mean * math.sqrt(math.expm1(length.b**2))
+    data: dict[str, Any] = {"kind": length.kind, "mean": round(mean, 3), "stddev": round(stddev, 3)}
+    if length.minimum != 1:
+        data["min"] = length.minimum
+    if length.maximum is not None:
+        data["max"] = length.maximum
+    return data

@@ -1,0 +1,191 @@
+"""Replaying a trace (`bench.workloads.trace`) as one load point.
+
+Arrivals: each request that opens a chain (a request without a session, or a session's first
+turn) is sent at its recorded timestamp divided by `speed`, or, re-timed, at the offsets of a
+Poisson process at `rate` (`bench.run.load.arrival_offsets_s`), whatever the server's state. A
+session's later turns form a closed loop: each is sent its recorded `delay` (÷ speed) after the
+previous turn's reply ended (a later turn without a delay keeps its timestamp, or waits for the
+previous reply if that ends later). Every record keeps its intended and actual send time, so
+the point's send lag (`send_lag_ms`) is the replay's lateness, with the verdict
+`client_send_lag` when the client fell behind.
+
+Each request is also given the share of its prompt in blocks seen earlier (`cached_share`),
+so TTFT can be read by how much of the prompt a cache could have served
+(`ttft_by_cached_share`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from infermeter.bench.client.request_record import PromptRequest, RequestRecord
+from infermeter.bench.run.distribution import Distribution, summarize
+from infermeter.bench.run.load import NS_PER_S, PointRun, Send, arrival_offsets_s
+from infermeter.bench.run.request_figures import ttft_s
+from infermeter.bench.workloads.trace import Trace, TracePrompts, TraceRequest
+
+CACHED_SHARE_BUCKETS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Requests sent one after another: one request, or a session's turns."""
+
+    start_s: float
+    turns: tuple[TraceRequest, ...]
+
+
+def chains(
+    trace: Trace, speed: float = 1.0, rate: float | None = None, seed: int = 0
+) -> list[Chain]:
+    """The trace's chains with their start offsets (seconds from the replay's start)."""
+    groups: dict[str, list[TraceRequest]] = {}
+    ordered: list[list[TraceRequest]] = []
+    for request in trace.requests:
+        if request.session_id is None:
+            ordered.append([request])
+        elif request.session_id in groups:
+            groups[request.session_id].append(request)
+        else:
+            groups[request.session_id] = [request]
+            ordered.append(groups[request.session_id])
+    origin = next(r.timestamp_ms for r in trace.requests if r.timestamp_ms is not None) or 0.0
+    if rate is not None:
+        offsets = arrival_offsets_s(rate, seed=seed, count=len(ordered))
+    else:
+        offsets = [((turns[0].timestamp_ms or origin) - origin) / 1000 / speed for turns in ordered]
+    return [Chain(start, tuple(turns)) for start, turns in zip(offsets, ordered, strict=True)]
+
+
+def cached_shares(trace: Trace) -> dict[int, float]:
+    """Trace line → the share of that request's input in leading blocks seen earlier (for
+    prompts made from block IDs)."""
+    seen: set[int] = set()
+    shares: dict[int, float] = {}
+    for request in trace.requests:
+        if not request.synthesized:
+            continue  # a given prompt: what it shares is not known
+        run = 0
+        for block in request.hash_ids:
+            if block not in seen:
+                break
+            run += 1
+        shares[request.line] = min(run * trace.block_size, request.input_length) / max(
+            request.input_length, 1
+        )
+        seen.update(request.hash_ids)
+    return shares
+
+
+async def run_trace(
+    send: Send,
+    prompts: TracePrompts,
+    run: PointRun,
+    speed: float = 1.0,
+    rate: float | None = None,
+) -> PointRun:
+    """Replay `prompts.trace` into `run` (see the module docstring); records come back sorted
+    by request index (the trace's order)."""
+    trace = prompts.trace
+    first_index = run.plan.first_index
+    positions = {request.line: number for number, request in enumerate(trace.requests)}
+    shares = cached_shares(trace)
+    cpu_start = time.process_time()
+    start_ns = time.monotonic_ns()
+
+    def build(request: TraceRequest, turn: tuple[int, int] | None) -> PromptRequest:
+        prompt = prompts.build(first_index + positions[request.line], request)
+        return prompt if turn is None else replace(prompt, session=turn[0], turn=turn[1])
+
+    async def send_at(request: TraceRequest, prompt: PromptRequest, intended_ns: int) -> bool:
+        delay_ns = intended_ns - time.monotonic_ns()
+        if delay_ns > 0:
+            await asyncio.sleep(delay_ns / NS_PER_S)
+        record = await send(prompt, intended_ns)
+        record.cached_share = shares.get(request.line)
+        run.records.append(record)
+        return record.ok
+
+    async def replay(number: int, chain: Chain, first: PromptRequest) -> None:
+        ok = await send_at(chain.turns[0], first, start_ns + int(chain.start_s * NS_PER_S))
+        for turn, request in enumerate(chain.turns[1:], start=2):
+            if not ok:
+                return  # a failed turn ends its session, as a user's would
+            intended_ns = _next_turn_ns(request, start_ns, trace, speed, rate)
+            ok = await send_at(request, build(request, (number, turn)), intended_ns)
+
+    # Each chain's first prompt is built while waiting for its send time, not after it.
+    tasks: list[asyncio.Task[None]] = []
+    for number, chain in enumerate(chains(trace, speed, rate, run.plan.seed)):
+        session = chain.turns[0].session_id is not None
+        first = build(chain.turns[0], (number, 1) if session else None)
+        delay_ns = start_ns + int(chain.start_s * NS_PER_S) - time.monotonic_ns()
+        if delay_ns > 0:
+            await asyncio.sleep(delay_ns / NS_PER_S)
+        tasks.append(asyncio.create_task(replay(number, chain, first)))
+        await asyncio.sleep(0)  # let the request leave before the next one is built
+    await asyncio.gather(*tasks)
+    run.client_cpu_s = time.process_time() - cpu_start
+    run.busiest_client_cpu_s = run.client_cpu_s
+    run.wall_s = (time.monotonic_ns() - start_ns) / NS_PER_S
+    run.records.sort(key=lambda record: record.index)
+    return run
+
+
+def _next_turn_ns(
+    request: TraceRequest, start_ns: int, trace: Trace, speed: float, rate: float | None
+) -> int:
+    """When a session's later turn is due: its delay after now (the previous reply just
+    ended), or its own timestamp when it has no delay (never before now)."""
+    now = time.monotonic_ns()
+    if request.delay_ms is not None:
+        return now + int(request.delay_ms / 1000 / speed * NS_PER_S)
+    origin = trace.requests[0].timestamp_ms or 0.0
+    if rate is None and request.timestamp_ms is not None:
+        return max(now, start_ns + int((request.timestamp_ms - origin) / 1000 / speed * NS_PER_S))
+    return now
+
+
+@dataclass(frozen=True)
+class CachedShareSummary:
+    """TTFT of the measured, successful requests whose cached share lies in [low, high)."""
+
+    low: float
+    high: float
+    requests: int
+    ttft_ms: Distribution
+
+    def as_json(self) -> dict[str, Any]:
+        """The bucket as a plain JSON object."""
+        return {
+            "cached_share_min": self.low,
+            "cached_share_max": self.high,
+            "requests": self.requests,
+            "ttft_ms": self.ttft_ms.as_json(),
+        }
+
+
+def ttft_by_cached_share(records: Sequence[RequestRecord]) -> tuple[CachedShareSummary, ...]:
+    """TTFT by the share of the prompt a cache could serve, in quarters (the last includes 1)."""
+    buckets: list[CachedShareSummary] = []
+    edges = CACHED_SHARE_BUCKETS
+    for low, high in itertools.pairwise(edges):
+        group = [
+            r
+            for r in records
+            if r.ok
+            and not r.warmup
+            and r.cached_share is not None
+            and low <= r.cached_share
+            and (r.cached_share < high or (high == edges[-1] and r.cached_share <= high))
+        ]
+        if group:
+            buckets.append(
+                CachedShareSummary(low, high, len(group), summarize(ttft_s(r) for r in group))
+            )
+    return tuple(buckets)

@@ -1,0 +1,370 @@
+"""The answer page's Python: a question from the URL query, the answers from
+`calculators.answer`, and their HTML. The same module runs at build time (the pre-rendered
+presets, Home) and in the browser (the Pyodide worker loads the evidence, `data/evidence.json`,
+and calls `render_json`), so the page and the CLI rank with one piece of code.
+
+Stdlib and `calculators` only. Strings from result files are HTML-escaped. A ranked row carries
+`data-answer-row` and its $ cell `data-output="usd_per_million_accepted"` with the raw number in
+`data-value`; a question nothing answers carries `data-nearest-miss`.
+"""
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infermeter.calculators.accepted import METRIC_NAMES, Point, Slo
+from infermeter.calculators.answer import (
+    Answer,
+    Estimate,
+    Price,
+    Question,
+    Row,
+    answer,
+    points_from_json,
+    prices_from_json,
+)
+
+QUERY_KEYS = (
+    "model",
+    "workload",
+    "precision",
+    "percentile",
+    "ttft_ms",
+    "tpot_ms",
+    "e2e_ms",
+    "tier",
+)
+SCENARIO_NAMES = {
+    "offline": "offline (maximum throughput)",
+    "mlperf_server": "MLPerf Server",
+    "mlperf_interactive": "MLPerf Interactive",
+    "server_at_slo": "server at an SLO",
+    "static_batch": "static batch",
+    "closed": "closed loop",
+    "open": "open loop",
+}
+LANE_NAMES = {
+    "measured": "measured",
+    "reported": "reported",
+    "mlperf": "MLPerf",
+    "mlperf-open": "MLPerf open division",
+}
+MLPERF_NOTE = (
+    "MLPerf results stay in their own lane, never ranked against other rows; each shows its "
+    "result ID, and its result page the footnote MLPerf's guidelines require. The $ figure is "
+    "derived by infermeter from catalog prices, not verified by MLCommons."
+)
+
+
+@dataclass(frozen=True)
+class Data:
+    """What answers are computed from, as the site publishes it (`data/evidence.json`)."""
+
+    points: list[Point]
+    prices: list[Price]
+    models: Mapping[str, str]  # id → name
+    gpus: Mapping[str, str]  # id → name
+    # (model, workload key, precision, tier) → the estimate where nothing qualifies
+    estimates: Mapping[tuple[str, str, str, str], Estimate]
+
+    @classmethod
+    def from_json(cls, text: str) -> "Data":
+        data = json.loads(text)
+        estimates = {
+            (item["model"], item["workload_key"], item["question_precision"], item["tier"]): (
+                Estimate(**item["estimate"])
+            )
+            for item in data["estimates"]
+        }
+        return cls(
+            points_from_json(data["points"]),
+            prices_from_json(data["prices"]),
+            data["models"],
+            data["gpus"],
+            estimates,
+        )
+
+    def estimator(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
+        """The published estimate for a group nothing qualifies for (`calculators.answer`'s
+        seam: the build worked them out with the registry's estimator)."""
+        return self.estimates.get((question.model, workload_key, precision, question.tier))
+
+
+def evidence_json(data: Data) -> str:
+    """`data/evidence.json`'s text (compact: the browser downloads it)."""
+    return json.dumps(
+        {
+            "points": [point.as_dict() for point in data.points],
+            "prices": [price.as_dict() for price in data.prices],
+            "models": dict(sorted(data.models.items())),
+            "gpus": dict(sorted(data.gpus.items())),
+            "estimates": [
+                {
+                    "model": model,
+                    "workload_key": workload_key,
+                    "question_precision": precision,
+                    "tier": tier,
+                    "estimate": estimate.as_dict(),
+                }
+                for (model, workload_key, precision, tier), estimate in sorted(
+                    data.estimates.items()
+                )
+            ],
+        },
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(query: Mapping[str, str], name: str, errors: dict[str, str]) -> float | None:
+    text = (query.get(name) or "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        errors[name] = f"{name}: expected a number of milliseconds, not {text!r}"
+        return None
+    if not 0 < value < 1e9:
+        errors[name] = f"{name}: expected a number above 0"
+        return None
+    return value
+
+
+def parse_question(query: Mapping[str, str], data: Data) -> Question | dict[str, str]:
+    """The question in the query (`QUERY_KEYS`), or {field: message} for each bad field."""
+    errors: dict[str, str] = {}
+    model = (query.get("model") or "").strip()
+    known = sorted({p.model for p in data.points})
+    if model not in known:
+        errors["model"] = f"model: pick a model with results ({len(known)} have some)"
+    percentile = _number(query, "percentile", errors) or 99.0
+    if percentile > 100:
+        errors["percentile"] = "percentile: expected a number from 1 to 100"
+    bounds = [_number(query, name, errors) for name in ("ttft_ms", "tpot_ms", "e2e_ms")]
+    tier = (query.get("tier") or "on_demand").strip()
+    tiers = sorted({p.tier for p in data.prices})
+    if tier not in tiers:
+        errors["tier"] = f"tier: expected one of {', '.join(tiers)}"
+    mine = [p for p in data.points if p.model == model]
+    workload = (query.get("workload") or "").strip() or None
+    if workload is not None:
+        keys = {p.workload: p.workload_key for p in mine} | {
+            p.workload_key: p.workload_key for p in mine
+        }
+        if workload not in keys:
+            errors["workload"] = "workload: not a workload of this model's results"
+        workload = keys.get(workload, workload)
+    precision = (query.get("precision") or "").strip() or None
+    if precision is not None and precision not in {p.precision for p in mine}:
+        errors["precision"] = "precision: not a precision of this model's results"
+    if errors:
+        return errors
+    return Question(model, Slo(percentile, *bounds), tier, workload, precision)
+
+
+def usd(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"${value:,.3f}" if value >= 0.01 else f"${value:,.4f}"
+
+
+def gpus_text(count: int, gpu: str, names: Mapping[str, str]) -> str:
+    return f"{count} × {names.get(gpu, gpu)}"
+
+
+def _price_cell(price: Price | None, base: str) -> str:
+    if price is None:
+        return "no price"
+    confidence = price.confidence or "not stated"
+    flag = ' class="im-low"' if price.confidence == "low" else ""
+    # the price links to its row on the GPU's page (its source and conditions are there)
+    return (
+        f'<a href="{base}gpus/{esc(price.gpu)}/#price-{esc(price.id)}" title="{esc(price.id)}">'
+        f"${price.usd_per_gpu_hour:,.2f}/GPU-h</a> · {esc(price.provider)} · "
+        f"{esc(price.tier.replace('_', '-'))} · {esc(price.as_of)} · "
+        f"<span{flag}>confidence {esc(confidence)}</span>"
+    )
+
+
+def _evidence_cell(row: Row, base: str) -> str:
+    point = row.point
+    mlperf = (
+        f" · MLPerf {esc(point.mlperf_result_id)}" if point.mlperf_result_id is not None else ""
+    )
+    derived = " · derived" if row.acceptance.derived else ""
+    source = (
+        f' · <a href="{esc(point.source_url)}" rel="nofollow">source</a>'
+        if point.source_url and point.source_url.startswith("https://")
+        else ""
+    )
+    return (
+        f'<a href="{base}results/{esc(point.result_id)}/">result {esc(point.result_id)}</a>'
+        f"{mlperf}{source} · {esc(point.load)}{derived}"
+        f'<br><small title="{esc(row.acceptance.basis)}">{esc(row.acceptance.basis)}</small>'
+    )
+
+
+def _row_html(row: Row, base: str, names: Mapping[str, str]) -> str:
+    point, value = row.point, row.usd_per_million_accepted
+    ratio = "–" if row.ratio_to_winner is None else f"×{row.ratio_to_winner:.2f}"
+    data_value = "" if value is None else f' data-value="{value!r}"'
+    return (
+        f'<tr data-answer-row data-gpu="{esc(point.gpu)}" data-gpu-count="{point.gpu_count}">'
+        f'<td><a href="{base}gpus/{esc(point.gpu)}/" title="{esc(point.gpu)}">'
+        f"{esc(gpus_text(point.gpu_count, point.gpu, names))}</a></td>"
+        f'<td data-output="usd_per_million_accepted"{data_value}>{usd(value)}</td>'
+        f"<td>{ratio}</td>"
+        f"<td>{row.acceptance.accepted_tokens_per_s or 0:,.0f}</td>"
+        f"<td>{_price_cell(row.price, base)}</td><td>{_evidence_cell(row, base)}</td></tr>"
+    )
+
+
+def answer_title(found: Answer) -> str:
+    return (
+        f"{found.workload} · {found.precision} weights · "
+        f"{SCENARIO_NAMES.get(found.scenario, found.scenario)} · "
+        f"{LANE_NAMES.get(found.lane, found.lane)} lane"
+    )
+
+
+def _miss_text(found: Answer, names: Mapping[str, str]) -> str:
+    if found.nearest_miss is None:
+        return "no point states what this question needs"
+    point, miss = found.nearest_miss
+    figures = (
+        ""
+        if miss.measured_ms is None or miss.bound_ms is None
+        else f" ({METRIC_NAMES.get(miss.metric or '', '')} {miss.measured_ms:,.0f} ms against "
+        f"the bound of {miss.bound_ms:,.0f} ms)"
+    )
+    return (
+        f"nearest miss: {gpus_text(point.gpu_count, point.gpu, names)} at "
+        f"{point.load}: {miss.reason}{figures}"
+    )
+
+
+def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
+    """The estimate beside an answer nothing qualifies for, labelled as what it is."""
+    estimate = found.estimate
+    if estimate is None:
+        return ""
+    value = estimate.usd_per_million_output_tokens
+    return (
+        f'<p class="im-estimate" data-estimate data-value="{value!r}" '
+        f'data-kind="{esc(estimate.kind)}" data-precision="{esc(estimate.precision)}" '
+        f'data-tier="{esc(estimate.tier)}" data-price-id="{esc(estimate.price_id)}">'
+        f"Estimate, not a measurement ({esc(estimate.kind)}, {esc(estimate.precision)} weights): "
+        f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output tokens on "
+        f"{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))} at "
+        f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h ({esc(estimate.tier.replace('_', '-'))} "
+        f"price {esc(estimate.price_id)}), {esc(estimate.note)}.</p>"
+    )
+
+
+def ranking_html(
+    found: Answer, base: str, names: Mapping[str, str], limit: int | None = None
+) -> str:
+    """One homogeneous answer: its title, SLO, ranked rows (the first `limit`) and notes."""
+    rows = list(found.rows) + list(found.unpriced)
+    shown = rows if limit is None else rows[:limit]
+    body = "".join(_row_html(row, base, names) for row in shown)
+    notes = []
+    if found.break_even_usd_per_gpu_hour is not None and found.rows:
+        winner = found.rows[0]
+        notes.append(
+            '<p class="im-low-confidence" data-low-confidence>The winner rests on a '
+            f"low-confidence price ({esc(winner.price.id if winner.price else '')}): above "
+            f"${found.break_even_usd_per_gpu_hour:,.2f} per GPU-hour the runner-up would win.</p>"
+        )
+    if limit is not None and len(rows) > limit:
+        notes.append(f"<p>{len(rows) - limit} more deployment(s) in the full ranking.</p>")
+    if found.lane.startswith("mlperf"):
+        notes.append(f'<p class="im-mlperf"><small>{esc(MLPERF_NOTE)}</small></p>')
+    return (
+        f'<section class="im-ranking" data-answer data-scenario="{esc(found.scenario)}" '
+        f'data-lane="{esc(found.lane)}" data-precision="{esc(found.precision)}" '
+        f'data-workload-key="{esc(found.workload_key)}">'
+        # a title, not a heading: a heading per ranking would be a search entry each
+        f'<p class="im-ranking-title"><strong>{esc(answer_title(found))}</strong></p>'
+        '<div class="im-scroll"><table class="im-table im-answer-ranking" data-search-exclude>'
+        "<thead><tr><th>GPUs</th><th>$/1M accepted</th><th>vs winner</th>"
+        "<th>Accepted tok/s</th><th>Price</th><th>Evidence</th></tr></thead>"
+        f"<tbody>{body}</tbody></table></div>{''.join(notes)}</section>"
+    )
+
+
+def answers_html(
+    answers: Sequence[Answer],
+    slo: Slo,
+    base: str,
+    names: Mapping[str, str],
+    limit: int | None = None,
+) -> str:
+    """Every answer to one question: the rankings, then what nothing qualifies for."""
+    ranked = [a for a in answers if a.rows or a.unpriced]
+    missed = [a for a in answers if not (a.rows or a.unpriced)]
+    parts = [f'<p class="im-slo" data-slo>SLO: {esc(slo.text())}</p>']
+    if not ranked:
+        nearest = _nearest_overall(missed)
+        parts.append(
+            f'<div class="im-no-answer" data-nearest-miss><p><strong>No result meets this.'
+            f"</strong> {esc(_miss_text(nearest, names)) if nearest else ''}</p>"
+            f"{estimate_html(nearest, names) if nearest else ''}</div>"
+        )
+    parts += [ranking_html(found, base, names, limit) for found in ranked]
+    if missed and ranked:
+        items = "".join(
+            f"<li>{esc(answer_title(a))}: {esc(_miss_text(a, names))}{estimate_html(a, names)}</li>"
+            for a in missed
+        )
+        parts.append(
+            f"<details><summary>{len(missed)} more evidence group(s) nothing there meets"
+            f"</summary><ul>{items}</ul></details>"
+        )
+    return "".join(parts)
+
+
+def _nearest_overall(missed: Sequence[Answer]) -> Answer | None:
+    with_miss = [a for a in missed if a.nearest_miss is not None]
+    if not with_miss:
+        return missed[0] if missed else None
+
+    def closeness(found: Answer) -> tuple[bool, float]:
+        ratio = found.nearest_miss[1].ratio if found.nearest_miss else None
+        return ratio is None, ratio or 0.0
+
+    return min(with_miss, key=closeness)
+
+
+def render(query: Mapping[str, str], data: Data, base: str = "../") -> dict[str, Any]:
+    """What the page shows: {"errors": {...}} or {"html": …, "payload": answers as JSON data}."""
+    question = parse_question(query, data)
+    if isinstance(question, dict):
+        return {"errors": question}
+    answers = answer(data.points, data.prices, question, data.estimator)
+    body = answers_html(answers, question.slo, base, data.gpus)
+    heading = f"<h3>{esc(data.models.get(question.model, question.model))}</h3>"
+    return {
+        "html": heading + body,
+        "payload": {"answers": [found.as_dict() for found in answers]},
+    }
+
+
+_loaded: dict[str, Data] = {}
+
+
+def load(text: str) -> None:
+    """The worker hands the published evidence over once."""
+    _loaded["data"] = Data.from_json(text)
+
+
+def render_json(query_json: str, base: str = "../") -> str:
+    """`render` with JSON in and out, on the evidence `load` was given: the worker's entry."""
+    return json.dumps(render(json.loads(query_json), _loaded["data"], base))
