@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from infermeter.calculators.interconnect import Link
 from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.harvest.sources import SOURCES, gpu_names_sources
 from infermeter.registry.models import (
     GpuCatalog,
     GpuEntry,
@@ -123,15 +124,19 @@ def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, Entry
 
 
 def load_gpus(path: Path = CATALOGS_DIR / "gpus.yaml") -> dict[str, GpuEntry]:
-    """The GPU catalog: id → entry. A name one source gives two GPUs is a problem."""
+    """The GPU catalog: id → entry. A name one source gives two GPUs, or a name of a source
+    `registry/harvest/sources.py` does not declare, is a problem."""
     gpus = _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
     problems: list[Problem] = []
     named: dict[tuple[str, str], str] = {}
     for index, gpu in enumerate(gpus.values()):
         for number, alias in enumerate(gpu.source_names):
+            where = f"gpus[{index}].source_names[{number}]"
+            if not any(source.names_gpus_as(alias.source) for source in SOURCES):
+                message = f"{alias.source!r} is no harvest source's; expected {gpu_names_sources()}"
+                problems.append(Problem(display_path(path), f"{where}.source", message))
             first = named.setdefault((alias.source, alias.name), gpu.id)
             if first != gpu.id:
-                where = f"gpus[{index}].source_names[{number}]"
                 message = f"{alias.source} name {alias.name!r} is already {first}'s"
                 problems.append(Problem(display_path(path), where, message))
     if problems:

@@ -1,10 +1,13 @@
 """The terms the registry's data is published under: infermeter's own data, and each imported
-source's terms as that source states them. Declared once here; the Downloads page and
+source's terms as that source states them (each harvest source's in its declaration,
+`registry/harvest/sources.py`). Gathered here; the Downloads page and
 `data/licences.json` render it, and `registry/results/README.md` points to it.
 """
 
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from infermeter.registry.harvest.sources import SOURCES
 
 
 @dataclass(frozen=True)
@@ -34,41 +37,7 @@ LICENCES: tuple[Licence, ...] = (
         "and the result file or catalog entry.",
         "https://www.apache.org/licenses/LICENSE-2.0",
     ),
-    Licence(
-        "MLPerf Inference results (lane `mlperf`), from mlcommons/inference_results_v<round>",
-        "MLCommons' submission rules: all submitted code is made under the MLCommons CLA and is "
-        "Apache 2 compatible. Using the results is bound by the MLPerf Results Messaging "
-        "Guidelines: submitter, benchmark and system named, result ID and round in a footnote, "
-        "never compared with non-MLPerf results, and any figure MLCommons did not verify (every "
-        "$ figure here) marked as not verified by MLCommons Association. MLPerf is a trademark "
-        "of MLCommons Association.",
-        "https://github.com/mlcommons/policies",
-    ),
-    Licence(
-        "NVIDIA TensorRT-LLM performance overview tables (NVIDIA/TensorRT-LLM)",
-        "Apache License 2.0, the repository's licence; cited to the file and commit read.",
-        "https://github.com/NVIDIA/TensorRT-LLM",
-    ),
-    Licence(
-        "AMD ROCm vLLM docker performance tables (ROCm/vllm docs/dev-docker/README.md)",
-        "Apache License 2.0, the repository's licence; cited to the file and commit read.",
-        "https://github.com/ROCm/vllm",
-    ),
-    Licence(
-        "InferenceX results (SemiAnalysisAI/InferenceX)",
-        "Its README calls it open source under the Apache 2 licence; InferenceX is a trademark "
-        "of SemiAnalysis. Rows not from the official repository are labelled unofficial.",
-        "https://github.com/SemiAnalysisAI/InferenceX",
-    ),
-    Licence(
-        "Cloud prices from SkyPilot's catalog files (skypilot-org/skypilot-catalog)",
-        "The repository states no licence in its README or the files read. Each price is a "
-        "fact its provider publishes (SkyPilot's fetchers copy the providers' price lists and "
-        "APIs, or a marketplace's asking prices: Lium, Vast); infermeter's data holds only the "
-        "prices, each cited to the file at its commit, and its test suite keeps the header and "
-        "the rows read of each file, verbatim, to re-read them.",
-        "https://github.com/skypilot-org/skypilot-catalog",
-    ),
+    *(Licence(source.data, source.terms, source.terms_url) for source in SOURCES),
     Licence(
         "Other cloud prices (provider pages, price trackers, articles)",
         "Facts quoted with the address and date of the page they were read on; the pages' own "

@@ -6,6 +6,7 @@ reason. `apply` writes them into a registry and reports what it added, left unch
 and skipped; running it twice changes nothing. Numbers are copied as the source states them;
 what a source does not state stays absent.
 
-Modules: `tree` (reading a source), `outcome` (writing and the report), `errors`, and the
-sources `mlperf`, `trtllm`, `amd`, `inferencex`.
+Modules: `sources` (each source declared once: its command, options, function, GPU names and
+terms), `tree` (reading a source), `outcome` (writing and the report), `errors`, `run`, and the
+sources `mlperf`, `trtllm`, `amd`, `inferencex`, `skypilot`.
 """

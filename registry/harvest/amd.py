@@ -41,6 +41,7 @@ from infermeter.registry.harvest.reported import (
     harvest_row,
     reported_result,
 )
+from infermeter.registry.harvest.sources import AMD
 from infermeter.registry.models import (
     GpuEntry,
     LatencyStats,
@@ -59,7 +60,7 @@ from infermeter.registry.models import (
 DOCUMENT = "docs/dev-docker/README.md"
 REPOSITORY_URL = "https://github.com/ROCm/vllm"
 
-GPU_NAMES = "rocm-vllm"
+GPU_NAMES = AMD.gpu_names
 """The source whose names (the GPU in the README's title and latency header, `MI300X`) the GPU
 catalog lists (`GpuEntry.source_names`)."""
 

@@ -40,6 +40,7 @@ from infermeter.registry.harvest.reported import (
     harvest_row,
     reported_result,
 )
+from infermeter.registry.harvest.sources import INFERENCEX
 from infermeter.registry.input_files import read_input_text
 from infermeter.registry.models import (
     Disaggregation,
@@ -63,7 +64,7 @@ OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
 DEFAULT_RANGE_RATIO = 0.8
 """`RANDOM_RANGE_RATIO: 0.8` in InferenceX's .github/workflows/benchmark-tmpl.yml."""
 
-GPU_NAMES = "inferencex"
+GPU_NAMES = INFERENCEX.gpu_names
 """The source whose names the GPU catalog lists (`GpuEntry.source_names`): InferenceX's GPU
 keys (packages/constants/src/gpu-keys.ts), e.g. `h100`."""
 

@@ -9,8 +9,9 @@ GPU catalog.
 import re
 
 from infermeter.registry.harvest.reported import Precision
+from infermeter.registry.harvest.sources import MLPERF
 
-GPU_NAMES = "mlperf"
+GPU_NAMES = MLPERF.gpu_names
 """The source whose names (the results table's Accelerator, exactly, e.g. `NVIDIA
 H100-SXM-80GB`) the GPU catalog lists (`GpuEntry.source_names`); anything else is skipped."""
 

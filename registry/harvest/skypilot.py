@@ -31,6 +31,7 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
+from infermeter.registry.harvest.sources import SKYPILOT
 from infermeter.registry.models import GpuEntry, PriceCatalog, PriceEntry
 from infermeter.registry.store import write_text_atomic
 
@@ -38,7 +39,7 @@ from infermeter.registry.store import write_text_atomic
 def gpu_names_source(cloud: str) -> str:
     """The source whose accelerator names (SkyPilot's, of one cloud) the GPU catalog lists
     (`GpuEntry.source_names`); the form factor follows the provider's instance family."""
-    return f"skypilot-{cloud}"
+    return SKYPILOT.gpu_names.format(cloud=cloud)
 
 
 # Where one accelerator name covers two form factors, the instance type says which.

@@ -5,7 +5,9 @@ names a new model is one line here; a new GPU name is a `source_names` line of i
 GPU catalog.
 """
 
-GPU_NAMES = "tensorrt-llm"
+from infermeter.registry.harvest.sources import TRTLLM
+
+GPU_NAMES = TRTLLM.gpu_names
 """The source whose GPU names (every layout's: `B200`, `H100 80GB HBM3`, `B300* (beta)`, the RTX
 PRO 6000 tables' label) the GPU catalog lists (`GpuEntry.source_names`)."""
 

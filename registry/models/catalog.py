@@ -106,10 +106,9 @@ class GpuSourceName(StrictModel):
     source files a row under this GPU when, and only when, the row names it so."""
 
     source: Slug = Field(
-        description="The harvested source that prints the name: `mlperf` (MLPerf Inference "
-        "results tables' Accelerator), `tensorrt-llm` (TensorRT-LLM's performance overview), "
-        "`rocm-vllm` (AMD's ROCm vLLM README), `inferencex` (InferenceX's GPU keys), "
-        "`skypilot-<cloud>` (SkyPilot's catalog of that cloud)."
+        description="The harvested source that prints the name, as its declaration in "
+        "registry/harvest/sources.py calls it (`gpu_names`), e.g. `mlperf` (MLPerf Inference "
+        "results tables' Accelerator) or `skypilot-<cloud>` (SkyPilot's catalog of that cloud)."
     )
     name: Text = Field(description="The name as the source prints it, matched exactly.")
     note: LongText | None = Field(

@@ -57,3 +57,21 @@ def test_a_name_one_source_gives_two_gpus_is_a_problem(tmp_path: Path) -> None:
     (problem,) = caught.value.problems
     assert problem.path.startswith(f"gpus[{by_id['h200-sxm']}].source_names[")
     assert problem.message == "mlperf name 'NVIDIA H100-SXM-80GB' is already h100-sxm's"
+
+
+def test_a_name_of_a_source_no_harvest_declares_is_a_problem(tmp_path: Path) -> None:
+    data = yaml.safe_load((CATALOGS_DIR / "gpus.yaml").read_text(encoding="utf-8"))
+    data["gpus"][0]["source_names"] = [
+        {"source": "mlperf-v9", "name": "A"},
+        {"source": "skypilot-oci", "name": "A"},
+        {"source": "skypilot-oci-eu", "name": "B"},
+    ]
+    path = tmp_path / "gpus.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(InvalidFileError) as caught:
+        load_gpus(path)
+    problems = [(problem.path, problem.message.split(";")[0]) for problem in caught.value.problems]
+    assert problems == [
+        ("gpus[0].source_names[0].source", "'mlperf-v9' is no harvest source's"),
+        ("gpus[0].source_names[2].source", "'skypilot-oci-eu' is no harvest source's"),
+    ]

@@ -1,0 +1,207 @@
+"""The harvest sources, each declared once: its name (the `infermeter registry harvest NAME`
+command), what it reads and the options it takes, the function that harvests it, the `source`
+its GPU names carry in the GPU catalog, and the terms it is published under.
+
+The CLI makes one command of each declaration (`bench/cli/harvest.py`), the Downloads page
+states each one's terms (`registry/licences.py`), and the GPU catalog accepts a `source_names`
+entry only under a declared source (`registry/catalog.load_gpus`). Adding a source is its module
+(a `harvest_<source>(source, options, …)` function), its entry here, and the GPU names it
+prints in `registry/catalogs/gpus.yaml`.
+
+This module holds data only: a source's module is imported when it is harvested.
+"""
+
+import re
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from infermeter.registry.harvest.outcome import HarvestReport
+    from infermeter.registry.harvest.run import HarvestOptions
+
+
+@dataclass(frozen=True)
+class SourceOption:
+    """An option one source takes besides `--from` and the options every source takes; its
+    value goes to the harvest function as the keyword `keyword`."""
+
+    flag: str
+    keyword: str
+    help: str
+    required: bool = False
+    ratio: bool = False
+    """A finite number from 0 to 1 (else text)."""
+
+
+@dataclass(frozen=True)
+class HarvestSource:
+    """One public source of results or prices."""
+
+    name: str
+    """The command (`infermeter registry harvest NAME`)."""
+    help: str
+    """The command's help: what is harvested, and an example."""
+    reads: str
+    """What `--from` names."""
+    harvest: str
+    """`module:function` of the harvest, called as `function(path, options=…, **keywords)`."""
+    gpu_names: str
+    """The `source` of the GPU catalog's `source_names` for this source's GPU names; a
+    `{cloud}` in it stands for a lowercase name."""
+    data: str
+    """Which data, in a reader's words (the Downloads page's licence table)."""
+    terms: str
+    """The terms, as the source states them."""
+    terms_url: str
+    """The public address where the source states them."""
+    options: tuple[SourceOption, ...] = ()
+
+    def names_gpus_as(self, source: str) -> bool:
+        """Whether a GPU catalog `source_names` entry of `source` is this source's."""
+        pattern = re.escape(self.gpu_names).replace(r"\{cloud\}", "[a-z0-9]+")
+        return re.fullmatch(pattern, source) is not None
+
+    def run(
+        self, path: Path, options: "HarvestOptions", keywords: dict[str, Any]
+    ) -> "HarvestReport":
+        """Harvest `path` with this source's function."""
+        module, function = self.harvest.split(":")
+        harvest = getattr(import_module(module), function)
+        report: HarvestReport = harvest(path, options=options, **keywords)
+        return report
+
+
+_PAGE_OPTIONS = (
+    SourceOption(
+        "--commit",
+        "commit",
+        "Commit to read (default HEAD); for a file, the commit it was taken from.",
+    ),
+    SourceOption("--url", "url", "Public URL of the page read (default: the file on GitHub)."),
+)
+
+MLPERF = HarvestSource(
+    name="mlperf",
+    help="MLPerf Inference datacenter LLM results, closed and open division (Offline, Server,\n"
+    "Interactive).\n\n\b\nExample:\n"
+    "  infermeter registry harvest mlperf --round 5.1 --from ./inference_results_v5.1",
+    reads="Checkout (or bare mirror) of mlcommons/inference_results_v<round>.",
+    harvest="infermeter.registry.harvest.run:harvest_mlperf",
+    gpu_names="mlperf",
+    options=(
+        SourceOption("--round", "round_text", "MLPerf Inference round, e.g. 5.1.", required=True),
+        SourceOption(
+            "--commit",
+            "commit",
+            "Commit to read (default HEAD); for a plain folder, the commit it was copied from.",
+        ),
+        SourceOption(
+            "--repository-url",
+            "repository_url",
+            "Public URL of the repository read (default: mlcommons/inference_results_v<round>).",
+        ),
+        SourceOption(
+            "--read-from",
+            "read_from",
+            "Where the bytes were read when not from the repository cited (a fork that holds "
+            "its commit); stated in every result's conditions.",
+        ),
+    ),
+    data="MLPerf Inference results (lane `mlperf`), from mlcommons/inference_results_v<round>",
+    terms="MLCommons' submission rules: all submitted code is made under the MLCommons CLA and "
+    "is Apache 2 compatible. Using the results is bound by the MLPerf Results Messaging "
+    "Guidelines: submitter, benchmark and system named, result ID and round in a footnote, "
+    "never compared with non-MLPerf results, and any figure MLCommons did not verify (every "
+    "$ figure here) marked as not verified by MLCommons Association. MLPerf is a trademark "
+    "of MLCommons Association.",
+    terms_url="https://github.com/mlcommons/policies",
+)
+
+TRTLLM = HarvestSource(
+    name="trtllm",
+    help="TensorRT-LLM performance overview: every throughput table of one version or a folder "
+    "of them.\n\n\b\nExample:\n"
+    "  infermeter registry harvest trtllm --from ./TensorRT-LLM --commit 03e27c7d5ff0\n"
+    "  infermeter registry harvest trtllm --from tests/data/harvest/trtllm",
+    reads="Checkout of NVIDIA/TensorRT-LLM, the perf-overview.md file of one version, or a "
+    "folder of such files, each headed '<!-- Excerpt of PATH in OWNER/REPO at commit SHA'.",
+    harvest="infermeter.registry.harvest.run:harvest_trtllm",
+    gpu_names="tensorrt-llm",
+    options=(
+        *_PAGE_OPTIONS,
+        SourceOption(
+            "--engine-version",
+            "engine_version",
+            "The TensorRT-LLM release the page documents, where the page names it elsewhere.",
+        ),
+    ),
+    data="NVIDIA TensorRT-LLM performance overview tables (NVIDIA/TensorRT-LLM)",
+    terms="Apache License 2.0, the repository's licence; cited to the file and commit read.",
+    terms_url="https://github.com/NVIDIA/TensorRT-LLM",
+)
+
+AMD = HarvestSource(
+    name="amd",
+    help="AMD ROCm vLLM docker performance results: the throughput and latency tables of one\n"
+    "image release's README.\n\n\b\nExample:\n"
+    "  infermeter registry harvest amd --from ./vllm --commit f94ec9beeca1",
+    reads="Checkout of ROCm/vllm, or the docs/dev-docker/README.md file of one version.",
+    harvest="infermeter.registry.harvest.run:harvest_amd",
+    gpu_names="rocm-vllm",
+    options=_PAGE_OPTIONS,
+    data="AMD ROCm vLLM docker performance tables (ROCm/vllm docs/dev-docker/README.md)",
+    terms="Apache License 2.0, the repository's licence; cited to the file and commit read.",
+    terms_url="https://github.com/ROCm/vllm",
+)
+
+INFERENCEX = HarvestSource(
+    name="inferencex",
+    help="InferenceX results from a dump of its database; rows not from the official\n"
+    "SemiAnalysisAI/InferenceX repository are labelled unofficial.\n\n\b\nExample:\n"
+    "  infermeter registry harvest inferencex --from ./inferencex-dump-2026-11-30",
+    reads="Folder of an InferenceX database dump (configs.json, workflow_runs.json, "
+    "benchmark_results.json).",
+    harvest="infermeter.registry.harvest.run:harvest_inferencex",
+    gpu_names="inferencex",
+    options=(
+        SourceOption(
+            "--range-ratio",
+            "range_ratio",
+            "--random-range-ratio of the runs (default 0.8, InferenceX's workflow templates).",
+            ratio=True,
+        ),
+    ),
+    data="InferenceX results (SemiAnalysisAI/InferenceX)",
+    terms="Its README calls it open source under the Apache 2 licence; InferenceX is a "
+    "trademark of SemiAnalysis. Rows not from the official repository are labelled unofficial.",
+    terms_url="https://github.com/SemiAnalysisAI/InferenceX",
+)
+
+SKYPILOT = HarvestSource(
+    name="skypilot",
+    help="Cloud GPU prices from SkyPilot's catalog files: on-demand and spot per GPU-hour, with\n"
+    "provider, region, date and the file's commit, into "
+    "registry/catalogs/prices-skypilot.yaml.\n\n\b\nExample:\n"
+    "  infermeter registry harvest skypilot --from tests/data/harvest/skypilot",
+    reads="A pinned excerpt of a SkyPilot catalog file (catalogs/v8/<cloud>/vms.csv), or a "
+    "folder of them, each headed '# Excerpt of PATH in OWNER/REPO at commit SHA' with its date.",
+    harvest="infermeter.registry.harvest.skypilot:harvest_skypilot",
+    gpu_names="skypilot-{cloud}",
+    data="Cloud prices from SkyPilot's catalog files (skypilot-org/skypilot-catalog)",
+    terms="The repository states no licence in its README or the files read. Each price is a "
+    "fact its provider publishes (SkyPilot's fetchers copy the providers' price lists and "
+    "APIs, or a marketplace's asking prices: Lium, Vast); infermeter's data holds only the "
+    "prices, each cited to the file at its commit, and its test suite keeps the header and "
+    "the rows read of each file, verbatim, to re-read them.",
+    terms_url="https://github.com/skypilot-org/skypilot-catalog",
+)
+
+SOURCES: tuple[HarvestSource, ...] = (MLPERF, TRTLLM, AMD, INFERENCEX, SKYPILOT)
+"""Every source, in the order the CLI and the Downloads page list them."""
+
+
+def gpu_names_sources() -> str:
+    """The GPU-name sources as a reader reads them (`mlperf`, …, `skypilot-{cloud}`)."""
+    return ", ".join(f"`{source.gpu_names}`" for source in SOURCES)

@@ -1,0 +1,39 @@
+"""Each harvest source is declared once (`registry/harvest/sources.py`): the CLI has one command
+per declaration, each declaration's function takes the options it declares, and the Downloads
+page's licences name each source's terms."""
+
+import inspect
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from infermeter.bench.cli.harvest import harvest_group
+from infermeter.registry.harvest.sources import SOURCES, HarvestSource
+from infermeter.registry.licences import LICENCES
+
+
+def test_the_cli_has_one_command_per_declared_source() -> None:
+    assert list(harvest_group.commands) == [source.name for source in SOURCES]
+    assert len({source.gpu_names for source in SOURCES}) == len(SOURCES)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda source: source.name)
+def test_a_declared_function_takes_the_declared_options(source: HarvestSource) -> None:
+    module, name = source.harvest.split(":")
+    function = getattr(__import__(module, fromlist=[name]), name)
+    keywords = {option.keyword: None for option in source.options}
+    inspect.signature(function).bind(Path("x"), options=None, **keywords)
+
+
+def test_each_source_states_its_terms_on_the_downloads_page() -> None:
+    stated = {(licence.data, licence.where) for licence in LICENCES}
+    assert {(source.data, source.terms_url) for source in SOURCES} <= stated
+
+
+def test_an_option_a_source_does_not_declare_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        harvest_group, ["amd", "--from", str(tmp_path), "--range-ratio", "0.5"]
+    )
+    assert result.exit_code == 2
+    assert "No such option '--range-ratio'" in result.output
