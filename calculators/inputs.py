@@ -3,10 +3,17 @@ vram|cost|fit|perf` generate their options from `FIELDS` (bench/cli/calc_options
 the calculator pages their forms (site/hooks/calc_pages.py). The performance predictor's inputs
 are `calculators.perf_inputs.PERF_INPUTS`."""
 
+from dataclasses import replace
+
 from infermeter.calculators.all2all import MODELLED_BACKENDS
 from infermeter.calculators.fields import Field
 from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
-from infermeter.calculators.perf_inputs import PERF_INPUTS
+from infermeter.calculators.perf_inputs import (
+    DATA_PARALLEL,
+    PERF_INPUTS,
+    PIPELINE_PARALLEL,
+    TENSOR_PARALLEL,
+)
 from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION
@@ -65,14 +72,7 @@ ENGINE = (
         DEFAULT_VLLM_VERSION,
         help="Model the plan of this vLLM release.",
     ),
-    Field(
-        "data_parallel_size",
-        "data_parallel_size",
-        "int",
-        "1",
-        short="-dp",
-        help="Replicas: multiply the GPUs and the deployment's concurrency.",
-    ),
+    replace(DATA_PARALLEL, help="Replicas: multiply the GPUs and the deployment's concurrency."),
     Field(
         "enable_expert_parallel",
         "enable_expert_parallel",
@@ -158,22 +158,8 @@ VRAM = (
         "float",
         help="Total memory of one GPU in GiB as CUDA reports it; used instead of the GPU id.",
     ),
-    Field(
-        "tensor_parallel_size",
-        "tensor_parallel_size",
-        "int",
-        "1",
-        short="-tp",
-        help="GPUs that split each layer.",
-    ),
-    Field(
-        "pipeline_parallel_size",
-        "pipeline_parallel_size",
-        "int",
-        "1",
-        short="-pp",
-        help="GPUs that split the layers into stages.",
-    ),
+    TENSOR_PARALLEL,
+    PIPELINE_PARALLEL,
     Field(
         "max_model_len",
         "max_model_len",

@@ -10,6 +10,33 @@ from infermeter.calculators.perf_datasets import DATASETS
 from infermeter.calculators.predict import ENGINE_FAMILIES
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 
+# How the deployment is split over GPUs: the memory plan's and the GPU fit's inputs too
+# (`calculators.inputs`).
+TENSOR_PARALLEL = Field(
+    "tensor_parallel_size",
+    "tensor_parallel_size",
+    "int",
+    "1",
+    short="-tp",
+    help="GPUs that split each layer.",
+)
+PIPELINE_PARALLEL = Field(
+    "pipeline_parallel_size",
+    "pipeline_parallel_size",
+    "int",
+    "1",
+    short="-pp",
+    help="GPUs that split the layers into stages.",
+)
+DATA_PARALLEL = Field(
+    "data_parallel_size",
+    "data_parallel_size",
+    "int",
+    "1",
+    short="-dp",
+    help="Replicas; the GPUs are TP x PP x DP.",
+)
+
 LOAD_INPUTS = ("concurrency", "request_rate", "offline", "static_batch")
 
 PERF_INPUTS: tuple[Field, ...] = (
@@ -31,16 +58,9 @@ PERF_INPUTS: tuple[Field, ...] = (
         catalog="gpus",
         example="h100-sxm",
     ),
-    Field("tensor_parallel_size", "tensor_parallel_size", "int", "1", short="-tp"),
-    Field("pipeline_parallel_size", "pipeline_parallel_size", "int", "1", short="-pp"),
-    Field(
-        "data_parallel_size",
-        "data_parallel_size",
-        "int",
-        "1",
-        short="-dp",
-        help="Replicas; the GPUs are TP x PP x DP.",
-    ),
+    TENSOR_PARALLEL,
+    PIPELINE_PARALLEL,
+    DATA_PARALLEL,
     Field(
         "quantization",
         "Weight quantization",

@@ -102,8 +102,9 @@ class RedactingStream:
 
 
 class OneLineCommand(click.Command):
-    """A command whose usage errors (click's own too) are one `Error: …` line; asking for help
-    by giving no arguments still prints it."""
+    """A command whose usage errors (click's own too) are one `Error: …` line (`usage_line`);
+    asking for help by giving no arguments still prints it. The context keeps the arguments
+    as given (`infermeter.raw_args`: click consumes the list; a result file keeps them)."""
 
     def make_context(
         self,
@@ -112,12 +113,19 @@ class OneLineCommand(click.Command):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        raw_args = list(args)
         try:
-            return super().make_context(info_name, args, parent=parent, **extra)
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as error:
-            raise UsageLine(error.format_message()) from None
+            raise self.usage_line(error) from None
+        ctx.meta["infermeter.raw_args"] = raw_args
+        return ctx
+
+    def usage_line(self, error: click.UsageError) -> click.ClickException:
+        """The one-line error a usage error becomes."""
+        return UsageLine(error.format_message())
 
 
 class OneLineGroup(OneLineCommand, click.Group):

@@ -32,6 +32,7 @@ from infermeter.registry.models import (
     Result,
     comparability_key,
 )
+from infermeter.registry.models.measurements import slo_bounds_text
 from infermeter.registry.result_reader import read_valid_result
 
 # Identity that a comparison varies on purpose; everything else must match.
@@ -112,18 +113,15 @@ def differences(results: Sequence[NamedResult]) -> list[str]:
 
 def _load_key(row: IndexRow) -> str:
     if row.rate_search_percentile is not None:
-        bounds = [
-            f"{name} ≤ {value:g} ms"
-            for name, value in (
-                ("TTFT", row.rate_search_ttft_ms),
-                ("TPOT", row.rate_search_tpot_ms),
-                ("E2E", row.rate_search_e2e_ms),
-            )
-            if value is not None
-        ]
+        bounds = slo_bounds_text(
+            row.rate_search_percentile,
+            row.rate_search_ttft_ms,
+            row.rate_search_tpot_ms,
+            row.rate_search_e2e_ms,
+        )
         # A closed loop's highest concurrency is another scenario than an open loop's rate.
         searched = "concurrency" if row.arrival == "closed" else "rate"
-        return f"at the SLO, {searched} (p{row.rate_search_percentile:g} {', '.join(bounds)})"
+        return f"at the SLO, {searched} ({bounds})"
     return row.load_label
 
 

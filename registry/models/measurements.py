@@ -139,16 +139,21 @@ class Load(StrictModel):
         search = self.slo_search
         if search is None:
             return level.removeprefix("rate ")
-        bounds = [
-            f"{name} ≤ {value:g} ms"
-            for name, value in (
-                ("TTFT", search.ttft_ms),
-                ("TPOT", search.tpot_ms),
-                ("E2E", search.e2e_ms),
-            )
-            if value is not None
-        ]
-        return f"highest {level} with p{search.percentile:g} {', '.join(bounds)}"
+        bounds = slo_bounds_text(search.percentile, search.ttft_ms, search.tpot_ms, search.e2e_ms)
+        return f"highest {level} with {bounds}"
+
+
+def slo_bounds_text(
+    percentile: float, ttft_ms: float | None, tpot_ms: float | None, e2e_ms: float | None
+) -> str:
+    """A server-at-SLO search's bounds in a reader's words, e.g. `p99 TTFT ≤ 200 ms, TPOT ≤ 50
+    ms` (the bounds not set left out)."""
+    bounds = [
+        f"{name} ≤ {value:g} ms"
+        for name, value in (("TTFT", ttft_ms), ("TPOT", tpot_ms), ("E2E", e2e_ms))
+        if value is not None
+    ]
+    return f"p{percentile:g} {', '.join(bounds)}"
 
 
 class RequestCounts(StrictModel):
