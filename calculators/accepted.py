@@ -4,9 +4,12 @@ A reader's SLO bounds TTFT, TPOT and end-to-end latency (each optional) at one p
 SLO with no bound asks the batch question. A load point's accepted output tokens/s for that SLO:
 
 - **per-request records** (infermeter's own runs): the output tokens of the requests that
-  succeeded and met every bound, per second. A result file keeps that count for the result's
-  own SLO, so it answers a reader's SLO as loose or looser on every bound (a looser SLO accepts
-  at least those requests), when at least the reader's percentile of requests was accepted;
+  succeeded and met every bound of the reader's SLO, per second (the point's output tokens/s ×
+  those requests' share of its output tokens), when at least the reader's percentile of the
+  requests (failed ones included) met every bound. A result file keeps each successful
+  request's output tokens, TTFT, TPOT and E2E (`Records`), so this holds at any SLO. An older
+  file keeps only the accepted count at the run's own SLO: it answers a reader's SLO as loose
+  or looser on every bound (a looser SLO accepts at least those requests);
 - **a server at an SLO** (MLPerf Server and Interactive, a max-rate or max-concurrency search):
   its whole throughput, for a reader SLO as loose or looser on every bound *and* percentile
   than the point's own; never for a tighter one;
@@ -25,6 +28,7 @@ only (this module runs in the browser through Pyodide).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,6 +100,53 @@ class Slo:
 
 
 @dataclass(frozen=True)
+class Records:
+    """A measured point's per-request records as the answer needs them: each successful
+    request's output tokens, TTFT, TPOT (None: a one-token reply, which meets any TPOT bound)
+    and E2E in ms, in columns; `failed` requests are never accepted."""
+
+    failed: int
+    output_tokens: tuple[int, ...]
+    ttft_ms: tuple[float, ...]
+    tpot_ms: tuple[float | None, ...]
+    e2e_ms: tuple[float, ...]
+
+    @property
+    def requests(self) -> int:
+        return len(self.output_tokens) + self.failed
+
+    def met(self, slo: Slo) -> list[int]:
+        """The successful requests that met every bound of `slo`, by position."""
+        bounds = slo.bounds()
+        columns = [(getattr(self, metric), bound) for metric, bound in bounds.items()]
+        return [
+            i
+            for i in range(len(self.output_tokens))
+            if all(column[i] is None or column[i] <= bound for column, bound in columns)
+        ]
+
+    def at_percentile(self, metric: str, percentile: float) -> float | None:
+        """The least value that at least `percentile` % of all requests are at or under
+        (a failed request is over any value); None where the failures alone exceed the rest."""
+        values = sorted(value or 0.0 for value in getattr(self, metric))
+        rank = math.ceil(percentile / 100.0 * self.requests) - 1
+        return values[max(rank, 0)] if rank < len(values) else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in self.__dict__.items()
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Records:
+        return cls(
+            int(data["failed"]),
+            *(tuple(data[name]) for name in ("output_tokens", "ttft_ms", "tpot_ms", "e2e_ms")),
+        )
+
+
+@dataclass(frozen=True)
 class Point:
     """One load point as evidence, in plain data (the index builds it; the browser reads it
     from JSON). `latency`: metric → statistic (`p50` … `max`, `mean`) → ms, as stated."""
@@ -119,6 +170,7 @@ class Point:
     records_slo: Slo | None = None  # per-request records: the SLO its accepted count is for
     records_accepted_tokens_per_s: float | None = None
     records_accepted_share: float | None = None  # accepted ÷ all requests, 0–1
+    records: Records | None = None  # each request's figures: any reader SLO, exactly
     static_batch_size: int | None = None  # a fixed-length static batch: requests in it
     static_output_tokens: int | None = None  # and each request's output tokens
     source_url: str | None = None
@@ -131,6 +183,7 @@ class Point:
         for name in ("own_slo", "records_slo"):
             slo = data[name]
             data[name] = None if slo is None else {"percentile": slo.percentile, **slo.bounds()}
+        data["records"] = None if self.records is None else self.records.as_dict()
         return {name: value for name, value in data.items() if value not in (None, {})}
 
     @classmethod
@@ -138,6 +191,8 @@ class Point:
         values = dict(data)
         for name in ("own_slo", "records_slo"):
             values[name] = None if values.get(name) is None else Slo.from_dict(values[name])
+        if values.get("records") is not None:
+            values["records"] = Records.from_dict(values["records"])
         return cls(**values)
 
 
@@ -226,6 +281,42 @@ def _worst(misses: list[Miss]) -> Miss:
     return max(measured, key=lambda miss: miss.ratio or 0.0)
 
 
+def _by_records(records: Records, slo: Slo, throughput: float | None) -> Acceptance:
+    """Tokens of the requests that met every bound, when at least the reader's percentile of
+    all requests did (module docstring)."""
+    met = records.met(slo)
+    share = len(met) / records.requests if records.requests else 0.0
+    if share * 100.0 < slo.percentile:
+        return Acceptance(None, "", False, _records_miss(records, slo, share))
+    if throughput is None:
+        return Acceptance(None, "", False, Miss("throughput not stated"))
+    total = sum(records.output_tokens)
+    accepted = sum(records.output_tokens[i] for i in met)
+    bounds = ", ".join(f"{METRIC_NAMES[m]} ≤ {v:,.0f} ms" for m, v in slo.bounds().items())
+    basis = (
+        f"tokens of the {len(met)} of {records.requests} requests that met {bounds} "
+        "(per-request records)"
+    )
+    return Acceptance(throughput * accepted / total if total else 0.0, basis)
+
+
+def _records_miss(records: Records, slo: Slo, share: float) -> Miss:
+    """Why too few requests met the SLO: the bound whose reader's percentile over all requests
+    missed by the most; else (each bound met alone, not all at once) the share that met."""
+    misses = []
+    for metric, bound in slo.bounds().items():
+        value = records.at_percentile(metric, slo.percentile)
+        if value is None:
+            failed = f"{records.failed} of {records.requests} requests failed"
+            return Miss(f"{failed}, more than p{slo.percentile:g} allows")
+        if value > bound:
+            name = f"{METRIC_NAMES[metric]} p{slo.percentile:g} of the requests"
+            misses.append(Miss(f"{name} above the bound", metric, value, bound))
+    if misses:
+        return _worst(misses)
+    return Miss(f"{share:.1%} of the requests met every bound at once, below p{slo.percentile:g}")
+
+
 def _at_own_slo(point: Point, own: Slo, slo: Slo) -> Acceptance:
     if own.within(slo) and point.output_tokens_per_s:
         basis = f"the whole throughput at its own SLO, {own.text()}"
@@ -263,6 +354,8 @@ def accept(point: Point, slo: Slo) -> Acceptance:
         return Acceptance(
             None, "", False, Miss("offline maximum throughput: answers the batch question only")
         )
+    if point.records is not None:
+        return _by_records(point.records, slo, point.output_tokens_per_s)
     if point.own_slo is not None:
         return _at_own_slo(point, point.own_slo, slo)
     records = point.records_slo

@@ -15,7 +15,7 @@ the one piece of code that computes answers (`calculators.answer`).
 
 from collections.abc import Iterable, Mapping
 
-from infermeter.calculators.accepted import Point, Slo
+from infermeter.calculators.accepted import Point, Records, Slo
 from infermeter.calculators.answer import Price
 from infermeter.registry.estimate import workload_tokens
 from infermeter.registry.index_row import IndexRow
@@ -77,6 +77,21 @@ def _records(result: Result, point: LoadPoint) -> tuple[Slo | None, float | None
     return Slo(100.0, slo.ttft_ms, slo.tpot_ms, slo.e2e_ms), accepted, share
 
 
+def _request_records(result: Result, point: LoadPoint) -> Records | None:
+    """A measured point's per-request records (`calculators.accepted.Records`), where its file
+    keeps each request's figures."""
+    figures = point.request_figures
+    if result.source.kind != "measured" or figures is None:
+        return None
+    return Records(
+        point.requests.failed or 0,
+        tuple(figures.output_tokens),
+        tuple(figures.ttft_ms),
+        tuple(figures.tpot_ms),
+        tuple(figures.e2e_ms),
+    )
+
+
 def point_evidence(result: Result, index: int, file_url: str | None = None) -> Point:
     """One load point of a result as evidence."""
     point = result.points[index]
@@ -110,6 +125,7 @@ def point_evidence(result: Result, index: int, file_url: str | None = None) -> P
         records_slo=records_slo,
         records_accepted_tokens_per_s=records_tokens,
         records_accepted_share=records_share,
+        records=_request_records(result, point),
         static_batch_size=point.load.concurrency if point.load.arrival == "static_batch" else None,
         static_output_tokens=output_len.value if isinstance(output_len, FixedLength) else None,
         source_url=file_url or getattr(result.source, "url", None),

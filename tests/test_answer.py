@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from infermeter.calculators.accepted import Point, Slo, accept, accepted_at_own_slo
+from infermeter.calculators.accepted import Point, Records, Slo, accept, accepted_at_own_slo
 from infermeter.calculators.answer import PRESETS, Price, Question, answer, break_even, rank
 
 SERVER = Point(
@@ -114,6 +114,55 @@ def test_accept_per_request_records_need_the_readers_percentile_of_requests() ->
     assert accept(records, Slo(95.0, ttft_ms=800.0)).accepted_tokens_per_s == 15_000.0
     assert accept(records, Slo(99.0, ttft_ms=800.0)).accepted_tokens_per_s is None  # 96 % < 99
     assert accept(records, Slo(95.0, ttft_ms=400.0)).accepted_tokens_per_s is None  # tighter
+
+
+# 10 requests: 9 succeeded (tokens, TTFT, TPOT, E2E), 1 failed.
+EACH = Records(
+    failed=1,
+    output_tokens=(100, 100, 100, 100, 100, 200, 200, 200, 1),  # 1,101 in all
+    ttft_ms=(100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0, 900.0),
+    tpot_ms=(10.0, 10.0, 20.0, 20.0, 30.0, 30.0, 40.0, 40.0, None),
+    e2e_ms=(1.0e3, 2.0e3, 3.0e3, 4.0e3, 5.0e3, 6.0e3, 7.0e3, 8.0e3, 0.9e3),
+)
+
+
+@pytest.mark.parametrize(
+    ("slo", "met"),
+    [
+        (Slo(50.0, ttft_ms=550.0), (0, 1, 2, 3, 4)),  # 5 of 10: p50 exactly
+        (Slo(80.0, ttft_ms=2000.0), (0, 1, 2, 3, 4, 5, 6, 7, 8)),  # every success
+        (Slo(50.0, ttft_ms=2000.0, tpot_ms=30.0), (0, 1, 2, 3, 4, 5, 8)),  # one token: no TPOT
+        (Slo(30.0, ttft_ms=2000.0, e2e_ms=3000.0), (0, 1, 2, 8)),
+        (Slo(60.0, ttft_ms=550.0), None),  # 5 of 10 < p60
+        (Slo(95.0, ttft_ms=5000.0), None),  # the failure alone leaves 90 %
+    ],
+)
+def test_accept_per_request_records_count_the_requests_each_slo_accepts(
+    slo: Slo, met: tuple[int, ...] | None
+) -> None:
+    records = replace(SWEEP, output_tokens_per_s=1101.0, records=EACH)
+    # through the JSON the browser reads, as the site publishes it
+    again = Point.from_dict(records.as_dict())
+    assert again == records
+    found = accept(again, slo)
+    if met is None:
+        assert found.accepted_tokens_per_s is None
+        assert found.miss is not None
+        return
+    tokens = sum(EACH.output_tokens[i] for i in met)
+    assert found.accepted_tokens_per_s == pytest.approx(tokens)  # 1,101 tokens/s in all
+    assert f"the {len(met)} of 10 requests" in found.basis
+
+
+def test_accept_per_request_records_miss_names_the_bound_missed_at_the_percentile() -> None:
+    records = replace(SWEEP, records=EACH)
+    miss = accept(records, Slo(90.0, ttft_ms=500.0)).miss
+    assert miss is not None
+    # the 9th of 10 requests' TTFT is p90's
+    assert (miss.metric, miss.measured_ms, miss.bound_ms) == ("ttft_ms", 900.0, 500.0)
+    failed = accept(records, Slo(95.0, ttft_ms=5000.0)).miss
+    assert failed is not None
+    assert "1 of 10 requests failed" in failed.reason
 
 
 PRICES = [

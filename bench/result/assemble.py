@@ -44,6 +44,7 @@ from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.workloads.identity import workload_data
 from infermeter.registry.builder import ResultBuildError
 from infermeter.registry.builder import build_result as registry_build_result
+from infermeter.registry.input_files import LIMITS_BYTES, MIB
 from infermeter.registry.models import ModelEntry, Result
 from infermeter.registry.store import dumps_result, write_text_atomic
 from infermeter.registry.validate import check_result
@@ -95,6 +96,32 @@ def build_result(
             "cuda_graph_gib": startup.cuda_graph_gib,
             "startup_s": rounded(startup.startup_s, 2),
         }
+    return _within_file_limit(data)
+
+
+def _within_file_limit(data: dict[str, Any]) -> Result:
+    """The result of `data`; when each request's figures would take the file over the
+    registry's limit, without them, each point saying so (answers at a reader's SLO then fall
+    back to the point's percentiles)."""
+    result = _built(data)
+    size = len(dumps_result(result).encode("utf-8"))
+    if size <= LIMITS_BYTES["result file"] or not any(
+        point.get("request_figures") for point in data["points"]
+    ):
+        return result
+    verdict = {
+        "code": "request_figures_left_out",
+        "message": f"each request's figures were left out: with them the result file is "
+        f"{size / MIB:.1f} MiB, above the limit of "
+        f"{LIMITS_BYTES['result file'] / MIB:g} MiB",
+    }
+    for point in data["points"]:
+        if point.pop("request_figures", None):
+            point["validity"] = [*point["validity"], verdict]
+    return _built(data)
+
+
+def _built(data: dict[str, Any]) -> Result:
     try:
         return registry_build_result(data)
     except ResultBuildError as error:

@@ -10,6 +10,7 @@ turns a search's best probe into the server-at-SLO point.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,27 @@ def _lateness(distribution: Distribution | None) -> dict[str, Any] | None:
         return None
     data = _latency(distribution)
     return {name: max(value, 0) if name != "n" else value for name, value in data.items()}
+
+
+def _ms_up(seconds: float | None) -> float | None:
+    """Seconds as ms rounded *up* to the microsecond, so a bound in whole microseconds is met
+    by the stored figure exactly when it was met by the raw one."""
+    if seconds is None:
+        return None
+    return math.ceil(round(seconds * 1e6, 3)) / 1e3
+
+
+def _request_figures(summary: PointSummary) -> dict[str, list[Any]] | None:
+    """Each successful request's figures an SLO bounds, as columns (None for no request)."""
+    each = summary.per_request
+    if not each:
+        return None
+    return {
+        "output_tokens": [r.output_tokens for r in each],
+        "ttft_ms": [_ms_up(r.ttft_s) for r in each],
+        "tpot_ms": [_ms_up(r.tpot_s) for r in each],
+        "e2e_ms": [_ms_up(r.e2e_s) for r in each],
+    }
 
 
 def _failures(summary: PointSummary) -> dict[str, int]:
@@ -146,6 +168,7 @@ def point_data(
         "itl_ms": _latency(summary.itl_ms),
         "tpot_ms": _latency(summary.tpot_ms),
         "e2e_ms": _latency(summary.e2e_ms),
+        "request_figures": _request_figures(summary),
         "queue_ms": queue,
         "telemetry": _telemetry(telemetry),
         "turns": _turns(summary),

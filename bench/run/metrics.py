@@ -54,7 +54,13 @@ from dataclasses import dataclass
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import Distribution, summarize
-from infermeter.bench.run.point_summary import PointSummary, Slo, Verdict, VerdictThresholds
+from infermeter.bench.run.point_summary import (
+    PointSummary,
+    RequestTimes,
+    Slo,
+    Verdict,
+    VerdictThresholds,
+)
 from infermeter.bench.run.request_figures import (
     NS_PER_S,
     USAGE_TOKENS_PER_CHUNK_TOLERANCE,
@@ -132,6 +138,10 @@ def summarize_point(
         ),
         achieved_first_token_rate=first_token_rate,
         achieved_concurrency_mean=_mean_in_flight(records, window_s),
+        per_request=tuple(
+            RequestTimes(output_token_count(r), ttft_s(r), tpot_s(r), e2e_s(r))
+            for r in sorted(ok, key=lambda r: r.send_ns)
+        ),
     )
     summary.verdicts.extend(_verdicts(summary, m.scheduled, m.length_mismatch, thresholds))
     return summary

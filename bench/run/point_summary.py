@@ -24,6 +24,17 @@ class Slo:
 
 
 @dataclass(frozen=True)
+class RequestTimes:
+    """One successful request's figures an SLO bounds: output tokens, TTFT, TPOT (None for a
+    one-token reply, which has none) and E2E, in seconds."""
+
+    output_tokens: int
+    ttft_s: float
+    tpot_s: float | None
+    e2e_s: float
+
+
+@dataclass(frozen=True)
 class VerdictThresholds:
     """When a validity verdict is raised."""
 
@@ -81,6 +92,9 @@ class PointSummary:
     # Trace replays (`bench.workloads.trace_replay`): TTFT by the share of the prompt a cache could
     # serve.
     cached_shares: tuple[CachedShareSummary, ...] = ()
+    # Each successful request's figures an SLO bounds, in send order, so an SLO other than the
+    # run's own can be checked request by request (not in `as_json`: the result file has them).
+    per_request: tuple[RequestTimes, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The summary as the `--json` point object (key names are a public contract)."""

@@ -349,6 +349,27 @@ class CachedShareStats(StrictModel):
     ttft_ms: LatencyStats = Field(description="Time to first token of the bucket's requests, ms.")
 
 
+class RequestFigures(StrictModel):
+    """Each measured, successful request's figures that an SLO bounds, as columns in send order
+    (failed requests are `requests.failed`), so any SLO, not only the run's own, can be checked
+    request by request. Times are rounded *up* to the microsecond: a bound in whole
+    microseconds is met by a stored time exactly when it was met by the measured one."""
+
+    output_tokens: list[NonNegativeInt] = Field(description="Output tokens of each request.")
+    ttft_ms: list[NonNegativeFloat] = Field(description="Time to first token of each, ms.")
+    tpot_ms: list[NonNegativeFloat | None] = Field(
+        description="Time per output token of each, ms; null for a one-token reply (no TPOT)."
+    )
+    e2e_ms: list[NonNegativeFloat] = Field(description="End-to-end latency of each, ms.")
+
+    @model_validator(mode="after")
+    def _columns_line_up(self) -> Self:
+        lengths = {len(self.output_tokens), len(self.ttft_ms), len(self.tpot_ms), len(self.e2e_ms)}
+        if len(lengths) > 1:
+            raise ValueError("output_tokens, ttft_ms, tpot_ms and e2e_ms differ in length")
+        return self
+
+
 class LoadPoint(StrictModel):
     """Measurements at one load level."""
 
@@ -379,6 +400,11 @@ class LoadPoint(StrictModel):
     e2e_ms: LatencyStats | None = Field(
         None, description="End-to-end latency: request sent → last token, ms."
     )
+    request_figures: RequestFigures | None = Field(
+        None,
+        description="Measured runs: each successful request's output tokens, TTFT, TPOT and "
+        "E2E, so an answer at any reader's SLO counts exactly the requests that met it.",
+    )
     queue_ms: LatencyStats | None = Field(
         None, description="Time requests waited in the engine's queue (engine metrics), ms."
     )
@@ -401,6 +427,24 @@ class LoadPoint(StrictModel):
         description="Trace replays: TTFT by the share of the prompt in blocks earlier requests "
         "sent, so what the prefix cache saves shows.",
     )
+
+    @model_validator(mode="after")
+    def _one_figure_per_completed_request(self) -> Self:
+        figures, completed = self.request_figures, self.requests.completed
+        if figures is None:
+            return self
+        if len(figures.output_tokens) != completed:
+            raise ValueError(
+                f"request_figures has {len(figures.output_tokens)} requests, "
+                f"requests.completed is {completed}"
+            )
+        output = self.tokens.output
+        if output is not None and sum(figures.output_tokens) != output:
+            raise ValueError(
+                f"request_figures' output tokens add up to {sum(figures.output_tokens)}, "
+                f"tokens.output is {output}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _searched_rate_met_its_bounds(self) -> Self:

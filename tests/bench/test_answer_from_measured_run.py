@@ -2,12 +2,14 @@
 stand-in OpenAI server: a batch limit that queues requests, so some miss the TTFT bound, and
 HTTP 500s), put in a registry, answers a reader's SLO through `registry answer --json`; the
 accepted tokens/s and $ per 1M accepted output tokens are recomputed from the per-request records
-alone: tokens of the requests that succeeded and met every bound, over the measured window."""
+alone: tokens of the requests that succeeded and met every bound, over the measured window, at
+the run's own SLO, at a looser and a tighter one, and a percentile the records do not prove."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -62,12 +64,9 @@ def test_a_measured_run_answers_a_reader_slo_by_its_per_request_records(
     requests = _requests(output.with_name("result.requests.jsonl.gz"))
     assert len(requests) == 24
     ok = [r for r in requests if r["error"] is None]
-    met = [r for r in ok if (r["token_times_ns"][0] - r["send_ns"]) / 1e6 <= TTFT_MS]
-    assert len(ok) < len(requests)  # failures are not accepted …
-    assert 0 < len(met) < len(ok)  # … nor successes that missed the bound
-    window_s = (max(r["end_ns"] for r in requests) - min(r["send_ns"] for r in requests)) / 1e9
-    accepted = sum(r["output_tokens"] for r in met) / window_s
-    share = len(met) / len(requests)
+    assert len(ok) < len(requests)  # failures are never accepted
+    accepted, share = _recount(requests, ttft_ms=TTFT_MS)
+    assert 0 < share * len(requests) < len(ok)  # nor successes that missed the bound
     assert share >= 0.5, share  # the reader's p50 below is proved by the records
 
     registry = tmp_path / "registry-root"
@@ -75,17 +74,7 @@ def test_a_measured_run_answers_a_reader_slo_by_its_per_request_records(
     stored = registry / result_path(Result.model_validate(result))
     stored.parent.mkdir(parents=True)
     shutil.copy(output, stored)
-    answer = json_output(
-        "registry", "answer", "--registry", str(registry), "--model", "llama-3.2-1b-instruct",
-        "--percentile", "50", "--slo-ttft-ms", f"{TTFT_MS:g}", "--no-estimate",
-    )  # fmt: skip
-    (found,) = answer["answers"]
-    assert (found["lane"], found["scenario"], found["slo"]["ttft_ms"]) == (
-        "measured",
-        "closed",
-        TTFT_MS,
-    )
-    (row,) = found["rows"]
+    row = _answer_row(registry, 50, ttft_ms=TTFT_MS)
     assert row["result_ids"] == [result["id"]]
     assert "per-request records" in row["evidence"]["basis"]
     assert row["accepted_output_tokens_per_s"] == _approx(accepted)
@@ -94,16 +83,75 @@ def test_a_measured_run_answers_a_reader_slo_by_its_per_request_records(
     assert row["usd_per_million_accepted"] == _approx(
         price["usd_per_gpu_hour"] * 1 / (accepted * 3600) * 1e6  # 1 GPU
     )
-    # a stricter percentile than the records prove is not answered by them
-    strict = json_output(
+
+    # a looser reader SLO counts every success the run's own SLO left out
+    looser, looser_share = _recount(requests, ttft_ms=10 * TTFT_MS)
+    assert looser_share == len(ok) / len(requests)
+    assert looser > accepted
+    row = _answer_row(registry, 50, ttft_ms=10 * TTFT_MS)
+    assert row["accepted_output_tokens_per_s"] == _approx(looser)
+
+    # a tighter one (an E2E bound too, met by about half the accepted requests) counts fewer
+    e2e = sorted(_ms(r["token_times_ns"][-1] - r["send_ns"]) for r in _met(requests, TTFT_MS))
+    tight_e2e = math.ceil(e2e[len(e2e) // 2] * 1000) / 1000  # a whole microsecond
+    tighter, tighter_share = _recount(requests, ttft_ms=TTFT_MS, e2e_ms=tight_e2e)
+    assert 0 < tighter < accepted
+    percentile = math.floor(tighter_share * 100)  # the strictest percentile the records prove
+    row = _answer_row(registry, percentile, ttft_ms=TTFT_MS, e2e_ms=tight_e2e)
+    assert row["accepted_output_tokens_per_s"] == _approx(tighter)
+
+    # a percentile the records do not prove is a miss, naming the share that met the bounds
+    (missed,) = _answer(registry, percentile + 1, ttft_ms=TTFT_MS, e2e_ms=tight_e2e)["answers"]
+    assert missed["rows"] == []
+    assert missed["nearest_miss"]["result_id"] == result["id"]
+    assert "of the requests" in missed["nearest_miss"]["reason"]
+
+
+def _ms(nanoseconds: int) -> float:
+    return nanoseconds / 1e6
+
+
+def _met(
+    requests: list[dict[str, Any]], ttft_ms: float, e2e_ms: float = math.inf
+) -> list[dict[str, Any]]:
+    """The successful requests within both bounds, by their raw times."""
+    return [
+        r
+        for r in requests
+        if r["error"] is None
+        and _ms(r["token_times_ns"][0] - r["send_ns"]) <= ttft_ms
+        and _ms(r["token_times_ns"][-1] - r["send_ns"]) <= e2e_ms
+    ]
+
+
+def _recount(
+    requests: list[dict[str, Any]], ttft_ms: float, e2e_ms: float = math.inf
+) -> tuple[float, float]:
+    """Accepted output tokens/s over the measured window, and the share of requests met."""
+    met = _met(requests, ttft_ms, e2e_ms)
+    window_s = (max(r["end_ns"] for r in requests) - min(r["send_ns"] for r in requests)) / 1e9
+    return sum(r["output_tokens"] for r in met) / window_s, len(met) / len(requests)
+
+
+def _answer(registry: Path, percentile: float, **bounds: float) -> dict[str, Any]:
+    options = [f"--slo-{name.replace('_', '-')}={value!r}" for name, value in bounds.items()]
+    return json_output(
         "registry", "answer", "--registry", str(registry), "--model", "llama-3.2-1b-instruct",
-        "--percentile", "99", "--slo-ttft-ms", f"{TTFT_MS:g}", "--no-estimate",
+        "--percentile", f"{percentile:g}", *options, "--no-estimate",
     )  # fmt: skip
-    assert all(
-        "per-request records" not in r["evidence"]["basis"]
-        for a in strict["answers"]
-        for r in a["rows"]
+
+
+def _answer_row(registry: Path, percentile: float, **bounds: float) -> dict[str, Any]:
+    """The one ranked row of the answer, in the measured lane's closed-loop answer."""
+    (found,) = _answer(registry, percentile, **bounds)["answers"]
+    assert (found["lane"], found["scenario"], found["slo"]["percentile"]) == (
+        "measured",
+        "closed",
+        percentile,
     )
+    (row,) = found["rows"]
+    assert "per-request records" in row["evidence"]["basis"]
+    return dict(row)
 
 
 def _approx(value: float) -> Any:
