@@ -11,7 +11,8 @@ PORT ?= 8000
 SITE_URL ?= http://127.0.0.1:$(PORT)/
 NPM_STAMP := node_modules/.installed
 
-.PHONY: demo test setup lint site chromium registry-check port-check vllm-cpu try-bench
+.PHONY: demo test test-prerequisites setup lint lint-ruff lint-mypy lint-mypy-site site chromium \
+	registry-check port-check vllm-cpu try-bench
 
 # Two install levels in one venv: `make demo` needs only what building the site needs (mkdocs,
 # pydantic: about 30 MB); `make test` adds the benchmark client, dev tools and the CPU engine
@@ -99,15 +100,30 @@ demo: port-check site
 port-check:
 	@$(PYTHON) site/hooks/serve.py --check --port $(PORT)
 
-lint: setup
+# Three independent checks: `make -j` (as `make test` runs them) overlaps them with each other and
+# with the installs below.
+lint: lint-ruff lint-mypy lint-mypy-site
+
+lint-ruff: setup
 	$(BIN)/ruff check calculators registry bench tests benchmarks site
+
+lint-mypy: setup
 	$(BIN)/mypy
-	MYPYPATH=site/hooks:site/browser $(BIN)/mypy --strict site/hooks/*.py site/browser/*.py
+
+lint-mypy-site: setup
+	MYPYPATH=site/hooks:site/browser $(BIN)/mypy --strict --cache-dir .mypy_cache/site \
+		site/hooks/*.py site/browser/*.py
 
 # The registry checks a pull request's CI runs too (.github/workflows/registry.yml).
 registry-check: setup
 	$(BIN)/infermeter registry schemas --check
 	$(BIN)/infermeter registry validate
 
-test: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)
+# The checks and installs before pytest are independent of each other (the two venvs, npm,
+# Chromium; lint and the registry checks after .venv): they run side by side, each one's output
+# printed whole when it ends. pytest runs alone after them.
+test:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-prerequisites
 	$(BIN)/python -m pytest
+
+test-prerequisites: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)
