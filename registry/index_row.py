@@ -7,8 +7,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-def _column(description: str) -> Any:
-    return field(metadata={"description": description})
+@dataclass(frozen=True)
+class Figure:
+    """How a column reads wherever a table shows it (a result's point table, `bench report`,
+    `bench compare`, the compare pages): its label with its unit, the digits it is written to,
+    which way is better, and `scale` (100 for a fraction shown in %)."""
+
+    label: str
+    digits: int
+    higher_is_better: bool
+    scale: float = 1.0
+
+
+LATENCY_LABELS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E"}
+"""The latency distributions of a load point (`registry.models.LoadPoint`) the index has
+columns of, by the label their columns read."""
+
+
+def _column(description: str, figure: Figure | None = None) -> Any:
+    return field(metadata={"description": description, "figure": figure})
+
+
+def _latency(metric: str, stat: str, description: str, digits: int = 1) -> Any:
+    """A column of one statistic (`p99`, `mean`) of a load point's latency distribution
+    `metric`: `index_rows` fills it, and it reads `TTFT p99 ms` (lower is better)."""
+    figure = Figure(f"{LATENCY_LABELS[metric]} {stat} ms", digits, higher_is_better=False)
+    return field(metadata={"description": description, "figure": figure, "latency": (metric, stat)})
 
 
 @dataclass(frozen=True)
@@ -115,7 +139,9 @@ class IndexRow:
     duration_s: float | None = _column("Wall time of the measured window, seconds.")
     requests_completed: int | None = _column("Requests that finished successfully.")
     requests_failed: int | None = _column("Requests that failed.")
-    failure_rate: float | None = _column("Failed / (completed + failed) requests.")
+    failure_rate: float | None = _column(
+        "Failed / (completed + failed) requests.", Figure("failed %", 1, False, scale=100.0)
+    )
     output_tokens_per_s: float | None = _column("Output tokens/s of the whole deployment.")
     total_tokens_per_s: float | None = _column(
         "Prompt plus output tokens/s of the whole deployment, where the source states that "
@@ -128,23 +154,36 @@ class IndexRow:
         "(derived where the source states the time only); null where the point proves no "
         "latency (offline, or none stated)."
     )
-    ttft_ms_p50: float | None = _column("Time to first token, median, ms.")
-    ttft_ms_p95: float | None = _column("Time to first token, 95th percentile, ms.")
-    ttft_ms_p99: float | None = _column("Time to first token, 99th percentile, ms.")
-    tpot_ms_p50: float | None = _column("Time per output token, median, ms.")
-    tpot_ms_mean: float | None = _column("Time per output token, mean, ms.")
-    tpot_ms_p99: float | None = _column("Time per output token, 99th percentile, ms.")
-    e2e_ms_mean: float | None = _column(
-        "End-to-end latency, mean, ms (a static batch's: the whole batch's time)."
+    ttft_ms_p50: float | None = _latency("ttft_ms", "p50", "Time to first token, median, ms.")
+    ttft_ms_p95: float | None = _latency(
+        "ttft_ms", "p95", "Time to first token, 95th percentile, ms."
     )
-    e2e_ms_p95: float | None = _column("End-to-end latency, 95th percentile, ms.")
-    e2e_ms_p99: float | None = _column("End-to-end latency, 99th percentile, ms.")
+    ttft_ms_p99: float | None = _latency(
+        "ttft_ms", "p99", "Time to first token, 99th percentile, ms."
+    )
+    tpot_ms_p50: float | None = _latency(
+        "tpot_ms", "p50", "Time per output token, median, ms.", digits=2
+    )
+    tpot_ms_mean: float | None = _latency(
+        "tpot_ms", "mean", "Time per output token, mean, ms.", digits=2
+    )
+    tpot_ms_p99: float | None = _latency(
+        "tpot_ms", "p99", "Time per output token, 99th percentile, ms.", digits=2
+    )
+    e2e_ms_mean: float | None = _latency(
+        "e2e_ms", "mean", "End-to-end latency, mean, ms (a static batch's: the whole batch's time)."
+    )
+    e2e_ms_p95: float | None = _latency("e2e_ms", "p95", "End-to-end latency, 95th percentile, ms.")
+    e2e_ms_p99: float | None = _latency("e2e_ms", "p99", "End-to-end latency, 99th percentile, ms.")
     gpu_utilization_pct: float | None = _column("Mean GPU utilization, percent.")
     energy_j: float | None = _column("Energy of all GPUs over the window, joules.")
     # derived
-    output_tokens_per_s_per_gpu: float | None = _column("Output tokens/s ÷ GPU count.")
+    output_tokens_per_s_per_gpu: float | None = _column(
+        "Output tokens/s ÷ GPU count.", Figure("output tok/s per GPU", 1, True)
+    )
     tokens_per_s_per_user: float | None = _column(
-        "Output tokens/s one request sees (see `tokens_per_s_per_user_basis`)."
+        "Output tokens/s one request sees (see `tokens_per_s_per_user_basis`).",
+        Figure("tok/s per user", 1, True),
     )
     tokens_per_s_per_user_basis: str | None = _column(
         "`concurrency`: output tokens/s ÷ concurrency (closed loop); "
@@ -181,12 +220,15 @@ class IndexRow:
         "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
         "agree with it and its date (Methodology, Prices, says how)."
     )
-    on_demand_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
+    on_demand_usd_per_hour: float | None = _column(
+        "That price × GPU count, $/hour.", Figure("$/h on-demand", 2, False)
+    )
     on_demand_usd_per_million_output_tokens: float | None = _column(
-        "$ per 1M output tokens at that price."
+        "$ per 1M output tokens at that price.", Figure("$ per 1M output tokens", 3, False)
     )
     on_demand_usd_per_million_accepted_tokens: float | None = _column(
-        "$ per 1M accepted output tokens at that price."
+        "$ per 1M accepted output tokens at that price.",
+        Figure("$ per 1M accepted tokens", 3, False),
     )
     on_demand_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
     interruptible_price_id: str | None = _column(
@@ -241,3 +283,17 @@ COLUMNS: tuple[str, ...] = tuple(column.name for column in dataclasses.fields(In
 COLUMN_DESCRIPTIONS: dict[str, str] = {
     column.name: column.metadata["description"] for column in dataclasses.fields(IndexRow)
 }
+
+FIGURES: dict[str, Figure] = {
+    column.name: column.metadata["figure"]
+    for column in dataclasses.fields(IndexRow)
+    if column.metadata["figure"] is not None
+}
+"""How each column a table shows reads, by column."""
+
+LATENCY_COLUMNS: dict[str, tuple[str, str]] = {
+    column.name: column.metadata["latency"]
+    for column in dataclasses.fields(IndexRow)
+    if "latency" in column.metadata
+}
+"""The latency columns: column → (the load point's distribution, the statistic)."""

@@ -18,7 +18,7 @@ from infermeter.registry.corrections import (
     CorrectionEntry,
 )
 from infermeter.registry.evidence import point_evidence, result_lane
-from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_row import LATENCY_COLUMNS, IndexRow
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import (
     LatencyStats,
@@ -213,15 +213,10 @@ def _measured_columns(point: LoadPoint) -> dict[str, Any]:
         "requests_failed": point.requests.failed,
         "output_tokens_per_s": point.throughput.output_tokens_per_s,
         "total_tokens_per_s": point.throughput.total_tokens_per_s,
-        "ttft_ms_p50": _stat(point.ttft_ms, "p50"),
-        "ttft_ms_p95": _stat(point.ttft_ms, "p95"),
-        "ttft_ms_p99": _stat(point.ttft_ms, "p99"),
-        "tpot_ms_p50": _stat(point.tpot_ms, "p50"),
-        "tpot_ms_mean": _stat(point.tpot_ms, "mean"),
-        "tpot_ms_p99": _stat(point.tpot_ms, "p99"),
-        "e2e_ms_mean": _stat(point.e2e_ms, "mean"),
-        "e2e_ms_p95": _stat(point.e2e_ms, "p95"),
-        "e2e_ms_p99": _stat(point.e2e_ms, "p99"),
+        **{
+            column: _stat(getattr(point, metric), stat)
+            for column, (metric, stat) in LATENCY_COLUMNS.items()
+        },
         "gpu_utilization_pct": (
             None if gpu_telemetry is None else gpu_telemetry.gpu_utilization_pct_mean
         ),

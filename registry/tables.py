@@ -10,7 +10,7 @@ or bidirectional character left (`registry.plain_text`, as the site's pages writ
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_row import FIGURES, IndexRow
 from infermeter.registry.plain_text import html_text
 
 MISSING = "–"
@@ -29,22 +29,31 @@ class PointColumn:
     digits: int
     scale: float = 1.0
 
+    @classmethod
+    def of(cls, column: str) -> "PointColumn":
+        """The index column `column` as its figure reads (`registry.index_row.FIGURES`)."""
+        figure = FIGURES[column]
+        return cls(figure.label, column, figure.digits, figure.scale)
 
-POINT_COLUMNS: tuple[PointColumn, ...] = (
-    # The reader's order: the site shows a table's first columns until asked for the rest.
-    PointColumn("$ per 1M accepted tokens", "on_demand_usd_per_million_accepted_tokens", 3),
-    PointColumn("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", 3),
-    PointColumn("output tok/s per GPU", "output_tokens_per_s_per_gpu", 1),
-    PointColumn("tok/s per user", "tokens_per_s_per_user", 1),
-    PointColumn("TTFT p95 ms", "ttft_ms_p95", 1),
-    PointColumn("TTFT p99 ms", "ttft_ms_p99", 1),
-    PointColumn("TPOT p99 ms", "tpot_ms_p99", 2),
-    PointColumn("E2E p99 ms", "e2e_ms_p99", 1),
-    PointColumn("failed %", "failure_rate", 1, 100.0),
-    PointColumn("$/h on-demand", "on_demand_usd_per_hour", 2),
-    PointColumn("TTFT p50 ms", "ttft_ms_p50", 1),
-    PointColumn("TPOT p50 ms", "tpot_ms_p50", 2),
-    PointColumn("E2E p95 ms", "e2e_ms_p95", 1),
+
+POINT_COLUMNS: tuple[PointColumn, ...] = tuple(
+    PointColumn.of(column)
+    for column in (
+        # The reader's order: the site shows a table's first columns until asked for the rest.
+        "on_demand_usd_per_million_accepted_tokens",
+        "on_demand_usd_per_million_output_tokens",
+        "output_tokens_per_s_per_gpu",
+        "tokens_per_s_per_user",
+        "ttft_ms_p95",
+        "ttft_ms_p99",
+        "tpot_ms_p99",
+        "e2e_ms_p99",
+        "failure_rate",
+        "on_demand_usd_per_hour",
+        "ttft_ms_p50",
+        "tpot_ms_p50",
+        "e2e_ms_p95",
+    )
 )
 """The buyer's figures of a load point: speed, latency percentiles, failures and cost."""
 

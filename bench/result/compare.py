@@ -23,7 +23,7 @@ from typing import Any
 
 from infermeter.bench.errors import BenchError
 from infermeter.registry.errors import InvalidFileError
-from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_row import FIGURES, IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import (
     COMPARABLE_PROPERTIES,
@@ -40,23 +40,14 @@ VARIED_PREFIXES = ("identity.gpu.", "identity.engine.", "identity.serving.")
 MUST_MATCH = tuple(p for p in COMPARABLE_PROPERTIES if not p.startswith(VARIED_PREFIXES))
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One column of the buyer's table: an index row field and which way is better."""
-
-    label: str
-    field: str
-    higher_is_better: bool
-    digits: int
-
-
-FIGURES = (
-    Figure("output tok/s per GPU", "output_tokens_per_s_per_gpu", True, 1),
-    Figure("tok/s per user", "tokens_per_s_per_user", True, 1),
-    Figure("TTFT p99 ms", "ttft_ms_p99", False, 1),
-    Figure("TPOT p99 ms", "tpot_ms_p99", False, 2),
-    Figure("E2E p99 ms", "e2e_ms_p99", False, 1),
-    Figure("$ per 1M output tokens", "on_demand_usd_per_million_output_tokens", False, 3),
+BUYER_COLUMNS = (
+    # The buyer's figures, as the index declares how each reads (`registry.index_row.FIGURES`).
+    "output_tokens_per_s_per_gpu",
+    "tokens_per_s_per_user",
+    "ttft_ms_p99",
+    "tpot_ms_p99",
+    "e2e_ms_p99",
+    "on_demand_usd_per_million_output_tokens",
 )
 
 
@@ -152,10 +143,10 @@ def compare(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) -> lis
     return [ComparedLoad(key, tuple(rows.get(key) for rows in by_result)) for key in order]
 
 
-def _value(row: IndexRow | None, figure: Figure) -> float | None:
+def _value(row: IndexRow | None, column: str) -> float | None:
     if row is None:
         return None
-    value = getattr(row, figure.field)
+    value = getattr(row, column)
     return float(value) if value is not None else None
 
 
@@ -191,8 +182,9 @@ def format_comparison(results: Sequence[NamedResult], loads: Sequence[ComparedLo
     for load in loads:
         if load.load.startswith("at the SLO"):
             rows.append([load.load, *_searched_levels(load.rows)])
-        for figure in FIGURES:
-            values = [_value(row, figure) for row in load.rows]
+        for column in BUYER_COLUMNS:
+            figure = FIGURES[column]
+            values = [_value(row, column) for row in load.rows]
             if all(value is None for value in values):
                 continue
             base = values[0]

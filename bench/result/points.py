@@ -17,7 +17,7 @@ from typing import Any
 from infermeter.bench.client.stream import ErrorKind
 from infermeter.bench.run.config import RunResult
 from infermeter.bench.run.distribution import Distribution
-from infermeter.bench.run.point_summary import PointSummary
+from infermeter.bench.run.point_summary import LATENCIES, PointSummary
 from infermeter.bench.run.search import SLO_PERCENTILE
 from infermeter.bench.telemetry.engine_metrics import EngineWindow
 from infermeter.bench.telemetry.sampler import GpuWindow
@@ -164,10 +164,7 @@ def point_data(
             "total_tokens_per_s": rounded(summary.total_token_throughput),
             "accepted_output_tokens_per_s": rounded(summary.accepted_output_token_throughput),
         },
-        "ttft_ms": _latency(summary.ttft_ms),
-        "itl_ms": _latency(summary.itl_ms),
-        "tpot_ms": _latency(summary.tpot_ms),
-        "e2e_ms": _latency(summary.e2e_ms),
+        **{name: _latency(getattr(summary, name)) for name in LATENCIES},
         "request_figures": _request_figures(summary),
         "queue_ms": queue,
         "telemetry": _telemetry(telemetry),

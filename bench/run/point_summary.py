@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from infermeter.bench.run.distribution import Distribution
@@ -115,10 +115,7 @@ class PointSummary:
             "total_token_throughput": self.total_token_throughput,
             "accepted_output_token_throughput": self.accepted_output_token_throughput,
             "slo_attainment": self.slo_attainment,
-            "ttft_ms": self.ttft_ms.as_json(),
-            "itl_ms": self.itl_ms.as_json(),
-            "tpot_ms": self.tpot_ms.as_json(),
-            "e2e_ms": self.e2e_ms.as_json(),
+            **{name: getattr(self, name).as_json() for name in LATENCIES},
             "send_lag_ms": self.send_lag_ms.as_json() if self.send_lag_ms else None,
             "achieved_send_rate": self.achieved_send_rate,
             "achieved_completion_rate": self.achieved_completion_rate,
@@ -134,3 +131,10 @@ class PointSummary:
             "turns": [turn.as_json() for turn in self.turns],
             "ttft_by_cached_share": [bucket.as_json() for bucket in self.cached_shares],
         }
+
+
+LATENCIES: tuple[str, ...] = tuple(
+    column.name for column in fields(PointSummary) if column.type == "Distribution"
+)
+"""The latency distributions of a point (`ttft_ms`, `itl_ms`, `tpot_ms`, `e2e_ms`): its fields
+of type `Distribution`, which the `--json` point and the result's load point state whole."""

@@ -11,7 +11,7 @@ from price_notes import row_price_phrase
 from row_groups import Group
 from wide_tables import filled_columns, more_columns
 
-from infermeter.registry.index_row import IndexRow
+from infermeter.registry.index_row import FIGURES, IndexRow
 from infermeter.registry.tables import number_text, usd_text
 
 # A figure is written as on a result page and in `bench report` (registry.tables).
@@ -141,6 +141,15 @@ def gpu_column(gpu_names: Mapping[str, str] | None) -> Column:
     return ("GPU", lambda g: gpu_name(g.row.gpu, gpu_names), cell)
 
 
+def _figure(column: str) -> Column:
+    """An index column as its figure reads (`registry.index_row.FIGURES`), to whole units."""
+
+    def value(group: Group) -> Any:
+        return getattr(group.row, column)
+
+    return (FIGURES[column].label, value, lambda group: num(value(group), 0))
+
+
 # The GPU column is `gpu_column`'s (it needs the catalog's names), before all of these. The order
 # is the reader's: a table shows its first columns (`wide_tables.DEFAULT_COLUMNS`, the results'
 # links kept last) until the reader asks for the rest, so a column that no row fills makes room
@@ -174,15 +183,15 @@ COLUMNS: list[Column] = [
         lambda g: g.row.tokens_per_s_per_user,
         lambda g: num(g.row.tokens_per_s_per_user, 1),
     ),
-    ("TTFT p95 ms", lambda g: g.row.ttft_ms_p95, lambda g: num(g.row.ttft_ms_p95, 0)),
+    _figure("ttft_ms_p95"),
     # Behind "more columns" unless a column above is empty.
     (
         "Tok/s per GPU",
         lambda g: g.row.output_tokens_per_s_per_gpu,
         lambda g: num(g.row.output_tokens_per_s_per_gpu, 0),
     ),
-    ("E2E p95 ms", lambda g: g.row.e2e_ms_p95, lambda g: num(g.row.e2e_ms_p95, 0)),
-    ("E2E p99 ms", lambda g: g.row.e2e_ms_p99, lambda g: num(g.row.e2e_ms_p99, 0)),
+    _figure("e2e_ms_p95"),
+    _figure("e2e_ms_p99"),
     ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
     ("Source", lambda g: " ".join(_kinds(g)) + mlperf_label(g.row), _source_cell),
     ("% of bound", lambda g: g.row.roofline_pct, lambda g: _nowrap(roofline_cell(g.row))),
@@ -211,7 +220,7 @@ COLUMNS: list[Column] = [
         lambda g: g.row.total_tokens_per_s,
         lambda g: num(g.row.total_tokens_per_s, 0),
     ),
-    ("E2E mean ms", lambda g: g.row.e2e_ms_mean, lambda g: num(g.row.e2e_ms_mean, 0)),
+    _figure("e2e_ms_mean"),
     (
         "GPU util. %",
         lambda g: g.row.gpu_utilization_pct,
