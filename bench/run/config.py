@@ -71,8 +71,9 @@ class RunResult:
     stop_reason: str | None = None
     search: SearchResult | None = None
     dataset_sha256: str | None = None  # of the --dataset file the requests came from
-    trace: dict[str,
-        Any] | None = None  # the replayed trace's identity (`bench.workloads.trace_plan`)
+    trace: dict[str, Any] | None = (
+        None  # the replayed trace's identity (`bench.workloads.trace_plan`)
+    )
 
     def as_json(self) -> dict[str, Any]:
         """The `--json` object: `{"points": [...], ...}`."""

@@ -51,10 +51,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import Distribution, summarize
 from infermeter.bench.run.point_summary import (
+    LATENCIES,
     PointSummary,
     RequestTimes,
     Slo,
@@ -68,7 +70,6 @@ from infermeter.bench.run.request_figures import (
     length_not_honoured,
     meets_slo,
     output_token_count,
-    token_gaps_s,
     tpot_s,
     ttft_s,
     usage_above_stream,
@@ -86,6 +87,14 @@ def _rate(count: int, first_ns: int, last_ns: int) -> float | None:
     if count < 2 or last_ns <= first_ns:
         return None
     return (count - 1) * NS_PER_S / (last_ns - first_ns)
+
+
+def _latencies(ok: Sequence[RequestRecord]) -> dict[str, Any]:
+    """Each latency distribution of `PointSummary` over the completed requests."""
+    return {
+        name: summarize(sample for record in ok for sample in per_request(record))
+        for name, per_request in LATENCIES.items()
+    }
 
 
 def summarize_point(
@@ -121,10 +130,7 @@ def summarize_point(
         total_token_throughput=per_second(m.output_tokens + m.input_tokens),
         accepted_output_token_throughput=per_second(m.accepted_tokens),
         slo_attainment=len(m.accepted) / len(m.measured) if m.measured else None,
-        ttft_ms=summarize(ttft_s(r) for r in ok),
-        itl_ms=summarize(gap for record in ok for gap in token_gaps_s(record)),
-        tpot_ms=summarize(t for t in (tpot_s(r) for r in ok) if t is not None),
-        e2e_ms=summarize(e2e_s(r) for r in ok),
+        **_latencies(ok),
         send_lag_ms=lag,
         achieved_send_rate=send_rate,
         achieved_completion_rate=completion_rate,

@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import Distribution
+from infermeter.bench.run.request_figures import e2e_s, token_gaps_s, tpot_s, ttft_s
 
 if TYPE_CHECKING:
     from infermeter.bench.workloads.conversation import TurnSummary
@@ -51,6 +54,17 @@ class Verdict:
     message: str
 
 
+def _samples(per_request: Callable[[RequestRecord], Iterable[float]]) -> dict[str, Any]:
+    """A latency distribution's field metadata: the point's completed requests each give
+    `per_request`'s samples, in seconds. `summarize_point` fills it, and the `--json` point and
+    the result's load point state it whole (`LATENCIES`)."""
+    return {"per_request": per_request}
+
+
+def _stated(seconds: float | None) -> tuple[float, ...]:
+    return () if seconds is None else (seconds,)
+
+
 @dataclass(frozen=True)
 class PointSummary:
     """The figures of one load point (closed loop: `concurrency`; open loop: `request_rate`)."""
@@ -71,10 +85,10 @@ class PointSummary:
     total_token_throughput: float
     accepted_output_token_throughput: float
     slo_attainment: float | None
-    ttft_ms: Distribution
-    itl_ms: Distribution
-    tpot_ms: Distribution
-    e2e_ms: Distribution
+    ttft_ms: Distribution = field(metadata=_samples(lambda record: (ttft_s(record),)))
+    itl_ms: Distribution = field(metadata=_samples(token_gaps_s))
+    tpot_ms: Distribution = field(metadata=_samples(lambda record: _stated(tpot_s(record))))
+    e2e_ms: Distribution = field(metadata=_samples(lambda record: (e2e_s(record),)))
     send_lag_ms: Distribution | None
     achieved_send_rate: float | None
     achieved_completion_rate: float | None
@@ -133,8 +147,10 @@ class PointSummary:
         }
 
 
-LATENCIES: tuple[str, ...] = tuple(
-    column.name for column in fields(PointSummary) if column.type == "Distribution"
-)
-"""The latency distributions of a point (`ttft_ms`, `itl_ms`, `tpot_ms`, `e2e_ms`): its fields
-of type `Distribution`, which the `--json` point and the result's load point state whole."""
+LATENCIES: dict[str, Callable[[RequestRecord], Iterable[float]]] = {
+    column.name: column.metadata["per_request"]
+    for column in fields(PointSummary)
+    if "per_request" in column.metadata
+}
+"""The latency distributions of a point (`ttft_ms`, `itl_ms`, `tpot_ms`, `e2e_ms`), each with
+the samples (seconds) one request gives."""

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import MS_PER_S
-from infermeter.bench.run.point_summary import Slo
+
+if TYPE_CHECKING:
+    from infermeter.bench.run.point_summary import Slo
 
 NS_PER_S = 1e9
 
