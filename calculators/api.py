@@ -51,6 +51,9 @@ class EngineRequest:
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (the page's and the CLI's
     # memory_profiler_estimate_cudagraphs): None, the release's default (on from 0.20).
     estimate_cudagraphs: bool | None
+    # FlashInfer's sampler (the page's and the CLI's flashinfer_sampler: 0 not installed or
+    # VLLM_USE_FLASHINFER_SAMPLER=0, 1 opted in): None, the release's default.
+    flashinfer_sampler: bool | None
     # vLLM's --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None, the release's
     # default; it matters only for a mixture of experts under data and expert parallelism.
     all2all_backend: str | None
@@ -66,6 +69,7 @@ class EngineRequest:
         """The request from the engine fields' values, by their names in `calculators.inputs.
         ENGINE` (the page's and the command line's): a data_parallel_size not given is 1."""
         estimate = values["memory_profiler_estimate_cudagraphs"]
+        flashinfer = values["flashinfer_sampler"]
         return cls(
             quantization=values["quantization"],
             kv_cache_dtype=values["kv_cache_dtype"],
@@ -78,6 +82,7 @@ class EngineRequest:
             data_parallel_size=values["data_parallel_size"] or 1,
             enable_expert_parallel=values["enable_expert_parallel"],
             estimate_cudagraphs=None if estimate is None else estimate == "1",
+            flashinfer_sampler=None if flashinfer is None else flashinfer == "1",
             all2all_backend=values["all2all_backend"],
             max_cudagraph_capture_size=values["max_cudagraph_capture_size"],
             cuda_graph_sizes=values["cuda_graph_sizes"],
@@ -102,6 +107,7 @@ class EngineRequest:
             data_parallel_size=self.data_parallel_size,
             enable_expert_parallel=self.enable_expert_parallel,
             estimate_cudagraphs=self.estimate_cudagraphs,
+            flashinfer_sampler=self.flashinfer_sampler,
             all2all_backend=self.all2all_backend,
             cudagraph_capture_sizes=capture.sizes,
             max_cudagraph_capture_size=capture.max_size,

@@ -89,6 +89,16 @@ ENGINE = (
         "off the KV budget; default: the release's (1 from 0.20).",
     ),
     Field(
+        "flashinfer_sampler",
+        "FlashInfer sampler",
+        "choice",
+        choices=("", "0", "1"),
+        blank="(the release's default)",
+        help="FlashInfer's top-k/top-p sampler: 0 when flashinfer is not installed or "
+        "VLLM_USE_FLASHINFER_SAMPLER=0 (the sampler warm-up then sorts the vocabulary), 1 when "
+        "VLLM_USE_FLASHINFER_SAMPLER=1; default: the release's (see the methodology).",
+    ),
+    Field(
         "all2all_backend",
         "all2all_backend",
         "choice",

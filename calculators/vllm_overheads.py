@@ -7,6 +7,7 @@ here (tests/accuracy/mutations.py) changes the plan.
 """
 
 import math
+import re
 
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout, moe_tokens
@@ -37,10 +38,10 @@ from infermeter.calculators.vllm_settings import MIB, VllmSettings, parse_versio
 # The sizes below are estimates set from the "fit" cases of tests/data/vllm_startup_logs.yaml only;
 # the accuracy tests hold each one to the logged term (activation peak, non-torch, CUDA graphs).
 
-# Bytes per logit the sampler's dummy run holds at its peak: vLLM 0.19's PyTorch top-k/top-p sampler
-# (FlashInfer's is opt-in there) peaks at 15.2-15.5 bytes per logit in the fit logs (Llama-3.1-8B
-# 1.89 GiB, Qwen2.5-7B 2.21 GiB at 1024 sequences): fp32 logits, the sort's values and int64
-# indices, softmax and cumulative sum, over bf16 logits already freed.
+# Bytes per logit the sampler's dummy run holds at its peak on the fused paths (FlashInfer's
+# sampler, or from 0.17 vLLM's Triton top-k/top-p kernel; the sort path is further down): 0.19 peaks
+# at 15.2-15.5 bytes per logit in the fit logs (Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB at
+# 1024 sequences): the bf16 logits and their fp32 copy, the probabilities and the kernel's buffer.
 SAMPLER_BYTES_PER_LOGIT = 15
 # The dummy forward pass peaks ~35 % above the tensors `forward_peak_bytes` counts (allocator
 # blocks, torch.compile buffers, the rank's own input and intermediate-tensor buffers): fitted to
@@ -135,17 +136,30 @@ def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> in
     return int(_forward_tensor_bytes(arch, tokens, tp, dp) * FORWARD_PEAK_FACTOR)
 
 
-def sampler_peak_bytes(arch: ModelArch, sequences: int) -> int:
-    """Peak of the dummy sampler run: `sequences` (max_num_seqs) rows of full-vocabulary logits."""
-    return sequences * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT
+def sampler_peak_bytes(
+    arch: ModelArch, sequences: int, settings: VllmSettings | None = None
+) -> int:
+    """Peak of the dummy sampler run: `sequences` (max_num_seqs) rows of full-vocabulary logits,
+    at the bytes per logit of the path the release takes (`sampler_bytes_per_logit`)."""
+    per_logit = SAMPLER_BYTES_PER_LOGIT
+    if settings is not None:
+        per_logit = sampler_bytes_per_logit(settings, sequences)
+    return sequences * arch.vocab_size * per_logit
 
 
 def activation_peak_bytes(
-    arch: ModelArch, tokens: int, sequences: int, tp: int, dp: int = 1
+    arch: ModelArch,
+    tokens: int,
+    sequences: int,
+    tp: int,
+    dp: int = 1,
+    settings: VllmSettings | None = None,
 ) -> int:
     """Peak of PyTorch memory during vLLM's profiling run, above the weights: the dummy forward
     pass and the dummy sampler run one after the other, so the larger of the two."""
-    return max(forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences))
+    return max(
+        forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences, settings)
+    )
 
 
 def captured_cuda_graphs(
@@ -229,42 +243,90 @@ def non_torch_bytes(settings: VllmSettings) -> int:
     return non_torch
 
 
-# vLLM 0.10 builds on H100/H200 logged a profiling peak of ~38.5 bytes per logit of the dummy
-# sampler run (max_num_seqs x vocabulary): the llm-d-benchmark H100 study (4.76 GiB for Llama's
-# 128256, 5.56-5.64 GiB for Qwen3's 151936 at 0.6B and 32B alike, 7.38 GiB for gpt-oss's 201088, all
-# at 1024 sequences), its issue 345 on an H200 (4.84 GiB), vLLM issue 23278 (gpt-oss-120b, 0.10.1).
-# What sets it, as read in the released sources (PyPI sdists vllm-0.10.0, 0.10.1.1, 0.11.0):
-# `_dummy_sampler_run` (vllm/v1/worker/gpu_model_runner.py) samples with top_k = vocabulary - 1 and
-# top_p = 0.9, and `TopKTopPSampler` (vllm/v1/sample/ops/topk_topp_sampler.py) takes FlashInfer's
-# sampler whenever flashinfer is importable (VLLM_USE_FLASHINFER_SAMPLER unset counts as on), else
-# `apply_top_k_top_p`, which sorts the whole vocabulary. That path holds, per logit at its scatter:
-# the bf16 logits (2) and their fp32 copy (4), the sorted values (4) and int64 indices (8), the
-# top-k and top-p masks (1 + 1), the softmax (4) and the out-of-place scatter (4): 28 bytes, plus
-# the CUDA sort's own workspace (not read); FlashInfer's path keeps ~15 (the fit logs). Whether
-# flashinfer is installed is not a flag: `pip install vllm` 0.10.0 does not pull it, 0.11.0 only as
-# the extra vllm[flashinfer] (PKG-INFO Requires-Dist), the Docker image has it; 0.19.1 requires
-# flashinfer-python 0.6.6 (requirements/cuda.txt). vLLM 0.19.1 takes a Triton top-k/top-p kernel for
-# 8 rows or more (apply_top_k_top_p_triton) and scatters in place, so 0.19 plans keep 15. The plan
-# keeps 15 and names the risk for 0.10-0.11.
-SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 = 38.5
-SAMPLER_SORT_PATH_TENSOR_BYTES = 28
-SAMPLER_RISK_RELEASES = ((0, 10), (0, 11))
+# Which top-k/top-p path the dummy sampler run takes, per release, read in vLLM's released sources
+# (PyPI sdists; vllm/v1/sample/ops/topk_topp_sampler.py, envs.py): `_dummy_sampler_run`
+# (vllm/v1/worker/gpu_model_runner.py) samples max_num_seqs rows with top_k = vocabulary - 1 and
+# top_p = 0.9, so both filters run.
+#   - 0.10.0-0.11.0: FlashInfer's sampler whenever flashinfer imports and
+#     VLLM_USE_FLASHINFER_SAMPLER is not 0, else `apply_top_k_top_p`, which sorts the whole
+#     vocabulary ("FlashInfer is not available. Falling back to the PyTorch-native implementation"
+#     in the log). `pip install vllm`
+#     0.10.0 does not pull flashinfer, 0.11.0 only as the extra vllm[flashinfer]; the Docker image
+#     has it. The plan takes FlashInfer unless told otherwise (`flashinfer_sampler`) and names the
+#     risk (`release_notes`).
+#   - 0.11.1-0.16: FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1, "available but
+#     disabled by default"): the sort path, installed or not.
+#   - 0.17 on: `apply_top_k_top_p` takes a Triton kernel (ops/topk_topp_triton.py) for 8 rows or
+#     more, the sort below that; from 0.24 FlashInfer's sampler is on by default again (envs.py
+#     defaults VLLM_USE_FLASHINFER_SAMPLER to True). Both keep the fused path's 15 bytes.
+# What the sort path holds per logit at its peak, the sort itself (PyTorch's CUDA sort,
+# aten/src/ATen/native/cuda/SortStable.cu at 061531e8, for rows of more than 4096): the bf16 logits
+# `_dummy_sampler_run` keeps (2), the sampler's fp32 copy (4), the sorted values (4) and int64
+# indices (8); for 128 rows or more `segmented_sort_pairs` allocates int64 reverse indices (8) and
+# cub's DeviceSegmentedRadixSort::SortPairs its alternate key and value buffers (4 + 8): 38 bytes.
+# Below 128 rows `segmented_sort_pairs_by_full_sort` holds two int2 index-and-segment arrays
+# (8 + 8), the keys cub writes (4) and cub's alternate buffers (4 + 8): 50 bytes. The masks,
+# softmax and scatter that follow hold less (28 bytes). Not fitted: the held-out 0.10 logs without
+# flashinfer show 38.5-38.9 bytes a logit at 1024 rows (llm-d-benchmark's H100 study, benyucong's
+# H100 log).
+SAMPLER_SORT_BYTES_PER_LOGIT = 38
+SAMPLER_SORT_FEW_ROWS_BYTES_PER_LOGIT = 50
+SORT_SEGMENTED_MIN_ROWS = 128
+FLASHINFER_SAMPLER_OPT_IN_SINCE = (0, 11, 1)
+TRITON_TOP_K_TOP_P_SINCE = (0, 17, 0)
+TRITON_TOP_K_TOP_P_MIN_ROWS = 8
+FLASHINFER_SAMPLER_DEFAULT_SINCE = (0, 24, 0)
+_RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")
+
+
+def release_triple(text: str) -> tuple[int, int, int]:
+    """'0.11.2' → (0, 11, 2); '0.11' and '0.11rc1' → (0, 11, 0). The patch release matters where
+    vLLM changed a default between patches (the sampler in 0.11.1)."""
+    match = _RELEASE.match(text.strip())
+    if match is None:
+        return (*parse_version(text), 0)
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def sampler_sorts(settings: VllmSettings, rows: int) -> bool:
+    """Whether the dummy sampler run sorts the whole vocabulary (see the releases above).
+    `settings.flashinfer_sampler`: None, the release's default (FlashInfer taken as installed);
+    False, VLLM_USE_FLASHINFER_SAMPLER=0 or flashinfer not installed; True, opted in."""
+    release = release_triple(settings.vllm_version)
+    chosen = settings.flashinfer_sampler
+    if release < FLASHINFER_SAMPLER_OPT_IN_SINCE:
+        return chosen is False
+    if release < TRITON_TOP_K_TOP_P_SINCE:
+        return chosen is not True
+    flashinfer = chosen if chosen is not None else release >= FLASHINFER_SAMPLER_DEFAULT_SINCE
+    return not flashinfer and rows < TRITON_TOP_K_TOP_P_MIN_ROWS
+
+
+def sampler_bytes_per_logit(settings: VllmSettings, rows: int) -> int:
+    """Bytes per logit at the dummy sampler run's peak: the sort path's or the fused path's."""
+    if not sampler_sorts(settings, rows):
+        return SAMPLER_BYTES_PER_LOGIT
+    if rows >= SORT_SEGMENTED_MIN_ROWS:
+        return SAMPLER_SORT_BYTES_PER_LOGIT
+    return SAMPLER_SORT_FEW_ROWS_BYTES_PER_LOGIT
 
 
 def release_notes(
     version: tuple[int, int], sequences: int, vocab_size: int, settings: VllmSettings | None = None
 ) -> list[str]:
     """Risks of a release the plan does not count, with their size for this plan."""
-    first, last = SAMPLER_RISK_RELEASES
-    if not first <= version <= last:
+    if settings is None or settings.flashinfer_sampler is not None:
         return []
-    extra = sequences * vocab_size * (SAMPLER_BYTES_PER_LOGIT_SEEN_0_10 - SAMPLER_BYTES_PER_LOGIT)
+    if release_triple(settings.vllm_version) >= FLASHINFER_SAMPLER_OPT_IN_SINCE:
+        return []
+    if version < (0, 10):
+        return []
+    extra = sequences * vocab_size * (SAMPLER_SORT_BYTES_PER_LOGIT - SAMPLER_BYTES_PER_LOGIT)
     return [
         f"vLLM {version[0]}.{version[1]} without flashinfer installed (pip install vllm does not "
-        "pull it; the Docker image has it) warms its sampler up by sorting the whole vocabulary: "
-        "up to "
+        "pull it; the Docker image has it; the log then says 'FlashInfer is not available') "
+        "warms its sampler up by sorting the whole vocabulary: "
         f"{extra / 2**30:.2f} GiB more out of the KV cache than planned ({sequences} sequences x "
-        f"{vocab_size} logits at ~38.5 bytes per logit logged on H100/H200, "
-        f"{SAMPLER_SORT_PATH_TENSOR_BYTES} of them tensors the sort path holds, not the 15 the "
-        "plan counts; see the calculator error report)"
+        f"{vocab_size} logits at {SAMPLER_SORT_BYTES_PER_LOGIT} bytes per logit, not the "
+        f"{SAMPLER_BYTES_PER_LOGIT} of FlashInfer's sampler); flashinfer_sampler=0 plans it"
     ]

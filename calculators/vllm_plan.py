@@ -260,7 +260,7 @@ def _budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=plan_weights(arch, settings),
         activation_peak_bytes=overheads.activation_peak_bytes(
-            arch, batched, min(seqs, batched), tp, dp
+            arch, batched, min(seqs, batched), tp, dp, settings
         ),
         forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp),
         non_torch_bytes=overheads.non_torch_bytes(settings),

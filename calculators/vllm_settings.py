@@ -47,6 +47,9 @@ class VllmSettings:
     vllm_version: str = DEFAULT_VLLM_VERSION
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: None is the release's default (on from 0.20).
     estimate_cudagraphs: bool | None = None
+    # FlashInfer's top-k/top-p sampler (VLLM_USE_FLASHINFER_SAMPLER, and whether flashinfer is
+    # installed): None is the release's default (`calculators.vllm_overheads.sampler_sorts`).
+    flashinfer_sampler: bool | None = None
     # --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None is the release's default.
     all2all_backend: str | None = None
     deepep_buffer_size_mb: int | None = None  # VLLM_DEEPEP_BUFFER_SIZE_MB; None: 1024

@@ -100,6 +100,7 @@ def load_cases() -> list[Case]:
             enforce_eager=bool(flags.get("enforce_eager")),
             block_size=flags.get("block_size") or BLOCK_SIZE,
             max_cudagraph_capture_size=flags.get("max_cudagraph_capture_size"),
+            flashinfer_sampler=flags.get("flashinfer_sampler"),
             gpu_name=raw["gpu"],
             vllm_version=raw.get("vllm_version") or raw.get("v0_release") or V0_DEFAULT,
         )

@@ -118,15 +118,43 @@ def test_plan_notes_say_what_is_left_out_or_simplified(model_id: str, needle: st
     assert any(needle in note for note in plan.notes)
 
 
-def test_a_0_10_plan_names_the_sampler_warm_up_those_builds_logged() -> None:
+def test_a_0_10_plan_names_the_sampler_warm_up_of_a_build_without_flashinfer() -> None:
     arch = parse_config(dict(load_models()["qwen3-32b"].config))
     settings = VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=16000, vllm_version="0.10")
     plan = plan_vllm(arch, settings)
-    # 1024 sequences x 151936 logits x (38.5 - 15) bytes.
-    assert any("up to 3.41 GiB more" in note for note in plan.notes)
+    # 1024 sequences x 151936 logits x (38 - 15) bytes.
+    assert any("3.33 GiB more" in note for note in plan.notes)
     later = plan_vllm(arch, dataclasses.replace(settings, vllm_version="0.19"))
-    assert not any("sampler warm-up" in note for note in later.notes)
+    assert not any("sampler up" in note for note in later.notes)
     assert later.kv_cache_bytes == plan.kv_cache_bytes  # a note, not a changed figure
+    told = plan_vllm(arch, dataclasses.replace(settings, flashinfer_sampler=False))
+    assert not any("sampler up" in note for note in told.notes)
+    assert plan.kv_cache_bytes - told.kv_cache_bytes == 1024 * 151936 * (38 - 15)
+
+
+@pytest.mark.parametrize(
+    ("release", "flashinfer", "rows", "sorts"),
+    [
+        ("0.10.1.1", None, 256, False),  # FlashInfer whenever installed (taken as installed)
+        ("0.11.0", False, 256, True),  # "FlashInfer is not available"
+        ("0.11.1", None, 256, True),  # opt-in from 0.11.1: the sort path, installed or not
+        ("0.16", None, 1024, True),
+        ("0.16", True, 1024, False),  # VLLM_USE_FLASHINFER_SAMPLER=1
+        ("0.17", None, 1024, False),  # the Triton top-k/top-p kernel from 8 rows
+        ("0.17", None, 4, True),
+        ("0.24", None, 4, False),  # FlashInfer on by default again
+        ("0.24", False, 4, True),
+    ],
+)
+def test_the_sampler_warm_up_sorts_the_vocabulary_on_the_releases_whose_code_does(
+    release: str, flashinfer: bool | None, rows: int, sorts: bool
+) -> None:
+    settings = VllmSettings(
+        gpu_memory_bytes=80 * GIB, vllm_version=release, flashinfer_sampler=flashinfer
+    )
+    assert overheads.sampler_sorts(settings, rows) is sorts
+    expected = 15 if not sorts else (38 if rows >= 128 else 50)
+    assert overheads.sampler_bytes_per_logit(settings, rows) == expected
 
 
 def test_nccl_nvls_buffers_follow_the_release_that_turned_nccls_cumem_allocator_on() -> None:
