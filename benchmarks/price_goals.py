@@ -36,8 +36,10 @@ def _gpu_line(
         if tier in chosen:
             price = prices[chosen[tier]]
             level = confidence(price, catalog, today).level
+            derived = f" (derived: {price.derived.rule})" if price.derived else ""
             parts.append(
                 f"{tier} {price.provider} ${price.usd_per_gpu_hour:.2f} {_date(price)} {level}"
+                + derived
             )
     floor = market_floor(gpu, "on_demand", catalog)
     if floor is not None:

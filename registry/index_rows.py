@@ -106,7 +106,12 @@ def _tier_columns(
         return columns
     deployment_usd_per_hour = price.usd_per_gpu_hour * gpu_count
     columns[f"{tier}_price_id"] = price.id
-    columns[f"{tier}_price_provider"] = price.provider
+    # A derived price says so, with its rule, wherever its figures show their provider.
+    columns[f"{tier}_price_provider"] = (
+        price.provider
+        if price.derived is None
+        else f"{price.provider}, derived: {price.derived.rule}"
+    )
     columns[f"{tier}_price_as_of"] = dated(price)
     columns[f"{tier}_price_confidence"] = trust.level if trust is not None else None
     columns[f"{tier}_usd_per_hour"] = _rounded(deployment_usd_per_hour)

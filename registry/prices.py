@@ -19,7 +19,8 @@
 A price's confidence (`confidence`) comes from how many providers and offers agree with it:
 usable prices of the same GPU and tier within ±25 % of it. `high`: recent, and 3 or more recent
 providers agree (or 2, one of them its own official list). `medium`: meets the goal. `low`: the
-rest (a single offer, an undated snapshot, a price older than 6 months).
+rest (a single offer, an undated snapshot, a price older than 6 months, a derived price no
+other provider's agrees with: a derived price is never official).
 """
 
 import datetime as dt
@@ -111,7 +112,9 @@ def confidence(
     if price not in agreeing:
         agreeing.append(price)
     providers = len({other.provider for other in agreeing if is_recent(other, day)})
-    recent, official = is_recent(price, day), price.source.official
+    # A derived price is its source's price applied by a rule, not an offer of this GPU/tier:
+    # never official for it, so it meets the goal only if other providers' prices agree.
+    recent, official = is_recent(price, day), price.source.official and price.derived is None
     level: Literal["high", "medium", "low"] = "low"
     if recent and (providers >= 3 or (official and providers >= 2)):
         level = "high"

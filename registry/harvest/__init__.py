@@ -8,5 +8,5 @@ what a source does not state stays absent.
 
 Modules: `sources` (each source declared once: its command, options, function, GPU names and
 terms), `tree` (reading a source), `outcome` (writing and the report), `errors`, `run`, and the
-sources `mlperf`, `trtllm`, `amd`, `inferencex`, `skypilot`.
+sources `mlperf`, `trtllm`, `amd`, `inferencex`, `skypilot`, `gcp_pricing` (prices).
 """

@@ -207,19 +207,19 @@ HEADER = (
 )
 
 
-def render(entries: list[PriceEntry]) -> str:
-    """The text of the harvested price file: the header, then the entries in a fixed order."""
+def render(entries: list[PriceEntry], header: str = HEADER) -> str:
+    """The text of a harvested price file: the header, then the entries in a fixed order."""
     data = {
         "schema_version": 1,
         "prices": [entry.model_dump(mode="json") for entry in entries],
     }
-    return HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
 PRICE_FILE = Path("registry") / "catalogs" / "prices-skypilot.yaml"
 
 
-def _compare(path: Path, entries: list[PriceEntry], report: HarvestReport) -> None:
+def compare_prices(path: Path, entries: list[PriceEntry], report: HarvestReport) -> None:
     """Fill `report` with what writing `entries` over the file at `path` changes, by id."""
     old = load_catalog(path, PriceCatalog).prices if path.is_file() else []
     old_by_id = {entry.id: entry for entry in old}
@@ -245,10 +245,21 @@ def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
         entries.extend(found)
         report.skipped.extend(skipped)
     ordered = merged(entries)
-    path = options.registry_root / PRICE_FILE
-    _compare(path, ordered, report)
-    text = render(ordered)
+    write_prices(options, PRICE_FILE, render(ordered), ordered, report)
+    return report
+
+
+def write_prices(
+    options: HarvestOptions,
+    price_file: Path,
+    text: str,
+    entries: list[PriceEntry],
+    report: HarvestReport,
+) -> None:
+    """Fill `report` with what `entries` change in the registry's `price_file`, then write its
+    `text` whole unless the harvest is dry or nothing changed."""
+    path = options.registry_root / price_file
+    compare_prices(path, entries, report)
     current = path.read_text(encoding="utf-8") if path.is_file() else None
     if not options.dry_run and text != current:
         write_text_atomic(path, text)
-    return report

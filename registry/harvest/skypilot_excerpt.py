@@ -72,7 +72,7 @@ def _facts(file: Path, lines: list[str]) -> dict[str, str]:
     return facts
 
 
-def _match(file: Path, pattern: re.Pattern[str], text: str, what: str) -> re.Match[str]:
+def match_line(file: Path, pattern: re.Pattern[str], text: str, what: str) -> re.Match[str]:
     match = pattern.match(text)
     if match is None:
         raise HarvestError(f"{file}: '{what}' line {text!r} is not in the expected form")
@@ -84,12 +84,26 @@ def _dating(file: Path, facts: dict[str, str], read: str) -> tuple[str, str, str
     stated = _STATED.match(facts["date"])
     if stated is not None:
         return stated["date"], "stated", stated["why"]
-    unknown = _match(file, _UNKNOWN, facts["date"], "date")
+    unknown = match_line(file, _UNKNOWN, facts["date"], "date")
     return read, "read", unknown["why"]
 
 
-def read_excerpt(file: Path) -> Excerpt:
-    """The excerpt in `file`; HarvestError naming the file for anything not in its shape."""
+@dataclass(frozen=True)
+class Provenance:
+    """An excerpt's `# ` lines, read: its origin line, date, whether official, when read."""
+
+    origin: str
+    date: str
+    date_basis: str
+    date_reason: str
+    official: bool
+    official_reason: str
+    read: str
+
+
+def read_provenance(file: Path, what: str) -> tuple[Provenance, list[str]]:
+    """The provenance of the excerpt in `file` and the lines below it (`what` they are, for the
+    error); HarvestError naming the file for anything not in its shape."""
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -98,12 +112,27 @@ def read_excerpt(file: Path) -> Excerpt:
     head = [line for line in lines if line.startswith("# ")]
     body = lines[len(head) :]
     if lines[: len(head)] != head or not body:
-        raise HarvestError(f"{file}: expected '# ' provenance lines, then the CSV header and rows")
+        raise HarvestError(f"{file}: expected '# ' provenance lines, then {what}")
     facts = _facts(file, head)
-    origin = _match(file, _ORIGIN, facts["origin"], "Excerpt of")
-    read = _match(file, _READ, facts["read"], "read")["date"]
+    read = match_line(file, _READ, facts["read"], "read")["date"]
     date, basis, reason = _dating(file, facts, read)
-    official = _match(file, _OFFICIAL, facts["official"], "official")
+    official = match_line(file, _OFFICIAL, facts["official"], "official")
+    provenance = Provenance(
+        facts["origin"],
+        date,
+        basis,
+        reason,
+        official["answer"] == "yes",
+        official["why"] + official["rest"],
+        read,
+    )
+    return provenance, body
+
+
+def read_excerpt(file: Path) -> Excerpt:
+    """The excerpt in `file`; HarvestError naming the file for anything not in its shape."""
+    facts, body = read_provenance(file, "the CSV header and rows")
+    origin = match_line(file, _ORIGIN, facts.origin, "Excerpt of")
     reader = csv.DictReader(io.StringIO("\n".join(body) + "\n"))
     missing = [name for name in REQUIRED_COLUMNS if name not in (reader.fieldnames or [])]
     if missing:
@@ -114,23 +143,24 @@ def read_excerpt(file: Path) -> Excerpt:
         cloud=origin["cloud"],
         repository=origin["repo"],
         commit=origin["commit"],
-        date=date,
-        date_basis=basis,
-        date_reason=reason,
-        official=official["answer"] == "yes",
-        official_reason=official["why"] + official["rest"],
-        read=read,
+        date=facts.date,
+        date_basis=facts.date_basis,
+        date_reason=facts.date_reason,
+        official=facts.official,
+        official_reason=facts.official_reason,
+        read=facts.read,
         rows=tuple(reader),
     )
 
 
-def excerpt_files(source: Path) -> list[Path]:
-    """The excerpt files of `source`: the file itself, or every `*.csv` in the folder, by name."""
+def excerpt_files(source: Path, pattern: str = "*.csv") -> list[Path]:
+    """The excerpt files of `source`: the file itself, or every file of the folder matching
+    `pattern`, by name."""
     if source.is_file():
         return [source]
     if not source.is_dir():
         raise HarvestError(f"--from: {source}: no such file or folder")
-    files = sorted(source.glob("*.csv"))
+    files = sorted(source.glob(pattern))
     if not files:
-        raise HarvestError(f"--from: {source}: no excerpt files (*.csv) in the folder")
+        raise HarvestError(f"--from: {source}: no excerpt files ({pattern}) in the folder")
     return files

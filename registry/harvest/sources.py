@@ -198,7 +198,25 @@ SKYPILOT = HarvestSource(
     terms_url="https://github.com/skypilot-org/skypilot-catalog",
 )
 
-SOURCES: tuple[HarvestSource, ...] = (MLPERF, TRTLLM, AMD, INFERENCEX, SKYPILOT)
+GCP_PRICING = HarvestSource(
+    name="gcp-pricing",
+    help="Google Cloud's GPU machine prices (on-demand, Spot, 1- and 3-year committed use) per\n"
+    "GPU-hour, dated by the file, into registry/catalogs/prices-gcp.yaml.\n\n\b\nExample:\n"
+    "  infermeter registry harvest gcp-pricing --from tests/data/harvest/gcp-pricing",
+    reads="A pinned excerpt of pricing.yml of Cyclenerd/google-cloud-pricing-cost-calculator, or "
+    "a folder of them (*.yml), each headed '# Excerpt of pricing.yml in OWNER/REPO at commit SHA' "
+    "with the date the file states.",
+    harvest="infermeter.registry.harvest.gcp_pricing:harvest_gcp_pricing",
+    gpu_names="gcp-pricing",
+    data="Google Cloud list prices from Cyclenerd/google-cloud-pricing-cost-calculator",
+    terms="Apache License 2.0 (the repository's LICENSE). Its pricing.yml computes each machine "
+    "type's price from the SKU prices of Google's Cloud Billing Catalog API; infermeter's data "
+    "holds only the prices, each cited to the file at its commit, and its test suite keeps the "
+    "lines read of the file, verbatim, to re-read them.",
+    terms_url="https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator",
+)
+
+SOURCES: tuple[HarvestSource, ...] = (MLPERF, TRTLLM, AMD, INFERENCEX, SKYPILOT, GCP_PRICING)
 """Every source, in the order the CLI and the Downloads page list them."""
 
 

@@ -253,12 +253,21 @@ def _prices_html(prices: list[PriceEntry], chosen: Mapping[str, PriceEntry]) -> 
         )
         for price in sorted(prices, key=lambda p: (p.tier, p.usd_per_gpu_hour, p.id))
     ]
+    if rows and all(price.derived is not None for price in prices):
+        # Every price is another GPU's applied by a stated rule: the page says so first.
+        return (
+            "<p>No provider lists this GPU under its own name. Its $ figures use a related "
+            "GPU's price by the rule the table states (tier column), and are labelled derived "
+            "wherever they appear; a derived price never counts as official or corroborated.</p>"
+            + _table(PRICE_COLUMNS, rows, exclude=True)
+        )
     if rows:
         return _table(PRICE_COLUMNS, rows, exclude=True)
     return (
         "<p>No public price for this GPU was found: no provider lists it in the price "
-        "sources read (SkyPilot's catalog files, the providers' pages in the price catalog), so "
-        "its results show no $ figures. A price of a related GPU is not used in its place.</p>"
+        "sources read (SkyPilot's catalog files, Google Cloud's price list, the providers' "
+        "pages in the price catalog), so its results show no $ figures. A related GPU's price "
+        "is not used in its place: it would misstate what this GPU costs.</p>"
     )
 
 
