@@ -35,13 +35,13 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot import merged, render, write_prices
-from infermeter.registry.harvest.sources import GCP_PRICING
 from infermeter.registry.harvest.skypilot_excerpt import (
     Provenance,
     excerpt_files,
     match_line,
     read_provenance,
 )
+from infermeter.registry.harvest.sources import GCP_PRICING
 from infermeter.registry.models import GpuEntry, PriceEntry
 
 GPU_NAMES = GCP_PRICING.gpu_names
