@@ -64,9 +64,7 @@ def test_every_priced_row_is_in_the_registry(excerpt: Path) -> None:
     source = read_excerpt(excerpt)
     # A derived price (another GPU priced as this row's) cites the file too; it is not a row.
     prices = [
-        p
-        for p in load_prices().values()
-        if p.source.commit == source.commit and p.derived is None
+        p for p in load_prices().values() if p.source.commit == source.commit and p.derived is None
     ]
     numbers = 0
     cheapest: dict[str, float] = {}
