@@ -18,7 +18,15 @@ from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION
 
-MODEL_HELP = "Catalog model id (the command line also takes a path to a config.json)."
+MODEL = Field(
+    "model",
+    "Model",
+    "id",
+    required="cli",
+    help="Catalog model id (the command line also takes a path to a config.json).",
+    catalog="models",
+    example="llama-3.1-8b-instruct",
+)
 CONFIG = Field(
     "config",
     "or paste a config.json",
@@ -144,15 +152,7 @@ _TIER = Field(
 )
 _PRICE = "Price of one GPU, USD per hour"
 VRAM = (
-    Field(
-        "model",
-        "Model",
-        "id",
-        required="cli",
-        help=MODEL_HELP,
-        catalog="models",
-        example="llama-3.1-8b-instruct",
-    ),
+    MODEL,
     CONFIG,
     Field(
         "gpu",
@@ -232,17 +232,14 @@ COST = (
         "0",
         help="Fixed costs per paid hour (storage, support), USD.",
     ),
-    Field(
-        "interruptible_price_per_hour",
-        "Interruptible price, $/GPU-hour",
-        "float",
-        help="Default: the GPU's catalog price.",
-    ),
-    Field(
-        "reserved_price_per_hour",
-        "Reserved price, $/GPU-hour",
-        "float",
-        help="Default: the GPU's catalog price.",
+    *(
+        Field(
+            f"{tier}_price_per_hour",
+            f"{tier.capitalize()} price, $/GPU-hour",
+            "float",
+            help="Default: the GPU's catalog price.",
+        )
+        for tier in ("interruptible", "reserved")
     ),
     Field(
         "serverless_price_per_hour",
@@ -265,15 +262,7 @@ COST = (
     ),
 )
 FIT = (
-    Field(
-        "model",
-        "Model",
-        "id",
-        required="cli",
-        help=MODEL_HELP,
-        catalog="models",
-        example="llama-3.1-70b-instruct",
-    ),
+    replace(MODEL, example="llama-3.1-70b-instruct"),
     CONFIG,
     Field("context", "Context per request", "int", required="always", example="32768"),
     Field("concurrency", "Concurrent requests", "int", "1", help=CONCURRENCY_HELP, example="16"),
