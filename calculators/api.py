@@ -16,6 +16,7 @@ from typing import Any
 from infermeter.calculators.cost_report import cost_report
 from infermeter.calculators.cudagraph_capture import capture_sizes
 from infermeter.calculators.errors import CalculatorError, InputError
+from infermeter.calculators.fields import same_named
 from infermeter.calculators.fit import GpuOption, fit_gpus
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.memory import MemoryReport, memory_report
@@ -70,23 +71,12 @@ class EngineRequest:
         ENGINE` (the page's and the command line's): a data_parallel_size not given is 1."""
         estimate = values["memory_profiler_estimate_cudagraphs"]
         flashinfer = values["flashinfer_sampler"]
-        return cls(
-            quantization=values["quantization"],
-            kv_cache_dtype=values["kv_cache_dtype"],
-            dtype=values["dtype"],
-            gpu_memory_utilization=values["gpu_memory_utilization"],
-            max_num_seqs=values["max_num_seqs"],
-            max_num_batched_tokens=values["max_num_batched_tokens"],
-            enforce_eager=values["enforce_eager"],
-            vllm_version=values["vllm_version"],
+        return same_named(
+            cls,
+            values,
             data_parallel_size=values["data_parallel_size"] or 1,
-            enable_expert_parallel=values["enable_expert_parallel"],
             estimate_cudagraphs=None if estimate is None else estimate == "1",
             flashinfer_sampler=None if flashinfer is None else flashinfer == "1",
-            all2all_backend=values["all2all_backend"],
-            max_cudagraph_capture_size=values["max_cudagraph_capture_size"],
-            cuda_graph_sizes=values["cuda_graph_sizes"],
-            compilation_config=values["compilation_config"],
         )
 
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
@@ -94,21 +84,11 @@ class EngineRequest:
         capture = capture_sizes(
             self.max_cudagraph_capture_size, self.cuda_graph_sizes, self.compilation_config
         )
-        return VllmSettings(
+        return same_named(
+            VllmSettings,
+            vars(self),
             gpu_memory_bytes=gpu_memory_bytes,
-            gpu_memory_utilization=self.gpu_memory_utilization,
-            max_num_seqs=self.max_num_seqs,
-            max_num_batched_tokens=self.max_num_batched_tokens,
-            kv_cache_dtype=self.kv_cache_dtype,
-            quantization=self.quantization,
-            dtype=self.dtype,
-            enforce_eager=self.enforce_eager,
             vllm_version=self.vllm_version or DEFAULT_VLLM_VERSION,
-            data_parallel_size=self.data_parallel_size,
-            enable_expert_parallel=self.enable_expert_parallel,
-            estimate_cudagraphs=self.estimate_cudagraphs,
-            flashinfer_sampler=self.flashinfer_sampler,
-            all2all_backend=self.all2all_backend,
             cudagraph_capture_sizes=capture.sizes,
             max_cudagraph_capture_size=capture.max_size,
             compilation_config_unread=capture.unread_keys,

@@ -5,11 +5,20 @@ declared in `calculators.inputs` and `calculators.perf_inputs`."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.vllm_settings import parse_version
+
+
+class _Dataclass(Protocol):
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+TargetT = TypeVar("TargetT", bound=_Dataclass)
 
 # How a field's text is read: its kind → the domain a number must lie in.
 NUMBER_DOMAINS = {
@@ -126,3 +135,10 @@ def _number(field: Field, text: str) -> int | float:
         expected = NUMBER_DOMAINS[field.kind]
         raise FieldError(field.name, f"{field.name}: expected {expected}, got {text!r}")
     return number
+
+
+def same_named(target: type[TargetT], values: Mapping[str, Any], **given: Any) -> TargetT:
+    """`target` (a dataclass) with each field that `values` names the same taken as it is
+    there (`seed` → `seed`), and the rest (renamed, converted or worked out) from `given`."""
+    names = {field.name for field in dataclasses.fields(target)} - given.keys()
+    return target(**{name: values[name] for name in names if name in values}, **given)

@@ -20,6 +20,7 @@ from infermeter.bench.run.search import SearchSpec
 from infermeter.bench.session.config import SessionConfig
 from infermeter.bench.session.session import DEFAULT_OUTPUT
 from infermeter.bench.workloads.lengths import LengthDistribution
+from infermeter.calculators.fields import same_named
 
 _LAUNCH_ONLY = (
     "ray_address",
@@ -102,22 +103,14 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
     server = None
     if options.endpoint is None and options.model is not None:
         server = _server_config(options, options.model, result_path or DEFAULT_OUTPUT)
-    return SessionConfig(
+    return same_named(
+        SessionConfig,
+        dict(options),
         run=_run_config(options),
         command=command,
         server=server,
         output=result_path,
-        raw_records=options.raw_records,
-        gpu_id=options.gpu_id,
-        model_id=options.model_id,
-        tensor_parallel_size=options.tensor_parallel_size,
         gpu_indices=options.gpu_indices or None,
-        pipeline_parallel_size=options.pipeline_parallel_size,
-        submitter=options.submitter,
-        engine=options.engine,
-        engine_version=options.engine_version,
-        server_command=options.server_command,
-        nodes=options.nodes,
     )
 
 
@@ -179,20 +172,12 @@ def _check_conflicts(options: RunOptions) -> None:
 
 def _server_config(options: RunOptions, model: str, log_base: Path) -> ServerConfig:
     """The vLLM that `bench run` launches, its log beside the result."""
-    return ServerConfig(
+    return same_named(
+        ServerConfig,
+        dict(options),
         model=model,
         log_path=log_base.with_name(log_base.stem + ".vllm.log"),
         executable=options.vllm_executable,
-        port=options.port,
-        tensor_parallel_size=options.tensor_parallel_size,
-        pipeline_parallel_size=options.pipeline_parallel_size,
-        ray_address=options.ray_address,
-        max_model_len=options.max_model_len,
-        gpu_memory_utilization=options.gpu_memory_utilization,
-        quantization=options.quantization,
-        kv_cache_dtype=options.kv_cache_dtype,
-        max_num_seqs=options.max_num_seqs,
-        load_format=options.load_format,
         extra_args=options.vllm_args,
         startup_timeout_s=options.startup_timeout,
     )
@@ -200,41 +185,20 @@ def _server_config(options: RunOptions, model: str, log_base: Path) -> ServerCon
 
 def _run_config(options: RunOptions) -> RunConfig:
     """The load points, workload and client the options ask for."""
-    return RunConfig(
+    return same_named(
+        RunConfig,
+        dict(options),
         endpoint=options.endpoint or "",
-        model=options.model,
-        api=options.api,
-        profile=options.profile,
-        input_len=options.input_len,
-        output_len=options.output_len,
-        dataset=options.dataset,
-        tokenizer=options.tokenizer,
-        concurrency=options.concurrency,
         request_rates=options.request_rate,
-        max_concurrency=options.max_concurrency,
-        burstiness=options.burstiness,
-        num_requests=options.num_requests,
         duration_s=options.duration,
         warmup_requests=options.warmup,
-        seed=options.seed,
-        prompt_salt=options.prompt_salt,
-        shared_prefix_tokens=options.shared_prefix_tokens,
         timeout_s=options.timeout,
         slo=Slo(
             ttft_ms=options.slo_ttft_ms, tpot_ms=options.slo_tpot_ms, e2e_ms=options.slo_e2e_ms
         ),
-        ignore_eos=options.ignore_eos,
-        continuous_usage_stats=options.continuous_usage_stats,
-        workers=options.workers,
-        extra_body=options.extra_body,
         api_key=_api_key(options),
         search=_search(options),
-        stop_when_saturated=options.stop_when_saturated,
-        turns=options.turns,
         think_time_s=options.think_time,
-        trace=options.trace,
-        trace_speed=options.trace_speed,
-        trace_block_size=options.trace_block_size,
     )
 
 
