@@ -118,11 +118,14 @@ def mamba2_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Mamba2Mi
     )
 
 
-_PATTERN_KINDS = {"M": MAMBA2, "*": "full", "-": MLP_ONLY}
+# E: a mixture-of-experts layer (Nemotron-H MoE, vLLM's NemotronHMoEDecoderLayer): no attention and
+# no state, its experts counted from the MoE keys (`calculators.moe_config`).
+_PATTERN_KINDS = {"M": MAMBA2, "*": "full", "-": MLP_ONLY, "E": MLP_ONLY}
 
 
 def nemotron_h_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
-    """Nemotron-H's layers from `hybrid_override_pattern` (M: Mamba-2, *: attention, -: MLP)."""
+    """Nemotron-H's layers from `hybrid_override_pattern` (M: Mamba-2, *: attention, -: MLP,
+    E: mixture of experts)."""
     pattern = config.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or len(pattern) != num_layers:
         raise ConfigError(
@@ -134,7 +137,7 @@ def nemotron_h_layer_kinds(config: Mapping[str, Any], num_layers: int, where: st
         if char not in _PATTERN_KINDS:
             raise ConfigError(
                 f"{where}hybrid_override_pattern[{index}]: layer kind {char!r} is not one the "
-                "calculators model; expected M (Mamba-2), * (attention) or - (MLP)"
+                "calculators model; expected M (Mamba-2), * (attention), - (MLP) or E (experts)"
             )
         kinds.append(_PATTERN_KINDS[char])
     return kinds

@@ -31,6 +31,12 @@ class MixtureOfExperts:
     moe_layers: tuple[int, ...]  # indices of the layers whose MLP is a mixture of experts
     router_bias: bool
     expert_bias: bool
+    # Matrices per expert: 3 for a gated MLP (gate, up, down), 2 for Nemotron-H's squared-ReLU
+    # experts (up, down; vLLM's nemotron_h.py builds them with activation_without_mul).
+    expert_matrices: int = 3
+    # Nemotron-H's latent MoE (`moe_latent_size`): the routed experts work in this width, between
+    # a hidden → latent and a latent → hidden projection replicated on every rank; 0 when none.
+    latent_size: int = 0
 
 
 @dataclass(frozen=True)

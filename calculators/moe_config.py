@@ -33,14 +33,21 @@ _MOE_KEYS_ROUTING_ONLY = frozenset(
 )  # fmt: skip
 
 
+# Keys read for one model type only (`read_moe`): Nemotron-H's shared-expert width and latent MoE.
+_MOE_KEYS_READ_BY_TYPE = {
+    "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
+}
+
+
 def check_moe_keys(config: Mapping[str, Any], where: str) -> None:
     """Refuse an expert/MoE/router key that the calculators do not read: it may change how many
     parameters there are."""
+    own = _MOE_KEYS_READ_BY_TYPE.get(str(config.get("model_type", "")), frozenset())
     for key in sorted(config):
         lowered = key.lower()
         if not any(word in lowered for word in ("expert", "moe", "router")):
             continue
-        if key not in _MOE_KEYS_READ and key not in _MOE_KEYS_ROUTING_ONLY:
+        if key not in _MOE_KEYS_READ | own and key not in _MOE_KEYS_ROUTING_ONLY:
             raise ConfigError(
                 f"{where}{key}: a mixture-of-experts setting the calculators do not read; "
                 "its effect on the parameter count is unknown"
@@ -52,6 +59,10 @@ def _moe_layers(
 ) -> tuple[int, ...]:
     if model_type == "jamba":
         return jamba_moe_layers(config, num_layers, where)
+    if model_type == "nemotron_h":  # its MoE layers are the E letters of the layer pattern
+        return tuple(
+            i for i, kind in enumerate(str(config.get("hybrid_override_pattern"))) if kind == "E"
+        )
     if model_type == "llama4_text":
         listed = config.get("moe_layers")
         if listed is not None:
@@ -103,12 +114,21 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
         shared = optional_int(config, "share_expert_dim", where, 0)  # Step 3.x
     if model_type == "llama4_text":
         shared = expert_size  # every Llama 4 MoE layer has one shared expert of expert width
+    nemotron = model_type == "nemotron_h"
+    if nemotron:
+        # vLLM's NemotronHMoE: shared experts of moe_shared_expert_intermediate_size each.
+        shared = optional_int(config, "n_shared_experts", where, 0) * optional_int(
+            config, "moe_shared_expert_intermediate_size", where, 0
+        )
     return MixtureOfExperts(
         num_experts=num_experts,
         experts_per_token=experts_per_token,
         expert_intermediate_size=expert_size,
         shared_intermediate_size=shared,
         moe_layers=_moe_layers(config, num_layers, where, model_type),
-        router_bias=model_type == "gpt_oss",
+        # Nemotron-H's router keeps an fp32 e_score_correction_bias per expert.
+        router_bias=model_type == "gpt_oss" or nemotron,
         expert_bias=model_type == "gpt_oss",
+        expert_matrices=2 if nemotron else 3,
+        latent_size=optional_int(config, "moe_latent_size", where, 0) if nemotron else 0,
     )

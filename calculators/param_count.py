@@ -170,10 +170,13 @@ def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
     """A mixture-of-experts layer: routed and shared experts, the router and their biases."""
     moe, hidden = arch.moe, arch.hidden_size
     assert moe is not None
-    per_expert = 3 * hidden * moe.expert_intermediate_size // tp
+    matrices, width = moe.expert_matrices, moe.latent_size or hidden
+    per_expert = matrices * width * moe.expert_intermediate_size // tp
     tally.experts += moe.num_experts * per_expert
     tally.experts_active += moe.experts_per_token * per_expert
-    tally.shared += 3 * hidden * moe.shared_intermediate_size // tp
+    tally.shared += matrices * hidden * moe.shared_intermediate_size // tp
+    # Nemotron-H's latent projections, replicated on every rank (ReplicatedLinear).
+    tally.shared += 2 * hidden * moe.latent_size
     tally.router += hidden * moe.num_experts
     if moe.router_bias:
         tally.small += moe.num_experts

@@ -122,8 +122,9 @@ def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) ->
     if moe is not None:
         chunk = min(moe_tokens(tokens, ParallelLayout(data_parallel_size=dp)), 32768)
         expert_width = moe.expert_intermediate_size // tp
-        routed = chunk * moe.experts_per_token * (max(2 * expert_width, hidden) + expert_width)
-        shared = tokens * 3 * (moe.shared_intermediate_size // tp)
+        first = (moe.expert_matrices - 1) * expert_width  # gate and up, or up alone
+        routed = chunk * moe.experts_per_token * (max(first, hidden) + expert_width)
+        shared = tokens * moe.expert_matrices * (moe.shared_intermediate_size // tp)
         router_logits = tokens * moe.num_experts * 4
         forward = max(forward, routed * element + shared * element + router_logits)
     return forward + residual

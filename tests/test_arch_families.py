@@ -167,9 +167,49 @@ def test_nemotron_h_keeps_kv_in_4_layers_and_a_mamba2_state_in_27() -> None:
 
 
 def test_nemotron_h_unknown_layer_letter_is_refused_naming_its_index() -> None:
-    pattern = "E" + NEMOTRON_NANO_9B_V2["hybrid_override_pattern"][1:]
-    with pytest.raises(ConfigError, match=r"^hybrid_override_pattern\[0\]: layer kind 'E'"):
+    pattern = "X" + NEMOTRON_NANO_9B_V2["hybrid_override_pattern"][1:]
+    with pytest.raises(ConfigError, match=r"^hybrid_override_pattern\[0\]: layer kind 'X'"):
         parse_config({**NEMOTRON_NANO_9B_V2, "hybrid_override_pattern": pattern})
+
+
+# A Nemotron-H MoE layout (the keys vLLM's NemotronHMoE reads; sizes chosen for the arithmetic):
+# E layers are a router, squared-ReLU experts of up and down only, and shared experts.
+NEMOTRON_H_MOE: dict[str, Any] = {
+    **NEMOTRON_NANO_9B_V2,
+    "num_hidden_layers": 6,
+    "hybrid_override_pattern": "ME*EME",
+    "n_routed_experts": 16,
+    "num_experts_per_tok": 4,
+    "moe_intermediate_size": 512,
+    "n_shared_experts": 2,
+    "moe_shared_expert_intermediate_size": 1024,
+}
+
+
+def test_nemotron_h_moe_layers_hold_two_matrix_experts_and_no_kv_or_state() -> None:
+    arch = parse_config(NEMOTRON_H_MOE)
+    assert arch.layer_kinds == ("mamba2", "mlp", "full", "mlp", "mamba2", "mlp")
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == (1, 3, 5)
+    assert arch.moe.shared_intermediate_size == 2 * 1024
+    counts = param_counts(arch)
+    hidden = NEMOTRON_H_MOE["hidden_size"]
+    # vLLM's FusedMoE with activation_without_mul: up (hidden x 512) and down per expert.
+    assert counts.experts == 3 * 16 * 2 * hidden * 512
+    assert counts.experts_active == 3 * 4 * 2 * hidden * 512
+    assert counts.shared_experts == 3 * 2 * hidden * 2048
+    kv = kv_cache_shape(arch)
+    assert kv.full_layers == 1
+    assert kv.state_layers == 2
+
+
+def test_nemotron_h_latent_moe_experts_work_in_the_latent_width() -> None:
+    arch = parse_config({**NEMOTRON_H_MOE, "moe_latent_size": 256})
+    counts = param_counts(arch)
+    hidden = NEMOTRON_H_MOE["hidden_size"]
+    assert counts.experts == 3 * 16 * 2 * 256 * 512
+    # The shared experts stay at the hidden width; the two latent projections are replicated.
+    assert counts.shared_experts == 3 * (2 * hidden * 2048 + 2 * hidden * 256)
 
 
 def test_granite_4_h_mamba_layers_are_mamba2_and_its_mlp_is_the_shared_one() -> None:
