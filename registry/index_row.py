@@ -24,15 +24,17 @@ LATENCY_LABELS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E"}
 columns of, by the label their columns read."""
 
 
-def _column(description: str, figure: Figure | None = None) -> Any:
-    return field(metadata={"description": description, "figure": figure})
+def _column(description: str, figure: Figure | None = None, stated: str | None = None) -> Any:
+    """A column; `stated`: the load point's field it copies, as a dotted path
+    (`throughput.output_tokens_per_s`), which `index_rows` fills it from."""
+    return field(metadata={"description": description, "figure": figure, "stated": stated})
 
 
 def _latency(metric: str, stat: str, description: str, digits: int = 1) -> Any:
     """A column of one statistic (`p99`, `mean`) of a load point's latency distribution
     `metric`: `index_rows` fills it, and it reads `TTFT p99 ms` (lower is better)."""
     figure = Figure(f"{LATENCY_LABELS[metric]} {stat} ms", digits, higher_is_better=False)
-    return field(metadata={"description": description, "figure": figure, "latency": (metric, stat)})
+    return _column(description, figure, stated=f"{metric}.{stat}")
 
 
 @dataclass(frozen=True)
@@ -130,22 +132,31 @@ class IndexRow:
     )
     replicates: int = _column("Rows in the index with this replicate_key (1 = no replicate).")
     output_tokens_per_s_min: float | None = _column(
-        "Lowest output tokens/s among the replicates (the spread's low end)."
+        "Lowest output tokens/s among the replicates (the spread's low end).",
+        stated="throughput.output_tokens_per_s",
     )
     output_tokens_per_s_max: float | None = _column(
-        "Highest output tokens/s among the replicates (the spread's high end)."
+        "Highest output tokens/s among the replicates (the spread's high end).",
+        stated="throughput.output_tokens_per_s",
     )
     # measured
-    duration_s: float | None = _column("Wall time of the measured window, seconds.")
-    requests_completed: int | None = _column("Requests that finished successfully.")
-    requests_failed: int | None = _column("Requests that failed.")
+    duration_s: float | None = _column(
+        "Wall time of the measured window, seconds.", stated="duration_s"
+    )
+    requests_completed: int | None = _column(
+        "Requests that finished successfully.", stated="requests.completed"
+    )
+    requests_failed: int | None = _column("Requests that failed.", stated="requests.failed")
     failure_rate: float | None = _column(
         "Failed / (completed + failed) requests.", Figure("failed %", 1, False, scale=100.0)
     )
-    output_tokens_per_s: float | None = _column("Output tokens/s of the whole deployment.")
+    output_tokens_per_s: float | None = _column(
+        "Output tokens/s of the whole deployment.", stated="throughput.output_tokens_per_s"
+    )
     total_tokens_per_s: float | None = _column(
         "Prompt plus output tokens/s of the whole deployment, where the source states that "
-        "figure (never derived from the output rate, nor the output rate from it)."
+        "figure (never derived from the output rate, nor the output rate from it).",
+        stated="throughput.total_tokens_per_s",
     )
     accepted_output_tokens_per_s: float | None = _column(
         "Accepted output tokens/s at the point's own SLO (`calculators.accepted`): a server at an "
@@ -175,8 +186,12 @@ class IndexRow:
     )
     e2e_ms_p95: float | None = _latency("e2e_ms", "p95", "End-to-end latency, 95th percentile, ms.")
     e2e_ms_p99: float | None = _latency("e2e_ms", "p99", "End-to-end latency, 99th percentile, ms.")
-    gpu_utilization_pct: float | None = _column("Mean GPU utilization, percent.")
-    energy_j: float | None = _column("Energy of all GPUs over the window, joules.")
+    gpu_utilization_pct: float | None = _column(
+        "Mean GPU utilization, percent.", stated="telemetry.gpu.gpu_utilization_pct_mean"
+    )
+    energy_j: float | None = _column(
+        "Energy of all GPUs over the window, joules.", stated="telemetry.gpu.energy_j"
+    )
     # derived
     output_tokens_per_s_per_gpu: float | None = _column(
         "Output tokens/s ÷ GPU count.", Figure("output tok/s per GPU", 1, True)
@@ -291,9 +306,9 @@ FIGURES: dict[str, Figure] = {
 }
 """How each column a table shows reads, by column."""
 
-LATENCY_COLUMNS: dict[str, tuple[str, str]] = {
-    column.name: column.metadata["latency"]
+STATED_COLUMNS: dict[str, str] = {
+    column.name: column.metadata["stated"]
     for column in dataclasses.fields(IndexRow)
-    if "latency" in column.metadata
+    if column.metadata["stated"] is not None
 }
-"""The latency columns: column → (the load point's distribution, the statistic)."""
+"""The columns that copy a figure of the load point: column → the field's dotted path."""

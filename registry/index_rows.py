@@ -18,7 +18,7 @@ from infermeter.registry.corrections import (
     CorrectionEntry,
 )
 from infermeter.registry.evidence import point_evidence, result_lane
-from infermeter.registry.index_row import LATENCY_COLUMNS, IndexRow
+from infermeter.registry.index_row import STATED_COLUMNS, IndexRow
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import (
     LatencyStats,
@@ -207,26 +207,23 @@ def _correction_columns(correction: CorrectionEntry | None) -> dict[str, Any]:
 
 
 def _measured_columns(point: LoadPoint) -> dict[str, Any]:
-    """The point's figures as measured or published (latencies, counts, telemetry)."""
-    gpu_telemetry = point.telemetry.gpu if point.telemetry is not None else None
+    """The point's figures as measured or published (latencies, counts, telemetry): each
+    column's `stated` field of the point (`registry.index_row`)."""
     return {
         "interrupted": any(v.code == INTERRUPTED_VERDICT for v in point.validity),
-        "output_tokens_per_s_min": point.throughput.output_tokens_per_s,
-        "output_tokens_per_s_max": point.throughput.output_tokens_per_s,
-        "duration_s": point.duration_s,
-        "requests_completed": point.requests.completed,
-        "requests_failed": point.requests.failed,
-        "output_tokens_per_s": point.throughput.output_tokens_per_s,
-        "total_tokens_per_s": point.throughput.total_tokens_per_s,
-        **{
-            column: _stat(getattr(point, metric), stat)
-            for column, (metric, stat) in LATENCY_COLUMNS.items()
-        },
-        "gpu_utilization_pct": (
-            None if gpu_telemetry is None else gpu_telemetry.gpu_utilization_pct_mean
-        ),
-        "energy_j": None if gpu_telemetry is None else gpu_telemetry.energy_j,
+        **{column: _stated(point, path) for column, path in STATED_COLUMNS.items()},
     }
+
+
+def _stated(point: LoadPoint, path: str) -> Any:
+    """The point's figure at a dotted path (`telemetry.gpu.energy_j`); None where a part of
+    the path is not stated."""
+    value: Any = point
+    for name in path.split("."):
+        value = getattr(value, name)
+        if value is None:
+            return None
+    return value
 
 
 def _derived_columns(
