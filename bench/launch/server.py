@@ -1,14 +1,18 @@
 """Launch `vllm serve` as a child process, wait until it answers, read what it reports, stop it.
 
 The server runs in its own process group (so Ctrl-C at the terminal reaches infermeter, which
-then stops vLLM in order), and on Linux dies with the thread that launched it (a parent-death
-signal, so a killed infermeter or a lost Ray worker leaves no vLLM behind), on 127.0.0.1
-and a free port, with its whole output in a log file, every secret in it redacted before it
+then stops vLLM in order), on 127.0.0.1 and a free port, and never outlives its launcher: a
+killed infermeter or a lost Ray worker leaves no vLLM behind. On Linux it gets SIGTERM when the
+thread that launched it dies (a parent-death signal), and a watchdog process
+(`bench.launch.watchdog`) then sends SIGTERM to its whole group and SIGKILL after a grace
+period, so a vLLM that does not end on SIGTERM (as while it starts) and its engine processes go
+too, with its whole output in a log file, every secret in it redacted before it
 is written (`bench.launch.server_log`).
 `VllmServer.start` waits for `GET /health` to answer 200 within the startup timeout; when vLLM
 exits or the timeout passes first, it raises `ServerStartError` with the cause recognised in
 the log (see `diagnose_startup_failure`) and the log's last lines. `VllmServer.stop` sends
-SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period.
+SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period, and ends the
+watchdog.
 
 Startup figures are read from vLLM's own log lines and failures recognised in them by
 `bench.launch.vllm_log`. The startup time is measured here: from the launch to the first healthy
@@ -45,6 +49,8 @@ from infermeter.bench.telemetry.engine_metrics import server_cache_config
 
 LOG_TAIL_LINES = 20
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent thread dies
+TERM_GRACE_S = 10.0  # at most this long from SIGTERM to SIGKILL of the group
+WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 
 class ServerStartError(EndpointError):
@@ -164,6 +170,7 @@ class VllmServer:
     version: str | None = None
     _process: subprocess.Popen[bytes] | None = None
     _log: RedactedLog | None = None
+    _watchdog: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -174,6 +181,11 @@ class VllmServer:
     def pid(self) -> int | None:
         """Process id of the `vllm serve` process (also its process group id)."""
         return self._process.pid if self._process is not None else None
+
+    @property
+    def watchdog_pid(self) -> int | None:
+        """Process id of the watchdog that ends the server's group if the launcher dies."""
+        return self._watchdog.pid if self._watchdog is not None else None
 
     def __enter__(self) -> VllmServer:
         self.start()
@@ -238,6 +250,7 @@ class VllmServer:
         except OSError as error:
             self._close_log()
             raise ServerStartError(f"cannot run {executable}: {error.strerror}") from None
+        self._watchdog = _start_watchdog(self._process.pid, min(config.stop_grace_s, TERM_GRACE_S))
         assert self._process.stdout is not None
         self._log.attach(self._process.stdout)
         try:
@@ -298,7 +311,7 @@ class VllmServer:
             grace = self.config.stop_grace_s
             for sig, wait_s in (
                 (signal.SIGINT, grace),
-                (signal.SIGTERM, min(grace, 10.0)),
+                (signal.SIGTERM, min(grace, TERM_GRACE_S)),
                 (signal.SIGKILL, 5.0),
             ):
                 if process.poll() is not None:
@@ -311,12 +324,27 @@ class VllmServer:
                 _signal_group(process.pid, signal.SIGTERM)
                 time.sleep(0.5)
                 _signal_group(process.pid, signal.SIGKILL)
+        self._end_watchdog()
         self._close_log()
 
     def kill(self) -> None:
         """SIGKILL the server's whole process group now (a `stop()` under way then ends)."""
         if self._process is not None and self._process.poll() is None:
             _signal_group(self._process.pid, signal.SIGKILL)
+
+    def _end_watchdog(self) -> None:
+        """Close the watchdog's pipe (the group is gone: it ends without a signal), reap it."""
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is None:
+            return
+        with contextlib.suppress(OSError):
+            assert watchdog.stdin is not None
+            watchdog.stdin.close()
+        try:
+            watchdog.wait(5.0)
+        except subprocess.TimeoutExpired:
+            watchdog.kill()
+            watchdog.wait()
 
     def _close_log(self) -> None:
         if self._log is not None:
@@ -346,7 +374,8 @@ def _die_with_launcher() -> Callable[[], None] | None:
     """Linux: what the child runs before `exec`: the kernel sends it SIGTERM when the thread
     that launched it dies, however it dies (SIGKILL, an out-of-memory kill, a Ray worker that
     goes with its node), so no vLLM outlives infermeter holding the GPUs. SIGTERM rather than
-    SIGKILL: vLLM then stops its own engine processes. None elsewhere."""
+    SIGKILL: vLLM then stops its own engine processes; the watchdog sends SIGKILL to the group
+    after a grace period (`_start_watchdog`). None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -361,6 +390,25 @@ def _die_with_launcher() -> Callable[[], None] | None:
             os.kill(os.getpid(), signal.SIGTERM)
 
     return in_child
+
+
+def _start_watchdog(group: int, grace_s: float) -> subprocess.Popen[bytes] | None:
+    """The watchdog of process group `group` (`bench.launch.watchdog`): it holds the read end
+    of a pipe whose write end only this process holds, and ends the group when this process is
+    gone. None where no Python interpreter can be named to run it."""
+    if not sys.executable or os.name != "posix":
+        return None
+    command = [sys.executable, "-I", "-S", str(WATCHDOG), str(group), f"{grace_s:g}"]
+    try:
+        return subprocess.Popen(
+            [*command, str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return None
 
 
 def _signal_group(group_id: int, sig: signal.Signals) -> None:

@@ -1,6 +1,8 @@
 """The STAND-IN vLLM dies with whatever launched it: no server outlives a killed infermeter (or
 a lost Ray worker) holding the GPUs. A real child process launches the stand-in through
-`VllmServer` and is SIGKILLed, so it cannot stop the server itself."""
+`VllmServer` and is SIGKILLed, so it cannot stop the server itself. A server that ignores
+SIGTERM, as vLLM does while it starts, goes too, and so does the engine process it started:
+the watchdog (`bench.launch.watchdog`) sends SIGKILL to the group after the grace period."""
 
 from __future__ import annotations
 
@@ -25,6 +27,38 @@ print(server.pid, flush=True)
 time.sleep(600)
 """
 GONE_WITHIN_S = 30.0
+# A server that ignores SIGINT and SIGTERM, and starts an engine process (in its group) that
+# ignores SIGTERM too; it answers /health and says the engine's pid in its log.
+STUBBORN_SERVER = """
+import http.server, signal, subprocess, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+engine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+print("engine", engine.pid, flush=True)
+
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+
+port = int(sys.argv[sys.argv.index("--port") + 1])
+http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
+"""
+STUBBORN_LAUNCHER = """
+import re, sys, time
+from pathlib import Path
+from infermeter.bench.launch.server import ServerConfig, VllmServer
+
+config = ServerConfig(
+    model="m", executable=sys.argv[1], log_path=Path(sys.argv[2]), stop_grace_s=0.2
+)
+server = VllmServer(config)
+server.start()
+while not (found := re.search(r"engine (\\d+)", server.log_text())):
+    time.sleep(0.05)
+print(server.pid, found[1], server.watchdog_pid or "", flush=True)
+time.sleep(600)
+"""
 
 
 def _alive(pid: int) -> bool:
@@ -57,6 +91,44 @@ def test_server_standin_dies_when_its_launcher_is_killed(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server_pid, signal.SIGKILL)
+        launcher.kill()
+        launcher.stdout.close()
+
+
+def _gone(pids: list[int]) -> list[int]:
+    """The processes of `pids` still alive after up to GONE_WITHIN_S."""
+    deadline = time.monotonic() + GONE_WITHIN_S
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if _alive(pid)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux parent-death signal")
+def test_a_server_ignoring_sigterm_and_its_engine_die_when_their_launcher_is_killed(
+    tmp_path: Path,
+) -> None:
+    """The parent-death signal alone (SIGTERM) would leave this server and its engine running
+    for ever: the watchdog sends SIGKILL to their group after the grace period (0.2 s here)."""
+    server = tmp_path / "vllm"
+    server.write_text(f"#!{sys.executable}\n{STUBBORN_SERVER}")
+    server.chmod(0o755)
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", STUBBORN_LAUNCHER, str(server), str(tmp_path / "vllm.log")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert launcher.stdout is not None
+    pids = [int(pid) for pid in launcher.stdout.readline().split()]  # server, engine, watchdog
+    try:
+        assert len(pids) >= 2, "the launcher did not start the server"
+        assert all(map(_alive, pids))
+        launcher.kill()  # SIGKILL: the launcher runs no clean-up of its own
+        launcher.wait(30)
+        assert _gone(pids[:2]) == [], "a server ignoring SIGTERM outlived its launcher"
+        assert len(pids) == 3 and _gone(pids[2:]) == [], "no watchdog, or it stayed"
+    finally:
+        with contextlib.suppress(ProcessLookupError, IndexError):
+            os.killpg(pids[0], signal.SIGKILL)
         launcher.kill()
         launcher.stdout.close()
 
@@ -103,8 +175,11 @@ def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_si
     try:
         assert server.pid is not None
         assert not _blocked(server.pid) & (1 << (signal.SIGINT - 1))
+        watchdog = server.watchdog_pid
+        assert watchdog is not None and _alive(watchdog)
         began = time.monotonic()
         server.stop()
         assert time.monotonic() - began < 60, "the stand-in waited for SIGTERM, not SIGINT"
+        assert not _alive(watchdog), "stop() left the server's watchdog running"
     finally:
         server.kill()
