@@ -53,12 +53,19 @@ def prompt_requests(count: int, max_tokens: int = 10, first_index: int = 0) -> l
 
 
 def process_alive(pid: int) -> bool:
-    """Whether a process with this id still exists."""
+    """Whether a process with this id still runs: a zombie (dead, its parent has not reaped it
+    yet; an orphan waits for init, ~2 s here) holds nothing and does not count."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
         return False
-    return True
+    except OSError:  # no /proc: whether the id exists at all
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return state != "Z"
 
 
 @contextlib.contextmanager

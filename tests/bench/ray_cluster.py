@@ -78,12 +78,12 @@ class RayNode:
         """Whether a process below this node has `text` in its command line."""
         return bool(self.processes(text))
 
-    def kill(self, leave: str | None = None) -> None:
+    def kill(self, leave: tuple[str, ...] = ()) -> None:
         """The node vanishes: SIGKILL to its process group and to every process below it
         (Ray's workers run in groups of their own, and so does a vLLM the bench launched), so
-        nothing outlives the test; except, with `leave`, the processes with that text in
-        their command line, left to die on their own (or for the test to kill)."""
-        spared = set(self.processes(leave)) if leave else set()
+        nothing outlives the test; except, with `leave`, the processes with one of those texts
+        in their command line, left to die on their own (or for the test to kill)."""
+        spared = {pid for text in leave for pid in self.processes(text)}
         stray = [pid for pid in self.descendants() if pid not in spared]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)

@@ -125,7 +125,8 @@ def test_a_server_ignoring_sigterm_and_its_engine_die_when_their_launcher_is_kil
         launcher.kill()  # SIGKILL: the launcher runs no clean-up of its own
         launcher.wait(30)
         assert _gone(pids[:2]) == [], "a server ignoring SIGTERM outlived its launcher"
-        assert len(pids) == 3 and _gone(pids[2:]) == [], "no watchdog, or it stayed"
+        assert len(pids) == 3, "the server has no watchdog"
+        assert _gone(pids[2:]) == [], "the watchdog stayed after its server was gone"
     finally:
         with contextlib.suppress(ProcessLookupError, IndexError):
             os.killpg(pids[0], signal.SIGKILL)
@@ -176,7 +177,8 @@ def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_si
         assert server.pid is not None
         assert not _blocked(server.pid) & (1 << (signal.SIGINT - 1))
         watchdog = server.watchdog_pid
-        assert watchdog is not None and _alive(watchdog)
+        assert watchdog is not None
+        assert _alive(watchdog)
         began = time.monotonic()
         server.stop()
         assert time.monotonic() - began < 60, "the stand-in waited for SIGTERM, not SIGINT"

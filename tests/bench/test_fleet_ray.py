@@ -39,6 +39,7 @@ pytestmark = pytest.mark.slow
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 STANDIN = Path(__file__).resolve().parent / "standin_vllm.py"
 RUN_TIMEOUT_S = 300
+WATCHDOG = "launch/watchdog.py"  # in the command line of a launched vLLM's watchdog
 
 
 def _launcher(folder: Path) -> Path:
@@ -489,13 +490,18 @@ def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and
     seen = {_environ(pid).get("CUDA_VISIBLE_DEVICES") for pid in standins} - {None}
     assert len(seen) == 1, seen
     assert seen <= {"0", "1"}, seen
-    doomed.kill(leave="standin_vllm.py")  # every process of the node dies but the vLLMs
-    # The vLLM that the lost worker had launched dies with it (a parent-death signal).
-    survivors = _wait_gone(standins)
+    watchdogs = doomed.processes(WATCHDOG)
+    assert len(watchdogs) == len(standins), "a launched vLLM without its watchdog"
+    # Every process of the node dies but what the lost worker launched: the vLLMs and their
+    # watchdogs (bench.launch.watchdog), which are not the worker's to take down.
+    doomed.kill(leave=("standin_vllm.py", WATCHDOG))
+    # The vLLM that the lost worker had launched dies with it (a parent-death SIGTERM, then
+    # its watchdog's SIGTERM and SIGKILL to its group), and the watchdog ends then.
+    survivors = _wait_gone(standins + watchdogs)
     for pid in survivors:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-    assert survivors == [], "a stand-in vLLM outlived the worker that launched it"
+    assert survivors == [], "a stand-in vLLM or its watchdog outlived the worker that launched it"
     code, summary = fleet.finish()
     assert code == 1, fleet.lines  # the mi300x entry has nowhere to run
     assert summary["ok"] is False
