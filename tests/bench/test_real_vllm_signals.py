@@ -18,7 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from real_vllm import TinyModel, child_env, new_marker, no_process_left, require_vllm_cpu
+from real_vllm import (
+    TinyModel,
+    child_env,
+    marked_processes,
+    new_marker,
+    no_process_left,
+    require_vllm_cpu,
+)
 from test_real_vllm_launch import launch_command
 
 from infermeter.registry.models import Result
@@ -62,6 +69,9 @@ def test_real_vllm_signal_during_startup_leaves_no_vllm(
     # vLLM's engine core process is starting (its first line): the API server and the engine
     # are both up, the server does not answer yet
     _wait_for(run, "vLLM's engine core", lambda: "(EngineCore pid=" in _text(log))
+    # vLLM's own SIGTERM handler does not end it while it starts: after SIGKILL its watchdog
+    # (bench.launch.watchdog) ends the group, SIGKILL after the grace period.
+    assert any("launch/watchdog.py" in line for line in marked_processes(marker))
     run.send_signal(SIGNALS[name])
     _, err = run.communicate(timeout=120)
     assert run.returncode != 0
