@@ -203,14 +203,18 @@ def _points(rows: list[dict[str, Any]], divided_by: int) -> list[LoadPoint]:
     return points
 
 
-def _conditions(
-    key: str,
-    run: dict[str, Any],
-    config: dict[str, Any],
-    rows: list[dict[str, Any]],
-    dump: InferencexDump,
-    gpus: tuple[int, int],
-) -> str:
+@dataclass(frozen=True)
+class _Group:
+    """The benchmark rows of one configuration in one workflow run: one result."""
+
+    key: str
+    run: dict[str, Any]
+    config: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+
+def _conditions(group: _Group, dump: InferencexDump, gpus: tuple[int, int]) -> str:
+    key, run, config, rows = group.key, group.run, group.config, group.rows
     (count, divided_by), spec = gpus, str(config.get("spec_method", "none"))
     isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
     official = _official_url(run)[1]
@@ -251,9 +255,8 @@ def _workload(rows: list[dict[str, Any]], range_ratio: float) -> Workload:
     )
 
 
-def _source(
-    key: str, run: dict[str, Any], config: dict[str, Any], dump: InferencexDump, conditions: str
-) -> ReportedSource:
+def _source(group: _Group, dump: InferencexDump, conditions: str) -> ReportedSource:
+    key, run, config = group.key, group.run, group.config
     url, official = _official_url(run)
     return ReportedSource(
         kind="reported",
@@ -269,14 +272,8 @@ def _source(
     )
 
 
-def _result(
-    key: str,
-    run: dict[str, Any],
-    config: dict[str, Any],
-    rows: list[dict[str, Any]],
-    dump: InferencexDump,
-    catalogs: Catalogs,
-) -> Result:
+def _result(group: _Group, dump: InferencexDump, catalogs: Catalogs) -> Result:
+    config, rows = group.config, group.rows
     gpus, models = catalogs
     gpu, model_id = (
         gpu_named(gpus, GPU_NAMES, str(config["hardware"])),
@@ -295,8 +292,8 @@ def _result(
     precision = _precision(str(config["precision"]))
     deployment = Deployment(gpu, count, *engine, models[model_id], precision, None, serving)
     identity = deployment.identity(_workload(rows, dump.range_ratio))
-    conditions = _conditions(key, run, config, rows, dump, (count, divided_by))
-    source = _source(key, run, config, dump, conditions)
+    conditions = _conditions(group, dump, (count, divided_by))
+    source = _source(group, dump, conditions)
     return reported_result(identity, _points(rows, divided_by), source)
 
 
@@ -324,6 +321,6 @@ def harvest_dump(
         key = group_key(run, config, row)
         groups.setdefault(key, (run, config, []))[2].append(row)
     for key, (run, config, rows) in groups.items():
-        make = partial(_result, key, run, config, rows, dump, catalogs)
+        make = partial(_result, _Group(key, run, config, rows), dump, catalogs)
         harvested.append(harvest_row(key, make))
     return harvested
