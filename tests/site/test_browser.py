@@ -162,6 +162,8 @@ CASES = [
             "tensor_parallel_size": "2",
             "data_parallel_size": "2",
             "enable_expert_parallel": "1",
+            "vllm_version": "0.10",
+            "flashinfer_sampler": "0",
         },
     ),
     ("cost", {"price_per_hour": "2.69", "tokens_per_second": "2800", "gpu": ""}),
