@@ -337,7 +337,7 @@ def fit_file_text(report: ErrorReport) -> str:
         "PERF_PROTOCOL.md); do not edit. The predictor's factors fitted on the time split's\n"
         "fitting rows, and its error on the rows it was not fitted on\n"
         '(tests/test_perf_fit.py holds both to the script)."""\n\n'
-        "from typing import Any\n\nfrom calculators.predict import Factors\n\n"
+        "from typing import Any\n\nfrom infermeter.calculators.predict import Factors\n\n"
         f"FITTED = {_factors_source(report.factors)}\n\n"
         f"HELD_OUT: dict[str, dict[str, Any]] = (\n    {_literal(held_out(report), 4)}\n)\n\n"
         "SPLITS: dict[str, dict[str, dict[str, Any]]] = (\n"
