@@ -260,6 +260,8 @@ def non_torch_bytes(settings: VllmSettings) -> int:
 #   - 0.17 on: `apply_top_k_top_p` takes a Triton kernel (ops/topk_topp_triton.py) for 8 rows or
 #     more, the sort below that; from 0.24 FlashInfer's sampler is on by default again (envs.py
 #     defaults VLLM_USE_FLASHINFER_SAMPLER to True). Both keep the fused path's 15 bytes.
+#   - AMD Instinct GPUs (ROCm) have no FlashInfer: before 0.17 the sort path (0.12-0.16 take
+#     aiter's sampler only with VLLM_ROCM_USE_AITER=1, off by default), from 0.17 the Triton kernel.
 # What the sort path holds per logit at its peak, the sort itself (PyTorch's CUDA sort,
 # aten/src/ATen/native/cuda/SortStable.cu at 061531e8, for rows of more than 4096): the bf16 logits
 # `_dummy_sampler_run` keeps (2), the sampler's fp32 copy (4), the sorted values (4) and int64
@@ -277,6 +279,7 @@ FLASHINFER_SAMPLER_OPT_IN_SINCE = (0, 11, 1)
 TRITON_TOP_K_TOP_P_SINCE = (0, 17, 0)
 TRITON_TOP_K_TOP_P_MIN_ROWS = 8
 FLASHINFER_SAMPLER_DEFAULT_SINCE = (0, 24, 0)
+ROCM_GPU_PREFIX = "mi"  # the catalog's AMD Instinct GPUs: mi300x, mi325x, mi350x, mi355x
 _RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")
 
 
@@ -295,6 +298,8 @@ def sampler_sorts(settings: VllmSettings, rows: int) -> bool:
     False, VLLM_USE_FLASHINFER_SAMPLER=0 or flashinfer not installed; True, opted in."""
     release = release_triple(settings.vllm_version)
     chosen = settings.flashinfer_sampler
+    if settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX):
+        return release < TRITON_TOP_K_TOP_P_SINCE or rows < TRITON_TOP_K_TOP_P_MIN_ROWS
     if release < FLASHINFER_SAMPLER_OPT_IN_SINCE:
         return chosen is False
     if release < TRITON_TOP_K_TOP_P_SINCE:
@@ -317,6 +322,8 @@ def release_notes(
 ) -> list[str]:
     """Risks of a release the plan does not count, with their size for this plan."""
     if settings is None or settings.flashinfer_sampler is not None:
+        return []
+    if settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX):
         return []
     if release_triple(settings.vllm_version) >= FLASHINFER_SAMPLER_OPT_IN_SINCE:
         return []

@@ -157,6 +157,20 @@ def test_the_sampler_warm_up_sorts_the_vocabulary_on_the_releases_whose_code_doe
     assert overheads.sampler_bytes_per_logit(settings, rows) == expected
 
 
+@pytest.mark.parametrize(
+    ("release", "rows", "sorts"),
+    [("0.10", 1024, True), ("0.16", 256, True), ("0.17", 256, False), ("0.17", 4, True)],
+)
+def test_on_rocm_the_sampler_sorts_until_the_triton_kernel(
+    release: str, rows: int, sorts: bool
+) -> None:
+    # No FlashInfer on ROCm: the sort path before 0.17 (aiter's sampler is opt-in), then Triton.
+    settings = VllmSettings(gpu_memory_bytes=192 * GIB, vllm_version=release, gpu_name="mi300x")
+    assert overheads.sampler_sorts(settings, rows) is sorts
+    expected = 15 if not sorts else (38 if rows >= 128 else 50)
+    assert overheads.sampler_bytes_per_logit(settings, rows) == expected
+
+
 def test_nccl_nvls_buffers_follow_the_release_that_turned_nccls_cumem_allocator_on() -> None:
     # vLLM 0.10's env_override.py sets NCCL_CUMEM_ENABLE=0 (no NVLS buffers) except on
     # multi-node NVLink racks; 0.11.0 drops the override (calculators.vllm_overheads).
