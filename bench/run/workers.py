@@ -7,8 +7,10 @@ part of the open-loop schedule) on its own event loop, and sends its records bac
 finish, in small batches, so a live display keeps up. The parent merges them. All processes of
 one machine read the same CLOCK_MONOTONIC, so their timestamps are comparable as they are.
 
-Workers are started for each point (about a second with the imports) and end with it; they
-ignore Ctrl-C, which the parent handles: it stops them when the point is cancelled. A Ctrl-C
+Workers are started for each point (about a second with the imports) and end with it, or
+with the parent, whose end a worker sees within `FLUSH_INTERVAL_S` (a killed `bench run` leaves
+no worker sending load for the rest of the point); they ignore Ctrl-C, which the parent
+handles: it stops them when the point is cancelled. A Ctrl-C
 or SIGTERM that comes while a worker is being started waits until its start is done (a start
 cut short leaves a child that fails to read what it was sent, with a traceback), and a worker
 is born with SIGINT blocked, so the terminal's Ctrl-C, sent to every process of the group,
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import signal
 import threading
 import time
@@ -256,9 +259,13 @@ async def _run_share(
             finished.append(record)
             return record
 
+        parent = multiprocessing.parent_process()
+
         async def flush() -> None:
             while True:
                 await asyncio.sleep(FLUSH_INTERVAL_S)
+                if parent is not None and not parent.is_alive():
+                    os._exit(1)  # the run was killed: no one reads what this worker measures
                 if finished:
                     pipe.send(("records", finished[:]))
                     finished.clear()

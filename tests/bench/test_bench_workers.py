@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from bench_helpers import process_alive
 from fake_openai_server import FakeOpenAIServer
 
 from infermeter.bench.client.client import StreamingClient
@@ -232,3 +233,53 @@ def test_workers_first_worker_of_a_process_is_born_with_sigint_blocked() -> None
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "blocked"
+
+
+KILLED_PARENT = """
+import asyncio, os, sys
+from infermeter.bench.run.load import PointPlan
+from infermeter.bench.run.workers import WorkerJob, run_point_in_workers
+from infermeter.bench.workloads.lengths import parse_length
+from infermeter.bench.workloads.profiles import get_profile
+from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
+
+spec = WorkloadSpec(
+    profile=get_profile("chat"), input_len=parse_length("8"), output_len=parse_length("6")
+)
+job = WorkerJob(sys.argv[1], "fake/model", RequestFactory(spec), timeout_s=60, workers=1)
+said = []
+
+def first_record(record):
+    if not said:
+        me = os.getpid()
+        said.append(open(f"/proc/{me}/task/{me}/children").read().split())
+        print(*said[0], flush=True)
+
+asyncio.run(run_point_in_workers(job, PointPlan(concurrency=2, duration_s=600), first_record))
+"""
+
+
+def test_a_worker_ends_when_the_run_that_started_it_is_killed(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    """SIGKILLed mid-point, the parent cannot stop its workers: each sees it gone at its next
+    flush and ends, instead of sending load for the rest of the point (600 s here)."""
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", KILLED_PARENT, fake_server.url], stdout=subprocess.PIPE, text=True
+    )
+    assert launcher.stdout is not None
+    workers = [int(pid) for pid in launcher.stdout.readline().split()]
+    try:
+        assert workers, "the worker sent no record"
+        launcher.kill()
+        launcher.wait(30)
+        deadline = time.monotonic() + 30
+        while any(map(process_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(map(process_alive, workers)), "a worker outlived the killed run"
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        launcher.kill()
+        launcher.stdout.close()
