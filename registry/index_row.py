@@ -37,6 +37,33 @@ def _latency(metric: str, stat: str, description: str, digits: int = 1) -> Any:
     return _column(description, figure, stated=f"{metric}.{stat}")
 
 
+TIER_COLUMNS: dict[str, str] = {
+    "price_id": "Price catalog id of the {tier_long} price used: the cheapest of the best-sourced.",
+    "price_provider": "Provider of that {tier} price.",
+    "price_as_of": "Date of that price; null when undated (only the day its source was read is "
+    "known).",
+    "price_confidence": "Confidence of that price: `high`, `medium` or `low`, from how many "
+    "providers and offers agree with it and its date (Methodology, Prices, says how).",
+    "usd_per_hour": "That price × GPU count, $/hour.",
+    "usd_per_million_output_tokens": "$ per 1M output tokens at that price.",
+    "usd_per_million_accepted_tokens": "$ per 1M accepted output tokens at that price.",
+    "output_tokens_per_dollar": "Output tokens per $ at that price.",
+}
+"""The columns of each price tier (`<tier>_<column>`), by what they say."""
+
+_TIER_WORDS = {
+    "on_demand": ("on-demand", "on-demand"),
+    "interruptible": ("interruptible", "interruptible (spot)"),
+    "reserved": ("reserved", "reserved"),
+}
+
+
+def _tier(tier: str, column: str, figure: Figure | None = None) -> Any:
+    """The column `<tier>_<column>` of one price tier (`TIER_COLUMNS`)."""
+    short, long = _TIER_WORDS[tier]
+    return _column(TIER_COLUMNS[column].format(tier=short, tier_long=long), figure)
+
+
 @dataclass(frozen=True)
 class IndexRow:
     """One load point of one result, flattened; the field order is the column order."""
@@ -224,68 +251,48 @@ class IndexRow:
         "closed- or open-loop points); null for points outside a sweep (offline, server at an "
         "SLO, a single point, no per-user rate)."
     )
-    on_demand_price_id: str | None = _column(
-        "Price catalog id of the on-demand price used: the cheapest of the best-sourced."
+    on_demand_price_id: str | None = _tier("on_demand", "price_id")
+    on_demand_price_provider: str | None = _tier("on_demand", "price_provider")
+    on_demand_price_as_of: str | None = _tier("on_demand", "price_as_of")
+    on_demand_price_confidence: str | None = _tier("on_demand", "price_confidence")
+    on_demand_usd_per_hour: float | None = _tier(
+        "on_demand", "usd_per_hour", Figure("$/h on-demand", 2, False)
     )
-    on_demand_price_provider: str | None = _column("Provider of that on-demand price.")
-    on_demand_price_as_of: str | None = _column(
-        "Date of that price; null when undated (only the day its source was read is known)."
+    on_demand_usd_per_million_output_tokens: float | None = _tier(
+        "on_demand", "usd_per_million_output_tokens", Figure("$ per 1M output tokens", 3, False)
     )
-    on_demand_price_confidence: str | None = _column(
-        "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
-        "agree with it and its date (Methodology, Prices, says how)."
+    on_demand_usd_per_million_accepted_tokens: float | None = _tier(
+        "on_demand", "usd_per_million_accepted_tokens", Figure("$ per 1M accepted tokens", 3, False)
     )
-    on_demand_usd_per_hour: float | None = _column(
-        "That price × GPU count, $/hour.", Figure("$/h on-demand", 2, False)
+    on_demand_output_tokens_per_dollar: float | None = _tier(
+        "on_demand", "output_tokens_per_dollar"
     )
-    on_demand_usd_per_million_output_tokens: float | None = _column(
-        "$ per 1M output tokens at that price.", Figure("$ per 1M output tokens", 3, False)
+    interruptible_price_id: str | None = _tier("interruptible", "price_id")
+    interruptible_price_provider: str | None = _tier("interruptible", "price_provider")
+    interruptible_price_as_of: str | None = _tier("interruptible", "price_as_of")
+    interruptible_price_confidence: str | None = _tier("interruptible", "price_confidence")
+    interruptible_usd_per_hour: float | None = _tier("interruptible", "usd_per_hour")
+    interruptible_usd_per_million_output_tokens: float | None = _tier(
+        "interruptible", "usd_per_million_output_tokens"
     )
-    on_demand_usd_per_million_accepted_tokens: float | None = _column(
-        "$ per 1M accepted output tokens at that price.",
-        Figure("$ per 1M accepted tokens", 3, False),
+    interruptible_usd_per_million_accepted_tokens: float | None = _tier(
+        "interruptible", "usd_per_million_accepted_tokens"
     )
-    on_demand_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
-    interruptible_price_id: str | None = _column(
-        "Price catalog id of the interruptible (spot) price used: the cheapest of the best-sourced."
+    interruptible_output_tokens_per_dollar: float | None = _tier(
+        "interruptible", "output_tokens_per_dollar"
     )
-    interruptible_price_provider: str | None = _column("Provider of that interruptible price.")
-    interruptible_price_as_of: str | None = _column(
-        "Date of that price; null when undated (only the day its source was read is known)."
+    reserved_price_id: str | None = _tier("reserved", "price_id")
+    reserved_price_provider: str | None = _tier("reserved", "price_provider")
+    reserved_price_as_of: str | None = _tier("reserved", "price_as_of")
+    reserved_price_confidence: str | None = _tier("reserved", "price_confidence")
+    reserved_usd_per_hour: float | None = _tier("reserved", "usd_per_hour")
+    reserved_usd_per_million_output_tokens: float | None = _tier(
+        "reserved", "usd_per_million_output_tokens"
     )
-    interruptible_price_confidence: str | None = _column(
-        "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
-        "agree with it and its date (Methodology, Prices, says how)."
+    reserved_usd_per_million_accepted_tokens: float | None = _tier(
+        "reserved", "usd_per_million_accepted_tokens"
     )
-    interruptible_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
-    interruptible_usd_per_million_output_tokens: float | None = _column(
-        "$ per 1M output tokens at that price."
-    )
-    interruptible_usd_per_million_accepted_tokens: float | None = _column(
-        "$ per 1M accepted output tokens at that price."
-    )
-    interruptible_output_tokens_per_dollar: float | None = _column(
-        "Output tokens per $ at that price."
-    )
-    reserved_price_id: str | None = _column(
-        "Price catalog id of the reserved price used: the cheapest of the best-sourced."
-    )
-    reserved_price_provider: str | None = _column("Provider of that reserved price.")
-    reserved_price_as_of: str | None = _column(
-        "Date of that price; null when undated (only the day its source was read is known)."
-    )
-    reserved_price_confidence: str | None = _column(
-        "Confidence of that price: `high`, `medium` or `low`, from how many providers and offers "
-        "agree with it and its date (Methodology, Prices, says how)."
-    )
-    reserved_usd_per_hour: float | None = _column("That price × GPU count, $/hour.")
-    reserved_usd_per_million_output_tokens: float | None = _column(
-        "$ per 1M output tokens at that price."
-    )
-    reserved_usd_per_million_accepted_tokens: float | None = _column(
-        "$ per 1M accepted output tokens at that price."
-    )
-    reserved_output_tokens_per_dollar: float | None = _column("Output tokens per $ at that price.")
+    reserved_output_tokens_per_dollar: float | None = _tier("reserved", "output_tokens_per_dollar")
 
     def as_dict(self) -> dict[str, Any]:
         """The row as JSON data, keys in column order."""

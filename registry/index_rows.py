@@ -18,7 +18,7 @@ from infermeter.registry.corrections import (
     CorrectionEntry,
 )
 from infermeter.registry.evidence import point_evidence, result_lane
-from infermeter.registry.index_row import STATED_COLUMNS, IndexRow
+from infermeter.registry.index_row import STATED_COLUMNS, TIER_COLUMNS, IndexRow
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import (
     LatencyStats,
@@ -92,16 +92,7 @@ def _tier_columns(
     accepted_tokens_per_s: float | None,
     trust: Confidence | None = None,
 ) -> dict[str, Any]:
-    columns: dict[str, Any] = {
-        f"{tier}_price_id": None,
-        f"{tier}_price_provider": None,
-        f"{tier}_price_as_of": None,
-        f"{tier}_price_confidence": None,
-        f"{tier}_usd_per_hour": None,
-        f"{tier}_usd_per_million_output_tokens": None,
-        f"{tier}_usd_per_million_accepted_tokens": None,
-        f"{tier}_output_tokens_per_dollar": None,
-    }
+    columns: dict[str, Any] = {f"{tier}_{column}": None for column in TIER_COLUMNS}
     if price is None:
         return columns
     deployment_usd_per_hour = price.usd_per_gpu_hour * gpu_count
