@@ -129,14 +129,14 @@ def _notes(excerpt: Excerpt, offers: list[Offer], cheapest: Offer) -> str:
         else f"${prices[0]:g}–${prices[-1]:g} per instance-hour over {_regions(offers)}"
     )
     dated = (
-        f"date stated: {excerpt.date_reason}"
-        if excerpt.date_basis == "stated"
-        else f"undated ({excerpt.date_reason}); as_of is the date the file was read"
+        f"date stated: {excerpt.provenance.date_reason}"
+        if excerpt.provenance.date_basis == "stated"
+        else f"undated ({excerpt.provenance.date_reason}); as_of is the date the file was read"
     )
     return (
         f"${cheapest.usd_per_instance_hour:g} per instance-hour ÷ {cheapest.gpus} GPU(s); "
-        f"{spread}; {dated}; official: {'yes' if excerpt.official else 'no'} "
-        f"({excerpt.official_reason})"
+        f"{spread}; {dated}; official: {'yes' if excerpt.provenance.official else 'no'} "
+        f"({excerpt.provenance.official_reason})"
     )
 
 
@@ -155,13 +155,13 @@ def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
             "tier": cheapest.tier,
             "usd_per_gpu_hour": round(cheapest.usd_per_instance_hour / cheapest.gpus, 6),
             "region": cheapest.region,
-            "as_of": excerpt.date,
+            "as_of": excerpt.provenance.date,
             "source": {
                 "url": excerpt.url,
                 "title": f"SkyPilot catalog {excerpt.path} ({excerpt.repository})",
-                "date": excerpt.date,
-                "date_basis": excerpt.date_basis,
-                "official": excerpt.official,
+                "date": excerpt.provenance.date,
+                "date_basis": excerpt.provenance.date_basis,
+                "official": excerpt.provenance.official,
                 "commit": excerpt.commit,
             },
             "notes": _notes(excerpt, offers, cheapest),

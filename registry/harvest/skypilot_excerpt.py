@@ -33,6 +33,19 @@ REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Pric
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """An excerpt's `# ` lines, read: its origin line, date, whether official, when read."""
+
+    origin: str
+    date: str
+    date_basis: str
+    date_reason: str
+    official: bool
+    official_reason: str
+    read: str
+
+
+@dataclass(frozen=True)
 class Excerpt:
     """One pinned excerpt: where its rows come from, and the rows as dicts by column name."""
 
@@ -41,12 +54,7 @@ class Excerpt:
     cloud: str
     repository: str
     commit: str
-    date: str
-    date_basis: str
-    date_reason: str
-    official: bool
-    official_reason: str
-    read: str
+    provenance: Provenance
     rows: tuple[dict[str, str], ...]
 
     @property
@@ -86,19 +94,6 @@ def _dating(file: Path, facts: dict[str, str], read: str) -> tuple[str, str, str
         return stated["date"], "stated", stated["why"]
     unknown = match_line(file, _UNKNOWN, facts["date"], "date")
     return read, "read", unknown["why"]
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """An excerpt's `# ` lines, read: its origin line, date, whether official, when read."""
-
-    origin: str
-    date: str
-    date_basis: str
-    date_reason: str
-    official: bool
-    official_reason: str
-    read: str
 
 
 def read_provenance(file: Path, what: str) -> tuple[Provenance, list[str]]:
@@ -143,12 +138,7 @@ def read_excerpt(file: Path) -> Excerpt:
         cloud=origin["cloud"],
         repository=origin["repo"],
         commit=origin["commit"],
-        date=facts.date,
-        date_basis=facts.date_basis,
-        date_reason=facts.date_reason,
-        official=facts.official,
-        official_reason=facts.official_reason,
-        read=facts.read,
+        provenance=facts,
         rows=tuple(reader),
     )
 
