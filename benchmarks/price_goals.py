@@ -35,7 +35,8 @@ def _gpu_line(
     for tier in TIERS:
         if tier in chosen:
             price = prices[chosen[tier]]
-            level = confidence(price, catalog, today).level
+            trust = confidence(price, catalog, today)
+            level = f"{trust.level} {trust.basis}"
             derived = f" (derived: {price.derived.rule})" if price.derived else ""
             parts.append(
                 f"{tier} {price.provider} ${price.usd_per_gpu_hour:.2f} {_date(price)} {level}"
@@ -69,6 +70,8 @@ def main() -> int:
         print(f"   {tier:<14} {met:>5} of {total:>5}  {goals.share(tier):6.1%}")
     met, total = sum(goals.meeting.values()), sum(goals.figures.values())
     print(f"   {'all tiers':<14} {met:>5} of {total:>5}  {goals.share():6.1%}")
+    bases = ", ".join(f"{name} {goals.bases[name]}" for name in ("corroborated", "list", "quote"))
+    print(f"   on-demand figures by the basis of their price: {bases}")
     print(
         "2. GPUs with results and the price their figures use (provider, $/GPU-h, date, "
         "confidence), and on-demand's market floor (the cheapest price a second provider "

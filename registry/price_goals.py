@@ -35,6 +35,9 @@ class PriceGoals:
     """Of those, the ones whose price meets the goal, by tier."""
     priced_gpus: dict[str, dict[str, str]] = field(default_factory=dict)
     """GPU with results → tier → the price id its figures use."""
+    bases: Counter[str] = field(default_factory=Counter)
+    """On-demand $ figures by the basis of their price (`Confidence.basis`: corroborated, list,
+    quote): what a comparison across GPUs mixes."""
     unpriced_gpus: list[str] = field(default_factory=list)
     """GPUs with results and no sourced price at all."""
     unsourced_prices: list[str] = field(default_factory=list)
@@ -66,14 +69,17 @@ def price_goals(
     catalog = list(prices)
     by_id = {price.id: price for price in catalog}
     goals = PriceGoals()
-    meets = {price.id: confidence(price, catalog, today).meets_goal for price in catalog}
+    trusts = {price.id: confidence(price, catalog, today) for price in catalog}
     for row in rows:
         for tier in TIERS:
             price_id = getattr(row, f"{tier}_price_id")
             if price_id is None or not _has_figure(row, tier):
                 continue
             goals.figures[tier] += 1
-            goals.meeting[tier] += meets.get(price_id, False)
+            trust = trusts.get(price_id)
+            goals.meeting[tier] += trust is not None and trust.meets_goal
+            if tier == "on_demand" and trust is not None:
+                goals.bases[trust.basis] += 1
     for gpu in sorted({row.gpu for row in rows}):
         chosen = tier_prices(gpu, catalog, today)
         if chosen:

@@ -17,7 +17,8 @@
   price that a second provider agrees with, whatever its date.
 
 A price's confidence (`confidence`) comes from how many providers and offers agree with it:
-usable prices of the same GPU and tier within ±25 % of it. `high`: recent, and 3 or more recent
+usable prices of the same GPU and tier that differ from it by at most 25 % of the lower of the
+two (`agree`: symmetric). `high`: recent, and 3 or more recent
 providers agree (or 2, one of them its own official list). `medium`: meets the goal. `low`: the
 rest (a single offer, an undated snapshot, a price older than 6 months, a derived price no
 other provider's agrees with: a derived price is never official).
@@ -41,6 +42,14 @@ def usable(price: PriceEntry) -> bool:
 
 RECENT_DAYS = 183  # "dated within 6 months"
 AGREEMENT = 0.25  # prices within ±25 % of each other agree
+
+
+def agree(one: PriceEntry, other: PriceEntry) -> bool:
+    """Whether two prices agree: they differ by at most 25 % of the lower. Symmetric, so a
+    dear price never counts a cheap one as agreeing while the cheap one does not return it
+    (GCP's $5.07 A100 against OCI's $4.00 list: 27 % apart, no agreement either way)."""
+    low = min(one.usd_per_gpu_hour, other.usd_per_gpu_hour)
+    return abs(one.usd_per_gpu_hour - other.usd_per_gpu_hour) <= AGREEMENT * low
 
 
 def earliest_day(partial_date: str) -> dt.date:
@@ -85,6 +94,15 @@ class Confidence:
         providers."""
         return self.recent and (self.official or self.providers >= 2)
 
+    @property
+    def basis(self) -> Literal["corroborated", "list", "quote"]:
+        """What a figure on this price compares on: `corroborated` (2 or more recent providers
+        agree), `list` (one provider's official list, recent), `quote` (the rest: a single,
+        undated, old or derived price). `rank` orders the choice the same way."""
+        if self.corroborated:
+            return "corroborated"
+        return "list" if self.meets_goal else "quote"
+
     def reason(self) -> str:
         """The confidence in words, e.g. `medium: official list price, dated within 6 months`."""
         dated = "dated within 6 months" if self.recent else "undated or older than 6 months"
@@ -100,14 +118,13 @@ def confidence(
 ) -> Confidence:
     """The confidence of `price` among the catalog's `prices` on `today` (default: today)."""
     day = today or dt.date.today()
-    margin = AGREEMENT * price.usd_per_gpu_hour
     agreeing = [
         other
         for other in prices
         if other.gpu == price.gpu
         and other.tier == price.tier
         and usable(other)
-        and abs(other.usd_per_gpu_hour - price.usd_per_gpu_hour) <= margin
+        and agree(other, price)
     ]
     if price not in agreeing:
         agreeing.append(price)
@@ -126,9 +143,7 @@ def confidence(
 def rank(trust: Confidence) -> int:
     """A price's rank in the choice (lower first): 0 corroborated by 2 or more recent providers,
     1 meeting the goal as one provider's official list price, 2 the rest."""
-    if trust.corroborated:
-        return 0
-    return 1 if trust.meets_goal else 2
+    return ("corroborated", "list", "quote").index(trust.basis)
 
 
 def _cheapest(
@@ -191,15 +206,13 @@ def market_floor(
     when no two providers agree. What the market asks, to set beside a figure's price."""
     candidates = [p for p in prices if p.gpu == gpu_id and p.tier == tier and usable(p)]
     for price in sorted(candidates, key=lambda p: (p.usd_per_gpu_hour, p.id)):
-        margin = AGREEMENT * price.usd_per_gpu_hour
         names = [
             price.provider,
             *sorted(
                 {
                     other.provider
                     for other in candidates
-                    if other.provider != price.provider
-                    and abs(other.usd_per_gpu_hour - price.usd_per_gpu_hour) <= margin
+                    if other.provider != price.provider and agree(other, price)
                 }
             ),
         ]

@@ -81,6 +81,20 @@ def test_a_derived_price_never_meets_the_goal_on_its_own(goals: PriceGoals) -> N
         assert confidence(base, prices.values(), TODAY).meets_goal
 
 
+def test_on_demand_figures_compare_on_list_prices_as_the_methodology_says(
+    goals: PriceGoals,
+) -> None:
+    # The basis of each on-demand figure (corroborated, list, quote) is what a ranking across
+    # GPUs mixes; Methodology states the mix, so a change of basis must update that text.
+    text = " ".join((REPOSITORY_ROOT / "site" / "methodology.md").read_text().split())
+    total = goals.figures["on_demand"]
+    assert sum(goals.bases.values()) == total
+    share = (goals.bases["corroborated"] + goals.bases["list"]) / total
+    assert f"on-demand figures ({share:.0%})".replace("%", " %") in text
+    assert share >= 0.9
+    assert goals.bases["quote"] > 0  # the text names the GPUs on quotes
+
+
 def test_script_prints_each_gpus_price_and_market_floor(goals: PriceGoals) -> None:
     spec = importlib.util.spec_from_file_location(
         "price_goals_script", REPOSITORY_ROOT / "benchmarks" / "price_goals.py"
@@ -91,7 +105,7 @@ def test_script_prints_each_gpus_price_and_market_floor(goals: PriceGoals) -> No
     spec.loader.exec_module(script)
     prices = load_prices()
     line = script._gpu_line("h100-sxm", goals.priced_gpus["h100-sxm"], prices, TODAY)
-    assert line.startswith("on_demand oci $10.00 2026-09-18 high")
+    assert line.startswith("on_demand oci $10.00 2026-09-18 high corroborated")
     assert "market floor $1.75 lium 2026-08-24 (lium, vast)" in line
     assert "market floor" not in script._gpu_line(
         "gb200", goals.priced_gpus["gb200"], prices, TODAY

@@ -12,6 +12,7 @@ from infermeter.registry.catalog import load_prices
 from infermeter.registry.lookup import cheapest_prices, load_gpus
 from infermeter.registry.models import PriceEntry
 from infermeter.registry.prices import (
+    agree,
     confidence,
     earliest_day,
     market_floor,
@@ -171,6 +172,33 @@ def test_prices_confidence_counts_agreeing_recent_providers(
     trust = confidence(price, catalog, TODAY)
     assert (trust.level, trust.meets_goal) == (level, meets_goal)
     assert trust.reason().startswith(level)
+
+
+def test_prices_agreement_is_symmetric() -> None:
+    # 27 % apart as the dearer one sees it, 21 % as the cheaper one does: no agreement either
+    # way, so the dearer list price is not "corroborated" by the cheaper one (GCP's A100 80 GB
+    # at $5.07 against OCI's $4.00 list once outranked it that way).
+    cheap = _price("oci", "on_demand", 4.0, source={"official": True})
+    dear = _price("gcp", "on_demand", 5.07, source={"official": True})
+    assert not agree(cheap, dear)
+    assert not agree(dear, cheap)
+    assert confidence(dear, [cheap, dear], TODAY).providers == 1
+    assert tier_prices("l40s", [cheap, dear], TODAY)["on_demand"].provider == "oci"
+    assert agree(cheap, _price("x", "on_demand", 5.0))  # 25 % of the lower: the bound itself
+
+
+def test_prices_a_derived_price_is_never_official() -> None:
+    base = _price("oci", "on_demand", 10.0, source={"official": True})
+    derived = _price(
+        "oci",
+        "on_demand",
+        10.0,
+        source={"official": True},
+        derived={"rule": "priced as H200 SXM", "from_price": base.id},
+    )
+    assert confidence(base, [base], TODAY).meets_goal
+    trust = confidence(derived, [derived], TODAY)
+    assert (trust.level, trust.official, trust.meets_goal) == ("low", False, False)
 
 
 def test_prices_a_price_meeting_the_goal_beats_a_cheaper_single_offer() -> None:
