@@ -15,6 +15,7 @@ import click
 
 from infermeter.bench.cli.bench_options import OneLineErrors
 from infermeter.bench.cli.bench_run_options import F, model_options, parse_model
+from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.errors import BenchError
 from infermeter.bench.importers.common import ImportFacts
 
@@ -44,7 +45,7 @@ def _import_options(command: F) -> F:
     type=click.Path(path_type=Path),
     help="File (or folder) to write (default: <date>-<id>.json in the current folder).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@json_option("text")
 def import_command(
     files: tuple[Path, ...],
     output: Path | None,
@@ -90,7 +91,7 @@ def import_command(
 
 @click.command(name="compare", cls=OneLineErrors)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@json_option("a table")
 def compare_command(files: tuple[Path, ...], as_json: bool) -> None:
     """Compare result files side by side: per load point and at the SLO, with ratios.
 

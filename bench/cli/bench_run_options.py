@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from infermeter.bench.cli.bench_options import OptionError
+from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.plan.options import Cli, RunOptions, option_error
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,9 +38,7 @@ _COMMAND_OPTIONS = (
         "options go in the file.",
     ),
     click.option("--quiet", is_flag=True, help="No progress display on stderr."),
-    click.option(
-        "--json", "as_json", is_flag=True, help="Print one JSON object instead of a table."
-    ),
+    json_option("a table"),
 )
 
 _NUMBERS: dict[Any, click.ParamType[Any, Any]] = {int: click.INT, float: click.FLOAT}

@@ -9,6 +9,7 @@ import infermeter.calculators.api as api
 from infermeter.bench.cli.calc_options import field_options, library_errors, print_json
 from infermeter.bench.cli.calc_tables import format_cost
 from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
+from infermeter.bench.cli.output_options import json_option
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import COST
 from infermeter.calculators.perf_api import PredictedThroughput, predicted_throughput
@@ -23,7 +24,7 @@ from infermeter.registry.lookup import catalog_prices
     help="A `calc perf --json` output ('-': stdin): its predicted output tokens/s (at its SLO "
     "where it has one), GPU and count, labelled as predicted (instead of --tokens-per-second).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option()
 def cost_command(
     price_per_hour: float | None,
     gpu: str | None,

@@ -11,6 +11,7 @@ from infermeter.bench.cli.calc_options import (
 )
 from infermeter.bench.cli.calc_tables import format_fit
 from infermeter.bench.cli.oneline import OneLineCommand
+from infermeter.bench.cli.output_options import json_option
 from infermeter.calculators.inputs import ENGINE, FIT
 from infermeter.registry.lookup import gpu_options, model_arch
 
@@ -18,7 +19,7 @@ from infermeter.registry.lookup import gpu_options, model_arch
 @click.command(name="fit", cls=OneLineCommand)
 @field_options(FIT, skip=ENGINE)
 @engine_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option()
 def fit_command(
     model: str,
     context: int,

@@ -7,6 +7,7 @@ import click
 
 from infermeter.bench.cli.calc_options import field_options, library_errors, print_json
 from infermeter.bench.cli.oneline import OneLineCommand
+from infermeter.bench.cli.output_options import json_option
 from infermeter.calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
 from infermeter.calculators.perf_inputs import PERF_INPUTS
 from infermeter.calculators.predict import Deployment
@@ -41,7 +42,7 @@ def _format(payload: dict[str, Any]) -> str:
 
 @click.command(name="perf", cls=OneLineCommand)
 @field_options(PERF_INPUTS)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option()
 def perf_command(as_json: bool, **given: Any) -> None:
     """Predicted output tokens/s, TTFT and TPOT (p50, p99), the highest rate meeting an SLO
     and $ per 1M output tokens of a deployment at one load, with the prediction's measured

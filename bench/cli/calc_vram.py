@@ -11,6 +11,7 @@ from infermeter.bench.cli.calc_options import (
 )
 from infermeter.bench.cli.calc_tables import format_vram
 from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
+from infermeter.bench.cli.output_options import json_option
 from infermeter.calculators.inputs import ENGINE, VRAM
 from infermeter.calculators.limits import gib_to_bytes
 from infermeter.registry.catalog import gpu_links
@@ -20,7 +21,7 @@ from infermeter.registry.lookup import gpu_memory_bytes, model_arch, resolve_gpu
 @click.command(name="vram", cls=OneLineCommand)
 @field_options(VRAM, skip=ENGINE)
 @engine_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option()
 def vram_command(
     model: str,
     gpu: str | None,

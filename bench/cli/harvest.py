@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from infermeter.bench.cli.oneline import FiniteFloatRange
+from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 from infermeter.registry.harvest.sources import SOURCES, HarvestSource, SourceOption
 
@@ -16,9 +17,7 @@ def _common(function: click.decorators.FC) -> click.decorators.FC:
     function = click.option(
         "--dry-run", is_flag=True, help="Write nothing; print what would be added or changed."
     )(function)
-    function = click.option(
-        "--json", "as_json", is_flag=True, help="Print one JSON object instead of text."
-    )(function)
+    function = json_option("text")(function)
     function = click.option(
         "--retrieved",
         metavar="YYYY-MM-DD",

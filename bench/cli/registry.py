@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 import click
 
 from infermeter.bench.cli.oneline import OneLineCommand
+from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 from infermeter.registry.location import find_registry
 from infermeter.registry.schemas import schema_drift, write_schemas
@@ -153,7 +154,7 @@ def validate_command(
     show_default=True,
     help="Folder for index.json and the content-hashed index-<sha>.json and .csv.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@json_option("text")
 def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> None:
     """Write the index of every result × load point, with $ figures at current prices.
 
@@ -215,7 +216,7 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
 @click.option("--branch", help="Branch to create (default: result/<gpu>/<model>/<id>).")
 @click.option("--base", default="main", show_default=True, help="Branch the pull request targets.")
 @click.option("--dry-run", is_flag=True, help="Change nothing; print the commands it would run.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@json_option("text")
 def submit_command(
     result_files: tuple[Path, ...],
     checkout: Path,

@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from infermeter.bench.cli.oneline import OneLineCommand
+from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 
 
@@ -32,7 +33,7 @@ from infermeter.bench.cli.registry_options import registry_option, resolve_regis
 )
 @click.option("--tier", default="on_demand", show_default=True, help="Price tier.")
 @click.option("--no-estimate", is_flag=True, help="Skip the roofline estimate (faster).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@json_option("text")
 @registry_option("its results and price catalog are the evidence")
 def answer_command(
     model: str,
