@@ -30,9 +30,12 @@ BENCHMARK_MODELS: dict[str, str] = {
 OPEN_MODELS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"^llama3_1-70b-fp8_"), "llama-3.1-70b-instruct", "fp8"),
     (re.compile(r"^llama2-70b-fp8_"), "llama-2-70b-chat", "fp8"),
+    # NeuralMagic's v4.1 runs: their FP8 checkpoint of Llama-2-7b-chat-hf.
+    (re.compile(r"^neuralmagic_Llama-2-7b-chat-hf-FP8$"), "llama-2-7b-chat", "fp8"),
 )
-"""The open division's own models (`UsedModel`, Krai's v5.1 runs) → (catalog id, weight format
-the name states); run on the benchmark's data set and accuracy target."""
+"""The open division's own models (`UsedModel`: Krai's v5.1 runs, NeuralMagic's v4.1 runs) →
+(catalog id, weight format the name states); run on the benchmark's data set and accuracy
+target."""
 
 
 def open_model(used_model: str) -> tuple[str, str] | None:

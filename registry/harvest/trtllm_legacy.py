@@ -46,9 +46,22 @@ MODELS: dict[str, str] = {
     "LLaMA v3.1 70B": "llama-3.1-70b-instruct",
     "LLaMA v3.1 405B": "llama-3.1-405b-instruct",
     "Mixtral 8x7B": "mixtral-8x7b-instruct-v0.1",
+    "LLaMA v3 70B": "llama-3-70b-instruct",
+    "Mixtral 8x22B": "mixtral-8x22b-v0.1",
 }
 """Row model names → catalog ids. The page does not say base or Instruct; the Instruct ids
 have the same architecture (said in each result's conditions)."""
+
+_CHECKPOINT_UNSTATED = (
+    "The page does not say whether the base or the Instruct checkpoint was used; filed "
+    "under the catalog's Instruct id (same architecture)."
+)
+CHECKPOINT_NOTES: dict[str, str] = {
+    "Mixtral 8x22B": "The page does not say whether the base or the Instruct checkpoint was "
+    "used; filed under the catalog's base id mixtral-8x22b-v0.1 (Instruct v0.1 differs only "
+    "in its vocabulary: 32,768 tokens against the base's 32,000).",
+}
+"""What a row's conditions say of its checkpoint where it is not the Instruct default."""
 
 _VERSION = re.compile(r"generated using version ([0-9][0-9.]*[0-9])")
 _OLD_ROW = re.compile(
@@ -217,8 +230,7 @@ def _conditions(cell: LegacyCell, version: str, sent: int | None) -> str:
            "no request count stated for this length pair. ")
         + ("FP8 engines use an FP8 KV cache, as the page says. " if cell.precision == "FP8"
            else "")
-        + "The page does not say whether the base or the Instruct checkpoint was used; filed "
-        "under the catalog's Instruct id (same architecture)."
+        + CHECKPOINT_NOTES.get(cell.model, _CHECKPOINT_UNSTATED)
     )  # fmt: skip
 
 

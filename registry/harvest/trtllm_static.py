@@ -67,6 +67,7 @@ MODELS: dict[str, str] = {
     "GPT-J 6B": "gpt-j-6b",
     # The page's methodology names "the GPT-J, Llama2-7b, and Llama2-70b benchmarks".
     "LLaMA 70B": "llama-2-70b-chat",
+    "LLaMA 7B": "llama-2-7b-chat",
     "Mixtral 8x7B": "mixtral-8x7b-instruct-v0.1",
 }
 """Row model names → catalog ids. The page does not say base, chat or instruct weights; the

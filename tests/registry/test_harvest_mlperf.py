@@ -254,7 +254,7 @@ def test_parse_engine(software: str, engine: tuple[str, str] | None) -> None:
 
 @pytest.mark.parametrize(
     ("folder", "round_name", "commit", "expected"),
-    [(V51, "5.1", V51_COMMIT, 13), (V41, "4.1", V41_COMMIT, 5)],
+    [(V51, "5.1", V51_COMMIT, 13), (V41, "4.1", V41_COMMIT, 7)],
 )
 def test_registry_files_match_the_pinned_excerpts(
     registry: Path, folder: Path, round_name: str, commit: str, expected: int
@@ -282,6 +282,26 @@ def test_gptj_is_skipped_for_its_inferred_tokens_per_second(registry: Path) -> N
     reason = dict(report.skipped)["mlperf v4.1 v4.1-0003 gptj-99 Offline"]
     assert "tokens per second is inferred" in reason
     assert not any("gpt-j-6b" in str(path) for path in report.added)
+
+
+def test_an_open_division_run_of_its_own_7b_model_is_filed_as_that_model(registry: Path) -> None:
+    """NeuralMagic's v4.1-0110 ran its FP8 Llama-2-7b-chat under the llama2-70b-99.9 benchmark
+    (open division): filed as that model, in its own lane; its v4.1-0109 row declares fp32
+    weights of the 70B benchmark model on 2 × RTX 4090, which cannot fit, and is refused."""
+    report = harvest_mlperf(V41, "4.1", _options(registry), commit=V41_COMMIT)
+    results = _results(registry)
+    server = results["v4.1-0110 llama2-70b-99.9 Server"]
+    identity = server.identity  # type: ignore[attr-defined]
+    assert (identity.model.id, identity.model.quantization) == ("llama-2-7b-chat", "fp8")
+    engine_version = identity.engine.version
+    assert (identity.gpu.id, identity.gpu.count, engine_version) == ("rtx-4090", 2, "0.5.2")
+    assert server.source.mlperf.division == "open"  # type: ignore[attr-defined]
+    assert "ran its own model neuralmagic_Llama-2-7b-chat-hf-FP8" in server.source.conditions  # type: ignore[attr-defined]
+    (point,) = server.points  # type: ignore[attr-defined]
+    assert point.ttft_ms.p99 is not None
+    assert point.tpot_ms.p99 is not None
+    reason = dict(report.skipped)["mlperf v4.1 v4.1-0109 llama2-70b-99.9 Offline"]
+    assert "do not fit the 52 GB of 2 × rtx-4090" in reason
 
 
 def test_one_run_submitted_for_both_accuracy_targets_is_one_result(registry: Path) -> None:

@@ -128,8 +128,8 @@ def test_a_folder_of_versions_twice_changes_nothing(tmp_path: Path) -> None:
         shutil.copy(PAGES / name, folder / name)
     first = harvest_trtllm(folder, HarvestOptions(registry, today=RETRIEVED))
     again = harvest_trtllm(folder, HarvestOptions(registry, today="2027-01-01"))
-    assert (len(first.added), again.added, again.changed) == (12 + 150, [], [])
-    assert len(again.unchanged) == 162
+    assert (len(first.added), again.added, again.changed) == (20 + 150, [], [])
+    assert len(again.unchanged) == 170
 
 
 def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ def test_static_batches_of_0_6_are_static_batch_points_of_their_batch_size(tmp_p
     not say a new request enters as one finishes), per GPU, per-table release."""
     registry = _registry(tmp_path / "checkout")
     report = harvest_trtllm(STATIC_PAGE, HarvestOptions(registry, today=RETRIEVED))
-    assert len(report.added) == 12
+    assert len(report.added) == 12 + 8  # 8: LLaMA 7B, the page's Llama2-7b benchmark
     reasons = dict(report.skipped)
     assert "which statistic" in reasons["trtllm 77d24b5fa178 static latency H100 FP8"]
     a100 = "trtllm 77d24b5fa178 static A100 FP16 | GPT-J 6B | batch 512 TP1 | 128/128"
@@ -241,14 +241,15 @@ def test_the_0_14_table_tells_a_gpu_s_two_precisions_apart(tmp_path: Path) -> No
     folder.mkdir(parents=True)
     shutil.copy(early, folder / "2026-11-30-34c924569fd9.json")
     report = harvest_trtllm(FORK_014_PAGE, HarvestOptions(registry, today=RETRIEVED))
-    assert (len(report.added), len(report.changed)) == (375, 1)
+    # 375 cells, and LLaMA v3 70B (147) and Mixtral 8x22B (45) since they joined the catalog.
+    assert (len(report.added), len(report.changed)) == (375 + 147 + 45, 1)
     assert report.changed[0][0].endswith("2026-11-30-34c924569fd9.json")
     (entry,) = load_corrections(registry / "registry/corrections.yaml")
     assert (entry.result_id, entry.kind) == ("34c924569fd9", "correction")
     reasons = {reason for _, reason in report.skipped}
     assert reasons == {
         f"model {name!r} has no catalog id (or its version is not stated)"
-        for name in ("LLaMA v3 70B", "Mistral 7B", "Mixtral 8x22B")
+        for name in ("Mistral 7B",)
     }
     # The registry holds every cell with the same identity, figures and conditions (two cells
     # an earlier transcription had filed on 2026-11-30 keep that date, so their names differ).
@@ -296,7 +297,7 @@ def test_the_0_9_static_page_of_a_fork_is_static_batches_and_says_where_its_fp8_
     registry = _registry(tmp_path / "checkout")
     page = PAGES / "perf-overview-6ad7cf1b-fork.md"
     report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED))
-    assert len(report.added) == 24
+    assert len(report.added) == 24 + 12  # 12: LLaMA 7B, the page's Llama2-7b benchmark
     results = {}
     for relative in report.added:
         result = read_result(registry / relative)
@@ -330,7 +331,7 @@ def test_a_static_table_headed_without_per_gpu_is_skipped(tmp_path: Path) -> Non
     page = tmp_path / "relabelled.md"
     page.write_text(head + "### L40S GPUs" + tail, encoding="utf-8")
     report = harvest_trtllm(page, HarvestOptions(_registry(tmp_path / "r"), today=RETRIEVED))
-    assert len(report.added) == 8  # the H100 cells only
+    assert len(report.added) == 8 + 4  # the H100 cells only (4 of them LLaMA 7B)
     reason = dict(report.skipped)["trtllm 77d24b5fa178 static table L40S FP8 unit "
                                   "'Throughput (out tok/s)'"]  # fmt: skip
     assert "per GPU or per deployment is not told apart" in reason
