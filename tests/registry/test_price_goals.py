@@ -69,7 +69,9 @@ def test_interruptible_and_reserved_shares_are_what_the_methodology_says(
     assert without.share("interruptible") == without.share("reserved") == 0.0
 
 
-def test_a_derived_price_never_meets_the_goal_on_its_own(goals: PriceGoals) -> None:
+def test_a_derived_price_never_meets_the_goal_on_its_own(
+    goals: PriceGoals, rows: list[IndexRow]
+) -> None:
     prices = load_prices()
     for gpu in ("h200-sxm-1000w", "h200-sxm-virtualized"):
         price = prices[goals.priced_gpus[gpu]["on_demand"]]
@@ -79,6 +81,9 @@ def test_a_derived_price_never_meets_the_goal_on_its_own(goals: PriceGoals) -> N
         assert price.usd_per_gpu_hour == base.usd_per_gpu_hour  # "priced as": the same price
         assert not confidence(price, prices.values(), TODAY).meets_goal
         assert confidence(base, prices.values(), TODAY).meets_goal
+        # every figure on it names the rule where it shows its provider
+        providers = {row.on_demand_price_provider for row in rows if row.gpu == gpu}
+        assert providers == {f"oci, derived: {price.derived.rule}"}
 
 
 def test_on_demand_figures_compare_on_list_prices_as_the_methodology_says(

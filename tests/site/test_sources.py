@@ -135,7 +135,8 @@ def test_sources_downloads_state_the_licences(built_site: Path) -> None:
     page = (built_site / "downloads/index.html").read_text()
     licences = json.loads((built_site / "data/licences.json").read_text())
     assert {"Apache License 2.0"} <= {entry["terms"][:18] for entry in licences}
-    for needle in ("MLCommons", "TensorRT-LLM", "ROCm/vllm", "InferenceX", "skypilot-catalog"):
+    needles = ("MLCommons", "TensorRT-LLM", "ROCm/vllm", "InferenceX", "skypilot-catalog")
+    for needle in (*needles, "google-cloud-pricing-cost-calculator"):
         assert needle in page, needle
         assert any(needle in " ".join(entry.values()) for entry in licences), needle
 
@@ -154,3 +155,9 @@ def test_sources_gpu_pages_set_the_market_floor_beside_a_dear_list_price(
     assert "above what the market asks" not in gb200
     unpriced = html.unescape((built_site / "gpus/mi350x/index.html").read_text())
     assert "No public price for this GPU was found" in _section(unpriced, "prices")
+    # A variant priced as its base GPU says so first, and its price's tier names the rule.
+    derived = _section(
+        html.unescape((built_site / "gpus/h200-sxm-1000w/index.html").read_text()), "prices"
+    )
+    assert "No provider lists this GPU under its own name" in derived
+    assert "on-demand (derived: priced as H200 SXM" in derived
