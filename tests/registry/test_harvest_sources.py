@@ -37,3 +37,14 @@ def test_an_option_a_source_does_not_declare_is_a_usage_error(tmp_path: Path) ->
     )
     assert result.exit_code == 2
     assert "No such option '--range-ratio'" in result.output
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda source: source.name)
+def test_each_source_has_its_test_and_a_pinned_excerpt(source: HarvestSource) -> None:
+    # A source is its module, its declaration, and a test that harvests a pinned excerpt
+    # (tests/data/harvest/<name>…) and compares the files with the registry's.
+    tests = Path(__file__).parent
+    stem = source.name.replace("-", "_")
+    assert (tests / f"test_harvest_{stem}.py").is_file()
+    excerpts = tests.parent / "data" / "harvest"
+    assert any(path.name.startswith(source.name) for path in excerpts.iterdir())
