@@ -4,6 +4,7 @@ source's terms as that source states them (each harvest source's in its declarat
 `data/licences.json` render it, and `registry/results/README.md` points to it.
 """
 
+import html
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -52,6 +53,10 @@ def licences_data() -> list[dict[str, Any]]:
     return [asdict(licence) for licence in LICENCES]
 
 
+def _text(text: str) -> str:
+    return html.escape(text, quote=False)  # `inference_results_v<round>` is text, not a tag
+
+
 def _where(text: str) -> str:
     return f"<{text}>" if text.startswith("https://") else text
 
@@ -59,6 +64,7 @@ def _where(text: str) -> str:
 def licences_markdown() -> str:
     """The licences as a Markdown table (for the Downloads page)."""
     rows = "\n".join(
-        f"| {licence.data} | {licence.terms} | {_where(licence.where)} |" for licence in LICENCES
+        f"| {_text(licence.data)} | {_text(licence.terms)} | {_where(licence.where)} |"
+        for licence in LICENCES
     )
     return "| Data | Terms | Where stated |\n|---|---|---|\n" + rows + "\n"

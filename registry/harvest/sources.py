@@ -11,6 +11,7 @@ prints in `registry/catalogs/gpus.yaml`.
 This module holds data only: a source's module is imported when it is harvested.
 """
 
+import html
 import re
 from dataclasses import dataclass
 from importlib import import_module
@@ -223,3 +224,18 @@ SOURCES: tuple[HarvestSource, ...] = (MLPERF, TRTLLM, AMD, INFERENCEX, SKYPILOT,
 def gpu_names_sources() -> str:
     """The GPU-name sources as a reader reads them (`mlperf`, …, `skypilot-{cloud}`)."""
     return ", ".join(f"`{source.gpu_names}`" for source in SOURCES)
+
+
+def sources_markdown() -> str:
+    """A Markdown list of the sources, each with what it gives and its examples (for the
+    registry's reference page)."""
+    lines = []
+    for source in SOURCES:
+        examples = [
+            f"`{line.strip()}`"
+            for line in source.help.splitlines()
+            if line.strip().startswith("infermeter registry harvest")
+        ]
+        data = html.escape(source.data, quote=False)  # `<round>` is text, not a tag
+        lines.append(f"- `{source.name}`: {data}. " + "; ".join(examples))
+    return "\n".join(lines) + "\n"

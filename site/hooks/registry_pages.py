@@ -57,6 +57,7 @@ from infermeter.registry.answers import answers_json
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.errors import RegistryError
 from infermeter.registry.estimate import Estimates
+from infermeter.registry.harvest.sources import sources_markdown
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
 from infermeter.registry.plan_accuracy import load_cases
@@ -72,6 +73,8 @@ PYODIDE_FILES = (
     "pyodide-lock.json",
 )
 SNAPSHOT_CACHE = REPO / "node_modules" / ".cache" / "infermeter"
+HARVEST_SOURCES_MARKER = "<!-- harvest sources -->"
+"""Where the registry reference page lists the harvest sources (`sources_markdown`)."""
 _state: dict[str, Any] = {}
 
 
@@ -343,6 +346,8 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         return performance_page.fill(
             markdown, Path(__file__).resolve().parents[2] / "benchmarks" / "records"
         )
+    if page.file.src_uri == "reference/registry.md":
+        return markdown.replace(HARVEST_SOURCES_MARKER, sources_markdown())
     return markdown
 
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from infermeter.bench.cli.harvest import harvest_group
-from infermeter.registry.harvest.sources import SOURCES, HarvestSource
+from infermeter.registry.harvest.sources import SOURCES, HarvestSource, sources_markdown
 from infermeter.registry.licences import LICENCES
 
 
@@ -48,3 +48,13 @@ def test_each_source_has_its_test_and_a_pinned_excerpt(source: HarvestSource) ->
     assert (tests / f"test_harvest_{stem}.py").is_file()
     excerpts = tests.parent / "data" / "harvest"
     assert any(path.name.startswith(source.name) for path in excerpts.iterdir())
+
+
+def test_the_registry_reference_page_lists_every_source() -> None:
+    page = Path(__file__).parents[2] / "site" / "reference" / "registry.md"
+    assert "<!-- harvest sources -->" in page.read_text(encoding="utf-8")
+    listed = sources_markdown()
+    for source in SOURCES:
+        assert f"- `{source.name}`: " in listed
+        assert f"infermeter registry harvest {source.name} " in listed
+    assert "inference_results_v&lt;round&gt;" in listed  # text, not an HTML tag
