@@ -3,18 +3,24 @@ buyer's questions get a ranked answer with $ figures or a stated nearest miss, r
 browser by the code the CLI runs; a shared link reproduces the answer; the presets read without
 JavaScript; answers.json is homogeneous; Home says only what the data says."""
 
+import functools
+import http.server
 import json
 import re
+import threading
 import urllib.request
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from site_helpers import PHONE
+from site_helpers import PHONE, free_port
 
+from infermeter.registry.evidence import point_evidence
 from tests.cli_helpers import json_output
+from tests.measured_result import MS, measured_result, request_record
 
 pytestmark = pytest.mark.browser
 
@@ -346,3 +352,70 @@ def test_comparisons_show_price_ratio_beside_accepted_throughput_ratio(site_url:
         winner = re.findall(r"<td>(.*?)</td>", row)[-1]
         # the first GPU wins exactly when its throughput ratio beats its price ratio
         assert (f"× {first} (" in winner) == (throughput > price), row
+
+
+# A measured run's requests: the first token of request i after 10 + 20·i ms, 4 tokens each;
+# two more failed.
+MEASURED = [request_record(i, (10 + 20 * i) * MS, 4) for i in range(20)] + [
+    request_record(20 + i, 0, 0, ok=False) for i in range(2)
+]
+
+
+class _EvidenceOverlay(http.server.SimpleHTTPRequestHandler):
+    """The built site as it is, but for `data/evidence.json`: `evidence`."""
+
+    evidence = b""
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0].endswith("/data/evidence.json"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(self.evidence)))
+            self.end_headers()
+            self.wfile.write(self.evidence)
+            return
+        super().do_GET()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def site_with_a_measured_run(built_site: Path) -> Iterator[str]:
+    """The built site, its evidence with a measured run's point added (its per-request figures
+    included, as the site build publishes a measured result's), on a second real HTTP server."""
+    evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
+    evidence["points"].append(point_evidence(measured_result(MEASURED), 0).as_dict())
+    handler = type("Overlay", (_EvidenceOverlay,), {"evidence": json.dumps(evidence).encode()})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", free_port()), functools.partial(handler, directory=str(built_site))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_answer_page_counts_a_measured_runs_requests_at_the_readers_slo(
+    page: Any, built_site: Path, site_with_a_measured_run: str
+) -> None:
+    """In Chromium, a reader's SLO looser and tighter than any the run had: the $ figure is
+    the price over the output tokens of exactly the requests that met it, recounted here from
+    the request records."""
+    evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
+    (price,) = [
+        p["usd_per_gpu_hour"]
+        for p in evidence["prices"]
+        if (p["gpu"], p["tier"]) == ("h100-sxm", "on_demand")
+    ]
+    window_s = (max(r.end_ns for r in MEASURED) - min(r.send_ns for r in MEASURED)) / 1e9
+    for percentile, ttft_ms in ((50, 250), (90, 1000), (25, 110)):
+        met = [r for r in MEASURED if r.ok and r.token_times_ns[0] - r.send_ns <= ttft_ms * MS]
+        assert len(met) >= percentile / 100 * len(MEASURED)
+        tokens_per_s = sum(r.output_tokens or 0 for r in met) / window_s
+        query = {"model": "llama-3.1-8b-instruct", "percentile": percentile, "ttft_ms": ttft_ms}
+        sections = _answer(page, f"{site_with_a_measured_run}/answer/?{urlencode(query)}")
+        (measured,) = [s for s in sections if s["lane"] == "measured"]
+        assert measured["rows"] == [
+            ["h100-sxm", 1, pytest.approx(price / (tokens_per_s * 3600) * 1e6, rel=1e-4)]
+        ]
