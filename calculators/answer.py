@@ -76,6 +76,22 @@ class Estimate:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+ROOFLINE_BOUND = "roofline bound"
+PREDICTION = "prediction"
+
+
+def estimate_kind(slo: Slo) -> str:
+    """The kind of predicted figure a question's estimate is judged by (its held-out error and
+    target, `calculators.perf_labels`): `offline` for the batch question, else `server`."""
+    return "offline" if slo.is_batch else "server"
+
+
+def estimate_phrase(estimate: Estimate) -> str:
+    """How a page or the CLI introduces an estimate's $ figure: a bound is the best any run
+    could do; a prediction is not a limit (a real run may beat it)."""
+    return "at best" if estimate.kind == ROOFLINE_BOUND else "predicted"
+
+
 Estimator = Callable[[Question, str, str], "Estimate | None"]
 """(question, workload key, precision) → the estimate shown apart where nothing qualifies.
 The seam where a fitted predictor plugs in (the site passes the roofline bound's)."""

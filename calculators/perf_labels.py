@@ -7,6 +7,7 @@ Kinds: `offline` (offline throughput), `server` (throughput at a rate or concurr
 highest rate meeting an SLO), `latency` (TTFT, TPOT and E2E at low load: a static batch).
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from infermeter.calculators.errors import InputError
@@ -27,18 +28,22 @@ def error_kind(load_kind: str) -> str:
     return KIND_BY_LOAD[load_kind]
 
 
-def held_out_error(kind: str) -> dict[str, Any]:
+HeldOut = Mapping[str, Mapping[str, Any]]
+"""kind → its held-out error, as `calculators.perf_fit.HELD_OUT` publishes it."""
+
+
+def held_out_error(kind: str, held_out: HeldOut = HELD_OUT) -> dict[str, Any]:
     """The kind's published held-out error: rows, median_pct, within_25_pct, basis, target_pct,
-    met."""
-    if kind not in HELD_OUT:
-        raise InputError(f"kind: expected one of {', '.join(HELD_OUT)}, got {kind!r}")
-    return dict(HELD_OUT[kind])
+    met (`held_out`: the published table, or another fitted one)."""
+    if kind not in held_out:
+        raise InputError(f"kind: expected one of {', '.join(held_out)}, got {kind!r}")
+    return dict(held_out[kind])
 
 
-def error_label(kind: str) -> str:
+def error_label(kind: str, held_out: HeldOut = HELD_OUT) -> str:
     """The label a prediction of this kind carries, e.g. "predicted: median error 14 % over 212
     held-out results (time split (later releases))"."""
-    error = held_out_error(kind)
+    error = held_out_error(kind, held_out)
     if not error["rows"]:
         return "predicted: no held-out result measures its error yet"
     return (
@@ -47,14 +52,14 @@ def error_label(kind: str) -> str:
     )
 
 
-def prediction_shown(kind: str) -> bool:
+def prediction_shown(kind: str, held_out: HeldOut = HELD_OUT) -> bool:
     """Whether the kind met its target (else pages show the roofline bound instead)."""
-    return bool(held_out_error(kind)["met"])
+    return bool(held_out_error(kind, held_out)["met"])
 
 
-def missed_target(kind: str) -> str | None:
+def missed_target(kind: str, held_out: HeldOut = HELD_OUT) -> str | None:
     """Which target the kind missed and by how much, in a reader's words; None when it held."""
-    error = held_out_error(kind)
+    error = held_out_error(kind, held_out)
     if error["met"]:
         return None
     if error["median_pct"] is None:

@@ -3,21 +3,25 @@
 (`calculators.answer`), for the CLI (`infermeter registry answer`) and the site (`answers.json`,
 the answer page, Home).
 
-Where nothing qualifies, the estimate beside the answer is the roofline bound at the question's
-own weight precision (`RooflineEstimator`), labelled as a bound: no run can beat it. The fitted
-predictor (issue 25) plugs in as another `calculators.answer.Estimator`.
+Where nothing qualifies, the estimate beside the answer is at the question's own weight
+precision (`AnswerEstimator`): the fitted predictor's figure (issue 25) with its measured error
+where the question's kind of figure met its error target on every held-out split, else the
+roofline bound (`RooflineEstimator`), labelled as a bound that no run can beat and naming the
+target the prediction missed.
 """
 
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from infermeter.calculators.accepted import Point, Slo
 from infermeter.calculators.answer import (
+    PREDICTION,
     PRESETS,
+    ROOFLINE_BOUND,
     Answer,
     Estimate,
     Estimator,
@@ -26,10 +30,15 @@ from infermeter.calculators.answer import (
     Question,
     answer,
     cheapest_price,
+    estimate_kind,
+    estimate_phrase,
 )
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from infermeter.calculators.perf_fit import HELD_OUT
+from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
+from infermeter.calculators.predict import Slo as PredictorSlo
 from infermeter.calculators.quantization import weight_bytes, weight_format
 from infermeter.calculators.token_cost import usd_per_million_tokens
 from infermeter.calculators.vllm_settings import VllmSettings
@@ -40,10 +49,11 @@ from infermeter.registry.errors import RegistryError
 from infermeter.registry.estimate import bound_at_plan
 from infermeter.registry.evidence import UNQUANTIZED, answer_prices, current, point_evidence
 from infermeter.registry.models import GpuEntry, ModelEntry
+from infermeter.registry.perf_cases import QUANTIZATION_BY_PRECISION
+from infermeter.registry.prediction import predicted_tokens_per_s
 from infermeter.registry.result_reader import load_results, result_files
 
 ANSWERS_SCHEMA_VERSION = 1
-ROOFLINE_BOUND = "roofline bound"
 
 
 class AnswerInputError(RegistryError):
@@ -103,7 +113,7 @@ class RooflineEstimator:
         prices: Sequence[Price],
         tokens: Mapping[tuple[str, str], tuple[int, int]],
     ) -> None:
-        self._gpus, self._models, self._prices, self._tokens = gpus, models, prices, tokens
+        self.gpus, self.models, self.prices, self.tokens = gpus, models, prices, tokens
         self._priced = {p.gpu for p in prices}
         self._bounds: dict[tuple[str, str, int, int], list[_Bound]] = {}
         self._memo: dict[tuple[str, str, str, str], Estimate | None] = {}
@@ -111,8 +121,8 @@ class RooflineEstimator:
     def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
         key = (question.model, workload_key, precision, question.tier)
         if key not in self._memo:
-            tokens = self._tokens.get((question.model, workload_key))
-            model = self._models.get(question.model)
+            tokens = self.tokens.get((question.model, workload_key))
+            model = self.models.get(question.model)
             self._memo[key] = (
                 None
                 if tokens is None or model is None
@@ -125,7 +135,7 @@ class RooflineEstimator:
     ) -> Estimate | None:
         best: Estimate | None = None
         for bound in self.bounds(model, precision, input_tokens, output_tokens):
-            price = cheapest_price(self._prices, bound.gpu, tier)
+            price = cheapest_price(self.prices, bound.gpu, tier)
             if price is None:
                 continue
             usd = usd_per_million_tokens(
@@ -161,7 +171,7 @@ class RooflineEstimator:
                 return []
             self._bounds[key] = [
                 bound
-                for gpu in self._gpus.values()
+                for gpu in self.gpus.values()
                 if gpu.id in self._priced
                 for bound in _gpu_bounds(
                     arch, quantization, gpu, weights, input_tokens, output_tokens
@@ -208,6 +218,71 @@ def _gpu_bounds(
         )
 
 
+class AnswerEstimator:
+    """The estimate beside an answer nothing qualifies for, for the CLI and the site alike: the
+    prediction with its measured error where the question's kind of figure (`estimate_kind`)
+    met its target in `held_out` (the published table by default), the cheapest over the
+    deployments the bound considers; else the roofline bound, its note naming the target the
+    prediction missed. The predictor bounds p99 TTFT and TPOT (meeting them meets any lower
+    percentile); a question with an E2E bound gets the bound, saying so."""
+
+    def __init__(self, roofline: RooflineEstimator, held_out: HeldOut = HELD_OUT) -> None:
+        self.roofline, self.held_out = roofline, held_out
+
+    def slo_independent(self, kind: str) -> bool:
+        """Whether the kind's estimate is the same at every SLO (the batch question's, or a
+        bound): what the site can publish for the browser."""
+        return kind == "offline" or missed_target(kind, self.held_out) is not None
+
+    def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
+        kind = estimate_kind(question.slo)
+        missed = missed_target(kind, self.held_out)
+        if missed is None and question.slo.e2e_ms is None:
+            predicted = self._predicted(question, workload_key, precision, kind)
+            if predicted is not None:
+                return predicted
+            missed = f"{kind}: the predictor gives no deployment a figure for this question"
+        elif missed is None:
+            missed = f"{kind}: the predictor does not model an E2E bound"
+        bound = self.roofline(question, workload_key, precision)
+        if bound is None:
+            return None
+        return replace(bound, note=f"{bound.note}; not the prediction: {missed}")
+
+    def _predicted(
+        self, question: Question, workload_key: str, precision: str, kind: str
+    ) -> Estimate | None:
+        roofline = self.roofline
+        tokens = roofline.tokens.get((question.model, workload_key))
+        model = roofline.models.get(question.model)
+        if tokens is None or model is None or not _predictable(precision):
+            return None
+        weights = None if precision == UNQUANTIZED else precision
+        slo = question.slo
+        at = None if slo.is_batch else PredictorSlo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
+        best: Estimate | None = None
+        for bound in roofline.bounds(model, precision, *tokens):
+            price = cheapest_price(roofline.prices, bound.gpu, question.tier)
+            if price is None:
+                continue
+            gpu = roofline.gpus[bound.gpu]
+            per_s = predicted_tokens_per_s(model, gpu, bound.gpu_count, weights, *tokens, at)
+            if not per_s:
+                continue
+            usd = usd_per_million_tokens(price.usd_per_gpu_hour * bound.gpu_count, per_s)
+            if best is None or usd < best.usd_per_million_output_tokens:
+                best = Estimate(
+                    bound.gpu, bound.gpu_count, precision, PREDICTION, per_s, usd, price.id,
+                    error_label(kind, self.held_out), question.tier, price.usd_per_gpu_hour,
+                )  # fmt: skip
+        return best
+
+
+def _predictable(precision: str) -> bool:
+    """Whether the predictor models these weights (16-bit, or a format it names)."""
+    return precision == UNQUANTIZED or precision.lower() in QUANTIZATION_BY_PRECISION
+
+
 def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[int, int]]:
     """(model, workload key) → its typical (input, output) tokens, where stated."""
     return {
@@ -217,31 +292,43 @@ def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[i
     }
 
 
+# A question of the `server` kind, for an estimate that is the same at every SLO (a bound).
+ANY_SLO = Slo(99.0, ttft_ms=math.inf)
+
+
 def every_estimate(
-    evidence: Evidence, estimator: Estimator
-) -> dict[tuple[str, str, str, str], Estimate]:
-    """(model, workload key, precision, tier) → the estimate, for every evidence group and every
-    price tier the evidence's prices offer: what the browser shows where nothing qualifies."""
+    evidence: Evidence, estimator: AnswerEstimator
+) -> dict[tuple[str, str, str, str, str], Estimate]:
+    """(model, workload key, precision, tier, kind) → the estimate, for every evidence group,
+    every price tier the evidence's prices offer and each kind of question (`estimate_kind`)
+    whose estimate is the same at every SLO: what the browser shows where nothing qualifies."""
     tiers = sorted({p.tier for p in evidence.prices})
     estimates = {}
     for model, workload_key, precision in sorted(
         {(p.model, p.workload_key, p.precision) for p in evidence.points}
     ):
         for tier in tiers:
-            found = estimator(Question(model, Slo(), tier), workload_key, precision)
-            if found is not None:
-                estimates[(model, workload_key, precision, tier)] = found
+            for kind, slo in (("offline", Slo()), ("server", ANY_SLO)):
+                if not estimator.slo_independent(kind):
+                    continue
+                found = estimator(Question(model, slo, tier), workload_key, precision)
+                if found is not None:
+                    estimates[(model, workload_key, precision, tier, kind)] = found
     return estimates
 
 
-def roofline_estimator(root: Path, evidence: Evidence) -> RooflineEstimator:
+def answer_estimator(
+    root: Path, evidence: Evidence, held_out: HeldOut = HELD_OUT
+) -> AnswerEstimator:
+    """The estimator of the registry checkout at `root` (`AnswerEstimator`)."""
     catalogs = root / "registry" / "catalogs"
-    return RooflineEstimator(
+    roofline = RooflineEstimator(
         load_gpus(catalogs / "gpus.yaml"),
         load_models(catalogs / "models.yaml"),
         evidence.prices,
         workload_tokens_of(evidence.points),
     )
+    return AnswerEstimator(roofline, held_out)
 
 
 # --- questions ------------------------------------------------------------------------------
@@ -366,7 +453,7 @@ def answer_question(
     its answers; with `estimate`, the roofline estimate beside what nothing qualifies for."""
     evidence = load_evidence(root)
     question = Question(model, slo, tier, resolve_workload(evidence, model, workload), precision)
-    estimator = roofline_estimator(root, evidence) if estimate else None
+    estimator = answer_estimator(root, evidence) if estimate else None
     return question, ask(evidence, question, estimator)
 
 
@@ -413,7 +500,8 @@ def answer_text(answers: Sequence[Answer]) -> str:
         if found.estimate is not None:
             estimate = found.estimate
             lines.append(
-                f"  estimate, not a measurement ({estimate.kind}, {estimate.precision}): at best "
+                f"  estimate, not a measurement ({estimate.kind}, {estimate.precision}): "
+                f"{estimate_phrase(estimate)} "
                 f"{_usd(estimate.usd_per_million_output_tokens)}/1M output on "
                 f"{estimate.gpu_count} × {estimate.gpu} at ${estimate.usd_per_gpu_hour:,.2f}/GPU-h "
                 f"({estimate.tier} price {estimate.price_id})"

@@ -11,6 +11,7 @@ evidence: its `label` says what it is.
 """
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
@@ -36,18 +37,18 @@ class Estimate:
     usd_per_million_output_tokens: float | None
 
 
-def estimate(
+def _perf(
     model: ModelEntry,
     gpu: GpuEntry,
     gpu_count: int,
     precision: str | None,
     input_tokens: int,
     output_tokens: int,
-    slo: Slo | None = None,
-    usd_per_gpu_hour: float | None = None,
-) -> Estimate | None:
-    """The estimate for `gpu_count` × `gpu` serving `model` at `precision` (bf16 when None or
-    `bf16`); None where the calculators cannot plan it (the model does not fit …)."""
+    slo: Slo | None,
+    usd_per_gpu_hour: float | None,
+) -> tuple[dict[str, Any], Deployment] | None:
+    """`calc perf`'s payload for the deployment, and the deployment; None where the calculators
+    cannot plan it."""
     try:
         quantization = QUANTIZATION_BY_PRECISION.get((precision or "").lower())
         deployment = Deployment(
@@ -74,9 +75,51 @@ def estimate(
             slo_tpot_ms=None if slo is None else slo.tpot_ms,
             price_per_hour=usd_per_gpu_hour,
         )
-        payload = perf(request, None)
+        return perf(request, None), deployment
     except CalculatorError:
         return None
+
+
+def predicted_tokens_per_s(
+    model: ModelEntry,
+    gpu: GpuEntry,
+    gpu_count: int,
+    precision: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    slo: Slo | None = None,
+) -> float | None:
+    """The predictor's output tokens/s (never the bound): offline without `slo`, else at the
+    highest rate whose predicted p99 TTFT and TPOT meet it; None where it predicts nothing (the
+    model does not fit, no rate meets the SLO) or the deployment is not `gpu_count` GPUs."""
+    found = _perf(model, gpu, gpu_count, precision, input_tokens, output_tokens, slo, None)
+    if found is None or found[1].gpu_count != gpu_count:
+        return None
+    payload = found[0]
+    tokens = (
+        payload["output_tokens_per_s"] if slo is None else payload["output_tokens_per_s_at_slo"]
+    )
+    return float(tokens) if tokens else None
+
+
+def estimate(
+    model: ModelEntry,
+    gpu: GpuEntry,
+    gpu_count: int,
+    precision: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    slo: Slo | None = None,
+    usd_per_gpu_hour: float | None = None,
+) -> Estimate | None:
+    """The estimate for `gpu_count` × `gpu` serving `model` at `precision` (bf16 when None or
+    `bf16`); None where the calculators cannot plan it (the model does not fit …)."""
+    found = _perf(
+        model, gpu, gpu_count, precision, input_tokens, output_tokens, slo, usd_per_gpu_hour
+    )
+    if found is None:
+        return None
+    payload, deployment = found
     kind = "offline" if slo is None else "server"
     at_slo = payload["output_tokens_per_s_at_slo"]
     predicted = payload["output_tokens_per_s"] if slo is None else at_slo
@@ -88,7 +131,7 @@ def estimate(
     return Estimate(
         gpu=gpu.id,
         gpu_count=deployment.gpu_count,
-        tensor_parallel_size=tensor,
+        tensor_parallel_size=deployment.tensor_parallel_size,
         output_tokens_per_s=tokens or 0.0,
         shown="bound" if missed else "prediction",
         kind=kind,

@@ -22,6 +22,8 @@ from infermeter.calculators.answer import (
     Question,
     Row,
     answer,
+    estimate_kind,
+    estimate_phrase,
     points_from_json,
     prices_from_json,
 )
@@ -66,16 +68,21 @@ class Data:
     prices: list[Price]
     models: Mapping[str, str]  # id → name
     gpus: Mapping[str, str]  # id → name
-    # (model, workload key, precision, tier) → the estimate where nothing qualifies
-    estimates: Mapping[tuple[str, str, str, str], Estimate]
+    # (model, workload key, precision, tier, kind) → the estimate where nothing qualifies, for
+    # each kind of question (`estimate_kind`) whose estimate is the same at every SLO
+    estimates: Mapping[tuple[str, str, str, str, str], Estimate]
 
     @classmethod
     def from_json(cls, text: str) -> "Data":
         data = json.loads(text)
         estimates = {
-            (item["model"], item["workload_key"], item["question_precision"], item["tier"]): (
-                Estimate(**item["estimate"])
-            )
+            (
+                item["model"],
+                item["workload_key"],
+                item["question_precision"],
+                item["tier"],
+                item["kind"],
+            ): Estimate(**item["estimate"])
             for item in data["estimates"]
         }
         return cls(
@@ -89,7 +96,8 @@ class Data:
     def estimator(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
         """The published estimate for a group nothing qualifies for (`calculators.answer`'s
         seam: the build worked them out with the registry's estimator)."""
-        return self.estimates.get((question.model, workload_key, precision, question.tier))
+        kind = estimate_kind(question.slo)
+        return self.estimates.get((question.model, workload_key, precision, question.tier, kind))
 
 
 def evidence_json(data: Data) -> str:
@@ -106,9 +114,10 @@ def evidence_json(data: Data) -> str:
                     "workload_key": workload_key,
                     "question_precision": precision,
                     "tier": tier,
+                    "kind": kind,
                     "estimate": estimate.as_dict(),
                 }
-                for (model, workload_key, precision, tier), estimate in sorted(
+                for (model, workload_key, precision, tier, kind), estimate in sorted(
                     data.estimates.items()
                 )
             ],
@@ -261,7 +270,8 @@ def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
         f'data-kind="{esc(estimate.kind)}" data-precision="{esc(estimate.precision)}" '
         f'data-tier="{esc(estimate.tier)}" data-price-id="{esc(estimate.price_id)}">'
         f"Estimate, not a measurement ({esc(estimate.kind)}, {esc(estimate.precision)} weights): "
-        f"at best {usd(estimate.usd_per_million_output_tokens)}/1M output tokens on "
+        f"{estimate_phrase(estimate)} {usd(estimate.usd_per_million_output_tokens)}/1M output "
+        "tokens on "
         f"{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))} at "
         f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h ({esc(estimate.tier.replace('_', '-'))} "
         f"price {esc(estimate.price_id)}), {esc(estimate.note)}.</p>"

@@ -22,6 +22,7 @@ from answer_render import (
 
 from infermeter.calculators.answer import PRESETS, Answer, Preset, Row
 from infermeter.registry.answers import (
+    AnswerEstimator,
     Evidence,
     RooflineEstimator,
     every_estimate,
@@ -54,7 +55,9 @@ def build(
 ) -> Site:
     """The answers the site shows and the data the browser recomputes them from."""
     found = Evidence(evidence(rows, results), answer_prices(prices.values()))
-    estimator = RooflineEstimator(gpus, models, found.prices, workload_tokens_of(found.points))
+    estimator = AnswerEstimator(
+        RooflineEstimator(gpus, models, found.prices, workload_tokens_of(found.points))
+    )
     estimates = every_estimate(found, estimator)
     data = Data(
         found.points,
@@ -63,7 +66,8 @@ def build(
         {gpu_id: gpu.name for gpu_id, gpu in gpus.items()},
         estimates,
     )
-    answers = site_answers(found, data.estimator)
+    # the presets' SLOs are known here: a prediction at an SLO is the build's to make
+    answers = site_answers(found, estimator)
     answered = Counter(
         a.question.model for found_list in answers.values() for a in found_list if a.rows
     )

@@ -18,6 +18,8 @@ from urllib.parse import urlencode
 import pytest
 from site_helpers import PHONE, free_port
 
+from infermeter.calculators.answer import PREDICTION, ROOFLINE_BOUND
+from infermeter.calculators.perf_labels import missed_target
 from infermeter.registry.evidence import point_evidence
 from tests.cli_helpers import json_output
 from tests.measured_result import MS, measured_result, request_record
@@ -240,6 +242,12 @@ def test_answer_page_estimates_at_every_price_tier(page: Any, site_url: str) -> 
             "fp8",
         )
         assert estimate["kind"] == cli["kind"]
+        # the published error table decides: the prediction where the server kind met its
+        # target (the browser then needs it at this SLO: not published yet, so this fails),
+        # else the bound naming the target missed
+        missed = missed_target("server")
+        assert cli["kind"] == (PREDICTION if missed is None else ROOFLINE_BOUND)
+        assert missed is None or cli["note"].endswith(f"not the prediction: {missed}")
         assert f"Estimate, not a measurement ({cli['kind']}, fp8 weights)" in estimate["text"]
         assert f"{tier.replace('_', '-')} price" in estimate["text"]
         figures[tier] = estimate["value"]
@@ -416,6 +424,6 @@ def test_answer_page_counts_a_measured_runs_requests_at_the_readers_slo(
         query = {"model": "llama-3.1-8b-instruct", "percentile": percentile, "ttft_ms": ttft_ms}
         sections = _answer(page, f"{site_with_a_measured_run}/answer/?{urlencode(query)}")
         (measured,) = [s for s in sections if s["lane"] == "measured"]
-        assert measured["rows"] == [
-            ["h100-sxm", 1, pytest.approx(price / (tokens_per_s * 3600) * 1e6, rel=1e-4)]
-        ]
+        (row,) = measured["rows"]
+        assert row[:2] == ["h100-sxm", 1]
+        assert float(row[2]) == pytest.approx(price / (tokens_per_s * 3600) * 1e6, rel=1e-4)
