@@ -71,9 +71,17 @@ class Estimate:
     note: str
     tier: str  # the price tier the $ figure is at (the question's)
     usd_per_gpu_hour: float
+    missed_target: str | None = None  # a bound shown for a prediction that missed its target
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @property
+    def full_note(self) -> str:
+        """The note, and why a bound stands where a prediction would."""
+        if self.missed_target is None:
+            return self.note
+        return f"{self.note}; not the prediction: {self.missed_target}"
 
 
 ROOFLINE_BOUND = "roofline bound"

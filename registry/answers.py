@@ -222,8 +222,8 @@ class AnswerEstimator:
     """The estimate beside an answer nothing qualifies for, for the CLI and the site alike: the
     prediction with its measured error where the question's kind of figure (`estimate_kind`)
     met its target in `held_out` (the published table by default), the cheapest over the
-    deployments the bound considers; else the roofline bound, its note naming the target the
-    prediction missed. The predictor bounds p99 TTFT and TPOT (meeting them meets any lower
+    deployments the bound considers; else the roofline bound, naming the target the prediction
+    missed (`missed_target`). The predictor bounds p99 TTFT and TPOT (meeting them meets any lower
     percentile); a question with an E2E bound gets the bound, saying so."""
 
     def __init__(self, roofline: RooflineEstimator, held_out: HeldOut = HELD_OUT) -> None:
@@ -247,7 +247,7 @@ class AnswerEstimator:
         bound = self.roofline(question, workload_key, precision)
         if bound is None:
             return None
-        return replace(bound, note=f"{bound.note}; not the prediction: {missed}")
+        return replace(bound, missed_target=missed)
 
     def _predicted(
         self, question: Question, workload_key: str, precision: str, kind: str

@@ -75,15 +75,17 @@ class Data:
     @classmethod
     def from_json(cls, text: str) -> "Data":
         data = json.loads(text)
+        missed = data["missed_targets"]
         estimates = {
             (
                 item["model"],
                 item["workload_key"],
                 item["question_precision"],
                 item["tier"],
-                item["kind"],
-            ): Estimate(**item["estimate"])
+                kind,
+            ): Estimate(**item["estimate"], missed_target=None if at is None else missed[at])
             for item in data["estimates"]
+            for kind, at in item["kinds"].items()
         }
         return cls(
             points_from_json(data["points"]),
@@ -101,26 +103,35 @@ class Data:
 
 
 def evidence_json(data: Data) -> str:
-    """`data/evidence.json`'s text (compact: the browser downloads it)."""
+    """`data/evidence.json`'s text (compact: the browser downloads it). An estimate the same
+    for several kinds of question (a bound) is written once, its `kinds` mapping each kind to
+    the target it missed (an index into `missed_targets`, each text written once; null for a
+    prediction)."""
+    missed: dict[str, int] = {}
+    grouped: dict[tuple[tuple[str, str, str, str], str], dict[str, Any]] = {}
+    for (model, workload_key, precision, tier, kind), estimate in sorted(data.estimates.items()):
+        shared = estimate.as_dict()
+        text = shared.pop("missed_target")
+        item = grouped.setdefault(
+            ((model, workload_key, precision, tier), json.dumps(shared, sort_keys=True)),
+            {
+                "model": model,
+                "workload_key": workload_key,
+                "question_precision": precision,
+                "tier": tier,
+                "kinds": {},
+                "estimate": shared,
+            },
+        )
+        item["kinds"][kind] = None if text is None else missed.setdefault(text, len(missed))
     return json.dumps(
         {
             "points": [point.as_dict() for point in data.points],
             "prices": [price.as_dict() for price in data.prices],
             "models": dict(sorted(data.models.items())),
             "gpus": dict(sorted(data.gpus.items())),
-            "estimates": [
-                {
-                    "model": model,
-                    "workload_key": workload_key,
-                    "question_precision": precision,
-                    "tier": tier,
-                    "kind": kind,
-                    "estimate": estimate.as_dict(),
-                }
-                for (model, workload_key, precision, tier, kind), estimate in sorted(
-                    data.estimates.items()
-                )
-            ],
+            "missed_targets": list(missed),
+            "estimates": list(grouped.values()),
         },
         separators=(",", ":"),
         ensure_ascii=False,
@@ -274,7 +285,7 @@ def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
         "tokens on "
         f"{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))} at "
         f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h ({esc(estimate.tier.replace('_', '-'))} "
-        f"price {esc(estimate.price_id)}), {esc(estimate.note)}.</p>"
+        f"price {esc(estimate.price_id)}), {esc(estimate.full_note)}.</p>"
     )
 
 

@@ -92,7 +92,8 @@ def test_a_kind_that_missed_its_target_shows_the_bound_naming_the_target(slo: Sl
     assert bound is not None
     missed = missed_target(estimate_kind(slo), held_out)
     assert missed is not None
-    assert found == replace(bound, note=f"{bound.note}; not the prediction: {missed}")
+    assert found == replace(bound, missed_target=missed)
+    assert found.full_note == f"{bound.note}; not the prediction: {missed}"
     assert found.kind == ROOFLINE_BOUND
 
 
@@ -101,9 +102,7 @@ def test_an_e2e_bound_gets_the_bound_the_predictor_not_modelling_it() -> None:
     found = AnswerEstimator(_roofline(), _table(met=True))(question, WORKLOAD, "fp8")
     assert found is not None
     assert found.kind == ROOFLINE_BOUND
-    assert found.note.endswith(
-        "not the prediction: server: the predictor does not model an E2E bound"
-    )
+    assert found.missed_target == "server: the predictor does not model an E2E bound"
 
 
 def test_a_precision_the_predictor_does_not_name_gets_the_bound() -> None:

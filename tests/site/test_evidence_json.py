@@ -1,0 +1,43 @@
+"""`data/evidence.json` (`answer_render.evidence_json`), what the answer page's browser
+recomputes from: read back (`Data.from_json`) it is the data the build ranked with, and an
+estimate the same for both kinds of question (a bound) is written once, and each text of a
+target missed once."""
+
+import json
+import sys
+from dataclasses import replace
+
+from site_helpers import REPO
+
+from infermeter.calculators.answer import PREDICTION, ROOFLINE_BOUND, Estimate, Price
+
+sys.path.insert(0, str(REPO / "site" / "browser"))
+from answer_render import Data, evidence_json
+
+BOUND = Estimate(
+    "h100-sxm", 1, "fp8", ROOFLINE_BOUND, 9000.0, 0.06, "p1", "the roofline bound", "on_demand", 2.0
+)
+
+
+def test_evidence_json_reads_back_and_writes_a_shared_bound_once() -> None:
+    estimates = {
+        ("m", "w", "fp8", "on_demand", "offline"): replace(BOUND, missed_target="offline: 22 %"),
+        ("m", "w", "fp8", "on_demand", "server"): replace(BOUND, missed_target="server: 34 %"),
+        ("m", "w", "16-bit", "on_demand", "offline"): replace(
+            BOUND, precision="16-bit", kind=PREDICTION, note="predicted: median error 9 %"
+        ),
+        ("m", "w", "16-bit", "on_demand", "server"): replace(
+            BOUND, precision="16-bit", missed_target="server: 34 %"
+        ),
+    }
+    prices = [Price("p1", "h100-sxm", "on_demand", 2.0, "provider", "2026-10", "low")]
+    data = Data([], prices, {"m": "M"}, {"h100-sxm": "H100 SXM"}, estimates)
+    text = evidence_json(data)
+    assert Data.from_json(text) == data
+    published = json.loads(text)
+    assert [item["kinds"] for item in published["estimates"]] == [
+        {"offline": None},
+        {"server": 0},
+        {"offline": 1, "server": 0},
+    ]
+    assert published["missed_targets"] == ["server: 34 %", "offline: 22 %"]
