@@ -504,6 +504,6 @@ def answer_text(answers: Sequence[Answer]) -> str:
                 f"{estimate_phrase(estimate)} "
                 f"{_usd(estimate.usd_per_million_output_tokens)}/1M output on "
                 f"{estimate.gpu_count} × {estimate.gpu} at ${estimate.usd_per_gpu_hour:,.2f}/GPU-h "
-                f"({estimate.tier} price {estimate.price_id})"
+                f"({estimate.tier} price {estimate.price_id}): {estimate.full_note}"
             )
     return "\n".join(lines)
