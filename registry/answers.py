@@ -450,7 +450,8 @@ def answer_question(
     estimate: bool = True,
 ) -> tuple[Question, list[Answer]]:
     """The question a reader asks of the registry at `root` (a workload by key or label), and
-    its answers; with `estimate`, the roofline estimate beside what nothing qualifies for."""
+    its answers; with `estimate`, the estimate (`AnswerEstimator`) beside what nothing qualifies
+    for."""
     evidence = load_evidence(root)
     question = Question(model, slo, tier, resolve_workload(evidence, model, workload), precision)
     estimator = answer_estimator(root, evidence) if estimate else None

@@ -32,7 +32,11 @@ from infermeter.bench.cli.registry_options import registry_option, resolve_regis
     "--slo-e2e-ms", type=click.FloatRange(min=0, min_open=True), help="End-to-end bound, ms."
 )
 @click.option("--tier", default="on_demand", show_default=True, help="Price tier.")
-@click.option("--no-estimate", is_flag=True, help="Skip the roofline estimate (faster).")
+@click.option(
+    "--no-estimate",
+    is_flag=True,
+    help="Skip the estimate (prediction or roofline bound) shown where nothing qualifies.",
+)
 @json_option("text")
 @registry_option("its results and price catalog are the evidence")
 def answer_command(
