@@ -17,7 +17,7 @@ from typing import Any
 from infermeter.bench.client.stream import ErrorKind
 from infermeter.bench.run.config import RunResult
 from infermeter.bench.run.distribution import Distribution
-from infermeter.bench.run.point_summary import LATENCIES, PointSummary
+from infermeter.bench.run.point_summary import LATENCIES, STORED, PointSummary
 from infermeter.bench.run.search import SLO_PERCENTILE
 from infermeter.bench.telemetry.engine_metrics import EngineWindow
 from infermeter.bench.telemetry.sampler import GpuWindow
@@ -132,6 +132,20 @@ def _telemetry(telemetry: PointTelemetry | None) -> dict[str, Any] | None:
     return data or None
 
 
+def _stored(summary: PointSummary) -> dict[str, Any]:
+    """The summary's figures that the load point states as they are (`STORED`), each at its
+    path (`throughput.requests_per_s` → `{"throughput": {"requests_per_s": …}}`)."""
+    data: dict[str, Any] = {}
+    for name, (path, digits) in STORED.items():
+        *groups, key = path.split(".")
+        target = data
+        for group in groups:
+            target = target.setdefault(group, {})
+        value = getattr(summary, name)
+        target[key] = value if digits is None else rounded(value, digits)
+    return data
+
+
 def point_data(
     summary: PointSummary,
     telemetry: PointTelemetry | None,
@@ -142,28 +156,13 @@ def point_data(
     queue = None
     if engine is not None and engine.queue_ms_mean is not None:
         queue = {"mean": rounded(engine.queue_ms_mean)}
+    stored = _stored(summary)
+    stored["requests"]["sent"] = summary.completed + summary.failed
     return {
         "load": _load(summary, burstiness, cap),
         "duration_s": rounded(summary.window_s) if summary.window_s > 0 else None,
-        "concurrency_mean": rounded(summary.achieved_concurrency_mean),
-        "requests": {
-            "sent": summary.completed + summary.failed,
-            "completed": summary.completed,
-            "failed": summary.failed,
-            "accepted": summary.accepted_requests,
-        },
+        **stored,
         "failures": _failures(summary),
-        "tokens": {
-            "input": summary.input_tokens,
-            "output": summary.output_tokens,
-            "accepted_output": summary.accepted_output_tokens,
-        },
-        "throughput": {
-            "requests_per_s": rounded(summary.request_throughput),
-            "output_tokens_per_s": rounded(summary.output_token_throughput),
-            "total_tokens_per_s": rounded(summary.total_token_throughput),
-            "accepted_output_tokens_per_s": rounded(summary.accepted_output_token_throughput),
-        },
         **{name: _latency(getattr(summary, name)) for name in LATENCIES},
         "request_figures": _request_figures(summary),
         "queue_ms": queue,

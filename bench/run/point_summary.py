@@ -61,6 +61,12 @@ def _samples(per_request: Callable[[RequestRecord], Iterable[float]]) -> dict[st
     return {"per_request": per_request}
 
 
+def _stored(path: str, digits: int | None = None) -> dict[str, Any]:
+    """A figure's field metadata: where the result's load point states it (a dotted path,
+    `throughput.requests_per_s`), rounded to `digits` decimals (None: as it is)."""
+    return {"stored": (path, digits)}
+
+
 def _stated(seconds: float | None) -> tuple[float, ...]:
     return () if seconds is None else (seconds,)
 
@@ -71,19 +77,21 @@ class PointSummary:
 
     concurrency: int | None
     request_rate: float | None
-    completed: int
-    failed: int
+    completed: int = field(metadata=_stored("requests.completed"))
+    failed: int = field(metadata=_stored("requests.failed"))
     failures_by_kind: dict[str, int]
     failures_by_http_status: dict[str, int]
     window_s: float
-    output_tokens: int
-    input_tokens: int
-    accepted_requests: int
-    accepted_output_tokens: int
-    request_throughput: float
-    output_token_throughput: float
-    total_token_throughput: float
-    accepted_output_token_throughput: float
+    output_tokens: int = field(metadata=_stored("tokens.output"))
+    input_tokens: int = field(metadata=_stored("tokens.input"))
+    accepted_requests: int = field(metadata=_stored("requests.accepted"))
+    accepted_output_tokens: int = field(metadata=_stored("tokens.accepted_output"))
+    request_throughput: float = field(metadata=_stored("throughput.requests_per_s", 3))
+    output_token_throughput: float = field(metadata=_stored("throughput.output_tokens_per_s", 3))
+    total_token_throughput: float = field(metadata=_stored("throughput.total_tokens_per_s", 3))
+    accepted_output_token_throughput: float = field(
+        metadata=_stored("throughput.accepted_output_tokens_per_s", 3)
+    )
     slo_attainment: float | None
     ttft_ms: Distribution = field(metadata=_samples(lambda record: (ttft_s(record),)))
     itl_ms: Distribution = field(metadata=_samples(token_gaps_s))
@@ -97,7 +105,9 @@ class PointSummary:
     output_length_mismatch_requests: int
     client_cpu_fraction: float | None
     achieved_first_token_rate: float | None = None
-    achieved_concurrency_mean: float | None = None
+    achieved_concurrency_mean: float | None = field(
+        default=None, metadata=_stored("concurrency_mean", 3)
+    )
     verdicts: list[Verdict] = field(default_factory=list)
     # Multi-turn points (`bench.workloads.conversation`): TTFT and prompt length by turn index.
     turns: tuple[TurnSummary, ...] = ()
@@ -154,3 +164,10 @@ LATENCIES: dict[str, Callable[[RequestRecord], Iterable[float]]] = {
 }
 """The latency distributions of a point (`ttft_ms`, `itl_ms`, `tpot_ms`, `e2e_ms`), each with
 the samples (seconds) one request gives."""
+
+STORED: dict[str, tuple[str, int | None]] = {
+    column.name: column.metadata["stored"]
+    for column in fields(PointSummary)
+    if "stored" in column.metadata
+}
+"""The figures the result's load point states as they are: field → (dotted path, decimals)."""
