@@ -305,6 +305,18 @@ def _rows_table(rows: str) -> str:
     return scrolled(f'<table class="im-table"><tbody>{rows}</tbody></table>') + "\n"
 
 
+def _figures_counted(data: dict[str, Any]) -> dict[str, Any]:
+    """A measured point's per-request figures as a count (the file has every value)."""
+    for point in data.get("points", []):
+        figures = point.get("request_figures")
+        if figures is not None:
+            point["request_figures"] = (
+                f"{len(figures['output_tokens']):,} requests' output tokens, TTFT, TPOT and E2E "
+                "(in the result file): answers count those that meet a reader's SLO"
+            )
+    return data
+
+
 def result_body(
     result: Result,
     rows: list[IndexRow],
@@ -312,7 +324,7 @@ def result_body(
 ) -> str:
     """The HTML of a result page's article below its <h1>: every field, provenance, the
     reproduce command, links to its replicates (`replicates`: replicate key → index rows)."""
-    data = result.model_dump(mode="json", exclude_none=True)
+    data = _figures_counted(result.model_dump(mode="json", exclude_none=True))
     source = data.get("source", {})
     fields = "".join(
         f"<tr><th>{_escaped_path(path)}</th><td>{_leaf(value, path)}</td></tr>"

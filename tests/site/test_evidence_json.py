@@ -1,7 +1,7 @@
 """`data/evidence.json` (`answer_render.evidence_json`), what the answer page's browser
 recomputes from: read back (`Data.from_json`) it is the data the build ranked with, and an
 estimate the same for both kinds of question (a bound) is written once, and each text of a
-target missed once."""
+target missed once. A result page lists a measured point's per-request figures as a count."""
 
 import json
 import sys
@@ -41,3 +41,17 @@ def test_evidence_json_reads_back_and_writes_a_shared_bound_once() -> None:
         {"offline": 1, "server": 0},
     ]
     assert published["missed_targets"] == ["server: 34 %", "offline: 22 %"]
+
+
+def test_a_result_page_counts_a_points_request_figures() -> None:
+    """The page lists every field, but a measured point's per-request figures as a count."""
+    sys.path.insert(0, str(REPO / "site" / "hooks"))
+    import result_pages
+
+    from tests.measured_result import MS, measured_result, request_record
+
+    result = measured_result([request_record(i, (10 + i) * MS, 4) for i in range(3)])
+    page = result_pages.result_body(result, [])
+    assert "<th>points[0].request_figures</th>" in page
+    assert "3 requests&#x27; output tokens, TTFT, TPOT and E2E" in page
+    assert "request_figures.ttft_ms" not in page  # no column is listed value by value
