@@ -63,6 +63,7 @@ from infermeter.bench.workloads.profiles import Profile, get_profile
 from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 from infermeter.bench.workloads.trace_plan import TraceRun, trace_setup
 from infermeter.bench.workloads.trace_replay import ttft_by_cached_share
+from infermeter.calculators.fields import same_named
 
 __all__ = ["MAX_WORKERS", "run_benchmark"]
 
@@ -203,15 +204,7 @@ def _request_factory(
 ) -> RequestFactory:
     """The requests of the run's workload: a profile's, a dataset's, with its lengths."""
     return RequestFactory(
-        WorkloadSpec(
-            profile=profile,
-            input_len=config.input_len,
-            output_len=config.output_len,
-            seed=config.seed,
-            prompt_salt=config.prompt_salt,
-            shared_prefix_tokens=config.shared_prefix_tokens,
-            exact_output=config.ignore_eos,
-        ),
+        same_named(WorkloadSpec, vars(config), profile=profile, exact_output=config.ignore_eos),
         tokenizer=tokenizer,
         dataset=dataset,
     )
@@ -242,18 +235,13 @@ def _clients(
     )
     if config.workers <= 1:
         return client, None
-    job = WorkerJob(
-        endpoint=config.endpoint,
+    job = same_named(
+        WorkerJob,
+        vars(config),
         model=model,
         factory=factory,
-        api=config.api,
-        timeout_s=config.timeout_s,
-        ignore_eos=config.ignore_eos,
-        continuous_usage_stats=config.continuous_usage_stats,
         count_tokens_with_tokenizer=count_tokens is not None,
-        workers=config.workers,
         extra_body=dict(config.extra_body or {}),
-        api_key=config.api_key,
     )
     return client, job
 
