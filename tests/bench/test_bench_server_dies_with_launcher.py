@@ -118,8 +118,9 @@ def test_a_server_ignoring_sigterm_and_its_engine_die_when_their_launcher_is_kil
         text=True,
     )
     assert launcher.stdout is not None
-    pids = [int(pid) for pid in launcher.stdout.readline().split()]  # server, engine, watchdog
+    pids: list[int] = []
     try:
+        pids += map(int, launcher.stdout.readline().split())  # server, engine, watchdog
         assert len(pids) >= 2, "the launcher did not start the server"
         assert all(map(_alive, pids))
         launcher.kill()  # SIGKILL: the launcher runs no clean-up of its own
@@ -128,9 +129,9 @@ def test_a_server_ignoring_sigterm_and_its_engine_die_when_their_launcher_is_kil
         assert len(pids) == 3, "the server has no watchdog"
         assert _gone(pids[2:]) == [], "the watchdog stayed after its server was gone"
     finally:
+        launcher.kill()
         with contextlib.suppress(ProcessLookupError, IndexError):
             os.killpg(pids[0], signal.SIGKILL)
-        launcher.kill()
         launcher.stdout.close()
 
 
