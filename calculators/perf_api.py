@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.fields import same_named
 from infermeter.calculators.perf_datasets import dataset_lengths
 from infermeter.calculators.perf_labels import (
     error_kind,
@@ -94,13 +95,8 @@ def _bound_tokens_per_s(request: PerfRequest, workload: Workload, batch: float) 
     """The roofline bound at the prediction's batch (what a page shows where the kind missed
     its target)."""
     deployment = request.deployment
-    settings = VllmSettings(
-        gpu_memory_bytes=deployment.gpu.memory_bytes,
-        tensor_parallel_size=deployment.tensor_parallel_size,
-        pipeline_parallel_size=deployment.pipeline_parallel_size,
-        data_parallel_size=deployment.data_parallel_size,
-        quantization=deployment.quantization,
-        kv_cache_dtype=deployment.kv_cache_dtype,
+    settings = same_named(
+        VllmSettings, vars(deployment), gpu_memory_bytes=deployment.gpu.memory_bytes
     )
     bound = plan_throughput_bound(
         deployment.arch,
