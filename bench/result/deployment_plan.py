@@ -7,8 +7,9 @@ options (`serving_options`) of a launched vLLM's arguments or of an endpoint's
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.launch.engines import ServerFacts
@@ -25,6 +26,8 @@ from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
 from infermeter.registry.models.common import CPU_DEVICE_ID
 from infermeter.registry.secrets import redact
+
+NumberT = TypeVar("NumberT", int, float)
 
 _DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
 _DTYPES |= {"float": "float32", "float32": "float32"}
@@ -116,26 +119,31 @@ def launched_gpu_count(server: ServerConfig) -> int:
     return tensor * pipeline * data
 
 
+def _number_option(
+    options: dict[str, str | bool],
+    name: str,
+    source: str,
+    kind: Callable[[str], NumberT],
+    expected: str,
+) -> NumberT | None:
+    """The `--name` of vLLM's serving options read as `kind`; None when not given as a value."""
+    value = options.get(name)
+    if not isinstance(value, str):
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise BenchConfigError(f"--{name} {value!r} is not {expected}", source) from None
+
+
 def _int_option(
     options: dict[str, str | bool], name: str, source: str = "--vllm-arg"
 ) -> int | None:
-    value = options.get(name)
-    if not isinstance(value, str):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise BenchConfigError(f"--{name} {value!r} is not a whole number", source) from None
+    return _number_option(options, name, source, int, "a whole number")
 
 
 def _float_option(options: dict[str, str | bool], name: str, source: str) -> float | None:
-    value = options.get(name)
-    if not isinstance(value, str):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise BenchConfigError(f"--{name} {value!r} is not a number", source) from None
+    return _number_option(options, name, source, float, "a number")
 
 
 def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: Notify) -> str:
