@@ -56,6 +56,7 @@ from infermeter.registry.harvest.mlperf_names import (
 )
 from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
 from infermeter.registry.harvest.mlperf_runs import one_row_per_run
+from infermeter.registry.harvest.mlperf_setup import engine_from_setup, read_setups
 from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
@@ -187,11 +188,14 @@ def harvest_row(
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     evidence: Evidence | None = None,
+    setup: dict[str, str | None] | None = None,
 ) -> Harvested:
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
-    say which precision ran, see `mlperf_precision`)."""
+    say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
+    say which engine ran where `Software` names none, see `mlperf_setup`)."""
     key = row_key(round_info.round, row)
-    return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, evidence, key))
+    ran = (evidence, setup or {})
+    return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, ran, key))
 
 
 def _identity(
@@ -282,16 +286,17 @@ def _result(
     log_text: str | None,
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
-    evidence: Evidence | None,
+    ran: tuple[Evidence | None, dict[str, str | None]],
     key: str,
 ) -> Result:
+    evidence, setup = ran
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
     own = open_model(used) if row.get("Category") == "open" else None
     if own is None and used.replace("_", ".") != benchmark.replace("_", "."):
         raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
     _gpu(row, catalogs[0])  # a system this cannot file is said before anything else
-    engine = parse_engine(str(row.get("Software", "")))
+    engine = parse_engine(str(row.get("Software", ""))) or engine_from_setup(setup)
     if engine is None:
         raise RowSkipped(
             f"software {row.get('Software')!r} names no inference engine with a version"
@@ -348,8 +353,11 @@ def harvest_round(
     rows = [row for row in read_summary(tree) if is_llm_datacenter(row)]
     logs = tree.read_many([log_path(row) for row in rows])
     evidence = read_evidence(tree, rows)
+    setups = read_setups(tree, rows)
     harvested = [
-        harvest_row(row, logs[log_path(row)], round_info, (gpus, models), evidence[index])
+        harvest_row(
+            row, logs[log_path(row)], round_info, (gpus, models), evidence[index], setups[index]
+        )
         for index, row in enumerate(rows)
     ]
     return one_row_per_run(rows, [logs[log_path(row)] for row in rows], harvested)

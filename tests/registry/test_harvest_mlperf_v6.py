@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from infermeter.registry.harvest.mlperf_setup import engine_from_setup
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
@@ -49,7 +50,7 @@ def registry(tmp_path: Path) -> Path:
 
 def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:
     report, results = _harvest(registry)
-    assert len(report.added) == len(results) == 8  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 9  # type: ignore[attr-defined]
     for relative in report.added:  # type: ignore[attr-defined]
         committed = REPOSITORY_ROOT / relative
         assert committed.is_file(), f"{relative} is not in the registry"
@@ -97,3 +98,34 @@ def test_citation_inferred_rows_and_skips(registry: Path) -> None:
         "counts 87, but Nodes × a# is 88"
         in reasons["mlperf v6.0 6.0-0001 llama2-70b-99 Interactive"]
     )
+
+
+def test_an_engine_the_software_does_not_name_is_read_from_the_build_setup(
+    registry: Path,
+) -> None:
+    """AMD's 6.0-0002 states 'PyTorch …, ROCm …'; both configurations of its
+    setup/llama2-70b-99 build vLLM (VLLM_URL), so the run is vLLM of an unstated release.
+    MangoBoost's 6.0-0069 ('ROCm 6.10.5') has no setup folder: still skipped."""
+    report, results = _harvest(registry)
+    amd = results["6.0-0002 llama2-70b-99.9 Server"]
+    engine = amd.identity.engine
+    assert (engine.name, engine.version) == ("vllm", "unstated")
+    conditions = amd.source.conditions  # type: ignore[union-attr]
+    assert "Software as submitted: PyTorch 2.9.1+git8907517, ROCm 7.0.0" in conditions
+    assert "closed/AMD/setup/llama2-70b-99/*.config: every configuration builds vLLM" in conditions
+    (point,) = amd.points
+    assert point.ttft_ms is not None
+    assert point.ttft_ms.p99 is not None
+    reasons = dict(report.skipped)  # type: ignore[attr-defined]
+    assert "the same run as llama2-70b-99.9" in reasons["mlperf v6.0 6.0-0002 llama2-70b-99 Server"]
+    mango = reasons["mlperf v6.0 6.0-0069 llama2-70b-99.9 Server"]
+    assert "software 'ROCm 6.10.5' names no inference engine" in mango
+
+
+def test_a_setup_that_builds_another_engine_or_none_names_no_engine() -> None:
+    vllm = 'export VLLM_URL="https://github.com/vllm-project/vllm.git"\n'
+    assert engine_from_setup({"s/a.config": vllm, "s/b.config": vllm}) is not None
+    assert engine_from_setup({"s/a.config": vllm, "s/b.config": "export X=1\n"}) is None
+    sglang = vllm + 'export SGLANG_URL="https://github.com/sgl-project/sglang.git"\n'
+    assert engine_from_setup({"s/a.config": sglang}) is None
+    assert engine_from_setup({}) is None

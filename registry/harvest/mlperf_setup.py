@@ -1,0 +1,72 @@
+"""The engine of an MLPerf submission whose `Software` names none, read from its build setup.
+
+AMD-stack submissions of v6.0 (AMD, GigaComputing, MiTAC, ORACLE) state only `PyTorch …, ROCm
+…` (or nothing) as their software, yet their own build scripts say what serves the model:
+`closed/<submitter>/setup/<benchmark>/*.config` each set `VLLM_URL` to the vLLM repository
+their `build_docker.sh` builds vLLM from. A row is taken as a vLLM run only when every such
+configuration of its benchmark's setup folder builds vLLM, and none names another engine (SGLang,
+TensorRT-LLM); the version stays `unstated` (the configurations build different revisions and
+the submission does not say which configuration ran). Anything else: no engine, and the row is
+skipped as before.
+"""
+
+import re
+from typing import Any
+
+from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine
+from infermeter.registry.harvest.tree import SourceTree
+
+_VLLM_URL = re.compile(
+    r'^export VLLM_URL="(https://github\.com/(?:vllm-project|rocm)/vllm(?:\.git)?)"$',
+    re.M | re.I,
+)
+_OTHER_ENGINE = re.compile(r"^export (?:SGLANG|TRTLLM|TENSORRT_LLM)_URL=", re.M | re.I)
+
+
+def setup_root(row: dict[str, Any]) -> str:
+    """`closed/AMD/setup` of a row located at `closed/AMD/results/…`."""
+    parts = str(row["Location"]).removeprefix("./").split("/")
+    return "/".join([*parts[:2], "setup"])
+
+
+def setup_configs(row: dict[str, Any], listed: list[str]) -> list[str]:
+    """The `*.config` files of the row's benchmark folder under its submission's setup
+    (`setup/llama2-70b-99/` serves llama2-70b-99.9 too: the folder's benchmark family)."""
+    root, family = setup_root(row), benchmark_family(str(row["Model"]))
+    found = []
+    for path in listed:
+        parts = path.removeprefix(root + "/").split("/")
+        is_config = len(parts) == 2 and parts[1].endswith(".config")
+        if is_config and benchmark_family(parts[0]) == family:
+            found.append(path)
+    return sorted(found)
+
+
+def engine_from_setup(configs: dict[str, str | None]) -> tuple[str, str, str] | None:
+    """(engine, version, where it was read) when every configuration builds vLLM; else None."""
+    texts = {path: text for path, text in configs.items() if text is not None}
+    if not texts or any(_OTHER_ENGINE.search(text) for text in texts.values()):
+        return None
+    urls = {_VLLM_URL.search(text) for text in texts.values()}
+    if None in urls:
+        return None
+    folder = next(iter(texts)).rsplit("/", 1)[0]
+    repositories = sorted({match.group(1) for match in urls if match is not None})
+    where = (
+        f"{folder}/*.config: every configuration builds vLLM from {', '.join(repositories)} "
+        "(VLLM_URL); the submission does not say which configuration, so which vLLM release ran"
+    )
+    return "vllm", "unstated", where
+
+
+def read_setups(tree: SourceTree, rows: list[dict[str, Any]]) -> list[dict[str, str | None]]:
+    """For each row, the setup configurations that could name its engine (empty where its
+    `Software` is not asked), read in one go."""
+    asks = [parse_engine(str(row.get("Software", ""))) is None for row in rows]
+    roots = sorted({setup_root(row) for row, ask in zip(rows, asks, strict=True) if ask})
+    listed = tree.files_under(roots) if roots else []
+    configs = [
+        setup_configs(row, listed) if ask else [] for row, ask in zip(rows, asks, strict=True)
+    ]
+    texts = tree.read_many(sorted({path for paths in configs for path in paths}))
+    return [{path: texts[path] for path in paths} for paths in configs]
