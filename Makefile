@@ -106,6 +106,7 @@ lint: lint-ruff lint-mypy lint-mypy-site
 
 lint-ruff: setup
 	$(BIN)/ruff check calculators registry bench tests benchmarks site
+	$(BIN)/ruff format --check calculators registry bench tests benchmarks site
 
 lint-mypy: setup
 	$(BIN)/mypy

@@ -35,8 +35,15 @@ def _imported_top_levels(path: Path) -> set[str]:
 
 def test_calculators_package_has_modules() -> None:
     names = {path.stem for path in MODULES}
-    assert {"model_arch", "quantization", "kv_cache", "vllm_plan", "memory", "fit",
-        "cost_report"} <= names
+    assert {
+        "model_arch",
+        "quantization",
+        "kv_cache",
+        "vllm_plan",
+        "memory",
+        "fit",
+        "cost_report",
+    } <= names
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.name)

@@ -77,7 +77,6 @@ def test_wheel_holds_our_packages_their_data_and_nothing_else(installed: Install
     assert not [name for name in names if name.startswith("infermeter/registry/results/")]
 
 
-
 def test_wheel_installs_exactly_one_top_level_package_infermeter(installed: Installed) -> None:
     # PyPI has distributions named `bench` and `registry`: installed beside one, a top-level
     # package of ours would overwrite its files. What the venv got is what its RECORD lists.
@@ -168,8 +167,7 @@ def test_installed_bench_run_terminated_in_its_first_point_keeps_it(installed: I
     assert process.returncode == 1, stderr
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines()[-1] == (
-        "Error: the run is incomplete: terminated (SIGTERM); the measured points are in "
-        "result.json"
+        "Error: the run is incomplete: terminated (SIGTERM); the measured points are in result.json"
     )
     result = Result.model_validate_json(output.read_text())
     (point,) = result.points

@@ -121,22 +121,20 @@ class ImportFacts(BaseModel):
     quantization: Annotated[
         str | None, Cli("vLLM --quantization (omit for unquantized weights).")
     ] = None
-    dtype: Annotated[
-        Literal["bfloat16", "float16", "float32"] | None, Cli("vLLM --dtype.")
-    ] = None
+    dtype: Annotated[Literal["bfloat16", "float16", "float32"] | None, Cli("vLLM --dtype.")] = None
     kv_cache_dtype: Annotated[str | None, Cli("vLLM --kv-cache-dtype.")] = None
     tensor_parallel_size: Annotated[PositiveInt | None, Cli("vLLM --tensor-parallel-size.")] = None
-    pipeline_parallel_size: Annotated[
-        PositiveInt | None, Cli("vLLM --pipeline-parallel-size.")
-    ] = None
+    pipeline_parallel_size: Annotated[PositiveInt | None, Cli("vLLM --pipeline-parallel-size.")] = (
+        None
+    )
     max_model_len: Annotated[PositiveInt | None, Cli("vLLM --max-model-len.")] = None
     gpu_memory_utilization: Annotated[
         Annotated[float, Field(gt=0, le=1)] | None, Cli("vLLM --gpu-memory-utilization.")
     ] = None
     max_num_seqs: Annotated[PositiveInt | None, Cli("vLLM --max-num-seqs.")] = None
-    max_num_batched_tokens: Annotated[
-        PositiveInt | None, Cli("vLLM --max-num-batched-tokens.")
-    ] = None
+    max_num_batched_tokens: Annotated[PositiveInt | None, Cli("vLLM --max-num-batched-tokens.")] = (
+        None
+    )
     enable_prefix_caching: Annotated[
         bool | None, Cli("vLLM --enable-prefix-caching or --no-…; default: not stated.")
     ] = None

@@ -231,7 +231,7 @@ class TraceWorkload(StrictModel):
     block_size: PositiveInt | None = Field(
         None,
         description="Tokens per block ID (`hash_ids`): requests sharing a leading ID share "
-        "that block of prompt; null for a DAG, whose prompts are its text."
+        "that block of prompt; null for a DAG, whose prompts are its text.",
     )
     requests: PositiveInt = Field(description="Requests replayed.")
     requests_in_file: PositiveInt = Field(description="Requests the whole trace holds.")

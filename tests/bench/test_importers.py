@@ -281,9 +281,7 @@ def test_import_percentiles_out_of_order_fail_validation(tmp_path: Path) -> None
 
 
 def test_import_timezone_offset_and_bad_name() -> None:
-    result = import_vllm_bench_serve(
-        [CONCURRENCY], FACTS.model_copy(update={"timezone": "+02:00"})
-    )
+    result = import_vllm_bench_serve([CONCURRENCY], FACTS.model_copy(update={"timezone": "+02:00"}))
     assert result.source.finished_at.isoformat() == "2025-06-12T12:15:03+00:00"
     with pytest.raises(ResultImportError) as caught:
         import_vllm_bench_serve(

@@ -65,8 +65,8 @@ def test_real_vllm_endpoint_token_counts_equal_vllm_counters(
     assert sum(point["failed"] for point in points) == 0
     assert growth["vllm:e2e_request_latency_seconds_count"] == 24
     assert sum(point["input_tokens"] for point in points) == growth["vllm:prompt_tokens_total"]
-    assert sum(point["output_tokens"] for point in points) == (
-        growth["vllm:generation_tokens_total"]
+    assert (
+        sum(point["output_tokens"] for point in points) == (growth["vllm:generation_tokens_total"])
     )
     assert sum(point["output_tokens"] for point in points) == 24 * 96  # max_tokens honoured
     engine_mean_ms = (

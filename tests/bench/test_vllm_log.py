@@ -93,9 +93,7 @@ def test_every_failure_case_cites_its_source() -> None:
 CPU_FAILURE_CASES = yaml.safe_load((DATA / "vllm_cpu_startup_failures.yaml").read_text())["cases"]
 
 
-@pytest.mark.parametrize(
-    "case", CPU_FAILURE_CASES, ids=[case["id"] for case in CPU_FAILURE_CASES]
-)
+@pytest.mark.parametrize("case", CPU_FAILURE_CASES, ids=[case["id"] for case in CPU_FAILURE_CASES])
 def test_diagnose_startup_failure_names_the_cause_of_every_real_cpu_failure(
     case: dict[str, Any],
 ) -> None:

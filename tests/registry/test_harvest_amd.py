@@ -108,9 +108,7 @@ def test_a_latency_row_is_a_static_batch_and_stays_apart(registry: Path) -> None
 
 
 def test_early_units_and_mislabelled_rows(registry: Path) -> None:
-    report = harvest_amd(
-        EARLY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=EARLY_COMMIT
-    )
+    report = harvest_amd(EARLY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=EARLY_COMMIT)
     assert len(report.added) == 24
     assert len(report.skipped) == 16
     assert {reason for _, reason in report.skipped} == {

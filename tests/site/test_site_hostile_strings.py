@@ -76,8 +76,7 @@ def _rows() -> list[IndexRow]:
     rows = index_rows(_hostile_result(), "hostile.json", [])
     # On the front, so that the chart data holds the rows (labelled with the GPU id)
     return [
-        dataclasses.replace(row, gpu=HOSTILE, profile=HOSTILE, on_pareto_front=True)
-        for row in rows
+        dataclasses.replace(row, gpu=HOSTILE, profile=HOSTILE, on_pareto_front=True) for row in rows
     ]
 
 
