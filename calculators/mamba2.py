@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from infermeter.calculators.config_fields import int_field, optional_int
-from infermeter.calculators.errors import ConfigError
-from infermeter.calculators.mixers import STATE_DTYPE_BYTES, state_dtype
+from infermeter.calculators.mixers import STATE_DTYPE_BYTES, listed_layer_kinds, state_dtype
 
 MAMBA2 = "mamba2"
 MLP_ONLY = "mlp"  # Nemotron-H's MLP layers: no attention, no mixer, no KV
@@ -126,18 +125,13 @@ _PATTERN_KINDS = {"M": MAMBA2, "*": "full", "-": MLP_ONLY, "E": MLP_ONLY}
 def nemotron_h_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
     """Nemotron-H's layers from `hybrid_override_pattern` (M: Mamba-2, *: attention, -: MLP,
     E: mixture of experts)."""
-    pattern = config.get("hybrid_override_pattern")
-    if not isinstance(pattern, str) or len(pattern) != num_layers:
-        raise ConfigError(
-            f"{where}hybrid_override_pattern: expected a string of {num_layers} characters "
-            "(num_hidden_layers)"
-        )
-    kinds = []
-    for index, char in enumerate(pattern):
-        if char not in _PATTERN_KINDS:
-            raise ConfigError(
-                f"{where}hybrid_override_pattern[{index}]: layer kind {char!r} is not one the "
-                "calculators model; expected M (Mamba-2), * (attention), - (MLP) or E (experts)"
-            )
-        kinds.append(_PATTERN_KINDS[char])
-    return kinds
+    return listed_layer_kinds(
+        config,
+        "hybrid_override_pattern",
+        num_layers,
+        where,
+        sequence=str,
+        kinds=_PATTERN_KINDS,
+        refusal="layer kind {0!r} is not one the calculators model; expected M (Mamba-2), "
+        "* (attention), - (MLP) or E (experts)",
+    )

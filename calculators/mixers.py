@@ -152,24 +152,42 @@ def gated_delta_net_mixer(config: Mapping[str, Any], hidden: int, where: str) ->
     )
 
 
+def listed_layer_kinds(
+    config: Mapping[str, Any],
+    key: str,
+    num_layers: int,
+    where: str,
+    *,
+    sequence: type[str] | type[list[Any]],
+    kinds: Mapping[str, str],
+    refusal: str,
+) -> list[str]:
+    """Each layer's kind read from `config[key]`, one item a layer: a `sequence`, a string of
+    characters or a list of names, each one of `kinds` (mapped to the layer kind it stands for).
+    `refusal` says what an item may be, `{0!r}` standing for the item that is not one."""
+    listed = config.get(key)
+    noun, unit = ("string", "characters") if sequence is str else ("list", "entries")
+    items = f"a {noun} of {num_layers} {unit}"
+    if not isinstance(listed, sequence) or len(listed) != num_layers:
+        raise ConfigError(f"{where}{key}: expected {items} (num_hidden_layers)")
+    for index, item in enumerate(listed):
+        if not isinstance(item, str) or item not in kinds:
+            raise ConfigError(f"{where}{key}[{index}]: " + refusal.format(item))
+    return [kinds[item] for item in listed]
+
+
 def jamba_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
     """Which Jamba layers are attention ("full") and which are Mamba."""
-    block_types = config.get("layers_block_type")
-    if block_types is not None:
-        if not isinstance(block_types, list) or len(block_types) != num_layers:
-            raise ConfigError(
-                f"{where}layers_block_type: expected a list of {num_layers} entries "
-                "(num_hidden_layers)"
-            )
-        kinds = []
-        for index, kind in enumerate(block_types):
-            if kind not in ("attention", "mamba"):
-                raise ConfigError(
-                    f"{where}layers_block_type[{index}]: expected 'attention' or 'mamba', "
-                    f"got {kind!r}"
-                )
-            kinds.append("full" if kind == "attention" else MAMBA)
-        return kinds
+    if config.get("layers_block_type") is not None:
+        return listed_layer_kinds(
+            config,
+            "layers_block_type",
+            num_layers,
+            where,
+            sequence=list,
+            kinds={"attention": "full", "mamba": MAMBA},
+            refusal="expected 'attention' or 'mamba', got {0!r}",
+        )
     period = _positive(config, "attn_layer_period", where, 8)
     offset = config.get("attn_layer_offset", 4)
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < period:

@@ -45,6 +45,7 @@ from infermeter.bench.launch.vllm_log import (
     diagnose_startup_failure,
     parse_startup_log,
 )
+from infermeter.bench.launch.watchdog import group_alive
 from infermeter.bench.telemetry.engine_metrics import server_cache_config
 
 LOG_TAIL_LINES = 20
@@ -320,7 +321,7 @@ class VllmServer:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(wait_s)
             # Workers that outlived the main process (tensor-parallel ranks) go too.
-            if _group_alive(process.pid):
+            if group_alive(process.pid):
                 _signal_group(process.pid, signal.SIGTERM)
                 time.sleep(0.5)
                 _signal_group(process.pid, signal.SIGKILL)
@@ -414,11 +415,3 @@ def _start_watchdog(group: int, grace_s: float) -> subprocess.Popen[bytes] | Non
 def _signal_group(group_id: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group_id, sig)
-
-
-def _group_alive(group_id: int) -> bool:
-    try:
-        os.killpg(group_id, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
