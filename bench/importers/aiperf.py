@@ -39,15 +39,14 @@ converted from ns, us, ms or sec to ms (durations to seconds).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infermeter.bench.importers.common import (
     ImportFacts,
-    Measured,
     MissingFactError,
     ResultImportError,
     accepted_without_slo,
@@ -60,9 +59,13 @@ from infermeter.bench.importers.common import (
     same,
     scaled,
     timezone_of,
-    utc_stamp,
 )
-from infermeter.bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
+from infermeter.bench.importers.trace_runs import (
+    TraceReplayed,
+    TraceRun,
+    measured_runs,
+    replayed_trace,
+)
 from infermeter.registry.models import Result
 
 AIPERF_TOOL = "aiperf"
@@ -363,14 +366,6 @@ _RESHAPING = {
 }
 
 
-@dataclass(frozen=True)
-class TraceRun:
-    """A run that replayed a trace: the identity and load `trace_runs.replayed_trace` made."""
-
-    identity: dict[str, Any]
-    load: dict[str, Any]
-
-
 def _trace_dataset(config: dict[str, Any], where: str) -> tuple[str, dict[str, Any]] | None:
     """(where, dataset) of the Mooncake trace a run read: `datasets[i]` of `format`
     mooncake_trace (AIPerf 0.8 and later), or AIPerf 0.x's `input` with that
@@ -518,19 +513,16 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
     versions = same(
         [(where, export.get("aiperf_version")) for where, export in exports], "aiperf_version"
     )
-    traces = _trace_runs(exports, facts)
-    trace = one_trace(
-        [
-            (where, run.identity if run else None)
-            for (where, _), run in zip(exports, traces, strict=True)
-        ]
+    measured = measured_runs(
+        AIPERF_TOOL,
+        exports,
+        _trace_runs(exports, facts),
+        lambda export, where, run: _point(export, where, facts.slo_given, run),
+        lambda export, key, where: _moment(export, key, where, facts.timezone),
+        served_model=served_model,
+        api=_API.get(str(api)),
+        tool_version=versions if isinstance(versions, str) else None,
     )
-    points = [
-        _point(export, where, facts.slo_given, run)
-        for (where, export), run in zip(exports, traces, strict=True)
-    ]
-    starts = [_moment(export, "start_time", where, facts.timezone) for where, export in exports]
-    ends = [_moment(export, "end_time", where, facts.timezone) for where, export in exports]
     run_infos = [mapping(export, "run_info", where) or {} for where, export in exports]
     artifacts = [mapping(config, "artifacts", where) or {} for where, config in configs]
     commands = [
@@ -542,19 +534,12 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
         config.get("random_seed") for _, config in configs
     }
     seeds -= {None}
-    measured = Measured(
-        tool_name=AIPERF_TOOL,
-        points=points,
-        started_at=utc_stamp(min(starts)),
-        finished_at=utc_stamp(max(ends)),
-        served_model=served_model,
-        api=_API.get(str(api)),
-        tool_version=versions if isinstance(versions, str) else None,
+    measured = dataclasses.replace(
+        measured,
         command=next((c for c in commands if isinstance(c, str) and c), None)
         if len(exports) == 1
         else None,
         seed=next(iter(seeds)) if len(seeds) == 1 and isinstance(next(iter(seeds)), int) else None,
         complete=not any(export.get("was_cancelled") is True for _, export in exports),
-        trace=trace,
     )
     return assemble(facts, measured, "the exact `aiperf profile …` command line")

@@ -37,16 +37,15 @@ successful requests only:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infermeter.bench.importers.common import (
     MS_PER_S,
     ImportFacts,
-    Measured,
     ResultImportError,
     accepted_without_slo,
     assemble,
@@ -56,9 +55,13 @@ from infermeter.bench.importers.common import (
     read_json_object,
     same,
     scaled,
-    utc_stamp,
 )
-from infermeter.bench.importers.trace_runs import TraceReplayed, one_trace, replayed_trace
+from infermeter.bench.importers.trace_runs import (
+    TraceReplayed,
+    TraceRun,
+    measured_runs,
+    replayed_trace,
+)
 from infermeter.registry.models import Result
 
 GUIDELLM_TOOL = "guidellm"
@@ -252,15 +255,6 @@ _AS_WRITTEN = {
 _TRACE_UNITS_PER_S = 1000.0
 
 
-@dataclass(frozen=True)
-class TraceRun:
-    """A benchmark that replayed a trace: its identity, load and GuideLLM's own findings."""
-
-    identity: dict[str, Any]
-    load: dict[str, Any]
-    verdicts: list[dict[str, str]]
-
-
 def _mooncake_data(report: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
     """(where, data arguments) of the one Mooncake dataset a replay report states
     (`config.spec.data`, GuideLLM 0.8)."""
@@ -388,28 +382,19 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         ],
         "request_format",
     )
-    trace = one_trace(
-        [
-            (where, run.identity if run else None)
-            for (where, _), run in zip(benchmarks, traces, strict=True)
-        ]
-    )
-    points = []
-    for (where, benchmark), run in zip(benchmarks, traces, strict=True):
-        point = _point(benchmark, where, run)
-        accepted_without_slo(point)
-        points.append(point)
-    starts = [_moment(benchmark, "start_time", where) for where, benchmark in benchmarks]
-    ends = [_moment(benchmark, "end_time", where) for where, benchmark in benchmarks]
-    tool_version = same(versions, "guidellm_version")
-    measured = Measured(
-        tool_name=GUIDELLM_TOOL,
-        points=points,
-        started_at=utc_stamp(min(starts)),
-        finished_at=utc_stamp(max(ends)),
+    measured = measured_runs(
+        GUIDELLM_TOOL,
+        benchmarks,
+        traces,
+        _point,
+        _moment,
         served_model=served_model,
         api=_API.get(str(request_format)),
-        tool_version=tool_version if isinstance(tool_version, str) else None,
-        trace=trace,
+    )
+    for point in measured.points:
+        accepted_without_slo(point)
+    tool_version = same(versions, "guidellm_version")
+    measured = dataclasses.replace(
+        measured, tool_version=tool_version if isinstance(tool_version, str) else None
     )
     return assemble(facts, measured, "the exact `guidellm benchmark …` command line")

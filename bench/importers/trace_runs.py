@@ -13,14 +13,22 @@ speed then share a workload key and a load, whichever tool ran them.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from infermeter.bench.errors import WorkloadFileError
-from infermeter.bench.importers.common import MissingFactError, ResultImportError, same
+from infermeter.bench.importers.common import (
+    Measured,
+    MissingFactError,
+    ResultImportError,
+    same,
+    utc_stamp,
+)
 from infermeter.bench.workloads.trace import read_trace
 from infermeter.bench.workloads.trace_plan import offered_rate, trace_identity
 
@@ -34,6 +42,16 @@ class TraceReplayed:
     speed: float  # arrivals sped up by this factor (2: twice as fast)
     sent: int | None  # requests the run sent (the trace is cut there), None if not stated
     block_size: int | None = None  # tokens per hash ID, where the tool states it
+
+
+@dataclass(frozen=True)
+class TraceRun:
+    """A run that replayed a trace: the identity and load `replayed_trace` made, and the tool's
+    own findings on the replay (GuideLLM's; AIPerf states none)."""
+
+    identity: dict[str, Any]
+    load: dict[str, Any]
+    verdicts: list[dict[str, str]] = dataclasses.field(default_factory=list)
 
 
 def _file_name(recorded: str) -> str:
@@ -91,3 +109,34 @@ def one_trace(identities: Sequence[tuple[str, dict[str, Any] | None]]) -> dict[s
         raise ResultImportError("some runs replayed a trace and some did not; import them apart")
     identity: dict[str, Any] | None = same(identities, "replayed trace (its file, cut and speed)")
     return identity
+
+
+def measured_runs(
+    tool_name: str,
+    runs: Sequence[tuple[str, dict[str, Any]]],
+    traces: Sequence[TraceRun | None],
+    point: Callable[[dict[str, Any], str, TraceRun | None], dict[str, Any]],
+    moment: Callable[[dict[str, Any], str, str], dt.datetime],
+    **read: Any,
+) -> Measured:
+    """What runs measured, a load point each (`runs`: (where, run), `traces`: the trace each
+    replayed or None): the one trace they replayed, each run's `point`, the span from the
+    earliest `start_time` to the latest `end_time` (`moment` reads one), and the rest the files
+    say (`read`: `Measured`'s other fields)."""
+    trace = one_trace(
+        [
+            (where, run.identity if run else None)
+            for (where, _), run in zip(runs, traces, strict=True)
+        ]
+    )
+    points = [point(run, where, replay) for (where, run), replay in zip(runs, traces, strict=True)]
+    starts = [moment(run, "start_time", where) for where, run in runs]
+    ends = [moment(run, "end_time", where) for where, run in runs]
+    return Measured(
+        tool_name=tool_name,
+        points=points,
+        started_at=utc_stamp(min(starts)),
+        finished_at=utc_stamp(max(ends)),
+        trace=trace,
+        **read,
+    )
