@@ -490,8 +490,11 @@ def test_fleet_six_entries_two_gpu_kinds_a_node_killed_mid_run_all_collected_and
     seen = {_environ(pid).get("CUDA_VISIBLE_DEVICES") for pid in standins} - {None}
     assert len(seen) == 1, seen
     assert seen <= {"0", "1"}, seen
-    watchdogs = doomed.processes(WATCHDOG)
-    assert len(watchdogs) == len(standins), "a launched vLLM without its watchdog"
+    # Each vLLM's watchdog is started just after it (its command line may show a moment later).
+    deadline = time.monotonic() + 10
+    while len(watchdogs := doomed.processes(WATCHDOG)) < len(standins):
+        assert time.monotonic() < deadline, "a launched vLLM without its watchdog"
+        time.sleep(0.05)
     # Every process of the node dies but what the lost worker launched: the vLLMs and their
     # watchdogs (bench.launch.watchdog), which are not the worker's to take down.
     doomed.kill(leave=("standin_vllm.py", WATCHDOG))
