@@ -172,10 +172,8 @@ async def run_point(
     wall_start = time.monotonic()
     if share is None:
         share = Share(0, 1, time.monotonic_ns())
-    if plan.concurrency is not None:
-        await _closed_loop(send, build, plan, share, run.records, measured_from)
-    else:
-        await _open_loop(send, build, plan, share, run.records, measured_from)
+    loop = _Loop(send, build, plan, share, run.records, measured_from)
+    await (loop.closed() if plan.concurrency is not None else loop.open())
     if cut is not None:
         cut(None)
     run.client_cpu_s = time.process_time() - cpu_start
@@ -202,102 +200,103 @@ def _cutter(plan: PointPlan, cut: Cut | None) -> Callable[[int], None]:
     return measured_from
 
 
-async def _closed_loop(
-    send: Send,
-    build: Build,
-    plan: PointPlan,
-    share: Share,
-    records: list[RequestRecord],
-    measured_from: Callable[[int], None],
-) -> None:
-    assert plan.concurrency is not None
-    concurrency = plan.concurrency
-    total = plan.total_requests
+@dataclass(frozen=True)
+class _Loop:
+    """What a point's loop runs with: how to send and build a request, the point, this worker's
+    share of it, where its records go, and what to call at the first measured send."""
 
-    def mine_from(local: int) -> int:
-        while not share.owns(local, concurrency):
-            local += 1
-        return local
+    send: Send
+    build: Build
+    plan: PointPlan
+    share: Share
+    records: list[RequestRecord]
+    measured_from: Callable[[int], None]
 
-    next_local = mine_from(0)
-    deadline_ns: int | None = None
+    async def closed(self) -> None:
+        """A closed loop: `plan.concurrency` requests in flight, each sent when one ends."""
+        plan, share = self.plan, self.share
+        assert plan.concurrency is not None
+        concurrency = plan.concurrency
+        total = plan.total_requests
 
-    async def worker() -> None:
-        nonlocal next_local, deadline_ns
-        while True:
-            local = next_local
-            if total is not None and local >= total:
-                return
-            if local >= plan.warmup_requests and plan.duration_s is not None:
-                now = time.monotonic_ns()
-                if deadline_ns is None:
-                    deadline_ns = now + int(plan.duration_s * NS_PER_S)
-                    measured_from(now)
-                elif now >= deadline_ns:
+        def mine_from(local: int) -> int:
+            while not share.owns(local, concurrency):
+                local += 1
+            return local
+
+        next_local = mine_from(0)
+        deadline_ns: int | None = None
+
+        async def worker() -> None:
+            nonlocal next_local, deadline_ns
+            while True:
+                local = next_local
+                if total is not None and local >= total:
                     return
-            next_local = mine_from(local + 1)
-            record = await send(build(plan.first_index + local), None)
-            record.warmup = local < plan.warmup_requests
-            records.append(record)
+                if local >= plan.warmup_requests and plan.duration_s is not None:
+                    now = time.monotonic_ns()
+                    if deadline_ns is None:
+                        deadline_ns = now + int(plan.duration_s * NS_PER_S)
+                        self.measured_from(now)
+                    elif now >= deadline_ns:
+                        return
+                next_local = mine_from(local + 1)
+                record = await self.send(self.build(plan.first_index + local), None)
+                record.warmup = local < plan.warmup_requests
+                self.records.append(record)
 
-    await asyncio.gather(*(worker() for _ in range(share.slots(plan.concurrency))))
+        await asyncio.gather(*(worker() for _ in range(share.slots(plan.concurrency))))
 
-
-async def _open_loop(
-    send: Send,
-    build: Build,
-    plan: PointPlan,
-    share: Share,
-    records: list[RequestRecord],
-    measured_from: Callable[[int], None],
-) -> None:
-    assert plan.request_rate is not None
-    offsets = arrival_offsets_s(
-        plan.request_rate,
-        seed=plan.seed,
-        burstiness=plan.burstiness,
-        count=plan.total_requests,
-        warmup=plan.warmup_requests,
-        duration_s=plan.duration_s,
-    )
-
-    slots = (
-        asyncio.Semaphore(max(share.slots(plan.max_concurrency), 1))
-        if plan.max_concurrency is not None
-        else None
-    )
-
-    async def send_one(request: PromptRequest, intended_ns: int, warmup: bool) -> None:
-        if slots is None:
-            record = await send(request, intended_ns)
-        else:
-            full = slots.locked()  # only then is the wait the cap's, not the client's own lag
-            queued_ns = time.monotonic_ns()
-            async with slots:
-                waited_ns = time.monotonic_ns() - queued_ns if full else 0
-                record = await send(request, intended_ns)
-            record.slot_wait_ns = waited_ns
-        record.warmup = warmup
-        records.append(record)
-
-    mine = range(share.worker, len(offsets), share.workers)  # = share.owns(local, None)
-    tasks: list[asyncio.Task[None]] = []
-    if not mine:
-        return
-    # The next request is built while waiting for its send time, not after it.
-    request = build(plan.first_index + mine[0])
-    start_ns = share.start_ns
-    measured = offsets[plan.warmup_requests] if plan.warmup_requests < len(offsets) else 0.0
-    measured_from(start_ns + int(measured * NS_PER_S))
-    for position, local in enumerate(mine):
-        intended_ns = start_ns + int(offsets[local] * NS_PER_S)
-        delay_ns = intended_ns - time.monotonic_ns()
-        if delay_ns > 0:
-            await asyncio.sleep(delay_ns / NS_PER_S)
-        tasks.append(
-            asyncio.create_task(send_one(request, intended_ns, local < plan.warmup_requests))
+    async def open(self) -> None:
+        """An open loop: requests sent at their scheduled arrival times."""
+        plan, share = self.plan, self.share
+        assert plan.request_rate is not None
+        offsets = arrival_offsets_s(
+            plan.request_rate,
+            seed=plan.seed,
+            burstiness=plan.burstiness,
+            count=plan.total_requests,
+            warmup=plan.warmup_requests,
+            duration_s=plan.duration_s,
         )
-        await asyncio.sleep(0)  # let the request leave before the next one is built
-        if position + 1 < len(mine):
-            request = build(plan.first_index + mine[position + 1])
-    await asyncio.gather(*tasks)
+
+        slots = (
+            asyncio.Semaphore(max(share.slots(plan.max_concurrency), 1))
+            if plan.max_concurrency is not None
+            else None
+        )
+
+        async def send_one(request: PromptRequest, intended_ns: int, warmup: bool) -> None:
+            if slots is None:
+                record = await self.send(request, intended_ns)
+            else:
+                full = slots.locked()  # only then is the wait the cap's, not the client's own lag
+                queued_ns = time.monotonic_ns()
+                async with slots:
+                    waited_ns = time.monotonic_ns() - queued_ns if full else 0
+                    record = await self.send(request, intended_ns)
+                record.slot_wait_ns = waited_ns
+            record.warmup = warmup
+            self.records.append(record)
+
+        mine = range(share.worker, len(offsets), share.workers)  # = share.owns(local, None)
+        tasks: list[asyncio.Task[None]] = []
+        if not mine:
+            return
+        # The next request is built while waiting for its send time, not after it.
+        request = self.build(plan.first_index + mine[0])
+        start_ns = share.start_ns
+        measured = offsets[plan.warmup_requests] if plan.warmup_requests < len(offsets) else 0.0
+        self.measured_from(start_ns + int(measured * NS_PER_S))
+        for position, local in enumerate(mine):
+            intended_ns = start_ns + int(offsets[local] * NS_PER_S)
+            delay_ns = intended_ns - time.monotonic_ns()
+            if delay_ns > 0:
+                await asyncio.sleep(delay_ns / NS_PER_S)
+            tasks.append(
+                asyncio.create_task(send_one(request, intended_ns, local < plan.warmup_requests))
+            )
+            await asyncio.sleep(0)  # let the request leave before the next one is built
+            if position + 1 < len(mine):
+                request = self.build(plan.first_index + mine[position + 1])
+        await asyncio.gather(*tasks)
