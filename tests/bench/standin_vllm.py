@@ -13,7 +13,8 @@ Behaviour the tests choose through the environment:
   out-of-memory while loading, exit 1); `unsupported` (an unsupported architecture, exit 1);
   `crash` (dies with exit 1 when request `STANDIN_VLLM_CRASH_AFTER` + 1 arrives).
 - `STANDIN_VLLM_TTFT_S`, `STANDIN_VLLM_ITL_S`: the fake server's timings (default 0.005, 0.002).
-- `STANDIN_VLLM_IGNORE_SIGINT=1`: ignore SIGINT (a server that only SIGTERM stops).
+- `STANDIN_VLLM_IGNORE_SIGINT=1`: ignore SIGINT (a server that only SIGTERM stops), saying so in
+  its log (`IGNORED_SIGINT`), so a test knows when its launcher has asked it to stop.
 - `STANDIN_VLLM_EMPTY_TEXT_EVERY=N`: every N-th token streams as a chunk without text, as the
   real vLLM streams a random model's special tokens and partial characters (0: never).
 - `--api-key KEY` (a `vllm serve` option): /v1/* answers 401 without `Authorization: Bearer KEY`.
@@ -51,6 +52,7 @@ AVAILABLE_KV_GIB = 53.12
 WEIGHTS_GIB = 14.9889
 GRAPH_GIB = 0.52
 STARTED_AT = time.time()
+IGNORED_SIGINT = "SIGINT received and ignored (STANDIN_VLLM_IGNORE_SIGINT)"
 
 
 def log(level: str, where: str, message: str) -> None:
@@ -245,7 +247,7 @@ def main(argv: list[str]) -> int:
     args, other = parser.parse_known_args(argv)
     mode = os.environ.get("STANDIN_VLLM_MODE", "ok")
     if os.environ.get("STANDIN_VLLM_IGNORE_SIGINT") == "1":
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, lambda number, frame: log("INFO", "standin", IGNORED_SIGINT))
 
     log("INFO", "__init__.py:244", "Automatically detected platform cuda.")
     log("INFO", "api_server.py:1287", f"vLLM API server version {VERSION}")

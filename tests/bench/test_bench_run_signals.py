@@ -23,6 +23,7 @@ import pytest
 from bench_helpers import process_alive, server_process
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
+from standin_vllm import IGNORED_SIGINT
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.launch.server import free_port
@@ -179,8 +180,13 @@ def test_bench_run_standin_second_signal_during_shutdown_still_writes(
     process = _start_run(tmp_path, standin_vllm, {"STANDIN_VLLM_IGNORE_SIGINT": "1"})
     _wait_for_second_point(process)
     process.send_signal(signal.SIGINT)
-    time.sleep(1.0)  # infermeter is now waiting for the stand-in to exit
-    assert process.poll() is None
+    # infermeter is waiting for the stand-in to exit once the stand-in has had its SIGINT
+    log = tmp_path / "result.vllm.log"
+    deadline = time.monotonic() + 120
+    while IGNORED_SIGINT not in log.read_text():
+        assert process.poll() is None, "infermeter ended before it stopped the stand-in"
+        assert time.monotonic() < deadline, "infermeter did not stop the stand-in"
+        time.sleep(0.05)
     process.send_signal(second)
     _, rest = process.communicate(timeout=120)  # guards against a hang; 12 s seen under load
     assert process.returncode == 1, rest
