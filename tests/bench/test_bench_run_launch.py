@@ -7,9 +7,6 @@ import json
 import re
 import signal
 import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import jsonschema
@@ -17,6 +14,7 @@ import pytest
 from bench_helpers import process_alive
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
+from test_bench_run_signals import _start_run, _wait_for_second_point
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
@@ -211,33 +209,13 @@ def test_bench_run_endpoint_output_needs_to_know_the_engine(
 def test_bench_run_launch_ctrl_c_stops_vllm_and_keeps_finished_points(
     tmp_path: Path, standin_vllm: Path
 ) -> None:
+    """Ctrl-C inside the second point (the run as `test_bench_run_signals` starts it, waiting
+    on the stand-in's own count of requests, not on a sleep)."""
     output = tmp_path / "result.json"
-    command = [
-        sys.executable, "-c", "from infermeter.bench.cli.main import main; main()",
-        "bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
-        "--gpu", "h100-sxm", "--output", str(output), "--concurrency", "1,2",
-        "--duration", "3", "--num-requests", "100000", "--warmup", "1",
-        "--input-len", "16", "--output-len", "8",
-    ]  # fmt: skip
-    # A shell starts background jobs with SIGINT ignored, and a child inherits that: restore
-    # the default so this test behaves the same however pytest itself was started.
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    assert process.stderr is not None
-    deadline = time.monotonic() + 20
-    for line in process.stderr:
-        if line.startswith("c=1:"):
-            break
-        assert time.monotonic() < deadline, "the first point did not finish"
-    time.sleep(0.5)  # inside the second point
+    process = _start_run(tmp_path, standin_vllm)
+    _wait_for_second_point(process)
     process.send_signal(signal.SIGINT)
-    _, rest = process.communicate(timeout=30)
+    _, rest = process.communicate(timeout=120)  # guards against a hang; 12 s seen under load
     assert process.returncode == 1, rest
     assert "the run is incomplete: interrupted" in rest
     result = RegistryResult.model_validate_json(output.read_text())
