@@ -43,20 +43,22 @@ SLO.
 
 This module summarizes a point (`summarize_point`) and raises its verdicts; its parts, one
 concept each: `request_figures` (one record's figures), `distribution` (n, mean, percentiles)
-and `point_summary` (`Slo`, `VerdictThresholds`, `PointSummary`, `Verdict`).
+and `point_summary` (`Slo`, `VerdictThresholds`, `PointSummary`, `Verdict`, `PointRecords` and
+the scalar figures worked out from it).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import Distribution, summarize
 from infermeter.bench.run.point_summary import (
     LATENCIES,
+    SCALARS,
+    PointRecords,
     PointSummary,
     RequestTimes,
     Slo,
@@ -67,8 +69,6 @@ from infermeter.bench.run.request_figures import (
     NS_PER_S,
     USAGE_TOKENS_PER_CHUNK_TOLERANCE,
     e2e_s,
-    length_not_honoured,
-    meets_slo,
     output_token_count,
     tpot_s,
     ttft_s,
@@ -108,27 +108,18 @@ def summarize_point(
     thresholds: VerdictThresholds = VerdictThresholds(),  # noqa: B008
 ) -> PointSummary:
     """Summarize the measured (non-warm-up) records of one load point."""
-    m = _Measured.of(records, slo)
-    ok, failed, window_s, per_second = m.ok, m.failed, m.window_s, m.per_second
+    m = PointRecords.of(records, slo)
+    ok, failed, window_s = m.ok, m.failed, m.window_s
     lag, send_rate, completion_rate, first_token_rate = _open_loop(request_rate, m.scheduled, ok)
     summary = PointSummary(
         concurrency=concurrency,
         request_rate=request_rate,
-        completed=len(ok),
-        failed=len(failed),
         failures_by_kind=dict(Counter(str(r.error) for r in failed)),
         failures_by_http_status=dict(
             Counter(str(r.http_status) for r in failed if r.http_status is not None)
         ),
         window_s=window_s,
-        output_tokens=m.output_tokens,
-        input_tokens=m.input_tokens,
-        accepted_requests=len(m.accepted),
-        accepted_output_tokens=m.accepted_tokens,
-        request_throughput=per_second(len(ok)),
-        output_token_throughput=per_second(m.output_tokens),
-        total_token_throughput=per_second(m.output_tokens + m.input_tokens),
-        accepted_output_token_throughput=per_second(m.accepted_tokens),
+        **{name: of(m) for name, of in SCALARS.items()},
         slo_attainment=len(m.accepted) / len(m.measured) if m.measured else None,
         **_latencies(ok),
         send_lag_ms=lag,
@@ -143,7 +134,6 @@ def summarize_point(
             client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None
         ),
         achieved_first_token_rate=first_token_rate,
-        achieved_concurrency_mean=_mean_in_flight(records, window_s),
         per_request=tuple(
             RequestTimes(output_token_count(r), ttft_s(r), tpot_s(r), e2e_s(r))
             for r in sorted(ok, key=lambda r: r.send_ns)
@@ -151,53 +141,6 @@ def summarize_point(
     )
     summary.verdicts.extend(_verdicts(summary, m.scheduled, m.length_mismatch, thresholds))
     return summary
-
-
-@dataclass(frozen=True)
-class _Measured:
-    """A point's measured (non-warm-up) records, sorted into what its summary counts."""
-
-    measured: list[RequestRecord]
-    ok: list[RequestRecord]
-    failed: list[RequestRecord]
-    window_s: float
-    output_tokens: int
-    input_tokens: int
-    accepted: list[RequestRecord]  # successful and within every declared SLO
-    accepted_tokens: int
-    scheduled: list[RequestRecord]  # an open loop's: sent at an intended time
-    length_mismatch: list[RequestRecord]
-    usage_rejected: int
-
-    @classmethod
-    def of(cls, records: Sequence[RequestRecord], slo: Slo) -> _Measured:
-        measured = [r for r in records if not r.warmup]
-        ok = [r for r in measured if r.ok]
-        window_s = 0.0
-        if measured:
-            start_ns = min(r.send_ns for r in measured)
-            end_ns = max(r.end_ns for r in measured)
-            window_s = max(end_ns - start_ns, 0) / NS_PER_S
-        accepted = [r for r in ok if meets_slo(r, slo)]
-        expected = [r for r in ok if r.expected_output_tokens is not None]
-        return cls(
-            measured=measured,
-            ok=ok,
-            failed=[r for r in measured if not r.ok],
-            window_s=window_s,
-            output_tokens=sum(output_token_count(r) for r in ok),
-            input_tokens=sum(
-                r.prompt_tokens if r.prompt_tokens is not None else r.input_tokens for r in ok
-            ),
-            accepted=accepted,
-            accepted_tokens=sum(output_token_count(r) for r in accepted),
-            scheduled=[r for r in measured if r.intended_send_ns is not None],
-            length_mismatch=[r for r in expected if length_not_honoured(r)],
-            usage_rejected=sum(1 for r in ok if r.usage_rejected is not None),
-        )
-
-    def per_second(self, amount: float) -> float:
-        return amount / self.window_s if self.window_s > 0 else 0.0
 
 
 def _open_loop(
@@ -219,17 +162,6 @@ def _open_loop(
         _rate(len(ends), ends[0], ends[-1]) if ends else None,
         _rate(len(firsts), firsts[0], firsts[-1]) if firsts else None,
     )
-
-
-def _mean_in_flight(records: Sequence[RequestRecord], window_s: float) -> float | None:
-    """Time-weighted mean of requests in flight over the measured window (warm-up included)."""
-    measured = [r for r in records if not r.warmup]
-    if not measured or window_s <= 0:
-        return None
-    start_ns = min(r.send_ns for r in measured)
-    end_ns = max(r.end_ns for r in measured)
-    busy_ns = sum(max(min(r.end_ns, end_ns) - max(r.send_ns, start_ns), 0) for r in records)
-    return busy_ns / NS_PER_S / window_s
 
 
 def _verdicts(

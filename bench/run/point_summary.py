@@ -1,16 +1,27 @@
 """What a load point's figures are judged by (`Slo`, `VerdictThresholds`) and what they are
-(`PointSummary`, with its `Verdict`s); `bench.run.metrics.summarize_point` fills them in.
+(`PointSummary`, with its `Verdict`s), and what a scalar figure is worked out from (each
+stored field's own function of the point's `PointRecords`); `bench.run.metrics.summarize_point`
+fills them in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import Distribution
-from infermeter.bench.run.request_figures import e2e_s, token_gaps_s, tpot_s, ttft_s
+from infermeter.bench.run.request_figures import (
+    NS_PER_S,
+    e2e_s,
+    length_not_honoured,
+    meets_slo,
+    output_token_count,
+    token_gaps_s,
+    tpot_s,
+    ttft_s,
+)
 
 if TYPE_CHECKING:
     from infermeter.bench.workloads.conversation import TurnSummary
@@ -54,6 +65,68 @@ class Verdict:
     message: str
 
 
+@dataclass(frozen=True)
+class PointRecords:
+    """A point's records (`records`, warm-up included), the measured (non-warm-up) ones sorted
+    into what its summary counts: what a figure of the point is worked out from."""
+
+    records: Sequence[RequestRecord]
+    measured: list[RequestRecord]
+    ok: list[RequestRecord]
+    failed: list[RequestRecord]
+    window_s: float
+    output_tokens: int
+    input_tokens: int
+    accepted: list[RequestRecord]  # successful and within every declared SLO
+    accepted_tokens: int
+    scheduled: list[RequestRecord]  # an open loop's: sent at an intended time
+    length_mismatch: list[RequestRecord]
+    usage_rejected: int
+
+    @classmethod
+    def of(cls, records: Sequence[RequestRecord], slo: Slo) -> PointRecords:
+        measured = [r for r in records if not r.warmup]
+        ok = [r for r in measured if r.ok]
+        window_s = 0.0
+        if measured:
+            start_ns = min(r.send_ns for r in measured)
+            end_ns = max(r.end_ns for r in measured)
+            window_s = max(end_ns - start_ns, 0) / NS_PER_S
+        accepted = [r for r in ok if meets_slo(r, slo)]
+        expected = [r for r in ok if r.expected_output_tokens is not None]
+        return cls(
+            records=records,
+            measured=measured,
+            ok=ok,
+            failed=[r for r in measured if not r.ok],
+            window_s=window_s,
+            output_tokens=sum(output_token_count(r) for r in ok),
+            input_tokens=sum(
+                r.prompt_tokens if r.prompt_tokens is not None else r.input_tokens for r in ok
+            ),
+            accepted=accepted,
+            accepted_tokens=sum(output_token_count(r) for r in accepted),
+            scheduled=[r for r in measured if r.intended_send_ns is not None],
+            length_mismatch=[r for r in expected if length_not_honoured(r)],
+            usage_rejected=sum(1 for r in ok if r.usage_rejected is not None),
+        )
+
+    def per_second(self, amount: float) -> float:
+        return amount / self.window_s if self.window_s > 0 else 0.0
+
+    def mean_in_flight(self) -> float | None:
+        """Time-weighted mean of requests in flight over the measured window (warm-up
+        included)."""
+        if not self.measured or self.window_s <= 0:
+            return None
+        start_ns = min(r.send_ns for r in self.measured)
+        end_ns = max(r.end_ns for r in self.measured)
+        busy_ns = sum(
+            max(min(r.end_ns, end_ns) - max(r.send_ns, start_ns), 0) for r in self.records
+        )
+        return busy_ns / NS_PER_S / self.window_s
+
+
 def _samples(per_request: Callable[[RequestRecord], Iterable[float]]) -> dict[str, Any]:
     """A latency distribution's field metadata: the point's completed requests each give
     `per_request`'s samples, in seconds. `summarize_point` fills it, and the `--json` point and
@@ -61,10 +134,13 @@ def _samples(per_request: Callable[[RequestRecord], Iterable[float]]) -> dict[st
     return {"per_request": per_request}
 
 
-def _stored(path: str, digits: int | None = None) -> dict[str, Any]:
-    """A figure's field metadata: where the result's load point states it (a dotted path,
+def _stored(
+    of: Callable[[PointRecords], float | None], path: str, digits: int | None = None
+) -> dict[str, Any]:
+    """A figure's field metadata: `of` works it out from the point's records (`summarize_point`
+    fills it so), and the result's load point states it at `path` (dotted,
     `throughput.requests_per_s`), rounded to `digits` decimals (None: as it is)."""
-    return {"stored": (path, digits)}
+    return {"of": of, "stored": (path, digits)}
 
 
 def _stated(seconds: float | None) -> tuple[float, ...]:
@@ -77,20 +153,36 @@ class PointSummary:
 
     concurrency: int | None
     request_rate: float | None
-    completed: int = field(metadata=_stored("requests.completed"))
-    failed: int = field(metadata=_stored("requests.failed"))
+    completed: int = field(metadata=_stored(lambda m: len(m.ok), "requests.completed"))
+    failed: int = field(metadata=_stored(lambda m: len(m.failed), "requests.failed"))
     failures_by_kind: dict[str, int]
     failures_by_http_status: dict[str, int]
     window_s: float
-    output_tokens: int = field(metadata=_stored("tokens.output"))
-    input_tokens: int = field(metadata=_stored("tokens.input"))
-    accepted_requests: int = field(metadata=_stored("requests.accepted"))
-    accepted_output_tokens: int = field(metadata=_stored("tokens.accepted_output"))
-    request_throughput: float = field(metadata=_stored("throughput.requests_per_s", 3))
-    output_token_throughput: float = field(metadata=_stored("throughput.output_tokens_per_s", 3))
-    total_token_throughput: float = field(metadata=_stored("throughput.total_tokens_per_s", 3))
+    output_tokens: int = field(metadata=_stored(lambda m: m.output_tokens, "tokens.output"))
+    input_tokens: int = field(metadata=_stored(lambda m: m.input_tokens, "tokens.input"))
+    accepted_requests: int = field(metadata=_stored(lambda m: len(m.accepted), "requests.accepted"))
+    accepted_output_tokens: int = field(
+        metadata=_stored(lambda m: m.accepted_tokens, "tokens.accepted_output")
+    )
+    request_throughput: float = field(
+        metadata=_stored(lambda m: m.per_second(len(m.ok)), "throughput.requests_per_s", 3)
+    )
+    output_token_throughput: float = field(
+        metadata=_stored(
+            lambda m: m.per_second(m.output_tokens), "throughput.output_tokens_per_s", 3
+        )
+    )
+    total_token_throughput: float = field(
+        metadata=_stored(
+            lambda m: m.per_second(m.output_tokens + m.input_tokens),
+            "throughput.total_tokens_per_s",
+            3,
+        )
+    )
     accepted_output_token_throughput: float = field(
-        metadata=_stored("throughput.accepted_output_tokens_per_s", 3)
+        metadata=_stored(
+            lambda m: m.per_second(m.accepted_tokens), "throughput.accepted_output_tokens_per_s", 3
+        )
     )
     slo_attainment: float | None
     ttft_ms: Distribution = field(metadata=_samples(lambda record: (ttft_s(record),)))
@@ -106,7 +198,7 @@ class PointSummary:
     client_cpu_fraction: float | None
     achieved_first_token_rate: float | None = None
     achieved_concurrency_mean: float | None = field(
-        default=None, metadata=_stored("concurrency_mean", 3)
+        default=None, metadata=_stored(PointRecords.mean_in_flight, "concurrency_mean", 3)
     )
     verdicts: list[Verdict] = field(default_factory=list)
     # Multi-turn points (`bench.workloads.conversation`): TTFT and prompt length by turn index.
@@ -164,6 +256,11 @@ LATENCIES: dict[str, Callable[[RequestRecord], Iterable[float]]] = {
 }
 """The latency distributions of a point (`ttft_ms`, `itl_ms`, `tpot_ms`, `e2e_ms`), each with
 the samples (seconds) one request gives."""
+
+SCALARS: dict[str, Callable[[PointRecords], Any]] = {
+    column.name: column.metadata["of"] for column in fields(PointSummary) if "of" in column.metadata
+}
+"""The figures of a point worked out from its records alone: field → how."""
 
 STORED: dict[str, tuple[str, int | None]] = {
     column.name: column.metadata["stored"]
