@@ -65,6 +65,26 @@ class Verdict:
     message: str
 
 
+def _samples(per_request: Callable[[RequestRecord], Iterable[float]]) -> dict[str, Any]:
+    """A latency distribution's field metadata: the point's completed requests each give
+    `per_request`'s samples, in seconds. `summarize_point` fills it, and the `--json` point and
+    the result's load point state it whole (`LATENCIES`)."""
+    return {"per_request": per_request}
+
+
+def _stored(
+    of: Callable[[PointRecords], float | None], path: str, digits: int | None = None
+) -> dict[str, Any]:
+    """A figure's field metadata: `of` works it out from the point's records (`summarize_point`
+    fills it so), and the result's load point states it at `path` (dotted,
+    `throughput.requests_per_s`), rounded to `digits` decimals (None: as it is)."""
+    return {"of": of, "stored": (path, digits)}
+
+
+def _stated(seconds: float | None) -> tuple[float, ...]:
+    return () if seconds is None else (seconds,)
+
+
 @dataclass(frozen=True)
 class PointRecords:
     """A point's records (`records`, warm-up included), the measured (non-warm-up) ones sorted
@@ -125,26 +145,6 @@ class PointRecords:
             max(min(r.end_ns, end_ns) - max(r.send_ns, start_ns), 0) for r in self.records
         )
         return busy_ns / NS_PER_S / self.window_s
-
-
-def _samples(per_request: Callable[[RequestRecord], Iterable[float]]) -> dict[str, Any]:
-    """A latency distribution's field metadata: the point's completed requests each give
-    `per_request`'s samples, in seconds. `summarize_point` fills it, and the `--json` point and
-    the result's load point state it whole (`LATENCIES`)."""
-    return {"per_request": per_request}
-
-
-def _stored(
-    of: Callable[[PointRecords], float | None], path: str, digits: int | None = None
-) -> dict[str, Any]:
-    """A figure's field metadata: `of` works it out from the point's records (`summarize_point`
-    fills it so), and the result's load point states it at `path` (dotted,
-    `throughput.requests_per_s`), rounded to `digits` decimals (None: as it is)."""
-    return {"of": of, "stored": (path, digits)}
-
-
-def _stated(seconds: float | None) -> tuple[float, ...]:
-    return () if seconds is None else (seconds,)
 
 
 @dataclass(frozen=True)
