@@ -32,7 +32,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.trtllm import TrtllmDocument
-from infermeter.registry.harvest.trtllm_names import GPU_NAMES, TOTAL_METRIC
+from infermeter.registry.harvest.trtllm_names import GPU_NAMES, MODELS, TOTAL_METRIC
 from infermeter.registry.models import (
     ReportedSource,
     Result,
@@ -42,24 +42,6 @@ from infermeter.registry.models import (
 GRID = re.compile(r"^\|\s*\|\s*GPU\s*\|", re.MULTILINE)
 """A grid's GPU header row: what tells this layout from the others."""
 
-
-MODELS: dict[str, tuple[str, dict[str, str]]] = {
-    "Llama 3.3 70B": (
-        "llama-3.3-70b-instruct",
-        {"FP4": "nvidia/Llama-3.3-70B-Instruct-FP4", "FP8": "nvidia/Llama-3.3-70B-Instruct-FP8"},
-    ),
-    "Llama 3.1 405B": (
-        "llama-3.1-405b-instruct",
-        {"FP4": "nvidia/Llama-3.1-405B-Instruct-FP4", "FP8": "nvidia/Llama-3.1-405B-Instruct-FP8"},
-    ),
-    "Llama 3.1 8B": ("llama-3.1-8b-instruct", {"FP8": "nvidia/Llama-3.1-8B-Instruct-FP8"}),
-    "Llama 4 Maverick": (
-        "llama-4-maverick-17b-128e-instruct",
-        {"FP8": "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8"},
-    ),
-}
-"""Headings → (catalog id, checkpoint per precision); a checkpoint counts only where the page's
-FP4/FP8 model lists name it."""
 
 NVIDIA_PAGE_CELLS: dict[str, tuple[str, frozenset[str]]] = {
     "ab4143e1d3c82df550f0d5673090a8feee84c7bd": (

@@ -1,8 +1,8 @@
 """The names TensorRT-LLM's performance overview uses for GPUs and models, and their catalog ids.
 
-Kept apart from the reader (`registry.harvest.trtllm`) so that a new version of the page that
-names a new model is one line here; a new GPU name is a `source_names` line of its GPU in the
-GPU catalog.
+Kept apart from the readers (`registry.harvest.trtllm`, `trtllm_grid`) so that a new version of
+the page that names a new model is one line here; a new GPU name is a `source_names` line of its
+GPU in the GPU catalog.
 """
 
 from infermeter.registry.harvest.sources import TRTLLM
@@ -36,7 +36,7 @@ MODELS: dict[str, tuple[str, dict[str, str | None]]] = {
         {"FP4": "nvidia/Qwen3-235B-A22B-FP4", "FP8": "nvidia/Qwen3-235B-A22B-FP8"},
     ),
     "Qwen3 30B A3B": ("qwen3-30b-a3b", {"FP4": "nvidia/Qwen3-30B-A3B-FP4"}),
-    # The 1.0 layout's `####` headings.
+    # The `####` headings of the 1.0 layout and of the 0.19/0.20 grids (`trtllm_grid`).
     "Llama 4 Scout": ("llama-4-scout-17b-16e-instruct", {"FP4": None, "FP8": None}),
     "Llama 3.3 70B": (
         "llama-3.3-70b-instruct",
