@@ -17,10 +17,12 @@ from typing import Any
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
+from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.layer_kinds import layer_kinds
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
 from infermeter.calculators.mixers import (
+    KDA,
     LINEAR_ATTENTION,
     MAMBA,
     RecurrentMixer,
@@ -51,7 +53,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
-        "gemma4_unified_text", "kimi_k25", "glm4_moe_lite",
+        "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -136,6 +138,11 @@ _FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text"}
 CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
     # Granite 4.0-H: its shared expert (or, without experts, its only MLP).
     "granitemoehybrid": {"shared_intermediate_size": "shared_expert_intermediate_size"},
+    # Kimi Linear (vLLM's KimiLinearConfig): its expert keys under the names read elsewhere.
+    "kimi_linear": {
+        "num_experts_per_token": "num_experts_per_tok",
+        "num_shared_experts": "n_shared_experts",
+    },
     "gptj": {
         "n_embd": "hidden_size",
         "n_layer": "num_hidden_layers",
@@ -197,6 +204,8 @@ def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
                     "by name, and this key declares a mechanism that reading it generically "
                     "does not model"
                 )
+    if model_type == "kimi_linear":
+        check_kimi_linear(config, where)
     check_moe_keys(config, where)
     return generic
 
@@ -416,6 +425,8 @@ def _mixer(
         return jamba_mixer(config, hidden, where)
     if LINEAR_ATTENTION in kinds:
         return gated_delta_net_mixer(config, hidden, where)
+    if KDA in kinds:
+        return kda_mixer(config, hidden, where)
     return None
 
 

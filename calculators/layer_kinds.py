@@ -6,6 +6,7 @@ from typing import Any
 
 from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.kda import kimi_linear_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
 from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
@@ -66,6 +67,8 @@ def layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tuple
         # Granite 4.0-H's "mamba" layers are Mamba-2 (vLLM's granitemoehybrid.py: MambaMixer2).
         kinds = _listed_layer_kinds(config, num_layers, where)
         return tuple(MAMBA2 if kind == MAMBA else kind for kind in kinds)
+    if model_type == "kimi_linear":
+        return tuple(kimi_linear_layer_kinds(config, num_layers, where))
     if model_type == "llama4_text":
         return tuple(_llama4_layer_kinds(config, num_layers, where))
     if model_type == "qwen3_next":

@@ -1,4 +1,5 @@
-"""Layers that mix tokens without a KV cache: Mamba (Jamba) and Gated DeltaNet (Qwen3-Next).
+"""Layers that mix tokens without a KV cache: Mamba (Jamba), Gated DeltaNet (Qwen3-Next) and
+Kimi Delta Attention (Kimi Linear).
 
 Such a layer keeps a fixed-size state per sequence instead of a K and V vector per token: a
 short convolution window and a recurrent (SSM) state. vLLM allocates one state slot per running
@@ -16,6 +17,7 @@ from infermeter.calculators.errors import ConfigError
 
 MAMBA = "mamba"
 LINEAR_ATTENTION = "linear_attention"
+KDA = "kda"  # Kimi Delta Attention: Gated DeltaNet with a per-channel gate (see calculators.kda)
 
 STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -24,7 +26,7 @@ STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 class RecurrentMixer:
     """One kind of state-space / linear-attention layer, as the config describes it."""
 
-    kind: str  # MAMBA or LINEAR_ATTENTION
+    kind: str  # MAMBA, LINEAR_ATTENTION or KDA
     hidden_size: int
     # Mamba (Jamba): inner width, state size, convolution width, dt rank, biases.
     inner_size: int = 0
@@ -33,7 +35,7 @@ class RecurrentMixer:
     dt_rank: int = 0
     conv_bias: bool = False
     proj_bias: bool = False
-    # Gated DeltaNet (Qwen3-Next): key/value heads and head sizes.
+    # Gated DeltaNet (Qwen3-Next) and KDA: key/value heads and head sizes.
     key_heads: int = 0
     value_heads: int = 0
     key_head_dim: int = 0
@@ -42,27 +44,11 @@ class RecurrentMixer:
 
     def params(self, tp: int) -> tuple[int, int]:
         """(linear weights, small tensors) of one such layer on one of `tp` ranks."""
-        hidden = self.hidden_size
         if self.kind == MAMBA:
-            inner = self.inner_size // tp
-            state, rank = self.state_size, self.dt_rank
-            linear = (
-                hidden * 2 * inner  # in_proj (x and gate)
-                + inner * (rank + 2 * state)  # x_proj → dt, B, C
-                + rank * inner  # dt_proj
-                + inner * hidden  # out_proj
-            )
-            small = (
-                inner * self.conv_kernel  # conv1d weight
-                + (inner if self.conv_bias else 0)
-                + inner  # dt_proj bias
-                + inner * state  # A_log
-                + inner  # D
-                + rank
-                + 2 * state  # Jamba's dt/B/C layernorms
-                + (2 * inner + hidden if self.proj_bias else 0)
-            )
-            return linear, small
+            return self._mamba_params(tp)
+        if self.kind == KDA:
+            return self._kda_params(tp)
+        hidden = self.hidden_size
         key_dim = self.key_heads * self.key_head_dim
         value_dim = self.value_heads * self.value_head_dim
         conv_dim = 2 * key_dim + value_dim
@@ -75,6 +61,49 @@ class RecurrentMixer:
             conv_dim * self.conv_kernel // tp  # conv1d (no bias)
             + 2 * self.value_heads // tp  # dt_bias, A_log
             + self.value_head_dim  # the gated RMSNorm over each value head
+        )
+        return linear, small
+
+    def _mamba_params(self, tp: int) -> tuple[int, int]:
+        hidden = self.hidden_size
+        inner = self.inner_size // tp
+        state, rank = self.state_size, self.dt_rank
+        linear = (
+            hidden * 2 * inner  # in_proj (x and gate)
+            + inner * (rank + 2 * state)  # x_proj → dt, B, C
+            + rank * inner  # dt_proj
+            + inner * hidden  # out_proj
+        )
+        small = (
+            inner * self.conv_kernel  # conv1d weight
+            + (inner if self.conv_bias else 0)
+            + inner  # dt_proj bias
+            + inner * state  # A_log
+            + inner  # D
+            + rank
+            + 2 * state  # Jamba's dt/B/C layernorms
+            + (2 * inner + hidden if self.proj_bias else 0)
+        )
+        return linear, small
+
+    def _kda_params(self, tp: int) -> tuple[int, int]:
+        """Kimi Delta Attention as vLLM builds it (kimi_gdn_linear_attn.py): q, k, v and the
+        beta projection split by heads, the low-rank gate and output-gate down-projections
+        (f_a, g_a) replicated on every rank, their up-projections (f_b, g_b) and o_proj split."""
+        hidden, heads, head = self.hidden_size, self.value_heads, self.value_head_dim
+        width = heads * head
+        linear = (
+            hidden * 3 * width // tp  # q, k, v
+            + hidden * heads // tp  # b_proj (beta per head)
+            + 2 * hidden * head  # f_a, g_a (ReplicatedLinear)
+            + 2 * head * width // tp  # f_b, g_b
+            + width * hidden // tp  # o_proj
+        )
+        small = (
+            3 * width * self.conv_kernel // tp  # q/k/v short convolutions (float32 in vLLM)
+            + width // tp  # dt_bias per channel (float32)
+            + heads // tp  # A_log (float32)
+            + head  # o_norm, the gated RMSNorm over each head
         )
         return linear, small
 

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
-from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, RecurrentMixer
+from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, RecurrentMixer
 
 FULL = "full"
 SLIDING = "sliding"
 CHUNKED = "chunked"  # Llama 4's chunked local attention
-STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2)  # layers with a per-sequence state instead of KV
+# Layers with a per-sequence state instead of KV.
+STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2, KDA)
 # Layers that mix tokens by attention or a state: the others (Nemotron-H's MLP layers) hold neither.
 MIXER_FREE_KINDS = (MLP_ONLY,)
 

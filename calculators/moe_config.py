@@ -36,6 +36,18 @@ _MOE_KEYS_ROUTING_ONLY = frozenset(
 # Keys read for one model type only (`read_moe`): Nemotron-H's shared-expert width and latent MoE.
 _MOE_KEYS_READ_BY_TYPE = {
     "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
+    # Kimi Linear: its names for experts per token and shared experts (aliases, config_reader),
+    # and routing settings (vLLM's KimiMoE: sigmoid scores, renormalised top-k, one group).
+    "kimi_linear": frozenset(
+        {
+            "num_experts_per_token",
+            "num_shared_experts",
+            "moe_renormalize",
+            "moe_router_activation_func",
+            "use_grouped_topk",
+            "num_expert_group",
+        }
+    ),
 }
 
 
