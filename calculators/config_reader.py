@@ -11,7 +11,7 @@ naming it. A `model_type`, layer kind or mixture-of-experts key the calculators 
 error naming it, never a silent number.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
@@ -77,6 +77,8 @@ MODEL_TYPE_FAMILIES = {
     # Kimi K2.5 wraps Kimi K2's DeepSeek-V3 language model (vLLM's kimi_k25.py); GLM-4.7-Flash
     # (glm4_moe_lite.py) is MLA attention with DeepSeek-style experts.
     "kimi_k25": "deepseek_v3",
+    # DeepSeek-MoE (v1): vLLM serves it from deepseek_v2.py, MHA without MLA's kv_lora_rank.
+    "deepseek": "deepseek_v2",
     "glm4_moe_lite": "deepseek_v3",
 }
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
@@ -85,6 +87,12 @@ _UNMODELLED_KEYS = (
     "hybrid_override_pattern", "layers_block_type", "mamba_", "ssm_", "linear_attn_config",
     "rwkv", "attn_type_list", "num_kv_shared_layers", "hidden_size_per_layer_input",
     "global_head_dim", "enable_moe_block", "compress_ratios", "hc_mult", "o_lora_rank",
+    # State-space and linear-attention layers under other names (Mamba/Mamba-2 configs,
+    # LFM2's and Inkling's short convolutions, OLMo-hybrid's Gated DeltaNet), attention with
+    # per-layer or separate sliding-window head counts (Laguna, MiMo-V2), a sparse indexer.
+    "state_size", "conv_kernel", "time_step_rank", "conv_L_cache", "short_conv_kernel_size",
+    "sconv_kernel_size", "linear_conv_kernel_dim", "linear_num_", "swa_num_attention_heads",
+    "num_attention_heads_per_layer", "index_n_heads", "indexer_n_heads",
 )  # fmt: skip
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,
@@ -141,7 +149,6 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
     # Kimi Linear (vLLM's KimiLinearConfig): its expert keys under the names read elsewhere.
     "kimi_linear": {
         "num_experts_per_token": "num_experts_per_tok",
-        "num_shared_experts": "n_shared_experts",
     },
     "gptj": {
         "n_embd": "hidden_size",
@@ -151,6 +158,13 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "n_inner": "intermediate_size",
     },
 }
+# Shape fields under other names (GPT-2, BLOOM, Falcon-7B, DBRX, TeleChat): read only where
+# CONFIG_KEY_ALIASES maps them; elsewhere the conventional field is missing.
+_OTHER_SHAPE_NAMES = {
+    "n_embd": "hidden_size", "n_embed": "hidden_size", "d_model": "hidden_size",
+    "n_layer": "num_hidden_layers", "n_layers": "num_hidden_layers",
+    "n_head": "num_attention_heads", "n_heads": "num_attention_heads",
+}  # fmt: skip
 # GPT-J's block: one LayerNorm (with bias) feeding attention and MLP in parallel, an ungated
 # MLP fc_in → gelu → fc_out with biases, no bias on q/k/v/out, an lm_head with a bias.
 _GPTJ_TYPES = {"gptj"}
@@ -186,6 +200,26 @@ def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
 def family_of(model_type: str) -> str:
     """The model type whose layout `model_type`'s language model shares (itself if none)."""
     return MODEL_TYPE_FAMILIES.get(model_type, model_type)
+
+
+def key_verdict(model_type: str, keys: Iterable[str]) -> tuple[str, str]:
+    """What the reader does with a config of `model_type` that sets `keys`, judged on the key
+    names alone: ("by name", ""), ("generic", "") or ("refused", the error's text)."""
+    if family_of(model_type) in KNOWN_MODEL_TYPES:
+        return "by name", ""
+    try:
+        _check_known_keys({**dict.fromkeys(keys, 1), "model_type": model_type}, "")
+    except ConfigError as error:
+        return "refused", str(error)
+    # A config that names its shape GPT-2 style (n_embd, n_layer, d_model …) lacks the
+    # conventional field, which only the alias tables (CONFIG_KEY_ALIASES) supply.
+    for key in sorted(set(keys) & set(_OTHER_SHAPE_NAMES)):
+        if model_type not in CONFIG_KEY_ALIASES:
+            return "refused", (
+                f"{_OTHER_SHAPE_NAMES[key]}: required field missing from config.json "
+                f"(the config names it {key})"
+            )
+    return "generic", ""
 
 
 def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:

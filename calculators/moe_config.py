@@ -20,7 +20,7 @@ _MOE_KEYS_READ = frozenset(
         "decoder_sparse_step", "mlp_only_layers", "interleave_moe_layer_step",
         "expert_layer_period", "expert_layer_offset", "moe_layers", "top_k_experts",
         "enable_moe_block", "expert_intermediate_size", "use_second_mlp_block",
-        "share_expert_dim",
+        "share_expert_dim", "num_shared_experts",
     }
 )  # fmt: skip
 _MOE_KEYS_ROUTING_ONLY = frozenset(
@@ -29,6 +29,8 @@ _MOE_KEYS_ROUTING_ONLY = frozenset(
         "routed_scaling_factor", "scoring_func", "topk_method", "n_group", "topk_group",
         "moe_router_enable_expert_bias", "router_z_loss_coef", "aux_loss_alpha",
         "seq_aux", "use_expert_bias", "router_dtype", "num_experts_offload",
+        "moe_router_dtype", "moe_apply_router_weight_on_input", "expert_selection_fn",
+        "router_enable_expert_bias",
     }
 )  # fmt: skip
 
@@ -36,12 +38,11 @@ _MOE_KEYS_ROUTING_ONLY = frozenset(
 # Keys read for one model type only (`read_moe`): Nemotron-H's shared-expert width and latent MoE.
 _MOE_KEYS_READ_BY_TYPE = {
     "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
-    # Kimi Linear: its names for experts per token and shared experts (aliases, config_reader),
-    # and routing settings (vLLM's KimiMoE: sigmoid scores, renormalised top-k, one group).
+    # Kimi Linear: its name for experts per token (an alias, config_reader) and routing
+    # settings (vLLM's KimiMoE: sigmoid scores, renormalised top-k, one group).
     "kimi_linear": frozenset(
         {
             "num_experts_per_token",
-            "num_shared_experts",
             "moe_renormalize",
             "moe_router_activation_func",
             "use_grouped_topk",
@@ -119,7 +120,12 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
         expert_size = int_field(config, "intermediate_size", where)
     if expert_size == 0:
         raise ConfigError(f"{where}moe_intermediate_size: expected an integer > 0, got 0")
-    shared = optional_int(config, "n_shared_experts", where, 0) * expert_size
+    # Shared experts of the routed experts' width: `n_shared_experts` (DeepSeek) or
+    # `num_shared_experts` (Kimi Linear, AFMoE, EXAONE-MoE in vLLM's modules).
+    shared = (
+        optional_int(config, "n_shared_experts", where, 0)
+        or optional_int(config, "num_shared_experts", where, 0)
+    ) * expert_size
     if not shared:
         shared = optional_int(config, "shared_expert_intermediate_size", where, 0)
     if not shared:

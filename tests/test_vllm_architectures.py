@@ -1,0 +1,79 @@
+"""Every text-generation architecture vLLM's newest release registers, and what the calculators
+do with it (benchmarks/vllm_architectures.py; snapshot benchmarks/records/vllm_architectures.json,
+written from the PyPI source package of vLLM 0.29.0)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "vllm_architectures.py"
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("vllm_architectures", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["vllm_architectures"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+SCRIPT_MODULE = _script()
+SNAPSHOT = json.loads(SCRIPT_MODULE.SNAPSHOT.read_text())
+JUDGED = {row["architecture"]: row for row in SCRIPT_MODULE.classify(SNAPSHOT["architectures"])}
+
+
+def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -> None:
+    assert SNAPSHOT["release"] == "vllm-0.29.0"
+    assert SCRIPT_MODULE.main([]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        "vllm-0.29.0: 123 registered text-generation architectures; 35 planned by name, "
+        "57 read generically, 31 refused"
+    )
+
+
+def test_the_families_the_issue_names_are_planned() -> None:
+    named = [
+        "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3NextForCausalLM",
+        "Gemma3ForCausalLM", "Gemma4ForCausalLM", "Glm4MoeForCausalLM", "GlmMoeDsaForCausalLM",
+        "MiniMaxM2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
+        "GptOssForCausalLM", "Llama4ForCausalLM", "MistralLarge3ForCausalLM",
+        "NemotronHForCausalLM", "GraniteMoeHybridForCausalLM", "FalconH1ForCausalLM",
+        "Phi3ForCausalLM", "KimiLinearForCausalLM",
+    ]  # fmt: skip
+    assert {name: JUDGED[name]["verdict"] for name in named} == dict.fromkeys(named, "by name")
+
+
+def test_every_refusal_names_a_field() -> None:
+    refused = [row for row in JUDGED.values() if row["verdict"] == "refused"]
+    assert refused
+    for row in refused:
+        field = row["reason"].split(":", 1)[0]
+        assert field.replace("_", "").isalnum(), row["reason"]
+
+
+def test_a_refusal_in_the_table_is_the_readers_own() -> None:
+    # Mamba-2's config: a short convolution and an SSM state, read generically it would be an
+    # attention decoder; the reader refuses it naming the key, as the table says.
+    config = {
+        "model_type": "mamba2",
+        "hidden_size": 768,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+        "vocab_size": 50280,
+        "conv_kernel": 4,
+    }
+    with pytest.raises(ConfigError, match=r"^conv_kernel: model_type 'mamba2' is not one"):
+        parse_config(config)
+    assert JUDGED["Mamba2ForCausalLM"]["reason"].startswith("conv_kernel: model_type 'mamba2'")
