@@ -95,12 +95,17 @@ def test_trace_identity_and_theoretical_reuse() -> None:
     assert cut.sha256 == hashlib.sha256(MOONCAKE.read_bytes()).hexdigest()
 
 
-def _sent_in_trace_order(output: Path, trace: Trace) -> list[dict[str, Any]]:
-    """The client's record of each request (`--raw-records`), in the trace's order: the
-    records' prompt lengths say which request each one is."""
+def _request_records(output: Path) -> list[dict[str, Any]]:
+    """The client's record of each request (`--raw-records`), by request index."""
     with gzip.open(raw_records_path(output), "rt") as lines:
         records = [record for line in lines if (record := json.loads(line))["kind"] == "request"]
-    records.sort(key=lambda record: record["index"])
+    return sorted(records, key=lambda record: record["index"])
+
+
+def _sent_in_trace_order(output: Path, trace: Trace) -> list[dict[str, Any]]:
+    """The client's record of each request, in the trace's order: the records' prompt lengths
+    say which request each one is."""
+    records = _request_records(output)
     assert [r["input_tokens"] for r in records] == [r.input_length for r in trace.requests]
     return records
 
@@ -111,8 +116,7 @@ def _stated_lateness_s(point: dict[str, Any], output: Path) -> float:
     The client's own send times are compared with the trace, not the in-process server's
     receive times, which a loaded machine delays beyond the client's lateness (the claim is
     the client's schedule)."""
-    with gzip.open(raw_records_path(output), "rt") as lines:
-        records = [record for line in lines if (record := json.loads(line))["kind"] == "request"]
+    records = _request_records(output)
     lags_ms = [(r["send_ns"] - r["intended_send_ns"] - r["slot_wait_ns"]) / 1e6 for r in records]
     stated_ms: float = point["send_lag_ms"]["max"]
     assert stated_ms == pytest.approx(max(0.0, *lags_ms), abs=0.001)
