@@ -70,7 +70,7 @@ def main() -> int:
         print(f"   {tier:<14} {met:>5} of {total:>5}  {goals.share(tier):6.1%}")
     met, total = sum(goals.meeting.values()), sum(goals.figures.values())
     print(f"   {'all tiers':<14} {met:>5} of {total:>5}  {goals.share():6.1%}")
-    bases = ", ".join(f"{name} {goals.bases[name]}" for name in ("corroborated", "list", "quote"))
+    bases = ", ".join(f"{name} {goals.bases[name]}" for name in ("list", "corroborated", "quote"))
     print(f"   on-demand figures by the basis of their price: {bases}")
     print(
         "2. GPUs with results and the price their figures use (provider, $/GPU-h, date, "

@@ -36,7 +36,7 @@ class PriceGoals:
     priced_gpus: dict[str, dict[str, str]] = field(default_factory=dict)
     """GPU with results → tier → the price id its figures use."""
     bases: Counter[str] = field(default_factory=Counter)
-    """On-demand $ figures by the basis of their price (`Confidence.basis`: corroborated, list,
+    """On-demand $ figures by the basis of their price (`Confidence.basis`: list, corroborated,
     quote): what a comparison across GPUs mixes."""
     unpriced_gpus: list[str] = field(default_factory=list)
     """GPUs with results and no sourced price at all."""

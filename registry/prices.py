@@ -9,12 +9,15 @@
   from the cheapest other provider only when that is below the on-demand price: a "discount"
   dearer than on-demand is two providers' price lists mixed, not a discount. Each chosen entry
   names its provider, so a page can say which providers a comparison mixes.
-- Within a tier, a price quoted by at least 2 providers, dated within 6 months
-  (`Confidence.corroborated`), comes first: it is what the market asks. Next comes a price that
-  meets the goal only as one provider's official list price, then the rest; within each rank the
-  cheapest wins. An official list alone can be far above what other providers ask (OCI's H100 is
-  $10/GPU-h where five providers ask $1.75–3), so `market_floor` gives, beside it, the cheapest
-  price that a second provider agrees with, whatever its date.
+- Within a tier, one basis for every GPU (`Confidence.basis`), so a ranking across GPUs compares
+  like with like: a provider's official list price dated within 6 months comes first (`list`);
+  a GPU no dated list names gets a price at least 2 recent providers agree on (`corroborated`);
+  then the rest (`quote`). Within each rank the cheapest wins. Ranking a corroborated
+  marketplace price first put the H200, B200 and B300 at what Lium's hosts ask and the H100 at
+  Oracle's list, 2-3 times dearer than its market: a ranking of GPUs that measured the basis.
+  An official list can be far above what other providers ask (OCI's H100 is $10/GPU-h where
+  five providers ask $1.75-3), so `market_floor` gives, beside it, the cheapest price that a
+  second provider agrees with, whatever its date.
 
 A price's confidence (`confidence`) comes from how many providers and offers agree with it:
 usable prices of the same GPU and tier that differ from it by at most 25 % of the lower of the
@@ -95,13 +98,13 @@ class Confidence:
         return self.recent and (self.official or self.providers >= 2)
 
     @property
-    def basis(self) -> Literal["corroborated", "list", "quote"]:
-        """What a figure on this price compares on: `corroborated` (2 or more recent providers
-        agree), `list` (one provider's official list, recent), `quote` (the rest: a single,
-        undated, old or derived price). `rank` orders the choice the same way."""
-        if self.corroborated:
-            return "corroborated"
-        return "list" if self.meets_goal else "quote"
+    def basis(self) -> Literal["list", "corroborated", "quote"]:
+        """What a figure on this price compares on: `list` (a provider's official list price,
+        dated within 6 months), `corroborated` (else: 2 or more recent providers agree), `quote`
+        (the rest: a single, undated, old or derived price). `rank` orders the choice so."""
+        if self.recent and self.official:
+            return "list"
+        return "corroborated" if self.corroborated else "quote"
 
     def reason(self) -> str:
         """The confidence in words, e.g. `medium: official list price, dated within 6 months`."""
@@ -141,9 +144,9 @@ def confidence(
 
 
 def rank(trust: Confidence) -> int:
-    """A price's rank in the choice (lower first): 0 corroborated by 2 or more recent providers,
-    1 meeting the goal as one provider's official list price, 2 the rest."""
-    return ("corroborated", "list", "quote").index(trust.basis)
+    """A price's rank in the choice (lower first): 0 a recent official list price, 1 else a
+    price 2 or more recent providers agree on, 2 the rest."""
+    return ("list", "corroborated", "quote").index(trust.basis)
 
 
 def _cheapest(

@@ -211,18 +211,23 @@ def test_prices_a_price_meeting_the_goal_beats_a_cheaper_single_offer() -> None:
     assert tier_prices("l40s", prices[:1], TODAY)["on_demand"].provider == "cheap"
 
 
-def test_prices_a_corroborated_market_price_beats_a_cheaper_official_list() -> None:
-    # Two recent providers agreeing (within ±25 %) rank before one provider's official list,
-    # even when the list is cheaper: a reader asking "cheapest" sees what several providers ask.
+def test_prices_a_dated_official_list_beats_a_cheaper_corroborated_market_price() -> None:
+    # One basis for every GPU: a recent official list first, so a ranking across GPUs compares
+    # lists with lists; two recent providers agreeing come next, for a GPU no list names.
     prices = [
-        _price("listed", "on_demand", 1.4, source={"official": True}),
+        _price("listed", "on_demand", 3.0, source={"official": True}),
         _price("market-a", "on_demand", 2.0),
         _price("market-b", "on_demand", 2.2),
     ]
+    chosen = tier_prices("l40s", prices, TODAY)["on_demand"]
+    assert chosen.provider == "listed"
+    assert confidence(chosen, prices, TODAY).basis == "list"
+    market = tier_prices("l40s", prices[1:], TODAY)["on_demand"]
+    assert market.provider == "market-a"
+    assert confidence(market, prices[1:], TODAY).basis == "corroborated"
+    # the list undated: it is a quote, and the corroborated market price wins
+    prices[0] = _price("listed", "on_demand", 1.4, source={"official": True, "date_basis": "read"})
     assert tier_prices("l40s", prices, TODAY)["on_demand"].provider == "market-a"
-    # one of the two undated: no corroboration, so the dated official list wins again
-    prices[2] = _price("market-b", "on_demand", 2.2, source={"date_basis": "read"})
-    assert tier_prices("l40s", prices, TODAY)["on_demand"].provider == "listed"
 
 
 def test_prices_market_floor_is_the_cheapest_price_a_second_provider_agrees_with() -> None:
