@@ -319,6 +319,25 @@ def _max_positions(language: Mapping[str, Any], where: str) -> int | None:
     return None if value < 0 else value
 
 
+# The keys vLLM derives the model's length from (model_arch_config_convertor.py
+# derive_max_model_len_and_key in 0.16-0.29, config.py _get_and_verify_max_len in 0.10): the
+# smallest present wins, and `model_max_length` (Command-R, Kimi Linear) overrides them all.
+_LENGTH_KEYS = (
+    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+    "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
+)  # fmt: skip
+
+
+def derived_max_len(language: Mapping[str, Any], where: str) -> int | None:
+    """vLLM's derived max_model_len when a key other than max_position_embeddings sets it."""
+    found = {key: optional_int(language, key, where, 0) for key in _LENGTH_KEYS}
+    present = [value for value in found.values() if value > 0]
+    if not present:
+        return None
+    length = found["model_max_length"] or min(present)
+    return None if length == found["max_position_embeddings"] else length
+
+
 def _rope_scaling(language: Mapping[str, Any], where: str) -> Mapping[str, Any] | None:
     """`rope_scaling`, or transformers 5's `rope_parameters` when it is one flat set."""
     scaling = optional_mapping(language, "rope_scaling", where)
@@ -381,6 +400,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         layer_kinds=kinds,
         sliding_window=optional_int(language, "sliding_window", where, 0) or None,
         max_position_embeddings=_max_positions(language, where),
+        derived_max_len=derived_max_len(language, where),
         torch_dtype=str(language.get("torch_dtype") or language.get("dtype") or "bfloat16"),
         moe=moe,
         mla=_mla(language, where),

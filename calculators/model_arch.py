@@ -102,6 +102,9 @@ class ModelArch:
     rope_scaling: Mapping[str, Any] | None
     mixer: RecurrentMixer | Mamba2Mixer | None = None  # the layers of a STATE_KINDS kind
     attention_chunk_size: int | None = None
+    # The length vLLM derives from the config's length keys (config_reader.derived_max_len):
+    # the smallest of them, `model_max_length` over all; None: max_position_embeddings alone.
+    derived_max_len: int | None = None
     attention_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head gate
     indexer: SparseIndexer | None = None
     mtp_layers: int = 0  # multi-token-prediction layers the checkpoint ships; vLLM skips them

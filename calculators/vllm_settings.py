@@ -81,7 +81,7 @@ def parse_version(text: str) -> tuple[int, int]:
 
 def default_max_model_len(arch: ModelArch) -> int:
     """vLLM's default max_model_len: the config's position limit, stretched by RoPE scaling."""
-    length = arch.max_position_embeddings or 2048
+    length = arch.derived_max_len or arch.max_position_embeddings or 2048
     scaling = arch.rope_scaling or {}
     rope_type = str(scaling.get("rope_type") or scaling.get("type") or "")
     factor = scaling.get("factor")

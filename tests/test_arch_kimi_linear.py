@@ -5,7 +5,8 @@ moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json as four public projects tr
 alike (a static model-description package pinning config revision 5d029d18, an MLX and a Rust
 loader's tests, a KDA kernel note); the Hugging Face file itself is not readable from here, so
 the model is not in the catalog. MoonshotAI/Kimi-Linear's README publishes 48B total / 3B
-activated. The shapes are vLLM's (0.24.0 model_executor/models/kimi_linear.py and
+activated. Its length is `model_max_length` 1048576 (no max_position_embeddings), as the Rust
+loader's test transcribes it. The shapes are vLLM's (0.24.0 model_executor/models/kimi_linear.py and
 layers/mamba/gdn/kimi_gdn_linear_attn.py; 0.29.0 models/kimi_k3/nvidia/model.py serves the same
 layers), the state's shapes and dtypes `mamba_utils.kda_state_shape` / `kda_state_dtype`.
 """
@@ -22,7 +23,7 @@ from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.model_arch import FULL
 from infermeter.calculators.param_count import param_counts
 from infermeter.calculators.vllm_plan import plan_vllm
-from infermeter.calculators.vllm_settings import GIB, VllmSettings
+from infermeter.calculators.vllm_settings import GIB, VllmSettings, default_max_model_len
 
 CONFIG = Path(__file__).parent / "data" / "configs" / "kimi-linear-48b-a3b-instruct.json"
 
@@ -101,3 +102,16 @@ def test_full_rank_kda_gate_and_bad_layer_lists_are_refused() -> None:
     config["linear_attn_config"]["kda_layers"] = [0, 1]
     with pytest.raises(ConfigError, match=r"^linear_attn_config\.kda_layers: expected"):
         parse_config(config)
+
+
+def test_vllm_derives_the_length_from_model_max_length_and_the_smallest_length_key() -> None:
+    # vLLM (config/model.py, model_arch_config_convertor.py): the smallest of its length keys,
+    # and model_max_length over all of them; 2048 when none is present.
+    assert default_max_model_len(parse_config(_config())) == 1_048_576
+    no_length = _config()
+    del no_length["model_max_length"]
+    assert default_max_model_len(parse_config(no_length)) == 2048
+    both = _config(model_max_length=None, max_position_embeddings=131072, seq_length=65536)
+    assert default_max_model_len(parse_config(both)) == 65536
+    override = _config(max_position_embeddings=131072, seq_length=65536)
+    assert default_max_model_len(parse_config(override)) == 1_048_576
