@@ -160,12 +160,12 @@ def market_note(gpu_id: str, prices: list[PriceEntry], chosen: Mapping[str, Pric
     return (
         f'\n\n!!! warning "The on-demand figures use a price above what the market asks"\n'
         f"    They use {esc(used.provider)}'s ${used.usd_per_gpu_hour:,.2f}/GPU-hour "
-        f"({esc(dated(used) or 'undated')}): no cheaper price is both dated within 6 months and "
-        "quoted by 2 providers, and a dated official list price meets the price goal. "
+        f"({esc(dated(used) or 'undated')}), the price the rule gives: a dated official list "
+        "first, so that GPUs are compared on one basis (see Methodology). "
         f"{len(names)} providers ({esc(', '.join(names))}) ask from "
         f"${price.usd_per_gpu_hour:,.2f}/GPU-hour ({esc(price.provider)}, "
-        f"{esc(dated(price) or 'undated')}); figures move to such a market price once 2 providers "
-        "quote it with a date within 6 months.\n"
+        f"{esc(dated(price) or 'undated')}): what renting it can cost below that price, and "
+        "what the $ figures would be at that price, in proportion.\n"
     )
 
 
