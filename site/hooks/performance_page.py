@@ -50,11 +50,17 @@ def _section(record: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def is_timing_record(record: Any) -> bool:
+    """Whether a JSON file of the records folder is a timing record (`benchmarks/records.py`)."""
+    return isinstance(record, dict) and {"script", "machine", "figures"} <= record.keys()
+
+
 def render_records(folder: Path) -> str:
     """Markdown for every record in `folder`, newest script name order; a line when none."""
-    records = [
-        json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))
-    ]
+    read = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))]
+    # Only the timing records `benchmarks/records.py` writes; the folder also keeps other
+    # snapshots (vllm_architectures.json), which have no machine or figures to show here.
+    records = [record for record in read if is_timing_record(record)]
     if not records:
         return "No benchmark has recorded its figures yet (run a script with `--record`).\n"
     return "\n".join(_section(record) for record in records)

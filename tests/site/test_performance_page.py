@@ -37,6 +37,9 @@ def test_a_record_carries_its_date_machine_load_and_command(
 
 def test_no_record_says_so(tmp_path: Path) -> None:
     assert "No benchmark has recorded" in performance_page.render_records(tmp_path)
+    # another snapshot kept beside the records is not a timing record
+    (tmp_path / "vllm_architectures.json").write_text('{"release": "0.29.0", "architectures": {}}')
+    assert "No benchmark has recorded" in performance_page.render_records(tmp_path)
 
 
 def test_the_built_page_shows_every_recorded_figure(built_site: Path) -> None:
@@ -44,7 +47,11 @@ def test_the_built_page_shows_every_recorded_figure(built_site: Path) -> None:
     assert "infermeter:benchmark-records" not in html
     found = sorted((REPOSITORY / "benchmarks" / "records").glob("*.json"))
     assert found, "run a benchmark with --record"
-    for path in found:
+    timed = [
+        path for path in found if performance_page.is_timing_record(json.loads(path.read_text()))
+    ]
+    assert timed, "run a benchmark with --record"
+    for path in timed:
         record = json.loads(path.read_text(encoding="utf-8"))
         assert record["measured_at"] in html
         for name in record["figures"]:
