@@ -42,6 +42,8 @@ from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.mlperf_citation import conditions, footnote
 from infermeter.registry.harvest.mlperf_log import (
+    SAMPLE_UNITS,
+    conf_percentile,
     load_point,
     parse_log_summary,
 )
@@ -151,6 +153,15 @@ def log_path(row: dict[str, Any]) -> str:
     return f"{location}/{LOG_FILE}"
 
 
+def conf_path(row: dict[str, Any]) -> str | None:
+    """The `mlperf.conf` of a sample-measured row not run Offline (its latency bound's
+    percentile is set there), None for any other row."""
+    if row.get("Performance_Units") not in SAMPLE_UNITS or row.get("Scenario") == "Offline":
+        return None
+    folder = re.sub(r"/performance/run_\d+$", "", str(row["Location"]).removeprefix("./"))
+    return f"{folder.rstrip('/')}/mlperf.conf"
+
+
 def _count(row: dict[str, Any], field: str) -> int:
     value = row.get(field)
     if isinstance(value, float) and value.is_integer():
@@ -189,12 +200,14 @@ def harvest_row(
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     evidence: Evidence | None = None,
     setup: dict[str, str | None] | None = None,
+    conf: str | None = None,
 ) -> Harvested:
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
-    say which engine ran where `Software` names none, see `mlperf_setup`)."""
+    say which engine ran where `Software` names none, see `mlperf_setup`; `conf`: the run's
+    `mlperf.conf`, see `conf_path`)."""
     key = row_key(round_info.round, row)
-    ran = (evidence, setup or {})
+    ran = (evidence, setup or {}, conf)
     return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, ran, key))
 
 
@@ -286,10 +299,10 @@ def _result(
     log_text: str | None,
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
-    ran: tuple[Evidence | None, dict[str, str | None]],
+    ran: tuple[Evidence | None, dict[str, str | None], str | None],
     key: str,
 ) -> Result:
-    evidence, setup = ran
+    evidence, setup, conf = ran
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
     own = open_model(used) if row.get("Category") == "open" else None
@@ -306,7 +319,8 @@ def _result(
     if log_text is None:
         raise RowSkipped(f"{log_path(row)} is missing")
     log = parse_log_summary(log_text)
-    point = load_point(row, log, log_path(row))
+    percentile = conf_percentile(conf, benchmark, str(row["Scenario"]))
+    point = load_point(row, log, log_path(row), percentile)
     notes = [note for note in (precision_note, round_info.read_from) if note]
     if row.get("inferred"):
         notes.append(
@@ -354,9 +368,16 @@ def harvest_round(
     logs = tree.read_many([log_path(row) for row in rows])
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)
+    confs = tree.read_many(sorted({path for row in rows if (path := conf_path(row))}))
     harvested = [
         harvest_row(
-            row, logs[log_path(row)], round_info, (gpus, models), evidence[index], setups[index]
+            row,
+            logs[log_path(row)],
+            round_info,
+            (gpus, models),
+            evidence[index],
+            setups[index],
+            confs.get(conf_path(row) or ""),
         )
         for index, row in enumerate(rows)
     ]

@@ -39,6 +39,15 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
             "Offline: LoadGen issues every sample in one query and the system processes them in "
             f"any order; {log.get('samples_per_query')} samples per query."
         )
+    elif "ttft_latency (ns)" not in log:
+        parts.append(
+            f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
+            f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the "
+            f"end-to-end latency stays within {log.get('target_latency (ns)')} ns at the "
+            "percentile the run's mlperf.conf sets for it (target_latency_percentile). Latency "
+            "statistics are LoadGen's over all queries of the run. Scheduled samples per second "
+            f"{log.get('Scheduled samples per second')}."
+        )
     else:
         parts.append(
             f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
@@ -48,7 +57,15 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
             "are LoadGen's over all queries of the run; 'time to output token' is MLPerf's TPOT. "
             f"Scheduled samples per second {log.get('Scheduled samples per second')}."
         )
-    if row.get("Performance_Units") != "Tokens/s":
+    if row.get("Performance_Units") in ("Samples/s", "Queries/s") and not any(
+        "tokens per second" in key.lower() for key in log
+    ):
+        parts.append(
+            f"The benchmark is measured in samples: the results table lists "
+            f"{row.get('Performance_Result')} {row.get('Performance_Units')} and the log counts "
+            "no tokens, so samples per second are stored and no tokens per second."
+        )
+    elif row.get("Performance_Units") != "Tokens/s":
         parts.append(
             f"The results table lists {row.get('Performance_Result')} "
             f"{row.get('Performance_Units')}; the run's log states this value as tokens per "

@@ -72,6 +72,23 @@ def latency_ms(log: dict[str, str], field: str) -> LatencyStats | None:
     return LatencyStats.model_validate(stats) if stats else None
 
 
+SAMPLE_UNITS = ("Samples/s", "Queries/s")
+"""Units of a benchmark measured in samples, not tokens (v6.0's qwen3-vl-235b-a22b: one
+answer per product image and text; its logs count no tokens)."""
+
+
+def _samples_only(row: dict[str, Any], samples_per_s: float, where: str) -> Throughput:
+    """A sample-measured benchmark's samples/s, checked against the table within 0.5 %."""
+    value = row.get("Performance_Result")
+    stated = float(value) if isinstance(value, int | float) else None
+    if stated is None or abs(stated - samples_per_s) > 0.005 * samples_per_s:
+        raise RowSkipped(
+            f"{where}: the table's {value} {row.get('Performance_Units')} disagrees with the "
+            f"log's {samples_per_s} samples per second"
+        )
+    return Throughput(requests_per_s=samples_per_s)
+
+
 def _checked_throughput(row: dict[str, Any], log: dict[str, str], where: str) -> Throughput:
     """The log's output tokens/s (unrounded) and samples/s, checked against the table's
     `Performance_Result` (Tokens/s within 0.5 %)."""
@@ -89,6 +106,8 @@ def _checked_throughput(row: dict[str, Any], log: dict[str, str], where: str) ->
                 f"{where}: the log's tokens per second is inferred (samples/s × a fixed "
                 "tokens-per-sample factor), not counted; no output tokens/s to store"
             )
+        if row.get("Performance_Units") in SAMPLE_UNITS and samples_per_s is not None:
+            return _samples_only(row, samples_per_s, where)
         raise RowSkipped(f"{where}: the log states no tokens per second")
     unit, value = row.get("Performance_Units"), row.get("Performance_Result")
     stated = float(value) if isinstance(value, int | float) else None
@@ -111,18 +130,31 @@ def _offline_point(log: dict[str, str], throughput: Throughput) -> LoadPoint:
     )
 
 
-def _server_point(log: dict[str, str], throughput: Throughput, where: str) -> LoadPoint:
-    """LoadGen's Poisson arrivals at `target_qps`, the rate that met the p99 bounds."""
-    target_qps = log_number(log, "target_qps")
+def _bounds(log: dict[str, str], percentile: float | None, where: str) -> RateSearch:
+    """The p99 TTFT and TPOT bounds of an LLM benchmark; for one without token latencies,
+    the end-to-end `target_latency` at the percentile its `mlperf.conf` sets (`percentile`)."""
     ttft_bound_ns, tpot_bound_ns = (
         log_number(log, "ttft_latency (ns)"),
         log_number(log, "tpot_latency (ns)"),
     )
-    if not target_qps or ttft_bound_ns is None or tpot_bound_ns is None:
+    if ttft_bound_ns is not None and tpot_bound_ns is not None:
+        return RateSearch(
+            percentile=99.0, ttft_ms=ttft_bound_ns / NS_PER_MS, tpot_ms=tpot_bound_ns / NS_PER_MS
+        )
+    e2e_bound_ns = log_number(log, "target_latency (ns)")
+    if ttft_bound_ns is None and tpot_bound_ns is None and e2e_bound_ns and percentile:
+        return RateSearch(percentile=percentile, e2e_ms=e2e_bound_ns / NS_PER_MS)
+    raise RowSkipped(f"{where}: the log lacks target_qps or the TTFT/TPOT bounds")
+
+
+def _server_point(
+    log: dict[str, str], throughput: Throughput, where: str, percentile: float | None
+) -> LoadPoint:
+    """LoadGen's Poisson arrivals at `target_qps`, the rate that met the p99 bounds."""
+    target_qps = log_number(log, "target_qps")
+    if not target_qps:
         raise RowSkipped(f"{where}: the log lacks target_qps or the TTFT/TPOT bounds")
-    bounds = RateSearch(
-        percentile=99.0, ttft_ms=ttft_bound_ns / NS_PER_MS, tpot_ms=tpot_bound_ns / NS_PER_MS
-    )
+    bounds = _bounds(log, percentile, where)
     return LoadPoint(
         load=Load(arrival="poisson", request_rate=target_qps, rate_search=bounds),
         requests=RequestCounts(),
@@ -134,8 +166,12 @@ def _server_point(log: dict[str, str], throughput: Throughput, where: str) -> Lo
     )
 
 
-def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> LoadPoint:
-    """The row's one load point from its log (`where`: the log's path, for the reasons)."""
+def load_point(
+    row: dict[str, Any], log: dict[str, str], where: str, percentile: float | None = None
+) -> LoadPoint:
+    """The row's one load point from its log (`where`: the log's path, for the reasons;
+    `percentile`: a latency bound's percentile from the run's `mlperf.conf`, for a benchmark
+    bounded end to end)."""
     scenario = row["Scenario"]
     if log.get("Result is") != "VALID":
         raise RowSkipped(f"{where}: LoadGen result is {log.get('Result is')!r}, not VALID")
@@ -146,4 +182,27 @@ def load_point(row: dict[str, Any], log: dict[str, str], where: str) -> LoadPoin
     throughput = _checked_throughput(row, log, where)
     if scenario == "Offline":
         return _offline_point(log, throughput)
-    return _server_point(log, throughput, where)
+    return _server_point(log, throughput, where, percentile)
+
+
+_CONF_PERCENTILE = re.compile(
+    r"^\s*(?P<model>[^.\s#]+)\.(?P<scenario>[^.\s]+)\.target_latency_percentile\s*=\s*"
+    r"(?P<value>[0-9.]+)\s*(?:#.*)?$",
+    re.M,
+)
+
+
+def conf_percentile(conf: str | None, benchmark: str, scenario: str) -> float | None:
+    """The `target_latency_percentile` LoadGen's `mlperf.conf` sets for a benchmark and
+    scenario (the benchmark's own line before `*`'s, the scenario's before `*`'s)."""
+    if conf is None:
+        return None
+    found: dict[tuple[bool, bool], float] = {}
+    for match in _CONF_PERCENTILE.finditer(conf):
+        model, stated = match.group("model"), match.group("scenario")
+        if model in (benchmark, "*") and stated in (scenario, "*"):
+            found[(model == benchmark, stated == scenario)] = float(match.group("value"))
+    for rank in ((True, True), (True, False), (False, True), (False, False)):
+        if rank in found:
+            return found[rank]
+    return None

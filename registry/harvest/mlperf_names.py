@@ -22,6 +22,8 @@ BENCHMARK_MODELS: dict[str, str] = {
     "mixtral-8x7b": "mixtral-8x7b-instruct-v0.1",
     "deepseek-r1": "deepseek-r1",
     "gpt-oss-120b": "gpt-oss-120b",
+    # A vision-language benchmark (product images and text), measured in samples, not tokens.
+    "qwen3-vl-235b-a22b": "qwen3-vl-235b-a22b-instruct",
     # MLPerf's GPT-J is a CNN/DailyMail fine-tune of GPT-J 6B (the same shapes).
     "gptj": "gpt-j-6b",
 }
@@ -46,7 +48,7 @@ def open_model(used_model: str) -> tuple[str, str] | None:
     return None
 
 
-LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj", "gpt-oss")
+LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj", "gpt-oss", "qwen3-vl")
 """Prefixes of the LLM benchmarks; other benchmarks (ResNet, DLRM …) are not considered."""
 
 ENGINES = (

@@ -25,6 +25,9 @@ from infermeter.registry.harvest.reported import Precision
 from infermeter.registry.harvest.tree import SourceTree
 
 _SIXTEEN_BIT = ("fp16", "float16", "bf16", "bfloat16")
+_UNQUANTIZED = (*_SIXTEEN_BIT, "fp32", "float32")
+"""Declared formats that may name only the starting weights (v6.0's qwen3-vl rows declare
+fp32 and quantize: their measurement files say so and name an NVFP4 checkpoint)."""
 _FP8_CONFIG = re.compile(r"^\s*use_fp8\s*=\s*True\b", re.M)
 _QUARK_FP8 = re.compile(r"--quant_scheme\s+w_fp8_a_fp8_o_fp8\b")
 
@@ -51,6 +54,12 @@ def measurement_folder(row: dict[str, Any]) -> str:
     location = str(row["Location"]).removeprefix("./")
     location = re.sub(r"/performance/run_\d+$", "", location)
     return location.replace("/results/", "/measurements/", 1)
+
+
+def results_measurement(row: dict[str, Any]) -> str:
+    """The `measurements.json` a later round keeps in the row's results folder itself."""
+    location = re.sub(r"/performance/run_\d+$", "", str(row["Location"]).removeprefix("./"))
+    return f"{location.rstrip('/')}/measurements.json"
 
 
 def code_paths(row: dict[str, Any]) -> list[str]:
@@ -118,8 +127,9 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
 
 
 def declares_sixteen_bit(row: dict[str, Any]) -> bool:
-    """Whether the row declares 16-bit weights (which may be the starting weights only)."""
-    return str(row.get("weight_data_types", "")).strip().lower() in _SIXTEEN_BIT
+    """Whether the row declares 16- or 32-bit weights (which may be the starting weights
+    only)."""
+    return str(row.get("weight_data_types", "")).strip().lower() in _UNQUANTIZED
 
 
 def read_evidence(tree: SourceTree, rows: list[dict[str, Any]]) -> list[Evidence | None]:
@@ -135,6 +145,7 @@ def read_evidence(tree: SourceTree, rows: list[dict[str, Any]]) -> list[Evidence
     wanted = sorted(
         {path for row in asking for path in by_folder.get(measurement_folder(row), [])}
         | {path for row in asking for path in code_paths(row)}
+        | {results_measurement(row) for row in asking}
     )
     texts = tree.read_many(wanted)
     evidence: list[Evidence | None] = []
@@ -142,7 +153,7 @@ def read_evidence(tree: SourceTree, rows: list[dict[str, Any]]) -> list[Evidence
         if not declares_sixteen_bit(row):
             evidence.append(None)
             continue
-        measured = by_folder.get(measurement_folder(row), [])
+        measured = [*by_folder.get(measurement_folder(row), []), results_measurement(row)]
         evidence.append(
             Evidence(
                 {path: texts[path] for path in measured},

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from infermeter.registry.harvest.mlperf_log import conf_percentile
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
@@ -50,7 +51,7 @@ def registry(tmp_path: Path) -> Path:
 
 def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:
     report, results = _harvest(registry)
-    assert len(report.added) == len(results) == 9  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 11  # type: ignore[attr-defined]
     for relative in report.added:  # type: ignore[attr-defined]
         committed = REPOSITORY_ROOT / relative
         assert committed.is_file(), f"{relative} is not in the registry"
@@ -129,3 +130,39 @@ def test_a_setup_that_builds_another_engine_or_none_names_no_engine() -> None:
     sglang = vllm + 'export SGLANG_URL="https://github.com/sgl-project/sglang.git"\n'
     assert engine_from_setup({"s/a.config": sglang}) is None
     assert engine_from_setup({}) is None
+
+
+def test_a_benchmark_measured_in_samples_keeps_samples_and_its_end_to_end_bound(
+    registry: Path,
+) -> None:
+    """qwen3-vl-235b-a22b counts no tokens: RedHat's 6.0-0095 on 8 × H200 is stored as samples
+    per second, its Server point bounded end to end at the percentile its mlperf.conf sets (99).
+    NVIDIA's 6.0-0077 declares fp32 weights but its measurements.json says 'quantization' (an
+    NVFP4 checkpoint) and its configurations state no format: refused, not filed as fp32."""
+    report, results = _harvest(registry)
+    server = results["6.0-0095 qwen3-vl-235b-a22b Server"]
+    assert server.identity.model.id == "qwen3-vl-235b-a22b-instruct"
+    assert (server.identity.model.quantization, server.identity.engine.version) == ("fp8", "0.10.0")
+    (point,) = server.points
+    search = point.load.rate_search
+    assert search is not None
+    assert (search.percentile, search.e2e_ms, search.ttft_ms) == (99.0, 12000.0, None)
+    assert (point.throughput.requests_per_s, point.throughput.output_tokens_per_s) == (11.05, None)
+    assert point.e2e_ms is not None
+    assert point.e2e_ms.p99 == 11118.210726
+    offline = results["6.0-0095 qwen3-vl-235b-a22b Offline"].points[0].throughput
+    assert offline.requests_per_s == 18.218
+    reason = dict(report.skipped)["mlperf v6.0 6.0-0077 qwen3-vl-235b-a22b Server"]  # type: ignore[attr-defined]
+    assert "weights declared fp32 were transformed ('quantization')" in reason
+
+
+def test_a_conf_percentile_prefers_the_benchmark_and_scenario_lines() -> None:
+    conf = (
+        "*.Server.target_latency_percentile = 99\n"
+        "*.Offline.target_latency_percentile = 90\n"
+        "qwen3-vl-235b-a22b.Server.target_latency_percentile = 97 # own line\n"
+    )
+    assert conf_percentile(conf, "qwen3-vl-235b-a22b", "Server") == 97.0
+    assert conf_percentile(conf, "llama2-70b-99", "Server") == 99.0
+    assert conf_percentile(conf, "llama2-70b-99", "Interactive") is None
+    assert conf_percentile(None, "llama2-70b-99", "Server") is None
