@@ -91,7 +91,7 @@ def parse_engine(software: str) -> tuple[str, str, str] | None:
     A runtime named with its version wins; else TensorRT alone is TensorRT-LLM of an unstated
     release (the version says which TensorRT it ran on), and a runtime named without a version
     has the version `unstated`."""
-    components = [part.strip() for part in re.split(r"[,;]", software)]
+    components = [part.strip() for part in re.split(r"[,;]| \+ ", software)]
     for component in components:
         for pattern, name in ENGINES:
             match = pattern.match(component)

@@ -245,6 +245,11 @@ def test_a_plain_folder_needs_its_commit(registry: Path) -> None:
         ),
         ("PyTorch", None),
         ("CUDA 12.2", None),
+        # RedHat's v6.0 Qwen3-VL rows: components joined by ' + ', vLLM named bare.
+        (
+            "vLLM  + NVIDIA-dynamo + MLPerf Inference Qwen3-VL harness, RHEL 10.1",
+            ("vllm", "unstated"),
+        ),
     ],
 )
 def test_parse_engine(software: str, engine: tuple[str, str] | None) -> None:
