@@ -3,7 +3,7 @@ do with each: planned by name, read generically (the plan says so), or refused n
 
     # from an unpacked vLLM source package (PyPI sdist), writes the committed snapshot:
     .venv/bin/python benchmarks/vllm_architectures.py --vllm-source /tmp/vsrc/vllm-0.29.0 --write
-    # from the committed snapshot, against the calculators of this checkout:
+    # from the committed snapshot (tests/data/vllm_architectures.json), against this checkout:
     .venv/bin/python benchmarks/vllm_architectures.py
 
 The list is `_TEXT_GENERATION_MODELS` in vllm/model_executor/models/registry.py. vLLM names the
@@ -13,8 +13,9 @@ No config.json of every architecture is at hand, so the keys a config has are ap
 the attributes the architecture's vLLM module reads from its config (`config.X`,
 `hf_config.X`, `text_config.X`, `getattr(config, "X")`): a key vLLM reads is one the checkpoint
 can set. The verdict is the calculators' own key check on those names
-(`config_reader.key_verdict`): the model type is one they know by name; or an unknown one whose
-keys the generic reading covers; or one refused, naming the key and why. "Read generically"
+(`config_reader.key_verdict`, through `infermeter.registry.vllm_architectures`): the model
+type is one they know by name; or an unknown one whose keys the generic reading covers; or
+one refused, naming the key and why. "Read generically"
 is not a measured accuracy: no such model's plan has been held to a log.
 """
 
@@ -23,13 +24,11 @@ import ast
 import json
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from infermeter.calculators.config_reader import key_verdict
+from infermeter.registry.vllm_architectures import SNAPSHOT, classify, load, summary
 
-SNAPSHOT = Path(__file__).parent / "records" / "vllm_architectures.json"
 _READS = re.compile(
     r"\b(?:hf_|text_|hf_text_)?config\.([a-z_][a-z0-9_]*)"
     r"|getattr\(\s*(?:hf_|text_)?config,\s*\"([a-z_][a-z0-9_]*)\""
@@ -144,15 +143,6 @@ def extract(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def classify(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each row with the calculators' verdict and, for a refusal, its reason."""
-    judged = []
-    for row in rows:
-        verdict, reason = key_verdict(row["model_type"], row["config_keys"])
-        judged.append({**row, "verdict": verdict, "reason": reason})
-    return judged
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vllm-source", type=Path, help="an unpacked vLLM source package")
@@ -162,15 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         release = args.vllm_source.name
         rows = extract(args.vllm_source)
     else:
-        snapshot = json.loads(SNAPSHOT.read_text())
-        release, rows = snapshot["release"], snapshot["architectures"]
+        release, rows = load()
     judged = classify(rows)
-    counts = Counter(row["verdict"] for row in judged)
-    print(
-        f"{release}: {len(judged)} registered text-generation architectures; "
-        f"{counts['by name']} planned by name, {counts['generic']} read generically, "
-        f"{counts['refused']} refused"
-    )
+    print(summary(release, judged))
     for row in judged:
         if row["verdict"] == "refused":
             print(f"  refused  {row['architecture']} ({row['model_type']}): {row['reason']}")

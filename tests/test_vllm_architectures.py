@@ -1,9 +1,8 @@
 """Every text-generation architecture vLLM's newest release registers, and what the calculators
-do with it (benchmarks/vllm_architectures.py; snapshot benchmarks/records/vllm_architectures.json,
-written from the PyPI source package of vLLM 0.29.0)."""
+do with it (benchmarks/vllm_architectures.py, infermeter.registry.vllm_architectures;
+written from the PyPI source package of vLLM 0.29.0; tests/data/vllm_architectures.json)."""
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
+from infermeter.registry import vllm_architectures
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "vllm_architectures.py"
@@ -28,12 +28,12 @@ def _script() -> Any:
 
 
 SCRIPT_MODULE = _script()
-SNAPSHOT = json.loads(SCRIPT_MODULE.SNAPSHOT.read_text())
-JUDGED = {row["architecture"]: row for row in SCRIPT_MODULE.classify(SNAPSHOT["architectures"])}
+RELEASE, ROWS = vllm_architectures.load()
+JUDGED = {row["architecture"]: row for row in vllm_architectures.classify(ROWS)}
 
 
 def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -> None:
-    assert SNAPSHOT["release"] == "vllm-0.29.0"
+    assert RELEASE == "vllm-0.29.0"
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from catalog_pages import esc, scrolled
 
 from infermeter.calculators.config_reader import KNOWN_MODEL_TYPES, MODEL_TYPE_FAMILIES
+from infermeter.registry import vllm_architectures
 from infermeter.registry.plan_accuracy import (
     EVIDENCE_HEAD,
     GIB,
@@ -176,7 +177,27 @@ def coverage() -> str:
         "plan says so in its notes; it is refused only where its config declares a mechanism "
         "those conventions do not cover (a state-space mixer, compressed attention, per-layer "
         "embeddings), naming the key. Vision towers are counted per family (Qwen2.5-VL, Qwen3-VL, "
-        "Qwen3.5, Pixtral, SigLIP) or as a generic ViT, which the plan's notes say."
+        "Qwen3.5, Pixtral, SigLIP) or as a generic ViT, which the plan's notes say.\n\n"
+        + vllm_coverage()
+    )
+
+
+def vllm_coverage() -> str:
+    """What the plan does with every text-generation architecture vLLM's newest release
+    registers (tests/data/vllm_architectures.json, benchmarks/vllm_architectures.py)."""
+    release, rows = vllm_architectures.load()
+    judged = vllm_architectures.classify(rows)
+    refused = "; ".join(
+        f"`{esc(row['architecture'])}` ({esc(row['reason'].split(':', 1)[0])})"
+        for row in judged
+        if row["verdict"] == "refused"
+    )
+    return (
+        esc(vllm_architectures.summary(release, judged))
+        + ". The keys each architecture's config can set are taken from what its vLLM module "
+        "reads; a generic reading is not a measured accuracy. Refused, with the field named: "
+        + refused
+        + "."
     )
 
 

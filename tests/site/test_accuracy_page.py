@@ -110,3 +110,18 @@ def test_accuracy_page_names_every_model_type_the_plan_reads() -> None:
     section = PAGE[PAGE.index("## Model types the plan reads") : PAGE.index("## What the plan")]
     for name in KNOWN_MODEL_TYPES:
         assert f"`{name}`" in section
+
+
+def test_accuracy_page_states_vllms_architectures_as_the_script_prints_them() -> None:
+    section = PAGE[PAGE.index("## Model types the plan reads") : PAGE.index("## What the plan")]
+    printed = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "vllm_architectures.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout.splitlines()
+    assert printed[0] in html.unescape(section)
+    for line in printed[1:]:
+        architecture = line.split()[1]
+        assert f"`{architecture}`" in section
