@@ -300,7 +300,12 @@ def _blocks(
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
     max_len, batched = batch.max_model_len, batch.max_num_batched_tokens
     groups = kv_groups(kv, settings.pipeline_parallel_size)
-    block, full_block = page_blocks(kv, hybrid_block_size(kv, settings.block_size))
+    alignment = settings.block_size
+    if arch.mla is not None and kv.state_layers and version >= (0, 27):
+        # MLA beside state layers (Kimi Linear): from 0.27 the block is a multiple of 128, the
+        # MLA decode kernels' alignment (platforms/interface.py _align_hybrid_block_size).
+        alignment = max(alignment, 128)
+    block, full_block = page_blocks(kv, hybrid_block_size(kv, alignment))
     page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
     num_blocks = max(0, available) // page // groups.size if groups.size else 0
     blocks_per_request = request_blocks(groups, kv, max_len, batched, block, full_block)

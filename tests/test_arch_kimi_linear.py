@@ -115,3 +115,14 @@ def test_vllm_derives_the_length_from_model_max_length_and_the_smallest_length_k
     assert default_max_model_len(parse_config(both)) == 65536
     override = _config(max_position_embeddings=131072, seq_length=65536)
     assert default_max_model_len(parse_config(override)) == 1_048_576
+
+
+def test_kimi_linear_blocks_align_to_128_from_vllm_0_27() -> None:
+    # vLLM 0.27-0.29 platforms/interface.py: a hybrid MLA + state model's block is a multiple of
+    # 128 tokens; before, of the block size (16): 15 x 128 = 1920 or 118 x 16 = 1888 tokens hold
+    # one sequence's 2,170,880-byte KDA state at 1,152 bytes per token.
+    arch = parse_config(_config())
+    new = plan_vllm(arch, VllmSettings(80 * GIB, max_model_len=65536, vllm_version="0.29"))
+    old = plan_vllm(arch, VllmSettings(80 * GIB, max_model_len=65536, vllm_version="0.24"))
+    assert new.block_size == 1920
+    assert old.block_size == 1888
