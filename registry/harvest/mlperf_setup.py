@@ -7,7 +7,9 @@ their `build_docker.sh` builds vLLM from. A row is taken as a vLLM run only when
 configuration of its benchmark's setup folder builds vLLM, and none names another engine (SGLang,
 TensorRT-LLM); the version stays `unstated` (the configurations build different revisions and
 the submission does not say which configuration ran). Anything else: no engine, and the row is
-skipped as before.
+skipped as before. MangoBoost's submissions state only `ROCm …`; their
+`closed/<submitter>/src/<benchmark>/README.md` runs the benchmark in MangoBoost's LLMBoost serving
+container (`llmboost/mb-llmboost:<tag>`), read as LLMBoost of an unstated release.
 """
 
 import re
@@ -21,6 +23,9 @@ _VLLM_URL = re.compile(
     re.M | re.I,
 )
 _OTHER_ENGINE = re.compile(r"^export (?:SGLANG|TRTLLM|TENSORRT_LLM)_URL=", re.M | re.I)
+_LLMBOOST_IMAGE = re.compile(r"\bllmboost/mb-llmboost:[\w.-]+")
+"""MangoBoost's README pulls and runs its LLMBoost serving container (v6.0: `ROCm 6.10.5` is
+all its Software states)."""
 
 
 def setup_root(row: dict[str, Any]) -> str:
@@ -42,8 +47,26 @@ def setup_configs(row: dict[str, Any], listed: list[str]) -> list[str]:
     return sorted(found)
 
 
+def readme_path(row: dict[str, Any]) -> str:
+    """`closed/MangoBoost/src/llama2-70b-99/README.md`: how the submission ran the benchmark."""
+    parts = str(row["Location"]).removeprefix("./").split("/")
+    return "/".join([*parts[:2], "src", str(row["Model"]), "README.md"])
+
+
+def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
+    image = _LLMBOOST_IMAGE.search(text)
+    if image is None:
+        return None
+    where = f"{path}: the benchmark is served from MangoBoost's LLMBoost container {image[0]}"
+    return "llmboost", "unstated", where
+
+
 def engine_from_setup(configs: dict[str, str | None]) -> tuple[str, str, str] | None:
-    """(engine, version, where it was read) when every configuration builds vLLM; else None."""
+    """(engine, version, where it was read) when every configuration builds vLLM, or when the
+    submission's README serves the benchmark from MangoBoost's LLMBoost container; else None."""
+    for path, text in configs.items():
+        if path.endswith("/README.md"):
+            return _engine_from_readme(path, text) if text is not None else None
     texts = {path: text for path, text in configs.items() if text is not None}
     if not texts or any(_OTHER_ENGINE.search(text) for text in texts.values()):
         return None
@@ -68,5 +91,13 @@ def read_setups(tree: SourceTree, rows: list[dict[str, Any]]) -> list[dict[str, 
     configs = [
         setup_configs(row, listed) if ask else [] for row, ask in zip(rows, asks, strict=True)
     ]
-    texts = tree.read_many(sorted({path for paths in configs for path in paths}))
-    return [{path: texts[path] for path in paths} for paths in configs]
+    readmes = [
+        readme_path(row) if ask and not paths else None
+        for row, ask, paths in zip(rows, asks, configs, strict=True)
+    ]
+    wanted = {path for paths in configs for path in paths} | {r for r in readmes if r}
+    texts = tree.read_many(sorted(wanted))
+    return [
+        {readme: texts[readme]} if readme else {path: texts[path] for path in paths}
+        for paths, readme in zip(configs, readmes, strict=True)
+    ]

@@ -51,7 +51,7 @@ def registry(tmp_path: Path) -> Path:
 
 def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:
     report, results = _harvest(registry)
-    assert len(report.added) == len(results) == 11  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 12  # type: ignore[attr-defined]
     for relative in report.added:  # type: ignore[attr-defined]
         committed = REPOSITORY_ROOT / relative
         assert committed.is_file(), f"{relative} is not in the registry"
@@ -106,7 +106,8 @@ def test_an_engine_the_software_does_not_name_is_read_from_the_build_setup(
 ) -> None:
     """AMD's 6.0-0002 states 'PyTorch …, ROCm …'; both configurations of its
     setup/llama2-70b-99 build vLLM (VLLM_URL), so the run is vLLM of an unstated release.
-    MangoBoost's 6.0-0069 ('ROCm 6.10.5') has no setup folder: still skipped."""
+    MangoBoost's 6.0-0069 states 'ROCm 6.10.5' only; its src/llama2-70b-99.9/README.md serves
+    the benchmark from its LLMBoost container, so the run is LLMBoost of an unstated release."""
     report, results = _harvest(registry)
     amd = results["6.0-0002 llama2-70b-99.9 Server"]
     engine = amd.identity.engine
@@ -119,8 +120,9 @@ def test_an_engine_the_software_does_not_name_is_read_from_the_build_setup(
     assert point.ttft_ms.p99 is not None
     reasons = dict(report.skipped)  # type: ignore[attr-defined]
     assert "the same run as llama2-70b-99.9" in reasons["mlperf v6.0 6.0-0002 llama2-70b-99 Server"]
-    mango = reasons["mlperf v6.0 6.0-0069 llama2-70b-99.9 Server"]
-    assert "software 'ROCm 6.10.5' names no inference engine" in mango
+    mango = results["6.0-0069 llama2-70b-99.9 Server"]
+    assert (mango.identity.engine.name, mango.identity.engine.version) == ("llmboost", "unstated")
+    assert "LLMBoost container llmboost/mb-llmboost:mlperf-6.0" in mango.source.conditions  # type: ignore[union-attr]
 
 
 def test_a_setup_that_builds_another_engine_or_none_names_no_engine() -> None:
