@@ -118,14 +118,20 @@ class StepModel:
         return memory
 
     def step(
-        self, batch: float, memory_efficiency: float = 1.0, compute_efficiency: float = 1.0
+        self,
+        batch: float,
+        memory_efficiency: float = 1.0,
+        compute_efficiency: float = 1.0,
+        overhead_s: float = 0.0,
     ) -> StepTime:
-        """The step at these shares of peak bandwidth (reads and link) and of peak compute."""
+        """The step at these shares of peak bandwidth (reads and link) and of peak compute,
+        with the engine's own `overhead_s`."""
         return StepTime(
             self.memory_s(batch) / memory_efficiency,
             self.compute_per_sequence_s * batch / compute_efficiency,
             self.link_per_sequence_s * batch / memory_efficiency,
             self.per_sequence_s * batch / memory_efficiency,
+            overhead_s,
         )
 
 

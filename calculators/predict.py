@@ -8,8 +8,9 @@ longer of its memory reads (weights, KV cache, further experts) and its compute,
 traffic; each prompt is prefilled at peak compute. How many sequences a replica can hold comes
 from the vLLM memory plan (`calculators.vllm_plan`) at the workload's request length, capped by
 the engine's batch limit. Every time is divided by the product of a few fitted efficiencies
-(`Factors`: a base for reads and for compute, one per doubling of the tensor parallel size, and
-one per GPU generation, weight precision and engine family, each with its count of results),
+(`Factors`: a base for reads and for compute, one on compute per doubling of the tensor
+parallel size, and one per GPU generation, weight precision and engine family, each with its
+count of results),
 and every decode step carries the engine's own fitted overhead (`calculators.perf_fit` holds
 the fitted factors and their measured error).
 
@@ -33,6 +34,7 @@ the workload's p99 prompt where it states one.
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal
 
 from infermeter.calculators.errors import CalculatorError, InputError
@@ -126,7 +128,7 @@ class Factors:
 
     memory: float
     compute: float
-    tensor_parallel: float = 1.0  # per doubling of the tensor parallel size (1: none)
+    tensor_parallel: float = 1.0  # compute, per doubling of the tensor parallel size (1: none)
     step_overhead_ms: float = 0.0  # per decode step: scheduling, sampling, kernel launches
     generation: Mapping[str, float] = field(default_factory=dict)
     precision: Mapping[str, float] = field(default_factory=dict)
@@ -233,8 +235,9 @@ class _Engine:
     step_overhead_s: float = 0.0
 
     def step(self, batch: float) -> StepTime:
-        step = self.steps.step(max(1.0, batch), self.memory_efficiency, self.compute_efficiency)
-        return replace(step, overhead_s=self.step_overhead_s)
+        return self.steps.step(
+            max(1.0, batch), self.memory_efficiency, self.compute_efficiency, self.step_overhead_s
+        )
 
     def step_s(self, batch: float) -> float:
         return self.step(batch).seconds
@@ -249,6 +252,11 @@ class _Engine:
 
     def tokens_per_s(self, batch: float) -> float:
         return batch * self.workload.output_tokens / self.e2e_s(batch)
+
+    @cached_property
+    def capacity_tokens_per_s(self) -> float:
+        """The replica's output tokens/s with its batch full (what every queue is measured by)."""
+        return self.tokens_per_s(self.max_batch)
 
 
 def _check(workload: Workload, load: Load) -> None:
@@ -327,8 +335,13 @@ def _engine(prepared: Prepared, factors: Factors) -> tuple[_Engine, dict[str, fl
     used = factors.used(
         prepared.generation, prepared.precision, prepared.engine, prepared.tensor_parallel_size
     )
-    shared = math.prod(value for name, value in used.items() if name not in ("memory", "compute"))
-    memory, compute = factors.memory * shared, factors.compute * shared
+    # The tensor-parallel factor slows the compute only (smaller shards of every product
+    # reach less of the peak); a shard's reads run at the same share of its bandwidth.
+    shared = math.prod(
+        value for name, value in used.items() if name not in ("memory", "compute", "tensor_parallel")
+    )
+    memory = factors.memory * shared
+    compute = factors.compute * shared * used["tensor_parallel"]
     engine = _Engine(
         steps=prepared.steps,
         workload=prepared.workload,
@@ -350,7 +363,7 @@ def _wait_quantile_s(engine: _Engine, utilisation: float, quantile: float) -> fl
     waiting = _waiting_share(utilisation, engine.max_batch)
     if waiting <= 1 - quantile:
         return 0.0
-    service = engine.workload.output_tokens / engine.tokens_per_s(engine.max_batch)
+    service = engine.workload.output_tokens / engine.capacity_tokens_per_s
     mean_if_waiting = service / (2 * (1 - utilisation))
     return mean_if_waiting * math.log(waiting / (1 - quantile))
 
@@ -409,7 +422,7 @@ def _at_batch(engine: _Engine, batch: float) -> _Point:
     the batch over E2E), with its queueing for the prefill."""
     rate = batch / engine.e2e_s(batch)
     out = engine.workload.output_tokens
-    utilisation = min(rate * out / engine.tokens_per_s(engine.max_batch), 1.0 - 1e-9)
+    utilisation = min(rate * out / engine.capacity_tokens_per_s, 1.0 - 1e-9)
     base = engine.prefill_s + engine.step_s(batch)
     longest = max(0.0, engine.prefill_p99_s - engine.prefill_s)
     p50 = base + _wait_quantile_s(engine, utilisation, 0.5)
@@ -419,7 +432,7 @@ def _at_batch(engine: _Engine, batch: float) -> _Point:
 
 def _open_loop(engine: _Engine, rate_per_replica: float) -> _Point:
     out = engine.workload.output_tokens
-    most = engine.tokens_per_s(engine.max_batch)
+    most = engine.capacity_tokens_per_s
     if rate_per_replica * out >= most:
         return _Point(engine.max_batch, most, None, None, engine.tpot_s(engine.max_batch), True)
     low, high = 1.0, float(engine.max_batch)
@@ -526,7 +539,7 @@ def predict_prepared(
         e2e_ms_p50=e2e,
         batch_per_replica=point.batch,
         max_batch_per_replica=engine.max_batch,
-        max_output_tokens_per_s=engine.tokens_per_s(engine.max_batch) * replicas,
+        max_output_tokens_per_s=engine.capacity_tokens_per_s * replicas,
         saturated=point.saturated,
         limited_by=engine.step(point.batch).limited_by,
         gpu_count=gpus,

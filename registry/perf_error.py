@@ -2,10 +2,11 @@
 fitted on, by the protocol of benchmarks/PERF_PROTOCOL.md (`error_report`), and the generated
 calculators/perf_fit.py that carries the result to the CLI, the site and the browser.
 
-The fit: the base efficiencies (`memory`, `compute`) on a grid over the offline rows, then the
-factors per GPU generation, precision and engine family by least squares on log(measured /
-predicted), each
-shrunk toward 1 as if `SHRINK_ROWS` more rows had a ratio of 1; two rounds.
+The fit (`fit`): passes of a coordinate search, each base factor (`memory`, `compute`,
+`tensor_parallel`, `step_overhead_ms`) by golden section over its interval on the offline rows'
+mean absolute log error, then the factors per GPU generation, precision and engine family by
+least squares on log(measured / predicted), each shrunk toward 1 as if `SHRINK_ROWS` more rows
+had a ratio of 1, until no factor moves by more than `FIT_TOLERANCE`.
 """
 
 import json
@@ -26,10 +27,6 @@ SHRINK_ROWS = 4
 TARGETS_PCT = {"offline": 20.0, "server": 30.0, "latency": 25.0}
 KINDS = ("offline", "server", "latency")
 FIT_KINDS = ("offline", "server")
-MEMORY_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-COMPUTE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-TENSOR_PARALLEL_GRID = (0.8, 0.85, 0.9, 0.95, 1.0)
-STEP_OVERHEAD_MS_GRID = (0.0, 1.0, 2.0, 4.0, 8.0)
 GROUPS = ("generation", "precision", "engine")
 
 
@@ -91,16 +88,24 @@ def _group_round(rows: Sequence[Ready], factors: Factors, group: str) -> Factors
 
 
 def fit(rows: Sequence[Ready]) -> Factors:
-    """The factors fitted on `rows` (their throughput kinds only), with each one's row count."""
+    """The factors fitted on `rows` (their throughput kinds only), with each one's row count:
+    passes of a coordinate search (each base factor by golden section on the offline rows'
+    loss, then each group's factors by least squares on every fitting row) until no factor
+    moves by more than `FIT_TOLERANCE`."""
     fitting = [ready for ready in rows if ready.case.kind in FIT_KINDS]
     if not fitting:
-        return Factors(memory=MEMORY_GRID[-1], compute=COMPUTE_GRID[-1])
-    # The grid on the offline rows (fast); the groups on every fitting row.
+        return Factors(**BASE_START)
+    # The base factors on the offline rows (fast); the groups on every fitting row.
     offline = [ready for ready in fitting if ready.case.kind == "offline"] or fitting
-    factors = _base_grid(offline)
-    for _ in range(2):
+    factors = Factors(**BASE_START)
+    for _ in range(FIT_PASSES):
+        previous = factors
+        for name in BASE_BOUNDS:
+            factors = _golden(offline, factors, name)
         for group in GROUPS:
             factors = _group_round(fitting, factors, group)
+        if _moved(previous, factors) <= FIT_TOLERANCE:
+            break
     counts: Counter[str] = Counter(
         {
             "memory": len(fitting),
@@ -114,28 +119,66 @@ def fit(rows: Sequence[Ready]) -> Factors:
     return replace(factors, rows=dict(sorted(counts.items())))
 
 
-BASE_GRIDS: dict[str, tuple[float, ...]] = {
-    "memory": MEMORY_GRID,
-    "compute": COMPUTE_GRID,
-    "tensor_parallel": TENSOR_PARALLEL_GRID,
-    "step_overhead_ms": STEP_OVERHEAD_MS_GRID,
+# Each base factor's search interval (efficiencies searched on a log scale, the overhead on a
+# linear one), where the search starts, and when it stops.
+BASE_BOUNDS: dict[str, tuple[float, float]] = {
+    "memory": (0.2, 1.0),
+    "compute": (0.1, 1.0),
+    "tensor_parallel": (0.6, 1.0),
+    "step_overhead_ms": (0.0, 12.0),
 }
+BASE_START: dict[str, float] = {
+    "memory": 0.6,
+    "compute": 0.5,
+    "tensor_parallel": 0.9,
+    "step_overhead_ms": 1.0,
+}
+LINEAR_BASE = ("step_overhead_ms",)
+GOLDEN_STEPS = 10  # the interval shrinks to 0.618^10 (under 1 %) of its width
+FIT_PASSES = 3
+FIT_TOLERANCE = 0.005  # the largest relative move of any factor in a pass that ends the search
+_INVERSE_PHI = (math.sqrt(5) - 1) / 2
 
 
 def _one(name: str, value: float) -> dict[str, Any]:
     return {name: value}
 
 
-def _base_grid(rows: Sequence[Ready]) -> Factors:
-    """The base efficiencies on their grids, one at a time (coordinate descent from the grids'
-    middles, three passes): the loss is smooth in each, and the full product is slow."""
-    middles: dict[str, Any] = {name: grid[len(grid) // 2] for name, grid in BASE_GRIDS.items()}
-    factors = Factors(**middles)
-    for _ in range(3):
-        for name, grid in BASE_GRIDS.items():
-            trials = [replace(factors, **_one(name, value)) for value in grid]
-            factors = min(trials, key=lambda trial: _loss(rows, trial))
-    return factors
+def _golden(rows: Sequence[Ready], factors: Factors, name: str) -> Factors:
+    """`factors` with `name` set to the minimum of the rows' loss over its interval (golden
+    section search, the others held), the current value kept where it is no worse."""
+    low, high = BASE_BOUNDS[name]
+    linear = name in LINEAR_BASE
+    to_value = (lambda x: x) if linear else math.exp
+    a, b = (low, high) if linear else (math.log(low), math.log(high))
+
+    def loss(x: float) -> float:
+        return _loss(rows, replace(factors, **_one(name, to_value(x))))
+
+    c, d = b - _INVERSE_PHI * (b - a), a + _INVERSE_PHI * (b - a)
+    loss_c, loss_d = loss(c), loss(d)
+    for _ in range(GOLDEN_STEPS):
+        if loss_c <= loss_d:
+            b, d, loss_d = d, c, loss_c
+            c = b - _INVERSE_PHI * (b - a)
+            loss_c = loss(c)
+        else:
+            a, c, loss_c = c, d, loss_d
+            d = a + _INVERSE_PHI * (b - a)
+            loss_d = loss(d)
+    best, best_loss = (c, loss_c) if loss_c <= loss_d else (d, loss_d)
+    if best_loss > _loss(rows, factors):
+        return factors
+    return replace(factors, **_one(name, to_value(best)))
+
+
+def _moved(before: Factors, after: Factors) -> float:
+    """The largest relative change of any factor between two passes."""
+    pairs = [(getattr(before, name), getattr(after, name)) for name in BASE_BOUNDS]
+    for group in GROUPS:
+        old, new = getattr(before, group), getattr(after, group)
+        pairs += [(old.get(key, 1.0), value) for key, value in new.items()]
+    return max(abs(new - old) / max(abs(old), 1e-3) for old, new in pairs)
 
 
 @dataclass(frozen=True)

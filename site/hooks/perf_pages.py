@@ -75,7 +75,7 @@ def _factor_table() -> str:
     named = {
         "memory": FITTED.memory,
         "compute": FITTED.compute,
-        "tensor_parallel (per doubling)": FITTED.tensor_parallel,
+        "tensor_parallel (compute, per doubling)": FITTED.tensor_parallel,
         "step_overhead_ms": FITTED.step_overhead_ms,
     }
     for group in ("generation", "precision", "engine"):
