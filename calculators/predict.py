@@ -337,9 +337,8 @@ def _engine(prepared: Prepared, factors: Factors) -> tuple[_Engine, dict[str, fl
     )
     # The tensor-parallel factor slows the compute only (smaller shards of every product
     # reach less of the peak); a shard's reads run at the same share of its bandwidth.
-    shared = math.prod(
-        value for name, value in used.items() if name not in ("memory", "compute", "tensor_parallel")
-    )
+    own = ("memory", "compute", "tensor_parallel")
+    shared = math.prod(value for name, value in used.items() if name not in own)
     memory = factors.memory * shared
     compute = factors.compute * shared * used["tensor_parallel"]
     engine = _Engine(

@@ -63,7 +63,8 @@ def log_ratio(ready: Ready, factors: Factors) -> float | None:
     return -math.log(ratio) if ready.case.measured_name == "e2e_ms" else math.log(ratio)
 
 
-def _loss(rows: Sequence[Ready], factors: Factors) -> float:
+def fit_loss(rows: Sequence[Ready], factors: Factors) -> float:
+    """What the fit minimises: the rows' mean absolute log(measured / predicted)."""
     ratios = [log_ratio(ready, factors) for ready in rows]
     # A case with no prediction (its SLO missed even by one request) counts as a ratio of e.
     return sum(1.0 if value is None else abs(value) for value in ratios) / max(1, len(ratios))
@@ -90,22 +91,25 @@ def _group_round(rows: Sequence[Ready], factors: Factors, group: str) -> Factors
 def fit(rows: Sequence[Ready]) -> Factors:
     """The factors fitted on `rows` (their throughput kinds only), with each one's row count:
     passes of a coordinate search (each base factor by golden section on the offline rows'
-    loss, then each group's factors by least squares on every fitting row) until no factor
-    moves by more than `FIT_TOLERANCE`."""
+    `fit_loss`, then each group's factors by least squares on every fitting row) until no
+    factor moves by more than `FIT_TOLERANCE` (at most `FIT_PASSES`), then the base factors
+    once more. The loss is flat along a ridge (a longer step overhead against a higher share of
+    bandwidth), so the passes are bounded and the result is the search's, not a unique one."""
     fitting = [ready for ready in rows if ready.case.kind in FIT_KINDS]
     if not fitting:
-        return Factors(**BASE_START)
+        return _start()
     # The base factors on the offline rows (fast); the groups on every fitting row.
     offline = [ready for ready in fitting if ready.case.kind == "offline"] or fitting
-    factors = Factors(**BASE_START)
+    factors = _start()
     for _ in range(FIT_PASSES):
         previous = factors
-        for name in BASE_BOUNDS:
-            factors = _golden(offline, factors, name)
+        factors = _base_search(offline, factors)
         for group in GROUPS:
             factors = _group_round(fitting, factors, group)
         if _moved(previous, factors) <= FIT_TOLERANCE:
             break
+    # The base factors once more: the fit ends at their minimum given the groups' factors.
+    factors = _base_search(offline, factors)
     counts: Counter[str] = Counter(
         {
             "memory": len(fitting),
@@ -144,6 +148,21 @@ def _one(name: str, value: float) -> dict[str, Any]:
     return {name: value}
 
 
+def _start() -> Factors:
+    return Factors(
+        memory=BASE_START["memory"],
+        compute=BASE_START["compute"],
+        tensor_parallel=BASE_START["tensor_parallel"],
+        step_overhead_ms=BASE_START["step_overhead_ms"],
+    )
+
+
+def _base_search(rows: Sequence[Ready], factors: Factors) -> Factors:
+    for name in BASE_BOUNDS:
+        factors = _golden(rows, factors, name)
+    return factors
+
+
 def _golden(rows: Sequence[Ready], factors: Factors, name: str) -> Factors:
     """`factors` with `name` set to the minimum of the rows' loss over its interval (golden
     section search, the others held), the current value kept where it is no worse."""
@@ -153,7 +172,7 @@ def _golden(rows: Sequence[Ready], factors: Factors, name: str) -> Factors:
     a, b = (low, high) if linear else (math.log(low), math.log(high))
 
     def loss(x: float) -> float:
-        return _loss(rows, replace(factors, **_one(name, to_value(x))))
+        return fit_loss(rows, replace(factors, **_one(name, to_value(x))))
 
     c, d = b - _INVERSE_PHI * (b - a), a + _INVERSE_PHI * (b - a)
     loss_c, loss_d = loss(c), loss(d)
@@ -167,14 +186,16 @@ def _golden(rows: Sequence[Ready], factors: Factors, name: str) -> Factors:
             d = a + _INVERSE_PHI * (b - a)
             loss_d = loss(d)
     best, best_loss = (c, loss_c) if loss_c <= loss_d else (d, loss_d)
-    if best_loss > _loss(rows, factors):
+    if best_loss > fit_loss(rows, factors):
         return factors
     return replace(factors, **_one(name, to_value(best)))
 
 
 def _moved(before: Factors, after: Factors) -> float:
     """The largest relative change of any factor between two passes."""
-    pairs = [(getattr(before, name), getattr(after, name)) for name in BASE_BOUNDS]
+    pairs: list[tuple[float, float]] = [
+        (float(getattr(before, name)), float(getattr(after, name))) for name in BASE_BOUNDS
+    ]
     for group in GROUPS:
         old, new = getattr(before, group), getattr(after, group)
         pairs += [(old.get(key, 1.0), value) for key, value in new.items()]
