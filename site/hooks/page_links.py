@@ -133,9 +133,7 @@ def search_entries(
     compare: dict[tuple[str, str], set[str]] = {}
     firsts = _first_rows(rows)
     newest = sorted(firsts, key=lambda row: (row.file.rsplit("/", 1)[-1], row.result_id))
-    listed = (
-        {row.result_id for row in newest[len(newest) - results_max :]} if results_max else set()
-    )
+    listed = {row.result_id for row in newest[max(0, len(newest) - results_max) :]}
     for row in firsts:
         compare.setdefault((row.model, row.profile), set()).add(row.gpu)
         if row.result_id not in listed:

@@ -73,6 +73,12 @@ def test_reader_search_lists_only_the_newest_results_and_every_compare_page() ->
     assert all(gpu in compare["title"] for gpu in ("h100-sxm", "h200-sxm", "l40s", "b200"))
     everything = page_links.search_entries(rows, load_gpus(), load_models())
     assert len([e for e in everything if e["location"].startswith("results/")]) == 4
+    # more than half the cap but under it: every result (a negative slice start kept the newest
+    # 2,274 of 2,726 results once the registry passed half of SEARCH_RESULTS_MAX)
+    under = page_links.search_entries(rows, load_gpus(), load_models(), results_max=7)
+    assert len([e for e in under if e["location"].startswith("results/")]) == 4
+    none = page_links.search_entries(rows, load_gpus(), load_models(), results_max=0)
+    assert [e for e in none if e["location"].startswith("results/")] == []
 
 
 def test_reader_gpu_page_result_list_stays_out_of_the_search_index() -> None:
