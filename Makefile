@@ -122,9 +122,11 @@ registry-check: setup
 
 # The checks and installs before pytest are independent of each other (the two venvs, npm,
 # Chromium; lint and the registry checks after .venv): they run side by side, each one's output
-# printed whole when it ends. pytest runs alone after them.
+# printed whole when it ends. pytest runs after them on two workers: the tests that share a site
+# build, Chromium, the real vLLM, the Ray cluster or the wheel stay together on one
+# (tests/conftest.py); the rest are spread over both.
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-prerequisites
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 test-prerequisites: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)

@@ -71,3 +71,31 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """This tree's wheel installed in a fresh venv (tests/wheel_install.py), built ONCE per
     session for every test that runs the installed `infermeter` (building it takes ~10 s)."""
     return build_installed(tmp_path_factory.mktemp("wheel"))
+
+
+# `make test` runs the suite on two workers (pytest-xdist, `--dist loadgroup`). A session
+# fixture is made once per worker, so every test that shares an expensive one is sent to the
+# same worker: one site build, one Chromium, one real vLLM, one Ray cluster, one wheel.
+XDIST_GROUPS = {
+    "site": {"built_site", "site_url", "browser", "page", "phone"},
+    "real-vllm": {"real_vllm", "tiny_model"},
+    "ray": {"ray_fleet"},
+    "wheel": {"installed"},
+}
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The worker group of a test: by the shared session fixtures it uses (the first that
+    matches), and every test marked real_vllm with the real vLLM's."""
+    if item.get_closest_marker("real_vllm") is not None:
+        return "real-vllm"
+    used = set(getattr(item, "fixturenames", ()))
+    return next((group for group, names in XDIST_GROUPS.items() if used & names), None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        group = xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
