@@ -127,6 +127,6 @@ registry-check: setup
 # (tests/conftest.py); the rest are spread over both.
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-prerequisites
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2
 
 test-prerequisites: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,29 +75,46 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return build_installed(tmp_path_factory.mktemp("wheel"))
 
 
-# `make test` runs the suite on two workers (pytest-xdist, `--dist loadgroup`). A session
-# fixture is made once per worker, so every test that shares an expensive one is sent to the
-# same worker: one site build, one Chromium, one real vLLM, one Ray cluster, one wheel.
+# `make test` runs the suite on two workers (pytest-xdist). A session fixture is made once per
+# worker, so the tests of every file that uses an expensive one go to the same worker: one site
+# build and Chromium, one real vLLM, one wheel, one Ray cluster. The groups are read from the
+# files' function signatures by the controller (xdist's own `--dist loadgroup` renames node ids,
+# which pytest 9.2 no longer lets it do), in this order; any other test goes where there is room.
 XDIST_GROUPS = {
     "site": {"built_site", "site_url", "browser", "page", "phone"},
     "real-vllm": {"real_vllm", "tiny_model"},
-    "ray": {"ray_fleet"},
     "wheel": {"installed"},
+    "ray": {"ray_fleet"},
 }
+_SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)", re.S)
 
 
-def xdist_group(item: pytest.Item) -> str | None:
-    """The worker group of a test: by the shared session fixtures it uses (the first that
-    matches), and every test marked real_vllm with the real vLLM's."""
-    if item.get_closest_marker("real_vllm") is not None:
+@functools.cache
+def xdist_group(test_file: str) -> str | None:
+    """The worker group of a test file: the site's for every file of tests/site (some build sites
+    of their own, which share the Pyodide snapshot cache), the real vLLM's for a file marked
+    real_vllm, else the first group one of whose fixtures a function of the file takes."""
+    path = Path(test_file)
+    if path.parent.name == "site":
+        return "site"
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if "pytest.mark.real_vllm" in text:
         return "real-vllm"
-    used = set(getattr(item, "fixturenames", ()))
+    used = {name for match in _SIGNATURE.finditer(text) for name in re.findall(r"\w+", match[1])}
     return next((group for group, names in XDIST_GROUPS.items() if used & names), None)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into node ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        group = xdist_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scope scheduling with a file's group as its scope (each other test alone)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(str(root / nodeid.split("::", 1)[0])) or nodeid
+
+    return GroupScheduling(config, log)

@@ -101,20 +101,28 @@ def test_roofline_share_none_without_a_batch_on_a_gpu_without_rates() -> None:
         for point in data["points"]:
             point["load"] = {"arrival": "offline"}
 
-    gpus = load_gpus()
-    assert all(rate is None for rate in gpus["gh200-144gb"].tflops_dense.model_dump().values())
+    # the GH200 as a catalog entry without compute rates (the catalog gives it rates now)
+    catalog = load_gpus()
+    rates = catalog["gh200-144gb"].tflops_dense
+    no_rates = rates.model_copy(update=dict.fromkeys(rates.model_dump(), None))
+    gpus = {
+        **catalog,
+        "gh200-144gb": catalog["gh200-144gb"].model_copy(update={"tflops_dense": no_rates}),
+    }
     no_bound = RooflineShare(None, None, NO_COMPUTE_RATE)
-    assert _shares(_result(offline_on_gh200)) == [no_bound, no_bound]
+    assert roofline_shares(_result(offline_on_gh200), gpus, load_models()) == [no_bound, no_bound]
     bounds = RooflineBounds(gpus, load_models())
     rows = index_rows(_result(offline_on_gh200), "result.json", [], None, bounds)
     assert [(row.roofline_tokens_per_s, row.roofline_pct) for row in rows] == [(None, None)] * 2
     assert [row.roofline_basis for row in rows] == [NO_COMPUTE_RATE] * 2  # the page says why
     # with the batch stated, the bandwidth bound still applies
-    stated = _shares(
+    stated = roofline_shares(
         _result(
             lambda data: data["identity"]["gpu"].update(
                 {"id": "gh200-144gb", "form_factor": "superchip"}
             )
-        )
+        ),
+        gpus,
+        load_models(),
     )
     assert all(share.bound_tokens_per_s is not None for share in stated)
