@@ -122,11 +122,9 @@ registry-check: setup
 
 # The checks and installs before pytest are independent of each other (the two venvs, npm,
 # Chromium; lint and the registry checks after .venv): they run side by side, each one's output
-# printed whole when it ends. pytest runs after them on two workers: the tests that share a site
-# build, Chromium, the real vLLM, the Ray cluster or the wheel stay together on one
-# (tests/conftest.py); the rest are spread over both.
+# printed whole when it ends. pytest runs alone after them.
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-prerequisites
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest
 
 test-prerequisites: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)

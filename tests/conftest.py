@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import errno
-import functools
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,61 +71,3 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """This tree's wheel installed in a fresh venv (tests/wheel_install.py), built ONCE per
     session for every test that runs the installed `infermeter` (building it takes ~10 s)."""
     return build_installed(tmp_path_factory.mktemp("wheel"))
-
-
-# `make test` runs the suite on two workers (pytest-xdist). A session fixture is made once per
-# worker, so the tests of every file that uses an expensive one go to the same worker: one site
-# build and Chromium, one real vLLM, one wheel, one Ray cluster. The groups are read from the
-# files' function signatures by the controller (xdist's own `--dist loadgroup` renames node ids,
-# which pytest 9.2 no longer lets it do), in this order; any other test goes where there is room.
-XDIST_GROUPS = {
-    "site": {"built_site", "site_url", "browser", "page", "phone"},
-    "real-vllm": {"real_vllm", "tiny_model"},
-    "wheel": {"installed"},
-    "ray": {"ray_fleet"},
-}
-_SIGNATURE = re.compile(r"def\s+\w+\s*\(([^)]*)\)", re.S)
-
-
-@functools.cache
-def xdist_group(test_file: str) -> str | None:
-    """The worker group of a test file: the site's for every file of tests/site (some build sites
-    of their own, which share the Pyodide snapshot cache), the real vLLM's for a file marked
-    real_vllm, else the first group one of whose fixtures a function of the file takes."""
-    path = Path(test_file)
-    if path.parent.name == "site":
-        return "site"
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8")
-    if "pytest.mark.real_vllm" in text:
-        return "real-vllm"
-    used = {name for match in _SIGNATURE.finditer(text) for name in re.findall(r"\w+", match[1])}
-    return next((group for group, names in XDIST_GROUPS.items() if used & names), None)
-
-
-# The two longest groups start first, one on each worker (then the rest, as workers free up).
-FIRST = ("real-vllm", "site")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, the FIRST groups' tests come first, in that order (a stable sort,
-    the same on every worker); the scheduler hands out groups in collection order."""
-    if hasattr(config, "workerinput"):
-        rank = {group: place for place, group in enumerate(FIRST)}
-        items.sort(key=lambda item: rank.get(xdist_group(str(item.path)) or "", len(FIRST)))
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    from xdist.scheduler import LoadScopeScheduling
-
-    root = config.rootpath
-    config.option.loadscopereorder = False  # keep the collection order (FIRST first)
-
-    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        """xdist's scope scheduling with a file's group as its scope (each other test alone)."""
-
-        def _split_scope(self, nodeid: str) -> str:
-            return xdist_group(str(root / nodeid.split("::", 1)[0])) or nodeid
-
-    return GroupScheduling(config, log)
