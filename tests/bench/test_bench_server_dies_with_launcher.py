@@ -162,17 +162,24 @@ def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_si
     )
     server = VllmServer(config)
     started: list[BaseException] = []
+    launched, finished = threading.Event(), threading.Event()
 
     def launch() -> None:
+        """Launch, then live on until the test ends, as the Ray worker's thread that runs the
+        session does: the server's parent-death signal is tied to this thread, and its end
+        would stop the server with SIGTERM before `stop()` is tried."""
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # as in a Ray worker
         try:
             server.start()
         except BaseException as error:
             started.append(error)
+        finally:
+            launched.set()
+        finished.wait(300)
 
-    thread = threading.Thread(target=launch)
+    thread = threading.Thread(target=launch, daemon=True)
     thread.start()
-    thread.join(120)
+    assert launched.wait(120), "the server did not start in 120 s"
     assert not started, started
     try:
         assert server.pid is not None
@@ -186,3 +193,5 @@ def test_server_standin_launched_from_a_thread_blocking_sigint_still_stops_on_si
         assert not _alive(watchdog), "stop() left the server's watchdog running"
     finally:
         server.kill()
+        finished.set()
+        thread.join(10)
