@@ -28,6 +28,7 @@ from infermeter.calculators.mixers import (
     RecurrentMixer,
     gated_delta_net_mixer,
     jamba_mixer,
+    mamba_mixer,
 )
 from infermeter.calculators.model_arch import (
     CHUNKED,
@@ -38,6 +39,7 @@ from infermeter.calculators.model_arch import (
     VisionTower,
 )
 from infermeter.calculators.moe_config import check_moe_keys, read_moe
+from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 
 # Language-model types whose layers the calculators model by name. A config of another type is
@@ -53,7 +55,8 @@ KNOWN_MODEL_TYPES = frozenset(
         "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen2_5_vl",
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
-        "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear",
+        "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
+        "falcon_mamba", "mamba2",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -120,6 +123,10 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     # transformers' Qwen3_5TextConfig / Qwen3_5MoeTextConfig defaults (Gated DeltaNet shapes).
     "qwen3_5_text": _QWEN3_5_DEFAULTS,
     "qwen3_5_moe_text": _QWEN3_5_DEFAULTS,
+    # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
+    "mamba": {"tie_word_embeddings": True},
+    "falcon_mamba": {"tie_word_embeddings": True},
+    "mamba2": {"num_heads": 128, "head_dim": 64, "n_groups": 8, "state_size": 128},
     "siglip_vision_model": {
         "hidden_size": 768,
         "intermediate_size": 3072,
@@ -290,9 +297,14 @@ def _vision(config: Mapping[str, Any], text_hidden: int) -> tuple[VisionTower | 
 
 
 def _shape(language: Mapping[str, Any], where: str) -> tuple[int, int, int, int, int]:
-    """(hidden size, layers, attention heads, KV heads, head size) of the language model."""
+    """(hidden size, layers, attention heads, KV heads, head size) of the language model; an
+    attention-free model (`calculators.state_space`) has no heads: 0, 0, 0."""
     hidden = int_field(language, "hidden_size", where)
     num_layers = int_field(language, "num_hidden_layers", where)
+    if language.get("model_type") in ATTENTION_FREE_TYPES:
+        if hidden == 0 or num_layers == 0:
+            raise ConfigError(f"{where}hidden_size/num_hidden_layers: must be > 0")
+        return hidden, num_layers, 0, 0, 0
     num_heads = int_field(language, "num_attention_heads", where)
     if num_heads == 0 or hidden == 0 or num_layers == 0:
         raise ConfigError(f"{where}hidden_size/num_hidden_layers/num_attention_heads: must be > 0")
@@ -430,6 +442,8 @@ def _moe_and_dense_width(
     """The routed experts, and the dense MLP's width (0 when every layer is MoE and the config
     names none)."""
     family = as_family["model_type"]
+    if family in ATTENTION_FREE_TYPES:
+        return None, 0  # one mixer per layer, no MLP: intermediate_size is the mixer's width
     moe = (
         gemma4_moe(language, num_layers, where)
         if family in GEMMA4_TYPES
@@ -448,8 +462,10 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
     """The decoder block's biases, norms, gates and layout, by family and config flags."""
     attention_bias = bool(language.get("attention_bias", False))
     gptj = family in _GPTJ_TYPES
-    # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate.
+    # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate;
+    # Mamba and Mamba-2 models: one norm and one mixer per layer, no MLP.
     nemotron = family == "nemotron_h"
+    mixer_only = family in ATTENTION_FREE_TYPES
     return {
         "tie_word_embeddings": bool(
             language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)
@@ -457,7 +473,11 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "qkv_bias": attention_bias or family in _QKV_BIAS_TYPES,
         "o_bias": attention_bias,
         "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
-        "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if gptj or nemotron else 2,
+        "norms_per_layer": 4
+        if family in _FOUR_NORM_TYPES
+        else 1
+        if gptj or nemotron or mixer_only
+        else 2,
         "attention_sinks": family == "gpt_oss",
         "attention_output_gate": family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
@@ -465,7 +485,7 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "mlp_bias": gptj or (nemotron and bool(language.get("mlp_bias", False))),
         "norm_bias": gptj,
         "lm_head_bias": gptj,
-        "single_purpose_layers": nemotron,
+        "single_purpose_layers": nemotron or mixer_only,
         "parallel_mixer": family == "falcon_h1",
     }
 
@@ -476,6 +496,8 @@ def _mixer(
     if MAMBA2 in kinds or parallel:
         return mamba2_mixer(config, hidden, where)
     if MAMBA in kinds:
+        if config.get("model_type") in ATTENTION_FREE_TYPES:
+            return mamba_mixer(config, hidden, where)
         return jamba_mixer(config, hidden, where)
     if LINEAR_ATTENTION in kinds:
         return gated_delta_net_mixer(config, hidden, where)

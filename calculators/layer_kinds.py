@@ -10,6 +10,7 @@ from infermeter.calculators.kda import kimi_linear_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
 from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
+from infermeter.calculators.state_space import ATTENTION_FREE_TYPES, attention_free_kinds
 
 _LAYER_TYPES = {
     "full_attention": FULL,
@@ -59,6 +60,8 @@ def _llama4_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) 
 
 def layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tuple[str, ...]:
     model_type = str(config.get("model_type", ""))
+    if model_type in ATTENTION_FREE_TYPES:
+        return attention_free_kinds(model_type, num_layers)
     if model_type == "jamba":
         return tuple(jamba_layer_kinds(config, num_layers, where))
     if model_type == "nemotron_h":

@@ -99,11 +99,22 @@ _NEMOTRON_H_FIELDS = _Mamba2Fields(
     "use_conv_bias", "use_bias",
 )  # fmt: skip
 
+# A pure Mamba-2 model (`model_type` mamba2, Mamba-Codestral): transformers' Mamba2Config names and
+# defaults, as vLLM 0.29's mamba2.py passes them to `MambaMixer2`.
+_MAMBA2_FIELDS = _Mamba2Fields(
+    "num_heads", "head_dim", "n_groups", 8, "state_size", "conv_kernel", "use_conv_bias",
+    "use_bias",
+)  # fmt: skip
+
 
 def mamba2_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Mamba2Mixer:
-    """The Mamba-2 layers of a Granite 4.0-H (`mamba_n_heads`, `mamba_d_head`, …) or Nemotron-H
-    (`mamba_num_heads`, `mamba_head_dim`, `ssm_state_size`, …) config."""
-    names = _GRANITE_FIELDS if "mamba_n_heads" in config else _NEMOTRON_H_FIELDS
+    """The Mamba-2 layers of a Granite 4.0-H (`mamba_n_heads`, `mamba_d_head`, …), Nemotron-H
+    (`mamba_num_heads`, `mamba_head_dim`, `ssm_state_size`, …) or Mamba-2 (`num_heads`,
+    `head_dim`, `state_size`, …) config."""
+    if config.get("model_type") == "mamba2":
+        names = _MAMBA2_FIELDS
+    else:
+        names = _GRANITE_FIELDS if "mamba_n_heads" in config else _NEMOTRON_H_FIELDS
     return Mamba2Mixer(
         hidden_size=hidden,
         num_heads=int_field(config, names.heads, where),

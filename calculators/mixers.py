@@ -35,6 +35,9 @@ class RecurrentMixer:
     dt_rank: int = 0
     conv_bias: bool = False
     proj_bias: bool = False
+    # Jamba's RMSNorms over dt, B and C carry weights; Mamba has none, Falcon-Mamba's have none
+    # (vLLM's mamba.py: `rms_norm_has_weight=not is_falcon_mamba`).
+    dt_bc_norm_weights: bool = True
     # Gated DeltaNet (Qwen3-Next) and KDA: key/value heads and head sizes.
     key_heads: int = 0
     value_heads: int = 0
@@ -80,8 +83,7 @@ class RecurrentMixer:
             + inner  # dt_proj bias
             + inner * state  # A_log
             + inner  # D
-            + rank
-            + 2 * state  # Jamba's dt/B/C layernorms
+            + (rank + 2 * state if self.dt_bc_norm_weights else 0)  # Jamba's dt/B/C norms
             + (2 * inner + hidden if self.proj_bias else 0)
         )
         return linear, small
@@ -163,6 +165,29 @@ def jamba_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Recurrent
         dt_rank=dt_rank,
         conv_bias=bool(config.get("mamba_conv_bias", True)),
         proj_bias=bool(config.get("mamba_proj_bias", False)),
+        ssm_state_dtype=state_dtype(config, where),
+    )
+
+
+def mamba_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
+    """The layers of a Mamba or Falcon-Mamba config (transformers' MambaConfig names and
+    defaults: `intermediate_size` or `expand` x hidden, `state_size`, `conv_kernel`,
+    `time_step_rank` "auto" = hidden / 16 rounded up), as vLLM 0.29's mamba.py builds them with
+    its `MambaMixer` (layers/mamba/mamba_mixer.py)."""
+    expand = _positive(config, "expand", where, 2)
+    rank = config.get("time_step_rank", "auto")
+    return RecurrentMixer(
+        kind=MAMBA,
+        hidden_size=hidden,
+        inner_size=_positive(config, "intermediate_size", where, expand * hidden),
+        state_size=_positive(config, "state_size", where, 16),
+        conv_kernel=_positive(config, "conv_kernel", where, 4),
+        dt_rank=math.ceil(hidden / 16)
+        if rank == "auto"
+        else _positive(config, "time_step_rank", where),
+        conv_bias=bool(config.get("use_conv_bias", True)),
+        proj_bias=bool(config.get("use_bias", False)),
+        dt_bc_norm_weights=False,
         ssm_state_dtype=state_dtype(config, where),
     )
 

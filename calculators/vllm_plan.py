@@ -306,6 +306,10 @@ def _blocks(
         # MLA decode kernels' alignment (platforms/interface.py _align_hybrid_block_size).
         alignment = max(alignment, 128)
     block, full_block = page_blocks(kv, hybrid_block_size(kv, alignment))
+    if kv.state_layers and not kv.full_layers + kv.sliding_layers:
+        # Attention-free (Mamba): the only block is the state's, max_model_len tokens long
+        # (model_executor/models/config.py MambaModelConfig: mamba_block_size = max_model_len).
+        block = full_block = max_len
     page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
     num_blocks = max(0, available) // page // groups.size if groups.size else 0
     blocks_per_request = request_blocks(groups, kv, max_len, batched, block, full_block)

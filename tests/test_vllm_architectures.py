@@ -37,8 +37,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.29.0: 123 registered text-generation architectures; 35 planned by name, "
-        "57 read generically, 31 refused"
+        "vllm-0.29.0: 123 registered text-generation architectures; 38 planned by name, "
+        "57 read generically, 28 refused"
     )
 
 
@@ -63,17 +63,18 @@ def test_every_refusal_names_a_field() -> None:
 
 
 def test_a_refusal_in_the_table_is_the_readers_own() -> None:
-    # Mamba-2's config: a short convolution and an SSM state, read generically it would be an
-    # attention decoder; the reader refuses it naming the key, as the table says.
+    # DeepSeek-V4's config: hyper-connections (hc_mult copies of the residual stream), read
+    # generically it would be a plain decoder; the reader refuses it naming the key, as the
+    # table says.
     config = {
-        "model_type": "mamba2",
+        "model_type": "deepseek_v4",
         "hidden_size": 768,
         "num_hidden_layers": 24,
         "num_attention_heads": 12,
         "intermediate_size": 3072,
         "vocab_size": 50280,
-        "conv_kernel": 4,
+        "hc_mult": 4,
     }
-    with pytest.raises(ConfigError, match=r"^conv_kernel: model_type 'mamba2' is not one"):
+    with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'deepseek_v4' is not one"):
         parse_config(config)
-    assert JUDGED["Mamba2ForCausalLM"]["reason"].startswith("conv_kernel: model_type 'mamba2'")
+    assert JUDGED["DeepseekV4ForCausalLM"]["reason"].startswith("hc_mult: model_type 'deepseek_v4'")

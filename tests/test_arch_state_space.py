@@ -1,0 +1,86 @@
+"""Attention-free state-space models (Mamba, Falcon-Mamba, Mamba-2): one norm and one mixer a
+layer, no KV, one state page per sequence and layer (calculators.state_space).
+
+tests/data/configs/falcon-mamba-7b.json is tiiuae/falcon-mamba-7b's config.json as copied in a
+public repository (danielgonzagat/penin-monorepo, SYSTEM/opt/llm_base/falcon-mamba-7b/config.json
+at 9c1f8da3); its Hugging Face page gives 7.27B parameters. Mamba-Codestral-7B-v0.1 has the
+shape of transformers' Mamba2Config defaults (configuration_mamba2.py, 5.24) and 7,285,403,648
+parameters (https://ai-tldr.dev/models/codestral-mamba/). state-spaces/mamba-2.8b: d_model 2560,
+64 layers, vocabulary 50277 padded to 50280 (LaurentMazare/mamba.rs src/constants.rs, citing its
+config.json).
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.mamba2 import MAMBA2
+from infermeter.calculators.mixers import MAMBA
+from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+CODESTRAL: dict[str, Any] = {
+    "model_type": "mamba2",
+    "hidden_size": 4096,
+    "num_hidden_layers": 64,
+    "vocab_size": 32768,
+}
+MAMBA_2_8B: dict[str, Any] = {
+    "model_type": "mamba",
+    "hidden_size": 2560,
+    "num_hidden_layers": 64,
+    "vocab_size": 50280,
+}
+
+
+def _falcon_mamba() -> dict[str, Any]:
+    config: dict[str, Any] = json.loads((CONFIGS / "falcon-mamba-7b.json").read_text())
+    return config
+
+
+def test_falcon_mamba_counts_its_published_7_27b() -> None:
+    arch = parse_config(_falcon_mamba())
+    assert arch.layer_kinds == (MAMBA,) * 64
+    assert arch.num_attention_heads == 0
+    assert param_counts(arch).total == pytest.approx(7.27e9, abs=0.005e9)
+
+
+def test_codestral_mamba_from_transformers_defaults_counts_exactly() -> None:
+    arch = parse_config(CODESTRAL)
+    assert arch.layer_kinds == (MAMBA2,) * 64
+    assert param_counts(arch).total == 7_285_403_648
+
+
+def test_mamba_ties_its_embeddings_by_default_and_has_no_mlp() -> None:
+    counts = param_counts(parse_config(MAMBA_2_8B))
+    assert counts.lm_head == 0
+    assert counts.dense_mlp == 0
+    assert counts.total == pytest.approx(2.8e9, rel=0.02)
+
+
+def test_state_space_models_hold_no_kv_and_one_state_per_layer() -> None:
+    kv = kv_cache_shape(parse_config(_falcon_mamba()))
+    assert kv.full_layers == kv.sliding_layers == 0
+    assert kv.bytes_per_token_per_layer == 0
+    # mamba1_state_shape: conv (kernel - 1) x inner, SSM inner x state, both bf16.
+    assert kv.state_bytes_per_sequence_per_layer == (3 * 8192 + 8192 * 16) * 2
+    # mamba2_state_shape at TP 2: conv (inner + 2 x groups x state) / 2 x 3, SSM 64 x 64 x 128.
+    tp2 = kv_cache_shape(parse_config(CODESTRAL), tensor_parallel_size=2)
+    assert tp2.state_bytes_per_sequence_per_layer == ((8192 + 2 * 8 * 128) // 2 * 3 + 64**3 * 2) * 2
+
+
+def test_an_attention_free_plan_counts_sequences_of_state_not_tokens_of_kv() -> None:
+    arch = parse_config(_falcon_mamba())
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=4096, vllm_version="0.29")
+    plan = plan_vllm(arch, settings)
+    state = plan.state_bytes_per_sequence
+    # One block per request: max_model_len tokens (mamba_block_size = max_model_len).
+    assert plan.block_size == 4096
+    assert plan.max_concurrency == plan.kv_cache_bytes // state
+    assert plan.kv_cache_tokens == plan.max_concurrency * 4096
