@@ -41,6 +41,7 @@ from infermeter.calculators.model_arch import (
 from infermeter.calculators.moe_config import check_moe_keys, read_moe
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
+from infermeter.calculators.zamba2 import zamba2_fields, zamba2_mixer, zamba2_shape
 
 # Language-model types whose layers the calculators model by name. A config of another type is
 # read generically from the common conventions (`hidden_size`, `num_hidden_layers`, attention
@@ -56,7 +57,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
-        "falcon_mamba", "mamba2",
+        "falcon_mamba", "mamba2", "zamba2",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -138,7 +139,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 # Model types whose transformers config class defaults to tied embeddings.
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text"}
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text", "zamba2"}
 # Model types with a bias on the q/k/v projections even though config.json does not say so.
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # Model types with per-head RMSNorm on queries and keys (q_norm / k_norm). Llama 4's
@@ -299,6 +300,8 @@ def _vision(config: Mapping[str, Any], text_hidden: int) -> tuple[VisionTower | 
 def _shape(language: Mapping[str, Any], where: str) -> tuple[int, int, int, int, int]:
     """(hidden size, layers, attention heads, KV heads, head size) of the language model; an
     attention-free model (`calculators.state_space`) has no heads: 0, 0, 0."""
+    if language.get("model_type") == "zamba2":
+        return zamba2_shape(language, where)
     hidden = int_field(language, "hidden_size", where)
     num_layers = int_field(language, "num_hidden_layers", where)
     if language.get("model_type") in ATTENTION_FREE_TYPES:
@@ -433,6 +436,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         reading_notes=_reading_notes(config, model_type, generic, vision),
         **_block_flags(language, family),
         **(gemma4_fields(language, num_layers, where) if gemma4 else {}),
+        **(zamba2_fields(language, hidden, where) if family == "zamba2" else {}),
     )
 
 
@@ -444,6 +448,9 @@ def _moe_and_dense_width(
     family = as_family["model_type"]
     if family in ATTENTION_FREE_TYPES:
         return None, 0  # one mixer per layer, no MLP: intermediate_size is the mixer's width
+    if family == "zamba2":  # the shared blocks' MLP (calculators.zamba2)
+        hidden = int_field(language, "hidden_size", where)
+        return None, optional_int(language, "intermediate_size", where, 0) or 4 * hidden
     moe = (
         gemma4_moe(language, num_layers, where)
         if family in GEMMA4_TYPES
@@ -465,7 +472,8 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
     # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate;
     # Mamba and Mamba-2 models: one norm and one mixer per layer, no MLP.
     nemotron = family == "nemotron_h"
-    mixer_only = family in ATTENTION_FREE_TYPES
+    # Zamba2: one norm and a Mamba-2 mixer per layer, its attention and MLP in shared blocks.
+    mixer_only = family in ATTENTION_FREE_TYPES or family == "zamba2"
     return {
         "tie_word_embeddings": bool(
             language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)
@@ -486,13 +494,15 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "norm_bias": gptj,
         "lm_head_bias": gptj,
         "single_purpose_layers": nemotron or mixer_only,
-        "parallel_mixer": family == "falcon_h1",
+        "parallel_mixer": family in ("falcon_h1", "zamba2"),
     }
 
 
 def _mixer(
     config: Mapping[str, Any], hidden: int, kinds: tuple[str, ...], where: str, parallel: bool
 ) -> RecurrentMixer | Mamba2Mixer | None:
+    if config.get("model_type") == "zamba2":
+        return zamba2_mixer(config, hidden, where)
     if MAMBA2 in kinds or parallel:
         return mamba2_mixer(config, hidden, where)
     if MAMBA in kinds:

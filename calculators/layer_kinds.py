@@ -11,6 +11,7 @@ from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
 from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES, attention_free_kinds
+from infermeter.calculators.zamba2 import zamba2_layer_kinds
 
 _LAYER_TYPES = {
     "full_attention": FULL,
@@ -62,6 +63,8 @@ def layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tuple
     model_type = str(config.get("model_type", ""))
     if model_type in ATTENTION_FREE_TYPES:
         return attention_free_kinds(model_type, num_layers)
+    if model_type == "zamba2":
+        return tuple(zamba2_layer_kinds(config, num_layers, where))
     if model_type == "jamba":
         return tuple(jamba_layer_kinds(config, num_layers, where))
     if model_type == "nemotron_h":

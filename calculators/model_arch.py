@@ -7,10 +7,13 @@ counts its parameters.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
 from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, RecurrentMixer
+
+if TYPE_CHECKING:
+    from infermeter.calculators.zamba2 import SharedBlocks
 
 FULL = "full"
 SLIDING = "sliding"
@@ -134,6 +137,8 @@ class ModelArch:
     double_wide_shared_mlp: bool = False
     per_layer_input_size: int = 0
     per_layer_vocab_size: int = 0
+    # Zamba2: transformer blocks whose weights its attention layers share (calculators.zamba2).
+    shared_blocks: "SharedBlocks | None" = None
 
     @property
     def num_full_layers(self) -> int:
@@ -149,5 +154,6 @@ class ModelArch:
 
     @property
     def num_state_layers(self) -> int:
-        parallel = self.num_layers if self.parallel_mixer else 0
-        return sum(1 for kind in self.layer_kinds if kind in STATE_KINDS) + parallel
+        if self.parallel_mixer:  # a mixer in every layer, beside its attention if it has one
+            return self.num_layers
+        return sum(1 for kind in self.layer_kinds if kind in STATE_KINDS)

@@ -142,9 +142,12 @@ def _mixer_params(arch: ModelArch, tp: int, kind: str) -> tuple[int, int]:
         linear, small = arch.mixer.params(tp)
     elif kind in MIXER_FREE_KINDS:
         linear, small = 0, 0
+    elif arch.shared_blocks is not None:
+        # Zamba2: the attention is a shared block's (counted once); the layer adds its own parts.
+        linear, small = arch.shared_blocks.layer_params(tp), 0
     else:
         linear, small = _attention_params(arch, tp, kind == FULL)
-    if arch.parallel_mixer and arch.mixer is not None:
+    if arch.parallel_mixer and arch.mixer is not None and kind not in STATE_KINDS:
         mixer_linear, mixer_small = arch.mixer.params(tp)
         linear += mixer_linear
         small += mixer_small
@@ -231,6 +234,11 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
     tally = _Tally()
     for index in range(arch.num_layers):
         _layer(arch, tp, index, tally)
+    if arch.shared_blocks is not None:
+        attention, mlp, small = arch.shared_blocks.block_params(tp)
+        tally.attention += arch.shared_blocks.blocks * attention
+        tally.dense_mlp += arch.shared_blocks.blocks * mlp
+        tally.small += arch.shared_blocks.blocks * small
     tally.small += hidden * (2 if arch.norm_bias else 1)  # final norm
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
     if arch.lm_head_bias:

@@ -1,5 +1,6 @@
 """Attention-free state-space models (Mamba, Falcon-Mamba, Mamba-2): one norm and one mixer a
-layer, no KV, one state page per sequence and layer (calculators.state_space).
+layer, no KV, one state page per sequence and layer (calculators.state_space); Zamba2's Mamba-2
+layers with shared transformer blocks (calculators.zamba2).
 
 tests/data/configs/falcon-mamba-7b.json is tiiuae/falcon-mamba-7b's config.json as copied in a
 public repository (danielgonzagat/penin-monorepo, SYSTEM/opt/llm_base/falcon-mamba-7b/config.json
@@ -7,7 +8,9 @@ at 9c1f8da3); its Hugging Face page gives 7.27B parameters. Mamba-Codestral-7B-v
 shape of transformers' Mamba2Config defaults (configuration_mamba2.py, 5.24) and 7,285,403,648
 parameters (https://ai-tldr.dev/models/codestral-mamba/). state-spaces/mamba-2.8b: d_model 2560,
 64 layers, vocabulary 50277 padded to 50280 (LaurentMazare/mamba.rs src/constants.rs, citing its
-config.json).
+config.json). Zamba2-2.7B: transformers' Zamba2Config defaults (its docstring's checkpoint) with
+the two shared blocks Zyphra's README describes (github.com/Zyphra/Zamba2, "two shared attention
+blocks which are interleaved in an ABAB pattern", a LoRA projector on each shared MLP).
 """
 
 import json
@@ -20,6 +23,7 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.mamba2 import MAMBA2
 from infermeter.calculators.mixers import MAMBA
+from infermeter.calculators.model_arch import FULL
 from infermeter.calculators.param_count import param_counts
 from infermeter.calculators.vllm_plan import plan_vllm
 from infermeter.calculators.vllm_settings import GIB, VllmSettings
@@ -84,3 +88,38 @@ def test_an_attention_free_plan_counts_sequences_of_state_not_tokens_of_kv() -> 
     assert plan.block_size == 4096
     assert plan.max_concurrency == plan.kv_cache_bytes // state
     assert plan.kv_cache_tokens == plan.max_concurrency * 4096
+
+
+_HYBRID_EVERY_SIXTH = (["mamba"] * 5 + ["hybrid"]) * 7
+_TAIL = ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3 + ["hybrid"] + ["mamba"] * 2
+ZAMBA2_2_7B: dict[str, Any] = {
+    "model_type": "zamba2",
+    "hidden_size": 2560,
+    "num_hidden_layers": 54,
+    "num_attention_heads": 32,
+    "vocab_size": 32000,
+    "num_mem_blocks": 2,
+    "layers_block_type": ["mamba", *_HYBRID_EVERY_SIXTH, *_TAIL],
+}
+
+
+def test_zamba2_counts_its_shared_blocks_once() -> None:
+    two = param_counts(parse_config(ZAMBA2_2_7B))
+    one = param_counts(parse_config({**ZAMBA2_2_7B, "num_mem_blocks": 1}))
+    assert two.total == pytest.approx(2.7e9, rel=0.02)
+    # One more block: attention 2H -> 3 x 2H and 2H -> H, a gated MLP of 4H, two norms.
+    hidden = 2560
+    block = 2 * hidden * 6 * hidden + 2 * hidden * hidden + 3 * hidden * 4 * hidden + 3 * hidden
+    assert two.total - one.total == block
+
+
+def test_zamba2_keeps_kv_in_its_hybrid_layers_and_a_state_in_every_layer() -> None:
+    arch = parse_config(ZAMBA2_2_7B)
+    kv = kv_cache_shape(arch, tensor_parallel_size=2)
+    assert arch.layer_kinds.count(FULL) == kv.full_layers == 9
+    assert kv.state_layers == 54
+    # 32 heads of 2 x 2560 / 32 = 160, K and V, bf16, split over 2 ranks.
+    assert kv.bytes_per_token_per_layer == 2 * 16 * 160 * 2
+    # Mamba-2 with 8 heads of 640, one group of state 64, kernel 4, over 2 ranks.
+    conv = (5120 + 2 * 2 * 64) // 2 * 3
+    assert kv.state_bytes_per_sequence_per_layer == (conv + 4 * 640 * 64) * 2
