@@ -39,6 +39,7 @@ from infermeter.calculators.model_arch import (
     VisionTower,
 )
 from infermeter.calculators.moe_config import check_moe_keys, read_moe
+from infermeter.calculators.olmo_hybrid import olmo_hybrid_defaults
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 from infermeter.calculators.zamba2 import zamba2_fields, zamba2_mixer, zamba2_shape
@@ -57,7 +58,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
-        "falcon_mamba", "mamba2", "zamba2",
+        "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -145,7 +146,8 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # Model types with per-head RMSNorm on queries and keys (q_norm / k_norm). Llama 4's
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
-    "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2"
+    "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
+    "olmo_hybrid",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text"}
@@ -182,6 +184,8 @@ def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
     model_type = str(config.get("model_type", ""))
     merged = dict(_TRANSFORMERS_DEFAULTS.get(model_type, {}))
     merged.update({key: value for key, value in config.items() if value is not None})
+    if model_type == "olmo_hybrid":
+        merged = olmo_hybrid_defaults(merged)
     for alias, name in CONFIG_KEY_ALIASES.get(model_type, {}).items():
         if alias in merged and name not in merged:
             merged[name] = merged[alias]
