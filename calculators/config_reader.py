@@ -21,6 +21,7 @@ from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.layer_kinds import layer_kinds
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
+from infermeter.calculators.mimo_v2 import MIMO_V2_TYPES, mimo_v2_defaults, mimo_v2_fields
 from infermeter.calculators.mixers import (
     KDA,
     LINEAR_ATTENTION,
@@ -58,7 +59,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "glm_moe_dsa", "minimax_m2",
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
-        "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid",
+        "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -186,6 +187,8 @@ def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
     merged.update({key: value for key, value in config.items() if value is not None})
     if model_type == "olmo_hybrid":
         merged = olmo_hybrid_defaults(merged)
+    if model_type in MIMO_V2_TYPES:
+        merged = mimo_v2_defaults(merged)
     for alias, name in CONFIG_KEY_ALIASES.get(model_type, {}).items():
         if alias in merged and name not in merged:
             merged[name] = merged[alias]
@@ -441,6 +444,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **_block_flags(language, family),
         **(gemma4_fields(language, num_layers, where) if gemma4 else {}),
         **(zamba2_fields(language, hidden, where) if family == "zamba2" else {}),
+        **(mimo_v2_fields(language, where) if family in MIMO_V2_TYPES else {}),
     )
 
 

@@ -14,7 +14,7 @@ and layer, and V3.2's FP8 cache stores the latent in vLLM's `fp8_ds_mla` layout 
 from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
-from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
+from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, AttentionShape, ModelArch
 
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 
@@ -60,6 +60,12 @@ class KVCacheShape:
         )
 
 
+def _gqa_bytes(shape: AttentionShape, tensor_parallel_size: int, element: int) -> int:
+    """A key and a value per KV head (each rank holds at least one), per token and layer."""
+    heads = max(1, shape.kv_heads // tensor_parallel_size)
+    return heads * (shape.head_dim + shape.v_head_dim) * element
+
+
 def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype_bytes: int) -> int:
     """Bytes per KV element: `auto` follows the model dtype, fp8 variants take one byte."""
     if kv_cache_dtype is None or kv_cache_dtype == "auto":
@@ -96,12 +102,11 @@ def kv_cache_shape(
     elif arch.mla is not None:
         per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
     else:
-        heads = max(1, arch.num_kv_heads // tensor_parallel_size)
-        per_layer = 2 * heads * arch.head_dim * element
+        per_layer = _gqa_bytes(arch.attention_shape(False), tensor_parallel_size, element)
     full_per_layer = 0
-    if arch.global_head_dim and arch.mla is None:
-        global_heads = max(1, (arch.global_kv_heads or arch.num_kv_heads) // tensor_parallel_size)
-        full_per_layer = 2 * global_heads * arch.global_head_dim * element
+    if (arch.global_head_dim or arch.sliding_attention) and arch.mla is None:
+        # Gemma 4's full-attention layers, or MiMo-V2's other than its sliding ones.
+        full_per_layer = _gqa_bytes(arch.attention_shape(True), tensor_parallel_size, element)
     # Gemma 4's KV-shared layers (the last ones) read an earlier layer's cache.
     own_kv = arch.layer_kinds[: arch.num_layers - arch.kv_shared_layers]
     state = 0

@@ -1,13 +1,14 @@
 """The kind of each decoder layer (full, sliding-window or chunked attention, Mamba, linear
 attention), read from a config's `layer_types` list or from the pattern its model type implies."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kda import kimi_linear_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
+from infermeter.calculators.mimo_v2 import mimo_v2_layer_kinds
 from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES, attention_free_kinds
@@ -59,31 +60,43 @@ def _llama4_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) 
     return [CHUNKED if flag else FULL for flag in no_rope]
 
 
+def _granite_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
+    """Granite 4.0-H's "mamba" layers are Mamba-2 (vLLM's granitemoehybrid.py: MambaMixer2)."""
+    kinds = _listed_layer_kinds(config, num_layers, where)
+    return [MAMBA2 if kind == MAMBA else kind for kind in kinds]
+
+
+def _qwen3_next_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
+    """Qwen3-Next: `layer_types`, or full attention every `full_attention_interval` layers."""
+    if config.get("layer_types") is not None:
+        return _listed_layer_kinds(config, num_layers, where)
+    interval = optional_int(config, "full_attention_interval", where, 4) or 4
+    return [
+        FULL if (index + 1) % interval == 0 else LINEAR_ATTENTION for index in range(num_layers)
+    ]
+
+
+# Model types whose layer pattern has a reader of its own.
+_READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
+    "mimo_v2": mimo_v2_layer_kinds,
+    "mimo_v2_flash": mimo_v2_layer_kinds,
+    "zamba2": zamba2_layer_kinds,
+    "jamba": jamba_layer_kinds,
+    "nemotron_h": nemotron_h_layer_kinds,
+    "granitemoehybrid": _granite_layer_kinds,
+    "kimi_linear": kimi_linear_layer_kinds,
+    "llama4_text": _llama4_layer_kinds,
+    "qwen3_next": _qwen3_next_layer_kinds,
+}
+
+
 def layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> tuple[str, ...]:
     model_type = str(config.get("model_type", ""))
     if model_type in ATTENTION_FREE_TYPES:
         return attention_free_kinds(model_type, num_layers)
-    if model_type == "zamba2":
-        return tuple(zamba2_layer_kinds(config, num_layers, where))
-    if model_type == "jamba":
-        return tuple(jamba_layer_kinds(config, num_layers, where))
-    if model_type == "nemotron_h":
-        return tuple(nemotron_h_layer_kinds(config, num_layers, where))
-    if model_type == "granitemoehybrid":
-        # Granite 4.0-H's "mamba" layers are Mamba-2 (vLLM's granitemoehybrid.py: MambaMixer2).
-        kinds = _listed_layer_kinds(config, num_layers, where)
-        return tuple(MAMBA2 if kind == MAMBA else kind for kind in kinds)
-    if model_type == "kimi_linear":
-        return tuple(kimi_linear_layer_kinds(config, num_layers, where))
-    if model_type == "llama4_text":
-        return tuple(_llama4_layer_kinds(config, num_layers, where))
-    if model_type == "qwen3_next":
-        if config.get("layer_types") is not None:
-            return tuple(_listed_layer_kinds(config, num_layers, where))
-        interval = optional_int(config, "full_attention_interval", where, 4) or 4
-        return tuple(
-            FULL if (index + 1) % interval == 0 else LINEAR_ATTENTION for index in range(num_layers)
-        )
+    reader = _READERS.get(model_type)
+    if reader is not None:
+        return tuple(reader(config, num_layers, where))
     window = config.get("sliding_window")
     if config.get("use_sliding_window") is False or not window:
         if config.get("layer_types") is not None:

@@ -64,6 +64,18 @@ class SparseIndexer:
 
 
 @dataclass(frozen=True)
+class AttentionShape:
+    """The attention of one kind of layer where it differs from the config's main heads (MiMo-V2's
+    sliding-window layers: `swa_num_attention_heads`, `swa_num_key_value_heads`, ...)."""
+
+    heads: int
+    kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    sinks: bool = False  # a learned sink logit per head
+
+
+@dataclass(frozen=True)
 class VisionTower:
     """A ViT-style vision encoder and its projector into the language model (multimodal)."""
 
@@ -139,6 +151,26 @@ class ModelArch:
     per_layer_vocab_size: int = 0
     # Zamba2: transformer blocks whose weights its attention layers share (calculators.zamba2).
     shared_blocks: "SharedBlocks | None" = None
+    # Values narrower than keys (MiMo-V2: `v_head_dim`); 0: head_dim.
+    v_head_dim: int = 0
+    # Sliding-window layers with heads of their own (MiMo-V2); None: the main heads.
+    sliding_attention: AttentionShape | None = None
+
+    def attention_shape(self, full: bool) -> AttentionShape:
+        """The heads of a full-attention (`full`) or other layer: Gemma 4 gives its
+        full-attention layers their own head size and KV heads, MiMo-V2 its sliding-window
+        layers their own heads."""
+        if not full and self.sliding_attention is not None:
+            return self.sliding_attention
+        head_dim = self.global_head_dim if full and self.global_head_dim else self.head_dim
+        kv_heads = self.global_kv_heads if full and self.global_kv_heads else self.num_kv_heads
+        return AttentionShape(
+            self.num_attention_heads,
+            kv_heads,
+            head_dim,
+            self.v_head_dim or head_dim,
+            self.attention_sinks,
+        )
 
     @property
     def num_full_layers(self) -> int:

@@ -84,6 +84,14 @@ def _moe_layers(
             return tuple(sorted(set(listed)))
         step = optional_int(config, "interleave_moe_layer_step", where, 1) or 1
         return tuple(range(step - 1, num_layers, step))
+    flags = config.get("moe_layer_freq")
+    if isinstance(flags, list):  # MiMo-V2: one flag a layer (vLLM's mimo_v2.py is_moe_layer)
+        if len(flags) != num_layers:
+            raise ConfigError(
+                f"{where}moe_layer_freq: expected {num_layers} flags (num_hidden_layers), "
+                f"got {len(flags)}"
+            )
+        return tuple(index for index, flag in enumerate(flags) if flag)
     first_dense = optional_int(config, "first_k_dense_replace", where, 0)
     frequency = optional_int(config, "moe_layer_freq", where, 0) or optional_int(
         config, "decoder_sparse_step", where, 1

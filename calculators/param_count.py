@@ -55,57 +55,60 @@ class ParamCounts:
         return self.total - self.experts + self.experts_active
 
 
+def _mla_params(arch: ModelArch, tp: int) -> tuple[int, int]:
+    """(linear weights, small tensors) of one layer's multi-head latent attention on a rank."""
+    hidden, heads, mla = arch.hidden_size, arch.num_attention_heads, arch.mla
+    assert mla is not None
+    qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+    if mla.q_lora_rank:
+        # q_a is replicated on every rank; q_b is split by heads.
+        q = hidden * mla.q_lora_rank + mla.q_lora_rank * heads * qk_head // tp
+        small = mla.q_lora_rank
+    else:
+        q = hidden * heads * qk_head // tp
+        small = 0
+    kv_a = hidden * (mla.kv_lora_rank + mla.qk_rope_head_dim)
+    kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) // tp
+    out = heads * mla.v_head_dim * hidden // tp
+    indexer_linear = indexer_small = 0
+    if arch.indexer is not None:
+        # V3.2's indexer: its own query heads from the q latent, one key, per-head weights;
+        # vLLM replicates these small projections on every rank.
+        index = arch.indexer
+        indexer_linear = (
+            mla.q_lora_rank * index.num_heads * index.head_dim
+            + hidden * index.head_dim
+            + hidden * index.num_heads
+        )
+        indexer_small = 2 * index.head_dim  # the key's LayerNorm
+    return q + kv_a + kv_b + out + indexer_linear, small + mla.kv_lora_rank + indexer_small
+
+
 def _attention_params(arch: ModelArch, tp: int, full: bool = False) -> tuple[int, int]:
     """(linear weights, small tensors) of one layer's attention on one of `tp` ranks; `full`:
-    a full-attention layer, which Gemma 4 gives its own head size and KV heads."""
+    a full-attention layer (`ModelArch.attention_shape`)."""
+    if arch.mla is not None:
+        return _mla_params(arch, tp)
     hidden = arch.hidden_size
-    heads = arch.num_attention_heads
-    mla = arch.mla
-    if mla is not None:
-        qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
-        if mla.q_lora_rank:
-            # q_a is replicated on every rank; q_b is split by heads.
-            q = hidden * mla.q_lora_rank + mla.q_lora_rank * heads * qk_head // tp
-            small = mla.q_lora_rank
-        else:
-            q = hidden * heads * qk_head // tp
-            small = 0
-        kv_a = hidden * (mla.kv_lora_rank + mla.qk_rope_head_dim)
-        kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) // tp
-        out = heads * mla.v_head_dim * hidden // tp
-        indexer_linear = indexer_small = 0
-        if arch.indexer is not None:
-            # V3.2's indexer: its own query heads from the q latent, one key, per-head weights;
-            # vLLM replicates these small projections on every rank.
-            index = arch.indexer
-            indexer_linear = (
-                mla.q_lora_rank * index.num_heads * index.head_dim
-                + hidden * index.head_dim
-                + hidden * index.num_heads
-            )
-            indexer_small = 2 * index.head_dim  # the key's LayerNorm
-        return (
-            q + kv_a + kv_b + out + indexer_linear,
-            small + mla.kv_lora_rank + indexer_small,
-        )
-    head_dim = arch.global_head_dim if full and arch.global_head_dim else arch.head_dim
-    kv_heads = arch.global_kv_heads if full and arch.global_kv_heads else arch.num_kv_heads
+    shape = arch.attention_shape(full)
     # KV heads are split across ranks; with more ranks than KV heads each rank keeps a copy.
-    kv_heads_per_rank = max(1, kv_heads // tp)
-    q_width = heads * head_dim // tp
-    kv_width = 2 * kv_heads_per_rank * head_dim
+    kv_heads_per_rank = max(1, shape.kv_heads // tp)
+    q_width = shape.heads * shape.head_dim // tp
+    kv_width = kv_heads_per_rank * (shape.head_dim + shape.v_head_dim)
     # A gated attention (Qwen3-Next) projects a sigmoid gate per query channel as well.
     gate_width = q_width if arch.attention_output_gate else 0
-    linear = hidden * (q_width + gate_width + kv_width) + q_width * hidden
+    linear = (
+        hidden * (q_width + gate_width + kv_width) + shape.heads * shape.v_head_dim // tp * hidden
+    )
     small = 0
     if arch.qkv_bias:
         small += q_width + kv_width
     if arch.o_bias:
         small += hidden
     if arch.qk_norm:
-        small += 2 * head_dim
-    if arch.attention_sinks:
-        small += heads // tp
+        small += 2 * shape.head_dim
+    if shape.sinks:
+        small += shape.heads // tp
     return linear, small
 
 

@@ -1,0 +1,73 @@
+"""MiMo-V2-Flash: sliding-window layers with KV heads of their own, values narrower than keys
+(calculators.mimo_v2). Its shape as public ports of XiaomiMiMo/MiMo-V2-Flash state it (48 layers,
+hidden 4096, 64 heads, 4 full-attention and 8 sliding-window KV heads, keys 192 and values 128
+wide, 256 experts of 2048, top 8, layer 0 dense of 16384, a window of 128; e.g.
+whn09/neuronx-distributed-inference examples/README_MiMo_V2_Flash.md); Xiaomi publishes 309B
+total and 15B active parameters.
+"""
+
+from typing import Any
+
+import pytest
+
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.kv_blocks import page_blocks
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.model_arch import FULL, SLIDING
+from infermeter.calculators.param_count import param_counts
+
+_FULL_EVERY_SIXTH = [0, 1, 1, 1, 1] + [0, 1, 1, 1, 1, 1] * 7 + [0]
+FLASH: dict[str, Any] = {
+    "model_type": "mimo_v2_flash",
+    "hidden_size": 4096,
+    "num_hidden_layers": 48,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 4,
+    "swa_num_attention_heads": 64,
+    "swa_num_key_value_heads": 8,
+    "head_dim": 192,
+    "v_head_dim": 128,
+    "swa_head_dim": 192,
+    "swa_v_head_dim": 128,
+    "n_routed_experts": 256,
+    "num_experts_per_tok": 8,
+    "moe_intermediate_size": 2048,
+    "intermediate_size": 16384,
+    "hybrid_layer_pattern": _FULL_EVERY_SIXTH,
+    "moe_layer_freq": [0] + [1] * 47,
+    "vocab_size": 152576,
+    "sliding_window_size": 128,
+    "add_swa_attention_sink_bias": True,
+}
+
+
+def test_mimo_v2_flash_counts_its_published_309b_total_15b_active() -> None:
+    counts = param_counts(parse_config(FLASH))
+    assert counts.total == pytest.approx(309e9, rel=0.01)
+    assert counts.active == pytest.approx(15e9, rel=0.04)
+
+
+def test_mimo_v2_layers_follow_the_pattern_and_the_window_is_vllms() -> None:
+    arch = parse_config(FLASH)
+    assert arch.layer_kinds.count(FULL) == 9
+    assert arch.layer_kinds[:6] == (FULL, SLIDING, SLIDING, SLIDING, SLIDING, FULL)
+    assert arch.sliding_window == 128
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == tuple(range(1, 48))
+
+
+def test_mimo_v2_kv_keeps_each_kinds_heads_and_narrower_values() -> None:
+    kv = kv_cache_shape(parse_config(FLASH), tensor_parallel_size=4)
+    # Sliding: 8 KV heads / 4 ranks x (192 + 128) x 2 bytes; full: 1 head per rank.
+    assert kv.bytes_per_token_per_layer == 2 * 320 * 2
+    assert kv.full_layer_bytes_per_token == 1 * 320 * 2
+    # The full-attention pages hold twice the tokens to match the sliding pages' bytes.
+    assert page_blocks(kv, 16) == (16, 32)
+
+
+def test_mimo_v2_moe_flags_must_cover_every_layer() -> None:
+    with pytest.raises(ConfigError, match=r"^moe_layer_freq: expected 48 flags"):
+        parse_config({**FLASH, "moe_layer_freq": [0, 1]})
+    with pytest.raises(ConfigError, match=r"^hybrid_layer_pattern\[1\]: expected 0"):
+        parse_config({**FLASH, "hybrid_layer_pattern": [0, 2] + [1] * 46})
