@@ -18,6 +18,7 @@ from infermeter.calculators.config_fields import int_field, optional_int, option
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
+from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
@@ -60,6 +61,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
+        "laguna",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -126,6 +128,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     # transformers' Qwen3_5TextConfig / Qwen3_5MoeTextConfig defaults (Gated DeltaNet shapes).
     "qwen3_5_text": _QWEN3_5_DEFAULTS,
     "qwen3_5_moe_text": _QWEN3_5_DEFAULTS,
+    "laguna": LAGUNA_DEFAULTS,
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -148,7 +151,7 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
-    "olmo_hybrid",
+    "olmo_hybrid", "laguna",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text"}
@@ -445,6 +448,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(gemma4_fields(language, num_layers, where) if gemma4 else {}),
         **(zamba2_fields(language, hidden, where) if family == "zamba2" else {}),
         **(mimo_v2_fields(language, where) if family in MIMO_V2_TYPES else {}),
+        **(laguna_fields(language, num_layers, where) if family == "laguna" else {}),
     )
 
 

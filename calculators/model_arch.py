@@ -6,7 +6,7 @@ counts its parameters.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
@@ -155,17 +155,26 @@ class ModelArch:
     v_head_dim: int = 0
     # Sliding-window layers with heads of their own (MiMo-V2); None: the main heads.
     sliding_attention: AttentionShape | None = None
+    # Query heads of each layer where they differ (Laguna-XS); (): num_attention_heads.
+    heads_per_layer: tuple[int, ...] = ()
+    # Laguna's sigmoid output gate: "head" (one a head), "element" (one a query channel) or "".
+    attention_gate: str = ""
 
-    def attention_shape(self, full: bool) -> AttentionShape:
-        """The heads of a full-attention (`full`) or other layer: Gemma 4 gives its
-        full-attention layers their own head size and KV heads, MiMo-V2 its sliding-window
-        layers their own heads."""
+    def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
+        """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4
+        gives its full-attention layers their own head size and KV heads, MiMo-V2 its
+        sliding-window layers their own heads, Laguna-XS each layer its query heads."""
+        heads = self.num_attention_heads
+        if layer is not None and self.heads_per_layer:
+            heads = self.heads_per_layer[layer]
         if not full and self.sliding_attention is not None:
+            if layer is not None and self.heads_per_layer:
+                return replace(self.sliding_attention, heads=heads)
             return self.sliding_attention
         head_dim = self.global_head_dim if full and self.global_head_dim else self.head_dim
         kv_heads = self.global_kv_heads if full and self.global_kv_heads else self.num_kv_heads
         return AttentionShape(
-            self.num_attention_heads,
+            heads,
             kv_heads,
             head_dim,
             self.v_head_dim or head_dim,

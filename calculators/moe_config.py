@@ -40,6 +40,8 @@ _MOE_KEYS_READ_BY_TYPE = {
     "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
     # Kimi Linear: its name for experts per token (an alias, config_reader) and routing
     # settings (vLLM's KimiMoE: sigmoid scores, renormalised top-k, one group).
+    # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
+    "laguna": frozenset({"moe_routed_scaling_factor"}),
     "kimi_linear": frozenset(
         {
             "num_experts_per_token",

@@ -84,19 +84,24 @@ def _mla_params(arch: ModelArch, tp: int) -> tuple[int, int]:
     return q + kv_a + kv_b + out + indexer_linear, small + mla.kv_lora_rank + indexer_small
 
 
-def _attention_params(arch: ModelArch, tp: int, full: bool = False) -> tuple[int, int]:
+def _attention_params(
+    arch: ModelArch, tp: int, full: bool = False, layer: int | None = None
+) -> tuple[int, int]:
     """(linear weights, small tensors) of one layer's attention on one of `tp` ranks; `full`:
-    a full-attention layer (`ModelArch.attention_shape`)."""
+    a full-attention layer, `layer` its index (`ModelArch.attention_shape`)."""
     if arch.mla is not None:
         return _mla_params(arch, tp)
     hidden = arch.hidden_size
-    shape = arch.attention_shape(full)
+    shape = arch.attention_shape(full, layer)
     # KV heads are split across ranks; with more ranks than KV heads each rank keeps a copy.
     kv_heads_per_rank = max(1, shape.kv_heads // tp)
     q_width = shape.heads * shape.head_dim // tp
     kv_width = kv_heads_per_rank * (shape.head_dim + shape.v_head_dim)
-    # A gated attention (Qwen3-Next) projects a sigmoid gate per query channel as well.
-    gate_width = q_width if arch.attention_output_gate else 0
+    # A gated attention projects a sigmoid gate per query channel (Qwen3-Next, Laguna's
+    # "per-element") or per head (Laguna's default) as well.
+    gate_width = q_width if arch.attention_output_gate or arch.attention_gate == "element" else 0
+    if arch.attention_gate == "head":
+        gate_width = shape.heads // tp
     linear = (
         hidden * (q_width + gate_width + kv_width) + shape.heads * shape.v_head_dim // tp * hidden
     )
@@ -139,7 +144,7 @@ class _Tally:
     router: int = 0
 
 
-def _mixer_params(arch: ModelArch, tp: int, kind: str) -> tuple[int, int]:
+def _mixer_params(arch: ModelArch, tp: int, kind: str, layer: int) -> tuple[int, int]:
     """A layer's sequence mixer: attention, a state mixer, or both side by side (Falcon-H1)."""
     if kind in STATE_KINDS and arch.mixer is not None:
         linear, small = arch.mixer.params(tp)
@@ -149,7 +154,7 @@ def _mixer_params(arch: ModelArch, tp: int, kind: str) -> tuple[int, int]:
         # Zamba2: the attention is a shared block's (counted once); the layer adds its own parts.
         linear, small = arch.shared_blocks.layer_params(tp), 0
     else:
-        linear, small = _attention_params(arch, tp, kind == FULL)
+        linear, small = _attention_params(arch, tp, kind == FULL, layer)
     if arch.parallel_mixer and arch.mixer is not None and kind not in STATE_KINDS:
         mixer_linear, mixer_small = arch.mixer.params(tp)
         linear += mixer_linear
@@ -199,7 +204,7 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     """One decoder layer's parameters on one rank, added to `tally`."""
     kind = arch.layer_kinds[index]
     tally.small += arch.norms_per_layer * arch.hidden_size * (2 if arch.norm_bias else 1)
-    linear, small = _mixer_params(arch, tp, kind)
+    linear, small = _mixer_params(arch, tp, kind, index)
     tally.attention += linear
     tally.small += small
     if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
