@@ -217,7 +217,35 @@ GCP_PRICING = HarvestSource(
     terms_url="https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator",
 )
 
-SOURCES: tuple[HarvestSource, ...] = (MLPERF, TRTLLM, AMD, INFERENCEX, SKYPILOT, GCP_PRICING)
+AZURE_RETAIL = HarvestSource(
+    name="azure-retail",
+    help="Azure's GPU VM list prices (pay as you go, Spot, 1-year savings plan) per GPU-hour,\n"
+    "from dated snapshots of the Azure Retail Prices API, into "
+    "registry/catalogs/prices-azure.yaml.\n\n\b\nExample:\n"
+    "  infermeter registry harvest azure-retail --from tests/data/harvest/azure-retail",
+    reads="A pinned excerpt of a region's snapshot (data/latest/vm-<region>.json of "
+    "andy-diericks/azure-pricing-radar), or a folder of them (*.txt), each headed '# Excerpt of "
+    "PATH in OWNER/REPO at commit SHA' with the snapshot's date.",
+    harvest="infermeter.registry.harvest.azure_retail:harvest_azure_retail",
+    gpu_names="azure-retail",
+    data="Azure list prices from the Azure Retail Prices API, as snapshots of "
+    "andy-diericks/azure-pricing-radar",
+    terms="MIT License (the repository's LICENSE); its snapshots keep the items of Microsoft's "
+    "public Azure Retail Prices API unchanged. infermeter's data holds only the prices, each "
+    "cited to the file at its commit, and its test suite keeps the items read, verbatim, to "
+    "re-read them.",
+    terms_url="https://github.com/andy-diericks/azure-pricing-radar",
+)
+
+SOURCES: tuple[HarvestSource, ...] = (
+    MLPERF,
+    TRTLLM,
+    AMD,
+    INFERENCEX,
+    SKYPILOT,
+    GCP_PRICING,
+    AZURE_RETAIL,
+)
 """Every source, in the order the CLI and the Downloads page list them."""
 
 

@@ -69,14 +69,20 @@ def test_interruptible_and_reserved_shares_are_what_the_methodology_says(
     assert goals.figures["interruptible"] >= 1500
     assert goals.figures["reserved"] >= 500
     assert goals.share("on_demand") >= GOAL_SHARE
-    # Mutation check: Google's dated list prices (harvested from Cyclenerd's pricing.yml) and
-    # Nebius's of 2026-08-28 carry both shares; without them no spot or reserved price meets it.
-    dated = ("gcp-pricing-", "nebius-")
+    # Mutation check: Google's dated list prices (harvested from Cyclenerd's pricing.yml),
+    # Nebius's of 2026-08-28 and Azure's of 2026-08-22 carry both shares; without them no spot
+    # or reserved price meets it, and without Azure's the interruptible share misses the goal.
+    dated = ("gcp-pricing-", "nebius-", "azure-retail-")
     others = [p for p in load_prices().values() if not p.id.startswith(dated)]
     without = price_goals(rows, others, TODAY)
     assert without.share("interruptible") == without.share("reserved") == 0.0
-    nebius = [p for p in load_prices().values() if not p.id.startswith("gcp-pricing-")]
+    nebius = [
+        p for p in load_prices().values() if not p.id.startswith(("gcp-pricing-", "azure-retail-"))
+    ]
     assert price_goals(rows, nebius, TODAY).share("interruptible") > 0.3
+    no_azure = [p for p in load_prices().values() if not p.id.startswith("azure-retail-")]
+    assert price_goals(rows, no_azure, TODAY).share("interruptible") < GOAL_SHARE
+    assert goals.share("interruptible") >= GOAL_SHARE
 
 
 def test_a_derived_price_never_meets_the_goal_on_its_own(

@@ -136,7 +136,7 @@ def test_sources_downloads_state_the_licences(built_site: Path) -> None:
     licences = json.loads((built_site / "data/licences.json").read_text())
     assert {"Apache License 2.0"} <= {entry["terms"][:18] for entry in licences}
     needles = ("MLCommons", "TensorRT-LLM", "ROCm/vllm", "InferenceX", "skypilot-catalog")
-    for needle in (*needles, "google-cloud-pricing-cost-calculator"):
+    for needle in (*needles, "google-cloud-pricing-cost-calculator", "azure-pricing-radar"):
         assert needle in page, needle
         assert any(needle in " ".join(entry.values()) for entry in licences), needle
 

@@ -1,0 +1,171 @@
+"""`registry harvest azure-retail` on pinned excerpts of andy-diericks/azure-pricing-radar's
+snapshots of the Azure Retail Prices API.
+
+tests/data/harvest/azure-retail/vm-<region>-<commit>.txt holds, under its provenance lines, items
+of `data/latest/vm-<region>.json` at that commit, verbatim in the file's order (read from a git
+snapshot of the repository).
+"""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from infermeter.bench.cli.main import main
+from infermeter.registry.catalog import load_prices
+from infermeter.registry.harvest.azure_retail import (
+    PRICE_FILE,
+    SIZES,
+    SPOT,
+    harvest_azure_retail,
+    read_retail_excerpt,
+)
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.run import HarvestOptions
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+DATA = REPOSITORY_ROOT / "tests/data/harvest/azure-retail"
+NORTH_EUROPE = DATA / "vm-northeurope-cf741f25.txt"
+# The excerpts as read on 2026-12-02; a change to one must be a new read, not an edit.
+EXCERPT_SHA256 = {
+    "vm-eu-west-cf741f25.txt": "5081edbd0c8f5427e8579d4e79f27f98c8c58ed1b0d2ef9774d5e52b959524e6",
+    "vm-francecentral-cf741f25.txt": (
+        "2c2ffc1ba3e7d614111bc147a9ed5a18723b499881a810d571df37fa44f5330b"
+    ),
+    "vm-northeurope-cf741f25.txt": (
+        "52d16281090465c11097c5a59469198ce06518f4f7b1e13781a6bcc1b1370193"
+    ),
+    "vm-swedencentral-cf741f25.txt": (
+        "4382491ea2447b80ce04f42943d63a3ac9550ecb069ade416b18bd0f577a5f2b"
+    ),
+}
+H200_SPOT_SKIPPED = [
+    (f"azure/ND96isrH200v5/{region}/interruptible", "not below on-demand")
+    for region in ("francecentral", "northeurope", "swedencentral")
+]
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    root = tmp_path / "registry-checkout"
+    catalogs = root / "registry" / "catalogs"
+    catalogs.mkdir(parents=True)
+    shutil.copy(REPOSITORY_ROOT / "registry" / "catalogs" / "gpus.yaml", catalogs)
+    return root
+
+
+def test_the_pinned_excerpts_are_the_ones_read() -> None:
+    found = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in DATA.iterdir()}
+    assert found == EXCERPT_SHA256
+
+
+def test_harvest_afresh_equals_the_registry_byte_for_byte(registry: Path) -> None:
+    report = harvest_azure_retail(DATA, HarvestOptions(registry))
+    fresh = (registry / PRICE_FILE).read_text(encoding="utf-8")
+    assert fresh == (REPOSITORY_ROOT / PRICE_FILE).read_text(encoding="utf-8")
+    assert len(report.added) == 26
+    assert sorted(report.skipped) == H200_SPOT_SKIPPED
+
+
+def test_harvest_twice_changes_nothing(registry: Path) -> None:
+    first = harvest_azure_retail(DATA, HarvestOptions(registry))
+    text = (registry / PRICE_FILE).read_text(encoding="utf-8")
+    second = harvest_azure_retail(DATA, HarvestOptions(registry))
+    assert (registry / PRICE_FILE).read_text(encoding="utf-8") == text
+    assert second.unchanged == first.added
+    assert not second.added
+    assert not second.changed
+    assert not second.removed
+
+
+def test_every_price_is_the_cheapest_regions_item_per_gpu() -> None:
+    """Each entry is, per GPU-hour, the lowest of its VM size's items of its tier over the
+    excerpts' regions (on-demand: the size's item; Spot: `<size> Spot`; reserved: the on-demand
+    item's 1-year savings plan price), cited to that region's file at its commit and dated as
+    the excerpt states."""
+    excerpts = [read_retail_excerpt(path) for path in sorted(DATA.glob("*.txt"))]
+    items = [item for excerpt in excerpts for item in excerpt.items.values()]
+    prices = [p for p in load_prices().values() if p.id.startswith("azure-retail-")]
+    for price in prices:
+        sku = next(key for key, (size, _, _) in SIZES.items() if size == price.instance)
+        name = sku + SPOT if price.tier == "interruptible" else sku
+        field = "savingsPlanPrice" if price.tier == "reserved" else "retailPrice"
+        offers = [
+            (item[field], item["armRegionName"])
+            for item in items
+            if item["skuName"] == name and field in item
+        ]
+        cheapest, region = min(offers)
+        assert price.usd_per_gpu_hour == pytest.approx(cheapest / SIZES[sku][2], abs=1e-6)
+        assert price.region == region
+        scope = "eu-west" if region == "westeurope" else region  # the repository's file names
+        assert price.source.url.endswith(
+            f"/cf741f25c50759745f8eb5dcaf6c3746669c8f31/data/latest/vm-{scope}.json"
+        )
+        assert (str(price.as_of), price.source.date_basis) == ("2026-08-22", "stated")
+        assert price.source.official
+    assert len(prices) == 26
+
+
+def test_the_mi300x_a100_pcie_and_h100_nvl_get_dated_official_discounts() -> None:
+    prices = load_prices()
+    mi300x = prices["azure-retail-standard-nd96isr-mi300x-v5-interruptible"]
+    assert (mi300x.gpu, mi300x.gpus_per_instance, mi300x.region) == ("mi300x", 8, "northeurope")
+    assert mi300x.usd_per_gpu_hour == pytest.approx(10.64448 / 8)
+    for size, gpu in (("nc24ads-a100-v4", "a100-80gb-pcie"), ("nc40ads-h100-v5", "h100-nvl")):
+        on_demand, spot, plan = (
+            prices[f"azure-retail-standard-{size}-{tier}"]
+            for tier in ("on-demand", "interruptible", "reserved-1y")
+        )
+        assert on_demand.gpu == spot.gpu == plan.gpu == gpu
+        assert on_demand.usd_per_gpu_hour > plan.usd_per_gpu_hour > spot.usd_per_gpu_hour
+        assert plan.offering == "Virtual Machines, 1-year savings plan"
+
+
+def _copy_with(tmp_path: Path, old: str, new: str) -> Path:
+    text = NORTH_EUROPE.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / NORTH_EUROPE.name
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def test_a_windows_item_and_an_unknown_size_are_skipped_with_their_reasons(
+    registry: Path, tmp_path: Path
+) -> None:
+    path = _copy_with(tmp_path, '"NCads A100 v4 Series Linux"', '"NCads A100 v4 Series Windows"')
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('"ND96isrMI300Xv5 Spot",\n"unit', '"X",\n"unit'),
+        encoding="utf-8",
+    )
+    report = harvest_azure_retail(path, HarvestOptions(registry))
+    reasons = {reason for _, reason in report.skipped}
+    assert reasons == {
+        "a Windows price (licence included)",
+        "VM size 'X' is not in the harvester's SIZES",
+        "not below on-demand",  # ND H200 v5's Spot items, as in every region
+    }
+    ids = [p["id"] for p in yaml.safe_load((registry / PRICE_FILE).read_text())["prices"]]
+    assert "azure-retail-standard-nd96isr-mi300x-v5-interruptible" not in ids
+    assert "azure-retail-standard-nd96isr-mi300x-v5-on-demand" in ids
+
+
+def test_an_undated_excerpt_is_refused(tmp_path: Path) -> None:
+    path = _copy_with(tmp_path, "# date: 2026-08-22 (stated)", "# date: unknown")
+    with pytest.raises(HarvestError, match="must state the day of the snapshot"):
+        read_retail_excerpt(path)
+
+
+def test_a_bad_excerpt_is_one_line_naming_the_file(registry: Path, tmp_path: Path) -> None:
+    path = _copy_with(tmp_path, '"unitOfMeasure": "1 Hour",', '"unitOfMeasure": "1 Hour"')
+    result = CliRunner().invoke(
+        main,
+        ["registry", "harvest", "azure-retail", "--from", str(path), "--registry", str(registry)],
+    )
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert str(path) in line
+    assert "the lines below the provenance are not items" in line
