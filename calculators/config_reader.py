@@ -14,6 +14,7 @@ error naming it, never a silent number.
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES, normalised
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
@@ -62,6 +63,10 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna",
+        # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
+        "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
+        "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
+        "longcat_flash", "step3_text",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -88,6 +93,10 @@ MODEL_TYPE_FAMILIES = {
     # DeepSeek-MoE (v1): vLLM serves it from deepseek_v2.py, MHA without MLA's kv_lora_rank.
     "deepseek": "deepseek_v2",
     "glm4_moe_lite": "deepseek_v3",
+    # Ling 2.0 and Sarvam-MoE: bailing_moe.py serves BailingMoeV2ForCausalLM, and sarvam.py's
+    # SarvamMoEForCausalLM is BailingMoeForCausalLM with its router bias normalised on load.
+    "bailing_moe_v2": "bailing_moe",
+    "sarvam_moe": "bailing_moe",
 }
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
 # model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
@@ -101,6 +110,8 @@ _UNMODELLED_KEYS = (
     "state_size", "conv_kernel", "time_step_rank", "conv_L_cache", "short_conv_kernel_size",
     "sconv_kernel_size", "linear_conv_kernel_dim", "linear_num_", "swa_num_attention_heads",
     "num_attention_heads_per_layer", "index_n_heads", "indexer_n_heads",
+    # Step 3.5's sliding layers with their own head counts and head size.
+    "attention_other_setting",
 )  # fmt: skip
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,
@@ -145,6 +156,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 # Model types whose transformers config class defaults to tied embeddings.
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text", "zamba2"}
+# (GPT-2, BLOOM, ERNIE 4.5 MoE and Cohere tie too: their defaults are in config_aliases.)
 # Model types with a bias on the q/k/v projections even though config.json does not say so.
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # Model types with per-head RMSNorm on queries and keys (q_norm / k_norm). Llama 4's
@@ -155,23 +167,6 @@ _QK_NORM_TYPES = {
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text"}
-# GPT-2-style config names, per model type, for the names the calculators read (transformers'
-# `attribute_map` does the same). GPT-J: `n_inner` null means 4 × n_embd (GPTJMLP).
-CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
-    # Granite 4.0-H: its shared expert (or, without experts, its only MLP).
-    "granitemoehybrid": {"shared_intermediate_size": "shared_expert_intermediate_size"},
-    # Kimi Linear (vLLM's KimiLinearConfig): its expert keys under the names read elsewhere.
-    "kimi_linear": {
-        "num_experts_per_token": "num_experts_per_tok",
-    },
-    "gptj": {
-        "n_embd": "hidden_size",
-        "n_layer": "num_hidden_layers",
-        "n_head": "num_attention_heads",
-        "n_positions": "max_position_embeddings",
-        "n_inner": "intermediate_size",
-    },
-}
 # Shape fields under other names (GPT-2, BLOOM, Falcon-7B, DBRX, TeleChat): read only where
 # CONFIG_KEY_ALIASES maps them; elsewhere the conventional field is missing.
 _OTHER_SHAPE_NAMES = {
@@ -179,12 +174,9 @@ _OTHER_SHAPE_NAMES = {
     "n_layer": "num_hidden_layers", "n_layers": "num_hidden_layers",
     "n_head": "num_attention_heads", "n_heads": "num_attention_heads",
 }  # fmt: skip
-# GPT-J's block: one LayerNorm (with bias) feeding attention and MLP in parallel, an ungated
-# MLP fc_in → gelu → fc_out with biases, no bias on q/k/v/out, an lm_head with a bias.
-_GPTJ_TYPES = {"gptj"}
 
 
-def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     model_type = str(config.get("model_type", ""))
     merged = dict(_TRANSFORMERS_DEFAULTS.get(model_type, {}))
     merged.update({key: value for key, value in config.items() if value is not None})
@@ -192,12 +184,7 @@ def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
         merged = olmo_hybrid_defaults(merged)
     if model_type in MIMO_V2_TYPES:
         merged = mimo_v2_defaults(merged)
-    for alias, name in CONFIG_KEY_ALIASES.get(model_type, {}).items():
-        if alias in merged and name not in merged:
-            merged[name] = merged[alias]
-    if model_type in _GPTJ_TYPES and "intermediate_size" not in merged and "hidden_size" in merged:
-        merged["intermediate_size"] = 4 * merged["hidden_size"]
-    return merged
+    return normalised(merged, model_type, where)
 
 
 def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
@@ -206,7 +193,7 @@ def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         raise ConfigError("config.json: expected a JSON object")
     text = config.get("text_config")
     if isinstance(text, Mapping) and "hidden_size" not in config:
-        merged = _with_defaults(text)
+        merged = _with_defaults(text, "text_config.")
         # Fields that multimodal wrappers keep at the top level apply to the language model.
         for key in ("quantization_config", "torch_dtype", "tie_word_embeddings"):
             if key in config and key not in text:
@@ -258,7 +245,7 @@ def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
                 )
     if model_type == "kimi_linear":
         check_kimi_linear(config, where)
-    check_moe_keys(config, where)
+    check_moe_keys(config, where, family_of(str(model_type)))
     return generic
 
 
@@ -382,6 +369,12 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
             "num_hidden_layers, attention and KV heads, head_dim, intermediate_size, the usual "
             "MoE keys, layer_types), as a pre-norm decoder with a gated MLP"
         )
+    if model_type == "longcat_flash":
+        notes.append(
+            "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
+            "MoE: planned as twice num_layers sub-layers (pipeline stages split sub-layers, "
+            "where vLLM splits whole layers)"
+        )
     if not vision.recognised:
         vision_type = config.get("vision_config", {}).get("model_type", "?")
         notes.append(
@@ -472,42 +465,78 @@ def _moe_and_dense_width(
         "llama4_text": "intermediate_size_mlp",
         "granitemoehybrid": "shared_intermediate_size",
     }.get(family, "intermediate_size")
+    if family == "cohere2_moe" and language.get("prefix_dense_intermediate_size") is not None:
+        dense_width_key = "prefix_dense_intermediate_size"  # cohere2_moe.py's dense prefix
     if moe is not None and len(moe.moe_layers) == num_layers:
         return moe, optional_int(language, dense_width_key, where, 0)
     return moe, int_field(language, dense_width_key, where)
 
 
+# Decoder-block layouts other than the pre-norm, bias-free gated one, by family (vLLM 0.29.0):
+# GPT-2 (gpt2.py) and BLOOM (bloom.py) have LayerNorms with biases, biases on every projection
+# and an ungated MLP; BLOOM a LayerNorm after the word embeddings. TeleChat2 (telechat2.py) keeps
+# o_proj's and down_proj's biases only. Cohere's parallel block has one norm.
+_BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
+    "gptj": {"norms_per_layer": 1, "gated_mlp": False, "mlp_bias": True, "norm_bias": True,
+             "lm_head_bias": True},
+    "gpt2": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True, "qkv_bias": True,
+             "o_bias": True},
+    "bloom": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True, "qkv_bias": True,
+              "o_bias": True, "embedding_norm": True},
+    "telechat": {"o_bias": True, "mlp_bias": True, "mlp_input_bias": False},
+    "cohere2_moe": {"norms_per_layer": 1},
+    # step3_text.py always builds its own lm_head.
+    "step3_text": {"tie_word_embeddings": False},
+}  # fmt: skip
+
+
+def _bias_flags(language: Mapping[str, Any], family: str) -> dict[str, bool]:
+    """Biases on q/k/v and on the output projection, from the flags each family's module reads:
+    `attention_bias`; Ling's (bailing_moe.py) `use_bias`/`use_qkv_bias`; Param2's `use_qkv_bias`
+    (q/k/v) and `use_bias` (output); ERNIE 4.5's `use_bias` (q/k/v only)."""
+    attention_bias = bool(language.get("attention_bias", False))
+    use_bias = bool(language.get("use_bias", False))
+    use_qkv_bias = bool(language.get("use_qkv_bias", False))
+    if family in {"bailing_moe", "param2moe"}:
+        qkv = use_qkv_bias or (use_bias and family == "bailing_moe")
+        return {"qkv_bias": attention_bias or qkv, "o_bias": attention_bias or use_bias}
+    if family == "ernie4_5_moe":
+        return {"qkv_bias": attention_bias or use_bias, "o_bias": attention_bias}
+    return {
+        "qkv_bias": attention_bias or family in _QKV_BIAS_TYPES,
+        "o_bias": attention_bias,
+    }
+
+
 def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
     """The decoder block's biases, norms, gates and layout, by family and config flags."""
-    attention_bias = bool(language.get("attention_bias", False))
-    gptj = family in _GPTJ_TYPES
     # Nemotron-H: single-purpose layers, one norm each, a squared-ReLU MLP without a gate;
     # Mamba and Mamba-2 models: one norm and one mixer per layer, no MLP.
     nemotron = family == "nemotron_h"
     # Zamba2: one norm and a Mamba-2 mixer per layer, its attention and MLP in shared blocks.
     mixer_only = family in ATTENTION_FREE_TYPES or family == "zamba2"
-    return {
+    flags: dict[str, Any] = {
         "tie_word_embeddings": bool(
             language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)
         ),
-        "qkv_bias": attention_bias or family in _QKV_BIAS_TYPES,
-        "o_bias": attention_bias,
+        **_bias_flags(language, family),
         "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
-        "norms_per_layer": 4
-        if family in _FOUR_NORM_TYPES
-        else 1
-        if gptj or nemotron or mixer_only
-        else 2,
+        "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if nemotron or mixer_only else 2,
         "attention_sinks": family == "gpt_oss",
         "attention_output_gate": family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
-        "gated_mlp": not (gptj or nemotron),
-        "mlp_bias": gptj or (nemotron and bool(language.get("mlp_bias", False))),
-        "norm_bias": gptj,
-        "lm_head_bias": gptj,
+        "gated_mlp": not nemotron,
+        "mlp_bias": nemotron and bool(language.get("mlp_bias", False)),
         "single_purpose_layers": nemotron or mixer_only,
         "parallel_mixer": family in ("falcon_h1", "zamba2"),
+        # GPT-2's wpe holds a row per position (n_positions); Step 3's shared query width.
+        "position_embeddings": _max_positions(language, "") or 0 if family == "gpt2" else 0,
+        "shared_q_dim": optional_int(language, "share_q_dim", "", 0)
+        if family == "step3_text"
+        else 0,
     }
+    flags.update(_BLOCK_LAYOUTS.get(family, {}))
+    return flags
 
 
 def _mixer(

@@ -41,6 +41,9 @@ class MixtureOfExperts:
     # Nemotron-H's latent MoE (`moe_latent_size`): the routed experts work in this width, between
     # a hidden → latent and a latent → hidden projection replicated on every rank; 0 when none.
     latent_size: int = 0
+    # LongCat-Flash's zero-computation experts (`zero_expert_num`): the router scores them with
+    # the real ones, but they hold no weights (longcat_flash.py's LongcatRouter).
+    zero_experts: int = 0
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,16 @@ class ModelArch:
     mtp_layers: int = 0  # multi-token-prediction layers the checkpoint ships; vLLM skips them
     gated_mlp: bool = True  # gate, up and down projections (SwiGLU); False: up and down only
     mlp_bias: bool = False  # biases on the dense MLP's projections
+    mlp_input_bias: bool = True  # False: the output projection's bias only (TeleChat2)
     norm_bias: bool = False  # LayerNorm with a bias (weight and bias per norm)
     lm_head_bias: bool = False
+    # GPT-2's learned position embeddings (wpe: one row per position, replicated on every rank)
+    # and BLOOM's LayerNorm after the word embeddings (bloom.py's word_embeddings_layernorm).
+    position_embeddings: int = 0
+    embedding_norm: bool = False
+    # Step 3's attention (step3_text.py): one replicated projection to a shared query of this
+    # width plus one KV head, an RMSNorm, then the per-head query projection (wq); 0 when none.
+    shared_q_dim: int = 0
     # A vision tower counted by `calculators.vision` (Qwen-VL, Pixtral, generic ViT): its
     # parameters, tower and projector together; SigLIP towers are `vision` instead.
     vision_params: int = 0

@@ -4,6 +4,7 @@ refusal of an expert/MoE/router key the calculators do not read."""
 from collections.abc import Mapping
 from typing import Any
 
+from infermeter.calculators.config_aliases import alias_keys
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.mixers import jamba_moe_layers
@@ -35,9 +36,39 @@ _MOE_KEYS_ROUTING_ONLY = frozenset(
 )  # fmt: skip
 
 
-# Keys read for one model type only (`read_moe`): Nemotron-H's shared-expert width and latent MoE.
+# Keys read for one model type only (`read_moe`, or under another name: config_aliases), and
+# routing settings of those types: Nemotron-H's shared-expert width and latent MoE.
 _MOE_KEYS_READ_BY_TYPE = {
     "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
+    # Ling (bailing_moe.py), Param2 (param2moe.py), Sarvam (sarvam.py): shared-expert width.
+    "bailing_moe": frozenset({"moe_shared_expert_intermediate_size"}),
+    "param2moe": frozenset({"moe_shared_expert_intermediate_size"}),
+    "sarvam_mla": frozenset({"moe_shared_expert_intermediate_size"}),
+    # ERNIE 4.5 (ernie45_moe.py): which layers hold experts; the rest steer routing.
+    "ernie4_5_moe": frozenset(
+        {
+            "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval", "moe_norm_min",
+            "moe_capacity", "moe_gate", "moe_use_aux_free", "moe_use_hard_gate",
+            "moe_gate_act", "moe_aux_loss_lambda", "moe_group",
+            "moe_multimodal_dispatch_use_allgather",
+        }
+    ),
+    # HY-V3 (hy_v3.py): routing and combine settings.
+    "hy_v3": frozenset(
+        {"moe_router_use_sigmoid", "enable_moe_fp32_combine", "router_scaling_factor"}
+    ),
+    # LongCat-Flash (longcat_flash.py): zero-computation experts and their routing.
+    "longcat_flash": frozenset(
+        {"zero_expert_num", "zero_expert_type", "nextn_use_scmoe", "router_bias"}
+    ),
+    # Step 3 / 3.5 (step3_text.py, step3p5.py): the list of MoE layers, routing settings.
+    "step3_text": frozenset({"moe_layers_enum", "norm_expert_weight"}),
+    "step3p5": frozenset(
+        {"moe_layers_enum", "norm_expert_weight", "use_moe_router_bias",
+         "moe_router_scaling_factor", "moe_router_activation", "need_fp32_gate"}
+    ),
+    # Cohere2-MoE (cohere2_moe.py): how the shared expert's output is combined (sum, average).
+    "cohere2_moe": frozenset({"shared_expert_combination_strategy"}),
     # Kimi Linear: its name for experts per token (an alias, config_reader) and routing
     # settings (vLLM's KimiMoE: sigmoid scores, renormalised top-k, one group).
     # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
@@ -51,13 +82,14 @@ _MOE_KEYS_READ_BY_TYPE = {
             "num_expert_group",
         }
     ),
-}
+}  # fmt: skip
 
 
-def check_moe_keys(config: Mapping[str, Any], where: str) -> None:
+def check_moe_keys(config: Mapping[str, Any], where: str, family: str) -> None:
     """Refuse an expert/MoE/router key that the calculators do not read: it may change how many
-    parameters there are."""
-    own = _MOE_KEYS_READ_BY_TYPE.get(str(config.get("model_type", "")), frozenset())
+    parameters there are. `family`: the model type whose layout the config's has."""
+    model_type = str(config.get("model_type", ""))
+    own = _MOE_KEYS_READ_BY_TYPE.get(family, frozenset()) | alias_keys(model_type)
     for key in sorted(config):
         lowered = key.lower()
         if not any(word in lowered for word in ("expert", "moe", "router")):
@@ -78,12 +110,12 @@ def _moe_layers(
         return tuple(
             i for i, kind in enumerate(str(config.get("hybrid_override_pattern"))) if kind == "E"
         )
+    listed = config.get("moe_layers")  # Llama 4's, or derived by config_aliases.normalised
+    if listed is not None:
+        if not isinstance(listed, list) or not all(isinstance(i, int) for i in listed):
+            raise ConfigError(f"{where}moe_layers: expected a list of layer indices")
+        return tuple(sorted(set(listed)))
     if model_type == "llama4_text":
-        listed = config.get("moe_layers")
-        if listed is not None:
-            if not isinstance(listed, list) or not all(isinstance(i, int) for i in listed):
-                raise ConfigError(f"{where}moe_layers: expected a list of layer indices")
-            return tuple(sorted(set(listed)))
         step = optional_int(config, "interleave_moe_layer_step", where, 1) or 1
         return tuple(range(step - 1, num_layers, step))
     flags = config.get("moe_layer_freq")
@@ -130,33 +162,47 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
         expert_size = int_field(config, "intermediate_size", where)
     if expert_size == 0:
         raise ConfigError(f"{where}moe_intermediate_size: expected an integer > 0, got 0")
-    # Shared experts of the routed experts' width: `n_shared_experts` (DeepSeek) or
-    # `num_shared_experts` (Kimi Linear, AFMoE, EXAONE-MoE in vLLM's modules).
-    shared = (
-        optional_int(config, "n_shared_experts", where, 0)
-        or optional_int(config, "num_shared_experts", where, 0)
-    ) * expert_size
-    if not shared:
-        shared = optional_int(config, "shared_expert_intermediate_size", where, 0)
-    if not shared:
-        shared = optional_int(config, "share_expert_dim", where, 0)  # Step 3.x
-    if model_type == "llama4_text":
-        shared = expert_size  # every Llama 4 MoE layer has one shared expert of expert width
+    shared = _shared_width(config, expert_size, model_type, where)
     nemotron = model_type == "nemotron_h"
-    if nemotron:
-        # vLLM's NemotronHMoE: shared experts of moe_shared_expert_intermediate_size each.
-        shared = optional_int(config, "n_shared_experts", where, 0) * optional_int(
-            config, "moe_shared_expert_intermediate_size", where, 0
-        )
     return MixtureOfExperts(
         num_experts=num_experts,
         experts_per_token=experts_per_token,
         expert_intermediate_size=expert_size,
         shared_intermediate_size=shared,
         moe_layers=_moe_layers(config, num_layers, where, model_type),
-        # Nemotron-H's router keeps an fp32 e_score_correction_bias per expert.
-        router_bias=model_type == "gpt_oss" or nemotron,
+        # Nemotron-H's and LongCat's routers keep an fp32 e_score_correction_bias per expert, as
+        # do those whose config enables it (Ling, Param2, Sarvam, HY-V3).
+        router_bias=model_type in {"gpt_oss", "nemotron_h", "longcat_flash"}
+        or bool(config.get("moe_router_enable_expert_bias", False)),
         expert_bias=model_type == "gpt_oss",
         expert_matrices=2 if nemotron else 3,
         latent_size=optional_int(config, "moe_latent_size", where, 0) if nemotron else 0,
+        zero_experts=optional_int(config, "zero_expert_num", where, 0)
+        if model_type == "longcat_flash"
+        else 0,
+    )
+
+
+def _shared_width(config: Mapping[str, Any], expert_size: int, model_type: str, where: str) -> int:
+    """All shared experts of a MoE layer together, as each family's vLLM module builds them.
+
+    A count (`n_shared_experts`: DeepSeek, ERNIE 4.5 under its alias; `num_shared_experts`: Kimi
+    Linear, AFMoE, Ling, Sarvam, HY-V3) times a width: `moe_shared_expert_intermediate_size`
+    where set (Nemotron-H, Ling's bailing_moe.py, sarvam.py), else the routed experts'. Param2's
+    `moe_shared_expert_intermediate_size` is already the total (param2moe.py); Cohere2-MoE's
+    shared experts take `intermediate_size` (cohere2_moe.py), as its routed ones do; a single
+    `shared_expert_intermediate_size` (Qwen2-MoE) or `share_expert_dim` (Step 3.x) is the total.
+    """
+    if model_type == "llama4_text":
+        return expert_size  # every Llama 4 MoE layer has one shared expert of expert width
+    count = optional_int(config, "n_shared_experts", where, 0) or optional_int(
+        config, "num_shared_experts", where, 0
+    )
+    each = optional_int(config, "moe_shared_expert_intermediate_size", where, 0)
+    if model_type == "param2moe" and each:
+        return each
+    if count:
+        return count * (each or expert_size)
+    return optional_int(config, "shared_expert_intermediate_size", where, 0) or optional_int(
+        config, "share_expert_dim", where, 0
     )

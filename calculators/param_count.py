@@ -92,6 +92,8 @@ def _attention_params(
     if arch.mla is not None:
         return _mla_params(arch, tp)
     hidden = arch.hidden_size
+    if arch.shared_q_dim:
+        return _shared_q_attention(arch, tp)
     shape = arch.attention_shape(full, layer)
     # KV heads are split across ranks; with more ranks than KV heads each rank keeps a copy.
     kv_heads_per_rank = max(1, shape.kv_heads // tp)
@@ -115,6 +117,19 @@ def _attention_params(
     if shape.sinks:
         small += shape.heads // tp
     return linear, small
+
+
+def _shared_q_attention(arch: ModelArch, tp: int) -> tuple[int, int]:
+    """Step 3's attention (step3_text.py): qkv_proj to the shared query and one KV head,
+    replicated on every rank; the query's RMSNorm; wq and o_proj split by heads."""
+    hidden, shared = arch.hidden_size, arch.shared_q_dim
+    heads_width = arch.num_attention_heads * arch.head_dim // tp
+    linear = (
+        hidden * (shared + 2 * arch.num_kv_heads * arch.head_dim)
+        + shared * heads_width
+        + heads_width * hidden
+    )
+    return linear, shared
 
 
 def _vision_params(vision: VisionTower) -> int:
@@ -174,7 +189,8 @@ def _dense_mlp(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     elif not moe_layer:
         tally.dense_mlp += matrices * hidden * arch.intermediate_size // tp
         if arch.mlp_bias:
-            tally.small += arch.intermediate_size // tp + hidden
+            # TeleChat2 keeps down_proj's bias only (mlp_input_bias False).
+            tally.small += (arch.intermediate_size // tp if arch.mlp_input_bias else 0) + hidden
 
 
 def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
@@ -188,9 +204,10 @@ def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
     tally.shared += matrices * hidden * moe.shared_intermediate_size // tp
     # Nemotron-H's latent projections, replicated on every rank (ReplicatedLinear).
     tally.shared += 2 * hidden * moe.latent_size
-    tally.router += hidden * moe.num_experts
+    # LongCat's router scores its zero-computation experts too (they hold no weights).
+    tally.router += hidden * (moe.num_experts + moe.zero_experts)
     if moe.router_bias:
-        tally.small += moe.num_experts
+        tally.small += moe.num_experts + moe.zero_experts
     if moe.expert_bias:
         tally.small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
     if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
@@ -249,6 +266,10 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
         tally.small += arch.shared_blocks.blocks * small
     tally.small += hidden * (2 if arch.norm_bias else 1)  # final norm
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
+    # GPT-2's learned positions (replicated); BLOOM's LayerNorm after the word embeddings.
+    embedding += arch.position_embeddings * hidden
+    if arch.embedding_norm:
+        tally.small += hidden * (2 if arch.norm_bias else 1)
     if arch.lm_head_bias:
         tally.small += vocab_per_rank
     vision = _vision_params(arch.vision) if arch.vision is not None else arch.vision_params

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infermeter.calculators.config_reader import CONFIG_KEY_ALIASES
+from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "registry" / "catalogs"
 SLUG = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")

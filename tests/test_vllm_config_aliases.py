@@ -1,0 +1,214 @@
+"""Families vLLM serves whose configs name their shape differently (GPT-2, BLOOM, TeleChat2, DBRX)
+or whose mixture of experts has its own keys (ERNIE 4.5, HY-V3, LongCat-Flash, Step 3, Ling,
+Sarvam, Param2, Cohere2-MoE): read by name (calculators.config_aliases), counted as vLLM 0.29.0's
+modules hold them, and held to the stated sizes where a public config gives the shape.
+
+Configs: transformers 5.24.0's config classes default to the checkpoint their docstring names
+(GPT2Config: openai-community/gpt2; LongcatFlashConfig: meituan-longcat/LongCat-Flash-Chat;
+Ernie4_5_MoeConfig: baidu/ERNIE-4.5-21B-A3B-PT; SarvamMLAConfig: sarvamai/sarvam-105b), vLLM
+0.29.0's HYV3Config (vllm/transformers_utils/configs/hy_v3.py) and Step3TextConfig (step3_vl.py)
+to Hy3-preview and Step3; bigscience/bloom-560m's config.json; mlx-community/dbrx-instruct-4bit's
+config.json as a public test reproduces it. Stated sizes: GPT-2 "124M" (openai/gpt-2's model
+names), BLOOM-560m 559,214,592 (its model card), DBRX 132B total / 36B active (databricks/dbrx
+MODEL_CARD_dbrx_instruct.md at 0edd966), LongCat-Flash 560B (its model card), ERNIE 4.5 21B-A3B
+and Sarvam 105B (the names).
+"""
+
+from typing import Any
+
+import pytest
+
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.param_count import param_counts
+
+GPT2: dict[str, Any] = {
+    "model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
+    "n_ctx": 1024, "n_inner": None, "vocab_size": 50257, "activation_function": "gelu_new",
+}  # fmt: skip
+BLOOM_560M: dict[str, Any] = {
+    "model_type": "bloom", "hidden_size": 1024, "n_head": 16, "n_layer": 24, "n_inner": None,
+    "vocab_size": 250880, "layer_norm_epsilon": 1e-05,
+    "apply_residual_connection_post_layernorm": False,
+}  # fmt: skip
+DBRX_INSTRUCT: dict[str, Any] = {
+    "model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40, "max_seq_len": 32768,
+    "vocab_size": 100352, "tie_word_embeddings": False, "output_router_logits": False,
+    "router_aux_loss_coef": 0.05,
+    "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000},
+    "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4,
+                   "moe_jitter_eps": 0, "moe_loss_weight": 0.05},
+}  # fmt: skip
+LONGCAT_FLASH: dict[str, Any] = {
+    "model_type": "longcat_flash", "hidden_size": 6144, "num_layers": 28,
+    "num_attention_heads": 64, "vocab_size": 131072, "max_position_embeddings": 131072,
+    "ffn_hidden_size": 12288, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64, "v_head_dim": 128, "moe_topk": 12, "n_routed_experts": 512,
+    "zero_expert_num": 256, "expert_ffn_hidden_size": 2048, "routed_scaling_factor": 6.0,
+}  # fmt: skip
+ERNIE_4_5_21B: dict[str, Any] = {
+    "model_type": "ernie4_5_moe", "hidden_size": 2560, "intermediate_size": 12288,
+    "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4,
+    "vocab_size": 103424, "max_position_embeddings": 131072, "moe_intermediate_size": 1536,
+    "moe_k": 6, "moe_num_experts": 64, "moe_num_shared_experts": 2, "moe_layer_start_index": 1,
+    "moe_layer_end_index": -1, "moe_layer_interval": 1, "moe_norm_min": 1e-12,
+}  # fmt: skip
+SARVAM_105B: dict[str, Any] = {
+    "model_type": "sarvam_mla", "hidden_size": 4096, "intermediate_size": 16384,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 64,
+    "n_shared_experts": 1, "n_routed_experts": 128, "num_experts_per_tok": 8,
+    "kv_lora_rank": 512, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+    "first_k_dense_replace": 1, "vocab_size": 262144, "max_position_embeddings": 4096,
+}  # fmt: skip
+HY3_PREVIEW: dict[str, Any] = {
+    "model_type": "hy_v3", "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312,
+    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "head_dim": 128, "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
+    "expert_hidden_dim": 1536, "first_k_dense_replace": 1, "qk_norm": True,
+    "moe_router_enable_expert_bias": True, "route_norm": True,
+}  # fmt: skip
+STEP3: dict[str, Any] = {
+    "model_type": "step3_text", "hidden_size": 7168, "intermediate_size": 18432,
+    "num_attention_heads": 64, "num_attention_groups": 1, "num_hidden_layers": 61,
+    "max_seq_len": 65536, "max_position_embedding": 65536, "vocab_size": 128815,
+    "moe_intermediate_size": 5120, "moe_num_experts": 48, "moe_top_k": 3,
+    "share_expert_dim": 5120, "share_q_dim": 2048, "head_dim": 256, "norm_expert_weight": False,
+    "moe_layers_enum": ",".join(str(i) for i in range(4, 60)),
+}  # fmt: skip
+
+
+def _counts(config: dict[str, Any]) -> tuple[float, float]:
+    counts = param_counts(parse_config(config))
+    return counts.total / 1e9, counts.active / 1e9
+
+
+def test_gpt2_reads_n_embd_and_counts_learned_positions_exactly() -> None:
+    arch = parse_config(GPT2)
+    assert (arch.hidden_size, arch.num_layers, arch.intermediate_size) == (768, 12, 3072)
+    assert param_counts(arch).total == 124_439_808
+    # The learned positions are replicated on every rank: a TP-2 shard holds all 1,024 rows.
+    assert param_counts(arch, 2).embedding == -(-50257 // 2) * 768 + 1024 * 768
+
+
+def test_bloom_560m_counts_its_embedding_layernorm_and_biases_exactly() -> None:
+    assert param_counts(parse_config(BLOOM_560M)).total == 559_214_592
+
+
+def test_telechat2_keeps_o_proj_and_down_proj_biases_only() -> None:
+    config = {
+        "model_type": "telechat", "hidden_size": 1024, "n_layer": 2, "n_head": 8,
+        "ffn_hidden_size": 4096, "vocab_size": 1000, "tie_word_embeddings": False,
+    }  # fmt: skip
+    arch = parse_config(config)
+    assert (arch.num_layers, arch.num_attention_heads, arch.intermediate_size) == (2, 8, 4096)
+    llama = {**config, "model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 8,
+             "intermediate_size": 4096}  # fmt: skip
+    plain = param_counts(parse_config(llama))
+    assert param_counts(arch).small - plain.small == 2 * (1024 + 1024)
+
+
+def test_dbrx_reads_its_nested_blocks_and_makes_132b_with_36b_active() -> None:
+    arch = parse_config(DBRX_INSTRUCT)
+    assert (arch.hidden_size, arch.num_kv_heads, arch.max_position_embeddings) == (6144, 8, 32768)
+    total, active = _counts(DBRX_INSTRUCT)
+    assert total == pytest.approx(132, rel=0.01)
+    assert active == pytest.approx(36, rel=0.02)
+
+
+def test_longcat_flash_two_attention_blocks_per_layer_and_zero_experts_make_560b() -> None:
+    arch = parse_config(LONGCAT_FLASH)
+    assert arch.num_layers == 56
+    assert arch.mla is not None
+    assert arch.moe is not None
+    assert arch.moe.zero_experts == 256
+    assert len(arch.moe.moe_layers) == 28
+    # 56 MLA caches (one per attention block): 576 values a token each.
+    assert kv_cache_shape(arch).bytes_per_token == 56 * 576 * 2
+    total, _active = _counts(LONGCAT_FLASH)
+    assert total == pytest.approx(560, rel=0.005)
+    assert "two attention blocks" in arch.reading_notes[0]
+
+
+def test_ernie_4_5_moe_layers_from_start_end_interval_make_21b_a3b() -> None:
+    arch = parse_config(ERNIE_4_5_21B)
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == tuple(range(1, 28))
+    assert arch.moe.shared_intermediate_size == 2 * 1536
+    assert arch.tie_word_embeddings  # Ernie4_5_MoeConfig's default
+    total, active = _counts(ERNIE_4_5_21B)
+    assert total == pytest.approx(21, rel=0.05)
+    assert active == pytest.approx(3, rel=0.15)
+
+
+def test_sarvam_105b_is_mla_with_a_dense_first_layer() -> None:
+    arch = parse_config(SARVAM_105B)
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == tuple(range(1, 32))
+    total, _active = _counts(SARVAM_105B)
+    assert total == pytest.approx(105, rel=0.015)
+
+
+def test_hy_v3_experts_take_expert_hidden_dim_and_qk_norm() -> None:
+    arch = parse_config(HY3_PREVIEW)
+    assert arch.moe is not None
+    assert arch.moe.expert_intermediate_size == 1536
+    assert arch.qk_norm
+    assert arch.moe.router_bias
+    total, active = _counts(HY3_PREVIEW)
+    assert (round(total, 1), round(active, 1)) == (295.0, 20.7)
+
+
+def test_step3_shared_query_attention_and_listed_moe_layers() -> None:
+    arch = parse_config(STEP3)
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == tuple(range(4, 60))
+    assert (arch.num_kv_heads, arch.head_dim, arch.shared_q_dim) == (1, 256, 2048)
+    assert not arch.tie_word_embeddings
+    assert kv_cache_shape(arch).bytes_per_token == 61 * 2 * 256 * 2
+    attention = param_counts(arch).attention // 61
+    assert attention == 7168 * (2048 + 512) + 2048 * 64 * 256 + 64 * 256 * 7168
+    with pytest.raises(ConfigError, match=r"^moe_layers_enum: expected comma-separated"):
+        parse_config({**STEP3, "moe_layers_enum": "4,five"})
+
+
+_LING: dict[str, Any] = {
+    "model_type": "bailing_moe_v2", "hidden_size": 1024, "intermediate_size": 4096,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+    "vocab_size": 1000, "num_experts": 16, "num_experts_per_tok": 4, "num_shared_experts": 2,
+    "moe_intermediate_size": 256, "moe_shared_expert_intermediate_size": 512,
+    "first_k_dense_replace": 1, "use_qk_norm": True, "moe_router_enable_expert_bias": True,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model_type", "shared"),
+    [("bailing_moe_v2", 2 * 512), ("sarvam_moe", 2 * 512), ("param2moe", 512)],
+)
+def test_shared_expert_width_as_each_module_builds_it(model_type: str, shared: int) -> None:
+    # bailing_moe.py and sarvam.py multiply by num_shared_experts; param2moe.py's width is the
+    # total already.
+    arch = parse_config({**_LING, "model_type": model_type})
+    assert arch.moe is not None
+    assert arch.moe.shared_intermediate_size == shared
+    assert arch.moe.moe_layers == (1, 2, 3)
+
+
+def test_cohere2_moe_dense_prefix_sliding_layers_and_shared_experts() -> None:
+    config = {
+        "model_type": "cohere2_moe", "hidden_size": 1024, "intermediate_size": 512,
+        "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 128, "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2,
+        "num_shared_experts": 2, "shared_expert_combination_strategy": "average",
+        "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"],
+        "prefix_dense_intermediate_size": 2048, "sliding_window": 4096,
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+    }  # fmt: skip
+    arch = parse_config(config)
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == (1, 2, 3)
+    assert arch.moe.shared_intermediate_size == 2 * 512
+    assert arch.intermediate_size == 2048
+    assert arch.norms_per_layer == 1
+    assert arch.num_sliding_layers == 3
+    assert arch.tie_word_embeddings
