@@ -40,6 +40,7 @@ from infermeter.registry.harvest.reported import (
     fixed_lengths,
     harvest_row,
     reported_result,
+    table_point,
 )
 from infermeter.registry.harvest.sources import AMD
 from infermeter.registry.models import (
@@ -49,11 +50,9 @@ from infermeter.registry.models import (
     LoadPoint,
     ModelEntry,
     ReportedSource,
-    RequestCounts,
     Result,
     ServingSettings,
     Throughput,
-    TokenCounts,
     Verdict,
 )
 
@@ -343,11 +342,10 @@ def _lengths_words(row: AmdRow) -> str:
 
 def _throughput_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint, str]:
     """An offline point of the throughput table, and its conditions."""
-    point = LoadPoint(
-        load=Load(arrival="offline"),
-        requests=RequestCounts(sent=row.size),
-        tokens=TokenCounts(),
-        throughput=Throughput(total_tokens_per_s=value),
+    point = table_point(
+        Load(arrival="offline"),
+        row.size,
+        Throughput(total_tokens_per_s=value),
         validity=[
             Verdict(
                 code="token-kind-inferred",
@@ -369,11 +367,10 @@ def _throughput_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint
 def _latency_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint, str]:
     """A static batch of the latency table, and its conditions."""
     latency_ms = value * 1000 if row.unit == "sec" else value
-    point = LoadPoint(
-        load=Load(arrival="static_batch", concurrency=row.size),
-        requests=RequestCounts(sent=row.size),
-        tokens=TokenCounts(),
-        throughput=Throughput(),
+    point = table_point(
+        Load(arrival="static_batch", concurrency=row.size),
+        row.size,
+        Throughput(),
         e2e_ms=LatencyStats(mean=latency_ms),
     )
     conditions = (

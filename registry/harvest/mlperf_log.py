@@ -9,14 +9,13 @@ import re
 from typing import Any
 
 from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.reported import table_point
 from infermeter.registry.models import (
     LatencyStats,
     Load,
     LoadPoint,
     RateSearch,
-    RequestCounts,
     Throughput,
-    TokenCounts,
 )
 
 NS_PER_MS = 1e6
@@ -122,12 +121,7 @@ def _checked_throughput(row: dict[str, Any], log: dict[str, str], where: str) ->
 def _offline_point(log: dict[str, str], throughput: Throughput) -> LoadPoint:
     samples = log_number(log, "samples_per_query")
     sent = int(samples) if samples is not None and samples.is_integer() else None
-    return LoadPoint(
-        load=Load(arrival="offline"),
-        requests=RequestCounts(sent=sent),
-        tokens=TokenCounts(),
-        throughput=throughput,
-    )
+    return table_point(Load(arrival="offline"), sent, throughput)
 
 
 def _bounds(log: dict[str, str], percentile: float | None, where: str) -> RateSearch:
@@ -155,11 +149,10 @@ def _server_point(
     if not target_qps:
         raise RowSkipped(f"{where}: the log lacks target_qps or the TTFT/TPOT bounds")
     bounds = _bounds(log, percentile, where)
-    return LoadPoint(
-        load=Load(arrival="poisson", request_rate=target_qps, rate_search=bounds),
-        requests=RequestCounts(),
-        tokens=TokenCounts(),
-        throughput=throughput,
+    return table_point(
+        Load(arrival="poisson", request_rate=target_qps, rate_search=bounds),
+        None,
+        throughput,
         e2e_ms=latency_ms(log, "e2e_ms"),
         ttft_ms=latency_ms(log, "ttft_ms"),
         tpot_ms=latency_ms(log, "tpot_ms"),

@@ -3,11 +3,11 @@ registry's typed models, and this makes the `Result` of them.
 
 A harvester reads its source and gives only what it read: the `Deployment` (catalog GPU and
 count, engine and version, catalog model at the stated `Precision`, serving settings), the
-workload (`fixed_lengths` for a table row), the load points (`offline_point` for the common
-offline cell) and the `ReportedSource` that cites it. `reported_result` assembles them through
-`registry.builder.build_from_parts`; `harvest_row` turns one row into a result or a skip with
-its reason. A part that is no valid model (a bound the measured percentile broke) skips the row
-as `not a valid result: …`, as does a result the builder refuses.
+workload (`fixed_lengths` for a table row), the load points (`table_point`; `offline_point` for
+the common offline cell) and the `ReportedSource` that cites it. `reported_result` assembles
+them through `registry.builder.build_from_parts`; `harvest_row` turns one row into a result or a
+skip with its reason. A part that is no valid model (a bound the measured percentile broke)
+skips the row as `not a valid result: …`, as does a result the builder refuses.
 """
 
 import re
@@ -121,14 +121,24 @@ def fixed_lengths(input_len: int, output_len: int) -> Workload:
     )
 
 
+def table_point(load: Load, sent: int | None, throughput: Throughput, **stated: Any) -> LoadPoint:
+    """A load point as a source states it: its load, the requests sent where the source gives
+    them, no token counts (a table states rates), its throughput and any other stated figure
+    (`stated`: LoadPoint fields such as `e2e_ms` or `validity`)."""
+    return LoadPoint(
+        load=load,
+        requests=RequestCounts(sent=sent or None),
+        tokens=TokenCounts(),
+        throughput=throughput,
+        **stated,
+    )
+
+
 def offline_point(output_tokens_per_s: float, sent: int | None) -> LoadPoint:
     """One offline point (every request queued at once) with its stated output throughput and,
     where the page gives it, the number of requests sent."""
-    return LoadPoint(
-        load=Load(arrival="offline"),
-        requests=RequestCounts(sent=sent or None),
-        tokens=TokenCounts(),
-        throughput=Throughput(output_tokens_per_s=output_tokens_per_s),
+    return table_point(
+        Load(arrival="offline"), sent, Throughput(output_tokens_per_s=output_tokens_per_s)
     )
 
 
