@@ -80,14 +80,31 @@ def _first_card(answer: _Answer | None) -> dict[str, Any]:
     return {}
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """The endpoint's root and what its `/v1/models` said, handed to each engine's check."""
+
+    root: str
+    timeout_s: float
+    card: dict[str, Any]
+    models: _Answer | None
+
+    def json_object(self, path: str) -> dict[str, Any] | None:
+        """The JSON object the route answers, or None (no answer, not JSON, not an object)."""
+        answer = _get(self.root + path, self.timeout_s)
+        body = answer.body if answer is not None else None
+        return body if isinstance(body, dict) else None
+
+
 def identify_server(url: str, timeout_s: float = 5.0) -> ServerFacts | None:
     """The engine at `url` and what it reports (see the module docstring), or None."""
     root = url.rstrip("/")
     models = _get(root + "/v1/models", timeout_s)
     card = _first_card(models)
     served = _text(card.get("id"))
+    probe = _Probe(root, timeout_s, card, models)
     for identify in (_sglang, _tgi, _llama_cpp, _version_route):
-        facts = identify(root, timeout_s, card, models)
+        facts = identify(probe)
         if facts is not None:
             read_from = ("/v1/models", *facts.read_from) if card else facts.read_from
             return ServerFacts(
@@ -101,13 +118,10 @@ def identify_server(url: str, timeout_s: float = 5.0) -> ServerFacts | None:
     return None
 
 
-def _sglang(
-    root: str, timeout_s: float, card: dict[str, Any], models: _Answer | None
-) -> ServerFacts | None:
+def _sglang(probe: _Probe) -> ServerFacts | None:
     for path in ("/server_info", "/get_server_info"):
-        answer = _get(root + path, timeout_s)
-        body = answer.body if answer is not None else None
-        if isinstance(body, dict) and "model_path" in body and "version" in body:
+        body = probe.json_object(path)
+        if body is not None and "model_path" in body and "version" in body:
             served = body.get("served_model_name")
             return ServerFacts(
                 engine="sglang",
@@ -120,12 +134,9 @@ def _sglang(
     return None
 
 
-def _tgi(
-    root: str, timeout_s: float, card: dict[str, Any], models: _Answer | None
-) -> ServerFacts | None:
-    answer = _get(root + "/info", timeout_s)
-    body = answer.body if answer is not None else None
-    if not isinstance(body, dict) or "model_id" not in body or "version" not in body:
+def _tgi(probe: _Probe) -> ServerFacts | None:
+    body = probe.json_object("/info")
+    if body is None or "model_id" not in body or "version" not in body:
         return None
     if body.get("router") != "text-generation-router" and "max_total_tokens" not in body:
         return None
@@ -139,15 +150,12 @@ def _tgi(
     )
 
 
-def _llama_cpp(
-    root: str, timeout_s: float, card: dict[str, Any], models: _Answer | None
-) -> ServerFacts | None:
-    answer = _get(root + "/props", timeout_s)
-    body = answer.body if answer is not None else None
-    said = card.get("owned_by") == "llamacpp" or (
-        models is not None and (models.server_header or "").startswith("llama.cpp")
+def _llama_cpp(probe: _Probe) -> ServerFacts | None:
+    body = probe.json_object("/props")
+    said = probe.card.get("owned_by") == "llamacpp" or (
+        probe.models is not None and (probe.models.server_header or "").startswith("llama.cpp")
     )
-    if not isinstance(body, dict) or not ("build_info" in body or said):
+    if body is None or not ("build_info" in body or said):
         return None
     settings = body.get("default_generation_settings")
     context = settings.get("n_ctx") if isinstance(settings, dict) else None
@@ -160,14 +168,11 @@ def _llama_cpp(
     )
 
 
-def _version_route(
-    root: str, timeout_s: float, card: dict[str, Any], models: _Answer | None
-) -> ServerFacts | None:
-    answer = _get(root + "/version", timeout_s)
-    body = answer.body if answer is not None else None
-    if not isinstance(body, dict) or _text(body.get("version")) is None:
+def _version_route(probe: _Probe) -> ServerFacts | None:
+    body = probe.json_object("/version")
+    if body is None or _text(body.get("version")) is None:
         return None
-    owner = card.get("owned_by")
+    owner = probe.card.get("owned_by")
     if owner == "tensorrt_llm":
         engine = "tensorrt-llm"
     elif owner in (None, "vllm"):
