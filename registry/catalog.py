@@ -24,7 +24,7 @@ from infermeter.registry.models import (
     PriceCatalog,
     PriceEntry,
 )
-from infermeter.registry.store import display_path
+from infermeter.registry.store import display_path, read_text
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"
 
@@ -78,12 +78,7 @@ _PARSED_MAX = 32
 def read_catalog_data(path: Path) -> Any:
     """The YAML data of a catalog file, unvalidated (dates kept as strings)."""
     file = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidFileError([Problem(file, "", "no such file")]) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
+    text = read_text(path, file)
     key = hashlib.sha256(text.encode("utf-8")).digest()
     if key in _PARSED:
         return pickle.loads(_PARSED[key])

@@ -17,6 +17,7 @@ from infermeter.registry.store import (
     RESULTS_DIR,
     parse_json,
     parse_result_data,
+    read_text,
     result_path,
 )
 from infermeter.registry.tree import walk_results
@@ -52,16 +53,9 @@ def check_result_text(text: str, file: str) -> Result:
     return result
 
 
-def _read_text(path: Path, file: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
-
-
 def read_valid_result(path: Path, file: str) -> Result:
     """Read one result file and check it against the committed JSON Schema and the model."""
-    return check_result_text(_read_text(path, file), file)
+    return check_result_text(read_text(path, file), file)
 
 
 @dataclass(frozen=True)
@@ -83,7 +77,7 @@ def load_result_files(root: Path, files: Sequence[Path]) -> list[LoadedResult]:
     for path in files:
         relative = path.relative_to(root).as_posix()
         try:
-            text = _read_text(path, relative)
+            text = read_text(path, relative)
             result = check_result_text(text, relative)
         except InvalidFileError as error:
             problems.extend(error.problems)

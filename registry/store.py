@@ -35,6 +35,21 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def read_text(path: Path, file: str | None = None) -> str:
+    """The UTF-8 text of a registry file; InvalidFileError names the file (`file`, else its
+    display path) and says in one line why it cannot be read."""
+    file = display_path(path) if file is None else file
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidFileError([Problem(file, "", "no such file")]) from None
+    except UnicodeDecodeError as error:
+        message = f"not UTF-8 text (byte {error.start})"
+        raise InvalidFileError([Problem(file, "", message)]) from None
+    except OSError as error:
+        raise InvalidFileError([Problem(file, "", f"cannot read: {error.strerror}")]) from None
+
+
 def canonical_json(data: Any) -> str:
     """Deterministic JSON text: sorted keys, indent 2, UTF-8 characters kept, trailing newline."""
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -224,13 +239,4 @@ def parse_result_data(data: Any, file: str) -> Result:
 def read_result(path: Path) -> Result:
     """Read a result file back into the model; InvalidFileError names the file and each field."""
     file = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidFileError([Problem(file, "", "no such file")]) from None
-    except UnicodeDecodeError as error:
-        message = f"not UTF-8 text (byte {error.start})"
-        raise InvalidFileError([Problem(file, "", message)]) from None
-    except OSError as error:
-        raise InvalidFileError([Problem(file, "", f"cannot read: {error.strerror}")]) from None
-    return parse_result(text, file)
+    return parse_result(read_text(path, file), file)
