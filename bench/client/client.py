@@ -254,17 +254,13 @@ class StreamingClient:
             async with self._time_limit():
                 await pool.request(data, exchange)
         except TimeoutError:
-            record.error = ErrorKind.TIMEOUT
-            record.error_detail = self._timeout_detail()
+            record.fail(ErrorKind.TIMEOUT, self._timeout_detail())
         except transport.ConnectFailed as error:
-            record.error = ErrorKind.CONNECTION
-            record.error_detail = str(error)
+            record.fail(ErrorKind.CONNECTION, str(error))
         except transport.ConnectionLost as error:
-            record.error = ErrorKind.DISCONNECT
-            record.error_detail = str(error)
+            record.fail(ErrorKind.DISCONNECT, str(error))
         except transport.ProtocolError as error:
-            record.error = ErrorKind.MALFORMED_STREAM
-            record.error_detail = f"HTTP: {error}"
+            record.fail(ErrorKind.MALFORMED_STREAM, f"HTTP: {error}")
         record.end_ns = time.monotonic_ns()
         record.send_ns = exchange.send_ns  # taken again just before the bytes left
         status = exchange.status
@@ -279,8 +275,10 @@ class StreamingClient:
     @staticmethod
     def _set_http_error(record: RequestRecord, status: int, text: str) -> None:
         record.http_status = status
-        record.error = ErrorKind.OUT_OF_MEMORY if is_out_of_memory(text) else ErrorKind.HTTP_STATUS
-        record.error_detail = f"HTTP {status}: {text[:ERROR_BODY_CHARS]}"
+        record.fail(
+            ErrorKind.OUT_OF_MEMORY if is_out_of_memory(text) else ErrorKind.HTTP_STATUS,
+            f"HTTP {status}: {text[:ERROR_BODY_CHARS]}",
+        )
 
     async def _send_aiohttp(
         self, request: PromptRequest, intended_send_ns: int | None
@@ -308,17 +306,13 @@ class StreamingClient:
                     async for data in response.content.iter_any():
                         append((clock(), data))
         except TimeoutError:
-            record.error = ErrorKind.TIMEOUT
-            record.error_detail = self._timeout_detail()
+            record.fail(ErrorKind.TIMEOUT, self._timeout_detail())
         except aiohttp.ClientConnectorError as error:
-            record.error = ErrorKind.CONNECTION
-            record.error_detail = str(error)
+            record.fail(ErrorKind.CONNECTION, str(error))
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as error:
-            record.error = ErrorKind.DISCONNECT
-            record.error_detail = str(error) or type(error).__name__
+            record.fail(ErrorKind.DISCONNECT, str(error) or type(error).__name__)
         except (aiohttp.ClientError, OSError) as error:
-            record.error = ErrorKind.DISCONNECT
-            record.error_detail = f"{type(error).__name__}: {error}"
+            record.fail(ErrorKind.DISCONNECT, f"{type(error).__name__}: {error}")
         record.end_ns = clock()
         if record.http_status is None:
             parsed = parse_stream(reads, self.api)

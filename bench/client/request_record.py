@@ -77,6 +77,10 @@ class RequestRecord:
         """True when the request completed and produced output."""
         return self.error is None
 
+    def fail(self, kind: ErrorKind, detail: str) -> None:
+        """Mark the request failed: what kind of failure, and the detail the report shows."""
+        self.error, self.error_detail = kind, detail
+
 
 def record_from_parsed(
     record: RequestRecord,
@@ -102,13 +106,11 @@ def record_from_parsed(
     if record.error is not None:
         return
     if parsed.error is not None:
-        record.error, record.error_detail = parsed.error, parsed.error_detail
+        record.fail(parsed.error, parsed.error_detail)
     elif not (parsed.done or parsed.finished):
-        record.error = ErrorKind.DISCONNECT
-        record.error_detail = "the stream ended without [DONE] or a finish_reason"
+        record.fail(ErrorKind.DISCONNECT, "the stream ended without [DONE] or a finish_reason")
     elif not parsed.token_times_ns:
-        record.error = ErrorKind.EMPTY_OUTPUT
-        record.error_detail = "the stream carried no output text"
+        record.fail(ErrorKind.EMPTY_OUTPUT, "the stream carried no output text")
 
 
 # No request asks for more output than this; a usage above it (or above max_tokens) is not real.
