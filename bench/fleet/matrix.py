@@ -36,6 +36,7 @@ from infermeter.bench.launch.parallel_fit import parallel_sizes
 from infermeter.bench.plan.file import PlanError, PlanRun, load_plan
 from infermeter.bench.plan.options import RunOptions
 from infermeter.bench.plan.placement import GpuRequest
+from infermeter.bench.run.attributes import attributes
 from infermeter.bench.session.builder import command_line, session_config
 
 RESULTS_FOLDER = PurePosixPath("results")
@@ -71,17 +72,9 @@ class MatrixEntry:
     def as_json(self) -> dict[str, Any]:
         """The entry as the matrix JSON lists it (no nested values: CI matrices are flat)."""
         return {
-            "id": self.id,
-            "run": self.run,
-            "gpu": self.gpu,
-            "gpu_count": self.gpu_count,
-            "vendor": self.vendor,
-            "resource": self.resource,
+            **attributes(self, "id", "run", "gpu", "gpu_count", "vendor", "resource"),
             "runner_label": self.gpu,
-            "output": self.output,
-            "log": self.log,
-            "command": self.command,
-            "multinode": self.multinode,
+            **attributes(self, "output", "log", "command", "multinode"),
         }
 
 

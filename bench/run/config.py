@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.client.stream import Api
+from infermeter.bench.run.attributes import attributes
 from infermeter.bench.run.point_summary import PointSummary, Slo, VerdictThresholds
 from infermeter.bench.run.search import SearchResult, SearchSpec, search_json
 from infermeter.bench.workloads.lengths import LengthDistribution
@@ -78,14 +79,8 @@ class RunResult:
     def as_json(self) -> dict[str, Any]:
         """The `--json` object: `{"points": [...], ...}`."""
         return {
-            "endpoint": self.endpoint,
-            "model": self.model,
-            "api": self.api,
-            "profile": self.profile,
-            "seed": self.seed,
-            "prompt_salt": self.prompt_salt,
-            "incomplete": self.incomplete,
-            "stop_reason": self.stop_reason,
+            **attributes(self, "endpoint", "model", "api", "profile", "seed", "prompt_salt"),
+            **attributes(self, "incomplete", "stop_reason"),
             "points": [point.as_json() for point in self.points],
             "search": search_json(self.search) if self.search is not None else None,
             "trace": self.trace,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from infermeter.bench.client.request_record import RequestRecord
+from infermeter.bench.run.attributes import attributes
 from infermeter.bench.run.distribution import Distribution
 from infermeter.bench.run.request_figures import (
     NS_PER_S,
@@ -215,34 +216,37 @@ class PointSummary:
     def as_json(self) -> dict[str, Any]:
         """The summary as the `--json` point object (key names are a public contract)."""
         return {
-            "concurrency": self.concurrency,
-            "request_rate": self.request_rate,
-            "completed": self.completed,
-            "failed": self.failed,
+            **attributes(self, "concurrency", "request_rate", "completed", "failed"),
             "failures_by_kind": dict(sorted(self.failures_by_kind.items())),
             "failures_by_http_status": dict(sorted(self.failures_by_http_status.items())),
             "duration_s": self.window_s,
-            "output_tokens": self.output_tokens,
-            "input_tokens": self.input_tokens,
-            "accepted_requests": self.accepted_requests,
-            "accepted_output_tokens": self.accepted_output_tokens,
-            "request_throughput": self.request_throughput,
-            "output_token_throughput": self.output_token_throughput,
-            "total_token_throughput": self.total_token_throughput,
-            "accepted_output_token_throughput": self.accepted_output_token_throughput,
-            "slo_attainment": self.slo_attainment,
+            **attributes(
+                self,
+                "output_tokens",
+                "input_tokens",
+                "accepted_requests",
+                "accepted_output_tokens",
+                "request_throughput",
+                "output_token_throughput",
+                "total_token_throughput",
+                "accepted_output_token_throughput",
+                "slo_attainment",
+            ),
             **{name: getattr(self, name).as_json() for name in LATENCIES},
             "send_lag_ms": self.send_lag_ms.as_json() if self.send_lag_ms else None,
-            "achieved_send_rate": self.achieved_send_rate,
-            "achieved_completion_rate": self.achieved_completion_rate,
-            "usage_missing_requests": self.usage_missing_requests,
-            "usage_mismatch_requests": self.usage_mismatch_requests,
-            "usage_rejected_requests": self.usage_rejected_requests,
-            "usage_above_stream_requests": self.usage_above_stream_requests,
-            "output_length_mismatch_requests": self.output_length_mismatch_requests,
-            "client_cpu_fraction": self.client_cpu_fraction,
-            "achieved_first_token_rate": self.achieved_first_token_rate,
-            "achieved_concurrency_mean": self.achieved_concurrency_mean,
+            **attributes(
+                self,
+                "achieved_send_rate",
+                "achieved_completion_rate",
+                "usage_missing_requests",
+                "usage_mismatch_requests",
+                "usage_rejected_requests",
+                "usage_above_stream_requests",
+                "output_length_mismatch_requests",
+                "client_cpu_fraction",
+                "achieved_first_token_rate",
+                "achieved_concurrency_mean",
+            ),
             "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
             "turns": [turn.as_json() for turn in self.turns],
             "ttft_by_cached_share": [bucket.as_json() for bucket in self.cached_shares],

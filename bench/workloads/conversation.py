@@ -39,6 +39,7 @@ from typing import Any
 
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.errors import BenchConfigError, WorkloadFileError
+from infermeter.bench.run.attributes import attributes
 from infermeter.bench.run.distribution import Distribution, summarize
 from infermeter.bench.run.load import NS_PER_S, PointPlan, PointRun, Send
 from infermeter.bench.run.request_figures import ttft_s
@@ -291,9 +292,7 @@ class TurnSummary:
     def as_json(self) -> dict[str, Any]:
         """The turn as a plain JSON object."""
         return {
-            "turn": self.turn,
-            "requests": self.requests,
-            "input_tokens_mean": self.input_tokens_mean,
+            **attributes(self, "turn", "requests", "input_tokens_mean"),
             "ttft_ms": self.ttft_ms.as_json(),
         }
 
