@@ -15,7 +15,7 @@ from infermeter.bench.cli.calc_vram import vram_command
 __all__ = ["calc_group"]
 
 
-@click.group(name="calc")
+@click.group(name="calc", commands=[vram_command, cost_command, fit_command, perf_command])
 def calc_group() -> None:
     """Memory plan, cost per token, GPU fit and predicted performance.
 
@@ -23,9 +23,3 @@ def calc_group() -> None:
     Example:
       infermeter calc vram --model llama-3.1-8b-instruct --gpu h100-sxm
     """
-
-
-calc_group.add_command(vram_command)
-calc_group.add_command(cost_command)
-calc_group.add_command(fit_command)
-calc_group.add_command(perf_command)
