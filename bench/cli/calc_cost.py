@@ -6,7 +6,12 @@ from typing import Any, TextIO
 import click
 
 import infermeter.calculators.api as api
-from infermeter.bench.cli.calc_options import field_options, library_errors, print_json
+from infermeter.bench.cli.calc_options import (
+    field_options,
+    library_errors,
+    print_json,
+    request_of,
+)
 from infermeter.bench.cli.calc_tables import format_cost
 from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
 from infermeter.bench.cli.output_options import json_option
@@ -62,22 +67,8 @@ def cost_command(
         gpu_count = gpu_count if gpu_count != 1 else predicted.gpu_count
     if gpu is None and price_per_hour is None:
         raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
-    request = api.CostRequest(
-        gpu=gpu,
-        tier=tier,
-        price_per_hour=price_per_hour,
-        interruptible_price_per_hour=interruptible_price_per_hour,
-        reserved_price_per_hour=reserved_price_per_hour,
-        serverless_price_per_hour=serverless_price_per_hour,
-        tokens_per_second=tokens_per_second or 0.0,
-        accepted_tokens_per_second=accepted_tokens_per_second,
-        gpu_count=gpu_count,
-        utilization=utilization,
-        retry_rate=retry_rate,
-        overhead_per_hour=overhead_per_hour,
-        api_price_per_million=api_price_per_million,
-        monthly_tokens=monthly_tokens,
-        scale_to_zero=scale_to_zero,
+    request = request_of(
+        api.CostRequest, gpu=gpu, tokens_per_second=tokens_per_second or 0.0, gpu_count=gpu_count
     )
     _show(_cost(request), predicted, tier, as_json)
 

@@ -8,6 +8,7 @@ from infermeter.bench.cli.calc_options import (
     field_options,
     library_errors,
     print_json,
+    request_of,
 )
 from infermeter.bench.cli.calc_tables import format_fit
 from infermeter.bench.cli.oneline import OneLineCommand
@@ -41,16 +42,7 @@ def fit_command(
       infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
     """
     with library_errors():
-        arch = model_arch(model)
-        request = api.FitRequest(
-            model=model,
-            arch=arch,
-            context=context,
-            concurrency=concurrency,
-            engine=engine,
-            tier=tier,
-            rank_by=rank_by,
-        )
+        request = request_of(api.FitRequest, arch=model_arch(model), engine=engine)
         payload = api.fit(request, gpu_options(tier, gpu or None))
     if as_json:
         print_json(payload)

@@ -1,6 +1,7 @@
 """What the `infermeter calc …` commands share: their options generated from the calculators'
 inputs (`field_options`, `calculators.inputs`: declared once for the CLI and the pages), library
-errors as one-line CLI errors, `--json` printing, and vLLM's engine options (`engine_options`)."""
+errors as one-line CLI errors, `--json` printing, vLLM's engine options (`engine_options`), and
+the request built of the options (`request_of`)."""
 
 import functools
 import json
@@ -13,7 +14,13 @@ import click
 import infermeter.calculators.api as api
 from infermeter.bench.cli.oneline import FiniteFloatRange, UsageLine
 from infermeter.calculators.errors import CalculatorError, InputError
-from infermeter.calculators.fields import Field, FieldError, check_release
+from infermeter.calculators.fields import (
+    Field,
+    FieldError,
+    TargetT,
+    check_release,
+    same_named,
+)
 from infermeter.calculators.inputs import ENGINE
 from infermeter.calculators.limits import MAX_TOKENS
 from infermeter.registry.errors import RegistryError
@@ -100,6 +107,12 @@ def field_options(fields: Iterable[Field], skip: Iterable[Field] = ()) -> Callab
         return function
 
     return decorate
+
+
+def request_of(target: type[TargetT], **given: Any) -> TargetT:
+    """The calculators' request (a dataclass) of the running command: each field an option of
+    the same name gives, as click parsed it, and the rest (looked up, converted) from `given`."""
+    return same_named(target, click.get_current_context().params, **given)
 
 
 def engine_options(function: F) -> F:

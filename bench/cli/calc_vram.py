@@ -8,6 +8,7 @@ from infermeter.bench.cli.calc_options import (
     field_options,
     library_errors,
     print_json,
+    request_of,
 )
 from infermeter.bench.cli.calc_tables import format_vram
 from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
@@ -52,18 +53,12 @@ def vram_command(
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
         else:
             memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
-        request = api.VramRequest(
-            model=model,
+        request = request_of(
+            api.VramRequest,
             arch=arch,
-            gpu=gpu,
+            engine=engine,
             gpu_name=gpu_name,
             gpu_memory_bytes=memory,
-            tensor_parallel_size=tensor_parallel_size,
-            pipeline_parallel_size=pipeline_parallel_size,
-            max_model_len=max_model_len,
-            engine=engine,
-            context=context,
-            concurrency=concurrency,
             gpu_specs=None
             if gpu is None
             else (entry.memory_bandwidth_gb_s, entry.tflops_dense.model_dump()),
