@@ -7,29 +7,27 @@ import click
 
 import infermeter.calculators.api as api
 from infermeter.bench.cli.calc_options import (
-    field_options,
+    calc_command,
     library_errors,
     print_json,
     request_of,
 )
 from infermeter.bench.cli.calc_tables import format_cost
-from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
-from infermeter.bench.cli.output_options import json_option
+from infermeter.bench.cli.oneline import UsageLine
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import COST
 from infermeter.calculators.perf_api import PredictedThroughput, predicted_throughput
 from infermeter.registry.lookup import catalog_prices
 
-
-@click.command(name="cost", cls=OneLineCommand)
-@field_options(COST)
-@click.option(
+_FROM_PERF = click.option(
     "--from-perf",
     type=click.File("r"),
     help="A `calc perf --json` output ('-': stdin): its predicted output tokens/s (at its SLO "
     "where it has one), GPU and count, labelled as predicted (instead of --tokens-per-second).",
 )
-@json_option()
+
+
+@calc_command("cost", COST, options=[_FROM_PERF])
 def cost_command(
     price_per_hour: float | None,
     gpu: str | None,

@@ -4,23 +4,17 @@ import click
 
 import infermeter.calculators.api as api
 from infermeter.bench.cli.calc_options import (
-    engine_options,
-    field_options,
+    calc_command,
     library_errors,
     print_json,
     request_of,
 )
 from infermeter.bench.cli.calc_tables import format_fit
-from infermeter.bench.cli.oneline import OneLineCommand
-from infermeter.bench.cli.output_options import json_option
-from infermeter.calculators.inputs import ENGINE, FIT
+from infermeter.calculators.inputs import FIT
 from infermeter.registry.lookup import gpu_options, model_arch
 
 
-@click.command(name="fit", cls=OneLineCommand)
-@field_options(FIT, skip=ENGINE)
-@engine_options
-@json_option()
+@calc_command("fit", FIT, engine=True)
 def fit_command(
     model: str,
     context: int,

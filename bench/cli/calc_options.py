@@ -1,18 +1,19 @@
 """What the `infermeter calc …` commands share: their options generated from the calculators'
 inputs (`field_options`, `calculators.inputs`: declared once for the CLI and the pages), library
-errors as one-line CLI errors, `--json` printing, vLLM's engine options (`engine_options`), and
-the request built of the options (`request_of`)."""
+errors as one-line CLI errors, `--json` printing, vLLM's engine options (`engine_options`), a
+command of them all (`calc_command`), and the request built of the options (`request_of`)."""
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
 import click
 
 import infermeter.calculators.api as api
-from infermeter.bench.cli.oneline import FiniteFloatRange, UsageLine
+from infermeter.bench.cli.oneline import FiniteFloatRange, OneLineCommand, UsageLine
+from infermeter.bench.cli.output_options import json_option
 from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.fields import (
     Field,
@@ -105,6 +106,27 @@ def field_options(fields: Iterable[Field], skip: Iterable[Field] = ()) -> Callab
         for field in reversed(chosen):
             function = field_option(field)(function)
         return function
+
+    return decorate
+
+
+def calc_command(
+    name: str,
+    inputs: Iterable[Field],
+    engine: bool = False,
+    options: Sequence[Callable[[F], F]] = (),
+) -> Callable[[Callable[..., Any]], click.Command]:
+    """A `calc` command: an option per input (`field_options`; with `engine`, vLLM's engine
+    options received as one `engine`, `engine_options`), then any other `options`, then --json."""
+
+    def decorate(function: Callable[..., Any]) -> click.Command:
+        function = json_option()(function)
+        for option in reversed(options):
+            function = option(function)
+        if engine:
+            function = engine_options(function)
+        function = field_options(inputs, skip=ENGINE if engine else ())(function)
+        return click.command(name=name, cls=OneLineCommand)(function)
 
     return decorate
 

@@ -5,9 +5,7 @@ from typing import Any
 
 import click
 
-from infermeter.bench.cli.calc_options import field_options, library_errors, print_json
-from infermeter.bench.cli.oneline import OneLineCommand
-from infermeter.bench.cli.output_options import json_option
+from infermeter.bench.cli.calc_options import calc_command, library_errors, print_json
 from infermeter.calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
 from infermeter.calculators.perf_inputs import PERF_INPUTS
 from infermeter.calculators.predict import Deployment
@@ -40,9 +38,7 @@ def _format(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command(name="perf", cls=OneLineCommand)
-@field_options(PERF_INPUTS)
-@json_option()
+@calc_command("perf", PERF_INPUTS)
 def perf_command(as_json: bool, **given: Any) -> None:
     """Predicted output tokens/s, TTFT and TPOT (p50, p99), the highest rate meeting an SLO
     and $ per 1M output tokens of a deployment at one load, with the prediction's measured

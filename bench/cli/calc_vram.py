@@ -4,25 +4,20 @@ import click
 
 import infermeter.calculators.api as api
 from infermeter.bench.cli.calc_options import (
-    engine_options,
-    field_options,
+    calc_command,
     library_errors,
     print_json,
     request_of,
 )
 from infermeter.bench.cli.calc_tables import format_vram
-from infermeter.bench.cli.oneline import OneLineCommand, UsageLine
-from infermeter.bench.cli.output_options import json_option
-from infermeter.calculators.inputs import ENGINE, VRAM
+from infermeter.bench.cli.oneline import UsageLine
+from infermeter.calculators.inputs import VRAM
 from infermeter.calculators.limits import gib_to_bytes
 from infermeter.registry.catalog import gpu_links
 from infermeter.registry.lookup import gpu_memory_bytes, model_arch, resolve_gpu
 
 
-@click.command(name="vram", cls=OneLineCommand)
-@field_options(VRAM, skip=ENGINE)
-@engine_options
-@json_option()
+@calc_command("vram", VRAM, engine=True)
 def vram_command(
     model: str,
     gpu: str | None,
