@@ -17,6 +17,7 @@ from typing import Any
 from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES, normalised
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
@@ -62,7 +63,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
-        "laguna",
+        "laguna", "gemma3n_text",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -155,7 +156,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 # Model types whose transformers config class defaults to tied embeddings.
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text", "zamba2"}
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text", "zamba2", "gemma3n_text"}
 # (GPT-2, BLOOM, ERNIE 4.5 MoE and Cohere tie too: their defaults are in config_aliases.)
 # Model types with a bias on the q/k/v projections even though config.json does not say so.
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
@@ -163,10 +164,10 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
-    "olmo_hybrid", "laguna",
+    "olmo_hybrid", "laguna", "gemma3n_text",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
-_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text"}
+_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text", "gemma3n_text"}
 # Shape fields under other names (GPT-2, BLOOM, Falcon-7B, DBRX, TeleChat): read only where
 # CONFIG_KEY_ALIASES maps them; elsewhere the conventional field is missing.
 _OTHER_SHAPE_NAMES = {
@@ -184,6 +185,8 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = olmo_hybrid_defaults(merged)
     if model_type in MIMO_V2_TYPES:
         merged = mimo_v2_defaults(merged)
+    if model_type == "gemma3n_text":
+        merged = gemma3n_defaults(merged)
     return normalised(merged, model_type, where)
 
 
@@ -442,6 +445,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(zamba2_fields(language, hidden, where) if family == "zamba2" else {}),
         **(mimo_v2_fields(language, where) if family in MIMO_V2_TYPES else {}),
         **(laguna_fields(language, num_layers, where) if family == "laguna" else {}),
+        **(gemma3n_fields(language, num_layers, where) if family == "gemma3n_text" else {}),
     )
 
 

@@ -13,6 +13,7 @@ from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
 from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, RecurrentMixer
 
 if TYPE_CHECKING:
+    from infermeter.calculators.gemma3n import AltUpLaurel
     from infermeter.calculators.zamba2 import SharedBlocks
 
 FULL = "full"
@@ -170,6 +171,8 @@ class ModelArch:
     heads_per_layer: tuple[int, ...] = ()
     # Laguna's sigmoid output gate: "head" (one a head), "element" (one a query channel) or "".
     attention_gate: str = ""
+    # Gemma 3n's AltUp and LAuReL blocks (calculators.gemma3n).
+    altup: "AltUpLaurel | None" = None
 
     def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
         """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4

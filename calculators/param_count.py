@@ -224,6 +224,10 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     linear, small = _mixer_params(arch, tp, kind, index)
     tally.attention += linear
     tally.small += small
+    if arch.altup is not None:
+        linear, small = arch.altup.layer_params(tp)
+        tally.dense_mlp += linear
+        tally.small += small
     if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
         return
     _dense_mlp(arch, tp, index, tally)
@@ -259,6 +263,8 @@ def param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts:
     tally = _Tally()
     for index in range(arch.num_layers):
         _layer(arch, tp, index, tally)
+    if arch.altup is not None:
+        tally.dense_mlp += arch.altup.model_params(tp)
     if arch.shared_blocks is not None:
         attention, mlp, small = arch.shared_blocks.block_params(tp)
         tally.attention += arch.shared_blocks.blocks * attention
