@@ -15,6 +15,7 @@ from typing import Any
 
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.step3p5 import STEP3P5_DEFAULTS, step3p5_layer_types
 
 # alias → the name the calculators read, per model type.
 CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
@@ -99,6 +100,7 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
                    "moe_router_enable_expert_bias": True},
     "cohere2_moe": {"tie_word_embeddings": True, "num_shared_experts": 0},
     "step3_text": {"num_attention_groups": 1},
+    "step3p5": STEP3P5_DEFAULTS,
 }  # fmt: skip
 
 
@@ -212,6 +214,13 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
         merged["intermediate_size"] = 4 * int_field(merged, "hidden_size", where)
     if model_type == "longcat_flash":
         _longcat_sublayers(merged, where)
+    if model_type == "step3p5":
+        step3p5_layer_types(merged)
+        if "share_expert_dim" not in merged and "moe_intermediate_size" in merged:
+            # Step3p5Config: no share_expert_dim means moe_intermediate_size × moe_top_k.
+            merged["share_expert_dim"] = int_field(merged, "moe_intermediate_size", where) * (
+                int_field(merged, "num_experts_per_tok", where)
+            )
     layers = _MOE_LAYERS.get(model_type)
     if layers is not None and "num_hidden_layers" in merged and "moe_layers" not in merged:
         merged["moe_layers"] = layers(merged, int_field(merged, "num_hidden_layers", where), where)

@@ -45,6 +45,7 @@ from infermeter.calculators.model_arch import (
 from infermeter.calculators.moe_config import check_moe_keys, read_moe
 from infermeter.calculators.olmo_hybrid import olmo_hybrid_defaults
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
+from infermeter.calculators.step3p5 import step3p5_fields
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 from infermeter.calculators.zamba2 import zamba2_fields, zamba2_mixer, zamba2_shape
 
@@ -67,7 +68,7 @@ KNOWN_MODEL_TYPES = frozenset(
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
-        "longcat_flash", "step3_text",
+        "longcat_flash", "step3_text", "step3p5",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -164,7 +165,7 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
-    "olmo_hybrid", "laguna", "gemma3n_text",
+    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
 _FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text", "gemma3n_text"}
@@ -446,6 +447,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(mimo_v2_fields(language, where) if family in MIMO_V2_TYPES else {}),
         **(laguna_fields(language, num_layers, where) if family == "laguna" else {}),
         **(gemma3n_fields(language, num_layers, where) if family == "gemma3n_text" else {}),
+        **(step3p5_fields(language, where) if family == "step3p5" else {}),
     )
 
 

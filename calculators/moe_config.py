@@ -65,7 +65,8 @@ _MOE_KEYS_READ_BY_TYPE = {
     "step3_text": frozenset({"moe_layers_enum", "norm_expert_weight"}),
     "step3p5": frozenset(
         {"moe_layers_enum", "norm_expert_weight", "use_moe_router_bias",
-         "moe_router_scaling_factor", "moe_router_activation", "need_fp32_gate"}
+         "moe_router_scaling_factor", "moe_router_activation", "need_fp32_gate", "use_moe",
+         "moe_every_n_layer", "moe_layer_offset"}
     ),
     # Cohere2-MoE (cohere2_moe.py): how the shared expert's output is combined (sum, average).
     "cohere2_moe": frozenset({"shared_expert_combination_strategy"}),

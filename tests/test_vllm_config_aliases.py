@@ -212,3 +212,30 @@ def test_cohere2_moe_dense_prefix_sliding_layers_and_shared_experts() -> None:
     assert arch.norms_per_layer == 1
     assert arch.num_sliding_layers == 3
     assert arch.tie_word_embeddings
+
+
+def test_step3p5_sliding_layers_take_their_own_heads_and_a_gate_per_head() -> None:
+    config = {
+        "model_type": "step3p5", "hidden_size": 1024, "num_hidden_layers": 4,
+        "num_attention_heads": 8, "num_attention_groups": 2, "head_dim": 128,
+        "intermediate_size": 4096, "vocab_size": 1000, "moe_num_experts": 8, "moe_top_k": 2,
+        "moe_intermediate_size": 256, "moe_layers_enum": "2,3", "use_head_wise_attn_gate": True,
+        "sliding_window": 512, "use_moe": True, "moe_every_n_layer": 1,
+        # Longer than num_hidden_layers, as the checkpoint's (an MTP layer's entry).
+        "layer_types": ["full_attention", "sliding_attention"] * 2 + ["full_attention"],
+        "attention_other_setting": {
+            "attention_type": "sliding_attention", "num_attention_heads": 16,
+            "num_attention_groups": 4, "head_dim": 128,
+        },
+    }  # fmt: skip
+    arch = parse_config(config)
+    assert arch.num_sliding_layers == 2
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == (2, 3)
+    assert arch.moe.shared_intermediate_size == 256 * 2  # Step3p5Config: moe width × top-k
+    assert arch.qk_norm
+    full = 1024 * (8 * 128 + 8 + 2 * 2 * 128) + 8 * 128 * 1024
+    sliding = 1024 * (16 * 128 + 16 + 2 * 4 * 128) + 16 * 128 * 1024
+    assert param_counts(arch).attention == 2 * full + 2 * sliding
+    # Without a window every layer attends fully (Step3p5Attention).
+    assert parse_config({**config, "sliding_window": None}).num_sliding_layers == 0
