@@ -31,15 +31,15 @@ DATA = REPOSITORY_ROOT / "tests/data/harvest/azure-retail"
 NORTH_EUROPE = DATA / "vm-northeurope-cf741f25.txt"
 # The excerpts as read on 2026-12-02; a change to one must be a new read, not an edit.
 EXCERPT_SHA256 = {
-    "vm-eu-west-cf741f25.txt": "5081edbd0c8f5427e8579d4e79f27f98c8c58ed1b0d2ef9774d5e52b959524e6",
+    "vm-eu-west-cf741f25.txt": "f0b79933d6ef909e44839d41867a4493dd5e8b12d206106ff388cdacde4f4c4d",
     "vm-francecentral-cf741f25.txt": (
-        "2c2ffc1ba3e7d614111bc147a9ed5a18723b499881a810d571df37fa44f5330b"
+        "333c976948671ff079e66614876e0ae52cc878cc4f95bf1f399fbf2dde187f83"
     ),
     "vm-northeurope-cf741f25.txt": (
-        "52d16281090465c11097c5a59469198ce06518f4f7b1e13781a6bcc1b1370193"
+        "73f4055d8776fb72df632620870f0915cd8d7c31faed802357d90073ba0f2f98"
     ),
     "vm-swedencentral-cf741f25.txt": (
-        "4382491ea2447b80ce04f42943d63a3ac9550ecb069ade416b18bd0f577a5f2b"
+        "52456332989e125dbe18289aa2b4a46eae75dcb9f00b280d43ac42ee193e6c2d"
     ),
 }
 H200_SPOT_SKIPPED = [
