@@ -143,6 +143,8 @@ def _item_offers(item: dict[str, Any]) -> tuple[list[Offer], str | None]:
     gives none."""
     sku = str(item.get("skuName", ""))
     size = sku.removesuffix(SPOT)
+    if sku.endswith(" Low Priority"):
+        return [], "a Batch low-priority price (not read: Spot is the interruptible VM)"
     if size not in SIZES:
         return [], f"VM size {size!r} is not in the harvester's SIZES"
     if item.get("unitOfMeasure") != "1 Hour":

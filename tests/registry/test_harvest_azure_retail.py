@@ -137,15 +137,15 @@ def test_a_windows_item_and_an_unknown_size_are_skipped_with_their_reasons(
     registry: Path, tmp_path: Path
 ) -> None:
     path = _copy_with(tmp_path, '"NCads A100 v4 Series Linux"', '"NCads A100 v4 Series Windows"')
-    path.write_text(
-        path.read_text(encoding="utf-8").replace('"ND96isrMI300Xv5 Spot",\n"unit', '"X",\n"unit'),
-        encoding="utf-8",
-    )
+    text = path.read_text(encoding="utf-8").replace('"ND96isrMI300Xv5 Spot",\n"unit', '"X",\n"unit')
+    low = '"skuName": "Standard_NC96ads_A100_v4 Spot"'
+    path.write_text(text.replace(low, low[:-1] + ' Low Priority"'), encoding="utf-8")
     report = harvest_azure_retail(path, HarvestOptions(registry))
     reasons = {reason for _, reason in report.skipped}
     assert reasons == {
         "a Windows price (licence included)",
         "VM size 'X' is not in the harvester's SIZES",
+        "a Batch low-priority price (not read: Spot is the interruptible VM)",
         "not below on-demand",  # ND H200 v5's Spot items, as in every region
     }
     ids = [p["id"] for p in yaml.safe_load((registry / PRICE_FILE).read_text())["prices"]]
