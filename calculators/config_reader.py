@@ -14,6 +14,11 @@ error naming it, never a silent number.
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from infermeter.calculators.bailing_moe_v3 import (
+    BAILING_V3_DEFAULTS,
+    bailing_v3_fields,
+    bailing_v3_mixer,
+)
 from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES, normalised
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.errors import ConfigError
@@ -64,7 +69,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
-        "laguna", "gemma3n_text",
+        "laguna", "gemma3n_text", "bailing_moe_v3",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -142,6 +147,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen3_5_text": _QWEN3_5_DEFAULTS,
     "qwen3_5_moe_text": _QWEN3_5_DEFAULTS,
     "laguna": LAGUNA_DEFAULTS,
+    "bailing_moe_v3": BAILING_V3_DEFAULTS,
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -448,6 +454,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(laguna_fields(language, num_layers, where) if family == "laguna" else {}),
         **(gemma3n_fields(language, num_layers, where) if family == "gemma3n_text" else {}),
         **(step3p5_fields(language, where) if family == "step3p5" else {}),
+        **(bailing_v3_fields(language, where) if family == "bailing_moe_v3" else {}),
     )
 
 
@@ -559,6 +566,8 @@ def _mixer(
     if LINEAR_ATTENTION in kinds:
         return gated_delta_net_mixer(config, hidden, where)
     if KDA in kinds:
+        if config.get("model_type") == "bailing_moe_v3":
+            return bailing_v3_mixer(config, hidden, where)
         return kda_mixer(config, hidden, where)
     return None
 

@@ -4,6 +4,7 @@ attention), read from a config's `layer_types` list or from the pattern its mode
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from infermeter.calculators.bailing_moe_v3 import bailing_v3_layer_kinds
 from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kda import kimi_linear_layer_kinds
@@ -78,6 +79,7 @@ def _qwen3_next_layer_kinds(config: Mapping[str, Any], num_layers: int, where: s
 
 # Model types whose layer pattern has a reader of its own.
 _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
+    "bailing_moe_v3": bailing_v3_layer_kinds,
     "mimo_v2": mimo_v2_layer_kinds,
     "mimo_v2_flash": mimo_v2_layer_kinds,
     "zamba2": zamba2_layer_kinds,

@@ -44,6 +44,9 @@ class RecurrentMixer:
     key_head_dim: int = 0
     value_head_dim: int = 0
     ssm_state_dtype: str | None = None  # None: the model dtype
+    # KDA whose f and g gates are full-rank projections (BailingMoeV3) rather than Kimi Linear's
+    # low-rank pairs.
+    full_rank_gates: bool = False
 
     def params(self, tp: int) -> tuple[int, int]:
         """(linear weights, small tensors) of one such layer on one of `tp` ranks."""
@@ -94,11 +97,14 @@ class RecurrentMixer:
         (f_a, g_a) replicated on every rank, their up-projections (f_b, g_b) and o_proj split."""
         hidden, heads, head = self.hidden_size, self.value_heads, self.value_head_dim
         width = heads * head
+        if self.full_rank_gates:
+            gates = 2 * hidden * width // tp  # f_proj, g_proj
+        else:
+            gates = 2 * hidden * head + 2 * head * width // tp  # f_a, g_a replicated; f_b, g_b
         linear = (
             hidden * 3 * width // tp  # q, k, v
             + hidden * heads // tp  # b_proj (beta per head)
-            + 2 * hidden * head  # f_a, g_a (ReplicatedLinear)
-            + 2 * head * width // tp  # f_b, g_b
+            + gates
             + width * hidden // tp  # o_proj
         )
         small = (

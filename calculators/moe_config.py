@@ -42,6 +42,14 @@ _MOE_KEYS_READ_BY_TYPE = {
     "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
     # Ling (bailing_moe.py), Param2 (param2moe.py), Sarvam (sarvam.py): shared-expert width.
     "bailing_moe": frozenset({"moe_shared_expert_intermediate_size"}),
+    # BailingMoeV3 (bailing_moe_v3.py): and clamps on the experts' SwiGLU (no weights).
+    "bailing_moe_v3": frozenset(
+        {
+            "moe_shared_expert_intermediate_size",
+            "expert_swiglu_limit_list",
+            "share_expert_swiglu_limit_list",
+        }
+    ),
     "param2moe": frozenset({"moe_shared_expert_intermediate_size"}),
     "sarvam_mla": frozenset({"moe_shared_expert_intermediate_size"}),
     # ERNIE 4.5 (ernie45_moe.py): which layers hold experts; the rest steer routing.

@@ -70,6 +70,10 @@ def _mla_params(arch: ModelArch, tp: int) -> tuple[int, int]:
     kv_a = hidden * (mla.kv_lora_rank + mla.qk_rope_head_dim)
     kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) // tp
     out = heads * mla.v_head_dim * hidden // tp
+    # BailingMoeV3's output gate: one a head or one a value channel.
+    out += {"head": heads, "element": heads * mla.v_head_dim}.get(arch.attention_gate, 0) * (
+        hidden // tp
+    )
     indexer_linear = indexer_small = 0
     if arch.indexer is not None:
         # V3.2's indexer: its own query heads from the q latent, one key, per-head weights;
