@@ -4,24 +4,21 @@
 the answer page, Home).
 
 Where nothing qualifies, the estimate beside the answer is at the question's own weight
-precision (`AnswerEstimator`): the fitted predictor's figure (issue 25) with its measured error
-where the question's kind of figure met its error target on every held-out split, else the
-roofline bound (`RooflineEstimator`), labelled as a bound that no run can beat and naming the
-target the prediction missed.
+precision, from `calculators.answer_estimate.AnswerEstimator` (the predictor's figure with its
+measured error where the question's kind met its target, else the roofline bound naming the
+target missed): the one estimate path of the CLI, the site build and the browser.
 """
 
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infermeter.calculators.accepted import Point, Slo
 from infermeter.calculators.answer import (
-    PREDICTION,
     PRESETS,
-    ROOFLINE_BOUND,
     Answer,
     Estimate,
     Estimator,
@@ -29,28 +26,18 @@ from infermeter.calculators.answer import (
     Price,
     Question,
     answer,
-    cheapest_price,
-    estimate_kind,
     estimate_phrase,
 )
-from infermeter.calculators.config_reader import parse_config
-from infermeter.calculators.errors import CalculatorError
-from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from infermeter.calculators.answer_estimate import AnswerEstimator, EstimateGpu, workload_tokens_of
 from infermeter.calculators.perf_fit import HELD_OUT
-from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
-from infermeter.calculators.predict import Slo as PredictorSlo
-from infermeter.calculators.quantization import weight_bytes, weight_format
-from infermeter.calculators.token_cost import usd_per_million_tokens
-from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.calculators.perf_labels import HeldOut
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.checks.physics import gpu_memory_bytes
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from infermeter.registry.errors import RegistryError
-from infermeter.registry.estimate import bound_at_plan
-from infermeter.registry.evidence import UNQUANTIZED, answer_prices, current, point_evidence
+from infermeter.registry.evidence import answer_prices, current, point_evidence
 from infermeter.registry.models import GpuEntry, ModelEntry
-from infermeter.registry.perf_cases import QUANTIZATION_BY_PRECISION
-from infermeter.registry.prediction import predicted_tokens_per_s
+from infermeter.registry.perf_cases import gpu_for_prediction
 from infermeter.registry.result_reader import load_results, result_files
 
 ANSWERS_SCHEMA_VERSION = 1
@@ -88,208 +75,26 @@ def load_evidence(root: Path) -> Evidence:
 
 # --- estimates ----------------------------------------------------------------------------
 
-_QUANTIZATION_OF = {UNQUANTIZED: "none", "nvfp4": "fp4"}
 
-
-@dataclass(frozen=True)
-class _Bound:
-    """One deployment's roofline bound, whatever it costs: priced per tier afterwards."""
-
-    gpu: str
-    gpu_count: int
-    tokens_per_s: float
-    note: str
-
-
-class RooflineEstimator:
-    """Per question, the cheapest roofline bound over the catalog's GPUs and GPU counts at the
-    question's weight precision and price tier: what no run can beat, so a real token costs
-    more. The physics of a deployment is worked out once and priced for every tier."""
-
-    def __init__(
-        self,
-        gpus: Mapping[str, GpuEntry],
-        models: Mapping[str, ModelEntry],
-        prices: Sequence[Price],
-        tokens: Mapping[tuple[str, str], tuple[int, int]],
-    ) -> None:
-        self.gpus, self.models, self.prices, self.tokens = gpus, models, prices, tokens
-        self._priced = {p.gpu for p in prices}
-        self._bounds: dict[tuple[str, str, int, int], list[_Bound]] = {}
-        self._memo: dict[tuple[str, str, str, str], Estimate | None] = {}
-
-    def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
-        key = (question.model, workload_key, precision, question.tier)
-        if key not in self._memo:
-            tokens = self.tokens.get((question.model, workload_key))
-            model = self.models.get(question.model)
-            self._memo[key] = (
-                None
-                if tokens is None or model is None
-                else self._cheapest(model, precision, question.tier, *tokens)
-            )
-        return self._memo[key]
-
-    def _cheapest(
-        self, model: ModelEntry, precision: str, tier: str, input_tokens: int, output_tokens: int
-    ) -> Estimate | None:
-        best: Estimate | None = None
-        for bound in self.bounds(model, precision, input_tokens, output_tokens):
-            price = cheapest_price(self.prices, bound.gpu, tier)
-            if price is None:
-                continue
-            usd = usd_per_million_tokens(
-                price.usd_per_gpu_hour * bound.gpu_count, bound.tokens_per_s
-            )
-            if best is None or usd < best.usd_per_million_output_tokens:
-                best = Estimate(
-                    gpu=bound.gpu,
-                    gpu_count=bound.gpu_count,
-                    precision=precision,
-                    kind=ROOFLINE_BOUND,
-                    output_tokens_per_s=bound.tokens_per_s,
-                    usd_per_million_output_tokens=usd,
-                    price_id=price.id,
-                    note=bound.note,
-                    tier=tier,
-                    usd_per_gpu_hour=price.usd_per_gpu_hour,
-                )
-        return best
-
-    def bounds(
-        self, model: ModelEntry, precision: str, input_tokens: int, output_tokens: int
-    ) -> list[_Bound]:
-        """Every priced GPU's bound at every count whose vLLM memory plan fits, worked out once."""
-        key = (model.id, precision, input_tokens, output_tokens)
-        if key not in self._bounds:
-            quantization = _QUANTIZATION_OF.get(precision, precision)
-            try:
-                arch = parse_config(model.config)
-                weights = weight_bytes(arch, weight_format(arch, quantization, None)).total
-            except CalculatorError:
-                self._bounds[key] = []
-                return []
-            self._bounds[key] = [
-                bound
-                for gpu in self.gpus.values()
-                if gpu.id in self._priced
-                for bound in _gpu_bounds(
-                    arch, quantization, gpu, weights, input_tokens, output_tokens
-                )
-            ]
-        return self._bounds[key]
-
-
-def _gpu_bounds(
-    arch: Any,
-    quantization: str,
-    gpu: GpuEntry,
-    weights: float,
-    input_tokens: int,
-    output_tokens: int,
-) -> Iterable[_Bound]:
-    """The roofline bound of each GPU count whose vLLM memory plan holds the model, with an
-    fp8 KV cache (the most sequences any run of these weights could hold: a real run with a
-    bf16 cache holds fewer, so it stays below the bound)."""
-    kv_cache_dtype = "fp8"
-    memory = int(gpu_memory_bytes(gpu))
-    fewest = math.ceil(weights / memory)
-    option = GpuOption(gpu.id, gpu.name, memory, gpu.memory_gb)
-    for count in (n for n in GPU_COUNTS if n >= fewest):
-        try:
-            settings = VllmSettings(
-                gpu_memory_bytes=memory, quantization=quantization, kv_cache_dtype=kv_cache_dtype
-            )
-            fit = fit_gpu(
-                arch, option, settings, input_tokens + output_tokens, 1, min_gpu_count=count
-            )
-            if fit.gpu_count != count or fit.report is None:
-                continue
-            batch, bound = bound_at_plan(arch, gpu, fit.report.plan, input_tokens, output_tokens)
-        except CalculatorError:
-            continue
-        yield _Bound(
-            gpu.id,
-            count,
-            bound.tokens_per_second,
-            f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most the vLLM "
-            "memory plan holds with an fp8 KV cache: no run can beat it, so a real token costs "
-            "more",
-        )
-
-
-class AnswerEstimator:
-    """The estimate beside an answer nothing qualifies for, for the CLI and the site alike: the
-    prediction with its measured error where the question's kind of figure (`estimate_kind`)
-    met its target in `held_out` (the published table by default), the cheapest over the
-    deployments the bound considers; else the roofline bound, naming the target the prediction
-    missed (`missed_target`). The predictor bounds p99 TTFT and TPOT (meeting them meets any lower
-    percentile); a question with an E2E bound gets the bound, saying so."""
-
-    def __init__(self, roofline: RooflineEstimator, held_out: HeldOut = HELD_OUT) -> None:
-        self.roofline, self.held_out = roofline, held_out
-
-    def slo_independent(self, kind: str) -> bool:
-        """Whether the kind's estimate is the same at every SLO (the batch question's, or a
-        bound): what the site can publish for the browser."""
-        return kind == "offline" or missed_target(kind, self.held_out) is not None
-
-    def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
-        kind = estimate_kind(question.slo)
-        missed = missed_target(kind, self.held_out)
-        if missed is None and question.slo.e2e_ms is None:
-            predicted = self._predicted(question, workload_key, precision, kind)
-            if predicted is not None:
-                return predicted
-            missed = f"{kind}: the predictor gives no deployment a figure for this question"
-        elif missed is None:
-            missed = f"{kind}: the predictor does not model an E2E bound"
-        bound = self.roofline(question, workload_key, precision)
-        if bound is None:
-            return None
-        return replace(bound, missed_target=missed)
-
-    def _predicted(
-        self, question: Question, workload_key: str, precision: str, kind: str
-    ) -> Estimate | None:
-        roofline = self.roofline
-        tokens = roofline.tokens.get((question.model, workload_key))
-        model = roofline.models.get(question.model)
-        if tokens is None or model is None or not _predictable(precision):
-            return None
-        weights = None if precision == UNQUANTIZED else precision
-        slo = question.slo
-        at = None if slo.is_batch else PredictorSlo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
-        best: Estimate | None = None
-        for bound in roofline.bounds(model, precision, *tokens):
-            price = cheapest_price(roofline.prices, bound.gpu, question.tier)
-            if price is None:
-                continue
-            gpu = roofline.gpus[bound.gpu]
-            per_s = predicted_tokens_per_s(model, gpu, bound.gpu_count, weights, *tokens, at)
-            if not per_s:
-                continue
-            usd = usd_per_million_tokens(price.usd_per_gpu_hour * bound.gpu_count, per_s)
-            if best is None or usd < best.usd_per_million_output_tokens:
-                best = Estimate(
-                    bound.gpu, bound.gpu_count, precision, PREDICTION, per_s, usd, price.id,
-                    error_label(kind, self.held_out), question.tier, price.usd_per_gpu_hour,
-                )  # fmt: skip
-        return best
-
-
-def _predictable(precision: str) -> bool:
-    """Whether the predictor models these weights (16-bit, or a format it names)."""
-    return precision == UNQUANTIZED or precision.lower() in QUANTIZATION_BY_PRECISION
-
-
-def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[int, int]]:
-    """(model, workload key) → its typical (input, output) tokens, where stated."""
-    return {
-        (p.model, p.workload_key): (p.input_tokens, p.output_tokens)
-        for p in points
-        if p.input_tokens is not None and p.output_tokens
-    }
+def catalog_estimator(
+    gpus: Mapping[str, GpuEntry],
+    models: Mapping[str, ModelEntry],
+    prices: Sequence[Price],
+    tokens: Mapping[tuple[str, str], tuple[int, int]],
+    held_out: HeldOut = HELD_OUT,
+) -> AnswerEstimator:
+    """The estimator (`calculators.answer_estimate`) over catalog entries: each GPU as the
+    predictor reads it, each model's config."""
+    return AnswerEstimator(
+        {model_id: model.config for model_id, model in models.items()},
+        {
+            gpu_id: EstimateGpu(gpu_for_prediction(gpu), int(gpu_memory_bytes(gpu)))
+            for gpu_id, gpu in gpus.items()
+        },
+        prices,
+        tokens,
+        held_out,
+    )
 
 
 # A question of the `server` kind, for an estimate that is the same at every SLO (a bound).
@@ -320,15 +125,15 @@ def every_estimate(
 def answer_estimator(
     root: Path, evidence: Evidence, held_out: HeldOut = HELD_OUT
 ) -> AnswerEstimator:
-    """The estimator of the registry checkout at `root` (`AnswerEstimator`)."""
+    """The estimator of the registry checkout at `root` (`catalog_estimator`)."""
     catalogs = root / "registry" / "catalogs"
-    roofline = RooflineEstimator(
+    return catalog_estimator(
         load_gpus(catalogs / "gpus.yaml"),
         load_models(catalogs / "models.yaml"),
         evidence.prices,
         workload_tokens_of(evidence.points),
+        held_out,
     )
-    return AnswerEstimator(roofline, held_out)
 
 
 # --- questions ------------------------------------------------------------------------------

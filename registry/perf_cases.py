@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from infermeter.calculators.answer_estimate import QUANTIZATION_BY_PRECISION
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
@@ -41,13 +42,6 @@ from infermeter.registry.result_reader import load_results, result_files
 LOW_LOAD_BATCH = 8  # the largest static batch that counts as low load
 INTERRUPTED = "interrupted"
 # Result precisions as sources state them, to vLLM's --quantization.
-QUANTIZATION_BY_PRECISION = {
-    "fp8": "fp8",
-    "fp4": "nvfp4",
-    "nvfp4": "nvfp4",
-    "mxfp4": "mxfp4",
-    "int4": "awq",
-}
 
 
 @dataclass(frozen=True)

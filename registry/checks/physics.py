@@ -17,6 +17,7 @@ the calculators cannot read is a finding, not a silent pass.
 import functools
 from collections.abc import Iterator
 
+from infermeter.calculators.answer_estimate import most_memory_bytes
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
@@ -56,8 +57,7 @@ def _finding(file: str, path: str, message: str) -> Finding:
 
 def gpu_memory_bytes(gpu: GpuEntry) -> float:
     """The most memory one GPU can have in use: the larger of marketed and reported size."""
-    reported = gpu.memory_reported_mib * 2**20 if gpu.memory_reported_mib is not None else 0
-    return max(gpu.memory_gb * 1e9, reported)
+    return most_memory_bytes(gpu.memory_gb, gpu.memory_reported_mib)
 
 
 def _least_tokens(length: LengthDistribution, floor: int) -> int:

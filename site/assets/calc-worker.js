@@ -143,7 +143,7 @@ def run(kind, query_json, base):
 def run_answer(evidence_text, query_json, base):
     import answer_render
     if evidence_text:  # "" once it is loaded
-        answer_render.load(evidence_text)
+        answer_render.load(evidence_text, CATALOG)
     return answer_render.render_json(query_json, base)
 `);
   mark("imported");

@@ -11,7 +11,7 @@ Stdlib and `calculators` only. Strings from result files are HTML-escaped. A ran
 import html
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infermeter.calculators.accepted import METRIC_NAMES, Point, Slo
@@ -27,6 +27,16 @@ from infermeter.calculators.answer import (
     points_from_json,
     prices_from_json,
 )
+from infermeter.calculators.answer_estimate import (
+    AnswerEstimator,
+    EstimateGpu,
+    most_memory_bytes,
+    workload_tokens_of,
+)
+from infermeter.calculators.interconnect import Link
+from infermeter.calculators.perf_fit import HELD_OUT
+from infermeter.calculators.perf_labels import HeldOut
+from infermeter.calculators.predict import Gpu, generation_of
 
 QUERY_KEYS = (
     "model",
@@ -71,9 +81,14 @@ class Data:
     # (model, workload key, precision, tier, kind) → the estimate where nothing qualifies, for
     # each kind of question (`estimate_kind`) whose estimate is the same at every SLO
     estimates: Mapping[tuple[str, str, str, str, str], Estimate]
+    held_out: HeldOut = field(default_factory=lambda: HELD_OUT)  # the predictor's error table
+    # the estimator itself, for a kind whose estimate depends on the SLO (a prediction at it)
+    predictor: AnswerEstimator | None = field(default=None, compare=False)
 
     @classmethod
-    def from_json(cls, text: str) -> "Data":
+    def from_json(cls, text: str, catalog: Mapping[str, Any] | None = None) -> "Data":
+        """The published evidence; with the calculators' `catalog` (`assets/catalog.json`),
+        the estimator that predicts at the reader's SLO, as the build's would."""
         data = json.loads(text)
         missed = data["missed_targets"]
         estimates = {
@@ -87,19 +102,50 @@ class Data:
             for item in data["estimates"]
             for kind, at in item["kinds"].items()
         }
-        return cls(
-            points_from_json(data["points"]),
-            prices_from_json(data["prices"]),
-            data["models"],
-            data["gpus"],
-            estimates,
+        points, prices = points_from_json(data["points"]), prices_from_json(data["prices"])
+        held_out = data["held_out"]
+        predictor = (
+            None if catalog is None else catalog_estimator(catalog, points, prices, held_out)
         )
+        return cls(points, prices, data["models"], data["gpus"], estimates, held_out, predictor)
 
     def estimator(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
-        """The published estimate for a group nothing qualifies for (`calculators.answer`'s
-        seam: the build worked them out with the registry's estimator)."""
+        """The estimate for a group nothing qualifies for (`calculators.answer`'s seam): the
+        published one (the build worked it out with the registry's estimator) where the kind's
+        estimate is the same at every SLO, else the estimator's at the question's SLO."""
         kind = estimate_kind(question.slo)
+        predictor = self.predictor
+        if predictor is not None and not predictor.slo_independent(kind):
+            return predictor(question, workload_key, precision)
         return self.estimates.get((question.model, workload_key, precision, question.tier, kind))
+
+
+def estimate_gpu(gpu_id: str, entry: Mapping[str, Any]) -> EstimateGpu:
+    """A GPU of the calculators' catalog (`assets/catalog.json`) as the estimate reads it."""
+    return EstimateGpu(
+        Gpu(
+            id=gpu_id,
+            generation=generation_of(entry["architecture"]),
+            memory_bytes=entry["memory_bytes"],
+            memory_bandwidth_gb_s=entry["memory_bandwidth_gb_s"],
+            tflops_dense=entry["tflops_dense"],
+            links=tuple(Link(**link) for link in entry.get("interconnect_links", [])),
+        ),
+        most_memory_bytes(entry["memory_gb"], entry["memory_reported_mib"]),
+    )
+
+
+def catalog_estimator(
+    catalog: Mapping[str, Any], points: Sequence[Point], prices: Sequence[Price], held_out: HeldOut
+) -> AnswerEstimator:
+    """The answers' estimator over the calculators' catalog and the published evidence."""
+    return AnswerEstimator(
+        {model_id: model["config"] for model_id, model in catalog["models"].items()},
+        {gpu_id: estimate_gpu(gpu_id, entry) for gpu_id, entry in catalog["gpus"].items()},
+        prices,
+        workload_tokens_of(points),
+        held_out,
+    )
 
 
 def evidence_json(data: Data) -> str:
@@ -132,6 +178,7 @@ def evidence_json(data: Data) -> str:
             "gpus": dict(sorted(data.gpus.items())),
             "missed_targets": list(missed),
             "estimates": list(grouped.values()),
+            "held_out": data.held_out,
         },
         separators=(",", ":"),
         ensure_ascii=False,
@@ -270,9 +317,8 @@ def _miss_text(found: Answer, names: Mapping[str, str]) -> str:
     )
 
 
-def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
-    """The estimate beside an answer nothing qualifies for, labelled as what it is."""
-    estimate = found.estimate
+def estimate_paragraph(estimate: Estimate | None, names: Mapping[str, str]) -> str:
+    """An estimate, labelled as what it is (the answer page, presets and model pages alike)."""
     if estimate is None:
         return ""
     value = estimate.usd_per_million_output_tokens
@@ -287,6 +333,11 @@ def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
         f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h ({esc(estimate.tier.replace('_', '-'))} "
         f"price {esc(estimate.price_id)}), {esc(estimate.full_note)}.</p>"
     )
+
+
+def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
+    """The estimate beside an answer nothing qualifies for."""
+    return estimate_paragraph(found.estimate, names)
 
 
 def ranking_html(
@@ -381,9 +432,9 @@ def render(query: Mapping[str, str], data: Data, base: str = "../") -> dict[str,
 _loaded: dict[str, Data] = {}
 
 
-def load(text: str) -> None:
-    """The worker hands the published evidence over once."""
-    _loaded["data"] = Data.from_json(text)
+def load(text: str, catalog: Mapping[str, Any] | None = None) -> None:
+    """The worker hands the published evidence and the calculators' catalog over once."""
+    _loaded["data"] = Data.from_json(text, catalog)
 
 
 def render_json(query_json: str, base: str = "../") -> str:

@@ -15,20 +15,19 @@ from answer_render import (
     answer_title,
     answers_html,
     esc,
+    estimate_paragraph,
     gpus_text,
     ranking_html,
     usd,
 )
 
-from infermeter.calculators.answer import PRESETS, Answer, Preset, Row
-from infermeter.registry.answers import (
+from infermeter.calculators.answer import PRESETS, Answer, Preset, Question, Row
+from infermeter.calculators.answer_estimate import (
     AnswerEstimator,
-    Evidence,
-    RooflineEstimator,
-    every_estimate,
-    site_answers,
+    native_precision,
     workload_tokens_of,
 )
+from infermeter.registry.answers import Evidence, catalog_estimator, every_estimate, site_answers
 from infermeter.registry.evidence import answer_prices, evidence
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry, Result
@@ -44,6 +43,7 @@ class Site:
     data: Data
     answers: Mapping[str, list[Answer]]  # preset id → its answers (every model)
     default_model: str
+    estimator: AnswerEstimator  # the one estimate path (`calculators.answer_estimate`)
 
 
 def build(
@@ -55,9 +55,7 @@ def build(
 ) -> Site:
     """The answers the site shows and the data the browser recomputes them from."""
     found = Evidence(evidence(rows, results), answer_prices(prices.values()))
-    estimator = AnswerEstimator(
-        RooflineEstimator(gpus, models, found.prices, workload_tokens_of(found.points))
-    )
+    estimator = catalog_estimator(gpus, models, found.prices, workload_tokens_of(found.points))
     estimates = every_estimate(found, estimator)
     data = Data(
         found.points,
@@ -65,6 +63,8 @@ def build(
         {model_id: model.name for model_id, model in models.items()},
         {gpu_id: gpu.name for gpu_id, gpu in gpus.items()},
         estimates,
+        estimator.held_out,
+        estimator,
     )
     # the presets' SLOs are known here: a prediction at an SLO is the build's to make
     answers = site_answers(found, estimator)
@@ -72,7 +72,7 @@ def build(
         a.question.model for found_list in answers.values() for a in found_list if a.rows
     )
     default = min(answered, key=lambda m: (-answered[m], m)) if answered else ""
-    return Site(data, answers, default)
+    return Site(data, answers, default, estimator)
 
 
 def preset_query(preset: Preset, model: str) -> str:
@@ -383,11 +383,12 @@ def home_page(site: Site) -> str:
 MODEL_BASE = "../../"
 
 
-def model_section(site: Site, model: str) -> str | None:
+def model_section(site: Site, model: str) -> str:
     """Markdown of a model page's answer section: per preset, the model's rankings (top three
-    deployments each) or its nearest miss and estimate; None for a model without evidence."""
+    deployments each) or its nearest miss and estimate; for a model without evidence, the
+    estimates (`model_estimates`)."""
     if model not in {p.model for p in site.data.points}:
-        return None
+        return model_estimates(site, model)
     parts = [
         "\n### The cheapest GPU per 1M accepted output tokens\n\n"
         "Per preset question, each ranking one workload, weight precision, scenario and lane "
@@ -415,3 +416,38 @@ def model_section(site: Site, model: str) -> str | None:
             f'<a href="{link}">the full answer</a></p>{body}'
         )
     return "".join(parts) + "</div>\n\n"
+
+
+# A model page without results estimates for one chat request of the guide's middle size (an
+# example, said so on the page).
+EXAMPLE_TOKENS = (1000, 1000)
+
+
+def model_estimates(site: Site, model: str) -> str:
+    """Markdown of the answer section of a model page without results (relative to
+    `models/<id>/`): "no result meets this yet" and, apart, the answers' estimate at the
+    checkpoint's own weight precision for each preset question an example workload fits."""
+    heading = "\n### The cheapest GPU per 1M accepted output tokens\n\n"
+    config = site.estimator.configs.get(model)
+    precision = native_precision(config or {})
+    items = []
+    for preset in PRESETS:
+        if config is None or preset.min_input_tokens > EXAMPLE_TOKENS[0]:
+            continue
+        estimate = site.estimator.estimate(Question(model, preset.slo), EXAMPLE_TOKENS, precision)
+        if estimate is not None:
+            items.append(
+                f'<li data-preset="{esc(preset.id)}"><strong>{esc(preset.title)}</strong> '
+                f"(SLO: {esc(preset.slo.text())}): "
+                f"{estimate_paragraph(estimate, site.data.gpus)}</li>"
+            )
+    if not items:
+        return heading + "No result meets this yet.\n"
+    return (
+        heading
+        + "**No result meets this yet.** Beside it, the estimate the answer page gives where "
+        f"nothing qualifies, for one example workload ({EXAMPLE_TOKENS[0]:,} → "
+        f"{EXAMPLE_TOKENS[1]:,} tokens) at the checkpoint's own weights ({esc(precision)}), per "
+        "preset question it fits:\n\n"
+        f'<ul class="im-model-estimates" data-search-exclude>{"".join(items)}</ul>\n'
+    )

@@ -1,5 +1,5 @@
 """Pages from the result index: Compare (model × traffic profile, one table per workload ×
-scenario) with its Pareto front and charts, and Downloads (Home's answer is `answer_pages`, the
+scenario) with its Pareto front and charts, and Downloads (Home's answer is `answer_site`, the
 page per result is `result_pages`). Tables are plain HTML (readable without JavaScript);
 `tables.js` adds sorting and filtering, `charts.js` draws the charts from the JSON embedded
 beside them.

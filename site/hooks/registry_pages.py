@@ -30,7 +30,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
 import accuracy_page
-import answer_pages
 import answer_render
 import answer_site
 import calc_pages
@@ -56,7 +55,6 @@ from infermeter.calculators.vllm_settings import gpu_total_bytes
 from infermeter.registry.answers import answers_json
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.errors import RegistryError
-from infermeter.registry.estimate import Estimates
 from infermeter.registry.harvest.sources import sources_markdown
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
@@ -150,7 +148,7 @@ def pyodide_lock(source: Path) -> str:
     return json.dumps({"info": info, "packages": {}}, sort_keys=True) + "\n"
 
 
-def _browser_catalog(
+def browser_catalog(
     gpus: dict[str, GpuEntry],
     models: dict[str, ModelEntry],
     cheapest_entries: dict[str, dict[str, PriceEntry]],
@@ -175,6 +173,7 @@ def _browser_catalog(
                 "name": gpu.name,
                 "architecture": gpu.architecture,
                 "memory_gb": gpu.memory_gb,
+                "memory_reported_mib": gpu.memory_reported_mib,
                 "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
                 "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
                 "tflops_dense": gpu.tflops_dense.model_dump(),
@@ -221,7 +220,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         prices=prices,
         cheapest=cheapest_entries,
         index=index,
-        catalog=_browser_catalog(gpus, models, cheapest_entries),
+        catalog=browser_catalog(gpus, models, cheapest_entries),
     )
     return config
 
@@ -250,18 +249,12 @@ def _model_pages(files: Files, config: MkDocsConfig, groups: page_links.ResultGr
     """A page per model with its compare pages, then its answers or estimates; the answer
     pages; the compare pages."""
     gpus, models, prices = _state["gpus"], _state["models"], _state["prices"]
-    estimates = Estimates(gpus, models, _state["cheapest"])
     gpu_names = gpu_labels.names_of(gpus)
     site = _answer_pages(files, config)
     for model in models.values():
         by_profile = groups.result_ids_by_model.get(model.id, {})
         links = page_links.compare_links(model.id, by_profile)
-        section = answer_site.model_section(site, model.id)
-        links += (
-            section
-            if section is not None
-            else answer_pages.model_estimates(model.id, estimates, gpu_names)
-        )
+        links += answer_site.model_section(site, model.id)
         _page(files, config, f"models/{model.id}.md", catalog_pages.model_page(model, links))
     flagged = {price.gpu for price in prices.values() if price.caution is not None}
     pages, slots = compare_pages.pages(_state["index"], models, flagged, gpu_names)

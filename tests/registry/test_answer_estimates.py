@@ -1,11 +1,10 @@
-"""The estimate beside an answer nothing qualifies for (`registry.answers.AnswerEstimator`: one
-code path for `registry answer` and the site build): the predictor's figure with its measured
-error where the question's kind of figure met its error target, else the roofline bound naming
-the target missed. Fed fitted error tables both ways, not only the published one."""
+"""The estimate beside an answer nothing qualifies for (`calculators.answer_estimate.
+AnswerEstimator`: one code path for `registry answer`, the site build and the browser): the
+predictor's figure with its measured error where the question's kind of figure met its error
+target, else the roofline bound naming the target missed. Fed fitted error tables both ways,
+not only the published one."""
 
 import copy
-from dataclasses import replace
-from functools import cache
 from typing import Any
 
 import pytest
@@ -18,24 +17,23 @@ from infermeter.calculators.answer import (
     cheapest_price,
     estimate_kind,
 )
+from infermeter.calculators.answer_estimate import AnswerEstimator, predicted_tokens_per_s
 from infermeter.calculators.perf_fit import HELD_OUT
-from infermeter.calculators.perf_labels import error_label, missed_target
+from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
 from infermeter.calculators.predict import Slo as PredictorSlo
-from infermeter.registry.answers import AnswerEstimator, RooflineEstimator
+from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
-from infermeter.registry.prediction import predicted_tokens_per_s
 
 MODEL, WORKLOAD, TOKENS = "llama-3.1-8b-instruct", "w", (1000, 200)
 GPUS = ("h100-sxm", "h200-sxm", "l40s", "mi300x")  # a few, each priced: the test stays fast
 BATCH, CHAT = Slo(), Slo(95.0, ttft_ms=1000.0, tpot_ms=50.0)
 
 
-@cache
-def _roofline() -> RooflineEstimator:
+def _estimator(held_out: HeldOut) -> AnswerEstimator:
     prices = answer_prices(load_prices().values())
     gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in GPUS}
-    return RooflineEstimator(gpus, load_models(), prices, {(MODEL, WORKLOAD): TOKENS})
+    return catalog_estimator(gpus, load_models(), prices, {(MODEL, WORKLOAD): TOKENS}, held_out)
 
 
 def _table(met: bool) -> dict[str, Any]:
@@ -51,9 +49,8 @@ def _table(met: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("slo", [BATCH, CHAT])
 def test_a_kind_that_met_its_target_shows_the_cheapest_prediction_with_its_error(slo: Slo) -> None:
     held_out, kind = _table(met=True), estimate_kind(slo)
-    found = AnswerEstimator(_roofline(), held_out)(
-        Question(MODEL, slo, "on_demand"), WORKLOAD, "fp8"
-    )
+    estimator = _estimator(held_out)
+    found = estimator(Question(MODEL, slo, "on_demand"), WORKLOAD, "fp8")
     assert found is not None
     assert (found.kind, found.note, found.precision) == (
         PREDICTION,
@@ -62,14 +59,14 @@ def test_a_kind_that_met_its_target_shows_the_cheapest_prediction_with_its_error
     )
     # the predictor's figure for each deployment the bound considers, at the question's bounds
     # (p99 in the predictor: meeting it meets p95), priced at the tier; the cheapest is shown
-    roofline = _roofline()
     at = None if slo.is_batch else PredictorSlo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
     costs = {}
-    for bound in roofline.bounds(roofline.models[MODEL], "fp8", *TOKENS):
-        price = cheapest_price(roofline.prices, bound.gpu, "on_demand")
-        tokens = predicted_tokens_per_s(
-            roofline.models[MODEL], roofline.gpus[bound.gpu], bound.gpu_count, "fp8", *TOKENS, at
-        )
+    arch = estimator.arch(MODEL)
+    assert arch is not None
+    for bound in estimator.bounds(MODEL, "fp8", *TOKENS):
+        price = cheapest_price(estimator.prices, bound.gpu, "on_demand")
+        gpu = estimator.gpus[bound.gpu].gpu
+        tokens = predicted_tokens_per_s(arch, gpu, bound.gpu_count, "fp8", *TOKENS, at)
         if price is not None and tokens:
             usd = price.usd_per_gpu_hour * bound.gpu_count / (tokens * 3600) * 1e6
             costs[(bound.gpu, bound.gpu_count)] = (usd, tokens, price.id)
@@ -86,20 +83,29 @@ def test_a_kind_that_met_its_target_shows_the_cheapest_prediction_with_its_error
 def test_a_kind_that_missed_its_target_shows_the_bound_naming_the_target(slo: Slo) -> None:
     held_out = _table(met=False)
     question = Question(MODEL, slo, "on_demand")
-    found = AnswerEstimator(_roofline(), held_out)(question, WORKLOAD, "fp8")
-    bound = _roofline()(question, WORKLOAD, "fp8")
+    estimator = _estimator(held_out)
+    found = estimator(question, WORKLOAD, "fp8")
     assert found is not None
-    assert bound is not None
     missed = missed_target(estimate_kind(slo), held_out)
     assert missed is not None
-    assert found == replace(bound, missed_target=missed)
+    # the cheapest bound of any deployment at the tier, naming the target missed
+    costs = {}
+    for bound in estimator.bounds(MODEL, "fp8", *TOKENS):
+        price = cheapest_price(estimator.prices, bound.gpu, "on_demand")
+        if price is not None:
+            usd = price.usd_per_gpu_hour * bound.gpu_count / (bound.tokens_per_s * 3600) * 1e6
+            costs[(bound.gpu, bound.gpu_count)] = (usd, bound, price.id)
+    usd, bound, price_id = min(costs.values(), key=lambda cost: cost[0])
+    assert (found.gpu, found.gpu_count, found.price_id) == (bound.gpu, bound.gpu_count, price_id)
+    assert found.usd_per_million_output_tokens == pytest.approx(usd)
+    assert found.output_tokens_per_s == bound.tokens_per_s
     assert found.full_note == f"{bound.note}; not the prediction: {missed}"
-    assert found.kind == ROOFLINE_BOUND
+    assert (found.kind, found.missed_target) == (ROOFLINE_BOUND, missed)
 
 
 def test_an_e2e_bound_gets_the_bound_the_predictor_not_modelling_it() -> None:
     question = Question(MODEL, Slo(95.0, ttft_ms=1000.0, e2e_ms=20_000.0), "on_demand")
-    found = AnswerEstimator(_roofline(), _table(met=True))(question, WORKLOAD, "fp8")
+    found = _estimator(_table(met=True))(question, WORKLOAD, "fp8")
     assert found is not None
     assert found.kind == ROOFLINE_BOUND
     assert found.missed_target == "server: the predictor does not model an E2E bound"
@@ -107,12 +113,12 @@ def test_an_e2e_bound_gets_the_bound_the_predictor_not_modelling_it() -> None:
 
 def test_a_precision_the_predictor_does_not_name_gets_the_bound() -> None:
     question = Question(MODEL, BATCH, "on_demand")
-    found = AnswerEstimator(_roofline(), _table(met=True))(question, WORKLOAD, "int8")
+    found = _estimator(_table(met=True))(question, WORKLOAD, "int8")
     assert found is None or found.kind == ROOFLINE_BOUND
 
 
 def test_only_estimates_the_same_at_every_slo_are_published_for_the_browser() -> None:
     for met in (True, False):
-        estimator = AnswerEstimator(_roofline(), _table(met))
+        estimator = _estimator(_table(met))
         assert estimator.slo_independent("offline")
         assert estimator.slo_independent("server") is not met

@@ -1,15 +1,24 @@
 """A model page's answer section, in a real headless Chromium on the real registry's build: per
 preset question, rankings that are each one workload, precision, scenario and lane, with their
 SLO; an estimate only where nothing qualifies, marked as one and kept out of every ranking; a
-model page without any result shows the estimates as their own table."""
+model page without any result shows the answers' estimator's estimates."""
 
+import sys
 from typing import Any
 
 import pytest
 from site_helpers import PHONE, REPO, assert_side_by_side, in_view, visit
 
-from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.calculators.answer import PRESETS, Question
+from infermeter.calculators.answer_estimate import native_precision
+from infermeter.registry.answers import catalog_estimator
+from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.evidence import answer_prices
 from infermeter.registry.index import build_index
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+sys.path.insert(0, str(REPO / "site" / "browser"))
+import answer_site
 
 pytestmark = pytest.mark.browser
 
@@ -44,26 +53,44 @@ def test_answers_estimate_only_where_nothing_qualifies_and_apart(page: Any, site
     assert article.locator("[data-nearest-miss]").count() > 0
 
 
-def test_answers_model_without_results_shows_estimates_only(page: Any, site_url: str) -> None:
+def test_answers_model_without_results_shows_the_answer_estimators_estimates(
+    page: Any, site_url: str
+) -> None:
+    """A model page without results shows, per preset question an example workload fits, the
+    estimate of the answers' one estimator (`calculators.answer_estimate`, as `registry answer`
+    builds it) for that question: the same figure, deployment, price and words."""
     rows, _count = build_index(REPO)
-    without = sorted(set(load_models()) - {row.model for row in rows})
+    models = load_models()
+    without = sorted(set(models) - {row.model for row in rows})
     assert without, "every catalog model has a result: this test would check nothing"
-    page.goto(f"{site_url}/models/{without[0]}/")
+    model = without[0]
+    gpus = load_gpus()
+    estimator = catalog_estimator(gpus, models, answer_prices(load_prices().values()), {})
+    precision = native_precision(models[model].config)
+    page.goto(f"{site_url}/models/{model}/")
     article = page.locator("article")
     assert "No result meets this yet." in article.inner_text()
     assert article.locator("section[data-answer]").count() == 0
-    table = article.locator("table.im-estimates")
-    assert "Estimate: at best $/1M output" in table.locator("thead").inner_text()
-    costs = [
-        float(text.removeprefix("$"))
-        for text in table.locator("tbody tr td:nth-child(5)").all_inner_texts()
-    ]
-    assert costs
-    assert costs == sorted(costs)
-    gpus = table.locator("tbody tr td:nth-child(1) a")
-    catalog = load_gpus()
-    for text, gpu_id in gpus.evaluate_all("as => as.map(a => [a.innerText, a.title])"):
-        assert text.split(" × ", 1)[1] == catalog[gpu_id].name
+    items = article.locator("li[data-preset]")
+    shown = {
+        item.get_attribute("data-preset"): item.locator("[data-estimate]") for item in items.all()
+    }
+    fitting = [p for p in PRESETS if p.min_input_tokens <= answer_site.EXAMPLE_TOKENS[0]]
+    assert sorted(shown) == sorted(p.id for p in fitting)
+    for preset in fitting:
+        question = Question(model, preset.slo)
+        expected = estimator.estimate(question, answer_site.EXAMPLE_TOKENS, precision)
+        assert expected is not None
+        estimate = shown[preset.id]
+        assert float(estimate.get_attribute("data-value")) == expected.usd_per_million_output_tokens
+        assert (estimate.get_attribute("data-kind"), estimate.get_attribute("data-price-id")) == (
+            expected.kind,
+            expected.price_id,
+        )
+        text = estimate.inner_text()
+        assert text.startswith(f"Estimate, not a measurement ({expected.kind}, {precision} "), text
+        assert expected.full_note in text
+        assert f" on {expected.gpu_count} × {gpus[expected.gpu].name} at " in text
 
 
 def test_answers_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) -> None:

@@ -10,9 +10,15 @@ from dataclasses import replace
 from site_helpers import REPO
 
 from infermeter.calculators.answer import PREDICTION, ROOFLINE_BOUND, Estimate, Price
+from infermeter.registry.answers import catalog_estimator
+from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.evidence import answer_prices
+from infermeter.registry.lookup import cheapest_prices
 
+sys.path.insert(0, str(REPO / "site" / "hooks"))
 sys.path.insert(0, str(REPO / "site" / "browser"))
-from answer_render import Data, evidence_json
+from answer_render import Data, estimate_gpu, evidence_json
+from registry_pages import browser_catalog
 
 BOUND = Estimate(
     "h100-sxm", 1, "fp8", ROOFLINE_BOUND, 9000.0, 0.06, "p1", "the roofline bound", "on_demand", 2.0
@@ -41,6 +47,19 @@ def test_evidence_json_reads_back_and_writes_a_shared_bound_once() -> None:
         {"offline": 1, "server": 0},
     ]
     assert published["missed_targets"] == ["server: 34 %", "offline: 22 %"]
+
+
+def test_the_browser_reads_each_gpu_as_the_registrys_estimator_does() -> None:
+    """The answer page's estimator reads each GPU from the calculators' catalog
+    (`assets/catalog.json`) exactly as `registry answer`'s reads it from gpus.yaml: the same
+    memory for the predictor and for the bound, rates and links (so both give one number)."""
+    gpus, models, prices = load_gpus(), load_models(), list(load_prices().values())
+    cheapest = {gpu_id: cheapest_prices(gpu_id, prices) for gpu_id in gpus}
+    catalog = json.loads(json.dumps(browser_catalog(gpus, models, cheapest)))  # as published
+    registry = catalog_estimator(gpus, models, answer_prices(prices), {}).gpus
+    assert registry
+    for gpu_id, expected in registry.items():
+        assert estimate_gpu(gpu_id, catalog["gpus"][gpu_id]) == expected, gpu_id
 
 
 def test_a_result_page_counts_a_points_request_figures() -> None:

@@ -1,0 +1,349 @@
+"""The estimate beside an answer nothing qualifies for, at the question's own weight precision:
+one piece of code for `registry answer`, the site build (answer pages, presets, model pages) and
+the browser (the answer page's Pyodide worker), so each shows the same number.
+
+Where the question's kind of figure (`answer.estimate_kind`: offline for the batch question,
+server for an SLO) met its error target on every held-out split (`perf_labels`), the estimate
+is the fitted predictor's figure with its measured error, the cheapest over the deployments the
+roofline bound considers. Otherwise it is the roofline bound (`roofline`), labelled as a bound
+no run can beat and naming the target the prediction missed.
+
+Plain data in (config.json dicts, `predict.Gpu`, `answer.Price`), stdlib only:
+
+    estimator = AnswerEstimator(configs, gpus, prices, tokens, held_out)
+    estimator(Question("llama-3.1-8b-instruct", Slo(99, ttft_ms=500), "on_demand"), key, "fp8")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from infermeter.calculators.accepted import Point, Slo
+from infermeter.calculators.answer import (
+    PREDICTION,
+    ROOFLINE_BOUND,
+    Estimate,
+    Price,
+    Question,
+    cheapest_price,
+    estimate_kind,
+)
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
+from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.perf_api import PerfRequest, perf
+from infermeter.calculators.perf_fit import HELD_OUT
+from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
+from infermeter.calculators.predict import Deployment, Gpu, smallest_tensor_parallel
+from infermeter.calculators.predict import Slo as PredictorSlo
+from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.calculators.roofline import ThroughputBound, plan_throughput_bound
+from infermeter.calculators.token_cost import usd_per_million_tokens
+from infermeter.calculators.vllm_plan import VllmPlan
+from infermeter.calculators.vllm_settings import VllmSettings
+
+UNQUANTIZED = "16-bit"  # the weight precision of a result that names no quantization
+
+# A weight precision as results name it → the predictor's quantization.
+QUANTIZATION_BY_PRECISION = {
+    "fp8": "fp8",
+    "fp4": "nvfp4",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+    "int4": "awq",
+}
+# A weight precision → the quantization the bound's weight format reads (16-bit: none).
+_BOUND_QUANTIZATION = {UNQUANTIZED: "none", "nvfp4": "fp4"}
+
+
+def most_memory_bytes(memory_gb: float, reported_mib: int | None) -> int:
+    """The most memory one GPU can have in use: the larger of its marketed and reported size
+    (what the bound and the predictor plan with, so a real run holds no more)."""
+    reported = reported_mib * 2**20 if reported_mib is not None else 0
+    return int(max(memory_gb * 1e9, reported))
+
+
+def native_precision(config: Mapping[str, Any]) -> str:
+    """The weight precision a checkpoint ships in, as results name it: its quantization
+    method (`fp8`, `mxfp4` …) or 16-bit."""
+    method = (config.get("quantization_config") or {}).get("quant_method")
+    return UNQUANTIZED if not method else str(method).lower()
+
+
+def bound_at_plan(
+    arch: ModelArch, gpu: Gpu, plan: VllmPlan, input_tokens: int, output_tokens: int
+) -> tuple[int, ThroughputBound]:
+    """The decode roofline bound of `gpu` at the most sequences the vLLM `plan` holds, and that
+    batch."""
+    batch = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
+    bound = plan_throughput_bound(
+        arch,
+        plan.settings,
+        gpu.memory_bandwidth_gb_s,
+        dict(gpu.tflops_dense),
+        input_tokens + output_tokens // 2,  # the mean context of an output token
+        batch,
+        tuple(gpu.links),
+    )
+    return batch, bound
+
+
+@dataclass(frozen=True)
+class EstimateGpu:
+    """A catalog GPU as the estimate reads it."""
+
+    gpu: Gpu  # as the predictor reads it: memory as the driver reports it
+    most_memory_bytes: int  # what the bound plans with (`most_memory_bytes`)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One deployment's roofline bound, whatever it costs: priced per tier afterwards."""
+
+    gpu: str
+    gpu_count: int
+    tokens_per_s: float
+    batch: int  # sequences the memory plan holds
+    interconnect: str  # what the bound counts of the traffic between GPUs
+    note: str
+
+
+def gpu_bounds(
+    arch: ModelArch, quantization: str, gpu: EstimateGpu, input_tokens: int, output_tokens: int
+) -> Iterable[Bound]:
+    """The roofline bound of each GPU count whose vLLM memory plan holds the model, with an
+    fp8 KV cache and the GPU's most memory (the most sequences any run of these weights could
+    hold: a real run holds fewer, so it stays below the bound)."""
+    weights = weight_bytes(arch, weight_format(arch, quantization, None)).total
+    memory = gpu.most_memory_bytes
+    fewest = math.ceil(weights / memory)
+    option = GpuOption(gpu.gpu.id, gpu.gpu.id, memory, memory / 1e9)
+    for count in (n for n in GPU_COUNTS if n >= fewest):
+        try:
+            settings = VllmSettings(
+                gpu_memory_bytes=memory, quantization=quantization, kv_cache_dtype="fp8"
+            )
+            fit = fit_gpu(
+                arch, option, settings, input_tokens + output_tokens, 1, min_gpu_count=count
+            )
+            if fit.gpu_count != count or fit.report is None:
+                continue
+            batch, bound = bound_at_plan(
+                arch, gpu.gpu, fit.report.plan, input_tokens, output_tokens
+            )
+        except CalculatorError:
+            continue
+        yield Bound(
+            gpu.gpu.id,
+            count,
+            bound.tokens_per_second,
+            batch,
+            bound.interconnect,
+            f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most the vLLM "
+            "memory plan holds with an fp8 KV cache: no run can beat it, so a real token costs "
+            "more",
+        )
+
+
+def predicted_tokens_per_s(
+    arch: ModelArch,
+    gpu: Gpu,
+    gpu_count: int,
+    precision: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    slo: PredictorSlo | None = None,
+) -> float | None:
+    """The predictor's output tokens/s (never the bound) for `gpu_count` × `gpu` serving `arch`
+    at `precision` (the checkpoint's own when None or 16-bit): offline without `slo`, else at
+    the highest rate whose predicted p99 TTFT and TPOT meet it; None where it predicts nothing
+    (the model does not fit, no rate meets the SLO) or the deployment is not `gpu_count` GPUs."""
+    try:
+        quantization = QUANTIZATION_BY_PRECISION.get((precision or "").lower())
+        deployment = Deployment(
+            arch=arch,
+            gpu=gpu,
+            quantization=quantization,
+            kv_cache_dtype="fp8" if quantization else None,
+        )
+        tensor = smallest_tensor_parallel(deployment, gpu_count)
+        deployment = replace(
+            deployment, tensor_parallel_size=tensor, data_parallel_size=max(1, gpu_count // tensor)
+        )
+        request = PerfRequest(
+            model="",
+            deployment=deployment,
+            input_len=input_tokens,
+            output_len=output_tokens,
+            dataset=None,
+            concurrency=None,
+            request_rate=None,
+            offline=True,
+            static_batch=None,
+            slo_ttft_ms=None if slo is None else slo.ttft_ms,
+            slo_tpot_ms=None if slo is None else slo.tpot_ms,
+            price_per_hour=None,
+        )
+        payload = perf(request, None)
+    except CalculatorError:
+        return None
+    if deployment.gpu_count != gpu_count:
+        return None
+    tokens = (
+        payload["output_tokens_per_s"] if slo is None else payload["output_tokens_per_s_at_slo"]
+    )
+    return float(tokens) if tokens else None
+
+
+def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(model, workload key) → its typical (input, output) tokens, where stated."""
+    return {
+        (p.model, p.workload_key): (p.input_tokens, p.output_tokens)
+        for p in points
+        if p.input_tokens is not None and p.output_tokens
+    }
+
+
+def _cheaper(best: Estimate | None, found: Estimate | None) -> Estimate | None:
+    """The cheaper per output token of two estimates (the first of equals)."""
+    if found is None or (
+        best is not None
+        and found.usd_per_million_output_tokens >= best.usd_per_million_output_tokens
+    ):
+        return best
+    return found
+
+
+def _predictable(precision: str) -> bool:
+    """Whether the predictor models these weights (16-bit, or a format it names)."""
+    return precision == UNQUANTIZED or precision.lower() in QUANTIZATION_BY_PRECISION
+
+
+class AnswerEstimator:
+    """Per question, at its weight precision and price tier, over the priced GPUs of `gpus`
+    (in id order) and every GPU count whose memory plan fits: the cheapest prediction with its
+    measured error where the question's kind of figure met its target in `held_out`, else the
+    cheapest roofline bound naming the target the prediction missed. The predictor bounds p99
+    TTFT and TPOT (meeting them meets any lower percentile); a question with an E2E bound gets
+    the bound, saying so. `tokens`: (model, workload key) → its typical (input, output)."""
+
+    def __init__(
+        self,
+        configs: Mapping[str, Mapping[str, Any]],
+        gpus: Mapping[str, EstimateGpu],
+        prices: Sequence[Price],
+        tokens: Mapping[tuple[str, str], tuple[int, int]],
+        held_out: HeldOut = HELD_OUT,
+    ) -> None:
+        self.configs, self.prices, self.tokens, self.held_out = configs, prices, tokens, held_out
+        priced = {p.gpu for p in prices}
+        self.gpus = {gpu_id: gpus[gpu_id] for gpu_id in sorted(gpus) if gpu_id in priced}
+        self._archs: dict[str, ModelArch | None] = {}
+        self._bounds: dict[tuple[str, str, int, int], list[Bound]] = {}
+
+    def slo_independent(self, kind: str) -> bool:
+        """Whether the kind's estimate is the same at every SLO (the batch question's, or a
+        bound): what the site can publish for the browser ahead of any question."""
+        return kind == "offline" or missed_target(kind, self.held_out) is not None
+
+    def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
+        tokens = self.tokens.get((question.model, workload_key))
+        return None if tokens is None else self.estimate(question, tokens, precision)
+
+    def estimate(
+        self, question: Question, tokens: tuple[int, int], precision: str
+    ) -> Estimate | None:
+        """The estimate for a request of `tokens` (input, output) at `precision`."""
+        kind = estimate_kind(question.slo)
+        missed = missed_target(kind, self.held_out)
+        if missed is None and question.slo.e2e_ms is None:
+            predicted = self._predicted(question, tokens, precision, kind)
+            if predicted is not None:
+                return predicted
+            missed = f"{kind}: the predictor gives no deployment a figure for this question"
+        elif missed is None:
+            missed = f"{kind}: the predictor does not model an E2E bound"
+        bound = self._cheapest_bound(question, tokens, precision)
+        return None if bound is None else replace(bound, missed_target=missed)
+
+    def arch(self, model: str) -> ModelArch | None:
+        """The model's parsed config; None when the calculators cannot read it."""
+        if model not in self._archs:
+            config = self.configs.get(model)
+            try:
+                self._archs[model] = None if config is None else parse_config(dict(config))
+            except CalculatorError:
+                self._archs[model] = None
+        return self._archs[model]
+
+    def bounds(
+        self, model: str, precision: str, input_tokens: int, output_tokens: int
+    ) -> list[Bound]:
+        """Every priced GPU's bound at every count whose vLLM memory plan fits, worked out once."""
+        key = (model, precision, input_tokens, output_tokens)
+        if key not in self._bounds:
+            arch = self.arch(model)
+            quantization = _BOUND_QUANTIZATION.get(precision, precision)
+            found: list[Bound] = []
+            for gpu in self.gpus.values():
+                if arch is None:
+                    break
+                try:
+                    found += gpu_bounds(arch, quantization, gpu, input_tokens, output_tokens)
+                except CalculatorError:
+                    break  # the weights' format is unreadable: the same for every GPU
+            self._bounds[key] = found
+        return self._bounds[key]
+
+    def _priced(self, question: Question, bound: Bound, tokens_per_s: float) -> Estimate | None:
+        price = cheapest_price(self.prices, bound.gpu, question.tier)
+        if price is None:
+            return None
+        usd = usd_per_million_tokens(price.usd_per_gpu_hour * bound.gpu_count, tokens_per_s)
+        return Estimate(
+            gpu=bound.gpu,
+            gpu_count=bound.gpu_count,
+            precision="",
+            kind=ROOFLINE_BOUND,
+            output_tokens_per_s=tokens_per_s,
+            usd_per_million_output_tokens=usd,
+            price_id=price.id,
+            note=bound.note,
+            tier=question.tier,
+            usd_per_gpu_hour=price.usd_per_gpu_hour,
+        )
+
+    def _cheapest_bound(
+        self, question: Question, tokens: tuple[int, int], precision: str
+    ) -> Estimate | None:
+        best: Estimate | None = None
+        for bound in self.bounds(question.model, precision, *tokens):
+            found = self._priced(question, bound, bound.tokens_per_s)
+            best = _cheaper(best, found)
+        return None if best is None else replace(best, precision=precision)
+
+    def _predicted(
+        self, question: Question, tokens: tuple[int, int], precision: str, kind: str
+    ) -> Estimate | None:
+        arch = self.arch(question.model)
+        if arch is None or not _predictable(precision):
+            return None
+        weights = None if precision == UNQUANTIZED else precision
+        slo: Slo = question.slo
+        at = None if slo.is_batch else PredictorSlo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
+        best: Estimate | None = None
+        for bound in self.bounds(question.model, precision, *tokens):
+            per_s = predicted_tokens_per_s(
+                arch, self.gpus[bound.gpu].gpu, bound.gpu_count, weights, *tokens, at
+            )
+            found = None if not per_s else self._priced(question, bound, per_s)
+            best = _cheaper(best, found)
+        if best is None:
+            return None
+        return replace(
+            best, precision=precision, kind=PREDICTION, note=error_label(kind, self.held_out)
+        )
