@@ -120,6 +120,8 @@ def _execute(session: SessionConfig, progress: RunProgress | None) -> SessionOut
         heading = "\nlast lines of the vLLM log:" if tail else ""
         raise click.ClickException(error.one_line() + heading + tail) from None
     except BenchError as error:
+        if partial is not None and getattr(error, "kept", None) is not None:
+            partial.remove()  # a file holds the points: the rejected copy (or the result)
         if error.exit_code == 2:
             raise OptionError(error.one_line()) from None
         unsaved = getattr(error, "unsaved", None)

@@ -85,6 +85,8 @@ def test_bench_run_validation_failure_keeps_points_and_raw_records(
     assert not output.exists()
     kept = RegistryResult.model_validate_json(rejected.read_text())
     assert [point.requests.completed for point in kept.points] == [4, 4]
+    # the partial file written after each point is gone: the rejected copy holds the points
+    assert not (tmp_path / "out" / "result.partial.json").exists()
     assert len(_records(raw)) == 2 * (4 + 1)
 
 
