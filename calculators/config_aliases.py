@@ -101,6 +101,9 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "cohere2_moe": {"tie_word_embeddings": True, "num_shared_experts": 0},
     "step3_text": {"num_attention_groups": 1},
     "step3p5": STEP3P5_DEFAULTS,
+    # bailing_moe_linear.py's MLA getattr defaults (BailingMoeV25MLAAttention).
+    "bailing_moe_linear": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                           "v_head_dim": 128, "layer_group_size": 1},
 }  # fmt: skip
 
 

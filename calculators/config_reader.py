@@ -27,6 +27,7 @@ from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_mo
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
+from infermeter.calculators.lightning import LIGHTNING, LightningMixer, lightning_mixer
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
 from infermeter.calculators.mimo_v2 import MIMO_V2_TYPES, mimo_v2_defaults, mimo_v2_fields
@@ -73,7 +74,7 @@ KNOWN_MODEL_TYPES = frozenset(
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
-        "longcat_flash", "step3_text", "step3p5",
+        "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -510,8 +511,8 @@ def _bias_flags(language: Mapping[str, Any], family: str) -> dict[str, bool]:
     attention_bias = bool(language.get("attention_bias", False))
     use_bias = bool(language.get("use_bias", False))
     use_qkv_bias = bool(language.get("use_qkv_bias", False))
-    if family in {"bailing_moe", "param2moe"}:
-        qkv = use_qkv_bias or (use_bias and family == "bailing_moe")
+    if family in {"bailing_moe", "bailing_moe_linear", "param2moe"}:
+        qkv = use_qkv_bias or (use_bias and family != "param2moe")
         return {"qkv_bias": attention_bias or qkv, "o_bias": attention_bias or use_bias}
     if family == "ernie4_5_moe":
         return {"qkv_bias": attention_bias or use_bias, "o_bias": attention_bias}
@@ -554,7 +555,9 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
 
 def _mixer(
     config: Mapping[str, Any], hidden: int, kinds: tuple[str, ...], where: str, parallel: bool
-) -> RecurrentMixer | Mamba2Mixer | None:
+) -> RecurrentMixer | Mamba2Mixer | LightningMixer | None:
+    if LIGHTNING in kinds:
+        return lightning_mixer(config, hidden, where)
     if config.get("model_type") == "zamba2":
         return zamba2_mixer(config, hidden, where)
     if MAMBA2 in kinds or parallel:

@@ -8,6 +8,7 @@ from infermeter.calculators.bailing_moe_v3 import bailing_v3_layer_kinds
 from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kda import kimi_linear_layer_kinds
+from infermeter.calculators.lightning import lightning_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
 from infermeter.calculators.mimo_v2 import mimo_v2_layer_kinds
 from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
@@ -89,6 +90,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     "kimi_linear": kimi_linear_layer_kinds,
     "llama4_text": _llama4_layer_kinds,
     "qwen3_next": _qwen3_next_layer_kinds,
+    "bailing_moe_linear": lightning_layer_kinds,
 }
 
 

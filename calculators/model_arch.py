@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from infermeter.calculators.lightning import LIGHTNING, LightningMixer
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
 from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, RecurrentMixer
 
@@ -20,7 +21,7 @@ FULL = "full"
 SLIDING = "sliding"
 CHUNKED = "chunked"  # Llama 4's chunked local attention
 # Layers with a per-sequence state instead of KV.
-STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2, KDA)
+STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2, KDA, LIGHTNING)
 # Layers that mix tokens by attention or a state: the others (Nemotron-H's MLP layers) hold neither.
 MIXER_FREE_KINDS = (MLP_ONLY,)
 
@@ -119,7 +120,8 @@ class ModelArch:
     attention_sinks: bool
     quantization_config: Mapping[str, Any] | None
     rope_scaling: Mapping[str, Any] | None
-    mixer: RecurrentMixer | Mamba2Mixer | None = None  # the layers of a STATE_KINDS kind
+    # The layers of a STATE_KINDS kind.
+    mixer: RecurrentMixer | Mamba2Mixer | LightningMixer | None = None
     attention_chunk_size: int | None = None
     # The length vLLM derives from the config's length keys (config_reader.derived_max_len):
     # the smallest of them, `model_max_length` over all; None: max_position_embeddings alone.

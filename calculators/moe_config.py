@@ -42,6 +42,7 @@ _MOE_KEYS_READ_BY_TYPE = {
     "nemotron_h": frozenset({"moe_shared_expert_intermediate_size", "moe_latent_size"}),
     # Ling (bailing_moe.py), Param2 (param2moe.py), Sarvam (sarvam.py): shared-expert width.
     "bailing_moe": frozenset({"moe_shared_expert_intermediate_size"}),
+    "bailing_moe_linear": frozenset({"moe_shared_expert_intermediate_size"}),
     # BailingMoeV3 (bailing_moe_v3.py): and clamps on the experts' SwiGLU (no weights).
     "bailing_moe_v3": frozenset(
         {

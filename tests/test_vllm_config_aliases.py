@@ -22,6 +22,8 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.vllm_plan import plan_vllm
+from infermeter.calculators.vllm_settings import GIB, VllmSettings
 
 GPT2: dict[str, Any] = {
     "model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
@@ -239,3 +241,47 @@ def test_step3p5_sliding_layers_take_their_own_heads_and_a_gate_per_head() -> No
     assert param_counts(arch).attention == 2 * full + 2 * sliding
     # Without a window every layer attends fully (Step3p5Attention).
     assert parse_config({**config, "sliding_window": None}).num_sliding_layers == 0
+
+
+_LING_2_5: dict[str, Any] = {
+    "model_type": "bailing_moe_linear", "hidden_size": 1024, "intermediate_size": 4096,
+    "num_hidden_layers": 8, "num_attention_heads": 8, "head_dim": 128, "vocab_size": 1000,
+    "num_experts": 16, "num_experts_per_tok": 4, "num_shared_experts": 1,
+    "moe_intermediate_size": 256, "moe_shared_expert_intermediate_size": 256,
+    "first_k_dense_replace": 1, "layer_group_size": 4, "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "use_qk_norm": True,
+}  # fmt: skip
+
+
+def test_ling_2_5_lightning_layers_keep_a_head_by_head_state_and_mla_the_rest() -> None:
+    arch = parse_config(_LING_2_5)
+    # bailing_moe_linear.py: every layer_group_size-th layer is MLA, the others linear.
+    assert arch.layer_kinds.count("full") == 2
+    assert arch.mla is not None
+    kv = kv_cache_shape(arch, tensor_parallel_size=2)
+    assert kv.full_layers == 2
+    assert kv.bytes_per_token_per_layer == (512 + 64) * 2  # MLA's latent, replicated
+    # 8 heads of 128 x 128 values, split over 2 ranks, in bf16.
+    assert (kv.state_layers, kv.state_bytes_per_sequence_per_layer) == (6, 4 * 128 * 128 * 2)
+    linear = param_counts(arch).attention - 2 * param_counts(parse_config(
+        {**_LING_2_5, "layer_group_size": 1})).attention // 8  # fmt: skip
+    assert linear == 6 * (1024 * 4 * 1024 + 1024 * 1024)  # q, k, v, g_proj; dense
+
+
+@pytest.mark.parametrize(
+    ("config", "tp", "pp"),
+    [(GPT2, 4, 1), (BLOOM_560M, 4, 1), (DBRX_INSTRUCT, 8, 1), (LONGCAT_FLASH, 8, 2),
+     (ERNIE_4_5_21B, 4, 1), (SARVAM_105B, 8, 1), (HY3_PREVIEW, 8, 1), (STEP3, 8, 1),
+     (_LING, 4, 1), (_LING_2_5, 4, 1)],
+    ids=lambda value: str(value["model_type"]) if isinstance(value, dict) else str(value),
+)  # fmt: skip
+def test_every_family_here_gets_a_vllm_plan(config: dict[str, Any], tp: int, pp: int) -> None:
+    # One H200 (141 GiB) per rank; LongCat-Flash's 1.1 TB of bf16 weights take two nodes.
+    settings = VllmSettings(
+        gpu_memory_bytes=141 * GIB,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        max_model_len=4096,
+    )
+    plan = plan_vllm(parse_config(config), settings)
+    assert plan.kv_cache_bytes > 0
