@@ -3,6 +3,8 @@
 BailingMoeV3 config.json was found to hold a total to.
 """
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,25 +17,9 @@ from infermeter.calculators.model_arch import FULL
 from infermeter.calculators.param_count import param_counts
 
 HIDDEN, HEADS, HEAD = 2048, 16, 128
-V3: dict[str, Any] = {
-    "model_type": "bailing_moe_v3",
-    "hidden_size": HIDDEN,
-    "num_hidden_layers": 10,
-    "num_attention_heads": HEADS,
-    "head_dim": HEAD,
-    "intermediate_size": 8192,
-    "vocab_size": 157184,
-    "layer_group_size": 4,
-    "short_conv_kernel_size": 4,
-    "no_kda_lora": True,
-    "num_experts": 64,
-    "num_experts_per_tok": 4,
-    "moe_intermediate_size": 1024,
-    "num_shared_experts": 1,
-    "moe_shared_expert_intermediate_size": 1024,
-    "first_k_dense_replace": 1,
-    "expert_swiglu_limit_list": [7.0] * 10,
-}
+V3: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "data" / "configs" / "bailing-moe-v3-small.json").read_text()
+)
 
 
 def test_mla_ends_each_group_and_fills_the_tail() -> None:

@@ -6,6 +6,8 @@ whn09/neuronx-distributed-inference examples/README_MiMo_V2_Flash.md); Xiaomi pu
 total and 15B active parameters.
 """
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,29 +19,9 @@ from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.model_arch import FULL, SLIDING
 from infermeter.calculators.param_count import param_counts
 
-_FULL_EVERY_SIXTH = [0, 1, 1, 1, 1] + [0, 1, 1, 1, 1, 1] * 7 + [0]
-FLASH: dict[str, Any] = {
-    "model_type": "mimo_v2_flash",
-    "hidden_size": 4096,
-    "num_hidden_layers": 48,
-    "num_attention_heads": 64,
-    "num_key_value_heads": 4,
-    "swa_num_attention_heads": 64,
-    "swa_num_key_value_heads": 8,
-    "head_dim": 192,
-    "v_head_dim": 128,
-    "swa_head_dim": 192,
-    "swa_v_head_dim": 128,
-    "n_routed_experts": 256,
-    "num_experts_per_tok": 8,
-    "moe_intermediate_size": 2048,
-    "intermediate_size": 16384,
-    "hybrid_layer_pattern": _FULL_EVERY_SIXTH,
-    "moe_layer_freq": [0] + [1] * 47,
-    "vocab_size": 152576,
-    "sliding_window_size": 128,
-    "add_swa_attention_sink_bias": True,
-}
+FLASH: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "data" / "configs" / "mimo-v2-flash.json").read_text()
+)
 
 
 def test_mimo_v2_flash_counts_its_published_309b_total_15b_active() -> None:

@@ -90,17 +90,7 @@ def test_an_attention_free_plan_counts_sequences_of_state_not_tokens_of_kv() -> 
     assert plan.kv_cache_tokens == plan.max_concurrency * 4096
 
 
-_HYBRID_EVERY_SIXTH = (["mamba"] * 5 + ["hybrid"]) * 7
-_TAIL = ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3 + ["hybrid"] + ["mamba"] * 2
-ZAMBA2_2_7B: dict[str, Any] = {
-    "model_type": "zamba2",
-    "hidden_size": 2560,
-    "num_hidden_layers": 54,
-    "num_attention_heads": 32,
-    "vocab_size": 32000,
-    "num_mem_blocks": 2,
-    "layers_block_type": ["mamba", *_HYBRID_EVERY_SIXTH, *_TAIL],
-}
+ZAMBA2_2_7B: dict[str, Any] = json.loads((CONFIGS / "zamba2-2.7b.json").read_text())
 
 
 def test_zamba2_counts_its_shared_blocks_once() -> None:

@@ -368,3 +368,33 @@ def test_cli_and_page_plan_a_generically_read_config_alike_and_say_so(tmp_path: 
     page = _page("vram", {"config": json.dumps(config), "gpu": "l4", "max_model_len": "8192"})
     assert page["vllm_plan"] == cli["vllm_plan"]
     assert any("read generically" in note for note in cli["vllm_plan"]["notes"])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "falcon-mamba-7b.json",  # Mamba: attention-free
+        "zamba2-2.7b.json",  # Mamba-2 with shared attention blocks
+        "mimo-v2-flash.json",  # sliding-window layers with heads of their own
+        "bailing-moe-v3-small.json",  # KDA with MLA
+    ],
+)
+def test_cli_and_page_plan_the_state_and_hybrid_families_alike(name: str) -> None:
+    path = Path(__file__).parent / "data" / "configs" / name
+    cli = json_output(
+        "calc", "vram", "--model", str(path), "--gpu", "h200-sxm", "-tp", "8",
+        "--max-model-len", "8192", "--vllm-version", "0.29",
+    )  # fmt: skip
+    page = _page(
+        "vram",
+        {
+            "config": path.read_text(),
+            "gpu": "h200-sxm",
+            "tensor_parallel_size": "8",
+            "max_model_len": "8192",
+            "vllm_version": "0.29",
+        },
+    )
+    assert page["vllm_plan"] == cli["vllm_plan"]
+    assert cli["kv_cache_tokens"] > 0
+    assert not any("read generically" in note for note in cli["vllm_plan"]["notes"])
