@@ -3,13 +3,17 @@ or whose mixture of experts has its own keys (ERNIE 4.5, HY-V3, LongCat-Flash, S
 Sarvam, Param2, Cohere2-MoE): read by name (calculators.config_aliases), counted as vLLM 0.29.0's
 modules hold them, and held to the stated sizes where a public config gives the shape.
 
-Configs: transformers 5.24.0's config classes default to the checkpoint their docstring names
+Configs: the defaults of transformers 5.24.0's config classes, whose docstrings name a checkpoint
 (GPT2Config: openai-community/gpt2; LongcatFlashConfig: meituan-longcat/LongCat-Flash-Chat;
-Ernie4_5_MoeConfig: baidu/ERNIE-4.5-21B-A3B-PT; SarvamMLAConfig: sarvamai/sarvam-105b), vLLM
-0.29.0's HYV3Config (vllm/transformers_utils/configs/hy_v3.py) and Step3TextConfig (step3_vl.py)
-to Hy3-preview and Step3; bigscience/bloom-560m's config.json; mlx-community/dbrx-instruct-4bit's
-config.json as a public test reproduces it. Stated sizes: GPT-2 "124M" (openai/gpt-2's model
-names), BLOOM-560m 559,214,592 (its model card), DBRX 132B total / 36B active (databricks/dbrx
+Ernie4_5_MoeConfig: baidu/ERNIE-4.5-21B-A3B-PT; SarvamMLAConfig: sarvamai/sarvam-105b), and of
+vLLM 0.29.0's HYV3Config (vllm/transformers_utils/configs/hy_v3.py) and Step3TextConfig
+(step3_vl.py). A config class's defaults are not always its checkpoint's config.json (Gemma 4's
+and Falcon-H1's are not), so they stand for it only where the count meets the stated size;
+Hy3-preview's and Step 3's sizes were not found, so theirs are pinned, not checked. Also
+bigscience/bloom-560m's config.json, and mlx-community/dbrx-instruct-4bit's as a public test
+reproduces it. Stated sizes: GPT-2 "124M" (openai/gpt-2's model
+names; 124,439,808 as transformers counts it), BLOOM-560m 559,214,592 (transformers' count, as
+public runs print it, e.g. PEFT's "all params"), DBRX 132B total / 36B active (databricks/dbrx
 MODEL_CARD_dbrx_instruct.md at 0edd966), LongCat-Flash 560B (its model card), ERNIE 4.5 21B-A3B
 and Sarvam 105B (the names).
 """
