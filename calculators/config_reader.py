@@ -494,9 +494,9 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "gptj": {"norms_per_layer": 1, "gated_mlp": False, "mlp_bias": True, "norm_bias": True,
              "lm_head_bias": True},
     "gpt2": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True, "qkv_bias": True,
-             "o_bias": True},
+             "o_bias": True, "rotary": False},
     "bloom": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True, "qkv_bias": True,
-              "o_bias": True, "embedding_norm": True},
+              "o_bias": True, "embedding_norm": True, "rotary": False},
     "telechat": {"o_bias": True, "mlp_bias": True, "mlp_input_bias": False},
     "cohere2_moe": {"norms_per_layer": 1},
     # step3_text.py always builds its own lm_head.

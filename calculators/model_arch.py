@@ -138,6 +138,8 @@ class ModelArch:
     # and BLOOM's LayerNorm after the word embeddings (bloom.py's word_embeddings_layernorm).
     position_embeddings: int = 0
     embedding_norm: bool = False
+    # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).
+    rotary: bool = True
     # Step 3's attention (step3_text.py): one replicated projection to a shared query of this
     # width plus one KV head, an RMSNorm, then the per-head query projection (wq); 0 when none.
     shared_q_dim: int = 0

@@ -305,8 +305,9 @@ def weight_format(
 
 
 def _rotary_cache_bytes(arch: ModelArch, dtype_bytes: int) -> int:
-    """vLLM precomputes cos/sin for every position up to max_position_embeddings."""
-    if arch.max_position_embeddings is None:
+    """vLLM precomputes cos/sin for every position up to max_position_embeddings (none without
+    a rotary embedding: GPT-2, BLOOM)."""
+    if arch.max_position_embeddings is None or not arch.rotary:
         return 0
     rotary_dim = arch.mla.qk_rope_head_dim if arch.mla is not None else arch.head_dim
     return arch.max_position_embeddings * rotary_dim * dtype_bytes

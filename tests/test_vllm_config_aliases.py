@@ -26,6 +26,7 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.quantization import weight_bytes, weight_format
 from infermeter.calculators.vllm_plan import plan_vllm
 from infermeter.calculators.vllm_settings import GIB, VllmSettings
 
@@ -95,6 +96,8 @@ def test_gpt2_reads_n_embd_and_counts_learned_positions_exactly() -> None:
     assert param_counts(arch).total == 124_439_808
     # The learned positions are replicated on every rank: a TP-2 shard holds all 1,024 rows.
     assert param_counts(arch, 2).embedding == -(-50257 // 2) * 768 + 1024 * 768
+    # No rotary embedding, so no cos/sin cache beside the weights (gpt2.py builds none).
+    assert weight_bytes(arch, weight_format(arch)).rotary_cache_bytes == 0
 
 
 def test_bloom_560m_counts_its_embedding_layernorm_and_biases_exactly() -> None:
