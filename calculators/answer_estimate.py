@@ -56,8 +56,9 @@ QUANTIZATION_BY_PRECISION = {
     "mxfp4": "mxfp4",
     "int4": "awq",
 }
-# A weight precision → the quantization the bound's weight format reads (16-bit: none).
-_BOUND_QUANTIZATION = {UNQUANTIZED: "none", "nvfp4": "fp4"}
+# A weight precision → the quantization the bound's weight format reads (16-bit: none), as
+# the predictor reads it.
+_BOUND_QUANTIZATION = {UNQUANTIZED: "none", **QUANTIZATION_BY_PRECISION}
 
 
 def most_memory_bytes(memory_gb: float, reported_mib: int | None) -> int:

@@ -122,3 +122,15 @@ def test_estimate_eight_rtx_5090_no_longer_outrun_two_h200_for_a_70b_model() -> 
     # the traffic counted: the bound without it, from the plan's own batch, is far above
     step_without = rtx.batch / rtx.tokens_per_s - (2 * 80 * rtx.batch * 8192 * 2 * 7 / 4 / 63e9)
     assert rtx.batch / step_without > h200.tokens_per_s
+
+
+def test_estimate_bound_reads_fp4_weights_as_the_predictor_does() -> None:
+    # `fp4` results are NVFP4 (the predictor's reading): their bound once found no weight format
+    # (`fp4` is no quantization method), so fp4 questions got no estimate at all. On one H100,
+    # 4-bit weights of a 70B model (about 39 GB against 70 in fp8) leave room for more sequences.
+    estimator = _estimator()
+    fp4 = _fewest(estimator.bounds(BIG, "fp4", 128, 2048))
+    assert fp4 == _fewest(estimator.bounds(BIG, "nvfp4", 128, 2048))
+    fp8 = _fewest(estimator.bounds(BIG, "fp8", 128, 2048))
+    assert fp4["h100-sxm"].gpu_count == fp8["h100-sxm"].gpu_count == 1
+    assert fp4["h100-sxm"].batch > fp8["h100-sxm"].batch
