@@ -14,7 +14,8 @@ class KVGroups:
     full: int
     sliding: int
     size: int
-    state: int = 0  # groups of Mamba / Gated DeltaNet layers: one page per request each
+    state: int = 0  # groups of Mamba / Gated DeltaNet layers
+    state_pages: int = 1  # pages a request takes in each state group (`state_pages`)
 
 
 def _group_size(counts: list[int]) -> int:
@@ -59,7 +60,8 @@ def request_blocks(
 ) -> int:
     """Blocks one request of `max_len` tokens takes across all groups; `full_block`: the tokens
     of a full-attention block where it differs from `block` (`page_blocks`)."""
-    blocks = groups.full * math.ceil(max_len / (full_block or block)) + groups.state
+    blocks = groups.full * math.ceil(max_len / (full_block or block))
+    blocks += groups.state * groups.state_pages
     if groups.sliding and kv.sliding_window is not None:
         span = min(kv.sliding_window - 1 + batched_tokens, max_len)
         blocks += groups.sliding * (math.ceil(span / block) + 1)
@@ -99,6 +101,18 @@ def largest_length(
         else:
             high = middle - 1
     return low
+
+
+def state_pages(kv: KVCacheShape, version: tuple[int, int]) -> int:
+    """State pages one request holds in each state layer. From 0.27 vLLM turns prefix caching on
+    for hybrid models (config/model.py `is_prefix_caching_supported`: "hybrid" -> True; before:
+    False), and from 0.28 `MambaModelConfig` (model_executor/models/config.py) then sets
+    `mamba_cache_mode` "align", in which `MambaSpec.max_memory_usage_bytes` is two pages (the
+    running state and the last block-aligned one; no speculative decoding). 0.27 chose "all"
+    for the Mamba-based hybrids instead (a state per block of the request), which is not
+    modelled: planned as "align". Attention-free models keep prefix caching off: one page."""
+    hybrid = kv.state_layers and kv.full_layers + kv.sliding_layers
+    return 2 if hybrid and version >= (0, 27) else 1
 
 
 def page_blocks(kv: KVCacheShape, block: int) -> tuple[int, int]:

@@ -17,7 +17,7 @@ vLLM releases is chosen by `vllm_version` (`calculators.vllm_settings`).
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import infermeter.calculators.vllm_overheads as overheads
@@ -29,6 +29,7 @@ from infermeter.calculators.kv_blocks import (
     largest_length,
     page_blocks,
     request_blocks,
+    state_pages,
 )
 from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
@@ -299,7 +300,9 @@ def _blocks(
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
     max_len, batched = batch.max_model_len, batch.max_num_batched_tokens
-    groups = kv_groups(kv, settings.pipeline_parallel_size)
+    groups = replace(
+        kv_groups(kv, settings.pipeline_parallel_size), state_pages=state_pages(kv, version)
+    )
     alignment = settings.block_size
     if arch.mla is not None and kv.state_layers and version >= (0, 27):
         # MLA beside state layers (Kimi Linear): from 0.27 the block is a multiple of 128, the

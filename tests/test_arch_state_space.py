@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.kv_blocks import state_pages
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.mamba2 import MAMBA2
 from infermeter.calculators.mixers import MAMBA
@@ -113,3 +114,18 @@ def test_zamba2_keeps_kv_in_its_hybrid_layers_and_a_state_in_every_layer() -> No
     # Mamba-2 with 8 heads of 640, one group of state 64, kernel 4, over 2 ranks.
     conv = (5120 + 2 * 2 * 64) // 2 * 3
     assert kv.state_bytes_per_sequence_per_layer == (conv + 4 * 640 * 64) * 2
+
+
+def test_a_hybrid_request_holds_two_state_pages_from_vllm_0_27_one_before() -> None:
+    arch = parse_config(ZAMBA2_2_7B)
+    kv = kv_cache_shape(arch)
+    assert [state_pages(kv, version) for version in ((0, 26), (0, 27), (0, 29))] == [1, 2, 2]
+    assert state_pages(kv_cache_shape(parse_config(_falcon_mamba())), (0, 29)) == 1
+    # In the plan: 9 attention layers and 54 Mamba-2 layers make groups of 9 layers, one of
+    # attention and six of state; a request of 4096 tokens takes its attention blocks and two
+    # pages in each state group.
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=4096, vllm_version="0.29")
+    plan = plan_vllm(arch, settings)
+    page = plan.block_size * kv.bytes_per_token_per_layer
+    blocks = -(-4096 // plan.block_size) + 6 * 2
+    assert plan.request_bytes_at_max_model_len == blocks * 9 * page
