@@ -12,6 +12,8 @@ from infermeter.calculators.limits import (
     MAX_TOKENS,
     bounded_int,
 )
+from infermeter.calculators.mamba2 import Mamba2Mixer
+from infermeter.calculators.mixers import MAMBA, RecurrentMixer
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout
 
@@ -171,6 +173,26 @@ def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
             f"tensor_parallel_size: {tp} neither divides nor is a multiple of the model's "
             f"{kv_heads} KV heads"
         )
+    split = _state_split(arch)
+    if split is not None and split[0] % tp:
+        raise InputError(
+            f"tensor_parallel_size: {tp} does not divide the model's {split[0]} {split[1]}"
+        )
+
+
+def _state_split(arch: ModelArch) -> tuple[int, str] | None:
+    """What vLLM splits a state layer by across ranks (mamba_utils' `divide`): a Mamba layer's
+    inner channels, a Gated DeltaNet or KDA layer's value heads, a Mamba-2 or lightning-attention
+    layer's heads."""
+    mixer = arch.mixer
+    if mixer is None or not arch.num_state_layers:
+        return None
+    if isinstance(mixer, RecurrentMixer):
+        if mixer.kind == MAMBA:
+            return mixer.inner_size, "Mamba inner channels"
+        return mixer.value_heads, "linear-attention heads"
+    # Mamba-2 and lightning attention split by heads.
+    return mixer.num_heads, "Mamba-2 heads" if isinstance(mixer, Mamba2Mixer) else "heads"
 
 
 # What CUDA (and so vLLM) reports as total memory is 0.4-0.75 GiB less than nvidia-smi's total in

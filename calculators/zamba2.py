@@ -58,8 +58,17 @@ class SharedBlocks:
         return hidden * hidden + mlp_adapter + attention_adapters
 
 
+# transformers' Zamba2Config default (Zamba2-2.7B's 54 layers) when `layers_block_type` is absent.
+_DEFAULT_BLOCK_TYPES = (
+    ["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3
+    + ["hybrid"] + ["mamba"] * 2
+)  # fmt: skip
+
+
 def zamba2_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
     """Attention (a shared block beside the mixer) for "hybrid" layers, Mamba-2 for the rest."""
+    if config.get("layers_block_type") is None:
+        config = {**config, "layers_block_type": _DEFAULT_BLOCK_TYPES}
     return listed_layer_kinds(
         config,
         "layers_block_type",

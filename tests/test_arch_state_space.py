@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_blocks import state_pages
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.mamba2 import MAMBA2
@@ -129,3 +130,19 @@ def test_a_hybrid_request_holds_two_state_pages_from_vllm_0_27_one_before() -> N
     page = plan.block_size * kv.bytes_per_token_per_layer
     blocks = -(-4096 // plan.block_size) + 6 * 2
     assert plan.request_bytes_at_max_model_len == blocks * 9 * page
+
+
+def test_a_tensor_parallel_size_must_split_the_state_layers_as_vllm_does() -> None:
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, tensor_parallel_size=3)
+    with pytest.raises(
+        InputError, match=r"^tensor_parallel_size: 3 does not divide .* 128 Mamba-2"
+    ):
+        plan_vllm(parse_config(CODESTRAL), settings)
+    with pytest.raises(InputError, match=r"does not divide the model's 8192 Mamba inner channels"):
+        plan_vllm(parse_config(_falcon_mamba()), settings)
+
+
+def test_zamba2_without_a_block_list_takes_transformers_default_pattern() -> None:
+    listed = parse_config(ZAMBA2_2_7B)
+    default = {key: value for key, value in ZAMBA2_2_7B.items() if key != "layers_block_type"}
+    assert parse_config(default).layer_kinds == listed.layer_kinds
