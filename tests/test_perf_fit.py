@@ -94,10 +94,16 @@ def test_perf_fit_factors_and_time_split_errors_are_the_scripts() -> None:
 
 
 # Factors whose doubling does not break the held-out error, as measured, with the reason
-# (strict xfail: a refit that mends one fails here, to be updated). None since the fit became a
-# real minimisation (golden section per base factor): the step overhead, picked from a grid of
-# 0, 1, 2, 4, 8 ms, had improved the held-out error when doubled (24.1 -> 21.9 %).
-UNDER_FITTED: dict[str, str] = {}
+# (strict xfail: a refit that mends one fails here, to be updated). The step overhead, picked
+# from a grid of 0, 1, 2, 4, 8 ms before the fit became a real minimisation, had improved the
+# held-out error when doubled (24.1 -> 21.9 %).
+UNDER_FITTED: dict[str, str] = {
+    "generation:Blackwell Ultra": (
+        "fitted on 6 rows, held out on 135 (the v6.1 B300/GB300 Offline and Server rows, the "
+        "latest release): it under-predicts them (predicted/measured median 0.68, quartiles "
+        "0.61-1.18), so doubling it over-predicts by about as much, 34.5 -> 34.8 %"
+    ),
+}
 
 
 BASE = ("memory", "compute", "tensor_parallel", "step_overhead_ms")

@@ -1,13 +1,16 @@
 """MLPerf Inference v6.1 through `registry harvest mlperf`, on its pinned excerpt.
 
-tests/data/harvest/mlperf-v6.1 holds 124 rows of `summary.json` of the official
+tests/data/harvest/mlperf-v6.1 holds 251 rows of `summary.json` of the official
 mlcommons/inference_results_v6.1 at 10ecdffd, in the file's own layout, and each row's
 `performance/run_1/mlperf_log_summary.txt`. Neither repository could be brought here whole: the
 table was read from the official repository page by page, the logs (which the official copy
 here lacks) from the fork intel-ai-tce/inference_results_v6.1 at 5174fca8, whose `summary.json`
-has the same 670,139 characters. Two rows were checked character for character against the
-pages, every log against its stored length. The excerpt is also the harvest's source: the
-registry's v6.1 files are what it gives, byte for byte.
+has the same 670,139 characters. The logs of the first 124 rows are whole, each checked against
+its stored length. Of the 127 rows added on 2026-12-02 (every Offline LLM row and the Server
+rows whose log the fork holds), two logs are whole and checked the same way (Azure's GB200 x288
+deepseek-r1 Server, ASUSTeK's B300 deepseek-r1 Offline); the other 125 keep only the LoadGen
+lines the harvest reads, each line as the log prints it. The excerpt is also the harvest's
+source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
 import hashlib
@@ -29,7 +32,7 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "f4adbdbc5e4dd17e29e29175750c174cc139d31c62d55dce568ca108ae554db5"
+EXCERPT_SHA256 = "44c54407a82d55b7c1e6a3921adbd8946f3567b14c6975370d78def44a177d1f"
 """sha256sum of the excerpt's files (sorted by path), as `sha256sum` lists them."""
 AZURE = "closed/Azure/results/Azure-GB300-NVL72_288GBx72/deepseek-r1"
 
@@ -65,7 +68,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     )
     assert hashlib.sha256(listing.encode()).hexdigest() == EXCERPT_SHA256
     registry, report, results = harvested
-    assert len(report.added) == len(results) == 117  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 244  # type: ignore[attr-defined]
     for relative in report.added:  # type: ignore[attr-defined]
         committed = REPOSITORY_ROOT / relative
         assert committed.is_file(), f"{relative} is not in the registry"
@@ -120,7 +123,7 @@ def test_server_points_keep_their_bounds_and_p99s(
         and r.points[0].tpot_ms is not None
         and r.points[0].tpot_ms.p99 is not None
     ]
-    assert len(with_p99) == 117
+    assert len(with_p99) == 130
 
 
 def test_engines_precisions_and_skips(
@@ -168,3 +171,27 @@ def test_engines_precisions_and_skips(
     assert mlperf.division == "open"
     assert mlperf.footnote.startswith("MLPerf® v6.1 Inference Open deepseek-r1 Server.")
     assert scitix.source.conditions.startswith("MLPerf Inference v6.1 open division,")
+
+
+def test_offline_rows_and_the_added_server_points(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    _, _, results = harvested
+    cisco = results[
+        "closed/Cisco/results/Cisco_UCS_B300x16_G200_4x2_RO/deepseek-r1/Offline/performance/run_1"
+    ]
+    point = cisco.points[0]
+    # The log's "Tokens per second: 137067" and "samples_per_query : 105312".
+    assert (point.load.arrival, point.requests.sent) == ("offline", 105312)
+    assert point.throughput.output_tokens_per_s == 137067.0
+    assert (cisco.identity.gpu.id, cisco.identity.gpu.count) == ("b300", 16)
+    # LoadGen prints large rates in exponent form: "Tokens per second: 1.0399e+06".
+    amd = results[
+        "closed/AMD/results/9x8xMI355X_2xEPYC_9575F/gpt-oss-120b/Offline/performance/run_1"
+    ]
+    assert amd.points[0].throughput.output_tokens_per_s == 1039900.0
+    server = results[
+        "closed/CoreWeave/results/B200-SXM-180GBx8_TRT/deepseek-r1/Server/performance/run_1"
+    ].points[0]
+    assert server.load.request_rate == 15.0
+    assert (server.ttft_ms.p99, server.tpot_ms.p99) == (805.524387, 63.345952)  # type: ignore[union-attr]
