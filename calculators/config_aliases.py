@@ -62,6 +62,8 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "num_layers": "num_hidden_layers", "moe_topk": "num_experts_per_tok",
         "ffn_hidden_size": "intermediate_size", "expert_ffn_hidden_size": "moe_intermediate_size",
     },
+    # OPT (opt.py): the MLP width is `ffn_dim`; `enable_bias` puts biases on every projection.
+    "opt": {"ffn_dim": "intermediate_size", "enable_bias": "attention_bias"},
     # Step 3 / Step 3.5 (step3_text.py, step3p5.py).
     # Step 3 keeps one KV head whatever num_attention_groups says (Step3TextAttention).
     "step3_text": {
@@ -99,6 +101,11 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "sarvam_mla": {"first_k_dense_replace": 1, "num_shared_experts": 1,
                    "moe_router_enable_expert_bias": True},
     "cohere2_moe": {"tie_word_embeddings": True, "num_shared_experts": 0},
+    # GPTNeoXConfig / OPTConfig / PhiConfig / NemotronConfig (transformers 5.24.0).
+    "gpt_neox": {"attention_bias": True, "tie_word_embeddings": False},
+    "opt": {"enable_bias": True, "tie_word_embeddings": True},
+    "phi": {"tie_word_embeddings": False},
+    "nemotron": {"tie_word_embeddings": False},
     "step3_text": {"num_attention_groups": 1},
     "step3p5": STEP3P5_DEFAULTS,
     # bailing_moe_linear.py's MLA getattr defaults (BailingMoeV25MLAAttention).
@@ -215,6 +222,17 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
     mlp_width_missing = "intermediate_size" not in merged and "hidden_size" in merged
     if model_type in {"gpt2", "bloom", "gptj"} and mlp_width_missing:
         merged["intermediate_size"] = 4 * int_field(merged, "hidden_size", where)
+    if model_type == "opt" and merged.get("word_embed_proj_dim", merged.get("hidden_size")) != (
+        merged.get("hidden_size")
+    ):
+        raise ConfigError(
+            f"{where}word_embed_proj_dim: embeddings narrower than hidden_size, with opt.py's "
+            "project_in/project_out (OPT-350m), are not modelled; expected hidden_size"
+        )
+    if model_type == "phi" and "hidden_size" in merged:
+        # phi.py's PhiMLP: `n_inner`, else 4 × hidden_size (PhiConfig's intermediate_size unread).
+        width = optional_int(merged, "n_inner", where, 0)
+        merged["intermediate_size"] = width or 4 * int_field(merged, "hidden_size", where)
     if model_type == "longcat_flash":
         _longcat_sublayers(merged, where)
     if model_type == "step3p5":

@@ -74,7 +74,8 @@ KNOWN_MODEL_TYPES = frozenset(
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
-        "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear",
+        "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
+        "phi", "nemotron",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -498,10 +499,26 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "bloom": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True, "qkv_bias": True,
               "o_bias": True, "embedding_norm": True, "rotary": False},
     "telechat": {"o_bias": True, "mlp_bias": True, "mlp_input_bias": False},
+    # GPT-NeoX (gpt_neox.py), OPT (opt.py), Phi-1/2 (phi.py): LayerNorms with biases and an
+    # ungated MLP with biases; Phi one norm for its parallel block and an lm_head bias; OPT
+    # learned positions (opt_positions). Nemotron-4 (nemotron.py): LayerNorm1P with biases and
+    # an up/down squared-ReLU MLP.
+    "gpt_neox": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True},
+    "opt": {"gated_mlp": False, "mlp_bias": True, "norm_bias": True, "rotary": False},
+    "phi": {"norms_per_layer": 1, "gated_mlp": False, "mlp_bias": True, "norm_bias": True,
+            "qkv_bias": True, "o_bias": True, "lm_head_bias": True},
+    "nemotron": {"gated_mlp": False, "norm_bias": True},
     "cohere2_moe": {"norms_per_layer": 1},
     # step3_text.py always builds its own lm_head.
     "step3_text": {"tie_word_embeddings": False},
 }  # fmt: skip
+
+
+def _learned_positions(language: Mapping[str, Any], family: str) -> int:
+    """Rows of a learned position table: GPT-2's wpe (n_positions), OPT's embed_positions
+    (max_position_embeddings + 2: OPTLearnedPositionalEmbedding's offset); 0 for the rest."""
+    positions = _max_positions(language, "") or 0
+    return {"gpt2": positions, "opt": positions + 2 if positions else 0}.get(family, 0)
 
 
 def _bias_flags(language: Mapping[str, Any], family: str) -> dict[str, bool]:
@@ -540,11 +557,11 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "attention_output_gate": family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
         "gated_mlp": not nemotron,
-        "mlp_bias": nemotron and bool(language.get("mlp_bias", False)),
+        "mlp_bias": family in ("nemotron_h", "nemotron") and bool(language.get("mlp_bias", False)),
         "single_purpose_layers": nemotron or mixer_only,
         "parallel_mixer": family in ("falcon_h1", "zamba2"),
         # GPT-2's wpe holds a row per position (n_positions); Step 3's shared query width.
-        "position_embeddings": _max_positions(language, "") or 0 if family == "gpt2" else 0,
+        "position_embeddings": _learned_positions(language, family),
         "shared_q_dim": optional_int(language, "share_q_dim", "", 0)
         if family == "step3_text"
         else 0,

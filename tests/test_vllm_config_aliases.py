@@ -292,3 +292,54 @@ def test_every_family_here_gets_a_vllm_plan(config: dict[str, Any], tp: int, pp:
     )
     plan = plan_vllm(parse_config(config), settings)
     assert plan.kv_cache_bytes > 0
+
+
+# Ungated MLPs that the generic reading would have taken as gated (a third more MLP weights):
+# counted as transformers counts them, which public runs print (Pythia-410M 405,334,016;
+# OPT-125m 125,239,296; Phi-2 2,779,683,840, the Hub's figure). Configs: EleutherAI/pythia-410m,
+# facebook/opt-125m, microsoft/phi-2 (their shapes; GPTNeoXConfig/OPTConfig/PhiConfig defaults
+# for the rest).
+PYTHIA_410M: dict[str, Any] = {
+    "model_type": "gpt_neox", "hidden_size": 1024, "num_hidden_layers": 24,
+    "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 50304,
+    "max_position_embeddings": 2048, "rotary_pct": 0.25, "use_parallel_residual": True,
+}  # fmt: skip
+OPT_125M: dict[str, Any] = {
+    "model_type": "opt", "hidden_size": 768, "ffn_dim": 3072, "num_hidden_layers": 12,
+    "num_attention_heads": 12, "vocab_size": 50272, "max_position_embeddings": 2048,
+    "word_embed_proj_dim": 768, "enable_bias": True, "do_layer_norm_before": True,
+}  # fmt: skip
+PHI_2: dict[str, Any] = {
+    "model_type": "phi", "hidden_size": 2560, "intermediate_size": 10240,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 51200,
+    "max_position_embeddings": 2048, "partial_rotary_factor": 0.4,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "total"),
+    [(PYTHIA_410M, 405_334_016), (OPT_125M, 125_239_296), (PHI_2, 2_779_683_840)],
+    ids=["pythia-410m", "opt-125m", "phi-2"],
+)
+def test_ungated_mlp_families_count_exactly(config: dict[str, Any], total: int) -> None:
+    arch = parse_config(config)
+    assert not arch.gated_mlp
+    assert param_counts(arch).total == total
+
+
+def test_opt_learned_positions_carry_its_offset_and_narrow_embeddings_are_refused() -> None:
+    # OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows, replicated.
+    assert parse_config(OPT_125M).position_embeddings == 2050
+    with pytest.raises(ConfigError, match=r"^word_embed_proj_dim: embeddings narrower"):
+        parse_config({**OPT_125M, "hidden_size": 1024, "word_embed_proj_dim": 512})
+
+
+def test_nemotron_4_mlp_is_up_and_down_with_layernorm_biases() -> None:
+    config = {
+        "model_type": "nemotron", "hidden_size": 1024, "intermediate_size": 4096,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 128, "vocab_size": 1000,
+    }  # fmt: skip
+    counts = param_counts(parse_config(config))
+    assert counts.dense_mlp == 2 * 2 * 1024 * 4096
+    assert counts.small == 2 * 2 * 2 * 1024 + 2 * 1024  # LayerNorm1P weight + bias
