@@ -61,10 +61,6 @@ class Precision:
     kv_cache_dtype: KvCacheDtype | None = None
 
 
-FP16 = Precision(dtype="float16")
-FP8_WITH_FP8_KV = Precision(quantization="fp8", kv_cache_dtype="fp8")
-
-
 @dataclass(frozen=True)
 class Deployment:
     """What served, as a row states it: `count` GPUs of a catalog entry (over `nodes` hosts

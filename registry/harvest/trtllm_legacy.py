@@ -22,8 +22,6 @@ from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.markdown_table import row_cells
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
-    FP8_WITH_FP8_KV,
-    FP16,
     Catalogs,
     Deployment,
     fixed_lengths,
@@ -32,7 +30,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.trtllm import TrtllmDocument
-from infermeter.registry.harvest.trtllm_names import GPU_NAMES
+from infermeter.registry.harvest.trtllm_names import GPU_NAMES, PRECISIONS
 from infermeter.registry.models import (
     Result,
     ServingSettings,
@@ -210,9 +208,6 @@ def _revision_in(url: str) -> str | None:
 _Skip = RowSkipped
 
 
-_PRECISIONS = {"FP8": FP8_WITH_FP8_KV, "FP16": FP16}
-
-
 def _conditions(cell: LegacyCell, version: str, sent: int | None) -> str:
     return (
         f"TensorRT-LLM performance overview, 'Throughput Measurements' table: 'All data in the "
@@ -253,7 +248,7 @@ def _result(
         value = float(cell.printed)
     except ValueError:
         raise _Skip(f"value {cell.printed!r} is not a number") from None
-    precision = _PRECISIONS.get(cell.precision)
+    precision = PRECISIONS.get(cell.precision)
     if precision is None:
         raise _Skip(f"precision {cell.precision!r} is neither FP8 nor FP16")
     sent = requests.get((cell.input_len, cell.output_len))

@@ -1,15 +1,24 @@
-"""The names TensorRT-LLM's performance overview uses for GPUs and models, and their catalog ids.
+"""The names TensorRT-LLM's performance overview uses for GPUs, models and precisions, and what
+they stand for (catalog ids, numeric formats).
 
 Kept apart from the readers (`registry.harvest.trtllm`, `trtllm_grid`) so that a new version of
 the page that names a new model is one line here; a new GPU name is a `source_names` line of its
 GPU in the GPU catalog.
 """
 
+from infermeter.registry.harvest.reported import Precision
 from infermeter.registry.harvest.sources import TRTLLM
 
 GPU_NAMES = TRTLLM.gpu_names
 """The source whose GPU names (every layout's: `B200`, `H100 80GB HBM3`, `B300* (beta)`, the RTX
 PRO 6000 tables' label) the GPU catalog lists (`GpuEntry.source_names`)."""
+
+PRECISIONS = {
+    "FP8": Precision(quantization="fp8", kv_cache_dtype="fp8"),
+    "FP16": Precision(dtype="float16"),
+}
+"""What the static and the 0.14-era tables' precision names stand for: FP8 (weights and KV cache
+in FP8) and FP16."""
 
 RTX_SUFFIX = " - RTX 6000 Pro Blackwell Server Edition"
 

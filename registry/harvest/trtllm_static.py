@@ -27,8 +27,6 @@ from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.markdown_table import row_cells
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
-    FP8_WITH_FP8_KV,
-    FP16,
     Catalogs,
     Deployment,
     fixed_lengths,
@@ -37,7 +35,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.trtllm import TrtllmDocument
-from infermeter.registry.harvest.trtllm_names import GPU_NAMES
+from infermeter.registry.harvest.trtllm_names import GPU_NAMES, PRECISIONS
 from infermeter.registry.models import (
     GpuEntry,
     Load,
@@ -218,7 +216,7 @@ def _result(
     kv_evidence = _fp8_kv_cache_evidence(page)
     if cell.precision == "FP8" and kv_evidence is None:
         raise RowSkipped("the page does not say how its FP8 engines store the KV cache")
-    precision = FP8_WITH_FP8_KV if cell.precision == "FP8" else FP16
+    precision = PRECISIONS[cell.precision]
     serving = ServingSettings(tensor_parallel_size=count)
     deployment = Deployment(
         gpu, count, "tensorrt-llm", cell.version, model, precision, None, serving
