@@ -30,14 +30,6 @@ EARLY_COMMIT = "46476bdd0b131264379c633883ba7bf0833c7cde"
 RETRIEVED = "2026-12-01"
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
-
-
 def _harvest(registry: Path, page: Path = PAGE, commit: str = COMMIT) -> dict[str, Result]:
     harvest_amd(page, HarvestOptions(registry, today=RETRIEVED), commit=commit)
     found = {}

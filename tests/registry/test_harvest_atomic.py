@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from registry_helpers import empty_registry, git
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.changeset import ChangeSet
@@ -22,14 +23,6 @@ from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"
-
-
-def _git(root: Path, *arguments: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
-        capture_output=True,
-        check=True,
-    )
 
 
 def _source(tmp_path: Path, edit: dict[str, str] | None = None) -> Path:
@@ -42,17 +35,10 @@ def _source(tmp_path: Path, edit: dict[str, str] | None = None) -> Path:
         for row in rows:
             row["System"] = edit.get(row["System"], row["System"])
         summary.write_text(json.dumps(rows, indent=2), encoding="utf-8")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "excerpt")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "excerpt")
     return repo
-
-
-def _registry(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -78,11 +64,11 @@ def _harvest(source: Path, root: Path, *extra: str) -> tuple[int, str]:
 def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
     tmp_path: Path, dry: bool
 ) -> None:
-    source, root = _source(tmp_path), _registry(tmp_path)
+    source, root = _source(tmp_path), empty_registry(tmp_path / "checkout")
     code, output = _harvest(source, root, "--retrieved", "2026-11-30")
     assert code == 0, output
     # A changed source: every row would be re-harvested (written, old files removed).
-    _git(source, "commit", "-q", "--allow-empty", "-m", "another commit")
+    git(source, "commit", "-q", "--allow-empty", "-m", "another commit")
     before = _snapshot(root)
     code, output = _harvest(source, root, "--retrieved", "2026-13-45", *(["--dry-run"] * dry))
     assert code == 1, output
@@ -96,7 +82,7 @@ def test_harvest_skips_a_row_the_gate_rejects_and_names_it(tmp_path: Path) -> No
     rows = json.loads((V51 / "summary_results.json").read_text(encoding="utf-8"))
     system = rows[0]["System"]
     source = _source(tmp_path, {system: f"{system} <script>alert(1)</script>"})
-    root = _registry(tmp_path)
+    root = empty_registry(tmp_path / "checkout")
     code, dry = _harvest(source, root, "--retrieved", "2026-11-30", "--dry-run")
     assert code == 0, dry
     code, output = _harvest(source, root, "--retrieved", "2026-11-30")

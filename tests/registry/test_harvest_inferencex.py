@@ -6,7 +6,6 @@ InferenceX's utils/process_result.py.
 """
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,6 @@ from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DUMP = REPOSITORY_ROOT / "tests/data/harvest/inferencex-dump"
-
-
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
 
 
 def _results(registry: Path) -> list[Result]:

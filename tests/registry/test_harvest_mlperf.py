@@ -7,11 +7,11 @@ summary still was), with the `mlperf_log_summary.txt` of each row that reaches i
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from registry_helpers import git
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
@@ -34,32 +34,14 @@ AMD_SERVER = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Server"
 AMD_SERVER_99 = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Server"
 
 
-def _git(root: Path, *arguments: str) -> str:
-    completed = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return completed.stdout.strip()
-
-
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
-
-
 @pytest.fixture
 def source_repo(tmp_path: Path) -> Path:
     """The v5.1 excerpt as a real git repository."""
     repo = tmp_path / "inference_results_v5.1"
     shutil.copytree(V51, repo)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "excerpt")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "excerpt")
     return repo
 
 
@@ -113,7 +95,7 @@ def test_harvest_keeps_what_mlperf_requires_to_show_a_result(
 ) -> None:
     harvest_mlperf(source_repo, "5.1", _options(registry))
     source = _results(registry)["5.1-0001 llama2-70b-99.9 Server"].source  # type: ignore[attr-defined]
-    commit = _git(source_repo, "rev-parse", "HEAD")
+    commit = git(source_repo, "rev-parse", "HEAD")
     assert source.revision == commit
     assert source.url == (
         f"https://github.com/mlcommons/inference_results_v5.1/tree/{commit}/{AMD_SERVER}"
@@ -172,7 +154,7 @@ def test_harvest_twice_changes_nothing_and_a_new_commit_is_a_correction(
     for folder in (AMD_SERVER, AMD_SERVER_99):
         log = source_repo / folder / "performance/run_1/mlperf_log_summary.txt"
         log.write_text(log.read_text().replace("target_qps : 83.5", "target_qps : 83.4"))
-    _git(source_repo, "commit", "-q", "-am", "a later commit")
+    git(source_repo, "commit", "-q", "-am", "a later commit")
     later = harvest_mlperf(source_repo, "5.1", _options(registry, today="2027-03-01"))
     # A new commit changes every row's URL; each replaces its old file with a correction.
     assert len(later.changed) == len(first.added)
@@ -329,14 +311,14 @@ def test_a_run_filed_twice_before_is_corrected_to_one(source_repo: Path, registr
     log_99 = source_repo / AMD_SERVER_99 / "performance/run_1/mlperf_log_summary.txt"
     same = log_99.read_text()
     log_99.write_text(same.replace("target_qps : 83.5", "target_qps : 83.0"))
-    _git(source_repo, "commit", "-q", "-am", "two runs")
+    git(source_repo, "commit", "-q", "-am", "two runs")
     first = harvest_mlperf(source_repo, "5.1", _options(registry))
     assert len(first.added) == 14  # the Server rows are two runs here
-    _git(registry, "init", "-q", "-b", "main")
-    _git(registry, "add", ".")
-    _git(registry, "commit", "-q", "-m", "merged")
+    git(registry, "init", "-q", "-b", "main")
+    git(registry, "add", ".")
+    git(registry, "commit", "-q", "-m", "merged")
     log_99.write_text(same)
-    _git(source_repo, "commit", "-q", "-am", "one run")
+    git(source_repo, "commit", "-q", "-am", "one run")
     later = harvest_mlperf(source_repo, "5.1", _options(registry))
     assert later.added == []
     results = _results(registry)

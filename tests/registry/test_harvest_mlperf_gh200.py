@@ -10,6 +10,8 @@ rows stay skipped: their LoadGen logs infer tokens/s from samples/s.
 import shutil
 from pathlib import Path
 
+from registry_helpers import empty_registry
+
 from infermeter.registry.catalog import load_gpus
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.store import read_result
@@ -26,9 +28,7 @@ def test_the_catalog_states_the_96_gb_part_from_its_sources() -> None:
 
 
 def test_gh200_96gb_rows_are_harvested_and_match_the_registry(tmp_path: Path) -> None:
-    registry = tmp_path / "checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", registry / "registry/catalogs")
-    (registry / "registry/results").mkdir()
+    registry = empty_registry(tmp_path / "checkout")
     report = harvest_mlperf(
         EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), commit=COMMIT
     )
@@ -56,9 +56,7 @@ def test_the_precision_is_what_ran_not_the_starting_weights(tmp_path: Path) -> N
     """The rows declare fp16 (the starting weights); their measurement files say the weights
     were quantized and QCT's configurations set use_fp8: FP8 ran. 138 GB of FP16 weights
     cannot fit one GH200 96 GB, which validation refuses when the evidence is not read."""
-    registry = tmp_path / "checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", registry / "registry/catalogs")
-    (registry / "registry/results").mkdir()
+    registry = empty_registry(tmp_path / "checkout")
     report = harvest_mlperf(
         EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), commit=COMMIT
     )
@@ -70,9 +68,7 @@ def test_the_precision_is_what_ran_not_the_starting_weights(tmp_path: Path) -> N
     shutil.copytree(EXCERPT, without)
     for folder in ("measurements", "configs"):
         shutil.rmtree(without / "closed/Quanta_Cloud_Technology" / folder)
-    declared = tmp_path / "declared"
-    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", declared / "registry/catalogs")
-    (declared / "registry/results").mkdir()
+    declared = empty_registry(tmp_path / "declared")
     fp16 = harvest_mlperf(
         without, "4.1", HarvestOptions(declared, today="2026-12-01"), commit=COMMIT
     )

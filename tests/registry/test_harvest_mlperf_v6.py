@@ -8,10 +8,7 @@ too large to bring here; the bytes were read from the fork gbeezybez/inference_r
 repository at ab33b214 and say where the bytes were read.
 """
 
-import shutil
 from pathlib import Path
-
-import pytest
 
 from infermeter.registry.harvest.mlperf_log import conf_percentile
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup
@@ -39,14 +36,6 @@ def _harvest(root: Path, today: str = RETRIEVED) -> tuple[object, dict[str, Resu
         mlperf = result.source.mlperf  # type: ignore[union-attr]
         found[f"{mlperf.result_id} {mlperf.benchmark} {mlperf.scenario}"] = result
     return report, found
-
-
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", root / "registry/catalogs")
-    (root / "registry/results").mkdir()
-    return root
 
 
 def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:

@@ -14,10 +14,10 @@ source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
+from registry_helpers import empty_registry
 
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
@@ -51,9 +51,7 @@ def _harvest(root: Path, today: str = "2026-12-02") -> tuple[object, dict[str, R
 @pytest.fixture(scope="module")
 def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
     """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    root = tmp_path_factory.mktemp("v61") / "checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry/catalogs", root / "registry/catalogs")
-    (root / "registry/results").mkdir()
+    root = empty_registry(tmp_path_factory.mktemp("v61") / "checkout")
     report, results = _harvest(root)
     return root, report, results
 

@@ -27,14 +27,6 @@ COMMIT = "03e27c7d5ff0c6e89f8328838c0a8e64f1b34f9d"
 RETRIEVED = "2026-12-01"
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
-
-
 def _harvest(registry: Path, page: Path = PAGE) -> dict[str, Result]:
     harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
     found = {}

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from registry_helpers import empty_registry
 
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
@@ -27,15 +28,9 @@ COMMIT = "00f37686aa854010d68bcbd0f4ab000221541ca6"
 RETRIEVED = "2026-12-01"
 
 
-def _registry(root: Path) -> Path:
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
-
-
 @pytest.fixture(scope="module")
 def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, HarvestReport]:
-    registry = _registry(tmp_path_factory.mktemp("trtllm-1.0") / "checkout")
+    registry = empty_registry(tmp_path_factory.mktemp("trtllm-1.0") / "checkout")
     return registry, harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED))
 
 
@@ -121,7 +116,7 @@ def test_registry_files_match_the_pinned_1_0_excerpt(harvested: tuple[Path, Harv
 
 
 def test_a_folder_of_versions_twice_changes_nothing(tmp_path: Path) -> None:
-    registry = _registry(tmp_path / "checkout")
+    registry = empty_registry(tmp_path / "checkout")
     folder = tmp_path / "versions"
     folder.mkdir()
     for name in ("performance-77d24b5f.md", "perf-overview-03e27c7d.md"):
@@ -133,7 +128,7 @@ def test_a_folder_of_versions_twice_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
-    registry = _registry(tmp_path / "checkout")
+    registry = empty_registry(tmp_path / "checkout")
     folder = tmp_path / "versions"
     folder.mkdir()
     text = PAGE.read_text(encoding="utf-8")
@@ -150,7 +145,7 @@ STATIC_PAGE = PAGES / "performance-77d24b5f.md"
 def test_static_batches_of_0_6_are_static_batch_points_of_their_batch_size(tmp_path: Path) -> None:
     """docs/source/performance.md at 77d24b5f: static batches (not closed loops: the page does
     not say a new request enters as one finishes), per GPU, per-table release."""
-    registry = _registry(tmp_path / "checkout")
+    registry = empty_registry(tmp_path / "checkout")
     report = harvest_trtllm(STATIC_PAGE, HarvestOptions(registry, today=RETRIEVED))
     assert len(report.added) == 12 + 8  # 8: LLaMA 7B, the page's Llama2-7b benchmark
     reasons = dict(report.skipped)
@@ -195,7 +190,7 @@ def test_a_fork_s_copy_of_the_0_20_grids_is_unofficial_and_stored_as_printed(
     tmp_path: Path,
 ) -> None:
     """The 0.20 layout (a GPU × TP grid per model), read from a fork: unofficial, the fork cited."""
-    registry = _registry(tmp_path / "checkout")
+    registry = empty_registry(tmp_path / "checkout")
     report = harvest_trtllm(FORK_PAGE, HarvestOptions(registry, today=RETRIEVED))
     assert (len(report.added), report.skipped) == (180, [])
     results = {}
@@ -233,7 +228,7 @@ FORK_014_PAGE = PAGES / "perf-overview-e00d4e65-fork.md"
 
 def test_the_0_14_table_tells_a_gpu_s_two_precisions_apart(tmp_path: Path) -> None:
     """The 0.14 variant of the single table (bold headers; model, ISL/OSL, TP), from a fork."""
-    registry = _registry(tmp_path / "checkout")
+    registry = empty_registry(tmp_path / "checkout")
     # A cell an earlier transcription (2026-11-30) filed in its own words is the same source row:
     # harvesting replaces it, with a correction.
     early = PAGES / "early-0.14-transcription-34c924569fd9.json"
@@ -294,7 +289,7 @@ def test_the_0_14_table_tells_a_gpu_s_two_precisions_apart(tmp_path: Path) -> No
 def test_the_0_9_static_page_of_a_fork_is_static_batches_and_says_where_its_fp8_kv_is_stated(
     tmp_path: Path,
 ) -> None:
-    registry = _registry(tmp_path / "checkout")
+    registry = empty_registry(tmp_path / "checkout")
     page = PAGES / "perf-overview-6ad7cf1b-fork.md"
     report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED))
     assert len(report.added) == 24 + 12  # 12: LLaMA 7B, the page's Llama2-7b benchmark
@@ -330,7 +325,7 @@ def test_a_static_table_headed_without_per_gpu_is_skipped(tmp_path: Path) -> Non
     tail = tail.replace("| Throughput (out tok/s/GPU) |", "| Throughput (out tok/s) |", 1)
     page = tmp_path / "relabelled.md"
     page.write_text(head + "### L40S GPUs" + tail, encoding="utf-8")
-    report = harvest_trtllm(page, HarvestOptions(_registry(tmp_path / "r"), today=RETRIEVED))
+    report = harvest_trtllm(page, HarvestOptions(empty_registry(tmp_path / "r"), today=RETRIEVED))
     assert len(report.added) == 8 + 4  # the H100 cells only (4 of them LLaMA 7B)
     reason = dict(report.skipped)["trtllm 77d24b5fa178 static table L40S FP8 unit "
                                   "'Throughput (out tok/s)'"]  # fmt: skip

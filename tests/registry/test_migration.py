@@ -7,11 +7,11 @@ measured example as it was written by version 1.
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from registry_helpers import git
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.errors import InvalidFileError
@@ -94,25 +94,15 @@ def invoke(*args: str) -> Result:
     return outcome
 
 
-def _git(root: Path, *arguments: str) -> str:
-    completed = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return completed.stdout
-
-
 @pytest.fixture
 def v1_registry(tmp_path: Path) -> Path:
     """A git registry whose main branch holds a merged version-1 file."""
     folder = tmp_path / "registry/results/h200-sxm/llama-3.1-70b-instruct"
     folder.mkdir(parents=True)
     shutil.copy(OFFLINE_V1, folder / OFFLINE_V1.name)
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "merge a version-1 result")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "merge a version-1 result")
     return tmp_path
 
 
@@ -125,15 +115,15 @@ def test_migrate_moves_the_file_and_validates_against_the_base(v1_registry: Path
     assert (item.old_path, item.from_version, item.to_version) == (old, 1, 2)
     assert not old.exists()
     assert item.new_path == root / result_path(read_result(item.new_path))
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "migrate")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "migrate")
     report = validate_paths(base="main~0", registry_root=root)
     assert report.ok, [str(problem) for problem in report.problems]
     report = validate_paths(base="main~1", registry_root=root)
     assert report.ok, [str(problem) for problem in report.problems]
     # Twice changes nothing.
     assert migrate_paths([], root) == []
-    assert _git(root, "status", "--porcelain") == ""
+    assert git(root, "status", "--porcelain") == ""
 
 
 def test_an_edited_migration_is_still_a_change(v1_registry: Path) -> None:

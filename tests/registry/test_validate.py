@@ -4,7 +4,6 @@ own reason, and the registry's files are guarded against duplicates and edits af
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from registry_helpers import git
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.checks.history import GitError, UnknownRevisionError
@@ -333,16 +333,6 @@ def test_validate_duplicates_within_the_registry(tmp_path: Path) -> None:
 # --- immutability against a git base ------------------------------------------------------
 
 
-def _git(root: Path, *arguments: str) -> str:
-    completed = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return completed.stdout
-
-
 def _corrections(root: Path, *entries: dict[str, str]) -> None:
     text = yaml.safe_dump({"schema_version": 1, "corrections": list(entries)}, sort_keys=False)
     (root / "registry/corrections.yaml").write_text(text, encoding="utf-8")
@@ -352,12 +342,12 @@ def _corrections(root: Path, *entries: dict[str, str]) -> None:
 def merged(tmp_path: Path) -> tuple[Path, Path, Result]:
     """A registry repository whose first commit holds one merged result."""
     root = _registry(tmp_path / "repo")
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     result = _result()
     path = write_result(result, root)
     _corrections(root)
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "merge a result")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "merge a result")
     return root, path, result
 
 
@@ -374,9 +364,9 @@ def test_validate_unchanged_registry_against_base(merged: tuple[Path, Path, Resu
 
 def test_validate_changed_merged_result_is_an_error(merged: tuple[Path, Path, Result]) -> None:
     root, path, result = merged
-    _git(root, "checkout", "-q", "-b", "edit")
+    git(root, "checkout", "-q", "-b", "edit")
     path.write_text(path.read_text().replace("example-contributor", "edited"), encoding="utf-8")
-    _git(root, "commit", "-q", "-am", "edit a merged result")
+    git(root, "commit", "-q", "-am", "edit a merged result")
     relative = path.relative_to(root).as_posix()
     assert _immutability(root) == [
         f"{relative}: changed since main, but merged results are immutable: append a correction "
@@ -455,7 +445,7 @@ def test_validate_corrections_file_is_append_only(merged: tuple[Path, Path, Resu
     root, _path, result = merged
     entry = {"result_id": result.id, "kind": "withdrawal", "date": "2025-06-01", "reason": "a"}
     _corrections(root, entry)
-    _git(root, "commit", "-q", "-am", "withdraw")
+    git(root, "commit", "-q", "-am", "withdraw")
     _corrections(root, {**entry, "reason": "rewritten"})
     assert _immutability(root, "HEAD") == [
         "registry/corrections.yaml: corrections[0]: an entry merged before was changed "
