@@ -7,14 +7,14 @@ snapshot of the repository).
 """
 
 import hashlib
-import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from cli_helpers import invoke
+from registry_helpers import assert_rerun_changes_nothing, edited_copy
 
-from infermeter.bench.cli.main import main
 from infermeter.registry.catalog import load_prices
 from infermeter.registry.harvest.azure_retail import (
     PRICE_FILE,
@@ -48,37 +48,22 @@ H200_SPOT_SKIPPED = [
 ]
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    catalogs = root / "registry" / "catalogs"
-    catalogs.mkdir(parents=True)
-    shutil.copy(REPOSITORY_ROOT / "registry" / "catalogs" / "gpus.yaml", catalogs)
-    return root
-
-
 def test_the_pinned_excerpts_are_the_ones_read() -> None:
     found = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in DATA.iterdir()}
     assert found == EXCERPT_SHA256
 
 
-def test_harvest_afresh_equals_the_registry_byte_for_byte(registry: Path) -> None:
-    report = harvest_azure_retail(DATA, HarvestOptions(registry))
-    fresh = (registry / PRICE_FILE).read_text(encoding="utf-8")
+def test_harvest_afresh_equals_the_registry_byte_for_byte(price_registry: Path) -> None:
+    report = harvest_azure_retail(DATA, HarvestOptions(price_registry))
+    fresh = (price_registry / PRICE_FILE).read_text(encoding="utf-8")
     assert fresh == (REPOSITORY_ROOT / PRICE_FILE).read_text(encoding="utf-8")
     assert len(report.added) == 26
     assert sorted(report.skipped) == H200_SPOT_SKIPPED
 
 
-def test_harvest_twice_changes_nothing(registry: Path) -> None:
-    first = harvest_azure_retail(DATA, HarvestOptions(registry))
-    text = (registry / PRICE_FILE).read_text(encoding="utf-8")
-    second = harvest_azure_retail(DATA, HarvestOptions(registry))
-    assert (registry / PRICE_FILE).read_text(encoding="utf-8") == text
-    assert second.unchanged == first.added
-    assert not second.added
-    assert not second.changed
-    assert not second.removed
+def test_harvest_twice_changes_nothing(price_registry: Path) -> None:
+    harvest = partial(harvest_azure_retail, DATA, HarvestOptions(price_registry))
+    assert_rerun_changes_nothing(harvest, price_registry / PRICE_FILE)
 
 
 def test_every_price_is_the_cheapest_regions_item_per_gpu() -> None:
@@ -126,21 +111,17 @@ def test_the_mi300x_a100_pcie_and_h100_nvl_get_dated_official_discounts() -> Non
 
 
 def _copy_with(tmp_path: Path, old: str, new: str) -> Path:
-    text = NORTH_EUROPE.read_text(encoding="utf-8")
-    assert old in text
-    path = tmp_path / NORTH_EUROPE.name
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    return path
+    return edited_copy(tmp_path, NORTH_EUROPE, old, new, 1)
 
 
 def test_a_windows_item_and_an_unknown_size_are_skipped_with_their_reasons(
-    registry: Path, tmp_path: Path
+    price_registry: Path, tmp_path: Path
 ) -> None:
     path = _copy_with(tmp_path, '"NCads A100 v4 Series Linux"', '"NCads A100 v4 Series Windows"')
     text = path.read_text(encoding="utf-8").replace('"ND96isrMI300Xv5 Spot",\n"unit', '"X",\n"unit')
     low = '"skuName": "Standard_NC96ads_A100_v4 Spot"'
     path.write_text(text.replace(low, low[:-1] + ' Low Priority"'), encoding="utf-8")
-    report = harvest_azure_retail(path, HarvestOptions(registry))
+    report = harvest_azure_retail(path, HarvestOptions(price_registry))
     reasons = {reason for _, reason in report.skipped}
     assert reasons == {
         "a Windows price (licence included)",
@@ -148,7 +129,7 @@ def test_a_windows_item_and_an_unknown_size_are_skipped_with_their_reasons(
         "a Batch low-priority price (not read: Spot is the interruptible VM)",
         "not below on-demand",  # ND H200 v5's Spot items, as in every region
     }
-    ids = [p["id"] for p in yaml.safe_load((registry / PRICE_FILE).read_text())["prices"]]
+    ids = [p["id"] for p in yaml.safe_load((price_registry / PRICE_FILE).read_text())["prices"]]
     assert "azure-retail-standard-nd96isr-mi300x-v5-interruptible" not in ids
     assert "azure-retail-standard-nd96isr-mi300x-v5-on-demand" in ids
 
@@ -159,11 +140,16 @@ def test_an_undated_excerpt_is_refused(tmp_path: Path) -> None:
         read_retail_excerpt(path)
 
 
-def test_a_bad_excerpt_is_one_line_naming_the_file(registry: Path, tmp_path: Path) -> None:
+def test_a_bad_excerpt_is_one_line_naming_the_file(price_registry: Path, tmp_path: Path) -> None:
     path = _copy_with(tmp_path, '"unitOfMeasure": "1 Hour",', '"unitOfMeasure": "1 Hour"')
-    result = CliRunner().invoke(
-        main,
-        ["registry", "harvest", "azure-retail", "--from", str(path), "--registry", str(registry)],
+    result = invoke(
+        "registry",
+        "harvest",
+        "azure-retail",
+        "--from",
+        str(path),
+        "--registry",
+        str(price_registry),
     )
     assert result.exit_code == 1
     (line,) = result.output.strip().splitlines()

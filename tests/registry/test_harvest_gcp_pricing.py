@@ -6,14 +6,14 @@ file's order (read from a git snapshot of the repository).
 """
 
 import hashlib
-import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from cli_helpers import invoke
+from registry_helpers import assert_rerun_changes_nothing, edited_copy
 
-from infermeter.bench.cli.main import main
 from infermeter.registry.catalog import load_prices
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.gcp_pricing import (
@@ -31,36 +31,21 @@ EXCERPT = DATA / "pricing-fd66b26f.yml"
 EXCERPT_SHA256 = "172f4f27e4d3aafacffb7626124f0fdbb50c6ba062cbfa4ad3c654d514e67b86"
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    catalogs = root / "registry" / "catalogs"
-    catalogs.mkdir(parents=True)
-    shutil.copy(REPOSITORY_ROOT / "registry" / "catalogs" / "gpus.yaml", catalogs)
-    return root
-
-
 def test_the_pinned_excerpt_is_the_one_read() -> None:
     assert hashlib.sha256(EXCERPT.read_bytes()).hexdigest() == EXCERPT_SHA256
 
 
-def test_harvest_afresh_equals_the_registry_byte_for_byte(registry: Path) -> None:
-    report = harvest_gcp_pricing(DATA, HarvestOptions(registry))
-    fresh = (registry / PRICE_FILE).read_text(encoding="utf-8")
+def test_harvest_afresh_equals_the_registry_byte_for_byte(price_registry: Path) -> None:
+    report = harvest_gcp_pricing(DATA, HarvestOptions(price_registry))
+    fresh = (price_registry / PRICE_FILE).read_text(encoding="utf-8")
     assert fresh == (REPOSITORY_ROOT / PRICE_FILE).read_text(encoding="utf-8")
     assert len(report.added) == 14
     assert not report.skipped
 
 
-def test_harvest_twice_changes_nothing(registry: Path) -> None:
-    first = harvest_gcp_pricing(DATA, HarvestOptions(registry))
-    text = (registry / PRICE_FILE).read_text(encoding="utf-8")
-    second = harvest_gcp_pricing(DATA, HarvestOptions(registry))
-    assert (registry / PRICE_FILE).read_text(encoding="utf-8") == text
-    assert second.unchanged == first.added
-    assert not second.added
-    assert not second.changed
-    assert not second.removed
+def test_harvest_twice_changes_nothing(price_registry: Path) -> None:
+    harvest = partial(harvest_gcp_pricing, DATA, HarvestOptions(price_registry))
+    assert_rerun_changes_nothing(harvest, price_registry / PRICE_FILE)
 
 
 def test_every_price_of_the_excerpt_is_in_the_registry() -> None:
@@ -100,11 +85,7 @@ def test_h100_spot_and_committed_prices_are_dated_official_discounts() -> None:
 
 
 def _copy_with(tmp_path: Path, old: str, new: str) -> Path:
-    text = EXCERPT.read_text(encoding="utf-8")
-    assert old in text
-    path = tmp_path / EXCERPT.name
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    return path
+    return edited_copy(tmp_path, EXCERPT, old, new)
 
 
 def test_a_date_line_not_the_files_generated_day_is_refused(tmp_path: Path) -> None:
@@ -113,28 +94,27 @@ def test_a_date_line_not_the_files_generated_day_is_refused(tmp_path: Path) -> N
         read_pricing_excerpt(path)
 
 
-def test_a_discount_not_below_on_demand_is_skipped(registry: Path, tmp_path: Path) -> None:
+def test_a_discount_not_below_on_demand_is_skipped(price_registry: Path, tmp_path: Path) -> None:
     path = _copy_with(tmp_path, "hour_spot: 50.6095408219178", "hour_spot: 88.4899999025753")
-    harvest_gcp_pricing(path, HarvestOptions(registry))
-    ids = [p["id"] for p in yaml.safe_load((registry / PRICE_FILE).read_text())["prices"]]
+    harvest_gcp_pricing(path, HarvestOptions(price_registry))
+    ids = [p["id"] for p in yaml.safe_load((price_registry / PRICE_FILE).read_text())["prices"]]
     assert "gcp-pricing-a3-highgpu-8g-interruptible" not in ids
     assert "gcp-pricing-a3-highgpu-8g-on-demand" in ids
 
 
 def test_a_machine_naming_no_catalog_gpu_is_skipped_with_its_reason(
-    registry: Path, tmp_path: Path
+    price_registry: Path, tmp_path: Path
 ) -> None:
     path = _copy_with(tmp_path, "      h100-80gb: 8\n", "      h100-80gb-mega: 8\n")
-    report = harvest_gcp_pricing(path, HarvestOptions(registry))
+    report = harvest_gcp_pricing(path, HarvestOptions(price_registry))
     assert ("gcp/a3-highgpu-8g", "machine type 'a3-highgpu-8g' names no catalog GPU "
             "(source gcp-pricing)") in report.skipped  # fmt: skip
 
 
-def test_a_bad_excerpt_is_one_line_naming_the_file(registry: Path, tmp_path: Path) -> None:
+def test_a_bad_excerpt_is_one_line_naming_the_file(price_registry: Path, tmp_path: Path) -> None:
     path = _copy_with(tmp_path, "  generated: Thu Jul 30 06:13:17 2026", "  generated: soon")
-    result = CliRunner().invoke(
-        main,
-        ["registry", "harvest", "gcp-pricing", "--from", str(path), "--registry", str(registry)],
+    result = invoke(
+        "registry", "harvest", "gcp-pricing", "--from", str(path), "--registry", str(price_registry)
     )
     assert result.exit_code == 1
     (line,) = result.output.strip().splitlines()

@@ -7,13 +7,13 @@ verbatim (read file by file: the repository is too large to clone here).
 
 import csv
 import io
-import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke
+from registry_helpers import assert_rerun_changes_nothing, edited_copy
 
-from infermeter.bench.cli.main import main
 from infermeter.registry.catalog import gpu_named, load_catalog, load_gpus, load_prices
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.run import HarvestOptions
@@ -27,33 +27,18 @@ EXCERPTS = sorted(DATA.glob("*.csv"))
 GPUS = load_gpus()
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    catalogs = root / "registry" / "catalogs"
-    catalogs.mkdir(parents=True)
-    shutil.copy(REPOSITORY_ROOT / "registry" / "catalogs" / "gpus.yaml", catalogs)
-    return root
-
-
-def test_harvest_afresh_equals_the_registry_byte_for_byte(registry: Path) -> None:
+def test_harvest_afresh_equals_the_registry_byte_for_byte(price_registry: Path) -> None:
     """Re-read every pinned excerpt: the price file it makes is the one the registry holds."""
-    report = harvest_skypilot(DATA, HarvestOptions(registry))
-    fresh = (registry / PRICE_FILE).read_text(encoding="utf-8")
+    report = harvest_skypilot(DATA, HarvestOptions(price_registry))
+    fresh = (price_registry / PRICE_FILE).read_text(encoding="utf-8")
     assert fresh == (REPOSITORY_ROOT / PRICE_FILE).read_text(encoding="utf-8")
     assert len(report.added) >= 50
     assert not report.skipped
 
 
-def test_harvest_twice_changes_nothing(registry: Path) -> None:
-    first = harvest_skypilot(DATA, HarvestOptions(registry))
-    text = (registry / PRICE_FILE).read_text(encoding="utf-8")
-    second = harvest_skypilot(DATA, HarvestOptions(registry))
-    assert (registry / PRICE_FILE).read_text(encoding="utf-8") == text
-    assert second.unchanged == first.added
-    assert not second.added
-    assert not second.changed
-    assert not second.removed
+def test_harvest_twice_changes_nothing(price_registry: Path) -> None:
+    harvest = partial(harvest_skypilot, DATA, HarvestOptions(price_registry))
+    assert_rerun_changes_nothing(harvest, price_registry / PRICE_FILE)
 
 
 @pytest.mark.parametrize("excerpt", EXCERPTS, ids=[path.name for path in EXCERPTS])
@@ -112,65 +97,46 @@ def test_undated_file_gives_prices_dated_only_by_reading() -> None:
     assert "undated" in (verda.notes or "")
 
 
-def _copy_with(tmp_path: Path, source: Path, old: str, new: str) -> Path:
-    text = source.read_text(encoding="utf-8")
-    assert old in text
-    path = tmp_path / source.name
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    return path
-
-
-def test_spot_price_not_below_on_demand_is_skipped(registry: Path, tmp_path: Path) -> None:
+def test_spot_price_not_below_on_demand_is_skipped(price_registry: Path, tmp_path: Path) -> None:
     # Verda's 1× H100 row, its spot price raised to its on-demand price
-    excerpt = _copy_with(tmp_path, DATA / "verda-vms-000c1d0b.csv", "2.29,0.8015", "2.29,2.29")
-    harvest_skypilot(excerpt, HarvestOptions(registry))
-    prices = load_catalog(registry / PRICE_FILE, PriceCatalog).prices
+    excerpt = edited_copy(tmp_path, DATA / "verda-vms-000c1d0b.csv", "2.29,0.8015", "2.29,2.29")
+    harvest_skypilot(excerpt, HarvestOptions(price_registry))
+    prices = load_catalog(price_registry / PRICE_FILE, PriceCatalog).prices
     ids = {price.id for price in prices}
     assert "skypilot-verda-1h100-80s-32v-on-demand" in ids
     assert "skypilot-verda-1h100-80s-32v-interruptible" not in ids
 
 
-def test_unmapped_accelerator_is_skipped_with_its_reason(registry: Path, tmp_path: Path) -> None:
-    excerpt = _copy_with(tmp_path, DATA / "hyperstack-vms-fdc9d908.csv", ",L40,1,", ",L40X,1,")
-    report = harvest_skypilot(excerpt, HarvestOptions(registry))
+def test_unmapped_accelerator_is_skipped_with_its_reason(
+    price_registry: Path, tmp_path: Path
+) -> None:
+    excerpt = edited_copy(tmp_path, DATA / "hyperstack-vms-fdc9d908.csv", ",L40,1,", ",L40X,1,")
+    report = harvest_skypilot(excerpt, HarvestOptions(price_registry))
     assert report.skipped == [
         ("hyperstack/n3-L40x1/CANADA-1", "accelerator 'L40X' is not mapped to a catalog GPU")
     ]
 
 
-def test_excerpt_without_date_line_is_one_line_error(registry: Path, tmp_path: Path) -> None:
+def test_excerpt_without_date_line_is_one_line_error(price_registry: Path, tmp_path: Path) -> None:
     source = DATA / "oci-vms-05887511.csv"
     date_line = source.read_text(encoding="utf-8").splitlines()[1]
-    excerpt = _copy_with(tmp_path, source, date_line + "\n", "")
+    excerpt = edited_copy(tmp_path, source, date_line + "\n", "")
     with pytest.raises(HarvestError, match="lack '# date: …'"):
-        harvest_skypilot(excerpt, HarvestOptions(registry))
-    result = CliRunner().invoke(
-        main,
-        ["registry", "harvest", "skypilot", "--from", str(excerpt), "--registry", str(registry)],
+        harvest_skypilot(excerpt, HarvestOptions(price_registry))
+    result = invoke(
+        "registry", "harvest", "skypilot", "--from", str(excerpt), "--registry", str(price_registry)
     )
     assert result.exit_code == 1
     assert result.output.count("\n") == 1
     assert excerpt.name in result.output
 
 
-def test_cli_json_report(registry: Path) -> None:
-    result = CliRunner().invoke(
-        main,
-        [
-            "registry",
-            "harvest",
-            "skypilot",
-            "--from",
-            str(DATA),
-            "--registry",
-            str(registry),
-            "--json",
-            "--dry-run",
-        ],
-    )
+def test_cli_json_report(price_registry: Path) -> None:
+    where = ("--from", str(DATA), "--registry", str(price_registry))
+    result = invoke("registry", "harvest", "skypilot", *where, "--json", "--dry-run")
     assert result.exit_code == 0, result.output
     assert '"added"' in result.output
-    assert not (registry / PRICE_FILE).exists()
+    assert not (price_registry / PRICE_FILE).exists()
 
 
 def test_excerpt_rows_are_csv_the_header_names() -> None:
