@@ -142,15 +142,8 @@ def test_an_undated_excerpt_is_refused(tmp_path: Path) -> None:
 
 def test_a_bad_excerpt_is_one_line_naming_the_file(price_registry: Path, tmp_path: Path) -> None:
     path = _copy_with(tmp_path, '"unitOfMeasure": "1 Hour",', '"unitOfMeasure": "1 Hour"')
-    result = invoke(
-        "registry",
-        "harvest",
-        "azure-retail",
-        "--from",
-        str(path),
-        "--registry",
-        str(price_registry),
-    )
+    where = ("--from", str(path), "--registry", str(price_registry))
+    result = invoke("registry", "harvest", "azure-retail", *where)
     assert result.exit_code == 1
     (line,) = result.output.strip().splitlines()
     assert str(path) in line
