@@ -62,6 +62,16 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "num_layers": "num_hidden_layers", "moe_topk": "num_experts_per_tok",
         "ffn_hidden_size": "intermediate_size", "expert_ffn_hidden_size": "moe_intermediate_size",
     },
+    # ChatGLM / GLM-4 (chatglm.py; vLLM's ChatGLMConfig): its Megatron-style names.
+    "chatglm": {
+        "num_layers": "num_hidden_layers", "ffn_hidden_size": "intermediate_size",
+        "padded_vocab_size": "vocab_size", "seq_length": "max_position_embeddings",
+    },
+    # Falcon (falcon.py): RWConfig's names of the older checkpoints.
+    "falcon": {
+        "n_embed": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+        "n_head_kv": "num_kv_heads",
+    },
     # OPT (opt.py): the MLP width is `ffn_dim`; `enable_bias` puts biases on every projection.
     "opt": {"ffn_dim": "intermediate_size", "enable_bias": "attention_bias"},
     # Step 3 / Step 3.5 (step3_text.py, step3p5.py).
@@ -105,6 +115,12 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "gpt_neox": {"attention_bias": True, "tie_word_embeddings": False},
     "opt": {"enable_bias": True, "tie_word_embeddings": True},
     "phi": {"tie_word_embeddings": False},
+    # FalconConfig (transformers 5.24.0).
+    "falcon": {"multi_query": True, "parallel_attn": True, "bias": False, "alibi": False,
+               "new_decoder_architecture": False, "tie_word_embeddings": True},
+    # vLLM's ChatGLMConfig (transformers_utils/configs/chatglm.py).
+    "chatglm": {"multi_query_attention": False, "multi_query_group_num": 1, "rmsnorm": True,
+                "add_bias_linear": False, "add_qkv_bias": False, "tie_word_embeddings": False},
     "nemotron": {"tie_word_embeddings": False},
     "step3_text": {"num_attention_groups": 1},
     "step3p5": STEP3P5_DEFAULTS,
@@ -213,6 +229,37 @@ def _longcat_sublayers(merged: dict[str, Any], where: str) -> None:
     merged["shared_expert_intermediate_size"] = int_field(merged, "intermediate_size", where)
 
 
+def _falcon_shape(merged: dict[str, Any], where: str) -> None:
+    """falcon.py's FalconAttention and FalconMLP: KV heads `num_kv_heads` with the new decoder
+    architecture (Falcon-40B/180B), one with `multi_query` (Falcon-7B), else one a head; the MLP
+    4 x hidden_size whatever ffn_hidden_size says."""
+    if "hidden_size" not in merged or "num_attention_heads" not in merged:
+        return
+    heads = int_field(merged, "num_attention_heads", where)
+    if merged.get("new_decoder_architecture"):
+        merged["num_key_value_heads"] = optional_int(merged, "num_kv_heads", where, heads)
+    else:
+        merged["num_key_value_heads"] = 1 if merged.get("multi_query") else heads
+    merged["intermediate_size"] = 4 * int_field(merged, "hidden_size", where)
+
+
+def falcon_block(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Falcon's decoder block (falcon.py's FalconDecoderLayer): LayerNorms with biases, two
+    (ln_attn, ln_mlp) with the new decoder architecture or `num_ln_in_parallel_attn` 2, one
+    for a parallel block, two for a sequential one; `bias` on every projection; ALiBi or
+    rotary."""
+    parallel = bool(config.get("parallel_attn", True))
+    norms = config.get("num_ln_in_parallel_attn") or (
+        2 if config.get("new_decoder_architecture") else 1
+    )
+    bias = bool(config.get("bias", False))
+    return {
+        "gated_mlp": False, "mlp_bias": bias, "qkv_bias": bias, "o_bias": bias,
+        "norm_bias": True, "norms_per_layer": norms if parallel else 2,
+        "rotary": not config.get("alibi", False),
+    }  # fmt: skip
+
+
 def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[str, Any]:
     """The config with its model type's defaults and aliases, and the values vLLM derives:
     `moe_layers` (the layers that hold experts) and GPT-2/BLOOM's MLP width (4 × hidden)."""
@@ -229,6 +276,11 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
             f"{where}word_embed_proj_dim: embeddings narrower than hidden_size, with opt.py's "
             "project_in/project_out (OPT-350m), are not modelled; expected hidden_size"
         )
+    if model_type == "chatglm" and merged.get("multi_query_attention"):
+        # chatglm.py: multi_query_group_num KV heads with multi_query_attention, else MHA.
+        merged.setdefault("num_key_value_heads", merged.get("multi_query_group_num"))
+    if model_type == "falcon":
+        _falcon_shape(merged, where)
     if model_type == "phi" and "hidden_size" in merged:
         # phi.py's PhiMLP: `n_inner`, else 4 × hidden_size (PhiConfig's intermediate_size unread).
         width = optional_int(merged, "n_inner", where, 0)

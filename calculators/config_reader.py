@@ -19,7 +19,7 @@ from infermeter.calculators.bailing_moe_v3 import (
     bailing_v3_fields,
     bailing_v3_mixer,
 )
-from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES, normalised
+from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES, falcon_block, normalised
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
@@ -75,7 +75,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
-        "phi", "nemotron",
+        "phi", "nemotron", "chatglm", "falcon",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -531,6 +531,11 @@ def _bias_flags(language: Mapping[str, Any], family: str) -> dict[str, bool]:
     if family in {"bailing_moe", "bailing_moe_linear", "param2moe"}:
         qkv = use_qkv_bias or (use_bias and family != "param2moe")
         return {"qkv_bias": attention_bias or qkv, "o_bias": attention_bias or use_bias}
+    if (
+        family == "chatglm"
+    ):  # chatglm.py: add_bias_linear on every projection, add_qkv_bias on q/k/v
+        linear = bool(language.get("add_bias_linear", False))
+        return {"qkv_bias": linear or bool(language.get("add_qkv_bias")), "o_bias": linear}
     if family == "ernie4_5_moe":
         return {"qkv_bias": attention_bias or use_bias, "o_bias": attention_bias}
     return {
@@ -560,6 +565,8 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "mlp_bias": family in ("nemotron_h", "nemotron") and bool(language.get("mlp_bias", False)),
         "single_purpose_layers": nemotron or mixer_only,
         "parallel_mixer": family in ("falcon_h1", "zamba2"),
+        # ChatGLM without rmsnorm: torch's LayerNorm, with a bias (chatglm.py).
+        "norm_bias": family == "chatglm" and language.get("rmsnorm") is False,
         # GPT-2's wpe holds a row per position (n_positions); Step 3's shared query width.
         "position_embeddings": _learned_positions(language, family),
         "shared_q_dim": optional_int(language, "share_q_dim", "", 0)
@@ -567,6 +574,8 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         else 0,
     }
     flags.update(_BLOCK_LAYOUTS.get(family, {}))
+    if family == "falcon":
+        flags.update(falcon_block(language))
     return flags
 
 

@@ -343,3 +343,40 @@ def test_nemotron_4_mlp_is_up_and_down_with_layernorm_biases() -> None:
     counts = param_counts(parse_config(config))
     assert counts.dense_mlp == 2 * 2 * 1024 * 4096
     assert counts.small == 2 * 2 * 2 * 1024 + 2 * 1024  # LayerNorm1P weight + bias
+
+
+# THUDM/glm-4-9b-chat's config.json (as a public fine-tuning log prints it; the HF page says
+# 9.4B) and tiiuae/falcon-7b's shape (FalconConfig's defaults are Falcon-7B's; "7B").
+GLM_4_9B_CHAT: dict[str, Any] = {
+    "model_type": "chatglm", "add_bias_linear": False, "add_qkv_bias": True,
+    "ffn_hidden_size": 13696, "hidden_size": 4096, "kv_channels": 128,
+    "multi_query_attention": True, "multi_query_group_num": 2, "num_attention_heads": 32,
+    "num_layers": 40, "padded_vocab_size": 151552, "post_layer_norm": True, "rmsnorm": True,
+    "seq_length": 131072, "tie_word_embeddings": False, "original_rope": True, "rope_ratio": 500,
+}  # fmt: skip
+FALCON_7B: dict[str, Any] = {
+    "model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32,
+    "num_attention_heads": 71, "vocab_size": 65024, "multi_query": True, "parallel_attn": True,
+    "bias": False, "alibi": False, "new_decoder_architecture": False,
+    "max_position_embeddings": 2048,
+}  # fmt: skip
+
+
+def test_chatglm_reads_its_megatron_names_and_grouped_kv_heads() -> None:
+    arch = parse_config(GLM_4_9B_CHAT)
+    assert (arch.num_layers, arch.num_kv_heads, arch.intermediate_size) == (40, 2, 13696)
+    assert (arch.vocab_size, arch.max_position_embeddings) == (151552, 131072)
+    assert arch.qkv_bias
+    assert not arch.o_bias
+    assert kv_cache_shape(arch).bytes_per_token == 40 * 2 * 2 * 128 * 2
+    assert param_counts(arch).total == pytest.approx(9.4e9, rel=0.005)
+
+
+def test_falcon_multi_query_parallel_block_and_a_4x_mlp() -> None:
+    arch = parse_config(FALCON_7B)
+    assert (arch.num_kv_heads, arch.norms_per_layer, arch.intermediate_size) == (1, 1, 4 * 4544)
+    assert param_counts(arch).total == 6_921_720_704
+    assert param_counts(arch).total == pytest.approx(7e9, rel=0.02)
+    # The new decoder architecture (Falcon-40B/180B): num_kv_heads, ln_attn and ln_mlp.
+    new = parse_config({**FALCON_7B, "new_decoder_architecture": True, "num_kv_heads": 71})
+    assert (new.num_kv_heads, new.norms_per_layer) == (71, 2)
