@@ -334,3 +334,16 @@ def test_weight_bytes_shrink_with_tensor_parallelism(model_id: str, tp: int) -> 
     whole, shard = weight_bytes(arch, fmt).total, weight_bytes(arch, fmt, tp).total
     assert shard < whole
     assert shard >= whole / tp * 0.99  # nothing is split more than tp ways
+
+
+def test_param_counts_are_worked_out_once_per_config_object_and_size() -> None:
+    """A prediction asks for a model's counts many times (the answers' estimate predicts for
+    every deployment of a question); each config object and tensor-parallel size is counted
+    once, and another object of the same config gets equal counts."""
+    config = load_models()["llama-3.1-8b-instruct"].config
+    arch = parse_config(config)
+    assert param_counts(arch, 2) is param_counts(arch, 2)
+    again = parse_config(config)
+    assert again is not arch
+    assert param_counts(again, 2) == param_counts(arch, 2)
+    assert param_counts(arch, 1).attention > param_counts(arch, 2).attention
