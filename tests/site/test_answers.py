@@ -3,7 +3,9 @@ preset question, rankings that are each one workload, precision, scenario and la
 SLO; an estimate only where nothing qualifies, marked as one and kept out of every ranking; a
 model page without any result shows the answers' estimator's estimates."""
 
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +16,6 @@ from infermeter.calculators.answer_estimate import native_precision
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
-from infermeter.registry.index import build_index
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 sys.path.insert(0, str(REPO / "site" / "browser"))
@@ -54,14 +55,14 @@ def test_answers_estimate_only_where_nothing_qualifies_and_apart(page: Any, site
 
 
 def test_answers_model_without_results_shows_the_answer_estimators_estimates(
-    page: Any, site_url: str
+    page: Any, built_site: Path, site_url: str
 ) -> None:
     """A model page without results shows, per preset question an example workload fits, the
     estimate of the answers' one estimator (`calculators.answer_estimate`, as `registry answer`
     builds it) for that question: the same figure, deployment, price and words."""
-    rows, _count = build_index(REPO)
+    evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
     models = load_models()
-    without = sorted(set(models) - {row.model for row in rows})
+    without = sorted(set(models) - {point["model"] for point in evidence["points"]})
     assert without, "every catalog model has a result: this test would check nothing"
     model = without[0]
     gpus = load_gpus()
