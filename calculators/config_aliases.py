@@ -62,6 +62,11 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "num_layers": "num_hidden_layers", "moe_topk": "num_experts_per_tok",
         "ffn_hidden_size": "intermediate_size", "expert_ffn_hidden_size": "moe_intermediate_size",
     },
+    # LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py): the same model.
+    "longcat_flash_ngram": {
+        "num_layers": "num_hidden_layers", "moe_topk": "num_experts_per_tok",
+        "ffn_hidden_size": "intermediate_size", "expert_ffn_hidden_size": "moe_intermediate_size",
+    },
     # ChatGLM / GLM-4 (chatglm.py; vLLM's ChatGLMConfig): its Megatron-style names.
     "chatglm": {
         "num_layers": "num_hidden_layers", "ffn_hidden_size": "intermediate_size",
@@ -105,6 +110,7 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
         "moe_router_enable_expert_bias": True,
     },
     "longcat_flash": {"zero_expert_num": 0},
+    "longcat_flash_ngram": {"zero_expert_num": 0},
     # bailing_moe.py / sarvam.py / param2moe.py getattr defaults.
     "param2moe": {"first_k_dense_replace": 1, "num_shared_experts": 1,
                   "moe_router_enable_expert_bias": True},
@@ -260,6 +266,30 @@ def falcon_block(config: Mapping[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def ngram_embedding(config: Mapping[str, Any], where: str) -> tuple[int, int]:
+    """LongCat-Flash n-gram's NgramEmbedding (longcat_flash_ngram.py): (the table's values, split
+    by vocabulary rows over the ranks; the stacked projections back to hidden_size, replicated).
+    k = emb_split_num, n = emb_neighbor_num, m = ngram_vocab_size_ratio x vocab_size:
+    k(n-1) tables of m + 2i + 1 rows each, hidden_size / k(n-1) wide, each projected to
+    hidden_size. (0, 0) without ngram_vocab_size_ratio."""
+    ratio = config.get("ngram_vocab_size_ratio")
+    if ratio is None:
+        return 0, 0
+    hidden = int_field(config, "hidden_size", where)
+    tables = optional_int(config, "emb_split_num", where, 0) * (
+        optional_int(config, "emb_neighbor_num", where, 0) - 1
+    )
+    if tables <= 0:
+        raise ConfigError(
+            f"{where}emb_neighbor_num: expected emb_split_num x (emb_neighbor_num - 1) > 0 "
+            "n-gram tables"
+        )
+    rows_each = int(ratio * int_field(config, "vocab_size", where))
+    rows = sum(rows_each + 2 * i + 1 for i in range(tables))
+    width = hidden // tables
+    return rows * width, tables * width * hidden
+
+
 def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[str, Any]:
     """The config with its model type's defaults and aliases, and the values vLLM derives:
     `moe_layers` (the layers that hold experts) and GPT-2/BLOOM's MLP width (4 × hidden)."""
@@ -285,7 +315,11 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
         # phi.py's PhiMLP: `n_inner`, else 4 × hidden_size (PhiConfig's intermediate_size unread).
         width = optional_int(merged, "n_inner", where, 0)
         merged["intermediate_size"] = width or 4 * int_field(merged, "hidden_size", where)
-    if model_type == "longcat_flash":
+    if model_type == "longcat_flash_ngram" and "num_layers" in merged:
+        # FlashNgramModel: its config's num_hidden_layers counts attention blocks; vLLM builds
+        # num_layers decoder layers.
+        merged["num_hidden_layers"] = merged["num_layers"]
+    if model_type in ("longcat_flash", "longcat_flash_ngram"):
         _longcat_sublayers(merged, where)
     if model_type == "step3p5":
         step3p5_layer_types(merged)

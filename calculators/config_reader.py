@@ -19,7 +19,12 @@ from infermeter.calculators.bailing_moe_v3 import (
     bailing_v3_fields,
     bailing_v3_mixer,
 )
-from infermeter.calculators.config_aliases import CONFIG_KEY_ALIASES, falcon_block, normalised
+from infermeter.calculators.config_aliases import (
+    CONFIG_KEY_ALIASES,
+    falcon_block,
+    ngram_embedding,
+    normalised,
+)
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
@@ -75,7 +80,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
-        "phi", "nemotron", "chatglm", "falcon",
+        "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -106,6 +111,8 @@ MODEL_TYPE_FAMILIES = {
     # SarvamMoEForCausalLM is BailingMoeForCausalLM with its router bias normalised on load.
     "bailing_moe_v2": "bailing_moe",
     "sarvam_moe": "bailing_moe",
+    # LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py's FlashNgramModel).
+    "longcat_flash_ngram": "longcat_flash",
 }
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
 # model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
@@ -121,6 +128,9 @@ _UNMODELLED_KEYS = (
     "num_attention_heads_per_layer", "index_n_heads", "indexer_n_heads",
     # Step 3.5's sliding layers with their own head counts and head size.
     "attention_other_setting",
+    # DeciLM / Llama-Nemotron NAS (nemotron_nas.py): a block config per layer, its attention
+    # absent or with its own KV heads and its MLP absent or of its own width.
+    "block_configs",
 )  # fmt: skip
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,
@@ -381,7 +391,7 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
             "num_hidden_layers, attention and KV heads, head_dim, intermediate_size, the usual "
             "MoE keys, layer_types), as a pre-norm decoder with a gated MLP"
         )
-    if model_type == "longcat_flash":
+    if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
             "MoE: planned as twice num_layers sub-layers (pipeline stages split sub-layers, "
@@ -569,6 +579,7 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "norm_bias": family == "chatglm" and language.get("rmsnorm") is False,
         # GPT-2's wpe holds a row per position (n_positions); Step 3's shared query width.
         "position_embeddings": _learned_positions(language, family),
+        "ngram_embedding": ngram_embedding(language, "") if family == "longcat_flash" else (0, 0),
         "shared_q_dim": optional_int(language, "share_q_dim", "", 0)
         if family == "step3_text"
         else 0,

@@ -138,6 +138,9 @@ class ModelArch:
     # and BLOOM's LayerNorm after the word embeddings (bloom.py's word_embeddings_layernorm).
     position_embeddings: int = 0
     embedding_norm: bool = False
+    # LongCat-Flash n-gram's hashed n-gram tables (split by rows over the ranks) and their
+    # projections to hidden_size (replicated): values each (config_aliases.ngram_embedding).
+    ngram_embedding: tuple[int, int] = (0, 0)
     # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).
     rotary: bool = True
     # Step 3's attention (step3_text.py): one replicated projection to a shared query of this

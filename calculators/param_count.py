@@ -299,6 +299,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
     # GPT-2's learned positions (replicated); BLOOM's LayerNorm after the word embeddings.
     embedding += arch.position_embeddings * hidden
+    ngram_tables, ngram_projections = arch.ngram_embedding
+    embedding += -(-ngram_tables // tp) + ngram_projections
     if arch.embedding_norm:
         tally.small += hidden * (2 if arch.norm_bias else 1)
     if arch.lm_head_bias:

@@ -380,3 +380,22 @@ def test_falcon_multi_query_parallel_block_and_a_4x_mlp() -> None:
     # The new decoder architecture (Falcon-40B/180B): num_kv_heads, ln_attn and ln_mlp.
     new = parse_config({**FALCON_7B, "new_decoder_architecture": True, "num_kv_heads": 71})
     assert (new.num_kv_heads, new.norms_per_layer) == (71, 2)
+
+
+def test_longcat_flash_ngram_counts_its_hashed_ngram_tables() -> None:
+    # Its config's num_hidden_layers counts attention blocks; vLLM builds num_layers layers.
+    config = {
+        **LONGCAT_FLASH, "model_type": "longcat_flash_ngram", "num_hidden_layers": 56,
+        "ngram_vocab_size_ratio": 2, "emb_neighbor_num": 3, "emb_split_num": 2,
+    }  # fmt: skip
+    arch = parse_config(config)
+    assert arch.num_layers == 56
+    assert not any("generically" in note for note in arch.reading_notes)
+    # 2 x 2 tables of 2 x 131072 + 2i + 1 rows, 6144 / 4 wide, each projected to 6144.
+    tables = (4 * 2 * 131072 + 1 + 3 + 5 + 7) * 1536
+    extra = param_counts(arch).embedding - param_counts(parse_config(LONGCAT_FLASH)).embedding
+    assert extra == tables + 4 * 1536 * 6144
+    sharded = (
+        param_counts(arch, 8).embedding - param_counts(parse_config(LONGCAT_FLASH), 8).embedding
+    )
+    assert sharded == -(-tables // 8) + 4 * 1536 * 6144
