@@ -132,6 +132,18 @@ _UNMODELLED_KEYS = (
     # absent or with its own KV heads and its MLP absent or of its own width.
     "block_configs",
 )  # fmt: skip
+# The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
+# their vllm/models/<family>/nvidia modules): named in the refusal.
+_UNMODELLED_FAMILIES = {
+    "deepseek_v4": "hyper-connections over hc_mult residual streams; compressed, indexed and "
+    "sliding-window KV caches per layer by compress_ratios",
+    "hy_v4": "hyper-connections over hc_mult residual streams; sparse MLA whose indexer caches "
+    "some layers share",
+    "qwen4_exp_text": "hyper-connections over hc_count streams; a compressed sparse-attention "
+    "indexer cache",
+    "inkling_model": "short-convolution caches beside each layer's attention; relative-position "
+    "logits; sink experts",
+}
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,
     "linear_num_value_heads": 32,
@@ -260,10 +272,11 @@ def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
     if generic:
         for key in sorted(config):
             if any(key.startswith(prefix) for prefix in _UNMODELLED_KEYS):
+                what = _UNMODELLED_FAMILIES.get(str(model_type))
                 raise ConfigError(
                     f"{where}{key}: model_type {model_type!r} is not one the calculators know "
                     "by name, and this key declares a mechanism that reading it generically "
-                    "does not model"
+                    "does not model" + (f" ({what})" if what else "")
                 )
     if model_type == "kimi_linear":
         check_kimi_linear(config, where)

@@ -78,3 +78,11 @@ def test_a_refusal_in_the_table_is_the_readers_own() -> None:
     with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'deepseek_v4' is not one"):
         parse_config(config)
     assert JUDGED["DeepseekV4ForCausalLM"]["reason"].startswith("hc_mult: model_type 'deepseek_v4'")
+    # The families left refused say what in them is not modelled.
+    for name, what in (
+        ("DeepseekV4ForCausalLM", "compressed, indexed and sliding-window KV caches"),
+        ("HYV4ForCausalLM", "hyper-connections"),
+        ("Qwen4ExpForCausalLM", "compressed sparse-attention indexer cache"),
+        ("InklingForCausalLM", "short-convolution caches"),
+    ):
+        assert what in JUDGED[name]["reason"]
