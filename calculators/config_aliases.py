@@ -23,13 +23,8 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
     "granitemoehybrid": {"shared_intermediate_size": "shared_expert_intermediate_size"},
     # Kimi Linear (vLLM's KimiLinearConfig): its expert keys under the names read elsewhere.
     "kimi_linear": {"num_experts_per_token": "num_experts_per_tok"},
-    # GPT-J (gpt_j.py): `n_inner` null means 4 × n_embd (GPTJMLP).
+    # GPT-J (gpt_j.py) and GPT-2: `n_inner` null means 4 × n_embd (GPTJMLP, GPT2Block).
     "gptj": {
-        "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
-        "n_positions": "max_position_embeddings", "n_inner": "intermediate_size",
-    },
-    # GPT-2 (gpt2.py: GPT2Config's attribute_map; `n_inner` null means 4 × n_embd).
-    "gpt2": {
         "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
         "n_positions": "max_position_embeddings", "n_inner": "intermediate_size",
     },
@@ -62,11 +57,6 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "num_layers": "num_hidden_layers", "moe_topk": "num_experts_per_tok",
         "ffn_hidden_size": "intermediate_size", "expert_ffn_hidden_size": "moe_intermediate_size",
     },
-    # LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py): the same model.
-    "longcat_flash_ngram": {
-        "num_layers": "num_hidden_layers", "moe_topk": "num_experts_per_tok",
-        "ffn_hidden_size": "intermediate_size", "expert_ffn_hidden_size": "moe_intermediate_size",
-    },
     # ChatGLM / GLM-4 (chatglm.py; vLLM's ChatGLMConfig): its Megatron-style names.
     "chatglm": {
         "num_layers": "num_hidden_layers", "ffn_hidden_size": "intermediate_size",
@@ -92,6 +82,11 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
     },
 }  # fmt: skip
 
+# GPT-2 (gpt2.py: GPT2Config's attribute_map) names its shape as GPT-J does.
+CONFIG_KEY_ALIASES["gpt2"] = CONFIG_KEY_ALIASES["gptj"]
+# LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py): the same names.
+CONFIG_KEY_ALIASES["longcat_flash_ngram"] = CONFIG_KEY_ALIASES["longcat_flash"]
+
 # Defaults of the config class vLLM loads, where config.json may omit a field that changes a
 # count: transformers 5.24.0's (models/<type>/configuration_<type>.py) or vLLM's own config
 # class, else the default vLLM's module passes to getattr.
@@ -110,7 +105,6 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
         "moe_router_enable_expert_bias": True,
     },
     "longcat_flash": {"zero_expert_num": 0},
-    "longcat_flash_ngram": {"zero_expert_num": 0},
     # bailing_moe.py / sarvam.py / param2moe.py getattr defaults.
     "param2moe": {"first_k_dense_replace": 1, "num_shared_experts": 1,
                   "moe_router_enable_expert_bias": True},
@@ -134,6 +128,7 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "bailing_moe_linear": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
                            "v_head_dim": 128, "layer_group_size": 1},
 }  # fmt: skip
+CONFIG_DEFAULTS["longcat_flash_ngram"] = CONFIG_DEFAULTS["longcat_flash"]
 
 
 def _nested(config: Mapping[str, Any], path: str) -> Any:
