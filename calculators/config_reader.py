@@ -187,7 +187,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 # Model types whose transformers config class defaults to tied embeddings.
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text", "zamba2", "gemma3n_text"}
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gemma4_text", "gemma3n_text"}
 # (GPT-2, BLOOM, ERNIE 4.5 MoE and Cohere tie too: their defaults are in config_aliases.)
 # Model types with a bias on the q/k/v projections even though config.json does not say so.
 _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
@@ -575,9 +575,9 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
     # Zamba2: one norm and a Mamba-2 mixer per layer, its attention and MLP in shared blocks.
     mixer_only = family in ATTENTION_FREE_TYPES or family == "zamba2"
     flags: dict[str, Any] = {
-        "tie_word_embeddings": bool(
-            language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)
-        ),
+        # Zamba2: vLLM's zamba2.py ties the lm_head whatever the config says.
+        "tie_word_embeddings": family == "zamba2"
+        or bool(language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)),
         **_bias_flags(language, family),
         "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
         "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if nemotron or mixer_only else 2,

@@ -146,3 +146,8 @@ def test_zamba2_without_a_block_list_takes_transformers_default_pattern() -> Non
     listed = parse_config(ZAMBA2_2_7B)
     default = {key: value for key, value in ZAMBA2_2_7B.items() if key != "layers_block_type"}
     assert parse_config(default).layer_kinds == listed.layer_kinds
+
+
+def test_zamba2_ties_its_lm_head_as_vllm_does_whatever_the_config_says() -> None:
+    untied = param_counts(parse_config({**ZAMBA2_2_7B, "tie_word_embeddings": False}))
+    assert untied.lm_head == 0
