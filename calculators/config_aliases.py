@@ -67,6 +67,8 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "n_embed": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
         "n_head_kv": "num_kv_heads",
     },
+    # EXAONE 3.x (exaone.py; ExaoneConfig's attribute_map): the layer count.
+    "exaone": {"num_layers": "num_hidden_layers"},
     # OPT (opt.py): the MLP width is `ffn_dim`; `enable_bias` puts biases on every projection.
     "opt": {"ffn_dim": "intermediate_size", "enable_bias": "attention_bias"},
     # Step 3 / Step 3.5 (step3_text.py, step3p5.py).
@@ -187,8 +189,8 @@ def _step3_moe_layers(config: Mapping[str, Any], num_layers: int, where: str) ->
 
 
 def _typed_moe_layers(config: Mapping[str, Any], num_layers: int, where: str) -> list[int]:
-    """cohere2_moe.py / hy_v3: `mlp_layer_types` ("dense" / "sparse"), else the first
-    `first_k_dense_replace` layers dense."""
+    """cohere2_moe.py, mellum.py, transformers' HY-V3: `mlp_layer_types` ("dense" / "sparse"),
+    else the first `first_k_dense_replace` layers dense."""
     types = config.get("mlp_layer_types")
     if types is None:
         first_dense = optional_int(config, "first_k_dense_replace", where, 0)
@@ -324,6 +326,8 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
                 int_field(merged, "num_experts_per_tok", where)
             )
     layers = _MOE_LAYERS.get(model_type)
+    if layers is None and isinstance(merged.get("mlp_layer_types"), list):
+        layers = _typed_moe_layers  # Mellum, HY-V3 and others: "dense" / "sparse" per layer
     if layers is not None and "num_hidden_layers" in merged and "moe_layers" not in merged:
         merged["moe_layers"] = layers(merged, int_field(merged, "num_hidden_layers", where), where)
     return merged

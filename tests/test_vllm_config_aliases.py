@@ -399,3 +399,24 @@ def test_longcat_flash_ngram_counts_its_hashed_ngram_tables() -> None:
         param_counts(arch, 8).embedding - param_counts(parse_config(LONGCAT_FLASH), 8).embedding
     )
     assert sharded == -(-tables // 8) + 4 * 1536 * 6144
+
+
+def test_generic_reading_honours_mlp_layer_types_and_exaones_layer_count() -> None:
+    # Mellum (mellum.py): an MoE only where mlp_layer_types says "sparse", a dense MLP elsewhere.
+    mellum = {
+        "model_type": "mellum", "hidden_size": 1024, "num_hidden_layers": 4,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+        "intermediate_size": 4096, "moe_intermediate_size": 512, "vocab_size": 1000,
+        "num_experts": 8, "num_experts_per_tok": 2,
+        "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"],
+    }  # fmt: skip
+    arch = parse_config(mellum)
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == (1, 2, 3)
+    assert param_counts(arch).dense_mlp == 3 * 1024 * 4096
+    # EXAONE 3.x checkpoints name the layer count num_layers (ExaoneConfig's attribute_map).
+    exaone = {
+        "model_type": "exaone", "hidden_size": 1024, "num_layers": 4,
+        "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 1000,
+    }  # fmt: skip
+    assert parse_config(exaone).num_layers == 4
