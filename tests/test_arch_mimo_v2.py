@@ -1,9 +1,11 @@
 """MiMo-V2-Flash: sliding-window layers with KV heads of their own, values narrower than keys
-(calculators.mimo_v2). Its shape as public ports of XiaomiMiMo/MiMo-V2-Flash state it (48 layers,
+(calculators.mimo_v2). Its shape as public ports of XiaomiMiMo/MiMo-V2-Flash state it: 48 layers,
 hidden 4096, 64 heads, 4 full-attention and 8 sliding-window KV heads, keys 192 and values 128
-wide, 256 experts of 2048, top 8, layer 0 dense of 16384, a window of 128; e.g.
-whn09/neuronx-distributed-inference examples/README_MiMo_V2_Flash.md); Xiaomi publishes 309B
-total and 15B active parameters.
+wide (whn09/neuronx-distributed-inference examples/README_MiMo_V2_Flash.md at 01853f44), 256
+experts of 2048, top 8, layer 0 dense, a window of 128 (an nkipy/Trainium2 port's README; the
+neuronx README's 1536 and 32768 disagree and were left aside). SGLang's and Xiaomi's day-0 post
+(lm-sys/lm-sys.github.io blog/2025-12-15-mimo-v2-flash.md) gives 309B total and 15B activated
+parameters, and five sliding-window layers to one global one.
 """
 
 import json
