@@ -67,6 +67,8 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "n_embed": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
         "n_head_kv": "num_kv_heads",
     },
+    # AFMoE (afmoe.py): its dense first layers.
+    "afmoe": {"num_dense_layers": "first_k_dense_replace"},
     # EXAONE 3.x (exaone.py; ExaoneConfig's attribute_map): the layer count.
     "exaone": {"num_layers": "num_hidden_layers"},
     # OPT (opt.py): the MLP width is `ffn_dim`; `enable_bias` puts biases on every projection.
@@ -117,6 +119,8 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "gpt_neox": {"attention_bias": True, "tie_word_embeddings": False},
     "opt": {"enable_bias": True, "tie_word_embeddings": True},
     "phi": {"tie_word_embeddings": False},
+    # Jais2Config (transformers 5.24.0): biases on attention and MLP.
+    "jais2": {"attention_bias": True, "mlp_bias": True, "tie_word_embeddings": False},
     # FalconConfig (transformers 5.24.0).
     "falcon": {"multi_query": True, "parallel_attn": True, "bias": False, "alibi": False,
                "new_decoder_architecture": False, "tie_word_embeddings": True},

@@ -80,7 +80,8 @@ KNOWN_MODEL_TYPES = frozenset(
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
-        "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram",
+        "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram", "apertus", "arcee",
+        "jais2", "afmoe",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -531,10 +532,21 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "phi": {"norms_per_layer": 1, "gated_mlp": False, "mlp_bias": True, "norm_bias": True,
             "qkv_bias": True, "o_bias": True, "lm_head_bias": True},
     "nemotron": {"gated_mlp": False, "norm_bias": True},
+    # Apertus (apertus.py: xIELU) and Arcee AFM (arcee.py: ReLU²): up and down projections
+    # only, Apertus with q/k norms; Jais 2 (jais2.py) too, with LayerNorms with biases. AFMoE
+    # (afmoe.py): a sigmoid gate per query channel, q/k norms, four norms a layer.
+    "apertus": {"gated_mlp": False, "qk_norm": True},
+    "arcee": {"gated_mlp": False},
+    "jais2": {"gated_mlp": False, "norm_bias": True},
+    "afmoe": {"attention_output_gate": True, "qk_norm": True, "norms_per_layer": 4},
     "cohere2_moe": {"norms_per_layer": 1},
     # step3_text.py always builds its own lm_head.
     "step3_text": {"tie_word_embeddings": False},
 }  # fmt: skip
+
+
+# Families whose ungated MLP takes its biases from `mlp_bias` (their vLLM modules).
+_UNGATED_MLP_BIAS_FLAG = ("nemotron_h", "nemotron", "apertus", "arcee", "jais2")
 
 
 def _learned_positions(language: Mapping[str, Any], family: str) -> int:
@@ -585,7 +597,7 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "attention_output_gate": family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
         "gated_mlp": not nemotron,
-        "mlp_bias": family in ("nemotron_h", "nemotron") and bool(language.get("mlp_bias", False)),
+        "mlp_bias": family in _UNGATED_MLP_BIAS_FLAG and bool(language.get("mlp_bias", False)),
         "single_purpose_layers": nemotron or mixer_only,
         "parallel_mixer": family in ("falcon_h1", "zamba2"),
         # ChatGLM without rmsnorm: torch's LayerNorm, with a bias (chatglm.py).

@@ -420,3 +420,38 @@ def test_generic_reading_honours_mlp_layer_types_and_exaones_layer_count() -> No
         "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 1000,
     }  # fmt: skip
     assert parse_config(exaone).num_layers == 4
+
+
+_SMALL: dict[str, Any] = {
+    "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "head_dim": 128, "intermediate_size": 4096, "vocab_size": 1000,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model_type", "norm_values"),
+    [("apertus", 2 * 1024), ("arcee", 2 * 1024), ("jais2", 2 * 2 * 1024)],
+)
+def test_up_and_down_mlps_of_apertus_arcee_and_jais2(model_type: str, norm_values: int) -> None:
+    # xIELU (apertus.py), ReLU² (arcee.py, jais2.py): no gate projection; Jais 2's LayerNorms
+    # carry biases, and Jais2Config puts biases on its MLP (4096 + 1024 a layer).
+    counts = param_counts(parse_config({**_SMALL, "model_type": model_type}))
+    assert counts.dense_mlp == 4 * 2 * 1024 * 4096
+    mlp_bias = 4096 + 1024 if model_type == "jais2" else 0
+    qk_norm = 2 * 128 if model_type == "apertus" else 0
+    qkv_o_bias = (8 * 128 + 2 * 2 * 128 + 1024) if model_type == "jais2" else 0
+    per_layer = norm_values + mlp_bias + qk_norm + qkv_o_bias
+    final_norm = 2 * 1024 if model_type == "jais2" else 1024
+    assert counts.small == 4 * per_layer + final_norm
+
+
+def test_afmoe_dense_first_layers_gated_attention_and_four_norms() -> None:
+    config = {
+        **_SMALL, "model_type": "afmoe", "num_dense_layers": 2, "num_experts": 8,
+        "num_experts_per_tok": 2, "moe_intermediate_size": 512, "num_shared_experts": 1,
+    }  # fmt: skip
+    arch = parse_config(config)
+    assert arch.moe is not None
+    assert arch.moe.moe_layers == (2, 3)
+    assert arch.attention_output_gate
+    assert arch.norms_per_layer == 4
