@@ -167,7 +167,11 @@ def simple_plan(
     # counting them again would double them.
     graphs = plan.cuda_graph_bytes if plan.cuda_graph_in_budget else 0
     overhead = (
-        plan.activation_peak_bytes + plan.non_torch_bytes + plan.all2all_buffer_bytes + graphs
+        plan.activation_peak_bytes
+        + plan.non_torch_bytes
+        + plan.all2all_buffer_bytes
+        + plan.runner_buffer_bytes
+        + graphs
     )
     margin = settings.gpu_memory_bytes - int(
         settings.gpu_memory_bytes * plan.gpu_memory_utilization

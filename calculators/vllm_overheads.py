@@ -94,6 +94,40 @@ CUDA_GRAPH_MAX_CAPTURE_SIZE = 512
 CUDA_GRAPH_STEP_16_SINCE = (0, 15)
 CUDA_GRAPH_REFERENCE_COUNT = 67
 CUDA_GRAPH_FULL_REFERENCE_COUNT = 102
+# The model runner's persistent input buffers come off the KV budget from vLLM 0.27.0, read in the
+# PyPI sdists 0.26.0-0.29.0: `Worker.init_device` (vllm/v1/worker/gpu_worker.py) takes its memory
+# snapshot after NCCL is set up and before the model runner exists, and from 0.27.0
+# `memory_profiling` (vllm/utils/mem_utils.py) charges `total_consumed`, the drop in free memory
+# since that snapshot, where 0.20-0.26 charged the weights, `non_torch_increase` and the profiling
+# run's `torch_peak_increase` only, so what the runner allocates before profiling counted nowhere.
+# `GPUModelRunner.__init__` (vllm/v1/worker/gpu_model_runner.py) allocates on the GPU, per batched
+# token: inputs_embeds (hidden size x the model dtype), input_ids (int32), positions, req_indices
+# and query_pos (int64 each), is_token_ids (bool), and its placeholder InputBatch's slot_mapping
+# (int64, vllm/v1/worker/block_table.py); per sequence, the placeholder block table of
+# ceil(max_model_len / block size) int32 entries (--block-size, default 16). Per-sequence vectors
+# of a few bytes and M-RoPE's 3 x int64 positions are left out (under 1 MiB, and 24 bytes a token).
+RUNNER_BUFFERS_IN_BUDGET_SINCE = (0, 27)
+RUNNER_BYTES_PER_TOKEN = 4 + 8 + 8 + 8 + 1 + 8
+
+
+def runner_buffer_bytes(
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    tokens: int,
+    sequences: int,
+    max_model_len: int,
+    dtype_bytes: int,
+) -> int:
+    """The model runner's persistent input buffers that vLLM takes off the KV budget from 0.27
+    (none before: see above). `tokens` is max_num_batched_tokens, `sequences` max_num_seqs."""
+    if version < RUNNER_BUFFERS_IN_BUDGET_SINCE:
+        return 0
+    per_token = arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN
+    block_table = sequences * -(-max_model_len // settings.block_size) * 4
+    return tokens * per_token + block_table
+
+
 # Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
 # plan names them (`estimated_terms`) so no reader takes them for exact.
 ESTIMATED_TERMS = (

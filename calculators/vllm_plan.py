@@ -6,6 +6,7 @@ and `kv_cache_utils`):
     requested  = total GPU memory (as the driver reports it) × gpu_memory_utilization
     available  = requested − weights − activation peak of the profiling run − non-torch memory
                  − expert parallelism's all-to-all buffers (DeepEP's; `calculators.all2all`)
+                 − the model runner's input buffers (vLLM >= 0.27 charges them)
                  (− CUDA graph memory, which vLLM >= 0.20 estimates before allocating the KV cache)
     num_blocks = available // (block_size × bytes per token per layer) // layers per group
     concurrency at max_model_len = num_blocks / blocks one request needs
@@ -70,6 +71,7 @@ class VllmPlan:
     non_torch_bytes: int
     all2all_buffer_bytes: int  # expert parallelism's all-to-all buffers (DeepEP), outside torch
     all2all_backend: str | None  # None: no all-to-all (no data parallel expert group)
+    runner_buffer_bytes: int  # the model runner's input buffers, off the budget from vLLM 0.27
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
     kv_cache_bytes: int
@@ -114,6 +116,7 @@ class VllmPlan:
             "non_torch_bytes": self.non_torch_bytes,
             "all2all_backend": self.all2all_backend,
             "all2all_buffer_bytes": self.all2all_buffer_bytes,
+            "runner_buffer_bytes": self.runner_buffer_bytes,
             "cuda_graph_bytes": self.cuda_graph_bytes,
             "cuda_graph_in_budget": self.cuda_graph_in_budget,
             "kv_cache_bytes": self.kv_cache_bytes,
@@ -188,6 +191,7 @@ class _Budget:
     forward_peak_bytes: int
     non_torch_bytes: int
     all2all: All2AllBuffers
+    runner_buffer_bytes: int
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
 
@@ -201,6 +205,7 @@ class _Budget:
             - self.activation_peak_bytes
             - self.non_torch_bytes
             - self.all2all.total
+            - self.runner_buffer_bytes
             - graphs
         )
 
@@ -274,6 +279,15 @@ def _budget(
             enable_expert_parallel=settings.enable_expert_parallel,
             max_num_batched_tokens=batched,
             deepep_buffer_size_mb=settings.deepep_buffer_size_mb,
+        ),
+        runner_buffer_bytes=overheads.runner_buffer_bytes(
+            arch,
+            settings,
+            version,
+            batched,
+            seqs,
+            batch.max_model_len,
+            model_dtype_bytes(arch, settings.dtype),
         ),
         cuda_graph_bytes=overheads.cuda_graph_bytes(
             arch,
@@ -410,6 +424,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         non_torch_bytes=budget.non_torch_bytes,
         all2all_buffer_bytes=budget.all2all.total,
         all2all_backend=budget.all2all.backend,
+        runner_buffer_bytes=budget.runner_buffer_bytes,
         cuda_graph_bytes=budget.cuda_graph_bytes,
         cuda_graph_in_budget=budget.cuda_graph_in_budget,
         kv_cache_bytes=max(0, available),

@@ -175,7 +175,13 @@ def test_plan_vllm_refusal_gives_largest_length_that_fits(
     assert largest < plan.max_model_len
     assert plan.kv_cache_bytes < plan.request_bytes_at_max_model_len
     assert plan_vllm(arch, replace(base, max_model_len=largest)).fits
-    assert not plan_vllm(arch, replace(base, max_model_len=largest + 1)).fits
+    over = plan_vllm(arch, replace(base, max_model_len=largest + 1))
+    # The estimate is made on the budget of the requested length, as vLLM's is; from 0.27 that
+    # budget holds the runner's placeholder block table, which shrinks with max_model_len, so only
+    # the request one token longer is held to it there.
+    assert over.request_bytes_at_max_model_len > plan.kv_cache_bytes
+    if plan.runner_buffer_bytes == 0:
+        assert not over.fits
     report = memory_report(arch, base)
     assert not report.fits
     assert report.reason is not None
@@ -237,7 +243,13 @@ def test_plan_vllm_fits_iff_no_error_and_accounts_add_up(
     assert plan.fits == (plan.error is None)
     assert plan.fits == (plan.max_concurrency >= 1)
     graphs = plan.cuda_graph_bytes if plan.cuda_graph_in_budget else 0
-    spent = plan.weights_bytes + plan.activation_peak_bytes + plan.non_torch_bytes + graphs
+    spent = (
+        plan.weights_bytes
+        + plan.activation_peak_bytes
+        + plan.non_torch_bytes
+        + plan.runner_buffer_bytes
+        + graphs
+    )
     assert plan.kv_cache_bytes == max(0, plan.requested_bytes - spent)
     assert plan.requested_bytes <= memory
     if plan.kv_cache_bytes == 0:

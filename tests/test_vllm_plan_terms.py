@@ -191,3 +191,18 @@ def test_nccl_nvls_buffers_follow_the_release_that_turned_nccls_cumem_allocator_
     assert plan_vllm(arch, rack).non_torch_bytes == base + overheads.NON_TORCH_NVLS_BYTES
     a100 = dataclasses.replace(settings, gpu_name="a100-80gb-sxm", vllm_version="0.11")
     assert plan_vllm(arch, a100).non_torch_bytes == base
+
+
+def test_the_runner_input_buffers_come_off_the_kv_budget_from_0_27_not_0_26() -> None:
+    """vLLM 0.27.0's memory_profiling charges the free-memory drop since the worker's snapshot,
+    which holds GPUModelRunner.__init__'s input buffers; 0.20-0.26 charged them nowhere."""
+    before = _plan("llama-3.1-8b-instruct", "0.26.0", max_num_batched_tokens=8192, max_num_seqs=256)
+    after = _plan("llama-3.1-8b-instruct", "0.27.0", max_num_batched_tokens=8192, max_num_seqs=256)
+    assert before.runner_buffer_bytes == 0
+    # 8192 tokens x (4096 x 2 bytes of inputs_embeds + 37 bytes of ids, positions, indices, mask
+    # and slot mapping) + 256 sequences x 8192 / 16 blocks x 4 bytes of block table
+    assert after.runner_buffer_bytes == 8192 * (4096 * 2 + 37) + 256 * 512 * 4
+    assert before.kv_cache_bytes - after.kv_cache_bytes == after.runner_buffer_bytes
+    assert after.as_dict()["runner_buffer_bytes"] == after.runner_buffer_bytes
+    fp32 = _plan("llama-3.1-8b-instruct", "0.29.0", max_num_batched_tokens=2048, dtype="float32")
+    assert fp32.runner_buffer_bytes == 2048 * (4096 * 4 + 37) + fp32.max_num_seqs * 512 * 4

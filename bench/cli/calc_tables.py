@@ -63,6 +63,7 @@ def format_vram(request: api.VramRequest, report: MemoryReport, payload: dict[st
                 "all-to-all buffers",
                 f"{gib(plan.all2all_buffer_bytes)} ({plan.all2all_backend or 'none'})",
             ),
+            ("runner buffers", gib(plan.runner_buffer_bytes)),
             (
                 "CUDA graphs",
                 f"{gib(plan.cuda_graph_bytes)} "

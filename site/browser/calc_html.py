@@ -95,6 +95,7 @@ VRAM_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("Non-torch memory", "vllm_plan.non_torch_bytes", _gib),
     ("All-to-all backend", "vllm_plan.all2all_backend", _text),
     ("All-to-all buffers", "vllm_plan.all2all_buffer_bytes", _gib),
+    ("Runner input buffers (vLLM >= 0.27)", "vllm_plan.runner_buffer_bytes", _gib),
     ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
     (
         "CUDA graphs in the KV budget",
