@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from calc_compute import catalog_gpu
+
 from infermeter.calculators.accepted import METRIC_NAMES, Point, Slo
 from infermeter.calculators.answer import (
     Answer,
@@ -33,10 +35,8 @@ from infermeter.calculators.answer_estimate import (
     most_memory_bytes,
     workload_tokens_of,
 )
-from infermeter.calculators.interconnect import Link
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut
-from infermeter.calculators.predict import Gpu, generation_of
 
 QUERY_KEYS = (
     "model",
@@ -123,14 +123,7 @@ class Data:
 def estimate_gpu(gpu_id: str, entry: Mapping[str, Any]) -> EstimateGpu:
     """A GPU of the calculators' catalog (`assets/catalog.json`) as the estimate reads it."""
     return EstimateGpu(
-        Gpu(
-            id=gpu_id,
-            generation=generation_of(entry["architecture"]),
-            memory_bytes=entry["memory_bytes"],
-            memory_bandwidth_gb_s=entry["memory_bandwidth_gb_s"],
-            tflops_dense=entry["tflops_dense"],
-            links=tuple(Link(**link) for link in entry.get("interconnect_links", [])),
-        ),
+        catalog_gpu(gpu_id, entry),
         most_memory_bytes(entry["memory_gb"], entry["memory_reported_mib"]),
     )
 

@@ -165,13 +165,9 @@ def _fit(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     return api.fit(request, gpu_options(catalog, request.tier, ids or None))
 
 
-def _perf(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
-    model, arch = _arch(values, catalog)
-    gpu_id = values["gpu"]
-    if gpu_id not in catalog["gpus"]:
-        raise _unknown("gpu", "GPU", gpu_id or "", list(catalog["gpus"]))
-    entry = catalog["gpus"][gpu_id]
-    gpu = Gpu(
+def catalog_gpu(gpu_id: str, entry: Mapping[str, Any]) -> Gpu:
+    """A GPU of the calculators' catalog (`assets/catalog.json`) as the predictor reads it."""
+    return Gpu(
         id=gpu_id,
         generation=generation_of(entry["architecture"]),
         memory_bytes=entry["memory_bytes"],
@@ -179,6 +175,14 @@ def _perf(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         tflops_dense=entry["tflops_dense"],
         links=tuple(Link(**link) for link in entry.get("interconnect_links", [])),
     )
+
+
+def _perf(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    model, arch = _arch(values, catalog)
+    gpu_id = values["gpu"]
+    if gpu_id not in catalog["gpus"]:
+        raise _unknown("gpu", "GPU", gpu_id or "", list(catalog["gpus"]))
+    gpu = catalog_gpu(gpu_id, catalog["gpus"][gpu_id])
     kv = values["kv_cache_dtype"]
     deployment = Deployment(
         arch=arch,
