@@ -10,10 +10,10 @@ from infermeter.bench.cli.calc_options import (
     calc_command,
     library_errors,
     print_json,
-    request_of,
 )
 from infermeter.bench.cli.calc_tables import format_cost
 from infermeter.bench.cli.oneline import UsageLine
+from infermeter.bench.cli.parsed_options import from_options
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import COST
 from infermeter.calculators.perf_api import PredictedThroughput, predicted_throughput
@@ -65,7 +65,7 @@ def cost_command(
         gpu_count = gpu_count if gpu_count != 1 else predicted.gpu_count
     if gpu is None and price_per_hour is None:
         raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
-    request = request_of(
+    request = from_options(
         api.CostRequest, gpu=gpu, tokens_per_second=tokens_per_second or 0.0, gpu_count=gpu_count
     )
     _show(_cost(request), predicted, tier, as_json)

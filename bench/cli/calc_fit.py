@@ -7,9 +7,9 @@ from infermeter.bench.cli.calc_options import (
     calc_command,
     library_errors,
     print_json,
-    request_of,
 )
 from infermeter.bench.cli.calc_tables import format_fit
+from infermeter.bench.cli.parsed_options import from_options
 from infermeter.calculators.inputs import FIT
 from infermeter.registry.lookup import gpu_options, model_arch
 
@@ -36,7 +36,7 @@ def fit_command(
       infermeter calc fit --model llama-3.1-70b-instruct --context 32768 --concurrency 16
     """
     with library_errors():
-        request = request_of(api.FitRequest, arch=model_arch(model), engine=engine)
+        request = from_options(api.FitRequest, arch=model_arch(model), engine=engine)
         payload = api.fit(request, gpu_options(tier, gpu or None))
     if as_json:
         print_json(payload)

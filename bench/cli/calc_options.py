@@ -1,7 +1,7 @@
 """What the `infermeter calc …` commands share: their options generated from the calculators'
 inputs (`field_options`, `calculators.inputs`: declared once for the CLI and the pages), library
-errors as one-line CLI errors, `--json` printing, vLLM's engine options (`engine_options`), a
-command of them all (`calc_command`), and the request built of the options (`request_of`)."""
+errors as one-line CLI errors, `--json` printing, vLLM's engine options (`engine_options`), and a
+command of them all (`calc_command`)."""
 
 import functools
 import json
@@ -18,9 +18,7 @@ from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.fields import (
     Field,
     FieldError,
-    TargetT,
     check_release,
-    same_named,
 )
 from infermeter.calculators.inputs import ENGINE
 from infermeter.calculators.limits import MAX_TOKENS
@@ -129,12 +127,6 @@ def calc_command(
         return click.command(name=name, cls=OneLineCommand)(function)
 
     return decorate
-
-
-def request_of(target: type[TargetT], **given: Any) -> TargetT:
-    """The calculators' request (a dataclass) of the running command: each field an option of
-    the same name gives, as click parsed it, and the rest (looked up, converted) from `given`."""
-    return same_named(target, click.get_current_context().params, **given)
 
 
 def engine_options(function: F) -> F:

@@ -7,10 +7,10 @@ from infermeter.bench.cli.calc_options import (
     calc_command,
     library_errors,
     print_json,
-    request_of,
 )
 from infermeter.bench.cli.calc_tables import format_vram
 from infermeter.bench.cli.oneline import UsageLine
+from infermeter.bench.cli.parsed_options import from_options
 from infermeter.calculators.inputs import VRAM
 from infermeter.calculators.limits import gib_to_bytes
 from infermeter.registry.catalog import gpu_links
@@ -48,7 +48,7 @@ def vram_command(
             memory, gpu_name = gpu_memory_bytes(entry), entry.id
         else:
             memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
-        request = request_of(
+        request = from_options(
             api.VramRequest,
             arch=arch,
             engine=engine,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from infermeter.bench.cli.parsed_options import from_options
 from infermeter.bench.errors import BenchConfigError, BenchError
 
 if TYPE_CHECKING:
@@ -143,10 +144,7 @@ def render_command(
         if github:
             text = _github_workflow(matrix, plan, has_key)
         else:
-            text = _kubernetes_jobs(
-                matrix, gpus_per_node, namespace, vllm_image, results_claim, hf_token_secret,
-                api_key_secret,
-            )  # fmt: skip
+            text = _kubernetes_jobs(matrix, gpus_per_node)
     except BenchConfigError as error:
         raise _UsageError(error.one_line()) from None
     except BenchError as error:
@@ -154,30 +152,15 @@ def render_command(
     _write(text, output)
 
 
-def _kubernetes_jobs(
-    matrix: Matrix,
-    gpus_per_node: tuple[str, ...],
-    namespace: str | None,
-    vllm_image: str | None,
-    results_claim: str,
-    hf_token_secret: str | None,
-    api_key_secret: str,
-) -> str:
-    """The plan's Kubernetes Jobs (a LeaderWorkerSet for a multi-node entry)."""
+def _kubernetes_jobs(matrix: Matrix, gpus_per_node: tuple[str, ...]) -> str:
+    """The plan's Kubernetes Jobs (a LeaderWorkerSet for a multi-node entry), configured by the
+    command's options of the same names (--namespace, --vllm-image, …)."""
     from infermeter.bench.fleet.kubernetes import render_jobs
     from infermeter.bench.fleet.lws import parse_gpus_per_node
     from infermeter.bench.fleet.pods import JobsConfig
 
     per_kind, default = parse_gpus_per_node(gpus_per_node)
-    config = JobsConfig(
-        namespace=namespace,
-        vllm_image=vllm_image,
-        results_claim=results_claim,
-        hf_token_secret=hf_token_secret,
-        api_key_secret=api_key_secret,
-        gpus_per_node=per_kind,
-        gpus_per_node_default=default,
-    )
+    config = from_options(JobsConfig, gpus_per_node=per_kind, gpus_per_node_default=default)
     return render_jobs(matrix, config)
 
 
