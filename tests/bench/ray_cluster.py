@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,17 +23,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infermeter.bench.launch.server import free_port
+
 RAY = Path(sys.executable).parent / "ray"
 OBJECT_STORE_BYTES = 78_643_200  # Ray's minimum, 75 MiB
 START_TIMEOUT_S = 180.0
 STOP_GRACE_S = 5.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 @dataclass
@@ -115,7 +109,7 @@ class LocalRayCluster:
     """`start()` a head, `add_worker({...})` nodes, `stop()` them all."""
 
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ray", dir="/tmp")))
-    port: int = field(default_factory=_free_port)
+    port: int = field(default_factory=free_port)
     nodes: list[RayNode] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # the nodes' (and so their tasks') own
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,6 +36,8 @@ from pathlib import Path
 
 import pytest
 from tiny_model import build_config_only_model
+
+from infermeter.bench.launch.server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_VENV = REPO / ".venv-vllm"
@@ -88,13 +89,6 @@ def build_model(folder: Path) -> TinyModel:
     """The tiny model in `folder` (built there)."""
     path, allowed = build_config_only_model(folder)
     return TinyModel(path, tuple(allowed))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def child_env(marker: str, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from fake_openai_server import FakeOpenAIServer
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.launch.server import free_port
 from infermeter.bench.run.config import RunConfig
 from infermeter.bench.run.point_plans import plan_points
 from infermeter.bench.run.runner import run_benchmark
@@ -22,13 +22,6 @@ SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-
 
 def _invoke(*args: str) -> Result:
     return CliRunner().invoke(main, ["bench", "run", *args])
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def test_cli_bench_run_json_prints_documented_keys(fake_server: FakeOpenAIServer) -> None:
@@ -122,7 +115,7 @@ def test_cli_bench_run_without_endpoint_or_model_exits_2() -> None:
     ],
 )
 def test_cli_bench_run_bad_option_exits_2_with_one_line(args: list[str], option: str) -> None:
-    result = _invoke("--endpoint", f"http://127.0.0.1:{_closed_port()}", *args)
+    result = _invoke("--endpoint", f"http://127.0.0.1:{free_port()}", *args)
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -131,7 +124,7 @@ def test_cli_bench_run_bad_option_exits_2_with_one_line(args: list[str], option:
 
 
 def test_cli_bench_run_unreachable_endpoint_exits_1() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     result = _invoke("--endpoint", url, "--concurrency", "1", *SMALL)
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from click.testing import CliRunner, Result
 from standin_vllm import StandinVllm
 
 from infermeter.bench.cli.main import main
+from infermeter.bench.launch.server import free_port
 from infermeter.bench.plan.file import PlanError, load_plan
 from infermeter.registry.models import Result as RegistryResult
 
@@ -25,13 +25,6 @@ def standin() -> Iterator[StandinVllm]:
     """The stand-in vLLM's server (`/version`, `/metrics`, streaming) in this process."""
     with StandinVllm(MODEL, 0, max_num_seqs=64, crash_after=None) as server:
         yield server
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def _plan(tmp_path: Path, data: object) -> Path:
@@ -100,7 +93,7 @@ def test_plan_failing_run_is_reported_and_the_next_runs(
     tmp_path: Path, standin: StandinVllm
 ) -> None:
     defaults = _defaults(standin.url)
-    gone = f"http://127.0.0.1:{_closed_port()}"
+    gone = f"http://127.0.0.1:{free_port()}"
     runs = [
         {"name": "gone", "endpoint": gone, "concurrency": 1},
         {"concurrency": 1, "output": str(tmp_path / "ok.json")},

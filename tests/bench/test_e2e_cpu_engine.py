@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 
 import pytest
 from tiny_model import build_tiny_model
+
+from infermeter.bench.launch.server import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -73,13 +74,6 @@ class EngineServer:
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def _console_script(name: str) -> str:
@@ -141,7 +135,7 @@ def transformers_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))  # nothing from the user's cache
     model_dir = build_tiny_model(tmp_path / "tiny-llama")
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "transformers-serve.log"
     command = [
         _console_script("transformers"),

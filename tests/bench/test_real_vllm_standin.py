@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_vllm import RealVllm, free_port, get
+from real_vllm import RealVllm, get
 
+from infermeter.bench.launch.server import free_port
 from infermeter.bench.launch.vllm_log import parse_startup_log
 from infermeter.bench.telemetry.engine_metrics import (
     CACHE_CONFIG,

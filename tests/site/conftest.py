@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import PHONE, build_site, free_port, watched_page
+from site_helpers import PHONE, build_site, watched_page
+
+from infermeter.bench.launch.server import free_port
 
 
 @pytest.fixture(scope="session")

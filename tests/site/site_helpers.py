@@ -3,7 +3,6 @@
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -83,13 +82,6 @@ def watched_page(browser: Any) -> WatchedPage:
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     return WatchedPage(page, requests, errors)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def build_site(

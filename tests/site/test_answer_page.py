@@ -17,8 +17,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from site_helpers import PHONE, REPO, free_port
+from site_helpers import PHONE, REPO
 
+from infermeter.bench.launch.server import free_port
 from infermeter.calculators.accepted import Slo
 from infermeter.calculators.answer import PREDICTION, ROOFLINE_BOUND, Question
 from infermeter.calculators.perf_labels import missed_target
