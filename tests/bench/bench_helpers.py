@@ -13,6 +13,10 @@ from pathlib import Path
 
 from infermeter.bench.client.client import StreamingClient
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
+from infermeter.bench.run.load import PointPlan, PointRun, run_point
+
+STANDIN_MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+"""The model the paced stand-in vLLM of the `endpoint` fixture serves."""
 
 
 def send_all(
@@ -50,6 +54,19 @@ def prompt_requests(count: int, max_tokens: int = 10, first_index: int = 0) -> l
         )
         for i in range(count)
     ]
+
+
+def run_point_at(url: str, plan: PointPlan) -> PointRun:
+    """One load point of `plan` against the server at `url`: small requests of 8 tokens."""
+
+    def build(index: int) -> PromptRequest:
+        return prompt_requests(1, 8, first_index=index)[0]
+
+    async def main() -> PointRun:
+        async with StreamingClient(url, "fake/model", timeout_s=10) as client:
+            return await run_point(client.send, build, plan)
+
+    return asyncio.run(main())
 
 
 def process_alive(pid: int) -> bool:

@@ -2,37 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import statistics
 
 import pytest
-from bench_helpers import prompt_requests
+from bench_helpers import run_point_at
 from fake_openai_server import FakeOpenAIServer
 
-from infermeter.bench.client.client import StreamingClient
-from infermeter.bench.client.request_record import PromptRequest
 from infermeter.bench.errors import BenchConfigError
-from infermeter.bench.run.load import PointPlan, PointRun, arrival_offsets_s, run_point
+from infermeter.bench.run.load import PointPlan, arrival_offsets_s
 from infermeter.bench.run.metrics import summarize_point
-
-
-def _build(index: int) -> PromptRequest:
-    return prompt_requests(1, 8, first_index=index)[0]
-
-
-def _run(url: str, plan: PointPlan) -> PointRun:
-    async def main() -> PointRun:
-        async with StreamingClient(url, "fake/model", timeout_s=10) as client:
-            return await run_point(client.send, _build, plan)
-
-    return asyncio.run(main())
 
 
 def test_closed_loop_keeps_concurrency_at_n(fake_server: FakeOpenAIServer) -> None:
     fake_server.config.ttft_s = 0.010
     fake_server.config.itl_s = 0.002
-    run = _run(fake_server.url, PointPlan(concurrency=4, num_requests=16, warmup_requests=4))
+    run = run_point_at(
+        fake_server.url, PointPlan(concurrency=4, num_requests=16, warmup_requests=4)
+    )
     assert fake_server.stats.max_in_flight == 4
     assert len(run.records) == 20
     # While requests remain, every measured send happens with the other 3 slots busy.
@@ -49,7 +36,7 @@ def test_closed_loop_keeps_concurrency_at_n(fake_server: FakeOpenAIServer) -> No
 def test_closed_loop_warmup_requests_are_marked_and_excluded(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    run = _run(fake_server.url, PointPlan(concurrency=2, num_requests=5, warmup_requests=3))
+    run = run_point_at(fake_server.url, PointPlan(concurrency=2, num_requests=5, warmup_requests=3))
     assert [r.index for r in run.records] == list(range(8))
     assert [r.warmup for r in run.records] == [True] * 3 + [False] * 5
     assert summarize_point(run.records, concurrency=2).completed == 5
@@ -58,13 +45,13 @@ def test_closed_loop_warmup_requests_are_marked_and_excluded(
 def test_closed_loop_point_is_bounded_by_duration(fake_server: FakeOpenAIServer) -> None:
     fake_server.config.ttft_s = 0.050
     plan = PointPlan(concurrency=2, num_requests=1000, duration_s=0.3, warmup_requests=0)
-    run = _run(fake_server.url, plan)
+    run = run_point_at(fake_server.url, plan)
     assert 8 <= len(run.records) <= 14  # about 0.3 s / 50 ms × 2 slots
     assert run.wall_s < 0.45
 
 
 def test_closed_loop_uses_first_index_for_unique_prompts(fake_server: FakeOpenAIServer) -> None:
-    run = _run(
+    run = run_point_at(
         fake_server.url,
         PointPlan(concurrency=1, num_requests=2, warmup_requests=1, first_index=40),
     )
@@ -104,7 +91,7 @@ def test_open_loop_schedule_bounded_by_duration_after_warmup() -> None:
 def test_open_loop_records_intended_and_actual_send_times(fake_server: FakeOpenAIServer) -> None:
     fake_server.config.itl_s = 0.001
     plan = PointPlan(request_rate=100.0, num_requests=40, warmup_requests=5, seed=4)
-    run = _run(fake_server.url, plan)
+    run = run_point_at(fake_server.url, plan)
     offsets = arrival_offsets_s(100.0, seed=4, count=45)
     start = run.records[0].intended_send_ns
     assert start is not None

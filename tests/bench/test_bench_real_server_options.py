@@ -3,27 +3,25 @@ concurrency, and a per-second timeline in the raw records; all against the stand
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import gzip
 import json
 from pathlib import Path
 
 import pytest
-from bench_helpers import prompt_requests
+from bench_helpers import run_point_at
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
 from infermeter.bench.cli.main import main
-from infermeter.bench.client.client import StreamingClient
-from infermeter.bench.client.request_record import PromptRequest, RequestRecord
+from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.client.stream import ErrorKind
 from infermeter.bench.result.assemble import build_result
 from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.result.raw_records import write_raw_records
 from infermeter.bench.run.config import RunConfig
-from infermeter.bench.run.load import PointPlan, PointRun, run_point
+from infermeter.bench.run.load import PointPlan
 from infermeter.bench.run.metrics import summarize_point
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.run.timeline import point_timeline
@@ -36,18 +34,6 @@ def invoke(*args: str) -> Result:
     result = CliRunner().invoke(main, list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result
-
-
-def _build(index: int) -> PromptRequest:
-    return prompt_requests(1, 8, first_index=index)[0]
-
-
-def _run(url: str, plan: PointPlan) -> PointRun:
-    async def main() -> PointRun:
-        async with StreamingClient(url, "fake/model", timeout_s=10) as client:
-            return await run_point(client.send, _build, plan)
-
-    return asyncio.run(main())
 
 
 def test_extra_body_fields_reach_every_request(fake_server: FakeOpenAIServer) -> None:
@@ -89,7 +75,7 @@ def test_open_loop_capped_at_max_concurrency(fake_server: FakeOpenAIServer) -> N
     fake_server.config.itl_s = 0.002
     # 400 req/s offered, each request ~45 ms: uncapped that is ~18 in flight.
     plan = PointPlan(request_rate=400, max_concurrency=3, num_requests=30, warmup_requests=0)
-    run = _run(fake_server.url, plan)
+    run = run_point_at(fake_server.url, plan)
     assert len(run.records) == 30
     # The client never had more than 3 in flight (the server may count a 4th for an instant:
     # it decrements after its last write, the client sends the next once it read [DONE]).
@@ -112,7 +98,9 @@ def test_open_loop_capped_at_max_concurrency(fake_server: FakeOpenAIServer) -> N
 
 def test_uncapped_open_loop_is_not_held_back(fake_server: FakeOpenAIServer) -> None:
     fake_server.config.ttft_s = 0.030
-    run = _run(fake_server.url, PointPlan(request_rate=400, num_requests=30, warmup_requests=0))
+    run = run_point_at(
+        fake_server.url, PointPlan(request_rate=400, num_requests=30, warmup_requests=0)
+    )
     assert fake_server.stats.max_in_flight > 3
     assert all(r.slot_wait_ns == 0 for r in run.records)
 
@@ -179,7 +167,7 @@ def test_timeline_shows_a_stall_and_failures(fake_server: FakeOpenAIServer, tmp_
     fake_server.config.ttft_s = 1.2  # nothing streams during the first second
     fake_server.config.fault = "http_500"
     fake_server.config.fault_every = 3
-    run = _run(fake_server.url, PointPlan(concurrency=6, num_requests=6, warmup_requests=0))
+    run = run_point_at(fake_server.url, PointPlan(concurrency=6, num_requests=6, warmup_requests=0))
     path = tmp_path / "r.requests.jsonl.gz"
     write_raw_records(path, [(1, True, run.records)])
     with gzip.open(path, "rt") as raw:

@@ -6,30 +6,13 @@ The server is the STAND-IN vLLM's HTTP side (tests/bench/standin_vllm.py), in-pr
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-from standin_vllm import StandinVllm
 
 from infermeter.bench.plan.options import RunOptions
 from infermeter.bench.session.builder import session_config
 from infermeter.bench.session.session import run_session
 from infermeter.registry.models import Result
 from infermeter.registry.validate import validate_paths
-
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-
-
-@pytest.fixture
-def endpoint() -> Iterator[str]:
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
-        server.config.itl_s = 0.03  # a 1B model's pace on an H100 even when the host stalls
-        yield server.url
-    sys.setswitchinterval(interval)
 
 
 def test_session_checkpoint_after_each_point_is_the_result_so_far_marked_incomplete(

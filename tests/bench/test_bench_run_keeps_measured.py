@@ -13,13 +13,10 @@ import gzip
 import json
 import os
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from standin_vllm import StandinVllm
 
 import infermeter.bench.result.output
 from infermeter.bench.cli.main import main
@@ -28,20 +25,7 @@ from infermeter.bench.session import session
 from infermeter.registry import store
 from infermeter.registry.models import Result as RegistryResult
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
-
-
-@pytest.fixture
-def endpoint() -> Iterator[str]:
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
-        # 30 ms per token: a stall of the host cannot bunch tokens into a decode speed the
-        # registry's physics check refuses for a 1B model on an H100.
-        server.config.itl_s = 0.03
-        yield server.url
-    sys.setswitchinterval(interval)
 
 
 def _run(endpoint: str, output: Path, *extra: str) -> Result:

@@ -4,34 +4,20 @@ against its vLLM sidecar this way). Against the STAND-IN vLLM's HTTP side, in-pr
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from bench_helpers import STANDIN_MODEL
 from click.testing import CliRunner
 from click.testing import Result as CliResult
-from standin_vllm import StandinVllm
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SERVED_WITH = (
-    f"vllm serve {MODEL} --host 127.0.0.1 --port 8000 --max-model-len 4096 "
+    f"vllm serve {STANDIN_MODEL} --host 127.0.0.1 --port 8000 --max-model-len 4096 "
     "--gpu-memory-utilization 0.85 --max-num-seqs 64 --kv-cache-dtype fp8 "
     "--enable-prefix-caching --api-key sk-not-for-the-file"
 )
-
-
-@pytest.fixture
-def endpoint() -> Iterator[str]:
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    with StandinVllm(MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
-        server.config.itl_s = 0.03  # a 1B model's pace on an H100 even when the host stalls
-        yield server.url
-    sys.setswitchinterval(interval)
 
 
 def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, endpoint: str) -> None:
@@ -61,14 +47,14 @@ def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, end
 
 def test_bench_run_server_command_without_an_endpoint_exits_2(tmp_path: Path) -> None:
     run = CliRunner().invoke(
-        main, ["bench", "run", "--model", MODEL, "--server-command", SERVED_WITH]
+        main, ["bench", "run", "--model", STANDIN_MODEL, "--server-command", SERVED_WITH]
     )
     assert run.exit_code == 2, run.output
     assert "--server-command: only applies with --endpoint" in run.stderr
 
 
 OVER_RAY = (
-    f"vllm serve {MODEL} --host 127.0.0.1 --port 8000 --tensor-parallel-size 2 "
+    f"vllm serve {STANDIN_MODEL} --host 127.0.0.1 --port 8000 --tensor-parallel-size 2 "
     "--pipeline-parallel-size 2 --distributed-executor-backend ray"
 )
 
@@ -113,6 +99,6 @@ def test_bench_run_nodes_that_do_not_divide_the_gpus_exit_2(tmp_path: Path, endp
 
 
 def test_bench_run_nodes_without_an_endpoint_exits_2() -> None:
-    run = CliRunner().invoke(main, ["bench", "run", "--model", MODEL, "--nodes", "2"])
+    run = CliRunner().invoke(main, ["bench", "run", "--model", STANDIN_MODEL, "--nodes", "2"])
     assert run.exit_code == 2, run.output
     assert "--nodes: only applies with --endpoint" in run.stderr
