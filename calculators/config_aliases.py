@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infermeter.calculators.config_fields import int_field, optional_int
+from infermeter.calculators.decilm import DECILM, decilm_shape
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.step3p5 import STEP3P5_DEFAULTS, step3p5_layer_types
 
@@ -312,6 +313,8 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
         merged.setdefault("num_key_value_heads", merged.get("multi_query_group_num"))
     if model_type == "falcon":
         _falcon_shape(merged, where)
+    if model_type == DECILM:
+        decilm_shape(merged)
     if model_type == "phi" and "hidden_size" in merged:
         # phi.py's PhiMLP: `n_inner`, else 4 × hidden_size (PhiConfig's intermediate_size unread).
         width = optional_int(merged, "n_inner", where, 0)

@@ -26,6 +26,7 @@ from infermeter.calculators.config_aliases import (
     normalised,
 )
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
+from infermeter.calculators.decilm import DECILM, decilm_layers
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
@@ -81,7 +82,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
         "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram", "apertus", "arcee",
-        "jais2", "afmoe",
+        "jais2", "afmoe", "nemotron-nas",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -129,9 +130,6 @@ _UNMODELLED_KEYS = (
     "num_attention_heads_per_layer", "index_n_heads", "indexer_n_heads",
     # Step 3.5's sliding layers with their own head counts and head size.
     "attention_other_setting",
-    # DeciLM / Llama-Nemotron NAS (nemotron_nas.py): a block config per layer, its attention
-    # absent or with its own KV heads and its MLP absent or of its own width.
-    "block_configs",
 )  # fmt: skip
 # The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
 # their vllm/models/<family>/nvidia modules): named in the refusal.
@@ -605,6 +603,10 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         # GPT-2's wpe holds a row per position (n_positions); Step 3's shared query width.
         "position_embeddings": _learned_positions(language, family),
         "ngram_embedding": ngram_embedding(language, "") if family == "longcat_flash" else (0, 0),
+        # DeciLM: each layer's MLP width, 0 where its FFN is a no-op (calculators.decilm).
+        "mlp_widths": decilm_layers(language, int(language["num_hidden_layers"]))[1]
+        if family == DECILM
+        else (),
         "shared_q_dim": optional_int(language, "share_q_dim", "", 0)
         if family == "step3_text"
         else 0,

@@ -6,6 +6,7 @@ from typing import Any
 
 from infermeter.calculators.bailing_moe_v3 import bailing_v3_layer_kinds
 from infermeter.calculators.config_fields import optional_int
+from infermeter.calculators.decilm import DECILM, decilm_layer_kinds
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kda import kimi_linear_layer_kinds
 from infermeter.calculators.lightning import lightning_layer_kinds
@@ -91,6 +92,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     "llama4_text": _llama4_layer_kinds,
     "qwen3_next": _qwen3_next_layer_kinds,
     "bailing_moe_linear": lightning_layer_kinds,
+    DECILM: decilm_layer_kinds,
 }
 
 

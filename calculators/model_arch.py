@@ -141,6 +141,10 @@ class ModelArch:
     # LongCat-Flash n-gram's hashed n-gram tables (split by rows over the ranks) and their
     # projections to hidden_size (replicated): values each (config_aliases.ngram_embedding).
     ngram_embedding: tuple[int, int] = (0, 0)
+    # DeciLM (nemotron_nas.py): each layer's MLP width, 0 where it has none; (): every layer's
+    # is intermediate_size. A layer's norms then follow its parts (one before attention, one
+    # before the MLP).
+    mlp_widths: tuple[int, ...] = ()
     # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).
     rotary: bool = True
     # Step 3's attention (step3_text.py): one replicated projection to a shared query of this

@@ -191,10 +191,13 @@ def _dense_mlp(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
         wide = 2 if arch.double_wide_shared_mlp and shared_kv else 1
         tally.dense_mlp += matrices * hidden * wide * arch.intermediate_size // tp
     elif not moe_layer:
-        tally.dense_mlp += matrices * hidden * arch.intermediate_size // tp
+        width = arch.mlp_widths[index] if arch.mlp_widths else arch.intermediate_size
+        if not width:
+            return
+        tally.dense_mlp += matrices * hidden * width // tp
         if arch.mlp_bias:
             # TeleChat2 keeps down_proj's bias only (mlp_input_bias False).
-            tally.small += (arch.intermediate_size // tp if arch.mlp_input_bias else 0) + hidden
+            tally.small += (width // tp if arch.mlp_input_bias else 0) + hidden
 
 
 def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
@@ -224,7 +227,10 @@ def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
 def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     """One decoder layer's parameters on one rank, added to `tally`."""
     kind = arch.layer_kinds[index]
-    tally.small += arch.norms_per_layer * arch.hidden_size * (2 if arch.norm_bias else 1)
+    norms = arch.norms_per_layer
+    if arch.mlp_widths:  # DeciLM: a norm before each part the layer has
+        norms = (kind not in MIXER_FREE_KINDS) + (arch.mlp_widths[index] > 0)
+    tally.small += norms * arch.hidden_size * (2 if arch.norm_bias else 1)
     linear, small = _mixer_params(arch, tp, kind, index)
     tally.attention += linear
     tally.small += small

@@ -69,23 +69,33 @@ class _Costs:
     end_weight_bytes: float  # lm_head and final norm, on the last stage
 
 
-def _layer_signature(arch: ModelArch, index: int) -> tuple[str, bool]:
+# A layer's kind, whether it holds experts, and its own MLP width (DeciLM's; -1: the model's).
+_Signature = tuple[str, bool, int]
+
+
+def _layer_signature(arch: ModelArch, index: int) -> _Signature:
     moe_layers = arch.moe.moe_layers if arch.moe is not None else ()
-    return arch.layer_kinds[index], index in moe_layers
+    width = arch.mlp_widths[index] if arch.mlp_widths else -1
+    return arch.layer_kinds[index], index in moe_layers, width
 
 
-def _model_of(arch: ModelArch, signature: tuple[str, bool], layers: int) -> ModelArch:
-    kind, sparse = signature
+def _model_of(arch: ModelArch, signature: _Signature, layers: int) -> ModelArch:
+    kind, sparse, width = signature
     moe = arch.moe
     if moe is not None:
         moe = dataclasses.replace(moe, moe_layers=tuple(range(layers)) if sparse else ())
     return dataclasses.replace(
-        arch, num_layers=layers, layer_kinds=(kind,) * layers, moe=moe, vision=None
+        arch,
+        num_layers=layers,
+        layer_kinds=(kind,) * layers,
+        moe=moe,
+        vision=None,
+        mlp_widths=(width,) * layers if width >= 0 else (),
     )
 
 
 def _layer_weight_bytes(
-    arch: ModelArch, signature: tuple[str, bool], rates: dict[str, float], tp: int
+    arch: ModelArch, signature: _Signature, rates: dict[str, float], tp: int
 ) -> float:
     """Bytes one layer of this kind reads: the parameters of a two-layer model of it less those of
     a one-layer one (what is not a layer cancels), at the whole model's bytes per parameter."""
@@ -105,7 +115,7 @@ def _costs(
     activation_bytes: int,
     link: Link | None,
 ) -> _Costs:
-    by_signature: dict[tuple[str, bool], float] = {}
+    by_signature: dict[_Signature, float] = {}
     weights: list[float] = []
     kv_bytes: list[float] = []
     window = kv.sliding_window if kv.sliding_window is not None else context_tokens

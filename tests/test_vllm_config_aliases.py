@@ -23,10 +23,13 @@ from typing import Any
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_reads import bytes_per_touched_param
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.pipeline_stages import pipeline_step
 from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.calculators.roofline import decode_tokens_per_second_bound
 from infermeter.calculators.vllm_plan import plan_vllm
 from infermeter.calculators.vllm_settings import GIB, VllmSettings
 
@@ -455,3 +458,67 @@ def test_afmoe_dense_first_layers_gated_attention_and_four_norms() -> None:
     assert arch.moe.moe_layers == (2, 3)
     assert arch.attention_output_gate
     assert arch.norms_per_layer == 4
+
+
+# DeciLM / Llama-Nemotron NAS (nemotron_nas.py): a block config per layer.
+_DECILM: dict[str, Any] = {
+    "model_type": "nemotron-nas", "hidden_size": 1024, "num_hidden_layers": 3,
+    "num_attention_heads": 8, "vocab_size": 1000, "tie_word_embeddings": False,
+    "block_configs": [
+        {"attention": {"n_heads_in_group": 4, "no_op": False}, "ffn": {"ffn_mult": 2.625}},
+        {"attention": {"no_op": True}, "ffn": {"ffn_mult": 1.3}},
+        {"attention": {"n_heads_in_group": 4}, "ffn": {"no_op": True}},
+    ],
+}  # fmt: skip
+
+
+def test_decilm_layers_take_their_own_mlp_width_and_may_skip_attention() -> None:
+    arch = parse_config(_DECILM)
+    # 2 x 2.625 x 1024 / 3 = 1792 (a multiple of 256); 2 x 1.3 x 1024 / 3 = 887 -> 1024.
+    assert arch.mlp_widths == (1792, 1024, 0)
+    assert arch.layer_kinds == ("full", "mlp", "full")
+    assert arch.num_kv_heads == 2
+    assert arch.intermediate_size == 1792  # the widest, for vLLM's activation peak
+    counts = param_counts(arch)
+    assert counts.dense_mlp == 3 * 1024 * (1792 + 1024)
+    assert counts.small == (2 + 1 + 1) * 1024 + 1024  # a norm a part, the final norm
+    # Only the two attention layers hold KV: 2 KV heads of 128.
+    assert kv_cache_shape(arch).bytes_per_token == 2 * 2 * 2 * 128 * 2
+    plan = plan_vllm(arch, VllmSettings(gpu_memory_bytes=80 * GIB, pipeline_parallel_size=3))
+    assert plan.kv_cache_bytes > 0
+
+
+def test_decilm_refuses_what_it_does_not_model_by_name() -> None:
+    blocks = _DECILM["block_configs"]
+    varied = [blocks[0], blocks[1], {**blocks[2], "attention": {"n_heads_in_group": 8}}]
+    with pytest.raises(ConfigError, match=r"^block_configs\[2\]\.attention\.n_heads_in_group"):
+        parse_config({**_DECILM, "block_configs": varied})
+    linear = [blocks[0], {**blocks[1], "attention": {"replace_with_linear": True}}, blocks[2]]
+    with pytest.raises(ConfigError, match=r"^block_configs\[1\]\.attention\.replace_with_linear"):
+        parse_config({**_DECILM, "block_configs": linear})
+    with pytest.raises(ConfigError, match=r"^block_configs: expected 3 block configs"):
+        parse_config({**_DECILM, "block_configs": blocks[:2]})
+
+
+def test_decilm_pipeline_stages_read_each_layers_own_mlp() -> None:
+    # pipeline_stages prices a layer by its kind, experts and (DeciLM) its own MLP width: the
+    # stages' weights add up to the whole model's reads.
+    arch = parse_config(_DECILM)
+    fmt = weight_format(arch)
+    alone = decode_tokens_per_second_bound(arch, fmt, 3.35e12, 1, 1024, 4)
+    step = pipeline_step(
+        arch,
+        bytes_per_touched_param(arch, fmt, 1),
+        alone.weight_bytes_per_step,
+        kv_cache_shape(arch),
+        memory_bandwidth_bytes_per_s=3.35e12,
+        tensor_parallel_size=1,
+        pipeline_parallel_size=3,
+        context_tokens=1024,
+        batch=4,
+        activation_bytes=2,
+        link=None,
+    )
+    weights = sum(stage.weight_bytes for stage in step.stages)
+    assert weights == pytest.approx(alone.weight_bytes_per_step, abs=3)
+    assert sorted(stage.weight_bytes for stage in step.stages)[0] < step.slowest.weight_bytes
