@@ -82,7 +82,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
         "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram", "apertus", "arcee",
-        "jais2", "afmoe", "nemotron-nas",
+        "jais2", "afmoe", "nemotron-nas", "cohere", "cohere2",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -538,6 +538,10 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "jais2": {"gated_mlp": False, "norm_bias": True},
     "afmoe": {"attention_output_gate": True, "qk_norm": True, "norms_per_layer": 4},
     "cohere2_moe": {"norms_per_layer": 1},
+    # Command R / R+ / A (commandr.py): the same parallel block; no lm_head, the logits come
+    # from the embedding table whatever tie_word_embeddings says.
+    "cohere": {"norms_per_layer": 1, "tie_word_embeddings": True},
+    "cohere2": {"norms_per_layer": 1, "tie_word_embeddings": True},
     # step3_text.py always builds its own lm_head.
     "step3_text": {"tie_word_embeddings": False},
 }  # fmt: skip

@@ -522,3 +522,18 @@ def test_decilm_pipeline_stages_read_each_layers_own_mlp() -> None:
     weights = sum(stage.weight_bytes for stage in step.stages)
     assert weights == pytest.approx(alone.weight_bytes_per_step, abs=3)
     assert sorted(stage.weight_bytes for stage in step.stages)[0] < step.slowest.weight_bytes
+
+
+def test_command_r_reads_its_logits_from_the_embedding_table() -> None:
+    # CohereForAI/c4ai-command-r-v01's shape ("35B"): commandr.py builds no lm_head, so an untied
+    # reading would add 256000 x 8192 = 2.1B parameters.
+    config = {
+        "model_type": "cohere", "hidden_size": 8192, "intermediate_size": 22528,
+        "num_attention_heads": 64, "num_key_value_heads": 64, "num_hidden_layers": 40,
+        "vocab_size": 256000, "logit_scale": 0.0625, "use_qk_norm": False,
+        "max_position_embeddings": 8192, "tie_word_embeddings": False,
+    }  # fmt: skip
+    arch = parse_config(config)
+    assert arch.tie_word_embeddings
+    assert arch.norms_per_layer == 1
+    assert param_counts(arch).total == pytest.approx(35e9, rel=0.01)
