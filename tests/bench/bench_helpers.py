@@ -8,8 +8,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from infermeter.bench.client.client import StreamingClient
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
@@ -17,6 +18,29 @@ from infermeter.bench.run.load import PointPlan, PointRun, run_point
 
 STANDIN_MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 """The model the paced stand-in vLLM of the `endpoint` fixture serves."""
+
+DOCUMENTED_POINT_KEYS = frozenset(
+    {
+        "concurrency",
+        "request_rate",
+        "completed",
+        "failed",
+        "output_token_throughput",
+        "accepted_output_token_throughput",
+        "ttft_ms",
+        "itl_ms",
+        "tpot_ms",
+        "e2e_ms",
+    }
+)
+"""Keys every `--json` point carries (the contract the CLI reference documents)."""
+
+
+def assert_documented_point(point: Mapping[str, Any]) -> None:
+    """A `--json` point has the documented keys, each latency its distribution's statistics."""
+    assert set(point) >= DOCUMENTED_POINT_KEYS, point
+    for metric in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"):
+        assert set(point[metric]) >= {"mean", "p50", "p90", "p95", "p99", "max"}
 
 
 def send_all(

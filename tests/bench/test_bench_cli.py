@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from bench_helpers import assert_documented_point
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
@@ -31,17 +32,7 @@ def test_cli_bench_run_json_prints_documented_keys(fake_server: FakeOpenAIServer
     summary = json.loads(result.stdout)
     assert [p["concurrency"] for p in summary["points"]] == [1, 2]
     for point in summary["points"]:
-        for key in (
-            "concurrency",
-            "request_rate",
-            "completed",
-            "failed",
-            "output_token_throughput",
-            "accepted_output_token_throughput",
-        ):
-            assert key in point
-        for metric in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"):
-            assert set(point[metric]) >= {"mean", "p50", "p90", "p95", "p99", "max"}
+        assert_documented_point(point)
         assert point["completed"] == 6
         assert point["failed"] == 0
         assert point["ttft_ms"]["p50"] >= 5

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from bench_helpers import assert_documented_point
 from tiny_model import build_tiny_model
 
 from infermeter.bench.launch.server import free_port
@@ -45,20 +46,6 @@ NUM_REQUESTS = 6
 INPUT_TOKENS = 16
 OUTPUT_TOKENS = 8
 CONCURRENCIES = (1, 2)
-
-POINT_KEYS = {
-    "concurrency",
-    "request_rate",
-    "completed",
-    "failed",
-    "output_token_throughput",
-    "accepted_output_token_throughput",
-    "ttft_ms",
-    "itl_ms",
-    "tpot_ms",
-    "e2e_ms",
-}
-DISTRIBUTION_KEYS = {"mean", "p50", "p90", "p95", "p99", "max"}
 
 
 @dataclass
@@ -211,9 +198,7 @@ def test_bench_run_against_transformers_serve_on_cpu(transformers_serve: EngineS
     assert summary["incomplete"] is False
     assert [point["concurrency"] for point in summary["points"]] == list(CONCURRENCIES)
     for point in summary["points"]:
-        assert set(point) >= POINT_KEYS
-        for metric in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"):
-            assert set(point[metric]) >= DISTRIBUTION_KEYS
+        assert_documented_point(point)
 
         where = f"c={point['concurrency']}: {point}"
         assert point["request_rate"] is None
