@@ -1,12 +1,15 @@
 """Helpers of the registry tests: an empty registry checkout (for results, for prices), git in a
-test's repository, an edited copy of a pinned excerpt, and the rerun check of a harvest."""
+test's repository, an edited copy of a pinned excerpt, a harvest's results by their marked source
+key, and the checks that a harvest reproduces the registry's files and a rerun changes nothing."""
 
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,3 +63,29 @@ def assert_rerun_changes_nothing(harvest: Callable[[], HarvestReport], written: 
     assert not second.added
     assert not second.changed
     assert not second.removed
+
+
+def marked(result: Result, marker: str) -> str:
+    """What the harvester marked in the result's conditions as `[<marker>: …]` (`cell`, `row`)."""
+    conditions: str = result.source.conditions  # type: ignore[union-attr]
+    return conditions.rsplit(f"[{marker}: ", 1)[1].rstrip("]")
+
+
+def results_by_marker(
+    registry: Path, marker: str, relatives: Iterable[str] | None = None
+) -> dict[str, Result]:
+    """The results in `registry` (those at `relatives`, else every one) by what is `marked`."""
+    paths = (
+        (registry / "registry" / "results").rglob("*.json")
+        if relatives is None
+        else (registry / relative for relative in relatives)
+    )
+    return {marked(result, marker): result for result in map(read_result, paths)}
+
+
+def assert_committed(registry: Path, added: Iterable[str]) -> None:
+    """Each file a harvest added into `registry` is the repository's own, byte for byte."""
+    for relative in added:
+        committed = REPOSITORY_ROOT / relative
+        assert committed.is_file(), f"{relative} is not in the registry"
+        assert committed.read_bytes() == (registry / relative).read_bytes()

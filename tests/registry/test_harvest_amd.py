@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from registry_helpers import results_by_marker
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.amd import parse_tables
@@ -32,12 +33,7 @@ RETRIEVED = "2026-12-01"
 
 def _harvest(registry: Path, page: Path = PAGE, commit: str = COMMIT) -> dict[str, Result]:
     harvest_amd(page, HarvestOptions(registry, today=RETRIEVED), commit=commit)
-    found = {}
-    for path in (registry / "registry" / "results").rglob("*.json"):
-        result = read_result(path)
-        row = result.source.conditions.rsplit("[row: ", 1)[1].rstrip("]")  # type: ignore[union-attr]
-        found[row] = result
-    return found
+    return results_by_marker(registry, "row")
 
 
 def test_every_row_of_both_tables_is_read() -> None:

@@ -10,6 +10,8 @@ repository at ab33b214 and say where the bytes were read.
 
 from pathlib import Path
 
+from registry_helpers import assert_committed
+
 from infermeter.registry.harvest.mlperf_log import conf_percentile
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
@@ -41,10 +43,7 @@ def _harvest(root: Path, today: str = RETRIEVED) -> tuple[object, dict[str, Resu
 def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:
     report, results = _harvest(registry)
     assert len(report.added) == len(results) == 12  # type: ignore[attr-defined]
-    for relative in report.added:  # type: ignore[attr-defined]
-        committed = REPOSITORY_ROOT / relative
-        assert committed.is_file(), f"{relative} is not in the registry"
-        assert committed.read_bytes() == (registry / relative).read_bytes()
+    assert_committed(registry, report.added)  # type: ignore[attr-defined]
     again, _ = _harvest(registry, today="2027-01-01")
     assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
 

@@ -17,7 +17,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from registry_helpers import empty_registry
+from registry_helpers import assert_committed, empty_registry
 
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
@@ -67,10 +67,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     assert hashlib.sha256(listing.encode()).hexdigest() == EXCERPT_SHA256
     registry, report, results = harvested
     assert len(report.added) == len(results) == 244  # type: ignore[attr-defined]
-    for relative in report.added:  # type: ignore[attr-defined]
-        committed = REPOSITORY_ROOT / relative
-        assert committed.is_file(), f"{relative} is not in the registry"
-        assert committed.read_bytes() == (registry / relative).read_bytes()
+    assert_committed(registry, report.added)  # type: ignore[attr-defined]
     again, _ = _harvest(registry, today="2027-01-01")
     assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
 

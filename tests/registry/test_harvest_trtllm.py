@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from registry_helpers import results_by_marker
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
@@ -29,12 +30,7 @@ RETRIEVED = "2026-12-01"
 
 def _harvest(registry: Path, page: Path = PAGE) -> dict[str, Result]:
     harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
-    found = {}
-    for path in (registry / "registry" / "results").rglob("*.json"):
-        result = read_result(path)
-        cell = result.source.conditions.rsplit("[cell: ", 1)[1].rstrip("]")  # type: ignore[union-attr]
-        found[cell] = result
-    return found
+    return results_by_marker(registry, "cell")
 
 
 def test_every_cell_of_every_per_gpu_table_is_read() -> None:

@@ -10,14 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from registry_helpers import empty_registry
+from registry_helpers import assert_committed, empty_registry, results_by_marker
 
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
 from infermeter.registry.harvest.trtllm import parse_tables
-from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 from infermeter.registry.workloads import scenario
 
@@ -32,15 +31,6 @@ RETRIEVED = "2026-12-01"
 def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, HarvestReport]:
     registry = empty_registry(tmp_path_factory.mktemp("trtllm-1.0") / "checkout")
     return registry, harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED))
-
-
-def _by_cell(registry: Path) -> dict[str, Result]:
-    found = {}
-    for path in (registry / "registry" / "results").rglob("*.json"):
-        result = read_result(path)
-        cell = result.source.conditions.rsplit("[cell: ", 1)[1].rstrip("]")  # type: ignore[union-attr]
-        found[cell] = result
-    return found
 
 
 def test_the_1_0_layout_is_read_table_by_table() -> None:
@@ -68,7 +58,7 @@ def test_a_total_is_stored_as_printed_over_the_columns_gpus(
 ) -> None:
     registry, report = harvested
     assert (len(report.added), report.skipped) == (328, [])
-    results = _by_cell(registry)
+    results = results_by_marker(registry, "cell")
     h100 = results["Llama 3.3 70B | H100 TP2 (FP8) | 1000/1000"]
     assert (h100.identity.gpu.id, h100.identity.gpu.count) == ("h100-sxm", 2)
     assert h100.points[0].throughput.output_tokens_per_s == 4205  # not × 2: a total
@@ -94,7 +84,7 @@ def test_a_total_is_stored_as_printed_over_the_columns_gpus(
 def test_a_checkpoint_the_page_does_not_list_is_said_to_be_unnamed(
     harvested: tuple[Path, HarvestReport],
 ) -> None:
-    results = _by_cell(harvested[0])
+    results = results_by_marker(harvested[0], "cell")
     scout = results["Llama 4 Scout | B200 TP1 (FP4) | 128/128"]
     assert scout.points[0].throughput.output_tokens_per_s == 25342
     assert scout.identity.model.quantization == "fp4"
@@ -152,14 +142,8 @@ def test_static_batches_of_0_6_are_static_batch_points_of_their_batch_size(tmp_p
     assert "which statistic" in reasons["trtllm 77d24b5fa178 static latency H100 FP8"]
     a100 = "trtllm 77d24b5fa178 static A100 FP16 | GPT-J 6B | batch 512 TP1 | 128/128"
     assert "does not say which A100" in reasons[a100]
-    results = {}
-    for relative in report.added:
-        result = read_result(registry / relative)
-        results[result.source.conditions.rsplit("[static cell: ", 1)[1].rstrip("]")] = result  # type: ignore[union-attr]
-        committed = REPOSITORY_ROOT / relative
-        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
-            encoding="utf-8"
-        )
+    results = results_by_marker(registry, "static cell", report.added)
+    assert_committed(registry, report.added)
     llama = results["H100 FP8 | LLaMA 70B | batch 480 TP4 | 128/2048"]
     (point,) = llama.points
     assert (point.load.arrival, point.load.concurrency) == ("static_batch", 480)
@@ -193,14 +177,8 @@ def test_a_fork_s_copy_of_the_0_20_grids_is_unofficial_and_stored_as_printed(
     registry = empty_registry(tmp_path / "checkout")
     report = harvest_trtllm(FORK_PAGE, HarvestOptions(registry, today=RETRIEVED))
     assert (len(report.added), report.skipped) == (180, [])
-    results = {}
-    for relative in report.added:
-        result = read_result(registry / relative)
-        results[result.source.conditions.rsplit("[grid cell: ", 1)[1].rstrip("]")] = result  # type: ignore[union-attr]
-        committed = REPOSITORY_ROOT / relative
-        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
-            encoding="utf-8"
-        )
+    results = results_by_marker(registry, "grid cell", report.added)
+    assert_committed(registry, report.added)
     h100 = results["Llama 3.3 70B FP8 | H100 80GB HBM3 TP4 | 1000/1000"]
     assert (h100.identity.gpu.id, h100.identity.gpu.count) == ("h100-sxm", 4)
     assert h100.points[0].throughput.output_tokens_per_s == 7435.65  # a total, not × 4
@@ -293,14 +271,8 @@ def test_the_0_9_static_page_of_a_fork_is_static_batches_and_says_where_its_fp8_
     page = PAGES / "perf-overview-6ad7cf1b-fork.md"
     report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED))
     assert len(report.added) == 24 + 12  # 12: LLaMA 7B, the page's Llama2-7b benchmark
-    results = {}
-    for relative in report.added:
-        result = read_result(registry / relative)
-        results[result.source.conditions.rsplit("[static cell: ", 1)[1].rstrip("]")] = result  # type: ignore[union-attr]
-        committed = REPOSITORY_ROOT / relative
-        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
-            encoding="utf-8"
-        )
+    results = results_by_marker(registry, "static cell", report.added)
+    assert_committed(registry, report.added)
     h200 = results["H200 FP8 | LLaMA 70B | batch 512 TP2 | 128/2048"]
     assert (h200.identity.gpu.id, h200.identity.gpu.count) == ("h200-sxm", 2)
     assert h200.points[0].throughput.output_tokens_per_s == 3963 * 2
