@@ -39,7 +39,7 @@ from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot import merged, render, write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
-    Provenance,
+    PinnedExcerpt,
     excerpt_files,
     match_line,
     read_provenance,
@@ -88,19 +88,10 @@ TIERS = {
 
 
 @dataclass(frozen=True)
-class RetailExcerpt:
-    """One pinned excerpt of a region's snapshot: where it comes from, and its items."""
+class RetailExcerpt(PinnedExcerpt):
+    """One pinned excerpt of a region's snapshot: its items."""
 
-    file: Path
-    path: str
-    repository: str
-    commit: str
-    provenance: Provenance
     items: dict[str, dict[str, Any]]
-
-    @property
-    def url(self) -> str:
-        return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
 
 
 def read_retail_excerpt(file: Path) -> RetailExcerpt:

@@ -36,7 +36,7 @@ from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot import merged, render, write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
-    Provenance,
+    PinnedExcerpt,
     excerpt_files,
     match_line,
     read_provenance,
@@ -68,18 +68,10 @@ HEADER = (
 
 
 @dataclass(frozen=True)
-class PricingExcerpt:
-    """One pinned excerpt of `pricing.yml`: where it comes from, and its machine types."""
+class PricingExcerpt(PinnedExcerpt):
+    """One pinned excerpt of `pricing.yml`: its machine types."""
 
-    file: Path
-    repository: str
-    commit: str
-    provenance: Provenance
     machines: dict[str, dict[str, Any]]
-
-    @property
-    def url(self) -> str:
-        return f"https://github.com/{self.repository}/blob/{self.commit}/pricing.yml"
 
 
 def _generated(file: Path, data: dict[str, Any]) -> str:
@@ -114,7 +106,9 @@ def read_pricing_excerpt(file: Path) -> PricingExcerpt:
     machines = ((data.get("compute") or {}).get("instance")) or {}
     if not isinstance(machines, dict) or not machines:
         raise HarvestError(f"{file}: no machine types under compute.instance")
-    return PricingExcerpt(file, origin["repo"], origin["commit"], provenance, machines)
+    return PricingExcerpt(
+        file, "pricing.yml", origin["repo"], origin["commit"], provenance, machines
+    )
 
 
 def _machine_gpu(

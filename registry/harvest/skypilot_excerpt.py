@@ -46,20 +46,29 @@ class Provenance:
 
 
 @dataclass(frozen=True)
-class Excerpt:
-    """One pinned excerpt: where its rows come from, and the rows as dicts by column name."""
+class PinnedExcerpt:
+    """A pinned excerpt of one file of a public repository (SkyPilot's catalog, Google Cloud's
+    and Azure's price snapshots): the excerpt's own `file`, the excerpted file's `path` in
+    `repository` at `commit`, and the provenance lines the excerpt opens with."""
 
     file: Path
     path: str
-    cloud: str
     repository: str
     commit: str
     provenance: Provenance
-    rows: tuple[dict[str, str], ...]
 
     @property
     def url(self) -> str:
+        """The excerpted file on GitHub, at its commit."""
         return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
+
+
+@dataclass(frozen=True)
+class Excerpt(PinnedExcerpt):
+    """One pinned excerpt of a cloud's `vms.csv`: the rows as dicts by column name."""
+
+    cloud: str
+    rows: tuple[dict[str, str], ...]
 
 
 def _facts(file: Path, lines: list[str]) -> dict[str, str]:
