@@ -130,6 +130,9 @@ _UNMODELLED_KEYS = (
     "num_attention_heads_per_layer", "index_n_heads", "indexer_n_heads",
     # Step 3.5's sliding layers with their own head counts and head size.
     "attention_other_setting",
+    # MiniMax-M3's block-sparse attention with a lightning indexer and its own index-key cache
+    # on the layers sparse_attention_config lists (vllm/models/minimax_m3/nvidia/model.py).
+    "sparse_attention_config",
 )  # fmt: skip
 # The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
 # their vllm/models/<family>/nvidia modules): named in the refusal.
