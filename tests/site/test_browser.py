@@ -269,6 +269,21 @@ def test_browser_pasted_config_matches_catalog_model_without_snapshot(
     assert int(shown["outputs"]["weights_bytes"]) == expected["weights_bytes"]
 
 
+@pytest.mark.parametrize("name", ["falcon-mamba-7b.json", "zamba2-2.7b.json"])
+def test_browser_pasted_state_space_config_matches_cli(
+    warm_page: Any, site_url: str, name: str
+) -> None:
+    """An attention-free Mamba and a Mamba-2 hybrid with shared blocks, pasted: Pyodide plans
+    them by name as the CLI does (calculators.state_space, calculators.zamba2)."""
+    path = Path(__file__).resolve().parents[1] / "data" / "configs" / name
+    query = {"config": path.read_text(), "model": "", "gpu": "h100-sxm", "max_model_len": "8192"}
+    shown = _follow(warm_page, f"{site_url}/calculators/vram/?{urlencode(query)}")
+    expected = _cli("vram", {"model": str(path), "gpu": "h100-sxm", "max_model_len": "8192"})
+    assert shown["state"] == "ready"
+    assert int(shown["outputs"]["kv_cache_tokens"]) == expected["kv_cache_tokens"] > 0
+    assert int(shown["outputs"]["weights_bytes"]) == expected["weights_bytes"]
+
+
 BAD = [
     ("cost", {"price_per_hour": "", "gpu": ""}, "price_per_hour", "required"),
     ("cost", {"gpu": "h100-sxn"}, "gpu", "unknown GPU id"),
