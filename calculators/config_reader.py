@@ -82,7 +82,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
         "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram", "apertus", "arcee",
-        "jais2", "afmoe", "nemotron-nas", "cohere", "cohere2",
+        "jais2", "afmoe", "nemotron-nas", "cohere", "cohere2", "iquestloopcoder",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -554,6 +554,19 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
 _UNGATED_MLP_BIAS_FLAG = ("nemotron_h", "nemotron", "apertus", "arcee", "jais2")
 
 
+def _loop_layers(language: Mapping[str, Any], family: str) -> dict[str, int]:
+    """IQuest LoopCoder (iquest_loopcoder.py): `loop_num` passes (default 2); the later ones
+    attend within `loop_window_size` tokens (default 64), each with its own cache."""
+    if family != "iquestloopcoder":
+        return {}
+    loops = optional_int(language, "loop_num", "", 2)
+    layers = int(language["num_hidden_layers"])
+    return {
+        "loop_sliding_layers": max(0, loops - 1) * layers,
+        "loop_window": optional_int(language, "loop_window_size", "", 64),
+    }
+
+
 def _learned_positions(language: Mapping[str, Any], family: str) -> int:
     """Rows of a learned position table: GPT-2's wpe (n_positions), OPT's embed_positions
     (max_position_embeddings + 2: OPTLearnedPositionalEmbedding's offset); 0 for the rest."""
@@ -610,6 +623,7 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         # GPT-2's wpe holds a row per position (n_positions); Step 3's shared query width.
         "position_embeddings": _learned_positions(language, family),
         "ngram_embedding": ngram_embedding(language, "") if family == "longcat_flash" else (0, 0),
+        **_loop_layers(language, family),
         # DeciLM: each layer's MLP width, 0 where its FFN is a no-op (calculators.decilm).
         "mlp_widths": decilm_layers(language, int(language["num_hidden_layers"]))[1]
         if family == DECILM

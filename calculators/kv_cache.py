@@ -112,12 +112,12 @@ def kv_cache_shape(
     state = 0
     if arch.mixer is not None and arch.num_state_layers:
         state = arch.mixer.state_bytes_per_sequence(tensor_parallel_size, model_dtype_bytes)
-    sliding = own_kv.count(SLIDING)
+    sliding = own_kv.count(SLIDING) + arch.loop_sliding_layers
     return KVCacheShape(
         bytes_per_token_per_layer=per_layer,
         full_layers=own_kv.count(FULL) + own_kv.count(CHUNKED),
         sliding_layers=sliding,
-        sliding_window=arch.sliding_window if sliding else None,
+        sliding_window=(arch.sliding_window or arch.loop_window or None) if sliding else None,
         dtype_bytes=element,
         state_layers=arch.num_state_layers,
         state_bytes_per_sequence_per_layer=state,

@@ -145,6 +145,11 @@ class ModelArch:
     # is intermediate_size. A layer's norms then follow its parts (one before attention, one
     # before the MLP).
     mlp_widths: tuple[int, ...] = ()
+    # IQuest LoopCoder (iquest_loopcoder.py): the layers run `loop_num` times; every loop after
+    # the first adds to each layer an attention with its own cache of at most `loop_window`
+    # tokens (loop_window_size), and a per-head gate projection. 0: no such layers.
+    loop_sliding_layers: int = 0
+    loop_window: int = 0
     # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).
     rotary: bool = True
     # Step 3's attention (step3_text.py): one replicated projection to a shared query of this

@@ -537,3 +537,19 @@ def test_command_r_reads_its_logits_from_the_embedding_table() -> None:
     assert arch.tie_word_embeddings
     assert arch.norms_per_layer == 1
     assert param_counts(arch).total == pytest.approx(35e9, rel=0.01)
+
+
+def test_loopcoder_later_loops_keep_a_windowed_cache_of_their_own() -> None:
+    # iquest_loopcoder.py: loop 0 attends fully; loop 1 runs every layer again through an
+    # Attention of its own whose cache holds at most loop_window_size tokens.
+    config = {**_SMALL, "model_type": "iquestloopcoder", "loop_num": 2, "loop_window_size": 64}
+    arch = parse_config(config)
+    kv = kv_cache_shape(arch)
+    assert (kv.full_layers, kv.sliding_layers, kv.sliding_window) == (4, 4, 64)
+    per_layer = 2 * 2 * 128 * 2
+    assert kv.bytes_for_sequence(1000) == 4 * per_layer * 1000 + 4 * per_layer * 64
+    # The gate projections of the later loop: head_dim -> a gate a head, with biases.
+    plain = param_counts(parse_config({**config, "loop_num": 1}))
+    assert param_counts(arch).total - plain.total == 4 * (128 * 8 + 8)
+    plan = plan_vllm(arch, VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=4096))
+    assert plan.kv_cache_bytes > 0
