@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -91,6 +92,22 @@ def run_point_at(url: str, plan: PointPlan) -> PointRun:
             return await run_point(client.send, build, plan)
 
     return asyncio.run(main())
+
+
+def stop_group(process: subprocess.Popen[Any], waits_s: tuple[float, float, float]) -> None:
+    """Ctrl-C, then SIGTERM, then SIGKILL to the process's whole group, each given its wait
+    (seconds) to end the process; no more once it has ended."""
+    for sig, wait_s in zip((signal.SIGINT, signal.SIGTERM, signal.SIGKILL), waits_s, strict=True):
+        if process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def process_alive(pid: int) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from bench_helpers import stop_group
 from tiny_model import build_config_only_model
 
 from infermeter.bench.launch.server import free_port
@@ -214,17 +214,7 @@ class RealVllm:
         process = self.process
         if process is None:
             return
-        for sig, wait_s in ((signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
-            if process.poll() is not None:
-                break
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                process.wait(wait_s)
-            except subprocess.TimeoutExpired:
-                continue
+        stop_group(process, (30.0, 10.0, 10.0))
         assert no_process_left(self.marker) == [], "vLLM left processes behind"
 
 

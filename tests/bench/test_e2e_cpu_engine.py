@@ -14,8 +14,6 @@ its last chunk anyway, and it ends a stream with a `finish_reason`, without `[DO
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -26,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from bench_helpers import assert_documented_point
+from bench_helpers import assert_documented_point, stop_group
 from tiny_model import build_tiny_model
 
 from infermeter.bench.launch.server import free_port
+from infermeter.bench.launch.watchdog import group_alive
 
 pytestmark = pytest.mark.slow
 
@@ -93,26 +92,8 @@ def _wait_until_healthy(server: EngineServer) -> None:
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Ctrl-C, then SIGTERM, then SIGKILL, to the server's whole process group."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        if process.poll() is not None:
-            break
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            continue
+    stop_group(process, (STOP_TIMEOUT_S,) * 3)
     process.wait(timeout=STOP_TIMEOUT_S)
-
-
-def _group_alive(process_group: int) -> bool:
-    try:
-        os.killpg(process_group, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture
@@ -159,7 +140,7 @@ def transformers_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         yield server
     finally:
         _stop(process)
-    assert not _group_alive(process.pid), "transformers serve left a process behind"
+    assert not group_alive(process.pid), "transformers serve left a process behind"
 
 
 def test_bench_run_against_transformers_serve_on_cpu(transformers_serve: EngineServer) -> None:
