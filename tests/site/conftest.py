@@ -88,3 +88,11 @@ def phone(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     yield context.new_page()
     context.close()
+
+
+@pytest.fixture
+def static_page(browser: Any) -> Iterator[Any]:
+    """A page without JavaScript: what a reader without it (and a crawler) sees."""
+    context = browser.new_context(java_script_enabled=False)
+    yield context.new_page()
+    context.close()

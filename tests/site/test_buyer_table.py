@@ -6,7 +6,6 @@ from a small registry (no extra site build) and on the real registry's build."""
 import copy
 import dataclasses
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,13 +38,6 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[IndexRow]:
     write_registry(root, [h100, h200])
     built, _count = build_index(root)
     return built
-
-
-@pytest.fixture
-def static_page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(java_script_enabled=False)
-    yield context.new_page()
-    context.close()
 
 
 def _column(page: Any, header: str) -> dict[str, str]:

@@ -12,7 +12,6 @@ import csv
 import io
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,14 +71,6 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[IndexRow]:
     write_registry(root, _variants())
     built, _count = build_index(root)
     return built
-
-
-@pytest.fixture
-def static_page(browser: Any) -> Iterator[Any]:
-    """A page without JavaScript: what a reader without it (and a crawler) sees."""
-    context = browser.new_context(java_script_enabled=False)
-    yield context.new_page()
-    context.close()
 
 
 SEARCH = {"percentile": 99, "ttft_ms": 2000}
