@@ -125,6 +125,8 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     # FalconConfig (transformers 5.24.0).
     "falcon": {"multi_query": True, "parallel_attn": True, "bias": False, "alibi": False,
                "new_decoder_architecture": False, "tie_word_embeddings": True},
+    # HrmTextConfig (transformers 5.24.0).
+    "hrm_text": {"H_cycles": 2, "L_cycles": 3, "head_dim": 128, "tie_word_embeddings": False},
     # vLLM's ChatGLMConfig (transformers_utils/configs/chatglm.py).
     "chatglm": {"multi_query_attention": False, "multi_query_group_num": 1, "rmsnorm": True,
                 "add_bias_linear": False, "add_qkv_bias": False, "tie_word_embeddings": False},
@@ -251,6 +253,23 @@ def _falcon_shape(merged: dict[str, Any], where: str) -> None:
     merged["intermediate_size"] = 4 * int_field(merged, "hidden_size", where)
 
 
+def _hrm_stacks(merged: dict[str, Any], where: str) -> None:
+    """HRM-Text (hrm_text.py): an L and an H stack of `num_layers_per_stack` layers each, the L
+    stack run H_cycles x L_cycles times and the H stack H_cycles times, every run of a layer an
+    Attention with a cache of its own. A config with num_layers_per_stack has the inflated
+    per_stack x H_cycles x (L_cycles + 1) in num_hidden_layers; an older one the per-stack count
+    (HrmTextConfig). Read as 2 x per_stack layers of weights (`num_hidden_layers`) and the other
+    caches (`hrm_extra_caches`)."""
+    per_stack = optional_int(merged, "num_layers_per_stack", where, 0) or optional_int(
+        merged, "num_hidden_layers", where, 0
+    )
+    cycles = optional_int(merged, "H_cycles", where, 2) * (
+        optional_int(merged, "L_cycles", where, 3) + 1
+    )
+    merged["num_hidden_layers"] = 2 * per_stack
+    merged["hrm_extra_caches"] = per_stack * cycles - 2 * per_stack
+
+
 def falcon_block(config: Mapping[str, Any]) -> dict[str, Any]:
     """Falcon's decoder block (falcon.py's FalconDecoderLayer): LayerNorms with biases, two
     (ln_attn, ln_mlp) with the new decoder architecture or `num_ln_in_parallel_attn` 2, one
@@ -315,6 +334,8 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
         _falcon_shape(merged, where)
     if model_type == DECILM:
         decilm_shape(merged)
+    if model_type == "hrm_text":
+        _hrm_stacks(merged, where)
     if model_type == "phi" and "hidden_size" in merged:
         # phi.py's PhiMLP: `n_inner`, else 4 × hidden_size (PhiConfig's intermediate_size unread).
         width = optional_int(merged, "n_inner", where, 0)

@@ -82,7 +82,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
         "longcat_flash", "step3_text", "step3p5", "bailing_moe_linear", "gpt_neox", "opt",
         "phi", "nemotron", "chatglm", "falcon", "longcat_flash_ngram", "apertus", "arcee",
-        "jais2", "afmoe", "nemotron-nas", "cohere", "cohere2", "iquestloopcoder",
+        "jais2", "afmoe", "nemotron-nas", "cohere", "cohere2", "iquestloopcoder", "hrm_text",
     }
 )  # fmt: skip
 # Model types whose language model has the layout of an older type, as vLLM's model files show
@@ -540,6 +540,9 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "arcee": {"gated_mlp": False},
     "jais2": {"gated_mlp": False, "norm_bias": True},
     "afmoe": {"attention_output_gate": True, "qk_norm": True, "norms_per_layer": 4},
+    # HRM-Text (hrm_text.py): a gate per query channel in its fused gqkv projection, RMSNorms
+    # without weights.
+    "hrm_text": {"attention_output_gate": True, "norms_per_layer": 0},
     "cohere2_moe": {"norms_per_layer": 1},
     # Command R / R+ / A (commandr.py): the same parallel block; no lm_head, the logits come
     # from the embedding table whatever tie_word_embeddings says.
@@ -624,6 +627,9 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "position_embeddings": _learned_positions(language, family),
         "ngram_embedding": ngram_embedding(language, "") if family == "longcat_flash" else (0, 0),
         **_loop_layers(language, family),
+        "extra_full_caches": optional_int(language, "hrm_extra_caches", "", 0)
+        if family == "hrm_text"
+        else 0,
         # DeciLM: each layer's MLP width, 0 where its FFN is a no-op (calculators.decilm).
         "mlp_widths": decilm_layers(language, int(language["num_hidden_layers"]))[1]
         if family == DECILM

@@ -115,7 +115,7 @@ def kv_cache_shape(
     sliding = own_kv.count(SLIDING) + arch.loop_sliding_layers
     return KVCacheShape(
         bytes_per_token_per_layer=per_layer,
-        full_layers=own_kv.count(FULL) + own_kv.count(CHUNKED),
+        full_layers=own_kv.count(FULL) + own_kv.count(CHUNKED) + arch.extra_full_caches,
         sliding_layers=sliding,
         sliding_window=(arch.sliding_window or arch.loop_window or None) if sliding else None,
         dtype_bytes=element,

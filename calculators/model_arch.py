@@ -150,6 +150,9 @@ class ModelArch:
     # tokens (loop_window_size), and a per-head gate projection. 0: no such layers.
     loop_sliding_layers: int = 0
     loop_window: int = 0
+    # HRM-Text (hrm_text.py): full-attention caches beyond one a layer, its stacks' layers run
+    # again with the same weights and a cache of their own each run.
+    extra_full_caches: int = 0
     # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).
     rotary: bool = True
     # Step 3's attention (step3_text.py): one replicated projection to a shared query of this

@@ -305,7 +305,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         # LoopCoder's gate projection per layer: head_dim -> one gate a head, with a bias.
         tally.attention += arch.num_layers * arch.head_dim * arch.num_attention_heads // tp
         tally.small += arch.num_layers * arch.num_attention_heads // tp
-    tally.small += hidden * (2 if arch.norm_bias else 1)  # final norm
+    if arch.norms_per_layer:  # the final norm (HRM-Text's norms, the final one too, are weightless)
+        tally.small += hidden * (2 if arch.norm_bias else 1)
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
     # GPT-2's learned positions (replicated); BLOOM's LayerNorm after the word embeddings.
     embedding += arch.position_embeddings * hidden

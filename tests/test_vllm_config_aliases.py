@@ -553,3 +553,18 @@ def test_loopcoder_later_loops_keep_a_windowed_cache_of_their_own() -> None:
     assert param_counts(arch).total - plain.total == 4 * (128 * 8 + 8)
     plan = plan_vllm(arch, VllmSettings(gpu_memory_bytes=80 * GIB, max_model_len=4096))
     assert plan.kv_cache_bytes > 0
+
+
+@pytest.mark.parametrize(
+    "layers", [{"num_hidden_layers": 24, "num_layers_per_stack": 3}, {"num_hidden_layers": 3}]
+)
+def test_hrm_text_runs_two_stacks_with_a_cache_per_run(layers: dict[str, int]) -> None:
+    # hrm_text.py: an L and an H stack of 3 layers; with H_cycles 2 and L_cycles 3 the L stack
+    # runs 6 times and the H stack twice, each run of a layer with a cache of its own: 24 caches
+    # (HrmTextConfig writes that count into num_hidden_layers, or keeps the per-stack count).
+    config = {**_SMALL, "model_type": "hrm_text", "num_key_value_heads": 8, **layers}
+    arch = parse_config(config)
+    assert arch.num_layers == 6
+    assert kv_cache_shape(arch).full_layers == 24
+    assert arch.attention_output_gate
+    assert param_counts(arch).small == 0  # its RMSNorms, the final one too, have no weight
