@@ -1,0 +1,269 @@
+"""DeepSeek-V4 (`model_type` deepseek_v4) as vLLM 0.29.0 serves it (`vllm/models/deepseek_v4`):
+its parameters by how they are stored, its KV caches, and how `v1/core/kv_cache_utils.py` packs
+them into groups. Not yet used by the planner (the model type is still refused): building blocks.
+
+Parameters (`nvidia/model.py`, `attention.py`, `compressor.py`), per decoder layer:
+- attention: `fused_wqa_wkv` hidden -> q_lora_rank + head_dim, `wq_b` q_lora_rank -> heads x
+  head_dim, the grouped output `wo_a` (heads x head_dim / o_groups -> o_groups x o_lora_rank)
+  and `wo_b` (o_groups x o_lora_rank -> hidden), RMSNorms of q_lora_rank and head_dim, a float32
+  sink per head;
+- a compressor where the ratio r > 1: `fused_wkv_wgate` hidden -> 2 x coff x head_dim (not
+  quantized), a float32 `ape` of r x coff x head_dim, an RMSNorm of head_dim;
+- the indexer where r is 4: `wq_b` q_lora_rank -> index_n_heads x index_head_dim,
+  `weights_proj` hidden -> index_n_heads (not quantized) and a compressor of index_head_dim;
+- the MoE: router hidden -> n_routed_experts, a float32 correction bias per expert (noaux_tc) or,
+  in the first `num_hash_layers`, an int32 token -> experts table (vocab x experts per token),
+  routed experts and `n_shared_experts` shared ones of `moe_intermediate_size`;
+- hyper-connections over hc_mult streams, float32: two (2 + hc_mult) x hc_mult by hc_mult x
+  hidden mixing matrices, their biases and 3 scales each; two RMSNorms of hidden.
+Beside the layers: embedding and lm_head, the final norm, the head's hc_mult x (hc_mult x hidden)
+mixer, its hc_mult biases and one scale. MTP layers (`num_nextn_predict_layers`) are not loaded.
+
+KV caches. Every layer (`compress_ratios[i]`, 0 read as 1)
+holds:
+- a sliding-window cache of the last `sliding_window` tokens (`DeepseekV4SWACache`,
+  `v1/attention/backends/mla/sparse_swa.py`): blocks of 64 tokens, one `head_dim` latent per
+  token; in the `fp8_ds_mla` layout (FlashMLA, fp8 KV) 584 bytes (448 FP8 NoPE + 128 RoPE + 8
+  scale bytes), pages padded to a multiple of 576 bytes, else `head_dim` values of the KV dtype
+  and pages padded to 512;
+and a layer with ratio r > 1 (`attention.py`, `compressor.py`) also:
+- its compressed cache, one latent per r tokens in blocks of 256 tokens (`MLAAttentionSpec`
+  with `tokens_per_state` r; the DeepSeek-V4 backends take only block size 256);
+- its compressor's state (`CompressorStateCache`): float32 kv and score rows of
+  `2 * coff * head_dim` values (coff 2 when r is 4, else 1) per token of a window of
+  `coff * r` tokens, in blocks of 4 (r 4) or 8 (r 128) tokens;
+and a layer with ratio 4 (the only ones with the lightning indexer) also:
+- the indexer's keys, one per 4 tokens in blocks of 256: `index_head_dim` FP8 bytes plus a
+  float32 scale per 128 (132 bytes), or MXFP4 (64 + 4 bytes);
+- the indexer compressor's state: as above with `index_head_dim`, window 8, blocks of 4.
+`packed_groups` follows `_get_packed_kv_cache_groups`: layers of one spec type and block size
+form a bucket; a bucket with as many layers of each page size ("balanced") is split into groups
+of `repeats` pattern repeats (`_approximate_gcd` over the balanced buckets' largest counts,
+at least the largest count of a balanced bucket that mixes page sizes), any other stays whole.
+A block of the pool holds the widest group's pages (`_get_kv_cache_bytes_per_block`); a request
+takes, in each group, the most pages any of its layers needs (`UniformTypeKVCacheSpecs`).
+"""
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infermeter.calculators.config_fields import int_field, optional_int
+from infermeter.calculators.errors import ConfigError
+
+FULL_BLOCK = 256  # tokens of a compressed-cache block (sparse_mla.py, flashinfer_sparse.py)
+SWA_BLOCK = 64  # tokens of a sliding-window block (sparse_swa.py)
+FP8_DS_MLA_BYTES = 584  # bytes of one latent in the fp8_ds_mla layout
+
+
+@dataclass(frozen=True)
+class CacheSpec:
+    """One cache of one layer: its kind, tokens per block, page bytes and window (0: full)."""
+
+    kind: str
+    block_size: int
+    page_bytes: int
+    window: int = 0
+
+    @property
+    def bucket(self) -> tuple[int, int]:
+        """Specs that `UniformTypeKVCacheSpecs.is_uniform_type` puts together: the same block
+        size, and full attention or the same window."""
+        return self.block_size, self.window
+
+    def request_pages(self, max_len: int, in_flight_tokens: int) -> int:
+        """Pages one request of `max_len` tokens holds (`max_memory_usage_bytes` / page)."""
+        if not self.window:
+            return math.ceil(max_len / self.block_size)
+        span = min(self.window - 1 + in_flight_tokens, max_len)
+        return math.ceil(span / self.block_size) + 1
+
+
+@dataclass(frozen=True)
+class CacheGroup:
+    """A KV cache group: the specs of its layers."""
+
+    specs: tuple[CacheSpec, ...]
+
+    @property
+    def page_bytes(self) -> int:
+        return sum(spec.page_bytes for spec in self.specs)
+
+    def request_pages(self, max_len: int, in_flight_tokens: int) -> int:
+        return max(spec.request_pages(max_len, in_flight_tokens) for spec in self.specs)
+
+
+def _page(states: int, state_bytes: int, fp8_ds_mla: bool) -> int:
+    """`_apply_alignment_padding`: the page rounded up to 576 bytes (fp8_ds_mla) or 512."""
+    alignment = 576 if fp8_ds_mla else 512
+    return math.ceil(states * state_bytes / alignment) * alignment
+
+
+def layer_specs(
+    ratio: int,
+    head_dim: int,
+    index_head_dim: int,
+    window: int,
+    kv_bytes: int,
+    fp4_indexer: bool = False,
+) -> list[CacheSpec]:
+    """The caches of one layer with compression ratio `ratio`; `kv_bytes`: 1 for fp8 KV (the
+    fp8_ds_mla layout), 2 for bfloat16 rows."""
+    fp8 = kv_bytes == 1
+    latent = FP8_DS_MLA_BYTES if fp8 else head_dim * kv_bytes
+    specs = [CacheSpec("sliding", SWA_BLOCK, _page(SWA_BLOCK, latent, fp8), window)]
+    if ratio <= 1:
+        return specs
+    coff = 2 if ratio == 4 else 1
+    state_block = 4 if ratio == 4 else 8
+    specs += [
+        CacheSpec("compressed", FULL_BLOCK, _page(FULL_BLOCK // ratio, latent, fp8)),
+        CacheSpec(
+            "compressor_state",
+            state_block,
+            _page(state_block, 2 * coff * head_dim * 4, fp8),
+            coff * ratio,
+        ),
+    ]
+    if ratio == 4:
+        key = index_head_dim // 2 + index_head_dim // 32 if fp4_indexer else index_head_dim + 4
+        specs += [
+            CacheSpec("indexer", FULL_BLOCK, _page(FULL_BLOCK // ratio, key, fp8)),
+            CacheSpec("indexer_state", 4, _page(4, 2 * 2 * index_head_dim * 4, fp8), 8),
+        ]
+    return specs
+
+
+def _approximate_gcd(values: Sequence[int], lower_bound: int) -> int:
+    """vLLM's `_approximate_gcd`: the size in [lower_bound, max] with the least round-up
+    padding, the larger on a tie."""
+    best, best_pad = lower_bound, None
+    for size in range(lower_bound, max(values) + 1):
+        pad = sum((size - value % size) % size for value in values)
+        if best_pad is None or pad <= best_pad:
+            best, best_pad = size, pad
+    return best
+
+
+def packed_groups(specs: Sequence[CacheSpec]) -> list[CacheGroup]:
+    """`_get_packed_kv_cache_groups` for the specs of every layer, in layer order."""
+    buckets: dict[tuple[int, int], list[CacheSpec]] = {}
+    for spec in specs:
+        buckets.setdefault(spec.bucket, []).append(spec)
+    counted = [(bucket, Counter(spec.page_bytes for spec in bucket)) for bucket in buckets.values()]
+    # Counts of each page size in a balanced bucket (one layer of each per pattern repeat).
+    balanced = [pages for _, pages in counted if len(set(pages.values())) == 1]
+    floor = max((max(pages.values()) for pages in balanced if len(pages) > 1), default=0)
+    repeats = _approximate_gcd([max(pages.values()) for pages in balanced], floor) if floor else 0
+    groups = []
+    for bucket, pages in counted:
+        if not repeats or len(set(pages.values())) != 1:
+            groups.append(CacheGroup(tuple(bucket)))
+            continue
+        parts = math.ceil(max(pages.values()) / repeats)
+        by_page = [[spec for spec in bucket if spec.page_bytes == page] for page in pages]
+        pattern = list(zip(*by_page, strict=True))
+        for part in range(parts):
+            groups.append(CacheGroup(tuple(s for repeat in pattern[part::parts] for s in repeat)))
+    return groups
+
+
+def bytes_per_block(groups: Sequence[CacheGroup]) -> int:
+    """A block of the shared pool: the widest group's pages."""
+    return max(group.page_bytes for group in groups)
+
+
+def request_blocks(groups: Sequence[CacheGroup], max_len: int, in_flight_tokens: int) -> int:
+    """Blocks one request of `max_len` tokens takes from the pool, summed over the groups."""
+    return sum(group.request_pages(max_len, in_flight_tokens) for group in groups)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """Parameters by how vLLM stores them: routed experts, the other quantizable linears, the
+    linears and norms left in the model dtype, float32 tensors and the int32 hash tables."""
+
+    routed_experts: int
+    linear: int
+    unquantized: int
+    float32: int
+    int32: int
+
+    @property
+    def total(self) -> int:
+        return self.routed_experts + self.linear + self.unquantized + self.float32 + self.int32
+
+
+def compress_ratios(config: Mapping[str, Any], where: str = "") -> list[int]:
+    """The ratio of each decoder layer: `compress_ratios[i]`, 0 read as 1 (`attention.py`); the
+    list may run past num_hidden_layers (the MTP layers)."""
+    layers = int_field(config, "num_hidden_layers", where)
+    ratios = config.get("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < layers:
+        raise ConfigError(
+            f"{where}compress_ratios: expected a list of at least {layers} integers "
+            f"(num_hidden_layers), got {ratios!r}"
+        )
+    ratios = [max(1, ratio) if isinstance(ratio, int) else -1 for ratio in ratios[:layers]]
+    if any(ratio not in (1, 4, 128) for ratio in ratios):
+        raise ConfigError(f"{where}compress_ratios: expected 0, 1, 4 or 128 for each layer")
+    return ratios
+
+
+def _compressor(hidden: int, head_dim: int, ratio: int) -> tuple[int, int]:
+    """(unquantized linear + norm, float32) parameters of one compressor."""
+    coff = 2 if ratio == 4 else 1
+    return hidden * 2 * coff * head_dim + head_dim, ratio * coff * head_dim
+
+
+def _attention(config: Mapping[str, Any], ratio: int, where: str) -> tuple[int, int, int]:
+    """(quantizable linear, unquantized, float32) parameters of one layer's attention."""
+    hidden = int_field(config, "hidden_size", where)
+    heads = int_field(config, "num_attention_heads", where)
+    head_dim = int_field(config, "head_dim", where)
+    q_rank = int_field(config, "q_lora_rank", where)
+    o_rank = int_field(config, "o_lora_rank", where)
+    groups = int_field(config, "o_groups", where)
+    linear = hidden * (q_rank + head_dim) + q_rank * heads * head_dim
+    linear += heads * head_dim // groups * groups * o_rank + groups * o_rank * hidden
+    unquantized, float32 = q_rank + head_dim, heads
+    if ratio > 1:
+        extra, ape = _compressor(hidden, head_dim, ratio)
+        unquantized, float32 = unquantized + extra, float32 + ape
+    if ratio == 4:
+        index_heads = int_field(config, "index_n_heads", where)
+        index_dim = int_field(config, "index_head_dim", where)
+        linear += q_rank * index_heads * index_dim
+        extra, ape = _compressor(hidden, index_dim, 4)
+        unquantized += hidden * index_heads + extra
+        float32 += ape
+    return linear, unquantized, float32
+
+
+def parameters(config: Mapping[str, Any], where: str = "") -> Parameters:
+    """Every parameter vLLM loads for a deepseek_v4 config."""
+    hidden = int_field(config, "hidden_size", where)
+    vocab = int_field(config, "vocab_size", where)
+    experts = int_field(config, "n_routed_experts", where)
+    per_token = int_field(config, "num_experts_per_tok", where)
+    width = int_field(config, "moe_intermediate_size", where)
+    shared = optional_int(config, "n_shared_experts", where, 0)
+    hash_layers = optional_int(config, "num_hash_layers", where, 0)
+    hc = int_field(config, "hc_mult", where)
+    mix = (2 + hc) * hc
+    routed = linear = float32 = int32 = 0
+    unquantized = 2 * vocab * hidden + hidden  # embedding, lm_head, final norm
+    float32 += hc * hc * hidden + hc + 1  # the head's hyper-connection mixer
+    for index, ratio in enumerate(compress_ratios(config, where)):
+        attention = _attention(config, ratio, where)
+        linear += attention[0] + 3 * hidden * width * shared
+        unquantized += attention[1] + hidden * experts + 2 * hidden
+        float32 += attention[2] + 2 * (mix * hc * hidden + mix + 3)
+        routed += experts * 3 * hidden * width
+        if index < hash_layers:
+            int32 += vocab * per_token
+        elif config.get("topk_method") == "noaux_tc":
+            float32 += experts
+    return Parameters(routed, linear, unquantized, float32, int32)
