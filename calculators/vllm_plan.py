@@ -26,6 +26,7 @@ from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batc
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_blocks import (
     hybrid_block_size,
+    in_flight_tokens,
     kv_groups,
     largest_length,
     page_blocks,
@@ -313,7 +314,10 @@ def _blocks(
     """Blocks of the KV cache in `available` bytes (vLLM's `kv_cache_utils`)."""
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
-    max_len, batched = batch.max_model_len, batch.max_num_batched_tokens
+    max_len = batch.max_model_len
+    in_flight = in_flight_tokens(
+        batch.max_num_batched_tokens, version, settings.pipeline_parallel_size
+    )
     groups = replace(
         kv_groups(kv, settings.pipeline_parallel_size), state_pages=state_pages(kv, version)
     )
@@ -329,7 +333,7 @@ def _blocks(
         block = full_block = max_len
     page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
     num_blocks = max(0, available) // page // groups.size if groups.size else 0
-    blocks_per_request = request_blocks(groups, kv, max_len, batched, block, full_block)
+    blocks_per_request = request_blocks(groups, kv, max_len, in_flight, block, full_block)
     concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
     group_count = groups.full + groups.sliding + groups.state
     if version >= (0, 21):
@@ -345,7 +349,7 @@ def _blocks(
         max_concurrency=concurrency,
         request_bytes=blocks_per_request * groups.size * page,
         largest_max_model_len=largest_length(
-            max(0, available), groups, page, kv, max_len, batched, block, full_block
+            max(0, available), groups, page, kv, max_len, in_flight, block, full_block
         ),
     )
 

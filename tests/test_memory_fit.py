@@ -272,6 +272,26 @@ def test_plan_vllm_llama_3_1_8b_on_h100_at_8k() -> None:
     assert plan.max_concurrency == pytest.approx(plan.kv_cache_tokens / 8192, rel=0.01)
 
 
+def test_plan_vllm_sliding_window_reserves_in_flight_tokens_from_0_26() -> None:
+    # gpt-oss-20b: 12 full-attention and 12 sliding-window (128) layers, one group each, blocks of
+    # 16 tokens. A request of 32,768 tokens takes 2048 full blocks; its sliding group holds
+    # ceil((127 + in flight) / 16) + 1 (SlidingWindowSpec.max_admission_blocks_per_request), the
+    # in-flight tokens being max_num_batched_tokens before 0.26 and, from 0.26,
+    # max_in_flight_tokens: 2 batches of 4096 under async scheduling on one stage.
+    arch = ARCHS["gpt-oss-20b"]
+    before, after = (
+        plan_vllm(arch, _settings(vllm_version=version, max_model_len=32768,
+                                  max_num_batched_tokens=4096))
+        for version in ("0.25", "0.26")
+    )  # fmt: skip
+    for plan, in_flight in ((before, 4096), (after, 8192)):
+        blocks = 2048 + -(-(127 + in_flight) // 16) + 1
+        page = 16 * plan.kv_cache_bytes_per_token_per_layer
+        assert plan.kv_cache_groups == 2
+        assert plan.request_bytes_at_max_model_len == blocks * 12 * page
+    assert after.max_concurrency < before.max_concurrency
+
+
 def test_plan_vllm_llama_3_1_8b_on_rtx_3090_at_full_context_is_refused() -> None:
     # vLLM's own message on a 24 GB card at the default 131072 tokens (vllm-project/vllm#10517).
     memory = gpu_memory_bytes(resolve_gpu("rtx-3090"))
