@@ -59,6 +59,7 @@ from infermeter.registry.harvest.mlperf_names import (
 from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
 from infermeter.registry.harvest.mlperf_runs import one_row_per_run
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup, read_setups
+from infermeter.registry.harvest.mlperf_systems import read_runs
 from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
@@ -335,13 +336,19 @@ def _cited(row: dict[str, Any]) -> str:
     return f"result {row['ID']}" if row.get("ID") is not None else f"run {run_path(row)}"
 
 
-def read_summary(tree: SourceTree) -> list[dict[str, Any]]:
+def read_summary(tree: SourceTree, round_name: str | None = None) -> list[dict[str, Any]]:
     """The rows of `summary_results.json`, or of v6.1's `summary.json` renamed to its fields
-    (`mlperf_v61`); HarvestError when both are missing or the table is malformed."""
+    (`mlperf_v61`), or, where the source holds neither and `round_name` is given, one row per
+    run log built from its system description (`mlperf_systems`); HarvestError when there is
+    no table to read or it is malformed."""
     tables = tree.read_many([SUMMARY_FILE, SUMMARY_JSON])
     v61 = tables[SUMMARY_JSON]
     if tables[SUMMARY_FILE] is None and v61 is not None:
         return read_summary_json(v61)
+    if tables[SUMMARY_FILE] is None and round_name is not None:
+        runs = read_runs(tree, round_name)
+        if runs:
+            return runs
     text = tree.read_text(SUMMARY_FILE)
     try:
         rows = json.loads(text)
@@ -364,7 +371,7 @@ def harvest_round(
 ) -> list[Harvested]:
     """Every datacenter LLM row of the round's summary (closed and open division), as a
     result or a skip; a run submitted under both accuracy targets is one result."""
-    rows = [row for row in read_summary(tree) if is_llm_datacenter(row)]
+    rows = [row for row in read_summary(tree, round_info.round) if is_llm_datacenter(row)]
     logs = tree.read_many([log_path(row) for row in rows])
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)

@@ -13,11 +13,22 @@ _TRADEMARK = (
 def _entry(row: dict[str, Any]) -> str:
     if row.get("ID") is not None:
         return f"result {row['ID']}"
+    if row.get("from_table") is False:
+        return (
+            f"run {_entry_name(row)} (its result ID is in the round's results table, which was "
+            "not read)"
+        )
     return f"run {_entry_name(row)} (the round's results table gives no result ID)"
 
 
 def _entry_name(row: dict[str, Any]) -> str:
     return str(row["ID"]) if row.get("ID") is not None else str(row["Location"]).removeprefix("./")
+
+
+def _declared_weights(row: dict[str, Any]) -> str:
+    if row.get("weight_data_types") is None:
+        return "not declared in what was read (no results table)"
+    return str(row["weight_data_types"])
 
 
 def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) -> str:
@@ -31,7 +42,7 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
         f"node(s) × {row.get('a#')} {row['Accelerator']}, host {row.get('Processor')}.",
         f"Software as submitted: {row.get('Software')} (engine read from "
         f"'{engine_component}'); operating system {row.get('operating_system')}; weights "
-        f"{row.get('weight_data_types')}; availability {row.get('Availability')}.",
+        f"{_declared_weights(row)}; availability {row.get('Availability')}.",
         f"Accuracy in the accuracy run: {row.get('Accuracy')}.",
     ]
     if scenario == "Offline":
@@ -65,7 +76,7 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
             f"{row.get('Performance_Result')} {row.get('Performance_Units')} and the log counts "
             "no tokens, so samples per second are stored and no tokens per second."
         )
-    elif row.get("Performance_Units") != "Tokens/s":
+    elif row.get("Performance_Units") not in ("Tokens/s", None):
         parts.append(
             f"The results table lists {row.get('Performance_Result')} "
             f"{row.get('Performance_Units')}; the run's log states this value as tokens per "

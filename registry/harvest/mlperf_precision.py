@@ -105,6 +105,8 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
     """The precision that ran, and the evidence when it is not the declared
     one (None: as declared). Raises RowSkipped when the weights were quantized to a format the
     submission does not state."""
+    if row.get("weight_data_types") is None:
+        return _undeclared_precision(row, evidence)
     declared = str(row.get("weight_data_types", "")).strip()
     if not declares_sixteen_bit(row):
         return precision(declared), None
@@ -126,6 +128,27 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
     return Precision(quantization=fmt), note
 
 
+def _undeclared_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, str]:
+    """A row read without its results table (`mlperf_systems`) declares no weight format: the
+    format is the one the submission's configurations or READMEs state, else it is unknown."""
+    engine = parse_engine(str(row.get("Software", "")))
+    found = _quantized_format(evidence, engine is not None and engine[0] == "tensorrt-llm")
+    if found is None:
+        raise RowSkipped(
+            "no weight format is declared (the round's results table is not read) and the "
+            "submission's configurations and READMEs state none"
+        )
+    fmt, where = found
+    note = f"No weight format is declared in what was read; {where}: stored as {fmt}."
+    return Precision(quantization=fmt), note
+
+
+def asks_for_evidence(row: dict[str, Any]) -> bool:
+    """Whether the row's precision is read from the submission's files: it declares 16- or
+    32-bit weights, or none at all."""
+    return row.get("weight_data_types") is None or declares_sixteen_bit(row)
+
+
 def declares_sixteen_bit(row: dict[str, Any]) -> bool:
     """Whether the row declares 16- or 32-bit weights (which may be the starting weights
     only)."""
@@ -135,7 +158,7 @@ def declares_sixteen_bit(row: dict[str, Any]) -> bool:
 def read_evidence(tree: SourceTree, rows: list[dict[str, Any]]) -> list[Evidence | None]:
     """The evidence files of each row that declares 16-bit weights (None for the others),
     read in one go."""
-    asking = [row for row in rows if declares_sixteen_bit(row)]
+    asking = [row for row in rows if asks_for_evidence(row)]
     folders = sorted({measurement_folder(row) for row in asking})
     listed = tree.files_under(folders) if folders else []
     by_folder: dict[str, list[str]] = {}
@@ -150,7 +173,7 @@ def read_evidence(tree: SourceTree, rows: list[dict[str, Any]]) -> list[Evidence
     texts = tree.read_many(wanted)
     evidence: list[Evidence | None] = []
     for row in rows:
-        if not declares_sixteen_bit(row):
+        if not asks_for_evidence(row):
             evidence.append(None)
             continue
         measured = [*by_folder.get(measurement_folder(row), []), results_measurement(row)]

@@ -1,0 +1,126 @@
+"""MLPerf Inference v4.0 through `registry harvest mlperf`, on its pinned excerpt.
+
+tests/data/harvest/mlperf-v4.0 holds files of the official mlcommons/inference_results_v4.0,
+read one by one (the repository is too large to bring here whole, and no results table of the
+round was found): each file whole, checked against its stored length. For NVIDIA's DGX H100 x8,
+H200 x8, H200-CTS x8 (1000 W), H100 NVL x8 and GH200 and Dell's XE9680 H100 x8: the system
+description (`systems/<system>.json`) and the llama2-70b-99.9 Offline and Server run logs at
+3c4a1cf1; the llama2-70b configurations of NVIDIA (as stored at 8121a811) and Dell (at 3c4a1cf1)
+that set `use_fp8 = True`. With no results table, each row is built from its system description
+and its log (`registry.harvest.mlperf_systems`). The excerpt is also the harvest's source: the
+registry's v4.0 files are what it gives, byte for byte.
+"""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from registry_helpers import assert_committed, empty_registry
+
+from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.models import Result
+from infermeter.registry.store import read_result
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.0"
+COMMIT = "3c4a1cf196b70175cfe7c59e067cd1d923aa4f3f"
+READ_FROM = (
+    "Read file by file from mlcommons/inference_results_v4.0 (the repository, 1.4 GB, is too "
+    "large to bring here whole; no results table of the round was read): each system "
+    "description and run log at 3c4a1cf1; NVIDIA's configs/llama2-70b/{Offline,Server}/"
+    "__init__.py as stored at 8121a811 (whether that commit is in the history of 3c4a1cf1 could "
+    "not be checked here)."
+)
+EXCERPT_SHA256 = "0191660eb5784faf401dc562654cb97f3fce3a725396c192505c7e3e79513231"
+"""sha256sum of the excerpt's files (sorted by path), as `sha256sum` lists them."""
+RUN = "closed/{}/results/{}/llama2-70b-99.9/{}/performance/run_1"
+
+
+def _harvest(root: Path, today: str = "2026-12-02") -> tuple[object, dict[str, Result]]:
+    report = harvest_mlperf(
+        EXCERPT, "4.0", HarvestOptions(root, today=today), commit=COMMIT, read_from=READ_FROM
+    )
+    found = {}
+    for path in (root / "registry/results").rglob("*.json"):
+        result = read_result(path)
+        found[result.source.mlperf.entry()] = result  # type: ignore[union-attr]
+    return report, found
+
+
+@pytest.fixture(scope="module")
+def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
+    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
+    root = empty_registry(tmp_path_factory.mktemp("v40") / "checkout")
+    report, results = _harvest(root)
+    return root, report, results
+
+
+def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    listing = "".join(
+        f"{hashlib.sha256(path.read_bytes()).hexdigest()}  ./{path.relative_to(EXCERPT)}\n"
+        for path in sorted(EXCERPT.rglob("*"), key=lambda p: str(p.relative_to(EXCERPT)))
+        if path.is_file()
+    )
+    assert hashlib.sha256(listing.encode()).hexdigest() == EXCERPT_SHA256
+    registry, report, results = harvested
+    assert len(report.added) == len(results) == 10  # type: ignore[attr-defined]
+    assert_committed(registry, report.added)  # type: ignore[attr-defined]
+    again, _ = _harvest(registry, today="2027-01-01")
+    assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
+
+
+def test_a_row_built_from_its_system_description_and_log(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    _, _, results = harvested
+    result = results[RUN.format("NVIDIA", "H200-SXM-141GBx8_TRT", "Server")]
+    mlperf = result.source.mlperf  # type: ignore[union-attr]
+    assert mlperf is not None
+    assert (mlperf.result_id, mlperf.round, mlperf.division, mlperf.availability) == (
+        None,
+        "v4.0",
+        "closed",
+        "preview",
+    )
+    assert (mlperf.submitter, mlperf.system) == (
+        "NVIDIA",
+        "NVIDIA H200 (8x H200-SXM-141GB, TensorRT)",
+    )
+    identity = result.identity
+    assert (identity.gpu.id, identity.gpu.count) == ("h200-sxm", 8)
+    assert (identity.engine.name, identity.engine.version) == (
+        "tensorrt-llm",
+        "unstated (TensorRT 9.3.0)",
+    )
+    conditions = result.source.conditions  # type: ignore[union-attr]
+    assert "the round's results table, which was not read" in conditions
+    assert READ_FROM in conditions
+    # The log's "99.00 percentile first token latency (ns)   : 753113481", TPOT 194987874.
+    point = result.points[0]
+    assert (point.ttft_ms.p99, point.tpot_ms.p99) == (753.113481, 194.987874)  # type: ignore[union-attr]
+    assert (point.load.request_rate, point.throughput.output_tokens_per_s) == (91.5, 26485.43)
+    search = point.load.rate_search
+    assert (search.ttft_ms, search.tpot_ms) == (2000.0, 200.0)  # type: ignore[union-attr]
+
+
+def test_precision_comes_from_the_configurations_and_unknown_names_are_refused(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    _, report, results = harvested
+    dell = results[RUN.format("Dell", "XE9680_H100_SXM_80GBx8_TRT", "Offline")]
+    assert dell.identity.model.quantization == "fp8"
+    assert (
+        "closed/Dell/configs/llama2-70b/Offline/__init__.py sets use_fp8 = True"
+        in dell.source.conditions  # type: ignore[union-attr]
+    )
+    assert {r.identity.model.quantization for r in results.values()} == {"fp8"}
+    cts = results[RUN.format("NVIDIA", "H200-SXM-141GB-CTSx8_TRT", "Server")].identity.gpu
+    assert cts.id == "h200-sxm-1000w"
+    nvl = results[RUN.format("NVIDIA", "H100-NVL-94GBx8_TRT", "Offline")].identity.gpu
+    assert nvl.id == "h100-nvl"
+    reasons = dict(report.skipped)  # type: ignore[attr-defined]
+    gh200 = RUN.format("NVIDIA", "GH200-GraceHopper-Superchip_GH200-144GB_aarch64x1_TRT", "Server")
+    # v4.0 names the superchip without its memory: 96 GB and 144 GB parts share the name.
+    assert "no GPU catalog id" in reasons[f"mlperf v4.0 {gh200} llama2-70b-99.9 Server"]
