@@ -185,7 +185,9 @@ def test_perf_fit_held_out_figures_follow_the_published_rows() -> None:
         chosen = [r for r in rows if r["kind"] == kind and ((r["split"] == "time") == basis_time)]
         summary = Summary(
             len(chosen),
-            round(statistics.median(float(r["error_pct"]) for r in chosen), 1) if chosen else None,
+            # Unrounded: the rows' errors are rounded to 0.01 and the figure to 0.1, so rounding
+            # their median again could move it a further 0.1 (30.549 -> 30.5, but 30.55 -> 30.6).
+            statistics.median(float(r["error_pct"]) for r in chosen) if chosen else None,
             None,
         )
         assert HELD_OUT[kind]["rows"] == summary.rows, kind
