@@ -135,7 +135,9 @@ def vram_payload(request: VramRequest, report: MemoryReport) -> dict[str, Any]:
     """The `calc vram --json` payload of `report`, with the upper bound on decode throughput at
     the plan's concurrency (`throughput_bound`; None without the GPU's specs)."""
     bound = None
-    if request.gpu_specs is not None:
+    # DeepSeek-V4's decode reads (windows, compressed latents, indexer) have no roofline yet:
+    # the plan's notes say so (calculators.deepseek_v4.PLAN_NOTE).
+    if request.gpu_specs is not None and request.arch.deepseek_v4 is None:
         bandwidth, rates = request.gpu_specs
         bound = plan_throughput_bound(
             request.arch,

@@ -27,6 +27,7 @@ from infermeter.calculators.config_aliases import (
 )
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.decilm import DECILM, decilm_layers
+from infermeter.calculators.deepseek_v4 import deepseek_v4_fields
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
@@ -76,7 +77,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
-        "laguna", "gemma3n_text", "bailing_moe_v3",
+        "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -137,8 +138,6 @@ _UNMODELLED_KEYS = (
 # The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
 # their vllm/models/<family>/nvidia modules): named in the refusal.
 _UNMODELLED_FAMILIES = {
-    "deepseek_v4": "hyper-connections over hc_mult residual streams; compressed, indexed and "
-    "sliding-window KV caches per layer by compress_ratios",
     "hy_v4": "hyper-connections over hc_mult residual streams; sparse MLA whose indexer caches "
     "some layers share",
     "qwen4_exp_text": "hyper-connections over hc_count streams; a compressed sparse-attention "
@@ -174,6 +173,9 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen3_5_moe_text": _QWEN3_5_DEFAULTS,
     "laguna": LAGUNA_DEFAULTS,
     "bailing_moe_v3": BAILING_V3_DEFAULTS,
+    # DeepSeek-V4 (vllm/models/deepseek_v4): one latent "KV head" of head_dim shared by the
+    # 64 query heads; its caches are calculators.deepseek_v4's.
+    "deepseek_v4": {"num_key_value_heads": 1},
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -468,7 +470,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
             if CHUNKED in kinds
             else None
         ),
-        indexer=_indexer(language, where),
+        indexer=None if family == "deepseek_v4" else _indexer(language, where),
         mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
         or optional_int(language, "mtp_num_hidden_layers", where, 0)
         or optional_int(language, "num_mtp_modules", where, 0),
@@ -482,6 +484,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(gemma3n_fields(language, num_layers, where) if family == "gemma3n_text" else {}),
         **(step3p5_fields(language, where) if family == "step3p5" else {}),
         **(bailing_v3_fields(language, where) if family == "bailing_moe_v3" else {}),
+        **(deepseek_v4_fields(language, where) if family == "deepseek_v4" else {}),
     )
 
 
@@ -614,7 +617,7 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         **_bias_flags(language, family),
         "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
         "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if nemotron or mixer_only else 2,
-        "attention_sinks": family == "gpt_oss",
+        "attention_sinks": family in ("gpt_oss", "deepseek_v4"),
         "attention_output_gate": family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
         "gated_mlp": not nemotron,

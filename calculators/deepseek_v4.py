@@ -1,6 +1,8 @@
 """DeepSeek-V4 (`model_type` deepseek_v4) as vLLM 0.29.0 serves it (`vllm/models/deepseek_v4`):
 its parameters by how they are stored, its KV caches, and how `v1/core/kv_cache_utils.py` packs
-them into groups. Not yet used by the planner (the model type is still refused): building blocks.
+them into groups. The config reader keeps the config on `ModelArch.deepseek_v4`; the parameter
+count (`rank_parameters`, per tensor-parallel rank), the weight format and the vLLM plan's KV
+blocks (`model_groups`) read it; a KV size per token (`kv_cache.kv_cache_shape`) is refused.
 
 Parameters (`nvidia/model.py`, `attention.py`, `compressor.py`), per decoder layer:
 - attention: `fused_wqa_wkv` hidden -> q_lora_rank + head_dim, `wq_b` q_lora_rank -> heads x
@@ -56,6 +58,14 @@ from infermeter.calculators.errors import ConfigError
 FULL_BLOCK = 256  # tokens of a compressed-cache block (sparse_mla.py, flashinfer_sparse.py)
 SWA_BLOCK = 64  # tokens of a sliding-window block (sparse_swa.py)
 FP8_DS_MLA_BYTES = 584  # bytes of one latent in the fp8_ds_mla layout
+PLAN_NOTE = (
+    "DeepSeek-V4: the KV cache is planned through its packed groups (a 64-token sliding "
+    "window per layer, latents compressed 4x or 128x, the indexer's keys, float32 compressor "
+    "states; vLLM 0.29.0's kv_cache_utils); the per-token KV figures count the growing caches "
+    "only (compressed latents, indexer keys), an approximation; no decode throughput bound "
+    "(its reads are not modelled); the activation peak and CUDA graphs are estimated as for "
+    "a plain MoE (DeepSeek-V4's mHC warm-up and compressor buffers are not read)"
+)
 
 
 @dataclass(frozen=True)
@@ -218,17 +228,20 @@ def _compressor(hidden: int, head_dim: int, ratio: int) -> tuple[int, int]:
     return hidden * 2 * coff * head_dim + head_dim, ratio * coff * head_dim
 
 
-def _attention(config: Mapping[str, Any], ratio: int, where: str) -> tuple[int, int, int]:
-    """(quantizable linear, unquantized, float32) parameters of one layer's attention."""
+def _attention(
+    config: Mapping[str, Any], ratio: int, where: str, tp: int = 1
+) -> tuple[int, int, int]:
+    """(quantizable linear, unquantized, float32) parameters of one layer's attention on one of
+    `tp` ranks: `wq_b`, `wo_a`, `wo_b` and the sinks split by heads, the rest replicated."""
     hidden = int_field(config, "hidden_size", where)
     heads = int_field(config, "num_attention_heads", where)
     head_dim = int_field(config, "head_dim", where)
     q_rank = int_field(config, "q_lora_rank", where)
     o_rank = int_field(config, "o_lora_rank", where)
     groups = int_field(config, "o_groups", where)
-    linear = hidden * (q_rank + head_dim) + q_rank * heads * head_dim
-    linear += heads * head_dim // groups * groups * o_rank + groups * o_rank * hidden
-    unquantized, float32 = q_rank + head_dim, heads
+    sharded = q_rank * heads * head_dim + heads * head_dim // groups * groups * o_rank
+    linear = hidden * (q_rank + head_dim) + (sharded + groups * o_rank * hidden) // tp
+    unquantized, float32 = q_rank + head_dim, heads // tp
     if ratio > 1:
         extra, ape = _compressor(hidden, head_dim, ratio)
         unquantized, float32 = unquantized + extra, float32 + ape
@@ -267,3 +280,130 @@ def parameters(config: Mapping[str, Any], where: str = "") -> Parameters:
         elif config.get("topk_method") == "noaux_tc":
             float32 += experts
     return Parameters(routed, linear, unquantized, float32, int32)
+
+
+@dataclass(frozen=True)
+class RankParameters:
+    """One tensor-parallel rank's parameters by the roles `calculators.param_count` uses:
+    routed experts (all, and a token's), shared experts and the other quantizable linears
+    (`linear`), the router, the unquantized rest (`small`: norms, compressors, the indexer's
+    weights_proj), embedding and lm_head, and the 4-byte tensors (float32 and int32)."""
+
+    embedding: int
+    lm_head: int
+    linear: int
+    experts: int
+    experts_active: int
+    shared_experts: int
+    router: int
+    small: int
+    four_byte: int
+
+
+def rank_parameters(config: Mapping[str, Any], tp: int = 1, where: str = "") -> RankParameters:
+    """Every parameter vLLM loads for a deepseek_v4 config, on one of `tp` tensor-parallel
+    ranks: embedding and lm_head split by vocabulary, routed and shared experts by width, the
+    attention as `_attention`; router, hyper-connections, norms and hash tables replicated."""
+    whole = parameters(config, where)
+    hidden = int_field(config, "hidden_size", where)
+    vocab = -(-int_field(config, "vocab_size", where) // tp) * hidden
+    experts = int_field(config, "n_routed_experts", where)
+    width = int_field(config, "moe_intermediate_size", where)
+    shared = optional_int(config, "n_shared_experts", where, 0)
+    ratios = compress_ratios(config, where)
+    layers = len(ratios)
+    linear = small = four_byte = 0
+    for ratio in ratios:
+        attention = _attention(config, ratio, where, tp)
+        linear, small, four_byte = (
+            linear + attention[0],
+            small + attention[1] + 2 * hidden,
+            four_byte + attention[2],
+        )
+    # What `parameters` counts beside the attention: hyper-connections, the router's bias or
+    # hash table, the final norm and the head's mixer, all replicated.
+    _, whole_small, whole_four = _outside_attention(config, ratios, where)
+    per_expert = 3 * hidden * width // tp
+    return RankParameters(
+        embedding=vocab,
+        lm_head=vocab,
+        linear=linear,
+        experts=layers * experts * per_expert,
+        experts_active=layers * int_field(config, "num_experts_per_tok", where) * per_expert,
+        shared_experts=layers * 3 * hidden * width * shared // tp,
+        router=layers * hidden * experts,
+        small=small + whole_small,
+        four_byte=four_byte + whole_four + whole.int32,
+    )
+
+
+def _outside_attention(
+    config: Mapping[str, Any], ratios: Sequence[int], where: str
+) -> tuple[int, int, int]:
+    """(0, unquantized, float32) outside the attention and experts: the final norm, the
+    hyper-connection mixers, the routers' float32 correction biases."""
+    hidden = int_field(config, "hidden_size", where)
+    hc = int_field(config, "hc_mult", where)
+    mix = (2 + hc) * hc
+    hash_layers = optional_int(config, "num_hash_layers", where, 0)
+    float32 = hc * hc * hidden + hc + 1 + len(ratios) * 2 * (mix * hc * hidden + mix + 3)
+    if config.get("topk_method") == "noaux_tc":
+        float32 += max(0, len(ratios) - hash_layers) * int_field(config, "n_routed_experts", where)
+    return 0, hidden, float32
+
+
+def deepseek_v4_fields(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+    """`ModelArch` fields of a deepseek_v4 config: the config itself, checked here so that a
+    bad field is named when the config is read (its ratios, the parameters' fields)."""
+    parameters(config, where)
+    return {"deepseek_v4": dict(config)}
+
+
+def model_groups(config: Mapping[str, Any], kv_bytes: int, where: str = "") -> list[CacheGroup]:
+    """The packed KV cache groups of a deepseek_v4 config, `kv_bytes` 1 (fp8: the fp8_ds_mla
+    layout FlashMLA uses) or 2 (bfloat16 rows)."""
+    head_dim = int_field(config, "head_dim", where)
+    index_dim = optional_int(config, "index_head_dim", where, 0)
+    window = int_field(config, "sliding_window", where)
+    specs = [
+        spec
+        for ratio in compress_ratios(config, where)
+        for spec in layer_specs(ratio, head_dim, index_dim, window, kv_bytes)
+    ]
+    return packed_groups(specs)
+
+
+def growing_bytes_per_token(groups: Sequence[CacheGroup]) -> float:
+    """Bytes a request's caches grow by per token once past every window: the compressed
+    latents and indexer keys (full-attention specs), page bytes over tokens per page."""
+    return sum(
+        spec.page_bytes / spec.block_size for g in groups for spec in g.specs if not spec.window
+    )
+
+
+def largest_length(groups: Sequence[CacheGroup], available: int, limit: int, in_flight: int) -> int:
+    """The longest request whose blocks fit in `available` bytes (estimate_max_model_len's
+    binary search), at most `limit`."""
+    block = bytes_per_block(groups)
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if request_blocks(groups, middle, in_flight) * block <= available:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def kv_bytes(kv_cache_dtype: str | None) -> int:
+    """1 for an fp8 KV cache (the fp8_ds_mla layout FlashMLA forces), else 2 (bfloat16 rows;
+    `auto` with the model's bfloat16)."""
+    return 1 if (kv_cache_dtype or "auto").startswith("fp8") else 2
+
+
+def sequence_bytes(
+    config: Mapping[str, Any], kv_cache_dtype: str | None, tokens: int, in_flight: int
+) -> int:
+    """Bytes one request of `tokens` tokens takes from the pool: its blocks in every group."""
+    groups = model_groups(config, kv_bytes(kv_cache_dtype))
+    return request_blocks(groups, tokens, in_flight) * bytes_per_block(groups)

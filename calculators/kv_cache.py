@@ -90,6 +90,13 @@ def kv_cache_shape(
         raise InputError(
             f"tensor_parallel_size: expected an integer >= 1, got {tensor_parallel_size}"
         )
+    if arch.deepseek_v4 is not None:
+        raise InputError(
+            f"model_type {arch.model_type!r}: DeepSeek-V4's caches (a sliding window per layer, "
+            "latents compressed 4x or 128x, the indexer's keys, float32 compressor states) are "
+            "packed into groups that one KV size per token cannot express; the vLLM plan "
+            "(calc vram) models them"
+        )
     element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
     if arch.mla is not None and arch.indexer is not None:
         if element == 1:

@@ -21,7 +21,9 @@ balances requests over the engines by their running and waiting queues
 from dataclasses import dataclass
 from typing import Any
 
+from infermeter.calculators.deepseek_v4 import sequence_bytes
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.kv_blocks import in_flight_tokens
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.quantization import model_dtype_bytes
@@ -143,6 +145,22 @@ class MemoryReport:
         }
 
 
+def _sequence_bytes(arch: ModelArch, plan: VllmPlan, tokens: int) -> int:
+    """KV bytes of one sequence of `tokens` tokens; DeepSeek-V4's are its blocks in the packed
+    groups (calculators.deepseek_v4), which no per-token size expresses."""
+    settings = plan.settings
+    if arch.deepseek_v4 is not None:
+        in_flight = in_flight_tokens(plan.max_num_batched_tokens, plan.vllm_version, 1)
+        return sequence_bytes(arch.deepseek_v4, settings.kv_cache_dtype, tokens, in_flight)
+    kv = kv_cache_shape(
+        arch,
+        settings.kv_cache_dtype,
+        settings.tensor_parallel_size,
+        model_dtype_bytes(arch, settings.dtype),
+    )
+    return kv.bytes_for_sequence(tokens)
+
+
 def simple_plan(
     arch: ModelArch, plan: VllmPlan, context_tokens: int, concurrency: int
 ) -> SimplePlan:
@@ -153,15 +171,9 @@ def simple_plan(
     if concurrency < 1:
         raise InputError(f"concurrency: expected an integer >= 1, got {concurrency}")
     settings = plan.settings
-    kv = kv_cache_shape(
-        arch,
-        settings.kv_cache_dtype,
-        settings.tensor_parallel_size,
-        model_dtype_bytes(arch, settings.dtype),
-    )
     stages = settings.pipeline_parallel_size
     per_replica = -(-concurrency // settings.data_parallel_size)
-    kv_bytes = -(-per_replica * kv.bytes_for_sequence(context_tokens) // stages)
+    kv_bytes = -(-per_replica * _sequence_bytes(arch, plan, context_tokens) // stages)
     # Before vLLM 0.20 (or with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) the CUDA graphs live
     # in the memory left outside the utilization budget, which the safety margin already holds;
     # counting them again would double them.

@@ -192,6 +192,9 @@ class ModelArch:
     attention_gate: str = ""
     # Gemma 3n's AltUp and LAuReL blocks (calculators.gemma3n).
     altup: "AltUpLaurel | None" = None
+    # DeepSeek-V4 (calculators.deepseek_v4): its language config, which the parameter count and
+    # the vLLM plan's packed KV groups read; None for every other family.
+    deepseek_v4: Mapping[str, Any] | None = None
 
     def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
         """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4

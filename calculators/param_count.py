@@ -3,6 +3,7 @@ tensor-parallel rank's shard."""
 
 from dataclasses import dataclass
 
+from infermeter.calculators.deepseek_v4 import rank_parameters
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.model_arch import (
     FULL,
@@ -34,6 +35,9 @@ class ParamCounts:
     router: int
     small: int
     vision: int
+    # float32 and int32 tensors, 4 bytes each whatever the checkpoint dtype (DeepSeek-V4's
+    # hyper-connections, sinks, compressor positions and hash-routing tables).
+    four_byte: int = 0
 
     @property
     def total(self) -> int:
@@ -47,6 +51,7 @@ class ParamCounts:
             + self.router
             + self.small
             + self.vision
+            + self.four_byte
         )
 
     @property
@@ -289,6 +294,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
     tp = tensor_parallel_size
     if tp < 1:
         raise ConfigError(f"tensor_parallel_size: expected an integer >= 1, got {tp}")
+    if arch.deepseek_v4 is not None:
+        return _deepseek_v4_counts(arch, tp)
     hidden = arch.hidden_size
     vocab_per_rank = -(-arch.vocab_size // tp)
     tally = _Tally()
@@ -328,4 +335,24 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         router=tally.router,
         small=tally.small,
         vision=vision // tp,
+    )
+
+
+def _deepseek_v4_counts(arch: ModelArch, tp: int) -> ParamCounts:
+    """DeepSeek-V4 (calculators.deepseek_v4): the attention's quantizable linears as `attention`,
+    its compressors, the indexer's weights_proj and the norms as `small` (never quantized)."""
+    assert arch.deepseek_v4 is not None
+    rank = rank_parameters(arch.deepseek_v4, tp)
+    return ParamCounts(
+        embedding=rank.embedding,
+        lm_head=rank.lm_head,
+        attention=rank.linear,
+        dense_mlp=0,
+        experts=rank.experts,
+        experts_active=rank.experts_active,
+        shared_experts=rank.shared_experts,
+        router=rank.router,
+        small=rank.small,
+        vision=0,
+        four_byte=rank.four_byte,
     )

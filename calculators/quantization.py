@@ -75,6 +75,9 @@ class WeightFormat:
     # (role, layer index) pairs the checkpoint keeps in the model dtype although the role is
     # quantized elsewhere: its per-layer `modules_to_not_convert` / `ignore` entries.
     unquantized_layers: tuple[tuple[str, int], ...] = ()
+    # Bytes per parameter of the routed experts where they differ from the other quantized
+    # linears (DeepSeek-V4's MXFP4 experts beside FP8 blocks); None: bytes_per_param.
+    expert_bytes_per_param: float | None = None
 
 
 @dataclass(frozen=True)
@@ -300,8 +303,36 @@ def weight_format(
     declared = config.get("quant_method")
     if not declared:
         raise QuantizationError("quantization_config.quant_method: required field missing")
+    if arch.deepseek_v4 is not None:
+        return _deepseek_v4_format(arch.deepseek_v4, config, str(declared).lower(), unquantized)
     fmt = _from_method(str(declared).lower(), config, unquantized)
     return replace(fmt, unquantized_layers=_excluded_layers(_not_converted(config)))
+
+
+def _deepseek_v4_format(
+    language: Mapping[str, Any], config: Mapping[str, Any], method: str, unquantized: int
+) -> WeightFormat:
+    """DeepSeek-V4's checkpoint format: vLLM (model_executor/models/config.py) serves quant_method
+    fp8 as deepseek_v4_fp8, FP8 linears in 128x128 blocks with one UE8M0 (1-byte) scale each and,
+    with `expert_dtype` fp4 (the loader's default), MXFP4 routed experts (a 1-byte scale per 32
+    values). Compressors and the indexer's weights_proj stay in the model dtype (`small`)."""
+    if method != "fp8":
+        raise QuantizationError(
+            f"quantization_config.quant_method: {method!r} on a deepseek_v4 model; the "
+            "calculators read DeepSeek-V4's fp8 checkpoints only (deepseek_v4_fp8)"
+        )
+    block = config.get("weight_block_size") or [128, 128]
+    fp8 = _fp8_bytes({"weight_block_size": block})
+    if str(config.get("scale_fmt", "")).lower() == "ue8m0":
+        fp8 = 1 + 1 / (int(block[0]) * int(block[1]))
+    experts = str(language.get("expert_dtype") or config.get("expert_dtype") or "fp4").lower()
+    expert_bytes = 0.5 + 1 / 32 if experts == "fp4" else fp8
+    roles = frozenset(LINEAR_ROLES)
+    what = "MXFP4 routed experts, " if experts == "fp4" else ""
+    return WeightFormat(
+        "fp8", fp8, roles, unquantized, f"DeepSeek-V4 FP8 blocks ({what}deepseek_v4_fp8)",
+        expert_bytes_per_param=expert_bytes,
+    )  # fmt: skip
 
 
 def _rotary_cache_bytes(arch: ModelArch, dtype_bytes: int) -> int:
@@ -310,6 +341,8 @@ def _rotary_cache_bytes(arch: ModelArch, dtype_bytes: int) -> int:
     if arch.max_position_embeddings is None or not arch.rotary:
         return 0
     rotary_dim = arch.mla.qk_rope_head_dim if arch.mla is not None else arch.head_dim
+    if arch.deepseek_v4 is not None:  # the rotary part of each 512-wide head
+        rotary_dim = int(arch.deepseek_v4.get("qk_rope_head_dim") or rotary_dim)
     return arch.max_position_embeddings * rotary_dim * dtype_bytes
 
 
@@ -380,8 +413,12 @@ def weight_bytes(arch: ModelArch, fmt: WeightFormat, tensor_parallel_size: int =
         if role in fmt.quantized_roles and kept.get(role):
             share = kept[role]
             per_param = (1 - share) * per_param + share * fmt.unquantized_bytes_per_param
+        if role == "experts" and fmt.expert_bytes_per_param is not None:
+            per_param = fmt.expert_bytes_per_param
         padding = expert_padding if role == "experts" else 1.0
         by_role[role] = round(params * per_param * padding)
+    if counts.four_byte:  # float32 / int32 tensors, whatever the model dtype
+        by_role["four_byte"] = 4 * counts.four_byte
     return WeightBytes(
         format=fmt,
         by_role=by_role,

@@ -18,9 +18,11 @@ vLLM releases is chosen by `vllm_version` (`calculators.vllm_settings`).
 """
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import infermeter.calculators.deepseek_v4 as deepseek_v4
 import infermeter.calculators.vllm_overheads as overheads
 from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
 from infermeter.calculators.errors import InputError
@@ -313,6 +315,8 @@ def _blocks(
 ) -> _Blocks:
     """Blocks of the KV cache in `available` bytes (vLLM's `kv_cache_utils`)."""
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
+    if arch.deepseek_v4 is not None:
+        return _deepseek_v4_blocks(arch.deepseek_v4, settings, version, batch, available)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
     max_len = batch.max_model_len
     in_flight = in_flight_tokens(
@@ -354,6 +358,47 @@ def _blocks(
     )
 
 
+def _deepseek_v4_blocks(
+    config: Mapping[str, Any],
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    available: int,
+) -> _Blocks:
+    """DeepSeek-V4's caches packed into groups (`calculators.deepseek_v4`): a block of the pool
+    holds the widest group's pages, a request takes its pages in every group. The plan's
+    `kv` is an approximation for the per-token figures: the growing caches (compressed latents,
+    indexer keys) as full layers, the windows left out."""
+    if settings.pipeline_parallel_size > 1:
+        raise InputError(
+            "pipeline_parallel_size: DeepSeek-V4's packed KV groups are planned on one stage "
+            "only; expected 1"
+        )
+    kv_bytes = deepseek_v4.kv_bytes(settings.kv_cache_dtype)
+    groups = deepseek_v4.model_groups(config, kv_bytes)
+    block = deepseek_v4.bytes_per_block(groups)
+    max_len = batch.max_model_len
+    in_flight = in_flight_tokens(batch.max_num_batched_tokens, version, 1)
+    num_blocks = max(0, available) // block
+    per_request = deepseek_v4.request_blocks(groups, max_len, in_flight)
+    concurrency = num_blocks / per_request if per_request else 0.0
+    compressed = sum(1 for ratio in deepseek_v4.compress_ratios(config) if ratio > 1)
+    growing = deepseek_v4.growing_bytes_per_token(groups)
+    kv = KVCacheShape(math.ceil(growing / max(1, compressed)), compressed, 0, None, kv_bytes)
+    return _Blocks(
+        kv=kv,
+        block_size=deepseek_v4.FULL_BLOCK,
+        group_count=len(groups),
+        num_blocks=num_blocks,
+        kv_cache_tokens=int(concurrency * max_len),
+        max_concurrency=concurrency,
+        request_bytes=per_request * block,
+        largest_max_model_len=deepseek_v4.largest_length(
+            groups, max(0, available), max_len, in_flight
+        ),
+    )
+
+
 def _error(version: tuple[int, int], max_len: int, available: int, blocks: _Blocks) -> str | None:
     """vLLM's refusal to start, or None when one request at max_model_len fits."""
     if available <= 0:
@@ -379,6 +424,7 @@ def _notes(
     unread = settings.compilation_config_unread
     return [
         *arch.reading_notes,
+        *([deepseek_v4.PLAN_NOTE] if arch.deepseek_v4 is not None else []),
         *length_notes(arch, batch.max_model_len),
         *layout_notes(arch, settings, budget.all2all),
         *overheads.release_notes(version, batch.max_num_seqs, arch.vocab_size, settings),

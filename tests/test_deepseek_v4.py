@@ -1,17 +1,32 @@
 """DeepSeek-V4's parameters and KV caches as vLLM 0.29.0 builds them (calculators.deepseek_v4),
 with the arithmetic written out from vllm/models/deepseek_v4 and v1/core/kv_cache_utils.py."""
 
-import pytest
+import json
+import sys
+from pathlib import Path
 
+import pytest
+from cli_helpers import json_output
+
+from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.deepseek_v4 import (
     CacheSpec,
     bytes_per_block,
     layer_specs,
+    model_groups,
     packed_groups,
     parameters,
+    rank_parameters,
     request_blocks,
 )
-from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.errors import ConfigError, InputError
+from infermeter.calculators.kv_cache import kv_cache_shape
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
+import calc_compute
+from test_calc_api import _page_catalog
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
 
 # DeepSeek-V4-Flash's config.json (huggingface.co/deepseek-ai/DeepSeek-V4-Flash, as snapshotted
 # in public code; the keys vLLM reads): 43 layers, two sliding-only, then ratio 4 and 128 in turn.
@@ -112,3 +127,63 @@ def test_flash_packs_into_five_groups() -> None:
 def test_bad_compress_ratios_are_named(ratios: list[int], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parameters({**FLASH, "compress_ratios": ratios})
+
+
+def test_calc_vram_plans_v4_flash_at_tp8_on_h200_as_vllm_builds_it() -> None:
+    # tests/data/configs/deepseek-v4-flash.json: FLASH with the checkpoint's other keys
+    # (max_position_embeddings 1048576, qk_rope_head_dim 64, its fp8 quantization_config with
+    # 128x128 UE8M0 blocks); vLLM's loader takes expert_dtype fp4 when the config omits it.
+    path = CONFIGS / "deepseek-v4-flash.json"
+    cli = json_output(
+        "calc", "vram", "--model", str(path), "--gpu", "h200-sxm", "-tp", "8",
+        "--kv-cache-dtype", "fp8", "--vllm-version", "0.29", "--max-model-len", "1048576",
+    )  # fmt: skip
+    plan = cli["vllm_plan"]
+    roles = plan["weights_by_role"]
+    fp8 = 1 + 1 / (128 * 128)  # one UE8M0 byte per 128x128 block
+    vocab = 129280 // 8 * 4096  # embedding and lm_head split by vocabulary, bfloat16
+    assert roles["embedding"] == roles["lm_head"] == 2 * vocab
+    # fused_wqa_wkv replicated; wq_b, wo_a, wo_b split 8 ways; the indexer's wq_b (21 layers)
+    # replicated: 43 x (4096 x 1536 + 3 x 33554432 / 8) + 21 x 1024 x 64 x 128, in FP8.
+    attention = 43 * (4096 * 1536 + 3 * 33554432 // 8) + 21 * 1024 * 64 * 128
+    assert roles["attention"] == round(attention * fp8)
+    # 256 routed experts per layer, 3 x 4096 x 2048 / 8 each on a rank, MXFP4 (a byte per 32).
+    assert roles["experts"] == round(43 * 256 * 3 * 4096 * 2048 // 8 * (0.5 + 1 / 32))
+    assert roles["shared_experts"] == round(43 * 3 * 4096 * 2048 // 8 * fp8)
+    assert roles["router"] == 2 * 43 * 4096 * 256  # the gate, bfloat16, replicated
+    assert roles["four_byte"] == 4 * (rank_parameters(FLASH, 8).four_byte)
+    # Five groups; a block is the widest group's pages (62 full-attention specs) = 1,002,240 B.
+    groups = model_groups(FLASH, kv_bytes=1)
+    assert [len(group.specs) for group in groups] == [22, 21, 62, 42, 20]
+    assert bytes_per_block(groups) == 1_002_240
+    assert plan["num_blocks"] == plan["kv_cache_bytes"] // 1_002_240
+    # One 1M-token request with 2 x 8192 tokens in flight (async scheduling, 0.26+): 4096
+    # compressed/indexer pages, 2 x (ceil((127 + 16384) / 64) + 1) sliding pages, ratio-4
+    # states ceil((7 + 16384) / 4) + 1 and ratio-128 states ceil((127 + 16384) / 8) + 1.
+    per_request = 4096 + 2 * 259 + 4099 + 2065
+    assert plan["request_bytes_at_max_model_len"] == per_request * 1_002_240
+    assert plan["max_concurrency"] == round(plan["num_blocks"] / per_request, 4)
+    assert plan["kv_cache_tokens"] == int(plan["num_blocks"] / per_request * 1048576)
+    assert plan["kv_cache_groups"] == 5
+    assert plan["fits"]
+    assert any(note.startswith("DeepSeek-V4: the KV cache is planned") for note in plan["notes"])
+    # The calculator page (as the browser runs it) gives the same plan.
+    page = calc_compute.compute(
+        "vram",
+        {
+            "config": path.read_text(),
+            "gpu": "h200-sxm",
+            "tensor_parallel_size": "8",
+            "kv_cache_dtype": "fp8",
+            "vllm_version": "0.29",
+            "max_model_len": "1048576",
+        },
+        _page_catalog(),
+    )
+    assert json.loads(json.dumps(page["payload"]))["vllm_plan"] == plan
+
+
+def test_the_kv_size_per_token_users_refuse_deepseek_v4_naming_why() -> None:
+    arch = parse_config(json.loads((CONFIGS / "deepseek-v4-flash.json").read_text()))
+    with pytest.raises(InputError, match=r"^model_type 'deepseek_v4': DeepSeek-V4's caches"):
+        kv_cache_shape(arch)

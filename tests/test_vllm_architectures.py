@@ -37,8 +37,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.29.0: 123 registered text-generation architectures; 78 planned by name, "
-        "39 read generically, 6 refused"
+        "vllm-0.29.0: 123 registered text-generation architectures; 79 planned by name, "
+        "39 read generically, 5 refused"
     )
 
 
@@ -49,7 +49,7 @@ def test_the_families_the_issue_names_are_planned() -> None:
         "MiniMaxM2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
         "GptOssForCausalLM", "Llama4ForCausalLM", "MistralLarge3ForCausalLM",
         "NemotronHForCausalLM", "GraniteMoeHybridForCausalLM", "FalconH1ForCausalLM",
-        "Phi3ForCausalLM", "KimiLinearForCausalLM",
+        "Phi3ForCausalLM", "KimiLinearForCausalLM", "DeepseekV4ForCausalLM",
     ]  # fmt: skip
     assert {name: JUDGED[name]["verdict"] for name in named} == dict.fromkeys(named, "by name")
 
@@ -63,11 +63,11 @@ def test_every_refusal_names_a_field() -> None:
 
 
 def test_a_refusal_in_the_table_is_the_readers_own() -> None:
-    # DeepSeek-V4's config: hyper-connections (hc_mult copies of the residual stream), read
+    # HY-V4's config: hyper-connections (hc_mult copies of the residual stream), read
     # generically it would be a plain decoder; the reader refuses it naming the key, as the
     # table says.
     config = {
-        "model_type": "deepseek_v4",
+        "model_type": "hy_v4",
         "hidden_size": 768,
         "num_hidden_layers": 24,
         "num_attention_heads": 12,
@@ -75,12 +75,11 @@ def test_a_refusal_in_the_table_is_the_readers_own() -> None:
         "vocab_size": 50280,
         "hc_mult": 4,
     }
-    with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'deepseek_v4' is not one"):
+    with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'hy_v4' is not one"):
         parse_config(config)
-    assert JUDGED["DeepseekV4ForCausalLM"]["reason"].startswith("hc_mult: model_type 'deepseek_v4'")
+    assert JUDGED["HYV4ForCausalLM"]["reason"].startswith("hc_mult: model_type 'hy_v4'")
     # The families left refused say what in them is not modelled.
     for name, what in (
-        ("DeepseekV4ForCausalLM", "compressed, indexed and sliding-window KV caches"),
         ("HYV4ForCausalLM", "hyper-connections"),
         ("Qwen4ExpForCausalLM", "compressed sparse-attention indexer cache"),
         ("InklingForCausalLM", "short-convolution caches"),
