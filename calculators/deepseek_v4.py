@@ -59,10 +59,11 @@ FULL_BLOCK = 256  # tokens of a compressed-cache block (sparse_mla.py, flashinfe
 SWA_BLOCK = 64  # tokens of a sliding-window block (sparse_swa.py)
 FP8_DS_MLA_BYTES = 584  # bytes of one latent in the fp8_ds_mla layout
 PLAN_NOTE = (
-    "DeepSeek-V4: the KV cache is planned through its packed groups (a 64-token sliding "
-    "window per layer, latents compressed 4x or 128x, the indexer's keys, float32 compressor "
-    "states; vLLM 0.29.0's kv_cache_utils); the per-token KV figures count the growing caches "
-    "only (compressed latents, indexer keys), an approximation; no decode throughput bound "
+    "DeepSeek-V4: the KV cache is planned through its packed groups (a sliding window per "
+    "layer, latents compressed 4x or 128x, the indexer's keys, float32 compressor states; "
+    "vLLM 0.29.0's kv_cache_utils), latents in the fp8_ds_mla layout unless --kv-cache-dtype "
+    "bfloat16 (FlashMLA turns auto into fp8); the per-token KV figures count the growing "
+    "caches only (compressed latents, indexer keys), an approximation; no decode throughput bound "
     "(its reads are not modelled); the activation peak and CUDA graphs are estimated as for "
     "a plain MoE (DeepSeek-V4's mHC warm-up and compressor buffers are not read)"
 )
@@ -232,7 +233,8 @@ def _attention(
     config: Mapping[str, Any], ratio: int, where: str, tp: int = 1
 ) -> tuple[int, int, int]:
     """(quantizable linear, unquantized, float32) parameters of one layer's attention on one of
-    `tp` ranks: `wq_b`, `wo_a`, `wo_b` and the sinks split by heads, the rest replicated."""
+    `tp` ranks: `wq_b`, `wo_a` (column) and `wo_b` (row) split, `fused_wqa_wkv` and the
+    indexer replicated (attention.py: disable_tp, ReplicatedLinear)."""
     hidden = int_field(config, "hidden_size", where)
     heads = int_field(config, "num_attention_heads", where)
     head_dim = int_field(config, "head_dim", where)
@@ -241,7 +243,8 @@ def _attention(
     groups = int_field(config, "o_groups", where)
     sharded = q_rank * heads * head_dim + heads * head_dim // groups * groups * o_rank
     linear = hidden * (q_rank + head_dim) + (sharded + groups * o_rank * hidden) // tp
-    unquantized, float32 = q_rank + head_dim, heads // tp
+    # attn_sink: float32, padded to FlashMLA's 64 or 128 heads (attention.py padded_heads).
+    unquantized, float32 = q_rank + head_dim, 64 if heads // tp <= 64 else 128
     if ratio > 1:
         extra, ape = _compressor(hidden, head_dim, ratio)
         unquantized, float32 = unquantized + extra, float32 + ape
@@ -396,9 +399,12 @@ def largest_length(groups: Sequence[CacheGroup], available: int, limit: int, in_
 
 
 def kv_bytes(kv_cache_dtype: str | None) -> int:
-    """1 for an fp8 KV cache (the fp8_ds_mla layout FlashMLA forces), else 2 (bfloat16 rows;
-    `auto` with the model's bfloat16)."""
-    return 1 if (kv_cache_dtype or "auto").startswith("fp8") else 2
+    """Bytes of a latent element: 1 (the fp8_ds_mla layout) for fp8 and for `auto`, which
+    DeepSeek-V4's FlashMLA attention turns into fp8 (attention.py: "auto" -> "fp8" ->
+    "fp8_ds_mla"; FlashMLA is the backend on every GPU but SM 12.x); 2 for bfloat16/float16
+    rows (the FlashInfer path)."""
+    dtype = kv_cache_dtype or "auto"
+    return 1 if dtype == "auto" or dtype.startswith("fp8") else 2
 
 
 def sequence_bytes(

@@ -12,6 +12,7 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.deepseek_v4 import (
     CacheSpec,
     bytes_per_block,
+    kv_bytes,
     layer_specs,
     model_groups,
     packed_groups,
@@ -167,6 +168,9 @@ def test_calc_vram_plans_v4_flash_at_tp8_on_h200_as_vllm_builds_it() -> None:
     assert plan["kv_cache_groups"] == 5
     assert plan["fits"]
     assert any(note.startswith("DeepSeek-V4: the KV cache is planned") for note in plan["notes"])
+    # FlashMLA turns --kv-cache-dtype auto into fp8 (fp8_ds_mla): the same groups.
+    assert kv_bytes("auto") == kv_bytes("fp8") == 1
+    assert kv_bytes("bfloat16") == 2
     # The calculator page (as the browser runs it) gives the same plan.
     page = calc_compute.compute(
         "vram",
