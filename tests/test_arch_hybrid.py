@@ -196,13 +196,14 @@ def test_unknown_model_type_with_an_unmodelled_mechanism_is_refused_naming_it(ke
         parse_config(_tiny(model_type="falcon_h9", **{key: 4}))
 
 
-def test_deepseek_v4_compressed_attention_is_refused_naming_it_not_read_as_mla() -> None:
-    # DeepSeek-V4's compressed sparse attention (its config: compress_ratios per layer, hc_mult,
-    # o_lora_rank) is not modelled: reading it generically would give a confident wrong number.
+def test_deepseek_v4_is_read_through_its_own_fields_never_as_mla() -> None:
+    # DeepSeek-V4's compressed sparse attention (compress_ratios per layer, hc_mult, o_lora_rank)
+    # is read by calculators.deepseek_v4: a config without the fields it needs is refused naming
+    # the first missing one, never planned as plain attention or MLA.
     config = _tiny(
         model_type="deepseek_v4", compress_ratios=[0, 0, 4, 128], hc_mult=4, o_lora_rank=1024
     )
-    with pytest.raises(ConfigError, match=r"^compress_ratios: model_type 'deepseek_v4'"):
+    with pytest.raises(ConfigError, match=r"^n_routed_experts: required field missing"):
         parse_config(config)
 
 
