@@ -4,7 +4,8 @@ tests/data/harvest/mlperf-v4.0 holds files of the official mlcommons/inference_r
 read one by one (the repository is too large to bring here whole, and no results table of the
 round was found): each file whole, checked against its stored length. For NVIDIA's DGX H100 x2
 and x8, H200 x8, H200-CTS x1 and x8 (1000 W), H100 NVL x8 and GH200, Dell's XE9680 H100 x8,
-XE8640 and XE9640 H100 x4, HPE's Cray XD670 H100 x8 and GigaComputing's G593-SD1 H100 x8: the system
+XE8640 and XE9640 H100 x4, HPE's Cray XD670, GigaComputing's G593-SD1 and Oracle's BM.GPU.H100.8
+(H100 x8): the system
 description (`systems/<system>.json`) and the llama2-70b-99.9 Offline and Server run logs at
 3c4a1cf1; each submitter's llama2-70b configurations (NVIDIA's as stored at 8121a811, the others'
 at 3c4a1cf1), which set `use_fp8 = True`. With no results table, each row is built from its
@@ -32,7 +33,7 @@ READ_FROM = (
     "__init__.py as stored at 8121a811 (whether that commit is in the history of 3c4a1cf1 could "
     "not be checked here)."
 )
-EXCERPT_SHA256 = "07f5ae8d017ab36bf0a23d02e2f7699af8de2d92f2ba67637b1e7d5b439ea66d"
+EXCERPT_SHA256 = "a625671931cd113c6ace8fadf5ea461291f6778c5f53e4c64b58a048e5e54717"
 """sha256sum of the excerpt's files (sorted by path), as `sha256sum` lists them."""
 RUN = "closed/{}/results/{}/llama2-70b-99.9/{}/performance/run_1"
 
@@ -66,7 +67,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     )
     assert hashlib.sha256(listing.encode()).hexdigest() == EXCERPT_SHA256
     registry, report, results = harvested
-    assert len(report.added) == len(results) == 22  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 23  # type: ignore[attr-defined]
     assert_committed(registry, report.added)  # type: ignore[attr-defined]
     again, _ = _harvest(registry, today="2027-01-01")
     assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
@@ -125,3 +126,7 @@ def test_precision_comes_from_the_configurations_and_unknown_names_are_refused(
     gh200 = RUN.format("NVIDIA", "GH200-GraceHopper-Superchip_GH200-144GB_aarch64x1_TRT", "Server")
     # v4.0 names the superchip without its memory: 96 GB and 144 GB parts share the name.
     assert "no GPU catalog id" in reasons[f"mlperf v4.0 {gh200} llama2-70b-99.9 Server"]
+    # Oracle's Offline configuration is not in what was read: no format is stated, so no row.
+    oracle = RUN.format("Oracle", "OCI-H100_H100-SXM-80GBx8_TRT", "Offline")
+    assert "state none" in reasons[f"mlperf v4.0 {oracle} llama2-70b-99.9 Offline"]
+    assert RUN.format("Oracle", "OCI-H100_H100-SXM-80GBx8_TRT", "Server") in results
