@@ -5,12 +5,12 @@ read one by one (the repository is too large to bring here whole, and no results
 round was found): each file whole, checked against its stored length. For NVIDIA's DGX H100 x2
 and x8, H200 x8, H200-CTS x1 and x8 (1000 W), H100 NVL x8 and GH200, Dell's XE9680 H100 x8,
 XE8640 and XE9640 H100 x4, HPE's Cray XD670, GigaComputing's G593-SD1 and Oracle's BM.GPU.H100.8
-(H100 x8): the system
-description (`systems/<system>.json`) and the llama2-70b-99.9 Offline and Server run logs at
-3c4a1cf1; each submitter's llama2-70b configurations (NVIDIA's as stored at 8121a811, the others'
-at 3c4a1cf1), which set `use_fp8 = True`. With no results table, each row is built from its
-system description and its log (`registry.harvest.mlperf_systems`). The excerpt is also the
-harvest's source: the registry's v4.0 files are what it gives, byte for byte.
+(H100 x8): the system description (`systems/<system>.json`) and the llama2-70b-99.9 Offline and
+Server run logs at 3c4a1cf1; each submitter's llama2-70b configurations (NVIDIA's as stored at
+8121a811, the others' at 3c4a1cf1; Oracle's Server one only), which set `use_fp8 = True`. With no
+results table, each row is built from its system description and its log
+(`registry.harvest.mlperf_systems`). The excerpt is also the harvest's source: the registry's v4.0
+files are what it gives, byte for byte.
 """
 
 import hashlib
