@@ -2,12 +2,15 @@
 test's repository, an edited copy of a pinned excerpt, a harvest's results by their marked source
 key, and the checks that a harvest reproduces the registry's files and a rerun changes nothing."""
 
+import hashlib
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
@@ -89,3 +92,55 @@ def assert_committed(registry: Path, added: Iterable[str]) -> None:
         committed = REPOSITORY_ROOT / relative
         assert committed.is_file(), f"{relative} is not in the registry"
         assert committed.read_bytes() == (registry / relative).read_bytes()
+
+
+@dataclass(frozen=True)
+class MlperfExcerpt:
+    """A pinned excerpt of an MLPerf round that `registry harvest mlperf` reads as that round:
+    its folder, the round, the commit and read-from text the harvest cites, and the sha256 of
+    its files' listing (sorted by path, as `sha256sum` lists them)."""
+
+    folder: Path
+    round: str
+    commit: str
+    read_from: str
+    sha256: str
+
+    def harvest(
+        self, root: Path, today: str = "2026-12-02"
+    ) -> tuple[HarvestReport, dict[str, Result]]:
+        """Harvest the excerpt into the registry at `root`: the report, and every result there
+        by its MLPerf entry."""
+        options = HarvestOptions(root, today=today)
+        report = harvest_mlperf(
+            self.folder, self.round, options, commit=self.commit, read_from=self.read_from
+        )
+        found = {}
+        for path in (root / "registry/results").rglob("*.json"):
+            result = read_result(path)
+            found[result.source.mlperf.entry()] = result  # type: ignore[union-attr]
+        return report, found
+
+    def listing_sha256(self) -> str:
+        listing = "".join(
+            f"{hashlib.sha256(path.read_bytes()).hexdigest()}  ./{path.relative_to(self.folder)}\n"
+            for path in sorted(
+                self.folder.rglob("*"), key=lambda p: str(p.relative_to(self.folder))
+            )
+            if path.is_file()
+        )
+        return hashlib.sha256(listing.encode()).hexdigest()
+
+    def _relative(self, path: Path) -> str:
+        return str(path.relative_to(self.folder))
+
+    def assert_pinned_and_committed(
+        self, registry: Path, report: HarvestReport, count: int
+    ) -> None:
+        """The excerpt is the pinned one, its harvest added `count` results that are the
+        repository's own byte for byte, and a second harvest adds and changes nothing."""
+        assert self.listing_sha256() == self.sha256
+        assert len(report.added) == count
+        assert_committed(registry, report.added)
+        again, _ = self.harvest(registry, today="2027-01-01")
+        assert (again.added, again.changed) == ([], [])
