@@ -2,7 +2,8 @@
 do with each: planned by name, read generically (the plan says so), or refused naming a key.
 
     # from an unpacked vLLM source package (PyPI sdist), writes the committed snapshot:
-    .venv/bin/python benchmarks/vllm_architectures.py --vllm-source /tmp/vsrc/vllm-0.29.0 --write
+    .venv/bin/python benchmarks/vllm_architectures.py --write \
+        --vllm-source /work/scratch/vsrc/vllm-0.34.0
     # from the committed snapshot (tests/data/vllm_architectures.json), against this checkout:
     .venv/bin/python benchmarks/vllm_architectures.py
 
@@ -35,20 +36,24 @@ _READS = re.compile(
 )
 # Architecture → the model_type of its config.json (see the module docstring).
 MODEL_TYPES = {
-    "AfmoeForCausalLM": "afmoe", "ApertusForCausalLM": "apertus", "ArceeForCausalLM": "arcee",
+    "AfmoeForCausalLM": "afmoe", "AliceAIForCausalLM": "alice_ai",
+    "ApertusForCausalLM": "apertus", "ArceeForCausalLM": "arcee",
     "AXK1ForCausalLM": "axk1", "BailingMoeForCausalLM": "bailing_moe",
     "BailingMoeV2ForCausalLM": "bailing_moe_v2",
     "BailingMoeV2_5ForCausalLM": "bailing_moe_linear",
-    "BailingMoeV3ForCausalLM": "bailing_moe_v3", "BloomForCausalLM": "bloom",
+    "BailingMoeV3ForCausalLM": "bailing_moe_v3", "BeamForCausalLM": "beam",
+    "BloomForCausalLM": "bloom",
     "ChatGLMModel": "chatglm", "ChatGLMForConditionalGeneration": "chatglm",
     "CohereForCausalLM": "cohere", "Cohere2ForCausalLM": "cohere2",
     "Cohere2MoeForCausalLM": "cohere2_moe", "CwmForCausalLM": "cwm", "DbrxForCausalLM": "dbrx",
     "DeciLMForCausalLM": "nemotron-nas", "DeepseekForCausalLM": "deepseek",
     "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
     "DeepseekV32ForCausalLM": "deepseek_v32", "DeepseekV4ForCausalLM": "deepseek_v4",
+    "DomynEdgeForCausalLM": "domyn_edge", "DoryForCausalLM": "dory",
     "Ernie4_5ForCausalLM": "ernie4_5", "Ernie4_5_MoeForCausalLM": "ernie4_5_moe",
     "ExaoneForCausalLM": "exaone", "Exaone4ForCausalLM": "exaone4",
-    "ExaoneMoeForCausalLM": "exaone_moe", "FalconForCausalLM": "falcon",
+    "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe",
+    "FalconForCausalLM": "falcon", "FlintForCausalLM": "flint",
     "FalconMambaForCausalLM": "falcon_mamba", "FalconH1ForCausalLM": "falcon_h1",
     "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
     "Gemma3ForCausalLM": "gemma3_text", "Rnj1ForCausalLM": "rnj1",
@@ -56,6 +61,7 @@ MODEL_TYPES = {
     "Qwen3NextForCausalLM": "qwen3_next", "Qwen4ExpForCausalLM": "qwen4_exp_text",
     "GlmForCausalLM": "glm", "Glm4ForCausalLM": "glm4", "Glm4MoeForCausalLM": "glm4_moe",
     "Glm4MoeLiteForCausalLM": "glm4_moe_lite", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
+    "Glm5NextForCausalLM": "glm5_next_text", "K2HorizonForCausalLM": "k2_horizon",
     "GptOssForCausalLM": "gpt_oss", "GPT2LMHeadModel": "gpt2", "GPTJForCausalLM": "gptj",
     "GPTNeoXForCausalLM": "gpt_neox", "GraniteForCausalLM": "granite",
     "GraniteMoeForCausalLM": "granitemoe", "GraniteMoeHybridForCausalLM": "granitemoehybrid",
@@ -67,7 +73,7 @@ MODEL_TYPES = {
     "IQuestCoderForCausalLM": "iquestcoder", "IQuestLoopCoderForCausalLM": "iquestloopcoder",
     "Jais2ForCausalLM": "jais2", "JambaForCausalLM": "jamba",
     "KimiLinearForCausalLM": "kimi_linear", "Lfm2ForCausalLM": "lfm2",
-    "Lfm2MoeForCausalLM": "lfm2_moe", "LagunaForCausalLM": "laguna",
+    "Lfm2MoeForCausalLM": "lfm2_moe", "Lfm3ForCausalLM": "lfm3", "LagunaForCausalLM": "laguna",
     "LlamaForCausalLM": "llama", "Llama4ForCausalLM": "llama4_text", "LLaMAForCausalLM": "llama",
     "LongcatFlashForCausalLM": "longcat_flash",
     "LongcatFlashNgramForCausalLM": "longcat_flash_ngram", "MambaForCausalLM": "mamba",
@@ -77,7 +83,8 @@ MODEL_TYPES = {
     "InklingForCausalLM": "inkling_model", "InklingForConditionalGeneration": "inkling_model",
     "Ministral3ForCausalLM": "ministral3", "MistralForCausalLM": "mistral",
     # Mistral Large 3: vLLM's mistral_large_3.py is DeepSeek-V3's model under Mistral's format.
-    "MistralLarge3ForCausalLM": "deepseek_v3", "MixtralForCausalLM": "mixtral",
+    "MistralLarge3ForCausalLM": "deepseek_v3", "MistralLarge4ForCausalLM": "mistral_large4_text",
+    "MixtralForCausalLM": "mixtral",
     "MiMoForCausalLM": "mimo", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
     "MiMoV2ForCausalLM": "mimo_v2", "NemotronForCausalLM": "nemotron",
     "NemotronHForCausalLM": "nemotron_h", "NemotronHPuzzleForCausalLM": "nemotron_h",
@@ -89,12 +96,15 @@ MODEL_TYPES = {
     "Plamo3ForCausalLM": "plamo3", "Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
     "Qwen3_5ForCausalLM": "qwen3_5_text", "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text",
+    "RicursiveForCausalLM": "ricursive",
     "SarvamMoEForCausalLM": "sarvam_moe", "SarvamMLAForCausalLM": "sarvam_mla",
     "SeedOssForCausalLM": "seed_oss", "Step1ForCausalLM": "step1",
     "Step3TextForCausalLM": "step3_text", "Step3p5ForCausalLM": "step3p5",
+    "Step5ForCausalLM": "step5",
     "StableLmForCausalLM": "stablelm", "SolarForCausalLM": "solar",
     "TeleChat2ForCausalLM": "telechat", "TeleChat3ForCausalLM": "telechat3",
-    "TeleFLMForCausalLM": "teleflm", "Zamba2ForCausalLM": "zamba2",
+    "TeleFLMForCausalLM": "teleflm", "UnlimitedOCR2TextForCausalLM": "unlimited_ocr_text",
+    "Zamba2ForCausalLM": "zamba2", "ZayaForCausalLM": "zaya",
 }  # fmt: skip
 
 

@@ -145,6 +145,27 @@ _UNMODELLED_FAMILIES = {
     "inkling_model": "short-convolution caches beside each layer's attention; relative-position "
     "logits; sink experts",
 }
+# Families first registered in vLLM 0.30-0.34 whose config may carry only conventional keys
+# while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
+# that declares it, and the mechanism, named in the refusal.
+_UNMODELLED_MODEL_TYPES = {
+    # vllm/model_executor/models/dory.py: n_recurrent_layers run n_recurrent_loops times over
+    # shared weights, with their own KV per loop as recurrent_kv_cache_mode says.
+    "dory": ("n_recurrent_loops", "recurrent layers looped over shared weights"),
+    # vllm/model_executor/models/domyn_edge.py: a sliding window per layer from window_sizes.
+    "domyn_edge": ("window_sizes", "a sliding window per layer from window_sizes"),
+    # vllm/model_executor/models/lfm3.py: ShortConv layers keep a convolution state (MambaSpec).
+    "lfm3": ("layer_types", "short-convolution layers with their own state cache"),
+    # vllm/models/beam/nvidia: short-convolution layers and layers that share another's KV
+    # (kv_sharing_target_layer_name).
+    "beam": ("layer_types", "short-convolution layers; layers sharing another layer's KV"),
+    # transformers' Glm5NextTextConfig and vllm/models/glm5next: hyper-connections, linear
+    # attention with a convolution state, a DSA indexer with a pooled key cache.
+    "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
+    # vllm/models/mistral/mistral_large4: MLA with a DSA indexer and KV shared across layers
+    # (kv_source_layers).
+    "mistral_large4_text": ("kv_source_layers", "KV shared across layers; DSA indexer cache"),
+}
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,
     "linear_num_value_heads": 32,
@@ -273,6 +294,12 @@ def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
         raise ConfigError(f"{where}model_type: required field missing from config.json")
     model_type = config["model_type"]
     generic = model_type not in KNOWN_MODEL_TYPES
+    if generic and model_type in _UNMODELLED_MODEL_TYPES:
+        key, mechanism = _UNMODELLED_MODEL_TYPES[str(model_type)]
+        raise ConfigError(
+            f"{where}{key}: model_type {model_type!r} is not one the calculators know by name, "
+            f"and its vLLM module builds what reading it generically does not model ({mechanism})"
+        )
     if generic:
         for key in sorted(config):
             if any(key.startswith(prefix) for prefix in _UNMODELLED_KEYS):

@@ -1,6 +1,6 @@
 """Every text-generation architecture vLLM's newest release registers, and what the calculators
 do with it (benchmarks/vllm_architectures.py, infermeter.registry.vllm_architectures;
-written from the PyPI source package of vLLM 0.29.0; tests/data/vllm_architectures.json)."""
+written from the PyPI source package of vLLM 0.34.0; tests/data/vllm_architectures.json)."""
 
 import importlib.util
 import sys
@@ -33,12 +33,12 @@ JUDGED = {row["architecture"]: row for row in vllm_architectures.classify(ROWS)}
 
 
 def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -> None:
-    assert RELEASE == "vllm-0.29.0"
+    assert RELEASE == "vllm-0.34.0"
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.29.0: 123 registered text-generation architectures; 79 planned by name, "
-        "39 read generically, 5 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 74 planned by name, "
+        "35 read generically, 17 refused"
     )
 
 
@@ -85,3 +85,47 @@ def test_a_refusal_in_the_table_is_the_readers_own() -> None:
         ("InklingForCausalLM", "short-convolution caches"),
     ):
         assert what in JUDGED[name]["reason"]
+
+
+# Families vLLM registers first in 0.30-0.34 (registry.py of the 0.29.0 and 0.34.0 sdists) and
+# what the calculators do with each: read generically where the conventions describe the module,
+# refused naming the key and the mechanism where they do not.
+NEW_SINCE_0_29 = {
+    "ExaoneMoEForCausalLM": ("generic", ""),
+    "RicursiveForCausalLM": ("generic", ""),
+    "DoryForCausalLM": ("refused", "recurrent layers looped over shared weights"),
+    "DomynEdgeForCausalLM": ("refused", "a sliding window per layer"),
+    "Lfm3ForCausalLM": ("refused", "short-convolution layers"),
+    "BeamForCausalLM": ("refused", "sharing another layer's KV"),
+    "Glm5NextForCausalLM": ("refused", "hyper-connections"),
+    "MistralLarge4ForCausalLM": ("refused", "KV shared across layers"),
+    "AliceAIForCausalLM": ("refused", "linear_conv_kernel_dim"),
+    "Step5ForCausalLM": ("refused", "attention_other_setting"),
+    "UnlimitedOCR2TextForCausalLM": ("refused", "sparse_attention_config"),
+    "FlintForCausalLM": ("refused", "router_score_function"),
+    "K2HorizonForCausalLM": ("refused", "moe_gate_bias"),
+    "ZayaForCausalLM": ("refused", "router_hidden_size"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_SINCE_0_29))
+def test_a_family_new_since_0_29_is_read_or_refused_naming_its_mechanism(name: str) -> None:
+    verdict, what = NEW_SINCE_0_29[name]
+    assert JUDGED[name]["verdict"] == verdict
+    assert what in JUDGED[name]["reason"]
+
+
+def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
+    # Dory's config.json may carry only conventional keys beside its loop count; read generically
+    # it would be a plain decoder of num_hidden_layers with one KV cache per layer.
+    config = {
+        "model_type": "dory",
+        "hidden_size": 1024,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "intermediate_size": 4096,
+        "vocab_size": 32000,
+    }
+    with pytest.raises(ConfigError, match=r"^n_recurrent_loops: model_type 'dory'"):
+        parse_config(config)
