@@ -31,6 +31,7 @@ from infermeter.calculators.deepseek_v4 import deepseek_v4_fields
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
+from infermeter.calculators.hy_v4 import HY_V4_DEFAULTS, HY_V4_NOTE, hy_v4_fields, hy_v4_indexer
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
@@ -77,7 +78,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
-        "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4",
+        "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -138,8 +139,6 @@ _UNMODELLED_KEYS = (
 # The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
 # their vllm/models/<family>/nvidia modules): named in the refusal.
 _UNMODELLED_FAMILIES = {
-    "hy_v4": "hyper-connections over hc_mult residual streams; sparse MLA whose indexer caches "
-    "some layers share",
     "qwen4_exp_text": "hyper-connections over hc_count streams; a compressed sparse-attention "
     "indexer cache",
     "inkling_model": "short-convolution caches beside each layer's attention; relative-position "
@@ -197,6 +196,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     # DeepSeek-V4 (vllm/models/deepseek_v4): one latent "KV head" of head_dim shared by the
     # 64 query heads; its caches are calculators.deepseek_v4's.
     "deepseek_v4": {"num_key_value_heads": 1},
+    "hy_v4": HY_V4_DEFAULTS,
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -435,6 +435,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
             "num_hidden_layers, attention and KV heads, head_dim, intermediate_size, the usual "
             "MoE keys, layer_types), as a pre-norm decoder with a gated MLP"
         )
+    if family_of(model_type) == "hy_v4":
+        notes.append(HY_V4_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -497,7 +499,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
             if CHUNKED in kinds
             else None
         ),
-        indexer=None if family == "deepseek_v4" else _indexer(language, where),
+        indexer=_family_indexer(language, family, num_layers, where),
         mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
         or optional_int(language, "mtp_num_hidden_layers", where, 0)
         or optional_int(language, "num_mtp_modules", where, 0),
@@ -512,7 +514,20 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(step3p5_fields(language, where) if family == "step3p5" else {}),
         **(bailing_v3_fields(language, where) if family == "bailing_moe_v3" else {}),
         **(deepseek_v4_fields(language, where) if family == "deepseek_v4" else {}),
+        **(hy_v4_fields(language, where) if family == "hy_v4" else {}),
     )
+
+
+def _family_indexer(
+    language: Mapping[str, Any], family: str, num_layers: int, where: str
+) -> SparseIndexer | None:
+    """The lightning indexer: DeepSeek-V4's is its own (calculators.deepseek_v4), HY-V4's on
+    its sparse layers only (calculators.hy_v4), V3.2's on every layer."""
+    if family == "deepseek_v4":
+        return None
+    if family == "hy_v4":
+        return hy_v4_indexer(language, num_layers, where, _indexer(language, where))
+    return _indexer(language, where)
 
 
 def _moe_and_dense_width(
@@ -644,7 +659,8 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         **_bias_flags(language, family),
         "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
         "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if nemotron or mixer_only else 2,
-        "attention_sinks": family in ("gpt_oss", "deepseek_v4"),
+        "attention_sinks": family in ("gpt_oss", "deepseek_v4")
+        or (family == "hy_v4" and bool(language.get("learnable_sink"))),
         "attention_output_gate": family == "qwen3_next"
         or bool(language.get("attn_output_gate", False)),
         "gated_mlp": not nemotron,

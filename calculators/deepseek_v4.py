@@ -16,10 +16,10 @@ Parameters (`nvidia/model.py`, `attention.py`, `compressor.py`), per decoder lay
 - the MoE: router hidden -> n_routed_experts, a float32 correction bias per expert (noaux_tc) or,
   in the first `num_hash_layers`, an int32 token -> experts table (vocab x experts per token),
   routed experts and `n_shared_experts` shared ones of `moe_intermediate_size`;
-- hyper-connections over hc_mult streams, float32: two (2 + hc_mult) x hc_mult by hc_mult x
-  hidden mixing matrices, their biases and 3 scales each; two RMSNorms of hidden.
-Beside the layers: embedding and lm_head, the final norm, the head's hc_mult x (hc_mult x hidden)
-mixer, its hc_mult biases and one scale. MTP layers (`num_nextn_predict_layers`) are not loaded.
+- hyper-connections over hc_mult streams, float32 (`calculators.hyper_connections`,
+  manifold-constrained); two RMSNorms of hidden.
+Beside the layers: embedding and lm_head, the final norm, the hyper-connections' head. MTP
+layers (`num_nextn_predict_layers`) are not loaded.
 
 KV caches. Every layer (`compress_ratios[i]`, 0 read as 1)
 holds:
@@ -54,6 +54,7 @@ from typing import Any
 
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.hyper_connections import manifold_constrained
 
 FULL_BLOCK = 256  # tokens of a compressed-cache block (sparse_mla.py, flashinfer_sparse.py)
 SWA_BLOCK = 64  # tokens of a sliding-window block (sparse_swa.py)
@@ -267,16 +268,15 @@ def parameters(config: Mapping[str, Any], where: str = "") -> Parameters:
     width = int_field(config, "moe_intermediate_size", where)
     shared = optional_int(config, "n_shared_experts", where, 0)
     hash_layers = optional_int(config, "num_hash_layers", where, 0)
-    hc = int_field(config, "hc_mult", where)
-    mix = (2 + hc) * hc
+    connections = manifold_constrained(int_field(config, "hc_mult", where))
     routed = linear = float32 = int32 = 0
     unquantized = 2 * vocab * hidden + hidden  # embedding, lm_head, final norm
-    float32 += hc * hc * hidden + hc + 1  # the head's hyper-connection mixer
+    float32 += connections.head_params(hidden)  # the head's hyper-connection mixer
     for index, ratio in enumerate(compress_ratios(config, where)):
         attention = _attention(config, ratio, where)
         linear += attention[0] + 3 * hidden * width * shared
         unquantized += attention[1] + hidden * experts + 2 * hidden
-        float32 += attention[2] + 2 * (mix * hc * hidden + mix + 3)
+        float32 += attention[2] + connections.layer_params(hidden)
         routed += experts * 3 * hidden * width
         if index < hash_layers:
             int32 += vocab * per_token
@@ -346,10 +346,9 @@ def _outside_attention(
     """(0, unquantized, float32) outside the attention and experts: the final norm, the
     hyper-connection mixers, the routers' float32 correction biases."""
     hidden = int_field(config, "hidden_size", where)
-    hc = int_field(config, "hc_mult", where)
-    mix = (2 + hc) * hc
+    connections = manifold_constrained(int_field(config, "hc_mult", where))
     hash_layers = optional_int(config, "num_hash_layers", where, 0)
-    float32 = hc * hc * hidden + hc + 1 + len(ratios) * 2 * (mix * hc * hidden + mix + 3)
+    float32 = connections.head_params(hidden) + len(ratios) * connections.layer_params(hidden)
     if config.get("topk_method") == "noaux_tc":
         float32 += max(0, len(ratios) - hash_layers) * int_field(config, "n_routed_experts", where)
     return 0, hidden, float32

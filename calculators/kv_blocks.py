@@ -80,35 +80,43 @@ def request_blocks(
     return blocks
 
 
+def block_bytes(groups: KVGroups, page: int, kv: KVCacheShape, full_block: int, pp: int) -> int:
+    """Bytes of one block id across a group's layers: `groups.size` pages, and the caches
+    beyond one a full layer (`KVCacheShape.extra_bytes_per_token`, spread over the `pp`
+    pipeline stages) for the `full_block` tokens of a full-attention block."""
+    return groups.size * page + full_block * math.ceil(kv.extra_bytes_per_token / pp)
+
+
 def _fits_length(
     available: int,
     groups: KVGroups,
-    page: int,
+    unit: int,
     kv: KVCacheShape,
     length: int,
     batched: int,
     block: int,
     full_block: int | None,
 ) -> bool:
-    needed = request_blocks(groups, kv, length, batched, block, full_block) * groups.size * page
+    needed = request_blocks(groups, kv, length, batched, block, full_block) * unit
     return needed <= available
 
 
 def largest_length(
     available: int,
     groups: KVGroups,
-    page: int,
+    unit: int,
     kv: KVCacheShape,
     limit: int,
     batched: int,
     block: int,
     full_block: int | None = None,
 ) -> int:
-    """Binary search, as vLLM's estimate_max_model_len does, for the longest request that fits."""
+    """Binary search, as vLLM's estimate_max_model_len does, for the longest request that fits;
+    `unit`: the bytes of one block id (`block_bytes`)."""
     low, high = 0, limit
     while low < high:
         middle = (low + high + 1) // 2
-        if _fits_length(available, groups, page, kv, middle, batched, block, full_block):
+        if _fits_length(available, groups, unit, kv, middle, batched, block, full_block):
             low = middle
         else:
             high = middle - 1

@@ -8,7 +8,8 @@ attention layers (Llama 4) count as full attention: vLLM turns its hybrid KV cac
 for them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, so they keep every token.
 Mamba and Gated DeltaNet layers hold no KV at all but one fixed-size state per sequence.
 DeepSeek-V3.2's indexer adds its own FP8 key (plus one float32 scale per 128 values) per token
-and layer, and V3.2's FP8 cache stores the latent in vLLM's `fp8_ds_mla` layout (656 bytes).
+and layer, and V3.2's FP8 cache stores the latent in vLLM's `fp8_ds_mla` layout (656 bytes);
+HY-V4 holds the key on the layers with their own indexer only, that layout on its sparse ones.
 """
 
 from dataclasses import dataclass
@@ -33,6 +34,10 @@ class KVCacheShape:
     # Gemma 4's full-attention layers have their own head size and KV heads; 0: the same bytes
     # as the other layers (`bytes_per_token_per_layer`).
     full_layer_bytes_per_token: int = 0
+    # Full-attention caches beyond one of `full_bytes_per_token_per_layer` a full layer (HY-V4:
+    # the indexer keys of the layers with their own indexer, the sparse layers' wider latent),
+    # in the same group of full-attention layers (vLLM's UniformTypeKVCacheSpecs).
+    extra_bytes_per_token: int = 0
 
     @property
     def full_bytes_per_token_per_layer(self) -> int:
@@ -42,19 +47,19 @@ class KVCacheShape:
     def bytes_per_token(self) -> int:
         """Bytes per token across all layers, as if every layer attended to every token."""
         return (
-            self.full_bytes_per_token_per_layer * self.full_layers
+            self.full_attention_bytes_per_token
             + self.bytes_per_token_per_layer * self.sliding_layers
         )
 
     @property
     def full_attention_bytes_per_token(self) -> int:
-        return self.full_bytes_per_token_per_layer * self.full_layers
+        return self.full_bytes_per_token_per_layer * self.full_layers + self.extra_bytes_per_token
 
     def bytes_for_sequence(self, tokens: int) -> int:
         """Bytes one sequence of `tokens` tokens occupies: sliding layers keep only the window."""
         window = self.sliding_window if self.sliding_window is not None else tokens
         return (
-            self.full_bytes_per_token_per_layer * self.full_layers * tokens
+            self.full_attention_bytes_per_token * tokens
             + self.bytes_per_token_per_layer * self.sliding_layers * min(tokens, window)
             + self.state_layers * self.state_bytes_per_sequence_per_layer
         )
@@ -98,14 +103,9 @@ def kv_cache_shape(
             "(calc vram) models them"
         )
     element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
+    extra = 0
     if arch.mla is not None and arch.indexer is not None:
-        if element == 1:
-            # fp8_ds_mla: 512 FP8 latent values, 4 float32 scales, 64 bf16 RoPE values.
-            per_layer = arch.mla.kv_lora_rank + 4 * 4 + arch.mla.qk_rope_head_dim * 2
-        else:
-            per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
-        head_dim = arch.indexer.head_dim
-        per_layer += head_dim + head_dim // 128 * 4
+        per_layer, extra = _sparse_mla_bytes(arch, element)
     elif arch.mla is not None:
         per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
     else:
@@ -129,4 +129,23 @@ def kv_cache_shape(
         state_layers=arch.num_state_layers,
         state_bytes_per_sequence_per_layer=state,
         full_layer_bytes_per_token=full_per_layer if full_per_layer != per_layer else 0,
+        extra_bytes_per_token=extra,
     )
+
+
+def _sparse_mla_bytes(arch: ModelArch, element: int) -> tuple[int, int]:
+    """(bytes per token of every layer, bytes beyond them) of latent attention with a lightning
+    indexer: the sparse layers' latent (in the fp8_ds_mla layout with an fp8 cache: 512 FP8
+    values, 4 float32 scales, 64 bf16 RoPE values), a dense layer's (`element` bytes a value),
+    the indexer's FP8 key and a float32 scale per 128 values on the layers with their own."""
+    assert arch.mla is not None
+    assert arch.indexer is not None
+    latent = arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim
+    sparse_latent = latent * element
+    if element == 1:
+        sparse_latent = arch.mla.kv_lora_rank + 4 * 4 + arch.mla.qk_rope_head_dim * 2
+    key = arch.indexer.head_dim + arch.indexer.head_dim // 128 * 4
+    own, sparse = arch.indexer.count(arch.num_layers)
+    if own == sparse == arch.num_layers:  # V3.2: every layer sparse, with its own indexer
+        return sparse_latent + key, 0
+    return latent * element, sparse * (sparse_latent - latent * element) + own * key

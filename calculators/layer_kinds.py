@@ -93,6 +93,8 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     "qwen3_next": _qwen3_next_layer_kinds,
     "bailing_moe_linear": lightning_layer_kinds,
     DECILM: decilm_layer_kinds,
+    # HY-V4: every layer is latent attention, sparse or dense (calculators.hy_v4).
+    "hy_v4": lambda config, num_layers, where: (FULL,) * num_layers,
 }
 
 

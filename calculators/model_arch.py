@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from infermeter.calculators.hyper_connections import HyperConnections
 from infermeter.calculators.lightning import LIGHTNING, LightningMixer
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
 from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, RecurrentMixer
@@ -66,6 +67,21 @@ class SparseIndexer:
     num_heads: int
     head_dim: int
     top_k: int
+    # The layers that build their own indexer and hold its key cache (HY-V4's "full" ones; the
+    # "shared" ones reuse their top-k); None: every layer.
+    layers: tuple[int, ...] | None = None
+    # The layers that run sparse attention (FlashMLA's sparse cache layout); None: every layer.
+    sparse_layers: tuple[int, ...] | None = None
+
+    def count(self, num_layers: int) -> tuple[int, int]:
+        """(layers with their own indexer, layers with sparse attention) of `num_layers`."""
+        own = num_layers if self.layers is None else len(self.layers)
+        sparse = num_layers if self.sparse_layers is None else len(self.sparse_layers)
+        return own, sparse
+
+    def has_own(self, layer: int | None) -> bool:
+        """Whether layer `layer` builds its own indexer (every layer when it is None)."""
+        return self.layers is None or layer is None or layer in self.layers
 
 
 @dataclass(frozen=True)
@@ -195,6 +211,11 @@ class ModelArch:
     # DeepSeek-V4 (calculators.deepseek_v4): its language config, which the parameter count and
     # the vLLM plan's packed KV groups read; None for every other family.
     deepseek_v4: Mapping[str, Any] | None = None
+    # Copies of the residual stream with float32 gates around each sub-block (HY-V4's
+    # hyper-connections, calculators.hyper_connections); None: one residual stream.
+    hyper_connections: HyperConnections | None = None
+    # A float32 router and correction bias (HY-V4's moe.py); False: the model dtype.
+    float32_router: bool = False
 
     def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
         """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4

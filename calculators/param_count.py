@@ -60,8 +60,9 @@ class ParamCounts:
         return self.total - self.experts + self.experts_active
 
 
-def _mla_params(arch: ModelArch, tp: int) -> tuple[int, int]:
-    """(linear weights, small tensors) of one layer's multi-head latent attention on a rank."""
+def _mla_params(arch: ModelArch, tp: int, layer: int | None = None) -> tuple[int, int]:
+    """(linear weights, small tensors) of one layer's (`layer`'s) multi-head latent attention on
+    a rank."""
     hidden, heads, mla = arch.hidden_size, arch.num_attention_heads, arch.mla
     assert mla is not None
     qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
@@ -80,7 +81,7 @@ def _mla_params(arch: ModelArch, tp: int) -> tuple[int, int]:
         hidden // tp
     )
     indexer_linear = indexer_small = 0
-    if arch.indexer is not None:
+    if arch.indexer is not None and arch.indexer.has_own(layer):
         # V3.2's indexer: its own query heads from the q latent, one key, per-head weights;
         # vLLM replicates these small projections on every rank.
         index = arch.indexer
@@ -99,7 +100,7 @@ def _attention_params(
     """(linear weights, small tensors) of one layer's attention on one of `tp` ranks; `full`:
     a full-attention layer, `layer` its index (`ModelArch.attention_shape`)."""
     if arch.mla is not None:
-        return _mla_params(arch, tp)
+        return _mla_params(arch, tp, layer)
     hidden = arch.hidden_size
     if arch.shared_q_dim:
         return _shared_q_attention(arch, tp)
@@ -166,6 +167,7 @@ class _Tally:
     experts_active: int = 0
     shared: int = 0
     router: int = 0
+    four_byte: int = 0
 
 
 def _mixer_params(arch: ModelArch, tp: int, kind: str, layer: int) -> tuple[int, int]:
@@ -217,9 +219,13 @@ def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
     # Nemotron-H's latent projections, replicated on every rank (ReplicatedLinear).
     tally.shared += 2 * hidden * moe.latent_size
     # LongCat's router scores its zero-computation experts too (they hold no weights).
-    tally.router += hidden * (moe.num_experts + moe.zero_experts)
-    if moe.router_bias:
-        tally.small += moe.num_experts + moe.zero_experts
+    router = hidden * (moe.num_experts + moe.zero_experts)
+    bias = moe.num_experts + moe.zero_experts if moe.router_bias else 0
+    if arch.float32_router:  # HY-V4: gate and correction bias in float32
+        tally.four_byte += router + bias
+    else:
+        tally.router += router
+        tally.small += bias
     if moe.expert_bias:
         tally.small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
     if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
@@ -239,6 +245,10 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     linear, small = _mixer_params(arch, tp, kind, index)
     tally.attention += linear
     tally.small += small
+    if arch.hyper_connections is not None:
+        tally.four_byte += arch.hyper_connections.layer_params(arch.hidden_size)
+    if arch.mla is not None and arch.attention_sinks:  # HY-V4: a float32 sink per head
+        tally.four_byte += arch.num_attention_heads // tp
     if arch.altup is not None:
         linear, small = arch.altup.layer_params(tp)
         tally.dense_mlp += linear
@@ -312,6 +322,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         # LoopCoder's gate projection per layer: head_dim -> one gate a head, with a bias.
         tally.attention += arch.num_layers * arch.head_dim * arch.num_attention_heads // tp
         tally.small += arch.num_layers * arch.num_attention_heads // tp
+    if arch.hyper_connections is not None:  # the head that merges the streams
+        tally.four_byte += arch.hyper_connections.head_params(hidden)
     if arch.norms_per_layer:  # the final norm (HRM-Text's norms, the final one too, are weightless)
         tally.small += hidden * (2 if arch.norm_bias else 1)
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
@@ -335,6 +347,7 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         router=tally.router,
         small=tally.small,
         vision=vision // tp,
+        four_byte=tally.four_byte,
     )
 
 

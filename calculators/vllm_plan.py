@@ -27,6 +27,7 @@ import infermeter.calculators.vllm_overheads as overheads
 from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_blocks import (
+    block_bytes,
     hybrid_block_size,
     in_flight_tokens,
     kv_groups,
@@ -142,7 +143,7 @@ class VllmPlan:
 
 def _bytes_per_token(kv: KVCacheShape, pp: int) -> int:
     """KV bytes per token on the most loaded pipeline stage, every layer counted."""
-    if kv.full_layer_bytes_per_token:
+    if kv.full_layer_bytes_per_token or kv.extra_bytes_per_token:
         return math.ceil(kv.bytes_per_token / pp)
     return kv.bytes_per_token_per_layer * math.ceil((kv.full_layers + kv.sliding_layers) / pp)
 
@@ -336,7 +337,8 @@ def _blocks(
         # (model_executor/models/config.py MambaModelConfig: mamba_block_size = max_model_len).
         block = full_block = max_len
     page = max(block * kv.bytes_per_token_per_layer, kv.state_bytes_per_sequence_per_layer)
-    num_blocks = max(0, available) // page // groups.size if groups.size else 0
+    unit = block_bytes(groups, page, kv, full_block, settings.pipeline_parallel_size)
+    num_blocks = max(0, available) // unit if groups.size else 0
     blocks_per_request = request_blocks(groups, kv, max_len, in_flight, block, full_block)
     concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
     group_count = groups.full + groups.sliding + groups.state
@@ -351,9 +353,9 @@ def _blocks(
         num_blocks=num_blocks,
         kv_cache_tokens=tokens,
         max_concurrency=concurrency,
-        request_bytes=blocks_per_request * groups.size * page,
+        request_bytes=blocks_per_request * unit,
         largest_max_model_len=largest_length(
-            max(0, available), groups, page, kv, max_len, in_flight, block, full_block
+            max(0, available), groups, unit, kv, max_len, in_flight, block, full_block
         ),
     )
 

@@ -37,8 +37,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 74 planned by name, "
-        "35 read generically, 17 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 75 planned by name, "
+        "35 read generically, 16 refused"
     )
 
 
@@ -49,7 +49,7 @@ def test_the_families_the_issue_names_are_planned() -> None:
         "MiniMaxM2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
         "GptOssForCausalLM", "Llama4ForCausalLM", "MistralLarge3ForCausalLM",
         "NemotronHForCausalLM", "GraniteMoeHybridForCausalLM", "FalconH1ForCausalLM",
-        "Phi3ForCausalLM", "KimiLinearForCausalLM", "DeepseekV4ForCausalLM",
+        "Phi3ForCausalLM", "KimiLinearForCausalLM", "DeepseekV4ForCausalLM", "HYV4ForCausalLM",
     ]  # fmt: skip
     assert {name: JUDGED[name]["verdict"] for name in named} == dict.fromkeys(named, "by name")
 
@@ -63,24 +63,26 @@ def test_every_refusal_names_a_field() -> None:
 
 
 def test_a_refusal_in_the_table_is_the_readers_own() -> None:
-    # HY-V4's config: hyper-connections (hc_mult copies of the residual stream), read
-    # generically it would be a plain decoder; the reader refuses it naming the key, as the
-    # table says.
+    # Qwen4-Exp's config: hyper-connections (hc_count copies of the residual stream) and a
+    # compressed sparse-attention indexer; read generically it would be a plain decoder, so the
+    # reader refuses it naming the key, as the table says.
     config = {
-        "model_type": "hy_v4",
+        "model_type": "qwen4_exp_text",
         "hidden_size": 768,
         "num_hidden_layers": 24,
         "num_attention_heads": 12,
         "intermediate_size": 3072,
         "vocab_size": 50280,
-        "hc_mult": 4,
+        "hc_count": 4,
+        "indexer_n_heads": 4,
     }
-    with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'hy_v4' is not one"):
+    with pytest.raises(ConfigError, match=r"^indexer_n_heads: model_type 'qwen4_exp_text' is"):
         parse_config(config)
-    assert JUDGED["HYV4ForCausalLM"]["reason"].startswith("hc_mult: model_type 'hy_v4'")
+    assert JUDGED["Qwen4ExpForCausalLM"]["reason"].startswith(
+        "indexer_n_heads: model_type 'qwen4_exp_text'"
+    )
     # The families left refused say what in them is not modelled.
     for name, what in (
-        ("HYV4ForCausalLM", "hyper-connections"),
         ("Qwen4ExpForCausalLM", "compressed sparse-attention indexer cache"),
         ("InklingForCausalLM", "short-convolution caches"),
     ):

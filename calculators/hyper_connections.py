@@ -1,0 +1,49 @@
+"""Hyper-connections: `streams` copies of the residual stream instead of one. Before each
+sub-block (attention, MLP) a float32 projection of the flattened streams (streams x hidden
+inputs) gives the gates that mix them into the sub-block's input and spread its output back,
+with a bias per gate and a few scales; a head merges the streams into one before the final norm.
+
+The families differ in the gates one boundary computes (vLLM's modules, replicated on every
+tensor-parallel rank, all float32):
+- DeepSeek-V4's manifold-constrained hyper-connections (`vllm/models/deepseek_v4`): a pre and a
+  post gate per stream and a streams x streams mixing matrix, (2 + streams) x streams gates,
+  3 scales;
+- HY-V4's independent hyper-connections (`vllm/models/hy_v4/nvidia/hc.py`, `HYV4HCPreLayer`):
+  a pre and a post gate per stream, no mixing matrix, 2 scales.
+Both heads (`hc_head_fn`): one gate per stream, its bias and one scale.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HyperConnections:
+    """The hyper-connections of a model: `streams` residual copies, `gates` outputs of each
+    boundary's projection, `scales` scalars of each boundary, two boundaries a layer."""
+
+    streams: int
+    gates: int
+    scales: int
+
+    def boundary_params(self, hidden: int) -> int:
+        """float32 parameters of one boundary: the projection, a bias per gate, the scales."""
+        return self.gates * self.streams * hidden + self.gates + self.scales
+
+    def layer_params(self, hidden: int) -> int:
+        """float32 parameters of one decoder layer's two boundaries (attention and MLP)."""
+        return 2 * self.boundary_params(hidden)
+
+    def head_params(self, hidden: int) -> int:
+        """float32 parameters of the head that merges the streams: a gate per stream from the
+        flattened streams, a bias per stream, one scale."""
+        return self.streams * self.streams * hidden + self.streams + 1
+
+
+def manifold_constrained(streams: int) -> HyperConnections:
+    """DeepSeek-V4's: (2 + streams) x streams gates and 3 scales a boundary."""
+    return HyperConnections(streams, (2 + streams) * streams, 3)
+
+
+def independent(streams: int) -> HyperConnections:
+    """HY-V4's iHC: a pre and a post gate per stream and 2 scales a boundary."""
+    return HyperConnections(streams, 2 * streams, 2)
