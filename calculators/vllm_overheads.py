@@ -128,6 +128,46 @@ def runner_buffer_bytes(
     return tokens * per_token + block_table
 
 
+# From vLLM 0.34.0 the KV cache is sized from memory measured after warmup and CUDA graph capture
+# (the extensible KV cache, on by default on CUDA and ROCm: `enable_extensible_kv_cache` in
+# vllm/config/cache.py and vllm/config/vllm.py of the 0.34.0 sdist; 0.30.0-0.33.0 have no such
+# option). `measure_kv_cache_bytes` (vllm/v1/worker/extensible_kv_cache.py, 0.34.0) gives the
+# cache min(requested - used, free + committed - margin) - transient, where `used` is everything
+# resident after warmup but the cache (so the captured graphs themselves), `transient` is the
+# profiled peak `peak_activation_memory` (gpu_worker.py: the transient peak plus the CUDA graph
+# estimate while VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on, still its default in envs.py) and
+# margin = max(KV_CACHE_MARGIN_FLOOR_BYTES, KV_CACHE_MARGIN_FRACTION x transient), the floor 1 GiB
+# on CUDA and 3 GiB on ROCm. `gpu_memory_utilization` now defaults to None, read as 1.0 with the
+# extensible cache (`CacheConfig.resolved_gpu_memory_utilization`; 0.92 without it). The plan
+# takes the driver's total memory as free at start, as it does for `requested`.
+EXTENSIBLE_KV_CACHE_SINCE = (0, 34)
+EXTENSIBLE_GPU_MEMORY_UTILIZATION = 1.0
+KV_CACHE_MARGIN_FLOOR_BYTES = 1 << 30
+KV_CACHE_MARGIN_FLOOR_ROCM_BYTES = 3 << 30
+KV_CACHE_MARGIN_FRACTION = 0.75
+
+
+def extensible_kv_reserve_bytes(
+    settings: VllmSettings,
+    version: tuple[int, int],
+    activation_peak: int,
+    graph_bytes: int,
+    requested_bytes: int,
+) -> int:
+    """What vLLM >= 0.34 keeps out of the KV cache beyond the earlier releases' budget (none
+    before 0.34): the captured graphs, resident after warmup, on top of the graph estimate that
+    stays in the transient reserve, and the part of the sizing margin that the requested memory
+    does not already leave free (see above). `graph_bytes` is `cuda_graph_bytes`."""
+    if version < EXTENSIBLE_KV_CACHE_SINCE:
+        return 0
+    estimate = graph_bytes if cuda_graphs_in_budget(settings, version) else 0
+    rocm = settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX)
+    floor = KV_CACHE_MARGIN_FLOOR_ROCM_BYTES if rocm else KV_CACHE_MARGIN_FLOOR_BYTES
+    margin = max(floor, int((activation_peak + estimate) * KV_CACHE_MARGIN_FRACTION))
+    left_free = settings.gpu_memory_bytes - requested_bytes
+    return graph_bytes + max(0, margin - left_free)
+
+
 # Terms of the plan that vLLM measures at startup and the calculators can only estimate; every
 # plan names them (`estimated_terms`) so no reader takes them for exact.
 ESTIMATED_TERMS = (

@@ -78,6 +78,7 @@ class VllmPlan:
     runner_buffer_bytes: int  # the model runner's input buffers, off the budget from vLLM 0.27
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
+    extensible_reserve_bytes: int  # vLLM >= 0.34: graphs resident and the sizing margin
     kv_cache_bytes: int
     kv_cache_bytes_per_token: int
     kv_cache_bytes_per_token_per_layer: int
@@ -123,6 +124,7 @@ class VllmPlan:
             "runner_buffer_bytes": self.runner_buffer_bytes,
             "cuda_graph_bytes": self.cuda_graph_bytes,
             "cuda_graph_in_budget": self.cuda_graph_in_budget,
+            "extensible_reserve_bytes": self.extensible_reserve_bytes,
             "kv_cache_bytes": self.kv_cache_bytes,
             "kv_cache_bytes_per_token": self.kv_cache_bytes_per_token,
             "kv_cache_bytes_per_token_per_layer": self.kv_cache_bytes_per_token_per_layer,
@@ -198,6 +200,7 @@ class _Budget:
     runner_buffer_bytes: int
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
+    extensible_reserve_bytes: int = 0  # vLLM >= 0.34: graphs resident and the sizing margin
 
     @property
     def available_bytes(self) -> int:
@@ -211,6 +214,7 @@ class _Budget:
             - self.all2all.total
             - self.runner_buffer_bytes
             - graphs
+            - self.extensible_reserve_bytes
         )
 
 
@@ -242,6 +246,8 @@ def _batch(arch: ModelArch, settings: VllmSettings, version: tuple[int, int]) ->
     utilization = settings.gpu_memory_utilization
     if utilization is None:
         utilization = 0.92 if version >= (0, 20) else 0.9
+        if version >= overheads.EXTENSIBLE_KV_CACHE_SINCE:
+            utilization = overheads.EXTENSIBLE_GPU_MEMORY_UTILIZATION
     default_tokens, default_seqs = batch_defaults(settings, version)
     batched = (
         settings.max_num_batched_tokens
@@ -266,7 +272,7 @@ def _budget(
 ) -> _Budget:
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
-    return _Budget(
+    budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=plan_weights(arch, settings),
         activation_peak_bytes=overheads.activation_peak_bytes(
@@ -305,6 +311,14 @@ def _budget(
         ),
         cuda_graph_in_budget=overheads.cuda_graphs_in_budget(settings, version),
     )
+    reserve = overheads.extensible_kv_reserve_bytes(
+        settings,
+        version,
+        budget.activation_peak_bytes,
+        budget.cuda_graph_bytes,
+        budget.requested_bytes,
+    )
+    return replace(budget, extensible_reserve_bytes=reserve)
 
 
 def _blocks(
@@ -479,6 +493,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         runner_buffer_bytes=budget.runner_buffer_bytes,
         cuda_graph_bytes=budget.cuda_graph_bytes,
         cuda_graph_in_budget=budget.cuda_graph_in_budget,
+        extensible_reserve_bytes=budget.extensible_reserve_bytes,
         kv_cache_bytes=max(0, available),
         kv_cache_bytes_per_token=_bytes_per_token(blocks.kv, pp),
         state_bytes_per_sequence=blocks.kv.state_bytes_per_sequence_per_layer

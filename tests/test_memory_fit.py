@@ -57,7 +57,7 @@ CATALOG_OPTIONS = {option.id: option for option in gpu_options("on_demand")}
 models = st.sampled_from(PROPERTY_MODELS)
 memories = st.integers(min_value=16, max_value=192).map(lambda gib: gib * GIB)
 kv_dtypes = st.sampled_from(["auto", "fp8"])
-versions = st.sampled_from(["0.8", "0.11", "0.19", "0.21", "0.28"])
+versions = st.sampled_from(["0.8", "0.11", "0.19", "0.21", "0.28", "0.34"])
 utilizations = st.floats(min_value=0.05, max_value=1.0)
 
 
@@ -249,6 +249,7 @@ def test_plan_vllm_fits_iff_no_error_and_accounts_add_up(
         + plan.non_torch_bytes
         + plan.runner_buffer_bytes
         + graphs
+        + plan.extensible_reserve_bytes
     )
     assert plan.kv_cache_bytes == max(0, plan.requested_bytes - spent)
     assert plan.requested_bytes <= memory

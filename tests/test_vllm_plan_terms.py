@@ -206,3 +206,52 @@ def test_the_runner_input_buffers_come_off_the_kv_budget_from_0_27_not_0_26() ->
     assert after.as_dict()["runner_buffer_bytes"] == after.runner_buffer_bytes
     fp32 = _plan("llama-3.1-8b-instruct", "0.29.0", max_num_batched_tokens=2048, dtype="float32")
     assert fp32.runner_buffer_bytes == 2048 * (4096 * 4 + 37) + fp32.max_num_seqs * 512 * 4
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.31.0", "0.32.0", "0.33.0"])
+def test_0_30_to_0_33_plan_as_0_29_does(version: str) -> None:
+    """Nothing the plan counts changed between 0.29.0 and 0.33.0 (gpu_worker.py's
+    determine_available_memory, mem_utils.py's memory_profiling and profile_cudagraph_memory,
+    diffed in the PyPI sdists): the same KV budget, term by term."""
+    base = _plan("llama-3.1-8b-instruct", "0.29.0").as_dict()
+    plan = _plan("llama-3.1-8b-instruct", version).as_dict()
+    assert {k: v for k, v in plan.items() if k != "vllm_version"} == {
+        k: v for k, v in base.items() if k != "vllm_version"
+    }
+    assert plan["extensible_reserve_bytes"] == 0
+
+
+def test_0_34_keeps_its_graphs_and_a_margin_out_of_the_kv_cache_at_the_given_utilization() -> None:
+    """vLLM 0.34.0's extensible KV cache (extensible_kv_cache.py measure_kv_cache_bytes): at
+    gpu_memory_utilization 0.9 on 80 GiB the 8 GiB left free exceeds the margin, so only the
+    captured graphs, resident after warmup, come off beside the estimate 0.33 already took."""
+    before = _plan("llama-3.1-8b-instruct", "0.33.0")
+    after = _plan("llama-3.1-8b-instruct", "0.34.0")
+    assert before.extensible_reserve_bytes == 0
+    assert after.extensible_reserve_bytes == after.cuda_graph_bytes > 0
+    assert before.kv_cache_bytes - after.kv_cache_bytes == after.cuda_graph_bytes
+
+
+def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
+    """Unset, gpu_memory_utilization reads 1.0 with the extensible KV cache (0.34.0
+    CacheConfig.resolved_gpu_memory_utilization); the margin is then max(1 GiB, 0.75 x the
+    profiled peak and graph estimate), kept on top of that peak."""
+    arch = parse_config(MODELS["llama-3.1-8b-instruct"].config)
+
+    def plan(version: str, gpu: str = "h100-sxm"):  # type: ignore[no-untyped-def]
+        settings = VllmSettings(
+            gpu_memory_bytes=80 * GIB, max_model_len=8192, vllm_version=version, gpu_name=gpu
+        )
+        return plan_vllm(arch, settings)
+
+    old, new = plan("0.33.0"), plan("0.34.0")
+    assert old.gpu_memory_utilization == 0.92
+    assert new.gpu_memory_utilization == 1.0
+    transient = new.activation_peak_bytes + new.cuda_graph_bytes
+    margin = max(GIB, int(transient * 0.75))
+    assert new.extensible_reserve_bytes == new.cuda_graph_bytes + margin
+    gained = 80 * GIB - int(80 * GIB * 0.92) - new.cuda_graph_bytes - margin
+    assert new.kv_cache_bytes - old.kv_cache_bytes == gained
+    # ROCm keeps a 3 GiB floor.
+    rocm = plan("0.34.0", "mi300x")
+    assert rocm.extensible_reserve_bytes >= rocm.cuda_graph_bytes + 3 * GIB

@@ -98,6 +98,11 @@ VRAM_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("Runner input buffers (vLLM >= 0.27)", "vllm_plan.runner_buffer_bytes", _gib),
     ("CUDA graphs", "vllm_plan.cuda_graph_bytes", _gib),
     (
+        "Graphs and margin kept free (vLLM >= 0.34)",
+        "vllm_plan.extensible_reserve_bytes",
+        _gib,
+    ),
+    (
         "CUDA graphs in the KV budget",
         "vllm_plan.cuda_graph_in_budget",
         lambda v: "yes" if v else "no",
