@@ -11,7 +11,12 @@ import re
 
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout, moe_tokens
-from infermeter.calculators.vllm_settings import MIB, VllmSettings, parse_version
+from infermeter.calculators.vllm_settings import (
+    MIB,
+    VllmSettings,
+    parse_version,
+    release_block_size,
+)
 
 # Where each overhead term comes from in vLLM's own code (vllm-project/vllm):
 #   - activation peak: `Worker.determine_available_memory` runs `GPUModelRunner.profile_run` inside
@@ -124,7 +129,7 @@ def runner_buffer_bytes(
     if version < RUNNER_BUFFERS_IN_BUDGET_SINCE:
         return 0
     per_token = arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN
-    block_table = sequences * -(-max_model_len // settings.block_size) * 4
+    block_table = sequences * -(-max_model_len // release_block_size(settings)) * 4
     return tokens * per_token + block_table
 
 

@@ -50,6 +50,7 @@ from infermeter.calculators.vllm_settings import (
     check_tensor_parallel,
     default_max_model_len,
     parse_version,
+    release_block_size,
     settings_layout,
 )
 
@@ -340,7 +341,7 @@ def _blocks(
     groups = replace(
         kv_groups(kv, settings.pipeline_parallel_size), state_pages=state_pages(kv, version)
     )
-    alignment = settings.block_size
+    alignment = release_block_size(settings)
     if arch.mla is not None and kv.state_layers and version >= (0, 27):
         # MLA beside state layers (Kimi Linear): from 0.27 the block is a multiple of 128, the
         # MLA decode kernels' alignment (platforms/interface.py _align_hybrid_block_size).

@@ -20,6 +20,11 @@ from infermeter.calculators.parallel import ParallelLayout
 GIB = 1024**3
 MIB = 1024**2
 BLOCK_SIZE = 16
+# vLLM's default --block-size, `CacheConfig.DEFAULT_BLOCK_SIZE` in vllm/config/cache.py of the
+# PyPI sdists: 16 through 0.33.0, 64 in 0.34.0 (an attention backend that prefers another size
+# still picks it, platforms/interface.py; the plan aligns MLA and hybrid blocks on its own).
+BLOCK_SIZE_64_SINCE = (0, 34)
+RELEASE_BLOCK_SIZE_FROM_0_34 = 64
 DEFAULT_VLLM_VERSION = "0.19"
 # 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
 # major.minor, then a release's own suffix (.1.1, rc1, .dev12+g3ab, .post1, +cu128); not an
@@ -44,7 +49,7 @@ class VllmSettings:
     quantization: str | None = None
     dtype: str | None = None
     enforce_eager: bool = False
-    block_size: int = BLOCK_SIZE
+    block_size: int | None = None  # None: the release's default (`release_block_size`)
     gpu_name: str = ""
     vllm_version: str = DEFAULT_VLLM_VERSION
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: None is the release's default (on from 0.20).
@@ -71,6 +76,15 @@ def settings_layout(settings: VllmSettings) -> ParallelLayout:
         settings.data_parallel_size,
         settings.enable_expert_parallel,
     )
+
+
+def release_block_size(settings: VllmSettings) -> int:
+    """The KV cache block size: --block-size, or the release's default (see BLOCK_SIZE)."""
+    if settings.block_size is not None:
+        return settings.block_size
+    if parse_version(settings.vllm_version) >= BLOCK_SIZE_64_SINCE:
+        return RELEASE_BLOCK_SIZE_FROM_0_34
+    return BLOCK_SIZE
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -124,11 +138,10 @@ def check_settings(settings: VllmSettings) -> None:
         "tensor_parallel_size",
         "pipeline_parallel_size",
         "data_parallel_size",
-        "block_size",
     ):
         if getattr(settings, name) < 1:
             raise InputError(f"{name}: expected an integer >= 1, got {getattr(settings, name)}")
-    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens"):
+    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"):
         value = getattr(settings, name)
         if value is not None and value < 1:
             raise InputError(f"{name}: expected an integer >= 1, got {value}")
@@ -145,7 +158,7 @@ def check_settings_bounds(settings: VllmSettings) -> None:
     bounded_int(
         "tensor_parallel_size x pipeline_parallel_size x data_parallel_size", gpus, 1, MAX_GPUS
     )
-    bounded_int("block_size", settings.block_size, 1, 1 << 20)
+    bounded_int("block_size", release_block_size(settings), 1, 1 << 20)
     if settings.deepep_buffer_size_mb is not None:
         bounded_int("deepep_buffer_size_mb", settings.deepep_buffer_size_mb, 0, 1 << 20)
     for name, high in (

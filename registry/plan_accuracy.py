@@ -14,7 +14,7 @@ import yaml
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.vllm_plan import VllmPlan, plan_vllm
-from infermeter.calculators.vllm_settings import BLOCK_SIZE, VllmSettings, gpu_total_bytes
+from infermeter.calculators.vllm_settings import VllmSettings, gpu_total_bytes
 from infermeter.registry.catalog import load_gpus, load_models
 
 GIB = 1024**3
@@ -98,7 +98,7 @@ def load_cases() -> list[Case]:
             quantization=flags.get("quantization"),
             dtype=flags.get("dtype"),
             enforce_eager=bool(flags.get("enforce_eager")),
-            block_size=flags.get("block_size") or BLOCK_SIZE,
+            block_size=flags.get("block_size"),
             max_cudagraph_capture_size=flags.get("max_cudagraph_capture_size"),
             flashinfer_sampler=flags.get("flashinfer_sampler"),
             gpu_name=raw["gpu"],

@@ -225,8 +225,8 @@ def test_0_34_keeps_its_graphs_and_a_margin_out_of_the_kv_cache_at_the_given_uti
     """vLLM 0.34.0's extensible KV cache (extensible_kv_cache.py measure_kv_cache_bytes): at
     gpu_memory_utilization 0.9 on 80 GiB the 8 GiB left free exceeds the margin, so only the
     captured graphs, resident after warmup, come off beside the estimate 0.33 already took."""
-    before = _plan("llama-3.1-8b-instruct", "0.33.0")
-    after = _plan("llama-3.1-8b-instruct", "0.34.0")
+    before = _plan("llama-3.1-8b-instruct", "0.33.0", block_size=16)
+    after = _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16)
     assert before.extensible_reserve_bytes == 0
     assert after.extensible_reserve_bytes == after.cuda_graph_bytes > 0
     assert before.kv_cache_bytes - after.kv_cache_bytes == after.cuda_graph_bytes
@@ -240,7 +240,11 @@ def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
 
     def plan(version: str, gpu: str = "h100-sxm"):  # type: ignore[no-untyped-def]
         settings = VllmSettings(
-            gpu_memory_bytes=80 * GIB, max_model_len=8192, vllm_version=version, gpu_name=gpu
+            gpu_memory_bytes=80 * GIB,
+            max_model_len=8192,
+            vllm_version=version,
+            gpu_name=gpu,
+            block_size=16,
         )
         return plan_vllm(arch, settings)
 
@@ -255,3 +259,16 @@ def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
     # ROCm keeps a 3 GiB floor.
     rocm = plan("0.34.0", "mi300x")
     assert rocm.extensible_reserve_bytes >= rocm.cuda_graph_bytes + 3 * GIB
+
+
+def test_the_default_block_size_is_64_tokens_from_0_34_not_0_33() -> None:
+    """vllm/config/cache.py `CacheConfig.DEFAULT_BLOCK_SIZE`: 16 in 0.33.0, 64 in 0.34.0. The
+    runner's placeholder block table shrinks with it; --block-size still wins."""
+    kwargs = {"max_num_batched_tokens": 8192, "max_num_seqs": 256}
+    before = _plan("llama-3.1-8b-instruct", "0.33.0", **kwargs)
+    after = _plan("llama-3.1-8b-instruct", "0.34.0", **kwargs)
+    assert (before.block_size, after.block_size) == (16, 64)
+    table_before, table_after = 256 * (8192 // 16) * 4, 256 * (8192 // 64) * 4
+    assert before.runner_buffer_bytes - after.runner_buffer_bytes == table_before - table_after
+    assert _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16).block_size == 16
+    assert after.kv_cache_tokens % 64 == 0
