@@ -50,13 +50,19 @@ from infermeter.registry.harvest.mlperf_log import (
 from infermeter.registry.harvest.mlperf_names import (
     BENCHMARK_MODELS,
     GPU_NAMES,
+    INFERRED_TOKEN_BENCHMARKS,
     LLM_FAMILIES,
     accuracy_target,
     benchmark_family,
     open_model,
     parse_engine,
 )
-from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision, read_evidence
+from infermeter.registry.harvest.mlperf_precision import (
+    Evidence,
+    measurement_folder,
+    ran_precision,
+    read_evidence,
+)
 from infermeter.registry.harvest.mlperf_runs import one_row_per_run
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup, read_setups
 from infermeter.registry.harvest.mlperf_systems import read_runs
@@ -154,13 +160,17 @@ def log_path(row: dict[str, Any]) -> str:
     return f"{location}/{LOG_FILE}"
 
 
-def conf_path(row: dict[str, Any]) -> str | None:
-    """The `mlperf.conf` of a sample-measured row not run Offline (its latency bound's
-    percentile is set there), None for any other row."""
-    if row.get("Performance_Units") not in SAMPLE_UNITS or row.get("Scenario") == "Offline":
-        return None
+def conf_paths(row: dict[str, Any]) -> list[str]:
+    """Where the `mlperf.conf` of a sample-measured row not run Offline may be (its latency
+    bound's percentile is set there): its results folder (v6.0), else its measurements folder
+    (v4.1); none for any other row."""
+    measured_in_samples = row.get("Performance_Units") in SAMPLE_UNITS or (
+        benchmark_family(str(row.get("Model", ""))) in INFERRED_TOKEN_BENCHMARKS
+    )
+    if not measured_in_samples or row.get("Scenario") == "Offline":
+        return []
     folder = re.sub(r"/performance/run_\d+$", "", str(row["Location"]).removeprefix("./"))
-    return f"{folder.rstrip('/')}/mlperf.conf"
+    return [f"{folder.rstrip('/')}/mlperf.conf", f"{measurement_folder(row)}/mlperf.conf"]
 
 
 def _count(row: dict[str, Any], field: str) -> int:
@@ -206,7 +216,7 @@ def harvest_row(
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
     say which engine ran where `Software` names none, see `mlperf_setup`; `conf`: the run's
-    `mlperf.conf`, see `conf_path`)."""
+    `mlperf.conf`, see `conf_paths`)."""
     key = row_key(round_info.round, row)
     ran = (evidence, setup or {}, conf)
     return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, ran, key))
@@ -375,7 +385,7 @@ def harvest_round(
     logs = tree.read_many([log_path(row) for row in rows])
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)
-    confs = tree.read_many(sorted({path for row in rows if (path := conf_path(row))}))
+    confs = tree.read_many(sorted({path for row in rows for path in conf_paths(row)}))
     harvested = [
         harvest_row(
             row,
@@ -384,7 +394,7 @@ def harvest_round(
             (gpus, models),
             evidence[index],
             setups[index],
-            confs.get(conf_path(row) or ""),
+            next((text for path in conf_paths(row) if (text := confs[path]) is not None), None),
         )
         for index, row in enumerate(rows)
     ]

@@ -3,6 +3,8 @@ results messaging guidelines require (with the trademark notice)."""
 
 from typing import Any
 
+from infermeter.registry.harvest.mlperf_log import inferred_tokens_per_s
+
 _TRADEMARK = (
     "The MLPerf name and logo are registered and unregistered trademarks of MLCommons "
     "Association in the United States and other countries. All rights reserved. Unauthorized "
@@ -68,7 +70,16 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
             "are LoadGen's over all queries of the run; 'time to output token' is MLPerf's TPOT. "
             f"Scheduled samples per second {log.get('Scheduled samples per second')}."
         )
-    if row.get("Performance_Units") in ("Samples/s", "Queries/s") and not any(
+    inferred = inferred_tokens_per_s(log)
+    if inferred is not None:
+        parts.append(
+            f"LoadGen does not count this benchmark's tokens: its {inferred} tokens per second "
+            "(inferred), which the results table lists as "
+            f"{row.get('Performance_Result')} {row.get('Performance_Units')}, are samples per "
+            "second × a fixed factor (mlperf.conf's token_latency_scaling_factor), so samples "
+            "per second are stored and no tokens per second."
+        )
+    elif row.get("Performance_Units") in ("Samples/s", "Queries/s") and not any(
         "tokens per second" in key.lower() for key in log
     ):
         parts.append(

@@ -76,15 +76,42 @@ SAMPLE_UNITS = ("Samples/s", "Queries/s")
 answer per product image and text; its logs count no tokens)."""
 
 
-def _samples_only(row: dict[str, Any], samples_per_s: float, where: str) -> Throughput:
-    """A sample-measured benchmark's samples/s, checked against the table within 0.5 %."""
+def _check_table(row: dict[str, Any], logged: float, what: str, where: str) -> None:
+    """RowSkipped unless the table's `Performance_Result` is the log's `logged` figure (`what`
+    it is, in the reason) within 0.5 % (the table rounds it: 24593.77 → 24593.8)."""
     value = row.get("Performance_Result")
     stated = float(value) if isinstance(value, int | float) else None
-    if stated is None or abs(stated - samples_per_s) > 0.005 * samples_per_s:
+    if stated is None or abs(stated - logged) > 0.005 * logged:
         raise RowSkipped(
             f"{where}: the table's {value} {row.get('Performance_Units')} disagrees with the "
-            f"log's {samples_per_s} samples per second"
+            f"log's {logged} {what}"
         )
+
+
+def inferred_tokens_per_s(log: dict[str, str]) -> float | None:
+    """The tokens per second a log states as inferred (GPT-J: LoadGen multiplies samples/s by
+    the fixed `token_latency_scaling_factor` of `mlperf.conf`), None where it states none."""
+    for key in ("Tokens per second (inferred)", "Completed tokens per second (inferred)"):
+        value = log_number(log, key)
+        if value is not None:
+            return value
+    return None
+
+
+def _samples_only(
+    row: dict[str, Any], log: dict[str, str], samples_per_s: float, where: str
+) -> Throughput:
+    """The samples/s of a benchmark that counts no tokens, checked against the table: a
+    sample-measured one's (v6.0's qwen3-vl) Samples/s, or, where the log infers tokens from
+    samples by a fixed factor (GPT-J), the table's Tokens/s against that inferred figure. The
+    inferred tokens are not stored."""
+    inferred = inferred_tokens_per_s(log)
+    if inferred is not None:
+        _check_table(row, inferred, "tokens per second (inferred)", where)
+    elif row.get("Performance_Units") in SAMPLE_UNITS:
+        _check_table(row, samples_per_s, "samples per second", where)
+    else:
+        raise RowSkipped(f"{where}: the log states no tokens per second")
     return Throughput(requests_per_s=samples_per_s)
 
 
@@ -99,22 +126,12 @@ def _checked_throughput(row: dict[str, Any], log: dict[str, str], where: str) ->
         log, "Samples per second" if offline else "Completed samples per second"
     )
     if tokens_per_s is None:
-        if any(key.endswith("tokens per second (inferred)") for key in map(str.lower, log)):
-            # GPT-J: LoadGen multiplies samples/s by a fixed tokens-per-sample factor.
-            raise RowSkipped(
-                f"{where}: the log's tokens per second is inferred (samples/s × a fixed "
-                "tokens-per-sample factor), not counted; no output tokens/s to store"
-            )
-        if row.get("Performance_Units") in SAMPLE_UNITS and samples_per_s is not None:
-            return _samples_only(row, samples_per_s, where)
-        raise RowSkipped(f"{where}: the log states no tokens per second")
-    unit, value = row.get("Performance_Units"), row.get("Performance_Result")
-    stated = float(value) if isinstance(value, int | float) else None
-    if unit == "Tokens/s" and (stated is None or abs(stated - tokens_per_s) > 0.005 * tokens_per_s):
-        raise RowSkipped(
-            f"{where}: the table's {value} Tokens/s disagrees with the log's {tokens_per_s}"
-        )
-    # The log's figure, unrounded; the results table rounds it (24593.77 → 24593.8).
+        if samples_per_s is None:
+            raise RowSkipped(f"{where}: the log states no tokens per second")
+        return _samples_only(row, log, samples_per_s, where)
+    if row.get("Performance_Units") == "Tokens/s":
+        _check_table(row, tokens_per_s, "tokens per second", where)
+    # The log's figure, unrounded; the results table rounds it.
     return Throughput(output_tokens_per_s=tokens_per_s, requests_per_s=samples_per_s)
 
 

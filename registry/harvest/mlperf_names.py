@@ -48,6 +48,11 @@ def open_model(used_model: str) -> tuple[str, str] | None:
     return None
 
 
+INFERRED_TOKEN_BENCHMARKS = ("gptj",)
+"""Benchmarks whose LoadGen log infers tokens per second from samples per second by a fixed
+factor (`mlperf.conf`'s `token_latency_scaling_factor`) and states no token latencies: measured
+in samples, and a Server run is bounded end to end (`target_latency`)."""
+
 LLM_FAMILIES = ("llama", "mixtral", "deepseek", "gptj", "gpt-oss", "qwen3-vl")
 """Prefixes of the LLM benchmarks; other benchmarks (ResNet, DLRM …) are not considered."""
 

@@ -103,7 +103,7 @@ class MlperfExcerpt:
     folder: Path
     round: str
     commit: str
-    read_from: str
+    read_from: str | None
     sha256: str
 
     def harvest(
@@ -120,6 +120,12 @@ class MlperfExcerpt:
             result = read_result(path)
             found[result.source.mlperf.entry()] = result  # type: ignore[union-attr]
         return report, found
+
+    def harvest_fresh(self, root: Path) -> tuple[Path, HarvestReport, dict[str, Result]]:
+        """Harvest the excerpt into a new empty registry checkout at `root`: the checkout, the
+        report, and every result there by its MLPerf entry (a test module's shared harvest)."""
+        report, results = self.harvest(empty_registry(root))
+        return root, report, results
 
     def listing_sha256(self) -> str:
         listing = "".join(

@@ -16,7 +16,7 @@ source: the registry's v6.1 files are what it gives, byte for byte.
 from pathlib import Path
 
 import pytest
-from registry_helpers import MlperfExcerpt, empty_registry
+from registry_helpers import MlperfExcerpt
 
 from infermeter.registry.models import Result
 
@@ -38,9 +38,7 @@ AZURE = "closed/Azure/results/Azure-GB300-NVL72_288GBx72/deepseek-r1"
 @pytest.fixture(scope="module")
 def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
     """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    root = empty_registry(tmp_path_factory.mktemp("v61") / "checkout")
-    report, results = EXCERPT.harvest(root)
-    return root, report, results
+    return EXCERPT.harvest_fresh(tmp_path_factory.mktemp("v61") / "checkout")
 
 
 def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
