@@ -113,6 +113,15 @@ CUDA_GRAPH_FULL_REFERENCE_COUNT = 102
 # of a few bytes and M-RoPE's 3 x int64 positions are left out (under 1 MiB, and 24 bytes a token).
 RUNNER_BUFFERS_IN_BUDGET_SINCE = (0, 27)
 RUNNER_BYTES_PER_TOKEN = 4 + 8 + 8 + 8 + 1 + 8
+# vLLM 0.34.0 has only the V2 model runner (vllm/v1/worker/gpu/): `InputBuffers`
+# (gpu/input_batch.py) holds input_ids (int32), positions (int64) and is_padding (bool) per batched
+# token, and no inputs_embeds outside the multimodal encoder runner; `BlockTables`
+# (gpu/block_table.py) an int64 slot mapping per token and, per sequence, the block table twice (its
+# staged copy and the input copy, int32). One KV cache group is counted. With the extensible KV
+# cache all of it is resident when the cache is sized, so all of it comes off.
+RUNNER_V2_ONLY_SINCE = (0, 34)
+RUNNER_V2_BYTES_PER_TOKEN = 4 + 8 + 1 + 8
+RUNNER_V2_BLOCK_TABLE_COPIES = 2
 
 
 def runner_buffer_bytes(
@@ -125,11 +134,14 @@ def runner_buffer_bytes(
     dtype_bytes: int,
 ) -> int:
     """The model runner's persistent input buffers that vLLM takes off the KV budget from 0.27
-    (none before: see above). `tokens` is max_num_batched_tokens, `sequences` max_num_seqs."""
+    (none before: see above), the V2 runner's from 0.34. `tokens` is max_num_batched_tokens,
+    `sequences` max_num_seqs."""
     if version < RUNNER_BUFFERS_IN_BUDGET_SINCE:
         return 0
-    per_token = arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN
     block_table = sequences * -(-max_model_len // release_block_size(settings)) * 4
+    if version >= RUNNER_V2_ONLY_SINCE:
+        return tokens * RUNNER_V2_BYTES_PER_TOKEN + block_table * RUNNER_V2_BLOCK_TABLE_COPIES
+    per_token = arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN
     return tokens * per_token + block_table
 
 

@@ -592,3 +592,19 @@ def test_fit_gpu_min_count_skips_only_counts_below_it() -> None:
     assert plain.gpu_count in (2, 4)
     assert fit_gpu(arch, gpu, settings, 8192, 1, min_gpu_count=2).gpu_count == plain.gpu_count
     assert fit_gpu(arch, gpu, settings, 8192, 1, min_gpu_count=8).gpu_count == 8
+
+
+def test_sliding_window_reserves_one_more_batch_under_pipeline_parallelism_from_0_34() -> None:
+    # vLLM 0.34.0's max_concurrent_batches (vllm/config/vllm.py) is stages + 1 under async
+    # scheduling; 0.33.0 gave the V1 model runner the stages alone under pipeline parallelism.
+    # gpt-oss-20b at 2 stages: 6 sliding layers a stage, 8192 then 12288 tokens in flight.
+    arch = ARCHS["gpt-oss-20b"]
+    before, after = (
+        plan_vllm(arch, _settings(vllm_version=version, max_model_len=32768, block_size=16,
+                                  max_num_batched_tokens=4096, pipeline_parallel_size=2))
+        for version in ("0.33", "0.34")
+    )  # fmt: skip
+    for plan, in_flight in ((before, 8192), (after, 12288)):
+        blocks = 2048 + -(-(127 + in_flight) // 16) + 1
+        page = 16 * plan.kv_cache_bytes_per_token_per_layer
+        assert plan.request_bytes_at_max_model_len == blocks * 6 * page

@@ -229,7 +229,8 @@ def test_0_34_keeps_its_graphs_and_a_margin_out_of_the_kv_cache_at_the_given_uti
     after = _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16)
     assert before.extensible_reserve_bytes == 0
     assert after.extensible_reserve_bytes == after.cuda_graph_bytes > 0
-    assert before.kv_cache_bytes - after.kv_cache_bytes == after.cuda_graph_bytes
+    runner = before.runner_buffer_bytes - after.runner_buffer_bytes  # V1's buffers, then V2's
+    assert before.kv_cache_bytes - after.kv_cache_bytes == after.cuda_graph_bytes - runner
 
 
 def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
@@ -254,7 +255,8 @@ def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
     transient = new.activation_peak_bytes + new.cuda_graph_bytes
     margin = max(GIB, int(transient * 0.75))
     assert new.extensible_reserve_bytes == new.cuda_graph_bytes + margin
-    gained = 80 * GIB - int(80 * GIB * 0.92) - new.cuda_graph_bytes - margin
+    runner = old.runner_buffer_bytes - new.runner_buffer_bytes
+    gained = 80 * GIB - int(80 * GIB * 0.92) - new.cuda_graph_bytes - margin + runner
     assert new.kv_cache_bytes - old.kv_cache_bytes == gained
     # ROCm keeps a 3 GiB floor.
     rocm = plan("0.34.0", "mi300x")
@@ -262,13 +264,15 @@ def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
 
 
 def test_the_default_block_size_is_64_tokens_from_0_34_not_0_33() -> None:
-    """vllm/config/cache.py `CacheConfig.DEFAULT_BLOCK_SIZE`: 16 in 0.33.0, 64 in 0.34.0. The
-    runner's placeholder block table shrinks with it; --block-size still wins."""
+    """vllm/config/cache.py `CacheConfig.DEFAULT_BLOCK_SIZE`: 16 in 0.33.0, 64 in 0.34.0, where
+    the V2 model runner's buffers replace the V1 runner's; --block-size still wins."""
     kwargs = {"max_num_batched_tokens": 8192, "max_num_seqs": 256}
     before = _plan("llama-3.1-8b-instruct", "0.33.0", **kwargs)
     after = _plan("llama-3.1-8b-instruct", "0.34.0", **kwargs)
     assert (before.block_size, after.block_size) == (16, 64)
-    table_before, table_after = 256 * (8192 // 16) * 4, 256 * (8192 // 64) * 4
-    assert before.runner_buffer_bytes - after.runner_buffer_bytes == table_before - table_after
+    # 0.33: the V1 runner (8192 x (4096 x 2 + 37) bytes and one block table of 16-token blocks);
+    # 0.34: the V2 runner (8192 x 21 bytes and two block tables of 64-token blocks).
+    assert before.runner_buffer_bytes == 8192 * (4096 * 2 + 37) + 256 * (8192 // 16) * 4
+    assert after.runner_buffer_bytes == 8192 * 21 + 2 * 256 * (8192 // 64) * 4
     assert _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16).block_size == 16
     assert after.kv_cache_tokens % 64 == 0
