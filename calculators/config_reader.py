@@ -58,6 +58,7 @@ from infermeter.calculators.model_arch import (
 )
 from infermeter.calculators.moe_config import check_moe_keys, read_moe
 from infermeter.calculators.olmo_hybrid import olmo_hybrid_defaults
+from infermeter.calculators.qwen4_exp import QWEN4_EXP_DEFAULTS, QWEN4_EXP_NOTE, qwen4_exp_fields
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.step3p5 import step3p5_fields
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
@@ -78,7 +79,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "ministral3", "mistral3", "nemotron_h", "granitemoehybrid", "falcon_h1", "gemma4_text",
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
-        "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4",
+        "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -97,6 +98,8 @@ MODEL_TYPE_FAMILIES = {
     "qwen3_vl_moe_text": "qwen3_moe",
     "qwen3_5_text": "qwen3_next",
     "qwen3_5_moe_text": "qwen3_next",
+    # Qwen4-Exp's text model is Qwen3-Next's hybrid, with what calculators.qwen4_exp adds.
+    "qwen4_exp_text": "qwen3_next",
     "qwen2_5_vl": "qwen2",
     "qwen2_5_vl_text": "qwen2",
     "qwen2_vl": "qwen2",
@@ -139,8 +142,6 @@ _UNMODELLED_KEYS = (
 # The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
 # their vllm/models/<family>/nvidia modules): named in the refusal.
 _UNMODELLED_FAMILIES = {
-    "qwen4_exp_text": "hyper-connections over hc_count streams; a compressed sparse-attention "
-    "indexer cache",
     "inkling_model": "short-convolution caches beside each layer's attention; relative-position "
     "logits; sink experts",
 }
@@ -197,6 +198,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     # 64 query heads; its caches are calculators.deepseek_v4's.
     "deepseek_v4": {"num_key_value_heads": 1},
     "hy_v4": HY_V4_DEFAULTS,
+    "qwen4_exp_text": QWEN4_EXP_DEFAULTS,
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -437,6 +439,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         )
     if family_of(model_type) == "hy_v4":
         notes.append(HY_V4_NOTE)
+    if model_type == "qwen4_exp_text":
+        notes.append(QWEN4_EXP_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -515,6 +519,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **(bailing_v3_fields(language, where) if family == "bailing_moe_v3" else {}),
         **(deepseek_v4_fields(language, where) if family == "deepseek_v4" else {}),
         **(hy_v4_fields(language, where) if family == "hy_v4" else {}),
+        **(qwen4_exp_fields(language, kinds, where) if model_type == "qwen4_exp_text" else {}),
     )
 
 

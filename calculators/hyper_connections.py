@@ -11,6 +11,11 @@ tensor-parallel rank, all float32):
 - HY-V4's independent hyper-connections (`vllm/models/hy_v4/nvidia/hc.py`, `HYV4HCPreLayer`):
   a pre and a post gate per stream, no mixing matrix, 2 scales.
 Both heads (`hc_head_fn`): one gate per stream, its bias and one scale.
+Qwen4-Exp's gated residual (`vllm/models/qwen4_exp/nvidia/hyperconnection.py`, `GatedResidual`)
+is low-rank and in the model dtype, never quantized: a per-stream RMSNorm weight (streams x
+hidden), the streams x hidden -> `low_rank` down-projection merged with the streams x hidden ->
+streams injection (rows padded to a multiple of 16), and the `low_rank` -> streams x hidden
+up-projection; its final mixer has no injection.
 """
 
 from dataclasses import dataclass
@@ -24,19 +29,35 @@ class HyperConnections:
     streams: int
     gates: int
     scales: int
+    # Qwen4-Exp's low-rank gated residual: the rank of its mixing (0: the float32 gates).
+    low_rank: int = 0
+
+    @property
+    def float32(self) -> bool:
+        """Whether the parameters are float32 (else the model dtype, unquantized)."""
+        return not self.low_rank
 
     def boundary_params(self, hidden: int) -> int:
-        """float32 parameters of one boundary: the projection, a bias per gate, the scales."""
-        return self.gates * self.streams * hidden + self.gates + self.scales
+        """Parameters of one boundary: the projection, a bias per gate, the scales; or the
+        gated residual's norm, padded down-projection and injection, and up-projection."""
+        width = self.streams * hidden
+        if self.low_rank:
+            rows = -(-(self.low_rank + self.streams) // 16) * 16
+            return width + width * rows + self.low_rank * width
+        return self.gates * width + self.gates + self.scales
 
     def layer_params(self, hidden: int) -> int:
-        """float32 parameters of one decoder layer's two boundaries (attention and MLP)."""
+        """Parameters of one decoder layer's two boundaries (attention and MLP)."""
         return 2 * self.boundary_params(hidden)
 
     def head_params(self, hidden: int) -> int:
-        """float32 parameters of the head that merges the streams: a gate per stream from the
-        flattened streams, a bias per stream, one scale."""
-        return self.streams * self.streams * hidden + self.streams + 1
+        """Parameters of the head that merges the streams: a gate per stream from the
+        flattened streams, a bias per stream, one scale; or the gated residual's mixer (norm,
+        down- and up-projection, no injection)."""
+        width = self.streams * hidden
+        if self.low_rank:
+            return width + 2 * width * self.low_rank
+        return self.streams * width + self.streams + 1
 
 
 def manifold_constrained(streams: int) -> HyperConnections:
@@ -47,3 +68,8 @@ def manifold_constrained(streams: int) -> HyperConnections:
 def independent(streams: int) -> HyperConnections:
     """HY-V4's iHC: a pre and a post gate per stream and 2 scales a boundary."""
     return HyperConnections(streams, 2 * streams, 2)
+
+
+def gated_residual(streams: int, low_rank: int) -> HyperConnections:
+    """Qwen4-Exp's low-rank gated residual, in the model dtype."""
+    return HyperConnections(streams, 0, 0, low_rank)

@@ -120,13 +120,17 @@ def kv_cache_shape(
     if arch.mixer is not None and arch.num_state_layers:
         state = arch.mixer.state_bytes_per_sequence(tensor_parallel_size, model_dtype_bytes)
     sliding = own_kv.count(SLIDING) + arch.loop_sliding_layers
+    ple_states = 0
+    if arch.qwen4_exp is not None:
+        # QSA's compressed keys; a PLE layer's short-convolution state takes a state page.
+        extra, ple_states = arch.qwen4_exp.extra_bytes_per_token, len(arch.qwen4_exp.ple_rows)
     return KVCacheShape(
         bytes_per_token_per_layer=per_layer,
         full_layers=own_kv.count(FULL) + own_kv.count(CHUNKED) + arch.extra_full_caches,
         sliding_layers=sliding,
         sliding_window=(arch.sliding_window or arch.loop_window or None) if sliding else None,
         dtype_bytes=element,
-        state_layers=arch.num_state_layers,
+        state_layers=arch.num_state_layers + ple_states,
         state_bytes_per_sequence_per_layer=state,
         full_layer_bytes_per_token=full_per_layer if full_per_layer != per_layer else 0,
         extra_bytes_per_token=extra,

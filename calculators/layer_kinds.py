@@ -23,6 +23,10 @@ _LAYER_TYPES = {
     "sliding_attention": SLIDING,
     "linear_attention": LINEAR_ATTENTION,
     "chunked_attention": CHUNKED,
+    # Attention that keeps every token and selects some (transformers 5.18's name for DSA and
+    # Qwen4-Exp's QSA layers; vLLM 0.34's qwen4_exp names them qwen_sparse_attention too).
+    "indexed_attention": FULL,
+    "qwen_sparse_attention": FULL,
     "mamba": MAMBA,
 }
 

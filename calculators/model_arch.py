@@ -16,6 +16,7 @@ from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, Recurren
 
 if TYPE_CHECKING:
     from infermeter.calculators.gemma3n import AltUpLaurel
+    from infermeter.calculators.qwen4_exp import Qwen4ExpParts
     from infermeter.calculators.zamba2 import SharedBlocks
 
 FULL = "full"
@@ -216,6 +217,8 @@ class ModelArch:
     hyper_connections: HyperConnections | None = None
     # A float32 router and correction bias (HY-V4's moe.py); False: the model dtype.
     float32_router: bool = False
+    # Qwen4-Exp's per-layer embeddings and QSA indexers (calculators.qwen4_exp).
+    qwen4_exp: "Qwen4ExpParts | None" = None
 
     def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
         """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4

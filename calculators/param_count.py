@@ -14,7 +14,7 @@ from infermeter.calculators.model_arch import (
 )
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
-_SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text"}
+_SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "qwen4_exp_text"}
 
 
 @dataclass(frozen=True)
@@ -245,8 +245,11 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     linear, small = _mixer_params(arch, tp, kind, index)
     tally.attention += linear
     tally.small += small
-    if arch.hyper_connections is not None:
-        tally.four_byte += arch.hyper_connections.layer_params(arch.hidden_size)
+    connections = arch.hyper_connections
+    if connections is not None and connections.float32:
+        tally.four_byte += connections.layer_params(arch.hidden_size)
+    elif connections is not None:
+        tally.small += connections.layer_params(arch.hidden_size)
     if arch.mla is not None and arch.attention_sinks:  # HY-V4: a float32 sink per head
         tally.four_byte += arch.num_attention_heads // tp
     if arch.altup is not None:
@@ -313,6 +316,12 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         _layer(arch, tp, index, tally)
     if arch.altup is not None:
         tally.dense_mlp += arch.altup.model_params(tp)
+    ple_tables = 0
+    if arch.qwen4_exp is not None:  # its PLE layers and QSA indexers
+        ple_tables, qsa_linear, ple_linear, small = arch.qwen4_exp.model_params(tp)
+        tally.attention += qsa_linear
+        tally.dense_mlp += ple_linear
+        tally.small += small
     if arch.shared_blocks is not None:
         attention, mlp, small = arch.shared_blocks.block_params(tp)
         tally.attention += arch.shared_blocks.blocks * attention
@@ -323,10 +332,12 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         tally.attention += arch.num_layers * arch.head_dim * arch.num_attention_heads // tp
         tally.small += arch.num_layers * arch.num_attention_heads // tp
     if arch.hyper_connections is not None:  # the head that merges the streams
-        tally.four_byte += arch.hyper_connections.head_params(hidden)
+        head = arch.hyper_connections.head_params(hidden)
+        tally.four_byte += head if arch.hyper_connections.float32 else 0
+        tally.small += 0 if arch.hyper_connections.float32 else head
     if arch.norms_per_layer:  # the final norm (HRM-Text's norms, the final one too, are weightless)
         tally.small += hidden * (2 if arch.norm_bias else 1)
-    embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally)
+    embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally) + ple_tables
     # GPT-2's learned positions (replicated); BLOOM's LayerNorm after the word embeddings.
     embedding += arch.position_embeddings * hidden
     ngram_tables, ngram_projections = arch.ngram_embedding

@@ -48,6 +48,8 @@ _VISION_FAMILIES = {
     "qwen3_vl_moe": "qwen3_vl",
     "qwen3_5": "qwen3_5",
     "qwen3_5_moe": "qwen3_5",
+    # Qwen4-Exp's wrapper is Qwen3.5's (vllm/models/qwen4_exp: Qwen3_5ForConditionalGeneration).
+    "qwen4_exp": "qwen3_5",
     "mistral3": "pixtral",
     "pixtral": "pixtral",
     "llava": "pixtral",

@@ -76,6 +76,17 @@ def _page(kind: str, query: dict[str, str]) -> dict[str, Any]:
     return payload
 
 
+def pasted_config_plan(path: Path, gpu: str, **options: str) -> dict[str, Any]:
+    """The vLLM plan `calc vram` makes of the config.json at `path`, which the calculator page
+    makes the same of the file pasted (the test fails otherwise); `options`: page query names."""
+    flags = [f"--{key.replace('_', '-')}={value}" for key, value in options.items()]
+    cli = json_output("calc", "vram", "--model", str(path), "--gpu", gpu, *flags)
+    page = _page("vram", {"config": path.read_text(), "gpu": gpu, **options})
+    assert page["vllm_plan"] == cli["vllm_plan"]
+    plan: dict[str, Any] = cli["vllm_plan"]
+    return plan
+
+
 @pytest.mark.parametrize(
     "request_type", [api.VramRequest, api.CostRequest, api.FitRequest, api.EngineRequest]
 )

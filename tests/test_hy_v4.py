@@ -13,21 +13,16 @@ the count to; the count is held to the modules' arithmetic.
 """
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_output
+from test_calc_api import pasted_config_plan
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.param_count import param_counts
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
-import calc_compute
-from test_calc_api import _page_catalog
 
 CONFIG_PATH = Path(__file__).parent / "data" / "configs" / "hy-v4.json"
 CONFIG = json.loads(CONFIG_PATH.read_text())
@@ -95,35 +90,23 @@ def test_fp8_cache_of_sparse_and_dense_layers() -> None:
     assert param_counts(dense).attention == LAYERS * _attention_linear(1)
 
 
-def _plan(tp: int, **options: str) -> dict[str, Any]:
-    flags = [f"--{key.replace('_', '-')}={value}" for key, value in options.items()]
-    cli = json_output(
-        "calc", "vram", "--model", str(CONFIG_PATH), "--gpu", "h200-sxm", "-tp", str(tp), *flags
-    )
-    page = calc_compute.compute(
-        "vram",
-        {"config": CONFIG_PATH.read_text(), "gpu": "h200-sxm",
-         "tensor_parallel_size": str(tp), **options},
-        _page_catalog(),
-    )  # fmt: skip
-    assert json.loads(json.dumps(page["payload"]))["vllm_plan"] == cli["vllm_plan"]
-    plan: dict[str, Any] = cli["vllm_plan"]
-    return plan
-
-
 @pytest.mark.parametrize("tp", [1, 8])
 def test_calc_vram_plans_hy_v4_at_tp_1_and_8_as_the_page_does(tp: int) -> None:
-    plan = _plan(tp, vllm_version="0.34", kv_cache_dtype="fp8", max_model_len="262144")
+    plan = pasted_config_plan(
+        CONFIG_PATH, "h200-sxm", tensor_parallel_size=str(tp), vllm_version="0.34",
+        kv_cache_dtype="fp8", max_model_len="262144",
+    )  # fmt: skip
     arch = parse_config(CONFIG)
     roles = plan["weights_by_role"]
     assert roles["four_byte"] == 4 * param_counts(arch, tp).four_byte
     assert roles["experts"] == 2 * param_counts(arch, tp).experts
-    # One group of 34 latent caches and 10 indexer key caches: a block of 16 tokens holds
-    # 16 x (34 x 656 + 10 x 132) bytes.
+    # One group of 34 latent caches and 10 indexer key caches: a block of 64 tokens (vLLM
+    # 0.34's default; FlashMLA's sparse kernels take 64) holds 64 x (34 x 656 + 10 x 132) bytes.
     assert plan["kv_cache_bytes_per_token"] == 23624
-    assert plan["num_blocks"] == plan["kv_cache_bytes"] // (16 * 23624)
-    per_request = -(-262144 // 16)
-    assert plan["request_bytes_at_max_model_len"] == per_request * 16 * 23624
+    assert plan["block_size"] == 64
+    assert plan["num_blocks"] == plan["kv_cache_bytes"] // (64 * 23624)
+    per_request = -(-262144 // 64)
+    assert plan["request_bytes_at_max_model_len"] == per_request * 64 * 23624
     assert plan["kv_cache_tokens"] == int(plan["num_blocks"] / per_request * 262144)
     assert plan["fits"]
     assert any(note.startswith("HY-V4: latent attention") for note in plan["notes"])
