@@ -12,6 +12,11 @@ quantization. Otherwise the format comes from the submission's own code:
   `w_fp8_a_fp8_o_fp8` scheme (Dell's MI300X vLLM submission).
 
 A row quantized to a format none of these states is skipped: its precision is unknown.
+
+One submission states a transformation only in its README: RedHat's v4.1 L40S vLLM run declares
+`fp16` and `weight_transformations: none`, yet `closed/RedHat/code/<benchmark>/README.md`
+converts the model to FP8 with AutoFP8 before deploying it (and serves two copies of Llama 2 70B
+on 4 × 48 GB, which 138 GB of FP16 weights cannot fit): FP8, with that evidence noted.
 """
 
 import json
@@ -30,6 +35,9 @@ _UNQUANTIZED = (*_SIXTEEN_BIT, "fp32", "float32")
 fp32 and quantize: their measurement files say so and name an NVFP4 checkpoint)."""
 _FP8_CONFIG = re.compile(r"^\s*use_fp8\s*=\s*True\b", re.M)
 _QUARK_FP8 = re.compile(r"--quant_scheme\s+w_fp8_a_fp8_o_fp8\b")
+_FP8_CONVERSION = re.compile(r"\bconvert the [\w.-]+ model to FP8\b")
+_AUTOFP8 = re.compile(r"\bAutoFP8\b")
+"""A README that converts the model to FP8 with the AutoFP8 library before serving it."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
         return precision(declared), None
     transformations = _transformations(evidence)
     if transformations is None or "quantiz" not in transformations.lower():
-        return precision(declared), None
+        return _readme_conversion(declared, transformations, evidence)
     engine = parse_engine(str(row.get("Software", "")))
     found = _quantized_format(evidence, engine is not None and engine[0] == "tensorrt-llm")
     if found is None:
@@ -126,6 +134,24 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
         f"weight_transformations '{transformations}', and {where}; stored as {fmt}."
     )
     return Precision(quantization=fmt), note
+
+
+def _readme_conversion(
+    declared: str, transformations: str | None, evidence: Evidence
+) -> tuple[Precision, str | None]:
+    """The declared precision, unless a README of the submission converts the model to FP8
+    with AutoFP8 before serving it (then FP8, and the note saying why)."""
+    for path, text in evidence.code.items():
+        if not path.endswith("README.md") or text is None:
+            continue
+        if _FP8_CONVERSION.search(text) and _AUTOFP8.search(text):
+            note = (
+                f"weight_data_types {declared} (weight_transformations "
+                f"'{transformations}') names the starting weights: {path} converts the model "
+                "to FP8 with AutoFP8 before deploying it; stored as fp8."
+            )
+            return Precision(quantization="fp8"), note
+    return precision(declared), None
 
 
 def _undeclared_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, str]:

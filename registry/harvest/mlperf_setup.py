@@ -9,9 +9,13 @@ TensorRT-LLM); the version stays `unstated` (the configurations build different 
 the submission does not say which configuration ran). Anything else: no engine, and the row is
 skipped as before. MangoBoost's submissions state only `ROCm …`; their
 `closed/<submitter>/src/<benchmark>/README.md` runs the benchmark in MangoBoost's LLMBoost serving
-container (`llmboost/mb-llmboost:<tag>`), read as LLMBoost of an unstated release.
+container (`llmboost/mb-llmboost:<tag>`), read as LLMBoost of an unstated release. Where neither
+says, the system description (`<division>/<submitter>/systems/<system>.json`) may name one engine
+with its release in `other_software_stack` (RedHat's v4.1 L40S `"vllm": "0.5.1"`, its v6.0 llm-d
+H200 `"vllm": "0.14.1"`, whose `framework` names only `LLM-D v0.5.0`, llm-d serving with vLLM).
 """
 
+import json
 import re
 from typing import Any
 
@@ -61,9 +65,47 @@ def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
     return "llmboost", "unstated", where
 
 
+def system_description_path(row: dict[str, Any]) -> str:
+    """`closed/RedHat/systems/L40S-RedHat-OpenShift.json` of a row located at
+    `closed/RedHat/results/L40S-RedHat-OpenShift/…`."""
+    parts = str(row["Location"]).removeprefix("./").split("/")
+    return "/".join([*parts[:2], "systems", f"{parts[3]}.json"])
+
+
+def _engine_from_system(path: str, text: str | None) -> tuple[str, str, str] | None:
+    """The one engine with a release that the description's `other_software_stack` names."""
+    try:
+        stack = json.loads(text or "").get("other_software_stack")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(stack, dict):
+        return None
+    named = {
+        engine
+        for key, value in stack.items()
+        if isinstance(value, str)
+        and (engine := parse_engine(f"{key} {value}")) is not None
+        and not engine[1].startswith("unstated")
+    }
+    if len(named) != 1:
+        return None
+    name, version, component = named.pop()
+    return name, version, f"{path}: other_software_stack names {component}"
+
+
 def engine_from_setup(configs: dict[str, str | None]) -> tuple[str, str, str] | None:
     """(engine, version, where it was read) when every configuration builds vLLM, or when the
-    submission's README serves the benchmark from MangoBoost's LLMBoost container; else None."""
+    submission's README serves the benchmark from MangoBoost's LLMBoost container, or else when
+    the system description names one engine with its release; else None."""
+    systems = {path: text for path, text in configs.items() if "/systems/" in path}
+    configs = {path: text for path, text in configs.items() if path not in systems}
+    found = _engine_from_build(configs) if configs else None
+    for path, text in systems.items():
+        found = found or _engine_from_system(path, text)
+    return found
+
+
+def _engine_from_build(configs: dict[str, str | None]) -> tuple[str, str, str] | None:
     for path, text in configs.items():
         if path.endswith("/README.md"):
             return _engine_from_readme(path, text) if text is not None else None
@@ -95,9 +137,15 @@ def read_setups(tree: SourceTree, rows: list[dict[str, Any]]) -> list[dict[str, 
         readme_path(row) if ask and not paths else None
         for row, ask, paths in zip(rows, asks, configs, strict=True)
     ]
-    wanted = {path for paths in configs for path in paths} | {r for r in readmes if r}
+    systems = [
+        system_description_path(row) if ask else None for row, ask in zip(rows, asks, strict=True)
+    ]
+    wanted = {path for paths in configs for path in paths} | {
+        path for path in (*readmes, *systems) if path
+    }
     texts = tree.read_many(sorted(wanted))
     return [
-        {readme: texts[readme]} if readme else {path: texts[path] for path in paths}
-        for paths, readme in zip(configs, readmes, strict=True)
+        {path: texts[path] for path in ([readme] if readme else paths)}
+        | ({system: texts[system]} if system else {})
+        for paths, readme, system in zip(configs, readmes, systems, strict=True)
     ]
