@@ -32,6 +32,8 @@ _MOE_KEYS_ROUTING_ONLY = frozenset(
         "seq_aux", "use_expert_bias", "router_dtype", "num_experts_offload",
         "moe_router_dtype", "moe_apply_router_weight_on_input", "expert_selection_fn",
         "router_enable_expert_bias",
+        # Flint's sigmoid or softmax top-k (vLLM 0.34.0 vllm/models/flint/model.py scoring_func).
+        "router_score_function",
     }
 )  # fmt: skip
 

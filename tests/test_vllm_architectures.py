@@ -11,6 +11,7 @@ import pytest
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.param_count import param_counts
 from infermeter.registry import vllm_architectures
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
         "vllm-0.34.0: 126 registered text-generation architectures; 76 planned by name, "
-        "35 read generically, 15 refused"
+        "36 read generically, 14 refused"
     )
 
 
@@ -100,7 +101,7 @@ NEW_SINCE_0_29 = {
     "AliceAIForCausalLM": ("refused", "linear_conv_kernel_dim"),
     "Step5ForCausalLM": ("refused", "attention_other_setting"),
     "UnlimitedOCR2TextForCausalLM": ("refused", "sparse_attention_config"),
-    "FlintForCausalLM": ("refused", "router_score_function"),
+    "FlintForCausalLM": ("generic", ""),
     "K2HorizonForCausalLM": ("refused", "moe_gate_bias"),
     "ZayaForCausalLM": ("refused", "router_hidden_size"),
 }
@@ -127,3 +128,27 @@ def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
     }
     with pytest.raises(ConfigError, match=r"^n_recurrent_loops: model_type 'dory'"):
         parse_config(config)
+
+
+def test_flint_read_generically_counts_what_vllm_builds() -> None:
+    # FlintConfig's defaults (vLLM 0.34.0 vllm/models/flint/configs.py) counted layer by layer from
+    # vllm/models/flint/model.py: q/k/v/o projections, a 256-expert MoE of 512-wide SwiGLU experts
+    # with a 1024-wide shared expert (no gate on it) and a router, two norms, over 49 layers; an
+    # untied vocabulary of 150,144. Left out by the generic reading: the q/k norms and the one
+    # attention-sink logit a head (288 parameters a layer, 14,112 in all).
+    config = {
+        "model_type": "flint", "vocab_size": 150144, "hidden_size": 2048,
+        "intermediate_size": 6144, "num_hidden_layers": 49, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "max_position_embeddings": 262144,
+        "tie_word_embeddings": False, "use_sliding_window": True, "sliding_window": 513,
+        "layer_types": ["sliding_attention"] * 3 * 16 + ["full_attention"],
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 1024,
+        "num_experts_per_tok": 6, "num_experts": 256, "norm_topk_prob": True,
+        "router_score_function": "sigmoid", "mlp_only_layers": [],
+    }  # fmt: skip
+    counts = param_counts(parse_config(config))
+    attention = 2048 * 4096 + 2 * 2048 * 512 + 4096 * 2048
+    moe = 256 * 3 * 2048 * 512 + 3 * 2048 * 1024 + 2048 * 256
+    total = 49 * (attention + moe + 2 * 2048) + 2 * 150144 * 2048 + 2048
+    assert counts.total == total
+    assert total + 49 * (2 * 128 + 32) == 41_334_034_208
