@@ -20,6 +20,7 @@ from typing import Any
 
 from infermeter.calculators.config_fields import int_field
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.kda import kda_layer
 from infermeter.calculators.mixers import KDA, RecurrentMixer
 from infermeter.calculators.model_arch import FULL
 
@@ -54,17 +55,11 @@ def bailing_v3_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Recu
             f"{where}no_kda_lora: vLLM serves BailingMoeV3's KDA only with no_kda_lora true "
             "(bailing_moe_v3.py)"
         )
-    heads = int_field(config, "num_attention_heads", where)
-    head_dim = int_field(config, "head_dim", where)
-    return RecurrentMixer(
-        kind=KDA,
-        hidden_size=hidden,
-        conv_kernel=int_field(config, "short_conv_kernel_size", where),
-        key_heads=heads,
-        value_heads=heads,
-        key_head_dim=head_dim,
-        value_head_dim=head_dim,
-        ssm_state_dtype="float32",
+    return kda_layer(
+        hidden,
+        int_field(config, "num_attention_heads", where),
+        int_field(config, "head_dim", where),
+        int_field(config, "short_conv_kernel_size", where),
         full_rank_gates=True,
     )
 

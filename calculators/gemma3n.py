@@ -21,6 +21,7 @@ from typing import Any
 
 from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.gemma4 import kv_shared_layers
 
 GEMMA3N_DEFAULTS: dict[str, Any] = {
     "vocab_size": 262_400,
@@ -83,15 +84,9 @@ def gemma3n_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def gemma3n_fields(config: Mapping[str, Any], num_layers: int, where: str) -> dict[str, Any]:
     """The `ModelArch` fields Gemma 3n sets."""
-    shared = optional_int(config, "num_kv_shared_layers", where, 15)
-    if shared >= num_layers:
-        raise ConfigError(
-            f"{where}num_kv_shared_layers: {shared} of {num_layers} layers; at least one layer "
-            "must hold its own KV"
-        )
     hidden = optional_int(config, "hidden_size", where, 2048)
     return {
-        "kv_shared_layers": shared,
+        "kv_shared_layers": kv_shared_layers(config, num_layers, where, 15),
         "per_layer_input_size": optional_int(config, "hidden_size_per_layer_input", where, 256),
         "per_layer_vocab_size": optional_int(config, "vocab_size_per_layer_input", where, 262_144),
         "altup": AltUpLaurel(

@@ -24,14 +24,20 @@ GEMMA4_TYPES = frozenset({"gemma4_text", "gemma4_unified_text"})
 _DEFAULT_GLOBAL_HEAD_DIM = 512
 
 
-def gemma4_fields(config: Mapping[str, Any], num_layers: int, where: str) -> dict[str, Any]:
-    """The `ModelArch` fields Gemma 4 adds, from its text config."""
-    shared = optional_int(config, "num_kv_shared_layers", where, 0)
+def kv_shared_layers(config: Mapping[str, Any], num_layers: int, where: str, default: int) -> int:
+    """`num_kv_shared_layers` (Gemma 3n and 4): the last layers, holding no KV of their own."""
+    shared = optional_int(config, "num_kv_shared_layers", where, default)
     if shared >= num_layers:
         raise ConfigError(
             f"{where}num_kv_shared_layers: {shared} of {num_layers} layers; at least one layer "
             "must hold its own KV"
         )
+    return shared
+
+
+def gemma4_fields(config: Mapping[str, Any], num_layers: int, where: str) -> dict[str, Any]:
+    """The `ModelArch` fields Gemma 4 adds, from its text config."""
+    shared = kv_shared_layers(config, num_layers, where, 0)
     k_eq_v = bool(config.get("attention_k_eq_v", False))
     global_kv = optional_int(config, "num_global_key_value_heads", where, 0) if k_eq_v else 0
     ple = optional_int(config, "hidden_size_per_layer_input", where, 0)

@@ -74,18 +74,27 @@ def kimi_linear_layer_kinds(config: Mapping[str, Any], num_layers: int, where: s
     return [KDA if index + 1 in kda else FULL for index in range(num_layers)]
 
 
-def kda_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
-    """The KDA layers' shape: heads of one size for keys and values, a float32 recurrent state."""
-    linear = _linear_config(config, where)
-    heads = _positive(linear, "num_heads", where)
-    head_dim = _positive(linear, "head_dim", where)
+def kda_layer(
+    hidden: int, heads: int, head_dim: int, conv_kernel: int, *, full_rank_gates: bool = False
+) -> RecurrentMixer:
+    """A KDA layer's shape: heads of one size for keys and values, a float32 recurrent state
+    (vLLM's `kda_state_shape` / `kda_state_dtype`), whichever model's config names them."""
     return RecurrentMixer(
         kind=KDA,
         hidden_size=hidden,
-        conv_kernel=_positive(linear, "short_conv_kernel_size", where),
+        conv_kernel=conv_kernel,
         key_heads=heads,
         value_heads=heads,
         key_head_dim=head_dim,
         value_head_dim=head_dim,
         ssm_state_dtype="float32",
+        full_rank_gates=full_rank_gates,
     )
+
+
+def kda_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
+    """Kimi Linear's KDA layers, from `linear_attn_config`."""
+    linear = _linear_config(config, where)
+    heads = _positive(linear, "num_heads", where)
+    head_dim = _positive(linear, "head_dim", where)
+    return kda_layer(hidden, heads, head_dim, _positive(linear, "short_conv_kernel_size", where))

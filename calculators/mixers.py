@@ -236,18 +236,21 @@ def listed_layer_kinds(
     return [kinds[item] for item in listed]
 
 
+def block_type_kinds(
+    config: Mapping[str, Any], num_layers: int, where: str, kinds: Mapping[str, str], refusal: str
+) -> list[str]:
+    """Each layer's kind from `layers_block_type`, a list of names (Jamba's, Zamba2's)."""
+    return listed_layer_kinds(
+        config, "layers_block_type", num_layers, where, sequence=list, kinds=kinds, refusal=refusal
+    )
+
+
 def jamba_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> list[str]:
     """Which Jamba layers are attention ("full") and which are Mamba."""
     if config.get("layers_block_type") is not None:
-        return listed_layer_kinds(
-            config,
-            "layers_block_type",
-            num_layers,
-            where,
-            sequence=list,
-            kinds={"attention": "full", "mamba": MAMBA},
-            refusal="expected 'attention' or 'mamba', got {0!r}",
-        )
+        kinds = {"attention": "full", "mamba": MAMBA}
+        refusal = "expected 'attention' or 'mamba', got {0!r}"
+        return block_type_kinds(config, num_layers, where, kinds, refusal)
     period = _positive(config, "attn_layer_period", where, 8)
     offset = config.get("attn_layer_offset", 4)
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < period:

@@ -23,7 +23,7 @@ from typing import Any
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer
-from infermeter.calculators.mixers import listed_layer_kinds, state_dtype
+from infermeter.calculators.mixers import block_type_kinds, state_dtype
 from infermeter.calculators.model_arch import FULL
 
 _BLOCK_KINDS = {"hybrid": FULL, "mamba": MAMBA2, "linear_attention": MAMBA2}
@@ -69,14 +69,8 @@ def zamba2_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -
     """Attention (a shared block beside the mixer) for "hybrid" layers, Mamba-2 for the rest."""
     if config.get("layers_block_type") is None:
         config = {**config, "layers_block_type": _DEFAULT_BLOCK_TYPES}
-    return listed_layer_kinds(
-        config,
-        "layers_block_type",
-        num_layers,
-        where,
-        sequence=list,
-        kinds=_BLOCK_KINDS,
-        refusal="expected 'hybrid' or 'mamba', got {0!r}",
+    return block_type_kinds(
+        config, num_layers, where, _BLOCK_KINDS, "expected 'hybrid' or 'mamba', got {0!r}"
     )
 
 

@@ -21,7 +21,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from infermeter.bench.errors import BenchConfigError, BenchError
-from infermeter.bench.plan.options import Cli
+from infermeter.bench.plan.options import (
+    Cli,
+    GpuMemoryUtilization,
+    KvCacheDtype,
+    MaxModelLen,
+    MaxNumSeqs,
+    PipelineParallelSize,
+    Quantization,
+    SloE2eMs,
+    SloTpotMs,
+    SloTtftMs,
+    TensorParallelSize,
+)
 from infermeter.bench.result.deployment import Deployment, identity_data
 from infermeter.bench.workloads.lengths import length_data, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
@@ -60,7 +72,6 @@ class MissingFactError(ResultImportError):
 
 
 PositiveInt = Annotated[int, Field(ge=1)]
-PositiveMs = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class ImportFacts(BaseModel):
@@ -118,20 +129,14 @@ class ImportFacts(BaseModel):
         str | None, Cli("Hugging Face repository served (default: the file's model_id).")
     ] = None
     revision: Annotated[str | None, Cli("Revision of the weights.")] = None
-    quantization: Annotated[
-        str | None, Cli("vLLM --quantization (omit for unquantized weights).")
-    ] = None
+    quantization: Quantization = None
     dtype: Annotated[Literal["bfloat16", "float16", "float32"] | None, Cli("vLLM --dtype.")] = None
-    kv_cache_dtype: Annotated[str | None, Cli("vLLM --kv-cache-dtype.")] = None
-    tensor_parallel_size: Annotated[PositiveInt | None, Cli("vLLM --tensor-parallel-size.")] = None
-    pipeline_parallel_size: Annotated[PositiveInt | None, Cli("vLLM --pipeline-parallel-size.")] = (
-        None
-    )
-    max_model_len: Annotated[PositiveInt | None, Cli("vLLM --max-model-len.")] = None
-    gpu_memory_utilization: Annotated[
-        Annotated[float, Field(gt=0, le=1)] | None, Cli("vLLM --gpu-memory-utilization.")
-    ] = None
-    max_num_seqs: Annotated[PositiveInt | None, Cli("vLLM --max-num-seqs.")] = None
+    kv_cache_dtype: KvCacheDtype = None
+    tensor_parallel_size: TensorParallelSize = None
+    pipeline_parallel_size: PipelineParallelSize = None
+    max_model_len: MaxModelLen = None
+    gpu_memory_utilization: GpuMemoryUtilization = None
+    max_num_seqs: MaxNumSeqs = None
     max_num_batched_tokens: Annotated[PositiveInt | None, Cli("vLLM --max-num-batched-tokens.")] = (
         None
     )
@@ -149,9 +154,9 @@ class ImportFacts(BaseModel):
         str | None, Cli("Dataset the prompts came from, e.g. sharegpt or random.")
     ] = None
     seed: Annotated[int | None, Cli("vLLM --seed of the benchmark.")] = None
-    slo_ttft_ms: Annotated[PositiveMs | None, Cli("As vLLM's --goodput ttft:MS.")] = None
-    slo_tpot_ms: Annotated[PositiveMs | None, Cli("As vLLM's --goodput tpot:MS.")] = None
-    slo_e2e_ms: Annotated[PositiveMs | None, Cli("As vLLM's --goodput e2el:MS.")] = None
+    slo_ttft_ms: SloTtftMs = None
+    slo_tpot_ms: SloTpotMs = None
+    slo_e2e_ms: SloE2eMs = None
     server_command: Annotated[str | None, Cli("The exact `vllm serve …` command line.")] = None
     gpu_sku: Annotated[
         str | None, Cli("GPU name as nvidia-smi reports it (default: the catalog name).")

@@ -86,6 +86,38 @@ Fraction = Annotated[float, Field(strict=True, gt=0, le=1)]
 Text = Annotated[str, Field(strict=True, min_length=1)]
 Length = Annotated[InstanceOf[LengthDistribution], BeforeValidator(_length)]
 
+# vLLM's serving options and the SLO bounds, declared once for `bench run` (which passes them to
+# the vLLM it launches) and `bench import` (which records them beside an imported file's figures).
+TensorParallelSize = Annotated[
+    StrictPositiveInt | None,
+    Cli(
+        "vLLM: GPUs one replica is split over (with bench run --endpoint, also the result's GPU "
+        "count).",
+        short="-tp",
+    ),
+]
+PipelineParallelSize = Annotated[
+    StrictPositiveInt | None,
+    Cli(
+        "vLLM: pipeline stages of one replica; GPUs = tensor × pipeline parallel size.",
+        short="-pp",
+    ),
+]
+MaxModelLen = Annotated[StrictPositiveInt | None, Cli("vLLM: longest sequence, tokens.")]
+GpuMemoryUtilization = Annotated[Fraction | None, Cli("vLLM: fraction of GPU memory it may use.")]
+Quantization = Annotated[Text | None, Cli("vLLM: weight quantization method, e.g. fp8, awq.")]
+KvCacheDtype = Annotated[Text | None, Cli("vLLM: KV cache dtype, e.g. auto, fp8.")]
+MaxNumSeqs = Annotated[StrictPositiveInt | None, Cli("vLLM: most sequences per batch.")]
+SloTtftMs = Annotated[
+    PositiveFloat | None, Cli("SLO: time to first token, as vLLM's --goodput ttft:MS.")
+]
+SloTpotMs = Annotated[
+    PositiveFloat | None, Cli("SLO: time per output token, as vLLM's --goodput tpot:MS.")
+]
+SloE2eMs = Annotated[
+    PositiveFloat | None, Cli("SLO: end-to-end latency, as vLLM's --goodput e2el:MS.")
+]
+
 
 class RunOptions(BaseModel):
     """The options of one `bench run` (see `infermeter bench run --help` for each)."""
@@ -112,20 +144,8 @@ class RunOptions(BaseModel):
             "to request (default: the first that /v1/models lists)."
         ),
     ] = None
-    tensor_parallel_size: Annotated[
-        StrictPositiveInt | None,
-        Cli(
-            "vLLM: GPUs one replica is split over (also the result's GPU count with --endpoint).",
-            short="-tp",
-        ),
-    ] = None
-    pipeline_parallel_size: Annotated[
-        StrictPositiveInt | None,
-        Cli(
-            "vLLM: pipeline stages of one replica; GPUs = tensor × pipeline parallel size.",
-            short="-pp",
-        ),
-    ] = None
+    tensor_parallel_size: TensorParallelSize = None
+    pipeline_parallel_size: PipelineParallelSize = None
     ray_address: Annotated[
         Text | None,
         Cli(
@@ -134,17 +154,11 @@ class RunOptions(BaseModel):
             metavar="HOST:PORT",
         ),
     ] = None
-    max_model_len: Annotated[StrictPositiveInt | None, Cli("vLLM: longest sequence, tokens.")] = (
-        None
-    )
-    gpu_memory_utilization: Annotated[
-        Fraction | None, Cli("vLLM: fraction of GPU memory it may use.")
-    ] = None
-    quantization: Annotated[
-        Text | None, Cli("vLLM: weight quantization method, e.g. fp8, awq.")
-    ] = None
-    kv_cache_dtype: Annotated[Text | None, Cli("vLLM: KV cache dtype, e.g. auto, fp8.")] = None
-    max_num_seqs: Annotated[StrictPositiveInt | None, Cli("vLLM: most sequences per batch.")] = None
+    max_model_len: MaxModelLen = None
+    gpu_memory_utilization: GpuMemoryUtilization = None
+    quantization: Quantization = None
+    kv_cache_dtype: KvCacheDtype = None
+    max_num_seqs: MaxNumSeqs = None
     load_format: Annotated[
         Text | None, Cli("vLLM: weight loading, e.g. dummy for random weights.")
     ] = None
@@ -376,9 +390,9 @@ class RunOptions(BaseModel):
             metavar="N",
         ),
     ] = 0
-    slo_ttft_ms: Annotated[PositiveFloat | None, Cli("SLO: time to first token.")] = None
-    slo_tpot_ms: Annotated[PositiveFloat | None, Cli("SLO: time per output token.")] = None
-    slo_e2e_ms: Annotated[PositiveFloat | None, Cli("SLO: end-to-end latency.")] = None
+    slo_ttft_ms: SloTtftMs = None
+    slo_tpot_ms: SloTpotMs = None
+    slo_e2e_ms: SloE2eMs = None
     api: Annotated[Literal["completions", "chat"], Cli("Which OpenAI API to call.")] = "completions"
     timeout: Annotated[PositiveFloat, Cli("Per-request timeout.", metavar="SECONDS")] = 600.0
     ignore_eos: Annotated[
