@@ -165,6 +165,18 @@ _UNMODELLED_MODEL_TYPES = {
     # vllm/models/mistral/mistral_large4: MLA with a DSA indexer and KV shared across layers
     # (kv_source_layers).
     "mistral_large4_text": ("kv_source_layers", "KV shared across layers; DSA indexer cache"),
+    # vllm/model_executor/models/alice_ai.py: attention residuals (AttnRes) over blocks of layers
+    # beside Kimi Delta Attention and gated full attention.
+    "alice_ai": ("block_attn_res_block_size", "attention residual blocks over KDA layers"),
+    # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
+    "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
+    # vllm/model_executor/models/zaya.py: CCA, convolved q/k with a per-request state (MambaBase).
+    "zaya": ("cca_time0", "convolutional attention with its own state cache; an MLP router"),
+    # vllm/model_executor/models/unlimited_ocr.py: DASH sparse attention with a router.
+    "unlimited_ocr_text": ("sparse_attention_config", "DASH sparse attention"),
+    # vllm/models/step5 (common/config.py, sparse_summary_cache.py): compressed sparse attention
+    # with an indexer and a summary cache.
+    "step5": ("attention_other_setting", "compressed sparse attention with a summary cache"),
 }
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,

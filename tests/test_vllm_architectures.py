@@ -98,12 +98,12 @@ NEW_SINCE_0_29 = {
     "BeamForCausalLM": ("refused", "sharing another layer's KV"),
     "Glm5NextForCausalLM": ("refused", "hyper-connections"),
     "MistralLarge4ForCausalLM": ("refused", "KV shared across layers"),
-    "AliceAIForCausalLM": ("refused", "linear_conv_kernel_dim"),
-    "Step5ForCausalLM": ("refused", "attention_other_setting"),
-    "UnlimitedOCR2TextForCausalLM": ("refused", "sparse_attention_config"),
+    "AliceAIForCausalLM": ("refused", "attention residual blocks"),
+    "Step5ForCausalLM": ("refused", "compressed sparse attention"),
+    "UnlimitedOCR2TextForCausalLM": ("refused", "DASH sparse attention"),
     "FlintForCausalLM": ("generic", ""),
-    "K2HorizonForCausalLM": ("refused", "moe_gate_bias"),
-    "ZayaForCausalLM": ("refused", "router_hidden_size"),
+    "K2HorizonForCausalLM": ("refused", "(MoVA)"),
+    "ZayaForCausalLM": ("refused", "convolutional attention"),
 }
 
 
