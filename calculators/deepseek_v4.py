@@ -48,7 +48,7 @@ takes, in each group, the most pages any of its layers needs (`UniformTypeKVCach
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,7 +148,7 @@ def layer_specs(
     return specs
 
 
-def _approximate_gcd(values: Sequence[int], lower_bound: int) -> int:
+def approximate_gcd(values: Sequence[int], lower_bound: int) -> int:
     """vLLM's `_approximate_gcd`: the size in [lower_bound, max] with the least round-up
     padding, the larger on a tie."""
     best, best_pad = lower_bound, None
@@ -168,7 +168,7 @@ def packed_groups(specs: Sequence[CacheSpec]) -> list[CacheGroup]:
     # Counts of each page size in a balanced bucket (one layer of each per pattern repeat).
     balanced = [pages for _, pages in counted if len(set(pages.values())) == 1]
     floor = max((max(pages.values()) for pages in balanced if len(pages) > 1), default=0)
-    repeats = _approximate_gcd([max(pages.values()) for pages in balanced], floor) if floor else 0
+    repeats = approximate_gcd([max(pages.values()) for pages in balanced], floor) if floor else 0
     groups = []
     for bucket, pages in counted:
         if not repeats or len(set(pages.values())) != 1:
@@ -361,18 +361,22 @@ def deepseek_v4_fields(config: Mapping[str, Any], where: str = "") -> dict[str, 
     return {"deepseek_v4": dict(config)}
 
 
-def model_groups(config: Mapping[str, Any], kv_bytes: int, where: str = "") -> list[CacheGroup]:
-    """The packed KV cache groups of a deepseek_v4 config, `kv_bytes` 1 (fp8: the fp8_ds_mla
-    layout FlashMLA uses) or 2 (bfloat16 rows)."""
+def model_specs(config: Mapping[str, Any], kv_bytes: int, where: str = "") -> list[CacheSpec]:
+    """The caches of every layer of a deepseek_v4 config, in layer order, `kv_bytes` 1 (fp8:
+    the fp8_ds_mla layout FlashMLA uses) or 2 (bfloat16 rows)."""
     head_dim = int_field(config, "head_dim", where)
     index_dim = optional_int(config, "index_head_dim", where, 0)
     window = int_field(config, "sliding_window", where)
-    specs = [
+    return [
         spec
         for ratio in compress_ratios(config, where)
         for spec in layer_specs(ratio, head_dim, index_dim, window, kv_bytes)
     ]
-    return packed_groups(specs)
+
+
+def model_groups(config: Mapping[str, Any], kv_bytes: int, where: str = "") -> list[CacheGroup]:
+    """The packed KV cache groups of a deepseek_v4 config (`model_specs`)."""
+    return packed_groups(model_specs(config, kv_bytes, where))
 
 
 def growing_bytes_per_token(groups: Sequence[CacheGroup]) -> float:
@@ -387,10 +391,17 @@ def largest_length(groups: Sequence[CacheGroup], available: int, limit: int, in_
     """The longest request whose blocks fit in `available` bytes (estimate_max_model_len's
     binary search), at most `limit`."""
     block = bytes_per_block(groups)
+    return largest_fitting(lambda length: request_blocks(groups, length, in_flight) * block,
+                           available, limit)  # fmt: skip
+
+
+def largest_fitting(needed: Callable[[int], int], available: int, limit: int) -> int:
+    """The longest length, at most `limit`, whose `needed` bytes fit in `available`
+    (estimate_max_model_len's binary search)."""
     low, high = 0, limit
     while low < high:
         middle = (low + high + 1) // 2
-        if request_blocks(groups, middle, in_flight) * block <= available:
+        if needed(middle) <= available:
             low = middle
         else:
             high = middle - 1

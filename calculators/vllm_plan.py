@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import infermeter.calculators.deepseek_v4 as deepseek_v4
+import infermeter.calculators.deepseek_v4_tuples as deepseek_v4_tuples
 import infermeter.calculators.vllm_overheads as overheads
 from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
 from infermeter.calculators.errors import InputError
@@ -392,7 +393,8 @@ def _deepseek_v4_blocks(
             "only; expected 1"
         )
     kv_bytes = deepseek_v4.kv_bytes(settings.kv_cache_dtype)
-    groups = deepseek_v4.model_groups(config, kv_bytes)
+    specs = deepseek_v4.model_specs(config, kv_bytes)
+    groups = deepseek_v4.packed_groups(specs)
     block = deepseek_v4.bytes_per_block(groups)
     max_len = batch.max_model_len
     in_flight = in_flight_tokens(batch.max_num_batched_tokens, version, 1)
@@ -402,6 +404,11 @@ def _deepseek_v4_blocks(
     compressed = sum(1 for ratio in deepseek_v4.compress_ratios(config) if ratio > 1)
     growing = deepseek_v4.growing_bytes_per_token(groups)
     kv = KVCacheShape(math.ceil(growing / max(1, compressed)), compressed, 0, None, kv_bytes)
+    request = per_request * block
+    largest = deepseek_v4.largest_length(groups, max(0, available), max_len, in_flight)
+    if version < deepseek_v4_tuples.PACKED_SINCE:
+        request = deepseek_v4_tuples.request_bytes(specs, max_len, in_flight)
+        largest = deepseek_v4_tuples.largest_length(specs, max(0, available), max_len, in_flight)
     return _Blocks(
         kv=kv,
         block_size=deepseek_v4.FULL_BLOCK,
@@ -409,10 +416,8 @@ def _deepseek_v4_blocks(
         num_blocks=num_blocks,
         kv_cache_tokens=int(concurrency * max_len),
         max_concurrency=concurrency,
-        request_bytes=per_request * block,
-        largest_max_model_len=deepseek_v4.largest_length(
-            groups, max(0, available), max_len, in_flight
-        ),
+        request_bytes=request,
+        largest_max_model_len=largest,
     )
 
 
@@ -442,6 +447,11 @@ def _notes(
     return [
         *arch.reading_notes,
         *([deepseek_v4.PLAN_NOTE] if arch.deepseek_v4 is not None else []),
+        *(
+            [deepseek_v4_tuples.NOTE]
+            if arch.deepseek_v4 is not None and version < deepseek_v4_tuples.PACKED_SINCE
+            else []
+        ),
         *length_notes(arch, batch.max_model_len),
         *layout_notes(arch, settings, budget.all2all),
         *overheads.release_notes(version, batch.max_num_seqs, arch.vocab_size, settings),
