@@ -9,8 +9,11 @@ has the same 670,139 characters. The logs of the first 124 rows are whole, each 
 its stored length. Of the 127 rows added on 2026-12-02 (every Offline LLM row and the Server
 rows whose log the fork holds), two logs are whole and checked the same way (Azure's GB200 x288
 deepseek-r1 Server, ASUSTeK's B300 deepseek-r1 Offline); the other 125 keep only the LoadGen
-lines the harvest reads, each line as the log prints it. The excerpt is also the harvest's
-source: the registry's v6.1 files are what it gives, byte for byte.
+lines the harvest reads, each line as the log prints it. AMD's setup configuration
+`closed/AMD/setup/llama2-70b-99/vllm_gfx942.config` (whole, 729 characters, read from the fork
+on 2026-12-02) says what serves AMD's 8 x MI355X llama2-70b rows, whose software names only
+PyTorch and ROCm: vLLM (`VLLM_URL`), release unstated. The excerpt is also the harvest's source:
+the registry's v6.1 files are what it gives, byte for byte.
 """
 
 from pathlib import Path
@@ -28,7 +31,7 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "44c54407a82d55b7c1e6a3921adbd8946f3567b14c6975370d78def44a177d1f"
+EXCERPT_SHA256 = "cf8b72b959a7467a789b7165c8001f86647855f4f4f4172df76e7b0361615536"
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1", "6.1", COMMIT, READ_FROM, EXCERPT_SHA256
 )
@@ -45,8 +48,8 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     harvested: tuple[Path, object, dict[str, Result]],
 ) -> None:
     registry, report, results = harvested
-    assert len(results) == 244
-    EXCERPT.assert_pinned_and_committed(registry, report, 244)  # type: ignore[arg-type]
+    assert len(results) == 246
+    EXCERPT.assert_pinned_and_committed(registry, report, 246)  # type: ignore[arg-type]
 
 
 def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
@@ -95,7 +98,7 @@ def test_server_points_keep_their_bounds_and_p99s(
         and r.points[0].tpot_ms is not None
         and r.points[0].tpot_ms.p99 is not None
     ]
-    assert len(with_p99) == 130
+    assert len(with_p99) == 132
 
 
 def test_engines_precisions_and_skips(
@@ -167,3 +170,17 @@ def test_offline_rows_and_the_added_server_points(
     ].points[0]
     assert server.load.request_rate == 15.0
     assert (server.ttft_ms.p99, server.tpot_ms.p99) == (805.524387, 63.345952)  # type: ignore[union-attr]
+
+
+def test_an_engine_read_from_the_setup_configuration(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    """AMD's 8 x MI355X llama2-70b Server and Interactive rows state `PyTorch …, ROCm …`; the
+    only configuration of its llama2-70b setup folder builds vLLM: vLLM of an unstated release
+    (its gpt-oss-120b rows, with no configuration in what was read, stay skipped: see above)."""
+    _, _, results = harvested
+    run = "closed/AMD/results/8xMI355X_2xEPYC_9575F/{}/{}/performance/run_1"
+    for scenario in ("Server", "Interactive"):
+        identity = results[run.format("llama2-70b-99.9", scenario)].identity
+        assert (identity.engine.name, identity.engine.version) == ("vllm", "unstated")
+        assert (identity.gpu.id, identity.gpu.count) == ("mi355x", 8)
