@@ -19,6 +19,7 @@ from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.fields import same_named
 from infermeter.calculators.fit import GpuOption, fit_gpus
 from infermeter.calculators.interconnect import Link
+from infermeter.calculators.layer_caches import plan_note
 from infermeter.calculators.memory import MemoryReport, memory_report
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.roofline import plan_throughput_bound
@@ -135,9 +136,10 @@ def vram_payload(request: VramRequest, report: MemoryReport) -> dict[str, Any]:
     """The `calc vram --json` payload of `report`, with the upper bound on decode throughput at
     the plan's concurrency (`throughput_bound`; None without the GPU's specs)."""
     bound = None
-    # DeepSeek-V4's decode reads (windows, compressed latents, indexer) have no roofline yet:
-    # the plan's notes say so (calculators.deepseek_v4.PLAN_NOTE).
-    if request.gpu_specs is not None and request.arch.deepseek_v4 is None:
+    # The decode reads of caches grouped layer by layer (DeepSeek-V4's windows and compressed
+    # latents, MiniMax-M3's block-sparse attention, Inkling's convolutions) have no roofline
+    # yet: the plan's notes say so (calculators.layer_caches.plan_note).
+    if request.gpu_specs is not None and plan_note(request.arch) is None:
         bandwidth, rates = request.gpu_specs
         bound = plan_throughput_bound(
             request.arch,

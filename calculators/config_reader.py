@@ -32,6 +32,7 @@ from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
 from infermeter.calculators.hy_v4 import HY_V4_DEFAULTS, HY_V4_NOTE, hy_v4_fields, hy_v4_indexer
+from infermeter.calculators.inkling import INKLING_TYPE, inkling_defaults, inkling_fields
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
@@ -39,6 +40,11 @@ from infermeter.calculators.lightning import LIGHTNING, LightningMixer, lightnin
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
 from infermeter.calculators.mimo_v2 import MIMO_V2_TYPES, mimo_v2_defaults, mimo_v2_fields
+from infermeter.calculators.minimax_m3 import (
+    MINIMAX_M3_TYPES,
+    minimax_m3_defaults,
+    minimax_m3_fields,
+)
 from infermeter.calculators.mixers import (
     KDA,
     LINEAR_ATTENTION,
@@ -80,6 +86,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
+        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -120,7 +127,11 @@ MODEL_TYPE_FAMILIES = {
     "sarvam_moe": "bailing_moe",
     # LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py's FlashNgramModel).
     "longcat_flash_ngram": "longcat_flash",
+    # transformers' MiniMaxM3VLTextConfig: MiniMax-M3's text model under its newer key names.
+    "minimax_m3_vl_text": "minimax_m3_text",
 }
+# The language model's type where a multimodal wrapper's text_config names none.
+_TEXT_TYPES = {"minimax_m3_vl": "minimax_m3_vl_text", "inkling_mm_model": INKLING_TYPE}
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
 # model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
 _UNMODELLED_KEYS = (
@@ -135,16 +146,10 @@ _UNMODELLED_KEYS = (
     "num_attention_heads_per_layer", "index_n_heads", "indexer_n_heads",
     # Step 3.5's sliding layers with their own head counts and head size.
     "attention_other_setting",
-    # MiniMax-M3's block-sparse attention with a lightning indexer and its own index-key cache
-    # on the layers sparse_attention_config lists (vllm/models/minimax_m3/nvidia/model.py).
+    # Block-sparse attention with an indexer and its own key cache on the layers it lists
+    # (MiniMax-M3's, read by name: calculators.minimax_m3).
     "sparse_attention_config",
 )  # fmt: skip
-# The families vLLM 0.29 serves that stay refused, and what in them is not modelled (read from
-# their vllm/models/<family>/nvidia modules): named in the refusal.
-_UNMODELLED_FAMILIES = {
-    "inkling_model": "short-convolution caches beside each layer's attention; relative-position "
-    "logits; sink experts",
-}
 # Families first registered in vLLM 0.30-0.34 whose config may carry only conventional keys
 # while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
 # that declares it, and the mechanism, named in the refusal.
@@ -257,6 +262,10 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = mimo_v2_defaults(merged)
     if model_type == "gemma3n_text":
         merged = gemma3n_defaults(merged)
+    if model_type in MINIMAX_M3_TYPES:
+        merged = minimax_m3_defaults(merged, where)
+    if model_type == INKLING_TYPE:
+        merged = inkling_defaults(merged, where)
     return normalised(merged, model_type, where)
 
 
@@ -266,6 +275,8 @@ def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         raise ConfigError("config.json: expected a JSON object")
     text = config.get("text_config")
     if isinstance(text, Mapping) and "hidden_size" not in config:
+        if "model_type" not in text and config.get("model_type") in _TEXT_TYPES:
+            text = {"model_type": _TEXT_TYPES[str(config["model_type"])], **text}
         merged = _with_defaults(text, "text_config.")
         # Fields that multimodal wrappers keep at the top level apply to the language model.
         for key in ("quantization_config", "torch_dtype", "tie_word_embeddings"):
@@ -317,11 +328,10 @@ def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
     if generic:
         for key in sorted(config):
             if any(key.startswith(prefix) for prefix in _UNMODELLED_KEYS):
-                what = _UNMODELLED_FAMILIES.get(str(model_type))
                 raise ConfigError(
                     f"{where}{key}: model_type {model_type!r} is not one the calculators know "
                     "by name, and this key declares a mechanism that reading it generically "
-                    "does not model" + (f" ({what})" if what else "")
+                    "does not model"
                 )
     if model_type == "kimi_linear":
         check_kimi_linear(config, where)
@@ -486,7 +496,6 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
     family = family_of(model_type)
     # The readers below key their per-family behaviour on the family's own model type.
     as_family = {**language, "model_type": family}
-    gemma4 = family in GEMMA4_TYPES
     moe, intermediate = _moe_and_dense_width(language, as_family, num_layers, where)
     kinds = layer_kinds(as_family, num_layers, where)
     siglip, vision = _vision(config, hidden)
@@ -522,25 +531,40 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         vision_params=vision.params,
         reading_notes=_reading_notes(config, model_type, generic, vision),
         **_block_flags(language, family),
-        **(gemma4_fields(language, num_layers, where) if gemma4 else {}),
-        **(zamba2_fields(language, hidden, where) if family == "zamba2" else {}),
-        **(mimo_v2_fields(language, where) if family in MIMO_V2_TYPES else {}),
-        **(laguna_fields(language, num_layers, where) if family == "laguna" else {}),
-        **(gemma3n_fields(language, num_layers, where) if family == "gemma3n_text" else {}),
-        **(step3p5_fields(language, where) if family == "step3p5" else {}),
-        **(bailing_v3_fields(language, where) if family == "bailing_moe_v3" else {}),
-        **(deepseek_v4_fields(language, where) if family == "deepseek_v4" else {}),
-        **(hy_v4_fields(language, where) if family == "hy_v4" else {}),
+        **_family_fields(language, family, num_layers, hidden, where),
         **(qwen4_exp_fields(language, kinds, where) if model_type == "qwen4_exp_text" else {}),
     )
+
+
+def _family_fields(
+    language: Mapping[str, Any], family: str, num_layers: int, hidden: int, where: str
+) -> dict[str, Any]:
+    """The `ModelArch` fields a family's own module reads from its config."""
+    if family in GEMMA4_TYPES:
+        return gemma4_fields(language, num_layers, where)
+    if family in MIMO_V2_TYPES:
+        return mimo_v2_fields(language, where)
+    readers = {
+        "zamba2": lambda: zamba2_fields(language, hidden, where),
+        "laguna": lambda: laguna_fields(language, num_layers, where),
+        "gemma3n_text": lambda: gemma3n_fields(language, num_layers, where),
+        "step3p5": lambda: step3p5_fields(language, where),
+        "bailing_moe_v3": lambda: bailing_v3_fields(language, where),
+        "deepseek_v4": lambda: deepseek_v4_fields(language, where),
+        "minimax_m3_text": lambda: minimax_m3_fields(language, where),
+        INKLING_TYPE: lambda: inkling_fields(language, where),
+        "hy_v4": lambda: hy_v4_fields(language, where),
+    }
+    reader = readers.get(family)
+    return reader() if reader is not None else {}
 
 
 def _family_indexer(
     language: Mapping[str, Any], family: str, num_layers: int, where: str
 ) -> SparseIndexer | None:
-    """The lightning indexer: DeepSeek-V4's is its own (calculators.deepseek_v4), HY-V4's on
+    """The lightning indexer: DeepSeek-V4's and MiniMax-M3's are their modules' own, HY-V4's on
     its sparse layers only (calculators.hy_v4), V3.2's on every layer."""
-    if family == "deepseek_v4":
+    if family in ("deepseek_v4", "minimax_m3_text"):
         return None
     if family == "hy_v4":
         return hy_v4_indexer(language, num_layers, where, _indexer(language, where))
@@ -566,6 +590,8 @@ def _moe_and_dense_width(
     dense_width_key = {
         "llama4_text": "intermediate_size_mlp",
         "granitemoehybrid": "shared_intermediate_size",
+        "minimax_m3_text": "dense_intermediate_size",
+        INKLING_TYPE: "dense_intermediate_size",
     }.get(family, "intermediate_size")
     if family == "cohere2_moe" and language.get("prefix_dense_intermediate_size") is not None:
         dense_width_key = "prefix_dense_intermediate_size"  # cohere2_moe.py's dense prefix

@@ -38,20 +38,20 @@ and a layer with ratio 4 (the only ones with the lightning indexer) also:
 - the indexer's keys, one per 4 tokens in blocks of 256: `index_head_dim` FP8 bytes plus a
   float32 scale per 128 (132 bytes), or MXFP4 (64 + 4 bytes);
 - the indexer compressor's state: as above with `index_head_dim`, window 8, blocks of 4.
-`packed_groups` follows `_get_packed_kv_cache_groups`: layers of one spec type and block size
-form a bucket; a bucket with as many layers of each page size ("balanced") is split into groups
-of `repeats` pattern repeats (`_approximate_gcd` over the balanced buckets' largest counts,
-at least the largest count of a balanced bucket that mixes page sizes), any other stays whole.
-A block of the pool holds the widest group's pages (`_get_kv_cache_bytes_per_block`); a request
-takes, in each group, the most pages any of its layers needs (`UniformTypeKVCacheSpecs`).
+Its sparse MLA backends lay the cache out block-outermost, so `kv_cache_utils` packs these
+caches with `_get_packed_kv_cache_groups` (`calculators.cache_specs.packed_groups`).
 """
 
 import math
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infermeter.calculators.cache_specs import (
+    CacheGroup,
+    CacheSpec,
+    packed_groups,
+)
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.hyper_connections import manifold_constrained
@@ -68,43 +68,6 @@ PLAN_NOTE = (
     "(its reads are not modelled); the activation peak and CUDA graphs are estimated as for "
     "a plain MoE (DeepSeek-V4's mHC warm-up and compressor buffers are not read)"
 )
-
-
-@dataclass(frozen=True)
-class CacheSpec:
-    """One cache of one layer: its kind, tokens per block, page bytes and window (0: full)."""
-
-    kind: str
-    block_size: int
-    page_bytes: int
-    window: int = 0
-
-    @property
-    def bucket(self) -> tuple[int, int]:
-        """Specs that `UniformTypeKVCacheSpecs.is_uniform_type` puts together: the same block
-        size, and full attention or the same window."""
-        return self.block_size, self.window
-
-    def request_pages(self, max_len: int, in_flight_tokens: int) -> int:
-        """Pages one request of `max_len` tokens holds (`max_memory_usage_bytes` / page)."""
-        if not self.window:
-            return math.ceil(max_len / self.block_size)
-        span = min(self.window - 1 + in_flight_tokens, max_len)
-        return math.ceil(span / self.block_size) + 1
-
-
-@dataclass(frozen=True)
-class CacheGroup:
-    """A KV cache group: the specs of its layers."""
-
-    specs: tuple[CacheSpec, ...]
-
-    @property
-    def page_bytes(self) -> int:
-        return sum(spec.page_bytes for spec in self.specs)
-
-    def request_pages(self, max_len: int, in_flight_tokens: int) -> int:
-        return max(spec.request_pages(max_len, in_flight_tokens) for spec in self.specs)
 
 
 def _page(states: int, state_bytes: int, fp8_ds_mla: bool) -> int:
@@ -146,50 +109,6 @@ def layer_specs(
             CacheSpec("indexer_state", 4, _page(4, 2 * 2 * index_head_dim * 4, fp8), 8),
         ]
     return specs
-
-
-def approximate_gcd(values: Sequence[int], lower_bound: int) -> int:
-    """vLLM's `_approximate_gcd`: the size in [lower_bound, max] with the least round-up
-    padding, the larger on a tie."""
-    best, best_pad = lower_bound, None
-    for size in range(lower_bound, max(values) + 1):
-        pad = sum((size - value % size) % size for value in values)
-        if best_pad is None or pad <= best_pad:
-            best, best_pad = size, pad
-    return best
-
-
-def packed_groups(specs: Sequence[CacheSpec]) -> list[CacheGroup]:
-    """`_get_packed_kv_cache_groups` for the specs of every layer, in layer order."""
-    buckets: dict[tuple[int, int], list[CacheSpec]] = {}
-    for spec in specs:
-        buckets.setdefault(spec.bucket, []).append(spec)
-    counted = [(bucket, Counter(spec.page_bytes for spec in bucket)) for bucket in buckets.values()]
-    # Counts of each page size in a balanced bucket (one layer of each per pattern repeat).
-    balanced = [pages for _, pages in counted if len(set(pages.values())) == 1]
-    floor = max((max(pages.values()) for pages in balanced if len(pages) > 1), default=0)
-    repeats = approximate_gcd([max(pages.values()) for pages in balanced], floor) if floor else 0
-    groups = []
-    for bucket, pages in counted:
-        if not repeats or len(set(pages.values())) != 1:
-            groups.append(CacheGroup(tuple(bucket)))
-            continue
-        parts = math.ceil(max(pages.values()) / repeats)
-        by_page = [[spec for spec in bucket if spec.page_bytes == page] for page in pages]
-        pattern = list(zip(*by_page, strict=True))
-        for part in range(parts):
-            groups.append(CacheGroup(tuple(s for repeat in pattern[part::parts] for s in repeat)))
-    return groups
-
-
-def bytes_per_block(groups: Sequence[CacheGroup]) -> int:
-    """A block of the shared pool: the widest group's pages."""
-    return max(group.page_bytes for group in groups)
-
-
-def request_blocks(groups: Sequence[CacheGroup], max_len: int, in_flight_tokens: int) -> int:
-    """Blocks one request of `max_len` tokens takes from the pool, summed over the groups."""
-    return sum(group.request_pages(max_len, in_flight_tokens) for group in groups)
 
 
 @dataclass(frozen=True)
@@ -379,35 +298,6 @@ def model_groups(config: Mapping[str, Any], kv_bytes: int, where: str = "") -> l
     return packed_groups(model_specs(config, kv_bytes, where))
 
 
-def growing_bytes_per_token(groups: Sequence[CacheGroup]) -> float:
-    """Bytes a request's caches grow by per token once past every window: the compressed
-    latents and indexer keys (full-attention specs), page bytes over tokens per page."""
-    return sum(
-        spec.page_bytes / spec.block_size for g in groups for spec in g.specs if not spec.window
-    )
-
-
-def largest_length(groups: Sequence[CacheGroup], available: int, limit: int, in_flight: int) -> int:
-    """The longest request whose blocks fit in `available` bytes (estimate_max_model_len's
-    binary search), at most `limit`."""
-    block = bytes_per_block(groups)
-    return largest_fitting(lambda length: request_blocks(groups, length, in_flight) * block,
-                           available, limit)  # fmt: skip
-
-
-def largest_fitting(needed: Callable[[int], int], available: int, limit: int) -> int:
-    """The longest length, at most `limit`, whose `needed` bytes fit in `available`
-    (estimate_max_model_len's binary search)."""
-    low, high = 0, limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if needed(middle) <= available:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def kv_bytes(kv_cache_dtype: str | None) -> int:
     """Bytes of a latent element: 1 (the fp8_ds_mla layout) for fp8 and for `auto`, which
     DeepSeek-V4's FlashMLA attention turns into fp8 (attention.py: "auto" -> "fp8" ->
@@ -415,11 +305,3 @@ def kv_bytes(kv_cache_dtype: str | None) -> int:
     rows (the FlashInfer path)."""
     dtype = kv_cache_dtype or "auto"
     return 1 if dtype == "auto" or dtype.startswith("fp8") else 2
-
-
-def sequence_bytes(
-    config: Mapping[str, Any], kv_cache_dtype: str | None, tokens: int, in_flight: int
-) -> int:
-    """Bytes one request of `tokens` tokens takes from the pool: its blocks in every group."""
-    groups = model_groups(config, kv_bytes(kv_cache_dtype))
-    return request_blocks(groups, tokens, in_flight) * bytes_per_block(groups)

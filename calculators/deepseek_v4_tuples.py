@@ -16,7 +16,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from infermeter.calculators.deepseek_v4 import CacheSpec, approximate_gcd, largest_fitting
+from infermeter.calculators.cache_specs import CacheSpec, approximate_gcd, largest_fitting
 
 PACKED_SINCE = (0, 29)  # the first release that packs the groups instead
 NOTE = (

@@ -17,6 +17,16 @@ from dataclasses import dataclass
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, AttentionShape, ModelArch
 
+# The caches grouped layer by layer (calculators.layer_caches): the ModelArch field that holds
+# the family's config, and what the refusal says of them.
+_LAYER_CACHES = (
+    ("deepseek_v4", "DeepSeek-V4's caches (a sliding window per layer, latents compressed 4x or "
+     "128x, the indexer's keys, float32 compressor states) are packed into groups that"),
+    ("minimax_m3", "MiniMax-M3's caches (K/V in every layer, the indexer's keys in the sparse "
+     "ones, in 128-token blocks) are grouped layer by layer, which"),
+    ("inkling", "Inkling's caches (K/V, a sliding window on most layers, short-convolution "
+     "states beside every layer's attention) are grouped layer by layer, which"),
+)  # fmt: skip
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 
 
@@ -95,13 +105,12 @@ def kv_cache_shape(
         raise InputError(
             f"tensor_parallel_size: expected an integer >= 1, got {tensor_parallel_size}"
         )
-    if arch.deepseek_v4 is not None:
-        raise InputError(
-            f"model_type {arch.model_type!r}: DeepSeek-V4's caches (a sliding window per layer, "
-            "latents compressed 4x or 128x, the indexer's keys, float32 compressor states) are "
-            "packed into groups that one KV size per token cannot express; the vLLM plan "
-            "(calc vram) models them"
-        )
+    for field, what in _LAYER_CACHES:
+        if getattr(arch, field) is not None:
+            raise InputError(
+                f"model_type {arch.model_type!r}: {what} one KV size per token cannot express; "
+                "the vLLM plan (calc vram) models them"
+            )
     element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
     extra = 0
     if arch.mla is not None and arch.indexer is not None:

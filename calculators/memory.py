@@ -21,14 +21,15 @@ balances requests over the engines by their running and waiting queues
 from dataclasses import dataclass
 from typing import Any
 
-from infermeter.calculators.deepseek_v4 import sequence_bytes
+from infermeter.calculators.cache_specs import bytes_per_block, request_blocks
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_blocks import in_flight_tokens
 from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.layer_caches import layer_caches
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.quantization import model_dtype_bytes
 from infermeter.calculators.vllm_plan import VllmPlan, plan_vllm
-from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.calculators.vllm_settings import VllmSettings, release_block_size
 
 ENOUGH_HEADROOM = "enough_headroom"
 NEAR_LIMIT = "near_limit"
@@ -146,19 +147,16 @@ class MemoryReport:
 
 
 def _sequence_bytes(arch: ModelArch, plan: VllmPlan, tokens: int) -> int:
-    """KV bytes of one sequence of `tokens` tokens; DeepSeek-V4's are its blocks in the packed
-    groups (calculators.deepseek_v4), which no per-token size expresses."""
+    """KV bytes of one sequence of `tokens` tokens; where the caches are grouped layer by layer
+    (calculators.layer_caches), which no per-token size expresses, its blocks in every group."""
     settings = plan.settings
-    if arch.deepseek_v4 is not None:
+    tp, dtype_bytes = settings.tensor_parallel_size, model_dtype_bytes(arch, settings.dtype)
+    block_size = release_block_size(settings)
+    caches = layer_caches(arch, settings.kv_cache_dtype, tp, block_size, dtype_bytes)
+    if caches is not None:
         in_flight = in_flight_tokens(plan.max_num_batched_tokens, plan.vllm_version, 1)
-        return sequence_bytes(arch.deepseek_v4, settings.kv_cache_dtype, tokens, in_flight)
-    kv = kv_cache_shape(
-        arch,
-        settings.kv_cache_dtype,
-        settings.tensor_parallel_size,
-        model_dtype_bytes(arch, settings.dtype),
-    )
-    return kv.bytes_for_sequence(tokens)
+        return request_blocks(caches.groups, tokens, in_flight) * bytes_per_block(caches.groups)
+    return kv_cache_shape(arch, settings.kv_cache_dtype, tp, dtype_bytes).bytes_for_sequence(tokens)
 
 
 def simple_plan(

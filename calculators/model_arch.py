@@ -219,6 +219,10 @@ class ModelArch:
     float32_router: bool = False
     # Qwen4-Exp's per-layer embeddings and QSA indexers (calculators.qwen4_exp).
     qwen4_exp: "Qwen4ExpParts | None" = None
+    # MiniMax-M3 (calculators.minimax_m3) and Inkling (calculators.inkling): their language
+    # configs, as read, which their caches (calculators.layer_caches) and parameters read.
+    minimax_m3: Mapping[str, Any] | None = None
+    inkling: Mapping[str, Any] | None = None
 
     def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
         """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4

@@ -83,6 +83,10 @@ _MOE_KEYS_READ_BY_TYPE = {
     "cohere2_moe": frozenset({"shared_expert_combination_strategy"}),
     # Kimi Linear: its name for experts per token (an alias, config_reader) and routing
     # settings (vLLM's KimiMoE: sigmoid scores, renormalised top-k, one group).
+    # Inkling (vLLM's InklingMoE): sink experts, the checkpoint's gate/up row order.
+    "inkling_model": frozenset(
+        {"shared_expert_sink", "inference_moe_w13_interleaved", "shared_experts_size"}
+    ),
     # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
     "laguna": frozenset({"moe_routed_scaling_factor"}),
     "kimi_linear": frozenset(
@@ -182,9 +186,11 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
         expert_intermediate_size=expert_size,
         shared_intermediate_size=shared,
         moe_layers=_moe_layers(config, num_layers, where, model_type),
-        # Nemotron-H's, LongCat's and ERNIE 4.5's routers keep an fp32 e_score_correction_bias
-        # per expert, as do those whose config enables it (Ling, Param2, Sarvam, HY-V3).
-        router_bias=model_type in {"gpt_oss", "nemotron_h", "longcat_flash", "ernie4_5_moe"}
+        # Nemotron-H's, LongCat's, ERNIE 4.5's and MiniMax-M3's routers keep an fp32
+        # e_score_correction_bias per expert, as do those whose config enables it (Ling,
+        # Param2, Sarvam, HY-V3).
+        router_bias=model_type
+        in {"gpt_oss", "nemotron_h", "longcat_flash", "ernie4_5_moe", "minimax_m3_text"}
         or bool(config.get("moe_router_enable_expert_bias", False)),
         expert_bias=model_type == "gpt_oss",
         expert_matrices=2 if nemotron else 3,

@@ -1,10 +1,12 @@
 """Parameter counts of a `ModelArch`, by the role of each tensor, for the whole model or one
 tensor-parallel rank's shard."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from infermeter.calculators.deepseek_v4 import rank_parameters
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.inkling import rank_parameters as inkling_parameters
+from infermeter.calculators.minimax_m3 import indexer_parameters
 from infermeter.calculators.model_arch import (
     FULL,
     MIXER_FREE_KINDS,
@@ -309,6 +311,16 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         raise ConfigError(f"tensor_parallel_size: expected an integer >= 1, got {tp}")
     if arch.deepseek_v4 is not None:
         return _deepseek_v4_counts(arch, tp)
+    if arch.inkling is not None:
+        return ParamCounts(**inkling_parameters(arch.inkling, tp))
+    counts = _common_counts(arch, tp)
+    if arch.minimax_m3 is not None:
+        return _minimax_m3_counts(arch, tp, counts)
+    return counts
+
+
+def _common_counts(arch: ModelArch, tp: int) -> ParamCounts:
+    """`_param_counts` of the families the common decoder describes."""
     hidden = arch.hidden_size
     vocab_per_rank = -(-arch.vocab_size // tp)
     tally = _Tally()
@@ -360,6 +372,14 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         vision=vision // tp,
         four_byte=tally.four_byte,
     )
+
+
+def _minimax_m3_counts(arch: ModelArch, tp: int, counts: ParamCounts) -> ParamCounts:
+    """MiniMax-M3 (calculators.minimax_m3): the common GQA MoE (its router in float32) plus the
+    indexer's projections in the sparse layers' qkv_proj and their norms."""
+    assert arch.minimax_m3 is not None
+    linear, norms = indexer_parameters(arch.minimax_m3, tp)
+    return replace(counts, attention=counts.attention + linear, small=counts.small + norms)
 
 
 def _deepseek_v4_counts(arch: ModelArch, tp: int) -> ParamCounts:

@@ -288,7 +288,17 @@ def weight_format(
     arch: ModelArch, quantization: str | None = None, dtype: str | None = None
 ) -> WeightFormat:
     """The checkpoint's weight format: `quantization` overrides the config's own, `none`
-    forces the model dtype."""
+    forces the model dtype. Inkling's sink experts (`shared_experts`) stay in the model dtype
+    whatever the format: vLLM builds them as plain parameters (inkling/nvidia/moe.py)."""
+    fmt = _weight_format(arch, quantization, dtype)
+    if arch.inkling is not None:
+        return replace(fmt, quantized_roles=fmt.quantized_roles - {"shared_experts"})
+    return fmt
+
+
+def _weight_format(
+    arch: ModelArch, quantization: str | None = None, dtype: str | None = None
+) -> WeightFormat:
     unquantized = model_dtype_bytes(arch, dtype)
     config: Mapping[str, Any] = arch.quantization_config or {}
     if quantization is not None:

@@ -18,11 +18,10 @@ vLLM releases is chosen by `vllm_version` (`calculators.vllm_settings`).
 """
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import infermeter.calculators.deepseek_v4 as deepseek_v4
+import infermeter.calculators.cache_specs as cache_specs
 import infermeter.calculators.deepseek_v4_tuples as deepseek_v4_tuples
 import infermeter.calculators.vllm_overheads as overheads
 from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
@@ -38,6 +37,7 @@ from infermeter.calculators.kv_blocks import (
     state_pages,
 )
 from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
+from infermeter.calculators.layer_caches import LayerCaches, layer_caches, plan_note
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import sharded_weight_bytes
@@ -332,8 +332,11 @@ def _blocks(
 ) -> _Blocks:
     """Blocks of the KV cache in `available` bytes (vLLM's `kv_cache_utils`)."""
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
-    if arch.deepseek_v4 is not None:
-        return _deepseek_v4_blocks(arch.deepseek_v4, settings, version, batch, available)
+    tp = settings.tensor_parallel_size
+    block_size = release_block_size(settings)
+    caches = layer_caches(arch, settings.kv_cache_dtype, tp, block_size, dtype_bytes)
+    if caches is not None:
+        return _layer_cache_blocks(caches, settings, version, batch, available)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
     max_len = batch.max_model_len
     in_flight = in_flight_tokens(
@@ -376,42 +379,45 @@ def _blocks(
     )
 
 
-def _deepseek_v4_blocks(
-    config: Mapping[str, Any],
+def _layer_cache_blocks(
+    caches: LayerCaches,
     settings: VllmSettings,
     version: tuple[int, int],
     batch: _Batch,
     available: int,
 ) -> _Blocks:
-    """DeepSeek-V4's caches packed into groups (`calculators.deepseek_v4`): a block of the pool
-    holds the widest group's pages, a request takes its pages in every group. The plan's
-    `kv` is an approximation for the per-token figures: the growing caches (compressed latents,
-    indexer keys) as full layers, the windows left out."""
+    """Caches grouped from per-layer specs (`calculators.layer_caches`): a block of the pool
+    holds the widest group's pages, a request takes its pages in every group. The plan's `kv` is
+    an approximation for the per-token figures: the growing caches as full layers, the windows
+    left out."""
     if settings.pipeline_parallel_size > 1:
         raise InputError(
-            "pipeline_parallel_size: DeepSeek-V4's packed KV groups are planned on one stage "
-            "only; expected 1"
+            "pipeline_parallel_size: KV caches grouped layer by layer (DeepSeek-V4, MiniMax-M3, "
+            "Inkling) are planned on one stage only; expected 1"
         )
-    kv_bytes = deepseek_v4.kv_bytes(settings.kv_cache_dtype)
-    specs = deepseek_v4.model_specs(config, kv_bytes)
-    groups = deepseek_v4.packed_groups(specs)
-    block = deepseek_v4.bytes_per_block(groups)
+    groups = caches.groups
+    block = cache_specs.bytes_per_block(groups)
     max_len = batch.max_model_len
     in_flight = in_flight_tokens(batch.max_num_batched_tokens, version, 1)
     num_blocks = max(0, available) // block
-    per_request = deepseek_v4.request_blocks(groups, max_len, in_flight)
+    per_request = cache_specs.request_blocks(groups, max_len, in_flight)
     concurrency = num_blocks / per_request if per_request else 0.0
-    compressed = sum(1 for ratio in deepseek_v4.compress_ratios(config) if ratio > 1)
-    growing = deepseek_v4.growing_bytes_per_token(groups)
-    kv = KVCacheShape(math.ceil(growing / max(1, compressed)), compressed, 0, None, kv_bytes)
+    growing = cache_specs.growing_bytes_per_token(groups)
+    layers = max(1, caches.growing_layers)
+    kv = KVCacheShape(
+        math.ceil(growing / layers), caches.growing_layers, 0, None, caches.element_bytes
+    )
     request = per_request * block
-    largest = deepseek_v4.largest_length(groups, max(0, available), max_len, in_flight)
-    if version < deepseek_v4_tuples.PACKED_SINCE:
-        request = deepseek_v4_tuples.request_bytes(specs, max_len, in_flight)
-        largest = deepseek_v4_tuples.largest_length(specs, max(0, available), max_len, in_flight)
+    largest = cache_specs.largest_length(groups, max(0, available), max_len, in_flight)
+    if caches.packed and version < deepseek_v4_tuples.PACKED_SINCE:
+        # DeepSeek-V4 before 0.29: a request sized by layer tuples (calculators.deepseek_v4_tuples).
+        request = deepseek_v4_tuples.request_bytes(caches.specs, max_len, in_flight)
+        largest = deepseek_v4_tuples.largest_length(
+            caches.specs, max(0, available), max_len, in_flight
+        )
     return _Blocks(
         kv=kv,
-        block_size=deepseek_v4.FULL_BLOCK,
+        block_size=caches.block_size,
         group_count=len(groups),
         num_blocks=num_blocks,
         kv_cache_tokens=int(concurrency * max_len),
@@ -446,7 +452,7 @@ def _notes(
     unread = settings.compilation_config_unread
     return [
         *arch.reading_notes,
-        *([deepseek_v4.PLAN_NOTE] if arch.deepseek_v4 is not None else []),
+        *([note] if (note := plan_note(arch)) is not None else []),
         *(
             [deepseek_v4_tuples.NOTE]
             if arch.deepseek_v4 is not None and version < deepseek_v4_tuples.PACKED_SINCE

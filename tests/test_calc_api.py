@@ -68,6 +68,15 @@ def _page_catalog() -> dict[str, Any]:
 CATALOG = _page_catalog()
 
 
+def page_vram_plan(config: Path, **query: str) -> dict[str, Any]:
+    """The vLLM plan the memory page (as the browser runs it) gives for the config file at
+    `config` and the page's other inputs, as JSON gives it back."""
+    page = calc_compute.compute("vram", {"config": config.read_text(), **query}, CATALOG)
+    plan = json.loads(json.dumps(page["payload"]))["vllm_plan"]
+    assert isinstance(plan, dict)
+    return plan
+
+
 def _page(kind: str, query: dict[str, str]) -> dict[str, Any]:
     result = calc_compute.compute(kind, query, CATALOG)
     assert "payload" in result, result

@@ -2,30 +2,28 @@
 with the arithmetic written out from vllm/models/deepseek_v4 and v1/core/kv_cache_utils.py."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from cli_helpers import json_output
+from test_calc_api import page_vram_plan
 
-from infermeter.calculators.config_reader import parse_config
-from infermeter.calculators.deepseek_v4 import (
+from infermeter.calculators.cache_specs import (
     CacheSpec,
     bytes_per_block,
+    packed_groups,
+    request_blocks,
+)
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.deepseek_v4 import (
     kv_bytes,
     layer_specs,
     model_groups,
-    packed_groups,
     parameters,
     rank_parameters,
-    request_blocks,
 )
 from infermeter.calculators.errors import ConfigError, InputError
 from infermeter.calculators.kv_cache import kv_cache_shape
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
-import calc_compute
-from test_calc_api import _page_catalog
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -172,19 +170,14 @@ def test_calc_vram_plans_v4_flash_at_tp8_on_h200_as_vllm_builds_it() -> None:
     assert kv_bytes("auto") == kv_bytes("fp8") == 1
     assert kv_bytes("bfloat16") == 2
     # The calculator page (as the browser runs it) gives the same plan.
-    page = calc_compute.compute(
-        "vram",
-        {
-            "config": path.read_text(),
-            "gpu": "h200-sxm",
-            "tensor_parallel_size": "8",
-            "kv_cache_dtype": "fp8",
-            "vllm_version": "0.29",
-            "max_model_len": "1048576",
-        },
-        _page_catalog(),
+    assert plan == page_vram_plan(
+        path,
+        gpu="h200-sxm",
+        tensor_parallel_size="8",
+        kv_cache_dtype="fp8",
+        vllm_version="0.29",
+        max_model_len="1048576",
     )
-    assert json.loads(json.dumps(page["payload"]))["vllm_plan"] == plan
 
 
 def test_the_kv_size_per_token_users_refuse_deepseek_v4_naming_why() -> None:
