@@ -27,6 +27,12 @@ whole `padded_vocab_size` x hidden table), the lm_head split by vocabulary, an R
 the embedding (`use_embed_norm`) and the final one. The MTP heads are a separate draft model
 (`InklingMTP`): not loaded.
 
+The inkling_mm_model wrapper (InklingForConditionalGeneration, `common/towers.py`) adds, where
+its sub-config sets `decoder_dmodel`, an audio tower (one embedding of n_mel_bins x
+mel_vocab_size rows, a final RMSNorm) and a vision tower: an HMLP patch encoder of `n_layers`
+bias-free linear maps, each but the last followed by an RMSNorm, through the patch-folding
+scales `plan_out_scales` picks (`tower_parameters`).
+
 KV caches of a layer, per rank (`attention.py`, `sconv_swa_attn.py`): its attention's K and V
 (`FullAttentionSpec`, or `SlidingWindowSpec` of sliding_window_size on a sliding layer), and the
 short convolutions' state as the cache of a virtual sliding-window layer (`InklingConvState`:
@@ -39,6 +45,7 @@ largest page and `_get_kv_cache_groups_uniform_page_size` groups them
 
 import math
 from collections.abc import Mapping
+from itertools import combinations, pairwise
 from typing import Any
 
 from infermeter.calculators.cache_specs import CacheGroup, CacheSpec, uniform_page_groups
@@ -175,7 +182,7 @@ def rank_parameters(config: Mapping[str, Any], tp: int = 1) -> dict[str, int]:
         "shared_experts": moe_layers * sinks * per_expert,
         "router": moe_layers * math.ceil((experts + sinks) / 8) * 8 * hidden,
         "small": small,
-        "vision": 0,
+        "vision": 0,  # the wrapper's towers: `tower_parameters`
         "four_byte": moe_layers * (scales + experts * int(config["use_gate_bias"])),
     }
 
@@ -204,3 +211,69 @@ def model_groups(
         specs += [CacheSpec("sliding" if window else "full", block_size, page, window)]
         specs += [_conv_spec(config, layer in local, tp)]
     return uniform_page_groups(specs)
+
+
+def _prime_factors(n: int) -> list[int]:
+    factors, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors + ([n] if n > 1 else [])
+
+
+def _hmlp_scales(temporal: int, patch: int, layers: int, channels: int) -> list[tuple[int, ...]]:
+    """`plan_out_scales`: the (t, h, w, channels) after each HMLP layer, channels rounded up to
+    64; the scales closest in log size reduction to an even spacing over `layers` steps (each
+    its own scale, in order, when there are more scales than steps)."""
+    scales, h, t = [(1, 1, 1, channels)], 1, 1
+    for factor in reversed(_prime_factors(patch)):
+        h *= factor
+        scales.append((1, h, h, -(-h * h * channels // 64) * 64))
+    for factor in reversed(_prime_factors(temporal)):
+        t *= factor
+        scales.append((t, h, h, -(-h * h * channels * t // 64) * 64))
+    top = math.log(patch * patch * temporal * channels)
+    cost = [
+        [abs(top * step / layers - math.log(a * b * c)) for a, b, c, _ in scales]
+        for step in range(layers + 1)
+    ]
+    if layers >= len(scales):
+        picked = [min(range(len(scales)), key=row.__getitem__) for row in cost]
+    else:
+        chosen = min(
+            combinations(range(len(scales)), layers + 1),
+            key=lambda cols: sum(cost[row][col] for row, col in enumerate(cols)),
+        )
+        picked = list(chosen)
+    picked[0], picked[-1] = 0, len(scales) - 1
+    return [scales[i] for i in picked]
+
+
+def tower_parameters(wrapper: Mapping[str, Any]) -> int:
+    """The audio and vision towers an inkling_mm_model config enables (`decoder_dmodel` set)."""
+    params = 0
+    audio = wrapper.get("audio_config") or {}
+    if audio.get("decoder_dmodel"):
+        width = int_field(audio, "decoder_dmodel", "audio_config.")
+        rows = int_field(audio, "n_mel_bins", "audio_config.") * int_field(
+            audio, "mel_vocab_size", "audio_config."
+        )
+        params += rows * width + (width if audio.get("use_audio_norm") else 0)
+    vision = wrapper.get("vision_config") or {}
+    if not vision.get("decoder_dmodel"):
+        return params
+    where = "vision_config."
+    width, layers = int_field(vision, "decoder_dmodel", where), int_field(vision, "n_layers", where)
+    scales = _hmlp_scales(
+        int_field(vision, "temporal_patch_size", where),
+        int_field(vision, "patch_size", where),
+        layers,
+        int_field(vision, "n_channels", where),
+    )
+    for index, (start, end) in enumerate(pairwise(scales)):
+        fold = (end[0] // start[0]) * (end[1] // start[1]) * (end[2] // start[2])
+        out = width if index == layers - 1 else end[3]
+        params += start[3] * fold * out + (0 if index == layers - 1 else end[3])
+    return params + (width if vision.get("use_vision_norm") else 0)

@@ -312,7 +312,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
     if arch.deepseek_v4 is not None:
         return _deepseek_v4_counts(arch, tp)
     if arch.inkling is not None:
-        return ParamCounts(**inkling_parameters(arch.inkling, tp))
+        # Its towers are plain nn.Linear and nn.Embedding modules: whole on every rank.
+        return ParamCounts(**{**inkling_parameters(arch.inkling, tp), "vision": arch.vision_params})
     counts = _common_counts(arch, tp)
     if arch.minimax_m3 is not None:
         return _minimax_m3_counts(arch, tp, counts)

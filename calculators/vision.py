@@ -14,6 +14,13 @@ vLLM's own implementation:
   (linear_fc1/linear_fc2) with biases, a Conv3d with bias, learned position embeddings
   (`num_position_embeddings`); the merger, plus one more per `deepstack_visual_indexes` entry
   (Qwen3-VL only; its LayerNorm spans the merged width).
+- MiniMax-M3 (`vllm/models/minimax_m3/common/vision_tower.py`): LayerNorm blocks, qkv/out and
+  fc1/fc2 with biases, a Conv3d patch embedding without bias (kept in float32: counted here in
+  the model dtype, 3 MB short at its size), pre and post LayerNorms; the projector (vision ->
+  `projector_hidden_size` -> text width) and the patch merger (`spatial_merge_size`² text-wide
+  features -> `projector_hidden_size` -> text width), with biases.
+- Inkling (`vllm/models/inkling/common/towers.py`): its audio and HMLP vision towers
+  (`calculators.inkling.tower_parameters`).
 - Pixtral (Mistral Small 3.x, Magistral, Mistral Large 3: `pixtral.py`, `mistral3.py`): RMSNorm
   blocks, q/k/v/o and a gated MLP without biases; the projector (RMSNorm, the patch merger, two
   linear maps into the text width).
@@ -28,6 +35,7 @@ from typing import Any
 
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.inkling import tower_parameters
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,8 @@ _VISION_FAMILIES = {
     "qwen4_exp": "qwen3_5",
     "mistral3": "pixtral",
     "pixtral": "pixtral",
+    "minimax_m3_vl": "minimax_m3_vl",
+    "inkling_mm_model": "inkling_mm_model",
     "llava": "pixtral",
 }
 # transformers' Qwen3-VL vision defaults (Qwen3VLVisionConfig) for keys a config may leave out.
@@ -140,6 +150,29 @@ def _pixtral(
     return _layers(vision, where) * block + patch_conv + projector
 
 
+# transformers' MiniMaxM3VLVisionConfig defaults for keys a config may leave out.
+_MINIMAX_M3_VISION = {
+    "hidden_size": 1280, "intermediate_size": 5120, "num_hidden_layers": 32, "num_channels": 3,
+    "patch_size": 14, "temporal_patch_size": 2, "spatial_merge_size": 2,
+}  # fmt: skip
+
+
+def _minimax_m3_vl(
+    vision: Mapping[str, Any], wrapper: Mapping[str, Any], text_hidden: int, where: str
+) -> int:
+    shape = {
+        key: optional_int(vision, key, where, value) for key, value in _MINIMAX_M3_VISION.items()
+    }
+    hidden, inner = shape["hidden_size"], shape["intermediate_size"]
+    block = 4 * hidden * hidden + 2 * hidden * inner + 9 * hidden + inner
+    patch = shape["num_channels"] * shape["temporal_patch_size"] * shape["patch_size"] ** 2
+    mid = optional_int(wrapper, "projector_hidden_size", "", 0) or text_hidden
+    merged = text_hidden * shape["spatial_merge_size"] ** 2
+    projector = hidden * mid + mid + mid * text_hidden + text_hidden
+    merger = merged * mid + mid + mid * text_hidden + text_hidden
+    return shape["num_hidden_layers"] * block + patch * hidden + 4 * hidden + projector + merger
+
+
 # Other spellings of the generic ViT's fields (Kimi K2.5's MoonViT: vt_*).
 _GENERIC_ALIASES = {
     "hidden_size": ("vt_hidden_size",),
@@ -186,6 +219,10 @@ def count_vision(
         return VisionCount(params, family, True)
     if family == "pixtral":
         return VisionCount(_pixtral(vision, wrapper, text_hidden, where), family, True)
+    if family == "inkling_mm_model":
+        return VisionCount(tower_parameters(wrapper), family, True)
+    if family == "minimax_m3_vl":
+        return VisionCount(_minimax_m3_vl(vision, wrapper, text_hidden, where), family, True)
     generic = _generic_fields(vision)
     if generic is None:
         return VisionCount(0, "unread", False)

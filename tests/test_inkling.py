@@ -106,3 +106,25 @@ def test_calc_vram_plans_it_at_tp8_on_b300_and_the_page_agrees() -> None:
 def test_the_kv_size_per_token_users_refuse_it_naming_why() -> None:
     with pytest.raises(InputError, match=r"^model_type 'inkling_model': Inkling's caches"):
         kv_cache_shape(ARCH)
+
+
+def test_the_wrappers_towers() -> None:
+    # InklingForConditionalGeneration: an audio embedding of 80 x 256 mel bins and a 3-layer
+    # HMLP over 40 x 40 x 2 patches of 3 channels. plan_out_scales: spatial folds 5, 2, 2, 2,
+    # then the temporal 2; 3 layers take (1,5,5,128), (1,20,20,1216), (2,40,40,9600): linear
+    # maps 75 -> 128, 128 x 16 -> 1216 (each with an RMSNorm) and 1216 x 8 -> 6144.
+    wrapper = {
+        "model_type": "inkling_mm_model",
+        "text_config": {key: value for key, value in CONFIG.items() if key != "model_type"},
+        "audio_config": {"decoder_dmodel": 6144, "n_mel_bins": 80, "mel_vocab_size": 256,
+                         "use_audio_norm": True, "audio_mode": "dmel"},
+        "vision_config": {"vision_encoder_type": "hmlp", "decoder_dmodel": 6144, "patch_size": 40,
+                          "temporal_patch_size": 2, "n_channels": 3, "n_layers": 3,
+                          "use_vision_norm": True},
+    }  # fmt: skip
+    audio = 80 * 256 * 6144 + 6144
+    vision = 75 * 128 + 128 + 2048 * 1216 + 1216 + 9728 * 6144 + 6144
+    for tp in (1, 8):  # plain modules, whole on every rank
+        counts = param_counts(parse_config(wrapper), tp)
+        assert counts.vision == audio + vision
+        assert counts.total == param_counts(ARCH, tp).total + audio + vision

@@ -40,11 +40,33 @@ def test_parameters_match_the_published_size() -> None:
     assert (counts.router, counts.four_byte) == (0, 57 * (6144 * 128 + 128))
     # Two norms of hidden and two q/k norms a layer, two index norms a sparse layer, the last.
     assert counts.small == 60 * (2 * 6144 + 2 * 128) + 57 * 2 * 128 + 6144
-    # 426.17B beside the published 427.04B (its vision tower, about 0.8B, is the difference);
+    # 426.17B beside the published 427.04B (its vision tower, 0.87B, is the difference);
     # the F32 part 44.8M of the published 46.3M; 25.96B active of the published 26B.
     assert counts.total == 426_174_572_928
     assert abs(counts.total / 427.04e9 - 1) < 0.003
     assert round(counts.active / 1e9, 2) == 25.96
+
+
+def test_with_its_vision_tower_the_published_size_exactly() -> None:
+    # MiniMaxM3SparseForConditionalGeneration: transformers' MiniMaxM3VLVisionConfig defaults
+    # (32 layers of 1280, fc 5120, 14 x 14 x 2 patches) and projector_hidden_size 6144.
+    text = {key: value for key, value in CONFIG.items() if key != "model_type"}
+    wrapper = {
+        "model_type": "minimax_m3_vl",
+        "text_config": text,
+        "vision_config": {"model_type": "minimax_m3_vl_vision"},
+        "projector_hidden_size": 6144,
+    }
+    block = 4 * 1280 * 1280 + 2 * 1280 * 5120 + 9 * 1280 + 5120  # biases and 2 LayerNorms
+    patch = 3 * 2 * 14 * 14 * 1280  # the Conv3d, no bias
+    projector = 1280 * 6144 + 6144 + 6144 * 6144 + 6144
+    merger = 4 * 6144 * 6144 + 6144 + 6144 * 6144 + 6144  # 2 x 2 patches merged
+    counts = param_counts(parse_config(wrapper))
+    assert counts.vision == 32 * block + patch + 4 * 1280 + projector + merger
+    # 427,040,142,720: the published 427.04B; its float32 part, the router and correction bias
+    # (44.83M) and the patch Conv3d (1.51M): the published 46.3M.
+    assert counts.total == 427_040_142_720
+    assert round((counts.four_byte + patch) / 1e6, 1) == 46.3
 
 
 def test_the_0_34_key_names_read_the_same() -> None:
