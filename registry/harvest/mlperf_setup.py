@@ -7,9 +7,11 @@ their `build_docker.sh` builds vLLM from. A row is taken as a vLLM run only when
 configuration of its benchmark's setup folder builds vLLM, and none names another engine (SGLang,
 TensorRT-LLM); the version stays `unstated` (the configurations build different revisions and
 the submission does not say which configuration ran). Anything else: no engine, and the row is
-skipped as before. MangoBoost's submissions state only `ROCm …`; their
-`closed/<submitter>/src/<benchmark>/README.md` runs the benchmark in MangoBoost's LLMBoost serving
-container (`llmboost/mb-llmboost:<tag>`), read as LLMBoost of an unstated release. Where neither
+skipped as before. MangoBoost's submissions state only `ROCm …` (v6.0) or
+`PyTorch …, aiter …` (AMD_MangoBoost, v5.1 open division); their
+`<division>/<submitter>/src/<benchmark>/README.md` (v6.0; `code/<benchmark>/README.md` in v5.1)
+runs the benchmark in MangoBoost's LLMBoost serving container (`llmboost/mb-llmboost:<tag>`;
+v5.1's `mb-llmboost-inference:<tag>`, built on it), read as LLMBoost of an unstated release. Where neither
 says, the system description (`<division>/<submitter>/systems/<system>.json`) may name one engine
 with its release in `other_software_stack` (RedHat's v4.1 L40S `"vllm": "0.5.1"`, its v6.0 llm-d
 H200 `"vllm": "0.14.1"`, whose `framework` names only `LLM-D v0.5.0`, llm-d serving with vLLM).
@@ -27,7 +29,7 @@ _VLLM_URL = re.compile(
     re.M | re.I,
 )
 _OTHER_ENGINE = re.compile(r"^export (?:SGLANG|TRTLLM|TENSORRT_LLM)_URL=", re.M | re.I)
-_LLMBOOST_IMAGE = re.compile(r"\bllmboost/mb-llmboost:[\w.-]+")
+_LLMBOOST_IMAGE = re.compile(r"\b(?:llmboost/)?mb-llmboost(?:-inference)?:[\w.-]+")
 """MangoBoost's README pulls and runs its LLMBoost serving container (v6.0: `ROCm 6.10.5` is
 all its Software states)."""
 
@@ -51,10 +53,13 @@ def setup_configs(row: dict[str, Any], listed: list[str]) -> list[str]:
     return sorted(found)
 
 
-def readme_path(row: dict[str, Any]) -> str:
-    """`closed/MangoBoost/src/llama2-70b-99/README.md`: how the submission ran the benchmark."""
+def readme_paths(row: dict[str, Any]) -> list[str]:
+    """How the submission ran the benchmark: `closed/MangoBoost/src/llama2-70b-99/README.md`
+    (v6.0), `open/AMD_MangoBoost/code/llama2-70b-99.9/README.md` (v5.1)."""
     parts = str(row["Location"]).removeprefix("./").split("/")
-    return "/".join([*parts[:2], "src", str(row["Model"]), "README.md"])
+    return [
+        "/".join([*parts[:2], folder, str(row["Model"]), "README.md"]) for folder in ("src", "code")
+    ]
 
 
 def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
@@ -106,9 +111,10 @@ def engine_from_setup(configs: dict[str, str | None]) -> tuple[str, str, str] | 
 
 
 def _engine_from_build(configs: dict[str, str | None]) -> tuple[str, str, str] | None:
-    for path, text in configs.items():
-        if path.endswith("/README.md"):
-            return _engine_from_readme(path, text) if text is not None else None
+    readmes = {path: text for path, text in configs.items() if path.endswith("/README.md")}
+    if readmes:
+        found = (_engine_from_readme(path, text) for path, text in readmes.items() if text)
+        return next((engine for engine in found if engine is not None), None)
     texts = {path: text for path, text in configs.items() if text is not None}
     if not texts or any(_OTHER_ENGINE.search(text) for text in texts.values()):
         return None
@@ -134,18 +140,18 @@ def read_setups(tree: SourceTree, rows: list[dict[str, Any]]) -> list[dict[str, 
         setup_configs(row, listed) if ask else [] for row, ask in zip(rows, asks, strict=True)
     ]
     readmes = [
-        readme_path(row) if ask and not paths else None
+        readme_paths(row) if ask and not paths else []
         for row, ask, paths in zip(rows, asks, configs, strict=True)
     ]
     systems = [
         system_description_path(row) if ask else None for row, ask in zip(rows, asks, strict=True)
     ]
-    wanted = {path for paths in configs for path in paths} | {
-        path for path in (*readmes, *systems) if path
+    wanted = {path for paths in (*configs, *readmes) for path in paths} | {
+        path for path in systems if path
     }
     texts = tree.read_many(sorted(wanted))
     return [
-        {path: texts[path] for path in ([readme] if readme else paths)}
+        {path: texts[path] for path in (readme or paths)}
         | ({system: texts[system]} if system else {})
         for paths, readme, system in zip(configs, readmes, systems, strict=True)
     ]
