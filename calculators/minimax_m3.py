@@ -16,7 +16,11 @@ per-head q/k RMSNorms, `num_local_experts` routed experts of `intermediate_size`
   per KV head, split as the KV heads are (one a rank at least), and one index key of
   `index_head_dim` on every rank (`MinimaxM3QKVParallelLinearWithIndexer`); two RMSNorms;
 - the router (`GateLinear`, params_dtype float32) and its `e_score_correction_bias`: float32.
-MTP modules (`num_mtp_modules`) are skipped on load ("mtp." weights).
+MTP modules (`num_mtp_modules`) are skipped on load ("mtp." weights). 0.29 gives the shared
+expert `intermediate_size` x `n_shared_experts`, 0.34 one of `intermediate_size` whatever
+`n_shared_experts` says: the same for the published config (one); the count reads 0.29's.
+0.34 adds an NVFP4 main cache (--kv-cache-dtype) and an NVFP4 indexer cache
+(`indexer_kv_dtype`), both for SM100-class GPUs, which the plan does not read.
 
 KV caches, per rank: every layer's K and V (`FullAttentionSpec`, the KV heads split, one a rank
 at least) and, on a sparse layer, its indexer's keys (`MiniMaxM3IndexerCache`: one head of
