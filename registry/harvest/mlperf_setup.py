@@ -11,10 +11,11 @@ skipped as before. MangoBoost's submissions state only `ROCm …` (v6.0) or
 `PyTorch …, aiter …` (AMD_MangoBoost, v5.1 open division); their
 `<division>/<submitter>/src/<benchmark>/README.md` (v6.0; `code/<benchmark>/README.md` in v5.1)
 runs the benchmark in MangoBoost's LLMBoost serving container (`llmboost/mb-llmboost:<tag>`;
-v5.1's `mb-llmboost-inference:<tag>`, built on it), read as LLMBoost of an unstated release. Where neither
-says, the system description (`<division>/<submitter>/systems/<system>.json`) may name one engine
-with its release in `other_software_stack` (RedHat's v4.1 L40S `"vllm": "0.5.1"`, its v6.0 llm-d
-H200 `"vllm": "0.14.1"`, whose `framework` names only `LLM-D v0.5.0`, llm-d serving with vLLM).
+v5.1's `mb-llmboost-inference:<tag>`, built on it), read as LLMBoost of an unstated release.
+Where neither says, the system description (`<division>/<submitter>/systems/<system>.json`) may
+name one engine with its release in `other_software_stack` (RedHat's v4.1 L40S `"vllm":
+"0.5.1"`, its v6.0 llm-d H200 `"vllm": "0.14.1"`, whose `framework` names only `LLM-D v0.5.0`,
+llm-d serving with vLLM).
 """
 
 import json
