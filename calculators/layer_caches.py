@@ -38,6 +38,22 @@ def plan_note(arch: ModelArch) -> str | None:
     return inkling.PLAN_NOTE if arch.inkling is not None else None
 
 
+def release_note(arch: ModelArch, version: tuple[int, int]) -> list[str]:
+    """A note when `version` predates the first vLLM release the family's recipe names
+    (`min_vllm_version` in vLLM 0.34.0's recipes/models: MiniMax-M3 0.24.0, Inkling 0.26.0): the
+    plan then applies that release's memory terms to a model it does not serve."""
+    first = {
+        "MiniMax-M3": minimax_m3.FIRST_RELEASE if arch.minimax_m3 is not None else None,
+        "Inkling": inkling.FIRST_RELEASE if arch.inkling is not None else None,
+    }
+    return [
+        f"{name} is served from vLLM {since[0]}.{since[1]} (its recipe's min_vllm_version); "
+        f"this plan applies {version[0]}.{version[1]}'s memory terms to it"
+        for name, since in first.items()
+        if since is not None and version < since
+    ]
+
+
 def layer_caches(
     arch: ModelArch, kv_cache_dtype: str | None, tp: int, block_size: int, dtype_bytes: int
 ) -> LayerCaches | None:

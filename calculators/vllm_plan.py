@@ -37,7 +37,12 @@ from infermeter.calculators.kv_blocks import (
     state_pages,
 )
 from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
-from infermeter.calculators.layer_caches import LayerCaches, layer_caches, plan_note
+from infermeter.calculators.layer_caches import (
+    LayerCaches,
+    layer_caches,
+    plan_note,
+    release_note,
+)
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import sharded_weight_bytes
@@ -453,6 +458,7 @@ def _notes(
     return [
         *arch.reading_notes,
         *([note] if (note := plan_note(arch)) is not None else []),
+        *release_note(arch, version),
         *(
             [deepseek_v4_tuples.NOTE]
             if arch.deepseek_v4 is not None and version < deepseek_v4_tuples.PACKED_SINCE

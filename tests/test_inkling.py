@@ -98,6 +98,13 @@ def test_calc_vram_plans_it_at_tp8_on_b300_and_the_page_agrees() -> None:
     assert plan["kv_cache_tokens"] == int(plan["num_blocks"] / per_request * 1048576)
     assert plan["kv_cache_bytes_per_token"] == 11 * 512  # the full-attention layers' K/V
     assert any(note.startswith("Inkling: each layer's K/V") for note in plan["notes"])
+    assert not any(note.startswith("Inkling is served from") for note in plan["notes"])
+    # vLLM 0.19 (calc vram's default release) does not serve it: the plan says so.
+    old = json_output("calc", "vram", "--model", str(PATH), "--gpu", "b300", "-tp", "8")
+    assert (
+        "Inkling is served from vLLM 0.26 (its recipe's min_vllm_version); this plan "
+        "applies 0.19's memory terms to it" in old["vllm_plan"]["notes"]
+    )
     assert plan == page_vram_plan(
         PATH, gpu="b300", tensor_parallel_size="8", vllm_version="0.34", max_model_len="1048576"
     )
