@@ -19,6 +19,7 @@ from infermeter.calculators.bailing_moe_v3 import (
     bailing_v3_fields,
     bailing_v3_mixer,
 )
+from infermeter.calculators.beam import BEAM_DEFAULTS, BEAM_NOTE, beam_fields
 from infermeter.calculators.config_aliases import (
     CONFIG_KEY_ALIASES,
     falcon_block,
@@ -86,7 +87,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
-        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model",
+        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -161,9 +162,6 @@ _UNMODELLED_MODEL_TYPES = {
     "domyn_edge": ("window_sizes", "a sliding window per layer from window_sizes"),
     # vllm/model_executor/models/lfm3.py: ShortConv layers keep a convolution state (MambaSpec).
     "lfm3": ("layer_types", "short-convolution layers with their own state cache"),
-    # vllm/models/beam/nvidia: short-convolution layers and layers that share another's KV
-    # (kv_sharing_target_layer_name).
-    "beam": ("layer_types", "short-convolution layers; layers sharing another layer's KV"),
     # transformers' Glm5NextTextConfig and vllm/models/glm5next: hyper-connections, linear
     # attention with a convolution state, a DSA indexer with a pooled key cache.
     "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
@@ -216,6 +214,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v4": {"num_key_value_heads": 1},
     "hy_v4": HY_V4_DEFAULTS,
     "qwen4_exp_text": QWEN4_EXP_DEFAULTS,
+    "beam": BEAM_DEFAULTS,
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -239,10 +238,10 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
-    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5",
+    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5", "beam",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
-_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text", "gemma3n_text"}
+_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text", "gemma3n_text", "beam"}
 # Shape fields under other names (GPT-2, BLOOM, Falcon-7B, DBRX, TeleChat): read only where
 # CONFIG_KEY_ALIASES maps them; elsewhere the conventional field is missing.
 _OTHER_SHAPE_NAMES = {
@@ -463,6 +462,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(HY_V4_NOTE)
     if model_type == "qwen4_exp_text":
         notes.append(QWEN4_EXP_NOTE)
+    if model_type == "beam":
+        notes.append(BEAM_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -554,6 +555,7 @@ def _family_fields(
         "minimax_m3_text": lambda: minimax_m3_fields(language, where),
         INKLING_TYPE: lambda: inkling_fields(language, where),
         "hy_v4": lambda: hy_v4_fields(language, where),
+        "beam": lambda: beam_fields(language, where),
     }
     reader = readers.get(family)
     return reader() if reader is not None else {}
@@ -628,6 +630,8 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "arcee": {"gated_mlp": False},
     "jais2": {"gated_mlp": False, "norm_bias": True},
     "afmoe": {"attention_output_gate": True, "qk_norm": True, "norms_per_layer": 4},
+    # Beam (calculators.beam): its output gate projects one value a query channel.
+    "beam": {"attention_output_gate": True},
     # HRM-Text (hrm_text.py): a gate per query channel in its fused gqkv projection, RMSNorms
     # without weights.
     "hrm_text": {"attention_output_gate": True, "norms_per_layer": 0},

@@ -215,6 +215,8 @@ class ModelArch:
     # Copies of the residual stream with float32 gates around each sub-block (HY-V4's
     # hyper-connections, calculators.hyper_connections); None: one residual stream.
     hyper_connections: HyperConnections | None = None
+    # Beam's output gate: a bias per head beside its projection (calculators.beam).
+    attention_gate_bias: bool = False
     # A float32 router and correction bias (HY-V4's moe.py); False: the model dtype.
     float32_router: bool = False
     # Qwen4-Exp's per-layer embeddings and QSA indexers (calculators.qwen4_exp).

@@ -186,11 +186,11 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
         expert_intermediate_size=expert_size,
         shared_intermediate_size=shared,
         moe_layers=_moe_layers(config, num_layers, where, model_type),
-        # Nemotron-H's, LongCat's, ERNIE 4.5's and MiniMax-M3's routers keep an fp32
+        # Nemotron-H's, LongCat's, ERNIE 4.5's, MiniMax-M3's and Beam's routers keep an fp32
         # e_score_correction_bias per expert, as do those whose config enables it (Ling,
         # Param2, Sarvam, HY-V3).
         router_bias=model_type
-        in {"gpt_oss", "nemotron_h", "longcat_flash", "ernie4_5_moe", "minimax_m3_text"}
+        in {"gpt_oss", "nemotron_h", "longcat_flash", "ernie4_5_moe", "minimax_m3_text", "beam"}
         or bool(config.get("moe_router_enable_expert_bias", False)),
         expert_bias=model_type == "gpt_oss",
         expert_matrices=2 if nemotron else 3,

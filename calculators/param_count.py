@@ -128,6 +128,8 @@ def _attention_params(
         small += 2 * shape.head_dim
     if shape.sinks:
         small += shape.heads // tp
+    if arch.attention_gate_bias:
+        small += shape.heads // tp
     return linear, small
 
 

@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 79 planned by name, "
-        "36 read generically, 11 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 80 planned by name, "
+        "36 read generically, 10 refused"
     )
 
 
@@ -95,7 +95,7 @@ NEW_SINCE_0_29 = {
     "DoryForCausalLM": ("refused", "recurrent layers looped over shared weights"),
     "DomynEdgeForCausalLM": ("refused", "a sliding window per layer"),
     "Lfm3ForCausalLM": ("refused", "short-convolution layers"),
-    "BeamForCausalLM": ("refused", "sharing another layer's KV"),
+    "BeamForCausalLM": ("by name", ""),
     "Glm5NextForCausalLM": ("refused", "hyper-connections"),
     "MistralLarge4ForCausalLM": ("refused", "KV shared across layers"),
     "AliceAIForCausalLM": ("refused", "attention residual blocks"),
