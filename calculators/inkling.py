@@ -94,7 +94,12 @@ def inkling_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, An
         merged.setdefault(swa, merged[main])
     merged.setdefault("swa_v_head_dim", merged["swa_head_dim"])
     merged.setdefault("sconv_kernel_size", merged.get("conv_kernel_size") or 4)
-    merged.setdefault("padded_vocab_size", merged["vocab_size"])
+    if merged.get("padded_vocab_size") is None:
+        # The tables hold padded_vocab_size rows; the logits stop at unpadded_vocab_size.
+        merged["padded_vocab_size"] = merged["vocab_size"]
+        unpadded = merged.get("unpadded_vocab_size")
+        if isinstance(unpadded, int) and unpadded < merged["vocab_size"]:
+            merged["vocab_size"] = unpadded
     merged["first_k_dense_replace"] = merged["dense_mlp_idx"]
     merged["sliding_window"] = merged["sliding_window_size"]
     local = merged["local_layer_ids"]
