@@ -4,8 +4,9 @@ tests/data/harvest/mlperf-v4.0 holds files of the official mlcommons/inference_r
 read one by one (the repository is too large to bring here whole, and no results table of the
 round was found): each file whole, checked against its stored length. For NVIDIA's DGX H100 x2
 and x8, H200 x8, H200-CTS x1 and x8 (1000 W), H100 NVL x8 and GH200, Dell's XE9680 H100 x8,
-XE8640 and XE9640 H100 x4, HPE's Cray XD670, GigaComputing's G593-SD1 and Oracle's BM.GPU.H100.8
-(H100 x8): the system description (`systems/<system>.json`) and the llama2-70b-99.9 Offline and
+XE8640 and XE9640 H100 x4, HPE's Cray XD670, GigaComputing's G593-SD1, Oracle's BM.GPU.H100.8
+(H100 x8) and Quanta Cloud Technology's D54U-3U (H100 PCIe x4, read 2026-12-02): the system
+description (`systems/<system>.json`) and the llama2-70b-99.9 Offline and
 Server run logs at 3c4a1cf1; each submitter's llama2-70b configurations (NVIDIA's as stored at
 8121a811, the others' at 3c4a1cf1; Oracle's Server one only), which set `use_fp8 = True`. With no
 results table, each row is built from its system description and its log
@@ -29,7 +30,7 @@ READ_FROM = (
     "__init__.py as stored at 8121a811 (whether that commit is in the history of 3c4a1cf1 could "
     "not be checked here)."
 )
-EXCERPT_SHA256 = "a625671931cd113c6ace8fadf5ea461291f6778c5f53e4c64b58a048e5e54717"
+EXCERPT_SHA256 = "7a614caa2e622364b2c33830b7c27f8abe7cb23aec27e497921d98033ffb388e"
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.0", "4.0", COMMIT, READ_FROM, EXCERPT_SHA256
 )
@@ -46,8 +47,8 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     harvested: tuple[Path, object, dict[str, Result]],
 ) -> None:
     registry, report, results = harvested
-    assert len(results) == 23
-    EXCERPT.assert_pinned_and_committed(registry, report, 23)  # type: ignore[arg-type]
+    assert len(results) == 25
+    EXCERPT.assert_pinned_and_committed(registry, report, 25)  # type: ignore[arg-type]
 
 
 def test_a_row_built_from_its_system_description_and_log(
