@@ -29,6 +29,7 @@ from infermeter.calculators.config_aliases import (
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.decilm import DECILM, decilm_layers
 from infermeter.calculators.deepseek_v4 import deepseek_v4_fields
+from infermeter.calculators.dory import DORY_NOTE, DORY_TYPE, dory_defaults, dory_fields
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
@@ -87,7 +88,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
-        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam",
+        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -155,9 +156,6 @@ _UNMODELLED_KEYS = (
 # while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
 # that declares it, and the mechanism, named in the refusal.
 _UNMODELLED_MODEL_TYPES = {
-    # vllm/model_executor/models/dory.py: n_recurrent_layers run n_recurrent_loops times over
-    # shared weights, with their own KV per loop as recurrent_kv_cache_mode says.
-    "dory": ("n_recurrent_loops", "recurrent layers looped over shared weights"),
     # vllm/model_executor/models/domyn_edge.py: a sliding window per layer from window_sizes.
     "domyn_edge": ("window_sizes", "a sliding window per layer from window_sizes"),
     # vllm/model_executor/models/lfm3.py: ShortConv layers keep a convolution state (MambaSpec).
@@ -265,6 +263,8 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = minimax_m3_defaults(merged, where)
     if model_type == INKLING_TYPE:
         merged = inkling_defaults(merged, where)
+    if model_type == DORY_TYPE:
+        merged = dory_defaults(merged, where)
     return normalised(merged, model_type, where)
 
 
@@ -464,6 +464,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(QWEN4_EXP_NOTE)
     if model_type == "beam":
         notes.append(BEAM_NOTE)
+    if model_type == DORY_TYPE:
+        notes.append(DORY_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -554,6 +556,7 @@ def _family_fields(
         "deepseek_v4": lambda: deepseek_v4_fields(language, where),
         "minimax_m3_text": lambda: minimax_m3_fields(language, where),
         INKLING_TYPE: lambda: inkling_fields(language, where),
+        DORY_TYPE: lambda: dory_fields(language, where),
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
     }
@@ -640,6 +643,9 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     # from the embedding table whatever tie_word_embeddings says.
     "cohere": {"norms_per_layer": 1, "tie_word_embeddings": True},
     "cohere2": {"norms_per_layer": 1, "tie_word_embeddings": True},
+    # Dory (dory.py): single-purpose layers (attention or MLP), weightless nGPT norms, a g_proj
+    # output gate per query channel (calculators.dory).
+    "dory": {"norms_per_layer": 0, "single_purpose_layers": True, "attention_output_gate": True},
     # step3_text.py always builds its own lm_head.
     "step3_text": {"tie_word_embeddings": False},
 }  # fmt: skip
@@ -720,9 +726,12 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         "position_embeddings": _learned_positions(language, family),
         "ngram_embedding": ngram_embedding(language, "") if family == "longcat_flash" else (0, 0),
         **_loop_layers(language, family),
-        "extra_full_caches": optional_int(language, "hrm_extra_caches", "", 0)
-        if family == "hrm_text"
-        else 0,
+        # HRM-Text's caches beyond one a layer (Dory's are calculators.dory's).
+        **(
+            {"extra_full_caches": optional_int(language, "hrm_extra_caches", "", 0)}
+            if family == "hrm_text"
+            else {}
+        ),
         # DeciLM: each layer's MLP width, 0 where its FFN is a no-op (calculators.decilm).
         "mlp_widths": decilm_layers(language, int(language["num_hidden_layers"]))[1]
         if family == DECILM

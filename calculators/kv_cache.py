@@ -128,7 +128,7 @@ def kv_cache_shape(
     state = 0
     if arch.mixer is not None and arch.num_state_layers:
         state = arch.mixer.state_bytes_per_sequence(tensor_parallel_size, model_dtype_bytes)
-    sliding = own_kv.count(SLIDING) + arch.loop_sliding_layers
+    sliding = own_kv.count(SLIDING) + arch.loop_sliding_layers + arch.extra_sliding_caches
     ple_states = 0
     if arch.qwen4_exp is not None:
         # QSA's compressed keys; a PLE layer's short-convolution state takes a state page.

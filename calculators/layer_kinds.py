@@ -10,7 +10,7 @@ from infermeter.calculators.decilm import DECILM, decilm_layer_kinds
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kda import kimi_linear_layer_kinds
 from infermeter.calculators.lightning import lightning_layer_kinds
-from infermeter.calculators.mamba2 import MAMBA2, nemotron_h_layer_kinds
+from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, nemotron_h_layer_kinds
 from infermeter.calculators.mimo_v2 import mimo_v2_layer_kinds
 from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
@@ -28,6 +28,8 @@ _LAYER_TYPES = {
     "indexed_attention": FULL,
     "qwen_sparse_attention": FULL,
     "mamba": MAMBA,
+    # A layer with an MLP and no attention (Dory's "mlp" layers, calculators.dory).
+    "mlp": MLP_ONLY,
 }
 
 

@@ -170,6 +170,14 @@ class ModelArch:
     # HRM-Text (hrm_text.py): full-attention caches beyond one a layer, its stacks' layers run
     # again with the same weights and a cache of their own each run.
     extra_full_caches: int = 0
+    # Sliding-window caches of `sliding_window` tokens beyond one a sliding layer (Dory's
+    # recurrent layers: one a loop, calculators.dory).
+    extra_sliding_caches: int = 0
+    # Replicated scales beside the norms and biases, counted as small tensors (Dory's nGPT
+    # scales and logit scale).
+    scale_params: int = 0
+    # The largest tensor-parallel size vLLM accepts (Dory: 1); 0: no limit of its own.
+    max_tensor_parallel: int = 0
     # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).
     rotary: bool = True
     # Step 3's attention (step3_text.py): one replicated projection to a shared query of this

@@ -350,6 +350,7 @@ def _common_counts(arch: ModelArch, tp: int) -> ParamCounts:
         head = arch.hyper_connections.head_params(hidden)
         tally.four_byte += head if arch.hyper_connections.float32 else 0
         tally.small += 0 if arch.hyper_connections.float32 else head
+    tally.small += arch.scale_params
     if arch.norms_per_layer:  # the final norm (HRM-Text's norms, the final one too, are weightless)
         tally.small += hidden * (2 if arch.norm_bias else 1)
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally) + ple_tables

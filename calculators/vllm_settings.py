@@ -175,6 +175,11 @@ def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
     """vLLM's own rule: the attention heads split evenly, and the KV heads split evenly or are
     replicated whole (MLA has no KV heads to split)."""
     tp = tensor_parallel_size
+    if arch.max_tensor_parallel and tp > arch.max_tensor_parallel:
+        raise InputError(
+            f"tensor_parallel_size: vLLM serves model_type {arch.model_type!r} on at most "
+            f"{arch.max_tensor_parallel} rank(s); got {tp}"
+        )
     if arch.num_attention_heads % tp:
         raise InputError(
             f"tensor_parallel_size: {tp} does not divide the model's "

@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 80 planned by name, "
-        "36 read generically, 10 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 81 planned by name, "
+        "36 read generically, 9 refused"
     )
 
 
@@ -92,7 +92,7 @@ def test_a_refusal_in_the_table_is_the_readers_own() -> None:
 NEW_SINCE_0_29 = {
     "ExaoneMoEForCausalLM": ("generic", ""),
     "RicursiveForCausalLM": ("generic", ""),
-    "DoryForCausalLM": ("refused", "recurrent layers looped over shared weights"),
+    "DoryForCausalLM": ("by name", ""),
     "DomynEdgeForCausalLM": ("refused", "a sliding window per layer"),
     "Lfm3ForCausalLM": ("refused", "short-convolution layers"),
     "BeamForCausalLM": ("by name", ""),
@@ -115,10 +115,10 @@ def test_a_family_new_since_0_29_is_read_or_refused_naming_its_mechanism(name: s
 
 
 def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
-    # Dory's config.json may carry only conventional keys beside its loop count; read generically
-    # it would be a plain decoder of num_hidden_layers with one KV cache per layer.
+    # GLM-5-Next's text config may carry only conventional keys beside its hyper-connections;
+    # read generically it would be a plain decoder with one KV cache per layer.
     config = {
-        "model_type": "dory",
+        "model_type": "glm5_next_text",
         "hidden_size": 1024,
         "num_hidden_layers": 8,
         "num_attention_heads": 16,
@@ -126,7 +126,7 @@ def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
         "intermediate_size": 4096,
         "vocab_size": 32000,
     }
-    with pytest.raises(ConfigError, match=r"^n_recurrent_loops: model_type 'dory'"):
+    with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'glm5_next_text'"):
         parse_config(config)
 
 
