@@ -35,3 +35,14 @@ def optional_mapping(config: Mapping[str, Any], name: str, where: str) -> Mappin
     if value is None or isinstance(value, Mapping):
         return value
     raise ConfigError(f"{where}{name}: expected a JSON object, got {value!r}")
+
+
+def layer_list(config: Mapping[str, Any], key: str, num_layers: int, where: str) -> list[Any]:
+    """A list of one entry a layer (`num_layers` of them)."""
+    values = config.get(key)
+    if not isinstance(values, list) or len(values) != num_layers:
+        raise ConfigError(
+            f"{where}{key}: expected a list of {num_layers} entries (num_hidden_layers), "
+            f"got {values!r}"
+        )
+    return values

@@ -34,6 +34,7 @@ from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
 from infermeter.calculators.hy_v4 import HY_V4_DEFAULTS, HY_V4_NOTE, hy_v4_fields, hy_v4_indexer
+from infermeter.calculators.index_cache import index_cache_indexer
 from infermeter.calculators.inkling import INKLING_TYPE, inkling_defaults, inkling_fields
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
@@ -568,12 +569,13 @@ def _family_indexer(
     language: Mapping[str, Any], family: str, num_layers: int, where: str
 ) -> SparseIndexer | None:
     """The lightning indexer: DeepSeek-V4's and MiniMax-M3's are their modules' own, HY-V4's on
-    its sparse layers only (calculators.hy_v4), V3.2's on every layer."""
+    its sparse layers only (calculators.hy_v4), V3.2's on the layers IndexCache's keys leave
+    one (every layer without them; calculators.index_cache)."""
     if family in ("deepseek_v4", "minimax_m3_text"):
         return None
     if family == "hy_v4":
         return hy_v4_indexer(language, num_layers, where, _indexer(language, where))
-    return _indexer(language, where)
+    return index_cache_indexer(language, num_layers, where, _indexer(language, where))
 
 
 def _moe_and_dense_width(

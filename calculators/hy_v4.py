@@ -29,9 +29,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from infermeter.calculators.config_fields import int_field
+from infermeter.calculators.config_fields import int_field, layer_list
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.hyper_connections import independent
+from infermeter.calculators.index_cache import typed_layers
 from infermeter.calculators.model_arch import SparseIndexer
 
 # vLLM's HYV4Config defaults (0.34.0), those a count or a cache reads.
@@ -63,35 +64,22 @@ HY_V4_NOTE = (
 )
 
 
-def _listed(config: Mapping[str, Any], key: str, num_layers: int, where: str) -> list[Any]:
-    values = config.get(key)
-    if not isinstance(values, list) or len(values) != num_layers:
-        raise ConfigError(
-            f"{where}{key}: expected a list of {num_layers} entries (num_hidden_layers), "
-            f"got {values!r}"
-        )
-    return values
-
-
 def sparse_layers(config: Mapping[str, Any], num_layers: int, where: str) -> tuple[int, ...]:
     """The layers that run sparse attention (`attention.py` sparse_layer_ids)."""
     if config.get("layer_types") is None:
         return ()
-    kinds = _listed(config, "layer_types", num_layers, where)
+    kinds = layer_list(config, "layer_types", num_layers, where)
     return tuple(i for i, kind in enumerate(kinds) if kind in SPARSE_LAYER_TYPES)
 
 
 def indexer_layers(config: Mapping[str, Any], num_layers: int, where: str) -> tuple[int, ...]:
     """The sparse layers that build their own indexer: `indexer_types` "full" (HYV4Config's
     default where the config omits it)."""
-    if config.get("indexer_types") is None:
-        types = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(num_layers)]
-    else:
-        types = _listed(config, "indexer_types", num_layers, where)
-    if set(types) - {"full", "shared"}:
-        raise ConfigError(f"{where}indexer_types: expected 'full' or 'shared' for each layer")
+    full = typed_layers(config, num_layers, where)
+    if full is None:
+        full = tuple(i for i in range(num_layers) if i == 0 or (i - 1) % 4 == 0)
     sparse = sparse_layers(config, num_layers, where)
-    return tuple(i for i in sparse if types[i] == "full")
+    return tuple(i for i in sparse if i in full)
 
 
 def hy_v4_indexer(

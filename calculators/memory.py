@@ -150,6 +150,7 @@ def _sequence_bytes(arch: ModelArch, plan: VllmPlan, tokens: int) -> int:
     """KV bytes of one sequence of `tokens` tokens; where the caches are grouped layer by layer
     (calculators.layer_caches), which no per-token size expresses, its blocks in every group."""
     settings = plan.settings
+    arch = arch.at_release(plan.vllm_version)
     tp, dtype_bytes = settings.tensor_parallel_size, model_dtype_bytes(arch, settings.dtype)
     block_size = release_block_size(settings)
     caches = layer_caches(arch, settings.kv_cache_dtype, tp, block_size, dtype_bytes)

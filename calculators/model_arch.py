@@ -61,6 +61,10 @@ class LatentAttention:
     v_head_dim: int
 
 
+# Layers by index; None: every layer.
+IndexerLayers = tuple[int, ...] | None
+
+
 @dataclass(frozen=True)
 class SparseIndexer:
     """DeepSeek-V3.2's lightning indexer: a small attention that picks the top-k tokens."""
@@ -69,10 +73,21 @@ class SparseIndexer:
     head_dim: int
     top_k: int
     # The layers that build their own indexer and hold its key cache (HY-V4's "full" ones; the
-    # "shared" ones reuse their top-k); None: every layer.
-    layers: tuple[int, ...] | None = None
+    # "shared" ones reuse their top-k; IndexCache's, calculators.index_cache); None: every layer.
+    layers: IndexerLayers = None
     # The layers that run sparse attention (FlashMLA's sparse cache layout); None: every layer.
-    sparse_layers: tuple[int, ...] | None = None
+    sparse_layers: IndexerLayers = None
+    # (first vLLM release, its `layers`) where releases build different ones, oldest first;
+    # `layers` is the latest release's. Empty: the same in every release.
+    layers_by_release: tuple[tuple[tuple[int, int], IndexerLayers], ...] = ()
+
+    def at_release(self, version: tuple[int, int]) -> "SparseIndexer":
+        """The indexer vLLM release `version` builds (itself where it is the same)."""
+        chosen = self.layers
+        for since, layers in self.layers_by_release:
+            if version >= since:
+                chosen = layers
+        return self if chosen == self.layers else replace(self, layers=chosen)
 
     def count(self, num_layers: int) -> tuple[int, int]:
         """(layers with their own indexer, layers with sparse attention) of `num_layers`."""
@@ -233,6 +248,15 @@ class ModelArch:
     # configs, as read, which their caches (calculators.layer_caches) and parameters read.
     minimax_m3: Mapping[str, Any] | None = None
     inkling: Mapping[str, Any] | None = None
+
+    def at_release(self, version: tuple[int, int]) -> "ModelArch":
+        """The model as vLLM release `version` builds it: IndexCache's indexers appear on every
+        layer before 0.24 (calculators.index_cache). Itself where nothing differs, so that the
+        parameter counts worked out for it are reused."""
+        if self.indexer is None:
+            return self
+        indexer = self.indexer.at_release(version)
+        return self if indexer is self.indexer else replace(self, indexer=indexer)
 
     def attention_shape(self, full: bool, layer: int | None = None) -> AttentionShape:
         """The heads of a full-attention (`full`) or other layer (of index `layer`): Gemma 4

@@ -489,6 +489,7 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     """The memory plan vLLM makes at startup for `arch` with `settings`, per GPU."""
     _check_stages(arch, settings)
     version = parse_version(settings.vllm_version)
+    arch = arch.at_release(version)
     batch = _batch(arch, settings, version)
     budget = _budget(arch, settings, version, batch)
     available = budget.available_bytes

@@ -90,9 +90,8 @@ def pasted_config_plan(path: Path, gpu: str, **options: str) -> dict[str, Any]:
     makes the same of the file pasted (the test fails otherwise); `options`: page query names."""
     flags = [f"--{key.replace('_', '-')}={value}" for key, value in options.items()]
     cli = json_output("calc", "vram", "--model", str(path), "--gpu", gpu, *flags)
-    page = _page("vram", {"config": path.read_text(), "gpu": gpu, **options})
-    assert page["vllm_plan"] == cli["vllm_plan"]
     plan: dict[str, Any] = cli["vllm_plan"]
+    assert page_vram_plan(path, gpu=gpu, **options) == plan
     return plan
 
 

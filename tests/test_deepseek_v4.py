@@ -5,8 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_output
-from test_calc_api import page_vram_plan
+from test_calc_api import pasted_config_plan
 
 from infermeter.calculators.cache_specs import (
     CacheSpec,
@@ -132,12 +131,11 @@ def test_calc_vram_plans_v4_flash_at_tp8_on_h200_as_vllm_builds_it() -> None:
     # tests/data/configs/deepseek-v4-flash.json: FLASH with the checkpoint's other keys
     # (max_position_embeddings 1048576, qk_rope_head_dim 64, its fp8 quantization_config with
     # 128x128 UE8M0 blocks); vLLM's loader takes expert_dtype fp4 when the config omits it.
-    path = CONFIGS / "deepseek-v4-flash.json"
-    cli = json_output(
-        "calc", "vram", "--model", str(path), "--gpu", "h200-sxm", "-tp", "8",
-        "--kv-cache-dtype", "fp8", "--vllm-version", "0.29", "--max-model-len", "1048576",
+    # The calculator page (as the browser runs it) gives the same plan (pasted_config_plan).
+    plan = pasted_config_plan(
+        CONFIGS / "deepseek-v4-flash.json", "h200-sxm", tensor_parallel_size="8",
+        kv_cache_dtype="fp8", vllm_version="0.29", max_model_len="1048576",
     )  # fmt: skip
-    plan = cli["vllm_plan"]
     roles = plan["weights_by_role"]
     fp8 = 1 + 1 / (128 * 128)  # one UE8M0 byte per 128x128 block
     vocab = 129280 // 8 * 4096  # embedding and lm_head split by vocabulary, bfloat16
@@ -169,15 +167,6 @@ def test_calc_vram_plans_v4_flash_at_tp8_on_h200_as_vllm_builds_it() -> None:
     # FlashMLA turns --kv-cache-dtype auto into fp8 (fp8_ds_mla): the same groups.
     assert kv_bytes("auto") == kv_bytes("fp8") == 1
     assert kv_bytes("bfloat16") == 2
-    # The calculator page (as the browser runs it) gives the same plan.
-    assert plan == page_vram_plan(
-        path,
-        gpu="h200-sxm",
-        tensor_parallel_size="8",
-        kv_cache_dtype="fp8",
-        vllm_version="0.29",
-        max_model_len="1048576",
-    )
 
 
 def test_the_kv_size_per_token_users_refuse_deepseek_v4_naming_why() -> None:
