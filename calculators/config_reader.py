@@ -39,6 +39,7 @@ from infermeter.calculators.inkling import INKLING_TYPE, inkling_defaults, inkli
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
+from infermeter.calculators.lfm3 import LFM3_DEFAULTS, lfm3_fields, lfm3_mixer
 from infermeter.calculators.lightning import LIGHTNING, LightningMixer, lightning_mixer
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
@@ -52,6 +53,7 @@ from infermeter.calculators.mixers import (
     KDA,
     LINEAR_ATTENTION,
     MAMBA,
+    SHORT_CONV,
     RecurrentMixer,
     gated_delta_net_mixer,
     jamba_mixer,
@@ -89,7 +91,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "gemma4_unified_text", "kimi_k25", "glm4_moe_lite", "kimi_linear", "mamba",
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
-        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory",
+        "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -159,8 +161,6 @@ _UNMODELLED_KEYS = (
 _UNMODELLED_MODEL_TYPES = {
     # vllm/model_executor/models/domyn_edge.py: a sliding window per layer from window_sizes.
     "domyn_edge": ("window_sizes", "a sliding window per layer from window_sizes"),
-    # vllm/model_executor/models/lfm3.py: ShortConv layers keep a convolution state (MambaSpec).
-    "lfm3": ("layer_types", "short-convolution layers with their own state cache"),
     # transformers' Glm5NextTextConfig and vllm/models/glm5next: hyper-connections, linear
     # attention with a convolution state, a DSA indexer with a pooled key cache.
     "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
@@ -214,6 +214,7 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     "hy_v4": HY_V4_DEFAULTS,
     "qwen4_exp_text": QWEN4_EXP_DEFAULTS,
     "beam": BEAM_DEFAULTS,
+    "lfm3": LFM3_DEFAULTS,
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -237,10 +238,11 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
-    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5", "beam",
+    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5", "beam", "lfm3",
 }  # fmt: skip
-# Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward).
-_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text", "gemma3n_text", "beam"}
+# Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward);
+# LFM3's unless its config sets use_sandwich_norm false.
+_FOUR_NORM_TYPES = {"gemma2", "gemma3_text", "gemma4_text", "gemma3n_text", "beam", "lfm3"}
 # Shape fields under other names (GPT-2, BLOOM, Falcon-7B, DBRX, TeleChat): read only where
 # CONFIG_KEY_ALIASES maps them; elsewhere the conventional field is missing.
 _OTHER_SHAPE_NAMES = {
@@ -560,6 +562,7 @@ def _family_fields(
         DORY_TYPE: lambda: dory_fields(language, where),
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
+        "lfm3": lambda: lfm3_fields(language),
     }
     reader = readers.get(family)
     return reader() if reader is not None else {}
@@ -713,7 +716,11 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         or bool(language.get("tie_word_embeddings", family in _TIED_BY_DEFAULT)),
         **_bias_flags(language, family),
         "qk_norm": family in _QK_NORM_TYPES or bool(language.get("use_qk_norm", False)),
-        "norms_per_layer": 4 if family in _FOUR_NORM_TYPES else 1 if nemotron or mixer_only else 2,
+        "norms_per_layer": 4
+        if family in _FOUR_NORM_TYPES and language.get("use_sandwich_norm", True)
+        else 1
+        if nemotron or mixer_only
+        else 2,
         "attention_sinks": family in ("gpt_oss", "deepseek_v4")
         or (family == "hy_v4" and bool(language.get("learnable_sink"))),
         "attention_output_gate": family == "qwen3_next"
@@ -753,6 +760,8 @@ def _mixer(
 ) -> RecurrentMixer | Mamba2Mixer | LightningMixer | None:
     if LIGHTNING in kinds:
         return lightning_mixer(config, hidden, where)
+    if SHORT_CONV in kinds:
+        return lfm3_mixer(config, hidden, where)
     if config.get("model_type") == "zamba2":
         return zamba2_mixer(config, hidden, where)
     if MAMBA2 in kinds or parallel:

@@ -9,6 +9,7 @@ from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.decilm import DECILM, decilm_layer_kinds
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kda import kimi_linear_layer_kinds
+from infermeter.calculators.lfm3 import lfm3_layer_kinds
 from infermeter.calculators.lightning import lightning_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, nemotron_h_layer_kinds
 from infermeter.calculators.mimo_v2 import mimo_v2_layer_kinds
@@ -99,6 +100,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     "qwen3_next": _qwen3_next_layer_kinds,
     "bailing_moe_linear": lightning_layer_kinds,
     DECILM: decilm_layer_kinds,
+    "lfm3": lfm3_layer_kinds,
     # HY-V4: every layer is latent attention, sparse or dense (calculators.hy_v4).
     "hy_v4": lambda config, num_layers, where: (FULL,) * num_layers,
 }

@@ -1,5 +1,5 @@
-"""Layers that mix tokens without a KV cache: Mamba (Jamba), Gated DeltaNet (Qwen3-Next) and
-Kimi Delta Attention (Kimi Linear).
+"""Layers that mix tokens without a KV cache: Mamba (Jamba), Gated DeltaNet (Qwen3-Next),
+Kimi Delta Attention (Kimi Linear) and LFM's gated short convolutions (`ShortConv`).
 
 Such a layer keeps a fixed-size state per sequence instead of a K and V vector per token: a
 short convolution window and a recurrent (SSM) state. vLLM allocates one state slot per running
@@ -18,6 +18,7 @@ from infermeter.calculators.errors import ConfigError
 MAMBA = "mamba"
 LINEAR_ATTENTION = "linear_attention"
 KDA = "kda"  # Kimi Delta Attention: Gated DeltaNet with a per-channel gate (see calculators.kda)
+SHORT_CONV = "short_conv"  # LFM's ShortConv: a gated depthwise convolution, its window the state
 
 STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -26,7 +27,7 @@ STATE_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 class RecurrentMixer:
     """One kind of state-space / linear-attention layer, as the config describes it."""
 
-    kind: str  # MAMBA, LINEAR_ATTENTION or KDA
+    kind: str  # MAMBA, LINEAR_ATTENTION, KDA or SHORT_CONV
     hidden_size: int
     # Mamba (Jamba): inner width, state size, convolution width, dt rank, biases.
     inner_size: int = 0
@@ -54,6 +55,8 @@ class RecurrentMixer:
             return self._mamba_params(tp)
         if self.kind == KDA:
             return self._kda_params(tp)
+        if self.kind == SHORT_CONV:
+            return self._short_conv_params(tp)
         hidden = self.hidden_size
         key_dim = self.key_heads * self.key_head_dim
         value_dim = self.value_heads * self.value_head_dim
@@ -115,9 +118,21 @@ class RecurrentMixer:
         )
         return linear, small
 
+    def _short_conv_params(self, tp: int) -> tuple[int, int]:
+        """vLLM's `ShortConv` (layers/mamba/short_conv.py): in_proj hidden -> 3 x hidden (B, C
+        and x), out_proj, and a depthwise convolution of `conv_kernel` taps (never quantized),
+        all split by channels; a bias on each where `conv_bias`."""
+        hidden = self.hidden_size
+        linear = 4 * hidden * hidden // tp
+        # in_proj's three and the convolution's split; out_proj's (RowParallelLinear) whole.
+        bias = 4 * hidden // tp + hidden if self.conv_bias else 0
+        return linear, hidden * self.conv_kernel // tp + bias
+
     def state_bytes_per_sequence(self, tp: int, model_dtype_bytes: int) -> int:
         """Bytes of one sequence's state in one such layer on one of `tp` ranks."""
         ssm_bytes = STATE_DTYPE_BYTES.get(self.ssm_state_dtype or "", model_dtype_bytes)
+        if self.kind == SHORT_CONV:  # short_conv_state_shape: the last conv_kernel - 1 inputs
+            return self.hidden_size // tp * (self.conv_kernel - 1) * model_dtype_bytes
         if self.kind == MAMBA:
             inner = self.inner_size // tp
             conv = inner * (self.conv_kernel - 1) * model_dtype_bytes

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from infermeter.calculators.hyper_connections import HyperConnections
 from infermeter.calculators.lightning import LIGHTNING, LightningMixer
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, Mamba2Mixer
-from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, RecurrentMixer
+from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, SHORT_CONV, RecurrentMixer
 
 if TYPE_CHECKING:
     from infermeter.calculators.gemma3n import AltUpLaurel
@@ -23,7 +23,7 @@ FULL = "full"
 SLIDING = "sliding"
 CHUNKED = "chunked"  # Llama 4's chunked local attention
 # Layers with a per-sequence state instead of KV.
-STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2, KDA, LIGHTNING)
+STATE_KINDS = (MAMBA, LINEAR_ATTENTION, MAMBA2, KDA, LIGHTNING, SHORT_CONV)
 # Layers that mix tokens by attention or a state: the others (Nemotron-H's MLP layers) hold neither.
 MIXER_FREE_KINDS = (MLP_ONLY,)
 

@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 81 planned by name, "
-        "36 read generically, 9 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 82 planned by name, "
+        "36 read generically, 8 refused"
     )
 
 
@@ -94,7 +94,7 @@ NEW_SINCE_0_29 = {
     "RicursiveForCausalLM": ("generic", ""),
     "DoryForCausalLM": ("by name", ""),
     "DomynEdgeForCausalLM": ("refused", "a sliding window per layer"),
-    "Lfm3ForCausalLM": ("refused", "short-convolution layers"),
+    "Lfm3ForCausalLM": ("by name", ""),
     "BeamForCausalLM": ("by name", ""),
     "Glm5NextForCausalLM": ("refused", "hyper-connections"),
     "MistralLarge4ForCausalLM": ("refused", "KV shared across layers"),
