@@ -14,6 +14,13 @@ error naming it, never a silent number.
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from infermeter.calculators.alice_ai import (
+    ALICE_AI_DEFAULTS,
+    ALICE_AI_NOTE,
+    alice_ai_fields,
+    alice_ai_mixer,
+    check_alice_ai,
+)
 from infermeter.calculators.bailing_moe_v3 import (
     BAILING_V3_DEFAULTS,
     bailing_v3_fields,
@@ -92,6 +99,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
+        "alice_ai",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -167,9 +175,6 @@ _UNMODELLED_MODEL_TYPES = {
     # vllm/models/mistral/mistral_large4: MLA with a DSA indexer and KV shared across layers
     # (kv_source_layers).
     "mistral_large4_text": ("kv_source_layers", "KV shared across layers; DSA indexer cache"),
-    # vllm/model_executor/models/alice_ai.py: attention residuals (AttnRes) over blocks of layers
-    # beside Kimi Delta Attention and gated full attention.
-    "alice_ai": ("block_attn_res_block_size", "attention residual blocks over KDA layers"),
     # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
     "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
     # vllm/model_executor/models/zaya.py: CCA, convolved q/k with a per-request state (MambaBase).
@@ -215,6 +220,8 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen4_exp_text": QWEN4_EXP_DEFAULTS,
     "beam": BEAM_DEFAULTS,
     "lfm3": LFM3_DEFAULTS,
+    # AliceAIConfig is Qwen3NextConfig, whose Gated DeltaNet defaults are Qwen3.5's, with its own.
+    "alice_ai": {**_QWEN3_5_DEFAULTS, **ALICE_AI_DEFAULTS},
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
     "mamba": {"tie_word_embeddings": True},
     "falcon_mamba": {"tie_word_embeddings": True},
@@ -238,7 +245,7 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 # `use_qk_norm` is an L2 norm without weights, so it is not here.
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
-    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5", "beam", "lfm3",
+    "olmo_hybrid", "laguna", "gemma3n_text", "step3p5", "beam", "lfm3", "alice_ai",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward);
 # LFM3's unless its config sets use_sandwich_norm false.
@@ -337,6 +344,8 @@ def _check_known_keys(config: Mapping[str, Any], where: str) -> bool:
                 )
     if model_type == "kimi_linear":
         check_kimi_linear(config, where)
+    if model_type == "alice_ai":
+        check_alice_ai(config, where)
     check_moe_keys(config, where, family_of(str(model_type)))
     return generic
 
@@ -469,6 +478,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(BEAM_NOTE)
     if model_type == DORY_TYPE:
         notes.append(DORY_NOTE)
+    if model_type == "alice_ai":
+        notes.append(ALICE_AI_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -531,14 +542,13 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
             else None
         ),
         indexer=_family_indexer(language, family, num_layers, where),
-        mtp_layers=optional_int(language, "num_nextn_predict_layers", where, 0)
-        or optional_int(language, "mtp_num_hidden_layers", where, 0)
-        or optional_int(language, "num_mtp_modules", where, 0),
+        mtp_layers=_mtp_layers(language, family, where),
         vision_params=vision.params,
         reading_notes=_reading_notes(config, model_type, generic, vision),
         **_block_flags(language, family),
         **_family_fields(language, family, num_layers, hidden, where),
         **(qwen4_exp_fields(language, kinds, where) if model_type == "qwen4_exp_text" else {}),
+        **(alice_ai_fields(language) if family == "alice_ai" else {}),
     )
 
 
@@ -566,6 +576,18 @@ def _family_fields(
     }
     reader = readers.get(family)
     return reader() if reader is not None else {}
+
+
+def _mtp_layers(language: Mapping[str, Any], family: str, where: str) -> int:
+    """The multi-token-prediction layers a checkpoint ships (AliceAI's vLLM drops them on load:
+    calculators.alice_ai)."""
+    if family == "alice_ai":
+        return 0
+    return (
+        optional_int(language, "num_nextn_predict_layers", where, 0)
+        or optional_int(language, "mtp_num_hidden_layers", where, 0)
+        or optional_int(language, "num_mtp_modules", where, 0)
+    )
 
 
 def _family_indexer(
@@ -723,7 +745,7 @@ def _block_flags(language: Mapping[str, Any], family: str) -> dict[str, Any]:
         else 2,
         "attention_sinks": family in ("gpt_oss", "deepseek_v4")
         or (family == "hy_v4" and bool(language.get("learnable_sink"))),
-        "attention_output_gate": family == "qwen3_next"
+        "attention_output_gate": family in ("qwen3_next", "alice_ai")
         or bool(language.get("attn_output_gate", False)),
         "gated_mlp": not nemotron,
         "mlp_bias": family in _UNGATED_MLP_BIAS_FLAG and bool(language.get("mlp_bias", False)),
@@ -775,6 +797,8 @@ def _mixer(
     if KDA in kinds:
         if config.get("model_type") == "bailing_moe_v3":
             return bailing_v3_mixer(config, hidden, where)
+        if config.get("model_type") == "alice_ai":
+            return alice_ai_mixer(config, hidden, where)
         return kda_mixer(config, hidden, where)
     return None
 

@@ -13,7 +13,7 @@ from infermeter.calculators.lfm3 import lfm3_layer_kinds
 from infermeter.calculators.lightning import lightning_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, nemotron_h_layer_kinds
 from infermeter.calculators.mimo_v2 import mimo_v2_layer_kinds
-from infermeter.calculators.mixers import LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
+from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, jamba_layer_kinds
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES, attention_free_kinds
 from infermeter.calculators.zamba2 import zamba2_layer_kinds
@@ -98,6 +98,11 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     "kimi_linear": kimi_linear_layer_kinds,
     "llama4_text": _llama4_layer_kinds,
     "qwen3_next": _qwen3_next_layer_kinds,
+    # AliceAI: Qwen3-Next's pattern, its linear-attention layers KDA (calculators.alice_ai).
+    "alice_ai": lambda config, num_layers, where: [
+        KDA if kind == LINEAR_ATTENTION else kind
+        for kind in _qwen3_next_layer_kinds(config, num_layers, where)
+    ],
     "bailing_moe_linear": lightning_layer_kinds,
     DECILM: decilm_layer_kinds,
     "lfm3": lfm3_layer_kinds,

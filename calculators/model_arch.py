@@ -189,7 +189,7 @@ class ModelArch:
     # recurrent layers: one a loop, calculators.dory).
     extra_sliding_caches: int = 0
     # Replicated scales beside the norms and biases, counted as small tensors (Dory's nGPT
-    # scales and logit scale).
+    # scales and logit scale, AliceAI's attention-residual vectors).
     scale_params: int = 0
     # The largest tensor-parallel size vLLM accepts (Dory: 1); 0: no limit of its own.
     max_tensor_parallel: int = 0

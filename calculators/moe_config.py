@@ -89,6 +89,8 @@ _MOE_KEYS_READ_BY_TYPE = {
     ),
     # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
     "laguna": frozenset({"moe_routed_scaling_factor"}),
+    # AliceAI (alice_ai.py): its sigmoid router always has the correction bias.
+    "alice_ai": frozenset({"router_bias_correction"}),
     "kimi_linear": frozenset(
         {
             "num_experts_per_token",
@@ -190,7 +192,15 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
         # e_score_correction_bias per expert, as do those whose config enables it (Ling,
         # Param2, Sarvam, HY-V3).
         router_bias=model_type
-        in {"gpt_oss", "nemotron_h", "longcat_flash", "ernie4_5_moe", "minimax_m3_text", "beam"}
+        in {
+            "gpt_oss",
+            "nemotron_h",
+            "longcat_flash",
+            "ernie4_5_moe",
+            "minimax_m3_text",
+            "beam",
+            "alice_ai",
+        }
         or bool(config.get("moe_router_enable_expert_bias", False)),
         expert_bias=model_type == "gpt_oss",
         expert_matrices=2 if nemotron else 3,

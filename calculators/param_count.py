@@ -16,7 +16,9 @@ from infermeter.calculators.model_arch import (
 )
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
-_SHARED_EXPERT_GATE_TYPES = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "qwen4_exp_text"}
+_SHARED_EXPERT_GATE_TYPES = {
+    "qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "qwen4_exp_text", "alice_ai",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
