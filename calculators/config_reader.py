@@ -81,6 +81,7 @@ from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.step3p5 import step3p5_fields
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 from infermeter.calculators.zamba2 import zamba2_fields, zamba2_mixer, zamba2_shape
+from infermeter.calculators.zaya import ZAYA_NOTE, ZAYA_TYPE, zaya_defaults, zaya_fields
 
 # Language-model types whose layers the calculators model by name. A config of another type is
 # read generically from the common conventions (`hidden_size`, `num_hidden_layers`, attention
@@ -99,7 +100,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
-        "alice_ai",
+        "alice_ai", "zaya",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -177,8 +178,6 @@ _UNMODELLED_MODEL_TYPES = {
     "mistral_large4_text": ("kv_source_layers", "KV shared across layers; DSA indexer cache"),
     # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
     "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
-    # vllm/model_executor/models/zaya.py: CCA, convolved q/k with a per-request state (MambaBase).
-    "zaya": ("cca_time0", "convolutional attention with its own state cache; an MLP router"),
     # vllm/model_executor/models/unlimited_ocr.py: DASH sparse attention with a router.
     "unlimited_ocr_text": ("sparse_attention_config", "DASH sparse attention"),
     # vllm/models/step5 (common/config.py, sparse_summary_cache.py): compressed sparse attention
@@ -275,6 +274,8 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = inkling_defaults(merged, where)
     if model_type == DORY_TYPE:
         merged = dory_defaults(merged, where)
+    if model_type == ZAYA_TYPE:
+        merged = zaya_defaults(merged, where)
     return normalised(merged, model_type, where)
 
 
@@ -480,6 +481,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(DORY_NOTE)
     if model_type == "alice_ai":
         notes.append(ALICE_AI_NOTE)
+    if model_type == ZAYA_TYPE:
+        notes.append(ZAYA_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -570,6 +573,7 @@ def _family_fields(
         "minimax_m3_text": lambda: minimax_m3_fields(language, where),
         INKLING_TYPE: lambda: inkling_fields(language, where),
         DORY_TYPE: lambda: dory_fields(language, where),
+        ZAYA_TYPE: lambda: zaya_fields(language, where),
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
         "lfm3": lambda: lfm3_fields(language),

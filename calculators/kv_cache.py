@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, AttentionShape, ModelArch
+from infermeter.calculators.zaya import cache_fields
 
 # The caches grouped layer by layer (calculators.layer_caches): the ModelArch field that holds
 # the family's config, and what the refusal says of them.
@@ -112,6 +113,8 @@ def kv_cache_shape(
                 "the vLLM plan (calc vram) models them"
             )
     element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
+    if arch.zaya is not None:  # every KV head on every rank, a CCA state beside each layer
+        return KVCacheShape(**cache_fields(arch.zaya, element, model_dtype_bytes))
     extra = 0
     if arch.mla is not None and arch.indexer is not None:
         per_layer, extra = _sparse_mla_bytes(arch, element)

@@ -87,6 +87,8 @@ _MOE_KEYS_READ_BY_TYPE = {
     "inkling_model": frozenset(
         {"shared_expert_sink", "inference_moe_w13_interleaved", "shared_experts_size"}
     ),
+    # ZAYA1 (zaya.py's ZayaRouter): the router MLP's width (calculators.zaya).
+    "zaya": frozenset({"router_hidden_size"}),
     # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
     "laguna": frozenset({"moe_routed_scaling_factor"}),
     # AliceAI (alice_ai.py): its sigmoid router always has the correction bias.

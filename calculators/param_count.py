@@ -14,6 +14,7 @@ from infermeter.calculators.model_arch import (
     ModelArch,
     VisionTower,
 )
+from infermeter.calculators.zaya import rank_parameters as zaya_parameters
 
 # Model types whose MoE layers gate the shared expert with a learned sigmoid (hidden → 1).
 _SHARED_EXPERT_GATE_TYPES = {
@@ -315,6 +316,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         raise ConfigError(f"tensor_parallel_size: expected an integer >= 1, got {tp}")
     if arch.deepseek_v4 is not None:
         return _deepseek_v4_counts(arch, tp)
+    if arch.zaya is not None:
+        return ParamCounts(**zaya_parameters(arch.zaya, tp))
     if arch.inkling is not None:
         # Its towers are plain nn.Linear and nn.Embedding modules: whole on every rank.
         return ParamCounts(**{**inkling_parameters(arch.inkling, tp), "vision": arch.vision_params})
