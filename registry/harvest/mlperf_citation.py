@@ -33,6 +33,60 @@ def _declared_weights(row: dict[str, Any]) -> str:
     return str(row["weight_data_types"])
 
 
+def _scenario_rules(scenario: str, log: dict[str, str]) -> str:
+    """The scenario's load and validity rules, as LoadGen ran them."""
+    if scenario == "Offline":
+        return (
+            "Offline: LoadGen issues every sample in one query and the system processes them in "
+            f"any order; {log.get('samples_per_query')} samples per query."
+        )
+    if "ttft_latency (ns)" not in log:
+        return (
+            f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
+            f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the "
+            f"end-to-end latency stays within {log.get('target_latency (ns)')} ns at the "
+            "percentile the run's mlperf.conf sets for it (target_latency_percentile). Latency "
+            "statistics are LoadGen's over all queries of the run. Scheduled samples per second "
+            f"{log.get('Scheduled samples per second')}."
+        )
+    return (
+        f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
+        f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the 99th "
+        f"percentile TTFT stays within {log.get('ttft_latency (ns)')} ns and TPOT within "
+        f"{log.get('tpot_latency (ns)')} ns (early stopping estimates). Latency statistics "
+        "are LoadGen's over all queries of the run; 'time to output token' is MLPerf's TPOT. "
+        f"Scheduled samples per second {log.get('Scheduled samples per second')}."
+    )
+
+
+def _units_note(row: dict[str, Any], log: dict[str, str]) -> list[str]:
+    """What the stored throughput counts, where the table's unit is not plain tokens/s."""
+    inferred = inferred_tokens_per_s(log)
+    if inferred is not None:
+        return [
+            f"LoadGen does not count this benchmark's tokens: its {inferred} tokens per second "
+            "(inferred), which the results table lists as "
+            f"{row.get('Performance_Result')} {row.get('Performance_Units')}, are samples per "
+            "second × a fixed factor (mlperf.conf's token_latency_scaling_factor), so samples "
+            "per second are stored and no tokens per second."
+        ]
+    if row.get("Performance_Units") in ("Samples/s", "Queries/s") and not any(
+        "tokens per second" in key.lower() for key in log
+    ):
+        return [
+            f"The benchmark is measured in samples: the results table lists "
+            f"{row.get('Performance_Result')} {row.get('Performance_Units')} and the log "
+            "counts no tokens, so samples per second are stored and no tokens per second."
+        ]
+    if row.get("Performance_Units") not in ("Tokens/s", None):
+        return [
+            f"The results table lists {row.get('Performance_Result')} "
+            f"{row.get('Performance_Units')}; the run's log states this value as tokens per "
+            "second, which is what is stored."
+        ]
+    return []
+
+
 def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) -> str:
     """What the row measured and under which rules, as the result's `source.conditions`."""
     scenario = row["Scenario"]
@@ -47,52 +101,8 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
         f"{_declared_weights(row)}; availability {row.get('Availability')}.",
         f"Accuracy in the accuracy run: {row.get('Accuracy')}.",
     ]
-    if scenario == "Offline":
-        parts.append(
-            "Offline: LoadGen issues every sample in one query and the system processes them in "
-            f"any order; {log.get('samples_per_query')} samples per query."
-        )
-    elif "ttft_latency (ns)" not in log:
-        parts.append(
-            f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
-            f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the "
-            f"end-to-end latency stays within {log.get('target_latency (ns)')} ns at the "
-            "percentile the run's mlperf.conf sets for it (target_latency_percentile). Latency "
-            "statistics are LoadGen's over all queries of the run. Scheduled samples per second "
-            f"{log.get('Scheduled samples per second')}."
-        )
-    else:
-        parts.append(
-            f"{scenario}: LoadGen sends queries of one sample each with Poisson arrivals at the "
-            f"submitter's target_qps {log.get('target_qps')}; the run is VALID only if the 99th "
-            f"percentile TTFT stays within {log.get('ttft_latency (ns)')} ns and TPOT within "
-            f"{log.get('tpot_latency (ns)')} ns (early stopping estimates). Latency statistics "
-            "are LoadGen's over all queries of the run; 'time to output token' is MLPerf's TPOT. "
-            f"Scheduled samples per second {log.get('Scheduled samples per second')}."
-        )
-    inferred = inferred_tokens_per_s(log)
-    if inferred is not None:
-        parts.append(
-            f"LoadGen does not count this benchmark's tokens: its {inferred} tokens per second "
-            "(inferred), which the results table lists as "
-            f"{row.get('Performance_Result')} {row.get('Performance_Units')}, are samples per "
-            "second × a fixed factor (mlperf.conf's token_latency_scaling_factor), so samples "
-            "per second are stored and no tokens per second."
-        )
-    elif row.get("Performance_Units") in ("Samples/s", "Queries/s") and not any(
-        "tokens per second" in key.lower() for key in log
-    ):
-        parts.append(
-            f"The benchmark is measured in samples: the results table lists "
-            f"{row.get('Performance_Result')} {row.get('Performance_Units')} and the log counts "
-            "no tokens, so samples per second are stored and no tokens per second."
-        )
-    elif row.get("Performance_Units") not in ("Tokens/s", None):
-        parts.append(
-            f"The results table lists {row.get('Performance_Result')} "
-            f"{row.get('Performance_Units')}; the run's log states this value as tokens per "
-            "second, which is what is stored."
-        )
+    parts.append(_scenario_rules(scenario, log))
+    parts.extend(_units_note(row, log))
     if str(row.get("Accelerator", "")).startswith("Virtualized"):
         parts.append("The accelerators ran virtualized.")
     parts.append(
