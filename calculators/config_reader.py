@@ -36,6 +36,11 @@ from infermeter.calculators.config_aliases import (
 from infermeter.calculators.config_fields import int_field, optional_int, optional_mapping
 from infermeter.calculators.decilm import DECILM, decilm_layers
 from infermeter.calculators.deepseek_v4 import deepseek_v4_fields
+from infermeter.calculators.domyn_edge import (
+    DOMYN_EDGE_TYPE,
+    domyn_edge_defaults,
+    domyn_edge_fields,
+)
 from infermeter.calculators.dory import DORY_NOTE, DORY_TYPE, dory_defaults, dory_fields
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
@@ -100,7 +105,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
-        "alice_ai", "zaya",
+        "alice_ai", "zaya", "domyn_edge",
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -168,8 +173,6 @@ _UNMODELLED_KEYS = (
 # while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
 # that declares it, and the mechanism, named in the refusal.
 _UNMODELLED_MODEL_TYPES = {
-    # vllm/model_executor/models/domyn_edge.py: a sliding window per layer from window_sizes.
-    "domyn_edge": ("window_sizes", "a sliding window per layer from window_sizes"),
     # transformers' Glm5NextTextConfig and vllm/models/glm5next: hyper-connections, linear
     # attention with a convolution state, a DSA indexer with a pooled key cache.
     "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
@@ -276,6 +279,8 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = dory_defaults(merged, where)
     if model_type == ZAYA_TYPE:
         merged = zaya_defaults(merged, where)
+    if model_type == DOMYN_EDGE_TYPE:
+        merged = domyn_edge_defaults(merged, where)
     return normalised(merged, model_type, where)
 
 
@@ -574,6 +579,7 @@ def _family_fields(
         INKLING_TYPE: lambda: inkling_fields(language, where),
         DORY_TYPE: lambda: dory_fields(language, where),
         ZAYA_TYPE: lambda: zaya_fields(language, where),
+        DOMYN_EDGE_TYPE: lambda: domyn_edge_fields(language, where),
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
         "lfm3": lambda: lfm3_fields(language),

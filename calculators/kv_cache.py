@@ -27,6 +27,8 @@ _LAYER_CACHES = (
      "ones, in 128-token blocks) are grouped layer by layer, which"),
     ("inkling", "Inkling's caches (K/V, a sliding window on most layers, short-convolution "
      "states beside every layer's attention) are grouped layer by layer, which"),
+    ("domyn_edge", "DomynEdge's caches (a head size and a window per layer) are grouped layer by "
+     "layer, which"),
 )  # fmt: skip
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 

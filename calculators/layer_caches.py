@@ -7,6 +7,7 @@ which `calculators.kv_cache` describes."""
 from dataclasses import dataclass
 
 import infermeter.calculators.deepseek_v4 as deepseek_v4
+import infermeter.calculators.domyn_edge as domyn_edge
 import infermeter.calculators.inkling as inkling
 import infermeter.calculators.minimax_m3 as minimax_m3
 from infermeter.calculators.cache_specs import CacheGroup, CacheSpec, packed_groups
@@ -35,6 +36,8 @@ def plan_note(arch: ModelArch) -> str | None:
         return deepseek_v4.PLAN_NOTE
     if arch.minimax_m3 is not None:
         return minimax_m3.PLAN_NOTE
+    if arch.domyn_edge is not None:
+        return domyn_edge.PLAN_NOTE
     return inkling.PLAN_NOTE if arch.inkling is not None else None
 
 
@@ -67,6 +70,10 @@ def layer_caches(
         groups = packed_groups(specs)
         return LayerCaches(groups, deepseek_v4.FULL_BLOCK, compressed, element, True, tuple(specs))
     element = kv_dtype_bytes(kv_cache_dtype, dtype_bytes)
+    if arch.domyn_edge is not None:
+        groups = domyn_edge.model_groups(arch.domyn_edge, element, tp, block_size)
+        growing = sum(1 for window in arch.domyn_edge["windows"] if not window)
+        return LayerCaches(groups, block_size, growing, element)
     if arch.minimax_m3 is not None:
         groups = minimax_m3.model_groups(arch.minimax_m3, element, tp)
         return LayerCaches(groups, minimax_m3.BLOCK, arch.num_layers, element)

@@ -247,6 +247,8 @@ class ModelArch:
     # MiniMax-M3 (calculators.minimax_m3) and Inkling (calculators.inkling): their language
     # configs, as read, which their caches (calculators.layer_caches) and parameters read.
     minimax_m3: Mapping[str, Any] | None = None
+    # DomynEdge (calculators.domyn_edge): its config with its per-layer head sizes and windows.
+    domyn_edge: Mapping[str, Any] | None = None
     # ZAYA1 (calculators.zaya): its config, which its parameters and caches read.
     zaya: Mapping[str, Any] | None = None
     inkling: Mapping[str, Any] | None = None

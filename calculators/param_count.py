@@ -4,6 +4,7 @@ tensor-parallel rank's shard."""
 from dataclasses import dataclass, replace
 
 from infermeter.calculators.deepseek_v4 import rank_parameters
+from infermeter.calculators.domyn_edge import rank_parameters as domyn_edge_parameters
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.inkling import rank_parameters as inkling_parameters
 from infermeter.calculators.minimax_m3 import indexer_parameters
@@ -318,6 +319,8 @@ def _param_counts(arch: ModelArch, tensor_parallel_size: int = 1) -> ParamCounts
         return _deepseek_v4_counts(arch, tp)
     if arch.zaya is not None:
         return ParamCounts(**zaya_parameters(arch.zaya, tp))
+    if arch.domyn_edge is not None:
+        return ParamCounts(**domyn_edge_parameters(arch.domyn_edge, tp))
     if arch.inkling is not None:
         # Its towers are plain nn.Linear and nn.Embedding modules: whole on every rank.
         return ParamCounts(**{**inkling_parameters(arch.inkling, tp), "vision": arch.vision_params})
