@@ -118,7 +118,8 @@ KNOWN_MODEL_TYPES = frozenset(
 # (vllm/model_executor/models): Qwen3-VL's text model is Qwen3's (qwen3_vl.py) or Qwen3-MoE's
 # (qwen3_vl_moe.py); Qwen3.5's is Qwen3-Next's gated attention + Gated DeltaNet hybrid
 # (qwen3_5.py); Qwen2.5-VL's is Qwen2's (qkv biases); GLM-5 (glm_moe_dsa) is DeepSeek-V3.2's MLA
-# with the sparse indexer (deepseek_v2.py serves GlmMoeDsaForCausalLM); Ministral 3 is Mistral's.
+# with the sparse indexer (deepseek_v2.py serves GlmMoeDsaForCausalLM through vLLM 0.28,
+# vllm/models/deepseek_v32 from 0.29); Ministral 3 is Mistral's.
 MODEL_TYPE_FAMILIES = {
     "qwen3_vl_text": "qwen3",
     "qwen3_vl_moe_text": "qwen3_moe",
