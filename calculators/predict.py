@@ -1,6 +1,6 @@
 """Predicted throughput, latency and cost of a deployment at a load, where no result measures it.
 
-    prediction = predict(deployment, workload, load)            # FITTED factors by default
+    prediction = predict(deployment, workload, load)            # with the FITTED factors
     label = error_label("offline")                               # its measured error, in words
 
 The physics (`calculators.perf_model`): a replica decodes a batch in steps whose time is the
@@ -494,17 +494,15 @@ def predict(
     deployment: Deployment,
     workload: Workload,
     load: Load,
-    factors: Factors | None = None,
     slo: Slo | None = None,
     price_usd_per_gpu_hour: float | None = None,
 ) -> Prediction:
     """The predicted figures of `deployment` serving `workload` at `load` (see the module
-    docstring); with an `slo`, also the highest rate meeting it; with a price per GPU-hour, $
-    per 1M output tokens (and per 1M accepted ones: all of them when the load meets the SLO)."""
+    docstring), with the fitted factors; with an `slo`, also the highest rate meeting it; with a
+    price per GPU-hour, $ per 1M output tokens (and per 1M accepted ones: all of them when the
+    load meets the SLO). Other factors (the fitting's): `predict_prepared`."""
     _check(workload, load)
-    return predict_prepared(
-        prepare(deployment, workload), load, factors, slo, price_usd_per_gpu_hour
-    )
+    return predict_prepared(prepare(deployment, workload), load, None, slo, price_usd_per_gpu_hour)
 
 
 def predict_prepared(

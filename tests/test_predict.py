@@ -12,7 +12,16 @@ from cli_helpers import invoke, json_output
 
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.perf_fit import FITTED
-from infermeter.calculators.predict import Deployment, Factors, Load, Slo, Workload, predict
+from infermeter.calculators.predict import (
+    Deployment,
+    Factors,
+    Load,
+    Slo,
+    Workload,
+    predict,
+    predict_prepared,
+    prepare,
+)
 from infermeter.registry.catalog import load_gpus
 from infermeter.registry.lookup import model_arch
 from infermeter.registry.perf_cases import gpu_for_prediction
@@ -66,8 +75,9 @@ def test_predict_a_doubled_efficiency_never_slows_and_doubling_all_doubles(name:
         "generation": replace(base, generation={"Hopper": 2.0}),
         "engine": replace(base, engine={"vllm": 2.0}),
     }[name]
-    before = predict(_deployment(), WORKLOAD, Load("offline"), base).output_tokens_per_s
-    after = predict(_deployment(), WORKLOAD, Load("offline"), doubled).output_tokens_per_s
+    prepared = prepare(_deployment(), WORKLOAD)
+    before = predict_prepared(prepared, Load("offline"), base).output_tokens_per_s
+    after = predict_prepared(prepared, Load("offline"), doubled).output_tokens_per_s
     assert after > before
     if name in ("generation", "engine"):  # every time divides by it: exactly twice as fast
         assert after == pytest.approx(2 * before)
