@@ -82,8 +82,9 @@ MODEL_TYPES = {
     "MiniMaxM2ForCausalLM": "minimax_m2", "MiniMaxM3SparseForCausalLM": "minimax_m3_text",
     "InklingForCausalLM": "inkling_model", "InklingForConditionalGeneration": "inkling_model",
     "Ministral3ForCausalLM": "ministral3", "MistralForCausalLM": "mistral",
-    # Mistral Large 3: vLLM's mistral_large_3.py is DeepSeek-V3's model under Mistral's format.
-    "MistralLarge3ForCausalLM": "deepseek_v3", "MistralLarge4ForCausalLM": "mistral_large4_text",
+    # Mistral Large 3: vLLM's mistral_large_3.py is DeepSeek-V3's model under Mistral's format;
+    # Mistral Large 4's config is the one transformers_utils/configs/mistral.py adapts.
+    "MistralLarge3ForCausalLM": "deepseek_v3", "MistralLarge4ForCausalLM": "mistral_large_4",
     "MixtralForCausalLM": "mixtral",
     "MiMoForCausalLM": "mimo", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
     "MiMoV2ForCausalLM": "mimo_v2", "NemotronForCausalLM": "nemotron",

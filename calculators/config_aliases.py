@@ -16,6 +16,7 @@ from typing import Any
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.decilm import DECILM, decilm_shape
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.mistral_large4 import large4_moe_layers
 from infermeter.calculators.step3p5 import STEP3P5_DEFAULTS, step3p5_layer_types
 
 # alias → the name the calculators read, per model type.
@@ -223,6 +224,7 @@ _MOE_LAYERS = {
     "step3p5": _step3_moe_layers,
     "cohere2_moe": _typed_moe_layers,
     "sarvam_mla": _sarvam_moe_layers,
+    "mistral_large_4": large4_moe_layers,
 }
 
 

@@ -61,6 +61,12 @@ from infermeter.calculators.minimax_m3 import (
     minimax_m3_defaults,
     minimax_m3_fields,
 )
+from infermeter.calculators.mistral_large4 import (
+    MISTRAL_LARGE4_NOTE,
+    MISTRAL_LARGE4_TYPE,
+    large4_fields,
+    large4_indexer,
+)
 from infermeter.calculators.mixers import (
     KDA,
     LINEAR_ATTENTION,
@@ -106,6 +112,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
         "alice_ai", "zaya", "domyn_edge",
+        MISTRAL_LARGE4_TYPE,
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
         "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "param2moe", "cohere2_moe",
@@ -177,9 +184,6 @@ _UNMODELLED_MODEL_TYPES = {
     # transformers' Glm5NextTextConfig and vllm/models/glm5next: hyper-connections, linear
     # attention with a convolution state, a DSA indexer with a pooled key cache.
     "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
-    # vllm/models/mistral/mistral_large4: MLA with a DSA indexer and KV shared across layers
-    # (kv_source_layers).
-    "mistral_large4_text": ("kv_source_layers", "KV shared across layers; DSA indexer cache"),
     # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
     "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
     # vllm/model_executor/models/unlimited_ocr.py: DASH sparse attention with a router.
@@ -483,6 +487,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(QWEN4_EXP_NOTE)
     if model_type == "beam":
         notes.append(BEAM_NOTE)
+    if model_type == MISTRAL_LARGE4_TYPE:
+        notes.append(MISTRAL_LARGE4_NOTE)
     if model_type == DORY_TYPE:
         notes.append(DORY_NOTE)
     if model_type == "alice_ai":
@@ -584,6 +590,7 @@ def _family_fields(
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
         "lfm3": lambda: lfm3_fields(language),
+        MISTRAL_LARGE4_TYPE: lambda: large4_fields(language, where),
     }
     reader = readers.get(family)
     return reader() if reader is not None else {}
@@ -611,6 +618,8 @@ def _family_indexer(
         return None
     if family == "hy_v4":
         return hy_v4_indexer(language, num_layers, where, _indexer(language, where))
+    if family == MISTRAL_LARGE4_TYPE:
+        return large4_indexer(language, num_layers, where)
     return index_cache_indexer(language, num_layers, where, _indexer(language, where))
 
 
@@ -673,6 +682,8 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "afmoe": {"attention_output_gate": True, "qk_norm": True, "norms_per_layer": 4},
     # Beam (calculators.beam): its output gate projects one value a query channel.
     "beam": {"attention_output_gate": True},
+    # Mistral Large 4 (calculators.mistral_large4) always builds its own lm_head.
+    "mistral_large_4": {"tie_word_embeddings": False},
     # HRM-Text (hrm_text.py): a gate per query channel in its fused gqkv projection, RMSNorms
     # without weights.
     "hrm_text": {"attention_output_gate": True, "norms_per_layer": 0},

@@ -114,6 +114,8 @@ def kv_cache_shape(
                 f"model_type {arch.model_type!r}: {what} one KV size per token cannot express; "
                 "the vLLM plan (calc vram) models them"
             )
+    if kv_cache_dtype in (None, "auto") and arch.default_kv_cache_dtype:
+        kv_cache_dtype = arch.default_kv_cache_dtype
     element = kv_dtype_bytes(kv_cache_dtype, model_dtype_bytes)
     if arch.zaya is not None:  # every KV head on every rank, a CCA state beside each layer
         return KVCacheShape(**cache_fields(arch.zaya, element, model_dtype_bytes))

@@ -52,7 +52,8 @@ def mla_copies(
     """Bytes of the matrices vLLM `version` keeps beside an MLA checkpoint's weights on one
     rank under `tensor_parallel_size`-way tensor parallelism (none for a model without MLA)."""
     mla = arch.mla
-    if mla is None or version < ABSORPTION_SINCE:
+    # Mistral Large 4 (0.34 on) builds kv_b_proj with quant_config=None: views, no copy.
+    if mla is None or version < ABSORPTION_SINCE or arch.mistral_large4 is not None:
         return MlaCopies(0, absorbed=False, estimated=False)
     heads = arch.num_attention_heads // tensor_parallel_size
     model_dtype = fmt.unquantized_bytes_per_param

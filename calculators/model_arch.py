@@ -16,6 +16,7 @@ from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, SHORT_CO
 
 if TYPE_CHECKING:
     from infermeter.calculators.gemma3n import AltUpLaurel
+    from infermeter.calculators.mistral_large4 import Large4Layers
     from infermeter.calculators.qwen4_exp import Qwen4ExpParts
     from infermeter.calculators.zamba2 import SharedBlocks
 
@@ -238,6 +239,11 @@ class ModelArch:
     # Copies of the residual stream with float32 gates around each sub-block (HY-V4's
     # hyper-connections, calculators.hyper_connections); None: one residual stream.
     hyper_connections: HyperConnections | None = None
+    # Mistral Large 4's per-layer NoPE, KV-source and indexer choices (calculators.mistral_large4).
+    mistral_large4: "Large4Layers | None" = None
+    # The KV cache dtype vLLM picks for "auto" where the config declares one (Mistral Large 4's
+    # fp8_kv_cache); "": the model dtype.
+    default_kv_cache_dtype: str = ""
     # Beam's output gate: a bias per head beside its projection (calculators.beam).
     attention_gate_bias: bool = False
     # A float32 router and correction bias (HY-V4's moe.py); False: the model dtype.

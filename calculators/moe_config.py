@@ -89,6 +89,9 @@ _MOE_KEYS_READ_BY_TYPE = {
     ),
     # ZAYA1 (zaya.py's ZayaRouter): the router MLP's width (calculators.zaya).
     "zaya": frozenset({"router_hidden_size"}),
+    # Mistral Large 4: the params.json `moe` block vLLM's adapt_config_dict empties into
+    # n_routed_experts, moe_intermediate_size and the rest.
+    "mistral_large_4": frozenset({"moe"}),
     # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
     "laguna": frozenset({"moe_routed_scaling_factor"}),
     # AliceAI (alice_ai.py): its sigmoid router always has the correction bias.

@@ -105,6 +105,8 @@ def _attention_params(
 ) -> tuple[int, int]:
     """(linear weights, small tensors) of one layer's attention on one of `tp` ranks; `full`:
     a full-attention layer, `layer` its index (`ModelArch.attention_shape`)."""
+    if arch.mistral_large4 is not None and layer is not None:
+        return arch.mistral_large4.attention_params(arch, tp, layer)
     if arch.mla is not None:
         return _mla_params(arch, tp, layer)
     hidden = arch.hidden_size

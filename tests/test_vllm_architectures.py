@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 85 planned by name, "
-        "36 read generically, 5 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 86 planned by name, "
+        "36 read generically, 4 refused"
     )
 
 
@@ -97,7 +97,7 @@ NEW_SINCE_0_29 = {
     "Lfm3ForCausalLM": ("by name", ""),
     "BeamForCausalLM": ("by name", ""),
     "Glm5NextForCausalLM": ("refused", "hyper-connections"),
-    "MistralLarge4ForCausalLM": ("refused", "KV shared across layers"),
+    "MistralLarge4ForCausalLM": ("by name", ""),
     "AliceAIForCausalLM": ("by name", ""),
     "Step5ForCausalLM": ("refused", "compressed sparse attention"),
     "UnlimitedOCR2TextForCausalLM": ("refused", "DASH sparse attention"),
