@@ -104,7 +104,7 @@ MODEL_TYPES = {
     "Step5ForCausalLM": "step5",
     "StableLmForCausalLM": "stablelm", "SolarForCausalLM": "solar",
     "TeleChat2ForCausalLM": "telechat", "TeleChat3ForCausalLM": "telechat3",
-    "TeleFLMForCausalLM": "teleflm", "UnlimitedOCR2TextForCausalLM": "unlimited_ocr_text",
+    "TeleFLMForCausalLM": "teleflm", "UnlimitedOCR2TextForCausalLM": "deepseek_v2",
     "Zamba2ForCausalLM": "zamba2", "ZayaForCausalLM": "zaya",
 }  # fmt: skip
 

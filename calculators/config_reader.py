@@ -90,6 +90,7 @@ from infermeter.calculators.olmo_hybrid import olmo_hybrid_defaults
 from infermeter.calculators.qwen4_exp import QWEN4_EXP_DEFAULTS, QWEN4_EXP_NOTE, qwen4_exp_fields
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.step3p5 import step3p5_fields
+from infermeter.calculators.unlimited_ocr import DASH_NOTE, dash_config, unlimited_ocr2_fields
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 from infermeter.calculators.zamba2 import zamba2_fields, zamba2_mixer, zamba2_shape
 from infermeter.calculators.zaya import ZAYA_NOTE, ZAYA_TYPE, zaya_defaults, zaya_fields
@@ -158,7 +159,13 @@ MODEL_TYPE_FAMILIES = {
     "minimax_m3_vl_text": "minimax_m3_text",
 }
 # The language model's type where a multimodal wrapper's text_config names none.
-_TEXT_TYPES = {"minimax_m3_vl": "minimax_m3_vl_text", "inkling_mm_model": INKLING_TYPE}
+_TEXT_TYPES = {
+    "minimax_m3_vl": "minimax_m3_vl_text", "inkling_mm_model": INKLING_TYPE,
+    # Unlimited-OCR (vLLM's UnlimitedOCRConfig, a DeepseekVLV2Config): DeepseekVLV2TextConfig.
+    "unlimited-ocr": "deepseek_v2",
+}  # fmt: skip
+# Wrappers whose language model sits in `language_config` (and repeats at the top level).
+_LANGUAGE_CONFIG_WRAPPERS = {"unlimited-ocr"}
 # Keys that declare a mechanism the common conventions do not describe: a config of an unknown
 # model type that has one is refused, naming it (a state-space mixer, a hybrid layer pattern).
 _UNMODELLED_KEYS = (
@@ -186,8 +193,6 @@ _UNMODELLED_MODEL_TYPES = {
     "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
     # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
     "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
-    # vllm/model_executor/models/unlimited_ocr.py: DASH sparse attention with a router.
-    "unlimited_ocr_text": ("sparse_attention_config", "DASH sparse attention"),
     # vllm/models/step5 (common/config.py, sparse_summary_cache.py): compressed sparse attention
     # with an indexer and a summary cache.
     "step5": ("attention_other_setting", "compressed sparse attention with a summary cache"),
@@ -293,16 +298,21 @@ def _language_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """The language model's config and the prefix that locates it in the file."""
     if not isinstance(config, Mapping):
         raise ConfigError("config.json: expected a JSON object")
-    text = config.get("text_config")
-    if isinstance(text, Mapping) and "hidden_size" not in config:
+    nested = config.get("model_type") in _LANGUAGE_CONFIG_WRAPPERS
+    name = "language_config" if nested else "text_config"
+    text = config.get(name)
+    if isinstance(text, Mapping) and (nested or "hidden_size" not in config):
         if "model_type" not in text and config.get("model_type") in _TEXT_TYPES:
             text = {"model_type": _TEXT_TYPES[str(config["model_type"])], **text}
-        merged = _with_defaults(text, "text_config.")
-        # Fields that multimodal wrappers keep at the top level apply to the language model.
-        for key in ("quantization_config", "torch_dtype", "tie_word_embeddings"):
+        merged = _with_defaults(text, f"{name}.")
+        # Fields that multimodal wrappers keep at the top level apply to the language model
+        # (Unlimited-OCR-2's DASH settings too: vLLM copies them onto its text config).
+        for key in (
+            "quantization_config", "torch_dtype", "tie_word_embeddings", "sparse_attention_config",
+        ):  # fmt: skip
             if key in config and key not in text:
                 merged[key] = config[key]
-        return merged, "text_config."
+        return merged, f"{name}."
     return _with_defaults(config), ""
 
 
@@ -493,6 +503,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(DORY_NOTE)
     if model_type == "alice_ai":
         notes.append(ALICE_AI_NOTE)
+    if family_of(model_type) == "deepseek_v2" and dash_config(config, "") is not None:
+        notes.append(DASH_NOTE)
     if model_type == ZAYA_TYPE:
         notes.append(ZAYA_NOTE)
     if family_of(model_type) == "longcat_flash":
@@ -564,6 +576,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **_family_fields(language, family, num_layers, hidden, where),
         **(qwen4_exp_fields(language, kinds, where) if model_type == "qwen4_exp_text" else {}),
         **(alice_ai_fields(language) if family == "alice_ai" else {}),
+        **unlimited_ocr2_fields(language, family, where),
     )
 
 

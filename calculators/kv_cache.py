@@ -125,7 +125,9 @@ def kv_cache_shape(
     elif arch.mla is not None:
         per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
     else:
-        per_layer = _gqa_bytes(arch.attention_shape(False), tensor_parallel_size, element)
+        shape = arch.attention_shape(False)
+        per_layer = _gqa_bytes(shape, tensor_parallel_size, element)
+        per_layer += arch.extra_kv_heads_per_rank * (shape.head_dim + shape.v_head_dim) * element
     full_per_layer = 0
     if (arch.global_head_dim or arch.sliding_attention) and arch.mla is None:
         # Gemma 4's full-attention layers, or MiMo-V2's other than its sliding ones.

@@ -192,6 +192,9 @@ class ModelArch:
     # Replicated scales beside the norms and biases, counted as small tensors (Dory's nGPT
     # scales and logit scale, AliceAI's attention-residual vectors).
     scale_params: int = 0
+    # KV heads a rank's cache holds beyond the model's (Unlimited-OCR-2's DASH: one for the
+    # router's keys and metadata, calculators.unlimited_ocr).
+    extra_kv_heads_per_rank: int = 0
     # The largest tensor-parallel size vLLM accepts (Dory: 1); 0: no limit of its own.
     max_tensor_parallel: int = 0
     # False: no rotary embedding, so no cos/sin cache (GPT-2's learned positions, BLOOM's ALiBi).

@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 86 planned by name, "
-        "36 read generically, 4 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 87 planned by name, "
+        "36 read generically, 3 refused"
     )
 
 
@@ -66,23 +66,21 @@ def test_every_refusal_names_a_field() -> None:
 
 
 def test_a_refusal_in_the_table_is_the_readers_own() -> None:
-    # Unlimited-OCR 2's text model: a sparse_attention_config (block-sparse attention); read
-    # generically it would be a plain decoder, so the reader refuses it naming the key, as the
-    # table says.
+    # K2-Horizon's config: mixture-of-experts attention (MoVA); read generically it would be a
+    # plain decoder, so the reader refuses it naming the key, as the table says.
     config = {
-        "model_type": "unlimited_ocr_text",
+        "model_type": "k2_horizon",
         "hidden_size": 768,
         "num_hidden_layers": 24,
         "num_attention_heads": 12,
         "intermediate_size": 3072,
         "vocab_size": 50280,
-        "sparse_attention_config": {},
+        "mova_num_experts": 8,
     }
-    pattern = r"^sparse_attention_config: model_type 'unlimited_ocr_text' is"
-    with pytest.raises(ConfigError, match=pattern):
+    with pytest.raises(ConfigError, match=r"^mova_num_experts: model_type 'k2_horizon' is"):
         parse_config(config)
-    assert JUDGED["UnlimitedOCR2TextForCausalLM"]["reason"].startswith(
-        "sparse_attention_config: model_type 'unlimited_ocr_text'"
+    assert JUDGED["K2HorizonForCausalLM"]["reason"].startswith(
+        "mova_num_experts: model_type 'k2_horizon'"
     )
 
 
@@ -100,7 +98,7 @@ NEW_SINCE_0_29 = {
     "MistralLarge4ForCausalLM": ("by name", ""),
     "AliceAIForCausalLM": ("by name", ""),
     "Step5ForCausalLM": ("refused", "compressed sparse attention"),
-    "UnlimitedOCR2TextForCausalLM": ("refused", "DASH sparse attention"),
+    "UnlimitedOCR2TextForCausalLM": ("by name", ""),
     "FlintForCausalLM": ("generic", ""),
     "K2HorizonForCausalLM": ("refused", "(MoVA)"),
     "ZayaForCausalLM": ("by name", ""),
