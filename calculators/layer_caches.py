@@ -6,10 +6,13 @@ which `calculators.kv_cache` describes."""
 
 from dataclasses import dataclass
 
+import infermeter.calculators.beam as beam
 import infermeter.calculators.deepseek_v4 as deepseek_v4
 import infermeter.calculators.domyn_edge as domyn_edge
 import infermeter.calculators.inkling as inkling
+import infermeter.calculators.lfm3 as lfm3
 import infermeter.calculators.minimax_m3 as minimax_m3
+import infermeter.calculators.mistral_large4 as mistral_large4
 from infermeter.calculators.cache_specs import CacheGroup, CacheSpec, packed_groups
 from infermeter.calculators.kv_cache import kv_dtype_bytes
 from infermeter.calculators.model_arch import ModelArch
@@ -43,18 +46,29 @@ def plan_note(arch: ModelArch) -> str | None:
 
 def release_note(arch: ModelArch, version: tuple[int, int]) -> list[str]:
     """A note when `version` predates the first vLLM release the family's recipe names
-    (`min_vllm_version` in vLLM 0.34.0's recipes/models: MiniMax-M3 0.24.0, Inkling 0.26.0): the
-    plan then applies that release's memory terms to a model it does not serve."""
+    (`min_vllm_version` in vLLM 0.34.0's recipes/models: MiniMax-M3 0.24.0, Inkling 0.26.0, Beam
+    0.33.0, Mistral Large 4 0.34.0) or, without a recipe, the first whose registry.py lists it
+    (LFM3 0.34.0): the plan then applies that release's memory terms to a model it does not
+    serve."""
+    recipe, registry = "its recipe's min_vllm_version", "the first release that registers it"
     first = {
-        "MiniMax-M3": minimax_m3.FIRST_RELEASE if arch.minimax_m3 is not None else None,
-        "Inkling": inkling.FIRST_RELEASE if arch.inkling is not None else None,
+        "MiniMax-M3": (minimax_m3.FIRST_RELEASE, recipe) if arch.minimax_m3 is not None else None,
+        "Inkling": (inkling.FIRST_RELEASE, recipe) if arch.inkling is not None else None,
+        "Beam": (beam.FIRST_RELEASE, recipe) if arch.model_type == "beam" else None,
+        "LFM3": (lfm3.FIRST_RELEASE, registry) if arch.model_type == "lfm3" else None,
+        "Mistral Large 4": (mistral_large4.FIRST_RELEASE, recipe)
+        if arch.mistral_large4 is not None
+        else None,
     }
-    return [
-        f"{name} is served from vLLM {since[0]}.{since[1]} (its recipe's min_vllm_version); "
-        f"this plan applies {version[0]}.{version[1]}'s memory terms to it"
-        for name, since in first.items()
-        if since is not None and version < since
-    ]
+    notes = []
+    for name, found in first.items():
+        if found is not None and version < found[0]:
+            (major, minor), source = found
+            notes.append(
+                f"{name} is served from vLLM {major}.{minor} ({source}); "
+                f"this plan applies {version[0]}.{version[1]}'s memory terms to it"
+            )
+    return notes
 
 
 def layer_caches(

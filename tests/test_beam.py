@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import json_output
 from test_calc_api import pasted_config_plan
 
 from infermeter.calculators.config_reader import parse_config
@@ -86,6 +87,14 @@ def test_calc_vram_plans_beam_as_the_page_does(tp: int) -> None:
     assert plan["kv_cache_groups"] == 1
     assert plan["fits"]
     assert any(note.startswith("Beam: the served model only") for note in plan["notes"])
+    assert not any(note.startswith("Beam is served from") for note in plan["notes"])
+
+
+def test_a_release_before_beam_says_it_does_not_serve_it() -> None:
+    # calc vram's default release is 0.19.
+    plan = json_output("calc", "vram", "--model", str(CONFIG_PATH), "--gpu", "b200")["vllm_plan"]
+    served = "Beam is served from vLLM 0.33 (its recipe's min_vllm_version)"
+    assert f"{served}; this plan applies 0.19's memory terms to it" in plan["notes"]
 
 
 @pytest.mark.parametrize(

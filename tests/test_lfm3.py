@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import json_output
 from test_calc_api import pasted_config_plan
 
 from infermeter.calculators.config_reader import parse_config
@@ -89,6 +90,12 @@ def test_calc_vram_plans_lfm3_as_the_page_does(tp: int) -> None:
     # 6 full, 5 sliding and 13 state layers in groups of 5 (vLLM's hybrid grouping): 2 + 1 + 3.
     assert plan["kv_cache_groups"] == 6
     assert plan["fits"]
+    assert not any(note.startswith("LFM3 is served from") for note in plan["notes"])
+    old = json_output("calc", "vram", "--model", str(CONFIG_PATH), "--gpu", "h200-sxm")
+    assert (
+        "LFM3 is served from vLLM 0.34 (the first release that registers it); this plan "
+        "applies 0.19's memory terms to it" in old["vllm_plan"]["notes"]
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import invoke
+from cli_helpers import invoke, json_output
 from test_calc_api import pasted_config_plan
 
 from infermeter.calculators.config_reader import parse_config
@@ -88,9 +88,13 @@ def test_calc_vram_plans_mistral_large_4_as_the_page_does(tp: int) -> None:
     assert plan["block_size"] == 64
     assert plan["num_blocks"] == plan["kv_cache_bytes"] // (64 * (7 * 656 + 6 * 132))
     assert any(note.startswith("Mistral Large 4: latent caches") for note in plan["notes"])
+    assert not any(note.startswith("Mistral Large 4 is served") for note in plan["notes"])
 
 
-def test_tp_8_is_refused_as_vllm_refuses_it() -> None:
+def test_an_older_release_is_noted_and_tp_8_refused_as_vllm_refuses_it() -> None:
+    old = json_output("calc", "vram", "--model", str(CONFIG_PATH), "--gpu", "h200-sxm")
+    served = "Mistral Large 4 is served from vLLM 0.34 (its recipe's min_vllm_version)"
+    assert f"{served}; this plan applies 0.19's memory terms to it" in old["vllm_plan"]["notes"]
     result = invoke("calc", "vram", "--model", str(CONFIG_PATH), "--gpu", "h200-sxm", "-tp", "8")
     assert result.exit_code == 2  # a usage error: the option does not fit the model
     assert "tensor_parallel_size: 8 does not divide the model's 4 attention heads" in (
