@@ -121,6 +121,15 @@ class PointRun:
     busiest_client_cpu_s: float = 0.0
     wall_s: float = 0.0
 
+    def finish(self, cpu_start: float, wall_s: float) -> PointRun:
+        """This run as one client process ran it: the CPU it spent since `cpu_start`
+        (`time.process_time()`), `wall_s`, and the records in request-index order."""
+        self.client_cpu_s = time.process_time() - cpu_start
+        self.busiest_client_cpu_s = self.client_cpu_s
+        self.wall_s = wall_s
+        self.records.sort(key=lambda record: record.index)
+        return self
+
 
 def arrival_offsets_s(
     rate: float,
@@ -176,11 +185,7 @@ async def run_point(
     await (loop.closed() if plan.concurrency is not None else loop.open())
     if cut is not None:
         cut(None)
-    run.client_cpu_s = time.process_time() - cpu_start
-    run.busiest_client_cpu_s = run.client_cpu_s
-    run.wall_s = time.monotonic() - wall_start
-    run.records.sort(key=lambda record: record.index)
-    return run
+    return run.finish(cpu_start, time.monotonic() - wall_start)
 
 
 def _cutter(plan: PointPlan, cut: Cut | None) -> Callable[[int], None]:

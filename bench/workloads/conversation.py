@@ -207,11 +207,7 @@ async def run_sessions(
     wall_start = time.monotonic()
     users = _Users(send, factory, plan, run, first_session)
     await asyncio.gather(*(users.user() for _ in range(plan.concurrency)))
-    run.client_cpu_s = time.process_time() - cpu_start
-    run.busiest_client_cpu_s = run.client_cpu_s
-    run.wall_s = time.monotonic() - wall_start
-    run.records.sort(key=lambda record: record.index)
-    return run
+    return run.finish(cpu_start, time.monotonic() - wall_start)
 
 
 @dataclass

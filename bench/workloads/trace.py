@@ -110,12 +110,11 @@ class Trace:
         )
         return f"first {len(self.requests)} of {self.lines} requests{at}"
 
-    def prefix_reuse_max(self) -> float | None:
-        """The trace's theoretical prefix-cache hit rate: the share of input tokens in leading
-        blocks whose IDs were all seen earlier in the replayed requests (what a cache that keeps
-        everything would serve); None when no request has block IDs."""
+    def seen_prefixes(self) -> Iterator[tuple[TraceRequest, int]]:
+        """Each request made from block IDs, in replay order, with its input tokens in leading
+        blocks whose IDs were all seen earlier (what a cache that keeps everything would serve);
+        a given prompt is left out: what it shares is not known."""
         seen: set[int] = set()
-        reusable = total = 0
         for request in self.requests:
             if not request.synthesized:
                 continue
@@ -124,9 +123,16 @@ class Trace:
                 if block not in seen:
                     break
                 run += 1
-            reusable += min(run * self.block_size, request.input_length)
-            total += request.input_length
+            yield request, min(run * self.block_size, request.input_length)
             seen.update(request.hash_ids)
+
+    def prefix_reuse_max(self) -> float | None:
+        """The trace's theoretical prefix-cache hit rate: the share of input tokens in leading
+        blocks seen earlier (`seen_prefixes`); None when no request has block IDs."""
+        reusable = total = 0
+        for request, cached in self.seen_prefixes():
+            reusable += cached
+            total += request.input_length
         return reusable / total if total else None
 
 

@@ -99,8 +99,4 @@ async def run_dag(
                 await replay.conversation(root, ())
 
         await asyncio.gather(*(slot() for _ in range(concurrency or 1)))
-    run.client_cpu_s = time.process_time() - cpu_start
-    run.busiest_client_cpu_s = run.client_cpu_s
-    run.wall_s = (time.monotonic_ns() - start_ns) / NS_PER_S
-    run.records.sort(key=lambda record: record.index)
-    return run
+    return run.finish(cpu_start, (time.monotonic_ns() - start_ns) / NS_PER_S)

@@ -65,21 +65,10 @@ def chains(
 def cached_shares(trace: Trace) -> dict[int, float]:
     """Trace line → the share of that request's input in leading blocks seen earlier (for
     prompts made from block IDs)."""
-    seen: set[int] = set()
-    shares: dict[int, float] = {}
-    for request in trace.requests:
-        if not request.synthesized:
-            continue  # a given prompt: what it shares is not known
-        run = 0
-        for block in request.hash_ids:
-            if block not in seen:
-                break
-            run += 1
-        shares[request.line] = min(run * trace.block_size, request.input_length) / max(
-            request.input_length, 1
-        )
-        seen.update(request.hash_ids)
-    return shares
+    return {
+        request.line: cached / max(request.input_length, 1)
+        for request, cached in trace.seen_prefixes()
+    }
 
 
 async def run_trace(
@@ -130,11 +119,7 @@ async def run_trace(
         tasks.append(asyncio.create_task(replay(number, chain, first)))
         await asyncio.sleep(0)  # let the request leave before the next one is built
     await asyncio.gather(*tasks)
-    run.client_cpu_s = time.process_time() - cpu_start
-    run.busiest_client_cpu_s = run.client_cpu_s
-    run.wall_s = (time.monotonic_ns() - start_ns) / NS_PER_S
-    run.records.sort(key=lambda record: record.index)
-    return run
+    return run.finish(cpu_start, (time.monotonic_ns() - start_ns) / NS_PER_S)
 
 
 def _next_turn_ns(
