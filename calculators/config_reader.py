@@ -45,6 +45,13 @@ from infermeter.calculators.dory import DORY_NOTE, DORY_TYPE, dory_defaults, dor
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.gemma3n import gemma3n_defaults, gemma3n_fields
 from infermeter.calculators.gemma4 import GEMMA4_TYPES, gemma4_fields, gemma4_moe
+from infermeter.calculators.glm5_next import (
+    GLM5_NEXT_NOTE,
+    GLM5_NEXT_TYPE,
+    glm5_next_defaults,
+    glm5_next_fields,
+    glm5_next_indexer,
+)
 from infermeter.calculators.hy_v4 import HY_V4_DEFAULTS, HY_V4_NOTE, hy_v4_fields, hy_v4_indexer
 from infermeter.calculators.index_cache import index_cache_indexer
 from infermeter.calculators.inkling import INKLING_TYPE, inkling_defaults, inkling_fields
@@ -112,7 +119,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
-        "alice_ai", "zaya", "domyn_edge",
+        "alice_ai", "zaya", "domyn_edge", "glm5_next_text",
         MISTRAL_LARGE4_TYPE,
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
@@ -160,6 +167,7 @@ MODEL_TYPE_FAMILIES = {
 }
 # The language model's type where a multimodal wrapper's text_config names none.
 _TEXT_TYPES = {
+    "glm5_next": GLM5_NEXT_TYPE,
     "minimax_m3_vl": "minimax_m3_vl_text", "inkling_mm_model": INKLING_TYPE,
     # Unlimited-OCR (vLLM's UnlimitedOCRConfig, a DeepseekVLV2Config): DeepseekVLV2TextConfig.
     "unlimited-ocr": "deepseek_v2",
@@ -188,9 +196,6 @@ _UNMODELLED_KEYS = (
 # while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
 # that declares it, and the mechanism, named in the refusal.
 _UNMODELLED_MODEL_TYPES = {
-    # transformers' Glm5NextTextConfig and vllm/models/glm5next: hyper-connections, linear
-    # attention with a convolution state, a DSA indexer with a pooled key cache.
-    "glm5_next_text": ("hc_mult", "hyper-connections; linear attention; pooled indexer cache"),
     # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
     "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
     # vllm/models/step5 (common/config.py, sparse_summary_cache.py): compressed sparse attention
@@ -291,6 +296,8 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = zaya_defaults(merged, where)
     if model_type == DOMYN_EDGE_TYPE:
         merged = domyn_edge_defaults(merged, where)
+    if model_type == GLM5_NEXT_TYPE:
+        merged = glm5_next_defaults(merged, where)
     return normalised(merged, model_type, where)
 
 
@@ -507,6 +514,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(DASH_NOTE)
     if model_type == ZAYA_TYPE:
         notes.append(ZAYA_NOTE)
+    if model_type == GLM5_NEXT_TYPE:
+        notes.append(GLM5_NEXT_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "
@@ -600,6 +609,7 @@ def _family_fields(
         DORY_TYPE: lambda: dory_fields(language, where),
         ZAYA_TYPE: lambda: zaya_fields(language, where),
         DOMYN_EDGE_TYPE: lambda: domyn_edge_fields(language, where),
+        GLM5_NEXT_TYPE: lambda: glm5_next_fields(language, where),
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
         "lfm3": lambda: lfm3_fields(language),
@@ -633,6 +643,8 @@ def _family_indexer(
         return hy_v4_indexer(language, num_layers, where, _indexer(language, where))
     if family == MISTRAL_LARGE4_TYPE:
         return large4_indexer(language, num_layers, where)
+    if family == GLM5_NEXT_TYPE:
+        return glm5_next_indexer(language, num_layers, where)
     return index_cache_indexer(language, num_layers, where, _indexer(language, where))
 
 

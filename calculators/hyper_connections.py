@@ -10,7 +10,8 @@ tensor-parallel rank, all float32):
   3 scales;
 - HY-V4's independent hyper-connections (`vllm/models/hy_v4/nvidia/hc.py`, `HYV4HCPreLayer`):
   a pre and a post gate per stream, no mixing matrix, 2 scales.
-Both heads (`hc_head_fn`): one gate per stream, its bias and one scale.
+Both heads (`hc_head_fn`): one gate per stream, its bias and one scale. GLM-5-Next
+(`vllm/models/glm5next/common/model.py`) has DeepSeek-V4's boundaries and no head.
 Qwen4-Exp's gated residual (`vllm/models/qwen4_exp/nvidia/hyperconnection.py`, `GatedResidual`)
 is low-rank and in the model dtype, never quantized: a per-stream RMSNorm weight (streams x
 hidden), the streams x hidden -> `low_rank` down-projection merged with the streams x hidden ->
@@ -31,6 +32,8 @@ class HyperConnections:
     scales: int
     # Qwen4-Exp's low-rank gated residual: the rank of its mixing (0: the float32 gates).
     low_rank: int = 0
+    # False: no learned head; the streams are summed (GLM-5-Next's hc_contract).
+    head: bool = True
 
     @property
     def float32(self) -> bool:
@@ -55,14 +58,17 @@ class HyperConnections:
         flattened streams, a bias per stream, one scale; or the gated residual's mixer (norm,
         down- and up-projection, no injection)."""
         width = self.streams * hidden
+        if not self.head:
+            return 0
         if self.low_rank:
             return width + 2 * width * self.low_rank
         return self.streams * width + self.streams + 1
 
 
-def manifold_constrained(streams: int) -> HyperConnections:
-    """DeepSeek-V4's: (2 + streams) x streams gates and 3 scales a boundary."""
-    return HyperConnections(streams, (2 + streams) * streams, 3)
+def manifold_constrained(streams: int, head: bool = True) -> HyperConnections:
+    """DeepSeek-V4's: (2 + streams) x streams gates and 3 scales a boundary; GLM-5-Next's the
+    same without a head (`head` False)."""
+    return HyperConnections(streams, (2 + streams) * streams, 3, head=head)
 
 
 def independent(streams: int) -> HyperConnections:

@@ -170,4 +170,5 @@ def _sparse_mla_bytes(arch: ModelArch, element: int) -> tuple[int, int]:
     own, sparse = arch.indexer.count(arch.num_layers)
     if own == sparse == arch.num_layers:  # V3.2: every layer sparse, with its own indexer
         return sparse_latent + key, 0
-    return latent * element, sparse * (sparse_latent - latent * element) + own * key
+    keys = -(-own * key // arch.indexer.tokens_per_key)  # GLM-5-Next pools them
+    return latent * element, sparse * (sparse_latent - latent * element) + keys

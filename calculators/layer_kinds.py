@@ -8,6 +8,7 @@ from infermeter.calculators.bailing_moe_v3 import bailing_v3_layer_kinds
 from infermeter.calculators.config_fields import optional_int
 from infermeter.calculators.decilm import DECILM, decilm_layer_kinds
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.glm5_next import GLM5_NEXT_TYPE, glm5_next_layer_kinds
 from infermeter.calculators.kda import kimi_linear_layer_kinds
 from infermeter.calculators.lfm3 import lfm3_layer_kinds
 from infermeter.calculators.lightning import lightning_layer_kinds
@@ -105,6 +106,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     ],
     "bailing_moe_linear": lightning_layer_kinds,
     DECILM: decilm_layer_kinds,
+    GLM5_NEXT_TYPE: glm5_next_layer_kinds,
     "lfm3": lfm3_layer_kinds,
     # HY-V4: every layer is latent attention, sparse or dense (calculators.hy_v4).
     "hy_v4": lambda config, num_layers, where: (FULL,) * num_layers,

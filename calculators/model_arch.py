@@ -81,6 +81,9 @@ class SparseIndexer:
     # (first vLLM release, its `layers`) where releases build different ones, oldest first;
     # `layers` is the latest release's. Empty: the same in every release.
     layers_by_release: tuple[tuple[tuple[int, int], IndexerLayers], ...] = ()
+    # Tokens one key of the indexer's cache stands for (GLM-5-Next's index_kpool, with pooling
+    # weights of its own); 1: a key a token.
+    tokens_per_key: int = 1
 
     def at_release(self, version: tuple[int, int]) -> "SparseIndexer":
         """The indexer vLLM release `version` builds (itself where it is the same)."""

@@ -201,6 +201,7 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
             "gpt_oss",
             "nemotron_h",
             "longcat_flash",
+            "glm5_next_text",
             "ernie4_5_moe",
             "minimax_m3_text",
             "beam",

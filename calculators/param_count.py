@@ -97,6 +97,9 @@ def _mla_params(arch: ModelArch, tp: int, layer: int | None = None) -> tuple[int
             + hidden * index.num_heads
         )
         indexer_small = 2 * index.head_dim  # the key's LayerNorm
+        if index.tokens_per_key > 1:  # GLM-5-Next's pooling gate and position weights
+            indexer_linear += index.head_dim * hidden
+            indexer_small += index.tokens_per_key * index.head_dim
     return q + kv_a + kv_b + out + indexer_linear, small + mla.kv_lora_rank + indexer_small
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from infermeter.calculators.errors import QuantizationError
+from infermeter.calculators.glm5_next import GLM5_NEXT_TYPE
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
 from infermeter.calculators.param_count import ParamCounts, param_counts
 
@@ -289,10 +290,13 @@ def weight_format(
 ) -> WeightFormat:
     """The checkpoint's weight format: `quantization` overrides the config's own, `none`
     forces the model dtype. Inkling's sink experts (`shared_experts`) stay in the model dtype
-    whatever the format: vLLM builds them as plain parameters (inkling/nvidia/moe.py)."""
+    whatever the format: vLLM builds them as plain parameters (inkling/nvidia/moe.py); so do
+    GLM-5-Next's MLA and KDA projections (`attention`: glm5next/common/model.py, kda.py)."""
     fmt = _weight_format(arch, quantization, dtype)
     if arch.inkling is not None:
         return replace(fmt, quantized_roles=fmt.quantized_roles - {"shared_experts"})
+    if arch.model_type == GLM5_NEXT_TYPE:  # MLA and KDA built with quant_config None
+        return replace(fmt, quantized_roles=fmt.quantized_roles - {"attention"})
     return fmt
 
 

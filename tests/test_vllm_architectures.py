@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 87 planned by name, "
-        "36 read generically, 3 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 88 planned by name, "
+        "36 read generically, 2 refused"
     )
 
 
@@ -94,7 +94,7 @@ NEW_SINCE_0_29 = {
     "DomynEdgeForCausalLM": ("by name", ""),
     "Lfm3ForCausalLM": ("by name", ""),
     "BeamForCausalLM": ("by name", ""),
-    "Glm5NextForCausalLM": ("refused", "hyper-connections"),
+    "Glm5NextForCausalLM": ("by name", ""),
     "MistralLarge4ForCausalLM": ("by name", ""),
     "AliceAIForCausalLM": ("by name", ""),
     "Step5ForCausalLM": ("refused", "compressed sparse attention"),
@@ -113,10 +113,10 @@ def test_a_family_new_since_0_29_is_read_or_refused_naming_its_mechanism(name: s
 
 
 def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
-    # GLM-5-Next's text config may carry only conventional keys beside its hyper-connections;
-    # read generically it would be a plain decoder with one KV cache per layer.
+    # K2-Horizon's config may carry only conventional keys beside its attention experts; read
+    # generically it would be a plain decoder with one KV cache per layer.
     config = {
-        "model_type": "glm5_next_text",
+        "model_type": "k2_horizon",
         "hidden_size": 1024,
         "num_hidden_layers": 8,
         "num_attention_heads": 16,
@@ -124,7 +124,7 @@ def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
         "intermediate_size": 4096,
         "vocab_size": 32000,
     }
-    with pytest.raises(ConfigError, match=r"^hc_mult: model_type 'glm5_next_text'"):
+    with pytest.raises(ConfigError, match=r"^mova_num_experts: model_type 'k2_horizon'"):
         parse_config(config)
 
 
