@@ -50,6 +50,7 @@ from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, 
 from infermeter.calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
 from infermeter.calculators.vllm_overheads import ESTIMATED_TERMS
 from infermeter.calculators.vllm_settings import (
+    GLM_DSA_FP8_KV_NOTE,
     VllmSettings,
     batch_defaults,
     check_settings,
@@ -57,6 +58,7 @@ from infermeter.calculators.vllm_settings import (
     default_max_model_len,
     parse_version,
     release_block_size,
+    release_kv_cache_dtype,
     settings_layout,
 )
 
@@ -490,6 +492,9 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     _check_stages(arch, settings)
     version = parse_version(settings.vllm_version)
     arch = arch.at_release(version)
+    kv_dtype = release_kv_cache_dtype(arch, settings)
+    kv_notes = [] if kv_dtype == settings.kv_cache_dtype else [GLM_DSA_FP8_KV_NOTE]
+    settings = replace(settings, kv_cache_dtype=kv_dtype)
     batch = _batch(arch, settings, version)
     budget = _budget(arch, settings, version, batch)
     available = budget.available_bytes
@@ -532,6 +537,6 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         fits=error is None,
         largest_max_model_len=0 if available <= 0 else blocks.largest_max_model_len,
         error=error,
-        notes=_notes(arch, settings, version, batch, budget, copies),
+        notes=[*_notes(arch, settings, version, batch, budget, copies), *kv_notes],
         estimated_terms=_estimated_terms(arch, budget, copies),
     )

@@ -26,6 +26,16 @@ BLOCK_SIZE = 16
 BLOCK_SIZE_64_SINCE = (0, 34)
 RELEASE_BLOCK_SIZE_FROM_0_34 = 64
 DEFAULT_VLLM_VERSION = "0.19"
+# GlmMoeDsaForCausalLM's verify_and_update_config (vllm/model_executor/models/config.py of the
+# PyPI sdists 0.32.0-0.34.0; 0.29.0-0.31.0 set only the DCP defaults) turns --kv-cache-dtype
+# auto into fp8_e4m3 on CUDA devices of compute capability 10.x (is_device_capability_family(100):
+# B200 and GB200 are sm_100, B300 and GB300 sm_103).
+GLM_DSA_FP8_KV_SINCE = (0, 32)
+SM10X_GPUS = ("b200", "gb200", "b300", "gb300")
+GLM_DSA_FP8_KV_NOTE = (
+    "GLM-5 (GlmMoeDsaForCausalLM) on an SM10x GPU: vLLM 0.32+ turns --kv-cache-dtype auto into "
+    "fp8_e4m3, so the KV cache is planned in FP8 (--kv-cache-dtype bfloat16 keeps 16-bit latents)"
+)
 # 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
 # major.minor, then a release's own suffix (.1.1, rc1, .dev12+g3ab, .post1, +cu128); not an
 # exponent: 0.9e9 is a number, not a release.
@@ -85,6 +95,19 @@ def release_block_size(settings: VllmSettings) -> int:
     if parse_version(settings.vllm_version) >= BLOCK_SIZE_64_SINCE:
         return RELEASE_BLOCK_SIZE_FROM_0_34
     return BLOCK_SIZE
+
+
+def release_kv_cache_dtype(arch: ModelArch, settings: VllmSettings) -> str | None:
+    """--kv-cache-dtype as the release applies it: GLM-5's `auto` is fp8_e4m3 on SM10x GPUs from
+    0.32 (GLM_DSA_FP8_KV_SINCE); any other as given."""
+    if (
+        settings.kv_cache_dtype in (None, "auto")
+        and arch.model_type == "glm_moe_dsa"
+        and settings.gpu_name.lower() in SM10X_GPUS
+        and parse_version(settings.vllm_version) >= GLM_DSA_FP8_KV_SINCE
+    ):
+        return "fp8_e4m3"
+    return settings.kv_cache_dtype
 
 
 def parse_version(text: str) -> tuple[int, int]:

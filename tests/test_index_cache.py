@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_output
 from test_calc_api import pasted_config_plan
 
 from infermeter.calculators.config_reader import parse_config
@@ -132,19 +131,24 @@ def test_bad_index_cache_keys_are_named(change: dict[str, Any], message: str) ->
         parse_config({**GLM5, **change})
 
 
-def test_catalog_glm52_builds_21_indexers_and_reaches_1m_tokens_on_8_b200() -> None:
-    arch = parse_config(dict(load_models()["glm-5.2"].config))
+def test_catalog_glm52_builds_21_indexers_and_reaches_1m_tokens_on_8_b200(tmp_path: Path) -> None:
+    config = dict(load_models()["glm-5.2"].config)
+    arch = parse_config(config)
     assert arch.indexer is not None
     # index_topk_freq 4, index_skip_topk_offset 3: max(layer - 2, 0) % 4 == 0.
     assert arch.indexer.layers == (0, 1, 2, *range(6, LAYERS, 4))
     assert kv_cache_shape(arch, "fp8").bytes_per_token == LAYERS * LATENT_FP8 + 21 * KEY
-    assert param_counts(parse_config(GLM5)).total - param_counts(arch).total == 57 * (INDEXER + 256)
+    less = param_counts(parse_config(GLM5)).total - param_counts(arch).total
+    assert less == 57 * (INDEXER + 256)
     # vLLM 0.34.0's recipe (recipes/models/zai-org/GLM-5.2.yaml): the FP8 checkpoint with an
-    # FP8 KV cache reaches the full 1M-token context on 8 x B200.
-    plan = json_output(
-        "calc", "vram", "--model", "glm-5.2", "--gpu", "b200", "-tp", "8", "--quantization",
-        "fp8", "--kv-cache-dtype", "fp8", "--vllm-version", "0.34", "--max-model-len", "1048576",
-    )["vllm_plan"]  # fmt: skip
+    # FP8 KV cache reaches the full 1M-token context on 8 x B200, where vLLM 0.32+ makes the
+    # cache FP8 by itself (GlmMoeDsaForCausalLM on SM10x); the page plans the same.
+    path = tmp_path / "glm-5.2.json"
+    path.write_text(json.dumps(config))
+    plan = pasted_config_plan(
+        path, "b200", tensor_parallel_size="8", quantization="fp8", vllm_version="0.34",
+        max_model_len="1048576",
+    )  # fmt: skip
     assert plan["fits"]
     assert plan["kv_cache_bytes_per_token"] == 53940
     assert plan["kv_cache_tokens"] >= 1048576

@@ -276,3 +276,38 @@ def test_the_default_block_size_is_64_tokens_from_0_34_not_0_33() -> None:
     assert after.runner_buffer_bytes == 8192 * 21 + 2 * 256 * (8192 // 64) * 4
     assert _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16).block_size == 16
     assert after.kv_cache_tokens % 64 == 0
+
+
+# GLM-5.2 at TP 8, per token: 78 latents and 21 indexer keys (128 FP8 values and a float32 scale).
+GLM52_FP8_KV = 78 * 656 + 21 * 132  # latents in the fp8_ds_mla layout (FlashMLA's sparse cache)
+GLM52_BF16_KV = 78 * 576 * 2 + 21 * 132
+
+
+@pytest.mark.parametrize(
+    ("model_id", "gpu", "version", "kv_cache_dtype", "bytes_per_token"),
+    [
+        ("glm-5.2", "b200", "0.32", None, GLM52_FP8_KV),
+        ("glm-5.2", "gb300", "0.34", "auto", GLM52_FP8_KV),
+        ("glm-5.2", "b200", "0.31", None, GLM52_BF16_KV),  # before GlmMoeDsa's rule
+        ("glm-5.2", "h200-sxm", "0.34", None, GLM52_BF16_KV),  # SM90
+        ("glm-5.2", "rtx-pro-6000", "0.34", None, GLM52_BF16_KV),  # SM120
+        ("glm-5.2", "b200", "0.34", "bfloat16", GLM52_BF16_KV),  # asked for
+        ("deepseek-v3.2", "b200", "0.34", None, 61 * (576 * 2 + 132)),  # V3.2's rule keeps auto
+    ],
+)
+def test_glm5_auto_kv_cache_is_fp8_on_sm10x_from_032(
+    model_id: str, gpu: str, version: str, kv_cache_dtype: str | None, bytes_per_token: int
+) -> None:
+    plan = plan_vllm(
+        parse_config(MODELS[model_id].config),
+        VllmSettings(
+            gpu_memory_bytes=180 * GIB, tensor_parallel_size=8, max_model_len=8192,
+            quantization="fp8", kv_cache_dtype=kv_cache_dtype, gpu_name=gpu, vllm_version=version,
+        ),
+    )  # fmt: skip
+    assert plan.kv_cache_bytes_per_token == bytes_per_token
+    turned = bytes_per_token == GLM52_FP8_KV
+    assert (
+        any(note.startswith("GLM-5 (GlmMoeDsaForCausalLM) on an SM10x") for note in plan.notes)
+        == turned
+    )
