@@ -31,8 +31,8 @@ from typing import Any
 from infermeter.registry.vllm_architectures import SNAPSHOT, classify, load, summary
 
 _READS = re.compile(
-    r"\b(?:hf_|text_|hf_text_)?config\.([a-z_][a-z0-9_]*)"
-    r"|getattr\(\s*(?:hf_|text_)?config,\s*\"([a-z_][a-z0-9_]*)\""
+    r"\b(?:hf_|text_|hf_text_)?config\.([A-Za-z_][A-Za-z0-9_]*)"
+    r"|getattr\(\s*(?:hf_|text_)?config,\s*\"([A-Za-z_][A-Za-z0-9_]*)\""
 )
 # Architecture → the model_type of its config.json (see the module docstring).
 MODEL_TYPES = {

@@ -39,7 +39,7 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
         "vllm-0.34.0: 126 registered text-generation architectures; 88 planned by name, "
-        "36 read generically, 2 refused"
+        "34 read generically, 4 refused"
     )
 
 
@@ -150,3 +150,10 @@ def test_flint_read_generically_counts_what_vllm_builds() -> None:
     total = 49 * (attention + moe + 2 * 2048) + 2 * 150144 * 2048 + 2048
     assert counts.total == total
     assert total + 49 * (2 * 128 + 32) == 41_334_034_208
+
+
+def test_a_key_the_module_reads_with_capitals_is_judged() -> None:
+    # lfm2.py reads config.conv_L_cache: the table judges that key, as the reader does with a
+    # real LFM2 config, not the lowercase stem conv_ (which once read it as generic).
+    assert "conv_L_cache" in JUDGED["Lfm2ForCausalLM"]["config_keys"]
+    assert JUDGED["Lfm2ForCausalLM"]["reason"].startswith("conv_L_cache: model_type 'lfm2'")
