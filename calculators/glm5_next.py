@@ -1,6 +1,7 @@
 """GLM-5-Next (`model_type` glm5_next_text, the text_config of the glm5_next wrapper: GLM-5.3)
-as vLLM 0.34.0 serves it (vllm/models/glm5next/common: model.py, attention.py, kda.py; new in
-0.34.0), with transformers' Glm5NextTextConfig (5.24).
+as vLLM 0.34.0 serves it (vllm/models/glm5next/common: model.py, attention.py, kda.py; first
+registered in 0.30.0, whose vllm/models/glm5next/nvidia builds the same pooled indexer cache,
+mHC and bfloat16 MLA), with transformers' Glm5NextTextConfig (5.24).
 
 Layers: `layer_types` "linear_attention" is Kimi Delta Attention (KDA, Kimi Linear's layer with
 low-rank f/g gates, `linear_num_heads` heads of `linear_head_dim`, convolutions of
@@ -36,6 +37,9 @@ from infermeter.calculators.mixers import KDA
 from infermeter.calculators.model_arch import FULL, SparseIndexer
 
 GLM5_NEXT_TYPE = "glm5_next_text"
+# registry.py lists Glm5NextForCausalLM first in 0.30.0 (recipes/models/zai-org/GLM-5.3-Flash.yaml
+# says min_vllm_version 0.29.0, whose registry does not list it).
+FIRST_RELEASE = (0, 30)
 # Glm5NextTextConfig's defaults (transformers 5.24 models/glm5_next/configuration_glm5_next.py).
 GLM5_NEXT_DEFAULTS: dict[str, Any] = {
     "vocab_size": 154880, "hidden_size": 4096, "intermediate_size": 12288,

@@ -69,6 +69,7 @@ def test_calc_vram_as_the_page_does(tp: str, kv_heads: int) -> None:
     assert plan["request_bytes_at_max_model_len"] == pages * block
     assert plan["fits"]
     assert any(note.startswith("DomynEdge: each layer's K/V") for note in plan["notes"])
+    assert any(note.startswith("DomynEdge is served from vLLM 0.33") for note in plan["notes"])
 
 
 @pytest.mark.parametrize(

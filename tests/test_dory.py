@@ -61,6 +61,8 @@ def test_calc_vram_at_tp_1_as_the_page_does() -> None:
     assert plan["kv_cache_bytes_per_token"] == 96 * 4096
     assert plan["fits"]
     assert any(note.startswith("Dory: the recurrent layers") for note in plan["notes"])
+    # calc vram's default release (0.19) predates 0.33, the first that registers Dory.
+    assert any(note.startswith("Dory is served from vLLM 0.33") for note in plan["notes"])
 
 
 def test_calc_vram_at_tp_8_is_refused_as_vllm_refuses_it() -> None:

@@ -92,6 +92,7 @@ def test_calc_vram_as_the_page_does(tp: str, fits: bool) -> None:
     assert plan["kv_cache_bytes_per_token"] == 11 * 1024 + 363
     assert plan["fits"] is fits
     assert any(note.startswith("GLM-5-Next: KDA and MLA") for note in plan["notes"])
+    assert any(note.startswith("GLM-5-Next is served from vLLM 0.30") for note in plan["notes"])
 
 
 def test_the_multimodal_wrapper_reads_its_text_config() -> None:

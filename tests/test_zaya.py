@@ -79,6 +79,7 @@ def test_calc_vram_as_the_page_does(tp: str) -> None:
     assert plan["request_bytes_at_max_model_len"] == (131072 // 16 + 1) * 40 * 16 * 1024
     assert plan["fits"]
     assert any(note.startswith("ZAYA1: CCA attention") for note in plan["notes"])
+    assert any(note.startswith("ZAYA1 is served from vLLM 0.34") for note in plan["notes"])
 
 
 @pytest.mark.parametrize(
