@@ -64,7 +64,13 @@ from infermeter.registry.harvest.mlperf_precision import (
     read_evidence,
 )
 from infermeter.registry.harvest.mlperf_runs import one_row_per_run
-from infermeter.registry.harvest.mlperf_setup import engine_from_setup, read_setups
+from infermeter.registry.harvest.mlperf_setup import (
+    code_root,
+    engine_from_setup,
+    engine_of_backend,
+    read_code_backends,
+    read_setups,
+)
 from infermeter.registry.harvest.mlperf_systems import read_runs
 from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
 from infermeter.registry.harvest.outcome import Harvested
@@ -212,13 +218,15 @@ def harvest_row(
     evidence: Evidence | None = None,
     setup: dict[str, str | None] | None = None,
     conf: str | None = None,
+    backends: frozenset[str] = frozenset(),
 ) -> Harvested:
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
     say which engine ran where `Software` names none, see `mlperf_setup`; `conf`: the run's
-    `mlperf.conf`, see `conf_paths`)."""
+    `mlperf.conf`, see `conf_paths`; `backends`: the backend folders of the benchmark's code,
+    see `mlperf_setup.engine_of_backend`)."""
     key = row_key(round_info.round, row)
-    ran = (evidence, setup or {}, conf)
+    ran = (evidence, setup or {}, conf, backends)
     return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, ran, key))
 
 
@@ -310,17 +318,18 @@ def _result(
     log_text: str | None,
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
-    ran: tuple[Evidence | None, dict[str, str | None], str | None],
+    ran: tuple[Evidence | None, dict[str, str | None], str | None, frozenset[str]],
     key: str,
 ) -> Result:
-    evidence, setup, conf = ran
+    evidence, setup, conf, backends = ran
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
     own = open_model(used) if row.get("Category") == "open" else None
     if own is None and used.replace("_", ".") != benchmark.replace("_", "."):
         raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
     _gpu(row, catalogs[0])  # a system this cannot file is said before anything else
-    engine = parse_engine(str(row.get("Software", ""))) or engine_from_setup(setup)
+    named = parse_engine(str(row.get("Software", ""))) or engine_from_setup(setup)
+    engine = engine_of_backend(named, backends, code_root(row))
     if engine is None:
         raise RowSkipped(
             f"software {row.get('Software')!r} names no inference engine with a version"
@@ -385,6 +394,7 @@ def harvest_round(
     logs = tree.read_many([log_path(row) for row in rows])
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)
+    backends = read_code_backends(tree, rows)
     confs = tree.read_many(sorted({path for row in rows for path in conf_paths(row)}))
     harvested = [
         harvest_row(
@@ -395,6 +405,7 @@ def harvest_round(
             evidence[index],
             setups[index],
             next((text for path in conf_paths(row) if (text := confs[path]) is not None), None),
+            backends[index],
         )
         for index, row in enumerate(rows)
     ]

@@ -35,6 +35,8 @@ _UNQUANTIZED = (*_SIXTEEN_BIT, "fp32", "float32")
 fp32 and quantize: their measurement files say so and name an NVFP4 checkpoint)."""
 _FP8_CONFIG = re.compile(r"^\s*use_fp8\s*=\s*True\b", re.M)
 _QUARK_FP8 = re.compile(r"--quant_scheme\s+w_fp8_a_fp8_o_fp8\b")
+_CHECKPOINT_FORMAT = re.compile(r"[-_]NVFP4[-_)]")
+"""A checkpoint name that states NVIDIA's FP4 format (`…-NVFP4-MLPerf-…`)."""
 _FP8_CONVERSION = re.compile(r"\bconvert the [\w.-]+ model to FP8\b")
 _AUTOFP8 = re.compile(r"\bAutoFP8\b")
 """A README that converts the model to FP8 with the AutoFP8 library before serving it."""
@@ -96,6 +98,23 @@ def _transformations(evidence: Evidence) -> str | None:
     return None
 
 
+def _checkpoint_format(evidence: Evidence) -> tuple[str, str] | None:
+    """(format, the file that states it) where the measurement file's starting weights are a
+    checkpoint whose name states its format (v6.0's NVIDIA-stack Qwen3-VL rows declare fp32 and
+    start from `nvidia/Qwen3-VL-235B-A22B-Instruct-NVFP4-MLPerf-Inference-Closed-V6.0`)."""
+    for path, text in evidence.measurements.items():
+        try:
+            data = json.loads(text or "")
+        except ValueError:
+            continue
+        name = data.get("starting_weights_filename") if isinstance(data, dict) else None
+        match = _CHECKPOINT_FORMAT.search(name) if isinstance(name, str) else None
+        if match:
+            where = f"{path} starts from the checkpoint '{name}', whose name states NVFP4"
+            return "nvfp4", where
+    return None
+
+
 def _quantized_format(evidence: Evidence, tensorrt_llm: bool) -> tuple[str, str] | None:
     """(format, the file that states it) from the submission's code: the TensorRT-LLM
     harness's configurations for a TensorRT-LLM row, the READMEs for any other."""
@@ -123,10 +142,11 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
         return _readme_conversion(declared, transformations, evidence)
     engine = parse_engine(str(row.get("Software", "")))
     found = _quantized_format(evidence, engine is not None and engine[0] == "tensorrt-llm")
+    found = found or _checkpoint_format(evidence)
     if found is None:
         raise RowSkipped(
             f"weights declared {declared} were transformed ('{transformations}') to a format "
-            "the submission's configurations and READMEs do not state"
+            "the submission's configurations, READMEs and starting checkpoint do not state"
         )
     fmt, where = found
     note = (

@@ -156,3 +156,44 @@ def read_setups(tree: SourceTree, rows: list[dict[str, Any]]) -> list[dict[str, 
         | ({system: texts[system]} if system else {})
         for paths, readme, system in zip(configs, readmes, systems, strict=True)
     ]
+
+
+CODE_BACKENDS = ("tensorrt", "vllm", "sglang")
+"""The backend folders an NVIDIA-harness submission keeps its implementation of a benchmark in
+(`closed/NVIDIA/code/gpt-oss-120b/tensorrt/`, `closed/NVIDIA/code/qwen3-vl-235b-a22b/vllm/`)."""
+
+
+def code_root(row: dict[str, Any]) -> str:
+    """`closed/NVIDIA/code/qwen3-vl-235b-a22b` of a row of that benchmark."""
+    parts = str(row["Location"]).removeprefix("./").split("/")
+    return "/".join([*parts[:2], "code", str(row["Model"])])
+
+
+def read_code_backends(tree: SourceTree, rows: list[dict[str, Any]]) -> list[frozenset[str]]:
+    """For each row, the backend folders of its benchmark's code in its submission."""
+    roots = sorted({code_root(row) for row in rows})
+    listed = tree.files_under(roots) if roots else []
+    found: dict[str, set[str]] = {}
+    for path in listed:
+        root, _, rest = path.partition("/code/")
+        benchmark, _, inner = rest.partition("/")
+        backend = inner.split("/", 1)[0]
+        if backend in CODE_BACKENDS and "/" in inner:
+            found.setdefault(f"{root}/code/{benchmark}", set()).add(backend)
+    return [frozenset(found.get(code_root(row), ())) for row in rows]
+
+
+def engine_of_backend(
+    engine: tuple[str, str, str] | None, backends: frozenset[str], root: str
+) -> tuple[str, str, str] | None:
+    """The engine `Software` names, unless it names TensorRT(-LLM) for the whole submission while
+    the benchmark's only implementation in its code is a vLLM backend (NVIDIA-stack Qwen3-VL rows
+    of v6.0: `code/qwen3-vl-235b-a22b/vllm/`, vLLM with Dynamo): then vLLM of an unstated
+    release."""
+    if engine is None or engine[0] != "tensorrt-llm" or backends != {"vllm"}:
+        return engine
+    where = (
+        f"{root}/vllm: the submission's only implementation of this benchmark is its vLLM "
+        f"backend ('{engine[2]}' names the submission's TensorRT stack as a whole)"
+    )
+    return "vllm", "unstated", where

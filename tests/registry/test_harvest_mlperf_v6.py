@@ -13,7 +13,7 @@ from pathlib import Path
 from registry_helpers import assert_committed
 
 from infermeter.registry.harvest.mlperf_log import conf_percentile
-from infermeter.registry.harvest.mlperf_setup import engine_from_setup
+from infermeter.registry.harvest.mlperf_setup import engine_from_setup, engine_of_backend
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
@@ -42,7 +42,7 @@ def _harvest(root: Path, today: str = RETRIEVED) -> tuple[object, dict[str, Resu
 
 def test_the_excerpt_is_in_the_registry_byte_for_byte(registry: Path) -> None:
     report, results = _harvest(registry)
-    assert len(report.added) == len(results) == 12  # type: ignore[attr-defined]
+    assert len(report.added) == len(results) == 13  # type: ignore[attr-defined]
     assert_committed(registry, report.added)  # type: ignore[attr-defined]
     again, _ = _harvest(registry, today="2027-01-01")
     assert (again.added, again.changed) == ([], [])  # type: ignore[attr-defined]
@@ -127,9 +127,11 @@ def test_a_benchmark_measured_in_samples_keeps_samples_and_its_end_to_end_bound(
 ) -> None:
     """qwen3-vl-235b-a22b counts no tokens: RedHat's 6.0-0095 on 8 × H200 is stored as samples
     per second, its Server point bounded end to end at the percentile its mlperf.conf sets (99).
-    NVIDIA's 6.0-0077 declares fp32 weights but its measurements.json says 'quantization' (an
-    NVFP4 checkpoint) and its configurations state no format: refused, not filed as fp32."""
-    report, results = _harvest(registry)
+    NVIDIA's 6.0-0077 declares fp32 weights, but its measurements.json says 'quantization' from
+    the checkpoint nvidia/Qwen3-VL-235B-A22B-Instruct-NVFP4-…: NVFP4, not fp32; and its Software
+    names TensorRT for the whole submission while the benchmark's only implementation in its code
+    is `code/qwen3-vl-235b-a22b/vllm/` (the excerpt holds its README): vLLM, release unstated."""
+    _, results = _harvest(registry)
     server = results["6.0-0095 qwen3-vl-235b-a22b Server"]
     assert server.identity.model.id == "qwen3-vl-235b-a22b-instruct"
     assert (server.identity.model.quantization, server.identity.engine.version) == ("fp8", "0.10.0")
@@ -142,8 +144,12 @@ def test_a_benchmark_measured_in_samples_keeps_samples_and_its_end_to_end_bound(
     assert point.e2e_ms.p99 == 11118.210726
     offline = results["6.0-0095 qwen3-vl-235b-a22b Offline"].points[0].throughput
     assert offline.requests_per_s == 18.218
-    reason = dict(report.skipped)["mlperf v6.0 6.0-0077 qwen3-vl-235b-a22b Server"]  # type: ignore[attr-defined]
-    assert "weights declared fp32 were transformed ('quantization')" in reason
+    nvidia = results["6.0-0077 qwen3-vl-235b-a22b Server"]
+    identity = nvidia.identity
+    assert (identity.model.quantization, identity.model.dtype) == ("nvfp4", None)
+    assert (identity.engine.name, identity.engine.version) == ("vllm", "unstated")
+    assert "whose name states NVFP4" in nvidia.source.conditions  # type: ignore[union-attr]
+    assert "only implementation of this benchmark is its vLLM" in nvidia.source.conditions  # type: ignore[union-attr]
 
 
 def test_a_conf_percentile_prefers_the_benchmark_and_scenario_lines() -> None:
@@ -156,3 +162,14 @@ def test_a_conf_percentile_prefers_the_benchmark_and_scenario_lines() -> None:
     assert conf_percentile(conf, "llama2-70b-99", "Server") == 99.0
     assert conf_percentile(conf, "llama2-70b-99", "Interactive") is None
     assert conf_percentile(None, "llama2-70b-99", "Server") is None
+
+
+def test_a_benchmark_implemented_only_as_a_vllm_backend_ran_vllm() -> None:
+    tensorrt = ("tensorrt-llm", "unstated (TensorRT 10.14)", "TensorRT 10.14")
+    root = "closed/NVIDIA/code/qwen3-vl-235b-a22b"
+    vllm = engine_of_backend(tensorrt, frozenset({"vllm"}), root)
+    assert vllm is not None
+    assert vllm[:2] == ("vllm", "unstated")
+    # A TensorRT backend beside it, or none at all: the Software line stands.
+    assert engine_of_backend(tensorrt, frozenset({"vllm", "tensorrt"}), root) == tensorrt
+    assert engine_of_backend(tensorrt, frozenset(), root) == tensorrt
