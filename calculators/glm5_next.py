@@ -24,7 +24,10 @@ What this module adds to the common reading:
 - the MLA and KDA projections stay in bfloat16 whatever the checkpoint's quantization (vLLM
   builds them with quant_config None).
 Not modelled: vLLM 0.34 turns the KV cache to fp8 on Blackwell (SM100) when it is "auto"
-(Glm5NextModelConfig); pass --kv-cache-dtype fp8 to plan that.
+(Glm5NextModelConfig); pass --kv-cache-dtype fp8 to plan that. An fp8 latent row is the
+backend's (v1/attention/backends/mla): 528 bytes on SM120 (flashinfer_mla_sparse_sm120.py), 656
+with a zero RoPE slot under FlashMLA on Hopper (flashmla_sparse.py); the plan takes 528. vLLM
+gates pipeline parallelism off for it; the plan does not.
 """
 
 from collections.abc import Mapping
@@ -55,7 +58,8 @@ GLM5_NEXT_NOTE = (
     "GLM-5-Next: KDA and MLA layers, a DSA indexer on every MLA layer with keys pooled over "
     "index_kpool tokens (planned as bytes beside the MLA latents; the tail ring is not counted), "
     "float32 mHC, MLA and KDA in bfloat16 whatever the quantization; vLLM's fp8 KV cache by "
-    "default on Blackwell is not applied (pass --kv-cache-dtype fp8)"
+    "default on Blackwell is not applied (pass --kv-cache-dtype fp8), and an fp8 latent is "
+    "planned as 528 bytes (SM120's NoPE row; FlashMLA on Hopper keeps DeepSeek's 656)"
 )
 _MLA_TYPES = ("indexed_attention", "full_attention", "deepseek_sparse_attention")
 

@@ -80,6 +80,9 @@ def test_the_caches_per_token_and_per_sequence() -> None:
         # 34 KDA layers: a float32 recurrent state of 64 heads of 128 x 128 and a bfloat16
         # convolution state of q, k and v over 3 steps, split by heads.
         assert (kv.state_layers, kv.state_bytes_per_sequence_per_layer) == (34, state)
+    # An fp8 cache: the latent as SM120's NoPE row (512 FP8 values and 4 float32 scales; the
+    # plan's choice: FlashMLA on Hopper keeps 656), the indexer keys as before.
+    assert kv_cache_shape(arch, "fp8").bytes_per_token == 11 * 528 + 363
 
 
 @pytest.mark.parametrize(("tp", "fits"), [("1", False), ("8", True)])
