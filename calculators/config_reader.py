@@ -55,6 +55,7 @@ from infermeter.calculators.glm5_next import (
 from infermeter.calculators.hy_v4 import HY_V4_DEFAULTS, HY_V4_NOTE, hy_v4_fields, hy_v4_indexer
 from infermeter.calculators.index_cache import index_cache_indexer
 from infermeter.calculators.inkling import INKLING_TYPE, inkling_defaults, inkling_fields
+from infermeter.calculators.k2_horizon import K2_HORIZON_NOTE, k2_horizon_fields
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
@@ -119,7 +120,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
-        "alice_ai", "zaya", "domyn_edge", "glm5_next_text",
+        "alice_ai", "zaya", "domyn_edge", "glm5_next_text", "k2_horizon",
         MISTRAL_LARGE4_TYPE,
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
@@ -196,8 +197,6 @@ _UNMODELLED_KEYS = (
 # while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
 # that declares it, and the mechanism, named in the refusal.
 _UNMODELLED_MODEL_TYPES = {
-    # vllm/model_executor/models/k2_horizon.py: MoVA attention layers (experts inside attention).
-    "k2_horizon": ("mova_num_experts", "mixture-of-experts attention (MoVA)"),
     # vllm/models/step5 (common/config.py, sparse_summary_cache.py): compressed sparse attention
     # with an indexer and a summary cache.
     "step5": ("attention_other_setting", "compressed sparse attention with a summary cache"),
@@ -510,6 +509,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(DORY_NOTE)
     if model_type == "alice_ai":
         notes.append(ALICE_AI_NOTE)
+    if model_type == "k2_horizon":
+        notes.append(K2_HORIZON_NOTE)
     if family_of(model_type) == "deepseek_v2" and dash_config(config, "") is not None:
         notes.append(DASH_NOTE)
     if model_type == ZAYA_TYPE:
@@ -584,7 +585,6 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **_block_flags(language, family),
         **_family_fields(language, family, num_layers, hidden, where),
         **(qwen4_exp_fields(language, kinds, where) if model_type == "qwen4_exp_text" else {}),
-        **(alice_ai_fields(language) if family == "alice_ai" else {}),
         **unlimited_ocr2_fields(language, family, where),
     )
 
@@ -613,6 +613,8 @@ def _family_fields(
         "hy_v4": lambda: hy_v4_fields(language, where),
         "beam": lambda: beam_fields(language, where),
         "lfm3": lambda: lfm3_fields(language),
+        "alice_ai": lambda: alice_ai_fields(language),
+        "k2_horizon": lambda: k2_horizon_fields(language, where),
         MISTRAL_LARGE4_TYPE: lambda: large4_fields(language, where),
     }
     reader = readers.get(family)

@@ -16,6 +16,7 @@ from infermeter.calculators.mixers import KDA, LINEAR_ATTENTION, MAMBA, SHORT_CO
 
 if TYPE_CHECKING:
     from infermeter.calculators.gemma3n import AltUpLaurel
+    from infermeter.calculators.k2_horizon import K2HorizonParts
     from infermeter.calculators.mistral_large4 import Large4Layers
     from infermeter.calculators.qwen4_exp import Qwen4ExpParts
     from infermeter.calculators.zamba2 import SharedBlocks
@@ -256,6 +257,9 @@ class ModelArch:
     float32_router: bool = False
     # Qwen4-Exp's per-layer embeddings and QSA indexers (calculators.qwen4_exp).
     qwen4_exp: "Qwen4ExpParts | None" = None
+    # K2-Horizon's MoVA value experts, output gate and whole-width q/k norms
+    # (calculators.k2_horizon).
+    k2_horizon: "K2HorizonParts | None" = None
     # MiniMax-M3 (calculators.minimax_m3) and Inkling (calculators.inkling): their language
     # configs, as read, which their caches (calculators.layer_caches) and parameters read.
     minimax_m3: Mapping[str, Any] | None = None

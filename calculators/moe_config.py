@@ -94,6 +94,11 @@ _MOE_KEYS_READ_BY_TYPE = {
     "mistral_large_4": frozenset({"moe"}),
     # Laguna (vLLM's LagunaMoE): a scale on the routed experts' output.
     "laguna": frozenset({"moe_routed_scaling_factor"}),
+    # K2-Horizon (k2_horizon.py): the routers' bias, their scoring, MoVA's value experts.
+    "k2_horizon": frozenset(
+        {"moe_gate_bias", "router_score_func", "router_scaling_factor", "mova_num_experts",
+         "mova_num_experts_per_tok"}
+    ),
     # AliceAI (alice_ai.py): its sigmoid router always has the correction bias.
     "alice_ai": frozenset({"router_bias_correction"}),
     "kimi_linear": frozenset(
@@ -207,7 +212,8 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
             "beam",
             "alice_ai",
         }
-        or bool(config.get("moe_router_enable_expert_bias", False)),
+        or bool(config.get("moe_router_enable_expert_bias", False))
+        or (model_type == "k2_horizon" and bool(config.get("moe_gate_bias"))),
         expert_bias=model_type == "gpt_oss",
         expert_matrices=2 if nemotron else 3,
         latent_size=optional_int(config, "moe_latent_size", where, 0) if nemotron else 0,

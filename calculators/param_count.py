@@ -350,6 +350,10 @@ def _common_counts(arch: ModelArch, tp: int) -> ParamCounts:
         tally.attention += qsa_linear
         tally.dense_mlp += ple_linear
         tally.small += small
+    if arch.k2_horizon is not None:  # MoVA, the output gate, the q/k norms
+        moe_layers = len(arch.moe.moe_layers) if arch.moe is not None else 0
+        for role, count in arch.k2_horizon.model_params(tp, arch.num_layers, moe_layers).items():
+            setattr(tally, role, getattr(tally, role) + count)
     if arch.shared_blocks is not None:
         attention, mlp, small = arch.shared_blocks.block_params(tp)
         tally.attention += arch.shared_blocks.blocks * attention

@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 88 planned by name, "
-        "34 read generically, 4 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 89 planned by name, "
+        "34 read generically, 3 refused"
     )
 
 
@@ -66,21 +66,22 @@ def test_every_refusal_names_a_field() -> None:
 
 
 def test_a_refusal_in_the_table_is_the_readers_own() -> None:
-    # K2-Horizon's config: mixture-of-experts attention (MoVA); read generically it would be a
-    # plain decoder, so the reader refuses it naming the key, as the table says.
+    # Step5's config: compressed sparse attention with a summary cache, its sliding layers'
+    # own heads in attention_other_setting; read generically it would be a plain decoder, so
+    # the reader refuses it naming the key, as the table says.
     config = {
-        "model_type": "k2_horizon",
+        "model_type": "step5",
         "hidden_size": 768,
         "num_hidden_layers": 24,
         "num_attention_heads": 12,
         "intermediate_size": 3072,
         "vocab_size": 50280,
-        "mova_num_experts": 8,
+        "attention_other_setting": {},
     }
-    with pytest.raises(ConfigError, match=r"^mova_num_experts: model_type 'k2_horizon' is"):
+    with pytest.raises(ConfigError, match=r"^attention_other_setting: model_type 'step5' is"):
         parse_config(config)
-    assert JUDGED["K2HorizonForCausalLM"]["reason"].startswith(
-        "mova_num_experts: model_type 'k2_horizon'"
+    assert JUDGED["Step5ForCausalLM"]["reason"].startswith(
+        "attention_other_setting: model_type 'step5'"
     )
 
 
@@ -100,7 +101,7 @@ NEW_SINCE_0_29 = {
     "Step5ForCausalLM": ("refused", "compressed sparse attention"),
     "UnlimitedOCR2TextForCausalLM": ("by name", ""),
     "FlintForCausalLM": ("generic", ""),
-    "K2HorizonForCausalLM": ("refused", "(MoVA)"),
+    "K2HorizonForCausalLM": ("by name", ""),
     "ZayaForCausalLM": ("by name", ""),
 }
 
@@ -113,10 +114,10 @@ def test_a_family_new_since_0_29_is_read_or_refused_naming_its_mechanism(name: s
 
 
 def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
-    # K2-Horizon's config may carry only conventional keys beside its attention experts; read
-    # generically it would be a plain decoder with one KV cache per layer.
+    # Step5's config may carry only conventional keys beside its sparse-attention settings;
+    # read generically it would be a plain decoder with one KV cache per layer.
     config = {
-        "model_type": "k2_horizon",
+        "model_type": "step5",
         "hidden_size": 1024,
         "num_hidden_layers": 8,
         "num_attention_heads": 16,
@@ -124,7 +125,7 @@ def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
         "intermediate_size": 4096,
         "vocab_size": 32000,
     }
-    with pytest.raises(ConfigError, match=r"^mova_num_experts: model_type 'k2_horizon'"):
+    with pytest.raises(ConfigError, match=r"^attention_other_setting: model_type 'step5'"):
         parse_config(config)
 
 
