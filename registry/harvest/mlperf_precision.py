@@ -135,6 +135,8 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
     if row.get("weight_data_types") is None:
         return _undeclared_precision(row, evidence)
     declared = str(row.get("weight_data_types", "")).strip()
+    if declares_tensor_dtypes(row):
+        return _checkpoint_precision(declared, evidence)
     if not declares_sixteen_bit(row):
         return precision(declared), None
     transformations = _transformations(evidence)
@@ -191,8 +193,35 @@ def _undeclared_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Prec
 
 def asks_for_evidence(row: dict[str, Any]) -> bool:
     """Whether the row's precision is read from the submission's files: it declares 16- or
-    32-bit weights, or none at all."""
-    return row.get("weight_data_types") is None or declares_sixteen_bit(row)
+    32-bit weights, a list of tensor dtypes, or none at all."""
+    return (
+        row.get("weight_data_types") is None
+        or declares_sixteen_bit(row)
+        or declares_tensor_dtypes(row)
+    )
+
+
+def declares_tensor_dtypes(row: dict[str, Any]) -> bool:
+    """Whether `weight_data_types` lists the checkpoint's tensor dtypes rather than naming a
+    format (Nebius's v6.0 Qwen3-VL rows: `BF16/F32/F8_E4M3/U8`)."""
+    return "/" in str(row.get("weight_data_types") or "")
+
+
+def _checkpoint_precision(declared: str, evidence: Evidence) -> tuple[Precision, str]:
+    """The format the starting checkpoint's name states, for a row whose declared weights are
+    a list of tensor dtypes; RowSkipped where the name states none."""
+    found = _checkpoint_format(evidence)
+    if found is None:
+        raise RowSkipped(
+            f"weight_data_types {declared!r} lists tensor dtypes, not a format, and the "
+            "starting checkpoint's name states none"
+        )
+    fmt, where = found
+    note = (
+        f"weight_data_types {declared} lists the checkpoint's tensor dtypes, not a format: "
+        f"{where}; stored as {fmt}."
+    )
+    return Precision(quantization=fmt), note
 
 
 def declares_sixteen_bit(row: dict[str, Any]) -> bool:

@@ -8,11 +8,15 @@ too large to bring here; the bytes were read from the fork gbeezybez/inference_r
 repository at ab33b214 and say where the bytes were read.
 """
 
+import json
 from pathlib import Path
 
+import pytest
 from registry_helpers import assert_committed
 
+from infermeter.registry.harvest.errors import RowSkipped
 from infermeter.registry.harvest.mlperf_log import conf_percentile
+from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup, engine_of_backend
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.models import Result
@@ -173,3 +177,18 @@ def test_a_benchmark_implemented_only_as_a_vllm_backend_ran_vllm() -> None:
     # A TensorRT backend beside it, or none at all: the Software line stands.
     assert engine_of_backend(tensorrt, frozenset({"vllm", "tensorrt"}), root) == tensorrt
     assert engine_of_backend(tensorrt, frozenset(), root) == tensorrt
+
+
+def test_weights_declared_as_tensor_dtypes_take_the_checkpoints_format() -> None:
+    """Nebius's 6.0-0084 Qwen3-VL rows declare `BF16/F32/F8_E4M3/U8` (the checkpoint's tensor
+    dtypes); their measurements.json starts from NVIDIA's NVFP4 checkpoint."""
+    row = {"weight_data_types": "BF16/F32/F8_E4M3/U8", "Software": "TensorRT 10.14"}
+    start = "https://huggingface.co/nvidia/Qwen3-VL-235B-A22B-Instruct-NVFP4-MLPerf-Inference"
+    named = Evidence({"m/measurements.json": json.dumps({"starting_weights_filename": start})}, {})
+    found, note = ran_precision(row, named)
+    assert (found.quantization, found.dtype) == ("nvfp4", None)
+    assert note is not None
+    assert "lists the checkpoint's tensor dtypes" in note
+    unnamed = Evidence({"m/measurements.json": json.dumps({"starting_weights_filename": "x"})}, {})
+    with pytest.raises(RowSkipped, match="lists tensor dtypes, not a format"):
+        ran_precision(row, unnamed)
