@@ -21,6 +21,12 @@ vLLM's own implementation:
   features -> `projector_hidden_size` -> text width), with biases.
 - Inkling (`vllm/models/inkling/common/towers.py`): its audio and HMLP vision towers
   (`calculators.inkling.tower_parameters`).
+- DeepEncoder (Unlimited-OCR: `deepencoder.py`, `deepseek_ocr.py`): vLLM builds SAM-ViT-B
+  (`build_sam_vit_b`: 12 LayerNorm blocks of 768 with biases, relative positions per head of 64
+  over 14-wide windows or, in blocks 2/5/8/11, the 64-wide grid; a 64 x 64 position table; the
+  bias-free neck and the two stride-2 convolutions to 1024 channels) and CLIP-L (24 blocks of
+  1024 with biases, 257 positions, a pre-LayerNorm, no post-LayerNorm) whatever vision_config
+  says, then the linear projector of `projector_config` and two n_embed view tokens.
 - Pixtral (Mistral Small 3.x, Magistral, Mistral Large 3: `pixtral.py`, `mistral3.py`): RMSNorm
   blocks, q/k/v/o and a gated MLP without biases; the projector (RMSNorm, the patch merger, two
   linear maps into the text width).
@@ -63,6 +69,8 @@ _VISION_FAMILIES = {
     "minimax_m3_vl": "minimax_m3_vl",
     "inkling_mm_model": "inkling_mm_model",
     "llava": "pixtral",
+    # Unlimited-OCR's wrapper (vLLM's UnlimitedOCRForCausalLM is DeepseekOCRForCausalLM's).
+    "unlimited-ocr": "deepencoder",
 }
 # transformers' Qwen3-VL vision defaults (Qwen3VLVisionConfig) for keys a config may leave out.
 _QWEN3_VL_DEEPSTACK = (8, 16, 24)
@@ -201,6 +209,32 @@ def _generic_vit(vision: Mapping[str, Any], text_hidden: int, where: str) -> int
     return _layers(vision, where) * block + hidden * text_hidden + text_hidden
 
 
+def _vit_blocks(width: int, blocks: int) -> int:
+    """`blocks` pre-norm ViT blocks of `width`: two LayerNorms, qkv and out projections and a
+    4x MLP, each with biases."""
+    return blocks * (4 * width + 3 * width * width + 3 * width + width * width + width
+                     + 8 * width * width + 5 * width)  # fmt: skip
+
+
+def _deepencoder(wrapper: Mapping[str, Any]) -> int:
+    """SAM-ViT-B and CLIP-L as vLLM builds them for DeepSeek-OCR's layout, the projector and
+    the newline and view-separator vectors."""
+    sam, clip = 768, 1024
+    sam_params = 3 * sam * 16 * 16 + sam + 64 * 64 * sam + _vit_blocks(sam, 12)
+    sam_params += 2 * 64 * (8 * (2 * 14 - 1) + 4 * (2 * 64 - 1))  # relative positions
+    sam_params += sam * 256 + 256 * 256 * 9 + 4 * 256 + 256 * 512 * 9 + 512 * 1024 * 9
+    clip_params = clip + 3 * clip * 14 * 14 + 257 * clip + 2 * clip + _vit_blocks(clip, 24)
+    where = "projector_config."
+    projector = wrapper.get("projector_config")
+    if not isinstance(projector, Mapping) or projector.get("projector_type") != "linear":
+        raise ConfigError(
+            f"{where}projector_type: only DeepSeek-OCR's 'linear' projector is modelled"
+        )
+    n_embed = int_field(projector, "n_embed", where)
+    linear = int_field(projector, "input_dim", where) * n_embed + n_embed
+    return sam_params + clip_params + linear + 2 * n_embed
+
+
 def vision_family(wrapper_type: str, vision_type: str) -> str | None:
     """The layout a wrapper's vision tower has, None when no family above is recognised."""
     return _VISION_FAMILIES.get(wrapper_type) or _VISION_FAMILIES.get(vision_type)
@@ -221,6 +255,8 @@ def count_vision(
         return VisionCount(_pixtral(vision, wrapper, text_hidden, where), family, True)
     if family == "inkling_mm_model":
         return VisionCount(tower_parameters(wrapper), family, True)
+    if family == "deepencoder":
+        return VisionCount(_deepencoder(wrapper), family, True)
     if family == "minimax_m3_vl":
         return VisionCount(_minimax_m3_vl(vision, wrapper, text_hidden, where), family, True)
     generic = _generic_fields(vision)

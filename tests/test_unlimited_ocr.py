@@ -6,7 +6,8 @@ models/config.py UnlimitedOCRForCausalLMConfig).
 No config.json of baidu/Unlimited-OCR-2 was found in public code. tests/data/configs/
 unlimited-ocr-2.json is deepseek-ai/DeepSeek-OCR's config.json (whose layout vLLM says
 Unlimited-OCR reuses), as a public model report reproduces it beside the checkpoint's tensor
-list (3,336,106,240 parameters; the code index does not name that repository), under the
+list (3,336,106,240 parameters, its vision tower and projector counted by
+calculators.vision's DeepEncoder; the code index does not name that repository), under the
 unlimited-ocr wrapper, with a sparse_attention_config of the values vLLM 0.34 requires,
 its code defaults (dash_topk_blocks 12, dash_sigma 1) and an assumed block of 64 tokens and
 local window of 2 blocks (the 128-token R-SWA window Unlimited-OCR v1 defaults to).
@@ -44,11 +45,11 @@ def _language_tensors() -> int:
 def test_the_decoder_is_deepseek_ocrs_plus_the_dash_routers() -> None:
     arch = parse_config(CONFIG)
     assert arch.model_type == "deepseek_v2"
-    assert param_counts(arch).total == _language_tensors() + ROUTERS == 2_938_670_848
-    # The listing's remaining 401,372,160 are the DeepEncoder, projector and view tokens.
-    assert 3_336_106_240 - _language_tensors() == 401_372_160
+    # The listing's other 401,372,160: SAM-ViT-B, CLIP-L, the projector and two view tokens.
+    assert arch.vision_params == 3_336_106_240 - _language_tensors() == 401_372_160
+    assert param_counts(arch).total == 3_336_106_240 + ROUTERS
     without = {key: value for key, value in CONFIG.items() if key != "sparse_attention_config"}
-    assert param_counts(parse_config(without)).total == _language_tensors()
+    assert param_counts(parse_config(without)).total == 3_336_106_240  # DeepSeek-OCR's
     # The routers are replicated on every rank and never quantized.
     two = param_counts(arch, 2)
     assert two.small - param_counts(parse_config(without), 2).small == ROUTERS
@@ -72,8 +73,7 @@ def test_calc_vram_at_tp_1_and_2_as_the_page_says() -> None:
         assert plan["weights_by_role"]["small"] == 2 * (ROUTERS + 25 * H)
         assert plan["fits"]
         assert any(note.startswith("Unlimited-OCR-2: DeepSeek-OCR") for note in plan["notes"])
-        # The DeepEncoder's vision_config names no layer shapes the calculators read.
-        assert any("('vision') is not counted" in note for note in plan["notes"])
+        assert plan["weights_by_role"]["vision"] == 2 * 401_372_160 // int(tp)
 
 
 def test_tp_8_is_refused_as_vllm_refuses_it() -> None:
@@ -93,3 +93,9 @@ def test_bad_dash_settings_are_named(change: dict[str, Any], message: str) -> No
     sparse = {**CONFIG["sparse_attention_config"], **change}
     with pytest.raises(ConfigError, match=message):
         parse_config({**CONFIG, "sparse_attention_config": sparse})
+
+
+def test_a_projector_other_than_linear_is_named() -> None:
+    projector = {**CONFIG["projector_config"], "projector_type": "mlp_gelu"}
+    with pytest.raises(ConfigError, match=r"^projector_config\.projector_type: only"):
+        parse_config({**CONFIG, "projector_config": projector})
