@@ -150,7 +150,7 @@ def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: 
     from infermeter.registry.lookup import UnknownIdError, resolve_gpu
 
     detected = catalog_gpu_id(inventory.gpus[0].name) if inventory else None
-    gpu_id = config.gpu_id or detected
+    gpu_id = config.options.gpu_id or detected
     if gpu_id is None:
         if inventory is not None:
             raise BenchConfigError(
@@ -170,11 +170,12 @@ def _resolve_gpu(config: SessionConfig, inventory: GpuInventory | None, notify: 
                 "the CPU, as given with --gpu cpu"
             )
         return gpu_id
-    if config.gpu_id and detected and detected != config.gpu_id:
+    given = config.options.gpu_id
+    if given and detected and detected != given:
         assert inventory is not None
         notify(
             f"note: NVML names the GPU {inventory.gpus[0].name!r} ({detected}); "
-            f"the result says {config.gpu_id} as given with --gpu"
+            f"the result says {given} as given with --gpu"
         )
     try:
         resolve_gpu(gpu_id)
@@ -242,13 +243,14 @@ def plan_deployment(
     says how a multi-node vLLM spreads over its Ray cluster's nodes (`bench.launch.multinode`), and
     with --endpoint, `--nodes` says how many hosts its server spans."""
     server = config.server
-    declared = (config.server_command,) if server is None and config.server_command else ()
+    server_command = config.options.server_command
+    declared = (server_command,) if server is None and server_command else ()
     arguments, also = (server.extra_args, frozenset()) if server else (declared, _LAUNCH_OPTIONS)
     options = serving_options(arguments, also)
     source = "--vllm-arg" if server else "--server-command"
     tensor, pipeline, data, gpu_count = _parallel(config, options, source)
-    if split is None and server is None and config.nodes is not None:
-        split = declared_split(gpu_count, config.nodes)
+    if split is None and server is None and config.options.nodes is not None:
+        split = declared_split(gpu_count, config.options.nodes)
     gpu_id = _resolve_gpu(config, inventory, notify)
     model_id, hf_repo = _model_ids(config, facts, notify)
     from infermeter.registry.lookup import resolve_gpu
@@ -295,9 +297,11 @@ def _parallel(
     """Tensor, pipeline and data parallel sizes (given, or read from the server's options),
     and the GPUs they use."""
     server = config.server
-    tensor = server.tensor_parallel_size if server else config.tensor_parallel_size
+    tensor = server.tensor_parallel_size if server else config.options.tensor_parallel_size
     tensor = tensor or _int_option(options, "tensor-parallel-size", source)
-    given_pipeline = server.pipeline_parallel_size if server else config.pipeline_parallel_size
+    given_pipeline = (
+        server.pipeline_parallel_size if server else config.options.pipeline_parallel_size
+    )
     pipeline = given_pipeline or _int_option(options, "pipeline-parallel-size", source)
     data = _int_option(options, "data-parallel-size", source)
     if server is not None:
@@ -305,7 +309,8 @@ def _parallel(
     elif tensor:
         gpu_count = tensor * (pipeline or 1)
     else:
-        gpu_count = len(config.gpu_indices) if config.gpu_indices else pipeline or 1
+        indices = config.options.gpu_indices
+        gpu_count = len(indices) if indices else pipeline or 1
     return tensor, pipeline, data, gpu_count
 
 
@@ -315,13 +320,13 @@ def _model_ids(config: SessionConfig, facts: ServerFacts | None, notify: Notify)
     server = config.server
     requested = server.model if server else endpoint_model(config, facts)
     try:
-        model_id, hf_repo = _resolve_model(requested, config.model_id)
+        model_id, hf_repo = _resolve_model(requested, config.options.model_id)
     except BenchConfigError:
         # Any model vLLM serves, from the Hub or a folder with a config.json (launched, or an
         # endpoint's on this host): the catalog entry it needs is proposed after the run.
         launched = server is not None or (requested is not None and Path(requested).is_dir())
         repository = repository_of(requested) if requested and launched else None
-        if config.model_id is not None or repository is None:
+        if config.options.model_id is not None or repository is None:
             raise
         model_id, hf_repo = proposed_id(repository), repository
         notify(f"note: {requested} is not in the model catalog; measuring it anyway")

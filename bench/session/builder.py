@@ -103,15 +103,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
     server = None
     if options.endpoint is None and options.model is not None:
         server = _server_config(options, options.model, result_path or DEFAULT_OUTPUT)
-    return same_named(
-        SessionConfig,
-        dict(options),
-        run=_run_config(options),
-        command=command,
-        server=server,
-        output=result_path,
-        gpu_indices=options.gpu_indices or None,
-    )
+    return SessionConfig(options, _run_config(options), command, server, result_path)
 
 
 def _check_launch_or_endpoint(options: RunOptions) -> None:

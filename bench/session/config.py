@@ -11,6 +11,7 @@ from pathlib import Path
 
 from infermeter.bench.launch.server import ServerConfig
 from infermeter.bench.launch.vllm_log import StartupFigures
+from infermeter.bench.plan.options import RunOptions
 from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.points import PointTelemetry
 from infermeter.bench.run.config import RunConfig, RunResult
@@ -21,25 +22,16 @@ Notify = Callable[[str], None]
 
 @dataclass(frozen=True)
 class SessionConfig:
-    """A whole `bench run`: the load (`run`), the server to launch (None: `run.endpoint`),
-    and what the result file needs."""
+    """A whole `bench run`: its `options` as given (what the result file needs is read from
+    them: --gpu, --model-id, --submitter, …), the load (`run`), the server to launch (None:
+    `run.endpoint`), and the result file to write (None: none)."""
 
+    options: RunOptions
     run: RunConfig
     command: str
     server: ServerConfig | None = None
     output: Path | None = None
-    raw_records: bool = False
-    gpu_id: str | None = None
-    model_id: str | None = None
-    tensor_parallel_size: int | None = None
-    pipeline_parallel_size: int | None = None
-    gpu_indices: tuple[int, ...] | None = None
-    submitter: str | None = None
     telemetry: bool = True
-    engine: str | None = None
-    engine_version: str | None = None
-    server_command: str | None = None  # with an endpoint: how its server was started
-    nodes: int | None = None  # with an endpoint: the hosts its server spans
 
 
 @dataclass

@@ -166,8 +166,8 @@ class _Session:
         server_command = (
             redact(shlex.join(server.command))
             if server is not None
-            else redact(config.server_command)
-            if config.server_command
+            else redact(config.options.server_command)
+            if config.options.server_command
             else None
         )
         return Provenance(
@@ -175,7 +175,7 @@ class _Session:
             server_command=server_command,
             started_at=self.started_at,
             finished_at=dt.datetime.now(dt.UTC),
-            submitter=config.submitter or default_submitter(),
+            submitter=config.options.submitter or default_submitter(),
             host=engine_host(
                 self.inventory, server is not None, self.local, self.engine_name, self.version
             ),
@@ -192,7 +192,7 @@ def _place(session: _Session) -> None:
     session.gpu_count = launched_gpu_count(server_config)
     if server_config.ray_address:
         address = server_config.ray_address
-        node_gpus = cluster_node_gpus(address, session.config.gpu_id)
+        node_gpus = cluster_node_gpus(address, session.config.options.gpu_id)
         session.split = split_over_nodes(session.gpu_count, node_gpus, address)
         session.notify(f"vLLM over the Ray cluster at {address}: {split_line(session.split)}")
 
@@ -214,14 +214,15 @@ def _identify_endpoint(session: _Session) -> None:
 def _telemetry(session: _Session) -> Iterator[None]:
     """Telemetry: NVML on this host's GPUs, closed whatever happens; a note says why not."""
     config = session.config
+    indices = config.options.gpu_indices or None
     reason: str | None = "telemetry is off"
-    if config.telemetry and not session.local and not config.gpu_indices:
+    if config.telemetry and not session.local and not indices:
         endpoint = config.run.endpoint
         reason = f"{endpoint} is on another host; name its GPUs here with --gpu-indices if not"
     elif config.telemetry:
         # On several hosts NVML sees this one's GPUs only: a node's share.
         count = session.split.gpus_per_node if session.split else session.gpu_count
-        session.gpus, reason = open_gpus(count, config.gpu_indices)
+        session.gpus, reason = open_gpus(count, indices)
     gpus = session.gpus
     if gpus is None:
         session.notes.append(f"no GPU telemetry: {reason}")
@@ -240,7 +241,7 @@ def _plan(session: _Session) -> None:
         return
     if config.server is None:
         session.engine_name, session.version, engine_notes = engine_of(
-            session.facts, config.engine, config.engine_version, config.run.endpoint
+            session.facts, config.options.engine, config.options.engine_version, config.run.endpoint
         )
         session.notes += engine_notes
     session.deployment = plan_deployment(
@@ -273,7 +274,7 @@ def _start(session: _Session, server: VllmServer, server_config: ServerConfig) -
     server.start()
     if ray_address:
         session.deployment = _placed(
-            session.deployment, ray_address, session.config.gpu_id, groups, notify,
+            session.deployment, ray_address, session.config.options.gpu_id, groups, notify,
             server_config.ray_nodes,
         )  # fmt: skip
     startup = server.startup
@@ -364,7 +365,7 @@ def _write(session: _Session, run: RunResult, observer: PointObserver) -> Sessio
         ),
         run.points,
         observer.records,
-        config.raw_records,
+        config.options.raw_records,
         entry,
     )
     outcome.result, outcome.output = written.result, written.path
