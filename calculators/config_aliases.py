@@ -18,6 +18,7 @@ from infermeter.calculators.decilm import DECILM, decilm_shape
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.mistral_large4 import large4_moe_layers
 from infermeter.calculators.step3p5 import STEP3P5_DEFAULTS, step3p5_layer_types
+from infermeter.calculators.step5 import STEP5_DEFAULTS, STEP5_TYPE, step5_layer_types
 
 # alias → the name the calculators read, per model type.
 CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
@@ -90,6 +91,8 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
 
 # GPT-2 (gpt2.py: GPT2Config's attribute_map) names its shape as GPT-J does.
 CONFIG_KEY_ALIASES["gpt2"] = CONFIG_KEY_ALIASES["gptj"]
+# Step5 (vllm/models/step5): Step 3.5's names.
+CONFIG_KEY_ALIASES[STEP5_TYPE] = CONFIG_KEY_ALIASES["step3p5"]
 # LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py): the same names.
 CONFIG_KEY_ALIASES["longcat_flash_ngram"] = CONFIG_KEY_ALIASES["longcat_flash"]
 
@@ -134,6 +137,7 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "nemotron": {"tie_word_embeddings": False},
     "step3_text": {"num_attention_groups": 1},
     "step3p5": STEP3P5_DEFAULTS,
+    STEP5_TYPE: STEP5_DEFAULTS,
     # bailing_moe_linear.py's MLA getattr defaults (BailingMoeV25MLAAttention).
     "bailing_moe_linear": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
                            "v_head_dim": 128, "layer_group_size": 1},
@@ -222,6 +226,7 @@ _MOE_LAYERS = {
     "ernie4_5_moe": _ernie_moe_layers,
     "step3_text": _step3_moe_layers,
     "step3p5": _step3_moe_layers,
+    STEP5_TYPE: _step3_moe_layers,
     "cohere2_moe": _typed_moe_layers,
     "sarvam_mla": _sarvam_moe_layers,
     "mistral_large_4": large4_moe_layers,
@@ -348,7 +353,9 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
         merged["num_hidden_layers"] = merged["num_layers"]
     if model_type in ("longcat_flash", "longcat_flash_ngram"):
         _longcat_sublayers(merged, where)
-    if model_type == "step3p5":
+    if model_type == STEP5_TYPE:
+        step5_layer_types(merged)
+    if model_type in ("step3p5", STEP5_TYPE):
         step3p5_layer_types(merged)
         if "share_expert_dim" not in merged and "moe_intermediate_size" in merged:
             # Step3p5Config: no share_expert_dim means moe_intermediate_size × moe_top_k.

@@ -98,6 +98,7 @@ from infermeter.calculators.olmo_hybrid import olmo_hybrid_defaults
 from infermeter.calculators.qwen4_exp import QWEN4_EXP_DEFAULTS, QWEN4_EXP_NOTE, qwen4_exp_fields
 from infermeter.calculators.state_space import ATTENTION_FREE_TYPES
 from infermeter.calculators.step3p5 import step3p5_fields
+from infermeter.calculators.step5 import STEP5_NOTE, STEP5_TYPE, step5_fields
 from infermeter.calculators.unlimited_ocr import DASH_NOTE, dash_config, unlimited_ocr2_fields
 from infermeter.calculators.vision import VisionCount, count_vision, vision_family
 from infermeter.calculators.zamba2 import zamba2_fields, zamba2_mixer, zamba2_shape
@@ -120,7 +121,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
-        "alice_ai", "zaya", "domyn_edge", "glm5_next_text", "k2_horizon",
+        "alice_ai", "zaya", "domyn_edge", "glm5_next_text", "k2_horizon", STEP5_TYPE,
         MISTRAL_LARGE4_TYPE,
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
         "gpt2", "bloom", "telechat", "dbrx", "ernie4_5_moe", "hy_v3", "bailing_moe",
@@ -163,6 +164,8 @@ MODEL_TYPE_FAMILIES = {
     "sarvam_moe": "bailing_moe",
     # LongCat-Flash with n-gram embeddings (longcat_flash_ngram.py's FlashNgramModel).
     "longcat_flash_ngram": "longcat_flash",
+    # Step5's layers are Step 3.5's, with what calculators.step5 adds.
+    STEP5_TYPE: "step3p5",
     # transformers' MiniMaxM3VLTextConfig: MiniMax-M3's text model under its newer key names.
     "minimax_m3_vl_text": "minimax_m3_text",
 }
@@ -195,12 +198,8 @@ _UNMODELLED_KEYS = (
 )  # fmt: skip
 # Families first registered in vLLM 0.30-0.34 whose config may carry only conventional keys
 # while their vLLM 0.34.0 module builds a cache or layer the conventions do not describe: the key
-# that declares it, and the mechanism, named in the refusal.
-_UNMODELLED_MODEL_TYPES = {
-    # vllm/models/step5 (common/config.py, sparse_summary_cache.py): compressed sparse attention
-    # with an indexer and a summary cache.
-    "step5": ("attention_other_setting", "compressed sparse attention with a summary cache"),
-}
+# that declares it, and the mechanism, named in the refusal (none left in vLLM 0.34.0).
+_UNMODELLED_MODEL_TYPES: dict[str, tuple[str, str]] = {}
 _QWEN3_5_DEFAULTS: dict[str, Any] = {
     "linear_num_key_heads": 16,
     "linear_num_value_heads": 32,
@@ -511,6 +510,8 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         notes.append(ALICE_AI_NOTE)
     if model_type == "k2_horizon":
         notes.append(K2_HORIZON_NOTE)
+    if model_type == STEP5_TYPE:
+        notes.append(STEP5_NOTE)
     if family_of(model_type) == "deepseek_v2" and dash_config(config, "") is not None:
         notes.append(DASH_NOTE)
     if model_type == ZAYA_TYPE:
@@ -586,6 +587,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         **_family_fields(language, family, num_layers, hidden, where),
         **(qwen4_exp_fields(language, kinds, where) if model_type == "qwen4_exp_text" else {}),
         **unlimited_ocr2_fields(language, family, where),
+        **(step5_fields(language, kinds, where) if model_type == STEP5_TYPE else {}),
     )
 
 

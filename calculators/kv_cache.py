@@ -142,6 +142,8 @@ def kv_cache_shape(
     if arch.qwen4_exp is not None:
         # QSA's compressed keys; a PLE layer's short-convolution state takes a state page.
         extra, ple_states = arch.qwen4_exp.extra_bytes_per_token, len(arch.qwen4_exp.ple_rows)
+    if arch.step5 is not None:  # the DSA layers' FP8 summaries, beside their KV
+        extra += arch.step5.summary_bytes_per_token
     return KVCacheShape(
         bytes_per_token_per_layer=per_layer,
         full_layers=own_kv.count(FULL) + own_kv.count(CHUNKED) + arch.extra_full_caches,

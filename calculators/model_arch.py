@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from infermeter.calculators.k2_horizon import K2HorizonParts
     from infermeter.calculators.mistral_large4 import Large4Layers
     from infermeter.calculators.qwen4_exp import Qwen4ExpParts
+    from infermeter.calculators.step5 import Step5Parts
     from infermeter.calculators.zamba2 import SharedBlocks
 
 FULL = "full"
@@ -260,6 +261,8 @@ class ModelArch:
     # K2-Horizon's MoVA value experts, output gate and whole-width q/k norms
     # (calculators.k2_horizon).
     k2_horizon: "K2HorizonParts | None" = None
+    # Step5's DSA indexers, their FP8 summaries and router biases (calculators.step5).
+    step5: "Step5Parts | None" = None
     # MiniMax-M3 (calculators.minimax_m3) and Inkling (calculators.inkling): their language
     # configs, as read, which their caches (calculators.layer_caches) and parameters read.
     minimax_m3: Mapping[str, Any] | None = None

@@ -276,6 +276,16 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
         _moe_block(arch, tp, tally)
 
 
+def _family_parts(arch: ModelArch, tp: int, tally: _Tally) -> None:
+    """K2-Horizon's MoVA, output gate and q/k norms, Step5's DSA indexers and router biases:
+    their parameters by role on one rank, added to `tally`."""
+    moe_layers = len(arch.moe.moe_layers) if arch.moe is not None else 0
+    for parts in (arch.k2_horizon, arch.step5):
+        if parts is not None:
+            for role, count in parts.model_params(tp, arch.num_layers, moe_layers).items():
+                setattr(tally, role, getattr(tally, role) + count)
+
+
 def _per_layer_embeddings(arch: ModelArch, tp: int, tally: _Tally) -> int:
     """Gemma 4's per-layer embeddings: the table (split by vocabulary), returned; the projection
     of the hidden state into it and its norm, and per layer a gate, a projection back and a norm,
@@ -350,10 +360,7 @@ def _common_counts(arch: ModelArch, tp: int) -> ParamCounts:
         tally.attention += qsa_linear
         tally.dense_mlp += ple_linear
         tally.small += small
-    if arch.k2_horizon is not None:  # MoVA, the output gate, the q/k norms
-        moe_layers = len(arch.moe.moe_layers) if arch.moe is not None else 0
-        for role, count in arch.k2_horizon.model_params(tp, arch.num_layers, moe_layers).items():
-            setattr(tally, role, getattr(tally, role) + count)
+    _family_parts(arch, tp, tally)
     if arch.shared_blocks is not None:
         attention, mlp, small = arch.shared_blocks.block_params(tp)
         tally.attention += arch.shared_blocks.blocks * attention

@@ -38,8 +38,8 @@ def test_the_figure_for_the_newest_release(capsys: pytest.CaptureFixture[str]) -
     assert SCRIPT_MODULE.main([]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == (
-        "vllm-0.34.0: 126 registered text-generation architectures; 89 planned by name, "
-        "34 read generically, 3 refused"
+        "vllm-0.34.0: 126 registered text-generation architectures; 90 planned by name, "
+        "34 read generically, 2 refused"
     )
 
 
@@ -66,23 +66,21 @@ def test_every_refusal_names_a_field() -> None:
 
 
 def test_a_refusal_in_the_table_is_the_readers_own() -> None:
-    # Step5's config: compressed sparse attention with a summary cache, its sliding layers'
-    # own heads in attention_other_setting; read generically it would be a plain decoder, so
-    # the reader refuses it naming the key, as the table says.
+    # LFM2's config: short-convolution layers with their own state (conv_L_cache); read
+    # generically it would be a plain decoder, so the reader refuses it naming the key, as the
+    # table says.
     config = {
-        "model_type": "step5",
+        "model_type": "lfm2",
         "hidden_size": 768,
         "num_hidden_layers": 24,
         "num_attention_heads": 12,
         "intermediate_size": 3072,
         "vocab_size": 50280,
-        "attention_other_setting": {},
+        "conv_L_cache": 3,
     }
-    with pytest.raises(ConfigError, match=r"^attention_other_setting: model_type 'step5' is"):
+    with pytest.raises(ConfigError, match=r"^conv_L_cache: model_type 'lfm2' is"):
         parse_config(config)
-    assert JUDGED["Step5ForCausalLM"]["reason"].startswith(
-        "attention_other_setting: model_type 'step5'"
-    )
+    assert JUDGED["Lfm2ForCausalLM"]["reason"].startswith("conv_L_cache: model_type 'lfm2'")
 
 
 # Families vLLM registers first in 0.30-0.34 (registry.py of the 0.29.0 and 0.34.0 sdists) and
@@ -98,7 +96,7 @@ NEW_SINCE_0_29 = {
     "Glm5NextForCausalLM": ("by name", ""),
     "MistralLarge4ForCausalLM": ("by name", ""),
     "AliceAIForCausalLM": ("by name", ""),
-    "Step5ForCausalLM": ("refused", "compressed sparse attention"),
+    "Step5ForCausalLM": ("by name", ""),
     "UnlimitedOCR2TextForCausalLM": ("by name", ""),
     "FlintForCausalLM": ("generic", ""),
     "K2HorizonForCausalLM": ("by name", ""),
@@ -114,8 +112,8 @@ def test_a_family_new_since_0_29_is_read_or_refused_naming_its_mechanism(name: s
 
 
 def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
-    # Step5's config may carry only conventional keys beside its sparse-attention settings;
-    # read generically it would be a plain decoder with one KV cache per layer.
+    # Step5's config with only conventional keys: vLLM 0.34.0 refuses a Step5 checkpoint without
+    # its sparse_config section (Step5DecoderLayer), and so does the reader, naming it.
     config = {
         "model_type": "step5",
         "hidden_size": 1024,
@@ -124,8 +122,10 @@ def test_a_new_family_with_only_conventional_keys_is_still_refused() -> None:
         "num_key_value_heads": 4,
         "intermediate_size": 4096,
         "vocab_size": 32000,
+        "use_moe_router_bias": True,
+        "need_fp32_gate": True,
     }
-    with pytest.raises(ConfigError, match=r"^attention_other_setting: model_type 'step5'"):
+    with pytest.raises(ConfigError, match=r"^sparse_config: vLLM serves Step5 only"):
         parse_config(config)
 
 
