@@ -3,6 +3,7 @@ cases as calculator inputs, the figures each case checks, their split (fit / hel
 summaries the accuracy tests, `benchmarks/plan_accuracy.py` and the site's error report share."""
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,7 +57,10 @@ class Case:
 
 
 def _config(raw: dict[str, Any]) -> dict[str, Any]:
-    catalog_config = raw.get("config") or load_models()[raw["model"]].config
+    if raw.get("config_file"):  # a config the tests already keep, read where it is kept
+        catalog_config = json.loads((CASES_FILE.parent / raw["config_file"]).read_text())
+    else:
+        catalog_config = raw.get("config") or load_models()[raw["model"]].config
     config = dict(catalog_config)
     if raw.get("quantization_config"):
         config["quantization_config"] = raw["quantization_config"]
