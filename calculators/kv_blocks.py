@@ -50,21 +50,20 @@ def hybrid_block_size(kv: KVCacheShape, block_size: int) -> int:
     return block_size * max(1, math.ceil(kv.state_bytes_per_sequence_per_layer / per_block))
 
 
-IN_FLIGHT_STAGES_PLUS_ONE_SINCE = (0, 34)
-
-
-def in_flight_tokens(batched_tokens: int, version: tuple[int, int], pp: int) -> int:
+def in_flight_tokens(
+    batched_tokens: int, version: tuple[int, int], pp: int, v2_runner: bool = False
+) -> int:
     """Tokens scheduled but not yet settled, for which a sliding-window layer keeps blocks
     beyond its window (`SlidingWindowSpec.max_memory_usage_bytes`). Before 0.26 vLLM reserves
     `max_num_batched_tokens`; from 0.26 `VllmConfig.max_in_flight_tokens`, that many per
     concurrent batch (`max_concurrent_batches`): two on one pipeline stage with async scheduling,
     which `VllmConfig.__post_init__` turns on by default for generation models on the default
-    executors; one per stage under pipeline parallelism (V1 model runner; V2 adds one). vLLM
-    0.34.0 has no V1 model runner left (vllm/v1/worker/gpu_model_runner.py is gone) and
-    `max_concurrent_batches` is pipeline stages + 1 under async scheduling at any depth."""
+    executors; under pipeline parallelism one per stage with the V1 model runner and stages + 1
+    with the V2 runner (`v2_runner`: `calculators.model_runner`, always from 0.34.0, whose
+    vllm/config/vllm.py no longer asks). On one stage the runner makes no difference."""
     if version < (0, 26):
         return batched_tokens
-    if version >= IN_FLIGHT_STAGES_PLUS_ONE_SINCE:
+    if v2_runner:
         return batched_tokens * (pp + 1)
     return batched_tokens * (2 if pp == 1 else pp)
 

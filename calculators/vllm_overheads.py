@@ -113,15 +113,54 @@ CUDA_GRAPH_FULL_REFERENCE_COUNT = 102
 # of a few bytes and M-RoPE's 3 x int64 positions are left out (under 1 MiB, and 24 bytes a token).
 RUNNER_BUFFERS_IN_BUDGET_SINCE = (0, 27)
 RUNNER_BYTES_PER_TOKEN = 4 + 8 + 8 + 8 + 1 + 8
-# vLLM 0.34.0 has only the V2 model runner (vllm/v1/worker/gpu/): `InputBuffers`
-# (gpu/input_batch.py) holds input_ids (int32), positions (int64) and is_padding (bool) per batched
-# token, and no inputs_embeds outside the multimodal encoder runner; `BlockTables`
-# (gpu/block_table.py) an int64 slot mapping per token and, per sequence, the block table twice (its
-# staged copy and the input copy, int32). One KV cache group is counted. With the extensible KV
-# cache all of it is resident when the cache is sized, so all of it comes off.
-RUNNER_V2_ONLY_SINCE = (0, 34)
-RUNNER_V2_BYTES_PER_TOKEN = 4 + 8 + 1 + 8
+# The V2 model runner (vllm/v1/worker/gpu/; which configurations start it:
+# `calculators.model_runner`), read in the PyPI sdists 0.27.0-0.34.0: `InputBuffers`
+# (gpu/input_batch.py, allocated in `GPUModelRunner.__init__`) holds input_ids (int32), positions
+# (int64) and is_padding (bool) per batched token; a multimodal model's encoder runner
+# (gpu/mm/encoder_runner.py) the inputs_embeds (hidden size x the model dtype); no other model has
+# them. The sampler that `load_model` builds on the last pipeline rank, the rank the plan sizes
+# (gpu/sample/): per sequence, `PenaltiesState`'s output_bin_counts (an int32 per vocabulary
+# entry) and prompt_bin_mask (a bit per entry, in int32 words), and the GPU halves of
+# `StagedWriteTensor`s of 4-byte entries: `LogitBiasState`'s allowed token ids, logit-bias ids and
+# values (1,024 each) and stop token ids (128), `BadWordsState`'s tokens (1,024) and offsets (128
+# + 1; VLLM_MAX_BAD_WORDS_TOTAL_TOKENS and VLLM_MAX_NUM_BAD_WORDS), `LogprobTokenIdsState`'s ids
+# (MAX_LOGPROB_TOKEN_IDS, 128). Per-sequence vectors of a few bytes are left out, as for V1.
+# `BlockTables` (gpu/block_table.py: an int64 slot mapping per token and, per sequence, the block
+# table twice, its staged copy and the input copy, int32; one KV cache group counted) is built in
+# `initialize_kv_cache`, after the cache is sized, so before 0.34 it comes off nothing; with 0.34's
+# extensible KV cache all of it is resident when the cache is sized, so all of it comes off.
+RUNNER_V2_BYTES_PER_TOKEN = 4 + 8 + 1
+RUNNER_V2_SLOT_MAPPING_BYTES_PER_TOKEN = 8
 RUNNER_V2_BLOCK_TABLE_COPIES = 2
+RUNNER_V2_BLOCK_TABLES_IN_BUDGET_SINCE = (0, 34)
+RUNNER_V2_SAMPLER_BYTES_PER_SEQUENCE = 4 * (3 * 1024 + 128 + 1024 + 129 + 128)
+RUNNER_V2_SAMPLER_BYTES_PER_LOGIT = 4
+RUNNER_V2_PROMPT_MASK_BITS_PER_WORD = 32
+
+
+def _v2_runner_buffer_bytes(
+    arch: ModelArch,
+    version: tuple[int, int],
+    tokens: int,
+    sequences: int,
+    block_table: int,
+    dtype_bytes: int,
+) -> int:
+    """The V2 runner's buffers that come off the KV budget (see above)."""
+    per_token = RUNNER_V2_BYTES_PER_TOKEN
+    if arch.vision is not None or arch.vision_params:
+        per_token += arch.hidden_size * dtype_bytes
+    mask_words = -(-arch.vocab_size // RUNNER_V2_PROMPT_MASK_BITS_PER_WORD)
+    per_sequence = (
+        RUNNER_V2_SAMPLER_BYTES_PER_SEQUENCE
+        + arch.vocab_size * RUNNER_V2_SAMPLER_BYTES_PER_LOGIT
+        + mask_words * 4
+    )
+    total = tokens * per_token + sequences * per_sequence
+    if version >= RUNNER_V2_BLOCK_TABLES_IN_BUDGET_SINCE:
+        total += tokens * RUNNER_V2_SLOT_MAPPING_BYTES_PER_TOKEN
+        total += block_table * RUNNER_V2_BLOCK_TABLE_COPIES
+    return total
 
 
 def runner_buffer_bytes(
@@ -132,15 +171,16 @@ def runner_buffer_bytes(
     sequences: int,
     max_model_len: int,
     dtype_bytes: int,
+    v2: bool,
 ) -> int:
-    """The model runner's persistent input buffers that vLLM takes off the KV budget from 0.27
-    (none before: see above), the V2 runner's from 0.34. `tokens` is max_num_batched_tokens,
-    `sequences` max_num_seqs."""
+    """The model runner's persistent buffers that vLLM takes off the KV budget from 0.27 (none
+    before: see above): the V1 runner's, or with `v2` the V2 runner's. `tokens` is
+    max_num_batched_tokens, `sequences` max_num_seqs."""
     if version < RUNNER_BUFFERS_IN_BUDGET_SINCE:
         return 0
     block_table = sequences * -(-max_model_len // release_block_size(settings)) * 4
-    if version >= RUNNER_V2_ONLY_SINCE:
-        return tokens * RUNNER_V2_BYTES_PER_TOKEN + block_table * RUNNER_V2_BLOCK_TABLE_COPIES
+    if v2:
+        return _v2_runner_buffer_bytes(arch, version, tokens, sequences, block_table, dtype_bytes)
     per_token = arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN
     return tokens * per_token + block_table
 

@@ -45,6 +45,7 @@ from infermeter.calculators.layer_caches import (
 )
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.model_runner import RunnerChoice, model_runner, runner_note
 from infermeter.calculators.parallel import sharded_weight_bytes
 from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 from infermeter.calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
@@ -277,7 +278,11 @@ def _batch(arch: ModelArch, settings: VllmSettings, version: tuple[int, int]) ->
 
 
 def _budget(
-    arch: ModelArch, settings: VllmSettings, version: tuple[int, int], batch: _Batch
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    runner: RunnerChoice,
 ) -> _Budget:
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
@@ -307,6 +312,7 @@ def _budget(
             seqs,
             batch.max_model_len,
             model_dtype_bytes(arch, settings.dtype),
+            runner.v2,
         ),
         cuda_graph_bytes=overheads.cuda_graph_bytes(
             arch,
@@ -336,6 +342,7 @@ def _blocks(
     version: tuple[int, int],
     batch: _Batch,
     available: int,
+    runner: RunnerChoice,
 ) -> _Blocks:
     """Blocks of the KV cache in `available` bytes (vLLM's `kv_cache_utils`)."""
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
@@ -347,7 +354,7 @@ def _blocks(
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
     max_len = batch.max_model_len
     in_flight = in_flight_tokens(
-        batch.max_num_batched_tokens, version, settings.pipeline_parallel_size
+        batch.max_num_batched_tokens, version, settings.pipeline_parallel_size, runner.v2
     )
     groups = replace(
         kv_groups(kv, settings.pipeline_parallel_size), state_pages=state_pages(kv, version)
@@ -455,6 +462,7 @@ def _notes(
     batch: _Batch,
     budget: _Budget,
     copies: MlaCopies,
+    runner: RunnerChoice,
 ) -> list[str]:
     unread = settings.compilation_config_unread
     return [
@@ -475,6 +483,7 @@ def _notes(
             else []
         ),
         *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
+        *runner_note(runner, version),
     ]
 
 
@@ -496,9 +505,10 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     kv_notes = [] if kv_dtype == settings.kv_cache_dtype else [GLM_DSA_FP8_KV_NOTE]
     settings = replace(settings, kv_cache_dtype=kv_dtype)
     batch = _batch(arch, settings, version)
-    budget = _budget(arch, settings, version, batch)
+    runner = model_runner(arch, settings, version)
+    budget = _budget(arch, settings, version, batch, runner)
     available = budget.available_bytes
-    blocks = _blocks(arch, settings, version, batch, available)
+    blocks = _blocks(arch, settings, version, batch, available, runner)
     error = _error(version, batch.max_model_len, available, blocks)
     weights = budget.weights
     copies = mla_copies(arch, weights.format, version, settings.tensor_parallel_size)
@@ -537,6 +547,6 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         fits=error is None,
         largest_max_model_len=0 if available <= 0 else blocks.largest_max_model_len,
         error=error,
-        notes=[*_notes(arch, settings, version, batch, budget, copies), *kv_notes],
+        notes=[*_notes(arch, settings, version, batch, budget, copies, runner), *kv_notes],
         estimated_terms=_estimated_terms(arch, budget, copies),
     )

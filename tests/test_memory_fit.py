@@ -594,17 +594,33 @@ def test_fit_gpu_min_count_skips_only_counts_below_it() -> None:
     assert fit_gpu(arch, gpu, settings, 8192, 1, min_gpu_count=8).gpu_count == 8
 
 
-def test_sliding_window_reserves_one_more_batch_under_pipeline_parallelism_from_0_34() -> None:
-    # vLLM 0.34.0's max_concurrent_batches (vllm/config/vllm.py) is stages + 1 under async
-    # scheduling; 0.33.0 gave the V1 model runner the stages alone under pipeline parallelism.
-    # gpt-oss-20b at 2 stages: 6 sliding layers a stage, 8192 then 12288 tokens in flight.
-    arch = ARCHS["gpt-oss-20b"]
-    before, after = (
-        plan_vllm(arch, _settings(vllm_version=version, max_model_len=32768, block_size=16,
-                                  max_num_batched_tokens=4096, pipeline_parallel_size=2))
-        for version in ("0.33", "0.34")
-    )  # fmt: skip
-    for plan, in_flight in ((before, 8192), (after, 12288)):
-        blocks = 2048 + -(-(127 + in_flight) // 16) + 1
-        page = 16 * plan.kv_cache_bytes_per_token_per_layer
-        assert plan.request_bytes_at_max_model_len == blocks * 6 * page
+@pytest.mark.parametrize(
+    ("model_id", "version", "batches"),
+    [
+        ("gpt-oss-20b", "0.28", 2),  # a mixture of experts off 0.28's V2 list: V1
+        ("gpt-oss-20b", "0.29", 3),  # V2 wherever supported from 0.29
+        ("gpt-oss-20b", "0.34", 3),  # V2 only
+        ("gemma-2-9b-it", "0.26", 2),  # before 0.27 the plan keeps V1's batches
+        ("gemma-2-9b-it", "0.27", 3),  # a dense attention model: V2 from 0.27
+    ],
+)
+def test_sliding_window_reserves_one_more_batch_under_pipeline_parallelism_with_the_v2_runner(
+    model_id: str, version: str, batches: int
+) -> None:
+    # vLLM's max_concurrent_batches (vllm/config/vllm.py, 0.26-0.33) under async scheduling is
+    # stages + 1 with the V2 model runner and the stages alone with V1 under pipeline
+    # parallelism; 0.34.0 has only V2. At 2 stages of 4096 batched tokens: 8192 or 12288 in flight.
+    arch = ARCHS[model_id]
+    settings = _settings(
+        vllm_version=version,
+        max_model_len=32768,
+        block_size=16,
+        max_num_batched_tokens=4096,
+        pipeline_parallel_size=2,
+    )
+    plan = plan_vllm(arch, settings)
+    window, full = arch.sliding_window or 0, -(-32768 // 16)
+    blocks = full + -(-(window - 1 + batches * 4096) // 16) + 1
+    page = 16 * plan.kv_cache_bytes_per_token_per_layer
+    per_stage = -(-arch.num_full_layers // 2)
+    assert plan.request_bytes_at_max_model_len == blocks * per_stage * page

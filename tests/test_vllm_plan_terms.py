@@ -193,19 +193,35 @@ def test_nccl_nvls_buffers_follow_the_release_that_turned_nccls_cumem_allocator_
     assert plan_vllm(arch, a100).non_torch_bytes == base
 
 
+def _v2_sampler_bytes(vocab: int) -> int:
+    """Per sequence, the V2 runner's sampler states (gpu/sample/): output_bin_counts (int32 per
+    vocabulary entry), prompt_bin_mask (a bit per entry in int32 words) and 4,481 4-byte entries of
+    allowed, logit-bias, stop, bad-word and logprob token ids."""
+    return vocab * 4 + -(-vocab // 32) * 4 + 4 * 4481
+
+
 def test_the_runner_input_buffers_come_off_the_kv_budget_from_0_27_not_0_26() -> None:
     """vLLM 0.27.0's memory_profiling charges the free-memory drop since the worker's snapshot,
-    which holds GPUModelRunner.__init__'s input buffers; 0.20-0.26 charged them nowhere."""
-    before = _plan("llama-3.1-8b-instruct", "0.26.0", max_num_batched_tokens=8192, max_num_seqs=256)
-    after = _plan("llama-3.1-8b-instruct", "0.27.0", max_num_batched_tokens=8192, max_num_seqs=256)
+    which holds the model runner's buffers; 0.20-0.26 charged them nowhere. 0.27.0 starts the V1
+    runner for an unlisted mixture of experts (Qwen3-30B-A3B), the V2 runner for a dense model."""
+    kwargs = {"max_num_batched_tokens": 8192, "max_num_seqs": 256}
+    before = _plan("qwen3-30b-a3b", "0.26.0", **kwargs)
+    after = _plan("qwen3-30b-a3b", "0.27.0", **kwargs)
     assert before.runner_buffer_bytes == 0
-    # 8192 tokens x (4096 x 2 bytes of inputs_embeds + 37 bytes of ids, positions, indices, mask
-    # and slot mapping) + 256 sequences x 8192 / 16 blocks x 4 bytes of block table
-    assert after.runner_buffer_bytes == 8192 * (4096 * 2 + 37) + 256 * 512 * 4
+    # V1: 8192 tokens x (2048 x 2 bytes of inputs_embeds + 37 bytes of ids, positions, indices,
+    # mask and slot mapping) + 256 sequences x 8192 / 16 blocks x 4 bytes of block table
+    assert after.runner_buffer_bytes == 8192 * (2048 * 2 + 37) + 256 * 512 * 4
     assert before.kv_cache_bytes - after.kv_cache_bytes == after.runner_buffer_bytes
     assert after.as_dict()["runner_buffer_bytes"] == after.runner_buffer_bytes
-    fp32 = _plan("llama-3.1-8b-instruct", "0.29.0", max_num_batched_tokens=2048, dtype="float32")
-    assert fp32.runner_buffer_bytes == 2048 * (4096 * 4 + 37) + fp32.max_num_seqs * 512 * 4
+    assert any("V1 model runner" in note for note in after.notes)
+    assert not any("model runner" in note for note in before.notes)
+    # V2 (Llama 3.1 8B): 8192 tokens x 13 bytes of InputBuffers and 256 sequences of sampler
+    # states over 128,256 logits; its block tables come after the cache is sized.
+    dense = _plan("llama-3.1-8b-instruct", "0.27.0", **kwargs)
+    assert dense.runner_buffer_bytes == 8192 * 13 + 256 * _v2_sampler_bytes(128256)
+    assert any("V2 model runner" in note for note in dense.notes)
+    fp32 = _plan("qwen3-30b-a3b", "0.28.0", max_num_batched_tokens=2048, dtype="float32")
+    assert fp32.runner_buffer_bytes == 2048 * (2048 * 4 + 37) + fp32.max_num_seqs * 512 * 4
 
 
 @pytest.mark.parametrize("version", ["0.30.0", "0.31.0", "0.32.0", "0.33.0"])
@@ -215,8 +231,9 @@ def test_0_30_to_0_33_plan_as_0_29_does(version: str) -> None:
     diffed in the PyPI sdists): the same KV budget, term by term."""
     base = _plan("llama-3.1-8b-instruct", "0.29.0").as_dict()
     plan = _plan("llama-3.1-8b-instruct", version).as_dict()
-    assert {k: v for k, v in plan.items() if k != "vllm_version"} == {
-        k: v for k, v in base.items() if k != "vllm_version"
+    named = ("vllm_version", "notes")  # the notes name the release
+    assert {k: v for k, v in plan.items() if k not in named} == {
+        k: v for k, v in base.items() if k not in named
     }
     assert plan["extensible_reserve_bytes"] == 0
 
@@ -229,7 +246,7 @@ def test_0_34_keeps_its_graphs_and_a_margin_out_of_the_kv_cache_at_the_given_uti
     after = _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16)
     assert before.extensible_reserve_bytes == 0
     assert after.extensible_reserve_bytes == after.cuda_graph_bytes > 0
-    runner = before.runner_buffer_bytes - after.runner_buffer_bytes  # V1's buffers, then V2's
+    runner = before.runner_buffer_bytes - after.runner_buffer_bytes  # 0.34's block tables
     assert before.kv_cache_bytes - after.kv_cache_bytes == after.cuda_graph_bytes - runner
 
 
@@ -270,10 +287,11 @@ def test_the_default_block_size_is_64_tokens_from_0_34_not_0_33() -> None:
     before = _plan("llama-3.1-8b-instruct", "0.33.0", **kwargs)
     after = _plan("llama-3.1-8b-instruct", "0.34.0", **kwargs)
     assert (before.block_size, after.block_size) == (16, 64)
-    # 0.33: the V1 runner (8192 x (4096 x 2 + 37) bytes and one block table of 16-token blocks);
-    # 0.34: the V2 runner (8192 x 21 bytes and two block tables of 64-token blocks).
-    assert before.runner_buffer_bytes == 8192 * (4096 * 2 + 37) + 256 * (8192 // 16) * 4
-    assert after.runner_buffer_bytes == 8192 * 21 + 2 * 256 * (8192 // 64) * 4
+    # 0.33 and 0.34 both start the V2 runner; 0.34 sizes its cache with the block tables
+    # resident (8192 x 8 bytes of slot mapping and two tables of 64-token blocks).
+    sampler = 256 * _v2_sampler_bytes(128256)
+    assert before.runner_buffer_bytes == 8192 * 13 + sampler
+    assert after.runner_buffer_bytes == 8192 * 21 + 2 * 256 * (8192 // 64) * 4 + sampler
     assert _plan("llama-3.1-8b-instruct", "0.34.0", block_size=16).block_size == 16
     assert after.kv_cache_tokens % 64 == 0
 
