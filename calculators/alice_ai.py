@@ -15,8 +15,9 @@ Qwen3-Next's layer pattern with Kimi Delta Attention in place of Gated DeltaNet.
   `ReplicatedLinear` output is one row: no quantization method takes it);
 - the MTP layers a checkpoint ships (`mtp_num_hidden_layers`) are dropped on load
   (`hf_to_vllm_mapper`: "mtp." -> None; config.py warns that MTP is unavailable).
-Not modelled: the residual bank the forward pass keeps (ceil(layers / block) hidden states per
-batched token) beside the activation peak's estimate. Pipeline parallelism is refused by vLLM
+The forward pass keeps a residual bank of ceil(layers / block) hidden states per batched token
+(`AliceAIModel._init_residual_bank`), added to the profiling run's activation peak (its fitted
+factor applies to it as to the rest). Pipeline parallelism is refused by vLLM
 (`AliceAIForCausalLMConfig`), as is `kda_allow_negative_eigenvalues`.
 """
 
@@ -41,7 +42,8 @@ ALICE_AI_NOTE = (
     "AliceAI: Qwen3-Next's layer pattern with Kimi Delta Attention layers, a MoE block in every "
     "layer and attention-residual vectors (4 x hidden a layer, model dtype); its MTP layers are "
     "not loaded by vLLM 0.33-0.34; the AttnRes residual bank (ceil(layers / "
-    "block_attn_res_block_size) hidden states per batched token) is not in the activation peak"
+    "block_attn_res_block_size) hidden states per batched token) is added to the activation "
+    "peak"
 )
 
 
@@ -84,4 +86,8 @@ def alice_ai_fields(config: Mapping[str, Any]) -> dict[str, Any]:
     weight before each layer's attention (not the first layer's) and MLP, and in the final
     mixer (checked by `check_alice_ai` before)."""
     hidden, layers = config["hidden_size"], config["num_hidden_layers"]
-    return {"scale_params": 2 * hidden * ((layers - 1) + layers + 1)}
+    blocks = -(-layers // config["block_attn_res_block_size"])  # _init_residual_bank
+    return {
+        "scale_params": 2 * hidden * ((layers - 1) + layers + 1),
+        "residual_bank_states": blocks,
+    }

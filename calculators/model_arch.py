@@ -197,6 +197,9 @@ class ModelArch:
     # Replicated scales beside the norms and biases, counted as small tensors (Dory's nGPT
     # scales and logit scale, AliceAI's attention-residual vectors).
     scale_params: int = 0
+    # Hidden states a forward pass keeps per batched token beside the residual stream (AliceAI's
+    # AttnRes bank: one per block of layers, calculators.alice_ai).
+    residual_bank_states: int = 0
     # KV heads a rank's cache holds beyond the model's (Unlimited-OCR-2's DASH: one for the
     # router's keys and metadata, calculators.unlimited_ocr).
     extra_kv_heads_per_rank: int = 0

@@ -244,7 +244,8 @@ def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) ->
     """
     element = 2
     hidden = arch.hidden_size
-    residual = 2 * tokens * hidden * element
+    # The residual stream in and out, and any hidden states kept beside it (AliceAI's bank).
+    residual = (2 + arch.residual_bank_states) * tokens * hidden * element
     forward = 0
     if arch.intermediate_size:
         width = arch.intermediate_size // tp

@@ -10,6 +10,7 @@ for it: the count is held to the module's arithmetic.
 """
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.param_count import param_counts
+from infermeter.calculators.vllm_overheads import FORWARD_PEAK_FACTOR, forward_peak_bytes
 
 CONFIG_PATH = Path(__file__).parent / "data" / "configs" / "alice-ai.json"
 CONFIG = json.loads(CONFIG_PATH.read_text())
@@ -70,6 +72,16 @@ def test_the_caches_per_token_and_per_sequence() -> None:
         # float32 recurrent state of 32 heads x 128 x 128, split over the ranks.
         per_sequence = (3 * WIDTH * 3 * 2 + 32 * 128 * 128 * 4) // tp
         assert shape.state_bytes_per_sequence_per_layer == per_sequence
+
+
+def test_the_residual_bank_adds_to_the_activation_peak() -> None:
+    # _init_residual_bank: ceil(48 / 4) hidden states per batched token, on every rank.
+    arch = parse_config(CONFIG)
+    assert arch.residual_bank_states == 12
+    plain = replace(arch, residual_bank_states=0)
+    for tp in (1, 8):
+        added = forward_peak_bytes(arch, 8192, tp) - forward_peak_bytes(plain, 8192, tp)
+        assert added == pytest.approx(12 * 8192 * H * 2 * FORWARD_PEAK_FACTOR, abs=2)
 
 
 def test_calc_vram_at_tp_1_leaves_no_room_as_the_page_says() -> None:
