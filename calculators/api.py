@@ -56,6 +56,9 @@ class EngineRequest:
     # FlashInfer's sampler (the page's and the CLI's flashinfer_sampler: 0 not installed or
     # VLLM_USE_FLASHINFER_SAMPLER=0, 1 opted in): None, the release's default.
     flashinfer_sampler: bool | None
+    # VLLM_USE_V2_MODEL_RUNNER (the page's and the CLI's use_v2_model_runner): None, the
+    # runner the release picks (`calculators.model_runner`).
+    use_v2_model_runner: bool | None
     # vLLM's --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None, the release's
     # default; it matters only for a mixture of experts under data and expert parallelism.
     all2all_backend: str | None
@@ -72,12 +75,14 @@ class EngineRequest:
         ENGINE` (the page's and the command line's): a data_parallel_size not given is 1."""
         estimate = values["memory_profiler_estimate_cudagraphs"]
         flashinfer = values["flashinfer_sampler"]
+        runner = values["use_v2_model_runner"]
         return same_named(
             cls,
             values,
             data_parallel_size=values["data_parallel_size"] or 1,
             estimate_cudagraphs=None if estimate is None else estimate == "1",
             flashinfer_sampler=None if flashinfer is None else flashinfer == "1",
+            use_v2_model_runner=None if runner is None else runner == "1",
         )
 
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:

@@ -107,6 +107,15 @@ ENGINE = (
         "VLLM_USE_FLASHINFER_SAMPLER=1; default: the release's (see the methodology).",
     ),
     Field(
+        "use_v2_model_runner",
+        "VLLM_USE_V2_MODEL_RUNNER",
+        "choice",
+        choices=("", "0", "1"),
+        blank="(the release's choice)",
+        help="vLLM's VLLM_USE_V2_MODEL_RUNNER: 1 starts the V2 model runner, 0 the V1 runner "
+        "(0.34 has only V2); default: the runner the release picks (see the methodology).",
+    ),
+    Field(
         "all2all_backend",
         "all2all_backend",
         "choice",

@@ -4,7 +4,8 @@ persistent buffers (`calculators.vllm_overheads.runner_buffer_bytes`) and, under
 parallelism, the batches in flight (`calculators.kv_blocks.in_flight_tokens`) differ.
 
 Read in the PyPI sdists, `VllmConfig.use_v2_model_runner` (vllm/config/vllm.py):
-  - VLLM_USE_V2_MODEL_RUNNER decides when set; the plan takes the default.
+  - VLLM_USE_V2_MODEL_RUNNER decides when set (`use_v2_model_runner`); 0.34.0 refuses 0
+    (platforms/interface.py `validate_environ`: "Model Runner V1 has been removed").
   - 0.27.0-0.28.0: V2 for a generation model in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES
     (`_is_default_v2_model_runner_model`) or one that is neither a mixture of experts, nor hybrid
     (`ModelConfig.is_hybrid`: per-sequence state layers beside attention), nor attention-free; on
@@ -20,11 +21,13 @@ speculative decoding, so they do not arise.
 
 0.25.0 and 0.26.0 already start V2 for dense attention models (the same rule as 0.27.0 with a
 shorter list), but runner buffers come off the KV budget only from 0.27.0, and the plan keeps
-its earlier releases as they were: before 0.27 it takes the V1 runner's terms.
+its earlier releases as they were: before 0.27 it takes the V1 runner's terms unless
+VLLM_USE_V2_MODEL_RUNNER says V2.
 """
 
 from dataclasses import dataclass
 
+from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.vllm_overheads import ROCM_GPU_PREFIX
 from infermeter.calculators.vllm_settings import VllmSettings
@@ -89,6 +92,14 @@ def _default_list_choice(arch: ModelArch, version: tuple[int, int], rocm: bool) 
 
 def model_runner(arch: ModelArch, settings: VllmSettings, version: tuple[int, int]) -> RunnerChoice:
     """The runner vLLM `version` starts for `arch` with `settings` (see above)."""
+    stated = settings.use_v2_model_runner
+    if stated is False and version >= V2_ONLY_SINCE:
+        raise InputError(
+            "use_v2_model_runner: VLLM_USE_V2_MODEL_RUNNER=0 is refused by vLLM 0.34, which has "
+            "no V1 model runner; expected 1 or unset"
+        )
+    if stated is not None:
+        return RunnerChoice(stated, f"VLLM_USE_V2_MODEL_RUNNER={int(stated)}")
     if version < RUNNER_CHOICE_SINCE:
         return RunnerChoice(False, "before 0.27 the plan keeps the V1 runner's terms")
     if version >= V2_ONLY_SINCE:
@@ -101,14 +112,16 @@ def model_runner(arch: ModelArch, settings: VllmSettings, version: tuple[int, in
     return RunnerChoice(True, "from 0.29 V2 is the default wherever it is supported")
 
 
-def runner_note(choice: RunnerChoice, version: tuple[int, int]) -> list[str]:
-    """The plan's note on the runner it assumed (none before 0.27, where it is always V1)."""
-    if version < RUNNER_CHOICE_SINCE:
+def runner_note(
+    choice: RunnerChoice, version: tuple[int, int], settings: VllmSettings
+) -> list[str]:
+    """The plan's note on the runner it assumed (none before 0.27 unless the runner is given)."""
+    if version < RUNNER_CHOICE_SINCE and settings.use_v2_model_runner is None:
         return []
     source = "gpu/model_runner.py" if choice.v2 else "gpu_model_runner.py"
     return [
         f"vLLM {version[0]}.{version[1]} starts the {choice.name} model runner "
         f"(vllm/v1/worker/{source}) here: {choice.reason} (config/vllm.py "
-        "use_v2_model_runner, without VLLM_USE_V2_MODEL_RUNNER or speculative decoding); its "
-        "buffers and batches in flight are the ones planned"
+        "use_v2_model_runner; no speculative decoding planned); its buffers and batches in "
+        "flight are the ones planned"
     ]

@@ -483,7 +483,7 @@ def _notes(
             else []
         ),
         *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
-        *runner_note(runner, version),
+        *runner_note(runner, version, settings),
     ]
 
 

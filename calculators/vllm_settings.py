@@ -67,6 +67,8 @@ class VllmSettings:
     # FlashInfer's top-k/top-p sampler (VLLM_USE_FLASHINFER_SAMPLER, and whether flashinfer is
     # installed): None is the release's default (`calculators.vllm_overheads.sampler_sorts`).
     flashinfer_sampler: bool | None = None
+    # VLLM_USE_V2_MODEL_RUNNER: None is the release's choice (`calculators.model_runner`).
+    use_v2_model_runner: bool | None = None
     # --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.11.1): None is the release's default.
     all2all_backend: str | None = None
     deepep_buffer_size_mb: int | None = None  # VLLM_DEEPEP_BUFFER_SIZE_MB; None: 1024

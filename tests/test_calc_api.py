@@ -417,3 +417,24 @@ def test_cli_and_page_plan_the_state_and_hybrid_families_alike(name: str) -> Non
     assert page["vllm_plan"] == cli["vllm_plan"]
     assert cli["kv_cache_tokens"] > 0
     assert not any("read generically" in note for note in cli["vllm_plan"]["notes"])
+
+
+def test_cli_and_page_take_vllm_use_v2_model_runner() -> None:
+    """VLLM_USE_V2_MODEL_RUNNER=0 keeps vLLM 0.29 on the V1 runner for a dense model, whose
+    buffers (inputs_embeds and a block table) replace V2's sampler states; 0.34 refuses it."""
+    args = ("--model", "qwen2.5-7b-instruct", "--gpu", "l4", "--max-model-len", "4096")
+    cli = json_output("calc", "vram", *args, "--vllm-version", "0.29", "--use-v2-model-runner", "0")
+    query = {"model": "qwen2.5-7b-instruct", "gpu": "l4", "max_model_len": "4096"}
+    page = _page("vram", {**query, "vllm_version": "0.29", "use_v2_model_runner": "0"})
+    assert page == cli
+    default = json_output("calc", "vram", *args, "--vllm-version", "0.29")["vllm_plan"]
+    v1 = cli["vllm_plan"]
+    assert any("V1 model runner" in note for note in v1["notes"])
+    assert any("V2 model runner" in note for note in default["notes"])
+    assert v1["kv_cache_bytes"] - default["kv_cache_bytes"] == (
+        default["runner_buffer_bytes"] - v1["runner_buffer_bytes"]
+    )
+    errors = calc_compute.compute(
+        "vram", {**query, "vllm_version": "0.34", "use_v2_model_runner": "0"}, CATALOG
+    )["errors"]
+    assert list(errors) == ["use_v2_model_runner"], errors

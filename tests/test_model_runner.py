@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_runner import model_runner
 from infermeter.calculators.vllm_plan import plan_vllm
 from infermeter.calculators.vllm_settings import GIB, VllmSettings
@@ -109,3 +110,26 @@ def test_the_plan_names_the_runner_it_assumed_and_applies_its_buffers() -> None:
     sampler = 151936 * 4 + -(-151936 // 32) * 4 + 4 * 4481
     assert v2.runner_buffer_bytes == 8192 * 13 + 256 * sampler
     assert v1.kv_cache_bytes - v2.kv_cache_bytes == v2.runner_buffer_bytes - v1.runner_buffer_bytes
+
+
+def test_vllm_use_v2_model_runner_decides_when_given() -> None:
+    """The env var wins over the release's choice (use_v2_model_runner reads it first); before
+    0.27 a stated V2 runner keeps stages + 1 batches in flight (0.26's max_concurrent_batches)."""
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, use_v2_model_runner=False)
+    assert not model_runner(ARCHS["llama-3.1-8b-instruct"], settings, (0, 29)).v2
+    stated = replace(settings, use_v2_model_runner=True)
+    assert model_runner(ARCHS["gpt-oss-20b"], stated, (0, 28)).v2
+    arch = ARCHS["gemma-2-9b-it"]
+    common = {"gpu_memory_bytes": 80 * GIB, "max_model_len": 32768, "vllm_version": "0.26"}
+    pp = {"pipeline_parallel_size": 2, "max_num_batched_tokens": 4096, "block_size": 16}
+    default = plan_vllm(arch, VllmSettings(**common, **pp))  # type: ignore[arg-type]
+    v2 = plan_vllm(arch, VllmSettings(**common, **pp, use_v2_model_runner=True))  # type: ignore[arg-type]
+    page = 16 * v2.kv_cache_bytes_per_token_per_layer
+    extra_blocks = 4096 // 16  # one more batch of 4096 tokens in flight, in 11 sliding layers
+    assert v2.request_bytes_at_max_model_len - default.request_bytes_at_max_model_len == (
+        extra_blocks * 11 * page
+    )
+    assert not any("model runner" in note for note in default.notes)
+    assert any("VLLM_USE_V2_MODEL_RUNNER=1" in note for note in v2.notes)
+    with pytest.raises(InputError, match="use_v2_model_runner"):
+        model_runner(ARCHS["gpt-oss-20b"], settings, (0, 34))
