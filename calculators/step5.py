@@ -16,7 +16,8 @@ a gate per head, q/k norms, experts where `moe_layers_enum` lists them, a shared
   the layer's KV a 256-byte FP8 summary per 8 tokens (`Step5SparseSummaryCacheLayer`: a
   FullAttentionSpec with tokens_per_state 8 in the layer's own group).
 Not modelled: the CSA tail ring (`csa_tail_ring.py`: a few rows a request), `norm_dtype` float32
-norms (counted in the model dtype), the Step5 VL wrapper's perception encoder.
+norms (counted in the model dtype). The step5_vl wrapper's Perception Encoder is
+calculators.vision's.
 """
 
 from collections.abc import Mapping

@@ -27,6 +27,12 @@ vLLM's own implementation:
   bias-free neck and the two stride-2 convolutions to 1024 channels) and CLIP-L (24 blocks of
   1024 with biases, 257 positions, a pre-LayerNorm, no post-LayerNorm) whatever vision_config
   says, then the linear projector of `projector_config` and two n_embed view tokens.
+- Perception Encoder (Step5's VL wrapper, vLLM 0.34.0 `models/step5/nvidia/vl.py` on
+  `step3p7.py` and `step_vl.py`'s `PerceptionEncoder`): a bias-free patch convolution, learned
+  positions over the image's patch grid, LayerNorm blocks with biases on qkv/out and fc1/fc2
+  (width x `mlp_ratio`) and two layer-scale vectors, a pre-LayerNorm, two stride-2 convolutions
+  with biases to 4 x width, and `vit_large_projector` (4 x width -> text width, a bias only
+  with `projector_bias`); PerceptionEncoderConfig's defaults where the config leaves a key out.
 - Pixtral (Mistral Small 3.x, Magistral, Mistral Large 3: `pixtral.py`, `mistral3.py`): RMSNorm
   blocks, q/k/v/o and a gated MLP without biases; the projector (RMSNorm, the patch merger, two
   linear maps into the text width).
@@ -69,6 +75,7 @@ _VISION_FAMILIES = {
     "minimax_m3_vl": "minimax_m3_vl",
     "inkling_mm_model": "inkling_mm_model",
     "llava": "pixtral",
+    "step5_vl": "perception_encoder",
     # Unlimited-OCR's wrapper (vLLM's UnlimitedOCRForCausalLM is DeepseekOCRForCausalLM's).
     "unlimited-ocr": "deepencoder",
 }
@@ -235,6 +242,33 @@ def _deepencoder(wrapper: Mapping[str, Any]) -> int:
     return sam_params + clip_params + linear + 2 * n_embed
 
 
+# PerceptionEncoderConfig's defaults (vLLM 0.34.0 transformers_utils/configs/step5.py).
+_PERCEPTION_DEFAULTS: dict[str, Any] = {
+    "patch_size": 14, "width": 1536, "layers": 47, "mlp_ratio": 8960 / 1536,
+    "ls_init_value": 0.1, "image_size": 728, "use_abs_posemb": True, "use_cls_token": False,
+    "use_ln_pre": True, "use_ln_post": False,
+}  # fmt: skip
+
+
+def _perception_encoder(
+    raw: Mapping[str, Any], wrapper: Mapping[str, Any], text_hidden: int, where: str
+) -> int:
+    """Step5's vision tower and projector, as `PerceptionEncoder` and step3p7.py build them."""
+    vision = {**_PERCEPTION_DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}
+    width, patch = int_field(vision, "width", where), int_field(vision, "patch_size", where)
+    hidden = int(width * float(vision["mlp_ratio"]))
+    block = 4 * width + 3 * width * width + 3 * width + width * width + width
+    block += 2 * width * hidden + hidden + width
+    block += 2 * width if vision["ls_init_value"] is not None else 0
+    grid = int_field(vision, "image_size", where) // patch
+    params = 3 * width * patch * patch + int_field(vision, "layers", where) * block
+    params += 2 * width * (bool(vision["use_ln_pre"]) + bool(vision["use_ln_post"]))
+    params += width * (bool(vision["use_cls_token"]) + grid * grid) * bool(vision["use_abs_posemb"])
+    params += 2 * width * width * 9 + 2 * width + 8 * width * width * 9 + 4 * width
+    projector_bias = text_hidden if wrapper.get("projector_bias") else 0
+    return params + 4 * width * text_hidden + projector_bias
+
+
 def vision_family(wrapper_type: str, vision_type: str) -> str | None:
     """The layout a wrapper's vision tower has, None when no family above is recognised."""
     return _VISION_FAMILIES.get(wrapper_type) or _VISION_FAMILIES.get(vision_type)
@@ -255,6 +289,8 @@ def count_vision(
         return VisionCount(_pixtral(vision, wrapper, text_hidden, where), family, True)
     if family == "inkling_mm_model":
         return VisionCount(tower_parameters(wrapper), family, True)
+    if family == "perception_encoder":
+        return VisionCount(_perception_encoder(vision, wrapper, text_hidden, where), family, True)
     if family == "deepencoder":
         return VisionCount(_deepencoder(wrapper), family, True)
     if family == "minimax_m3_vl":

@@ -91,6 +91,23 @@ def test_calc_vram_at_tp_1_and_8_as_the_page_says() -> None:
     assert any(note.startswith("Step5: Step 3.5's layers") for note in eight["notes"])
 
 
+def test_the_vl_wrapper_counts_its_perception_encoder() -> None:
+    # PerceptionEncoderConfig's defaults: 47 blocks of 1536 (MLP 8960, two layer scales), a
+    # 14-pixel patch convolution, 52 x 52 positions, a pre-LayerNorm, the two downsampling
+    # convolutions to 4 x 1536, and vit_large_projector 6144 -> 5120 without a bias.
+    wrapper = {"model_type": "step5_vl", "text_config": CONFIG,
+               "vision_config": {"model_type": "perception_encoder"}}  # fmt: skip
+    w = 1536
+    block = 4 * w + 4 * w * w + 4 * w + 2 * w * 8960 + 8960 + w + 2 * w
+    tower = 47 * block + 3 * w * 14 * 14 + 2 * w + 52 * 52 * w
+    tower += 2 * w * w * 9 + 2 * w + 8 * w * w * 9 + 4 * w
+    arch = parse_config(wrapper)
+    assert arch.vision_params == tower + 4 * w * H == 1_987_306_240
+    assert not any("vision tower" in note for note in arch.reading_notes)
+    biased = parse_config({**wrapper, "projector_bias": True})
+    assert biased.vision_params == arch.vision_params + H
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
