@@ -70,8 +70,9 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str]] = {
         "n_embed": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
         "n_head_kv": "num_kv_heads",
     },
-    # AFMoE (afmoe.py): its dense first layers.
+    # AFMoE (afmoe.py) and LFM2-MoE (lfm2_moe.py): their dense first layers.
     "afmoe": {"num_dense_layers": "first_k_dense_replace"},
+    "lfm2_moe": {"num_dense_layers": "first_k_dense_replace"},
     # EXAONE 3.x (exaone.py; ExaoneConfig's attribute_map): the layer count.
     "exaone": {"num_layers": "num_hidden_layers"},
     # OPT (opt.py): the MLP width is `ffn_dim`; `enable_bias` puts biases on every projection.

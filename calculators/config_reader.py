@@ -59,7 +59,8 @@ from infermeter.calculators.k2_horizon import K2_HORIZON_NOTE, k2_horizon_fields
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
 from infermeter.calculators.layer_kinds import layer_kinds
-from infermeter.calculators.lfm3 import LFM3_DEFAULTS, lfm3_fields, lfm3_mixer
+from infermeter.calculators.lfm2 import LFM2_DEFAULTS, LFM2_MOE_DEFAULTS, LFM2_TYPES, lfm2_defaults
+from infermeter.calculators.lfm3 import LFM3_DEFAULTS, lfm3_fields
 from infermeter.calculators.lightning import LIGHTNING, LightningMixer, lightning_mixer
 from infermeter.calculators.limits import check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
@@ -84,6 +85,7 @@ from infermeter.calculators.mixers import (
     gated_delta_net_mixer,
     jamba_mixer,
     mamba_mixer,
+    short_conv_mixer,
 )
 from infermeter.calculators.model_arch import (
     CHUNKED,
@@ -121,6 +123,7 @@ KNOWN_MODEL_TYPES = frozenset(
         "falcon_mamba", "mamba2", "zamba2", "olmo_hybrid", "mimo_v2", "mimo_v2_flash",
         "laguna", "gemma3n_text", "bailing_moe_v3", "deepseek_v4", "hy_v4", "qwen4_exp_text",
         "minimax_m3_text", "minimax_m3_vl_text", "inkling_model", "beam", "dory", "lfm3",
+        "lfm2", "lfm2_moe",
         "alice_ai", "zaya", "domyn_edge", "glm5_next_text", "k2_horizon", STEP5_TYPE,
         MISTRAL_LARGE4_TYPE,
         # Config aliases and MoE variants (calculators.config_aliases; vLLM 0.29.0's modules).
@@ -235,6 +238,8 @@ _TRANSFORMERS_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen4_exp_text": QWEN4_EXP_DEFAULTS,
     "beam": BEAM_DEFAULTS,
     "lfm3": LFM3_DEFAULTS,
+    "lfm2": LFM2_DEFAULTS,
+    "lfm2_moe": LFM2_MOE_DEFAULTS,
     # AliceAIConfig is Qwen3NextConfig, whose Gated DeltaNet defaults are Qwen3.5's, with its own.
     "alice_ai": {**_QWEN3_5_DEFAULTS, **ALICE_AI_DEFAULTS},
     # transformers' MambaConfig / FalconMambaConfig tie the embeddings; Mamba2Config does not.
@@ -261,6 +266,7 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl"}
 _QK_NORM_TYPES = {
     "qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma4_text", "olmo2", "minimax_m2",
     "olmo_hybrid", "laguna", "gemma3n_text", "step3p5", "beam", "lfm3", "alice_ai",
+    "lfm2", "lfm2_moe",
 }  # fmt: skip
 # Model types with four norms per decoder layer (pre/post attention, pre/post feed-forward);
 # LFM3's unless its config sets use_sandwich_norm false.
@@ -296,6 +302,8 @@ def _with_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]
         merged = domyn_edge_defaults(merged, where)
     if model_type == GLM5_NEXT_TYPE:
         merged = glm5_next_defaults(merged, where)
+    if model_type in LFM2_TYPES:
+        merged = lfm2_defaults(merged, where)
     return normalised(merged, model_type, where)
 
 
@@ -726,6 +734,9 @@ _BLOCK_LAYOUTS: dict[str, dict[str, Any]] = {
     "dory": {"norms_per_layer": 0, "single_purpose_layers": True, "attention_output_gate": True},
     # step3_text.py always builds its own lm_head.
     "step3_text": {"tie_word_embeddings": False},
+    # lfm2.py and lfm2_moe.py tie the lm_head to the embedding whatever the config says.
+    "lfm2": {"tie_word_embeddings": True},
+    "lfm2_moe": {"tie_word_embeddings": True},
 }  # fmt: skip
 
 
@@ -834,7 +845,7 @@ def _mixer(
     if LIGHTNING in kinds:
         return lightning_mixer(config, hidden, where)
     if SHORT_CONV in kinds:
-        return lfm3_mixer(config, hidden, where)
+        return short_conv_mixer(config, hidden, where)
     if config.get("model_type") == "zamba2":
         return zamba2_mixer(config, hidden, where)
     if MAMBA2 in kinds or parallel:

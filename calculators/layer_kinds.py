@@ -10,6 +10,7 @@ from infermeter.calculators.decilm import DECILM, decilm_layer_kinds
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.glm5_next import GLM5_NEXT_TYPE, glm5_next_layer_kinds
 from infermeter.calculators.kda import kimi_linear_layer_kinds
+from infermeter.calculators.lfm2 import lfm2_layer_kinds
 from infermeter.calculators.lfm3 import lfm3_layer_kinds
 from infermeter.calculators.lightning import lightning_layer_kinds
 from infermeter.calculators.mamba2 import MAMBA2, MLP_ONLY, nemotron_h_layer_kinds
@@ -108,6 +109,8 @@ _READERS: dict[str, Callable[[Mapping[str, Any], int, str], Sequence[str]]] = {
     DECILM: decilm_layer_kinds,
     GLM5_NEXT_TYPE: glm5_next_layer_kinds,
     "lfm3": lfm3_layer_kinds,
+    "lfm2": lfm2_layer_kinds,
+    "lfm2_moe": lfm2_layer_kinds,
     # HY-V4: every layer is latent attention, sparse or dense (calculators.hy_v4).
     "hy_v4": lambda config, num_layers, where: (FULL,) * num_layers,
 }

@@ -19,9 +19,7 @@ The embeddings are tied by default, and the final RMSNorm is `embedding_norm`.
 from collections.abc import Mapping
 from typing import Any
 
-from infermeter.calculators.config_fields import optional_int
-from infermeter.calculators.errors import ConfigError
-from infermeter.calculators.mixers import SHORT_CONV, RecurrentMixer, listed_layer_kinds
+from infermeter.calculators.mixers import SHORT_CONV, listed_layer_kinds
 from infermeter.calculators.model_arch import FULL, SLIDING
 
 # No recipe names LFM3; registry.py registers Lfm3ForCausalLM first in 0.34.0 (0.33.0 has none).
@@ -47,19 +45,6 @@ def lfm3_layer_kinds(config: Mapping[str, Any], num_layers: int, where: str) -> 
     refusal = "expected 'full_attention', 'sliding_attention' or 'conv', got {0!r}"
     return listed_layer_kinds(
         config, "layer_types", num_layers, where, sequence=list, kinds=_KINDS, refusal=refusal
-    )
-
-
-def lfm3_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
-    """The short convolution of the "conv" layers."""
-    taps = optional_int(config, "conv_L_cache", where, 7)
-    if taps < 2:
-        raise ConfigError(f"{where}conv_L_cache: expected at least 2 taps, got {taps}")
-    return RecurrentMixer(
-        kind=SHORT_CONV,
-        hidden_size=hidden,
-        conv_kernel=taps,
-        conv_bias=bool(config.get("conv_bias", False)),
     )
 
 

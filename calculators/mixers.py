@@ -213,6 +213,21 @@ def mamba_mixer(config: Mapping[str, Any], hidden: int, where: str) -> Recurrent
     )
 
 
+def short_conv_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
+    """The gated short convolution (vLLM's `ShortConv`) of LFM2's, LFM2-MoE's and LFM3's "conv"
+    layers: `conv_L_cache` taps (their config classes' defaults are applied before), over
+    `hidden` channels, a bias on each projection where `conv_bias`."""
+    taps = _positive(config, "conv_L_cache", where)
+    if taps < 2:
+        raise ConfigError(f"{where}conv_L_cache: expected at least 2 taps, got {taps}")
+    return RecurrentMixer(
+        kind=SHORT_CONV,
+        hidden_size=hidden,
+        conv_kernel=taps,
+        conv_bias=bool(config.get("conv_bias", False)),
+    )
+
+
 def gated_delta_net_mixer(config: Mapping[str, Any], hidden: int, where: str) -> RecurrentMixer:
     """The Gated DeltaNet (linear attention) layers of a Qwen3-Next config."""
     return RecurrentMixer(

@@ -213,7 +213,8 @@ def read_moe(config: Mapping[str, Any], num_layers: int, where: str) -> MixtureO
             "alice_ai",
         }
         or bool(config.get("moe_router_enable_expert_bias", False))
-        or (model_type == "k2_horizon" and bool(config.get("moe_gate_bias"))),
+        or (model_type == "k2_horizon" and bool(config.get("moe_gate_bias")))
+        or (model_type == "lfm2_moe" and bool(config.get("use_expert_bias", True))),
         expert_bias=model_type == "gpt_oss",
         expert_matrices=2 if nemotron else 3,
         latent_size=optional_int(config, "moe_latent_size", where, 0) if nemotron else 0,
