@@ -141,7 +141,9 @@ def step5_fields(config: Mapping[str, Any], kinds: tuple[str, ...], where: str) 
     index_tp = optional_int(section or {}, "index_tp_size", place, 0) or optional_int(
         section or {}, "num_provider_groups", place, 4
     )
-    if (dsa_layers and index_heads // index_tp not in (2, 4)) or index_heads % index_tp:
+    if index_tp <= 0:
+        raise ConfigError(f"{place}index_tp_size: expected an integer > 0, got {index_tp}")
+    if dsa_layers and (index_heads // index_tp not in (2, 4) or index_heads % index_tp):
         raise ConfigError(
             f"{place}sparse_indexer_num_heads: vLLM's Step5 DSA requires 2 or 4 indexer heads "
             f"per index_tp_size group; got {index_heads} over {index_tp}"

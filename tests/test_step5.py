@@ -118,6 +118,9 @@ def test_the_vl_wrapper_counts_its_perception_encoder() -> None:
          r"^sparse_config\.proxy_dim: vLLM's Step5 DSA requires 256"),
         ({"sparse_config": {**CONFIG["sparse_config"], "sparse_indexer_num_heads": 24}},
          r"^sparse_config\.sparse_indexer_num_heads: "),
+        ({"sparse_config": {**CONFIG["sparse_config"], "index_tp_size": 0,
+                            "num_provider_groups": 0}},
+         r"^sparse_config\.index_tp_size: expected an integer > 0"),
     ],
 )  # fmt: skip
 def test_bad_step5_fields_are_named(change: dict[str, Any], message: str) -> None:
