@@ -7,6 +7,10 @@ vLLM's own implementation:
 
 - SigLIP (Gemma 3, `siglip.py`): LayerNorm blocks, q/k/v/out and fc1/fc2 with biases, learned
   position embeddings; Gemma 3's projector is an RMSNorm and one linear map.
+- Qwen2-VL (`qwen2_vl.py`): `depth` blocks `embed_dim` wide of LayerNorm, qkv and proj with
+  biases, an ungated MLP (fc1/fc2, `embed_dim` x `mlp_ratio`) with biases; a Conv3d patch
+  embedding without bias; the merger (LayerNorm, then two linear maps with biases over
+  `spatial_merge_size`² patches into `hidden_size`, which is the text width here).
 - Qwen2.5-VL (`qwen2_5_vl.py`): `depth` blocks of RMSNorm, qkv and proj with biases, a gated MLP
   with biases; a Conv3d patch embedding without bias; the merger (RMSNorm, then two linear maps
   over `spatial_merge_size`² patches).
@@ -63,7 +67,7 @@ class VisionCount:
 # The wrapper's model_type (or the vision config's own) → the layout its vision tower has.
 _VISION_FAMILIES = {
     "qwen2_5_vl": "qwen2_5_vl",
-    "qwen2_vl": "qwen2_5_vl",
+    "qwen2_vl": "qwen2_vl",
     "qwen3_vl": "qwen3_vl",
     "qwen3_vl_moe": "qwen3_vl",
     "qwen3_5": "qwen3_5",
@@ -90,6 +94,27 @@ def _layers(vision: Mapping[str, Any], where: str) -> int:
     return int_field(vision, "num_hidden_layers", where)
 
 
+def _layernorm_block(dim: int, inner: int) -> int:
+    """A vision block of two LayerNorms, qkv and proj, and an ungated MLP of width `inner`, all
+    with biases (Qwen2-VL's fc1/fc2, Qwen3-VL's linear_fc1/linear_fc2)."""
+    return (
+        4 * dim  # norm1, norm2 (LayerNorm: weight and bias)
+        + dim * 3 * dim + 3 * dim  # qkv with bias
+        + dim * dim + dim  # proj with bias
+        + dim * inner + inner + inner * dim + dim  # the MLP's two linear maps with biases
+    )  # fmt: skip
+
+
+def _patch_embed(vision: Mapping[str, Any], width: int, where: str) -> int:
+    """The bias-free Conv3d patch embedding of the Qwen2-VL and Qwen2.5-VL towers."""
+    channels = optional_int(vision, "in_channels", where, 0) or optional_int(
+        vision, "in_chans", where, 3
+    )
+    patch = int_field(vision, "patch_size", where)
+    temporal = optional_int(vision, "temporal_patch_size", where, 2)
+    return channels * temporal * patch * patch * width
+
+
 def _qwen2_5_vl(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
     hidden = int_field(vision, "hidden_size", where)
     inner = int_field(vision, "intermediate_size", where)
@@ -102,15 +127,23 @@ def _qwen2_5_vl(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
         + hidden * 2 * inner + 2 * inner  # gate_up with bias
         + inner * hidden + hidden  # down with bias
     )  # fmt: skip
-    channels = optional_int(vision, "in_channels", where, 0) or optional_int(
-        vision, "in_chans", where, 3
-    )
-    patch = int_field(vision, "patch_size", where)
-    temporal = optional_int(vision, "temporal_patch_size", where, 2)
-    patch_embed = channels * temporal * patch * patch * hidden
     merged = hidden * merge * merge
     merger = hidden + merged * merged + merged + merged * out + out
-    return _layers(vision, where) * block + patch_embed + merger
+    return _layers(vision, where) * block + _patch_embed(vision, hidden, where) + merger
+
+
+def _qwen2_vl(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
+    dim = int_field(vision, "embed_dim", where)
+    ratio = vision.get("mlp_ratio", 4)
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or ratio <= 0:
+        raise ConfigError(f"{where}mlp_ratio: expected a positive number, got {ratio!r}")
+    inner = int(dim * ratio)  # Qwen2VisionBlock: mlp_hidden_dim = int(dim * mlp_ratio)
+    merge = optional_int(vision, "spatial_merge_size", where, 2)
+    out = optional_int(vision, "hidden_size", where, 0) or text_hidden
+    merged = dim * merge * merge
+    merger = 2 * dim + merged * merged + merged + merged * out + out
+    blocks = _layers(vision, where) * _layernorm_block(dim, inner)
+    return blocks + _patch_embed(vision, dim, where) + merger
 
 
 def _qwen3_vl(vision: Mapping[str, Any], text_hidden: int, where: str, deepstack: bool) -> int:
@@ -118,12 +151,7 @@ def _qwen3_vl(vision: Mapping[str, Any], text_hidden: int, where: str, deepstack
     inner = int_field(vision, "intermediate_size", where)
     merge = optional_int(vision, "spatial_merge_size", where, 2)
     out = optional_int(vision, "out_hidden_size", where, 0) or text_hidden
-    block = (
-        4 * hidden  # norm1, norm2 (LayerNorm: weight and bias)
-        + hidden * 3 * hidden + 3 * hidden  # qkv with bias
-        + hidden * hidden + hidden  # proj with bias
-        + hidden * inner + inner + inner * hidden + hidden  # linear_fc1, linear_fc2 with biases
-    )  # fmt: skip
+    block = _layernorm_block(hidden, inner)  # linear_fc1, linear_fc2
     channels = optional_int(vision, "in_channels", where, 3)
     patch = int_field(vision, "patch_size", where)
     temporal = optional_int(vision, "temporal_patch_size", where, 2)
@@ -282,6 +310,8 @@ def count_vision(
     family = vision_family(str(wrapper.get("model_type", "")), str(vision.get("model_type", "")))
     if family == "qwen2_5_vl":
         return VisionCount(_qwen2_5_vl(vision, text_hidden, where), family, True)
+    if family == "qwen2_vl":
+        return VisionCount(_qwen2_vl(vision, text_hidden, where), family, True)
     if family in ("qwen3_vl", "qwen3_5"):
         params = _qwen3_vl(vision, text_hidden, where, deepstack=family == "qwen3_vl")
         return VisionCount(params, family, True)

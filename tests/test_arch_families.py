@@ -73,6 +73,54 @@ def test_qwen2_5_vl_top_level_text_with_its_vision_tower_is_8_29b() -> None:
     assert 0.6e9 < counts.vision < 0.75e9
 
 
+# Qwen2-VL's vision_config names its width embed_dim and its MLP mlp_ratio; hidden_size is the
+# merger's output (the text width). The 7B's tower as a printed module tree shows it
+# (https://github.com/zhenhua32/Qwen2-VL/blob/main/READ.md): 32 LayerNorm blocks of 1280, qkv 3840
+# and proj with biases, fc1 5120 / fc2 with biases, a bias-free Conv3d (3 x 2 x 14 x 14), a
+# LayerNorm merger 5120 -> 5120 -> 3584.
+QWEN2_VL_VISION = {
+    "depth": 32,
+    "embed_dim": 1280,
+    "mlp_ratio": 4,
+    "num_heads": 16,
+    "in_chans": 3,
+    "hidden_size": 3584,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+}
+QWEN2_VL_2B: dict[str, Any] = {
+    "model_type": "qwen2_vl",
+    "hidden_size": 1536,
+    "intermediate_size": 8960,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 12,
+    "num_key_value_heads": 2,
+    "vocab_size": 151936,
+    "tie_word_embeddings": True,
+    "max_position_embeddings": 32768,
+    "vision_config": {**QWEN2_VL_VISION, "hidden_size": 1536},
+}
+
+
+def test_qwen2_vl_tower_is_read_from_embed_dim_and_mlp_ratio() -> None:
+    seven_b = {**QWEN2_5_VL_7B, "model_type": "qwen2_vl", "vision_config": QWEN2_VL_VISION}
+    attention = 3 * 1280 * 1280 + 3 * 1280 + 1280 * 1280 + 1280
+    block = 4 * 1280 + attention + 2 * 1280 * 5120 + 5120 + 1280
+    merger = 2 * 1280 + 5120 * 5120 + 5120 + 5120 * 3584 + 3584
+    assert parse_config(seven_b).vision_params == 32 * block + 3 * 2 * 14 * 14 * 1280 + merger
+    with pytest.raises(ConfigError, match=r"vision_config\.mlp_ratio"):
+        parse_config({**seven_b, "vision_config": {**QWEN2_VL_VISION, "mlp_ratio": "4"}})
+
+
+def test_qwen2_vl_2b_weights_match_a_vllm_0_10_2_log() -> None:
+    # https://github.com/mrpid12org/imageworks/blob/229b9475de9abcc7caf5d28739f1852657a8226b/vllm_server.log:
+    # Qwen2-VL-2B-Instruct (BF16), vLLM 0.10.2, "Model loading took 4.1513 GiB".
+    settings = VllmSettings(int(15.99 * GIB), vllm_version="0.10.2")
+    plan = plan_vllm(parse_config(QWEN2_VL_2B), settings)
+    assert plan.weights_bytes / GIB == pytest.approx(4.1513, rel=0.03)
+
+
 def test_mistral_small_3_1_pixtral_tower_and_projector_make_24b() -> None:
     counts = param_counts(parse_config(MISTRAL_SMALL_3_1))
     assert counts.total == pytest.approx(24.0e9, rel=0.01)
