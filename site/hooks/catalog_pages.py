@@ -433,6 +433,19 @@ def _memory_rows(entry: ModelEntry, weights: int, kv: KVCacheShape) -> list[tupl
     ]
 
 
+def _kv_sentence(kv: KVCacheShape) -> str:
+    """The KV cache a token adds and, for a hybrid, the state a sequence holds whatever its
+    length (Mamba, linear-attention and short-convolution layers)."""
+    per_token = f"KV cache **{kv.bytes_per_token / 1024:,.0f} KiB per token**"
+    if not kv.state_layers:
+        return f"{per_token} (model dtype, no parallelism). "
+    state = kv.state_layers * kv.state_bytes_per_sequence_per_layer
+    return (
+        f"{per_token} and **{state / 1024:,.0f} KiB of state per sequence** in its "
+        f"{kv.state_layers} state layers (model dtype, no parallelism). "
+    )
+
+
 def model_page(entry: ModelEntry, compare_links: str = "") -> str:
     """The model's page; `compare_links` is the Markdown list of its compare pages."""
     arch = parse_config(entry.config)
@@ -464,8 +477,7 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
         + "\n\n## Parameters\n\n"
         + _table(("", ""), _param_rows(entry, arch))
         + "\n\n## Memory needs\n\n"
-        f"Weights in the checkpoint's format: **{_gib(weights)}**; KV cache "
-        f"**{kv.bytes_for_sequence(1) / 1024:,.0f} KiB per token** (model dtype, no parallelism). "
+        f"Weights in the checkpoint's format: **{_gib(weights)}**; {_kv_sentence(kv)}"
         "One request at each context, before vLLM's runtime overheads:\n\n"
         + _table(
             ("Context, tokens", "KV cache", "Weights + KV cache", "Fit"),

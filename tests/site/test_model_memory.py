@@ -1,0 +1,32 @@
+"""A model page's memory sentence (the hook's own function on catalog entries; no site build):
+the KV cache a token adds and, for a hybrid, the state each sequence holds whatever its length,
+apart (a state counted once per token once put Nemotron Nano 9B v2 at 71,080 KiB a token)."""
+
+import sys
+
+import pytest
+from site_helpers import REPO
+
+from infermeter.registry.catalog import load_models
+
+sys.path.insert(0, str(REPO / "site" / "hooks"))
+sys.path.insert(0, str(REPO / "site" / "browser"))
+import catalog_pages
+
+MODELS = load_models()
+
+
+@pytest.mark.parametrize(
+    ("model", "sentence"),
+    [
+        # 6 attention layers x 2 x 8 KV heads x 64 x 2 bytes; 10 conv layers x 2 x 2048 x 2.
+        ("lfm2-1.2b", "KV cache **12 KiB per token** and **80 KiB of state per sequence** in "
+         "its 10 state layers (model dtype, no parallelism)."),
+        # 4 attention layers x 2 x 8 x 128 x 2 bytes beside 27 Mamba-2 layers.
+        ("nemotron-nano-9b-v2", "KV cache **16 KiB per token** and **71,064 KiB of state per "
+         "sequence** in its 27 state layers"),
+        ("llama-3.1-8b-instruct", "KV cache **128 KiB per token** (model dtype, no parallelism)."),
+    ],
+)  # fmt: skip
+def test_a_model_page_states_kv_per_token_and_state_per_sequence(model: str, sentence: str) -> None:
+    assert sentence in catalog_pages.model_page(MODELS[model])
