@@ -178,6 +178,8 @@ _TEXT_TYPES = {
     "minimax_m3_vl": "minimax_m3_vl_text", "inkling_mm_model": INKLING_TYPE,
     # Unlimited-OCR (vLLM's UnlimitedOCRConfig, a DeepseekVLV2Config): DeepseekVLV2TextConfig.
     "unlimited-ocr": "deepseek_v2",
+    # transformers' Lfm2VlConfig: an LFM2 text model (calculators.lfm2).
+    "lfm2_vl": "lfm2", "lfm2-vl": "lfm2",
 }  # fmt: skip
 # Wrappers whose language model sits in `language_config` (and repeats at the top level).
 _LANGUAGE_CONFIG_WRAPPERS = {"unlimited-ocr"}

@@ -37,6 +37,11 @@ vLLM's own implementation:
   (width x `mlp_ratio`) and two layer-scale vectors, a pre-LayerNorm, two stride-2 convolutions
   with biases to 4 x width, and `vit_large_projector` (4 x width -> text width, a bias only
   with `projector_bias`); PerceptionEncoderConfig's defaults where the config leaves a key out.
+- SigLIP2 NaFlex (LFM2-VL: `lfm2_siglip2.py`, `lfm2_vl.py`): a patch embedding that is a linear
+  map with a bias, `num_patches` learned positions, LayerNorm blocks with biases, a post
+  LayerNorm; the projector over `downsample_factor`² unshuffled patches (a LayerNorm with
+  `projector_use_layernorm`, then two linear maps through `projector_hidden_size`, biases with
+  `projector_bias`); Siglip2VisionConfig's and Lfm2VlConfig's defaults where a key is left out.
 - Pixtral (Mistral Small 3.x, Magistral, Mistral Large 3: `pixtral.py`, `mistral3.py`): RMSNorm
   blocks, q/k/v/o and a gated MLP without biases; the projector (RMSNorm, the patch merger, two
   linear maps into the text width).
@@ -80,6 +85,9 @@ _VISION_FAMILIES = {
     "inkling_mm_model": "inkling_mm_model",
     "llava": "pixtral",
     "step5_vl": "perception_encoder",
+    # LFM2-VL (lfm2_vl.py builds a SigLIP2 NaFlex tower only); early checkpoints spell it lfm2-vl.
+    "lfm2_vl": "siglip2_naflex",
+    "lfm2-vl": "siglip2_naflex",
     # Unlimited-OCR's wrapper (vLLM's UnlimitedOCRForCausalLM is DeepseekOCRForCausalLM's).
     "unlimited-ocr": "deepencoder",
 }
@@ -297,6 +305,37 @@ def _perception_encoder(
     return params + 4 * width * text_hidden + projector_bias
 
 
+# Siglip2VisionConfig's and Lfm2VlConfig's defaults (transformers 5.24.0).
+_SIGLIP2_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_channels": 3,
+    "patch_size": 16, "num_patches": 256,
+}  # fmt: skip
+_LFM2_VL_DEFAULTS: dict[str, Any] = {
+    "projector_hidden_size": 2560, "projector_bias": True, "projector_use_layernorm": True,
+    "downsample_factor": 2,
+}  # fmt: skip
+
+
+def _siglip2_naflex(
+    raw: Mapping[str, Any], wrapper: Mapping[str, Any], text_hidden: int, where: str
+) -> int:
+    """LFM2-VL's SigLIP2 NaFlex tower (every layer, the post LayerNorm) and its projector."""
+    vision = {**_SIGLIP2_DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}
+    outer = {**_LFM2_VL_DEFAULTS, **{k: v for k, v in wrapper.items() if v is not None}}
+    width = int_field(vision, "hidden_size", where)
+    patch = int_field(vision, "patch_size", where)
+    tower = int_field(vision, "num_channels", where) * patch * patch * width + width
+    tower += int_field(vision, "num_patches", where) * width + 2 * width
+    tower += _layers(vision, where) * _layernorm_block(
+        width, int_field(vision, "intermediate_size", where)
+    )
+    unshuffled = width * int_field(outer, "downsample_factor", "") ** 2
+    hidden = int_field(outer, "projector_hidden_size", "")
+    projector = unshuffled * hidden + hidden * text_hidden
+    projector += (hidden + text_hidden) * bool(outer["projector_bias"])
+    return tower + projector + 2 * unshuffled * bool(outer["projector_use_layernorm"])
+
+
 def vision_family(wrapper_type: str, vision_type: str) -> str | None:
     """The layout a wrapper's vision tower has, None when no family above is recognised."""
     return _VISION_FAMILIES.get(wrapper_type) or _VISION_FAMILIES.get(vision_type)
@@ -323,6 +362,8 @@ def count_vision(
         return VisionCount(_perception_encoder(vision, wrapper, text_hidden, where), family, True)
     if family == "deepencoder":
         return VisionCount(_deepencoder(wrapper), family, True)
+    if family == "siglip2_naflex":
+        return VisionCount(_siglip2_naflex(vision, wrapper, text_hidden, where), family, True)
     if family == "minimax_m3_vl":
         return VisionCount(_minimax_m3_vl(vision, wrapper, text_hidden, where), family, True)
     generic = _generic_fields(vision)

@@ -179,3 +179,46 @@ def test_bad_lfm2_fields_are_named(
     changed = {key: value for key, value in {**config, **change}.items() if value is not None}
     with pytest.raises(ConfigError, match=message):
         parse_config(changed)
+
+
+# LFM2-VL: no checkpoint's config.json was found in public code. tests/data/configs/lfm2-vl.json
+# is transformers' Lfm2VlConfig with its defaults written out (5.24.0: a SigLIP2 vision config
+# of Siglip2VisionConfig's defaults, the projector's) around LFM2-1.2B's text config; its count
+# is held to lfm2_vl.py's and lfm2_siglip2.py's modules.
+VL_PATH = CONFIGS / "lfm2-vl.json"
+VL = json.loads(VL_PATH.read_text())
+
+
+def _siglip2_tower(width: int, inner: int, layers: int) -> int:
+    """Siglip2VisionTransformer: the patch Linear (16 x 16 x 3 -> width, bias), 256 positions,
+    blocks of two LayerNorms, q/k/v/out and fc1/fc2 with biases, the post LayerNorm."""
+    block = 2 * 2 * width + 4 * (width * width + width) + 2 * width * inner + inner + width
+    return 3 * 16 * 16 * width + width + 256 * width + layers * block + 2 * width
+
+
+def _projector(width: int, layernorm: bool = True) -> int:
+    """Lfm2VLMultiModalProjector over 2 x 2 unshuffled patches: LayerNorm, 4w -> 2560 -> H."""
+    unshuffled = 4 * width
+    return 2 * unshuffled * layernorm + unshuffled * 2560 + 2560 + 2560 * H + H
+
+
+def test_lfm2_vl_counts_its_tower_and_projector() -> None:
+    arch = parse_config(VL)
+    assert arch.vision_params == _siglip2_tower(768, 3072, 12) + _projector(768)
+    assert arch.reading_notes == ()
+    assert param_counts(arch).total == 1_170_340_608 + arch.vision_params
+    # A wider tower and no projector LayerNorm (vLLM builds every layer it is given).
+    wide = {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 26}
+    changed = {**VL, "projector_use_layernorm": False,
+               "vision_config": {**VL["vision_config"], **wide}}  # fmt: skip
+    expected = _siglip2_tower(1152, 4304, 26) + _projector(1152, layernorm=False)
+    assert parse_config(changed).vision_params == expected
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_calc_vram_plans_lfm2_vl_as_the_page_does(tp: int) -> None:
+    options = {"vllm_version": "0.34", "max_model_len": "32768"}
+    plan = pasted_config_plan(VL_PATH, "h200-sxm", tensor_parallel_size=str(tp), **options)
+    # The tower's share of a rank, as param_count splits every tower.
+    assert plan["weights_by_role"]["vision"] == 2 * (parse_config(VL).vision_params // tp)
+    assert plan["state_bytes_per_sequence"] == 10 * H // tp * (TAPS - 1) * 2
