@@ -123,27 +123,35 @@ def load_gpus(path: Path = CATALOGS_DIR / "gpus.yaml") -> dict[str, GpuEntry]:
     `registry/harvest/sources.py` does not declare, is a problem."""
     gpus = _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
     problems: list[Problem] = []
-    named: dict[tuple[str, str], str] = {}
+    named: dict[tuple[str, str, int | None], str] = {}
     for index, gpu in enumerate(gpus.values()):
         for number, alias in enumerate(gpu.source_names):
             where = f"gpus[{index}].source_names[{number}]"
             if not any(source.names_gpus_as(alias.source) for source in SOURCES):
                 message = f"{alias.source!r} is no harvest source's; expected {gpu_names_sources()}"
                 problems.append(Problem(display_path(path), f"{where}.source", message))
-            first = named.setdefault((alias.source, alias.name), gpu.id)
+            first = named.setdefault((alias.source, alias.name, alias.power_limit_w), gpu.id)
             if first != gpu.id:
                 message = f"{alias.source} name {alias.name!r} is already {first}'s"
+                if alias.power_limit_w is not None:
+                    message += f" at a {alias.power_limit_w} W power limit"
                 problems.append(Problem(display_path(path), where, message))
     if problems:
         raise InvalidFileError(problems)
     return gpus
 
 
-def gpu_named(gpus: Mapping[str, GpuEntry], source: str, name: str) -> GpuEntry | None:
+def gpu_named(
+    gpus: Mapping[str, GpuEntry], source: str, name: str, power_limit_w: int | None = None
+) -> GpuEntry | None:
     """The catalog GPU that `source` (a harvested source, e.g. `mlperf`) calls `name`, exactly
-    as it prints it (`GpuEntry.source_names`); None when no entry lists the name."""
+    as it prints it (`GpuEntry.source_names`), run at the submission's `power_limit_w` (None:
+    the part as sold); None when no entry lists the name at that limit."""
     for gpu in gpus.values():
-        if any(alias.source == source and alias.name == name for alias in gpu.source_names):
+        if any(
+            (alias.source, alias.name, alias.power_limit_w) == (source, name, power_limit_w)
+            for alias in gpu.source_names
+        ):
             return gpu
     return None
 

@@ -84,6 +84,19 @@ def latest_entries(entries: list[CorrectionEntry]) -> dict[str, CorrectionEntry]
     return {entry.result_id: entry for entry in entries}
 
 
+def final_replacement(entries: list[CorrectionEntry], result_id: str) -> str | None:
+    """The result that now stands for `result_id`: its `replaced_by`, followed through later
+    corrections of that replacement (the file is append-only, so a result corrected twice is
+    a chain, never an edited entry); None for a withdrawn result."""
+    latest = latest_entries(entries)
+    current: str | None = result_id
+    seen: set[str] = set()
+    while current is not None and current in latest and current not in seen:
+        seen.add(current)
+        current = latest[current].replaced_by
+    return current
+
+
 def append_only_problems(
     base: list[CorrectionEntry], current: list[CorrectionEntry], file: str
 ) -> list[Problem]:

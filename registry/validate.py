@@ -47,7 +47,13 @@ from infermeter.registry.checks.structure import (
     schema_findings,
     string_findings,
 )
-from infermeter.registry.corrections import CORRECTIONS_FILE, CorrectionEntry, parse_corrections
+from infermeter.registry.corrections import (
+    CORRECTIONS_FILE,
+    CorrectionEntry,
+    final_replacement,
+    latest_entries,
+    parse_corrections,
+)
 from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.input_files import LIMITS_BYTES
 from infermeter.registry.migration import is_older_format
@@ -377,9 +383,15 @@ class _Validator:
         known = {checked.result.id for checked in self.checked}
         known |= {checked.result.id for checked in self.registry_results()}
         file = self.name(self.registry_root / CORRECTIONS_FILE)
+        listed, corrected = list(entries), latest_entries(list(entries))
         for index, entry in enumerate(entries):
-            if entry.replaced_by is not None and entry.replaced_by not in known:
+            if entry.replaced_by is None:
+                continue
+            # corrected again later: the chain's last result must be here (append only)
+            if final_replacement(listed, entry.replaced_by) not in known:
                 message = f"{entry.replaced_by} is no result in {RESULTS_DIR}/"
+                if entry.replaced_by in corrected:
+                    message += " (nor is the result its later corrections name)"
                 self.findings.append(
                     Finding(file, f"corrections[{index}].replaced_by", message, "corrections")
                 )

@@ -68,6 +68,8 @@ def reference_findings(
             f"{gpu.id} is {gpu.form_factor!r}"
         )
         findings.append(Finding(file, "identity.gpu.form_factor", message, "references"))
+    elif (capped := _power_capped_finding(file, result, gpu)) is not None:
+        findings.append(capped)
     if identity.model.id not in models:
         message = _unknown("model", identity.model.id, models)
         findings.append(Finding(file, "identity.model.id", message, "references"))
@@ -83,6 +85,24 @@ def reference_findings(
         )
         findings.append(Finding(file, "source.host.form_factor", message, "references"))
     return findings
+
+
+def _power_capped_finding(file: str, result: Result, gpu: GpuEntry) -> Finding | None:
+    """An MLPerf run of the power category (MaxQ: the submitter set the boards' power limit)
+    filed under a GPU as sold, whose throughput it is not: it belongs under the catalog entry
+    of the part at that limit (a `source_names` entry with `power_limit_w`)."""
+    mlperf = getattr(result.source, "mlperf", None)
+    url = str(getattr(result.source, "url", ""))
+    if mlperf is None or ("MaxQ" not in mlperf.system and "_MaxQ/" not in url):
+        return None
+    if any(alias.power_limit_w is not None for alias in gpu.source_names):
+        return None
+    message = (
+        f"MLPerf system {mlperf.system!r} ran power-capped (MaxQ), but {gpu.id} is the part at "
+        "its stock power: file it under the GPU catalog entry that names the part at the "
+        "submission's power limit (source_names power_limit_w)"
+    )
+    return Finding(file, "identity.gpu.id", message, "references")
 
 
 def results_relative_parts(parts: tuple[str, ...]) -> tuple[str, ...] | None:

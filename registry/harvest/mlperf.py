@@ -57,6 +57,7 @@ from infermeter.registry.harvest.mlperf_names import (
     open_model,
     parse_engine,
 )
+from infermeter.registry.harvest.mlperf_power import is_power_capped, read_power_limits
 from infermeter.registry.harvest.mlperf_precision import (
     Evidence,
     measurement_folder,
@@ -188,7 +189,11 @@ def _count(row: dict[str, Any], field: str) -> int:
     return value
 
 
-def _gpu(row: dict[str, Any], gpus: dict[str, GpuEntry]) -> GpuEntry:
+def _gpu(
+    row: dict[str, Any], gpus: dict[str, GpuEntry], power: tuple[int, str] | None = None
+) -> GpuEntry:
+    """The catalog GPU the row names, at the power limit its submission set for a MaxQ run
+    (`mlperf_power`)."""
     accelerator = str(row.get("Accelerator", "")).strip()
     if not accelerator:
         raise RowSkipped("no accelerator named (a CPU-only system)")
@@ -204,9 +209,14 @@ def _gpu(row: dict[str, Any], gpus: dict[str, GpuEntry]) -> GpuEntry:
                 f"accelerator {accelerator!r} counts {counted.group(1)}, but Nodes × a# is {total}"
             )
         accelerator = accelerator[: counted.start()]
-    gpu = gpu_named(gpus, GPU_NAMES, accelerator)
+    if is_power_capped(row) and power is None:
+        raise RowSkipped(
+            f"a power-capped (MaxQ) run of {accelerator!r} whose power limit no file read states"
+        )
+    gpu = gpu_named(gpus, GPU_NAMES, accelerator, power[0] if power else None)
     if gpu is None:
-        raise RowSkipped(f"accelerator {accelerator!r} has no GPU catalog id")
+        limit = f" at a {power[0]} W power limit" if power else ""
+        raise RowSkipped(f"accelerator {accelerator!r}{limit} has no GPU catalog id")
     return gpu
 
 
@@ -219,27 +229,28 @@ def harvest_row(
     setup: dict[str, str | None] | None = None,
     conf: str | None = None,
     backends: frozenset[str] = frozenset(),
+    power: tuple[int, str] | None = None,
 ) -> Harvested:
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
     say which engine ran where `Software` names none, see `mlperf_setup`; `conf`: the run's
     `mlperf.conf`, see `conf_paths`; `backends`: the backend folders of the benchmark's code,
-    see `mlperf_setup.engine_of_backend`)."""
+    see `mlperf_setup.engine_of_backend`; `power`: a MaxQ run's power limit and where it was
+    read, see `mlperf_power`)."""
     key = row_key(round_info.round, row)
-    ran = (evidence, setup or {}, conf, backends)
+    ran = (evidence, setup or {}, conf, backends, power)
     return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, ran, key))
 
 
 def _identity(
     row: dict[str, Any],
-    catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
+    ran_on: tuple[GpuEntry, dict[str, ModelEntry]],
     engine: tuple[str, str, str],
     precision: Precision,
     model_id: str | None = None,
 ) -> Identity:
-    gpus, models = catalogs
+    gpu, models = ran_on
     benchmark = str(row["Model"])
-    gpu = _gpu(row, gpus)
     model_id = model_id or BENCHMARK_MODELS.get(benchmark_family(benchmark))
     if model_id is None or model_id not in models:
         raise RowSkipped(f"benchmark {benchmark} has no model catalog id")
@@ -318,16 +329,18 @@ def _result(
     log_text: str | None,
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
-    ran: tuple[Evidence | None, dict[str, str | None], str | None, frozenset[str]],
+    ran: tuple[
+        Evidence | None, dict[str, str | None], str | None, frozenset[str], tuple[int, str] | None
+    ],
     key: str,
 ) -> Result:
-    evidence, setup, conf, backends = ran
+    evidence, setup, conf, backends, power = ran
     benchmark = str(row["Model"])
     used = str(row.get("UsedModel", benchmark))
     own = open_model(used) if row.get("Category") == "open" else None
     if own is None and used.replace("_", ".") != benchmark.replace("_", "."):
         raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
-    _gpu(row, catalogs[0])  # a system this cannot file is said before anything else
+    gpu = _gpu(row, catalogs[0], power)  # a system this cannot file is said first
     named = parse_engine(str(row.get("Software", ""))) or engine_from_setup(setup)
     engine = engine_of_backend(named, backends, code_root(row))
     if engine is None:
@@ -335,13 +348,13 @@ def _result(
             f"software {row.get('Software')!r} names no inference engine with a version"
         )
     precision, precision_note = _precision(row, evidence, own)
-    identity = _identity(row, catalogs, engine, precision, own[0] if own else None)
+    identity = _identity(row, (gpu, catalogs[1]), engine, precision, own[0] if own else None)
     if log_text is None:
         raise RowSkipped(f"{log_path(row)} is missing")
     log = parse_log_summary(log_text)
     percentile = conf_percentile(conf, benchmark, str(row["Scenario"]))
     point = load_point(row, log, log_path(row), percentile)
-    notes = [note for note in (precision_note, round_info.read_from) if note]
+    notes = [note for note in (precision_note, _power_note(power), round_info.read_from) if note]
     if row.get("inferred"):
         notes.append(
             "MLCommons' results table marks this row inferred (inferred: 1); it is shown as "
@@ -349,6 +362,16 @@ def _result(
         )
     conditions_text = " ".join([conditions(row, log, engine[2]), *notes])
     return reported_result(identity, [point], _source(row, round_info, key, conditions_text))
+
+
+def _power_note(power: tuple[int, str] | None) -> str | None:
+    if power is None:
+        return None
+    return (
+        f"Power-capped: MLPerf's power category (MaxQ), each GPU limited to {power[0]} W by the "
+        f"submission ({power[1]}; NVIDIA's harness applies it with nvidia-smi -pl), not the "
+        "part's stock board power: filed under the part at that limit."
+    )
 
 
 def _cited(row: dict[str, Any]) -> str:
@@ -395,6 +418,7 @@ def harvest_round(
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)
     backends = read_code_backends(tree, rows)
+    powers = read_power_limits(tree, rows)
     confs = tree.read_many(sorted({path for row in rows for path in conf_paths(row)}))
     harvested = [
         harvest_row(
@@ -406,6 +430,7 @@ def harvest_round(
             setups[index],
             next((text for path in conf_paths(row) if (text := confs[path]) is not None), None),
             backends[index],
+            powers[index],
         )
         for index, row in enumerate(rows)
     ]

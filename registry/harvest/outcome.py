@@ -124,10 +124,6 @@ def _corrections_text(root: Path, entries: list[dict[str, str]]) -> str:
     )
     if text.rstrip().endswith("corrections: []"):
         text = text.rstrip()[: -len("[]")].rstrip() + "\n"
-    for entry in entries:  # an earlier correction pointing at a result replaced now follows it
-        text = text.replace(
-            f"replaced_by: {entry['result_id']}}}", f"replaced_by: {entry['replaced_by']}}}"
-        )
     lines = "".join(
         "  - " + yaml.safe_dump(entry, default_flow_style=True, sort_keys=False, width=10_000)
         for entry in entries

@@ -111,6 +111,13 @@ class GpuSourceName(StrictModel):
         "results tables' Accelerator) or `skypilot-<cloud>` (SkyPilot's catalog of that cloud)."
     )
     name: Text = Field(description="The name as the source prints it, matched exactly.")
+    power_limit_w: PositiveInt | None = Field(
+        None,
+        description="The board power limit, watts, that the submission set below the part's "
+        "own where its run was power-capped (MLPerf's power category, MaxQ: NVIDIA's harness "
+        "runs `nvidia-smi -pl`); the source prints the stock part's name for such a run, and "
+        "the harvester files it here only at this limit. Null: the part as sold.",
+    )
     note: LongText | None = Field(
         None, description="Why the name is this GPU, where the name alone does not say."
     )

@@ -89,7 +89,7 @@ def test_a_derived_price_never_meets_the_goal_on_its_own(
     goals: PriceGoals, rows: list[IndexRow]
 ) -> None:
     prices = load_prices()
-    for gpu in ("h200-sxm-1000w", "h200-sxm-virtualized"):
+    for gpu in ("h200-sxm-1000w", "h200-sxm-virtualized", "h200-sxm-500w", "h200-sxm-350w"):
         price = prices[goals.priced_gpus[gpu]["on_demand"]]
         assert price.derived is not None
         base = prices[price.derived.from_price]

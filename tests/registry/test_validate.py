@@ -17,7 +17,12 @@ from registry_helpers import git
 from infermeter.bench.cli.main import main
 from infermeter.registry.checks.history import GitError, UnknownRevisionError
 from infermeter.registry.checks.structure import string_findings
-from infermeter.registry.corrections import CorrectionEntry
+from infermeter.registry.corrections import (
+    CORRECTIONS_FILE,
+    CorrectionEntry,
+    final_replacement,
+    load_corrections,
+)
 from infermeter.registry.models import Result
 from infermeter.registry.store import content_id, dumps_result, result_path, write_result
 from infermeter.registry.validate import MAX_FILE_BYTES, ValidationReport, validate_paths
@@ -454,6 +459,38 @@ def test_validate_corrections_file_is_append_only(merged: tuple[Path, Path, Resu
     _corrections(root)
     assert _immutability(root, "HEAD") == [
         "registry/corrections.yaml: corrections: 1 entries merged before were removed"
+    ]
+
+
+def test_validate_a_result_corrected_twice_is_a_chain_of_appended_entries(
+    merged: tuple[Path, Path, Result],
+) -> None:
+    # The corrections file is append-only: a replacement corrected again keeps its first entry
+    # as merged, and a second entry names the result that now stands for both.
+    root, path, result = merged
+    first = write_result(_result(source__submitter="corrector"), root)
+    entry = {"result_id": result.id, "kind": "correction", "date": "2025-06-01", "reason": "a"}
+    _corrections(root, {**entry, "replaced_by": first.stem[-12:]})
+    path.unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first correction")
+    second = write_result(_result(source__submitter="corrector again"), root)
+    again = {**entry, "result_id": first.stem[-12:], "replaced_by": second.stem[-12:]}
+    _corrections(root, {**entry, "replaced_by": first.stem[-12:]}, again)
+    first.unlink()
+    report = validate_paths(base="HEAD", registry_root=root)
+    assert report.ok, [str(problem) for problem in report.problems]
+    assert (
+        final_replacement(load_corrections(root / CORRECTIONS_FILE), result.id)
+        == (second.stem[-12:])
+    )
+    # The chain must end in the registry.
+    second.unlink()
+    assert [str(problem) for problem in validate_paths(registry_root=root).problems] == [
+        f"registry/corrections.yaml: corrections[0].replaced_by: {first.stem[-12:]} is no "
+        "result in registry/results/ (nor is the result its later corrections name)",
+        f"registry/corrections.yaml: corrections[1].replaced_by: {second.stem[-12:]} is no "
+        "result in registry/results/",
     ]
 
 
