@@ -600,8 +600,9 @@ def test_fit_gpu_min_count_skips_only_counts_below_it() -> None:
         ("gpt-oss-20b", "0.28", 2),  # a mixture of experts off 0.28's V2 list: V1
         ("gpt-oss-20b", "0.29", 3),  # V2 wherever supported from 0.29
         ("gpt-oss-20b", "0.34", 3),  # V2 only
-        ("gemma-2-9b-it", "0.26", 2),  # before 0.27 the plan keeps V1's batches
-        ("gemma-2-9b-it", "0.27", 3),  # a dense attention model: V2 from 0.27
+        ("gemma-2-9b-it", "0.25", 1),  # before 0.26 one batch whatever the runner
+        ("gemma-2-9b-it", "0.26", 3),  # a dense attention model: V2 from 0.25
+        ("gemma-2-9b-it", "0.27", 3),
     ],
 )
 def test_sliding_window_reserves_one_more_batch_under_pipeline_parallelism_with_the_v2_runner(

@@ -1,5 +1,5 @@
 """Which model runner each vLLM release starts (calculators/model_runner.py), read in the PyPI
-sdists' vllm/config/vllm.py `use_v2_model_runner`, at every release boundary from 0.26 to 0.34."""
+sdists' vllm/config/vllm.py `use_v2_model_runner`, at every release boundary from 0.25 to 0.34."""
 
 from dataclasses import replace
 
@@ -23,10 +23,14 @@ def _v2(model_id: str, version: tuple[int, int], gpu: str = "h100-sxm", **arch: 
 @pytest.mark.parametrize(
     ("model_id", "version", "v2"),
     [
-        # Before 0.27 the plan keeps V1's terms (0.25-0.26 start V2 for dense models, but charge
-        # no runner buffer; the plan of those releases is unchanged).
-        ("llama-3.1-8b-instruct", (0, 26), False),
-        # 0.27-0.28: dense attention models and the listed architectures.
+        # Before 0.25 the plan keeps V1's terms (0.22-0.24 start V2 for listed architectures
+        # only, and no term of their plans depends on the runner).
+        ("llama-3.1-8b-instruct", (0, 24), False),
+        # 0.25-0.28: dense attention models and the listed architectures.
+        ("llama-3.1-8b-instruct", (0, 25), True),
+        ("gemma-2-9b-it", (0, 26), True),
+        ("qwen3-30b-a3b", (0, 25), False),
+        ("nemotron-nano-9b-v2", (0, 26), False),
         ("llama-3.1-8b-instruct", (0, 27), True),
         ("gemma-3-27b-it", (0, 28), True),
         ("qwen3-30b-a3b", (0, 27), False),  # an unlisted mixture of experts
@@ -49,6 +53,11 @@ def test_the_runner_each_release_starts(model_id: str, version: tuple[int, int],
 @pytest.mark.parametrize(
     ("model_type", "version", "v2"),
     [
+        ("qwen2_moe", (0, 25), True),
+        ("deepseek_v2", (0, 25), True),
+        ("longcat_flash_ngram", (0, 25), False),  # LongcatFlashNgramForCausalLM joins in 0.26.0
+        ("longcat_flash_ngram", (0, 26), True),
+        ("inkling_model", (0, 26), True),
         ("qwen2_moe", (0, 27), True),
         ("deepseek_v2", (0, 28), True),
         ("granitemoe", (0, 27), True),
@@ -58,7 +67,7 @@ def test_the_runner_each_release_starts(model_id: str, version: tuple[int, int],
         ("qwen3_moe", (0, 28), False),
     ],
 )
-def test_0_27_and_0_28_start_v2_for_the_listed_mixtures_of_experts(
+def test_0_25_to_0_28_start_v2_for_the_listed_mixtures_of_experts(
     model_type: str, version: tuple[int, int], v2: bool
 ) -> None:
     # DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by model type, on a mixture of experts (Qwen3-30B-A3B's
@@ -113,23 +122,38 @@ def test_the_plan_names_the_runner_it_assumed_and_applies_its_buffers() -> None:
 
 
 def test_vllm_use_v2_model_runner_decides_when_given() -> None:
-    """The env var wins over the release's choice (use_v2_model_runner reads it first); before
-    0.27 a stated V2 runner keeps stages + 1 batches in flight (0.26's max_concurrent_batches)."""
+    """The env var wins over the release's choice (use_v2_model_runner reads it first)."""
     settings = VllmSettings(gpu_memory_bytes=80 * GIB, use_v2_model_runner=False)
     assert not model_runner(ARCHS["llama-3.1-8b-instruct"], settings, (0, 29)).v2
     stated = replace(settings, use_v2_model_runner=True)
     assert model_runner(ARCHS["gpt-oss-20b"], stated, (0, 28)).v2
-    arch = ARCHS["gemma-2-9b-it"]
-    common = {"gpu_memory_bytes": 80 * GIB, "max_model_len": 32768, "vllm_version": "0.26"}
-    pp = {"pipeline_parallel_size": 2, "max_num_batched_tokens": 4096, "block_size": 16}
-    default = plan_vllm(arch, VllmSettings(**common, **pp))  # type: ignore[arg-type]
-    v2 = plan_vllm(arch, VllmSettings(**common, **pp, use_v2_model_runner=True))  # type: ignore[arg-type]
-    page = 16 * v2.kv_cache_bytes_per_token_per_layer
-    extra_blocks = 4096 // 16  # one more batch of 4096 tokens in flight, in 11 sliding layers
-    assert v2.request_bytes_at_max_model_len - default.request_bytes_at_max_model_len == (
-        extra_blocks * 11 * page
-    )
-    assert not any("model runner" in note for note in default.notes)
-    assert any("VLLM_USE_V2_MODEL_RUNNER=1" in note for note in v2.notes)
+    assert model_runner(ARCHS["llama-3.1-8b-instruct"], stated, (0, 24)).v2
     with pytest.raises(InputError, match="use_v2_model_runner"):
         model_runner(ARCHS["gpt-oss-20b"], settings, (0, 34))
+
+
+def test_0_26_keeps_one_more_batch_in_flight_under_pipeline_parallelism_with_v2() -> None:
+    """Gemma-2-9B (dense, so V2 by default from 0.25) at PP 2 on 0.26: the V2 runner keeps
+    stages + 1 = 3 batches in flight (0.26's max_concurrent_batches), V1 (stated) 2, so each of
+    its 21 sliding-window layers (of 42, over 2 stages: 11 on the sized stage) holds one more
+    batch of blocks; at 0.25 every runner reserves one batch (max_num_batched_tokens)."""
+    arch = ARCHS["gemma-2-9b-it"]
+    common = {"gpu_memory_bytes": 80 * GIB, "max_model_len": 32768, "pipeline_parallel_size": 2}
+    common |= {"max_num_batched_tokens": 4096, "block_size": 16}
+
+    def plan(version: str, v2: bool | None = None):  # type: ignore[no-untyped-def]
+        settings = VllmSettings(**common, vllm_version=version, use_v2_model_runner=v2)  # type: ignore[arg-type]
+        return plan_vllm(arch, settings)
+
+    default, v1 = plan("0.26"), plan("0.26", v2=False)
+    page = 16 * default.kv_cache_bytes_per_token_per_layer
+    extra_blocks = 4096 // 16
+    assert default.request_bytes_at_max_model_len - v1.request_bytes_at_max_model_len == (
+        extra_blocks * 11 * page
+    )
+    (note,) = [note for note in default.notes if "model runner" in note]
+    assert "0.26 starts V2 for dense attention models" in note
+    assert "its buffers count from 0.27" in note
+    assert any("VLLM_USE_V2_MODEL_RUNNER=0" in note for note in v1.notes)
+    before, before_v1 = plan("0.25"), plan("0.25", v2=False)
+    assert before.request_bytes_at_max_model_len == before_v1.request_bytes_at_max_model_len
