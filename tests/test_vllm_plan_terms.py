@@ -215,7 +215,8 @@ def test_the_runner_input_buffers_come_off_the_kv_budget_from_0_27_not_0_26() ->
     assert after.as_dict()["runner_buffer_bytes"] == after.runner_buffer_bytes
     assert any("V1 model runner" in note for note in after.notes)
     (note,) = [note for note in before.notes if "model runner" in note]
-    assert "V1 model runner" in note and "its buffers count from 0.27" in note
+    assert "V1 model runner" in note
+    assert "its buffers count from 0.27" in note
     # V2 (Llama 3.1 8B): 8192 tokens x 13 bytes of InputBuffers and 256 sequences of sampler
     # states over 128,256 logits; its block tables come after the cache is sized.
     dense = _plan("llama-3.1-8b-instruct", "0.27.0", **kwargs)
