@@ -235,12 +235,15 @@ ESTIMATED_TERMS = (
 )
 
 
-def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> int:
+def _forward_tensor_bytes(
+    arch: ModelArch, tokens: int, tp: int, dp: int = 1, moe_token_cap: int | None = None
+) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights.
 
     The pass runs `tokens` (max_num_batched_tokens) through the model without the attention
     kernel, so the widest MLP or MoE layer, plus the residual stream, sets the peak. Under data
-    parallelism the MoE layers see the tokens of all `dp` ranks (`calculators.parallel`).
+    parallelism the MoE layers see the tokens of all `dp` ranks (`calculators.parallel`); their
+    intermediate caches hold at most `moe_token_cap` of them (`calculators.moe_workspace`).
     """
     element = 2
     hidden = arch.hidden_size
@@ -252,7 +255,8 @@ def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) ->
         forward = tokens * 3 * width * element
     moe = arch.moe
     if moe is not None:
-        chunk = min(moe_tokens(tokens, ParallelLayout(data_parallel_size=dp)), 32768)
+        chunk = moe_tokens(tokens, ParallelLayout(data_parallel_size=dp))
+        chunk = chunk if moe_token_cap is None else min(chunk, moe_token_cap)
         expert_width = moe.expert_intermediate_size // tp
         first = (moe.expert_matrices - 1) * expert_width  # gate and up, or up alone
         routed = chunk * moe.experts_per_token * (max(first, hidden) + expert_width)
@@ -262,11 +266,14 @@ def _forward_tensor_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) ->
     return forward + residual
 
 
-def forward_peak_bytes(arch: ModelArch, tokens: int, tp: int, dp: int = 1) -> int:
+def forward_peak_bytes(
+    arch: ModelArch, tokens: int, tp: int, dp: int = 1, moe_token_cap: int | None = None
+) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights: the
     tensors `_forward_tensor_bytes` counts, times the fitted FORWARD_PEAK_FACTOR. This is the whole
     activation peak of a pipeline rank that does not sample."""
-    return int(_forward_tensor_bytes(arch, tokens, tp, dp) * FORWARD_PEAK_FACTOR)
+    forward = _forward_tensor_bytes(arch, tokens, tp, dp, moe_token_cap)
+    return int(forward * FORWARD_PEAK_FACTOR)
 
 
 def sampler_peak_bytes(
@@ -287,12 +294,12 @@ def activation_peak_bytes(
     tp: int,
     dp: int = 1,
     settings: VllmSettings | None = None,
+    moe_token_cap: int | None = None,
 ) -> int:
     """Peak of PyTorch memory during vLLM's profiling run, above the weights: the dummy forward
     pass and the dummy sampler run one after the other, so the larger of the two."""
-    return max(
-        forward_peak_bytes(arch, tokens, tp, dp), sampler_peak_bytes(arch, sequences, settings)
-    )
+    forward = forward_peak_bytes(arch, tokens, tp, dp, moe_token_cap)
+    return max(forward, sampler_peak_bytes(arch, sequences, settings))
 
 
 def captured_cuda_graphs(

@@ -46,6 +46,7 @@ from infermeter.calculators.layer_caches import (
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.model_runner import RunnerChoice, model_runner, runner_note
+from infermeter.calculators.moe_workspace import moe_cache_token_cap
 from infermeter.calculators.parallel import sharded_weight_bytes
 from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 from infermeter.calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
@@ -286,13 +287,16 @@ def _budget(
 ) -> _Budget:
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
+    weights = plan_weights(arch, settings)
+    rocm = settings.gpu_name.lower().startswith(overheads.ROCM_GPU_PREFIX)
+    cap = moe_cache_token_cap(version, weights.format, rocm)
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
-        weights=plan_weights(arch, settings),
+        weights=weights,
         activation_peak_bytes=overheads.activation_peak_bytes(
-            arch, batched, min(seqs, batched), tp, dp, settings
+            arch, batched, min(seqs, batched), tp, dp, settings, cap
         ),
-        forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp),
+        forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp, cap),
         non_torch_bytes=overheads.non_torch_bytes(settings),
         all2all=all2all_buffers(
             arch,
