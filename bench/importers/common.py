@@ -53,14 +53,8 @@ IMPORT_SERVING_NOT_STATED = frozenset(
     | {"load_format", "other_options"}
 )
 """The registry's serving settings no importer states; every other `ServingSettings` field is an
-`ImportFacts` field of the same name (tests/bench/test_serving_fields.py checks both)."""
-
-IMPORTED_DEPLOYMENT_FIELDS = (
-    "revision", "quantization", "dtype", "kv_cache_dtype",
-    *(name for name in ServingSettings.model_fields if name not in IMPORT_SERVING_NOT_STATED),
-)  # fmt: skip
-"""The `Deployment` fields an import takes from `ImportFacts` (its flags), beside the GPU,
-engine and model it always needs; tests/bench/test_serving_fields.py holds both to the models."""
+`ImportFacts` field of the same name, which `assemble` reads (a field added to the model and not
+to the flags fails every import, as tests/bench/test_importers.py shows)."""
 
 
 class ResultImportError(BenchError):
@@ -405,9 +399,23 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
     workload = _workload(facts, measured)
     command, submitter, tool_version = _who_and_how(facts, measured, command_why)
     gpu = gpus[gpu_id]
-    stated = {name: getattr(facts, name) for name in IMPORTED_DEPLOYMENT_FIELDS}
+    serving = {
+        name: getattr(facts, name)
+        for name in ServingSettings.model_fields
+        if name not in IMPORT_SERVING_NOT_STATED
+    }
     deployment = Deployment(
-        gpu_id, gpu_count, gpu.form_factor, engine_version, model_id, hf_repo, **stated
+        gpu_id,
+        gpu_count,
+        gpu.form_factor,
+        engine_version,
+        model_id,
+        hf_repo,
+        revision=facts.revision,
+        quantization=facts.quantization,
+        dtype=facts.dtype,
+        kv_cache_dtype=facts.kv_cache_dtype,
+        serving=ServingSettings.model_construct(**serving),
     )
     data = {
         "identity": identity_data(deployment, workload),

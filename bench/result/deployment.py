@@ -10,21 +10,22 @@ call it; `registry.builder` then validates it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infermeter.registry.models import ServingSettings
 
 SERVING_NOT_STATED = frozenset({"speculative", "disaggregated"})
 """The registry's serving settings no deployment states (speculative decoding, disaggregated
-prefill and decode pools, known only from harvested reports): every other `ServingSettings`
-field is a `Deployment` field of the same name (tests/bench/test_serving_fields.py holds the
-list to the model)."""
+prefill and decode pools, known only from harvested reports): a result's identity leaves them
+out."""
 
 
 @dataclass(frozen=True)
 class Deployment:
-    """What was served, how, and on what: the identity beyond the workload."""
+    """What was served, how, and on what: the identity beyond the workload. `serving` is the
+    registry's own model, built unchecked (`ServingSettings.model_construct`): `registry.builder`
+    checks the whole result once, and names the field it refuses."""
 
     gpu_id: str
     gpu_count: int
@@ -36,18 +37,7 @@ class Deployment:
     quantization: str | None = None
     dtype: str | None = None
     kv_cache_dtype: str | None = None
-    tensor_parallel_size: int | None = None
-    pipeline_parallel_size: int | None = None
-    data_parallel_size: int | None = None
-    expert_parallel_size: int | None = None
-    max_model_len: int | None = None
-    gpu_memory_utilization: float | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    enable_prefix_caching: bool | None = None
-    enable_chunked_prefill: bool | None = None
-    load_format: str | None = None
-    other_options: str | None = None
+    serving: ServingSettings = field(default_factory=ServingSettings)
     engine_name: str = "vllm"
     nodes: int | None = None  # hosts vLLM spread over (Ray); None on one host
     gpus_per_node: int | None = None
@@ -72,10 +62,6 @@ def identity_data(deployment: Deployment, workload: Mapping[str, Any]) -> dict[s
             "dtype": deployment.dtype,
             "kv_cache_dtype": deployment.kv_cache_dtype,
         },
-        "serving": {
-            name: getattr(deployment, name)
-            for name in ServingSettings.model_fields
-            if name not in SERVING_NOT_STATED
-        },
+        "serving": deployment.serving.model_dump(exclude=set(SERVING_NOT_STATED)),
         "workload": dict(workload),
     }

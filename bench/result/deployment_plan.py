@@ -24,6 +24,7 @@ from infermeter.bench.result.model_entry import catalog_entry_for, proposed_id, 
 from infermeter.bench.session.config import Notify, SessionConfig
 from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.registry.models import ServingSettings
 from infermeter.registry.models.common import CPU_DEVICE_ID
 from infermeter.registry.secrets import redact
 
@@ -269,6 +270,26 @@ def plan_deployment(
         quantization=_text(server.quantization if server else options.get("quantization")),
         dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
         kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+        serving=_serving(config, options, arguments, (tensor, pipeline, data), max_model_len),
+        nodes=split.nodes if split else None,
+        gpus_per_node=split.gpus_per_node if split else None,
+    )
+
+
+def _serving(
+    config: SessionConfig,
+    options: dict[str, str | bool],
+    arguments: Sequence[str],
+    sizes: tuple[int | None, int | None, int | None],
+    max_model_len: int | None,
+) -> ServingSettings:
+    """The serving settings: a launched vLLM's, else what its --server-command states (`options`,
+    read from `arguments`); built unchecked, since `registry.builder` checks the whole result once
+    and names what it refuses."""
+    server = config.server
+    source = "--vllm-arg" if server else "--server-command"
+    tensor, pipeline, data = sizes
+    return ServingSettings.model_construct(
         tensor_parallel_size=tensor,
         pipeline_parallel_size=pipeline,
         data_parallel_size=data,
@@ -285,9 +306,7 @@ def plan_deployment(
         enable_prefix_caching=_flag(options.get("enable-prefix-caching")),
         enable_chunked_prefill=_flag(options.get("enable-chunked-prefill")),
         load_format=_text((server.load_format if server else None) or options.get("load-format")),
-        other_options=other_options(server.extra_args if server else declared),
-        nodes=split.nodes if split else None,
-        gpus_per_node=split.gpus_per_node if split else None,
+        other_options=other_options(arguments),
     )
 
 

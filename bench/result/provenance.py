@@ -19,9 +19,10 @@ from typing import Any
 
 from infermeter.bench.launch.engines import ServerFacts
 from infermeter.bench.result.deployment import Deployment
-from infermeter.bench.telemetry.host import ClientInfo, HostInfo, host_info
+from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.telemetry.nvml import GpuInventory
 from infermeter.registry.models.common import CPU_DEVICE_ID
+from infermeter.registry.models.provenance import ClientHost, Host
 
 TOOL_NAME = "infermeter"
 _CODE_ROOT = Path(__file__).resolve().parents[2]
@@ -37,9 +38,9 @@ class Provenance:
     started_at: dt.datetime
     finished_at: dt.datetime
     submitter: str
-    host: HostInfo
+    host: Host
     server_command: str | None = None
-    client: ClientInfo | None = None
+    client: ClientHost | None = None
     server: ServerFacts | None = None
 
 
@@ -73,27 +74,16 @@ def _timestamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _host(host: HostInfo, deployment: Deployment) -> dict[str, Any]:
+def _host(host: Host, deployment: Deployment) -> dict[str, Any]:
+    """The engine host's fingerprint, its GPU stated from the deployment where NVML read none."""
     if deployment.gpu_id == CPU_DEVICE_ID:
         on = f" ({host.cpu})" if host.cpu else ""
         gpu_sku = f"none: the engine ran on the CPU{on}, as given with --gpu cpu"
     else:
         gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
-    return {
-        "gpu_sku": gpu_sku,
-        "gpu_count": host.gpu_count or deployment.gpus_per_node or deployment.gpu_count,
-        "form_factor": deployment.form_factor,
-        "driver": host.driver,
-        "cuda": host.cuda,
-        "cpu": host.cpu,
-        "ram_bytes": host.ram_bytes,
-        "os": host.os,
-        "vllm_version": host.vllm_version,
-        "torch_version": host.torch_version,
-        "telemetry_gpu_indices": list(host.telemetry_gpu_indices)
-        if host.telemetry_gpu_indices is not None
-        else None,
-    }
+    gpu_count = host.gpu_count or deployment.gpus_per_node or deployment.gpu_count
+    stated = {"gpu_sku": gpu_sku, "gpu_count": gpu_count, "form_factor": deployment.form_factor}
+    return host.model_copy(update=stated).model_dump()
 
 
 def _server(facts: ServerFacts | None) -> dict[str, Any] | None:
@@ -110,7 +100,7 @@ def source_data(provenance: Provenance, deployment: Deployment, complete: bool) 
         "command": provenance.command,
         "server_command": provenance.server_command,
         "host": _host(provenance.host, deployment),
-        "client": dataclasses.asdict(provenance.client) if provenance.client else None,
+        "client": provenance.client.model_dump() if provenance.client else None,
         "server": _server(provenance.server),
         "started_at": _timestamp(provenance.started_at),
         "finished_at": _timestamp(provenance.finished_at),
@@ -145,7 +135,7 @@ def engine_host(
     local: bool,
     engine: str,
     version: str | None,
-) -> HostInfo:
+) -> Host:
     """The engine's host: this machine's facts only where it is that host, and versions
     installed here only where this environment launched the engine."""
     vllm_version = version if engine == "vllm" else None

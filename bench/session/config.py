@@ -31,7 +31,6 @@ class SessionConfig:
     command: str
     server: ServerConfig | None = None
     output: Path | None = None
-    telemetry: bool = True
 
 
 @dataclass

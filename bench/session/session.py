@@ -215,11 +215,11 @@ def _telemetry(session: _Session) -> Iterator[None]:
     """Telemetry: NVML on this host's GPUs, closed whatever happens; a note says why not."""
     config = session.config
     indices = config.options.gpu_indices or None
-    reason: str | None = "telemetry is off"
-    if config.telemetry and not session.local and not indices:
+    reason: str | None
+    if not session.local and not indices:
         endpoint = config.run.endpoint
         reason = f"{endpoint} is on another host; name its GPUs here with --gpu-indices if not"
-    elif config.telemetry:
+    else:
         # On several hosts NVML sees this one's GPUs only: a node's share.
         count = session.split.gpus_per_node if session.split else session.gpu_count
         session.gpus, reason = open_gpus(count, indices)

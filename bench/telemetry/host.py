@@ -11,10 +11,11 @@ import importlib.metadata
 import os
 import platform
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.registry.models.provenance import ClientHost, Host
 
 # NVML's names (nvidia-smi's "Name") → GPU catalog ids, only where the name is unambiguous.
 # Order matters: the first pattern that matches wins.
@@ -66,22 +67,6 @@ def name_form_factor(name: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class HostInfo:
-    """The host's fingerprint (see registry.models.Host)."""
-
-    gpu_sku: str | None
-    gpu_count: int | None
-    driver: str | None
-    cuda: str | None
-    cpu: str | None
-    ram_bytes: int | None
-    os: str | None
-    vllm_version: str | None
-    torch_version: str | None
-    telemetry_gpu_indices: tuple[int, ...] | None = None
-
-
 def _distribution_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)
@@ -125,36 +110,33 @@ def host_info(
     *,
     this_machine: bool = True,
     own_environment: bool = True,
-) -> HostInfo:
+) -> Host:
     """The fingerprint of the engine's host; `vllm_version` (from the server) wins over the
     installed. `this_machine`: the engine runs here (else CPU, memory and OS are unknown);
     `own_environment`: in this Python environment (else its installed versions are not the
-    engine's)."""
+    engine's). Built unchecked (`model_construct`): without NVML the GPU's name and count are
+    None here, and `bench.result.provenance` states them before the result is checked."""
     installed_vllm = _distribution_version("vllm") if own_environment else None
-    return HostInfo(
-        gpu_sku=inventory.gpus[0].name if inventory else None,
-        gpu_count=inventory.visible_count if inventory else None,
-        driver=inventory.driver if inventory else None,
-        cuda=inventory.cuda if inventory else None,
-        cpu=cpu_model() if this_machine else None,
-        ram_bytes=ram_bytes() if this_machine else None,
-        os=os_description() if this_machine else None,
-        vllm_version=vllm_version or installed_vllm,
-        torch_version=_distribution_version("torch") if own_environment else None,
-        telemetry_gpu_indices=inventory.indices if inventory else None,
-    )
+    read: dict[str, Any] = {  # the GPU's name and count may be None: unchecked
+        "gpu_sku": inventory.gpus[0].name if inventory else None,
+        "gpu_count": inventory.visible_count if inventory else None,
+        "driver": inventory.driver if inventory else None,
+        "cuda": inventory.cuda if inventory else None,
+        "cpu": cpu_model() if this_machine else None,
+        "ram_bytes": ram_bytes() if this_machine else None,
+        "os": os_description() if this_machine else None,
+        "vllm_version": vllm_version or installed_vllm,
+        "torch_version": _distribution_version("torch") if own_environment else None,
+        "telemetry_gpu_indices": list(inventory.indices) if inventory else None,
+    }
+    return Host.model_construct(**read)
 
 
-@dataclass(frozen=True)
-class ClientInfo:
-    """The machine that ran infermeter's load generator (see registry.models.ClientHost)."""
-
-    cpu: str | None
-    ram_bytes: int | None
-    os: str | None
-    python_version: str
-
-
-def client_info() -> ClientInfo:
+def client_info() -> ClientHost:
     """This machine, as the load generator's host."""
-    return ClientInfo(cpu_model(), ram_bytes(), os_description(), platform.python_version())
+    return ClientHost(
+        cpu=cpu_model(),
+        ram_bytes=ram_bytes(),
+        os=os_description(),
+        python_version=platform.python_version(),
+    )

@@ -288,7 +288,7 @@ def test_render_kubernetes_result_gets_the_sidecars_serving_settings(tmp_path: P
     # The plan's max-model-len reaches the result through the vllm serve command alone: the
     # bench's own options no longer carry it (it runs against an endpoint).
     assert options.max_model_len is None
-    assert deployment.max_model_len == 8192
+    assert deployment.serving.max_model_len == 8192
     assert deployment.model_id == "llama-3.1-8b-instruct"
 
 
