@@ -5,9 +5,10 @@ run's dummy forward pass, which runs all max_num_batched_tokens at once (the cac
 Read in the PyPI sdists (vllm/envs.py, vllm/model_executor/layers/fused_moe/):
   - The Triton path (`fused_experts_impl` in fused_moe.py, and the modular kernel's chunking of
     experts that `supports_chunking`) runs the tokens in chunks of VLLM_FUSED_MOE_CHUNK_SIZE and
-    sizes intermediate_cache1/2/3 for one chunk: 32768 by default in 0.8.5-0.11.1, 16 x 1024 in
-    0.12.0-0.17.0. 0.18.0 removes the variable and the chunking (vLLM PR 34086; 0.18.0, 0.19.1
-    and 0.22.0 read): every path sizes its caches for all the tokens.
+    sizes intermediate_cache1/2/3 for one chunk: 32768 by default in 0.8.5-0.11.2, 16 x 1024 in
+    0.12.0-0.17.0 (0.8.5, 0.9.2, 0.10.0, 0.10.2, 0.11.0-0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.16.0 and
+    0.17.0 read). 0.18.0 removes the variable and the chunking (vLLM PR 34086; 0.18.0, 0.19.1 and
+    0.22.0 read): every path sizes its caches for all the tokens.
   - The Marlin path never chunks: AWQ and GPTQ MoE (awq_marlin.py, gptq_marlin.py) and
     compressed-tensors W4A16 (`CompressedTensorsWNA16MarlinMoEMethod.apply`, the method
     `get_moe_method` picks on CUDA when `check_moe_marlin_supports_layer` holds) call
