@@ -592,6 +592,7 @@ def parse_config(config: Mapping[str, Any]) -> ModelArch:
         indexer=_family_indexer(language, family, num_layers, where),
         mtp_layers=_mtp_layers(language, family, where),
         vision_params=vision.params,
+        vision_encoder=vision.encoder,
         reading_notes=_reading_notes(config, model_type, generic, vision),
         **_block_flags(language, family),
         **_family_fields(language, family, num_layers, hidden, where),

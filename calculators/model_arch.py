@@ -132,6 +132,21 @@ class VisionTower:
 
 
 @dataclass(frozen=True)
+class VisionEncoder:
+    """What the profiling run's encoder pass needs of a vision tower (`calculators.mm_profile`):
+    its hidden width, its MLP's width and kind, the largest item the processor makes."""
+
+    family: str
+    width: int
+    mlp_width: int
+    gated_mlp: bool
+    pixel_values_per_patch: int  # channels x temporal patch x patch x patch
+    patches_per_token: int  # spatial_merge_size squared
+    max_tokens_per_item: int
+    out_width: int  # the merger's output, the language model's width
+
+
+@dataclass(frozen=True)
 class ModelArch:
     """Everything the calculators need to know about a model's language part."""
 
@@ -213,6 +228,9 @@ class ModelArch:
     # A vision tower counted by `calculators.vision` (Qwen-VL, Pixtral, generic ViT): its
     # parameters, tower and projector together; SigLIP towers are `vision` instead.
     vision_params: int = 0
+    # The tower's shape for the profiling run's encoder pass (Qwen2-VL, Qwen2.5-VL); None when
+    # that pass is not modelled for the family.
+    vision_encoder: VisionEncoder | None = None
     # What the reader assumed, shown in every plan's notes (a model type read generically, a
     # vision tower counted as a generic ViT).
     reading_notes: tuple[str, ...] = ()

@@ -57,6 +57,7 @@ from typing import Any
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.inkling import tower_parameters
+from infermeter.calculators.model_arch import VisionEncoder
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class VisionCount:
     params: int
     family: str
     recognised: bool
+    encoder: VisionEncoder | None = None
 
 
 # The wrapper's model_type (or the vision config's own) → the layout its vision tower has.
@@ -94,6 +96,9 @@ _VISION_FAMILIES = {
 # transformers' Qwen3-VL vision defaults (Qwen3VLVisionConfig) for keys a config may leave out.
 _QWEN3_VL_DEEPSTACK = (8, 16, 24)
 _QWEN3_VL_POSITIONS = 2304
+# Qwen2VLImageProcessor's default max_pixels (also Qwen2.5-VL's): the largest image vLLM's
+# profiling run encodes (`get_image_size_with_most_features`, calculators.mm_profile).
+_QWEN2_VL_MAX_PIXELS = 12845056
 
 
 def _layers(vision: Mapping[str, Any], where: str) -> int:
@@ -152,6 +157,33 @@ def _qwen2_vl(vision: Mapping[str, Any], text_hidden: int, where: str) -> int:
     merger = 2 * dim + merged * merged + merged + merged * out + out
     blocks = _layers(vision, where) * _layernorm_block(dim, inner)
     return blocks + _patch_embed(vision, dim, where) + merger
+
+
+def _qwen_vl_encoder(vision: Mapping[str, Any], text_hidden: int, family: str) -> VisionEncoder:
+    """Qwen2-VL's or Qwen2.5-VL's tower as the profiling run's encoder pass sees it (the fields
+    are checked by the parameter counts above)."""
+    where = "vision_config."
+    gated = family == "qwen2_5_vl"
+    if gated:
+        width = int_field(vision, "hidden_size", where)
+        mlp_width = int_field(vision, "intermediate_size", where)
+        out = optional_int(vision, "out_hidden_size", where, 0) or text_hidden
+    else:
+        width = int_field(vision, "embed_dim", where)
+        mlp_width = int(width * vision.get("mlp_ratio", 4))
+        out = optional_int(vision, "hidden_size", where, 0) or text_hidden
+    merge = optional_int(vision, "spatial_merge_size", where, 2)
+    patch = int_field(vision, "patch_size", where)
+    return VisionEncoder(
+        family=family,
+        width=width,
+        mlp_width=mlp_width,
+        gated_mlp=gated,
+        pixel_values_per_patch=_patch_embed(vision, 1, where),
+        patches_per_token=merge * merge,
+        max_tokens_per_item=_QWEN2_VL_MAX_PIXELS // (patch * merge) ** 2,
+        out_width=out,
+    )
 
 
 def _qwen3_vl(vision: Mapping[str, Any], text_hidden: int, where: str, deepstack: bool) -> int:
@@ -348,9 +380,11 @@ def count_vision(
     where = "vision_config."
     family = vision_family(str(wrapper.get("model_type", "")), str(vision.get("model_type", "")))
     if family == "qwen2_5_vl":
-        return VisionCount(_qwen2_5_vl(vision, text_hidden, where), family, True)
+        params = _qwen2_5_vl(vision, text_hidden, where)
+        return VisionCount(params, family, True, _qwen_vl_encoder(vision, text_hidden, family))
     if family == "qwen2_vl":
-        return VisionCount(_qwen2_vl(vision, text_hidden, where), family, True)
+        params = _qwen2_vl(vision, text_hidden, where)
+        return VisionCount(params, family, True, _qwen_vl_encoder(vision, text_hidden, family))
     if family in ("qwen3_vl", "qwen3_5"):
         params = _qwen3_vl(vision, text_hidden, where, deepstack=family == "qwen3_vl")
         return VisionCount(params, family, True)

@@ -44,6 +44,7 @@ from infermeter.calculators.layer_caches import (
     release_note,
 )
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
+from infermeter.calculators.mm_profile import encoder_profile
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.model_runner import RunnerChoice, model_runner, runner_note
 from infermeter.calculators.moe_workspace import moe_cache_token_cap
@@ -278,6 +279,30 @@ def _batch(arch: ModelArch, settings: VllmSettings, version: tuple[int, int]) ->
     )
 
 
+def _activation_peak_bytes(
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    moe_token_cap: int | None,
+) -> int:
+    """The profiling run's peak: the decoder's dummy pass and sampler, or, for a vision tower
+    `calculators.mm_profile` models, its encoder pass if larger (the pass's pixel values and
+    outputs stay allocated under the decoder's). With pipeline stages the tower sits on the
+    first rank only and is left out."""
+    tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
+    batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
+    text = overheads.activation_peak_bytes(
+        arch, batched, min(seqs, batched), tp, dp, settings, moe_token_cap
+    )
+    encoder = arch.vision_encoder
+    if encoder is None or settings.pipeline_parallel_size > 1:
+        return text
+    dtype_bytes = model_dtype_bytes(arch, settings.dtype)
+    profile = encoder_profile(encoder, version, batched, seqs, tp, dtype_bytes)
+    return max(text + profile.held_bytes, profile.peak_bytes)
+
+
 def _budget(
     arch: ModelArch,
     settings: VllmSettings,
@@ -293,9 +318,7 @@ def _budget(
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=weights,
-        activation_peak_bytes=overheads.activation_peak_bytes(
-            arch, batched, min(seqs, batched), tp, dp, settings, cap
-        ),
+        activation_peak_bytes=_activation_peak_bytes(arch, settings, version, batch, cap),
         forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp, cap),
         non_torch_bytes=overheads.non_torch_bytes(settings),
         all2all=all2all_buffers(
