@@ -44,13 +44,19 @@ from infermeter.calculators.layer_caches import (
     release_note,
 )
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
-from infermeter.calculators.mm_profile import encoder_profile
+from infermeter.calculators.mm_profile import EncoderProfile, encoder_profile
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.model_runner import RunnerChoice, model_runner, runner_note
 from infermeter.calculators.moe_workspace import moe_cache_token_cap
 from infermeter.calculators.parallel import sharded_weight_bytes
 from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
-from infermeter.calculators.vllm_notes import layout_notes, length_notes, memory_notes, refusal
+from infermeter.calculators.vllm_notes import (
+    format_gib,
+    layout_notes,
+    length_notes,
+    memory_notes,
+    refusal,
+)
 from infermeter.calculators.vllm_overheads import ESTIMATED_TERMS
 from infermeter.calculators.vllm_settings import (
     GLM_DSA_FP8_KV_NOTE,
@@ -295,12 +301,41 @@ def _activation_peak_bytes(
     text = overheads.activation_peak_bytes(
         arch, batched, min(seqs, batched), tp, dp, settings, moe_token_cap
     )
+    profile = _encoder_profile(arch, settings, version, batch)
+    if profile is None:
+        return text
+    return max(text + profile.held_bytes, profile.peak_bytes)
+
+
+def _encoder_profile(
+    arch: ModelArch, settings: VllmSettings, version: tuple[int, int], batch: _Batch
+) -> EncoderProfile | None:
     encoder = arch.vision_encoder
     if encoder is None or settings.pipeline_parallel_size > 1:
-        return text
-    dtype_bytes = model_dtype_bytes(arch, settings.dtype)
-    profile = encoder_profile(encoder, version, batched, seqs, tp, dtype_bytes)
-    return max(text + profile.held_bytes, profile.peak_bytes)
+        return None
+    return encoder_profile(
+        encoder,
+        version,
+        batch.max_num_batched_tokens,
+        batch.max_num_seqs,
+        settings.tensor_parallel_size,
+        model_dtype_bytes(arch, settings.dtype),
+    )
+
+
+def _encoder_notes(
+    arch: ModelArch, settings: VllmSettings, version: tuple[int, int], batch: _Batch
+) -> list[str]:
+    profile = _encoder_profile(arch, settings, version, batch)
+    if profile is None:
+        return []
+    return [
+        f"the profiling run encodes {profile.items} dummy image(s) of "
+        f"{profile.patches // profile.items:,} patches first: a "
+        f"{format_gib(profile.peak_bytes, version)} GiB peak, and "
+        f"{format_gib(profile.held_bytes, version)} GiB held through the decoder's pass "
+        "(calculators/mm_profile.py)"
+    ]
 
 
 def _budget(
@@ -510,6 +545,7 @@ def _notes(
             else []
         ),
         *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
+        *_encoder_notes(arch, settings, version, batch),
         *runner_note(runner, version, settings),
     ]
 

@@ -83,3 +83,10 @@ def test_calc_vram_of_a_pasted_qwen2_vl_config_as_the_page_does(tmp_path: Path) 
         path, "rtx-4090", vllm_version="0.10.2", max_model_len="4096", max_num_batched_tokens="2048"
     )
     assert plan["activation_peak_bytes"] > 2 * GIB
+
+
+def test_the_plan_says_what_the_encoder_pass_costs() -> None:
+    notes = plan_vllm(parse_config(QWEN2_VL_2B), LOGGED).notes
+    assert any(
+        note.startswith("the profiling run encodes 1 dummy image(s) of 65,536") for note in notes
+    )
