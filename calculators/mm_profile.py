@@ -13,8 +13,9 @@ Where it comes from in vLLM's own code (the PyPI sdists):
     from 0.10 `MultiModalBudget.get_max_items` (v1/worker/utils.py) encodes
     max(1, budget // tokens per item), each capped by max_num_seqs x one item per prompt.
   - The largest item: Qwen2-VL's and Qwen2.5-VL's `get_image_size_with_most_features` take the
-    image processor's `max_pixels`, 12,845,056 by default (Qwen2VLImageProcessor), so an image
-    of 65,536 patches of 14 x 14, 16,384 tokens after the 2 x 2 merge.
+    image processor's `max_pixels`, 12,845,056 in the checkpoints' preprocessor_config.json, so
+    an image of 65,536 patches of 14 x 14, 16,384 tokens after the 2 x 2 merge
+    (`calculators.vision`).
   - The tower's peak (`qwen2_vl.py`, `qwen2_5_vl.py`): the pixel values stay on the GPU in
     float32 through the run; in a block the residual, the norm's output (held by the caller
     while the attention runs) and the fused qkv stay alive while q, k and v are copied

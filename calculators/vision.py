@@ -96,8 +96,11 @@ _VISION_FAMILIES = {
 # transformers' Qwen3-VL vision defaults (Qwen3VLVisionConfig) for keys a config may leave out.
 _QWEN3_VL_DEEPSTACK = (8, 16, 24)
 _QWEN3_VL_POSITIONS = 2304
-# Qwen2VLImageProcessor's default max_pixels (also Qwen2.5-VL's): the largest image vLLM's
-# profiling run encodes (`get_image_size_with_most_features`, calculators.mm_profile).
+# The max_pixels of Qwen2-VL's and Qwen2.5-VL's preprocessor_config.json (Qwen2VLImageProcessor's
+# own default is 28 x 28 x 1280): the largest image vLLM's profiling run encodes
+# (`get_image_size_with_most_features`, calculators.mm_profile), 16,384 tokens, as the logs'
+# "budget of 16384 tokens, and profiled with 1 image items" lines confirm (2B 0.10.2, 7B 0.8.2).
+# A --mm-processor-kwargs max_pixels is not read.
 _QWEN2_VL_MAX_PIXELS = 12845056
 
 
