@@ -496,6 +496,15 @@ def _rope_scaling(language: Mapping[str, Any], where: str) -> Mapping[str, Any] 
     return scaling
 
 
+_TYPE_NOTES = {
+    "qwen4_exp_text": QWEN4_EXP_NOTE, "beam": BEAM_NOTE, MISTRAL_LARGE4_TYPE: MISTRAL_LARGE4_NOTE,
+    DORY_TYPE: DORY_NOTE, "alice_ai": ALICE_AI_NOTE, "k2_horizon": K2_HORIZON_NOTE,
+    STEP5_TYPE: STEP5_NOTE, ZAYA_TYPE: ZAYA_NOTE, GLM5_NEXT_TYPE: GLM5_NEXT_NOTE,
+}  # fmt: skip
+"""The reading note of each model type that has one of its own (none of these types is of the
+hy_v4 or deepseek_v2 family, whose notes go by family)."""
+
+
 def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
                    vision: VisionCount) -> tuple[str, ...]:  # fmt: skip
     notes = []
@@ -508,26 +517,10 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
         )
     if family_of(model_type) == "hy_v4":
         notes.append(HY_V4_NOTE)
-    if model_type == "qwen4_exp_text":
-        notes.append(QWEN4_EXP_NOTE)
-    if model_type == "beam":
-        notes.append(BEAM_NOTE)
-    if model_type == MISTRAL_LARGE4_TYPE:
-        notes.append(MISTRAL_LARGE4_NOTE)
-    if model_type == DORY_TYPE:
-        notes.append(DORY_NOTE)
-    if model_type == "alice_ai":
-        notes.append(ALICE_AI_NOTE)
-    if model_type == "k2_horizon":
-        notes.append(K2_HORIZON_NOTE)
-    if model_type == STEP5_TYPE:
-        notes.append(STEP5_NOTE)
+    if model_type in _TYPE_NOTES:
+        notes.append(_TYPE_NOTES[model_type])
     if family_of(model_type) == "deepseek_v2" and dash_config(config, "") is not None:
         notes.append(DASH_NOTE)
-    if model_type == ZAYA_TYPE:
-        notes.append(ZAYA_NOTE)
-    if model_type == GLM5_NEXT_TYPE:
-        notes.append(GLM5_NEXT_NOTE)
     if family_of(model_type) == "longcat_flash":
         notes.append(
             "LongCat-Flash's layers each hold two attention blocks and two dense MLPs beside one "

@@ -166,11 +166,17 @@ def harvest_row(key: str, make: Callable[[], Result]) -> Harvested:
         return Harvested(key, skipped=f"not a valid result: {where}: {first.message}")
 
 
-def marked_key(result: Result, marker: re.Pattern[str], layout: str) -> str | None:
-    """The source key a harvester wrote into a result's conditions as `marker` (a pattern with a
-    `cell` group), as `trtllm <revision> <layout> <cell>`; None for a result of another source."""
+def cell_marker(layout: str, cell: str) -> str:
+    """The mark a TensorRT-LLM harvester of `layout` ends a result's conditions with: the cell
+    the value was read from, read back by `marked_key`."""
+    return f"[{layout} cell: {cell}]"
+
+
+def marked_key(result: Result, layout: str) -> str | None:
+    """The source key a harvester of `layout` wrote into a result's conditions (`cell_marker`),
+    as `trtllm <revision> <layout> <cell>`; None for a result of another source."""
     source = result.source
-    match = marker.search(getattr(source, "conditions", ""))
+    match = re.search(rf"\[{layout} cell: (?P<cell>[^\]]+)\]", getattr(source, "conditions", ""))
     revision = getattr(source, "revision", None)
     if match is None or revision is None:
         return None

@@ -24,6 +24,7 @@ from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
     Precision,
+    cell_marker,
     fixed_lengths,
     harvest_row,
     marked_key,
@@ -61,7 +62,6 @@ revision → (that page, the cells)): such a cell cites NVIDIA's page, not the f
 _HEADING = re.compile(r"^#### (?P<model>.+) (?P<precision>FP4|FP8)\s*$")
 _LENGTHS = re.compile(r"^(\d+), (\d+)$")
 _VERSION = re.compile(r"data collected for the v(?P<version>[0-9]+(?:\.[0-9]+)+) benchmarks")
-_MARKER = re.compile(r"\[grid cell: (?P<cell>[^\]]+)\]")
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def cell_key(revision: str, cell: GridCell) -> str:
 
 def result_key(result: Result) -> str | None:
     """The source key of a result from a page of this layout (None: another source)."""
-    return marked_key(result, _MARKER, "grid")
+    return marked_key(result, "grid")
 
 
 def _conditions(
@@ -156,7 +156,7 @@ def _conditions(
            f"not named by the page: filed under the catalog's {catalog_repo}. ")
         + (f"Release {version}: 'The data collected for the v{version} benchmarks'. " if version
            else "The page does not name the release; the engine version names the commit read. ")
-        + f"[grid cell: {cell.name()}]"
+        + cell_marker("grid", cell.name())
     )  # fmt: skip
 
 

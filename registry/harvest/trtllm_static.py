@@ -29,6 +29,7 @@ from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
+    cell_marker,
     fixed_lengths,
     harvest_row,
     marked_key,
@@ -76,7 +77,6 @@ _PAGE_VERSION = re.compile(
 )
 _TABLE_VERSION = re.compile(r"data is from TensorRT-LLM v(?P<version>[0-9]+(?:\.[0-9]+)*)")
 _HEADING = re.compile(r"^### (?P<gpu>\S+) GPUs \((?P<precision>FP8|FP16)\)")
-_MARKER = re.compile(r"\[static cell: (?P<cell>[^\]]+)\]")
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def cell_key(revision: str, cell: StaticCell) -> str:
 
 def result_key(result: Result) -> str | None:
     """The source key of a result from a page of this layout (None: another source)."""
-    return marked_key(result, _MARKER, "static")
+    return marked_key(result, "static")
 
 
 def _fp8_kv_cache_evidence(page: str) -> str | None:
@@ -196,7 +196,7 @@ def _conditions(cell: StaticCell, per_gpu: float, kv_evidence: str | None, model
            else "FP16 engine. ")
         + f"The page does not say which weights of '{cell.model}' (base, chat or instruct); "
         f"filed under the catalog's {model_id} (same architecture). "
-        f"[static cell: {cell.name()}]"
+        + cell_marker("static", cell.name())
     )  # fmt: skip
 
 
