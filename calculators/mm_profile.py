@@ -5,8 +5,11 @@ Where it comes from in vLLM's own code (the PyPI sdists):
   - `GPUModelRunner.profile_run` (vllm/v1/worker/gpu_model_runner.py, 0.8.2 and 0.10.2) first
     encodes a dummy batch of the modality with the most tokens per item
     (`get_multimodal_embeddings`), keeps the outputs in the encoder cache and the batched inputs
-    (pixel values) in a local, then runs the decoder's dummy pass and the sampler. vLLM takes the
-    allocator's peak over the whole run, so the encoder's pass counts when it is the larger.
+    (pixel values) in a local, then runs the decoder's dummy pass and the sampler (0.29.0 still
+    does). vLLM takes the allocator's peak over the whole run, so the encoder's pass counts when
+    it is the larger. The V2 runner (read in 0.34.0: v1/worker/gpu/mm/encoder_runner.py
+    `profile_encoder_cache` -> `execute_mm_encoder`) batches the pixel values inside the pass,
+    so only the outputs stay through the decoder's.
   - The batch: the encoder budget is max(max_num_batched_tokens, the most tokens one item has)
     (v1/core/encoder_cache_manager.py `compute_encoder_budget` in 0.8.2,
     `compute_mm_encoder_budget` in 0.10.2); 0.8.x encodes cdiv(budget, tokens per item) items,
@@ -78,9 +81,11 @@ def encoder_profile(
     seqs: int,
     tp: int,
     dtype_bytes: int,
+    pixels_held: bool = True,
 ) -> EncoderProfile:
     """The profiling run's encoder pass on one rank: the tensor-parallel tower splits its MLP,
-    while qkv is all-gathered before the split (`split_qkv`), so the attention is counted whole."""
+    while qkv is all-gathered before the split (`split_qkv`), so the attention is counted whole.
+    `pixels_held`: False for the V2 runner, whose pixel values are freed after the pass."""
     items = dummy_items(encoder, version, batched, seqs)
     patches = items * encoder.max_tokens_per_item * encoder.patches_per_token
     mlp_widths = (3 if encoder.gated_mlp else 2) * encoder.mlp_width / (encoder.width * tp)
@@ -88,4 +93,4 @@ def encoder_profile(
     pixels = patches * encoder.pixel_values_per_patch * FLOAT32_BYTES
     outputs = items * encoder.max_tokens_per_item * encoder.out_width * dtype_bytes
     peak = int(patches * encoder.width * dtype_bytes * widths) + pixels
-    return EncoderProfile(items, patches, peak, pixels + outputs)
+    return EncoderProfile(items, patches, peak, (pixels if pixels_held else 0) + outputs)

@@ -291,6 +291,7 @@ def _activation_peak_bytes(
     version: tuple[int, int],
     batch: _Batch,
     moe_token_cap: int | None,
+    runner: RunnerChoice,
 ) -> int:
     """The profiling run's peak: the decoder's dummy pass and sampler, or, for a vision tower
     `calculators.mm_profile` models, its encoder pass if larger (the pass's pixel values and
@@ -301,14 +302,18 @@ def _activation_peak_bytes(
     text = overheads.activation_peak_bytes(
         arch, batched, min(seqs, batched), tp, dp, settings, moe_token_cap
     )
-    profile = _encoder_profile(arch, settings, version, batch)
+    profile = _encoder_profile(arch, settings, version, batch, runner)
     if profile is None:
         return text
     return max(text + profile.held_bytes, profile.peak_bytes)
 
 
 def _encoder_profile(
-    arch: ModelArch, settings: VllmSettings, version: tuple[int, int], batch: _Batch
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    runner: RunnerChoice,
 ) -> EncoderProfile | None:
     encoder = arch.vision_encoder
     if encoder is None or settings.pipeline_parallel_size > 1:
@@ -320,13 +325,18 @@ def _encoder_profile(
         batch.max_num_seqs,
         settings.tensor_parallel_size,
         model_dtype_bytes(arch, settings.dtype),
+        pixels_held=not runner.v2,
     )
 
 
 def _encoder_notes(
-    arch: ModelArch, settings: VllmSettings, version: tuple[int, int], batch: _Batch
+    arch: ModelArch,
+    settings: VllmSettings,
+    version: tuple[int, int],
+    batch: _Batch,
+    runner: RunnerChoice,
 ) -> list[str]:
-    profile = _encoder_profile(arch, settings, version, batch)
+    profile = _encoder_profile(arch, settings, version, batch, runner)
     if profile is None:
         return []
     return [
@@ -353,7 +363,7 @@ def _budget(
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=weights,
-        activation_peak_bytes=_activation_peak_bytes(arch, settings, version, batch, cap),
+        activation_peak_bytes=_activation_peak_bytes(arch, settings, version, batch, cap, runner),
         forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp, cap),
         non_torch_bytes=overheads.non_torch_bytes(settings),
         all2all=all2all_buffers(
@@ -545,7 +555,7 @@ def _notes(
             else []
         ),
         *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
-        *_encoder_notes(arch, settings, version, batch),
+        *_encoder_notes(arch, settings, version, batch, runner),
         *runner_note(runner, version, settings),
     ]
 

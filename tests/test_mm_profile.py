@@ -90,3 +90,12 @@ def test_the_plan_says_what_the_encoder_pass_costs() -> None:
     assert any(
         note.startswith("the profiling run encodes 1 dummy image(s) of 65,536") for note in notes
     )
+
+
+def test_the_v2_runner_frees_the_pixel_values_before_the_decoder_pass() -> None:
+    encoder = parse_config(QWEN2_VL_2B).vision_encoder
+    assert encoder is not None
+    v1 = encoder_profile(encoder, (0, 34), 2048, 256, 1, 2)
+    v2 = encoder_profile(encoder, (0, 34), 2048, 256, 1, 2, pixels_held=False)
+    assert v1.held_bytes - v2.held_bytes == 65536 * 3 * 2 * 14 * 14 * 4
+    assert v1.peak_bytes == v2.peak_bytes
