@@ -8,13 +8,13 @@ import datetime as dt
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.result.deployment import Deployment, unchecked
 from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.run.metrics import summarize_point
 from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.workloads.lengths import parse_length
-from infermeter.registry.models import Result
+from infermeter.registry.models import EngineIdentity, GpuIdentity, ModelIdentity, Result
 
 MS = 1_000_000  # ns
 
@@ -31,6 +31,16 @@ def request_record(i: int, ttft_ns: int, tokens: int, ok: bool = True) -> Reques
     )  # fmt: skip
 
 
+def h100_deployment(model_id: str, hf_repo: str, gpu_count: int = 1) -> Deployment:
+    """`gpu_count` H100 SXM GPUs serving catalog model `model_id` (`hf_repo`) on vLLM 0.9.1,
+    unchecked as a live run's (the builder refuses a bad one)."""
+    return Deployment(
+        gpu=unchecked(GpuIdentity, id="h100-sxm", count=gpu_count, form_factor="sxm"),
+        engine=unchecked(EngineIdentity, name="vllm", version="0.9.1"),
+        model=unchecked(ModelIdentity, id=model_id, hf_repo=hf_repo),
+    )
+
+
 def measured_result(records: list[RequestRecord]) -> Result:
     """The result of one point at concurrency 2 made of `records` (no SLO of its own)."""
     config = RunConfig(
@@ -41,8 +51,6 @@ def measured_result(records: list[RequestRecord]) -> Result:
         profile="chat", seed=0, prompt_salt=0, points=[summarize_point(records, concurrency=2)],
     )  # fmt: skip
     now = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
-    deployment = Deployment(
-        "h100-sxm", 1, "sxm", "0.9.1", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct"
-    )
+    deployment = h100_deployment("llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct")
     provenance = Provenance("infermeter bench run", now, now, "octocat", host_info(None))
     return build_result(run, config, deployment, [], None, provenance)

@@ -34,14 +34,21 @@ from infermeter.bench.plan.options import (
     SloTtftMs,
     TensorParallelSize,
 )
-from infermeter.bench.result.deployment import Deployment, identity_data
+from infermeter.bench.result.deployment import Deployment, identity_data, unchecked
 from infermeter.bench.workloads.lengths import length_data, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
 from infermeter.calculators.suggest import closest_hint
 from infermeter.registry.builder import ResultBuildError, build_result
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.input_files import InputFileError, read_input_text
-from infermeter.registry.models import GpuEntry, Result, ServingSettings
+from infermeter.registry.models import (
+    EngineIdentity,
+    GpuEntry,
+    GpuIdentity,
+    ModelIdentity,
+    Result,
+    ServingSettings,
+)
 from infermeter.registry.models.common import HF_REPO_PATTERN
 from infermeter.registry.secrets import redact
 
@@ -399,23 +406,14 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
     workload = _workload(facts, measured)
     command, submitter, tool_version = _who_and_how(facts, measured, command_why)
     gpu = gpus[gpu_id]
-    serving = {
-        name: getattr(facts, name)
-        for name in ServingSettings.model_fields
-        if name not in IMPORT_SERVING_NOT_STATED
-    }
+    stated = _flags(facts, ModelIdentity, frozenset({"id", "hf_repo"}))
     deployment = Deployment(
-        gpu_id,
-        gpu_count,
-        gpu.form_factor,
-        engine_version,
-        model_id,
-        hf_repo,
-        revision=facts.revision,
-        quantization=facts.quantization,
-        dtype=facts.dtype,
-        kv_cache_dtype=facts.kv_cache_dtype,
-        serving=ServingSettings.model_construct(**serving),
+        gpu=unchecked(GpuIdentity, id=gpu_id, count=gpu_count, form_factor=gpu.form_factor),
+        engine=unchecked(EngineIdentity, name="vllm", version=engine_version),
+        model=unchecked(ModelIdentity, id=model_id, hf_repo=hf_repo, **stated),
+        serving=unchecked(
+            ServingSettings, **_flags(facts, ServingSettings, IMPORT_SERVING_NOT_STATED)
+        ),
     )
     data = {
         "identity": identity_data(deployment, workload),
@@ -433,6 +431,12 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         return build_result(data, "imported result")
     except ResultBuildError as error:
         raise ResultImportError(f"imported result: {error.first_line()}") from None
+
+
+def _flags(facts: ImportFacts, model: type[BaseModel], not_flags: frozenset[str]) -> dict[str, Any]:
+    """The fields of `model` an import takes from its flags: each `ImportFacts` field of the
+    same name, less those `not_flags` names."""
+    return {name: getattr(facts, name) for name in model.model_fields if name not in not_flags}
 
 
 def _hf_repo(facts: ImportFacts, served_model: Any) -> str:

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from infermeter.registry.models import ServingSettings
+from pydantic import BaseModel
+
+from infermeter.registry.models import (
+    EngineIdentity,
+    GpuIdentity,
+    ModelIdentity,
+    ServingSettings,
+)
+
+M = TypeVar("M", bound=BaseModel)
 
 SERVING_NOT_STATED = frozenset({"speculative", "disaggregated"})
 """The registry's serving settings no deployment states (speculative decoding, disaggregated
@@ -23,45 +32,29 @@ out."""
 
 @dataclass(frozen=True)
 class Deployment:
-    """What was served, how, and on what: the identity beyond the workload. `serving` is the
-    registry's own model, built unchecked (`ServingSettings.model_construct`): `registry.builder`
-    checks the whole result once, and names the field it refuses."""
+    """What was served, how, and on what: the identity beyond the workload, in the registry's
+    own models, built `unchecked`."""
 
-    gpu_id: str
-    gpu_count: int
-    form_factor: str
-    engine_version: str
-    model_id: str
-    hf_repo: str
-    revision: str | None = None
-    quantization: str | None = None
-    dtype: str | None = None
-    kv_cache_dtype: str | None = None
+    gpu: GpuIdentity
+    engine: EngineIdentity
+    model: ModelIdentity
     serving: ServingSettings = field(default_factory=ServingSettings)
-    engine_name: str = "vllm"
-    nodes: int | None = None  # hosts vLLM spread over (Ray); None on one host
-    gpus_per_node: int | None = None
+
+
+def unchecked(model: type[M], **fields: Any) -> M:
+    """A `model` of `fields` as the source gave them, not checked here: `registry.builder` checks
+    the whole result once, and names the field it refuses."""
+    return model.model_construct(**fields)
 
 
 def identity_data(deployment: Deployment, workload: Mapping[str, Any]) -> dict[str, Any]:
     """The result's `identity` of `deployment` serving `workload` (the workload's data)."""
+    # Unchecked values are dumped as given (no serializer warnings): the builder names a bad one.
+    serving = deployment.serving.model_dump(exclude=set(SERVING_NOT_STATED), warnings=False)
     return {
-        "gpu": {
-            "id": deployment.gpu_id,
-            "count": deployment.gpu_count,
-            "form_factor": deployment.form_factor,
-            "nodes": deployment.nodes,
-            "gpus_per_node": deployment.gpus_per_node,
-        },
-        "engine": {"name": deployment.engine_name, "version": deployment.engine_version},
-        "model": {
-            "id": deployment.model_id,
-            "hf_repo": deployment.hf_repo,
-            "revision": deployment.revision,
-            "quantization": deployment.quantization,
-            "dtype": deployment.dtype,
-            "kv_cache_dtype": deployment.kv_cache_dtype,
-        },
-        "serving": deployment.serving.model_dump(exclude=set(SERVING_NOT_STATED)),
+        "gpu": deployment.gpu.model_dump(warnings=False),
+        "engine": deployment.engine.model_dump(warnings=False),
+        "model": deployment.model.model_dump(warnings=False),
+        "serving": serving,
         "workload": dict(workload),
     }

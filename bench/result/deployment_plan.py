@@ -19,12 +19,17 @@ from infermeter.bench.launch.multinode import (
 )
 from infermeter.bench.launch.served import match_served_model, served_repository
 from infermeter.bench.launch.server import ServerConfig
-from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.result.deployment import Deployment, unchecked
 from infermeter.bench.result.model_entry import catalog_entry_for, proposed_id, repository_of
 from infermeter.bench.session.config import Notify, SessionConfig
 from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
-from infermeter.registry.models import ServingSettings
+from infermeter.registry.models import (
+    EngineIdentity,
+    GpuIdentity,
+    ModelIdentity,
+    ServingSettings,
+)
 from infermeter.registry.models.common import CPU_DEVICE_ID
 from infermeter.registry.secrets import redact
 
@@ -260,19 +265,27 @@ def plan_deployment(
     kv_dtype = server.kv_cache_dtype if server else options.get("kv-cache-dtype")
     max_model_len = _max_model_len(config, facts, options, source, notify)
     return Deployment(
-        gpu_id=gpu_id,
-        gpu_count=gpu_count,
-        form_factor=CPU_DEVICE_ID if gpu_id == CPU_DEVICE_ID else resolve_gpu(gpu_id).form_factor,
-        engine_version="unknown",
-        model_id=model_id,
-        hf_repo=hf_repo,
-        revision=_text(options.get("revision")),
-        quantization=_text(server.quantization if server else options.get("quantization")),
-        dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
-        kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+        gpu=unchecked(
+            GpuIdentity,
+            id=gpu_id,
+            count=gpu_count,
+            form_factor=CPU_DEVICE_ID
+            if gpu_id == CPU_DEVICE_ID
+            else resolve_gpu(gpu_id).form_factor,
+            nodes=split.nodes if split else None,
+            gpus_per_node=split.gpus_per_node if split else None,
+        ),
+        engine=unchecked(EngineIdentity, name="vllm", version="unknown"),
+        model=unchecked(
+            ModelIdentity,
+            id=model_id,
+            hf_repo=hf_repo,
+            revision=_text(options.get("revision")),
+            quantization=_text(server.quantization if server else options.get("quantization")),
+            dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
+            kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+        ),
         serving=_serving(config, options, arguments, (tensor, pipeline, data), max_model_len),
-        nodes=split.nodes if split else None,
-        gpus_per_node=split.gpus_per_node if split else None,
     )
 
 
@@ -289,7 +302,8 @@ def _serving(
     server = config.server
     source = "--vllm-arg" if server else "--server-command"
     tensor, pipeline, data = sizes
-    return ServingSettings.model_construct(
+    return unchecked(
+        ServingSettings,
         tensor_parallel_size=tensor,
         pipeline_parallel_size=pipeline,
         data_parallel_size=data,

@@ -76,13 +76,14 @@ def _timestamp(moment: dt.datetime) -> str:
 
 def _host(host: Host, deployment: Deployment) -> dict[str, Any]:
     """The engine host's fingerprint, its GPU stated from the deployment where NVML read none."""
-    if deployment.gpu_id == CPU_DEVICE_ID:
+    gpu = deployment.gpu
+    if gpu.id == CPU_DEVICE_ID:
         on = f" ({host.cpu})" if host.cpu else ""
         gpu_sku = f"none: the engine ran on the CPU{on}, as given with --gpu cpu"
     else:
-        gpu_sku = host.gpu_sku or f"{deployment.gpu_id} (given with --gpu; no NVIDIA driver read)"
-    gpu_count = host.gpu_count or deployment.gpus_per_node or deployment.gpu_count
-    stated = {"gpu_sku": gpu_sku, "gpu_count": gpu_count, "form_factor": deployment.form_factor}
+        gpu_sku = host.gpu_sku or f"{gpu.id} (given with --gpu; no NVIDIA driver read)"
+    gpu_count = host.gpu_count or gpu.gpus_per_node or gpu.count
+    stated = {"gpu_sku": gpu_sku, "gpu_count": gpu_count, "form_factor": gpu.form_factor}
     return host.model_copy(update=stated).model_dump()
 
 

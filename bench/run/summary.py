@@ -32,7 +32,7 @@ def run_price(outcome: SessionOutcome, options: RunOptions) -> HourlyPrice | Non
     if options.price_per_hour is not None:
         return HourlyPrice(options.price_per_hour, "given with --price-per-hour")
     if outcome.deployment is not None:
-        return catalog_price(outcome.deployment.gpu_id or "")
+        return catalog_price(outcome.deployment.gpu.id or "")
     if options.gpu_id is not None:
         return catalog_price(options.gpu_id)
     return None
@@ -41,7 +41,7 @@ def run_price(outcome: SessionOutcome, options: RunOptions) -> HourlyPrice | Non
 def run_gpu_count(outcome: SessionOutcome, options: RunOptions) -> int:
     """GPUs the price is paid for: the deployment's, else tensor × pipeline parallel size."""
     if outcome.deployment is not None:
-        return outcome.deployment.gpu_count
+        return outcome.deployment.gpu.count
     return (options.tensor_parallel_size or 1) * (options.pipeline_parallel_size or 1)
 
 

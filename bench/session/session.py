@@ -44,7 +44,7 @@ from infermeter.bench.launch.served import endpoint_is_local, engine_of
 from infermeter.bench.launch.server import ServerConfig, VllmServer
 from infermeter.bench.launch.vllm_log import StartupFigures
 from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.deployment import Deployment
+from infermeter.bench.result.deployment import Deployment, unchecked
 from infermeter.bench.result.deployment_plan import (
     endpoint_model,
     launched_gpu_count,
@@ -66,7 +66,7 @@ from infermeter.bench.telemetry.engine_metrics import server_cache_config
 from infermeter.bench.telemetry.host import client_info
 from infermeter.bench.telemetry.nvml import GpuInventory, NvmlGpus, open_gpus
 from infermeter.bench.telemetry.sampler import TelemetrySampler
-from infermeter.registry.models import Result
+from infermeter.registry.models import EngineIdentity, Result
 from infermeter.registry.secrets import redact
 
 __all__ = ["DEFAULT_OUTPUT", "UNFINISHED", "run_session"]
@@ -156,9 +156,8 @@ class _Session:
 
     def deployed(self, deployment: Deployment) -> Deployment:
         """`deployment` with the engine as it turned out to be."""
-        return replace(
-            deployment, engine_version=self.version or "unknown", engine_name=self.engine_name
-        )
+        engine = unchecked(EngineIdentity, name=self.engine_name, version=self.version or "unknown")
+        return replace(deployment, engine=engine)
 
     def provenance(self) -> Provenance:
         """Who ran what, where and when; no API key or token is ever stored."""
@@ -351,7 +350,7 @@ def _write(session: _Session, run: RunResult, observer: PointObserver) -> Sessio
     entry = None
     served = server_config.model if server_config else endpoint_model(config, session.facts)
     if served is not None:
-        entry, entry_notes = entry_for_run(served, deployment.model_id, config.output)
+        entry, entry_notes = entry_for_run(served, deployment.model.id, config.output)
         session.notes += entry_notes
     written = write_run(
         config.output,
@@ -400,4 +399,5 @@ def _placed(
     notify(f"vLLM's ranks are on {shape}: Ray nodes {', '.join(placed.node_ids)}{within}")
     if deployment is None or split is None:
         return deployment
-    return replace(deployment, nodes=split.nodes, gpus_per_node=split.gpus_per_node)
+    spread = {"nodes": split.nodes, "gpus_per_node": split.gpus_per_node}
+    return replace(deployment, gpu=deployment.gpu.model_copy(update=spread))

@@ -17,7 +17,6 @@ from infermeter.bench.cli.main import main
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.client.stream import ErrorKind
 from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.result.raw_records import write_raw_records
 from infermeter.bench.run.config import RunConfig
@@ -26,6 +25,7 @@ from infermeter.bench.run.metrics import summarize_point
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.run.timeline import point_timeline
 from infermeter.bench.telemetry.host import host_info
+from tests.measured_result import h100_deployment
 
 SMALL = ["--num-requests", "6", "--warmup", "0", "--input-len", "16", "--output-len", "8"]
 
@@ -124,7 +124,7 @@ def test_capped_open_loop_is_stored_with_its_cap(fake_server: FakeOpenAIServer) 
     result = build_result(
         run,
         config,
-        Deployment("h100-sxm", 1, "sxm", "0.9.1", "llama-3.1-8b-instruct", "meta/x"),
+        h100_deployment("llama-3.1-8b-instruct", "meta/x"),
         [],
         None,
         Provenance("infermeter bench run", now, now, "octocat", host_info(None)),

@@ -27,7 +27,6 @@ from infermeter.bench.cli.main import main
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.run.config import RunConfig
 from infermeter.bench.run.distribution import summarize
@@ -48,6 +47,7 @@ from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.workloads.lengths import parse_length
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
+from tests.measured_result import h100_deployment
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
 
@@ -456,7 +456,7 @@ def test_search_answer_is_stored_as_a_server_at_slo_point(
     result = build_result(
         run,
         config,
-        Deployment("h100-sxm", 1, "sxm", "0.9.1", "llama-3.1-8b-instruct", "meta/x"),
+        h100_deployment("llama-3.1-8b-instruct", "meta/x"),
         [],
         None,
         Provenance(f"infermeter bench run {command}", now, now, "octocat", host_info(None)),

@@ -185,9 +185,10 @@ def test_lws_result_records_the_nodes_and_gpus_per_node(tmp_path: Path) -> None:
         given.pop(name, None)
     options = RunOptions.model_validate(given)
     deployment = plan_deployment(session_config(options, "bench run"), None, lambda _: None)
-    assert (deployment.gpu_count, deployment.nodes, deployment.gpus_per_node) == (16, 2, 8)
+    gpu = deployment.gpu
+    assert (gpu.count, gpu.nodes, gpu.gpus_per_node) == (16, 2, 8)
     assert deployment.serving.max_model_len == 8192  # from the vllm serve command alone
-    assert deployment.model_id == "llama-3.1-405b-instruct"
+    assert deployment.model.id == "llama-3.1-405b-instruct"
 
 
 @pytest.mark.parametrize(

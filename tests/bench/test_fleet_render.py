@@ -289,7 +289,7 @@ def test_render_kubernetes_result_gets_the_sidecars_serving_settings(tmp_path: P
     # bench's own options no longer carry it (it runs against an endpoint).
     assert options.max_model_len is None
     assert deployment.serving.max_model_len == 8192
-    assert deployment.model_id == "llama-3.1-8b-instruct"
+    assert deployment.model.id == "llama-3.1-8b-instruct"
 
 
 def test_render_multinode_entry_refused_by_actions_rendered_for_kubernetes(

@@ -24,7 +24,6 @@ import pytest
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.importers import ImportFacts, import_vllm_bench_serve
 from infermeter.bench.result.assemble import ResultError, build_result, validate_result
-from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.model_entry import proposed_entry
 from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.run.config import RunConfig, RunResult
@@ -35,6 +34,7 @@ from infermeter.registry import builder, store
 from infermeter.registry.builder import ResultBuildError
 from infermeter.registry.models import Result
 from infermeter.registry.store import content_id
+from tests.measured_result import h100_deployment
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -113,7 +113,7 @@ def _live_result(model_id: str = "llama-3.1-8b-instruct", gpu_count: int = 1) ->
         points=[summarize_point(records, request_rate=10.0)],
     )  # fmt: skip
     now = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
-    deployment = Deployment("h100-sxm", gpu_count, "sxm", "0.9.1", model_id, JAMBA)
+    deployment = h100_deployment(model_id, JAMBA, gpu_count)
     provenance = Provenance("infermeter bench run", now, now, "octocat", host_info(None))
     return build_result(run, config, deployment, [], None, provenance)
 
