@@ -9,7 +9,8 @@ here (tests/accuracy/mutations.py) changes the plan.
 import math
 import re
 
-from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.model_arch import MixtureOfExperts, ModelArch
+from infermeter.calculators.moe_workspace import MoeCaches
 from infermeter.calculators.parallel import ParallelLayout, moe_tokens
 from infermeter.calculators.vllm_settings import (
     MIB,
@@ -236,14 +237,14 @@ ESTIMATED_TERMS = (
 
 
 def _forward_tensor_bytes(
-    arch: ModelArch, tokens: int, tp: int, dp: int = 1, moe_token_cap: int | None = None
+    arch: ModelArch, tokens: int, tp: int, dp: int = 1, caches: MoeCaches | None = None
 ) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights.
 
     The pass runs `tokens` (max_num_batched_tokens) through the model without the attention
     kernel, so the widest MLP or MoE layer, plus the residual stream, sets the peak. Under data
     parallelism the MoE layers see the tokens of all `dp` ranks (`calculators.parallel`); their
-    intermediate caches hold at most `moe_token_cap` of them (`calculators.moe_workspace`).
+    intermediate caches are laid out and capped as `caches` says (`calculators.moe_workspace`).
     """
     element = 2
     hidden = arch.hidden_size
@@ -255,24 +256,37 @@ def _forward_tensor_bytes(
         forward = tokens * 3 * width * element
     moe = arch.moe
     if moe is not None:
-        chunk = moe_tokens(tokens, ParallelLayout(data_parallel_size=dp))
-        chunk = chunk if moe_token_cap is None else min(chunk, moe_token_cap)
-        expert_width = moe.expert_intermediate_size // tp
-        first = (moe.expert_matrices - 1) * expert_width  # gate and up, or up alone
-        routed = chunk * moe.experts_per_token * (max(first, hidden) + expert_width)
+        moe_in = moe_tokens(tokens, ParallelLayout(data_parallel_size=dp))
+        routed = _moe_cache_elements(arch, moe, moe_in, tp, caches)
         shared = tokens * moe.expert_matrices * (moe.shared_intermediate_size // tp)
         router_logits = tokens * moe.num_experts * 4
         forward = max(forward, routed * element + shared * element + router_logits)
     return forward + residual
 
 
+def _moe_cache_elements(
+    arch: ModelArch, moe: MixtureOfExperts, tokens: int, tp: int, caches: MoeCaches | None
+) -> int:
+    """Elements of the routed experts' intermediate caches for `tokens` tokens (the shapes:
+    `calculators.moe_workspace`)."""
+    cap = None if caches is None else caches.token_cap
+    chunk = tokens if cap is None else min(tokens, cap)
+    hidden = arch.hidden_size
+    expert_width = moe.expert_intermediate_size // tp  # the activation's output, N'
+    first = (moe.expert_matrices - 1) * expert_width  # gate and up, or up alone: N
+    if caches is None or not caches.modular:
+        return chunk * moe.experts_per_token * (max(first, hidden) + expert_width)
+    output = tokens * hidden if chunk < tokens else 0  # the full output, apart when chunked
+    return chunk * moe.experts_per_token * (max(expert_width, hidden) + max(first, hidden)) + output
+
+
 def forward_peak_bytes(
-    arch: ModelArch, tokens: int, tp: int, dp: int = 1, moe_token_cap: int | None = None
+    arch: ModelArch, tokens: int, tp: int, dp: int = 1, caches: MoeCaches | None = None
 ) -> int:
     """Peak of PyTorch memory in the profiling run's dummy forward pass, above the weights: the
     tensors `_forward_tensor_bytes` counts, times the fitted FORWARD_PEAK_FACTOR. This is the whole
     activation peak of a pipeline rank that does not sample."""
-    forward = _forward_tensor_bytes(arch, tokens, tp, dp, moe_token_cap)
+    forward = _forward_tensor_bytes(arch, tokens, tp, dp, caches)
     return int(forward * FORWARD_PEAK_FACTOR)
 
 
@@ -294,11 +308,11 @@ def activation_peak_bytes(
     tp: int,
     dp: int = 1,
     settings: VllmSettings | None = None,
-    moe_token_cap: int | None = None,
+    caches: MoeCaches | None = None,
 ) -> int:
     """Peak of PyTorch memory during vLLM's profiling run, above the weights: the dummy forward
     pass and the dummy sampler run one after the other, so the larger of the two."""
-    forward = forward_peak_bytes(arch, tokens, tp, dp, moe_token_cap)
+    forward = forward_peak_bytes(arch, tokens, tp, dp, caches)
     return max(forward, sampler_peak_bytes(arch, sequences, settings))
 
 

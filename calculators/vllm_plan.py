@@ -47,7 +47,7 @@ from infermeter.calculators.mla_copies import MlaCopies, mla_copies
 from infermeter.calculators.mm_profile import EncoderProfile, encoder_profile
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.model_runner import RunnerChoice, model_runner, runner_note
-from infermeter.calculators.moe_workspace import moe_cache_token_cap
+from infermeter.calculators.moe_workspace import MoeCaches, moe_caches
 from infermeter.calculators.parallel import sharded_weight_bytes
 from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 from infermeter.calculators.vllm_notes import (
@@ -219,6 +219,7 @@ class _Budget:
     cuda_graph_bytes: int
     cuda_graph_in_budget: bool
     extensible_reserve_bytes: int = 0  # vLLM >= 0.34: graphs resident and the sizing margin
+    moe_caches: MoeCaches | None = None  # how the MoE intermediate caches are laid out
 
     @property
     def available_bytes(self) -> int:
@@ -290,7 +291,7 @@ def _activation_peak_bytes(
     settings: VllmSettings,
     version: tuple[int, int],
     batch: _Batch,
-    moe_token_cap: int | None,
+    caches: MoeCaches,
     runner: RunnerChoice,
 ) -> int:
     """The profiling run's peak: the decoder's dummy pass and sampler, or, for a vision tower
@@ -300,7 +301,7 @@ def _activation_peak_bytes(
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
     text = overheads.activation_peak_bytes(
-        arch, batched, min(seqs, batched), tp, dp, settings, moe_token_cap
+        arch, batched, min(seqs, batched), tp, dp, settings, caches
     )
     profile = _encoder_profile(arch, settings, version, batch, runner)
     if profile is None:
@@ -359,12 +360,14 @@ def _budget(
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
     weights = plan_weights(arch, settings)
     rocm = settings.gpu_name.lower().startswith(overheads.ROCM_GPU_PREFIX)
-    cap = moe_cache_token_cap(version, weights.format, rocm)
+    caches = moe_caches(version, weights.format, rocm, settings.gpu_name)
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=weights,
-        activation_peak_bytes=_activation_peak_bytes(arch, settings, version, batch, cap, runner),
-        forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp, cap),
+        activation_peak_bytes=_activation_peak_bytes(
+            arch, settings, version, batch, caches, runner
+        ),
+        forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp, caches),
         non_torch_bytes=overheads.non_torch_bytes(settings),
         all2all=all2all_buffers(
             arch,
@@ -405,7 +408,7 @@ def _budget(
         budget.cuda_graph_bytes,
         budget.requested_bytes,
     )
-    return replace(budget, extensible_reserve_bytes=reserve)
+    return replace(budget, extensible_reserve_bytes=reserve, moe_caches=caches)
 
 
 def _blocks(
@@ -537,6 +540,7 @@ def _notes(
     runner: RunnerChoice,
 ) -> list[str]:
     unread = settings.compilation_config_unread
+    moe_note = None if budget.moe_caches is None else budget.moe_caches.note
     return [
         *arch.reading_notes,
         *([note] if (note := plan_note(arch)) is not None else []),
@@ -557,6 +561,7 @@ def _notes(
         *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
         *_encoder_notes(arch, settings, version, batch, runner),
         *runner_note(runner, version, settings),
+        *([moe_note] if arch.moe is not None and moe_note is not None else []),
     ]
 
 

@@ -7,7 +7,13 @@ from dataclasses import replace
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
-from infermeter.calculators.moe_workspace import moe_cache_token_cap
+from infermeter.calculators.moe_workspace import (
+    FLASHINFER,
+    KERNEL_NOTES,
+    TRITON,
+    moe_cache_token_cap,
+    moe_caches,
+)
 from infermeter.calculators.quantization import weight_format
 from infermeter.calculators.vllm_overheads import FORWARD_PEAK_FACTOR
 from infermeter.calculators.vllm_plan import plan_vllm
@@ -15,8 +21,10 @@ from infermeter.calculators.vllm_settings import GIB, VllmSettings
 from infermeter.registry.catalog import load_models
 
 ARCH = parse_config(load_models()["qwen3-30b-a3b"].config)
-# Qwen3-30B-A3B: hidden 2048 (K), 768 per expert (N), top-8; a cache row is max(2N, K) + N wide.
+# Qwen3-30B-A3B: hidden 2048 (K), 768 per expert (N), top-8; a cache row is max(2N, K) + N wide,
+# TritonExperts' (the modular kernel, unquantized from 0.14) max(N, K) + max(2N, K).
 ROW = max(2 * 768, 2048) + 768
+MODULAR_ROW = max(768, 2048) + max(2 * 768, 2048)
 
 
 @pytest.mark.parametrize(
@@ -72,8 +80,52 @@ def test_the_marlin_moe_sizes_its_caches_for_every_dummy_token() -> None:
 
 
 def test_the_triton_chunk_halves_in_0_12_and_goes_in_0_18() -> None:
-    peaks = [_forward_peak(version, 40000) for version in ("0.11.1", "0.12.0", "0.18.0")]
-    rows = [32768, 16384, 40000]
-    for peak, next_peak, chunk, next_chunk in zip(peaks, peaks[1:], rows, rows[1:], strict=False):
-        delta = (next_chunk - chunk) * 8 * ROW * 2
-        assert abs((next_peak - peak) - delta * FORWARD_PEAK_FACTOR) < 2
+    old, halved = _forward_peak("0.11.1", 40000), _forward_peak("0.12.0", 40000)
+    assert abs((halved - old) - (16384 - 32768) * 8 * ROW * 2 * FORWARD_PEAK_FACTOR) < 2
+    # The modular kernel, chunking, keeps the whole 40,000 x 2048 output apart; 0.18 does not.
+    chunked, whole = _forward_peak("0.17.0", 40000), _forward_peak("0.18.0", 40000)
+    delta = (40000 - 16384) * 8 * MODULAR_ROW * 2 - 40000 * 2048 * 2
+    assert abs((whole - chunked) - delta * FORWARD_PEAK_FACTOR) < 2
+
+
+def test_unquantized_experts_take_the_modular_workspace_from_0_14() -> None:
+    """0.13.0 calls fused_experts (cache1 and cache3 share one buffer); 0.14.1 builds a
+    FusedMoEModularKernel over TritonExperts, whose workspace13 and workspace2 are held at once.
+    FP8 experts keep the earlier shapes (MODULAR_TRITON_METHODS)."""
+    before, after = _forward_peak("0.13.0", 8192), _forward_peak("0.14.1", 8192)
+    delta = 8192 * 8 * (MODULAR_ROW - ROW) * 2
+    assert abs((after - before) - delta * FORWARD_PEAK_FACTOR) < 2
+    assert moe_caches((0, 14), weight_format(ARCH, None), True, "mi300x").modular
+    assert not moe_caches((0, 13), weight_format(ARCH, None), False, "h100-sxm").modular
+    assert not moe_caches((0, 14), weight_format(ARCH, "fp8"), False, "h100-sxm").modular
+    assert not moe_caches((0, 14), weight_format(ARCH, "awq"), False, "h100-sxm").modular
+
+
+@pytest.mark.parametrize(
+    ("gpu", "version", "kernel"),
+    [
+        ("b200", (0, 19), TRITON),  # 0.19.1: FlashInfer only on VLLM_USE_FLASHINFER_MOE_FP16=1
+        ("b200", (0, 22), FLASHINFER),  # 0.22.0: FlashInfer TRT-LLM, then CUTLASS, first
+        ("rtx-pro-6000", (0, 34), FLASHINFER),  # FlashInfer CUTLASS on SM 12.x
+        ("h100-sxm", (0, 22), FLASHINFER),
+        ("h200-sxm", (0, 23), TRITON),  # 0.23.0 moves FlashInfer behind Triton on Hopper
+        ("a100-80gb-sxm", (0, 34), TRITON),  # below SM 9.0 FlashInfer's CUTLASS MoE does not run
+        ("l40s", (0, 29), TRITON),
+        ("", (0, 29), TRITON),  # no GPU named: Triton assumed, the note says so
+    ],
+)
+def test_the_unquantized_moe_kernel_by_gpu_and_release(
+    gpu: str, version: tuple[int, int], kernel: str
+) -> None:
+    caches = moe_caches(version, weight_format(ARCH, None), False, gpu)
+    assert caches.modular == (kernel == TRITON)
+    assert caches.note == KERNEL_NOTES[kernel]
+
+
+def test_the_plan_names_the_moe_kernel_it_assumed() -> None:
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, vllm_version="0.19.1")
+    assert KERNEL_NOTES[TRITON] in plan_vllm(ARCH, settings).notes
+    blackwell = replace(settings, vllm_version="0.34.0", gpu_name="b200")
+    assert KERNEL_NOTES[FLASHINFER] in plan_vllm(ARCH, blackwell).notes
+    older = plan_vllm(ARCH, replace(settings, vllm_version="0.13.0")).notes
+    assert not any(note.startswith("MoE workspace") for note in older)
