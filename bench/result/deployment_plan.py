@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, get_args
 
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.launch.engines import ServerFacts
@@ -31,13 +31,14 @@ from infermeter.registry.models import (
     ServingSettings,
 )
 from infermeter.registry.models.common import CPU_DEVICE_ID
+from infermeter.registry.models.identity import Dtype, KvCacheDtype
 from infermeter.registry.secrets import redact
 
 NumberT = TypeVar("NumberT", int, float)
 
-_DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16"}
-_DTYPES |= {"float": "float32", "float32": "float32"}
-_KV_DTYPES = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"}
+_DTYPES = {name: name for name in get_args(Dtype)} | {"half": "float16", "float": "float32"}
+"""vLLM's --dtype names of the registry's dtypes (its aliases too)."""
+_KV_DTYPES = frozenset(get_args(KvCacheDtype))
 
 
 _SHORT_OPTIONS = {
