@@ -19,7 +19,7 @@ GPUS = load_gpus()
 def _read_by_a_harvester() -> set[str]:
     """Each harvester module's `GPU_NAMES` (found, not listed here), and SkyPilot's clouds."""
     modules = [
-        importlib.import_module(f"registry.harvest.{module.name}")
+        importlib.import_module(f"{harvest.__name__}.{module.name}")
         for module in pkgutil.iter_modules(harvest.__path__)
     ]
     named = {module.GPU_NAMES for module in modules if hasattr(module, "GPU_NAMES")}
