@@ -251,7 +251,7 @@ def _forward_tensor_bytes(
     # The residual stream in and out, and any hidden states kept beside it (AliceAI's bank).
     residual = (2 + arch.residual_bank_states) * tokens * hidden * element
     forward = 0
-    if arch.intermediate_size:
+    if arch.intermediate_size and has_dense_mlp(arch):
         width = arch.intermediate_size // tp
         forward = tokens * 3 * width * element
     moe = arch.moe
@@ -262,6 +262,15 @@ def _forward_tensor_bytes(
         router_logits = tokens * moe.num_experts * 4
         forward = max(forward, routed * element + shared * element + router_logits)
     return forward + residual
+
+
+def has_dense_mlp(arch: ModelArch) -> bool:
+    """Whether some layer runs a dense MLP of `intermediate_size`, as `param_count` counts its
+    weights: a layer outside the MoE layers, or Gemma 4's MLP beside every MoE block. A config
+    whose every layer is MoE may still name a dense width (Qwen3-30B-A3B's 6,144: qwen3_moe.py
+    builds Qwen3MoeMLP only for `mlp_only_layers` and the layers `decoder_sparse_step` skips)."""
+    moe = arch.moe
+    return moe is None or arch.mlp_beside_moe or len(moe.moe_layers) < arch.num_layers
 
 
 def _moe_cache_elements(

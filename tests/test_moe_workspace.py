@@ -66,8 +66,7 @@ def _forward_peak(version: str, tokens: int, quantization: str | None = None) ->
         vllm_version=version,
         quantization=quantization,
     )
-    # Its config's dense intermediate_size (6144, no dense layer uses it) would set the peak.
-    return plan_vllm(replace(ARCH, intermediate_size=768), settings).forward_peak_bytes
+    return plan_vllm(ARCH, settings).forward_peak_bytes
 
 
 def test_the_marlin_moe_sizes_its_caches_for_every_dummy_token() -> None:
@@ -129,3 +128,22 @@ def test_the_plan_names_the_moe_kernel_it_assumed() -> None:
     assert KERNEL_NOTES[FLASHINFER] in plan_vllm(ARCH, blackwell).notes
     older = plan_vllm(ARCH, replace(settings, vllm_version="0.13.0")).notes
     assert not any(note.startswith("MoE workspace") for note in older)
+
+
+def test_a_dense_width_no_layer_uses_sets_no_peak() -> None:
+    """Qwen3-30B-A3B's config names intermediate_size 6,144, but every layer is MoE (qwen3_moe.py
+    builds Qwen3MoeMLP only for mlp_only_layers): at 40,000 tokens on 0.12 a 6,144-wide MLP would
+    outweigh the 16,384-token expert chunk. With one dense layer it does set the peak."""
+    settings = VllmSettings(
+        gpu_memory_bytes=80 * GIB,
+        max_model_len=40000,
+        max_num_batched_tokens=40000,
+        max_num_seqs=8,
+        vllm_version="0.12.0",
+    )
+    peak = plan_vllm(ARCH, settings).forward_peak_bytes
+    assert peak == plan_vllm(replace(ARCH, intermediate_size=0), settings).forward_peak_bytes
+    assert ARCH.moe is not None
+    one_dense = replace(ARCH, moe=replace(ARCH.moe, moe_layers=ARCH.moe.moe_layers[1:]))
+    dense = 40000 * 3 * 6144 * 2 + 2 * 40000 * 2048 * 2  # the MLP's tensors and the residual
+    assert abs(plan_vllm(one_dense, settings).forward_peak_bytes - dense * FORWARD_PEAK_FACTOR) < 2
