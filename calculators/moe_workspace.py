@@ -62,12 +62,16 @@ BLACKWELL_GPU_PREFIXES = (
 )  # 10.x, 12.x
 TRITON = "triton"
 FLASHINFER = "flashinfer"
+FP8 = "fp8"
 KERNEL_NOTES = {
     TRITON: "MoE workspace: the unquantized experts are planned with vLLM's Triton kernel "
     "(TritonExperts), its default for this GPU and release; VLLM_USE_FLASHINFER_MOE_FP16=1 or "
     "VLLM_ROCM_USE_AITER_MOE=1 picks another, whose workspace differs",
     FLASHINFER: "MoE workspace: vLLM runs these unquantized experts with FlashInfer on this GPU "
     "and release; its workspace is not modelled, the plan keeps fused_experts' Triton caches",
+    FP8: "MoE workspace: the FP8 experts are planned with fused_experts' Triton caches; vLLM "
+    "picks DeepGEMM, CUTLASS, FlashInfer, Marlin or Triton's modular kernel (TritonExperts, "
+    "wider) by GPU, scales and installed packages, and their workspaces differ",
 }
 
 
@@ -98,11 +102,12 @@ def moe_caches(version: tuple[int, int], fmt: WeightFormat, rocm: bool, gpu_name
     """The MoE intermediate caches of `version` for experts stored in `fmt` on `gpu_name` (see
     above)."""
     cap = moe_cache_token_cap(version, fmt, rocm)
-    if (
-        version < MODULAR_TRITON_SINCE
-        or fmt.method not in MODULAR_TRITON_METHODS
-        or fmt.expert_bytes_per_param is not None  # experts in another format: another kernel
-    ):
+    # Experts in another format than the other linears run another kernel.
+    if version < MODULAR_TRITON_SINCE or fmt.expert_bytes_per_param is not None:
+        return MoeCaches(cap, modular=False)
+    if fmt.method == FP8:
+        return MoeCaches(cap, modular=False, note=KERNEL_NOTES[FP8])
+    if fmt.method not in MODULAR_TRITON_METHODS:
         return MoeCaches(cap, modular=False)
     if not rocm and flashinfer_unquantized_moe(version, gpu_name):
         return MoeCaches(cap, modular=False, note=KERNEL_NOTES[FLASHINFER])

@@ -9,6 +9,7 @@ import pytest
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.moe_workspace import (
     FLASHINFER,
+    FP8,
     KERNEL_NOTES,
     TRITON,
     moe_cache_token_cap,
@@ -126,6 +127,8 @@ def test_the_plan_names_the_moe_kernel_it_assumed() -> None:
     assert KERNEL_NOTES[TRITON] in plan_vllm(ARCH, settings).notes
     blackwell = replace(settings, vllm_version="0.34.0", gpu_name="b200")
     assert KERNEL_NOTES[FLASHINFER] in plan_vllm(ARCH, blackwell).notes
+    fp8 = replace(settings, quantization="fp8")
+    assert KERNEL_NOTES[FP8] in plan_vllm(ARCH, fp8).notes
     older = plan_vllm(ARCH, replace(settings, vllm_version="0.13.0")).notes
     assert not any(note.startswith("MoE workspace") for note in older)
 
