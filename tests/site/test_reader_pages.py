@@ -4,6 +4,7 @@ its results, every model page linking its compare pages."""
 
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +33,67 @@ def _text(page: Any, url: str) -> str:
     return text
 
 
+class _ArticleText(HTMLParser):
+    """The text of a built page's <article> as its HTML holds it, scripts and styles left out.
+    Hidden parts count too, so it holds at least what a reader's browser shows of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0  # open <article> elements
+        self.skipping = 0  # open <script> and <style> elements
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.depth += tag == "article"
+        self.skipping += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.depth -= tag == "article" and self.depth > 0
+        self.skipping -= tag in ("script", "style") and self.skipping > 0
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.skipping:
+            self.parts.append(data)
+
+
+def _static_text(built_site: Path, uri: str) -> str:
+    parser = _ArticleText()
+    parser.feed((built_site / uri / "index.html").read_text(encoding="utf-8"))
+    parser.close()
+    assert parser.parts, f"{uri}: no <article> text"
+    return "".join(parser.parts)
+
+
+@pytest.mark.parametrize("uri", ["gpus/h100-sxm", "models/llama-3.1-8b-instruct"])
+def test_reader_article_text_in_the_file_holds_every_line_chromium_shows(
+    page: Any, site_url: str, built_site: Path, uri: str
+) -> None:
+    # the test below reads GPU and model pages from their files: that text must hold all that
+    # a reader sees, each line Chromium shows of the article (whitespace aside)
+    lines = _text(page, f"{site_url}/{uri}/").splitlines()
+    static = "".join(_static_text(built_site, uri).split())
+    missing = [line for line in lines if "".join(line.split()) not in static]
+    assert len(lines) > 20
+    assert missing == []
+
+
 def test_reader_no_internal_note_reaches_a_page(page: Any, site_url: str, built_site: Path) -> None:
-    uris = ["", "compare", "gpus", "models"]
-    uris += _pages(built_site, "gpus") + _pages(built_site, "models")
-    uris += _pages(built_site, "compare")[:3] + _pages(built_site, "results")[:3]
-    uris += ["calculators/cost", "calculators/fit"]  # last: they start Python, which takes a CPU
+    # GPU and model pages are HTML as built (no script writes into their article): read from
+    # the files; one of each kind, and every page whose text scripts write, in Chromium
+    gpus, models = _pages(built_site, "gpus"), _pages(built_site, "models")
+    in_files = ["", "compare", "gpus", "models", *gpus, *models]
+    in_files += _pages(built_site, "compare") + _pages(built_site, "results")[:3]
+    in_chromium = ["", "compare", "gpus", "models", gpus[0], models[0]]
+    in_chromium += _pages(built_site, "compare")[:3] + _pages(built_site, "results")[:3]
+    in_chromium += ["calculators/cost", "calculators/fit"]  # last: they start Python
     leaks = {}
-    for uri in uris:
+    for uri in in_files:
+        if found := INTERNAL.findall(_static_text(built_site, uri)):
+            leaks[uri] = sorted(set(found))
+    for uri in in_chromium:
         found = INTERNAL.findall(_text(page, f"{site_url}/{uri}/".replace("//", "/", 2)))
         if found:
-            leaks[uri] = sorted(set(found))
+            leaks[f"{uri} (Chromium)"] = sorted(set(found))
     assert leaks == {}
 
 
