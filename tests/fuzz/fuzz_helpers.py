@@ -2,8 +2,8 @@
 
 `check_cli` runs one CLI call and checks what every case must hold: an exit code of 0, 1 or 2,
 no traceback, on failure one `Error: …` line, the last (of sane length), with `--json` on success
-strict JSON (no NaN or Infinity). Every case is counted by suite and outcome; the suite's
-conftest prints the tally at the end of the run.
+strict JSON (no NaN or Infinity). Every case is counted by suite and outcome; tests/conftest.py
+prints the tally at the end of the run.
 """
 
 from __future__ import annotations

@@ -57,7 +57,10 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+# One Chromium per test module: Playwright's sync API keeps an asyncio loop running in this
+# thread while it is open, and under xdist (`make test`) a worker runs other folders' tests
+# (which call asyncio.run) after these; the loop stops when the module's tests end.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if shutil.which(CHROMIUM) is None:
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
