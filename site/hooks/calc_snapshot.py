@@ -10,6 +10,7 @@ hash of everything it depends on (the runtime's files, the archive, the script);
 replaces the runtime, empties that cache too.
 """
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -62,18 +63,23 @@ def make_snapshot(runtime: Path, archive: bytes, out: Path) -> None:
 
 def cached_snapshot(runtime: Path, archive: bytes, cache: Path) -> bytes:
     """The gzipped snapshot for this runtime and archive: from `cache`, else made and cached
-    (written under a temporary name and renamed; older snapshots in `cache` are removed)."""
+    (written under a temporary name, then linked into place; older snapshots in `cache` are
+    removed). Two builds that make it at once return the same bytes: the first one linked wins
+    and the other returns that one, since two snapshots of the same files need not be equal."""
     path = cache / f"calc-snapshot-{snapshot_key(runtime, archive)}.gz"
     try:
         return path.read_bytes()
     except FileNotFoundError:
         pass
     cache.mkdir(parents=True, exist_ok=True)
-    partial = cache / f".{path.name}.{os.getpid()}.partial"
+    handle, name = tempfile.mkstemp(dir=cache, prefix=f".{path.name}.", suffix=".partial")
+    os.close(handle)
+    partial = Path(name)
     try:
         make_snapshot(runtime, archive, partial)
-        data = partial.read_bytes()
-        os.replace(partial, path)
+        with contextlib.suppress(FileExistsError):  # another build cached one first: serve it
+            os.link(partial, path)
+        data = path.read_bytes()
     finally:
         partial.unlink(missing_ok=True)
     for old in cache.glob("calc-snapshot-*.gz"):

@@ -4,6 +4,7 @@ made from, made once and reused from its cache, and a failure to make one is a o
 test_browser.)"""
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ sys.path.insert(0, str(REPO / "site" / "hooks"))
 
 sys.path.insert(0, str(REPO / "site" / "browser"))
 import calc_snapshot
+import registry_pages
 
 RUNTIME = REPO / "node_modules" / "pyodide"
 
@@ -64,3 +66,17 @@ def test_calc_snapshot_failure_is_one_line_and_writes_nothing(tmp_path: Path) ->
     assert "not a Pyodide runtime" in message
     assert "\n" not in message
     assert list(cache.iterdir()) == []
+
+
+def test_calc_snapshot_made_by_two_builds_at_once_is_the_one_cached(tmp_path: Path) -> None:
+    """Two builds that miss the cache together (two pytest workers, two `make site`) both serve
+    the snapshot the cache keeps: two snapshots of the same files need not be byte-equal."""
+    archive = registry_pages.calculators_archive()
+    cache = tmp_path / "cache"
+    with ThreadPoolExecutor(2) as pool:
+        made = list(
+            pool.map(lambda _: calc_snapshot.cached_snapshot(RUNTIME, archive, cache), range(2))
+        )
+    (kept,) = cache.iterdir()  # one snapshot, no partial file left
+    assert kept.name.startswith("calc-snapshot-")
+    assert made == [kept.read_bytes()] * 2
