@@ -251,6 +251,18 @@ class _Blocks:
     largest_max_model_len: int
 
 
+@dataclass(frozen=True)
+class _Startup:
+    """What every step of the startup reads: the model as the release reads it, the settings,
+    the release, the scheduler's limits and the model runner."""
+
+    arch: ModelArch
+    settings: VllmSettings
+    version: tuple[int, int]
+    batch: _Batch
+    runner: RunnerChoice
+
+
 def _check_stages(arch: ModelArch, settings: VllmSettings) -> None:
     check_settings(settings)
     check_tensor_parallel(arch, settings.tensor_parallel_size)
@@ -286,60 +298,44 @@ def _batch(arch: ModelArch, settings: VllmSettings, version: tuple[int, int]) ->
     )
 
 
-def _activation_peak_bytes(
-    arch: ModelArch,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    caches: MoeCaches,
-    runner: RunnerChoice,
-) -> int:
+def _activation_peak_bytes(startup: _Startup, caches: MoeCaches) -> int:
     """The profiling run's peak: the decoder's dummy pass and sampler, or, for a vision tower
     `calculators.mm_profile` models, its encoder pass if larger (the pass's pixel values and
     outputs stay allocated under the decoder's). With pipeline stages the tower sits on the
     first rank only and is left out."""
+    settings, batch = startup.settings, startup.batch
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
     text = overheads.activation_peak_bytes(
-        arch, batched, min(seqs, batched), tp, dp, settings, caches
+        startup.arch, batched, min(seqs, batched), tp, dp, settings, caches
     )
-    profile = _encoder_profile(arch, settings, version, batch, runner)
+    profile = _encoder_profile(startup)
     if profile is None:
         return text
     return max(text + profile.held_bytes, profile.peak_bytes)
 
 
-def _encoder_profile(
-    arch: ModelArch,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    runner: RunnerChoice,
-) -> EncoderProfile | None:
+def _encoder_profile(startup: _Startup) -> EncoderProfile | None:
+    arch, settings, batch = startup.arch, startup.settings, startup.batch
     encoder = arch.vision_encoder
     if encoder is None or settings.pipeline_parallel_size > 1:
         return None
     return encoder_profile(
         encoder,
-        version,
+        startup.version,
         batch.max_num_batched_tokens,
         batch.max_num_seqs,
         settings.tensor_parallel_size,
         model_dtype_bytes(arch, settings.dtype),
-        pixels_held=not runner.v2,
+        pixels_held=not startup.runner.v2,
     )
 
 
-def _encoder_notes(
-    arch: ModelArch,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    runner: RunnerChoice,
-) -> list[str]:
-    profile = _encoder_profile(arch, settings, version, batch, runner)
+def _encoder_notes(startup: _Startup) -> list[str]:
+    profile = _encoder_profile(startup)
     if profile is None:
         return []
+    version = startup.version
     return [
         f"the profiling run encodes {profile.items} dummy image(s) of "
         f"{profile.patches // profile.items:,} patches first: a "
@@ -349,13 +345,8 @@ def _encoder_notes(
     ]
 
 
-def _budget(
-    arch: ModelArch,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    runner: RunnerChoice,
-) -> _Budget:
+def _budget(startup: _Startup) -> _Budget:
+    arch, settings, version, batch = startup.arch, startup.settings, startup.version, startup.batch
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
     weights = plan_weights(arch, settings)
@@ -364,9 +355,7 @@ def _budget(
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=weights,
-        activation_peak_bytes=_activation_peak_bytes(
-            arch, settings, version, batch, caches, runner
-        ),
+        activation_peak_bytes=_activation_peak_bytes(startup, caches),
         forward_peak_bytes=overheads.forward_peak_bytes(arch, batched, tp, dp, caches),
         non_torch_bytes=overheads.non_torch_bytes(settings),
         all2all=all2all_buffers(
@@ -387,7 +376,7 @@ def _budget(
             seqs,
             batch.max_model_len,
             model_dtype_bytes(arch, settings.dtype),
-            runner.v2,
+            startup.runner.v2,
         ),
         cuda_graph_bytes=overheads.cuda_graph_bytes(
             arch,
@@ -411,25 +400,19 @@ def _budget(
     return replace(budget, extensible_reserve_bytes=reserve, moe_caches=caches)
 
 
-def _blocks(
-    arch: ModelArch,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    available: int,
-    runner: RunnerChoice,
-) -> _Blocks:
+def _blocks(startup: _Startup, available: int) -> _Blocks:
     """Blocks of the KV cache in `available` bytes (vLLM's `kv_cache_utils`)."""
+    arch, settings, version, batch = startup.arch, startup.settings, startup.version, startup.batch
     dtype_bytes = model_dtype_bytes(arch, settings.dtype)
     tp = settings.tensor_parallel_size
     block_size = release_block_size(settings)
     caches = layer_caches(arch, settings.kv_cache_dtype, tp, block_size, dtype_bytes)
     if caches is not None:
-        return _layer_cache_blocks(caches, settings, version, batch, available)
+        return _layer_cache_blocks(caches, startup, available)
     kv = kv_cache_shape(arch, settings.kv_cache_dtype, settings.tensor_parallel_size, dtype_bytes)
     max_len = batch.max_model_len
     in_flight = in_flight_tokens(
-        batch.max_num_batched_tokens, version, settings.pipeline_parallel_size, runner.v2
+        batch.max_num_batched_tokens, version, settings.pipeline_parallel_size, startup.runner.v2
     )
     groups = replace(
         kv_groups(kv, settings.pipeline_parallel_size), state_pages=state_pages(kv, version)
@@ -468,26 +451,21 @@ def _blocks(
     )
 
 
-def _layer_cache_blocks(
-    caches: LayerCaches,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    available: int,
-) -> _Blocks:
+def _layer_cache_blocks(caches: LayerCaches, startup: _Startup, available: int) -> _Blocks:
     """Caches grouped from per-layer specs (`calculators.layer_caches`): a block of the pool
     holds the widest group's pages, a request takes its pages in every group. The plan's `kv` is
     an approximation for the per-token figures: the growing caches as full layers, the windows
     left out."""
-    if settings.pipeline_parallel_size > 1:
+    version = startup.version
+    if startup.settings.pipeline_parallel_size > 1:
         raise InputError(
             "pipeline_parallel_size: KV caches grouped layer by layer (DeepSeek-V4, MiniMax-M3, "
             "Inkling) are planned on one stage only; expected 1"
         )
     groups = caches.groups
     block = cache_specs.bytes_per_block(groups)
-    max_len = batch.max_model_len
-    in_flight = in_flight_tokens(batch.max_num_batched_tokens, version, 1)
+    max_len = startup.batch.max_model_len
+    in_flight = in_flight_tokens(startup.batch.max_num_batched_tokens, version, 1)
     num_blocks = max(0, available) // block
     per_request = cache_specs.request_blocks(groups, max_len, in_flight)
     concurrency = num_blocks / per_request if per_request else 0.0
@@ -530,15 +508,8 @@ def _error(version: tuple[int, int], max_len: int, available: int, blocks: _Bloc
     return None
 
 
-def _notes(
-    arch: ModelArch,
-    settings: VllmSettings,
-    version: tuple[int, int],
-    batch: _Batch,
-    budget: _Budget,
-    copies: MlaCopies,
-    runner: RunnerChoice,
-) -> list[str]:
+def _notes(startup: _Startup, budget: _Budget, copies: MlaCopies) -> list[str]:
+    arch, settings, version, batch = startup.arch, startup.settings, startup.version, startup.batch
     unread = settings.compilation_config_unread
     moe_note = None if budget.moe_caches is None else budget.moe_caches.note
     return [
@@ -559,8 +530,8 @@ def _notes(
             else []
         ),
         *memory_notes(version, copies, budget.cuda_graph_bytes, budget.cuda_graph_in_budget),
-        *_encoder_notes(arch, settings, version, batch, runner),
-        *runner_note(runner, version, settings),
+        *_encoder_notes(startup),
+        *runner_note(startup.runner, version, settings),
         *([moe_note] if arch.moe is not None and moe_note is not None else []),
     ]
 
@@ -583,10 +554,10 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     kv_notes = [] if kv_dtype == settings.kv_cache_dtype else [GLM_DSA_FP8_KV_NOTE]
     settings = replace(settings, kv_cache_dtype=kv_dtype)
     batch = _batch(arch, settings, version)
-    runner = model_runner(arch, settings, version)
-    budget = _budget(arch, settings, version, batch, runner)
+    startup = _Startup(arch, settings, version, batch, model_runner(arch, settings, version))
+    budget = _budget(startup)
     available = budget.available_bytes
-    blocks = _blocks(arch, settings, version, batch, available, runner)
+    blocks = _blocks(startup, available)
     error = _error(version, batch.max_model_len, available, blocks)
     weights = budget.weights
     copies = mla_copies(arch, weights.format, version, settings.tensor_parallel_size)
@@ -625,6 +596,6 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         fits=error is None,
         largest_max_model_len=0 if available <= 0 else blocks.largest_max_model_len,
         error=error,
-        notes=[*_notes(arch, settings, version, batch, budget, copies, runner), *kv_notes],
+        notes=[*_notes(startup, budget, copies), *kv_notes],
         estimated_terms=_estimated_terms(arch, budget, copies),
     )
