@@ -166,23 +166,21 @@ def _unbuffered(
     return None
 
 
-def _rdma_buffer(
-    hidden_size: int,
-    num_experts: int,
-    version: tuple[int, int],
-    chosen: str,
-    nvlink_bytes: int,
-    ranks: int,
-    max_num_batched_tokens: int,
-) -> tuple[int, str, str]:
-    """DeepEP's RDMA buffer: its bytes, how the note describes it, and what the estimate rests
-    on."""
+def _high_throughput_rdma_buffer(nvlink_bytes: int, ranks: int) -> tuple[int, str, str]:
+    """DeepEP high-throughput's RDMA buffer, as large as the NVLink one across nodes: its bytes,
+    how the note describes it, and what the estimate rests on."""
     internode = ranks > GPUS_PER_NODE
-    if chosen == DEEPEP_HIGH_THROUGHPUT:
-        where = "across nodes" if internode else "within one node"
-        detail = f"an RDMA buffer of the same size {where}" if internode else f"no RDMA {where}"
-        estimate = f"{GPUS_PER_NODE} GPUs per node decide whether RDMA is needed"
-        return (nvlink_bytes if internode else 0), detail, estimate
+    where = "across nodes" if internode else "within one node"
+    detail = f"an RDMA buffer of the same size {where}" if internode else f"no RDMA {where}"
+    estimate = f"{GPUS_PER_NODE} GPUs per node decide whether RDMA is needed"
+    return (nvlink_bytes if internode else 0), detail, estimate
+
+
+def _low_latency_rdma_buffer(
+    hidden_size: int, num_experts: int, version: tuple[int, int], max_num_batched_tokens: int
+) -> tuple[int, str, str]:
+    """DeepEP low-latency's RDMA buffer, sized by its hint: its bytes, how the note describes
+    it, and what the estimate rests on."""
     tokens = (
         max_num_batched_tokens
         if version >= LL_TOKENS_ARE_BATCHED_TOKENS_SINCE
@@ -225,15 +223,12 @@ def all2all_buffers(
         raise InputError(f"deepep_buffer_size_mb: expected an integer >= 0, got {size_mb}")
     nvlink = size_mb * MIB
     ranks = tensor_parallel_size * data_parallel_size  # the expert group: TP x DP ranks
-    rdma, detail, estimate = _rdma_buffer(
-        arch.hidden_size,
-        arch.moe.num_experts,
-        version,
-        chosen,
-        nvlink,
-        ranks,
-        max_num_batched_tokens,
-    )
+    if chosen == DEEPEP_HIGH_THROUGHPUT:
+        rdma, detail, estimate = _high_throughput_rdma_buffer(nvlink, ranks)
+    else:
+        rdma, detail, estimate = _low_latency_rdma_buffer(
+            arch.hidden_size, arch.moe.num_experts, version, max_num_batched_tokens
+        )
     total = nvlink + rdma + DEEPEP_WORKSPACE_BYTES
     note = (
         f"{chosen}: {size_mb} MiB NVLink buffer, {detail} and DeepEP's 32 MiB workspace, "
