@@ -139,29 +139,24 @@ RUNNER_V2_SAMPLER_BYTES_PER_LOGIT = 4
 RUNNER_V2_PROMPT_MASK_BITS_PER_WORD = 32
 
 
-def _v2_runner_buffer_bytes(
-    arch: ModelArch,
-    version: tuple[int, int],
-    tokens: int,
-    sequences: int,
-    block_table: int,
-    dtype_bytes: int,
-) -> int:
-    """The V2 runner's buffers that come off the KV budget (see above)."""
+def _v2_runner_bytes_per_token(arch: ModelArch, version: tuple[int, int], dtype_bytes: int) -> int:
+    """The V2 runner's buffers per batched token that come off the KV budget (see above)."""
     per_token = RUNNER_V2_BYTES_PER_TOKEN
     if arch.vision is not None or arch.vision_params:
         per_token += arch.hidden_size * dtype_bytes
+    if version >= RUNNER_V2_BLOCK_TABLES_IN_BUDGET_SINCE:
+        per_token += RUNNER_V2_SLOT_MAPPING_BYTES_PER_TOKEN
+    return per_token
+
+
+def _v2_sampler_bytes_per_sequence(arch: ModelArch) -> int:
+    """The V2 runner's sampler buffers per sequence (see above)."""
     mask_words = -(-arch.vocab_size // RUNNER_V2_PROMPT_MASK_BITS_PER_WORD)
-    per_sequence = (
+    return (
         RUNNER_V2_SAMPLER_BYTES_PER_SEQUENCE
         + arch.vocab_size * RUNNER_V2_SAMPLER_BYTES_PER_LOGIT
         + mask_words * 4
     )
-    total = tokens * per_token + sequences * per_sequence
-    if version >= RUNNER_V2_BLOCK_TABLES_IN_BUDGET_SINCE:
-        total += tokens * RUNNER_V2_SLOT_MAPPING_BYTES_PER_TOKEN
-        total += block_table * RUNNER_V2_BLOCK_TABLE_COPIES
-    return total
 
 
 def runner_buffer_bytes(
@@ -180,10 +175,15 @@ def runner_buffer_bytes(
     if version < RUNNER_BUFFERS_IN_BUDGET_SINCE:
         return 0
     block_table = sequences * -(-max_model_len // release_block_size(settings)) * 4
-    if v2:
-        return _v2_runner_buffer_bytes(arch, version, tokens, sequences, block_table, dtype_bytes)
-    per_token = arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN
-    return tokens * per_token + block_table
+    if not v2:
+        return tokens * (arch.hidden_size * dtype_bytes + RUNNER_BYTES_PER_TOKEN) + block_table
+    # Before 0.34 the V2 runner builds its block tables after the cache is sized (see above).
+    tables_in_budget = version >= RUNNER_V2_BLOCK_TABLES_IN_BUDGET_SINCE
+    return (
+        tokens * _v2_runner_bytes_per_token(arch, version, dtype_bytes)
+        + sequences * _v2_sampler_bytes_per_sequence(arch)
+        + (block_table * RUNNER_V2_BLOCK_TABLE_COPIES if tables_in_budget else 0)
+    )
 
 
 # From vLLM 0.34.0 the KV cache is sized from memory measured after warmup and CUDA graph capture
