@@ -18,7 +18,7 @@ vLLM releases is chosen by `vllm_version` (`calculators.vllm_settings`).
 """
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import infermeter.calculators.cache_specs as cache_specs
@@ -197,7 +197,8 @@ def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
 
 @dataclass(frozen=True)
 class _Batch:
-    """The scheduler's limits: the options given, or the release's defaults."""
+    """The scheduler's limits: the options given, or the release's defaults. Named as the
+    `VllmPlan` fields that report them, which take them by name."""
 
     gpu_memory_utilization: float
     max_model_len: int
@@ -566,10 +567,8 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
         settings=settings,
         vllm_version=version,
         weight_format=weights.format.description,
-        gpu_memory_utilization=batch.gpu_memory_utilization,
-        max_model_len=batch.max_model_len,
-        max_num_seqs=batch.max_num_seqs,
-        max_num_batched_tokens=batch.max_num_batched_tokens,
+        # The scheduler's limits under the plan's names: by name, no two of them can swap.
+        **asdict(batch),
         requested_bytes=budget.requested_bytes,
         weights_bytes=weights.total,
         weights_by_role=dict(weights.by_role),
