@@ -10,11 +10,23 @@ and latency statistics in **seconds** (`median_ttft`, `p99_tpot`, …).
 
 The rows of one run × configuration × benchmark type × ISL/OSL become one result, one closed
 load point per concurrency (InferenceX's client sends `--num-prompts` requests with
-`--max-concurrency conc` and `--request-rate inf`). Lengths: InferenceX draws every prompt and
-output length uniformly from [int(ratio·L), L] (`--random-range-ratio`, 0.8 in its workflow
-templates) with `--ignore-eos`, so `uniform` lengths and `ignore_eos: true`. Output throughput
+`--max-concurrency conc` and `--request-rate inf`). Its ITL is not stored: the client measures
+it between streamed chunks, and most engines InferenceX runs stream several tokens a chunk
+(stream intervals, MTP), so mean ITL is 1 to about 290 × mean TPOT, not a gap between tokens.
+Lengths: InferenceX draws every prompt and output length uniformly from [int(ratio·L), L]
+(`--random-range-ratio`, 0.8 in its workflow templates) with `--ignore-eos`, so `uniform`
+lengths and `ignore_eos: true`. Output throughput
 per GPU × the GPUs it was divided by (all GPUs; decode GPUs for disaggregated runs, as
-process_result.py divides) gives the deployment's figure.
+process_result.py divides) gives the deployment's figure. A single-node row's GPUs are its TP
+size, as process_result.py divides by `TP × PP × PCP` (PP and PCP are not in the database and
+are taken as 1); its `num_decode_gpu` is not read, because the app's loader fills it with
+`tp × ep` for rows that lack it (`packages/db/src/etl/benchmark-mapper.ts`: 64 for TP 8 with EP 8
+on one 8-GPU node). A disaggregated row that is not multinode states no GPU pools (both counts
+equal its TP) and is skipped.
+
+Labels follow what the runs served: `fp4` is NVFP4 on NVIDIA GPUs and MXFP4 on AMD GPUs (every
+`dsr1` `fp4` entry of InferenceX's `configs/nvidia-master.yaml` names an `nvidia/…-FP4`/`-NVFP4`
+checkpoint, of `configs/amd-master.yaml` an `amd/…-MXFP4` one); `trt` is TensorRT-LLM.
 
 A row is labelled unofficial unless its workflow run is in SemiAnalysisAI/InferenceX, as the
 InferenceX README requires ("all other forks & repos are Unofficial"). Failed rows (`error`
@@ -75,6 +87,15 @@ MODELS: dict[str, str] = {
 }
 """InferenceX's DB model keys (DB_MODEL_TO_DISPLAY) → model catalog ids."""
 
+CHECKPOINTS: dict[str, str] = {"dsr1": "deepseek-ai/DeepSeek-R1-0528"}
+"""The model a DB key stands for where it is not the catalog's checkpoint (DB_MODEL_TO_DISPLAY:
+`dsr1` is DeepSeek-R1-0528); quantized runs serve a vendor's quantization of it."""
+
+ENGINES = {"trt": "tensorrt-llm", "dynamo-trt": "dynamo-tensorrt-llm"}
+"""InferenceX framework keys that abbreviate the engine's name (TensorRT-LLM)."""
+
+FP4_BY_VENDOR = {"nvidia": "nvfp4", "amd": "mxfp4"}
+
 _STATISTICS = {"mean": "mean", "median": "p50", "p90": "p90", "p99": "p99"}
 
 
@@ -85,6 +106,9 @@ class InferencexDump:
     retrieved_for: Callable[[str], str]
     submitter: str
     range_ratio: float = DEFAULT_RANGE_RATIO
+    read_at: str | None = None
+    """Where the rows were read when that is not a dump (a file at a commit), in a sentence
+    every result's conditions end with."""
 
 
 def read_dump(folder: Path) -> dict[str, list[dict[str, Any]]]:
@@ -112,15 +136,17 @@ def _engine(framework: str, image: str | None) -> tuple[str, str]:
     if not image:
         raise _Skip("no image recorded (runs before 2025-12-08): the engine version is unknown")
     name = re.sub(r"[^a-z0-9.]+", "-", framework.lower()).strip("-")
-    return name, f"image {image}"
+    return ENGINES.get(name, name), f"image {image}"
 
 
-def _precision(stated: str) -> Precision:
+def _precision(stated: str, vendor: str) -> Precision:
     lowered = stated.lower()
     if lowered in ("bf16", "bfloat16"):
         return Precision(dtype="bfloat16")
     if lowered in ("fp16", "float16"):
         return Precision(dtype="float16")
+    if lowered == "fp4":
+        return Precision(quantization=FP4_BY_VENDOR[vendor])
     return Precision(quantization=lowered)
 
 
@@ -137,6 +163,11 @@ def _deployment(config: dict[str, Any], spec: str) -> tuple[int, int, ServingSet
     """(GPUs in all, GPUs the per-GPU throughput was divided by, serving settings)."""
     prefill, decode = int(config["num_prefill_gpu"]), int(config["num_decode_gpu"])
     speculative = None if spec.lower() in ("none", "") else SpeculativeDecoding(method=spec)
+    if config.get("disagg") and not config.get("is_multinode"):
+        raise _Skip(
+            "disaggregated but not multinode: the prefill and decode GPU pools are not stated "
+            f"(both counts are {prefill} and {decode}, the TP)"
+        )
     if config.get("disagg"):
         pools = Disaggregation(
             prefill_gpus=prefill,
@@ -149,13 +180,13 @@ def _deployment(config: dict[str, Any], spec: str) -> tuple[int, int, ServingSet
             decode,
             ServingSettings(disaggregated=pools, speculative=speculative),
         )
-    expert = int(config.get("decode_ep", 1))
+    expert, tensor = int(config.get("decode_ep", 1)), int(config["decode_tp"])
     serving = ServingSettings(
-        tensor_parallel_size=int(config["decode_tp"]),
+        tensor_parallel_size=tensor,
         expert_parallel_size=expert if expert > 1 else None,
         speculative=speculative,
     )
-    return decode, decode, serving
+    return tensor, tensor, serving
 
 
 def group_key(run: dict[str, Any], config: dict[str, Any], row: dict[str, Any]) -> str:
@@ -196,7 +227,6 @@ def _points(rows: list[dict[str, Any]], divided_by: int) -> list[LoadPoint]:
             throughput=Throughput(output_tokens_per_s=float(per_gpu) * divided_by),
             ttft_ms=_latency(metrics, "ttft"),
             tpot_ms=_latency(metrics, "tpot"),
-            itl_ms=_latency(metrics, "itl"),
             e2e_ms=_latency(metrics, "e2el"),
         )
         points.append(point)
@@ -221,19 +251,21 @@ def _conditions(group: _Group, dump: InferencexDump, gpus: tuple[int, int]) -> s
     return (
         f"InferenceX {rows[0].get('benchmark_type')} benchmark, workflow run "
         f"{run.get('github_run_id')} (attempt {run.get('run_attempt')}, {run.get('date')}, "
-        f"commit {run.get('head_sha')}): {config['framework']} on {count} {config['hardware']} "
-        f"GPUs, model {config['model']}, precision {config['precision']}, speculative "
-        f"decoding {spec}, prefill TP{config['prefill_tp']}/EP{config['prefill_ep']}/DP-attention "
-        f"{config['prefill_dp_attention']}, decode TP{config['decode_tp']}/EP{config['decode_ep']}"
-        f"/DP-attention {config['decode_dp_attention']}"
+        f"commit {run.get('head_sha') or 'not stated'}): {config['framework']} on {count} "
+        f"{config['hardware']} GPUs, model {config['model']}, precision {config['precision']}, "
+        f"speculative decoding {spec}, prefill TP{config['prefill_tp']}/EP{config['prefill_ep']}"
+        f"/DP-attention {config['prefill_dp_attention']}, decode TP{config['decode_tp']}"
+        f"/EP{config['decode_ep']}/DP-attention {config['decode_dp_attention']}"
         + (f", disaggregated: {config['num_prefill_gpu']} prefill and {config['num_decode_gpu']}"
            f" decode GPUs" if config.get("disagg") else "")
         + f". Random prompts: input and output lengths uniform in [int({dump.range_ratio}·L), L] "
         f"for L = {isl} / {osl}, end-of-sequence ignored; --max-concurrency = each point's "
         f"concurrency, --request-rate inf. InferenceX reports output tokens/s per GPU (divided "
-        f"by {divided_by} GPUs); stored × {divided_by}. Latencies converted from seconds."
+        f"by {divided_by} GPUs); stored × {divided_by}. Latencies converted from seconds; ITL "
+        f"not stored (measured between streamed chunks, which hold several tokens)."
         + ("" if official else " Unofficial: not from the official SemiAnalysisAI/InferenceX "
            "repository.")
+        + (f" {dump.read_at}" if dump.read_at else "")
         + f" [group: {key}]"
     )  # fmt: skip
 
@@ -289,8 +321,9 @@ def _result(group: _Group, dump: InferencexDump, catalogs: Catalogs) -> Result:
     engine = _engine(str(config["framework"]), images.pop())
     spec = str(config.get("spec_method", "none"))
     count, divided_by, serving = _deployment(config, spec)
-    precision = _precision(str(config["precision"]))
-    deployment = Deployment(gpu, count, *engine, models[model_id], precision, None, serving)
+    precision = _precision(str(config["precision"]), gpu.vendor)
+    checkpoint = CHECKPOINTS.get(str(config["model"]))
+    deployment = Deployment(gpu, count, *engine, models[model_id], precision, checkpoint, serving)
     identity = deployment.identity(_workload(rows, dump.range_ratio))
     conditions = _conditions(group, dump, (count, divided_by))
     source = _source(group, dump, conditions)

@@ -10,6 +10,7 @@ from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.harvest import (
     amd,
     inferencex,
+    inferencex_api,
     mlperf,
     trtllm,
     trtllm_grid,
@@ -181,20 +182,68 @@ def harvest_trtllm(
     )
 
 
+@dataclass(frozen=True)
+class FileCitation:
+    """Where a file harvested on its own was published: its public URL at a commit, and where
+    its bytes were read when that is not the repository cited."""
+
+    url: str | None = None
+    commit: str | None = None
+    read_from: str | None = None
+
+
+def _inferencex_api_tables(
+    source: Path, cited: FileCitation
+) -> tuple[inferencex_api.Tables, list[Harvested], str]:
+    """The dump tables of a saved InferenceX API response, its rows that name no run, and the
+    sentence that says where it was read."""
+    if cited.url is None or cited.commit is None:
+        raise HarvestError(
+            f"--from: {source} is a file; name where it is published with --url and the "
+            "commit it was taken from with --commit"
+        )
+    tables, skipped = inferencex_api.api_tables(inferencex_api.read_api_rows(source))
+    read_at = (
+        f"Read from the InferenceX API response saved as {cited.url} at commit {cited.commit} "
+        "(GET /api/v1/benchmarks: the newest successful row of each configuration, "
+        "concurrency and ISL/OSL, so a run may show only some of its concurrencies)"
+        + (f"; bytes read from {cited.read_from}." if cited.read_from else ".")
+    )
+    return tables, skipped, read_at
+
+
 def harvest_inferencex(
-    source: Path, options: HarvestOptions, *, range_ratio: float | None = None
+    source: Path,
+    options: HarvestOptions,
+    *,
+    range_ratio: float | None = None,
+    commit: str | None = None,
+    url: str | None = None,
+    read_from: str | None = None,
 ) -> HarvestReport:
-    """Harvest a dump of the InferenceX database (a folder of `<table>.json` files)."""
-    if not source.is_dir():
+    """Harvest a dump of the InferenceX database (a folder of `<table>.json` files), or a saved
+    response of its API's `/api/v1/benchmarks` (a file published at `url`, taken from `commit`;
+    `read_from`: where its bytes were read, when not there)."""
+    cited = FileCitation(url, commit, read_from)
+    skipped: list[Harvested] = []
+    read_at: str | None = None
+    if (source.exists() or source.is_symlink()) and not source.is_dir():
+        tables, skipped, read_at = _inferencex_api_tables(source, cited)
+    elif cited != FileCitation():
+        raise HarvestError("--commit, --url and --read-from cite a file; --from names a folder")
+    elif not source.is_dir():
         raise HarvestError(f"--from: {source} is not a folder of InferenceX dump tables")
-    tables = inferencex.read_dump(source)
+    else:
+        tables = inferencex.read_dump(source)
     dump = inferencex.InferencexDump(
         retrieved_for=options.retrieved_for(inferencex.result_key),
         submitter=options.submitter,
         range_ratio=range_ratio if range_ratio is not None else inferencex.DEFAULT_RANGE_RATIO,
+        read_at=read_at,
     )
-    rows = inferencex.harvest_dump(tables, dump, options.catalogs())
-    return options.apply(rows, inferencex.result_key, f"InferenceX dump {source.name}")
+    rows = [*skipped, *inferencex.harvest_dump(tables, dump, options.catalogs())]
+    kind = "dump" if read_at is None else "API response"
+    return options.apply(rows, inferencex.result_key, f"InferenceX {kind} {source.name}")
 
 
 def harvest_amd(

@@ -159,11 +159,12 @@ AMD = HarvestSource(
 
 INFERENCEX = HarvestSource(
     name="inferencex",
-    help="InferenceX results from a dump of its database; rows not from the official\n"
-    "SemiAnalysisAI/InferenceX repository are labelled unofficial.\n\n\b\nExample:\n"
+    help="InferenceX results from a dump of its database or a saved response of its API\n"
+    "(/api/v1/benchmarks); rows not from the official SemiAnalysisAI/InferenceX repository\n"
+    "are labelled unofficial.\n\n\b\nExample:\n"
     "  infermeter registry harvest inferencex --from ./inferencex-dump-2026-11-30",
     reads="Folder of an InferenceX database dump (configs.json, workflow_runs.json, "
-    "benchmark_results.json).",
+    "benchmark_results.json), or a file holding a response of its /api/v1/benchmarks.",
     harvest="infermeter.registry.harvest.run:harvest_inferencex",
     gpu_names="inferencex",
     options=(
@@ -173,10 +174,23 @@ INFERENCEX = HarvestSource(
             "--random-range-ratio of the runs (default 0.8, InferenceX's workflow templates).",
             ratio=True,
         ),
+        SourceOption(
+            "--commit", "commit", "For an API response file: the commit it was taken from."
+        ),
+        SourceOption("--url", "url", "For an API response file: its public URL at that commit."),
+        SourceOption(
+            "--read-from",
+            "read_from",
+            "Where the file's bytes were read when not from the repository cited (a fork that "
+            "holds its commit); stated in every result's conditions.",
+        ),
     ),
     data="InferenceX results (SemiAnalysisAI/InferenceX)",
     terms="Its README calls it open source under the Apache 2 licence; InferenceX is a "
-    "trademark of SemiAnalysis. Rows not from the official repository are labelled unofficial.",
+    "trademark of SemiAnalysis. Rows not from the official repository are labelled unofficial. "
+    "The API response read here is a file of SemiAnalysisAI/InferenceX-app, a repository under "
+    "the GNU GPL v3; infermeter's data holds only its measured figures, each cited to its "
+    "workflow run and to the file at its commit.",
     terms_url="https://github.com/SemiAnalysisAI/InferenceX",
 )
 
