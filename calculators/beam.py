@@ -23,7 +23,6 @@ from typing import Any
 
 from infermeter.calculators.errors import ConfigError
 
-FIRST_RELEASE = (0, 33)  # recipes/models/reflection/Beam-1.0-501B-A23B.yaml min_vllm_version
 # vLLM's BeamConfig defaults (0.33.0 = 0.34.0), those a count or a cache reads; `head_dim` None
 # means hidden_size / num_attention_heads, as the reader's own default.
 BEAM_DEFAULTS: dict[str, Any] = {

@@ -30,7 +30,6 @@ from infermeter.calculators.config_fields import int_field
 from infermeter.calculators.errors import ConfigError
 
 DOMYN_EDGE_TYPE = "domyn_edge"
-FIRST_RELEASE = (0, 33)  # registry.py lists DomynEdgeForCausalLM first in 0.33.0
 PLAN_NOTE = (
     "DomynEdge: each layer's K/V with its own head size and window (window_sizes), grouped as "
     "vLLM groups per-layer specs; no decode throughput bound (its per-layer reads are not "

@@ -28,7 +28,6 @@ from infermeter.calculators.config_fields import int_field
 from infermeter.calculators.errors import ConfigError
 
 DORY_TYPE = "dory"
-FIRST_RELEASE = (0, 33)  # registry.py lists DoryForCausalLM first in 0.33.0
 # DoryConfig's defaults (vLLM 0.33.0/0.34.0 transformers_utils/configs/dory.py).
 DORY_DEFAULTS: dict[str, Any] = {
     "vocab_size": 131072, "hidden_size": 2560, "num_hidden_layers": 72,

@@ -40,9 +40,6 @@ from infermeter.calculators.mixers import KDA
 from infermeter.calculators.model_arch import FULL, SparseIndexer
 
 GLM5_NEXT_TYPE = "glm5_next_text"
-# registry.py lists Glm5NextForCausalLM first in 0.30.0 (recipes/models/zai-org/GLM-5.3-Flash.yaml
-# says min_vllm_version 0.29.0, whose registry does not list it).
-FIRST_RELEASE = (0, 30)
 # Glm5NextTextConfig's defaults (transformers 5.24 models/glm5_next/configuration_glm5_next.py).
 GLM5_NEXT_DEFAULTS: dict[str, Any] = {
     "vocab_size": 154880, "hidden_size": 4096, "intermediate_size": 12288,

@@ -54,7 +54,6 @@ from infermeter.calculators.errors import ConfigError, InputError
 from infermeter.calculators.model_arch import AttentionShape
 
 INKLING_TYPE = "inkling_model"
-FIRST_RELEASE = (0, 26)  # recipes/models/thinkingmachines/Inkling.yaml min_vllm_version
 PLAN_NOTE = (
     "Inkling: each layer's K/V (full attention, or a sliding window of sliding_window_size) and "
     "its short convolutions' state as the cache of a sliding-window layer of sconv_kernel_size "

@@ -6,17 +6,10 @@ which `calculators.kv_cache` describes."""
 
 from dataclasses import dataclass
 
-import infermeter.calculators.beam as beam
 import infermeter.calculators.deepseek_v4 as deepseek_v4
 import infermeter.calculators.domyn_edge as domyn_edge
-import infermeter.calculators.dory as dory
-import infermeter.calculators.glm5_next as glm5_next
 import infermeter.calculators.inkling as inkling
-import infermeter.calculators.lfm2 as lfm2
-import infermeter.calculators.lfm3 as lfm3
 import infermeter.calculators.minimax_m3 as minimax_m3
-import infermeter.calculators.mistral_large4 as mistral_large4
-import infermeter.calculators.zaya as zaya
 from infermeter.calculators.cache_specs import CacheGroup, CacheSpec, packed_groups
 from infermeter.calculators.kv_cache import kv_dtype_bytes
 from infermeter.calculators.model_arch import ModelArch
@@ -46,44 +39,6 @@ def plan_note(arch: ModelArch) -> str | None:
     if arch.domyn_edge is not None:
         return domyn_edge.PLAN_NOTE
     return inkling.PLAN_NOTE if arch.inkling is not None else None
-
-
-def release_note(arch: ModelArch, version: tuple[int, int]) -> list[str]:
-    """A note when `version` predates the first vLLM release the family's recipe names
-    (`min_vllm_version` in vLLM 0.34.0's recipes/models: MiniMax-M3 0.24.0, Inkling 0.26.0, Beam
-    0.33.0, Mistral Large 4 0.34.0) or, without a recipe, the first whose registry.py lists it
-    (LFM2 0.10.2 and LFM2-MoE 0.11.1, keyed by minor release; LFM3 0.34.0, Dory and DomynEdge
-    0.33.0, ZAYA1 0.34.0; GLM-5-Next 0.30.0, whose recipe's 0.29.0 does not register it): the
-    plan then applies that release's memory terms to a model it does not serve."""
-    recipe, registry = "its recipe's min_vllm_version", "the first release that registers it"
-    first = {
-        "MiniMax-M3": (minimax_m3.FIRST_RELEASE, recipe) if arch.minimax_m3 is not None else None,
-        "Inkling": (inkling.FIRST_RELEASE, recipe) if arch.inkling is not None else None,
-        "Beam": (beam.FIRST_RELEASE, recipe) if arch.model_type == "beam" else None,
-        "LFM3": (lfm3.FIRST_RELEASE, registry) if arch.model_type == "lfm3" else None,
-        "LFM2": (lfm2.FIRST_RELEASES["lfm2"], registry) if arch.model_type == "lfm2" else None,
-        "LFM2-MoE": (lfm2.FIRST_RELEASES["lfm2_moe"], registry)
-        if arch.model_type == "lfm2_moe"
-        else None,
-        "Mistral Large 4": (mistral_large4.FIRST_RELEASE, recipe)
-        if arch.mistral_large4 is not None
-        else None,
-        "Dory": (dory.FIRST_RELEASE, registry) if arch.model_type == dory.DORY_TYPE else None,
-        "DomynEdge": (domyn_edge.FIRST_RELEASE, registry) if arch.domyn_edge is not None else None,
-        "ZAYA1": (zaya.FIRST_RELEASE, registry) if arch.zaya is not None else None,
-        "GLM-5-Next": (glm5_next.FIRST_RELEASE, registry)
-        if arch.model_type == glm5_next.GLM5_NEXT_TYPE
-        else None,
-    }
-    notes = []
-    for name, found in first.items():
-        if found is not None and version < found[0]:
-            (major, minor), source = found
-            notes.append(
-                f"{name} is served from vLLM {major}.{minor} ({source}); "
-                f"this plan applies {version[0]}.{version[1]}'s memory terms to it"
-            )
-    return notes
 
 
 def layer_caches(

@@ -30,9 +30,6 @@ from infermeter.calculators.mixers import SHORT_CONV, listed_layer_kinds
 from infermeter.calculators.model_arch import FULL
 
 LFM2_TYPES = ("lfm2", "lfm2_moe")
-# vllm/model_executor/models/registry.py lists Lfm2ForCausalLM first in 0.10.2 (0.10.1 has
-# none) and Lfm2MoeForCausalLM in 0.11.1 (0.11.0 has none); a plan keys releases by minor.
-FIRST_RELEASES = {"lfm2": (0, 10), "lfm2_moe": (0, 11)}
 # The config classes' defaults that a count or a cache reads (transformers 5.24.0).
 LFM2_DEFAULTS: dict[str, Any] = {
     "vocab_size": 65536, "hidden_size": 2560, "intermediate_size": 12288,

@@ -22,8 +22,6 @@ from typing import Any
 from infermeter.calculators.mixers import SHORT_CONV, listed_layer_kinds
 from infermeter.calculators.model_arch import FULL, SLIDING
 
-# No recipe names LFM3; registry.py registers Lfm3ForCausalLM first in 0.34.0 (0.33.0 has none).
-FIRST_RELEASE = (0, 34)
 # vLLM's Lfm3Config defaults (0.34.0), those a count or a cache reads.
 LFM3_DEFAULTS: dict[str, Any] = {
     "vocab_size": 128000, "hidden_size": 2048, "intermediate_size": 7680,

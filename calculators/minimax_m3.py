@@ -40,7 +40,6 @@ from infermeter.calculators.config_fields import int_field
 from infermeter.calculators.errors import ConfigError
 
 MINIMAX_M3_TYPES = ("minimax_m3_text", "minimax_m3_vl_text")
-FIRST_RELEASE = (0, 24)  # recipes/models/MiniMaxAI/MiniMax-M3.yaml min_vllm_version (0.34.0)
 BLOCK = 128  # tokens of a block: the sparse backend's and the indexer's only kernel block size
 INDEXER_BYTES = 2  # the indexer's keys: bfloat16 (indexer_kv_dtype "bf16", the default)
 PLAN_NOTE = (

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from infermeter.calculators.model_arch import ModelArch
 
 MISTRAL_LARGE4_TYPE = "mistral_large_4"
-FIRST_RELEASE = (0, 34)  # recipes/models/mistralai/Mistral-Large-4-1T-A52B.yaml min_vllm_version
 MISTRAL_LARGE4_NOTE = (
     "Mistral Large 4: latent caches on the layers that own one (kv_source_layers), the "
     "indexer's FP8 keys on its 'full' layers, fp8_ds_mla latents when the config's "

@@ -26,6 +26,7 @@ import infermeter.calculators.deepseek_v4_tuples as deepseek_v4_tuples
 import infermeter.calculators.vllm_overheads as overheads
 from infermeter.calculators.all2all import All2AllBuffers, all2all_buffers, batched_dp_moe_tokens
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.first_releases import release_note
 from infermeter.calculators.kv_blocks import (
     block_bytes,
     hybrid_block_size,
@@ -37,12 +38,7 @@ from infermeter.calculators.kv_blocks import (
     state_pages,
 )
 from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
-from infermeter.calculators.layer_caches import (
-    LayerCaches,
-    layer_caches,
-    plan_note,
-    release_note,
-)
+from infermeter.calculators.layer_caches import LayerCaches, layer_caches, plan_note
 from infermeter.calculators.mla_copies import MlaCopies, mla_copies
 from infermeter.calculators.mm_profile import EncoderProfile, encoder_profile
 from infermeter.calculators.model_arch import ModelArch

@@ -33,7 +33,6 @@ from infermeter.calculators.config_fields import int_field
 from infermeter.calculators.errors import ConfigError
 
 ZAYA_TYPE = "zaya"
-FIRST_RELEASE = (0, 34)  # registry.py lists ZayaForCausalLM first in 0.34.0
 # ZayaConfig's defaults (transformers 5.24 models/zaya/configuration_zaya.py): ZAYA1-8B's.
 ZAYA_DEFAULTS: dict[str, Any] = {
     "vocab_size": 262272, "hidden_size": 2048, "num_hidden_layers": 40,
