@@ -1,5 +1,6 @@
-"""The first vLLM release that serves a family, for the families a plan could otherwise set on a
-release that does not serve them (`release_note`).
+"""The first vLLM release that serves each family newer than the oldest release a plan models: a
+plan for an earlier release says that it applies that release's memory terms to a model the
+release does not serve (`release_note`).
 
 The fact is the family's recipe's `min_vllm_version` where one of vLLM 0.34.0's recipes/models
 names it, else the first release whose vllm/model_executor/models/registry.py lists its
