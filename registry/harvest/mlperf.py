@@ -41,6 +41,13 @@ from typing import Any
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.mlperf_citation import conditions, footnote
+from infermeter.registry.harvest.mlperf_endpoints import (
+    endpoints_point,
+    endpoints_rules,
+    read_run,
+    round_bounds,
+    summary_path,
+)
 from infermeter.registry.harvest.mlperf_log import (
     SAMPLE_UNITS,
     conf_percentile,
@@ -86,8 +93,10 @@ from infermeter.registry.models import (
     DatasetLength,
     GpuEntry,
     Identity,
+    LoadPoint,
     MlperfEntry,
     ModelEntry,
+    RateSearch,
     ReportedSource,
     Result,
     Workload,
@@ -110,6 +119,11 @@ SUMMARY_FILE = "summary_results.json"
 DIVISIONS = ("closed", "open")
 """The open division may change the model or the rules: its results are a lane of their own."""
 LOG_FILE = "performance/run_1/mlperf_log_summary.txt"
+
+
+EndpointsFiles = tuple[str | None, dict[tuple[str, str], RateSearch]]
+"""A run's endpoints `result_summary.json` (None: absent) and the round's bounds by benchmark
+family and scenario (`mlperf_endpoints.round_bounds`)."""
 
 
 @dataclass(frozen=True)
@@ -230,16 +244,19 @@ def harvest_row(
     conf: str | None = None,
     backends: frozenset[str] = frozenset(),
     power: tuple[int, str] | None = None,
+    endpoints: EndpointsFiles | None = None,
 ) -> Harvested:
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
     say which engine ran where `Software` names none, see `mlperf_setup`; `conf`: the run's
     `mlperf.conf`, see `conf_paths`; `backends`: the backend folders of the benchmark's code,
     see `mlperf_setup.engine_of_backend`; `power`: a MaxQ run's power limit and where it was
-    read, see `mlperf_power`)."""
+    read, see `mlperf_power`; `endpoints`: where the run has no LoadGen log, its endpoints
+    harness's `result_summary.json` and the round's bounds, see `mlperf_endpoints`)."""
     key = row_key(round_info.round, row)
     ran = (evidence, setup or {}, conf, backends, power)
-    return harvest_row_of(key, partial(_result, row, log_text, round_info, catalogs, ran, key))
+    run = (log_text, endpoints)
+    return harvest_row_of(key, partial(_result, row, run, round_info, catalogs, ran, key))
 
 
 def _identity(
@@ -324,9 +341,27 @@ def _source(
     )
 
 
+def _run_point(
+    row: dict[str, Any],
+    run: tuple[str | None, EndpointsFiles | None],
+    conf: str | None,
+) -> tuple[LoadPoint, dict[str, str], str | None]:
+    """The row's load point from its LoadGen log, else from its endpoints harness's
+    `result_summary.json`, with the log's lines and (endpoints) the rules it ran under."""
+    log_text, endpoints = run
+    if log_text is None and endpoints is not None and endpoints[0] is not None:
+        measured = read_run(endpoints[0], summary_path(row))
+        return endpoints_point(row, measured, endpoints[1]), {}, endpoints_rules(row, measured)
+    if log_text is None:
+        raise RowSkipped(f"{log_path(row)} is missing")
+    log = parse_log_summary(log_text)
+    percentile = conf_percentile(conf, str(row["Model"]), str(row["Scenario"]))
+    return load_point(row, log, log_path(row), percentile), log, None
+
+
 def _result(
     row: dict[str, Any],
-    log_text: str | None,
+    run: tuple[str | None, EndpointsFiles | None],
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     ran: tuple[
@@ -349,18 +384,14 @@ def _result(
         )
     precision, precision_note = _precision(row, evidence, own)
     identity = _identity(row, (gpu, catalogs[1]), engine, precision, own[0] if own else None)
-    if log_text is None:
-        raise RowSkipped(f"{log_path(row)} is missing")
-    log = parse_log_summary(log_text)
-    percentile = conf_percentile(conf, benchmark, str(row["Scenario"]))
-    point = load_point(row, log, log_path(row), percentile)
+    point, log, rules = _run_point(row, run, conf)
     notes = [note for note in (precision_note, _power_note(power), round_info.read_from) if note]
     if row.get("inferred"):
         notes.append(
             "MLCommons' results table marks this row inferred (inferred: 1); it is shown as "
             "the table states it, never as measured."
         )
-    conditions_text = " ".join([conditions(row, log, engine[2]), *notes])
+    conditions_text = " ".join([conditions(row, log, engine[2], rules), *notes])
     return reported_result(identity, [point], _source(row, round_info, key, conditions_text))
 
 
@@ -415,6 +446,8 @@ def harvest_round(
     result or a skip; a run submitted under both accuracy targets is one result."""
     rows = [row for row in read_summary(tree, round_info.round) if is_llm_datacenter(row)]
     logs = tree.read_many([log_path(row) for row in rows])
+    summaries = tree.read_many([summary_path(r) for r in rows if logs[log_path(r)] is None])
+    bounds = round_bounds(rows, [logs[log_path(row)] for row in rows])
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)
     backends = read_code_backends(tree, rows)
@@ -431,6 +464,7 @@ def harvest_round(
             next((text for path in conf_paths(row) if (text := confs[path]) is not None), None),
             backends[index],
             powers[index],
+            (summaries.get(summary_path(row)), bounds),
         )
         for index, row in enumerate(rows)
     ]

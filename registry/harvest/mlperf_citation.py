@@ -87,8 +87,12 @@ def _units_note(row: dict[str, Any], log: dict[str, str]) -> list[str]:
     return []
 
 
-def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) -> str:
-    """What the row measured and under which rules, as the result's `source.conditions`."""
+def conditions(
+    row: dict[str, Any], log: dict[str, str], engine_component: str, rules: str | None = None
+) -> str:
+    """What the row measured and under which rules, as the result's `source.conditions`
+    (`rules`: the scenario's rules where the run was not measured by LoadGen, see
+    `mlperf_endpoints.endpoints_rules`)."""
     scenario = row["Scenario"]
     parts = [
         f"MLPerf Inference {row.get('version')} {row['Category']} division, "
@@ -101,7 +105,7 @@ def conditions(row: dict[str, Any], log: dict[str, str], engine_component: str) 
         f"{_declared_weights(row)}; availability {row.get('Availability')}.",
         f"Accuracy in the accuracy run: {row.get('Accuracy')}.",
     ]
-    parts.append(_scenario_rules(scenario, log))
+    parts.append(rules or _scenario_rules(scenario, log))
     parts.extend(_units_note(row, log))
     if str(row.get("Accelerator", "")).startswith("Virtualized"):
         parts.append("The accelerators ran virtualized.")

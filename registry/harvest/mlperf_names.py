@@ -71,9 +71,11 @@ TensorRT-LLM (its code builds TensorRT-LLM engines), whose release they do not s
 _UNVERSIONED = (
     (re.compile(r"^Mango LLMBoost\b", re.I), "llmboost"),
     (re.compile(r"^vLLM$", re.I), "vllm"),
+    (re.compile(r"^TRTLLM-[a-z]+$", re.I), "tensorrt-llm"),
 )
 """Runtimes named without a version of their own (MangoBoost's LLMBoost platform; vLLM named
-bare, as some v6.0 submissions do)."""
+bare, as some v6.0 submissions do; a TensorRT-LLM build named for a part, not a release, as
+NVIDIA's v6.1 Vera Rubin rows name `TRTLLM-rubin`)."""
 
 
 def benchmark_family(benchmark: str) -> str:

@@ -12,16 +12,26 @@ deepseek-r1 Server, ASUSTeK's B300 deepseek-r1 Offline); the other 125 keep only
 lines the harvest reads, each line as the log prints it. AMD's setup configuration
 `closed/AMD/setup/llama2-70b-99/vllm_gfx942.config` (whole, 729 characters, read from the fork
 on 2026-12-02) says what serves AMD's 8 x MI355X llama2-70b rows, whose software names only
-PyTorch and ROCm: vLLM (`VLLM_URL`), release unstated. The excerpt is also the harvest's source:
-the registry's v6.1 files are what it gives, byte for byte.
+PyTorch and ROCm: vLLM (`VLLM_URL`), release unstated. NVIDIA's Vera Rubin NVL72 preview rows
+(deepseek-r1 Offline, Server, Interactive) were measured with the endpoints harness: their
+`performance/result_summary.json` files (7,853, 15,263 and 15,245 characters) were read on
+2026-12-02 from the official repository, whose stored index holds one version of each (seen at
+e777c7be for Offline and Interactive, at 10ecdffd for Server), and are kept whole, each checked
+against its stored length, its histogram counts summing to its samples and its bucket edges
+meeting; each file's `tps` is the table's `Result`. Row "325" (their Offline row) joined the
+excerpt's `summary.json` as the official file prints it. The excerpt is also the harvest's
+source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
+import json
 from pathlib import Path
 
 import pytest
 from registry_helpers import MlperfExcerpt
 
-from infermeter.registry.models import Result
+from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.mlperf_endpoints import endpoints_point, read_run
+from infermeter.registry.models import RateSearch, Result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "10ecdffda3bb94d71f0203a6ca8e20c17943f27c"
@@ -31,11 +41,12 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "cf8b72b959a7467a789b7165c8001f86647855f4f4f4172df76e7b0361615536"
+EXCERPT_SHA256 = "a86760773b2669a5e7705b2be56d4c770ba763262439c9b3cfaf0a6296a5d99e"
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1", "6.1", COMMIT, READ_FROM, EXCERPT_SHA256
 )
 AZURE = "closed/Azure/results/Azure-GB300-NVL72_288GBx72/deepseek-r1"
+RUBIN = "closed/NVIDIA/results/VR-NVL72_VR-288GB_aarch64x72_TRT/deepseek-r1"
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +59,8 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     harvested: tuple[Path, object, dict[str, Result]],
 ) -> None:
     registry, report, results = harvested
-    assert len(results) == 246
-    EXCERPT.assert_pinned_and_committed(registry, report, 246)  # type: ignore[arg-type]
+    assert len(results) == 249
+    EXCERPT.assert_pinned_and_committed(registry, report, 249)  # type: ignore[arg-type]
 
 
 def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
@@ -98,7 +109,7 @@ def test_server_points_keep_their_bounds_and_p99s(
         and r.points[0].tpot_ms is not None
         and r.points[0].tpot_ms.p99 is not None
     ]
-    assert len(with_p99) == 132
+    assert len(with_p99) == 134
 
 
 def test_engines_precisions_and_skips(
@@ -125,12 +136,6 @@ def test_engines_precisions_and_skips(
         "Server/performance/run_1 gpt-oss-120b Server"
     )
     assert "heterogeneous system" in reasons[mixed]
-    # The Vera Rubin preview rows are read and refused: the GPU catalog has no Vera Rubin yet.
-    rubin = (
-        "mlperf v6.1 closed/NVIDIA/results/VR-NVL72_VR-288GB_aarch64x72_TRT/deepseek-r1/Server/"
-        "performance/run_1 deepseek-r1 Server"
-    )
-    assert "no GPU catalog id" in reasons[rubin]
     # Precision is what ran: RedHat_Supermicro's GB200 NVL4 gpt-oss-120b ran fp8 weights on vLLM.
     redhat = results[
         "closed/RedHat_Supermicro/results/GB200-NVL4_186GB_Openshift_VLLM/gpt-oss-120b/Server/"
@@ -184,3 +189,78 @@ def test_an_engine_read_from_the_setup_configuration(
         identity = results[run.format("llama2-70b-99.9", scenario)].identity
         assert (identity.engine.name, identity.engine.version) == ("vllm", "unstated")
         assert (identity.gpu.id, identity.gpu.count) == ("mi355x", 8)
+
+
+def test_the_vera_rubin_preview_rows_are_read_from_the_endpoints_harness(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    """NVIDIA's Vera Rubin NVL72 rows have no LoadGen log: their figures are the endpoints
+    harness's `result_summary.json`, their bounds the round's LoadGen logs' for deepseek-r1,
+    their category preview, and the table marks them inferred, which they say."""
+    _, _, results = harvested
+    server = results[f"{RUBIN}/Server/performance/run_1"]
+    mlperf = server.source.mlperf  # type: ignore[union-attr]
+    assert (mlperf.availability, mlperf.path) == ("preview", f"{RUBIN}/Server/performance/run_1")  # type: ignore[union-attr]
+    identity = server.identity
+    assert (identity.gpu.id, identity.gpu.nodes, identity.gpu.count) == ("vera-rubin", 18, 72)
+    assert (identity.engine.name, identity.engine.version) == ("tensorrt-llm", "unstated")
+    assert identity.model.quantization == "fp4"
+    point = server.points[0]
+    # The file's "tps": 1175890.2208168241, "target_qps": 325.0 and ttft/tpot "99.0" in ns.
+    assert point.throughput.output_tokens_per_s == 1175890.2208168241
+    assert point.load.request_rate == 325.0
+    assert (point.ttft_ms.p99, point.tpot_ms.p99) == (303.546985, 48.215361468697125)  # type: ignore[union-attr]
+    assert point.ttft_ms.n == 600000  # type: ignore[union-attr]
+    search = point.load.rate_search
+    assert (search.ttft_ms, search.tpot_ms) == (2000.0, 80.0)  # type: ignore[union-attr]
+    interactive = results[f"{RUBIN}/Interactive/performance/run_1"].points[0].load.rate_search
+    assert (interactive.ttft_ms, interactive.tpot_ms) == (1500.0, 15.0)  # type: ignore[union-attr]
+    offline = results[f"{RUBIN}/Offline/performance/run_1"]
+    assert offline.points[0].requests.sent == 1600000
+    assert offline.points[0].ttft_ms is None
+    for result in (server, offline):
+        conditions = result.source.conditions  # type: ignore[union-attr]
+        assert "never as measured" in conditions
+        assert "endpoints harness" in conditions
+        assert "performance/result_summary.json" in conditions
+        assert result.source.kind == "reported"
+
+
+def _rubin_run(scenario: str, **changes: object) -> tuple[dict[str, object], str]:
+    """The pinned Vera Rubin row of `scenario` and its result_summary.json, with `changes`."""
+    table = json.loads((EXCERPT.folder / "summary.json").read_text())
+    row = next(
+        r for r in table.values() if r["Location"] == f"./{RUBIN}/{scenario}/performance/run_1"
+    )
+    path = EXCERPT.folder / RUBIN / scenario / "performance/result_summary.json"
+    summary = json.loads(path.read_text()) | changes
+    earlier = {"Model": row["Model"], "Scenario": row["Scenario"], "Location": row["Location"]}
+    earlier |= {"Performance_Result": row["Result"], "Performance_Units": row["Units"]}
+    return earlier, json.dumps(summary)
+
+
+BOUNDS = {
+    ("deepseek-r1", "Server"): RateSearch(percentile=99.0, ttft_ms=2000.0, tpot_ms=80.0),
+    ("deepseek-r1", "Interactive"): RateSearch(percentile=99.0, ttft_ms=1500.0, tpot_ms=15.0),
+}
+
+
+def test_an_endpoints_run_that_fails_a_rule_is_refused() -> None:
+    row, text = _rubin_run("Server")
+    point = endpoints_point(row, read_run(text, "s.json"), BOUNDS)
+    assert point.load.rate_search == BOUNDS[("deepseek-r1", "Server")]
+    _, failed = _rubin_run("Server", n_samples_failed=1)
+    with pytest.raises(RowSkipped, match="1 failed"):
+        read_run(failed, "s.json")
+    _, partial = _rubin_run("Server", complete=False)
+    with pytest.raises(RowSkipped, match="not complete"):
+        read_run(partial, "s.json")
+    # Interactive's tighter TPOT bound (15 ms) is not met by the Server run (p99 48.2 ms).
+    with pytest.raises(RowSkipped, match="TPOT"):
+        endpoints_point(row | {"Scenario": "Interactive"}, read_run(text, "s.json"), BOUNDS)
+    # No bounds in the round's logs for the benchmark: no point at an SLO.
+    with pytest.raises(RowSkipped, match="no target_qps, or no TTFT/TPOT bounds"):
+        endpoints_point(row, read_run(text, "s.json"), {})
+    # A table figure that is not the file's tps.
+    with pytest.raises(RowSkipped, match="disagrees"):
+        endpoints_point(row | {"Performance_Result": 1.1e6}, read_run(text, "s.json"), BOUNDS)
