@@ -76,6 +76,7 @@ from infermeter.registry.harvest.mlperf_setup import (
     code_root,
     engine_from_setup,
     engine_of_backend,
+    engine_of_build_tag,
     read_code_backends,
     read_setups,
 )
@@ -377,7 +378,7 @@ def _result(
         raise RowSkipped(f"the same run as {used} (MLPerf reuses the stricter benchmark's result)")
     gpu = _gpu(row, catalogs[0], power)  # a system this cannot file is said first
     named = parse_engine(str(row.get("Software", ""))) or engine_from_setup(setup)
-    engine = engine_of_backend(named, backends, code_root(row))
+    engine = engine_of_build_tag(engine_of_backend(named, backends, code_root(row)), row)
     if engine is None:
         raise RowSkipped(
             f"software {row.get('Software')!r} names no inference engine with a version"

@@ -106,7 +106,8 @@ def conditions(
         f"Accuracy in the accuracy run: {row.get('Accuracy')}.",
     ]
     parts.append(rules or _scenario_rules(scenario, log))
-    parts.extend(_units_note(row, log))
+    if rules is None:
+        parts.extend(_units_note(row, log))
     if str(row.get("Accelerator", "")).startswith("Virtualized"):
         parts.append("The accelerators ran virtualized.")
     parts.append(

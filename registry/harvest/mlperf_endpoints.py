@@ -24,7 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.registry.harvest.errors import RowSkipped
-from infermeter.registry.harvest.mlperf_log import NS_PER_MS, log_number, parse_log_summary
+from infermeter.registry.harvest.mlperf_log import (
+    NS_PER_MS,
+    SAMPLE_UNITS,
+    log_number,
+    parse_log_summary,
+)
 from infermeter.registry.harvest.mlperf_names import benchmark_family
 from infermeter.registry.harvest.reported import table_point
 from infermeter.registry.models import LatencyStats, Load, LoadPoint, RateSearch, Throughput
@@ -124,20 +129,17 @@ def round_bounds(
 
 
 def _throughput(row: dict[str, Any], run: EndpointsRun) -> Throughput:
-    """The file's output tokens/s (`tps`) and samples/s (`qps`), checked against the table."""
+    """The file's output tokens/s (`tps`) and samples/s (`qps`), the one the table states
+    (Tokens/s; Samples/s or Queries/s for a benchmark measured in samples) checked against it."""
     tokens_per_s, samples_per_s = run.number("tps"), run.number("qps")
+    units = row.get("Performance_Units")
+    key, figure = ("tps", tokens_per_s) if units == "Tokens/s" else ("qps", samples_per_s)
     stated = row.get("Performance_Result")
-    if row.get("Performance_Units") != "Tokens/s" or tokens_per_s is None:
+    if units not in ("Tokens/s", *SAMPLE_UNITS) or figure is None:
+        raise RowSkipped(f"{run.where}: no figure in the table's unit {units}")
+    if not isinstance(stated, int | float) or abs(stated - figure) > TABLE_TOLERANCE * figure:
         raise RowSkipped(
-            f"{run.where}: only a benchmark measured in tokens is read from the endpoints "
-            f"harness (the table's unit is {row.get('Performance_Units')})"
-        )
-    if not isinstance(stated, int | float) or abs(stated - tokens_per_s) > (
-        TABLE_TOLERANCE * tokens_per_s
-    ):
-        raise RowSkipped(
-            f"{run.where}: the table's {stated} Tokens/s disagrees with the file's tps "
-            f"{tokens_per_s}"
+            f"{run.where}: the table's {stated} {units} disagrees with the file's {key} {figure}"
         )
     return Throughput(output_tokens_per_s=tokens_per_s, requests_per_s=samples_per_s)
 
@@ -194,6 +196,12 @@ def endpoints_rules(row: dict[str, Any], run: EndpointsRun) -> str:
         f"system's HTTP endpoints): the run has no mlperf_log_summary.txt, and its figures are "
         f"those of {run.where}: {issued} samples issued, all completed, none failed."
     )
+    if row.get("Performance_Units") in SAMPLE_UNITS:
+        harness += (
+            f" The benchmark is measured in samples: the results table lists "
+            f"{row.get('Performance_Result')} {row.get('Performance_Units')}, the file's qps; "
+            "its tps, the output tokens per second the harness reports, is stored beside it."
+        )
     if row["Scenario"] == "Offline":
         return f"{harness} Offline: every sample issued at once (load pattern max_throughput)."
     return (

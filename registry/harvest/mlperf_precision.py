@@ -36,6 +36,8 @@ fp32 and quantize: their measurement files say so and name an NVFP4 checkpoint).
 _FP8_CONFIG = re.compile(r"^\s*use_fp8\s*=\s*True\b", re.M)
 _QUARK_FP8 = re.compile(r"--quant_scheme\s+w_fp8_a_fp8_o_fp8\b")
 _CHECKPOINT_FORMAT = re.compile(r"[-_]NVFP4[-_)]")
+_SERVED_MODEL = re.compile(r"^model_params:\n  name: (?P<name>\S+)$", re.M)
+"""The endpoints harness's `config.yaml` naming the model it served."""
 """A checkpoint name that states NVIDIA's FP4 format (`…-NVFP4-MLPerf-…`)."""
 _FP8_CONVERSION = re.compile(r"\bconvert the [\w.-]+ model to FP8\b")
 _AUTOFP8 = re.compile(r"\bAutoFP8\b")
@@ -82,7 +84,14 @@ def code_paths(row: dict[str, Any]) -> list[str]:
         f"{root}/configs/{family}/__init__.py",
         f"{root}/code/{benchmark}/README.md",
         f"{root}/code/{family}/README.md",
+        endpoints_config(row),
     ]
+
+
+def endpoints_config(row: dict[str, Any]) -> str:
+    """The `config.yaml` the endpoints harness keeps in the row's results folder (v6.1): its
+    `model_params.name` is the checkpoint the run served."""
+    return results_measurement(row).removesuffix("measurements.json") + "config.yaml"
 
 
 def _transformations(evidence: Evidence) -> str | None:
@@ -115,6 +124,18 @@ def _checkpoint_format(evidence: Evidence) -> tuple[str, str] | None:
     return None
 
 
+def _served_format(evidence: Evidence) -> tuple[str, str] | None:
+    """(format, the file that states it) where the endpoints harness's `config.yaml` serves a
+    checkpoint whose name states its format (v6.1's NVIDIA-stack Qwen3-VL rows declare bf16
+    and serve `nvidia/Qwen3-VL-235B-A22B-Instruct-NVFP4-MLPerf-Inference-Closed-V6.1-FP8-KV`)."""
+    for path, text in evidence.code.items():
+        served = _SERVED_MODEL.search(text) if path.endswith("/config.yaml") and text else None
+        if served and _CHECKPOINT_FORMAT.search(served.group("name")):
+            name = served.group("name")
+            return "nvfp4", f"{path} (the endpoints harness's) serves '{name}', named NVFP4"
+    return None
+
+
 def _quantized_format(evidence: Evidence, tensorrt_llm: bool) -> tuple[str, str] | None:
     """(format, the file that states it) from the submission's code: the TensorRT-LLM
     harness's configurations for a TensorRT-LLM row, the READMEs for any other."""
@@ -140,6 +161,13 @@ def ran_precision(row: dict[str, Any], evidence: Evidence) -> tuple[Precision, s
     if not declares_sixteen_bit(row):
         return precision(declared), None
     transformations = _transformations(evidence)
+    served = _served_format(evidence) if transformations is None else None
+    if served is not None:
+        note = (
+            f"weight_data_types {declared} names the starting weights: no measurement file was "
+            f"read, and {served[1]}; stored as {served[0]}."
+        )
+        return Precision(quantization=served[0]), note
     if transformations is None or "quantiz" not in transformations.lower():
         return _readme_conversion(declared, transformations, evidence)
     engine = parse_engine(str(row.get("Software", "")))

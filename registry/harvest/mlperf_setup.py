@@ -197,3 +197,26 @@ def engine_of_backend(
         f"backend ('{engine[2]}' names the submission's TensorRT stack as a whole)"
     )
     return "vllm", "unstated", where
+
+
+_BENCHMARK_BUILDS = {"qwen3-vl-235b-a22b": re.compile(r"^vLLM[ -]CentML:\S*-q3vl-\S*$", re.I)}
+"""A vLLM build that NVIDIA-stack submissions tag for one benchmark: `vLLM CentML:mlperf-inf-
+mm-q3vl-v6.1` ('mm-q3vl': the multimodal Qwen3-VL benchmark), listed beside the TensorRT-LLM
+that serves their other benchmarks."""
+
+
+def engine_of_build_tag(
+    engine: tuple[str, str, str] | None, row: dict[str, Any]
+) -> tuple[str, str, str] | None:
+    """The engine, unless it is the submission's TensorRT-LLM while `Software` also names a
+    vLLM build tagged for this very benchmark and no code was read to say more (v6.1's
+    NVIDIA-stack Qwen3-VL rows; in v6.0 their code's only backend said the same,
+    `engine_of_backend`): then that vLLM build, of an unstated release."""
+    tagged = _BENCHMARK_BUILDS.get(str(row.get("Model")))
+    if engine is None or engine[0] != "tensorrt-llm" or tagged is None:
+        return engine
+    components = [part.strip() for part in re.split(r"[,;]| \+ ", str(row.get("Software")))]
+    build = next((part for part in components if tagged.match(part)), None)
+    if build is None:
+        return engine
+    return "vllm", "unstated", f"{build}: the vLLM build the submission tags for this benchmark"

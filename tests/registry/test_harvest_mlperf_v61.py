@@ -19,7 +19,13 @@ PyTorch and ROCm: vLLM (`VLLM_URL`), release unstated. NVIDIA's Vera Rubin NVL72
 e777c7be for Offline and Interactive, at 10ecdffd for Server), and are kept whole, each checked
 against its stored length, its histogram counts summing to its samples and its bucket edges
 meeting; each file's `tps` is the table's `Result`. Row "325" (their Offline row) joined the
-excerpt's `summary.json` as the official file prints it. The excerpt is also the harvest's
+excerpt's `summary.json` as the official file prints it. NVIDIA's Qwen3-VL Offline rows of the
+B300 x8, the GB300 NVL72 x72 and the Vera Rubin NVL72 (rows "292", "313", "328") were measured the
+same way: their `result_summary.json` (7,720, 7,769 and 7,779 characters; the first two from the
+fork, the third from the official repository) are kept whole and checked the same way, with the
+endpoints harness's `config.yaml` of the first two (2,017 and 2,034 characters, from the fork)
+and the third's `measurements.json` (307 characters), which say that the checkpoint served is
+NVIDIA's NVFP4 one although the table declares bf16. The excerpt is also the harvest's
 source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
@@ -31,6 +37,7 @@ from registry_helpers import MlperfExcerpt
 
 from infermeter.registry.harvest.errors import RowSkipped
 from infermeter.registry.harvest.mlperf_endpoints import endpoints_point, read_run
+from infermeter.registry.harvest.mlperf_setup import engine_of_build_tag
 from infermeter.registry.models import RateSearch, Result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +48,7 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "a86760773b2669a5e7705b2be56d4c770ba763262439c9b3cfaf0a6296a5d99e"
+EXCERPT_SHA256 = "441f3ca84e21a646cfd12a2a111f3008f38684f95f52dd2a8d15462811709213"
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1", "6.1", COMMIT, READ_FROM, EXCERPT_SHA256
 )
@@ -59,8 +66,8 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     harvested: tuple[Path, object, dict[str, Result]],
 ) -> None:
     registry, report, results = harvested
-    assert len(results) == 249
-    EXCERPT.assert_pinned_and_committed(registry, report, 249)  # type: ignore[arg-type]
+    assert len(results) == 252
+    EXCERPT.assert_pinned_and_committed(registry, report, 252)  # type: ignore[arg-type]
 
 
 def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
@@ -264,3 +271,45 @@ def test_an_endpoints_run_that_fails_a_rule_is_refused() -> None:
     # A table figure that is not the file's tps.
     with pytest.raises(RowSkipped, match="disagrees"):
         endpoints_point(row | {"Performance_Result": 1.1e6}, read_run(text, "s.json"), BOUNDS)
+
+
+def test_qwen3_vl_offline_rows_of_the_endpoints_harness(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    """NVIDIA's v6.1 Qwen3-VL Offline rows declare bf16 weights and name TensorRT-LLM first; the
+    checkpoint they served is NVIDIA's NVFP4 one (the harness's config.yaml, or the measurement
+    file), and the engine the vLLM build the submission tags for the benchmark."""
+    _, _, results = harvested
+    run = "closed/NVIDIA/results/{}/qwen3-vl-235b-a22b/Offline/performance/run_1"
+    b300 = results[run.format("B300-SXM-270GBx8_TRT")]
+    assert (b300.identity.engine.name, b300.identity.engine.version) == ("vllm", "unstated")
+    assert (b300.identity.gpu.id, b300.identity.gpu.count) == ("b300", 8)
+    assert b300.identity.model.quantization == "nvfp4"
+    conditions = b300.source.conditions  # type: ignore[union-attr]
+    assert "Qwen3-VL-235B-A22B-Instruct-NVFP4-MLPerf-Inference-Closed-V6.1-FP8-KV" in conditions
+    assert "vLLM CentML:mlperf-inf-mm-q3vl-v6.1" in conditions
+    # The file's "qps": 129.35839172137014 (the table's 129.3583917214 Samples/s), "tps" beside.
+    point = b300.points[0]
+    assert (point.throughput.requests_per_s, point.throughput.output_tokens_per_s) == (
+        129.35839172137014,
+        5552.114731476078,
+    )
+    assert (point.load.arrival, point.requests.sent) == ("offline", 96578)
+    rubin = results[run.format("VR-NVL72_VR-288GB_aarch64x72_TRT")]
+    assert (rubin.identity.gpu.id, rubin.identity.model.quantization) == ("vera-rubin", "nvfp4")
+    assert rubin.source.mlperf.availability == "preview"  # type: ignore[union-attr]
+    gb300 = results[run.format("GB300-NVL72_GB300-288GB_aarch64x72_TRT")]
+    assert (gb300.identity.gpu.count, gb300.points[0].throughput.requests_per_s) == (
+        72,
+        1304.9852625797478,
+    )
+
+
+def test_a_build_tag_names_the_engine_only_for_its_own_benchmark() -> None:
+    software = "TensorRT-LLM feat/1.2-mlpinf, NVIDIA Dynamo x, vLLM CentML:mlperf-inf-mm-q3vl-v6.1"
+    trt = ("tensorrt-llm", "feat/1.2-mlpinf", "TensorRT-LLM feat/1.2-mlpinf")
+    qwen = {"Model": "qwen3-vl-235b-a22b", "Software": software}
+    assert engine_of_build_tag(trt, qwen)[:2] == ("vllm", "unstated")  # type: ignore[index]
+    assert engine_of_build_tag(trt, qwen | {"Model": "deepseek-r1"}) == trt
+    untagged = qwen | {"Software": "TensorRT-LLM feat/1.2-mlpinf, vLLM CentML:other-build"}
+    assert engine_of_build_tag(trt, untagged) == trt
