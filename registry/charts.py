@@ -21,8 +21,8 @@ def default_label(row: IndexRow) -> str:
 
 def lowest_usd_per_million(row: IndexRow) -> float | None:
     """On-demand $ per 1M accepted tokens, else per 1M output tokens (no SLO stated)."""
-    accepted = row.on_demand_usd_per_million_accepted_tokens
-    return accepted if accepted is not None else row.on_demand_usd_per_million_output_tokens
+    accepted = row.on_demand.usd_per_million_accepted_tokens
+    return accepted if accepted is not None else row.on_demand.usd_per_million_output_tokens
 
 
 def chart_data(

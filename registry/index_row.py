@@ -3,6 +3,7 @@ index's columns, in order, each with the description the JSON index and the site
 """
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,24 @@ TIER_COLUMNS: dict[str, str] = {
     "usd_per_million_accepted_tokens": "$ per 1M accepted output tokens at that price.",
     "output_tokens_per_dollar": "Output tokens per $ at that price.",
 }
-"""The columns of each price tier (`<tier>_<column>`), by what they say."""
+"""The columns of each price tier (`<tier>_<column>`, a `TierColumns` field), by what they
+say; `{tier}` and `{tier_long}` name the tier."""
+
+
+@dataclass(frozen=True)
+class TierColumns:
+    """A row's figures at one price tier: the index's `<tier>_<name>` columns (`IndexRow`'s
+    `on_demand`, `interruptible` and `reserved`); all None where the GPU has no price there."""
+
+    price_id: str | None = None
+    price_provider: str | None = None
+    price_as_of: str | None = None
+    price_confidence: str | None = None
+    usd_per_hour: float | None = None
+    usd_per_million_output_tokens: float | None = None
+    usd_per_million_accepted_tokens: float | None = None
+    output_tokens_per_dollar: float | None = None
+
 
 _TIER_WORDS = {
     "on_demand": ("on-demand", "on-demand"),
@@ -58,10 +76,10 @@ _TIER_WORDS = {
 }
 
 
-def _tier(tier: str, column: str, figure: Figure | None = None) -> Any:
-    """The column `<tier>_<column>` of one price tier (`TIER_COLUMNS`)."""
-    short, long = _TIER_WORDS[tier]
-    return _column(TIER_COLUMNS[column].format(tier=short, tier_long=long), figure)
+def _tier(figures: dict[str, Figure] | None = None) -> dict[str, Any]:
+    """The metadata of a price tier's field (named after the tier); `figures`: how its columns
+    that tables show read, by `TierColumns` field."""
+    return {"tier": True, "figures": figures or {}}
 
 
 @dataclass(frozen=True)
@@ -251,71 +269,102 @@ class IndexRow:
         "closed- or open-loop points); null for points outside a sweep (offline, server at an "
         "SLO, a single point, no per-user rate)."
     )
-    on_demand_price_id: str | None = _tier("on_demand", "price_id")
-    on_demand_price_provider: str | None = _tier("on_demand", "price_provider")
-    on_demand_price_as_of: str | None = _tier("on_demand", "price_as_of")
-    on_demand_price_confidence: str | None = _tier("on_demand", "price_confidence")
-    on_demand_usd_per_hour: float | None = _tier(
-        "on_demand", "usd_per_hour", Figure("$/h on-demand", 2, False)
+    on_demand: TierColumns = field(
+        default_factory=TierColumns,
+        metadata=_tier(
+            {
+                "usd_per_hour": Figure("$/h on-demand", 2, False),
+                "usd_per_million_output_tokens": Figure("$ per 1M output tokens", 3, False),
+                "usd_per_million_accepted_tokens": Figure("$ per 1M accepted tokens", 3, False),
+            }
+        ),
     )
-    on_demand_usd_per_million_output_tokens: float | None = _tier(
-        "on_demand", "usd_per_million_output_tokens", Figure("$ per 1M output tokens", 3, False)
-    )
-    on_demand_usd_per_million_accepted_tokens: float | None = _tier(
-        "on_demand", "usd_per_million_accepted_tokens", Figure("$ per 1M accepted tokens", 3, False)
-    )
-    on_demand_output_tokens_per_dollar: float | None = _tier(
-        "on_demand", "output_tokens_per_dollar"
-    )
-    interruptible_price_id: str | None = _tier("interruptible", "price_id")
-    interruptible_price_provider: str | None = _tier("interruptible", "price_provider")
-    interruptible_price_as_of: str | None = _tier("interruptible", "price_as_of")
-    interruptible_price_confidence: str | None = _tier("interruptible", "price_confidence")
-    interruptible_usd_per_hour: float | None = _tier("interruptible", "usd_per_hour")
-    interruptible_usd_per_million_output_tokens: float | None = _tier(
-        "interruptible", "usd_per_million_output_tokens"
-    )
-    interruptible_usd_per_million_accepted_tokens: float | None = _tier(
-        "interruptible", "usd_per_million_accepted_tokens"
-    )
-    interruptible_output_tokens_per_dollar: float | None = _tier(
-        "interruptible", "output_tokens_per_dollar"
-    )
-    reserved_price_id: str | None = _tier("reserved", "price_id")
-    reserved_price_provider: str | None = _tier("reserved", "price_provider")
-    reserved_price_as_of: str | None = _tier("reserved", "price_as_of")
-    reserved_price_confidence: str | None = _tier("reserved", "price_confidence")
-    reserved_usd_per_hour: float | None = _tier("reserved", "usd_per_hour")
-    reserved_usd_per_million_output_tokens: float | None = _tier(
-        "reserved", "usd_per_million_output_tokens"
-    )
-    reserved_usd_per_million_accepted_tokens: float | None = _tier(
-        "reserved", "usd_per_million_accepted_tokens"
-    )
-    reserved_output_tokens_per_dollar: float | None = _tier("reserved", "output_tokens_per_dollar")
+    interruptible: TierColumns = field(default_factory=TierColumns, metadata=_tier())
+    reserved: TierColumns = field(default_factory=TierColumns, metadata=_tier())
+
+    def column(self, name: str) -> Any:
+        """The value of the index column `name` (`on_demand_usd_per_hour` is
+        `self.on_demand.usd_per_hour`)."""
+        value: Any = self
+        for part in _COLUMNS[name].path:
+            value = getattr(value, part)
+        return value
+
+    def tier(self, tier: str) -> TierColumns:
+        """The row's figures at the price tier `tier` (`on_demand`, `interruptible`, `reserved`)."""
+        columns = getattr(self, tier)
+        if not isinstance(columns, TierColumns):
+            raise KeyError(tier)
+        return columns
 
     def as_dict(self) -> dict[str, Any]:
         """The row as JSON data, keys in column order."""
-        return {name: getattr(self, name) for name in COLUMNS}
+        return {name: self.column(name) for name in COLUMNS}
+
+    @classmethod
+    def from_columns(cls, values: Mapping[str, Any]) -> "IndexRow":
+        """The row of the index columns `values`, by name (as `as_dict` gives them; a tier
+        column left out is None)."""
+        fields: dict[str, Any] = {}
+        tiers: dict[str, dict[str, Any]] = {}
+        for name, value in values.items():
+            path = _COLUMNS[name].path
+            if len(path) == 1:
+                fields[name] = value
+            else:
+                tiers.setdefault(path[0], {})[path[1]] = value
+        fields |= {tier: TierColumns(**parts) for tier, parts in tiers.items()}
+        return cls(**fields)
+
+    def with_columns(self, **values: Any) -> "IndexRow":
+        """This row with the index columns `values` replaced, by name."""
+        return IndexRow.from_columns(self.as_dict() | values)
 
 
-COLUMNS: tuple[str, ...] = tuple(column.name for column in dataclasses.fields(IndexRow))
+@dataclass(frozen=True)
+class _Column:
+    """An index column: where a row holds it (`("on_demand", "usd_per_hour")`), its
+    description, how tables show it and the load point's field it copies."""
+
+    path: tuple[str, ...]
+    description: str
+    figure: Figure | None
+    stated: str | None
+
+
+def _index_columns() -> dict[str, _Column]:
+    """Every column of the index by name, in order: `IndexRow`'s fields, each price tier's
+    `TierColumns` as `<tier>_<name>`."""
+    columns = {}
+    for column in dataclasses.fields(IndexRow):
+        meta = column.metadata
+        if not meta.get("tier"):
+            columns[column.name] = _Column(
+                (column.name,), meta["description"], meta["figure"], meta["stated"]
+            )
+            continue
+        short, long = _TIER_WORDS[column.name]
+        for part in dataclasses.fields(TierColumns):
+            description = TIER_COLUMNS[part.name].format(tier=short, tier_long=long)
+            columns[f"{column.name}_{part.name}"] = _Column(
+                (column.name, part.name), description, meta["figures"].get(part.name), None
+            )
+    return columns
+
+
+_COLUMNS = _index_columns()
+
+COLUMNS: tuple[str, ...] = tuple(_COLUMNS)
 """The index's columns, in order."""
 
-COLUMN_DESCRIPTIONS: dict[str, str] = {
-    column.name: column.metadata["description"] for column in dataclasses.fields(IndexRow)
-}
+COLUMN_DESCRIPTIONS: dict[str, str] = {name: c.description for name, c in _COLUMNS.items()}
 
 FIGURES: dict[str, Figure] = {
-    column.name: column.metadata["figure"]
-    for column in dataclasses.fields(IndexRow)
-    if column.metadata["figure"] is not None
+    name: c.figure for name, c in _COLUMNS.items() if c.figure is not None
 }
 """How each column a table shows reads, by column."""
 
 STATED_COLUMNS: dict[str, str] = {
-    column.name: column.metadata["stated"]
-    for column in dataclasses.fields(IndexRow)
-    if column.metadata["stated"] is not None
+    name: c.stated for name, c in _COLUMNS.items() if c.stated is not None
 }
 """The columns that copy a figure of the load point: column → the field's dotted path."""

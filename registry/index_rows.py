@@ -9,7 +9,7 @@ significant digits.
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from infermeter.calculators.accepted import accepted_at_own_slo
@@ -18,7 +18,7 @@ from infermeter.registry.corrections import (
     CorrectionEntry,
 )
 from infermeter.registry.evidence import point_evidence, result_lane
-from infermeter.registry.index_row import STATED_COLUMNS, TIER_COLUMNS, IndexRow
+from infermeter.registry.index_row import STATED_COLUMNS, IndexRow, TierColumns
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import (
     LatencyStats,
@@ -85,39 +85,59 @@ def _tokens_per_joule(point: LoadPoint) -> float | None:
 
 
 def _tier_columns(
-    tier: str,
     price: PriceEntry | None,
     gpu_count: int,
     output_tokens_per_s: float | None,
     accepted_tokens_per_s: float | None,
     trust: Confidence | None = None,
-) -> dict[str, Any]:
-    columns: dict[str, Any] = {f"{tier}_{column}": None for column in TIER_COLUMNS}
+) -> TierColumns:
+    """A row's figures at `price` (None: the tier has no price for the GPU)."""
     if price is None:
-        return columns
-    deployment_usd_per_hour = price.usd_per_gpu_hour * gpu_count
-    columns[f"{tier}_price_id"] = price.id
-    # A derived price says so, with its rule, wherever its figures show their provider.
-    columns[f"{tier}_price_provider"] = (
-        price.provider
-        if price.derived is None
-        else f"{price.provider}, derived: {price.derived.rule}"
+        return TierColumns()
+    hourly = price.usd_per_gpu_hour * gpu_count
+    output, accepted = output_tokens_per_s, accepted_tokens_per_s
+    return TierColumns(
+        price_id=price.id,
+        # A derived price says so, with its rule, wherever its figures show their provider.
+        price_provider=(
+            price.provider
+            if price.derived is None
+            else f"{price.provider}, derived: {price.derived.rule}"
+        ),
+        price_as_of=dated(price),
+        price_confidence=trust.level if trust is not None else None,
+        usd_per_hour=_rounded(hourly),
+        usd_per_million_output_tokens=(
+            None if output is None else _rounded(usd_per_million_tokens(hourly, output))
+        ),
+        usd_per_million_accepted_tokens=(
+            None if accepted is None else _rounded(usd_per_million_tokens(hourly, accepted))
+        ),
+        output_tokens_per_dollar=(
+            None if output is None else _rounded(tokens_per_dollar(hourly, output))
+        ),
     )
-    columns[f"{tier}_price_as_of"] = dated(price)
-    columns[f"{tier}_price_confidence"] = trust.level if trust is not None else None
-    columns[f"{tier}_usd_per_hour"] = _rounded(deployment_usd_per_hour)
-    if output_tokens_per_s is not None:
-        columns[f"{tier}_usd_per_million_output_tokens"] = _rounded(
-            usd_per_million_tokens(deployment_usd_per_hour, output_tokens_per_s)
+
+
+def _tiers(
+    cheapest: Mapping[str, PriceEntry],
+    trust: Mapping[str, Confidence],
+    gpu_count: int,
+    output_tokens_per_s: float | None,
+    accepted_tokens_per_s: float | None,
+) -> dict[str, Any]:
+    """A row's `TierColumns` at each price tier's `cheapest` price, by tier (`IndexRow`'s
+    field of it)."""
+    return {
+        tier: _tier_columns(
+            cheapest.get(tier),
+            gpu_count,
+            output_tokens_per_s,
+            accepted_tokens_per_s,
+            trust.get(tier),
         )
-        columns[f"{tier}_output_tokens_per_dollar"] = _rounded(
-            tokens_per_dollar(deployment_usd_per_hour, output_tokens_per_s)
-        )
-    if accepted_tokens_per_s is not None:
-        columns[f"{tier}_usd_per_million_accepted_tokens"] = _rounded(
-            usd_per_million_tokens(deployment_usd_per_hour, accepted_tokens_per_s)
-        )
-    return columns
+        for tier in TIERS
+    }
 
 
 def _roofline_columns(share: RooflineShare | None) -> dict[str, Any]:
@@ -271,12 +291,6 @@ def index_rows(
         output_tokens_per_s = _positive(point.throughput.output_tokens_per_s)
         accepted = accepted_at_own_slo(point_evidence(result, point_index))
         accepted_tokens_per_s = None if accepted is None else accepted.accepted_tokens_per_s
-        tiers: dict[str, Any] = {}
-        for tier in TIERS:
-            price, sure = cheapest.get(tier), trust.get(tier)
-            tiers |= _tier_columns(
-                tier, price, gpu_count, output_tokens_per_s, accepted_tokens_per_s, sure
-            )
         rows.append(
             IndexRow(
                 point_index=point_index,
@@ -288,7 +302,7 @@ def index_rows(
                 **_measured_columns(point),
                 **_derived_columns(point, gpu_count, accepted_tokens_per_s),
                 **_roofline_columns(shares[point_index]),
-                **tiers,
+                **_tiers(cheapest, trust, gpu_count, output_tokens_per_s, accepted_tokens_per_s),
             )
         )
     return rows

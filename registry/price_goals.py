@@ -56,9 +56,10 @@ class PriceGoals:
 
 
 def _has_figure(row: IndexRow, tier: str) -> bool:
-    return any(
-        getattr(row, f"{tier}_{column}") is not None
-        for column in ("usd_per_million_output_tokens", "usd_per_million_accepted_tokens")
+    price = row.tier(tier)
+    return (
+        price.usd_per_million_output_tokens is not None
+        or price.usd_per_million_accepted_tokens is not None
     )
 
 
@@ -72,7 +73,7 @@ def price_goals(
     trusts = {price.id: confidence(price, catalog, today) for price in catalog}
     for row in rows:
         for tier in TIERS:
-            price_id = getattr(row, f"{tier}_price_id")
+            price_id = row.tier(tier).price_id
             if price_id is None or not _has_figure(row, tier):
                 continue
             goals.figures[tier] += 1

@@ -70,7 +70,7 @@ def usd_text(value: float | None, digits: int = 3) -> str:
 
 def point_cells(row: IndexRow, columns: Sequence[PointColumn] = POINT_COLUMNS) -> list[str]:
     """The text of each column's figure for one load point."""
-    return [number_text(getattr(row, c.field), c.digits, c.scale) for c in columns]
+    return [number_text(row.column(c.field), c.digits, c.scale) for c in columns]
 
 
 def _text(value: str) -> str:
@@ -91,7 +91,7 @@ def stated_columns(
     rows: Sequence[IndexRow], columns: Sequence[PointColumn] = POINT_COLUMNS
 ) -> list[PointColumn]:
     """Those of `columns` whose figure a row of `rows` states."""
-    return [c for c in columns if any(getattr(row, c.field) is not None for row in rows)]
+    return [c for c in columns if any(row.column(c.field) is not None for row in rows)]
 
 
 def _row_head(row: IndexRow) -> str:

@@ -53,8 +53,8 @@ def test_points_table_has_a_row_per_point_with_each_figure(rows: list[IndexRow])
     assert by_header[1]["TPOT p50 ms"] == "13.90"
     assert by_header[1]["output tok/s per GPU"] == "4,426.7"
     assert by_header[0]["failed %"] == "0.4"  # 2 of 492 requests
-    assert by_header[0]["$/h on-demand"] == number_text(rows[0].on_demand_usd_per_hour, 2)
-    assert rows[0].on_demand_usd_per_hour is not None  # priced from the catalog
+    assert by_header[0]["$/h on-demand"] == number_text(rows[0].on_demand.usd_per_hour, 2)
+    assert rows[0].on_demand.usd_per_hour is not None  # priced from the catalog
 
 
 def test_points_table_marks_what_a_result_does_not_state_and_escapes_labels(

@@ -15,7 +15,6 @@ quarter more; for latencies and cost, lower is better, which the table's header 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +145,7 @@ def compare(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) -> lis
 def _value(row: IndexRow | None, column: str) -> float | None:
     if row is None:
         return None
-    value = getattr(row, column)
+    value = row.column(column)
     return float(value) if value is not None else None
 
 
@@ -215,7 +214,7 @@ def comparison_json(
         "loads": [
             {
                 "load": load.load,
-                "rows": [dataclasses.asdict(row) if row else None for row in load.rows],
+                "rows": [row.as_dict() if row else None for row in load.rows],
             }
             for load in loads
         ],

@@ -75,7 +75,7 @@ def _label(named: NamedResult) -> str:
 
 def _table(named: NamedResult, rows: Sequence[IndexRow]) -> str:
     identity = named.result.identity
-    price = next((row.on_demand_price_id for row in rows if row.on_demand_price_id), None)
+    price = next((row.on_demand.price_id for row in rows if row.on_demand.price_id), None)
     priced = f"priced at catalog entry {html_text(price)}" if price else "no catalog price"
     return (
         f"<section><h2>{html_text(_label(named))}</h2>"

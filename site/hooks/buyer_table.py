@@ -48,25 +48,25 @@ def candidates(rows: Iterable[IndexRow]) -> list[IndexRow]:
 
 def effective_usd_per_hour(row: IndexRow) -> float | None:
     """The on-demand hourly price at full use with the point's failed requests retried."""
-    if row.on_demand_usd_per_hour is None:
+    if row.on_demand.usd_per_hour is None:
         return None
     try:
         return effective_cost(
-            row.on_demand_usd_per_hour, retry_rate=min(row.failure_rate or 0.0, 0.99)
+            row.on_demand.usd_per_hour, retry_rate=min(row.failure_rate or 0.0, 0.99)
         ).effective_usd_per_hour
     except CalculatorError:
         return None
 
 
 def _hourly(row: IndexRow) -> str:
-    if row.on_demand_usd_per_hour is None:
+    if row.on_demand.usd_per_hour is None:
         return "no usable price"
-    text = usd_text(row.on_demand_usd_per_hour, 2)
-    if row.on_demand_price_id is None:
+    text = usd_text(row.on_demand.usd_per_hour, 2)
+    if row.on_demand.price_id is None:
         return text
     # linked to the price's row on the GPU page, with its provider, date and confidence
     return (
-        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}">{text}</a>'
+        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand.price_id)}">{text}</a>'
         f'<br><small class="im-price">{esc(row_price_phrase(row, "on_demand"))}</small>'
     )
 
@@ -97,11 +97,11 @@ FIGURES: list[tuple[str, Callable[[IndexRow], str]]] = [
     ("Accepted output tokens/hour", _accepted_per_hour),
     (
         "$/1M accepted output tokens",
-        lambda r: usd_text(r.on_demand_usd_per_million_accepted_tokens),
+        lambda r: usd_text(r.on_demand.usd_per_million_accepted_tokens),
     ),
     (
         "$/1M output tokens (all, SLO or not)",
-        lambda r: usd_text(r.on_demand_usd_per_million_output_tokens),
+        lambda r: usd_text(r.on_demand.usd_per_million_output_tokens),
     ),
     ("TTFT p95 ms", lambda r: _num(r.ttft_ms_p95)),
     ("E2E p95 / p99 ms", _e2e),

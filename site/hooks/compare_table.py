@@ -86,15 +86,15 @@ def _hourly_price(group: Group) -> str:
     """The deployment's on-demand $/hour, linked to the price's row (date, source) on the GPU
     page."""
     row = group.row
-    text = usd(row.on_demand_usd_per_hour, 2)
-    if row.on_demand_price_id is None:
+    text = usd(row.on_demand.usd_per_hour, 2)
+    if row.on_demand.price_id is None:
         return text
     phrase = row_price_phrase(row, "on_demand") or ""
     return (
-        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand_price_id)}" '
+        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand.price_id)}" '
         f'title="{esc(phrase)}">{text}</a><br><small class="im-price">'
-        f"{esc(row.on_demand_price_provider)}, {esc(row.on_demand_price_as_of or 'undated')}, "
-        f"{esc(row.on_demand_price_confidence)}</small>"
+        f"{esc(row.on_demand.price_provider)}, {esc(row.on_demand.price_as_of or 'undated')}, "
+        f"{esc(row.on_demand.price_confidence)}</small>"
     )
 
 
@@ -145,7 +145,7 @@ def _figure(column: str) -> Column:
     """An index column as its figure reads (`registry.index_row.FIGURES`), to whole units."""
 
     def value(group: Group) -> Any:
-        return getattr(group.row, column)
+        return group.row.column(column)
 
     return (FIGURES[column].label, value, lambda group: num(value(group), 0))
 
@@ -158,13 +158,13 @@ COLUMNS: list[Column] = [
     # The $ per 1M tokens next to the GPU: a phone shows them without scrolling.
     (
         "$/1M accepted, on-demand",
-        lambda g: g.row.on_demand_usd_per_million_accepted_tokens,
-        lambda g: usd(g.row.on_demand_usd_per_million_accepted_tokens),
+        lambda g: g.row.on_demand.usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.on_demand.usd_per_million_accepted_tokens),
     ),
     (
         "$/1M output, on-demand",
-        lambda g: g.row.on_demand_usd_per_million_output_tokens,
-        lambda g: usd(g.row.on_demand_usd_per_million_output_tokens),
+        lambda g: g.row.on_demand.usd_per_million_output_tokens,
+        lambda g: usd(g.row.on_demand.usd_per_million_output_tokens),
     ),
     ("GPUs", lambda g: g.row.gpu_count, lambda g: esc(g.row.gpu_count)),
     ("Quant.", lambda g: g.row.quantization or "", lambda g: esc(g.row.quantization or "–")),
@@ -192,7 +192,7 @@ COLUMNS: list[Column] = [
     ),
     _figure("e2e_ms_p95"),
     _figure("e2e_ms_p99"),
-    ("$/hour", lambda g: g.row.on_demand_usd_per_hour, _hourly_price),
+    ("$/hour", lambda g: g.row.on_demand.usd_per_hour, _hourly_price),
     ("Source", lambda g: " ".join(_kinds(g)) + mlperf_label(g.row), _source_cell),
     ("% of bound", lambda g: g.row.roofline_pct, lambda g: _nowrap(roofline_cell(g.row))),
     (
@@ -207,13 +207,13 @@ COLUMNS: list[Column] = [
     ),
     (
         "$/1M accepted, interruptible",
-        lambda g: g.row.interruptible_usd_per_million_accepted_tokens,
-        lambda g: usd(g.row.interruptible_usd_per_million_accepted_tokens),
+        lambda g: g.row.interruptible.usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.interruptible.usd_per_million_accepted_tokens),
     ),
     (
         "$/1M accepted, reserved",
-        lambda g: g.row.reserved_usd_per_million_accepted_tokens,
-        lambda g: usd(g.row.reserved_usd_per_million_accepted_tokens),
+        lambda g: g.row.reserved.usd_per_million_accepted_tokens,
+        lambda g: usd(g.row.reserved.usd_per_million_accepted_tokens),
     ),
     (
         "Total tok/s (prompt + output)",

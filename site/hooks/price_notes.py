@@ -23,16 +23,15 @@ def price_phrase(
 
 def row_price_phrase(row: IndexRow, tier: str) -> str | None:
     """The phrase of the price a row's `tier` figures use; None when the row has none."""
-    price_id = getattr(row, f"{tier}_price_id")
-    hourly = getattr(row, f"{tier}_usd_per_hour")
-    if price_id is None or hourly is None:
+    price = row.tier(tier)
+    if price.price_id is None or price.price_provider is None or price.usd_per_hour is None:
         return None
     return price_phrase(
-        getattr(row, f"{tier}_price_provider"),
+        price.price_provider,
         tier,
-        getattr(row, f"{tier}_price_as_of"),
-        getattr(row, f"{tier}_price_confidence"),
-        hourly / row.gpu_count,
+        price.price_as_of,
+        price.price_confidence,
+        price.usd_per_hour / row.gpu_count,
     )
 
 
@@ -42,9 +41,9 @@ def prices_used(rows: Iterable[IndexRow], gpu_names: Mapping[str, str] | None = 
     for row in rows:
         tiers = seen.setdefault(row.gpu, {})
         for tier in PRICE_TIERS:
-            phrase = row_price_phrase(row, tier)
-            if phrase is not None and tier not in tiers:
-                tiers[tier] = (getattr(row, f"{tier}_price_id"), phrase)
+            price_id, phrase = row.tier(tier).price_id, row_price_phrase(row, tier)
+            if price_id is not None and phrase is not None and tier not in tiers:
+                tiers[tier] = (price_id, phrase)
     if not seen:
         return ""
     names = gpu_names or {}

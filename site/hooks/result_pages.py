@@ -336,7 +336,7 @@ def result_body(
     )
     derived = "".join(
         f'<tr><th title="{esc(name)}: {esc(COLUMN_DESCRIPTIONS[name])}">{esc(field_label(name))}'
-        "</th>" + "".join(f"<td>{_figure(getattr(row, name))}</td>" for row in rows) + "</tr>"
+        "</th>" + "".join(f"<td>{_figure(row.column(name))}</td>" for row in rows) + "</tr>"
         for name in COLUMN_DESCRIPTIONS
         if name.endswith(_DERIVED_SUFFIXES)
     )

@@ -46,9 +46,9 @@ def replicate_groups(rows: Iterable[IndexRow]) -> list[Group]:
             continue
         medians: dict[str, Any] = {}
         for name in SUMMARY_COLUMNS:
-            values = [getattr(m, name) for m in members if getattr(m, name) is not None]
+            values = [m.column(name) for m in members if m.column(name) is not None]
             medians[name] = median(values) if values else None
-        groups.append(Group(dataclasses.replace(members[0], **medians), tuple(members)))
+        groups.append(Group(members[0].with_columns(**medians), tuple(members)))
     return groups
 
 

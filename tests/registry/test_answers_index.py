@@ -53,12 +53,12 @@ def test_index_every_mlperf_server_and_interactive_point_is_accepted_at_its_own_
         if cheapest_price(prices, row.gpu, "on_demand") is None:
             unpriced[row.gpu] += 1
             continue
-        assert row.on_demand_usd_per_million_accepted_tokens == pytest.approx(
-            row.on_demand_usd_per_million_output_tokens, rel=1e-5
+        assert row.on_demand.usd_per_million_accepted_tokens == pytest.approx(
+            row.on_demand.usd_per_million_output_tokens, rel=1e-5
         ), row.result_id
-        assert row.on_demand_usd_per_million_accepted_tokens
+        assert row.on_demand.usd_per_million_accepted_tokens
     # the index agrees: no on-demand price id for the others
-    without = {row.on_demand_price_id is None for row in servers if row.gpu in unpriced}
+    without = {row.on_demand.price_id is None for row in servers if row.gpu in unpriced}
     assert without <= {True}, f"points without a price: {dict(unpriced)}"
 
 

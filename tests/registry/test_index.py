@@ -280,7 +280,7 @@ def test_index_replicates_share_a_key_and_show_the_spread() -> None:
             output_tokens_per_s_min=tokens_per_s,
             output_tokens_per_s_max=tokens_per_s,
         )
-        return IndexRow(**values)
+        return IndexRow.from_columns(values)
 
     rows = with_replicate_spread(
         [row("a", "k1", 100.0), row("b", "k1", 120.0), row("c", "k2", 50.0), row("d", "k1", None)]
@@ -322,7 +322,7 @@ def test_index_marks_corrected_and_withdrawn_results(tmp_path: Path) -> None:
 
 def test_index_corrected_result_is_no_replicate() -> None:
     def row(result_id: str, correction: str | None, tokens_per_s: float) -> IndexRow:
-        return IndexRow(**{
+        return IndexRow.from_columns({
             **dict.fromkeys(COLUMNS), "result_id": result_id, "replicate_key": "k",
             "correction": correction, "output_tokens_per_s": tokens_per_s, "replicates": 1,
         })  # fmt: skip

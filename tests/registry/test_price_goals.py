@@ -98,7 +98,7 @@ def test_a_derived_price_never_meets_the_goal_on_its_own(
         assert not confidence(price, prices.values(), TODAY).meets_goal
         assert confidence(base, prices.values(), TODAY).meets_goal
         # every figure on it names the rule where it shows its provider
-        providers = {row.on_demand_price_provider for row in rows if row.gpu == gpu}
+        providers = {row.on_demand.price_provider for row in rows if row.gpu == gpu}
         assert providers == {f"{price.provider}, derived: {price.derived.rule}"}
         # priced as the H200 SXM at the price H200 SXM figures use
         assert base.id == goals.priced_gpus["h200-sxm"]["on_demand"]

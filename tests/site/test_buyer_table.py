@@ -58,19 +58,19 @@ def test_buyer_table_side_by_side_with_effective_cost(
     assert set(headers[1:]) == {"1 × h100-sxm", "2 × h200-sxm"}
     h100 = min(
         (row for row in rows if row.gpu == "h100-sxm"),
-        key=lambda row: row.on_demand_usd_per_million_accepted_tokens or 1e9,
+        key=lambda row: row.on_demand.usd_per_million_accepted_tokens or 1e9,
     )
     column = _column(static_page, "1 × h100-sxm")
-    assert h100.on_demand_usd_per_hour is not None
+    assert h100.on_demand.usd_per_hour is not None
     assert h100.failure_rate  # the template fails 2 of 492 requests
-    effective = h100.on_demand_usd_per_hour / (1 - h100.failure_rate)
+    effective = h100.on_demand.usd_per_hour / (1 - h100.failure_rate)
     assert column["Effective hourly cost (full use, failures retried)"] == f"${effective:,.2f}"
     hourly, price = column["Hourly price (on-demand)"].splitlines()
-    assert hourly == f"${h100.on_demand_usd_per_hour:,.2f}"
+    assert hourly == f"${h100.on_demand.usd_per_hour:,.2f}"
     # the price behind it: provider, tier, date, confidence
-    assert price.startswith(f"{h100.on_demand_price_provider} on-demand $")
-    assert price.endswith(f"{h100.on_demand_price_confidence} confidence")
-    accepted = h100.on_demand_usd_per_million_accepted_tokens
+    assert price.startswith(f"{h100.on_demand.price_provider} on-demand $")
+    assert price.endswith(f"{h100.on_demand.price_confidence} confidence")
+    accepted = h100.on_demand.usd_per_million_accepted_tokens
     assert column["$/1M accepted output tokens"] == f"${accepted:,.3f}"
     assert column["Accepted output tokens/hour"] == (
         f"{(h100.accepted_output_tokens_per_s or 0) * 3600:,.0f}"
