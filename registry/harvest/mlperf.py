@@ -31,7 +31,6 @@ Its parts: `mlperf_names` (accelerators, benchmarks, engines), `mlperf_log` (Loa
 and the load point) and `mlperf_citation` (conditions, footnote).
 """
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,6 +88,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.reported import harvest_row as harvest_row_of
+from infermeter.registry.harvest.source_json import parsed_json
 from infermeter.registry.harvest.tree import SourceTree
 from infermeter.registry.models import (
     DatasetLength,
@@ -424,10 +424,7 @@ def read_summary(tree: SourceTree, round_name: str | None = None) -> list[dict[s
         if runs:
             return runs
     text = tree.read_text(SUMMARY_FILE)
-    try:
-        rows = json.loads(text)
-    except ValueError as error:
-        raise HarvestError(f"{SUMMARY_FILE}: not JSON ({error})") from None
+    rows = parsed_json(text, SUMMARY_FILE)
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise HarvestError(f"{SUMMARY_FILE}: expected a JSON array of objects")
     for index, row in enumerate(rows):

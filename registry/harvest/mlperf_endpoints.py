@@ -17,7 +17,6 @@ benchmark and scenario of the round, where those agree (`round_bounds`), and onl
 run's early-stopping p99 TTFT and TPOT, which MLPerf judges a run by, are within them.
 """
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from infermeter.registry.harvest.mlperf_log import (
 )
 from infermeter.registry.harvest.mlperf_names import benchmark_family
 from infermeter.registry.harvest.reported import table_point
+from infermeter.registry.harvest.source_json import json_object
 from infermeter.registry.models import LatencyStats, Load, LoadPoint, RateSearch, Throughput
 
 RESULT_SUMMARY = "result_summary.json"
@@ -85,12 +85,7 @@ def summary_path(row: dict[str, Any]) -> str:
 
 def read_run(text: str, where: str) -> EndpointsRun:
     """A `result_summary.json` as a run; RowSkipped when it is not a whole, failure-free run."""
-    try:
-        summary = json.loads(text)
-    except ValueError as error:
-        raise RowSkipped(f"{where}: not JSON ({error})") from None
-    if not isinstance(summary, dict):
-        raise RowSkipped(f"{where}: expected a JSON object")
+    summary = json_object(text, where, RowSkipped)
     run = EndpointsRun(summary, where)
     issued, completed = run.number("n_samples_issued"), run.number("n_samples_completed")
     if summary.get("complete") is not True or summary.get("state") != "complete":

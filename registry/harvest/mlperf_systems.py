@@ -16,11 +16,11 @@ precision comes from the submission's own configurations, `mlperf_precision`), n
 and no `Performance_Result` to check the log against: the log's own figures are stored.
 """
 
-import json
 import re
 from typing import Any
 
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.source_json import json_object
 from infermeter.registry.harvest.tree import SourceTree
 
 RUN_LOG = re.compile(
@@ -43,12 +43,7 @@ def system_path(match: re.Match[str]) -> str:
 def _description(path: str, text: str | None) -> dict[str, Any]:
     if text is None:
         raise HarvestError(f"{path}: no such file (the system description of a run read)")
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise HarvestError(f"{path}: not JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise HarvestError(f"{path}: expected a JSON object")
+    data = json_object(text, path)
     for field in _DESCRIPTION_FIELDS:
         if not isinstance(data.get(field), str):
             raise HarvestError(f"{path}: {field}: expected a string")

@@ -8,10 +8,10 @@ From v6.1 the table is `summary.json`, not `summary_results.json`: an object of 
 `performance/run_1` folder (`run_path`), which the results cite with the submitter and system.
 """
 
-import json
 from typing import Any
 
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.source_json import parsed_json
 
 SUMMARY_JSON = "summary.json"
 
@@ -48,10 +48,7 @@ def as_earlier_row(row: dict[str, Any]) -> dict[str, Any]:
 def read_summary_json(text: str) -> list[dict[str, Any]]:
     """The rows of v6.1's `summary.json` in its key order, renamed; HarvestError when the file
     is not an object of row objects or a row lacks a text field the reader needs."""
-    try:
-        table = json.loads(text)
-    except ValueError as error:
-        raise HarvestError(f"{SUMMARY_JSON}: not JSON ({error})") from None
+    table = parsed_json(text, SUMMARY_JSON)
     if not isinstance(table, dict) or not all(isinstance(row, dict) for row in table.values()):
         raise HarvestError(f"{SUMMARY_JSON}: expected an object of row objects")
     rows = []
