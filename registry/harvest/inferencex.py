@@ -34,7 +34,6 @@ set), GPUs and models without a catalog id, and rows without an image (no engine
 skipped with the reason.
 """
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,8 +51,8 @@ from infermeter.registry.harvest.reported import (
     harvest_row,
     reported_result,
 )
+from infermeter.registry.harvest.source_json import json_rows
 from infermeter.registry.harvest.sources import INFERENCEX
-from infermeter.registry.input_files import read_input_text
 from infermeter.registry.models import (
     Disaggregation,
     LatencyStats,
@@ -118,14 +117,7 @@ def read_dump(folder: Path) -> dict[str, list[dict[str, Any]]]:
         path = folder / f"{table}.json"
         if not (path.exists() or path.is_symlink()):
             raise HarvestError(f"{path}: missing; expected a dump of the InferenceX database")
-        text = read_input_text(path, "source table")
-        try:
-            rows = json.loads(text)
-        except (ValueError, RecursionError) as error:
-            raise HarvestError(f"{path}: not a JSON table ({error})") from None
-        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-            raise HarvestError(f"{path}: expected a JSON array of row objects")
-        tables[table] = rows
+        tables[table] = json_rows(path, "a JSON array of row objects", "not a JSON table")
     return tables
 
 

@@ -15,14 +15,13 @@ either. The app's loader writes every row as `benchmark_type` `single_turn`
 (`packages/db/src/etl/benchmark-ingest.ts`). The response does not carry the run's commit.
 """
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import Harvested
-from infermeter.registry.input_files import read_input_text
+from infermeter.registry.harvest.source_json import json_rows
 
 CONFIG_COLUMNS = (
     "hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
@@ -43,13 +42,7 @@ Tables = dict[str, list[dict[str, Any]]]
 def read_api_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a saved `/api/v1/benchmarks` response; HarvestError names the first row and
     column that is not as the API writes it."""
-    text = read_input_text(path, "source table")
-    try:
-        rows = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        raise HarvestError(f"{path}: not JSON ({error})") from None
-    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise HarvestError(f"{path}: expected a JSON array of /api/v1/benchmarks rows")
+    rows = json_rows(path, "a JSON array of /api/v1/benchmarks rows")
     for number, row in enumerate(rows):
         missing = [column for column in (*CONFIG_COLUMNS, *ROW_COLUMNS) if column not in row]
         if missing:

@@ -3,13 +3,16 @@ expects, is one line naming the file (`HarvestError`, or `RowSkipped` where the 
 row's), never a traceback."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.input_files import read_input_text
 
 
 def parsed_json(text: str, where: str, error: type[Exception] = HarvestError) -> Any:
-    """`text` parsed as JSON; `error` `<where>: not JSON (…)` when it is not."""
+    """`text` parsed as JSON; `error` `<where>: not JSON (…)` when it is not (a text nested
+    too deeply to parse raises RecursionError, which the CLI turns into its one line)."""
     try:
         return json.loads(text)
     except ValueError as problem:
@@ -22,3 +25,17 @@ def json_object(text: str, where: str, error: type[Exception] = HarvestError) ->
     if not isinstance(data, dict):
         raise error(f"{where}: expected a JSON object")
     return data
+
+
+def json_rows(path: Path, expected: str, unparsed: str = "not JSON") -> list[dict[str, Any]]:
+    """The rows of the source file `path`, a JSON array of objects; HarvestError `<path>:
+    <unparsed> (…)` when it is not JSON or nests too deeply to parse, `<path>: expected
+    <expected>` when it is not an array of objects."""
+    text = read_input_text(path, "source table")
+    try:
+        rows = json.loads(text)
+    except (ValueError, RecursionError) as problem:
+        raise HarvestError(f"{path}: {unparsed} ({problem})") from None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise HarvestError(f"{path}: expected {expected}")
+    return rows
