@@ -309,7 +309,8 @@ def _source(
     conditions_text: str,
 ) -> ReportedSource:
     """The row's citation, with what MLPerf's messaging guidelines require to show it."""
-    location = str(row["Location"]).removeprefix("./")
+    # A submitter folder of words (v6.1's `Naeem Khoshnevis`) is a path with spaces.
+    location = str(row["Location"]).removeprefix("./").replace(" ", "%20")
     url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
     retrieved = round_info.retrieved_for(key)
     benchmark = str(row["Model"])

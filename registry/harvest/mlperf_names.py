@@ -117,7 +117,9 @@ def parse_engine(software: str) -> tuple[str, str, str] | None:
 def precision(stated: str) -> Precision:
     """`weight_data_types` as the result's precision: fp32/fp16/bf16 a dtype, else a
     quantization."""
-    lowered = stated.strip().lower()
+    # A format with a qualifier in parentheses (v6.1: `fp8 (static per-tensor PTQ, NVIDIA
+    # ModelOpt)`) is the format; the conditions keep the whole string.
+    lowered = re.sub(r"\s*\(.*\)$", "", stated.strip()).lower()
     if lowered in ("fp16", "float16"):
         return Precision(dtype="float16")
     if lowered in ("bf16", "bfloat16"):

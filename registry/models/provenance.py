@@ -100,7 +100,8 @@ class MeasuredSource(StrictModel):
 
 
 MLPERF_RESULT_ID_PATTERN = r"^v?[0-9]+\.[0-9]+-[0-9]{4}$"
-MLPERF_RUN_PATH_PATTERN = r"^(closed|open)/[A-Za-z0-9_.+-]+/results/[^\s]+$"
+MLPERF_RUN_PATH_PATTERN = r"^(closed|open)/[A-Za-z0-9_.+-]+(?: [A-Za-z0-9_.+-]+)*/results/[^\s]+$"
+"""A submitter's folder may be a name of words (v6.1's `closed/Naeem Khoshnevis/results/…`)."""
 
 
 class MlperfEntry(StrictModel):

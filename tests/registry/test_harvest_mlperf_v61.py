@@ -25,8 +25,11 @@ same way: their `result_summary.json` (7,720, 7,769 and 7,779 characters; the fi
 fork, the third from the official repository) are kept whole and checked the same way, with the
 endpoints harness's `config.yaml` of the first two (2,017 and 2,034 characters, from the fork)
 and the third's `measurements.json` (307 characters), which say that the checkpoint served is
-NVIDIA's NVFP4 one although the table declares bf16. The excerpt is also the harvest's
-source: the registry's v6.1 files are what it gives, byte for byte.
+NVIDIA's NVFP4 one although the table declares bf16. Naeem Khoshnevis's research/development
+(`rdi`) rows "330" and "331" (llama3.1-8b Offline and Server on 1 H200, TensorRT-LLM 1.0.0) were
+measured with the endpoints harness too: their `result_summary.json` (7,990 and 15,281
+characters, from the fork) are kept whole and checked the same way. The excerpt is also the
+harvest's source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
 import json
@@ -48,7 +51,7 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "441f3ca84e21a646cfd12a2a111f3008f38684f95f52dd2a8d15462811709213"
+EXCERPT_SHA256 = "5dbc8ee2382b6a5d4a340af2f0b83704d74984a2928bc42b5f33cdd25ef8f700"
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1", "6.1", COMMIT, READ_FROM, EXCERPT_SHA256
 )
@@ -66,8 +69,8 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     harvested: tuple[Path, object, dict[str, Result]],
 ) -> None:
     registry, report, results = harvested
-    assert len(results) == 252
-    EXCERPT.assert_pinned_and_committed(registry, report, 252)  # type: ignore[arg-type]
+    assert len(results) == 254
+    EXCERPT.assert_pinned_and_committed(registry, report, 254)  # type: ignore[arg-type]
 
 
 def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
@@ -116,7 +119,7 @@ def test_server_points_keep_their_bounds_and_p99s(
         and r.points[0].tpot_ms is not None
         and r.points[0].tpot_ms.p99 is not None
     ]
-    assert len(with_p99) == 134
+    assert len(with_p99) == 135
 
 
 def test_engines_precisions_and_skips(
@@ -313,3 +316,30 @@ def test_a_build_tag_names_the_engine_only_for_its_own_benchmark() -> None:
     assert engine_of_build_tag(trt, qwen | {"Model": "deepseek-r1"}) == trt
     untagged = qwen | {"Software": "TensorRT-LLM feat/1.2-mlpinf, vLLM CentML:other-build"}
     assert engine_of_build_tag(trt, untagged) == trt
+
+
+def test_a_research_row_of_a_submitter_named_in_words(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    """Naeem Khoshnevis's rows: category rdi, a run path with a space (percent-encoded in the
+    address), weights 'fp8 (static per-tensor PTQ, NVIDIA ModelOpt)' read as fp8, and the
+    Server point at the round's llama3.1-8b bounds (2 s, 100 ms)."""
+    _, _, results = harvested
+    run = "closed/Naeem Khoshnevis/results/H200/llama3.1-8b/{}/performance/run_1"
+    server = results[run.format("Server")]
+    mlperf = server.source.mlperf  # type: ignore[union-attr]
+    assert (mlperf.availability, mlperf.submitter) == ("rdi", "Naeem Khoshnevis")  # type: ignore[union-attr]
+    encoded = "/closed/Naeem%20Khoshnevis/results/H200/llama3.1-8b/Server/performance/run_1"
+    assert server.source.url.endswith(encoded)  # type: ignore[union-attr]
+    identity = server.identity
+    assert (identity.gpu.id, identity.gpu.count) == ("h200-sxm", 1)
+    assert identity.model.quantization == "fp8"
+    assert (identity.engine.name, identity.engine.version) == ("tensorrt-llm", "1.0.0")
+    point = server.points[0]
+    search = point.load.rate_search
+    assert (search.ttft_ms, search.tpot_ms, point.load.request_rate) == (2000.0, 100.0, 58.0)  # type: ignore[union-attr]
+    # The file's ttft/tpot "99.0": 1463201521.0 and 61114790.08661418 ns; "tps" 7376.597666232419.
+    assert (point.ttft_ms.p99, point.tpot_ms.p99) == (1463.201521, 61.11479008661418)  # type: ignore[union-attr]
+    assert point.throughput.output_tokens_per_s == 7376.597666232419
+    assert "fp8 (static per-tensor PTQ, NVIDIA ModelOpt)" in server.source.conditions  # type: ignore[union-attr]
+    assert results[run.format("Offline")].points[0].requests.sent == 40104
