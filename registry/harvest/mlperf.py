@@ -83,6 +83,7 @@ from infermeter.registry.harvest.mlperf_systems import read_runs
 from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
+    Catalogs,
     Deployment,
     Precision,
     reported_result,
@@ -438,8 +439,7 @@ def read_summary(tree: SourceTree, round_name: str | None = None) -> list[dict[s
 def harvest_round(
     tree: SourceTree,
     round_info: MlperfRound,
-    gpus: dict[str, GpuEntry],
-    models: dict[str, ModelEntry],
+    catalogs: Catalogs,
 ) -> list[Harvested]:
     """Every datacenter LLM row of the round's summary (closed and open division), as a
     result or a skip; a run submitted under both accuracy targets is one result."""
@@ -457,7 +457,7 @@ def harvest_round(
             row,
             logs[log_path(row)],
             round_info,
-            (gpus, models),
+            catalogs,
             evidence[index],
             setups[index],
             next((text for path in conf_paths(row) if (text := confs[path]) is not None), None),

@@ -122,7 +122,7 @@ def harvest_mlperf(
         submitter=options.submitter,
         read_from=read_from,
     )
-    rows = mlperf.harvest_round(tree, round_info, *options.catalogs())
+    rows = mlperf.harvest_round(tree, round_info, options.catalogs())
     return options.apply(
         rows, mlperf.result_key, f"MLPerf Inference {round_name} at {tree.commit[:12]}"
     )
