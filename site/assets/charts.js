@@ -5,8 +5,20 @@
 // Both axes from zero to a little above the largest value: bars keep their true proportions
 // and the outermost points are not cut by the plot's edge.
 const fromZero = (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1];
+// The speed chart's axes also start at their 0 tick, but its plot reaches one marker (and a
+// little) past zero: a point near zero, such as a run on many GPUs at low concurrency, is then
+// drawn whole inside the plot rather than cut by its edge. `plotPx` is the plot's length along
+// the axis, from the chart's own sizes: uPlot sets the scales before it lays the plot out.
+const MARKER_PX = 7;
+const TITLE_PX = 18;
+const PARETO = { height: 320, top: 16, right: 32, bottomAxis: 48, leftAxis: 64 };
+const pastZero = (plotPx) => (u, min, max) => {
+  const [, top] = fromZero(u, min, max);
+  const room = MARKER_PX / 2 + 2;
+  return [(-top * room) / (plotPx - room), top];
+};
 // Room for tick labels *and* the axis title, so the two never overlap.
-const axis = (label, extra = {}) => ({ label, labelSize: 18, size: 64, gap: 6, ...extra });
+const axis = (label, extra = {}) => ({ label, labelSize: TITLE_PX, size: 64, gap: 6, ...extra });
 
 // The GPU names under the bars: level while each fits its slot, else slanted just enough that
 // neighbours stay apart (the distance between parallel slanted labels is slot × sin(angle)),
@@ -44,9 +56,13 @@ export function drawCharts(container, data, uPlot) {
     });
     // Kept on its element (`_uplot`): the browser tests read the drawn scales and axes.
     pareto._uplot = new uPlot({
-      width, height: 320, scales: { x: { time: false, range: fromZero }, y: { range: fromZero } },
-      axes: [axis("tokens/s per user", { size: 48 }), axis("output tokens/s per GPU")],
-      series: [{}, ...labels.map((label, i) => ({ label, stroke: palette[i % palette.length], spanGaps: true, points: { show: true, size: 7 } }))],
+      width, height: PARETO.height, padding: [PARETO.top, PARETO.right, 0, 0],
+      scales: {
+        x: { time: false, range: pastZero(width - PARETO.leftAxis - TITLE_PX - PARETO.right) },
+        y: { range: pastZero(PARETO.height - PARETO.bottomAxis - TITLE_PX - PARETO.top) },
+      },
+      axes: [axis("tokens/s per user", { size: PARETO.bottomAxis }), axis("output tokens/s per GPU", { size: PARETO.leftAxis })],
+      series: [{}, ...labels.map((label, i) => ({ label, stroke: palette[i % palette.length], spanGaps: true, points: { show: true, size: MARKER_PX } }))],
     }, [xs, ...series], pareto);
   }
   const cost = container.querySelector('[data-chart="cost"]');
