@@ -33,13 +33,14 @@ and the load point) and `mlperf_citation` (conditions, footnote).
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.mlperf_citation import conditions, footnote
+from infermeter.registry.harvest.mlperf_detail_log import detail_path, detail_summary
 from infermeter.registry.harvest.mlperf_endpoints import (
     endpoints_point,
     endpoints_rules,
@@ -123,9 +124,17 @@ DIVISIONS = ("closed", "open")
 LOG_FILE = "performance/run_1/mlperf_log_summary.txt"
 
 
-EndpointsFiles = tuple[str | None, dict[tuple[str, str], RateSearch]]
-"""A run's endpoints `result_summary.json` (None: absent) and the round's bounds by benchmark
-family and scenario (`mlperf_endpoints.round_bounds`)."""
+@dataclass(frozen=True)
+class OtherRunFiles:
+    """What a run whose `mlperf_log_summary.txt` is missing may have instead."""
+
+    result_summary: str | None = None
+    """The endpoints harness's `result_summary.json` (`mlperf_endpoints`)."""
+    detail_log: str | None = None
+    """LoadGen's `mlperf_log_detail.txt` (`mlperf_detail_log`)."""
+    bounds: dict[tuple[str, str], RateSearch] = field(default_factory=dict)
+    """The round's TTFT/TPOT bounds by benchmark family and scenario
+    (`mlperf_endpoints.round_bounds`), for an endpoints run, whose file states none."""
 
 
 @dataclass(frozen=True)
@@ -246,18 +255,18 @@ def harvest_row(
     conf: str | None = None,
     backends: frozenset[str] = frozenset(),
     power: tuple[int, str] | None = None,
-    endpoints: EndpointsFiles | None = None,
+    other: OtherRunFiles | None = None,
 ) -> Harvested:
     """One summary row as a result, or skipped with its reason (`evidence`: the files that
     say which precision ran, see `mlperf_precision`; `setup`: the build configurations that
     say which engine ran where `Software` names none, see `mlperf_setup`; `conf`: the run's
     `mlperf.conf`, see `conf_paths`; `backends`: the backend folders of the benchmark's code,
     see `mlperf_setup.engine_of_backend`; `power`: a MaxQ run's power limit and where it was
-    read, see `mlperf_power`; `endpoints`: where the run has no LoadGen log, its endpoints
-    harness's `result_summary.json` and the round's bounds, see `mlperf_endpoints`)."""
+    read, see `mlperf_power`; `other`: where the run has no LoadGen summary log, what it has
+    instead, see `OtherRunFiles`)."""
     key = row_key(round_info.round, row)
     ran = (evidence, setup or {}, conf, backends, power)
-    run = (log_text, endpoints)
+    run = (log_text, other or OtherRunFiles())
     return harvest_row_of(key, partial(_result, row, run, round_info, catalogs, ran, key))
 
 
@@ -346,25 +355,36 @@ def _source(
 
 def _run_point(
     row: dict[str, Any],
-    run: tuple[str | None, EndpointsFiles | None],
+    run: tuple[str | None, OtherRunFiles],
     conf: str | None,
-) -> tuple[LoadPoint, dict[str, str], str | None]:
-    """The row's load point from its LoadGen log, else from its endpoints harness's
-    `result_summary.json`, with the log's lines and (endpoints) the rules it ran under."""
-    log_text, endpoints = run
-    if log_text is None and endpoints is not None and endpoints[0] is not None:
-        measured = read_run(endpoints[0], summary_path(row))
-        return endpoints_point(row, measured, endpoints[1]), {}, endpoints_rules(row, measured)
-    if log_text is None:
-        raise RowSkipped(f"{log_path(row)} is missing")
-    log = parse_log_summary(log_text)
+) -> tuple[LoadPoint, dict[str, str], str | None, str | None]:
+    """The row's load point from its LoadGen summary log, else its detail log, else its
+    endpoints harness's `result_summary.json`, with the log's lines, the rules an endpoints
+    run ran under, and a note saying which file was read where it is not the summary log."""
+    log_text, other = run
+    where, note = log_path(row), None
+    if log_text is not None:
+        log = parse_log_summary(log_text)
+    elif other.detail_log is not None:
+        where = detail_path(where)
+        log = detail_summary(other.detail_log, where)
+        note = (
+            f"The run's mlperf_log_summary.txt is not in the source read: its figures are the "
+            f"ones LoadGen wrote to {where}, read under the names the summary log gives them."
+        )
+    elif other.result_summary is not None:
+        measured = read_run(other.result_summary, summary_path(row))
+        point = endpoints_point(row, measured, other.bounds)
+        return point, {}, endpoints_rules(row, measured), None
+    else:
+        raise RowSkipped(f"{where} is missing")
     percentile = conf_percentile(conf, str(row["Model"]), str(row["Scenario"]))
-    return load_point(row, log, log_path(row), percentile), log, None
+    return load_point(row, log, where, percentile), log, None, note
 
 
 def _result(
     row: dict[str, Any],
-    run: tuple[str | None, EndpointsFiles | None],
+    run: tuple[str | None, OtherRunFiles],
     round_info: MlperfRound,
     catalogs: tuple[dict[str, GpuEntry], dict[str, ModelEntry]],
     ran: tuple[
@@ -387,8 +407,9 @@ def _result(
         )
     precision, precision_note = _precision(row, evidence, own)
     identity = _identity(row, (gpu, catalogs[1]), engine, precision, own[0] if own else None)
-    point, log, rules = _run_point(row, run, conf)
-    notes = [note for note in (precision_note, _power_note(power), round_info.read_from) if note]
+    point, log, rules, run_note = _run_point(row, run, conf)
+    stated = (precision_note, _power_note(power), run_note, round_info.read_from)
+    notes = [note for note in stated if note]
     if row.get("inferred"):
         notes.append(
             "MLCommons' results table marks this row inferred (inferred: 1); it is shown as "
@@ -430,10 +451,29 @@ def read_summary(tree: SourceTree, round_name: str | None = None) -> list[dict[s
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise HarvestError(f"{SUMMARY_FILE}: expected a JSON array of objects")
     for index, row in enumerate(rows):
-        for field in ("ID", "Model", "Scenario", "Location", "Submitter", "System"):
-            if is_llm_datacenter(row) and not isinstance(row.get(field), str):
-                raise HarvestError(f"{SUMMARY_FILE}: [{index}].{field}: expected a string")
+        for name in ("ID", "Model", "Scenario", "Location", "Submitter", "System"):
+            if is_llm_datacenter(row) and not isinstance(row.get(name), str):
+                raise HarvestError(f"{SUMMARY_FILE}: [{index}].{name}: expected a string")
     return rows
+
+
+def _other_run_files(
+    tree: SourceTree, rows: list[dict[str, Any]], logs: dict[str, str | None]
+) -> list[OtherRunFiles | None]:
+    """For each row whose summary log is missing, what its run has instead (None for the
+    others), read in one go."""
+    missing = [row for row in rows if logs[log_path(row)] is None]
+    paths = [detail_path(log_path(row)) for row in missing]
+    texts = tree.read_many([*paths, *[summary_path(row) for row in missing]])
+    bounds = round_bounds(rows, [logs[log_path(row)] for row in rows])
+    return [
+        None
+        if logs[log_path(row)] is not None
+        else OtherRunFiles(
+            texts.get(summary_path(row)), texts.get(detail_path(log_path(row))), bounds
+        )
+        for row in rows
+    ]
 
 
 def harvest_round(
@@ -445,8 +485,7 @@ def harvest_round(
     result or a skip; a run submitted under both accuracy targets is one result."""
     rows = [row for row in read_summary(tree, round_info.round) if is_llm_datacenter(row)]
     logs = tree.read_many([log_path(row) for row in rows])
-    summaries = tree.read_many([summary_path(r) for r in rows if logs[log_path(r)] is None])
-    bounds = round_bounds(rows, [logs[log_path(row)] for row in rows])
+    others = _other_run_files(tree, rows, logs)
     evidence = read_evidence(tree, rows)
     setups = read_setups(tree, rows)
     backends = read_code_backends(tree, rows)
@@ -463,7 +502,7 @@ def harvest_round(
             next((text for path in conf_paths(row) if (text := confs[path]) is not None), None),
             backends[index],
             powers[index],
-            (summaries.get(summary_path(row)), bounds),
+            others[index],
         )
         for index, row in enumerate(rows)
     ]

@@ -28,7 +28,10 @@ and the third's `measurements.json` (307 characters), which say that the checkpo
 NVIDIA's NVFP4 one although the table declares bf16. Naeem Khoshnevis's research/development
 (`rdi`) rows "330" and "331" (llama3.1-8b Offline and Server on 1 H200, TensorRT-LLM 1.0.0) were
 measured with the endpoints harness too: their `result_summary.json` (7,990 and 15,281
-characters, from the fork) are kept whole and checked the same way. The excerpt is also the
+characters, from the fork) are kept whole and checked the same way. Google's GB200 NVL72
+deepseek-r1 Server row ("197") has no mlperf_log_summary.txt in the fork, but its
+`mlperf_log_detail.txt` (58,304 characters, read from the fork on 2026-12-02): the excerpt keeps
+the 27 lines the harvest reads, each as the log prints it. The excerpt is also the
 harvest's source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
@@ -39,6 +42,7 @@ import pytest
 from registry_helpers import MlperfExcerpt
 
 from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.mlperf_detail_log import detail_summary
 from infermeter.registry.harvest.mlperf_endpoints import endpoints_point, read_run
 from infermeter.registry.harvest.mlperf_setup import engine_of_build_tag
 from infermeter.registry.models import RateSearch, Result
@@ -51,7 +55,7 @@ READ_FROM = (
     "summary.json has the same 670,139 characters; whether its history holds upstream commit "
     "10ecdffd could not be checked here)."
 )
-EXCERPT_SHA256 = "5dbc8ee2382b6a5d4a340af2f0b83704d74984a2928bc42b5f33cdd25ef8f700"
+EXCERPT_SHA256 = "679e4aec9bafad21f6ff921fce65d0de1e5fdda07ea34da7e13c97d2d443d4d8"
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.1", "6.1", COMMIT, READ_FROM, EXCERPT_SHA256
 )
@@ -69,8 +73,8 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     harvested: tuple[Path, object, dict[str, Result]],
 ) -> None:
     registry, report, results = harvested
-    assert len(results) == 254
-    EXCERPT.assert_pinned_and_committed(registry, report, 254)  # type: ignore[arg-type]
+    assert len(results) == 255
+    EXCERPT.assert_pinned_and_committed(registry, report, 255)  # type: ignore[arg-type]
 
 
 def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
@@ -119,7 +123,7 @@ def test_server_points_keep_their_bounds_and_p99s(
         and r.points[0].tpot_ms is not None
         and r.points[0].tpot_ms.p99 is not None
     ]
-    assert len(with_p99) == 135
+    assert len(with_p99) == 136
 
 
 def test_engines_precisions_and_skips(
@@ -343,3 +347,32 @@ def test_a_research_row_of_a_submitter_named_in_words(
     assert point.throughput.output_tokens_per_s == 7376.597666232419
     assert "fp8 (static per-tensor PTQ, NVIDIA ModelOpt)" in server.source.conditions  # type: ignore[union-attr]
     assert results[run.format("Offline")].points[0].requests.sent == 40104
+
+
+GOOGLE = "closed/Google/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server"
+
+
+def test_a_run_read_from_loadgens_detail_log(
+    harvested: tuple[Path, object, dict[str, Result]],
+) -> None:
+    """Google's GB200 NVL72 deepseek-r1 Server run: its detail log's lines under the summary
+    log's names (result_completed_tokens_per_second 388590, the table's 388590.0 Tokens/s)."""
+    _, _, results = harvested
+    result = results[f"{GOOGLE}/performance/run_1"]
+    point = result.points[0]
+    assert point.throughput.output_tokens_per_s == 388590.0
+    assert (point.ttft_ms.p99, point.tpot_ms.p99) == (1160.616621, 74.035538)  # type: ignore[union-attr]
+    search = point.load.rate_search
+    assert (search.ttft_ms, search.tpot_ms, point.load.request_rate) == (2000.0, 80.0, 110.0)  # type: ignore[union-attr]
+    assert (result.identity.gpu.id, result.identity.gpu.count) == ("gb200", 72)
+    assert "mlperf_log_detail.txt" in result.source.conditions  # type: ignore[union-attr]
+
+
+def test_a_detail_log_that_counts_an_error_is_refused() -> None:
+    path = EXCERPT.folder / GOOGLE / "performance/run_1/mlperf_log_detail.txt"
+    text = path.read_text()
+    assert detail_summary(text, "d.txt")["Result is"] == "VALID"
+    failed = text.replace('"key": "num_errors", "value": 0,', '"key": "num_errors", "value": 1,')
+    assert failed != text
+    with pytest.raises(RowSkipped, match="num_errors is 1"):
+        detail_summary(failed, "d.txt")
