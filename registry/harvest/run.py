@@ -26,6 +26,7 @@ from infermeter.registry.harvest.outcome import (
     retrieval_dates,
 )
 from infermeter.registry.harvest.reported import Catalogs
+from infermeter.registry.harvest.sources import NOT_CITED, FileCitation
 from infermeter.registry.harvest.tree import SourceTree
 from infermeter.registry.input_files import read_input_text
 from infermeter.registry.models import Result
@@ -96,18 +97,13 @@ def mlperf_round_name(text: str) -> str:
 
 
 def harvest_mlperf(
-    source: Path,
-    round_text: str,
-    options: HarvestOptions,
-    *,
-    commit: str | None = None,
-    repository_url: str | None = None,
-    read_from: str | None = None,
+    source: Path, round_text: str, options: HarvestOptions, *, cited: FileCitation = NOT_CITED
 ) -> HarvestReport:
-    """Harvest one MLPerf Inference round from a checkout of its results repository
-    (`read_from`: where the bytes were read, when that is not the repository cited)."""
+    """Harvest one MLPerf Inference round from a checkout of its results repository (`cited`:
+    the repository's URL, default mlcommons' of the round; the commit read, default HEAD; where
+    the bytes were read, when that is not the repository cited)."""
     round_name = mlperf_round_name(round_text)
-    tree = SourceTree.open(source, commit)
+    tree = SourceTree.open(source, cited.commit)
     if tree.commit is None:
         raise HarvestError(
             f"--from: {source} is no git repository; name the commit it was copied from "
@@ -115,12 +111,11 @@ def harvest_mlperf(
         )
     round_info = mlperf.MlperfRound(
         round=round_name,
-        repository_url=repository_url
-        or f"https://github.com/mlcommons/inference_results_{round_name}",
+        repository_url=cited.url or f"https://github.com/mlcommons/inference_results_{round_name}",
         commit=tree.commit,
         retrieved_for=options.retrieved_for(mlperf.result_key),
         submitter=options.submitter,
-        read_from=read_from,
+        read_from=cited.read_from,
     )
     rows = mlperf.harvest_round(tree, round_info, options.catalogs())
     return options.apply(
@@ -142,15 +137,14 @@ def harvest_trtllm(
     source: Path,
     options: HarvestOptions,
     *,
-    commit: str | None = None,
-    url: str | None = None,
+    cited: FileCitation = NOT_CITED,
     engine_version: str | None = None,
 ) -> HarvestReport:
     """Harvest versions of TensorRT-LLM's performance overview: a checkout of the repository
-    (read at `commit`, default HEAD), the page's markdown file (`commit` or its header names
-    the commit it was taken from), or a folder of such files, one per version."""
-    pages = trtllm_pages.pages_of(source, commit)
-    if len(pages) > 1 and (url or engine_version):
+    (read at the `cited` commit, default HEAD), the page's markdown file (the `cited` commit or
+    its header names the commit it was taken from), or a folder of such files, one per version."""
+    pages = trtllm_pages.pages_of(source, cited.commit)
+    if len(pages) > 1 and (cited.url or engine_version):
         raise HarvestError(
             "--url and --engine-version name one page; a folder holds several versions"
         )
@@ -160,7 +154,8 @@ def harvest_trtllm(
     for page in pages:
         document = trtllm.TrtllmDocument(
             revision=page.revision,
-            url=url or f"https://github.com/{page.repository}/blob/{page.revision}/{page.path}",
+            url=cited.url
+            or f"https://github.com/{page.repository}/blob/{page.revision}/{page.path}",
             engine_version=engine_version,
             retrieved_for=retrieved_for,
             submitter=options.submitter,
@@ -180,16 +175,6 @@ def harvest_trtllm(
     return options.apply(
         rows, trtllm_result_key, f"TensorRT-LLM performance overview at {revisions}"
     )
-
-
-@dataclass(frozen=True)
-class FileCitation:
-    """Where a file harvested on its own was published: its public URL at a commit, and where
-    its bytes were read when that is not the repository cited."""
-
-    url: str | None = None
-    commit: str | None = None
-    read_from: str | None = None
 
 
 def _inferencex_api_tables(
@@ -217,19 +202,16 @@ def harvest_inferencex(
     options: HarvestOptions,
     *,
     range_ratio: float | None = None,
-    commit: str | None = None,
-    url: str | None = None,
-    read_from: str | None = None,
+    cited: FileCitation = NOT_CITED,
 ) -> HarvestReport:
     """Harvest a dump of the InferenceX database (a folder of `<table>.json` files), or a saved
-    response of its API's `/api/v1/benchmarks` (a file published at `url`, taken from `commit`;
-    `read_from`: where its bytes were read, when not there)."""
-    cited = FileCitation(url, commit, read_from)
+    response of its API's `/api/v1/benchmarks` (a file `cited` by its URL and the commit it was
+    taken from, and where its bytes were read when not there)."""
     skipped: list[Harvested] = []
     read_at: str | None = None
     if (source.exists() or source.is_symlink()) and not source.is_dir():
         tables, skipped, read_at = _inferencex_api_tables(source, cited)
-    elif cited != FileCitation():
+    elif cited != NOT_CITED:
         raise HarvestError("--commit, --url and --read-from cite a file; --from names a folder")
     elif not source.is_dir():
         raise HarvestError(f"--from: {source} is not a folder of InferenceX dump tables")
@@ -247,24 +229,24 @@ def harvest_inferencex(
 
 
 def harvest_amd(
-    source: Path, options: HarvestOptions, *, commit: str | None = None, url: str | None = None
+    source: Path, options: HarvestOptions, *, cited: FileCitation = NOT_CITED
 ) -> HarvestReport:
     """Harvest one version of AMD's ROCm vLLM docker README (its performance tables): a
-    checkout of ROCm/vllm (read at `commit`, default HEAD) or the README file itself
-    (`commit` names the commit it was taken from)."""
+    checkout of ROCm/vllm (read at the `cited` commit, default HEAD) or the README file itself
+    (the `cited` commit is the one it was taken from; the `cited` URL, its public page)."""
     if (source.exists() or source.is_symlink()) and not source.is_dir():
-        if commit is None:
+        if cited.commit is None:
             raise HarvestError(
                 f"--from: {source} is a file; name the commit it was taken from with --commit"
             )
-        text, revision = read_input_text(source, "source page"), commit
+        text, revision = read_input_text(source, "source page"), cited.commit
     else:
-        tree = SourceTree.open(source, commit)
+        tree = SourceTree.open(source, cited.commit)
         if tree.commit is None:
             raise HarvestError(f"--from: {source} is no git repository and no file")
         text, revision = tree.read_text(amd.DOCUMENT, "source page"), tree.commit
     document = amd.describe(
-        text, revision, options.retrieved_for(amd.result_key), options.submitter, url or ""
+        text, revision, options.retrieved_for(amd.result_key), options.submitter, cited.url or ""
     )
     rows = amd.harvest_document(text, document, options.catalogs())
     return options.apply(rows, amd.result_key, f"AMD ROCm vLLM README at {revision[:12]}")

@@ -24,9 +24,25 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class FileCitation:
+    """Where a harvested source was published: its public URL, the commit read (or, for a file,
+    the commit it was taken from), and where its bytes were read when that is not the
+    repository cited. A harvest function takes it whole, as `cited`."""
+
+    url: str | None = None
+    commit: str | None = None
+    read_from: str | None = None
+
+
+NOT_CITED = FileCitation()
+"""The citation of a source whose command was given none of the citing options."""
+
+
+@dataclass(frozen=True)
 class SourceOption:
     """An option one source takes besides `--from` and the options every source takes; its
-    value goes to the harvest function as the keyword `keyword`."""
+    value goes to the harvest function as the keyword `keyword`, or, when it `cites`, as the
+    field `keyword` of the one `FileCitation` the function takes as `cited`."""
 
     flag: str
     keyword: str
@@ -34,6 +50,7 @@ class SourceOption:
     required: bool = False
     ratio: bool = False
     """A finite number from 0 to 1 (else text)."""
+    cites: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +64,8 @@ class HarvestSource:
     reads: str
     """What `--from` names."""
     harvest: str
-    """`module:function` of the harvest, called as `function(path, options=…, **keywords)`."""
+    """`module:function` of the harvest, called as `function(path, options=…, **keywords)`
+    (`arguments`: the citing options' values arrive as one `cited=FileCitation(…)`)."""
     gpu_names: str
     """The `source` of the GPU catalog's `source_names` for this source's GPU names; a
     `{cloud}` in it stands for a lowercase name."""
@@ -64,13 +82,20 @@ class HarvestSource:
         pattern = re.escape(self.gpu_names).replace(r"\{cloud\}", "[a-z0-9]+")
         return re.fullmatch(pattern, source) is not None
 
-    def run(
-        self, path: Path, options: "HarvestOptions", keywords: dict[str, Any]
-    ) -> "HarvestReport":
-        """Harvest `path` with this source's function."""
+    def arguments(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The harvest function's keywords from the values of this source's options (by
+        keyword): the citing ones gathered into one `FileCitation`, `cited`."""
+        citing = {option.keyword for option in self.options if option.cites}
+        keywords = {key: value for key, value in values.items() if key not in citing}
+        if citing:
+            keywords["cited"] = FileCitation(**{key: values.get(key) for key in citing})
+        return keywords
+
+    def run(self, path: Path, options: "HarvestOptions", values: dict[str, Any]) -> "HarvestReport":
+        """Harvest `path` with this source's function, given the values of its options."""
         module, function = self.harvest.split(":")
         harvest = getattr(import_module(module), function)
-        report: HarvestReport = harvest(path, options=options, **keywords)
+        report: HarvestReport = harvest(path, options=options, **self.arguments(values))
         return report
 
 
@@ -79,8 +104,11 @@ _PAGE_OPTIONS = (
         "--commit",
         "commit",
         "Commit to read (default HEAD); for a file, the commit it was taken from.",
+        cites=True,
     ),
-    SourceOption("--url", "url", "Public URL of the page read (default: the file on GitHub)."),
+    SourceOption(
+        "--url", "url", "Public URL of the page read (default: the file on GitHub).", cites=True
+    ),
 )
 
 MLPERF = HarvestSource(
@@ -97,17 +125,20 @@ MLPERF = HarvestSource(
             "--commit",
             "commit",
             "Commit to read (default HEAD); for a plain folder, the commit it was copied from.",
+            cites=True,
         ),
         SourceOption(
             "--repository-url",
-            "repository_url",
+            "url",
             "Public URL of the repository read (default: mlcommons/inference_results_v<round>).",
+            cites=True,
         ),
         SourceOption(
             "--read-from",
             "read_from",
             "Where the bytes were read when not from the repository cited (a fork that holds "
             "its commit); stated in every result's conditions.",
+            cites=True,
         ),
     ),
     data="MLPerf Inference results (lane `mlperf`), from mlcommons/inference_results_v<round>",
@@ -175,14 +206,20 @@ INFERENCEX = HarvestSource(
             ratio=True,
         ),
         SourceOption(
-            "--commit", "commit", "For an API response file: the commit it was taken from."
+            "--commit",
+            "commit",
+            "For an API response file: the commit it was taken from.",
+            cites=True,
         ),
-        SourceOption("--url", "url", "For an API response file: its public URL at that commit."),
+        SourceOption(
+            "--url", "url", "For an API response file: its public URL at that commit.", cites=True
+        ),
         SourceOption(
             "--read-from",
             "read_from",
             "Where the file's bytes were read when not from the repository cited (a fork that "
             "holds its commit); stated in every result's conditions.",
+            cites=True,
         ),
     ),
     data="InferenceX results (SemiAnalysisAI/InferenceX)",

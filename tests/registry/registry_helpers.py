@@ -11,6 +11,7 @@ from pathlib import Path
 
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
@@ -112,9 +113,8 @@ class MlperfExcerpt:
         """Harvest the excerpt into the registry at `root`: the report, and every result there
         by its MLPerf entry."""
         options = HarvestOptions(root, today=today)
-        report = harvest_mlperf(
-            self.folder, self.round, options, commit=self.commit, read_from=self.read_from
-        )
+        cited = FileCitation(commit=self.commit, read_from=self.read_from)
+        report = harvest_mlperf(self.folder, self.round, options, cited=cited)
         found = {}
         for path in (root / "registry/results").rglob("*.json"):
             result = read_result(path)

@@ -18,6 +18,7 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.amd import parse_tables
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.run import HarvestOptions, harvest_amd
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
@@ -26,13 +27,14 @@ REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests/data/harvest/amd"
 PAGE = DATA / "README-f94ec9be.md"
 COMMIT = "f94ec9beeca1071cc34f9d1e206d8c7f3ac76129"
+CITED = FileCitation(commit=COMMIT)
 EARLY_PAGE = DATA / "README-46476bdd.md"
 EARLY_COMMIT = "46476bdd0b131264379c633883ba7bf0833c7cde"
 RETRIEVED = "2026-12-01"
 
 
 def _harvest(registry: Path, page: Path = PAGE, commit: str = COMMIT) -> dict[str, Result]:
-    harvest_amd(page, HarvestOptions(registry, today=RETRIEVED), commit=commit)
+    harvest_amd(page, HarvestOptions(registry, today=RETRIEVED), cited=FileCitation(commit=commit))
     return results_by_marker(registry, "row")
 
 
@@ -96,7 +98,11 @@ def test_a_latency_row_is_a_static_batch_and_stays_apart(registry: Path) -> None
 
 
 def test_early_units_and_mislabelled_rows(registry: Path) -> None:
-    report = harvest_amd(EARLY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=EARLY_COMMIT)
+    report = harvest_amd(
+        EARLY_PAGE,
+        HarvestOptions(registry, today=RETRIEVED),
+        cited=FileCitation(commit=EARLY_COMMIT),
+    )
     assert len(report.added) == 24
     assert len(report.skipped) == 16
     assert {reason for _, reason in report.skipped} == {
@@ -118,8 +124,8 @@ def test_early_units_and_mislabelled_rows(registry: Path) -> None:
 
 
 def test_twice_changes_nothing(registry: Path) -> None:
-    first = harvest_amd(PAGE, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
-    again = harvest_amd(PAGE, HarvestOptions(registry, today="2027-01-01"), commit=COMMIT)
+    first = harvest_amd(PAGE, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
+    again = harvest_amd(PAGE, HarvestOptions(registry, today="2027-01-01"), cited=CITED)
     assert (len(first.added), again.added, again.changed, len(again.unchanged)) == (
         40,
         [],
@@ -159,7 +165,7 @@ def test_bad_input_is_one_line(registry: Path, tmp_path: Path) -> None:
     page = tmp_path / "README.md"
     page.write_text("# notes\n\nno tables here\n", encoding="utf-8")
     with pytest.raises(HarvestError, match="the title names no AMD Instinct GPU"):
-        harvest_amd(page, HarvestOptions(registry), commit=COMMIT)
+        harvest_amd(page, HarvestOptions(registry), cited=CITED)
 
 
 def test_cli(registry: Path) -> None:
@@ -179,7 +185,9 @@ def test_cli(registry: Path) -> None:
 @pytest.mark.parametrize(("page", "commit"), [(PAGE, COMMIT), (EARLY_PAGE, EARLY_COMMIT)])
 def test_registry_files_match_the_pinned_excerpt(registry: Path, page: Path, commit: str) -> None:
     """Re-read the cited README (the pinned excerpt): every row's file is in the registry."""
-    report = harvest_amd(page, HarvestOptions(registry, today=RETRIEVED), commit=commit)
+    report = harvest_amd(
+        page, HarvestOptions(registry, today=RETRIEVED), cited=FileCitation(commit=commit)
+    )
     assert report.added
     for relative in report.added:
         committed = REPOSITORY_ROOT / relative

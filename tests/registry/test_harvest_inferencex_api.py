@@ -24,6 +24,7 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_inferencex
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
@@ -36,11 +37,11 @@ URL = (
 )
 READ_FROM = "the fork vngcloud/InferenceX-app at 7fe6d62ad57a3df061be692e86578c7111d880c7"
 RETRIEVED = "2026-12-02"
-CITED = {"commit": COMMIT, "url": URL, "read_from": READ_FROM}
+CITED = FileCitation(url=URL, commit=COMMIT, read_from=READ_FROM)
 
 
 def _harvest(registry: Path, source: Path = RESPONSE, today: str = RETRIEVED) -> HarvestReport:
-    return harvest_inferencex(source, HarvestOptions(registry, today=today), **CITED)
+    return harvest_inferencex(source, HarvestOptions(registry, today=today), cited=CITED)
 
 
 @pytest.fixture(scope="module")
@@ -173,9 +174,9 @@ def test_a_row_without_a_run_attempt_is_skipped(registry: Path, tmp_path: Path) 
 
 def test_bad_input_is_one_error(registry: Path, tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match="is a file; name where it is published with --url"):
-        harvest_inferencex(RESPONSE, HarvestOptions(registry), commit=COMMIT)
+        harvest_inferencex(RESPONSE, HarvestOptions(registry), cited=FileCitation(commit=COMMIT))
     with pytest.raises(HarvestError, match="--commit, --url and --read-from cite a file"):
-        harvest_inferencex(tmp_path, HarvestOptions(registry), commit=COMMIT)
+        harvest_inferencex(tmp_path, HarvestOptions(registry), cited=FileCitation(commit=COMMIT))
     response = tmp_path / "response.json"
     response.write_text('{"error": "Unknown model"}', encoding="utf-8")
     with pytest.raises(HarvestError, match="expected a JSON array of /api/v1/benchmarks rows"):

@@ -19,6 +19,7 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.mlperf_log import parse_log_summary
 from infermeter.registry.harvest.mlperf_names import parse_engine
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.store import read_result
 from infermeter.registry.validate import validate_paths
 
@@ -28,6 +29,7 @@ V51 = DATA / "mlperf-v5.1"
 V41 = DATA / "mlperf-v4.1"
 V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
 V41_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
+V41_CITED = FileCitation(commit=V41_COMMIT)
 RETRIEVED = "2026-12-01"
 AMD_SERVER = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Server"
 # AMD submitted this one run as its llama2-70b-99 result too (the same logs).
@@ -251,7 +253,9 @@ def test_registry_files_match_the_pinned_excerpts(
     The excerpt's rows harvested afresh must equal, byte for byte, the files the registry
     holds for them: every throughput, rate, bound and latency figure of the sample.
     """
-    report = harvest_mlperf(folder, round_name, _options(registry), commit=commit)
+    report = harvest_mlperf(
+        folder, round_name, _options(registry), cited=FileCitation(commit=commit)
+    )
     assert len(report.added) == expected
     numbers = 0
     for relative in report.added:
@@ -267,7 +271,7 @@ def test_an_open_division_run_of_its_own_7b_model_is_filed_as_that_model(registr
     """NeuralMagic's v4.1-0110 ran its FP8 Llama-2-7b-chat under the llama2-70b-99.9 benchmark
     (open division): filed as that model, in its own lane; its v4.1-0109 row declares fp32
     weights of the 70B benchmark model on 2 × RTX 4090, which cannot fit, and is refused."""
-    report = harvest_mlperf(V41, "4.1", _options(registry), commit=V41_COMMIT)
+    report = harvest_mlperf(V41, "4.1", _options(registry), cited=V41_CITED)
     results = _results(registry)
     server = results["v4.1-0110 llama2-70b-99.9 Server"]
     identity = server.identity  # type: ignore[attr-defined]
@@ -285,7 +289,7 @@ def test_an_open_division_run_of_its_own_7b_model_is_filed_as_that_model(registr
 
 def test_one_run_submitted_for_both_accuracy_targets_is_one_result(registry: Path) -> None:
     """v4.1-0021's llama2-70b-99 and -99.9 Server rows have byte-identical logs: one run."""
-    report = harvest_mlperf(V41, "4.1", _options(registry), commit=V41_COMMIT)
+    report = harvest_mlperf(V41, "4.1", _options(registry), cited=V41_CITED)
     reasons = dict(report.skipped)
     assert (
         "the same run as llama2-70b-99.9" in reasons["mlperf v4.1 v4.1-0021 llama2-70b-99 Server"]

@@ -14,11 +14,13 @@ from registry_helpers import empty_registry
 
 from infermeter.registry.catalog import load_gpus
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-gh200-96gb"
 COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
+CITED = FileCitation(commit=COMMIT)
 
 
 def test_the_catalog_states_the_96_gb_part_from_its_sources() -> None:
@@ -30,7 +32,7 @@ def test_the_catalog_states_the_96_gb_part_from_its_sources() -> None:
 def test_gh200_96gb_rows_are_harvested_and_match_the_registry(tmp_path: Path) -> None:
     registry = empty_registry(tmp_path / "checkout")
     report = harvest_mlperf(
-        EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), commit=COMMIT
+        EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), cited=CITED
     )
     assert (len(report.added), report.skipped) == (2, [])
     by_scenario = {}
@@ -58,7 +60,7 @@ def test_the_precision_is_what_ran_not_the_starting_weights(tmp_path: Path) -> N
     cannot fit one GH200 96 GB, which validation refuses when the evidence is not read."""
     registry = empty_registry(tmp_path / "checkout")
     report = harvest_mlperf(
-        EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), commit=COMMIT
+        EXCERPT, "4.1", HarvestOptions(registry, today="2026-12-01"), cited=CITED
     )
     for relative in report.added:
         result = read_result(registry / relative)
@@ -69,9 +71,7 @@ def test_the_precision_is_what_ran_not_the_starting_weights(tmp_path: Path) -> N
     for folder in ("measurements", "configs"):
         shutil.rmtree(without / "closed/Quanta_Cloud_Technology" / folder)
     declared = empty_registry(tmp_path / "declared")
-    fp16 = harvest_mlperf(
-        without, "4.1", HarvestOptions(declared, today="2026-12-01"), commit=COMMIT
-    )
+    fp16 = harvest_mlperf(without, "4.1", HarvestOptions(declared, today="2026-12-01"), cited=CITED)
     # The harvest's gate is `registry validate`: the declared fp16 cannot fit, nothing is written.
     assert fp16.added == []
     reasons = [reason for _key, reason in fp16.skipped]

@@ -12,13 +12,16 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from registry_helpers import assert_committed
 
+from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import RowSkipped
 from infermeter.registry.harvest.mlperf_log import conf_percentile
 from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup, engine_of_backend
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
@@ -29,13 +32,12 @@ READ_FROM = (
     "Bytes read from the fork gbeezybez/inference_results_v6.0 (its HEAD 232fbf90 holds upstream "
     "commit ab33b214, 'Publishing Results', 2026-03-26, unchanged in its history)."
 )
+CITED = FileCitation(commit=COMMIT, read_from=READ_FROM)
 RETRIEVED = "2026-12-02"
 
 
 def _harvest(root: Path, today: str = RETRIEVED) -> tuple[object, dict[str, Result]]:
-    report = harvest_mlperf(
-        EXCERPT, "6.0", HarvestOptions(root, today=today), commit=COMMIT, read_from=READ_FROM
-    )
+    report = harvest_mlperf(EXCERPT, "6.0", HarvestOptions(root, today=today), cited=CITED)
     found = {}
     for path in (root / "registry/results").rglob("*.json"):
         result = read_result(path)
@@ -192,3 +194,19 @@ def test_weights_declared_as_tensor_dtypes_take_the_checkpoints_format() -> None
     unnamed = Evidence({"m/measurements.json": json.dumps({"starting_weights_filename": "x"})}, {})
     with pytest.raises(RowSkipped, match="lists tensor dtypes, not a format"):
         ran_precision(row, unnamed)
+
+
+def test_the_cli_cites_the_repository_commit_and_reader_it_is_given(registry: Path) -> None:
+    """`--commit`, `--repository-url` and `--read-from` reach every result as one citation."""
+    fork = "https://github.com/gbeezybez/inference_results_v6.0"
+    arguments = ["registry", "harvest", "mlperf", "--round", "6.0", "--from", str(EXCERPT)]
+    cited = ["--commit", COMMIT, "--repository-url", fork, "--read-from", READ_FROM]
+    into = ["--registry", str(registry), "--retrieved", RETRIEVED]
+    outcome = CliRunner().invoke(main, [*arguments, *cited, *into])
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.output.splitlines()[-1].startswith("13 added, 0 changed, 0 unchanged")
+    sources = [read_result(path).source for path in (registry / "registry/results").rglob("*.json")]
+    assert len(sources) == 13
+    for source in sources:
+        assert source.url.startswith(f"{fork}/tree/{COMMIT}/")  # type: ignore[union-attr]
+        assert READ_FROM in source.conditions  # type: ignore[union-attr]

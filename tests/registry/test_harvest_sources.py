@@ -9,7 +9,16 @@ import pytest
 from click.testing import CliRunner
 
 from infermeter.bench.cli.harvest import harvest_group
-from infermeter.registry.harvest.sources import SOURCES, HarvestSource, sources_markdown
+from infermeter.registry.harvest.sources import (
+    MLPERF,
+    NOT_CITED,
+    SKYPILOT,
+    SOURCES,
+    TRTLLM,
+    FileCitation,
+    HarvestSource,
+    sources_markdown,
+)
 from infermeter.registry.licences import LICENCES
 
 
@@ -22,8 +31,21 @@ def test_the_cli_has_one_command_per_declared_source() -> None:
 def test_a_declared_function_takes_the_declared_options(source: HarvestSource) -> None:
     module, name = source.harvest.split(":")
     function = getattr(__import__(module, fromlist=[name]), name)
-    keywords = {option.keyword: None for option in source.options}
-    inspect.signature(function).bind(Path("x"), options=None, **keywords)
+    values = {option.keyword: None for option in source.options}
+    inspect.signature(function).bind(Path("x"), options=None, **source.arguments(values))
+
+
+def test_the_citing_options_reach_the_function_as_one_citation() -> None:
+    values = {"round_text": "5.1", "commit": "ab33b214", "url": None, "read_from": "a fork"}
+    assert MLPERF.arguments(values) == {
+        "round_text": "5.1",
+        "cited": FileCitation(commit="ab33b214", read_from="a fork"),
+    }
+    assert TRTLLM.arguments({"commit": None, "url": None, "engine_version": "1.0"}) == {
+        "cited": NOT_CITED,
+        "engine_version": "1.0",
+    }
+    assert SKYPILOT.arguments({}) == {}
 
 
 def test_each_source_states_its_terms_on_the_downloads_page() -> None:

@@ -15,6 +15,7 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.harvest.trtllm import parse_tables
 from infermeter.registry.harvest.trtllm_legacy import parse_table as parse_legacy_table
 from infermeter.registry.migrate import migrate_paths
@@ -25,11 +26,12 @@ from infermeter.registry.validate import validate_paths
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-03e27c7d.md"
 COMMIT = "03e27c7d5ff0c6e89f8328838c0a8e64f1b34f9d"
+CITED = FileCitation(commit=COMMIT)
 RETRIEVED = "2026-12-01"
 
 
 def _harvest(registry: Path, page: Path = PAGE) -> dict[str, Result]:
-    harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
     return results_by_marker(registry, "cell")
 
 
@@ -96,8 +98,8 @@ def test_source_names_the_commit_and_the_page(registry: Path) -> None:
 
 
 def test_twice_changes_nothing(registry: Path) -> None:
-    first = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
-    again = harvest_trtllm(PAGE, HarvestOptions(registry, today="2027-01-01"), commit=COMMIT)
+    first = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
+    again = harvest_trtllm(PAGE, HarvestOptions(registry, today="2027-01-01"), cited=CITED)
     assert (len(first.added), again.added, len(again.unchanged)) == (150, [], 150)
 
 
@@ -110,7 +112,7 @@ def test_tables_in_another_unit_and_odd_columns_are_skipped(registry: Path, tmp_
     tail = tail.replace("unit: `output tokens per second per GPU`", "unit: `tokens per second`", 1)
     page = tmp_path / "page.md"
     page.write_text(head + "# GPT-OSS 20B" + tail, encoding="utf-8")
-    report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    report = harvest_trtllm(page, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
     reasons = dict(report.skipped)
     assert reasons[f"trtllm {COMMIT[:12]} GPT-OSS 20B"] == (
         "unit is neither output tokens/s per GPU nor the page's stated total"
@@ -139,7 +141,7 @@ def test_cli(registry: Path) -> None:
 
 def test_registry_files_match_the_pinned_excerpt(registry: Path) -> None:
     """Re-read the cited page (the pinned excerpt): every cell's file is in the registry."""
-    report = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), commit=COMMIT)
+    report = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
     assert len(report.added) == 150
     for relative in report.added:
         committed = REPOSITORY_ROOT / relative
@@ -151,6 +153,7 @@ def test_registry_files_match_the_pinned_excerpt(registry: Path) -> None:
 
 LEGACY_PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-258c7540.md"
 LEGACY_COMMIT = "258c7540c03517def55d9a5aadfa9288af474e1b"
+LEGACY_CITED = FileCitation(commit=LEGACY_COMMIT)
 
 
 def test_the_0_17_table_is_read_cell_by_cell(registry: Path) -> None:
@@ -159,7 +162,7 @@ def test_the_0_17_table_is_read_cell_by_cell(registry: Path) -> None:
     assert len(cells) == 373
     assert requests[(128, 128)] == 30000
     report = harvest_trtllm(
-        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=LEGACY_COMMIT
+        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), cited=LEGACY_CITED
     )
     # 275 cells, and the 27 of Mixtral 8x22B since it joined the catalog (its base checkpoint).
     assert len(report.added) == 302
@@ -198,7 +201,7 @@ def test_an_earlier_transcription_of_a_cell_is_replaced_by_a_correction(registry
     migrate_paths([], registry)
     (migrated,) = folder.glob("*.json")
     report = harvest_trtllm(
-        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=LEGACY_COMMIT
+        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), cited=LEGACY_CITED
     )
     assert [old_path for old_path, _ in report.changed] == [
         migrated.relative_to(registry).as_posix()
@@ -214,7 +217,7 @@ def test_registry_files_match_the_pinned_0_17_excerpt(registry: Path) -> None:
     same identity, figures and conditions (a cell an earlier importer had filed keeps the date
     it was first read, so the file names may differ)."""
     report = harvest_trtllm(
-        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), commit=LEGACY_COMMIT
+        LEGACY_PAGE, HarvestOptions(registry, today=RETRIEVED), cited=LEGACY_CITED
     )
     committed = {
         trtllm_result_key(result): result

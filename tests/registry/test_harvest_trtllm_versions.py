@@ -16,6 +16,7 @@ from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.harvest.trtllm import parse_tables
 from infermeter.registry.store import read_result
 from infermeter.registry.workloads import scenario
@@ -126,7 +127,7 @@ def test_a_folder_page_must_name_its_commit(tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match=r"bare\.md does not begin '<!-- Excerpt of PATH"):
         harvest_trtllm(folder, HarvestOptions(registry))
     with pytest.raises(HarvestError, match="is not the commit 00f37686aa85"):
-        harvest_trtllm(PAGE, HarvestOptions(registry), commit="03e27c7d")
+        harvest_trtllm(PAGE, HarvestOptions(registry), cited=FileCitation(commit="03e27c7d"))
 
 
 STATIC_PAGE = PAGES / "performance-77d24b5f.md"
