@@ -99,7 +99,7 @@ def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) ->
     labels = {id(row): _label(named) for named, rows in rows_by_result for row in rows}
     # A point cut short by an interrupt is in its table, marked, but on no curve (as on the site).
     charted = (row for _named, rows in rows_by_result for row in rows if not row.interrupted)
-    data = chart_data(charted, lambda row: labels[id(row)])
+    data = chart_data(charted, lambda row: labels[id(row)], whole_sweeps=True)
     data_json = json.dumps(plain_data(data), sort_keys=True, separators=(",", ":"))
     tables = "".join(_table(named, rows) for named, rows in rows_by_result)
     title = "infermeter report: " + ", ".join(named.name for named in results)

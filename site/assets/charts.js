@@ -1,7 +1,8 @@
 // The charts of a set of results, drawn with uPlot: the site's compare pages (tables.js) and
 // `infermeter bench report`'s self-contained page both call this, so a result is drawn one way.
-// `data` is registry.charts.chart_data's: {pareto: {label: [[tok/s per user, tok/s per GPU]]},
-// cost: {label: $ per 1M tokens}}.
+// `data` is registry.charts.chart_data's: {pareto: {label: [[tok/s per user, tok/s per GPU,
+// on the front]]}, cost: {label: $ per 1M tokens}}; a label's points are already the ones its
+// line joins (a compare page's GPU × count front, a report's whole sweep).
 // Both axes from zero to a little above the largest value: bars keep their true proportions
 // and the outermost points are not cut by the plot's edge.
 const fromZero = (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1];

@@ -167,8 +167,9 @@ def _group_html(
         sweep = "<p>No sweep (two or more load points of one run) here, so no Pareto front.</p>"
     pareto_chart = (
         '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s '
-        "per GPU against tokens/s per user, one line per GPU × count through its sweep points "
-        "(the front is the table above).</figcaption></figure>"
+        "per GPU against tokens/s per user, one line per GPU × count through its Pareto front "
+        "(the table above), whichever engine and settings reach each point; every point is in "
+        "the table of load points.</figcaption></figure>"
         if front
         else ""
     )

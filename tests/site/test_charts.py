@@ -1,8 +1,9 @@
 """The compare pages' charts as drawn in a real headless Chromium, read from their uPlot
 instances (charts.js keeps each on its element): bars start at zero, the Pareto charts' axes at
 their 0 tick, axis titles never overlap the tick labels, no point is clipped by the plot's edge
-(on every Pareto chart of the page), and the GPU names under the bars do
-not overlap one another or run off the canvas, on a desktop and on a phone's width."""
+(on every Pareto chart of the page), each Pareto line falls as speed per user rises (it is a
+GPU × count's front, no zigzag), and the GPU names under the bars do not overlap one another
+or run off the canvas, on a desktop and on a phone's width."""
 
 import itertools
 import math
@@ -49,6 +50,7 @@ _CHART = """el => {
     firstTicks: u.axes.map((a) => (a._splits || [])[0]),
     left: u.bbox.left / devicePixelRatio, width: u.bbox.width / devicePixelRatio,
     height: u.bbox.height / devicePixelRatio, largest: Math.max(...values), axes, points,
+    lines: u.data.slice(1).map((ys) => ys.filter((y) => y != null)),
   };
 }"""
 
@@ -104,6 +106,8 @@ def test_charts_start_at_zero_and_nothing_overlaps_or_is_clipped(
     for chart in paretos:
         _assert_pareto_from_zero(chart)
         _assert_drawn_whole("pareto", chart)
+        for line in chart["lines"]:  # each line a GPU × count's front: no zigzag
+            assert all(a > b for a, b in itertools.pairwise(line)), line
     # the GPU names under the bars: apart from one another, and inside the canvas
     bottom = next(axis for axis in cost["axes"] if axis["side"] == 2)
     shown = [
