@@ -1,5 +1,6 @@
 """The index's figures that need every row: the replicate spread of a point's group
-(`with_replicate_spread`) and the Pareto front of real sweeps (`with_pareto_front`).
+(`with_replicate_spread`) and the Pareto front of each GPU × count's load points
+(`with_pareto_front`).
 """
 
 import dataclasses
@@ -53,15 +54,14 @@ def _front_point(row: IndexRow) -> tuple[float, float] | None:
 
 
 def with_pareto_front(rows: Sequence[IndexRow]) -> list[IndexRow]:
-    """Rows with `on_pareto_front` set, from real sweeps only: a result's closed- or open-loop
-    points count when it has two or more of them."""
-    in_sweep: dict[str, int] = {}
-    for row in rows:
-        if _sweep_group(row) is not None and _front_point(row) is not None:
-            in_sweep[row.result_id] = in_sweep.get(row.result_id, 0) + 1
-    swept = [row for row in rows if in_sweep.get(row.result_id, 0) >= 2]
-    flags = dict(zip(map(id, swept), front_flags(swept, _sweep_group, _front_point), strict=True))
-    return [dataclasses.replace(row, on_pareto_front=flags.get(id(row))) for row in rows]
+    """Rows with `on_pareto_front` set: the closed- (or open-) loop points of one model ×
+    workload × GPU × count form one front when there are two or more of them, whichever results
+    they come from. A run that published a single point counts too: left out, it could beat a
+    point the front claims nothing of its GPU × count beats (InferenceX's API keeps only some
+    concurrencies of a run, so many of its runs show one)."""
+    flags = front_flags(rows, _sweep_group, _front_point)
+    pairs = zip(rows, flags, strict=True)
+    return [dataclasses.replace(row, on_pareto_front=flag) for row, flag in pairs]
 
 
 def across_rows(rows: Iterable[IndexRow]) -> list[IndexRow]:

@@ -2,10 +2,10 @@
 and for `infermeter bench report`, so a set of results is drawn one way (the drawing itself is
 `site/assets/charts.js`).
 
-The speed chart draws real sweeps only: the points `registry.index.with_pareto_front` marked
-(on the front or not). A point outside a sweep (offline, server at an SLO, a lone point, no
-per-user rate) has no place on a throughput-against-speed curve, so it is left out rather than
-joined to other work.
+The speed chart draws only the points `registry.across_rows.with_pareto_front` marked (on the
+front or not). A point with no front to be on (offline, server at an SLO, no per-user rate, the
+only closed-loop point of its GPU × count) has no place on a throughput-against-speed curve, so
+it is left out rather than joined to other work.
 
 A compare page draws one line per GPU × count through its Pareto front, not through all of its
 points: one GPU × count holds runs of different deployments (DeepSeek-R1 at 1k → 1k on 8 ×

@@ -265,9 +265,9 @@ class IndexRow:
     )
     on_pareto_front: bool | None = _column(
         "On the Pareto front (tokens/s per user against output tokens/s per GPU) of its model × "
-        "workload × GPU × count, among the points of real sweeps (results with two or more "
-        "closed- or open-loop points); null for points outside a sweep (offline, server at an "
-        "SLO, a single point, no per-user rate)."
+        "workload × GPU × count, among its closed- (or open-) loop points of every result; null "
+        "where there is no front to be on (offline, server at an SLO, no per-user rate, or the "
+        "only such point of its GPU × count)."
     )
     on_demand: TierColumns = field(
         default_factory=TierColumns,

@@ -150,7 +150,7 @@ def _group_html(
     front = front_table(rows, gpu_names)
     if front:
         sweep = (
-            "<p><strong>Pareto front</strong> of the sweeps above (no other point of the same "
+            "<p><strong>Pareto front</strong> of the load points above (no other point of the same "
             "GPU and count is faster per user <em>and</em> per GPU):</p>" + front
         )
     elif rows and rows[0].scenario == "offline":
@@ -164,7 +164,10 @@ def _group_html(
             "served load, so no Pareto front.</p>"
         )
     else:
-        sweep = "<p>No sweep (two or more load points of one run) here, so no Pareto front.</p>"
+        sweep = (
+            "<p>No sweep (two or more closed- or open-loop points of one GPU × count) here, so "
+            "no Pareto front.</p>"
+        )
     pareto_chart = (
         '<figure><div class="im-chart" data-chart="pareto"></div><figcaption>Output tokens/s '
         "per GPU against tokens/s per user, one line per GPU × count through its Pareto front "

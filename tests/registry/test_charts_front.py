@@ -1,8 +1,8 @@
 """The compare pages' speed chart (`registry.charts.chart_data`) on the registry's own
 DeepSeek-R1 results, where one GPU × count holds many InferenceX deployments: each line is its
 GPU × count's Pareto front (faster per user means fewer tokens per GPU, never a zigzag), no
-point on a line is beaten by another point of its GPU × count, and `bench report`'s whole
-sweeps keep every point."""
+point on a line is beaten by another point of its GPU × count (a run's only point included),
+and `bench report`'s whole sweeps keep every point."""
 
 import itertools
 from collections import defaultdict
@@ -28,11 +28,10 @@ def rows() -> list[IndexRow]:
 
 
 def _by_label(rows: list[IndexRow]) -> dict[str, list[tuple[float, float]]]:
+    """Every point of each GPU × count with both speeds, from every result (one-point runs too)."""
     points: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for row in rows:
-        if row.on_pareto_front is not None:
-            assert row.tokens_per_s_per_user is not None
-            assert row.output_tokens_per_s_per_gpu is not None
+        if row.tokens_per_s_per_user is not None and row.output_tokens_per_s_per_gpu is not None:
             points[default_label(row)].append(
                 (row.tokens_per_s_per_user, row.output_tokens_per_s_per_gpu)
             )
@@ -41,9 +40,9 @@ def _by_label(rows: list[IndexRow]) -> dict[str, list[tuple[float, float]]]:
 
 def test_charts_each_line_is_its_gpu_and_count_front(rows: list[IndexRow]) -> None:
     lines = chart_data(rows)["pareto"]
-    swept = _by_label(rows)
+    every = _by_label(rows)
     assert len(lines) >= 20  # the busiest chart: every GPU × count with a sweep has its line
-    assert set(lines) == set(swept)
+    assert set(lines) == {label for label, points in every.items() if len(points) >= 2}
     for label, line in lines.items():
         xs = [x for x, _y, _front in line]
         ys = [y for _x, y, _front in line]
@@ -53,7 +52,9 @@ def test_charts_each_line_is_its_gpu_and_count_front(rows: list[IndexRow]) -> No
         assert all(a > b for a, b in itertools.pairwise(ys)), (label, line)
         for x, y, front in line:
             assert front is True
-            beaten_by = [(ox, oy) for ox, oy in swept[label] if ox >= x and oy >= y]
+            # beaten by no point of its GPU × count, one-point runs included (8 × h200-sxm's
+            # one-point run at 69.0 tok/s per user and 138 per GPU beats a point of its sweeps)
+            beaten_by = [(ox, oy) for ox, oy in every[label] if ox >= x and oy >= y]
             assert beaten_by == [(x, y)], (label, x, y, beaten_by)
     # every undominated point is drawn: the line is the whole front, not a sample of it
     drawn = sum(len(line) for line in lines.values())
