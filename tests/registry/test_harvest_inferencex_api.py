@@ -147,6 +147,44 @@ def test_a_disaggregated_run_counts_both_pools_and_is_official(
     assert f"bytes read from {READ_FROM}." in source.conditions  # type: ignore[union-attr]
 
 
+def _littles_law_ratio(result: Result, concurrency: int) -> float:
+    """Stored output tokens/s against what the point's own latencies give: `concurrency`
+    requests in flight, each its mean output length (uniform lengths) per mean E2E."""
+    point = {p.load.concurrency: p for p in result.points}[concurrency]
+    lengths = result.identity.workload.output_len
+    mean_output = (lengths.min + lengths.max) / 2  # type: ignore[union-attr]
+    e2e_s = point.e2e_ms.mean / 1000  # type: ignore[union-attr]
+    return point.throughput.output_tokens_per_s / (concurrency * mean_output / e2e_s)
+
+
+def test_every_throughput_agrees_with_its_own_latencies_but_one_published_row(
+    harvested: tuple[Path, HarvestReport],
+) -> None:
+    # Output tokens/s per GPU × the GPUs it was divided by (decode GPUs when disaggregated)
+    # must match concurrency × output length ÷ mean E2E of the same row: a wrong divisor moves
+    # the ratio to decode GPUs ÷ all GPUs (0.2 to 0.97 here). 406 of 407 points agree within
+    # 0.87 to 1.02.
+    registry, report = harvested
+    ratios = {
+        (path, point.load.concurrency): _littles_law_ratio(result, point.load.concurrency or 0)
+        for path in report.added
+        for result in [read_result(registry / path)]
+        for point in result.points
+    }
+    odd = {key: ratio for key, ratio in ratios.items() if not 0.85 <= ratio <= 1.05}
+    assert len(ratios) == 407
+    # The one exception is what InferenceX published, read right: run 26829715287 (ATOM, FP8,
+    # MTP, 8 × MI355X, 1k → 1k) states 25.28 output tok/s per GPU at 512 users, while its own
+    # mean E2E of 55.6 s gives some 8,500 tok/s in all (42 times more).
+    assert len(odd) == 1, sorted(odd.items())[:5]
+    ((_path, concurrency),) = odd
+    (ratio,) = odd.values()
+    assert concurrency == 512
+    (row,) = [r for r in _rows() if "/26829715287/" in r["run_url"] and r["conc"] == 512]
+    assert row["metrics"]["output_tput_per_gpu"] == pytest.approx(25.2798, abs=1e-4)
+    assert ratio == pytest.approx(0.024, abs=0.001)
+
+
 def test_a_disaggregated_row_without_pools_is_skipped(registry: Path, tmp_path: Path) -> None:
     # Row 150: GB200 "disaggregated" on one node, both GPU counts 36 (the TP); given an image
     # so that the pools are what is judged.
