@@ -11,6 +11,7 @@ const fromZero = (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1];
 // drawn whole inside the plot rather than cut by its edge. `plotPx` is the plot's length along
 // the axis, from the chart's own sizes: uPlot sets the scales before it lays the plot out.
 const MARKER_PX = 7;
+const FADED = 0.25;
 const TITLE_PX = 18;
 const PARETO = { height: 320, top: 16, right: 32, bottomAxis: 48, leftAxis: 64 };
 const pastZero = (plotPx) => (u, min, max) => {
@@ -48,7 +49,8 @@ export function drawCharts(container, data, uPlot) {
   const width = Math.min(container.clientWidth || 640, 760);
   const palette = ["#3f51b5", "#e91e63", "#009688", "#ff9800", "#795548", "#9c27b0", "#607d8b", "#4caf50"];
   const pareto = container.querySelector('[data-chart="pareto"]');
-  const labels = Object.keys(data.pareto);
+  // In the legend, numbers by value: 8 × b200 before 12 × b200 (the data's keys are sorted as text).
+  const labels = Object.keys(data.pareto).sort(new Intl.Collator("en", { numeric: true }).compare);
   if (pareto && labels.length) {
     const xs = [...new Set(labels.flatMap((label) => data.pareto[label].map((point) => point[0])))].sort((a, b) => a - b);
     const series = labels.map((label) => {
@@ -56,8 +58,11 @@ export function drawCharts(container, data, uPlot) {
       return xs.map((x) => (byX.has(x) ? byX.get(x) : null));
     });
     // Kept on its element (`_uplot`): the browser tests read the drawn scales and axes.
+    // More lines than colours share a colour: the point under the cursor brings its line and its
+    // legend row forward and dims the others, so a reader can tell which line it is.
     pareto._uplot = new uPlot({
       width, height: PARETO.height, padding: [PARETO.top, PARETO.right, 0, 0],
+      focus: { alpha: FADED }, cursor: { focus: { prox: MARKER_PX * 2 } },
       scales: {
         x: { time: false, range: pastZero(width - PARETO.leftAxis - TITLE_PX - PARETO.right) },
         y: { range: pastZero(PARETO.height - PARETO.bottomAxis - TITLE_PX - PARETO.top) },

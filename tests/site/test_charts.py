@@ -84,6 +84,41 @@ def _assert_pareto_from_zero(chart: dict[str, Any]) -> None:
     assert ROOM - 0.5 <= chart["height"] - y <= ROOM + 0.5, chart["zero"]
 
 
+# Hover the first point of the chart's longest line: that line stays whole, the others fade.
+_HOVER_TARGET = """el => {
+  const u = el._uplot;
+  const lengths = u.data.slice(1).map((ys) => ys.filter((y) => y != null).length);
+  const series = lengths.indexOf(Math.max(...lengths)) + 1;
+  const index = u.data[series].findIndex((y) => y != null);
+  const box = u.over.getBoundingClientRect();
+  return {
+    series, x: box.left + u.valToPos(u.data[0][index], 'x'),
+    y: box.top + u.valToPos(u.data[series][index], 'y'),
+  };
+}"""
+
+
+def test_charts_hovering_a_point_brings_its_line_forward(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{site_url}/compare/deepseek-r1--custom/")
+    page.wait_for_function(ALL_DRAWN)
+    chart = page.locator('[data-chart="pareto"]').last
+    chart.scroll_into_view_if_needed()
+    target = chart.evaluate(_HOVER_TARGET)
+    page.mouse.move(target["x"], target["y"])
+    alphas = chart.evaluate("el => el._uplot.series.slice(1).map((s) => s.alpha ?? 1)")
+    assert len(alphas) >= 20  # many more lines than the 8 colours
+    assert alphas[target["series"] - 1] == 1
+    assert sorted(set(alphas)) == [0.25, 1]
+    assert alphas.count(1) == 1
+    # the legend counts by value: 4 × … and 8 × … before 12 × …
+    labels = chart.evaluate("el => el._uplot.series.slice(1).map((s) => s.label)")
+    counts = [int(label.split(" × ")[0]) for label in labels]
+    assert counts == sorted(counts), labels
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 def test_charts_start_at_zero_and_nothing_overlaps_or_is_clipped(
     page: Any, site_url: str, built_site: Path, width: int
