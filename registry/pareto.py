@@ -1,9 +1,10 @@
 """The Pareto front of a load sweep: the points no other point beats on both axes.
 
 A buyer trades speed per user (tokens/s each stream sees) against throughput per GPU (what the
-hour pays for). A point is on the front when no other point of the same sweep has at least as
-much of both and more of one. Only points of one sweep compare (same model, workload, GPU and
-count, engine settings): across workloads the axes measure different work.
+hour pays for). A point is on the front when no other point of its group has at least as
+much of both and more of one. `registry.across_rows` groups by model, workload, GPU and count
+(any engine and settings: the best a buyer of that hardware can get): across workloads the axes
+measure different work.
 """
 
 from collections.abc import Callable, Hashable, Sequence
