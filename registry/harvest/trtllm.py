@@ -49,6 +49,7 @@ from infermeter.registry.harvest.trtllm_names import (
     RTX_LABEL,
     RTX_SUFFIX,
     TOTAL_METRIC,
+    printed_value,
 )
 from infermeter.registry.models import (
     GpuEntry,
@@ -208,13 +209,6 @@ def result_key(result: Result) -> str | None:
 
 
 _Skip = RowSkipped
-
-
-def _value(printed: str) -> float:
-    try:
-        return float(printed.replace(",", ""))
-    except ValueError:
-        raise _Skip(f"value {printed!r} is not a number") from None
 
 
 def _deployment(
@@ -387,7 +381,7 @@ def _result(
     gpus, models = catalogs
     model = _catalog_model(cell, models)
     gpu, count, serving, precision = _deployment(cell, gpus)
-    value = _value(cell.printed)
+    value = printed_value(cell.printed)
     model_heading = cell.heading.removesuffix(RTX_SUFFIX)
     checkpoint = _checkpoint(model_heading, precision, listed, model.hf_repo)
     weights, weights_note = _checkpoint_format(checkpoint, model, precision)

@@ -33,7 +33,13 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.trtllm import TrtllmDocument
-from infermeter.registry.harvest.trtllm_names import GPU_NAMES, MODELS, TOTAL_METRIC
+from infermeter.registry.harvest.trtllm_names import (
+    GPU_NAMES,
+    MODELS,
+    TOTAL_METRIC,
+    TableCell,
+    printed_value,
+)
 from infermeter.registry.models import (
     ReportedSource,
     Result,
@@ -65,16 +71,8 @@ _VERSION = re.compile(r"data collected for the v(?P<version>[0-9]+(?:\.[0-9]+)+)
 
 
 @dataclass(frozen=True)
-class GridCell:
+class GridCell(TableCell):
     """One value: model heading, precision, GPU column, TP, lengths, value as printed."""
-
-    model: str
-    precision: str
-    gpu: str
-    tensor_parallel: int
-    input_len: int
-    output_len: int
-    printed: str
 
     def name(self) -> str:
         return (
@@ -179,10 +177,7 @@ def _result(
     model = models[model_id]
     checkpoint = checkpoints.get(cell.precision)
     named = checkpoint if checkpoint is not None and checkpoint in listed else None
-    try:
-        value = float(cell.printed.replace(",", ""))
-    except ValueError:
-        raise RowSkipped(f"value {cell.printed!r} is not a number") from None
+    value = printed_value(cell.printed)
     sent = requests.get((cell.input_len, cell.output_len))
     count = cell.tensor_parallel
     deployment = Deployment(

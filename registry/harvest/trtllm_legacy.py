@@ -14,7 +14,6 @@ source key, so harvesting replaces them with a correction.
 """
 
 import re
-from dataclasses import dataclass
 from functools import partial
 
 from infermeter.registry.catalog import gpu_named
@@ -30,7 +29,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.trtllm import TrtllmDocument
-from infermeter.registry.harvest.trtllm_names import GPU_NAMES, PRECISIONS
+from infermeter.registry.harvest.trtllm_names import GPU_NAMES, PRECISIONS, TableCell
 from infermeter.registry.models import (
     Result,
     ServingSettings,
@@ -74,19 +73,6 @@ _EARLY_014_ROW = re.compile(
 """How an earlier transcription of the 0.14 table (2026-11-30) named its row."""
 
 
-@dataclass(frozen=True)
-class LegacyCell:
-    """One cell: model, TP, GPU column, its precision, lengths, value as printed."""
-
-    model: str
-    tensor_parallel: int
-    gpu: str
-    precision: str
-    input_len: int
-    output_len: int
-    printed: str
-
-
 MARK_014 = "**Input/Output Lengths**"
 """The 0.13/0.14 variant of the table: bold header cells, rows of model, `ISL/OSL`, TP size."""
 
@@ -95,7 +81,7 @@ def _plain(line: str) -> list[str]:
     return [cell.strip("*").strip() for cell in row_cells(line)]
 
 
-def _parse_014(lines: list[str]) -> list[LegacyCell]:
+def _parse_014(lines: list[str]) -> list[TableCell]:
     """The 0.14 table: a `GPU` row and a `Precision` row over the GPU columns, then rows of
     model and `ISL/OSL` (both carried down when empty) and TP size."""
     rows = [(index, _plain(line)) for index, line in enumerate(lines) if line.startswith("|")]
@@ -103,7 +89,7 @@ def _parse_014(lines: list[str]) -> list[LegacyCell]:
     if start is None or rows[start + 1][1][2:3] != ["Precision"]:
         raise HarvestError("no '| | | **GPU** |' row over a '**Precision**' row found")
     gpus, precisions = rows[start][1][3:], rows[start + 1][1][3:]
-    cells: list[LegacyCell] = []
+    cells: list[TableCell] = []
     model, lengths = "", ""
     for index, row in rows[start + 3 :]:
         if len(row) != len(gpus) + 3:
@@ -115,14 +101,14 @@ def _parse_014(lines: list[str]) -> list[LegacyCell]:
         for gpu, precision, printed in zip(gpus, precisions, row[3:], strict=True):
             if printed:
                 cells.append(
-                    LegacyCell(
-                        model, int(row[2]), gpu, precision, int(pair[1]), int(pair[2]), printed
+                    TableCell(
+                        model, precision, gpu, int(row[2]), int(pair[1]), int(pair[2]), printed
                     )
                 )
     return cells
 
 
-def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int], str | None]:
+def parse_table(text: str) -> tuple[list[TableCell], dict[tuple[int, int], int], str | None]:
     """The table's cells, the request count per length pair, and the engine version stated."""
     lines = text.splitlines()
     version = _VERSION.search(text)
@@ -135,7 +121,7 @@ def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int]
         raise HarvestError("no '| Throughput (tokens / sec) |' table found")
     gpus = row_cells(lines[start])[3:]
     precisions = row_cells(lines[start + 2])[3:]
-    cells: list[LegacyCell] = []
+    cells: list[TableCell] = []
     model, tensor_parallel = "", 0
     index = start + 4
     while index < len(lines) and lines[index].startswith("|"):
@@ -148,11 +134,11 @@ def parse_table(text: str) -> tuple[list[LegacyCell], dict[tuple[int, int], int]
         for gpu, precision, printed in zip(gpus, precisions, row[3:], strict=False):
             if printed:
                 cells.append(
-                    LegacyCell(
+                    TableCell(
                         model,
-                        tensor_parallel,
-                        gpu,
                         precision,
+                        gpu,
+                        tensor_parallel,
                         int(lengths[1]),
                         int(lengths[2]),
                         printed,
@@ -208,7 +194,7 @@ def _revision_in(url: str) -> str | None:
 _Skip = RowSkipped
 
 
-def _conditions(cell: LegacyCell, version: str, sent: int | None) -> str:
+def _conditions(cell: TableCell, version: str, sent: int | None) -> str:
     return (
         f"TensorRT-LLM performance overview, 'Throughput Measurements' table: 'All data in the "
         f"table below was generated using version {version} and presents token throughput in "
@@ -230,7 +216,7 @@ def _conditions(cell: LegacyCell, version: str, sent: int | None) -> str:
 
 
 def _result(
-    cell: LegacyCell,
+    cell: TableCell,
     requests: dict[tuple[int, int], int],
     version: str,
     document: TrtllmDocument,

@@ -1,11 +1,14 @@
 """The names TensorRT-LLM's performance overview uses for GPUs, models and precisions, and what
-they stand for (catalog ids, numeric formats).
+they stand for (catalog ids, numeric formats); and one value of its tables under those names.
 
 Kept apart from the readers (`registry.harvest.trtllm`, `trtllm_grid`) so that a new version of
 the page that names a new model is one line here; a new GPU name is a `source_names` line of its
 GPU in the GPU catalog.
 """
 
+from dataclasses import dataclass
+
+from infermeter.registry.harvest.errors import RowSkipped
 from infermeter.registry.harvest.reported import Precision
 from infermeter.registry.harvest.sources import TRTLLM
 
@@ -74,3 +77,27 @@ precision absent: the catalog's repository is the checkpoint (gpt-oss, published
 TOTAL_METRIC = "The reported metric is `Total Output Throughput (tokens/sec)`"
 """The 1.0 layout's one statement of its unit: every table is the deployment's total."""
 RTX_LABEL = RTX_SUFFIX.removeprefix(" - ")
+
+
+def printed_value(printed: str) -> float:
+    """A value as a table prints it (`1,234.5`), as a number; RowSkipped when it is none."""
+    try:
+        return float(printed.replace(",", ""))
+    except ValueError:
+        raise RowSkipped(f"value {printed!r} is not a number") from None
+
+
+@dataclass(frozen=True)
+class TableCell:
+    """One value of a performance table, under the names the page prints: model, precision, GPU,
+    tensor parallel size, input and output length, and the value as printed. The 0.1x single
+    table (`trtllm_legacy`), the 0.19/0.20 grids (`trtllm_grid`) and the 0.5–0.9 static batches
+    (`trtllm_static`, which add the release and the batch size) read their values into it."""
+
+    model: str
+    precision: str
+    gpu: str
+    tensor_parallel: int
+    input_len: int
+    output_len: int
+    printed: str

@@ -36,7 +36,12 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.trtllm import TrtllmDocument
-from infermeter.registry.harvest.trtllm_names import GPU_NAMES, PRECISIONS
+from infermeter.registry.harvest.trtllm_names import (
+    GPU_NAMES,
+    PRECISIONS,
+    TableCell,
+    printed_value,
+)
 from infermeter.registry.models import (
     GpuEntry,
     Load,
@@ -80,18 +85,12 @@ _HEADING = re.compile(r"^### (?P<gpu>\S+) GPUs \((?P<precision>FP8|FP16)\)")
 
 
 @dataclass(frozen=True)
-class StaticCell:
-    """One row of a throughput table: GPU, precision, release, model, batch, TP, lengths."""
+class StaticCell(TableCell):
+    """One row of a throughput table: the table's GPU and precision, the row's model, TP,
+    lengths and value, and what the page says beside it: the release and the batch size."""
 
-    gpu: str
-    precision: str
     version: str
-    model: str
     batch: int
-    tensor_parallel: int
-    input_len: int
-    output_len: int
-    printed: str
 
     def name(self) -> str:
         return (
@@ -139,7 +138,11 @@ def parse_page(text: str) -> tuple[list[StaticCell], list[str]]:
         if not all(part.isdigit() for part in numbers):
             raise HarvestError(f"line {index + 1}: {line.strip()!r} is no throughput row")
         batch, tp, isl, osl = (int(part) for part in numbers)
-        cells.append(StaticCell(heading, precision, version, row[0], batch, tp, isl, osl, row[5]))
+        cells.append(
+            StaticCell(
+                row[0], precision, heading, tp, isl, osl, row[5], version=version, batch=batch
+            )
+        )
     return cells, latency
 
 
@@ -208,10 +211,7 @@ def _result(
     key: str,
 ) -> Result:
     gpu, model = _catalog_entries(cell, *catalogs)
-    try:
-        per_gpu = float(cell.printed.replace(",", ""))
-    except ValueError:
-        raise RowSkipped(f"value {cell.printed!r} is not a number") from None
+    per_gpu = printed_value(cell.printed)
     count = cell.tensor_parallel
     kv_evidence = _fp8_kv_cache_evidence(page)
     if cell.precision == "FP8" and kv_evidence is None:
