@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import ModelArch
-from infermeter.calculators.vllm_overheads import ROCM_GPU_PREFIX, RUNNER_BUFFERS_IN_BUDGET_SINCE
+from infermeter.calculators.vllm_overheads import RUNNER_BUFFERS_IN_BUDGET_SINCE, runs_on_rocm
 from infermeter.calculators.vllm_settings import VllmSettings
 
 RUNNER_CHOICE_SINCE = (0, 25)
@@ -103,7 +103,7 @@ def model_runner(arch: ModelArch, settings: VllmSettings, version: tuple[int, in
         return RunnerChoice(False, "before 0.25 the plan keeps the V1 runner's terms")
     if version >= V2_ONLY_SINCE:
         return RunnerChoice(True, "0.34 has no V1 runner")
-    rocm = settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX)
+    rocm = runs_on_rocm(settings)
     if version < V2_WHERE_SUPPORTED_SINCE:
         return _default_list_choice(arch, version, rocm)
     if rocm and arch.model_type in _ROCM_V1_TYPES.get(version, ()):

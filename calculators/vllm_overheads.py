@@ -219,7 +219,7 @@ def extensible_kv_reserve_bytes(
     if version < EXTENSIBLE_KV_CACHE_SINCE:
         return 0
     estimate = graph_bytes if cuda_graphs_in_budget(settings, version) else 0
-    rocm = settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX)
+    rocm = runs_on_rocm(settings)
     floor = KV_CACHE_MARGIN_FLOOR_ROCM_BYTES if rocm else KV_CACHE_MARGIN_FLOOR_BYTES
     margin = max(floor, int((activation_peak + estimate) * KV_CACHE_MARGIN_FRACTION))
     left_free = settings.gpu_memory_bytes - requested_bytes
@@ -445,6 +445,11 @@ ROCM_GPU_PREFIX = "mi"  # the catalog's AMD Instinct GPUs: mi300x, mi325x, mi350
 _RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")
 
 
+def runs_on_rocm(settings: VllmSettings) -> bool:
+    """Whether the plan's GPU is one of the catalog's AMD Instinct GPUs, where vLLM runs on ROCm."""
+    return settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX)
+
+
 def release_triple(text: str) -> tuple[int, int, int]:
     """'0.11.2' → (0, 11, 2); '0.11' and '0.11rc1' → (0, 11, 0). The patch release matters where
     vLLM changed a default between patches (the sampler in 0.11.1)."""
@@ -460,7 +465,7 @@ def sampler_sorts(settings: VllmSettings, rows: int) -> bool:
     False, VLLM_USE_FLASHINFER_SAMPLER=0 or flashinfer not installed; True, opted in."""
     release = release_triple(settings.vllm_version)
     chosen = settings.flashinfer_sampler
-    if settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX):
+    if runs_on_rocm(settings):
         return release < TRITON_TOP_K_TOP_P_SINCE or rows < TRITON_TOP_K_TOP_P_MIN_ROWS
     if release < FLASHINFER_SAMPLER_OPT_IN_SINCE:
         return chosen is False
@@ -485,7 +490,7 @@ def release_notes(
     """Risks of a release the plan does not count, with their size for this plan."""
     if settings is None or settings.flashinfer_sampler is not None:
         return []
-    if settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX):
+    if runs_on_rocm(settings):
         return []
     if release_triple(settings.vllm_version) >= FLASHINFER_SAMPLER_OPT_IN_SINCE:
         return []

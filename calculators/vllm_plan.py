@@ -347,7 +347,7 @@ def _budget(startup: _Startup) -> _Budget:
     tp, dp = settings.tensor_parallel_size, settings.data_parallel_size
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
     weights = plan_weights(arch, settings)
-    rocm = settings.gpu_name.lower().startswith(overheads.ROCM_GPU_PREFIX)
+    rocm = overheads.runs_on_rocm(settings)
     caches = moe_caches(version, weights.format, rocm, settings.gpu_name)
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
