@@ -184,9 +184,7 @@ def simple_plan(
         + plan.runner_buffer_bytes
         + graphs
     )
-    margin = settings.gpu_memory_bytes - int(
-        settings.gpu_memory_bytes * plan.gpu_memory_utilization
-    )
+    margin = settings.gpu_memory_bytes - plan.requested_bytes
     return SimplePlan(
         context_tokens=context_tokens,
         concurrency=concurrency,
