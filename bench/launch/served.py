@@ -17,15 +17,13 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 import socket
 import urllib.parse
 from collections.abc import Iterable
 
 from infermeter.bench.errors import BenchConfigError, EndpointError
 from infermeter.bench.launch.engines import ServerFacts
-
-_HF_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+from infermeter.bench.result.model_entry import HF_REPOSITORY_ID
 
 
 def endpoint_is_local(url: str) -> bool:
@@ -90,7 +88,7 @@ def served_repository(facts: ServerFacts | None) -> str | None:
     if facts is None:
         return None
     for name in (facts.model_source, facts.served_model):
-        if name is not None and _HF_REPO.match(name):
+        if name is not None and HF_REPOSITORY_ID.match(name):
             return name
     return None
 

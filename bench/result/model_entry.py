@@ -31,12 +31,13 @@ import yaml
 
 from infermeter.bench.errors import BenchConfigError, BenchError
 
-_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# A Hugging Face repository id, `owner/name`.
+HF_REPOSITORY_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def is_repository(model: str) -> bool:
     """True when `model` names a Hugging Face repository (`owner/name`) and not a folder."""
-    return bool(_REPO.match(model)) and not Path(model).exists()
+    return bool(HF_REPOSITORY_ID.match(model)) and not Path(model).exists()
 
 
 def catalog_entry_for(repository: str, models: Mapping[str, Any]) -> Any | None:
@@ -64,7 +65,7 @@ def local_repository(model: str) -> str | None:
     if not path.is_file():
         return None
     named = read_config(path).get("_name_or_path")
-    if isinstance(named, str) and _REPO.match(named):
+    if isinstance(named, str) and HF_REPOSITORY_ID.match(named):
         return named
     return f"{LOCAL_OWNER}/{proposed_id(folder.resolve().name)}"
 
@@ -89,7 +90,7 @@ def find_config(model: str) -> Path | None:
     if folder.is_dir():
         path = folder / "config.json"
         return path if path.is_file() else None
-    if not _REPO.match(model):
+    if not HF_REPOSITORY_ID.match(model):
         return None
     snapshots = _hub_cache() / f"models--{model.replace('/', '--')}" / "snapshots"
     found = sorted(snapshots.glob("*/config.json"), key=lambda path: path.stat().st_mtime)
