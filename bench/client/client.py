@@ -127,7 +127,7 @@ class StreamingClient:
         self._host = parts.hostname or "127.0.0.1"
         self._cut_ns: int | None = None  # in-flight requests end by then (`cut_in_flight`)
         self._limits: set[asyncio.Timeout] = set()
-        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._port = transport.url_port(parts)
         host_header = parts.netloc.rsplit("@", 1)[-1]
         self._request_head = (
             f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {host_header}\r\n"

@@ -33,6 +33,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import SplitResult
 
 READ_SIZE = 65536
 _HEAD_LIMIT = 65536
@@ -48,6 +49,12 @@ KERNEL_TIMESTAMPS = sys.platform == "linux" and platform.machine().lower() in (
 )
 
 _HEAD, _CHUNKED, _LENGTH, _CLOSE, _TRAILER, _DONE = range(6)
+
+
+def url_port(parts: SplitResult) -> int:
+    """The port a URL reaches: the one it names, else its scheme's (443 for https, 80 otherwise).
+    Raises ValueError where the URL names a port that is not a number from 0 to 65535."""
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 class TransportError(Exception):

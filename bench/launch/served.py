@@ -21,6 +21,7 @@ import socket
 import urllib.parse
 from collections.abc import Iterable
 
+from infermeter.bench.client.transport import url_port
 from infermeter.bench.errors import BenchConfigError, EndpointError
 from infermeter.bench.launch.engines import ServerFacts
 from infermeter.bench.result.model_entry import HF_REPOSITORY_ID
@@ -41,7 +42,7 @@ def connection_problem(url: str, timeout_s: float = 5.0) -> str | None:
     """Why nothing accepts a connection at `url`'s host and port; None when something does."""
     parts = urllib.parse.urlsplit(url)
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = url_port(parts)
     except ValueError:
         return f"{parts.netloc!r} has no valid port"
     try:
