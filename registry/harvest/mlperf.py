@@ -48,6 +48,7 @@ from infermeter.registry.harvest.mlperf_endpoints import (
     round_bounds,
     summary_path,
 )
+from infermeter.registry.harvest.mlperf_location import location
 from infermeter.registry.harvest.mlperf_log import (
     SAMPLE_UNITS,
     conf_percentile,
@@ -81,7 +82,7 @@ from infermeter.registry.harvest.mlperf_setup import (
     read_setups,
 )
 from infermeter.registry.harvest.mlperf_systems import read_runs
-from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json, run_path
+from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
     Catalogs,
@@ -156,7 +157,7 @@ class MlperfRound:
 
 def row_entry(row: dict[str, Any]) -> str:
     """A row's result ID, or its run's path where the round gives no ID (v6.1)."""
-    return str(row["ID"]) if row.get("ID") is not None else run_path(row)
+    return str(row["ID"]) if row.get("ID") is not None else location(row)
 
 
 def row_key(round_name: str, row: dict[str, Any]) -> str:
@@ -186,10 +187,10 @@ def is_llm_datacenter(row: dict[str, Any]) -> bool:
 def log_path(row: dict[str, Any]) -> str:
     """The row's `mlperf_log_summary.txt`: its `Location` is the scenario's folder (v4.1–v5.1)
     or, from v6.0, the run's own folder (`./…/performance/run_1`)."""
-    location = str(row["Location"]).removeprefix("./").rstrip("/")
-    if re.search(r"/performance/run_\d+$", location):
-        return f"{location}/{LOG_FILE.rsplit('/', 1)[-1]}"
-    return f"{location}/{LOG_FILE}"
+    folder = location(row)
+    if re.search(r"/performance/run_\d+$", folder):
+        return f"{folder}/{LOG_FILE.rsplit('/', 1)[-1]}"
+    return f"{folder}/{LOG_FILE}"
 
 
 def conf_paths(row: dict[str, Any]) -> list[str]:
@@ -201,8 +202,8 @@ def conf_paths(row: dict[str, Any]) -> list[str]:
     )
     if not measured_in_samples or row.get("Scenario") == "Offline":
         return []
-    folder = re.sub(r"/performance/run_\d+$", "", str(row["Location"]).removeprefix("./"))
-    return [f"{folder.rstrip('/')}/mlperf.conf", f"{measurement_folder(row)}/mlperf.conf"]
+    folder = re.sub(r"/performance/run_\d+$", "", location(row))
+    return [f"{folder}/mlperf.conf", f"{measurement_folder(row)}/mlperf.conf"]
 
 
 def _count(row: dict[str, Any], field: str) -> int:
@@ -320,8 +321,8 @@ def _source(
 ) -> ReportedSource:
     """The row's citation, with what MLPerf's messaging guidelines require to show it."""
     # A submitter folder of words (v6.1's `Naeem Khoshnevis`) is a path with spaces.
-    location = str(row["Location"]).removeprefix("./").replace(" ", "%20")
-    url = f"{round_info.repository_url}/tree/{round_info.commit}/{location}"
+    folder = location(row).replace(" ", "%20")
+    url = f"{round_info.repository_url}/tree/{round_info.commit}/{folder}"
     retrieved = round_info.retrieved_for(key)
     benchmark = str(row["Model"])
     # As the table states it; the model refuses (and the row is skipped) any other category.
@@ -339,7 +340,7 @@ def _source(
         mlperf=MlperfEntry(
             round=round_info.round,
             result_id=None if row.get("ID") is None else str(row["ID"]),
-            path=run_path(row) if row.get("ID") is None else None,
+            path=location(row) if row.get("ID") is None else None,
             division=row["Category"],  # closed or open: is_llm_datacenter kept no other
             availability=availability,
             suite="datacenter",
@@ -430,7 +431,7 @@ def _power_note(power: tuple[int, str] | None) -> str | None:
 
 
 def _cited(row: dict[str, Any]) -> str:
-    return f"result {row['ID']}" if row.get("ID") is not None else f"run {run_path(row)}"
+    return f"result {row['ID']}" if row.get("ID") is not None else f"run {location(row)}"
 
 
 def read_summary(tree: SourceTree, round_name: str | None = None) -> list[dict[str, Any]]:

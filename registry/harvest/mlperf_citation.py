@@ -3,6 +3,7 @@ results messaging guidelines require (with the trademark notice)."""
 
 from typing import Any
 
+from infermeter.registry.harvest.mlperf_location import location
 from infermeter.registry.harvest.mlperf_log import inferred_tokens_per_s
 
 _TRADEMARK = (
@@ -24,7 +25,7 @@ def _entry(row: dict[str, Any]) -> str:
 
 
 def _entry_name(row: dict[str, Any]) -> str:
-    return str(row["ID"]) if row.get("ID") is not None else str(row["Location"]).removeprefix("./")
+    return str(row["ID"]) if row.get("ID") is not None else location(row)
 
 
 def _declared_weights(row: dict[str, Any]) -> str:

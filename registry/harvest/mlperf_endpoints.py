@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.mlperf_location import location
 from infermeter.registry.harvest.mlperf_log import (
     NS_PER_MS,
     SAMPLE_UNITS,
@@ -78,8 +79,8 @@ class EndpointsRun:
 
 def summary_path(row: dict[str, Any]) -> str:
     """The run's `result_summary.json`: beside the `run_1` folder the row's `Location` names."""
-    location = str(row["Location"]).removeprefix("./").rstrip("/")
-    performance = re.sub(r"/run_\d+$", "", location)
+    folder = location(row)
+    performance = re.sub(r"/run_\d+$", "", folder)
     return f"{performance}/{RESULT_SUMMARY}"
 
 

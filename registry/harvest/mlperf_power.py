@@ -15,6 +15,7 @@ the row under the catalog entry that names the part at that limit
 import re
 from typing import Any
 
+from infermeter.registry.harvest.mlperf_location import location
 from infermeter.registry.harvest.mlperf_names import benchmark_family
 from infermeter.registry.harvest.tree import SourceTree
 
@@ -24,7 +25,7 @@ _POWER_LIMIT = re.compile(r"^[ \t]+power_limit\s*=\s*(\d+)\s*$", re.M)
 
 def _system_folder(row: dict[str, Any]) -> str:
     """`H200-SXM-141GBx8_TRT_MaxQ` of a row located at `closed/NVIDIA/results/<it>/…`."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     return parts[3] if len(parts) > 3 else ""
 
 
@@ -37,7 +38,7 @@ def is_power_capped(row: dict[str, Any]) -> bool:
 def power_config_path(row: dict[str, Any]) -> str:
     """`closed/NVIDIA/configs/gptj/Server/__init__.py`: the row's benchmark and scenario
     configurations in its submission."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     family = benchmark_family(str(row["Model"]))
     return f"{'/'.join(parts[:2])}/configs/{family}/{row['Scenario']}/__init__.py"
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.mlperf_location import location
 from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine, precision
 from infermeter.registry.harvest.reported import Precision
 from infermeter.registry.harvest.tree import SourceTree
@@ -57,21 +58,20 @@ class Evidence:
 def _submission_root(row: dict[str, Any]) -> str:
     """`closed/Dell` of a row located at `closed/Dell/results/…` (`./` and the run folder
     of later rounds dropped)."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     return "/".join(parts[:2])
 
 
 def measurement_folder(row: dict[str, Any]) -> str:
     """Where the row's measurement files are: its results folder under `measurements/`."""
-    location = str(row["Location"]).removeprefix("./")
-    location = re.sub(r"/performance/run_\d+$", "", location)
-    return location.replace("/results/", "/measurements/", 1)
+    folder = re.sub(r"/performance/run_\d+$", "", location(row))
+    return folder.replace("/results/", "/measurements/", 1)
 
 
 def results_measurement(row: dict[str, Any]) -> str:
     """The `measurements.json` a later round keeps in the row's results folder itself."""
-    location = re.sub(r"/performance/run_\d+$", "", str(row["Location"]).removeprefix("./"))
-    return f"{location.rstrip('/')}/measurements.json"
+    folder = re.sub(r"/performance/run_\d+$", "", location(row))
+    return f"{folder}/measurements.json"
 
 
 def code_paths(row: dict[str, Any]) -> list[str]:

@@ -22,6 +22,7 @@ import json
 import re
 from typing import Any
 
+from infermeter.registry.harvest.mlperf_location import location
 from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine
 from infermeter.registry.harvest.tree import SourceTree
 
@@ -37,7 +38,7 @@ all its Software states)."""
 
 def setup_root(row: dict[str, Any]) -> str:
     """`closed/AMD/setup` of a row located at `closed/AMD/results/…`."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     return "/".join([*parts[:2], "setup"])
 
 
@@ -57,7 +58,7 @@ def setup_configs(row: dict[str, Any], listed: list[str]) -> list[str]:
 def readme_paths(row: dict[str, Any]) -> list[str]:
     """How the submission ran the benchmark: `closed/MangoBoost/src/llama2-70b-99/README.md`
     (v6.0), `open/AMD_MangoBoost/code/llama2-70b-99.9/README.md` (v5.1)."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     return [
         "/".join([*parts[:2], folder, str(row["Model"]), "README.md"]) for folder in ("src", "code")
     ]
@@ -74,7 +75,7 @@ def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
 def system_description_path(row: dict[str, Any]) -> str:
     """`closed/RedHat/systems/L40S-RedHat-OpenShift.json` of a row located at
     `closed/RedHat/results/L40S-RedHat-OpenShift/…`."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     return "/".join([*parts[:2], "systems", f"{parts[3]}.json"])
 
 
@@ -165,7 +166,7 @@ CODE_BACKENDS = ("tensorrt", "vllm", "sglang")
 
 def code_root(row: dict[str, Any]) -> str:
     """`closed/NVIDIA/code/qwen3-vl-235b-a22b` of a row of that benchmark."""
-    parts = str(row["Location"]).removeprefix("./").split("/")
+    parts = location(row).split("/")
     return "/".join([*parts[:2], "code", str(row["Model"])])
 
 

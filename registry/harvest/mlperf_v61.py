@@ -5,7 +5,8 @@ From v6.1 the table is `summary.json`, not `summary_results.json`: an object of 
 `accelerator_model_name`, `number_of_nodes`, `accelerators_per_node`, `framework`, `Result`,
 `Units`) and no result ID. Each row is renamed to the fields the row reader takes
 (`registry.harvest.mlperf`); the run is then named by its `Location`, the path of its
-`performance/run_1` folder (`run_path`), which the results cite with the submitter and system.
+`performance/run_1` folder (`mlperf_location.location`), which the results cite with the
+submitter and system.
 """
 
 from typing import Any
@@ -31,11 +32,6 @@ RENAMED: dict[str, str] = {
 """v6.1's field names → the names of `summary_results.json` (v4.1–v6.0)."""
 
 _TEXT_FIELDS = ("Organization", "Division", "SystemName", "Model", "Scenario", "Location")
-
-
-def run_path(row: dict[str, Any]) -> str:
-    """`closed/AMD/results/<system>/<benchmark>/<scenario>/performance/run_1` of a row."""
-    return str(row.get("Location", "")).removeprefix("./").rstrip("/")
 
 
 def as_earlier_row(row: dict[str, Any]) -> dict[str, Any]:
