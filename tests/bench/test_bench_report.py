@@ -86,7 +86,7 @@ def test_report_page_draws_the_results_with_no_request_leaving_the_file(
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(page_path.as_uri())
     page.wait_for_selector("body[data-drawn='1']", timeout=15000)
-    pareto = page.locator("[data-chart='pareto'] canvas")
+    pareto = page.locator("[data-chart='pareto'] .u-wrap canvas")  # the plot, not the legend's
     assert pareto.count() == 1
     assert page.locator("[data-chart='cost'] canvas").count() == 1
     legend = page.locator("[data-chart='pareto'] .u-legend").inner_text()

@@ -2,7 +2,8 @@
 instances (charts.js keeps each on its element): bars start at zero, the Pareto charts' axes at
 their 0 tick, axis titles never overlap the tick labels, no point is clipped by the plot's edge
 (on every Pareto chart of the page), each Pareto line falls as speed per user rises (it is a
-GPU × count's front, no zigzag), and the GPU names under the bars do not overlap one another
+GPU × count's front, no zigzag) and looks different from the others without hovering (its GPU's
+colour, its own dash and marker), and the GPU names under the bars do not overlap one another
 or run off the canvas, on a desktop and on a phone's width."""
 
 import itertools
@@ -109,14 +110,44 @@ def test_charts_hovering_a_point_brings_its_line_forward(
     target = chart.evaluate(_HOVER_TARGET)
     page.mouse.move(target["x"], target["y"])
     alphas = chart.evaluate("el => el._uplot.series.slice(1).map((s) => s.alpha ?? 1)")
-    assert len(alphas) >= 20  # many more lines than the 8 colours
+    assert len(alphas) >= 20  # many more lines than the 10 colours
     assert alphas[target["series"] - 1] == 1
     assert sorted(set(alphas)) == [0.25, 1]
     assert alphas.count(1) == 1
-    # the legend counts by value: 4 × … and 8 × … before 12 × …
+    # the legend in GPU families, each counting by value: 4 × … and 8 × … before 12 × …
     labels = chart.evaluate("el => el._uplot.series.slice(1).map((s) => s.label)")
-    counts = [int(label.split(" × ")[0]) for label in labels]
-    assert counts == sorted(counts), labels
+    families = [(label.split(" × ")[1], int(label.split(" × ")[0])) for label in labels]
+    assert families == sorted(families), labels
+
+
+# Each Pareto line as drawn (colour, dash, marker shape) and as its legend row shows it.
+_LOOKS = """el => el._uplot.series.slice(1).map((s, i) => {
+  const row = el._uplot.root.querySelectorAll('.u-legend .u-series')[i + 1];
+  return {
+    label: s.label, stroke: s.stroke(el._uplot, i + 1), dash: s.dash ?? [], shape: s.shape ?? null,
+    swatch: !!row.querySelector('.u-marker canvas'),
+  };
+})"""
+
+
+def test_charts_every_pareto_line_looks_different_without_hovering(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{site_url}/compare/deepseek-r1--custom/")
+    page.wait_for_function(ALL_DRAWN)
+    charts = page.eval_on_selector_all(
+        '[data-chart="pareto"]', f"els => els.filter((e) => e._uplot).map({_LOOKS})"
+    )
+    assert max(len(lines) for lines in charts) > 20  # many more lines than colours
+    for lines in charts:
+        looks = [(line["stroke"], tuple(line["dash"]), line["shape"]) for line in lines]
+        assert len(set(looks)) == len(looks), looks  # colour, dash and marker: never all three
+        colour_of_gpu = {line["label"].split(" × ")[1]: line["stroke"] for line in lines}
+        for line in lines:  # a GPU's fronts share its colour, and no other GPU has it
+            assert line["stroke"] == colour_of_gpu[line["label"].split(" × ")[1]], line
+        assert len(set(colour_of_gpu.values())) == len(colour_of_gpu), colour_of_gpu
+        assert all(line["swatch"] for line in lines)  # the legend draws each line's look
 
 
 @pytest.mark.parametrize("width", [1280, 390])
