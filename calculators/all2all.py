@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 
 MIB = 1024**2
 NAIVE = "naive"
@@ -199,16 +200,14 @@ def all2all_buffers(
     version: tuple[int, int],
     *,
     backend: str | None,
-    tensor_parallel_size: int,
-    data_parallel_size: int,
-    enable_expert_parallel: bool,
+    layout: ParallelLayout,
     max_num_batched_tokens: int,
     deepep_buffer_size_mb: int | None = None,
 ) -> All2AllBuffers:
     """The all-to-all buffers vLLM allocates on one rank before its profiling run."""
     if backend is not None and backend != backend.strip().lower():
         raise InputError(f"all2all_backend: expected a lower-case name, got {backend[:40]!r}")
-    if arch.moe is None or data_parallel_size == 1 or not enable_expert_parallel:
+    if arch.moe is None or layout.data_parallel_size == 1 or not layout.enable_expert_parallel:
         return All2AllBuffers(None)
     chosen = resolved_backend(version, backend)
     unbuffered = _unbuffered(version, backend, chosen)
@@ -222,7 +221,7 @@ def all2all_buffers(
     if size_mb < 0:
         raise InputError(f"deepep_buffer_size_mb: expected an integer >= 0, got {size_mb}")
     nvlink = size_mb * MIB
-    ranks = tensor_parallel_size * data_parallel_size  # the expert group: TP x DP ranks
+    ranks = layout.expert_group_size
     if chosen == DEEPEP_HIGH_THROUGHPUT:
         rdma, detail, estimate = _high_throughput_rdma_buffer(nvlink, ranks)
     else:

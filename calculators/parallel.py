@@ -44,11 +44,17 @@ class ParallelLayout:
         return self.tensor_parallel_size * self.pipeline_parallel_size * self.data_parallel_size
 
     @property
+    def expert_group_size(self) -> int:
+        """Ranks one pipeline stage's MoE layers span, tensor x data parallel: each expert is
+        sliced over them, or, with expert parallelism, the whole experts are shared out."""
+        return self.tensor_parallel_size * self.data_parallel_size
+
+    @property
     def expert_parallel_size(self) -> int:
         """Ranks the routed experts are spread over (1: no expert parallelism)."""
         if not self.enable_expert_parallel:
             return 1
-        return self.tensor_parallel_size * self.data_parallel_size
+        return self.expert_group_size
 
 
 def local_experts(arch: ModelArch, layout: ParallelLayout) -> int:
@@ -67,12 +73,12 @@ def moe_tokens(tokens: int, layout: ParallelLayout) -> int:
 def sharded_weight_bytes(arch: ModelArch, fmt: WeightFormat, layout: ParallelLayout) -> WeightBytes:
     """Weights one GPU of a pipeline stage holds (before pipeline stages split the layers)."""
     weights = weight_bytes(arch, fmt, layout.tensor_parallel_size)
-    if arch.moe is None or layout.tensor_parallel_size * layout.data_parallel_size == 1:
+    if arch.moe is None or layout.expert_group_size == 1:
         return weights
     by_role = dict(weights.by_role)
     if layout.expert_parallel_size == 1:
         # Every expert sliced over the TP x DP ranks of the stage.
-        group = layout.tensor_parallel_size * layout.data_parallel_size
+        group = layout.expert_group_size
         by_role["experts"] = weight_bytes(arch, fmt, group).by_role["experts"]
     else:
         # Whole experts: every routed expert at full width (tensor parallel size 1), of which

@@ -10,6 +10,7 @@ from infermeter.calculators.all2all import all2all_buffers, low_latency_rdma_byt
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.memory import memory_report
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.vllm_plan import plan_vllm
 from infermeter.calculators.vllm_settings import GIB, MIB, VllmSettings, parse_version
 from infermeter.registry.catalog import load_models
@@ -86,9 +87,7 @@ def test_deepep_low_latency_tokens_per_rank_follow_the_release() -> None:
             MOE,
             parse_version(version),
             backend="deepep_low_latency",
-            tensor_parallel_size=1,
-            data_parallel_size=2,
-            enable_expert_parallel=True,
+            layout=ParallelLayout(data_parallel_size=2, enable_expert_parallel=True),
             max_num_batched_tokens=batched,
         )
         assert buffers.nvlink_bytes == 1024 * MIB
