@@ -16,6 +16,7 @@ from pathlib import Path
 
 from infermeter.registry.catalog import load_prices
 from infermeter.registry.index import build_index
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import PriceEntry
 from infermeter.registry.price_goals import GOAL_SHARE, price_goals
 from infermeter.registry.prices import TIERS, confidence, market_floor
@@ -58,7 +59,7 @@ def main() -> int:
     parser.add_argument("--today", type=dt.date.fromisoformat, default=dt.date.today())
     arguments = parser.parse_args()
     rows, results = build_index(arguments.registry)
-    prices = load_prices(arguments.registry / "registry" / "catalogs" / "prices.yaml")
+    prices = load_prices(catalogs_folder(arguments.registry) / "prices.yaml")
     goals = price_goals(rows, prices.values(), arguments.today)
     print(f"registry: {results} results, {len(rows)} index rows; today {arguments.today}")
     print(

@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO))
 
 from records import write_record  # noqa: E402
 
+from infermeter.registry.location import catalogs_folder  # noqa: E402
 from infermeter.registry.store import parse_result, with_content_id, write_result  # noqa: E402
 
 # Every figure printed, by name, for `--record` (benchmarks/records/site_perf.json).
@@ -203,7 +204,7 @@ def browser_figures(tmp: Path, cold_runs: int, plain: bool) -> None:
 
 
 def synthetic_registry(root: Path, count: int) -> None:
-    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
+    shutil.copytree(catalogs_folder(REPO), catalogs_folder(root))
     (root / "registry" / "results").mkdir(parents=True)
     template = json.loads(
         (REPO / "tests/examples/valid/results/measured-two-points.json").read_text()

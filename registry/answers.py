@@ -36,6 +36,7 @@ from infermeter.registry.checks.physics import gpu_memory_bytes
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from infermeter.registry.errors import RegistryError
 from infermeter.registry.evidence import answer_prices, current, point_evidence
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import GpuEntry, ModelEntry
 from infermeter.registry.perf_cases import gpu_for_prediction
 from infermeter.registry.result_reader import load_results, result_files
@@ -69,7 +70,7 @@ def load_evidence(root: Path) -> Evidence:
     """The evidence of the registry checkout at `root`."""
     results = [result for _file, result in load_results(root, result_files(root))]
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
-    prices = load_prices(root / "registry" / "catalogs" / "prices.yaml").values()
+    prices = load_prices(catalogs_folder(root) / "prices.yaml").values()
     return Evidence(evidence_of(results, corrections), answer_prices(prices))
 
 
@@ -126,7 +127,7 @@ def answer_estimator(
     root: Path, evidence: Evidence, held_out: HeldOut = HELD_OUT
 ) -> AnswerEstimator:
     """The estimator of the registry checkout at `root` (`catalog_estimator`)."""
-    catalogs = root / "registry" / "catalogs"
+    catalogs = catalogs_folder(root)
     return catalog_estimator(
         load_gpus(catalogs / "gpus.yaml"),
         load_models(catalogs / "models.yaml"),

@@ -15,7 +15,15 @@ from infermeter.registry.errors import RegistryError
 REGISTRY_ENV = "INFERMETER_REGISTRY"
 """The environment variable that names the registry checkout (as `--registry` does)."""
 
-_MARKERS = (Path("registry") / "results", Path("registry") / "catalogs")
+CATALOGS_FOLDER = Path("registry") / "catalogs"
+"""Where a registry checkout keeps its catalogs (GPUs, models, prices), relative to its root."""
+
+_MARKERS = (Path("registry") / "results", CATALOGS_FOLDER)
+
+
+def catalogs_folder(root: Path) -> Path:
+    """The catalogs folder (`registry/catalogs/`) of the registry checkout at `root`."""
+    return root / CATALOGS_FOLDER
 
 
 class RegistryNotFoundError(RegistryError):

@@ -35,6 +35,7 @@ from infermeter.calculators.quantization import weight_format
 from infermeter.registry.catalog import gpu_links, load_gpus, load_models
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from infermeter.registry.estimate import typical_tokens
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.lookup import gpu_memory_bytes
 from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 from infermeter.registry.result_reader import load_results, result_files
@@ -175,7 +176,7 @@ class _Catalogs:
     """The catalogs, and each model's config parsed once (None: the calculators cannot)."""
 
     def __init__(self, root: Path) -> None:
-        folder = root / "registry" / "catalogs"
+        folder = catalogs_folder(root)
         self.gpus: Mapping[str, GpuEntry] = load_gpus(folder / "gpus.yaml")
         self.models: Mapping[str, ModelEntry] = load_models(folder / "models.yaml")
         self._archs: dict[str, ModelArch | None] = {}

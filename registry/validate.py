@@ -56,6 +56,7 @@ from infermeter.registry.corrections import (
 )
 from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.input_files import LIMITS_BYTES
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.migration import is_older_format
 from infermeter.registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
 from infermeter.registry.store import (
@@ -178,7 +179,7 @@ class _Validator:
         # checked without a registry against the catalogs the package carries.
         directory = CATALOGS_DIR
         if self.registry_root is not None:
-            own = self.registry_root / "registry" / "catalogs"
+            own = catalogs_folder(self.registry_root)
             directory = own if (own / "gpus.yaml").is_file() else CATALOGS_DIR
         gpus, models = directory / "gpus.yaml", directory / "models.yaml"
         try:

@@ -45,10 +45,11 @@ from infermeter.registry.harvest.skypilot_excerpt import (
     read_provenance,
 )
 from infermeter.registry.harvest.sources import AZURE_RETAIL
+from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
 
 GPU_NAMES = AZURE_RETAIL.gpu_names
-PRICE_FILE = Path("registry") / "catalogs" / "prices-azure.yaml"
+PRICE_FILE = CATALOGS_FOLDER / "prices-azure.yaml"
 SIZES_SOURCE = (
     "https://github.com/microsoft/aspire/blob/5bd693ae1897dee5e2ce71c2cc08879c1c7eff51/"
     "src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs"
@@ -211,7 +212,7 @@ def _entry(excerpt: RetailExcerpt, gpu: GpuEntry, offers: list[Offer]) -> PriceE
 def harvest_azure_retail(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of the snapshot's region files (a file, or a folder of `*.txt`)
     into the registry's `registry/catalogs/prices-azure.yaml`, written whole."""
-    gpus = load_gpus(options.registry_root / "registry" / "catalogs" / "gpus.yaml")
+    gpus = load_gpus(catalogs_folder(options.registry_root) / "gpus.yaml")
     report = HarvestReport()
     offers: list[Offer] = []
     excerpts: dict[str, RetailExcerpt] = {}

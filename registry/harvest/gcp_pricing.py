@@ -42,10 +42,11 @@ from infermeter.registry.harvest.skypilot_excerpt import (
     read_provenance,
 )
 from infermeter.registry.harvest.sources import GCP_PRICING
+from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
 
 GPU_NAMES = GCP_PRICING.gpu_names
-PRICE_FILE = Path("registry") / "catalogs" / "prices-gcp.yaml"
+PRICE_FILE = CATALOGS_FOLDER / "prices-gcp.yaml"
 HOURS_PER_MONTH = 730  # the file's month: `month` = `hour` x 730
 # (file key, tier, term): the term names a committed price's length, None for the others.
 TIER_KEYS: tuple[tuple[str, str, str | None], ...] = (
@@ -215,7 +216,7 @@ def excerpt_prices(
 def harvest_gcp_pricing(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of `pricing.yml` (a file, or a folder of `*.yml`) into the
     registry's `registry/catalogs/prices-gcp.yaml`, written whole."""
-    gpus = load_gpus(options.registry_root / "registry" / "catalogs" / "gpus.yaml")
+    gpus = load_gpus(catalogs_folder(options.registry_root) / "gpus.yaml")
     entries: list[PriceEntry] = []
     report = HarvestReport()
     for file in excerpt_files(source, "*.yml"):

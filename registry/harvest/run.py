@@ -29,6 +29,7 @@ from infermeter.registry.harvest.reported import Catalogs
 from infermeter.registry.harvest.sources import NOT_CITED, FileCitation
 from infermeter.registry.harvest.tree import SourceTree
 from infermeter.registry.input_files import read_input_text
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import Result
 
 DEFAULT_SUBMITTER = "infermeter-maintainers"
@@ -84,7 +85,7 @@ class HarvestOptions:
 
     def catalogs(self) -> Catalogs:
         """The registry's GPU and model catalogs, which map a source's names to catalog ids."""
-        folder = self.registry_root / "registry" / "catalogs"
+        folder = catalogs_folder(self.registry_root)
         return Catalogs(load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml"))
 
 

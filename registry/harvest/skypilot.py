@@ -32,6 +32,7 @@ from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
+from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceCatalog, PriceEntry
 from infermeter.registry.store import write_text_atomic
 
@@ -216,7 +217,7 @@ def render(entries: list[PriceEntry], header: str = HEADER) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-PRICE_FILE = Path("registry") / "catalogs" / "prices-skypilot.yaml"
+PRICE_FILE = CATALOGS_FOLDER / "prices-skypilot.yaml"
 
 
 def compare_prices(path: Path, entries: list[PriceEntry], report: HarvestReport) -> None:
@@ -237,7 +238,7 @@ def compare_prices(path: Path, entries: list[PriceEntry], report: HarvestReport)
 def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of SkyPilot catalog files (a file, or a folder of `*.csv`) into
     the registry's `registry/catalogs/prices-skypilot.yaml`, written whole."""
-    gpus = load_gpus(options.registry_root / "registry" / "catalogs" / "gpus.yaml")
+    gpus = load_gpus(catalogs_folder(options.registry_root) / "gpus.yaml")
     entries: list[PriceEntry] = []
     report = HarvestReport()
     for file in excerpt_files(source):

@@ -56,6 +56,7 @@ from infermeter.registry.answers import answers_json
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.errors import RegistryError
 from infermeter.registry.harvest.sources import sources_markdown
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
 from infermeter.registry.plan_accuracy import load_cases
@@ -201,7 +202,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     links = repository.repository_links(Path(__file__).resolve().parents[2] / "pyproject.toml")
     config.repo_url, config.repo_name = links.repo_url, links.repo_name
     config.edit_uri = links.edit_uri
-    catalogs = root / "registry" / "catalogs"
+    catalogs = catalogs_folder(root)
     try:
         gpus = load_gpus(catalogs / "gpus.yaml")
         models = load_models(catalogs / "models.yaml")

@@ -19,6 +19,7 @@ from infermeter.registry.catalog import load_prices
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import Result
 from infermeter.registry.result_reader import load_result_files, result_files
 from infermeter.registry.roofline_share import RooflineBounds
@@ -47,7 +48,7 @@ def _young_collections_only() -> Iterator[None]:
 def load_index(root: Path) -> Index:
     """Every valid result under `root` and its index rows, each marked with its entry in the
     corrections file; an invalid file raises."""
-    catalogs = root / "registry" / "catalogs"
+    catalogs = catalogs_folder(root)
     prices = list(load_prices(catalogs / "prices.yaml").values())
     bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
