@@ -48,7 +48,7 @@ from infermeter.registry.harvest.mlperf_endpoints import (
     round_bounds,
     summary_path,
 )
-from infermeter.registry.harvest.mlperf_location import location
+from infermeter.registry.harvest.mlperf_location import location, results_folder
 from infermeter.registry.harvest.mlperf_log import (
     SAMPLE_UNITS,
     conf_percentile,
@@ -202,8 +202,7 @@ def conf_paths(row: dict[str, Any]) -> list[str]:
     )
     if not measured_in_samples or row.get("Scenario") == "Offline":
         return []
-    folder = re.sub(r"/performance/run_\d+$", "", location(row))
-    return [f"{folder}/mlperf.conf", f"{measurement_folder(row)}/mlperf.conf"]
+    return [f"{results_folder(row)}/mlperf.conf", f"{measurement_folder(row)}/mlperf.conf"]
 
 
 def _count(row: dict[str, Any], field: str) -> int:

@@ -4,6 +4,7 @@ The table writes the folder as `./closed/AMD/results/<system>/<benchmark>/<scena
 or that folder's `/performance/run_1` (from v6.0); every reader of a row's files starts from it.
 """
 
+import re
 from typing import Any
 
 
@@ -11,3 +12,14 @@ def location(row: dict[str, Any]) -> str:
     """The row's `Location` as a path from the repository root, without `./` or a trailing `/`:
     `closed/AMD/results/8xMI355X_2xEPYC_9575F/gpt-oss-120b/Server/performance/run_1`."""
     return str(row["Location"]).removeprefix("./").rstrip("/")
+
+
+def results_folder(row: dict[str, Any]) -> str:
+    """The row's scenario folder under `results/`: its `Location` less a `/performance/run_<n>`
+    the later rounds end it with."""
+    return re.sub(r"/performance/run_\d+$", "", location(row))
+
+
+def submission_root(row: dict[str, Any]) -> str:
+    """`closed/AMD`: the division and submitter folders the row's submission lies in."""
+    return "/".join(location(row).split("/")[:2])

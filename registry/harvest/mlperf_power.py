@@ -15,7 +15,7 @@ the row under the catalog entry that names the part at that limit
 import re
 from typing import Any
 
-from infermeter.registry.harvest.mlperf_location import location
+from infermeter.registry.harvest.mlperf_location import location, submission_root
 from infermeter.registry.harvest.mlperf_names import benchmark_family
 from infermeter.registry.harvest.tree import SourceTree
 
@@ -38,9 +38,8 @@ def is_power_capped(row: dict[str, Any]) -> bool:
 def power_config_path(row: dict[str, Any]) -> str:
     """`closed/NVIDIA/configs/gptj/Server/__init__.py`: the row's benchmark and scenario
     configurations in its submission."""
-    parts = location(row).split("/")
     family = benchmark_family(str(row["Model"]))
-    return f"{'/'.join(parts[:2])}/configs/{family}/{row['Scenario']}/__init__.py"
+    return f"{submission_root(row)}/configs/{family}/{row['Scenario']}/__init__.py"
 
 
 def _config_classes(row: dict[str, Any]) -> list[str]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.registry.harvest.errors import RowSkipped
-from infermeter.registry.harvest.mlperf_location import location
+from infermeter.registry.harvest.mlperf_location import results_folder, submission_root
 from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine, precision
 from infermeter.registry.harvest.reported import Precision
 from infermeter.registry.harvest.tree import SourceTree
@@ -55,28 +55,19 @@ class Evidence:
     """The submission's configurations and READMEs for the row's benchmark."""
 
 
-def _submission_root(row: dict[str, Any]) -> str:
-    """`closed/Dell` of a row located at `closed/Dell/results/…` (`./` and the run folder
-    of later rounds dropped)."""
-    parts = location(row).split("/")
-    return "/".join(parts[:2])
-
-
 def measurement_folder(row: dict[str, Any]) -> str:
     """Where the row's measurement files are: its results folder under `measurements/`."""
-    folder = re.sub(r"/performance/run_\d+$", "", location(row))
-    return folder.replace("/results/", "/measurements/", 1)
+    return results_folder(row).replace("/results/", "/measurements/", 1)
 
 
 def results_measurement(row: dict[str, Any]) -> str:
     """The `measurements.json` a later round keeps in the row's results folder itself."""
-    folder = re.sub(r"/performance/run_\d+$", "", location(row))
-    return f"{folder}/measurements.json"
+    return f"{results_folder(row)}/measurements.json"
 
 
 def code_paths(row: dict[str, Any]) -> list[str]:
     """The configuration and README files that could state the row's quantization."""
-    root, benchmark = _submission_root(row), str(row["Model"])
+    root, benchmark = submission_root(row), str(row["Model"])
     family = benchmark_family(benchmark)
     scenario = str(row["Scenario"])
     return [

@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from infermeter.registry.harvest.mlperf_location import location
+from infermeter.registry.harvest.mlperf_location import location, submission_root
 from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine
 from infermeter.registry.harvest.tree import SourceTree
 
@@ -38,8 +38,7 @@ all its Software states)."""
 
 def setup_root(row: dict[str, Any]) -> str:
     """`closed/AMD/setup` of a row located at `closed/AMD/results/…`."""
-    parts = location(row).split("/")
-    return "/".join([*parts[:2], "setup"])
+    return f"{submission_root(row)}/setup"
 
 
 def setup_configs(row: dict[str, Any], listed: list[str]) -> list[str]:
@@ -58,10 +57,8 @@ def setup_configs(row: dict[str, Any], listed: list[str]) -> list[str]:
 def readme_paths(row: dict[str, Any]) -> list[str]:
     """How the submission ran the benchmark: `closed/MangoBoost/src/llama2-70b-99/README.md`
     (v6.0), `open/AMD_MangoBoost/code/llama2-70b-99.9/README.md` (v5.1)."""
-    parts = location(row).split("/")
-    return [
-        "/".join([*parts[:2], folder, str(row["Model"]), "README.md"]) for folder in ("src", "code")
-    ]
+    root = submission_root(row)
+    return [f"{root}/{folder}/{row['Model']}/README.md" for folder in ("src", "code")]
 
 
 def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
@@ -75,8 +72,8 @@ def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
 def system_description_path(row: dict[str, Any]) -> str:
     """`closed/RedHat/systems/L40S-RedHat-OpenShift.json` of a row located at
     `closed/RedHat/results/L40S-RedHat-OpenShift/…`."""
-    parts = location(row).split("/")
-    return "/".join([*parts[:2], "systems", f"{parts[3]}.json"])
+    system = location(row).split("/")[3]
+    return f"{submission_root(row)}/systems/{system}.json"
 
 
 def _engine_from_system(path: str, text: str | None) -> tuple[str, str, str] | None:
@@ -166,8 +163,7 @@ CODE_BACKENDS = ("tensorrt", "vllm", "sglang")
 
 def code_root(row: dict[str, Any]) -> str:
     """`closed/NVIDIA/code/qwen3-vl-235b-a22b` of a row of that benchmark."""
-    parts = location(row).split("/")
-    return "/".join([*parts[:2], "code", str(row["Model"])])
+    return f"{submission_root(row)}/code/{row['Model']}"
 
 
 def read_code_backends(tree: SourceTree, rows: list[dict[str, Any]]) -> list[frozenset[str]]:
