@@ -10,13 +10,17 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.input_files import read_input_text
 
 
-def parsed_json(text: str, where: str, error: type[Exception] = HarvestError) -> Any:
-    """`text` parsed as JSON; `error` `<where>: not JSON (…)` when it is not (a text nested
-    too deeply to parse raises RecursionError, which the CLI turns into its one line)."""
+def parsed_json(
+    text: str, where: str, error: type[Exception] = HarvestError, unparsed: str = "not JSON"
+) -> Any:
+    """`text` parsed as JSON; `error` `<where>: <unparsed> (…)` when it is not JSON or nests too
+    deeply to parse."""
     try:
         return json.loads(text)
     except ValueError as problem:
-        raise error(f"{where}: not JSON ({problem})") from None
+        raise error(f"{where}: {unparsed} ({problem})") from None
+    except RecursionError:
+        raise error(f"{where}: {unparsed} (nested too deeply to read)") from None
 
 
 def json_object(text: str, where: str, error: type[Exception] = HarvestError) -> dict[str, Any]:
@@ -31,11 +35,7 @@ def json_rows(path: Path, expected: str, unparsed: str = "not JSON") -> list[dic
     """The rows of the source file `path`, a JSON array of objects; HarvestError `<path>:
     <unparsed> (…)` when it is not JSON or nests too deeply to parse, `<path>: expected
     <expected>` when it is not an array of objects."""
-    text = read_input_text(path, "source table")
-    try:
-        rows = json.loads(text)
-    except (ValueError, RecursionError) as problem:
-        raise HarvestError(f"{path}: {unparsed} ({problem})") from None
+    rows = parsed_json(read_input_text(path, "source table"), str(path), unparsed=unparsed)
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise HarvestError(f"{path}: expected {expected}")
     return rows
