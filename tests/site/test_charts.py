@@ -99,12 +99,18 @@ _HOVER_TARGET = """el => {
 }"""
 
 
+def _open_drawn(page: Any, url: str, width: int) -> None:
+    """Open a compare page at `width` and wait until its cost chart and every chart is drawn."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url)
+    page.wait_for_function(DRAWN)
+    page.wait_for_function(ALL_DRAWN)
+
+
 def test_charts_hovering_a_point_brings_its_line_forward(
     page: Any, site_url: str, built_site: Path
 ) -> None:
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{site_url}/compare/deepseek-r1--custom/")
-    page.wait_for_function(ALL_DRAWN)
+    _open_drawn(page, f"{site_url}/compare/deepseek-r1--custom/", 1280)
     chart = page.locator('[data-chart="pareto"]').last
     chart.scroll_into_view_if_needed()
     target = chart.evaluate(_HOVER_TARGET)
@@ -133,9 +139,7 @@ _LOOKS = """el => el._uplot.series.slice(1).map((s, i) => {
 def test_charts_every_pareto_line_looks_different_without_hovering(
     page: Any, site_url: str, built_site: Path
 ) -> None:
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{site_url}/compare/deepseek-r1--custom/")
-    page.wait_for_function(ALL_DRAWN)
+    _open_drawn(page, f"{site_url}/compare/deepseek-r1--custom/", 1280)
     charts = page.eval_on_selector_all(
         '[data-chart="pareto"]', f"els => els.filter((e) => e._uplot).map({_LOOKS})"
     )
@@ -157,10 +161,7 @@ def test_charts_start_at_zero_and_nothing_overlaps_or_is_clipped(
     # the compare page with the most rows: the most GPUs under its bars
     pages = {p.parent.name: p.read_text() for p in (built_site / "compare").glob("*/index.html")}
     slug = max(pages, key=lambda s: pages[s].count("data-kind="))
-    page.set_viewport_size({"width": width, "height": 900})
-    page.goto(f"{site_url}/compare/{slug}/")
-    page.wait_for_function(DRAWN)
-    page.wait_for_function(ALL_DRAWN)
+    _open_drawn(page, f"{site_url}/compare/{slug}/", width)
     cost = page.eval_on_selector('[data-chart="cost"]', _CHART)
     assert cost["ymin"] == 0  # bars start at zero
     assert cost["ymax"] >= cost["largest"]
