@@ -183,11 +183,12 @@ def _inferencex_api_tables(
 ) -> tuple[inferencex_api.Tables, list[Harvested], str]:
     """The dump tables of a saved InferenceX API response, its rows that name no run, and the
     sentence that says where it was read."""
-    if cited.url is None or cited.commit is None:
+    if cited.url is None:
         raise HarvestError(
             f"--from: {source} is a file; name where it is published with --url and the "
             "commit it was taken from with --commit"
         )
+    cited.file_commit(source, "where it is published with --url and ")
     tables, skipped = inferencex_api.api_tables(inferencex_api.read_api_rows(source))
     read_at = (
         f"Read from the InferenceX API response saved as {cited.url} at commit {cited.commit} "
@@ -236,11 +237,8 @@ def harvest_amd(
     checkout of ROCm/vllm (read at the `cited` commit, default HEAD) or the README file itself
     (the `cited` commit is the one it was taken from; the `cited` URL, its public page)."""
     if (source.exists() or source.is_symlink()) and not source.is_dir():
-        if cited.commit is None:
-            raise HarvestError(
-                f"--from: {source} is a file; name the commit it was taken from with --commit"
-            )
-        text, revision = read_input_text(source, "source page"), cited.commit
+        revision = cited.file_commit(source)
+        text = read_input_text(source, "source page")
     else:
         tree = SourceTree.open(source, cited.commit)
         if tree.commit is None:

@@ -18,6 +18,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.models.common import URL_PATTERN
+
 if TYPE_CHECKING:
     from infermeter.registry.harvest.outcome import HarvestReport
     from infermeter.registry.harvest.run import HarvestOptions
@@ -33,6 +36,23 @@ class FileCitation:
     commit: str | None = None
     read_from: str | None = None
 
+    def file_commit(self, source: Path, why: str = "") -> str:
+        """The commit the file `source` was taken from, as `--commit` names it (a file has no
+        history to resolve a branch or tag in); HarvestError when it names none or not a commit
+        id (7 to 40 lowercase hex digits)."""
+        if self.commit is None:
+            raise HarvestError(
+                f"--from: {source} is a file; name {why}the commit it was taken from with --commit"
+            )
+        if not re.fullmatch(COMMIT_ID, self.commit):
+            raise HarvestError(
+                f"--commit: {self.commit!r} is not a commit id (7 to 40 lowercase hex digits)"
+            )
+        return self.commit
+
+
+COMMIT_ID = r"[0-9a-f]{7,40}"
+"""A git commit id as a citation names it: the full hash or an abbreviation of it."""
 
 NOT_CITED = FileCitation()
 """The citation of a source whose command was given none of the citing options."""
@@ -87,6 +107,12 @@ class HarvestSource:
         keyword): the citing ones gathered into one `FileCitation`, `cited`."""
         citing = {option.keyword for option in self.options if option.cites}
         keywords = {key: value for key, value in values.items() if key not in citing}
+        for option in self.options:
+            url = values.get(option.keyword) if option.cites and option.keyword == "url" else None
+            if url is not None and not re.fullmatch(URL_PATTERN, url):
+                raise HarvestError(
+                    f"{option.flag}: expected an http:// or https:// address, got {url!r}"
+                )
         if citing:
             keywords["cited"] = FileCitation(**{key: values.get(key) for key in citing})
         return keywords

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from registry_helpers import empty_registry
 
 from infermeter.bench.cli.harvest import harvest_group
 from infermeter.registry.harvest.sources import (
@@ -80,3 +81,50 @@ def test_the_registry_reference_page_lists_every_source() -> None:
         assert f"- `{source.name}`: " in listed
         assert f"infermeter registry harvest {source.name} " in listed
     assert "inference_results_v&lt;round&gt;" in listed  # text, not an HTML tag
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "harvest"
+INFERENCEX_FILE = DATA / "inferencex-api" / "benchmarks.json"
+AMD_FILE = DATA / "amd" / "README-f94ec9be.md"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        (
+            ["inferencex", "--from", str(INFERENCEX_FILE), "--commit", "zz", "--url",
+             "https://github.com/SemiAnalysisAI/InferenceX-app"],
+            "--commit: 'zz' is not a commit id (7 to 40 lowercase hex digits)",
+        ),
+        (
+            ["amd", "--from", str(AMD_FILE), "--commit", "main"],
+            "--commit: 'main' is not a commit id",
+        ),
+        (
+            ["inferencex", "--from", str(INFERENCEX_FILE), "--commit", "528c4146", "--url",
+             "javascript:alert(1)"],
+            "--url: expected an http:// or https:// address, got 'javascript:alert(1)'",
+        ),
+        (
+            ["amd", "--from", str(AMD_FILE), "--commit", "f94ec9be", "--url", "not a url"],
+            "--url: expected an http:// or https:// address",
+        ),
+        (
+            ["mlperf", "--round", "6.1", "--from", str(DATA / "mlperf-v6.1"),
+             "--repository-url", "ftp://example.org/x"],
+            "--repository-url: expected an http:// or https:// address",
+        ),
+    ],
+    ids=["inferencex commit", "amd commit", "inferencex url", "amd url", "mlperf url"],
+)  # fmt: skip
+def test_a_citation_that_is_no_commit_or_address_is_one_line_naming_the_option(
+    tmp_path: Path, arguments: list[str], error: str
+) -> None:
+    # before this check, a file's --commit and an API response's --url were taken as text: every
+    # result 'changed' to cite them (inferencex), or every row was skipped (amd)
+    registry = empty_registry(tmp_path / "checkout")
+    result = CliRunner().invoke(harvest_group, [*arguments, "--registry", str(registry)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"Error: {error}")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert list((registry / "registry" / "results").iterdir()) == []  # nothing written
