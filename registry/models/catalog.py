@@ -7,6 +7,7 @@ from pydantic import Field, model_validator
 
 from infermeter.calculators.price_tiers import PriceTierName
 from infermeter.registry.models.common import (
+    DocumentTitle,
     FormFactor,
     HfRepo,
     LongText,
@@ -22,11 +23,17 @@ from infermeter.registry.models.common import (
 )
 
 
+class CatalogFile(StrictModel):
+    """What every catalog file states first: the version of its format."""
+
+    schema_version: SchemaVersion = Field(description="Version of this file format.")
+
+
 class CatalogSource(StrictModel):
     """A public document that states some of an entry's facts."""
 
     url: Url = Field(description="Where the facts are published.")
-    title: Text = Field(description="Title of the page or document.")
+    title: DocumentTitle
     date: PartialDate = Field(description="Publication or retrieval date, as precise as known.")
     fields: list[Text] = Field(
         min_length=1, description="The entry's fields this source supports, e.g. `memory_gb`."
@@ -71,7 +78,12 @@ class DerivedPrice(StrictModel):
     from_price: Slug = Field(description="Catalog id of the price the rule is applied to.")
 
 
-Sources = Annotated[list[CatalogSource], Field(min_length=1)]
+Sources = Annotated[
+    list[CatalogSource], Field(min_length=1, description="Where the facts come from.")
+]
+"""The sources of a catalog entry's facts (each source names the fields it supports)."""
+EntryNotes = Annotated[LongText | None, Field(description="Anything a reader should know.")]
+"""A catalog entry's free notes."""
 
 
 class Tflops(StrictModel):
@@ -159,14 +171,13 @@ class GpuEntry(StrictModel):
         description="The names harvested sources give this GPU (read through "
         "`registry.catalog.gpu_named`); a name no entry lists is skipped by the harvester.",
     )
-    sources: Sources = Field(description="Where the facts come from.")
-    notes: LongText | None = Field(None, description="Anything a reader should know.")
+    sources: Sources
+    notes: EntryNotes = None
 
 
-class GpuCatalog(StrictModel):
+class GpuCatalog(CatalogFile):
     """registry/catalogs/gpus.yaml: the GPUs results may name."""
 
-    schema_version: SchemaVersion = Field(description="Version of this file format.")
     gpus: list[GpuEntry] = Field(description="The GPUs, one entry per id.")
 
 
@@ -192,14 +203,13 @@ class ModelEntry(StrictModel):
     config: dict[str, Any] = Field(
         description="Fields of the repository's config.json, as published there."
     )
-    sources: Sources = Field(description="Where the facts come from.")
-    notes: LongText | None = Field(None, description="Anything a reader should know.")
+    sources: Sources
+    notes: EntryNotes = None
 
 
-class ModelCatalog(StrictModel):
+class ModelCatalog(CatalogFile):
     """registry/catalogs/models.yaml: the models results may name."""
 
-    schema_version: SchemaVersion = Field(description="Version of this file format.")
     models: list[ModelEntry] = Field(description="The models, one entry per id.")
 
 
@@ -253,8 +263,7 @@ class PriceEntry(StrictModel):
         return self
 
 
-class PriceCatalog(StrictModel):
+class PriceCatalog(CatalogFile):
     """registry/catalogs/prices.yaml: GPU hour prices by provider and tier."""
 
-    schema_version: SchemaVersion = Field(description="Version of this file format.")
     prices: list[PriceEntry] = Field(description="The prices, one entry per id.")

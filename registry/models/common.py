@@ -53,11 +53,17 @@ Url = Annotated[str, Field(pattern=URL_PATTERN, max_length=2000)]
 HfRepo = Annotated[str, Field(pattern=HF_REPO_PATTERN, max_length=200)]
 """A Hugging Face repository, `owner/name`."""
 
+Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+"""A SHA-256 digest in lowercase hex, 64 digits."""
+
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
 """A short non-empty plain-text string."""
 
 LongText = Annotated[str, Field(min_length=1, max_length=20000)]
 """A non-empty plain-text string that may run to paragraphs (commands, conditions, notes)."""
+
+DocumentTitle = Annotated[Text, Field(description="Title of the page or document.")]
+"""The title of a cited page or document (a catalog's source, a reported result's)."""
 
 NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -13,6 +13,7 @@ from infermeter.registry.models.common import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Sha256Hex,
     Slug,
     StrictModel,
     Text,
@@ -220,7 +221,7 @@ class TraceWorkload(StrictModel):
     Two replays are one workload only when all of these agree."""
 
     name: Text = Field(description="The trace's name (its header's, else its file name).")
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] = Field(
+    sha256: Sha256Hex = Field(
         description="SHA-256 (hex) of the trace file as read (compressed bytes for a gzip file)."
     )
     format: Literal["mooncake", "infermeter", "aiperf_dag"] = Field(
@@ -281,7 +282,7 @@ class Workload(StrictModel):
     dataset: Text | None = Field(
         None, description="Dataset the prompts came from (e.g. `sharegpt`); null for random tokens."
     )
-    dataset_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
+    dataset_sha256: Sha256Hex | None = Field(
         None,
         description="SHA-256 (hex) of the dataset file the prompts came from, so that two files "
         "of one name never count as one workload; null when no file's hash was recorded.",

@@ -6,6 +6,7 @@ from pydantic import Field, model_validator
 
 from infermeter.registry.models.common import (
     DeviceFormFactor,
+    DocumentTitle,
     FullDate,
     LongText,
     NonNegativeInt,
@@ -29,6 +30,12 @@ class Tool(StrictModel):
     )
 
 
+# What both hosts of a run (the engine's and the client's) state of their machine.
+CpuModel = Annotated[Text | None, Field(description="CPU model.")]
+HostMemoryBytes = Annotated[NonNegativeInt | None, Field(description="Host memory, bytes.")]
+OperatingSystem = Annotated[Text | None, Field(description="Operating system and kernel.")]
+
+
 class Host(StrictModel):
     """Fingerprint of the machine that ran the engine."""
 
@@ -37,9 +44,9 @@ class Host(StrictModel):
     form_factor: DeviceFormFactor | None = Field(None, description="GPU form factor, if known.")
     driver: Text | None = Field(None, description="NVIDIA/AMD driver version.")
     cuda: Text | None = Field(None, description="CUDA (or ROCm) version.")
-    cpu: Text | None = Field(None, description="CPU model.")
-    ram_bytes: NonNegativeInt | None = Field(None, description="Host memory, bytes.")
-    os: Text | None = Field(None, description="Operating system and kernel.")
+    cpu: CpuModel = None
+    ram_bytes: HostMemoryBytes = None
+    os: OperatingSystem = None
     vllm_version: Text | None = Field(None, description="Installed vLLM version.")
     torch_version: Text | None = Field(None, description="Installed PyTorch version.")
     telemetry_gpu_indices: list[NonNegativeInt] | None = Field(
@@ -52,9 +59,9 @@ class Host(StrictModel):
 class ClientHost(StrictModel):
     """The machine that ran the benchmark client (the load generator)."""
 
-    cpu: Text | None = Field(None, description="CPU model.")
-    ram_bytes: NonNegativeInt | None = Field(None, description="Host memory, bytes.")
-    os: Text | None = Field(None, description="Operating system and kernel.")
+    cpu: CpuModel = None
+    ram_bytes: HostMemoryBytes = None
+    os: OperatingSystem = None
     python_version: Text | None = Field(None, description="Python version of the client.")
 
 
@@ -161,7 +168,7 @@ class ReportedSource(StrictModel):
 
     kind: Literal["reported"] = Field(description="Provenance kind.")
     url: Url = Field(description="Where the numbers are published.")
-    title: Text = Field(description="Title of the page or document.")
+    title: DocumentTitle
     published: PartialDate | None = Field(
         None, description="Publication date as precise as the source gives it; null if none."
     )
