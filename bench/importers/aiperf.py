@@ -52,10 +52,12 @@ from infermeter.bench.importers.common import (
     accepted_without_slo,
     assemble,
     count,
+    goodput_matches_slo,
     mapping,
     number,
     option_name,
-    read_json_object,
+    read_format,
+    request_counts,
     same,
     scaled,
     timezone_of,
@@ -113,9 +115,7 @@ def looks_like_aiperf(values: Sequence[Any]) -> bool:
 
 def read_aiperf_export(path: Path) -> dict[str, Any]:
     """The summary export in `path`."""
-    export = read_json_object(path, EXPECTED)
-    if not looks_like_aiperf([export]):
-        raise ResultImportError(f"{path}: not {EXPECTED}")
+    (export,) = read_format(path, looks_like_aiperf, EXPECTED)
     return _flatten_v01(export)
 
 
@@ -308,9 +308,7 @@ def _point(
     duration = _scalar(export, "benchmark_duration", tuple(_MS_PER_UNIT), where)
     if duration is not None:
         duration = scaled(duration, _MS_PER_UNIT[export["benchmark_duration"]["unit"]] / 1000.0)
-    requests: dict[str, Any] = {"completed": completed, "failed": failed}
-    if completed is not None and failed is not None:
-        requests["sent"] = completed + failed
+    requests = request_counts(completed, failed)
     point: dict[str, Any] = {
         "load": load,
         "duration_s": duration,
@@ -333,18 +331,8 @@ def _point(
             {"code": "cancelled", "message": "the AIPerf run was cancelled before it finished"}
         )
     good = _whole(export, "good_request_count", ("requests",), where)
-    if good is not None and not slo_given:
-        raise MissingFactError(
-            f"missing; {where} has good_request_count, so AIPerf ran with --goodput: pass the "
-            "same limits with --slo-ttft-ms, --slo-tpot-ms and --slo-e2e-ms",
-            "--slo-ttft-ms",
-        )
+    goodput_matches_slo(good is not None, slo_given, where, "good_request_count", "AIPerf")
     if slo_given:
-        if good is None:
-            raise ResultImportError(
-                f"{where} has no good_request_count (AIPerf ran without --goodput), so which "
-                "requests met the --slo-* limits is unknown; drop those flags"
-            )
         requests["accepted"] = good
     else:
         accepted_without_slo(point)

@@ -13,7 +13,7 @@ import json
 import math
 import re
 import zoneinfo
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -195,11 +195,22 @@ def option_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def required(facts: ImportFacts, name: str, why: str) -> Any:
-    """The fact `name`, or MissingFactError naming its flag with `why`."""
+RUN_FACTS = {
+    "gpu": "the GPU catalog id, e.g. --gpu h100-sxm",
+    "gpu_count": "how many GPUs served the model",
+    "model_id": "the model catalog id, e.g. llama-3.1-8b-instruct",
+    "engine_version": "the vLLM version of the server",
+    "submitter": "your GitHub user name",
+}
+"""The facts every import needs and no file states, with what each flag gives."""
+
+
+def required(facts: ImportFacts, name: str, why: str | None = None) -> Any:
+    """The fact `name`, or MissingFactError naming its flag with `why` (default: what
+    `RUN_FACTS` says the flag gives)."""
     value = getattr(facts, name)
     if value is None:
-        raise MissingFactError(f"missing; {why}", option_name(name))
+        raise MissingFactError(f"missing; {why or RUN_FACTS[name]}", option_name(name))
     return value
 
 
@@ -238,12 +249,15 @@ def read_json_values(path: Path) -> list[Any]:
     return values
 
 
-def read_json_object(path: Path, expected: str) -> dict[str, Any]:
-    """The one JSON object a report file holds; `expected` describes it in the error."""
+def read_format(
+    path: Path, looks_like: Callable[[Sequence[Any]], bool], expected: str
+) -> list[Any]:
+    """The JSON values in `path`, when `looks_like` knows them as its tool's file;
+    ResultImportError `not {expected}` otherwise."""
     values = read_json_values(path)
-    if len(values) != 1 or not isinstance(values[0], dict):
+    if not looks_like(values):
         raise ResultImportError(f"{path}: not {expected}")
-    return values[0]
+    return values
 
 
 def number(data: dict[str, Any], key: str, where: str) -> float | None:
@@ -395,10 +409,10 @@ def _workload(facts: ImportFacts, measured: Measured) -> dict[str, Any]:
 def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
     """The validated registry result (with its content id) of `measured` and `facts`, made by
     the one builder of results (`registry.builder`)."""
-    gpu_id = required(facts, "gpu", "the GPU catalog id, e.g. --gpu h100-sxm")
-    gpu_count = required(facts, "gpu_count", "how many GPUs served the model")
-    model_id = required(facts, "model_id", "the model catalog id, e.g. llama-3.1-8b-instruct")
-    engine_version = required(facts, "engine_version", "the vLLM version of the server")
+    gpu_id = required(facts, "gpu")
+    gpu_count = required(facts, "gpu_count")
+    model_id = required(facts, "model_id")
+    engine_version = required(facts, "engine_version")
     gpus = load_gpus()
     _catalog_id("GPU", gpu_id, sorted(gpus), "--gpu")
     _catalog_id("model", model_id, sorted(load_models()), "--model-id")
@@ -457,7 +471,7 @@ def _who_and_how(facts: ImportFacts, measured: Measured, command_why: str) -> tu
     command = facts.command or measured.command
     if command is None:
         raise MissingFactError(f"missing; {command_why}", "--command")
-    submitter = required(facts, "submitter", "your GitHub user name")
+    submitter = required(facts, "submitter")
     tool_version = facts.tool_version or measured.tool_version
     if tool_version is None:
         raise MissingFactError(
@@ -494,6 +508,33 @@ def _source(
         "submitter": submitter,
         "complete": measured.complete,
     }
+
+
+def request_counts(completed: int | None, failed: int | None) -> dict[str, Any]:
+    """A load point's `requests`: the completed and failed, and as sent their sum when both
+    are known."""
+    requests: dict[str, Any] = {"completed": completed, "failed": failed}
+    if completed is not None and failed is not None:
+        requests["sent"] = completed + failed
+    return requests
+
+
+def goodput_matches_slo(stated: bool, slo_given: bool, where: str, key: str, tool: str) -> None:
+    """Refuse a run whose count of good requests (`key`, `stated` or not in the file at
+    `where`) and the --slo-* flags disagree: a tool counts them only under limits (its
+    --goodput), which the flags must restate, and without the count which requests met the
+    flags' limits is unknown."""
+    if stated and not slo_given:
+        raise MissingFactError(
+            f"missing; {where} has {key}, so {tool} ran with --goodput: pass the same limits "
+            "with --slo-ttft-ms, --slo-tpot-ms and --slo-e2e-ms",
+            "--slo-ttft-ms",
+        )
+    if slo_given and not stated:
+        raise ResultImportError(
+            f"{where} has no {key} ({tool} ran without --goodput), so which requests met the "
+            f"--slo-* limits is unknown; drop those flags or rerun {tool} with --goodput"
+        )
 
 
 def accepted_without_slo(point: dict[str, Any]) -> None:

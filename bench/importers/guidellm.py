@@ -52,7 +52,8 @@ from infermeter.bench.importers.common import (
     count,
     mapping,
     number,
-    read_json_object,
+    read_format,
+    request_counts,
     same,
     scaled,
 )
@@ -88,9 +89,7 @@ def looks_like_guidellm(values: Sequence[Any]) -> bool:
 
 def read_guidellm_report(path: Path) -> dict[str, Any]:
     """The report in `path`, checked for the version and shape this importer reads."""
-    report = read_json_object(path, EXPECTED)
-    if not looks_like_guidellm([report]):
-        raise ResultImportError(f"{path}: not {EXPECTED}")
+    report: dict[str, Any] = read_format(path, looks_like_guidellm, EXPECTED)[0]
     metadata = mapping(report, "metadata", str(path)) or {}
     version = metadata.get("version")
     if version not in REPORT_VERSIONS:
@@ -209,9 +208,7 @@ def _point(benchmark: dict[str, Any], where: str, trace: TraceRun | None = None)
                 "benchmark and were cancelled; they are counted neither as completed nor failed",
             }
         )
-    requests: dict[str, Any] = {"completed": completed, "failed": failed}
-    if completed is not None and failed is not None:
-        requests["sent"] = completed + failed
+    requests = request_counts(completed, failed)
     where_metrics = f"{where}.metrics"
     point: dict[str, Any] = {
         "load": load,

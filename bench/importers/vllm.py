@@ -15,12 +15,14 @@ from typing import Any
 from infermeter.bench.importers.common import (
     ImportFacts,
     Measured,
-    MissingFactError,
     ResultImportError,
+    accepted_without_slo,
     assemble,
     count,
+    goodput_matches_slo,
     number,
-    read_json_values,
+    read_format,
+    request_counts,
     required,
     same,
     timezone_of,
@@ -31,6 +33,10 @@ from infermeter.registry.models import Result
 VLLM_TOOL = "vllm-bench-serve"
 _LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
 _PERCENTILES = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "100": "max"}
+EXPECTED = (
+    "a `vllm bench serve --save-result` file (expected JSON objects with `output_throughput`)"
+)
+COMMAND_WHY = "the exact `vllm bench serve …` command line"
 _API = {"openai": "completions", "vllm": "completions", "openai-chat": "chat"}
 
 
@@ -41,13 +47,7 @@ def looks_like_vllm(values: Sequence[Any]) -> bool:
 
 def read_vllm_objects(path: Path) -> list[dict[str, Any]]:
     """The JSON objects in one `--save-result` file (several when written by --append-result)."""
-    values = read_json_values(path)
-    if not looks_like_vllm(values):
-        raise ResultImportError(
-            f"{path}: not a `vllm bench serve --save-result` file "
-            "(expected JSON objects with `output_throughput`)"
-        )
-    return values
+    return read_format(path, looks_like_vllm, EXPECTED)
 
 
 def _load(run: dict[str, Any], where: str) -> dict[str, Any]:
@@ -123,20 +123,8 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
         # benchmarks/benchmark_serving.py wrote the key with a stray colon (see the real
         # files in tests/data/importers/real/).
         goodput = number(run, "request_goodput:", where)
-    if goodput is not None and not slo_given:
-        raise MissingFactError(
-            f"missing; {where} has request_goodput, so vLLM ran with --goodput: pass the same "
-            "limits with --slo-ttft-ms, --slo-tpot-ms and --slo-e2e-ms",
-            "--slo-ttft-ms",
-        )
-    if goodput is None and slo_given:
-        raise ResultImportError(
-            f"{where} has no request_goodput (vLLM ran without --goodput), so which requests met "
-            "the --slo-* limits is unknown; drop those flags or rerun vLLM with --goodput"
-        )
-    requests: dict[str, Any] = {"completed": completed, "failed": failed}
-    if completed is not None and failed is not None:
-        requests["sent"] = completed + failed
+    goodput_matches_slo(goodput is not None, slo_given, where, "request_goodput", "vLLM")
+    requests = request_counts(completed, failed)
     tokens: dict[str, Any] = {
         "input": count(run, "total_input_tokens", where),
         "output": output_tokens,
@@ -146,14 +134,6 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
         "output_tokens_per_s": output_throughput,
         "total_tokens_per_s": number(run, "total_token_throughput", where),
     }
-    if slo_given and goodput is not None and duration is not None:
-        # vLLM stores good requests / duration; the count itself is a whole number.
-        requests["accepted"] = round(goodput * duration)
-    elif not slo_given:
-        # No limits declared: every completed request is accepted, by definition.
-        requests["accepted"] = completed
-        tokens["accepted_output"] = output_tokens
-        throughput["accepted_output_tokens_per_s"] = output_throughput
     point: dict[str, Any] = {
         "load": load,
         "duration_s": duration,
@@ -162,6 +142,11 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
         "throughput": throughput,
         "validity": [],
     }
+    if not slo_given:
+        accepted_without_slo(point)
+    elif goodput is not None and duration is not None:
+        # vLLM stores good requests / duration; the count itself is a whole number.
+        requests["accepted"] = round(goodput * duration)
     if completed:
         samples = {"ttft": completed, "e2el": completed, "tpot": tpot_n, "itl": itl_n}
         for metric, field in _LATENCIES.items():
@@ -197,15 +182,11 @@ def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result
     backend = same([(where, run.get("backend")) for where, run in runs], "backend") or same(
         [(where, run.get("endpoint_type")) for where, run in runs], "endpoint_type"
     )
-    for name, why in (
-        ("gpu", "the GPU catalog id, e.g. --gpu h100-sxm"),
-        ("gpu_count", "how many GPUs served the model"),
-        ("model_id", "the model catalog id, e.g. llama-3.1-8b-instruct"),
-        ("engine_version", "the vLLM version of the server"),
-        ("command", "the exact `vllm bench serve …` command line"),
-        ("submitter", "your GitHub user name"),
-    ):
-        required(facts, name, why)
+    # The flags a vLLM file always needs, refused before its local times are read.
+    for name in ("gpu", "gpu_count", "model_id", "engine_version"):
+        required(facts, name)
+    required(facts, "command", COMMAND_WHY)
+    required(facts, "submitter")
     zone = timezone_of(
         required(facts, "timezone", "vLLM's `date` is local time of the benchmark host")
     )
@@ -220,4 +201,4 @@ def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result
         api=_API.get(str(backend)),
         tool_version=facts.engine_version,
     )
-    return assemble(facts, measured, "the exact `vllm bench serve …` command line")
+    return assemble(facts, measured, COMMAND_WHY)
