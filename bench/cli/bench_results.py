@@ -17,6 +17,7 @@ from infermeter.bench.cli.bench_options import OneLineErrors
 from infermeter.bench.cli.bench_run_options import F, model_options, parse_model
 from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.errors import BenchError
+from infermeter.bench.importers import FORMATS, ImportConfig, import_result
 from infermeter.bench.importers.common import ImportFacts
 
 # --- bench import --------------------------------------------------------------------------------
@@ -35,7 +36,7 @@ def _import_options(command: F) -> F:
 @click.option(
     "--format",
     "file_format",
-    type=click.Choice(["auto", "vllm", "guidellm", "aiperf"]),
+    type=click.Choice(["auto", *FORMATS]),
     default="auto",
     show_default=True,
     help="Format of FILES (auto: recognised by their shape).",
@@ -67,13 +68,11 @@ def import_command(
           --input-len 1024 --output-len 128 --submitter octocat \\
           --command "vllm bench serve --model meta-llama/Llama-3.1-8B-Instruct --max-concurrency 16"
     """
-    from infermeter.bench.importers import ImportConfig, import_result
-
     config = ImportConfig(
         files=files,
         facts=parse_model(ImportFacts, facts),
         output=output,
-        file_format=None if file_format == "auto" else file_format,  # type: ignore[arg-type]
+        file_format=None if file_format == "auto" else file_format,
     )
     try:
         result, path = import_result(config)

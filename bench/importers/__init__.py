@@ -12,24 +12,24 @@ distributions, who ran it — from `ImportFacts`, i.e. the command's flags; a mi
 fact raises `MissingFactError` naming its flag (bench/importers/common.py has the errors).
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
-from infermeter.bench.importers.aiperf import AIPERF_TOOL, import_aiperf, looks_like_aiperf
+from infermeter.bench.importers.aiperf import AIPERF_FORMAT, AIPERF_TOOL, import_aiperf
 from infermeter.bench.importers.common import (
     ImportFacts,
+    ImportFormat,
     MissingFactError,
     ResultImportError,
     parse_length,
     read_json_values,
 )
-from infermeter.bench.importers.guidellm import GUIDELLM_TOOL, import_guidellm, looks_like_guidellm
+from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT, GUIDELLM_TOOL, import_guidellm
 from infermeter.bench.importers.vllm import (
+    VLLM_FORMAT,
     VLLM_TOOL,
     import_vllm_bench_serve,
-    looks_like_vllm,
     read_vllm_objects,
 )
 from infermeter.registry.models import Result
@@ -43,6 +43,7 @@ __all__ = [
     "VLLM_TOOL",
     "ImportConfig",
     "ImportFacts",
+    "ImportFormat",
     "MissingFactError",
     "ResultImportError",
     "detect_format",
@@ -55,40 +56,34 @@ __all__ = [
     "read_vllm_objects",
 ]
 
-Format = Literal["vllm", "guidellm", "aiperf"]
-FORMATS: dict[Format, tuple[str, Callable[[Sequence[Any]], bool]]] = {
-    "vllm": ("a `vllm bench serve --save-result` file", looks_like_vllm),
-    "guidellm": ("a GuideLLM benchmarks.json report", looks_like_guidellm),
-    "aiperf": ("an AIPerf profile_export_aiperf.json", looks_like_aiperf),
+FORMATS: dict[str, ImportFormat] = {
+    file_format.name: file_format for file_format in (VLLM_FORMAT, GUIDELLM_FORMAT, AIPERF_FORMAT)
 }
-_IMPORTERS: dict[Format, Callable[[Sequence[Path], ImportFacts], Result]] = {
-    "vllm": import_vllm_bench_serve,
-    "guidellm": import_guidellm,
-    "aiperf": import_aiperf,
-}
+"""The formats `bench import` reads, by `--format` name, in the order a file is tried."""
 
 
-def detect_format(path: Path) -> Format:
-    """Which tool wrote `path`, from its shape; ResultImportError naming what was expected."""
+def detect_format(path: Path) -> str:
+    """Which tool wrote `path` (its format's name), from its shape; ResultImportError naming
+    what was expected."""
     values = read_json_values(path)
-    for name, (_, looks_like) in FORMATS.items():
-        if looks_like(values):
+    for name, file_format in FORMATS.items():
+        if file_format.looks_like(values):
             return name
-    expected = ", ".join(description for description, _ in FORMATS.values())
+    expected = ", ".join(file_format.description for file_format in FORMATS.values())
     raise ResultImportError(f"{path}: not a known benchmark file; expected {expected}")
 
 
 def import_files(
-    files: Sequence[Path], facts: ImportFacts, file_format: Format | None = None
+    files: Sequence[Path], facts: ImportFacts, file_format: str | None = None
 ) -> Result:
     """One result from `files`, all in `file_format` (None: detected, and the same for all)."""
     if file_format is not None:
-        return _IMPORTERS[file_format](files, facts)
+        return FORMATS[file_format].import_files(files, facts)
     found = {path: detect_format(path) for path in files}
     if len(set(found.values())) > 1:
         kinds = ", ".join(f"{path} is {kind}" for path, kind in found.items())
         raise ResultImportError(f"the files are of different formats ({kinds})")
-    return _IMPORTERS[next(iter(found.values()))](files, facts)
+    return FORMATS[next(iter(found.values()))].import_files(files, facts)
 
 
 @dataclass(frozen=True)
@@ -98,7 +93,7 @@ class ImportConfig:
     files: tuple[Path, ...]
     facts: ImportFacts
     output: Path | None = None
-    file_format: Format | None = None
+    file_format: str | None = None  # a FORMATS name; None: detected
 
 
 def import_result(config: ImportConfig) -> tuple[Result, Path]:

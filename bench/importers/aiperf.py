@@ -47,6 +47,7 @@ from typing import Any
 
 from infermeter.bench.importers.common import (
     ImportFacts,
+    ImportFormat,
     MissingFactError,
     ResultImportError,
     accepted_without_slo,
@@ -56,7 +57,6 @@ from infermeter.bench.importers.common import (
     mapping,
     number,
     option_name,
-    read_format,
     request_counts,
     same,
     scaled,
@@ -71,7 +71,6 @@ from infermeter.bench.importers.trace_runs import (
 from infermeter.registry.models import Result
 
 AIPERF_TOOL = "aiperf"
-EXPECTED = "an AIPerf profile_export_aiperf.json (an object of metric blocks with `unit`)"
 _MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "sec": 1000.0, "s": 1000.0}
 _MARKERS = ("request_throughput", "request_count", "time_to_first_token", "request_latency")
 _PERCENTILES = ("p50", "p90", "p95", "p99")
@@ -115,7 +114,7 @@ def looks_like_aiperf(values: Sequence[Any]) -> bool:
 
 def read_aiperf_export(path: Path) -> dict[str, Any]:
     """The summary export in `path`."""
-    (export,) = read_format(path, looks_like_aiperf, EXPECTED)
+    (export,) = AIPERF_FORMAT.read(path)
     return _flatten_v01(export)
 
 
@@ -531,3 +530,12 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
         complete=not any(export.get("was_cancelled") is True for _, export in exports),
     )
     return assemble(facts, measured, "the exact `aiperf profile …` command line")
+
+
+AIPERF_FORMAT = ImportFormat(
+    name="aiperf",
+    description="an AIPerf profile_export_aiperf.json",
+    shape="an object of metric blocks with `unit`",
+    looks_like=looks_like_aiperf,
+    import_files=import_aiperf,
+)

@@ -249,15 +249,24 @@ def read_json_values(path: Path) -> list[Any]:
     return values
 
 
-def read_format(
-    path: Path, looks_like: Callable[[Sequence[Any]], bool], expected: str
-) -> list[Any]:
-    """The JSON values in `path`, when `looks_like` knows them as its tool's file;
-    ResultImportError `not {expected}` otherwise."""
-    values = read_json_values(path)
-    if not looks_like(values):
-        raise ResultImportError(f"{path}: not {expected}")
-    return values
+@dataclass(frozen=True)
+class ImportFormat:
+    """One tool's benchmark file as `bench import` reads it, declared once by the format's
+    module: its `--format` name, what the file is and the shape its JSON takes (for the errors),
+    how its parsed JSON is recognised, and how files of it become one result."""
+
+    name: str
+    description: str  # e.g. "a GuideLLM benchmarks.json report"
+    shape: str  # e.g. "an object with `metadata` and `benchmarks`"
+    looks_like: Callable[[Sequence[Any]], bool]
+    import_files: Callable[[Sequence[Path], ImportFacts], Result]
+
+    def read(self, path: Path) -> list[Any]:
+        """The JSON values in `path`, when they are this format's; ResultImportError otherwise."""
+        values = read_json_values(path)
+        if not self.looks_like(values):
+            raise ResultImportError(f"{path}: not {self.description} ({self.shape})")
+        return values
 
 
 def number(data: dict[str, Any], key: str, where: str) -> float | None:

@@ -46,13 +46,13 @@ from typing import Any
 from infermeter.bench.importers.common import (
     MS_PER_S,
     ImportFacts,
+    ImportFormat,
     ResultImportError,
     accepted_without_slo,
     assemble,
     count,
     mapping,
     number,
-    read_format,
     request_counts,
     same,
     scaled,
@@ -67,7 +67,6 @@ from infermeter.registry.models import Result
 
 GUIDELLM_TOOL = "guidellm"
 REPORT_VERSIONS = (1, 2)
-EXPECTED = "a GuideLLM benchmarks.json report (an object with `metadata` and `benchmarks`)"
 _API = {"/v1/chat/completions": "chat", "/v1/completions": "completions"}
 _PERCENTILES = ("p50", "p90", "p95", "p99")
 
@@ -89,7 +88,7 @@ def looks_like_guidellm(values: Sequence[Any]) -> bool:
 
 def read_guidellm_report(path: Path) -> dict[str, Any]:
     """The report in `path`, checked for the version and shape this importer reads."""
-    report: dict[str, Any] = read_format(path, looks_like_guidellm, EXPECTED)[0]
+    report: dict[str, Any] = GUIDELLM_FORMAT.read(path)[0]
     metadata = mapping(report, "metadata", str(path)) or {}
     version = metadata.get("version")
     if version not in REPORT_VERSIONS:
@@ -395,3 +394,12 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         measured, tool_version=tool_version if isinstance(tool_version, str) else None
     )
     return assemble(facts, measured, "the exact `guidellm benchmark …` command line")
+
+
+GUIDELLM_FORMAT = ImportFormat(
+    name="guidellm",
+    description="a GuideLLM benchmarks.json report",
+    shape="an object with `metadata` and `benchmarks`",
+    looks_like=looks_like_guidellm,
+    import_files=import_guidellm,
+)

@@ -14,6 +14,7 @@ from typing import Any
 
 from infermeter.bench.importers.common import (
     ImportFacts,
+    ImportFormat,
     Measured,
     ResultImportError,
     accepted_without_slo,
@@ -21,7 +22,6 @@ from infermeter.bench.importers.common import (
     count,
     goodput_matches_slo,
     number,
-    read_format,
     request_counts,
     required,
     same,
@@ -33,9 +33,6 @@ from infermeter.registry.models import Result
 VLLM_TOOL = "vllm-bench-serve"
 _LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
 _PERCENTILES = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "100": "max"}
-EXPECTED = (
-    "a `vllm bench serve --save-result` file (expected JSON objects with `output_throughput`)"
-)
 COMMAND_WHY = "the exact `vllm bench serve …` command line"
 _API = {"openai": "completions", "vllm": "completions", "openai-chat": "chat"}
 
@@ -47,7 +44,7 @@ def looks_like_vllm(values: Sequence[Any]) -> bool:
 
 def read_vllm_objects(path: Path) -> list[dict[str, Any]]:
     """The JSON objects in one `--save-result` file (several when written by --append-result)."""
-    return read_format(path, looks_like_vllm, EXPECTED)
+    return VLLM_FORMAT.read(path)
 
 
 def _load(run: dict[str, Any], where: str) -> dict[str, Any]:
@@ -202,3 +199,12 @@ def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result
         tool_version=facts.engine_version,
     )
     return assemble(facts, measured, COMMAND_WHY)
+
+
+VLLM_FORMAT = ImportFormat(
+    name="vllm",
+    description="a `vllm bench serve --save-result` file",
+    shape="expected JSON objects with `output_throughput`",
+    looks_like=looks_like_vllm,
+    import_files=import_vllm_bench_serve,
+)
