@@ -1,6 +1,7 @@
 """Turn other tools' result files into registry results.
 
-Formats, one module each, picked by the file's shape (or named with `--format`):
+Formats, one module each, which declares its `ImportFormat` (bench/importers/common.py) for
+`FORMATS` to find; a file's format is picked by its shape (or named with `--format`):
 
 - `vllm`: `vllm bench serve --save-result` JSON (bench/importers/vllm.py);
 - `guidellm`: GuideLLM's `benchmarks.json` report (bench/importers/guidellm.py);
