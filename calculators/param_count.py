@@ -1,7 +1,8 @@
 """Parameter counts of a `ModelArch`, by the role of each tensor, for the whole model or one
 tensor-parallel rank's shard."""
 
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, fields, replace
 
 from infermeter.calculators.deepseek_v4 import rank_parameters
 from infermeter.calculators.domyn_edge import rank_parameters as domyn_edge_parameters
@@ -169,18 +170,14 @@ def _vision_params(vision: VisionTower) -> int:
     return vision.num_layers * per_layer + embeddings + 2 * hidden + vision.projector_params
 
 
-@dataclass
-class _Tally:
-    """Parameters of one rank counted so far, by part (param_counts' running sums)."""
+# A rank's parameters counted so far, by `ParamCounts` part (param_counts' running sums):
+# `ParamCounts(**tally)` builds the counts once at the end, and refuses a part it does not have.
+_Tally = Counter[str]
 
-    attention: int = 0
-    small: int = 0
-    dense_mlp: int = 0
-    experts: int = 0
-    experts_active: int = 0
-    shared: int = 0
-    router: int = 0
-    four_byte: int = 0
+
+def _tally() -> _Tally:
+    """Every part of `ParamCounts` at zero."""
+    return Counter(dict.fromkeys((part.name for part in fields(ParamCounts)), 0))
 
 
 def _mixer_params(arch: ModelArch, tp: int, kind: str, layer: int) -> tuple[int, int]:
@@ -209,15 +206,15 @@ def _dense_mlp(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
         # Gemma 4: the dense MLP runs in every layer, twice as wide in the KV-shared ones.
         shared_kv = index >= arch.num_layers - arch.kv_shared_layers
         wide = 2 if arch.double_wide_shared_mlp and shared_kv else 1
-        tally.dense_mlp += matrices * hidden * wide * arch.intermediate_size // tp
+        tally["dense_mlp"] += matrices * hidden * wide * arch.intermediate_size // tp
     elif not moe_layer:
         width = arch.mlp_widths[index] if arch.mlp_widths else arch.intermediate_size
         if not width:
             return
-        tally.dense_mlp += matrices * hidden * width // tp
+        tally["dense_mlp"] += matrices * hidden * width // tp
         if arch.mlp_bias:
             # TeleChat2 keeps down_proj's bias only (mlp_input_bias False).
-            tally.small += (width // tp if arch.mlp_input_bias else 0) + hidden
+            tally["small"] += (width // tp if arch.mlp_input_bias else 0) + hidden
 
 
 def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
@@ -226,26 +223,26 @@ def _moe_block(arch: ModelArch, tp: int, tally: _Tally) -> None:
     assert moe is not None
     matrices, width = moe.expert_matrices, moe.latent_size or hidden
     per_expert = matrices * width * moe.expert_intermediate_size // tp
-    tally.experts += moe.num_experts * per_expert
-    tally.experts_active += moe.experts_per_token * per_expert
-    tally.shared += matrices * hidden * moe.shared_intermediate_size // tp
+    tally["experts"] += moe.num_experts * per_expert
+    tally["experts_active"] += moe.experts_per_token * per_expert
+    tally["shared_experts"] += matrices * hidden * moe.shared_intermediate_size // tp
     # Nemotron-H's latent projections, replicated on every rank (ReplicatedLinear).
-    tally.shared += 2 * hidden * moe.latent_size
+    tally["shared_experts"] += 2 * hidden * moe.latent_size
     # LongCat's router scores its zero-computation experts too (they hold no weights).
     router = hidden * (moe.num_experts + moe.zero_experts)
     bias = moe.num_experts + moe.zero_experts if moe.router_bias else 0
     if arch.float32_router:  # HY-V4: gate and correction bias in float32
-        tally.four_byte += router + bias
+        tally["four_byte"] += router + bias
     else:
-        tally.router += router
-        tally.small += bias
+        tally["router"] += router
+        tally["small"] += bias
     if moe.expert_bias:
-        tally.small += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
+        tally["small"] += moe.num_experts * (2 * moe.expert_intermediate_size + hidden) // tp
     if moe.shared_intermediate_size and arch.model_type in _SHARED_EXPERT_GATE_TYPES:
-        tally.router += hidden  # the shared expert's sigmoid gate
+        tally["router"] += hidden  # the shared expert's sigmoid gate
     if arch.mlp_beside_moe:
         # Gemma 4's router scale and per-expert scale, and the block's three extra norms.
-        tally.small += hidden + moe.num_experts + 3 * hidden
+        tally["small"] += hidden + moe.num_experts + 3 * hidden
 
 
 def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
@@ -254,21 +251,21 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     norms = arch.norms_per_layer
     if arch.mlp_widths:  # DeciLM: a norm before each part the layer has
         norms = (kind not in MIXER_FREE_KINDS) + (arch.mlp_widths[index] > 0)
-    tally.small += norms * arch.hidden_size * (2 if arch.norm_bias else 1)
+    tally["small"] += norms * arch.hidden_size * (2 if arch.norm_bias else 1)
     linear, small = _mixer_params(arch, tp, kind, index)
-    tally.attention += linear
-    tally.small += small
+    tally["attention"] += linear
+    tally["small"] += small
     connections = arch.hyper_connections
     if connections is not None and connections.float32:
-        tally.four_byte += connections.layer_params(arch.hidden_size)
+        tally["four_byte"] += connections.layer_params(arch.hidden_size)
     elif connections is not None:
-        tally.small += connections.layer_params(arch.hidden_size)
+        tally["small"] += connections.layer_params(arch.hidden_size)
     if arch.mla is not None and arch.attention_sinks:  # HY-V4: a float32 sink per head
-        tally.four_byte += arch.num_attention_heads // tp
+        tally["four_byte"] += arch.num_attention_heads // tp
     if arch.altup is not None:
         linear, small = arch.altup.layer_params(tp)
-        tally.dense_mlp += linear
-        tally.small += small
+        tally["dense_mlp"] += linear
+        tally["small"] += small
     if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
         return
     _dense_mlp(arch, tp, index, tally)
@@ -282,8 +279,7 @@ def _family_parts(arch: ModelArch, tp: int, tally: _Tally) -> None:
     moe_layers = len(arch.moe.moe_layers) if arch.moe is not None else 0
     for parts in (arch.k2_horizon, arch.step5):
         if parts is not None:
-            for role, count in parts.model_params(tp, arch.num_layers, moe_layers).items():
-                setattr(tally, role, getattr(tally, role) + count)
+            tally.update(parts.model_params(tp, arch.num_layers, moe_layers))
 
 
 def _per_layer_embeddings(arch: ModelArch, tp: int, tally: _Tally) -> int:
@@ -293,8 +289,8 @@ def _per_layer_embeddings(arch: ModelArch, tp: int, tally: _Tally) -> int:
     width, layers, hidden = arch.per_layer_input_size, arch.num_layers, arch.hidden_size
     if not width:
         return 0
-    tally.dense_mlp += hidden * layers * width // tp + layers * 2 * hidden * width
-    tally.small += width + layers * hidden
+    tally["dense_mlp"] += hidden * layers * width // tp + layers * 2 * hidden * width
+    tally["small"] += width + layers * hidden
     return -(-arch.per_layer_vocab_size // tp) * layers * width
 
 
@@ -349,57 +345,50 @@ def _common_counts(arch: ModelArch, tp: int) -> ParamCounts:
     """`_param_counts` of the families the common decoder describes."""
     hidden = arch.hidden_size
     vocab_per_rank = -(-arch.vocab_size // tp)
-    tally = _Tally()
+    tally = _tally()
     for index in range(arch.num_layers):
         _layer(arch, tp, index, tally)
     if arch.altup is not None:
-        tally.dense_mlp += arch.altup.model_params(tp)
+        tally["dense_mlp"] += arch.altup.model_params(tp)
     ple_tables = 0
     if arch.qwen4_exp is not None:  # its PLE layers and QSA indexers
         ple_tables, qsa_linear, ple_linear, small = arch.qwen4_exp.model_params(tp)
-        tally.attention += qsa_linear
-        tally.dense_mlp += ple_linear
-        tally.small += small
+        tally["attention"] += qsa_linear
+        tally["dense_mlp"] += ple_linear
+        tally["small"] += small
     _family_parts(arch, tp, tally)
     if arch.shared_blocks is not None:
         attention, mlp, small = arch.shared_blocks.block_params(tp)
-        tally.attention += arch.shared_blocks.blocks * attention
-        tally.dense_mlp += arch.shared_blocks.blocks * mlp
-        tally.small += arch.shared_blocks.blocks * small
+        tally["attention"] += arch.shared_blocks.blocks * attention
+        tally["dense_mlp"] += arch.shared_blocks.blocks * mlp
+        tally["small"] += arch.shared_blocks.blocks * small
     if arch.loop_sliding_layers:
         # LoopCoder's gate projection per layer: head_dim -> one gate a head, with a bias.
-        tally.attention += arch.num_layers * arch.head_dim * arch.num_attention_heads // tp
-        tally.small += arch.num_layers * arch.num_attention_heads // tp
+        tally["attention"] += arch.num_layers * arch.head_dim * arch.num_attention_heads // tp
+        tally["small"] += arch.num_layers * arch.num_attention_heads // tp
     if arch.hyper_connections is not None:  # the head that merges the streams
         head = arch.hyper_connections.head_params(hidden)
-        tally.four_byte += head if arch.hyper_connections.float32 else 0
-        tally.small += 0 if arch.hyper_connections.float32 else head
-    tally.small += arch.scale_params
+        tally["four_byte"] += head if arch.hyper_connections.float32 else 0
+        tally["small"] += 0 if arch.hyper_connections.float32 else head
+    tally["small"] += arch.scale_params
     if arch.norms_per_layer:  # the final norm (HRM-Text's norms, the final one too, are weightless)
-        tally.small += hidden * (2 if arch.norm_bias else 1)
+        tally["small"] += hidden * (2 if arch.norm_bias else 1)
     embedding = vocab_per_rank * hidden + _per_layer_embeddings(arch, tp, tally) + ple_tables
     # GPT-2's learned positions (replicated); BLOOM's LayerNorm after the word embeddings.
     embedding += arch.position_embeddings * hidden
     ngram_tables, ngram_projections = arch.ngram_embedding
     embedding += -(-ngram_tables // tp) + ngram_projections
     if arch.embedding_norm:
-        tally.small += hidden * (2 if arch.norm_bias else 1)
+        tally["small"] += hidden * (2 if arch.norm_bias else 1)
     if arch.lm_head_bias:
-        tally.small += vocab_per_rank
+        tally["small"] += vocab_per_rank
     vision = _vision_params(arch.vision) if arch.vision is not None else arch.vision_params
-    return ParamCounts(
+    tally.update(
         embedding=embedding,
         lm_head=0 if arch.tie_word_embeddings else vocab_per_rank * hidden,
-        attention=tally.attention,
-        dense_mlp=tally.dense_mlp,
-        experts=tally.experts,
-        experts_active=tally.experts_active,
-        shared_experts=tally.shared,
-        router=tally.router,
-        small=tally.small,
         vision=vision // tp,
-        four_byte=tally.four_byte,
     )
+    return ParamCounts(**tally)
 
 
 def _minimax_m3_counts(arch: ModelArch, tp: int, counts: ParamCounts) -> ParamCounts:
