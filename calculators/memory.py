@@ -56,13 +56,18 @@ class SimplePlan:
         return -(-self.concurrency // self.data_parallel_size)
 
     @property
+    def breakdown(self) -> dict[str, int]:
+        """The parts of the required memory, by name."""
+        return {
+            "weights_bytes": self.weights_bytes,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "runtime_overhead_bytes": self.runtime_overhead_bytes,
+            "safety_margin_bytes": self.safety_margin_bytes,
+        }
+
+    @property
     def required_bytes(self) -> int:
-        return (
-            self.weights_bytes
-            + self.kv_cache_bytes
-            + self.runtime_overhead_bytes
-            + self.safety_margin_bytes
-        )
+        return sum(self.breakdown.values())
 
     @property
     def headroom_bytes(self) -> int:
@@ -136,12 +141,7 @@ class MemoryReport:
             "fits": self.fits,
             "reason": self.reason,
             "vllm_error": plan.error,
-            "breakdown": {
-                "weights_bytes": simple.weights_bytes,
-                "kv_cache_bytes": simple.kv_cache_bytes,
-                "runtime_overhead_bytes": simple.runtime_overhead_bytes,
-                "safety_margin_bytes": simple.safety_margin_bytes,
-            },
+            "breakdown": simple.breakdown,
             "vllm_plan": plan.as_dict(),
         }
 

@@ -48,18 +48,9 @@ class ParamCounts:
 
     @property
     def total(self) -> int:
-        return (
-            self.embedding
-            + self.lm_head
-            + self.attention
-            + self.dense_mlp
-            + self.experts
-            + self.shared_experts
-            + self.router
-            + self.small
-            + self.vision
-            + self.four_byte
-        )
+        every_field: int = sum(getattr(self, part.name) for part in fields(self))
+        # experts_active is a share of experts, not a part of its own.
+        return every_field - self.experts_active
 
     @property
     def active(self) -> int:
