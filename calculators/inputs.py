@@ -147,10 +147,15 @@ ENGINE = (
 )
 # The concurrency is the deployment's, as vLLM's users count it: --max-num-seqs and the KV cache
 # are per data-parallel engine, and the API server balances requests over the engines.
-CONCURRENCY_HELP = (
-    "Requests at once to the whole deployment; each of the data_parallel_size replicas holds "
-    "ceil(N / DP)."
+_CONCURRENCY = Field(
+    "concurrency",
+    "Concurrent requests",
+    "int",
+    "1",
+    help="Requests at once to the whole deployment; each of the data_parallel_size replicas "
+    "holds ceil(N / DP).",
 )
+_GPU = Field("gpu", "GPU", "id", catalog="gpus", example="h100-sxm")
 _TIER = Field(
     "tier",
     "Catalog price tier",
@@ -163,14 +168,7 @@ _PRICE = "Price of one GPU, USD per hour"
 VRAM = (
     MODEL,
     CONFIG,
-    Field(
-        "gpu",
-        "GPU",
-        "id",
-        help="Catalog GPU id (its memory as the driver reports it).",
-        catalog="gpus",
-        example="h100-sxm",
-    ),
+    replace(_GPU, help="Catalog GPU id (its memory as the driver reports it)."),
     Field(
         "gpu_memory_gib",
         "or GPU memory, GiB",
@@ -193,23 +191,14 @@ VRAM = (
         "int",
         help="Simple model: tokens per request; default: max_model_len.",
     ),
-    Field(
-        "concurrency",
-        "Concurrent requests (simple model)",
-        "int",
-        "1",
-        help=f"Simple model: requests of that context. {CONCURRENCY_HELP}",
+    replace(
+        _CONCURRENCY,
+        label=f"{_CONCURRENCY.label} (simple model)",
+        help=f"Simple model: requests of that context. {_CONCURRENCY.help}",
     ),
 )
 COST = (
-    Field(
-        "gpu",
-        "GPU",
-        "id",
-        help="Catalog GPU id: its cheapest catalog prices fill the prices not given.",
-        catalog="gpus",
-        example="h100-sxm",
-    ),
+    replace(_GPU, help="Catalog GPU id: its cheapest catalog prices fill the prices not given."),
     _TIER,
     Field(
         "price_per_hour",
@@ -274,7 +263,7 @@ FIT = (
     replace(MODEL, example="llama-3.1-70b-instruct"),
     CONFIG,
     Field("context", "Context per request", "int", required="always", example="32768"),
-    Field("concurrency", "Concurrent requests", "int", "1", help=CONCURRENCY_HELP, example="16"),
+    replace(_CONCURRENCY, example="16"),
     *ENGINE,
     Field(
         "gpu",
@@ -283,7 +272,7 @@ FIT = (
         help="Catalog GPU ids (comma-separated on the page, repeated on the command line); "
         "default: all.",
     ),
-    Field("tier", "Price tier", "choice", "on_demand", choices=PRICE_TIERS, help="For ranking."),
+    replace(_TIER, label="Price tier", help="For ranking."),
     Field(
         "rank_by",
         "Rank by",
