@@ -10,6 +10,8 @@ from infermeter.calculators.fields import Field
 from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
 from infermeter.calculators.perf_inputs import (
     DATA_PARALLEL,
+    GPU_ID,
+    MODEL_ID,
     PERF_INPUTS,
     PIPELINE_PARALLEL,
     TENSOR_PARALLEL,
@@ -18,14 +20,8 @@ from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION
 
-MODEL = Field(
-    "model",
-    "Model",
-    "id",
-    required="cli",
-    help="Catalog model id (the command line also takes a path to a config.json).",
-    catalog="models",
-    example="llama-3.1-8b-instruct",
+MODEL = replace(
+    MODEL_ID, help="Catalog model id (the command line also takes a path to a config.json)."
 )
 CONFIG = Field(
     "config",
@@ -155,7 +151,6 @@ _CONCURRENCY = Field(
     help="Requests at once to the whole deployment; each of the data_parallel_size replicas "
     "holds ceil(N / DP).",
 )
-_GPU = Field("gpu", "GPU", "id", catalog="gpus", example="h100-sxm")
 _TIER = Field(
     "tier",
     "Catalog price tier",
@@ -168,7 +163,7 @@ _PRICE = "Price of one GPU, USD per hour"
 VRAM = (
     MODEL,
     CONFIG,
-    replace(_GPU, help="Catalog GPU id (its memory as the driver reports it)."),
+    replace(GPU_ID, help="Catalog GPU id (its memory as the driver reports it)."),
     Field(
         "gpu_memory_gib",
         "or GPU memory, GiB",
@@ -198,7 +193,7 @@ VRAM = (
     ),
 )
 COST = (
-    replace(_GPU, help="Catalog GPU id: its cheapest catalog prices fill the prices not given."),
+    replace(GPU_ID, help="Catalog GPU id: its cheapest catalog prices fill the prices not given."),
     _TIER,
     Field(
         "price_per_hour",

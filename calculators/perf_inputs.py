@@ -4,14 +4,26 @@ calculator page its form fields (site/hooks/calc_pages.py). A name is the CLI op
 for `-` and the page's query key.
 """
 
+from dataclasses import replace
+
 from infermeter.calculators.fields import Field
 from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
 from infermeter.calculators.perf_datasets import DATASETS
 from infermeter.calculators.predict import ENGINE_FAMILIES
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 
-# How the deployment is split over GPUs: the memory plan's and the GPU fit's inputs too
-# (`calculators.inputs`).
+# The memory plan's, the cost's and the GPU fit's inputs too (`calculators.inputs`): the model
+# and the GPU by catalog id, and how the deployment is split over GPUs.
+MODEL_ID = Field(
+    "model",
+    "Model",
+    "id",
+    required="cli",
+    help="Catalog model id.",
+    catalog="models",
+    example="llama-3.1-8b-instruct",
+)
+GPU_ID = Field("gpu", "GPU", "id", catalog="gpus", example="h100-sxm")
 TENSOR_PARALLEL = Field(
     "tensor_parallel_size",
     "tensor_parallel_size",
@@ -40,24 +52,8 @@ DATA_PARALLEL = Field(
 LOAD_INPUTS = ("concurrency", "request_rate", "offline", "static_batch")
 
 PERF_INPUTS: tuple[Field, ...] = (
-    Field(
-        "model",
-        "Model",
-        "id",
-        required="cli",
-        help="Catalog model id.",
-        catalog="models",
-        example="llama-3.1-8b-instruct",
-    ),
-    Field(
-        "gpu",
-        "GPU",
-        "id",
-        required="cli",
-        help="Catalog GPU id.",
-        catalog="gpus",
-        example="h100-sxm",
-    ),
+    MODEL_ID,
+    replace(GPU_ID, required="cli", help="Catalog GPU id."),
     TENSOR_PARALLEL,
     PIPELINE_PARALLEL,
     DATA_PARALLEL,
