@@ -75,19 +75,25 @@ def build_from_parts(
     startup: Startup | None = None,
     file: str = "result",
 ) -> Result:
-    """The `Result` of parts already built as the registry's typed models, with its content id
-    (`slo`: none given, no limit). `file` names the result in problems. Raises
-    ResultBuildError (a result needs at least one point)."""
+    """The `Result` of parts built as the registry's typed models, with its content id
+    (`slo`: none given, no limit). A part may be built unchecked (`model_construct`, as a live
+    run and an importer state what they measured or read): the whole result is validated here,
+    once, so a refused figure is named by its path in the result (`points[0].ttft_ms.p95`).
+    Null fields are left out. `file` names the result in problems. Raises ResultBuildError (a
+    result needs at least one point)."""
+    draft = Result.model_construct(
+        schema_version=RESULT_SCHEMA_VERSION,
+        id="0" * CONTENT_ID_LENGTH,
+        identity=identity,
+        slo=slo or Slo(),
+        points=list(points),
+        startup=startup,
+        source=source,
+    )
+    # Unchecked values are dumped as given (no serializer warnings): validation names a bad one.
+    body = draft.model_dump(exclude_none=True, warnings=False)
     try:
-        result = Result(
-            schema_version=RESULT_SCHEMA_VERSION,
-            id="0" * CONTENT_ID_LENGTH,
-            identity=identity,
-            slo=slo or Slo(),
-            points=list(points),
-            startup=startup,
-            source=source,
-        )
+        result = Result.model_validate(body)
     except ValidationError as error:
-        raise ResultBuildError.from_validation_error(file, error) from None
+        raise ResultBuildError.from_validation_error(file, error, body) from None
     return with_content_id(result)

@@ -34,8 +34,8 @@ from infermeter.bench.plan.options import (
     SloTtftMs,
     TensorParallelSize,
 )
-from infermeter.bench.result.deployment import Deployment, identity_data, unchecked
-from infermeter.bench.workloads.lengths import length_data, parse_length_spec
+from infermeter.bench.result.deployment import Deployment, identity, unchecked
+from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
 from infermeter.calculators.suggest import closest_hint
 from infermeter.registry.builder import ResultBuildError, build_result
@@ -48,6 +48,7 @@ from infermeter.registry.models import (
     ModelIdentity,
     Result,
     ServingSettings,
+    Workload,
 )
 from infermeter.registry.models.common import HF_REPO_PATTERN
 from infermeter.registry.secrets import redact
@@ -323,11 +324,11 @@ def same(values: Sequence[tuple[str, Any]], key: str) -> Any:
 # --- facts from flags --------------------------------------------------------------------------
 
 
-def parse_length(spec: str, option: str) -> dict[str, Any]:
-    """A length in bench run's syntax (`bench.workloads.prompts.LENGTH_SYNTAX`), as the result file
-    states it (`bench.workloads.prompts.length_data`)."""
+def parse_length(spec: str, option: str) -> Length:
+    """A length in bench run's syntax (`bench.workloads.lengths.LENGTH_SYNTAX`), as the result
+    file states it (`bench.workloads.lengths.length_model`)."""
     try:
-        return length_data(parse_length_spec(spec, option))
+        return length_model(parse_length_spec(spec, option))
     except BenchConfigError as error:
         raise ResultImportError(str(error), option) from None
 
@@ -385,7 +386,7 @@ class Measured:
     trace: dict[str, Any] | None = None  # the replayed trace's identity (trace_runs)
 
 
-def _workload(facts: ImportFacts, measured: Measured) -> dict[str, Any]:
+def _workload(facts: ImportFacts, measured: Measured) -> Workload:
     """The result's `identity.workload`: the replayed trace's (its lengths are the trace's own,
     so the length flags are refused), else the lengths and dataset the flags state."""
     seed = facts.seed if facts.seed is not None else measured.seed
@@ -399,20 +400,21 @@ def _workload(facts: ImportFacts, measured: Measured) -> dict[str, Any]:
         return trace_workload(measured.trace, seed, measured.api)
     if facts.trace is not None:
         raise ResultImportError("the run replayed no trace (the file names none)", "--trace")
-    return {
-        "profile": facts.profile,
-        "input_len": parse_length(
+    return unchecked(
+        Workload,
+        profile=facts.profile,
+        input_len=parse_length(
             required(facts, "input_len", "the prompt length distribution, e.g. 1024"),
             "--input-len",
         ),
-        "output_len": parse_length(
+        output_len=parse_length(
             required(facts, "output_len", "the output length distribution, e.g. 128"),
             "--output-len",
         ),
-        "dataset": facts.dataset,
-        "seed": seed,
-        "api": measured.api,
-    }
+        dataset=facts.dataset,
+        seed=seed,
+        api=measured.api,
+    )
 
 
 def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
@@ -439,7 +441,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         ),
     )
     data = {
-        "identity": identity_data(deployment, workload),
+        "identity": identity(deployment, workload).model_dump(exclude_none=True, warnings=False),
         "slo": {
             "ttft_ms": facts.slo_ttft_ms,
             "tpot_ms": facts.slo_tpot_ms,

@@ -1,15 +1,14 @@
 """What was served, how, and on what: a result's identity beyond the workload, for a live run
 and for every importer alike.
 
-`Deployment` holds the GPU, engine, model and serving settings; `identity_data` turns one and a
-workload into the result's `identity`, the one place a result's identity is assembled (a live
+`Deployment` holds the GPU, engine, model and serving settings; `identity` turns one and a
+workload into the result's `Identity`, the one place a result's identity is assembled (a live
 run's `bench.result.assemble.build_result` and the importers' `bench.importers.common.assemble` both
 call it; `registry.builder` then validates it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -18,8 +17,10 @@ from pydantic import BaseModel
 from infermeter.registry.models import (
     EngineIdentity,
     GpuIdentity,
+    Identity,
     ModelIdentity,
     ServingSettings,
+    Workload,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -47,14 +48,13 @@ def unchecked(model: type[M], **fields: Any) -> M:
     return model.model_construct(**fields)
 
 
-def identity_data(deployment: Deployment, workload: Mapping[str, Any]) -> dict[str, Any]:
-    """The result's `identity` of `deployment` serving `workload` (the workload's data)."""
-    # Unchecked values are dumped as given (no serializer warnings): the builder names a bad one.
-    serving = deployment.serving.model_dump(exclude=set(SERVING_NOT_STATED), warnings=False)
-    return {
-        "gpu": deployment.gpu.model_dump(warnings=False),
-        "engine": deployment.engine.model_dump(warnings=False),
-        "model": deployment.model.model_dump(warnings=False),
-        "serving": serving,
-        "workload": dict(workload),
-    }
+def identity(deployment: Deployment, workload: Workload) -> Identity:
+    """The result's `identity` of `deployment` serving `workload`, unchecked as its parts are."""
+    serving = deployment.serving.model_copy(update=dict.fromkeys(SERVING_NOT_STATED))
+    return Identity.model_construct(
+        gpu=deployment.gpu,
+        engine=deployment.engine,
+        model=deployment.model,
+        serving=serving,
+        workload=workload,
+    )

@@ -1,6 +1,7 @@
 """Who and what measured a run, when, and on which host: the result file's `source`.
 
-`Provenance` is what the session knows; `source_data` states it as the result does, with the
+`Provenance` is what the session knows; `measured_source` states it as the result's
+`MeasuredSource` (built unchecked: the result's builder validates it), with the
 tool's version and, from a checkout, its git commit (`tool_version`, `tool_commit`). Without
 NVML the host's GPU is the catalog GPU given with `--gpu` (`gpu_sku` says so).
 `default_submitter` and `engine_host` fill in who measured and the engine's host.
@@ -15,14 +16,19 @@ import importlib.metadata
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from infermeter.bench.launch.engines import ServerFacts
 from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.telemetry.nvml import GpuInventory
 from infermeter.registry.models.common import CPU_DEVICE_ID
-from infermeter.registry.models.provenance import ClientHost, Host
+from infermeter.registry.models.provenance import (
+    ClientHost,
+    Host,
+    MeasuredSource,
+    ServerReport,
+    Tool,
+)
 
 TOOL_NAME = "infermeter"
 _CODE_ROOT = Path(__file__).resolve().parents[2]
@@ -70,11 +76,11 @@ def tool_version() -> str:
         return "0+unknown"
 
 
-def _timestamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+def _timestamp(moment: dt.datetime) -> dt.datetime:
+    return moment.astimezone(dt.UTC).replace(microsecond=0)
 
 
-def _host(host: Host, deployment: Deployment) -> dict[str, Any]:
+def _host(host: Host, deployment: Deployment) -> Host:
     """The engine host's fingerprint, its GPU stated from the deployment where NVML read none."""
     gpu = deployment.gpu
     if gpu.id == CPU_DEVICE_ID:
@@ -84,30 +90,34 @@ def _host(host: Host, deployment: Deployment) -> dict[str, Any]:
         gpu_sku = host.gpu_sku or f"{gpu.id} (given with --gpu; no NVIDIA driver read)"
     gpu_count = host.gpu_count or gpu.gpus_per_node or gpu.count
     stated = {"gpu_sku": gpu_sku, "gpu_count": gpu_count, "form_factor": gpu.form_factor}
-    return host.model_copy(update=stated).model_dump()
+    return host.model_copy(update=stated)
 
 
-def _server(facts: ServerFacts | None) -> dict[str, Any] | None:
+def _server(facts: ServerFacts | None) -> ServerReport | None:
     if facts is None:
         return None
-    return {**dataclasses.asdict(facts), "read_from": list(facts.read_from)}
+    return ServerReport.model_construct(
+        **dataclasses.asdict(facts) | {"read_from": list(facts.read_from)}
+    )
 
 
-def source_data(provenance: Provenance, deployment: Deployment, complete: bool) -> dict[str, Any]:
+def measured_source(
+    provenance: Provenance, deployment: Deployment, complete: bool
+) -> MeasuredSource:
     """The result's `source` of a measured run (`complete`: every planned point ran)."""
-    return {
-        "kind": "measured",
-        "tool": {"name": TOOL_NAME, "version": tool_version(), "commit": tool_commit()},
-        "command": provenance.command,
-        "server_command": provenance.server_command,
-        "host": _host(provenance.host, deployment),
-        "client": provenance.client.model_dump() if provenance.client else None,
-        "server": _server(provenance.server),
-        "started_at": _timestamp(provenance.started_at),
-        "finished_at": _timestamp(provenance.finished_at),
-        "submitter": provenance.submitter,
-        "complete": complete,
-    }
+    return MeasuredSource.model_construct(
+        kind="measured",
+        tool=Tool.model_construct(name=TOOL_NAME, version=tool_version(), commit=tool_commit()),
+        command=provenance.command,
+        server_command=provenance.server_command,
+        host=_host(provenance.host, deployment),
+        client=provenance.client,
+        server=_server(provenance.server),
+        started_at=_timestamp(provenance.started_at),
+        finished_at=_timestamp(provenance.finished_at),
+        submitter=provenance.submitter,
+        complete=complete,
+    )
 
 
 def default_submitter() -> str:

@@ -11,47 +11,48 @@ from __future__ import annotations
 
 from typing import Any
 
+from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.run.config import MULTITURN, RunConfig
 from infermeter.bench.workloads.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
-from infermeter.bench.workloads.lengths import LengthDistribution, length_data
+from infermeter.bench.workloads.lengths import Length, LengthDistribution, length_model
 from infermeter.bench.workloads.profiles import get_profile
 from infermeter.bench.workloads.trace_plan import trace_workload
+from infermeter.registry.models import DatasetLength, Workload
+
+_DATASET_LENGTHS = DatasetLength.model_construct(kind="dataset")
 
 
-def _length(distribution: LengthDistribution) -> dict[str, Any]:
-    """A length as `bench.workloads.lengths.length_data` states it; a distribution's bounds always,
-    the
-    default ones too, as bench run's results have always stated them."""
-    data = length_data(distribution)
+def _length(distribution: LengthDistribution) -> Length:
+    """A length as `bench.workloads.lengths.length_model` states it; a distribution's bounds
+    always, the default ones too, as bench run's results have always stated them."""
+    length = length_model(distribution)
     if distribution.kind in ("fixed", "uniform"):
-        return data
-    data.pop("min", None)
-    data.pop("max", None)
-    return {**data, "min": distribution.minimum, "max": distribution.maximum}
+        return length
+    return length.model_copy(update={"min": distribution.minimum, "max": distribution.maximum})
 
 
-def workload_data(
+def workload(
     config: RunConfig,
     api: str,
     dataset_sha256: str | None = None,
     trace: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The result's `identity.workload` for a run configuration; `dataset_sha256`: that of
-    the `--dataset` file the run read; `trace`: the replayed trace's identity
-    (`bench.workloads.trace_plan.trace_identity`)."""
+) -> Workload:
+    """The result's `identity.workload` for a run configuration, built unchecked (the result's
+    builder validates it); `dataset_sha256`: that of the `--dataset` file the run read;
+    `trace`: the replayed trace's identity (`bench.workloads.trace_plan.trace_identity`)."""
     if trace is not None:
         return trace_workload(trace, config.seed, api)
     profile = get_profile(config.profile)
     overridden = (config.input_len, config.output_len, config.dataset)
     custom = any(overridden) or config.shared_prefix_tokens > 0
-    dataset_lengths = {"kind": "dataset"}
+    input_len: Length
     if config.dataset is not None:
-        input_len = dataset_lengths
-        output_len = _length(config.output_len) if config.output_len else dataset_lengths
+        input_len = _DATASET_LENGTHS
+        output_len = _length(config.output_len) if config.output_len else _DATASET_LENGTHS
     else:
         input_len = _length(config.input_len or profile.input_len)
         output_len = _length(config.output_len or profile.output_len)
-    return {
+    stated: dict[str, Any] = {
         "profile": "custom" if custom else profile.name,
         "input_len": input_len,
         "output_len": output_len,
@@ -64,7 +65,8 @@ def workload_data(
         "dataset_sha256": dataset_sha256 if config.dataset else None,
         "seed": config.seed,
         "api": api,
-    } | _multiturn_workload(config)
+    }
+    return unchecked(Workload, **stated | _multiturn_workload(config))
 
 
 def _multiturn_workload(config: RunConfig) -> dict[str, Any]:
@@ -72,22 +74,22 @@ def _multiturn_workload(config: RunConfig) -> dict[str, Any]:
     single-turn profile)."""
     if config.profile != MULTITURN:
         return {}
-    data: dict[str, Any] = {
+    fields: dict[str, Any] = {
         "profile": MULTITURN,
         "think_time_s": DEFAULT_THINK_TIME_S
         if config.think_time_s is None
         else config.think_time_s,
     }
     if config.dataset is not None:
-        data["turns"] = {"kind": "dataset"}
-        data["dataset"] = (
+        fields["turns"] = _DATASET_LENGTHS
+        fields["dataset"] = (
             f"conversations of {config.dataset.name} (ShareGPT or OpenAI messages), every turn "
             "sending the whole history with the server's own replies"
         )
     else:
-        data["turns"] = _length(config.turns or DEFAULT_TURNS)
-        data["dataset"] = (
+        fields["turns"] = _length(config.turns or DEFAULT_TURNS)
+        fields["dataset"] = (
             "synthetic sessions of random words, every turn sending the whole history with the "
             "server's own replies"
         )
-    return data
+    return fields

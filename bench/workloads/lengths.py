@@ -2,7 +2,7 @@
 
 `LENGTH_SYNTAX` (`N`, `fixed:N`, `uniform:LO:HI`, `normal:MEAN:STD`, `lognormal:MEDIAN:SIGMA`,
 `dataset`, `dataset:MAX`) is parsed by `parse_length_spec` (`parse_length` for synthesised
-prompts, without `dataset`); `length_data` states a length as the result file does.
+prompts, without `dataset`); `length_model` states a length as the result file does.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from infermeter.bench.errors import BenchConfigError
+from infermeter.registry.models import DatasetLength, FixedLength, NormalLength, UniformLength
 
 DistributionKind = Literal["fixed", "uniform", "normal", "lognormal"]
 
@@ -117,23 +118,29 @@ def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
     return parsed
 
 
-def length_data(length: LengthDistribution | DatasetLengths) -> dict[str, Any]:
-    """A length as the result file's `identity.workload` states it: a log-normal (median m,
-    sigma s) by its mean m·e^(s²/2) and standard deviation mean·√(e^(s²) − 1), in tokens."""
+Length = FixedLength | UniformLength | NormalLength | DatasetLength
+"""A length as the result file's `identity.workload` states it (`registry.models`)."""
+
+
+def length_model(length: LengthDistribution | DatasetLengths) -> Length:
+    """A length as the result file's `identity.workload` states it, built unchecked (the result's
+    builder validates it): a log-normal (median m, sigma s) by its mean m·e^(s²/2) and standard
+    deviation mean·√(e^(s²) − 1), in tokens."""
     if isinstance(length, DatasetLengths):
-        return {"kind": "dataset", **({"max": length.maximum} if length.maximum else {})}
+        return DatasetLength.model_construct(kind="dataset", max=length.maximum or None)
     if length.kind == "fixed":
-        return {"kind": "fixed", "value": int(length.a)}
+        return FixedLength.model_construct(kind="fixed", value=int(length.a))
     if length.kind == "uniform":
-        return {"kind": "uniform", "min": int(length.a), "max": int(length.b)}
+        return UniformLength.model_construct(kind="uniform", min=int(length.a), max=int(length.b))
     if length.kind == "normal":
         mean, stddev = length.a, length.b
     else:
         mean = length.a * math.exp(length.b**2 / 2)
         stddev = mean * math.sqrt(math.expm1(length.b**2))
-    data: dict[str, Any] = {"kind": length.kind, "mean": round(mean, 3), "stddev": round(stddev, 3)}
-    if length.minimum != 1:
-        data["min"] = length.minimum
-    if length.maximum is not None:
-        data["max"] = length.maximum
-    return data
+    return NormalLength.model_construct(
+        kind=length.kind,
+        mean=round(mean, 3),
+        stddev=round(stddev, 3),
+        min=length.minimum if length.minimum != 1 else None,
+        max=length.maximum,
+    )

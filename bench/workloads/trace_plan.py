@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.run.config import MULTITURN, RunConfig
 from infermeter.bench.run.load import PointPlan
 from infermeter.bench.workloads.dataset import Tokenizer
@@ -22,6 +23,8 @@ from infermeter.bench.workloads.trace import Trace, TracePrompts, read_trace
 from infermeter.bench.workloads.trace_dag import FORMAT as DAG_FORMAT
 from infermeter.bench.workloads.trace_dag import Dag, is_dag_file, read_dag
 from infermeter.bench.workloads.trace_replay import chains
+from infermeter.registry.models import DatasetLength, Workload
+from infermeter.registry.models.identity import TraceWorkload
 
 
 @dataclass(frozen=True)
@@ -183,16 +186,19 @@ def trace_identity(trace: Trace, speed: float | None, rate: float | None) -> dic
     }
 
 
-def trace_workload(trace: dict[str, Any], seed: int | None, api: str | None) -> dict[str, Any]:
+def trace_workload(trace: dict[str, Any], seed: int | None, api: str | None) -> Workload:
     """The result's `identity.workload` of a replay of the trace whose identity is `trace`
-    (`trace_identity`): a run here or an imported one, grouped by that identity."""
-    return {
-        "profile": "custom",
-        "input_len": {"kind": "dataset"},
-        "output_len": {"kind": "dataset"},
-        "dataset": f"trace {trace['name']}",
-        "dataset_sha256": trace["sha256"],
-        "seed": seed,
-        "api": api,
-        "trace": trace,
-    }
+    (`trace_identity`), built unchecked (the result's builder validates it): a run here or an
+    imported one, grouped by that identity."""
+    dataset_lengths = DatasetLength.model_construct(kind="dataset")
+    return unchecked(
+        Workload,
+        profile="custom",
+        input_len=dataset_lengths,
+        output_len=dataset_lengths,
+        dataset=f"trace {trace['name']}",
+        dataset_sha256=trace["sha256"],
+        seed=seed,
+        api=api,
+        trace=unchecked(TraceWorkload, **trace),
+    )

@@ -221,10 +221,10 @@ def test_load_sharegpt_rejects_file_without_conversations(tmp_path: Path) -> Non
 )
 def test_length_syntax_is_one_for_run_and_import(spec: str, stated: dict[str, object]) -> None:
     from infermeter.bench.importers.common import parse_length as import_length
-    from infermeter.bench.workloads.lengths import length_data
+    from infermeter.bench.workloads.lengths import length_model
 
-    assert import_length(spec, "--input-len") == stated
-    assert length_data(parse_length(spec)) == stated
+    assert import_length(spec, "--input-len").model_dump(exclude_none=True) == stated
+    assert length_model(parse_length(spec)).model_dump(exclude_none=True) == stated
 
 
 @pytest.mark.parametrize("spec", ["zero", "uniform:5:1", "fixed:0", "normal:5", "beta:1:2", "1.5"])
@@ -243,7 +243,9 @@ def test_length_errors_are_one_for_run_and_import(spec: str) -> None:
 def test_length_dataset_is_for_import_and_said_so_by_run() -> None:
     from infermeter.bench.importers.common import parse_length as import_length
 
-    assert import_length("dataset", "--input-len") == {"kind": "dataset"}
-    assert import_length("dataset:4096", "--input-len") == {"kind": "dataset", "max": 4096}
+    stated = import_length("dataset", "--input-len").model_dump(exclude_none=True)
+    assert stated == {"kind": "dataset"}
+    stated = import_length("dataset:4096", "--input-len").model_dump(exclude_none=True)
+    assert stated == {"kind": "dataset", "max": 4096}
     with pytest.raises(BenchConfigError, match="the dataset's lengths come with --dataset FILE"):
         parse_length("dataset")

@@ -21,7 +21,7 @@ from test_importers_guidellm_aiperf import _mutations
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import ImportFacts, ResultImportError, import_files
 from infermeter.bench.run.config import RunConfig
-from infermeter.bench.workloads.identity import workload_data
+from infermeter.bench.workloads.identity import workload
 from infermeter.bench.workloads.trace_plan import trace_setup
 from infermeter.registry.models.identity import Workload
 from infermeter.registry.workloads import workload_key
@@ -62,8 +62,9 @@ def _own_replay(
     )
     run = trace_setup(config, None)
     assert run is not None
-    workload = Workload.model_validate(workload_data(config, api, trace=run.identity))
-    return workload_key(workload), run.plan.request_rate
+    # As the builder checks it: the unchecked workload's data, validated.
+    stated = workload(config, api, trace=run.identity).model_dump(exclude_none=True, warnings=False)
+    return workload_key(Workload.model_validate(stated)), run.plan.request_rate
 
 
 def _edited(tmp_path: Path, source: Path, edit: Any) -> Path:
