@@ -1,7 +1,6 @@
 """Parameter counts of a `ModelArch`, by the role of each tensor, for the whole model or one
 tensor-parallel rank's shard."""
 
-from collections import Counter
 from dataclasses import dataclass, fields, replace
 
 from infermeter.calculators.deepseek_v4 import rank_parameters
@@ -48,7 +47,7 @@ class ParamCounts:
 
     @property
     def total(self) -> int:
-        every_field: int = sum(getattr(self, part.name) for part in fields(self))
+        every_field: int = sum(vars(self).values())  # a frozen dataclass: its fields only
         # experts_active is a share of experts, not a part of its own.
         return every_field - self.experts_active
 
@@ -161,14 +160,14 @@ def _vision_params(vision: VisionTower) -> int:
     return vision.num_layers * per_layer + embeddings + 2 * hidden + vision.projector_params
 
 
-# A rank's parameters counted so far, by `ParamCounts` part (param_counts' running sums):
-# `ParamCounts(**tally)` builds the counts once at the end, and refuses a part it does not have.
-_Tally = Counter[str]
+# A rank's parameters counted so far, by `ParamCounts` part (param_counts' running sums), built
+# into ParamCounts once at the end; adding to a part ParamCounts does not have is a KeyError.
+_Tally = dict[str, int]
 
 
 def _tally() -> _Tally:
     """Every part of `ParamCounts` at zero."""
-    return Counter(dict.fromkeys((part.name for part in fields(ParamCounts)), 0))
+    return dict.fromkeys((part.name for part in fields(ParamCounts)), 0)
 
 
 def _mixer_params(arch: ModelArch, tp: int, kind: str, layer: int) -> tuple[int, int]:
@@ -270,7 +269,8 @@ def _family_parts(arch: ModelArch, tp: int, tally: _Tally) -> None:
     moe_layers = len(arch.moe.moe_layers) if arch.moe is not None else 0
     for parts in (arch.k2_horizon, arch.step5):
         if parts is not None:
-            tally.update(parts.model_params(tp, arch.num_layers, moe_layers))
+            for part, count in parts.model_params(tp, arch.num_layers, moe_layers).items():
+                tally[part] += count
 
 
 def _per_layer_embeddings(arch: ModelArch, tp: int, tally: _Tally) -> int:
@@ -374,11 +374,9 @@ def _common_counts(arch: ModelArch, tp: int) -> ParamCounts:
     if arch.lm_head_bias:
         tally["small"] += vocab_per_rank
     vision = _vision_params(arch.vision) if arch.vision is not None else arch.vision_params
-    tally.update(
-        embedding=embedding,
-        lm_head=0 if arch.tie_word_embeddings else vocab_per_rank * hidden,
-        vision=vision // tp,
-    )
+    tally["embedding"] += embedding
+    tally["lm_head"] += 0 if arch.tie_word_embeddings else vocab_per_rank * hidden
+    tally["vision"] += vision // tp
     return ParamCounts(**tally)
 
 
