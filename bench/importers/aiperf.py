@@ -68,7 +68,16 @@ from infermeter.bench.importers.trace_runs import (
     measured_runs,
     replayed_trace,
 )
-from infermeter.registry.models import Result
+from infermeter.bench.result.deployment import unchecked
+from infermeter.registry.models import (
+    LatencyStats,
+    Load,
+    LoadPoint,
+    Result,
+    Throughput,
+    TokenCounts,
+    Verdict,
+)
 
 AIPERF_TOOL = "aiperf"
 _MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "sec": 1000.0, "s": 1000.0}
@@ -136,7 +145,7 @@ def _whole(export: dict[str, Any], tag: str, units: Sequence[str], where: str) -
     return count(_block(export, tag, units, where), "avg", f"{where}: {tag}")
 
 
-def _latency(export: dict[str, Any], tag: str, where: str) -> dict[str, Any] | None:
+def _latency(export: dict[str, Any], tag: str, where: str) -> LatencyStats | None:
     block = _block(export, tag, tuple(_MS_PER_UNIT), where)
     if not block:
         return None
@@ -152,25 +161,26 @@ def _latency(export: dict[str, Any], tag: str, where: str) -> dict[str, Any] | N
         return None
     if samples is not None:
         stats["n"] = samples
-    return stats
+    return unchecked(LatencyStats, **stats)
 
 
-def _ramp_verdicts(phase: dict[str, Any]) -> list[dict[str, str]]:
+def _ramp_verdicts(phase: dict[str, Any]) -> list[Verdict]:
     ramps = [name for name in ("concurrency_ramp", "rate_ramp") if phase.get(name) is not None]
     return (
         [
-            {
-                "code": "ramp-up",
-                "message": f"AIPerf ramped the load up ({', '.join(ramps)}); "
+            unchecked(
+                Verdict,
+                code="ramp-up",
+                message=f"AIPerf ramped the load up ({', '.join(ramps)}); "
                 "the figures include the ramp",
-            }
+            )
         ]
         if ramps
         else []
     )
 
 
-def _phase_load(phases: Any, where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _phase_load(phases: Any, where: str) -> tuple[Load, list[Verdict]]:
     if isinstance(phases, dict):
         named = list(phases.items())
     elif isinstance(phases, list):
@@ -196,7 +206,7 @@ def _phase_load(phases: Any, where: str) -> tuple[dict[str, Any], list[dict[str,
     verdicts = _ramp_verdicts(phase)
     if kind == "concurrency":
         # ConcurrencyPhase.concurrency defaults to 1, and the export leaves defaults out.
-        return {"arrival": "closed", "concurrency": concurrency or 1}, verdicts
+        return unchecked(Load, arrival="closed", concurrency=concurrency or 1), verdicts
     if kind in ("poisson", "gamma", "constant"):
         if phase.get("rate_series") is not None:
             raise ResultImportError(f"{at}: a rate series has no single load to import")
@@ -212,14 +222,14 @@ def _phase_load(phases: Any, where: str) -> tuple[dict[str, Any], list[dict[str,
             load |= {"arrival": "gamma", "burstiness": smoothness}
         if concurrency:
             load["concurrency"] = concurrency
-        return load, verdicts
+        return unchecked(Load, **load), verdicts
     raise ResultImportError(
         f"{at}.type: {kind!r} phases cannot be imported; expected concurrency, poisson, gamma "
         "or constant (the registry's loads are closed, offline or an arrival rate)"
     )
 
 
-def _load(config: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _load(config: dict[str, Any], where: str) -> tuple[Load, list[Verdict]]:
     if config.get("phases") is not None:
         return _phase_load(config["phases"], where)
     loadgen = mapping(config, "loadgen", where) or {}
@@ -237,9 +247,9 @@ def _load(config: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict
         load: dict[str, Any] = {"arrival": "poisson", "request_rate": rate}
         if concurrency:
             load["concurrency"] = concurrency
-        return load, []
+        return unchecked(Load, **load), []
     if concurrency:
-        return {"arrival": "closed", "concurrency": concurrency}, []
+        return unchecked(Load, arrival="closed", concurrency=concurrency), []
     raise ResultImportError(
         f"{where}: states neither a profiling phase nor loadgen.concurrency or request_rate"
     )
@@ -296,7 +306,7 @@ def _failed(export: dict[str, Any], where: str) -> int | None:
 
 def _point(
     export: dict[str, Any], where: str, slo_given: bool, trace: TraceRun | None = None
-) -> dict[str, Any]:
+) -> LoadPoint:
     config = mapping(export, "input_config", where) or {}
     if trace is None:
         load, verdicts = _load(config, f"{where}: input_config")
@@ -307,38 +317,36 @@ def _point(
     duration = _scalar(export, "benchmark_duration", tuple(_MS_PER_UNIT), where)
     if duration is not None:
         duration = scaled(duration, _MS_PER_UNIT[export["benchmark_duration"]["unit"]] / 1000.0)
-    requests = request_counts(completed, failed)
-    point: dict[str, Any] = {
-        "load": load,
-        "duration_s": duration,
-        "requests": requests,
-        "tokens": {
-            "input": _whole(export, "total_isl", ("tokens",), where),
-            "output": _whole(export, "total_osl", ("tokens",), where),
-        },
-        "throughput": {
-            "requests_per_s": _scalar(export, "request_throughput", ("requests/sec",), where),
-            "output_tokens_per_s": _scalar(
-                export, "output_token_throughput", ("tokens/sec",), where
-            ),
-            "total_tokens_per_s": _scalar(export, "total_token_throughput", ("tokens/sec",), where),
-        },
-        "validity": verdicts,
-    }
+    tokens = unchecked(
+        TokenCounts,
+        input=_whole(export, "total_isl", ("tokens",), where),
+        output=_whole(export, "total_osl", ("tokens",), where),
+    )
+    throughput = unchecked(
+        Throughput,
+        requests_per_s=_scalar(export, "request_throughput", ("requests/sec",), where),
+        output_tokens_per_s=_scalar(export, "output_token_throughput", ("tokens/sec",), where),
+        total_tokens_per_s=_scalar(export, "total_token_throughput", ("tokens/sec",), where),
+    )
     if export.get("was_cancelled") is True:
-        point["validity"].append(
-            {"code": "cancelled", "message": "the AIPerf run was cancelled before it finished"}
-        )
+        cancelled = "the AIPerf run was cancelled before it finished"
+        verdicts = [*verdicts, unchecked(Verdict, code="cancelled", message=cancelled)]
     good = _whole(export, "good_request_count", ("requests",), where)
     goodput_matches_slo(good is not None, slo_given, where, "good_request_count", "AIPerf")
-    if slo_given:
-        requests["accepted"] = good
-    else:
-        accepted_without_slo(point)
+    latencies = {}
     if completed:
-        for tag, field in _LATENCIES.items():
-            point[field] = _latency(export, tag, where)
-    return point
+        latencies = {field: _latency(export, tag, where) for tag, field in _LATENCIES.items()}
+    point = unchecked(
+        LoadPoint,
+        load=load,
+        duration_s=duration,
+        requests=request_counts(completed, failed, good if slo_given else None),
+        tokens=tokens,
+        throughput=throughput,
+        validity=verdicts,
+        **latencies,
+    )
+    return point if slo_given else accepted_without_slo(point)
 
 
 # AIPerf's synthesis options that reshape a trace (`SynthesisConfig`, src/aiperf/config/dataset/
@@ -424,7 +432,7 @@ def _trace_stated(config: dict[str, Any], sent: int | None, where: str) -> Trace
     )
 
 
-def _replay_verdicts(export: dict[str, Any], where: str) -> list[dict[str, str]]:
+def _replay_verdicts(export: dict[str, Any], where: str) -> list[Verdict]:
     """AIPerf's own judgement of its replay's schedule: `replay_sched_degraded` (its send lag,
     anchored on the least-late request, over 500 ms at p99)."""
     degraded = _scalar(export, "replay_sched_degraded", ("count",), where)
@@ -433,11 +441,12 @@ def _replay_verdicts(export: dict[str, Any], where: str) -> list[dict[str, str]]
     p99 = _scalar(export, "replay_sched_lag_p99", ("ms",), where)
     lag = f" (p99 {p99:,.0f} ms after the least-late request)" if p99 is not None else ""
     return [
-        {
-            "code": "client_send_lag",
-            "message": f"AIPerf fell behind the trace's schedule{lag}: its replay_sched_degraded "
+        unchecked(
+            Verdict,
+            code="client_send_lag",
+            message=f"AIPerf fell behind the trace's schedule{lag}: its replay_sched_degraded "
             "flag is set, so the arrivals the server saw are not the trace's",
-        }
+        )
     ]
 
 

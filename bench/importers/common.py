@@ -38,19 +38,24 @@ from infermeter.bench.result.deployment import Deployment, identity, unchecked
 from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
 from infermeter.calculators.suggest import closest_hint
-from infermeter.registry.builder import ResultBuildError, build_result
+from infermeter.registry.builder import ResultBuildError, build_from_parts
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.input_files import InputFileError, read_input_text
 from infermeter.registry.models import (
     EngineIdentity,
     GpuEntry,
     GpuIdentity,
+    LoadPoint,
+    MeasuredSource,
     ModelIdentity,
+    RequestCounts,
     Result,
     ServingSettings,
+    Slo,
     Workload,
 )
 from infermeter.registry.models.common import HF_REPO_PATTERN
+from infermeter.registry.models.provenance import Host, Tool
 from infermeter.registry.secrets import redact
 
 MS_PER_S = 1000.0
@@ -373,7 +378,7 @@ class Measured:
     """What an importer read from the files: the points and what the files say about the run."""
 
     tool_name: str
-    points: list[dict[str, Any]]
+    points: list[LoadPoint]
     started_at: str
     finished_at: str
     served_model: Any
@@ -440,20 +445,20 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
             ServingSettings, **_flags(facts, ServingSettings, IMPORT_SERVING_NOT_STATED)
         ),
     )
-    data = {
-        "identity": identity(deployment, workload).model_dump(exclude_none=True, warnings=False),
-        "slo": {
-            "ttft_ms": facts.slo_ttft_ms,
-            "tpot_ms": facts.slo_tpot_ms,
-            "e2e_ms": facts.slo_e2e_ms,
-        },
-        "points": measured.points,
-        "source": _source(
-            facts, measured, gpu, gpu_count, engine_version, command, tool_version, submitter
-        ),
-    }
+    slo = unchecked(
+        Slo, ttft_ms=facts.slo_ttft_ms, tpot_ms=facts.slo_tpot_ms, e2e_ms=facts.slo_e2e_ms
+    )
+    source = _source(
+        facts, measured, gpu, gpu_count, engine_version, command, tool_version, submitter
+    )
     try:
-        return build_result(data, "imported result")
+        return build_from_parts(
+            identity(deployment, workload),
+            measured.points,
+            source,
+            slo=slo,
+            file="imported result",
+        )
     except ResultBuildError as error:
         raise ResultImportError(f"imported result: {error.first_line()}") from None
 
@@ -501,33 +506,37 @@ def _source(
     command: str,
     tool_version: str,
     submitter: str,
-) -> dict[str, Any]:
+) -> MeasuredSource:
     """The result's `source`: a measured run, by which tool, on which host, when and by whom."""
-    return {
-        "kind": "measured",
-        "tool": {"name": measured.tool_name, "version": tool_version},
-        "command": redact(command),  # no API key or token is ever stored
-        "server_command": redact(facts.server_command) if facts.server_command else None,
-        "host": {
-            "gpu_sku": facts.gpu_sku or gpu.name,
-            "gpu_count": gpu_count,
-            "form_factor": gpu.form_factor,
-            "vllm_version": engine_version,
-        },
-        "started_at": measured.started_at,
-        "finished_at": measured.finished_at,
-        "submitter": submitter,
-        "complete": measured.complete,
-    }
+    return unchecked(
+        MeasuredSource,
+        kind="measured",
+        tool=unchecked(Tool, name=measured.tool_name, version=tool_version),
+        command=redact(command),  # no API key or token is ever stored
+        server_command=redact(facts.server_command) if facts.server_command else None,
+        host=unchecked(
+            Host,
+            gpu_sku=facts.gpu_sku or gpu.name,
+            gpu_count=gpu_count,
+            form_factor=gpu.form_factor,
+            vllm_version=engine_version,
+        ),
+        started_at=measured.started_at,
+        finished_at=measured.finished_at,
+        submitter=submitter,
+        complete=measured.complete,
+    )
 
 
-def request_counts(completed: int | None, failed: int | None) -> dict[str, Any]:
-    """A load point's `requests`: the completed and failed, and as sent their sum when both
-    are known."""
-    requests: dict[str, Any] = {"completed": completed, "failed": failed}
-    if completed is not None and failed is not None:
-        requests["sent"] = completed + failed
-    return requests
+def request_counts(
+    completed: int | None, failed: int | None, accepted: int | None = None
+) -> RequestCounts:
+    """A load point's `requests`: the completed and failed, as sent their sum when both are
+    known, and those `accepted` within the SLO where stated."""
+    sent = completed + failed if completed is not None and failed is not None else None
+    return unchecked(
+        RequestCounts, sent=sent, completed=completed, failed=failed, accepted=accepted
+    )
 
 
 def goodput_matches_slo(stated: bool, slo_given: bool, where: str, key: str, tool: str) -> None:
@@ -548,10 +557,13 @@ def goodput_matches_slo(stated: bool, slo_given: bool, where: str, key: str, too
         )
 
 
-def accepted_without_slo(point: dict[str, Any]) -> None:
+def accepted_without_slo(point: LoadPoint) -> LoadPoint:
     """No limits declared: every completed request is accepted, by definition."""
-    point["requests"]["accepted"] = point["requests"].get("completed")
-    point["tokens"]["accepted_output"] = point["tokens"].get("output")
-    point["throughput"]["accepted_output_tokens_per_s"] = point["throughput"].get(
-        "output_tokens_per_s"
-    )
+    update = {
+        "requests": point.requests.model_copy(update={"accepted": point.requests.completed}),
+        "tokens": point.tokens.model_copy(update={"accepted_output": point.tokens.output}),
+        "throughput": point.throughput.model_copy(
+            update={"accepted_output_tokens_per_s": point.throughput.output_tokens_per_s}
+        ),
+    }
+    return point.model_copy(update=update)

@@ -63,7 +63,16 @@ from infermeter.bench.importers.trace_runs import (
     measured_runs,
     replayed_trace,
 )
-from infermeter.registry.models import Result
+from infermeter.bench.result.deployment import unchecked
+from infermeter.registry.models import (
+    LatencyStats,
+    Load,
+    LoadPoint,
+    Result,
+    Throughput,
+    TokenCounts,
+    Verdict,
+)
 
 GUIDELLM_TOOL = "guidellm"
 REPORT_VERSIONS = (1, 2)
@@ -101,33 +110,34 @@ def read_guidellm_report(path: Path) -> dict[str, Any]:
     return report
 
 
-def _load(strategy: dict[str, Any], where: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _load(strategy: dict[str, Any], where: str) -> tuple[Load, list[Verdict]]:
     kind = strategy.get("type_")
     cap = count(strategy, "max_concurrency", where)
     verdicts = []
     rampup_s = number(strategy, "rampup_duration", where)
     if rampup_s:
         verdicts.append(
-            {
-                "code": "ramp-up",
-                "message": f"GuideLLM ramped the load up over the first {rampup_s:g} s; "
+            unchecked(
+                Verdict,
+                code="ramp-up",
+                message=f"GuideLLM ramped the load up over the first {rampup_s:g} s; "
                 "the figures include that ramp unless a warmup excluded it",
-            }
+            )
         )
     if kind == "synchronous":
-        return {"arrival": "closed", "concurrency": 1}, verdicts
+        return unchecked(Load, arrival="closed", concurrency=1), verdicts
     if kind == "concurrent":
         streams = count(strategy, "streams", where)
         if not streams:
             raise ResultImportError(f"{where}.streams: a concurrent strategy needs streams >= 1")
-        return {"arrival": "closed", "concurrency": streams}, verdicts
+        return unchecked(Load, arrival="closed", concurrency=streams), verdicts
     if kind == "throughput":
         if not cap:
             raise ResultImportError(
                 f"{where}: a throughput strategy without max_concurrency has no known number "
                 "of requests in flight"
             )
-        return {"arrival": "closed", "concurrency": cap}, verdicts
+        return unchecked(Load, arrival="closed", concurrency=cap), verdicts
     if kind in ("poisson", "constant"):
         rate = number(strategy, "rate", where)
         if not rate or rate < 0:
@@ -135,7 +145,7 @@ def _load(strategy: dict[str, Any], where: str) -> tuple[dict[str, Any], list[di
         load: dict[str, Any] = {"arrival": kind, "request_rate": rate}
         if cap:
             load["concurrency"] = cap
-        return load, verdicts
+        return unchecked(Load, **load), verdicts
     raise ResultImportError(
         f"{where}.type_: unknown strategy {kind!r}; expected synchronous, concurrent, "
         "throughput, poisson or constant"
@@ -149,7 +159,7 @@ def _successful(metrics: dict[str, Any], name: str, where: str) -> dict[str, Any
 
 def _latency(
     metrics: dict[str, Any], name: str, where: str, scale: float, with_percentiles: bool = True
-) -> dict[str, Any] | None:
+) -> LatencyStats | None:
     """Stats in ms of `metrics[name].successful` (values × `scale`); None when it has no samples."""
     distribution = _successful(metrics, name, where)
     where = f"{where}.{name}.successful"
@@ -170,7 +180,7 @@ def _latency(
         key: scaled(value, scale) for key, value in values.items() if value is not None
     }
     stats["n"] = samples
-    return stats
+    return unchecked(LatencyStats, **stats)
 
 
 def _stat(metrics: dict[str, Any], name: str, key: str, where: str) -> float | None:
@@ -183,7 +193,7 @@ def _whole(value: float | None) -> int | None:
     return None if value is None else round(value)
 
 
-def _point(benchmark: dict[str, Any], where: str, trace: TraceRun | None = None) -> dict[str, Any]:
+def _point(benchmark: dict[str, Any], where: str, trace: TraceRun | None = None) -> LoadPoint:
     config = mapping(benchmark, "config", where)
     strategy = mapping(config, "strategy", f"{where}.config")
     metrics = mapping(benchmark, "metrics", where)
@@ -194,45 +204,52 @@ def _point(benchmark: dict[str, Any], where: str, trace: TraceRun | None = None)
     if trace is None:
         load, verdicts = _load(strategy, f"{where}.config.strategy")
     else:
-        load, verdicts = trace.load, trace.verdicts
+        load, verdicts = trace.load, list(trace.verdicts)
     totals = mapping(metrics, "request_totals", f"{where}.metrics") or {}
     completed = count(totals, "successful", f"{where}.metrics.request_totals")
     failed = count(totals, "errored", f"{where}.metrics.request_totals")
     incomplete = count(totals, "incomplete", f"{where}.metrics.request_totals")
     if incomplete:
         verdicts.append(
-            {
-                "code": "incomplete-requests",
-                "message": f"{incomplete} requests were still running when GuideLLM ended the "
+            unchecked(
+                Verdict,
+                code="incomplete-requests",
+                message=f"{incomplete} requests were still running when GuideLLM ended the "
                 "benchmark and were cancelled; they are counted neither as completed nor failed",
-            }
+            )
         )
-    requests = request_counts(completed, failed)
     where_metrics = f"{where}.metrics"
-    point: dict[str, Any] = {
-        "load": load,
-        "duration_s": number(benchmark, "duration", where),
-        "requests": requests,
-        "tokens": {
-            "input": _whole(_stat(metrics, "prompt_token_count", "total_sum", where_metrics)),
-            "output": _whole(_stat(metrics, "output_token_count", "total_sum", where_metrics)),
-        },
-        "throughput": {
-            "requests_per_s": _stat(metrics, "requests_per_second", "mean", where_metrics),
-            "output_tokens_per_s": _stat(
-                metrics, "output_tokens_per_second", "mean", where_metrics
-            ),
-            "total_tokens_per_s": _stat(metrics, "tokens_per_second", "mean", where_metrics),
-        },
-        "validity": verdicts,
-    }
+    duration = number(benchmark, "duration", where)
+    tokens = unchecked(
+        TokenCounts,
+        input=_whole(_stat(metrics, "prompt_token_count", "total_sum", where_metrics)),
+        output=_whole(_stat(metrics, "output_token_count", "total_sum", where_metrics)),
+    )
+    throughput = unchecked(
+        Throughput,
+        requests_per_s=_stat(metrics, "requests_per_second", "mean", where_metrics),
+        output_tokens_per_s=_stat(metrics, "output_tokens_per_second", "mean", where_metrics),
+        total_tokens_per_s=_stat(metrics, "tokens_per_second", "mean", where_metrics),
+    )
+    latencies = {}
     if completed:
-        point["ttft_ms"] = _latency(metrics, "time_to_first_token_ms", where_metrics, 1.0)
-        point["e2e_ms"] = _latency(metrics, "request_latency", where_metrics, MS_PER_S)
-        point["itl_ms"] = _latency(
-            metrics, "inter_token_latency_ms", where_metrics, 1.0, with_percentiles=False
-        )
-    return point
+        latencies = {
+            "ttft_ms": _latency(metrics, "time_to_first_token_ms", where_metrics, 1.0),
+            "e2e_ms": _latency(metrics, "request_latency", where_metrics, MS_PER_S),
+            "itl_ms": _latency(
+                metrics, "inter_token_latency_ms", where_metrics, 1.0, with_percentiles=False
+            ),
+        }
+    return unchecked(
+        LoadPoint,
+        load=load,
+        duration_s=duration,
+        requests=request_counts(completed, failed),
+        tokens=tokens,
+        throughput=throughput,
+        validity=verdicts,
+        **latencies,
+    )
 
 
 # GuideLLM's Mooncake data arguments (src/guidellm/schemas/data/deserializers/trace_common.py,
@@ -277,14 +294,15 @@ def _mooncake_data(report: dict[str, Any], where: str) -> tuple[str, dict[str, A
     return at, entry
 
 
-def _replay_findings(benchmark: dict[str, Any], totals: dict[str, Any]) -> list[dict[str, str]]:
+def _replay_findings(benchmark: dict[str, Any], totals: dict[str, Any]) -> list[Verdict]:
     """GuideLLM's warnings about the replay (a late start of the trace's requests:
     `root_late`), and requests it scheduled but counted nowhere."""
     verdicts = [
-        {
-            "code": "client_send_lag" if warning.get("code") == "root_late" else "guidellm_warning",
-            "message": f"GuideLLM: {warning.get('message')} ({warning.get('note')})",
-        }
+        unchecked(
+            Verdict,
+            code="client_send_lag" if warning.get("code") == "root_late" else "guidellm_warning",
+            message=f"GuideLLM: {warning.get('message')} ({warning.get('note')})",
+        )
         for warning in benchmark.get("warnings") or []
         if isinstance(warning, dict) and warning.get("message")
     ]
@@ -292,12 +310,13 @@ def _replay_findings(benchmark: dict[str, Any], totals: dict[str, Any]) -> list[
     created, total = state.get("created_requests"), totals.get("total")
     if isinstance(created, int) and isinstance(total, int) and created > total:
         verdicts.append(
-            {
-                "code": "requests_not_counted",
-                "message": f"GuideLLM scheduled {created} of the trace's requests and reports "
+            unchecked(
+                Verdict,
+                code="requests_not_counted",
+                message=f"GuideLLM scheduled {created} of the trace's requests and reports "
                 f"{total}: {created - total} still running when it ended the benchmark "
                 "counted neither as completed nor failed",
-            }
+            )
         )
     return verdicts
 
@@ -387,11 +406,11 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         served_model=served_model,
         api=_API.get(str(request_format)),
     )
-    for point in measured.points:
-        accepted_without_slo(point)
     tool_version = same(versions, "guidellm_version")
     measured = dataclasses.replace(
-        measured, tool_version=tool_version if isinstance(tool_version, str) else None
+        measured,
+        points=[accepted_without_slo(point) for point in measured.points],
+        tool_version=tool_version if isinstance(tool_version, str) else None,
     )
     return assemble(facts, measured, "the exact `guidellm benchmark …` command line")
 

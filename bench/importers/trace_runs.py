@@ -29,8 +29,10 @@ from infermeter.bench.importers.common import (
     same,
     utc_stamp,
 )
+from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.workloads.trace import read_trace
 from infermeter.bench.workloads.trace_plan import offered_rate, trace_identity
+from infermeter.registry.models import Load, LoadPoint, Verdict
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,8 @@ class TraceRun:
     own findings on the replay (GuideLLM's; AIPerf states none)."""
 
     identity: dict[str, Any]
-    load: dict[str, Any]
-    verdicts: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    load: Load
+    verdicts: list[Verdict] = dataclasses.field(default_factory=list)
 
 
 def _file_name(recorded: str) -> str:
@@ -61,7 +63,7 @@ def _file_name(recorded: str) -> str:
 
 def replayed_trace(
     stated: TraceReplayed, trace: Path | None, block_size: int | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, Any], Load]:
     """(the workload's trace identity, the load point's `load`) of an imported replay of
     `stated`, reading the trace file `trace` (the --trace flag) cut where the run stopped;
     MissingFactError without the file, ResultImportError for a file that is not the one the
@@ -97,7 +99,7 @@ def replayed_trace(
     if not (math.isfinite(stated.speed) and stated.speed > 0):
         raise ResultImportError(f"{stated.where}: the replay's speed {stated.speed!r} is not > 0")
     identity = trace_identity(replay, stated.speed, None)
-    load = {"arrival": "poisson", "request_rate": offered_rate(replay, stated.speed, None)}
+    load = unchecked(Load, arrival="poisson", request_rate=offered_rate(replay, stated.speed, None))
     return identity, load
 
 
@@ -115,7 +117,7 @@ def measured_runs(
     tool_name: str,
     runs: Sequence[tuple[str, dict[str, Any]]],
     traces: Sequence[TraceRun | None],
-    point: Callable[[dict[str, Any], str, TraceRun | None], dict[str, Any]],
+    point: Callable[[dict[str, Any], str, TraceRun | None], LoadPoint],
     moment: Callable[[dict[str, Any], str, str], dt.datetime],
     **read: Any,
 ) -> Measured:

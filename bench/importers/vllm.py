@@ -28,7 +28,15 @@ from infermeter.bench.importers.common import (
     timezone_of,
     utc_stamp,
 )
-from infermeter.registry.models import Result
+from infermeter.bench.result.deployment import unchecked
+from infermeter.registry.models import (
+    LatencyStats,
+    Load,
+    LoadPoint,
+    Result,
+    Throughput,
+    TokenCounts,
+)
 
 VLLM_TOOL = "vllm-bench-serve"
 _LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
@@ -47,7 +55,7 @@ def read_vllm_objects(path: Path) -> list[dict[str, Any]]:
     return VLLM_FORMAT.read(path)
 
 
-def _load(run: dict[str, Any], where: str) -> dict[str, Any]:
+def _load(run: dict[str, Any], where: str) -> Load:
     if run.get("ramp_up_strategy") is not None:
         raise ResultImportError(f"{where}: a ramp-up run has no steady load point to import")
     concurrency = count(run, "max_concurrency", where)
@@ -59,8 +67,8 @@ def _load(run: dict[str, Any], where: str) -> dict[str, Any]:
                 raise ResultImportError(
                     f"{where}: neither max_concurrency nor num_prompts is given"
                 )
-            return {"arrival": "offline"}
-        return {"arrival": "closed", "concurrency": concurrency}
+            return unchecked(Load, arrival="offline")
+        return unchecked(Load, arrival="closed", concurrency=concurrency)
     request_rate = number(run, "request_rate", where)
     burstiness = number(run, "burstiness", where)
     load: dict[str, Any] = {"arrival": "poisson", "request_rate": request_rate}
@@ -68,10 +76,10 @@ def _load(run: dict[str, Any], where: str) -> dict[str, Any]:
         load |= {"arrival": "gamma", "burstiness": burstiness}
     if concurrency is not None:
         load["concurrency"] = concurrency
-    return load
+    return unchecked(Load, **load)
 
 
-def _latency(run: dict[str, Any], metric: str, n: int | None, where: str) -> dict[str, Any] | None:
+def _latency(run: dict[str, Any], metric: str, n: int | None, where: str) -> LatencyStats | None:
     stats: dict[str, Any] = {}
     mean = number(run, f"mean_{metric}_ms", where)
     if mean is not None:
@@ -87,7 +95,7 @@ def _latency(run: dict[str, Any], metric: str, n: int | None, where: str) -> dic
         return None
     if n is not None:
         stats["n"] = n
-    return stats
+    return unchecked(LatencyStats, **stats)
 
 
 def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
@@ -106,7 +114,7 @@ def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int |
     return failed, tpot_n, itl_n
 
 
-def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
+def _point(run: dict[str, Any], where: str, slo_given: bool) -> LoadPoint:
     load = _load(run, where)
     duration = number(run, "duration", where)
     completed = count(run, "completed", where)
@@ -121,34 +129,36 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> dict[str, Any]:
         # files in tests/data/importers/real/).
         goodput = number(run, "request_goodput:", where)
     goodput_matches_slo(goodput is not None, slo_given, where, "request_goodput", "vLLM")
-    requests = request_counts(completed, failed)
-    tokens: dict[str, Any] = {
-        "input": count(run, "total_input_tokens", where),
-        "output": output_tokens,
-    }
-    throughput: dict[str, Any] = {
-        "requests_per_s": number(run, "request_throughput", where),
-        "output_tokens_per_s": output_throughput,
-        "total_tokens_per_s": number(run, "total_token_throughput", where),
-    }
-    point: dict[str, Any] = {
-        "load": load,
-        "duration_s": duration,
-        "requests": requests,
-        "tokens": tokens,
-        "throughput": throughput,
-        "validity": [],
-    }
-    if not slo_given:
-        accepted_without_slo(point)
-    elif goodput is not None and duration is not None:
+    accepted = None
+    if slo_given and goodput is not None and duration is not None:
         # vLLM stores good requests / duration; the count itself is a whole number.
-        requests["accepted"] = round(goodput * duration)
+        accepted = round(goodput * duration)
+    tokens = unchecked(
+        TokenCounts, input=count(run, "total_input_tokens", where), output=output_tokens
+    )
+    throughput = unchecked(
+        Throughput,
+        requests_per_s=number(run, "request_throughput", where),
+        output_tokens_per_s=output_throughput,
+        total_tokens_per_s=number(run, "total_token_throughput", where),
+    )
+    latencies = {}
     if completed:
         samples = {"ttft": completed, "e2el": completed, "tpot": tpot_n, "itl": itl_n}
-        for metric, field in _LATENCIES.items():
-            point[field] = _latency(run, metric, samples[metric], where)
-    return point
+        latencies = {
+            field: _latency(run, metric, samples[metric], where)
+            for metric, field in _LATENCIES.items()
+        }
+    point = unchecked(
+        LoadPoint,
+        load=load,
+        duration_s=duration,
+        requests=request_counts(completed, failed, accepted),
+        tokens=tokens,
+        throughput=throughput,
+        **latencies,
+    )
+    return point if slo_given else accepted_without_slo(point)
 
 
 def _window(runs: Sequence[tuple[str, dict[str, Any]]], zone: dt.tzinfo) -> tuple[str, str]:
