@@ -1,21 +1,20 @@
-"""The one way a result is made: a result's data in, the validated `Result` with its content id
-out, in memory.
+"""The one way a result is made: its parts as the registry's typed models in, the validated
+`Result` with its content id out, in memory.
 
-A live run (`bench.result.assemble`) and every importer (`bench.importers.common`) assemble their
-figures as the result format's data and call `build_result`; every harvester
-(`registry.harvest.reported`) builds the typed parts (`Identity`, `LoadPoint`, `ReportedSource`)
-and calls `build_from_parts`. Nothing else constructs a `Result` (tests/registry/test_builder.py
-checks the source tree). The builder sets `schema_version` and the content id and leaves out
-null fields, so no caller states them; the registry's checks of a built result (`registry.validate.
-check_result`) run in memory too, nothing is written to disk.
+A live run (`bench.result.assemble`), every importer (`bench.importers.common`) and every
+harvester (`registry.harvest.reported`) build the typed parts (`Identity`, `LoadPoint`s, `Slo`,
+`Startup`, a `MeasuredSource` or `ReportedSource`) and call `build_from_parts`. Nothing else
+constructs a `Result` (tests/registry/test_builder.py checks the source tree). The builder sets
+`schema_version` and the content id and leaves out null fields, so no caller states them; the
+registry's checks of a built result (`registry.validate.check_result`) run in memory too,
+nothing is written to disk.
 
 Errors (below `registry.errors.InvalidFileError`)::
 
     ResultBuildError    the data is not a result; one Problem per failing field
 """
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
@@ -41,29 +40,6 @@ class ResultBuildError(InvalidFileError):
         more = len(self.problems) - 1
         where = f"{first.path}: " if first.path else ""
         return f"{where}{first.message}" + (f" (and {more} more)" if more else "")
-
-
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _drop_none(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list | tuple):
-        return [_drop_none(item) for item in value]
-    return value
-
-
-def build_result(data: Mapping[str, Any], file: str = "result") -> Result:
-    """The `Result` that `data` (identity, slo, points, startup, source) describes, with its
-    content id. `schema_version` and `id` are set here (any given are replaced); null fields
-    are left out. `file` names the result in problems. Raises ResultBuildError."""
-    body = _drop_none(data) | {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "id": "0" * CONTENT_ID_LENGTH,
-    }
-    try:
-        result = Result.model_validate(body)
-    except ValidationError as error:
-        raise ResultBuildError.from_validation_error(file, error, body) from None
-    return with_content_id(result)
 
 
 def build_from_parts(

@@ -148,16 +148,23 @@ def test_live_run_and_importer_make_their_result_through_the_one_builder(
 
 
 def test_builder_sets_version_and_id_and_names_every_failing_field() -> None:
-    data = json.loads(_live_result().model_dump_json(exclude_none=True))
-    data["id"] = "ffffffffffff"  # replaced by the content id, whatever is given
-    data["schema_version"] = "0.0"
-    again = builder.build_result(data)
-    assert again.id == content_id(again) != "ffffffffffff"
-    assert again == _live_result()
-    data["points"][0]["ttft_ms"]["n"] = -1
-    data["identity"]["gpu"]["count"] = 0
+    live = _live_result()
+    again = builder.build_from_parts(
+        live.identity, live.points, live.source, slo=live.slo, startup=live.startup
+    )
+    assert again.id == content_id(again)
+    assert again == live
+    # Parts built unchecked (model_copy does not validate): the builder checks the whole.
+    gpu = live.identity.gpu.model_copy(update={"count": 0})
+    point = live.points[0]
+    ttft = point.ttft_ms.model_copy(update={"n": -1}) if point.ttft_ms else None
     with pytest.raises(ResultBuildError) as caught:
-        builder.build_result(data, "a file")
+        builder.build_from_parts(
+            live.identity.model_copy(update={"gpu": gpu}),
+            [point.model_copy(update={"ttft_ms": ttft})],
+            live.source,
+            file="a file",
+        )
     paths = [problem.path for problem in caught.value.problems]
     assert paths == ["identity.gpu.count", "points[0].ttft_ms.n"]
     assert caught.value.first_line().endswith("(and 1 more)")
