@@ -140,11 +140,14 @@ def test_cli_submit_without_gh_prints_the_commands(checkout: Path, fork: Path, n
     assert command[10].startswith("Model: llama-3.1-8b-instruct")
 
 
-def test_submit_with_gh_opens_the_pull_request(
-    tmp_path: Path, checkout: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Stand-in for gh: records its arguments and answers like `gh pr create`.
-    bin_dir = tmp_path / "bin"
+def _stand_in_gh(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pull_url: str = "https://github.com/infermeter/infermeter/pull/8",
+) -> Path:
+    """A stand-in for gh first on PATH: it records its arguments in the file it returns and
+    answers like `gh pr create`, with pull_url."""
+    bin_dir = tmp_path / "bin-gh"
     bin_dir.mkdir()
     record = tmp_path / "gh-args.json"
     gh = bin_dir / "gh"
@@ -152,11 +155,18 @@ def test_submit_with_gh_opens_the_pull_request(
         "#!/usr/bin/env python3\n"
         "import json, sys\n"
         f"open({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-        "print('https://github.com/example/infermeter/pull/7')\n",
+        f"print({pull_url!r})\n",
         encoding="utf-8",
     )
     gh.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return record
+
+
+def test_submit_with_gh_opens_the_pull_request(
+    tmp_path: Path, checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = _stand_in_gh(tmp_path, monkeypatch, "https://github.com/example/infermeter/pull/7")
     outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout, base="trunk"))
     assert outcome.pull_request_url == "https://github.com/example/infermeter/pull/7"
     assert outcome.remaining_commands == ()
@@ -352,23 +362,6 @@ def _github_remotes(checkout: Path, fork: Path, upstream: bool) -> None:
     _git(checkout, "config", f"url.{fork}.pushInsteadOf", github_fork)
     if upstream:
         _git(checkout, "remote", "add", "upstream", "https://github.com/infermeter/infermeter")
-
-
-def _stand_in_gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin-gh"
-    bin_dir.mkdir()
-    record = tmp_path / "gh-args.json"
-    gh = bin_dir / "gh"
-    gh.write_text(
-        "#!/usr/bin/env python3\n"
-        "import json, sys\n"
-        f"open({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-        "print('https://github.com/infermeter/infermeter/pull/8')\n",
-        encoding="utf-8",
-    )
-    gh.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return record
 
 
 def test_submit_from_a_fork_names_the_head_owner_and_branch(
