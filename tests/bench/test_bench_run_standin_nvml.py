@@ -40,17 +40,29 @@ def _run(*args: str) -> Result:
     return CliRunner().invoke(main, ["bench", "run", "--quiet", *args])
 
 
+def _measure(tmp_path: Path, *args: str) -> tuple[RegistryResult, Path]:
+    """`bench run` with args, which must succeed: the result it wrote and its file."""
+    output = tmp_path / "result.json"
+    run = _run(*args, "--output", str(output))
+    assert run.exit_code == 0, run.output
+    return RegistryResult.model_validate_json(output.read_text()), output
+
+
+def _measure_gpu_1(
+    tmp_path: Path, standin: StandinVllm, concurrency: str
+) -> tuple[RegistryResult, Path]:
+    """`bench run` against the stand-in server, with telemetry of GPU 1 only."""
+    return _measure(
+        tmp_path, "--endpoint", standin.url, "--model", MODEL, "--gpu-indices", "1",
+        "--concurrency", concurrency, *SMALL,
+    )  # fmt: skip
+
+
 def test_bench_run_endpoint_standin_nvml_records_only_the_gpus_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin: StandinVllm
 ) -> None:
     _two_gpus_one_serving(monkeypatch)
-    output = tmp_path / "result.json"
-    run = _run(
-        "--endpoint", standin.url, "--model", MODEL, "--gpu-indices", "1",
-        "--concurrency", "1,2", *SMALL, "--output", str(output),
-    )  # fmt: skip
-    assert run.exit_code == 0, run.output
-    result = RegistryResult.model_validate_json(output.read_text())
+    result, _ = _measure_gpu_1(tmp_path, standin, "1,2")
     assert result.source.kind == "measured"
     assert result.source.host.telemetry_gpu_indices == [1]
     assert result.source.host.gpu_count == 2
@@ -65,14 +77,8 @@ def test_bench_run_endpoint_standin_nvml_short_points_pass_the_registrys_energy_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin: StandinVllm
 ) -> None:
     _two_gpus_one_serving(monkeypatch)
-    output = tmp_path / "result.json"
     # Points of a few tens of milliseconds: shorter than one 100 ms sampling interval.
-    run = _run(
-        "--endpoint", standin.url, "--model", MODEL, "--gpu-indices", "1",
-        "--concurrency", "1,4", *SMALL, "--output", str(output),
-    )  # fmt: skip
-    assert run.exit_code == 0, run.output
-    result = RegistryResult.model_validate_json(output.read_text())
+    result, output = _measure_gpu_1(tmp_path, standin, "1,4")
     for point in result.points:
         assert point.duration_s is not None
         assert point.duration_s < 0.5
@@ -93,14 +99,11 @@ def test_bench_run_launch_standin_nvml_counts_data_parallel_gpus(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin_vllm: Path
 ) -> None:
     _two_gpus_one_serving(monkeypatch)
-    output = tmp_path / "result.json"
-    run = _run(
-        "--model", MODEL, "--vllm-executable", str(standin_vllm), "--load-format", "dummy",
-        "--max-model-len", "4096", "--vllm-arg", "-dp 2", "--concurrency", "1", *SMALL,
-        "--output", str(output),
+    result, _ = _measure(
+        tmp_path, "--model", MODEL, "--vllm-executable", str(standin_vllm),
+        "--load-format", "dummy", "--max-model-len", "4096", "--vllm-arg", "-dp 2",
+        "--concurrency", "1", *SMALL,
     )  # fmt: skip
-    assert run.exit_code == 0, run.output
-    result = RegistryResult.model_validate_json(output.read_text())
     assert result.identity.gpu.id == "h100-sxm"  # from the stand-in NVML's GPU name
     assert result.identity.gpu.count == 2
     assert result.identity.serving.data_parallel_size == 2
