@@ -20,7 +20,11 @@ SERVED_WITH = (
 )
 
 
-def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, endpoint: str) -> None:
+def _run_served_with(
+    tmp_path: Path, endpoint: str, server_command: str, *more: str
+) -> tuple[Path, CliResult]:
+    """A short `bench run` against the endpoint, said to be served by server_command: the
+    result's file and the run."""
     output = tmp_path / "result.json"
     run = CliRunner().invoke(
         main,
@@ -28,9 +32,14 @@ def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, end
             "bench", "run", "--endpoint", endpoint, "--gpu", "h100-sxm",
             "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1", "--num-requests", "2",
             "--warmup", "0", "--input-len", "16", "--output-len", "8",
-            "--server-command", SERVED_WITH, "--output", str(output),
+            "--server-command", server_command, *more, "--output", str(output),
         ],
     )  # fmt: skip
+    return output, run
+
+
+def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, endpoint: str) -> None:
+    output, run = _run_served_with(tmp_path, endpoint, SERVED_WITH)
     assert run.exit_code == 0, run.output
     result = Result.model_validate_json(output.read_text())
     assert result.source.kind == "measured"
@@ -60,17 +69,7 @@ OVER_RAY = (
 
 
 def _run_nodes(tmp_path: Path, endpoint: str, nodes: str) -> tuple[Path, CliResult]:
-    output = tmp_path / "result.json"
-    run = CliRunner().invoke(
-        main,
-        [
-            "bench", "run", "--endpoint", endpoint, "--gpu", "h100-sxm",
-            "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1", "--num-requests", "2",
-            "--warmup", "0", "--input-len", "16", "--output-len", "8",
-            "--server-command", OVER_RAY, "--nodes", nodes, "--output", str(output),
-        ],
-    )  # fmt: skip
-    return output, run
+    return _run_served_with(tmp_path, endpoint, OVER_RAY, "--nodes", nodes)
 
 
 def test_bench_run_nodes_records_the_hosts_of_a_server_over_ray(
