@@ -139,18 +139,17 @@ def test_catalog_ids_are_unique_slugs(name: str, entries: list[dict[str, Any]]) 
     assert not bad, f"{name}: ids not slugs: {bad}"
 
 
-@pytest.mark.parametrize("gpu", GPUS, ids=_entry_id)
-def test_gpu_sources_have_https_url_title_and_date(gpu: dict[str, Any]) -> None:
-    assert gpu["sources"], "no sources"
-    for source in gpu["sources"]:
-        _check_source(source)
-        assert source["fields"], source
-
-
-@pytest.mark.parametrize("model", MODELS, ids=_entry_id)
-def test_model_sources_have_https_url_title_and_date(model: dict[str, Any]) -> None:
-    assert model["sources"], "no sources"
-    for source in model["sources"]:
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param(entry, id=f"{name}:{_entry_id(entry)}")
+        for name, entries in (("gpus", GPUS), ("models", MODELS))
+        for entry in entries
+    ],
+)
+def test_gpu_and_model_sources_have_https_url_title_and_date(entry: dict[str, Any]) -> None:
+    assert entry["sources"], "no sources"
+    for source in entry["sources"]:
         _check_source(source)
         assert source["fields"], source
 
