@@ -4,6 +4,7 @@ MLA fields, nested multimodal configs, missing fields, and tensor-parallel shard
 from typing import Any
 
 import pytest
+from tiny_config import tiny_llama
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
@@ -20,17 +21,8 @@ def _arch(model_id: str) -> ModelArch:
 
 
 def _tiny_llama(**changes: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "model_type": "llama",
-        "hidden_size": 256,
-        "intermediate_size": 512,
-        "num_hidden_layers": 4,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 4,
-        "vocab_size": 1000,
-    }
-    config.update(changes)
-    return config
+    """The tiny Llama with grouped-query attention (four key/value heads)."""
+    return tiny_llama(**{"num_key_value_heads": 4, **changes})
 
 
 # --- parameter counts against what publishers say -----------------------------------------------

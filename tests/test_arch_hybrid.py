@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tiny_config import tiny_llama
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
@@ -164,28 +165,15 @@ def test_mtp_layers_are_recorded_but_not_counted() -> None:
 # --- configs the calculators cannot read are refused ---------------------------------------------
 
 
-def _tiny(**changes: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "model_type": "llama",
-        "hidden_size": 256,
-        "intermediate_size": 512,
-        "num_hidden_layers": 4,
-        "num_attention_heads": 8,
-        "vocab_size": 1000,
-    }
-    config.update(changes)
-    return {k: v for k, v in config.items() if v is not None}
-
-
 def test_unknown_model_type_is_read_generically_and_the_plan_says_so() -> None:
-    arch = parse_config(_tiny(model_type="falcon_h9"))
-    known = parse_config(_tiny())
+    arch = parse_config(tiny_llama(model_type="falcon_h9"))
+    known = parse_config(tiny_llama())
     assert param_counts(arch).total == param_counts(known).total
     assert arch.reading_notes
     assert "'falcon_h9' is not one the calculators know" in (arch.reading_notes[0])
     plan = plan_vllm(arch, VllmSettings(gpu_memory_bytes=24 * GIB, max_model_len=4096))
     assert plan.notes[0] == arch.reading_notes[0]
-    assert not parse_config(_tiny()).reading_notes
+    assert not parse_config(tiny_llama()).reading_notes
 
 
 @pytest.mark.parametrize(
@@ -193,14 +181,14 @@ def test_unknown_model_type_is_read_generically_and_the_plan_says_so() -> None:
 )
 def test_unknown_model_type_with_an_unmodelled_mechanism_is_refused_naming_it(key: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{key}: model_type 'falcon_h9' is not one"):
-        parse_config(_tiny(model_type="falcon_h9", **{key: 4}))
+        parse_config(tiny_llama(model_type="falcon_h9", **{key: 4}))
 
 
 def test_deepseek_v4_is_read_through_its_own_fields_never_as_mla() -> None:
     # DeepSeek-V4's compressed sparse attention (compress_ratios per layer, hc_mult, o_lora_rank)
     # is read by calculators.deepseek_v4: a config without the fields it needs is refused naming
     # the first missing one, never planned as plain attention or MLA.
-    config = _tiny(
+    config = tiny_llama(
         model_type="deepseek_v4", compress_ratios=[0, 0, 4, 128], hc_mult=4, o_lora_rank=1024
     )
     with pytest.raises(ConfigError, match=r"^n_routed_experts: required field missing"):
@@ -209,11 +197,11 @@ def test_deepseek_v4_is_read_through_its_own_fields_never_as_mla() -> None:
 
 def test_missing_model_type_is_an_error() -> None:
     with pytest.raises(ConfigError, match=r"^model_type: required field missing"):
-        parse_config(_tiny(model_type=None))
+        parse_config(tiny_llama(model_type=None))
 
 
 def test_unknown_model_type_inside_text_config_names_the_path() -> None:
-    text = _tiny(model_type="mystery_text", mamba_expand=2)
+    text = tiny_llama(model_type="mystery_text", mamba_expand=2)
     with pytest.raises(ConfigError, match=r"^text_config\.mamba_expand: model_type 'mystery_text'"):
         parse_config({"model_type": "wrapper", "text_config": text})
 
@@ -221,13 +209,13 @@ def test_unknown_model_type_inside_text_config_names_the_path() -> None:
 @pytest.mark.parametrize("key", ["num_experts_per_group", "moe_shared_width", "router_hidden_size"])
 def test_unread_moe_key_is_an_error_naming_it(key: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{key}: a mixture-of-experts setting"):
-        parse_config(_tiny(num_local_experts=8, num_experts_per_tok=2, **{key: 4}))
+        parse_config(tiny_llama(num_local_experts=8, num_experts_per_tok=2, **{key: 4}))
 
 
 def test_unknown_layer_kind_is_an_error_naming_its_index() -> None:
     kinds = ["full_attention", "full_attention", "retention", "full_attention"]
     with pytest.raises(ConfigError, match=r"^layer_types\[2\]: unknown layer kind 'retention'"):
-        parse_config(_tiny(layer_types=kinds, sliding_window=128))
+        parse_config(tiny_llama(layer_types=kinds, sliding_window=128))
 
 
 def test_jamba_bad_attention_offset_is_an_error() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tiny_config import tiny_llama
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import QuantizationError
@@ -179,14 +180,7 @@ def test_weight_format_compressed_tensors_without_weights_is_an_error() -> None:
 
 
 def test_weight_format_nested_config_reads_top_level_quantization() -> None:
-    text = {
-        "model_type": "llama",
-        "hidden_size": 256,
-        "intermediate_size": 512,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "vocab_size": 1000,
-    }
+    text = tiny_llama(num_hidden_layers=2, num_attention_heads=4)
     config = {
         "model_type": "llava",
         "text_config": text,
