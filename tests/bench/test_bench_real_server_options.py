@@ -3,7 +3,6 @@ concurrency, and a per-second timeline in the raw records; all against the stand
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
 import json
 from pathlib import Path
@@ -16,16 +15,13 @@ from fake_openai_server import FakeOpenAIServer
 from infermeter.bench.cli.main import main
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.client.stream import ErrorKind
-from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.result.raw_records import write_raw_records
 from infermeter.bench.run.config import RunConfig
 from infermeter.bench.run.load import PointPlan
 from infermeter.bench.run.metrics import summarize_point
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.run.timeline import point_timeline
-from infermeter.bench.telemetry.host import host_info
-from tests.measured_result import h100_deployment
+from tests.measured_result import h100_deployment, stored_run
 
 SMALL = ["--num-requests", "6", "--warmup", "0", "--input-len", "16", "--output-len", "8"]
 
@@ -120,15 +116,7 @@ def test_capped_open_loop_is_stored_with_its_cap(fake_server: FakeOpenAIServer) 
         warmup_requests=0,
     )  # fmt: skip
     run = run_benchmark(config)
-    now = dt.datetime.now(dt.UTC)
-    result = build_result(
-        run,
-        config,
-        h100_deployment("llama-3.1-8b-instruct", "meta/x"),
-        [],
-        None,
-        Provenance("infermeter bench run", now, now, "octocat", host_info(None)),
-    )
+    result = stored_run(run, config, h100_deployment("llama-3.1-8b-instruct", "meta/x"))
     load = result.points[0].load
     assert (load.arrival, load.request_rate, load.concurrency) == ("poisson", 50.0, 2)
 

@@ -4,7 +4,6 @@ and its bracket and bisection on their own (summaries of a known model, no clock
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import html
 import itertools
 import json
@@ -26,8 +25,6 @@ from fake_openai_server import (
 from infermeter.bench.cli.main import main
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.errors import BenchConfigError
-from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.run.config import RunConfig
 from infermeter.bench.run.distribution import summarize
 from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS, summarize_point
@@ -43,11 +40,10 @@ from infermeter.bench.run.search import (
     past_knee,
     search_json,
 )
-from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.workloads.lengths import parse_length
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
-from tests.measured_result import h100_deployment
+from tests.measured_result import h100_deployment, stored_run, two_token_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
 
@@ -62,18 +58,7 @@ TTFT_BOUND_MS = 1650.0
 
 def _template() -> PointSummary:
     second = 1_000_000_000
-    records = [
-        RequestRecord(
-            index=i,
-            send_ns=i * second // 100,
-            end_ns=i * second // 100 + second // 10,
-            token_times_ns=[i * second // 100 + second // 20, i * second // 100 + second // 10],
-            chunk_chars=[4, 4],
-            output_tokens=2,
-        )
-        for i in range(120)
-    ]
-    return summarize_point(records, request_rate=1.0)
+    return summarize_point(two_token_records(120, second // 100, second // 10), request_rate=1.0)
 
 
 TEMPLATE = _template()
@@ -452,15 +437,8 @@ def test_search_answer_is_stored_as_a_server_at_slo_point(
         thresholds=VerdictThresholds(send_lag_p99_ms=1000.0, client_cpu_fraction=10.0),
     )
     run = run_benchmark(config)
-    now = dt.datetime.now(dt.UTC)
-    result = build_result(
-        run,
-        config,
-        h100_deployment("llama-3.1-8b-instruct", "meta/x"),
-        [],
-        None,
-        Provenance(f"infermeter bench run {command}", now, now, "octocat", host_info(None)),
-    )
+    deployment = h100_deployment("llama-3.1-8b-instruct", "meta/x")
+    result = stored_run(run, config, deployment, f"infermeter bench run {command}")
     assert run.search is not None
     best = run.search.best
     assert best is not None, describe_search(run.search)

@@ -21,20 +21,15 @@ from typing import Any
 
 import pytest
 
-from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.importers import ImportFacts, import_vllm_bench_serve
-from infermeter.bench.result.assemble import ResultError, build_result, validate_result
+from infermeter.bench.result.assemble import ResultError, validate_result
 from infermeter.bench.result.model_entry import proposed_entry
-from infermeter.bench.result.provenance import Provenance
-from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.run.metrics import summarize_point
-from infermeter.bench.telemetry.host import host_info
-from infermeter.bench.workloads.lengths import parse_length
 from infermeter.registry import builder, store
 from infermeter.registry.builder import ResultBuildError
 from infermeter.registry.models import Result
 from infermeter.registry.store import content_id
-from tests.measured_result import h100_deployment
+from tests.measured_result import h100_deployment, one_point_result, two_token_records
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -92,30 +87,9 @@ def test_makes_results_sees_a_bypass() -> None:
 
 def _live_result(model_id: str = "llama-3.1-8b-instruct", gpu_count: int = 1) -> Result:
     second = 1_000_000_000
-    records = [
-        RequestRecord(
-            index=i,
-            send_ns=i * second // 10,
-            end_ns=i * second // 10 + second // 5,
-            token_times_ns=[i * second // 10 + second // 10, i * second // 10 + second // 5],
-            chunk_chars=[4, 4],
-            output_tokens=2,
-            input_tokens=8,
-        )
-        for i in range(40)
-    ]
-    config = RunConfig(
-        endpoint="http://127.0.0.1:1", input_len=parse_length("8"), output_len=parse_length("2")
-    )
-    run = RunResult(
-        endpoint=config.endpoint, model="meta-llama/Llama-3.1-8B-Instruct", api="completions",
-        profile="chat", seed=0, prompt_salt=0,
-        points=[summarize_point(records, request_rate=10.0)],
-    )  # fmt: skip
-    now = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
-    deployment = h100_deployment(model_id, JAMBA, gpu_count)
-    provenance = Provenance("infermeter bench run", now, now, "octocat", host_info(None))
-    return build_result(run, config, deployment, [], None, provenance)
+    records = two_token_records(40, second // 10, second // 5, input_tokens=8)
+    point = summarize_point(records, request_rate=10.0)
+    return one_point_result(point, h100_deployment(model_id, JAMBA, gpu_count), output_len="2")
 
 
 IMPORT_FACTS = ImportFacts(
