@@ -8,6 +8,9 @@ import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
 
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
@@ -95,6 +98,14 @@ def assert_committed(registry: Path, added: Iterable[str]) -> None:
         assert committed.read_bytes() == (registry / relative).read_bytes()
 
 
+class MlperfHarvest(NamedTuple):
+    """A pinned excerpt harvested into a fresh registry checkout."""
+
+    registry: Path
+    report: HarvestReport
+    results: dict[str, Result]  # by each result's MLPerf entry
+
+
 @dataclass(frozen=True)
 class MlperfExcerpt:
     """A pinned excerpt of an MLPerf round that `registry harvest mlperf` reads as that round:
@@ -121,11 +132,22 @@ class MlperfExcerpt:
             found[result.source.mlperf.entry()] = result  # type: ignore[union-attr]
         return report, found
 
-    def harvest_fresh(self, root: Path) -> tuple[Path, HarvestReport, dict[str, Result]]:
+    def harvest_fresh(self, root: Path) -> "MlperfHarvest":
         """Harvest the excerpt into a new empty registry checkout at `root`: the checkout, the
-        report, and every result there by its MLPerf entry (a test module's shared harvest)."""
+        report, and every result there by its MLPerf entry."""
         report, results = self.harvest(empty_registry(root))
-        return root, report, results
+        return MlperfHarvest(root, report, results)
+
+    def shared_harvest(self, folder: str) -> Any:
+        """A module-scoped fixture: one harvest of the excerpt into a fresh registry (in a
+        temporary folder named `folder`), shared by the module's tests. A module names it
+        `harvested = EXCERPT.shared_harvest(…)`."""
+
+        @pytest.fixture(scope="module")
+        def harvested(tmp_path_factory: pytest.TempPathFactory) -> MlperfHarvest:
+            return self.harvest_fresh(tmp_path_factory.mktemp(folder) / "checkout")
+
+        return harvested
 
     def listing_sha256(self) -> str:
         listing = "".join(

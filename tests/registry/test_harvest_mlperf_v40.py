@@ -16,10 +16,7 @@ files are what it gives, byte for byte.
 
 from pathlib import Path
 
-import pytest
-from registry_helpers import MlperfExcerpt
-
-from infermeter.registry.models import Result
+from registry_helpers import MlperfExcerpt, MlperfHarvest
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "3c4a1cf196b70175cfe7c59e067cd1d923aa4f3f"
@@ -37,22 +34,19 @@ EXCERPT = MlperfExcerpt(
 RUN = "closed/{}/results/{}/llama2-70b-99.9/{}/performance/run_1"
 
 
-@pytest.fixture(scope="module")
-def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
-    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    return EXCERPT.harvest_fresh(tmp_path_factory.mktemp("v40") / "checkout")
+harvested = EXCERPT.shared_harvest("v40")
 
 
 def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     registry, report, results = harvested
     assert len(results) == 25
-    EXCERPT.assert_pinned_and_committed(registry, report, 25)  # type: ignore[arg-type]
+    EXCERPT.assert_pinned_and_committed(registry, report, 25)
 
 
 def test_a_row_built_from_its_system_description_and_log(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, _, results = harvested
     result = results[RUN.format("NVIDIA", "H200-SXM-141GBx8_TRT", "Server")]
@@ -86,7 +80,7 @@ def test_a_row_built_from_its_system_description_and_log(
 
 
 def test_precision_comes_from_the_configurations_and_unknown_names_are_refused(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, report, results = harvested
     dell = results[RUN.format("Dell", "XE9680_H100_SXM_80GBx8_TRT", "Offline")]
@@ -100,7 +94,7 @@ def test_precision_comes_from_the_configurations_and_unknown_names_are_refused(
     assert cts.id == "h200-sxm-1000w"
     nvl = results[RUN.format("NVIDIA", "H100-NVL-94GBx8_TRT", "Offline")].identity.gpu
     assert nvl.id == "h100-nvl"
-    reasons = dict(report.skipped)  # type: ignore[attr-defined]
+    reasons = dict(report.skipped)
     gh200 = RUN.format("NVIDIA", "GH200-GraceHopper-Superchip_GH200-144GB_aarch64x1_TRT", "Server")
     # v4.0 names the superchip without its memory: 96 GB and 144 GB parts share the name.
     assert "no GPU catalog id" in reasons[f"mlperf v4.0 {gh200} llama2-70b-99.9 Server"]

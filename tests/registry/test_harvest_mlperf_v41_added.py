@@ -23,10 +23,9 @@ import json
 from pathlib import Path
 
 import pytest
-from registry_helpers import MlperfExcerpt
+from registry_helpers import MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup
-from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -39,28 +38,25 @@ EXCERPT = MlperfExcerpt(
 )
 
 
-@pytest.fixture(scope="module")
-def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
-    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    return EXCERPT.harvest_fresh(tmp_path_factory.mktemp("v41") / "checkout")
+harvested = EXCERPT.shared_harvest("v41")
 
 
 def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     registry, report, results = harvested
     # By result ID: RedHat's v4.1-0058 Offline and Server are two results under one ID.
     assert sorted(results) == ["v4.1-0003", "v4.1-0047", "v4.1-0058"]
-    EXCERPT.assert_pinned_and_committed(registry, report, 4)  # type: ignore[arg-type]
+    EXCERPT.assert_pinned_and_committed(registry, report, 4)
     # Each run was filed as both gptj-99 and gptj-99.9 (the same log): one result each.
-    assert [row for row, _ in report.skipped] == [  # type: ignore[attr-defined]
+    assert [row for row, _ in report.skipped] == [
         "mlperf v4.1 v4.1-0003 gptj-99 Offline",
         "mlperf v4.1 v4.1-0047 gptj-99 Server",
     ]
 
 
 def test_samples_per_second_are_stored_and_no_inferred_tokens(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, _, results = harvested
     offline = results["v4.1-0003"]
@@ -78,7 +74,7 @@ def test_samples_per_second_are_stored_and_no_inferred_tokens(
 
 
 def test_a_server_run_is_bounded_end_to_end_at_the_percentile_its_conf_sets(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, _, results = harvested
     (point,) = results["v4.1-0047"].points
@@ -100,7 +96,7 @@ def test_a_server_run_is_bounded_end_to_end_at_the_percentile_its_conf_sets(
 
 
 def test_an_engine_named_only_by_the_system_description(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     """RedHat's Software is `CUDA 12.2`; its system description's other_software_stack says
     `"vllm": "0.5.1"`, and its README converts Llama 2 70B to FP8 with AutoFP8 although the

@@ -16,12 +16,10 @@ applies with `nvidia-smi -pl` (`code/common/power_limit.py`).
 import shutil
 from pathlib import Path
 
-import pytest
-from registry_helpers import MlperfExcerpt, empty_registry
+from registry_helpers import MlperfExcerpt, MlperfHarvest, empty_registry
 
 from infermeter.registry.catalog import gpu_named, load_gpus
 from infermeter.registry.harvest.mlperf_power import power_limit_w
-from infermeter.registry.models import Result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
@@ -34,10 +32,7 @@ EXCERPT = MlperfExcerpt(
 CONFIGS = EXCERPT.folder / "closed/NVIDIA/configs"
 
 
-@pytest.fixture(scope="module")
-def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
-    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    return EXCERPT.harvest_fresh(tmp_path_factory.mktemp("maxq") / "checkout")
+harvested = EXCERPT.shared_harvest("maxq")
 
 
 def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(tmp_path: Path) -> None:
@@ -64,7 +59,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(tmp_path: Path)
 
 
 def test_a_maxq_run_is_filed_under_the_part_at_its_power_limit(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     registry, _, _ = harvested
     filed = {

@@ -14,11 +14,9 @@ TBP) run under a 1,000 W cap, which the catalog keeps apart as `mi355x-1000w`.
 
 from pathlib import Path
 
-import pytest
-from registry_helpers import MlperfExcerpt, empty_registry
+from registry_helpers import MlperfExcerpt, MlperfHarvest, empty_registry
 
 from infermeter.registry.catalog import load_gpus
-from infermeter.registry.models import Result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
@@ -31,22 +29,19 @@ EXCERPT = MlperfExcerpt(
 )
 
 
-@pytest.fixture(scope="module")
-def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
-    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    return EXCERPT.harvest_fresh(tmp_path_factory.mktemp("v60cap") / "checkout")
+harvested = EXCERPT.shared_harvest("v60cap")
 
 
 def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     registry, report, _ = harvested
     # Two results: each -99 row is the same run as its -99.9 row, filed once.
-    EXCERPT.assert_pinned_and_committed(registry, report, 2)  # type: ignore[arg-type]
+    EXCERPT.assert_pinned_and_committed(registry, report, 2)
 
 
 def test_the_capped_run_is_filed_under_the_part_at_its_cap(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     registry, _, _ = harvested
     filed = {path.parent.parent.name for path in (registry / "registry/results").rglob("*.json")}

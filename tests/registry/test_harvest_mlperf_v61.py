@@ -39,13 +39,13 @@ import json
 from pathlib import Path
 
 import pytest
-from registry_helpers import MlperfExcerpt
+from registry_helpers import MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.harvest.errors import RowSkipped
 from infermeter.registry.harvest.mlperf_detail_log import detail_summary
 from infermeter.registry.harvest.mlperf_endpoints import endpoints_point, read_run
 from infermeter.registry.harvest.mlperf_setup import engine_of_build_tag
-from infermeter.registry.models import RateSearch, Result
+from infermeter.registry.models import RateSearch
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "10ecdffda3bb94d71f0203a6ca8e20c17943f27c"
@@ -63,22 +63,19 @@ AZURE = "closed/Azure/results/Azure-GB300-NVL72_288GBx72/deepseek-r1"
 RUBIN = "closed/NVIDIA/results/VR-NVL72_VR-288GB_aarch64x72_TRT/deepseek-r1"
 
 
-@pytest.fixture(scope="module")
-def harvested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, dict[str, Result]]:
-    """One harvest of the excerpt into a fresh registry, shared by the tests below."""
-    return EXCERPT.harvest_fresh(tmp_path_factory.mktemp("v61") / "checkout")
+harvested = EXCERPT.shared_harvest("v61")
 
 
 def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     registry, report, results = harvested
     assert len(results) == 255
-    EXCERPT.assert_pinned_and_committed(registry, report, 255)  # type: ignore[arg-type]
+    EXCERPT.assert_pinned_and_committed(registry, report, 255)
 
 
 def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, _, results = harvested
     interactive = results[f"{AZURE}/Interactive/performance/run_1"]
@@ -104,7 +101,7 @@ def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
 
 
 def test_server_points_keep_their_bounds_and_p99s(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, _, results = harvested
     point = results[f"{AZURE}/Interactive/performance/run_1"].points[0]
@@ -127,7 +124,7 @@ def test_server_points_keep_their_bounds_and_p99s(
 
 
 def test_engines_precisions_and_skips(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, report, results = harvested
     cisco = results[
@@ -140,7 +137,7 @@ def test_engines_precisions_and_skips(
         "closed/Crusoe/results/512xMI355X_Crusoe_GPT/gpt-oss-120b/Server/performance/run_1"
     ].identity
     assert (crusoe.engine.name, crusoe.engine.version, crusoe.gpu.count) == ("vllm", "0.22.1", 512)
-    reasons = dict(report.skipped)  # type: ignore[attr-defined]
+    reasons = dict(report.skipped)
     amd = (
         "mlperf v6.1 closed/AMD/results/8xMI355X_2xEPYC_9575F/gpt-oss-120b/Server/performance/run_1"
     )
@@ -168,7 +165,7 @@ def test_engines_precisions_and_skips(
 
 
 def test_offline_rows_and_the_added_server_points(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     _, _, results = harvested
     cisco = results[
@@ -192,7 +189,7 @@ def test_offline_rows_and_the_added_server_points(
 
 
 def test_an_engine_read_from_the_setup_configuration(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     """AMD's 8 x MI355X llama2-70b Server and Interactive rows state `PyTorch …, ROCm …`; the
     only configuration of its llama2-70b setup folder builds vLLM: vLLM of an unstated release
@@ -206,7 +203,7 @@ def test_an_engine_read_from_the_setup_configuration(
 
 
 def test_the_vera_rubin_preview_rows_are_read_from_the_endpoints_harness(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     """NVIDIA's Vera Rubin NVL72 rows have no LoadGen log: their figures are the endpoints
     harness's `result_summary.json`, their bounds the round's LoadGen logs' for deepseek-r1,
@@ -281,7 +278,7 @@ def test_an_endpoints_run_that_fails_a_rule_is_refused() -> None:
 
 
 def test_qwen3_vl_offline_rows_of_the_endpoints_harness(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     """NVIDIA's v6.1 Qwen3-VL Offline rows declare bf16 weights and name TensorRT-LLM first; the
     checkpoint they served is NVIDIA's NVFP4 one (the harness's config.yaml, or the measurement
@@ -323,7 +320,7 @@ def test_a_build_tag_names_the_engine_only_for_its_own_benchmark() -> None:
 
 
 def test_a_research_row_of_a_submitter_named_in_words(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     """Naeem Khoshnevis's rows: category rdi, a run path with a space (percent-encoded in the
     address), weights 'fp8 (static per-tensor PTQ, NVIDIA ModelOpt)' read as fp8, and the
@@ -353,7 +350,7 @@ GOOGLE = "closed/Google/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-
 
 
 def test_a_run_read_from_loadgens_detail_log(
-    harvested: tuple[Path, object, dict[str, Result]],
+    harvested: MlperfHarvest,
 ) -> None:
     """Google's GB200 NVL72 deepseek-r1 Server run: its detail log's lines under the summary
     log's names (result_completed_tokens_per_second 388590, the table's 388590.0 Tokens/s)."""
