@@ -65,6 +65,12 @@ def _vllm(path: Path = CONCURRENCY) -> dict[str, Any]:
     return run
 
 
+def _edited_vllm(path: Path, **changes: Any) -> Path:
+    """The concurrency run's file with `changes` to its fields, written to `path`."""
+    path.write_text(json.dumps({**_vllm(), **changes}), encoding="utf-8")
+    return path
+
+
 def test_import_concurrency_run_maps_every_stated_figure() -> None:
     result = import_vllm_bench_serve([CONCURRENCY], FACTS)
     run = _vllm()
@@ -182,10 +188,7 @@ def test_import_missing_required_fact_names_its_flag(name: str) -> None:
 
 
 def test_import_local_model_path_needs_hf_repo(tmp_path: Path) -> None:
-    run = _vllm()
-    run["model_id"] = "/models/llama-3.1-8b"
-    local = tmp_path / "local.json"
-    local.write_text(json.dumps(run), encoding="utf-8")
+    local = _edited_vllm(tmp_path / "local.json", model_id="/models/llama-3.1-8b")
     with pytest.raises(MissingFactError) as caught:
         import_vllm_bench_serve([local], FACTS)
     assert caught.value.option == "--hf-repo"
@@ -205,10 +208,7 @@ def test_import_unknown_catalog_id_names_the_flag(field: str, value: str, option
 
 
 def test_import_all_at_once_run_is_offline(tmp_path: Path) -> None:
-    run = _vllm()
-    run["max_concurrency"] = None
-    burst = tmp_path / "burst.json"
-    burst.write_text(json.dumps(run), encoding="utf-8")
+    burst = _edited_vllm(tmp_path / "burst.json", max_concurrency=None)
     (point,) = import_vllm_bench_serve([burst], FACTS).points
     assert (point.load.arrival, point.load.concurrency, point.load.request_rate) == (
         "offline",
@@ -254,28 +254,19 @@ def test_import_bad_files_fail_with_one_line(tmp_path: Path, content: str, messa
 
 
 def test_import_files_of_different_models_are_refused(tmp_path: Path) -> None:
-    run = _vllm()
-    run["model_id"] = "Qwen/Qwen2.5-7B-Instruct"
-    other = tmp_path / "other.json"
-    other.write_text(json.dumps(run), encoding="utf-8")
+    other = _edited_vllm(tmp_path / "other.json", model_id="Qwen/Qwen2.5-7B-Instruct")
     with pytest.raises(ResultImportError, match="the files disagree on model_id"):
         import_vllm_bench_serve([CONCURRENCY, other], FACTS)
 
 
 def test_import_ramp_up_is_refused(tmp_path: Path) -> None:
-    run = _vllm()
-    run["ramp_up_strategy"] = "linear"
-    ramp = tmp_path / "ramp.json"
-    ramp.write_text(json.dumps(run), encoding="utf-8")
+    ramp = _edited_vllm(tmp_path / "ramp.json", ramp_up_strategy="linear")
     with pytest.raises(ResultImportError, match="ramp-up"):
         import_vllm_bench_serve([ramp], FACTS)
 
 
 def test_import_percentiles_out_of_order_fail_validation(tmp_path: Path) -> None:
-    run = _vllm()
-    run["p99_ttft_ms"] = 1.0
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(run), encoding="utf-8")
+    bad = _edited_vllm(tmp_path / "bad.json", p99_ttft_ms=1.0)
     with pytest.raises(ResultImportError, match=r"points\[0\]\.ttft_ms"):
         import_vllm_bench_serve([bad], FACTS)
 
