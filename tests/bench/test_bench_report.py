@@ -4,13 +4,13 @@ server, opened in a real headless Chromium with no request leaving the file."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import launched_chromium, watched_page
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
@@ -22,10 +22,6 @@ from infermeter.registry.catalog import load_prices
 from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.models import Verdict
 from infermeter.registry.plain_text import REPLACEMENT
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]  # fmt: skip
 
 
 def _invoke(*args: str | Path) -> Result:
@@ -57,14 +53,8 @@ def two_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.mark.browser
@@ -78,12 +68,8 @@ def test_report_page_draws_the_results_with_no_request_leaving_the_file(
     text = page_path.read_text()
     assert "<script src" not in text
     assert '<link rel="stylesheet"' not in text
-    context = browser.new_context()
-    requests: list[str] = []
-    context.on("request", lambda request: requests.append(request.url))
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    watched = watched_page(browser)
+    page = watched.page
     page.goto(page_path.as_uri())
     page.wait_for_selector("body[data-drawn='1']", timeout=15000)
     pareto = page.locator("[data-chart='pareto'] .u-wrap canvas")  # the plot, not the legend's
@@ -94,9 +80,9 @@ def test_report_page_draws_the_results_with_no_request_leaving_the_file(
     assert "h200-sxm.json: 1× h200-sxm" in legend
     loads = page.locator("section tbody th").all_inner_texts()
     assert loads == ["concurrency 1", "concurrency 2"] * 2
-    context.close()
-    assert errors == []
-    assert requests == [page_path.as_uri()]  # the page itself, and nothing else
+    page.context.close()
+    assert watched.errors == []
+    assert watched.requests == [page_path.as_uri()]  # the page itself, and nothing else
 
 
 def test_report_tables_hold_each_points_figures(two_results: list[Path], tmp_path: Path) -> None:

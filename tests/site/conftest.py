@@ -4,14 +4,14 @@
 
 import functools
 import http.server
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import PHONE, build_site, watched_page
+from chromium import launched_chromium, watched_page
+from site_helpers import PHONE, build_site
 
 from infermeter.bench.launch.server import free_port
 
@@ -46,32 +46,13 @@ def site_url(built_site: Path, site_port: int) -> Iterator[str]:
     server.server_close()
 
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-
-
 # One Chromium per test module: Playwright's sync API keeps an asyncio loop running in this
 # thread while it is open, and under xdist (`make test`) a worker runs other folders' tests
 # (which call asyncio.run) after these; the loop stops when the module's tests end.
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is missing: pip install playwright")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -2,13 +2,13 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from registry_checkout import empty_registry
 
 from infermeter.registry.models import Result
 from infermeter.registry.store import parse_result, with_content_id, write_result
@@ -55,35 +55,6 @@ def visit(page: Any, url: str) -> None:
     page.wait_for_selector("article:not([data-left])", state="attached")
 
 
-@dataclass
-class WatchedPage:
-    """A page in a context of its own, with every request it (or its worker) made and every
-    uncaught error of its scripts, in order."""
-
-    page: Any
-    requests: list[str]
-    errors: list[str]
-
-    def off_site(self, since: int = 0) -> list[str]:
-        """The requests after the first `since` that left 127.0.0.1 (data: and blob: URLs are
-        read from the page itself)."""
-        outside = [url for url in self.requests[since:] if urlsplit(url).hostname not in LOCAL]
-        return [url for url in outside if not url.startswith(("data:", "blob:"))]
-
-
-LOCAL = ("127.0.0.1", None)
-
-
-def watched_page(browser: Any) -> WatchedPage:
-    context = browser.new_context()
-    requests: list[str] = []
-    context.on("request", lambda request: requests.append(request.url))
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    return WatchedPage(page, requests, errors)
-
-
 def build_site(
     out: Path, registry: Path | None = None, site_url: str | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -117,8 +88,7 @@ def result_data() -> dict[str, Any]:
 def write_registry(root: Path, variants: list[dict[str, Any]]) -> list[Result]:
     """A registry checkout at `root`: the real catalogs and one result file per variant (each
     given its content id and written where it belongs)."""
-    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
+    empty_registry(root)
     results = []
     for number, data in enumerate(variants):
         result = with_content_id(parse_result(json.dumps(data), f"{number}.json"))

@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import pytest
+from chromium import WatchedPage, watched_page
 from click.testing import CliRunner
-from site_helpers import WatchedPage, watched_page
 
 from infermeter.bench.cli.main import main
 
