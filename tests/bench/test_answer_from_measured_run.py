@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_openai_server import FakeOpenAIServer
+from registry_checkout import empty_registry
 
 from infermeter.registry.models import Result
 from infermeter.registry.store import result_path
@@ -69,8 +70,7 @@ def test_a_measured_run_answers_a_reader_slo_by_its_per_request_records(
     assert 0 < share * len(requests) < len(ok)  # nor successes that missed the bound
     assert share >= 0.5, share  # the reader's p50 below is proved by the records
 
-    registry = tmp_path / "registry-root"
-    shutil.copytree(REPO / "registry" / "catalogs", registry / "registry" / "catalogs")
+    registry = empty_registry(tmp_path / "registry-root")
     stored = registry / result_path(Result.model_validate(result))
     stored.parent.mkdir(parents=True)
     shutil.copy(output, stored)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from fuzz_helpers import check_cli, check_gate_accepts
+from registry_checkout import empty_registry
 
 SEED = 20261201
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -163,13 +164,6 @@ def test_fuzz_inputs_bench_import_never_writes_what_the_gate_rejects(
 # --- harvests ------------------------------------------------------------------------------
 
 
-def _registry(folder: Path) -> Path:
-    root = folder / "checkout"
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
-
-
 def _trtllm_table(rows: int) -> str:
     header = (DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md").read_text()
     line = "| 128 | 128 | 1000.5 |\n"
@@ -233,7 +227,7 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
 @pytest.mark.parametrize("case", list(HARVESTS))
 def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
     args, named = HARVESTS[case](tmp_path)
-    root = _registry(tmp_path)
+    root = empty_registry(tmp_path / "checkout")
     before = sorted(root.rglob("*"))
     result = check_cli(
         ["registry", "harvest", *args, "--registry", str(root), "--retrieved", "2026-12-01"],

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from fuzz_helpers import check_cli, count
+from registry_checkout import empty_registry
 
 from infermeter.registry.index import write_index
 from infermeter.registry.models import Result
@@ -21,7 +21,6 @@ from infermeter.registry.submit import SubmitConfig, submit
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "valid" / "results"
 MEASURED = EXAMPLES / "measured-two-points.json"
-CATALOGS = Path(__file__).resolve().parents[2] / "registry" / "catalogs"
 
 
 def _result(**source: object) -> Result:
@@ -33,9 +32,7 @@ def _result(**source: object) -> Result:
 
 def _registry(tmp_path: Path) -> tuple[Path, Path]:
     """A registry with one valid result; (root, the folder that result sits in)."""
-    root = tmp_path / "checkout"
-    (root / "registry" / "results").mkdir(parents=True)
-    shutil.copytree(CATALOGS, root / "registry" / "catalogs")
+    root = empty_registry(tmp_path / "checkout")
     path = write_result(_result(), root)
     return root, path.parent
 

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 import pytest
-from registry_helpers import empty_registry, prices_registry
+from registry_checkout import empty_registry
+from registry_helpers import prices_registry
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from registry_checkout import empty_registry
 
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
@@ -19,14 +20,6 @@ from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
-
-
-def empty_registry(root: Path) -> Path:
-    """A registry checkout at `root`: the repository's catalogs and no results yet (what a
-    harvest writes into)."""
-    shutil.copytree(REPOSITORY_ROOT / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
 
 
 def git(root: Path, *arguments: str) -> str:

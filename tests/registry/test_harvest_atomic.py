@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import empty_registry, git
+from registry_checkout import empty_registry
+from registry_helpers import git
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.changeset import ChangeSet

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import REPOSITORY_ROOT, assert_committed, empty_registry
+from registry_checkout import empty_registry
+from registry_helpers import REPOSITORY_ROOT, assert_committed
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import HarvestError

@@ -10,7 +10,7 @@ rows stay skipped: their LoadGen logs infer tokens/s from samples/s.
 import shutil
 from pathlib import Path
 
-from registry_helpers import empty_registry
+from registry_checkout import empty_registry
 
 from infermeter.registry.catalog import load_gpus
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf

@@ -16,7 +16,8 @@ applies with `nvidia-smi -pl` (`code/common/power_limit.py`).
 import shutil
 from pathlib import Path
 
-from registry_helpers import MlperfExcerpt, MlperfHarvest, empty_registry
+from registry_checkout import empty_registry
+from registry_helpers import MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.catalog import gpu_named, load_gpus
 from infermeter.registry.harvest.mlperf_power import power_limit_w

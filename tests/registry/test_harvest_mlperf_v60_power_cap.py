@@ -14,7 +14,8 @@ TBP) run under a 1,000 W cap, which the catalog keeps apart as `mi355x-1000w`.
 
 from pathlib import Path
 
-from registry_helpers import MlperfExcerpt, MlperfHarvest, empty_registry
+from registry_checkout import empty_registry
+from registry_helpers import MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.catalog import load_gpus
 

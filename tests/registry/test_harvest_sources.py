@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import empty_registry
+from registry_checkout import empty_registry
 
 from infermeter.bench.cli.harvest import harvest_group
 from infermeter.registry.harvest.sources import (

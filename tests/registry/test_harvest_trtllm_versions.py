@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from registry_helpers import assert_committed, empty_registry, results_by_marker
+from registry_checkout import empty_registry
+from registry_helpers import assert_committed, results_by_marker
 
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError

@@ -3,7 +3,6 @@
 import gzip
 import json
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from registry_checkout import empty_registry
 from site_helpers import REPO, build_site
 
 from infermeter.bench.cli.main import main
@@ -182,15 +182,8 @@ def test_build_search_finds_gpus_and_models_and_stays_small(built_site: Path) ->
     assert any("Llama 3.1 8B" in title for title in titles)
 
 
-def _registry_copy(tmp_path: Path) -> Path:
-    root = tmp_path / "registry-checkout"
-    shutil.copytree(REPO / "registry" / "catalogs", root / "registry" / "catalogs")
-    (root / "registry" / "results").mkdir()
-    return root
-
-
 def test_build_fails_on_invalid_catalog(tmp_path: Path) -> None:
-    root = _registry_copy(tmp_path)
+    root = empty_registry(tmp_path / "registry-checkout")
     gpus = root / "registry/catalogs/gpus.yaml"
     gpus.write_text(gpus.read_text().replace("memory_gb: 24\n", "memory_gb: -24\n", 1))
     completed = build_site(tmp_path / "out", root)
@@ -199,7 +192,7 @@ def test_build_fails_on_invalid_catalog(tmp_path: Path) -> None:
 
 
 def test_build_shows_result_strings_as_text(tmp_path: Path) -> None:
-    root = _registry_copy(tmp_path)
+    root = empty_registry(tmp_path / "registry-checkout")
     text = (REPO / "tests/examples/valid/results/measured-two-points.json").read_text()
     data = json.loads(text)
     data["source"]["submitter"] = "<script>alert('x')</script><b>bold</b>"
