@@ -19,6 +19,7 @@ from infermeter.registry.store import read_result, result_path
 from infermeter.registry.submit import (
     SubmitConfig,
     SubmitError,
+    SubmitOutcome,
     branch_name,
     commit_message,
     submit,
@@ -140,13 +141,14 @@ def test_cli_submit_without_gh_prints_the_commands(checkout: Path, fork: Path, n
     assert command[10].startswith("Model: llama-3.1-8b-instruct")
 
 
-def _stand_in_gh(
+def _submit_through_gh(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    config: SubmitConfig,
     pull_url: str = "https://github.com/infermeter/infermeter/pull/8",
-) -> Path:
-    """A stand-in for gh first on PATH: it records its arguments in the file it returns and
-    answers like `gh pr create`, with pull_url."""
+) -> tuple[SubmitOutcome, list[str]]:
+    """Submit with a stand-in for gh first on PATH, which answers like `gh pr create` with
+    pull_url: the outcome and the arguments gh was called with."""
     bin_dir = tmp_path / "bin-gh"
     bin_dir.mkdir()
     record = tmp_path / "gh-args.json"
@@ -160,17 +162,19 @@ def _stand_in_gh(
     )
     gh.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return record
+    outcome = submit(config)
+    arguments: list[str] = json.loads(record.read_text(encoding="utf-8"))
+    return outcome, arguments
 
 
 def test_submit_with_gh_opens_the_pull_request(
     tmp_path: Path, checkout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    record = _stand_in_gh(tmp_path, monkeypatch, "https://github.com/example/infermeter/pull/7")
-    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout, base="trunk"))
+    config = SubmitConfig(result_file=MEASURED, checkout=checkout, base="trunk")
+    pull_url = "https://github.com/example/infermeter/pull/7"
+    outcome, arguments = _submit_through_gh(tmp_path, monkeypatch, config, pull_url)
     assert outcome.pull_request_url == "https://github.com/example/infermeter/pull/7"
     assert outcome.remaining_commands == ()
-    arguments = json.loads(record.read_text(encoding="utf-8"))
     assert arguments[:6] == ["pr", "create", "--head", outcome.branch, "--base", "trunk"]
     assert arguments[7] == outcome.commit_message.splitlines()[0]
 
@@ -368,10 +372,9 @@ def test_submit_from_a_fork_names_the_head_owner_and_branch(
     tmp_path: Path, checkout: Path, fork: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _github_remotes(checkout, fork, upstream=True)
-    record = _stand_in_gh(tmp_path, monkeypatch)
-    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    config = SubmitConfig(result_file=MEASURED, checkout=checkout)
+    outcome, arguments = _submit_through_gh(tmp_path, monkeypatch, config)
     assert _git(fork, "rev-parse", outcome.branch) == outcome.commit  # pushed to the fork
-    arguments = json.loads(record.read_text(encoding="utf-8"))
     assert arguments[:8] == [
         "pr", "create", "--repo", "infermeter/infermeter",
         "--head", f"contributor:{outcome.branch}", "--base", "main",
@@ -395,8 +398,7 @@ def test_submit_to_its_own_repository_still_names_the_owner(
     tmp_path: Path, checkout: Path, fork: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _github_remotes(checkout, fork, upstream=False)
-    record = _stand_in_gh(tmp_path, monkeypatch)
-    outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
-    arguments = json.loads(record.read_text(encoding="utf-8"))
+    config = SubmitConfig(result_file=MEASURED, checkout=checkout)
+    outcome, arguments = _submit_through_gh(tmp_path, monkeypatch, config)
     assert arguments[:6] == ["pr", "create", "--head", f"contributor:{outcome.branch}",
                              "--base", "main"]  # fmt: skip
