@@ -38,17 +38,20 @@ GPU_REQUIRED_KEYS = (
     "interconnect_links",
     "sources",
 )
-# Facts that must be traceable to a source when not null. Descriptive labels (name,
-# architecture, form factor, segment, launch, interconnect) are not checked here.
-GPU_SOURCED_FIELDS = (
-    "memory_gb",
-    "memory_type",
-    "memory_reported_mib",
-    "memory_bandwidth_gb_s",
-    "tflops_dense",
-    "tdp_w",
-    "interconnect_links",
+# Descriptive labels, and the entry's id and sources: not checked against the sources here.
+GPU_UNSOURCED_KEYS = (
+    "id",
+    "name",
+    "vendor",
+    "architecture",
+    "form_factor",
+    "segment",
+    "launch",
+    "interconnect",
+    "sources",
 )
+# Facts that must be traceable to a source when not null: every other key.
+GPU_SOURCED_FIELDS = tuple(key for key in GPU_REQUIRED_KEYS if key not in GPU_UNSOURCED_KEYS)
 TFLOPS_KEYS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
 REQUIRED_GPU_IDS = (
     "rtx-3090",
