@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from bench_helpers import process_alive, server_process
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from standin_vllm import IGNORED_SIGINT
 
@@ -285,13 +285,18 @@ def test_bench_run_endpoint_standin_dying_mid_point_marks_that_point_interrupted
     assert result.source.complete is False
 
 
-def test_bench_run_every_request_failed_exits_1(fake_server: FakeOpenAIServer) -> None:
-    fake_server.config.fault = "http_500"
-    run = CliRunner().invoke(
+def _json_run(fake_server: FakeOpenAIServer, concurrency: str) -> Result:
+    """A short quiet `bench run --json` against the fake server at `concurrency`."""
+    return CliRunner().invoke(
         main,
-        ["bench", "run", "--endpoint", fake_server.url, "--concurrency", "1,2", "--json",
+        ["bench", "run", "--endpoint", fake_server.url, "--concurrency", concurrency, "--json",
          "--quiet", *SMALL],
     )  # fmt: skip
+
+
+def test_bench_run_every_request_failed_exits_1(fake_server: FakeOpenAIServer) -> None:
+    fake_server.config.fault = "http_500"
+    run = _json_run(fake_server, "1,2")
     assert run.exit_code == 1, run.output
     summary = json.loads(run.stdout)
     assert summary["incomplete"] is True
@@ -304,11 +309,7 @@ def test_bench_run_some_requests_failing_is_still_complete(
 ) -> None:
     fake_server.config.fault = "http_500"
     fake_server.config.fault_every = 2
-    run = CliRunner().invoke(
-        main,
-        ["bench", "run", "--endpoint", fake_server.url, "--concurrency", "1", "--json",
-         "--quiet", *SMALL],
-    )  # fmt: skip
+    run = _json_run(fake_server, "1")
     assert run.exit_code == 0, run.output
     assert json.loads(run.stdout)["incomplete"] is False
 
