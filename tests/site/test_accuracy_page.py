@@ -21,15 +21,20 @@ CASES = load_cases()
 PAGE = accuracy_page.accuracy_page(CASES)
 
 
-def _script_rows() -> dict[str, list[str]]:
-    """The accuracy script's weighted summary rows: "holdout, one vote per source" → its cells."""
-    printed = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "plan_accuracy.py")],
+def _printed(script: str) -> str:
+    """What benchmarks/<script> prints (it must succeed)."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script)],
         capture_output=True,
         text=True,
         check=True,
         cwd=REPO,
     ).stdout
+
+
+def _script_rows() -> dict[str, list[str]]:
+    """The accuracy script's weighted summary rows: "holdout, one vote per source" → its cells."""
+    printed = _printed("plan_accuracy.py")
     rows = {}
     for line in printed.splitlines():
         cells = [cell.strip() for cell in line.strip("|").split("|")]
@@ -60,10 +65,7 @@ def test_accuracy_page_headline_figures_are_the_accuracy_scripts() -> None:
 
 
 def test_accuracy_page_states_the_evidence_after_fitting_as_the_script_prints_it() -> None:
-    printed = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "plan_accuracy.py")],
-        capture_output=True, text=True, check=True, cwd=REPO,
-    ).stdout  # fmt: skip
+    printed = _printed("plan_accuracy.py")
     script = [
         [cell.strip() for cell in line.strip().strip("|").split("|")]
         for line in printed.splitlines()
@@ -114,13 +116,7 @@ def test_accuracy_page_names_every_model_type_the_plan_reads() -> None:
 
 def test_accuracy_page_states_vllms_architectures_as_the_script_prints_them() -> None:
     section = PAGE[PAGE.index("## Model types the plan reads") : PAGE.index("## What the plan")]
-    printed = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "vllm_architectures.py")],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    ).stdout.splitlines()
+    printed = _printed("vllm_architectures.py").splitlines()
     assert printed[0] in html.unescape(section)
     for line in printed[1:]:
         architecture = line.split()[1]
