@@ -25,16 +25,18 @@ def _arch(model_id: str):  # type: ignore[no-untyped-def]
     return parse_config(MODELS[model_id].config)
 
 
-def _plan(model_id: str, **settings: object):  # type: ignore[no-untyped-def]
-    return plan_vllm(
-        _arch(model_id),
-        VllmSettings(
-            gpu_memory_bytes=141 * GIB,
-            gpu_name="h200-sxm",
-            max_model_len=8192,
-            **settings,  # type: ignore[arg-type]
-        ),
+def _h200_settings(**settings: object) -> VllmSettings:
+    """vLLM's settings on an H200 SXM (141 GiB) at an 8,192-token context, with `settings`."""
+    return VllmSettings(
+        gpu_memory_bytes=141 * GIB,
+        gpu_name="h200-sxm",
+        max_model_len=8192,
+        **settings,  # type: ignore[arg-type]
     )
+
+
+def _plan(model_id: str, **settings: object):  # type: ignore[no-untyped-def]
+    return plan_vllm(_arch(model_id), _h200_settings(**settings))
 
 
 def _bf16_expert_bytes(model_id: str) -> int:
@@ -124,12 +126,7 @@ def _memory(model_id: str, concurrency: int, **settings: object):  # type: ignor
 
     return memory_report(
         _arch(model_id),
-        VllmSettings(
-            gpu_memory_bytes=141 * GIB,
-            gpu_name="h200-sxm",
-            max_model_len=8192,
-            **settings,  # type: ignore[arg-type]
-        ),
+        _h200_settings(**settings),
         8192,
         concurrency,
     )
