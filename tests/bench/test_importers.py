@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from synthetic_run import SYNTHETIC_FACTS
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
     VLLM_TOOL,
     ImportConfig,
-    ImportFacts,
     MissingFactError,
     ResultImportError,
     import_result,
@@ -29,17 +29,12 @@ CONCURRENCY = DATA / "vllm-serve-concurrency16.json"
 APPENDED = DATA / "vllm-serve-append-rates.json"
 DETAILED = DATA / "vllm-serve-detailed-goodput.json"
 
-FACTS = ImportFacts(
-    gpu="h100-sxm",
-    gpu_count=1,
-    model_id="llama-3.1-8b-instruct",
-    engine_version="0.9.1",
-    command="vllm bench serve --model meta-llama/Llama-3.1-8B-Instruct --max-concurrency 16",
-    submitter="example-contributor",
-    timezone="UTC",
-    input_len="1024",
-    output_len="128",
-    tensor_parallel_size=1,
+FACTS = SYNTHETIC_FACTS.model_copy(
+    update={
+        "command": "vllm bench serve --model meta-llama/Llama-3.1-8B-Instruct --max-concurrency 16",
+        "timezone": "UTC",
+        "tensor_parallel_size": 1,
+    }
 )
 REQUIRED_FLAGS = {
     "gpu": "--gpu",

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
+from synthetic_run import SYNTHETIC_FACTS
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
     AIPERF_TOOL,
     GUIDELLM_TOOL,
-    ImportFacts,
     MissingFactError,
     ResultImportError,
     detect_format,
@@ -37,19 +37,10 @@ CONCURRENT = DATA / "guidellm-concurrent16.json"
 AIPERF = DATA / "aiperf-concurrency32.json"
 AIPERF_LEGACY = DATA / "aiperf-v0.2-request-rate8.json"
 
-BASE = ImportFacts(
-    gpu="h100-sxm",
-    gpu_count=1,
-    model_id="llama-3.1-8b-instruct",
-    engine_version="0.9.1",
-    submitter="example-contributor",
-    input_len="1024",
-    output_len="128",
-)
-GUIDELLM_FACTS = BASE.model_copy(
+GUIDELLM_FACTS = SYNTHETIC_FACTS.model_copy(
     update={"command": "guidellm benchmark --target http://localhost:8000 --profile sweep"}
 )
-AIPERF_FACTS = BASE.model_copy(update={"timezone": "UTC"})
+AIPERF_FACTS = SYNTHETIC_FACTS.model_copy(update={"timezone": "UTC"})
 LEGACY_FACTS = AIPERF_FACTS.model_copy(update={"tool_version": "0.1.1"})
 CASES = {
     "guidellm-sweep": (SWEEP, GUIDELLM_FACTS),
@@ -357,7 +348,9 @@ def test_aiperf_local_times_need_the_timezone(tmp_path: Path) -> None:
     export = _json(AIPERF)
     export["start_time"] += "+01:00"
     export["end_time"] += "+01:00"
-    result = import_aiperf([_write(tmp_path, export)], BASE.model_copy(update={"timezone": None}))
+    result = import_aiperf(
+        [_write(tmp_path, export)], SYNTHETIC_FACTS.model_copy(update={"timezone": None})
+    )
     assert result.source.started_at.isoformat() == "2026-01-01T12:00:00.120000+00:00"
 
 
