@@ -235,6 +235,20 @@ AIPERF_GPU_FACTS = AIPERF_FACTS.model_copy(
 )
 
 
+def _assert_latencies_are_aiperfs(
+    point: Any, stated: dict[str, Any], tags: dict[str, str], percentiles: tuple[str, ...]
+) -> None:
+    """Each latency of the point (field → AIPerf's tag) is the block AIPerf stated under that tag:
+    its mean the block's avg, each of the percentiles, its max, and its n the block's count."""
+    for field, tag in tags.items():
+        stats, block = getattr(point, field), stated[tag]
+        assert stats is not None, field
+        for name, key in (("mean", "avg"), *((p, p) for p in percentiles)):
+            assert getattr(stats, name) == pytest.approx(block[key], abs=1e-9), (field, name)
+        assert stats.max == pytest.approx(block["max"], abs=1e-9)
+        assert stats.n == block["count"]
+
+
 def test_real_aiperf_011_gpu_run_maps_every_stated_figure() -> None:
     export = _json(AIPERF_011)
     result = import_files([AIPERF_011], AIPERF_GPU_FACTS)
@@ -249,18 +263,13 @@ def test_real_aiperf_011_gpu_run_maps_every_stated_figure() -> None:
     assert point.tokens.output == export["total_osl"]["avg"]
     assert point.throughput.requests_per_s == export["request_throughput"]["avg"]
     assert point.throughput.output_tokens_per_s == export["output_token_throughput"]["avg"]
-    for field, tag in (
-        ("ttft_ms", "time_to_first_token"),
-        ("tpot_ms", "inter_token_latency"),
-        ("itl_ms", "inter_chunk_latency"),
-        ("e2e_ms", "request_latency"),
-    ):
-        stats, block = getattr(point, field), export[tag]
-        assert stats is not None, field
-        for name, key in (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99")):
-            assert getattr(stats, name) == pytest.approx(block[key], abs=1e-9), (field, name)
-        assert stats.max == pytest.approx(block["max"], abs=1e-9)
-        assert stats.n == block["count"]
+    tags = {
+        "ttft_ms": "time_to_first_token",
+        "tpot_ms": "inter_token_latency",
+        "itl_ms": "inter_chunk_latency",
+        "e2e_ms": "request_latency",
+    }
+    _assert_latencies_are_aiperfs(point, export, tags, ("p50", "p90", "p99"))
     assert result.source.command is not None
     # quoted as written
     assert result.source.command.startswith("aiperf profile --model 'qwen3-4b' --tokenizer")
@@ -292,18 +301,13 @@ def test_real_aiperf_01_records_layout_is_detected_and_read() -> None:
     assert (point.requests.completed, point.requests.failed, point.requests.sent) == (89, 11, 100)
     assert (point.tokens.input, point.tokens.output) == (48950, 21624)
     assert point.throughput.output_tokens_per_s == records["output_token_throughput"]["avg"]
-    for field, tag in (
-        ("ttft_ms", "ttft"),
-        ("e2e_ms", "request_latency"),
-        ("tpot_ms", "inter_token_latency"),
-        ("itl_ms", "inter_chunk_latency"),
-    ):
-        stats, block = getattr(point, field), records[tag]
-        assert stats is not None, field
-        for name, key in (("mean", "avg"), ("p50", "p50"), ("p95", "p95"), ("p99", "p99")):
-            assert getattr(stats, name) == pytest.approx(block[key], abs=1e-9), (field, name)
-        assert stats.max == pytest.approx(block["max"], abs=1e-9)
-        assert stats.n == block["count"]
+    tags = {
+        "ttft_ms": "ttft",
+        "e2e_ms": "request_latency",
+        "tpot_ms": "inter_token_latency",
+        "itl_ms": "inter_chunk_latency",
+    }
+    _assert_latencies_are_aiperfs(point, records, tags, ("p50", "p95", "p99"))
     assert result.source.command == export["input_config"]["cli_command"]  # quoted as written
     assert result.identity.model.hf_repo == "openai/gpt-oss-20b"
 
