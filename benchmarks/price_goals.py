@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--today", type=dt.date.fromisoformat, default=dt.date.today())
     arguments = parser.parse_args()
     rows, results = build_index(arguments.registry)
-    prices = load_prices(catalogs_folder(arguments.registry) / "prices.yaml")
+    prices = load_prices(catalogs_folder(arguments.registry))
     goals = price_goals(rows, prices.values(), arguments.today)
     print(f"registry: {results} results, {len(rows)} index rows; today {arguments.today}")
     print(

@@ -70,7 +70,7 @@ def load_evidence(root: Path) -> Evidence:
     """The evidence of the registry checkout at `root`."""
     results = [result for _file, result in load_results(root, result_files(root))]
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
-    prices = load_prices(catalogs_folder(root) / "prices.yaml").values()
+    prices = load_prices(catalogs_folder(root)).values()
     return Evidence(evidence_of(results, corrections), answer_prices(prices))
 
 
@@ -129,8 +129,8 @@ def answer_estimator(
     """The estimator of the registry checkout at `root` (`catalog_estimator`)."""
     catalogs = catalogs_folder(root)
     return catalog_estimator(
-        load_gpus(catalogs / "gpus.yaml"),
-        load_models(catalogs / "models.yaml"),
+        load_gpus(catalogs),
+        load_models(catalogs),
         evidence.prices,
         workload_tokens_of(evidence.points),
         held_out,

@@ -27,6 +27,15 @@ from infermeter.registry.models import (
 from infermeter.registry.store import display_path, read_text
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"
+"""The catalogs folder the package carries (a registry checkout's is `location.catalogs_folder`)."""
+
+GPUS_FILE = "gpus.yaml"
+"""The GPU catalog's file in a catalogs folder."""
+MODELS_FILE = "models.yaml"
+"""The model catalog's file in a catalogs folder."""
+PRICES_FILE = "prices.yaml"
+"""The hand-edited price catalog's file in a catalogs folder; the harvested ones beside it are
+`prices-<source>.yaml` (`price_files`)."""
 
 CatalogT = TypeVar("CatalogT", bound=BaseModel)
 EntryT = TypeVar("EntryT", GpuEntry, ModelEntry, PriceEntry)
@@ -118,9 +127,16 @@ def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, Entry
     return by_id
 
 
-def load_gpus(path: Path = CATALOGS_DIR / "gpus.yaml") -> dict[str, GpuEntry]:
-    """The GPU catalog: id → entry. A name one source gives two GPUs, or a name of a source
-    `registry/harvest/sources.py` does not declare, is a problem."""
+def catalogs_holding(folder: Path, file_name: str) -> Path:
+    """`folder` when it holds the catalog file `file_name` (e.g. `GPUS_FILE`), else the
+    package's own catalogs folder (`CATALOGS_DIR`)."""
+    return folder if (folder / file_name).is_file() else CATALOGS_DIR
+
+
+def load_gpus(folder: Path = CATALOGS_DIR) -> dict[str, GpuEntry]:
+    """The GPU catalog of the catalogs folder `folder`: id → entry. A name one source gives two
+    GPUs, or a name of a source `registry/harvest/sources.py` does not declare, is a problem."""
+    path = folder / GPUS_FILE
     gpus = _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
     problems: list[Problem] = []
     named: dict[tuple[str, str, int | None], str] = {}
@@ -156,23 +172,25 @@ def gpu_named(
     return None
 
 
-def load_models(path: Path = CATALOGS_DIR / "models.yaml") -> dict[str, ModelEntry]:
-    """The model catalog: id → entry."""
+def load_models(folder: Path = CATALOGS_DIR) -> dict[str, ModelEntry]:
+    """The model catalog of the catalogs folder `folder`: id → entry."""
+    path = folder / MODELS_FILE
     return _by_id(path, "models", load_catalog(path, ModelCatalog).models)
 
 
-def price_files(path: Path = CATALOGS_DIR / "prices.yaml") -> list[Path]:
-    """The price catalog's files: the hand-edited `prices.yaml`, then each harvested
-    `prices-<source>.yaml` beside it (written by `infermeter registry harvest`), by name."""
-    return [path, *sorted(path.parent.glob("prices-*.yaml"))]
+def price_files(folder: Path = CATALOGS_DIR) -> list[Path]:
+    """The price catalog's files in the catalogs folder `folder`: the hand-edited one
+    (`PRICES_FILE`), then each harvested `prices-<source>.yaml` beside it (written by
+    `infermeter registry harvest`), by name."""
+    return [folder / PRICES_FILE, *sorted(folder.glob("prices-*.yaml"))]
 
 
-def load_prices(path: Path = CATALOGS_DIR / "prices.yaml") -> dict[str, PriceEntry]:
-    """The price catalog, `path` and the harvested files beside it: id → entry. An id in two
-    files is an error naming both."""
+def load_prices(folder: Path = CATALOGS_DIR) -> dict[str, PriceEntry]:
+    """The price catalog of the catalogs folder `folder`, all its files (`price_files`): id →
+    entry. An id in two files is an error naming both."""
     prices: dict[str, PriceEntry] = {}
     origin: dict[str, Path] = {}
-    for file in price_files(path):
+    for file in price_files(folder):
         for price_id, entry in _by_id(
             file, "prices", load_catalog(file, PriceCatalog).prices
         ).items():

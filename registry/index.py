@@ -93,7 +93,7 @@ def build_index_counted(root: Path) -> tuple[list[IndexRow], int, int]:
     `registry.index_rows.index_rows`)."""
     results = load_results(root, result_files(root))
     catalogs = catalogs_folder(root)
-    prices = list(load_prices(catalogs / "prices.yaml").values())
+    prices = list(load_prices(catalogs).values())
     bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     rows = [

@@ -177,8 +177,8 @@ class _Catalogs:
 
     def __init__(self, root: Path) -> None:
         folder = catalogs_folder(root)
-        self.gpus: Mapping[str, GpuEntry] = load_gpus(folder / "gpus.yaml")
-        self.models: Mapping[str, ModelEntry] = load_models(folder / "models.yaml")
+        self.gpus: Mapping[str, GpuEntry] = load_gpus(folder)
+        self.models: Mapping[str, ModelEntry] = load_models(folder)
         self._archs: dict[str, ModelArch | None] = {}
 
     def arch(self, model_id: str) -> ModelArch | None:

@@ -36,7 +36,14 @@ from infermeter.calculators.roofline import (
     dense_tflops_for,
     deployment_throughput_bound,
 )
-from infermeter.registry.catalog import CATALOGS_DIR, gpu_links, load_gpus, load_models
+from infermeter.registry.catalog import (
+    GPUS_FILE,
+    MODELS_FILE,
+    catalogs_holding,
+    gpu_links,
+    load_gpus,
+    load_models,
+)
 from infermeter.registry.checks.physics import decode_context_tokens, most_compact_format
 from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 
@@ -214,13 +221,12 @@ class RooflineBounds:
 
     @classmethod
     def from_catalogs(cls, folder: Path) -> "RooflineBounds":
-        """Bounds against the GPU and model catalogs in `folder` (`gpus.yaml`, `models.yaml`);
-        one the folder lacks is the package's own."""
-
-        def path(name: str) -> Path:
-            return folder / name if (folder / name).is_file() else CATALOGS_DIR / name
-
-        return cls(load_gpus(path("gpus.yaml")), load_models(path("models.yaml")))
+        """Bounds against the GPU and model catalogs in the catalogs folder `folder`; one the
+        folder lacks is the package's own."""
+        return cls(
+            load_gpus(catalogs_holding(folder, GPUS_FILE)),
+            load_models(catalogs_holding(folder, MODELS_FILE)),
+        )
 
     def shares(self, result: Result) -> list[RooflineShare]:
         return roofline_shares(result, self._gpus, self._models, self._memo)

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from infermeter.registry.catalog import CATALOGS_DIR, load_gpus, load_models
+from infermeter.registry.catalog import (
+    CATALOGS_DIR,
+    GPUS_FILE,
+    MODELS_FILE,
+    catalogs_holding,
+    load_gpus,
+    load_models,
+)
 from infermeter.registry.checks import Finding
 from infermeter.registry.checks.content import (
     identity_findings,
@@ -131,12 +138,10 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_catalogs(
-    gpus: Path, gpus_stamp: tuple[int, int], models: Path, models_stamp: tuple[int, int]
-) -> _Catalogs:
+def _cached_catalogs(folder: Path, stamps: tuple[tuple[int, int], ...]) -> _Catalogs:
     # Parsing the YAML catalogs costs more than checking a result; the stamps (modification
-    # time and size) make an edited catalog load afresh.
-    return _Catalogs(load_gpus(gpus), load_models(models))
+    # time and size of each file) make an edited catalog load afresh.
+    return _Catalogs(load_gpus(folder), load_models(folder))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -177,13 +182,12 @@ class _Validator:
     def _load_catalogs(self) -> _Catalogs | None:
         # A registry checkout is validated against its own catalogs when it has them; files
         # checked without a registry against the catalogs the package carries.
-        directory = CATALOGS_DIR
+        folder = CATALOGS_DIR
         if self.registry_root is not None:
-            own = catalogs_folder(self.registry_root)
-            directory = own if (own / "gpus.yaml").is_file() else CATALOGS_DIR
-        gpus, models = directory / "gpus.yaml", directory / "models.yaml"
+            folder = catalogs_holding(catalogs_folder(self.registry_root), GPUS_FILE)
+        stamps = tuple(_stamp(folder / name) for name in (GPUS_FILE, MODELS_FILE))
         try:
-            return _cached_catalogs(gpus, _stamp(gpus), models, _stamp(models))
+            return _cached_catalogs(folder, stamps)
         except InvalidFileError as error:
             self.findings.extend(
                 Finding(problem.file, problem.path, problem.message, "catalogs")

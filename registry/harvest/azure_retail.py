@@ -212,7 +212,7 @@ def _entry(excerpt: RetailExcerpt, gpu: GpuEntry, offers: list[Offer]) -> PriceE
 def harvest_azure_retail(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of the snapshot's region files (a file, or a folder of `*.txt`)
     into the registry's `registry/catalogs/prices-azure.yaml`, written whole."""
-    gpus = load_gpus(catalogs_folder(options.registry_root) / "gpus.yaml")
+    gpus = load_gpus(catalogs_folder(options.registry_root))
     report = HarvestReport()
     offers: list[Offer] = []
     excerpts: dict[str, RetailExcerpt] = {}

@@ -216,7 +216,7 @@ def excerpt_prices(
 def harvest_gcp_pricing(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of `pricing.yml` (a file, or a folder of `*.yml`) into the
     registry's `registry/catalogs/prices-gcp.yaml`, written whole."""
-    gpus = load_gpus(catalogs_folder(options.registry_root) / "gpus.yaml")
+    gpus = load_gpus(catalogs_folder(options.registry_root))
     entries: list[PriceEntry] = []
     report = HarvestReport()
     for file in excerpt_files(source, "*.yml"):

@@ -86,7 +86,7 @@ class HarvestOptions:
     def catalogs(self) -> Catalogs:
         """The registry's GPU and model catalogs, which map a source's names to catalog ids."""
         folder = catalogs_folder(self.registry_root)
-        return Catalogs(load_gpus(folder / "gpus.yaml"), load_models(folder / "models.yaml"))
+        return Catalogs(load_gpus(folder), load_models(folder))
 
 
 def mlperf_round_name(text: str) -> str:

@@ -238,7 +238,7 @@ def compare_prices(path: Path, entries: list[PriceEntry], report: HarvestReport)
 def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of SkyPilot catalog files (a file, or a folder of `*.csv`) into
     the registry's `registry/catalogs/prices-skypilot.yaml`, written whole."""
-    gpus = load_gpus(catalogs_folder(options.registry_root) / "gpus.yaml")
+    gpus = load_gpus(catalogs_folder(options.registry_root))
     entries: list[PriceEntry] = []
     report = HarvestReport()
     for file in excerpt_files(source):

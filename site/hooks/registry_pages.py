@@ -53,7 +53,13 @@ from mkdocs.structure.pages import Page
 from infermeter.calculators.answer import PRESETS
 from infermeter.calculators.vllm_settings import gpu_total_bytes
 from infermeter.registry.answers import answers_json
-from infermeter.registry.catalog import load_gpus, load_models, load_prices
+from infermeter.registry.catalog import (
+    GPUS_FILE,
+    PRICES_FILE,
+    load_gpus,
+    load_models,
+    load_prices,
+)
 from infermeter.registry.errors import RegistryError
 from infermeter.registry.harvest.sources import sources_markdown
 from infermeter.registry.location import catalogs_folder
@@ -204,15 +210,16 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     config.edit_uri = links.edit_uri
     catalogs = catalogs_folder(root)
     try:
-        gpus = load_gpus(catalogs / "gpus.yaml")
-        models = load_models(catalogs / "models.yaml")
-        prices = load_prices(catalogs / "prices.yaml")
+        gpus = load_gpus(catalogs)
+        models = load_models(catalogs)
+        prices = load_prices(catalogs)
         index = result_index.load_index(root)
     except RegistryError as error:
         raise PluginError(f"invalid registry data:\n{error}") from None
     unknown = sorted({p.id for p in prices.values() if p.gpu not in gpus})
     if unknown:
-        raise PluginError(f"prices.yaml: prices name GPUs not in gpus.yaml: {', '.join(unknown)}")
+        names = ", ".join(unknown)
+        raise PluginError(f"{PRICES_FILE}: prices name GPUs not in {GPUS_FILE}: {names}")
     price_list = list(prices.values())
     cheapest_entries = {gpu_id: cheapest_prices(gpu_id, price_list) for gpu_id in gpus}
     _state.update(

@@ -49,7 +49,7 @@ def load_index(root: Path) -> Index:
     """Every valid result under `root` and its index rows, each marked with its entry in the
     corrections file; an invalid file raises."""
     catalogs = catalogs_folder(root)
-    prices = list(load_prices(catalogs / "prices.yaml").values())
+    prices = list(load_prices(catalogs).values())
     bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     results: dict[str, Result] = {}

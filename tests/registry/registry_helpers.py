@@ -13,9 +13,11 @@ from typing import Any, NamedTuple
 import pytest
 from registry_checkout import empty_registry
 
+from infermeter.registry.catalog import GPUS_FILE
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.harvest.sources import FileCitation
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
@@ -37,9 +39,9 @@ def git(root: Path, *arguments: str) -> str:
 def prices_registry(root: Path) -> Path:
     """A registry checkout at `root` holding only the GPU catalog: what a price harvest reads
     (the GPUs' source names) and writes its price file into."""
-    catalogs = root / "registry" / "catalogs"
+    catalogs = catalogs_folder(root)
     catalogs.mkdir(parents=True)
-    shutil.copy(REPOSITORY_ROOT / "registry" / "catalogs" / "gpus.yaml", catalogs)
+    shutil.copy(catalogs_folder(REPOSITORY_ROOT) / GPUS_FILE, catalogs)
     return root
 
 

@@ -6,6 +6,10 @@ import pytest
 
 from infermeter.registry.catalog import (
     CATALOGS_DIR,
+    GPUS_FILE,
+    MODELS_FILE,
+    PRICES_FILE,
+    catalogs_holding,
     load_gpus,
     load_models,
     load_prices,
@@ -68,13 +72,14 @@ prices:
 
 def _gpus_file(tmp_path: Path, *entries: tuple[str, str]) -> Path:
     body = "".join(GPU_ENTRY.format(id=gpu_id, memory_gb=memory) for gpu_id, memory in entries)
-    path = tmp_path / "gpus.yaml"
+    path = tmp_path / GPUS_FILE
     path.write_text("schema_version: 1\ngpus:" + body, encoding="utf-8")
     return path
 
 
 def test_catalog_loads_entries_by_id_and_keeps_dates_as_text(tmp_path: Path) -> None:
-    gpus = load_gpus(_gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "141")))
+    _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "141"))
+    gpus = load_gpus(tmp_path)
     assert list(gpus) == ["gpu-a", "gpu-b"]
     assert gpus["gpu-b"].memory_gb == 141
     assert gpus["gpu-a"].launch == "2023-03-21"
@@ -89,10 +94,11 @@ def test_catalog_read_again_is_a_fresh_copy_and_an_edit_is_read(tmp_path: Path) 
     first["gpus"][0]["memory_gb"] = 1
     assert read_catalog_data(path)["gpus"][0]["memory_gb"] == 80
     _gpus_file(tmp_path, ("gpu-a", "94"))
-    assert load_gpus(path)["gpu-a"].memory_gb == 94
-    twin = tmp_path / "twin" / "gpus.yaml"
-    twin.parent.mkdir()
-    twin.write_text(path.read_text(encoding="utf-8").replace("94", "-1"), encoding="utf-8")
+    assert load_gpus(tmp_path)["gpu-a"].memory_gb == 94
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    text = path.read_text(encoding="utf-8").replace("94", "-1")
+    (twin / GPUS_FILE).write_text(text, encoding="utf-8")
     with pytest.raises(InvalidFileError, match=r"twin/gpus\.yaml: gpus\[0\]\.memory_gb"):
         load_gpus(twin)
 
@@ -100,14 +106,14 @@ def test_catalog_read_again_is_a_fresh_copy_and_an_edit_is_read(tmp_path: Path) 
 def test_catalog_error_names_file_and_field(tmp_path: Path) -> None:
     path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "80"), ("gpu-c", "-1"))
     with pytest.raises(InvalidFileError) as caught:
-        load_gpus(path)
+        load_gpus(tmp_path)
     assert str(caught.value) == f"{path}: gpus[2].memory_gb: Input should be greater than 0"
 
 
 def test_catalog_collects_every_problem(tmp_path: Path) -> None:
-    path = _gpus_file(tmp_path, ("GPU A", "80"), ("gpu-b", "lots"))
+    _gpus_file(tmp_path, ("GPU A", "80"), ("gpu-b", "lots"))
     with pytest.raises(InvalidFileError) as caught:
-        load_gpus(path)
+        load_gpus(tmp_path)
     assert [problem.path for problem in caught.value.problems] == [
         "gpus[0].id",
         "gpus[1].memory_gb",
@@ -115,9 +121,9 @@ def test_catalog_collects_every_problem(tmp_path: Path) -> None:
 
 
 def test_catalog_rejects_duplicate_ids(tmp_path: Path) -> None:
-    path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-a", "94"))
+    _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-a", "94"))
     with pytest.raises(InvalidFileError, match=r"gpus\[1\]\.id: duplicate id 'gpu-a'"):
-        load_gpus(path)
+        load_gpus(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -130,31 +136,38 @@ def test_catalog_rejects_duplicate_ids(tmp_path: Path) -> None:
     ],
 )
 def test_catalog_rejects_malformed_files(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "prices.yaml"
-    path.write_text(text, encoding="utf-8")
+    (tmp_path / PRICES_FILE).write_text(text, encoding="utf-8")
     with pytest.raises(InvalidFileError, match=message):
-        load_prices(path)
+        load_prices(tmp_path)
 
 
 def test_catalog_missing_file_is_an_invalid_file(tmp_path: Path) -> None:
-    with pytest.raises(InvalidFileError, match="no such file"):
-        load_models(tmp_path / "models.yaml")
+    with pytest.raises(InvalidFileError, match=r"models\.yaml: no such file"):
+        load_models(tmp_path)
 
 
 def test_catalog_models_and_prices_load_inline_examples(tmp_path: Path) -> None:
-    (tmp_path / "models.yaml").write_text(MODELS_YAML, encoding="utf-8")
-    (tmp_path / "prices.yaml").write_text(PRICES_YAML, encoding="utf-8")
-    model = load_models(tmp_path / "models.yaml")["tiny-model"]
+    (tmp_path / MODELS_FILE).write_text(MODELS_YAML, encoding="utf-8")
+    (tmp_path / PRICES_FILE).write_text(PRICES_YAML, encoding="utf-8")
+    model = load_models(tmp_path)["tiny-model"]
     assert model.config == {"hidden_size": 896, "num_attention_heads": 14, "rope_scaling": None}
-    price = load_prices(tmp_path / "prices.yaml")["cloud-h100-on-demand"]
+    price = load_prices(tmp_path)["cloud-h100-on-demand"]
     assert (price.usd_per_gpu_hour, price.as_of, price.tier) == (3.93, "2025-06-01", "on_demand")
 
 
-@pytest.mark.parametrize("loader", [load_gpus, load_models, load_prices])
-def test_catalog_real_files_load(loader: object) -> None:
+def test_catalog_folder_lacking_a_file_falls_back_to_the_package_catalogs(tmp_path: Path) -> None:
+    _gpus_file(tmp_path, ("gpu-a", "80"))
+    assert catalogs_holding(tmp_path, GPUS_FILE) == tmp_path
+    assert catalogs_holding(tmp_path, MODELS_FILE) == CATALOGS_DIR
+
+
+@pytest.mark.parametrize(
+    ("loader", "file_name"),
+    [(load_gpus, GPUS_FILE), (load_models, MODELS_FILE), (load_prices, PRICES_FILE)],
+)
+def test_catalog_real_files_load(loader: object, file_name: str) -> None:
     assert callable(loader)
-    name = loader.__name__.removeprefix("load_") + ".yaml"
-    assert (CATALOGS_DIR / name).exists()
+    assert (CATALOGS_DIR / file_name).exists()
     entries = loader()
     assert entries
     assert all(key == entry.id for key, entry in entries.items())

@@ -13,7 +13,9 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from infermeter.bench.cli.main import main
+from infermeter.registry.catalog import PRICES_FILE
 from infermeter.registry.index import build_index_counted
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import Result
 from infermeter.registry.store import content_id, read_result, result_path, write_result
 from infermeter.registry.validate import validate_paths
@@ -37,9 +39,9 @@ def _registry(root: Path, *results: Result) -> Path:
     gpu_result = root / result_path(read_result(MEASURED)).as_posix()
     gpu_result.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(MEASURED, gpu_result)
-    catalogs = root / "registry/catalogs"
+    catalogs = catalogs_folder(root)
     catalogs.mkdir(parents=True, exist_ok=True)
-    (catalogs / "prices.yaml").write_text("schema_version: 1\nprices: []\n", encoding="utf-8")
+    (catalogs / PRICES_FILE).write_text("schema_version: 1\nprices: []\n", encoding="utf-8")
     return root
 
 

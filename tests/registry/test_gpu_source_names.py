@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from infermeter.registry import harvest
-from infermeter.registry.catalog import CATALOGS_DIR, gpu_named, load_gpus
+from infermeter.registry.catalog import CATALOGS_DIR, GPUS_FILE, gpu_named, load_gpus
 from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.harvest import skypilot, trtllm_names
 
@@ -45,31 +45,29 @@ def test_a_name_is_matched_exactly_and_per_source() -> None:
 
 
 def test_a_name_one_source_gives_two_gpus_is_a_problem(tmp_path: Path) -> None:
-    data = yaml.safe_load((CATALOGS_DIR / "gpus.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((CATALOGS_DIR / GPUS_FILE).read_text(encoding="utf-8"))
     by_id = {gpu["id"]: index for index, gpu in enumerate(data["gpus"])}
     data["gpus"][by_id["h200-sxm"]]["source_names"].append(
         {"source": "mlperf", "name": "NVIDIA H100-SXM-80GB"}
     )
-    path = tmp_path / "gpus.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    (tmp_path / GPUS_FILE).write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(InvalidFileError) as caught:
-        load_gpus(path)
+        load_gpus(tmp_path)
     (problem,) = caught.value.problems
     assert problem.path.startswith(f"gpus[{by_id['h200-sxm']}].source_names[")
     assert problem.message == "mlperf name 'NVIDIA H100-SXM-80GB' is already h100-sxm's"
 
 
 def test_a_name_of_a_source_no_harvest_declares_is_a_problem(tmp_path: Path) -> None:
-    data = yaml.safe_load((CATALOGS_DIR / "gpus.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((CATALOGS_DIR / GPUS_FILE).read_text(encoding="utf-8"))
     data["gpus"][0]["source_names"] = [
         {"source": "mlperf-v9", "name": "A"},
         {"source": "skypilot-oci", "name": "A"},
         {"source": "skypilot-oci-eu", "name": "B"},
     ]
-    path = tmp_path / "gpus.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    (tmp_path / GPUS_FILE).write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(InvalidFileError) as caught:
-        load_gpus(path)
+        load_gpus(tmp_path)
     problems = [(problem.path, problem.message.split(";")[0]) for problem in caught.value.problems]
     assert problems == [
         ("gpus[0].source_names[0].source", "'mlperf-v9' is no harvest source's"),

@@ -15,6 +15,7 @@ from registry_checkout import empty_registry
 from infermeter.registry.catalog import load_gpus
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.harvest.sources import FileCitation
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +25,7 @@ CITED = FileCitation(commit=COMMIT)
 
 
 def test_the_catalog_states_the_96_gb_part_from_its_sources() -> None:
-    gpu = load_gpus(REPOSITORY_ROOT / "registry/catalogs/gpus.yaml")["gh200-96gb"]
+    gpu = load_gpus(catalogs_folder(REPOSITORY_ROOT))["gh200-96gb"]
     assert (gpu.memory_gb, gpu.memory_type, gpu.memory_bandwidth_gb_s) == (96, "HBM3", 4000)
     assert any("Oracle/systems/GH200" in str(source.url) for source in gpu.sources)
 

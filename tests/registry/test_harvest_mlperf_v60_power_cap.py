@@ -17,7 +17,8 @@ from pathlib import Path
 from registry_checkout import empty_registry
 from registry_helpers import MlperfExcerpt, MlperfHarvest
 
-from infermeter.registry.catalog import load_gpus
+from infermeter.registry.catalog import GPUS_FILE, load_gpus
+from infermeter.registry.location import catalogs_folder
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
@@ -56,7 +57,7 @@ def test_without_its_catalog_entry_the_capped_run_is_skipped_not_filed_as_the_pa
     tmp_path: Path,
 ) -> None:
     root = empty_registry(tmp_path / "checkout")
-    catalog = root / "registry/catalogs/gpus.yaml"
+    catalog = catalogs_folder(root) / GPUS_FILE
     text = catalog.read_text()
     cut = text.index("  - id: mi355x-1000w\n")
     catalog.write_text(text[:cut])

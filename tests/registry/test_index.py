@@ -13,9 +13,11 @@ from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.across_rows import with_replicate_spread
+from infermeter.registry.catalog import PRICES_FILE
 from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.index import build_index, render_csv, write_index
 from infermeter.registry.index_row import COLUMNS, IndexRow
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.store import read_result, result_path
 
 EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
@@ -53,13 +55,13 @@ def _registry(root: Path, *examples: Path) -> Path:
         destination = root / result_path(read_result(example)).as_posix()
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(example, destination)
-    catalogs = root / "registry/catalogs"
+    catalogs = catalogs_folder(root)
     catalogs.mkdir(parents=True, exist_ok=True)
     (root / "registry/results").mkdir(parents=True, exist_ok=True)
     text = "schema_version: 1\nprices:" + "".join(
         PRICE.format(id=i, gpu=g, tier=t, price=p) for i, g, t, p in PRICES
     )
-    (catalogs / "prices.yaml").write_text(text, encoding="utf-8")
+    (catalogs / PRICES_FILE).write_text(text, encoding="utf-8")
     return root
 
 

@@ -10,7 +10,13 @@ from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from infermeter.bench.cli.main import main
-from infermeter.registry.catalog import CATALOGS_DIR, read_catalog_data
+from infermeter.registry.catalog import (
+    CATALOGS_DIR,
+    GPUS_FILE,
+    MODELS_FILE,
+    PRICES_FILE,
+    read_catalog_data,
+)
 from infermeter.registry.models import Result
 from infermeter.registry.schemas import (
     JSON_SCHEMA_DIALECT,
@@ -32,9 +38,9 @@ VALID_FILES = sorted(
     for path in (VALID_EXAMPLES / folder).glob("*.json")
 )
 CATALOG_SCHEMAS = {
-    "gpus.yaml": "gpu-catalog.schema.json",
-    "models.yaml": "model-catalog.schema.json",
-    "prices.yaml": "price-catalog.schema.json",
+    GPUS_FILE: "gpu-catalog.schema.json",
+    MODELS_FILE: "model-catalog.schema.json",
+    PRICES_FILE: "price-catalog.schema.json",
 }
 
 

@@ -252,9 +252,11 @@ def test_browser_pasted_config_matches_catalog_model_without_snapshot(
     page: Any, site_url: str
 ) -> None:
     """Also the worker's fallback: the memory snapshot missing, Python starts from scratch."""
-    catalog = Path(__file__).resolve().parents[2] / "registry/catalogs/models.yaml"
+    from infermeter.registry.catalog import MODELS_FILE, load_models
+    from infermeter.registry.location import catalogs_folder
+
+    catalog = catalogs_folder(Path(__file__).resolve().parents[2]) / MODELS_FILE
     assert catalog.is_file()
-    from infermeter.registry.catalog import load_models
 
     page.context.route(
         "**/assets/calculators-snapshot.bin", lambda route: route.fulfill(status=404, body="")

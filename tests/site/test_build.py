@@ -15,6 +15,8 @@ from registry_checkout import empty_registry
 from site_helpers import REPO, build_site
 
 from infermeter.bench.cli.main import main
+from infermeter.registry.catalog import GPUS_FILE
+from infermeter.registry.location import catalogs_folder
 from infermeter.registry.store import parse_result, with_content_id, write_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
@@ -184,7 +186,7 @@ def test_build_search_finds_gpus_and_models_and_stays_small(built_site: Path) ->
 
 def test_build_fails_on_invalid_catalog(tmp_path: Path) -> None:
     root = empty_registry(tmp_path / "registry-checkout")
-    gpus = root / "registry/catalogs/gpus.yaml"
+    gpus = catalogs_folder(root) / GPUS_FILE
     gpus.write_text(gpus.read_text().replace("memory_gb: 24\n", "memory_gb: -24\n", 1))
     completed = build_site(tmp_path / "out", root)
     assert completed.returncode != 0
