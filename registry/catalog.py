@@ -35,7 +35,14 @@ MODELS_FILE = "models.yaml"
 """The model catalog's file in a catalogs folder."""
 PRICES_FILE = "prices.yaml"
 """The hand-edited price catalog's file in a catalogs folder; the harvested ones beside it are
-`prices-<source>.yaml` (`price_files`)."""
+`harvested_prices_file`s (`price_files`)."""
+
+
+def harvested_prices_file(label: str) -> str:
+    """The file name of a harvested price catalog, `prices-<label>.yaml` (`label` names its
+    source, e.g. `gcp`), which `price_files` reads beside `PRICES_FILE`."""
+    return f"prices-{label}.yaml"
+
 
 CatalogT = TypeVar("CatalogT", bound=BaseModel)
 EntryT = TypeVar("EntryT", GpuEntry, ModelEntry, PriceEntry)
@@ -180,9 +187,9 @@ def load_models(folder: Path = CATALOGS_DIR) -> dict[str, ModelEntry]:
 
 def price_files(folder: Path = CATALOGS_DIR) -> list[Path]:
     """The price catalog's files in the catalogs folder `folder`: the hand-edited one
-    (`PRICES_FILE`), then each harvested `prices-<source>.yaml` beside it (written by
+    (`PRICES_FILE`), then each harvested one beside it (`harvested_prices_file`, written by
     `infermeter registry harvest`), by name."""
-    return [folder / PRICES_FILE, *sorted(folder.glob("prices-*.yaml"))]
+    return [folder / PRICES_FILE, *sorted(folder.glob(harvested_prices_file("*")))]
 
 
 def load_prices(folder: Path = CATALOGS_DIR) -> dict[str, PriceEntry]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infermeter.registry.catalog import gpu_named, load_gpus
+from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
@@ -49,7 +49,7 @@ from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
 
 GPU_NAMES = AZURE_RETAIL.gpu_names
-PRICE_FILE = CATALOGS_FOLDER / "prices-azure.yaml"
+PRICE_FILE = CATALOGS_FOLDER / harvested_prices_file("azure")
 SIZES_SOURCE = (
     "https://github.com/microsoft/aspire/blob/5bd693ae1897dee5e2ce71c2cc08879c1c7eff51/"
     "src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs"

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from infermeter.registry.catalog import gpu_named, load_gpus
+from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
@@ -46,7 +46,7 @@ from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
 
 GPU_NAMES = GCP_PRICING.gpu_names
-PRICE_FILE = CATALOGS_FOLDER / "prices-gcp.yaml"
+PRICE_FILE = CATALOGS_FOLDER / harvested_prices_file("gcp")
 HOURS_PER_MONTH = 730  # the file's month: `month` = `hour` x 730
 # (file key, tier, term): the term names a committed price's length, None for the others.
 TIER_KEYS: tuple[tuple[str, str, str | None], ...] = (

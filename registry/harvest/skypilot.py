@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from infermeter.registry.catalog import gpu_named, load_catalog, load_gpus
+from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_catalog, load_gpus
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.run import HarvestOptions
@@ -217,7 +217,7 @@ def render(entries: list[PriceEntry], header: str = HEADER) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-PRICE_FILE = CATALOGS_FOLDER / "prices-skypilot.yaml"
+PRICE_FILE = CATALOGS_FOLDER / harvested_prices_file("skypilot")
 
 
 def compare_prices(path: Path, entries: list[PriceEntry], report: HarvestReport) -> None:
