@@ -192,7 +192,7 @@ def predicted_tokens_per_s(
         payload = perf(request, None)
     except CalculatorError:
         return None
-    if deployment.gpu_count != gpu_count:
+    if deployment.layout.gpus != gpu_count:
         return None
     tokens = (
         payload["output_tokens_per_s"] if slo is None else payload["output_tokens_per_s_at_slo"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 
 
 @dataclass(frozen=True)
@@ -62,15 +63,14 @@ class StepTraffic:
 
 
 def decode_step_traffic(
-    arch: ModelArch,
-    batch: int,
-    activation_bytes: int,
-    tensor_parallel_size: int = 1,
-    pipeline_parallel_size: int = 1,
+    arch: ModelArch, layout: ParallelLayout, batch: int, activation_bytes: int
 ) -> StepTraffic:
-    """One GPU's bytes per decode step under TP × PP (formula in the module docstring)."""
+    """One GPU's bytes per decode step of `batch` sequences under the layout's TP × PP
+    (formula in the module docstring)."""
     if batch < 1:
         raise InputError(f"batch: expected an integer >= 1, got {batch}")
+    tensor_parallel_size = layout.tensor_parallel_size
+    pipeline_parallel_size = layout.pipeline_parallel_size
     for name, size in (
         ("tensor_parallel_size", tensor_parallel_size),
         ("pipeline_parallel_size", pipeline_parallel_size),

@@ -40,8 +40,13 @@ class ParallelLayout:
     enable_expert_parallel: bool = False
 
     @property
+    def replica_gpus(self) -> int:
+        """GPUs one data-parallel replica spans: tensor x pipeline parallel."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
     def gpus(self) -> int:
-        return self.tensor_parallel_size * self.pipeline_parallel_size * self.data_parallel_size
+        return self.replica_gpus * self.data_parallel_size
 
     @property
     def expert_group_size(self) -> int:

@@ -21,8 +21,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.quantization import WeightFormat, weight_bytes
 from infermeter.calculators.roofline import (
     attention_flops_per_token,
@@ -34,26 +36,22 @@ from infermeter.calculators.roofline import (
 
 @dataclass(frozen=True)
 class Replica:
-    """One replica of a deployment (tensor × pipeline GPUs), with its GPU's peak figures."""
+    """One replica of a deployment (the layout's tensor × pipeline GPUs), with its GPU's peak
+    figures."""
 
     arch: ModelArch
     fmt: WeightFormat
     kv_cache_dtype: str | None
-    tensor_parallel_size: int
-    pipeline_parallel_size: int
+    layout: ParallelLayout
     memory_bandwidth_gb_s: float
     tflops_dense: Mapping[str, float | None]
     links: Sequence[Link]
 
     @property
-    def gpus(self) -> int:
-        return self.tensor_parallel_size * self.pipeline_parallel_size
-
-    @property
     def peak_flops(self) -> float | None:
         """The replica's peak dense FLOP/s at the weight format's fastest rate; None unknown."""
         tflops = dense_tflops_for(self.fmt, self.tflops_dense)
-        return None if tflops is None else tflops * 1e12 * self.gpus
+        return None if tflops is None else tflops * 1e12 * self.layout.replica_gpus
 
 
 def distinct_experts_share(num_experts: int, experts_per_token: int, tokens: float) -> float:
@@ -67,8 +65,9 @@ def all_experts_seconds(replica: Replica) -> float:
     """The time to read every routed expert one GPU of a stage holds: 0 for a dense model."""
     if replica.arch.moe is None:
         return 0.0
-    stored = weight_bytes(replica.arch, replica.fmt, replica.tensor_parallel_size).by_role
-    per_stage = stored.get("experts", 0) / replica.pipeline_parallel_size
+    layout = replica.layout
+    stored = weight_bytes(replica.arch, replica.fmt, layout.tensor_parallel_size).by_role
+    per_stage = stored.get("experts", 0) / layout.pipeline_parallel_size
     return per_stage / (replica.memory_bandwidth_gb_s * 1e9)
 
 
@@ -145,10 +144,7 @@ def step_model(replica: Replica, context_tokens: int) -> StepModel:
             replica.fmt,
             replica.memory_bandwidth_gb_s * 1e9,
             dense_tflops_for(replica.fmt, replica.tflops_dense),
-            tensor_parallel_size=replica.tensor_parallel_size,
-            gpu_count=replica.gpus,
-            context_tokens=context_tokens,
-            batch=batch,
+            DecodeBatch(replica.layout, context_tokens, batch),
             kv_cache_dtype=replica.kv_cache_dtype,
             links=replica.links,
         )
@@ -177,7 +173,7 @@ def attention_peak_flops(replica: Replica) -> float | None:
     rates = replica.tflops_dense
     names = ("fp8", "bf16", "fp16") if replica.kv_cache_dtype == "fp8" else ("bf16", "fp16")
     known = [rate for rate in (rates.get(name) for name in names) if rate]
-    return max(known) * 1e12 * replica.gpus if known else None
+    return max(known) * 1e12 * replica.layout.replica_gpus if known else None
 
 
 def prefill_seconds(replica: Replica, prompt_tokens: float) -> float:

@@ -31,6 +31,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import touched_params
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.interconnect import Link, decode_step_traffic
@@ -109,12 +110,12 @@ def _costs(
     fmt_rates: dict[str, float],
     total_weight_bytes: float,
     kv: KVCacheShape,
-    context_tokens: int,
-    tp: int,
-    pp: int,
+    decode: DecodeBatch,
     activation_bytes: int,
     link: Link | None,
 ) -> _Costs:
+    context_tokens, layout = decode.context_tokens, decode.layout
+    tp, pp = layout.tensor_parallel_size, layout.pipeline_parallel_size
     by_signature: dict[_Signature, float] = {}
     weights: list[float] = []
     kv_bytes: list[float] = []
@@ -132,7 +133,7 @@ def _costs(
             kv_bytes.append(kv.bytes_per_token_per_layer * min(context_tokens, window))
         else:
             kv_bytes.append(kv.bytes_per_token_per_layer * context_tokens)
-    traffic = decode_step_traffic(arch, 1, activation_bytes, tp, pp)
+    traffic = decode_step_traffic(arch, layout, 1, activation_bytes)
     return _Costs(
         weight_bytes=tuple(weights),
         kv_bytes_per_sequence=tuple(kv_bytes),
@@ -216,28 +217,23 @@ def pipeline_step(
     fmt_rates: dict[str, float],
     total_weight_bytes: int,
     kv: KVCacheShape,
+    decode: DecodeBatch,
     *,
     memory_bandwidth_bytes_per_s: float,
-    tensor_parallel_size: int,
-    pipeline_parallel_size: int,
-    context_tokens: int,
-    batch: int,
     activation_bytes: int,
     link: Link | None,
     quantized_by_layer: bool = False,
 ) -> PipelineStep:
-    """The slowest stage of the split of `arch`'s layers into `pipeline_parallel_size` stages
-    whose slowest stage is fastest, for one decode step of `batch` sequences of
-    `context_tokens` (module docstring). `fmt_rates` are `bytes_per_touched_param`; with
-    `quantized_by_layer` the stages are equal shares of the whole."""
-    pp, tp = pipeline_parallel_size, tensor_parallel_size
+    """The slowest stage of the split of `arch`'s layers into the layout's pipeline parallel
+    size of stages whose slowest stage is fastest, for one decode step of the `decode` batch
+    (module docstring). `fmt_rates` are `bytes_per_touched_param`; with `quantized_by_layer`
+    the stages are equal shares of the whole."""
+    pp, batch = decode.layout.pipeline_parallel_size, decode.batch
     if not 1 < pp <= arch.num_layers:
         raise InputError(
             f"pipeline_parallel_size: expected 2 to the model's {arch.num_layers} layers, got {pp}"
         )
-    costs = _costs(
-        arch, fmt_rates, total_weight_bytes, kv, context_tokens, tp, pp, activation_bytes, link
-    )
+    costs = _costs(arch, fmt_rates, total_weight_bytes, kv, decode, activation_bytes, link)
     bandwidth = memory_bandwidth_bytes_per_s
     link_rate = link.gb_s_per_direction * 1e9 if link is not None else 1.0
     layers = len(costs.weight_bytes)

@@ -40,6 +40,7 @@ from typing import Any, Literal
 from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.perf_model import (
     Replica,
     StepModel,
@@ -88,8 +89,10 @@ class Deployment:
     engine: str = "vllm"
 
     @property
-    def gpu_count(self) -> int:
-        return self.tensor_parallel_size * self.pipeline_parallel_size * self.data_parallel_size
+    def layout(self) -> ParallelLayout:
+        return ParallelLayout(
+            self.tensor_parallel_size, self.pipeline_parallel_size, self.data_parallel_size
+        )
 
 
 @dataclass(frozen=True)
@@ -289,7 +292,7 @@ def replica_capacity(deployment: Deployment, workload: Workload) -> int:
     )
     plan = plan_vllm(deployment.arch, settings)
     if not plan.fits or plan.kv_cache_tokens < length:
-        gpus = deployment.tensor_parallel_size * deployment.pipeline_parallel_size
+        gpus = deployment.layout.replica_gpus
         raise CalculatorError(
             f"the model does not fit {gpus} x {deployment.gpu.id} at {length} tokens per "
             f"request: {plan.error or 'no KV cache'}"
@@ -307,8 +310,7 @@ def prepare(deployment: Deployment, workload: Workload) -> Prepared:
         arch=deployment.arch,
         fmt=fmt,
         kv_cache_dtype=deployment.kv_cache_dtype,
-        tensor_parallel_size=deployment.tensor_parallel_size,
-        pipeline_parallel_size=deployment.pipeline_parallel_size,
+        layout=deployment.layout,
         memory_bandwidth_gb_s=deployment.gpu.memory_bandwidth_gb_s,
         tflops_dense=deployment.gpu.tflops_dense,
         links=tuple(deployment.gpu.links),
@@ -326,7 +328,7 @@ def prepare(deployment: Deployment, workload: Workload) -> Prepared:
         precision=precision_name(fmt.method),
         engine=engine_family(deployment.engine),
         replicas=deployment.data_parallel_size,
-        gpu_count=deployment.gpu_count,
+        gpu_count=deployment.layout.gpus,
         tensor_parallel_size=deployment.tensor_parallel_size,
     )
 

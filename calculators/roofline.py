@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import (
     bytes_per_touched_param,
     decode_weight_bytes_per_step,
@@ -48,7 +49,10 @@ from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
 from infermeter.calculators.param_count import param_counts
 from infermeter.calculators.pipeline_stages import pipeline_step
 from infermeter.calculators.quantization import WeightFormat, weight_format
-from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.calculators.vllm_settings import VllmSettings, settings_layout
+
+# The decode step the bounds take where none is given: one sequence, no context, on one GPU.
+ONE_SEQUENCE = DecodeBatch()
 
 
 @dataclass(frozen=True)
@@ -122,50 +126,39 @@ def decode_tokens_per_second_bound(
     arch: ModelArch,
     fmt: WeightFormat,
     memory_bandwidth_bytes_per_s: float,
-    tensor_parallel_size: int = 1,
-    context_tokens: int = 0,
-    batch: int = 1,
+    decode: DecodeBatch = ONE_SEQUENCE,
     kv_cache_dtype: str | None = None,
     *,
-    pipeline_parallel_size: int = 1,
     link: Link | None = None,
 ) -> DecodeBound:
     """The bandwidth bound on decode speed per stream.
 
     One step reads the weights a token touches once for the whole batch (one GPU's shard under
-    tensor parallelism) and the KV cache of `batch` sequences of `context_tokens` each.
+    tensor parallelism) and the KV cache of the `decode` batch's sequences, each of its
+    context.
     Routed experts are counted as if every sequence picked the same ones: the smallest read.
     With more than one GPU and a `link`, the step also sends its TP all-reduces and PP
     activations over it (`calculators.interconnect.decode_step_traffic`), after the reads.
     Under pipeline parallelism each stage reads only its own layers' weights and KV cache, and
     the pipelined step takes the slowest stage's time (`calculators.pipeline_stages`).
     """
-    _check_decode_inputs(memory_bandwidth_bytes_per_s, batch, context_tokens)
-    weights = decode_weight_bytes_per_step(arch, fmt, tensor_parallel_size)
+    _check_decode_inputs(memory_bandwidth_bytes_per_s, decode)
+    layout, batch = decode.layout, decode.batch
+    weights = decode_weight_bytes_per_step(arch, fmt, layout.tensor_parallel_size)
     kv_shape = kv_cache_shape(
         arch,
         kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tensor_parallel_size,
+        tensor_parallel_size=layout.tensor_parallel_size,
         model_dtype_bytes=fmt.unquantized_bytes_per_param,
     )
-    if pipeline_parallel_size > 1:
+    if layout.pipeline_parallel_size > 1:
         return _pipelined_decode_bound(
-            arch,
-            fmt,
-            weights,
-            kv_shape,
-            memory_bandwidth_bytes_per_s,
-            (tensor_parallel_size, pipeline_parallel_size),
-            context_tokens,
-            batch,
-            link,
+            arch, fmt, weights, kv_shape, memory_bandwidth_bytes_per_s, decode, link
         )
-    traffic = decode_step_traffic(
-        arch, batch, fmt.unquantized_bytes_per_param, tensor_parallel_size, pipeline_parallel_size
-    )
+    traffic = decode_step_traffic(arch, layout, batch, fmt.unquantized_bytes_per_param)
     return DecodeBound(
         weight_bytes_per_step=weights,
-        kv_cache_bytes_per_step=batch * kv_shape.bytes_for_sequence(context_tokens),
+        kv_cache_bytes_per_step=batch * kv_shape.bytes_for_sequence(decode.context_tokens),
         memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
         batch=batch,
         interconnect_bytes_per_step=traffic.bytes_per_step if link is not None else 0.0,
@@ -173,14 +166,12 @@ def decode_tokens_per_second_bound(
     )
 
 
-def _check_decode_inputs(
-    memory_bandwidth_bytes_per_s: float, batch: int, context_tokens: int
-) -> None:
+def _check_decode_inputs(memory_bandwidth_bytes_per_s: float, decode: DecodeBatch) -> None:
     _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    if batch < 1:
-        raise InputError(f"batch: expected an integer >= 1, got {batch}")
-    if context_tokens < 0:
-        raise InputError(f"context_tokens: expected an integer >= 0, got {context_tokens}")
+    if decode.batch < 1:
+        raise InputError(f"batch: expected an integer >= 1, got {decode.batch}")
+    if decode.context_tokens < 0:
+        raise InputError(f"context_tokens: expected an integer >= 0, got {decode.context_tokens}")
 
 
 def _pipelined_decode_bound(
@@ -189,24 +180,18 @@ def _pipelined_decode_bound(
     weights: int,
     kv_shape: KVCacheShape,
     memory_bandwidth_bytes_per_s: float,
-    parallel: tuple[int, int],
-    context_tokens: int,
-    batch: int,
+    decode: DecodeBatch,
     link: Link | None,
 ) -> DecodeBound:
     """The bound of a pipelined step: the slowest stage's reads and sends
-    (`calculators.pipeline_stages`); `parallel` is (tensor, pipeline) parallel size."""
-    tensor_parallel_size, pipeline_parallel_size = parallel
+    (`calculators.pipeline_stages`)."""
     step = pipeline_step(
         arch,
-        bytes_per_touched_param(arch, fmt, tensor_parallel_size),
+        bytes_per_touched_param(arch, fmt, decode.layout.tensor_parallel_size),
         weights,
         kv_shape,
+        decode,
         memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
-        tensor_parallel_size=tensor_parallel_size,
-        pipeline_parallel_size=pipeline_parallel_size,
-        context_tokens=context_tokens,
-        batch=batch,
         activation_bytes=fmt.unquantized_bytes_per_param,
         link=link,
         quantized_by_layer=bool(fmt.unquantized_layers),
@@ -215,10 +200,10 @@ def _pipelined_decode_bound(
         weight_bytes_per_step=step.slowest.weight_bytes,
         kv_cache_bytes_per_step=step.slowest.kv_cache_bytes,
         memory_bandwidth_bytes_per_s=memory_bandwidth_bytes_per_s,
-        batch=batch,
+        batch=decode.batch,
         interconnect_bytes_per_step=step.slowest.interconnect_bytes,
         link=link,
-        pipeline_parallel_size=pipeline_parallel_size,
+        pipeline_parallel_size=decode.layout.pipeline_parallel_size,
         stream_seconds_per_token=step.stream_seconds_per_token,
     )
 
@@ -320,58 +305,47 @@ def deployment_throughput_bound(
     fmt: WeightFormat,
     memory_bandwidth_bytes_per_s: float,
     dense_tflops: float | None,
+    decode: DecodeBatch = ONE_SEQUENCE,
     *,
-    tensor_parallel_size: int = 1,
-    gpu_count: int = 1,
-    context_tokens: int = 0,
-    batch: int = 1,
     kv_cache_dtype: str | None = None,
     links: Sequence[Link] = (),
 ) -> ThroughputBound:
-    """No deployment of `gpu_count` GPUs decodes `batch` sequences of `context_tokens` faster.
+    """No replica of the `decode` batch's layout decodes its batch faster.
 
-    The bandwidth bound is one replica's (tensor-parallel GPUs read their shards in parallel,
+    The bandwidth bound is the replica's (tensor-parallel GPUs read their shards in parallel,
     then exchange their all-reduces over the fastest of the GPU's `links` that joins the
-    replica's GPUs, `calculators.interconnect`); the compute bound is per GPU × `gpu_count`.
-    The replica's pipeline stages are `gpu_count ÷ tensor_parallel_size`: `batch` tokens per
-    time of the slowest stage, as in steady state with micro-batches in flight on every stage.
+    replica's GPUs, `calculators.interconnect`); the compute bound is per GPU × the replica's
+    GPUs. Under pipeline parallelism: the batch's tokens per time of the slowest stage, as in
+    steady state with micro-batches in flight on every stage.
     """
+    gpu_count = decode.layout.replica_gpus
     if gpu_count < 1:
         raise InputError(f"gpu_count: expected an integer >= 1, got {gpu_count}")
-    pipeline = max(1, gpu_count // tensor_parallel_size)
     link = link_joining(links, gpu_count) if gpu_count > 1 else None
-    decode = decode_tokens_per_second_bound(
-        arch,
-        fmt,
-        memory_bandwidth_bytes_per_s,
-        tensor_parallel_size,
-        context_tokens,
-        batch,
-        kv_cache_dtype,
-        pipeline_parallel_size=pipeline,
-        link=link,
+    reads = decode_tokens_per_second_bound(
+        arch, fmt, memory_bandwidth_bytes_per_s, decode, kv_cache_dtype, link=link
     )
     compute = (
         None
         if dense_tflops is None
         else output_tokens_per_second_per_gpu_bound(
-            arch, dense_tflops, context_tokens
+            arch, dense_tflops, decode.context_tokens
         ).tokens_per_second_per_gpu
         * gpu_count
     )
-    bandwidth = decode.tokens_per_second
+    bandwidth = reads.tokens_per_second
     return ThroughputBound(
-        batch=batch,
-        context_tokens=context_tokens,
+        batch=decode.batch,
+        context_tokens=decode.context_tokens,
         gpu_count=gpu_count,
         bandwidth_tokens_per_second=bandwidth,
-        bandwidth_tokens_per_second_per_stream=decode.tokens_per_second_per_stream,
+        bandwidth_tokens_per_second_per_stream=reads.tokens_per_second_per_stream,
         compute_tokens_per_second=compute,
         tokens_per_second=min(bandwidth, compute) if compute is not None else bandwidth,
-        limited_by=_limited_by(decode, compute),
-        memory_seconds_per_step=decode.memory_seconds_per_step,
-        interconnect_seconds_per_step=decode.interconnect_seconds_per_step,
-        interconnect=interconnect_label(gpu_count, tensor_parallel_size, link),
+        limited_by=_limited_by(reads, compute),
+        memory_seconds_per_step=reads.memory_seconds_per_step,
+        interconnect_seconds_per_step=reads.interconnect_seconds_per_step,
+        interconnect=interconnect_label(gpu_count, decode.layout.tensor_parallel_size, link),
     )
 
 
@@ -408,9 +382,8 @@ def plan_throughput_bound(
     if concurrency < 1:
         raise InputError(f"concurrency: expected an integer >= 1, got {concurrency}")
     fmt = weight_format(arch, settings.quantization, settings.dtype)
-    tensor = settings.tensor_parallel_size
-    replica_gpus = tensor * settings.pipeline_parallel_size
-    dp = settings.data_parallel_size
+    layout = settings_layout(settings)
+    dp = layout.data_parallel_size
     shares = [concurrency // dp + (1 if index < concurrency % dp else 0) for index in range(dp)]
     by_share = {
         share: deployment_throughput_bound(
@@ -418,10 +391,7 @@ def plan_throughput_bound(
             fmt,
             memory_bandwidth_gb_s * 1e9,
             dense_tflops_for(fmt, dense_tflops_by_dtype),
-            tensor_parallel_size=tensor,
-            gpu_count=replica_gpus,
-            context_tokens=context_tokens,
-            batch=share,
+            DecodeBatch(layout, context_tokens, share),
             kv_cache_dtype=settings.kv_cache_dtype,
             links=links,
         )

@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.quantization import WeightFormat, weight_format
 from infermeter.calculators.roofline import (
     ThroughputBound,
@@ -105,23 +107,24 @@ def _bound(
     gpu: GpuEntry,
     key: tuple[Any, ...],
     memo: _Memo,
-    **settings: Any,
+    decode: DecodeBatch,
+    kv_cache_dtype: str | None,
 ) -> ThroughputBound | None:
     if key in memo.bounds:
         return memo.bounds[key]
     bound = None
     # A KV cache layout the calculators do not know: bounded at the smallest (fp8), as the
     # physics check does.
-    for kv_cache_dtype in (settings.pop("kv_cache_dtype"), "fp8"):
+    for dtype in (kv_cache_dtype, "fp8"):
         try:
             bound = deployment_throughput_bound(
                 arch,
                 fmt,
                 gpu.memory_bandwidth_gb_s * 1e9,
                 dense_tflops_for(fmt, gpu.tflops_dense.model_dump()),
-                kv_cache_dtype=kv_cache_dtype,
+                decode,
+                kv_cache_dtype=dtype,
                 links=gpu_links(gpu),
-                **settings,
             )
             break
         except CalculatorError:
@@ -176,11 +179,8 @@ def roofline_shares(
             gpu,
             key,
             memo,
-            tensor_parallel_size=tensor,
-            gpu_count=tensor * pipeline,
-            context_tokens=context,
-            batch=per_replica,
-            kv_cache_dtype=identity.model.kv_cache_dtype,
+            DecodeBatch(ParallelLayout(tensor, pipeline), context, per_replica),
+            identity.model.kv_cache_dtype,
         )
         shares.append(_share(point, bound, batch, replicas, context))
     return shares

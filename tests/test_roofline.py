@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import decode_weight_bytes_per_step
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.model_arch import ModelArch
@@ -69,7 +70,7 @@ def test_roofline_kv_cache_adds_per_sequence() -> None:
     fmt = weight_format(arch)
     alone = decode_tokens_per_second_bound(arch, fmt, H100_BANDWIDTH_BYTES_PER_S)
     batch = decode_tokens_per_second_bound(
-        arch, fmt, H100_BANDWIDTH_BYTES_PER_S, context_tokens=1000, batch=8
+        arch, fmt, H100_BANDWIDTH_BYTES_PER_S, DecodeBatch(context_tokens=1000, batch=8)
     )
     # 128 KiB of bf16 KV cache per token (32 layers × 8 heads × 128 × 2 × 2 bytes).
     assert batch.kv_cache_bytes_per_step == 8 * 1000 * 131072
@@ -88,9 +89,14 @@ def test_roofline_compute_bound_llama_8b_on_h100() -> None:
     ("call", "message"),
     [
         (lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 0), "bandwidth"),
-        (lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 1e12, batch=0), "batch"),
         (
-            lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 1e12, context_tokens=-1),
+            lambda arch, fmt: decode_tokens_per_second_bound(arch, fmt, 1e12, DecodeBatch(batch=0)),
+            "batch",
+        ),
+        (
+            lambda arch, fmt: decode_tokens_per_second_bound(
+                arch, fmt, 1e12, DecodeBatch(context_tokens=-1)
+            ),
             "context_tokens",
         ),
         (lambda arch, fmt: output_tokens_per_second_per_gpu_bound(arch, -1), "dense_tflops"),
@@ -116,7 +122,7 @@ def test_roofline_decode_bound_falls_with_context_and_batch(
     fmt = weight_format(arch)
     base = decode_tokens_per_second_bound(arch, fmt, bandwidth)
     loaded = decode_tokens_per_second_bound(
-        arch, fmt, bandwidth, context_tokens=context, batch=batch
+        arch, fmt, bandwidth, DecodeBatch(context_tokens=context, batch=batch)
     )
     assert loaded.tokens_per_second_per_stream <= base.tokens_per_second_per_stream
     assert loaded.tokens_per_second_per_stream == pytest.approx(bandwidth / loaded.bytes_per_step)

@@ -5,6 +5,7 @@ over the GPU's link, after the step's memory reads; worked out by hand for Llama
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.interconnect import (
     Link,
@@ -13,6 +14,7 @@ from infermeter.calculators.interconnect import (
     ring_allreduce_bytes_per_gpu,
 )
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.quantization import WeightFormat, weight_format
 from infermeter.calculators.roofline import (
     decode_tokens_per_second_bound,
@@ -31,7 +33,7 @@ def _arch() -> ModelArch:
 
 
 def test_interconnect_llama_70b_tp8_traffic_is_the_hand_worked_ring() -> None:
-    traffic = decode_step_traffic(_arch(), batch=16, activation_bytes=BF16, tensor_parallel_size=8)
+    traffic = decode_step_traffic(_arch(), ParallelLayout(8), batch=16, activation_bytes=BF16)
     # 2 all-reduces × 80 layers × 16 × 8192 × 2 bytes = 41,943,040 bytes, 7/4 of it per GPU
     assert traffic.tensor_parallel_bytes == 73_400_320
     assert traffic.pipeline_bytes == 0
@@ -40,9 +42,7 @@ def test_interconnect_llama_70b_tp8_traffic_is_the_hand_worked_ring() -> None:
 
 
 def test_interconnect_pipeline_stages_share_the_layers_and_send_their_activations() -> None:
-    traffic = decode_step_traffic(
-        _arch(), batch=16, activation_bytes=BF16, tensor_parallel_size=4, pipeline_parallel_size=2
-    )
+    traffic = decode_step_traffic(_arch(), ParallelLayout(4, 2), batch=16, activation_bytes=BF16)
     # 40 layers a stage: 2 × 40 × 16 × 8192 × 2 × 6/4; one boundary: 16 × 8192 × 2 / 4 ranks
     assert traffic.tensor_parallel_bytes == 2 * 40 * 16 * HIDDEN * BF16 * 6 / 4
     assert traffic.pipeline_bytes == 16 * HIDDEN * BF16 / 4
@@ -51,8 +51,9 @@ def test_interconnect_pipeline_stages_share_the_layers_and_send_their_activation
 def test_interconnect_bound_adds_the_link_time_to_the_memory_time() -> None:
     arch = _arch()
     fmt = weight_format(arch)
-    alone = decode_tokens_per_second_bound(arch, fmt, 1792e9, 8, 1024, 16)
-    linked = decode_tokens_per_second_bound(arch, fmt, 1792e9, 8, 1024, 16, link=PCIE5)
+    sixteen = DecodeBatch(ParallelLayout(8), 1024, 16)
+    alone = decode_tokens_per_second_bound(arch, fmt, 1792e9, sixteen)
+    linked = decode_tokens_per_second_bound(arch, fmt, 1792e9, sixteen, link=PCIE5)
     assert alone.interconnect_seconds_per_step == 0  # no link given: no traffic counted
     assert linked.interconnect_seconds_per_step == pytest.approx(73_400_320 / 63e9)  # 1.165 ms
     step = alone.bytes_per_step / 1792e9 + 73_400_320 / 63e9
@@ -65,24 +66,17 @@ def test_interconnect_bound_falls_when_the_bytes_double_or_the_link_halves() -> 
     fmt, fp32 = weight_format(arch), weight_format(arch, None, "float32")
 
     def traffic_seconds(link: Link, fmt_: WeightFormat = fmt) -> float:
-        bound = decode_tokens_per_second_bound(arch, fmt_, 1792e9, 8, 1024, 64, link=link)
+        sixty_four = DecodeBatch(ParallelLayout(8), 1024, 64)
+        bound = decode_tokens_per_second_bound(arch, fmt_, 1792e9, sixty_four, link=link)
         return bound.interconnect_seconds_per_step
 
     base = traffic_seconds(PCIE5)
     assert traffic_seconds(Link("half", 31.5)) == pytest.approx(2 * base)
     assert traffic_seconds(PCIE5, fp32) == pytest.approx(2 * base)  # 4-byte activations
-    wide = deployment_throughput_bound(
-        arch, fmt, 1792e9, None, tensor_parallel_size=8, gpu_count=8, batch=64, links=[PCIE5]
-    )
+    sixty_four = DecodeBatch(ParallelLayout(8), batch=64)
+    wide = deployment_throughput_bound(arch, fmt, 1792e9, None, sixty_four, links=[PCIE5])
     narrow = deployment_throughput_bound(
-        arch,
-        fmt,
-        1792e9,
-        None,
-        tensor_parallel_size=8,
-        gpu_count=8,
-        batch=64,
-        links=[Link("half", 31.5)],
+        arch, fmt, 1792e9, None, sixty_four, links=[Link("half", 31.5)]
     )
     assert narrow.tokens_per_second < wide.tokens_per_second
     assert narrow.interconnect_seconds_per_step == pytest.approx(
@@ -109,9 +103,7 @@ def test_interconnect_label_names_the_link_or_says_none_is_sourced() -> None:
             fmt,
             gpu.memory_bandwidth_gb_s * 1e9,
             None,
-            tensor_parallel_size=count,
-            gpu_count=count,
-            batch=8,
+            DecodeBatch(ParallelLayout(count), batch=8),
             links=gpu_links(gpu),
         ).interconnect
 
@@ -131,6 +123,6 @@ def test_interconnect_label_names_the_link_or_says_none_is_sourced() -> None:
 
 def test_interconnect_rejects_a_batch_or_parallel_size_below_one() -> None:
     with pytest.raises(InputError, match="batch"):
-        decode_step_traffic(_arch(), 0, BF16)
+        decode_step_traffic(_arch(), ParallelLayout(), 0, BF16)
     with pytest.raises(InputError, match="tensor_parallel_size"):
-        decode_step_traffic(_arch(), 1, BF16, tensor_parallel_size=0)
+        decode_step_traffic(_arch(), ParallelLayout(0), 1, BF16)

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import (
     bytes_per_touched_param,
     decode_weight_bytes_per_step,
@@ -15,6 +16,7 @@ from infermeter.calculators.errors import InputError
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.pipeline_stages import pipeline_step
 from infermeter.calculators.quantization import weight_format
 from infermeter.calculators.roofline import decode_tokens_per_second_bound, plan_throughput_bound
@@ -29,6 +31,8 @@ LAYER_WEIGHTS = 436_224_000
 END_WEIGHTS = 2 * (128_256 * 4096 + 4096)
 # KV: 2 × 8 heads × 128 × 2 bytes a token and layer; 16 sequences of 1,024 tokens.
 LAYER_KV = 16 * 1024 * 2 * 8 * 128 * 2
+SIXTEEN = DecodeBatch(context_tokens=1024, batch=16)
+SIXTEEN_ON_TWO_STAGES = DecodeBatch(ParallelLayout(pipeline_parallel_size=2), 1024, 16)
 
 
 def _arch(model_id: str) -> ModelArch:
@@ -39,10 +43,8 @@ def test_pipeline_llama_8b_pp2_slowest_stage_is_the_hand_worked_split() -> None:
     arch = _arch("llama-3.1-8b-instruct")
     fmt = weight_format(arch)
     assert decode_weight_bytes_per_step(arch, fmt) == 32 * LAYER_WEIGHTS + END_WEIGHTS
-    one = decode_tokens_per_second_bound(arch, fmt, H100, context_tokens=1024, batch=16)
-    two = decode_tokens_per_second_bound(
-        arch, fmt, H100, context_tokens=1024, batch=16, pipeline_parallel_size=2
-    )
+    one = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN)
+    two = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN_ON_TWO_STAGES)
     # 17 layers | 15 layers + lm_head: 8.56 GB | 8.60 GB; 18 | 14 would be 9.06 GB | 8.10 GB
     assert two.weight_bytes_per_step == 15 * LAYER_WEIGHTS + END_WEIGHTS
     assert two.kv_cache_bytes_per_step == 15 * LAYER_KV
@@ -51,7 +53,7 @@ def test_pipeline_llama_8b_pp2_slowest_stage_is_the_hand_worked_split() -> None:
     # one stream passes both stages for every token: all 32 layers at one sequence
     chain = (32 * LAYER_WEIGHTS + END_WEIGHTS + 32 * LAYER_KV / 16) / H100
     assert two.tokens_per_second_per_stream == pytest.approx(1 / chain)
-    lone = decode_tokens_per_second_bound(arch, fmt, H100, context_tokens=1024)
+    lone = decode_tokens_per_second_bound(arch, fmt, H100, DecodeBatch(context_tokens=1024))
     assert two.tokens_per_second_per_stream == pytest.approx(lone.tokens_per_second_per_stream)
 
 
@@ -67,11 +69,8 @@ def test_pipeline_stage_kv_counts_in_the_bound() -> None:
             bytes_per_touched_param(arch, fmt),
             decode_weight_bytes_per_step(arch, fmt),
             shape,
+            SIXTEEN_ON_TWO_STAGES,
             memory_bandwidth_bytes_per_s=H100,
-            tensor_parallel_size=1,
-            pipeline_parallel_size=2,
-            context_tokens=1024,
-            batch=16,
             activation_bytes=2,
             link=None,
         ).slowest
@@ -95,17 +94,15 @@ def test_pipeline_stages_read_the_whole_model_between_them(
 ) -> None:
     arch = _arch(model_id)
     fmt = weight_format(arch)
-    alone = decode_tokens_per_second_bound(arch, fmt, H100, 2, 4096, 8)
+    alone = decode_tokens_per_second_bound(arch, fmt, H100, DecodeBatch(ParallelLayout(2), 4096, 8))
+    staged_batch = DecodeBatch(ParallelLayout(2, pipeline), 4096, 8)
     step = pipeline_step(
         arch,
         bytes_per_touched_param(arch, fmt, 2),
         alone.weight_bytes_per_step,
         kv_cache_shape(arch, tensor_parallel_size=2, model_dtype_bytes=2),
+        staged_batch,
         memory_bandwidth_bytes_per_s=H100,
-        tensor_parallel_size=2,
-        pipeline_parallel_size=pipeline,
-        context_tokens=4096,
-        batch=8,
         activation_bytes=2,
         link=link,
     )
@@ -118,9 +115,7 @@ def test_pipeline_stages_read_the_whole_model_between_them(
     # the slowest stage is at least the mean and at most the mean plus one layer's share
     mean = sum(stage.seconds for stage in step.stages) / pipeline
     assert mean <= step.slowest.seconds < mean + sum(s.seconds for s in step.stages) / 8
-    staged = decode_tokens_per_second_bound(
-        arch, fmt, H100, 2, 4096, 8, pipeline_parallel_size=pipeline, link=link
-    )
+    staged = decode_tokens_per_second_bound(arch, fmt, H100, staged_batch, link=link)
     assert staged.tokens_per_second > alone.tokens_per_second * (pipeline - 0.5)
 
 
@@ -140,10 +135,8 @@ def test_pipeline_plan_bound_takes_the_stages_of_the_plan() -> None:
 def test_pipeline_layer_indexed_quantization_takes_equal_shares() -> None:
     arch = _arch("llama-3.1-8b-instruct")
     fmt = dataclasses.replace(weight_format(arch, "fp8"), unquantized_layers=(("attention", 3),))
-    one = decode_tokens_per_second_bound(arch, fmt, H100, context_tokens=1024, batch=16)
-    two = decode_tokens_per_second_bound(
-        arch, fmt, H100, context_tokens=1024, batch=16, pipeline_parallel_size=2
-    )
+    one = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN)
+    two = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN_ON_TWO_STAGES)
     assert two.weight_bytes_per_step == one.weight_bytes_per_step // 2
     assert two.kv_cache_bytes_per_step == one.kv_cache_bytes_per_step // 2
 
@@ -151,4 +144,6 @@ def test_pipeline_layer_indexed_quantization_takes_equal_shares() -> None:
 def test_pipeline_needs_a_layer_per_stage() -> None:
     arch = _arch("llama-3.1-8b-instruct")
     with pytest.raises(InputError, match="pipeline_parallel_size"):
-        decode_tokens_per_second_bound(arch, weight_format(arch), H100, pipeline_parallel_size=33)
+        decode_tokens_per_second_bound(
+            arch, weight_format(arch), H100, DecodeBatch(ParallelLayout(pipeline_parallel_size=33))
+        )

@@ -23,9 +23,11 @@ from typing import Any
 import pytest
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import bytes_per_touched_param
 from infermeter.calculators.errors import ConfigError
 from infermeter.calculators.kv_cache import kv_cache_shape
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.param_count import param_counts
 from infermeter.calculators.pipeline_stages import pipeline_step
 from infermeter.calculators.quantization import weight_bytes, weight_format
@@ -505,17 +507,16 @@ def test_decilm_pipeline_stages_read_each_layers_own_mlp() -> None:
     # stages' weights add up to the whole model's reads.
     arch = parse_config(_DECILM)
     fmt = weight_format(arch)
-    alone = decode_tokens_per_second_bound(arch, fmt, 3.35e12, 1, 1024, 4)
+    alone = decode_tokens_per_second_bound(
+        arch, fmt, 3.35e12, DecodeBatch(context_tokens=1024, batch=4)
+    )
     step = pipeline_step(
         arch,
         bytes_per_touched_param(arch, fmt, 1),
         alone.weight_bytes_per_step,
         kv_cache_shape(arch),
+        DecodeBatch(ParallelLayout(pipeline_parallel_size=3), 1024, 4),
         memory_bandwidth_bytes_per_s=3.35e12,
-        tensor_parallel_size=1,
-        pipeline_parallel_size=3,
-        context_tokens=1024,
-        batch=4,
         activation_bytes=2,
         link=None,
     )

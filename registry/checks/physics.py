@@ -19,8 +19,10 @@ from collections.abc import Iterator
 
 from infermeter.calculators.answer_estimate import most_memory_bytes
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.quantization import (
     QUANTIZATION_CHOICES,
     WeightFormat,
@@ -188,8 +190,7 @@ def _decode_findings(
         arch,
         fmt,
         bandwidth,
-        tensor_parallel_size=tensor,
-        context_tokens=smallest_prompt_tokens(result),
+        DecodeBatch(ParallelLayout(tensor), smallest_prompt_tokens(result)),
     )
     try:
         bound = bound_at(kv_cache_dtype=identity.model.kv_cache_dtype)
