@@ -68,9 +68,8 @@ class Large4Layers:
         attention and indexer on one of `tp` ranks."""
         mla, hidden, heads = arch.mla, arch.hidden_size, arch.num_attention_heads
         assert mla is not None
-        qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
-        nope = mla.qk_nope_head_dim if self.rope[layer] else qk_head
-        linear = hidden * heads * qk_head // tp + heads * mla.v_head_dim * hidden // tp
+        nope = mla.qk_nope_head_dim if self.rope[layer] else mla.qk_head_dim
+        linear = hidden * heads * mla.qk_head_dim // tp + heads * mla.v_head_dim * hidden // tp
         kept = mla.kv_lora_rank * heads * (nope + mla.v_head_dim) // tp  # kv_b_proj
         if self.kv_sources[layer] == layer:  # kv_a_proj_with_mqa and kv_a_layernorm
             rope = mla.qk_rope_head_dim if self.rope[layer] else 0

@@ -63,6 +63,12 @@ class LatentAttention:
     qk_nope_head_dim: int
     v_head_dim: int
 
+    @property
+    def qk_head_dim(self) -> int:
+        """One query (and key) head's width: its part without rotary embedding and its rotary
+        part."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
 
 # Layers by index; None: every layer.
 IndexerLayers = tuple[int, ...] | None

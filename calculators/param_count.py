@@ -62,13 +62,12 @@ def _mla_params(arch: ModelArch, tp: int, layer: int | None = None) -> tuple[int
     a rank."""
     hidden, heads, mla = arch.hidden_size, arch.num_attention_heads, arch.mla
     assert mla is not None
-    qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
     if mla.q_lora_rank:
         # q_a is replicated on every rank; q_b is split by heads.
-        q = hidden * mla.q_lora_rank + mla.q_lora_rank * heads * qk_head // tp
+        q = hidden * mla.q_lora_rank + mla.q_lora_rank * heads * mla.qk_head_dim // tp
         small = mla.q_lora_rank
     else:
-        q = hidden * heads * qk_head // tp
+        q = hidden * heads * mla.qk_head_dim // tp
         small = 0
     kv_a = hidden * (mla.kv_lora_rank + mla.qk_rope_head_dim)
     kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) // tp
