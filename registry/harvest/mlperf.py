@@ -72,6 +72,7 @@ from infermeter.registry.harvest.mlperf_precision import (
     ran_precision,
     read_evidence,
 )
+from infermeter.registry.harvest.mlperf_rounds import check_table_round
 from infermeter.registry.harvest.mlperf_runs import one_row_per_run
 from infermeter.registry.harvest.mlperf_setup import (
     code_root,
@@ -483,7 +484,9 @@ def harvest_round(
 ) -> list[Harvested]:
     """Every datacenter LLM row of the round's summary (closed and open division), as a
     result or a skip; a run submitted under both accuracy targets is one result."""
-    rows = [row for row in read_summary(tree, round_info.round) if is_llm_datacenter(row)]
+    table = read_summary(tree, round_info.round)
+    check_table_round(table, round_info.round)
+    rows = [row for row in table if is_llm_datacenter(row)]
     logs = tree.read_many([log_path(row) for row in rows])
     others = _other_run_files(tree, rows, logs)
     evidence = read_evidence(tree, rows)

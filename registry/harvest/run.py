@@ -1,7 +1,6 @@
 """One call per source: read it, turn its rows into results, apply them to a registry."""
 
 import datetime as dt
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from infermeter.registry.harvest import (
     inferencex,
     inferencex_api,
     mlperf,
+    mlperf_rounds,
     trtllm,
     trtllm_grid,
     trtllm_legacy,
@@ -89,21 +89,13 @@ class HarvestOptions:
         return Catalogs(load_gpus(folder), load_models(folder))
 
 
-def mlperf_round_name(text: str) -> str:
-    """`5.1` or `v5.1` → `v5.1`; HarvestError for anything else."""
-    match = re.fullmatch(r"v?([0-9]+\.[0-9]+)", text.strip())
-    if not match:
-        raise HarvestError(f"--round: {text!r} is not an MLPerf round such as 5.1")
-    return f"v{match.group(1)}"
-
-
 def harvest_mlperf(
     source: Path, round_text: str, options: HarvestOptions, *, cited: FileCitation = NOT_CITED
 ) -> HarvestReport:
     """Harvest one MLPerf Inference round from a checkout of its results repository (`cited`:
     the repository's URL, default mlcommons' of the round; the commit read, default HEAD; where
     the bytes were read, when that is not the repository cited)."""
-    round_name = mlperf_round_name(round_text)
+    round_name = mlperf_rounds.round_name(round_text)
     tree = SourceTree.open(source, cited.commit)
     if tree.commit is None:
         raise HarvestError(

@@ -193,6 +193,12 @@ def test_cli_prints_added_skipped_and_a_summary(source_repo: Path, registry: Pat
     ("arguments", "message"),
     [
         (["--round", "five"], "--round: 'five' is not an MLPerf round"),
+        (
+            ["--round", "9.9"],
+            "--round: v9.9 is not a round this harvester reads "
+            "(the rounds it reads: v4.0, v4.1, v5.1, v6.0, v6.1)",
+        ),
+        (["--round", "6.0"], "--round: v6.0, but the results table read is of v5.1 (the rounds"),
         (["--round", "5.1", "--commit", "nope"], "--commit: 'nope' names no commit"),
     ],
 )
@@ -203,7 +209,8 @@ def test_cli_bad_input_is_one_line(
     outcome = CliRunner().invoke(main, [*command, "--registry", str(registry), *arguments])
     assert outcome.exit_code == 1
     assert message in outcome.output
-    assert "Traceback" not in outcome.output
+    assert len(outcome.output.splitlines()) == 1
+    assert not list((registry / "registry").rglob("*.json"))
 
 
 def test_a_plain_folder_needs_its_commit(registry: Path) -> None:

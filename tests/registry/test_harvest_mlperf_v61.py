@@ -36,15 +36,19 @@ harvest's source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from registry_checkout import empty_registry
 from registry_helpers import MlperfExcerpt, MlperfHarvest
 
-from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.mlperf_detail_log import detail_summary
 from infermeter.registry.harvest.mlperf_endpoints import endpoints_point, read_run
 from infermeter.registry.harvest.mlperf_setup import engine_of_build_tag
+from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import RateSearch
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -373,3 +377,25 @@ def test_a_detail_log_that_counts_an_error_is_refused() -> None:
     assert failed != text
     with pytest.raises(RowSkipped, match="num_errors is 1"):
         detail_summary(failed, "d.txt")
+
+
+@pytest.mark.parametrize(
+    ("round_text", "message"),
+    [
+        ("9.9", "--round: v9.9 is not a round this harvester reads"),
+        ("6.0", "--round: v6.0, but the results table read is of v6.1"),
+    ],
+)
+def test_the_excerpt_read_as_another_round_is_refused(
+    tmp_path: Path, round_text: str, message: str
+) -> None:
+    registry = empty_registry(tmp_path)
+    with pytest.raises(HarvestError, match=re.escape(message)):
+        harvest_mlperf(
+            EXCERPT.folder,
+            round_text,
+            HarvestOptions(registry),
+            cited=FileCitation(commit=COMMIT, read_from=READ_FROM),
+        )
+    assert not list((registry / "registry/results").iterdir())
+    assert not (registry / "registry/corrections.yaml").exists()
