@@ -7,6 +7,8 @@ or that folder's `/performance/run_1` (from v6.0); every reader of a row's files
 import re
 from typing import Any
 
+from infermeter.registry.harvest.errors import HarvestError
+
 
 def location(row: dict[str, Any]) -> str:
     """The row's `Location` as a path from the repository root, without `./` or a trailing `/`:
@@ -23,3 +25,15 @@ def results_folder(row: dict[str, Any]) -> str:
 def submission_root(row: dict[str, Any]) -> str:
     """`closed/AMD`: the division and submitter folders the row's submission lies in."""
     return "/".join(location(row).split("/")[:2])
+
+
+def system_folder(row: dict[str, Any]) -> str:
+    """`H200-SXM-141GBx8_TRT_MaxQ`: the system folder of a row located at
+    `closed/NVIDIA/results/<it>/…`; HarvestError for a `Location` not laid out so (the table is
+    not what the harvest reads)."""
+    parts = location(row).split("/")
+    if len(parts) < 4 or parts[2] != "results" or not parts[3]:
+        raise HarvestError(
+            f"Location {row['Location']!r}: expected <division>/<submitter>/results/<system>/…"
+        )
+    return parts[3]

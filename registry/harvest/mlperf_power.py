@@ -15,7 +15,7 @@ the row under the catalog entry that names the part at that limit
 import re
 from typing import Any
 
-from infermeter.registry.harvest.mlperf_location import location, submission_root
+from infermeter.registry.harvest.mlperf_location import submission_root, system_folder
 from infermeter.registry.harvest.mlperf_names import benchmark_family
 from infermeter.registry.harvest.tree import SourceTree
 
@@ -23,16 +23,10 @@ _CLASS = re.compile(r"^class (\w+)\((\w+)\):\n((?:[ \t]+\S.*\n|[ \t]*\n)*)", re.
 _POWER_LIMIT = re.compile(r"^[ \t]+power_limit\s*=\s*(\d+)\s*$", re.M)
 
 
-def _system_folder(row: dict[str, Any]) -> str:
-    """`H200-SXM-141GBx8_TRT_MaxQ` of a row located at `closed/NVIDIA/results/<it>/…`."""
-    parts = location(row).split("/")
-    return parts[3] if len(parts) > 3 else ""
-
-
 def is_power_capped(row: dict[str, Any]) -> bool:
     """Whether the row's run is one of MLPerf's power category (its system folder ends
     `_MaxQ`)."""
-    return _system_folder(row).endswith("_MaxQ")
+    return system_folder(row).endswith("_MaxQ")
 
 
 def power_config_path(row: dict[str, Any]) -> str:
@@ -45,7 +39,7 @@ def power_config_path(row: dict[str, Any]) -> str:
 def _config_classes(row: dict[str, Any]) -> list[str]:
     """The configuration classes that may hold the row's system: `H200_SXM_141GBx8_MaxQ` of
     `H200-SXM-141GBx8_TRT_MaxQ`, its `_HighAccuracy_` twin first for a -99.9 benchmark."""
-    system = _system_folder(row).replace("_TRT", "").replace("-", "_")
+    system = system_folder(row).replace("_TRT", "").replace("-", "_")
     stem = system.removesuffix("_MaxQ")
     high = [f"{stem}_HighAccuracy_MaxQ"] if str(row["Model"]).endswith("-99.9") else []
     return [*high, system]

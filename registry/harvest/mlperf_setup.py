@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from infermeter.registry.harvest.mlperf_location import location, submission_root
+from infermeter.registry.harvest.mlperf_location import submission_root, system_folder
 from infermeter.registry.harvest.mlperf_names import benchmark_family, parse_engine
 from infermeter.registry.harvest.tree import SourceTree
 
@@ -72,8 +72,7 @@ def _engine_from_readme(path: str, text: str) -> tuple[str, str, str] | None:
 def system_description_path(row: dict[str, Any]) -> str:
     """`closed/RedHat/systems/L40S-RedHat-OpenShift.json` of a row located at
     `closed/RedHat/results/L40S-RedHat-OpenShift/…`."""
-    system = location(row).split("/")[3]
-    return f"{submission_root(row)}/systems/{system}.json"
+    return f"{submission_root(row)}/systems/{system_folder(row)}.json"
 
 
 def _engine_from_system(path: str, text: str | None) -> tuple[str, str, str] | None:
