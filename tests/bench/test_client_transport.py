@@ -10,6 +10,7 @@ import struct
 import threading
 import time
 from typing import cast
+from urllib.parse import urlsplit
 
 import pytest
 from bench_helpers import prompt_requests, send_all
@@ -256,3 +257,17 @@ def test_client_https_url_uses_aiohttp_and_classifies_refusal() -> None:
         port = probe.getsockname()[1]
     records = send_all(f"https://127.0.0.1:{port}", prompt_requests(1), timeout_s=2)
     assert records[0].error == ErrorKind.CONNECTION
+
+
+@pytest.mark.parametrize(
+    ("url", "port"),
+    [
+        ("https://api.example.com/v1", 443),
+        ("http://api.example.com/v1", 80),
+        ("http://user:secret@10.0.0.5/v1", 80),
+        ("https://api.example.com:8443/v1", 8443),
+        ("http://127.0.0.1:8000", 8000),
+    ],
+)
+def test_url_port_is_the_one_named_else_the_schemes_default(url: str, port: int) -> None:
+    assert transport.url_port(urlsplit(url)) == port
