@@ -20,24 +20,6 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "registry" / "catalogs"
 SLUG = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
 DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 
-GPU_REQUIRED_KEYS = (
-    "id",
-    "name",
-    "vendor",
-    "architecture",
-    "form_factor",
-    "segment",
-    "launch",
-    "memory_gb",
-    "memory_type",
-    "memory_reported_mib",
-    "memory_bandwidth_gb_s",
-    "tflops_dense",
-    "tdp_w",
-    "interconnect",
-    "interconnect_links",
-    "sources",
-)
 # Descriptive labels, and the entry's id and sources: not checked against the sources here.
 GPU_UNSOURCED_KEYS = (
     "id",
@@ -50,8 +32,17 @@ GPU_UNSOURCED_KEYS = (
     "interconnect",
     "sources",
 )
-# Facts that must be traceable to a source when not null: every other key.
-GPU_SOURCED_FIELDS = tuple(key for key in GPU_REQUIRED_KEYS if key not in GPU_UNSOURCED_KEYS)
+# Facts that must be traceable to a source when not null.
+GPU_SOURCED_FIELDS = (
+    "memory_gb",
+    "memory_type",
+    "memory_reported_mib",
+    "memory_bandwidth_gb_s",
+    "tflops_dense",
+    "tdp_w",
+    "interconnect_links",
+)
+GPU_REQUIRED_KEYS = GPU_UNSOURCED_KEYS + GPU_SOURCED_FIELDS
 TFLOPS_KEYS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
 REQUIRED_GPU_IDS = (
     "rtx-3090",
