@@ -37,17 +37,13 @@ RUN = "closed/{}/results/{}/llama2-70b-99.9/{}/performance/run_1"
 harvested = EXCERPT.shared_harvest("v40")
 
 
-def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: MlperfHarvest,
-) -> None:
+def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(harvested: MlperfHarvest) -> None:
     registry, report, results = harvested
     assert len(results) == 25
     EXCERPT.assert_pinned_and_committed(registry, report, 25)
 
 
-def test_a_row_built_from_its_system_description_and_log(
-    harvested: MlperfHarvest,
-) -> None:
+def test_a_row_built_from_its_system_description_and_log(harvested: MlperfHarvest) -> None:
     _, _, results = harvested
     result = results[RUN.format("NVIDIA", "H200-SXM-141GBx8_TRT", "Server")]
     mlperf = result.source.mlperf  # type: ignore[union-attr]

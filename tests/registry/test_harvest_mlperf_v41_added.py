@@ -41,9 +41,7 @@ EXCERPT = MlperfExcerpt(
 harvested = EXCERPT.shared_harvest("v41")
 
 
-def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: MlperfHarvest,
-) -> None:
+def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(harvested: MlperfHarvest) -> None:
     registry, report, results = harvested
     # By result ID: RedHat's v4.1-0058 Offline and Server are two results under one ID.
     assert sorted(results) == ["v4.1-0003", "v4.1-0047", "v4.1-0058"]
@@ -55,9 +53,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
     ]
 
 
-def test_samples_per_second_are_stored_and_no_inferred_tokens(
-    harvested: MlperfHarvest,
-) -> None:
+def test_samples_per_second_are_stored_and_no_inferred_tokens(harvested: MlperfHarvest) -> None:
     _, _, results = harvested
     offline = results["v4.1-0003"]
     (point,) = offline.points
@@ -95,9 +91,7 @@ def test_a_server_run_is_bounded_end_to_end_at_the_percentile_its_conf_sets(
     assert point.ttft_ms is None
 
 
-def test_an_engine_named_only_by_the_system_description(
-    harvested: MlperfHarvest,
-) -> None:
+def test_an_engine_named_only_by_the_system_description(harvested: MlperfHarvest) -> None:
     """RedHat's Software is `CUDA 12.2`; its system description's other_software_stack says
     `"vllm": "0.5.1"`, and its README converts Llama 2 70B to FP8 with AutoFP8 although the
     measurement file declares fp16 with no transformation."""

@@ -59,9 +59,7 @@ def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(tmp_path: Path)
         assert written[relative] == (REPOSITORY_ROOT / relative).read_bytes(), relative
 
 
-def test_a_maxq_run_is_filed_under_the_part_at_its_power_limit(
-    harvested: MlperfHarvest,
-) -> None:
+def test_a_maxq_run_is_filed_under_the_part_at_its_power_limit(harvested: MlperfHarvest) -> None:
     registry, _, _ = harvested
     filed = {
         (path.parent.parent.name, path.parent.name)

@@ -34,17 +34,13 @@ EXCERPT = MlperfExcerpt(
 harvested = EXCERPT.shared_harvest("v60cap")
 
 
-def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: MlperfHarvest,
-) -> None:
+def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(harvested: MlperfHarvest) -> None:
     registry, report, _ = harvested
     # Two results: each -99 row is the same run as its -99.9 row, filed once.
     EXCERPT.assert_pinned_and_committed(registry, report, 2)
 
 
-def test_the_capped_run_is_filed_under_the_part_at_its_cap(
-    harvested: MlperfHarvest,
-) -> None:
+def test_the_capped_run_is_filed_under_the_part_at_its_cap(harvested: MlperfHarvest) -> None:
     registry, _, _ = harvested
     filed = {path.parent.parent.name for path in (registry / "registry/results").rglob("*.json")}
     assert filed == {"mi355x-1000w"}

@@ -70,9 +70,7 @@ RUBIN = "closed/NVIDIA/results/VR-NVL72_VR-288GB_aarch64x72_TRT/deepseek-r1"
 harvested = EXCERPT.shared_harvest("v61")
 
 
-def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(
-    harvested: MlperfHarvest,
-) -> None:
+def test_the_excerpt_is_pinned_and_in_the_registry_byte_for_byte(harvested: MlperfHarvest) -> None:
     registry, report, results = harvested
     assert len(results) == 255
     EXCERPT.assert_pinned_and_committed(registry, report, 255)
@@ -104,9 +102,7 @@ def test_a_row_without_result_id_is_cited_by_submitter_system_and_path(
     assert "marks this row inferred" not in server
 
 
-def test_server_points_keep_their_bounds_and_p99s(
-    harvested: MlperfHarvest,
-) -> None:
+def test_server_points_keep_their_bounds_and_p99s(harvested: MlperfHarvest) -> None:
     _, _, results = harvested
     point = results[f"{AZURE}/Interactive/performance/run_1"].points[0]
     search = point.load.rate_search
@@ -127,9 +123,7 @@ def test_server_points_keep_their_bounds_and_p99s(
     assert len(with_p99) == 136
 
 
-def test_engines_precisions_and_skips(
-    harvested: MlperfHarvest,
-) -> None:
+def test_engines_precisions_and_skips(harvested: MlperfHarvest) -> None:
     _, report, results = harvested
     cisco = results[
         "closed/Cisco/results/Cisco_UCS_B300x16_G200_4x2_RO/gpt-oss-120b/Server/performance/run_1"
@@ -168,9 +162,7 @@ def test_engines_precisions_and_skips(
     assert scitix.source.conditions.startswith("MLPerf Inference v6.1 open division,")
 
 
-def test_offline_rows_and_the_added_server_points(
-    harvested: MlperfHarvest,
-) -> None:
+def test_offline_rows_and_the_added_server_points(harvested: MlperfHarvest) -> None:
     _, _, results = harvested
     cisco = results[
         "closed/Cisco/results/Cisco_UCS_B300x16_G200_4x2_RO/deepseek-r1/Offline/performance/run_1"
@@ -192,9 +184,7 @@ def test_offline_rows_and_the_added_server_points(
     assert (server.ttft_ms.p99, server.tpot_ms.p99) == (805.524387, 63.345952)  # type: ignore[union-attr]
 
 
-def test_an_engine_read_from_the_setup_configuration(
-    harvested: MlperfHarvest,
-) -> None:
+def test_an_engine_read_from_the_setup_configuration(harvested: MlperfHarvest) -> None:
     """AMD's 8 x MI355X llama2-70b Server and Interactive rows state `PyTorch …, ROCm …`; the
     only configuration of its llama2-70b setup folder builds vLLM: vLLM of an unstated release
     (its gpt-oss-120b rows, with no configuration in what was read, stay skipped: see above)."""
@@ -281,9 +271,7 @@ def test_an_endpoints_run_that_fails_a_rule_is_refused() -> None:
         endpoints_point(row | {"Performance_Result": 1.1e6}, read_run(text, "s.json"), BOUNDS)
 
 
-def test_qwen3_vl_offline_rows_of_the_endpoints_harness(
-    harvested: MlperfHarvest,
-) -> None:
+def test_qwen3_vl_offline_rows_of_the_endpoints_harness(harvested: MlperfHarvest) -> None:
     """NVIDIA's v6.1 Qwen3-VL Offline rows declare bf16 weights and name TensorRT-LLM first; the
     checkpoint they served is NVIDIA's NVFP4 one (the harness's config.yaml, or the measurement
     file), and the engine the vLLM build the submission tags for the benchmark."""
@@ -323,9 +311,7 @@ def test_a_build_tag_names_the_engine_only_for_its_own_benchmark() -> None:
     assert engine_of_build_tag(trt, untagged) == trt
 
 
-def test_a_research_row_of_a_submitter_named_in_words(
-    harvested: MlperfHarvest,
-) -> None:
+def test_a_research_row_of_a_submitter_named_in_words(harvested: MlperfHarvest) -> None:
     """Naeem Khoshnevis's rows: category rdi, a run path with a space (percent-encoded in the
     address), weights 'fp8 (static per-tensor PTQ, NVIDIA ModelOpt)' read as fp8, and the
     Server point at the round's llama3.1-8b bounds (2 s, 100 ms)."""
@@ -353,9 +339,7 @@ def test_a_research_row_of_a_submitter_named_in_words(
 GOOGLE = "closed/Google/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server"
 
 
-def test_a_run_read_from_loadgens_detail_log(
-    harvested: MlperfHarvest,
-) -> None:
+def test_a_run_read_from_loadgens_detail_log(harvested: MlperfHarvest) -> None:
     """Google's GB200 NVL72 deepseek-r1 Server run: its detail log's lines under the summary
     log's names (result_completed_tokens_per_second 388590, the table's 388590.0 Tokens/s)."""
     _, _, results = harvested
