@@ -111,7 +111,7 @@ const lineSeries = (label, look) => ({
 function drawLegendSwatches(u, looks) {
   const rows = u.root.querySelectorAll(".u-legend .u-series");
   looks.forEach((look, i) => {
-    const marker = rows[i + 1]?.querySelector(".u-marker");
+    const marker = rows[i]?.querySelector(".u-marker");
     if (!marker) return;
     const [w, h] = [30, 12];
     const canvas = document.createElement("canvas");
@@ -161,7 +161,9 @@ export function drawCharts(container, data, uPlot) {
         y: { range: pastZero(PARETO.height - PARETO.bottomAxis - TITLE_PX - PARETO.top) },
       },
       axes: [axis("tokens/s per user", { size: PARETO.bottomAxis }), axis("output tokens/s per GPU", { size: PARETO.leftAxis })],
-      legend: { markers: { width: 0, fill: "transparent" } },
+      // A legend of the lines only: not live, it has no row for the x series (a live one adds
+      // "Value: --" and each line's y at the cursor's x, which most lines do not have).
+      legend: { live: false, markers: { width: 0, fill: "transparent" } },
       series: [{}, ...labels.map((label, i) => lineSeries(label, looks[i]))],
     }, [xs, ...series], pareto);
     drawLegendSwatches(pareto._uplot, looks);

@@ -128,10 +128,10 @@ def test_charts_hovering_a_point_brings_its_line_forward(
 
 # Each Pareto line as drawn (colour, dash, marker shape) and as its legend row shows it.
 _LOOKS = """el => el._uplot.series.slice(1).map((s, i) => {
-  const row = el._uplot.root.querySelectorAll('.u-legend .u-series')[i + 1];
+  const row = el._uplot.root.querySelectorAll('.u-legend .u-series')[i];
   return {
     label: s.label, stroke: s.stroke(el._uplot, i + 1), dash: s.dash ?? [], shape: s.shape ?? null,
-    swatch: !!row.querySelector('.u-marker canvas'),
+    swatch: !!row.querySelector('.u-marker canvas'), legend: row.textContent.trim(),
   };
 })"""
 
@@ -152,6 +152,8 @@ def test_charts_every_pareto_line_looks_different_without_hovering(
             assert line["stroke"] == colour_of_gpu[line["label"].split(" × ")[1]], line
         assert len(set(colour_of_gpu.values())) == len(colour_of_gpu), colour_of_gpu
         assert all(line["swatch"] for line in lines)  # the legend draws each line's look
+        # one legend row per line, named as the line (no row for the x series, 'Value: --')
+        assert [line["legend"] for line in lines] == [line["label"] for line in lines]
 
 
 @pytest.mark.parametrize("width", [1280, 390])
