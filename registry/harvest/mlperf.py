@@ -39,7 +39,11 @@ from typing import Any
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.mlperf_citation import conditions, footnote
+from infermeter.registry.harvest.mlperf_citation import (
+    conditions,
+    footnote,
+    submitter_and_system,
+)
 from infermeter.registry.harvest.mlperf_detail_log import detail_path, detail_summary
 from infermeter.registry.harvest.mlperf_endpoints import (
     endpoints_point,
@@ -330,8 +334,9 @@ def _source(
     return ReportedSource(
         kind="reported",
         url=url,
-        title=f"MLPerf Inference {round_info.round} {_cited(row)}: {row['Submitter']} "
-        f"{row['System']}, {benchmark} {row['Scenario']}",
+        title=f"MLPerf Inference {round_info.round} {_cited(row)}: "
+        f"{submitter_and_system(str(row['Submitter']), str(row['System']))}, "
+        f"{benchmark} {row['Scenario']}",
         publisher=f"MLCommons (submitted by {row['Submitter']})",
         conditions=conditions_text,
         retrieved=retrieved,

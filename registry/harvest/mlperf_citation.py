@@ -1,6 +1,7 @@
-"""How a harvested MLPerf result is cited: its conditions text and the footnote that MLPerf's
-results messaging guidelines require (with the trademark notice)."""
+"""How a harvested MLPerf result is cited: its title, its conditions text and the footnote that
+MLPerf's results messaging guidelines require (with the trademark notice)."""
 
+import re
 from typing import Any
 
 from infermeter.registry.harvest.mlperf_location import location
@@ -11,6 +12,14 @@ _TRADEMARK = (
     "Association in the United States and other countries. All rights reserved. Unauthorized "
     "use strictly prohibited. See www.mlcommons.org for more information."
 )
+
+
+def submitter_and_system(submitter: str, system: str) -> str:
+    """Who ran what, as a title names it: the system alone when its name already starts with
+    the submitter as a word (`NVIDIA NVIDIA GB300 NVL72` reads `NVIDIA GB300 NVL72`)."""
+    if re.match(rf"{re.escape(submitter)}(?!\w)", system, re.IGNORECASE):
+        return system
+    return f"{submitter} {system}"
 
 
 def _entry(row: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ summary still was), with the `mlperf_log_summary.txt` of each row that reaches i
 """
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from registry_helpers import git
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.mlperf_citation import submitter_and_system
 from infermeter.registry.harvest.mlperf_log import parse_log_summary
 from infermeter.registry.harvest.mlperf_names import parse_engine
 from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
@@ -125,6 +127,35 @@ def test_harvest_skips_what_it_cannot_import_faithfully(source_repo: Path, regis
     assert (
         "the same run as llama2-70b-99.9" in reasons["mlperf v5.1 5.1-0085 llama2-70b-99 Offline"]
     )
+
+
+@pytest.mark.parametrize(
+    ("submitter", "system", "title"),
+    [
+        ("NVIDIA", "NVIDIA Vera Rubin NVL72", "NVIDIA Vera Rubin NVL72"),
+        ("Dell", "dell PowerEdge XE9680", "dell PowerEdge XE9680"),
+        ("HPE", "HPE", "HPE"),
+        # Another word that starts with the submitter's name, or the name later on, is not it.
+        ("Dell", "DellEMC XE8545", "Dell DellEMC XE8545"),
+        ("AMD", "Supermicro AS-8125GS-TNMR2", "AMD Supermicro AS-8125GS-TNMR2"),
+        ("Azure", "Microsoft Azure ND H200 v5", "Azure Microsoft Azure ND H200 v5"),
+    ],
+)
+def test_a_title_names_the_submitter_once(submitter: str, system: str, title: str) -> None:
+    assert submitter_and_system(submitter, system) == title
+
+
+def test_no_stored_title_repeats_its_submitter() -> None:
+    titles = 0
+    for path in (REPOSITORY_ROOT / "registry" / "results").rglob("*.json"):
+        source = json.loads(path.read_text(encoding="utf-8"))["source"]
+        if "mlperf" not in source:
+            continue
+        titles += 1
+        submitter = re.escape(source["mlperf"]["submitter"])
+        repeated = re.search(rf"(?<!\w){submitter}\s+{submitter}(?!\w)", source["title"], re.I)
+        assert repeated is None, f"{path.name}: {source['title']}"
+    assert titles > 1000
 
 
 def test_multi_node_systems_count_every_accelerator(source_repo: Path, registry: Path) -> None:
