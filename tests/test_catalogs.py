@@ -41,6 +41,8 @@ GPU_SOURCED_FIELDS = (
     "tflops_dense",
     "tdp_w",
     "interconnect_links",
+    "compute_capability",
+    "nvlink_sharp",  # true needs a source; false is where none read states it
 )
 GPU_REQUIRED_KEYS = GPU_UNSOURCED_KEYS + GPU_SOURCED_FIELDS
 TFLOPS_KEYS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -186,7 +188,7 @@ def test_gpu_every_non_null_fact_is_sourced(gpu: dict[str, Any]) -> None:
         has_value = (
             any(v is not None for v in value.values())
             if field == "tflops_dense"
-            else (bool(value) if isinstance(value, list) else value is not None)
+            else (bool(value) if isinstance(value, list | bool) else value is not None)
         )
         if has_value:
             assert field in sourced, f"{field} has a value but no source lists it"

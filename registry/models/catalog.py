@@ -3,7 +3,7 @@
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from infermeter.calculators.price_tiers import PriceTierName
 from infermeter.registry.models.common import (
@@ -113,6 +113,9 @@ class GpuLink(StrictModel):
     )
 
 
+ComputeCapability = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]?\.[0-9]$")]
+
+
 class GpuSourceName(StrictModel):
     """A name a harvested source gives this GPU, exactly as it prints it: the harvester of that
     source files a row under this GPU when, and only when, the row names it so."""
@@ -165,6 +168,18 @@ class GpuEntry(StrictModel):
         description="The GPU's links with a sourced bandwidth, for the roofline bound's "
         "traffic between GPUs; empty where no source read states one (the bound then says "
         "that it counts none).",
+    )
+    compute_capability: ComputeCapability | None = Field(
+        description="NVIDIA's CUDA compute capability, `major.minor` (`9.0` Hopper, `10.0` "
+        "B200, `10.3` B300, `12.0` RTX PRO 6000 Blackwell): vLLM picks its kernels and some "
+        "defaults by it. Null for AMD GPUs and where no source read states it."
+    )
+    nvlink_sharp: bool = Field(
+        description="Whether the GPU's NVLink domain is an NVSwitch fabric with NVLink SHARP "
+        "(third-generation NVSwitch onward: Hopper SXM and later; not A100's, not NVLink "
+        "bridges): NCCL then keeps NVLS buffers on every tensor-parallel rank. False where no "
+        "source read states it. A domain larger than a server (`interconnect_links[].max_gpus` "
+        "above 8, an NVL72 rack) is multi-node NVLink."
     )
     source_names: list[GpuSourceName] = Field(
         default_factory=list,
