@@ -122,7 +122,7 @@ def gpu_bounds(
     weights = weight_bytes(arch, weight_format(arch, quantization, None)).total
     memory = gpu.most_memory_bytes
     fewest = math.ceil(weights / memory)
-    option = GpuOption(gpu.gpu.id, gpu.gpu.id, memory, memory / 1e9)
+    option = GpuOption(gpu.gpu.id, gpu.gpu.id, memory, memory / 1e9, traits=gpu.gpu.traits)
     for count in (n for n in GPU_COUNTS if n >= fewest):
         try:
             settings = VllmSettings(

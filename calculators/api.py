@@ -18,6 +18,7 @@ from infermeter.calculators.cudagraph_capture import capture_sizes
 from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.fields import same_named
 from infermeter.calculators.fit import GpuOption, fit_gpus
+from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.layer_caches import plan_note
 from infermeter.calculators.memory import MemoryReport, memory_report
@@ -110,7 +111,7 @@ class VramRequest:
     model: str  # the label the payload carries: a catalog id or "config.json"
     arch: ModelArch
     gpu: str | None  # the GPU as asked for, or None when only the memory is given
-    gpu_name: str  # its catalog id ("" when only the memory is given)
+    gpu_traits: GpuTraits  # its catalog facts (the defaults when only the memory is given)
     gpu_memory_bytes: int
     tensor_parallel_size: int
     pipeline_parallel_size: int
@@ -132,7 +133,7 @@ def vram_report(request: VramRequest) -> MemoryReport:
         tensor_parallel_size=request.tensor_parallel_size,
         pipeline_parallel_size=request.pipeline_parallel_size,
         max_model_len=request.max_model_len,
-        gpu_name=request.gpu_name,
+        gpu=request.gpu_traits,
     )
     return memory_report(request.arch, settings, request.context, request.concurrency)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.memory import MemoryReport, memory_report
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.vllm_settings import VllmSettings, check_tensor_parallel
@@ -28,6 +29,7 @@ class GpuOption:
     memory_bytes: int
     memory_gb: float
     usd_per_gpu_hour: float | None = None
+    traits: GpuTraits = UNKNOWN_GPU  # its catalog facts (`registry.catalog.gpu_traits`)
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ def fit_gpu(
             settings,
             gpu_memory_bytes=gpu.memory_bytes,
             tensor_parallel_size=count,
-            gpu_name=gpu.id,
+            gpu=gpu.traits,
             max_model_len=settings.max_model_len or context_tokens,
         )
         last = memory_report(arch, trial, context_tokens, concurrency)

@@ -37,6 +37,7 @@ Read in the PyPI sdists (vllm/envs.py, vllm/model_executor/layers/fused_moe/):
 
 from dataclasses import dataclass
 
+from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.quantization import WeightFormat
 
 FUSED_MOE_CHUNK_TOKENS_BY_RELEASE = (((0, 12), 32768), ((0, 18), 16384))
@@ -50,16 +51,9 @@ MODULAR_TRITON_SINCE = (0, 14)
 MODULAR_TRITON_METHODS = ("bf16", "fp16", "fp32")
 FLASHINFER_UNQUANTIZED_MOE_SINCE = (0, 22)
 HOPPER_TRITON_MOE_SINCE = (0, 23)
-# The catalog's GPUs by compute capability, where the oracle tells them apart.
-HOPPER_GPU_PREFIXES = ("h100", "h200", "gh200")  # SM 9.0
-BLACKWELL_GPU_PREFIXES = (
-    "b200",
-    "gb200",
-    "b300",
-    "gb300",
-    "rtx-5090",
-    "rtx-pro-6000",
-)  # 10.x, 12.x
+# The compute capabilities where the oracle tells GPUs apart: Hopper 9.0; Blackwell 10.x, 12.x.
+HOPPER_CAPABILITY = (9, 0)
+BLACKWELL_CAPABILITY_MAJORS = (10, 12)
 TRITON = "triton"
 FLASHINFER = "flashinfer"
 FP8 = "fp8"
@@ -84,13 +78,13 @@ class MoeCaches:
     note: str | None = None  # which kernel the plan assumed, where the GPU decides
 
 
-def flashinfer_unquantized_moe(version: tuple[int, int], gpu_name: str) -> bool:
+def flashinfer_unquantized_moe(version: tuple[int, int], gpu: GpuTraits) -> bool:
     """Whether vLLM's oracle picks FlashInfer for unquantized experts on this GPU (see above)."""
-    name = gpu_name.lower()
-    hopper = name.startswith(HOPPER_GPU_PREFIXES) and version < HOPPER_TRITON_MOE_SINCE
-    return version >= FLASHINFER_UNQUANTIZED_MOE_SINCE and (
-        hopper or name.startswith(BLACKWELL_GPU_PREFIXES)
-    )
+    capability = gpu.compute_capability
+    if capability is None or version < FLASHINFER_UNQUANTIZED_MOE_SINCE:
+        return False
+    hopper = capability == HOPPER_CAPABILITY and version < HOPPER_TRITON_MOE_SINCE
+    return hopper or capability[0] in BLACKWELL_CAPABILITY_MAJORS
 
 
 def marlin_moe(fmt: WeightFormat, rocm: bool) -> bool:
@@ -98,8 +92,10 @@ def marlin_moe(fmt: WeightFormat, rocm: bool) -> bool:
     return not rocm and fmt.method in MARLIN_MOE_METHODS and "experts" in fmt.quantized_roles
 
 
-def moe_caches(version: tuple[int, int], fmt: WeightFormat, rocm: bool, gpu_name: str) -> MoeCaches:
-    """The MoE intermediate caches of `version` for experts stored in `fmt` on `gpu_name` (see
+def moe_caches(
+    version: tuple[int, int], fmt: WeightFormat, rocm: bool, gpu: GpuTraits
+) -> MoeCaches:
+    """The MoE intermediate caches of `version` for experts stored in `fmt` on `gpu` (see
     above)."""
     cap = moe_cache_token_cap(version, fmt, rocm)
     # Experts in another format than the other linears run another kernel.
@@ -109,7 +105,7 @@ def moe_caches(version: tuple[int, int], fmt: WeightFormat, rocm: bool, gpu_name
         return MoeCaches(cap, modular=False, note=KERNEL_NOTES[FP8])
     if fmt.method not in MODULAR_TRITON_METHODS:
         return MoeCaches(cap, modular=False)
-    if not rocm and flashinfer_unquantized_moe(version, gpu_name):
+    if not rocm and flashinfer_unquantized_moe(version, gpu):
         return MoeCaches(cap, modular=False, note=KERNEL_NOTES[FLASHINFER])
     return MoeCaches(cap, modular=True, note=KERNEL_NOTES[TRITON])
 

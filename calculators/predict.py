@@ -38,6 +38,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from infermeter.calculators.errors import CalculatorError, InputError
+from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout
@@ -73,6 +74,7 @@ class Gpu:
     memory_bandwidth_gb_s: float
     tflops_dense: Mapping[str, float | None]
     links: Sequence[Link] = ()
+    traits: GpuTraits = UNKNOWN_GPU  # what the memory plan reads (`registry.catalog.gpu_traits`)
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,7 @@ def replica_capacity(deployment: Deployment, workload: Workload) -> int:
         max_model_len=max(length, 16),
         kv_cache_dtype=deployment.kv_cache_dtype,
         quantization=deployment.quantization,
-        gpu_name=deployment.gpu.id,
+        gpu=deployment.gpu.traits,
     )
     plan = plan_vllm(deployment.arch, settings)
     if not plan.fits or plan.kv_cache_tokens < length:

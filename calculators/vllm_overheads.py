@@ -60,11 +60,11 @@ FORWARD_PEAK_FACTOR = 1.35
 # 8 MiB torch rank_data, so ~16 MiB of the TP term; the rest is NCCL's communicator buffers.
 NON_TORCH_BYTES = 256 * MIB
 NON_TORCH_TP_BYTES = 128 * MIB
-# On NVSwitch systems (Hopper and Blackwell SXM) NCCL's NVLink SHARP buffers add ~1.75 GiB per rank
+# On NVSwitch systems with NVLink SHARP (Hopper and Blackwell SXM: the catalog's `nvlink_sharp`,
+# `GpuTraits.nvlink_sharp`) NCCL's NVLink SHARP buffers add ~1.75 GiB per rank
 # under tensor parallelism: 2.06-2.21 GiB logged on 2-4 H100 SXM (vLLM 0.19; 3.58 vs 1.79 GiB in
 # V0, PR 10511) against 0.25-0.4 GiB on A100 (no NVLS).
 NON_TORCH_NVLS_BYTES = 1792 * MIB
-NVLS_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300")
 # Which releases keep those buffers, as read in vLLM's released sources (the PyPI sdists
 # vllm-0.10.0, 0.10.1.1, 0.11.0 and 0.19.1): NCCL registers NVLS buffers only with its cuMem
 # allocator, and vllm/env_override.py of 0.10.0 and 0.10.1.1 sets NCCL_CUMEM_ENABLE=0 on import
@@ -76,7 +76,6 @@ NVLS_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300")
 # except on the NVL racks: the held-out 0.10 H100 logs at TP 2 (llm-d-benchmark) show 0.54-0.55 GiB
 # outside PyTorch in all, against the plan's 0.375 GiB (NON_TORCH_BYTES + NON_TORCH_TP_BYTES).
 NVLS_CUMEM_SINCE = (0, 11)
-MULTI_NODE_NVLINK_GPUS = ("gb200", "gb300")
 # CUDA graphs: captured for ~51-67 batch sizes; memory grows with the number of layers. From 0.11
 # vLLM captures FULL and PIECEWISE graphs by default, about twice the PIECEWISE-only memory: the
 # fit logs of 0.19 (one H100, dense: 28 layers 0.87 GiB, 32 layers 0.87-0.91, 40 layers 1.07) give
@@ -387,11 +386,10 @@ def cuda_graphs_in_budget(settings: VllmSettings, version: tuple[int, int]) -> b
 def nccl_nvls_buffers(settings: VllmSettings) -> bool:
     """Whether NCCL keeps NVLS buffers on this rank: tensor parallelism on an NVSwitch GPU, with
     NCCL's cuMem allocator on (vLLM >= 0.11, or a multi-node NVLink rack; see above)."""
-    gpu = settings.gpu_name.lower()
-    if settings.tensor_parallel_size == 1 or gpu not in NVLS_GPUS:
+    if settings.tensor_parallel_size == 1 or not settings.gpu.nvlink_sharp:
         return False
     cumem = parse_version(settings.vllm_version) >= NVLS_CUMEM_SINCE
-    return cumem or gpu in MULTI_NODE_NVLINK_GPUS
+    return cumem or settings.gpu.multi_node_nvlink
 
 
 def non_torch_bytes(settings: VllmSettings) -> int:
@@ -441,13 +439,12 @@ FLASHINFER_SAMPLER_OPT_IN_SINCE = (0, 11, 1)
 TRITON_TOP_K_TOP_P_SINCE = (0, 17, 0)
 TRITON_TOP_K_TOP_P_MIN_ROWS = 8
 FLASHINFER_SAMPLER_DEFAULT_SINCE = (0, 24, 0)
-ROCM_GPU_PREFIX = "mi"  # the catalog's AMD Instinct GPUs: mi300x, mi325x, mi350x, mi355x
 _RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")
 
 
 def runs_on_rocm(settings: VllmSettings) -> bool:
-    """Whether the plan's GPU is one of the catalog's AMD Instinct GPUs, where vLLM runs on ROCm."""
-    return settings.gpu_name.lower().startswith(ROCM_GPU_PREFIX)
+    """Whether the plan's GPU is an AMD Instinct GPU, where vLLM runs on ROCm."""
+    return settings.gpu.rocm
 
 
 def release_triple(text: str) -> tuple[int, int, int]:

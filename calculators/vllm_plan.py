@@ -348,7 +348,7 @@ def _budget(startup: _Startup) -> _Budget:
     batched, seqs = batch.max_num_batched_tokens, batch.max_num_seqs
     weights = plan_weights(arch, settings)
     rocm = overheads.runs_on_rocm(settings)
-    caches = moe_caches(version, weights.format, rocm, settings.gpu_name)
+    caches = moe_caches(version, weights.format, rocm, settings.gpu)
     budget = _Budget(
         requested_bytes=int(settings.gpu_memory_bytes * batch.gpu_memory_utilization),
         weights=weights,

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.limits import (
     MAX_CONCURRENCY,
     MAX_GPU_MEMORY_BYTES,
@@ -31,7 +32,7 @@ DEFAULT_VLLM_VERSION = "0.19"
 # auto into fp8_e4m3 on CUDA devices of compute capability 10.x (is_device_capability_family(100):
 # B200 and GB200 are sm_100, B300 and GB300 sm_103).
 GLM_DSA_FP8_KV_SINCE = (0, 32)
-SM10X_GPUS = ("b200", "gb200", "b300", "gb300")
+GLM_DSA_FP8_KV_CAPABILITY_MAJOR = 10
 GLM_DSA_FP8_KV_NOTE = (
     "GLM-5 (GlmMoeDsaForCausalLM) on an SM10x GPU: vLLM 0.32+ turns --kv-cache-dtype auto into "
     "fp8_e4m3, so the KV cache is planned in FP8 (--kv-cache-dtype bfloat16 keeps 16-bit latents)"
@@ -60,7 +61,7 @@ class VllmSettings:
     dtype: str | None = None
     enforce_eager: bool = False
     block_size: int | None = None  # None: the release's default (`release_block_size`)
-    gpu_name: str = ""
+    gpu: GpuTraits = UNKNOWN_GPU  # its catalog facts (`calculators.gpu_traits`)
     vllm_version: str = DEFAULT_VLLM_VERSION
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: None is the release's default (on from 0.20).
     estimate_cudagraphs: bool | None = None
@@ -105,11 +106,15 @@ def release_kv_cache_dtype(arch: ModelArch, settings: VllmSettings) -> str | Non
     if (
         settings.kv_cache_dtype in (None, "auto")
         and arch.model_type == "glm_moe_dsa"
-        and settings.gpu_name.lower() in SM10X_GPUS
+        and _capability_major(settings.gpu) == GLM_DSA_FP8_KV_CAPABILITY_MAJOR
         and parse_version(settings.vllm_version) >= GLM_DSA_FP8_KV_SINCE
     ):
         return "fp8_e4m3"
     return settings.kv_cache_dtype
+
+
+def _capability_major(gpu: GpuTraits) -> int | None:
+    return None if gpu.compute_capability is None else gpu.compute_capability[0]
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -141,7 +146,7 @@ def default_max_model_len(arch: ModelArch) -> int:
 def batch_defaults(settings: VllmSettings, version: tuple[int, int]) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) defaults of `vllm serve` for this GPU."""
     memory = settings.gpu_memory_bytes
-    is_a100 = "a100" in settings.gpu_name.lower() and version >= (0, 9)
+    is_a100 = "a100" in settings.gpu.name.lower() and version >= (0, 9)
     if version >= (0, 28) and memory >= 160 * GIB:
         return 16384, 1024
     if memory >= 70 * GIB and not is_a100:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.interconnect import Link
 from infermeter.registry.errors import InvalidFileError, Problem
 from infermeter.registry.harvest.sources import SOURCES, gpu_names_sources
@@ -213,4 +214,22 @@ def gpu_links(gpu: GpuEntry) -> tuple[Link, ...]:
     """The GPU's sourced links as the calculators take them (`calculators.interconnect`)."""
     return tuple(
         Link(link.name, link.gb_s_per_direction, link.max_gpus) for link in gpu.interconnect_links
+    )
+
+
+def gpu_traits(gpu: GpuEntry) -> GpuTraits:
+    """The GPU's facts as the memory plan reads them (`calculators.gpu_traits`): the one place a
+    catalog entry becomes them. Its NVLink domain is the most GPUs an NVLink link joins."""
+    capability = gpu.compute_capability
+    nvlink_gpus = [
+        link.max_gpus or 1 for link in gpu.interconnect_links if link.name.startswith("NVLink")
+    ]
+    return GpuTraits(
+        name=gpu.name,
+        vendor=gpu.vendor,
+        compute_capability=None
+        if capability is None
+        else (int(capability.split(".")[0]), int(capability.split(".")[1])),
+        nvlink_sharp=gpu.nvlink_sharp,
+        nvlink_domain_gpus=max(nvlink_gpus, default=1),
     )

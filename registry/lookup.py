@@ -163,6 +163,7 @@ def gpu_options(tier: str = "on_demand", gpu_ids: Iterable[str] | None = None) -
                 memory_bytes=gpu_memory_bytes(gpu),
                 memory_gb=gpu.memory_gb,
                 usd_per_gpu_hour=price.usd_per_gpu_hour if price is not None else None,
+                traits=catalog.gpu_traits(gpu),
             )
         )
     return options

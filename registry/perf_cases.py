@@ -32,7 +32,7 @@ from infermeter.calculators.predict import (
     smallest_tensor_parallel,
 )
 from infermeter.calculators.quantization import weight_format
-from infermeter.registry.catalog import gpu_links, load_gpus, load_models
+from infermeter.registry.catalog import gpu_links, gpu_traits, load_gpus, load_models
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from infermeter.registry.estimate import typical_tokens
 from infermeter.registry.location import catalogs_folder
@@ -79,6 +79,7 @@ def gpu_for_prediction(entry: GpuEntry) -> Gpu:
         memory_bandwidth_gb_s=entry.memory_bandwidth_gb_s,
         tflops_dense=entry.tflops_dense.model_dump(),
         links=gpu_links(entry),
+        traits=gpu_traits(entry),
     )
 
 

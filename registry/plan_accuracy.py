@@ -13,10 +13,11 @@ from typing import Any
 import yaml
 
 from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.vllm_plan import VllmPlan, plan_vllm
 from infermeter.calculators.vllm_settings import VllmSettings, gpu_total_bytes
-from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.catalog import gpu_traits, load_gpus, load_models
 
 GIB = 1024**3
 # The case file lives with the tests; the site build and the accuracy script read it from this
@@ -75,6 +76,13 @@ def _gpu_memory_bytes(raw: dict[str, Any]) -> int:
     return gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb)
 
 
+def _gpu_traits(gpu_id: str) -> GpuTraits:
+    """The catalog GPU's facts; a log's GPU the catalog does not hold (an H20, an RTX A5000)
+    has none."""
+    entry = load_gpus().get(gpu_id)
+    return UNKNOWN_GPU if entry is None else gpu_traits(entry)
+
+
 def load_cases() -> list[Case]:
     data = yaml.safe_load(CASES_FILE.read_text())
     cases = []
@@ -105,7 +113,7 @@ def load_cases() -> list[Case]:
             block_size=flags.get("block_size"),
             max_cudagraph_capture_size=flags.get("max_cudagraph_capture_size"),
             flashinfer_sampler=flags.get("flashinfer_sampler"),
-            gpu_name=raw["gpu"],
+            gpu=_gpu_traits(raw["gpu"]),
             vllm_version=raw.get("vllm_version") or raw.get("v0_release") or V0_DEFAULT,
         )
         cases.append(Case(raw["id"], raw["source"], raw, parse_config(_config(raw)), settings))

@@ -5,6 +5,7 @@ DeepEP's `LowLatencyLayout` (csrc/config.hpp at 3861241a5) and vLLM's DeepEP man
 b1388b1fb and v0.20.0 at b8160878f; the full list is in calculators/all2all.py)."""
 
 import pytest
+from catalog_gpus import traits
 
 from infermeter.calculators.all2all import all2all_buffers, low_latency_rdma_bytes
 from infermeter.calculators.config_reader import parse_config
@@ -22,7 +23,7 @@ MOE = parse_config(MODELS["qwen3-30b-a3b"].config)  # hidden 2048, 128 experts
 def _plan(**settings: object):  # type: ignore[no-untyped-def]
     base: dict[str, object] = {
         "gpu_memory_bytes": 141 * GIB,
-        "gpu_name": "h200-sxm",
+        "gpu": traits("h200-sxm"),
         "max_model_len": 8192,
         "data_parallel_size": 2,
         "enable_expert_parallel": True,

@@ -15,54 +15,25 @@ from infermeter.calculators import api
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import ENGINE
-from infermeter.calculators.vllm_settings import gpu_total_bytes
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.lookup import cheapest_prices
-from infermeter.registry.prices import TIERS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "hooks"))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
 import calc_api
 import calc_compute
+from registry_pages import browser_catalog
 
 from infermeter.calculators import inputs
 
 
 def _page_catalog() -> dict[str, Any]:
-    """The catalog data the pages get as catalog.json: models' configs, GPUs' memory, links
-    and cheapest prices per tier with the price each is."""
+    """The catalog data the pages get as catalog.json (`registry_pages.browser_catalog`)."""
     prices = list(load_prices().values())
-    gpus = {}
-    for gpu in load_gpus().values():
-        cheapest = cheapest_prices(gpu.id, prices)
-        gpus[gpu.id] = {
-            "name": gpu.name,
-            "memory_gb": gpu.memory_gb,
-            "memory_bytes": gpu_total_bytes(gpu.memory_reported_mib, gpu.memory_gb),
-            "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
-            "tflops_dense": gpu.tflops_dense.model_dump(),
-            "interconnect_links": [link.model_dump() for link in gpu.interconnect_links],
-            "prices": {tier: cheapest[tier].usd_per_gpu_hour for tier in TIERS if tier in cheapest},
-            "price_sources": {
-                tier: {
-                    "id": cheapest[tier].id,
-                    "as_of": str(cheapest[tier].as_of),
-                    "source_url": cheapest[tier].source.url,
-                }
-                for tier in TIERS
-                if tier in cheapest
-            },
-        }
-    models = {
-        model.id: {
-            "name": model.name,
-            "context_length": model.context_length,
-            "config": model.config,
-        }
-        for model in load_models().values()
-    }
-    return {"models": models, "gpus": gpus}
+    gpus = load_gpus()
+    cheapest = {gpu_id: cheapest_prices(gpu_id, prices) for gpu_id in gpus}
+    return json.loads(json.dumps(browser_catalog(gpus, load_models(), cheapest)))
 
 
 CATALOG = _page_catalog()

@@ -2,6 +2,7 @@
 and -O / --compilation-config capture settings, and how many graphs the plan counts with them."""
 
 import pytest
+from catalog_gpus import traits
 from cli_helpers import json_output
 
 from infermeter.calculators.config_reader import parse_config
@@ -95,7 +96,7 @@ def test_capture_sizes_refuses_what_vllm_would_not_take(
 
 
 def test_plan_counts_fewer_graphs_names_unread_keys_and_eager_has_none() -> None:
-    base = VllmSettings(gpu_memory_bytes=80 * GIB, gpu_name="h100-sxm", vllm_version="0.29",
+    base = VllmSettings(gpu_memory_bytes=80 * GIB, gpu=traits("h100-sxm"), vllm_version="0.29",
                         max_num_seqs=256)  # fmt: skip
     default = plan_vllm(LLAMA, base)
     capped = plan_vllm(LLAMA, VllmSettings(**{**base.__dict__, "max_cudagraph_capture_size": 256}))

@@ -7,6 +7,8 @@ maximum model length is 13528"."""
 import json
 from pathlib import Path
 
+from catalog_gpus import traits
+
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.deepseek_v4 import model_specs
 from infermeter.calculators.deepseek_v4_tuples import (
@@ -58,7 +60,7 @@ def _plan(version: str) -> dict[str, object]:
         max_num_seqs=1024,
         kv_cache_dtype="fp8",
         block_size=256,
-        gpu_name="gh200-96gb",
+        gpu=traits("gh200-96gb"),
         vllm_version=version,
     )
     return plan_vllm(parse_config(FLASH), settings).as_dict()

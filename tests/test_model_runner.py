@@ -4,6 +4,7 @@ sdists' vllm/config/vllm.py `use_v2_model_runner`, at every release boundary fro
 from dataclasses import replace
 
 import pytest
+from catalog_gpus import traits
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import InputError
@@ -16,7 +17,7 @@ ARCHS = {model_id: parse_config(entry.config) for model_id, entry in load_models
 
 
 def _v2(model_id: str, version: tuple[int, int], gpu: str = "h100-sxm", **arch: object) -> bool:
-    settings = VllmSettings(gpu_memory_bytes=80 * GIB, gpu_name=gpu)
+    settings = VllmSettings(gpu_memory_bytes=80 * GIB, gpu=traits(gpu))
     return model_runner(replace(ARCHS[model_id], **arch), settings, version).v2  # type: ignore[arg-type]
 
 

@@ -5,6 +5,7 @@
 from dataclasses import replace
 
 import pytest
+from catalog_gpus import traits
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.moe_workspace import (
@@ -95,10 +96,10 @@ def test_unquantized_experts_take_the_modular_workspace_from_0_14() -> None:
     before, after = _forward_peak("0.13.0", 8192), _forward_peak("0.14.1", 8192)
     delta = 8192 * 8 * (MODULAR_ROW - ROW) * 2
     assert abs((after - before) - delta * FORWARD_PEAK_FACTOR) < 2
-    assert moe_caches((0, 14), weight_format(ARCH, None), True, "mi300x").modular
-    assert not moe_caches((0, 13), weight_format(ARCH, None), False, "h100-sxm").modular
-    assert not moe_caches((0, 14), weight_format(ARCH, "fp8"), False, "h100-sxm").modular
-    assert not moe_caches((0, 14), weight_format(ARCH, "awq"), False, "h100-sxm").modular
+    assert moe_caches((0, 14), weight_format(ARCH, None), True, traits("mi300x")).modular
+    assert not moe_caches((0, 13), weight_format(ARCH, None), False, traits("h100-sxm")).modular
+    assert not moe_caches((0, 14), weight_format(ARCH, "fp8"), False, traits("h100-sxm")).modular
+    assert not moe_caches((0, 14), weight_format(ARCH, "awq"), False, traits("h100-sxm")).modular
 
 
 @pytest.mark.parametrize(
@@ -117,7 +118,7 @@ def test_unquantized_experts_take_the_modular_workspace_from_0_14() -> None:
 def test_the_unquantized_moe_kernel_by_gpu_and_release(
     gpu: str, version: tuple[int, int], kernel: str
 ) -> None:
-    caches = moe_caches(version, weight_format(ARCH, None), False, gpu)
+    caches = moe_caches(version, weight_format(ARCH, None), False, traits(gpu))
     assert caches.modular == (kernel == TRITON)
     assert caches.note == KERNEL_NOTES[kernel]
 
@@ -125,7 +126,7 @@ def test_the_unquantized_moe_kernel_by_gpu_and_release(
 def test_the_plan_names_the_moe_kernel_it_assumed() -> None:
     settings = VllmSettings(gpu_memory_bytes=80 * GIB, vllm_version="0.19.1")
     assert KERNEL_NOTES[TRITON] in plan_vllm(ARCH, settings).notes
-    blackwell = replace(settings, vllm_version="0.34.0", gpu_name="b200")
+    blackwell = replace(settings, vllm_version="0.34.0", gpu=traits("b200"))
     assert KERNEL_NOTES[FLASHINFER] in plan_vllm(ARCH, blackwell).notes
     fp8 = replace(settings, quantization="fp8")
     assert KERNEL_NOTES[FP8] in plan_vllm(ARCH, fp8).notes

@@ -10,6 +10,7 @@ EP 4 (Qwen3-VL-235B, https://github.com/QwenLM/Qwen3-VL/issues/1520) and "16/256
 import math
 
 import pytest
+from catalog_gpus import traits
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import InputError
@@ -29,7 +30,7 @@ def _h200_settings(**settings: object) -> VllmSettings:
     """vLLM's settings on an H200 SXM (141 GiB) at an 8,192-token context, with `settings`."""
     return VllmSettings(
         gpu_memory_bytes=141 * GIB,
-        gpu_name="h200-sxm",
+        gpu=traits("h200-sxm"),
         max_model_len=8192,
         **settings,  # type: ignore[arg-type]
     )
@@ -160,7 +161,7 @@ def test_data_parallel_fit_needs_fewer_gpus_per_replica_for_the_same_traffic() -
 
     from infermeter.calculators.fit import GpuOption, fit_gpu
 
-    h100 = GpuOption("h100-sxm", "H100 SXM", 79 * GIB, 80.0, 3.0)
+    h100 = GpuOption("h100-sxm", "H100 SXM", 79 * GIB, 80.0, 3.0, traits("h100-sxm"))
     arch = _arch("llama-3.1-8b-instruct")
     settings = VllmSettings(gpu_memory_bytes=1)
     # 64 requests of 32k tokens: 256 GiB of KV cache on one replica, 64 GiB on each of four

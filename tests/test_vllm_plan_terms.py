@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from catalog_gpus import traits
 
 import infermeter.calculators.vllm_overheads as overheads
 from infermeter.calculators.config_reader import parse_config
@@ -165,7 +166,7 @@ def test_on_rocm_the_sampler_sorts_until_the_triton_kernel(
     release: str, rows: int, sorts: bool
 ) -> None:
     # No FlashInfer on ROCm: the sort path before 0.17 (aiter's sampler is opt-in), then Triton.
-    settings = VllmSettings(gpu_memory_bytes=192 * GIB, vllm_version=release, gpu_name="mi300x")
+    settings = VllmSettings(gpu_memory_bytes=192 * GIB, vllm_version=release, gpu=traits("mi300x"))
     assert overheads.sampler_sorts(settings, rows) is sorts
     expected = 15 if not sorts else (38 if rows >= 128 else 50)
     assert overheads.sampler_bytes_per_logit(settings, rows) == expected
@@ -180,16 +181,16 @@ def test_nccl_nvls_buffers_follow_the_release_that_turned_nccls_cumem_allocator_
         max_model_len=16000,
         vllm_version="0.10",
         tensor_parallel_size=2,
-        gpu_name="h100-sxm",
+        gpu=traits("h100-sxm"),
     )
     base = overheads.NON_TORCH_BYTES + overheads.NON_TORCH_TP_BYTES
     assert plan_vllm(arch, settings).non_torch_bytes == base
     later = plan_vllm(arch, dataclasses.replace(settings, vllm_version="0.11"))
     assert later.non_torch_bytes == base + overheads.NON_TORCH_NVLS_BYTES
     assert later.kv_cache_bytes < plan_vllm(arch, settings).kv_cache_bytes
-    rack = dataclasses.replace(settings, gpu_name="gb200", gpu_memory_bytes=180 * GIB)
+    rack = dataclasses.replace(settings, gpu=traits("gb200"), gpu_memory_bytes=180 * GIB)
     assert plan_vllm(arch, rack).non_torch_bytes == base + overheads.NON_TORCH_NVLS_BYTES
-    a100 = dataclasses.replace(settings, gpu_name="a100-80gb-sxm", vllm_version="0.11")
+    a100 = dataclasses.replace(settings, gpu=traits("a100-80gb-sxm"), vllm_version="0.11")
     assert plan_vllm(arch, a100).non_torch_bytes == base
 
 
@@ -263,7 +264,7 @@ def test_0_34_defaults_to_all_memory_less_its_margin() -> None:
             gpu_memory_bytes=80 * GIB,
             max_model_len=8192,
             vllm_version=version,
-            gpu_name=gpu,
+            gpu=traits(gpu),
             block_size=16,
         )
         return plan_vllm(arch, settings)
@@ -322,7 +323,8 @@ def test_glm5_auto_kv_cache_is_fp8_on_sm10x_from_032(
         parse_config(MODELS[model_id].config),
         VllmSettings(
             gpu_memory_bytes=180 * GIB, tensor_parallel_size=8, max_model_len=8192,
-            quantization="fp8", kv_cache_dtype=kv_cache_dtype, gpu_name=gpu, vllm_version=version,
+            quantization="fp8", kv_cache_dtype=kv_cache_dtype, gpu=traits(gpu),
+            vllm_version=version,
         ),
     )  # fmt: skip
     assert plan.kv_cache_bytes_per_token == bytes_per_token

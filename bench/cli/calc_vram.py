@@ -11,9 +11,10 @@ from infermeter.bench.cli.calc_options import (
 from infermeter.bench.cli.calc_tables import format_vram
 from infermeter.bench.cli.oneline import UsageLine
 from infermeter.bench.cli.parsed_options import from_options
+from infermeter.calculators.gpu_traits import UNKNOWN_GPU
 from infermeter.calculators.inputs import VRAM
 from infermeter.calculators.limits import gib_to_bytes
-from infermeter.registry.catalog import gpu_links
+from infermeter.registry.catalog import gpu_links, gpu_traits
 from infermeter.registry.lookup import gpu_memory_bytes, model_arch, resolve_gpu
 
 
@@ -45,14 +46,15 @@ def vram_command(
         arch = model_arch(model)
         if gpu is not None:
             entry = resolve_gpu(gpu)
-            memory, gpu_name = gpu_memory_bytes(entry), entry.id
+            memory, traits = gpu_memory_bytes(entry), gpu_traits(entry)
         else:
-            memory, gpu_name = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0), ""
+            memory = gib_to_bytes("--gpu-memory-gib", gpu_memory_gib or 0)
+            traits = UNKNOWN_GPU
         request = from_options(
             api.VramRequest,
             arch=arch,
             engine=engine,
-            gpu_name=gpu_name,
+            gpu_traits=traits,
             gpu_memory_bytes=memory,
             gpu_specs=None
             if gpu is None

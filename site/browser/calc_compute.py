@@ -14,6 +14,7 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fields import FieldError, parse_field
 from infermeter.calculators.fit import GpuOption
+from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.inputs import FIELDS
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.limits import gib_to_bytes
@@ -74,7 +75,9 @@ def _vram(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         model=model,
         arch=arch,
         gpu=gpu_id,
-        gpu_name=gpu_id or "",
+        gpu_traits=UNKNOWN_GPU
+        if gpu_id is None
+        else GpuTraits.from_dict(catalog["gpus"][gpu_id]["traits"]),
         gpu_memory_bytes=memory,
         tensor_parallel_size=values["tensor_parallel_size"] or 1,
         pipeline_parallel_size=values["pipeline_parallel_size"] or 1,
@@ -144,7 +147,12 @@ def gpu_options(catalog: Catalog, tier: str, gpu_ids: list[str] | None) -> list[
         gpu = gpus[gpu_id]
         options.append(
             GpuOption(
-                gpu_id, gpu["name"], gpu["memory_bytes"], gpu["memory_gb"], gpu["prices"].get(tier)
+                gpu_id,
+                gpu["name"],
+                gpu["memory_bytes"],
+                gpu["memory_gb"],
+                gpu["prices"].get(tier),
+                GpuTraits.from_dict(gpu["traits"]),
             )
         )
     return options
@@ -174,6 +182,7 @@ def catalog_gpu(gpu_id: str, entry: Mapping[str, Any]) -> Gpu:
         memory_bandwidth_gb_s=entry["memory_bandwidth_gb_s"],
         tflops_dense=entry["tflops_dense"],
         links=tuple(Link(**link) for link in entry.get("interconnect_links", [])),
+        traits=GpuTraits.from_dict(entry["traits"]),
     )
 
 

@@ -56,6 +56,7 @@ from infermeter.registry.answers import answers_json
 from infermeter.registry.catalog import (
     GPUS_FILE,
     PRICES_FILE,
+    gpu_traits,
     load_gpus,
     load_models,
     load_prices,
@@ -161,7 +162,8 @@ def browser_catalog(
     cheapest_entries: dict[str, dict[str, PriceEntry]],
 ) -> dict[str, Any]:
     """What the in-browser calculators read (`assets/catalog.json`): model configs, GPU
-    memory, rates and links, the cheapest price per tier and which catalog price it is."""
+    memory, rates, links and traits (`registry.catalog.gpu_traits`), the cheapest price per
+    tier and which catalog price it is."""
     cheapest = {
         gpu_id: {tier: price.usd_per_gpu_hour for tier, price in entries.items()}
         for gpu_id, entries in cheapest_entries.items()
@@ -185,6 +187,7 @@ def browser_catalog(
                 "memory_bandwidth_gb_s": gpu.memory_bandwidth_gb_s,
                 "tflops_dense": gpu.tflops_dense.model_dump(),
                 "interconnect_links": [link.model_dump() for link in gpu.interconnect_links],
+                "traits": gpu_traits(gpu).as_dict(),
                 "prices": {
                     tier: cheapest[gpu.id][tier] for tier in TIERS if tier in cheapest[gpu.id]
                 },
