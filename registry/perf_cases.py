@@ -142,12 +142,13 @@ def _deployment(result: Result, arch: ModelArch, gpu: GpuEntry) -> Deployment:
         tensor = serving.tensor_parallel_size
     else:
         tensor = smallest_tensor_parallel(deployment, count // pipeline)
+    deployment = replace(deployment, tensor_parallel_size=tensor)
     # A stated data parallel size whose GPUs the result does not have is attention data
     # parallel inside one replica (TensorRT-LLM's DP attention with expert parallel: DP 4 and
     # EP 4 on 4 GPUs), not more replicas: the replicas are the GPUs over the replica's.
-    most = max(1, count // (tensor * pipeline))
+    most = max(1, count // deployment.layout.replica_gpus)
     replicas = min(serving.data_parallel_size or most, most)
-    return replace(deployment, tensor_parallel_size=tensor, data_parallel_size=replicas)
+    return replace(deployment, data_parallel_size=replicas)
 
 
 def _kind(point: LoadPoint) -> tuple[str, Load, Slo | None, str] | None:

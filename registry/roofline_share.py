@@ -163,7 +163,8 @@ def roofline_shares(
     count = identity.gpu.count
     pipeline = serving.pipeline_parallel_size or 1
     tensor = serving.tensor_parallel_size or max(1, count // pipeline)
-    replicas = serving.data_parallel_size or max(1, count // (tensor * pipeline))
+    layout = ParallelLayout(tensor, pipeline)
+    replicas = serving.data_parallel_size or max(1, count // layout.replica_gpus)
     context = decode_context_tokens(result)
     shares: list[RooflineShare] = []
     for point in result.points:
@@ -179,7 +180,7 @@ def roofline_shares(
             gpu,
             key,
             memo,
-            DecodeBatch(ParallelLayout(tensor, pipeline), context, per_replica),
+            DecodeBatch(layout, context, per_replica),
             identity.model.kv_cache_dtype,
         )
         shares.append(_share(point, bound, batch, replicas, context))

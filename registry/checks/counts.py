@@ -8,6 +8,7 @@ deployment fits its GPUs, the run's clock agrees with its windows, and no date i
 import datetime as dt
 from collections.abc import Iterator
 
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.registry.checks import Finding
 from infermeter.registry.models import LoadPoint, MeasuredSource, Result, load_point_key
 
@@ -177,10 +178,11 @@ def _deployment_findings(file: str, result: Result) -> Iterator[Finding]:
     serving = result.identity.serving
     tensor, pipeline = serving.tensor_parallel_size or 1, serving.pipeline_parallel_size or 1
     data = serving.data_parallel_size or 1
-    if tensor * pipeline * data > gpus:
+    layout = ParallelLayout(tensor, pipeline, data)
+    if layout.gpus > gpus:
         message = (
             f"tensor_parallel_size {tensor} × pipeline_parallel_size {pipeline} × "
-            f"data_parallel_size {data} needs {tensor * pipeline * data} GPUs, but "
+            f"data_parallel_size {data} needs {layout.gpus} GPUs, but "
             f"identity.gpu.count is {gpus}"
         )
         yield _finding(file, "identity.serving.tensor_parallel_size", message)
