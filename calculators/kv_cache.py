@@ -123,7 +123,7 @@ def kv_cache_shape(
     if arch.mla is not None and arch.indexer is not None:
         per_layer, extra = _sparse_mla_bytes(arch, element)
     elif arch.mla is not None:
-        per_layer = (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * element
+        per_layer = arch.mla.kv_latent_dim * element
     else:
         shape = arch.attention_shape(False)
         per_layer = _gqa_bytes(shape, tensor_parallel_size, element)
@@ -164,7 +164,7 @@ def _sparse_mla_bytes(arch: ModelArch, element: int) -> tuple[int, int]:
     the indexer's FP8 key and a float32 scale per 128 values on the layers with their own."""
     assert arch.mla is not None
     assert arch.indexer is not None
-    latent = arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim
+    latent = arch.mla.kv_latent_dim
     sparse_latent = latent * element
     if element == 1:
         sparse_latent = arch.mla.kv_lora_rank + 4 * 4 + arch.mla.qk_rope_head_dim * 2

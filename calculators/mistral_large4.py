@@ -72,8 +72,8 @@ class Large4Layers:
         linear = hidden * heads * mla.qk_head_dim // tp + heads * mla.v_head_dim * hidden // tp
         kept = mla.kv_lora_rank * heads * (nope + mla.v_head_dim) // tp  # kv_b_proj
         if self.kv_sources[layer] == layer:  # kv_a_proj_with_mqa and kv_a_layernorm
-            rope = mla.qk_rope_head_dim if self.rope[layer] else 0
-            kept += hidden * (mla.kv_lora_rank + rope) + mla.kv_lora_rank
+            latent = mla.kv_latent_dim if self.rope[layer] else mla.kv_lora_rank
+            kept += hidden * latent + mla.kv_lora_rank
         kept += 2 * heads // tp if self.ssmax else 0
         if self.indexers[layer] and arch.indexer is not None:
             index = arch.indexer

@@ -69,6 +69,12 @@ class LatentAttention:
         part."""
         return self.qk_nope_head_dim + self.qk_rope_head_dim
 
+    @property
+    def kv_latent_dim(self) -> int:
+        """Values one token's latent KV vector holds per layer, what the cache keeps: the
+        compressed KV and the key's rotary part (kv_a_proj_with_mqa's output width)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
 
 # Layers by index; None: every layer.
 IndexerLayers = tuple[int, ...] | None

@@ -69,7 +69,7 @@ def _mla_params(arch: ModelArch, tp: int, layer: int | None = None) -> tuple[int
     else:
         q = hidden * heads * mla.qk_head_dim // tp
         small = 0
-    kv_a = hidden * (mla.kv_lora_rank + mla.qk_rope_head_dim)
+    kv_a = hidden * mla.kv_latent_dim
     kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim) // tp
     out = heads * mla.v_head_dim * hidden // tp
     # BailingMoeV3's output gate: one a head or one a value channel.
