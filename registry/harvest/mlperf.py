@@ -40,8 +40,10 @@ from typing import Any
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.mlperf_citation import (
+    cited_entry,
     conditions,
     footnote,
+    row_entry,
     submitter_and_system,
 )
 from infermeter.registry.harvest.mlperf_detail_log import detail_path, detail_summary
@@ -158,11 +160,6 @@ class MlperfRound:
     read_from: str | None = None
     """Where the bytes were read when not from `repository_url` itself (a fork that holds the
     commit), said in every result's conditions."""
-
-
-def row_entry(row: dict[str, Any]) -> str:
-    """A row's result ID, or its run's path where the round gives no ID (v6.1)."""
-    return str(row["ID"]) if row.get("ID") is not None else location(row)
 
 
 def row_key(round_name: str, row: dict[str, Any]) -> str:
@@ -334,7 +331,7 @@ def _source(
     return ReportedSource(
         kind="reported",
         url=url,
-        title=f"MLPerf Inference {round_info.round} {_cited(row)}: "
+        title=f"MLPerf Inference {round_info.round} {cited_entry(row)}: "
         f"{submitter_and_system(str(row['Submitter']), str(row['System']))}, "
         f"{benchmark} {row['Scenario']}",
         publisher=f"MLCommons (submitted by {row['Submitter']})",
@@ -433,10 +430,6 @@ def _power_note(power: tuple[int, str] | None) -> str | None:
         f"submission ({power[1]}; NVIDIA's harness applies it with nvidia-smi -pl), not the "
         "part's stock board power: filed under the part at that limit."
     )
-
-
-def _cited(row: dict[str, Any]) -> str:
-    return f"result {row['ID']}" if row.get("ID") is not None else f"run {location(row)}"
 
 
 def read_summary(tree: SourceTree, round_name: str | None = None) -> list[dict[str, Any]]:

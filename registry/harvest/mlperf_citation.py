@@ -22,19 +22,26 @@ def submitter_and_system(submitter: str, system: str) -> str:
     return f"{submitter} {system}"
 
 
+def row_entry(row: dict[str, Any]) -> str:
+    """A row's result ID, or its run's path where the round gives no ID (v6.1)."""
+    return str(row["ID"]) if row.get("ID") is not None else location(row)
+
+
+def cited_entry(row: dict[str, Any]) -> str:
+    """How a title cites a row: `result <ID>`, or `run <path>` where the round gives no ID."""
+    return f"result {row['ID']}" if row.get("ID") is not None else f"run {location(row)}"
+
+
 def _entry(row: dict[str, Any]) -> str:
+    """The row as the conditions cite it: `cited_entry`, saying why a run has no result ID."""
     if row.get("ID") is not None:
-        return f"result {row['ID']}"
+        return cited_entry(row)
     if row.get("from_table") is False:
         return (
-            f"run {_entry_name(row)} (its result ID is in the round's results table, which was "
+            f"{cited_entry(row)} (its result ID is in the round's results table, which was "
             "not read)"
         )
-    return f"run {_entry_name(row)} (the round's results table gives no result ID)"
-
-
-def _entry_name(row: dict[str, Any]) -> str:
-    return str(row["ID"]) if row.get("ID") is not None else location(row)
+    return f"{cited_entry(row)} (the round's results table gives no result ID)"
 
 
 def _declared_weights(row: dict[str, Any]) -> str:
@@ -132,6 +139,6 @@ def footnote(round_name: str, row: dict[str, Any], url: str, retrieved: str) -> 
     """MLPerf's required footnote of one result, ending with the trademark notice."""
     return (
         f"MLPerf® {round_name} Inference {str(row['Category']).capitalize()} {row['Model']} "
-        f"{row['Scenario']}. Retrieved from {url} on {retrieved}, entry {_entry_name(row)}. "
+        f"{row['Scenario']}. Retrieved from {url} on {retrieved}, entry {row_entry(row)}. "
         f"Result verified by MLCommons Association. {_TRADEMARK}"
     )
