@@ -32,6 +32,8 @@ GPU_ENTRY = """
     tflops_dense: {{fp32: 67, bf16: 989.4, fp16: 989.4, fp8: 1978.9, int8: null, fp4: null}}
     tdp_w: 700
     interconnect: NVLink
+    compute_capability: null
+    nvlink_sharp: false
     sources:
       - {{url: "https://example.com/spec", title: "Spec", date: 2023-03, fields: [memory_gb]}}
 """
