@@ -26,6 +26,11 @@ class GpuTraits:
     nvlink_domain_gpus: int = 1  # the most GPUs the GPU's NVLink joins
 
     @property
+    def capability_major(self) -> int | None:
+        """The compute capability's major (10 for sm_100 and sm_103); None when unknown."""
+        return None if self.compute_capability is None else self.compute_capability[0]
+
+    @property
     def rocm(self) -> bool:
         """Whether vLLM runs on ROCm here: an AMD Instinct GPU."""
         return self.vendor == "amd"

@@ -84,7 +84,7 @@ def flashinfer_unquantized_moe(version: tuple[int, int], gpu: GpuTraits) -> bool
     if capability is None or version < FLASHINFER_UNQUANTIZED_MOE_SINCE:
         return False
     hopper = capability == HOPPER_CAPABILITY and version < HOPPER_TRITON_MOE_SINCE
-    return hopper or capability[0] in BLACKWELL_CAPABILITY_MAJORS
+    return hopper or gpu.capability_major in BLACKWELL_CAPABILITY_MAJORS
 
 
 def marlin_moe(fmt: WeightFormat, rocm: bool) -> bool:

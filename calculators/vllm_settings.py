@@ -106,15 +106,11 @@ def release_kv_cache_dtype(arch: ModelArch, settings: VllmSettings) -> str | Non
     if (
         settings.kv_cache_dtype in (None, "auto")
         and arch.model_type == "glm_moe_dsa"
-        and _capability_major(settings.gpu) == GLM_DSA_FP8_KV_CAPABILITY_MAJOR
+        and settings.gpu.capability_major == GLM_DSA_FP8_KV_CAPABILITY_MAJOR
         and parse_version(settings.vllm_version) >= GLM_DSA_FP8_KV_SINCE
     ):
         return "fp8_e4m3"
     return settings.kv_cache_dtype
-
-
-def _capability_major(gpu: GpuTraits) -> int | None:
-    return None if gpu.compute_capability is None else gpu.compute_capability[0]
 
 
 def parse_version(text: str) -> tuple[int, int]:

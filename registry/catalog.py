@@ -217,6 +217,12 @@ def gpu_links(gpu: GpuEntry) -> tuple[Link, ...]:
     )
 
 
+def _major_minor(capability: str) -> tuple[int, int]:
+    """'10.3' → (10, 3) (the catalog's `ComputeCapability` pattern guarantees the form)."""
+    major, minor = capability.split(".")
+    return int(major), int(minor)
+
+
 def gpu_traits(gpu: GpuEntry) -> GpuTraits:
     """The GPU's facts as the memory plan reads them (`calculators.gpu_traits`): the one place a
     catalog entry becomes them. Its NVLink domain is the most GPUs an NVLink link joins."""
@@ -227,9 +233,7 @@ def gpu_traits(gpu: GpuEntry) -> GpuTraits:
     return GpuTraits(
         name=gpu.name,
         vendor=gpu.vendor,
-        compute_capability=None
-        if capability is None
-        else (int(capability.split(".")[0]), int(capability.split(".")[1])),
+        compute_capability=None if capability is None else _major_minor(capability),
         nvlink_sharp=gpu.nvlink_sharp,
         nvlink_domain_gpus=max(nvlink_gpus, default=1),
     )
