@@ -174,7 +174,9 @@ export function drawCharts(container, data, uPlot) {
     cost._uplot = new uPlot({
       width, height: 300, scales: { x: { time: false, range: [-0.5, names.length - 0.5] }, y: { range: fromZero } },
       axes: [axis("GPU", { size: nameSize(names.length), rotate: nameAngle(names.length), values: (_u, ticks) => ticks.map((t) => names[t] ?? ""), splits: () => names.map((_n, i) => i) }), axis("$ per 1M tokens")],
-      series: [{}, { label: "$ / 1M tokens", fill: "#3f51b588", stroke: "#3f51b5", paths: uPlot.paths.bars({ size: [0.6] }), points: { show: false } }],
+      // The live legend's x row names the bar under the cursor as the axis does (uPlot's
+      // default reads "Value" and the bar's index).
+      series: [{ label: "GPU", value: (_u, i) => (i == null ? "--" : names[i] ?? "") }, { label: "$ / 1M tokens", fill: "#3f51b588", stroke: "#3f51b5", paths: uPlot.paths.bars({ size: [0.6] }), points: { show: false } }],
     }, [names.map((_n, i) => i), names.map((n) => data.cost[n])], cost);
   }
 }

@@ -195,3 +195,24 @@ def test_charts_start_at_zero_and_nothing_overlaps_or_is_clipped(
     first, first_width = shown[0]
     reach = first_width * math.cos(bottom["angle"]) if bottom["angle"] else first_width / 2
     assert cost["left"] + first - reach >= 0, bottom
+
+
+def test_cost_chart_live_legend_names_the_bar_under_the_cursor(
+    page: Any, site_url: str, built_site: Path
+) -> None:
+    # uPlot's default x row reads "Value" and the bar's index (0, 1, …), which says nothing
+    _open_drawn(page, f"{site_url}/compare/deepseek-r1--custom/", 1280)
+    shown = page.eval_on_selector(
+        '[data-chart="cost"]',
+        """el => {
+          const u = el._uplot;
+          u.setCursor({ left: u.valToPos(1, 'x'), top: u.valToPos(u.data[1][1], 'y') });
+          const rows = [...el.querySelectorAll('.u-legend tr')];
+          const text = (r) => [...r.children].map((c) => c.innerText.trim()).join(' ');
+          return { rows: rows.map(text),
+                   name: u.axes[0]._values[1], price: u.data[1][1] };
+        }""",
+    )
+    assert shown["name"]  # the second bar's GPU, as its axis names it
+    assert shown["rows"][0] == f"GPU {shown['name']}", shown
+    assert shown["rows"][1].startswith("$ / 1M tokens "), shown
