@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from infermeter.bench.importers.aiperf import AIPERF_FORMAT, AIPERF_TOOL, import_aiperf
+from infermeter.bench.importers.aiperf import AIPERF_FORMAT, AIPERF_TOOL
 from infermeter.bench.importers.common import (
     ImportFacts,
     ImportFormat,
@@ -26,13 +26,8 @@ from infermeter.bench.importers.common import (
     parse_length,
     read_json_values,
 )
-from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT, GUIDELLM_TOOL, import_guidellm
-from infermeter.bench.importers.vllm import (
-    VLLM_FORMAT,
-    VLLM_TOOL,
-    import_vllm_bench_serve,
-    read_vllm_objects,
-)
+from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT, GUIDELLM_TOOL
+from infermeter.bench.importers.vllm import VLLM_FORMAT, VLLM_TOOL, read_vllm_objects
 from infermeter.registry.models import Result
 from infermeter.registry.store import dumps_result, result_path, write_text_atomic
 from infermeter.registry.validate import check_result
@@ -48,11 +43,8 @@ __all__ = [
     "MissingFactError",
     "ResultImportError",
     "detect_format",
-    "import_aiperf",
     "import_files",
-    "import_guidellm",
     "import_result",
-    "import_vllm_bench_serve",
     "parse_length",
     "read_vllm_objects",
 ]

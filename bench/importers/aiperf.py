@@ -48,10 +48,9 @@ from typing import Any
 from infermeter.bench.importers.common import (
     ImportFacts,
     ImportFormat,
+    Measured,
     MissingFactError,
     ResultImportError,
-    accepted_without_slo,
-    assemble,
     count,
     goodput_matches_slo,
     mapping,
@@ -63,8 +62,8 @@ from infermeter.bench.importers.common import (
     timezone_of,
 )
 from infermeter.bench.importers.trace_runs import (
+    ImportedReplay,
     TraceReplayed,
-    TraceRun,
     measured_runs,
     replayed_trace,
 )
@@ -73,7 +72,6 @@ from infermeter.registry.models import (
     LatencyStats,
     Load,
     LoadPoint,
-    Result,
     Throughput,
     TokenCounts,
     Verdict,
@@ -305,7 +303,7 @@ def _failed(export: dict[str, Any], where: str) -> int | None:
 
 
 def _point(
-    export: dict[str, Any], where: str, slo_given: bool, trace: TraceRun | None = None
+    export: dict[str, Any], where: str, slo_given: bool, trace: ImportedReplay | None = None
 ) -> LoadPoint:
     config = mapping(export, "input_config", where) or {}
     if trace is None:
@@ -336,7 +334,7 @@ def _point(
     latencies = {}
     if completed:
         latencies = {field: _latency(export, tag, where) for tag, field in _LATENCIES.items()}
-    point = unchecked(
+    return unchecked(
         LoadPoint,
         load=load,
         duration_s=duration,
@@ -346,7 +344,6 @@ def _point(
         validity=verdicts,
         **latencies,
     )
-    return point if slo_given else accepted_without_slo(point)
 
 
 # AIPerf's synthesis options that reshape a trace (`SynthesisConfig`, src/aiperf/config/dataset/
@@ -452,9 +449,9 @@ def _replay_verdicts(export: dict[str, Any], where: str) -> list[Verdict]:
 
 def _trace_runs(
     exports: Sequence[tuple[str, dict[str, Any]]], facts: ImportFacts
-) -> list[TraceRun | None]:
+) -> list[ImportedReplay | None]:
     """For each export, the trace it replayed (None where it replayed none)."""
-    runs: list[TraceRun | None] = []
+    runs: list[ImportedReplay | None] = []
     for where, export in exports:
         config = mapping(export, "input_config", where) or {}
         completed = _whole(export, "request_count", ("requests",), where)
@@ -464,21 +461,20 @@ def _trace_runs(
         if stated is None:
             runs.append(None)
             continue
-        identity, load = replayed_trace(stated, facts.trace, facts.trace_block_size)
-        runs.append(TraceRun(identity, load))
+        runs.append(replayed_trace(stated, facts))
     return runs
 
 
-def _with_stated_slos(facts: ImportFacts, configs: Sequence[tuple[str, Any]]) -> ImportFacts:
-    """`facts` with the goodput limits the files state (`input_config.slos`), checked against
-    the --slo-* flags; unchanged when no file states them or one states a limit the registry's
-    SLO cannot hold."""
+def _stated_slos(facts: ImportFacts, configs: Sequence[tuple[str, Any]]) -> dict[str, float | None]:
+    """The goodput limits the files state (`input_config.slos`) by ImportFacts field, checked
+    against the --slo-* flags; none when no file states them or one states a limit the
+    registry's SLO cannot hold."""
     stated = same(
         [(where, mapping(config, "slos", f"{where}: input_config")) for where, config in configs],
         "input_config.slos",
     )
     if not stated or any(tag not in _SLO_FIELDS for tag in stated):
-        return facts
+        return {}
     limits = {_SLO_FIELDS[tag]: number(stated, tag, "input_config.slos") for tag in _SLO_FIELDS}
     for field, value in limits.items():
         given = getattr(facts, field)
@@ -489,16 +485,15 @@ def _with_stated_slos(facts: ImportFacts, configs: Sequence[tuple[str, Any]]) ->
                 f"{stated_as}); drop the flag or give the file's value",
                 option_name(field),
             )
-    return facts.model_copy(
-        update={name: limits[name] for name in ("slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms")}
-    )
+    return limits
 
 
-def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
-    """One result from one or more AIPerf summary exports; a load point per file (run)."""
+def measure_aiperf(files: Sequence[Path], facts: ImportFacts) -> Measured:
+    """What one or more AIPerf summary exports measured; a load point per file (run)."""
     exports = [(str(path), read_aiperf_export(path)) for path in files]
     configs = [(where, mapping(export, "input_config", where) or {}) for where, export in exports]
-    facts = _with_stated_slos(facts, configs)
+    slo = _stated_slos(facts, configs)
+    facts = facts.model_copy(update=slo)
     served_model = same(
         [(where, _served_model(config, where)) for where, config in configs], "model"
     )
@@ -530,15 +525,15 @@ def import_aiperf(files: Sequence[Path], facts: ImportFacts) -> Result:
         config.get("random_seed") for _, config in configs
     }
     seeds -= {None}
-    measured = dataclasses.replace(
+    return dataclasses.replace(
         measured,
         command=next((c for c in commands if isinstance(c, str) and c), None)
         if len(exports) == 1
         else None,
         seed=next(iter(seeds)) if len(seeds) == 1 and isinstance(next(iter(seeds)), int) else None,
         complete=not any(export.get("was_cancelled") is True for _, export in exports),
+        slo=slo,
     )
-    return assemble(facts, measured, "the exact `aiperf profile …` command line")
 
 
 AIPERF_FORMAT = ImportFormat(
@@ -546,5 +541,6 @@ AIPERF_FORMAT = ImportFormat(
     description="an AIPerf profile_export_aiperf.json",
     shape="an object of metric blocks with `unit`",
     looks_like=looks_like_aiperf,
-    import_files=import_aiperf,
+    measure=measure_aiperf,
+    command_why="the exact `aiperf profile …` command line",
 )

@@ -259,13 +259,19 @@ def read_json_values(path: Path) -> list[Any]:
 class ImportFormat:
     """One tool's benchmark file as `bench import` reads it, declared once by the format's
     module: its `--format` name, what the file is and the shape its JSON takes (for the errors),
-    how its parsed JSON is recognised, and how files of it become one result."""
+    how its parsed JSON is recognised, what files of it measured, and what --command must give
+    when the files do not name the command. The format reads; `import_files` makes the result."""
 
     name: str
     description: str  # e.g. "a GuideLLM benchmarks.json report"
     shape: str  # e.g. "an object with `metadata` and `benchmarks`"
     looks_like: Callable[[Sequence[Any]], bool]
-    import_files: Callable[[Sequence[Path], ImportFacts], Result]
+    measure: Callable[[Sequence[Path], ImportFacts], "Measured"]
+    command_why: str  # e.g. "the exact `guidellm benchmark …` command line"
+
+    def import_files(self, files: Sequence[Path], facts: ImportFacts) -> Result:
+        """One registry result of what `files` measured and the `facts` the flags state."""
+        return assemble(facts, self.measure(files, facts), self.command_why)
 
     def read(self, path: Path) -> list[Any]:
         """The JSON values in `path`, when they are this format's; ResultImportError otherwise."""
@@ -389,6 +395,9 @@ class Measured:
     complete: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
     trace: dict[str, Any] | None = None  # the replayed trace's identity (trace_runs)
+    # The --slo-* limits the files state themselves (AIPerf's goodput limits), by ImportFacts
+    # field, already checked against the flags.
+    slo: dict[str, float | None] = field(default_factory=dict)
 
 
 def _workload(facts: ImportFacts, measured: Measured) -> Workload:
@@ -424,7 +433,10 @@ def _workload(facts: ImportFacts, measured: Measured) -> Workload:
 
 def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
     """The validated registry result (with its content id) of `measured` and `facts`, made by
-    the one builder of results (`registry.builder`)."""
+    the one builder of results (`registry.builder`). Without SLO limits every completed request
+    is accepted."""
+    facts = facts.model_copy(update=measured.slo)
+    points = measured.points if facts.slo_given else [_all_accepted(p) for p in measured.points]
     gpu_id = required(facts, "gpu")
     gpu_count = required(facts, "gpu_count")
     model_id = required(facts, "model_id")
@@ -454,7 +466,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
     try:
         return build_from_parts(
             identity(deployment, workload),
-            measured.points,
+            points,
             source,
             slo=slo,
             file="imported result",
@@ -557,7 +569,7 @@ def goodput_matches_slo(stated: bool, slo_given: bool, where: str, key: str, too
         )
 
 
-def accepted_without_slo(point: LoadPoint) -> LoadPoint:
+def _all_accepted(point: LoadPoint) -> LoadPoint:
     """No limits declared: every completed request is accepted, by definition."""
     update = {
         "requests": point.requests.model_copy(update={"accepted": point.requests.completed}),

@@ -47,9 +47,8 @@ from infermeter.bench.importers.common import (
     MS_PER_S,
     ImportFacts,
     ImportFormat,
+    Measured,
     ResultImportError,
-    accepted_without_slo,
-    assemble,
     count,
     mapping,
     number,
@@ -58,8 +57,8 @@ from infermeter.bench.importers.common import (
     scaled,
 )
 from infermeter.bench.importers.trace_runs import (
+    ImportedReplay,
     TraceReplayed,
-    TraceRun,
     measured_runs,
     replayed_trace,
 )
@@ -68,7 +67,6 @@ from infermeter.registry.models import (
     LatencyStats,
     Load,
     LoadPoint,
-    Result,
     Throughput,
     TokenCounts,
     Verdict,
@@ -193,7 +191,7 @@ def _whole(value: float | None) -> int | None:
     return None if value is None else round(value)
 
 
-def _point(benchmark: dict[str, Any], where: str, trace: TraceRun | None = None) -> LoadPoint:
+def _point(benchmark: dict[str, Any], where: str, trace: ImportedReplay | None = None) -> LoadPoint:
     config = mapping(benchmark, "config", where)
     strategy = mapping(config, "strategy", f"{where}.config")
     metrics = mapping(benchmark, "metrics", where)
@@ -323,7 +321,7 @@ def _replay_findings(benchmark: dict[str, Any], totals: dict[str, Any]) -> list[
 
 def _trace_run(
     report: tuple[str, dict[str, Any]], benchmark: dict[str, Any], where: str, facts: ImportFacts
-) -> TraceRun | None:
+) -> ImportedReplay | None:
     """The trace a benchmark of the `replay` profile (strategy `trace`) replayed; None for
     another strategy. Speed: GuideLLM waits `data.time_scale × strategy.time_scale × the
     timestamp`, in seconds, where Mooncake's timestamps are ms."""
@@ -348,8 +346,7 @@ def _trace_run(
     )
     if not stated.file:
         raise ResultImportError(f"{at}.source.path: expected the trace file's path")
-    identity, load = replayed_trace(stated, facts.trace, facts.trace_block_size)
-    return TraceRun(identity, load, _replay_findings(benchmark, totals))
+    return replayed_trace(stated, facts, _replay_findings(benchmark, totals))
 
 
 def _moment(benchmark: dict[str, Any], key: str, where: str) -> dt.datetime:
@@ -362,10 +359,10 @@ def _moment(benchmark: dict[str, Any], key: str, where: str) -> dt.datetime:
         raise ResultImportError(f"{where}: {key}: {seconds!r} is not a time") from None
 
 
-def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
-    """One result from one or more GuideLLM reports; a load point per benchmark."""
+def measure_guidellm(files: Sequence[Path], facts: ImportFacts) -> Measured:
+    """What one or more GuideLLM reports measured; a load point per benchmark."""
     benchmarks: list[tuple[str, dict[str, Any]]] = []
-    traces: list[TraceRun | None] = []
+    traces: list[ImportedReplay | None] = []
     versions = []
     # Report version 1 states the request format in its top-level `args`, not in the backend.
     report_formats: dict[str, Any] = {}
@@ -407,12 +404,9 @@ def import_guidellm(files: Sequence[Path], facts: ImportFacts) -> Result:
         api=_API.get(str(request_format)),
     )
     tool_version = same(versions, "guidellm_version")
-    measured = dataclasses.replace(
-        measured,
-        points=[accepted_without_slo(point) for point in measured.points],
-        tool_version=tool_version if isinstance(tool_version, str) else None,
+    return dataclasses.replace(
+        measured, tool_version=tool_version if isinstance(tool_version, str) else None
     )
-    return assemble(facts, measured, "the exact `guidellm benchmark …` command line")
 
 
 GUIDELLM_FORMAT = ImportFormat(
@@ -420,5 +414,6 @@ GUIDELLM_FORMAT = ImportFormat(
     description="a GuideLLM benchmarks.json report",
     shape="an object with `metadata` and `benchmarks`",
     looks_like=looks_like_guidellm,
-    import_files=import_guidellm,
+    measure=measure_guidellm,
+    command_why="the exact `guidellm benchmark …` command line",
 )

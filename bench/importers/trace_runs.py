@@ -18,11 +18,12 @@ import datetime as dt
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from infermeter.bench.errors import WorkloadFileError
 from infermeter.bench.importers.common import (
+    ImportFacts,
     Measured,
     MissingFactError,
     ResultImportError,
@@ -47,7 +48,7 @@ class TraceReplayed:
 
 
 @dataclass(frozen=True)
-class TraceRun:
+class ImportedReplay:
     """A run that replayed a trace: the identity and load `replayed_trace` made, and the tool's
     own findings on the replay (GuideLLM's; AIPerf states none)."""
 
@@ -62,12 +63,13 @@ def _file_name(recorded: str) -> str:
 
 
 def replayed_trace(
-    stated: TraceReplayed, trace: Path | None, block_size: int | None
-) -> tuple[dict[str, Any], Load]:
-    """(the workload's trace identity, the load point's `load`) of an imported replay of
-    `stated`, reading the trace file `trace` (the --trace flag) cut where the run stopped;
-    MissingFactError without the file, ResultImportError for a file that is not the one the
-    tool replayed."""
+    stated: TraceReplayed, facts: ImportFacts, findings: Sequence[Verdict] = ()
+) -> ImportedReplay:
+    """The imported replay of `stated`, with the tool's `findings` on it: the workload's trace
+    identity and the load point's `load`, reading the trace file the --trace flag gives (with
+    --trace-block-size, where given) cut where the run stopped; MissingFactError without the
+    file, ResultImportError for a file that is not the one the tool replayed."""
+    trace, block_size = facts.trace, facts.trace_block_size
     recorded = _file_name(stated.file)
     if trace is None:
         raise MissingFactError(
@@ -100,7 +102,7 @@ def replayed_trace(
         raise ResultImportError(f"{stated.where}: the replay's speed {stated.speed!r} is not > 0")
     identity = trace_identity(replay, stated.speed, None)
     load = unchecked(Load, arrival="poisson", request_rate=offered_rate(replay, stated.speed, None))
-    return identity, load
+    return ImportedReplay(identity, load, list(findings))
 
 
 def one_trace(identities: Sequence[tuple[str, dict[str, Any] | None]]) -> dict[str, Any] | None:
@@ -116,8 +118,8 @@ def one_trace(identities: Sequence[tuple[str, dict[str, Any] | None]]) -> dict[s
 def measured_runs(
     tool_name: str,
     runs: Sequence[tuple[str, dict[str, Any]]],
-    traces: Sequence[TraceRun | None],
-    point: Callable[[dict[str, Any], str, TraceRun | None], LoadPoint],
+    traces: Sequence[ImportedReplay | None],
+    point: Callable[[dict[str, Any], str, ImportedReplay | None], LoadPoint],
     moment: Callable[[dict[str, Any], str, str], dt.datetime],
     **read: Any,
 ) -> Measured:

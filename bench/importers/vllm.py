@@ -17,8 +17,6 @@ from infermeter.bench.importers.common import (
     ImportFormat,
     Measured,
     ResultImportError,
-    accepted_without_slo,
-    assemble,
     count,
     goodput_matches_slo,
     number,
@@ -33,7 +31,6 @@ from infermeter.registry.models import (
     LatencyStats,
     Load,
     LoadPoint,
-    Result,
     Throughput,
     TokenCounts,
 )
@@ -149,7 +146,7 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> LoadPoint:
             field: _latency(run, metric, samples[metric], where)
             for metric, field in _LATENCIES.items()
         }
-    point = unchecked(
+    return unchecked(
         LoadPoint,
         load=load,
         duration_s=duration,
@@ -158,7 +155,6 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> LoadPoint:
         throughput=throughput,
         **latencies,
     )
-    return point if slo_given else accepted_without_slo(point)
 
 
 def _window(runs: Sequence[tuple[str, dict[str, Any]]], zone: dt.tzinfo) -> tuple[str, str]:
@@ -177,8 +173,8 @@ def _window(runs: Sequence[tuple[str, dict[str, Any]]], zone: dt.tzinfo) -> tupl
     return utc_stamp(min(starts)), utc_stamp(max(ends))
 
 
-def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result:
-    """One result from one or more `vllm bench serve --save-result` files; a point per run."""
+def measure_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Measured:
+    """What one or more `vllm bench serve --save-result` files measured; a point per run."""
     runs = [
         (f"{path}" if len(objects) == 1 else f"{path} (run {index})", run)
         for path in files
@@ -199,7 +195,7 @@ def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result
     )
     started_at, finished_at = _window(runs, zone)
     points = [_point(run, where, facts.slo_given) for where, run in runs]
-    measured = Measured(
+    return Measured(
         tool_name=VLLM_TOOL,
         points=points,
         started_at=started_at,
@@ -208,7 +204,6 @@ def import_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Result
         api=_API.get(str(backend)),
         tool_version=facts.engine_version,
     )
-    return assemble(facts, measured, COMMAND_WHY)
 
 
 VLLM_FORMAT = ImportFormat(
@@ -216,5 +211,6 @@ VLLM_FORMAT = ImportFormat(
     description="a `vllm bench serve --save-result` file",
     shape="expected JSON objects with `output_throughput`",
     looks_like=looks_like_vllm,
-    import_files=import_vllm_bench_serve,
+    measure=measure_vllm_bench_serve,
+    command_why=COMMAND_WHY,
 )

@@ -13,17 +13,18 @@ from synthetic_run import SYNTHETIC_FACTS
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
+    FORMATS,
     VLLM_TOOL,
     ImportConfig,
     MissingFactError,
     ResultImportError,
     import_result,
-    import_vllm_bench_serve,
     read_vllm_objects,
 )
 from infermeter.registry.result_reader import read_valid_result
 from infermeter.registry.store import content_id, result_path
 
+import_vllm_bench_serve = FORMATS["vllm"].import_files
 DATA = Path(__file__).parent.parent / "data/importers"
 CONCURRENCY = DATA / "vllm-serve-concurrency16.json"
 APPENDED = DATA / "vllm-serve-append-rates.json"

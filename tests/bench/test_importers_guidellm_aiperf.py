@@ -18,19 +18,20 @@ from synthetic_run import SYNTHETIC_FACTS
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
     AIPERF_TOOL,
+    FORMATS,
     GUIDELLM_TOOL,
     MissingFactError,
     ResultImportError,
     detect_format,
-    import_aiperf,
     import_files,
-    import_guidellm,
 )
 from infermeter.registry.models import Result
 from infermeter.registry.schemas import load_schema
 from infermeter.registry.store import dumps_result, write_result
 from infermeter.registry.validate import validate_paths
 
+import_guidellm = FORMATS["guidellm"].import_files
+import_aiperf = FORMATS["aiperf"].import_files
 DATA = Path(__file__).parent.parent / "data/importers"
 SWEEP = DATA / "guidellm-sweep-poisson.json"
 CONCURRENT = DATA / "guidellm-concurrent16.json"

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from infermeter.bench.importers import ImportFacts, import_vllm_bench_serve
+from infermeter.bench.importers import FORMATS, ImportFacts
 from infermeter.bench.result.assemble import ResultError, validate_result
 from infermeter.bench.result.model_entry import proposed_entry
 from infermeter.bench.run.metrics import summarize_point
@@ -113,7 +113,7 @@ def test_live_run_and_importer_make_their_result_through_the_one_builder(
     # The builder's last step: every result it makes passes here, however callers import it.
     monkeypatch.setattr(builder, "with_content_id", recording)
     live = _live_result()
-    imported = import_vllm_bench_serve(
+    imported = FORMATS["vllm"].import_files(
         [DATA / "importers" / "vllm-serve-concurrency16.json"], IMPORT_FACTS
     )
     assert built == [live.id, imported.id]
