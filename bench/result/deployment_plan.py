@@ -24,6 +24,7 @@ from infermeter.bench.result.model_entry import catalog_entry_for, proposed_id, 
 from infermeter.bench.session.config import Notify, SessionConfig
 from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.calculators.parallel import ParallelLayout
 from infermeter.registry.models import (
     EngineIdentity,
     GpuIdentity,
@@ -123,7 +124,7 @@ def launched_gpu_count(server: ServerConfig) -> int:
     tensor = server.tensor_parallel_size or _int_option(options, "tensor-parallel-size") or 1
     pipeline = server.pipeline_parallel_size or _int_option(options, "pipeline-parallel-size") or 1
     data = _int_option(options, "data-parallel-size") or 1
-    return tensor * pipeline * data
+    return ParallelLayout(tensor, pipeline, data).gpus
 
 
 def _number_option(

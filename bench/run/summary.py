@@ -20,6 +20,7 @@ from infermeter.bench.result.report import (
 from infermeter.bench.run.distribution import Distribution
 from infermeter.bench.run.point_summary import PointSummary
 from infermeter.bench.run.progress import point_name
+from infermeter.calculators.parallel import ParallelLayout
 
 if TYPE_CHECKING:
     from infermeter.bench.plan.options import RunOptions
@@ -42,7 +43,8 @@ def run_gpu_count(outcome: SessionOutcome, options: RunOptions) -> int:
     """GPUs the price is paid for: the deployment's, else tensor × pipeline parallel size."""
     if outcome.deployment is not None:
         return outcome.deployment.gpu.count
-    return (options.tensor_parallel_size or 1) * (options.pipeline_parallel_size or 1)
+    layout = ParallelLayout(options.tensor_parallel_size or 1, options.pipeline_parallel_size or 1)
+    return layout.replica_gpus
 
 
 def format_run_summary(outcome: SessionOutcome, options: RunOptions) -> str:
