@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -38,6 +38,12 @@ from infermeter.registry.models import (
     Verdict,
 )
 from infermeter.registry.models.measurements import CachedShareStats, TurnStats
+
+if TYPE_CHECKING:
+    from infermeter.bench.workloads.conversation import TurnSummary
+    from infermeter.bench.workloads.trace_replay import CachedShareSummary
+
+Group = TypeVar("Group", TurnStats, CachedShareStats)
 
 _FAILURE_FIELDS = {
     ErrorKind.TIMEOUT: "timeout",
@@ -229,32 +235,26 @@ def _validity(summary: PointSummary, telemetry: PointTelemetry | None) -> list[V
     return [unchecked(Verdict, code=code, message=message) for code, message in verdicts]
 
 
+def _ttft_group(
+    model: type[Group], group: TurnSummary | CachedShareSummary, **stored: Any
+) -> Group:
+    """A group of a point's requests (a turn, a cached-share bucket) as its registry `model`,
+    whose fields have the group's names: the TTFT distribution as stored, the `stored` figures
+    as given, the others as they are."""
+    return unchecked(model, **{**vars(group), "ttft_ms": _latency(group.ttft_ms), **stored})
+
+
 def _turns(summary: PointSummary) -> list[TurnStats] | None:
     """A multi-turn point's figures per turn (None for other points)."""
     return [
-        unchecked(
-            TurnStats,
-            turn=turn.turn,
-            requests=turn.requests,
-            input_tokens_mean=rounded(turn.input_tokens_mean, 1),
-            ttft_ms=_latency(turn.ttft_ms),
-        )
+        _ttft_group(TurnStats, turn, input_tokens_mean=rounded(turn.input_tokens_mean, 1))
         for turn in summary.turns
     ] or None
 
 
 def _cached_shares(summary: PointSummary) -> list[CachedShareStats] | None:
     """A trace replay's TTFT by the share of the prompt found cached (None for other points)."""
-    return [
-        unchecked(
-            CachedShareStats,
-            cached_share_min=bucket.low,
-            cached_share_max=bucket.high,
-            requests=bucket.requests,
-            ttft_ms=_latency(bucket.ttft_ms),
-        )
-        for bucket in summary.cached_shares
-    ] or None
+    return [_ttft_group(CachedShareStats, bucket) for bucket in summary.cached_shares] or None
 
 
 def at_slo(run: RunResult, points: list[LoadPoint]) -> list[LoadPoint]:

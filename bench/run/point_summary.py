@@ -7,7 +7,7 @@ fills them in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from infermeter.bench.client.request_record import RequestRecord
@@ -248,8 +248,8 @@ class PointSummary:
                 "achieved_concurrency_mean",
             ),
             "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
-            "turns": [turn.as_json() for turn in self.turns],
-            "ttft_by_cached_share": [bucket.as_json() for bucket in self.cached_shares],
+            "turns": [asdict(turn) for turn in self.turns],
+            "ttft_by_cached_share": [asdict(bucket) for bucket in self.cached_shares],
         }
 
 

@@ -35,11 +35,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.errors import BenchConfigError, WorkloadFileError
-from infermeter.bench.run.attributes import attributes
 from infermeter.bench.run.distribution import Distribution, summarize
 from infermeter.bench.run.load import NS_PER_S, PointPlan, PointRun, Send
 from infermeter.bench.run.request_figures import ttft_s
@@ -278,19 +276,13 @@ class _Users:
 
 @dataclass(frozen=True)
 class TurnSummary:
-    """The measured requests of one turn index across a point's sessions."""
+    """The measured requests of one turn index across a point's sessions. Its fields are named
+    as the `--json` turn's keys and the registry's `TurnStats`."""
 
     turn: int
     requests: int
     input_tokens_mean: float
     ttft_ms: Distribution
-
-    def as_json(self) -> dict[str, Any]:
-        """The turn as a plain JSON object."""
-        return {
-            **attributes(self, "turn", "requests", "input_tokens_mean"),
-            "ttft_ms": self.ttft_ms.as_json(),
-        }
 
 
 def turn_summaries(records: Sequence[RequestRecord]) -> tuple[TurnSummary, ...]:

@@ -21,7 +21,6 @@ import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.run.distribution import Distribution, summarize
@@ -138,21 +137,14 @@ def _next_turn_ns(
 
 @dataclass(frozen=True)
 class CachedShareSummary:
-    """TTFT of the measured, successful requests whose cached share lies in [low, high)."""
+    """TTFT of the measured, successful requests whose cached share lies in
+    [cached_share_min, cached_share_max) (the last bucket includes 1). Its fields are named as
+    the `--json` bucket's keys and the registry's `CachedShareStats`."""
 
-    low: float
-    high: float
+    cached_share_min: float
+    cached_share_max: float
     requests: int
     ttft_ms: Distribution
-
-    def as_json(self) -> dict[str, Any]:
-        """The bucket as a plain JSON object."""
-        return {
-            "cached_share_min": self.low,
-            "cached_share_max": self.high,
-            "requests": self.requests,
-            "ttft_ms": self.ttft_ms.as_json(),
-        }
 
 
 def ttft_by_cached_share(records: Sequence[RequestRecord]) -> tuple[CachedShareSummary, ...]:
