@@ -2,124 +2,25 @@
 
 `result` holds the result file, built from `identity`, `measurements` and `provenance`;
 `catalog` holds the GPU, model and price catalogs; `common` the constrained types they share.
+
+Each submodule names its public models in its own `__all__`; this facade republishes them
+(PEP 8's one use of a wildcard import: "to republish an internal interface as part of a public
+API"), so a new model is listed once, beside its definition.
 """
 
-from infermeter.registry.models.catalog import (
-    CatalogSource,
-    GpuCatalog,
-    GpuEntry,
-    ModelCatalog,
-    ModelEntry,
-    PriceCatalog,
-    PriceEntry,
-    PriceSource,
-    PublishedParams,
-    Tflops,
-)
-from infermeter.registry.models.common import RESULT_SCHEMA_VERSION, SLUG_PATTERN, StrictModel
-from infermeter.registry.models.identity import (
-    DatasetLength,
-    Disaggregation,
-    EngineIdentity,
-    FixedLength,
-    GpuIdentity,
-    Identity,
-    ModelIdentity,
-    NormalLength,
-    ServingSettings,
-    SpeculativeDecoding,
-    UniformLength,
-    Workload,
-)
-from infermeter.registry.models.measurements import (
-    OPEN_ARRIVALS,
-    Arrival,
-    EngineTelemetry,
-    FailureCounts,
-    GpuTelemetry,
-    LatencyStats,
-    Load,
-    LoadPoint,
-    RateSearch,
-    RequestCounts,
-    RequestFigures,
-    Startup,
-    Telemetry,
-    Throughput,
-    TokenCounts,
-    Verdict,
-)
-from infermeter.registry.models.provenance import (
-    Host,
-    MeasuredSource,
-    MlperfEntry,
-    ReportedSource,
-    Tool,
-)
-from infermeter.registry.models.result import (
-    COMPARABLE_PROPERTIES,
-    LOAD_PROPERTIES,
-    NOT_COMPARABLE_PROPERTIES,
-    RUN_OWNER_PROPERTIES,
-    Result,
-    Slo,
-    comparability_key,
-    load_point_key,
-)
+from infermeter.registry.models import catalog, common, identity, measurements, provenance, result
+from infermeter.registry.models.catalog import *
+from infermeter.registry.models.common import *
+from infermeter.registry.models.identity import *
+from infermeter.registry.models.measurements import *
+from infermeter.registry.models.provenance import *
+from infermeter.registry.models.result import *
 
 __all__ = [
-    "COMPARABLE_PROPERTIES",
-    "LOAD_PROPERTIES",
-    "NOT_COMPARABLE_PROPERTIES",
-    "OPEN_ARRIVALS",
-    "RESULT_SCHEMA_VERSION",
-    "RUN_OWNER_PROPERTIES",
-    "SLUG_PATTERN",
-    "Arrival",
-    "CatalogSource",
-    "DatasetLength",
-    "Disaggregation",
-    "EngineIdentity",
-    "EngineTelemetry",
-    "FailureCounts",
-    "FixedLength",
-    "GpuCatalog",
-    "GpuEntry",
-    "GpuIdentity",
-    "GpuTelemetry",
-    "Host",
-    "Identity",
-    "LatencyStats",
-    "Load",
-    "LoadPoint",
-    "MeasuredSource",
-    "MlperfEntry",
-    "ModelCatalog",
-    "ModelEntry",
-    "ModelIdentity",
-    "NormalLength",
-    "PriceCatalog",
-    "PriceEntry",
-    "PriceSource",
-    "PublishedParams",
-    "RateSearch",
-    "ReportedSource",
-    "RequestCounts",
-    "RequestFigures",
-    "Result",
-    "ServingSettings",
-    "Slo",
-    "SpeculativeDecoding",
-    "Startup",
-    "StrictModel",
-    "Telemetry",
-    "Tflops",
-    "Throughput",
-    "TokenCounts",
-    "Tool",
-    "UniformLength",
-    "Verdict",
-    "Workload",
-    "comparability_key",
-    "load_point_key",
+    *catalog.__all__,
+    *common.__all__,
+    *identity.__all__,
+    *measurements.__all__,
+    *provenance.__all__,
+    *result.__all__,
 ]

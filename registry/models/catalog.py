@@ -22,6 +22,19 @@ from infermeter.registry.models.common import (
     Url,
 )
 
+__all__ = [
+    "CatalogSource",
+    "GpuCatalog",
+    "GpuEntry",
+    "ModelCatalog",
+    "ModelEntry",
+    "PriceCatalog",
+    "PriceEntry",
+    "PriceSource",
+    "PublishedParams",
+    "Tflops",
+]
+
 
 class CatalogFile(StrictModel):
     """What every catalog file states first: the version of its format."""

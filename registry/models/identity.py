@@ -19,6 +19,21 @@ from infermeter.registry.models.common import (
     Text,
 )
 
+__all__ = [
+    "DatasetLength",
+    "Disaggregation",
+    "EngineIdentity",
+    "FixedLength",
+    "GpuIdentity",
+    "Identity",
+    "ModelIdentity",
+    "NormalLength",
+    "ServingSettings",
+    "SpeculativeDecoding",
+    "UniformLength",
+    "Workload",
+]
+
 
 class GpuIdentity(StrictModel):
     """The GPUs that served the model."""

@@ -19,6 +19,27 @@ from infermeter.registry.models.common import (
     Text,
 )
 
+__all__ = [
+    "OPEN_ARRIVALS",
+    "Arrival",
+    "CachedShareStats",
+    "EngineTelemetry",
+    "FailureCounts",
+    "GpuTelemetry",
+    "LatencyStats",
+    "Load",
+    "LoadPoint",
+    "RateSearch",
+    "RequestCounts",
+    "RequestFigures",
+    "Startup",
+    "Telemetry",
+    "Throughput",
+    "TokenCounts",
+    "TurnStats",
+    "Verdict",
+]
+
 Arrival = Literal["closed", "poisson", "gamma", "constant", "offline", "static_batch"]
 """How requests were offered; see `Load.arrival`."""
 

@@ -19,6 +19,8 @@ from infermeter.registry.models.common import (
     Url,
 )
 
+__all__ = ["Host", "MeasuredSource", "MlperfEntry", "ReportedSource", "Tool"]
+
 
 class Tool(StrictModel):
     """The benchmark tool that measured."""

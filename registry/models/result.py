@@ -15,6 +15,17 @@ from infermeter.registry.models.identity import Identity
 from infermeter.registry.models.measurements import LoadPoint, Startup
 from infermeter.registry.models.provenance import Source
 
+__all__ = [
+    "COMPARABLE_PROPERTIES",
+    "LOAD_PROPERTIES",
+    "NOT_COMPARABLE_PROPERTIES",
+    "RUN_OWNER_PROPERTIES",
+    "Result",
+    "Slo",
+    "comparability_key",
+    "load_point_key",
+]
+
 CONTENT_ID_PATTERN = r"^[0-9a-f]{12}$"
 ContentId = Annotated[str, Field(pattern=CONTENT_ID_PATTERN)]
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from infermeter.registry import models
 from infermeter.registry.errors import ContentIdError, InvalidFileError
 from infermeter.registry.models import (
     COMPARABLE_PROPERTIES,
@@ -217,6 +218,13 @@ def test_models_describe_every_field_and_forbid_extras(model: type[BaseModel]) -
 @pytest.mark.parametrize("model", [Result, GpuCatalog, ModelCatalog, PriceCatalog])
 def test_models_top_level_files_carry_schema_version(model: type[BaseModel]) -> None:
     assert "schema_version" in model.model_fields
+
+
+def test_models_facade_publishes_each_name_once() -> None:
+    # The facade republishes each submodule's `__all__` by wildcard, where a name a later
+    # submodule also exports would silently replace the earlier one (no linter sees it).
+    assert len(models.__all__) == len(set(models.__all__))
+    assert {"Result", "LoadPoint", "GpuCatalog", "StrictModel"} <= set(models.__all__)
 
 
 def test_result_stores_no_derived_figures() -> None:
