@@ -26,6 +26,7 @@ from infermeter.bench.run.search import SLO_PERCENTILE
 from infermeter.bench.telemetry.engine_metrics import EngineWindow
 from infermeter.bench.telemetry.sampler import GpuWindow
 from infermeter.registry.models import (
+    CachedShareStats,
     EngineTelemetry,
     FailureCounts,
     GpuTelemetry,
@@ -35,9 +36,9 @@ from infermeter.registry.models import (
     RateSearch,
     RequestFigures,
     Telemetry,
+    TurnStats,
     Verdict,
 )
-from infermeter.registry.models.measurements import CachedShareStats, TurnStats
 
 if TYPE_CHECKING:
     from infermeter.bench.workloads.conversation import TurnSummary
