@@ -15,8 +15,9 @@ Errors (below `registry.errors.InvalidFileError`)::
 """
 
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.models import (
@@ -29,6 +30,14 @@ from infermeter.registry.models import (
 )
 from infermeter.registry.models.provenance import Source
 from infermeter.registry.store import CONTENT_ID_LENGTH, with_content_id
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def unchecked(model: type[M], /, **fields: Any) -> M:
+    """A part of a result, a `model` of `fields` as the source gave them, not checked here:
+    `build_from_parts` checks the whole result once, and names the field it refuses."""
+    return model.model_construct(**fields)
 
 
 class ResultBuildError(InvalidFileError):
@@ -52,8 +61,8 @@ def build_from_parts(
     file: str = "result",
 ) -> Result:
     """The `Result` of parts built as the registry's typed models, with its content id
-    (`slo`: none given, no limit). A part may be built unchecked (`model_construct`, as a live
-    run and an importer state what they measured or read): the whole result is validated here,
+    (`slo`: none given, no limit). A part may be built `unchecked`, as a live
+    run and an importer state what they measured or read: the whole result is validated here,
     once, so a refused figure is named by its path in the result (`points[0].ttft_ms.p95`).
     Null fields are left out. `file` names the result in problems. Raises ResultBuildError (a
     result needs at least one point)."""

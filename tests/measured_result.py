@@ -8,13 +8,14 @@ import datetime as dt
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.deployment import Deployment, unchecked
+from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.provenance import Provenance
 from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.run.metrics import summarize_point
 from infermeter.bench.run.point_summary import PointSummary
 from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.workloads.lengths import parse_length
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import EngineIdentity, GpuIdentity, ModelIdentity, Result
 
 MS = 1_000_000  # ns

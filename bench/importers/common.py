@@ -34,11 +34,11 @@ from infermeter.bench.plan.options import (
     SloTtftMs,
     TensorParallelSize,
 )
-from infermeter.bench.result.deployment import Deployment, identity, unchecked
+from infermeter.bench.result.deployment import Deployment, identity
 from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
 from infermeter.calculators.suggest import closest_hint
-from infermeter.registry.builder import ResultBuildError, build_from_parts
+from infermeter.registry.builder import ResultBuildError, build_from_parts, unchecked
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.input_files import InputFileError, read_input_text
 from infermeter.registry.models import (

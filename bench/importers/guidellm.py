@@ -62,7 +62,7 @@ from infermeter.bench.importers.trace_runs import (
     measured_runs,
     replayed_trace,
 )
-from infermeter.bench.result.deployment import unchecked
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
     LatencyStats,
     Load,

@@ -30,9 +30,9 @@ from infermeter.bench.importers.common import (
     same,
     utc_stamp,
 )
-from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.workloads.trace import read_trace
 from infermeter.bench.workloads.trace_plan import offered_rate, trace_identity
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import Load, LoadPoint, Verdict
 
 

@@ -26,7 +26,7 @@ from infermeter.bench.importers.common import (
     timezone_of,
     utc_stamp,
 )
-from infermeter.bench.result.deployment import unchecked
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
     LatencyStats,
     Load,

@@ -37,12 +37,12 @@ from typing import Any
 
 from infermeter.bench.errors import BenchError
 from infermeter.bench.launch.vllm_log import StartupFigures
-from infermeter.bench.result.deployment import Deployment, identity, unchecked
+from infermeter.bench.result.deployment import Deployment, identity
 from infermeter.bench.result.points import PointTelemetry, at_slo, load_point, rounded
 from infermeter.bench.result.provenance import Provenance, measured_source
 from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.workloads.identity import workload
-from infermeter.registry.builder import ResultBuildError, build_from_parts
+from infermeter.registry.builder import ResultBuildError, build_from_parts, unchecked
 from infermeter.registry.input_files import LIMITS_BYTES, MIB
 from infermeter.registry.models import (
     Identity,

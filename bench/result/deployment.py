@@ -10,10 +10,8 @@ call it; `registry.builder` then validates it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
     EngineIdentity,
     GpuIdentity,
@@ -22,8 +20,6 @@ from infermeter.registry.models import (
     ServingSettings,
     Workload,
 )
-
-M = TypeVar("M", bound=BaseModel)
 
 SERVING_NOT_STATED = frozenset({"speculative", "disaggregated"})
 """The registry's serving settings no deployment states (speculative decoding, disaggregated
@@ -42,16 +38,11 @@ class Deployment:
     serving: ServingSettings = field(default_factory=ServingSettings)
 
 
-def unchecked(model: type[M], **fields: Any) -> M:
-    """A `model` of `fields` as the source gave them, not checked here: `registry.builder` checks
-    the whole result once, and names the field it refuses."""
-    return model.model_construct(**fields)
-
-
 def identity(deployment: Deployment, workload: Workload) -> Identity:
     """The result's `identity` of `deployment` serving `workload`, unchecked as its parts are."""
     serving = deployment.serving.model_copy(update=dict.fromkeys(SERVING_NOT_STATED))
-    return Identity.model_construct(
+    return unchecked(
+        Identity,
         gpu=deployment.gpu,
         engine=deployment.engine,
         model=deployment.model,

@@ -19,12 +19,13 @@ from infermeter.bench.launch.multinode import (
 )
 from infermeter.bench.launch.served import match_served_model, served_repository
 from infermeter.bench.launch.server import ServerConfig
-from infermeter.bench.result.deployment import Deployment, unchecked
+from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.model_entry import catalog_entry_for, proposed_id, repository_of
 from infermeter.bench.session.config import Notify, SessionConfig
 from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
 from infermeter.calculators.parallel import ParallelLayout
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
     EngineIdentity,
     GpuIdentity,

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from infermeter.bench.client.stream import ErrorKind
-from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.run.config import RunResult
 from infermeter.bench.run.distribution import Distribution
 from infermeter.bench.run.point_summary import LATENCIES, STORED, PointSummary
 from infermeter.bench.run.search import SLO_PERCENTILE
 from infermeter.bench.telemetry.engine_metrics import EngineWindow
 from infermeter.bench.telemetry.sampler import GpuWindow
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
     CachedShareStats,
     EngineTelemetry,

@@ -21,6 +21,7 @@ from infermeter.bench.launch.engines import ServerFacts
 from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.telemetry.host import host_info
 from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models.common import CPU_DEVICE_ID
 from infermeter.registry.models.provenance import (
     ClientHost,
@@ -96,8 +97,8 @@ def _host(host: Host, deployment: Deployment) -> Host:
 def _server(facts: ServerFacts | None) -> ServerReport | None:
     if facts is None:
         return None
-    return ServerReport.model_construct(
-        **dataclasses.asdict(facts) | {"read_from": list(facts.read_from)}
+    return unchecked(
+        ServerReport, **dataclasses.asdict(facts) | {"read_from": list(facts.read_from)}
     )
 
 
@@ -105,9 +106,10 @@ def measured_source(
     provenance: Provenance, deployment: Deployment, complete: bool
 ) -> MeasuredSource:
     """The result's `source` of a measured run (`complete`: every planned point ran)."""
-    return MeasuredSource.model_construct(
+    return unchecked(
+        MeasuredSource,
         kind="measured",
-        tool=Tool.model_construct(name=TOOL_NAME, version=tool_version(), commit=tool_commit()),
+        tool=unchecked(Tool, name=TOOL_NAME, version=tool_version(), commit=tool_commit()),
         command=provenance.command,
         server_command=provenance.server_command,
         host=_host(provenance.host, deployment),

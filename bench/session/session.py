@@ -44,7 +44,7 @@ from infermeter.bench.launch.served import endpoint_is_local, engine_of
 from infermeter.bench.launch.server import ServerConfig, VllmServer
 from infermeter.bench.launch.vllm_log import StartupFigures
 from infermeter.bench.result.assemble import build_result
-from infermeter.bench.result.deployment import Deployment, unchecked
+from infermeter.bench.result.deployment import Deployment
 from infermeter.bench.result.deployment_plan import (
     endpoint_model,
     launched_gpu_count,
@@ -66,6 +66,7 @@ from infermeter.bench.telemetry.engine_metrics import server_cache_config
 from infermeter.bench.telemetry.host import client_info
 from infermeter.bench.telemetry.nvml import GpuInventory, NvmlGpus, open_gpus
 from infermeter.bench.telemetry.sampler import TelemetrySampler
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import EngineIdentity, Result
 from infermeter.registry.secrets import redact
 

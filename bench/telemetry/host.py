@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models.provenance import ClientHost, Host
 
 # NVML's names (nvidia-smi's "Name") → GPU catalog ids, only where the name is unambiguous.
@@ -114,7 +115,7 @@ def host_info(
     """The fingerprint of the engine's host; `vllm_version` (from the server) wins over the
     installed. `this_machine`: the engine runs here (else CPU, memory and OS are unknown);
     `own_environment`: in this Python environment (else its installed versions are not the
-    engine's). Built unchecked (`model_construct`): without NVML the GPU's name and count are
+    engine's). Built `unchecked`: without NVML the GPU's name and count are
     None here, and `bench.result.provenance` states them before the result is checked."""
     installed_vllm = _distribution_version("vllm") if own_environment else None
     read: dict[str, Any] = {  # the GPU's name and count may be None: unchecked
@@ -129,7 +130,7 @@ def host_info(
         "torch_version": _distribution_version("torch") if own_environment else None,
         "telemetry_gpu_indices": list(inventory.indices) if inventory else None,
     }
-    return Host.model_construct(**read)
+    return unchecked(Host, **read)
 
 
 def client_info() -> ClientHost:

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.run.config import MULTITURN, RunConfig
 from infermeter.bench.workloads.conversation import DEFAULT_THINK_TIME_S, DEFAULT_TURNS
-from infermeter.bench.workloads.lengths import Length, LengthDistribution, length_model
+from infermeter.bench.workloads.lengths import (
+    DATASET_LENGTH,
+    Length,
+    LengthDistribution,
+    length_model,
+)
 from infermeter.bench.workloads.profiles import get_profile
 from infermeter.bench.workloads.trace_plan import trace_workload
-from infermeter.registry.models import DatasetLength, Workload
-
-_DATASET_LENGTHS = DatasetLength.model_construct(kind="dataset")
+from infermeter.registry.builder import unchecked
+from infermeter.registry.models import Workload
 
 
 def _length(distribution: LengthDistribution) -> Length:
@@ -47,8 +50,8 @@ def workload(
     custom = any(overridden) or config.shared_prefix_tokens > 0
     input_len: Length
     if config.dataset is not None:
-        input_len = _DATASET_LENGTHS
-        output_len = _length(config.output_len) if config.output_len else _DATASET_LENGTHS
+        input_len = DATASET_LENGTH
+        output_len = _length(config.output_len) if config.output_len else DATASET_LENGTH
     else:
         input_len = _length(config.input_len or profile.input_len)
         output_len = _length(config.output_len or profile.output_len)
@@ -81,7 +84,7 @@ def _multiturn_workload(config: RunConfig) -> dict[str, Any]:
         else config.think_time_s,
     }
     if config.dataset is not None:
-        fields["turns"] = _DATASET_LENGTHS
+        fields["turns"] = DATASET_LENGTH
         fields["dataset"] = (
             f"conversations of {config.dataset.name} (ShareGPT or OpenAI messages), every turn "
             "sending the whole history with the server's own replies"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from infermeter.bench.errors import BenchConfigError
+from infermeter.registry.builder import unchecked
 from infermeter.registry.models import DatasetLength, FixedLength, NormalLength, UniformLength
 
 DistributionKind = Literal["fixed", "uniform", "normal", "lognormal"]
@@ -121,23 +122,27 @@ def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
 Length = FixedLength | UniformLength | NormalLength | DatasetLength
 """A length as the result file's `identity.workload` states it (`registry.models`)."""
 
+DATASET_LENGTH = unchecked(DatasetLength, kind="dataset")
+"""The length of requests a dataset or a trace gives, uncapped, as `identity.workload` states it."""
+
 
 def length_model(length: LengthDistribution | DatasetLengths) -> Length:
     """A length as the result file's `identity.workload` states it, built unchecked (the result's
     builder validates it): a log-normal (median m, sigma s) by its mean m·e^(s²/2) and standard
     deviation mean·√(e^(s²) − 1), in tokens."""
     if isinstance(length, DatasetLengths):
-        return DatasetLength.model_construct(kind="dataset", max=length.maximum or None)
+        return unchecked(DatasetLength, kind="dataset", max=length.maximum or None)
     if length.kind == "fixed":
-        return FixedLength.model_construct(kind="fixed", value=int(length.a))
+        return unchecked(FixedLength, kind="fixed", value=int(length.a))
     if length.kind == "uniform":
-        return UniformLength.model_construct(kind="uniform", min=int(length.a), max=int(length.b))
+        return unchecked(UniformLength, kind="uniform", min=int(length.a), max=int(length.b))
     if length.kind == "normal":
         mean, stddev = length.a, length.b
     else:
         mean = length.a * math.exp(length.b**2 / 2)
         stddev = mean * math.sqrt(math.expm1(length.b**2))
-    return NormalLength.model_construct(
+    return unchecked(
+        NormalLength,
         kind=length.kind,
         mean=round(mean, 3),
         stddev=round(stddev, 3),

@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.errors import BenchConfigError
-from infermeter.bench.result.deployment import unchecked
 from infermeter.bench.run.config import MULTITURN, RunConfig
 from infermeter.bench.run.load import PointPlan
 from infermeter.bench.workloads.dataset import Tokenizer
+from infermeter.bench.workloads.lengths import DATASET_LENGTH
 from infermeter.bench.workloads.trace import Trace, TracePrompts, read_trace
 from infermeter.bench.workloads.trace_dag import FORMAT as DAG_FORMAT
 from infermeter.bench.workloads.trace_dag import Dag, is_dag_file, read_dag
 from infermeter.bench.workloads.trace_replay import chains
-from infermeter.registry.models import DatasetLength, Workload
+from infermeter.registry.builder import unchecked
+from infermeter.registry.models import Workload
 from infermeter.registry.models.identity import TraceWorkload
 
 
@@ -190,12 +191,11 @@ def trace_workload(trace: dict[str, Any], seed: int | None, api: str | None) -> 
     """The result's `identity.workload` of a replay of the trace whose identity is `trace`
     (`trace_identity`), built unchecked (the result's builder validates it): a run here or an
     imported one, grouped by that identity."""
-    dataset_lengths = DatasetLength.model_construct(kind="dataset")
     return unchecked(
         Workload,
         profile="custom",
-        input_len=dataset_lengths,
-        output_len=dataset_lengths,
+        input_len=DATASET_LENGTH,
+        output_len=DATASET_LENGTH,
         dataset=f"trace {trace['name']}",
         dataset_sha256=trace["sha256"],
         seed=seed,
