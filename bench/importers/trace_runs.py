@@ -32,6 +32,7 @@ from infermeter.bench.importers.common import (
 )
 from infermeter.bench.workloads.trace import read_trace
 from infermeter.bench.workloads.trace_plan import offered_rate, trace_identity
+from infermeter.bench.workloads.trace_replay import TracePacing
 from infermeter.registry.builder import unchecked
 from infermeter.registry.models import Load, LoadPoint, Verdict
 
@@ -100,8 +101,9 @@ def replayed_trace(
         )
     if not (math.isfinite(stated.speed) and stated.speed > 0):
         raise ResultImportError(f"{stated.where}: the replay's speed {stated.speed!r} is not > 0")
-    identity = trace_identity(replay, stated.speed, None)
-    load = unchecked(Load, arrival="poisson", request_rate=offered_rate(replay, stated.speed, None))
+    pacing = TracePacing(stated.speed)  # the tools replay a trace's own arrivals, never re-timed
+    identity = trace_identity(replay, pacing)
+    load = unchecked(Load, arrival="poisson", request_rate=offered_rate(replay, pacing))
     return ImportedReplay(identity, load, list(findings))
 
 

@@ -22,7 +22,7 @@ from infermeter.bench.workloads.lengths import DATASET_LENGTH
 from infermeter.bench.workloads.trace import Trace, TracePrompts, read_trace
 from infermeter.bench.workloads.trace_dag import FORMAT as DAG_FORMAT
 from infermeter.bench.workloads.trace_dag import Dag, is_dag_file, read_dag
-from infermeter.bench.workloads.trace_replay import chains
+from infermeter.bench.workloads.trace_replay import TracePacing, chains
 from infermeter.registry.builder import unchecked
 from infermeter.registry.models import Workload
 from infermeter.registry.models.identity import TraceWorkload
@@ -34,8 +34,7 @@ class TraceRun:
 
     prompts: TracePrompts | None
     plan: PointPlan
-    speed: float
-    rate: float | None
+    pacing: TracePacing  # a DAG's: its `rate`, if any (its speed paces nothing)
     identity: dict[str, Any]
     dag: Dag | None = None  # an AIPerf Conversation DAG, paced by `concurrency` or `rate`
     concurrency: int | None = None
@@ -83,12 +82,12 @@ def _check_options(config: RunConfig, dag: bool = False) -> None:
         raise BenchConfigError("must be greater than 0", "--trace-speed")
 
 
-def _cut_at_duration(trace: Trace, config: RunConfig, rate: float | None) -> Trace:
+def _cut_at_duration(trace: Trace, config: RunConfig, pacing: TracePacing) -> Trace:
     if config.duration_s is None:
         return trace
     kept = {
         request.line
-        for chain in chains(trace, config.trace_speed, rate, config.seed)
+        for chain in chains(trace, pacing, config.seed)
         if chain.start_s <= config.duration_s
         for request in chain.turns
     }
@@ -105,10 +104,11 @@ def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | No
     if config.trace is None:
         return None
     rate = config.request_rates[0] if config.request_rates else None
+    pacing = TracePacing(config.trace_speed, rate)
     trace = read_trace(config.trace, block_size=config.trace_block_size, limit=config.num_requests)
-    trace = _cut_at_duration(trace, config, rate)
+    trace = _cut_at_duration(trace, config, pacing)
     plan = PointPlan(
-        request_rate=offered_rate(trace, config.trace_speed, rate),
+        request_rate=offered_rate(trace, pacing),
         num_requests=len(trace.requests),
         warmup_requests=0,
         seed=config.seed,
@@ -116,9 +116,8 @@ def trace_setup(config: RunConfig, tokenizer: Tokenizer | None) -> TraceRun | No
     return TraceRun(
         prompts=TracePrompts(trace, tokenizer, config.prompt_salt),
         plan=plan,
-        speed=config.trace_speed,
-        rate=rate,
-        identity=trace_identity(trace, None if rate is not None else config.trace_speed, rate),
+        pacing=pacing,
+        identity=trace_identity(trace, pacing),
     )
 
 
@@ -157,20 +156,20 @@ def _dag_setup(config: RunConfig, path: Path) -> TraceRun:
         "concurrency": concurrency,
         "prefix_reuse_max": None,
     }
-    return TraceRun(None, plan, 1.0, rate, identity, dag=dag, concurrency=concurrency)
+    return TraceRun(None, plan, TracePacing(rate=rate), identity, dag=dag, concurrency=concurrency)
 
 
-def offered_rate(trace: Trace, speed: float, rate: float | None) -> float:
-    """The rate a replay offers, as its load point states it: `rate` when re-timed, else the
-    replayed requests over the span of their timestamps ÷ `speed` (at least 1 s)."""
-    if rate is not None:
-        return rate
+def offered_rate(trace: Trace, pacing: TracePacing) -> float:
+    """The rate a replay offers, as its load point states it: the pacing's rate when re-timed,
+    else the replayed requests over the span of their timestamps ÷ its speed (at least 1 s)."""
+    if pacing.rate is not None:
+        return pacing.rate
     stamps = [r.timestamp_ms for r in trace.requests if r.timestamp_ms is not None]
-    span_s = (stamps[-1] - stamps[0]) / 1000 / speed if stamps else 0.0
+    span_s = pacing.replay_s(stamps[-1] - stamps[0]) if stamps else 0.0
     return len(trace.requests) / max(span_s, 1.0)
 
 
-def trace_identity(trace: Trace, speed: float | None, rate: float | None) -> dict[str, Any]:
+def trace_identity(trace: Trace, pacing: TracePacing) -> dict[str, Any]:
     """The result's `identity.workload.trace`: what makes two replays the same workload."""
     reuse = trace.prefix_reuse_max()
     return {
@@ -181,8 +180,8 @@ def trace_identity(trace: Trace, speed: float | None, rate: float | None) -> dic
         "requests": len(trace.requests),
         "requests_in_file": trace.lines,
         "cut": trace.cut,
-        "speed": speed,
-        "rate": rate,
+        "speed": pacing.identity_speed,
+        "rate": pacing.rate,
         "prefix_reuse_max": round(reuse, 4) if reuse is not None else None,
     }
 

@@ -1,13 +1,14 @@
 """Replaying a trace (`bench.workloads.trace`) as one load point.
 
-Arrivals: each request that opens a chain (a request without a session, or a session's first
-turn) is sent at its recorded timestamp divided by `speed`, or, re-timed, at the offsets of a
-Poisson process at `rate` (`bench.run.load.arrival_offsets_s`), whatever the server's state. A
-session's later turns form a closed loop: each is sent its recorded `delay` (÷ speed) after the
-previous turn's reply ended (a later turn without a delay keeps its timestamp, or waits for the
-previous reply if that ends later). Every record keeps its intended and actual send time, so
-the point's send lag (`send_lag_ms`) is the replay's lateness, with the verdict
-`client_send_lag` when the client fell behind.
+Arrivals, as the replay's `TracePacing` sets them: each request that opens a chain (a request
+without a session, or a session's first turn) is sent at its recorded timestamp divided by
+`speed`, or, re-timed, at the offsets of a Poisson process at `rate`
+(`bench.run.load.arrival_offsets_s`), whatever the server's state. A session's later turns
+form a closed loop: each is sent its recorded `delay` (÷ speed) after the previous turn's reply
+ended (a later turn without a delay keeps its timestamp, or waits for the previous reply if
+that ends later). Every record keeps its intended and actual send time, so the point's send lag
+(`send_lag_ms`) is the replay's lateness, with the verdict `client_send_lag` when the client
+fell behind.
 
 Each request is also given the share of its prompt in blocks seen earlier (`cached_share`),
 so TTFT can be read by how much of the prompt a cache could have served
@@ -32,6 +33,25 @@ CACHED_SHARE_BUCKETS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 @dataclass(frozen=True)
+class TracePacing:
+    """When a replay sends the trace's requests: its own arrivals sped up by `speed` (2: twice
+    as fast), or, with a `rate`, re-timed as a Poisson process at that many requests/s (the
+    arrivals then do not use `speed`)."""
+
+    speed: float = 1.0
+    rate: float | None = None
+
+    @property
+    def identity_speed(self) -> float | None:
+        """The speed a workload identity states: None when re-timed, where it paces nothing."""
+        return None if self.rate is not None else self.speed
+
+    def replay_s(self, recorded_ms: float) -> float:
+        """A span the trace recorded (ms), in seconds of the replay (÷ speed)."""
+        return recorded_ms / 1000 / self.speed
+
+
+@dataclass(frozen=True)
 class Chain:
     """Requests sent one after another: one request, or a session's turns."""
 
@@ -39,9 +59,7 @@ class Chain:
     turns: tuple[TraceRequest, ...]
 
 
-def chains(
-    trace: Trace, speed: float = 1.0, rate: float | None = None, seed: int = 0
-) -> list[Chain]:
+def chains(trace: Trace, pacing: TracePacing, seed: int = 0) -> list[Chain]:
     """The trace's chains with their start offsets (seconds from the replay's start)."""
     groups: dict[str, list[TraceRequest]] = {}
     ordered: list[list[TraceRequest]] = []
@@ -54,10 +72,10 @@ def chains(
             groups[request.session_id] = [request]
             ordered.append(groups[request.session_id])
     origin = next(r.timestamp_ms for r in trace.requests if r.timestamp_ms is not None) or 0.0
-    if rate is not None:
-        offsets = arrival_offsets_s(rate, seed=seed, count=len(ordered))
+    if pacing.rate is not None:
+        offsets = arrival_offsets_s(pacing.rate, seed=seed, count=len(ordered))
     else:
-        offsets = [((turns[0].timestamp_ms or origin) - origin) / 1000 / speed for turns in ordered]
+        offsets = [pacing.replay_s((turns[0].timestamp_ms or origin) - origin) for turns in ordered]
     return [Chain(start, tuple(turns)) for start, turns in zip(offsets, ordered, strict=True)]
 
 
@@ -71,11 +89,7 @@ def cached_shares(trace: Trace) -> dict[int, float]:
 
 
 async def run_trace(
-    send: Send,
-    prompts: TracePrompts,
-    run: PointRun,
-    speed: float = 1.0,
-    rate: float | None = None,
+    send: Send, prompts: TracePrompts, run: PointRun, pacing: TracePacing
 ) -> PointRun:
     """Replay `prompts.trace` into `run` (see the module docstring); records come back sorted
     by request index (the trace's order)."""
@@ -104,12 +118,12 @@ async def run_trace(
         for turn, request in enumerate(chain.turns[1:], start=2):
             if not ok:
                 return  # a failed turn ends its session, as a user's would
-            intended_ns = _next_turn_ns(request, start_ns, trace, speed, rate)
+            intended_ns = _next_turn_ns(request, start_ns, trace, pacing)
             ok = await send_at(request, build(request, (number, turn)), intended_ns)
 
     # Each chain's first prompt is built while waiting for its send time, not after it.
     tasks: list[asyncio.Task[None]] = []
-    for number, chain in enumerate(chains(trace, speed, rate, run.plan.seed)):
+    for number, chain in enumerate(chains(trace, pacing, run.plan.seed)):
         session = chain.turns[0].session_id is not None
         first = build(chain.turns[0], (number, 1) if session else None)
         delay_ns = start_ns + int(chain.start_s * NS_PER_S) - time.monotonic_ns()
@@ -121,17 +135,15 @@ async def run_trace(
     return run.finish(cpu_start, (time.monotonic_ns() - start_ns) / NS_PER_S)
 
 
-def _next_turn_ns(
-    request: TraceRequest, start_ns: int, trace: Trace, speed: float, rate: float | None
-) -> int:
+def _next_turn_ns(request: TraceRequest, start_ns: int, trace: Trace, pacing: TracePacing) -> int:
     """When a session's later turn is due: its delay after now (the previous reply just
     ended), or its own timestamp when it has no delay (never before now)."""
     now = time.monotonic_ns()
     if request.delay_ms is not None:
-        return now + int(request.delay_ms / 1000 / speed * NS_PER_S)
+        return now + int(pacing.replay_s(request.delay_ms) * NS_PER_S)
     origin = trace.requests[0].timestamp_ms or 0.0
-    if rate is None and request.timestamp_ms is not None:
-        return max(now, start_ns + int((request.timestamp_ms - origin) / 1000 / speed * NS_PER_S))
+    if pacing.rate is None and request.timestamp_ms is not None:
+        return max(now, start_ns + int(pacing.replay_s(request.timestamp_ms - origin) * NS_PER_S))
     return now
 
 
