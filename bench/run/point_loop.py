@@ -188,11 +188,10 @@ class _PointLoop:
             return await run_point_in_workers(job, plan, on_record, into=point.run)
         trace = self.trace
         if trace is not None and trace.dag is not None:
-            return await run_dag(
-                counted, trace.dag, point.run, trace.concurrency, trace.pacing.rate
-            )
+            return await run_dag(counted, trace.dag, point.run)
         if trace is not None:
             assert trace.prompts is not None
+            assert trace.pacing is not None
             return await run_trace(counted, trace.prompts, point.run, trace.pacing)
         if self.sessions is not None:
             run = await run_sessions(

@@ -74,12 +74,12 @@ class _Replay:
         return (record.output_text or "") if record.ok else None
 
 
-async def run_dag(
-    send: Send, dag: Dag, run: PointRun, concurrency: int | None, rate: float | None
-) -> PointRun:
-    """Replay `dag` into `run` (see the module docstring); records sorted by index."""
+async def run_dag(send: Send, dag: Dag, run: PointRun) -> PointRun:
+    """Replay `dag` into `run` at the load of its plan, `run.plan` (see the module docstring);
+    records sorted by index."""
     replay = _Replay(send, dag, run)
     roots = [dag.conversations[root] for root in dag.roots]
+    rate, concurrency = run.plan.request_rate, run.plan.concurrency
     cpu_start = time.process_time()
     start_ns = time.monotonic_ns()
     if rate is not None:

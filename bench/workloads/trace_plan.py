@@ -34,10 +34,9 @@ class TraceRun:
 
     prompts: TracePrompts | None
     plan: PointPlan
-    pacing: TracePacing  # a DAG's: its `rate`, if any (its speed paces nothing)
+    pacing: TracePacing | None  # None for a DAG, which its plan paces
     identity: dict[str, Any]
-    dag: Dag | None = None  # an AIPerf Conversation DAG, paced by `concurrency` or `rate`
-    concurrency: int | None = None
+    dag: Dag | None = None  # an AIPerf Conversation DAG, paced by the plan's load
 
 
 def _check_options(config: RunConfig, dag: bool = False) -> None:
@@ -156,7 +155,7 @@ def _dag_setup(config: RunConfig, path: Path) -> TraceRun:
         "concurrency": concurrency,
         "prefix_reuse_max": None,
     }
-    return TraceRun(None, plan, TracePacing(rate=rate), identity, dag=dag, concurrency=concurrency)
+    return TraceRun(None, plan, None, identity, dag=dag)
 
 
 def offered_rate(trace: Trace, pacing: TracePacing) -> float:

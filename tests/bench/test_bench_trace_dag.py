@@ -113,14 +113,21 @@ def test_a_dag_replay_keeps_turn_order_joins_and_the_live_reply_in_forks(
     )  # fmt: skip
 
 
-def test_dag_roots_at_a_request_rate_start_without_waiting_for_each_other(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+@pytest.mark.parametrize(
+    ("load", "stated"),
+    [(("--request-rate", "1000"), (1000, None)), (("--concurrency", "2"), (None, 2))],
+)
+def test_dag_roots_at_a_request_rate_or_two_at_once_start_without_waiting_for_each_other(
+    fake_server: FakeOpenAIServer,
+    tmp_path: Path,
+    load: tuple[str, str],
+    stated: tuple[float | None, int | None],
 ) -> None:
-    log, output = _replay(fake_server, tmp_path, "--request-rate", "1000")
+    log, output = _replay(fake_server, tmp_path, *load)
     assert log["chat"][0]["at"] < log["plan"][0]["end"]
     trace = Result.model_validate_json(output.read_text()).identity.workload.trace
     assert trace is not None
-    assert (trace.rate, trace.concurrency) == (1000, None)
+    assert (trace.rate, trace.concurrency) == stated
 
 
 def _conversation(session: str, *turns: dict[str, Any]) -> dict[str, Any]:
