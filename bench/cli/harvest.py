@@ -51,7 +51,7 @@ def _run(
     """Run one source's harvest with the options every source takes and print its report; a
     bad source (the registry's own errors, or a file that cannot be read) is one line."""
     from infermeter.registry.errors import RegistryError
-    from infermeter.registry.harvest.run import HarvestOptions
+    from infermeter.registry.harvest.options import HarvestOptions
 
     root = resolve_registry(registry_root)
     try:

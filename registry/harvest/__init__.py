@@ -7,6 +7,9 @@ and skipped; running it twice changes nothing. Numbers are copied as the source 
 what a source does not state stays absent.
 
 Modules: `sources` (each source declared once: its command, options, function, GPU names and
-terms), `tree` (reading a source), `outcome` (writing and the report), `errors`, `run`, and the
-sources `mlperf`, `trtllm`, `amd`, `inferencex`, `skypilot`, `gcp_pricing` (prices).
+terms), `options` (what every harvest takes), `tree` (reading a source), `outcome` (writing and
+the report), `errors`, and one module per source, which holds its `harvest_<source>`: `mlperf`,
+`trtllm_pages` (TensorRT-LLM, each layout read by `trtllm`, `trtllm_legacy`, `trtllm_static` or
+`trtllm_grid`), `amd`, `inferencex` (a dump, or an `inferencex_api` response), and the prices'
+`skypilot`, `gcp_pricing`, `azure_retail`.
 """

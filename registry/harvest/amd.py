@@ -28,11 +28,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.markdown_table import row_cells
-from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.options import HarvestOptions
+from infermeter.registry.harvest.outcome import Harvested, HarvestReport
 from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
@@ -42,7 +44,9 @@ from infermeter.registry.harvest.reported import (
     reported_result,
     table_point,
 )
-from infermeter.registry.harvest.sources import AMD
+from infermeter.registry.harvest.sources import AMD, NOT_CITED, FileCitation
+from infermeter.registry.harvest.tree import SourceTree
+from infermeter.registry.input_files import read_input_text
 from infermeter.registry.models import (
     GpuEntry,
     LatencyStats,
@@ -422,3 +426,24 @@ def harvest_document(text: str, document: AmdDocument, catalogs: Catalogs) -> li
         key = row_key(document.revision, row)
         harvested.append(harvest_row(key, partial(_result, row, document, catalogs, key)))
     return harvested
+
+
+def harvest_amd(
+    source: Path, options: HarvestOptions, *, cited: FileCitation = NOT_CITED
+) -> HarvestReport:
+    """Harvest one version of AMD's ROCm vLLM docker README (its performance tables): a
+    checkout of ROCm/vllm (read at the `cited` commit, default HEAD) or the README file itself
+    (the `cited` commit is the one it was taken from; the `cited` URL, its public page)."""
+    if (source.exists() or source.is_symlink()) and not source.is_dir():
+        revision = cited.file_commit(source)
+        text = read_input_text(source, "source page")
+    else:
+        tree = SourceTree.open(source, cited.commit)
+        if tree.commit is None:
+            raise HarvestError(f"--from: {source} is no git repository and no file")
+        text, revision = tree.read_text(DOCUMENT, "source page"), tree.commit
+    document = describe(
+        text, revision, options.retrieved_for(result_key), options.submitter, cited.url or ""
+    )
+    rows = harvest_document(text, document, options.catalogs())
+    return options.apply(rows, result_key, f"AMD ROCm vLLM README at {revision[:12]}")

@@ -35,8 +35,8 @@ from typing import Any
 
 from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot import merged, render, write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,

@@ -42,8 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.registry.catalog import gpu_named
+from infermeter.registry.harvest import inferencex_api
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.options import HarvestOptions
+from infermeter.registry.harvest.outcome import Harvested, HarvestReport
 from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
@@ -52,7 +54,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.source_json import json_rows
-from infermeter.registry.harvest.sources import INFERENCEX
+from infermeter.registry.harvest.sources import INFERENCEX, NOT_CITED, FileCitation
 from infermeter.registry.models import (
     Disaggregation,
     LatencyStats,
@@ -349,3 +351,34 @@ def harvest_dump(
         make = partial(_result, _Group(key, run, config, rows), dump, catalogs)
         harvested.append(harvest_row(key, make))
     return harvested
+
+
+def harvest_inferencex(
+    source: Path,
+    options: HarvestOptions,
+    *,
+    range_ratio: float | None = None,
+    cited: FileCitation = NOT_CITED,
+) -> HarvestReport:
+    """Harvest a dump of the InferenceX database (a folder of `<table>.json` files), or a saved
+    response of its API's `/api/v1/benchmarks` (a file `cited` by its URL and the commit it was
+    taken from, and where its bytes were read when not there)."""
+    skipped: list[Harvested] = []
+    read_at: str | None = None
+    if (source.exists() or source.is_symlink()) and not source.is_dir():
+        tables, skipped, read_at = inferencex_api.response_tables(source, cited)
+    elif cited != NOT_CITED:
+        raise HarvestError("--commit, --url and --read-from cite a file; --from names a folder")
+    elif not source.is_dir():
+        raise HarvestError(f"--from: {source} is not a folder of InferenceX dump tables")
+    else:
+        tables = read_dump(source)
+    dump = InferencexDump(
+        retrieved_for=options.retrieved_for(result_key),
+        submitter=options.submitter,
+        range_ratio=range_ratio if range_ratio is not None else DEFAULT_RANGE_RATIO,
+        read_at=read_at,
+    )
+    rows = [*skipped, *harvest_dump(tables, dump, options.catalogs())]
+    kind = "dump" if read_at is None else "API response"
+    return options.apply(rows, result_key, f"InferenceX {kind} {source.name}")

@@ -22,6 +22,7 @@ from typing import Any
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.source_json import json_rows
+from infermeter.registry.harvest.sources import FileCitation
 
 CONFIG_COLUMNS = (
     "hardware", "framework", "model", "precision", "spec_method", "disagg", "is_multinode",
@@ -93,3 +94,22 @@ def api_tables(rows: list[dict[str, Any]]) -> tuple[Tables, list[Harvested]]:
         "benchmark_results": results,
     }
     return tables, skipped
+
+
+def response_tables(source: Path, cited: FileCitation) -> tuple[Tables, list[Harvested], str]:
+    """The dump tables of a saved InferenceX API response, its rows that name no run, and the
+    sentence that says where it was read."""
+    if cited.url is None:
+        raise HarvestError(
+            f"--from: {source} is a file; name where it is published with --url and the "
+            "commit it was taken from with --commit"
+        )
+    cited.file_commit(source, "where it is published with --url and ")
+    tables, skipped = api_tables(read_api_rows(source))
+    read_at = (
+        f"Read from the InferenceX API response saved as {cited.url} at commit {cited.commit} "
+        "(GET /api/v1/benchmarks: the newest successful row of each configuration, "
+        "concurrency and ISL/OSL, so a run may show only some of its concurrencies)"
+        + (f"; bytes read from {cited.read_from}." if cited.read_from else ".")
+    )
+    return tables, skipped, read_at

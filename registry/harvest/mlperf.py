@@ -28,13 +28,15 @@ Each result carries what MLPerf's results messaging guidelines require (`source.
 result ID, submitter, benchmark, round, division, scenario, system, and the footnote.
 
 Its parts: `mlperf_names` (accelerators, benchmarks, engines), `mlperf_log` (LoadGen's summary
-and the load point) and `mlperf_citation` (conditions, footnote).
+and the load point) and `mlperf_citation` (conditions, footnote); `harvest_mlperf` harvests a
+round into a registry.
 """
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from infermeter.registry.catalog import gpu_named
@@ -79,6 +81,7 @@ from infermeter.registry.harvest.mlperf_precision import (
     read_evidence,
 )
 from infermeter.registry.harvest.mlperf_rounds import check_table_round
+from infermeter.registry.harvest.mlperf_rounds import round_name as round_name_of
 from infermeter.registry.harvest.mlperf_runs import one_row_per_run
 from infermeter.registry.harvest.mlperf_setup import (
     code_root,
@@ -90,7 +93,8 @@ from infermeter.registry.harvest.mlperf_setup import (
 )
 from infermeter.registry.harvest.mlperf_systems import read_runs
 from infermeter.registry.harvest.mlperf_v61 import SUMMARY_JSON, read_summary_json
-from infermeter.registry.harvest.outcome import Harvested
+from infermeter.registry.harvest.options import HarvestOptions
+from infermeter.registry.harvest.outcome import Harvested, HarvestReport
 from infermeter.registry.harvest.reported import (
     Catalogs,
     Deployment,
@@ -99,6 +103,7 @@ from infermeter.registry.harvest.reported import (
 )
 from infermeter.registry.harvest.reported import harvest_row as harvest_row_of
 from infermeter.registry.harvest.source_json import parsed_json
+from infermeter.registry.harvest.sources import NOT_CITED, FileCitation
 from infermeter.registry.harvest.tree import SourceTree
 from infermeter.registry.models import (
     DatasetLength,
@@ -117,6 +122,7 @@ __all__ = [
     "LOG_FILE",
     "SUMMARY_FILE",
     "MlperfRound",
+    "harvest_mlperf",
     "harvest_round",
     "harvest_row",
     "is_llm_datacenter",
@@ -508,3 +514,28 @@ def harvest_round(
         for index, row in enumerate(rows)
     ]
     return one_row_per_run(rows, [logs[log_path(row)] for row in rows], harvested)
+
+
+def harvest_mlperf(
+    source: Path, round_text: str, options: HarvestOptions, *, cited: FileCitation = NOT_CITED
+) -> HarvestReport:
+    """Harvest one MLPerf Inference round from a checkout of its results repository (`cited`:
+    the repository's URL, default mlcommons' of the round; the commit read, default HEAD; where
+    the bytes were read, when that is not the repository cited)."""
+    round_name = round_name_of(round_text)
+    tree = SourceTree.open(source, cited.commit)
+    if tree.commit is None:
+        raise HarvestError(
+            f"--from: {source} is no git repository; name the commit it was copied from "
+            "with --commit"
+        )
+    round_info = MlperfRound(
+        round=round_name,
+        repository_url=cited.url or f"https://github.com/mlcommons/inference_results_{round_name}",
+        commit=tree.commit,
+        retrieved_for=options.retrieved_for(result_key),
+        submitter=options.submitter,
+        read_from=cited.read_from,
+    )
+    rows = harvest_round(tree, round_info, options.catalogs())
+    return options.apply(rows, result_key, f"MLPerf Inference {round_name} at {tree.commit[:12]}")

@@ -28,8 +28,8 @@ import yaml
 
 from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_catalog, load_gpus
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.run import HarvestOptions
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder

@@ -5,8 +5,8 @@ its GPU names carry in the GPU catalog, and the terms it is published under.
 The CLI makes one command of each declaration (`bench/cli/harvest.py`), the Downloads page
 states each one's terms (`registry/licences.py`), and the GPU catalog accepts a `source_names`
 entry only under a declared source (`registry/catalog.load_gpus`). Adding a source is its module
-(a `harvest_<source>(source, options, …)` function), its entry here, and the GPU names it
-prints in `registry/catalogs/gpus.yaml`.
+(which holds its `harvest_<source>(source, options, …)` function, named here as
+`module:function`), its entry here, and the GPU names it prints in `registry/catalogs/gpus.yaml`.
 
 This module holds data only: a source's module is imported when it is harvested.
 """
@@ -22,8 +22,8 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models.common import URL_PATTERN
 
 if TYPE_CHECKING:
+    from infermeter.registry.harvest.options import HarvestOptions
     from infermeter.registry.harvest.outcome import HarvestReport
-    from infermeter.registry.harvest.run import HarvestOptions
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ MLPERF = HarvestSource(
     "Interactive).\n\n\b\nExample:\n"
     "  infermeter registry harvest mlperf --round 5.1 --from ./inference_results_v5.1",
     reads="Checkout (or bare mirror) of mlcommons/inference_results_v<round>.",
-    harvest="infermeter.registry.harvest.run:harvest_mlperf",
+    harvest="infermeter.registry.harvest.mlperf:harvest_mlperf",
     gpu_names="mlperf",
     options=(
         SourceOption("--round", "round_text", "MLPerf Inference round, e.g. 5.1.", required=True),
@@ -185,7 +185,7 @@ TRTLLM = HarvestSource(
     "  infermeter registry harvest trtllm --from tests/data/harvest/trtllm",
     reads="Checkout of NVIDIA/TensorRT-LLM, the perf-overview.md file of one version, or a "
     "folder of such files, each headed '<!-- Excerpt of PATH in OWNER/REPO at commit SHA'.",
-    harvest="infermeter.registry.harvest.run:harvest_trtllm",
+    harvest="infermeter.registry.harvest.trtllm_pages:harvest_trtllm",
     gpu_names="tensorrt-llm",
     options=(
         *_PAGE_OPTIONS,
@@ -206,7 +206,7 @@ AMD = HarvestSource(
     "image release's README.\n\n\b\nExample:\n"
     "  infermeter registry harvest amd --from ./vllm --commit f94ec9beeca1",
     reads="Checkout of ROCm/vllm, or the docs/dev-docker/README.md file of one version.",
-    harvest="infermeter.registry.harvest.run:harvest_amd",
+    harvest="infermeter.registry.harvest.amd:harvest_amd",
     gpu_names="rocm-vllm",
     options=_PAGE_OPTIONS,
     data="AMD ROCm vLLM docker performance tables (ROCm/vllm docs/dev-docker/README.md)",
@@ -222,7 +222,7 @@ INFERENCEX = HarvestSource(
     "  infermeter registry harvest inferencex --from ./inferencex-dump-2026-11-30",
     reads="Folder of an InferenceX database dump (configs.json, workflow_runs.json, "
     "benchmark_results.json), or a file holding a response of its /api/v1/benchmarks.",
-    harvest="infermeter.registry.harvest.run:harvest_inferencex",
+    harvest="infermeter.registry.harvest.inferencex:harvest_inferencex",
     gpu_names="inferencex",
     options=(
         SourceOption(

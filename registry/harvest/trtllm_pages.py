@@ -1,4 +1,5 @@
-"""Which versions of TensorRT-LLM's performance overview a harvest reads, and where each is.
+"""TensorRT-LLM's performance overview harvested (`harvest_trtllm`): which versions of the page a
+harvest reads, where each is, and which layout's module reads each.
 
 A source is a checkout of NVIDIA/TensorRT-LLM (read at one commit), one page's markdown file
 (its commit named by `--commit` or by its header), or a folder of such files, one per version.
@@ -25,8 +26,12 @@ from infermeter.registry.harvest import (
     trtllm_static,
 )
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.options import HarvestOptions
+from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.sources import NOT_CITED, FileCitation
 from infermeter.registry.harvest.tree import SourceTree
 from infermeter.registry.input_files import InputFileError, read_input_text
+from infermeter.registry.models import Result
 
 _HEADER = re.compile(
     r"\A<!-- Excerpt of (?P<path>\S+) in (?P<repository>[\w.-]+/[\w.-]+) at commit\s+"
@@ -136,3 +141,57 @@ def pages_of(source: Path, commit: str | None) -> list[Page]:
             )
         return folder_pages(source)
     return [checkout_page(source, commit)]
+
+
+def trtllm_result_key(result: Result) -> str | None:
+    """The source key of a result from any layout of TensorRT-LLM's performance overview."""
+    return (
+        trtllm.result_key(result)
+        or trtllm_legacy.result_key(result)
+        or trtllm_static.result_key(result)
+        or trtllm_grid.result_key(result)
+    )
+
+
+def harvest_trtllm(
+    source: Path,
+    options: HarvestOptions,
+    *,
+    cited: FileCitation = NOT_CITED,
+    engine_version: str | None = None,
+) -> HarvestReport:
+    """Harvest versions of TensorRT-LLM's performance overview: a checkout of the repository
+    (read at the `cited` commit, default HEAD), the page's markdown file (the `cited` commit or
+    its header names the commit it was taken from), or a folder of such files, one per version."""
+    pages = pages_of(source, cited.commit)
+    if len(pages) > 1 and (cited.url or engine_version):
+        raise HarvestError(
+            "--url and --engine-version name one page; a folder holds several versions"
+        )
+    retrieved_for = options.retrieved_for(trtllm_result_key)
+    catalogs = options.catalogs()
+    rows = []
+    for page in pages:
+        document = trtllm.TrtllmDocument(
+            revision=page.revision,
+            url=cited.url
+            or f"https://github.com/{page.repository}/blob/{page.revision}/{page.path}",
+            engine_version=engine_version,
+            retrieved_for=retrieved_for,
+            submitter=options.submitter,
+            repository=page.repository,
+        )
+        harvest = {
+            "static": trtllm_static.harvest_document,
+            "grid": trtllm_grid.harvest_document,
+            "legacy": trtllm_legacy.harvest_document,
+            "tables": trtllm.harvest_document,
+        }[page.layout]
+        try:
+            rows += harvest(page.text, document, catalogs)
+        except HarvestError as error:
+            raise HarvestError(f"{page.where}: {error}") from None
+    revisions = ", ".join(page.revision[:12] for page in pages)
+    return options.apply(
+        rows, trtllm_result_key, f"TensorRT-LLM performance overview at {revisions}"
+    )

@@ -14,8 +14,9 @@ import pytest
 from registry_checkout import empty_registry
 
 from infermeter.registry.catalog import GPUS_FILE
+from infermeter.registry.harvest.mlperf import harvest_mlperf
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import Result

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from registry_helpers import results_by_marker
 
 from infermeter.bench.cli.main import main
-from infermeter.registry.harvest.amd import parse_tables
+from infermeter.registry.harvest.amd import harvest_amd, parse_tables
 from infermeter.registry.harvest.errors import HarvestError
-from infermeter.registry.harvest.run import HarvestOptions, harvest_amd
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result

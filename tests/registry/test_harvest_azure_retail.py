@@ -24,7 +24,7 @@ from infermeter.registry.harvest.azure_retail import (
     read_retail_excerpt,
 )
 from infermeter.registry.harvest.errors import HarvestError
-from infermeter.registry.harvest.run import HarvestOptions
+from infermeter.registry.harvest.options import HarvestOptions
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests/data/harvest/azure-retail"

@@ -22,7 +22,7 @@ from infermeter.registry.harvest.gcp_pricing import (
     harvest_gcp_pricing,
     read_pricing_excerpt,
 )
-from infermeter.registry.harvest.run import HarvestOptions
+from infermeter.registry.harvest.options import HarvestOptions
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests/data/harvest/gcp-pricing"

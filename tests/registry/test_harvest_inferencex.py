@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import HarvestError
-from infermeter.registry.harvest.run import HarvestOptions, harvest_inferencex
+from infermeter.registry.harvest.inferencex import harvest_inferencex
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 

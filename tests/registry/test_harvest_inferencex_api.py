@@ -23,8 +23,9 @@ from registry_helpers import REPOSITORY_ROOT, assert_committed
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.inferencex import harvest_inferencex
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.run import HarvestOptions, harvest_inferencex
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result

@@ -17,10 +17,11 @@ from registry_helpers import git
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.mlperf import harvest_mlperf
 from infermeter.registry.harvest.mlperf_citation import submitter_and_system
 from infermeter.registry.harvest.mlperf_log import parse_log_summary
 from infermeter.registry.harvest.mlperf_names import parse_engine
-from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.store import read_result
 from infermeter.registry.validate import validate_paths

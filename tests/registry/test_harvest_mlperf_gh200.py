@@ -13,7 +13,8 @@ from pathlib import Path
 from registry_checkout import empty_registry
 
 from infermeter.registry.catalog import load_gpus
-from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.mlperf import harvest_mlperf
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.location import catalogs_folder
 from infermeter.registry.store import read_result

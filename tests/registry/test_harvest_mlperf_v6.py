@@ -17,10 +17,11 @@ from registry_helpers import assert_committed
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import RowSkipped
+from infermeter.registry.harvest.mlperf import harvest_mlperf
 from infermeter.registry.harvest.mlperf_log import conf_percentile
 from infermeter.registry.harvest.mlperf_precision import Evidence, ran_precision
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup, engine_of_backend
-from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result

@@ -44,10 +44,11 @@ from registry_checkout import empty_registry
 from registry_helpers import MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
+from infermeter.registry.harvest.mlperf import harvest_mlperf
 from infermeter.registry.harvest.mlperf_detail_log import detail_summary
 from infermeter.registry.harvest.mlperf_endpoints import endpoints_point, read_run
 from infermeter.registry.harvest.mlperf_setup import engine_of_build_tag
-from infermeter.registry.harvest.run import HarvestOptions, harvest_mlperf
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.models import RateSearch
 

@@ -16,7 +16,7 @@ from registry_helpers import assert_rerun_changes_nothing, edited_copy
 
 from infermeter.registry.catalog import gpu_named, load_catalog, load_gpus, load_prices
 from infermeter.registry.harvest.errors import HarvestError
-from infermeter.registry.harvest.run import HarvestOptions
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.skypilot import PRICE_FILE, gpu_names_source, harvest_skypilot
 from infermeter.registry.harvest.skypilot_excerpt import read_excerpt
 from infermeter.registry.models import PriceCatalog

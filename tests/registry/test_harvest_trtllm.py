@@ -14,10 +14,11 @@ from registry_helpers import results_by_marker
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
-from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.harvest.trtllm import parse_tables
 from infermeter.registry.harvest.trtllm_legacy import parse_table as parse_legacy_table
+from infermeter.registry.harvest.trtllm_pages import harvest_trtllm, trtllm_result_key
 from infermeter.registry.migrate import migrate_paths
 from infermeter.registry.models import Result
 from infermeter.registry.store import read_result

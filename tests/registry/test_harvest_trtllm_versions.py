@@ -15,10 +15,11 @@ from registry_helpers import assert_committed, results_by_marker
 
 from infermeter.registry.corrections import load_corrections
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.run import HarvestOptions, harvest_trtllm, trtllm_result_key
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.harvest.trtllm import parse_tables
+from infermeter.registry.harvest.trtllm_pages import harvest_trtllm, trtllm_result_key
 from infermeter.registry.store import read_result
 from infermeter.registry.workloads import scenario
 

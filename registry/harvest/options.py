@@ -1,0 +1,76 @@
+"""What every harvest takes besides its source (`HarvestOptions`): the registry it writes into,
+whether it only reports, the submitter and retrieval date of its rows; and what every results
+source's `harvest_<source>` shares: dating its rows, the catalogs, applying the rows."""
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.outcome import (
+    Harvested,
+    HarvestReport,
+    apply_harvest,
+    retrieval_dates,
+)
+from infermeter.registry.harvest.reported import Catalogs
+from infermeter.registry.location import catalogs_folder
+from infermeter.registry.models import Result
+
+DEFAULT_SUBMITTER = "infermeter-maintainers"
+
+
+@dataclass(frozen=True)
+class HarvestOptions:
+    """What every harvest takes besides its source."""
+
+    registry_root: Path
+    dry_run: bool = False
+    submitter: str = DEFAULT_SUBMITTER
+    today: str | None = None
+    """Retrieval date of rows not harvested before (default: today, UTC)."""
+
+    def __post_init__(self) -> None:
+        # Checked before any source is read: a bad date found after writing would leave a
+        # half-harvested registry.
+        if self.today is not None:
+            try:
+                parsed = dt.date.fromisoformat(self.today)
+            except ValueError:
+                parsed = None
+            if parsed is None or parsed.isoformat() != self.today:
+                raise HarvestError(
+                    f"--retrieved: {self.today!r} is not a calendar date such as 2026-11-30"
+                )
+        if not self.submitter.strip():
+            raise HarvestError("the submitter is empty")
+
+    def retrieval_date(self) -> str:
+        return self.today or dt.datetime.now(dt.UTC).date().isoformat()
+
+    def retrieved_for(self, key_of: Callable[[Result], str | None]) -> Callable[[str], str]:
+        """A row's retrieval date by its source key: the date it was first harvested, so an
+        unchanged source gives unchanged files; else the retrieval date of this run."""
+        known = retrieval_dates(self.registry_root, key_of)
+        today = self.retrieval_date()
+        return lambda key: known.get(key, today)
+
+    def apply(
+        self, rows: Sequence[Harvested], key_of: Callable[[Result], str | None], source: str
+    ) -> HarvestReport:
+        """Apply a source's rows to the registry (`source`: the source in a reader's words)."""
+        return apply_harvest(
+            rows,
+            self.registry_root,
+            key_of,
+            source=source,
+            dry_run=self.dry_run,
+            today=self.retrieval_date(),
+        )
+
+    def catalogs(self) -> Catalogs:
+        """The registry's GPU and model catalogs, which map a source's names to catalog ids."""
+        folder = catalogs_folder(self.registry_root)
+        return Catalogs(load_gpus(folder), load_models(folder))
