@@ -37,6 +37,7 @@ from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_g
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
 from infermeter.registry.harvest.skypilot import merged, render, write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,
@@ -124,12 +125,6 @@ class Offer:
     region: str
 
 
-def _price(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return float(value)
-
-
 def _item_offers(item: dict[str, Any]) -> tuple[list[Offer], str | None]:
     """The offers of one Linux item (on-demand and its savings plan, or Spot), or the reason it
     gives none."""
@@ -142,13 +137,13 @@ def _item_offers(item: dict[str, Any]) -> tuple[list[Offer], str | None]:
     if item.get("unitOfMeasure") != "1 Hour":
         return [], f"unitOfMeasure {item.get('unitOfMeasure')!r} is not '1 Hour'"
     region = str(item.get("armRegionName", ""))
-    price = _price(item.get("retailPrice"))
+    price = positive_number(item.get("retailPrice"))
     if price is None:
         return [], f"retailPrice {item.get('retailPrice')!r} is not a positive number"
     if sku.endswith(SPOT):
         return [Offer(size, "interruptible", price, region)], None
     offers = [Offer(size, "on_demand", price, region)]
-    plan = _price(item.get("savingsPlanPrice"))
+    plan = positive_number(item.get("savingsPlanPrice"))
     if plan is not None:
         offers.append(Offer(size, "reserved", plan, region))
     return offers, None
@@ -178,7 +173,7 @@ def _entry(excerpt: RetailExcerpt, gpu: GpuEntry, offers: list[Offer]) -> PriceE
     where = ", ".join(sorted({offer.region for offer in offers}))
     spread = f"${prices[0]:g}–${prices[-1]:g}" if len(prices) > 1 else f"${prices[0]:g}"
     provenance = excerpt.provenance
-    return PriceEntry.model_validate(
+    return validated_price(
         {
             "id": f"azure-retail-{re.sub(r'[^a-z0-9]+', '-', size.lower()).strip('-')}-{suffix}",
             "provider": "azure",
@@ -205,7 +200,8 @@ def _entry(excerpt: RetailExcerpt, gpu: GpuEntry, offers: list[Offer]) -> PriceE
                 f"over {where}; date stated: {provenance.date_reason}; official: "
                 f"{'yes' if provenance.official else 'no'} ({provenance.official_reason})"
             ),
-        }
+        },
+        f"{excerpt.file}: VM size {size}, region {shown(cheapest.region)}, {cheapest.tier}",
     )
 
 

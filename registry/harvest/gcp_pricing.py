@@ -34,6 +34,7 @@ from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_g
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
 from infermeter.registry.harvest.skypilot import merged, render, write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,
@@ -87,6 +88,15 @@ def _generated(file: Path, data: dict[str, Any]) -> str:
     return day.isoformat()
 
 
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """PyYAML's error in one line (its own text quotes the lines around it): the problem and
+    where, counted in the lines below the provenance."""
+    if not isinstance(error, yaml.MarkedYAMLError) or error.problem_mark is None:
+        return " ".join(str(error).split())
+    mark = error.problem_mark
+    return f"{error.problem} (line {mark.line + 1}, column {mark.column + 1} of those lines)"
+
+
 def read_pricing_excerpt(file: Path) -> PricingExcerpt:
     """The excerpt in `file`; HarvestError naming the file for anything not in its shape."""
     provenance, body = read_provenance(file, "the file's lines")
@@ -95,7 +105,7 @@ def read_pricing_excerpt(file: Path) -> PricingExcerpt:
         data = yaml.safe_load("\n".join(body) + "\n")
     except yaml.YAMLError as error:
         raise HarvestError(
-            f"{file}: the lines below the provenance are not YAML: {error}"
+            f"{file}: the lines below the provenance are not YAML: {_yaml_problem(error)}"
         ) from None
     if not isinstance(data, dict):
         raise HarvestError(f"{file}: expected the file's 'about:' and 'compute:' mappings")
@@ -107,9 +117,30 @@ def read_pricing_excerpt(file: Path) -> PricingExcerpt:
     machines = ((data.get("compute") or {}).get("instance")) or {}
     if not isinstance(machines, dict) or not machines:
         raise HarvestError(f"{file}: no machine types under compute.instance")
+    for name, machine in machines.items():
+        _check_machine(file, name, machine)
     return PricingExcerpt(
         file, "pricing.yml", origin["repo"], origin["commit"], provenance, machines
     )
+
+
+def _check_machine(file: Path, name: object, machine: object) -> None:
+    """HarvestError naming the file and key where a machine type is not in the file's shape:
+    named by text, a mapping (or empty), its `cost` a mapping of regions to mappings."""
+    where = f"{file}: compute.instance.{shown(name)}"
+    if not isinstance(name, str):
+        raise HarvestError(f"{where}: a machine type is named by text")
+    if not isinstance(machine, dict | None):
+        raise HarvestError(f"{where}: expected a mapping, read {shown(machine)}")
+    cost = (machine or {}).get("cost") or {}
+    if not isinstance(cost, dict):
+        raise HarvestError(f"{where}.cost: expected a mapping of regions, read {shown(cost)}")
+    for region, prices in cost.items():
+        if not isinstance(region, str) or not isinstance(prices, dict):
+            raise HarvestError(
+                f"{where}.cost.{shown(region)}: expected a region's name and a mapping of its "
+                f"prices, read {shown(prices)}"
+            )
 
 
 def _machine_gpu(
@@ -125,15 +156,13 @@ def _machine_gpu(
         return f"machine type {name!r} names no catalog GPU (source {GPU_NAMES})"
     gpu, count = named[0]
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        return f"machine type {name!r}: GPU count {count!r} is not a whole number"
+        return f"machine type {name!r}: GPU count {count!r} is not a positive whole number"
     return gpu, count
 
 
 def _hourly(cost: dict[str, Any], key: str) -> float | None:
-    value = cost.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return float(value) / (HOURS_PER_MONTH if key.startswith("month") else 1)
+    price = positive_number(cost.get(key))
+    return None if price is None else price / (HOURS_PER_MONTH if key.startswith("month") else 1)
 
 
 def _offers(machine: dict[str, Any], key: str) -> list[tuple[float, str]]:
@@ -164,7 +193,7 @@ def _entry(
     regions = ", ".join(sorted(region for _, region in offers))
     parts = "GPUs, vCPUs, memory" + (", local SSD" if "local-ssd" in machine else "")
     per_hour = f"{key} ÷ {HOURS_PER_MONTH} h" if term else key
-    return PriceEntry.model_validate(
+    return validated_price(
         {
             "id": f"gcp-pricing-{name}-{suffix}",
             "provider": "gcp",
@@ -191,7 +220,8 @@ def _entry(
                 f"{provenance.date_reason}; official: "
                 f"{'yes' if provenance.official else 'no'} ({provenance.official_reason})"
             ),
-        }
+        },
+        f"{excerpt.file}: machine type {shown(name)}, region {shown(region)}, {key}",
     )
 
 

@@ -30,6 +30,7 @@ from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_c
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
@@ -80,10 +81,9 @@ def _gpu_id(cloud: str, row: dict[str, str], gpus: dict[str, GpuEntry]) -> str |
 
 def _number(text: str | None) -> float | None:
     try:
-        value = float(text) if text else None
+        return positive_number(float(text)) if text else None
     except ValueError:
         return None
-    return value if value is not None and value > 0 else None
 
 
 def row_offers(
@@ -97,7 +97,7 @@ def row_offers(
         return [], f"GPU {gpu_id!r} is not in the GPU catalog"
     count = _number(row["AcceleratorCount"])
     if count is None or count != int(count):
-        return [], f"AcceleratorCount {row['AcceleratorCount']!r} is not a whole number"
+        return [], f"AcceleratorCount {row['AcceleratorCount']!r} is not a positive whole number"
     on_demand, spot = _number(row["Price"]), _number(row.get("SpotPrice"))
     tiers = [("on_demand", on_demand)]
     if spot is not None and (on_demand is None or spot < on_demand):
@@ -111,6 +111,11 @@ def row_offers(
         reason = "no price" if spot is None else "spot price not below the on-demand price"
         return [], reason
     return offers, None
+
+
+def _row_key(cloud: str, instance: str, region: str) -> str:
+    """A row as the report and the errors name it: cloud/instance type/region."""
+    return f"{cloud}/{instance}/{region}"
 
 
 def _slug(text: str) -> str:
@@ -145,7 +150,8 @@ def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
     """The entry of one instance type × tier: its cheapest region's price per GPU-hour."""
     cheapest = min(offers, key=lambda offer: (offer.usd_per_instance_hour, offer.region))
     tier_slug = cheapest.tier.replace("_", "-")
-    return PriceEntry.model_validate(
+    row = _row_key(excerpt.cloud, cheapest.instance, cheapest.region)
+    return validated_price(
         {
             "id": f"skypilot-{excerpt.cloud}-{_slug(cheapest.instance)}-{tier_slug}",
             "provider": excerpt.cloud,
@@ -166,7 +172,8 @@ def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
                 "commit": excerpt.commit,
             },
             "notes": _notes(excerpt, offers, cheapest),
-        }
+        },
+        f"{excerpt.file}: row {shown(row)}",
     )
 
 
@@ -181,8 +188,7 @@ def excerpt_prices(
             continue  # a CPU-only instance: no GPU price
         offers, reason = row_offers(excerpt, row, gpus)
         if reason is not None:
-            key = f"{excerpt.cloud}/{row['InstanceType']}/{row['Region']}"
-            skipped.append((key, reason))
+            skipped.append((_row_key(excerpt.cloud, row["InstanceType"], row["Region"]), reason))
         for offer in offers:
             grouped[(offer.instance, offer.tier)].append(offer)
     return [price_entry(excerpt, offers) for offers in grouped.values()], skipped

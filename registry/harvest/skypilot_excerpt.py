@@ -14,12 +14,14 @@ files order them differently per cloud.
 """
 
 import csv
+import datetime as dt
 import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.input_files import read_input_text
 
 _ORIGIN = re.compile(
     r"^Excerpt of (?P<path>catalogs/v\d+/(?P<cloud>[a-z0-9_-]+)/vms\.csv) in "
@@ -96,29 +98,35 @@ def match_line(file: Path, pattern: re.Pattern[str], text: str, what: str) -> re
     return match
 
 
+def _calendar_date(file: Path, text: str, what: str) -> str:
+    """`text` (YYYY-MM-DD from the '# `what`:' line) when it is a day of the calendar."""
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        raise HarvestError(f"{file}: '# {what}:' {text} is not a calendar date") from None
+    return text
+
+
 def _dating(file: Path, facts: dict[str, str], read: str) -> tuple[str, str, str]:
     """(date, basis, reason): a stated date, or the date read when no date can be known."""
     stated = _STATED.match(facts["date"])
     if stated is not None:
-        return stated["date"], "stated", stated["why"]
+        return _calendar_date(file, stated["date"], "date"), "stated", stated["why"]
     unknown = match_line(file, _UNKNOWN, facts["date"], "date")
     return read, "read", unknown["why"]
 
 
 def read_provenance(file: Path, what: str) -> tuple[Provenance, list[str]]:
     """The provenance of the excerpt in `file` and the lines below it (`what` they are, for the
-    error); HarvestError naming the file for anything not in its shape."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise HarvestError(f"{file}: cannot read: {error}") from None
-    lines = text.splitlines()
+    error); HarvestError naming the file for anything not in its shape (InputFileError for a
+    file that is no regular file, too large or not UTF-8)."""
+    lines = read_input_text(file, "source page").splitlines()
     head = [line for line in lines if line.startswith("# ")]
     body = lines[len(head) :]
     if lines[: len(head)] != head or not body:
         raise HarvestError(f"{file}: expected '# ' provenance lines, then {what}")
     facts = _facts(file, head)
-    read = match_line(file, _READ, facts["read"], "read")["date"]
+    read = _calendar_date(file, match_line(file, _READ, facts["read"], "read")["date"], "read")
     date, basis, reason = _dating(file, facts, read)
     official = match_line(file, _OFFICIAL, facts["official"], "official")
     provenance = Provenance(
@@ -148,18 +156,35 @@ def read_excerpt(file: Path) -> Excerpt:
         repository=origin["repo"],
         commit=origin["commit"],
         provenance=facts,
-        rows=tuple(reader),
+        rows=_rows(file, reader),
     )
+
+
+def _rows(file: Path, reader: "csv.DictReader[str]") -> tuple[dict[str, str], ...]:
+    """The rows below the header; HarvestError for none, or for a row whose fields are not
+    the header's (a truncated or hand-edited line)."""
+    rows: list[dict[str, str]] = []
+    for row in reader:
+        if None in row or None in row.values():
+            raise HarvestError(
+                f"{file}: CSV row {len(rows) + 1} (line {reader.line_num} below the provenance) "
+                f"does not have the header's {len(reader.fieldnames or [])} fields"
+            )
+        rows.append(row)
+    if not rows:
+        raise HarvestError(f"{file}: no rows below the CSV header")
+    return tuple(rows)
 
 
 def excerpt_files(source: Path, pattern: str = "*.csv") -> list[Path]:
     """The excerpt files of `source`: the file itself, or every file of the folder matching
     `pattern`, by name."""
-    if source.is_file():
-        return [source]
-    if not source.is_dir():
+    if source.is_dir():
+        files = sorted(source.glob(pattern))
+    elif source.exists() or source.is_symlink():
+        return [source]  # read as a file: one that is not (a FIFO, a device) is named so then
+    else:
         raise HarvestError(f"--from: {source}: no such file or folder")
-    files = sorted(source.glob(pattern))
     if not files:
         raise HarvestError(f"--from: {source}: no excerpt files ({pattern}) in the folder")
     return files

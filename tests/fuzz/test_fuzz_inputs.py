@@ -2,9 +2,12 @@
 traceback or an unbounded read, and nothing written that the gate rejects.
 
 Surfaces: plans (`bench plan matrix`, both renders, `bench run --plan`), `bench import`,
-`registry harvest` (TensorRT-LLM pages and folders, AMD's README, MLPerf, InferenceX tables).
+`registry harvest` (TensorRT-LLM pages and folders, AMD's README, MLPerf, InferenceX tables,
+the price sources' excerpts: SkyPilot's, Google Cloud's, Azure's).
 Inputs: FIFOs, devices, files above their kind's limit (sparse, so cheap), non-UTF-8 text,
-deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge tables, 1e308.
+deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge tables, 1e308,
+source rows a price entry cannot hold (empty or 10,000-character names, dates no calendar has,
+rows cut short).
 Seeded: the random bytes and shapes come from `random.Random(SEED)`.
 """
 
@@ -193,6 +196,32 @@ def _inferencex_with(folder: Path, table: str, data: bytes | None) -> Path:
     return dump
 
 
+PINNED_PRICES = {
+    "skypilot": DATA / "harvest" / "skypilot" / "verda-vms-000c1d0b.csv",
+    "gcp-pricing": DATA / "harvest" / "gcp-pricing" / "pricing-fd66b26f.yml",
+    "azure-retail": DATA / "harvest" / "azure-retail" / "vm-francecentral-cf741f25.txt",
+}
+VERDA_ROW = b"1B300.30V,1B300.30V,30.0,275.0,B300,1.0,"
+LONG_NAME = b"x" * 10_000
+
+
+def _price_source(folder: Path, source: str, edit: Callable[[bytes], bytes]) -> list[str]:
+    """`SOURCE --from` a copy of the source's pinned excerpt, edited."""
+    pinned = PINNED_PRICES[source]
+    data = pinned.read_bytes()
+    edited = edit(data)
+    assert edited != data, source
+    return [source, "--from", str(_write(folder, pinned.name, edited))]
+
+
+def _swap(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    def edit(data: bytes) -> bytes:
+        assert old in data
+        return data.replace(old, new, 1)
+
+    return edit
+
+
 HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "trtllm fifo file": lambda d: (["trtllm", "--from", str(_fifo(d, "p.md")), "--commit",
                                     "03e27c7d"], "FIFO"),
@@ -221,6 +250,50 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         DATA / "harvest" / "inferencex-dump"), "--range-ratio", "1e308"], "--range-ratio"),
     "inferencex range-ratio -1": lambda d: (["inferencex", "--from", str(
         DATA / "harvest" / "inferencex-dump"), "--range-ratio", "-1"], "--range-ratio"),
+    # Price sources: a row the price schema refuses is named by file, row and field.
+    "skypilot empty instance": lambda d: (_price_source(d, "skypilot", _swap(
+        VERDA_ROW, VERDA_ROW.replace(b"1B300.30V,", b",", 1))),
+        "row 'verda//FIN-03': id: String should match pattern"),
+    "skypilot 10,000-character region": lambda d: (_price_source(d, "skypilot", _swap(
+        b"FIN-03,6.99,", LONG_NAME + b",6.99,")),
+        "region: String should have at most 2000 characters"),
+    "skypilot GPU count 1e300": lambda d: (_price_source(d, "skypilot", _swap(
+        VERDA_ROW, VERDA_ROW.replace(b",1.0,", b",1e300,"))), "usd_per_gpu_hour"),
+    "skypilot date 2026-02-30": lambda d: (_price_source(d, "skypilot", _swap(
+        b"# date: unknown: ", b"# date: 2026-02-30 (stated): ")),
+        "'# date:' 2026-02-30 is not a calendar date"),
+    "skypilot row cut short": lambda d: (_price_source(d, "skypilot", lambda data: data[
+        : data.index(VERDA_ROW) + len(VERDA_ROW) + 20]), "does not have the header's 10 fields"),
+    "skypilot header, no rows": lambda d: (_price_source(d, "skypilot", lambda data: b"\n".join(
+        data.split(b"\n")[:5])), "no rows below the CSV header"),
+    "skypilot not UTF-8": lambda d: (_price_source(d, "skypilot", _swap(
+        b"FIN-03,6.99", b"FIN-03\xff,6.99")), "not UTF-8"),
+    "skypilot fifo in a folder": lambda d: (["skypilot", "--from", str(_fifo(d, "v.csv").parent)],
+                                            "FIFO"),
+    "gcp-pricing empty region": lambda d: (_price_source(d, "gcp-pricing", lambda data: data
+        .replace(b"        us-central1:", b"        '':")), "region '', hour: region: String"),
+    "gcp-pricing 10,000-character machine type": lambda d: (_price_source(d, "gcp-pricing",
+        _swap(b"    a3-highgpu-8g:", b"    " + LONG_NAME + b":")), "are not YAML"),
+    "gcp-pricing machine type named by a number": lambda d: (_price_source(d, "gcp-pricing",
+        _swap(b"    a3-highgpu-8g:", b"    123:")), "a machine type is named by text"),
+    "gcp-pricing machine type not a mapping": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"    g4-standard-384:\n", b"    g4-standard-384: 5\n    g4-standard-384-old:\n")),
+        "compute.instance.'g4-standard-384': expected a mapping"),
+    "gcp-pricing cost not a mapping": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"        us-central1:\n          hour: 88.4899999025753",
+        b"        us-central1: 5\n        old:\n          hour: 88.4899999025753")),
+        ".cost.'us-central1': expected"),
+    "gcp-pricing empty file": lambda d: (_price_source(d, "gcp-pricing", lambda data: b""),
+                                         "expected '# ' provenance lines"),
+    "azure-retail empty region": lambda d: (_price_source(d, "azure-retail", lambda data: data
+        .replace(b'"armRegionName": "francecentral"', b'"armRegionName": ""')),
+        "region '', on_demand: region: String"),
+    "azure-retail 10,000-character region": lambda d: (_price_source(d, "azure-retail",
+        lambda data: data.replace(b'"francecentral"', b'"' + LONG_NAME + b'"')),
+        "(10000 characters)"),
+    "azure-retail date not a date": lambda d: (_price_source(d, "azure-retail", _swap(
+        b"# date: 2026-08-22 (stated)", b"# date: 2026-13-45 (stated)")), "not a calendar date"),
+    "azure-retail fifo": lambda d: (["azure-retail", "--from", str(_fifo(d, "vm.txt"))], "FIFO"),
 }  # fmt: skip
 
 
@@ -228,14 +301,19 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
 def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
     args, named = HARVESTS[case](tmp_path)
     root = empty_registry(tmp_path / "checkout")
-    before = sorted(root.rglob("*"))
+    before = _tree(root)
     result = check_cli(
         ["registry", "harvest", *args, "--registry", str(root), "--retrieved", "2026-12-01"],
         "harvests", limit_s=60,
     )  # fmt: skip
     assert result.exit_code in (1, 2), (case, result.output[-400:])
     assert named in result.stderr, (case, result.stderr[-400:])
-    assert sorted(root.rglob("*")) == before  # nothing written
+    assert _tree(root) == before  # nothing written, nothing rewritten (a price file, in place)
+
+
+def _tree(root: Path) -> dict[Path, bytes | None]:
+    """Every path under `root`, with a file's bytes."""
+    return {path: path.read_bytes() if path.is_file() else None for path in root.rglob("*")}
 
 
 # --- bench run's dataset -------------------------------------------------------------------

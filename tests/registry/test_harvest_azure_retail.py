@@ -134,6 +134,19 @@ def test_a_windows_item_and_an_unknown_size_are_skipped_with_their_reasons(
     assert "azure-retail-standard-nd96isr-mi300x-v5-on-demand" in ids
 
 
+@pytest.mark.parametrize(
+    ("price", "read"),
+    [("0", "0"), ("-1.629012", "-1.629012"), ("NaN", "nan"), ("Infinity", "inf"), ("1e400", "inf")],
+)
+def test_a_retail_price_not_a_finite_positive_number_is_skipped(
+    price: str, read: str, price_registry: Path, tmp_path: Path
+) -> None:
+    path = _copy_with(tmp_path, '"retailPrice": 1.629012,', f'"retailPrice": {price},')
+    report = harvest_azure_retail(path, HarvestOptions(price_registry))
+    key = "azure/DZH318Z09TGJ/0003|f4e228a4-fd80-599d-b3d4-3443a555825d|Consumption|"
+    assert (key, f"retailPrice {read} is not a positive number") in report.skipped
+
+
 def test_an_undated_excerpt_is_refused(tmp_path: Path) -> None:
     path = _copy_with(tmp_path, "# date: 2026-08-22 (stated)", "# date: unknown")
     with pytest.raises(HarvestError, match="must state the day of the snapshot"):

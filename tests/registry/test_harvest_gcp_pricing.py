@@ -102,6 +102,19 @@ def test_a_discount_not_below_on_demand_is_skipped(price_registry: Path, tmp_pat
     assert "gcp-pricing-a3-highgpu-8g-on-demand" in ids
 
 
+@pytest.mark.parametrize("price", ["0", "-88.49", ".nan", ".inf", "cheap"])
+def test_an_hourly_price_not_a_finite_positive_number_is_no_price(
+    price: str, price_registry: Path, tmp_path: Path
+) -> None:
+    """a3-highgpu-8g's on-demand price replaced: no on-demand entry, and no discount (none can
+    be compared with on-demand); the other machine types' entries stand."""
+    path = _copy_with(tmp_path, "hour: 88.4899999025753", f"hour: {price}")
+    harvest_gcp_pricing(path, HarvestOptions(price_registry))
+    ids = [p["id"] for p in yaml.safe_load((price_registry / PRICE_FILE).read_text())["prices"]]
+    assert not [price_id for price_id in ids if price_id.startswith("gcp-pricing-a3-highgpu-8g")]
+    assert "gcp-pricing-a2-ultragpu-8g-on-demand" in ids
+
+
 def test_a_machine_naming_no_catalog_gpu_is_skipped_with_its_reason(
     price_registry: Path, tmp_path: Path
 ) -> None:

@@ -107,6 +107,21 @@ def test_spot_price_not_below_on_demand_is_skipped(price_registry: Path, tmp_pat
     assert "skypilot-verda-1h100-80s-32v-interruptible" not in ids
 
 
+@pytest.mark.parametrize("price", ["0", "-6.99", "nan", "inf", "1e400"])
+def test_price_not_a_finite_positive_number_is_no_price(
+    price: str, price_registry: Path, tmp_path: Path
+) -> None:
+    """A price of 0, below 0, NaN or beyond a float is no price (not an entry the schema
+    refuses): Verda's 1× B300 row keeps its spot price only."""
+    excerpt = edited_copy(
+        tmp_path, DATA / "verda-vms-000c1d0b.csv", "FIN-03,6.99,", f"FIN-03,{price},"
+    )
+    harvest_skypilot(excerpt, HarvestOptions(price_registry))
+    ids = {price.id for price in load_catalog(price_registry / PRICE_FILE, PriceCatalog).prices}
+    assert "skypilot-verda-1b300-30v-on-demand" not in ids
+    assert "skypilot-verda-1b300-30v-interruptible" in ids
+
+
 def test_unmapped_accelerator_is_skipped_with_its_reason(
     price_registry: Path, tmp_path: Path
 ) -> None:
