@@ -209,7 +209,7 @@ def measure_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Measu
 VLLM_FORMAT = ImportFormat(
     name="vllm",
     description="a `vllm bench serve --save-result` file",
-    shape="expected JSON objects with `output_throughput`",
+    shape="JSON objects with `output_throughput`",
     looks_like=looks_like_vllm,
     measure=measure_vllm_bench_serve,
     command_why=COMMAND_WHY,

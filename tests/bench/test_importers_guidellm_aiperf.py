@@ -113,13 +113,32 @@ def test_import_files_of_different_formats_are_refused() -> None:
         import_files([SWEEP, AIPERF], AIPERF_FACTS)
 
 
-def test_import_named_format_that_does_not_match_names_the_file() -> None:
+@pytest.mark.parametrize(
+    ("path", "named", "expected"),
+    [
+        (
+            SWEEP,
+            "aiperf",
+            "an AIPerf profile_export_aiperf.json (an object of metric blocks with `unit`)",
+        ),
+        (
+            AIPERF,
+            "guidellm",
+            "a GuideLLM benchmarks.json report (an object with `metadata` and `benchmarks`)",
+        ),
+        (
+            SWEEP,
+            "vllm",
+            "a `vllm bench serve --save-result` file (JSON objects with `output_throughput`)",
+        ),
+    ],
+)
+def test_import_named_format_that_does_not_match_names_the_file(
+    path: Path, named: str, expected: str
+) -> None:
     with pytest.raises(ResultImportError) as caught:
-        import_files([SWEEP], AIPERF_FACTS, "aiperf")
-    assert caught.value.one_line() == (
-        f"{SWEEP}: not an AIPerf profile_export_aiperf.json (an object of metric blocks with "
-        "`unit`)"
-    )
+        import_files([path], AIPERF_FACTS, named)
+    assert caught.value.one_line() == f"{path}: not {expected}"
 
 
 # --- GuideLLM ----------------------------------------------------------------------------------
