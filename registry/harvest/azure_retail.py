@@ -38,7 +38,7 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
-from infermeter.registry.harvest.skypilot import merged, render, write_prices
+from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,
     excerpt_files,
@@ -228,8 +228,7 @@ def harvest_azure_retail(source: Path, options: HarvestOptions) -> HarvestReport
     kept, skipped = _discounts(offers)
     report.skipped.extend(skipped)
     entries = _entries(kept, excerpts, gpus, report)
-    ordered = merged(entries)
-    write_prices(options, PRICE_FILE, render(ordered, HEADER), ordered, report)
+    write_prices(options, PRICE_FILE, HEADER, entries, report)
     return report
 
 

@@ -35,7 +35,7 @@ from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
-from infermeter.registry.harvest.skypilot import merged, render, write_prices
+from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,
     excerpt_files,
@@ -253,6 +253,5 @@ def harvest_gcp_pricing(source: Path, options: HarvestOptions) -> HarvestReport:
         found, skipped = excerpt_prices(read_pricing_excerpt(file), gpus)
         entries.extend(found)
         report.skipped.extend(skipped)
-    ordered = merged(entries)
-    write_prices(options, PRICE_FILE, render(ordered, HEADER), ordered, report)
+    write_prices(options, PRICE_FILE, HEADER, entries, report)
     return report

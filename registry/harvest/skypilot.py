@@ -20,22 +20,27 @@ twice changes nothing.
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_catalog, load_gpus
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
+from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
-from infermeter.registry.models import GpuEntry, PriceCatalog, PriceEntry
-from infermeter.registry.store import write_text_atomic
+from infermeter.registry.models import GpuEntry, PriceEntry
+
+PRICE_FILE = CATALOGS_FOLDER / harvested_prices_file("skypilot")
+HEADER = (
+    "# Written by `infermeter registry harvest skypilot --from tests/data/harvest/skypilot`: "
+    "do not edit; change the pinned excerpts and rerun.\n"
+    "# Each price is a fact its provider publishes, copied by SkyPilot's catalog "
+    "(skypilot-org/skypilot-catalog, which states no licence of its own); source.url names the "
+    "file at its commit.\n"
+)
 
 
 def gpu_names_source(cloud: str) -> str:
@@ -194,53 +199,6 @@ def excerpt_prices(
     return [price_entry(excerpt, offers) for offers in grouped.values()], skipped
 
 
-def merged(entries: Iterable[PriceEntry]) -> list[PriceEntry]:
-    """The entries sorted by id; HarvestError when two excerpts give one id (the same
-    instance type and tier of one cloud twice)."""
-    by_id: dict[str, PriceEntry] = {}
-    for entry in entries:
-        if entry.id in by_id:
-            raise HarvestError(f"two excerpts give price {entry.id!r}; give one file per cloud")
-        by_id[entry.id] = entry
-    return [by_id[price_id] for price_id in sorted(by_id)]
-
-
-HEADER = (
-    "# Written by `infermeter registry harvest skypilot --from tests/data/harvest/skypilot`: "
-    "do not edit; change the pinned excerpts and rerun.\n"
-    "# Each price is a fact its provider publishes, copied by SkyPilot's catalog "
-    "(skypilot-org/skypilot-catalog, which states no licence of its own); source.url names the "
-    "file at its commit.\n"
-)
-
-
-def render(entries: list[PriceEntry], header: str = HEADER) -> str:
-    """The text of a harvested price file: the header, then the entries in a fixed order."""
-    data = {
-        "schema_version": 1,
-        "prices": [entry.model_dump(mode="json") for entry in entries],
-    }
-    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-
-
-PRICE_FILE = CATALOGS_FOLDER / harvested_prices_file("skypilot")
-
-
-def compare_prices(path: Path, entries: list[PriceEntry], report: HarvestReport) -> None:
-    """Fill `report` with what writing `entries` over the file at `path` changes, by id."""
-    old = load_catalog(path, PriceCatalog).prices if path.is_file() else []
-    old_by_id = {entry.id: entry for entry in old}
-    for entry in entries:
-        previous = old_by_id.pop(entry.id, None)
-        if previous is None:
-            report.added.append(entry.id)
-        elif previous == entry:
-            report.unchanged.append(entry.id)
-        else:
-            report.changed.append((entry.id, entry.id))
-    report.removed.extend(sorted(old_by_id))
-
-
 def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of SkyPilot catalog files (a file, or a folder of `*.csv`) into
     the registry's `registry/catalogs/prices-skypilot.yaml`, written whole."""
@@ -251,22 +209,5 @@ def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
         found, skipped = excerpt_prices(read_excerpt(file), gpus)
         entries.extend(found)
         report.skipped.extend(skipped)
-    ordered = merged(entries)
-    write_prices(options, PRICE_FILE, render(ordered), ordered, report)
+    write_prices(options, PRICE_FILE, HEADER, entries, report)
     return report
-
-
-def write_prices(
-    options: HarvestOptions,
-    price_file: Path,
-    text: str,
-    entries: list[PriceEntry],
-    report: HarvestReport,
-) -> None:
-    """Fill `report` with what `entries` change in the registry's `price_file`, then write its
-    `text` whole unless the harvest is dry or nothing changed."""
-    path = options.registry_root / price_file
-    compare_prices(path, entries, report)
-    current = path.read_text(encoding="utf-8") if path.is_file() else None
-    if not options.dry_run and text != current:
-        write_text_atomic(path, text)
