@@ -21,10 +21,11 @@ from bench_helpers import server_process
 from fake_openai_server import FakeServerConfig, knee_rate_for_ttft
 
 from infermeter.bench.run.config import RunConfig
-from infermeter.bench.run.point_summary import Slo, VerdictThresholds
+from infermeter.bench.run.point_summary import VerdictThresholds
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.run.search import SearchSpec, describe_search
 from infermeter.bench.workloads.lengths import parse_length
+from infermeter.registry.models import Slo
 
 LINEAR = {"ttft_s": 0.05, "ttft_s_per_rate": 0.016, "itl_s": 0.001}
 TTFT_BOUND_MS = 1650.0

@@ -84,10 +84,9 @@ def build_result(
         )
         for i, summary in enumerate(run.points)
     ]
-    slo = config.slo
     parts = _Parts(
         identity=identity(deployment, workload(config, run.api, run.dataset_sha256, run.trace)),
-        slo=unchecked(Slo, ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms, e2e_ms=slo.e2e_ms),
+        slo=config.slo,
         points=at_slo(run, points),
         startup=None if startup is None else _startup(startup),
         source=measured_source(provenance, deployment, complete=not run.incomplete),

@@ -11,9 +11,10 @@ from typing import Any
 
 from infermeter.bench.client.stream import Api
 from infermeter.bench.run.attributes import attributes
-from infermeter.bench.run.point_summary import PointSummary, Slo, VerdictThresholds
+from infermeter.bench.run.point_summary import PointSummary, VerdictThresholds
 from infermeter.bench.run.search import SearchResult, SearchSpec, search_json
 from infermeter.bench.workloads.lengths import LengthDistribution
+from infermeter.registry.models import Slo
 
 MULTITURN = "chat-multiturn"
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from infermeter.bench.run.load import PointPlan, PointRun
 from infermeter.bench.run.metrics import summarize_point
-from infermeter.bench.run.point_summary import PointSummary, Slo, Verdict, VerdictThresholds
+from infermeter.bench.run.point_summary import PointSummary, Verdict, VerdictThresholds
+from infermeter.registry.models import Slo
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
 
 

@@ -43,8 +43,9 @@ SLO.
 
 This module summarizes a point (`summarize_point`) and raises its verdicts; its parts, one
 concept each: `request_figures` (one record's figures), `distribution` (n, mean, percentiles)
-and `point_summary` (`Slo`, `VerdictThresholds`, `PointSummary`, `Verdict`, `PointRecords` and
-the scalar figures worked out from it).
+and `point_summary` (`VerdictThresholds`, `PointSummary`, `Verdict`, `PointRecords` and the
+scalar figures worked out from it); the SLO a request is judged by is the result's own
+(`registry.models.Slo`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ from infermeter.bench.run.point_summary import (
     PointRecords,
     PointSummary,
     RequestTimes,
-    Slo,
     Verdict,
     VerdictThresholds,
 )
@@ -75,6 +75,7 @@ from infermeter.bench.run.request_figures import (
     usage_above_stream,
     usage_disagrees,
 )
+from infermeter.registry.models import Slo
 
 __all__ = ["PERCENTILE_MIN_REQUESTS", "summarize_point"]
 

@@ -19,7 +19,7 @@ from infermeter.bench.run.hooks import PointObserver, RunProgress
 from infermeter.bench.run.interrupted import LivePoint
 from infermeter.bench.run.load import PointPlan, PointRun, Send, run_point
 from infermeter.bench.run.metrics import summarize_point
-from infermeter.bench.run.point_summary import PointSummary, Slo, VerdictThresholds
+from infermeter.bench.run.point_summary import PointSummary, VerdictThresholds
 from infermeter.bench.run.progress import point_name
 from infermeter.bench.run.search import MaxLoadSearch, past_knee
 from infermeter.bench.run.workers import WorkerJob, run_point_in_workers
@@ -34,6 +34,7 @@ from infermeter.bench.workloads.prompts import (
 from infermeter.bench.workloads.trace_dag_replay import run_dag
 from infermeter.bench.workloads.trace_plan import TraceRun
 from infermeter.bench.workloads.trace_replay import run_trace, ttft_by_cached_share
+from infermeter.registry.models import Slo
 
 
 class PointUnderWay:

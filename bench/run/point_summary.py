@@ -1,7 +1,7 @@
-"""What a load point's figures are judged by (`Slo`, `VerdictThresholds`) and what they are
-(`PointSummary`, with its `Verdict`s), and what a scalar figure is worked out from (each
-stored field's own function of the point's `PointRecords`); `bench.run.metrics.summarize_point`
-fills them in.
+"""What a load point's figures are judged by (the result's `Slo`, `VerdictThresholds`) and
+what they are (`PointSummary`, with its `Verdict`s), and what a scalar figure is worked out
+from (each stored field's own function of the point's `PointRecords`);
+`bench.run.metrics.summarize_point` fills them in.
 """
 
 from __future__ import annotations
@@ -23,19 +23,11 @@ from infermeter.bench.run.request_figures import (
     tpot_s,
     ttft_s,
 )
+from infermeter.registry.models import Slo
 
 if TYPE_CHECKING:
     from infermeter.bench.workloads.conversation import TurnSummary
     from infermeter.bench.workloads.trace_replay import CachedShareSummary
-
-
-@dataclass(frozen=True)
-class Slo:
-    """Latency limits a request must meet to be accepted; None means no limit."""
-
-    ttft_ms: float | None = None
-    tpot_ms: float | None = None
-    e2e_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.distribution import MS_PER_S
 
 if TYPE_CHECKING:
-    from infermeter.bench.run.point_summary import Slo
+    from infermeter.registry.models import Slo
 
 NS_PER_S = 1e9
 

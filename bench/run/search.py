@@ -35,7 +35,8 @@ from typing import Literal
 
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS
-from infermeter.bench.run.point_summary import PointSummary, Slo
+from infermeter.bench.run.point_summary import PointSummary
+from infermeter.registry.models import Slo
 
 SearchKind = Literal["rate", "concurrency"]
 Outcome = Literal["met", "missed", "untrusted"]

@@ -15,12 +15,12 @@ from infermeter.bench.launch.parallel_fit import check_parallel_fit
 from infermeter.bench.launch.server import ServerConfig
 from infermeter.bench.plan.options import RunOptions
 from infermeter.bench.run.config import RunConfig
-from infermeter.bench.run.point_summary import Slo
 from infermeter.bench.run.search import SearchSpec
 from infermeter.bench.session.config import SessionConfig
 from infermeter.bench.session.session import DEFAULT_OUTPUT
 from infermeter.bench.workloads.lengths import LengthDistribution
 from infermeter.calculators.fields import same_named
+from infermeter.registry.models import Slo
 
 _LAUNCH_ONLY = (
     "ray_address",
@@ -185,13 +185,16 @@ def _run_config(options: RunOptions) -> RunConfig:
         duration_s=options.duration,
         warmup_requests=options.warmup,
         timeout_s=options.timeout,
-        slo=Slo(
-            ttft_ms=options.slo_ttft_ms, tpot_ms=options.slo_tpot_ms, e2e_ms=options.slo_e2e_ms
-        ),
+        slo=_slo(options),
         api_key=_api_key(options),
         search=_search(options),
         think_time_s=options.think_time,
     )
+
+
+def _slo(options: RunOptions) -> Slo:
+    """The latency limits a request must meet to be accepted, as the --slo-* options give them."""
+    return Slo(ttft_ms=options.slo_ttft_ms, tpot_ms=options.slo_tpot_ms, e2e_ms=options.slo_e2e_ms)
 
 
 def _search(options: RunOptions) -> SearchSpec | None:
@@ -209,9 +212,7 @@ def _search(options: RunOptions) -> SearchSpec | None:
         return None
     return SearchSpec(
         kind="rate" if options.find_max_rate else "concurrency",
-        slo=Slo(
-            ttft_ms=options.slo_ttft_ms, tpot_ms=options.slo_tpot_ms, e2e_ms=options.slo_e2e_ms
-        ),
+        slo=_slo(options),
         start=options.search_start or 1.0,
         precision=options.search_precision,
         max_probes=options.max_probes,

@@ -10,7 +10,8 @@ import pytest
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.interrupted import LivePoint, interrupted_summary
 from infermeter.bench.run.load import PointPlan
-from infermeter.bench.run.point_summary import Slo, VerdictThresholds
+from infermeter.bench.run.point_summary import VerdictThresholds
+from infermeter.registry.models import Slo
 
 MS = 1_000_000
 

@@ -9,8 +9,8 @@ from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.client.stream import ErrorKind
 from infermeter.bench.run.distribution import percentile, summarize
 from infermeter.bench.run.metrics import summarize_point
-from infermeter.bench.run.point_summary import Slo
 from infermeter.bench.run.request_figures import chunk_token_counts, token_gaps_s, tpot_s
+from infermeter.registry.models import Slo
 
 MS = 1_000_000  # nanoseconds per millisecond
 

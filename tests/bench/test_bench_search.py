@@ -28,7 +28,7 @@ from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.run.config import RunConfig
 from infermeter.bench.run.distribution import summarize
 from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS, summarize_point
-from infermeter.bench.run.point_summary import PointSummary, Slo, Verdict, VerdictThresholds
+from infermeter.bench.run.point_summary import PointSummary, Verdict, VerdictThresholds
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.run.search import (
     MaxLoadSearch,
@@ -42,7 +42,7 @@ from infermeter.bench.run.search import (
 )
 from infermeter.bench.workloads.lengths import parse_length
 from infermeter.registry.index_rows import index_rows
-from infermeter.registry.models import Result
+from infermeter.registry.models import Result, Slo
 from tests.measured_result import h100_deployment, stored_run, two_token_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
