@@ -38,8 +38,7 @@ from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_api import PerfRequest, perf
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
-from infermeter.calculators.predict import Deployment, Gpu, smallest_tensor_parallel
-from infermeter.calculators.predict import Slo as PredictorSlo
+from infermeter.calculators.predict import Deployment, Gpu, P99Bounds, smallest_tensor_parallel
 from infermeter.calculators.quantization import weight_bytes, weight_format
 from infermeter.calculators.roofline import ThroughputBound, plan_throughput_bound
 from infermeter.calculators.token_cost import usd_per_million_tokens
@@ -150,6 +149,13 @@ def gpu_bounds(
         )
 
 
+def predicted_bounds(slo: Slo) -> P99Bounds | None:
+    """The bounds the predictor judges a reader's `slo` by: its TTFT and TPOT bounds at p99,
+    which meets them at any lower percentile too (None: the batch question). An E2E bound it
+    does not model: such a question gets the roofline bound instead (`AnswerEstimator`)."""
+    return None if slo.is_batch else P99Bounds(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
+
+
 def predicted_tokens_per_s(
     arch: ModelArch,
     gpu: Gpu,
@@ -157,7 +163,7 @@ def predicted_tokens_per_s(
     precision: str | None,
     input_tokens: int,
     output_tokens: int,
-    slo: PredictorSlo | None = None,
+    slo: P99Bounds | None = None,
 ) -> float | None:
     """The predictor's output tokens/s (never the bound) for `gpu_count` × `gpu` serving `arch`
     at `precision` (the checkpoint's own when None or 16-bit): offline without `slo`, else at
@@ -334,8 +340,7 @@ class AnswerEstimator:
         if arch is None or not _predictable(precision):
             return None
         weights = None if precision == UNQUANTIZED else precision
-        slo: Slo = question.slo
-        at = None if slo.is_batch else PredictorSlo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
+        at = predicted_bounds(question.slo)
         best: Estimate | None = None
         for bound in self.bounds(question.model, precision, *tokens):
             per_s = predicted_tokens_per_s(

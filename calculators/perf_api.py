@@ -21,7 +21,7 @@ from infermeter.calculators.perf_labels import (
     held_out_error,
     missed_target,
 )
-from infermeter.calculators.predict import Deployment, Load, Slo, Workload, predict
+from infermeter.calculators.predict import Deployment, Load, P99Bounds, Workload, predict
 from infermeter.calculators.roofline import plan_throughput_bound
 from infermeter.calculators.vllm_settings import VllmSettings
 
@@ -116,7 +116,7 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
     load, workload = request_load(request), request_workload(request)
     slo = None
     if request.slo_ttft_ms is not None or request.slo_tpot_ms is not None:
-        slo = Slo(ttft_ms=request.slo_ttft_ms, tpot_ms=request.slo_tpot_ms)
+        slo = P99Bounds(ttft_ms=request.slo_ttft_ms, tpot_ms=request.slo_tpot_ms)
     price = request.price_per_hour
     if price is None and catalog_price is not None:
         price = float(catalog_price["usd_per_gpu_hour"])

@@ -116,8 +116,10 @@ class Load:
 
 
 @dataclass(frozen=True)
-class Slo:
-    """Bounds on p99 TTFT and TPOT (None: no bound)."""
+class P99Bounds:
+    """The latency bounds the predictor judges a load by: p99 TTFT and TPOT, ms (None: no
+    bound); a reader's SLO (`calculators.accepted.Slo`) is read as them by
+    `calculators.answer_estimate.predicted_bounds`."""
 
     ttft_ms: float | None = None
     tpot_ms: float | None = None
@@ -461,14 +463,14 @@ def _point(engine: _Engine, load: Load, replicas: int) -> _Point:
     return _open_loop(engine, value / replicas)
 
 
-def _meets(point: _Point, slo: Slo) -> bool:
+def _meets(point: _Point, slo: P99Bounds) -> bool:
     if point.saturated or point.ttft_p99_s is None:
         return False
     ttft_ok = slo.ttft_ms is None or point.ttft_p99_s * 1000 <= slo.ttft_ms
     return ttft_ok and (slo.tpot_ms is None or point.tpot_s * 1000 <= slo.tpot_ms)
 
 
-def max_rate_at_slo(engine: _Engine, slo: Slo) -> float:
+def max_rate_at_slo(engine: _Engine, slo: P99Bounds) -> float:
     """The highest request rate per replica whose predicted p99 TTFT and TPOT meet `slo`; 0
     when even one request at a time misses it. Every figure grows with the batch in flight,
     so the search runs over the batch."""
@@ -498,7 +500,7 @@ def predict(
     deployment: Deployment,
     workload: Workload,
     load: Load,
-    slo: Slo | None = None,
+    slo: P99Bounds | None = None,
     price_usd_per_gpu_hour: float | None = None,
 ) -> Prediction:
     """The predicted figures of `deployment` serving `workload` at `load` (see the module
@@ -513,7 +515,7 @@ def predict_prepared(
     prepared: Prepared,
     load: Load,
     factors: Factors | None = None,
-    slo: Slo | None = None,
+    slo: P99Bounds | None = None,
     price_usd_per_gpu_hour: float | None = None,
 ) -> Prediction:
     """`predict` from a `prepare`d case (the fitting tries many factors on one case)."""

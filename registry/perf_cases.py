@@ -24,7 +24,7 @@ from infermeter.calculators.predict import (
     Deployment,
     Gpu,
     Load,
-    Slo,
+    P99Bounds,
     Workload,
     engine_family,
     generation_of,
@@ -65,7 +65,7 @@ class PerfCase:
     deployment: Deployment
     workload: Workload
     load: Load
-    slo: Slo | None
+    slo: P99Bounds | None
     measured: float
     measured_name: str  # output_tokens_per_s or e2e_ms
 
@@ -151,14 +151,14 @@ def _deployment(result: Result, arch: ModelArch, gpu: GpuEntry) -> Deployment:
     return replace(deployment, data_parallel_size=replicas)
 
 
-def _kind(point: LoadPoint) -> tuple[str, Load, Slo | None, str] | None:
+def _kind(point: LoadPoint) -> tuple[str, Load, P99Bounds | None, str] | None:
     """(kind, load, slo, scenario) of a point the protocol compares; None otherwise."""
     load = point.load
     search = load.rate_search
     if load.arrival == "offline":
         return "offline", Load("offline"), None, "offline"
     if search is not None and load.request_rate is not None and search.percentile == 99.0:
-        slo = Slo(ttft_ms=search.ttft_ms, tpot_ms=search.tpot_ms)
+        slo = P99Bounds(ttft_ms=search.ttft_ms, tpot_ms=search.tpot_ms)
         scenario = f"server p99 TTFT {search.ttft_ms:g} ms, TPOT {search.tpot_ms:g} ms"
         return "server", Load("request_rate", load.request_rate), slo, scenario
     if load.arrival == "static_batch" and (load.concurrency or 0) <= LOW_LOAD_BATCH:

@@ -16,7 +16,7 @@ from infermeter.calculators.predict import (
     Deployment,
     Factors,
     Load,
-    Slo,
+    P99Bounds,
     Workload,
     predict,
     predict_prepared,
@@ -97,7 +97,7 @@ def test_predict_ttft_p99_grows_toward_saturation() -> None:
 
 
 def test_predict_max_rate_meets_its_slo_and_a_higher_rate_does_not() -> None:
-    slo = Slo(ttft_ms=500, tpot_ms=30)
+    slo = P99Bounds(ttft_ms=500, tpot_ms=30)
     found = predict(_deployment(), WORKLOAD, Load("offline"), slo=slo).max_request_rate_at_slo
     assert found is not None
     assert found > 0

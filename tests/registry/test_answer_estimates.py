@@ -17,10 +17,13 @@ from infermeter.calculators.answer import (
     cheapest_price,
     estimate_kind,
 )
-from infermeter.calculators.answer_estimate import AnswerEstimator, predicted_tokens_per_s
+from infermeter.calculators.answer_estimate import (
+    AnswerEstimator,
+    predicted_bounds,
+    predicted_tokens_per_s,
+)
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
-from infermeter.calculators.predict import Slo as PredictorSlo
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
@@ -59,7 +62,7 @@ def test_a_kind_that_met_its_target_shows_the_cheapest_prediction_with_its_error
     )
     # the predictor's figure for each deployment the bound considers, at the question's bounds
     # (p99 in the predictor: meeting it meets p95), priced at the tier; the cheapest is shown
-    at = None if slo.is_batch else PredictorSlo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
+    at = predicted_bounds(slo)
     costs = {}
     arch = estimator.arch(MODEL)
     assert arch is not None

@@ -6,7 +6,7 @@ import pytest
 
 from infermeter.calculators.answer_estimate import predicted_tokens_per_s
 from infermeter.calculators.config_reader import parse_config
-from infermeter.calculators.predict import Slo
+from infermeter.calculators.predict import P99Bounds
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.perf_cases import gpu_for_prediction
 
@@ -14,8 +14,8 @@ GPUS = {gpu_id: gpu_for_prediction(gpu) for gpu_id, gpu in load_gpus().items()}
 MODELS = load_models()
 
 
-@pytest.mark.parametrize("slo", [None, Slo(ttft_ms=2000, tpot_ms=100)])
-def test_a_deployment_that_holds_the_model_has_a_figure(slo: Slo | None) -> None:
+@pytest.mark.parametrize("slo", [None, P99Bounds(ttft_ms=2000, tpot_ms=100)])
+def test_a_deployment_that_holds_the_model_has_a_figure(slo: P99Bounds | None) -> None:
     arch = parse_config(MODELS["llama-3.1-70b-instruct"].config)
     found = predicted_tokens_per_s(arch, GPUS["h200-sxm"], 8, "fp8", 1000, 1000, slo)
     assert found is not None
