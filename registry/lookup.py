@@ -15,7 +15,7 @@ from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fit import GpuOption
 from infermeter.calculators.model_arch import ModelArch
-from infermeter.calculators.suggest import closest
+from infermeter.calculators.suggest import unknown_name
 from infermeter.calculators.vllm_settings import gpu_total_bytes
 from infermeter.registry import catalog
 from infermeter.registry.errors import RegistryError
@@ -49,16 +49,8 @@ class ConfigFileError(RegistryError):
     """A model config.json that cannot be read."""
 
 
-def closest_ids(wanted: str, known: Iterable[str], limit: int = 5) -> list[str]:
-    """Known ids that contain what was typed first (`a100` → every A100), then look-alikes."""
-    return closest(wanted, known, limit)
-
-
 def _unknown(kind: str, wanted: str, known: Iterable[str]) -> UnknownIdError:
-    known = sorted(known)
-    close = closest_ids(wanted, known)
-    hint = f"; closest: {', '.join(close)}" if close else f"; known: {', '.join(known[:8])} …"
-    return UnknownIdError(f"unknown {kind} id {wanted!r}{hint}")
+    return UnknownIdError(unknown_name(f"{kind} id", wanted, known))
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from infermeter.bench.plan.options import (
 from infermeter.bench.result.deployment import Deployment, identity
 from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
-from infermeter.calculators.suggest import closest_hint
+from infermeter.calculators.suggest import unknown_name
 from infermeter.registry.builder import ResultBuildError, build_from_parts, unchecked
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.input_files import InputFileError, read_input_text
@@ -372,8 +372,7 @@ def utc_stamp(moment: dt.datetime) -> str:
 
 def _catalog_id(kind: str, wanted: str, known: Sequence[str], option: str) -> None:
     if wanted not in known:
-        hint = closest_hint(wanted, known, limit=3)
-        raise ResultImportError(f"unknown {kind} id {wanted!r}{hint}", option)
+        raise ResultImportError(unknown_name(f"{kind} id", wanted, known), option)
 
 
 # --- one result from measured points -----------------------------------------------------------

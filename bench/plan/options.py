@@ -28,6 +28,7 @@ from infermeter.bench.errors import BenchError
 from infermeter.bench.workloads.lengths import LengthDistribution, parse_length
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE
+from infermeter.calculators.suggest import unknown_name
 from infermeter.registry.models.common import SLUG_PATTERN
 
 # What a pattern asks for, in words: an error says this, not the regular expression.
@@ -433,7 +434,7 @@ class RunOptions(BaseModel):
     @classmethod
     def _known_profile(cls, value: str) -> str:
         if value not in PROFILES:
-            raise ValueError(f"unknown profile {value!r}; known: {', '.join(sorted(PROFILES))}")
+            raise ValueError(unknown_name("profile", value, PROFILES))
         return value
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.workloads.lengths import LengthDistribution
+from infermeter.calculators.suggest import unknown_name
 
 
 @dataclass(frozen=True)
@@ -70,5 +71,4 @@ def get_profile(name: str) -> Profile:
     try:
         return PROFILES[name]
     except KeyError:
-        known = ", ".join(sorted(PROFILES))
-        raise BenchConfigError(f"unknown profile {name!r}; known: {known}", "--profile") from None
+        raise BenchConfigError(unknown_name("profile", name, PROFILES), "--profile") from None

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable
 
-from infermeter.calculators.suggest import closest
+from infermeter.calculators.suggest import unknown_name
 from infermeter.registry.checks import Finding
 from infermeter.registry.models import GpuEntry, MeasuredSource, ModelEntry, Result
 from infermeter.registry.models.common import CPU_DEVICE_ID
@@ -44,10 +44,7 @@ def placement_findings(
 
 
 def _unknown(kind: str, wanted: str, known: Iterable[str]) -> str:
-    known_ids = sorted(known)
-    close = closest(wanted, known_ids, limit=4)
-    hint = f"closest: {', '.join(close)}" if close else f"known: {', '.join(known_ids[:6])}, …"
-    return f"unknown {kind} id {wanted!r} (not in registry/catalogs/); {hint}"
+    return unknown_name(f"{kind} id", wanted, known, among="registry/catalogs/")
 
 
 def reference_findings(

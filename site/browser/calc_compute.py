@@ -21,14 +21,13 @@ from infermeter.calculators.limits import gib_to_bytes
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
 from infermeter.calculators.predict import Deployment, Gpu, generation_of
-from infermeter.calculators.suggest import closest_hint
+from infermeter.calculators.suggest import unknown_name
 
 Catalog = Mapping[str, Any]
 
 
 def _unknown(field: str, kind: str, wanted: str, known: list[str]) -> FieldError:
-    hint = closest_hint(wanted, known)
-    return FieldError(field, f"{field}: unknown {kind} id {wanted!r}{hint}")
+    return FieldError(field, f"{field}: {unknown_name(f'{kind} id', wanted, known)}")
 
 
 def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
