@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.units import SECONDS_PER_HOUR
 
-SECONDS_PER_HOUR = 3600.0
 TOKENS_PER_MILLION = 1e6
 # 8760 h / 12: the average month, as cloud providers bill it.
 HOURS_PER_MONTH = 730.0

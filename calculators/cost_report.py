@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from infermeter.calculators.cost_inputs import (
-    SECONDS_PER_HOUR,
     AsDict,
     check_gpu_count,
     check_positive,
@@ -18,6 +17,7 @@ from infermeter.calculators.errors import InputError
 from infermeter.calculators.hourly_cost import EffectiveCost, effective_cost
 from infermeter.calculators.price_tiers import PriceTiers, price_tiers
 from infermeter.calculators.self_hosting import SelfHostedVsApi, self_hosted_vs_api
+from infermeter.calculators.units import SECONDS_PER_HOUR
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from infermeter.calculators.cost_inputs import (
-    SECONDS_PER_HOUR,
     AsDict,
     check_non_negative,
     check_positive,
@@ -20,6 +19,7 @@ from infermeter.calculators.cost_inputs import (
     per_million,
 )
 from infermeter.calculators.hourly_cost import effective_cost
+from infermeter.calculators.units import SECONDS_PER_HOUR
 
 # The price tiers, declared here once: a catalog price has one of the first three (the registry's
 # price model and tier order use this), the calculators add serverless (billed per second).

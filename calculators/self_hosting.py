@@ -10,13 +10,13 @@ from typing import Literal
 
 from infermeter.calculators.cost_inputs import (
     HOURS_PER_MONTH,
-    SECONDS_PER_HOUR,
     TOKENS_PER_MILLION,
     AsDict,
     check_gpu_count,
     check_positive,
 )
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.units import SECONDS_PER_HOUR
 
 HostingWinner = Literal["self_hosted", "api", "tie"]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from infermeter.calculators.cost_inputs import (
-    SECONDS_PER_HOUR,
     check_non_negative,
     check_positive,
     per_million,
 )
+from infermeter.calculators.units import SECONDS_PER_HOUR
 
 
 def usd_per_million_tokens(price_usd_per_hour: float, tokens_per_second: float) -> float:

@@ -58,9 +58,6 @@ from infermeter.registry.models.common import HF_REPO_PATTERN
 from infermeter.registry.models.provenance import Host, Tool
 from infermeter.registry.secrets import redact
 
-MS_PER_S = 1000.0
-
-
 IMPORT_SERVING_NOT_STATED = frozenset(
     {"data_parallel_size", "expert_parallel_size", "speculative", "disaggregated"}
     | {"load_format", "other_options"}

@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.importers.common import (
-    MS_PER_S,
     ImportFacts,
     ImportFormat,
     Measured,
@@ -62,6 +61,7 @@ from infermeter.bench.importers.trace_runs import (
     measured_runs,
     replayed_trace,
 )
+from infermeter.calculators.units import MS_PER_S
 from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
     LatencyStats,

@@ -16,8 +16,7 @@ from infermeter.bench.result.points import PointTelemetry
 from infermeter.bench.run.point_summary import PointSummary
 from infermeter.calculators.hourly_cost import effective_cost
 from infermeter.calculators.token_cost import usd_per_million_accepted_tokens
-
-SECONDS_PER_HOUR = 3600.0
+from infermeter.calculators.units import SECONDS_PER_HOUR
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-MS_PER_S = 1e3
+from infermeter.calculators.units import MS_PER_S
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.errors import BenchConfigError
-
-NS_PER_S = 1_000_000_000
+from infermeter.calculators.units import NS_PER_S
 
 Send = Callable[[PromptRequest, int | None], Awaitable[RequestRecord]]
 Build = Callable[[int], PromptRequest]

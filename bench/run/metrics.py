@@ -66,7 +66,6 @@ from infermeter.bench.run.point_summary import (
     VerdictThresholds,
 )
 from infermeter.bench.run.request_figures import (
-    NS_PER_S,
     USAGE_TOKENS_PER_CHUNK_TOLERANCE,
     e2e_s,
     output_token_count,
@@ -75,6 +74,7 @@ from infermeter.bench.run.request_figures import (
     usage_above_stream,
     usage_disagrees,
 )
+from infermeter.calculators.units import NS_PER_S
 from infermeter.registry.models import Slo
 
 __all__ = ["PERCENTILE_MIN_REQUESTS", "summarize_point"]

@@ -14,7 +14,6 @@ from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.attributes import attributes
 from infermeter.bench.run.distribution import Distribution
 from infermeter.bench.run.request_figures import (
-    NS_PER_S,
     e2e_s,
     length_not_honoured,
     meets_slo,
@@ -23,6 +22,7 @@ from infermeter.bench.run.request_figures import (
     tpot_s,
     ttft_s,
 )
+from infermeter.calculators.units import NS_PER_S
 from infermeter.registry.models import Slo
 
 if TYPE_CHECKING:

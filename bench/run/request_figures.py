@@ -10,12 +10,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from infermeter.bench.client.request_record import RequestRecord
-from infermeter.bench.run.distribution import MS_PER_S
+from infermeter.calculators.units import MS_PER_S, NS_PER_S
 
 if TYPE_CHECKING:
     from infermeter.registry.models import Slo
-
-NS_PER_S = 1e9
 
 
 def output_token_count(record: RequestRecord) -> int:

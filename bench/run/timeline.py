@@ -22,8 +22,7 @@ from typing import Any
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.request_figures import chunk_token_counts
-
-NS_PER_S = 1_000_000_000
+from infermeter.calculators.units import NS_PER_S
 
 
 @dataclass(frozen=True)

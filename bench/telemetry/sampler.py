@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 
 from infermeter.bench.telemetry.engine_metrics import MetricsSample, scrape_metrics
 from infermeter.bench.telemetry.nvml import GpuReading, GpuSample, NvmlGpus
-
-NS_PER_S = 1_000_000_000
+from infermeter.calculators.units import NS_PER_S
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,13 @@ from pathlib import Path
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.errors import BenchConfigError, WorkloadFileError
 from infermeter.bench.run.distribution import Distribution, summarize
-from infermeter.bench.run.load import NS_PER_S, PointPlan, PointRun, Send
+from infermeter.bench.run.load import PointPlan, PointRun, Send
 from infermeter.bench.run.request_figures import ttft_s
 from infermeter.bench.workloads.dataset import read_json_rows
 from infermeter.bench.workloads.lengths import LengthDistribution
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.prompts import PROMPT_WORDS
+from infermeter.calculators.units import NS_PER_S
 
 DEFAULT_TURNS = LengthDistribution("uniform", 2, 6)
 DEFAULT_USER_LEN = PROFILES["chat-multiturn"].input_len

@@ -20,8 +20,9 @@ import time
 from collections.abc import Iterator
 
 from infermeter.bench.client.request_record import PromptRequest
-from infermeter.bench.run.load import NS_PER_S, PointRun, Send, arrival_offsets_s
+from infermeter.bench.run.load import PointRun, Send, arrival_offsets_s
 from infermeter.bench.workloads.trace_dag import Dag, DagConversation, DagTurn, Messages
+from infermeter.calculators.units import NS_PER_S
 
 
 class _Replay:

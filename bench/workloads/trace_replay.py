@@ -25,9 +25,10 @@ from dataclasses import dataclass, replace
 
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.run.distribution import Distribution, summarize
-from infermeter.bench.run.load import NS_PER_S, PointRun, Send, arrival_offsets_s
+from infermeter.bench.run.load import PointRun, Send, arrival_offsets_s
 from infermeter.bench.run.request_figures import ttft_s
 from infermeter.bench.workloads.trace import Trace, TracePrompts, TraceRequest
+from infermeter.calculators.units import NS_PER_S
 
 CACHED_SHARE_BUCKETS = (0.0, 0.25, 0.5, 0.75, 1.0)
 

@@ -112,8 +112,8 @@ def _imported_hooks(source: str) -> set[str]:
 
 def calculators_archive() -> bytes:
     """`calc_api.py`, the browser runtime's modules it imports (its calc_* parts) and the
-    `calculators` modules they need,
-        as a zip the browser imports from; byte-for-byte reproducible."""
+    `calculators` modules they need, as a zip the browser imports from; byte-for-byte
+    reproducible."""
     import infermeter.calculators
 
     package = Path(infermeter.calculators.__file__).resolve().parent
