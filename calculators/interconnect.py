@@ -24,7 +24,7 @@ beside the weights' reads.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infermeter.calculators.errors import InputError
+from infermeter.calculators.limits import at_least_one
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout
 
@@ -67,16 +67,11 @@ def decode_step_traffic(
 ) -> StepTraffic:
     """One GPU's bytes per decode step of `batch` sequences under the layout's TP × PP
     (formula in the module docstring)."""
-    if batch < 1:
-        raise InputError(f"batch: expected an integer >= 1, got {batch}")
+    at_least_one("batch", batch)
     tensor_parallel_size = layout.tensor_parallel_size
     pipeline_parallel_size = layout.pipeline_parallel_size
-    for name, size in (
-        ("tensor_parallel_size", tensor_parallel_size),
-        ("pipeline_parallel_size", pipeline_parallel_size),
-    ):
-        if size < 1:
-            raise InputError(f"{name}: expected an integer >= 1, got {size}")
+    at_least_one("tensor_parallel_size", tensor_parallel_size)
+    at_least_one("pipeline_parallel_size", pipeline_parallel_size)
     activations = batch * arch.hidden_size * activation_bytes
     layers = arch.num_layers / pipeline_parallel_size
     tensor = ring_allreduce_bytes_per_gpu(2 * layers * activations, tensor_parallel_size)

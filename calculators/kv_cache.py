@@ -15,6 +15,7 @@ HY-V4 holds the key on the layers with their own indexer only, that layout on it
 from dataclasses import dataclass
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.limits import at_least_one
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, AttentionShape, ModelArch
 from infermeter.calculators.zaya import cache_fields
 
@@ -104,10 +105,7 @@ def kv_cache_shape(
     model_dtype_bytes: int = 2,
 ) -> KVCacheShape:
     """The per-GPU KV cache layout of `arch` under tensor parallelism."""
-    if tensor_parallel_size < 1:
-        raise InputError(
-            f"tensor_parallel_size: expected an integer >= 1, got {tensor_parallel_size}"
-        )
+    at_least_one("tensor_parallel_size", tensor_parallel_size)
     for field, what in _LAYER_CACHES:
         if getattr(arch, field) is not None:
             raise InputError(

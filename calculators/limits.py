@@ -105,6 +105,22 @@ def _check_field(key: str, value: Any, name: str) -> None:
             raise ConfigError(f"{name}: {expected}, got {value!r}")
 
 
+def at_least_one(name: str, value: int) -> int:
+    """`value`, a count the calculators divide or loop by (a batch, a GPU count, a parallel
+    size, a context): `InputError` naming `name` when it is below 1."""
+    if value < 1:
+        raise InputError(f"{name}: expected an integer >= 1, got {value}")
+    return value
+
+
+def above_zero(name: str, value: float) -> float:
+    """`value`, a rate or size the calculators divide by: `InputError` naming `name` unless it
+    is > 0 (NaN is not)."""
+    if not value > 0:
+        raise InputError(f"{name}: expected a number > 0, got {value}")
+    return value
+
+
 def bounded_int(name: str, value: int, low: int, high: int) -> int:
     """`value`, or `InputError` naming `name` when it lies outside [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from infermeter.calculators.cache_specs import bytes_per_block, request_blocks
-from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_blocks import in_flight_tokens
 from infermeter.calculators.kv_cache import kv_cache_shape
 from infermeter.calculators.layer_caches import layer_caches
+from infermeter.calculators.limits import at_least_one
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.quantization import model_dtype_bytes
 from infermeter.calculators.vllm_plan import VllmPlan, plan_vllm
@@ -165,10 +165,8 @@ def simple_plan(
 ) -> SimplePlan:
     """The guide's simple model, using the vLLM plan's weights and overheads, for `concurrency`
     requests over the whole deployment (each replica holds its share, rounded up)."""
-    if context_tokens < 1:
-        raise InputError(f"context: expected an integer >= 1, got {context_tokens}")
-    if concurrency < 1:
-        raise InputError(f"concurrency: expected an integer >= 1, got {concurrency}")
+    at_least_one("context", context_tokens)
+    at_least_one("concurrency", concurrency)
     settings = plan.settings
     stages = settings.pipeline_parallel_size
     per_replica = -(-concurrency // settings.data_parallel_size)

@@ -45,6 +45,7 @@ from infermeter.calculators.interconnect import (
     link_joining,
 )
 from infermeter.calculators.kv_cache import KVCacheShape, kv_cache_shape
+from infermeter.calculators.limits import above_zero, at_least_one
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
 from infermeter.calculators.param_count import param_counts
 from infermeter.calculators.pipeline_stages import pipeline_step
@@ -117,11 +118,6 @@ class ComputeBound:
         return self.dense_tflops * 1e12 / self.flops_per_token
 
 
-def _positive(name: str, value: float) -> None:
-    if not value > 0:
-        raise InputError(f"{name}: expected a number > 0, got {value}")
-
-
 def decode_tokens_per_second_bound(
     arch: ModelArch,
     fmt: WeightFormat,
@@ -167,9 +163,8 @@ def decode_tokens_per_second_bound(
 
 
 def _check_decode_inputs(memory_bandwidth_bytes_per_s: float, decode: DecodeBatch) -> None:
-    _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    if decode.batch < 1:
-        raise InputError(f"batch: expected an integer >= 1, got {decode.batch}")
+    above_zero("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
+    at_least_one("batch", decode.batch)
     if decode.context_tokens < 0:
         raise InputError(f"context_tokens: expected an integer >= 0, got {decode.context_tokens}")
 
@@ -256,7 +251,7 @@ def output_tokens_per_second_per_gpu_bound(
 
     Prefill work is left out (a prefix cache may skip it), which only loosens the bound.
     """
-    _positive("dense_tflops", dense_tflops)
+    above_zero("dense_tflops", dense_tflops)
     return ComputeBound(
         flops_per_token=flops_per_output_token(arch, context_tokens), dense_tflops=dense_tflops
     )
@@ -319,8 +314,7 @@ def deployment_throughput_bound(
     steady state with micro-batches in flight on every stage.
     """
     gpu_count = decode.layout.replica_gpus
-    if gpu_count < 1:
-        raise InputError(f"gpu_count: expected an integer >= 1, got {gpu_count}")
+    at_least_one("gpu_count", gpu_count)
     link = link_joining(links, gpu_count) if gpu_count > 1 else None
     reads = decode_tokens_per_second_bound(
         arch, fmt, memory_bandwidth_bytes_per_s, decode, kv_cache_dtype, link=link
@@ -379,8 +373,7 @@ def plan_throughput_bound(
     GPUs, so the deployment's bound is the sum of the replicas' bounds, and a replica without a
     request adds nothing.
     """
-    if concurrency < 1:
-        raise InputError(f"concurrency: expected an integer >= 1, got {concurrency}")
+    at_least_one("concurrency", concurrency)
     fmt = weight_format(arch, settings.quantization, settings.dtype)
     layout = settings_layout(settings)
     dp = layout.data_parallel_size

@@ -11,6 +11,7 @@ from infermeter.calculators.limits import (
     MAX_GPU_MEMORY_BYTES,
     MAX_GPUS,
     MAX_TOKENS,
+    at_least_one,
     bounded_int,
 )
 from infermeter.calculators.mamba2 import Mamba2Mixer
@@ -165,12 +166,11 @@ def check_settings(settings: VllmSettings) -> None:
         "pipeline_parallel_size",
         "data_parallel_size",
     ):
-        if getattr(settings, name) < 1:
-            raise InputError(f"{name}: expected an integer >= 1, got {getattr(settings, name)}")
+        at_least_one(name, getattr(settings, name))
     for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"):
         value = getattr(settings, name)
-        if value is not None and value < 1:
-            raise InputError(f"{name}: expected an integer >= 1, got {value}")
+        if value is not None:
+            at_least_one(name, value)
     check_settings_bounds(settings)
 
 
