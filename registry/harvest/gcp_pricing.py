@@ -15,7 +15,8 @@ when it was generated (`about.generated`). Under `compute.instance.<machine type
 The machine's GPUs are the key a GPU catalog entry lists among its `source_names` (source
 `gcp-pricing`, e.g. `h100-80gb: 8`); the price per GPU-hour is the machine's ÷ that count. One
 entry per machine type x tier (x term), at the cheapest of the excerpt's regions. A Spot or
-committed price not below on-demand is skipped: it is no discount.
+committed price not below on-demand is skipped: it is no discount; so is a price that is not a
+positive number (each reported as skipped, with its reason, never dropped unsaid).
 
 The date is the file's own `generated:` line; the excerpt's `# date:` line must state the same
 day. The file is written whole from the excerpts given, entries sorted by id, so running the
@@ -165,15 +166,35 @@ def _hourly(cost: dict[str, Any], key: str) -> float | None:
     return None if price is None else price / (HOURS_PER_MONTH if key.startswith("month") else 1)
 
 
-def _offers(machine: dict[str, Any], key: str) -> list[tuple[float, str]]:
-    """(machine price per hour, region) of one file key over the excerpt's regions, where a
-    discount is below that region's on-demand price."""
-    offers = []
+def _hourly_or_reason(cost: dict[str, Any], key: str) -> float | str:
+    """The machine's price per hour under the region's file `key`, or why it is no price: not
+    a positive number, or a discount not below on-demand."""
+    price = _hourly(cost, key)
+    if price is None:
+        return f"{key} {shown(cost[key])} is not a positive number"
+    if key == "hour":
+        return price
+    on_demand = _hourly(cost, "hour")
+    if on_demand is None:
+        return "no on-demand price to compare"
+    return price if price < on_demand else "not below on-demand"
+
+
+def _offers(
+    name: str, machine: dict[str, Any], key: str
+) -> tuple[list[tuple[float, str]], list[tuple[str, str]]]:
+    """(machine price per hour, region) of one file key over the excerpt's regions that give
+    it, and each region's price of that key that is none, as (gcp/machine/region/key, reason)."""
+    offers: list[tuple[float, str]] = []
+    skipped: list[tuple[str, str]] = []
     for region, cost in sorted((machine.get("cost") or {}).items()):
-        price, on_demand = _hourly(cost, key), _hourly(cost, "hour")
-        if price is not None and (key == "hour" or (on_demand is not None and price < on_demand)):
-            offers.append((price, str(region)))
-    return offers
+        if key in cost:
+            price = _hourly_or_reason(cost, key)
+            if isinstance(price, str):
+                skipped.append((f"gcp/{name}/{region}/{key}", price))
+            else:
+                offers.append((price, region))
+    return offers, skipped
 
 
 def _entry(
@@ -228,7 +249,8 @@ def _entry(
 def excerpt_prices(
     excerpt: PricingExcerpt, gpus: dict[str, GpuEntry]
 ) -> tuple[list[PriceEntry], list[tuple[str, str]]]:
-    """The price entries of one excerpt, and its skipped machine types as (key, reason)."""
+    """The price entries of one excerpt, and its skipped machine types and prices as (key,
+    reason)."""
     entries: list[PriceEntry] = []
     skipped: list[tuple[str, str]] = []
     for name, machine in sorted(excerpt.machines.items()):
@@ -237,7 +259,8 @@ def excerpt_prices(
             skipped.append((f"gcp/{name}", known))
             continue
         for tier in TIER_KEYS:
-            offers = _offers(machine, tier[0])
+            offers, dropped = _offers(name, machine, tier[0])
+            skipped.extend(dropped)
             if offers:
                 entries.append(_entry(excerpt, name, machine, known, tier, offers))
     return entries, skipped

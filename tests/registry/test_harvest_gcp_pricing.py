@@ -96,10 +96,11 @@ def test_a_date_line_not_the_files_generated_day_is_refused(tmp_path: Path) -> N
 
 def test_a_discount_not_below_on_demand_is_skipped(price_registry: Path, tmp_path: Path) -> None:
     path = _copy_with(tmp_path, "hour_spot: 50.6095408219178", "hour_spot: 88.4899999025753")
-    harvest_gcp_pricing(path, HarvestOptions(price_registry))
+    report = harvest_gcp_pricing(path, HarvestOptions(price_registry))
     ids = [p["id"] for p in yaml.safe_load((price_registry / PRICE_FILE).read_text())["prices"]]
     assert "gcp-pricing-a3-highgpu-8g-interruptible" not in ids
     assert "gcp-pricing-a3-highgpu-8g-on-demand" in ids
+    assert report.skipped == [("gcp/a3-highgpu-8g/us-central1/hour_spot", "not below on-demand")]
 
 
 @pytest.mark.parametrize("price", ["0", "-88.49", ".nan", ".inf", "cheap"])
@@ -109,10 +110,18 @@ def test_an_hourly_price_not_a_finite_positive_number_is_no_price(
     """a3-highgpu-8g's on-demand price replaced: no on-demand entry, and no discount (none can
     be compared with on-demand); the other machine types' entries stand."""
     path = _copy_with(tmp_path, "hour: 88.4899999025753", f"hour: {price}")
-    harvest_gcp_pricing(path, HarvestOptions(price_registry))
+    report = harvest_gcp_pricing(path, HarvestOptions(price_registry))
     ids = [p["id"] for p in yaml.safe_load((price_registry / PRICE_FILE).read_text())["prices"]]
     assert not [price_id for price_id in ids if price_id.startswith("gcp-pricing-a3-highgpu-8g")]
     assert "gcp-pricing-a2-ultragpu-8g-on-demand" in ids
+    # Each dropped price is reported: on-demand's, then each discount's (none to compare with).
+    where = "gcp/a3-highgpu-8g/us-central1/"
+    assert report.skipped[0][0] == where + "hour"
+    assert report.skipped[0][1].endswith("is not a positive number")
+    assert report.skipped[1:] == [
+        (where + key, "no on-demand price to compare")
+        for key in ("hour_spot", "month_1y", "month_3y")
+    ]
 
 
 def test_a_machine_naming_no_catalog_gpu_is_skipped_with_its_reason(
