@@ -57,25 +57,27 @@ except ImportError:  # PyYAML built without libyaml
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
 
-class _CatalogLoader(_SafeLoader):
+class CatalogLoader(_SafeLoader):
     """YAML without surprises: dates stay strings (the models say `YYYY-MM-DD` text) and a key
-    given twice is an error instead of silently keeping the last value."""
+    given twice is an error naming both lines instead of silently keeping the last value."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+        seen: dict[Any, yaml.Mark] = {}
         for key_node, _value_node in node.value:
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, Hashable) and key in seen:
+                first = f"first given at line {seen[key].line + 1}"
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                    None, None, f"duplicate key {key!r}, {first}", key_node.start_mark
                 )
-            seen.add(key)
+            if isinstance(key, Hashable):
+                seen[key] = key_node.start_mark
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return mapping
 
 
 # Without the timestamp resolver, `2024-05-01` stays the string the models expect.
-_CatalogLoader.yaml_implicit_resolvers = {
+CatalogLoader.yaml_implicit_resolvers = {
     first_character: [
         (tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"
     ]
@@ -100,7 +102,7 @@ def read_catalog_data(path: Path) -> Any:
     if key in _PARSED:
         return pickle.loads(_PARSED[key])
     try:
-        data = yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
+        data = yaml.load(text, Loader=CatalogLoader)  # a SafeLoader: no arbitrary objects
     except yaml.YAMLError as error:
         message = " ".join(str(error).split())
         raise InvalidFileError([Problem(file, "", f"invalid YAML: {message}")]) from None

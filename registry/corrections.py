@@ -12,7 +12,7 @@ from typing import Literal, Self
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from infermeter.registry.catalog import _CatalogLoader
+from infermeter.registry.catalog import CatalogLoader
 from infermeter.registry.errors import InvalidFileError, Problem
 from infermeter.registry.models.common import FullDate, SchemaVersion, StrictModel, Text
 from infermeter.registry.models.result import ContentId
@@ -57,7 +57,7 @@ def parse_corrections(text: str, file: str) -> list[CorrectionEntry]:
     """The entries of a corrections file's text; InvalidFileError lists every problem."""
     try:
         # The catalogs' loader: dates stay strings and a key given twice is an error.
-        data = yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
+        data = yaml.load(text, Loader=CatalogLoader)  # a SafeLoader: no arbitrary objects
     except yaml.YAMLError as error:
         message = " ".join(str(error).split())
         raise InvalidFileError([Problem(file, "", f"invalid YAML: {message}")]) from None

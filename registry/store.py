@@ -193,7 +193,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict (`json.loads`' `object_pairs_hook`); ValueError for a
+    key given twice, which `json` would otherwise settle silently by keeping the last value."""
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
@@ -206,7 +208,7 @@ def parse_json(text: str, file: str) -> Any:
     """Parse strict JSON (no NaN/Infinity, no duplicate keys); errors name the file and line."""
     try:
         return json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
+            text, parse_constant=_reject_constant, object_pairs_hook=reject_duplicate_keys
         )
     except json.JSONDecodeError as error:
         message = f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"

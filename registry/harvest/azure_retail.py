@@ -20,6 +20,9 @@ whole VM), `skuName`, `unitOfMeasure`, `unitPrice` and, where Azure sells one,
 - One entry per VM size × tier at the cheapest region of the excerpts; the notes give the
   regions and the range. A Spot or savings-plan price not below the region's on-demand price is
   no discount and is skipped (ND H200 v5's Spot items equal its on-demand price).
+- Two items that price one VM size's tier in one region differently are refused, naming both
+  (neither is picked), as is an item key given twice; an item repeated under another key at the
+  same price is one price.
 - The date is the snapshot's, which each excerpt's `# date:` line states.
 
 The file is written whole from the excerpts given, entries sorted by id, so running the harvest
@@ -37,7 +40,12 @@ from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_g
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
+from infermeter.registry.harvest.price_entry import (
+    one_price_each,
+    positive_number,
+    shown,
+    validated_price,
+)
 from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,
@@ -48,6 +56,7 @@ from infermeter.registry.harvest.skypilot_excerpt import (
 from infermeter.registry.harvest.sources import AZURE_RETAIL
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
+from infermeter.registry.store import reject_duplicate_keys
 
 GPU_NAMES = AZURE_RETAIL.gpu_names
 PRICE_FILE = CATALOGS_FOLDER / harvested_prices_file("azure")
@@ -103,8 +112,8 @@ def read_retail_excerpt(file: Path) -> RetailExcerpt:
     origin = match_line(file, _ORIGIN, provenance.origin, "Excerpt of")
     text = "\n".join(body).rstrip().removesuffix(",")
     try:
-        items = json.loads("{\n" + text + "\n}")
-    except json.JSONDecodeError as error:
+        items = json.loads("{\n" + text + "\n}", object_pairs_hook=reject_duplicate_keys)
+    except ValueError as error:  # json.JSONDecodeError, or an item's key given twice
         raise HarvestError(
             f"{file}: the lines below the provenance are not items: {error}"
         ) from None
@@ -147,6 +156,31 @@ def _item_offers(item: dict[str, Any]) -> tuple[list[Offer], str | None]:
     if plan is not None:
         offers.append(Offer(size, "reserved", plan, region))
     return offers, None
+
+
+def _excerpt_offers(excerpt: RetailExcerpt, report: HarvestReport) -> list[Offer]:
+    """The offers of the excerpt's Linux items, each item skipped added to `report` with its
+    reason; HarvestError where two items give one size, tier and region two prices."""
+    offers: list[Offer] = []
+    prices: list[tuple[str, str, float]] = []
+    for number, (key, item) in enumerate(excerpt.items.items(), 1):
+        if WINDOWS.search(str(item.get("productName", ""))):
+            report.skipped.append((f"azure/{key}", "a Windows price (licence included)"))
+            continue
+        found, reason = _item_offers(item)
+        if reason is not None:
+            report.skipped.append((f"azure/{key}", reason))
+        offers.extend(found)
+        prices += [
+            (
+                f"the {o.tier} price of {o.size} in {shown(o.region)}",
+                f"item {number}",
+                o.usd_per_vm_hour,
+            )
+            for o in found
+        ]
+    one_price_each(excerpt.file, prices)
+    return offers
 
 
 def _discounts(offers: list[Offer]) -> tuple[list[Offer], list[tuple[str, str]]]:
@@ -214,17 +248,11 @@ def harvest_azure_retail(source: Path, options: HarvestOptions) -> HarvestReport
     excerpts: dict[str, RetailExcerpt] = {}
     for file in excerpt_files(source, "*.txt"):
         excerpt = read_retail_excerpt(file)
-        for key, item in excerpt.items.items():
-            if WINDOWS.search(str(item.get("productName", ""))):
-                report.skipped.append((f"azure/{key}", "a Windows price (licence included)"))
-                continue
-            found, reason = _item_offers(item)
-            if reason is not None:
-                report.skipped.append((f"azure/{key}", reason))
-            for offer in found:
-                if excerpts.setdefault(offer.region, excerpt) is not excerpt:
-                    raise HarvestError(f"{file}: two excerpts give region {offer.region!r}")
-            offers.extend(found)
+        found = _excerpt_offers(excerpt, report)
+        for offer in found:
+            if excerpts.setdefault(offer.region, excerpt) is not excerpt:
+                raise HarvestError(f"{file}: two excerpts give region {offer.region!r}")
+        offers.extend(found)
     kept, skipped = _discounts(offers)
     report.skipped.extend(skipped)
     entries = _entries(kept, excerpts, gpus, report)

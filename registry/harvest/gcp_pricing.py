@@ -16,7 +16,9 @@ The machine's GPUs are the key a GPU catalog entry lists among its `source_names
 `gcp-pricing`, e.g. `h100-80gb: 8`); the price per GPU-hour is the machine's ÷ that count. One
 entry per machine type x tier (x term), at the cheapest of the excerpt's regions. A Spot or
 committed price not below on-demand is skipped: it is no discount; so is a price that is not a
-positive number (each reported as skipped, with its reason, never dropped unsaid).
+positive number (each reported as skipped, with its reason, never dropped unsaid). A key given
+twice (a machine type, a region, a price) is refused, naming both lines: YAML would keep the
+last silently.
 
 The date is the file's own `generated:` line; the excerpt's `# date:` line must state the same
 day. The file is written whole from the excerpts given, entries sorted by id, so running the
@@ -31,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
+from infermeter.registry.catalog import CatalogLoader, gpu_named, harvested_prices_file, load_gpus
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
@@ -103,7 +105,7 @@ def read_pricing_excerpt(file: Path) -> PricingExcerpt:
     provenance, body = read_provenance(file, "the file's lines")
     origin = match_line(file, _ORIGIN, provenance.origin, "Excerpt of")
     try:
-        data = yaml.safe_load("\n".join(body) + "\n")
+        data = yaml.load("\n".join(body) + "\n", Loader=CatalogLoader)  # a safe loader
     except yaml.YAMLError as error:
         raise HarvestError(
             f"{file}: the lines below the provenance are not YAML: {_yaml_problem(error)}"

@@ -1,22 +1,32 @@
 """A price entry built from one row of a price source (SkyPilot's, Google Cloud's, Azure's).
 
-A source's row is hostile input: a price of NaN or 1e400, an empty or 10,000-character instance
-or region name, a date that is no date. `positive_number` is what every price source reads as a
-price or a count (a finite number above 0); `validated_price` builds the entry and turns what
-the schema refuses into one `HarvestError` line naming the file, the row and each field, never a
-pydantic traceback.
+A source's row is hostile input: a price of NaN, 1e400 or 1e300, an empty or 10,000-character
+instance or region name, one holding NUL, a date that is no date, one instance type priced twice.
+`positive_number` is what every price source reads as a price or a count (a finite number above
+0); `validated_price` builds the entry and turns what the schema refuses, a price above
+`MAX_USD_PER_GPU_HOUR` and a string no published string may hold (`registry.plain_text`) into
+one `HarvestError` line naming the file, the row and each field, never a pydantic traceback or
+a file written; `one_price_each` refuses a source that prices one thing twice, differently.
 """
 
 import math
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from infermeter.registry.checks.structure import string_findings
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import PriceEntry
 
 SHOWN_CHARACTERS = 40
 """The most characters of a source's value an error line quotes."""
+
+MAX_USD_PER_GPU_HOUR = 1000.0
+"""The dearest price per GPU-hour a source may state. The dearest in the catalogs is $18 (OCI's
+GB300, 2026) and no listing comes near $100; at $1,000 an hour a month's rent would buy the GPU
+several times over, so a price above it is a misread column or a corrupt row, not a price."""
 
 
 def positive_number(value: object) -> float | None:
@@ -42,9 +52,10 @@ def shown(value: object) -> str:
 
 def validated_price(fields: dict[str, Any], where: str) -> PriceEntry:
     """The price entry of `fields`, read from the source row `where` (its file and row);
-    HarvestError naming `where` and each field the schema refuses, with the value read."""
+    HarvestError naming `where` and each field the schema refuses, with the value read, a price
+    per GPU-hour above `MAX_USD_PER_GPU_HOUR`, or a string a published string may not hold."""
     try:
-        return PriceEntry.model_validate(fields)
+        entry = PriceEntry.model_validate(fields)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']} "
@@ -52,3 +63,30 @@ def validated_price(fields: dict[str, Any], where: str) -> PriceEntry:
             for problem in error.errors()
         )
         raise HarvestError(f"{where}: {problems}") from None
+    if entry.usd_per_gpu_hour > MAX_USD_PER_GPU_HOUR:
+        raise HarvestError(
+            f"{where}: usd_per_gpu_hour: {entry.usd_per_gpu_hour:g} is above "
+            f"{MAX_USD_PER_GPU_HOUR:g}, the most a GPU-hour is taken to cost"
+        )
+    # The rule `registry validate` holds every published string to: no control character.
+    findings = string_findings("", entry.model_dump(mode="json"))
+    if findings:
+        raise HarvestError(
+            f"{where}: " + "; ".join(f"{finding.path}: {finding.message}" for finding in findings)
+        )
+    return entry
+
+
+def one_price_each(file: Path, prices: Iterable[tuple[str, str, float]]) -> None:
+    """HarvestError naming both rows where the source's rows in `file` give one thing two
+    prices; `prices` are (what is priced, as an error line may quote it; the row that prices
+    it; the price as the row states it). The same price twice is one price (a row repeated
+    verbatim is harmless); of two prices, none is picked silently."""
+    first: dict[str, tuple[str, float]] = {}
+    for priced, row, price in prices:
+        row_before, price_before = first.setdefault(priced, (row, price))
+        if price != price_before:
+            raise HarvestError(
+                f"{file}: {row_before} and {row} give {priced} differently "
+                f"({price_before:g} and {price:g}); a source gives one price each"
+            )

@@ -8,6 +8,8 @@ price per GPU-hour. SkyPilot lists no reserved prices, so this source gives none
   notes give the regions and, where they differ, the range.
 - A spot price at or above the on-demand price is skipped: it is no discount (a catalog that
   copies the on-demand price into the spot column says nothing about spot).
+- Two rows that price one instance type's tier in one region differently are refused, naming
+  both (neither is picked); a row repeated verbatim is one row.
 - An accelerator name maps to a GPU through the GPU catalog's `source_names` (source
   `skypilot-<cloud>`; `INSTANCE_GPU_IDS` where the cloud gives one name to two form
   factors); a name not mapped is skipped, with its reason.
@@ -26,7 +28,12 @@ from pathlib import Path
 from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.price_entry import positive_number, shown, validated_price
+from infermeter.registry.harvest.price_entry import (
+    one_price_each,
+    positive_number,
+    shown,
+    validated_price,
+)
 from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
@@ -66,7 +73,7 @@ OFFERINGS = {
 
 @dataclass(frozen=True)
 class Offer:
-    """One row's price of one tier, per GPU-hour."""
+    """One row's price of one tier, per instance-hour; `row` counts the CSV rows from 1."""
 
     gpu: str
     instance: str
@@ -74,6 +81,7 @@ class Offer:
     tier: str
     usd_per_instance_hour: float
     region: str
+    row: int
 
 
 def _gpu_id(cloud: str, row: dict[str, str], gpus: dict[str, GpuEntry]) -> str | None:
@@ -92,9 +100,10 @@ def _number(text: str | None) -> float | None:
 
 
 def row_offers(
-    excerpt: Excerpt, row: dict[str, str], gpus: dict[str, GpuEntry]
+    excerpt: Excerpt, number: int, gpus: dict[str, GpuEntry]
 ) -> tuple[list[Offer], str | None]:
-    """The offers of one row, or the reason the row gives none."""
+    """The offers of the excerpt's row `number` (from 1), or the reason the row gives none."""
+    row = excerpt.rows[number - 1]
     gpu_id = _gpu_id(excerpt.cloud, row, gpus)
     if gpu_id is None:
         return [], f"accelerator {row['AcceleratorName']!r} is not mapped to a catalog GPU"
@@ -108,7 +117,7 @@ def row_offers(
     if spot is not None and (on_demand is None or spot < on_demand):
         tiers.append(("interruptible", spot))
     offers = [
-        Offer(gpu_id, row["InstanceType"], int(count), tier, price, row["Region"])
+        Offer(gpu_id, row["InstanceType"], int(count), tier, price, row["Region"], number)
         for tier, price in tiers
         if price is not None
     ]
@@ -188,14 +197,26 @@ def excerpt_prices(
     """The price entries of one excerpt, and its skipped rows as (row key, reason)."""
     grouped: dict[tuple[str, str], list[Offer]] = defaultdict(list)
     skipped: list[tuple[str, str]] = []
-    for row in excerpt.rows:
+    for number, row in enumerate(excerpt.rows, 1):
         if not row.get("AcceleratorName"):
             continue  # a CPU-only instance: no GPU price
-        offers, reason = row_offers(excerpt, row, gpus)
+        offers, reason = row_offers(excerpt, number, gpus)
         if reason is not None:
             skipped.append((_row_key(excerpt.cloud, row["InstanceType"], row["Region"]), reason))
         for offer in offers:
             grouped[(offer.instance, offer.tier)].append(offer)
+    one_price_each(
+        excerpt.file,
+        (
+            (
+                f"the {offer.tier} price of {shown(offer.instance)} in {shown(offer.region)}",
+                f"CSV row {offer.row}",
+                offer.usd_per_instance_hour,
+            )
+            for offers in grouped.values()
+            for offer in offers
+        ),
+    )
     return [price_entry(excerpt, offers) for offers in grouped.values()], skipped
 
 

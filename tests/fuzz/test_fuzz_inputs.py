@@ -6,8 +6,9 @@ Surfaces: plans (`bench plan matrix`, both renders, `bench run --plan`), `bench 
 the price sources' excerpts: SkyPilot's, Google Cloud's, Azure's).
 Inputs: FIFOs, devices, files above their kind's limit (sparse, so cheap), non-UTF-8 text,
 deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge tables, 1e308,
-source rows a price entry cannot hold (empty or 10,000-character names, dates no calendar has,
-rows cut short).
+source rows a price entry cannot hold (empty or 10,000-character names, names holding NUL or
+ESC, dates no calendar has, rows cut short, a price of 1e300 $/GPU-hour, one thing priced twice,
+differently).
 Seeded: the random bytes and shapes come from `random.Random(SEED)`.
 """
 
@@ -202,6 +203,7 @@ PINNED_PRICES = {
     "azure-retail": DATA / "harvest" / "azure-retail" / "vm-francecentral-cf741f25.txt",
 }
 VERDA_ROW = b"1B300.30V,1B300.30V,30.0,275.0,B300,1.0,"
+AZURE_SPOT = b'"DZH318Z08MBM/005M|'  # the francecentral excerpt's first item, a Spot price
 LONG_NAME = b"x" * 10_000
 
 
@@ -218,6 +220,22 @@ def _swap(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
     def edit(data: bytes) -> bytes:
         assert old in data
         return data.replace(old, new, 1)
+
+    return edit
+
+
+def _again(start: bytes, end: bytes, edits: dict[bytes, bytes]) -> Callable[[bytes], bytes]:
+    """The row (or item) from `start` to `end` given a second time after itself, `edits` made
+    to the copy: one thing priced twice."""
+
+    def edit(data: bytes) -> bytes:
+        first = data.index(start)
+        after = data.index(end, first) + len(end)
+        copy = data[first:after]
+        for old, new in edits.items():
+            assert old in copy
+            copy = copy.replace(old, new, 1)
+        return data[:after] + copy + data[after:]
 
     return edit
 
@@ -270,6 +288,16 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         b"FIN-03,6.99", b"FIN-03\xff,6.99")), "not UTF-8"),
     "skypilot fifo in a folder": lambda d: (["skypilot", "--from", str(_fifo(d, "v.csv").parent)],
                                             "FIFO"),
+    "skypilot row twice, other price": lambda d: (_price_source(d, "skypilot", _again(
+        VERDA_ROW, b"\n", {b"FIN-03,6.99,": b"FIN-03,5.99,"})), "CSV row 1 and CSV row 2 give "
+        "the on_demand price of '1B300.30V' in 'FIN-03' differently (6.99 and 5.99)"),
+    "skypilot price 1e300": lambda d: (_price_source(d, "skypilot", _swap(
+        b"FIN-03,6.99,", b"FIN-03,1e300,")), "usd_per_gpu_hour: 1e+300 is above 1000"),
+    "skypilot NUL in a region": lambda d: (_price_source(d, "skypilot", _swap(
+        b"FIN-03,6.99,", b"FIN\x00-03,6.99,")), "region: contains the control character U+0000"),
+    "skypilot ESC in an instance": lambda d: (_price_source(d, "skypilot", _swap(
+        VERDA_ROW, VERDA_ROW.replace(b"1B300.30V,", b"1B300\x1b[2J.30V,", 1))),
+        "instance: contains the control character U+001B"),
     "gcp-pricing empty region": lambda d: (_price_source(d, "gcp-pricing", lambda data: data
         .replace(b"        us-central1:", b"        '':")), "region '', hour: region: String"),
     "gcp-pricing 10,000-character machine type": lambda d: (_price_source(d, "gcp-pricing",
@@ -285,6 +313,20 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         ".cost.'us-central1': expected"),
     "gcp-pricing empty file": lambda d: (_price_source(d, "gcp-pricing", lambda data: b""),
                                          "expected '# ' provenance lines"),
+    "gcp-pricing machine type twice": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"    a3-highgpu-8g:\n", b"    a3-highgpu-8g:\n      h100-80gb: 8\n    a3-highgpu-8g:\n")),
+        "duplicate key 'a3-highgpu-8g', first given at line 19 (line 21, column 5"),
+    "gcp-pricing region twice, other price": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"        us-central1:\n          hour: 88.4899999025753", b"        us-central1:\n"
+        b"          hour: 77.0\n        us-central1:\n          hour: 88.4899999025753")),
+        "duplicate key 'us-central1', first given at line 21"),
+    "gcp-pricing price 1e300": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"hour: 88.4899999025753", b"hour: 1.0e+300")),
+        "'a3-highgpu-8g', region 'us-central1', hour: usd_per_gpu_hour: 1.25e+299 is above 1000"),
+    "gcp-pricing NUL in a region": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"        us-central1:\n          hour: 88.4899999025753",
+        b'        "us-\\0central1":\n          hour: 88.4899999025753')),
+        "region: contains the control character U+0000"),
     "azure-retail empty region": lambda d: (_price_source(d, "azure-retail", lambda data: data
         .replace(b'"armRegionName": "francecentral"', b'"armRegionName": ""')),
         "region '', on_demand: region: String"),
@@ -294,6 +336,17 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "azure-retail date not a date": lambda d: (_price_source(d, "azure-retail", _swap(
         b"# date: 2026-08-22 (stated)", b"# date: 2026-13-45 (stated)")), "not a calendar date"),
     "azure-retail fifo": lambda d: (["azure-retail", "--from", str(_fifo(d, "vm.txt"))], "FIFO"),
+    "azure-retail item twice, other price": lambda d: (_price_source(d, "azure-retail", _again(
+        AZURE_SPOT, b"},\n", {b"005M|": b"005N|", b"10.65012": b"9.5"})), "item 1 and item 2 give "
+        "the interruptible price of Standard_ND96amsr_A100_v4 in 'francecentral' differently"),
+    "azure-retail key twice, other price": lambda d: (_price_source(d, "azure-retail", _again(
+        AZURE_SPOT, b"},\n", {b"10.65012": b"9.5"})), "not items: duplicate key 'DZH318Z08MBM"),
+    "azure-retail price 1e300": lambda d: (_price_source(d, "azure-retail", _swap(
+        b'"retailPrice": 40.962', b'"retailPrice": 1e300')),
+        "usd_per_gpu_hour: 1.25e+299 is above 1000"),
+    "azure-retail NUL in a region": lambda d: (_price_source(d, "azure-retail", lambda data: data
+        .replace(b'"francecentral"', b'"france\\u0000central"')),
+        "region: contains the control character U+0000"),
 }  # fmt: skip
 
 
@@ -306,7 +359,8 @@ def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
         ["registry", "harvest", *args, "--registry", str(root), "--retrieved", "2026-12-01"],
         "harvests", limit_s=60,
     )  # fmt: skip
-    assert result.exit_code in (1, 2), (case, result.output[-400:])
+    # A case naming an option is a usage error (2); any other, a bad source (1).
+    assert result.exit_code == (2 if named.startswith("--") else 1), (case, result.output[-400:])
     assert named in result.stderr, (case, result.stderr[-400:])
     assert _tree(root) == before  # nothing written, nothing rewritten (a price file, in place)
 

@@ -131,7 +131,10 @@ def test_catalog_rejects_duplicate_ids(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("schema_version: 1\nschema_version: 1\nprices: []\n", "duplicate key 'schema_version'"),
+        (
+            "schema_version: 1\nschema_version: 1\nprices: []\n",
+            "duplicate key 'schema_version', first given at line 1",
+        ),
         ("schema_version: 1\nprices: [\n", "invalid YAML"),
         ("schema_version: 1\nprices: []\nextra: 1\n", "extra: Extra inputs are not permitted"),
         ("schema_version: 2\nprices: []\n", "schema_version: Input should be 1"),

@@ -7,6 +7,7 @@ snapshot of the repository).
 """
 
 import hashlib
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -145,6 +146,22 @@ def test_a_retail_price_not_a_finite_positive_number_is_skipped(
     report = harvest_azure_retail(path, HarvestOptions(price_registry))
     key = "azure/DZH318Z09TGJ/0003|f4e228a4-fd80-599d-b3d4-3443a555825d|Consumption|"
     assert (key, f"retailPrice {read} is not a positive number") in report.skipped
+
+
+def test_an_item_given_twice_at_one_price_is_one_price(
+    price_registry: Path, tmp_path: Path
+) -> None:
+    """An item repeated under another key at the same price is harmless: the price file is the
+    registry's, byte for byte (at another price it is refused: tests/fuzz/test_fuzz_inputs.py)."""
+    folder = tmp_path / "excerpts"
+    shutil.copytree(DATA, folder)
+    excerpt = folder / "vm-francecentral-cf741f25.txt"
+    text = excerpt.read_text(encoding="utf-8")
+    first = text.index('"DZH318Z08MBM/005M|')
+    item = text[first : text.index("},\n", first) + 3]
+    edited_copy(folder, excerpt, item, item + item.replace("005M|", "005N|"), 1)
+    harvest_azure_retail(folder, HarvestOptions(price_registry))
+    assert (price_registry / PRICE_FILE).read_bytes() == (REPOSITORY_ROOT / PRICE_FILE).read_bytes()
 
 
 def test_an_undated_excerpt_is_refused(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ verbatim (read file by file: the repository is too large to clone here).
 
 import csv
 import io
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -120,6 +121,20 @@ def test_price_not_a_finite_positive_number_is_no_price(
     ids = {price.id for price in load_catalog(price_registry / PRICE_FILE, PriceCatalog).prices}
     assert "skypilot-verda-1b300-30v-on-demand" not in ids
     assert "skypilot-verda-1b300-30v-interruptible" in ids
+
+
+def test_a_row_given_twice_at_one_price_is_one_price(price_registry: Path, tmp_path: Path) -> None:
+    """A row repeated verbatim is harmless: the price file is the registry's, byte for byte
+    (the same row at another price is refused: tests/fuzz/test_fuzz_inputs.py)."""
+    folder = tmp_path / "excerpts"
+    shutil.copytree(DATA, folder)
+    verda = folder / "verda-vms-000c1d0b.csv"
+    row = next(
+        line for line in verda.read_text(encoding="utf-8").splitlines() if "FIN-03,6.99," in line
+    )
+    edited_copy(folder, verda, row + "\n", row + "\n" + row + "\n", 1)
+    harvest_skypilot(folder, HarvestOptions(price_registry))
+    assert (price_registry / PRICE_FILE).read_bytes() == (REPOSITORY_ROOT / PRICE_FILE).read_bytes()
 
 
 def test_unmapped_accelerator_is_skipped_with_its_reason(
