@@ -37,15 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError, shown
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.price_entry import (
-    one_price_each,
-    positive_number,
-    shown,
-    validated_price,
-)
+from infermeter.registry.harvest.price_entry import one_price_each, positive_number, validated_price
 from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.skypilot_excerpt import (
     PinnedExcerpt,

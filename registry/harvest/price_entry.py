@@ -17,11 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from infermeter.registry.checks.structure import string_findings
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError, shown
 from infermeter.registry.models import PriceEntry
-
-SHOWN_CHARACTERS = 40
-"""The most characters of a source's value an error line quotes."""
 
 MAX_USD_PER_GPU_HOUR = 1000.0
 """The dearest price per GPU-hour a source may state. The dearest in the catalogs is $18 (OCI's
@@ -39,15 +36,6 @@ def positive_number(value: object) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) and number > 0 else None
-
-
-def shown(value: object) -> str:
-    """`value` as an error line quotes it: its repr, cut with its length when long."""
-    text = repr(value)
-    if len(text) <= SHOWN_CHARACTERS:
-        return text
-    length = f" ({len(value)} characters)" if isinstance(value, str) else ""
-    return f"{text[:SHOWN_CHARACTERS]}…{length}"
 
 
 def validated_price(fields: dict[str, Any], where: str) -> PriceEntry:
