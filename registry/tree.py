@@ -67,7 +67,9 @@ def walk_results(folder: Path) -> Walk:
     return walk
 
 
-def _file_problem(path: Path, name: str) -> str | None:
+def kind_problem(path: Path) -> str | None:
+    """Why `path` is no file the registry reads (a link, a FIFO, a socket, a device, or one it
+    cannot look at), for a walk and for a file named on the command line alike; None if none."""
     try:
         mode = path.lstat().st_mode
     except OSError as error:
@@ -76,6 +78,13 @@ def _file_problem(path: Path, name: str) -> str | None:
         return "is a symbolic link; registry files must be regular files"
     if not stat.S_ISREG(mode):
         return "is not a regular file (a FIFO, socket or device)"
+    return None
+
+
+def _file_problem(path: Path, name: str) -> str | None:
+    problem = kind_problem(path)
+    if problem is not None:
+        return problem
     if name.startswith("."):
         return "is a hidden file; nothing hidden belongs here"
     if not name.endswith(".json"):

@@ -73,7 +73,7 @@ from infermeter.registry.store import (
     parse_json,
     read_result,
 )
-from infermeter.registry.tree import is_partial_attempt, walk_results
+from infermeter.registry.tree import is_partial_attempt, kind_problem, walk_results
 
 T = TypeVar("T")
 
@@ -200,14 +200,13 @@ class _Validator:
     def files(self, paths: Iterable[Path]) -> list[Path]:
         found: list[Path] = []
         for path in paths:
-            if path.is_symlink():
-                self.add(path, "is a symbolic link; registry files must be regular files")
-            elif path.is_dir():
+            linked = path.is_symlink()
+            if path.is_dir() and not linked:
                 found.extend(self._walk(path))
-            elif not path.exists():
+            elif not path.exists() and not linked:
                 self.add(path, "no such file or folder")
-            elif not path.is_file():
-                self.add(path, "not a regular file")
+            elif (problem := kind_problem(path)) is not None:
+                self.add(path, problem)
             elif path.suffix != ".json":
                 self.add(path, "not a .json file; results are JSON files")
             else:

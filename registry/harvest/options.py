@@ -29,8 +29,7 @@ class HarvestOptions:
     registry_root: Path
     dry_run: bool = False
     submitter: str = DEFAULT_SUBMITTER
-    today: str | None = None
-    """Retrieval date of rows not harvested before (default: today, UTC)."""
+    today: str | None = None  # as `--retrieved` gives it (bench/cli/harvest.py says what it is)
 
     def __post_init__(self) -> None:
         # Checked before any source is read: a bad date found after writing would leave a

@@ -2,6 +2,7 @@
 own reason, and the registry's files are guarded against duplicates and edits after merging."""
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -246,6 +247,17 @@ def test_validate_rejects_symlinks(tmp_path: Path) -> None:
     assert [problem.message for problem in direct.problems] == [
         "is a symbolic link; registry files must be regular files"
     ]
+
+
+def test_validate_names_a_fifo_given_as_the_walk_names_one(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    fifo = root / "registry/results/pipe.json"
+    os.mkfifo(fifo)
+    walked = validate_paths(registry_root=root)
+    named = validate_paths([fifo], registry_root=root)
+    expected = "is not a regular file (a FIFO, socket or device)"
+    assert [problem.message for problem in walked.problems] == [expected]
+    assert [problem.message for problem in named.problems] == [expected]
 
 
 def test_validate_rejects_a_2_mb_file(tmp_path: Path) -> None:
