@@ -15,19 +15,22 @@ RESERVED_BODY_FIELDS = frozenset(
 )  # fmt: skip
 
 
-def parse_extra_body(text: str) -> dict[str, Any]:
-    """`--extra-body`'s JSON object (sampling parameters such as `top_p`, `temperature`);
-    raises BenchConfigError for anything else or for a field the benchmark sets itself."""
-    try:
-        body = json.loads(text)
-    except ValueError as error:
-        raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
+def extra_body(value: object) -> dict[str, Any]:
+    """`--extra-body`'s JSON object (sampling parameters such as `top_p`, `temperature`), given
+    as text (the command line) or as a mapping (a plan file); raises BenchConfigError for
+    anything else or for a field the benchmark sets itself."""
+    body = value
+    if isinstance(value, str):
+        try:
+            body = json.loads(value)
+        except ValueError as error:
+            raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
     if not isinstance(body, dict):
         raise BenchConfigError('expected a JSON object such as {"top_p": 0.9}', "--extra-body")
-    return check_extra_body(body)
+    return _check_extra_body(dict(body))
 
 
-def check_extra_body(body: dict[str, Any]) -> dict[str, Any]:
+def _check_extra_body(body: dict[str, Any]) -> dict[str, Any]:
     """`body` when none of its fields is one the benchmark sets itself (BenchConfigError)."""
     reserved = sorted(RESERVED_BODY_FIELDS & set(body))
     if reserved:

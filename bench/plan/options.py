@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from infermeter.bench.client.extra_body import check_extra_body, parse_extra_body
+from infermeter.bench.client.extra_body import extra_body
 from infermeter.bench.errors import BenchError
 from infermeter.bench.workloads.lengths import LengthDistribution, parse_length
 from infermeter.bench.workloads.profiles import PROFILES
@@ -56,13 +56,9 @@ def _length(value: object) -> object:
 def _extra_body(value: object) -> object:
     """A JSON object given as text (the command line) or as a mapping (a plan file)."""
     try:
-        if isinstance(value, str):
-            return parse_extra_body(value)
-        if isinstance(value, dict):
-            return check_extra_body(dict(value))
+        return extra_body(value)
     except BenchError as error:
         raise ValueError(str(error)) from None
-    raise ValueError('expected a JSON object such as {"top_p": 0.9}')
 
 
 def _sequence(value: object) -> object:
