@@ -7,7 +7,8 @@ price per GPU-hour. SkyPilot lists no reserved prices, so this source gives none
 - One entry per cloud × instance type × tier, at the lowest price of the excerpt's regions; the
   notes give the regions and, where they differ, the range.
 - A spot price at or above the on-demand price is skipped: it is no discount (a catalog that
-  copies the on-demand price into the spot column says nothing about spot).
+  copies the on-demand price into the spot column says nothing about spot); so is a price that
+  is not a positive number. Each is reported as skipped with its reason, never dropped unsaid.
 - Two rows that price one instance type's tier in one region differently are refused, naming
   both (neither is picked); a row repeated verbatim is one row.
 - An accelerator name maps to a GPU through the GPU catalog's `source_names` (source
@@ -95,32 +96,43 @@ def _number(text: str | None) -> float | None:
         return None
 
 
+def _tier_prices(row: dict[str, str]) -> tuple[list[tuple[str, float]], list[str]]:
+    """The row's price of each tier, and why each price it states is none: not a positive
+    number, or a spot price not below the on-demand price (no discount)."""
+    on_demand, spot = _number(row["Price"]), _number(row.get("SpotPrice"))
+    dropped = [
+        f"{column} {shown(row[column])} is not a positive number"
+        for column, price in (("Price", on_demand), ("SpotPrice", spot))
+        if row.get(column) and price is None
+    ]
+    prices = [] if on_demand is None else [("on_demand", on_demand)]
+    if spot is not None and on_demand is not None and spot >= on_demand:
+        dropped.append("spot price not below the on-demand price")
+    elif spot is not None:
+        prices.append(("interruptible", spot))
+    return prices, dropped
+
+
 def row_offers(
     excerpt: Excerpt, number: int, gpus: dict[str, GpuEntry]
-) -> tuple[list[Offer], str | None]:
-    """The offers of the excerpt's row `number` (from 1), or the reason the row gives none."""
+) -> tuple[list[Offer], list[str]]:
+    """The offers of the excerpt's row `number` (from 1), and the reason for each price the row
+    gives none of (or for giving none at all)."""
     row = excerpt.rows[number - 1]
     gpu_id = _gpu_id(excerpt.cloud, row, gpus)
     if gpu_id is None:
-        return [], f"accelerator {row['AcceleratorName']!r} is not mapped to a catalog GPU"
+        return [], [f"accelerator {row['AcceleratorName']!r} is not mapped to a catalog GPU"]
     if gpu_id not in gpus:
-        return [], f"GPU {gpu_id!r} is not in the GPU catalog"
+        return [], [f"GPU {gpu_id!r} is not in the GPU catalog"]
     count = _number(row["AcceleratorCount"])
     if count is None or count != int(count):
-        return [], f"AcceleratorCount {row['AcceleratorCount']!r} is not a positive whole number"
-    on_demand, spot = _number(row["Price"]), _number(row.get("SpotPrice"))
-    tiers = [("on_demand", on_demand)]
-    if spot is not None and (on_demand is None or spot < on_demand):
-        tiers.append(("interruptible", spot))
+        return [], [f"AcceleratorCount {row['AcceleratorCount']!r} is not a positive whole number"]
+    prices, dropped = _tier_prices(row)
     offers = [
         Offer(gpu_id, row["InstanceType"], int(count), tier, price, row["Region"], number)
-        for tier, price in tiers
-        if price is not None
+        for tier, price in prices
     ]
-    if not offers:
-        reason = "no price" if spot is None else "spot price not below the on-demand price"
-        return [], reason
-    return offers, None
+    return offers, dropped if offers or dropped else ["no price"]
 
 
 def _row_key(cloud: str, instance: str, region: str) -> str:
@@ -190,15 +202,15 @@ def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
 def excerpt_prices(
     excerpt: Excerpt, gpus: dict[str, GpuEntry]
 ) -> tuple[list[PriceEntry], list[tuple[str, str]]]:
-    """The price entries of one excerpt, and its skipped rows as (row key, reason)."""
+    """The price entries of one excerpt, and its skipped rows and prices as (row key, reason)."""
     grouped: dict[tuple[str, str], list[Offer]] = defaultdict(list)
     skipped: list[tuple[str, str]] = []
     for number, row in enumerate(excerpt.rows, 1):
         if not row.get("AcceleratorName"):
             continue  # a CPU-only instance: no GPU price
-        offers, reason = row_offers(excerpt, number, gpus)
-        if reason is not None:
-            skipped.append((_row_key(excerpt.cloud, row["InstanceType"], row["Region"]), reason))
+        offers, reasons = row_offers(excerpt, number, gpus)
+        key = _row_key(excerpt.cloud, row["InstanceType"], row["Region"])
+        skipped += [(key, reason) for reason in reasons]
         for offer in offers:
             grouped[(offer.instance, offer.tier)].append(offer)
     one_price_each(

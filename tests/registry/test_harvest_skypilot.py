@@ -101,11 +101,14 @@ def test_undated_file_gives_prices_dated_only_by_reading() -> None:
 def test_spot_price_not_below_on_demand_is_skipped(price_registry: Path, tmp_path: Path) -> None:
     # Verda's 1× H100 row, its spot price raised to its on-demand price
     excerpt = edited_copy(tmp_path, DATA / "verda-vms-000c1d0b.csv", "2.29,0.8015", "2.29,2.29")
-    harvest_skypilot(excerpt, HarvestOptions(price_registry))
+    report = harvest_skypilot(excerpt, HarvestOptions(price_registry))
     prices = load_catalog(price_registry / PRICE_FILE, PriceCatalog).prices
     ids = {price.id for price in prices}
     assert "skypilot-verda-1h100-80s-32v-on-demand" in ids
     assert "skypilot-verda-1h100-80s-32v-interruptible" not in ids
+    assert report.skipped == [
+        ("verda/1H100.80S.32V/FIN-02", "spot price not below the on-demand price")
+    ]
 
 
 @pytest.mark.parametrize("price", ["0", "-6.99", "nan", "inf", "1e400"])
@@ -117,10 +120,14 @@ def test_price_not_a_finite_positive_number_is_no_price(
     excerpt = edited_copy(
         tmp_path, DATA / "verda-vms-000c1d0b.csv", "FIN-03,6.99,", f"FIN-03,{price},"
     )
-    harvest_skypilot(excerpt, HarvestOptions(price_registry))
+    report = harvest_skypilot(excerpt, HarvestOptions(price_registry))
     ids = {price.id for price in load_catalog(price_registry / PRICE_FILE, PriceCatalog).prices}
     assert "skypilot-verda-1b300-30v-on-demand" not in ids
     assert "skypilot-verda-1b300-30v-interruptible" in ids
+    # The price dropped is reported, not left out unsaid.
+    assert report.skipped == [
+        ("verda/1B300.30V/FIN-03", f"Price {price!r} is not a positive number")
+    ]
 
 
 def test_a_row_given_twice_at_one_price_is_one_price(price_registry: Path, tmp_path: Path) -> None:
