@@ -130,8 +130,8 @@ class Offer:
 
 
 def _item_offers(item: dict[str, Any]) -> tuple[list[Offer], str | None]:
-    """The offers of one Linux item (on-demand and its savings plan, or Spot), or the reason it
-    gives none."""
+    """The offers of one Linux item (on-demand and its savings plan, or Spot), and the reason it
+    gives none, or not its savings plan's."""
     sku = str(item.get("skuName", ""))
     size = sku.removesuffix(SPOT)
     if sku.endswith(" Low Priority"):
@@ -147,10 +147,15 @@ def _item_offers(item: dict[str, Any]) -> tuple[list[Offer], str | None]:
     if sku.endswith(SPOT):
         return [Offer(size, "interruptible", price, region)], None
     offers = [Offer(size, "on_demand", price, region)]
-    plan = positive_number(item.get("savingsPlanPrice"))
-    if plan is not None:
-        offers.append(Offer(size, "reserved", plan, region))
-    return offers, None
+    if "savingsPlanPrice" not in item:
+        return offers, None
+    plan = positive_number(item["savingsPlanPrice"])
+    if plan is None:  # the pay-as-you-go price stands; the plan's is reported as dropped
+        return (
+            offers,
+            f"savingsPlanPrice {shown(item['savingsPlanPrice'])} is not a positive number",
+        )
+    return [*offers, Offer(size, "reserved", plan, region)], None
 
 
 def _excerpt_offers(excerpt: RetailExcerpt, report: HarvestReport) -> list[Offer]:

@@ -148,6 +148,19 @@ def test_a_retail_price_not_a_finite_positive_number_is_skipped(
     assert (key, f"retailPrice {read} is not a positive number") in report.skipped
 
 
+def test_a_savings_plan_price_not_a_positive_number_is_skipped_with_its_reason(
+    price_registry: Path, tmp_path: Path
+) -> None:
+    """The item's pay-as-you-go price stands; its savings plan's is reported, not left out."""
+    path = _copy_with(tmp_path, '"savingsPlanPrice": 14.675212,', '"savingsPlanPrice": "cheap",')
+    report = harvest_azure_retail(path, HarvestOptions(price_registry))
+    key = "azure/DZH318Z09TGJ/0024|325d73e2-c08a-5ecd-a61c-30cdc824878d|Consumption|"
+    assert (key, "savingsPlanPrice 'cheap' is not a positive number") in report.skipped
+    ids = [p["id"] for p in yaml.safe_load((price_registry / PRICE_FILE).read_text())["prices"]]
+    assert "azure-retail-standard-nc96ads-a100-v4-on-demand" in ids
+    assert "azure-retail-standard-nc96ads-a100-v4-reserved-1y" not in ids
+
+
 def test_an_item_given_twice_at_one_price_is_one_price(
     price_registry: Path, tmp_path: Path
 ) -> None:
