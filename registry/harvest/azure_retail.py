@@ -40,14 +40,14 @@ from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_g
 from infermeter.registry.harvest.errors import HarvestError, shown
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
-from infermeter.registry.harvest.price_entry import one_price_each, positive_number, validated_price
-from infermeter.registry.harvest.price_file import write_prices
-from infermeter.registry.harvest.skypilot_excerpt import (
+from infermeter.registry.harvest.pinned_excerpt import (
     PinnedExcerpt,
     excerpt_files,
     match_line,
     read_provenance,
 )
+from infermeter.registry.harvest.price_entry import one_price_each, positive_number, validated_price
+from infermeter.registry.harvest.price_file import write_prices
 from infermeter.registry.harvest.sources import AZURE_RETAIL
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry

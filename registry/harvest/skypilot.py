@@ -30,9 +30,10 @@ from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_g
 from infermeter.registry.harvest.errors import shown
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
+from infermeter.registry.harvest.pinned_excerpt import excerpt_files
 from infermeter.registry.harvest.price_entry import one_price_each, positive_number, validated_price
 from infermeter.registry.harvest.price_file import write_prices
-from infermeter.registry.harvest.skypilot_excerpt import Excerpt, excerpt_files, read_excerpt
+from infermeter.registry.harvest.skypilot_excerpt import Excerpt, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
@@ -234,7 +235,7 @@ def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
     gpus = load_gpus(catalogs_folder(options.registry_root))
     entries: list[PriceEntry] = []
     report = HarvestReport()
-    for file in excerpt_files(source):
+    for file in excerpt_files(source, "*.csv"):
         found, skipped = excerpt_prices(read_excerpt(file), gpus)
         entries.extend(found)
         report.skipped.extend(skipped)
