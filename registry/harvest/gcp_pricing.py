@@ -44,7 +44,7 @@ from infermeter.registry.harvest.pinned_excerpt import (
     read_provenance,
 )
 from infermeter.registry.harvest.price_entry import positive_number, validated_price
-from infermeter.registry.harvest.price_file import write_prices
+from infermeter.registry.harvest.price_file import ExcerptPrices, write_excerpt_prices
 from infermeter.registry.harvest.sources import GCP_PRICING
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
 from infermeter.registry.models import GpuEntry, PriceEntry
@@ -248,9 +248,7 @@ def _entry(
     )
 
 
-def excerpt_prices(
-    excerpt: PricingExcerpt, gpus: dict[str, GpuEntry]
-) -> tuple[list[PriceEntry], list[tuple[str, str]]]:
+def excerpt_prices(excerpt: PricingExcerpt, gpus: dict[str, GpuEntry]) -> ExcerptPrices:
     """The price entries of one excerpt, and its skipped machine types and prices as (key,
     reason)."""
     entries: list[PriceEntry] = []
@@ -272,11 +270,7 @@ def harvest_gcp_pricing(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of `pricing.yml` (a file, or a folder of `*.yml`) into the
     registry's `registry/catalogs/prices-gcp.yaml`, written whole."""
     gpus = load_gpus(catalogs_folder(options.registry_root))
-    entries: list[PriceEntry] = []
-    report = HarvestReport()
-    for file in excerpt_files(source, "*.yml"):
-        found, skipped = excerpt_prices(read_pricing_excerpt(file), gpus)
-        entries.extend(found)
-        report.skipped.extend(skipped)
-    write_prices(options, PRICE_FILE, HEADER, entries, report)
-    return report
+    excerpts = (
+        excerpt_prices(read_pricing_excerpt(file), gpus) for file in excerpt_files(source, "*.yml")
+    )
+    return write_excerpt_prices(options, PRICE_FILE, HEADER, excerpts)

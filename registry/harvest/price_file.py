@@ -8,6 +8,7 @@ added, changed or unchanged, and those the file held that the harvest no longer 
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeAlias
 
 import yaml
 
@@ -17,6 +18,9 @@ from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.models import PriceCatalog, PriceEntry
 from infermeter.registry.store import write_text_atomic
+
+ExcerptPrices: TypeAlias = tuple[list[PriceEntry], list[tuple[str, str]]]
+"""What a source reads from one excerpt: its entries, and its skipped rows as (key, reason)."""
 
 
 def _merged(entries: Iterable[PriceEntry]) -> list[PriceEntry]:
@@ -70,3 +74,17 @@ def write_prices(
     current = path.read_text(encoding="utf-8") if path.is_file() else None
     if not options.dry_run and text != current:
         write_text_atomic(path, text)
+
+
+def write_excerpt_prices(
+    options: HarvestOptions, price_file: Path, header: str, excerpts: Iterable[ExcerptPrices]
+) -> HarvestReport:
+    """Write the entries of all `excerpts` (each read on its own) as `write_prices` does; the
+    report lists each excerpt's skipped rows too."""
+    report = HarvestReport()
+    entries: list[PriceEntry] = []
+    for found, skipped in excerpts:
+        entries.extend(found)
+        report.skipped.extend(skipped)
+    write_prices(options, price_file, header, entries, report)
+    return report

@@ -32,7 +32,7 @@ from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.pinned_excerpt import excerpt_files
 from infermeter.registry.harvest.price_entry import one_price_each, positive_number, validated_price
-from infermeter.registry.harvest.price_file import write_prices
+from infermeter.registry.harvest.price_file import ExcerptPrices, write_excerpt_prices
 from infermeter.registry.harvest.skypilot_excerpt import Excerpt, read_excerpt
 from infermeter.registry.harvest.sources import SKYPILOT
 from infermeter.registry.location import CATALOGS_FOLDER, catalogs_folder
@@ -200,9 +200,7 @@ def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
     )
 
 
-def excerpt_prices(
-    excerpt: Excerpt, gpus: dict[str, GpuEntry]
-) -> tuple[list[PriceEntry], list[tuple[str, str]]]:
+def excerpt_prices(excerpt: Excerpt, gpus: dict[str, GpuEntry]) -> ExcerptPrices:
     """The price entries of one excerpt, and its skipped rows and prices as (row key, reason)."""
     grouped: dict[tuple[str, str], list[Offer]] = defaultdict(list)
     skipped: list[tuple[str, str]] = []
@@ -233,11 +231,5 @@ def harvest_skypilot(source: Path, options: HarvestOptions) -> HarvestReport:
     """Harvest pinned excerpts of SkyPilot catalog files (a file, or a folder of `*.csv`) into
     the registry's `registry/catalogs/prices-skypilot.yaml`, written whole."""
     gpus = load_gpus(catalogs_folder(options.registry_root))
-    entries: list[PriceEntry] = []
-    report = HarvestReport()
-    for file in excerpt_files(source, "*.csv"):
-        found, skipped = excerpt_prices(read_excerpt(file), gpus)
-        entries.extend(found)
-        report.skipped.extend(skipped)
-    write_prices(options, PRICE_FILE, HEADER, entries, report)
-    return report
+    excerpts = (excerpt_prices(read_excerpt(file), gpus) for file in excerpt_files(source, "*.csv"))
+    return write_excerpt_prices(options, PRICE_FILE, HEADER, excerpts)
