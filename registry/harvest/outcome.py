@@ -30,7 +30,7 @@ import yaml
 
 from infermeter.registry.changeset import ChangeSet
 from infermeter.registry.corrections import CORRECTIONS_FILE, parse_corrections
-from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.errors import InvalidFileError, printable
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import Result
 from infermeter.registry.store import RESULTS_DIR, dumps_result, read_result, result_path
@@ -73,11 +73,16 @@ class HarvestReport:
             f"{len(self.unchanged)} unchanged, {len(self.skipped)} skipped{removed}"
         )
 
+    def shown_skipped(self) -> list[tuple[str, str]]:
+        """Each skipped row's key and reason as the report shows them (`printable`): both hold
+        what a source gave (an item key, a region, an error text), which may be hostile."""
+        return [(printable(key), printable(reason)) for key, reason in self.skipped]
+
     def lines(self) -> list[str]:
         """One line per file or skipped row, then the summary."""
         lines = [f"added {path}" for path in self.added]
         lines += [f"changed {old} → {new}" for old, new in self.changed]
-        lines += [f"skipped {key}: {reason}" for key, reason in self.skipped]
+        lines += [f"skipped {key}: {reason}" for key, reason in self.shown_skipped()]
         lines += [f"removed {name}" for name in self.removed]
         return [*lines, self.summary()]
 
@@ -86,7 +91,7 @@ class HarvestReport:
             "added": self.added,
             "changed": [{"old": old, "new": new} for old, new in self.changed],
             "unchanged": len(self.unchanged),
-            "skipped": [{"row": key, "reason": reason} for key, reason in self.skipped],
+            "skipped": [{"row": key, "reason": reason} for key, reason in self.shown_skipped()],
             "removed": self.removed,
         }
 

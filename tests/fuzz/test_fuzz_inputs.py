@@ -8,7 +8,8 @@ Inputs: FIFOs, devices, files above their kind's limit (sparse, so cheap), non-U
 deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge tables, 1e308,
 source rows a price entry cannot hold (empty or 10,000-character names, names holding NUL or
 ESC, dates no calendar has, rows cut short, a price of 1e300 $/GPU-hour, one thing priced twice,
-differently).
+differently), and rows each source skips whose key or reason holds a terminal escape, a newline,
+U+2028, NUL or 10,000 characters (printed escaped and cut, one line each, text and --json).
 Seeded: the random bytes and shapes come from `random.Random(SEED)`.
 """
 
@@ -363,6 +364,84 @@ def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
     assert result.exit_code == (2 if named.startswith("--") else 1), (case, result.output[-400:])
     assert named in result.stderr, (case, result.stderr[-400:])
     assert _tree(root) == before  # nothing written, nothing rewritten (a price file, in place)
+
+
+# A row the harvest skips is printed with its key and reason, which hold what the source wrote:
+# each control character in them escaped (an OSC sequence would retitle the terminal, a newline
+# or U+2028 forge a line; click strips only CSI sequences), each part cut, text and --json alike.
+OSC = "\x1b]0;title\x07"
+
+
+def _mlperf_row_id(folder: Path, row_id: str) -> Path:
+    """A git copy of the pinned MLPerf v5.1 results whose first summary row has `row_id`."""
+    repo = folder / "results"
+    shutil.copytree(DATA / "harvest" / "mlperf-v5.1", repo)
+    summary = repo / "summary_results.json"
+    rows = json.loads(summary.read_text(encoding="utf-8"))
+    rows[0]["ID"] = row_id
+    return _git_repo(repo, {"summary_results.json": json.dumps(rows).encode()})
+
+
+def _inferencex_failed(folder: Path, row_id: str, error: str) -> Path:
+    """The pinned InferenceX dump with its first benchmark result failed, under `row_id`."""
+    rows = json.loads((DATA / "harvest" / "inferencex-dump" / "benchmark_results.json").read_text())
+    rows[0].update(id=row_id, error=error)
+    return _inferencex_with(folder, "benchmark_results", json.dumps(rows).encode())
+
+
+def _item_key(key: bytes) -> Callable[[bytes], bytes]:
+    """The Azure excerpt with its first item's key begun with `key`, and its unit not an hour
+    (so the item is skipped)."""
+
+    def edit(data: bytes) -> bytes:
+        return _swap(b'"1 Hour"', b'"1 Day"')(_swap(AZURE_SPOT, key)(data))
+
+    return edit
+
+
+SKIPPED_ROWS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
+    "mlperf result ID": lambda d: (["mlperf", "--round", "5.1", "--from", str(_mlperf_row_id(
+        d, f"5.1-{OSC}\n\u2028"))], "mlperf v5.1 5.1-\\x1b]0;title\\x07\\n\\u2028 llama2-70b-99 "),
+    "trtllm table heading": lambda d: (["trtllm", "--commit", "03e27c7d", "--from", str(_write(
+        d, "p.md", _swap(b"# GPT-OSS 20B", f"# GPT-OSS{OSC} 20B".encode())((
+        DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md").read_bytes())))],
+        "GPT-OSS\\x1b]0;title\\x07 20B | B200 TP1 (FP4) | 1000/1000: "),
+    "amd model": lambda d: (["amd", "--commit", "f94ec9be", "--from", str(_write(d, "README.md",
+        _swap(b"| Llama 3.1 70B (amd/", f"| Llama{OSC} 3.1 70B (amd/".encode())((
+        DATA / "harvest" / "amd" / "README-f94ec9be.md").read_bytes())))],
+        "throughput | Llama\\x1b]0;title\\x07 3.1 70B (amd/"),
+    "inferencex failed result": lambda d: (["inferencex", "--from", str(_inferencex_failed(
+        d, f"x{OSC}\n\u2028", "boom\x00" + "e" * 10_000))],
+        "inferencex result x\\x1b]0;title\\x07\\n\\u2028: failed: boom\\x00eee"),
+    "skypilot instance": lambda d: (_price_source(d, "skypilot", _swap(
+        b"1B300.30V,1B300.30V,30.0,275.0,B300,",
+        f'"1B{OSC}\nforged",1B300.30V,30.0,275.0,Z80,'.encode())),
+        "verda/1B\\x1b]0;title\\x07\\nforged/FIN-03: accelerator 'Z80'"),
+    "gcp-pricing region": lambda d: (_price_source(d, "gcp-pricing", _swap(
+        b"        us-central1:\n", b'        "us-\\e]0;title\\a\\N":\n          hour: -1\n'
+        b"        us-central1:\n")), "gcp/a2-ultragpu-8g/us-\\x1b]0;title\\x07\\x85/hour: "),
+    "azure-retail item key": lambda d: (_price_source(d, "azure-retail", _item_key(
+        b'"DZH\\u001b]0;title\\u0007\\n\\u2028|')),
+        "azure/DZH\\x1b]0;title\\x07\\n\\u2028|14bf561c-12b1-5a70-89ce-b9e38c15c94f|"),
+    "azure-retail 10,000-character item key": lambda d: (_price_source(d, "azure-retail",
+        _item_key(b'"' + LONG_NAME)), "x…: unitOfMeasure '1 Day' is not '1 Hour'"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(SKIPPED_ROWS))
+def test_fuzz_inputs_harvest_skipped_rows(tmp_path: Path, case: str) -> None:
+    args, shown = SKIPPED_ROWS[case](tmp_path)
+    root = empty_registry(tmp_path / "checkout")
+    command = ["registry", "harvest", *args, "--registry", str(root), "--dry-run"]
+    text = check_cli(command, "harvests", limit_s=60, report=True)
+    assert text.exit_code == 0, (case, text.output[-400:])
+    lines = text.stdout.split("\n")
+    assert all(line.isprintable() for line in lines), (case, ascii(text.stdout)[-400:])
+    assert any(line.startswith("skipped ") and shown in line for line in lines), (case, lines)
+    as_json = check_cli([*command, "--json"], "harvests", limit_s=60)
+    assert as_json.stdout.replace("\n", "").isprintable(), (case, ascii(as_json.stdout)[-400:])
+    skipped = json.loads(as_json.stdout)["skipped"]
+    assert any(shown in f"{row['row']}: {row['reason']}" for row in skipped), (case, skipped)
 
 
 def _tree(root: Path) -> dict[Path, bytes | None]:
