@@ -10,7 +10,9 @@ Hierarchy::
     └── RegistryNotFoundError      no registry checkout named or found (`registry.location`)
 
 A `Problem` is one finding, printed as one line `file: json.path: message`; validation
-collects every problem before it fails once.
+collects every problem before it fails once. What a hostile file holds reaches a line in one of
+two ways: `printable` (text of a line, its control characters escaped, cut) or `shown` (a value
+quoted in a message: its repr, cut).
 """
 
 from collections.abc import Iterable, Sequence
@@ -45,6 +47,20 @@ def printable(text: str, limit: int = MESSAGE_CHARS) -> str:
         character if character.isprintable() else repr(character)[1:-1] for character in text
     )
     return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
+
+
+SHOWN_CHARACTERS = 40
+"""The most characters of a value read from a file (a key, a name, a price) an error line quotes."""
+
+
+def shown(value: object) -> str:
+    """`value` as an error line quotes it: its repr (so control characters are escaped), cut
+    with its length when long (a 10,000-character key stays one short line)."""
+    text = repr(value)
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    length = f" ({len(value)} characters)" if isinstance(value, str) else ""
+    return f"{text[:SHOWN_CHARACTERS]}…{length}"
 
 
 class RegistryError(Exception):

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
-from infermeter.registry.harvest.errors import HarvestError, shown
+from infermeter.registry.errors import shown
+from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.pinned_excerpt import (

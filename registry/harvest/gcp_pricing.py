@@ -34,7 +34,8 @@ from typing import Any
 import yaml
 
 from infermeter.registry.catalog import CatalogLoader, gpu_named, harvested_prices_file, load_gpus
-from infermeter.registry.harvest.errors import HarvestError, shown
+from infermeter.registry.errors import shown
+from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.pinned_excerpt import (

@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from infermeter.registry.checks.structure import string_findings
-from infermeter.registry.harvest.errors import HarvestError, shown
+from infermeter.registry.errors import shown
+from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import PriceEntry
 
 MAX_USD_PER_GPU_HOUR = 1000.0

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infermeter.registry.catalog import gpu_named, harvested_prices_file, load_gpus
-from infermeter.registry.harvest.errors import shown
+from infermeter.registry.errors import shown
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.harvest.pinned_excerpt import excerpt_files
