@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.interconnect import Link
-from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.errors import InvalidFileError, Problem, shown
 from infermeter.registry.harvest.sources import SOURCES, gpu_names_sources
 from infermeter.registry.models import (
     GpuCatalog,
@@ -68,7 +68,7 @@ class CatalogLoader(_SafeLoader):
             if isinstance(key, Hashable) and key in seen:
                 first = f"first given at line {seen[key].line + 1}"
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}, {first}", key_node.start_mark
+                    None, None, f"duplicate key {shown(key)}, {first}", key_node.start_mark
                 )
             if isinstance(key, Hashable):
                 seen[key] = key_node.start_mark

@@ -17,7 +17,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from infermeter.registry.errors import ContentIdError, InvalidFileError, Problem, UnwritableError
+from infermeter.registry.errors import (
+    ContentIdError,
+    InvalidFileError,
+    Problem,
+    UnwritableError,
+    shown,
+)
 from infermeter.registry.migration import is_older_format, upgrade_result_data
 from infermeter.registry.models import MeasuredSource, Result
 
@@ -199,7 +205,7 @@ def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
-            raise ValueError(f"duplicate key {key!r}")
+            raise ValueError(f"duplicate key {shown(key)}")
         data[key] = value
     return data
 

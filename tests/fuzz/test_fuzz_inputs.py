@@ -263,6 +263,9 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         d, "benchmark_results", None))], "FIFO"),
     "inferencex deep JSON": lambda d: (["inferencex", "--from", str(_inferencex_with(
         d, "configs", b"[" * 100_000 + b"]" * 100_000))], "not a JSON table"),
+    "inferencex two rows, one 10,000-character key": lambda d: (["inferencex", "--from", str(
+        _inferencex_failed(d, "x" * 10_000, "failed", count=2))],
+        "the same source key 'inferencex result " + "x" * 21 + "… (10018 characters)"),
     "inferencex range-ratio nan": lambda d: (["inferencex", "--from", str(
         DATA / "harvest" / "inferencex-dump"), "--range-ratio", "nan"], "--range-ratio"),
     "inferencex range-ratio 1e308": lambda d: (["inferencex", "--from", str(
@@ -321,6 +324,10 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         b"        us-central1:\n          hour: 88.4899999025753", b"        us-central1:\n"
         b"          hour: 77.0\n        us-central1:\n          hour: 88.4899999025753")),
         "duplicate key 'us-central1', first given at line 21"),
+    "gcp-pricing 1,000-character machine type twice": lambda d: (_price_source(d, "gcp-pricing",
+        _swap(b"    a3-highgpu-8g:\n", b"    " + LONG_NAME[:1000] + b":\n      h100-80gb: 8\n    "
+        + LONG_NAME[:1000] + b":\n    a3-highgpu-8g:\n")),  # YAML's longest simple key: 1024
+        "duplicate key '" + "x" * 39 + "… (1000 characters), first given at line 19"),
     "gcp-pricing price 1e300": lambda d: (_price_source(d, "gcp-pricing", _swap(
         b"hour: 88.4899999025753", b"hour: 1.0e+300")),
         "'a3-highgpu-8g', region 'us-central1', hour: usd_per_gpu_hour: 1.25e+299 is above 1000"),
@@ -342,6 +349,9 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         "the interruptible price of Standard_ND96amsr_A100_v4 in 'francecentral' differently"),
     "azure-retail key twice, other price": lambda d: (_price_source(d, "azure-retail", _again(
         AZURE_SPOT, b"},\n", {b"10.65012": b"9.5"})), "not items: duplicate key 'DZH318Z08MBM"),
+    "azure-retail 10,000-character key twice": lambda d: (_price_source(d, "azure-retail",
+        lambda data: _again(b'"' + LONG_NAME, b"},\n", {})(_swap(AZURE_SPOT, b'"' + LONG_NAME)(
+        data))), "not items: duplicate key '" + "x" * 39 + "… (10049 characters)"),
     "azure-retail price 1e300": lambda d: (_price_source(d, "azure-retail", _swap(
         b'"retailPrice": 40.962', b'"retailPrice": 1e300')),
         "usd_per_gpu_hour: 1.25e+299 is above 1000"),
@@ -382,10 +392,12 @@ def _mlperf_row_id(folder: Path, row_id: str) -> Path:
     return _git_repo(repo, {"summary_results.json": json.dumps(rows).encode()})
 
 
-def _inferencex_failed(folder: Path, row_id: str, error: str) -> Path:
-    """The pinned InferenceX dump with its first benchmark result failed, under `row_id`."""
+def _inferencex_failed(folder: Path, row_id: str, error: str, count: int = 1) -> Path:
+    """The pinned InferenceX dump with its first `count` benchmark results failed, each under
+    `row_id`."""
     rows = json.loads((DATA / "harvest" / "inferencex-dump" / "benchmark_results.json").read_text())
-    rows[0].update(id=row_id, error=error)
+    for row in rows[:count]:
+        row.update(id=row_id, error=error)
     return _inferencex_with(folder, "benchmark_results", json.dumps(rows).encode())
 
 

@@ -135,6 +135,10 @@ def test_catalog_rejects_duplicate_ids(tmp_path: Path) -> None:
             "schema_version: 1\nschema_version: 1\nprices: []\n",
             "duplicate key 'schema_version', first given at line 1",
         ),
+        (  # the key cut as error lines quote a value, so where it was first given stays
+            f"{'k' * 1000}: 1\n{'k' * 1000}: 2\nschema_version: 1\nprices: []\n",
+            r"duplicate key 'k{39}… \(1000 characters\), first given at line 1",
+        ),
         ("schema_version: 1\nprices: [\n", "invalid YAML"),
         ("schema_version: 1\nprices: []\nextra: 1\n", "extra: Extra inputs are not permitted"),
         ("schema_version: 2\nprices: []\n", "schema_version: Input should be 1"),

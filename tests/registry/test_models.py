@@ -415,6 +415,7 @@ def test_store_read_result_names_file_and_every_field(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+        (f'{{"{"a" * 10_000}": 1, "{"a" * 10_000}": 2}}', r"duplicate key 'a{39}… \(10000 char"),
         ('{"a": NaN}', "NaN is not a JSON number"),
         ("{", "invalid JSON at line 1 column 2"),
     ],
