@@ -5,8 +5,9 @@ instance or region name, one holding NUL, a date that is no date, one instance t
 `positive_number` is what every price source reads as a price or a count (a finite number above
 0); `validated_price` builds the entry and turns what the schema refuses, a price above
 `MAX_USD_PER_GPU_HOUR` and a string no published string may hold (`registry.plain_text`) into
-one `HarvestError` line naming the file, the row and each field, never a pydantic traceback or
-a file written; `one_price_each` refuses a source that prices one thing twice, differently.
+one `HarvestError` line naming the file, the row and each field (of a string, the field the row
+gave, not the notes written around it), never a pydantic traceback or a file written;
+`one_price_each` refuses a source that prices one thing twice, differently.
 """
 
 import math
@@ -25,6 +26,11 @@ MAX_USD_PER_GPU_HOUR = 1000.0
 """The dearest price per GPU-hour a source may state. The dearest in the catalogs is $18 (OCI's
 GB300, 2026) and no listing comes near $100; at $1,000 an hour a month's rent would buy the GPU
 several times over, so a price above it is a misread column or a corrupt row, not a price."""
+
+
+WRITTEN_AROUND = frozenset({"notes", "source.title"})
+"""The fields a price source writes around what a row gave (its regions, its file's name): a
+character they may not hold came from a field of the row, and the error names that field."""
 
 
 def positive_number(value: object) -> float | None:
@@ -59,9 +65,10 @@ def validated_price(fields: dict[str, Any], where: str) -> PriceEntry:
         )
     # The rule `registry validate` holds every published string to: no control character.
     findings = string_findings("", entry.model_dump(mode="json"))
-    if findings:
+    named = [finding for finding in findings if finding.path not in WRITTEN_AROUND] or findings
+    if named:
         raise HarvestError(
-            f"{where}: " + "; ".join(f"{finding.path}: {finding.message}" for finding in findings)
+            f"{where}: " + "; ".join(f"{finding.path}: {finding.message}" for finding in named)
         )
     return entry
 

@@ -298,7 +298,8 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "skypilot price 1e300": lambda d: (_price_source(d, "skypilot", _swap(
         b"FIN-03,6.99,", b"FIN-03,1e300,")), "usd_per_gpu_hour: 1e+300 is above 1000"),
     "skypilot NUL in a region": lambda d: (_price_source(d, "skypilot", _swap(
-        b"FIN-03,6.99,", b"FIN\x00-03,6.99,")), "region: contains the control character U+0000"),
+        b"FIN-03,6.99,", b"FIN\x00-03,6.99,")),
+        "row 'verda/1B300.30V/FIN\\x00-03': region: contains the control character U+0000"),
     "skypilot ESC in an instance": lambda d: (_price_source(d, "skypilot", _swap(
         VERDA_ROW, VERDA_ROW.replace(b"1B300.30V,", b"1B300\x1b[2J.30V,", 1))),
         "instance: contains the control character U+001B"),
@@ -334,7 +335,7 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "gcp-pricing NUL in a region": lambda d: (_price_source(d, "gcp-pricing", _swap(
         b"        us-central1:\n          hour: 88.4899999025753",
         b'        "us-\\0central1":\n          hour: 88.4899999025753')),
-        "region: contains the control character U+0000"),
+        "hour: region: contains the control character U+0000"),
     "azure-retail empty region": lambda d: (_price_source(d, "azure-retail", lambda data: data
         .replace(b'"armRegionName": "francecentral"', b'"armRegionName": ""')),
         "region '', on_demand: region: String"),
@@ -357,7 +358,7 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         "usd_per_gpu_hour: 1.25e+299 is above 1000"),
     "azure-retail NUL in a region": lambda d: (_price_source(d, "azure-retail", lambda data: data
         .replace(b'"francecentral"', b'"france\\u0000central"')),
-        "region: contains the control character U+0000"),
+        "on_demand: region: contains the control character U+0000"),
 }  # fmt: skip
 
 
