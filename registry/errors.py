@@ -40,13 +40,19 @@ class Problem:
 MESSAGE_CHARS = 300
 
 
-def printable(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """`text` safe to print as part of one line: control characters (a newline in a file name
-    would start a forged line) written as escapes, and cut to `limit` characters."""
-    escaped = "".join(
+def escaped(text: str) -> str:
+    """`text` with its control characters (a newline, an ESC that would drive the terminal, a
+    NUL, U+2028) written as escapes: it prints as one line and only as what it says."""
+    return "".join(
         character if character.isprintable() else repr(character)[1:-1] for character in text
     )
-    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
+
+
+def printable(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` safe to print as part of one line: control characters (a newline in a file name
+    would start a forged line) written as escapes (`escaped`), and cut to `limit` characters."""
+    safe = escaped(text)
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
 
 
 SHOWN_CHARACTERS = 40

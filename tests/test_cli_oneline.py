@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -69,3 +71,16 @@ def test_cap_values_caps_only_long_command_line_values_and_never_a_path() -> Non
         f"'{'9' * 60}…' is wrong; so is {'v' * 60}…; {path} stays; 12 is fine; {'q' * 80} was "
         "not given"
     )
+
+
+def test_an_error_line_escapes_what_a_hostile_file_name_holds(tmp_path: Path) -> None:
+    # An OSC sequence (retitles the terminal), a newline and U+2028 in a file's name reach the
+    # error line of `bench import` (exit 1) as escapes, never as what drives the terminal.
+    name = "a\x1b]0;owned\x07\n\u2028b.json"
+    (tmp_path / name).write_text("{}", encoding="utf-8")
+    run = CliRunner().invoke(main, ["bench", "import", str(tmp_path / name), "--gpu", "h100-sxm"])
+    assert run.exit_code == 1, run.output
+    (line,) = run.stderr.strip().splitlines()
+    assert "a\\x1b]0;owned\\x07" in line
+    assert "b.json: not a known benchmark file" in line
+    assert all(character.isprintable() for character in line), repr(line)

@@ -55,9 +55,11 @@ def cap_values(text: str, given: Iterable[str]) -> str:
 
 
 def one_line(text: str) -> str:
-    """`text` on one line (whitespace runs become one space), each long command-line value
-    capped (`cap_values`), cut to `SHOWN_CHARS`."""
-    flat = " ".join(cap_values(text, _GIVEN.get()).split())
+    """`text` on one line (whitespace runs become one space, other control characters
+    escapes), each long command-line value capped (`cap_values`), cut to `SHOWN_CHARS`."""
+    from infermeter.registry.errors import escaped
+
+    flat = escaped(" ".join(cap_values(text, _GIVEN.get()).split()))
     return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
 
 
@@ -135,7 +137,10 @@ class OneLineGroup(OneLineCommand, click.Group):
     Usage errors raised while a subcommand parses or runs propagate through the root's
     `make_context` and `invoke`, so the root alone converts them. Asking a group for its
     commands without naming one still prints its help. While it runs, the command line's
-    arguments are known to `one_line`, which caps the long ones a message echoes.
+    arguments are known to `one_line`, which caps the long ones a message echoes. Any other
+    error (exit 1) has its control characters but its line breaks escaped
+    (`registry.errors.escaped`): it may quote a hostile file's name or content, which must not
+    drive the terminal.
     """
 
     def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
@@ -156,6 +161,15 @@ class OneLineGroup(OneLineCommand, click.Group):
             raise
         except click.UsageError as error:
             raise UsageLine(error.format_message()) from None
+        except click.ClickException as error:
+            if type(error) is not click.ClickException:  # a UsageLine is one_line already
+                raise
+            # Any other error (exit 1) may quote what a hostile file or name held; its lines
+            # (a list of problems is one per line) keep their breaks.
+            from infermeter.registry.errors import escaped
+
+            lines = error.format_message().split("\n")
+            raise click.ClickException("\n".join(map(escaped, lines))) from None
 
 
 class FiniteFloatRange(click.FloatRange):
