@@ -323,11 +323,14 @@ class StreamingClient:
 def normalize_base_url(url: str) -> str:
     """`http://h:8000/v1/` → `http://h:8000`: the server root that API paths are appended to."""
     base = url.strip().rstrip("/")
-    parts = urlsplit(base)
+    expected = f"expected an http:// or https:// URL with a host, got {url!r}"
+    try:
+        parts = urlsplit(base)
+        _ = parts.port  # read, so that a port that is no number or out of range is refused
+    except ValueError as error:  # that, or an unclosed [IPv6 address
+        raise BenchConfigError(f"{expected} ({error})", "--endpoint") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BenchConfigError(
-            f"expected an http:// or https:// URL with a host, got {url!r}", "--endpoint"
-        )
+        raise BenchConfigError(expected, "--endpoint")
     if base.endswith("/v1"):
         base = base[: -len("/v1")]
     return base

@@ -426,6 +426,19 @@ class RunOptions(BaseModel):
         ),
     ] = None
 
+    @field_validator("endpoint")
+    @classmethod
+    def _server_url(cls, value: str | None) -> str | None:
+        # Refused before anything runs (a launch, a plan's other entries), not when first used.
+        from infermeter.bench.client.client import normalize_base_url
+
+        if value is not None:
+            try:
+                normalize_base_url(value)
+            except BenchError as error:
+                raise ValueError(str(error)) from None
+        return value
+
     @field_validator("profile")
     @classmethod
     def _known_profile(cls, value: str) -> str:

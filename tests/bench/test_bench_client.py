@@ -8,8 +8,10 @@ import socket
 
 import pytest
 from bench_helpers import prompt_requests, send_all
+from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
+from infermeter.bench.cli.main import main
 from infermeter.bench.client.client import StreamingClient, list_models, normalize_base_url
 from infermeter.bench.client.stream import ErrorKind, parse_stream
 from infermeter.bench.errors import BenchConfigError, EndpointError
@@ -263,8 +265,28 @@ def test_normalize_base_url_strips_v1(url: str, root: str) -> None:
     assert normalize_base_url(url) == root
 
 
-@pytest.mark.parametrize("url", ["ftp://h:8000", "h:8000", "http://", "file:///etc/passwd", ""])
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://h:8000", "h:8000", "http://", "file:///etc/passwd", "", "http://[::1", "http://h:abc",
+     "http://h:99999"],
+)  # fmt: skip
 def test_normalize_base_url_refuses_what_is_no_http_server_url(url: str) -> None:
     with pytest.raises(BenchConfigError, match=r"expected an http:// or https:// URL") as caught:
         normalize_base_url(url)
     assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://[::1", "(Invalid IPv6 URL)"), ("http://h:abc", "(Port could not be cast")],
+)
+def test_bench_run_refuses_a_malformed_endpoint_in_one_line_before_anything_runs(
+    url: str, why: str
+) -> None:
+    # Both were a ValueError traceback from urllib when the run first looked at the host.
+    run = CliRunner().invoke(main, ["bench", "run", "--endpoint", url, "--num-requests", "1"])
+    assert run.exit_code == 2, run.output
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(
+        f"Error: --endpoint: expected an http:// or https:// URL with a host, got {url!r} {why}"
+    )
