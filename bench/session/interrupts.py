@@ -6,7 +6,9 @@ SIGINT (Ctrl-C); both must leave the finished points written and a launched vLLM
 same way while it is active:
 
 - the first signal raises `KeyboardInterrupt` where the run is (`Terminated`, a subclass, for
-  SIGTERM), so the run ends as a Ctrl-C ends it: incomplete, with what finished;
+  SIGTERM), so the run ends as a Ctrl-C ends it: incomplete, with what finished; while the
+  run's event loop runs (`event_loop`), from a callback of that loop, never inside a task's
+  step;
 - every later signal, and any signal once `finishing()` was called, raises nothing: it is
   noted in `received`, and `on_repeat` runs (the session kills a launched server at once
   instead of waiting for its grace period), so the result is still written.
@@ -126,7 +128,16 @@ class StopSignals:
 
     def _handle(self, number: int, frame: FrameType | None) -> None:
         if self._first(number):
-            raise Terminated() if number == signal.SIGTERM else KeyboardInterrupt()
+            stop = Terminated if number == signal.SIGTERM else KeyboardInterrupt
+            loop = _LOOPS.get(threading.get_ident())  # no lock: this thread may hold it now
+            if loop is not None and loop.is_running():
+                # Raised from a callback of the loop, between two task steps, as `pass_on` does
+                # for a run in another thread: raised here, it would cut a task's step short at
+                # any bytecode (half a gather's tasks made, a worker left sending after the
+                # client closed, its error printed as a traceback at exit).
+                loop.call_soon_threadsafe(_raise, stop)
+                return
+            raise stop()
         if self.on_repeat is not None:
             self.on_repeat()
 
