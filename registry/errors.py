@@ -48,11 +48,15 @@ def escaped(text: str) -> str:
     )
 
 
+def cut(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text`, or its first `limit` − 1 characters and "…" when it is longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def printable(text: str, limit: int = MESSAGE_CHARS) -> str:
     """`text` safe to print as part of one line: control characters (a newline in a file name
     would start a forged line) written as escapes (`escaped`), and cut to `limit` characters."""
-    safe = escaped(text)
-    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
+    return cut(escaped(text), limit)
 
 
 SHOWN_CHARACTERS = 40

@@ -8,7 +8,7 @@ Findings and never raises on bad input: validation collects every problem, then 
 
 from dataclasses import dataclass
 
-from infermeter.registry.errors import Problem
+from infermeter.registry.errors import Problem, cut
 
 
 @dataclass(frozen=True)
@@ -18,5 +18,6 @@ class Finding(Problem):
     check: str = ""
 
     def as_json(self) -> dict[str, str]:
-        message = self.message if len(self.message) <= 300 else self.message[:299] + "…"
+        # JSON escapes what it must; the message is cut as a printed line is (`cut`).
+        message = cut(self.message)
         return {"file": self.file, "path": self.path, "message": message, "check": self.check}

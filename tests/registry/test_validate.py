@@ -631,3 +631,18 @@ def test_validate_never_raises_on_a_changed_field(
     report = validate_paths([path], registry_root=tmp_path)
     assert report.files_checked == 1
     assert all(isinstance(problem.message, str) and problem.check for problem in report.problems)
+
+
+def test_a_json_finding_cuts_its_message_as_a_printed_line_does() -> None:
+    from infermeter.registry.checks import Finding
+    from infermeter.registry.errors import MESSAGE_CHARS
+
+    long = Finding("r.json", "points[0]", "x" * (MESSAGE_CHARS + 50), "schema").as_json()
+    assert long["message"] == "x" * (MESSAGE_CHARS - 1) + "…"
+    short = Finding("r.json", "", "y" * MESSAGE_CHARS, "schema").as_json()
+    assert short == {
+        "file": "r.json",
+        "path": "",
+        "message": "y" * MESSAGE_CHARS,
+        "check": "schema",
+    }
