@@ -3,11 +3,12 @@
 A source's row is hostile input: a price of NaN, 1e400 or 1e300, an empty or 10,000-character
 instance or region name, one holding NUL, a date that is no date, one instance type priced twice.
 `positive_number` is what every price source reads as a price or a count (a finite number above
-0); `validated_price` builds the entry and turns what the schema refuses, a price above
-`MAX_USD_PER_GPU_HOUR` and a string no published string may hold (`registry.plain_text`) into
-one `HarvestError` line naming the file, the row and each field (of a string, the field the row
-gave, not the notes written around it), never a pydantic traceback or a file written;
-`one_price_each` refuses a source that prices one thing twice, differently.
+0); `validated_price` builds the entry and turns what the schema refuses (a price above the
+catalog's `MAX_USD_PER_GPU_HOUR` among it) and a string no published string may hold
+(`registry.plain_text`) into one `HarvestError` line naming the file, the row and each field
+(of a string, the field the row gave, not the notes written around it), never a pydantic
+traceback or a file written; `one_price_each` refuses a source that prices one thing twice,
+differently.
 """
 
 import math
@@ -21,12 +22,6 @@ from infermeter.registry.checks.structure import string_findings
 from infermeter.registry.errors import shown
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import PriceEntry
-
-MAX_USD_PER_GPU_HOUR = 1000.0
-"""The dearest price per GPU-hour a source may state. The dearest in the catalogs is $18 (OCI's
-GB300, 2026) and no listing comes near $100; at $1,000 an hour a month's rent would buy the GPU
-several times over, so a price above it is a misread column or a corrupt row, not a price."""
-
 
 WRITTEN_AROUND = frozenset({"notes", "source.title"})
 """The fields a price source writes around what a row gave (its regions, its file's name): a
@@ -47,8 +42,9 @@ def positive_number(value: object) -> float | None:
 
 def validated_price(fields: dict[str, Any], where: str) -> PriceEntry:
     """The price entry of `fields`, read from the source row `where` (its file and row);
-    HarvestError naming `where` and each field the schema refuses, with the value read, a price
-    per GPU-hour above `MAX_USD_PER_GPU_HOUR`, or a string a published string may not hold."""
+    HarvestError naming `where` and each field the schema refuses (a price per GPU-hour above
+    the catalog's `MAX_USD_PER_GPU_HOUR` among them), with the value read, or a string a
+    published string may not hold."""
     try:
         entry = PriceEntry.model_validate(fields)
     except ValidationError as error:
@@ -58,11 +54,6 @@ def validated_price(fields: dict[str, Any], where: str) -> PriceEntry:
             for problem in error.errors()
         )
         raise HarvestError(f"{where}: {problems}") from None
-    if entry.usd_per_gpu_hour > MAX_USD_PER_GPU_HOUR:
-        raise HarvestError(
-            f"{where}: usd_per_gpu_hour: {entry.usd_per_gpu_hour:g} is above "
-            f"{MAX_USD_PER_GPU_HOUR:g}, the most a GPU-hour is taken to cost"
-        )
     # The rule `registry validate` holds every published string to: no control character.
     findings = string_findings("", entry.model_dump(mode="json"))
     named = [finding for finding in findings if finding.path not in WRITTEN_AROUND] or findings

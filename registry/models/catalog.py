@@ -36,6 +36,13 @@ __all__ = [
 ]
 
 
+MAX_USD_PER_GPU_HOUR = 1000.0
+"""The dearest price per GPU-hour a price catalog may state, written by hand or harvested. The
+dearest in the catalogs is $18 (OCI's GB300, 2026) and no listing comes near $100; at $1,000 an
+hour a month's rent would buy the GPU several times over, so a price above it is a misread column
+or a corrupt row, not a price."""
+
+
 class CatalogFile(StrictModel):
     """What every catalog file states first: the version of its format."""
 
@@ -257,7 +264,9 @@ class PriceEntry(StrictModel):
     tier: PriceTierName = Field(
         description="Pricing tier: on demand, interruptible (spot) or reserved (committed)."
     )
-    usd_per_gpu_hour: PositiveFloat = Field(description="Price per GPU per hour, US dollars.")
+    usd_per_gpu_hour: PositiveFloat = Field(
+        le=MAX_USD_PER_GPU_HOUR, description="Price per GPU per hour, US dollars."
+    )
     region: Text | None = Field(description="Region the price applies to; null if global.")
     as_of: PartialDate = Field(description="When the price was read.")
     source: PriceSource = Field(description="Where the price is published.")

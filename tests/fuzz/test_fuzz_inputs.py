@@ -296,7 +296,8 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         VERDA_ROW, b"\n", {b"FIN-03,6.99,": b"FIN-03,5.99,"})), "CSV row 1 and CSV row 2 give "
         "the on_demand price of '1B300.30V' in 'FIN-03' differently (6.99 and 5.99)"),
     "skypilot price 1e300": lambda d: (_price_source(d, "skypilot", _swap(
-        b"FIN-03,6.99,", b"FIN-03,1e300,")), "usd_per_gpu_hour: 1e+300 is above 1000"),
+        b"FIN-03,6.99,", b"FIN-03,1e300,")),
+        "usd_per_gpu_hour: Input should be less than or equal to 1000 (read 1e+300)"),
     "skypilot NUL in a region": lambda d: (_price_source(d, "skypilot", _swap(
         b"FIN-03,6.99,", b"FIN\x00-03,6.99,")),
         "row 'verda/1B300.30V/FIN\\x00-03': region: contains the control character U+0000"),
@@ -331,7 +332,8 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         "duplicate key '" + "x" * 39 + "… (1000 characters), first given at line 19"),
     "gcp-pricing price 1e300": lambda d: (_price_source(d, "gcp-pricing", _swap(
         b"hour: 88.4899999025753", b"hour: 1.0e+300")),
-        "'a3-highgpu-8g', region 'us-central1', hour: usd_per_gpu_hour: 1.25e+299 is above 1000"),
+        "'a3-highgpu-8g', region 'us-central1', hour: usd_per_gpu_hour: Input should be less than "
+        "or equal to 1000 (read 1.25e+299)"),
     "gcp-pricing NUL in a region": lambda d: (_price_source(d, "gcp-pricing", _swap(
         b"        us-central1:\n          hour: 88.4899999025753",
         b'        "us-\\0central1":\n          hour: 88.4899999025753')),
@@ -355,7 +357,7 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         data))), "not items: duplicate key '" + "x" * 39 + "… (10049 characters)"),
     "azure-retail price 1e300": lambda d: (_price_source(d, "azure-retail", _swap(
         b'"retailPrice": 40.962', b'"retailPrice": 1e300')),
-        "usd_per_gpu_hour: 1.25e+299 is above 1000"),
+        "usd_per_gpu_hour: Input should be less than or equal to 1000 (read 1.25e+299)"),
     "azure-retail NUL in a region": lambda d: (_price_source(d, "azure-retail", lambda data: data
         .replace(b'"francecentral"', b'"france\\u0000central"')),
         "on_demand: region: contains the control character U+0000"),

@@ -180,3 +180,13 @@ def test_catalog_real_files_load(loader: object, file_name: str) -> None:
     entries = loader()
     assert entries
     assert all(key == entry.id for key, entry in entries.items())
+
+
+def test_a_hand_written_price_above_what_a_gpu_hour_can_cost_is_refused(tmp_path: Path) -> None:
+    # The bound is the catalog's own (registry.models.catalog.MAX_USD_PER_GPU_HOUR), so a price
+    # typed by hand is held to it as a harvested one is.
+    dear = PRICES_YAML.replace("usd_per_gpu_hour: 3.93", "usd_per_gpu_hour: 1.0e+300")
+    assert dear != PRICES_YAML
+    (tmp_path / PRICES_FILE).write_text(dear, encoding="utf-8")
+    with pytest.raises(InvalidFileError, match="less than or equal to 1000"):
+        load_prices(tmp_path)
