@@ -57,10 +57,9 @@ def cap_values(text: str, given: Iterable[str]) -> str:
 def one_line(text: str) -> str:
     """`text` on one line (whitespace runs become one space, other control characters
     escapes), each long command-line value capped (`cap_values`), cut to `SHOWN_CHARS`."""
-    from infermeter.registry.errors import escaped
+    from infermeter.registry.errors import cut, escaped
 
-    flat = escaped(" ".join(cap_values(text, _GIVEN.get()).split()))
-    return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
+    return cut(escaped(" ".join(cap_values(text, _GIVEN.get()).split())), SHOWN_CHARS)
 
 
 class UsageLine(click.ClickException):
