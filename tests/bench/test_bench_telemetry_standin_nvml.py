@@ -16,6 +16,10 @@ from infermeter.bench.telemetry.nvml import open_gpus
 from infermeter.bench.telemetry.sampler import TelemetrySampler, gpu_window
 
 S = 1_000_000_000
+# The "which GPUs are read" tests tell 70 W, 480 W and 550 W apart; 5 % leaves room for a
+# sampler thread preempted between its time stamp and the energy read on a loaded CI machine
+# (CI saw 70.99 W for 70 W over a 0.12 s window). The energy tests below hold 2 %.
+WHICH = 0.05
 
 
 def _two_gpus_one_serving() -> list[StandinGpu]:
@@ -32,7 +36,7 @@ def _sampled_power_w(indices: list[int] | None = None, count: int | None = None)
     try:
         sampler = TelemetrySampler(gpus, rate_hz=50)
         sampler.start()
-        time.sleep(0.12)
+        time.sleep(0.3)
         sampler.stop()
     finally:
         gpus.close()
@@ -48,7 +52,7 @@ def test_standin_nvml_gpu_indices_sample_only_the_servers_gpu(
 ) -> None:
     nvml = install(monkeypatch, _two_gpus_one_serving())
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert _sampled_power_w(indices=[1]) == pytest.approx(480.0, rel=0.01)  # not 550 W
+    assert _sampled_power_w(indices=[1]) == pytest.approx(480.0, rel=WHICH)  # not 550 W
     gpus, _ = open_gpus(None, [1])
     assert gpus is not None
     assert gpus.inventory.indices == (1,)
@@ -63,15 +67,15 @@ def test_standin_nvml_cuda_visible_devices_names_the_servers_gpu(
     gpus_ = _two_gpus_one_serving()
     install(monkeypatch, gpus_)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", gpus_[1].uuid)
-    assert _sampled_power_w() == pytest.approx(480.0, rel=0.01)
+    assert _sampled_power_w() == pytest.approx(480.0, rel=WHICH)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    assert _sampled_power_w() == pytest.approx(480.0, rel=0.01)
+    assert _sampled_power_w() == pytest.approx(480.0, rel=WHICH)
 
 
 def test_standin_nvml_without_a_hint_samples_the_busy_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, _two_gpus_one_serving())
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert _sampled_power_w() == pytest.approx(480.0, rel=0.01)
+    assert _sampled_power_w() == pytest.approx(480.0, rel=WHICH)
 
 
 def test_standin_nvml_several_idle_gpus_and_no_hint_give_no_telemetry_and_say_why(
@@ -90,8 +94,8 @@ def test_standin_nvml_a_launched_servers_count_takes_the_first_gpus(
 ) -> None:
     install(monkeypatch, _two_gpus_one_serving())
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert _sampled_power_w(count=1) == pytest.approx(70.0, rel=0.01)
-    assert _sampled_power_w(count=2) == pytest.approx(550.0, rel=0.01)
+    assert _sampled_power_w(count=1) == pytest.approx(70.0, rel=WHICH)
+    assert _sampled_power_w(count=2) == pytest.approx(550.0, rel=WHICH)
 
 
 def test_standin_nvml_gpu_index_out_of_range_is_a_reason_not_an_error(
