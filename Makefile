@@ -125,9 +125,10 @@ registry-check: setup
 # printed whole when it ends. pytest runs alone after them, in 2 processes (pytest-xdist): one
 # waits on a subprocess (vLLM, Chromium, mkdocs, Ray) while the other computes. `--dist loadgroup`
 # keeps each group of tests/conftest.py's SHARED_ONCE in one process. PYTEST_WORKERS=0: one process.
+# `--durations` prints the slowest tests, so CI shows where its time goes (it must stay under 20 min).
 PYTEST_WORKERS ?= 2
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-prerequisites
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=60 --durations-min=3
 
 test-prerequisites: lint registry-check $(NPM_STAMP) chromium $(VLLM_STAMP)
