@@ -13,8 +13,11 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.interconnect import Link
+from infermeter.calculators.model_arch import ModelArch
 from infermeter.registry.errors import InvalidFileError, Problem, shown
 from infermeter.registry.harvest.sources import SOURCES, gpu_names_sources
 from infermeter.registry.models import (
@@ -239,3 +242,29 @@ def gpu_traits(gpu: GpuEntry) -> GpuTraits:
         nvlink_sharp=gpu.nvlink_sharp,
         nvlink_domain_gpus=max(nvlink_gpus, default=1),
     )
+
+
+# Each catalog model's config parsed once, by the (frozen) entry object itself: the validator
+# bounds every result by its model's architecture (3,000 results, a few dozen models), and the
+# calculators' own caches (`param_counts`) hold per arch object, so a fresh parse per result
+# missed them all. The entry is held beside its id so a reused id is never mistaken for it.
+_ARCHS: dict[int, tuple[ModelEntry, ModelArch | CalculatorError]] = {}
+_ARCHS_MOST = 256
+
+
+def catalog_arch(model: ModelEntry) -> ModelArch:
+    """The architecture of a catalog model, its config parsed once per entry; raises the
+    `CalculatorError` the calculators raise when they cannot read the config."""
+    parsed = _ARCHS.get(id(model))
+    if parsed is None or parsed[0] is not model:
+        outcome: ModelArch | CalculatorError
+        try:
+            outcome = parse_config(model.config)
+        except CalculatorError as error:
+            outcome = error
+        if len(_ARCHS) >= _ARCHS_MOST:
+            _ARCHS.clear()
+        parsed = _ARCHS[id(model)] = (model, outcome)
+    if isinstance(parsed[1], CalculatorError):
+        raise type(parsed[1])(*parsed[1].args)
+    return parsed[1]

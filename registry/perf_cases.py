@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from infermeter.calculators.answer_estimate import QUANTIZATION_BY_PRECISION
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_datasets import dataset_key, dataset_lengths
@@ -32,7 +31,13 @@ from infermeter.calculators.predict import (
     smallest_tensor_parallel,
 )
 from infermeter.calculators.quantization import weight_format
-from infermeter.registry.catalog import gpu_links, gpu_traits, load_gpus, load_models
+from infermeter.registry.catalog import (
+    catalog_arch,
+    gpu_links,
+    gpu_traits,
+    load_gpus,
+    load_models,
+)
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
 from infermeter.registry.estimate import typical_tokens
 from infermeter.registry.location import catalogs_folder
@@ -175,22 +180,19 @@ def _measured(kind: str, point: LoadPoint) -> tuple[float, str] | None:
 
 
 class _Catalogs:
-    """The catalogs, and each model's config parsed once (None: the calculators cannot)."""
+    """The catalogs, and each model's architecture (None: the calculators cannot read it)."""
 
     def __init__(self, root: Path) -> None:
         folder = catalogs_folder(root)
         self.gpus: Mapping[str, GpuEntry] = load_gpus(folder)
         self.models: Mapping[str, ModelEntry] = load_models(folder)
-        self._archs: dict[str, ModelArch | None] = {}
 
     def arch(self, model_id: str) -> ModelArch | None:
-        if model_id not in self._archs:
-            model = self.models.get(model_id)
-            try:
-                self._archs[model_id] = None if model is None else parse_config(model.config)
-            except CalculatorError:
-                self._archs[model_id] = None
-        return self._archs[model_id]
+        model = self.models.get(model_id)
+        try:
+            return None if model is None else catalog_arch(model)
+        except CalculatorError:
+            return None
 
 
 def _result_cases(

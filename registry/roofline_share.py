@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
@@ -41,6 +40,7 @@ from infermeter.calculators.roofline import (
 from infermeter.registry.catalog import (
     GPUS_FILE,
     MODELS_FILE,
+    catalog_arch,
     catalogs_holding,
     gpu_links,
     load_gpus,
@@ -73,21 +73,19 @@ def _no_bound(reason: str, points: int) -> list["RooflineShare"]:
 
 @dataclass
 class _Memo:
-    """Parsed configs, weight formats and bounds already worked out: many results share them,
-    and each costs far more than the lookup (the index of 10,000 results stays fast)."""
+    """Weight formats and bounds already worked out: many results share them, and each costs
+    far more than the lookup (the index of 10,000 results stays fast). Each model's config is
+    parsed once by `catalog_arch`."""
 
-    archs: dict[str, ModelArch | None] = field(default_factory=dict)
     formats: dict[tuple[str, str | None, str | None], WeightFormat] = field(default_factory=dict)
     bounds: dict[tuple[Any, ...], ThroughputBound | None] = field(default_factory=dict)
 
 
-def _arch(model: ModelEntry, memo: _Memo) -> ModelArch | None:
-    if model.id not in memo.archs:
-        try:
-            memo.archs[model.id] = parse_config(model.config)
-        except CalculatorError:
-            memo.archs[model.id] = None
-    return memo.archs[model.id]
+def _arch(model: ModelEntry) -> ModelArch | None:
+    try:
+        return catalog_arch(model)
+    except CalculatorError:
+        return None
 
 
 def _format(arch: ModelArch, result: Result, memo: _Memo) -> WeightFormat:
@@ -151,7 +149,7 @@ def roofline_shares(
     memo = _Memo() if memo is None else memo
     gpu = gpus.get(result.identity.gpu.id)
     model = models.get(result.identity.model.id)
-    arch = _arch(model, memo) if model is not None else None
+    arch = _arch(model) if model is not None else None
     if gpu is None:
         return _no_bound(GPU_NOT_IN_CATALOG, len(result.points))
     if arch is None:

@@ -18,7 +18,6 @@ import functools
 from collections.abc import Iterator
 
 from infermeter.calculators.answer_estimate import most_memory_bytes
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
@@ -33,6 +32,7 @@ from infermeter.calculators.roofline import (
     decode_tokens_per_second_bound,
     output_tokens_per_second_per_gpu_bound,
 )
+from infermeter.registry.catalog import catalog_arch
 from infermeter.registry.checks import Finding
 from infermeter.registry.models import GpuEntry, ModelEntry, Result
 from infermeter.registry.models.identity import LengthDistribution
@@ -254,7 +254,7 @@ def physics_findings(
         return findings
     identity = result.identity.model
     try:
-        arch = parse_config(model.config)
+        arch = catalog_arch(model)
     except CalculatorError as error:
         message = f"the calculators cannot read the catalog config of {model.id}: {error}"
         return [*findings, _finding(file, "identity.model.id", message)]

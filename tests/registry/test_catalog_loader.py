@@ -9,6 +9,7 @@ from infermeter.registry.catalog import (
     GPUS_FILE,
     MODELS_FILE,
     PRICES_FILE,
+    catalog_arch,
     catalogs_holding,
     load_gpus,
     load_models,
@@ -190,3 +191,13 @@ def test_a_hand_written_price_above_what_a_gpu_hour_can_cost_is_refused(tmp_path
     (tmp_path / PRICES_FILE).write_text(dear, encoding="utf-8")
     with pytest.raises(InvalidFileError, match="less than or equal to 1000"):
         load_prices(tmp_path)
+
+
+def test_catalog_arch_is_parsed_once_per_entry_and_never_shared_by_id() -> None:
+    models = load_models()
+    entry, other = models["llama-3.1-8b-instruct"], models["llama-3.1-70b-instruct"]
+    assert catalog_arch(entry) is catalog_arch(entry)  # the calculators' caches hold per arch
+    # Another entry of the same id (a catalog read again, edited) is parsed on its own.
+    edited = entry.model_copy(update={"config": other.config})
+    assert catalog_arch(edited).num_layers == catalog_arch(other).num_layers == 80
+    assert catalog_arch(entry).num_layers == 32

@@ -97,3 +97,20 @@ def test_physics_unknown_quantization_gets_the_most_generous_decode_bound() -> N
     # … but 5,000 tok/s per stream is above any format's bound.
     findings = _physics(unknown.model_copy(update={"points": [fast, *unknown.points[1:]]}))
     assert any("points[0].tpot_ms.mean: decode 5000 tok/s" in f for f in findings), findings
+
+
+def test_physics_unreadable_catalog_config_is_a_finding_for_every_result() -> None:
+    # The config is parsed once per catalog entry: the second result still gets the finding.
+    result = read_result(H100_8B_FP8)
+    model = MODELS[result.identity.model.id]
+    unreadable = model.model_copy(update={"config": {"model_type": "llama"}})
+    gpu = GPUS[result.identity.gpu.id]
+    first, second = (physics_findings(name, result, gpu, unreadable) for name in ("a", "b"))
+    assert [(f.file, f.path) for f in (*first, *second)] == [
+        ("a", "identity.model.id"),
+        ("b", "identity.model.id"),
+    ]
+    message = first[0].message
+    assert message.startswith("the calculators cannot read the catalog config of llama-3.1-8b")
+    assert "hidden_size" in message
+    assert second[0].message == message
