@@ -263,11 +263,26 @@ def without_userinfo(url: str) -> str:
     return _USERINFO.sub(lambda m: m.group("name"), url)
 
 
-def find_secret(text: str) -> str | None:
-    """What secret `text` carries (named, never shown), or None."""
-    for match in _USERINFO.finditer(text):
-        if not _is_redacted(match.group("value")):
-            return "credentials in a URL (user:password@host)"
+# What the option, environment, header and pair patterns all need in a match: a name's end, then
+# a space or what joins a name to its value. A text without it is not given to those patterns,
+# whose case-insensitive alternations and lazy names cost ~40 µs a string (`registry validate`
+# reads 80,000 strings). ASCII text is searched lowered, ten times faster; lowering agrees with
+# case-insensitive matching on ASCII only (re.I also takes K, ſ and ı for k, s and i), so other
+# text is searched case-insensitively, as the patterns search it.
+_NAMED_VALUE = rf"{_NAME_END}(?:\s|(?:\\?['\"])?\s*[:=])"
+_NAMED_VALUE_LOWERED = re.compile(_NAMED_VALUE)
+_NAMED_VALUE_ANY_CASE = re.compile(_NAMED_VALUE, re.I)
+
+
+def _may_name_a_value(text: str) -> bool:
+    if text.isascii():
+        return _NAMED_VALUE_LOWERED.search(text.lower()) is not None
+    return _NAMED_VALUE_ANY_CASE.search(text) is not None
+
+
+def _named_value(text: str) -> str | None:
+    """What value of a credential's name (an option, a variable, a header, a pair) `text`
+    carries, or None."""
     for match in _OPTION_VALUE.finditer(text):
         value = match.group("value")
         if is_credential_name(match.group("name")) and not (
@@ -285,6 +300,18 @@ def find_secret(text: str) -> str | None:
             match.group("value"), match.group("name")
         ):
             return f"the value of {match.group('key')} (an API key, token or password)"
+    return None
+
+
+def find_secret(text: str) -> str | None:
+    """What secret `text` carries (named, never shown), or None."""
+    if "@" in text:  # a URL's credentials come before its host
+        for match in _USERINFO.finditer(text):
+            if not _is_redacted(match.group("value")):
+                return "credentials in a URL (user:password@host)"
+    named = _named_value(text) if _may_name_a_value(text) else None
+    if named is not None:
+        return named
     if _SHAPES.search(text):
         return "a string shaped like an access token"
     return None

@@ -156,6 +156,23 @@ def test_fuzz_registry_digits_are_a_secret_after_a_password_or_when_long(text: s
 
 
 @pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("curl -H 'Authorızation: Bearer abc123'", "an authorization header's value"),
+        ("X-Api-\u212aey: abc123 — sent", "an authorization header's value"),
+        ('--extra-body "{\\"apiKey\\": \\"abc123\\"}"', "the value of apiKey"),
+        ("max_tokens: 4096, sort_key=3 — ok", None),
+    ],
+    ids=["dotless-i", "kelvin-sign", "escaped-json", "look-alike"],
+)
+def test_fuzz_registry_find_secret_reads_every_case_and_quoting(text: str, named: str) -> None:
+    # find_secret passes a text its patterns cannot match without running them; re.I takes
+    # 'ı' for 'i' and 'K' (Kelvin) for 'k', and a JSON string's pair has \" after the name.
+    found = find_secret(text)
+    assert found is None if named is None else found is not None and found.startswith(named)
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("null", "holds null"),
