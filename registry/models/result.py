@@ -152,11 +152,20 @@ LOAD_PROPERTIES: tuple[str, ...] = (
 KeyValue = str | int | float | bool | None
 
 
-def _property(root: BaseModel, dotted_path: str) -> KeyValue:
+def _steps(paths: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], bool], ...]:
+    # Each property's attribute names, split once (a result's key reads 53 properties, and
+    # `registry validate` keys every result twice), and whether it is a run owner's field: a
+    # measured source has no `mlperf` at all, so those fields may be absent.
+    return tuple((tuple(path.split(".")), path in RUN_OWNER_PROPERTIES) for path in paths)
+
+
+_RESULT_STEPS = _steps(COMPARABLE_PROPERTIES + RUN_OWNER_PROPERTIES)
+_LOAD_STEPS = _steps(LOAD_PROPERTIES)
+
+
+def _property(root: BaseModel, names: tuple[str, ...], optional: bool) -> KeyValue:
     value: object = root
-    # A measured source has no `mlperf` at all: its run owner's fields are absent.
-    optional = dotted_path in RUN_OWNER_PROPERTIES
-    for name in dotted_path.split("."):
+    for name in names:
         if value is None:
             # An optional group that is absent (no speculative decoding): each leaf is absent.
             return None
@@ -166,14 +175,13 @@ def _property(root: BaseModel, dotted_path: str) -> KeyValue:
         return json.dumps(value.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    raise TypeError(f"{dotted_path} is not a scalar or a model")
+    raise TypeError(f"{'.'.join(names)} is not a scalar or a model")
 
 
 def comparability_key(result: Result) -> tuple[KeyValue, ...]:
     """The values of COMPARABLE_PROPERTIES, then RUN_OWNER_PROPERTIES, for `result`, in that
     order (hashable)."""
-    paths = COMPARABLE_PROPERTIES + RUN_OWNER_PROPERTIES
-    return tuple(_property(result, dotted_path) for dotted_path in paths)
+    return tuple(_property(result, names, optional) for names, optional in _RESULT_STEPS)
 
 
 def load_point_key(
@@ -183,4 +191,4 @@ def load_point_key(
     `result_key`: `comparability_key(result)` when the caller has it (one per result, not per
     point)."""
     identity = comparability_key(result) if result_key is None else result_key
-    return identity + tuple(_property(point, dotted_path) for dotted_path in LOAD_PROPERTIES)
+    return identity + tuple(_property(point, names, optional) for names, optional in _LOAD_STEPS)
