@@ -263,13 +263,15 @@ def without_userinfo(url: str) -> str:
     return _USERINFO.sub(lambda m: m.group("name"), url)
 
 
-# What the option, environment, header and pair patterns all need in a match: a name's end, then
-# a space or what joins a name to its value. A text without it is not given to those patterns,
-# whose case-insensitive alternations and lazy names cost ~40 µs a string (`registry validate`
-# reads 80,000 strings). ASCII text is searched lowered, ten times faster; lowering agrees with
-# case-insensitive matching on ASCII only (re.I also takes K, ſ and ı for k, s and i), so other
-# text is searched case-insensitively, as the patterns search it.
-_NAMED_VALUE = rf"{_NAME_END}(?:\s|(?:\\?['\"])?\s*[:=])"
+# What the option, environment, header and pair patterns all need in a match: a name's end,
+# then what joins a name to its value (`:` or `=`, after a quote maybe); or an option's name, a
+# dash and the name's characters up to its end, then a space. A text without it is not given to
+# those patterns, whose case-insensitive alternations and lazy names cost ~40 µs a string
+# (`registry validate` reads 80,000 strings; its notes say "token" in prose). ASCII text is
+# searched lowered, ten times faster; lowering agrees with case-insensitive matching on ASCII
+# only (re.I also takes K, ſ and ı for k, s and i), so other text is searched
+# case-insensitively, as the patterns search it.
+_NAMED_VALUE = rf"{_NAME_END}(?:\\?['\"])?\s*[:=]|-[a-z0-9_.-]*{_NAME_END}\s"
 _NAMED_VALUE_LOWERED = re.compile(_NAMED_VALUE)
 _NAMED_VALUE_ANY_CASE = re.compile(_NAMED_VALUE, re.I)
 
