@@ -99,15 +99,15 @@ def _imported_modules(source: str) -> set[str]:
     return names
 
 
-def _imported_calculators(source: str) -> set[str]:
-    """The `calculators` modules a Python source imports (`infermeter.calculators.x` → "x")."""
+def _imported(source: str) -> tuple[set[str], set[str]]:
+    """The browser runtime's modules a Python source imports (`calc_html` → "calc_html") and
+    the `calculators` modules it imports (`infermeter.calculators.x` → "x"), from one parse."""
     names = _imported_modules(source)
-    return {name.split(".")[2] for name in names if name.startswith("infermeter.calculators.")}
-
-
-def _imported_hooks(source: str) -> set[str]:
-    """The browser runtime's modules a Python source imports (`calc_html` → "calc_html")."""
-    return {name for name in _imported_modules(source) if (BROWSER / f"{name}.py").is_file()}
+    hooks = {name for name in names if (BROWSER / f"{name}.py").is_file()}
+    calculators = {
+        name.split(".")[2] for name in names if name.startswith("infermeter.calculators.")
+    }
+    return hooks, calculators
 
 
 def calculators_archive() -> bytes:
@@ -123,11 +123,11 @@ def calculators_archive() -> bytes:
     queue = [(BROWSER / f"{name}.py").read_text(encoding="utf-8") for name in entries]
     needed: set[str] = {"__init__"}
     while queue:
-        source = queue.pop()
-        for name in _imported_hooks(source) - hooks:
+        imported_hooks, imported_calculators = _imported(queue.pop())
+        for name in imported_hooks - hooks:
             hooks.add(name)
             queue.append((BROWSER / f"{name}.py").read_text(encoding="utf-8"))
-        for name in _imported_calculators(source) - needed:
+        for name in imported_calculators - needed:
             needed.add(name)
             queue.append((package / f"{name}.py").read_text(encoding="utf-8"))
     members = [
