@@ -43,6 +43,7 @@ from infermeter.registry.index_row import COLUMN_DESCRIPTIONS, COLUMNS, IndexRow
 from infermeter.registry.index_rows import index_rows, ran_on_cpu
 from infermeter.registry.licences import DATA_LICENCE
 from infermeter.registry.location import catalogs_folder
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.result_reader import (
     load_results,
     result_files,
@@ -93,7 +94,7 @@ def build_index_counted(root: Path) -> tuple[list[IndexRow], int, int]:
     `registry.index_rows.index_rows`)."""
     results = load_results(root, result_files(root))
     catalogs = catalogs_folder(root)
-    prices = list(load_prices(catalogs).values())
+    prices = PriceBook(load_prices(catalogs).values())
     bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     rows = [

@@ -9,7 +9,6 @@ significant digits.
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from infermeter.calculators.accepted import accepted_at_own_slo
@@ -19,7 +18,6 @@ from infermeter.registry.corrections import (
 )
 from infermeter.registry.evidence import point_evidence, result_lane
 from infermeter.registry.index_row import STATED_COLUMNS, IndexRow, TierColumns
-from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import (
     LatencyStats,
     LoadPoint,
@@ -30,7 +28,7 @@ from infermeter.registry.models import (
 )
 from infermeter.registry.models.common import CPU_DEVICE_ID
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
-from infermeter.registry.prices import TIERS, Confidence, confidence, dated
+from infermeter.registry.prices import TIERS, Confidence, GpuPrices, PriceBook, dated
 from infermeter.registry.roofline_share import RooflineBounds, RooflineShare
 from infermeter.registry.workloads import scenario, workload_key, workload_label
 
@@ -120,21 +118,20 @@ def _tier_columns(
 
 
 def _tiers(
-    cheapest: Mapping[str, PriceEntry],
-    trust: Mapping[str, Confidence],
+    priced: GpuPrices,
     gpu_count: int,
     output_tokens_per_s: float | None,
     accepted_tokens_per_s: float | None,
 ) -> dict[str, Any]:
-    """A row's `TierColumns` at each price tier's `cheapest` price, by tier (`IndexRow`'s
-    field of it)."""
+    """A row's `TierColumns` at each price tier's cheapest price (`priced`), by tier
+    (`IndexRow`'s field of it)."""
     return {
         tier: _tier_columns(
-            cheapest.get(tier),
+            priced.cheapest.get(tier),
             gpu_count,
             output_tokens_per_s,
             accepted_tokens_per_s,
-            trust.get(tier),
+            priced.trust.get(tier),
         )
         for tier in TIERS
     }
@@ -258,11 +255,11 @@ def _derived_columns(
 def index_rows(
     result: Result,
     file: str,
-    prices: Iterable[PriceEntry],
+    prices: PriceBook,
     correction: CorrectionEntry | None = None,
     bounds: RooflineBounds | None = None,
 ) -> list[IndexRow]:
-    """The rows of one result: one per load point, priced with `prices`, marked with the
+    """The rows of one result: one per load point, priced from `prices`, marked with the
     corrections file's entry for it (`correction`) when there is one, each with its share of
     the roofline bound when `bounds` (the GPU and model catalogs) are given. A run on the CPU
     has none: every row is a GPU comparison's."""
@@ -270,9 +267,7 @@ def index_rows(
         return []
     shares = bounds.shares(result) if bounds is not None else [None] * len(result.points)
     gpu_count = result.identity.gpu.count
-    catalog = list(prices)
-    cheapest = cheapest_prices(result.identity.gpu.id, catalog)
-    trust = {tier: confidence(price, catalog) for tier, price in cheapest.items()}
+    priced = prices.of(result.identity.gpu.id)
     result_key = comparability_key(result)  # once per result: its points share it
     result_columns: dict[str, Any] = (
         {
@@ -302,7 +297,7 @@ def index_rows(
                 **_measured_columns(point),
                 **_derived_columns(point, gpu_count, accepted_tokens_per_s),
                 **_roofline_columns(shares[point_index]),
-                **_tiers(cheapest, trust, gpu_count, output_tokens_per_s, accepted_tokens_per_s),
+                **_tiers(priced, gpu_count, output_tokens_per_s, accepted_tokens_per_s),
             )
         )
     return rows

@@ -192,6 +192,32 @@ def tier_prices(
     return result
 
 
+@dataclass(frozen=True)
+class GpuPrices:
+    """A GPU's price of each tier that figures use (`tier_prices`) and the confidence in each
+    among the whole catalog."""
+
+    cheapest: dict[str, PriceEntry]
+    trust: dict[str, Confidence]
+
+
+class PriceBook:
+    """The catalog's `prices`, each GPU's `GpuPrices` worked out once: every result on one GPU
+    is priced alike, so an index of thousands of results prices each of its GPUs once."""
+
+    def __init__(self, prices: Iterable[PriceEntry]) -> None:
+        self.prices = list(prices)
+        self._by_gpu: dict[str, GpuPrices] = {}
+
+    def of(self, gpu_id: str) -> GpuPrices:
+        """The GPU's prices per tier and their confidence (today's, as `confidence` says)."""
+        if gpu_id not in self._by_gpu:
+            cheapest = tier_prices(gpu_id, self.prices)
+            trust = {tier: confidence(price, self.prices) for tier, price in cheapest.items()}
+            self._by_gpu[gpu_id] = GpuPrices(cheapest, trust)
+        return self._by_gpu[gpu_id]
+
+
 def providers(chosen: dict[str, PriceEntry]) -> list[str]:
     """The providers a tier comparison draws on, on-demand's first."""
     names: list[str] = []

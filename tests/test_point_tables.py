@@ -14,6 +14,7 @@ from infermeter.registry.catalog import load_prices
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import read_result
 from infermeter.registry.tables import POINT_COLUMNS, number_text, points_table_html, usd_text
 
@@ -33,7 +34,7 @@ def result() -> Result:
 
 @pytest.fixture(scope="module")
 def rows(result: Result) -> list[IndexRow]:
-    return index_rows(result, "measured-two-points.json", load_prices().values())
+    return index_rows(result, "measured-two-points.json", PriceBook(load_prices().values()))
 
 
 def _cells(table: str) -> list[list[str]]:

@@ -32,6 +32,7 @@ from infermeter.registry.models import (
     comparability_key,
 )
 from infermeter.registry.models.measurements import slo_bounds_text
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.result_reader import read_valid_result
 
 # Identity that a comparison varies on purpose; everything else must match.
@@ -131,9 +132,9 @@ def compare(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) -> lis
     problems = differences(results)
     if problems:
         raise NotComparable(problems)
-    price_list = list(prices)
+    book = PriceBook(prices)
     by_result = [
-        {_load_key(row): row for row in index_rows(r.result, r.name, price_list)} for r in results
+        {_load_key(row): row for row in index_rows(r.result, r.name, book)} for r in results
     ]
     order: list[str] = []
     for rows in by_result:

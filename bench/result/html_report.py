@@ -32,6 +32,7 @@ from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import PriceEntry
 from infermeter.registry.plain_text import html_text, plain_data
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import write_text_atomic
 from infermeter.registry.tables import points_table_html
 
@@ -91,10 +92,9 @@ def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) ->
     uplot_js = _asset(UPLOT_DIR / "uPlot.iife.min.js")
     uplot_css = _asset(UPLOT_DIR / "uPlot.min.css")
     charts_js = _asset(CHARTS_JS)
-    price_list = list(prices)
+    book = PriceBook(prices)
     rows_by_result = [
-        (named, with_pareto_front(index_rows(named.result, named.name, price_list)))
-        for named in results
+        (named, with_pareto_front(index_rows(named.result, named.name, book))) for named in results
     ]
     labels = {id(row): _label(named) for named, rows in rows_by_result for row in rows}
     # A point cut short by an interrupt is in its table, marked, but on no curve (as on the site).

@@ -21,6 +21,7 @@ from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.location import catalogs_folder
 from infermeter.registry.models import Result
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.result_reader import load_result_files, result_files
 from infermeter.registry.roofline_share import RooflineBounds
 
@@ -49,7 +50,7 @@ def load_index(root: Path) -> Index:
     """Every valid result under `root` and its index rows, each marked with its entry in the
     corrections file; an invalid file raises."""
     catalogs = catalogs_folder(root)
-    prices = list(load_prices(catalogs).values())
+    prices = PriceBook(load_prices(catalogs).values())
     bounds = RooflineBounds.from_catalogs(catalogs)
     corrections = latest_entries(load_corrections(root / CORRECTIONS_FILE))
     results: dict[str, Result] = {}

@@ -43,6 +43,7 @@ from infermeter.bench.run.search import (
 from infermeter.bench.workloads.lengths import parse_length
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result, Slo
+from infermeter.registry.prices import PriceBook
 from tests.measured_result import h100_deployment, stored_run, two_token_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
@@ -465,7 +466,7 @@ def test_search_answer_is_stored_as_a_server_at_slo_point(
     # The file round-trips through the registry's model, and the index (the site's and
     # `bench compare`'s source) shows the answer as a server-at-SLO row.
     Result.model_validate_json(result.model_dump_json())
-    rows = index_rows(result, "f.json", [])
+    rows = index_rows(result, "f.json", PriceBook([]))
     (row,) = [r for r in rows if r.rate_search_percentile is not None]
     what = f"rate {best.load:g} req/s poisson" if kind == "rate" else f"concurrency {best.load:g}"
     assert row.load_label == f"highest {what} with p99 TTFT ≤ 5000 ms, TPOT ≤ 1000 ms"

@@ -14,6 +14,7 @@ from infermeter.registry.across_rows import across_rows
 from infermeter.registry.charts import chart_data, default_label
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.result_reader import load_results
 
 ONE_K = "819–1,024 → 819–1,024 tokens, random"
@@ -23,7 +24,9 @@ ONE_K = "819–1,024 → 819–1,024 tokens, random"
 def rows() -> list[IndexRow]:
     files = sorted((REPOSITORY_ROOT / "registry" / "results").glob("*/deepseek-r1/*.json"))
     loaded = load_results(REPOSITORY_ROOT, files)
-    indexed = across_rows(row for file, result in loaded for row in index_rows(result, file, []))
+    indexed = across_rows(
+        row for file, result in loaded for row in index_rows(result, file, PriceBook([]))
+    )
     return [row for row in indexed if row.workload == ONE_K and row.scenario == "closed"]
 
 

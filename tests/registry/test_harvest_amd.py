@@ -21,6 +21,7 @@ from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.sources import FileCitation
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def test_a_latency_row_is_a_static_batch_and_stays_apart(registry: Path) -> None
     assert point.e2e_ms is not None
     assert point.e2e_ms.mean == 68901.0  # 68.901 s as printed
     assert point.throughput.model_dump(exclude_none=True) == {}
-    (row,) = index_rows(result, "f.json", [])
+    (row,) = index_rows(result, "f.json", PriceBook([]))
     assert (row.scenario, row.arrival, row.concurrency) == ("static_batch", "static_batch", 32)
     assert row.tokens_per_s_per_user is None
     assert row.load_label == "static batch of 32 (started together)"

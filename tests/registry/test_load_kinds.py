@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Load, Result
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import read_result
 
 VALID = Path(__file__).resolve().parents[1] / "examples" / "valid" / "results"
@@ -17,7 +18,7 @@ def _result(name: str) -> Result:
 
 
 def test_offline_point_has_no_per_user_rate() -> None:
-    (row,) = index_rows(_result("reported-offline.json"), "f.json", [])
+    (row,) = index_rows(_result("reported-offline.json"), "f.json", PriceBook([]))
     assert (row.arrival, row.concurrency, row.request_rate) == ("offline", None, None)
     assert row.tokens_per_s_per_user is None
     assert row.tokens_per_s_per_user_basis is None
@@ -26,7 +27,7 @@ def test_offline_point_has_no_per_user_rate() -> None:
 
 
 def test_server_at_slo_row_carries_bounds_and_measured_p99() -> None:
-    (row,) = index_rows(_result("reported-server-at-slo.json"), "f.json", [])
+    (row,) = index_rows(_result("reported-server-at-slo.json"), "f.json", PriceBook([]))
     assert (row.arrival, row.request_rate) == ("poisson", 11.2)
     assert (row.rate_search_percentile, row.rate_search_ttft_ms, row.rate_search_tpot_ms) == (
         99.0,
@@ -40,7 +41,7 @@ def test_server_at_slo_row_carries_bounds_and_measured_p99() -> None:
 
 
 def test_closed_loop_per_user_rate_divides_by_concurrency() -> None:
-    rows = index_rows(_result("measured-two-points.json"), "f.json", [])
+    rows = index_rows(_result("measured-two-points.json"), "f.json", PriceBook([]))
     for row in rows:
         assert row.concurrency is not None
         assert row.output_tokens_per_s is not None

@@ -9,6 +9,7 @@ import pytest
 
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.index_rows import index_rows
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.roofline_share import (
     MODEL_NOT_IN_CATALOG,
     NO_COMPUTE_RATE,
@@ -85,13 +86,16 @@ def test_roofline_share_none_for_a_model_outside_the_catalog() -> None:
 def test_roofline_share_reaches_the_index_row() -> None:
     result = _result()
     bounds = RooflineBounds(load_gpus(), load_models())
-    rows = index_rows(result, "result.json", [], None, bounds)
+    rows = index_rows(result, "result.json", PriceBook([]), None, bounds)
     shares = _shares(result)
     assert [row.roofline_pct for row in rows] == [
         pytest.approx(share.pct, rel=1e-5) for share in shares
     ]
     assert all(row.roofline_basis for row in rows)
-    assert [row.roofline_pct for row in index_rows(result, "result.json", [])] == [None, None]
+    assert [row.roofline_pct for row in index_rows(result, "result.json", PriceBook([]))] == [
+        None,
+        None,
+    ]
 
 
 def test_roofline_share_none_without_a_batch_on_a_gpu_without_rates() -> None:
@@ -112,7 +116,7 @@ def test_roofline_share_none_without_a_batch_on_a_gpu_without_rates() -> None:
     no_bound = RooflineShare(None, None, NO_COMPUTE_RATE)
     assert roofline_shares(_result(offline_on_gh200), gpus, load_models()) == [no_bound, no_bound]
     bounds = RooflineBounds(gpus, load_models())
-    rows = index_rows(_result(offline_on_gh200), "result.json", [], None, bounds)
+    rows = index_rows(_result(offline_on_gh200), "result.json", PriceBook([]), None, bounds)
     assert [(row.roofline_tokens_per_s, row.roofline_pct) for row in rows] == [(None, None)] * 2
     assert [row.roofline_basis for row in rows] == [NO_COMPUTE_RATE] * 2  # the page says why
     # with the batch stated, the bandwidth bound still applies

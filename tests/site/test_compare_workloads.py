@@ -239,13 +239,14 @@ def test_compare_static_batches_stay_apart_from_offline_points() -> None:
     """AMD's README at f94ec9be: the 70B throughput (offline) and latency (static batch) rows of
     128 → 2048 tokens land in two tables, the static one saying why it has no front."""
     from infermeter.registry.index_rows import index_rows
+    from infermeter.registry.prices import PriceBook
     from infermeter.registry.store import read_result
 
     rows = [
         row
         for path in sorted((REPO / "registry/results/mi300x/llama-3.1-70b-instruct").glob("*.json"))
         if "f94ec9be" in path.read_text(encoding="utf-8")
-        for row in index_rows(read_result(path), path.name, [])
+        for row in index_rows(read_result(path), path.name, PriceBook([]))
         if row.workload == "128 → 2,048 tokens"
     ]
     groups = compare_pages.comparable_groups(rows)

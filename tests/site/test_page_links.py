@@ -12,6 +12,7 @@ from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import ModelEntry
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import parse_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
@@ -47,7 +48,7 @@ def _old_model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
 
 def _rows() -> list[IndexRow]:
     result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
-    points = index_rows(result, "x.json", [])
+    points = index_rows(result, "x.json", PriceBook([]))
     assert len(points) == 2  # two load points per result: a result is listed once
     model_ids = list(load_models())[:3]
     rows = []

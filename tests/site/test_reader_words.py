@@ -9,6 +9,7 @@ import sys
 from site_helpers import REPO, TEMPLATE
 
 from infermeter.registry.index_rows import index_rows
+from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import parse_result
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
@@ -38,7 +39,7 @@ def test_reader_words_bytes_in_gib_beside_the_exact_value() -> None:
 
 def test_reader_words_derived_figures_have_labels_not_column_names() -> None:
     result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
-    body = result_pages.result_body(result, index_rows(result, TEMPLATE.name, []))
+    body = result_pages.result_body(result, index_rows(result, TEMPLATE.name, PriceBook([])))
     derived = body.split('id="derived"', 1)[1].split("</table>", 1)[0]
     labels = re.findall(r"<th title=\"[^\"]*\">([^<]*)</th>", derived)
     assert labels
@@ -56,7 +57,7 @@ def test_reader_search_lists_only_the_newest_results_and_every_compare_page() ->
     from infermeter.registry.catalog import load_gpus, load_models
 
     result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
-    (row, *_rest) = index_rows(result, "x.json", [])
+    (row, *_rest) = index_rows(result, "x.json", PriceBook([]))
     rows = [
         dataclasses.replace(
             row,
@@ -85,6 +86,6 @@ def test_reader_gpu_page_result_list_stays_out_of_the_search_index() -> None:
     import page_links
 
     result = parse_result(TEMPLATE.read_text(), TEMPLATE.name)
-    table = page_links.gpu_results(index_rows(result, "x.json", []), "h100-sxm", {})
+    table = page_links.gpu_results(index_rows(result, "x.json", PriceBook([])), "h100-sxm", {})
     assert table.count("<table") == 1
     assert re.search(r"<table [^>]*data-search-exclude", table)

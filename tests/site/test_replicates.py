@@ -13,6 +13,7 @@ from site_helpers import REPO, build_site, result_data, write_registry
 
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
+from infermeter.registry.prices import PriceBook
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 
@@ -94,7 +95,7 @@ def test_replicates_linked_from_each_result_page(built: tuple[Path, list[Result]
 @pytest.mark.parametrize("siblings", [1, result_pages.MAX_REPLICATE_LINKS, 25])
 def test_a_result_page_links_at_most_a_few_replicates_and_counts_the_rest(siblings: int) -> None:
     result = Result.model_validate(result_data())
-    row = index_rows(result, "f.json", [])[0]
+    row = index_rows(result, "f.json", PriceBook([]))[0]
     group = [row] + [
         dataclasses.replace(row, result_id=f"{number:012x}") for number in range(siblings)
     ]

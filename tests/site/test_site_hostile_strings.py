@@ -19,6 +19,7 @@ from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
 from infermeter.registry.plain_text import REPLACEMENT, unsafe_character
+from infermeter.registry.prices import PriceBook
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 
@@ -73,7 +74,7 @@ def _hostile_result() -> Result:
 
 
 def _rows() -> list[IndexRow]:
-    rows = index_rows(_hostile_result(), "hostile.json", [])
+    rows = index_rows(_hostile_result(), "hostile.json", PriceBook([]))
     # On the front, so that the chart data holds the rows (labelled with the GPU id)
     return [
         dataclasses.replace(row, gpu=HOSTILE, profile=HOSTILE, on_pareto_front=True) for row in rows
@@ -95,7 +96,7 @@ def test_result_page_with_hostile_strings_is_safe() -> None:
         f"<title>{result_pages.TITLE_MARK}</title><h1>{result_pages.HEADING_MARK}</h1>"
         f"{result_pages.BODY_MARK}"
     )
-    page = result_pages.fill(shell, result, index_rows(result, "hostile.json", []))
+    page = result_pages.fill(shell, result, index_rows(result, "hostile.json", PriceBook([])))
     _safe(page)
     assert page.count(REPLACEMENT) == 18  # nine in the submitter, nine in the engine version
 
