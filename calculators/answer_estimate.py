@@ -249,6 +249,12 @@ class AnswerEstimator:
         self.configs, self.prices, self.tokens, self.held_out = configs, prices, tokens, held_out
         priced = {p.gpu for p in prices}
         self.gpus = {gpu_id: gpus[gpu_id] for gpu_id in sorted(gpus) if gpu_id in priced}
+        # Each GPU's cheapest price per tier, looked up once: every bound of every question is
+        # priced with it.
+        self._cheapest = {
+            (gpu, tier): cheapest_price(prices, gpu, tier)
+            for gpu, tier in {(p.gpu, p.tier) for p in prices}
+        }
         self._archs: dict[str, ModelArch | None] = {}
         self._bounds: dict[tuple[str, str, int, int], list[Bound]] = {}
 
@@ -307,7 +313,7 @@ class AnswerEstimator:
         return self._bounds[key]
 
     def _priced(self, question: Question, bound: Bound, tokens_per_s: float) -> Estimate | None:
-        price = cheapest_price(self.prices, bound.gpu, question.tier)
+        price = self._cheapest.get((bound.gpu, question.tier))
         if price is None:
             return None
         usd = usd_per_million_tokens(price.usd_per_gpu_hour * bound.gpu_count, tokens_per_s)
