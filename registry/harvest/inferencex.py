@@ -53,7 +53,7 @@ from infermeter.registry.harvest.reported import (
     harvest_row,
     reported_result,
 )
-from infermeter.registry.harvest.source_json import json_rows
+from infermeter.registry.harvest.source_json import json_rows, whole_number
 from infermeter.registry.harvest.sources import INFERENCEX, NOT_CITED, FileCitation
 from infermeter.registry.models import (
     Disaggregation,
@@ -73,6 +73,14 @@ from infermeter.registry.models import (
 from infermeter.registry.secrets import without_userinfo
 
 TABLES = ("configs", "workflow_runs", "benchmark_results")
+# The columns each table of a dump must have: the ids that join them and a configuration's
+# columns (the database's, as the API's rows hold them); the image, where a result states one,
+# is a plain value too (the rows of a configuration are grouped by it).
+DUMP_COLUMNS: dict[str, tuple[str, ...]] = {
+    "configs": ("id", *inferencex_api.CONFIG_COLUMNS),
+    "workflow_runs": ("id",),
+    "benchmark_results": ("id", "config_id", "workflow_run_id"),
+}
 OFFICIAL_REPOSITORY = "https://github.com/SemiAnalysisAI/InferenceX/"
 DEFAULT_RANGE_RATIO = 0.8
 """`RANDOM_RANGE_RATIO: 0.8` in InferenceX's .github/workflows/benchmark-tmpl.yml."""
@@ -120,6 +128,9 @@ def read_dump(folder: Path) -> dict[str, list[dict[str, Any]]]:
         if not (path.exists() or path.is_symlink()):
             raise HarvestError(f"{path}: missing; expected a dump of the InferenceX database")
         tables[table] = json_rows(path, "a JSON array of row objects", "not a JSON table")
+        needed = DUMP_COLUMNS[table]
+        keys = (*needed, "image") if table == "benchmark_results" else needed
+        inferencex_api.check_rows(path, tables[table], needed, keys, f"a {table} row")
     return tables
 
 
@@ -155,7 +166,10 @@ def _latency(metrics: dict[str, Any], name: str) -> LatencyStats | None:
 
 def _deployment(config: dict[str, Any], spec: str) -> tuple[int, int, ServingSettings]:
     """(GPUs in all, GPUs the per-GPU throughput was divided by, serving settings)."""
-    prefill, decode = int(config["num_prefill_gpu"]), int(config["num_decode_gpu"])
+    prefill, decode = (
+        whole_number(config, "num_prefill_gpu"),
+        whole_number(config, "num_decode_gpu"),
+    )
     speculative = None if spec.lower() in ("none", "") else SpeculativeDecoding(method=spec)
     if config.get("disagg") and not config.get("is_multinode"):
         raise _Skip(
@@ -166,15 +180,16 @@ def _deployment(config: dict[str, Any], spec: str) -> tuple[int, int, ServingSet
         pools = Disaggregation(
             prefill_gpus=prefill,
             decode_gpus=decode,
-            prefill_workers=int(config["prefill_num_workers"]) or None,
-            decode_workers=int(config["decode_num_workers"]) or None,
+            prefill_workers=whole_number(config, "prefill_num_workers", least=0) or None,
+            decode_workers=whole_number(config, "decode_num_workers", least=0) or None,
         )
         return (
             prefill + decode,
             decode,
             ServingSettings(disaggregated=pools, speculative=speculative),
         )
-    expert, tensor = int(config.get("decode_ep", 1)), int(config["decode_tp"])
+    expert = whole_number(config, "decode_ep") if "decode_ep" in config else 1
+    tensor = whole_number(config, "decode_tp")
     serving = ServingSettings(
         tensor_parallel_size=tensor,
         expert_parallel_size=expert if expert > 1 else None,
@@ -207,7 +222,7 @@ def result_key(result: Result) -> str | None:
 
 def _points(rows: list[dict[str, Any]], divided_by: int) -> list[LoadPoint]:
     points = []
-    for row in sorted(rows, key=lambda row: int(row["conc"])):
+    for row in sorted(rows, key=lambda row: whole_number(row, "conc")):
         metrics = row.get("metrics")
         if not isinstance(metrics, dict):
             raise _Skip(f"benchmark_results {row.get('id')}: metrics is not an object")
@@ -215,7 +230,7 @@ def _points(rows: list[dict[str, Any]], divided_by: int) -> list[LoadPoint]:
         if not isinstance(per_gpu, int | float) or isinstance(per_gpu, bool):
             raise _Skip(f"benchmark_results {row.get('id')}: no output_tput_per_gpu")
         point = LoadPoint(
-            load=Load(arrival="closed", concurrency=int(row["conc"])),
+            load=Load(arrival="closed", concurrency=whole_number(row, "conc")),
             requests=RequestCounts(),
             tokens=TokenCounts(),
             throughput=Throughput(output_tokens_per_s=float(per_gpu) * divided_by),
@@ -240,7 +255,7 @@ class _Group:
 def _conditions(group: _Group, dump: InferencexDump, gpus: tuple[int, int]) -> str:
     key, run, config, rows = group.key, group.run, group.config, group.rows
     (count, divided_by), spec = gpus, str(config.get("spec_method", "none"))
-    isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
+    isl, osl = whole_number(rows[0], "isl"), whole_number(rows[0], "osl")
     official = _official_url(run)[1]
     return (
         f"InferenceX {rows[0].get('benchmark_type')} benchmark, workflow run "
@@ -271,7 +286,7 @@ def _official_url(run: dict[str, Any]) -> tuple[str, bool]:
 
 
 def _workload(rows: list[dict[str, Any]], range_ratio: float) -> Workload:
-    isl, osl = int(rows[0]["isl"]), int(rows[0]["osl"])
+    isl, osl = whole_number(rows[0], "isl"), whole_number(rows[0], "osl")
     return Workload(
         profile="custom",
         input_len=UniformLength(kind="uniform", min=int(isl * range_ratio), max=isl),

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from infermeter.registry.errors import shown
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.source_json import json_rows
@@ -44,11 +45,31 @@ def read_api_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of a saved `/api/v1/benchmarks` response; HarvestError names the first row and
     column that is not as the API writes it."""
     rows = json_rows(path, "a JSON array of /api/v1/benchmarks rows")
-    for number, row in enumerate(rows):
-        missing = [column for column in (*CONFIG_COLUMNS, *ROW_COLUMNS) if column not in row]
-        if missing:
-            raise HarvestError(f"{path}: row {number}: no {missing[0]!r}; not an API row")
+    check_rows(
+        path, rows, (*CONFIG_COLUMNS, *ROW_COLUMNS), (*CONFIG_COLUMNS, "image"), "an API row"
+    )
     return rows
+
+
+def check_rows(
+    path: Path,
+    rows: list[dict[str, Any]],
+    needed: tuple[str, ...],
+    keys: tuple[str, ...],
+    what: str,
+) -> None:
+    """HarvestError naming the first row of `path` without a `needed` column, or with a list or
+    object in one of the `keys` columns (those that group or join rows: ids, a configuration)."""
+    for number, row in enumerate(rows):
+        missing = [column for column in needed if column not in row]
+        if missing:
+            raise HarvestError(f"{path}: row {number}: no {missing[0]!r}; not {what}")
+        for column in keys:
+            if isinstance(row.get(column), list | dict):
+                raise HarvestError(
+                    f"{path}: row {number}: {column} is {shown(row[column])}; expected a "
+                    "string, number, true, false or null"
+                )
 
 
 def _run(row: dict[str, Any]) -> dict[str, Any] | None:

@@ -102,7 +102,7 @@ from infermeter.registry.harvest.reported import (
     reported_result,
 )
 from infermeter.registry.harvest.reported import harvest_row as harvest_row_of
-from infermeter.registry.harvest.source_json import parsed_json
+from infermeter.registry.harvest.source_json import parsed_json, whole_number
 from infermeter.registry.harvest.sources import NOT_CITED, FileCitation
 from infermeter.registry.harvest.tree import SourceTree
 from infermeter.registry.models import (
@@ -213,15 +213,6 @@ def conf_paths(row: dict[str, Any]) -> list[str]:
     return [f"{results_folder(row)}/mlperf.conf", f"{measurement_folder(row)}/mlperf.conf"]
 
 
-def _count(row: dict[str, Any], field: str) -> int:
-    value = row.get(field)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise RowSkipped(f"{field} is {value!r}, not a positive whole number")
-    return value
-
-
 def _gpu(
     row: dict[str, Any], gpus: dict[str, GpuEntry], power: tuple[int, str] | None = None
 ) -> GpuEntry:
@@ -236,7 +227,7 @@ def _gpu(
         )
     counted = re.search(r"\s*\(x(\d+)\)$", accelerator)
     if counted:
-        total = _count(row, "Nodes") * _count(row, "a#")
+        total = whole_number(row, "Nodes") * whole_number(row, "a#")
         if int(counted.group(1)) != total:
             raise RowSkipped(
                 f"accelerator {accelerator!r} counts {counted.group(1)}, but Nodes × a# is {total}"
@@ -290,7 +281,7 @@ def _identity(
     model_id = model_id or BENCHMARK_MODELS.get(benchmark_family(benchmark))
     if model_id is None or model_id not in models:
         raise RowSkipped(f"benchmark {benchmark} has no model catalog id")
-    nodes, per_node = _count(row, "Nodes"), _count(row, "a#")
+    nodes, per_node = whole_number(row, "Nodes"), whole_number(row, "a#")
     deployment = Deployment(
         gpu, nodes * per_node, engine[0], engine[1], models[model_id], precision, nodes=nodes
     )

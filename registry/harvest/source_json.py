@@ -3,10 +3,12 @@ expects, is one line naming the file (`HarvestError`, or `RowSkipped` where the 
 row's), never a traceback."""
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.errors import shown
+from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.input_files import read_input_text
 
 
@@ -39,3 +41,15 @@ def json_rows(path: Path, expected: str, unparsed: str = "not JSON") -> list[dic
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise HarvestError(f"{path}: expected {expected}")
     return rows
+
+
+def whole_number(row: Mapping[str, Any], field: str, least: int = 1) -> int:
+    """A count a source row states: `row[field]` as a whole number of at least `least` (a float
+    that is one, `8.0`, reads as 8); else `RowSkipped` saying what it is instead."""
+    value = row.get(field)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        wanted = "a positive whole number" if least == 1 else f"a whole number >= {least}"
+        raise RowSkipped(f"{field} is {shown(value)}, not {wanted}")
+    return value

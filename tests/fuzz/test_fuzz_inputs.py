@@ -241,6 +241,23 @@ def _again(start: bytes, end: bytes, edits: dict[bytes, bytes]) -> Callable[[byt
     return edit
 
 
+def _inferencex_row(folder: Path, table: str, column: str, value: object = None) -> Path:
+    """The pinned InferenceX dump with `column` of `table`'s first row set to `value` (None:
+    removed)."""
+    rows = json.loads((DATA / "harvest" / "inferencex-dump" / f"{table}.json").read_text())
+    rows[0].pop(column) if value is None else rows[0].update({column: value})
+    return _inferencex_with(folder, table, json.dumps(rows).encode())
+
+
+def _inferencex_api_row(folder: Path, column: str, value: object) -> list[str]:
+    """`--from` a copy of the pinned InferenceX API response whose first row has `value` in
+    `column`, cited as the real one is."""
+    rows = json.loads((DATA / "harvest" / "inferencex-api" / "benchmarks.json").read_text())
+    rows[0][column] = value
+    path = _write(folder, "benchmarks.json", json.dumps(rows).encode())
+    return ["--from", str(path), "--commit", "528c4146", "--url", "https://github.com/o/r/b.json"]
+
+
 HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "trtllm fifo file": lambda d: (["trtllm", "--from", str(_fifo(d, "p.md")), "--commit",
                                     "03e27c7d"], "FIFO"),
@@ -266,6 +283,15 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "inferencex two rows, one 10,000-character key": lambda d: (["inferencex", "--from", str(
         _inferencex_failed(d, "x" * 10_000, "failed", count=2))],
         "the same source key 'inferencex result " + "x" * 21 + "… (10018 characters)"),
+    "inferencex dump configuration without hardware": lambda d: (["inferencex", "--from", str(
+        _inferencex_row(d, "configs", "hardware"))], "configs.json: row 0: no 'hardware'"),
+    "inferencex dump hardware a list": lambda d: (["inferencex", "--from", str(_inferencex_row(
+        d, "configs", "hardware", ["B200"]))], "row 0: hardware is ['B200']; expected a string"),
+    "inferencex dump config_id an object": lambda d: (["inferencex", "--from", str(
+        _inferencex_row(d, "benchmark_results", "config_id", {"id": 1}))],
+        "row 0: config_id is {'id': 1}; expected a string"),
+    "inferencex api image a list": lambda d: (["inferencex", *_inferencex_api_row(
+        d, "image", ["x"])], "row 0: image is ['x']; expected a string"),
     "inferencex range-ratio nan": lambda d: (["inferencex", "--from", str(
         DATA / "harvest" / "inferencex-dump"), "--range-ratio", "nan"], "--range-ratio"),
     "inferencex range-ratio 1e308": lambda d: (["inferencex", "--from", str(
@@ -428,6 +454,11 @@ SKIPPED_ROWS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "inferencex failed result": lambda d: (["inferencex", "--from", str(_inferencex_failed(
         d, f"x{OSC}\n\u2028", "boom\x00" + "e" * 10_000))],
         "inferencex result x\\x1b]0;title\\x07\\n\\u2028: failed: boom\\x00eee"),
+    "inferencex dump decode_tp a word": lambda d: (["inferencex", "--from", str(
+        _inferencex_row(d, "configs", "decode_tp", "two"))],
+        "decode_tp is 'two', not a positive whole number"),
+    "inferencex api conc null": lambda d: (["inferencex", *_inferencex_api_row(d, "conc", None)],
+        ": conc is None, not a positive whole number"),
     "skypilot instance": lambda d: (_price_source(d, "skypilot", _swap(
         b"1B300.30V,1B300.30V,30.0,275.0,B300,",
         f'"1B{OSC}\nforged",1B300.30V,30.0,275.0,Z80,'.encode())),
