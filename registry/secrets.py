@@ -196,9 +196,10 @@ def _redact_line(line: str) -> str:
 
 
 # Every pattern above needs one of these in its match (lower case): a literal, or a name's end
-# followed by what follows a name (a quote, a space, ':' or '='). Tested with str's own search,
-# this passes most log lines on without a regular expression, long ones too (vLLM's request
-# lines hold "max_tokens" and "prompt_token_ids", whose ends are followed by 's' and '_').
+# followed by what follows a name (a quote, the backslash of an escaped one, a space, ':' or
+# '='). Tested with str's own search, this passes most log lines on without a regular
+# expression, long ones too (vLLM's request lines hold "max_tokens" and "prompt_token_ids",
+# whose ends are followed by 's' and '_').
 _LITERALS = (
     "authorization", "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "glpat-", "xox", "akia",
@@ -218,7 +219,7 @@ def _may_hold_secret(text: str) -> bool:
         at = lowered.find(name_end)
         while at >= 0:
             after = at + len(name_end)
-            if after == len(lowered) or lowered[after].isspace() or lowered[after] in "'\":=":
+            if after == len(lowered) or lowered[after].isspace() or lowered[after] in "'\\\":=":
                 return True
             at = lowered.find(name_end, after)
     return False

@@ -104,3 +104,21 @@ def test_redact_text_takes_every_item_of_a_credentials_list(line: str) -> None:
     assert "first-k3y" not in redacted
     assert "second-k3y" not in redacted
     assert redacted.count(REDACTED) == 2
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'request body: "{\\"apiKey\\": \\"abcdef123\\"}"',  # JSON held in a JSON string
+        'msg="{\\"token\\":\\"abcdef123\\"}"',
+    ],
+)
+def test_redact_text_takes_a_secret_of_an_escaped_json_pair(line: str) -> None:
+    # find_secret flagged these, but redact_text's quick check wanted a quote, space, ':' or '='
+    # right after the name, not the backslash of an escaped quote, and passed the line on.
+    from infermeter.registry.secrets import find_secret, redact_text
+
+    assert find_secret(line) is not None
+    redacted = redact_text(line)
+    assert "abcdef123" not in redacted
+    assert find_secret(redacted) is None
