@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
+from infermeter.calculators.cost_inputs import per_million
 from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.interconnect import Link
@@ -493,7 +494,7 @@ def _usd(
 ) -> float | None:
     if price_usd_per_gpu_hour is None or not tokens_per_s:
         return None
-    return price_usd_per_gpu_hour * gpus / (tokens_per_s * 3600) * 1e6
+    return per_million(price_usd_per_gpu_hour * gpus, tokens_per_s)
 
 
 def predict(
