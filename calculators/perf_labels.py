@@ -52,11 +52,6 @@ def error_label(kind: str, held_out: HeldOut = HELD_OUT) -> str:
     )
 
 
-def prediction_shown(kind: str, held_out: HeldOut = HELD_OUT) -> bool:
-    """Whether the kind met its target (else pages show the roofline bound instead)."""
-    return bool(held_out_error(kind, held_out)["met"])
-
-
 def missed_target(kind: str, held_out: HeldOut = HELD_OUT) -> str | None:
     """Which target the kind missed and by how much, in a reader's words; None when it held."""
     error = held_out_error(kind, held_out)

@@ -14,7 +14,6 @@ scenario.
 import hashlib
 import json
 
-from infermeter.registry.models import Result
 from infermeter.registry.models.identity import (
     FixedLength,
     LengthDistribution,
@@ -109,9 +108,3 @@ def scenario(load: Load) -> str:
     if load.arrival in ("offline", "static_batch"):
         return load.arrival
     return "closed" if load.arrival == "closed" else "open"
-
-
-def result_workload(result: Result) -> tuple[str, str]:
-    """(key, label) of a result's workload."""
-    workload = result.identity.workload
-    return workload_key(workload), workload_label(workload)

@@ -113,11 +113,6 @@ class StopSignals:
         with _LOCK:
             self._finishing = True
 
-    @property
-    def stopped(self) -> bool:
-        """Whether a signal has arrived."""
-        return bool(self.received)
-
     def _first(self, number: int) -> bool:
         """Note the signal; whether it is the one that stops the run (else it hurries it)."""
         self.received.append(signal.Signals(number).name)

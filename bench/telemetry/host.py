@@ -59,15 +59,6 @@ def catalog_gpu_id(name: str) -> str | None:
     return None
 
 
-def name_form_factor(name: str) -> str | None:
-    """The form factor a driver's GPU name states, if it states one."""
-    if re.search(r"SXM", name):
-        return "sxm"
-    if re.search(r"PCIe|PCIE", name):
-        return "pcie"
-    return None
-
-
 def _distribution_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)

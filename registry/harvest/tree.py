@@ -130,13 +130,6 @@ class SourceTree:
         """The same repository at another commit."""
         return SourceTree(self.root, commit, self.is_git)
 
-    def commit_date(self) -> str | None:
-        """The committer date of the commit read, YYYY-MM-DD (a git source only)."""
-        if not self.is_git:
-            return None
-        output = _git(self.root, "show", "-s", "--format=%cs", str(self.commit))
-        return output.decode().strip() or None
-
 
 def _is_bare(folder: Path) -> bool:
     try:

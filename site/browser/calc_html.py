@@ -41,10 +41,6 @@ def _count(value: Any) -> str:
     return "–" if value is None else f"{value:,.0f}"
 
 
-def _ratio(value: Any) -> str:
-    return "–" if value is None else f"{value:.0%}"
-
-
 def _pays_off(value: Any) -> str:
     """A break-even utilization; one at or above 100 % is never reached."""
     above = pays_off_above(value)
