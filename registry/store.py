@@ -210,12 +210,21 @@ def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
+MAX_DEPTH = 32
+"""Deepest nesting of arrays and objects accepted; a result needs about 6."""
+TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+
+
 def parse_json(text: str, file: str) -> Any:
-    """Parse strict JSON (no NaN/Infinity, no duplicate keys); errors name the file and line."""
+    """Parse strict JSON (no NaN/Infinity, no duplicate keys); errors name the file and line.
+    JSON nested deeper than Python's parser goes (about 1,000 levels) is an invalid file too,
+    not a RecursionError for each caller to catch."""
     try:
         return json.loads(
             text, parse_constant=_reject_constant, object_pairs_hook=reject_duplicate_keys
         )
+    except RecursionError:
+        raise InvalidFileError([Problem(file, "", TOO_DEEP)]) from None
     except json.JSONDecodeError as error:
         message = f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         raise InvalidFileError([Problem(file, "", message)]) from None

@@ -48,7 +48,6 @@ from infermeter.registry.checks.history import (
 )
 from infermeter.registry.checks.physics import physics_findings
 from infermeter.registry.checks.structure import (
-    MAX_DEPTH,
     model_findings,
     nesting_depth_exceeds,
     schema_findings,
@@ -68,6 +67,7 @@ from infermeter.registry.migration import is_older_format
 from infermeter.registry.models import RESULT_SCHEMA_VERSION, GpuEntry, ModelEntry, Result
 from infermeter.registry.store import (
     RESULTS_DIR,
+    TOO_DEEP,
     display_path,
     dumps_result,
     parse_json,
@@ -262,13 +262,11 @@ class _Validator:
         except InvalidFileError as error:
             self.findings.extend(Finding(p.file, p.path, p.message, "json") for p in error.problems)
             return None
-        except RecursionError:
-            data = None
-        if data is None and text.strip() == "null":
+        if data is None:  # the text `null`
             self.add(path, "holds null; a result file holds one JSON object", "json")
             return None
-        if data is None or nesting_depth_exceeds(data):
-            self.add(path, f"JSON nested deeper than {MAX_DEPTH} levels", "json")
+        if nesting_depth_exceeds(data):
+            self.add(path, TOO_DEEP, "json")
             return None
         return data
 

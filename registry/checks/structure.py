@@ -27,9 +27,7 @@ from infermeter.registry.models.result import CONTENT_ID_PATTERN
 from infermeter.registry.plain_text import BIDI_CONTROLS, unsafe_character
 from infermeter.registry.schemas import load_schema
 from infermeter.registry.secrets import REDACTED, find_secret
-
-MAX_DEPTH = 32
-"""Deepest nesting of arrays and objects accepted; a result needs about 6."""
+from infermeter.registry.store import MAX_DEPTH
 
 # A tag (attributes may follow a space or a slash: <img/src=x onerror=…>), an unclosed tag with
 # an event handler, a script, a comment.

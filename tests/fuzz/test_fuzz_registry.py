@@ -192,6 +192,41 @@ def test_fuzz_registry_hostile_file_reported_in_short_lines(
     assert max(len(line) for line in result.output.splitlines()) < 500
 
 
+def _read_a_file(path: Path, root: Path, out: Path) -> dict[str, list[str]]:
+    """Every command that reads result files, given `path` (a file in `root`'s registry)."""
+    registry = ["--registry", str(root)]
+    return {
+        "bench compare": ["bench", "compare", str(path), str(path)],
+        "bench report": ["bench", "report", str(path), "--html", str(out / "r.html")],
+        "registry validate": ["registry", "validate", str(path)],
+        "registry migrate": ["registry", "migrate", *registry, str(path)],
+        "registry index": ["registry", "index", *registry, "--out", str(out)],
+        "registry answer": ["registry", "answer", *registry, "--model", "llama-3.1-8b-instruct"],
+    }
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bench compare", "bench report", "registry validate", "registry migrate", "registry index",
+     "registry answer"],
+)  # fmt: skip
+def test_fuzz_registry_json_deeper_than_the_parser_is_one_line_on_every_reader(
+    tmp_path: Path, command: str
+) -> None:
+    """A file nested 100,000 deep is refused by name, not with the parser's RecursionError
+    (every command but `registry validate` ended in a traceback before)."""
+    root = empty_registry(tmp_path / "checkout")
+    path = root / "registry" / "results" / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = check_cli(_read_a_file(path, root, out)[command], "registry", report=True)
+    assert result.exit_code == 1, result.output[-400:]
+    assert "deep.json" in result.output
+    assert "nested deeper than 32 levels" in result.output
+    assert not list(out.iterdir())
+
+
 def _git(checkout: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
 
