@@ -16,6 +16,7 @@ from infermeter.bench.cli.oneline import UsageLine
 from infermeter.bench.cli.parsed_options import from_options
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import COST
+from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.perf_api import PredictedThroughput, predicted_throughput
 from infermeter.registry.lookup import catalog_prices
 
@@ -113,7 +114,7 @@ def _predicted(
         return None
     name = "--from-perf"
     try:
-        data = json.loads(from_perf.read())
+        data = json_loads(from_perf.read())
     except json.JSONDecodeError as error:
         raise click.ClickException(f"{name}: not JSON: {error.msg} (line {error.lineno})") from None
     try:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from infermeter.bench.errors import BenchConfigError
+from infermeter.calculators.json_text import json_loads
 
 # Request fields the benchmark itself sets: `--extra-body` may not replace them, or the run
 # would not measure what its workload says (another model, prompt or length, no stream).
@@ -22,7 +22,7 @@ def extra_body(value: object) -> dict[str, Any]:
     body = value
     if isinstance(value, str):
         try:
-            body = json.loads(value)
+            body = json_loads(value)
         except ValueError as error:
             raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
     if not isinstance(body, dict):

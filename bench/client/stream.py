@@ -16,10 +16,11 @@ Chunks that do not match (the last one, usage, errors, escaped text) take the fu
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
+
+from infermeter.calculators.json_text import json_loads
 
 Api = Literal["completions", "chat"]
 
@@ -201,7 +202,7 @@ class _SseParser:
             parsed.done = True
             return True
         try:
-            event = json.loads(payload)
+            event = json_loads(payload)
         except ValueError:
             return self.fail(ErrorKind.MALFORMED_STREAM, f"not JSON: {payload[:80]!r}")
         if not isinstance(event, dict):
@@ -254,7 +255,7 @@ class _SseParser:
         prefix, suffix = line[:start], line[end:]
         for probe in (_PROBE_TEXT, ""):
             try:
-                event = json.loads((prefix + probe.encode() + suffix)[5:])
+                event = json_loads((prefix + probe.encode() + suffix)[5:])
             except ValueError:
                 return None
             if not isinstance(event, dict) or event.get("error") is not None or event.get("usage"):

@@ -20,11 +20,12 @@ A server none of these describe is unknown (None): the caller asks for `--engine
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
+
+from infermeter.calculators.json_text import json_loads
 
 ENGINES = ("vllm", "sglang", "tgi", "llama.cpp", "tensorrt-llm")
 
@@ -57,7 +58,7 @@ def _get(url: str, timeout_s: float) -> _Answer | None:
     except (OSError, urllib.error.URLError, ValueError):
         return None
     try:
-        body = json.loads(raw)
+        body = json_loads(raw)
     except ValueError:
         body = None
     return _Answer(body, header)

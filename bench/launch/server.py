@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import shlex
 import shutil
@@ -47,6 +46,7 @@ from infermeter.bench.launch.vllm_log import (
 )
 from infermeter.bench.launch.watchdog import group_alive
 from infermeter.bench.telemetry.engine_metrics import server_cache_config
+from infermeter.calculators.json_text import json_loads
 
 LOG_TAIL_LINES = 20
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent thread dies
@@ -300,7 +300,7 @@ class VllmServer:
     def _read_version(self) -> str | None:
         try:
             _, body = _get(self.url + "/version", timeout_s=5.0)
-            version = json.loads(body).get("version")
+            version = json_loads(body).get("version")
         except (OSError, urllib.error.URLError, ValueError, AttributeError):
             return None
         return str(version) if version else None

@@ -20,7 +20,6 @@ pull request would make it (`bench.result.assemble.validate_result`, in memory).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -30,6 +29,7 @@ from typing import Any
 import yaml
 
 from infermeter.bench.errors import BenchConfigError, BenchError
+from infermeter.calculators.json_text import json_loads
 
 # A Hugging Face repository id, `owner/name`.
 HF_REPOSITORY_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -158,7 +158,7 @@ def proposed_entry(repository: str, config: Mapping[str, Any], today: dt.date) -
 def read_config(path: Path) -> dict[str, Any]:
     """A config.json as a dict; raises BenchConfigError naming the file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise BenchConfigError(f"{path}: cannot read the model's config.json: {error}") from None
     if not isinstance(data, dict):

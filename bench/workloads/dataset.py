@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from infermeter.bench.errors import BenchConfigError, WorkloadFileError
+from infermeter.calculators.json_text import json_loads
 from infermeter.registry.input_files import InputFileError, check_regular_file, read_input_text
 
 
@@ -53,15 +53,15 @@ def read_json_rows(path: Path) -> list[tuple[int, Any]]:
     rows: list[tuple[int, Any]] = []
     if text.lstrip().startswith("["):
         try:
-            rows = list(enumerate(json.loads(text), start=1))
-        except (ValueError, RecursionError) as error:
+            rows = list(enumerate(json_loads(text), start=1))
+        except ValueError as error:
             raise WorkloadFileError(f"{path}: not JSON: {error}", "--dataset") from None
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                rows.append((number, json.loads(line)))
+                rows.append((number, json_loads(line)))
             except ValueError as error:
                 raise WorkloadFileError(
                     f"{path}:{number}: not a JSON line: {error}", "--dataset"

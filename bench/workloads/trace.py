@@ -34,7 +34,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import json
 import math
 import random
 import stat
@@ -48,6 +47,7 @@ from infermeter.bench.client.request_record import PromptRequest
 from infermeter.bench.errors import WorkloadFileError
 from infermeter.bench.workloads.dataset import Tokenizer
 from infermeter.bench.workloads.prompts import PROMPT_WORDS
+from infermeter.calculators.json_text import json_loads
 
 DEFAULT_BLOCK_SIZE = 512
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -237,7 +237,7 @@ def read_trace(path: Path, *, block_size: int | None = None, limit: int | None =
 
 def _json_object(path: Path, number: int, line: bytes) -> dict[str, Any]:
     try:
-        row = json.loads(line)
+        row = json_loads(line)
     except (ValueError, UnicodeDecodeError) as error:
         raise WorkloadFileError(f"{path}:{number}: not JSON ({error})", OPTION) from None
     if not isinstance(row, dict):

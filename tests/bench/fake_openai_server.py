@@ -11,7 +11,8 @@ Faults (`fault`, applied to every `fault_every`-th request by arrival, after
 `fault_after_chunks` chunks where that makes sense): `http_500`, `http_503`, `oom` (HTTP 500
 whose body says CUDA out of memory), `disconnect` (connection closed mid-stream), `malformed`
 (an event that is not JSON), `stall` (stops writing until the client gives up), `stream_error`
-(an error object inside the stream, as vLLM sends), `huge_event` (one 4 MiB SSE line).
+(an error object inside the stream, as vLLM sends), `huge_event` (one 4 MiB SSE line),
+`deep_event` (an event nested 100,000 arrays deep: deeper than Python's JSON parser goes).
 
 A prefix cache (`prefix_block_words` > 0), modelled on vLLM's: a prompt (its words, the chat's
 messages flattened in order) is cut into blocks of that many words; the leading blocks already
@@ -47,7 +48,7 @@ from aiohttp import web
 
 FAULTS = (
     "http_500", "http_503", "oom", "disconnect", "malformed", "stall", "stream_error",
-    "huge_event",
+    "huge_event", "deep_event",
 )  # fmt: skip
 
 
@@ -360,6 +361,8 @@ class FakeOpenAIServer:
                     return response
                 if fault == "malformed":
                     await response.write(b'data: {"choices": [{"text": "tok\n\n')
+                elif fault == "deep_event":
+                    await response.write(b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n")
                 elif fault == "stream_error":
                     error = {
                         "error": {

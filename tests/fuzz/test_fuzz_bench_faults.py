@@ -74,3 +74,24 @@ def test_fuzz_bench_duration_bounds_the_point_whole_time(
     result = check_cli(args, "bench-faults", limit_s=30)
     assert result.exit_code == 1, result.output  # every request failed: a timeout each
     assert "every request failed (timeout" in result.stderr, result.stderr
+
+
+DEEP = "[" * 60_000 + "]" * 60_000  # one command-line word holds at most 128 KiB
+
+
+@pytest.mark.parametrize("given", ["--trace", "--extra-body"])
+def test_fuzz_bench_json_nested_past_the_parser_is_one_line(
+    server: FakeOpenAIServer, tmp_path: Path, given: str
+) -> None:
+    """A trace line or an --extra-body nested deeper than Python's JSON parser goes is refused
+    by name (a RecursionError's traceback before)."""
+    server.config = FakeServerConfig()
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 8, "output_length": 4}\n' + DEEP + "\n")
+    # A replay takes its requests, lengths and arrivals from the trace: no load options.
+    given_args = [given, str(trace)] if given == "--trace" else [*ARGS[:-4], given, DEEP]
+    result = check_cli(["bench", "run", "--endpoint", server.url, *ARGS[-4:], *given_args],
+                       "bench-faults", 40)  # fmt: skip
+    assert result.exit_code in (1, 2), result.output[-400:]
+    assert given in result.stderr
+    assert "nested deeper than the JSON parser reads" in result.stderr
