@@ -501,8 +501,10 @@ DATASETS: dict[str, Callable[[Path], tuple[Path, str]]] = {
     "fifo": lambda d: (_fifo(d, "d.jsonl"), "FIFO"),
     "/dev/zero": lambda d: (Path("/dev/zero"), "device"),
     "deep JSON": lambda d: (_write(d, "d.json", "[" * 100_000 + "]" * 100_000), "not JSON"),
-    "deep JSON line": lambda d: (_write(d, "d.jsonl", "{}\n" + "[" * 100_000 + "]" * 100_000),
-                                 "d.jsonl:2: not a JSON line: nested deeper"),
+    "deep JSON line": lambda d: (
+        _write(d, "d.jsonl", "{}\n" + "[" * 100_000 + "]" * 100_000),
+        "d.jsonl:2: not a JSON line: nested deeper",
+    ),
     "not UTF-8": lambda d: (_write(d, "d.jsonl", b'{"a": "\xff"}\n'), "UTF-8"),
 }
 
