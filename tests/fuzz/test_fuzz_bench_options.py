@@ -18,6 +18,7 @@ IMPORT = [
     "--model-id", "llama-3.1-8b-instruct", "--engine-version", "0.9.1",
     "--command", "vllm bench serve --max-concurrency 16", "--submitter", "someone",
 ]  # fmt: skip
+ANSWER = ["registry", "answer", "--model", "llama-3.1-8b-instruct"]
 BIG = "9" * 26
 
 # (arguments, exit code, text the one error line must hold)
@@ -47,6 +48,13 @@ NAMED = [
      "--input-len"),
     (["registry", "index", "--out", "/proc/infermeter-index"], 1, "--out: cannot write"),
     (["registry", "schemas", "--dir", "/proc/infermeter-schemas"], 1, "--dir: cannot write"),
+    # NaN passed click's FloatRange: a traceback (--slo-ttft-ms), or a wrong answer read as
+    # every percentile (--percentile) or no bound (inf).
+    *(
+        ([*ANSWER, option, value], 2, option)
+        for option in ("--percentile", "--slo-ttft-ms", "--slo-tpot-ms", "--slo-e2e-ms")
+        for value in ("nan", "inf")
+    ),
 ]  # fmt: skip
 
 
