@@ -36,7 +36,16 @@ from infermeter.registry.shell_words import replace_in_line, words
 
 REDACTED = "REDACTED"  # a plain word: shlex.join leaves it unquoted
 
-_NAME_END = r"(?:key|token|secret|password|passwd|passphrase|credentials?|authorization)"
+# The last word of a credential's name, as the patterns below read it (case-insensitively); the
+# plural before the singular, as `credentials?` would try them.
+_NAME_ENDS = (
+    "key", "token", "secret", "password", "passwd", "passphrase", "credentials", "credential",
+    "authorization",
+)  # fmt: skip
+_NAME_END = "(?:" + "|".join(_NAME_ENDS) + ")"
+# A name's closing quote, if any: a pair's key as Python or JSON prints it, or as JSON text inside a
+# JSON string shows it, its quote escaped (\"apiKey\": \"S\").
+_QUOTE = r"(?:\\?['\"])?"
 # A name that may name a credential: words joined by -, _ or . or in camelCase, ending in one of
 # the ends above (whether it does is `is_credential_name`'s to say: not `monkey`).
 _NAME = rf"(?:[A-Za-z0-9][A-Za-z0-9_.-]*?)?{_NAME_END}"
@@ -50,7 +59,7 @@ _ENV = re.compile(
 # A header, also as JSON or Python print it ("Authorization": "Bearer S"); a scheme word is
 # kept, the credential after it replaced.
 _HEADER = re.compile(
-    r"(?P<name>\b(?:authorization|x-api-key|api-key)(?:\\?['\"])?\s*[:=]\s*(?:\\?['\"])?"
+    rf"(?P<name>\b(?:authorization|x-api-key|api-key){_QUOTE}\s*[:=]\s*{_QUOTE}"
     r"(?:(?:bearer|basic|token|digest)\s+)?)"
     r"(?P<value>[^\s'\"\\]+)",
     re.I,
@@ -58,7 +67,7 @@ _HEADER = re.compile(
 # A pair as Python or JSON prints it: 'api_key': ['S'], hf_token='S', "apiKey": "S".
 # Also as JSON text inside a JSON string shows it, its quotes escaped: \"apiKey\": \"S\".
 _PAIR = re.compile(
-    rf"(?P<name>(?<![\w-])(?:\\?['\"])?(?P<key>{_NAME})(?:\\?['\"])?\s*[:=]\s*\[?\s*)"
+    rf"(?P<name>(?<![\w-]){_QUOTE}(?P<key>{_NAME}){_QUOTE}\s*[:=]\s*\[?\s*)"
     r"(?P<value>\\\"(?:[^\\\"\n]|\\\\)*\\\"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
     r"|[^\s,;'\"()\[\]{}\\]+)",
     re.I,
@@ -66,7 +75,7 @@ _PAIR = re.compile(
 # A credential's name with a list of values (vLLM logs `'api_key': ['k1', 'k2']` when the key is
 # given twice; JSON writes `"api_key": ["k1", "k2"]`): every quoted item is a secret.
 _PAIR_LIST = re.compile(
-    rf"(?P<name>(?<![\w-])(?:\\?['\"])?(?P<key>{_NAME})(?:\\?['\"])?\s*[:=]\s*)"
+    rf"(?P<name>(?<![\w-]){_QUOTE}(?P<key>{_NAME}){_QUOTE}\s*[:=]\s*)"
     r"(?P<items>\[[^\]\n]*\]|\([^)\n]*\))",
     re.I,
 )
@@ -75,11 +84,60 @@ _LIST_ITEM = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _USERINFO = re.compile(r"(?P<name>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<value>[^\s/?#@'\"<>]+)@")
 _SCHEMES = {"bearer", "basic", "token", "digest"}
 _NOT_SECRETS = {"", "none", "null", "true", "false", REDACTED.lower()}
-_SHAPES = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16})\b"
+# Known token shapes: each prefix, and what follows it.
+_TOKEN_SHAPES = (
+    ("hf_", "[A-Za-z0-9]{20,}"),
+    ("sk-", "[A-Za-z0-9_-]{20,}"),
+    *((f"gh{kind}_", "[A-Za-z0-9]{20,}") for kind in "pousr"),
+    ("github_pat_", "[A-Za-z0-9_]{20,}"),
+    ("glpat-", "[A-Za-z0-9_-]{20,}"),
+    *((f"xox{kind}-", "[A-Za-z0-9-]{10,}") for kind in "abpr"),
+    ("AKIA", "[0-9A-Z]{16}"),
 )
+_SHAPES = re.compile(
+    r"\b(?:" + "|".join(re.escape(prefix) + rest for prefix, rest in _TOKEN_SHAPES) + r")\b"
+)
+# What a text needs for any pattern above to match in it, tested before any of them runs: most
+# texts (a log's lines, the 80,000 strings `registry validate` reads) hold none, and the
+# patterns' case-insensitive alternations and lazy names cost ~40 µs a string. Built from the
+# patterns' own parts, so that a name's end or a token's prefix added to a pattern is in the gate
+# too (tests/registry/test_secrets_gate.py generates strings from each pattern).
+_PATTERNS = (_OPTION_VALUE, _ENV, _HEADER, _PAIR_LIST, _PAIR, _USERINFO, _SHAPES)
+# A name's end, then what joins it to its value (an option's `=` or space, a pair's `:` or `=`
+# after its quote); an option's dash and name before a space get their own expression, which
+# Python's `re` searches fast from its leading '-', while an alternation of the two it tries at
+# every character (47 KB of a vLLM request line: 0.45 ms, not 2.3 ms).
+_NAMED_VALUE = (rf"{_NAME_END}{_QUOTE}\s*[:=]", rf"-[a-z0-9_.-]*{_NAME_END}\s")
+# Searched in the text lowered (`_lowered`), without re.I: ten times faster.
+_NAMED_VALUE_LOWERED = tuple(re.compile(expression) for expression in _NAMED_VALUE)
+# str.lower and re.I agree on ASCII; beyond it, re.I alone takes ı, ſ and İ for i, s and i
+# (str.lower writes İ as i and a combining dot above, and K, Kelvin's sign, as k), which
+# makes 'Authorızation: Bearer S' a header to every pattern.
+_LOWERED_AS_ASCII = (("\u0131", "i"), ("\u017f", "s"), ("i\u0307", "i"))
+# _SHAPES is case-sensitive: its prefixes, lowered, are in the lowered text.
+_TOKEN_PREFIXES = re.compile("|".join(re.escape(prefix.lower()) for prefix, _ in _TOKEN_SHAPES))
+
+
+def _lowered(text: str) -> str:
+    """`text` lowered, each letter that re.I matches to an ASCII one written as that one."""
+    lowered = text.lower()
+    if not lowered.isascii():
+        for letter, ascii_letter in _LOWERED_AS_ASCII:
+            lowered = lowered.replace(letter, ascii_letter)
+    return lowered
+
+
+def _may_hold_secret(text: str) -> bool:
+    """The one quick check before any pattern runs (`redact_text`, `find_secret`, `_safe_cut`):
+    false, none of them can match in `text`."""
+    if "@" in text and "://" in text:  # _USERINFO's
+        return True
+    lowered = _lowered(text)
+    return _TOKEN_PREFIXES.search(lowered) is not None or any(
+        expression.search(lowered) for expression in _NAMED_VALUE_LOWERED
+    )
+
+
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # The last word of a name that names a credential; words run together count when they are a
 # known compound (APIKEY, accesstoken), not any word that merely ends so (monkey, broken).
@@ -159,12 +217,13 @@ def _redact_option(match: re.Match[str]) -> str:
 
 
 def _redact_text(text: str) -> str:
-    text = _USERINFO.sub(lambda m: m.group("name") + REDACTED + "@", text)
     text = _HEADER.sub(lambda m: m.group("name") + REDACTED, text)
     text = _PAIR_LIST.sub(_redact_pair_list, text)
     text = _PAIR.sub(_redact_pair, text)
     text = _ENV.sub(lambda m: f"{m.group('name')}={REDACTED}", text)
-    return _SHAPES.sub(REDACTED, text)
+    text = _SHAPES.sub(REDACTED, text)
+    # Last: a token glued to a scheme ('ghp_…http://user@host') is a scheme only once replaced.
+    return _USERINFO.sub(lambda m: m.group("name") + REDACTED + "@", text)
 
 
 def redact(command: str) -> str:
@@ -193,36 +252,6 @@ def redact_text(text: str) -> str:
 
 def _redact_line(line: str) -> str:
     return _OPTION_VALUE.sub(_redact_option, _redact_text(line))
-
-
-# Every pattern above needs one of these in its match (lower case): a literal, or a name's end
-# followed by what follows a name (a quote, the backslash of an escaped one, a space, ':' or
-# '='). Tested with str's own search, this passes most log lines on without a regular
-# expression, long ones too (vLLM's request lines hold "max_tokens" and "prompt_token_ids",
-# whose ends are followed by 's' and '_').
-_LITERALS = (
-    "authorization", "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "glpat-", "xox", "akia",
-)  # fmt: skip
-_NAME_ENDS = (
-    "key", "token", "secret", "password", "passwd", "passphrase", "credential", "credentials",
-)  # fmt: skip
-
-
-def _may_hold_secret(text: str) -> bool:
-    lowered = text.lower()
-    if any(literal in lowered for literal in _LITERALS):
-        return True
-    if "@" in lowered and "://" in lowered:
-        return True
-    for name_end in _NAME_ENDS:
-        at = lowered.find(name_end)
-        while at >= 0:
-            after = at + len(name_end)
-            if after == len(lowered) or lowered[after].isspace() or lowered[after] in "'\\\":=":
-                return True
-            at = lowered.find(name_end, after)
-    return False
 
 
 def _redact_words(words: list[str]) -> list[str]:
@@ -264,25 +293,6 @@ def without_userinfo(url: str) -> str:
     return _USERINFO.sub(lambda m: m.group("name"), url)
 
 
-# What the option, environment, header and pair patterns all need in a match: a name's end,
-# then what joins a name to its value (`:` or `=`, after a quote maybe); or an option's name, a
-# dash and the name's characters up to its end, then a space. A text without it is not given to
-# those patterns, whose case-insensitive alternations and lazy names cost ~40 µs a string
-# (`registry validate` reads 80,000 strings; its notes say "token" in prose). ASCII text is
-# searched lowered, ten times faster; lowering agrees with case-insensitive matching on ASCII
-# only (re.I also takes K, ſ and ı for k, s and i), so other text is searched
-# case-insensitively, as the patterns search it.
-_NAMED_VALUE = rf"{_NAME_END}(?:\\?['\"])?\s*[:=]|-[a-z0-9_.-]*{_NAME_END}\s"
-_NAMED_VALUE_LOWERED = re.compile(_NAMED_VALUE)
-_NAMED_VALUE_ANY_CASE = re.compile(_NAMED_VALUE, re.I)
-
-
-def _may_name_a_value(text: str) -> bool:
-    if text.isascii():
-        return _NAMED_VALUE_LOWERED.search(text.lower()) is not None
-    return _NAMED_VALUE_ANY_CASE.search(text) is not None
-
-
 def _named_value(text: str) -> str | None:
     """What value of a credential's name (an option, a variable, a header, a pair) `text`
     carries, or None."""
@@ -308,11 +318,13 @@ def _named_value(text: str) -> str | None:
 
 def find_secret(text: str) -> str | None:
     """What secret `text` carries (named, never shown), or None."""
+    if not _may_hold_secret(text):
+        return None
     if "@" in text:  # a URL's credentials come before its host
         for match in _USERINFO.finditer(text):
             if not _is_redacted(match.group("value")):
                 return "credentials in a URL (user:password@host)"
-    named = _named_value(text) if _may_name_a_value(text) else None
+    named = _named_value(text)
     if named is not None:
         return named
     if _SHAPES.search(text):
@@ -359,9 +371,7 @@ def _safe_cut(text: str, target: int) -> int:
     if not _may_hold_secret(text):
         return cut
     spans = sorted(
-        (match.start(), match.end())
-        for pattern in (_OPTION_VALUE, _ENV, _HEADER, _PAIR_LIST, _PAIR, _USERINFO, _SHAPES)
-        for match in pattern.finditer(text)
+        (match.start(), match.end()) for pattern in _PATTERNS for match in pattern.finditer(text)
     )
     for start, end in reversed(spans):
         if start < cut < end:
