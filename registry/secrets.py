@@ -56,11 +56,13 @@ _ENV = re.compile(
     r"(?<![A-Za-z0-9_])(?P<name>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?))"
     r"=(?P<value>[^\s'\"]+)"
 )
+# The scheme words of an authorization header's value (`Bearer S`).
+_SCHEMES = ("bearer", "basic", "token", "digest")
 # A header, also as JSON or Python print it ("Authorization": "Bearer S"); a scheme word is
 # kept, the credential after it replaced.
 _HEADER = re.compile(
     rf"(?P<name>\b(?:authorization|x-api-key|api-key){_QUOTE}\s*[:=]\s*{_QUOTE}"
-    r"(?:(?:bearer|basic|token|digest)\s+)?)"
+    rf"(?:(?:{'|'.join(_SCHEMES)})\s+)?)"
     r"(?P<value>[^\s'\"\\]+)",
     re.I,
 )
@@ -82,7 +84,6 @@ _PAIR_LIST = re.compile(
 _LIST_ITEM = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 # Credentials in a URL: scheme://user:password@host (or a token as the user name).
 _USERINFO = re.compile(r"(?P<name>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<value>[^\s/?#@'\"<>]+)@")
-_SCHEMES = {"bearer", "basic", "token", "digest"}
 _NOT_SECRETS = {"", "none", "null", "true", "false", REDACTED.lower()}
 # Known token shapes: each prefix, and what follows it.
 _TOKEN_SHAPES = (
@@ -116,6 +117,28 @@ _NAMED_VALUE_LOWERED = tuple(re.compile(expression) for expression in _NAMED_VAL
 _LOWERED_AS_ASCII = (("\u0131", "i"), ("\u017f", "s"), ("i\u0307", "i"))
 # _SHAPES is case-sensitive: its prefixes, lowered, are in the lowered text.
 _TOKEN_PREFIXES = re.compile("|".join(re.escape(prefix.lower()) for prefix, _ in _TOKEN_SHAPES))
+
+
+# The patterns join a name to its value with \s, which crosses a line's end ('api_key:\n  S',
+# '--api-key\nS'): a line ending (but for spaces) in a name and its quote, ':', '=', '[' or a
+# scheme word may have its secret's value on the next line; a blank line, between the two.
+_CONTINUED = re.compile(rf"(?:{_NAME_END}{_QUOTE}|[:=\[]|{'|'.join(_SCHEMES)})\Z")
+_CONTINUED_CHARS = 16  # the longest such end, 'authorization\\"', and one more
+# Their last characters, in any case re.I reads: most lines end in none, and are passed on at once.
+_CONTINUED_LAST = frozenset([end[-1] for end in (*_NAME_ENDS, *_SCHEMES)] + list("'\":=["))
+_CONTINUED_LAST_ANY_CASE = frozenset(
+    [*_CONTINUED_LAST, *(c.upper() for c in _CONTINUED_LAST)]
+    + [letter for letter, ascii_letter in _LOWERED_AS_ASCII if ascii_letter in _CONTINUED_LAST]
+)
+
+
+def _continues(line: str) -> bool:
+    """Whether a pattern may match from `line` across its end into the next line."""
+    content = line.rstrip()
+    return not content or (
+        content[-1] in _CONTINUED_LAST_ANY_CASE
+        and _CONTINUED.search(_lowered(content[-_CONTINUED_CHARS:])) is not None
+    )
 
 
 def _lowered(text: str) -> str:
@@ -241,13 +264,44 @@ def redact(command: str) -> str:
 
 def redact_text(text: str) -> str:
     """`text` (any text: a log, a message) with every secret value replaced by REDACTED, line
-    by line (a line without any secret's marker is passed as it is, which keeps a log fast)."""
+    by line (a line without any secret's marker is passed as it is, which keeps a log fast), and
+    a value on the line after its name too (`api_key:` then the key)."""
     if not _may_hold_secret(text):
         return text
-    return "".join(
+    redacted = "".join(
         _redact_line(line) if _may_hold_secret(line) else line
         for line in text.splitlines(keepends=True)
     )
+    return _redact_across_lines(redacted)
+
+
+def _redact_across_lines(text: str) -> str:
+    r"""`text`, redacted line by line, with what the patterns match across a line's end redacted
+    too: a \n between a name and its value (`_continues`), a value holding a line break other
+    than \n (a quoted 'a\x85b'; only \n ends a pattern's value). Each run of \n lines that a
+    pattern may match across, with the line it runs into, is redacted as one text."""
+    lines = text.split("\n")  # the last: what follows the last \n
+    runs = _runs_across_lines(lines)
+    if len(text.splitlines()) != len(lines) - (lines[-1] == ""):  # a break other than \n
+        covered = {at for first, last in runs for at in range(first, last + 1)}
+        runs += [(at, at) for at, line in enumerate(lines) if at not in covered]
+    for first, last in sorted(runs, reverse=True):
+        run = "\n".join(lines[first : last + 1])
+        if _may_hold_secret(run):
+            lines[first : last + 1] = [_redact_line(run)]
+    return "\n".join(lines)
+
+
+def _runs_across_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """The first and last of each run of `lines` that a pattern may match across: lines that
+    continue (`_continues`), and the line after them."""
+    runs: list[tuple[int, int]] = []
+    for at in [at for at, line in enumerate(lines[:-1]) if _continues(line)]:
+        if runs and runs[-1][1] == at:
+            runs[-1] = (runs[-1][0], at + 1)
+        else:
+            runs.append((at, at + 1))
+    return runs
 
 
 def _redact_line(line: str) -> str:
@@ -349,7 +403,7 @@ class LogRedactor:
     def feed(self, text: str) -> str:
         """The redacted text that `text` completes (whole lines, or parts of an overlong one)."""
         held = self._held + text
-        end = held.rfind("\n") + 1
+        end = _closed_lines_end(held)
         out = redact_text(held[:end]) if end else ""
         held = held[end:]
         while len(held) > self.max_line_chars:
@@ -363,6 +417,15 @@ class LogRedactor:
         """The redacted rest (a last line without its newline)."""
         rest, self._held = self._held, ""
         return redact_text(rest)
+
+
+def _closed_lines_end(text: str) -> int:
+    """Where the whole lines of `text` end, less those at the end that a pattern may match
+    across into a line still to come (`_continues`)."""
+    end = text.rfind("\n") + 1
+    while end and _continues(text[text.rfind("\n", 0, end - 1) + 1 : end]):
+        end = text.rfind("\n", 0, end - 1) + 1
+    return end
 
 
 def _safe_cut(text: str, target: int) -> int:
