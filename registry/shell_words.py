@@ -12,6 +12,7 @@ the line is kept byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shlex
 from collections.abc import Sequence
@@ -105,8 +106,9 @@ def replace_in_line(line: str, found: Sequence[Word], new_texts: Sequence[str]) 
     wanted (the new text holds a quote the old quoting cannot), the changed words are quoted
     anew, so the line always splits into `new_texts`."""
     edited = _rebuilt(line, found, new_texts, in_place=True)
-    if shlex.split(edited) == list(new_texts):
-        return edited
+    with contextlib.suppress(ValueError):  # the edit left an escape or a quote open
+        if shlex.split(edited) == list(new_texts):
+            return edited
     return _rebuilt(line, found, new_texts, in_place=False)
 
 

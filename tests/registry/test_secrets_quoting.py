@@ -33,9 +33,11 @@ from infermeter.registry.shell_words import replace_in_line, words
         ("x --password \"it's\" --note 'it'\\''s'",
          "x --password \"REDACTED\" --note 'it'\\''s'"),
         ("x --token s'e'cret --y", "x --token REDACTED --y"),  # quoted inside: quoted anew
+        # The edit in place would leave the escape of a quote open (a traceback before).
+        ("x --client_secret\t\\REDACTED\\'", "x --client_secret\tREDACTED"),
     ],
     ids=["single", "equals-double", "equals-bare", "nested", "nested-quoted", "env-tab",
-         "header", "apostrophe", "split-quotes"],
+         "header", "apostrophe", "split-quotes", "open-escape"],
 )  # fmt: skip
 def test_redact_keeps_the_quoting_and_spacing_but_for_the_secret(
     command: str, redacted: str
@@ -74,16 +76,25 @@ def _double_quoted(text: str) -> str:
 _WORD = st.text(alphabet="ab '\"\\=-$", min_size=0, max_size=8)
 
 
+def _escaped(text: str) -> str:
+    """`text` as a bare word, every character escaped with a backslash."""
+    return "".join("\\" + char for char in text) or "''"
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_WORD, min_size=1, max_size=5), st.data())
 def test_replace_in_line_always_reads_as_the_new_words(
     texts: list[str], data: st.DataObject
 ) -> None:
-    line = " ".join(data.draw(st.sampled_from([shlex.quote(t), _double_quoted(t)])) for t in texts)
+    # Each word quoted, double-quoted or escaped; each edit kept, grown, replaced, given a quote
+    # or cut short (which may cut an escape in two: a ValueError of shlex's before).
+    forms = [shlex.quote, _double_quoted, _escaped]
+    line = " ".join(data.draw(st.sampled_from(forms))(t) for t in texts)
     found = words(line)
     assert [word.text for word in found] == texts
     edits = [
-        data.draw(st.sampled_from([t, t + REDACTED, REDACTED, t[:1] + "'" + t[1:]])) for t in texts
+        data.draw(st.sampled_from([t, t + REDACTED, REDACTED, t[:1] + "'" + t[1:], t[:-1]]))
+        for t in texts
     ]
     assert shlex.split(replace_in_line(line, found, edits)) == edits
 
