@@ -15,6 +15,7 @@ two ways: `printable` (text of a line, its control characters escaped, cut) or `
 quoted in a message: its repr, cut).
 """
 
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,15 @@ class InvalidFileError(RegistryError):
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)
         super().__init__("\n".join(str(problem) for problem in self.problems))
+
+    def one_line(self, file: str) -> str:
+        """`file is not a valid result: …` naming the first problem, and how to see the rest."""
+        first = self.problems[0]
+        more = len(self.problems) - 1
+        where = f"{first.path}: " if first.path else ""
+        named = shlex.quote(file)
+        hint = f" (and {more} more; run `infermeter registry validate {named}`)" if more else ""
+        return f"{file} is not a valid result: {where}{first.message}{hint}"
 
     @classmethod
     def from_validation_error(

@@ -167,21 +167,13 @@ def _run(arguments: Sequence[str], checkout: Path) -> str:
     return completed.stdout.rstrip("\n")
 
 
-def _one_line_problems(file: str, error: InvalidFileError) -> str:
-    first = error.problems[0]
-    more = len(error.problems) - 1
-    where = f"{first.path}: " if first.path else ""
-    hint = f" (and {more} more; run `infermeter registry validate {file}`)" if more else ""
-    return f"{file} is not a valid result: {where}{first.message}{hint}"
-
-
 def load_submission(path: Path) -> Result:
     """The result to submit, validated; SubmitError in one line when it is not valid."""
     file = display_path(path)
     try:
         result = read_valid_result(path, file)
     except InvalidFileError as error:
-        raise SubmitError(_one_line_problems(file, error)) from None
+        raise SubmitError(error.one_line(file)) from None
     expected = content_id(result)
     if result.id != expected:
         raise SubmitError(

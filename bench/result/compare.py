@@ -15,13 +15,14 @@ quarter more; for latencies and cost, lower is better, which the table's header 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infermeter.bench.errors import BenchError
-from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.errors import InvalidFileError, cut
 from infermeter.registry.index_row import FIGURES, IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import (
@@ -52,15 +53,25 @@ BUYER_COLUMNS = (
 
 
 class CompareError(BenchError):
-    """A result file cannot be read (every problem, one per line)."""
+    """A result file cannot be read (its first problem, and how to see every one)."""
+
+
+# How many differing properties the error shows with their values; the rest it names.
+VALUES_SHOWN = 3
 
 
 class NotComparable(BenchError):
-    """The results measured different experiments; `differences` says which properties."""
+    """The results measured different experiments: `differences` maps each property that differs
+    to who holds which value. The message names every property, with the values of the first
+    `VALUES_SHOWN`, so that it stays one readable line."""
 
-    def __init__(self, differences: list[str]) -> None:
+    def __init__(self, differences: dict[str, str]) -> None:
         self.differences = differences
-        super().__init__("not comparable, so not ranked: " + "; ".join(differences))
+        named = list(differences)
+        shown = "; ".join(f"{prop} differs ({differences[prop]})" for prop in named[:VALUES_SHOWN])
+        rest = named[VALUES_SHOWN:]
+        also = f"; {', '.join(rest)} differ{'s' if len(rest) == 1 else ''} too" if rest else ""
+        super().__init__(f"not comparable, so not ranked: {shown}{also}")
 
 
 @dataclass(frozen=True)
@@ -78,28 +89,35 @@ def read_results(paths: Sequence[Path]) -> list[NamedResult]:
         try:
             result = read_valid_result(path, str(path))
         except InvalidFileError as error:
-            problems = "; ".join(
-                f"{p.file}: {p.path or '(file)'}: {p.message}" for p in error.problems
-            )
-            raise CompareError(problems) from None
+            raise CompareError(error.one_line(str(path))) from None
         named.append(NamedResult(path.name, result))
     return named
 
 
-def differences(results: Sequence[NamedResult]) -> list[str]:
-    """Every `MUST_MATCH` property on which the results disagree, with each one's value."""
+def differences(results: Sequence[NamedResult]) -> dict[str, str]:
+    """Every `MUST_MATCH` property on which the results disagree, with who holds which value."""
     # The key holds COMPARABLE_PROPERTIES, then whose run it is (RUN_OWNER_PROPERTIES).
     paths = COMPARABLE_PROPERTIES + RUN_OWNER_PROPERTIES
     keys = [dict(zip(paths, comparability_key(r.result), strict=True)) for r in results]
-    found = []
+    found = {}
     for prop in MUST_MATCH:
         values = [key[prop] for key in keys]
         if len(set(values)) > 1:
-            shown = ", ".join(
-                f"{r.name} {value!s}" for r, value in zip(results, values, strict=True)
-            )
-            found.append(f"{prop.removeprefix('identity.')} differs ({shown})")
+            found[prop.removeprefix("identity.")] = _who_has(results, values)
     return found
+
+
+def _who_has(results: Sequence[NamedResult], values: Sequence[object]) -> str:
+    """Each file's value (`a.json fp8, b.json None`); past three files, each value once with
+    how many files hold it. A value is cut to 40 characters."""
+    if len(results) <= 3:
+        return ", ".join(
+            f"{r.name} {cut(str(v), 40)}" for r, v in zip(results, values, strict=True)
+        )
+    held = Counter(cut(str(value), 40) for value in values)  # in the order the files give
+    return ", ".join(
+        f"{value} in {count} file{'s' if count > 1 else ''}" for value, count in held.items()
+    )
 
 
 def _load_key(row: IndexRow) -> str:

@@ -57,8 +57,23 @@ def test_compare_refuses_to_rank_different_precision_and_workload() -> None:
     (line,) = run.output.strip().splitlines()
     assert line.startswith("Error: not comparable, so not ranked: ")
     assert f"model.quantization differs ({H100.name} fp8, {A100_BF16.name} None)" in line
-    assert "workload.input_len differs" in line
+    assert line.endswith("; workload.input_len, workload.output_len differ too")
     assert "output tok/s" not in run.output
+
+
+def test_compare_refusal_of_many_files_stays_one_readable_line() -> None:
+    """Eight files of different experiments: every property that differs named, the first three
+    with each value once and how many files hold it (every file's every value, 3,000 characters
+    in one line, before)."""
+    files = sorted((RESULTS.parents[1] / "examples" / "valid" / "results").glob("*.json"))
+    run = _compare(*files)
+    assert run.exit_code == 1
+    (line,) = run.output.strip().splitlines()
+    assert line.startswith("Error: not comparable, so not ranked: model.id differs (")
+    assert "llama-3.1-70b-instruct in 4 files" in line
+    assert line.count(" differs (") == 3
+    assert line.endswith(", workload.dataset, workload.api differ too")
+    assert len(line) < 600
 
 
 def _at_slo(path: Path, target: Path, level: float, kind: str = "rate", **bound: float) -> Path:
@@ -122,8 +137,12 @@ def test_compare_names_an_unreadable_file(tmp_path: Path) -> None:
     broken.write_text('{"schema_version": 2}')
     run = _compare(H100, broken)
     assert run.exit_code == 1
-    assert str(broken) in run.output
-    assert len(run.output.strip().splitlines()) == 1
+    (line,) = run.output.strip().splitlines()
+    # The first problem, and where to see the others (each problem joined in one line before:
+    # 14 of them for a file without its fields, 900 characters and more).
+    assert line.startswith(f"Error: {broken} is not a valid result: ")
+    assert f"more; run `infermeter registry validate {broken}`)" in line
+    assert len(line) < 300
     single = _compare(H100)
     assert single.exit_code == 1
     assert "give at least two result files" in single.output
