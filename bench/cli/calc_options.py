@@ -12,7 +12,12 @@ from typing import Any, TypeVar, cast
 import click
 
 import infermeter.calculators.api as api
-from infermeter.bench.cli.oneline import FiniteFloatRange, OneLineCommand, UsageLine
+from infermeter.bench.cli.oneline import (
+    POSITIVE_FLOAT,
+    FiniteFloatRange,
+    OneLineCommand,
+    UsageLine,
+)
 from infermeter.bench.cli.output_options import json_option
 from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.fields import (
@@ -29,7 +34,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Bounded where the calculators' own bounds (`calculators.limits`) would name the option less
 # plainly; every float finite.
 POSITIVE_INT = click.IntRange(min=1, max=MAX_TOKENS)
-POSITIVE_FLOAT = FiniteFloatRange(min=0, min_open=True)
 FRACTION = FiniteFloatRange(min=0, max=1, min_open=True)
 _CLICK_TYPES: dict[str, Any] = {
     "int": POSITIVE_INT,

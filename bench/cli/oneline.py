@@ -179,3 +179,6 @@ class FiniteFloatRange(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"expected a finite number, got {value!r}", param, ctx)
         return number
+
+
+POSITIVE_FLOAT = FiniteFloatRange(min=0, min_open=True)

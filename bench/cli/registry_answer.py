@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from infermeter.bench.cli.oneline import FiniteFloatRange, OneLineCommand
+from infermeter.bench.cli.oneline import POSITIVE_FLOAT, FiniteFloatRange, OneLineCommand
 from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 
@@ -26,11 +26,9 @@ from infermeter.bench.cli.registry_options import registry_option, resolve_regis
     show_default=True,
     help="The percentile every latency bound applies to.",
 )
-@click.option("--slo-ttft-ms", type=FiniteFloatRange(min=0, min_open=True), help="TTFT bound, ms.")
-@click.option("--slo-tpot-ms", type=FiniteFloatRange(min=0, min_open=True), help="TPOT bound, ms.")
-@click.option(
-    "--slo-e2e-ms", type=FiniteFloatRange(min=0, min_open=True), help="End-to-end bound, ms."
-)
+@click.option("--slo-ttft-ms", type=POSITIVE_FLOAT, help="TTFT bound, ms.")
+@click.option("--slo-tpot-ms", type=POSITIVE_FLOAT, help="TPOT bound, ms.")
+@click.option("--slo-e2e-ms", type=POSITIVE_FLOAT, help="End-to-end bound, ms.")
 @click.option("--tier", default="on_demand", show_default=True, help="Price tier.")
 @click.option(
     "--no-estimate",
