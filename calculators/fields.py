@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.limits import MAX_LATENCY_MS
 from infermeter.calculators.vllm_settings import parse_version
 
 
@@ -27,6 +28,8 @@ NUMBER_DOMAINS = {
     "fraction": "a number in (0, 1]",
     "rate": "a number in [0, 1)",
     "nonneg": "a number >= 0",
+    "percentile": "a number in (0, 100]",
+    "ms": f"a number of milliseconds in (0, {MAX_LATENCY_MS:,.0f}]",
 }
 
 
@@ -38,12 +41,18 @@ class FieldError(ValueError):
         self.field = field
         self.message = message
 
+    @property
+    def reason(self) -> str:
+        """The message without the field's name (the command line names its option)."""
+        return self.message.split(": ", 1)[-1]
+
 
 @dataclass(frozen=True)
 class Field:
-    """One input. `name` is the page's query key and, with `-` for `_`, the CLI option; `kind`
-    is one of int, float, fraction, rate, nonneg (numbers), choice, bool, text, id (a catalog
-    id), json (a pasted config.json), release (a vLLM release), ids (several catalog ids).
+    """One input. `name` is the page's query key and, with `-` for `_`, the CLI option (unless
+    `flag` names another); `kind` is one of int, float, fraction, rate, nonneg, percentile, ms
+    (numbers: `NUMBER_DOMAINS`), choice, bool, text, id (a catalog id), json (a pasted
+    config.json), release (a vLLM release), ids (several catalog ids).
     `default` applies wherever the input is left out; `example` only fills the page's form (the
     command line asks for it). `required`: "" (optional), "always", "cli" (the page offers
     another way) or "page" (the command line offers another way). `where`: "both", "page" or
@@ -61,6 +70,7 @@ class Field:
     short: str = ""  # the CLI's short flag, e.g. -tp
     example: str = ""
     where: str = "both"
+    flag: str = ""  # the CLI option where it is not the name's, e.g. --slo-ttft-ms
 
     @property
     def prefill(self) -> str:
@@ -78,7 +88,7 @@ class Field:
     @property
     def option(self) -> str:
         """The CLI option, e.g. --max-model-len."""
-        return f"--{self.name.replace('_', '-')}"
+        return self.flag or f"--{self.name.replace('_', '-')}"
 
 
 def parse_field(field: Field, raw: str) -> Any:
@@ -102,6 +112,11 @@ def parse_field(field: Field, raw: str) -> Any:
             )
         return text
     return _number(field, text)
+
+
+def read_field(field: Field, raw: str) -> Any:
+    """The field's value from its text, its default where the text is blank."""
+    return parse_field(field, raw.strip() or field.default)
 
 
 def check_release(field: Field, text: str) -> str:
@@ -130,6 +145,8 @@ def _number(field: Field, text: str) -> int | float:
         "fraction": 0 < number <= 1,
         "rate": 0 <= number < 1,
         "nonneg": number >= 0,
+        "percentile": 0 < number <= 100,
+        "ms": 0 < number <= MAX_LATENCY_MS,
     }[field.kind]
     if not inside:
         expected = NUMBER_DOMAINS[field.kind]

@@ -1,13 +1,15 @@
 """The calculators' inputs, each declared once (`calculators.fields.Field`): `infermeter calc
 vram|cost|fit|perf` generate their options from `FIELDS` (bench/cli/calc_options.py), and
 the calculator pages their forms (site/hooks/calc_pages.py). The performance predictor's inputs
-are `calculators.perf_inputs.PERF_INPUTS`."""
+are `calculators.perf_inputs.PERF_INPUTS`; the answer question's, `infermeter registry answer`'s
+options and the answer page's query (site/browser/answer_render.py), are `ANSWER`."""
 
 from dataclasses import replace
 
 from infermeter.calculators.all2all import MODELLED_BACKENDS
 from infermeter.calculators.fields import Field
 from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
+from infermeter.calculators.limits import MAX_LATENCY_MS
 from infermeter.calculators.perf_inputs import (
     DATA_PARALLEL,
     GPU_ID,
@@ -278,3 +280,48 @@ FIT = (
     ),
 )
 FIELDS: dict[str, tuple[Field, ...]] = {"vram": VRAM, "cost": COST, "fit": FIT, "perf": PERF_INPUTS}
+
+
+# A latency bound of the answer question: its page's query key is the name, its option --slo-….
+def _bound(metric: str, label: str, what: str, note: str = "") -> Field:
+    return Field(
+        f"{metric}_ms",
+        f"{label} ≤ ms",
+        "ms",
+        flag=f"--slo-{metric}-ms",
+        help=f"{what} bound, ms (above 0, at most {MAX_LATENCY_MS:,.0f}); left out: none{note}.",
+    )
+
+
+ANSWER = (
+    replace(MODEL_ID, help="Model catalog id, e.g. llama-3.1-70b-instruct.", example=""),
+    Field(
+        "workload",
+        "Workload",
+        "text",
+        help="Workload key, or its label as the site shows it; default: each in turn.",
+    ),
+    Field(
+        "precision",
+        "Weight precision",
+        "text",
+        help="Weight precision (fp8, fp4, 16-bit …); default: each.",
+    ),
+    Field(
+        "percentile",
+        "Percentile",
+        "percentile",
+        "99",
+        help="The percentile every latency bound applies to (above 0, at most 100).",
+    ),
+    _bound("ttft", "TTFT", "TTFT"),
+    _bound("tpot", "TPOT", "TPOT"),
+    _bound("e2e", "E2E", "End-to-end", " (no bound at all asks the batch question)"),
+    Field(
+        "tier",
+        "Price tier",
+        "text",
+        "on_demand",
+        help="Price tier: one of those the price catalog holds prices of.",
+    ),
+)

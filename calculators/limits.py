@@ -23,6 +23,7 @@ MAX_GPU_MEMORY_BYTES = 2**44  # 16 TiB in one GPU (today's largest: under 300 Gi
 MAX_CONCURRENCY = 100_000_000  # concurrent sequences
 MAX_USD = 1e12  # a price, in USD (per hour or per million tokens)
 MAX_RATE = 1e15  # tokens per second, tokens per month …
+MAX_LATENCY_MS = 1e9  # a latency bound (11.6 days; the longest requests take minutes)
 MAX_CONFIG_DEPTH = 32  # nesting of a config.json (real ones: 4)
 MAX_CONFIG_INTEGER = 2**53  # larger integers are not exact in JavaScript or as floats
 

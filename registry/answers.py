@@ -29,6 +29,8 @@ from infermeter.calculators.answer import (
     estimate_phrase,
 )
 from infermeter.calculators.answer_estimate import AnswerEstimator, EstimateGpu, workload_tokens_of
+from infermeter.calculators.answer_question import question_problems, resolve_workload
+from infermeter.calculators.inputs import ANSWER
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
@@ -42,6 +44,7 @@ from infermeter.registry.perf_cases import gpu_for_prediction
 from infermeter.registry.result_reader import load_results, result_files
 
 ANSWERS_SCHEMA_VERSION = 1
+ANSWER_OPTIONS = {field.name: field.option for field in ANSWER}  # `registry answer`'s options
 
 
 class AnswerInputError(RegistryError):
@@ -141,25 +144,12 @@ def answer_estimator(
 
 
 def check_question(question: Question, evidence: Evidence) -> None:
-    """Raise AnswerInputError naming the option when the registry holds nothing to ask."""
-    models = sorted({p.model for p in evidence.points})
-    if question.model not in models:
-        raise AnswerInputError(
-            f"--model: no result for {question.model!r}; models with results: {', '.join(models)}"
-        )
-    tiers = sorted({p.tier for p in evidence.prices})
-    if question.tier not in tiers:
-        raise AnswerInputError(f"--tier: expected one of {', '.join(tiers)}, not {question.tier!r}")
-    mine = [p for p in evidence.points if p.model == question.model]
-    for option, wanted, known in (
-        ("--workload", question.workload_key, {p.workload_key for p in mine}),
-        ("--precision", question.precision, {p.precision for p in mine}),
-    ):
-        if wanted is not None and wanted not in known:
-            raise AnswerInputError(
-                f"{option}: {question.model} has no result for {wanted!r}; "
-                f"it has {', '.join(sorted(known))}"
-            )
+    """Raise AnswerInputError naming the option when the registry holds nothing to ask
+    (`question_problems`, the answer page's rule too)."""
+    problems = question_problems(question, evidence.points, evidence.prices)
+    if problems:
+        name, reason = next(iter(problems.items()))
+        raise AnswerInputError(f"{ANSWER_OPTIONS[name]}: {reason}")
 
 
 def ask(evidence: Evidence, question: Question, estimator: Estimator | None = None) -> list[Answer]:
@@ -208,16 +198,6 @@ def answers_json(answers: Mapping[str, list[Answer]]) -> str:
     return json.dumps(answers_document(answers), indent=2, ensure_ascii=False) + "\n"
 
 
-def resolve_workload(evidence: Evidence, model: str, workload: str | None) -> str | None:
-    """A workload as the reader typed it (its key, or its label as pages show it) → its key."""
-    if workload is None:
-        return None
-    for point in evidence.points:
-        if point.model == model and workload in (point.workload_key, point.workload):
-            return point.workload_key
-    return workload  # check_question names it as unknown
-
-
 def _usd(value: float | None) -> str:
     return "–" if value is None else f"${value:,.4f}"
 
@@ -259,7 +239,8 @@ def answer_question(
     its answers; with `estimate`, the estimate (`AnswerEstimator`) beside what nothing qualifies
     for."""
     evidence = load_evidence(root)
-    question = Question(model, slo, tier, resolve_workload(evidence, model, workload), precision)
+    key = resolve_workload(evidence.points, model, workload)
+    question = Question(model, slo, tier, key, precision)
     estimator = answer_estimator(root, evidence) if estimate else None
     return question, ask(evidence, question, estimator)
 

@@ -24,6 +24,7 @@ from infermeter.calculators.fields import (
     Field,
     FieldError,
     check_release,
+    read_field,
 )
 from infermeter.calculators.inputs import ENGINE
 from infermeter.calculators.limits import MAX_TOKENS
@@ -47,6 +48,25 @@ _CLICK_TYPES: dict[str, Any] = {
     "release": str,
 }
 ENGINE_BY_NAME = {field.name: field for field in ENGINE}
+
+
+class FieldValue(click.ParamType[Any]):
+    """An input read by the page's own rule (`calculators.fields.read_field`): the command line
+    refuses what the page refuses, with the same message. The kinds without a click type of
+    their own (the answer question's percentile and ms) are read so."""
+
+    name = "number"
+
+    def __init__(self, field: Field) -> None:
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # a default already read
+            return value
+        try:
+            return read_field(self.field, value)
+        except FieldError as error:
+            self.fail(error.reason, param, ctx)
 
 
 @contextmanager
@@ -73,7 +93,7 @@ def field_option(field: Field) -> Callable[[F], F]:
         return click.option(*flags, field.name, is_flag=True, help=text)
     if field.kind == "ids":
         return click.option(*flags, field.name, multiple=True, help=text)
-    kind = _CLICK_TYPES.get(field.kind) or click.Choice([c for c in field.choices if c])
+    kind = _click_type(field)
     callback = _vllm_version if field.kind == "release" else None
     if field.cli_required:  # click 8.3 takes default=None as a default given
         return click.option(*flags, field.name, type=kind, required=True, help=text)
@@ -87,6 +107,12 @@ def field_option(field: Field) -> Callable[[F], F]:
         callback=callback,
         help=text,
     )
+
+
+def _click_type(field: Field) -> Any:
+    if field.kind == "choice":
+        return click.Choice([c for c in field.choices if c])
+    return _CLICK_TYPES.get(field.kind) or FieldValue(field)
 
 
 def _typed_default(field: Field) -> int | float | str | None:
@@ -152,5 +178,5 @@ def _vllm_version(context: click.Context, parameter: click.Parameter, value: str
     try:
         check_release(ENGINE_BY_NAME[parameter.name or ""], value)
     except FieldError as error:
-        raise click.BadParameter(error.message.split(": ", 1)[1]) from None
+        raise click.BadParameter(error.reason) from None
     return value

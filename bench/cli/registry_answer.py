@@ -1,35 +1,19 @@
-"""`infermeter registry answer`: the buyer's answer for one question, from the registry."""
+"""`infermeter registry answer`: the buyer's answer for one question, from the registry. Its
+options are the answer page's fields (`calculators.inputs.ANSWER`), read by the same rules."""
 
 from pathlib import Path
 
 import click
 
-from infermeter.bench.cli.oneline import POSITIVE_FLOAT, FiniteFloatRange, OneLineCommand
+from infermeter.bench.cli.calc_options import field_options
+from infermeter.bench.cli.oneline import OneLineCommand
 from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
+from infermeter.calculators.inputs import ANSWER
 
 
 @click.command(name="answer", cls=OneLineCommand)
-@click.option("--model", required=True, help="Model catalog id, e.g. llama-3.1-70b-instruct.")
-@click.option(
-    "--workload",
-    default=None,
-    help="Workload key, or its label as the site shows it; default: each in turn.",
-)
-@click.option(
-    "--precision", default=None, help="Weight precision (fp8, fp4, 16-bit …); default: each."
-)
-@click.option(
-    "--percentile",
-    type=FiniteFloatRange(min=0, max=100, min_open=True),
-    default=99.0,
-    show_default=True,
-    help="The percentile every latency bound applies to.",
-)
-@click.option("--slo-ttft-ms", type=POSITIVE_FLOAT, help="TTFT bound, ms.")
-@click.option("--slo-tpot-ms", type=POSITIVE_FLOAT, help="TPOT bound, ms.")
-@click.option("--slo-e2e-ms", type=POSITIVE_FLOAT, help="End-to-end bound, ms.")
-@click.option("--tier", default="on_demand", show_default=True, help="Price tier.")
+@field_options(ANSWER)
 @click.option(
     "--no-estimate",
     is_flag=True,
@@ -42,9 +26,9 @@ def answer_command(
     workload: str | None,
     precision: str | None,
     percentile: float,
-    slo_ttft_ms: float | None,
-    slo_tpot_ms: float | None,
-    slo_e2e_ms: float | None,
+    ttft_ms: float | None,
+    tpot_ms: float | None,
+    e2e_ms: float | None,
     tier: str,
     no_estimate: bool,
     as_json: bool,
@@ -66,7 +50,7 @@ def answer_command(
     from infermeter.registry.errors import RegistryError
 
     root = resolve_registry(registry_root)
-    slo = Slo(percentile, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms)
+    slo = Slo(percentile, ttft_ms, tpot_ms, e2e_ms)
     try:
         question, answers = answer_question(
             root, model, slo, tier, workload, precision, estimate=not no_estimate

@@ -11,12 +11,12 @@ Stdlib and `calculators` only. Strings from result files are HTML-escaped. A ran
 import html
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from calc_compute import catalog_gpu
 
-from infermeter.calculators.accepted import METRIC_NAMES, Point, Slo
+from infermeter.calculators.accepted import METRIC_NAMES, METRICS, Point, Slo
 from infermeter.calculators.answer import (
     Answer,
     Estimate,
@@ -35,19 +35,12 @@ from infermeter.calculators.answer_estimate import (
     most_memory_bytes,
     workload_tokens_of,
 )
+from infermeter.calculators.answer_question import question_problems, resolve_workload
+from infermeter.calculators.fields import Field, FieldError, read_field
+from infermeter.calculators.inputs import ANSWER
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut
 
-QUERY_KEYS = (
-    "model",
-    "workload",
-    "precision",
-    "percentile",
-    "ttft_ms",
-    "tpot_ms",
-    "e2e_ms",
-    "tier",
-)
 SCENARIO_NAMES = {
     "offline": "offline (maximum throughput)",
     "mlperf_server": "MLPerf Server",
@@ -182,51 +175,30 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _number(query: Mapping[str, str], name: str, errors: dict[str, str]) -> float | None:
-    text = (query.get(name) or "").strip()
-    if not text:
-        return None
+def _read(query: Mapping[str, str], field: Field, errors: dict[str, str]) -> Any:
+    """The field's value in the query by its one rule (`read_field`, the CLI's too), or None
+    with its message in `errors`."""
     try:
-        value = float(text)
-    except ValueError:
-        errors[name] = f"{name}: expected a number of milliseconds, not {text!r}"
+        return read_field(field, query.get(field.name) or "")
+    except FieldError as error:
+        errors[field.name] = error.message
         return None
-    if not 0 < value < 1e9:
-        errors[name] = f"{name}: expected a number above 0"
-        return None
-    return value
 
 
 def parse_question(query: Mapping[str, str], data: Data) -> Question | dict[str, str]:
-    """The question in the query (`QUERY_KEYS`), or {field: message} for each bad field."""
+    """The question in the query (its keys: `ANSWER`'s names), or {field: message} for each bad
+    field: by the rules `registry answer` reads its options with (each input's range, then
+    `question_problems`)."""
     errors: dict[str, str] = {}
-    model = (query.get("model") or "").strip()
-    known = sorted({p.model for p in data.points})
-    if model not in known:
-        errors["model"] = f"model: pick a model with results ({len(known)} have some)"
-    percentile = _number(query, "percentile", errors) or 99.0
-    if percentile > 100:
-        errors["percentile"] = "percentile: expected a number from 1 to 100"
-    bounds = [_number(query, name, errors) for name in ("ttft_ms", "tpot_ms", "e2e_ms")]
-    tier = (query.get("tier") or "on_demand").strip()
-    tiers = sorted({p.tier for p in data.prices})
-    if tier not in tiers:
-        errors["tier"] = f"tier: expected one of {', '.join(tiers)}"
-    mine = [p for p in data.points if p.model == model]
-    workload = (query.get("workload") or "").strip() or None
-    if workload is not None:
-        keys = {p.workload: p.workload_key for p in mine} | {
-            p.workload_key: p.workload_key for p in mine
-        }
-        if workload not in keys:
-            errors["workload"] = "workload: not a workload of this model's results"
-        workload = keys.get(workload, workload)
-    precision = (query.get("precision") or "").strip() or None
-    if precision is not None and precision not in {p.precision for p in mine}:
-        errors["precision"] = "precision: not a precision of this model's results"
+    given = {field.name: _read(query, field, errors) for field in ANSWER}
+    model = given["model"] or ""
+    workload = resolve_workload(data.points, model, given["workload"])
+    named = Question(model, Slo(), given["tier"], workload, given["precision"])
+    for name, reason in question_problems(named, data.points, data.prices).items():
+        errors[name] = f"{name}: {reason}"
     if errors:
         return errors
-    return Question(model, Slo(percentile, *bounds), tier, workload, precision)
+    return replace(named, slo=Slo(*(given[name] for name in ("percentile", *METRICS))))
 
 
 def usd(value: float | None) -> str:

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from answer_render import (
-    QUERY_KEYS,
     Data,
     answer_title,
     answers_html,
@@ -27,6 +26,7 @@ from infermeter.calculators.answer_estimate import (
     native_precision,
     workload_tokens_of,
 )
+from infermeter.calculators.inputs import ANSWER
 from infermeter.registry.answers import Evidence, catalog_estimator, every_estimate, site_answers
 from infermeter.registry.evidence import answer_prices, evidence
 from infermeter.registry.index_row import IndexRow
@@ -110,28 +110,26 @@ def _text(name: str, label: str, default: str, hint: str, listed: str = "") -> s
 
 
 def answer_form(site: Site) -> str:
-    """The question's fields, named as the URL query keys (`QUERY_KEYS`)."""
+    """The question's fields (`calculators.inputs.ANSWER`: the CLI's options too), named as the
+    URL query keys; those with a list to pick from are selects of what the evidence holds."""
     data = site.data
     models = sorted({p.model for p in data.points}, key=lambda m: data.models.get(m, m))
     precisions = sorted({p.precision for p in data.points})
     tiers = sorted({p.tier for p in data.prices})
     workloads = sorted({p.workload for p in data.points})
-    fields = [
-        _select("model", "Model", [(m, data.models.get(m, m)) for m in models], site.default_model),
-        _text("workload", "Workload", "", "Blank: each workload in turn.", "im-workloads"),
-        _select(
-            "precision",
-            "Weight precision",
-            [("", "each in turn")] + [(p, p) for p in precisions],
-            "",
-        ),
-        _text("percentile", "Percentile", "99", "Every bound applies to this percentile."),
-        _text("ttft_ms", "TTFT ≤ ms", "", "Blank: no bound."),
-        _text("tpot_ms", "TPOT ≤ ms", "", "Blank: no bound."),
-        _text("e2e_ms", "E2E ≤ ms", "", "No bound at all: the batch question."),
-        _select("tier", "Price tier", [(t, t.replace("_", "-")) for t in tiers], "on_demand"),
-    ]
-    assert len(fields) == len(QUERY_KEYS)
+    picks = {
+        "model": [(m, data.models.get(m, m)) for m in models],
+        "precision": [("", "each in turn")] + [(p, p) for p in precisions],
+        "tier": [(t, t.replace("_", "-")) for t in tiers],
+    }
+    fields = []
+    for field in ANSWER:
+        if field.name in picks:
+            default = site.default_model if field.name == "model" else field.default
+            fields.append(_select(field.name, field.label, picks[field.name], default))
+        else:
+            listed = "im-workloads" if field.name == "workload" else ""
+            fields.append(_text(field.name, field.label, field.default, field.help, listed))
     datalist = "".join(f'<option value="{esc(w)}"></option>' for w in workloads)
     return (
         '<form class="im-form" autocomplete="off" onsubmit="return false" data-search-exclude>'
