@@ -212,10 +212,14 @@ class _SseParser:
             message = str(error.get("message", "") if isinstance(error, dict) else error)
             kind = ErrorKind.OUT_OF_MEMORY if is_out_of_memory(message) else ErrorKind.SERVER_ERROR
             return self.fail(kind, message[:ERROR_BODY_CHARS])
-        text, finished = _text_and_finish(event, self.chat)
+        read = _text_and_finish(event, self.chat)
+        usage = event.get("usage")
+        if read is None or (usage and not isinstance(usage, dict)):
+            api = "chat" if self.chat else "completions"
+            return self.fail(ErrorKind.MALFORMED_STREAM, f"not a {api} chunk: {payload[:80]!r}")
+        text, finished = read
         if finished:
             parsed.finished = True
-        usage = event.get("usage")
         if usage:
             completion = usage.get("completion_tokens")
             if type(completion) is int:  # not a bool, a float or a string
@@ -275,17 +279,25 @@ class _SseParser:
         return parsed
 
 
-def _text_and_finish(event: dict[str, Any], chat: bool) -> tuple[str, bool]:
-    """The output text of one chunk (first choice) and whether it carries a finish reason."""
+def _text_and_finish(event: dict[str, Any], chat: bool) -> tuple[str, bool] | None:
+    """The output text of one chunk (first choice) and whether it carries a finish reason;
+    None when the chunk is not in the API's shape (`choices` not a list of objects, a `delta`
+    not an object, a text not a string)."""
     choices = event.get("choices")
     if not choices:
         return "", False
+    if not isinstance(choices, list) or not isinstance(choices[0], dict):
+        return None
     choice = choices[0]
     if chat:
         delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            return None
         text = (
             delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning") or ""
         )
     else:
         text = choice.get("text") or ""
+    if not isinstance(text, str):
+        return None
     return text, bool(choice.get("finish_reason"))

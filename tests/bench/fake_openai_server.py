@@ -46,9 +46,16 @@ from typing import Any
 
 from aiohttp import web
 
+# Events that are JSON objects in a shape no OpenAI server sends: each a fault of its own.
+ODD_EVENTS = {
+    "choices_not_list": b'data: {"choices": {"text": " tok"}}\n\n',
+    "choice_not_object": b'data: {"choices": [" tok"]}\n\n',
+    "text_not_string": b'data: {"choices": [{"index": 0, "text": 5}]}\n\n',
+    "usage_not_object": b'data: {"choices": [], "usage": [1]}\n\n',
+}
 FAULTS = (
     "http_500", "http_503", "oom", "disconnect", "malformed", "stall", "stream_error",
-    "huge_event", "deep_event",
+    "huge_event", "deep_event", *ODD_EVENTS,
 )  # fmt: skip
 
 
@@ -361,6 +368,8 @@ class FakeOpenAIServer:
                     return response
                 if fault == "malformed":
                     await response.write(b'data: {"choices": [{"text": "tok\n\n')
+                elif fault in ODD_EVENTS:
+                    await response.write(ODD_EVENTS[fault])
                 elif fault == "deep_event":
                     await response.write(b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n")
                 elif fault == "stream_error":

@@ -9,7 +9,7 @@ import socket
 import pytest
 from bench_helpers import prompt_requests, send_all
 from click.testing import CliRunner
-from fake_openai_server import FakeOpenAIServer
+from fake_openai_server import ODD_EVENTS, FakeOpenAIServer
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.client.client import StreamingClient, list_models, normalize_base_url
@@ -194,6 +194,7 @@ def test_client_chat_ttft_waits_for_content_not_role_chunk(fake_server: FakeOpen
         ("malformed", ErrorKind.MALFORMED_STREAM, None),
         ("stall", ErrorKind.TIMEOUT, None),
         ("stream_error", ErrorKind.SERVER_ERROR, None),
+        *((odd, ErrorKind.MALFORMED_STREAM, None) for odd in ODD_EVENTS),
     ],
 )
 def test_client_classifies_injected_fault(
@@ -250,6 +251,20 @@ def test_parse_stream_stamps_event_with_read_that_completes_it() -> None:
 def test_parse_stream_reports_error_event_mentioning_oom_as_out_of_memory() -> None:
     reads = [(1, b'data: {"error": {"message": "CUDA out of memory"}}\n\n')]
     assert parse_stream(reads, "chat").error == ErrorKind.OUT_OF_MEMORY
+
+
+@pytest.mark.parametrize(
+    "event",
+    [b'{"choices": [{"delta": ["tok"]}]}', b'{"choices": [{"delta": {"content": 5}}]}',
+     b'{"choices": [{"delta": {"reasoning_content": {"a": 1}}}]}', b'{"choices": "tok"}',
+     b'{"choices": [null]}', b'{"choices": [], "usage": "8 tokens"}'],
+)  # fmt: skip
+def test_parse_stream_chat_chunk_of_another_shape_is_malformed(event: bytes) -> None:
+    reads = [(1, b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n'),
+             (2, b"data: " + event + b"\n\n")]  # fmt: skip
+    parsed = parse_stream(reads, "chat")
+    assert parsed.error == ErrorKind.MALFORMED_STREAM
+    assert parsed.error_detail.startswith("not a chat chunk: ")
 
 
 @pytest.mark.parametrize(
