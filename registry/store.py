@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -156,8 +157,32 @@ def stage_text(path: Path, text: str) -> str:
     return temporary_name
 
 
+def _is_special_file(path: Path) -> bool:
+    """Whether `path` (its links followed) is a device, FIFO or socket: /dev/stdout, /dev/null,
+    a shell's process substitution. Such a file is written to, never renamed onto: a rename
+    would put a plain file in its place (as root) or fail in its folder (/dev)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _renamed_onto(path: Path) -> Path:
+    """The file a write's rename replaces: the one a symbolic link names, not the link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename: never half-written."""
+    """Write `text` to `path` through a temporary file and a rename: never half-written. A
+    symbolic link is followed (the file it names is replaced, not the link); a device, FIFO
+    or socket (`_is_special_file`) is written to directly, and fails as its writes fail
+    (/dev/full: no space left)."""
+    if _is_special_file(path):
+        with path.open("w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        return
+    path = _renamed_onto(path)
     temporary_name = stage_text(path, text)
     try:
         os.replace(temporary_name, path)
@@ -170,9 +195,13 @@ def check_writable(path: Path, *, folder: bool = False) -> None:
     """Raise `UnwritableError` unless a file can be written at `path` (with `folder`, inside
     the folder `path`) the way `write_text_atomic` writes: checked before a long run or build,
     not discovered after it. Creates the missing folders, as the write would."""
-    target = path if folder else path.parent
+    target = path if folder else _renamed_onto(path).parent
     if not folder and path.is_dir():
         raise UnwritableError(display_path(path), "it is a folder; name a file")
+    if not folder and _is_special_file(path):
+        if not os.access(path, os.W_OK):
+            raise UnwritableError(display_path(path), "permission denied")
+        return
     try:
         target.mkdir(parents=True, exist_ok=True)
         descriptor, probe = tempfile.mkstemp(prefix=".infermeter-probe.", dir=target)

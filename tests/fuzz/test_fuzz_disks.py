@@ -1,6 +1,8 @@
 """Writes that the disk refuses (a file size limit, as `ulimit -f` sets, which a full disk
 answers the same way: the write fails with an OSError): one line, never a traceback, and a
-run's measured points are never lost: on stdout when no folder takes a file.
+run's measured points are never lost: on stdout when no folder takes a file. An output that is
+no plain file (a FIFO, as a shell's process substitution gives; a device such as /dev/full; a
+symbolic link) is written through, never replaced by a file of our own.
 
 Real processes under RLIMIT_FSIZE; the run measures a real HTTP server on 127.0.0.1.
 """
@@ -8,13 +10,16 @@ Real processes under RLIMIT_FSIZE; the run measures a real HTTP server on 127.0.
 from __future__ import annotations
 
 import json
+import os
 import resource
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
-from fuzz_helpers import FAILURES, count
+from fuzz_helpers import FAILURES, check_cli, count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
@@ -77,3 +82,64 @@ def test_fuzz_disks_bench_run_puts_its_result_on_stdout_when_no_file_takes_it(
     assert len(result.points) == 1
     assert check_result(result).ok
     count(SUITE, "result on stdout the gate accepts")
+
+
+DATA = REPOSITORY_ROOT / "tests" / "data"
+A_RESULT = next((REPOSITORY_ROOT / "registry" / "results").rglob("*.json"))
+PLAN = REPOSITORY_ROOT / "bench" / "plans" / "example.yaml"
+# Each writer and its output option; the file it writes is whole text of its kind.
+WRITERS = {
+    "bench report": (["bench", "report", str(A_RESULT), "--html"], b"<!doctype"),
+    "bench plan render": (["bench", "plan", "render", str(PLAN), "--kubernetes", "--output"],
+                          b"# Rendered by"),
+    "bench import": (["bench", "import", str(DATA / "importers" / "vllm-serve-concurrency16.json"),
+                      "--gpu", "h100-sxm", "--gpu-count", "1", "--model-id",
+                      "llama-3.1-8b-instruct", "--engine-version", "0.9.1", "--command",
+                      "vllm bench serve --max-concurrency 16", "--submitter", "someone",
+                      "--timezone", "UTC", "--input-len", "1024", "--output-len", "128",
+                      "--output"], b'{\n  "'),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_fuzz_disks_output_fifo_is_written_through(tmp_path: Path, writer: str) -> None:
+    args, start = WRITERS[writer]
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = check_cli([*args, str(fifo)], SUITE, limit_s=60)
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISFIFO(fifo.lstat().st_mode), "the FIFO was replaced by a file"
+    assert len(read) == 1, "nothing was written into the FIFO"
+    assert read[0].startswith(start), read[0][:100]
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_fuzz_disks_output_symlink_is_followed(tmp_path: Path, writer: str) -> None:
+    args, start = WRITERS[writer]
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "kept"
+    target.write_text("old")
+    link = tmp_path / "out"
+    link.symlink_to(target)
+    result = check_cli([*args, str(link)], SUITE, limit_s=60)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink(), "the link was replaced by a file"
+    assert target.read_bytes().startswith(start)
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_fuzz_disks_output_full_device_is_one_line(tmp_path: Path, writer: str) -> None:
+    args, _start = WRITERS[writer]
+    full = tmp_path / "full"
+    try:  # /dev/full's own numbers; a copy, as a write that renamed onto it would replace it
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("creating a device needs CAP_MKNOD")
+    result = check_cli([*args, str(full)], SUITE, limit_s=60)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().endswith("No space left on device"), result.stderr
+    assert stat.S_ISCHR(full.lstat().st_mode), "the device was replaced by a file"

@@ -26,6 +26,7 @@ from infermeter.registry.models import (
     load_point_key,
 )
 from infermeter.registry.store import (
+    check_writable,
     content_id,
     dumps_result,
     parse_result,
@@ -395,6 +396,19 @@ def test_store_write_leaves_old_file_when_interrupted(
         write_text_atomic(target, "new\n")
     assert target.read_text(encoding="utf-8") == "old\n"
     assert [path.name for path in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_store_check_writable_takes_a_pipe_named_in_a_folder_no_file_can_be_made_in() -> None:
+    # /proc/self/fd/N names a pipe (as /dev/stdout may); no temporary file can be made beside
+    # it, not even by root, but the pipe itself takes the write.
+    reading, writing = os.pipe()
+    try:
+        check_writable(Path(f"/proc/self/fd/{writing}"))
+        write_text_atomic(Path(f"/proc/self/fd/{writing}"), "through\n")
+        assert os.read(reading, 100) == b"through\n"
+    finally:
+        os.close(reading)
+        os.close(writing)
 
 
 def test_store_read_result_names_file_and_every_field(tmp_path: Path) -> None:
