@@ -16,12 +16,12 @@ Three spellings reach the same two settings of vLLM's compilation config:
 `--enforce-eager` captures nothing whatever these say (`vllm_overheads.cuda_graph_bytes`).
 """
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from infermeter.calculators.errors import InputError
+from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.limits import MAX_TOKENS
 
 CAPTURE_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size", "cudagraph_mode")
@@ -70,8 +70,8 @@ def parse_compilation_config(text: str) -> CaptureSizes:
             "JSON form, e.g. '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}'"
         )
     try:
-        config = json.loads(stripped)
-    except (ValueError, RecursionError):
+        config = json_loads(stripped)
+    except ValueError:
         raise InputError(
             f"compilation_config: expected a JSON object, got {stripped[:60]!r}"
         ) from None

@@ -1,18 +1,46 @@
-"""JSON text from outside (a file, a server, a command line) parsed with one rule for nesting:
-JSON nested deeper than Python's parser goes (about 1,000 levels) is JSON that cannot be read,
-a `json.JSONDecodeError` like any other, not a RecursionError for each caller to catch."""
+"""JSON text from outside (a file, a server, a command line, a form) parsed with one rule for
+nesting: arrays and objects nested deeper than `MAX_DEPTH` are JSON that cannot be read, a
+`json.JSONDecodeError` like any other.
+
+The rule is a count, not the parser's own limit: CPython raises a RecursionError at about 1,000
+levels, but in the browser (Pyodide) a few thousand levels overflow the JavaScript stack before
+Python notices, and the calculator pages could only say they were unavailable. No input that
+infermeter reads comes near `MAX_DEPTH` (a config.json or a streamed event is 3-6 levels deep)."""
 
 from __future__ import annotations
 
 import json
+import re
+from itertools import accumulate
 from typing import Any
 
-TOO_DEEP = "nested deeper than the JSON parser reads"
+MAX_DEPTH = 100  # levels of arrays and objects
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON `text` (brackets in strings do not
+    count)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _too_deep(text: str | bytes) -> bool:
+    if isinstance(text, bytes):
+        if text.count(b"[") + text.count(b"{") <= MAX_DEPTH:
+            return False
+        text = text.decode("latin-1")  # brackets and quotes are ASCII in every encoding of JSON
+    elif text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the common case: too few brackets to nest that deep
+    return nesting(text) > MAX_DEPTH
 
 
 def json_loads(text: str | bytes, **options: Any) -> Any:
-    """`json.loads(text, **options)`; JSONDecodeError (a ValueError) for text nested too deep."""
-    try:
-        return json.loads(text, **options)
-    except RecursionError:
-        raise json.JSONDecodeError(TOO_DEEP, "", 0) from None
+    """`json.loads(text, **options)`; JSONDecodeError (a ValueError) for text nested deeper than
+    `MAX_DEPTH`."""
+    if _too_deep(text):
+        raise json.JSONDecodeError(TOO_DEEP, "", 0)
+    return json.loads(text, **options)

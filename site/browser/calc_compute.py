@@ -17,6 +17,7 @@ from infermeter.calculators.fit import GpuOption
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.inputs import FIELDS
 from infermeter.calculators.interconnect import Link
+from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.limits import gib_to_bytes
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
@@ -34,12 +35,10 @@ def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
     """The model to plan: a pasted config.json, else a catalog id."""
     if values.get("config"):
         try:
-            config = json.loads(values["config"])
+            config = json_loads(values["config"])
         except json.JSONDecodeError as error:
             message = f"config: line {error.lineno}: not valid JSON: {error.msg}"
             raise FieldError("config", message) from None
-        except RecursionError:
-            raise FieldError("config", "config: nested too deeply to be a config.json") from None
         if not isinstance(config, dict):
             raise FieldError("config", "config: expected a JSON object (a config.json)")
         try:

@@ -94,4 +94,4 @@ def test_fuzz_bench_json_nested_past_the_parser_is_one_line(
                        "bench-faults", 40)  # fmt: skip
     assert result.exit_code in (1, 2), result.output[-400:]
     assert given in result.stderr
-    assert "nested deeper than the JSON parser reads" in result.stderr
+    assert "nested deeper than 100 levels" in result.stderr
