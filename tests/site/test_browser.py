@@ -293,8 +293,12 @@ BAD = [
     ("vram", {"config": "{not json"}, "config", "not valid JSON"),
     # deeper than Pyodide's stack: the page said "The live calculator is unavailable"
     ("vram", {"config": "[" * 3000 + "]" * 3000}, "config", "nested deeper than 100 levels"),
-    ("vram", {"compilation_config": '{"a":' * 3000 + "1" + "}" * 3000}, "compilation_config",
-     "expected a JSON object"),
+    (
+        "vram",
+        {"compilation_config": '{"a":' * 3000 + "1" + "}" * 3000},
+        "compilation_config",
+        "expected a JSON object",
+    ),
     ("vram", {"model": "llama-9-unknown"}, "model", "unknown model id"),
     ("fit", {"gpu": "h100-sxm,nope"}, "gpu", "unknown GPU id"),
     ("cost", {"utilization": "1.5"}, "utilization", "(0, 1]"),
