@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infermeter.calculators.accepted import Acceptance, Miss, Point, Slo, accept
+from infermeter.calculators.cost_inputs import usd_per_hour_at
 from infermeter.calculators.token_cost import usd_per_million_tokens
 
 LOW_CONFIDENCE = "low"
@@ -245,7 +246,7 @@ def break_even(rows: Sequence[Row]) -> float | None:
     winner, runner_up = rows[0], rows[1]
     tokens = winner.acceptance.accepted_tokens_per_s or 0.0
     usd = runner_up.usd_per_million_accepted or 0.0
-    return usd * tokens * 3600.0 / 1e6 / winner.point.gpu_count
+    return usd_per_hour_at(usd, tokens) / winner.point.gpu_count
 
 
 def rank(points: Sequence[Point], prices: Sequence[Price], slo: Slo, tier: str) -> list[Row]:

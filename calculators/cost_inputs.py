@@ -78,6 +78,12 @@ def per_million(usd_per_hour: float, tokens_per_second: float) -> float:
     return usd_per_hour / (tokens_per_second * SECONDS_PER_HOUR) * TOKENS_PER_MILLION
 
 
+def usd_per_hour_at(usd_per_million: float, tokens_per_second: float) -> float:
+    """`per_million`'s inverse: the price per hour at which `tokens_per_second` cost
+    `usd_per_million` per 1M tokens; the inputs are checked by the caller."""
+    return usd_per_million * tokens_per_second * SECONDS_PER_HOUR / TOKENS_PER_MILLION
+
+
 class AsDict:
     """Mixin of the cost results (frozen dataclasses): `as_dict()` for JSON."""
 

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from infermeter.calculators.units import SECONDS_PER_HOUR
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -281,6 +283,12 @@ class IndexRow:
     )
     interruptible: TierColumns = field(default_factory=TierColumns, metadata=_tier())
     reserved: TierColumns = field(default_factory=TierColumns, metadata=_tier())
+
+    @property
+    def accepted_output_tokens_per_hour(self) -> float | None:
+        """Accepted output tokens an hour at the point's rate (tables show it; not a column)."""
+        tps = self.accepted_output_tokens_per_s
+        return None if tps is None else tps * SECONDS_PER_HOUR
 
     def column(self, name: str) -> Any:
         """The value of the index column `name` (`on_demand_usd_per_hour` is

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from infermeter.calculators.candidates import compare_candidates
+from infermeter.calculators.cost_inputs import usd_per_hour_at
 from infermeter.calculators.cost_report import cost_report
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.hourly_cost import effective_cost
@@ -56,6 +57,14 @@ def test_usd_per_million_tokens_formula(
     price_usd_per_hour: float, tokens_per_second: float, expected: float
 ) -> None:
     assert usd_per_million_tokens(price_usd_per_hour, tokens_per_second) == pytest.approx(expected)
+
+
+@given(prices, throughputs)
+def test_usd_per_hour_at_inverts_the_price_per_million(
+    usd_per_hour: float, tokens_per_second: float
+) -> None:
+    usd = usd_per_million_tokens(usd_per_hour, tokens_per_second)
+    assert usd_per_hour_at(usd, tokens_per_second) == pytest.approx(usd_per_hour, rel=1e-12)
 
 
 def test_tokens_per_dollar_formula() -> None:

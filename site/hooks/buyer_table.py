@@ -71,11 +71,6 @@ def _hourly(row: IndexRow) -> str:
     )
 
 
-def _accepted_per_hour(row: IndexRow) -> str:
-    tps = row.accepted_output_tokens_per_s
-    return _num(None if tps is None else tps * 3600)
-
-
 def _e2e(row: IndexRow) -> str:
     return f"{_num(row.e2e_ms_p95)} / {_num(row.e2e_ms_p99)}"
 
@@ -94,7 +89,7 @@ FIGURES: list[tuple[str, Callable[[IndexRow], str]]] = [
         "Effective hourly cost (full use, failures retried)",
         lambda r: usd_text(effective_usd_per_hour(r), 2),
     ),
-    ("Accepted output tokens/hour", _accepted_per_hour),
+    ("Accepted output tokens/hour", lambda r: _num(r.accepted_output_tokens_per_hour)),
     (
         "$/1M accepted output tokens",
         lambda r: usd_text(r.on_demand.usd_per_million_accepted_tokens),

@@ -122,11 +122,6 @@ def roofline_cell(row: IndexRow) -> str:
 Column = tuple[str, Callable[[Group], Any], Callable[[Group], str]]
 
 
-def _accepted_per_hour(row: IndexRow) -> float | None:
-    tps = row.accepted_output_tokens_per_s
-    return None if tps is None else tps * 3600
-
-
 def gpu_column(gpu_names: Mapping[str, str] | None) -> Column:
     """The GPU column: its name (`gpu_names`: catalog id → name) linked to its page, the catalog
     id in the link's title; sorted by the name shown."""
@@ -202,8 +197,8 @@ COLUMNS: list[Column] = [
     ),
     (
         "Accepted tok/hour",
-        lambda g: _accepted_per_hour(g.row),
-        lambda g: num(_accepted_per_hour(g.row), 0),
+        lambda g: g.row.accepted_output_tokens_per_hour,
+        lambda g: num(g.row.accepted_output_tokens_per_hour, 0),
     ),
     (
         "$/1M accepted, interruptible",
