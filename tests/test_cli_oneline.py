@@ -56,6 +56,23 @@ def test_a_model_name_too_long_for_a_file_is_an_unknown_id() -> None:
     assert run.stderr.startswith("Error: unknown model id 'xxx")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["calc", "vram", "--model", "x" * 100_000, "--gpu", "h100-sxm"],
+        ["calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "x" * 100_000],
+        ["bench", "compare", "x" * 3_000],
+    ],
+    ids=["model", "gpu", "result-file"],
+)
+def test_an_error_exit_1_caps_a_long_value_given_on_the_command_line(args: list[str]) -> None:
+    run = CliRunner().invoke(main, args)
+    assert run.exit_code == 1, run.output
+    (line,) = run.stderr.strip().splitlines()
+    assert f"{'x' * 60}…" in line
+    assert "x" * 61 not in line
+
+
 def test_shown_value_is_the_first_sixty_characters_and_an_ellipsis() -> None:
     assert SHOWN_VALUE_CHARS == 60
     assert shown_value("a" * 60) == "a" * 60

@@ -164,11 +164,15 @@ class OneLineGroup(OneLineCommand, click.Group):
             if type(error) is not click.ClickException:  # a UsageLine is one_line already
                 raise
             # Any other error (exit 1) may quote what a hostile file or name held; its lines
-            # (a list of problems is one per line) keep their breaks.
+            # (a list of problems is one per line) keep their breaks, each long value given
+            # on the command line capped as a usage error caps it.
             from infermeter.registry.errors import escaped
 
-            lines = error.format_message().split("\n")
-            raise click.ClickException("\n".join(map(escaped, lines))) from None
+            given = _GIVEN.get()
+            lines = [
+                escaped(cap_values(line, given)) for line in error.format_message().split("\n")
+            ]
+            raise click.ClickException("\n".join(lines)) from None
 
 
 class FiniteFloatRange(click.FloatRange):
