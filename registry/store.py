@@ -244,6 +244,19 @@ MAX_DEPTH = 32
 TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
 
 
+def nesting_depth_exceeds(data: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects nest deeper than `limit` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def parse_json(text: str, file: str) -> Any:
     """Parse strict JSON (no NaN/Infinity, no duplicate keys); errors name the file and line.
     JSON nested deeper than Python's parser goes (about 1,000 levels) is an invalid file too,
@@ -274,6 +287,8 @@ def parse_result_data(data: Any, file: str) -> Result:
     """`parse_result` of a file's already-parsed JSON data (the index checks it against the
     schema first and parses the text once)."""
     older = is_older_format(data)
+    if older and nesting_depth_exceeds(data):  # the upgrade copies the data by recursion
+        raise InvalidFileError([Problem(file, "", TOO_DEEP)])
     data = upgrade_result_data(data, file)
     try:
         result = Result.model_validate(data)

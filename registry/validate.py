@@ -49,7 +49,6 @@ from infermeter.registry.checks.history import (
 from infermeter.registry.checks.physics import physics_findings
 from infermeter.registry.checks.structure import (
     model_findings,
-    nesting_depth_exceeds,
     schema_findings,
     string_findings,
 )
@@ -70,6 +69,7 @@ from infermeter.registry.store import (
     TOO_DEEP,
     display_path,
     dumps_result,
+    nesting_depth_exceeds,
     parse_json,
     read_result,
 )
@@ -152,7 +152,7 @@ def _registry_result(
     # with all of them: each is parsed (and keyed) once per modification time and size.
     try:
         result = read_result(path)
-    except (InvalidFileError, RecursionError, ValueError):
+    except (InvalidFileError, ValueError):
         return None
     return result, measurements_key(result)
 

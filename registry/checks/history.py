@@ -140,7 +140,7 @@ def _migrated(toplevel: Path, prefix: str, blob: bytes, name: str) -> bool:
     """Whether the base file was of an older format and its upgrade is in place, unchanged."""
     try:
         upgrade = upgraded_file(blob.decode("utf-8"), name)
-    except (UnicodeDecodeError, InvalidFileError, RecursionError):
+    except (UnicodeDecodeError, InvalidFileError):
         return False
     if upgrade is None:
         return False

@@ -27,7 +27,6 @@ from infermeter.registry.models.result import CONTENT_ID_PATTERN
 from infermeter.registry.plain_text import BIDI_CONTROLS, unsafe_character
 from infermeter.registry.schemas import load_schema
 from infermeter.registry.secrets import REDACTED, find_secret
-from infermeter.registry.store import MAX_DEPTH
 
 # A tag (attributes may follow a space or a slash: <img/src=x onerror=…>), an unclosed tag with
 # an event handler, a script, a comment.
@@ -56,19 +55,6 @@ def result_schema_errors(data: Any) -> list[SchemaError]:
     if gate is not None and gate(data):
         return []
     return sorted(result_validator().iter_errors(data), key=lambda error: error.json_path)
-
-
-def nesting_depth_exceeds(data: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether arrays and objects nest deeper than `limit` (walked without recursion)."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth >= limit:
-                return True
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _join(path: str, key: str | int) -> str:

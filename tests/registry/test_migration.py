@@ -193,3 +193,16 @@ def test_cli_migrate_writes_no_file_the_gate_rejects(tmp_path: Path) -> None:
     assert "after the upgrade" in outcome.output
     assert "sk-live" not in outcome.output
     assert {path: path.read_bytes() for path in (good, bad)} == before
+
+
+def test_cli_migrate_names_a_file_nested_too_deep_to_upgrade(tmp_path: Path) -> None:
+    # Under the JSON parser's limit but deeper than a result nests: the upgrade's copy of the
+    # data recursed past Python's limit, a traceback.
+    data = _v1(MEASURED_V1)
+    path = tmp_path / "deep.json"
+    deep = "[" * 600 + "]" * 600
+    path.write_text(json.dumps(data)[:-1] + f', "notes_x": {deep}}}', encoding="utf-8")
+    outcome = invoke("registry", "migrate", str(path))
+    assert outcome.exit_code == 1, outcome.output
+    assert "deep.json: JSON nested deeper than 32 levels" in outcome.output
+    assert json.loads(path.read_text())["schema_version"] == 1
