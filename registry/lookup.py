@@ -14,6 +14,7 @@ from typing import Any
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fit import GpuOption
+from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.suggest import unknown_name
 from infermeter.calculators.vllm_settings import gpu_total_bytes
@@ -74,7 +75,7 @@ def resolve_model(reference: str) -> ModelRef:
     path = Path(reference)
     if reference.endswith(".json") or _is_file(path):
         try:
-            config = json.loads(path.read_text(encoding="utf-8"))
+            config = json_loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigFileError(f"{reference}: no such file") from None
         except (OSError, UnicodeDecodeError) as error:
@@ -83,8 +84,6 @@ def resolve_model(reference: str) -> ModelRef:
             raise ConfigFileError(
                 f"{reference}: line {error.lineno}: not valid JSON: {error.msg}"
             ) from None
-        except RecursionError:
-            raise ConfigFileError(f"{reference}: nested too deeply to be a config.json") from None
         if not isinstance(config, dict):
             raise ConfigFileError(f"{reference}: expected a JSON object (a config.json)")
         return ModelRef(id=path.name, config=config)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from infermeter.calculators.json_text import json_loads
 from infermeter.registry.checks import Finding
 from infermeter.registry.corrections import (
     CORRECTIONS_FILE,
@@ -128,10 +129,10 @@ def _base_corrections(toplevel: Path, commit: str, prefix: str) -> list[Correcti
 
 def _base_id(blob: bytes, name: str) -> str:
     try:
-        data = json.loads(blob)
+        data = json_loads(blob)
         if isinstance(data, dict) and isinstance(data.get("id"), str):
             return str(data["id"])
-    except (ValueError, RecursionError):
+    except ValueError:
         pass
     return PurePosixPath(name).stem[-12:]
 

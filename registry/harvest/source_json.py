@@ -2,11 +2,11 @@
 expects, is one line naming the file (`HarvestError`, or `RowSkipped` where the file is one
 row's), never a traceback."""
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from infermeter.calculators.json_text import json_loads
 from infermeter.registry.errors import shown
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.input_files import read_input_text
@@ -18,11 +18,9 @@ def parsed_json(
     """`text` parsed as JSON; `error` `<where>: <unparsed> (…)` when it is not JSON or nests too
     deeply to parse."""
     try:
-        return json.loads(text)
+        return json_loads(text)
     except ValueError as problem:
         raise error(f"{where}: {unparsed} ({problem})") from None
-    except RecursionError:
-        raise error(f"{where}: {unparsed} (nested too deeply to read)") from None
 
 
 def json_object(text: str, where: str, error: type[Exception] = HarvestError) -> dict[str, Any]:

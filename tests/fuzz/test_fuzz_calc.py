@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.json_text import TOO_DEEP
 from infermeter.registry.catalog import load_models
 
 LLAMA = "llama-3.1-8b-instruct"
@@ -87,8 +88,9 @@ HOSTILE_CONFIGS = [
         "image_size": 896, "patch_size": 0}}), "vision_config.patch_size"),
     ("bits-0", lambda c: json.dumps({**c, "quantization_config": {"quant_method": "awq", "bits": 0,
                                                                   "group_size": 128}}), "bits"),
-    ("nested-100k-lists", lambda c: "[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ("nested-100k-objects", lambda c: '{"a":' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+    ("nested-100k-lists", lambda c: "[" * 100_000 + "]" * 100_000, f"not valid JSON: {TOO_DEEP}"),
+    ("nested-100k-objects", lambda c: '{"a":' * 100_000 + "1" + "}" * 100_000,
+     f"not valid JSON: {TOO_DEEP}"),
     ("nested-40", lambda c: json.dumps({**c, "x": json.loads("[" * 40 + "]" * 40)}),
      "nested deeper than 32"),
     ("null", lambda c: "null", "expected a JSON object"),

@@ -27,6 +27,8 @@ import pytest
 from fuzz_helpers import check_cli, check_gate_accepts
 from registry_checkout import empty_registry
 
+from infermeter.calculators.json_text import TOO_DEEP
+
 SEED = 20261201
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests" / "data"
@@ -275,7 +277,7 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         d / "results", {"summary_results.json": b"[\xff\xfe]"}))], "UTF-8"),
     "mlperf deep JSON": lambda d: (["mlperf", "--round", "5.1", "--from", str(_git_repo(
         d / "results", {"summary_results.json": b"[" * 100_000 + b"]" * 100_000}))],
-        "nested too deeply"),
+        f"summary_results.json: not JSON ({TOO_DEEP}"),
     "inferencex fifo": lambda d: (["inferencex", "--from", str(_inferencex_with(
         d, "benchmark_results", None))], "FIFO"),
     "inferencex deep JSON": lambda d: (["inferencex", "--from", str(_inferencex_with(
