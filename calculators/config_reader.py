@@ -11,6 +11,7 @@ naming it. A `model_type`, layer kind or mixture-of-experts key the calculators 
 error naming it, never a silent number.
 """
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -55,6 +56,7 @@ from infermeter.calculators.glm5_next import (
 from infermeter.calculators.hy_v4 import HY_V4_DEFAULTS, HY_V4_NOTE, hy_v4_fields, hy_v4_indexer
 from infermeter.calculators.index_cache import index_cache_indexer
 from infermeter.calculators.inkling import INKLING_TYPE, inkling_defaults, inkling_fields
+from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.k2_horizon import K2_HORIZON_NOTE, k2_horizon_fields
 from infermeter.calculators.kda import check_kimi_linear, kda_mixer
 from infermeter.calculators.laguna import LAGUNA_DEFAULTS, laguna_fields
@@ -537,6 +539,18 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
             "hidden_size, intermediate_size and layer count the calculators can read"
         )
     return tuple(notes)
+
+
+def config_from_text(text: str) -> dict[str, Any]:
+    """The object of a `config.json`'s text (a file's, or one pasted into a page); ConfigError
+    for text that is not JSON or not an object."""
+    try:
+        config = json_loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"line {error.lineno}: not valid JSON: {error.msg}") from None
+    if not isinstance(config, dict):
+        raise ConfigError("expected a JSON object (a config.json)")
+    return config
 
 
 def parse_config(config: Mapping[str, Any]) -> ModelArch:

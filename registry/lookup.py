@@ -4,17 +4,15 @@ An unknown id raises `UnknownIdError` listing the closest known ids; a model may
 given as a path to a Hugging Face `config.json`.
 """
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from infermeter.calculators.config_reader import parse_config
-from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.config_reader import config_from_text, parse_config
+from infermeter.calculators.errors import CalculatorError, ConfigError
 from infermeter.calculators.fit import GpuOption
-from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.suggest import unknown_name
 from infermeter.calculators.vllm_settings import gpu_total_bytes
@@ -75,17 +73,13 @@ def resolve_model(reference: str) -> ModelRef:
     path = Path(reference)
     if reference.endswith(".json") or _is_file(path):
         try:
-            config = json_loads(path.read_text(encoding="utf-8"))
+            config = config_from_text(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigFileError(f"{reference}: no such file") from None
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigFileError(f"{reference}: cannot read: {error}") from None
-        except json.JSONDecodeError as error:
-            raise ConfigFileError(
-                f"{reference}: line {error.lineno}: not valid JSON: {error.msg}"
-            ) from None
-        if not isinstance(config, dict):
-            raise ConfigFileError(f"{reference}: expected a JSON object (a config.json)")
+        except ConfigError as error:
+            raise ConfigFileError(f"{reference}: {error}") from None
         return ModelRef(id=path.name, config=config)
     models = load_models()
     if reference not in models:

@@ -5,19 +5,17 @@ Part of the calculators archive the browser imports (see `calc_api`): the stdlib
 `calculators` and the other calc_* hooks only.
 """
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import infermeter.calculators.api as api
-from infermeter.calculators.config_reader import parse_config
+from infermeter.calculators.config_reader import config_from_text, parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fields import FieldError, parse_field
 from infermeter.calculators.fit import GpuOption
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.inputs import FIELDS
 from infermeter.calculators.interconnect import Link
-from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.limits import gib_to_bytes
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_api import PERF_REQUEST_FIELDS, PerfRequest, perf
@@ -35,14 +33,7 @@ def _arch(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, ModelArch]:
     """The model to plan: a pasted config.json, else a catalog id."""
     if values.get("config"):
         try:
-            config = json_loads(values["config"])
-        except json.JSONDecodeError as error:
-            message = f"config: line {error.lineno}: not valid JSON: {error.msg}"
-            raise FieldError("config", message) from None
-        if not isinstance(config, dict):
-            raise FieldError("config", "config: expected a JSON object (a config.json)")
-        try:
-            return "config.json", parse_config(config)
+            return "config.json", parse_config(config_from_text(values["config"]))
         except CalculatorError as error:
             raise FieldError("config", f"config: {error}") from None
     model = values.get("model")
