@@ -32,9 +32,9 @@ def question_problems(
     problems: dict[str, str] = {}
     models = sorted({p.model for p in points})
     if question.model not in models:
-        problems["model"] = (
-            f"no result for {question.model!r}; models with results: {', '.join(models)}"
-        )
+        # a page's model list leaves it blank where the address named a model it lacks
+        missing = f"no result for {question.model!r}" if question.model else "required"
+        problems["model"] = f"{missing}; models with results: {', '.join(models)}"
     tiers = sorted({p.tier for p in prices})
     if question.tier not in tiers:
         problems["tier"] = f"expected one of {', '.join(tiers)}, not {question.tier!r}"

@@ -45,6 +45,7 @@ CASES = [
     ({"tier": "reserved", "e2e_ms": "60000"}, None),
     ({"tier": "spot"}, "tier"),
     ({"model": "no-such-model"}, "model"),
+    ({"model": ""}, "model"),  # the page's model list blank: the address named one it lacks
     ({"precision": "fp3"}, "precision"),
     ({"precision": "fp8", "workload": "00f02afc10"}, None),
     ({"workload": "no-such-workload"}, "workload"),
@@ -92,3 +93,10 @@ def test_answer_question_cli_and_page_give_one_verdict(
     assert f"{FIELDS[refused].option}': {reason}" in line or (
         f"{FIELDS[refused].option}: {reason[:100]}" in line  # a long list is cut
     ), (line, reason)
+
+
+def test_a_blank_model_is_asked_for_not_quoted_as_empty() -> None:
+    # the page's model list is blank where its address names a model without results
+    page = parse_question({"model": ""}, _data())
+    assert isinstance(page, dict)
+    assert page["model"].startswith("model: required; models with results: deepseek-r1, ")
