@@ -9,9 +9,12 @@ needs whole to find the file; the whole line is cut to `SHOWN_CHARS` characters.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import math
+import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -79,18 +82,44 @@ class RedactingStream:
 
     Each write is redacted whole (click writes a message and its newline at once); bytes are
     refused, so click treats it as the text stream it is and writes through it. Anything else
-    (isatty, flush, encoding) is the wrapped stream's."""
+    (isatty, encoding) is the wrapped stream's. A write or flush that fails (standard output
+    closed, `>&-`, or on a full disk) ends the command with one error line, exit 1; a pipe
+    whose reader is gone (`| head`) is left to click, which ends quietly."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, name: str) -> None:
         self._stream = stream
+        self._name = name
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError("a text stream; write str")
         from infermeter.registry.secrets import redact_text
 
-        self._stream.write(redact_text(text))
+        with self._failing_in_one_line():
+            self._stream.write(redact_text(text))
         return len(text)
+
+    def flush(self) -> None:
+        with self._failing_in_one_line():
+            self._stream.flush()
+
+    @contextlib.contextmanager
+    def _failing_in_one_line(self) -> Iterator[None]:
+        if self._stream is None:
+            raise click.ClickException(f"cannot write {self._name}: it is closed")
+        try:
+            yield
+        except OSError as error:
+            if error.errno == errno.EPIPE:
+                raise
+            # What the stream still holds goes nowhere: Python flushes it again at exit, which
+            # would fail again ("Exception ignored …", exit 120).
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self._stream.fileno())
+                os.close(devnull)
+            reason = error.strerror or type(error).__name__
+            raise click.ClickException(f"cannot write {self._name}: {reason}") from None
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
@@ -146,7 +175,8 @@ class OneLineGroup(OneLineCommand, click.Group):
         given = list(sys.argv[1:] if args is None else args)
         token = _GIVEN.set(tuple(given))
         streams = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
+        sys.stdout = RedactingStream(sys.stdout, "standard output")
+        sys.stderr = RedactingStream(sys.stderr, "standard error")
         try:
             return super().main(given, *rest, **extra)
         finally:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 from fuzz_helpers import FAILURES, check_cli, count
@@ -31,15 +32,25 @@ REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 SUITE = "disks"
 
 
-def _limited(limit_bytes: int) -> None:
+def _limited(limit_bytes: int, close_stdout: bool) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    if close_stdout:
+        os.close(1)
 
 
-def _infermeter(args: list[str], cwd: Path, limit_bytes: int) -> subprocess.CompletedProcess[str]:
+def _infermeter(
+    args: list[str],
+    cwd: Path,
+    limit_bytes: int,
+    stdout: IO[str] | None = None,
+    close_stdout: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run infermeter under a file size limit; its standard output captured, or written to
+    `stdout` (a file, which the limit cuts short too), or closed (`>&-`)."""
     completed = subprocess.run(
         [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=180,
-        preexec_fn=lambda: _limited(limit_bytes),
+        cwd=cwd, stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        timeout=180, preexec_fn=lambda: _limited(limit_bytes, close_stdout),
         # No bytecode written: a .pyc cut at the limit would break every later import.
         env={"PATH": "/usr/bin:/bin", "TMPDIR": str(cwd), "HOME": str(cwd),
              "PYTHONDONTWRITEBYTECODE": "1"},
@@ -143,3 +154,21 @@ def test_fuzz_disks_output_full_device_is_one_line(tmp_path: Path, writer: str) 
     assert result.exit_code == 1, result.output
     assert result.stderr.strip().endswith("No space left on device"), result.stderr
     assert stat.S_ISCHR(full.lstat().st_mode), "the device was replaced by a file"
+
+
+@pytest.mark.parametrize("stdout", ["file past the limit", "closed"])
+@pytest.mark.parametrize(
+    "args",
+    [["calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm"],
+     ["bench", "compare", "--json", str(A_RESULT), str(A_RESULT)], ["bench", "run", "--help"]],
+    ids=["calc", "compare", "help"],
+)  # fmt: skip
+def test_fuzz_disks_standard_output_that_takes_nothing_is_one_line(
+    tmp_path: Path, args: list[str], stdout: str
+) -> None:
+    with (tmp_path / "out.txt").open("w") as into:
+        closed = stdout == "closed"
+        completed = _infermeter(args, tmp_path, 100, stdout=into, close_stdout=closed)
+    assert completed.returncode == 1, completed.stderr
+    reason = "it is closed" if closed else "File too large"
+    assert completed.stderr.splitlines() == [f"Error: cannot write standard output: {reason}"]
