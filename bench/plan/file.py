@@ -22,6 +22,7 @@ from infermeter.bench.run.point_plans import plan_points
 from infermeter.bench.session.builder import command_line, session_config
 from infermeter.bench.session.config import SessionConfig
 from infermeter.calculators.suggest import closest
+from infermeter.registry.catalog import CatalogLoader
 from infermeter.registry.input_files import InputFileError, read_input_text
 
 
@@ -113,8 +114,9 @@ def _read(path: Path) -> object:
     except InputFileError as error:
         raise PlanError([f"{path}: cannot read the plan: {error.reason}"]) from None
     try:
-        # libyaml's loader where PyYAML has it: a 256 KiB plan parses in milliseconds.
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        # libyaml's loader where PyYAML has it (a 256 KiB plan parses in milliseconds), which
+        # refuses a key given twice instead of keeping its last value.
+        data = yaml.load(text, Loader=CatalogLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

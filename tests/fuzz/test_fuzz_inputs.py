@@ -90,6 +90,11 @@ PLANS: dict[str, Callable[[Path], tuple[Path, str]]] = {
         "[h100-sxm]", f'["h100-sxm:{"9" * 5000}"]').join(["runs: [", "]"])), "at most 9 digits"),
     "200,000 runs": lambda d: (_write(d, "plan.yaml", "runs:\n" + "- {}\n" * 200_000),
                                "limit of 0.25 MiB"),
+    "key given twice": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
+        "name: chat", "name: chat, name: chat2").join(["runs: [", "]"])),
+        "plan.yaml:1:21: not valid YAML: duplicate key 'name', first given at line 1"),
+    "runs given twice": lambda d: (_write(d, "plan.yaml", PLAN_RUN.join(
+        ["runs: [", "]\nruns: []"])), "duplicate key 'runs'"),
     "2,000 runs": lambda d: (_write(d, "plan.yaml", "runs:\n" + "- {}\n" * 2_000),
                              "at most 1,000"),
     "300,000 points": lambda d: (_write(d, "plan.yaml", PLAN_RUN.replace(
