@@ -57,6 +57,7 @@ from infermeter.registry.models import (
 from infermeter.registry.models.common import HF_REPO_PATTERN
 from infermeter.registry.models.provenance import Host, Tool
 from infermeter.registry.secrets import redact
+from infermeter.registry.store import reject_duplicate_keys
 
 IMPORT_SERVING_NOT_STATED = frozenset(
     {"data_parallel_size", "expert_parallel_size", "speculative", "disaggregated"}
@@ -230,7 +231,9 @@ def read_json_values(path: Path) -> list[Any]:
         text = read_input_text(path, "benchmark file")
     except InputFileError as error:
         raise ResultImportError(str(error)) from None
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = json.JSONDecoder(
+        parse_constant=_reject_constant, object_pairs_hook=reject_duplicate_keys
+    )
     values: list[Any] = []
     position = 0
     while True:

@@ -136,6 +136,13 @@ def _vllm_with(value: float) -> bytes:
     return json.dumps(data).encode()
 
 
+def _vllm_twice(key: bytes) -> bytes:
+    """The vLLM file with `key` given twice, first with another value."""
+    return VLLM_FILE.read_bytes().replace(
+        b'"' + key + b'": ', b'"' + key + b'": 5, "' + key + b'": '
+    )
+
+
 IMPORTS: dict[str, Callable[[Path], tuple[Path, str]]] = {
     "fifo": lambda d: (_fifo(d, "r.json"), "FIFO"),
     "/dev/zero": lambda d: (Path("/dev/zero"), "device"),
@@ -145,6 +152,10 @@ IMPORTS: dict[str, Callable[[Path], tuple[Path, str]]] = {
     "deep JSON": lambda d: (_write(d, "r.json", "[" * 100_000 + "]" * 100_000), "JSON"),
     "1e308": lambda d: (_write(d, "r.json", _vllm_with(1e308)), "r.json"),
     "1e30": lambda d: (_write(d, "r.json", _vllm_with(1e30)), "r.json"),
+    "key given twice": lambda d: (
+        _write(d, "r.json", _vllm_twice(b"completed")),
+        "r.json: invalid JSON: duplicate key 'completed'",
+    ),
 }
 
 
