@@ -3,5 +3,6 @@
 `client` sends the requests and fills their records (`request_record`: `PromptRequest`,
 `RequestRecord`), `transport` is the HTTP/1.1 client whose socket reads the kernel times,
 `stream` parses a streamed response's server-sent events, `extra_body` the `--extra-body`
-fields.
+fields, `small_get` reads a server's small answers (its version, model cards, metrics) within a
+time and size limit.
 """

@@ -44,6 +44,7 @@ from infermeter.bench.client.stream import (
     parse_stream,
 )
 from infermeter.bench.errors import BenchConfigError, EndpointError
+from infermeter.calculators.json_text import json_loads
 
 if TYPE_CHECKING:
     import aiohttp
@@ -347,6 +348,21 @@ def _authorization_line(api_key: str | None) -> str:
     return f"Authorization: Bearer {api_key}\r\n" if api_key else ""
 
 
+# The most of a model list read: a gateway listing hundreds of models answers about 1 MB.
+MODEL_LIST_BYTES = 16 * 1024 * 1024
+
+
+async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes | None:
+    """The whole body of an aiohttp response's `content`, or None past `limit` bytes (read no
+    further: a server may answer without end)."""
+    body = bytearray()
+    while piece := await content.read(limit + 1 - len(body)):
+        body += piece
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
 async def list_models(
     base_url: str, timeout_s: float = 10.0, api_key: str | None = None
 ) -> list[str]:
@@ -361,10 +377,16 @@ async def list_models(
         ):
             if response.status != 200:
                 raise ValueError(f"GET {url} answered HTTP {response.status}")
-            payload = await response.json(content_type=None)
+            body = await _read_at_most(response.content, MODEL_LIST_BYTES)
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
         detail = str(error) or type(error).__name__
         raise EndpointError(f"cannot reach {base_url}: {detail}", "--endpoint") from None
+    if body is None:
+        raise ValueError(f"GET {url} answered more than {MODEL_LIST_BYTES:,} bytes")
+    try:
+        payload = json_loads(body)
+    except ValueError:
+        raise ValueError(f"GET {url} did not return JSON") from None
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):
         raise ValueError(f"GET {url} did not return a model list")

@@ -20,11 +20,10 @@ A server none of these describe is unknown (None): the caller asks for `--engine
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from infermeter.bench.client.small_get import small_get
 from infermeter.calculators.json_text import json_loads
 
 ENGINES = ("vllm", "sglang", "tgi", "llama.cpp", "tensorrt-llm")
@@ -49,19 +48,14 @@ class _Answer:
 
 
 def _get(url: str, timeout_s: float) -> _Answer | None:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
-            if response.status != 200:
-                return None
-            raw = response.read(2_000_000)
-            header = response.headers.get("Server")
-    except (OSError, urllib.error.URLError, ValueError):
+    answer = small_get(url, timeout_s)
+    if answer is None:
         return None
     try:
-        body = json_loads(raw)
+        body = json_loads(answer.body)
     except ValueError:
         body = None
-    return _Answer(body, header)
+    return _Answer(body, answer.server_header)
 
 
 def _text(value: Any) -> str | None:

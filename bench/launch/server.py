@@ -31,12 +31,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infermeter.bench.client.small_get import small_get
 from infermeter.bench.errors import EndpointError
 from infermeter.bench.launch.server_log import RedactedLog
 from infermeter.bench.launch.vllm_log import (
@@ -154,12 +153,6 @@ def server_command(config: ServerConfig, executable: str, port: int) -> list[str
     return command
 
 
-def _get(url: str, timeout_s: float) -> tuple[int, bytes]:
-    with urllib.request.urlopen(url, timeout=timeout_s) as response:
-        status: int = response.status
-        return status, response.read()
-
-
 @dataclass
 class VllmServer:
     """One vLLM server process: `start()` it (or use `with`), read `url`, then `stop()` it."""
@@ -272,12 +265,8 @@ class VllmServer:
             code = self._process.poll()
             if code is not None:
                 self._fail(f"vLLM exited with code {code} while starting")
-            try:
-                status, _ = _get(self.url + "/health", timeout_s=1.0)
-                if status == 200:
-                    return
-            except (OSError, urllib.error.URLError):
-                pass  # not listening yet
+            if small_get(self.url + "/health", 1.0) is not None:
+                return  # else not listening yet
             if time.monotonic() >= deadline:
                 self._fail(
                     f"vLLM did not answer {self.url}/health within "
@@ -298,10 +287,10 @@ class VllmServer:
         )
 
     def _read_version(self) -> str | None:
+        answer = small_get(self.url + "/version", 5.0)
         try:
-            _, body = _get(self.url + "/version", timeout_s=5.0)
-            version = json_loads(body).get("version")
-        except (OSError, urllib.error.URLError, ValueError, AttributeError):
+            version = json_loads(answer.body).get("version") if answer is not None else None
+        except (ValueError, AttributeError):
             return None
         return str(version) if version else None
 

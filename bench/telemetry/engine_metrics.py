@@ -30,11 +30,10 @@ from __future__ import annotations
 import math
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infermeter.bench.client.small_get import small_get
 from infermeter.bench.launch.vllm_log import StartupFigures
 
 KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
@@ -145,16 +144,15 @@ def cache_config_figures(text: str) -> StartupFigures | None:
     )
 
 
+# The most of a /metrics text read: vLLM's is some 100 KiB.
+_METRICS_BYTES = 16 * 1024 * 1024
+
+
 def metrics_text(url: str, timeout_s: float = 2.0) -> str | None:
-    """`GET {url}/metrics`'s text, or None when the server has none or does not answer."""
-    try:
-        with urllib.request.urlopen(url + "/metrics", timeout=timeout_s) as response:
-            if response.status != 200:
-                return None
-            text: str = response.read().decode("utf-8", errors="replace")
-    except (OSError, urllib.error.URLError, ValueError):
-        return None
-    return text
+    """`GET {url}/metrics`'s text, or None when the server has none or does not answer (whole,
+    within `timeout_s` and `_METRICS_BYTES`)."""
+    answer = small_get(url + "/metrics", timeout_s, _METRICS_BYTES)
+    return answer.body.decode("utf-8", errors="replace") if answer is not None else None
 
 
 def server_cache_config(url: str) -> StartupFigures | None:

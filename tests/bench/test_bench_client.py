@@ -5,14 +5,23 @@ from __future__ import annotations
 import asyncio
 import itertools
 import socket
+import threading
+import time
 
 import pytest
 from bench_helpers import prompt_requests, send_all
 from click.testing import CliRunner
 from fake_openai_server import ODD_EVENTS, FakeOpenAIServer
+from raw_http_server import RawHttpServer
 
 from infermeter.bench.cli.main import main
-from infermeter.bench.client.client import StreamingClient, list_models, normalize_base_url
+from infermeter.bench.client.client import (
+    MODEL_LIST_BYTES,
+    StreamingClient,
+    list_models,
+    normalize_base_url,
+)
+from infermeter.bench.client.small_get import SmallAnswer, small_get
 from infermeter.bench.client.stream import ErrorKind, parse_stream
 from infermeter.bench.errors import BenchConfigError, EndpointError
 from infermeter.bench.run.load import PointPlan, run_point
@@ -222,6 +231,50 @@ def test_client_classifies_refused_connection() -> None:
 
 def test_list_models_names_the_served_model(fake_server: FakeOpenAIServer) -> None:
     assert asyncio.run(list_models(fake_server.url)) == ["fake/model"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [(b"<html>a gateway's page</html>", "did not return JSON"),
+     (b" " * (MODEL_LIST_BYTES + 1) + b'{"data": []}', "answered more than 16,777,216 bytes")],
+    ids=["HTML", "past the limit"],
+)  # fmt: skip
+def test_list_models_of_an_answer_no_model_list_says_what_it_got(body: bytes, message: str) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+    with RawHttpServer(head + body) as server, pytest.raises(ValueError, match=message):
+        asyncio.run(list_models(server.url, timeout_s=10))
+
+
+@pytest.mark.parametrize(
+    ("answer", "drip_s"),
+    [(b"\x00\xff not HTTP\r\n\r\n", None),
+     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000\r\n{", 0.05),
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n{", 0.05),
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 101\r\n\r\n" + b"x" * 101, None),
+     (b"HTTP/1.1 204 No Content\r\n\r\n", None)],
+    ids=["not HTTP", "chunked body without end", "body that never comes", "past the limit",
+         "not 200"],
+)  # fmt: skip
+def test_small_get_of_an_answer_not_whole_in_time_and_size_is_none(
+    answer: bytes, drip_s: float | None
+) -> None:
+    got: list[SmallAnswer | None] = []
+    with RawHttpServer(answer, drip_s) as server:
+        started = time.monotonic()
+        asking = threading.Thread(
+            target=lambda: got.append(small_get(server.url, 0.5, limit_bytes=100)), daemon=True
+        )
+        asking.start()
+        asking.join(timeout=10)
+    assert got == [None]
+    assert time.monotonic() - started < 2
+
+
+def test_small_get_reads_a_whole_answer_and_its_server() -> None:
+    body = b'{"version": "0.11.0"}'
+    head = b"HTTP/1.1 200 OK\r\nServer: llama.cpp\r\nContent-Length: %d\r\n\r\n" % len(body)
+    with RawHttpServer(head + body) as server:
+        assert small_get(server.url + "/version", 2.0) == SmallAnswer(body, "llama.cpp")
 
 
 def test_list_models_raises_endpoint_error_when_unreachable() -> None:

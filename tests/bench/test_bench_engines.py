@@ -4,12 +4,14 @@ keep the client's host apart from the server's facts and check the model served.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
+from raw_http_server import RawHttpServer
 from standin_engines import (
     StandinLlamaCpp,
     StandinSglang,
@@ -61,6 +63,29 @@ def test_identify_server_standin_says_which_engine_it_is(engine: str) -> None:
 
 def test_identify_server_that_says_nothing_is_unknown(fake_server: FakeOpenAIServer) -> None:
     assert identify_server(fake_server.url) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "drip_s"),
+    [(b"\x00\xff not HTTP\r\n\r\n", None),
+     (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+      b"Transfer-Encoding: chunked\r\n\r\n1000000\r\n{", 0.05),
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n{", 0.05)],
+    ids=["not HTTP", "chunked body without end", "body that never comes"],
+)  # fmt: skip
+def test_identify_server_answer_of_no_use_is_unknown_within_its_time(
+    answer: bytes, drip_s: float | None
+) -> None:
+    found: list[object] = []
+    with RawHttpServer(answer, drip_s) as server:
+        # Each route asked is given its time, in all: a server dripping a byte in time is not
+        # waited on for ever.
+        asking = threading.Thread(
+            target=lambda: found.append(identify_server(server.url, timeout_s=0.3)), daemon=True
+        )
+        asking.start()
+        asking.join(timeout=10)
+    assert found == [None]
 
 
 def _run(*args: str) -> Result:
