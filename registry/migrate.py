@@ -55,7 +55,7 @@ def _result_files(paths: list[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*.json") if not p.is_symlink()))
-        elif path.is_file():
+        elif path.exists():  # a FIFO or a device too: reading it says what it is
             files.append(path)
         else:
             raise InvalidFileError([Problem(str(path), "", "no such file or folder")])

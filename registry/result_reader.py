@@ -10,6 +10,7 @@ from typing import Any
 
 from infermeter.registry.checks.structure import result_schema_errors
 from infermeter.registry.errors import InvalidFileError, Problem, json_path
+from infermeter.registry.input_files import InputFileError, read_input_text
 from infermeter.registry.models import (
     Result,
 )
@@ -54,8 +55,14 @@ def check_result_text(text: str, file: str) -> Result:
 
 
 def read_valid_result(path: Path, file: str) -> Result:
-    """Read one result file and check it against the committed JSON Schema and the model."""
-    return check_result_text(read_text(path, file), file)
+    """Read one result file a user named and check it against the committed JSON Schema and
+    the model. Only a regular file within the result file limit is read: a FIFO is not waited
+    on, /dev/zero not read without end."""
+    try:
+        text = read_input_text(path, "result file")
+    except InputFileError as error:
+        raise InvalidFileError([Problem(file, "", error.reason)]) from None
+    return check_result_text(text, file)
 
 
 @dataclass(frozen=True)

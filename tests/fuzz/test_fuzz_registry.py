@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,38 @@ def test_fuzz_registry_json_deeper_than_the_parser_is_one_line_on_every_reader(
     assert result.exit_code == 1, result.output[-400:]
     assert "deep.json" in result.output
     assert "nested deeper than 32 levels" in result.output
+    assert not list(out.iterdir())
+
+
+def _sparse_2_mib(path: Path) -> str:
+    with path.open("wb") as stream:
+        stream.truncate(2 * 1024 * 1024)
+    return "above the limit of 1 MiB"
+
+
+def _fifo_file(path: Path) -> str:
+    os.mkfifo(path)
+    return "FIFO"
+
+
+@pytest.mark.parametrize("make", [_fifo_file, _sparse_2_mib], ids=["FIFO", "2 MiB"])
+@pytest.mark.parametrize(
+    "command", ["bench compare", "bench report", "registry validate", "registry migrate"]
+)
+def test_fuzz_registry_a_named_file_no_result_can_be_is_refused_unread(
+    tmp_path: Path, command: str, make: Callable[[Path], str]
+) -> None:
+    """A FIFO is not waited on (nothing writes it), a file above the limit not read into memory
+    (/dev/zero would never end)."""
+    root = empty_registry(tmp_path / "checkout")
+    path = root / "registry" / "results" / "odd.json"
+    named = make(path)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = check_cli(_read_a_file(path, root, out)[command], "registry", 20, report=True)
+    assert result.exit_code == 1, result.output[-400:]
+    assert "odd.json" in result.output
+    assert named in result.output
     assert not list(out.iterdir())
 
 
