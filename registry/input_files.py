@@ -24,9 +24,11 @@ LIMITS_BYTES = {
     "source table": 256 * MIB,
     "model config": 16 * MIB,
     "dataset": 1024 * MIB,
+    "prediction": MIB,
 }
 """The largest file of each kind read (a plan of 200 runs is about 20 kB; vLLM's
-`--save-result` with every request's figures for 100,000 requests is about 60 MB)."""
+`--save-result` with every request's figures for 100,000 requests is about 60 MB; `calc perf
+--json` writes about 2 kB)."""
 
 
 class InputFileError(RegistryError):

@@ -18,6 +18,7 @@ from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import COST
 from infermeter.calculators.json_text import json_loads
 from infermeter.calculators.perf_api import PredictedThroughput, predicted_throughput
+from infermeter.registry.input_files import LIMITS_BYTES, MIB
 from infermeter.registry.lookup import catalog_prices
 
 _FROM_PERF = click.option(
@@ -113,8 +114,14 @@ def _predicted(
     if from_perf is None:
         return None
     name = "--from-perf"
+    limit = LIMITS_BYTES["prediction"]
+    text = from_perf.read(limit + 1)  # a stream may have no end (/dev/zero)
+    if len(text) > limit:
+        raise click.ClickException(
+            f"{name}: more than {limit / MIB:g} MiB; `calc perf --json` writes a few kB"
+        )
     try:
-        data = json_loads(from_perf.read())
+        data = json_loads(text)
     except json.JSONDecodeError as error:
         raise click.ClickException(f"{name}: not JSON: {error.msg} (line {error.lineno})") from None
     try:

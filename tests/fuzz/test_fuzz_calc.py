@@ -7,6 +7,7 @@ the hypothesis cases throw random option values at the three commands.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,19 @@ def test_fuzz_calc_named_case_is_refused_in_one_line(
     result = check_cli(args, "calc")
     assert result.exit_code == code, result.output
     assert named in result.stderr
+
+
+@pytest.mark.parametrize("make", [lambda path: path, lambda path: Path("/dev/zero")],
+                         ids=["2 MiB file", "/dev/zero"])  # fmt: skip
+def test_fuzz_calc_cost_from_perf_larger_than_a_prediction_is_not_read_whole(
+    tmp_path: Path, make: Callable[[Path], Path]
+) -> None:
+    big = tmp_path / "perf.json"
+    big.write_text(" " * 2 * 1024 * 1024 + "{}")
+    result = check_cli(["calc", "cost", "--from-perf", str(make(big)), "--price-per-hour", "2"],
+                       "calc")  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "--from-perf: more than 1 MiB" in result.stderr
 
 
 def test_fuzz_calc_vram_real_settings_still_answer() -> None:
