@@ -13,7 +13,9 @@ their pods from the same parts:
   (`/results/<entry id>.json` on a PersistentVolumeClaim);
 - `token_env`: a gated model's token from a Secret the cluster already has, by name, and
   `api_key_env`: a plan's `api-key:` the same way (both vLLM and the bench get it); no secret
-  is ever written into a rendered file.
+  is ever written into a rendered file;
+- `literal_command`: every command as written, `$` doubled, so that the kubelet's `$(NAME)`
+  expansion leaves the plan's values as they are.
 """
 
 from __future__ import annotations
@@ -197,6 +199,14 @@ def api_key_env(entry: MatrixEntry, config: JobsConfig, variable: str) -> list[d
     return [{"name": variable, "valueFrom": secret}]
 
 
+def literal_command(words: list[str]) -> list[str]:
+    """`words` as a container's `command`, each `$` doubled: the kubelet expands `$(NAME)` in
+    a command from the container's environment (a Secret's value among it) and reads `$$` as
+    `$`, so a value holding `$(HF_TOKEN)` (a model id, a vLLM argument) would otherwise run
+    with the token in its place, and the bench would record it in the server's command."""
+    return [word.replace("$", "$$") for word in words]
+
+
 def vllm_container(
     entry: MatrixEntry, config: JobsConfig, command: list[str], gpus: int
 ) -> dict[str, Any]:
@@ -207,7 +217,7 @@ def vllm_container(
         "name": "vllm",
         "image": config.vllm_image or VLLM_IMAGES[entry.vendor],
         "restartPolicy": "Always",
-        "command": command,
+        "command": literal_command(command),
         "ports": [{"name": "http", "containerPort": VLLM_PORT}],
         "resources": {"limits": gpu_limits(entry, gpus)},
         "startupProbe": {
@@ -239,7 +249,7 @@ def bench_container(
     container: dict[str, Any] = {
         "name": "bench",
         "image": config.bench_image,
-        "command": ["sh", "-c", script],
+        "command": literal_command(["sh", "-c", script]),
         "volumeMounts": [{"name": "results", "mountPath": RESULTS_MOUNT}],
     }
     if env:
