@@ -23,23 +23,28 @@ job gets a read-only token except `merge`, which may push its branch and open th
 request; no other secret is used, but for a plan that gives the server's key (`api-key:`),
 which its jobs read from the repository secret INFERMETER_API_KEY. The plan's commands reach
 the shell through an environment variable, never pasted into the script nor echoed; a plan
-whose commands hold a secret is not rendered (`bench.fleet.matrix.inline_secrets`).
+whose commands hold a secret is not rendered (`bench.fleet.matrix.inline_secrets`). The plan's
+path is the one value written into the workflow itself, so one holding `${{` (which GitHub
+would evaluate as an expression) is refused.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from infermeter.bench.fleet import FleetError
 from infermeter.bench.fleet.matrix import GITHUB_API_KEY_SECRET, Matrix
-from infermeter.bench.fleet.yaml_text import dump
+from infermeter.bench.fleet.yaml_text import comment, dump
 
 CHECKOUT = "actions/checkout@v6"
 SETUP_PYTHON = "actions/setup-python@v6"
 UPLOAD = "actions/upload-artifact@v7"
 DOWNLOAD = "actions/download-artifact@v8"
+EXPRESSION = "${{"
+"""What starts a GitHub Actions expression in any value of a workflow."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,14 @@ def _check(config: WorkflowConfig) -> None:
         raise FleetError(
             f"{plan}: give the plan's path inside the repository (e.g. bench/plans/fleet.yaml); "
             "the workflow reads it from its checkout",
+            "PLAN",
+        )
+    if EXPRESSION in str(plan):
+        # The path is written into the workflow (its env, concurrency group and name), where
+        # GitHub would evaluate `${{ … }}`; YAML has no quoting that stops it.
+        raise FleetError(
+            f"{plan}: holds {EXPRESSION}, which GitHub Actions reads as the start of an "
+            "expression wherever the workflow names the plan; rename the plan",
             "PLAN",
         )
 
@@ -186,13 +199,13 @@ def render_workflow(config: WorkflowConfig) -> str:
         "jobs": {"matrix": matrix_job, "canary": canary, "sweep": sweep, "merge": merge},
     }
     header = (
-        f"# Rendered by `infermeter bench plan render --github-actions {plan}`: re-render it\n"
-        "# when the plan changes. Runners: self-hosted, each labelled with its GPU's catalog id\n"
-        "# (e.g. h100-sxm) and holding as many GPUs as the plan's largest entry of that kind.\n"
-        "# Only workflow_dispatch starts it: fork pull requests never reach these runners or a\n"
-        "# token; only the merge job may write (push its branch, open the pull request).\n"
+        f"Rendered by `infermeter bench plan render --github-actions {shlex.quote(plan)}`:\n"
+        "re-render it when the plan changes. Runners: self-hosted, each labelled with its GPU's\n"
+        "catalog id (e.g. h100-sxm) and holding as many GPUs as the plan's largest entry of that\n"
+        "kind. Only workflow_dispatch starts it: fork pull requests never reach these runners or\n"
+        "a token; only the merge job may write (push its branch, open the pull request).\n"
     )
-    return header + dump(workflow)
+    return comment(header) + dump(workflow)
 
 
 def _matrix_job(config: WorkflowConfig, plan: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ already has (`hf_token_secret`), by name.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from infermeter.bench.fleet import lws
@@ -39,7 +40,7 @@ from infermeter.bench.fleet.pods import (
     vllm_container,
     volumes,
 )
-from infermeter.bench.fleet.yaml_text import dump_all
+from infermeter.bench.fleet.yaml_text import comment, dump_all
 
 __all__ = ["job_documents", "job_name", "render_jobs"]
 
@@ -85,12 +86,13 @@ def job_documents(matrix: Matrix, config: JobsConfig) -> list[dict[str, Any]]:
 
 def render_jobs(matrix: Matrix, config: JobsConfig) -> str:
     """The objects as one multi-document YAML text (deterministic), for `kubectl apply -f`."""
+    plan = shlex.quote(str(matrix.plan))
     header = (
-        f"# Rendered by `infermeter bench plan render --kubernetes {matrix.plan}`: one Job per\n"
-        "# matrix entry. Needs Kubernetes 1.29+ (native sidecars), the GPU device plugin, nodes\n"
-        f"# labelled {config.node_label}=<gpu catalog id>, and the PersistentVolumeClaim\n"
-        f"# {config.results_claim} for the results.\n"
+        f"Rendered by `infermeter bench plan render --kubernetes {plan}`: one Job per\n"
+        "matrix entry. Needs Kubernetes 1.29+ (native sidecars), the GPU device plugin, nodes\n"
+        f"labelled {config.node_label}=<gpu catalog id>, and the PersistentVolumeClaim\n"
+        f"{config.results_claim} for the results.\n"
     )
     if any(entry.multinode for entry in matrix.entries):
         header += lws.HEADER
-    return header + dump_all(job_documents(matrix, config))
+    return comment(header) + dump_all(job_documents(matrix, config))

@@ -61,9 +61,9 @@ RAY_PORT = 6379
 NAME_MAX_LENGTH = 51
 JOIN_RETRY_S = 5
 HEADER = (
-    "# A multi-node entry is a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): install the LWS\n"
-    "# controller (kubernetes-sigs/lws) first. Its leader pod turns Ready once the result is\n"
-    "# written; then `kubectl delete leaderworkerset NAME` frees its nodes.\n"
+    "A multi-node entry is a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): install the LWS\n"
+    "controller (kubernetes-sigs/lws) first. Its leader pod turns Ready once the result is\n"
+    "written; then `kubectl delete leaderworkerset NAME` frees its nodes.\n"
 )
 
 

@@ -1,5 +1,6 @@
-"""A value of a plan never turns into syntax of what `bench plan render` writes: a value that
-reaches a container's command is not expanded by the kubelet (`$(NAME)`).
+"""A value of a plan never turns into syntax of what `bench plan render` writes: a plan's path
+shown in the header stays a comment, a path holding `${{` is refused for GitHub Actions, and a
+value that reaches a container's command is not expanded by the kubelet (`$(NAME)`).
 
 The kubelet cannot run here: `kubelet_expand` is a stand-in, checked against the rules the
 Kubernetes API states for a container's `command` (kubernetes-validate's copy of the schema).
@@ -126,3 +127,57 @@ def test_render_kubernetes_keeps_a_dollar_in_a_command_literal(tmp_path: Path, m
             assert shlex.split(options["server_command"])[:3] == ["vllm", "serve", model]
     # The one reference the render means: each worker joins its leader.
     assert "--address=10.0.0.7:6379" in commands[-1][1][2]
+
+
+PATHS = {
+    "newline": "a\nmalicious: 1\n#.yaml",
+    "carriage return": "a\rmalicious: 1.yaml",
+    "next line": "a\x85malicious: 1.yaml",
+    "line separator": "a\u2028malicious: 1.yaml",
+    "paragraph separator": "a\u2029malicious: 1.yaml",
+    "escape": "a\x1bx.yaml",  # not a whole ANSI sequence, which click.echo strips
+    "delete": "a\x7f.yaml",
+}
+
+
+def _replaced(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, dict):
+        return {key: _replaced(item, old, new) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replaced(item, old, new) for item in value]
+    return value.replace(old, new) if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize("engine", ["--github-actions", "--kubernetes"])
+@pytest.mark.parametrize("name", PATHS.values(), ids=PATHS.keys())
+def test_render_shows_the_plans_path_in_comments_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str, name: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    kubernetes = engine == "--kubernetes"
+    options = [engine, *(["--gpus-per-node", "8"] if kubernetes else [])]
+    _plan(tmp_path, {}, name, multinode=kubernetes)
+    _plan(tmp_path, {}, multinode=kubernetes)
+    run = _render(name, *options)
+    plain = _render("plan.yaml", *options)
+    assert run.exit_code == plain.exit_code == 0, run.output
+    documents = list(yaml.safe_load_all(run.stdout))
+    assert documents == _replaced(list(yaml.safe_load_all(plain.stdout)), "plan.yaml", name)
+    first_key = "apiVersion:" if kubernetes else "name:"
+    header = run.stdout.split(f"\n{first_key}")[0]
+    assert all(line.startswith("# ") for line in header.splitlines())
+
+
+def test_render_github_actions_refuses_a_plan_path_holding_an_expression(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    name = "p${{ secrets.INFERMETER_API_KEY }}.yaml"
+    _plan(tmp_path, {}, name, multinode=False)
+    run = _render(name, "--github-actions")
+    assert run.exit_code == 1
+    assert run.stdout == ""
+    assert run.stderr.splitlines() == [
+        f"Error: PLAN: {name}: holds ${{{{, which GitHub Actions reads as the start of an "
+        "expression wherever the workflow names the plan; rename the plan"
+    ]
