@@ -17,7 +17,8 @@ checks where each run goes and raises `PlanError` with every problem at once
   refuses by name;
 - each entry writes its own result: the run's `output` with the GPU kind inserted before the
   suffix (`results/chat.json` → `results/chat.h100-sxm-x1.json`; without an output,
-  `results/<name>.<gpu>-x<count>.json`), and entries' ids and outputs are unique.
+  `results/<name>.<gpu>-x<count>.json`), and entries' ids and outputs are unique; an output
+  is one line of printable characters (a workflow's upload reads each line as a path).
 
 The matrix is deterministic: entries in plan order, then GPU-kind order, and the same plan
 always gives the same JSON. `as_json` is GitHub Actions' `strategy.matrix` shape,
@@ -116,6 +117,15 @@ def _output(run: PlanRun, gpu: str, count: int) -> str:
 
 
 def _kinds(run: PlanRun, where: str, problems: list[str]) -> tuple[GpuRequest, ...]:
+    given = run.options.output
+    if given is not None and not str(given).isprintable():
+        # A workflow uploads the entry's result by its path, and upload-artifact reads each
+        # line of a path as another path (of any file the runner can read).
+        problems.append(
+            f"{where}.output: {str(given)!r} holds a line break or control character; a fleet "
+            "entry's result file is named on one line"
+        )
+        return ()
     if run.options.endpoint is not None:
         problems.append(
             f"{where}.endpoint: a fleet entry launches vLLM on its own node; give model: "

@@ -190,6 +190,15 @@ def test_matrix_fleet_example_covers_four_gpu_kinds() -> None:
             {"model": MODEL, "gpus": ["H100 SXM"]},
             "runs[0].gpus[0]: 'H100 SXM' is not a GPU catalog id",
         ),
+        (
+            {"model": MODEL, "gpus": ["l40s"], "output": "r.json\n/home/runner/.ssh/*"},
+            "runs[0].output: 'r.json\\n/home/runner/.ssh/*' holds a line break or control "
+            "character; a fleet entry's result file is named on one line",
+        ),
+        (
+            {"model": MODEL, "gpus": ["l40s"], "output": "r\u2028.json"},
+            "runs[0].output: 'r\\u2028.json' holds a line break",
+        ),
     ],
 )
 def test_matrix_bad_placement_exits_1_naming_file_and_field(
