@@ -299,7 +299,7 @@ class StreamingClient:
                 session.post(self.url, data=body, headers=self._headers) as response,
             ):
                 if response.status != 200:
-                    raw = await response.read()
+                    raw = await _read_up_to(response.content, transport.ERROR_BODY_BYTES)
                     self._set_http_error(record, response.status, raw.decode("utf-8", "replace"))
                 else:
                     append = reads.append
@@ -352,14 +352,12 @@ def _authorization_line(api_key: str | None) -> str:
 MODEL_LIST_BYTES = 16 * 1024 * 1024
 
 
-async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes | None:
-    """The whole body of an aiohttp response's `content`, or None past `limit` bytes (read no
-    further: a server may answer without end)."""
+async def _read_up_to(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """An aiohttp response's body, read until its end or past `limit` bytes, whichever comes
+    first (`limit` + 1 bytes then: a server may answer without end)."""
     body = bytearray()
-    while piece := await content.read(limit + 1 - len(body)):
+    while len(body) <= limit and (piece := await content.read(limit + 1 - len(body))):
         body += piece
-        if len(body) > limit:
-            return None
     return bytes(body)
 
 
@@ -377,11 +375,11 @@ async def list_models(
         ):
             if response.status != 200:
                 raise ValueError(f"GET {url} answered HTTP {response.status}")
-            body = await _read_at_most(response.content, MODEL_LIST_BYTES)
+            body = await _read_up_to(response.content, MODEL_LIST_BYTES)
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
         detail = str(error) or type(error).__name__
         raise EndpointError(f"cannot reach {base_url}: {detail}", "--endpoint") from None
-    if body is None:
+    if len(body) > MODEL_LIST_BYTES:
         raise ValueError(f"GET {url} answered more than {MODEL_LIST_BYTES:,} bytes")
     try:
         payload = json_loads(body)

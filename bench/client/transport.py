@@ -37,6 +37,7 @@ from urllib.parse import SplitResult
 
 READ_SIZE = 65536
 _HEAD_LIMIT = 65536
+ERROR_BODY_BYTES = 65536  # the most of an answer other than 200 kept (its start says why)
 # SO_TIMESTAMPNS (= SCM_TIMESTAMPNS) in Linux's asm-generic socket.h; Python does not name it.
 # Architectures with their own numbering (alpha, mips, parisc, sparc) get user-space times.
 _SO_TIMESTAMPNS = 35
@@ -92,6 +93,13 @@ class Exchange:
     left: int = 0  # body bytes left: of the current chunk, or of a Content-Length body
     skip: int = 0  # bytes of the CRLF after a chunk's data still to skip
     partial: bytes = b""  # an incomplete chunk-size line, or the trailer so far
+    kept: int = 0  # body bytes of an answer other than 200 kept so far
+
+    @property
+    def said_enough(self) -> bool:
+        """An answer other than 200 whose first `ERROR_BODY_BYTES` have come: what went wrong
+        is said; the rest (a proxy's page may keep coming) is neither waited for nor kept."""
+        return self.kept >= ERROR_BODY_BYTES
 
     def feed(self, arrived_ns: int, data: bytes) -> bool:
         """Take one read; True when it completed the response."""
@@ -223,6 +231,9 @@ class Exchange:
         if self.on_body is not None and self.status == 200:
             self.on_body(arrived_ns, data)
         else:
+            if self.status != 200:
+                data = data[: ERROR_BODY_BYTES - self.kept]
+                self.kept += len(data)
             self.body.append((arrived_ns, data))
 
     def _feed_trailer(self, data: bytes) -> bool:
@@ -297,8 +308,8 @@ class _Connection:
             if not exchange.done.done():
                 exchange.done.set_exception(error)
             return
-        if complete:
-            self.finish(exchange)
+        if complete or exchange.said_enough:
+            self.finish(exchange)  # cut short, it is not _DONE: its connection closes
 
     def finish(self, exchange: Exchange) -> None:
         self.exchange = None

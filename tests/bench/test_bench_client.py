@@ -221,6 +221,23 @@ def test_client_classifies_injected_fault(
     assert point.accepted_requests == 2
 
 
+@pytest.mark.parametrize(
+    "framing",
+    [b"Transfer-Encoding: chunked\r\n\r\n100000\r\n", b"Content-Length: 10000000\r\n\r\n"],
+    ids=["chunked", "Content-Length"],
+)
+def test_client_error_answer_whose_body_never_ends_is_its_status_at_once(framing: bytes) -> None:
+    # A proxy's 502 page that keeps coming: its start says what went wrong, the rest is not
+    # waited on (nor kept: it could be endless).
+    answer = b"HTTP/1.1 502 Bad Gateway\r\n" + framing + b"upstream gone " * 10_000
+    with RawHttpServer(answer, drip_s=0.05) as server:
+        started = time.monotonic()
+        (record,) = send_all(server.url, prompt_requests(1), timeout_s=5)
+    assert (record.error, record.http_status) == (ErrorKind.HTTP_STATUS, 502)
+    assert record.error_detail.startswith("HTTP 502: upstream gone upstream gone")
+    assert time.monotonic() - started < 2
+
+
 def test_client_classifies_refused_connection() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
