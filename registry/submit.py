@@ -80,6 +80,14 @@ def _load_description(point: LoadPoint) -> str:
     return point.load.label()
 
 
+def _one_line(text: str) -> str:
+    """`text` with every run of white space, line breaks included, as one space. A result's
+    free text (an engine version, a submitter, a publisher) may hold line breaks; in a commit
+    message each would start a line of its own, where `Signed-off-by: …` or
+    `Co-authored-by: …` reads as a trailer of the commit and a subject would run into the body."""
+    return " ".join(text.split())
+
+
 def commit_message(result: Result) -> str:
     """Subject: model, GPU × count, engine, profile; body: the facts a reviewer checks first."""
     identity = result.identity
@@ -104,7 +112,7 @@ def commit_message(result: Result) -> str:
         f"File: {result_path(result).as_posix()}",
         f"Id: {result.id}",
     ]
-    return subject + "\n\n" + "\n".join(body) + "\n"
+    return _one_line(subject) + "\n\n" + "\n".join(map(_one_line, body)) + "\n"
 
 
 def set_branch_name(results: Sequence[Result]) -> str:
@@ -128,7 +136,7 @@ def set_commit_message(results: Sequence[Result]) -> str:
             f"- {result_path(result).as_posix()}: {gpu.count}× {gpu.id}, {engine.name} "
             f"{engine.version}, {result.identity.workload.profile} profile (host: {host})"
         )
-    return subject + "\n\n" + "\n".join(lines) + "\n"
+    return _one_line(subject) + "\n\n" + "\n".join(map(_one_line, lines)) + "\n"
 
 
 def _check_submission(files: Sequence[Path], checkout: Path) -> None:

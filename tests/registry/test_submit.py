@@ -15,13 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
-from infermeter.registry.store import read_result, result_path
+from infermeter.registry.store import content_id, dumps_result, read_result, result_path
 from infermeter.registry.submit import (
     SubmitConfig,
     SubmitError,
     SubmitOutcome,
     branch_name,
     commit_message,
+    set_commit_message,
     submit,
 )
 
@@ -402,3 +403,46 @@ def test_submit_to_its_own_repository_still_names_the_owner(
     outcome, arguments = _submit_through_gh(tmp_path, monkeypatch, config)
     assert arguments[:6] == ["pr", "create", "--head", f"contributor:{outcome.branch}",
                              "--base", "main"]  # fmt: skip
+
+
+FORGED = "\n\nSigned-off-by: A Maintainer <m@example.com>\nCo-authored-by: Someone <s@example.com>"
+
+
+def _trailers(message: str) -> list[str]:
+    """The trailers git reads in a commit message (`git interpret-trailers --parse`)."""
+    parsed = subprocess.run(["git", "interpret-trailers", "--parse"], input=message,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    return [line.split(":")[0] for line in parsed.stdout.splitlines()]
+
+
+def _with_free_text(path: Path, tmp_path: Path) -> Path:
+    """A copy of the result at `path` whose engine version and submitter end in forged
+    trailers (free text, which `registry validate` lets hold line breaks)."""
+    result = read_result(path)
+    engine = result.identity.engine
+    engine = engine.model_copy(update={"version": engine.version + FORGED})
+    source = result.source.model_copy(update={"submitter": "alice" + FORGED})
+    identity = result.identity.model_copy(update={"engine": engine})
+    result = result.model_copy(update={"identity": identity, "source": source})
+    copy = tmp_path / path.name
+    copy.write_text(dumps_result(result.model_copy(update={"id": content_id(result)})))
+    return copy
+
+
+def test_submit_commit_message_holds_each_value_on_its_line(
+    tmp_path: Path, checkout: Path, fork: Path, no_gh: None
+) -> None:
+    hostile = _with_free_text(MEASURED, tmp_path)
+    outcome = submit(SubmitConfig(result_file=hostile, checkout=checkout))
+    message = _git(fork, "log", "-1", "--format=%B", outcome.branch)
+    assert message.splitlines()[0] == (
+        "Add result: llama-3.1-8b-instruct on 1× h100-sxm, vllm 0.8.5 Signed-off-by: A "
+        "Maintainer <m@example.com> Co-authored-by: Someone <s@example.com>, chat profile"
+    )
+    assert message.count("\n\n") == 1  # a subject, then one paragraph of facts
+    assert "Source: measured with infermeter 0.1.0 by alice Signed-off-by: A" in message
+    trailers = _trailers(message + "\n")
+    assert trailers == ["Model", "GPU", "Engine", "Profile", "Points", "Source", "File", "Id"]
+    both = [read_result(hostile), read_result(_with_free_text(REPORTED, tmp_path))]
+    assert "Signed-off-by" not in _trailers(set_commit_message(both))
+    assert set_commit_message(both).count("\n") == 4  # subject, blank line, one line each
