@@ -338,6 +338,10 @@ def _check_new(checkout: Path, placed: Sequence[PurePosixPath], branch: str) -> 
             raise SubmitError(f"{path} is already in the checkout: this result was submitted")
     if len(set(placed)) < len(placed):
         raise SubmitError("two of the files are the same result")
+    try:  # before the name reaches a git command, where `-D` or `--all` would be an option
+        _run(["git", "check-ref-format", "--branch", branch], checkout)
+    except GitError:
+        raise SubmitError(f"{branch!r} is not a valid git branch name; see --branch") from None
     if _run(["git", "branch", "--list", branch], checkout):
         raise SubmitError(f"branch {branch!r} exists already in {checkout}; see --branch")
 

@@ -234,6 +234,22 @@ def test_submit_twice_is_refused(checkout: Path, no_gh: None) -> None:
         submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
 
 
+@pytest.mark.parametrize("branch", ["--all", "-D", "--force", "a..b", "a~1", "a b", "x.lock"])
+def test_cli_submit_refuses_a_branch_git_cannot_name_before_changing_anything(
+    checkout: Path, no_gh: None, branch: str
+) -> None:
+    for dry_run in (["--dry-run"], []):
+        outcome = CliRunner().invoke(main, ["registry", "submit", str(MEASURED),
+                                            "--registry-checkout", str(checkout),
+                                            f"--branch={branch}", *dry_run])  # fmt: skip
+        assert outcome.exit_code == 1
+        assert outcome.stderr.splitlines() == [
+            f"Error: {branch!r} is not a valid git branch name; see --branch"
+        ]
+    assert _git(checkout, "branch", "--format=%(refname:short)") == "main"
+    assert _git(checkout, "status", "--porcelain") == ""
+
+
 def test_submit_push_failure_keeps_the_commit_and_names_the_command(
     checkout: Path, tmp_path: Path, no_gh: None
 ) -> None:
