@@ -223,11 +223,12 @@ def _matrix_job(config: WorkflowConfig, plan: str) -> dict[str, Any]:
                 "id": "matrix",
                 "name": "Print the matrix",
                 "env": {"PLAN": plan},
+                # `--` first: a plan's path may start with '-' (`--help` would be an option).
                 "run": (
-                    'infermeter bench plan matrix "$PLAN"\n'
-                    'echo "matrix=$(infermeter bench plan matrix "$PLAN" --compact)" '
+                    'infermeter bench plan matrix -- "$PLAN"\n'
+                    'echo "matrix=$(infermeter bench plan matrix --compact -- "$PLAN")" '
                     '>> "$GITHUB_OUTPUT"\n'
-                    'echo "canary=$(infermeter bench plan matrix "$PLAN" --canary --compact)" '
+                    'echo "canary=$(infermeter bench plan matrix --canary --compact -- "$PLAN")" '
                     '>> "$GITHUB_OUTPUT"\n'
                 ),
             },

@@ -83,7 +83,7 @@ def test_render_github_actions_shape(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert writers == ["merge"]
     assert "secrets." not in json.dumps(workflow)
     matrix_script = jobs["matrix"]["steps"][-1]["run"]
-    assert 'infermeter bench plan matrix "$PLAN"' in matrix_script
+    assert 'infermeter bench plan matrix -- "$PLAN"' in matrix_script
     assert jobs["matrix"]["steps"][-1]["env"] == {"PLAN": "bench/plans/fleet.yaml"}
     for name, source in (("canary", "canary"), ("sweep", "matrix")):
         job = jobs[name]

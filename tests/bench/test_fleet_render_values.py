@@ -9,8 +9,11 @@ Kubernetes API states for a container's `command` (kubernetes-validate's copy of
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +184,25 @@ def test_render_github_actions_refuses_a_plan_path_holding_an_expression(
         f"Error: PLAN: {name}: holds ${{{{, which GitHub Actions reads as the start of an "
         "expression wherever the workflow names the plan; rename the plan"
     ]
+
+
+def test_render_github_actions_matrix_step_reads_a_plan_named_like_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _plan(tmp_path, {}, "--help", multinode=False)
+    run = _render("--github-actions", "--", "--help")
+    assert run.exit_code == 0, run.output
+    step = yaml.safe_load(run.stdout)["jobs"]["matrix"]["steps"][-1]
+    outputs = tmp_path / "github-output"
+    environment = {**os.environ, **step["env"], "GITHUB_OUTPUT": str(outputs)}
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment['PATH']}"
+    # As the runner runs a step: `bash -e {0}`, the script in a file.
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    subprocess.run(["bash", "-e", str(script)], env=environment, check=True, capture_output=True)
+    lines = outputs.read_text().splitlines()
+    assert [line.split("=", 1)[0] for line in lines] == ["matrix", "canary"]
+    for line in lines:
+        (entry,) = json.loads(line.split("=", 1)[1])["include"]
+        assert entry["id"] == "chat--l40s-x1"
