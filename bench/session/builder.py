@@ -77,6 +77,20 @@ def _check_bounds(options: RunOptions) -> None:
             ) from None
 
 
+def _check_words(options: RunOptions) -> None:
+    """Refuse a NUL in a value that becomes a word of a command line (the `bench run`, the
+    `vllm serve`, a rendered Job's): no command line can hold one (execve ends each word at
+    it), so vLLM would not start, and a rendered file would run something else. Only a plan
+    file gives one; a command line cannot."""
+    for name in RunOptions.model_fields:
+        value = getattr(options, name)
+        words = value if isinstance(value, tuple) else (value,)
+        if any(isinstance(word, str | Path) and "\0" in str(word) for word in words):
+            raise BenchConfigError(
+                "holds a NUL character, which no command-line word can hold", _option(name)
+            )
+
+
 def _api_key(options: RunOptions) -> str | None:
     """The key the server wants: --api-key, else the key a launched vLLM is given
     (`--vllm-arg "--api-key K"`), else $OPENAI_API_KEY."""
@@ -96,6 +110,7 @@ def session_config(options: RunOptions, command: str) -> SessionConfig:
     _check_launch_or_endpoint(options)
     _check_conflicts(options)
     _check_bounds(options)
+    _check_words(options)
     if options.endpoint is None and options.model is not None:
         check_parallel_fit(options)  # before vLLM spends minutes finding out
     output = options.output

@@ -167,6 +167,24 @@ def test_plan_reports_every_problem_at_once(tmp_path: Path) -> None:
     assert len(caught.value.problems) == 2
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("model", "org/a\0b"), ("vllm-arg", ["--served-model-name a\0b"]), ("output", "r\0.json"),
+     ("tokenizer", "t\0"), ("kv-cache-dtype", "fp8\0")],
+)  # fmt: skip
+def test_plan_refuses_a_nul_in_a_word_of_the_command(
+    tmp_path: Path, key: str, value: object
+) -> None:
+    # Only a plan can give one (a command line cannot); vLLM's, the bench's or a rendered
+    # Job's command would end the word at it.
+    plan = _plan(tmp_path, {"runs": [{"model": "org/m", key: value}]})
+    with pytest.raises(PlanError) as caught:
+        load_plan(plan)
+    assert caught.value.problems == [
+        f"{plan}: runs[0].{key}: holds a NUL character, which no command-line word can hold"
+    ]
+
+
 def test_plan_with_other_run_options_is_a_usage_error(tmp_path: Path) -> None:
     run = _invoke("--plan", str(_plan(tmp_path, {"runs": [{"model": "m"}]})), "--seed", "3")
     assert run.exit_code == 2
