@@ -174,15 +174,10 @@ def _renamed_onto(path: Path) -> Path:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename: never half-written. A
-    symbolic link is followed (the file it names is replaced, not the link); a device, FIFO
-    or socket (`_is_special_file`) is written to directly, and fails as its writes fail
-    (/dev/full: no space left)."""
-    if _is_special_file(path):
-        with path.open("w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        return
-    path = _renamed_onto(path)
+    """Write `text` to `path` through a temporary file and a rename: never half-written.
+    Whatever is at `path` (a symbolic link too) is replaced: a tree's own files (results, an
+    index, the schemas) are written so, and a link planted in a checkout leads no write
+    elsewhere. A file the user named is written by `write_output`."""
     temporary_name = stage_text(path, text)
     try:
         os.replace(temporary_name, path)
@@ -191,10 +186,24 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def write_output(path: Path, text: str) -> None:
+    """Write `text` to a file the user named (`--output`, `--html`) as the shell's `>` finds
+    it: a device, FIFO or socket (`_is_special_file`: /dev/stdout, /dev/null, a process
+    substitution) is written to directly, and fails as its writes fail (/dev/full: no space
+    left); a symbolic link is followed to the file it names, which `write_text_atomic` then
+    replaces."""
+    if _is_special_file(path):
+        with path.open("w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        return
+    write_text_atomic(_renamed_onto(path), text)
+
+
 def check_writable(path: Path, *, folder: bool = False) -> None:
     """Raise `UnwritableError` unless a file can be written at `path` (with `folder`, inside
-    the folder `path`) the way `write_text_atomic` writes: checked before a long run or build,
-    not discovered after it. Creates the missing folders, as the write would."""
+    the folder `path`) the way `write_output` (a folder: `write_text_atomic`) writes: checked
+    before a long run or build, not discovered after it. Creates the missing folders, as the
+    write would."""
     target = path if folder else _renamed_onto(path).parent
     if not folder and path.is_dir():
         raise UnwritableError(display_path(path), "it is a folder; name a file")

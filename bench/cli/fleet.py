@@ -30,13 +30,13 @@ def _matrix(plan: Path):  # type: ignore[no-untyped-def]
 
 
 def _write(text: str, output: Path | None) -> None:
-    from infermeter.registry.store import write_text_atomic
+    from infermeter.registry.store import write_output
 
     if output is None:
         click.echo(text, nl=False)
         return
     try:
-        write_text_atomic(output, text)
+        write_output(output, text)
     except OSError as error:
         raise click.ClickException(f"{output}: cannot write: {error.strerror or error}") from None
     click.echo(f"wrote {output}", err=True)

@@ -29,7 +29,7 @@ from infermeter.bench.importers.common import (
 from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT, GUIDELLM_TOOL
 from infermeter.bench.importers.vllm import VLLM_FORMAT, VLLM_TOOL, read_vllm_objects
 from infermeter.registry.models import Result
-from infermeter.registry.store import dumps_result, result_path, write_text_atomic
+from infermeter.registry.store import dumps_result, result_path, write_output
 from infermeter.registry.validate import check_result
 
 __all__ = [
@@ -111,7 +111,7 @@ def import_result(config: ImportConfig) -> tuple[Result, Path]:
     if output.is_dir():
         output = output / result_path(result).name
     try:
-        write_text_atomic(output, dumps_result(result))
+        write_output(output, dumps_result(result))
     except OSError as error:
         raise ResultImportError(f"{output}: cannot write: {error.strerror}", "--output") from None
     return result, output

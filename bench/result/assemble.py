@@ -54,7 +54,7 @@ from infermeter.registry.models import (
     Startup,
     Verdict,
 )
-from infermeter.registry.store import dumps_result, write_text_atomic
+from infermeter.registry.store import dumps_result, write_output
 from infermeter.registry.validate import check_result
 
 __all__ = ["ResultError", "build_result", "validate_result", "write_result"]
@@ -174,5 +174,6 @@ def validate_result(result: Result, model_entry: Mapping[str, Any] | None = None
 
 
 def write_result(result: Result, output: Path) -> None:
-    """Write the result file atomically, in canonical form."""
-    write_text_atomic(output, dumps_result(result))
+    """Write the result file the user named (--output) in canonical form, as `write_output`
+    writes: atomically, or straight into a device or pipe."""
+    write_output(output, dumps_result(result))

@@ -33,7 +33,7 @@ from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import PriceEntry
 from infermeter.registry.plain_text import html_text, plain_data
 from infermeter.registry.prices import PriceBook
-from infermeter.registry.store import write_text_atomic
+from infermeter.registry.store import write_output
 from infermeter.registry.tables import points_table_html
 
 # Package data: in a checkout and in an installed wheel alike.
@@ -135,4 +135,4 @@ def write_report(
     results: Sequence[NamedResult], prices: Iterable[PriceEntry], output: Path
 ) -> None:
     """Write the page atomically to `output`."""
-    write_text_atomic(output, report_html(results, prices))
+    write_output(output, report_html(results, prices))

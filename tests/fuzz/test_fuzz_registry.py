@@ -260,6 +260,23 @@ def test_fuzz_registry_a_named_file_no_result_can_be_is_refused_unread(
     assert not list(out.iterdir())
 
 
+def test_fuzz_registry_a_link_planted_in_a_tree_leads_no_write_elsewhere(tmp_path: Path) -> None:
+    """A checkout's own files are replaced, never written through: `registry schemas` in a
+    clone whose schema file is a link (to a file outside, to a device) leaves both alone."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n")
+    schemas = tmp_path / "schemas"
+    schemas.mkdir()
+    (schemas / "result.schema.json").symlink_to(outside)
+    (schemas / "price-catalog.schema.json").symlink_to("/dev/full")
+    result = check_cli(["registry", "schemas", "--dir", str(schemas)], "registry")
+    assert result.exit_code == 0, result.output
+    assert outside.read_text() == "kept\n"
+    for name in ("result.schema.json", "price-catalog.schema.json"):
+        assert not (schemas / name).is_symlink()
+        assert json.loads((schemas / name).read_text())["$schema"]
+
+
 def _git(checkout: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
 

@@ -33,6 +33,7 @@ from infermeter.registry.store import (
     read_result,
     result_path,
     with_content_id,
+    write_output,
     write_result,
     write_text_atomic,
 )
@@ -404,7 +405,7 @@ def test_store_check_writable_takes_a_pipe_named_in_a_folder_no_file_can_be_made
     reading, writing = os.pipe()
     try:
         check_writable(Path(f"/proc/self/fd/{writing}"))
-        write_text_atomic(Path(f"/proc/self/fd/{writing}"), "through\n")
+        write_output(Path(f"/proc/self/fd/{writing}"), "through\n")
         assert os.read(reading, 100) == b"through\n"
     finally:
         os.close(reading)
