@@ -376,7 +376,10 @@ async def list_models(
             if response.status != 200:
                 raise ValueError(f"GET {url} answered HTTP {response.status}")
             body = await _read_up_to(response.content, MODEL_LIST_BYTES)
-    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+    except TimeoutError:
+        detail = f"no answer to GET /v1/models within {timeout_s:g} s"
+        raise EndpointError(f"cannot reach {base_url}: {detail}", "--endpoint") from None
+    except (aiohttp.ClientError, OSError) as error:
         detail = str(error) or type(error).__name__
         raise EndpointError(f"cannot reach {base_url}: {detail}", "--endpoint") from None
     if len(body) > MODEL_LIST_BYTES:

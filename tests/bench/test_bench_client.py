@@ -294,6 +294,14 @@ def test_small_get_reads_a_whole_answer_and_its_server() -> None:
         assert small_get(server.url + "/version", 2.0) == SmallAnswer(body, "llama.cpp")
 
 
+def test_list_models_of_a_server_that_never_answers_says_so() -> None:
+    with (
+        RawHttpServer(b"", drip_s=30) as server,
+        pytest.raises(EndpointError, match=r": no answer to GET /v1/models within 0\.5 s$"),
+    ):
+        asyncio.run(list_models(server.url, timeout_s=0.5))
+
+
 def test_list_models_raises_endpoint_error_when_unreachable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
