@@ -204,17 +204,17 @@ def check_writable(path: Path, *, folder: bool = False) -> None:
     the folder `path`) the way `write_output` (a folder: `write_text_atomic`) writes: checked
     before a long run or build, not discovered after it. Creates the missing folders, as the
     write would."""
-    target = path if folder else _renamed_onto(path).parent
-    if not folder and path.is_dir():
-        raise UnwritableError(display_path(path), "it is a folder; name a file")
-    if not folder and _is_special_file(path):
-        if not os.access(path, os.W_OK):
-            raise UnwritableError(display_path(path), "permission denied")
-        return
     try:
+        if not folder and path.is_dir():
+            raise UnwritableError(display_path(path), "it is a folder; name a file")
+        if not folder and _is_special_file(path):
+            if not os.access(path, os.W_OK):
+                raise UnwritableError(display_path(path), "permission denied")
+            return
+        target = path if folder else _renamed_onto(path).parent
         target.mkdir(parents=True, exist_ok=True)
         descriptor, probe = tempfile.mkstemp(prefix=".infermeter-probe.", dir=target)
-    except OSError as error:
+    except OSError as error:  # a name too long is one too (from is_dir)
         raise UnwritableError(display_path(path), error.strerror or type(error).__name__) from None
     os.close(descriptor)
     os.unlink(probe)

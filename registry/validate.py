@@ -200,10 +200,16 @@ class _Validator:
     def files(self, paths: Iterable[Path]) -> list[Path]:
         found: list[Path] = []
         for path in paths:
-            linked = path.is_symlink()
-            if path.is_dir() and not linked:
+            try:
+                linked = path.is_symlink()
+                folder = path.is_dir() and not linked
+                missing = not folder and not linked and not path.exists()
+            except OSError as error:  # a name too long for the file system
+                self.add(path, f"cannot read: {error.strerror}")
+                continue
+            if folder:
                 found.extend(self._walk(path))
-            elif not path.exists() and not linked:
+            elif missing:
                 self.add(path, "no such file or folder")
             elif (problem := kind_problem(path)) is not None:
                 self.add(path, problem)

@@ -108,9 +108,9 @@ def import_result(config: ImportConfig) -> tuple[Result, Path]:
             f"{where}{first.message}{more}"
         )
     output = config.output or Path(result_path(result).name)
-    if output.is_dir():
-        output = output / result_path(result).name
     try:
+        if output.is_dir():  # which raises for a name too long
+            output = output / result_path(result).name
         write_output(output, dumps_result(result))
     except OSError as error:
         raise ResultImportError(f"{output}: cannot write: {error.strerror}", "--output") from None

@@ -20,6 +20,7 @@ IMPORT = [
 ]  # fmt: skip
 ANSWER = ["registry", "answer", "--model", "llama-3.1-8b-instruct"]
 BIG = "9" * 26
+TOO_LONG = "a" * 300 + ".json"
 
 # (arguments, exit code, text the one error line must hold)
 NAMED = [
@@ -46,6 +47,10 @@ NAMED = [
      "--output-len"),
     ([*IMPORT, "--timezone", "UTC", "--input-len", "normal:nan:1", "--output-len", "1"], 1,
      "--input-len"),
+    # A name longer than a file system takes (255 bytes): Path.is_dir raised its OSError.
+    (["bench", "run", "--endpoint", DEAD, "--output", TOO_LONG], 2, "File name too long"),
+    ([*IMPORT, "--timezone", "UTC", "--input-len", "1024", "--output-len", "128", "--output",
+      TOO_LONG], 1, "--output: " + TOO_LONG[:60] + "…: cannot write: File name too long"),
     (["registry", "index", "--out", "/proc/infermeter-index"], 1, "--out: cannot write"),
     (["registry", "schemas", "--dir", "/proc/infermeter-schemas"], 1, "--dir: cannot write"),
     # NaN passed click's FloatRange: a traceback (--slo-ttft-ms), or a wrong answer read as

@@ -277,6 +277,12 @@ def test_fuzz_registry_a_link_planted_in_a_tree_leads_no_write_elsewhere(tmp_pat
         assert json.loads((schemas / name).read_text())["$schema"]
 
 
+def test_fuzz_registry_validate_a_name_longer_than_the_file_system_takes_is_one_problem() -> None:
+    result = check_cli(["registry", "validate", "a" * 300 + ".json"], "registry", report=True)
+    assert result.exit_code == 1, result.output
+    assert "cannot read: File name too long" in result.output
+
+
 def _git(checkout: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
 
