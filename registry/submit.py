@@ -463,6 +463,8 @@ def _is_commit(reference: str) -> bool:
 def _placement_command(source: Path, relative: PurePosixPath, text: str) -> str:
     """`cp` when the file is already canonical text; otherwise what submit writes instead."""
     if source.read_text(encoding="utf-8") != text:
-        return f"# write {relative} (the canonical JSON of {source})"
+        # A comment ends at a line break: the name, escaped, stays on its line (a file named
+        # 'x\nrm -rf ~\n.json' would otherwise print that command among the commands to run).
+        return f"# write {relative} (the canonical JSON of {str(source)!r})"
     folder = relative.parent.as_posix()
     return f"mkdir -p {shlex.quote(folder)} && cp {shlex.quote(str(source))} {relative}"

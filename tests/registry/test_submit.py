@@ -275,6 +275,25 @@ def test_submit_dry_run_changes_nothing(checkout: Path, fork: Path, no_gh: None)
     assert _git(checkout, "status", "--porcelain") == ""
 
 
+def test_submit_dry_run_commands_keep_a_file_name_one_word(
+    tmp_path: Path, checkout: Path, no_gh: None
+) -> None:
+    text = REPORTED.read_text(encoding="utf-8")
+    for name, content in (("x\nrm -rf ~\n.json", json.dumps(json.loads(text))),
+                          ("y'; rm -rf ~; '\n.json", text)):  # fmt: skip
+        source = tmp_path / name
+        source.write_text(content, encoding="utf-8")
+        config = SubmitConfig(result_file=source, checkout=checkout, dry_run=True)
+        placement = submit(config).remaining_commands[2]
+        if content == text:  # already canonical: copied
+            words = shlex.split(placement)
+            assert words[3:6] == ["&&", "cp", str(source)]
+        else:  # what submit writes instead, said in a comment
+            assert placement.startswith("# write ")
+            assert placement.endswith(f"(the canonical JSON of {str(source)!r})")
+            assert len(placement.splitlines()) == 1
+
+
 def test_cli_submit_invalid_file_exits_1_with_one_line(
     tmp_path: Path, checkout: Path, no_gh: None
 ) -> None:
