@@ -29,6 +29,19 @@ def esc(value: Any) -> str:
     return html_text("–" if value is None else str(value))
 
 
+# What Python-Markdown reads as syntax within a line (its escapable characters, which a
+# backslash makes literal, but `>`, which `esc` writes as `&gt;`): a value written into a
+# page's Markdown has each escaped.
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+\-.!])")
+
+
+def md_text(value: Any) -> str:
+    """`value` as text of a page's Markdown: `esc`, with Markdown's syntax escaped first, so
+    a dataset named `[x](javascript:…)` or `![i](https://…)` stays text, not a link the
+    reader may click or an image the page fetches."""
+    return esc(_MARKDOWN_SYNTAX.sub(r"\\\1", "–" if value is None else str(value)))
+
+
 def front_matter_string(text: str) -> str:
     """`text` as a YAML scalar of a page's front matter (a JSON string is one), with no angle
     brackets: the theme writes a title raw into the navigation (so it would be markup) and

@@ -13,7 +13,7 @@ import json
 from collections.abc import Collection, Mapping
 
 from buyer_table import buyer_table
-from catalog_pages import esc, front_matter_string
+from catalog_pages import esc, front_matter_string, md_text
 from compare_table import compare_table, num, usd
 from gpu_labels import gpus_link
 from price_notes import prices_used
@@ -109,7 +109,7 @@ def compare_page(
     """Markdown of a compare page; `groups` are its tables' (workload, scenario) in order."""
     slug = compare_slug(model, profile)
     sections = "".join(
-        f"## {esc(workload)} · {esc(scenario_text(scenario))}\n\n"
+        f"## {md_text(workload)} · {md_text(scenario_text(scenario))}\n\n"
         + slot(f"compare-table-{number}")
         + "\n\n"
         for number, (workload, scenario) in enumerate(groups or [])
@@ -117,7 +117,7 @@ def compare_page(
     return (
         f"---\ntitle: {front_matter_string(f'{model_name}, {profile}')}\n"
         "hide: [navigation, toc]\n---\n\n"
-        f"# {esc(model_name)}: {esc(profile)} traffic\n\n"
+        f"# {md_text(model_name)}: {md_text(profile)} traffic\n\n"
         f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile, "
         "one table per workload (input → output lengths, dataset) and scenario: only like "
         "compares with like. Dollar figures use the cheapest usable catalog price of each tier "

@@ -6,7 +6,9 @@ those characters and no tag of the string's, and that encode as UTF-8."""
 from __future__ import annotations
 
 import dataclasses
+import html as html_module
 import json
+import re
 import sys
 from html.parser import HTMLParser
 from typing import Any
@@ -131,6 +133,35 @@ def test_compare_page_front_matter_title_is_plain_yaml() -> None:
     assert front["title"].startswith("nul" + REPLACEMENT)
     assert "<" not in front["title"]
     assert ">" not in front["title"]
+
+
+MARKDOWN_HOSTILE = (
+    "[click](javascript:alert(1)) ![i](https://tracker.example/x.png) *em* `code` _u_ "
+    "<b>bold</b> & x {: onmouseover=alert(2) } \\[y]"
+)
+
+
+def test_compare_page_headings_keep_a_datasets_markdown_as_text() -> None:
+    # A workload's label holds the dataset's or trace's name, free text of the result; the
+    # model's name is the catalog's. The page is Markdown, read with the site's extensions.
+    import markdown
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml's own tags (!ENV) are not read here
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    config = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=Loader)
+    extensions = [next(iter(item)) if isinstance(item, dict) else item
+                  for item in config["markdown_extensions"]]  # fmt: skip
+    label = f"1,000 → 1,000 tokens, {MARKDOWN_HOSTILE}"
+    page = compare_pages.compare_page("m", "chat", MARKDOWN_HOSTILE, [(label, "server")])
+    html = markdown.markdown(page.split("---\n", 2)[2], extensions=extensions)
+    headings = "\n".join(line for line in html.splitlines() if line.startswith(("<h1", "<h2")))
+    parser = _safe(headings)
+    assert parser.tags == ["h1", "h2"]
+    assert list(parser.attributes) == ["id"]
+    shown = html_module.unescape(re.sub("<[^>]+>", "", headings))
+    assert shown == f"{MARKDOWN_HOSTILE}: chat traffic\n{label} · server"
 
 
 def test_search_entries_and_gpu_page_links_are_safe() -> None:
