@@ -172,12 +172,12 @@ def market_note(gpu_id: str, prices: list[PriceEntry], chosen: Mapping[str, Pric
     price, names = floor
     return (
         f'\n\n!!! warning "The on-demand figures use a price above what the market asks"\n'
-        f"    They use {esc(used.provider)}'s ${used.usd_per_gpu_hour:,.2f}/GPU-hour "
-        f"({esc(dated(used) or 'undated')}), the price the rule gives: a dated official list "
+        f"    They use {md_text(used.provider)}'s ${used.usd_per_gpu_hour:,.2f}/GPU-hour "
+        f"({md_text(dated(used) or 'undated')}), the price the rule gives: a dated official list "
         "first, so that GPUs are compared on one basis (see Methodology). "
-        f"{len(names)} providers ({esc(', '.join(names))}) ask from "
-        f"${price.usd_per_gpu_hour:,.2f}/GPU-hour ({esc(price.provider)}, "
-        f"{esc(dated(price) or 'undated')}): what renting it can cost below that price, and "
+        f"{len(names)} providers ({md_text(', '.join(names))}) ask from "
+        f"${price.usd_per_gpu_hour:,.2f}/GPU-hour ({md_text(price.provider)}, "
+        f"{md_text(dated(price) or 'undated')}): what renting it can cost below that price, and "
         "what the $ figures would be at that price, in proportion.\n"
     )
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from site_helpers import REPO, result_data
 
-from infermeter.registry.catalog import load_models
+from infermeter.registry.catalog import load_models, load_prices
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
@@ -141,9 +141,8 @@ MARKDOWN_HOSTILE = (
 )
 
 
-def test_compare_page_headings_keep_a_datasets_markdown_as_text() -> None:
-    # A workload's label holds the dataset's or trace's name, free text of the result; the
-    # model's name is the catalog's. The page is Markdown, read with the site's extensions.
+def _markdown_html(text: str) -> str:
+    """`text` read as the site reads a page's Markdown: with mkdocs.yml's extensions."""
     import markdown
 
     class Loader(yaml.SafeLoader):  # mkdocs.yml's own tags (!ENV) are not read here
@@ -153,15 +152,36 @@ def test_compare_page_headings_keep_a_datasets_markdown_as_text() -> None:
     config = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=Loader)
     extensions = [next(iter(item)) if isinstance(item, dict) else item
                   for item in config["markdown_extensions"]]  # fmt: skip
+    html: str = markdown.markdown(text, extensions=extensions)
+    return html
+
+
+def test_compare_page_headings_keep_a_datasets_markdown_as_text() -> None:
+    # A workload's label holds the dataset's or trace's name, free text of the result; the
+    # model's name is the catalog's. The page is Markdown, read with the site's extensions.
     label = f"1,000 → 1,000 tokens, {MARKDOWN_HOSTILE}"
     page = compare_pages.compare_page("m", "chat", MARKDOWN_HOSTILE, [(label, "server")])
-    html = markdown.markdown(page.split("---\n", 2)[2], extensions=extensions)
+    html = _markdown_html(page.split("---\n", 2)[2])
     headings = "\n".join(line for line in html.splitlines() if line.startswith(("<h1", "<h2")))
     parser = _safe(headings)
     assert parser.tags == ["h1", "h2"]
     assert list(parser.attributes) == ["id"]
     shown = html_module.unescape(re.sub("<[^>]+>", "", headings))
     assert shown == f"{MARKDOWN_HOSTILE}: chat traffic\n{label} · server"
+
+
+def test_gpu_page_market_note_keeps_a_providers_markdown_as_text() -> None:
+    # A provider's name is free text of a harvested price catalog.
+    price = next(p for p in load_prices().values() if p.tier == "on_demand")
+    cheap, other, dear = (
+        price.model_copy(update={"id": name, "provider": provider, "usd_per_gpu_hour": usd})
+        for name, provider, usd in (("a", MARKDOWN_HOSTILE, 1.0), ("b", "other", 1.1),
+                                    ("c", f"dear {MARKDOWN_HOSTILE}", 4.0))
+    )  # fmt: skip
+    note = catalog_pages.market_note(price.gpu, [cheap, other, dear], {"on_demand": dear})
+    parser = _safe(_markdown_html(note))
+    assert parser.tags == ["div", "p", "p"]  # the admonition, its title and its text
+    assert list(parser.attributes) == ["class"]
 
 
 def test_search_entries_and_gpu_page_links_are_safe() -> None:
