@@ -7,6 +7,7 @@ start of the SHA-256 of that canonical content without the id itself.
 """
 
 import datetime as dt
+import errno
 import hashlib
 import json
 import os
@@ -131,11 +132,20 @@ def remove_stale_temporaries(folder: Path) -> None:
             (folder / name).unlink(missing_ok=True)
 
 
+def _make_folder(folder: Path) -> None:
+    """`folder` and the folders above it, as needed; a file in the way is NotADirectoryError
+    (mkdir says 'File exists', which reads as though the folder were there)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder)) from None
+
+
 def temporary_beside(path: Path) -> tuple[int, str]:
     """A new temporary file in `path`'s folder, named after `path` and this process (an open
     descriptor and its name): renamed onto `path` once whole. Stale ones of dead writers in
     the folder are removed first (`remove_stale_temporaries`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(path.parent)
     remove_stale_temporaries(path.parent)
     return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
 
@@ -212,7 +222,7 @@ def check_writable(path: Path, *, folder: bool = False) -> None:
                 raise UnwritableError(display_path(path), "permission denied")
             return
         target = path if folder else _renamed_onto(path).parent
-        target.mkdir(parents=True, exist_ok=True)
+        _make_folder(target)
         descriptor, probe = tempfile.mkstemp(prefix=".infermeter-probe.", dir=target)
     except OSError as error:  # a name too long is one too (from is_dir)
         raise UnwritableError(display_path(path), error.strerror or type(error).__name__) from None

@@ -172,3 +172,13 @@ def test_fuzz_disks_standard_output_that_takes_nothing_is_one_line(
     assert completed.returncode == 1, completed.stderr
     reason = "it is closed" if closed else "File too large"
     assert completed.stderr.splitlines() == [f"Error: cannot write standard output: {reason}"]
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_fuzz_disks_output_under_a_file_says_it_is_no_folder(tmp_path: Path, writer: str) -> None:
+    args, _start = WRITERS[writer]
+    (tmp_path / "afile").write_text("kept")
+    result = check_cli([*args, str(tmp_path / "afile" / "out")], SUITE, limit_s=60)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().endswith("Not a directory"), result.stderr
+    assert (tmp_path / "afile").read_text() == "kept"
