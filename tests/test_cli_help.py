@@ -22,3 +22,31 @@ def test_cli_every_command_has_help_with_example(path: tuple[str, ...]) -> None:
     result = CliRunner().invoke(main, [*path, "--help"])
     assert result.exit_code == 0, result.output
     assert "Example" in result.output, f"`infermeter {' '.join(path)} --help` shows no example"
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        (("bench", "run"), ["--api-key KEY", "`Authorization: Bearer KEY`, never stored"]),
+        (("bench", "plan", "render"), ["--hf-token-secret NAME", "--api-key-secret NAME"]),
+    ],
+)
+def test_cli_help_names_a_credentials_placeholder_as_written(
+    path: tuple[str, ...], shown: list[str]
+) -> None:
+    # what the commands print is redacted (RedactingStream), but their help is their own text
+    result = CliRunner().invoke(main, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "REDACTED" not in result.output
+    for text in shown:
+        assert text in " ".join(result.output.split()), text
+
+
+def test_cli_output_after_help_is_redacted_still() -> None:
+    # a token given on the command line, echoed in an error, never shows, though help was shown
+    assert CliRunner().invoke(main, ["bench", "run", "--help"]).exit_code == 0
+    token = "hf_" + "abcdefghij" * 3
+    run = CliRunner().invoke(main, ["calc", "vram", "--model", token, "--gpu", "h100-sxm"])
+    assert run.exit_code == 1
+    assert "unknown model id 'REDACTED'" in run.output
+    assert token not in run.output

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from infermeter.bench.cli.oneline import OneLineCommand
 from infermeter.bench.cli.parsed_options import from_options
 from infermeter.bench.errors import BenchConfigError, BenchError
 
@@ -52,7 +53,7 @@ def plan_group() -> None:
     """
 
 
-@plan_group.command(name="matrix")
+@plan_group.command(name="matrix", cls=OneLineCommand)
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--canary", is_flag=True, help="Only the first entry of each GPU kind.")
 @click.option("--compact", is_flag=True, help="One line of JSON (for $GITHUB_OUTPUT).")
@@ -78,7 +79,7 @@ def matrix_command(plan: Path, canary: bool, compact: bool) -> None:
         click.echo(json.dumps(document, indent=2))
 
 
-@plan_group.command(name="render")
+@plan_group.command(name="render", cls=OneLineCommand)
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--github-actions", "github", is_flag=True, help="A workflow for self-hosted runners."
@@ -176,7 +177,7 @@ def _github_workflow(matrix: Matrix, plan: Path, has_key: bool) -> str:
     return render_workflow(WorkflowConfig(plan=PurePosixPath(plan.as_posix()), api_key=has_key))
 
 
-@click.command(name="fleet")
+@click.command(name="fleet", cls=OneLineCommand)
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--ray",

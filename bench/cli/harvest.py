@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from infermeter.bench.cli.oneline import FiniteFloatRange
+from infermeter.bench.cli.oneline import FiniteFloatRange, OneLineCommand
 from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 from infermeter.registry.harvest.sources import SOURCES, HarvestSource, SourceOption
@@ -91,7 +91,9 @@ def _command(source: HarvestSource) -> click.Command:
             as_json=as_json,
         )
 
-    command = click.command(name=source.name, help=source.help)(_common(harvest))
+    command = click.command(name=source.name, help=source.help, cls=OneLineCommand)(
+        _common(harvest)
+    )
     from_option = click.Option(
         ["--from", "source_path"], required=True, type=click.Path(path_type=Path), help=source.reads
     )

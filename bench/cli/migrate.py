@@ -4,10 +4,11 @@ from pathlib import Path
 
 import click
 
+from infermeter.bench.cli.oneline import OneLineCommand
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 
 
-@click.command(name="migrate")
+@click.command(name="migrate", cls=OneLineCommand)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @registry_option("its registry/results/ is migrated when no PATHS are given")
 @click.option(

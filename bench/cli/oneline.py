@@ -23,6 +23,8 @@ import click
 SHOWN_CHARS = 200
 SHOWN_VALUE_CHARS = 60
 
+# The help texts the commands wrote (`OneLineCommand.get_help`): printed unredacted.
+_HELP_TEXTS: ContextVar[frozenset[str]] = ContextVar("infermeter_help_texts", default=frozenset())
 # The command line's arguments while the root group runs: the values a message may echo.
 _GIVEN: ContextVar[tuple[str, ...]] = ContextVar("infermeter_given_args", default=())
 
@@ -96,7 +98,8 @@ class RedactingStream:
         from infermeter.registry.secrets import redact_text
 
         with self._failing_in_one_line():
-            self._stream.write(redact_text(text))
+            help_text = text.removesuffix("\n") in _HELP_TEXTS.get()
+            self._stream.write(text if help_text else redact_text(text))
         return len(text)
 
     def flush(self) -> None:
@@ -156,6 +159,14 @@ class OneLineCommand(click.Command):
     def usage_line(self, error: click.UsageError) -> click.ClickException:
         """The one-line error a usage error becomes."""
         return UsageLine(error.format_message())
+
+    def get_help(self, ctx: click.Context) -> str:
+        """The command's help, which `RedactingStream` writes as it is: the code's own text
+        (no value given or from the environment), where an option for a credential names its
+        placeholder (`--api-key KEY`, `Authorization: Bearer KEY`)."""
+        text = super().get_help(ctx)
+        _HELP_TEXTS.set(_HELP_TEXTS.get() | {text})
+        return text
 
 
 class OneLineGroup(OneLineCommand, click.Group):
