@@ -230,8 +230,13 @@ def _clock_findings(file: str, result: Result, today: dt.date) -> Iterator[Findi
         if source.published is not None and len(source.published) == 10:
             dates["source.published"] = dt.date.fromisoformat(source.published)
     for path, date in dates.items():
-        if date > today + dt.timedelta(days=1):
+        if in_the_future(date, today):
             yield _finding(file, path, f"{date.isoformat()} is in the future")
+
+
+def in_the_future(date: dt.date, today: dt.date) -> bool:
+    """Whether `date` is after `today` (UTC) by more than the day a time zone may be ahead."""
+    return date > today + dt.timedelta(days=1)
 
 
 def count_findings(file: str, result: Result, today: dt.date | None = None) -> list[Finding]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infermeter.registry.catalog import load_gpus, load_models
+from infermeter.registry.checks.counts import in_the_future
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.outcome import (
     Harvested,
@@ -43,6 +44,8 @@ class HarvestOptions:
                 raise HarvestError(
                     f"--retrieved: {self.today!r} is not a calendar date such as 2026-11-30"
                 )
+            if in_the_future(parsed, dt.datetime.now(dt.UTC).date()):
+                raise HarvestError(f"--retrieved: {self.today} is in the future")
         if not self.submitter.strip():
             raise HarvestError("the submitter is empty")
 

@@ -61,9 +61,17 @@ def _harvest(source: Path, root: Path, *extra: str) -> tuple[int, str]:
     return outcome.exit_code, outcome.output
 
 
+@pytest.mark.parametrize(
+    ("date", "why"),
+    [
+        ("2026-13-45", "'2026-13-45' is not a calendar date such as 2026-11-30"),
+        ("9999-12-31", "9999-12-31 is in the future"),  # each row would fail the gate
+    ],
+    ids=["no-date", "future"],
+)
 @pytest.mark.parametrize("dry", [False, True], ids=["write", "dry-run"])
 def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
-    tmp_path: Path, dry: bool
+    tmp_path: Path, dry: bool, date: str, why: str
 ) -> None:
     source, root = _source(tmp_path), empty_registry(tmp_path / "checkout")
     code, output = _harvest(source, root, "--retrieved", "2026-11-30")
@@ -71,11 +79,9 @@ def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
     # A changed source: every row would be re-harvested (written, old files removed).
     git(source, "commit", "-q", "--allow-empty", "-m", "another commit")
     before = _snapshot(root)
-    code, output = _harvest(source, root, "--retrieved", "2026-13-45", *(["--dry-run"] * dry))
+    code, output = _harvest(source, root, "--retrieved", date, *(["--dry-run"] * dry))
     assert code == 1, output
-    assert output.strip().splitlines() == [
-        "Error: --retrieved: '2026-13-45' is not a calendar date such as 2026-11-30"
-    ]
+    assert output.strip().splitlines() == [f"Error: --retrieved: {why}"]
     assert _snapshot(root) == before
 
 
