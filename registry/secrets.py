@@ -355,10 +355,10 @@ def _named_value(text: str) -> str | None:
         if is_credential_name(match.group("name")) and not (
             _is_redacted(value) or value.startswith("-")
         ):
-            return f"the value of {match.group('name')} (an API key, token or password)"
+            return f"the value of `{match.group('name')}` (an API key, token or password)"
     for match in _ENV.finditer(text):
         if not _is_redacted(match.group("value")):
-            return f"the value of {match.group('name')} (an API key, token or password)"
+            return f"the value of `{match.group('name')}` (an API key, token or password)"
     for match in _HEADER.finditer(text):
         if not _is_redacted(match.group("value")):
             return "an authorization header's value"
@@ -366,7 +366,7 @@ def _named_value(text: str) -> str | None:
         if is_credential_name(match.group("key")) and _pair_value_is_secret(
             match.group("value"), match.group("name")
         ):
-            return f"the value of {match.group('key')} (an API key, token or password)"
+            return f"the value of `{match.group('key')}` (an API key, token or password)"
     return None
 
 

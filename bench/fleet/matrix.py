@@ -228,7 +228,7 @@ def inline_secrets(matrix: Matrix) -> list[str]:
         if secret is not None:
             problems.append(
                 f"{matrix.plan}: {entry.run}: its command carries {secret}; a rendered file "
-                "never holds a secret: give the server's key as api-key: (read from a "
+                "never holds a secret, so give the server's key as the plan's api-key (read from a "
                 "Kubernetes Secret, --api-key-secret, or the GitHub secret "
                 f"{GITHUB_API_KEY_SECRET}) and a gated model's token with --hf-token-secret"
             )

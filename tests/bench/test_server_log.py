@@ -41,7 +41,7 @@ def test_redact_text_real_vllm_log_keeps_no_planted_secret_and_every_other_line(
 
 def test_find_secret_names_a_key_in_vllm_args_dict() -> None:
     line = "non-default args: {'model': 'm', 'api_key': ['k-1'], 'hf_token': None}"
-    assert find_secret(line) == "the value of api_key (an API key, token or password)"
+    assert find_secret(line) == "the value of `api_key` (an API key, token or password)"
     assert find_secret(line.replace("['k-1']", "None")) is None
 
 

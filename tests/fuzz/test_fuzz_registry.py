@@ -161,7 +161,7 @@ def test_fuzz_registry_digits_are_a_secret_after_a_password_or_when_long(text: s
     [
         ("curl -H 'Authorızation: Bearer abc123'", "an authorization header's value"),
         ("X-Api-\u212aey: abc123 — sent", "an authorization header's value"),
-        ('--extra-body "{\\"apiKey\\": \\"abc123\\"}"', "the value of apiKey"),
+        ('--extra-body "{\\"apiKey\\": \\"abc123\\"}"', "the value of `apiKey`"),
         ("max_tokens: 4096, sort_key=3 — ok", None),
     ],
     ids=["dotless-i", "kelvin-sign", "escaped-json", "look-alike"],

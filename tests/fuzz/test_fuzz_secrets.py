@@ -140,6 +140,9 @@ def test_fuzz_secrets_plan_matrix_and_renders(
         )
         assert render.exit_code == 1, render.output
         assert "a rendered file never holds a secret" in render.stderr
+        # the message names what it found in words the redaction of every output leaves whole
+        assert "carries the value of `--hf-token` (an API key" in render.stderr
+        assert "give the server's key as the plan's api-key (read from a" in render.stderr
         assert not rendered.exists()
         check_no_secret(SUITE, f"render {engine}", render.output)
 

@@ -175,3 +175,16 @@ def test_redact_text_leaves_no_secret_find_secret_flags(text: str, rng: random.R
         pieces.append(redactor.feed(text[at : at + size]))
         at += size
     assert "".join(pieces) + redactor.finish() == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["--api-key abc123def", "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz", '{"api_key": "zzz12345678"}',
+     "curl -H 'Authorization: Bearer abc123'", "https://user:pw@example.com/x",
+     "ghp_abcdefghijklmnopqrstuvwxyz0123"],
+)  # fmt: skip
+def test_find_secret_names_what_it_found_in_words_the_redaction_leaves_whole(text: str) -> None:
+    # the message is printed, and what infermeter prints is redacted (RedactingStream)
+    found = find_secret(text)
+    assert found is not None
+    assert redact_text(found) == found
