@@ -178,6 +178,14 @@ def _is_special_file(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def beside(output: Path, suffix: str) -> Path:
+    """Where a file that goes with the output the user named is kept (`<stem>.partial.json`, …):
+    in the output's folder, or in the current folder where the output is a device, FIFO or
+    socket (`_is_special_file`: no file is made in /dev beside /dev/null or /dev/stdout)."""
+    name = output.stem + suffix
+    return Path(name) if _is_special_file(output) else output.with_name(name)
+
+
 def _renamed_onto(path: Path) -> Path:
     """The file a write's rename replaces: the one a symbolic link names, not the link."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path

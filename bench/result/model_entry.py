@@ -180,7 +180,7 @@ def entry_for_run(
     `<stem>.model-entry.yaml`. Never raises (it runs after measuring): without an entry the
     result is kept as rejected (unknown model), and the notes say why."""
     from infermeter.registry.catalog import load_models
-    from infermeter.registry.store import write_text_atomic
+    from infermeter.registry.store import beside, write_text_atomic
 
     if model_id in load_models():
         return None, []
@@ -201,7 +201,7 @@ def entry_for_run(
             f"note: the folder {model} names no Hugging Face repository: the result says "
             f"{repository}; the catalog entry needs the model's public repository and source"
         )
-    entry_path = output.with_name(output.stem + ".model-entry.yaml")
+    entry_path = beside(output, ".model-entry.yaml")
     try:
         write_text_atomic(entry_path, entry_yaml(entry))
     except OSError as error:

@@ -26,7 +26,7 @@ from infermeter.bench.result.assemble import validate_result, write_result
 from infermeter.bench.result.raw_records import raw_records_path, write_raw_records
 from infermeter.bench.run.point_summary import PointSummary
 from infermeter.registry.models import Result
-from infermeter.registry.store import dumps_result, write_text_atomic
+from infermeter.registry.store import beside, dumps_result, write_text_atomic
 
 RawRecords = Sequence[tuple[int, bool, Sequence[RequestRecord]]]
 """(point number, kept, records) for every point run, as `write_raw_records` takes them."""
@@ -61,7 +61,7 @@ class WrittenRun:
 
 def rejected_path(output: Path) -> Path:
     """Where a result that was not written goes: `<stem>.rejected.json` beside `output`."""
-    return output.with_name(output.stem + ".rejected.json")
+    return beside(output, ".rejected.json")
 
 
 def write_run(

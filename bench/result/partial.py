@@ -13,14 +13,14 @@ import contextlib
 from pathlib import Path
 
 from infermeter.registry.models import Result
-from infermeter.registry.store import dumps_result, write_text_atomic
+from infermeter.registry.store import beside, dumps_result, write_text_atomic
 
 
 class PartialResult:
     """`<stem>.partial.json` beside `output`: `write` after each point, `remove` at the end."""
 
     def __init__(self, output: Path) -> None:
-        self.path = output.with_name(output.stem + ".partial.json")
+        self.path = beside(output, ".partial.json")
 
     def write(self, result: Result) -> None:
         """The result so far (never half-written); a failed write leaves the last one."""

@@ -12,12 +12,12 @@ from pathlib import Path
 
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.timeline import point_timeline
-from infermeter.registry.store import temporary_beside
+from infermeter.registry.store import beside, temporary_beside
 
 
 def raw_records_path(output: Path) -> Path:
     """Where the raw records of the result at `output` go: `<stem>.requests.jsonl.gz`."""
-    return output.with_name(output.stem + ".requests.jsonl.gz")
+    return beside(output, ".requests.jsonl.gz")
 
 
 def write_raw_records(

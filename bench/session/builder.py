@@ -21,6 +21,7 @@ from infermeter.bench.session.session import DEFAULT_OUTPUT
 from infermeter.bench.workloads.lengths import LengthDistribution
 from infermeter.calculators.fields import same_named
 from infermeter.registry.models import Slo
+from infermeter.registry.store import beside
 
 _LAUNCH_ONLY = (
     "ray_address",
@@ -183,7 +184,7 @@ def _server_config(options: RunOptions, model: str, log_base: Path) -> ServerCon
         ServerConfig,
         dict(options),
         model=model,
-        log_path=log_base.with_name(log_base.stem + ".vllm.log"),
+        log_path=beside(log_base, ".vllm.log"),
         executable=options.vllm_executable,
         extra_args=options.vllm_args,
         startup_timeout_s=options.startup_timeout,

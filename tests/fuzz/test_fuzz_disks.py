@@ -182,3 +182,32 @@ def test_fuzz_disks_output_under_a_file_says_it_is_no_folder(tmp_path: Path, wri
     assert result.exit_code == 1, result.output
     assert result.stderr.strip().endswith("Not a directory"), result.stderr
     assert (tmp_path / "afile").read_text() == "kept"
+
+
+def test_fuzz_disks_bench_run_keeps_no_file_beside_an_output_that_is_no_file(
+    tmp_path: Path,
+) -> None:
+    # beside /dev/null or /dev/stdout (a FIFO here) no file can go: the raw records, the points
+    # kept as the run goes, a rejected result go into the current folder instead
+    devices, here = tmp_path / "dev", tmp_path / "here"
+    devices.mkdir()
+    here.mkdir()
+    fifo = devices / "out"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    with FakeOpenAIServer(FakeServerConfig(itl_s=0.01)) as server:
+        completed = _infermeter(
+            ["bench", "run", "--endpoint", server.url, "--concurrency", "1", "--num-requests",
+             "4", "--warmup", "1", "--input-len", "16", "--output-len", "8", "--engine", "vllm",
+             "--engine-version", "0.9.1", "--model-id", "llama-3.1-8b-instruct", "--gpu",
+             "h100-sxm", "--output", str(fifo), "--raw-records", "--quiet"],
+            here, 10_000_000,
+        )  # fmt: skip
+    reader.join(timeout=30)
+    assert completed.returncode == 0, completed.stderr
+    assert len(read) == 1
+    assert Result.model_validate(json.loads(read[0])).points
+    assert [path.name for path in devices.iterdir()] == ["out"]
+    assert [path.name for path in here.iterdir()] == ["out.requests.jsonl.gz"]
