@@ -55,7 +55,7 @@ def _run(
 
     root = resolve_registry(registry_root)
     try:
-        options = HarvestOptions(root, dry_run=dry_run, today=retrieved)
+        options = HarvestOptions.given(root, dry_run=dry_run, retrieved=retrieved)
         report = source.run(path, options, keywords)
     except (RegistryError, OSError) as error:
         raise click.ClickException(str(error)) from None

@@ -44,10 +44,21 @@ class HarvestOptions:
                 raise HarvestError(
                     f"--retrieved: {self.today!r} is not a calendar date such as 2026-11-30"
                 )
-            if in_the_future(parsed, dt.datetime.now(dt.UTC).date()):
-                raise HarvestError(f"--retrieved: {self.today} is in the future")
         if not self.submitter.strip():
             raise HarvestError("the submitter is empty")
+
+    @classmethod
+    def given(
+        cls, registry_root: Path, *, dry_run: bool, retrieved: str | None
+    ) -> "HarvestOptions":
+        """The options as `registry harvest` is given them: a `--retrieved` date must not be in
+        the future, as the gate refuses it of every row (a later day, as the tests simulate
+        one, is for code that passes `today` itself)."""
+        options = cls(registry_root, dry_run=dry_run, today=retrieved)
+        today = dt.datetime.now(dt.UTC).date()
+        if retrieved is not None and in_the_future(dt.date.fromisoformat(retrieved), today):
+            raise HarvestError(f"--retrieved: {retrieved} is in the future")
+        return options
 
     def retrieval_date(self) -> str:
         return self.today or dt.datetime.now(dt.UTC).date().isoformat()
