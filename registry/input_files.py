@@ -66,10 +66,11 @@ def read_input_bytes(path: Path, kind: str) -> bytes:
         raise InputFileError(path, "No such file or directory") from None
     except OSError as error:
         raise InputFileError(path, f"cannot read: {error.strerror or error}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):  # checked before fdopen, which refuses a folder by its number
+        os.close(descriptor)
+        raise InputFileError(path, f"is {_describe(mode)}; a {kind} must be a regular file")
     with os.fdopen(descriptor, "rb") as stream:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputFileError(path, f"is {_describe(mode)}; a {kind} must be a regular file")
         size = os.fstat(descriptor).st_size
         if size > limit:
             raise InputFileError(

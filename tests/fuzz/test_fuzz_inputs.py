@@ -4,12 +4,13 @@ traceback or an unbounded read, and nothing written that the gate rejects.
 Surfaces: plans (`bench plan matrix`, both renders, `bench run --plan`), `bench import`,
 `registry harvest` (TensorRT-LLM pages and folders, AMD's README, MLPerf, InferenceX tables,
 the price sources' excerpts: SkyPilot's, Google Cloud's, Azure's).
-Inputs: FIFOs, devices, files above their kind's limit (sparse, so cheap), non-UTF-8 text,
-deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge tables, 1e308,
-source rows a price entry cannot hold (empty or 10,000-character names, names holding NUL or
-ESC, dates no calendar has, rows cut short, a price of 1e300 $/GPU-hour, one thing priced twice,
-differently), and rows each source skips whose key or reason holds a terminal escape, a newline,
-U+2028, NUL or 10,000 characters (printed escaped and cut, one line each, text and --json).
+Inputs: FIFOs, devices, folders named like a file, files above their kind's limit (sparse, so
+cheap), non-UTF-8 text, deep nesting, YAML alias bombs, non-ASCII digits, thousands of digits, huge
+tables, 1e308, source rows a price entry cannot hold (empty or 10,000-character names, names
+holding NUL or ESC, dates no calendar has, rows cut short, a price of 1e300 $/GPU-hour, one thing
+priced twice, differently), and rows each source skips whose key or reason holds a terminal escape,
+a newline, U+2028, NUL or 10,000 characters (printed escaped and cut, one line each, text and
+--json).
 Seeded: the random bytes and shapes come from `random.Random(SEED)`.
 """
 
@@ -46,6 +47,13 @@ PLAN_RUN = (
 def _fifo(folder: Path, name: str) -> Path:
     path = folder / name
     os.mkfifo(path)
+    return path
+
+
+def _folder(folder: Path, name: str) -> Path:
+    """A folder where a source's file is expected (named like one)."""
+    path = folder / name
+    path.mkdir(parents=True)
     return path
 
 
@@ -216,6 +224,14 @@ def _inferencex_with(folder: Path, table: str, data: bytes | None) -> Path:
     return dump
 
 
+def _inferencex_folder(folder: Path, table: str) -> Path:
+    """The pinned InferenceX dump with a folder where `table` is."""
+    dump = _inferencex_with(folder, table, b"")
+    (dump / f"{table}.json").unlink()
+    (dump / f"{table}.json").mkdir()
+    return dump
+
+
 PINNED_PRICES = {
     "skypilot": DATA / "harvest" / "skypilot" / "verda-vms-000c1d0b.csv",
     "gcp-pricing": DATA / "harvest" / "gcp-pricing" / "pricing-fd66b26f.yml",
@@ -281,6 +297,14 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
                                     "03e27c7d"], "FIFO"),
     "trtllm fifo in a folder": lambda d: (["trtllm", "--from", str(_fifo(d, "p.md").parent)],
                                           "FIFO"),
+    # A folder named like a page, a table or an excerpt: named, not "[Errno 21] Is a
+    # directory: 3" (the descriptor's number), as each of these printed before.
+    "trtllm folder named .md in a folder": lambda d: (["trtllm", "--from", str(_folder(
+        d, "pages/d.md").parent)], "d.md: is a folder; a source page must be a regular file"),
+    "skypilot folder named .csv in a folder": lambda d: (["skypilot", "--from", str(_folder(
+        d, "excerpts/x.csv").parent)], "x.csv: is a folder; a source page must be a regular file"),
+    "inferencex table a folder": lambda d: (["inferencex", "--from", str(_inferencex_folder(
+        d, "configs"))], "configs.json: is a folder; a source table must be a regular file"),
     "trtllm 200,000 rows": lambda d: (["trtllm", "--from", str(_write(
         d, "p.md", _trtllm_table(200_000))), "--commit", "03e27c7d"], "limit of 4 MiB"),
     "amd fifo": lambda d: (["amd", "--from", str(_fifo(d, "fifo.md")), "--commit", "f94ec9be"],
