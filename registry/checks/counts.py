@@ -9,6 +9,7 @@ import datetime as dt
 from collections.abc import Iterator
 
 from infermeter.calculators.parallel import ParallelLayout
+from infermeter.calculators.units import MS_PER_S
 from infermeter.registry.checks import Finding
 from infermeter.registry.models import LoadPoint, MeasuredSource, Result, load_point_key
 
@@ -150,6 +151,35 @@ def _length_findings(file: str, where: str, point: LoadPoint, result: Result) ->
         yield _finding(file, f"{where}.tokens.output", message)
 
 
+_WITHIN_THE_WINDOW = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+"""Latencies of requests the window measured: none lasts longer than the window (queue_ms is an
+engine histogram's estimate, which a bucket's bound may carry past a short window)."""
+
+
+def _window_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
+    """What no measured window holds: a request that took longer than the window, or more
+    requests in flight on average than it sent (a unit mixed up: seconds read as ms)."""
+    duration = point.duration_s
+    if duration is None:
+        return
+    longest_ms = (duration * (1 + RATE_TOLERANCE) + CLOCK_SLACK_S) * MS_PER_S
+    for name in _WITHIN_THE_WINDOW:
+        stats = getattr(point, name)
+        if stats is None:
+            continue
+        statistic, value = max(stats.given().items(), key=lambda item: item[1], default=("", 0.0))
+        if value > longest_ms:
+            message = (
+                f"{value:.6g} ms is {value / MS_PER_S:.6g} s, longer than the measured window "
+                f"(duration_s {duration:g}): impossible"
+            )
+            yield _finding(file, f"{where}.{name}.{statistic}", message)
+    sent, in_flight = point.requests.sent, point.concurrency_mean
+    if sent is not None and in_flight is not None and in_flight > sent * (1 + RATE_TOLERANCE) + 1:
+        message = f"{in_flight:g} requests in flight on average, but {sent} sent: impossible"
+        yield _finding(file, f"{where}.concurrency_mean", message)
+
+
 def _telemetry_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
     telemetry = point.telemetry
     if telemetry is None:
@@ -254,6 +284,7 @@ def count_findings(file: str, result: Result, today: dt.date | None = None) -> l
         findings.extend(_request_findings(file, where, point, result))
         findings.extend(_rate_findings(file, where, point))
         findings.extend(_length_findings(file, where, point, result))
+        findings.extend(_window_findings(file, where, point))
         findings.extend(_telemetry_findings(file, where, point))
     findings.extend(_clock_findings(file, result, today))
     return findings

@@ -266,6 +266,10 @@ class LatencyStats(StrictModel):
             raise ValueError(f"mean ({self.mean}) is above max ({self.max})")
         return self
 
+    def given(self) -> dict[str, float]:
+        """The statistics the source states, by name."""
+        return {name: value for name, value in self._statistics().items() if value is not None}
+
     def _statistics(self) -> dict[str, float | None]:
         return {
             "mean": self.mean,
