@@ -205,8 +205,24 @@ RUN_FACTS = {
     "model_id": "the model catalog id, e.g. llama-3.1-8b-instruct",
     "engine_version": "the vLLM version of the server",
     "submitter": "your GitHub user name",
+    "input_len": "the prompt length distribution, e.g. 1024",
+    "output_len": "the output length distribution, e.g. 128",
 }
-"""The facts every import needs and no file states, with what each flag gives."""
+"""The facts every import needs and no file states (the lengths: but a trace replay's), with
+what each flag gives."""
+
+
+def require_given(facts: ImportFacts, wanted: dict[str, str | None]) -> None:
+    """Refuse at once every flag of `wanted` not given: MissingFactError names the first with
+    what it gives (its `wanted` value, else what `RUN_FACTS` says) and the others after it, so
+    one try shows every flag the import still needs."""
+    missing = [name for name in wanted if getattr(facts, name) is None]
+    if not missing:
+        return
+    first, *others = missing
+    also = f" (and {', '.join(map(option_name, others))}: missing too)" if others else ""
+    why = wanted[first] or RUN_FACTS[first]
+    raise MissingFactError(f"missing; {why}{also}", option_name(first))
 
 
 def required(facts: ImportFacts, name: str, why: str | None = None) -> Any:
@@ -417,11 +433,11 @@ def _workload(facts: ImportFacts, measured: Measured) -> Workload:
         Workload,
         profile=facts.profile,
         input_len=parse_length(
-            required(facts, "input_len", "the prompt length distribution, e.g. 1024"),
+            required(facts, "input_len"),
             "--input-len",
         ),
         output_len=parse_length(
-            required(facts, "output_len", "the output length distribution, e.g. 128"),
+            required(facts, "output_len"),
             "--output-len",
         ),
         dataset=facts.dataset,
@@ -436,6 +452,7 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
     is accepted."""
     facts = facts.model_copy(update=measured.slo)
     points = measured.points if facts.slo_given else [_all_accepted(p) for p in measured.points]
+    require_given(facts, _needed(facts, measured, command_why))
     gpu_id = required(facts, "gpu")
     gpu_count = required(facts, "gpu_count")
     model_id = required(facts, "model_id")
@@ -474,6 +491,33 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
         raise ResultImportError(f"imported result: {error.first_line()}") from None
 
 
+def lengths_needed(facts: ImportFacts, replayed_trace: bool) -> dict[str, str | None]:
+    """--input-len and --output-len, which a run that replayed no trace needs; not where a
+    --trace is given (`_workload` then says whether the run replayed one)."""
+    if replayed_trace or facts.trace is not None:
+        return {}
+    return dict.fromkeys(("input_len", "output_len"))
+
+
+def _needed(facts: ImportFacts, measured: Measured, command_why: str) -> dict[str, str | None]:
+    """The flags `measured` needs, in the order a reader gives them, with what each gives where
+    `RUN_FACTS` does not say."""
+    needed: dict[str, str | None] = dict.fromkeys(
+        ("gpu", "gpu_count", "model_id", "engine_version")
+    )
+    needed.update(lengths_needed(facts, measured.trace is not None))
+    if measured.command is None:
+        needed["command"] = command_why
+    needed["submitter"] = None
+    if measured.tool_version is None:
+        needed["tool_version"] = _tool_version_why(measured)
+    return needed
+
+
+def _tool_version_why(measured: Measured) -> str:
+    return f"the file does not say which {measured.tool_name} version wrote it"
+
+
 def _flags(facts: ImportFacts, model: type[BaseModel], not_flags: frozenset[str]) -> dict[str, Any]:
     """The fields of `model` an import takes from its flags: each `ImportFacts` field of the
     same name, less those `not_flags` names."""
@@ -501,10 +545,7 @@ def _who_and_how(facts: ImportFacts, measured: Measured, command_why: str) -> tu
     submitter = required(facts, "submitter")
     tool_version = facts.tool_version or measured.tool_version
     if tool_version is None:
-        raise MissingFactError(
-            f"missing; the file does not say which {measured.tool_name} version wrote it",
-            "--tool-version",
-        )
+        raise MissingFactError(f"missing; {_tool_version_why(measured)}", "--tool-version")
     return command, submitter, tool_version
 
 

@@ -19,8 +19,10 @@ from infermeter.bench.importers.common import (
     ResultImportError,
     count,
     goodput_matches_slo,
+    lengths_needed,
     number,
     request_counts,
+    require_given,
     required,
     same,
     timezone_of,
@@ -39,6 +41,14 @@ VLLM_TOOL = "vllm-bench-serve"
 _LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
 _PERCENTILES = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "100": "max"}
 COMMAND_WHY = "the exact `vllm bench serve …` command line"
+_VLLM_NEEDS: dict[str, str | None] = {
+    **dict.fromkeys(("gpu", "gpu_count", "model_id", "engine_version")),
+    "command": COMMAND_WHY,
+    "submitter": None,
+    "timezone": "vLLM's `date` is local time of the benchmark host",
+}
+"""What a vLLM file never states (and the lengths, but beside a --trace), with what each flag
+gives where `RUN_FACTS` does not say."""
 _API = {"openai": "completions", "vllm": "completions", "openai-chat": "chat"}
 
 
@@ -185,14 +195,9 @@ def measure_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Measu
     backend = same([(where, run.get("backend")) for where, run in runs], "backend") or same(
         [(where, run.get("endpoint_type")) for where, run in runs], "endpoint_type"
     )
-    # The flags a vLLM file always needs, refused before its local times are read.
-    for name in ("gpu", "gpu_count", "model_id", "engine_version"):
-        required(facts, name)
-    required(facts, "command", COMMAND_WHY)
-    required(facts, "submitter")
-    zone = timezone_of(
-        required(facts, "timezone", "vLLM's `date` is local time of the benchmark host")
-    )
+    # The flags a vLLM file always needs, all refused at once before its local times are read.
+    require_given(facts, {**_VLLM_NEEDS, **lengths_needed(facts, replayed_trace=False)})
+    zone = timezone_of(required(facts, "timezone"))
     started_at, finished_at = _window(runs, zone)
     points = [_point(run, where, facts.slo_given) for where, run in runs]
     return Measured(

@@ -183,6 +183,21 @@ def test_import_missing_required_fact_names_its_flag(name: str) -> None:
     assert caught.value.one_line().startswith(f"{REQUIRED_FLAGS[name]}: missing")
 
 
+def test_cli_bench_import_names_every_missing_flag_in_one_line(tmp_path: Path) -> None:
+    """A first try with only the file shows every flag the import needs, not one per try (it
+    took nine tries to learn the eight)."""
+    outcome = CliRunner().invoke(
+        main, ["bench", "import", str(CONCURRENCY), "--gpu", "h100-sxm", "--output", str(tmp_path)]
+    )
+    assert outcome.exit_code == 1
+    assert outcome.output == (
+        "Error: --gpu-count: missing; how many GPUs served the model (and --model-id, "
+        "--engine-version, --command, --submitter, --timezone, --input-len, --output-len: "
+        "missing too)\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
 def test_import_local_model_path_needs_hf_repo(tmp_path: Path) -> None:
     local = _edited_vllm(tmp_path / "local.json", model_id="/models/llama-3.1-8b")
     with pytest.raises(MissingFactError) as caught:

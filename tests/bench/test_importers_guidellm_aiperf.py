@@ -449,6 +449,19 @@ def test_import_missing_required_fact_names_its_flag(case: str, name: str) -> No
     assert caught.value.one_line().startswith(f"{REQUIRED[name]}: missing")
 
 
+@pytest.mark.parametrize("case", ["guidellm-sweep", "aiperf"])
+def test_import_names_every_missing_required_fact_at_once(case: str) -> None:
+    path, facts = CASES[case]
+    bare = facts.model_copy(update=dict.fromkeys(REQUIRED))
+    with pytest.raises(MissingFactError) as caught:
+        import_files([path], bare)
+    assert caught.value.option == "--gpu"
+    assert caught.value.one_line().endswith(
+        " (and --gpu-count, --model-id, --engine-version, --input-len, --output-len, --submitter: "
+        "missing too)"
+    )
+
+
 def test_import_local_model_path_needs_hf_repo(tmp_path: Path) -> None:
     report = _json(CONCURRENT)
     report["benchmarks"][0]["config"]["backend"]["model"] = "/models/llama"
