@@ -5,12 +5,18 @@ nesting: arrays and objects nested deeper than `MAX_DEPTH` are JSON that cannot 
 The rule is a count, not the parser's own limit: CPython raises a RecursionError at about 1,000
 levels, but in the browser (Pyodide) a few thousand levels overflow the JavaScript stack before
 Python notices, and the calculator pages could only say they were unavailable. No input that
-infermeter reads comes near `MAX_DEPTH` (a config.json or a streamed event is 3-6 levels deep)."""
+infermeter reads comes near `MAX_DEPTH` (a config.json or a streamed event is 3-6 levels deep).
+
+An integer longer than Python converts (`sys.get_int_max_str_digits()`, 4,300 digits) is JSON that
+cannot be read too: the parser's own ValueError is not a JSONDecodeError, and the readers that
+catch only that one printed a traceback (`calc vram --model config.json`, `calc cost
+--from-perf`) or the calculator pages said they were unavailable."""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from itertools import accumulate
 from typing import Any
 
@@ -19,6 +25,7 @@ TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_DIGITS = re.compile(r"\d+")
 
 
 def nesting(text: str) -> int:
@@ -43,4 +50,23 @@ def json_loads(text: str | bytes, **options: Any) -> Any:
     `MAX_DEPTH`."""
     if _too_deep(text):
         raise json.JSONDecodeError(TOO_DEEP, "", 0)
-    return json.loads(text, **options)
+    try:
+        return json.loads(text, **options)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        _refuse_long_number(text)
+        raise
+
+
+def _refuse_long_number(text: str | bytes) -> None:
+    """JSONDecodeError at the first number of `text` longer than Python converts to an int, if
+    there is one (the parser's ValueError says neither where nor that it is the JSON's)."""
+    limit = sys.get_int_max_str_digits()
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")  # digits and quotes are ASCII in every encoding of JSON
+    blanked = _STRING.sub(lambda string: " " * len(string[0]), text)  # offsets kept
+    for run in _DIGITS.finditer(blanked):
+        if limit and len(run[0]) > limit:
+            message = f"a number of more than {limit:,} digits"
+            raise json.JSONDecodeError(message, text, run.start()) from None

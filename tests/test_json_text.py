@@ -48,3 +48,15 @@ def test_json_loads_reads_many_shallow_brackets_and_bracket_strings() -> None:
     text = json.dumps(rows)
     assert json_loads(text) == rows
     assert json_loads(text.encode()) == rows
+
+
+LONG = "9" * 5_000  # more digits than Python converts to an int (4,300)
+
+
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["text", "bytes"])
+def test_json_loads_refuses_an_integer_too_long_to_convert_where_it_is(as_bytes: bool) -> None:
+    text = '{"note": "' + LONG + '",\n "x": -' + LONG + "}"  # the digits in a string are text
+    with pytest.raises(json.JSONDecodeError, match="a number of more than 4,300 digits") as error:
+        json_loads(text.encode() if as_bytes else text)
+    assert (error.value.lineno, error.value.colno) == (2, 8)
+    assert json_loads(f'["{LONG}", 1.{LONG}]') == [LONG, float(f"1.{LONG}")]

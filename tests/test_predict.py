@@ -237,6 +237,7 @@ def test_calc_cost_takes_the_predicted_throughput_labelled(tmp_path: Path) -> No
         ('{"gpu": "h100-sxm"}', [], 1),
         ("not json", [], 1),
         ("[" * 100_000 + "]" * 100_000, [], 1),  # a RecursionError's traceback before
+        ('{"gpu_count": ' + "9" * 5_000 + "}", [], 1),  # a ValueError's traceback before
         ("{}", ["--tokens-per-second", "100"], 2),
     ],
 )

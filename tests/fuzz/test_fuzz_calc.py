@@ -109,6 +109,9 @@ HOSTILE_CONFIGS = [
      "nested deeper than 32"),
     ("null", lambda c: "null", "expected a JSON object"),
     ("huge-int-elsewhere", lambda c: json.dumps({**c, "eos_token_id": 10**30}), "eos_token_id"),
+    # more digits than Python converts: a ValueError's traceback (the pages: "unavailable")
+    ("int-5000-digits", lambda c: json.dumps(c)[:-1] + ', "x": ' + "9" * 5000 + "}",
+     "not valid JSON: a number of more than 4,300 digits"),
 ]  # fmt: skip
 
 

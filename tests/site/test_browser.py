@@ -293,6 +293,8 @@ BAD = [
     ("vram", {"config": "{not json"}, "config", "not valid JSON"),
     # deeper than Pyodide's stack: the page said "The live calculator is unavailable"
     ("vram", {"config": "[" * 3000 + "]" * 3000}, "config", "nested deeper than 100 levels"),
+    # a ValueError the page showed as a traceback ("The live calculator is unavailable")
+    ("vram", {"config": '{"x": ' + "9" * 5000 + "}"}, "config", "more than 4,300 digits"),
     (
         "vram",
         {"compilation_config": '{"a":' * 3000 + "1" + "}" * 3000},
