@@ -5,8 +5,9 @@
   GPU telemetry is read unless `--gpu-indices` names GPUs on purpose).
 - `engine_of`: the engine's name and version: `--engine`/`--engine-version` when given, else
   what the server says about itself (`bench.launch.engines.identify_server`); a server that says
-  nothing is asked to be named, one that cannot be reached at all is said to be unreachable
-  (naming an engine would not help).
+  nothing is asked to be named.
+- `answer_problem`: why an endpoint answers nothing at all (naming an engine would not help), so
+  that it is refused at once, before the engine's routes are asked about it one by one.
 - `match_served_model`: the catalog entry claimed against the weights the server says it
   serves. The same repository passes; another catalog model's repository is refused (the
   result would be filed under the wrong model); an unknown repository (a quantized or
@@ -16,6 +17,7 @@
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import socket
 import urllib.parse
@@ -38,18 +40,31 @@ def endpoint_is_local(url: str) -> bool:
         return False
 
 
-def connection_problem(url: str, timeout_s: float = 5.0) -> str | None:
-    """Why nothing accepts a connection at `url`'s host and port; None when something does."""
+def answer_problem(url: str, timeout_s: float = 5.0) -> str | None:
+    """Why `url` gives no HTTP answer to `GET /v1/models` (any status is an answer): nothing
+    accepts a connection, what does sends nothing within `timeout_s` (a stuck proxy, a service
+    that waits for its client to speak first) or no HTTP; None when it answers. Straight to the
+    host, as the benchmark's requests go (no proxy from the environment)."""
     parts = urllib.parse.urlsplit(url)
     try:
         port = url_port(parts)
     except ValueError:
         return f"{parts.netloc!r} has no valid port"
+    secure = parts.scheme == "https"
+    kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
+    connection = kind(parts.hostname or "", port, timeout=timeout_s)
     try:
-        with socket.create_connection((parts.hostname or "", port), timeout=timeout_s):
-            return None
+        connection.request("GET", parts.path.rstrip("/") + "/v1/models")
+        connection.getresponse().close()
+    except TimeoutError:
+        return f"it took the connection but sent no answer within {timeout_s:g} s"
+    except http.client.HTTPException:
+        return "it answered, but not in HTTP"
     except OSError as error:
         return error.strerror or str(error) or type(error).__name__
+    finally:
+        connection.close()
+    return None
 
 
 def engine_of(
@@ -67,9 +82,6 @@ def engine_of(
     if engine is not None or engine_version is not None:
         raise BenchConfigError("--engine and --engine-version go together", "--engine")
     if facts is None:
-        unreachable = connection_problem(url)
-        if unreachable is not None:
-            raise EndpointError(f"cannot reach {url}: {unreachable}", "--endpoint")
         raise EndpointError(
             f"{url} does not say which engine it is (no vLLM or TensorRT-LLM /version, SGLang "
             "/server_info, TGI /info or llama.cpp /props); pass --engine NAME --engine-version V",

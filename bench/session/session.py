@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from infermeter.bench.errors import BenchConfigError
+from infermeter.bench.errors import BenchConfigError, EndpointError
 from infermeter.bench.launch.engines import ServerFacts, identify_server
 from infermeter.bench.launch.multinode import (
     NodeSplit,
@@ -40,7 +40,7 @@ from infermeter.bench.launch.multinode import (
     placement_group_ids,
     split_over_nodes,
 )
-from infermeter.bench.launch.served import endpoint_is_local, engine_of
+from infermeter.bench.launch.served import answer_problem, endpoint_is_local, engine_of
 from infermeter.bench.launch.server import ServerConfig, VllmServer
 from infermeter.bench.launch.vllm_log import StartupFigures
 from infermeter.bench.result.assemble import build_result
@@ -204,6 +204,9 @@ def _identify_endpoint(session: _Session) -> None:
     session.local = launched or endpoint_is_local(endpoint)
     if launched:
         return
+    unanswered = answer_problem(endpoint)
+    if unanswered is not None:
+        raise EndpointError(f"cannot reach {endpoint}: {unanswered}", "--endpoint")
     session.facts = identify_server(endpoint)
     session.endpoint_startup = server_cache_config(endpoint)
     if session.facts is not None:

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from types import TracebackType
 
 
 class RawHttpServer:
     """`with RawHttpServer(answer) as server:` serves `answer` at `server.url`."""
 
-    def __init__(self, answer: bytes, drip_s: float | None = None) -> None:
+    def __init__(self, answer: bytes, drip_s: float | None = None, hold: bool = False) -> None:
         self.answer = answer
         self.drip_s = drip_s
+        self.hold = hold  # keep the connection open after the answer, sending nothing more
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         self._stopped = threading.Event()
@@ -52,8 +52,9 @@ class RawHttpServer:
                         return
                     request += piece
                 connection.sendall(self.answer)
-                while self.drip_s is not None and not self._stopped.is_set():
-                    time.sleep(self.drip_s)
+                while self.drip_s is not None and not self._stopped.wait(self.drip_s):
                     connection.sendall(b" ")
+                if self.hold:
+                    self._stopped.wait()
             except OSError:  # the client went away
                 return

@@ -5,6 +5,7 @@ keep the client's host apart from the server's facts and check the model served.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -206,3 +207,27 @@ def test_bench_run_endpoint_nothing_listening_is_unreachable_not_an_unknown_engi
     assert run.exit_code == 1
     assert run.stderr.strip() == f"Error: --endpoint: cannot reach {url}: Connection refused"
     assert not (tmp_path / "result.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("answer", "hold", "problem"),
+    [(b"", True, "it took the connection but sent no answer within 5 s"),
+     (b"\x00\xff not HTTP\r\n\r\n", False, "it answered, but not in HTTP")],
+    ids=["silent", "not HTTP"],
+)  # fmt: skip
+def test_bench_run_endpoint_that_answers_nothing_is_refused_at_once(
+    answer: bytes, hold: bool, problem: str, tmp_path: Path
+) -> None:
+    """A server that takes the connection and says nothing was asked about its engine route by
+    route, 5 s each, then for its models for 30 s: refused after 66 s with --engine given, and
+    after 35 s as 'does not say which engine it is' without."""
+    output = tmp_path / "result.json"
+    with RawHttpServer(answer, hold=hold) as server:
+        for engine in ([], ["--engine", "vllm", "--engine-version", "0.9.1"]):
+            started = time.monotonic()
+            run = _run("--endpoint", server.url, "--model-id", "llama-3.2-1b-instruct",
+                       "--concurrency", "1", *SMALL, "--output", str(output), *engine)  # fmt: skip
+            assert run.exit_code == 1
+            assert run.stderr == f"Error: --endpoint: cannot reach {server.url}: {problem}\n"
+            assert time.monotonic() - started < 30  # one 5 s wait, not 35 or 66 s
+    assert not output.exists()
