@@ -61,6 +61,9 @@ CONFIG_FIELD_RANGES: dict[str, tuple[int, int]] = {
     "num_bits": (1, 64),
     "w_bit": (1, 64),
 }
+# Fields that name a kind wherever they appear (text_config, vision_config …): text or null. The
+# readers look them up in their tables, where a list or an object is a TypeError.
+CONFIG_TEXT_FIELDS = frozenset({"model_type"})
 # Float fields of config.json with a range: rope scaling factors stretch the context.
 CONFIG_FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "factor": (1e-6, 1e6),
@@ -92,6 +95,8 @@ def check_config(config: Any, where: str = "") -> None:
 
 
 def _check_field(key: str, value: Any, name: str) -> None:
+    if key in CONFIG_TEXT_FIELDS and value is not None and not isinstance(value, str):
+        raise ConfigError(f"{name}: expected a string such as 'llama', got {_shown(value)}")
     if isinstance(value, bool):
         return
     if key in CONFIG_FIELD_RANGES and isinstance(value, int):
@@ -104,6 +109,12 @@ def _check_field(key: str, value: Any, name: str) -> None:
         if not (math.isfinite(value) and low_f <= value <= high_f):
             expected = f"expected a number from {low_f:g} to {high_f:g}"
             raise ConfigError(f"{name}: {expected}, got {value!r}")
+
+
+def _shown(value: Any) -> str:
+    """`value`'s repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:59]}…"
 
 
 def at_least_one(name: str, value: int) -> int:

@@ -108,6 +108,12 @@ HOSTILE_CONFIGS = [
     ("nested-40", lambda c: json.dumps({**c, "x": json.loads("[" * 40 + "]" * 40)}),
      "nested deeper than 32"),
     ("null", lambda c: "null", "expected a JSON object"),
+    # a list or an object where the readers look a type up: a TypeError's traceback
+    ("model-type-list", lambda c: json.dumps({**c, "model_type": ["llama"]}),
+     "model_type: expected a string such as 'llama', got ['llama']"),
+    ("text-model-type-object", lambda c: json.dumps({"model_type": "llava", "text_config": {
+        **c, "model_type": {}}}), "text_config.model_type: expected a string"),
+    ("model-type-true", lambda c: json.dumps({**c, "model_type": True}), "got True"),
     ("huge-int-elsewhere", lambda c: json.dumps({**c, "eos_token_id": 10**30}), "eos_token_id"),
     # more digits than Python converts: a ValueError's traceback (the pages: "unavailable")
     ("int-5000-digits", lambda c: json.dumps(c)[:-1] + ', "x": ' + "9" * 5000 + "}",

@@ -295,6 +295,7 @@ BAD = [
     ("vram", {"config": "[" * 3000 + "]" * 3000}, "config", "nested deeper than 100 levels"),
     # a ValueError the page showed as a traceback ("The live calculator is unavailable")
     ("vram", {"config": '{"x": ' + "9" * 5000 + "}"}, "config", "more than 4,300 digits"),
+    ("vram", {"config": '{"model_type": ["llama"]}'}, "config", "model_type: expected a string"),
     (
         "vram",
         {"compilation_config": '{"a":' * 3000 + "1" + "}" * 3000},
