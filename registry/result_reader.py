@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infermeter.registry.checks.rates import rate_findings
 from infermeter.registry.checks.structure import result_schema_errors
 from infermeter.registry.errors import InvalidFileError, Problem, json_path
 from infermeter.registry.input_files import InputFileError, read_input_text
@@ -78,7 +79,8 @@ def load_result_files(root: Path, files: Sequence[Path]) -> list[LoadedResult]:
     """Validate `files` (paths under `root`), each read and parsed once; every problem of every
     file, then fail once."""
     # Swap point: `registry.validate` checks far more (physics, duplicates, catalogs); the index
-    # needs only files that parse, pass the schema and the model, and sit where they belong.
+    # needs only files that parse, pass the schema and the model, sit where they belong, and
+    # state rates a cost can be worked out from (`checks.rates`).
     loaded: list[LoadedResult] = []
     problems: list[Problem] = []
     for path in files:
@@ -92,6 +94,10 @@ def load_result_files(root: Path, files: Sequence[Path]) -> list[LoadedResult]:
         expected = result_path(result).as_posix()
         if relative != expected:
             problems.append(Problem(relative, "", f"path does not match its content: {expected}"))
+            continue
+        unpriced = rate_findings(relative, result)  # its figures are priced: no rate beyond
+        if unpriced:
+            problems.extend(unpriced)
             continue
         loaded.append(LoadedResult(relative, result, text))
     if problems:

@@ -8,8 +8,9 @@ needs what it lacks):
 2. structure (`registry.checks.structure`) — the current format (an older one is named, with the
    `registry migrate` command that upgrades it); the committed JSON Schema, the models, plain-text
    strings;
-3. content (`registry.checks.content`, `counts`) — the content id; for a file under
-   `registry/results/`: its path and canonical text; the catalogs' ids; counts that agree;
+3. content (`registry.checks.content`, `counts`, `rates`) — the content id; for a file under
+   `registry/results/`: its path and canonical text; the catalogs' ids; counts that agree; rates
+   a cost can be worked out from;
 4. physics (`registry.checks.physics`) — roofline bounds of the GPU and model;
 5. across files (`registry.checks.history`) — duplicates among the files and the registry;
    with a git `base`, results merged there that changed or vanished without a correction.
@@ -47,6 +48,7 @@ from infermeter.registry.checks.history import (
     measurements_key,
 )
 from infermeter.registry.checks.physics import physics_findings
+from infermeter.registry.checks.rates import rate_findings
 from infermeter.registry.checks.structure import (
     model_findings,
     schema_findings,
@@ -318,6 +320,7 @@ class _Validator:
                 guard("placement", lambda: placement_findings(file, text, result, parts))
             )
         self.findings.extend(guard("counts", lambda: count_findings(file, result)))
+        self.findings.extend(guard("rates", lambda: rate_findings(file, result)))
         if self.catalogs is not None:
             catalogs = self.catalogs
             self.findings.extend(

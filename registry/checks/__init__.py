@@ -1,9 +1,10 @@
 """The checks behind `infermeter registry validate`, one module per family.
 
-`structure` reads a file's JSON against the schema and the models; `content` checks what a
-valid result says against its path, the catalogs and itself; `physics` against roofline bounds;
-`history` across files (duplicates) and against a git base (immutability). Each check returns
-Findings and never raises on bad input: validation collects every problem, then fails once.
+`structure` reads a file's JSON against the schema and the models; `content` checks what a valid
+result says against its path, the catalogs and itself; `physics` against roofline bounds; `rates`
+the rates a cost is worked out from against what the calculators price; `history` across files
+(duplicates) and against a git base (immutability). Each check returns Findings and never raises on
+bad input: validation collects every problem, then fails once.
 """
 
 from dataclasses import dataclass

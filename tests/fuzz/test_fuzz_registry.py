@@ -8,6 +8,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fuzz_helpers import check_cli, count
@@ -225,6 +226,54 @@ def test_fuzz_registry_json_deeper_than_the_parser_is_one_line_on_every_reader(
     assert result.exit_code == 1, result.output[-400:]
     assert "deep.json" in result.output
     assert "nested deeper than 32 levels" in result.output
+    assert not list(out.iterdir())
+
+
+def _with_figure(root: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """The measured example with `edit` made to its data, written in `root`'s registry."""
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    edit(data)
+    result = Result.model_validate(data)
+    return write_result(result.model_copy(update={"id": content_id(result)}), root)
+
+
+def _static_batch_in_no_time(data: dict[str, Any]) -> None:
+    # 492 requests of 256 tokens in 1e-297 ms: 1.3e+305 tokens/s, worked out, never stated
+    point = data["points"][0]
+    point["load"] = {"arrival": "static_batch", "concurrency": 492}
+    point["throughput"] = {}
+    point["e2e_ms"] = {"mean": 1e-297}
+    data["identity"]["workload"]["output_len"] = {"kind": "fixed", "value": 256}
+    data["points"] = [point]
+
+
+UNPRICEABLE: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "1e300 tokens/s": (lambda data: data["points"][0]["throughput"].update(
+        output_tokens_per_s=1e300), "points[0].throughput.output_tokens_per_s: 1e+300 tokens/s"),
+    "1e-12 tokens/s": (lambda data: data["points"][0]["throughput"].update(
+        output_tokens_per_s=1e-12), "points[0].throughput.output_tokens_per_s: 1e-12 tokens/s"),
+    "a static batch in 1e-297 ms": (_static_batch_in_no_time,
+        "points[0].e2e_ms.mean: the static batch's output tokens/s from its time: 1.2595"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(UNPRICEABLE))
+@pytest.mark.parametrize("command", ["registry validate", "registry index", "registry answer"])
+def test_fuzz_registry_a_rate_no_cost_is_worked_out_from_is_refused_by_name(
+    tmp_path: Path, command: str, case: str
+) -> None:
+    """A schema-valid rate the calculators cannot price (they take 1e-9 to 1e15 tokens/s)
+    ended `registry index` and `registry answer` in the calculators' InputError traceback, and
+    the gate let it through: a harvested AMD latency of 1e-300 s was written, then broke both."""
+    root = empty_registry(tmp_path / "checkout")
+    edit, named = UNPRICEABLE[case]
+    path = _with_figure(root, edit)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = check_cli(_read_a_file(path, root, out)[command], "registry", report=True)
+    assert result.exit_code == 1, result.output[-400:]
+    assert f"{path.relative_to(root).as_posix()}: {named}" in result.output
+    assert "a cost is worked out from 1e-09 to 1e+15 tokens/s" in result.output
     assert not list(out.iterdir())
 
 
