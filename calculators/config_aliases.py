@@ -16,6 +16,7 @@ from typing import Any
 from infermeter.calculators.config_fields import int_field, optional_int
 from infermeter.calculators.decilm import DECILM, decilm_shape
 from infermeter.calculators.errors import ConfigError
+from infermeter.calculators.limits import check_field
 from infermeter.calculators.mistral_large4 import large4_moe_layers
 from infermeter.calculators.step3p5 import STEP3P5_DEFAULTS, step3p5_layer_types
 from infermeter.calculators.step5 import STEP5_DEFAULTS, STEP5_TYPE, step5_layer_types
@@ -155,12 +156,14 @@ def _nested(config: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def with_aliases(config: Mapping[str, Any], model_type: str) -> dict[str, Any]:
-    """`config` with each alias's value under the name the calculators read as well."""
+def with_aliases(config: Mapping[str, Any], model_type: str, where: str) -> dict[str, Any]:
+    """`config` with each alias's value under the name the calculators read as well, within
+    that name's bounds (`calculators.limits`: GPT-J's n_layer is num_hidden_layers)."""
     merged = dict(config)
     for alias, name in CONFIG_KEY_ALIASES.get(model_type, {}).items():
         value = _nested(merged, alias)
         if value is not None and name not in merged:
+            check_field(name, value, f"{where}{alias}")
             merged[name] = value
     return merged
 
@@ -324,7 +327,7 @@ def normalised(config: Mapping[str, Any], model_type: str, where: str) -> dict[s
     `moe_layers` (the layers that hold experts) and GPT-2/BLOOM's MLP width (4 × hidden)."""
     merged = dict(CONFIG_DEFAULTS.get(model_type, {}))
     merged.update({key: value for key, value in config.items() if value is not None})
-    merged = with_aliases(merged, model_type)
+    merged = with_aliases(merged, model_type, where)
     mlp_width_missing = "intermediate_size" not in merged and "hidden_size" in merged
     if model_type in {"gpt2", "bloom", "gptj"} and mlp_width_missing:
         merged["intermediate_size"] = 4 * int_field(merged, "hidden_size", where)

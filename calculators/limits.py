@@ -84,7 +84,7 @@ def check_config(config: Any, where: str = "") -> None:
         if isinstance(value, Mapping):
             for key, item in value.items():
                 name = f"{path}.{key}" if path else str(key)
-                _check_field(str(key), item, name)
+                check_field(str(key), item, name)
                 stack.append((item, name, depth + 1))
         elif isinstance(value, list):
             stack.extend((item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value))
@@ -94,7 +94,9 @@ def check_config(config: Any, where: str = "") -> None:
             raise ConfigError(f"{path}: expected an integer below 2^53, got a larger one")
 
 
-def _check_field(key: str, value: Any, name: str) -> None:
+def check_field(key: str, value: Any, name: str) -> None:
+    """Raise `ConfigError` naming `name` when `value` is out of the bounds of field `key` (a
+    field read under another name, an alias, is bounded as the field it stands for)."""
     if key in CONFIG_TEXT_FIELDS and value is not None and not isinstance(value, str):
         raise ConfigError(f"{name}: expected a string such as 'llama', got {_shown(value)}")
     if isinstance(value, bool):

@@ -79,7 +79,11 @@ def test_fuzz_calc_vram_real_settings_still_answer() -> None:
 
 
 def _llama() -> dict[str, object]:
-    return dict(load_models()[LLAMA].config)
+    return _config(LLAMA)
+
+
+def _config(model: str) -> dict[str, object]:
+    return dict(load_models()[model].config)
 
 
 ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -114,6 +118,9 @@ HOSTILE_CONFIGS = [
     ("text-model-type-object", lambda c: json.dumps({"model_type": "llava", "text_config": {
         **c, "model_type": {}}}), "text_config.model_type: expected a string"),
     ("model-type-true", lambda c: json.dumps({**c, "model_type": True}), "got True"),
+    # a field under another name is bounded as the field: 10^7 layers took 25 s (10^9: hung)
+    ("gptj-n-layer-1e7", lambda c: json.dumps({**_config("gpt-j-6b"), "n_layer": 10**7}),
+     "n_layer: expected an integer from 0 to 10,000, got 10000000"),
     ("huge-int-elsewhere", lambda c: json.dumps({**c, "eos_token_id": 10**30}), "eos_token_id"),
     # more digits than Python converts: a ValueError's traceback (the pages: "unavailable")
     ("int-5000-digits", lambda c: json.dumps(c)[:-1] + ', "x": ' + "9" * 5000 + "}",
