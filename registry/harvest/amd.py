@@ -442,6 +442,7 @@ def harvest_amd(
         if tree.commit is None:
             raise HarvestError(f"--from: {source} is no git repository and no file")
         text, revision = tree.read_text(DOCUMENT, "source page"), tree.commit
+    text = text.replace("\r\n", "\n")  # a page saved with CRLF line ends is the same page
     document = describe(
         text, revision, options.retrieved_for(result_key), options.submitter, cited.url or ""
     )

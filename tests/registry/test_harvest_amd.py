@@ -135,6 +135,16 @@ def test_twice_changes_nothing(registry: Path) -> None:
     )
 
 
+def test_a_page_with_crlf_line_ends_is_the_same_page(registry: Path, tmp_path: Path) -> None:
+    # A README saved on Windows: its scripts note ('*Note Benchmarks were run with …*\r') was
+    # lost, so all 40 rows came out as other results (the same rows, changed).
+    first = harvest_amd(PAGE, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
+    crlf = tmp_path / "README.md"
+    crlf.write_bytes(PAGE.read_bytes().replace(b"\n", b"\r\n"))
+    again = harvest_amd(crlf, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
+    assert (len(first.added), again.added, again.changed, len(again.unchanged)) == (40, [], [], 40)
+
+
 def test_a_checkout_is_read_at_its_commit(registry: Path, tmp_path: Path) -> None:
     checkout = tmp_path / "vllm"
     (checkout / "docs/dev-docker").mkdir(parents=True)
