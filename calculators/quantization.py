@@ -219,6 +219,11 @@ def _not_converted(config: Mapping[str, Any]) -> list[str]:
 
 def _compressed_tensors(config: Mapping[str, Any], unquantized: int) -> WeightFormat:
     groups = config.get("config_groups") or {}
+    if not isinstance(groups, Mapping):
+        raise QuantizationError(
+            "quantization_config.config_groups: expected a JSON object of quantization groups, "
+            f"got {repr(groups)[:60]}"
+        )
     weights: Mapping[str, Any] = {}
     for group in groups.values():
         if isinstance(group, Mapping) and isinstance(group.get("weights"), Mapping):
