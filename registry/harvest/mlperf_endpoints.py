@@ -29,6 +29,7 @@ from infermeter.registry.harvest.mlperf_log import (
     SAMPLE_UNITS,
     log_number,
     parse_log_summary,
+    table_agrees,
 )
 from infermeter.registry.harvest.mlperf_names import benchmark_family
 from infermeter.registry.harvest.reported import table_point
@@ -36,8 +37,6 @@ from infermeter.registry.harvest.source_json import json_object
 from infermeter.registry.models import LatencyStats, Load, LoadPoint, RateSearch, Throughput
 
 RESULT_SUMMARY = "result_summary.json"
-TABLE_TOLERANCE = 0.005
-"""The table's `Result` must be the file's `tps` within 0.5 % (as for LoadGen's logs)."""
 
 _STATISTICS = {"mean": "avg", "p50": "50.0", "p90": "90.0", "p95": "95.0", "p99": "99.0"}
 """LatencyStats field → the file's key (`avg`) or percentile name."""
@@ -133,7 +132,7 @@ def _throughput(row: dict[str, Any], run: EndpointsRun) -> Throughput:
     stated = row.get("Performance_Result")
     if units not in ("Tokens/s", *SAMPLE_UNITS) or figure is None:
         raise RowSkipped(f"{run.where}: no figure in the table's unit {units}")
-    if not isinstance(stated, int | float) or abs(stated - figure) > TABLE_TOLERANCE * figure:
+    if not table_agrees(stated, figure):
         raise RowSkipped(
             f"{run.where}: the table's {stated} {units} disagrees with the file's {key} {figure}"
         )

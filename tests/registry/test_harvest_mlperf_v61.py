@@ -36,6 +36,7 @@ harvest's source: the registry's v6.1 files are what it gives, byte for byte.
 """
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -270,6 +271,9 @@ def test_an_endpoints_run_that_fails_a_rule_is_refused() -> None:
     # A table figure that is not the file's tps.
     with pytest.raises(RowSkipped, match="disagrees"):
         endpoints_point(row | {"Performance_Result": 1.1e6}, read_run(text, "s.json"), BOUNDS)
+    # Nor is NaN (no farther than any tolerance: it passed for the file's figure before).
+    with pytest.raises(RowSkipped, match="the table's nan Tokens/s disagrees"):
+        endpoints_point(row | {"Performance_Result": math.nan}, read_run(text, "s.json"), BOUNDS)
 
 
 def test_qwen3_vl_offline_rows_of_the_endpoints_harness(harvested: MlperfHarvest) -> None:
