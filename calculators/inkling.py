@@ -95,7 +95,7 @@ def inkling_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, An
     merged.setdefault("sconv_kernel_size", merged.get("conv_kernel_size") or 4)
     if merged.get("padded_vocab_size") is None:
         # The tables hold padded_vocab_size rows; the logits stop at unpadded_vocab_size.
-        merged["padded_vocab_size"] = merged["vocab_size"]
+        merged["padded_vocab_size"] = int_field(merged, "vocab_size", where)
         unpadded = merged.get("unpadded_vocab_size")
         if isinstance(unpadded, int) and unpadded < merged["vocab_size"]:
             merged["vocab_size"] = unpadded
@@ -108,7 +108,31 @@ def inkling_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, An
     merged["layer_types"] = [
         "sliding_attention" if i in set(local) else "full_attention" for i in range(layers)
     ]
+    _check_read_fields(merged, where)
     return merged
+
+
+# The fields rank_parameters, model_groups and _conv_spec read as the config gives them: whole
+# numbers, the head counts, head sizes and kernel above 0, the flags true or false.
+_COUNTS = (
+    "padded_vocab_size", "intermediate_size", "dense_intermediate_size", "d_rel", "rel_extent",
+    "sliding_window_size", "dense_mlp_idx", "n_routed_experts", "n_shared_experts",
+    "num_experts_per_tok",
+)  # fmt: skip
+_SIZES = (
+    "hidden_size", "num_key_value_heads", "head_dim", "swa_num_attention_heads",
+    "swa_num_key_value_heads", "swa_head_dim", "sconv_kernel_size",
+)  # fmt: skip
+_FLAGS = ("q_bias", "o_bias", "use_embed_norm", "use_gate_bias", "use_global_scale")
+
+
+def _check_read_fields(config: Mapping[str, Any], where: str) -> None:
+    for name in _COUNTS + _SIZES:
+        if int_field(config, name, where) == 0 and name in _SIZES:
+            raise ConfigError(f"{where}{name}: expected an integer > 0, got 0")
+    for name in _FLAGS:
+        if not isinstance(config[name], bool):
+            raise ConfigError(f"{where}{name}: expected true or false, got {config[name]!r}")
 
 
 def inkling_fields(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
@@ -228,10 +252,17 @@ def _prime_factors(n: int) -> list[int]:
     return factors + ([n] if n > 1 else [])
 
 
+# The HMLP's shape in its config (`_hmlp_scales`' arguments, in order); the most choices of
+# scales for its layers that `_hmlp_scales` compares (a real one: 15).
+_HMLP_SHAPE = ("temporal_patch_size", "patch_size", "n_layers", "n_channels")
+_MAX_SCALE_CHOICES = 100_000
+
+
 def _hmlp_scales(temporal: int, patch: int, layers: int, channels: int) -> list[tuple[int, ...]]:
     """`plan_out_scales`: the (t, h, w, channels) after each HMLP layer, channels rounded up to
     64; the scales closest in log size reduction to an even spacing over `layers` steps (each
-    its own scale, in order, when there are more scales than steps)."""
+    its own scale, in order, when there are more scales than steps). ConfigError where there
+    are more than `_MAX_SCALE_CHOICES` ways to choose them."""
     scales, h, t = [(1, 1, 1, channels)], 1, 1
     for factor in reversed(_prime_factors(patch)):
         h *= factor
@@ -244,6 +275,13 @@ def _hmlp_scales(temporal: int, patch: int, layers: int, channels: int) -> list[
         [abs(top * step / layers - math.log(a * b * c)) for a, b, c, _ in scales]
         for step in range(layers + 1)
     ]
+    choices = math.comb(len(scales), layers + 1)
+    if layers < len(scales) and choices > _MAX_SCALE_CHOICES:
+        raise ConfigError(
+            f"vision_config.n_layers: {layers} HMLP layers over the {len(scales)} scales of "
+            f"patch_size {patch} and temporal_patch_size {temporal} are {choices:,} choices of "
+            f"scales; the calculators compare at most {_MAX_SCALE_CHOICES:,}"
+        )
     if layers >= len(scales):
         picked = [min(range(len(scales)), key=row.__getitem__) for row in cost]
     else:
@@ -270,13 +308,13 @@ def tower_parameters(wrapper: Mapping[str, Any]) -> int:
     if not vision.get("decoder_dmodel"):
         return params
     where = "vision_config."
-    width, layers = int_field(vision, "decoder_dmodel", where), int_field(vision, "n_layers", where)
-    scales = _hmlp_scales(
-        int_field(vision, "temporal_patch_size", where),
-        int_field(vision, "patch_size", where),
-        layers,
-        int_field(vision, "n_channels", where),
-    )
+    width = int_field(vision, "decoder_dmodel", where)
+    shape = {name: int_field(vision, name, where) for name in _HMLP_SHAPE}
+    for name, value in shape.items():
+        if value == 0:
+            raise ConfigError(f"{where}{name}: expected an integer > 0, got 0")
+    scales = _hmlp_scales(*shape.values())
+    layers = shape["n_layers"]
     for index, (start, end) in enumerate(pairwise(scales)):
         fold = (end[0] // start[0]) * (end[1] // start[1]) * (end[2] // start[2])
         out = width if index == layers - 1 else end[3]

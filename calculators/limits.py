@@ -56,6 +56,8 @@ CONFIG_FIELD_RANGES: dict[str, tuple[int, int]] = {
     "decoder_sparse_step": (1, 10_000),
     "moe_layer_freq": (0, 10_000),
     "patch_size": (1, 1_000_000),
+    "temporal_patch_size": (1, 1_000_000),
+    "n_layers": (0, 10_000),  # DBRX's layers, an HMLP's (Inkling's vision_config)
     "image_size": (0, 1_000_000),
     "bits": (1, 64),
     "num_bits": (1, 64),

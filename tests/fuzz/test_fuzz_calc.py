@@ -159,6 +159,61 @@ def test_fuzz_calc_hostile_config_json_is_refused_fast(
     assert planned or str(path) in result.stderr
 
 
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
+
+
+def _family(name: str, **fields: object) -> str:
+    """tests/data/configs/NAME.json with `fields` set (each read by that family's own module)."""
+    return json.dumps({**json.loads((CONFIGS / f"{name}.json").read_text()), **fields})
+
+
+def _inkling_towers(**vision: object) -> str:
+    """An inkling_mm_model wrapper of tests/data/configs/inkling.json with an HMLP vision tower
+    (test_inkling's), `vision` set."""
+    text = json.loads(_family("inkling"))
+    text.pop("model_type")
+    return json.dumps({"model_type": "inkling_mm_model", "text_config": text, "vision_config": {
+        "vision_encoder_type": "hmlp", "decoder_dmodel": 6144, "patch_size": 40,
+        "temporal_patch_size": 2, "n_channels": 3, "n_layers": 3, **vision}})  # fmt: skip
+
+
+# (case, the config's text, what the error line must hold): fields a family's module reads
+# itself, each a traceback, a hang or an overflow before.
+FAMILY_CONFIGS = [
+    ("inkling d_rel text", _family("inkling", d_rel="16"),
+     "d_rel: expected a non-negative integer, got '16'"),  # TypeError
+    ("inkling vocab_size text", _family("inkling", vocab_size="x"), "vocab_size"),
+    ("inkling swa_head_dim 1e308", _family("inkling", swa_head_dim=1e308),
+     "swa_head_dim: expected a non-negative integer, got 1e+308"),  # OverflowError
+    ("inkling head_dim 0", _family("inkling", head_dim=0),
+     "head_dim: expected an integer > 0, got 0"),  # ZeroDivisionError
+    ("inkling flag a list", _family("inkling", use_gate_bias=[1]),
+     "use_gate_bias: expected true or false, got [1]"),  # TypeError
+    ("inkling HMLP of 19 layers over 39 scales", _inkling_towers(
+        patch_size=2**19, temporal_patch_size=2**19, n_layers=19),
+     "vision_config.n_layers: 19 HMLP layers over the 39 scales"),  # hung
+    ("inkling HMLP temporal 2^53", _inkling_towers(temporal_patch_size=2**53 - 111),
+     "vision_config.temporal_patch_size: expected an integer from 1"),  # 7 s
+    ("inkling HMLP of 0 layers", _inkling_towers(n_layers=0),
+     "vision_config.n_layers: expected an integer > 0"),  # ZeroDivisionError
+    ("inkling HMLP no channels", _inkling_towers(n_channels=0),
+     "vision_config.n_channels: expected an integer > 0"),  # math domain error
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "named"), [case[1:] for case in FAMILY_CONFIGS], ids=[c[0] for c in FAMILY_CONFIGS]
+)
+def test_fuzz_calc_family_config_is_refused_naming_the_field(
+    tmp_path: Path, text: str, named: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    result = check_cli(["calc", "vram", "--model", str(path), "--gpu", "b300", "--json"], "calc", 5)
+    assert result.exit_code == 1, result.output
+    assert named in result.stderr
+
+
 def test_fuzz_calc_config_bounds_hold_in_the_library_the_browser_runs() -> None:
     # The browser calculator calls parse_config on a pasted config: the same bounds apply.
     with pytest.raises(ConfigError, match="num_hidden_layers"):
