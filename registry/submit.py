@@ -15,6 +15,7 @@ Hierarchy (beside registry.errors)::
         └── GitError           a git or gh command failed
 """
 
+import contextlib
 import re
 import shlex
 import shutil
@@ -161,7 +162,9 @@ def _command_line(arguments: Sequence[str]) -> str:
     return shlex.join(arguments)
 
 
-def _run(arguments: Sequence[str], checkout: Path) -> str:
+def _run(arguments: Sequence[str], checkout: Path, named: int | None = None) -> str:
+    """The command's output; GitError naming it (its first `named` words: not a commit's
+    whole message) with its own message when it fails."""
     try:
         completed = subprocess.run(
             list(arguments), cwd=checkout, capture_output=True, text=True, check=False
@@ -171,7 +174,7 @@ def _run(arguments: Sequence[str], checkout: Path) -> str:
         raise GitError(f"{arguments[0]} is not installed ({needed})") from None
     if completed.returncode != 0:
         detail = " ".join((completed.stderr or completed.stdout).split()) or "no message"
-        raise GitError(f"`{_command_line(arguments)}` failed: {detail}")
+        raise GitError(f"`{_command_line(arguments[:named])}` failed: {detail}")
     return completed.stdout.rstrip("\n")
 
 
@@ -381,14 +384,15 @@ def _commit(submission: _Submission, checkout: Path) -> list[str]:
     """Write the files and commit them on the new branch; the commands done. On failure the
     checkout is left exactly as it was, branch included, and SubmitError says why."""
     placements = submission.placements()
+    placed = submission.placed
+    made = _missing_folders(checkout, placed)
     _run(submission.create, checkout)
     done = [_command_line(submission.create), *placements]
-    placed = submission.placed
     try:
         for path, text in zip(placed, submission.texts, strict=True):
             write_text_atomic(checkout / path.as_posix(), text)
         for step in (submission.add, submission.commit):
-            _run(step, checkout)
+            _run(step, checkout, named=2)
             done.append(_command_line(step))
     except (GitError, OSError) as error:
         _run(
@@ -397,10 +401,24 @@ def _commit(submission: _Submission, checkout: Path) -> list[str]:
         )
         for path in placed:
             (checkout / path.as_posix()).unlink(missing_ok=True)
+        for folder in made:
+            with contextlib.suppress(OSError):  # not empty: something else is in it now
+                folder.rmdir()
         _run(submission.back, checkout)
         _run(["git", "branch", "--delete", "--quiet", submission.branch], checkout)
         raise SubmitError(f"could not commit the result: {error}") from None
     return done
+
+
+def _missing_folders(checkout: Path, placed: Sequence[PurePosixPath]) -> list[Path]:
+    """The folders of `checkout` that writing the `placed` files makes, deepest first."""
+    missing: set[Path] = set()
+    for path in placed:
+        folder = (checkout / path.as_posix()).parent
+        while folder != checkout and not folder.exists():
+            missing.add(folder)
+            folder = folder.parent
+    return sorted(missing, key=lambda folder: len(folder.parts), reverse=True)
 
 
 def _push(submission: _Submission, checkout: Path) -> list[str]:

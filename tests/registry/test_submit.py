@@ -250,6 +250,29 @@ def test_cli_submit_refuses_a_branch_git_cannot_name_before_changing_anything(
     assert _git(checkout, "status", "--porcelain") == ""
 
 
+def test_submit_refused_by_a_hook_leaves_the_checkout_as_it_was(
+    checkout: Path, fork: Path, no_gh: None
+) -> None:
+    # A pre-commit hook that refuses: the branch, the file and the folders made for it go
+    # (registry/results/h100-sxm/llama-3.1-8b-instruct/ stayed behind, empty, before), and the
+    # refusal is named without the commit's whole message (600 characters, several lines).
+    hook = checkout / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by the hook' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+
+    def tree() -> list[Path]:  # the working tree (git's objects may keep the blob added)
+        return sorted(p.relative_to(checkout) for p in checkout.rglob("*") if ".git" not in p.parts)
+
+    before = tree()
+    with pytest.raises(SubmitError) as caught:
+        submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
+    refusal = "could not commit the result: `git commit` failed: refused by the hook"
+    assert str(caught.value) == refusal
+    assert tree() == before
+    assert _git(checkout, "branch", "--format=%(refname:short)") == "main"
+    assert _git(fork, "branch", "--list", "result/*") == ""
+
+
 def test_submit_push_failure_keeps_the_commit_and_names_the_command(
     checkout: Path, tmp_path: Path, no_gh: None
 ) -> None:
