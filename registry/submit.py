@@ -226,6 +226,20 @@ def _check_checkout(checkout: Path, remote: str, submitted: Sequence[Path] = ())
     return _run(["git", "rev-parse", "HEAD"], checkout) if branch == "HEAD" else branch
 
 
+def _check_identity(checkout: Path) -> None:
+    """SubmitError when git in `checkout` has no name and email to commit under: found before
+    any branch is made, not by the commit."""
+    try:
+        for ident in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+            _run(["git", "var", ident], checkout)
+    except GitError:
+        raise SubmitError(
+            f"git has no identity to commit under in {checkout}: set user.email and user.name "
+            "(`git config --global user.email you@example.com`, "
+            "`git config --global user.name 'Your Name'`)"
+        ) from None
+
+
 def _github_repository(remote_url: str) -> str | None:
     match = re.match(
         r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
@@ -356,6 +370,7 @@ def _prepare(config: SubmitConfig) -> _Submission:
     _check_submission(files, checkout)  # first: it reads hostile files safely
     results = [load_submission(file) for file in files]
     original = _check_checkout(checkout, config.remote, files)
+    _check_identity(checkout)
     one = len(results) == 1
     branch = config.branch or (branch_name(results[0]) if one else set_branch_name(results))
     placed = tuple(result_path(result) for result in results)

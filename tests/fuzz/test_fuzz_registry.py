@@ -346,6 +346,8 @@ def test_fuzz_registry_submit_accepts_a_tree_whose_only_untracked_file_is_the_re
     _git(checkout, "-c", "user.name=t", "-c", "user.email=t@e", "add", ".")
     _git(checkout, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "start")
     _git(checkout, "remote", "add", "origin", "https://github.com/someone/infermeter.git")
+    for key, value in (("user.name", "t"), ("user.email", "t@e")):  # submit commits as someone
+        _git(checkout, "config", key, value)
     result_file = checkout / "infermeter-result.json"
     result_file.write_text(dumps_result(_result()))
     outcome = submit(SubmitConfig(result_file=result_file, checkout=checkout, dry_run=True))

@@ -273,6 +273,34 @@ def test_submit_refused_by_a_hook_leaves_the_checkout_as_it_was(
     assert _git(fork, "branch", "--list", "result/*") == ""
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["submit", "dry-run"])
+def test_cli_submit_without_a_git_identity_says_so_before_changing_anything(
+    checkout: Path, tmp_path: Path, no_gh: None, monkeypatch: pytest.MonkeyPatch, dry_run: list[str]
+) -> None:
+    # No user.email anywhere: the commit failed after the branch was made (and the dry run
+    # printed commands that could not commit); git's nine-line plea came as the error.
+    for key in ("user.name", "user.email"):
+        _git(checkout, "config", "--unset", key)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("EMAIL", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_GLOBAL"):
+        monkeypatch.delenv(name, raising=False)
+    outcome = CliRunner().invoke(
+        main, ["registry", "submit", str(MEASURED), "--registry-checkout", str(checkout), *dry_run]
+    )
+    assert outcome.exit_code == 1, outcome.output
+    assert outcome.stderr.splitlines() == [
+        f"Error: git has no identity to commit under in {checkout}: set user.email and user.name "
+        "(`git config --global user.email you@example.com`, `git config --global user.name "
+        "'Your Name'`)"
+    ]
+    assert _git(checkout, "branch", "--format=%(refname:short)") == "main"
+    assert sorted(path.name for path in checkout.iterdir()) == [".git", "README.md"]
+
+
 def test_submit_push_failure_keeps_the_commit_and_names_the_command(
     checkout: Path, tmp_path: Path, no_gh: None
 ) -> None:
