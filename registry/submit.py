@@ -205,6 +205,12 @@ def _check_checkout(checkout: Path, remote: str, submitted: Sequence[Path] = ())
         raise SubmitError(f"{checkout} is not a git checkout of the registry") from None
     if Path(top).resolve() != checkout.resolve():
         raise SubmitError(f"{checkout} is inside the checkout {top}; pass its top folder")
+    try:
+        _run(["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], checkout)
+    except GitError:
+        raise SubmitError(
+            f"{checkout} has no commits; a registry checkout is a clone of your fork of it"
+        ) from None
     status = _run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], checkout)
     ours = {path.resolve() for path in submitted}
     changed = [

@@ -228,6 +228,21 @@ def test_submit_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path, no_gh: N
         submit(SubmitConfig(result_file=MEASURED, checkout=tmp_path))
 
 
+def test_submit_refuses_a_repository_with_no_commits(tmp_path: Path, no_gh: None) -> None:
+    # It said "`git rev-parse --abbrev-ref HEAD` failed: fatal: ambiguous argument 'HEAD': …"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _git(empty, "init", "--quiet", "--initial-branch", "main")
+    _git(empty, "remote", "add", "origin", "https://github.com/someone/infermeter.git")
+    for dry_run in (True, False):
+        with pytest.raises(SubmitError) as caught:
+            submit(SubmitConfig(result_file=MEASURED, checkout=empty, dry_run=dry_run))
+        assert str(caught.value) == (
+            f"{empty} has no commits; a registry checkout is a clone of your fork of it"
+        )
+    assert [path.name for path in empty.iterdir()] == [".git"]
+
+
 def test_submit_twice_is_refused(checkout: Path, no_gh: None) -> None:
     submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
     with pytest.raises(SubmitError, match="exists already"):
