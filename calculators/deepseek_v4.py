@@ -161,6 +161,8 @@ def _attention(
     q_rank = int_field(config, "q_lora_rank", where)
     o_rank = int_field(config, "o_lora_rank", where)
     groups = int_field(config, "o_groups", where)
+    if groups == 0:
+        raise ConfigError(f"{where}o_groups: expected an integer > 0, got 0")
     sharded = q_rank * heads * head_dim + heads * head_dim // groups * groups * o_rank
     linear = hidden * (q_rank + head_dim) + (sharded + groups * o_rank * hidden) // tp
     # attn_sink: float32, padded to FlashMLA's 64 or 128 heads (attention.py padded_heads).
@@ -277,6 +279,7 @@ def deepseek_v4_fields(config: Mapping[str, Any], where: str = "") -> dict[str, 
     """`ModelArch` fields of a deepseek_v4 config: the config itself, checked here so that a
     bad field is named when the config is read (its ratios, the parameters' fields)."""
     parameters(config, where)
+    optional_int(config, "qk_rope_head_dim", where, 0)  # the rotary cache's width
     return {"deepseek_v4": dict(config)}
 
 

@@ -73,6 +73,7 @@ def domyn_edge_defaults(config: Mapping[str, Any], where: str = "") -> dict[str,
 
 def domyn_edge_fields(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     """`ModelArch` fields of a DomynEdge config: the config, with its per-layer lists read."""
+    int_field(config, "num_key_value_heads", where)  # read by rank_parameters
     return {"domyn_edge": dict(config)}
 
 

@@ -69,6 +69,7 @@ CONFIG_TEXT_FIELDS = frozenset({"model_type"})
 # Float fields of config.json with a range: rope scaling factors stretch the context.
 CONFIG_FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "factor": (1e-6, 1e6),
+    "block_ffn_dim_multiplier": (1e-6, 1e6),  # LFM2's MLP width
     "rope_theta": (0.0, 1e15),
 }
 

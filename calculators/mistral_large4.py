@@ -144,6 +144,11 @@ def large4_fields(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     """`ModelArch` fields of a mistral_large_4 config beyond the latent attention and the MoE."""
     if optional_int(config, "q_lora_rank", where, 0):
         raise ConfigError(f"{where}q_lora_rank: vLLM's Mistral Large 4 supports no query LoRA")
+    if int_field(config, "kv_lora_rank", where) == 0:
+        raise ConfigError(
+            f"{where}kv_lora_rank: Mistral Large 4's attention is latent (MLA); expected an "
+            "integer > 0, got 0"
+        )
     num_layers = int_field(config, "num_hidden_layers", where)
     layers = large4_layers(config, num_layers, where)
     owners = sum(1 for i, source in enumerate(layers.kv_sources) if source == i)

@@ -162,7 +162,7 @@ def state_dtype(
         value = config.get(name)
         if value is None or value == "auto":
             continue
-        if value not in STATE_DTYPE_BYTES:
+        if not isinstance(value, str) or value not in STATE_DTYPE_BYTES:
             raise ConfigError(
                 f"{where}{name}: expected one of {', '.join(STATE_DTYPE_BYTES)}, got {value!r}"
             )

@@ -171,6 +171,11 @@ def qwen4_exp_fields(
     heads = (int_field(config, "ngram_size", where) - 1) * int_field(
         config, "heads_per_ngram", where
     )
+    if heads == 0:
+        raise ConfigError(
+            f"{where}heads_per_ngram: (ngram_size - 1) x heads_per_ngram n-gram heads is 0; "
+            "expected heads > 0"
+        )
     if ple and embed_dim % heads:
         raise ConfigError(
             f"{where}ple_embed_dim: {embed_dim} is not divisible by the {heads} n-gram heads"

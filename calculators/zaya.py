@@ -67,7 +67,7 @@ def zaya_defaults(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
 
 def zaya_fields(config: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     """`ModelArch` fields of a ZAYA config: the config, which its parameters and caches read."""
-    for name in ("router_hidden_size", "cca_time0", "cca_time1"):
+    for name in ("router_hidden_size", "cca_time0", "cca_time1", "head_dim"):
         if int_field(config, name, where) < 1:
             raise ConfigError(f"{where}{name}: expected an integer >= 1")
     return {"zaya": dict(config)}

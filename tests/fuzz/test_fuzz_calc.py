@@ -198,6 +198,22 @@ FAMILY_CONFIGS = [
      "vision_config.n_layers: expected an integer > 0"),  # ZeroDivisionError
     ("inkling HMLP no channels", _inkling_towers(n_channels=0),
      "vision_config.n_channels: expected an integer > 0"),  # math domain error
+    ("mistral-large-4 kv_lora_rank 0", _family("mistral-large-4", kv_lora_rank=0),
+     "kv_lora_rank: Mistral Large 4's attention is latent (MLA)"),  # AssertionError
+    ("deepseek-v4 o_groups 0", _family("deepseek-v4-flash", o_groups=0),
+     "o_groups: expected an integer > 0, got 0"),  # ZeroDivisionError
+    ("deepseek-v4 qk_rope_head_dim text", _family("deepseek-v4-flash", qk_rope_head_dim="x"),
+     "qk_rope_head_dim: expected a non-negative integer, got 'x'"),  # ValueError
+    ("domyn-edge KV heads null", _family("domyn-edge", num_key_value_heads=None),
+     "num_key_value_heads: required field missing"),  # KeyError
+    ("qwen4-exp heads_per_ngram 0", _family("qwen4-exp-flash-next", heads_per_ngram=0),
+     "heads_per_ngram: (ngram_size - 1) x heads_per_ngram n-gram heads is 0"),  # ZeroDivision
+    ("qwen4-exp mamba_ssm_dtype a list", _family("qwen4-exp-flash-next",
+     mamba_ssm_dtype=["float32"]), "mamba_ssm_dtype: expected one of"),  # TypeError
+    ("zaya head_dim 0", _family("zaya1-8b", head_dim=0),
+     "head_dim: expected an integer >= 1"),  # ZeroDivisionError
+    ("lfm2 block_ffn_dim_multiplier 1e308", _family("lfm2-1.2b", block_ffn_dim_multiplier=1e308),
+     "block_ffn_dim_multiplier: expected a number from 1e-06 to 1e+06"),  # OverflowError
 ]  # fmt: skip
 
 
