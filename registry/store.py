@@ -39,7 +39,8 @@ def display_path(path: Path) -> str:
     """The path as messages show it: relative to the current folder when inside it."""
     try:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):  # outside the current folder, or that folder is gone
+    except (ValueError, OSError, RuntimeError):
+        # outside the current folder, that folder is gone, or a link loop (RuntimeError)
         return str(path)
 
 

@@ -41,8 +41,12 @@ class Walk:
 
 
 def walk_results(folder: Path) -> Walk:
-    """Sort the entries under `folder` (see the module docstring), in path order."""
+    """Sort the entries under `folder` (see the module docstring), in path order; a `folder`
+    that is a symbolic link is refused whole (os.walk would follow it)."""
     walk = Walk()
+    if folder.is_symlink():
+        walk.refused.append((folder, "is a symbolic link; registry folders must be real"))
+        return walk
     for directory, subfolders, names in os.walk(folder):
         here = Path(directory)
         kept = []

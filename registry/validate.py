@@ -432,8 +432,8 @@ def validate_paths(
     validator = _Validator(registry_root)
     whole_registry = not paths
     targets = list(paths) if paths or registry_root is None else [registry_root / RESULTS_DIR]
-    if whole_registry and not targets[0].exists():
-        targets = []
+    if whole_registry and not targets[0].exists() and not targets[0].is_symlink():
+        targets = []  # no results yet; a link (a loop too) is refused as one
     for path in validator.files(targets):
         validator.guarded(
             validator.name(path), "file", functools.partial(_check_file, validator, path)

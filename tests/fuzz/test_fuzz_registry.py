@@ -85,6 +85,28 @@ def test_fuzz_registry_validate_and_index_see_the_same_files(tmp_path: Path, mak
     assert written.results == 1
 
 
+@pytest.mark.parametrize("loop", [False, True], ids=["link to a folder of results", "link loop"])
+def test_fuzz_registry_a_results_folder_that_is_a_link_is_read_by_none(
+    tmp_path: Path, loop: bool
+) -> None:
+    """registry/results itself a link: validate refused it while the index read the results
+    through it; a link to itself validated as 'all valid', and named, ended in pathlib's
+    RuntimeError ('Symlink loop from …') as a traceback."""
+    root, _folder = _registry(tmp_path)
+    results = root / "registry" / "results"
+    results.rename(tmp_path / "elsewhere")
+    results.symlink_to("results" if loop else tmp_path / "elsewhere")
+    code, output = _validate(root)
+    assert code == 1, output
+    assert "registry/results: is a symbolic link" in output
+    named = check_cli(["registry", "validate", str(results)], "registry", report=True)
+    assert named.exit_code == 1, named.output
+    assert f"{results}: is a symbolic link" in named.output
+    assert result_files(root) == []
+    assert write_index(root, tmp_path / "index").results == 0
+    count("registry", "index ok")
+
+
 def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
     root, folder = _registry(tmp_path)
     (folder / "x\n::error file=README.md::forged.json").write_text("{")
