@@ -34,7 +34,7 @@ def question_problems(
     if question.model not in models:
         # a page's model list leaves it blank where the address named a model it lacks
         missing = f"no result for {question.model!r}" if question.model else "required"
-        problems["model"] = f"{missing}; models with results: {', '.join(models)}"
+        problems["model"] = f"{missing}; models with results: {', '.join(models) or 'none'}"
     tiers = sorted({p.tier for p in prices})
     if question.tier not in tiers:
         problems["tier"] = f"expected one of {', '.join(tiers)}, not {question.tier!r}"

@@ -107,6 +107,17 @@ def test_fuzz_registry_a_results_folder_that_is_a_link_is_read_by_none(
     count("registry", "index ok")
 
 
+def test_fuzz_registry_answer_from_a_registry_of_no_results_says_none(tmp_path: Path) -> None:
+    # it ended 'models with results: ' and nothing
+    root = empty_registry(tmp_path / "checkout")
+    args = ["registry", "answer", "--registry", str(root), "--model", "llama-3.1-8b-instruct"]
+    result = check_cli(args, "registry")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [
+        "Error: --model: no result for 'llama-3.1-8b-instruct'; models with results: none"
+    ]
+
+
 def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
     root, folder = _registry(tmp_path)
     (folder / "x\n::error file=README.md::forged.json").write_text("{")
