@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from infermeter.calculators.errors import InputError
-from infermeter.calculators.limits import MAX_LATENCY_MS
+from infermeter.calculators.limits import MAX_LATENCY_MS, MAX_TOKENS
 from infermeter.calculators.vllm_settings import parse_version
 
 
@@ -21,9 +21,10 @@ class _Dataclass(Protocol):
 
 TargetT = TypeVar("TargetT", bound=_Dataclass)
 
-# How a field's text is read: its kind → the domain a number must lie in.
+# How a field's text is read: its kind → the domain a number must lie in (an integer's is the
+# command line's too: bench/cli/calc_options.py's POSITIVE_INT).
 NUMBER_DOMAINS = {
-    "int": "an integer >= 1",
+    "int": f"an integer from 1 to {MAX_TOKENS:,}",
     "float": "a number > 0",
     "fraction": "a number in (0, 1]",
     "rate": "a number in [0, 1)",
@@ -136,11 +137,13 @@ def _number(field: Field, text: str) -> int | float:
         number = int(text) if field.kind == "int" else float(text)
     except ValueError:
         expected = "an integer" if field.kind == "int" else "a number"
-        raise FieldError(field.name, f"{field.name}: expected {expected}, got {text!r}") from None
+        raise FieldError(
+            field.name, f"{field.name}: expected {expected}, got {_shown(text)}"
+        ) from None
     if number != number or number in (float("inf"), float("-inf")):
         raise FieldError(field.name, f"{field.name}: expected a finite number, got {text!r}")
     inside = {
-        "int": number >= 1,
+        "int": 1 <= number <= MAX_TOKENS,
         "float": number > 0,
         "fraction": 0 < number <= 1,
         "rate": 0 <= number < 1,
@@ -150,8 +153,13 @@ def _number(field: Field, text: str) -> int | float:
     }[field.kind]
     if not inside:
         expected = NUMBER_DOMAINS[field.kind]
-        raise FieldError(field.name, f"{field.name}: expected {expected}, got {text!r}")
+        raise FieldError(field.name, f"{field.name}: expected {expected}, got {_shown(text)}")
     return number
+
+
+def _shown(text: str) -> str:
+    """A field's text in a message: whole up to 40 characters, else its start and length."""
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
 
 
 def same_named(target: type[TargetT], values: Mapping[str, Any], **given: Any) -> TargetT:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_output
+from cli_helpers import invoke, json_output
 
 from infermeter.calculators import api
 from infermeter.calculators.config_reader import parse_config
@@ -266,7 +266,7 @@ def test_cli_and_page_fit_payloads_are_the_same_with_data_parallelism() -> None:
 @pytest.mark.parametrize(
     ("kind", "query", "field", "expected"),
     [
-        ("vram", {"data_parallel_size": "0"}, "data_parallel_size", ">= 1"),
+        ("vram", {"data_parallel_size": "0"}, "data_parallel_size", "from 1 to"),
         ("fit", {"data_parallel_size": "1.5"}, "data_parallel_size", "an integer"),
         ("vram", {"memory_profiler_estimate_cudagraphs": "2"}, "memory_profiler_", "one of 0, 1"),
         ("vram", {"tensor_parallel_size": "4", "data_parallel_size": "100000"}, "", "data_par"),
@@ -280,6 +280,36 @@ def test_page_parallel_fields_bad_values_name_the_field(
     ((name, message),) = errors.items()
     assert name.startswith(field), errors
     assert expected in message, errors
+
+
+# An integer above the command line's range: the pages planned 2^63 requests (CLI: exit 2) and
+# 400 digits raised an OverflowError ("The live calculator is unavailable").
+HUGE = {"2^63": str(2**63), "400 digits": "9" * 400}
+BEYOND_THE_RANGE = [
+    ("vram", "context", ["--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm"]),
+    ("vram", "concurrency", ["--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm"]),
+    ("fit", "concurrency", ["--model", "llama-3.1-8b-instruct", "--context", "4096"]),
+    ("cost", "gpu_count", ["--price-per-hour", "2", "--tokens-per-second", "100"]),
+    ("perf", "output_len", ["--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+                            "--input-len", "100", "--concurrency", "1"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", HUGE.values(), ids=HUGE.keys())
+@pytest.mark.parametrize(("kind", "field", "given"), BEYOND_THE_RANGE)
+def test_cli_and_page_refuse_an_integer_above_the_range(
+    kind: str, field: str, given: list[str], value: str
+) -> None:
+    option = "--" + field.replace("_", "-")
+    cli = invoke("calc", kind, *given, option, value)
+    assert cli.exit_code == 2, cli.output
+    assert f"'{option}'" in cli.stderr
+    assert "1<=x<=100000000" in cli.stderr
+    query = {given[i][2:].replace("-", "_"): given[i + 1] for i in range(0, len(given), 2)}
+    errors = calc_compute.compute(kind, {**query, field: value}, CATALOG)["errors"]
+    assert list(errors) == [field]
+    assert f"{field}: expected an integer from 1 to 100,000,000, got " in errors[field]
+    assert len(errors[field]) < 120
 
 
 def test_cli_and_page_vram_payloads_are_the_same_with_cuda_graph_capture_options() -> None:

@@ -289,7 +289,9 @@ def test_browser_pasted_state_space_config_matches_cli(
 BAD = [
     ("cost", {"price_per_hour": "", "gpu": ""}, "price_per_hour", "required"),
     ("cost", {"gpu": "h100-sxn"}, "gpu", "unknown GPU id"),
-    ("vram", {"max_model_len": "-1"}, "max_model_len", ">= 1"),
+    ("vram", {"max_model_len": "-1"}, "max_model_len", "an integer from 1 to 100,000,000"),
+    # an OverflowError the page showed as a traceback; 2^63 was planned (the CLI: exit 2)
+    ("vram", {"context": "9" * 400}, "context", "an integer from 1 to 100,000,000"),
     ("vram", {"config": "{not json"}, "config", "not valid JSON"),
     # deeper than Pyodide's stack: the page said "The live calculator is unavailable"
     ("vram", {"config": "[" * 3000 + "]" * 3000}, "config", "nested deeper than 100 levels"),
