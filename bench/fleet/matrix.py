@@ -116,6 +116,9 @@ def _output(run: PlanRun, gpu: str, count: int) -> str:
     return str(given.with_name(f"{given.stem}.{kind}{suffix}"))
 
 
+_WILDCARDS = frozenset("*?[]")
+
+
 def _kinds(run: PlanRun, where: str, problems: list[str]) -> tuple[GpuRequest, ...]:
     given = run.options.output
     if given is not None and not str(given).isprintable():
@@ -124,6 +127,14 @@ def _kinds(run: PlanRun, where: str, problems: list[str]) -> tuple[GpuRequest, .
         problems.append(
             f"{where}.output: {str(given)!r} holds a line break or control character; a fleet "
             "entry's result file is named on one line"
+        )
+        return ()
+    if given is not None and (_WILDCARDS & set(str(given)) or str(given).startswith(("!", "#"))):
+        # ... and as a pattern: `run[1].json` matches run1.json only, so nothing is uploaded.
+        problems.append(
+            f"{where}.output: {str(given)!r} holds a wildcard (* ? [ ]) or starts with ! or #; "
+            "a workflow uploads a fleet entry's result by its path, which upload-artifact reads "
+            "as a pattern"
         )
         return ()
     if run.options.endpoint is not None:

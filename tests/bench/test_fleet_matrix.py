@@ -199,6 +199,14 @@ def test_matrix_fleet_example_covers_four_gpu_kinds() -> None:
             {"model": MODEL, "gpus": ["l40s"], "output": "r\u2028.json"},
             "runs[0].output: 'r\\u2028.json' holds a line break",
         ),
+        (
+            {"model": MODEL, "gpus": ["l40s"], "output": "run[1].json"},
+            "runs[0].output: 'run[1].json' holds a wildcard (* ? [ ]) or starts with ! or #; a "
+            "workflow uploads a fleet entry's result by its path, which upload-artifact reads "
+            "as a pattern",
+        ),
+        ({"model": MODEL, "gpus": ["l40s"], "output": "*.json"}, "'*.json' holds a wildcard"),
+        ({"model": MODEL, "gpus": ["l40s"], "output": "!r.json"}, "'!r.json' holds a wildcard"),
     ],
 )
 def test_matrix_bad_placement_exits_1_naming_file_and_field(
