@@ -6,7 +6,9 @@ a few times a second from a timer on the run's event loop: requests done of the 
 output tokens/s, errors, elapsed seconds and the current point. A finished point leaves one
 final line. Counting a finished request is a few additions and never writes, so the display
 costs the client nothing per request. Elsewhere (a pipe, a log file, CI) it writes one plain
-line per finished point, `c=4: 100 done, 0 failed, 812.3 output tok/s`, and nothing else.
+line per finished point, `c=4: 100 done, 0 failed, 812.3 output tok/s`, and, while a point runs
+longer than `PLAIN_INTERVAL_S`, its status line each time that passes, so a log shows that a
+long point is alive and how far it got.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from infermeter.bench.run.load import PointPlan
 from infermeter.bench.run.point_summary import PointSummary
 
 REDRAW_INTERVAL_S = 0.25
+PLAIN_INTERVAL_S = 30.0
 _ERASE_LINE = "\r\x1b[K"
 
 
@@ -39,11 +42,15 @@ def point_line(summary: PointSummary) -> str:
 
 
 class ProgressDisplay:
-    """Shows a run's progress on `stream`; `live` (default: `stream.isatty()`) redraws."""
+    """Shows a run's progress on `stream`; `live` (default: `stream.isatty()`) redraws, and
+    otherwise a running point's status is written every `plain_interval_s`."""
 
-    def __init__(self, stream: TextIO, live: bool | None = None) -> None:
+    def __init__(
+        self, stream: TextIO, live: bool | None = None, plain_interval_s: float = PLAIN_INTERVAL_S
+    ) -> None:
         self.stream = stream
         self.live = stream.isatty() if live is None else live
+        self.plain_interval_s = plain_interval_s
         self._plan: PointPlan | None = None
         self._number = 0
         self._points = 0
@@ -60,7 +67,7 @@ class ProgressDisplay:
         self._done = self._errors = self._output_tokens = 0
         if self.live:
             self._draw()
-            self._timer = asyncio.get_running_loop().call_later(REDRAW_INTERVAL_S, self._tick)
+        self._schedule()
 
     def request_finished(self, record: RequestRecord) -> None:
         """Count one finished request (warm-up included)."""
@@ -102,9 +109,17 @@ class ProgressDisplay:
     def _elapsed_s(self) -> float:
         return time.monotonic() - self._started
 
+    def _schedule(self) -> None:
+        interval = REDRAW_INTERVAL_S if self.live else self.plain_interval_s
+        self._timer = asyncio.get_running_loop().call_later(interval, self._tick)
+
     def _tick(self) -> None:
-        self._draw()
-        self._timer = asyncio.get_running_loop().call_later(REDRAW_INTERVAL_S, self._tick)
+        if self.live:
+            self._draw()
+        else:
+            self.stream.write(self.status() + "\n")
+            self.stream.flush()
+        self._schedule()
 
     def _draw(self) -> None:
         self.stream.write(_ERASE_LINE + self.status())

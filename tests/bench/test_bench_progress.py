@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -81,6 +82,22 @@ def test_progress_not_a_terminal_writes_plain_lines_only(fake_server: FakeOpenAI
     lines = text.splitlines()
     assert len(lines) == 2
     assert all(PLAIN_LINE.match(line) for line in lines)
+
+
+def test_progress_not_a_terminal_shows_a_long_point_alive(fake_server: FakeOpenAIServer) -> None:
+    """Off a terminal a point used to leave nothing until it ended (a real sweep's first point,
+    minutes in a CI log); now its status line each interval, then the finished line."""
+    fake_server.config.itl_s = 0.02  # ~0.2 s a request, 5 requests a point one at a time
+    stream = io.StringIO()
+    config = dataclasses.replace(_config(fake_server.url), concurrency=(1,))
+    run_benchmark(config, progress=ProgressDisplay(stream, plain_interval_s=0.3))
+    *alive, final = stream.getvalue().splitlines()
+    assert alive
+    for line in alive:
+        assert re.fullmatch(
+            r"c=1 \(point 1/1\): \d/5 requests, [\d,]+ tok/s, 0 errors, \d+\.\d s", line
+        ), line
+    assert PLAIN_LINE.match(final)
 
 
 def test_progress_cli_plain_lines_on_a_pipe_and_none_with_quiet(
