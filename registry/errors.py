@@ -63,15 +63,20 @@ def printable(text: str, limit: int = MESSAGE_CHARS) -> str:
 SHOWN_CHARACTERS = 40
 """The most characters of a value read from a file (a key, a name, a price) an error line quotes."""
 
+KEY_CHARACTERS = 200
+"""The most characters of a row's source key an error line quotes: whole, as a source's keys
+are (AMD's 107, TensorRT-LLM's 66), for the reader to find the row by it."""
 
-def shown(value: object) -> str:
+
+def shown(value: object, limit: int = SHOWN_CHARACTERS) -> str:
     """`value` as an error line quotes it: its repr (so control characters are escaped), cut
-    with its length when long (a 10,000-character key stays one short line)."""
+    to `limit` characters with its length when long (a 10,000-character key stays one short
+    line)."""
     text = repr(value)
-    if len(text) <= SHOWN_CHARACTERS:
+    if len(text) <= limit:
         return text
     length = f" ({len(value)} characters)" if isinstance(value, str) else ""
-    return f"{text[:SHOWN_CHARACTERS]}…{length}"
+    return f"{text[:limit]}…{length}"
 
 
 class RegistryError(Exception):

@@ -30,7 +30,7 @@ import yaml
 
 from infermeter.registry.changeset import ChangeSet
 from infermeter.registry.corrections import CORRECTIONS_FILE, parse_corrections
-from infermeter.registry.errors import InvalidFileError, printable, shown
+from infermeter.registry.errors import KEY_CHARACTERS, InvalidFileError, printable, shown
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import Result
 from infermeter.registry.store import RESULTS_DIR, dumps_result, read_result, result_path
@@ -159,7 +159,8 @@ def _plan(
     seen: set[str] = set()
     for row in rows:
         if row.key in seen:
-            raise HarvestError(f"{source}: two rows have the same source key {shown(row.key)}")
+            key = shown(row.key, KEY_CHARACTERS)
+            raise HarvestError(f"{source}: two rows have the same source key {key}")
         seen.add(row.key)
         if row.result is None:
             report.skipped.append((row.key, str(row.skipped)))

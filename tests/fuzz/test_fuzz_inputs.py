@@ -324,7 +324,13 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         d, "configs", b"[" * 100_000 + b"]" * 100_000))], "not a JSON table"),
     "inferencex two rows, one 10,000-character key": lambda d: (["inferencex", "--from", str(
         _inferencex_failed(d, "x" * 10_000, "failed", count=2))],
-        "the same source key 'inferencex result " + "x" * 21 + "… (10018 characters)"),
+        "the same source key 'inferencex result " + "x" * 181 + "… (10018 characters)"),
+    # Quoted whole, to find the row by: it was cut at 40 characters, before the lengths
+    "amd row twice": lambda d: (["amd", "--commit", "f94ec9be", "--from", str(_write(d,
+        "README.md", _again(b"| Llama 3.1 70B (amd/Llama-3.1-70B-Instruct-FP8-KV) | FP8 | 8 "
+        b"| 128 | 2048 | 3200", b"\n", {})((DATA / "harvest" / "amd" / "README-f94ec9be.md")
+        .read_bytes())))], "two rows have the same source key 'amd f94ec9be throughput | Llama "
+        "3.1 70B (amd/Llama-3.1-70B-Instruct-FP8-KV) | TP8 | 128/2048 | prompts 3200'"),
     "inferencex dump configuration without hardware": lambda d: (["inferencex", "--from", str(
         _inferencex_row(d, "configs", "hardware"))], "configs.json: row 0: no 'hardware'"),
     "inferencex dump hardware a list": lambda d: (["inferencex", "--from", str(_inferencex_row(
