@@ -36,10 +36,11 @@ def run_command(plan_path: Path | None, quiet: bool, as_json: bool, **options: A
     Without --endpoint it launches `vllm serve --model …` with the vLLM options given, waits
     for it, runs the load points, and stops it (also on Ctrl-C or failure). Each load point
     is a closed loop at one --concurrency or an open loop at one --request-rate; failed
-    requests count as SLO misses. On a terminal a live line shows each point's progress
-    (--quiet hides it). Exit 0 when every point ran; 1 when vLLM fails to start, the server
-    is unreachable, or the run stopped early (Ctrl-C, a crashed server: the finished points
-    are still written, marked incomplete); 2 for a bad option.
+    requests count as SLO misses. On a terminal a live line shows each point's progress;
+    elsewhere a line every 30 s and one per finished point (--quiet hides them). Exit 0 when
+    every point ran; 1 when vLLM fails to start, the server is unreachable, or the run
+    stopped early (Ctrl-C, a crashed server: the finished points are still written, marked
+    incomplete); 2 for a bad option.
 
     With --plan FILE.yaml it runs every run the file lists, in order, each writing its own
     result; the file is checked before anything runs (exit 1 when it is not valid), a failing
