@@ -121,7 +121,9 @@ def checkout_page(source: Path, commit: str | None) -> Page:
     """The page in a checkout of the repository at `commit` (default HEAD)."""
     tree = SourceTree.open(source, commit)
     if tree.commit is None:
-        raise HarvestError(f"--from: {source} is no git repository, no file and no folder")
+        raise HarvestError(  # a file or a missing path never comes here (pages_of, open)
+            f"--from: {source} is no git repository and holds no .md page of a version"
+        )
     paths = [trtllm.DOCUMENT, trtllm_legacy.DOCUMENT, trtllm_static.DOCUMENT]
     found = tree.read_many(paths)
     for path in paths:

@@ -301,6 +301,8 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     # directory: 3" (the descriptor's number), as each of these printed before.
     "trtllm folder named .md in a folder": lambda d: (["trtllm", "--from", str(_folder(
         d, "pages/d.md").parent)], "d.md: is a folder; a source page must be a regular file"),
+    "trtllm folder of no page": lambda d: (["trtllm", "--from", str(_folder(d, "pages"))],
+        "pages is no git repository and holds no .md page of a version"),  # "… and no folder"
     "skypilot folder named .csv in a folder": lambda d: (["skypilot", "--from", str(_folder(
         d, "excerpts/x.csv").parent)], "x.csv: is a folder; a source page must be a regular file"),
     "inferencex table a folder": lambda d: (["inferencex", "--from", str(_inferencex_folder(
