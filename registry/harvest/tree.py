@@ -52,6 +52,11 @@ class SourceTree:
             try:
                 resolved = _git(folder, "rev-parse", "--verify", f"{revision}^{{commit}}")
             except HarvestError:
+                if commit is None:  # not a --commit given: a repository of no commits yet
+                    raise HarvestError(
+                        f"--from: {path} is a git repository with no commit at HEAD; a source "
+                        "is read at a commit"
+                    ) from None
                 raise HarvestError(f"--commit: {revision!r} names no commit in {path}") from None
             return cls(folder, resolved.decode().strip(), True)
         return cls(folder, commit, False)

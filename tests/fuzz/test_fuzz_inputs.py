@@ -213,6 +213,13 @@ def _git_repo(folder: Path, files: dict[str, bytes]) -> Path:
     return folder
 
 
+def _empty_repository(folder: Path) -> Path:
+    """A git repository of no commits."""
+    folder.mkdir()
+    subprocess.run(["git", "-C", str(folder), "init", "-q"], check=True, capture_output=True)
+    return folder
+
+
 def _inferencex_with(folder: Path, table: str, data: bytes | None) -> Path:
     dump = folder / "dump"
     shutil.copytree(DATA / "harvest" / "inferencex-dump", dump)
@@ -317,6 +324,9 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         "docs/dev-docker/README.md": b"# \xff\xfe\n"}))], "UTF-8"),
     "mlperf not UTF-8": lambda d: (["mlperf", "--round", "5.1", "--from", str(_git_repo(
         d / "results", {"summary_results.json": b"[\xff\xfe]"}))], "UTF-8"),
+    # it said "--commit: 'HEAD' names no commit", of an option not given
+    "mlperf repository with no commits": lambda d: (["mlperf", "--round", "5.1", "--from", str(
+        _empty_repository(d / "results"))], "results is a git repository with no commit at HEAD"),
     "mlperf deep JSON": lambda d: (["mlperf", "--round", "5.1", "--from", str(_git_repo(
         d / "results", {"summary_results.json": b"[" * 100_000 + b"]" * 100_000}))],
         f"summary_results.json: not JSON ({TOO_DEEP}"),
