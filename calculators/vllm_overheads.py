@@ -340,13 +340,22 @@ def captured_cuda_graphs(
     if capture_sizes is None:
         largest = max_capture_size or min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
         step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
-        pattern = [1, 2, 4, *range(8, 257, 8), *range(256 + step, largest + 1, step)]
-        capture_sizes = tuple(size for size in pattern if size <= largest)
+        sizes = _default_sizes_up_to(largest, step)
+        decode = _default_sizes_up_to(min(largest, max_num_seqs), step)
+    else:
+        sizes = len(capture_sizes)
+        decode = sum(1 for size in capture_sizes if size <= max_num_seqs)
     if mode is None:
         mode = "FULL_AND_PIECEWISE" if version >= CUDA_GRAPH_FULL_SINCE else "PIECEWISE"
-    every_size = len(capture_sizes) if mode in ("PIECEWISE", "FULL", "FULL_AND_PIECEWISE") else 0
-    decode = sum(1 for size in capture_sizes if size <= max_num_seqs)
+    every_size = sizes if mode in ("PIECEWISE", "FULL", "FULL_AND_PIECEWISE") else 0
     return every_size + (decode if mode in ("FULL_DECODE_ONLY", "FULL_AND_PIECEWISE") else 0)
+
+
+def _default_sizes_up_to(limit: int, step: int) -> int:
+    """How many of vLLM's default capture sizes (1, 2, 4, 8 to 256 by 8, then by `step`) are at
+    most `limit`: counted, not listed (a largest size of 10^8 listed 6 million sizes a plan)."""
+    below_8 = sum(1 for size in (1, 2, 4) if size <= limit)
+    return below_8 + min(limit, 256) // 8 + max(0, (limit - 256) // step)
 
 
 def cuda_graph_bytes(

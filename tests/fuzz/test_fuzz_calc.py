@@ -78,6 +78,22 @@ def test_fuzz_calc_vram_real_settings_still_answer() -> None:
     assert json.loads(result.stdout)["fits"] is True
 
 
+LARGEST_CAPTURE = {
+    "--max-cudagraph-capture-size": ["--max-cudagraph-capture-size", "100000000"],
+    "--cuda-graph-sizes": ["--cuda-graph-sizes", "100000000"],
+    "-O": ["-O", '{"max_cudagraph_capture_size": 100000000}'],
+}
+
+
+@pytest.mark.parametrize("given", LARGEST_CAPTURE.values(), ids=LARGEST_CAPTURE.keys())
+def test_fuzz_calc_fit_with_the_largest_capture_size_answers_in_time(given: list[str]) -> None:
+    # The default capture sizes up to 10^8 were listed, 6 million a plan: fit took 40 s
+    result = check_cli(["calc", "fit", "--model", LLAMA, "--context", "4096", *given, "--json"],
+                       "calc", 5)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["options"]
+
+
 def _llama() -> dict[str, object]:
     return _config(LLAMA)
 
