@@ -33,7 +33,8 @@ from infermeter.registry.corrections import CORRECTIONS_FILE, parse_corrections
 from infermeter.registry.errors import KEY_CHARACTERS, InvalidFileError, printable, shown
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import Result
-from infermeter.registry.store import RESULTS_DIR, dumps_result, read_result, result_path
+from infermeter.registry.result_reader import result_files
+from infermeter.registry.store import dumps_result, read_result, result_path
 from infermeter.registry.validate import check_results
 
 
@@ -98,8 +99,7 @@ class HarvestReport:
 
 def _existing(root: Path, key_of: Callable[[Result], str | None]) -> dict[str, tuple[Path, Result]]:
     found: dict[str, tuple[Path, Result]] = {}
-    folder = root / RESULTS_DIR
-    for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+    for path in result_files(root):  # the files validate reads: no FIFO, link or hidden file
         try:
             result = read_result(path)
         except InvalidFileError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,8 @@ from infermeter.registry.secrets import REDACTED, find_secret, redact, redact_te
 from infermeter.registry.store import content_id, dumps_result, write_result
 from infermeter.registry.submit import SubmitConfig, submit
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "valid" / "results"
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = REPOSITORY_ROOT / "tests" / "examples" / "valid" / "results"
 MEASURED = EXAMPLES / "measured-two-points.json"
 
 
@@ -116,6 +118,20 @@ def test_fuzz_registry_answer_from_a_registry_of_no_results_says_none(tmp_path: 
     assert result.stderr.splitlines() == [
         "Error: --model: no result for 'llama-3.1-8b-instruct'; models with results: none"
     ]
+
+
+def test_fuzz_registry_harvest_reads_the_registry_as_validate_does(tmp_path: Path) -> None:
+    """A harvest reads the results already there by the walk validate and the index use: it
+    waited forever on a FIFO named x.json (and read through links validate refuses)."""
+    root, folder = _registry(tmp_path)
+    os.mkfifo(folder / "x.json")
+    page = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "amd" / "README-f94ec9be.md"
+    args = ["registry", "harvest", "amd", "--from", str(page), "--commit", "f94ec9be",
+            "--registry", str(root), "--retrieved", "2026-12-01"]  # fmt: skip
+    result = check_cli(args, "registry", limit_s=30)
+    assert result.exit_code == 0, result.output[-400:]
+    assert result.output.splitlines()[-1] == "40 added, 0 changed, 0 unchanged, 0 skipped"
+    assert stat.S_ISFIFO((folder / "x.json").lstat().st_mode)
 
 
 def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
