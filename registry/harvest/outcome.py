@@ -34,7 +34,7 @@ from infermeter.registry.errors import KEY_CHARACTERS, InvalidFileError, printab
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import Result
 from infermeter.registry.result_reader import result_files
-from infermeter.registry.store import dumps_result, read_result, result_path
+from infermeter.registry.store import RESULTS_DIR, dumps_result, read_result, result_path
 from infermeter.registry.validate import check_results
 
 
@@ -99,6 +99,9 @@ class HarvestReport:
 
 def _existing(root: Path, key_of: Callable[[Result], str | None]) -> dict[str, tuple[Path, Result]]:
     found: dict[str, tuple[Path, Result]] = {}
+    folder = root / RESULTS_DIR
+    if folder.is_symlink():  # validate refuses it; written through, results would go elsewhere
+        raise HarvestError(f"{folder}: is a symbolic link; registry folders must be real")
     for path in result_files(root):  # the files validate reads: no FIFO, link or hidden file
         try:
             result = read_result(path)

@@ -122,7 +122,7 @@ def test_fuzz_registry_answer_from_a_registry_of_no_results_says_none(tmp_path: 
 
 def test_fuzz_registry_harvest_reads_the_registry_as_validate_does(tmp_path: Path) -> None:
     """A harvest reads the results already there by the walk validate and the index use: it
-    waited forever on a FIFO named x.json (and read through links validate refuses)."""
+    waited forever on a FIFO named x.json, and wrote through a results folder that is a link."""
     root, folder = _registry(tmp_path)
     os.mkfifo(folder / "x.json")
     page = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "amd" / "README-f94ec9be.md"
@@ -132,6 +132,17 @@ def test_fuzz_registry_harvest_reads_the_registry_as_validate_does(tmp_path: Pat
     assert result.exit_code == 0, result.output[-400:]
     assert result.output.splitlines()[-1] == "40 added, 0 changed, 0 unchanged, 0 skipped"
     assert stat.S_ISFIFO((folder / "x.json").lstat().st_mode)
+    # registry/results a link, refused by validate: nothing written through it (40 were)
+    results = root / "registry" / "results"
+    results.rename(tmp_path / "elsewhere")
+    results.symlink_to(tmp_path / "elsewhere")
+    before = sorted((tmp_path / "elsewhere").rglob("*"))
+    result = check_cli(args, "registry", limit_s=30)
+    assert result.exit_code == 1, result.output[-400:]
+    assert result.stderr.splitlines() == [
+        f"Error: {results}: is a symbolic link; registry folders must be real"
+    ]
+    assert sorted((tmp_path / "elsewhere").rglob("*")) == before
 
 
 def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
