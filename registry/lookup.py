@@ -18,6 +18,7 @@ from infermeter.calculators.suggest import unknown_name
 from infermeter.calculators.vllm_settings import gpu_total_bytes
 from infermeter.registry import catalog
 from infermeter.registry.errors import RegistryError
+from infermeter.registry.input_files import InputFileError, read_input_text
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
 from infermeter.registry.prices import tier_prices
 
@@ -72,12 +73,10 @@ def resolve_model(reference: str) -> ModelRef:
     """A catalog id, or a path to a config.json file."""
     path = Path(reference)
     if reference.endswith(".json") or _is_file(path):
-        try:
-            config = config_from_text(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigFileError(f"{reference}: no such file") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigFileError(f"{reference}: cannot read: {error}") from None
+        try:  # a regular file of at most 16 MiB: a FIFO named x.json would block, /dev/zero fill
+            config = config_from_text(read_input_text(path, "model config"))
+        except InputFileError as error:
+            raise ConfigFileError(str(error)) from None
         except ConfigError as error:
             raise ConfigFileError(f"{reference}: {error}") from None
         return ModelRef(id=path.name, config=config)

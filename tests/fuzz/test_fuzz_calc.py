@@ -7,6 +7,7 @@ the hypothesis cases throw random option values at the three commands.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -142,6 +143,45 @@ HOSTILE_CONFIGS = [
     ("int-5000-digits", lambda c: json.dumps(c)[:-1] + ', "x": ' + "9" * 5000 + "}",
      "not valid JSON: a number of more than 4,300 digits"),
 ]  # fmt: skip
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _sparse(path: Path, size: int) -> Path:
+    with path.open("wb") as stream:
+        stream.truncate(size)
+    return path
+
+
+def _link(path: Path, target: str) -> Path:
+    path.symlink_to(target)
+    return path
+
+
+# A config.json that is no regular file of a config's size: the FIFO hung, 3 GB were read whole.
+CONFIG_FILES: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "FIFO": lambda d: (_fifo(d / "config.json"), "is a FIFO (named pipe); a model config must"),
+    "/dev/zero as x.json": lambda d: (_link(d / "x.json", "/dev/zero"), "is a device"),
+    "3 GB": lambda d: (_sparse(d / "config.json", 3 * 1024**3), "above the limit of 16 MiB"),
+    "folder": lambda d: (d / "sub.json", "is a folder"),
+}
+
+
+@pytest.mark.parametrize("case", list(CONFIG_FILES))
+@pytest.mark.parametrize("command", ["vram", "fit"])
+def test_fuzz_calc_config_file_that_is_no_config_is_refused(
+    tmp_path: Path, case: str, command: str
+) -> None:
+    (tmp_path / "sub.json").mkdir()
+    path, named = CONFIG_FILES[case](tmp_path)
+    target = ["--gpu", "h100-sxm"] if command == "vram" else ["--context", "4096"]
+    result = check_cli(["calc", command, "--model", str(path), *target], "calc", 10)
+    assert result.exit_code == 1, result.output
+    assert f"{path}: " in result.stderr
+    assert named in result.stderr
 
 
 # Read when the plan is made (the weight format), not with the file: the error names the field.
