@@ -161,11 +161,22 @@ def stage_text(path: Path, text: str) -> str:
             temporary.flush()
             os.fsync(temporary.fileno())
         # mkstemp creates the file private; a registry file is as readable as any other.
-        os.chmod(temporary_name, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.chmod(temporary_name, _kept_mode(path))
     except BaseException:
         Path(temporary_name).unlink(missing_ok=True)
         raise
     return temporary_name
+
+
+def _kept_mode(path: Path) -> int:
+    """The permissions a file written at `path` gets: those of the regular file it replaces,
+    else 0o644 (a link replaced does not lend its target's: /dev/null's 0o666 would make a
+    world-writable catalog)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return 0o644
+    return stat.S_IMODE(mode) if stat.S_ISREG(mode) else 0o644
 
 
 def _is_special_file(path: Path) -> bool:

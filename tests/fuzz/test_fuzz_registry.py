@@ -384,6 +384,8 @@ def test_fuzz_registry_a_link_planted_in_a_tree_leads_no_write_elsewhere(tmp_pat
     for name in ("result.schema.json", "price-catalog.schema.json"):
         assert not (schemas / name).is_symlink()
         assert json.loads((schemas / name).read_text())["$schema"]
+        # nor its permissions: the one in place of the link to /dev/full was made world-writable
+        assert stat.S_IMODE((schemas / name).stat().st_mode) == 0o644
 
 
 def test_fuzz_registry_validate_a_name_longer_than_the_file_system_takes_is_one_problem() -> None:
