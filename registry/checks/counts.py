@@ -180,6 +180,36 @@ def _window_findings(file: str, where: str, point: LoadPoint) -> Iterator[Findin
         yield _finding(file, f"{where}.concurrency_mean", message)
 
 
+def _order_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
+    """What the order of a request's tokens forbids: its first token comes before its last, so
+    over the same requests each TTFT statistic is at most E2E's; and no gap between two tokens
+    (ITL) or mean gap (TPOT) is longer than the longest request."""
+    ttft, e2e = point.ttft_ms, point.e2e_ms
+    if e2e is None:
+        return
+    given = e2e.given()
+    if ttft is not None and (ttft.n is None or e2e.n is None or ttft.n == e2e.n):
+        above = [
+            (statistic, value, given[statistic])
+            for statistic, value in ttft.given().items()
+            if statistic in given and value > given[statistic]
+        ]
+        if above:
+            (statistic, value, bound), *more = above
+            also = f" (and {', '.join(name for name, _, _ in more)} too)" if more else ""
+            message = (
+                f"{value:g} ms is above e2e_ms.{statistic} ({bound:g} ms){also}: a request's "
+                "first token cannot come after its last"
+            )
+            yield _finding(file, f"{where}.ttft_ms.{statistic}", message)
+    longest = given.get("max")
+    for name in ("itl_ms", "tpot_ms"):
+        stats = getattr(point, name)
+        if longest is not None and stats is not None and (stats.max or 0.0) > longest:
+            message = f"{stats.max:g} ms is above e2e_ms.max ({longest:g} ms), the longest request"
+            yield _finding(file, f"{where}.{name}.max", message)
+
+
 def _telemetry_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
     telemetry = point.telemetry
     if telemetry is None:
@@ -285,6 +315,7 @@ def count_findings(file: str, result: Result, today: dt.date | None = None) -> l
         findings.extend(_rate_findings(file, where, point))
         findings.extend(_length_findings(file, where, point, result))
         findings.extend(_window_findings(file, where, point))
+        findings.extend(_order_findings(file, where, point))
         findings.extend(_telemetry_findings(file, where, point))
     findings.extend(_clock_findings(file, result, today))
     return findings
