@@ -64,7 +64,7 @@ from infermeter.calculators.layer_kinds import layer_kinds
 from infermeter.calculators.lfm2 import LFM2_DEFAULTS, LFM2_MOE_DEFAULTS, LFM2_TYPES, lfm2_defaults
 from infermeter.calculators.lfm3 import LFM3_DEFAULTS, lfm3_fields
 from infermeter.calculators.lightning import LIGHTNING, LightningMixer, lightning_mixer
-from infermeter.calculators.limits import check_config
+from infermeter.calculators.limits import MAX_CONFIG_BYTES, check_config
 from infermeter.calculators.mamba2 import MAMBA2, Mamba2Mixer, mamba2_mixer
 from infermeter.calculators.mimo_v2 import MIMO_V2_TYPES, mimo_v2_defaults, mimo_v2_fields
 from infermeter.calculators.minimax_m3 import (
@@ -543,7 +543,10 @@ def _reading_notes(config: Mapping[str, Any], model_type: str, generic: bool,
 
 def config_from_text(text: str) -> dict[str, Any]:
     """The object of a `config.json`'s text (a file's, or one pasted into a page); ConfigError
-    for text that is not JSON or not an object."""
+    for text that is not JSON or not an object, or longer than a config file may be."""
+    if len(text) > MAX_CONFIG_BYTES // 4 and len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        size, limit = len(text.encode("utf-8")) / 2**20, MAX_CONFIG_BYTES / 2**20
+        raise ConfigError(f"{size:.1f} MiB is above the limit of {limit:g} MiB for a model config")
     try:
         config = json_loads(text)
     except json.JSONDecodeError as error:

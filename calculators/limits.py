@@ -25,6 +25,7 @@ MAX_USD = 1e12  # a price, in USD (per hour or per million tokens)
 MAX_RATE = 1e15  # tokens per second, tokens per month …
 MAX_LATENCY_MS = 1e9  # a latency bound (11.6 days; the longest requests take minutes)
 MAX_CONFIG_DEPTH = 32  # nesting of a config.json (real ones: 4)
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # a config.json's UTF-8 text (real ones: under 1 MiB)
 MAX_CONFIG_INTEGER = 2**53  # larger integers are not exact in JavaScript or as floats
 
 # Fields that a config.json may hold at any level (text_config, vision_config …): (low, high).

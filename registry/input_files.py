@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+from infermeter.calculators.limits import MAX_CONFIG_BYTES
 from infermeter.registry.errors import RegistryError
 
 MIB = 1024 * 1024
@@ -22,7 +23,7 @@ LIMITS_BYTES = {
     "benchmark file": 256 * MIB,
     "source page": 4 * MIB,
     "source table": 256 * MIB,
-    "model config": 16 * MIB,
+    "model config": MAX_CONFIG_BYTES,  # a config pasted into a page too
     "dataset": 1024 * MIB,
     "prediction": MIB,
 }

@@ -312,6 +312,20 @@ def test_cli_and_page_refuse_an_integer_above_the_range(
     assert len(errors[field]) < 120
 
 
+def test_cli_and_page_refuse_a_config_above_the_size_of_a_config_file(tmp_path: Path) -> None:
+    # The page planned a 20 MB pasted config in 9.5 s that the command line refuses.
+    config = {**load_models()["llama-3.1-8b-instruct"].config, "junk": ["x" * 100] * 180_000}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    refusal = "17.9 MiB is above the limit of 16 MiB for a model config"
+    cli = invoke("calc", "vram", "--model", str(path), "--gpu", "h100-sxm")
+    assert cli.exit_code == 1, cli.output
+    assert refusal in cli.stderr
+    query = {"model": "", "gpu": "h100-sxm", "config": path.read_text()}
+    errors = calc_compute.compute("vram", query, CATALOG)["errors"]
+    assert errors == {"config": f"config: {refusal}"}
+
+
 def test_cli_and_page_vram_payloads_are_the_same_with_cuda_graph_capture_options() -> None:
     compilation = '{"max_cudagraph_capture_size": 16, "cudagraph_mode": "FULL", "level": 3}'
     cli = json_output(
