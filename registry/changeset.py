@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infermeter.registry.store import stage_text, temporary_beside
+from infermeter.registry.errors import UnwritableError
+from infermeter.registry.store import display_path, stage_text, temporary_beside
 
 
 @dataclass
@@ -30,7 +31,11 @@ class ChangeSet:
         self.removals.append(path)
 
     def apply(self) -> None:
-        """Make every change or, on any failure (which is raised), none."""
+        """Make every change or, on any failure (which is raised), none. UnwritableError names
+        a target that is a folder (the registry's walk refuses one named like a file)."""
+        for path in self.writes:
+            if path.is_dir() and not path.is_symlink():
+                raise UnwritableError(display_path(path), "it is a folder; a file goes there")
         staged: dict[Path, str] = {}
         try:
             for path, text in self.writes.items():
@@ -48,7 +53,11 @@ def _set_aside(path: Path) -> str | None:
         return None
     descriptor, kept = temporary_beside(path)
     os.close(descriptor)
-    os.replace(path, kept)
+    try:
+        os.replace(path, kept)
+    except BaseException:
+        Path(kept).unlink(missing_ok=True)  # nothing of this change is left behind
+        raise
     return kept
 
 

@@ -85,6 +85,24 @@ def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
     assert _snapshot(root) == before
 
 
+def test_harvest_onto_a_folder_named_like_its_file_changes_nothing(tmp_path: Path) -> None:
+    # A folder where a result goes: '[Errno 20] Not a directory: PATH -> .PATH.….tmp', the
+    # temporary made to set it aside left in the registry.
+    source, root = _source(tmp_path), empty_registry(tmp_path / "checkout")
+    code, dry = _harvest(source, root, "--retrieved", "2026-11-30", "--dry-run")
+    assert code == 0, dry
+    relative = next(line for line in dry.splitlines() if line.startswith("added ")).split()[1]
+    (root / relative).mkdir(parents=True)
+    before = _snapshot(root)
+    code, output = _harvest(source, root, "--retrieved", "2026-11-30")
+    assert code == 1, output
+    assert output.strip().splitlines() == [
+        f"Error: cannot write {root / relative}: it is a folder; a file goes there"
+    ]
+    assert _snapshot(root) == before
+    assert not [path for path in root.rglob("*") if path.name.endswith(".tmp")]
+
+
 def test_harvest_skips_a_row_the_gate_rejects_and_names_it(tmp_path: Path) -> None:
     rows = json.loads((V51 / "summary_results.json").read_text(encoding="utf-8"))
     system = rows[0]["System"]
@@ -118,6 +136,19 @@ def test_changeset_that_cannot_stage_a_file_changes_nothing(tmp_path: Path) -> N
     with pytest.raises((FileExistsError, NotADirectoryError)):
         change.apply()
     assert _snapshot(tmp_path) == before
+
+
+def test_changeset_that_cannot_set_a_file_aside_leaves_no_temporary(tmp_path: Path) -> None:
+    (tmp_path / "kept.json").write_text("old\n", encoding="utf-8")
+    (tmp_path / "folder.json").mkdir()  # removed as a file would be: it cannot be set aside
+    change = ChangeSet()
+    change.write(tmp_path / "kept.json", "new\n")
+    change.remove(tmp_path / "folder.json")
+    before = _snapshot(tmp_path)
+    with pytest.raises(NotADirectoryError):
+        change.apply()
+    assert _snapshot(tmp_path) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder.json", "kept.json"]
 
 
 def test_changeset_writes_replaces_and_removes_together(tmp_path: Path) -> None:
