@@ -57,8 +57,12 @@ def _run(
     try:
         options = HarvestOptions.given(root, dry_run=dry_run, retrieved=retrieved)
         report = source.run(path, options, keywords)
-    except (RegistryError, OSError) as error:
+    except RegistryError as error:
         raise click.ClickException(str(error)) from None
+    except OSError as error:  # a file of the registry in the way (a folder where one goes …)
+        named = error.filename2 or error.filename  # a rename's: the file it would replace
+        line = f"{named}: {error.strerror}" if named and error.strerror else str(error)
+        raise click.ClickException(line) from None
     except RecursionError:  # a source's JSON nested deeper than Python's parser goes
         raise click.ClickException(
             "a source file is nested too deeply to read (JSON or YAML thousands of levels deep)"

@@ -24,6 +24,7 @@ from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"
+SKYPILOT = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "skypilot"
 
 
 def _source(tmp_path: Path, edit: dict[str, str] | None = None) -> Path:
@@ -99,6 +100,23 @@ def test_harvest_onto_a_folder_named_like_its_file_changes_nothing(tmp_path: Pat
     assert output.strip().splitlines() == [
         f"Error: cannot write {root / relative}: it is a folder; a file goes there"
     ]
+    assert _snapshot(root) == before
+    assert not [path for path in root.rglob("*") if path.name.endswith(".tmp")]
+
+
+def test_price_harvest_onto_a_folder_named_like_its_catalog_is_one_line(tmp_path: Path) -> None:
+    # It said "[Errno 21] Is a directory: '…/.prices-skypilot.yaml.….tmp' -> '…'", naming
+    # the temporary it would have renamed.
+    root = empty_registry(tmp_path / "checkout")
+    catalog = root / "registry" / "catalogs" / "prices-skypilot.yaml"
+    catalog.unlink()
+    catalog.mkdir()
+    before = _snapshot(root)
+    outcome = CliRunner().invoke(
+        main, ["registry", "harvest", "skypilot", "--from", str(SKYPILOT), "--registry", str(root)]
+    )
+    assert outcome.exit_code == 1, outcome.output
+    assert outcome.output.strip().splitlines() == [f"Error: {catalog}: Is a directory"]
     assert _snapshot(root) == before
     assert not [path for path in root.rglob("*") if path.name.endswith(".tmp")]
 
