@@ -32,7 +32,7 @@ from pathlib import Path
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.markdown_table import printed_figure, row_cells
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import Harvested, HarvestReport
 from infermeter.registry.harvest.reported import (
@@ -285,16 +285,6 @@ def result_key(result: Result) -> str | None:
     return f"amd {revision[:12]} {match.group(1)}"
 
 
-def _value(printed: str) -> float:
-    try:
-        value = float(printed.replace(",", ""))
-    except ValueError:
-        raise RowSkipped(f"value {printed!r} is not a number") from None
-    if value <= 0:
-        raise RowSkipped(f"value {printed!r} is not a positive figure")
-    return value
-
-
 def _checkpoint(row: AmdRow, models: dict[str, ModelEntry]) -> tuple[ModelEntry, str, str]:
     """(The catalog model, its name in the table, the checkpoint the row names)."""
     named = _MODEL.match(row.model)
@@ -392,7 +382,7 @@ def _latency_point(row: AmdRow, value: float, common: str) -> tuple[LoadPoint, s
 def _result(row: AmdRow, document: AmdDocument, catalogs: Catalogs, key: str) -> Result:
     model, _, repo = _checkpoint(row, catalogs.models)
     gpu = _gpu(row, document, catalogs.gpus)
-    value = _value(row.printed)
+    value = printed_figure(row.printed)
     common = _common_conditions(row, document, repo)
     table_point = _throughput_point if row.table == "throughput" else _latency_point
     point, conditions = table_point(row, value, common)

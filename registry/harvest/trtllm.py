@@ -31,7 +31,7 @@ from functools import partial
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.markdown_table import printed_figure, row_cells
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
     Catalogs,
@@ -49,7 +49,6 @@ from infermeter.registry.harvest.trtllm_names import (
     RTX_LABEL,
     RTX_SUFFIX,
     TOTAL_METRIC,
-    printed_value,
 )
 from infermeter.registry.models import (
     GpuEntry,
@@ -381,7 +380,7 @@ def _result(
     gpus, models = catalogs
     model = _catalog_model(cell, models)
     gpu, count, serving, precision = _deployment(cell, gpus)
-    value = printed_value(cell.printed)
+    value = printed_figure(cell.printed)
     model_heading = cell.heading.removesuffix(RTX_SUFFIX)
     checkpoint = _checkpoint(model_heading, precision, listed, model.hf_repo)
     weights, weights_note = _checkpoint_format(checkpoint, model, precision)

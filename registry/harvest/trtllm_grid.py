@@ -18,7 +18,7 @@ from functools import partial
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.markdown_table import printed_figure, row_cells
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
     Catalogs,
@@ -38,7 +38,6 @@ from infermeter.registry.harvest.trtllm_names import (
     MODELS,
     TOTAL_METRIC,
     TableCell,
-    printed_value,
 )
 from infermeter.registry.models import (
     ReportedSource,
@@ -177,7 +176,7 @@ def _result(
     model = models[model_id]
     checkpoint = checkpoints.get(cell.precision)
     named = checkpoint if checkpoint is not None and checkpoint in listed else None
-    value = printed_value(cell.printed)
+    value = printed_figure(cell.printed)
     sent = requests.get((cell.input_len, cell.output_len))
     count = cell.tensor_parallel
     deployment = Deployment(

@@ -18,7 +18,7 @@ from functools import partial
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.markdown_table import printed_figure, row_cells
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
     Catalogs,
@@ -230,10 +230,7 @@ def _result(
     gpu = gpu_named(gpus, GPU_NAMES, cell.gpu)
     if gpu is None:
         raise _Skip(f"GPU column {cell.gpu!r} has no catalog id")
-    try:
-        value = float(cell.printed)
-    except ValueError:
-        raise _Skip(f"value {cell.printed!r} is not a number") from None
+    value = printed_figure(cell.printed)
     precision = PRECISIONS.get(cell.precision)
     if precision is None:
         raise _Skip(f"precision {cell.precision!r} is neither FP8 nor FP16")

@@ -8,7 +8,6 @@ GPU in the GPU catalog.
 
 from dataclasses import dataclass
 
-from infermeter.registry.harvest.errors import RowSkipped
 from infermeter.registry.harvest.reported import Precision
 from infermeter.registry.harvest.sources import TRTLLM
 
@@ -77,14 +76,6 @@ precision absent: the catalog's repository is the checkpoint (gpt-oss, published
 TOTAL_METRIC = "The reported metric is `Total Output Throughput (tokens/sec)`"
 """The 1.0 layout's one statement of its unit: every table is the deployment's total."""
 RTX_LABEL = RTX_SUFFIX.removeprefix(" - ")
-
-
-def printed_value(printed: str) -> float:
-    """A value as a table prints it (`1,234.5`), as a number; RowSkipped when it is none."""
-    try:
-        return float(printed.replace(",", ""))
-    except ValueError:
-        raise RowSkipped(f"value {printed!r} is not a number") from None
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from functools import partial
 
 from infermeter.registry.catalog import gpu_named
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
-from infermeter.registry.harvest.markdown_table import row_cells
+from infermeter.registry.harvest.markdown_table import printed_figure, row_cells
 from infermeter.registry.harvest.outcome import Harvested
 from infermeter.registry.harvest.reported import (
     Catalogs,
@@ -40,7 +40,6 @@ from infermeter.registry.harvest.trtllm_names import (
     GPU_NAMES,
     PRECISIONS,
     TableCell,
-    printed_value,
 )
 from infermeter.registry.models import (
     GpuEntry,
@@ -211,7 +210,7 @@ def _result(
     key: str,
 ) -> Result:
     gpu, model = _catalog_entries(cell, *catalogs)
-    per_gpu = printed_value(cell.printed)
+    per_gpu = printed_figure(cell.printed)
     count = cell.tensor_parallel
     kv_evidence = _fp8_kv_cache_evidence(page)
     if cell.precision == "FP8" and kv_evidence is None:

@@ -512,6 +512,15 @@ SKIPPED_ROWS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
         d, "p.md", _swap(b"# GPT-OSS 20B", f"# GPT-OSS{OSC} 20B".encode())((
         DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md").read_bytes())))],
         "GPT-OSS\\x1b]0;title\\x07 20B | B200 TP1 (FP4) | 1000/1000: "),
+    # A page cut mid-row: its '1,4' was read as 14 tokens/s (and a 0 filed as a result)
+    "trtllm row cut short": lambda d: (["trtllm", "--commit", "03e27c7d", "--from", str(_write(
+        d, "p.md", _swap(b"| 1024/32768 | 1,451 | 1,465 | 438 |\n", b"| 1024/32768 | 1,451 | 1,4")(
+        (DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md").read_bytes())))],
+        "GB200 DEP4 (FP4) | 1024/32768: value '1,4' is not a number as a table prints one"),
+    "trtllm figure 0": lambda d: (["trtllm", "--commit", "03e27c7d", "--from", str(_write(
+        d, "p.md", _swap(b"| 1024/32768 | 1,451 | 1,465 |", b"| 1024/32768 | 1,451 | 0 |")((
+        DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md").read_bytes())))],
+        "GB200 DEP4 (FP4) | 1024/32768: value '0' is not a positive figure"),
     "amd model": lambda d: (["amd", "--commit", "f94ec9be", "--from", str(_write(d, "README.md",
         _swap(b"| Llama 3.1 70B (amd/", f"| Llama{OSC} 3.1 70B (amd/".encode())((
         DATA / "harvest" / "amd" / "README-f94ec9be.md").read_bytes())))],
