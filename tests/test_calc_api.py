@@ -312,6 +312,38 @@ def test_cli_and_page_refuse_an_integer_above_the_range(
     assert len(errors[field]) < 120
 
 
+# calc cost's inputs out of bounds: both named cost_report's arguments (price_usd_per_hour, …),
+# which the page showed apart from the field.
+COST_REFUSALS = [
+    ("price_per_hour", {"price_per_hour": "1e308"}, "expected a number > 0 up to 1e+15"),
+    ("reserved_price_per_hour", {"reserved_price_per_hour": "1e-300"}, "expected at least 1e-09"),
+    ("interruptible_price_per_hour", {"interruptible_price_per_hour": "1e16"}, "expected a"),
+    ("serverless_price_per_hour", {"serverless_price_per_hour": "1e16"}, "expected a"),
+    ("overhead_per_hour", {"overhead_per_hour": "1e300"}, "expected a number >= 0 up to"),
+    ("monthly_tokens", {"api_price_per_million": "3"},
+     "expected a number > 0 when api_price_per_million is given"),
+    ("api_price_per_million", {"monthly_tokens": "1e9"},
+     "expected a number > 0 when monthly_tokens is given"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("field", "query", "words"), COST_REFUSALS, ids=[case[0] for case in COST_REFUSALS]
+)
+def test_cli_and_page_name_the_cost_input_they_refuse(
+    field: str, query: dict[str, str], words: str
+) -> None:
+    query = {"gpu": "h100-sxm", "tokens_per_second": "1000", **query}
+    message = f"{field}: {words}"
+    errors = calc_compute.compute("cost", query, CATALOG)["errors"]
+    assert list(errors) == [field]
+    assert errors[field].startswith(message)
+    args = [part for key, value in query.items() for part in ("--" + key.replace("_", "-"), value)]
+    cli = invoke("calc", "cost", *args)
+    assert cli.exit_code == 2, cli.output
+    assert cli.stderr.startswith(f"Error: {message}")
+
+
 def test_cli_and_page_refuse_a_config_above_the_size_of_a_config_file(tmp_path: Path) -> None:
     # The page planned a 20 MB pasted config in 9.5 s that the command line refuses.
     config = {**load_models()["llama-3.1-8b-instruct"].config, "junk": ["x" * 100] * 180_000}
