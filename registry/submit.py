@@ -354,10 +354,20 @@ class _Submission:
         )
 
 
-def _check_new(checkout: Path, placed: Sequence[PurePosixPath], branch: str) -> None:
-    """SubmitError when a file or the branch is in the checkout already."""
+def _check_new(
+    checkout: Path, placed: Sequence[PurePosixPath], branch: str, files: Sequence[Path]
+) -> None:
+    """SubmitError when a file or the branch is in the checkout already (a submitted file at
+    its own place, not committed, is said to be so: it was not submitted)."""
+    submitted = {file.resolve() for file in files}
     for path in placed:
-        if (checkout / path.as_posix()).exists():
+        target = checkout / path.as_posix()
+        if target.exists() and target.resolve() in submitted:
+            raise SubmitError(
+                f"{path} is at its place in the checkout, not committed: submit it from a "
+                "folder outside the checkout (move it there), or commit it yourself"
+            )
+        if target.exists():
             raise SubmitError(f"{path} is already in the checkout: this result was submitted")
     if len(set(placed)) < len(placed):
         raise SubmitError("two of the files are the same result")
@@ -380,7 +390,7 @@ def _prepare(config: SubmitConfig) -> _Submission:
     one = len(results) == 1
     branch = config.branch or (branch_name(results[0]) if one else set_branch_name(results))
     placed = tuple(result_path(result) for result in results)
-    _check_new(checkout, placed, branch)
+    _check_new(checkout, placed, branch, files)
     message = commit_message(results[0]) if one else set_commit_message(results)
     fork = _remote_repository(checkout, config.remote)
     upstream = _remote_repository(checkout, "upstream") if config.remote != "upstream" else None

@@ -243,6 +243,22 @@ def test_submit_refuses_a_repository_with_no_commits(tmp_path: Path, no_gh: None
     assert [path.name for path in empty.iterdir()] == [".git"]
 
 
+def test_submit_of_a_file_at_its_own_place_says_it_is_not_committed(
+    checkout: Path, no_gh: None
+) -> None:
+    # It said "… is already in the checkout: this result was submitted" of an untracked file.
+    placed = checkout / result_path(read_result(MEASURED)).as_posix()
+    placed.parent.mkdir(parents=True)
+    shutil.copy(MEASURED, placed)
+    with pytest.raises(SubmitError) as caught:
+        submit(SubmitConfig(result_file=placed, checkout=checkout, dry_run=True))
+    assert str(caught.value) == (
+        f"{result_path(read_result(MEASURED))} is at its place in the checkout, not committed: "
+        "submit it from a folder outside the checkout (move it there), or commit it yourself"
+    )
+    assert placed.read_bytes() == MEASURED.read_bytes()
+
+
 def test_submit_twice_is_refused(checkout: Path, no_gh: None) -> None:
     submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
     with pytest.raises(SubmitError, match="exists already"):
