@@ -158,8 +158,11 @@ def bounded_float(name: str, value: float, low: float, high: float) -> float:
 
 
 def gib_to_bytes(name: str, gib: float) -> int:
-    """A memory size given in GiB as bytes; `InputError` unless 0 < gib ≤ 16 TiB and finite."""
+    """A memory size given in GiB as bytes; `InputError` unless it is finite, at most 16 TiB and
+    at least one byte."""
     number = bounded_float(name, gib, 0.0, MAX_GPU_MEMORY_BYTES / 1024**3)
     if number <= 0:
         raise InputError(f"{name}: expected a number > 0, got {gib!r}")
+    if number * 1024**3 < 1:  # else a size of 0 bytes, refused by a name the reader never gave
+        raise InputError(f"{name}: expected at least one byte ({1 / 1024**3:.2g} GiB), got {gib!r}")
     return int(number * 1024**3)

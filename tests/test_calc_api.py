@@ -344,6 +344,15 @@ def test_cli_and_page_name_the_cost_input_they_refuse(
     assert cli.stderr.startswith(f"Error: {message}")
 
 
+def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
+    # It said 'gpu_memory_bytes: expected a number > 0, got 0' apart from every field.
+    query = {"model": "llama-3.1-8b-instruct", "gpu_memory_gib": "1e-300"}
+    errors = calc_compute.compute("vram", query, CATALOG)["errors"]
+    assert errors == {
+        "gpu_memory_gib": "gpu_memory_gib: expected at least one byte (9.3e-10 GiB), got 1e-300"
+    }
+
+
 def test_cli_and_page_refuse_a_config_above_the_size_of_a_config_file(tmp_path: Path) -> None:
     # The page planned a 20 MB pasted config in 9.5 s that the command line refuses.
     config = {**load_models()["llama-3.1-8b-instruct"].config, "junk": ["x" * 100] * 180_000}

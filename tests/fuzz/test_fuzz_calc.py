@@ -30,6 +30,9 @@ NAMED = [
     (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "nan"], 2, "--gpu-memory-gib"),
     (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "inf"], 2, "--gpu-memory-gib"),
     (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "1e308"], 2, "--gpu-memory-gib"),
+    # below one byte: 'gpu_memory_bytes: expected a number > 0, got 0'
+    (["calc", "vram", "--model", LLAMA, "--gpu-memory-gib", "1e-10"], 2,
+     "--gpu-memory-gib: expected at least one byte (9.3e-10 GiB), got 1e-10"),
     ([*VRAM, "--max-model-len", "9" * 111], 2, "--max-model-len"),
     ([*VRAM, "-tp", BIG], 2, "--tensor-parallel-size"),
     ([*VRAM, "-tp", "65536"], 2, "tensor_parallel_size: 65536 does not divide"),
