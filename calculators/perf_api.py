@@ -14,6 +14,7 @@ from typing import Any
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.fields import same_named
+from infermeter.calculators.limits import MAX_TOKENS
 from infermeter.calculators.perf_datasets import dataset_lengths
 from infermeter.calculators.perf_labels import (
     error_kind,
@@ -88,6 +89,12 @@ def request_workload(request: PerfRequest) -> Workload:
         return Workload(lengths.input_tokens, lengths.output_tokens)
     if request.input_len is None or request.output_len is None:
         raise InputError("input_len: give input_len and output_len, or a dataset")
+    total = request.input_len + request.output_len
+    if total > MAX_TOKENS:  # else refused as the plan's max_model_len, which perf does not take
+        raise InputError(
+            f"input_len: input_len + output_len is {total:,} tokens a request; expected at most "
+            f"{MAX_TOKENS:,}"
+        )
     return Workload(request.input_len, request.output_len)
 
 

@@ -344,6 +344,20 @@ def test_cli_and_page_name_the_cost_input_they_refuse(
     assert cli.stderr.startswith(f"Error: {message}")
 
 
+def test_cli_and_page_refuse_a_perf_request_longer_than_a_context_by_its_lengths() -> None:
+    # Both said 'max_model_len: expected an integer from 1 to 100,000,000, got 100001000'.
+    given = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "100000000",
+             "output_len": "1000", "concurrency": "1"}  # fmt: skip
+    message = "input_len: input_len + output_len is 100,001,000 tokens a request; expected at most"
+    errors = calc_compute.compute("perf", given, CATALOG)["errors"]
+    assert list(errors) == ["input_len"]
+    assert errors["input_len"].startswith(message)
+    args = [part for key, value in given.items() for part in ("--" + key.replace("_", "-"), value)]
+    cli = invoke("calc", "perf", *args)
+    assert cli.exit_code == 2, cli.output
+    assert cli.stderr.startswith(f"Error: {message}")
+
+
 def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
     # It said 'gpu_memory_bytes: expected a number > 0, got 0' apart from every field.
     query = {"model": "llama-3.1-8b-instruct", "gpu_memory_gib": "1e-300"}
