@@ -157,8 +157,8 @@ engine histogram's estimate, which a bucket's bound may carry past a short windo
 
 
 def _window_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
-    """What no measured window holds: a request that took longer than the window, or more
-    requests in flight on average than it sent (a unit mixed up: seconds read as ms)."""
+    """What no measured window holds: a request that took longer than the window (a unit mixed
+    up: seconds read as ms)."""
     duration = point.duration_s
     if duration is None:
         return
@@ -174,10 +174,38 @@ def _window_findings(file: str, where: str, point: LoadPoint) -> Iterator[Findin
                 f"(duration_s {duration:g}): impossible"
             )
             yield _finding(file, f"{where}.{name}.{statistic}", message)
+
+
+def _in_flight_findings(
+    file: str, where: str, point: LoadPoint, result: Result
+) -> Iterator[Finding]:
+    """What the requests in flight allow: on average no more than were sent, and (Little's
+    law: completions per second × their mean E2E is the mean in flight) no more than the
+    load's concurrency lets be in flight at once (not a DAG's: its roots' subagents run
+    beside them)."""
     sent, in_flight = point.requests.sent, point.concurrency_mean
     if sent is not None and in_flight is not None and in_flight > sent * (1 + RATE_TOLERANCE) + 1:
         message = f"{in_flight:g} requests in flight on average, but {sent} sent: impossible"
         yield _finding(file, f"{where}.concurrency_mean", message)
+    trace = result.identity.workload.trace
+    limit = point.load.concurrency if trace is None or trace.format != "aiperf_dag" else None
+    if in_flight is not None and limit is not None and in_flight > limit * (1 + RATE_TOLERANCE):
+        message = (
+            f"{in_flight:g} requests in flight on average, but load.concurrency allows {limit} "
+            "at once: impossible"
+        )
+        yield _finding(file, f"{where}.concurrency_mean", message)
+    rate = point.throughput.requests_per_s
+    mean_s = point.e2e_ms.mean / MS_PER_S if point.e2e_ms and point.e2e_ms.mean else None
+    if limit is None or rate is None or mean_s is None:
+        return
+    if rate * mean_s > limit * (1 + RATE_TOLERANCE):
+        message = (
+            f"{rate:g} requests/s of {mean_s:g} s each (e2e_ms.mean) keep {rate * mean_s:.3g} "
+            f"in flight on average, but load.concurrency allows {limit} at once (Little's law): "
+            "impossible"
+        )
+        yield _finding(file, f"{where}.throughput.requests_per_s", message)
 
 
 def _order_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]:
@@ -316,6 +344,7 @@ def count_findings(file: str, result: Result, today: dt.date | None = None) -> l
         findings.extend(_length_findings(file, where, point, result))
         findings.extend(_window_findings(file, where, point))
         findings.extend(_order_findings(file, where, point))
+        findings.extend(_in_flight_findings(file, where, point, result))
         findings.extend(_telemetry_findings(file, where, point))
     findings.extend(_clock_findings(file, result, today))
     return findings

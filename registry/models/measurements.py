@@ -91,7 +91,9 @@ class Load(StrictModel):
     concurrency: PositiveInt | None = Field(
         None,
         description="Requests in flight: the level for `closed` arrival (with "
-        "`concurrency_search`, the highest level that met its bounds), an upper cap for open.",
+        "`concurrency_search`, the highest level that met its bounds), an upper cap for open; "
+        "for an agent DAG replay (`workload.trace.format` `aiperf_dag`), the root "
+        "conversations at once, whose subagents run beside them.",
     )
     request_rate: PositiveFloat | None = Field(
         None,
