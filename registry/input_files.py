@@ -32,6 +32,17 @@ LIMITS_BYTES = {
 --json` writes about 2 kB)."""
 
 
+SOURCE_KINDS = frozenset({"source page", "source table"})
+"""The kinds read as a source published them: a byte order mark before the text (a file saved
+by Excel or Notepad) is no part of it (`source_text`)."""
+
+
+def source_text(text: str, kind: str) -> str:
+    """`text` of a `kind` of file as its reader takes it: a source's without a leading byte
+    order mark (its first line, a provenance header, is then read as the same line)."""
+    return text.removeprefix("\ufeff") if kind in SOURCE_KINDS else text
+
+
 class InputFileError(RegistryError):
     """An input file is not a regular file, too large, or not UTF-8 text: `PATH: reason`."""
 
@@ -90,7 +101,7 @@ def read_input_text(path: Path, kind: str) -> str:
     """The UTF-8 text of the regular file at `path` (see `read_input_bytes`)."""
     data = read_input_bytes(path, kind)
     try:
-        return data.decode("utf-8")
+        return source_text(data.decode("utf-8"), kind)
     except UnicodeDecodeError as error:
         raise InputFileError(
             path, f"not UTF-8 text (byte {error.start}); a {kind} is UTF-8"

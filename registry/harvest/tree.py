@@ -10,7 +10,7 @@ from pathlib import Path
 
 from infermeter.registry.git_command import GitCommandError, run_git
 from infermeter.registry.harvest.errors import HarvestError
-from infermeter.registry.input_files import LIMITS_BYTES, MIB, read_input_text
+from infermeter.registry.input_files import LIMITS_BYTES, MIB, read_input_text, source_text
 
 _GIT_TIMEOUT_S = 300
 
@@ -93,7 +93,7 @@ class SourceTree:
                 )
             blob = output[position : position + size]
             try:
-                texts[relative] = blob.decode("utf-8")
+                texts[relative] = source_text(blob.decode("utf-8"), kind)
             except UnicodeDecodeError as error:
                 raise HarvestError(
                     f"{relative} at {str(self.commit)[:12]}: not UTF-8 text (byte {error.start})"

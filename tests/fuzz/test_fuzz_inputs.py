@@ -465,6 +465,49 @@ def test_fuzz_inputs_harvests(tmp_path: Path, case: str) -> None:
     assert _tree(root) == before  # nothing written, nothing rewritten (a price file, in place)
 
 
+# A file saved with a byte order mark (Excel, Notepad) is the same source: the price excerpts
+# were refused as having no '# ' provenance lines and a TensorRT-LLM page as having no header.
+BOM_SOURCES = {
+    "trtllm": (DATA / "harvest" / "trtllm" / "perf-overview-03e27c7d.md", []),
+    "amd": (DATA / "harvest" / "amd" / "README-f94ec9be.md", ["--commit", "f94ec9be"]),
+    **{source: (pinned, []) for source, pinned in PINNED_PRICES.items()},
+}
+
+
+@pytest.mark.parametrize("source", list(BOM_SOURCES))
+def test_fuzz_inputs_harvest_of_a_file_with_a_byte_order_mark(tmp_path: Path, source: str) -> None:
+    pinned, extra = BOM_SOURCES[source]
+    marked = _write(tmp_path, pinned.name, b"\xef\xbb\xbf" + pinned.read_bytes())
+    trees = []
+    for name, path in (("pinned", pinned), ("marked", marked)):
+        root = empty_registry(tmp_path / name)
+        result = check_cli(
+            ["registry", "harvest", source, "--from", str(path), *extra, "--registry", str(root),
+             "--retrieved", "2026-12-01"], "harvests", limit_s=60,
+        )  # fmt: skip
+        assert result.exit_code == 0, (name, result.output[-400:])
+        trees.append({path.relative_to(root): data for path, data in _tree(root).items()})
+    assert trees[0] == trees[1]
+
+
+def test_fuzz_inputs_harvest_of_a_git_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    # A repository's file is read from git as a folder's is: "not JSON (Unexpected UTF-8 BOM …)"
+    summaries = []
+    for name, mark in (("pinned", b""), ("marked", b"\xef\xbb\xbf")):
+        repo = tmp_path / name / "results"
+        shutil.copytree(DATA / "harvest" / "mlperf-v5.1", repo)
+        summary = (repo / "summary_results.json").read_bytes()
+        _git_repo(repo, {"summary_results.json": mark + summary})
+        root = empty_registry(tmp_path / name / "checkout")
+        result = check_cli(
+            ["registry", "harvest", "mlperf", "--round", "5.1", "--from", str(repo), "--registry",
+             str(root), "--retrieved", "2026-12-01", "--dry-run"], "harvests", limit_s=60,
+        )  # fmt: skip
+        assert result.exit_code == 0, (name, result.output[-400:])
+        summaries.append(result.output.splitlines()[-1])
+    assert summaries[0] == summaries[1]
+
+
 # A row the harvest skips is printed with its key and reason, which hold what the source wrote:
 # each control character in them escaped (an OSC sequence would retitle the terminal, a newline
 # or U+2028 forge a line; click strips only CSI sequences), each part cut, text and --json alike.
