@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infermeter.calculators.cost_inputs import check_positive
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.fields import same_named
-from infermeter.calculators.limits import MAX_TOKENS
+from infermeter.calculators.limits import MAX_GPUS, MAX_TOKENS, bounded_int
 from infermeter.calculators.perf_datasets import dataset_lengths
 from infermeter.calculators.perf_labels import (
     error_kind,
@@ -168,9 +169,15 @@ class PredictedThroughput:
     shown: str  # `prediction`, or `bound` where its kind missed its target
 
 
+# The longest text of a prediction `calc cost --from-perf` prints (its labels: about 300).
+_TEXT_CHARS = 500
+
+
 def predicted_throughput(payload: Mapping[str, Any], source: str) -> PredictedThroughput:
     """The throughput a `calc perf --json` payload predicts (at its SLO where it names one);
-    InputError naming `source` and the field when the payload is not one."""
+    InputError naming `source` and the field when the payload is not one, or holds what no
+    prediction does (a count or throughput out of the calculators' bounds, a text that would
+    not print as one line)."""
 
     def field(name: str, kinds: tuple[type, ...], expected: str) -> Any:
         value = payload.get(name) if isinstance(payload, Mapping) else None
@@ -178,15 +185,27 @@ def predicted_throughput(payload: Mapping[str, Any], source: str) -> PredictedTh
             raise InputError(f"{source}: {name}: expected {expected} (a calc perf --json output)")
         return value
 
+    def text(name: str, limit: int = _TEXT_CHARS) -> str:
+        value: str = field(name, (str,), "a text")
+        if len(value) > limit or not value.isprintable():
+            shown = repr(value) if len(value) <= 40 else f"{value[:40]!r}…"
+            expected = f"a text on one line of at most {limit} characters"
+            raise InputError(f"{source}: {name}: expected {expected}, got {shown}")
+        return value
+
     at_slo = payload.get("output_tokens_per_s_at_slo") if isinstance(payload, Mapping) else None
     name = "output_tokens_per_s" if at_slo is None else "output_tokens_per_s_at_slo"
-    tokens = float(field(name, (int, float), "a number"))
-    if not tokens > 0:
-        raise InputError(f"{source}: {name}: expected a number > 0, got {tokens}")
+    tokens = field(name, (int, float), "a number")
+    if at_slo is not None and tokens == 0:
+        raise InputError(
+            f"{source}: {name}: 0, no request rate meets the prediction's SLO; cost the "
+            "prediction without the SLO, or with a looser one"
+        )
+    gpu_count = field("gpu_count", (int,), "an integer")
     return PredictedThroughput(
-        tokens_per_second=tokens,
-        gpu=field("gpu", (str,), "a GPU id"),
-        gpu_count=field("gpu_count", (int,), "an integer"),
-        label=field("error_label", (str,), "a text"),
-        shown=field("shown", (str,), "a text"),
+        tokens_per_second=check_positive(f"{source}: {name}", tokens),
+        gpu=text("gpu", 64),
+        gpu_count=bounded_int(f"{source}: gpu_count", gpu_count, 1, MAX_GPUS),
+        label=text("error_label"),
+        shown=text("shown"),
     )

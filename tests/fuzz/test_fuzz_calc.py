@@ -76,6 +76,41 @@ def test_fuzz_calc_cost_from_perf_larger_than_a_prediction_is_not_read_whole(
     assert "--from-perf: more than 1 MiB" in result.stderr
 
 
+# A `calc perf --json` output edited: each was costed as it was (10^12 GPUs: 'tokens per $ 0'),
+# refused naming an option not given with exit 2 (gpu_count 0, a throughput of 1e308), printed
+# whole (a 3,000-character GPU id) or drove the terminal (a label holding ESC and a newline).
+FROM_PERF = [
+    ("gpu_count 0", {"gpu_count": 0}, "--from-perf: gpu_count: expected an integer from 1 to"),
+    ("gpu_count 10^12", {"gpu_count": 10**12}, "gpu_count: expected an integer from 1 to 100,000"),
+    ("throughput 1e308", {"output_tokens_per_s": 1e308},
+     "--from-perf: output_tokens_per_s: expected a number > 0 up to 1e+15"),
+    ("throughput 1e-300", {"output_tokens_per_s": 1e-300},
+     "output_tokens_per_s: expected at least"),
+    ("GPU id of 3,000 characters", {"gpu": "x" * 3000},
+     "--from-perf: gpu: expected a text on one line of at most 64 characters"),
+    ("label with ESC and a newline", {"error_label": "\x1b]0;title\x07\nforged"},
+     "error_label: expected a text on one line of at most 500 characters, got '\\x1b]0;title"),
+    ("no rate meets the SLO", {"output_tokens_per_s_at_slo": 0.0},
+     "output_tokens_per_s_at_slo: 0, no request rate meets the prediction's SLO"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("edits", "named"), [case[1:] for case in FROM_PERF], ids=[case[0] for case in FROM_PERF]
+)
+def test_fuzz_calc_cost_from_perf_holding_what_no_prediction_does(
+    tmp_path: Path, edits: dict[str, object], named: str
+) -> None:
+    perf = check_cli(["calc", "perf", "--model", LLAMA, "--gpu", "h100-sxm", "--input-len", "1000",
+                      "--output-len", "100", "--concurrency", "4", "--json"], "calc")  # fmt: skip
+    path = tmp_path / "perf.json"
+    path.write_text(json.dumps({**json.loads(perf.stdout), **edits}))
+    result = check_cli(["calc", "cost", "--from-perf", str(path)], "calc")
+    assert result.exit_code == 1, result.output
+    assert named in result.stderr
+    assert result.stderr.strip().isprintable()
+
+
 def test_fuzz_calc_vram_real_settings_still_answer() -> None:
     result = check_cli([*VRAM, "-pp", "2", "--vllm-version", "v0.10.1.1", "--json"], "calc")
     assert result.exit_code == 0, result.output
