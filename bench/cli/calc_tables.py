@@ -69,7 +69,7 @@ def format_vram(request: api.VramRequest, report: MemoryReport, payload: dict[st
                 f"{gib(plan.cuda_graph_bytes)} "
                 f"({'in' if plan.cuda_graph_in_budget else 'not in'} the KV budget)",
             ),
-            ("0.34 KV reserve", gib(plan.extensible_reserve_bytes)),
+            ("free (vLLM 0.34+)", gib(plan.extensible_reserve_bytes)),
             ("KV cache", gib(plan.kv_cache_bytes)),
             ("KV cache per token", f"{plan.kv_cache_bytes_per_token:,} bytes"),
             ("KV cache tokens", f"{plan.kv_cache_tokens:,}"),
