@@ -190,7 +190,7 @@ def _mixer_params(arch: ModelArch, tp: int, kind: str, layer: int) -> tuple[int,
 def _dense_mlp(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     """A layer's dense MLP: Gemma 4's beside the MoE block (every layer), or the layer's own."""
     hidden, matrices = arch.hidden_size, 3 if arch.gated_mlp else 2
-    moe_layer = arch.moe is not None and index in set(arch.moe.moe_layers)
+    moe_layer = arch.moe is not None and index in arch.moe.moe_layer_set
     if arch.mlp_beside_moe:
         # Gemma 4: the dense MLP runs in every layer, twice as wide in the KV-shared ones.
         shared_kv = index >= arch.num_layers - arch.kv_shared_layers
@@ -258,7 +258,7 @@ def _layer(arch: ModelArch, tp: int, index: int, tally: _Tally) -> None:
     if arch.single_purpose_layers and kind not in MIXER_FREE_KINDS:
         return
     _dense_mlp(arch, tp, index, tally)
-    if arch.moe is not None and index in set(arch.moe.moe_layers):
+    if arch.moe is not None and index in arch.moe.moe_layer_set:
         _moe_block(arch, tp, tally)
 
 

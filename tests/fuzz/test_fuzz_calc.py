@@ -324,6 +324,18 @@ def test_fuzz_calc_family_config_is_refused_naming_the_field(
     assert named in result.stderr
 
 
+@pytest.mark.parametrize("model", ["deepseek-v3", "qwen3-30b-a3b"])
+def test_fuzz_calc_fit_of_a_moe_at_the_layer_bound_answers_in_time(
+    tmp_path: Path, model: str
+) -> None:
+    # 10,000 layers, the bound: each layer's count made a set of the MoE layers (10 s a fit)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**_config(model), "num_hidden_layers": 10_000}))
+    result = check_cli(["calc", "fit", "--model", str(path), "--context", "4096", "--json"],
+                       "calc", 5)  # fmt: skip
+    assert result.exit_code == 0, result.output
+
+
 def test_fuzz_calc_config_bounds_hold_in_the_library_the_browser_runs() -> None:
     # The browser calculator calls parse_config on a pasted config: the same bounds apply.
     with pytest.raises(ConfigError, match="num_hidden_layers"):
