@@ -22,3 +22,9 @@ class Finding(Problem):
         # JSON escapes what it must; the message is cut as a printed line is (`cut`).
         message = cut(self.message)
         return {"file": self.file, "path": self.path, "message": message, "check": self.check}
+
+
+def whole(number: float) -> str:
+    """A figure a message shows whole (`12345`), or to 6 digits from 10^15 on (`1.2e+302`), so
+    that a file's absurd value does not print as hundreds of digits."""
+    return f"{number:.0f}" if abs(number) < 1e15 else f"{number:.6g}"

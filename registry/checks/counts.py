@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.units import MS_PER_S
-from infermeter.registry.checks import Finding
+from infermeter.registry.checks import Finding, whole
 from infermeter.registry.models import LoadPoint, MeasuredSource, Result, load_point_key
 
 RATE_TOLERANCE = 0.05
@@ -104,7 +104,7 @@ def _rate_findings(file: str, where: str, point: LoadPoint) -> Iterator[Finding]
             continue
         if not _close(rate * duration, count):
             message = (
-                f"{rate} × duration_s {duration} = {rate * duration:.0f}, but {count_name} is "
+                f"{rate} × duration_s {duration} = {whole(rate * duration)}, but {count_name} is "
                 f"{count} (more than {RATE_TOLERANCE:.0%} apart)"
             )
             yield _finding(file, f"{where}.throughput.{rate_name}", message)
@@ -255,7 +255,7 @@ def _telemetry_findings(file: str, where: str, point: LoadPoint) -> Iterator[Fin
         ):
             message = (
                 f"{gpu.energy_j} J is not power_w_mean {gpu.power_w_mean} × duration_s "
-                f"{duration} = {gpu.power_w_mean * duration:.0f} J (more than "
+                f"{duration} = {whole(gpu.power_w_mean * duration)} J (more than "
                 f"{ENERGY_TOLERANCE:.0%} apart)"
             )
             yield _finding(file, f"{where}.telemetry.gpu.energy_j", message)

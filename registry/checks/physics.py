@@ -33,7 +33,7 @@ from infermeter.calculators.roofline import (
     output_tokens_per_second_per_gpu_bound,
 )
 from infermeter.registry.catalog import catalog_arch
-from infermeter.registry.checks import Finding
+from infermeter.registry.checks import Finding, whole
 from infermeter.registry.models import GpuEntry, ModelEntry, Result
 from infermeter.registry.models.identity import LengthDistribution
 
@@ -172,7 +172,7 @@ def _power_findings(file: str, result: Result, gpu: GpuEntry) -> Iterator[Findin
         per_gpu = telemetry.power_w_mean / count
         if per_gpu > POWER_SLACK * gpu.tdp_w:
             message = (
-                f"{per_gpu:.0f} W mean per GPU is more than {POWER_SLACK:g}× the "
+                f"{whole(per_gpu)} W mean per GPU is more than {POWER_SLACK:g}× the "
                 f"{gpu.tdp_w:g} W power limit of {gpu.id}"
             )
             yield _finding(file, f"points[{index}].telemetry.gpu.power_w_mean", message)
@@ -210,8 +210,8 @@ def _decode_findings(
             continue
         sharding = f" on each of {tensor} GPUs" if tensor > 1 else ""
         message = (
-            f"decode {speed:.0f} tok/s per stream ({name}.mean {stats.mean:g}) exceeds the "
-            f"memory-bandwidth bound {limit:.0f} tok/s of {gpu.id} for {identity.model.id} in "
+            f"decode {whole(speed)} tok/s per stream ({name}.mean {stats.mean:g}) exceeds the "
+            f"memory-bandwidth bound {whole(limit)} tok/s of {gpu.id} for {identity.model.id} in "
             f"{fmt.method} ({gpu.memory_bandwidth_gb_s:g} GB/s, "
             f"{bound.bytes_per_step / 1e9:.1f} GB read per token{sharding})"
         )
@@ -234,8 +234,8 @@ def _compute_findings(
         if rate is None or rate / count <= COMPUTE_MARGIN * limit:
             continue
         message = (
-            f"{rate / count:.0f} output tok/s per GPU is more than {COMPUTE_MARGIN:g}× the "
-            f"compute bound {limit:.0f} tok/s of {gpu.id} for {result.identity.model.id} "
+            f"{whole(rate / count)} output tok/s per GPU is more than {COMPUTE_MARGIN:g}× the "
+            f"compute bound {whole(limit)} tok/s of {gpu.id} for {result.identity.model.id} "
             f"({tflops:g} dense TFLOPS{unknown}, {bound.flops_per_token / 1e9:.2f} GFLOP per "
             f"token at {context} tokens of context)"
         )
