@@ -7,7 +7,7 @@
   what the server says about itself (`bench.launch.engines.identify_server`); a server that says
   nothing is asked to be named.
 - `answer_problem`: why an endpoint answers nothing at all (naming an engine would not help), so
-  that it is refused at once, before the engine's routes are asked about it one by one.
+  that its engine's routes are not asked one by one, and `engine_of` refuses it.
 - `match_served_model`: the catalog entry claimed against the weights the server says it
   serves. The same repository passes; another catalog model's repository is refused (the
   result would be filed under the wrong model); an unknown repository (a quantized or
@@ -68,10 +68,17 @@ def answer_problem(url: str, timeout_s: float = 5.0) -> str | None:
 
 
 def engine_of(
-    facts: ServerFacts | None, engine: str | None, engine_version: str | None, url: str
+    facts: ServerFacts | None,
+    engine: str | None,
+    engine_version: str | None,
+    url: str,
+    unanswered: str | None = None,
 ) -> tuple[str, str, list[str]]:
-    """(name, version, notes) of the engine at `url` for the result file."""
+    """(name, version, notes) of the engine at `url` for the result file; `unanswered` is why
+    the server answers nothing (`answer_problem`), refused once the options are known good."""
     if engine is not None and engine_version is not None:
+        if unanswered is not None:
+            raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
         notes = []
         if facts is not None and (facts.engine, facts.version) != (engine, engine_version):
             notes.append(
@@ -81,6 +88,8 @@ def engine_of(
         return engine, engine_version, notes
     if engine is not None or engine_version is not None:
         raise BenchConfigError("--engine and --engine-version go together", "--engine")
+    if unanswered is not None:
+        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
     if facts is None:
         raise EndpointError(
             f"{url} does not say which engine it is (no vLLM or TensorRT-LLM /version, SGLang "

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from infermeter.bench.errors import BenchConfigError, EndpointError
+from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.launch.engines import ServerFacts, identify_server
 from infermeter.bench.launch.multinode import (
     NodeSplit,
@@ -140,6 +140,7 @@ class _Session:
     split: NodeSplit | None = None
     local: bool = True
     facts: ServerFacts | None = None
+    unanswered: str | None = None  # why an endpoint answers nothing (`answer_problem`)
     # An endpoint's memory plan, as vLLM states it in /metrics (a launched one's: its log too)
     endpoint_startup: StartupFigures | None = None
     gpus: NvmlGpus | None = None
@@ -204,9 +205,9 @@ def _identify_endpoint(session: _Session) -> None:
     session.local = launched or endpoint_is_local(endpoint)
     if launched:
         return
-    unanswered = answer_problem(endpoint)
-    if unanswered is not None:
-        raise EndpointError(f"cannot reach {endpoint}: {unanswered}", "--endpoint")
+    session.unanswered = answer_problem(endpoint)
+    if session.unanswered is not None:
+        return  # nothing to ask it; `_plan` refuses it, or the run finds it unreachable
     session.facts = identify_server(endpoint)
     session.endpoint_startup = server_cache_config(endpoint)
     if session.facts is not None:
@@ -243,8 +244,13 @@ def _plan(session: _Session) -> None:
     if config.output is None:
         return
     if config.server is None:
+        options = config.options
         session.engine_name, session.version, engine_notes = engine_of(
-            session.facts, config.options.engine, config.options.engine_version, config.run.endpoint
+            session.facts,
+            options.engine,
+            options.engine_version,
+            config.run.endpoint,
+            session.unanswered,
         )
         session.notes += engine_notes
     session.deployment = plan_deployment(
