@@ -1,8 +1,10 @@
 """Counts: the numbers of a valid result agree with each other.
 
 Requests add up (completed + failed = sent, failures by kind sum to failed, accepted within
-completed), rates agree with counts over the window (tokens ≈ tokens/s × duration), the
-deployment fits its GPUs, the run's clock agrees with its windows, and no date is in the future.
+completed), rates agree with counts over the window (tokens ≈ tokens/s × duration), latencies
+fit in their window and in the order of a request's tokens (TTFT before E2E), the requests in
+flight within what was sent and what the load allows (Little's law), the deployment fits its
+GPUs, the run's clock agrees with its windows, and no date is in the future.
 """
 
 import datetime as dt
