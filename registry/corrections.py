@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from infermeter.registry.catalog import CatalogLoader
 from infermeter.registry.errors import InvalidFileError, Problem
+from infermeter.registry.input_files import InputFileError, read_input_text
 from infermeter.registry.models.common import FullDate, SchemaVersion, StrictModel, Text
 from infermeter.registry.models.result import ContentId
 from infermeter.registry.store import display_path
@@ -67,16 +68,24 @@ def parse_corrections(text: str, file: str) -> list[CorrectionEntry]:
         raise InvalidFileError.from_validation_error(file, error, data) from None
 
 
+def corrections_text(path: Path, file: str | None = None) -> str | None:
+    """The text of the corrections file at `path` (None: there is none), read as an input file
+    is (`read_input_text`): a FIFO or a folder in its place is refused, never waited on, and
+    text that is not UTF-8 is named by its byte; InvalidFileError names `file` (default: its
+    display path)."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        return read_input_text(path, "corrections file")
+    except InputFileError as error:
+        problem = Problem(file or display_path(path), "", error.reason)
+        raise InvalidFileError([problem]) from None
+
+
 def load_corrections(path: Path) -> list[CorrectionEntry]:
     """The entries of the corrections file at `path`; a missing file has none."""
-    file = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidFileError([Problem(file, "", f"cannot read: {error}")]) from None
-    return parse_corrections(text, file)
+    text = corrections_text(path)
+    return [] if text is None else parse_corrections(text, display_path(path))
 
 
 def latest_entries(entries: list[CorrectionEntry]) -> dict[str, CorrectionEntry]:

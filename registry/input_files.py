@@ -26,6 +26,7 @@ LIMITS_BYTES = {
     "model config": MAX_CONFIG_BYTES,  # a config pasted into a page too
     "dataset": 1024 * MIB,
     "prediction": MIB,
+    "corrections file": 64 * MIB,
 }
 """The largest file of each kind read (a plan of 200 runs is about 20 kB; vLLM's
 `--save-result` with every request's figures for 100,000 requests is about 60 MB; `calc perf

@@ -57,6 +57,7 @@ from infermeter.registry.checks.structure import (
 from infermeter.registry.corrections import (
     CORRECTIONS_FILE,
     CorrectionEntry,
+    corrections_text,
     final_replacement,
     latest_entries,
     parse_corrections,
@@ -374,14 +375,8 @@ class _Validator:
             return []
         path = self.registry_root / CORRECTIONS_FILE
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        except (OSError, UnicodeDecodeError) as error:
-            self.add(path, f"cannot read: {error}", "corrections")
-            return []
-        try:
-            return parse_corrections(text, self.name(path))
+            text = corrections_text(path, self.name(path))
+            return [] if text is None else parse_corrections(text, self.name(path))
         except InvalidFileError as error:
             self.findings.extend(
                 Finding(p.file, p.path, p.message, "corrections") for p in error.problems

@@ -29,7 +29,11 @@ from pathlib import Path
 import yaml
 
 from infermeter.registry.changeset import ChangeSet
-from infermeter.registry.corrections import CORRECTIONS_FILE, parse_corrections
+from infermeter.registry.corrections import (
+    CORRECTIONS_FILE,
+    corrections_text,
+    parse_corrections,
+)
 from infermeter.registry.errors import KEY_CHARACTERS, InvalidFileError, printable, shown
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import Result
@@ -126,10 +130,7 @@ def retrieval_dates(root: Path, key_of: Callable[[Result], str | None]) -> dict[
 
 
 def _corrections_text(root: Path, entries: list[dict[str, str]]) -> str:
-    path = root / CORRECTIONS_FILE
-    text = (
-        path.read_text(encoding="utf-8") if path.exists() else "schema_version: 1\ncorrections:\n"
-    )
+    text = corrections_text(root / CORRECTIONS_FILE) or "schema_version: 1\ncorrections:\n"
     if text.rstrip().endswith("corrections: []"):
         text = text.rstrip()[: -len("[]")].rstrip() + "\n"
     lines = "".join(

@@ -120,14 +120,20 @@ def test_fuzz_registry_answer_from_a_registry_of_no_results_says_none(tmp_path: 
     ]
 
 
+def _amd_harvest(root: Path, page: Path) -> list[str]:
+    return ["registry", "harvest", "amd", "--from", str(page), "--commit", "f94ec9be",
+            "--registry", str(root), "--retrieved", "2026-12-01"]  # fmt: skip
+
+
+AMD_PAGE = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "amd" / "README-f94ec9be.md"
+
+
 def test_fuzz_registry_harvest_reads_the_registry_as_validate_does(tmp_path: Path) -> None:
     """A harvest reads the results already there by the walk validate and the index use: it
     waited forever on a FIFO named x.json, and wrote through a results folder that is a link."""
     root, folder = _registry(tmp_path)
     os.mkfifo(folder / "x.json")
-    page = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "amd" / "README-f94ec9be.md"
-    args = ["registry", "harvest", "amd", "--from", str(page), "--commit", "f94ec9be",
-            "--registry", str(root), "--retrieved", "2026-12-01"]  # fmt: skip
+    args = _amd_harvest(root, AMD_PAGE)
     result = check_cli(args, "registry", limit_s=30)
     assert result.exit_code == 0, result.output[-400:]
     assert result.output.splitlines()[-1] == "40 added, 0 changed, 0 unchanged, 0 skipped"
@@ -143,6 +149,39 @@ def test_fuzz_registry_harvest_reads_the_registry_as_validate_does(tmp_path: Pat
         f"Error: {results}: is a symbolic link; registry folders must be real"
     ]
     assert sorted((tmp_path / "elsewhere").rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("corrections", "named"),
+    [("FIFO", "is a FIFO (named pipe); a corrections file must be a regular file"),
+     ("not UTF-8", "not UTF-8 text (byte 36); a corrections file is UTF-8")],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["validate", "index", "answer", "harvest"])
+def test_fuzz_registry_a_corrections_file_no_reader_can_read_is_named(
+    tmp_path: Path, command: str, corrections: str, named: str
+) -> None:
+    """registry/corrections.yaml a FIFO: validate, index, answer and a harvest that corrects a
+    row waited on it forever; not UTF-8: the harvest ended in a UnicodeDecodeError traceback."""
+    root = empty_registry(tmp_path / "checkout")
+    assert check_cli(_amd_harvest(root, AMD_PAGE), "registry").exit_code == 0
+    changed = tmp_path / "README.md"  # one figure changed: its row's result is corrected
+    changed.write_bytes(AMD_PAGE.read_bytes().replace(b"| 12638.9 ", b"| 12000.0 ", 1))
+    path = root / "registry" / "corrections.yaml"
+    if corrections == "FIFO":
+        os.mkfifo(path)
+    else:
+        path.write_bytes(b"schema_version: 1\ncorrections: []\n# \xff\n")
+    args = {
+        "validate": ["registry", "validate", "--registry", str(root)],
+        "index": ["registry", "index", "--registry", str(root), "--out", str(tmp_path / "i")],
+        "answer": ["registry", "answer", "--registry", str(root), "--model", "llama-3.1-8b"],
+        "harvest": _amd_harvest(root, changed),
+    }[command]
+    before = sorted(root.rglob("*"))
+    result = check_cli(args, "registry", report=command == "validate")
+    assert result.exit_code == 1, result.output[-400:]
+    assert f"corrections.yaml: {named}" in result.output
+    assert sorted(root.rglob("*")) == before
 
 
 def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
