@@ -284,12 +284,16 @@ class FitRequest:
 
 
 def fit(request: FitRequest, options: Sequence[GpuOption]) -> dict[str, Any]:
-    """The `calc fit --json` payload; `options` are the candidate GPUs at `request.tier`."""
+    """The `calc fit --json` payload; `options` are the candidate GPUs at `request.tier`, each
+    planned once however often it is named."""
     if request.rank_by not in ("price", "price-per-gb"):
         raise InputError(f"rank_by: expected price or price-per-gb, got {request.rank_by!r}")
+    once: dict[str, GpuOption] = {}
+    for option in options:
+        once.setdefault(option.id, option)
     results = fit_gpus(
         request.arch,
-        list(options),
+        list(once.values()),
         request.engine.settings(),
         request.context,
         request.concurrency,
