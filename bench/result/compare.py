@@ -8,8 +8,9 @@ is for). Otherwise `NotComparable` names every property that differs and its val
 Load points are matched by their load (`Load.label`, e.g. `concurrency 16`); server-at-SLO points
 (a rate search's answer) are matched by their bounds, whatever rate each found. Figures come from
 the registry's index rows (`registry.index.index_rows`), so they are the site's own: output
-tokens/s per GPU, tokens/s per user, p99 latencies, and $ per 1M output tokens at the cheapest
-on-demand catalog price. Each result after the first gets a ratio to the first (×1.25 means a
+tokens/s per GPU, tokens/s per user, p99 latencies, and $ per 1M output tokens and per 1M
+accepted tokens (those of requests within the result's SLO) at the cheapest on-demand catalog
+price. Each result after the first gets a ratio to the first (×1.25 means a
 quarter more; for latencies and cost, lower is better, which the table's header says).
 """
 
@@ -49,6 +50,7 @@ BUYER_COLUMNS = (
     "tpot_ms_p99",
     "e2e_ms_p99",
     "on_demand_usd_per_million_output_tokens",
+    "on_demand_usd_per_million_accepted_tokens",
 )
 
 

@@ -14,6 +14,7 @@ from fake_openai_server import FakeOpenAIServer
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
+from infermeter.registry.store import dumps_result, with_content_id
 from infermeter.registry.workloads import workload_key, workload_label
 
 # Result files as the registry held them (registry/results at commit 4872911), kept here.
@@ -49,6 +50,30 @@ def test_compare_prints_each_figure_and_its_ratio_to_the_first() -> None:
     assert row.split()[-2:] == [f"×{ratio_b:.2f}", f"×{ratio_c:.2f}"]
     assert f"{_throughput(H200):,.1f}" in row
     assert any("$ per 1M output tokens" in line for line in lines)
+
+
+def test_compare_prices_the_accepted_tokens_beside_the_output(tmp_path: Path) -> None:
+    """The buyer's figure is $ per accepted token (requests within the SLO), not per output
+    token: the table showed only the latter."""
+    measured = (
+        Path(__file__).resolve().parents[1] / "examples/valid/results/measured-two-points.json"
+    )
+    data = json.loads(measured.read_text())
+    data["identity"]["gpu"]["id"] = "h200-sxm"
+    result = RegistryResult.model_validate(data)
+    h200 = tmp_path / "h200.json"
+    h200.write_text(dumps_result(with_content_id(result)))
+    run = _compare(measured, h200)
+    assert run.exit_code == 0, run.output
+    rows = {}
+    for line in run.output.splitlines():
+        for label in ("$ per 1M output tokens", "$ per 1M accepted tokens"):
+            if label in line:
+                rows.setdefault(label, []).append(line.split(label)[1].split())
+    output, accepted = rows["$ per 1M output tokens"][0], rows["$ per 1M accepted tokens"][0]
+    # 1,045.33 output and 1,034.67 accepted tokens/s at concurrency 8: 1 % dearer accepted
+    assert float(accepted[0]) / float(output[0]) == pytest.approx(1045.33 / 1034.67, rel=1e-3)
+    assert accepted[2] == output[2]  # the same ratio between the two GPUs
 
 
 def test_compare_refuses_to_rank_different_precision_and_workload() -> None:
