@@ -27,6 +27,7 @@ LIMITS_BYTES = {
     "dataset": 1024 * MIB,
     "prediction": MIB,
     "corrections file": 64 * MIB,
+    "registry file": 64 * MIB,
 }
 """The largest file of each kind read (a plan of 200 runs is about 20 kB; vLLM's
 `--save-result` with every request's figures for 100,000 requests is about 60 MB; `calc perf
@@ -42,6 +43,10 @@ def source_text(text: str, kind: str) -> str:
     """`text` of a `kind` of file as its reader takes it: a source's without a leading byte
     order mark (its first line, a provenance header, is then read as the same line)."""
     return text.removeprefix("\ufeff") if kind in SOURCE_KINDS else text
+
+
+NO_SUCH_FILE = "No such file or directory"
+"""The reason of an `InputFileError` for a file that is not there."""
 
 
 class InputFileError(RegistryError):
@@ -76,7 +81,7 @@ def read_input_bytes(path: Path, kind: str) -> bytes:
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise InputFileError(path, "No such file or directory") from None
+        raise InputFileError(path, NO_SUCH_FILE) from None
     except OSError as error:
         raise InputFileError(path, f"cannot read: {error.strerror or error}") from None
     mode = os.fstat(descriptor).st_mode

@@ -26,6 +26,7 @@ from infermeter.registry.errors import (
     UnwritableError,
     shown,
 )
+from infermeter.registry.input_files import NO_SUCH_FILE, InputFileError, read_input_bytes
 from infermeter.registry.migration import is_older_format, upgrade_result_data
 from infermeter.registry.models import MeasuredSource, Result
 
@@ -48,15 +49,17 @@ def read_text(path: Path, file: str | None = None) -> str:
     """The UTF-8 text of a registry file; InvalidFileError names the file (`file`, else its
     display path) and says in one line why it cannot be read."""
     file = display_path(path) if file is None else file
+    try:  # as an input file is read: a FIFO in a catalog's place is refused, not waited on
+        data = read_input_bytes(path, "registry file")
+    except InputFileError as error:
+        missing = error.reason == NO_SUCH_FILE
+        reason = "no such file" if missing else error.reason
+        raise InvalidFileError([Problem(file, "", reason)]) from None
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidFileError([Problem(file, "", "no such file")]) from None
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         message = f"not UTF-8 text (byte {error.start})"
         raise InvalidFileError([Problem(file, "", message)]) from None
-    except OSError as error:
-        raise InvalidFileError([Problem(file, "", f"cannot read: {error.strerror}")]) from None
 
 
 def canonical_json(data: Any) -> str:

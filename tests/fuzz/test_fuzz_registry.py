@@ -184,6 +184,33 @@ def test_fuzz_registry_a_corrections_file_no_reader_can_read_is_named(
     assert sorted(root.rglob("*")) == before
 
 
+@pytest.mark.parametrize(
+    ("catalog", "command"),
+    [("gpus.yaml", "harvest"), ("models.yaml", "validate"), ("prices.yaml", "index"),
+     ("models.yaml", "answer")],
+)  # fmt: skip
+def test_fuzz_registry_a_catalog_that_is_a_fifo_is_named_not_waited_on(
+    tmp_path: Path, catalog: str, command: str
+) -> None:
+    """A FIFO in a catalog's place: each command that reads the catalog waited on it forever."""
+    root = empty_registry(tmp_path / "checkout")
+    path = root / "registry" / "catalogs" / catalog
+    path.unlink()
+    os.mkfifo(path)
+    args = {
+        "validate": ["registry", "validate", "--registry", str(root)],
+        "index": ["registry", "index", "--registry", str(root), "--out", str(tmp_path / "i")],
+        "answer": ["registry", "answer", "--registry", str(root), "--model", "llama-3.1-8b"],
+        "harvest": _amd_harvest(root, AMD_PAGE),
+    }[command]
+    result = check_cli(args, "registry", report=command == "validate")
+    assert result.exit_code == 1, result.output[-400:]
+    assert f"{catalog}: is a FIFO (named pipe); a registry file must be a regular file" in (
+        result.output
+    )
+    assert stat.S_ISFIFO(path.lstat().st_mode)
+
+
 def test_fuzz_registry_file_name_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
     root, folder = _registry(tmp_path)
     (folder / "x\n::error file=README.md::forged.json").write_text("{")
