@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from infermeter.registry.checks import Finding
 from infermeter.registry.checks.schema_gate import compile_gate
-from infermeter.registry.errors import json_path
+from infermeter.registry.errors import json_path, shown
 from infermeter.registry.models import SLUG_PATTERN, Result
 from infermeter.registry.models.result import CONTENT_ID_PATTERN
 from infermeter.registry.plain_text import BIDI_CONTROLS, unsafe_character
@@ -70,7 +70,10 @@ def _schema_message(error: SchemaError) -> str:
         return f"{error.instance!r} is not a content id (12 lowercase hex digits)"
     if error.validator == "type" and not error.absolute_path:
         return f"expected a JSON object, got {type(error.instance).__name__}"
-    return str(error.message)
+    message, value = str(error.message), repr(error.instance)
+    if message.startswith(value):  # the value quoted short: the reason stays on the line
+        return shown(error.instance) + message[len(value) :]
+    return message
 
 
 def _schema_findings(file: str, error: SchemaError) -> Iterator[Finding]:

@@ -5,6 +5,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
+from infermeter.calculators.limits import MAX_CONFIG_INTEGER
+
 __all__ = ["RESULT_SCHEMA_VERSION", "SLUG_PATTERN", "StrictModel"]
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$"
@@ -69,8 +71,10 @@ DocumentTitle = Annotated[Text, Field(description="Title of the page or document
 
 NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
-PositiveInt = Annotated[int, Field(ge=1)]
+# A count is at most 2**53, exact as a float and in JavaScript: the index and the answers
+# divide by counts (a concurrency of 10**308 ended `registry index` in an OverflowError).
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_CONFIG_INTEGER)]
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_CONFIG_INTEGER)]
 Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 

@@ -581,6 +581,10 @@ SKIPPED_ROWS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     "inferencex dump decode_tp a word": lambda d: (["inferencex", "--from", str(
         _inferencex_row(d, "configs", "decode_tp", "two"))],
         "decode_tp is 'two', not a positive whole number"),
+    # filed as a concurrency of 10**308, which ended `registry index` in an OverflowError
+    "inferencex dump conc 1e308": lambda d: (["inferencex", "--from", str(_inferencex_row(
+        d, "benchmark_results", "conc", 1e308))], "not a valid result: Load.concurrency: Input "
+        "should be less than or equal to 9007199254740992"),
     "inferencex api conc null": lambda d: (["inferencex", *_inferencex_api_row(d, "conc", None)],
         ": conc is None, not a positive whole number"),
     "skypilot instance": lambda d: (_price_source(d, "skypilot", _swap(

@@ -403,6 +403,26 @@ def test_fuzz_registry_a_rate_no_cost_is_worked_out_from_is_refused_by_name(
     assert not list(out.iterdir())
 
 
+@pytest.mark.parametrize("command", ["registry validate", "registry index", "registry answer"])
+def test_fuzz_registry_a_count_beyond_a_float_is_refused_by_name(
+    tmp_path: Path, command: str
+) -> None:
+    """A concurrency of 10**308 passed the gate; `registry index` then ended in an
+    OverflowError traceback ('int too large to convert to float')."""
+    root = empty_registry(tmp_path / "checkout")
+    path = _with_figure(root, lambda data: None)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["points"][0]["load"]["concurrency"] = 10**308
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    result = check_cli(_read_a_file(path, root, out)[command], "registry", report=True)
+    assert result.exit_code == 1, result.output[-400:]
+    assert "points[0].load.concurrency" in result.output
+    assert "9007199254740992" in result.output  # the bound, the value cut short
+    assert not list(out.iterdir())
+
+
 def _sparse_2_mib(path: Path) -> str:
     with path.open("wb") as stream:
         stream.truncate(2 * 1024 * 1024)
