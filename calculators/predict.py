@@ -434,10 +434,11 @@ def _static_batch(engine: _Engine, per_replica: float) -> _Point:
     return _Point(batch, tokens, ttft, ttft, tpot, rounds > 1)
 
 
-def _at_batch(engine: _Engine, batch: float) -> _Point:
+def _at_batch(engine: _Engine, batch: float, rate: float | None = None) -> _Point:
     """The open loop whose rate keeps `batch` sequences in flight (Little's law: the rate is
-    the batch over E2E), with its queueing for the prefill."""
-    rate = batch / engine.e2e_s(batch)
+    the batch over E2E), with its queueing for the prefill; a `rate` given below one in flight
+    runs each request alone, at `batch` 1's latencies."""
+    rate = batch / engine.e2e_s(batch) if rate is None else rate
     out = engine.workload.output_tokens
     utilisation = min(rate * out / engine.capacity_tokens_per_s, 1.0 - 1e-9)
     base = engine.prefill_s + engine.step_s(batch)
@@ -453,8 +454,8 @@ def _open_loop(engine: _Engine, rate_per_replica: float) -> _Point:
     if rate_per_replica * out >= most:
         return _Point(engine.max_batch, most, None, None, engine.tpot_s(engine.max_batch), True)
     low, high = 1.0, float(engine.max_batch)
-    if rate_per_replica * engine.e2e_s(low) <= low:
-        return _at_batch(engine, low)
+    if rate_per_replica * engine.e2e_s(low) <= low:  # under one in flight: each runs alone
+        return _at_batch(engine, low, rate_per_replica)
     for _ in range(40):  # the batch whose Little's-law rate is the asked one
         middle = (low + high) / 2
         if middle / engine.e2e_s(middle) < rate_per_replica:

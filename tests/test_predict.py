@@ -96,6 +96,18 @@ def test_predict_ttft_p99_grows_toward_saturation() -> None:
     assert light.output_tokens_per_s == pytest.approx(most * 0.1 * WORKLOAD.output_tokens)
 
 
+@pytest.mark.parametrize("share", [0.5, 0.01, 1e-6])
+def test_predict_open_loop_below_one_request_in_flight_serves_the_rate_asked(share: float) -> None:
+    # A rate under one request in flight (each runs alone) was predicted at one request in
+    # flight's throughput: at 0.01 req/s, 0.56 req/s and 111 output tokens/s.
+    alone = predict(_deployment(), WORKLOAD, Load("static_batch", 1))
+    rate = share * alone.requests_per_s
+    light = predict(_deployment(), WORKLOAD, Load("request_rate", rate))
+    assert light.requests_per_s == pytest.approx(rate)
+    assert light.output_tokens_per_s == pytest.approx(rate * WORKLOAD.output_tokens)
+    assert light.tpot_ms["p50"] == pytest.approx(alone.tpot_ms["p50"])
+
+
 def test_predict_max_rate_meets_its_slo_and_a_higher_rate_does_not() -> None:
     slo = P99Bounds(ttft_ms=500, tpot_ms=30)
     found = predict(_deployment(), WORKLOAD, Load("offline"), slo=slo).max_request_rate_at_slo
