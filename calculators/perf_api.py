@@ -80,6 +80,8 @@ def request_load(request: PerfRequest) -> Load:
         raise InputError(
             "load: give exactly one of concurrency, request_rate, offline or static_batch"
         )
+    if request.request_rate is not None:  # 1e-300 requests/s made $/1M infinite
+        check_positive("request_rate", request.request_rate)
     return given[0]
 
 
@@ -126,6 +128,8 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
     if request.slo_ttft_ms is not None or request.slo_tpot_ms is not None:
         slo = P99Bounds(ttft_ms=request.slo_ttft_ms, tpot_ms=request.slo_tpot_ms)
     price = request.price_per_hour
+    if price is not None:  # within calc cost's bounds: 1e308 $/GPU-hour made $/1M infinite
+        check_positive("price_per_hour", price)
     if price is None and catalog_price is not None:
         price = float(catalog_price["usd_per_gpu_hour"])
     prediction = predict(request.deployment, workload, load, slo=slo, price_usd_per_gpu_hour=price)

@@ -49,6 +49,13 @@ NAMED = [
     (["calc", "cost", "--price-per-hour", "1e308", "--tokens-per-second", "1e-308", "--json"], 2,
      "price_per_hour: expected"),
     (["calc", "fit", "--model", LLAMA, "--context", BIG, "--json"], 2, "--context"),
+    # $ / 1M output tokens printed as inf (Infinity in --json)
+    (["calc", "perf", "--model", LLAMA, "--gpu", "b200", "-tp", "8", "--input-len", "1000",
+      "--output-len", "200", "--request-rate", "1", "--price-per-hour", "1e308", "--json"], 2,
+     "price_per_hour: expected a number > 0 up to 1e+15, got 1e+308"),
+    (["calc", "perf", "--model", LLAMA, "--gpu", "b200", "-tp", "8", "--input-len", "1000",
+      "--output-len", "200", "--request-rate", "1e-300", "--price-per-hour", "1e15", "--json"], 2,
+     "request_rate: expected at least 1e-09, got 1e-300"),
 ]  # fmt: skip
 
 
