@@ -423,6 +423,40 @@ def test_fuzz_registry_a_count_beyond_a_float_is_refused_by_name(
     assert not list(out.iterdir())
 
 
+def _energy_of_no_joule(data: dict[str, Any]) -> None:
+    gpu = data["points"][0]["telemetry"]["gpu"]
+    gpu["energy_j"] = 5e-324  # the power is dropped: it would have to agree with the energy
+    del gpu["power_w_mean"]
+
+
+def _tpot_of_no_time(data: dict[str, Any]) -> None:
+    data["points"][0]["load"] = {"arrival": "poisson", "request_rate": 5.0}
+    data["points"][0]["tpot_ms"]["mean"] = 5e-324
+
+
+@pytest.mark.parametrize(
+    ("edit", "column"),
+    [(_energy_of_no_joule, "output_tokens_per_joule"), (_tpot_of_no_time, "tokens_per_s_per_user")],
+    ids=["5e-324 J", "5e-324 ms a token"],
+)  # fmt: skip
+def test_fuzz_registry_index_names_a_figure_that_works_out_beyond_a_float(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None], column: str
+) -> None:
+    """A schema-valid figure whose derived one is infinite ended `registry index` in
+    'ValueError: Out of range float values are not JSON compliant: inf' (a traceback)."""
+    root = empty_registry(tmp_path / "checkout")
+    path = _with_figure(root, edit)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = check_cli(_read_a_file(path, root, out)["registry index"], "registry")
+    assert result.exit_code == 1, result.output[-400:]
+    assert result.stderr.splitlines() == [
+        f"Error: {path.relative_to(root).as_posix()}: points[0]: its {column} works out beyond "
+        "any number"
+    ]
+    assert not list(out.iterdir())
+
+
 def _sparse_2_mib(path: Path) -> str:
     with path.open("wb") as stream:
         stream.truncate(2 * 1024 * 1024)
