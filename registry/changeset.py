@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infermeter.registry.errors import UnwritableError
-from infermeter.registry.store import display_path, stage_text, temporary_beside
+from infermeter.registry.store import (
+    display_path,
+    missing_folders,
+    remove_empty,
+    stage_text,
+    temporary_beside,
+)
 
 
 @dataclass
@@ -31,20 +37,33 @@ class ChangeSet:
         self.removals.append(path)
 
     def apply(self) -> None:
-        """Make every change or, on any failure (which is raised), none. UnwritableError names
-        a target that is a folder (the registry's walk refuses one named like a file)."""
+        """Make every change or, on any failure (which is raised), none: no file, temporary or
+        folder of it is left. UnwritableError names a target that is a folder (the registry's
+        walk refuses one named like a file) and one whose text cannot be written (a full disk)."""
         for path in self.writes:
             if path.is_dir() and not path.is_symlink():
                 raise UnwritableError(display_path(path), "it is a folder; a file goes there")
-        staged: dict[Path, str] = {}
+        made = missing_folders(self.writes)
         try:
-            for path, text in self.writes.items():
-                staged[path] = stage_text(path, text)
+            _swap(_staged(self.writes), self.removals)
         except BaseException:
-            for temporary in staged.values():
-                Path(temporary).unlink(missing_ok=True)
+            remove_empty(made)
             raise
-        _swap(staged, self.removals)
+
+
+def _staged(writes: dict[Path, str]) -> dict[Path, str]:
+    """Each text staged in a temporary beside its path (`stage_text`), or none of them."""
+    staged: dict[Path, str] = {}
+    try:
+        for path, text in writes.items():
+            staged[path] = stage_text(path, text)
+    except BaseException as error:
+        for temporary in staged.values():
+            Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):  # a write's own error names no file
+            raise UnwritableError(display_path(path), error.strerror or str(error)) from None
+        raise
+    return staged
 
 
 def _set_aside(path: Path) -> str | None:

@@ -6,6 +6,7 @@ changed: keys sorted, indent 2, UTF-8, a trailing newline, null fields left out.
 start of the SHA-256 of that canonical content without the id itself.
 """
 
+import contextlib
 import datetime as dt
 import errno
 import hashlib
@@ -14,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -169,6 +171,25 @@ def stage_text(path: Path, text: str) -> str:
         Path(temporary_name).unlink(missing_ok=True)
         raise
     return temporary_name
+
+
+def missing_folders(paths: Iterable[Path]) -> list[Path]:
+    """The folders that writing files at `paths` makes (none of them there yet), deepest first:
+    what a write that fails removes again, so nothing of it is left."""
+    missing: set[Path] = set()
+    for path in paths:
+        folder = path.parent
+        while not folder.exists():
+            missing.add(folder)
+            folder = folder.parent
+    return sorted(missing, key=lambda folder: len(folder.parts), reverse=True)
+
+
+def remove_empty(folders: Iterable[Path]) -> None:
+    """Remove each of `folders` (deepest first) that is empty; one that is not stays."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _kept_mode(path: Path) -> int:

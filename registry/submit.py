@@ -15,7 +15,6 @@ Hierarchy (beside registry.errors)::
         └── GitError           a git or gh command failed
 """
 
-import contextlib
 import re
 import shlex
 import shutil
@@ -31,6 +30,8 @@ from infermeter.registry.store import (
     content_id,
     display_path,
     dumps_result,
+    missing_folders,
+    remove_empty,
     result_path,
     write_text_atomic,
 )
@@ -416,7 +417,7 @@ def _commit(submission: _Submission, checkout: Path) -> list[str]:
     checkout is left exactly as it was, branch included, and SubmitError says why."""
     placements = submission.placements()
     placed = submission.placed
-    made = _missing_folders(checkout, placed)
+    made = missing_folders(checkout / path.as_posix() for path in placed)
     _run(submission.create, checkout)
     done = [_command_line(submission.create), *placements]
     try:
@@ -432,24 +433,11 @@ def _commit(submission: _Submission, checkout: Path) -> list[str]:
         )
         for path in placed:
             (checkout / path.as_posix()).unlink(missing_ok=True)
-        for folder in made:
-            with contextlib.suppress(OSError):  # not empty: something else is in it now
-                folder.rmdir()
+        remove_empty(made)
         _run(submission.back, checkout)
         _run(["git", "branch", "--delete", "--quiet", submission.branch], checkout)
         raise SubmitError(f"could not commit the result: {error}") from None
     return done
-
-
-def _missing_folders(checkout: Path, placed: Sequence[PurePosixPath]) -> list[Path]:
-    """The folders of `checkout` that writing the `placed` files makes, deepest first."""
-    missing: set[Path] = set()
-    for path in placed:
-        folder = (checkout / path.as_posix()).parent
-        while folder != checkout and not folder.exists():
-            missing.add(folder)
-            folder = folder.parent
-    return sorted(missing, key=lambda folder: len(folder.parts), reverse=True)
 
 
 def _push(submission: _Submission, checkout: Path) -> list[str]:

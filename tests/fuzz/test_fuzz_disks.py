@@ -21,6 +21,7 @@ from typing import IO
 
 import pytest
 from fuzz_helpers import FAILURES, check_cli, count
+from registry_checkout import empty_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
@@ -74,6 +75,25 @@ def test_fuzz_disks_registry_writes_refused_in_one_line(tmp_path: Path, args: li
     completed = _infermeter(args, tmp_path, 2048)
     assert completed.returncode == 1, completed.stderr
     assert completed.stderr.strip().splitlines()[-1].endswith("cannot write: File too large")
+
+
+def test_fuzz_disks_harvest_refused_by_the_disk_leaves_the_registry_as_it_was(
+    tmp_path: Path,
+) -> None:
+    # It said '[Errno 27] File too large', naming no file, and left the folders it had made
+    # for the results (registry/results/mi300x/llama-3.1-70b-instruct/, empty).
+    root = empty_registry(tmp_path / "checkout")
+    before = sorted(root.rglob("*"))
+    page = DATA / "harvest" / "amd" / "README-f94ec9be.md"
+    completed = _infermeter(
+        ["registry", "harvest", "amd", "--from", str(page), "--commit", "f94ec9be",
+         "--registry", str(root), "--retrieved", "2026-12-01"], tmp_path, 2048,
+    )  # fmt: skip
+    assert completed.returncode == 1, completed.stderr
+    line = completed.stderr.strip().splitlines()[-1]
+    assert line.startswith("Error: cannot write checkout/registry/results/mi300x/"), line
+    assert line.endswith(".json: File too large"), line
+    assert sorted(root.rglob("*")) == before
 
 
 def test_fuzz_disks_bench_run_puts_its_result_on_stdout_when_no_file_takes_it(

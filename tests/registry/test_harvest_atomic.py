@@ -19,6 +19,7 @@ from registry_helpers import git
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.changeset import ChangeSet
+from infermeter.registry.errors import UnwritableError
 from infermeter.registry.store import write_text_atomic
 from infermeter.registry.validate import validate_paths
 
@@ -151,7 +152,7 @@ def test_changeset_that_cannot_stage_a_file_changes_nothing(tmp_path: Path) -> N
     change.write(blocker / "inside.json", "cannot be written\n")
     change.remove(kept)
     before = _snapshot(tmp_path)
-    with pytest.raises((FileExistsError, NotADirectoryError)):
+    with pytest.raises(UnwritableError, match=r"inside\.json: (File exists|Not a directory)"):
         change.apply()
     assert _snapshot(tmp_path) == before
 
