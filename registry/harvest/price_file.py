@@ -13,11 +13,12 @@ from typing import TypeAlias
 import yaml
 
 from infermeter.registry.catalog import load_catalog
+from infermeter.registry.errors import UnwritableError
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.harvest.options import HarvestOptions
 from infermeter.registry.harvest.outcome import HarvestReport
 from infermeter.registry.models import PriceCatalog, PriceEntry
-from infermeter.registry.store import write_text_atomic
+from infermeter.registry.store import display_path, write_text_atomic
 
 ExcerptPrices: TypeAlias = tuple[list[PriceEntry], list[tuple[str, str]]]
 """What a source reads from one excerpt: its entries, and its skipped rows as (key, reason)."""
@@ -73,7 +74,10 @@ def write_prices(
     text = _render(ordered, header)
     current = path.read_text(encoding="utf-8") if path.is_file() else None
     if not options.dry_run and text != current:
-        write_text_atomic(path, text)
+        try:
+            write_text_atomic(path, text)
+        except OSError as error:  # a write's own error names no file: say which
+            raise UnwritableError(display_path(path), error.strerror or str(error)) from None
 
 
 def write_excerpt_prices(

@@ -96,6 +96,23 @@ def test_fuzz_disks_harvest_refused_by_the_disk_leaves_the_registry_as_it_was(
     assert sorted(root.rglob("*")) == before
 
 
+def test_fuzz_disks_price_harvest_refused_by_the_disk_names_its_catalog(tmp_path: Path) -> None:
+    # It said '[Errno 27] File too large', naming no file. (One excerpt of the four rewrites
+    # the catalog: the others' prices go.)
+    root = empty_registry(tmp_path / "checkout")
+    catalog = root / "registry" / "catalogs" / "prices-skypilot.yaml"
+    kept = catalog.read_bytes()
+    completed = _infermeter(
+        ["registry", "harvest", "skypilot", "--from", str(DATA / "harvest" / "skypilot" /
+         "verda-vms-000c1d0b.csv"), "--registry", str(root)], tmp_path, 2048,  # one of four
+    )  # fmt: skip
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stderr.strip().splitlines()[-1] == (
+        "Error: cannot write checkout/registry/catalogs/prices-skypilot.yaml: File too large"
+    )
+    assert catalog.read_bytes() == kept
+
+
 def test_fuzz_disks_bench_run_puts_its_result_on_stdout_when_no_file_takes_it(
     tmp_path: Path,
 ) -> None:
