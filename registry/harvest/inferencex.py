@@ -55,6 +55,7 @@ from infermeter.registry.harvest.reported import (
 )
 from infermeter.registry.harvest.source_json import json_rows, whole_number
 from infermeter.registry.harvest.sources import INFERENCEX, NOT_CITED, FileCitation
+from infermeter.registry.harvest.tree import missing_source
 from infermeter.registry.models import (
     Disaggregation,
     LatencyStats,
@@ -380,7 +381,9 @@ def harvest_inferencex(
     taken from, and where its bytes were read when not there)."""
     skipped: list[Harvested] = []
     read_at: str | None = None
-    if (source.exists() or source.is_symlink()) and not source.is_dir():
+    if source.is_symlink() and not source.exists():
+        raise missing_source(source)  # not "a file" that needs --url
+    if source.exists() and not source.is_dir():
         tables, skipped, read_at = inferencex_api.response_tables(source, cited)
     elif cited != NOT_CITED:
         raise HarvestError("--commit, --url and --read-from cite a file; --from names a folder")

@@ -43,7 +43,7 @@ class SourceTree:
         Raises HarvestError when `path` is missing or `commit` names no commit.
         """
         if not path.exists():
-            raise HarvestError(f"--from: {path}: no such file or folder")
+            raise missing_source(path)
         folder = path if path.is_dir() else path.parent
         # Only the top of a checkout (or a bare mirror) is read through git: a folder inside
         # some other repository is just a folder.
@@ -134,6 +134,13 @@ class SourceTree:
     def at(self, commit: str) -> "SourceTree":
         """The same repository at another commit."""
         return SourceTree(self.root, commit, self.is_git)
+
+
+def missing_source(path: Path) -> HarvestError:
+    """The refusal of a `--from` that names nothing: no such file, or a link to nothing."""
+    if path.is_symlink():  # a loop, or a missing target
+        return HarvestError(f"--from: {path}: a symbolic link that leads to no file or folder")
+    return HarvestError(f"--from: {path}: no such file or folder")
 
 
 def _is_bare(folder: Path) -> bool:

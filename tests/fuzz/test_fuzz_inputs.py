@@ -50,6 +50,13 @@ def _fifo(folder: Path, name: str) -> Path:
     return path
 
 
+def _loop(folder: Path) -> Path:
+    """A symbolic link to itself."""
+    path = folder / "loop"
+    path.symlink_to("loop")
+    return path
+
+
 def _folder(folder: Path, name: str) -> Path:
     """A folder where a source's file is expected (named like one)."""
     path = folder / name
@@ -308,6 +315,11 @@ HARVESTS: dict[str, Callable[[Path], tuple[list[str], str]]] = {
     # directory: 3" (the descriptor's number), as each of these printed before.
     "trtllm folder named .md in a folder": lambda d: (["trtllm", "--from", str(_folder(
         d, "pages/d.md").parent)], "d.md: is a folder; a source page must be a regular file"),
+    # a link to itself was "no such file or folder" (trtllm, mlperf) or "a file" to cite
+    "trtllm link loop": lambda d: (["trtllm", "--from", str(_loop(d))],
+                                   "loop: a symbolic link that leads to no file or folder"),
+    "inferencex link loop": lambda d: (["inferencex", "--from", str(_loop(d))],
+                                       "loop: a symbolic link that leads to no file or folder"),
     "trtllm folder of no page": lambda d: (["trtllm", "--from", str(_folder(d, "pages"))],
         "pages is no git repository and holds no .md page of a version"),  # "… and no folder"
     "skypilot folder named .csv in a folder": lambda d: (["skypilot", "--from", str(_folder(
