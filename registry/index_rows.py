@@ -16,7 +16,6 @@ from infermeter.calculators.token_cost import tokens_per_dollar, usd_per_million
 from infermeter.registry.corrections import (
     CorrectionEntry,
 )
-from infermeter.registry.errors import InvalidFileError, Problem
 from infermeter.registry.evidence import point_evidence, result_lane
 from infermeter.registry.index_row import STATED_COLUMNS, IndexRow, TierColumns
 from infermeter.registry.models import (
@@ -235,7 +234,7 @@ def _stated(point: LoadPoint, path: str) -> Any:
     return value
 
 
-def _derived_columns(
+def derived_columns(
     point: LoadPoint, gpu_count: int, accepted_tokens_per_s: float | None
 ) -> dict[str, Any]:
     """The figures derived from the point's (per GPU, per user, per joule, failure rate)."""
@@ -251,23 +250,6 @@ def _derived_columns(
         "tokens_per_s_per_user_basis": per_user_basis,
         "output_tokens_per_joule": _rounded(_tokens_per_joule(point)),
     }
-
-
-def _beyond_a_float(value: Any) -> bool:
-    return isinstance(value, float) and not math.isfinite(value)
-
-
-def _finite_columns(file: str, index: int, columns: dict[str, Any]) -> dict[str, Any]:
-    """`columns`, each a figure JSON can hold; InvalidFileError names the file and the column
-    of one that works out beyond a float (5e-324 J of energy: infinite tokens per joule)."""
-    beyond = [name for name, value in columns.items() if _beyond_a_float(value)]
-    if beyond:
-        problems = [
-            Problem(file, f"points[{index}]", f"its {name} works out beyond any number")
-            for name in beyond
-        ]
-        raise InvalidFileError(problems)
-    return columns
 
 
 def index_rows(
@@ -313,9 +295,7 @@ def index_rows(
                 **result_columns,
                 **_load_columns(point),
                 **_measured_columns(point),
-                **_finite_columns(
-                    file, point_index, _derived_columns(point, gpu_count, accepted_tokens_per_s)
-                ),
+                **derived_columns(point, gpu_count, accepted_tokens_per_s),
                 **_roofline_columns(shares[point_index]),
                 **_tiers(priced, gpu_count, output_tokens_per_s, accepted_tokens_per_s),
             )
