@@ -100,12 +100,23 @@ class MemoryReport:
 
     @property
     def fits(self) -> bool:
-        return self.plan.fits and self.simple.fits
+        return self.plan.fits and self.simple.fits and not self.too_long
+
+    @property
+    def too_long(self) -> bool:
+        """Whether the requests are longer than max_model_len, which vLLM refuses to serve."""
+        return self.simple.context_tokens > self.plan.max_model_len
 
     @property
     def reason(self) -> str | None:
         if self.plan.error is not None:
             return "vLLM would refuse to start: " + self.plan.error
+        if self.too_long:
+            context, longest = self.simple.context_tokens, self.plan.max_model_len
+            return (
+                f"requests of {context} tokens are longer than max_model_len {longest}: vLLM "
+                f"refuses them (a max_model_len of at least {context} serves them)"
+            )
         if not self.simple.fits:
             simple = self.simple
             replicas = (

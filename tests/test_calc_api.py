@@ -368,6 +368,20 @@ def test_cli_and_page_fit_plan_a_gpu_named_twice_once() -> None:
         assert sorted(option["gpu"] for option in payload["options"]) == ["h100-sxm", "l4"]
 
 
+def test_cli_and_page_vram_requests_longer_than_max_model_len_do_not_fit() -> None:
+    # 'fits: yes' for 1 x 100,000 tokens under max_model_len 1,024, which vLLM refuses.
+    given = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "max_model_len": "1024",
+             "context": "100000"}  # fmt: skip
+    args = [part for key, value in given.items() for part in ("--" + key.replace("_", "-"), value)]
+    for payload in (json_output("calc", "vram", *args, "--json"), _page("vram", given)):
+        assert payload["fits"] is False
+        assert payload["reason"].startswith(
+            "requests of 100000 tokens are longer than max_model_len 1024: vLLM refuses them"
+        )
+    within = _page("vram", {**given, "context": "1024"})
+    assert within["fits"] is True
+
+
 def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
     # It said 'gpu_memory_bytes: expected a number > 0, got 0' apart from every field.
     query = {"model": "llama-3.1-8b-instruct", "gpu_memory_gib": "1e-300"}
