@@ -117,7 +117,7 @@ def test_price_harvest_onto_a_folder_named_like_its_catalog_is_one_line(tmp_path
         main, ["registry", "harvest", "skypilot", "--from", str(SKYPILOT), "--registry", str(root)]
     )
     assert outcome.exit_code == 1, outcome.output
-    assert outcome.output.strip().splitlines() == [f"Error: {catalog}: Is a directory"]
+    assert outcome.output.strip().splitlines() == [f"Error: cannot write {catalog}: Is a directory"]
     assert _snapshot(root) == before
     assert not [path for path in root.rglob("*") if path.name.endswith(".tmp")]
 
