@@ -26,7 +26,7 @@ from infermeter.bench.importers.common import (
     parse_length,
     read_json_values,
 )
-from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT, GUIDELLM_TOOL
+from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT
 from infermeter.bench.importers.vllm import VLLM_FORMAT, VLLM_TOOL, read_vllm_objects
 from infermeter.registry.models import Result
 from infermeter.registry.store import dumps_result, result_path, write_output
@@ -35,7 +35,6 @@ from infermeter.registry.validate import check_result
 __all__ = [
     "AIPERF_TOOL",
     "FORMATS",
-    "GUIDELLM_TOOL",
     "VLLM_TOOL",
     "ImportConfig",
     "ImportFacts",

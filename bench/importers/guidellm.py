@@ -71,8 +71,8 @@ from infermeter.registry.models import (
     TokenCounts,
     Verdict,
 )
+from infermeter.registry.models.provenance import GUIDELLM_TOOL
 
-GUIDELLM_TOOL = "guidellm"
 REPORT_VERSIONS = (1, 2)
 _API = {"/v1/chat/completions": "chat", "/v1/completions": "completions"}
 _PERCENTILES = ("p50", "p90", "p95", "p99")

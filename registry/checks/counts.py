@@ -14,6 +14,7 @@ from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.units import MS_PER_S
 from infermeter.registry.checks import Finding, whole
 from infermeter.registry.models import LoadPoint, MeasuredSource, Result, load_point_key
+from infermeter.registry.models.provenance import GUIDELLM_TOOL
 
 RATE_TOLERANCE = 0.05
 """Relative slack between a rate × duration and its count (rounding, window edges)."""
@@ -329,10 +330,19 @@ def in_the_future(date: dt.date, today: dt.date) -> bool:
     return date > today + dt.timedelta(days=1)
 
 
+def _window_holds_its_requests(result: Result) -> bool:
+    """Whether every request a point counts lies in its window (`duration_s`): infermeter's
+    window, vLLM's benchmark duration and AIPerf's run from the first request sent to the last
+    answered; GuideLLM's may be crossed (`GUIDELLM_TOOL`), and a report states no window."""
+    source = result.source
+    return isinstance(source, MeasuredSource) and source.tool.name != GUIDELLM_TOOL
+
+
 def count_findings(file: str, result: Result, today: dt.date | None = None) -> list[Finding]:
     """Every disagreement between the numbers of one result."""
     today = today or dt.datetime.now(dt.UTC).date()
     findings = list(_deployment_findings(file, result))
+    spanned = _window_holds_its_requests(result)
     first_of_load: dict[tuple[object, ...], int] = {}
     for index, point in enumerate(result.points):
         where = f"points[{index}]"
@@ -344,9 +354,10 @@ def count_findings(file: str, result: Result, today: dt.date | None = None) -> l
         findings.extend(_request_findings(file, where, point, result))
         findings.extend(_rate_findings(file, where, point))
         findings.extend(_length_findings(file, where, point, result))
-        findings.extend(_window_findings(file, where, point))
         findings.extend(_order_findings(file, where, point))
-        findings.extend(_in_flight_findings(file, where, point, result))
+        if spanned:
+            findings.extend(_window_findings(file, where, point))
+            findings.extend(_in_flight_findings(file, where, point, result))
         findings.extend(_telemetry_findings(file, where, point))
     findings.extend(_clock_findings(file, result, today))
     return findings

@@ -19,7 +19,12 @@ from infermeter.registry.models.common import (
     Url,
 )
 
-__all__ = ["Host", "MeasuredSource", "MlperfEntry", "ReportedSource", "Tool"]
+__all__ = ["GUIDELLM_TOOL", "Host", "MeasuredSource", "MlperfEntry", "ReportedSource", "Tool"]
+
+GUIDELLM_TOOL = "guidellm"
+"""GuideLLM's `source.tool.name` (`bench import` of its report). Its measured window
+(`duration_s`) is the span between its warmup and cooldown, which a request it counts may
+cross, so the checks that a point's requests lie inside their window skip its points."""
 
 
 class Tool(StrictModel):

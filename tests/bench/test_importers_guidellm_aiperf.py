@@ -19,13 +19,13 @@ from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
     AIPERF_TOOL,
     FORMATS,
-    GUIDELLM_TOOL,
     MissingFactError,
     ResultImportError,
     detect_format,
     import_files,
 )
 from infermeter.registry.models import Result
+from infermeter.registry.models.provenance import GUIDELLM_TOOL
 from infermeter.registry.schemas import load_schema
 from infermeter.registry.store import dumps_result, write_result
 from infermeter.registry.validate import validate_paths

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from registry_helpers import git
 
 from infermeter.bench.cli.main import main
+from infermeter.registry.checks.counts import count_findings
 from infermeter.registry.checks.history import GitError, UnknownRevisionError
 from infermeter.registry.checks.structure import string_findings
 from infermeter.registry.corrections import (
@@ -177,6 +178,21 @@ def test_validate_result_written_by_the_store_passes(tmp_path: Path) -> None:
     report = validate_paths(registry_root=root)
     assert report.ok, [str(problem) for problem in report.problems]
     assert report.files_checked == 1
+
+
+@pytest.mark.parametrize(("tool", "refused"), [("infermeter", True), ("guidellm", False)])
+def test_validate_requests_in_their_window_only_where_the_window_holds_them(
+    tool: str, refused: bool
+) -> None:
+    """A request longer than its window is impossible where the window runs from the first
+    request sent to the last answered (infermeter, vLLM, AIPerf); GuideLLM's window is the span
+    between its warmup and cooldown, which a request it counts may cross."""
+    data = json.loads(MEASURED.read_text(encoding="utf-8"))
+    e2e = data["points"][0]["e2e_ms"]
+    longer = {name: value * 60 if name != "n" else value for name, value in e2e.items()}
+    result = _result(points__0__e2e_ms=longer, source__tool__name=tool)
+    findings = [f for f in count_findings("r.json", result) if ".e2e_ms." in f.path]
+    assert bool(findings) is refused, [str(f) for f in findings]
 
 
 def test_validate_path_must_agree_with_content(tmp_path: Path) -> None:
