@@ -425,13 +425,20 @@ def _closed_loop(engine: _Engine, per_replica: float) -> _Point:
 
 
 def _static_batch(engine: _Engine, per_replica: float) -> _Point:
+    """Requests started together: the engine runs them in rounds of its largest batch, and a
+    request of a later round waits for every round before it (its TTFT counts them)."""
     batch = min(per_replica, engine.max_batch)
     rounds = math.ceil(per_replica / batch)
     ttft = batch * engine.prefill_s + engine.step_s(batch)
     tpot = engine.step_s(batch)
     e2e = ttft + max(0.0, engine.workload.output_tokens - 1) * tpot
+
+    def ttft_at(quantile: float) -> float:
+        before = max(0, math.ceil(quantile * per_replica / batch) - 1)  # whole rounds before
+        return before * e2e + ttft
+
     tokens = per_replica * engine.workload.output_tokens / (e2e * rounds)
-    return _Point(batch, tokens, ttft, ttft, tpot, rounds > 1)
+    return _Point(batch, tokens, ttft_at(0.5), ttft_at(0.99), tpot, rounds > 1)
 
 
 def _at_batch(engine: _Engine, batch: float, rate: float | None = None) -> _Point:
