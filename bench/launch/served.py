@@ -76,9 +76,11 @@ def engine_of(
 ) -> tuple[str, str, list[str]]:
     """(name, version, notes) of the engine at `url` for the result file; `unanswered` is why
     the server answers nothing (`answer_problem`), refused once the options are known good."""
+    if (engine is None) != (engine_version is None):
+        raise BenchConfigError("--engine and --engine-version go together", "--engine")
+    if unanswered is not None:
+        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
     if engine is not None and engine_version is not None:
-        if unanswered is not None:
-            raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
         notes = []
         if facts is not None and (facts.engine, facts.version) != (engine, engine_version):
             notes.append(
@@ -86,10 +88,6 @@ def engine_of(
                 f"result says {engine} {engine_version} as given with --engine"
             )
         return engine, engine_version, notes
-    if engine is not None or engine_version is not None:
-        raise BenchConfigError("--engine and --engine-version go together", "--engine")
-    if unanswered is not None:
-        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
     if facts is None:
         raise EndpointError(
             f"{url} does not say which engine it is (no vLLM or TensorRT-LLM /version, SGLang "
