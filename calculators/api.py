@@ -9,7 +9,6 @@ A request field has no default, so a skin cannot silently drop one (a page that 
 `retry_rate` once passed every test that did not run a browser).
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -213,34 +212,10 @@ def fill_prices(
     return prices, used
 
 
-# cost_report's names of the request's inputs (the CLI's options with `_`, the page's fields),
-# and of the GPU price with its share of the overheads that the API comparison checks.
-_COST_REPORT_NAMES = {
-    "price_usd_per_hour": "price_per_hour",
-    "interruptible_usd_per_hour": "interruptible_price_per_hour",
-    "reserved_usd_per_hour": "reserved_price_per_hour",
-    "serverless_usd_per_hour": "serverless_price_per_hour",
-    "overhead_usd_per_hour": "overhead_per_hour",
-    "api_usd_per_million_tokens": "api_price_per_million",
-    "gpu_usd_per_hour": "price_per_hour + overhead_per_hour / gpu_count",
-}
-
-
-def _request_named(error: InputError) -> InputError:
-    """`error` naming the request's inputs as the command line and the page do."""
-    message = str(error)
-    for name, request_name in _COST_REPORT_NAMES.items():
-        message = re.sub(rf"\b{name}\b", request_name, message)
-    return InputError(message)
-
-
 def cost(request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None) -> dict[str, Any]:
     """The `calc cost --json` payload."""
     prices, used = fill_prices(request, catalog_prices)
-    try:
-        report = _cost_report(request, prices)
-    except InputError as error:
-        raise _request_named(error) from None
+    report = _cost_report(request, prices)
     # `calc cost --from-perf` replaces it with the prediction's label (`calculators.perf_api`).
     basis = {"kind": "given"}
     return {
@@ -265,7 +240,7 @@ def _cost_report(request: CostRequest, prices: Mapping[str, float | None]) -> Co
         request.monthly_tokens,
         gpu_count=request.gpu_count,
         always_on=not request.scale_to_zero,
-        serverless_usd_per_hour=request.serverless_price_per_hour,
+        serverless_price_per_hour=request.serverless_price_per_hour,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Literal
 from infermeter.calculators.cost_inputs import (
     AsDict,
     check_gpu_count,
+    check_non_negative,
     check_positive,
     per_million,
 )
@@ -56,16 +57,14 @@ def _checked_accepted(
     return accepted
 
 
-def _check_api_inputs(
-    api_usd_per_million_tokens: float | None, monthly_tokens: float | None
-) -> None:
+def _check_api_inputs(api_price_per_million: float | None, monthly_tokens: float | None) -> None:
     """The API comparison needs both its inputs or neither."""
-    if (api_usd_per_million_tokens is None) == (monthly_tokens is None):
+    if (api_price_per_million is None) == (monthly_tokens is None):
         return
     missing, given = (
-        ("monthly_tokens", "api_usd_per_million_tokens")
+        ("monthly_tokens", "api_price_per_million")
         if monthly_tokens is None
-        else ("api_usd_per_million_tokens", "monthly_tokens")
+        else ("api_price_per_million", "monthly_tokens")
     )
     raise InputError(f"{missing}: expected a number > 0 when {given} is given, got None")
 
@@ -90,9 +89,9 @@ def _tiers(
     return price_tiers(
         tokens_per_second,
         on_demand * gpu_count,
-        _per_deployment("interruptible_usd_per_hour", interruptible, gpu_count),
-        _per_deployment("reserved_usd_per_hour", reserved, gpu_count),
-        serverless_usd_per_hour=_per_deployment("serverless_usd_per_hour", serverless, gpu_count),
+        _per_deployment("interruptible_price_per_hour", interruptible, gpu_count),
+        _per_deployment("reserved_price_per_hour", reserved, gpu_count),
+        serverless_usd_per_hour=_per_deployment("serverless_price_per_hour", serverless, gpu_count),
         accepted_tokens_per_second=accepted_tokens_per_second,
         utilization=effective.utilization,
         retry_rate=effective.retry_rate,
@@ -101,21 +100,22 @@ def _tiers(
 
 
 def _versus_api(
-    price_usd_per_hour: float,
+    price_per_hour: float,
     useful_tokens_per_second: float,
     effective: EffectiveCost,
-    api_usd_per_million_tokens: float | None,
+    api_price_per_million: float | None,
     monthly_tokens: float | None,
     gpu_count: int,
     always_on: bool,
 ) -> SelfHostedVsApi | None:
     """The GPU price with its share of the overheads against the API, when both are given."""
-    if api_usd_per_million_tokens is None or monthly_tokens is None:
+    if api_price_per_million is None or monthly_tokens is None:
         return None
+    gpu_price = price_per_hour + effective.overhead_usd_per_hour / gpu_count
     return self_hosted_vs_api(
-        price_usd_per_hour + effective.overhead_usd_per_hour / gpu_count,
+        check_positive("price_per_hour + overhead_per_hour / gpu_count", gpu_price),
         useful_tokens_per_second * (1.0 - effective.retry_rate),
-        api_usd_per_million_tokens,
+        check_positive("api_price_per_million", api_price_per_million),
         monthly_tokens,
         gpu_count=gpu_count,
         always_on=always_on,
@@ -123,43 +123,44 @@ def _versus_api(
 
 
 def cost_report(
-    price_usd_per_hour: float,
+    price_per_hour: float,
     tokens_per_second: float,
     accepted_tokens_per_second: float | None = None,
     utilization: float = 1.0,
     retry_rate: float = 0.0,
-    overhead_usd_per_hour: float = 0.0,
-    interruptible_usd_per_hour: float | None = None,
-    reserved_usd_per_hour: float | None = None,
-    api_usd_per_million_tokens: float | None = None,
+    overhead_per_hour: float = 0.0,
+    interruptible_price_per_hour: float | None = None,
+    reserved_price_per_hour: float | None = None,
+    api_price_per_million: float | None = None,
     monthly_tokens: float | None = None,
     *,
     gpu_count: int = 1,
     always_on: bool = True,
-    serverless_usd_per_hour: float | None = None,
+    serverless_price_per_hour: float | None = None,
 ) -> CostReport:
     """Cost per token of one deployment: raw, effective, per accepted token, per tier, vs an API.
 
-    Prices are per GPU and multiplied by `gpu_count`; `overhead_usd_per_hour`,
+    Prices are per GPU and multiplied by `gpu_count`; `overhead_per_hour`,
     `tokens_per_second` and `accepted_tokens_per_second` are the whole deployment's.
-    `price_usd_per_hour` is the on-demand tier. `usd_per_million_accepted_tokens` divides the
+    `price_per_hour` is the on-demand tier. `usd_per_million_accepted_tokens` divides the
     effective hourly cost by the accepted throughput. The API comparison needs both
-    `api_usd_per_million_tokens` and `monthly_tokens`; it adds overheads to the GPU price,
+    `api_price_per_million` and `monthly_tokens`; it adds overheads to the GPU price,
     discounts retried work from the throughput (accepted throughput where given), and takes
     idle time from the volume itself (`always_on`), not from `utilization`. The serverless tier
-    is priced at `serverless_usd_per_hour`, else at the on-demand rate (per-second billing at
+    is priced at `serverless_price_per_hour`, else at the on-demand rate (per-second billing at
     the same rate, as the reference cloud bills it: `serverless_price_basis` says which).
     """
-    price = check_positive("price_usd_per_hour", price_usd_per_hour)
+    price = check_positive("price_per_hour", price_per_hour)
     count = check_gpu_count(gpu_count)
     throughput = check_positive("tokens_per_second", tokens_per_second)
     accepted = _checked_accepted(accepted_tokens_per_second, throughput)
-    _check_api_inputs(api_usd_per_million_tokens, monthly_tokens)
+    _check_api_inputs(api_price_per_million, monthly_tokens)
+    overhead = check_non_negative("overhead_per_hour", overhead_per_hour)
     deployment = price * count
-    effective = effective_cost(deployment, utilization, retry_rate, overhead_usd_per_hour)
+    effective = effective_cost(deployment, utilization, retry_rate, overhead)
     hourly = effective.effective_usd_per_hour
-    serverless = price if serverless_usd_per_hour is None else serverless_usd_per_hour
-    prices = (price, interruptible_usd_per_hour, reserved_usd_per_hour, serverless)
+    serverless = price if serverless_price_per_hour is None else serverless_price_per_hour
+    prices = (price, interruptible_price_per_hour, reserved_price_per_hour, serverless)
     useful = throughput if accepted is None else accepted
     return CostReport(
         price_usd_per_hour=price,
@@ -177,8 +178,8 @@ def cost_report(
             None if accepted is None else per_million(hourly, accepted)
         ),
         tiers=_tiers(throughput, accepted, effective, count, prices),
-        serverless_price_basis="on_demand" if serverless_usd_per_hour is None else "given",
+        serverless_price_basis="on_demand" if serverless_price_per_hour is None else "given",
         versus_api=_versus_api(
-            price, useful, effective, api_usd_per_million_tokens, monthly_tokens, count, always_on
+            price, useful, effective, api_price_per_million, monthly_tokens, count, always_on
         ),
     )

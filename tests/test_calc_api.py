@@ -312,7 +312,7 @@ def test_cli_and_page_refuse_an_integer_above_the_range(
     assert len(errors[field]) < 120
 
 
-# calc cost's inputs out of bounds: both named cost_report's arguments (price_usd_per_hour, …),
+# calc cost's inputs out of bounds: cost_report named them by its arguments (price_usd_per_hour, …),
 # which the page showed apart from the field.
 COST_REFUSALS = [
     ("price_per_hour", {"price_per_hour": "1e308"}, "expected a number > 0 up to 1e+15"),

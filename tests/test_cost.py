@@ -231,10 +231,10 @@ def test_cost_report_keys_and_json() -> None:
         accepted_tokens_per_second=2500,
         utilization=0.8,
         retry_rate=0.05,
-        overhead_usd_per_hour=0.05,
-        interruptible_usd_per_hour=0.240,
-        reserved_usd_per_hour=0.31,
-        api_usd_per_million_tokens=0.2,
+        overhead_per_hour=0.05,
+        interruptible_price_per_hour=0.240,
+        reserved_price_per_hour=0.31,
+        api_price_per_million=0.2,
         monthly_tokens=2e9,
     ).as_dict()
     for key in (
@@ -270,7 +270,7 @@ def test_cost_report_defaults_give_nulls_and_raw_equals_effective() -> None:
 
 
 def test_cost_report_gpu_count_prices_the_deployment() -> None:
-    report = cost_report(2.0, 3000, gpu_count=2, reserved_usd_per_hour=1.0)
+    report = cost_report(2.0, 3000, gpu_count=2, reserved_price_per_hour=1.0)
     assert report.deployment_usd_per_hour == pytest.approx(4.0)
     assert report.usd_per_million_tokens == pytest.approx(usd_per_million_tokens(4.0, 3000))
     assert report.tiers.reserved is not None
@@ -283,8 +283,8 @@ def test_cost_report_versus_api_uses_useful_accepted_throughput() -> None:
         2000,
         accepted_tokens_per_second=1000,
         retry_rate=0.5,
-        overhead_usd_per_hour=1.0,
-        api_usd_per_million_tokens=1.0,
+        overhead_per_hour=1.0,
+        api_price_per_million=1.0,
         monthly_tokens=1e9,
         always_on=False,
     )
@@ -404,23 +404,27 @@ POSITIVE_INPUTS: list[tuple[str, Callable[[Any], object], bool]] = [
     ("a_accepted_tokens_per_second", lambda v: compare_candidates(1, v, 1, 1), False),
     ("b_usd_per_hour", lambda v: compare_candidates(1, 1, v, 1), False),
     ("b_accepted_tokens_per_second", lambda v: compare_candidates(1, 1, 1, v), False),
-    ("price_usd_per_hour", lambda v: cost_report(v, 100), False),
+    ("price_per_hour", lambda v: cost_report(v, 100), False),
     ("tokens_per_second", lambda v: cost_report(1.0, v), False),
     ("accepted_tokens_per_second", lambda v: cost_report(1.0, 100, v), True),
     (
-        "interruptible_usd_per_hour",
-        lambda v: cost_report(1, 100, interruptible_usd_per_hour=v),
+        "interruptible_price_per_hour",
+        lambda v: cost_report(1, 100, interruptible_price_per_hour=v),
         True,
     ),
-    ("reserved_usd_per_hour", lambda v: cost_report(1.0, 100, reserved_usd_per_hour=v), True),
     (
-        "api_usd_per_million_tokens",
-        lambda v: cost_report(1.0, 100, api_usd_per_million_tokens=v, monthly_tokens=1e9),
+        "reserved_price_per_hour",
+        lambda v: cost_report(1.0, 100, reserved_price_per_hour=v),
+        True,
+    ),
+    (
+        "api_price_per_million",
+        lambda v: cost_report(1.0, 100, api_price_per_million=v, monthly_tokens=1e9),
         False,
     ),
     (
         "monthly_tokens",
-        lambda v: cost_report(1.0, 100, api_usd_per_million_tokens=1.0, monthly_tokens=v),
+        lambda v: cost_report(1.0, 100, api_price_per_million=1.0, monthly_tokens=v),
         False,
     ),
 ]
@@ -468,7 +472,9 @@ def test_retry_rate_outside_zero_one_raises(value: object) -> None:
 def test_overhead_negative_or_not_a_number_raises(value: object) -> None:
     field = "overhead_usd_per_hour"
     _expect_input_error(field, value, lambda v: effective_cost(1.0, overhead_usd_per_hour=v))
-    _expect_input_error(field, value, lambda v: cost_report(1.0, 100, overhead_usd_per_hour=v))
+    _expect_input_error(
+        "overhead_per_hour", value, lambda v: cost_report(1.0, 100, overhead_per_hour=v)
+    )
 
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, 2.0, True, "2", None])
@@ -477,6 +483,13 @@ def test_gpu_count_not_a_positive_integer_raises(value: object) -> None:
     _expect_input_error(
         "gpu_count", value, lambda v: self_hosted_vs_api(1, 100, 1, 1e9, gpu_count=v)
     )
+
+
+def test_cost_report_names_its_inputs_in_the_api_comparison() -> None:
+    # The GPU price with its share of the overheads is compared with the API: a sum of two
+    # inputs within bounds may pass the bound, and the message says which inputs made it.
+    with pytest.raises(InputError, match=r"^price_per_hour \+ overhead_per_hour / gpu_count: "):
+        cost_report(1e15, 100, overhead_per_hour=1e15, api_price_per_million=1, monthly_tokens=1)
 
 
 @pytest.mark.parametrize("value", [-0.1, 1, 1.5, math.nan])
@@ -503,8 +516,8 @@ def test_cost_report_accepted_above_total_throughput_raises() -> None:
 @pytest.mark.parametrize(
     ("given_field", "missing_field"),
     [
-        ("api_usd_per_million_tokens", "monthly_tokens"),
-        ("monthly_tokens", "api_usd_per_million_tokens"),
+        ("api_price_per_million", "monthly_tokens"),
+        ("monthly_tokens", "api_price_per_million"),
     ],
 )
 def test_cost_report_api_comparison_needs_both_inputs(given_field: str, missing_field: str) -> None:
@@ -548,7 +561,7 @@ def test_cost_report_serverless_defaults_to_the_on_demand_rate() -> None:
     assert report.tiers.serverless.price_usd_per_hour == pytest.approx(4.0)
     assert report.tiers.serverless.billed_usd_per_wall_hour == pytest.approx(2.0)
     assert report.tiers.serverless_break_even_utilization == pytest.approx(1.0)
-    given = cost_report(2.0, 1000.0, serverless_usd_per_hour=5.0)
+    given = cost_report(2.0, 1000.0, serverless_price_per_hour=5.0)
     assert given.serverless_price_basis == "given"
     assert given.tiers.serverless is not None
     assert given.tiers.serverless.price_usd_per_hour == 5.0
