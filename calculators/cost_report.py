@@ -174,9 +174,7 @@ def cost_report(
         effective_usd_per_hour=hourly,
         effective_usd_per_million_tokens=per_million(hourly, throughput),
         effective_tokens_per_dollar=throughput * SECONDS_PER_HOUR / hourly,
-        usd_per_million_accepted_tokens=(
-            None if accepted is None else per_million(hourly, accepted)
-        ),
+        usd_per_million_accepted_tokens=None if accepted is None else per_million(hourly, accepted),
         tiers=_tiers(throughput, accepted, effective, count, prices),
         serverless_price_basis="on_demand" if serverless_price_per_hour is None else "given",
         versus_api=_versus_api(
