@@ -49,7 +49,6 @@ from infermeter.bench.importers.common import (
     ImportFacts,
     ImportFormat,
     Measured,
-    MissingFactError,
     ResultImportError,
     count,
     goodput_matches_slo,
@@ -272,22 +271,34 @@ def _served_model(config: dict[str, Any], where: str) -> Any:
 
 
 def _moment(export: dict[str, Any], key: str, where: str, timezone: str | None) -> dt.datetime:
+    """The export's time `key`; one without an offset is in `timezone` (UTC while --timezone is
+    not given: `_local_time_why` has the import refuse it then, with every other missing flag)."""
+    moment = _stamp(export, key, where)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC if timezone is None else timezone_of(timezone))
+    return moment
+
+
+def _stamp(export: dict[str, Any], key: str, where: str) -> dt.datetime:
     stamp = export.get(key)
     try:
-        moment = dt.datetime.fromisoformat(str(stamp))
+        return dt.datetime.fromisoformat(str(stamp))
     except ValueError:
         raise ResultImportError(
             f"{where}: {key}: expected an ISO 8601 time, got {stamp!r}"
         ) from None
-    if moment.tzinfo is None:
-        if timezone is None:
-            raise MissingFactError(
-                f"missing; {where}: {key} is the benchmark host's local time (AIPerf writes it "
-                "without an offset)",
-                "--timezone",
-            )
-        moment = moment.replace(tzinfo=timezone_of(timezone))
-    return moment
+
+
+def _local_time_why(exports: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
+    """Why --timezone is needed: the first start or end time written without an offset."""
+    for where, export in exports:
+        for key in ("start_time", "end_time"):
+            if _stamp(export, key, where).tzinfo is None:
+                return (
+                    f"{where}: {key} is the benchmark host's local time (AIPerf writes it "
+                    "without an offset)"
+                )
+    return None
 
 
 def _failed(export: dict[str, Any], where: str) -> int | None:
@@ -514,6 +525,9 @@ def measure_aiperf(files: Sequence[Path], facts: ImportFacts) -> Measured:
         api=_API.get(str(api)),
         tool_version=versions if isinstance(versions, str) else None,
     )
+    why = _local_time_why(exports)
+    if why is not None and facts.timezone is None:
+        measured = dataclasses.replace(measured, needs={"timezone": why})
     run_infos = [mapping(export, "run_info", where) or {} for where, export in exports]
     artifacts = [mapping(config, "artifacts", where) or {} for where, config in configs]
     commands = [

@@ -413,6 +413,8 @@ class Measured:
     # The --slo-* limits the files state themselves (AIPerf's goodput limits), by ImportFacts
     # field, already checked against the flags.
     slo: dict[str, float | None] = field(default_factory=dict)
+    # Flags the file itself makes necessary (AIPerf's local times: --timezone), with why.
+    needs: dict[str, str] = field(default_factory=dict)
 
 
 def _workload(facts: ImportFacts, measured: Measured) -> Workload:
@@ -511,6 +513,7 @@ def _needed(facts: ImportFacts, measured: Measured, command_why: str) -> dict[st
     needed["submitter"] = None
     if measured.tool_version is None:
         needed["tool_version"] = _tool_version_why(measured)
+    needed.update(measured.needs)
     return needed
 
 

@@ -374,6 +374,19 @@ def test_aiperf_local_times_need_the_timezone(tmp_path: Path) -> None:
     assert result.source.started_at.isoformat() == "2026-01-01T12:00:00.120000+00:00"
 
 
+def test_cli_aiperf_local_times_named_with_every_other_missing_flag(tmp_path: Path) -> None:
+    # --timezone was refused alone while the file was read; the other flags took a second try.
+    outcome = CliRunner().invoke(
+        main, ["bench", "import", str(AIPERF), "--gpu", "h100-sxm", "--output", str(tmp_path)]
+    )
+    assert outcome.exit_code == 1
+    assert outcome.output == (
+        "Error: --gpu-count: missing; how many GPUs served the model (and --model-id, "
+        "--engine-version, --input-len, --output-len, --submitter, --timezone: missing too)\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
 def test_aiperf_goodput_needs_and_uses_the_slo(tmp_path: Path) -> None:
     export = _json(AIPERF)
     export["good_request_count"] = {"unit": "requests", "avg": 601.0}
