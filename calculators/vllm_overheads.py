@@ -95,6 +95,11 @@ CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
 # 51. Graph memory is taken to grow with the number of graphs: the constants above were set from
 # fit logs that captured CUDA_GRAPH_REFERENCE_COUNT graphs (0.10 on an A100 at its 256-sequence
 # default: 67 PIECEWISE; 0.19 on an H100 at 1024 sequences: 51 + 51), so those plans are unchanged.
+# No size above max_num_batched_tokens is captured (vllm/config/vllm.py
+# `VllmConfig._set_cudagraph_sizes`): from 0.11.1 the largest size is
+# min(max_num_batched_tokens, max_cudagraph_capture_size) and a given capture list loses its larger
+# sizes; 0.8.5-0.11.0 dropped them from the default list, and a compilation-config list above it
+# failed the model runner's `_dummy_run` assertion at capture (the plan counts it as 0.11.1 does).
 CUDA_GRAPH_MAX_CAPTURE_SIZE = 512
 CUDA_GRAPH_STEP_16_SINCE = (0, 15)
 CUDA_GRAPH_REFERENCE_COUNT = 67
@@ -330,21 +335,26 @@ def captured_cuda_graphs(
     capture_sizes: tuple[int, ...] | None = None,
     max_capture_size: int | None = None,
     mode: str | None = None,
+    *,
+    max_num_batched_tokens: int,
 ) -> int:
     """How many CUDA graphs vLLM captures for `max_num_seqs`: its default pattern (see the sizes
     above) up to `max_capture_size` (default min(2 x max_num_seqs, 512)), or the `capture_sizes`
-    given (--compilation-config / --cuda-graph-sizes). Per size, `mode` (vLLM's cudagraph_mode;
-    default PIECEWISE before 0.11, FULL_AND_PIECEWISE from 0.11) captures a PIECEWISE graph
-    (PIECEWISE, FULL_AND_PIECEWISE), a FULL graph (FULL), and for sizes up to max_num_seqs a
-    FULL decode graph (FULL_DECODE_ONLY, FULL_AND_PIECEWISE); NONE captures none."""
+    given (--compilation-config / --cuda-graph-sizes), none above `max_num_batched_tokens`. Per
+    size, `mode` (vLLM's cudagraph_mode; default PIECEWISE before 0.11, FULL_AND_PIECEWISE from
+    0.11) captures a PIECEWISE graph (PIECEWISE, FULL_AND_PIECEWISE), a FULL graph (FULL), and
+    for sizes up to max_num_seqs a FULL decode graph (FULL_DECODE_ONLY, FULL_AND_PIECEWISE);
+    NONE captures none."""
     if capture_sizes is None:
         largest = max_capture_size or min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
+        largest = min(largest, max_num_batched_tokens)
         step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
         sizes = _default_sizes_up_to(largest, step)
         decode = _default_sizes_up_to(min(largest, max_num_seqs), step)
     else:
-        sizes = len(capture_sizes)
-        decode = sum(1 for size in capture_sizes if size <= max_num_seqs)
+        kept = [size for size in capture_sizes if size <= max_num_batched_tokens]
+        sizes = len(kept)
+        decode = sum(1 for size in kept if size <= max_num_seqs)
     if mode is None:
         mode = "FULL_AND_PIECEWISE" if version >= CUDA_GRAPH_FULL_SINCE else "PIECEWISE"
     every_size = sizes if mode in ("PIECEWISE", "FULL", "FULL_AND_PIECEWISE") else 0
@@ -367,13 +377,22 @@ def cuda_graph_bytes(
     capture_sizes: tuple[int, ...] | None = None,
     max_capture_size: int | None = None,
     mode: str | None = None,
+    *,
+    max_num_batched_tokens: int,
 ) -> int:
     """Rough size of the CUDA graphs vLLM captures on one rank (none with --enforce-eager): a base
     and a per-layer size, scaled by how many graphs vLLM captures (`captured_cuda_graphs`)."""
     if enforce_eager:
         return 0
     layers = math.ceil(arch.num_layers / pp)
-    graphs = captured_cuda_graphs(version, max_num_seqs, capture_sizes, max_capture_size, mode)
+    graphs = captured_cuda_graphs(
+        version,
+        max_num_seqs,
+        capture_sizes,
+        max_capture_size,
+        mode,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
     if version >= CUDA_GRAPH_FULL_SINCE:
         size = CUDA_GRAPH_FULL_BASE_BYTES + CUDA_GRAPH_FULL_PER_LAYER_BYTES * layers
         return size * graphs // CUDA_GRAPH_FULL_REFERENCE_COUNT

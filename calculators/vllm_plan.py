@@ -382,6 +382,7 @@ def _budget(startup: _Startup) -> _Budget:
             settings.cudagraph_capture_sizes,
             settings.max_cudagraph_capture_size,
             settings.cudagraph_mode,
+            max_num_batched_tokens=batched,
         ),
         cuda_graph_in_budget=overheads.cuda_graphs_in_budget(settings, version),
     )

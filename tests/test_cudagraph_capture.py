@@ -1,6 +1,8 @@
 """Tests of calculators.cudagraph_capture: vLLM's --max-cudagraph-capture-size, --cuda-graph-sizes
 and -O / --compilation-config capture settings, and how many graphs the plan counts with them."""
 
+from typing import Any
+
 import pytest
 from catalog_gpus import traits
 from cli_helpers import json_output
@@ -16,15 +18,20 @@ from infermeter.registry.catalog import load_models
 LLAMA = parse_config(load_models()["llama-3.1-8b-instruct"].config)
 
 
+def captured(version: tuple[int, int], max_num_seqs: int, **capture: Any) -> int:
+    """The graphs counted at a max_num_batched_tokens (8192) above every size these tests give."""
+    return captured_cuda_graphs(version, max_num_seqs, **capture, max_num_batched_tokens=8192)
+
+
 def test_a_largest_capture_size_cuts_the_default_pattern() -> None:
     # akamaslabs' study 10 on vLLM 0.29: --max-num-seqs 256 --max-cudagraph-capture-size 256:
     # 1, 2, 4 and every 8 to 256 (35 sizes), each also a FULL decode graph; the default captures
     # up to 512 (51 PIECEWISE).
-    assert captured_cuda_graphs((0, 29), 256, max_capture_size=256) == 35 + 35
-    assert captured_cuda_graphs((0, 29), 256) == 51 + 35
+    assert captured((0, 29), 256, max_capture_size=256) == 35 + 35
+    assert captured((0, 29), 256) == 51 + 35
     # Past 512 the pattern goes on every 16 sizes.
-    assert captured_cuda_graphs((0, 19), 1024, max_capture_size=1024) == 2 * (51 + 32)
-    assert captured_cuda_graphs((0, 10), 256, max_capture_size=16) == 5  # 1 2 4 8 16, no FULL
+    assert captured((0, 19), 1024, max_capture_size=1024) == 2 * (51 + 32)
+    assert captured((0, 10), 256, max_capture_size=16) == 5  # 1 2 4 8 16, no FULL
 
 
 @pytest.mark.parametrize(
@@ -39,13 +46,13 @@ def test_a_largest_capture_size_cuts_the_default_pattern() -> None:
     ],
 )
 def test_the_cudagraph_mode_sets_which_graphs_each_size_gets(mode: str | None, graphs: int) -> None:
-    assert captured_cuda_graphs((0, 11), 128, mode=mode) == graphs
+    assert captured((0, 11), 128, mode=mode) == graphs
 
 
 def test_a_capture_list_is_taken_as_it_is() -> None:
     # V0 0.8.3's engine line in vllm#14447: "cudagraph_capture_sizes":[8,4,2,1]
-    assert captured_cuda_graphs((0, 8), 256, capture_sizes=(1, 2, 4, 8)) == 4
-    assert captured_cuda_graphs((0, 21), 4, capture_sizes=(1, 2, 4, 8)) == 4 + 3
+    assert captured((0, 8), 256, capture_sizes=(1, 2, 4, 8)) == 4
+    assert captured((0, 21), 4, capture_sizes=(1, 2, 4, 8)) == 4 + 3
 
 
 @pytest.mark.parametrize(
@@ -124,3 +131,25 @@ def test_calc_vram_reads_vllms_capture_options() -> None:
     graphs = listed["vllm_plan"]["cuda_graph_bytes"]
     assert graphs / default["cuda_graph_bytes"] == pytest.approx(8 / 86, rel=1e-6)
     assert "compilation_config keys the plan does not read: level" in listed["vllm_plan"]["notes"]
+
+
+def test_no_size_above_max_num_batched_tokens_is_captured() -> None:
+    # vllm/config/vllm.py VllmConfig._set_cudagraph_sizes (0.11.1 on): the largest size is
+    # min(max_num_batched_tokens, max_cudagraph_capture_size); a given list loses larger sizes.
+    batched = {"max_num_batched_tokens": 256}
+    assert captured_cuda_graphs((0, 29), 256, None, 10**8, **batched) == 35 + 35
+    assert captured_cuda_graphs((0, 29), 256, None, None, **batched) == 35 + 35
+    assert captured_cuda_graphs((0, 29), 4, (1, 2, 4, 8, 4096), **batched) == 4 + 3
+
+
+def test_calc_vram_clamps_a_capture_size_above_max_num_batched_tokens() -> None:
+    # The hostile trial: a capture size of 10^8 at 2048 batched tokens planned 56,488 GiB of
+    # graphs; vLLM captures up to 2048, as if the capture size were 2048.
+    args = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+            "--vllm-version", "0.29", "--max-num-batched-tokens", "2048")  # fmt: skip
+    huge = json_output(*args, "--max-cudagraph-capture-size", "100000000")["vllm_plan"]
+    clamped = json_output(*args, "--max-cudagraph-capture-size", "2048")["vllm_plan"]
+    assert huge["cuda_graph_bytes"] == clamped["cuda_graph_bytes"] < 10 * GIB
+    listed = json_output(*args, "--cuda-graph-sizes", "1 2 4 8 100000000")["vllm_plan"]
+    few = json_output(*args, "--cuda-graph-sizes", "1 2 4 8")["vllm_plan"]
+    assert listed["cuda_graph_bytes"] == few["cuda_graph_bytes"]
