@@ -121,14 +121,12 @@ def read_field(field: Field, raw: str) -> Any:
 
 
 def check_release(field: Field, text: str) -> str:
-    """A vLLM release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9)."""
+    """A vLLM release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9) that the
+    plan models (`vllm_settings.parse_version`)."""
     try:
         parse_version(text)
-    except InputError:
-        raise FieldError(
-            field.name,
-            f"{field.name}: expected a vLLM release such as 0.11 or 0.10.1.1, got {text[:40]!r}",
-        ) from None
+    except InputError as error:
+        raise FieldError(field.name, f"{field.name}: {str(error).split(': ', 1)[-1]}") from None
     return text
 
 

@@ -20,7 +20,7 @@ from infermeter.calculators.perf_inputs import (
 )
 from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
-from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, modelled_releases
 
 MODEL = replace(
     MODEL_ID, help="Catalog model id (the command line also takes a path to a config.json)."
@@ -76,7 +76,7 @@ ENGINE = (
         "vLLM version",
         "release",
         DEFAULT_VLLM_VERSION,
-        help="Model the plan of this vLLM release.",
+        help=f"Model the plan of this vLLM release ({modelled_releases()}).",
     ),
     replace(DATA_PARALLEL, help="Replicas: multiply the GPUs and the deployment's concurrency."),
     Field(

@@ -28,6 +28,11 @@ BLOCK_SIZE = 16
 BLOCK_SIZE_64_SINCE = (0, 34)
 RELEASE_BLOCK_SIZE_FROM_0_34 = 64
 DEFAULT_VLLM_VERSION = "0.19"
+# The releases the plan reads: from 0.7 (the oldest release fact it holds, calculators.mla_copies;
+# the held-out V0 logs are planned as 0.7) to 0.34, the newest release whose sources it was read
+# against. A release outside is refused rather than planned as its nearest one.
+OLDEST_VLLM_VERSION = (0, 7)
+NEWEST_VLLM_VERSION = (0, 34)
 # GlmMoeDsaForCausalLM's verify_and_update_config (vllm/model_executor/models/config.py of the
 # PyPI sdists 0.32.0-0.34.0; 0.29.0-0.31.0 set only the DCP defaults) turns --kv-cache-dtype
 # auto into fp8_e4m3 on CUDA devices of compute capability 10.x (is_device_capability_family(100):
@@ -115,11 +120,27 @@ def release_kv_cache_dtype(arch: ModelArch, settings: VllmSettings) -> str | Non
 
 
 def parse_version(text: str) -> tuple[int, int]:
-    """'0.10.1.1' → (0, 10). Development builds count as the release they precede."""
+    """'0.10.1.1' → (0, 10). Development builds count as the release they precede. A release
+    the plan does not read (before OLDEST_VLLM_VERSION, after NEWEST_VLLM_VERSION) is refused."""
     match = _VERSION.fullmatch(text.strip())
     if match is None:
-        raise InputError(f"vllm_version: expected a version such as 0.11, got {text[:40]!r}")
-    return int(match.group(1)), int(match.group(2))
+        raise InputError(
+            f"vllm_version: expected a vLLM release such as 0.11 or 0.10.1.1, got {text[:40]!r}"
+        )
+    version = int(match.group(1)), int(match.group(2))
+    if not OLDEST_VLLM_VERSION <= version <= NEWEST_VLLM_VERSION:
+        raise InputError(
+            f"vllm_version: the plan models vLLM {modelled_releases()}, got {text.strip()[:40]!r}"
+        )
+    return version
+
+
+def modelled_releases() -> str:
+    """The releases the plan models, as the help and the refusal say them: '0.7 to 0.34'."""
+    oldest, newest = (
+        f"{major}.{minor}" for major, minor in (OLDEST_VLLM_VERSION, NEWEST_VLLM_VERSION)
+    )
+    return f"{oldest} to {newest}"
 
 
 def default_max_model_len(arch: ModelArch) -> int:

@@ -532,3 +532,21 @@ def test_cli_and_page_take_vllm_use_v2_model_runner() -> None:
         "vram", {**query, "vllm_version": "0.34", "use_v2_model_runner": "0"}, CATALOG
     )["errors"]
     assert list(errors) == ["use_v2_model_runner"], errors
+
+
+@pytest.mark.parametrize("kind", ["vram", "fit"])
+@pytest.mark.parametrize("version", ["0.0", "0.6.6", "0.35", "99.0"])
+def test_cli_and_page_refuse_a_vllm_release_the_plan_does_not_model(
+    kind: str, version: str
+) -> None:
+    # The hostile trial: --vllm-version 0.0 and 99.0 were planned, as 0.34's code or 0.7's, with
+    # no word. The plan reads releases 0.7 (its oldest release fact) to 0.34 (vllm_settings).
+    words = f"the plan models vLLM 0.7 to 0.34, got '{version}'"
+    cli = invoke("calc", kind, "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+                 "--vllm-version", version)  # fmt: skip
+    assert cli.exit_code == 2, cli.output
+    assert cli.stderr.strip() == f"Error: Invalid value for '--vllm-version': {words}"
+    query = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "vllm_version": version}
+    assert calc_compute.compute(kind, query, CATALOG) == {"errors": {"vllm_version": (
+        f"vllm_version: {words}")}}  # fmt: skip
+    assert "payload" in calc_compute.compute(kind, {**query, "vllm_version": "0.34.1"}, CATALOG)
