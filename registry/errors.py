@@ -110,7 +110,11 @@ class InvalidFileError(RegistryError):
         """
         return cls(
             [
-                Problem(file, json_path(error_detail["loc"], data), error_detail["msg"])
+                Problem(
+                    file,
+                    json_path(error_detail["loc"], data),
+                    error_detail["msg"].removeprefix("Value error, "),
+                )
                 for error_detail in error.errors(include_url=False)
             ]
         )

@@ -25,6 +25,7 @@ from infermeter.bench.importers.common import (
     ResultImportError,
     parse_length,
     read_json_values,
+    refused,
 )
 from infermeter.bench.importers.guidellm import GUIDELLM_FORMAT
 from infermeter.bench.importers.vllm import VLLM_FORMAT, VLLM_TOOL, read_vllm_objects
@@ -102,10 +103,7 @@ def import_result(config: ImportConfig) -> tuple[Result, Path]:
         first = problems[0]
         where = f"{first.path}: " if first.path else ""
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ResultImportError(
-            f"{files}: registry validate would reject the result, so it is not written: "
-            f"{where}{first.message}{more}"
-        )
+        raise ResultImportError(refused(config.files, f"{where}{first.message}{more}"))
     output = config.output or Path(result_path(result).name)
     try:
         if output.is_dir():  # which raises for a name too long

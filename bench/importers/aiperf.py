@@ -324,6 +324,8 @@ def _point(
     completed = _whole(export, "request_count", ("requests",), where)
     failed = _failed(export, where)
     duration = _scalar(export, "benchmark_duration", tuple(_MS_PER_UNIT), where)
+    if duration == 0:
+        raise ResultImportError(f"{where}: benchmark_duration: expected a number > 0, got 0")
     if duration is not None:
         duration = scaled(duration, _MS_PER_UNIT[export["benchmark_duration"]["unit"]] / 1000.0)
     tokens = unchecked(

@@ -287,7 +287,7 @@ class ImportFormat:
 
     def import_files(self, files: Sequence[Path], facts: ImportFacts) -> Result:
         """One registry result of what `files` measured and the `facts` the flags state."""
-        return assemble(facts, self.measure(files, facts), self.command_why)
+        return assemble(facts, self.measure(files, facts), self.command_why, files)
 
     def read(self, path: Path) -> list[Any]:
         """The JSON values in `path`, when they are this format's; ResultImportError otherwise."""
@@ -298,13 +298,24 @@ class ImportFormat:
 
 
 def number(data: dict[str, Any], key: str, where: str) -> float | None:
-    """`data[key]` as a finite number; None when absent or null."""
+    """`data[key]` as a finite number >= 0 (no figure a benchmark writes is negative); None when
+    absent or null."""
     value = data.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ResultImportError(f"{where}: {key}: expected a number, got {value!r}")
+    if value < 0:
+        raise ResultImportError(f"{where}: {key}: expected a number >= 0, got {value!r}")
     return float(value)
+
+
+def positive(data: dict[str, Any], key: str, where: str) -> float | None:
+    """`data[key]` as a finite number > 0 (a duration, a rate); None when absent or null."""
+    value = number(data, key, where)
+    if value == 0:
+        raise ResultImportError(f"{where}: {key}: expected a number > 0, got {data[key]!r}")
+    return value
 
 
 def count(data: dict[str, Any], key: str, where: str) -> int | None:
@@ -448,10 +459,12 @@ def _workload(facts: ImportFacts, measured: Measured) -> Workload:
     )
 
 
-def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result:
-    """The validated registry result (with its content id) of `measured` and `facts`, made by
-    the one builder of results (`registry.builder`). Without SLO limits every completed request
-    is accepted."""
+def assemble(
+    facts: ImportFacts, measured: Measured, command_why: str, files: Sequence[Path]
+) -> Result:
+    """The validated registry result (with its content id) of what `files` `measured` and
+    `facts`, made by the one builder of results (`registry.builder`). Without SLO limits every
+    completed request is accepted."""
     facts = facts.model_copy(update=measured.slo)
     points = measured.points if facts.slo_given else [_all_accepted(p) for p in measured.points]
     require_given(facts, _needed(facts, measured, command_why))
@@ -490,7 +503,13 @@ def assemble(facts: ImportFacts, measured: Measured, command_why: str) -> Result
             file="imported result",
         )
     except ResultBuildError as error:
-        raise ResultImportError(f"imported result: {error.first_line()}") from None
+        raise ResultImportError(refused(files, error.first_line())) from None
+
+
+def refused(files: Sequence[Path], problem: str) -> str:
+    """Why the result of `files` is not written: the first problem the registry finds in it."""
+    names = ", ".join(map(str, files))
+    return f"{names}: registry validate would reject the result, so it is not written: {problem}"
 
 
 def lengths_needed(facts: ImportFacts, replayed_trace: bool) -> dict[str, str | None]:

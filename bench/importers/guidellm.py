@@ -51,6 +51,7 @@ from infermeter.bench.importers.common import (
     count,
     mapping,
     number,
+    positive,
     request_counts,
     same,
     scaled,
@@ -217,7 +218,7 @@ def _point(benchmark: dict[str, Any], where: str, trace: ImportedReplay | None =
             )
         )
     where_metrics = f"{where}.metrics"
-    duration = number(benchmark, "duration", where)
+    duration = positive(benchmark, "duration", where)
     tokens = unchecked(
         TokenCounts,
         input=_whole(_stat(metrics, "prompt_token_count", "total_sum", where_metrics)),

@@ -21,6 +21,7 @@ from infermeter.bench.importers.common import (
     goodput_matches_slo,
     lengths_needed,
     number,
+    positive,
     request_counts,
     require_given,
     required,
@@ -66,6 +67,8 @@ def _load(run: dict[str, Any], where: str) -> Load:
     if run.get("ramp_up_strategy") is not None:
         raise ResultImportError(f"{where}: a ramp-up run has no steady load point to import")
     concurrency = count(run, "max_concurrency", where)
+    if concurrency == 0:
+        raise ResultImportError(f"{where}: max_concurrency: expected a whole number >= 1, got 0")
     rate = run.get("request_rate")
     if rate in ("inf", None):
         if concurrency is None:
@@ -76,7 +79,7 @@ def _load(run: dict[str, Any], where: str) -> Load:
                 )
             return unchecked(Load, arrival="offline")
         return unchecked(Load, arrival="closed", concurrency=concurrency)
-    request_rate = number(run, "request_rate", where)
+    request_rate = positive(run, "request_rate", where)
     burstiness = number(run, "burstiness", where)
     load: dict[str, Any] = {"arrival": "poisson", "request_rate": request_rate}
     if burstiness is not None and burstiness != 1.0:
@@ -123,7 +126,7 @@ def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int |
 
 def _point(run: dict[str, Any], where: str, slo_given: bool) -> LoadPoint:
     load = _load(run, where)
-    duration = number(run, "duration", where)
+    duration = positive(run, "duration", where)
     completed = count(run, "completed", where)
     detailed_failed, tpot_n, itl_n = _detailed_counts(run)
     failed = count(run, "failed", where)
@@ -170,7 +173,7 @@ def _point(run: dict[str, Any], where: str, slo_given: bool) -> LoadPoint:
 def _window(runs: Sequence[tuple[str, dict[str, Any]]], zone: dt.tzinfo) -> tuple[str, str]:
     starts, ends = [], []
     for where, run in runs:
-        stamp, duration = run.get("date"), number(run, "duration", where)
+        stamp, duration = run.get("date"), positive(run, "duration", where)
         try:
             end = dt.datetime.strptime(str(stamp), "%Y%m%d-%H%M%S").replace(tzinfo=zone)
         except ValueError:
