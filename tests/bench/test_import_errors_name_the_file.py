@@ -27,13 +27,14 @@ def _set(data: Any, path: tuple[Any, ...], value: float) -> None:
     data[path[-1]] = value
 
 
+VLLM = "vllm-serve-concurrency16.json"
 CASES = [
-    ("vllm-serve-concurrency16.json", ("duration",), 0, "duration: expected a number > 0, got 0"),
-    ("vllm-serve-concurrency16.json", ("duration",), -5, "duration: expected a number >= 0"),
-    ("vllm-serve-concurrency16.json", ("mean_ttft_ms",), -5, "mean_ttft_ms: expected a number >= 0"),
-    ("vllm-serve-concurrency16.json", ("max_concurrency",), 0,
+    (VLLM, ("duration",), 0, "duration: expected a number > 0, got 0"),
+    (VLLM, ("duration",), -5, "duration: expected a number >= 0"),
+    (VLLM, ("mean_ttft_ms",), -5, "mean_ttft_ms: expected a number >= 0"),
+    (VLLM, ("max_concurrency",), 0,
      "max_concurrency: expected a whole number >= 1, got 0"),
-    ("vllm-serve-concurrency16.json", ("p99_itl_ms",), 0,
+    (VLLM, ("p99_itl_ms",), 0,
      REJECTED + "points[0].itl_ms: p95 (30.13277) is above p99 (0.0)"),
     ("aiperf-concurrency32.json", ("benchmark_duration", "avg"), 0,
      "benchmark_duration: expected a number > 0, got 0"),
