@@ -92,16 +92,30 @@ class Field:
         return self.flag or f"--{self.name.replace('_', '-')}"
 
 
+def field_text(raw: str) -> str:
+    """An input's text as both skins read it: the spaces around it (a pasted value, a quoted
+    option) are not part of it."""
+    return raw.strip()
+
+
+def split_ids(text: str) -> tuple[str, ...]:
+    """Several catalog ids in one text, as both skins read them: separated by commas (the page's
+    one input; the command line also repeats its option), each as `field_text` reads it."""
+    return tuple(field_text(part) for part in text.split(",") if field_text(part))
+
+
 def parse_field(field: Field, raw: str) -> Any:
     """The field's value from its text, or None when empty and optional."""
-    text = raw.strip()
+    text = field_text(raw)
     if field.kind == "bool":
         return text.lower() in ("1", "true", "on", "yes")
     if not text:
         if field.page_required:
             raise FieldError(field.name, f"{field.name}: required")
         return None
-    if field.kind in ("text", "id", "json", "ids"):
+    if field.kind == "ids":
+        return split_ids(text) or None
+    if field.kind in ("text", "id", "json"):
         return text
     if field.kind == "release":
         return check_release(field, text)
@@ -117,7 +131,7 @@ def parse_field(field: Field, raw: str) -> Any:
 
 def read_field(field: Field, raw: str) -> Any:
     """The field's value from its text, its default where the text is blank."""
-    return parse_field(field, raw.strip() or field.default)
+    return parse_field(field, field_text(raw) or field.default)
 
 
 def check_release(field: Field, text: str) -> str:

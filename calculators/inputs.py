@@ -266,7 +266,7 @@ FIT = (
         "gpu",
         "Only these GPUs",
         "ids",
-        help="Catalog GPU ids (comma-separated on the page, repeated on the command line); "
+        help="Catalog GPU ids, comma-separated (the command line also repeats the option); "
         "default: all.",
     ),
     replace(_TIER, label="Price tier", help="For ranking."),

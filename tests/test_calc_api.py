@@ -550,3 +550,54 @@ def test_cli_and_page_refuse_a_vllm_release_the_plan_does_not_model(
     assert calc_compute.compute(kind, query, CATALOG) == {"errors": {"vllm_version": (
         f"vllm_version: {words}")}}  # fmt: skip
     assert "payload" in calc_compute.compute(kind, {**query, "vllm_version": "0.34.1"}, CATALOG)
+
+
+# The hostile trial: the pages read every input without the spaces around it (a pasted value),
+# where the command line refused ' llama-3.1-8b-instruct' as an unknown id and ' fp8' as no
+# choice. Both skins now read a field's text by one rule (calculators.fields.field_text).
+PADDED = [
+    ("vram", "model", " llama-3.1-8b-instruct "),
+    ("vram", "gpu", "h100-sxm "),
+    ("vram", "quantization", " fp8"),
+    ("vram", "kv_cache_dtype", "fp8 "),
+    ("vram", "vllm_version", " 0.29 "),
+    ("vram", "cuda_graph_sizes", " 1 2 4 "),
+    ("vram", "compilation_config", ' {"cudagraph_capture_sizes": [1, 2]} '),
+    ("fit", "gpu", " l4, a100-80gb-sxm "),
+    ("fit", "rank_by", "price-per-gb "),
+    ("perf", "dataset", " mlperf-llama2-70b"),
+]
+PLAIN = {
+    "vram": {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm"},
+    "fit": {"model": "qwen2.5-7b-instruct", "context": "8192", "gpu": "l4,a100-80gb-sxm"},
+    "perf": {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "1000",
+             "output_len": "200", "concurrency": "8"},
+}  # fmt: skip
+
+
+def _cli_args(query: dict[str, str]) -> list[str]:
+    """The command line of a page query; a comma list of ids as the option repeated."""
+    args = []
+    for key, value in query.items():
+        values = value.split(",") if key == "gpu" and "," in value else [value]
+        args += [part for one in values for part in ("--" + key.replace("_", "-"), one)]
+    return args
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "padded"), PADDED, ids=[f"{k}-{f}" for k, f, _ in PADDED]
+)
+def test_cli_and_page_read_a_value_with_spaces_around_it_alike(
+    kind: str, field: str, padded: str
+) -> None:
+    query, plain = {**PLAIN[kind], field: padded}, {**PLAIN[kind], field: padded.strip()}
+    cli = json_output("calc", kind, *_cli_args(query))
+    assert cli == json_output("calc", kind, *_cli_args(plain))
+    assert _page(kind, query) == _page(kind, plain)
+
+
+def test_cli_takes_the_pages_comma_list_of_gpu_ids() -> None:
+    args = ["calc", "fit", "--model", "qwen2.5-7b-instruct", "--context", "8192"]
+    listed = json_output(*args, "--gpu", "l4, a100-80gb-sxm")
+    assert listed == json_output(*args, "--gpu", "l4", "--gpu", "a100-80gb-sxm")
+    assert [option["gpu"] for option in listed["options"]] == ["l4", "a100-80gb-sxm"]

@@ -24,7 +24,9 @@ from infermeter.calculators.fields import (
     Field,
     FieldError,
     check_release,
+    field_text,
     read_field,
+    split_ids,
 )
 from infermeter.calculators.inputs import ENGINE
 from infermeter.calculators.limits import MAX_TOKENS
@@ -42,12 +44,7 @@ _CLICK_TYPES: dict[str, Any] = {
     "fraction": FRACTION,
     "rate": FiniteFloatRange(min=0, max=1, max_open=True),
     "nonneg": FiniteFloatRange(min=0),
-    "text": str,
-    "id": str,
-    "json": str,
-    "release": str,
 }
-ENGINE_BY_NAME = {field.name: field for field in ENGINE}
 
 
 class FieldValue(click.ParamType[Any]):
@@ -67,6 +64,27 @@ class FieldValue(click.ParamType[Any]):
             return read_field(self.field, value)
         except FieldError as error:
             self.fail(error.reason, param, ctx)
+
+
+class FieldText(click.ParamType[str]):
+    """A text input (an id or a path, JSON, a vLLM release) without the spaces around it, as the
+    page reads it (`fields.field_text`); a release is checked as the page checks it."""
+
+    name = "text"
+
+    def __init__(self, field: Field) -> None:
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # a default already read
+            return value
+        text = field_text(value)
+        if self.field.kind == "release":
+            try:
+                check_release(self.field, text)
+            except FieldError as error:
+                self.fail(error.reason, param, ctx)
+        return text
 
 
 @contextmanager
@@ -92,9 +110,10 @@ def field_option(field: Field) -> Callable[[F], F]:
     if field.kind == "bool":
         return click.option(*flags, field.name, is_flag=True, help=text)
     if field.kind == "ids":
-        return click.option(*flags, field.name, multiple=True, help=text)
+        return click.option(
+            *flags, field.name, multiple=True, type=_click_type(field), callback=_ids, help=text
+        )
     kind = _click_type(field)
-    callback = _vllm_version if field.kind == "release" else None
     if field.cli_required:  # click 8.3 takes default=None as a default given
         return click.option(*flags, field.name, type=kind, required=True, help=text)
     default = _typed_default(field)
@@ -104,14 +123,22 @@ def field_option(field: Field) -> Callable[[F], F]:
         type=kind,
         default=default,
         show_default=default is not None,
-        callback=callback,
         help=text,
     )
 
 
+class FieldChoice(click.Choice[str]):
+    """One of a field's choices, its text read as the page reads it (`fields.field_text`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return super().convert(field_text(value) if isinstance(value, str) else value, param, ctx)
+
+
 def _click_type(field: Field) -> Any:
     if field.kind == "choice":
-        return click.Choice([c for c in field.choices if c])
+        return FieldChoice([c for c in field.choices if c])
+    if field.kind in ("text", "id", "json", "release", "ids"):
+        return FieldText(field)
     return _CLICK_TYPES.get(field.kind) or FieldValue(field)
 
 
@@ -173,10 +200,6 @@ def engine_options(function: F) -> F:
     return cast(F, field_options(ENGINE)(with_engine))
 
 
-def _vllm_version(context: click.Context, parameter: click.Parameter, value: str) -> str:
-    """A release such as 0.11 or 0.10.1.1 (not '', nor a number such as 0.9e9)."""
-    try:
-        check_release(ENGINE_BY_NAME[parameter.name or ""], value)
-    except FieldError as error:
-        raise click.BadParameter(error.reason) from None
-    return value
+def _ids(context: click.Context, parameter: click.Parameter, given: Any) -> tuple[str, ...]:
+    """The ids of a repeated option, each value read as the page reads its one input."""
+    return tuple(one for value in given for one in split_ids(value))

@@ -149,7 +149,7 @@ def gpu_options(catalog: Catalog, tier: str, gpu_ids: list[str] | None) -> list[
 
 def _fit(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     model, arch = _arch(values, catalog)
-    ids = [part.strip() for part in (values["gpu"] or "").split(",") if part.strip()]
+    ids = list(values["gpu"] or ())
     request = api.FitRequest(
         model=model,
         arch=arch,
