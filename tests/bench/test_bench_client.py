@@ -294,6 +294,24 @@ def test_small_get_reads_a_whole_answer_and_its_server() -> None:
         assert small_get(server.url + "/version", 2.0) == SmallAnswer(body, "llama.cpp")
 
 
+def test_small_get_asks_the_server_not_a_proxy_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # urlopen sent it to HTTP_PROXY (here a port that refuses), while the load client (aiohttp
+    # without trust_env) asks the server itself: an engine named by one, measured by the other.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        refusing = probe.getsockname()[1]
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{refusing}")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    body = b'{"version": "0.11.0"}'
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+    with RawHttpServer(head + body) as server:
+        assert small_get(server.url + "/version", 2.0) == SmallAnswer(body, None)
+
+
 def test_list_models_of_a_server_that_never_answers_says_so() -> None:
     with (
         RawHttpServer(b"", drip_s=30) as server,
