@@ -30,16 +30,18 @@ def esc(value: Any) -> str:
 
 
 # What Python-Markdown reads as syntax within a line (its escapable characters, which a
-# backslash makes literal, but `>`, which `esc` writes as `&gt;`): a value written into a
-# page's Markdown has each escaped.
-_MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+\-.!])")
+# backslash makes literal, but `>`, which `esc` writes as `&gt;`; `|` with the tables
+# extension): a value written into a page's Markdown has each escaped.
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+\-.!|])")
 
 
 def md_text(value: Any) -> str:
-    """`value` as text of a page's Markdown: `esc`, with Markdown's syntax escaped first, so
-    a dataset named `[x](javascript:…)` or `![i](https://…)` stays text, not a link the
-    reader may click or an image the page fetches."""
-    return esc(_MARKDOWN_SYNTAX.sub(r"\\\1", "–" if value is None else str(value)))
+    """`value` as text of one line of a page's Markdown (a heading, a list item, a table
+    cell): `esc`, with Markdown's syntax escaped first and a line break made a space, so a
+    name `[x](javascript:…)` or `![i](https://…)` stays text, not a link the reader may click
+    or an image the page fetches, and a `|` or a line break ends no cell or line."""
+    text = " ".join(("–" if value is None else str(value)).splitlines())
+    return esc(_MARKDOWN_SYNTAX.sub(r"\\\1", text))
 
 
 def front_matter_string(text: str) -> str:
@@ -319,8 +321,8 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
             f"{entry.name}: specifications and hourly prices",
             OWN_PAGE_SEARCH_BOOST,
         )
-        + f"# {esc(entry.name)}\n\n`{entry.id}` · {esc(entry.architecture)} · "
-        f"{esc(entry.memory_gb)} GB {esc(entry.memory_type or '')}\n\n"
+        + f"# {md_text(entry.name)}\n\n`{entry.id}` · {md_text(entry.architecture)} · "
+        f"{esc(entry.memory_gb)} GB {md_text(entry.memory_type or '')}\n\n"
         f"[Plan a model on this GPU](../calculators/vram.md?gpu={entry.id}) · "
         f"[GPU fit](../calculators/fit.md)\n\n"
         "## Specifications\n\n"
@@ -360,7 +362,8 @@ def gpus_index(
         for gpu in sorted(gpus.values(), key=lambda g: (-g.memory_gb, g.id))
     ]
     links = "\n".join(
-        f"- [{gpu.name}]({gpu.id}.md)" for gpu in sorted(gpus.values(), key=lambda g: g.name)
+        f"- [{md_text(gpu.name)}]({gpu.id}.md)"
+        for gpu in sorted(gpus.values(), key=lambda g: g.name)
     )
     return (
         _front("GPUs", "Every GPU in the catalog: memory, bandwidth, compute and prices")
@@ -482,7 +485,7 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
             f"{entry.name}: architecture, parameters and memory needs",
             OWN_PAGE_SEARCH_BOOST,
         )
-        + f"# {esc(entry.name)}\n\n`{entry.id}`\n\n"
+        + f"# {md_text(entry.name)}\n\n`{entry.id}`\n\n"
         f"[VRAM plan](../calculators/vram.md?model={entry.id}) · "
         f"[GPU fit](../calculators/fit.md?model={entry.id})\n\n"
         "## Architecture\n\n"
@@ -518,7 +521,7 @@ def models_index(models: Mapping[str, ModelEntry]) -> str:
         for model in sorted(models.values(), key=lambda m: (m.family, m.published_params.total_b))
     ]
     links = "\n".join(
-        f"- [{m.name}]({m.id}.md)" for m in sorted(models.values(), key=lambda m: m.name)
+        f"- [{md_text(m.name)}]({m.id}.md)" for m in sorted(models.values(), key=lambda m: m.name)
     )
     return (
         _front("Models", "Every model in the catalog")

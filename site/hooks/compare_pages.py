@@ -229,7 +229,7 @@ def pages(
         out[uri] = compare_page(model, profile, name, headings)
         slots[uri] = compare_slots(rows, flagged_gpus, gpu_names)
         links.append(
-            f"| [{esc(name)}]({compare_slug(model, profile)}.md) | {esc(profile)} |"
+            f"| [{md_text(name)}]({compare_slug(model, profile)}.md) | {md_text(profile)} |"
             f" {len({r.result_id for r in rows})} |"
         )
     table = (

@@ -1,0 +1,80 @@
+"""A catalog entry written by a careless or hostile contributor, built into a small site and
+opened in a real headless Chromium: a GPU's or a model's name that reads as Markdown (a
+`javascript:` link, an image from elsewhere, a `|` that ends a table cell) is shown as the text
+it is on every page that names it, and no page runs, fetches or links anything of it."""
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from chromium import watched_page
+from site_helpers import build_site, result_data, write_registry
+
+from infermeter.bench.launch.server import free_port
+from infermeter.registry.location import catalogs_folder
+
+pytestmark = pytest.mark.browser
+
+NAME = "[x](javascript:alert(1)) ![i](https://evil.example/x.png) a | b `c` *d*"
+"""A name as Markdown reads it: a link that runs a script, an image fetched from elsewhere, a
+table cell's end, code and emphasis. It holds no HTML tag (`registry validate` refuses those)."""
+
+PAGES = ("gpus/", "gpus/h100-sxm/", "models/", "models/llama-3.1-8b-instruct/", "compare/")
+
+
+def _rename(root: Path, file: str, list_name: str, entry_id: str) -> None:
+    path = catalogs_folder(root) / file
+    data = yaml.safe_load(path.read_text())
+    next(entry for entry in data[list_name] if entry["id"] == entry_id)["name"] = NAME
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The site of one result on the H100, whose catalog names (GPU and model) are `NAME`,
+    served on 127.0.0.1."""
+    tmp = tmp_path_factory.mktemp("hostile-catalog")
+    write_registry(tmp / "registry", [result_data()])
+    _rename(tmp / "registry", "gpus.yaml", "gpus", "h100-sxm")
+    _rename(tmp / "registry", "models.yaml", "models", "llama-3.1-8b-instruct")
+    port = free_port()
+    completed = build_site(tmp / "out", tmp / "registry", site_url=f"http://127.0.0.1:{port}/")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    handler = functools.partial(_QuietHandler, directory=tmp / "out")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{port}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_a_catalog_name_is_text_on_every_page_that_names_it(
+    browser: Any, site: str, path: str
+) -> None:
+    watched = watched_page(browser)
+    page = watched.page
+    page.goto(site + path, wait_until="networkidle")
+    article = page.locator("article")
+    assert NAME in article.inner_text()
+    assert (
+        article.locator(
+            "a[href^='javascript:' i], img[alt='i'], em:text-is('d'), code:text-is('c')"
+        ).count()
+        == 0
+    )
+    if path == "compare/":  # the name's `|` ends no cell: the row has its three
+        assert page.locator("article table tbody tr td").count() == 3
+    page.context.close()
+    assert watched.off_site() == []
+    assert watched.errors == []
