@@ -61,6 +61,30 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
     return plans
 
 
+# An open-loop point that takes longer than this to send its requests gets a note at the start.
+LONG_POINT_S = 3600.0
+_UNITS = ((365 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"))
+
+
+def long_point_notes(plans: list[PointPlan]) -> list[str]:
+    """A note for each open-loop point that no --duration bounds and whose requests (warm-up
+    included) take over an hour to send at its rate: `--request-rate 1e-6` would otherwise wait
+    in silence for years before its first figure."""
+    notes = []
+    for plan in plans:
+        if plan.request_rate is None or plan.duration_s is not None:
+            continue
+        requests = (plan.num_requests or 0) + plan.warmup_requests
+        seconds = requests / plan.request_rate
+        if seconds > LONG_POINT_S:
+            size, unit = next((s, u) for s, u in _UNITS if seconds >= s)
+            notes.append(
+                f"note: the point at {plan.request_rate:g} requests/s sends {requests:,} "
+                f"requests in about {seconds / size:,.1f} {unit}; --duration bounds a point"
+            )
+    return notes
+
+
 def _check_loads(config: RunConfig) -> None:
     """A closed loop or an open loop, not both; a search's loads are its own; a cap on the
     concurrency belongs to an open loop."""

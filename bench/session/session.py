@@ -55,7 +55,7 @@ from infermeter.bench.result.output import keep_raw_records, write_run
 from infermeter.bench.result.provenance import Provenance, default_submitter, engine_host
 from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.run.hooks import RunProgress
-from infermeter.bench.run.point_plans import plan_points
+from infermeter.bench.run.point_plans import long_point_notes, plan_points
 from infermeter.bench.run.point_summary import PointSummary
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.session.config import Notify, SessionConfig, SessionOutcome
@@ -90,7 +90,9 @@ def run_session(
     gets, after each finished point, the result so far, marked incomplete (`bench fleet`
     sends it to the driver, so a run whose host dies keeps its points). SIGTERM is Ctrl-C
     meanwhile, and no signal stops the result being written (`bench.session.interrupts`)."""
-    plan_points(config.run)  # a bad load option fails before a model is loaded
+    plans = plan_points(config.run)  # a bad load option fails before a model is loaded
+    for line in long_point_notes(plans):
+        notify(line)
     if config.output is not None:
         _check_output(config.output)
     with StopSignals() as signals:

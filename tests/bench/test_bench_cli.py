@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from infermeter.bench.cli.main import main
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.launch.server import free_port
 from infermeter.bench.run.config import RunConfig
-from infermeter.bench.run.point_plans import plan_points
+from infermeter.bench.run.point_plans import long_point_notes, plan_points
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.workloads.lengths import parse_length
 
@@ -144,6 +145,30 @@ def test_plan_points_defaults_to_profile_sweep_with_warmup() -> None:
     assert [p.concurrency for p in plans] == [1, 4, 16]
     assert [p.warmup_requests for p in plans] == [1, 4, 16]
     assert [p.num_requests for p in plans] == [100, 100, 100]
+
+
+def test_a_point_that_takes_over_an_hour_to_send_is_noted() -> None:
+    # --request-rate 1e-6 waited in silence: 101 requests at that rate take 3.2 years.
+    plans = plan_points(RunConfig(endpoint="http://x", request_rates=(1e-6, 0.01, 5.0)))
+    assert long_point_notes(plans) == [
+        "note: the point at 1e-06 requests/s sends 101 requests in about 3.2 years; "
+        "--duration bounds a point",
+        "note: the point at 0.01 requests/s sends 101 requests in about 2.8 hours; "
+        "--duration bounds a point",
+    ]
+    bounded = RunConfig(endpoint="http://x", request_rates=(1e-6,), duration_s=60)
+    assert long_point_notes(plan_points(bounded)) == []
+
+
+def test_cli_bench_run_notes_a_long_point_before_it_starts() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        refusing = probe.getsockname()[1]
+    result = _invoke(
+        "--endpoint", f"http://127.0.0.1:{refusing}", "--request-rate", "1e-6", "--output-len", "8"
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0].startswith("note: the point at 1e-06 requests/s sends")
 
 
 def test_plan_points_rejects_both_loops() -> None:
