@@ -18,6 +18,7 @@ from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.registry.checks.strings import string_findings
 from infermeter.registry.errors import InvalidFileError, Problem, shown
 from infermeter.registry.harvest.sources import SOURCES, gpu_names_sources
 from infermeter.registry.models import (
@@ -116,12 +117,18 @@ def read_catalog_data(path: Path) -> Any:
 
 
 def load_catalog(path: Path, model: type[CatalogT]) -> CatalogT:
-    """Parse and validate one catalog file; every problem found is in the error."""
+    """Parse and validate one catalog file; every problem found is in the error. Its strings
+    are published as a result's are (the site's pages, the CLI's tables), so they are held to
+    the same rule: plain text, no markup, no control character (`string_findings`)."""
     data = read_catalog_data(path)
     try:
-        return model.model_validate(data)
+        catalog = model.model_validate(data)
     except ValidationError as error:
         raise InvalidFileError.from_validation_error(display_path(path), error, data) from None
+    findings = string_findings(display_path(path), data)
+    if findings:
+        raise InvalidFileError(list(findings))
+    return catalog
 
 
 def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, EntryT]:

@@ -5,7 +5,7 @@ whoever reads them. A string may not hold control characters other than newline 
 (NUL, ESC and its terminal sequences, DEL, the C1 range), the bidirectional controls that
 reorder text on screen (the "Trojan Source" family, U+202A–U+202E and U+2066–U+2069), or lone
 surrogates (which no UTF-8 file can hold). `registry validate` refuses a file whose strings
-hold one (`unsafe_character`, in registry.checks.structure); the site replaces each by U+FFFD
+hold one (`unsafe_character`, in registry.checks.strings); the site replaces each by U+FFFD
 (`plain_text`) wherever a string is shown, so a file that got past validation still cannot
 break a page.
 """

@@ -5,9 +5,9 @@ needs what it lacks):
 
 1. file hygiene — exists, a regular file (no symbolic link), `.json`, at most 1 MiB, not empty,
    UTF-8, strict JSON (no NaN, no duplicate keys), nested at most 32 deep;
-2. structure (`registry.checks.structure`) — the current format (an older one is named, with the
-   `registry migrate` command that upgrades it); the committed JSON Schema, the models, plain-text
-   strings;
+2. structure (`registry.checks.structure`, `strings`) — the current format (an older one is
+   named, with the `registry migrate` command that upgrades it); the committed JSON Schema, the
+   models, plain-text strings;
 3. content (`registry.checks.content`, `counts`, `rates`) — the content id; for a file under
    `registry/results/`: its path and canonical text; the catalogs' ids; counts that agree; rates
    a cost can be worked out from;
@@ -49,11 +49,8 @@ from infermeter.registry.checks.history import (
 )
 from infermeter.registry.checks.physics import physics_findings
 from infermeter.registry.checks.rates import rate_findings
-from infermeter.registry.checks.structure import (
-    model_findings,
-    schema_findings,
-    string_findings,
-)
+from infermeter.registry.checks.strings import string_findings
+from infermeter.registry.checks.structure import model_findings, schema_findings
 from infermeter.registry.corrections import (
     CORRECTIONS_FILE,
     CorrectionEntry,

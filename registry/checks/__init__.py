@@ -1,6 +1,7 @@
 """The checks behind `infermeter registry validate`, one module per family.
 
-`structure` reads a file's JSON against the schema and the models; `content` checks what a valid
+`structure` reads a file's JSON against the schema and the models, `strings` its strings (and a
+catalog's) as plain text; `content` checks what a valid
 result says against its path, the catalogs and itself; `physics` against roofline bounds; `rates`
 the rates a cost is worked out from against what the calculators price; `history` across files
 (duplicates) and against a git base (immutability). Each check returns Findings and never raises on

@@ -1,11 +1,11 @@
-"""Structure: a parsed result file against the committed JSON Schema, the models, plain text.
+"""Structure: a parsed result file against the committed JSON Schema and the models (its
+strings: `registry.checks.strings`).
 
 The JSON Schema is the contract contributors see, so its findings come first; the models add
 what a schema cannot say (percentiles in order, a load's arrival and its parameters, calendar
 dates, finite numbers) and are not repeated where the schema already found the field wrong.
 """
 
-import re
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
@@ -24,17 +24,7 @@ from infermeter.registry.checks.schema_gate import compile_gate
 from infermeter.registry.errors import json_path, shown
 from infermeter.registry.models import SLUG_PATTERN, Result
 from infermeter.registry.models.result import CONTENT_ID_PATTERN
-from infermeter.registry.plain_text import BIDI_CONTROLS, unsafe_character
 from infermeter.registry.schemas import load_schema
-from infermeter.registry.secrets import REDACTED, find_secret
-
-# A tag (attributes may follow a space or a slash: <img/src=x onerror=…>), an unclosed tag with
-# an event handler, a script, a comment.
-_HTML = re.compile(
-    r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(?:[\s/][^<>]*)?>|<\s*[A-Za-z][^<>]*[\s/]on[a-z]+\s*="
-    r"|<\s*script|<!--",
-    re.I,
-)
 
 
 @cache
@@ -147,39 +137,3 @@ def model_findings(
             message = detail["msg"].removeprefix("Value error, ")
             findings.append(Finding(file, path, message, "model"))
         return None, findings
-
-
-def _strings(data: Any) -> Iterator[tuple[str, str]]:
-    stack: list[tuple[str, Any]] = [("", data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            yield path, value
-        elif isinstance(value, dict):
-            stack.extend((_join(path, key), child) for key, child in value.items())
-        elif isinstance(value, list):
-            stack.extend((_join(path, index), child) for index, child in enumerate(value))
-
-
-def _text_problem(text: str) -> str | None:
-    character = unsafe_character(text)
-    if character is not None:
-        kind = "bidirectional control" if character in BIDI_CONTROLS else "control"
-        return f"contains the {kind} character U+{ord(character):04X}"
-    match = _HTML.search(text)
-    if match:
-        return f"contains markup {match.group(0)[:40]!r}; strings are plain text"
-    secret = find_secret(text)
-    if secret is not None:
-        return f"carries {secret}; replace it with {REDACTED} (results are public)"
-    return None
-
-
-def string_findings(file: str, data: Any) -> list[Finding]:
-    """Strings are plain text: no HTML or script, no control characters but newline and tab."""
-    findings = [
-        Finding(file, path, problem, "strings")
-        for path, text in _strings(data)
-        if (problem := _text_problem(text)) is not None
-    ]
-    return sorted(findings, key=lambda finding: finding.path)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from infermeter.registry.checks.structure import string_findings
+from infermeter.registry.checks.strings import string_findings
 from infermeter.registry.errors import shown
 from infermeter.registry.harvest.errors import HarvestError
 from infermeter.registry.models import PriceEntry

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from infermeter.registry.catalog import (
     CATALOGS_DIR,
@@ -17,6 +18,11 @@ from infermeter.registry.catalog import (
     read_catalog_data,
 )
 from infermeter.registry.errors import InvalidFileError
+from infermeter.registry.location import catalogs_folder
+from infermeter.registry.store import parse_result, with_content_id, write_result
+from tests.cli_helpers import invoke
+from tests.registry_checkout import REPOSITORY_ROOT as ROOT
+from tests.registry_checkout import empty_registry
 
 GPU_ENTRY = """
   - id: {id}
@@ -201,3 +207,48 @@ def test_catalog_arch_is_parsed_once_per_entry_and_never_shared_by_id() -> None:
     edited = entry.model_copy(update={"config": other.config})
     assert catalog_arch(edited).num_layers == catalog_arch(other).num_layers == 80
     assert catalog_arch(entry).num_layers == 32
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        (
+            "provider: cloud",
+            'provider: "cloud\\e]0;pwned\\a"',
+            "prices[0].provider: contains the control character U+001B",
+        ),
+        (
+            'title: "Pricing"',
+            'title: "<img src=x onerror=alert(1)>"',
+            "prices[0].source.title: contains markup '<img src=x onerror=alert(1)>'",
+        ),
+    ],
+)
+def test_catalog_strings_are_plain_text_as_a_results_are(
+    tmp_path: Path, before: str, after: str, message: str
+) -> None:
+    # A catalog's strings reach the pages and the terminal as a result's do.
+    (tmp_path / PRICES_FILE).write_text(PRICES_YAML.replace(before, after), encoding="utf-8")
+    with pytest.raises(InvalidFileError) as caught:
+        load_prices(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / PRICES_FILE}: {message}")
+
+
+def test_registry_answer_refuses_a_provider_that_would_retitle_the_terminal(
+    tmp_path: Path,
+) -> None:
+    root = empty_registry(tmp_path)
+    template = ROOT / "tests/examples/valid/results/measured-two-points.json"
+    write_result(with_content_id(parse_result(template.read_text(), "x.json")), root)
+    catalogs = catalogs_folder(root)
+    for harvested in catalogs.glob("prices-*.yaml"):
+        harvested.unlink()
+    prices = yaml.safe_load((catalogs / PRICES_FILE).read_text())
+    for price in prices["prices"]:
+        price["provider"] = "cloud\x1b]0;pwned\x07\x1b[2J"
+    (catalogs / PRICES_FILE).write_text(yaml.safe_dump(prices))
+    args = ("--model", "llama-3.1-8b-instruct", "--slo-ttft-ms", "1000", "--no-estimate")
+    result = invoke("registry", "answer", *args, "--registry", str(root))
+    assert "\x1b" not in result.output
+    assert result.exit_code == 1
+    assert "prices.yaml: prices[0].provider: contains the control character U+001B" in result.output

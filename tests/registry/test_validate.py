@@ -18,7 +18,7 @@ from registry_helpers import git
 from infermeter.bench.cli.main import main
 from infermeter.registry.checks.counts import count_findings
 from infermeter.registry.checks.history import GitError, UnknownRevisionError
-from infermeter.registry.checks.structure import string_findings
+from infermeter.registry.checks.strings import string_findings
 from infermeter.registry.corrections import (
     CORRECTIONS_FILE,
     CorrectionEntry,
