@@ -67,6 +67,12 @@ def answer_problem(url: str, timeout_s: float = 5.0) -> str | None:
     return None
 
 
+def refuse_unanswered(url: str, unanswered: str | None) -> None:
+    """EndpointError when the server at `url` answers nothing (`unanswered`, `answer_problem`)."""
+    if unanswered is not None:
+        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
+
+
 def engine_of(
     facts: ServerFacts | None,
     engine: str | None,
@@ -78,8 +84,7 @@ def engine_of(
     the server answers nothing (`answer_problem`), refused once the options are known good."""
     if (engine is None) != (engine_version is None):
         raise BenchConfigError("--engine and --engine-version go together", "--engine")
-    if unanswered is not None:
-        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
+    refuse_unanswered(url, unanswered)
     if engine is not None and engine_version is not None:
         notes = []
         if facts is not None and (facts.engine, facts.version) != (engine, engine_version):

@@ -40,7 +40,12 @@ from infermeter.bench.launch.multinode import (
     placement_group_ids,
     split_over_nodes,
 )
-from infermeter.bench.launch.served import answer_problem, endpoint_is_local, engine_of
+from infermeter.bench.launch.served import (
+    answer_problem,
+    endpoint_is_local,
+    engine_of,
+    refuse_unanswered,
+)
 from infermeter.bench.launch.server import ServerConfig, VllmServer
 from infermeter.bench.launch.vllm_log import StartupFigures
 from infermeter.bench.result.assemble import build_result
@@ -244,6 +249,8 @@ def _plan(session: _Session) -> None:
     """The engine an endpoint's result names, and the deployment known before the run."""
     config = session.config
     if config.output is None:
+        # No result to name an engine in; a server that answers nothing is refused alike.
+        refuse_unanswered(config.run.endpoint, session.unanswered)
         return
     if config.server is None:
         options = config.options

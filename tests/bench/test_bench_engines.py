@@ -220,13 +220,15 @@ def test_bench_run_endpoint_that_answers_nothing_is_refused_at_once(
 ) -> None:
     """A server that takes the connection and says nothing was asked about its engine route by
     route, 5 s each, then for its models for 30 s: refused after 66 s with --engine given, and
-    after 35 s as 'does not say which engine it is' without."""
+    after 35 s as 'does not say which engine it is' without; without --output, after the run's
+    30 s wait for its models."""
     output = tmp_path / "result.json"
+    written = ["--output", str(output)]
     with RawHttpServer(answer, hold=hold) as server:
-        for engine in ([], ["--engine", "vllm", "--engine-version", "0.9.1"]):
+        for extra in (written, [*written, "--engine", "vllm", "--engine-version", "0.9.1"], []):
             started = time.monotonic()
             run = _run("--endpoint", server.url, "--model-id", "llama-3.2-1b-instruct",
-                       "--concurrency", "1", *SMALL, "--output", str(output), *engine)  # fmt: skip
+                       "--concurrency", "1", *SMALL, *extra)  # fmt: skip
             assert run.exit_code == 1
             assert run.stderr == f"Error: --endpoint: cannot reach {server.url}: {problem}\n"
             assert time.monotonic() - started < 30  # one 5 s wait, not 35 or 66 s
