@@ -110,10 +110,12 @@ def _schema_findings(file: str, error: SchemaError) -> Iterator[Finding]:
 
 
 def schema_findings(file: str, data: Any) -> list[Finding]:
-    """One finding per JSON Schema error, at its JSON path, in document order."""
-    return [
+    """One finding per JSON Schema error, at its JSON path, in document order. jsonschema gives
+    one `required` error per missing field, each with the whole list: a finding is kept once."""
+    findings = (
         finding for error in result_schema_errors(data) for finding in _schema_findings(file, error)
-    ]
+    )
+    return list(dict.fromkeys(findings))
 
 
 def _related(path: str, other: str) -> bool:

@@ -96,6 +96,15 @@ def test_validate_invalid_example_fails_for_its_own_reason(path: Path) -> None:
     ), [str(problem) for problem in report.problems]
 
 
+def test_validate_names_each_missing_field_once(tmp_path: Path) -> None:
+    # jsonschema gives one `required` error per missing field, each with the whole list: `{}`
+    # printed its six missing fields six times each ("1 file checked, 36 problems").
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    paths = [problem.path for problem in validate_paths([empty]).problems]
+    assert paths == ["schema_version", "id", "identity", "slo", "points", "source"]
+
+
 @pytest.mark.parametrize("path", INVALID_FILES, ids=lambda path: path.name)
 def test_validate_cli_prints_one_line_per_problem(path: Path) -> None:
     expected = _expectation(path)
