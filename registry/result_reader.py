@@ -1,6 +1,6 @@
 """Reading the registry's result files for the index and the site: each file read once and
-checked against the committed JSON Schema, the model and its place; every problem of every
-file, then one failure.
+checked against the committed JSON Schema, the model, the plain-text rule of its strings and
+its place; every problem of every file, then one failure.
 """
 
 from collections.abc import Sequence
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.registry.checks.rates import rate_findings
+from infermeter.registry.checks.strings import string_findings
 from infermeter.registry.checks.structure import result_schema_errors
 from infermeter.registry.errors import InvalidFileError, Problem, json_path
 from infermeter.registry.input_files import InputFileError, read_input_text
@@ -41,9 +42,11 @@ def _schema_problems(file: str, data: Any) -> list[Problem]:
 
 
 def check_result_text(text: str, file: str) -> Result:
-    """Check the text of one result file against the committed JSON Schema and the model."""
+    """Check the text of one result file against the committed JSON Schema, the model and the
+    plain-text rule of its strings (`checks.strings`: what it says reaches pages and
+    terminals)."""
     data = parse_json(text, file)
-    problems = _schema_problems(file, data)
+    problems = [*_schema_problems(file, data), *string_findings(file, data)]
     try:
         result = parse_result_data(data, file)
     except InvalidFileError as error:

@@ -211,3 +211,19 @@ def test_compare_two_dataset_files_of_one_name_are_two_workloads(
     unhashed = workload_a.model_copy(update={"dataset_sha256": None})
     other = workload_b.model_copy(update={"dataset_sha256": None})
     assert workload_key(unhashed) == workload_key(other)
+
+
+def test_compare_refuses_a_version_that_would_retitle_the_terminal(tmp_path: Path) -> None:
+    """A string the registry refuses (a control character, markup) is refused here too: the
+    table printed an engine version's ESC sequences raw (`vllm 0.8.5^[]0;pwned^G`)."""
+    data = json.loads(H200.read_text())
+    data["identity"]["engine"]["version"] = "0.17\x1b]0;pwned\x07\x1b[2J"
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(data))
+    run = _compare(H100, hostile)
+    assert "\x1b" not in run.output
+    assert run.exit_code == 1
+    assert run.output == (
+        f"Error: {hostile} is not a valid result: identity.engine.version: contains the control "
+        "character U+001B\n"
+    )

@@ -21,7 +21,9 @@ from infermeter.registry.answers import (
 )
 from infermeter.registry.index import build_index
 from infermeter.registry.index_row import IndexRow
+from infermeter.registry.store import parse_result, with_content_id, write_result
 from tests.cli_helpers import invoke, json_output
+from tests.registry_checkout import empty_registry
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -232,3 +234,20 @@ def test_cli_answer_bad_input_is_one_line(args: list[str], code: int, message: s
     result = invoke("registry", "answer", *args, "--no-estimate", "--registry", str(REPO))
     assert result.exit_code == code
     assert message in result.output
+
+
+def test_cli_answer_refuses_a_result_string_that_would_retitle_the_terminal(
+    tmp_path: Path,
+) -> None:
+    # registry answer reads the results as the index does, without `registry validate`: a
+    # dataset holding ESC sequences was printed raw in the workload's heading.
+    root = empty_registry(tmp_path)
+    data = json.loads((REPO / "tests/examples/valid/results/measured-two-points.json").read_text())
+    data["identity"]["workload"]["dataset"] = "sharegpt\x1b]0;pwned\x07"
+    path = write_result(with_content_id(parse_result(json.dumps(data), "x.json")), root)
+    args = ("--model", "llama-3.1-8b-instruct", "--slo-ttft-ms", "1000", "--no-estimate")
+    result = invoke("registry", "answer", *args, "--registry", str(root))
+    assert "\x1b" not in result.output
+    assert result.exit_code == 1
+    field = "identity.workload.dataset: contains the control character U+001B"
+    assert f"{path.relative_to(root)}: {field}" in result.output

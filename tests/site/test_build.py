@@ -198,14 +198,19 @@ def test_build_shows_result_strings_as_text(tmp_path: Path) -> None:
     text = (REPO / "tests/examples/valid/results/measured-two-points.json").read_text()
     data = json.loads(text)
     data["source"]["submitter"] = "<script>alert('x')</script><b>bold</b>"
+    refused = write_result(with_content_id(parse_result(json.dumps(data), "example.json")), root)
+    completed = build_site(tmp_path / "refused", root)  # markup is refused, as validate does
+    assert completed.returncode != 0
+    assert "source.submitter: contains markup '<script>'" in completed.stdout + completed.stderr
+    refused.unlink()
+    data["source"]["submitter"] = "a <= 2 & \"c\" > 'd'"  # text that must be escaped
     result = with_content_id(parse_result(json.dumps(data), "example.json"))
     write_result(result, root)
     out = tmp_path / "out"
     completed = build_site(out, root)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     page = (out / "results" / result.id / "index.html").read_text()
-    assert "&lt;script&gt;alert(" in page
-    assert "<script>alert(" not in page
-    assert "<b>bold</b>" not in page
+    assert "a &lt;= 2 &amp; &quot;c&quot; &gt; &#x27;d&#x27;" in page
+    assert "a <= 2" not in page
     compare = next((out / "compare").glob("llama-3.1-8b-instruct--*/index.html")).read_text()
     assert f"results/{result.id}/" in compare
