@@ -59,9 +59,10 @@ _ENV = re.compile(
 # The scheme words of an authorization header's value (`Bearer S`).
 _SCHEMES = ("bearer", "basic", "token", "digest")
 # A header, also as JSON or Python print it ("Authorization": "Bearer S"); a scheme word is
-# kept, the credential after it replaced.
+# kept, the credential after it replaced. Not an option's name before the reason an error line
+# gives (`--api-key: the …`): the option's value is `_OPTION_VALUE`'s to find.
 _HEADER = re.compile(
-    rf"(?P<name>\b(?:authorization|x-api-key|api-key){_QUOTE}\s*[:=]\s*{_QUOTE}"
+    rf"(?P<name>(?<!--)\b(?:authorization|x-api-key|api-key){_QUOTE}\s*[:=]\s*{_QUOTE}"
     rf"(?:(?:{'|'.join(_SCHEMES)})\s+)?)"
     r"(?P<value>[^\s'\"\\]+)",
     re.I,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import urllib.parse
 from pathlib import Path
 
 from infermeter.bench.errors import BenchConfigError
@@ -94,7 +95,16 @@ def _check_words(options: RunOptions) -> None:
 
 def _api_key(options: RunOptions) -> str | None:
     """The key the server wants: --api-key, else the key a launched vLLM is given
-    (`--vllm-arg "--api-key K"`), else $OPENAI_API_KEY."""
+    (`--vllm-arg "--api-key K"`), else $OPENAI_API_KEY; none for an --endpoint URL that carries
+    its own credentials (`user:password@`: HTTP cannot send both)."""
+    if options.endpoint is not None and "@" in urllib.parse.urlsplit(options.endpoint).netloc:
+        if options.api_key:
+            raise BenchConfigError(
+                "the --endpoint URL carries its own credentials (user:password@); give one or "
+                "the other",
+                "--api-key",
+            )
+        return None
     if options.api_key:
         return options.api_key
     words = [word for argument in options.vllm_args for word in shlex.split(argument)]

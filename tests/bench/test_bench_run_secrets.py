@@ -74,3 +74,22 @@ def test_bench_run_endpoint_without_the_key_fails_in_one_line(
     assert [line for line in run.stderr.splitlines() if line.startswith("Error")] == [
         "Error: the run is incomplete: every request failed (http_status 4)"
     ]
+
+
+def test_bench_run_endpoint_with_credentials_in_its_url(fake_server: FakeOpenAIServer) -> None:
+    # HTTP sends one Authorization: aiohttp refused the URL's user:password@ beside the key as
+    # 'Cannot combine AUTHORIZATION header with … credentials encoded in URL; pass --model'.
+    url = fake_server.url.replace("http://", f"http://user:{SECRET}@")
+    args = ["bench", "run", "--endpoint", url, "--concurrency", "1", "--json", "--quiet", *SMALL]
+    given = CliRunner().invoke(main, [*args, "--api-key", "other-key"])
+    assert given.exit_code == 2, given.output
+    assert given.stderr.splitlines()[-1] == (
+        "Error: --api-key: the --endpoint URL carries its own credentials (user:password@); "
+        "give one or the other"
+    )
+    # $OPENAI_API_KEY is a default: the URL's own credentials go instead.
+    run = CliRunner().invoke(main, args, env={"OPENAI_API_KEY": "other-key"})
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.stdout)["points"][0]["completed"] == 4
+    assert SECRET not in run.output
+    assert SECRET not in given.output

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infermeter.registry.secrets import REDACTED, find_secret, redact
+from infermeter.registry.secrets import REDACTED, find_secret, redact, redact_text
 from infermeter.registry.shell_words import replace_in_line, words
 
 
@@ -133,3 +133,15 @@ def test_redact_text_takes_a_secret_of_an_escaped_json_pair(line: str) -> None:
     redacted = redact_text(line)
     assert "abcdef123" not in redacted
     assert find_secret(redacted) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Error: --api-key: the API key holds a line break",
+     "Error: --api-key: the --endpoint URL carries its own credentials (user:password@); give one"],
+)  # fmt: skip
+def test_an_error_line_naming_the_key_option_is_not_redacted(line: str) -> None:
+    # The header rule read `--api-key: the` as the header `api-key: the` and printed
+    # 'Error: --api-key: REDACTED API key holds a line break'.
+    assert redact_text(line) == line
+    assert redact_text("curl -H 'Api-Key: abc' x") == "curl -H 'Api-Key: REDACTED' x"
