@@ -87,6 +87,17 @@ def _table(named: NamedResult, rows: Sequence[IndexRow]) -> str:
     )
 
 
+# The heading names this many files at most; a longer list is counted, each is in its table.
+TITLE_FILES = 3
+
+
+def _title(names: Sequence[str]) -> str:
+    """`infermeter report: a.json, b.json, c.json and 3,258 more`."""
+    shown = ", ".join(names[:TITLE_FILES])
+    more = len(names) - TITLE_FILES
+    return "infermeter report: " + (shown if more <= 0 else f"{shown} and {more:,} more")
+
+
 def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) -> str:
     """The whole page (see the module docstring)."""
     uplot_js = _asset(UPLOT_DIR / "uPlot.iife.min.js")
@@ -102,7 +113,7 @@ def report_html(results: Sequence[NamedResult], prices: Iterable[PriceEntry]) ->
     data = chart_data(charted, lambda row: labels[id(row)], whole_sweeps=True)
     data_json = json.dumps(plain_data(data), sort_keys=True, separators=(",", ":"))
     tables = "".join(_table(named, rows) for named, rows in rows_by_result)
-    title = "infermeter report: " + ", ".join(named.name for named in results)
+    title = _title([named.name for named in results])
     # No `<` in the data (in JSON it is only ever inside a string, where \u003c reads the
     # same), so neither `</script>` nor `<!--` can end or bend the script; the inlined code
     # never holds either.

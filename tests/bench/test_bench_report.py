@@ -175,3 +175,13 @@ def test_report_ships_the_uplot_the_site_vendors_with_its_licence(name: str) -> 
     assert json.loads((UPLOT / "package.json").read_text())["version"] == pinned
     assert json.loads((UPLOT / "package.json").read_text())["license"] == "MIT"
     assert html_report.CHARTS_JS.resolve() == UPLOT.parents[1] / "site/assets/charts.js"
+
+
+def test_report_heading_names_three_files_and_counts_the_rest(two_results: list[Path]) -> None:
+    # Of 3,261 results the heading was every file name: the first screen held nothing else.
+    result = RegistryResult.model_validate_json(two_results[0].read_text())
+    named = [NamedResult(f"r{index}.json", result) for index in range(1, 1001)]
+    page = report_html(named, load_prices().values())
+    heading = page.split("<h1>", 1)[1].split("</h1>", 1)[0]
+    assert heading == "infermeter report: r1.json, r2.json, r3.json and 997 more"
+    assert page.count("<section><h2>") == 1000  # each still has its table
