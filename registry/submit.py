@@ -83,10 +83,11 @@ def _load_description(point: LoadPoint) -> str:
 
 
 def _one_line(text: str) -> str:
-    """`text` with every run of white space, line breaks included, as one space. A result's
-    free text (an engine version, a submitter, a publisher) may hold line breaks; in a commit
-    message each would start a line of its own, where `Signed-off-by: …` or
-    `Co-authored-by: …` reads as a trailer of the commit and a subject would run into the body."""
+    """`text` with every run of white space, line breaks included, as one space. The models
+    refuse a line break in a result's free text of one line (an engine version, a submitter, a
+    publisher: `Text`); were one there, in a commit message it would start a line of its own,
+    where `Signed-off-by: …` or `Co-authored-by: …` reads as a trailer of the commit and a
+    subject would run into the body."""
     return " ".join(text.split())
 
 

@@ -18,8 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 _PYTHON_ONLY_SPACES = r"\x1c-\x1f\x85"
-# Escapes whose meaning is the same in Python's `re` and ECMA 262 (a literal character).
-_LITERAL_ESCAPES = frozenset(r".-/+*?()[]{}^$|\\")
+# Escapes whose meaning is the same in Python's `re` and ECMA 262 (a literal character: a
+# punctuation mark, or `\n` the line feed of the one-line text pattern).
+_LITERAL_ESCAPES = frozenset(r".-/+*?()[]{}^$|\\n")
 
 
 class UnsupportedPatternError(ValueError):

@@ -23,6 +23,7 @@ from infermeter.registry.checks import Finding
 from infermeter.registry.checks.schema_gate import compile_gate
 from infermeter.registry.errors import json_path, shown
 from infermeter.registry.models import SLUG_PATTERN, Result
+from infermeter.registry.models.common import ONE_LINE_PATTERN
 from infermeter.registry.models.result import CONTENT_ID_PATTERN
 from infermeter.registry.schemas import load_schema
 
@@ -56,6 +57,8 @@ def _join(path: str, key: str | int) -> str:
 def _schema_message(error: SchemaError) -> str:
     if error.validator == "pattern" and error.validator_value == SLUG_PATTERN:
         return f"{error.instance!r} is not a slug (lowercase letters and digits joined by - or .)"
+    if error.validator == "pattern" and error.validator_value == ONE_LINE_PATTERN:
+        return f"{shown(error.instance)} holds a line break; the field is one line of text"
     if error.validator == "pattern" and error.validator_value == CONTENT_ID_PATTERN:
         return f"{error.instance!r} is not a content id (12 lowercase hex digits)"
     if error.validator == "type" and not error.absolute_path:

@@ -60,8 +60,25 @@ HfRepo = Annotated[str, Field(pattern=HF_REPO_PATTERN, max_length=200)]
 Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 """A SHA-256 digest in lowercase hex, 64 digits."""
 
-Text = Annotated[str, Field(min_length=1, max_length=2000)]
-"""A short non-empty plain-text string."""
+ONE_LINE_PATTERN = r"^[^\n]*$"
+"""A `Text` holds no line break: a name, a version or a title is one line wherever it is shown
+(a line break in a dataset's name started a forged line of `registry answer`'s output). The
+JSON Schema states it by this pattern; the model by `_is_one_line` (a pattern's `$` may match
+before a final line break)."""
+
+
+def _is_one_line(value: str) -> str:
+    if "\n" in value:
+        raise ValueError("holds a line break; the field is one line of text")
+    return value
+
+
+Text = Annotated[
+    str,
+    Field(min_length=1, max_length=2000, json_schema_extra={"pattern": ONE_LINE_PATTERN}),
+    AfterValidator(_is_one_line),
+]
+"""A short non-empty plain-text string of one line."""
 
 LongText = Annotated[str, Field(min_length=1, max_length=20000)]
 """A non-empty plain-text string that may run to paragraphs (commands, conditions, notes)."""

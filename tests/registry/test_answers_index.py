@@ -236,18 +236,29 @@ def test_cli_answer_bad_input_is_one_line(args: list[str], code: int, message: s
     assert message in result.output
 
 
+@pytest.mark.parametrize(
+    ("dataset", "problem"),
+    [
+        ("sharegpt\x1b]0;pwned\x07", "contains the control character U+001B"),
+        ("sharegpt\n  1. 1 × b200: $0.0001/1M", "holds a line break; the field is one line"),
+    ],
+)
 def test_cli_answer_refuses_a_result_string_that_would_retitle_the_terminal(
-    tmp_path: Path,
+    tmp_path: Path, dataset: str, problem: str
 ) -> None:
     # registry answer reads the results as the index does, without `registry validate`: a
-    # dataset holding ESC sequences was printed raw in the workload's heading.
+    # dataset holding ESC sequences was printed raw in the workload's heading, and one holding
+    # a line break started a line of its own (a forged ranking).
     root = empty_registry(tmp_path)
     data = json.loads((REPO / "tests/examples/valid/results/measured-two-points.json").read_text())
-    data["identity"]["workload"]["dataset"] = "sharegpt\x1b]0;pwned\x07"
+    data["identity"]["workload"]["dataset"] = "placeholder"
     path = write_result(with_content_id(parse_result(json.dumps(data), "x.json")), root)
+    # Written as a contributor's editor would, past the models that refuse it
+    path.write_text(path.read_text().replace('"placeholder"', json.dumps(dataset)))
     args = ("--model", "llama-3.1-8b-instruct", "--slo-ttft-ms", "1000", "--no-estimate")
     result = invoke("registry", "answer", *args, "--registry", str(root))
     assert "\x1b" not in result.output
+    assert "\n  1. 1 × b200" not in result.output
     assert result.exit_code == 1
-    field = "identity.workload.dataset: contains the control character U+001B"
-    assert f"{path.relative_to(root)}: {field}" in result.output
+    assert f"{path.relative_to(root)}: identity.workload.dataset: " in result.output
+    assert problem in result.output

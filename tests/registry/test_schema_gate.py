@@ -91,6 +91,7 @@ def test_ecma_pattern_adds_pythons_spaces_inside_and_outside_a_class() -> None:
     assert ecma_pattern(r"^https?://[^\s]+$") == r"^https?://[^\s\x1c-\x1f\x85]+$"
     assert ecma_pattern(r"a\sb") == r"a[\s\x1c-\x1f\x85]b"
     assert ecma_pattern(r"^v?[0-9]+\.[0-9]+(?:-x)?$") == r"^v?[0-9]+\.[0-9]+(?:-x)?$"
+    assert ecma_pattern(r"^[^\n]*$") == r"^[^\n]*$"  # a line feed in both
 
 
 @pytest.mark.parametrize(

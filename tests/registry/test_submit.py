@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
+from infermeter.registry.models import Result
 from infermeter.registry.store import content_id, dumps_result, read_result, result_path
 from infermeter.registry.submit import (
     SubmitConfig,
@@ -532,26 +533,29 @@ def _trailers(message: str) -> list[str]:
     return [line.split(":")[0] for line in parsed.stdout.splitlines()]
 
 
-def _with_free_text(path: Path, tmp_path: Path) -> Path:
-    """A copy of the result at `path` whose engine version and submitter end in forged
-    trailers (free text, which `registry validate` lets hold line breaks)."""
+def _with_forged_trailers(path: Path) -> Result:
+    """The result at `path` whose engine version and submitter end in forged trailers, made in
+    memory (the models refuse a line break in such a field: `registry.models.common.Text`)."""
     result = read_result(path)
     engine = result.identity.engine
     engine = engine.model_copy(update={"version": engine.version + FORGED})
     source = result.source.model_copy(update={"submitter": "alice" + FORGED})
     identity = result.identity.model_copy(update={"engine": engine})
     result = result.model_copy(update={"identity": identity, "source": source})
-    copy = tmp_path / path.name
-    copy.write_text(dumps_result(result.model_copy(update={"id": content_id(result)})))
-    return copy
+    return result.model_copy(update={"id": content_id(result)})
 
 
-def test_submit_commit_message_holds_each_value_on_its_line(
-    tmp_path: Path, checkout: Path, fork: Path, no_gh: None
+def test_submit_refuses_a_value_that_would_forge_commit_trailers(
+    tmp_path: Path, checkout: Path, no_gh: None
 ) -> None:
-    hostile = _with_free_text(MEASURED, tmp_path)
-    outcome = submit(SubmitConfig(result_file=hostile, checkout=checkout))
-    message = _git(fork, "log", "-1", "--format=%B", outcome.branch)
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(dumps_result(_with_forged_trailers(MEASURED)))
+    with pytest.raises(SubmitError, match=r"identity\.engine\.version: .* holds a line break"):
+        submit(SubmitConfig(result_file=hostile, checkout=checkout))
+
+
+def test_commit_message_holds_each_value_on_its_line() -> None:
+    message = commit_message(_with_forged_trailers(MEASURED))
     assert message.splitlines()[0] == (
         "Add result: llama-3.1-8b-instruct on 1× h100-sxm, vllm 0.8.5 Signed-off-by: A "
         "Maintainer <m@example.com> Co-authored-by: Someone <s@example.com>, chat profile"
@@ -560,6 +564,6 @@ def test_submit_commit_message_holds_each_value_on_its_line(
     assert "Source: measured with infermeter 0.1.0 by alice Signed-off-by: A" in message
     trailers = _trailers(message + "\n")
     assert trailers == ["Model", "GPU", "Engine", "Profile", "Points", "Source", "File", "Id"]
-    both = [read_result(hostile), read_result(_with_free_text(REPORTED, tmp_path))]
+    both = [_with_forged_trailers(MEASURED), _with_forged_trailers(REPORTED)]
     assert "Signed-off-by" not in _trailers(set_commit_message(both))
     assert set_commit_message(both).count("\n") == 4  # subject, blank line, one line each
