@@ -57,7 +57,9 @@ class Field:
     `default` applies wherever the input is left out; `example` only fills the page's form (the
     command line asks for it). `required`: "" (optional), "always", "cli" (the page offers
     another way) or "page" (the command line offers another way). `where`: "both", "page" or
-    "cli"."""
+    "cli". Inputs of one `group` are alternatives (perf's load: a concurrency, a rate, offline
+    or a static batch): a query that names one leaves the others blank, not at their example
+    (`query_text`), so a link naming only a request rate is an open loop at that rate."""
 
     name: str
     label: str
@@ -72,6 +74,7 @@ class Field:
     example: str = ""
     where: str = "both"
     flag: str = ""  # the CLI option where it is not the name's, e.g. --slo-ttft-ms
+    group: str = ""  # inputs of one group are alternatives (see above)
 
     @property
     def prefill(self) -> str:
@@ -90,6 +93,37 @@ class Field:
     def option(self) -> str:
         """The CLI option, e.g. --max-model-len."""
         return self.flag or f"--{self.name.replace('_', '-')}"
+
+
+# A page's address holds its inputs; one longer than LINK_CHARS characters is refused by common
+# static web servers (nginx and Apache read a request line of about 8 KB; Python's http.server,
+# which `make demo` runs, 64 KiB: 414 URI Too Long). The page's script then leaves the longest
+# inputs out of the address and names them in LEFT_OUT, and says so beside the form; a page
+# opened from such a link asks for each of them again (`left_out_errors`).
+LINK_CHARS = 8000
+LEFT_OUT = "left_out"
+
+
+def left_out_errors(fields: tuple[Field, ...], query: Mapping[str, str]) -> dict[str, str]:
+    """The inputs a link left out (too long for it) and the reader has not given again."""
+    named = {name.strip() for name in query.get(LEFT_OUT, "").split(",")}
+    return {
+        field.name: f"{field.name}: the link left this out, as it was longer than a link can "
+        f"carry ({LINK_CHARS:,} characters); paste it again"
+        for field in fields
+        if field.name in named and not field_text(query.get(field.name, ""))
+    }
+
+
+def query_text(fields: tuple[Field, ...], query: Mapping[str, str]) -> dict[str, str]:
+    """Each field's text as a page's query gives it: the query's value, else blank where the
+    query names another input of its group, else what the form holds before the reader types
+    (`Field.prefill`). The page's script reads its address by the same rule (calculators.js)."""
+    named = {field.group for field in fields if field.group and field.name in query}
+    return {
+        field.name: query.get(field.name, "" if field.group in named else field.prefill)
+        for field in fields
+    }
 
 
 def field_text(raw: str) -> str:

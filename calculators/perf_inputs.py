@@ -89,19 +89,22 @@ PERF_INPUTS: tuple[Field, ...] = (
         "int",
         example="16",
         help="Requests in flight to the whole deployment.",
+        group="load",
     ),
     Field(
         "request_rate",
         "or request rate, /s (Poisson)",
         "float",
         help="Requests per second to the whole deployment.",
+        group="load",
     ),
-    Field("offline", "or offline (all requests queued)", "bool"),
+    Field("offline", "or offline (all requests queued)", "bool", group="load"),
     Field(
         "static_batch",
         "or a static batch of",
         "int",
         help="Requests started together, run to the end.",
+        group="load",
     ),
     Field(
         "slo_ttft_ms",

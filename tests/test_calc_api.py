@@ -601,3 +601,30 @@ def test_cli_takes_the_pages_comma_list_of_gpu_ids() -> None:
     listed = json_output(*args, "--gpu", "l4, a100-80gb-sxm")
     assert listed == json_output(*args, "--gpu", "l4", "--gpu", "a100-80gb-sxm")
     assert [option["gpu"] for option in listed["options"]] == ["l4", "a100-80gb-sxm"]
+
+
+# The hostile trial: the perf page's link ?request_rate=2 kept the form's example concurrency
+# (16) beside it and was refused ("give exactly one of …"): a link naming one load was read only
+# with concurrency= cleared as well. The load inputs are alternatives (their `group`).
+@pytest.mark.parametrize(
+    ("query", "load", "option"),
+    [
+        ({"request_rate": "2"}, "request_rate", ["--request-rate", "2"]),
+        ({"offline": "1"}, "offline", ["--offline"]),
+        ({"static_batch": "4"}, "static_batch", ["--static-batch", "4"]),
+        ({"concurrency": "3"}, "concurrency", ["--concurrency", "3"]),
+    ],
+)
+def test_perf_page_link_naming_one_load_is_that_load(
+    query: dict[str, str], load: str, option: list[str]
+) -> None:
+    common = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "1000",
+              "output_len": "1000"}  # fmt: skip
+    page = _page("perf", {**common, **query})
+    assert page["load"] == load
+    assert page == json_output("calc", "perf", *_cli_args(common), *option)
+    both = calc_compute.compute(
+        "perf", {**common, "concurrency": "16", "request_rate": "2"}, CATALOG
+    )
+    assert both["errors"] == {"": "load: give exactly one of concurrency, request_rate, offline "
+                                  "or static_batch"}  # fmt: skip

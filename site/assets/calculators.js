@@ -81,12 +81,46 @@ function setValue(element, value) {
   else element.value = value;
 }
 
-function writeUrl(fields) {
+// Inputs of one data-group are alternatives (perf's load): an address that names one leaves the
+// others blank, not at their default (calculators.fields.query_text reads a query so). So the
+// address names a group's filled inputs, and its blank ones only where none is filled.
+function groupsOf(fields, test) {
+  return new Set(fields.filter((element) => element.dataset.group && test(element)).map((element) => element.dataset.group));
+}
+
+// An address longer than the page's data-link-chars is refused by common web servers (414):
+// the longest inputs are left out of it, named in its data-left-out key, and the note beside
+// the form says so (a page opened from the link asks for them again).
+function fitLink(root, params) {
+  const limit = Number(root.dataset.linkChars);
+  const key = root.dataset.leftOut;
+  const address = () => new URL(`${location.pathname}?${params}${location.hash}`, location.href).href;
+  const left = [];
+  while (address().length > limit && [...params.keys()].some((name) => name !== key)) {
+    const [name] = [...params.entries()].filter(([name]) => name !== key).sort((a, b) => b[1].length - a[1].length)[0];
+    left.push(name);
+    params.delete(name);
+    params.set(key, left.join(","));
+  }
+  const note = root.querySelector("[data-link-note]");
+  note.textContent = left.length
+    ? `The address leaves out ${left.join(", ")}: with it, the link would be longer than a web server accepts (${limit.toLocaleString("en")} characters). Whoever opens the link is asked to paste it again.`
+    : "";
+}
+
+function writeUrl(root, fields) {
   const params = new URLSearchParams();
+  const named = groupsOf(fields, (element) => valueOf(element) !== (element.dataset.default || ""));
+  const filled = groupsOf(fields, (element) => valueOf(element) !== "");
   for (const element of fields) {
     const value = valueOf(element);
-    if (value !== (element.dataset.default || "")) params.set(element.name, value);
+    const changed = value !== (element.dataset.default || "");
+    const write = named.has(element.dataset.group)
+      ? value !== "" || (changed && !filled.has(element.dataset.group))
+      : changed;
+    if (write) params.set(element.name, value);
   }
+  fitLink(root, params);
   const search = params.toString();
   const url = `${location.pathname}${search ? `?${search}` : ""}${location.hash}`;
   if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, "", url);
@@ -102,7 +136,11 @@ function bind(root) {
   const output = root.querySelector("[data-outputs]");
   const status = root.querySelector("[data-status]");
   const params = new URLSearchParams(location.search);
-  for (const element of fields) if (params.has(element.name)) setValue(element, params.get(element.name));
+  const named = groupsOf(fields, (element) => params.has(element.name));
+  for (const element of fields) {
+    if (params.has(element.name)) setValue(element, params.get(element.name));
+    else if (named.has(element.dataset.group)) setValue(element, "");
+  }
   let latest = 0;
   // Cost page: the chosen GPU's catalog prices as placeholders of the price fields left empty.
   const gpuPrices = root.dataset.gpuPrices ? JSON.parse(root.dataset.gpuPrices) : null;
@@ -141,9 +179,12 @@ function bind(root) {
 
   const run = async (writeQuery) => {
     showCatalogPrices();
-    const query = Object.fromEntries(fields.map((element) => [element.name, valueOf(element)]));
     const mine = ++latest;
-    if (writeQuery) writeUrl(fields);
+    if (writeQuery) writeUrl(root, fields);
+    const query = Object.fromEntries(fields.map((element) => [element.name, valueOf(element)]));
+    // The inputs the address left out (too long for a link): asked for again where blank.
+    const leftOut = new URLSearchParams(location.search).get(root.dataset.leftOut);
+    if (leftOut !== null) query[root.dataset.leftOut] = leftOut;
     root.dataset.state = "computing";
     if (root.dataset.live !== "1") showProgress();
     // Stale numbers dim: at once while Python starts, else only if the answer is slow to come.

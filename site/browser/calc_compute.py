@@ -11,7 +11,7 @@ from typing import Any
 import infermeter.calculators.api as api
 from infermeter.calculators.config_reader import config_from_text, parse_config
 from infermeter.calculators.errors import CalculatorError
-from infermeter.calculators.fields import FieldError, parse_field
+from infermeter.calculators.fields import FieldError, left_out_errors, parse_field, query_text
 from infermeter.calculators.fit import GpuOption
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.inputs import FIELDS
@@ -212,13 +212,13 @@ COMPUTE: dict[str, Callable[[Mapping[str, Any], Catalog], dict[str, Any]]] = {
 def compute(kind: str, query: Mapping[str, str], catalog: Catalog) -> dict[str, Any]:
     """Check every field, then compute. Returns {"errors": {field: message}} or the payload."""
     values: dict[str, Any] = {}
-    errors: dict[str, str] = {}
+    errors: dict[str, str] = left_out_errors(FIELDS[kind], query)
+    texts = query_text(FIELDS[kind], query)
     for field in FIELDS[kind]:
-        raw = query.get(field.name)
         try:
-            values[field.name] = parse_field(field, field.prefill if raw is None else raw)
+            values[field.name] = parse_field(field, texts[field.name])
         except FieldError as error:
-            errors[error.field] = error.message
+            errors.setdefault(error.field, error.message)
     if errors:
         return {"errors": errors}
     try:

@@ -10,6 +10,7 @@ import calc_api
 
 import infermeter.calculators.fields
 from infermeter.calculators import inputs
+from infermeter.calculators.fields import LEFT_OUT, LINK_CHARS
 
 PAGES = {
     "vram": (
@@ -45,7 +46,8 @@ def _input(field: infermeter.calculators.fields.Field) -> str:
     name = html.escape(field.name)
     ident = f"im-{name}"
     default = html.escape(field.prefill)
-    common = f'id="{ident}" name="{name}" data-default="{default}"'
+    group = f' data-group="{html.escape(field.group)}"' if field.group else ""
+    common = f'id="{ident}" name="{name}" data-default="{default}"{group}'
     if field.kind == "bool":
         checked = " checked" if field.prefill else ""
         control = f'<input type="checkbox" {common} value="1"{checked}>'
@@ -109,8 +111,9 @@ def calculator_page(kind: str, catalog: Mapping[str, Any]) -> str:
     )
     block = (
         f'<div class="im-calc" data-calc="{kind}" data-base="../../" data-state="static"'
-        f"{prices_attr}>"
+        f' data-link-chars="{LINK_CHARS}" data-left-out="{LEFT_OUT}"{prices_attr}>'
         f'<form class="im-form" autocomplete="off" onsubmit="return false">{form}</form>'
+        '<p class="im-link-note" data-link-note aria-live="polite"></p>'
         '<p class="im-status" data-status aria-live="polite">Pre-rendered default, computed when '
         "the site was built; the live calculator recomputes it in your browser (it needs "
         "JavaScript).</p>"

@@ -6,6 +6,9 @@ Chromium and Playwright are required: a missing one fails these tests (CI instal
 
 import json
 import math
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,8 @@ from chromium import WatchedPage, watched_page
 from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
+from infermeter.calculators.fields import LINK_CHARS
+from infermeter.registry.catalog import load_models
 
 pytestmark = pytest.mark.browser
 
@@ -430,3 +435,63 @@ def test_browser_cost_gpu_shows_catalog_prices_in_price_fields(page: Any, site_u
     )
     assert "gpu=" not in page.url
     assert placeholder("price_per_hour") == h100["on_demand"].usd_per_gpu_hour
+
+
+def test_browser_perf_link_naming_only_a_rate_is_an_open_loop(page: Any, site_url: str) -> None:
+    # The hostile trial: ?request_rate=2 kept the form's example concurrency (16) beside it, and
+    # the page refused the pair; only ?concurrency=&request_rate=2 worked. The load inputs are
+    # alternatives: a link that names one leaves the others blank, and the page writes it so.
+    shown = _open(page, f"{site_url}/calculators/perf/?request_rate=2")
+    assert shown["state"] == "ready"
+    assert page.input_value('input[name="concurrency"]') == ""
+    lengths = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "1000",
+               "output_len": "1000"}  # fmt: skip
+    expected = _cli("perf", {**lengths, "request_rate": "2"})
+    mismatches = [
+        (path, value, _lookup(expected, path))
+        for path, value in shown["outputs"].items()
+        if not _same(value, _lookup(expected, path))
+    ]
+    assert mismatches == []
+    page.goto(f"{site_url}/calculators/perf/")
+    page.wait_for_function(READY, timeout=60_000)
+    page.fill('input[name="concurrency"]', "")
+    page.fill('input[name="request_rate"]', "3")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('request_rate') === '3'")
+    page.wait_for_function(READY)
+    assert urlsplit(page.url).query == "request_rate=3"  # no concurrency= beside it
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+
+
+def test_browser_link_leaves_out_a_pasted_config_too_long_to_serve(
+    page: Any, site_url: str
+) -> None:
+    # The hostile trial: a pasted config.json went whole into the address, which a static
+    # server then refused (414 URI Too Long) when the link was opened. The page now leaves it
+    # out of the address, says so beside the form, and the opened link asks for it again.
+    config = {**load_models()["llama-3.1-8b-instruct"].config, "_note": "x" * 70_000}
+    text = json.dumps(config)
+    whole = f"{site_url}/calculators/vram/?{urllib.parse.urlencode({'config': text})}"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(whole)
+    assert refused.value.code == 414
+    _open(page, f"{site_url}/calculators/vram/")
+    page.fill('textarea[name="config"]', text)
+    page.wait_for_function("() => new URL(location.href).searchParams.get('left_out') === 'config'")
+    page.wait_for_function(READY)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+    assert len(page.url) <= LINK_CHARS
+    assert "config" not in urllib.parse.parse_qs(urlsplit(page.url).query)
+    note = page.inner_text("[data-link-note]")
+    assert note.startswith("The address leaves out config: with it, the link would be longer")
+    link = page.url
+    response = page.goto(link)
+    assert response is not None
+    assert response.status == 200
+    page.wait_for_function(READY, timeout=60_000)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "invalid"
+    assert page.inner_text('[data-error-for="config"]').endswith("paste it again")
+    page.fill('textarea[name="config"]', text)
+    page.wait_for_function(
+        "() => document.querySelector('.im-calc').dataset.state === 'ready'", timeout=60_000
+    )
