@@ -50,9 +50,9 @@ from infermeter.calculators.perf_model import (
     prefill_seconds,
     step_model,
 )
-from infermeter.calculators.quantization import weight_format
+from infermeter.calculators.quantization import WeightFormat, weight_format
 from infermeter.calculators.vllm_plan import plan_vllm
-from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_version
 
 LoadKind = Literal["offline", "concurrency", "request_rate", "static_batch"]
 LOAD_KINDS: tuple[str, ...] = ("offline", "concurrency", "request_rate", "static_batch")
@@ -318,10 +318,17 @@ def replica_capacity(deployment: Deployment, workload: Workload) -> int:
     return max(1, min(limit, math.floor(plan.kv_cache_tokens / in_flight)))
 
 
+def planned_format(deployment: Deployment) -> WeightFormat:
+    """The deployment's weight format as the release its memory plan models (vLLM's default,
+    `replica_capacity`) applies it."""
+    version = parse_version(DEFAULT_VLLM_VERSION)
+    return weight_format(deployment.arch, deployment.quantization, None, version)
+
+
 def prepare(deployment: Deployment, workload: Workload) -> Prepared:
     """The efficiency-free part of a prediction (the memory plan, the step model, the prefill
     at peak): worked out once where many factors are tried on one case."""
-    fmt = weight_format(deployment.arch, deployment.quantization, None)
+    fmt = planned_format(deployment)
     replica = Replica(
         arch=deployment.arch,
         fmt=fmt,

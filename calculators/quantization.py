@@ -24,6 +24,16 @@ from infermeter.calculators.param_count import ParamCounts, param_counts
 
 # Tensor roles (fields of ParamCounts) that are linear layers a method may quantize.
 LINEAR_ROLES = ("attention", "dense_mlp", "experts", "shared_experts")
+# vLLM's `--quantization mxfp4` of a checkpoint without a quantization_config: up to 0.27
+# get_quant_config (model_executor/model_loader/weight_utils.py) builds a bare Mxfp4Config, which
+# converts only routed experts (its get_quant_method; a linear layer stays unquantized from
+# 0.11.1, 0.10-0.11.0 raised NotImplementedError); from 0.28.0 the name is also an online
+# shorthand (config/quantization.py _ONLINE_SHORTHANDS: MXFP4 weights, one 8-bit scale per 32,
+# for every linear layer and MoE layer), which get_quant_config returns as an
+# OnlineQuantizationConfig when the checkpoint states no quantization (read in the 0.27.0,
+# 0.28.0, 0.29.0 and 0.32.0 sources). The embeddings and lm_head are not linear layers.
+MXFP4_ONLINE_SINCE = (0, 28)
+MXFP4_ONLINE = "MXFP4 (quantized as vLLM loads it: every linear layer and expert)"
 ALL_ROLES = (
     "embedding",
     "lm_head",
@@ -291,18 +301,57 @@ def _from_method(method: str, config: Mapping[str, Any], unquantized: int) -> We
 
 
 def weight_format(
-    arch: ModelArch, quantization: str | None = None, dtype: str | None = None
+    arch: ModelArch,
+    quantization: str | None = None,
+    dtype: str | None = None,
+    vllm_version: tuple[int, int] | None = None,
 ) -> WeightFormat:
     """The checkpoint's weight format: `quantization` overrides the config's own, `none`
     forces the model dtype. Inkling's sink experts (`shared_experts`) stay in the model dtype
     whatever the format: vLLM builds them as plain parameters (inkling/nvidia/moe.py); so do
-    GLM-5-Next's MLA and KDA projections (`attention`: glm5next/common/model.py, kda.py)."""
+    GLM-5-Next's MLA and KDA projections (`attention`: glm5next/common/model.py, kda.py).
+    `vllm_version` is the release that serves it, where the release changes the format (a
+    --quantization mxfp4 of an unquantized checkpoint, MXFP4_ONLINE_SINCE); None: before."""
     fmt = _weight_format(arch, quantization, dtype)
+    if _online_mxfp4(arch, quantization, vllm_version):
+        fmt = replace(fmt, quantized_roles=frozenset(LINEAR_ROLES), description=MXFP4_ONLINE)
+    elif arch.moe is None and fmt.quantized_roles == {"experts"}:
+        fmt = _experts_only_on_a_dense_model(arch, fmt)
     if arch.inkling is not None:
         return replace(fmt, quantized_roles=fmt.quantized_roles - {"shared_experts"})
     if arch.model_type == GLM5_NEXT_TYPE:  # MLA and KDA built with quant_config None
         return replace(fmt, quantized_roles=fmt.quantized_roles - {"attention"})
     return fmt
+
+
+def _online_mxfp4(
+    arch: ModelArch, quantization: str | None, vllm_version: tuple[int, int] | None
+) -> bool:
+    """Whether vLLM quantizes the checkpoint to MXFP4 as it loads it: --quantization mxfp4 of a
+    checkpoint without a quantization_config, from MXFP4_ONLINE_SINCE."""
+    return (
+        (quantization or "").lower() == "mxfp4"
+        and not arch.quantization_config
+        and vllm_version is not None
+        and vllm_version >= MXFP4_ONLINE_SINCE
+    )
+
+
+def _experts_only_on_a_dense_model(arch: ModelArch, fmt: WeightFormat) -> WeightFormat:
+    """A format that quantizes only routed experts (MXFP4: vLLM's Mxfp4Config.get_quant_method
+    builds routed experts only in MXFP4; from 0.11.1 a linear layer falls back to
+    UnquantizedLinearMethod, 0.10-0.11.0 raised NotImplementedError), on a model without them:
+    the model dtype's, named so, for the memory plan and the predictions alike."""
+    described = (
+        f"unquantized: {fmt.method.upper()} converts only MoE experts, and this model has none"
+    )
+    return replace(_unquantized(arch, fmt.unquantized_bytes_per_param), description=described)
+
+
+def _unquantized(arch: ModelArch, unquantized: int) -> WeightFormat:
+    """Every weight in the model dtype, named by it."""
+    name = "fp32" if unquantized == 4 else "bf16" if arch.torch_dtype != "float16" else "fp16"
+    return WeightFormat(name, unquantized, frozenset(), unquantized, "unquantized")
 
 
 def _weight_format(
@@ -317,8 +366,7 @@ def _weight_format(
         fmt = _from_method(method, config, unquantized)
         return replace(fmt, unquantized_layers=_excluded_layers(_not_converted(config)))
     if not config:
-        name = "fp32" if unquantized == 4 else "bf16" if arch.torch_dtype != "float16" else "fp16"
-        return WeightFormat(name, unquantized, frozenset(), unquantized, "unquantized")
+        return _unquantized(arch, unquantized)
     declared = config.get("quant_method")
     if not declared:
         raise QuantizationError("quantization_config.quant_method: required field missing")

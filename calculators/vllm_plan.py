@@ -169,9 +169,9 @@ def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
     parallelism, `calculators.parallel`), the copies vLLM's MLA layers keep after loading
     (`calculators.mla_copies`), pipeline stages of layers. Data parallel replicas change nothing
     per GPU."""
-    fmt = weight_format(arch, settings.quantization, settings.dtype)
-    weights = sharded_weight_bytes(arch, fmt, settings_layout(settings))
     version = parse_version(settings.vllm_version)
+    fmt = weight_format(arch, settings.quantization, settings.dtype, version)
+    weights = sharded_weight_bytes(arch, fmt, settings_layout(settings))
     copies = mla_copies(arch, fmt, version, settings.tensor_parallel_size).bytes
     if copies:
         # Kept by the MLA layers' post-load step, inside vLLM's weights measurement.

@@ -27,10 +27,11 @@ from infermeter.calculators.predict import (
     Workload,
     engine_family,
     generation_of,
+    planned_format,
     precision_name,
     smallest_tensor_parallel,
 )
-from infermeter.calculators.quantization import weight_format
+from infermeter.calculators.quantization import WeightFormat
 from infermeter.registry.catalog import (
     catalog_arch,
     gpu_links,
@@ -195,6 +196,19 @@ class _Catalogs:
             return None
 
 
+def _known_format(deployment: Deployment) -> WeightFormat | None:
+    """The weight format the predictor plans the deployment's checkpoint in, or None where it
+    has none: a format the calculators do not read, or a quantized checkpoint whose format
+    quantizes nothing of this model as the predictor's vLLM release applies it (MXFP4 of a model
+    without experts: AMD's MXFP4 Llama 2 70B is a Quark checkpoint with every linear layer in
+    MXFP4, where vLLM's mxfp4 converts only experts before 0.28)."""
+    try:
+        fmt = planned_format(deployment)
+    except CalculatorError:
+        return None
+    return None if deployment.quantization and not fmt.quantized_roles else fmt
+
+
 def _result_cases(
     file: str, result: Result, catalogs: _Catalogs, skipped: Counter[str]
 ) -> Iterator[PerfCase]:
@@ -218,9 +232,8 @@ def _result_cases(
         skipped["MLPerf result without its precision"] += len(result.points)
         return
     deployment = _deployment(result, arch, gpu)
-    try:
-        fmt = weight_format(arch, deployment.quantization, None)
-    except CalculatorError:
+    fmt = _known_format(deployment)
+    if fmt is None:
         skipped["weight format not known"] += len(result.points)
         return
     for index, point in enumerate(result.points):

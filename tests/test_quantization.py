@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import json_output
 from tiny_config import tiny_llama
 
 from infermeter.calculators.config_reader import parse_config
@@ -341,3 +342,45 @@ def test_param_counts_are_worked_out_once_per_config_object_and_size() -> None:
     assert again is not arch
     assert param_counts(again, 2) == param_counts(arch, 2)
     assert param_counts(arch, 1).attention > param_counts(arch, 2).attention
+
+
+def test_mxfp4_on_a_dense_model_is_its_model_dtype_in_both_calculators() -> None:
+    # vLLM's Mxfp4Config.get_quant_method (layers/quantization/mxfp4.py) builds only the routed
+    # experts in MXFP4; a linear layer falls back to UnquantizedLinearMethod from 0.11.1 (0.10 to
+    # 0.11.0 raised NotImplementedError). A dense model has no experts: nothing is FP4. The
+    # hostile trial: calc vram planned Llama 3.1 8B's weights in BF16 under "MXFP4 MoE experts"
+    # while calc perf ran its products at the FP4 rate (TTFT 32.0 ms against 45.7 unquantized).
+    dense = _arch("llama-3.1-8b-instruct")
+    fmt = weight_format(dense, "mxfp4")
+    assert (fmt.method, fmt.quantized_roles) == ("bf16", frozenset())
+    assert (
+        fmt.description == "unquantized: MXFP4 converts only MoE experts, and this model has none"
+    )
+    common = ("--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm")
+    vram = json_output("calc", "vram", *common, "--quantization", "mxfp4")
+    assert vram["vllm_plan"]["weight_format"] == fmt.description
+    load = ("--input-len", "1000", "--output-len", "200", "--concurrency", "8")
+    mxfp4 = json_output("calc", "perf", *common, *load, "--quantization", "mxfp4")
+    unquantized = json_output("calc", "perf", *common, *load)
+    assert mxfp4 == unquantized
+
+
+def test_quantization_mxfp4_of_an_unquantized_checkpoint_is_online_mxfp4_from_0_28() -> None:
+    # From 0.28.0 `--quantization mxfp4` is also an online shorthand (config/quantization.py
+    # _ONLINE_SHORTHANDS): a checkpoint without a quantization_config is quantized as it loads,
+    # every linear and MoE layer in MXFP4; 0.27 builds a bare Mxfp4Config (experts only).
+    dense, moe = _arch("llama-3.1-8b-instruct"), _arch("qwen3-30b-a3b")
+    assert weight_format(dense, "mxfp4", vllm_version=(0, 27)).quantized_roles == frozenset()
+    assert weight_format(moe, "mxfp4", vllm_version=(0, 27)).quantized_roles == {"experts"}
+    for arch in (dense, moe):
+        online = weight_format(arch, "mxfp4", vllm_version=(0, 28))
+        assert (online.method, online.bytes_per_param) == ("mxfp4", 0.5 + 1 / 32)
+        assert online.quantized_roles == frozenset(LINEAR_ROLES)
+    # A checkpoint that states MXFP4 (gpt-oss) keeps its own: the experts only.
+    assert weight_format(_arch("gpt-oss-20b"), "mxfp4", vllm_version=(0, 34)).quantized_roles == {
+        "experts"
+    }
+    common = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm")
+    old = json_output(*common, "--quantization", "mxfp4", "--vllm-version", "0.27")
+    new = json_output(*common, "--quantization", "mxfp4", "--vllm-version", "0.28")
+    assert new["weights_bytes"] < 0.4 * old["weights_bytes"]
