@@ -337,6 +337,13 @@ def normalize_base_url(url: str) -> str:
     return base
 
 
+def refuse_unanswered(url: str, unanswered: str | None) -> None:
+    """EndpointError when the server at `url` answers nothing: `unanswered` says why
+    (`bench.launch.served.answer_problem`)."""
+    if unanswered is not None:
+        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
+
+
 def auth_headers(api_key: str | None) -> dict[str, str]:
     """`Authorization: Bearer KEY` for a server started with an API key (none without one)."""
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}

@@ -23,6 +23,7 @@ import socket
 import urllib.parse
 from collections.abc import Iterable
 
+from infermeter.bench.client.client import refuse_unanswered
 from infermeter.bench.client.transport import url_port
 from infermeter.bench.errors import BenchConfigError, EndpointError
 from infermeter.bench.launch.engines import ServerFacts
@@ -65,12 +66,6 @@ def answer_problem(url: str, timeout_s: float = 5.0) -> str | None:
     finally:
         connection.close()
     return None
-
-
-def refuse_unanswered(url: str, unanswered: str | None) -> None:
-    """EndpointError when the server at `url` answers nothing (`unanswered`, `answer_problem`)."""
-    if unanswered is not None:
-        raise EndpointError(f"cannot reach {url}: {unanswered}", "--endpoint")
 
 
 def engine_of(

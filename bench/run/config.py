@@ -42,6 +42,10 @@ class RunConfig:
     prompt_salt: int = 0
     shared_prefix_tokens: int = 0
     timeout_s: float = 600.0
+    # Why the endpoint answered nothing when the session first asked it (a server that takes
+    # the connection and stays silent): the run refuses it at once where it would ask for the
+    # models, after its own options are checked.
+    unanswered: str | None = None
     slo: Slo = field(default_factory=Slo)
     ignore_eos: bool = True
     continuous_usage_stats: bool = False

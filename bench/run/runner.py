@@ -32,6 +32,7 @@ from dataclasses import replace
 from infermeter.bench.client.client import (
     StreamingClient,
     list_models,
+    refuse_unanswered,
     run_event_loop,
 )
 from infermeter.bench.errors import BenchConfigError, EndpointError
@@ -311,6 +312,7 @@ def _failure_kinds(points: Sequence[PointSummary]) -> str:
 
 
 async def _resolve_model(config: RunConfig) -> str:
+    refuse_unanswered(config.endpoint, config.unanswered)
     try:
         models = await list_models(
             config.endpoint, timeout_s=min(config.timeout_s, 30.0), api_key=config.api_key

@@ -40,12 +40,7 @@ from infermeter.bench.launch.multinode import (
     placement_group_ids,
     split_over_nodes,
 )
-from infermeter.bench.launch.served import (
-    answer_problem,
-    endpoint_is_local,
-    engine_of,
-    refuse_unanswered,
-)
+from infermeter.bench.launch.served import answer_problem, endpoint_is_local, engine_of
 from infermeter.bench.launch.server import ServerConfig, VllmServer
 from infermeter.bench.launch.vllm_log import StartupFigures
 from infermeter.bench.result.assemble import build_result
@@ -214,7 +209,9 @@ def _identify_endpoint(session: _Session) -> None:
         return
     session.unanswered = answer_problem(endpoint)
     if session.unanswered is not None:
-        return  # nothing to ask it; `_plan` refuses it, or the run finds it unreachable
+        # Nothing to ask it: `_plan` refuses it, or the run where it asks for the models.
+        session.run_config = replace(session.run_config, unanswered=session.unanswered)
+        return
     session.facts = identify_server(endpoint)
     session.endpoint_startup = server_cache_config(endpoint)
     if session.facts is not None:
@@ -249,8 +246,6 @@ def _plan(session: _Session) -> None:
     """The engine an endpoint's result names, and the deployment known before the run."""
     config = session.config
     if config.output is None:
-        # No result to name an engine in; a server that answers nothing is refused alike.
-        refuse_unanswered(config.run.endpoint, session.unanswered)
         return
     if config.server is None:
         options = config.options

@@ -131,8 +131,11 @@ def test_client_counts_multi_token_chunk_as_its_tokens(
     )
     median_gap_ms = gaps_ms[len(gaps_ms) // 2]
     assert median_gap_ms >= 20 - 1
-    assert point.itl_ms.p50 == pytest.approx(median_gap_ms / 4, abs=1)
-    assert point.tpot_ms.p50 == pytest.approx(median_gap_ms * 4 / 19, abs=1.5)
+    # Near a quarter gap, far from the whole gap (the bug). Not to 1 ms: on a loaded host the
+    # server writes late and the client reads late by different amounts (a CI run saw an ITL
+    # p50 of 4.05 ms against a quarter of a 21.8 ms median gap).
+    assert median_gap_ms / 8 < point.itl_ms.p50 < median_gap_ms / 2
+    assert point.tpot_ms.p50 == pytest.approx(median_gap_ms * 4 / 19, rel=0.3)
     if continuous_usage_stats:
         assert all(r.chunk_tokens == [4, 4, 4, 4, 4] for r in records)
 
