@@ -147,6 +147,26 @@ def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, Entry
     return by_id
 
 
+def _named_apart(file: Path, list_name: str, entries: Mapping[str, GpuEntry | ModelEntry]) -> None:
+    """Pages, tables and rankings call an entry by its name (`NVIDIA H100 SXM5 80GB`): no two
+    entries share one (case and spacing aside), and none is named as another entry's id, or an
+    entry named as the H100 would read as the H100 wherever it is ranked."""
+    first: dict[str, int] = {}
+    problems: list[Problem] = []
+    for index, entry in enumerate(entries.values()):
+        name = " ".join(entry.name.casefold().split())
+        if name in first:
+            message = f"{shown(entry.name)} is also the name of {list_name}[{first[name]}]"
+        elif name in entries and name != entry.id:
+            message = f"{shown(entry.name)} is the id of another entry"
+        else:
+            first[name] = index
+            continue
+        problems.append(Problem(display_path(file), f"{list_name}[{index}].name", message))
+    if problems:
+        raise InvalidFileError(problems)
+
+
 def catalogs_holding(folder: Path, file_name: str) -> Path:
     """`folder` when it holds the catalog file `file_name` (e.g. `GPUS_FILE`), else the
     package's own catalogs folder (`CATALOGS_DIR`)."""
@@ -154,10 +174,12 @@ def catalogs_holding(folder: Path, file_name: str) -> Path:
 
 
 def load_gpus(folder: Path = CATALOGS_DIR) -> dict[str, GpuEntry]:
-    """The GPU catalog of the catalogs folder `folder`: id → entry. A name one source gives two
-    GPUs, or a name of a source `registry/harvest/sources.py` does not declare, is a problem."""
+    """The GPU catalog of the catalogs folder `folder`: id → entry, each named apart. A name one
+    source gives two GPUs, or a name of a source `registry/harvest/sources.py` does not declare,
+    is a problem."""
     path = folder / GPUS_FILE
     gpus = _by_id(path, "gpus", load_catalog(path, GpuCatalog).gpus)
+    _named_apart(path, "gpus", gpus)
     problems: list[Problem] = []
     named: dict[tuple[str, str, int | None], str] = {}
     for index, gpu in enumerate(gpus.values()):
@@ -193,9 +215,11 @@ def gpu_named(
 
 
 def load_models(folder: Path = CATALOGS_DIR) -> dict[str, ModelEntry]:
-    """The model catalog of the catalogs folder `folder`: id → entry."""
+    """The model catalog of the catalogs folder `folder`: id → entry, each named apart."""
     path = folder / MODELS_FILE
-    return _by_id(path, "models", load_catalog(path, ModelCatalog).models)
+    models = _by_id(path, "models", load_catalog(path, ModelCatalog).models)
+    _named_apart(path, "models", models)
+    return models
 
 
 def price_files(folder: Path = CATALOGS_DIR) -> list[Path]:

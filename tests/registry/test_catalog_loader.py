@@ -26,7 +26,7 @@ from tests.registry_checkout import empty_registry
 
 GPU_ENTRY = """
   - id: {id}
-    name: "Test GPU"
+    name: "Test GPU {id}"
     vendor: nvidia
     architecture: Hopper
     form_factor: sxm
@@ -252,3 +252,19 @@ def test_registry_answer_refuses_a_provider_that_would_retitle_the_terminal(
     assert "\x1b" not in result.output
     assert result.exit_code == 1
     assert "prices.yaml: prices[0].provider: contains the control character U+001B" in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("test  gpu GPU-A", "gpus[1].name: 'test  gpu GPU-A' is also the name of gpus[0]"),
+        ("gpu-a", "gpus[1].name: 'gpu-a' is the id of another entry"),
+    ],
+)
+def test_catalog_entries_are_named_apart(tmp_path: Path, name: str, message: str) -> None:
+    # A copy of a GPU named as it would read as that GPU in every ranking.
+    path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "80"))
+    path.write_text(path.read_text().replace("Test GPU gpu-b", name), encoding="utf-8")
+    with pytest.raises(InvalidFileError) as caught:
+        load_gpus(tmp_path)
+    assert str(caught.value) == f"{path}: {message}"
