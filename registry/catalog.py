@@ -6,6 +6,7 @@ Bad data raises InvalidFileError naming the file and each field, e.g.
 
 import hashlib
 import pickle
+import unicodedata
 from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -147,14 +148,22 @@ def _by_id(file: Path, list_name: str, entries: list[EntryT]) -> dict[str, Entry
     return by_id
 
 
+def _name_as_read(name: str) -> str:
+    """`name` as a reader tells it from others: compatibility forms folded (NFKC: a full-width
+    `Ｈ` is `H`), case and spacing aside, and without the characters no one sees (format
+    characters: a zero-width space, a direction mark)."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join("".join(c for c in folded if unicodedata.category(c) != "Cf").split())
+
+
 def _named_apart(file: Path, list_name: str, entries: Mapping[str, GpuEntry | ModelEntry]) -> None:
     """Pages, tables and rankings call an entry by its name (`NVIDIA H100 SXM5 80GB`): no two
-    entries share one (case and spacing aside), and none is named as another entry's id, or an
-    entry named as the H100 would read as the H100 wherever it is ranked."""
+    entries share one as a reader reads it (`_name_as_read`), and none is named as another
+    entry's id, or an entry named as the H100 would read as the H100 wherever it is ranked."""
     first: dict[str, int] = {}
     problems: list[Problem] = []
     for index, entry in enumerate(entries.values()):
-        name = " ".join(entry.name.casefold().split())
+        name = _name_as_read(entry.name)
         if name in first:
             message = f"{shown(entry.name)} is also the name of {list_name}[{first[name]}]"
         elif name in entries and name != entry.id:

@@ -258,6 +258,10 @@ def test_registry_answer_refuses_a_provider_that_would_retitle_the_terminal(
     ("name", "message"),
     [
         ("test  gpu GPU-A", "gpus[1].name: 'test  gpu GPU-A' is also the name of gpus[0]"),
+        (
+            "Test\u200b GPU ｇpu-a\u200f",
+            "gpus[1].name: 'Test\\u200b GPU ｇpu-a\\u200f' is also the name of gpus[0]",
+        ),
         ("gpu-a", "gpus[1].name: 'gpu-a' is the id of another entry"),
     ],
 )
