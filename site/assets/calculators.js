@@ -102,7 +102,9 @@ function fitLink(root, params) {
     params.delete(name);
     params.set(key, left.join(","));
   }
+  // Only a calculator's form has the note (and the limit); the answer form's inputs are short.
   const note = root.querySelector("[data-link-note]");
+  if (!note) return;
   note.textContent = left.length
     ? `The address leaves out ${left.join(", ")}: with it, the link would be longer than a web server accepts (${limit.toLocaleString("en")} characters). Whoever opens the link is asked to paste it again.`
     : "";

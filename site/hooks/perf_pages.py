@@ -178,7 +178,7 @@ each shrunk toward 1 as if four more results had a ratio of 1.
 
 ## The held-out results of the time split
 
-<details markdown="1"><summary>{len(time_rows):,} results, each linked</summary>
+<details markdown="1" data-search-exclude><summary>{len(time_rows):,} results, each linked</summary>
 
 {_rows_table(time_rows)}
 
