@@ -147,7 +147,9 @@ OWN_PAGE_SEARCH_BOOST = 3
 
 
 def _front(title: str, description: str, search_boost: float | None = None) -> str:
-    title, description = front_matter_string(title), front_matter_string(description)
+    # The theme writes the description raw into an attribute (<meta name="description"
+    # content="…">), where a name's quote would end it: escaped, quotes too.
+    title, description = front_matter_string(title), front_matter_string(esc(description))
     search = "" if search_boost is None else f"search:\n  boost: {search_boost}\n"
     return f"---\ntitle: {title}\ndescription: {description}\n{search}---\n\n"
 

@@ -21,9 +21,10 @@ from infermeter.registry.location import catalogs_folder
 
 pytestmark = pytest.mark.browser
 
-NAME = "[x](javascript:alert(1)) ![i](https://evil.example/x.png) a | b `c` *d*"
+NAME = '[x](javascript:alert(1)) ![i](https://evil.example/x.png) a | b `c` *d* " onmouseover="x'
 """A name as Markdown reads it: a link that runs a script, an image fetched from elsewhere, a
-table cell's end, code and emphasis. It holds no HTML tag (`registry validate` refuses those)."""
+table cell's end, code and emphasis; and a quote that would end an HTML attribute. It holds no
+HTML tag (`registry validate` refuses those)."""
 
 LONG_NAME = NAME + " " + "W" * 1900
 """The model's name: `NAME` and one word, 2,000 characters in all (the most `Text` holds)."""
@@ -71,12 +72,13 @@ def test_a_catalog_name_is_text_on_every_page_that_names_it(
     page.goto(site + path, wait_until="networkidle")
     article = page.locator("article")
     assert NAME in article.inner_text()
-    assert (
-        article.locator(
-            "a[href^='javascript:' i], img[alt='i'], em:text-is('d'), code:text-is('c')"
-        ).count()
-        == 0
-    )
+    markdown = "a[href^='javascript:' i], img[alt='i'], em:text-is('d'), code:text-is('c')"
+    assert article.locator(markdown).count() == 0
+    assert page.locator("[onmouseover]").count() == 0  # the theme's <head> included
+    if path.count("/") == 2:  # the GPU's and the model's own page: described by the name
+        description = page.locator("meta[name='description']").get_attribute("content")
+        assert description.startswith(NAME)
+        assert description.endswith(("hourly prices", "memory needs"))  # the whole of it
     if path == "compare/":  # the name's `|` ends no cell: the row has its three
         assert page.locator("article table tbody tr td").count() == 3
     page.context.close()
