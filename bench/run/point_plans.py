@@ -63,26 +63,59 @@ def plan_points(config: RunConfig) -> list[PointPlan]:
 
 # An open-loop point that takes longer than this to send its requests gets a note at the start.
 LONG_POINT_S = 3600.0
-_UNITS = ((365 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"))
+# With --duration, a wait this long (or longer than the duration) for the first measured request
+# gets a note too.
+LONG_WAIT_S = 60.0
+_UNITS = (
+    (365 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"), (60.0, "minutes"),
+    (0.0, "seconds"),
+)  # fmt: skip
 
 
 def long_point_notes(plans: list[PointPlan]) -> list[str]:
-    """A note for each open-loop point that no --duration bounds and whose requests (warm-up
-    included) take over an hour to send at its rate: `--request-rate 1e-6` would otherwise wait
-    in silence for years before its first figure."""
+    """A note for each open-loop point that takes long before its figures: one no --duration
+    bounds whose requests (warm-up included) take over an hour to send at its rate
+    (`--request-rate 1e-6` would otherwise wait in silence for years), and one whose
+    --duration opens only at its first measured request, which its rate sends long after the
+    warm-up (`--request-rate 0.001 --duration 5` ran 200 s)."""
     notes = []
     for plan in plans:
-        if plan.request_rate is None or plan.duration_s is not None:
+        if plan.request_rate is None:
             continue
-        requests = (plan.num_requests or 0) + plan.warmup_requests
-        seconds = requests / plan.request_rate
-        if seconds > LONG_POINT_S:
-            size, unit = next((s, u) for s, u in _UNITS if seconds >= s)
-            notes.append(
-                f"note: the point at {plan.request_rate:g} requests/s sends {requests:,} "
-                f"requests in about {seconds / size:,.1f} {unit}; --duration bounds a point"
-            )
+        rate, duration = plan.request_rate, plan.duration_s
+        note = _long_send(plan, rate) if duration is None else _long_wait(plan, rate, duration)
+        if note is not None:
+            notes.append(note)
     return notes
+
+
+def _about(seconds: float) -> str:
+    size, unit = next((s, u) for s, u in _UNITS if seconds >= s)
+    return f"about {seconds / (size or 1.0):,.1f} {unit}"
+
+
+def _long_send(plan: PointPlan, rate: float) -> str | None:
+    requests = (plan.num_requests or 0) + plan.warmup_requests
+    seconds = requests / rate
+    if seconds <= LONG_POINT_S:
+        return None
+    return (
+        f"note: the point at {rate:g} requests/s sends {requests:,} requests in "
+        f"{_about(seconds)}; --duration bounds a point"
+    )
+
+
+def _long_wait(plan: PointPlan, rate: float, duration_s: float) -> str | None:
+    seconds = plan.warmup_requests / rate  # the first measured request's mean time
+    if seconds <= max(LONG_WAIT_S, duration_s):
+        return None
+    warmup = plan.warmup_requests
+    return (
+        f"note: the point at {rate:g} requests/s sends its first measured request "
+        f"after its warm-up ({warmup:,} request{'s' if warmup != 1 else ''}), in "
+        f"{_about(seconds)}; its --duration of {duration_s:g} s counts from there "
+        "(--warmup 0 starts it at once)"
+    )
 
 
 def _check_loads(config: RunConfig) -> None:

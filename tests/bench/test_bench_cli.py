@@ -156,8 +156,25 @@ def test_a_point_that_takes_over_an_hour_to_send_is_noted() -> None:
         "note: the point at 0.01 requests/s sends 101 requests in about 2.8 hours; "
         "--duration bounds a point",
     ]
-    bounded = RunConfig(endpoint="http://x", request_rates=(1e-6,), duration_s=60)
+    bounded = RunConfig(
+        endpoint="http://x", request_rates=(1e-6,), duration_s=60, warmup_requests=0
+    )
     assert long_point_notes(plan_points(bounded)) == []
+
+
+def test_a_point_whose_duration_opens_long_after_its_warmup_is_noted() -> None:
+    # --request-rate 0.001 --duration 5 ran 200 s: the window opens at the first measured
+    # request, which the rate sends a mean 1,000 s after the warm-up's.
+    config = RunConfig(endpoint="http://x", request_rates=(0.001, 1.0), duration_s=5)
+    assert long_point_notes(plan_points(config)) == [
+        "note: the point at 0.001 requests/s sends its first measured request after its warm-up "
+        "(1 request), in about 16.7 minutes; its --duration of 5 s counts from there (--warmup 0 "
+        "starts it at once)"
+    ]
+    at_once = RunConfig(
+        endpoint="http://x", request_rates=(0.001,), duration_s=5, warmup_requests=0
+    )
+    assert long_point_notes(plan_points(at_once)) == []
 
 
 def test_cli_bench_run_notes_a_long_point_before_it_starts() -> None:
