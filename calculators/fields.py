@@ -174,7 +174,7 @@ def check_release(field: Field, text: str) -> str:
     try:
         parse_version(text)
     except InputError as error:
-        raise FieldError(field.name, f"{field.name}: {str(error).split(': ', 1)[-1]}") from None
+        raise FieldError(field.name, str(error)) from None
     return text
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,12 @@ class RegistryError(Exception):
     """Base class of every error the registry raises on purpose."""
 
 
+def validator_message(detail: ErrorDetails) -> str:
+    """A validation problem's message as a model's validator wrote it: without the
+    `Value error, ` pydantic puts before it."""
+    return detail["msg"].removeprefix("Value error, ")
+
+
 class InvalidFileError(RegistryError):
     """A registry file cannot be read, parsed, or validated against its model."""
 
@@ -113,7 +120,7 @@ class InvalidFileError(RegistryError):
                 Problem(
                     file,
                     json_path(error_detail["loc"], data),
-                    error_detail["msg"].removeprefix("Value error, "),
+                    validator_message(error_detail),
                 )
                 for error_detail in error.errors(include_url=False)
             ]

@@ -29,6 +29,7 @@ from infermeter.bench.workloads.lengths import LengthDistribution, parse_length
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE
 from infermeter.calculators.suggest import unknown_name
+from infermeter.registry.errors import validator_message
 from infermeter.registry.models.common import SLUG_PATTERN
 
 # What a pattern asks for, in words: an error says this, not the regular expression.
@@ -469,7 +470,7 @@ def plain_message(detail: ErrorDetails) -> str:
     if detail["type"] in _BOUNDS:
         words, key = _BOUNDS[detail["type"]]
         return f"must be {words} {_shown(context[key])}, got {_shown(detail['input'])}"
-    return detail["msg"].removeprefix("Value error, ")
+    return validator_message(detail)
 
 
 def _shown(value: object) -> str:

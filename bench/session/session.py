@@ -142,7 +142,6 @@ class _Session:
     split: NodeSplit | None = None
     local: bool = True
     facts: ServerFacts | None = None
-    unanswered: str | None = None  # why an endpoint answers nothing (`answer_problem`)
     # An endpoint's memory plan, as vLLM states it in /metrics (a launched one's: its log too)
     endpoint_startup: StartupFigures | None = None
     gpus: NvmlGpus | None = None
@@ -207,10 +206,10 @@ def _identify_endpoint(session: _Session) -> None:
     session.local = launched or endpoint_is_local(endpoint)
     if launched:
         return
-    session.unanswered = answer_problem(endpoint)
-    if session.unanswered is not None:
+    unanswered = answer_problem(endpoint)
+    if unanswered is not None:
         # Nothing to ask it: `_plan` refuses it, or the run where it asks for the models.
-        session.run_config = replace(session.run_config, unanswered=session.unanswered)
+        session.run_config = replace(session.run_config, unanswered=unanswered)
         return
     session.facts = identify_server(endpoint)
     session.endpoint_startup = server_cache_config(endpoint)
@@ -254,7 +253,7 @@ def _plan(session: _Session) -> None:
             options.engine,
             options.engine_version,
             config.run.endpoint,
-            session.unanswered,
+            session.run_config.unanswered,
         )
         session.notes += engine_notes
     session.deployment = plan_deployment(

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from infermeter.registry.checks import Finding
 from infermeter.registry.checks.schema_gate import compile_gate
-from infermeter.registry.errors import json_path, shown
+from infermeter.registry.errors import json_path, shown, validator_message
 from infermeter.registry.models import SLUG_PATTERN, Result
 from infermeter.registry.models.common import ONE_LINE_PATTERN
 from infermeter.registry.models.result import CONTENT_ID_PATTERN
@@ -139,6 +139,6 @@ def model_findings(
             path = json_path(detail["loc"], data)
             if any(_related(path, problem.path) for problem in schema_problems):
                 continue
-            message = detail["msg"].removeprefix("Value error, ")
+            message = validator_message(detail)
             findings.append(Finding(file, path, message, "model"))
         return None, findings
