@@ -47,44 +47,33 @@ _CLICK_TYPES: dict[str, Any] = {
 }
 
 
-class FieldValue(click.ParamType[Any]):
-    """An input read by the page's own rule (`calculators.fields.read_field`): the command line
-    refuses what the page refuses, with the same message. The kinds without a click type of
-    their own (the answer question's percentile and ms) are read so."""
+def read_text(field: Field, text: str) -> str:
+    """A text input (an id or a path, JSON, a vLLM release) without the spaces around it, as the
+    page reads it (`fields.field_text`); a release is checked as the page checks it."""
+    stripped = field_text(text)
+    if field.kind == "release":
+        check_release(field, stripped)
+    return stripped
 
-    name = "number"
 
-    def __init__(self, field: Field) -> None:
+class FieldParam(click.ParamType[Any]):
+    """An input of the calculators read on the command line by the page's own rule: the command
+    line refuses what the page refuses, with the same message (`FieldError`). `read_text` for
+    texts, `read_field` for the kinds without a click type of their own (the answer question's
+    percentile and ms)."""
+
+    def __init__(self, field: Field, name: str, read: Callable[[Field, str], Any]) -> None:
         self.field = field
+        self.name = name
+        self.read = read
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):  # a default already read
             return value
         try:
-            return read_field(self.field, value)
+            return self.read(self.field, value)
         except FieldError as error:
             self.fail(error.reason, param, ctx)
-
-
-class FieldText(click.ParamType[str]):
-    """A text input (an id or a path, JSON, a vLLM release) without the spaces around it, as the
-    page reads it (`fields.field_text`); a release is checked as the page checks it."""
-
-    name = "text"
-
-    def __init__(self, field: Field) -> None:
-        self.field = field
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):  # a default already read
-            return value
-        text = field_text(value)
-        if self.field.kind == "release":
-            try:
-                check_release(self.field, text)
-            except FieldError as error:
-                self.fail(error.reason, param, ctx)
-        return text
 
 
 @contextmanager
@@ -138,8 +127,8 @@ def _click_type(field: Field) -> Any:
     if field.kind == "choice":
         return FieldChoice([c for c in field.choices if c])
     if field.kind in ("text", "id", "json", "release", "ids"):
-        return FieldText(field)
-    return _CLICK_TYPES.get(field.kind) or FieldValue(field)
+        return FieldParam(field, "text", read_text)
+    return _CLICK_TYPES.get(field.kind) or FieldParam(field, "number", read_field)
 
 
 def _typed_default(field: Field) -> int | float | str | None:
