@@ -11,6 +11,7 @@ from infermeter.registry.models.common import (
     FormFactor,
     HfRepo,
     LongText,
+    Name,
     NonNegativeFloat,
     PartialDate,
     PositiveFloat,
@@ -162,7 +163,7 @@ class GpuEntry(StrictModel):
     """One GPU model as sold, with its published specifications."""
 
     id: Slug = Field(description="Catalog id, used by results and prices (e.g. `h100-sxm`).")
-    name: Text = Field(description="Marketing name.")
+    name: Name = Field(description="Marketing name.")
     vendor: Literal["nvidia", "amd"] = Field(description="Vendor.")
     architecture: Text = Field(description="Architecture name, e.g. `Hopper`.")
     form_factor: FormFactor = Field(description="Board form factor.")
@@ -230,7 +231,7 @@ class ModelEntry(StrictModel):
     """One model, with the architecture facts the memory calculator needs."""
 
     id: Slug = Field(description="Catalog id, used by results (e.g. `llama-3.1-8b-instruct`).")
-    name: Text = Field(description="Name as published.")
+    name: Name = Field(description="Name as published.")
     hf_repo: HfRepo = Field(description="Hugging Face repository of the reference weights.")
     family: Text = Field(description="Model family, e.g. `llama`.")
     published_params: PublishedParams = Field(description="Parameter counts as published.")
@@ -256,11 +257,11 @@ class PriceEntry(StrictModel):
     """One published hourly price of a GPU at one provider."""
 
     id: Slug = Field(description="Catalog id of this price.")
-    provider: Text = Field(description="Cloud or marketplace, e.g. `AWS`.")
-    offering: Text | None = Field(description="Product line at the provider; null if just one.")
+    provider: Name = Field(description="Cloud or marketplace, e.g. `AWS`.")
+    offering: Name | None = Field(description="Product line at the provider; null if just one.")
     gpu: Slug = Field(description="GPU id in the GPU catalog.")
     gpus_per_instance: PositiveInt = Field(description="GPUs in the priced instance.")
-    instance: Text | None = Field(description="Instance type name; null if priced per GPU.")
+    instance: Name | None = Field(description="Instance type name; null if priced per GPU.")
     tier: PriceTierName = Field(
         description="Pricing tier: on demand, interruptible (spot) or reserved (committed)."
     )

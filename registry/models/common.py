@@ -6,6 +6,7 @@ from typing import Annotated, Final, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
 from infermeter.calculators.limits import MAX_CONFIG_INTEGER
+from infermeter.registry.homoglyphs import disguised_name
 
 __all__ = ["RESULT_SCHEMA_VERSION", "SLUG_PATTERN", "StrictModel"]
 
@@ -79,6 +80,18 @@ Text = Annotated[
     AfterValidator(_is_one_line),
 ]
 """A short non-empty plain-text string of one line."""
+
+
+def _reads_as_itself(value: str) -> str:
+    problem = disguised_name(value)
+    if problem is not None:
+        raise ValueError(f"{problem}; write a name in one script")
+    return value
+
+
+Name = Annotated[Text, AfterValidator(_reads_as_itself)]
+"""A `Text` that names something to a reader (a GPU, a model, a provider): it may not pass
+for another name in Latin letters by Cyrillic or Greek look-alikes (`registry.homoglyphs`)."""
 
 LongText = Annotated[str, Field(min_length=1, max_length=20000)]
 """A non-empty plain-text string that may run to paragraphs (commands, conditions, notes)."""

@@ -272,3 +272,53 @@ def test_catalog_entries_are_named_apart(tmp_path: Path, name: str, message: str
     with pytest.raises(InvalidFileError) as caught:
         load_gpus(tmp_path)
     assert str(caught.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "NVIDIA \u041d100 SXM",
+            "gpus[1].name: '\u041d100' is written in Cyrillic letters that read as Latin ones "
+            "(U+041D CYRILLIC CAPITAL LETTER EN); write a name in one script",
+        ),
+        (
+            "Test GPU S\u0425M",
+            "gpus[1].name: the word 'S\u0425M' mixes Latin and Cyrillic letters "
+            "(U+0425 CYRILLIC CAPITAL LETTER HA); write a name in one script",
+        ),
+        (
+            "\u0397100 PCIe",
+            "gpus[1].name: '\u0397100' is written in Greek letters that read as Latin ones "
+            "(U+0397 GREEK CAPITAL LETTER ETA); write a name in one script",
+        ),
+    ],
+)
+def test_a_name_in_look_alike_letters_of_another_script_is_refused(
+    tmp_path: Path, name: str, message: str
+) -> None:
+    # 'NVIDIA Н100 SXM' with a Cyrillic Н reads as the H100 on every page that ranks it.
+    path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "80"))
+    path.write_text(path.read_text().replace("Test GPU gpu-b", name), encoding="utf-8")
+    with pytest.raises(InvalidFileError) as caught:
+        load_gpus(tmp_path)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_price_provider_in_look_alike_letters_is_refused(tmp_path: Path) -> None:
+    text = PRICES_YAML.replace("provider: cloud", "provider: \u0421oreWeave")
+    (tmp_path / PRICES_FILE).write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidFileError) as caught:
+        load_prices(tmp_path)
+    assert "prices[0].provider: the word '\u0421oreWeave' mixes Latin and Cyrillic" in str(
+        caught.value
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["ГигаЧат Pro", "Модель 7B", "通义千问 Qwen2 7B", "Αλφα 7B", "Llama-Модель ТОР"]
+)
+def test_an_honest_name_in_one_script_a_word_passes(tmp_path: Path, name: str) -> None:
+    path = _gpus_file(tmp_path, ("gpu-a", "80"), ("gpu-b", "80"))
+    path.write_text(path.read_text().replace("Test GPU gpu-b", name), encoding="utf-8")
+    assert load_gpus(tmp_path)["gpu-b"].name == name
