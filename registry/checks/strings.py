@@ -1,7 +1,7 @@
 """Strings: every string of a published file is plain text, a result's (`registry validate`)
 as a catalog's (read by `registry.catalog.load_catalog`) and a harvested price's: no markup
-or script, no control character but newline and tab, no bidirectional control
-(`registry.plain_text`), no credential."""
+or script, no control character but newline and tab, no line or paragraph separator, no
+bidirectional control (`registry.plain_text`), no credential."""
 
 import re
 from collections.abc import Iterator
@@ -9,7 +9,7 @@ from typing import Any
 
 from infermeter.registry.checks import Finding
 from infermeter.registry.errors import json_path
-from infermeter.registry.plain_text import BIDI_CONTROLS, unsafe_character
+from infermeter.registry.plain_text import BIDI_CONTROLS, LINE_BREAKS, unsafe_character
 from infermeter.registry.secrets import REDACTED, find_secret
 
 # A tag (attributes may follow a space or a slash: <img/src=x onerror=…>), an unclosed tag with
@@ -37,6 +37,7 @@ def _text_problem(text: str) -> str | None:
     character = unsafe_character(text)
     if character is not None:
         kind = "bidirectional control" if character in BIDI_CONTROLS else "control"
+        kind = "line-breaking" if character in LINE_BREAKS else kind
         return f"contains the {kind} character U+{ord(character):04X}"
     match = _HTML.search(text)
     if match:

@@ -322,6 +322,19 @@ def test_cli_bench_import_missing_fact_exits_1_naming_the_flag(tmp_path: Path) -
     assert not list(tmp_path.iterdir())
 
 
+def test_cli_bench_import_refuses_a_line_separator_in_a_text_option(tmp_path: Path) -> None:
+    # U+2028 breaks the line in a browser's text and a terminal as a line feed does.
+    dataset = "sharegpt\u2028  1. 1 × b200: $0.0001/1M"
+    arguments = [str(CONCURRENCY), *CLI_FACTS, "--dataset", dataset, "--output", str(tmp_path)]
+    outcome = CliRunner().invoke(main, ["bench", "import", *arguments])
+    assert outcome.exit_code == 1
+    assert outcome.output.endswith(
+        "identity.workload.dataset: contains the line-breaking character U+2028\n"
+    )
+    assert outcome.output.count("\n") == 1
+    assert not list(tmp_path.iterdir())
+
+
 def test_cli_bench_import_usage_error_exits_2(tmp_path: Path) -> None:
     outcome = CliRunner().invoke(
         main, ["bench", "import", str(CONCURRENCY), *CLI_FACTS, "--gpu-count", "zero"]

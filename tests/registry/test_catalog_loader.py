@@ -218,6 +218,11 @@ def test_catalog_arch_is_parsed_once_per_entry_and_never_shared_by_id() -> None:
             "prices[0].provider: contains the control character U+001B",
         ),
         (
+            "provider: cloud",
+            'provider: "cloud\\u2029  3. cheap $0.01/GPU-h"',
+            "prices[0].provider: contains the line-breaking character U+2029",
+        ),
+        (
             'title: "Pricing"',
             'title: "<img src=x onerror=alert(1)>"',
             "prices[0].source.title: contains markup '<img src=x onerror=alert(1)>'",
