@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from infermeter.bench.cli.oneline import FiniteFloatRange, OneLineCommand
+from infermeter.bench.cli.oneline import FiniteFloatRange, OneLineCommand, UsageLine
 from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
 from infermeter.registry.harvest.sources import SOURCES, HarvestSource, SourceOption
@@ -49,14 +49,18 @@ def _run(
     as_json: bool,
 ) -> None:
     """Run one source's harvest with the options every source takes and print its report; a
-    bad source (the registry's own errors, or a file that cannot be read) is one line."""
+    bad source (the registry's own errors, or a file that cannot be read) is one line, exit 1,
+    and a value an option does not take (`--round five`) one line, exit 2 (usage)."""
     from infermeter.registry.errors import RegistryError
+    from infermeter.registry.harvest.errors import HarvestOptionError
     from infermeter.registry.harvest.options import HarvestOptions
 
     root = resolve_registry(registry_root)
     try:
         options = HarvestOptions.given(root, dry_run=dry_run, retrieved=retrieved)
         report = source.run(path, options, keywords)
+    except HarvestOptionError as error:
+        raise UsageLine(str(error)) from None
     except RegistryError as error:
         raise click.ClickException(str(error)) from None
     except OSError as error:  # a file of the registry in the way (a folder where one goes …)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError, HarvestOptionError
 
 ROUNDS = ("v4.0", "v4.1", "v5.1", "v6.0", "v6.1")
 
@@ -21,13 +21,18 @@ def _known() -> str:
 
 
 def round_name(text: str) -> str:
-    """`5.1` or `v5.1` → `v5.1`; HarvestError for anything else, or a round not in ROUNDS."""
+    """`5.1` or `v5.1` → `v5.1`; HarvestOptionError for anything else, or a round not in
+    ROUNDS."""
     match = re.fullmatch(r"v?([0-9]+\.[0-9]+)", text.strip())
     if not match:
-        raise HarvestError(f"--round: {text!r} is not an MLPerf round such as 5.1 ({_known()})")
+        raise HarvestOptionError(
+            f"--round: {text!r} is not an MLPerf round such as 5.1 ({_known()})"
+        )
     name = f"v{match.group(1)}"
     if name not in ROUNDS:
-        raise HarvestError(f"--round: {name} is not a round this harvester reads ({_known()})")
+        raise HarvestOptionError(
+            f"--round: {name} is not a round this harvester reads ({_known()})"
+        )
     return name
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.checks.counts import in_the_future
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError, HarvestOptionError
 from infermeter.registry.harvest.outcome import (
     Harvested,
     HarvestReport,
@@ -41,7 +41,7 @@ class HarvestOptions:
             except ValueError:
                 parsed = None
             if parsed is None or parsed.isoformat() != self.today:
-                raise HarvestError(
+                raise HarvestOptionError(
                     f"--retrieved: {self.today!r} is not a calendar date such as 2026-11-30"
                 )
         if not self.submitter.strip():
@@ -57,7 +57,7 @@ class HarvestOptions:
         options = cls(registry_root, dry_run=dry_run, today=retrieved)
         today = dt.datetime.now(dt.UTC).date()
         if retrieved is not None and in_the_future(dt.date.fromisoformat(retrieved), today):
-            raise HarvestError(f"--retrieved: {retrieved} is in the future")
+            raise HarvestOptionError(f"--retrieved: {retrieved} is in the future")
         return options
 
     def retrieval_date(self) -> str:

@@ -18,7 +18,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infermeter.registry.harvest.errors import HarvestError
+from infermeter.registry.harvest.errors import HarvestError, HarvestOptionError
 from infermeter.registry.models.common import URL_PATTERN
 
 if TYPE_CHECKING:
@@ -38,14 +38,14 @@ class FileCitation:
 
     def file_commit(self, source: Path, why: str = "") -> str:
         """The commit the file `source` was taken from, as `--commit` names it (a file has no
-        history to resolve a branch or tag in); HarvestError when it names none or not a commit
-        id (7 to 40 lowercase hex digits)."""
+        history to resolve a branch or tag in); HarvestError when it names none,
+        HarvestOptionError when not a commit id (7 to 40 lowercase hex digits)."""
         if self.commit is None:
             raise HarvestError(
                 f"--from: {source} is a file; name {why}the commit it was taken from with --commit"
             )
         if not re.fullmatch(COMMIT_ID, self.commit):
-            raise HarvestError(
+            raise HarvestOptionError(
                 f"--commit: {self.commit!r} is not a commit id (7 to 40 lowercase hex digits)"
             )
         return self.commit
@@ -110,7 +110,7 @@ class HarvestSource:
         for option in self.options:
             url = values.get(option.keyword) if option.cites and option.keyword == "url" else None
             if url is not None and not re.fullmatch(URL_PATTERN, url):
-                raise HarvestError(
+                raise HarvestOptionError(
                     f"{option.flag}: expected an http:// or https:// address, got {url!r}"
                 )
         if citing:

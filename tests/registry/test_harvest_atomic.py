@@ -82,7 +82,7 @@ def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
     git(source, "commit", "-q", "--allow-empty", "-m", "another commit")
     before = _snapshot(root)
     code, output = _harvest(source, root, "--retrieved", date, *(["--dry-run"] * dry))
-    assert code == 1, output
+    assert code == 2, output  # a bad option value is a usage error
     assert output.strip().splitlines() == [f"Error: --retrieved: {why}"]
     assert _snapshot(root) == before
 

@@ -222,24 +222,28 @@ def test_cli_prints_added_skipped_and_a_summary(source_repo: Path, registry: Pat
 
 
 @pytest.mark.parametrize(
-    ("arguments", "message"),
+    ("arguments", "message", "code"),
     [
-        (["--round", "five"], "--round: 'five' is not an MLPerf round"),
+        # A value --round never takes is a usage error (exit 2), as a bad value of any option.
+        (["--round", "five"], "--round: 'five' is not an MLPerf round", 2),
         (
             ["--round", "9.9"],
             "--round: v9.9 is not a round this harvester reads "
             "(the rounds it reads: v4.0, v4.1, v5.1, v6.0, v6.1)",
+            2,
         ),
-        (["--round", "6.0"], "--round: v6.0, but the results table read is of v5.1 (the rounds"),
-        (["--round", "5.1", "--commit", "nope"], "--commit: 'nope' names no commit"),
+        (["--round", "5.1", "--retrieved", "yesterday"], "--retrieved: 'yesterday' is not a", 2),
+        # What the source holds disagrees with the options: bad input (exit 1).
+        (["--round", "6.0"], "--round: v6.0, but the results table read is of v5.1 (the rounds", 1),
+        (["--round", "5.1", "--commit", "nope"], "--commit: 'nope' names no commit", 1),
     ],
 )
 def test_cli_bad_input_is_one_line(
-    source_repo: Path, registry: Path, arguments: list[str], message: str
+    source_repo: Path, registry: Path, arguments: list[str], message: str, code: int
 ) -> None:
     command = ["registry", "harvest", "mlperf", "--from", str(source_repo)]
     outcome = CliRunner().invoke(main, [*command, "--registry", str(registry), *arguments])
-    assert outcome.exit_code == 1
+    assert outcome.exit_code == code
     assert message in outcome.output
     assert len(outcome.output.splitlines()) == 1
     assert not list((registry / "registry").rglob("*.json"))

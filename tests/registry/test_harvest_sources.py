@@ -124,7 +124,7 @@ def test_a_citation_that_is_no_commit_or_address_is_one_line_naming_the_option(
     # result 'changed' to cite them (inferencex), or every row was skipped (amd)
     registry = empty_registry(tmp_path / "checkout")
     result = CliRunner().invoke(harvest_group, [*arguments, "--registry", str(registry)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # a bad option value is a usage error
     assert result.stderr.startswith(f"Error: {error}")
     assert len(result.stderr.strip().splitlines()) == 1
     assert list((registry / "registry" / "results").iterdir()) == []  # nothing written
