@@ -38,6 +38,23 @@ def refusal(
     )
 
 
+CAPTURE_OOM = "CUDA out of memory capturing CUDA graphs"  # how `capture_refusal` begins
+
+
+def capture_refusal(
+    version: tuple[int, int], graph_bytes: int, left_bytes: int, utilization: float
+) -> str:
+    """Why a plan whose CUDA graphs outgrow the memory left outside the budget does not start."""
+    return (
+        f"{CAPTURE_OOM}: they need about "
+        f"{format_gib(graph_bytes, version)} GiB, more than the "
+        f"{format_gib(max(0, left_bytes), version)} GiB left outside gpu_memory_utilization "
+        f"({utilization:g}), where vLLM {version[0]}.{version[1]} captures them after the KV cache "
+        "is allocated. Try decreasing `gpu_memory_utilization`, capturing fewer sizes "
+        "(--max-cudagraph-capture-size) or --enforce-eager."
+    )
+
+
 def length_notes(arch: ModelArch, max_len: int) -> list[str]:
     """A max_model_len beyond what the model declares."""
     derived_len = default_max_model_len(arch)

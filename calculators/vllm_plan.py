@@ -47,6 +47,7 @@ from infermeter.calculators.moe_workspace import MoeCaches, moe_caches
 from infermeter.calculators.parallel import sharded_weight_bytes
 from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 from infermeter.calculators.vllm_notes import (
+    capture_refusal,
     format_gib,
     layout_notes,
     length_notes,
@@ -504,6 +505,24 @@ def _error(version: tuple[int, int], max_len: int, available: int, blocks: _Bloc
     return None
 
 
+def _capture_error(startup: _Startup, budget: _Budget) -> str | None:
+    """vLLM's failure to capture its CUDA graphs, or None. Where they are not in its budget
+    (before 0.20, or with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, and before 0.34's
+    extensible KV cache, which sizes the cache after capture: `extensible_kv_reserve_bytes`),
+    `Worker.compile_or_warm_up_model` runs `GPUModelRunner.capture_model` after the KV cache
+    holds the requested memory (vllm/v1/worker/gpu_worker.py of the 0.11.0 sdist), so the graphs
+    get what the requested memory leaves free; its own advice (`--kv-cache-memory` 'to fully
+    utilize gpu memory') takes them off the free memory whole. Graphs larger than that memory
+    run out of it at capture or, where they squeeze the activations, at the first full batch."""
+    if budget.cuda_graph_in_budget or startup.version >= overheads.EXTENSIBLE_KV_CACHE_SINCE:
+        return None
+    left = startup.settings.gpu_memory_bytes - budget.requested_bytes
+    if budget.cuda_graph_bytes <= left:
+        return None
+    utilization = startup.batch.gpu_memory_utilization
+    return capture_refusal(startup.version, budget.cuda_graph_bytes, left, utilization)
+
+
 def _notes(startup: _Startup, budget: _Budget, copies: MlaCopies) -> list[str]:
     arch, settings, version, batch = startup.arch, startup.settings, startup.version, startup.batch
     unread = settings.compilation_config_unread
@@ -554,7 +573,9 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     budget = _budget(startup)
     available = budget.available_bytes
     blocks = _blocks(startup, available)
-    error = _error(version, batch.max_model_len, available, blocks)
+    error = _error(version, batch.max_model_len, available, blocks) or _capture_error(
+        startup, budget
+    )
     weights = budget.weights
     copies = mla_copies(arch, weights.format, version, settings.tensor_parallel_size)
     pp = settings.pipeline_parallel_size

@@ -382,6 +382,29 @@ def test_cli_and_page_vram_requests_longer_than_max_model_len_do_not_fit() -> No
     assert within["fits"] is True
 
 
+def test_cli_and_page_graphs_larger_than_the_memory_outside_the_budget_do_not_fit() -> None:
+    # 'fits yes' beside 'CUDA graphs 17.25 GiB (not in the KV budget)' and 7.91 GiB left outside
+    # gpu_memory_utilization 0.9: before 0.20 (or with the estimate off) vLLM captures the graphs
+    # after the KV cache holds the requested memory, and runs out of memory capturing them.
+    sizes = json.dumps(list(range(1, 513)))
+    given = {"model": "llama-3.1-70b-instruct", "gpu": "h100-sxm", "tensor_parallel_size": "4",
+             "max_model_len": "8192", "max_num_seqs": "512", "vllm_version": "0.19",
+             "memory_profiler_estimate_cudagraphs": "0",
+             "compilation_config": f'{{"cudagraph_capture_sizes": {sizes}}}'}  # fmt: skip
+    args = [part for key, value in given.items() for part in ("--" + key.replace("_", "-"), value)]
+    for payload in (json_output("calc", "vram", *args, "--json"), _page("vram", given)):
+        assert payload["fits"] is False
+        assert payload["reason"] == (
+            "vLLM would refuse to start: CUDA out of memory capturing CUDA graphs: they need "
+            "about 17.25 GiB, more than the 7.91 GiB left outside gpu_memory_utilization (0.9), "
+            "where vLLM 0.19 captures them after the KV cache is allocated. Try decreasing "
+            "`gpu_memory_utilization`, capturing fewer sizes (--max-cudagraph-capture-size) or "
+            "--enforce-eager."
+        )
+    # The same graphs inside the budget (the estimate on, 0.20's default) leave a plan that fits.
+    assert _page("vram", {**given, "memory_profiler_estimate_cudagraphs": "1"})["fits"] is True
+
+
 def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
     # It said 'gpu_memory_bytes: expected a number > 0, got 0' apart from every field.
     query = {"model": "llama-3.1-8b-instruct", "gpu_memory_gib": "1e-300"}
