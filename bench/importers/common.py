@@ -33,6 +33,7 @@ from infermeter.bench.plan.options import (
     SloTpotMs,
     SloTtftMs,
     TensorParallelSize,
+    TraceBlockSize,
 )
 from infermeter.bench.result.deployment import Deployment, identity
 from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
@@ -179,7 +180,7 @@ class ImportFacts(BaseModel):
         ),
     ] = None
     trace_block_size: Annotated[
-        PositiveInt | None,
+        TraceBlockSize | None,
         Cli(
             "Tokens per hash ID of the trace, where the file does not state it (default: the "
             "trace's header, else 512)."

@@ -25,7 +25,7 @@ from pydantic_core import ErrorDetails
 
 from infermeter.bench.client.extra_body import extra_body
 from infermeter.bench.errors import BenchError
-from infermeter.bench.workloads.lengths import LengthDistribution, parse_length
+from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS, LengthDistribution, parse_length
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE
 from infermeter.calculators.suggest import unknown_name
@@ -82,6 +82,8 @@ StrictPositiveInt = Annotated[int, Field(strict=True, ge=1)]
 PositiveFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(strict=True, gt=0, le=1)]
 Text = Annotated[str, Field(strict=True, min_length=1)]
+TraceBlockSize = Annotated[int, Field(strict=True, ge=1, le=MAX_LENGTH_TOKENS)]
+"""Tokens per hash ID of a trace: a block is at most the longest sequence."""
 Length = Annotated[InstanceOf[LengthDistribution], BeforeValidator(_length)]
 
 # vLLM's serving options and the SLO bounds, declared once for `bench run` (which passes them to
@@ -362,7 +364,7 @@ class RunOptions(BaseModel):
         ),
     ] = 1.0
     trace_block_size: Annotated[
-        StrictPositiveInt | None,
+        TraceBlockSize | None,
         Cli(
             f"Tokens per hash_ids block of a Mooncake trace (default {DEFAULT_BLOCK_SIZE}, as "
             "Mooncake's published traces use).",

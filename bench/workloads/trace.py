@@ -46,10 +46,16 @@ from typing import IO, Any
 from infermeter.bench.client.request_record import PromptRequest
 from infermeter.bench.errors import WorkloadFileError
 from infermeter.bench.workloads.dataset import Tokenizer
+from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS
 from infermeter.bench.workloads.prompts import PROMPT_WORDS
 from infermeter.calculators.json_text import json_loads
+from infermeter.registry.errors import shown
 
 DEFAULT_BLOCK_SIZE = 512
+MAX_TRACE_MS = 1e11
+"""The latest a request of a trace may arrive, ms from its start (3.2 years: ten times the
+longest published trace we know of, BurstGPT's 121 days). A later `timestamp` or `delay` is a
+typo or an attack: its replay would wait in silence for ever."""
 MAX_LINE_BYTES = 4 * 1024 * 1024
 OWN_FORMAT_KEY = "infermeter_trace"
 OPTION = "--trace"
@@ -58,6 +64,8 @@ _CHUNK = 1024 * 1024
 _UNSUPPORTED = ("tools", "extra", "payload")
 # A file whose first line is a conversation of `turns` is AIPerf's Conversation DAG
 # (`bench.workloads.trace_dag`); one among request lines is a mix of two formats.
+_TOKENS_RANGE = f"from 1 to {MAX_LENGTH_TOKENS:,}"
+_MS_RANGE = f"from 0 to {MAX_TRACE_MS:g} ({MAX_TRACE_MS / 1000 / 86400 / 365:.1f} years)"
 _CONVERSATIONS_REFUSED = (
     "a conversation of turns (AIPerf's Conversation DAG `dag_jsonl`) among request lines; a "
     "DAG file holds conversations only, a request trace one request a line with its timestamp"
@@ -245,16 +253,18 @@ def _json_object(path: Path, number: int, line: bytes) -> dict[str, Any]:
     return row
 
 
-def _count(value: object, minimum: int) -> int | None:
+def _count(value: object, minimum: int, maximum: int | None = None) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         return None
-    return value
+    return value if maximum is None or value <= maximum else None
 
 
 def _time_ms(value: object) -> float | None:
+    """`value` as milliseconds from 0 to MAX_TRACE_MS, else None (compared before it is made a
+    float: an integer of 400 digits is none)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
+    return float(value) if 0 <= value <= MAX_TRACE_MS else None  # NaN compares false
 
 
 class _Parser:
@@ -276,9 +286,11 @@ class _Parser:
         """The first line of infermeter's own format."""
         if row.get(OWN_FORMAT_KEY) != 1:
             raise self.fail(number, OWN_FORMAT_KEY, "expected 1 (the format's version)")
-        size = _count(row.get("block_size", DEFAULT_BLOCK_SIZE), 1)
+        size = _count(row.get("block_size", DEFAULT_BLOCK_SIZE), 1, MAX_LENGTH_TOKENS)
         if size is None:
-            raise self.fail(number, "block_size", "expected a whole number of tokens, at least 1")
+            raise self.fail(
+                number, "block_size", f"expected a whole number of tokens {_TOKENS_RANGE}"
+            )
         if self.given_block_size is not None and self.given_block_size != size:
             raise self.fail(
                 number,
@@ -308,7 +320,7 @@ class _Parser:
             input_length = self._length(number, row, "input_length")
             hash_ids = self._hash_ids(number, row, input_length)
         else:
-            given = _count(row.get("input_length"), 1)
+            given = _count(row.get("input_length"), 1, MAX_LENGTH_TOKENS)
             words = text.split() if text else [w for _, c in messages or () for w in c.split()]
             input_length, hash_ids = given or max(len(words), 1), ()
         return TraceRequest(
@@ -317,9 +329,10 @@ class _Parser:
         )  # fmt: skip
 
     def _length(self, number: int, row: dict[str, Any], field: str) -> int:
-        value = _count(row.get(field), 1)
+        value = _count(row.get(field), 1, MAX_LENGTH_TOKENS)
         if value is None:
-            raise self.fail(number, field, f"expected a whole number ≥ 1, got {row.get(field)!r}")
+            got = shown(row.get(field))
+            raise self.fail(number, field, f"expected a whole number {_TOKENS_RANGE}, got {got}")
         return value
 
     def _given_prompt(
@@ -355,10 +368,10 @@ class _Parser:
         session = None if raw_session is None else str(raw_session)
         timestamp = _time_ms(row["timestamp"]) if "timestamp" in row else None
         if "timestamp" in row and timestamp is None:
-            raise self.fail(number, "timestamp", "expected milliseconds ≥ 0")
+            raise self.fail(number, "timestamp", f"expected milliseconds {_MS_RANGE}")
         delay = _time_ms(row["delay"]) if "delay" in row else None
         if "delay" in row and delay is None:
-            raise self.fail(number, "delay", "expected milliseconds ≥ 0")
+            raise self.fail(number, "delay", f"expected milliseconds {_MS_RANGE}")
         later_turn = session is not None and session in self.sessions
         if timestamp is None and not (later_turn and delay is not None):
             raise self.fail(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.errors import WorkloadFileError
+from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS
 from infermeter.bench.workloads.trace import (
     OPTION,
     _HashingReader,
@@ -161,8 +162,16 @@ def _turn(fail: _Fail, number: int, where: str, row: object, index: int, count: 
         else:
             raise fail(number, f"{where}.{key}", f"unknown field; expected {', '.join(_TURN_KEYS)}")
     max_tokens = row.get("max_tokens")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise fail(number, f"{where}.max_tokens", "expected a whole number ≥ 1 (sent every turn)")
+    if (
+        isinstance(max_tokens, bool)
+        or not isinstance(max_tokens, int)
+        or not 1 <= max_tokens <= MAX_LENGTH_TOKENS
+    ):
+        raise fail(
+            number,
+            f"{where}.max_tokens",
+            f"expected a whole number from 1 to {MAX_LENGTH_TOKENS:,} (sent every turn)",
+        )
     delay = row.get("delay", 0)
     if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay < 1e9:
         raise fail(number, f"{where}.delay", "expected milliseconds ≥ 0")

@@ -218,13 +218,28 @@ ROW = {"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 
     ("lines", "message"),
     [
         ([], r"no requests in the trace"),
-        ([ROW, {**ROW, "timestamp": -1}], r":2: timestamp: expected milliseconds ≥ 0"),
+        ([ROW, {**ROW, "timestamp": -1}], r":2: timestamp: expected milliseconds from 0 to 1e\+11"),
         (
             [{**ROW, "timestamp": 500}, ROW],
             r":2: timestamp: 0 ms is before the previous line's 500 ms",
         ),
-        ([{**ROW, "input_length": -3}], r":1: input_length: expected a whole number ≥ 1"),
-        ([{**ROW, "output_length": 0}], r":1: output_length: expected a whole number ≥ 1"),
+        ([{**ROW, "input_length": -3}], r":1: input_length: expected a whole number from 1 to"),
+        ([{**ROW, "output_length": 0}], r":1: output_length: expected a whole number from 1 to"),
+        # Beyond any context: a prompt of 10^11 words filled the memory (the host's OOM killer
+        # ended the run), an answer of 10^20 tokens streamed for ever.
+        (
+            [{**ROW, "input_length": 10**11}],
+            r":1: input_length: expected a whole number from 1 to 10,000,000, got 100000000000",
+        ),
+        ([{**ROW, "output_length": 10**20}], r":1: output_length: expected a whole number from"),
+        # A request 10^300 ms in waited in silence for ever; one of 400 digits ended the run in
+        # a traceback (OverflowError: int too large to convert to float).
+        ([ROW, {**ROW, "timestamp": 1e300}], r":2: timestamp: expected milliseconds from 0 to"),
+        ([ROW, {**ROW, "timestamp": 10**400}], r":2: timestamp: expected milliseconds from 0 to"),
+        (
+            [{**ROW, "session_id": "a"}, {**ROW, "session_id": "a", "delay": 10**400}],
+            r":2: delay: expected milliseconds from 0 to 1e\+11 \(3.2 years\)",
+        ),
         (
             [{**ROW, "hash_ids": [0, 1, 2]}],
             r":1: hash_ids: 3 blocks, but input_length 600 needs 2 blocks of 512 tokens",
@@ -234,6 +249,10 @@ ROW = {"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 
         (
             [{"infermeter_trace": 1, "block_size": 0}, ROW],
             r":1: block_size: expected a whole number",
+        ),
+        (  # each block was 10^14 words: a MemoryError's traceback, or the OOM killer
+            [{"infermeter_trace": 1, "block_size": 10**14}, {**ROW, "hash_ids": [0]}],
+            r":1: block_size: expected a whole number of tokens from 1 to 10,000,000",
         ),
     ],
 )
@@ -273,9 +292,10 @@ def test_hostile_traces_give_one_line_and_exit_1(
 @pytest.mark.parametrize(
     ("line", "where"),
     [
-        ({**ROW, "timestamp": -1}, "bad.jsonl:2: timestamp: expected milliseconds ≥ 0"),
-        ({**ROW, "input_length": -3}, "bad.jsonl:2: input_length: expected a whole number ≥ 1"),
-        ({**ROW, "output_length": -1}, "bad.jsonl:2: output_length: expected a whole number ≥ 1"),
+        ({**ROW, "timestamp": -1}, "bad.jsonl:2: timestamp: expected milliseconds from 0 to"),
+        ({**ROW, "timestamp": 10**400}, "bad.jsonl:2: timestamp: expected milliseconds from 0"),
+        ({**ROW, "input_length": -3}, "bad.jsonl:2: input_length: expected a whole number from"),
+        ({**ROW, "output_length": -1}, "bad.jsonl:2: output_length: expected a whole number from"),
         (
             {**ROW, "hash_ids": [0, 1, 2]},
             "bad.jsonl:2: hash_ids: 3 blocks, but input_length 600 needs 2 blocks of 512 tokens",

@@ -177,6 +177,10 @@ def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
             r":2: turns.0.messages: a fork continues",
         ),
         ([{"session_id": "o", "orchestrator": True}], r":1: orchestrator: not replayed"),
+        (  # an answer of 10^20 tokens: the turn streamed for ever
+            [_conversation("a", _turn(max_tokens=10**20))],
+            r":1: turns.0.max_tokens: expected a whole number from 1 to 10,000,000",
+        ),
         ([_conversation("a", _turn(extra={"top_p": 1}))], r":1: turns.0.extra: not replayed"),
         ([_conversation("a", _turn()), _conversation("a", _turn())], r":2: session_id: 'a' is"),
         (
