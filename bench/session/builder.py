@@ -22,6 +22,7 @@ from infermeter.bench.session.session import DEFAULT_OUTPUT
 from infermeter.bench.workloads.lengths import LengthDistribution
 from infermeter.calculators.fields import same_named
 from infermeter.registry.models import Slo
+from infermeter.registry.plain_text import unsafe_character
 from infermeter.registry.store import beside
 
 _LAUNCH_ONLY = (
@@ -83,14 +84,35 @@ def _check_words(options: RunOptions) -> None:
     """Refuse a NUL in a value that becomes a word of a command line (the `bench run`, the
     `vllm serve`, a rendered Job's): no command line can hold one (execve ends each word at
     it), so vLLM would not start, and a rendered file would run something else. Only a plan
-    file gives one; a command line cannot."""
+    file gives one; a command line cannot. Refuse too, before anything is sent, what the
+    result would refuse after the run: a character no published string may hold
+    (`registry.plain_text`: an ESC, U+2028) in any value, since the result records the command
+    line, and a file named with a line break, since it names the file (a dataset's, a trace's)
+    in a field of one line."""
     for name in RunOptions.model_fields:
         value = getattr(options, name)
         words = value if isinstance(value, tuple) else (value,)
-        if any(isinstance(word, str | Path) and "\0" in str(word) for word in words):
-            raise BenchConfigError(
-                "holds a NUL character, which no command-line word can hold", _option(name)
-            )
+        for word in words:
+            problem = _word_problem(word)
+            if problem is not None:
+                raise BenchConfigError(problem, _option(name))
+
+
+def _word_problem(word: object) -> str | None:
+    if not isinstance(word, str | Path):
+        return None
+    text = str(word)
+    if "\0" in text:
+        return "holds a NUL character, which no command-line word can hold"
+    character = unsafe_character(text)
+    if character is not None:
+        return (
+            f"holds the character U+{ord(character):04X}, which no result may hold (it "
+            "records the command line)"
+        )
+    if isinstance(word, Path) and "\n" in word.name:
+        return "names a file whose name holds a line break; the result names it on one line"
+    return None
 
 
 def _api_key(options: RunOptions) -> str | None:

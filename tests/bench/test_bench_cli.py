@@ -210,3 +210,37 @@ def test_run_benchmark_keeps_finished_points_when_server_dies(
     assert result.incomplete
     assert result.stop_reason is not None
     assert "stopped answering" in result.stop_reason
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        (
+            "--submitter",
+            "octo\x1b]0;pwned\x07cat",
+            "--submitter: holds the character U+001B, which no result may hold",
+        ),
+        ("--dataset", "sharegpt\u2028.json", "--dataset: holds the character U+2028"),
+        (
+            "--trace",
+            "trace\n  1. fake.jsonl",
+            "--trace: names a file whose name holds a line break; the result names it on one line",
+        ),
+    ],
+)
+def test_a_value_the_result_would_refuse_is_refused_before_a_request(
+    fake_server: FakeOpenAIServer, tmp_path: Path, option: str, value: str, message: str
+) -> None:
+    # The run measured, then its result was refused ('the result fails validation: …
+    # source.command: contains the control character U+001B'), the points set aside.
+    path = tmp_path / value if option != "--submitter" else None
+    if path is not None:
+        path.write_text(json.dumps({"timestamp": 0, "input_length": 8, "output_length": 2}))
+    output = tmp_path / "out" / "r.json"
+    given = str(path) if path is not None else value
+    extra = [] if option == "--trace" else [*SMALL, "--concurrency", "1"]
+    run = _invoke("--endpoint", fake_server.url, *extra, option, given, "--output", str(output))
+    assert run.exit_code == 2, run.output
+    assert run.stderr.startswith(f"Error: {message}")
+    assert fake_server.stats.bodies == []
+    assert not output.parent.exists()

@@ -197,7 +197,7 @@ def test_matrix_fleet_example_covers_four_gpu_kinds() -> None:
         ),
         (
             {"model": MODEL, "gpus": ["l40s"], "output": "r\u2028.json"},
-            "runs[0].output: 'r\\u2028.json' holds a line break",
+            "runs[0].output: holds the character U+2028, which no result may hold",
         ),
         (
             {"model": MODEL, "gpus": ["l40s"], "output": "run[1].json"},
