@@ -43,13 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from infermeter.bench.client.request_record import PromptRequest
 from infermeter.bench.errors import WorkloadFileError
 from infermeter.bench.workloads.dataset import Tokenizer
 from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS
 from infermeter.bench.workloads.prompts import PROMPT_WORDS
 from infermeter.calculators.json_text import json_loads
-from infermeter.registry.errors import shown
+from infermeter.registry.checks.strings import text_problem
+from infermeter.registry.errors import shown, validator_message
+from infermeter.registry.models.common import Text
 
 DEFAULT_BLOCK_SIZE = 512
 MAX_TRACE_MS = 1e11
@@ -233,14 +237,28 @@ def read_trace(path: Path, *, block_size: int | None = None, limit: int | None =
         reader.drain()
     if not kept:
         raise WorkloadFileError(f"{path}: no requests in the trace", OPTION)
+    name = parser.name or _file_name(path)
     return Trace(
-        name=parser.name or path.name.removesuffix(".gz"),
+        name=name,
         sha256=reader.digest.hexdigest(),
         block_size=parser.block_size,
         requests=tuple(kept),
         lines=lines,
         format=parser.format,
     )
+
+
+def _file_name(path: Path) -> str:
+    """The name of a trace without a header that names it: its file's, without `.gz`."""
+    name = path.name.removesuffix(".gz")
+    problem = name_problem(name)
+    if problem is not None:
+        raise WorkloadFileError(
+            f"{path}: the trace is named by its file, {problem}; name it in a first line "
+            f'{{"{OWN_FORMAT_KEY}": 1, "name": …}} or rename the file',
+            OPTION,
+        )
+    return name
 
 
 def _json_object(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -265,6 +283,20 @@ def _time_ms(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if 0 <= value <= MAX_TRACE_MS else None  # NaN compares false
+
+
+_DATASET = TypeAdapter(Text)
+
+
+def name_problem(name: str) -> str | None:
+    """Why a trace's name cannot name it in a result, or None: the result states it as its
+    dataset (`trace NAME`, `trace_workload`), one line of plain text."""
+    try:
+        _DATASET.validate_python(f"trace {name}")
+    except ValidationError as error:
+        return f"{shown(name)}: {validator_message(error.errors()[0])}"
+    problem = text_problem(name)
+    return f"{shown(name)}: {problem}" if problem is not None else None
 
 
 class _Parser:
@@ -300,6 +332,9 @@ class _Parser:
         name = row.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise self.fail(number, "name", "expected a non-empty string")
+        problem = name_problem(name) if name is not None else None
+        if problem is not None:
+            raise self.fail(number, "name", problem)
         self.block_size, self.name, self.format = size, name, "infermeter"
 
     def request(self, number: int, row: dict[str, Any]) -> TraceRequest:

@@ -33,7 +33,9 @@ def _strings(data: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
             stack.extend(((*location, index), child) for index, child in enumerate(value))
 
 
-def _text_problem(text: str) -> str | None:
+def text_problem(text: str) -> str | None:
+    """Why `text` may not be a string of a published file (an unsafe character, markup, a
+    credential), or None."""
     character = unsafe_character(text)
     if character is not None:
         kind = "bidirectional control" if character in BIDI_CONTROLS else "control"
@@ -53,6 +55,6 @@ def string_findings(file: str, data: Any) -> list[Finding]:
     findings = [
         Finding(file, json_path(location), problem, "strings")
         for location, text in _strings(data)
-        if (problem := _text_problem(text)) is not None
+        if (problem := text_problem(text)) is not None
     ]
     return sorted(findings, key=lambda finding: finding.path)

@@ -250,6 +250,20 @@ ROW = {"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 
             [{"infermeter_trace": 1, "block_size": 0}, ROW],
             r":1: block_size: expected a whole number",
         ),
+        # The name reaches the result's dataset, one line of plain text: the run measured,
+        # then its result was refused ('identity.workload.trace.name: contains the control …').
+        (
+            [{"infermeter_trace": 1, "name": "x\x1b]0;pwned\x07"}, ROW],
+            r":1: name: 'x\\x1b\]0;pwned\\x07': contains the control character U\+001B",
+        ),
+        (
+            [{"infermeter_trace": 1, "name": "x\n  1. forged"}, ROW],
+            r":1: name: 'x\\n  1. forged': holds a line break; the field is one line of text",
+        ),
+        (
+            [{"infermeter_trace": 1, "name": "n" * 3000}, ROW],
+            r":1: name: 'nnn.*\(3000 characters\): String should have at most 2000 characters",
+        ),
         (  # each block was 10^14 words: a MemoryError's traceback, or the OOM killer
             [{"infermeter_trace": 1, "block_size": 10**14}, {**ROW, "hash_ids": [0]}],
             r":1: block_size: expected a whole number of tokens from 1 to 10,000,000",
@@ -261,6 +275,17 @@ def test_hostile_trace_lines_name_the_line_and_field(
 ) -> None:
     with pytest.raises(WorkloadFileError, match=message):
         read_trace(_write(tmp_path / "bad.jsonl", lines))
+
+
+def test_a_trace_named_by_a_file_name_no_result_may_hold_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path / "<img src=x onerror=alert(1)>.jsonl", [ROW])
+    with pytest.raises(WorkloadFileError) as caught:
+        read_trace(path)
+    assert str(caught.value) == (
+        f"{path}: the trace is named by its file, '<img src=x onerror=alert(1)>.jsonl': "
+        "contains markup '<img src=x onerror=alert(1)>'; strings are plain text; name it in a "
+        'first line {"infermeter_trace": 1, "name": …} or rename the file'
+    )
 
 
 def test_hostile_traces_give_one_line_and_exit_1(
