@@ -97,6 +97,7 @@ class EngineRequest:
             gpu_memory_bytes=gpu_memory_bytes,
             vllm_version=self.vllm_version or DEFAULT_VLLM_VERSION,
             cudagraph_capture_sizes=capture.sizes,
+            cudagraph_capture_sizes_compiled=capture.compiled,
             max_cudagraph_capture_size=capture.max_size,
             compilation_config_unread=capture.unread_keys,
             cudagraph_mode=capture.mode,

@@ -37,6 +37,9 @@ class CaptureSizes:
     max_size: int | None  # the default pattern's largest size
     unread_keys: tuple[str, ...] = ()  # compilation-config keys the plan does not read
     mode: str | None = None  # cudagraph_mode; None: the release's default
+    # Whether `sizes` is --compilation-config's cudagraph_capture_sizes, which vLLM before 0.11.1
+    # does not cut at max_num_batched_tokens (`vllm_overheads.CAPTURE_SIZES_CUT_SINCE`).
+    compiled: bool = False
 
 
 def _size(name: str, value: Any) -> int:
@@ -138,4 +141,5 @@ def capture_sizes(
         max_size=None if sizes is not None else next(iter(maxima.values()), None),
         unread_keys=compiled.unread_keys,
         mode=compiled.mode,
+        compiled=compiled.sizes is not None,
     )

@@ -18,8 +18,8 @@ V = v_head_dim, R = qk_rope_head_dim, H = hidden_size and Q = q_lora_rank (H wit
   (vllm/attention/backends/mla/utils.py at 04644e3fa19b95a17225e36062920e67eabb4ab3). The
   absorption came with vllm-project/vllm#12528 (merged 2025-01-31, after 0.7.0, so 0.7.0 has none
   of it) and went with #14770 ("MLA get rid of materialization", opened 2025-03-13), which the 0.8
-  releases carry. The calculators read releases to the minor version, so 0.7.0 is planned like
-  0.7.1 and the plan marks its weights as an estimate.
+  releases carry. The plan reads this fact to the minor release (the held-out V0 logs are planned
+  as 0.7), so 0.7.0 is planned like 0.7.1 and the plan marks its weights as an estimate.
 - **0.8 on (V0 and V1)**: no absorbed product. W_UK_T and W_UV are views of kv_b_proj's weight when
   it is unquantized (no extra memory: an unquantized BF16 checkpoint keeps no copy); for a quantized
   kv_b_proj vLLM keeps its dequantized BF16/FP16 copy, L x n x (P + V) ("we just store fp16/bf16

@@ -52,7 +52,7 @@ from infermeter.calculators.perf_model import (
 )
 from infermeter.calculators.quantization import WeightFormat, weight_format
 from infermeter.calculators.vllm_plan import plan_vllm
-from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_version
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
 
 LoadKind = Literal["offline", "concurrency", "request_rate", "static_batch"]
 LOAD_KINDS: tuple[str, ...] = ("offline", "concurrency", "request_rate", "static_batch")
@@ -321,7 +321,7 @@ def replica_capacity(deployment: Deployment, workload: Workload) -> int:
 def planned_format(deployment: Deployment) -> WeightFormat:
     """The deployment's weight format as the release its memory plan models (vLLM's default,
     `replica_capacity`) applies it."""
-    version = parse_version(DEFAULT_VLLM_VERSION)
+    version = parse_release(DEFAULT_VLLM_VERSION)
     return weight_format(deployment.arch, deployment.quantization, None, version)
 
 

@@ -33,6 +33,15 @@ LINEAR_ROLES = ("attention", "dense_mlp", "experts", "shared_experts")
 # OnlineQuantizationConfig when the checkpoint states no quantization (read in the 0.27.0,
 # 0.28.0, 0.29.0 and 0.32.0 sources). The embeddings and lm_head are not linear layers.
 MXFP4_ONLINE_SINCE = (0, 28)
+# Before that fallback (a patch release: the plan reads it with `parse_release`), vLLM 0.10.0-0.11.0
+# start no MXFP4 model but gpt-oss: Mxfp4Config.get_quant_method raises NotImplementedError("Mxfp4
+# linear layer is not implemented") for every linear layer outside its ignored_layers, which
+# from_config never sets (layers/quantization/mxfp4.py of the 0.10.2 and 0.11.0 sdists; 0.11.1
+# returns UnquantizedLinearMethod with a warning). gpt-oss builds its attention without the quant
+# config (models/gpt_oss.py); a dense model's linears, and the attention of any other MoE model
+# given --quantization mxfp4, take it.
+MXFP4_LINEAR_FALLBACK_SINCE = (0, 11, 1)
+MXFP4_SINCE = (0, 10)
 MXFP4_ONLINE = "MXFP4 (quantized as vLLM loads it: every linear layer and expert)"
 ALL_ROLES = (
     "embedding",
@@ -304,15 +313,18 @@ def weight_format(
     arch: ModelArch,
     quantization: str | None = None,
     dtype: str | None = None,
-    vllm_version: tuple[int, int] | None = None,
+    vllm_version: tuple[int, ...] | None = None,
 ) -> WeightFormat:
     """The checkpoint's weight format: `quantization` overrides the config's own, `none`
     forces the model dtype. Inkling's sink experts (`shared_experts`) stay in the model dtype
     whatever the format: vLLM builds them as plain parameters (inkling/nvidia/moe.py); so do
     GLM-5-Next's MLA and KDA projections (`attention`: glm5next/common/model.py, kda.py).
     `vllm_version` is the release that serves it, where the release changes the format (a
-    --quantization mxfp4 of an unquantized checkpoint, MXFP4_ONLINE_SINCE); None: before."""
+    --quantization mxfp4 of an unquantized checkpoint, MXFP4_ONLINE_SINCE), to its patch where a
+    patch changed it (MXFP4_LINEAR_FALLBACK_SINCE); None: before the online format, after the
+    fallback."""
     fmt = _weight_format(arch, quantization, dtype)
+    _check_mxfp4_linears(arch, fmt, vllm_version)
     if _online_mxfp4(arch, quantization, vllm_version):
         fmt = replace(fmt, quantized_roles=frozenset(LINEAR_ROLES), description=MXFP4_ONLINE)
     elif arch.moe is None and fmt.quantized_roles == {"experts"}:
@@ -324,8 +336,29 @@ def weight_format(
     return fmt
 
 
+def _check_mxfp4_linears(
+    arch: ModelArch, fmt: WeightFormat, vllm_version: tuple[int, ...] | None
+) -> None:
+    """Refuse MXFP4 where the release raises for the model's linear layers (see
+    MXFP4_LINEAR_FALLBACK_SINCE): a model without routed experts, or a checkpoint that is not an
+    MXFP4 export of its own (gpt-oss's) given --quantization mxfp4."""
+    if (
+        fmt.method != "mxfp4"
+        or vllm_version is None
+        or not MXFP4_SINCE <= vllm_version < MXFP4_LINEAR_FALLBACK_SINCE
+        or (arch.moe is not None and arch.quantization_config)
+    ):
+        return
+    release = ".".join(map(str, vllm_version))
+    raise QuantizationError(
+        f"quantization: mxfp4 of this checkpoint does not start on vLLM {release}: its "
+        "Mxfp4Config raises NotImplementedError ('Mxfp4 linear layer is not implemented') for "
+        "the model's linear layers outside the MoE experts; from 0.11.1 they stay unquantized"
+    )
+
+
 def _online_mxfp4(
-    arch: ModelArch, quantization: str | None, vllm_version: tuple[int, int] | None
+    arch: ModelArch, quantization: str | None, vllm_version: tuple[int, ...] | None
 ) -> bool:
     """Whether vLLM quantizes the checkpoint to MXFP4 as it loads it: --quantization mxfp4 of a
     checkpoint without a quantization_config, from MXFP4_ONLINE_SINCE."""

@@ -50,7 +50,7 @@ from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
 from infermeter.calculators.param_count import param_counts
 from infermeter.calculators.pipeline_stages import pipeline_step
 from infermeter.calculators.quantization import WeightFormat, weight_format
-from infermeter.calculators.vllm_settings import VllmSettings, parse_version, settings_layout
+from infermeter.calculators.vllm_settings import VllmSettings, parse_release, settings_layout
 
 # The decode step the bounds take where none is given: one sequence, no context, on one GPU.
 ONE_SEQUENCE = DecodeBatch()
@@ -374,8 +374,9 @@ def plan_throughput_bound(
     request adds nothing.
     """
     at_least_one("concurrency", concurrency)
-    version = parse_version(settings.vllm_version)
-    fmt = weight_format(arch, settings.quantization, settings.dtype, version)
+    fmt = weight_format(
+        arch, settings.quantization, settings.dtype, parse_release(settings.vllm_version)
+    )
     layout = settings_layout(settings)
     dp = layout.data_parallel_size
     shares = [concurrency // dp + (1 if index < concurrency % dp else 0) for index in range(dp)]

@@ -55,6 +55,18 @@ def capture_refusal(
     )
 
 
+def compiled_list_refusal(release: tuple[int, int, int], largest: int, batched: int) -> str:
+    """Why a release before 0.11.1 does not start with a --compilation-config capture list that
+    goes above max_num_batched_tokens (`vllm_overheads.CAPTURE_SIZES_CUT_SINCE`)."""
+    return (
+        f"AssertionError capturing CUDA graphs: compilation_config.cudagraph_capture_sizes goes "
+        f"up to {largest}, above max_num_batched_tokens ({batched}); vLLM "
+        f"{'.'.join(map(str, release))} captures every size listed (0.11.1 drops the larger "
+        "ones), and GPUModelRunner._dummy_run asserts num_tokens <= max_num_batched_tokens. Try "
+        "sizes up to max_num_batched_tokens or a larger `max_num_batched_tokens`."
+    )
+
+
 def length_notes(arch: ModelArch, max_len: int) -> list[str]:
     """A max_model_len beyond what the model declares."""
     derived_len = default_max_model_len(arch)

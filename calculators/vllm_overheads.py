@@ -7,7 +7,6 @@ here (tests/accuracy/mutations.py) changes the plan.
 """
 
 import math
-import re
 
 from infermeter.calculators.model_arch import MixtureOfExperts, ModelArch
 from infermeter.calculators.moe_workspace import MoeCaches
@@ -15,6 +14,7 @@ from infermeter.calculators.parallel import ParallelLayout, moe_tokens
 from infermeter.calculators.vllm_settings import (
     MIB,
     VllmSettings,
+    parse_release,
     parse_version,
     release_block_size,
 )
@@ -87,8 +87,11 @@ CUDA_GRAPH_FULL_PER_LAYER_BYTES = 17 * MIB
 CUDA_GRAPH_FULL_SINCE = (0, 11)
 CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
 # How many graphs vLLM captures (its default `cudagraph_capture_sizes`, as its logs print them): the
-# batch sizes 1, 2, 4, then every 8 up to 256, then every 8 (to 0.11; 67 sizes at 512) or every 16
-# (0.15 on; 51 sizes at 512) up to max_cudagraph_capture_size = min(2 x max_num_seqs, 512); from
+# batch sizes 1, 2, 4, then every 8 up to 256, then every 8 (to 0.11.0; 67 sizes at 512) or every
+# 16 (0.11.1 on; 51 sizes at 512) up to max_cudagraph_capture_size = min(2 x max_num_seqs, 512)
+# (`VllmConfig._set_cudagraph_sizes`: range(8, n + 1, 8) in vllm/config/__init__.py of the 0.11.0
+# sdist, range(256, n + 1, 16) above 256 in vllm/config/vllm.py of 0.11.1, 0.11.2, 0.28.0, 0.34.0:
+# a patch release, so the plan reads it with `parse_release`); from
 # 0.11 (FULL_AND_PIECEWISE) each size <= max_num_seqs also gets a decode-only FULL graph. Logged:
 # 0.8.5 and 0.10.2 at 256 sequences, 67 sizes to 512; 0.11.0 at 128 sequences, 35 PIECEWISE to 256
 # and 19 FULL to 128; 0.15 and 0.21 at 256 sequences, 51 PIECEWISE and 35 FULL; 0.19 at 1024, 51 and
@@ -98,10 +101,17 @@ CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
 # No size above max_num_batched_tokens is captured (vllm/config/vllm.py
 # `VllmConfig._set_cudagraph_sizes`): from 0.11.1 the largest size is
 # min(max_num_batched_tokens, max_cudagraph_capture_size) and a given capture list loses its larger
-# sizes; 0.8.5-0.11.0 dropped them from the default list, and a compilation-config list above it
-# failed the model runner's `_dummy_run` assertion at capture (the plan counts it as 0.11.1 does).
+# sizes. 0.8.5-0.11.0 (vllm/config.py, then vllm/config/__init__.py) dropped them only from the
+# list they built from --cuda-graph-sizes or the default; a --compilation-config
+# cudagraph_capture_sizes list replaced it whole (`CompilationConfig.init_with_cudagraph_sizes`),
+# and capturing a size above max_num_batched_tokens failed `GPUModelRunner._dummy_run`'s
+# `assert num_tokens <= self.scheduler_config.max_num_batched_tokens` (vllm/v1/worker/
+# gpu_model_runner.py of 0.8.5, 0.10.2 and 0.11.0; V1 is the default engine from 0.8): such a
+# plan does not start (`compiled_capture_list_refusal`).
 CUDA_GRAPH_MAX_CAPTURE_SIZE = 512
-CUDA_GRAPH_STEP_16_SINCE = (0, 15)
+CUDA_GRAPH_STEP_16_SINCE = (0, 11, 1)
+CAPTURE_SIZES_CUT_SINCE = (0, 11, 1)
+CAPTURE_SIZE_ASSERTED_SINCE = (0, 8)
 CUDA_GRAPH_REFERENCE_COUNT = 67
 CUDA_GRAPH_FULL_REFERENCE_COUNT = 102
 # The model runner's persistent input buffers come off the KV budget from vLLM 0.27.0, read in the
@@ -330,7 +340,7 @@ def activation_peak_bytes(
 
 
 def captured_cuda_graphs(
-    version: tuple[int, int],
+    version: tuple[int, ...],
     max_num_seqs: int,
     capture_sizes: tuple[int, ...] | None = None,
     max_capture_size: int | None = None,
@@ -344,7 +354,7 @@ def captured_cuda_graphs(
     size, `mode` (vLLM's cudagraph_mode; default PIECEWISE before 0.11, FULL_AND_PIECEWISE from
     0.11) captures a PIECEWISE graph (PIECEWISE, FULL_AND_PIECEWISE), a FULL graph (FULL), and
     for sizes up to max_num_seqs a FULL decode graph (FULL_DECODE_ONLY, FULL_AND_PIECEWISE);
-    NONE captures none."""
+    NONE captures none. `version` is the release to its patch (`parse_release`)."""
     if capture_sizes is None:
         largest = max_capture_size or min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
         largest = min(largest, max_num_batched_tokens)
@@ -371,7 +381,7 @@ def _default_sizes_up_to(limit: int, step: int) -> int:
 def cuda_graph_bytes(
     arch: ModelArch,
     enforce_eager: bool,
-    version: tuple[int, int] = (0, 10),
+    version: tuple[int, ...] = (0, 10),
     pp: int = 1,
     max_num_seqs: int = 1024,
     capture_sizes: tuple[int, ...] | None = None,
@@ -467,7 +477,6 @@ FLASHINFER_SAMPLER_OPT_IN_SINCE = (0, 11, 1)
 TRITON_TOP_K_TOP_P_SINCE = (0, 17, 0)
 TRITON_TOP_K_TOP_P_MIN_ROWS = 8
 FLASHINFER_SAMPLER_DEFAULT_SINCE = (0, 24, 0)
-_RELEASE = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")
 
 
 def runs_on_rocm(settings: VllmSettings) -> bool:
@@ -475,20 +484,11 @@ def runs_on_rocm(settings: VllmSettings) -> bool:
     return settings.gpu.rocm
 
 
-def release_triple(text: str) -> tuple[int, int, int]:
-    """'0.11.2' → (0, 11, 2); '0.11' and '0.11rc1' → (0, 11, 0). The patch release matters where
-    vLLM changed a default between patches (the sampler in 0.11.1)."""
-    match = _RELEASE.match(text.strip())
-    if match is None:
-        return (*parse_version(text), 0)
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
-
-
 def sampler_sorts(settings: VllmSettings, rows: int) -> bool:
     """Whether the dummy sampler run sorts the whole vocabulary (see the releases above).
     `settings.flashinfer_sampler`: None, the release's default (FlashInfer taken as installed);
     False, VLLM_USE_FLASHINFER_SAMPLER=0 or flashinfer not installed; True, opted in."""
-    release = release_triple(settings.vllm_version)
+    release = parse_release(settings.vllm_version)
     chosen = settings.flashinfer_sampler
     if runs_on_rocm(settings):
         return release < TRITON_TOP_K_TOP_P_SINCE or rows < TRITON_TOP_K_TOP_P_MIN_ROWS
@@ -517,7 +517,7 @@ def release_notes(
         return []
     if runs_on_rocm(settings):
         return []
-    if release_triple(settings.vllm_version) >= FLASHINFER_SAMPLER_OPT_IN_SINCE:
+    if parse_release(settings.vllm_version) >= FLASHINFER_SAMPLER_OPT_IN_SINCE:
         return []
     if version < (0, 10):
         return []

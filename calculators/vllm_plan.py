@@ -48,6 +48,7 @@ from infermeter.calculators.parallel import sharded_weight_bytes
 from infermeter.calculators.quantization import WeightBytes, model_dtype_bytes, weight_format
 from infermeter.calculators.vllm_notes import (
     capture_refusal,
+    compiled_list_refusal,
     format_gib,
     layout_notes,
     length_notes,
@@ -62,6 +63,7 @@ from infermeter.calculators.vllm_settings import (
     check_settings,
     check_tensor_parallel,
     default_max_model_len,
+    parse_release,
     parse_version,
     release_block_size,
     release_kv_cache_dtype,
@@ -113,7 +115,8 @@ class VllmPlan:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values; bytes as integers."""
         return {
-            "vllm_version": f"{self.vllm_version[0]}.{self.vllm_version[1]}",
+            # The release planned, to its patch (a patch changed what some terms read).
+            "vllm_version": ".".join(map(str, parse_release(self.settings.vllm_version))),
             "weight_format": self.weight_format,
             "gpu_memory_bytes": self.settings.gpu_memory_bytes,
             "gpu_memory_utilization": self.gpu_memory_utilization,
@@ -171,7 +174,10 @@ def plan_weights(arch: ModelArch, settings: VllmSettings) -> WeightBytes:
     (`calculators.mla_copies`), pipeline stages of layers. Data parallel replicas change nothing
     per GPU."""
     version = parse_version(settings.vllm_version)
-    fmt = weight_format(arch, settings.quantization, settings.dtype, version)
+    # The release to its patch: MXFP4's dense-linear fallback came with 0.11.1.
+    fmt = weight_format(
+        arch, settings.quantization, settings.dtype, parse_release(settings.vllm_version)
+    )
     weights = sharded_weight_bytes(arch, fmt, settings_layout(settings))
     copies = mla_copies(arch, fmt, version, settings.tensor_parallel_size).bytes
     if copies:
@@ -377,7 +383,7 @@ def _budget(startup: _Startup) -> _Budget:
         cuda_graph_bytes=overheads.cuda_graph_bytes(
             arch,
             settings.enforce_eager,
-            version,
+            parse_release(settings.vllm_version),  # the step of its sizes changed in 0.11.1
             settings.pipeline_parallel_size,
             seqs,
             settings.cudagraph_capture_sizes,
@@ -513,7 +519,13 @@ def _capture_error(startup: _Startup, budget: _Budget) -> str | None:
     holds the requested memory (vllm/v1/worker/gpu_worker.py of the 0.11.0 sdist), so the graphs
     get what the requested memory leaves free; its own advice (`--kv-cache-memory` 'to fully
     utilize gpu memory') takes them off the free memory whole. Graphs larger than that memory
-    run out of it at capture or, where they squeeze the activations, at the first full batch."""
+    run out of it at capture or, where they squeeze the activations, at the first full batch.
+    Before 0.11.1 a --compilation-config capture list above max_num_batched_tokens fails first
+    (`vllm_overheads.CAPTURE_SIZES_CUT_SINCE`)."""
+    listed = _uncut_capture_size(startup)
+    if listed is not None:
+        release = parse_release(startup.settings.vllm_version)
+        return compiled_list_refusal(release, listed, startup.batch.max_num_batched_tokens)
     if budget.cuda_graph_in_budget or startup.version >= overheads.EXTENSIBLE_KV_CACHE_SINCE:
         return None
     left = startup.settings.gpu_memory_bytes - budget.requested_bytes
@@ -521,6 +533,25 @@ def _capture_error(startup: _Startup, budget: _Budget) -> str | None:
         return None
     utilization = startup.batch.gpu_memory_utilization
     return capture_refusal(startup.version, budget.cuda_graph_bytes, left, utilization)
+
+
+def _uncut_capture_size(startup: _Startup) -> int | None:
+    """The largest size of a --compilation-config capture list that a release before 0.11.1
+    captures although it is above max_num_batched_tokens (see `_capture_error`), or None."""
+    settings = startup.settings
+    sizes = settings.cudagraph_capture_sizes
+    if (
+        sizes is None
+        or not settings.cudagraph_capture_sizes_compiled
+        or settings.enforce_eager
+        or settings.cudagraph_mode == "NONE"
+        or not overheads.CAPTURE_SIZE_ASSERTED_SINCE
+        <= parse_release(settings.vllm_version)
+        < overheads.CAPTURE_SIZES_CUT_SINCE
+    ):
+        return None
+    largest = max(sizes)
+    return largest if largest > startup.batch.max_num_batched_tokens else None
 
 
 def _notes(startup: _Startup, budget: _Budget, copies: MlaCopies) -> list[str]:

@@ -44,9 +44,11 @@ GLM_DSA_FP8_KV_NOTE = (
     "fp8_e4m3, so the KV cache is planned in FP8 (--kv-cache-dtype bfloat16 keeps 16-bit latents)"
 )
 # 0.11, v0.10.1.1, 0.11.0rc1, 0.9.1+cu121, 0.10.2.dev45
-# major.minor, then a release's own suffix (.1.1, rc1, .dev12+g3ab, .post1, +cu128); not an
-# exponent: 0.9e9 is a number, not a release.
-_VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:(?:[.+-]|a|b|rc|dev|post)[0-9A-Za-z.+-]{0,40})?")
+# major.minor, the patch release, then a release's own suffix (.1, rc1, .dev12+g3ab, .post1,
+# +cu128); not an exponent: 0.9e9 is a number, not a release.
+_VERSION = re.compile(
+    r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:(?:[.+-]|a|b|rc|dev|post)[0-9A-Za-z.+-]{0,40})?"
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class VllmSettings:
     # The CUDA graph capture list (`calculators.cudagraph_capture`): the list itself, or the
     # default pattern's largest size; None: vLLM's default, min(2 x max_num_seqs, 512).
     cudagraph_capture_sizes: tuple[int, ...] | None = None
+    cudagraph_capture_sizes_compiled: bool = False  # the list is --compilation-config's own
     max_cudagraph_capture_size: int | None = None
     compilation_config_unread: tuple[str, ...] = ()  # --compilation-config keys not modelled
     cudagraph_mode: str | None = None  # CUDAGraphMode name; None: the release's default
@@ -120,19 +123,29 @@ def release_kv_cache_dtype(arch: ModelArch, settings: VllmSettings) -> str | Non
 
 
 def parse_version(text: str) -> tuple[int, int]:
-    """'0.10.1.1' → (0, 10). Development builds count as the release they precede. A release
-    the plan does not read (before OLDEST_VLLM_VERSION, after NEWEST_VLLM_VERSION) is refused."""
+    """'0.10.1.1' → (0, 10): the minor release, which most of the plan's release facts name
+    (`parse_release` where a patch release changed what vLLM does)."""
+    major, minor, _patch = parse_release(text)
+    return major, minor
+
+
+def parse_release(text: str) -> tuple[int, int, int]:
+    """'0.11.1' → (0, 11, 1); '0.11', '0.11rc1' and '0.11.0rc1' → (0, 11, 0). Development builds
+    and release candidates count as the release they precede. A release the plan does not read
+    (before OLDEST_VLLM_VERSION, after NEWEST_VLLM_VERSION, its patches included) is refused.
+    Release facts are compared as tuples, so a minor fact such as (0, 11) holds for every patch
+    of 0.11 and a patch fact such as (0, 11, 1) from that patch on."""
     match = _VERSION.fullmatch(text.strip())
     if match is None:
         raise InputError(
             f"vllm_version: expected a vLLM release such as 0.11 or 0.10.1.1, got {text[:40]!r}"
         )
-    version = int(match.group(1)), int(match.group(2))
-    if not OLDEST_VLLM_VERSION <= version <= NEWEST_VLLM_VERSION:
+    release = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    if not OLDEST_VLLM_VERSION <= release[:2] <= NEWEST_VLLM_VERSION:
         raise InputError(
             f"vllm_version: the plan models vLLM {modelled_releases()}, got {text.strip()[:40]!r}"
         )
-    return version
+    return release
 
 
 def modelled_releases() -> str:

@@ -405,6 +405,25 @@ def test_cli_and_page_graphs_larger_than_the_memory_outside_the_budget_do_not_fi
     assert _page("vram", {**given, "memory_profiler_estimate_cudagraphs": "1"})["fits"] is True
 
 
+@pytest.mark.parametrize(("release", "fits"), [("0.11.0", False), ("0.11.1", True)])
+def test_cli_and_page_tell_the_patch_releases_apart(release: str, fits: bool) -> None:
+    # Both skins planned 0.11.0 as 0.11.1: a --compilation-config capture list above
+    # max_num_batched_tokens, which 0.11.0 captures whole (its _dummy_run asserts) and 0.11.1
+    # cuts; and 8 against 16 between the default sizes above 256.
+    given = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "vllm_version": release,
+             "max_model_len": "8192", "max_num_batched_tokens": "256",
+             "compilation_config": '{"cudagraph_capture_sizes": [1, 2, 4, 8, 512]}'}  # fmt: skip
+    args = [part for key, value in given.items() for part in ("--" + key.replace("_", "-"), value)]
+    cli = json_output("calc", "vram", *args)
+    assert cli == _page("vram", given)
+    assert cli["fits"] is fits
+    default = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "vllm_version": release,
+               "max_num_seqs": "256"}  # fmt: skip
+    graphs = _page("vram", default)["vllm_plan"]["cuda_graph_bytes"]
+    eight = _page("vram", {**default, "vllm_version": "0.11.0"})["vllm_plan"]["cuda_graph_bytes"]
+    assert graphs / eight == pytest.approx(1 if release == "0.11.0" else 86 / 102, rel=1e-3)
+
+
 def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
     # It said 'gpu_memory_bytes: expected a number > 0, got 0' apart from every field.
     query = {"model": "llama-3.1-8b-instruct", "gpu_memory_gib": "1e-300"}

@@ -153,3 +153,35 @@ def test_calc_vram_clamps_a_capture_size_above_max_num_batched_tokens() -> None:
     listed = json_output(*args, "--cuda-graph-sizes", "1 2 4 8 100000000")["vllm_plan"]
     few = json_output(*args, "--cuda-graph-sizes", "1 2 4 8")["vllm_plan"]
     assert listed["cuda_graph_bytes"] == few["cuda_graph_bytes"]
+
+
+def test_the_default_sizes_step_by_16_above_256_from_the_0_11_1_patch() -> None:
+    # VllmConfig._set_cudagraph_sizes: 1, 2, 4 and every 8 up to the largest size in 0.11.0
+    # (vllm/config/__init__.py of its sdist: range(8, n + 1, 8)); every 16 above 256 from 0.11.1
+    # (vllm/config/vllm.py: range(256, n + 1, 16)). The plan read 0.11.1 as 0.11, stepping by 8.
+    assert captured((0, 11, 0), 256) == 67 + 35
+    assert captured((0, 11, 1), 256) == 51 + 35
+    base = VllmSettings(gpu_memory_bytes=80 * GIB, gpu=traits("h100-sxm"), max_num_seqs=256)
+    older = plan_vllm(LLAMA, VllmSettings(**{**base.__dict__, "vllm_version": "0.11.0"}))
+    newer = plan_vllm(LLAMA, VllmSettings(**{**base.__dict__, "vllm_version": "0.11.1"}))
+    assert newer.cuda_graph_bytes / older.cuda_graph_bytes == pytest.approx(86 / 102, rel=1e-3)
+
+
+def test_a_compiled_list_above_max_num_batched_tokens_fails_before_0_11_1() -> None:
+    # 0.8.5-0.11.0 cut only the list they built themselves at max_num_batched_tokens; a
+    # --compilation-config cudagraph_capture_sizes list replaced it whole, and capturing a size
+    # above max_num_batched_tokens failed GPUModelRunner._dummy_run's assertion. 0.11.1 drops it.
+    args = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+            "--max-num-batched-tokens", "256")  # fmt: skip
+    listed = ("-O", '{"cudagraph_capture_sizes": [1, 2, 4, 8, 512]}')
+    old = json_output(*args, *listed, "--vllm-version", "0.11.0")
+    assert old["fits"] is False
+    assert old["reason"].startswith(
+        "vLLM would refuse to start: AssertionError capturing CUDA graphs: "
+        "compilation_config.cudagraph_capture_sizes goes up to 512, above max_num_batched_tokens "
+        "(256); vLLM 0.11.0 captures every size listed (0.11.1 drops the larger ones)"
+    )
+    assert json_output(*args, *listed, "--vllm-version", "0.11.1")["fits"] is True
+    # --cuda-graph-sizes was the scheduler's list, which 0.11.0 cut: it starts.
+    cut = json_output(*args, "--cuda-graph-sizes", "1 2 4 8 512", "--vllm-version", "0.11.0")
+    assert cut["fits"] is True

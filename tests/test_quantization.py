@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_output
+from cli_helpers import invoke, json_output
 from tiny_config import tiny_llama
 
 from infermeter.calculators.config_reader import parse_config
@@ -384,3 +384,25 @@ def test_quantization_mxfp4_of_an_unquantized_checkpoint_is_online_mxfp4_from_0_
     old = json_output(*common, "--quantization", "mxfp4", "--vllm-version", "0.27")
     new = json_output(*common, "--quantization", "mxfp4", "--vllm-version", "0.28")
     assert new["weights_bytes"] < 0.4 * old["weights_bytes"]
+
+
+def test_mxfp4_linear_layers_start_only_from_the_0_11_1_patch() -> None:
+    # The plan read releases to the minor: --vllm-version 0.11.0 planned Llama 3.1 8B with
+    # --quantization mxfp4 unquantized, as 0.11.1 does, where 0.11.0's Mxfp4Config.get_quant_method
+    # raises NotImplementedError('Mxfp4 linear layer is not implemented') for every linear layer
+    # outside its ignored_layers, which its from_config never sets (layers/quantization/mxfp4.py,
+    # 0.10.2 and 0.11.0 sdists); 0.11.1 falls back to UnquantizedLinearMethod.
+    dense, moe = _arch("llama-3.1-8b-instruct"), _arch("qwen3-30b-a3b")
+    for arch in (dense, moe):  # qwen3_moe builds its attention with the quant config
+        with pytest.raises(QuantizationError, match=r"does not start on vLLM 0\.11\.0: its Mxfp4"):
+            weight_format(arch, "mxfp4", vllm_version=(0, 11, 0))
+    assert weight_format(dense, "mxfp4", vllm_version=(0, 11, 1)).quantized_roles == frozenset()
+    # gpt-oss builds its attention without it (models/gpt_oss.py): its checkpoint starts on 0.10.
+    gpt_oss = weight_format(_arch("gpt-oss-20b"), None, vllm_version=(0, 10, 1))
+    assert gpt_oss.quantized_roles == {"experts"}
+    common = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+              "--quantization", "mxfp4", "--vllm-version")  # fmt: skip
+    refused = invoke(*common, "0.11.0")
+    assert refused.exit_code == 1, refused.output
+    assert "mxfp4 of this checkpoint does not start on vLLM 0.11.0" in refused.stderr
+    assert json_output(*common, "0.11.1")["vllm_plan"]["weight_format"].startswith("unquantized")
