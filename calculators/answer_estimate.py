@@ -39,11 +39,11 @@ from infermeter.calculators.perf_api import PerfRequest, perf
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
 from infermeter.calculators.predict import Deployment, Gpu, P99Bounds, smallest_tensor_parallel
-from infermeter.calculators.quantization import weight_bytes, weight_format
+from infermeter.calculators.quantization import MXFP4_ONLINE_SINCE, weight_bytes, weight_format
 from infermeter.calculators.roofline import ThroughputBound, plan_throughput_bound
 from infermeter.calculators.token_cost import usd_per_million_tokens
 from infermeter.calculators.vllm_plan import VllmPlan
-from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
 
 UNQUANTIZED = "16-bit"  # the weight precision of a result that names no quantization
 
@@ -58,6 +58,30 @@ QUANTIZATION_BY_PRECISION = {
 # A weight precision → the quantization the bound's weight format reads (16-bit: none), as
 # the predictor reads it.
 _BOUND_QUANTIZATION = {UNQUANTIZED: "none", **QUANTIZATION_BY_PRECISION}
+# A model without routed experts has "mxfp4" results only from checkpoints with every linear layer
+# in MXFP4 (AMD's Quark Llama 2 70B in MLPerf). vLLM's --quantization mxfp4 of its 16-bit
+# checkpoint builds only routed experts in MXFP4 up to 0.27 (Mxfp4Config.get_quant_method), so at
+# the release the estimate plans (DEFAULT_VLLM_VERSION) that model runs in 16-bit
+# (`quantization.weight_format`): a bound such weights beat, under the mxfp4 heading. From 0.28
+# vLLM quantizes every linear layer to MXFP4 as it loads (MXFP4_ONLINE_SINCE). The estimate plans
+# those weights at that release and says so; the predictor, which plans the default release and
+# was fitted on no such weights, gives none.
+ONLINE_MXFP4_RELEASE = ".".join(map(str, MXFP4_ONLINE_SINCE))
+ONLINE_MXFP4_NOTE = (
+    f"; planned as vLLM {ONLINE_MXFP4_RELEASE}+ serves --quantization mxfp4 of the 16-bit "
+    "checkpoint (every linear layer in MXFP4: earlier releases convert only MoE experts, and this "
+    "model has none)"
+)
+
+
+def bound_release(arch: ModelArch, quantization: str) -> str | None:
+    """The vLLM release the estimate plans `quantization` of `arch` at where the default release
+    does not serve it as such (ONLINE_MXFP4_RELEASE, see above); None: the default."""
+    if quantization != "mxfp4":
+        return None
+    planned = weight_format(arch, quantization, None, parse_release(DEFAULT_VLLM_VERSION))
+    online = weight_format(arch, quantization, None, MXFP4_ONLINE_SINCE)
+    return ONLINE_MXFP4_RELEASE if planned.method != online.method else None
 
 
 def most_memory_bytes(memory_gb: float, reported_mib: int | None) -> int:
@@ -118,14 +142,19 @@ def gpu_bounds(
     """The roofline bound of each GPU count whose vLLM memory plan holds the model, with an
     fp8 KV cache and the GPU's most memory (the most sequences any run of these weights could
     hold: a real run holds fewer, so it stays below the bound)."""
-    weights = weight_bytes(arch, weight_format(arch, quantization, None)).total
+    release = bound_release(arch, quantization) or DEFAULT_VLLM_VERSION
+    fmt = weight_format(arch, quantization, None, parse_release(release))
+    weights = weight_bytes(arch, fmt).total
     memory = gpu.most_memory_bytes
     fewest = math.ceil(weights / memory)
     option = GpuOption(gpu.gpu.id, gpu.gpu.id, memory, memory / 1e9, traits=gpu.gpu.traits)
     for count in (n for n in GPU_COUNTS if n >= fewest):
         try:
             settings = VllmSettings(
-                gpu_memory_bytes=memory, quantization=quantization, kv_cache_dtype="fp8"
+                gpu_memory_bytes=memory,
+                quantization=quantization,
+                kv_cache_dtype="fp8",
+                vllm_version=release,
             )
             fit = fit_gpu(
                 arch, option, settings, input_tokens + output_tokens, 1, min_gpu_count=count
@@ -145,7 +174,7 @@ def gpu_bounds(
             bound.interconnect,
             f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most the vLLM "
             "memory plan holds with an fp8 KV cache: no run can beat it, so a real token costs "
-            "more",
+            "more" + (ONLINE_MXFP4_NOTE if release == ONLINE_MXFP4_RELEASE else ""),
         )
 
 
@@ -345,6 +374,8 @@ class AnswerEstimator:
         arch = self.arch(question.model)
         if arch is None or not _predictable(precision):
             return None
+        if bound_release(arch, _BOUND_QUANTIZATION.get(precision, precision)) is not None:
+            return None  # weights the predictor's release does not serve (see above)
         weights = None if precision == UNQUANTIZED else precision
         at = predicted_bounds(question.slo)
         best: Estimate | None = None

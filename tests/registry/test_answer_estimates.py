@@ -125,3 +125,31 @@ def test_only_estimates_the_same_at_every_slo_are_published_for_the_browser() ->
         estimator = _estimator(_table(met))
         assert estimator.slo_independent("offline")
         assert estimator.slo_independent("server") is not met
+
+
+def test_mxfp4_of_a_dense_model_is_bounded_at_mxfp4_weights_and_says_so() -> None:
+    # The answer's estimate at 'mxfp4' (AMD's all-linear MXFP4 Llama 2 70B results) planned the
+    # 16-bit checkpoint as vLLM 0.19 serves --quantization mxfp4 of it, unquantized (Mxfp4Config
+    # converts only MoE experts): the same bound as the 16-bit answer's, which those weights beat,
+    # under the mxfp4 heading. From 0.28 vLLM quantizes every linear layer to MXFP4 as it loads.
+    prices = answer_prices(load_prices().values())
+    gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in GPUS}
+    dense = "llama-2-70b-chat"
+    estimator = catalog_estimator(gpus, load_models(), prices, {(dense, WORKLOAD): TOKENS},
+                                  _table(met=True))  # fmt: skip
+    sixteen = {(b.gpu, b.gpu_count): b for b in estimator.bounds(dense, "16-bit", *TOKENS)}
+    mxfp4 = {(b.gpu, b.gpu_count): b for b in estimator.bounds(dense, "mxfp4", *TOKENS)}
+    assert ("h100-sxm", 1) in mxfp4  # 35 GiB of MXFP4 weights fit one H100; 16-bit needs 2
+    assert ("h100-sxm", 1) not in sixteen
+    for bound in mxfp4.values():
+        assert "planned as vLLM 0.28+ serves --quantization mxfp4" in bound.note
+    both = [(mxfp4[key].tokens_per_s, sixteen[key].tokens_per_s) for key in sixteen]
+    assert all(fewer_bytes >= more for fewer_bytes, more in both)
+    assert any(fewer_bytes > more for fewer_bytes, more in both)
+    # No prediction, though its kind met its target: the predictor plans 0.19 (16-bit weights).
+    found = estimator(Question(dense, BATCH, "on_demand"), WORKLOAD, "mxfp4")
+    assert found is not None
+    assert (found.kind, found.precision) == (ROOFLINE_BOUND, "mxfp4")
+    assert "every linear layer in MXFP4" in found.full_note
+    # A mixture of experts' own MXFP4 checkpoint is planned as before.
+    assert "0.28+" not in estimator.bounds("gpt-oss-20b", "mxfp4", *TOKENS)[0].note
