@@ -27,7 +27,7 @@ each: `config` (`RunConfig`, `RunResult`), `hooks` (`PointObserver`, `RunProgres
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from infermeter.bench.client.client import (
     StreamingClient,
@@ -39,6 +39,7 @@ from infermeter.bench.errors import BenchConfigError, EndpointError
 from infermeter.bench.run.config import MULTITURN, RunConfig, RunResult
 from infermeter.bench.run.hooks import PointObserver, RunProgress
 from infermeter.bench.run.interrupted import LivePoint, interrupted_summary
+from infermeter.bench.run.load import PointPlan
 from infermeter.bench.run.point_loop import PointUnderWay, run_points
 from infermeter.bench.run.point_plans import plan_points, probe_plan
 from infermeter.bench.run.point_summary import PointSummary
@@ -66,7 +67,7 @@ from infermeter.bench.workloads.trace_plan import TraceRun, trace_setup
 from infermeter.bench.workloads.trace_replay import ttft_by_cached_share
 from infermeter.calculators.fields import same_named
 
-__all__ = ["MAX_WORKERS", "run_benchmark"]
+__all__ = ["MAX_WORKERS", "RunWorkload", "prepare_workload", "run_benchmark"]
 
 MAX_WORKERS = 256  # client processes of one point (a 256-core host)
 
@@ -102,17 +103,25 @@ def _session_factory(config: RunConfig) -> SessionFactory | None:
     return SessionFactory(spec, load_conversations(config.dataset) if config.dataset else None)
 
 
-def run_benchmark(
-    config: RunConfig,
-    on_point: Callable[[PointSummary], None] | None = None,
-    observer: PointObserver | None = None,
-    progress: RunProgress | None = None,
-    on_run: Callable[[RunResult], None] | None = None,
-) -> RunResult:
-    """Run every load point of `config` against its endpoint; `on_point` sees each summary
-    as soon as its point ends, `on_run` then the run so far, `observer` each point's start
-    and end, `progress` every request too (see the module docstring). Raises
-    `EndpointError` when the endpoint cannot be reached."""
+@dataclass(frozen=True)
+class RunWorkload:
+    """What a run sends, read and checked before a server is launched or asked anything
+    (`prepare_workload`): its profile and tokenizer, its load points, a trace's replay, a
+    multi-turn run's sessions, and the requests (a dataset's or made up)."""
+
+    profile: Profile
+    tokenizer: Tokenizer | None
+    plans: list[PointPlan]
+    trace: TraceRun | None
+    sessions: SessionFactory | None
+    factory: RequestFactory
+
+
+def prepare_workload(config: RunConfig) -> RunWorkload:
+    """The workload of `config`; raises BenchConfigError for options that do not go together
+    and WorkloadFileError for a bad tokenizer, trace or dataset. It does not depend on the
+    endpoint or the model served, so a session prepares it before it launches vLLM (a bad
+    trace found after minutes of loading a model wastes them)."""
     _check_workers(config)
     profile = get_profile(config.profile)
     tokenizer: Tokenizer | None = load_tokenizer(config.tokenizer) if config.tokenizer else None
@@ -123,6 +132,25 @@ def run_benchmark(
         load_sharegpt(config.dataset, tokenizer) if config.dataset and sessions is None else None
     )
     factory = _request_factory(config, profile, tokenizer, dataset)
+    return RunWorkload(profile, tokenizer, plans, trace, sessions, factory)
+
+
+def run_benchmark(
+    config: RunConfig,
+    on_point: Callable[[PointSummary], None] | None = None,
+    observer: PointObserver | None = None,
+    progress: RunProgress | None = None,
+    on_run: Callable[[RunResult], None] | None = None,
+    workload: RunWorkload | None = None,
+) -> RunResult:
+    """Run every load point of `config` against its endpoint; `on_point` sees each summary
+    as soon as its point ends, `on_run` then the run so far, `observer` each point's start
+    and end, `progress` every request too (see the module docstring). `workload` is
+    `prepare_workload(config)`'s, prepared already or here. Raises `EndpointError` when the
+    endpoint cannot be reached."""
+    workload = workload if workload is not None else prepare_workload(config)
+    profile, tokenizer, plans = workload.profile, workload.tokenizer, workload.plans
+    trace, sessions, factory = workload.trace, workload.sessions, workload.factory
     model = run_event_loop(_resolve_model(config))
     result = _new_result(config, model, profile, trace)
     client, job = _clients(config, model, factory, tokenizer)

@@ -57,7 +57,7 @@ from infermeter.bench.run.config import RunConfig, RunResult
 from infermeter.bench.run.hooks import RunProgress
 from infermeter.bench.run.point_plans import long_point_notes, plan_points
 from infermeter.bench.run.point_summary import PointSummary
-from infermeter.bench.run.runner import run_benchmark
+from infermeter.bench.run.runner import RunWorkload, prepare_workload, run_benchmark
 from infermeter.bench.session.config import Notify, SessionConfig, SessionOutcome
 from infermeter.bench.session.interrupts import StopSignals
 from infermeter.bench.session.lines import split_line, startup_line
@@ -90,13 +90,14 @@ def run_session(
     gets, after each finished point, the result so far, marked incomplete (`bench fleet`
     sends it to the driver, so a run whose host dies keeps its points). SIGTERM is Ctrl-C
     meanwhile, and no signal stops the result being written (`bench.session.interrupts`)."""
-    plans = plan_points(config.run)  # a bad load option fails before a model is loaded
-    for line in long_point_notes(plans):
+    plan_points(config.run)  # a bad load option fails before a model is loaded
+    workload = prepare_workload(config.run)  # and a bad trace, dataset or tokenizer
+    for line in long_point_notes(workload.plans):
         notify(line)
     if config.output is not None:
         _check_output(config.output)
     with StopSignals() as signals:
-        return _run_session(config, on_point, notify, progress, signals, checkpoint)
+        return _run_session(config, workload, on_point, notify, progress, signals, checkpoint)
 
 
 def _check_output(output: Path) -> None:
@@ -113,6 +114,7 @@ def _check_output(output: Path) -> None:
 
 def _run_session(
     config: SessionConfig,
+    workload: RunWorkload,
     on_point: Callable[[PointSummary], None] | None,
     notify: Notify,
     progress: RunProgress | None,
@@ -125,7 +127,7 @@ def _run_session(
     with _telemetry(session):
         _plan(session)
         with _launched(session, signals):
-            run, observer = _measure(session, on_point, progress, checkpoint)
+            run, observer = _measure(session, workload, on_point, progress, checkpoint)
             signals.finishing()  # from here a signal hurries the stop; it never skips the write
     return _write(session, run, observer)
 
@@ -300,6 +302,7 @@ def _start(session: _Session, server: VllmServer, server_config: ServerConfig) -
 
 def _measure(
     session: _Session,
+    workload: RunWorkload,
     on_point: Callable[[PointSummary], None] | None,
     progress: RunProgress | None,
     checkpoint: Callable[[Result], None] | None,
@@ -311,7 +314,12 @@ def _measure(
     observer = PointObserver(sampler, session.server)
     keep = partial(_keep_so_far, session, observer, checkpoint) if checkpoint is not None else None
     run = run_benchmark(
-        session.run_config, on_point=on_point, observer=observer, progress=progress, on_run=keep
+        session.run_config,
+        on_point=on_point,
+        observer=observer,
+        progress=progress,
+        on_run=keep,
+        workload=workload,
     )
     return run, observer
 

@@ -177,6 +177,28 @@ def test_bench_run_launch_without_a_known_gpu_exits_2_before_starting_vllm(
     assert not (tmp_path / "r.vllm.log").exists()
 
 
+@pytest.mark.parametrize(
+    ("option", "text", "message"),
+    [
+        ("--trace", "\n", "t.jsonl: no requests in the trace"),
+        ("--dataset", '{"not": "sharegpt"}\n', "t.jsonl:1: expected an object with a `conv"),
+    ],
+)
+def test_bench_run_launch_refuses_a_bad_workload_file_before_starting_vllm(
+    tmp_path: Path, standin_vllm: Path, option: str, text: str, message: str
+) -> None:
+    # It was read once vLLM was up: minutes of loading a model on a GPU, then this line.
+    bad = tmp_path / "t.jsonl"
+    bad.write_text(text)
+    extra = ["--concurrency", "1", *SMALL[:4]] if option == "--dataset" else []
+    run = _launch(standin_vllm, tmp_path / "r.json", option, str(bad), *extra)
+    assert run.exit_code == 1, run.output
+    assert run.stderr.startswith(f"Error: {option}: ")
+    assert message in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert not (tmp_path / "r.vllm.log").exists()
+
+
 def test_bench_run_launch_unknown_model_id_exits_2(tmp_path: Path, standin_vllm: Path) -> None:
     run = _launch(standin_vllm, tmp_path / "r.json", "--model-id", "llama-9", *SMALL)
     assert run.exit_code == 2
