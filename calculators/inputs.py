@@ -126,7 +126,10 @@ ENGINE = (
         "max_cudagraph_capture_size",
         "max_cudagraph_capture_size",
         "int",
-        help="Largest batch size with a CUDA graph; default: min(2 x max_num_seqs, 512).",
+        help=(
+            "Largest batch size with a CUDA graph; default: min(2 x max_num_seqs, 512) (512 "
+            "before 0.10)."
+        ),
     ),
     Field(
         "cuda_graph_sizes",

@@ -91,7 +91,12 @@ CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
 # 16 (0.11.1 on; 51 sizes at 512) up to max_cudagraph_capture_size = min(2 x max_num_seqs, 512)
 # (`VllmConfig._set_cudagraph_sizes`: range(8, n + 1, 8) in vllm/config/__init__.py of the 0.11.0
 # sdist, range(256, n + 1, 16) above 256 in vllm/config/vllm.py of 0.11.1, 0.11.2, 0.28.0, 0.34.0:
-# a patch release, so the plan reads it with `parse_release`); from
+# a patch release, so the plan reads it with `parse_release`). Before 0.10 the V1 engine's
+# default list went up to 512 whatever max_num_seqs: [1, 2, 4] + range(8, 513, 8) in
+# vllm/config.py of the 0.7.3 and 0.8.5 sdists, SchedulerConfig.cuda_graph_sizes defaulting to
+# [512] in 0.9.0 and 0.9.2; 0.10.0's SchedulerConfig.__post_init__ sets [min(max_num_seqs x 2,
+# 512)] (CUDA_GRAPH_SIZES_FOLLOW_SEQS_SINCE; 0.7's V0 engine, its default, captured up to
+# max_num_seqs rounded up to 8, which the plan does not model). From
 # 0.11 (FULL_AND_PIECEWISE) each size <= max_num_seqs also gets a decode-only FULL graph. Logged:
 # 0.8.5 and 0.10.2 at 256 sequences, 67 sizes to 512; 0.11.0 at 128 sequences, 35 PIECEWISE to 256
 # and 19 FULL to 128; 0.15 and 0.21 at 256 sequences, 51 PIECEWISE and 35 FULL; 0.19 at 1024, 51 and
@@ -107,9 +112,10 @@ CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 20)
 # and capturing a size above max_num_batched_tokens failed `GPUModelRunner._dummy_run`'s
 # `assert num_tokens <= self.scheduler_config.max_num_batched_tokens` (vllm/v1/worker/
 # gpu_model_runner.py of 0.8.5, 0.10.2 and 0.11.0; V1 is the default engine from 0.8): such a
-# plan does not start (`compiled_capture_list_refusal`).
+# plan does not start (`vllm_notes.compiled_list_refusal`).
 CUDA_GRAPH_MAX_CAPTURE_SIZE = 512
 CUDA_GRAPH_STEP_16_SINCE = (0, 11, 1)
+CUDA_GRAPH_SIZES_FOLLOW_SEQS_SINCE = (0, 10)
 CAPTURE_SIZES_CUT_SINCE = (0, 11, 1)
 CAPTURE_SIZE_ASSERTED_SINCE = (0, 8)
 CUDA_GRAPH_REFERENCE_COUNT = 67
@@ -349,14 +355,14 @@ def captured_cuda_graphs(
     max_num_batched_tokens: int,
 ) -> int:
     """How many CUDA graphs vLLM captures for `max_num_seqs`: its default pattern (see the sizes
-    above) up to `max_capture_size` (default min(2 x max_num_seqs, 512)), or the `capture_sizes`
+    above) up to `max_capture_size` (default `default_largest_capture_size`), or the `capture_sizes`
     given (--compilation-config / --cuda-graph-sizes), none above `max_num_batched_tokens`. Per
     size, `mode` (vLLM's cudagraph_mode; default PIECEWISE before 0.11, FULL_AND_PIECEWISE from
     0.11) captures a PIECEWISE graph (PIECEWISE, FULL_AND_PIECEWISE), a FULL graph (FULL), and
     for sizes up to max_num_seqs a FULL decode graph (FULL_DECODE_ONLY, FULL_AND_PIECEWISE);
     NONE captures none. `version` is the release to its patch (`parse_release`)."""
     if capture_sizes is None:
-        largest = max_capture_size or min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
+        largest = max_capture_size or default_largest_capture_size(version, max_num_seqs)
         largest = min(largest, max_num_batched_tokens)
         step = 16 if version >= CUDA_GRAPH_STEP_16_SINCE else 8
         sizes = _default_sizes_up_to(largest, step)
@@ -369,6 +375,14 @@ def captured_cuda_graphs(
         mode = "FULL_AND_PIECEWISE" if version >= CUDA_GRAPH_FULL_SINCE else "PIECEWISE"
     every_size = sizes if mode in ("PIECEWISE", "FULL", "FULL_AND_PIECEWISE") else 0
     return every_size + (decode if mode in ("FULL_DECODE_ONLY", "FULL_AND_PIECEWISE") else 0)
+
+
+def default_largest_capture_size(version: tuple[int, ...], max_num_seqs: int) -> int:
+    """The largest size of vLLM's default capture list: min(2 x max_num_seqs, 512), or 512
+    before 0.10 (see CUDA_GRAPH_SIZES_FOLLOW_SEQS_SINCE)."""
+    if version < CUDA_GRAPH_SIZES_FOLLOW_SEQS_SINCE:
+        return CUDA_GRAPH_MAX_CAPTURE_SIZE
+    return min(2 * max_num_seqs, CUDA_GRAPH_MAX_CAPTURE_SIZE)
 
 
 def _default_sizes_up_to(limit: int, step: int) -> int:

@@ -82,7 +82,8 @@ class VllmSettings:
     all2all_backend: str | None = None
     deepep_buffer_size_mb: int | None = None  # VLLM_DEEPEP_BUFFER_SIZE_MB; None: 1024
     # The CUDA graph capture list (`calculators.cudagraph_capture`): the list itself, or the
-    # default pattern's largest size; None: vLLM's default, min(2 x max_num_seqs, 512).
+    # default pattern's largest size; None: vLLM's default
+    # (`vllm_overheads.default_largest_capture_size`).
     cudagraph_capture_sizes: tuple[int, ...] | None = None
     cudagraph_capture_sizes_compiled: bool = False  # the list is --compilation-config's own
     max_cudagraph_capture_size: int | None = None

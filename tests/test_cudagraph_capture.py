@@ -185,3 +185,19 @@ def test_a_compiled_list_above_max_num_batched_tokens_fails_before_0_11_1() -> N
     # --cuda-graph-sizes was the scheduler's list, which 0.11.0 cut: it starts.
     cut = json_output(*args, "--cuda-graph-sizes", "1 2 4 8 512", "--vllm-version", "0.11.0")
     assert cut["fits"] is True
+
+
+def test_before_0_10_the_default_sizes_go_to_512_whatever_max_num_seqs() -> None:
+    # vllm/config.py of the 0.7.3 and 0.8.5 sdists: the V1 engine's list is [1, 2, 4] +
+    # range(8, 513, 8); 0.9.0 and 0.9.2 default SchedulerConfig.cuda_graph_sizes to [512]; 0.10.0
+    # sets it to [min(max_num_seqs x 2, 512)]. The plan capped 0.8 and 0.9 at 2 x max_num_seqs.
+    assert captured((0, 9), 64) == 67
+    assert captured((0, 8), 64, max_capture_size=128) == 19  # --cuda-graph-sizes 128 (0.9)
+    assert captured((0, 10), 64) == 19
+    base = VllmSettings(gpu_memory_bytes=80 * GIB, gpu=traits("h100-sxm"), max_num_seqs=64)
+    plans = {
+        version: plan_vllm(LLAMA, VllmSettings(**{**base.__dict__, "vllm_version": version}))
+        for version in ("0.9.2", "0.10.0")
+    }
+    graphs = plans["0.9.2"].cuda_graph_bytes / plans["0.10.0"].cuda_graph_bytes
+    assert graphs == pytest.approx(67 / 19, rel=1e-3)
