@@ -57,7 +57,9 @@ def read_json_rows(path: Path) -> list[tuple[int, Any]]:
         except ValueError as error:
             raise WorkloadFileError(f"{path}: not JSON: {error}", "--dataset") from None
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        # Lines end at a line feed alone: str.splitlines also breaks at U+2028, U+2029 and
+        # U+0085, which a JSON string holds unescaped (json.dumps(…, ensure_ascii=False)).
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:

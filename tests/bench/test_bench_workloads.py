@@ -191,6 +191,27 @@ def test_load_sharegpt_reads_the_real_files_first_human_turn() -> None:
     assert (entry.input_tokens, entry.reference_output_tokens) == (29, 202)
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_load_sharegpt_reads_a_line_holding_a_unicode_line_separator(
+    tmp_path: Path, separator: str
+) -> None:
+    # json.dumps(…, ensure_ascii=False) leaves U+2028 in a string as it is; JSON Lines end at
+    # a line feed, but str.splitlines broke the line there ('bad.jsonl:1: not a JSON line:
+    # Unterminated string').
+    path = tmp_path / "sharegpt.jsonl"
+    line = json.dumps(
+        {"conversations": [{"from": "human", "value": f"one{separator}two"},
+                           {"from": "gpt", "value": "three"}]},
+        ensure_ascii=False,
+    )  # fmt: skip
+    path.write_text(f"{line}\r\n{_sharegpt_line('why', 'because')}\n", encoding="utf-8")
+    entries = load_sharegpt(path)
+    assert [(e.prompt, e.reference_output_tokens) for e in entries] == [
+        (f"one{separator}two", 1),
+        ("why", 1),
+    ]
+
+
 def test_load_sharegpt_names_file_and_line_of_bad_json(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(_sharegpt_line("a", "b") + "\n{not json\n")
