@@ -24,7 +24,7 @@ from infermeter.calculators.layer_caches import plan_note
 from infermeter.calculators.memory import MemoryReport, memory_report
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.roofline import plan_throughput_bound
-from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
 
 # A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
 PriceUsed = Mapping[str, Any]
@@ -88,14 +88,18 @@ class EngineRequest:
 
     def settings(self, gpu_memory_bytes: int = 1, **extra: Any) -> VllmSettings:
         """vLLM's settings for one GPU of `gpu_memory_bytes` (1: fit sets it per GPU)."""
+        version = self.vllm_version or DEFAULT_VLLM_VERSION
         capture = capture_sizes(
-            self.max_cudagraph_capture_size, self.cuda_graph_sizes, self.compilation_config
+            self.max_cudagraph_capture_size,
+            self.cuda_graph_sizes,
+            self.compilation_config,
+            parse_release(version),
         )
         return same_named(
             VllmSettings,
             vars(self),
             gpu_memory_bytes=gpu_memory_bytes,
-            vllm_version=self.vllm_version or DEFAULT_VLLM_VERSION,
+            vllm_version=version,
             cudagraph_capture_sizes=capture.sizes,
             cudagraph_capture_sizes_compiled=capture.compiled,
             max_cudagraph_capture_size=capture.max_size,

@@ -14,10 +14,16 @@ Three spellings reach the same two settings of vLLM's compilation config:
   each level implies are not modelled.
 
 `--enforce-eager` captures nothing whatever these say (`vllm_overheads.cuda_graph_bytes`).
+
+Which release has which (vllm/engine/arg_utils.py and vllm/config of the sdists): --cuda-graph-sizes
+first in 0.9.0 (not in 0.8.5); --max-cudagraph-capture-size and the compilation config's
+`max_cudagraph_capture_size` first in 0.11.1 (not in 0.11.0). An option a release lacks is refused
+as its argument parser refuses it; the compilation-config key, which 0.11.0's `CompilationConfig`
+(a dataclass pydantic's TypeAdapter reads, extra keys ignored) drops, is named as not read.
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infermeter.calculators.errors import InputError
@@ -27,6 +33,8 @@ from infermeter.calculators.limits import MAX_TOKENS
 CAPTURE_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size", "cudagraph_mode")
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 _SEPARATORS = re.compile(r"[\s,]+")
+CUDA_GRAPH_SIZES_OPTION_SINCE = (0, 9)
+MAX_CAPTURE_SIZE_OPTION_SINCE = (0, 11, 1)
 
 
 @dataclass(frozen=True)
@@ -100,17 +108,43 @@ def parse_compilation_config(text: str) -> CaptureSizes:
     )
 
 
+def _at_release(
+    release: tuple[int, ...],
+    max_size: int | None,
+    cuda_graph_sizes: str | None,
+    compiled: CaptureSizes,
+) -> CaptureSizes:
+    """Refuse the options `release` lacks; drop the compilation-config key it ignores (above)."""
+    if max_size is not None and release < MAX_CAPTURE_SIZE_OPTION_SINCE:
+        raise InputError(
+            "max_cudagraph_capture_size: vLLM has --max-cudagraph-capture-size from 0.11.1, not "
+            f"in {'.'.join(map(str, release))}; --cuda-graph-sizes N sets the largest size before"
+        )
+    if cuda_graph_sizes is not None and release < CUDA_GRAPH_SIZES_OPTION_SINCE:
+        raise InputError(
+            "cuda_graph_sizes: vLLM has --cuda-graph-sizes from 0.9, not in "
+            f"{'.'.join(map(str, release))}; -O '{{\"cudagraph_capture_sizes\": [...]}}' lists them"
+        )
+    if compiled.max_size is None or release >= MAX_CAPTURE_SIZE_OPTION_SINCE:
+        return compiled
+    unread = tuple(sorted((*compiled.unread_keys, "max_cudagraph_capture_size")))
+    return replace(compiled, max_size=None, unread_keys=unread)
+
+
 def capture_sizes(
     max_cudagraph_capture_size: int | None,
     cuda_graph_sizes: str | None,
     compilation_config: str | None,
+    release: tuple[int, ...] = MAX_CAPTURE_SIZE_OPTION_SINCE,
 ) -> CaptureSizes:
-    """The capture settings of the three options together; two that disagree are refused."""
+    """The capture settings of the three options together, as vLLM `release` (to its patch)
+    reads them; two that disagree are refused."""
     compiled = (
         parse_compilation_config(compilation_config)
         if compilation_config is not None
         else CaptureSizes(None, None)
     )
+    compiled = _at_release(release, max_cudagraph_capture_size, cuda_graph_sizes, compiled)
     lists: dict[str, tuple[int, ...]] = {}
     maxima: dict[str, int] = {}
     if compiled.sizes is not None:

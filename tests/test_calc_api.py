@@ -424,6 +424,43 @@ def test_cli_and_page_tell_the_patch_releases_apart(release: str, fits: bool) ->
     assert graphs / eight == pytest.approx(1 if release == "0.11.0" else 86 / 102, rel=1e-3)
 
 
+@pytest.mark.parametrize(
+    ("release", "field", "value", "words"),
+    [
+        ("0.11.0", "max_cudagraph_capture_size", "16",
+         "vLLM has --max-cudagraph-capture-size from 0.11.1, not in 0.11.0"),
+        ("0.8.5", "cuda_graph_sizes", "16", "vLLM has --cuda-graph-sizes from 0.9, not in 0.8.5"),
+    ],
+)  # fmt: skip
+def test_cli_and_page_refuse_a_capture_option_the_release_lacks(
+    release: str, field: str, value: str, words: str
+) -> None:
+    # Both skins planned --max-cudagraph-capture-size at 0.11.0 (its argument parser has none:
+    # vllm/engine/arg_utils.py, first in 0.11.1) and --cuda-graph-sizes at 0.8.5 (first in 0.9.0).
+    query = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "vllm_version": release,
+             field: value}  # fmt: skip
+    cli = invoke("calc", "vram", *_cli_args(query))
+    assert cli.exit_code == 2, cli.output
+    assert f"{field}: {words}" in cli.stderr
+    errors = calc_compute.compute("vram", query, CATALOG)["errors"]
+    assert list(errors) == [field]
+    assert errors[field].startswith(f"{field}: {words}")
+
+
+def test_cli_and_page_name_the_compilation_key_0_11_0_ignores() -> None:
+    # 0.11.0's CompilationConfig has no max_cudagraph_capture_size: pydantic drops the key, and
+    # vLLM captures its default sizes.
+    base = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "vllm_version": "0.11.0",
+            "max_model_len": "8192"}  # fmt: skip
+    keyed = {**base, "compilation_config": '{"max_cudagraph_capture_size": 16}'}
+    cli = json_output("calc", "vram", *_cli_args(keyed))
+    assert cli == _page("vram", keyed)
+    plain = _page("vram", base)["vllm_plan"]
+    assert cli["vllm_plan"]["cuda_graph_bytes"] == plain["cuda_graph_bytes"]
+    unread = "compilation_config keys the plan does not read: max_cudagraph_capture_size"
+    assert unread in cli["vllm_plan"]["notes"]
+
+
 def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
     # It said 'gpu_memory_bytes: expected a number > 0, got 0' apart from every field.
     query = {"model": "llama-3.1-8b-instruct", "gpu_memory_gib": "1e-300"}
