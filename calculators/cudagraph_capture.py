@@ -16,10 +16,12 @@ Three spellings reach the same two settings of vLLM's compilation config:
 `--enforce-eager` captures nothing whatever these say (`vllm_overheads.cuda_graph_bytes`).
 
 Which release has which (vllm/engine/arg_utils.py and vllm/config of the sdists): --cuda-graph-sizes
-first in 0.9.0 (not in 0.8.5); --max-cudagraph-capture-size and the compilation config's
-`max_cudagraph_capture_size` first in 0.11.1 (not in 0.11.0). An option a release lacks is refused
-as its argument parser refuses it; the compilation-config key, which 0.11.0's `CompilationConfig`
-(a dataclass pydantic's TypeAdapter reads, extra keys ignored) drops, is named as not read.
+first in 0.9.0 (not in 0.8.5); the compilation config's `cudagraph_mode` first in 0.10.1
+(vllm/config/__init__.py of 0.10.1.1; not in 0.10.0, which captures PIECEWISE graphs); and
+--max-cudagraph-capture-size and the compilation config's `max_cudagraph_capture_size` first in
+0.11.1 (not in 0.11.0). An option a release lacks is refused as its argument parser refuses it; a
+compilation-config key it lacks, which its `CompilationConfig` (a dataclass pydantic's TypeAdapter
+reads, extra keys ignored) drops, is named as not read and not applied.
 """
 
 import re
@@ -35,6 +37,7 @@ CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PI
 _SEPARATORS = re.compile(r"[\s,]+")
 CUDA_GRAPH_SIZES_OPTION_SINCE = (0, 9)
 MAX_CAPTURE_SIZE_OPTION_SINCE = (0, 11, 1)
+CUDAGRAPH_MODE_KEY_SINCE = (0, 10, 1)
 
 
 @dataclass(frozen=True)
@@ -125,10 +128,18 @@ def _at_release(
             "cuda_graph_sizes: vLLM has --cuda-graph-sizes from 0.9, not in "
             f"{'.'.join(map(str, release))}; -O '{{\"cudagraph_capture_sizes\": [...]}}' lists them"
         )
-    if compiled.max_size is None or release >= MAX_CAPTURE_SIZE_OPTION_SINCE:
-        return compiled
-    unread = tuple(sorted((*compiled.unread_keys, "max_cudagraph_capture_size")))
-    return replace(compiled, max_size=None, unread_keys=unread)
+    dropped = {
+        "max_cudagraph_capture_size": compiled.max_size is not None
+        and release < MAX_CAPTURE_SIZE_OPTION_SINCE,
+        "cudagraph_mode": compiled.mode is not None and release < CUDAGRAPH_MODE_KEY_SINCE,
+    }
+    unread = tuple(sorted({*compiled.unread_keys, *(key for key, gone in dropped.items() if gone)}))
+    return replace(
+        compiled,
+        max_size=None if dropped["max_cudagraph_capture_size"] else compiled.max_size,
+        mode=None if dropped["cudagraph_mode"] else compiled.mode,
+        unread_keys=unread,
+    )
 
 
 def capture_sizes(

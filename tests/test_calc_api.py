@@ -447,7 +447,7 @@ def test_cli_and_page_refuse_a_capture_option_the_release_lacks(
     assert errors[field].startswith(f"{field}: {words}")
 
 
-def test_cli_and_page_name_the_compilation_key_0_11_0_ignores() -> None:
+def test_cli_and_page_name_the_compilation_keys_a_release_ignores() -> None:
     # 0.11.0's CompilationConfig has no max_cudagraph_capture_size: pydantic drops the key, and
     # vLLM captures its default sizes.
     base = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "vllm_version": "0.11.0",
@@ -459,6 +459,14 @@ def test_cli_and_page_name_the_compilation_key_0_11_0_ignores() -> None:
     assert cli["vllm_plan"]["cuda_graph_bytes"] == plain["cuda_graph_bytes"]
     unread = "compilation_config keys the plan does not read: max_cudagraph_capture_size"
     assert unread in cli["vllm_plan"]["notes"]
+    # cudagraph_mode came with 0.10.1: 0.10.0 drops it and captures its PIECEWISE graphs.
+    mode = '{"cudagraph_mode": "NONE"}'
+    for release, captured in (("0.10.0", True), ("0.10.1", False)):
+        query = {**base, "vllm_version": release, "compilation_config": mode}
+        graphs = _page("vram", query)["vllm_plan"]["cuda_graph_bytes"]
+        assert (graphs == _page("vram", {**base, "vllm_version": release})["vllm_plan"][
+            "cuda_graph_bytes"]) is captured  # fmt: skip
+        assert (graphs > 0) is captured
 
 
 def test_page_refuses_gpu_memory_below_a_byte_at_its_field() -> None:
