@@ -82,6 +82,13 @@ StrictPositiveInt = Annotated[int, Field(strict=True, ge=1)]
 PositiveFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(strict=True, gt=0, le=1)]
 Text = Annotated[str, Field(strict=True, min_length=1)]
+MIN_RATE = 1e-6
+MAX_RATE = 1e6
+"""The bounds of an open loop's requests per second and of a trace's speed-up: a factor of a
+million either way. At 1e-6 a point sends one request in 11.6 days (at 1e-300 its waits
+overflowed: OverflowError, 'cannot convert float infinity to integer'); at 1e6 it sends more
+than any client host can (at 1e308 its default request count was infinite)."""
+Rate = Annotated[float, Field(strict=True, ge=MIN_RATE, le=MAX_RATE, allow_inf_nan=False)]
 TraceBlockSize = Annotated[int, Field(strict=True, ge=1, le=MAX_LENGTH_TOKENS)]
 """Tokens per hash ID of a trace: a block is at most the longest sequence."""
 Length = Annotated[InstanceOf[LengthDistribution], BeforeValidator(_length)]
@@ -266,7 +273,7 @@ class RunOptions(BaseModel):
         Cli("Closed loop: concurrent requests per point, e.g. 1,4,16,64.", metavar="N[,N…]"),
     ] = ()
     request_rate: Annotated[
-        Annotated[tuple[PositiveFloat, ...], BeforeValidator(_sequence)],
+        Annotated[tuple[Rate, ...], BeforeValidator(_sequence)],
         Cli("Open loop: requests per second per point, e.g. 1,5,10.", metavar="R[,R…]"),
     ] = ()
     max_concurrency: Annotated[
@@ -357,7 +364,7 @@ class RunOptions(BaseModel):
         ),
     ] = None
     trace_speed: Annotated[
-        PositiveFloat,
+        Rate,
         Cli(
             "Replay the trace's arrivals X times as fast (--request-rate re-times them instead).",
             metavar="X",

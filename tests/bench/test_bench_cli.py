@@ -244,3 +244,26 @@ def test_a_value_the_result_would_refuse_is_refused_before_a_request(
     assert run.stderr.startswith(f"Error: {message}")
     assert fake_server.stats.bodies == []
     assert not output.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # Its waits overflowed: 'OverflowError: cannot convert float infinity to integer'.
+        (["--request-rate", "1e-300"], "--request-rate: must be at least 1e-06, got 1e-300"),
+        # Its default request count was infinite: the same OverflowError in plan_points.
+        (["--request-rate", "1,1e308"], "--request-rate: must be at most 1e+06, got 1e+308"),
+        # Its rate underflowed to 0, and the line blamed --request-rate, not given.
+        (["--trace-speed", "5e-324"], "--trace-speed: must be at least 1e-06, got 4.94066e-324"),
+    ],
+)
+def test_a_rate_beyond_a_million_fold_either_way_is_a_usage_error(
+    fake_server: FakeOpenAIServer, tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 8, "output_length": 2}\n')
+    given = ["--trace", str(trace), *arguments] if "--trace-speed" in arguments else arguments
+    run = _invoke("--endpoint", fake_server.url, *given, "--output", str(tmp_path / "r.json"))
+    assert run.exit_code == 2, run.output
+    assert run.stderr == f"Error: {message}\n"
+    assert fake_server.stats.bodies == []
