@@ -45,6 +45,7 @@ import repository
 import result_index
 import result_pages
 import row_groups
+import site_search
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -379,8 +380,8 @@ def _answer_pages(files: Files, config: MkDocsConfig) -> answer_site.Site:
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if page.file.src_uri == result_pages.SHELL_URI:
-        return result_pages.shell_content()  # the headings stay in the table of contents
-    return html
+        html = result_pages.shell_content()  # the headings stay in the table of contents
+    return site_search.cells_apart(html)
 
 
 # Calculator pages start the Pyodide worker from <head>, before the theme's CSS and scripts: the
@@ -449,6 +450,10 @@ def on_post_build(config: MkDocsConfig) -> None:
     except ValueError as error:
         raise PluginError(f"cannot write the result pages: {error}") from None
     _extend_search(Path(config.site_dir), index)
+    try:
+        site_search.mend_search_worker(Path(config.site_dir))
+    except site_search.SearchWorkerError as error:
+        raise PluginError(f"cannot mend the search worker: {error}") from None
 
 
 def _extend_search(site_dir: Path, index: result_index.Index) -> None:
