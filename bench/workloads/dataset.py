@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,6 +19,7 @@ from typing import Any, Protocol
 from infermeter.bench.errors import BenchConfigError, WorkloadFileError
 from infermeter.calculators.json_text import json_loads
 from infermeter.registry.input_files import InputFileError, check_regular_file, read_input_text
+from infermeter.registry.models.common import HF_REPO_PATTERN
 
 
 class Tokenizer(Protocol):
@@ -125,7 +128,9 @@ def load_sharegpt(path: Path, tokenizer: Tokenizer | None = None) -> list[Datase
 
 def load_tokenizer(name_or_path: str) -> Tokenizer:
     """A `tokenizers.Tokenizer` from a `tokenizer.json` file, a folder holding one, or a
-    Hugging Face model id (downloaded)."""
+    Hugging Face model id (downloaded). A name that is on disk is read there, never looked up
+    on the Hub (a folder without tokenizer.json, a FIFO: one line saying so); one that is not
+    must be an id `owner/name`."""
     try:
         from tokenizers import Tokenizer as HfTokenizer
     except ImportError:
@@ -133,10 +138,20 @@ def load_tokenizer(name_or_path: str) -> Tokenizer:
             "needs the `tokenizers` package: pip install 'infermeter[bench]'", "--tokenizer"
         ) from None
     path = Path(name_or_path)
-    if path.is_dir():
-        path = path / "tokenizer.json"
+    on_disk = os.path.lexists(path)
+    if on_disk:
+        path = path / "tokenizer.json" if path.is_dir() else path
+        try:
+            check_regular_file(path, "tokenizer")
+        except InputFileError as error:
+            raise WorkloadFileError(str(error), "--tokenizer") from None
+    elif not re.fullmatch(HF_REPO_PATTERN, name_or_path):
+        raise WorkloadFileError(
+            f"{name_or_path}: no such file or folder, nor a Hugging Face id (owner/name)",
+            "--tokenizer",
+        )
     try:
-        if path.is_file():
+        if on_disk:
             tokenizer: Tokenizer = HfTokenizer.from_file(str(path))
         else:
             tokenizer = HfTokenizer.from_pretrained(name_or_path)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -153,6 +155,27 @@ def test_load_tokenizer_reports_missing_file(tmp_path: Path) -> None:
     with pytest.raises(WorkloadFileError) as caught:
         load_tokenizer(str(tmp_path / "nothing" / "tokenizer.json"))
     assert caught.value.option == "--tokenizer"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (os.mkfifo, "fifo: is a FIFO (named pipe); a tokenizer must be a regular file"),
+        (os.mkdir, "fifo/tokenizer.json: No such file or directory"),
+        (lambda path: None, "fifo: no such file or folder, nor a Hugging Face id (owner/name)"),
+    ],
+    ids=["fifo", "folder without tokenizer.json", "missing"],
+)
+def test_load_tokenizer_reads_a_name_on_disk_there_and_says_what_it_is(
+    tmp_path: Path, make: Callable[[Path], None], message: str
+) -> None:
+    # Each was looked up on the Hugging Face Hub as a model id: 'Repo id must use
+    # alphanumeric chars …', or retries against huggingface.co where it cannot be reached.
+    path = tmp_path / "fifo"
+    make(path)
+    with pytest.raises(WorkloadFileError) as caught:
+        load_tokenizer(str(path))
+    assert caught.value.one_line() == f"--tokenizer: {tmp_path}/{message}"
 
 
 def _sharegpt_line(human: str, gpt: str) -> str:
