@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from infermeter.calculators.errors import QuantizationError
+from infermeter.calculators.errors import InputError, QuantizationError
 from infermeter.calculators.glm5_next import GLM5_NEXT_TYPE
 from infermeter.calculators.model_arch import CHUNKED, FULL, SLIDING, ModelArch
 from infermeter.calculators.param_count import ParamCounts, param_counts
@@ -27,13 +27,13 @@ LINEAR_ROLES = ("attention", "dense_mlp", "experts", "shared_experts")
 # vLLM's `--quantization mxfp4` of a checkpoint without a quantization_config: up to 0.27
 # get_quant_config (model_executor/model_loader/weight_utils.py) builds a bare Mxfp4Config, which
 # converts only routed experts (its get_quant_method; a linear layer stays unquantized from
-# 0.11.1, 0.10-0.11.0 raised NotImplementedError); from 0.28.0 the name is also an online
+# 0.11.1, 0.10.1-0.11.0 raised NotImplementedError); from 0.28.0 the name is also an online
 # shorthand (config/quantization.py _ONLINE_SHORTHANDS: MXFP4 weights, one 8-bit scale per 32,
 # for every linear layer and MoE layer), which get_quant_config returns as an
 # OnlineQuantizationConfig when the checkpoint states no quantization (read in the 0.27.0,
 # 0.28.0, 0.29.0 and 0.32.0 sources). The embeddings and lm_head are not linear layers.
 MXFP4_ONLINE_SINCE = (0, 28)
-# Before that fallback (a patch release: the plan reads it with `parse_release`), vLLM 0.10.0-0.11.0
+# Before that fallback (a patch release: the plan reads it with `parse_release`), vLLM 0.10.1-0.11.0
 # start no MXFP4 model but gpt-oss: Mxfp4Config.get_quant_method raises NotImplementedError("Mxfp4
 # linear layer is not implemented") for every linear layer outside its ignored_layers, which
 # from_config never sets (layers/quantization/mxfp4.py of the 0.10.2 and 0.11.0 sdists; 0.11.1
@@ -41,7 +41,15 @@ MXFP4_ONLINE_SINCE = (0, 28)
 # config (models/gpt_oss.py); a dense model's linears, and the attention of any other MoE model
 # given --quantization mxfp4, take it.
 MXFP4_LINEAR_FALLBACK_SINCE = (0, 11, 1)
-MXFP4_SINCE = (0, 10)
+# The first release whose --quantization takes each name, where it is not the oldest the plan
+# reads: the `QuantizationMethods` of vllm/model_executor/layers/quantization/__init__.py (the
+# choices vLLM's argument parser offers) in the sdists 0.7.3, 0.8.5, 0.9.0 … 0.34.0. mxfp4 first
+# in 0.10.1 (read in the 0.10.1.1 sdist: 0.10.0 has no mxfp4.py, gpt-oss came with 0.10.1), a patch
+# release, so compared with `parse_release`'s whole tuple; modelopt_fp4 first in 0.9.0 (0.8.5
+# lists ModelOptNvFp4Config as "nvfp4"). The other choices are in every release the plan reads
+# (none and int8 are the calculators' own spellings).
+MXFP4_SINCE = (0, 10, 1)
+QUANTIZATION_SINCE = {"mxfp4": MXFP4_SINCE, "modelopt_fp4": (0, 9)}
 MXFP4_ONLINE = "MXFP4 (quantized as vLLM loads it: every linear layer and expert)"
 ALL_ROLES = (
     "embedding",
@@ -323,6 +331,7 @@ def weight_format(
     --quantization mxfp4 of an unquantized checkpoint, MXFP4_ONLINE_SINCE), to its patch where a
     patch changed it (MXFP4_LINEAR_FALLBACK_SINCE); None: before the online format, after the
     fallback."""
+    check_quantization_release(quantization, vllm_version)
     fmt = _weight_format(arch, quantization, dtype)
     _check_mxfp4_linears(arch, fmt, vllm_version)
     if _online_mxfp4(arch, quantization, vllm_version):
@@ -334,6 +343,20 @@ def weight_format(
     if arch.model_type == GLM5_NEXT_TYPE:  # MLA and KDA built with quant_config None
         return replace(fmt, quantized_roles=fmt.quantized_roles - {"attention"})
     return fmt
+
+
+def check_quantization_release(
+    quantization: str | None, vllm_version: tuple[int, ...] | None
+) -> None:
+    """Refuse a --quantization name the release's argument parser does not take
+    (QUANTIZATION_SINCE): a usage error, as vLLM's own is."""
+    since = QUANTIZATION_SINCE.get((quantization or "").lower())
+    if since is None or vllm_version is None or vllm_version >= since:
+        return
+    first, release = (".".join(map(str, version)) for version in (since, vllm_version))
+    raise InputError(
+        f"quantization: vLLM has --quantization {quantization} from {first}, not in {release}"
+    )
 
 
 def _check_mxfp4_linears(
@@ -373,7 +396,7 @@ def _online_mxfp4(
 def _experts_only_on_a_dense_model(arch: ModelArch, fmt: WeightFormat) -> WeightFormat:
     """A format that quantizes only routed experts (MXFP4: vLLM's Mxfp4Config.get_quant_method
     builds routed experts only in MXFP4; from 0.11.1 a linear layer falls back to
-    UnquantizedLinearMethod, 0.10-0.11.0 raised NotImplementedError), on a model without them:
+    UnquantizedLinearMethod, 0.10.1-0.11.0 raised NotImplementedError), on a model without them:
     the model dtype's, named so, for the memory plan and the predictions alike."""
     described = (
         f"unquantized: {fmt.method.upper()} converts only MoE experts, and this model has none"

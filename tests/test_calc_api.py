@@ -447,6 +447,27 @@ def test_cli_and_page_refuse_a_capture_option_the_release_lacks(
     assert errors[field].startswith(f"{field}: {words}")
 
 
+@pytest.mark.parametrize(
+    ("model", "release", "method", "first"),
+    [("gpt-oss-20b", "0.8.5", "mxfp4", "0.10.1"), ("gpt-oss-20b", "0.10.0", "mxfp4", "0.10.1"),
+     ("qwen3-30b-a3b", "0.8.5", "modelopt_fp4", "0.9")],
+)  # fmt: skip
+def test_cli_and_page_refuse_a_quantization_the_release_lacks(
+    model: str, release: str, method: str, first: str
+) -> None:
+    # Both skins planned --quantization mxfp4 at 0.8.5 and 0.10.0, whose QuantizationMethods
+    # (vllm/model_executor/layers/quantization/__init__.py) have no mxfp4: first in 0.10.1.
+    query = {"model": model, "gpu": "h100-sxm", "vllm_version": release,
+             "quantization": method, "max_model_len": "8192"}  # fmt: skip
+    words = f"quantization: vLLM has --quantization {method} from {first}, not in {release}"
+    cli = invoke("calc", "vram", *_cli_args(query))
+    assert cli.exit_code == 2, cli.output
+    assert words in cli.stderr
+    assert calc_compute.compute("vram", query, CATALOG)["errors"] == {"quantization": words}
+    served = {**query, "vllm_version": first}
+    assert json_output("calc", "vram", *_cli_args(served)) == _page("vram", served)
+
+
 def test_cli_and_page_name_the_compilation_keys_a_release_ignores() -> None:
     # 0.11.0's CompilationConfig has no max_cudagraph_capture_size: pydantic drops the key, and
     # vLLM captures its default sizes.
