@@ -38,6 +38,7 @@ import math
 import random
 import stat
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,11 @@ from infermeter.registry.errors import shown, validator_message
 from infermeter.registry.models.common import Text
 
 DEFAULT_BLOCK_SIZE = 512
+CACHED_BLOCK_WORDS = 1 << 20
+CACHED_BLOCKS = 1 << 14
+"""The most words, and blocks, of prompt a replay keeps made (`TracePrompts.block`): 8 MiB
+of references to the shared words, and the blocks' own lists (2,048 blocks of 512 tokens, a
+prefix of a million; 16,384 of fewer); a block no longer kept is made again, the same."""
 MAX_TRACE_MS = 1e11
 """The latest a request of a trace may arrive, ms from its start (3.2 years: ten times the
 longest published trace we know of, BurstGPT's 121 days). A later `timestamp` or `delay` is a
@@ -450,14 +456,22 @@ class TracePrompts:
         self.tokenizer = tokenizer
         self.salt = salt
         self.words = _single_token_words(PROMPT_WORDS, tokenizer)
-        self._blocks: dict[int, list[str]] = {}
+        self._blocks: OrderedDict[int, list[str]] = OrderedDict()
 
     def block(self, block_id: int) -> list[str]:
-        """The words of block `block_id`: the same for every request that names it."""
+        """The words of block `block_id`: the same for every request that names it (drawn
+        from its seed, so a block made again is the same). The blocks used last are kept, at
+        most CACHED_BLOCKS of CACHED_BLOCK_WORDS words: every block of a trace kept filled the
+        memory (a 35 MB trace of 4 million one-token blocks took 750 MB)."""
         words = self._blocks.get(block_id)
-        if words is None:
-            rng = random.Random(f"trace:{self.salt}:{block_id}")
-            words = self._blocks[block_id] = rng.choices(self.words, k=self.trace.block_size)
+        if words is not None:
+            self._blocks.move_to_end(block_id)
+            return words
+        rng = random.Random(f"trace:{self.salt}:{block_id}")
+        words = self._blocks[block_id] = rng.choices(self.words, k=self.trace.block_size)
+        size = self.trace.block_size
+        while len(self._blocks) > min(CACHED_BLOCKS, CACHED_BLOCK_WORDS // size):
+            self._blocks.popitem(last=False)
         return words
 
     def build(self, index: int, request: TraceRequest) -> PromptRequest:
