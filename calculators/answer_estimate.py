@@ -79,8 +79,11 @@ def bound_release(arch: ModelArch, quantization: str) -> str | None:
     does not serve it as such (ONLINE_MXFP4_RELEASE, see above); None: the default."""
     if quantization != "mxfp4":
         return None
-    planned = weight_format(arch, quantization, None, parse_release(DEFAULT_VLLM_VERSION))
-    online = weight_format(arch, quantization, None, MXFP4_ONLINE_SINCE)
+    try:
+        planned = weight_format(arch, quantization, None, parse_release(DEFAULT_VLLM_VERSION))
+        online = weight_format(arch, quantization, None, MXFP4_ONLINE_SINCE)
+    except CalculatorError:  # no release serves it (an FP8 checkpoint): no bound either
+        return None
     return ONLINE_MXFP4_RELEASE if planned.method != online.method else None
 
 

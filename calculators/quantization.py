@@ -50,6 +50,19 @@ MXFP4_LINEAR_FALLBACK_SINCE = (0, 11, 1)
 # (none and int8 are the calculators' own spellings).
 MXFP4_SINCE = (0, 10, 1)
 QUANTIZATION_SINCE = {"mxfp4": MXFP4_SINCE, "modelopt_fp4": (0, 9)}
+# What --quantization may say of a checkpoint whose quantization_config states a quant_method:
+# that method, or a method whose override_quantization_method claims such a checkpoint (GPTQ and
+# AWQ as their Marlin kernels, a ModelOpt FP4 export as modelopt_fp4, which 0.8.5 names nvfp4).
+# vLLM refuses any other: ModelConfig._verify_quantization raises 'Quantization method specified
+# in the model config (fp8) does not match the quantization method specified in the
+# `quantization` argument (mxfp4)' (vllm/config.py of the 0.7.3-0.10.2 sdists,
+# vllm/config/model.py from 0.11.0; the same check in 0.34.0). `none` is the calculators' own
+# (the checkpoint's 16-bit original, not what vLLM serves from this one).
+QUANTIZATION_OVERRIDES = {
+    "gptq": ("gptq_marlin",),
+    "awq": ("awq_marlin",),
+    "modelopt": ("modelopt_fp4", "nvfp4"),
+}
 MXFP4_ONLINE = "MXFP4 (quantized as vLLM loads it: every linear layer and expert)"
 ALL_ROLES = (
     "embedding",
@@ -419,6 +432,7 @@ def _weight_format(
         method = quantization.lower()
         if method == "none":
             return WeightFormat("bf16", unquantized, frozenset(), unquantized, "unquantized")
+        _check_override(config, method)
         fmt = _from_method(method, config, unquantized)
         return replace(fmt, unquantized_layers=_excluded_layers(_not_converted(config)))
     if not config:
@@ -430,6 +444,20 @@ def _weight_format(
         return _deepseek_v4_format(arch.deepseek_v4, config, str(declared).lower(), unquantized)
     fmt = _from_method(str(declared).lower(), config, unquantized)
     return replace(fmt, unquantized_layers=_excluded_layers(_not_converted(config)))
+
+
+def _check_override(config: Mapping[str, Any], method: str) -> None:
+    """Refuse --quantization `method` of a checkpoint that states another quant_method
+    (QUANTIZATION_OVERRIDES), as vLLM does."""
+    declared = str(config.get("quant_method") or "").lower()
+    if not declared or method == declared or method in QUANTIZATION_OVERRIDES.get(declared, ()):
+        return
+    raise QuantizationError(
+        f"quantization: the checkpoint is {declared} (its quantization_config's quant_method), "
+        f"and vLLM refuses --quantization {method} of it: 'Quantization method specified in the "
+        f"model config ({declared}) does not match the quantization method specified in the "
+        f"`quantization` argument ({method})'"
+    )
 
 
 def _deepseek_v4_format(

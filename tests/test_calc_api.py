@@ -468,6 +468,21 @@ def test_cli_and_page_refuse_a_quantization_the_release_lacks(
     assert json_output("calc", "vram", *_cli_args(served)) == _page("vram", served)
 
 
+def test_cli_and_page_refuse_mxfp4_of_an_fp8_checkpoint() -> None:
+    # DeepSeek-R1's checkpoint states FP8 blocks; both skins planned --quantization mxfp4 of it
+    # as MXFP4 experts beside 16-bit attention (4.47 GB a GPU at TP 8 where FP8 holds half),
+    # which vLLM refuses: the checkpoint's quant_method (fp8) is not the one asked for.
+    query = {"model": "deepseek-r1", "gpu": "b200", "tensor_parallel_size": "8",
+             "quantization": "mxfp4", "max_model_len": "8192"}  # fmt: skip
+    cli = invoke("calc", "vram", *_cli_args(query))
+    assert cli.exit_code == 1, cli.output
+    words = "quantization: the checkpoint is fp8 (its quantization_config's quant_method), and "
+    assert words + "vLLM refuses --quantization mxfp4 of it" in cli.stderr
+    assert calc_compute.compute("vram", query, CATALOG)["errors"]["quantization"].startswith(words)
+    served = {**query, "quantization": "fp8"}
+    assert json_output("calc", "vram", *_cli_args(served)) == _page("vram", served)
+
+
 def test_cli_and_page_name_the_compilation_keys_a_release_ignores() -> None:
     # 0.11.0's CompilationConfig has no max_cudagraph_capture_size: pydantic drops the key, and
     # vLLM captures its default sizes.

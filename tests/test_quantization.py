@@ -210,13 +210,22 @@ def test_weight_format_modules_not_converted_stay_in_model_dtype() -> None:
 # --- the --quantization override and errors -----------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("override", "method"),
-    [("fp8", "fp8"), ("none", "bf16"), ("gptq", "gptq"), ("NVFP4", "nvfp4"), ("int8", "int8")],
-)
-def test_weight_format_override_wins_over_checkpoint(override: str, method: str) -> None:
+@pytest.mark.parametrize(("override", "method"), [("none", "bf16"), ("AWQ_Marlin", "awq")])
+def test_weight_format_override_of_a_checkpoint_vllm_serves(override: str, method: str) -> None:
+    # awq_marlin's override_quantization_method claims an AWQ checkpoint; none is the
+    # calculators' own (the 16-bit original).
     config = json.loads((CONFIGS / "llama-3.1-8b-instruct-awq.json").read_text())
     assert weight_format(parse_config(config), override).method == method
+
+
+@pytest.mark.parametrize("override", ["fp8", "gptq", "NVFP4", "int8", "mxfp4"])
+def test_weight_format_refuses_an_override_vllm_refuses(override: str) -> None:
+    # The override won over the checkpoint's own method, where vLLM's ModelConfig raises
+    # 'Quantization method specified in the model config (awq) does not match ...'.
+    config = json.loads((CONFIGS / "llama-3.1-8b-instruct-awq.json").read_text())
+    words = f"the checkpoint is awq .*refuses --quantization {override.lower()} of it"
+    with pytest.raises(QuantizationError, match=words):
+        weight_format(parse_config(config), override)
 
 
 def test_weight_format_override_none_on_fp8_checkpoint_doubles_linear_bytes() -> None:

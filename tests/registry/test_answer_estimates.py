@@ -153,3 +153,17 @@ def test_mxfp4_of_a_dense_model_is_bounded_at_mxfp4_weights_and_says_so() -> Non
     assert "every linear layer in MXFP4" in found.full_note
     # A mixture of experts' own MXFP4 checkpoint is planned as before.
     assert "0.28+" not in estimator.bounds("gpt-oss-20b", "mxfp4", *TOKENS)[0].note
+
+
+def test_mxfp4_of_an_fp8_checkpoint_has_no_bound() -> None:
+    # The 'mxfp4' estimate of DeepSeek-R1 (FP8 blocks) planned MXFP4 experts beside 16-bit
+    # attention, --quantization mxfp4 of its FP8 checkpoint, which vLLM refuses (its quant_method
+    # is fp8): a bound of weights no release serves. The FP8 bound stays.
+    prices = answer_prices(load_prices().values())
+    gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in ("b200", "mi300x")}
+    model = "deepseek-r1"
+    estimator = catalog_estimator(gpus, load_models(), prices, {(model, WORKLOAD): TOKENS},
+                                  _table(met=False))  # fmt: skip
+    assert estimator.bounds(model, "mxfp4", *TOKENS) == []
+    assert estimator(Question(model, BATCH, "on_demand"), WORKLOAD, "mxfp4") is None
+    assert estimator.bounds(model, "fp8", *TOKENS)
