@@ -177,13 +177,10 @@ VRAM = (
     ),
     TENSOR_PARALLEL,
     PIPELINE_PARALLEL,
-    Field(
-        "max_model_len",
-        "max_model_len",
-        "int",
-        help="Default: the model's context length.",
-        example="32768",
-    ),
+    # No example: left out, the page plans the model's own context length, as the command line
+    # and vLLM do (ModelConfig's max_model_len from the config's position limit: vllm/config.py
+    # _get_and_verify_max_len of the 0.7.3-0.10.2 sdists, vllm/config/model.py from 0.11.0).
+    Field("max_model_len", "max_model_len", "int", help="Default: the model's context length."),
     *ENGINE,
     Field(
         "context",
@@ -263,7 +260,7 @@ FIT = (
     replace(MODEL, example="llama-3.1-70b-instruct"),
     CONFIG,
     Field("context", "Context per request", "int", required="always", example="32768"),
-    replace(_CONCURRENCY, example="16"),
+    _CONCURRENCY,
     *ENGINE,
     Field(
         "gpu",

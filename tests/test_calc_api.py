@@ -483,6 +483,22 @@ def test_cli_and_page_refuse_mxfp4_of_an_fp8_checkpoint() -> None:
     assert json_output("calc", "vram", *_cli_args(served)) == _page("vram", served)
 
 
+@pytest.mark.parametrize(
+    ("kind", "query", "key", "value"),
+    [("vram", {"model": "qwen3-30b-a3b", "gpu": "h100-sxm"}, "max_model_len", 40960),
+     ("fit", {"model": "llama-3.1-8b-instruct", "context": "8192"}, "concurrency", 1)],
+)  # fmt: skip
+def test_cli_and_page_default_an_input_left_out_alike(
+    kind: str, query: dict[str, str], key: str, value: int
+) -> None:
+    # A page opened without max_model_len planned 32768 (its form's example) where `calc vram`
+    # plans the model's own context length, as vLLM does (40,960 for Qwen3-30B-A3B); without
+    # concurrency the fit page planned 16 where `calc fit` plans 1.
+    cli = json_output("calc", kind, *_cli_args(query))
+    assert cli[key] == value
+    assert _page(kind, query) == cli
+
+
 def test_cli_and_page_name_the_compilation_keys_a_release_ignores() -> None:
     # 0.11.0's CompilationConfig has no max_cudagraph_capture_size: pydantic drops the key, and
     # vLLM captures its default sizes.

@@ -121,8 +121,6 @@ def test_build_default_result_matches_cli(built_site: Path) -> None:
         "llama-3.1-8b-instruct",
         "--gpu",
         "h100-sxm",
-        "--max-model-len",
-        "32768",
         "--json",
     ]
     expected = json.loads(CliRunner().invoke(main, args).output)
