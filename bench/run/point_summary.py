@@ -127,17 +127,26 @@ class PointRecords:
     def per_second(self, amount: float) -> float:
         return amount / self.window_s if self.window_s > 0 else 0.0
 
+    def _in_window_ns(self, record: RequestRecord) -> int:
+        """How long `record` was in flight inside the measured window, ns."""
+        start_ns = min(r.send_ns for r in self.measured)
+        end_ns = max(r.end_ns for r in self.measured)
+        return max(min(record.end_ns, end_ns) - max(record.send_ns, start_ns), 0)
+
     def mean_in_flight(self) -> float | None:
         """Time-weighted mean of requests in flight over the measured window (warm-up
         included)."""
         if not self.measured or self.window_s <= 0:
             return None
-        start_ns = min(r.send_ns for r in self.measured)
-        end_ns = max(r.end_ns for r in self.measured)
-        busy_ns = sum(
-            max(min(r.end_ns, end_ns) - max(r.send_ns, start_ns), 0) for r in self.records
-        )
+        busy_ns = sum(self._in_window_ns(r) for r in self.records)
         return busy_ns / NS_PER_S / self.window_s
+
+    def warmup_in_flight(self) -> int | None:
+        """Warm-up requests in flight for some of the measured window (`mean_in_flight` counts
+        them)."""
+        if not self.measured or self.window_s <= 0:
+            return None
+        return sum(1 for r in self.records if r.warmup and self._in_window_ns(r) > 0)
 
 
 @dataclass(frozen=True)
@@ -193,6 +202,9 @@ class PointSummary:
     achieved_concurrency_mean: float | None = field(
         default=None, metadata=_stored(PointRecords.mean_in_flight, "concurrency_mean", 3)
     )
+    warmup_in_flight: int | None = field(
+        default=None, metadata=_stored(PointRecords.warmup_in_flight, "requests.warmup_in_flight")
+    )
     verdicts: list[Verdict] = field(default_factory=list)
     # Multi-turn points (`bench.workloads.conversation`): TTFT and prompt length by turn index.
     turns: tuple[TurnSummary, ...] = ()
@@ -238,6 +250,7 @@ class PointSummary:
                 "client_cpu_fraction",
                 "achieved_first_token_rate",
                 "achieved_concurrency_mean",
+                "warmup_in_flight",
             ),
             "verdicts": [{"code": v.code, "message": v.message} for v in self.verdicts],
             "turns": [asdict(turn) for turn in self.turns],

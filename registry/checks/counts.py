@@ -182,13 +182,17 @@ def _window_findings(file: str, where: str, point: LoadPoint) -> Iterator[Findin
 def _in_flight_findings(
     file: str, where: str, point: LoadPoint, result: Result
 ) -> Iterator[Finding]:
-    """What the requests in flight allow: on average no more than were sent, and (Little's
+    """What the requests in flight allow: on average no more than were sent (with the warm-up
+    requests still in flight in the window, which `concurrency_mean` counts), and (Little's
     law: completions per second × their mean E2E is the mean in flight) no more than the
     load's concurrency lets be in flight at once (not a DAG's: its roots' subagents run
     beside them)."""
     sent, in_flight = point.requests.sent, point.concurrency_mean
-    if sent is not None and in_flight is not None and in_flight > sent * (1 + RATE_TOLERANCE) + 1:
-        message = f"{in_flight:g} requests in flight on average, but {sent} sent: impossible"
+    warmup = point.requests.warmup_in_flight or 0
+    bound = None if sent is None else (sent + warmup) * (1 + RATE_TOLERANCE) + 1
+    if in_flight is not None and bound is not None and in_flight > bound:
+        also = f" and {warmup} warm-up requests in flight in the window" if warmup else ""
+        message = f"{in_flight:g} requests in flight on average, but {sent} sent{also}: impossible"
         yield _finding(file, f"{where}.concurrency_mean", message)
     trace = result.identity.workload.trace
     limit = point.load.concurrency if trace is None or trace.format != "aiperf_dag" else None

@@ -192,6 +192,12 @@ class RequestCounts(StrictModel):
     accepted: NonNegativeInt | None = Field(
         None, description="Completed requests that also met every limit in `slo`."
     )
+    warmup_in_flight: NonNegativeInt | None = Field(
+        None,
+        description="Warm-up requests (sent before the measured window, not counted in `sent`) "
+        "still in flight during it: they load the server, and `concurrency_mean` counts them. "
+        "Null if not stated.",
+    )
 
 
 class FailureCounts(StrictModel):
@@ -407,8 +413,8 @@ class LoadPoint(StrictModel):
     concurrency_mean: NonNegativeFloat | None = Field(
         None,
         description="Requests in flight over the measured window, time-weighted mean, as "
-        "achieved (the drain at the end of a closed-loop point lowers it below "
-        "`load.concurrency`).",
+        "achieved, warm-up requests still in flight included (`requests.warmup_in_flight`; "
+        "the drain at the end of a closed-loop point lowers it below `load.concurrency`).",
     )
     requests: RequestCounts = Field(description="Request counts.")
     failures: FailureCounts | None = Field(None, description="Failed requests by kind.")

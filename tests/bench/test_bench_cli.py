@@ -52,6 +52,24 @@ def test_cli_bench_run_open_loop_json_point(fake_server: FakeOpenAIServer) -> No
     assert point["send_lag_ms"]["n"] == 6
 
 
+def test_cli_bench_run_open_loop_with_its_warmup_in_flight_writes_its_result(
+    endpoint: str, tmp_path: Path
+) -> None:
+    # --request-rate 500 --num-requests 20 (100 warm-up requests) had its result refused: its
+    # concurrency_mean, which counts the warm-up requests still in flight, was 106 with 20 sent.
+    output = tmp_path / "r.json"
+    result = _invoke(
+        "--endpoint", endpoint, "--gpu", "h100-sxm", "--model-id", "llama-3.2-1b-instruct",
+        "--request-rate", "500", "--num-requests", "20", "--warmup", "60",
+        "--input-len", "16", "--output-len", "8", "--output", str(output),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (point,) = json.loads(output.read_text())["points"]
+    assert point["requests"]["sent"] == 20
+    assert point["requests"]["warmup_in_flight"] > 0
+    assert point["concurrency_mean"] > 20 * 1.05 + 1  # what the check refused before
+
+
 def test_cli_bench_run_counts_failures_and_slo_misses(fake_server: FakeOpenAIServer) -> None:
     fake_server.config.fault = "http_503"
     fake_server.config.fault_every = 2

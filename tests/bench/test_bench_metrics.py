@@ -259,8 +259,11 @@ def test_achieved_concurrency_mean_shows_the_drain_of_a_closed_loop() -> None:
 def test_achieved_concurrency_mean_counts_warmup_requests_still_in_flight() -> None:
     warmup = _span(0, 0, 2)
     warmup.warmup = True
-    point = summarize_point([warmup, _span(1, 1, 2)], concurrency=2)
+    ended = _span(2, 0, 1)  # a warm-up request over before the window opens
+    ended.warmup = True
+    point = summarize_point([warmup, ended, _span(1, 1, 2)], concurrency=2)
     assert point.achieved_concurrency_mean == pytest.approx(2.0)  # both in flight over [1, 2]
+    assert point.warmup_in_flight == 1
 
 
 def test_client_saturated_judges_the_busiest_worker_process_not_their_sum() -> None:

@@ -204,6 +204,22 @@ def test_validate_requests_in_their_window_only_where_the_window_holds_them(
     assert bool(findings) is refused, [str(f) for f in findings]
 
 
+@pytest.mark.parametrize(("warmup", "refused"), [(None, True), (0, True), (40, False)])
+def test_validate_in_flight_counts_the_warmup_still_in_flight(
+    warmup: int | None, refused: bool
+) -> None:
+    """bench run's concurrency_mean counts warm-up requests still in flight in the window: an
+    open loop of 20 measured requests after 100 warm-up ones averaged 106 in flight, and its
+    result was refused as impossible."""
+    sent = _result().points[0].requests.sent
+    assert sent is not None
+    result = _result(
+        points__0__concurrency_mean=sent + 30, points__0__requests__warmup_in_flight=warmup
+    )
+    findings = [f for f in count_findings("r.json", result) if " sent" in f.message]
+    assert bool(findings) is refused, [str(f) for f in findings]
+
+
 def test_validate_path_must_agree_with_content(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     result = _result()
