@@ -127,6 +127,23 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def _text(content: object) -> str | None:
+    """A message's text: the string, or a list of content parts that are all text (OpenAI's
+    `[{"type": "text", "text": …}]`) joined by line breaks, as vLLM's chat parser joins them;
+    None for anything else (an image part cannot be sent as text)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not content:
+        return None
+    texts = [
+        text
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "text"
+        if isinstance(text := part.get("text"), str)
+    ]
+    return "\n".join(texts) if len(texts) == len(content) else None
+
+
 def load_conversations(path: Path) -> list[Session]:
     """Conversations from a ShareGPT file (JSON array or lines of `conversations`) or an
     OpenAI-messages JSONL file; token counts are word counts (the server's usage is what is
@@ -143,10 +160,10 @@ def load_conversations(path: Path) -> list[Session]:
             system = None
         elif isinstance(row, dict) and isinstance(row.get("messages"), list):
             messages = [m for m in row["messages"] if isinstance(m, dict)]
-            system_parts = [m.get("content") for m in messages if m.get("role") == "system"]
-            system = str(system_parts[0]) if system_parts and system_parts[0] else None
+            system_parts = [_text(m.get("content")) for m in messages if m.get("role") == "system"]
+            system = system_parts[0] if system_parts and system_parts[0] else None
             turns = [
-                (str(m.get("role")), m.get("content"))
+                (str(m.get("role")), _text(m.get("content")))
                 for m in messages
                 if m.get("role") in ("user", "assistant")
             ]

@@ -81,6 +81,30 @@ def test_load_conversations_reads_openai_messages_as_openai_writes_them(tmp_path
         load_conversations(bad)
 
 
+def test_load_conversations_reads_openai_content_parts_as_text(tmp_path: Path) -> None:
+    # A system message whose content was a list of parts was sent as its Python repr
+    # ("[{'type': 'text', …}]"), and a user turn written so was skipped without a word.
+    def parts(*texts: str) -> list[dict[str, str]]:
+        return [{"type": "text", "text": text} for text in texts]
+
+    image = [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]
+    rows = [
+        {"messages": [
+            {"role": "system", "content": parts("Be brief.", "Be kind.")},
+            {"role": "user", "content": parts("I fell off my bike today.")},
+            {"role": "assistant", "content": parts("Ouch, heal well!")},
+            {"role": "user", "content": image},  # not text: not sent
+            {"role": "assistant", "content": "A picture."},
+        ]},
+    ]  # fmt: skip
+    path = tmp_path / "parts.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (session,) = load_conversations(path)
+    assert session.system == "Be brief.\nBe kind."
+    assert session.user_messages == ("I fell off my bike today.",)
+    assert session.reply_tokens == (3,)
+
+
 def test_multiturn_run_replays_a_real_sharegpt_conversation(
     fake_server: FakeOpenAIServer,
 ) -> None:
