@@ -85,6 +85,14 @@ class Estimate:
         return f"{self.note}; not the prediction: {self.missed_target}"
 
 
+@dataclass(frozen=True)
+class NoEstimate:
+    """Why a group nothing qualifies for has no estimate either: the vLLM memory plan refuses
+    its weights (vLLM refuses --quantization nvfp4 of an FP8 checkpoint), in the plan's words."""
+
+    reason: str
+
+
 ROOFLINE_BOUND = "roofline bound"
 PREDICTION = "prediction"
 
@@ -101,8 +109,9 @@ def estimate_phrase(estimate: Estimate) -> str:
     return "at best" if estimate.kind == ROOFLINE_BOUND else "predicted"
 
 
-Estimator = Callable[[Question, str, str], "Estimate | None"]
-"""(question, workload key, precision) → the estimate shown apart where nothing qualifies.
+Estimator = Callable[[Question, str, str], "Estimate | NoEstimate | None"]
+"""(question, workload key, precision) → the estimate shown apart where nothing qualifies, or
+why there is none (`NoEstimate`); None: nothing to say.
 The seam where a fitted predictor plugs in (the site passes the roofline bound's)."""
 
 
@@ -158,6 +167,7 @@ class Answer:
     break_even_usd_per_gpu_hour: float | None = None  # set when the winner's price is low
     estimate: Estimate | None = None
     unpriced: tuple[Row, ...] = field(default=())
+    no_estimate: str | None = None  # why there is no estimate (`NoEstimate.reason`)
 
     def as_dict(self) -> dict[str, Any]:
         question = self.question
@@ -189,6 +199,7 @@ class Answer:
             "break_even_usd_per_gpu_hour": _rounded(self.break_even_usd_per_gpu_hour),
             "nearest_miss": miss,
             "estimate": None if self.estimate is None else self.estimate.as_dict(),
+            "no_estimate": self.no_estimate,
         }
 
 
@@ -307,11 +318,12 @@ def answer(
         priced = tuple(r for r in ranked if r.usd_per_million_accepted is not None)
         unpriced = tuple(r for r in ranked if r.usd_per_million_accepted is None)
         miss = None if ranked else nearest_miss(members, question.slo)
-        estimate = (
+        found = (
             estimator(question, workload_key, precision)
             if not ranked and estimator is not None
             else None
         )
+        refused = found.reason if isinstance(found, NoEstimate) else None
         answers.append(
             Answer(
                 question,
@@ -323,8 +335,9 @@ def answer(
                 priced,
                 miss,
                 break_even(priced),
-                estimate,
+                found if isinstance(found, Estimate) else None,
                 unpriced,
+                refused,
             )
         )
     answers.sort(key=lambda a: (not a.rows, not a.unpriced))

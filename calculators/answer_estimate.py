@@ -26,6 +26,7 @@ from infermeter.calculators.answer import (
     PREDICTION,
     ROOFLINE_BOUND,
     Estimate,
+    NoEstimate,
     Price,
     Question,
     cheapest_price,
@@ -289,20 +290,25 @@ class AnswerEstimator:
         }
         self._archs: dict[str, ModelArch | None] = {}
         self._bounds: dict[tuple[str, str, int, int], list[Bound]] = {}
+        # why the memory plan refuses the weights, for a key of `_bounds` it refuses
+        self._refused: dict[tuple[str, str, int, int], str] = {}
 
     def slo_independent(self, kind: str) -> bool:
         """Whether the kind's estimate is the same at every SLO (the batch question's, or a
         bound): what the site can publish for the browser ahead of any question."""
         return kind == "offline" or missed_target(kind, self.held_out) is not None
 
-    def __call__(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
+    def __call__(
+        self, question: Question, workload_key: str, precision: str
+    ) -> Estimate | NoEstimate | None:
         tokens = self.tokens.get((question.model, workload_key))
         return None if tokens is None else self.estimate(question, tokens, precision)
 
     def estimate(
         self, question: Question, tokens: tuple[int, int], precision: str
-    ) -> Estimate | None:
-        """The estimate for a request of `tokens` (input, output) at `precision`."""
+    ) -> Estimate | NoEstimate | None:
+        """The estimate for a request of `tokens` (input, output) at `precision`; where there is
+        none because the memory plan refuses the weights, why (`NoEstimate`)."""
         kind = estimate_kind(question.slo)
         missed = missed_target(kind, self.held_out)
         if missed is None and question.slo.e2e_ms is None:
@@ -313,7 +319,10 @@ class AnswerEstimator:
         elif missed is None:
             missed = f"{kind}: the predictor does not model an E2E bound"
         bound = self._cheapest_bound(question, tokens, precision)
-        return None if bound is None else replace(bound, missed_target=missed)
+        if bound is None:
+            refused = self._refused.get((question.model, precision, tokens[0], tokens[1]))
+            return None if refused is None else NoEstimate(refused)
+        return replace(bound, missed_target=missed)
 
     def arch(self, model: str) -> ModelArch | None:
         """The model's parsed config; None when the calculators cannot read it."""
@@ -339,8 +348,11 @@ class AnswerEstimator:
                     break
                 try:
                     found += gpu_bounds(arch, quantization, gpu, input_tokens, output_tokens)
-                except CalculatorError:
-                    break  # the weights' format is unreadable: the same for every GPU
+                except CalculatorError as error:
+                    # the plan refuses the weights (unreadable, or a quantization vLLM refuses
+                    # of this checkpoint): the same for every GPU, and the answer says why
+                    self._refused[key] = str(error)
+                    break
             self._bounds[key] = found
         return self._bounds[key]
 

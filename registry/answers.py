@@ -22,6 +22,7 @@ from infermeter.calculators.answer import (
     Answer,
     Estimate,
     Estimator,
+    NoEstimate,
     Preset,
     Price,
     Question,
@@ -107,12 +108,13 @@ ANY_SLO = Slo(99.0, ttft_ms=math.inf)
 
 def every_estimate(
     evidence: Evidence, estimator: AnswerEstimator
-) -> dict[tuple[str, str, str, str, str], Estimate]:
-    """(model, workload key, precision, tier, kind) → the estimate, for every evidence group,
-    every price tier the evidence's prices offer and each kind of question (`estimate_kind`)
-    whose estimate is the same at every SLO: what the browser shows where nothing qualifies."""
+) -> dict[tuple[str, str, str, str, str], Estimate | NoEstimate]:
+    """(model, workload key, precision, tier, kind) → the estimate (or why there is none), for
+    every evidence group, every price tier the evidence's prices offer and each kind of question
+    (`estimate_kind`) whose estimate is the same at every SLO: what the browser shows where
+    nothing qualifies."""
     tiers = sorted({p.tier for p in evidence.prices})
-    estimates = {}
+    estimates: dict[tuple[str, str, str, str, str], Estimate | NoEstimate] = {}
     for model, workload_key, precision in sorted(
         {(p.model, p.workload_key, p.precision) for p in evidence.points}
     ):
@@ -294,4 +296,6 @@ def answer_text(answers: Sequence[Answer]) -> str:
                 f"{estimate.gpu_count} × {estimate.gpu} at ${estimate.usd_per_gpu_hour:,.2f}/GPU-h "
                 f"({estimate.tier} price {estimate.price_id}): {estimate.full_note}"
             )
+        if found.no_estimate is not None:
+            lines.append(f"  no estimate: {found.no_estimate}")
     return "\n".join(lines)

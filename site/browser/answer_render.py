@@ -20,6 +20,7 @@ from infermeter.calculators.accepted import METRIC_NAMES, METRICS, Point, Slo
 from infermeter.calculators.answer import (
     Answer,
     Estimate,
+    NoEstimate,
     Price,
     Question,
     Row,
@@ -71,9 +72,10 @@ class Data:
     prices: list[Price]
     models: Mapping[str, str]  # id → name
     gpus: Mapping[str, str]  # id → name
-    # (model, workload key, precision, tier, kind) → the estimate where nothing qualifies, for
-    # each kind of question (`estimate_kind`) whose estimate is the same at every SLO
-    estimates: Mapping[tuple[str, str, str, str, str], Estimate]
+    # (model, workload key, precision, tier, kind) → the estimate where nothing qualifies (or why
+    # there is none), for each kind of question (`estimate_kind`) whose estimate is the same at
+    # every SLO
+    estimates: Mapping[tuple[str, str, str, str, str], Estimate | NoEstimate]
     held_out: HeldOut = field(default_factory=lambda: HELD_OUT)  # the predictor's error table
     # the estimator itself, for a kind whose estimate depends on the SLO (a prediction at it)
     predictor: AnswerEstimator | None = field(default=None, compare=False)
@@ -84,7 +86,7 @@ class Data:
         the estimator that predicts at the reader's SLO, as the build's would."""
         data = json.loads(text)
         missed = data["missed_targets"]
-        estimates = {
+        estimates: dict[tuple[str, str, str, str, str], Estimate | NoEstimate] = {
             (
                 item["model"],
                 item["workload_key"],
@@ -95,6 +97,13 @@ class Data:
             for item in data["estimates"]
             for kind, at in item["kinds"].items()
         }
+        estimates |= {
+            (item["model"], item["workload_key"], item["question_precision"], item["tier"], kind): (
+                NoEstimate(item["reason"])
+            )
+            for item in data["no_estimates"]
+            for kind in item["kinds"]
+        }
         points, prices = points_from_json(data["points"]), prices_from_json(data["prices"])
         held_out = data["held_out"]
         predictor = (
@@ -102,7 +111,9 @@ class Data:
         )
         return cls(points, prices, data["models"], data["gpus"], estimates, held_out, predictor)
 
-    def estimator(self, question: Question, workload_key: str, precision: str) -> Estimate | None:
+    def estimator(
+        self, question: Question, workload_key: str, precision: str
+    ) -> Estimate | NoEstimate | None:
         """The estimate for a group nothing qualifies for (`calculators.answer`'s seam): the
         published one (the build worked it out with the registry's estimator) where the kind's
         estimate is the same at every SLO, else the estimator's at the question's SLO."""
@@ -142,6 +153,8 @@ def evidence_json(data: Data) -> str:
     missed: dict[str, int] = {}
     grouped: dict[tuple[tuple[str, str, str, str], str], dict[str, Any]] = {}
     for (model, workload_key, precision, tier, kind), estimate in sorted(data.estimates.items()):
+        if isinstance(estimate, NoEstimate):
+            continue  # in `no_estimates`
         shared = estimate.as_dict()
         text = shared.pop("missed_target")
         item = grouped.setdefault(
@@ -164,11 +177,36 @@ def evidence_json(data: Data) -> str:
             "gpus": dict(sorted(data.gpus.items())),
             "missed_targets": list(missed),
             "estimates": list(grouped.values()),
+            "no_estimates": _no_estimates_json(data.estimates),
             "held_out": data.held_out,
         },
         separators=(",", ":"),
         ensure_ascii=False,
     )
+
+
+def _no_estimates_json(
+    estimates: Mapping[tuple[str, str, str, str, str], Estimate | NoEstimate],
+) -> list[dict[str, Any]]:
+    """Why a group has no estimate (`NoEstimate`), once per model, workload, precision and tier
+    with the kinds of question it holds for."""
+    grouped: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for (model, workload_key, precision, tier, kind), found in sorted(estimates.items()):
+        if not isinstance(found, NoEstimate):
+            continue
+        item = grouped.setdefault(
+            (model, workload_key, precision, tier),
+            {
+                "model": model,
+                "workload_key": workload_key,
+                "question_precision": precision,
+                "tier": tier,
+                "kinds": [],
+                "reason": found.reason,
+            },
+        )
+        item["kinds"].append(kind)
+    return list(grouped.values())
 
 
 def esc(value: object) -> str:
@@ -301,7 +339,11 @@ def estimate_paragraph(estimate: Estimate | None, names: Mapping[str, str]) -> s
 
 
 def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
-    """The estimate beside an answer nothing qualifies for."""
+    """The estimate beside an answer nothing qualifies for, or why there is none."""
+    if found.no_estimate is not None:
+        return (
+            f'<p class="im-no-estimate" data-no-estimate>No estimate: {esc(found.no_estimate)}</p>'
+        )
     return estimate_paragraph(found.estimate, names)
 
 

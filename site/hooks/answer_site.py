@@ -20,7 +20,7 @@ from answer_render import (
     usd,
 )
 
-from infermeter.calculators.answer import PRESETS, Answer, Preset, Question, Row
+from infermeter.calculators.answer import PRESETS, Answer, Estimate, Preset, Question, Row
 from infermeter.calculators.answer_estimate import (
     AnswerEstimator,
     native_precision,
@@ -433,7 +433,7 @@ def model_estimates(site: Site, model: str) -> str:
         if config is None or preset.min_input_tokens > EXAMPLE_TOKENS[0]:
             continue
         estimate = site.estimator.estimate(Question(model, preset.slo), EXAMPLE_TOKENS, precision)
-        if estimate is not None:
+        if isinstance(estimate, Estimate):  # the checkpoint's own weights: never refused
             items.append(
                 f'<li data-preset="{esc(preset.id)}"><strong>{esc(preset.title)}</strong> '
                 f"(SLO: {esc(preset.slo.text())}): "

@@ -5,6 +5,7 @@ target, else the roofline bound naming the target missed. Fed fitted error table
 not only the published one."""
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from infermeter.calculators.accepted import Slo
 from infermeter.calculators.answer import (
     PREDICTION,
     ROOFLINE_BOUND,
+    NoEstimate,
     Question,
     cheapest_price,
     estimate_kind,
@@ -27,7 +29,9 @@ from infermeter.calculators.perf_labels import HeldOut, error_label, missed_targ
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
+from tests.cli_helpers import invoke, json_output
 
+REPO = Path(__file__).resolve().parents[2]
 MODEL, WORKLOAD, TOKENS = "llama-3.1-8b-instruct", "w", (1000, 200)
 GPUS = ("h100-sxm", "h200-sxm", "l40s", "mi300x")  # a few, each priced: the test stays fast
 BATCH, CHAT = Slo(), Slo(95.0, ttft_ms=1000.0, tpot_ms=50.0)
@@ -165,5 +169,31 @@ def test_mxfp4_of_an_fp8_checkpoint_has_no_bound() -> None:
     estimator = catalog_estimator(gpus, load_models(), prices, {(model, WORKLOAD): TOKENS},
                                   _table(met=False))  # fmt: skip
     assert estimator.bounds(model, "mxfp4", *TOKENS) == []
-    assert estimator(Question(model, BATCH, "on_demand"), WORKLOAD, "mxfp4") is None
+    # no estimate, and why: the plan's own refusal, not silence (see the CLI test below)
+    found = estimator(Question(model, BATCH, "on_demand"), WORKLOAD, "mxfp4")
+    assert isinstance(found, NoEstimate)
+    assert "vLLM refuses --quantization mxfp4 of it" in found.reason
     assert estimator.bounds(model, "fp8", *TOKENS)
+
+
+def test_an_answer_whose_weights_the_plan_refuses_says_why_there_is_no_estimate() -> None:
+    # Bug: 'registry answer --model deepseek-r1 … --precision fp4' showed each group's nearest
+    # miss and no estimate line and no reason: vLLM refuses --quantization nvfp4 of the catalog's
+    # FP8 checkpoint, and the estimator dropped the plan's message. --precision fp8 shows one.
+    args = ("--model", "deepseek-r1", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "100")
+    refused = "vLLM refuses --quantization nvfp4 of it"
+    result = invoke("registry", "answer", *args, "--precision", "fp4", "--registry", str(REPO))
+    assert result.exit_code == 0, result.output
+    reasons = [line for line in result.output.splitlines() if line.startswith("  no estimate: ")]
+    assert reasons, result.output  # one per group of stated lengths (MLPerf's data set has none)
+    assert all(refused in line for line in reasons)
+    assert "estimate, not a measurement" not in result.output
+    answers = json_output(
+        "registry", "answer", *args, "--precision", "fp4", "--registry", str(REPO)
+    )["answers"]
+    assert len([a for a in answers if a["no_estimate"]]) == len(reasons)
+    assert all(refused in (a["no_estimate"] or refused) for a in answers)
+    assert all(a["estimate"] is None for a in answers)
+    fp8 = json_output("registry", "answer", *args, "--precision", "fp8", "--registry", str(REPO))
+    assert all(a["no_estimate"] is None for a in fp8["answers"])
+    assert any(a["estimate"] is not None for a in fp8["answers"])

@@ -259,6 +259,32 @@ def test_answer_page_estimates_at_every_price_tier(page: Any, site_url: str) -> 
     assert len(set(figures.values())) == len(figures), figures  # each tier priced on its own
 
 
+def test_answer_page_says_why_there_is_no_estimate_where_the_plan_refuses(
+    page: Any, site_url: str
+) -> None:
+    """Bug: DeepSeek-R1 at fp4 (vLLM refuses --quantization nvfp4 of its FP8 checkpoint) showed
+    each group's nearest miss with no estimate and no reason. The page now says why, in the
+    words `registry answer` prints."""
+    query = {
+        "model": "deepseek-r1",
+        "precision": "fp4",
+        "percentile": "99",
+        "ttft_ms": "2000",
+        "tpot_ms": "100",
+    }
+    _answer(page, f"{site_url}/answer/?{urlencode(query)}")
+    shown = page.eval_on_selector_all("[data-no-estimate]", "es => es.map(e => e.textContent)")
+    cli = json_output(
+        "registry", "answer", "--model", "deepseek-r1", "--precision", "fp4", "--percentile",
+        "99", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "100",
+    )["answers"]  # fmt: skip
+    reasons = [a["no_estimate"] for a in cli if a["no_estimate"]]
+    assert reasons
+    assert len(shown) == len(reasons), (shown, reasons)
+    assert all(text == f"No estimate: {reasons[0]}" for text in shown)
+    assert "vLLM refuses --quantization nvfp4" in reasons[0]
+
+
 def _refitted_to_meet(table: dict[str, Any]) -> dict[str, Any]:
     """The published error table, refitted: every kind's median on every split 5 points under
     its target (as `tests/registry/test_answer_estimates.py` feeds the CLI's estimator)."""
