@@ -198,6 +198,7 @@ function bind(root) {
     root.dataset.ms = String(Math.round((performance.now() - started) * 10) / 10);
     if (reply.error) {
       root.dataset.state = "failed";
+      output.hidden = false;
       output.classList.add("im-stale");
       status.textContent = `The live calculator is unavailable: ${reply.error}. The results shown were computed when the site was built.`;
       return;
@@ -205,13 +206,16 @@ function bind(root) {
     const result = reply.result;
     if (result.errors) {
       showErrors(result.errors);
-      output.classList.add("im-stale");
-      status.textContent = "Fix the marked input to recompute; the results below are for the last valid inputs.";
+      // Refused, as the command line refuses it: no figures. Those on the page were computed for
+      // other inputs (the build's defaults or the last valid ones), so they are hidden, not dimmed.
+      output.hidden = true;
+      status.textContent = "No result for these inputs: the marked input is refused, so nothing is computed for them. Fix it to recompute.";
       root.dataset.state = "invalid";
       return;
     }
     showErrors({});
     output.innerHTML = result.html;
+    output.hidden = false;
     output.classList.remove("im-stale");
     root.dataset.live = "1";
     status.textContent = `Live: computed in your browser in ${root.dataset.ms} ms.`;

@@ -329,7 +329,35 @@ def test_browser_bad_input_shows_message(
     assert message in text
     body = warm_page.inner_text("body")
     assert "NaN" not in body
-    assert len(shown["outputs"]) > 5  # the last valid result stays on the page
+    _refused_without_figures(warm_page)
+
+
+REFUSED = "No result for these inputs: the marked input is refused"
+
+
+def _refused_without_figures(page: Any) -> None:
+    """A refused input shows no figures, as the CLI gives none: those of other inputs (the
+    build's defaults, the last valid ones) are hidden, and the status says why."""
+    assert page.is_hidden("[data-outputs]")
+    assert page.inner_text("[data-status]").startswith(REFUSED)
+
+
+def test_browser_refused_input_hides_the_figures_of_the_last_valid_one(
+    page: Any, site_url: str
+) -> None:
+    # Bug: a negative max_model_len (or ?vllm_version=0.99) kept showing, dimmed, the figures of
+    # the build's defaults or of the last valid input, with nothing saying they were not for
+    # what the reader typed ("the results below are for the last valid inputs").
+    _open(page, f"{site_url}/calculators/vram/")
+    page.fill('input[name="max_model_len"]', "-5")
+    page.wait_for_function("() => document.querySelector('.im-calc').dataset.state === 'invalid'")
+    _refused_without_figures(page)
+    page.fill('input[name="max_model_len"]', "8192")
+    page.wait_for_function("() => document.querySelector('.im-calc').dataset.state === 'ready'")
+    assert page.is_visible("[data-outputs]")
+    shown = page.eval_on_selector('[data-output="max_model_len"]', "e => e.dataset.value")
+    assert shown == "8192"
+    assert not page.inner_text("[data-status]").startswith(REFUSED)
 
 
 SEARCH_INDEX_ASKED = (
