@@ -36,6 +36,7 @@ from infermeter.bench.plan.options import (
     TraceBlockSize,
 )
 from infermeter.bench.result.deployment import Deployment, identity
+from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS, too_few_requests
 from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
 from infermeter.calculators.suggest import unknown_name
@@ -53,6 +54,7 @@ from infermeter.registry.models import (
     Result,
     ServingSettings,
     Slo,
+    Verdict,
     Workload,
 )
 from infermeter.registry.models.common import HF_REPO_PATTERN
@@ -468,6 +470,7 @@ def assemble(
     completed request is accepted."""
     facts = facts.model_copy(update=measured.slo)
     points = measured.points if facts.slo_given else [_all_accepted(p) for p in measured.points]
+    points = [_too_few_for_percentiles(point) for point in points]
     require_given(facts, _needed(facts, measured, command_why))
     gpu_id = required(facts, "gpu")
     gpu_count = required(facts, "gpu_count")
@@ -630,6 +633,24 @@ def goodput_matches_slo(stated: bool, slo_given: bool, where: str, key: str, too
             f"{where} has no {key} ({tool} ran without --goodput), so which requests met the "
             f"--slo-* limits is unknown; drop those flags or rerun {tool} with --goodput"
         )
+
+
+def _too_few_for_percentiles(point: LoadPoint) -> LoadPoint:
+    """`point` with `bench run`'s `too_few_requests` verdict first where its completed requests
+    are too few for a percentile the file states (the tool's p99 of 40 requests is their
+    maximum in disguise, as bench run says of its own 40)."""
+    stated = {
+        name
+        for stats in (point.ttft_ms, point.itl_ms, point.tpot_ms, point.e2e_ms)
+        if stats is not None
+        for name in PERCENTILE_MIN_REQUESTS
+        if getattr(stats, name) is not None
+    }
+    message = too_few_requests(point.requests.completed or 0, stated)
+    if message is None or any(v.code == "too_few_requests" for v in point.validity):
+        return point
+    verdict = unchecked(Verdict, code="too_few_requests", message=message)
+    return point.model_copy(update={"validity": [verdict, *point.validity]})
 
 
 def _all_accepted(point: LoadPoint) -> LoadPoint:

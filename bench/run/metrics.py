@@ -51,7 +51,7 @@ scalar figures worked out from it); the SLO a request is judged by is the result
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from infermeter.bench.client.request_record import RequestRecord
@@ -77,10 +77,24 @@ from infermeter.bench.run.request_figures import (
 from infermeter.calculators.units import NS_PER_S
 from infermeter.registry.models import Slo
 
-__all__ = ["PERCENTILE_MIN_REQUESTS", "summarize_point"]
+__all__ = ["PERCENTILE_MIN_REQUESTS", "summarize_point", "too_few_requests"]
 
 # The fewest completed requests for which a percentile is more than its maximum in disguise.
 PERCENTILE_MIN_REQUESTS = {"p90": 10, "p95": 20, "p99": 100}
+
+
+def too_few_requests(completed: int, stated: Collection[str]) -> str | None:
+    """The `too_few_requests` verdict's message where `completed` requests are too few for a
+    percentile of `stated` (names of `PERCENTILE_MIN_REQUESTS`), else None (and None for no
+    request at all, which is a verdict of its own)."""
+    short = [
+        f"{name} needs >= {need}"
+        for name, need in PERCENTILE_MIN_REQUESTS.items()
+        if name in stated and completed < need
+    ]
+    if not short or completed == 0:
+        return None
+    return f"{completed} completed requests: " + ", ".join(short)
 
 
 def _rate(count: int, first_ns: int, last_ns: int) -> float | None:
@@ -175,18 +189,9 @@ def _verdicts(
     verdicts: list[Verdict] = []
     if summary.completed == 0:
         verdicts.append(Verdict("no_successful_requests", "no request of this point succeeded"))
-    short = [
-        f"{name} needs >= {need}"
-        for name, need in PERCENTILE_MIN_REQUESTS.items()
-        if summary.completed < need
-    ]
-    if short and summary.completed > 0:
-        verdicts.append(
-            Verdict(
-                "too_few_requests",
-                f"{summary.completed} completed requests: " + ", ".join(short),
-            )
-        )
+    too_few = too_few_requests(summary.completed, PERCENTILE_MIN_REQUESTS)
+    if too_few is not None:
+        verdicts.append(Verdict("too_few_requests", too_few))
     verdicts.extend(_usage_verdicts(summary, length_mismatch))
     verdicts.extend(_load_verdicts(summary, scheduled, thresholds))
     return verdicts

@@ -121,9 +121,8 @@ def test_real_vllm_runs_at_two_rates_make_one_result_with_the_window_of_both() -
     assert result.identity.model.hf_repo == first["model_id"]
 
 
-def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
-    run = _json(VLLM_SWEEP)
-    facts = VLLM_FACTS.model_copy(
+def _sweep_facts(run: dict[str, Any]) -> ImportFacts:
+    return VLLM_FACTS.model_copy(
         update={
             "gpu_count": 1,
             "tensor_parallel_size": 1,
@@ -136,7 +135,11 @@ def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
             "max_num_seqs": run["max_num_seqs"],
         }
     )
-    result = import_files([VLLM_SWEEP], facts)
+
+
+def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
+    run = _json(VLLM_SWEEP)
+    result = import_files([VLLM_SWEEP], _sweep_facts(run))
     (point,) = result.points
     assert (point.load.arrival, point.load.concurrency) == ("closed", run["max_concurrency"])
     assert (point.requests.completed, point.requests.failed, point.requests.sent) == (8, 0, 8)
@@ -158,6 +161,18 @@ def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
     assert point.e2e_ms.n == run["completed"]
     assert result.identity.model.hf_repo == run["model_id"]
     assert result.identity.workload.api == "completions"  # endpoint_type "openai"
+
+
+def test_real_vllm_run_of_8_requests_is_too_few_for_the_p99_it_states() -> None:
+    """The p99 of 8 requests is their maximum in disguise: the import says so, in the words
+    `bench run` gives its own 8 requests, for the percentiles the file states (p99 alone, as
+    --metric-percentiles defaults); the 200 requests of the qps4 file are enough."""
+    (point,) = import_files([VLLM_SWEEP], _sweep_facts(_json(VLLM_SWEEP))).points
+    assert [(v.code, v.message) for v in point.validity] == [
+        ("too_few_requests", "8 completed requests: p99 needs >= 100")
+    ]
+    (enough,) = import_files([VLLM_QPS4], VLLM_FACTS).points
+    assert enough.validity == []
 
 
 def _with_goodput(tmp_path: Path, goodput: float) -> tuple[Path, dict[str, Any]]:
