@@ -549,6 +549,7 @@ def measure_aiperf(files: Sequence[Path], facts: ImportFacts) -> Measured:
         seed=next(iter(seeds)) if len(seeds) == 1 and isinstance(next(iter(seeds)), int) else None,
         complete=not any(export.get("was_cancelled") is True for _, export in exports),
         slo=slo,
+        itl_per_chunk=True,  # its inter_chunk_latency
     )
 
 

@@ -429,6 +429,9 @@ class Measured:
     slo: dict[str, float | None] = field(default_factory=dict)
     # Flags the file itself makes necessary (AIPerf's local times: --timezone), with why.
     needs: dict[str, str] = field(default_factory=dict)
+    # The tool times itl_ms per streamed chunk (vLLM's and AIPerf's clients), bench run per
+    # token: a chunk of several tokens is one gap (`_itl_per_chunk`).
+    itl_per_chunk: bool = False
 
 
 def _workload(facts: ImportFacts, measured: Measured) -> Workload:
@@ -471,6 +474,8 @@ def assemble(
     facts = facts.model_copy(update=measured.slo)
     points = measured.points if facts.slo_given else [_all_accepted(p) for p in measured.points]
     points = [_too_few_for_percentiles(point) for point in points]
+    if measured.itl_per_chunk:
+        points = [_itl_per_chunk(point, measured.tool_name) for point in points]
     require_given(facts, _needed(facts, measured, command_why))
     gpu_id = required(facts, "gpu")
     gpu_count = required(facts, "gpu_count")
@@ -651,6 +656,29 @@ def _too_few_for_percentiles(point: LoadPoint) -> LoadPoint:
         return point
     verdict = unchecked(Verdict, code="too_few_requests", message=message)
     return point.model_copy(update={"validity": [verdict, *point.validity]})
+
+
+def _itl_per_chunk(point: LoadPoint, tool: str) -> LoadPoint:
+    """`point` with an `itl_per_chunk` verdict where its itl_ms, timed per streamed chunk by
+    `tool`, may not be per token: it timed fewer gaps than the tokens after each request's
+    first, or does not say how many it timed."""
+    itl, output, completed = point.itl_ms, point.tokens.output, point.requests.completed
+    if itl is None:
+        return point
+    token_gaps = output - completed if output is not None and completed else None
+    if itl.n is not None and token_gaps is not None and itl.n >= token_gaps:
+        return point  # a token a chunk: its gaps are the tokens'
+    if itl.n is not None and token_gaps is not None:
+        how = (
+            f": {itl.n:,} gaps for the {token_gaps:,} tokens after each request's first, so a "
+            "chunk of several tokens counts once"
+        )
+    else:
+        how = "; the file does not say how many it timed, so whether a chunk held several "
+        how += "tokens is not known"
+    message = f"itl_ms is {tool}'s gap per streamed chunk, not per token as bench run's{how}"
+    verdict = unchecked(Verdict, code="itl_per_chunk", message=message)
+    return point.model_copy(update={"validity": [*point.validity, verdict]})
 
 
 def _all_accepted(point: LoadPoint) -> LoadPoint:

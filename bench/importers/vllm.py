@@ -211,6 +211,7 @@ def measure_vllm_bench_serve(files: Sequence[Path], facts: ImportFacts) -> Measu
         served_model=served_model,
         api=_API.get(str(backend)),
         tool_version=facts.engine_version,
+        itl_per_chunk=True,  # vllm/benchmarks/lib/endpoint_request_func.py: a gap a chunk
     )
 
 

@@ -168,11 +168,33 @@ def test_real_vllm_run_of_8_requests_is_too_few_for_the_p99_it_states() -> None:
     `bench run` gives its own 8 requests, for the percentiles the file states (p99 alone, as
     --metric-percentiles defaults); the 200 requests of the qps4 file are enough."""
     (point,) = import_files([VLLM_SWEEP], _sweep_facts(_json(VLLM_SWEEP))).points
-    assert [(v.code, v.message) for v in point.validity] == [
-        ("too_few_requests", "8 completed requests: p99 needs >= 100")
-    ]
+    assert [v.code for v in point.validity] == ["too_few_requests", "itl_per_chunk"]  # see below
+    assert point.validity[0].message == "8 completed requests: p99 needs >= 100"
     (enough,) = import_files([VLLM_QPS4], VLLM_FACTS).points
-    assert enough.validity == []
+    assert [v.code for v in enough.validity] == ["itl_per_chunk"]
+
+
+def test_imported_itl_says_it_is_per_chunk_where_it_may_not_be_per_token() -> None:
+    """vLLM's and AIPerf's clients time a gap per streamed chunk, bench run a gap per token:
+    the import says so where the file's gaps are fewer than its tokens after each request's
+    first, or where it does not say how many it timed."""
+
+    def said(point: Any) -> list[str]:
+        return [v.message for v in point.validity if v.code == "itl_per_chunk"]
+
+    (aiperf,) = import_files([AIPERF_011], AIPERF_GPU_FACTS).points
+    assert said(aiperf) == [
+        "itl_ms is aiperf's gap per streamed chunk, not per token as bench run's: 532,759 gaps "
+        "for the 535,510 tokens after each request's first, so a chunk of several tokens "
+        "counts once"
+    ]
+    (vllm,) = import_files([VLLM_QPS4], VLLM_FACTS).points
+    assert said(vllm)[0].endswith("the file does not say how many it timed, so whether a chunk "
+                                  "held several tokens is not known")  # fmt: skip
+    detailed = Path(__file__).parents[1] / "data/importers/vllm-serve-detailed-goodput.json"
+    limits = VLLM_FACTS.model_copy(update={"slo_ttft_ms": 200.0, "slo_tpot_ms": 30.0})
+    (one_each,) = import_files([detailed], limits).points  # 441 gaps for 448 - 7 tokens
+    assert said(one_each) == []
 
 
 def _with_goodput(tmp_path: Path, goodput: float) -> tuple[Path, dict[str, Any]]:
