@@ -78,7 +78,14 @@ function valueOf(element) {
 
 function setValue(element, value) {
   if (element.type === "checkbox") element.checked = ["1", "true", "on", "yes"].includes(value.toLowerCase());
-  else element.value = value;
+  else {
+    // A choice the list does not hold (an address's ?model=nope) is shown and asked as it is,
+    // so the reader gets the calculator's own refusal of it, not a blank "required".
+    if (element.tagName === "SELECT" && value && ![...element.options].some((option) => option.value === value)) {
+      element.add(new Option(value, value));
+    }
+    element.value = value;
+  }
 }
 
 // Inputs of one data-group are alternatives (perf's load): an address that names one leaves the

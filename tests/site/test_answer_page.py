@@ -285,6 +285,22 @@ def test_answer_page_says_why_there_is_no_estimate_where_the_plan_refuses(
     assert "vLLM refuses --quantization nvfp4" in reasons[0]
 
 
+def test_answer_page_refuses_a_model_it_does_not_list_as_the_cli_does(
+    page: Any, site_url: str
+) -> None:
+    # Bug: ?model=nope (a link to a model without results) said "model: required": the model
+    # <select> dropped a value it does not list, where `registry answer --model nope` says
+    # "no result for 'nope'".
+    page.goto(f"{site_url}/answer/?model=nope")
+    page.wait_for_function(
+        "() => ['invalid', 'error', 'failed'].includes(document.querySelector('.im-calc')"
+        ".dataset.state)",
+        timeout=90_000,
+    )
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "invalid"
+    assert "no result for 'nope'" in page.inner_text('[data-error-for="model"]')
+
+
 def _refitted_to_meet(table: dict[str, Any]) -> dict[str, Any]:
     """The published error table, refitted: every kind's median on every split 5 points under
     its target (as `tests/registry/test_answer_estimates.py` feeds the CLI's estimator)."""
