@@ -41,7 +41,7 @@ from infermeter.bench.errors import BenchConfigError, WorkloadFileError
 from infermeter.bench.run.distribution import Distribution, summarize
 from infermeter.bench.run.load import PointPlan, PointRun, Send
 from infermeter.bench.run.request_figures import ttft_s
-from infermeter.bench.workloads.dataset import read_json_rows
+from infermeter.bench.workloads.dataset import message_text, read_json_rows
 from infermeter.bench.workloads.lengths import LengthDistribution
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.prompts import PROMPT_WORDS
@@ -127,23 +127,6 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _text(content: object) -> str | None:
-    """A message's text: the string, or a list of content parts that are all text (OpenAI's
-    `[{"type": "text", "text": …}]`) joined by line breaks, as vLLM's chat parser joins them;
-    None for anything else (an image part cannot be sent as text)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list) or not content:
-        return None
-    texts = [
-        text
-        for part in content
-        if isinstance(part, dict) and part.get("type") == "text"
-        if isinstance(text := part.get("text"), str)
-    ]
-    return "\n".join(texts) if len(texts) == len(content) else None
-
-
 def load_conversations(path: Path) -> list[Session]:
     """Conversations from a ShareGPT file (JSON array or lines of `conversations`) or an
     OpenAI-messages JSONL file; token counts are word counts (the server's usage is what is
@@ -160,10 +143,10 @@ def load_conversations(path: Path) -> list[Session]:
             system = None
         elif isinstance(row, dict) and isinstance(row.get("messages"), list):
             messages = [m for m in row["messages"] if isinstance(m, dict)]
-            system_parts = [_text(m.get("content")) for m in messages if m.get("role") == "system"]
-            system = system_parts[0] if system_parts and system_parts[0] else None
+            systems = [message_text(m.get("content")) for m in messages if m["role"] == "system"]
+            system = systems[0] if systems and systems[0] else None
             turns = [
-                (str(m.get("role")), _text(m.get("content")))
+                (str(m.get("role")), message_text(m.get("content")))
                 for m in messages
                 if m.get("role") in ("user", "assistant")
             ]

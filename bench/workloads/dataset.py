@@ -74,6 +74,23 @@ def read_json_rows(path: Path) -> list[tuple[int, Any]]:
     return rows
 
 
+def message_text(content: object) -> str | None:
+    """A message's text: the string, or a list of content parts that are all text (OpenAI's
+    `[{"type": "text", "text": …}]`) joined by line breaks, as vLLM's chat parser joins them;
+    None for anything else (an image part cannot be sent as text)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not content:
+        return None
+    texts = [
+        text
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "text"
+        if isinstance(text := part.get("text"), str)
+    ]
+    return "\n".join(texts) if len(texts) == len(content) else None
+
+
 def dataset_sha256(path: Path) -> str:
     """The SHA-256 (hex) of a dataset file's bytes, which the result records beside its name
     (two files of one name are two workloads). Raises WorkloadFileError naming the file."""

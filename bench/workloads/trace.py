@@ -48,7 +48,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from infermeter.bench.client.request_record import PromptRequest
 from infermeter.bench.errors import WorkloadFileError
-from infermeter.bench.workloads.dataset import Tokenizer
+from infermeter.bench.workloads.dataset import Tokenizer, message_text
 from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS
 from infermeter.bench.workloads.prompts import PROMPT_WORDS
 from infermeter.calculators.json_text import json_loads
@@ -388,19 +388,15 @@ class _Parser:
             return text, None
         if text is not None or "hash_ids" in row:
             raise self.fail(number, "messages", "give messages, text_input or hash_ids, not two")
-        if (
-            not isinstance(raw, list)
-            or not raw
-            or not all(
-                isinstance(m, dict) and isinstance(m.get("role"), str)
-                and isinstance(m.get("content"), str)
-                for m in raw
-            )
-        ):  # fmt: skip
+        turns = [
+            (m["role"], message_text(m.get("content")))
+            for m in raw if isinstance(m, dict) and isinstance(m.get("role"), str)
+        ] if isinstance(raw, list) else []  # fmt: skip
+        if not turns or len(turns) != len(raw) or any(text is None for _, text in turns):
             raise self.fail(
                 number, "messages", "expected a list of {role, content} objects with text content"
             )
-        return None, tuple((m["role"], m["content"]) for m in raw)
+        return None, tuple((role, text) for role, text in turns if text is not None)
 
     def _timing(
         self, number: int, row: dict[str, Any]

@@ -435,6 +435,17 @@ def test_aiperf_lines_messages_text_and_no_hash_ids_are_replayed_as_given(
     assert read_trace(trace).prefix_reuse_max() == 0.0
 
 
+def test_aiperf_messages_of_text_parts_read_as_the_multi_turn_datasets_read_them(
+    tmp_path: Path,
+) -> None:
+    # One reader of a message's text (`dataset.message_text`): the trace refused the content
+    # parts OpenAI's API takes, which the multi-turn dataset reads.
+    parts = [{"type": "text", "text": "Hello"}, {"type": "text", "text": "there"}]
+    row = {"timestamp": 0, "messages": [{"role": "user", "content": parts}], "output_length": 3}
+    (request,) = read_trace(_write(tmp_path / "parts.jsonl", [row])).requests
+    assert request.messages == (("user", "Hello\nthere"),)
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -452,6 +463,14 @@ def test_aiperf_lines_messages_text_and_no_hash_ids_are_replayed_as_given(
         (
             {"timestamp": 0, "messages": [{"role": "user"}], "output_length": 2},
             r":1: messages: expected a list of \{role, content\}",
+        ),
+        (
+            {
+                "timestamp": 0,
+                "messages": [{"role": "user", "content": [{"type": "image_url"}]}],
+                "output_length": 2,
+            },
+            r":1: messages: expected a list of \{role, content\} objects with text content",
         ),
     ],
 )
