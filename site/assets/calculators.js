@@ -82,10 +82,17 @@ function setValue(element, value) {
     // A choice the list does not hold (an address's ?model=nope) is shown and asked as it is,
     // so the reader gets the calculator's own refusal of it, not a blank "required".
     if (element.tagName === "SELECT" && value && ![...element.options].some((option) => option.value === value)) {
-      element.add(new Option(value, value));
+      const asked = new Option(value, value);
+      asked.dataset.asked = "1";
+      element.add(asked);
     }
     element.value = value;
   }
+}
+
+// Once the reader picks another choice, a choice only the address asked for leaves the list.
+function dropAsked(form) {
+  for (const option of form.querySelectorAll("option[data-asked]")) if (!option.selected) option.remove();
 }
 
 // Inputs of one data-group are alternatives (perf's load): an address that names one leaves the
@@ -231,7 +238,10 @@ function bind(root) {
   };
 
   form.addEventListener("input", () => run(true));
-  form.addEventListener("change", () => run(true));
+  form.addEventListener("change", () => {
+    dropAsked(form);
+    run(true);
+  });
   run(false);
 }
 

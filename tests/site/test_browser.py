@@ -362,6 +362,21 @@ def test_browser_refused_input_hides_the_figures_of_the_last_valid_one(
     assert not page.inner_text("[data-status]").startswith(REFUSED)
 
 
+def test_browser_a_choice_only_the_address_asked_leaves_once_another_is_picked(
+    page: Any, site_url: str
+) -> None:
+    # Bug: ?kv_cache_dtype=fp9 (refused, as the CLI refuses it) stayed in the list after the
+    # reader picked fp8, to be picked again, until the page was reloaded.
+    _open(page, f"{site_url}/calculators/vram/?kv_cache_dtype=fp9")
+    page.wait_for_function("() => document.querySelector('.im-calc').dataset.state === 'invalid'")
+    choices = 'select[name="kv_cache_dtype"] option'
+    assert "fp9" in page.eval_on_selector_all(choices, "els => els.map(e => e.value)")
+    page.select_option('select[name="kv_cache_dtype"]', "fp8")
+    page.wait_for_function("() => document.querySelector('.im-calc').dataset.state === 'ready'")
+    assert "fp9" not in page.eval_on_selector_all(choices, "els => els.map(e => e.value)")
+    assert page.is_visible("[data-outputs]")
+
+
 SEARCH_INDEX_ASKED = (
     "() => performance.getEntriesByType('resource')"
     ".find(e => e.name.endsWith('search/search_index.json'))?.startTime"
