@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from infermeter.bench.errors import BenchConfigError
 from infermeter.calculators.json_text import json_loads
+from infermeter.registry.store import reject_duplicate_keys
 
 # Request fields the benchmark itself sets: `--extra-body` may not replace them, or the run
 # would not measure what its workload says (another model, prompt or length, no stream).
@@ -22,11 +24,18 @@ def extra_body(value: object) -> dict[str, Any]:
     body = value
     if isinstance(value, str):
         try:
-            body = json_loads(value)
+            # a field given twice would be sent once, with one of the two values
+            body = json_loads(value, object_pairs_hook=reject_duplicate_keys)
         except ValueError as error:
             raise BenchConfigError(f"not JSON: {error}", "--extra-body") from None
     if not isinstance(body, dict):
         raise BenchConfigError('expected a JSON object such as {"top_p": 0.9}', "--extra-body")
+    try:
+        json.dumps(body, allow_nan=False)
+    except ValueError:  # NaN or Infinity: Python writes them, JSON has no such number
+        raise BenchConfigError(
+            "NaN and Infinity are not JSON numbers: every request would carry one", "--extra-body"
+        ) from None
     return _check_extra_body(dict(body))
 
 

@@ -55,6 +55,7 @@ from infermeter.calculators.json_text import json_loads
 from infermeter.registry.checks.strings import text_problem
 from infermeter.registry.errors import shown, validator_message
 from infermeter.registry.models.common import Text
+from infermeter.registry.store import reject_duplicate_keys
 
 DEFAULT_BLOCK_SIZE = 512
 CACHED_BLOCK_WORDS = 1 << 20
@@ -269,7 +270,8 @@ def _file_name(path: Path) -> str:
 
 def _json_object(path: Path, number: int, line: bytes) -> dict[str, Any]:
     try:
-        row = json_loads(line)
+        # a field given twice says two things of one request: neither is taken
+        row = json_loads(line, object_pairs_hook=reject_duplicate_keys)
     except (ValueError, UnicodeDecodeError) as error:
         raise WorkloadFileError(f"{path}:{number}: not JSON ({error})", OPTION) from None
     if not isinstance(row, dict):

@@ -51,6 +51,11 @@ def test_extra_body_fields_reach_every_request(fake_server: FakeOpenAIServer) ->
         ("{top_p: 1}", "--extra-body: not JSON"),
         ("[1, 2]", "--extra-body: expected a JSON object"),
         ('{"max_tokens": 5, "stream": false}', "max_tokens, stream is set by the benchmark"),
+        # Bug: both were accepted. NaN was sent as `NaN` (Python's json writes it; JSON has no
+        # such number); a field given twice was sent once, with its last value.
+        ('{"temperature": NaN}', "--extra-body: NaN and Infinity are not JSON numbers"),
+        ('{"top_p": {"a": -Infinity}}', "--extra-body: NaN and Infinity are not JSON numbers"),
+        ('{"top_p": 0.9, "top_p": 2}', "--extra-body: not JSON: duplicate key"),
     ],
 )
 def test_extra_body_refuses_bad_values_in_one_line(

@@ -278,6 +278,18 @@ def test_hostile_trace_lines_name_the_line_and_field(
         read_trace(_write(tmp_path / "bad.jsonl", lines))
 
 
+def test_a_trace_line_giving_a_field_twice_is_refused(tmp_path: Path) -> None:
+    # Bug: json kept the last of the two, silently: this line replayed 9,000 tokens.
+    path = tmp_path / "twice.jsonl"
+    path.write_text(
+        '{"timestamp": 0, "input_length": 600, "input_length": 9000, "output_length": 5}\n'
+    )
+    with pytest.raises(
+        WorkloadFileError, match=r"twice.jsonl:1: not JSON \(duplicate key 'input_length'\)"
+    ):
+        read_trace(path)
+
+
 def test_a_trace_named_by_a_file_name_no_result_may_hold_is_refused(tmp_path: Path) -> None:
     path = _write(tmp_path / "<img src=x onerror=alert(1)>.jsonl", [ROW])
     with pytest.raises(WorkloadFileError) as caught:
