@@ -32,6 +32,7 @@ from infermeter.calculators.answer import (
     cheapest_price,
     estimate_kind,
 )
+from infermeter.calculators.checkpoint_export import checkpoint_run, export_note
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
@@ -308,7 +309,18 @@ class AnswerEstimator:
         self, question: Question, tokens: tuple[int, int], precision: str
     ) -> Estimate | NoEstimate | None:
         """The estimate for a request of `tokens` (input, output) at `precision`; where there is
-        none because the memory plan refuses the weights, why (`NoEstimate`)."""
+        none because the memory plan refuses the weights, why (`NoEstimate`). Weights the
+        catalog's checkpoint is not served in are planned as an export in their format
+        (`checkpoint_export`), and the estimate says so."""
+        found = self._estimate(question, tokens, precision)
+        checkpoint = self.checkpoint(question.model, precision)
+        if isinstance(found, Estimate) and checkpoint is not None and checkpoint[1]:
+            return replace(found, note=f"{found.note}; {checkpoint[1]}")
+        return found
+
+    def _estimate(
+        self, question: Question, tokens: tuple[int, int], precision: str
+    ) -> Estimate | NoEstimate | None:
         kind = estimate_kind(question.slo)
         missed = missed_target(kind, self.held_out)
         if missed is None and question.slo.e2e_ms is None:
@@ -334,18 +346,32 @@ class AnswerEstimator:
                 self._archs[model] = None
         return self._archs[model]
 
+    def checkpoint(self, model: str, precision: str) -> tuple[ModelArch, str] | None:
+        """The model as the checkpoint a result at `precision` ran (`checkpoint_run`: the
+        catalog's, or an export in that format) and what an estimate planned on it says of its
+        weights (an export's note; "" for the catalog's checkpoint); None as `arch`."""
+        arch = self.arch(model)
+        if arch is None:
+            return None
+        quantization = _BOUND_QUANTIZATION.get(precision, precision)
+        planned = checkpoint_run(arch, quantization)
+        if planned is arch:
+            return planned, ""
+        return planned, export_note(native_precision(self.configs[model]), quantization)
+
     def bounds(
         self, model: str, precision: str, input_tokens: int, output_tokens: int
     ) -> list[Bound]:
         """Every priced GPU's bound at every count whose vLLM memory plan fits, worked out once."""
         key = (model, precision, input_tokens, output_tokens)
         if key not in self._bounds:
-            arch = self.arch(model)
+            checkpoint = self.checkpoint(model, precision)
             quantization = _BOUND_QUANTIZATION.get(precision, precision)
             found: list[Bound] = []
             for gpu in self.gpus.values():
-                if arch is None:
+                if checkpoint is None:
                     break
+                arch = checkpoint[0]
                 try:
                     found += gpu_bounds(arch, quantization, gpu, input_tokens, output_tokens)
                 except CalculatorError as error:
@@ -386,9 +412,10 @@ class AnswerEstimator:
     def _predicted(
         self, question: Question, tokens: tuple[int, int], precision: str, kind: str
     ) -> Estimate | None:
-        arch = self.arch(question.model)
-        if arch is None or not _predictable(precision):
+        checkpoint = self.checkpoint(question.model, precision)
+        if checkpoint is None or not _predictable(precision):
             return None
+        arch = checkpoint[0]
         if bound_release(arch, _BOUND_QUANTIZATION.get(precision, precision)) is not None:
             return None  # weights the predictor's release does not serve (see above)
         weights = None if precision == UNQUANTIZED else precision

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from infermeter.calculators.answer_estimate import QUANTIZATION_BY_PRECISION
-from infermeter.calculators.errors import CalculatorError, QuantizationError
+from infermeter.calculators.checkpoint_export import checkpoint_run
+from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_datasets import dataset_key, dataset_lengths
 from infermeter.calculators.predict import (
@@ -31,7 +32,7 @@ from infermeter.calculators.predict import (
     precision_name,
     smallest_tensor_parallel,
 )
-from infermeter.calculators.quantization import WeightFormat, weight_format
+from infermeter.calculators.quantization import WeightFormat
 from infermeter.registry.catalog import (
     catalog_arch,
     gpu_links,
@@ -129,19 +130,6 @@ def _workload(result: Result) -> Workload | None:
     return Workload(prompt, output)
 
 
-def _checkpoint_run(arch: ModelArch, quantization: str | None) -> ModelArch:
-    """The architecture as the checkpoint a result ran: the catalog's, or, where the result's
-    format is none vLLM serves from the catalog's checkpoint (DeepSeek-R1's FP8 checkpoint in a
-    result stated fp4, nvfp4 or mxfp4: NVIDIA's FP4 export, AMD's MXFP4 one), the same
-    architecture as a checkpoint in that format (`quantization.weight_format` refuses the
-    override, as vLLM does, for `calc vram` of the catalog's checkpoint)."""
-    try:
-        weight_format(arch, quantization)
-    except QuantizationError:
-        return replace(arch, quantization_config=None)
-    return arch
-
-
 def _deployment(result: Result, arch: ModelArch, gpu: GpuEntry) -> Deployment:
     """The result's deployment; where it states no parallelism (MLPerf), the fewest GPUs per
     replica that hold the model, as throughput submissions run it, and replicas for the rest."""
@@ -151,7 +139,7 @@ def _deployment(result: Result, arch: ModelArch, gpu: GpuEntry) -> Deployment:
     pipeline = serving.pipeline_parallel_size or 1
     quantization = QUANTIZATION_BY_PRECISION.get((identity.model.quantization or "").lower())
     deployment = Deployment(
-        arch=_checkpoint_run(arch, quantization),
+        arch=checkpoint_run(arch, quantization),
         gpu=gpu_for_prediction(gpu),
         quantization=quantization,
         kv_cache_dtype="fp8" if identity.model.quantization else None,

@@ -5,6 +5,7 @@ target, else the roofline bound naming the target missed. Fed fitted error table
 not only the published one."""
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from infermeter.calculators.accepted import Slo
 from infermeter.calculators.answer import (
     PREDICTION,
     ROOFLINE_BOUND,
-    NoEstimate,
+    Estimate,
     Question,
     cheapest_price,
     estimate_kind,
@@ -29,9 +30,13 @@ from infermeter.calculators.perf_labels import HeldOut, error_label, missed_targ
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
+from infermeter.registry.models import Result
+from infermeter.registry.store import with_content_id, write_result
 from tests.cli_helpers import invoke, json_output
+from tests.registry_checkout import empty_registry
 
 REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "tests" / "examples" / "valid" / "results"
 MODEL, WORKLOAD, TOKENS = "llama-3.1-8b-instruct", "w", (1000, 200)
 GPUS = ("h100-sxm", "h200-sxm", "l40s", "mi300x")  # a few, each priced: the test stays fast
 BATCH, CHAT = Slo(), Slo(95.0, ttft_ms=1000.0, tpot_ms=50.0)
@@ -159,41 +164,80 @@ def test_mxfp4_of_a_dense_model_is_bounded_at_mxfp4_weights_and_says_so() -> Non
     assert "0.28+" not in estimator.bounds("gpt-oss-20b", "mxfp4", *TOKENS)[0].note
 
 
-def test_mxfp4_of_an_fp8_checkpoint_has_no_bound() -> None:
-    # The 'mxfp4' estimate of DeepSeek-R1 (FP8 blocks) planned MXFP4 experts beside 16-bit
-    # attention, --quantization mxfp4 of its FP8 checkpoint, which vLLM refuses (its quant_method
-    # is fp8): a bound of weights no release serves. The FP8 bound stays.
+def test_a_format_the_catalogs_checkpoint_is_not_served_in_is_bounded_as_its_export() -> None:
+    # The catalog's DeepSeek-R1 is its FP8 checkpoint, of which vLLM refuses --quantization
+    # mxfp4 or nvfp4 (`calc vram` keeps refusing them); the registry's results at those
+    # precisions ran AMD's MXFP4 and NVIDIA's FP4 exports of the architecture, and the estimate
+    # plans them so (`checkpoint_export.checkpoint_run`, as the fit does), saying so.
     prices = answer_prices(load_prices().values())
     gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in ("b200", "mi300x")}
     model = "deepseek-r1"
     estimator = catalog_estimator(gpus, load_models(), prices, {(model, WORKLOAD): TOKENS},
                                   _table(met=False))  # fmt: skip
-    assert estimator.bounds(model, "mxfp4", *TOKENS) == []
-    # no estimate, and why: the plan's own refusal, not silence (see the CLI test below)
-    found = estimator(Question(model, BATCH, "on_demand"), WORKLOAD, "mxfp4")
-    assert isinstance(found, NoEstimate)
-    assert "vLLM refuses --quantization mxfp4 of it" in found.reason
-    assert estimator.bounds(model, "fp8", *TOKENS)
+    fp8 = {(b.gpu, b.gpu_count) for b in estimator.bounds(model, "fp8", *TOKENS)}
+    assert ("b200", 4) not in fp8  # 671 GB of FP8 weights need 8 B200s
+    export = "exported in {} (a checkpoint of its own, as the results at this precision ran), "
+    catalogs = "not the catalog's fp8 checkpoint, which vLLM does not serve as --quantization {}"
+    for precision, quantization in (("mxfp4", "mxfp4"), ("fp4", "nvfp4")):
+        bounds = {(b.gpu, b.gpu_count) for b in estimator.bounds(model, precision, *TOKENS)}
+        assert ("b200", 4) in bounds, (precision, bounds)  # 4-bit experts fit four
+        found = estimator(Question(model, BATCH, "on_demand"), WORKLOAD, precision)
+        assert isinstance(found, Estimate), found
+        assert (found.kind, found.precision) == (ROOFLINE_BOUND, precision)
+        assert (export + catalogs).format(quantization, quantization) in found.note
+    # the catalog's own format says nothing of an export
+    found = estimator(Question(model, BATCH, "on_demand"), WORKLOAD, "fp8")
+    assert isinstance(found, Estimate)
+    assert "exported in" not in found.note
 
 
-def test_an_answer_whose_weights_the_plan_refuses_says_why_there_is_no_estimate() -> None:
-    # Bug: 'registry answer --model deepseek-r1 … --precision fp4' showed each group's nearest
-    # miss and no estimate line and no reason: vLLM refuses --quantization nvfp4 of the catalog's
-    # FP8 checkpoint, and the estimator dropped the plan's message. --precision fp8 shows one.
-    args = ("--model", "deepseek-r1", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "100")
-    refused = "vLLM refuses --quantization nvfp4 of it"
-    result = invoke("registry", "answer", *args, "--precision", "fp4", "--registry", str(REPO))
+def test_the_answer_for_deepseek_r1_fp4_gives_an_estimate() -> None:
+    # Bug: 'registry answer --model deepseek-r1 --slo-ttft-ms 2000 --slo-tpot-ms 50' said, for
+    # every fp4 group nothing qualifies for, "no estimate: quantization: the checkpoint is fp8
+    # …, and vLLM refuses --quantization nvfp4 of it": true of the catalog's FP8 checkpoint, but
+    # those results ran NVIDIA's FP4 export of the architecture, as the fit plans them.
+    args = ("--model", "deepseek-r1", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "50",
+            "--precision", "fp4", "--registry", str(REPO))  # fmt: skip
+    result = invoke("registry", "answer", *args)
     assert result.exit_code == 0, result.output
-    reasons = [line for line in result.output.splitlines() if line.startswith("  no estimate: ")]
-    assert reasons, result.output  # one per group of stated lengths (MLPerf's data set has none)
-    assert all(refused in line for line in reasons)
-    assert "estimate, not a measurement" not in result.output
-    answers = json_output(
-        "registry", "answer", *args, "--precision", "fp4", "--registry", str(REPO)
-    )["answers"]
-    assert len([a for a in answers if a["no_estimate"]]) == len(reasons)
-    assert all(refused in (a["no_estimate"] or refused) for a in answers)
-    assert all(a["estimate"] is None for a in answers)
-    fp8 = json_output("registry", "answer", *args, "--precision", "fp8", "--registry", str(REPO))
-    assert all(a["no_estimate"] is None for a in fp8["answers"])
-    assert any(a["estimate"] is not None for a in fp8["answers"])
+    assert "no estimate: quantization" not in result.output
+    estimates = [
+        line for line in result.output.splitlines() if "estimate, not a measurement" in line
+    ]
+    assert len(estimates) >= 5, result.output
+    assert all("exported in nvfp4" in line for line in estimates)
+    answers = json_output("registry", "answer", *args)["answers"]
+    assert not any(a["no_estimate"] for a in answers)
+    missed = [
+        a
+        for a in answers
+        if not a["rows"] and a["scenario"] == "offline" and a["lane"] == "reported"
+    ]
+    assert missed
+    assert all(a["estimate"] is not None for a in missed)
+
+
+def test_an_answer_whose_weights_the_plan_refuses_says_why_there_is_no_estimate(
+    tmp_path: Path,
+) -> None:
+    # 'registry answer' showed a group's nearest miss with no estimate line and no reason where
+    # the memory plan refuses its weights; it now prints the plan's own words, in --json too.
+    # A result of a bitsandbytes checkpoint (a method vLLM serves and the calculators do not
+    # read), in a registry of its own: the registry's results are all planned.
+    root = empty_registry(tmp_path / "checkout")
+    data = json.loads((EXAMPLES / "reported-offline.json").read_text(encoding="utf-8"))
+    data["identity"]["model"]["quantization"] = "bitsandbytes"
+    write_result(with_content_id(Result.model_validate(data)), root)
+    args = ("--model", "llama-3.1-70b-instruct", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "50",
+            "--registry", str(root))  # fmt: skip
+    refused = "quantization: unsupported method 'bitsandbytes'; expected one of none, fp8"
+    cli = invoke("registry", "answer", *args)
+    assert cli.exit_code == 0, cli.output
+    assert "  no point meets this; nearest miss 2 × h200-sxm" in cli.output
+    reasons = [line for line in cli.output.splitlines() if line.startswith("  no estimate: ")]
+    assert len(reasons) == 1, cli.output
+    assert reasons[0].startswith(f"  no estimate: {refused}")
+    assert "estimate, not a measurement" not in cli.output
+    (answer,) = json_output("registry", "answer", *args)["answers"]
+    assert answer["estimate"] is None
+    assert answer["no_estimate"] == reasons[0].removeprefix("  no estimate: ")
