@@ -6,6 +6,7 @@ Bad data raises InvalidFileError naming the file and each field, e.g.
 
 import hashlib
 import pickle
+import re
 import unicodedata
 from collections.abc import Hashable, Mapping
 from pathlib import Path
@@ -221,6 +222,18 @@ def gpu_named(
         ):
             return gpu
     return None
+
+
+def gpu_of_driver_name(gpus: Mapping[str, GpuEntry], name: str) -> GpuEntry | None:
+    """The catalog GPU whose `driver_name_pattern` is found in `name`, the name the driver
+    (NVML) gives a GPU; None when no entry's is, or more than one's (the name does not say
+    which GPU it is)."""
+    found = [
+        gpu
+        for gpu in gpus.values()
+        if gpu.driver_name_pattern is not None and re.search(gpu.driver_name_pattern, name)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def load_models(folder: Path = CATALOGS_DIR) -> dict[str, ModelEntry]:

@@ -10,53 +10,20 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
-import re
 from pathlib import Path
 from typing import Any
 
 from infermeter.bench.telemetry.nvml import GpuInventory
 from infermeter.registry.builder import unchecked
+from infermeter.registry.catalog import gpu_of_driver_name, load_gpus
 from infermeter.registry.models.provenance import ClientHost, Host
-
-# NVML's names (nvidia-smi's "Name") → GPU catalog ids, only where the name is unambiguous.
-# Order matters: the first pattern that matches wins.
-_GPU_NAMES: tuple[tuple[str, str], ...] = (
-    (r"\bGB300\b", "gb300"),
-    (r"\bGB200\b", "gb200"),
-    (r"\bB300\b", "b300"),
-    (r"\bB200\b", "b200"),
-    (r"\bH200 NVL\b", "h200-nvl"),
-    (r"\bH200\b", "h200-sxm"),
-    (r"\bH100 NVL\b", "h100-nvl"),
-    (r"\bH100 PCIe\b", "h100-pcie"),
-    (r"\bH100 (?:80GB HBM3|SXM)", "h100-sxm"),
-    (r"\bA100-SXM4?-80GB\b|\bA100 80GB SXM", "a100-80gb-sxm"),
-    (r"\bA100-SXM4?-40GB\b|\bA100 40GB SXM", "a100-40gb-sxm"),
-    (r"\bA100(?:-PCIE-80GB| 80GB PCIe)\b", "a100-80gb-pcie"),
-    (r"\bA100(?:-PCIE-40GB| 40GB PCIe|-PCIE)\b", "a100-40gb-pcie"),
-    (r"\bL40S\b", "l40s"),
-    (r"\bL40\b", "l40"),
-    (r"\bL4\b", "l4"),
-    (r"\bA10G\b", "a10g"),
-    (r"\bA10\b", "a10"),
-    (r"RTX PRO 6000 Blackwell Server", "rtx-pro-6000"),
-    (r"RTX PRO 6000 Blackwell Workstation", "rtx-pro-6000-ws"),
-    (r"RTX 6000 Ada", "rtx-6000-ada"),
-    (r"GeForce RTX 5090\b", "rtx-5090"),
-    (r"GeForce RTX 4090\b", "rtx-4090"),
-    (r"GeForce RTX 3090\b", "rtx-3090"),
-    (r"MI355X", "mi355x"),
-    (r"MI325X", "mi325x"),
-    (r"MI300X", "mi300x"),
-)
 
 
 def catalog_gpu_id(name: str) -> str | None:
-    """The GPU catalog id of a GPU the driver names `name`, when the name says it plainly."""
-    for pattern, gpu_id in _GPU_NAMES:
-        if re.search(pattern, name):
-            return gpu_id
-    return None
+    """The GPU catalog id of a GPU the driver names `name`, when the name says it plainly (the
+    catalog's `driver_name_pattern`s)."""
+    gpu = gpu_of_driver_name(load_gpus(), name)
+    return None if gpu is None else gpu.id
 
 
 def _distribution_version(name: str) -> str | None:

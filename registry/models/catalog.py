@@ -3,7 +3,7 @@
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from infermeter.calculators.price_tiers import PriceTierName
 from infermeter.registry.models.common import (
@@ -159,6 +159,17 @@ class GpuSourceName(StrictModel):
     )
 
 
+def _is_regular_expression(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as error:
+        raise ValueError(f"not a regular expression: {error}") from None
+    return text
+
+
+DriverNamePattern = Annotated[Text, AfterValidator(_is_regular_expression)]
+
+
 class GpuEntry(StrictModel):
     """One GPU model as sold, with its published specifications."""
 
@@ -201,6 +212,14 @@ class GpuEntry(StrictModel):
         "bridges): NCCL then keeps NVLS buffers on every tensor-parallel rank. False where no "
         "source read states it. A domain larger than a server (`interconnect_links[].max_gpus` "
         "above 8, an NVL72 rack) is multi-node NVLink."
+    )
+    driver_name_pattern: DriverNamePattern | None = Field(
+        None,
+        description="A regular expression found in the name the driver gives this GPU "
+        "(NVML's, as `nvidia-smi` prints it; amd-smi's for AMD) and in no other entry's: "
+        "`bench run` recognises the GPU by it without `--gpu` "
+        "(`registry.catalog.gpu_of_driver_name`). Absent where the driver names the GPU as "
+        "it names another entry (a power-capped H200 is `NVIDIA H200`) or the name is not known.",
     )
     source_names: list[GpuSourceName] = Field(
         default_factory=list,

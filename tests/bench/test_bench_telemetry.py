@@ -11,6 +11,7 @@ from infermeter.bench.telemetry.engine_metrics import MetricsSample, engine_wind
 from infermeter.bench.telemetry.host import catalog_gpu_id, host_info
 from infermeter.bench.telemetry.nvml import NVML_MISSING, GpuReading, GpuSample, open_gpus
 from infermeter.bench.telemetry.sampler import TelemetrySampler, gpu_window
+from infermeter.registry.catalog import gpu_of_driver_name, load_gpus
 
 S = 1_000_000_000
 
@@ -171,6 +172,14 @@ def test_engine_window_of_a_server_without_vllm_metrics_is_none() -> None:
         ("NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"),
         ("NVIDIA A100-PCIE-40GB", "a100-40gb-pcie"),
         ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"),
+        ("NVIDIA A100-PCIE-80GB", "a100-80gb-pcie"),
+        ("NVIDIA A40", "a40"),
+        ("NVIDIA A10", "a10"),
+        ("NVIDIA L40", "l40"),
+        ("NVIDIA B300 SXM6 AC", "b300"),
+        ("NVIDIA GB200", "gb200"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
+        ("AMD Instinct MI300X", "mi300x"),
         ("NVIDIA L40S", "l40s"),
         ("NVIDIA L4", "l4"),
         ("NVIDIA A10G", "a10g"),
@@ -182,7 +191,18 @@ def test_engine_window_of_a_server_without_vllm_metrics_is_none() -> None:
     ],
 )
 def test_catalog_gpu_id_maps_driver_names(name: str, gpu_id: str | None) -> None:
+    # Each name is found by one catalog entry's driver_name_pattern, or by none.
     assert catalog_gpu_id(name) == gpu_id
+
+
+def test_a_gpu_added_to_the_catalog_alone_is_recognised_by_its_driver_name() -> None:
+    # The driver's name is a fact of the GPU's catalog entry (driver_name_pattern), not a map
+    # in code: an entry, and nothing else, makes `bench run` recognise the GPU without --gpu.
+    gpus = load_gpus()
+    a40 = gpus["a40"].model_copy(update={"id": "a40-copy", "driver_name_pattern": r"\bA40X\b"})
+    assert gpu_of_driver_name({**gpus, a40.id: a40}, "NVIDIA A40X") is a40
+    assert gpu_of_driver_name({**gpus, a40.id: a40}, "NVIDIA A40") is gpus["a40"]
+    assert gpu_of_driver_name({**gpus, "a40-copy": gpus["a40"]}, "NVIDIA A40") is None  # twice
 
 
 def test_host_info_without_gpu_still_describes_the_machine() -> None:
