@@ -13,6 +13,7 @@ HY-V4 holds the key on the layers with their own indexer only, that layout on it
 """
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.limits import at_least_one
@@ -31,7 +32,10 @@ _LAYER_CACHES = (
     ("domyn_edge", "DomynEdge's caches (a head size and a window per layer) are grouped layer by "
      "layer, which"),
 )  # fmt: skip
-KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
+KvCacheDtype = Literal["auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"]
+"""The KV cache dtypes (vLLM's `--kv-cache-dtype` names) the memory plan knows: what `calc vram`
+takes and what a result's `identity.model.kv_cache_dtype` may say (`registry.models.identity`)."""
+KV_CACHE_DTYPES: tuple[str, ...] = get_args(KvCacheDtype)
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ and the sliding-window cap."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_cache import KV_CACHE_DTYPES, kv_cache_shape, kv_dtype_bytes
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.registry.catalog import load_models
+from infermeter.registry.models import ModelIdentity
 
 MODELS = load_models()
 
@@ -28,6 +30,19 @@ def test_kv_cache_shape_llama_3_1_8b_bf16() -> None:
     assert kv.bytes_per_token_per_layer == 2 * 8 * 128 * 2 == 4096
     assert kv.bytes_per_token == 4096 * 32 == 131072
     assert (kv.full_layers, kv.sliding_layers, kv.sliding_window) == (32, 0, None)
+
+
+def test_a_result_says_only_a_kv_cache_dtype_the_memory_plan_knows() -> None:
+    # Declared once (`KvCacheDtype`): a name `calc vram` takes a result may carry, and one it
+    # refuses ('kv_cache_dtype: expected one of auto, fp8, …') a result may not, such as float32.
+    model = {"id": "llama-3.1-8b-instruct", "hf_repo": "meta-llama/Llama-3.1-8B-Instruct"}
+    for dtype in KV_CACHE_DTYPES:
+        identity = ModelIdentity.model_validate({**model, "kv_cache_dtype": dtype})
+        assert identity.kv_cache_dtype == dtype
+    with pytest.raises(InputError, match="expected one of"):
+        kv_dtype_bytes("float32", 2)
+    with pytest.raises(ValidationError, match="kv_cache_dtype"):
+        ModelIdentity.model_validate({**model, "kv_cache_dtype": "float32"})
 
 
 @pytest.mark.parametrize("dtype", ["fp8", "fp8_e4m3", "fp8_e5m2"])

@@ -24,6 +24,7 @@ from infermeter.bench.result.model_entry import catalog_entry_for, proposed_id, 
 from infermeter.bench.session.config import Notify, SessionConfig
 from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
+from infermeter.calculators.kv_cache import KvCacheDtype
 from infermeter.calculators.parallel import ParallelLayout
 from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
@@ -33,7 +34,7 @@ from infermeter.registry.models import (
     ServingSettings,
 )
 from infermeter.registry.models.common import CPU_DEVICE_ID
-from infermeter.registry.models.identity import Dtype, KvCacheDtype
+from infermeter.registry.models.identity import Dtype
 from infermeter.registry.secrets import redact
 
 NumberT = TypeVar("NumberT", int, float)

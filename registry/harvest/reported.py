@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from infermeter.calculators.kv_cache import KvCacheDtype
 from infermeter.registry.builder import ResultBuildError, build_from_parts
 from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.harvest.errors import RowSkipped
@@ -39,7 +40,7 @@ from infermeter.registry.models import (
     TokenCounts,
     Workload,
 )
-from infermeter.registry.models.identity import Dtype, KvCacheDtype
+from infermeter.registry.models.identity import Dtype
 
 Model = TypeVar("Model", bound=BaseModel)
 

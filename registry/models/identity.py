@@ -4,6 +4,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
+from infermeter.calculators.kv_cache import KvCacheDtype
 from infermeter.registry.models.common import (
     CPU_DEVICE_ID,
     DeviceFormFactor,
@@ -76,7 +77,6 @@ class EngineIdentity(StrictModel):
 
 
 Dtype = Literal["bfloat16", "float16", "float32"]
-KvCacheDtype = Literal["auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"]
 
 
 class ModelIdentity(StrictModel):
