@@ -164,6 +164,9 @@ class Point:
     load: str
     input_tokens: int | None = None  # the workload's typical request, where stated
     output_tokens: int | None = None
+    # where the workload states its lengths only as a data set's: the data set (MLPerf's
+    # benchmark), whose mean lengths `calculators.perf_datasets` may know
+    dataset: str | None = None
     output_tokens_per_s: float | None = None
     latency: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     own_slo: Slo | None = None  # a server at an SLO: the bounds it met

@@ -88,7 +88,8 @@ class Estimate:
 @dataclass(frozen=True)
 class NoEstimate:
     """Why a group nothing qualifies for has no estimate either: the vLLM memory plan refuses
-    its weights (vLLM refuses --quantization nvfp4 of an FP8 checkpoint), in the plan's words."""
+    its weights (a quantization method the calculators do not read), in the plan's words, or its
+    workload gives no request to plan (`answer_estimate.NO_TYPICAL_LENGTHS`)."""
 
     reason: str
 

@@ -38,6 +38,7 @@ from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.fit import GPU_COUNTS, GpuOption, fit_gpu
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_api import PerfRequest, perf
+from infermeter.calculators.perf_datasets import DatasetLengths, dataset_key, dataset_lengths
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
 from infermeter.calculators.predict import Deployment, Gpu, P99Bounds, smallest_tensor_parallel
@@ -57,6 +58,11 @@ QUANTIZATION_BY_PRECISION = {
     "mxfp4": "mxfp4",
     "int4": "awq",
 }
+# Why a group has no estimate where its workload gives the estimate no request to plan.
+NO_TYPICAL_LENGTHS = (
+    "this workload states no typical input and output lengths, and the calculators know no "
+    "mean lengths of its data set"
+)
 # A weight precision → the quantization the bound's weight format reads (16-bit: none), as
 # the predictor reads it.
 _BOUND_QUANTIZATION = {UNQUANTIZED: "none", **QUANTIZATION_BY_PRECISION}
@@ -240,13 +246,41 @@ def predicted_tokens_per_s(
     return float(tokens) if tokens else None
 
 
-def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], tuple[int, int]]:
-    """(model, workload key) → its typical (input, output) tokens, where stated."""
-    return {
-        (p.model, p.workload_key): (p.input_tokens, p.output_tokens)
-        for p in points
-        if p.input_tokens is not None and p.output_tokens
-    }
+@dataclass(frozen=True)
+class WorkloadTokens:
+    """A workload's typical request as the estimate plans it: its stated lengths, or, where it
+    states only a data set's, that data set's mean lengths (`dataset`)."""
+
+    input_tokens: int
+    output_tokens: int
+    dataset: DatasetLengths | None = None
+
+    @property
+    def note(self) -> str:
+        """What an estimate at these lengths says of them ("" for stated lengths)."""
+        if self.dataset is None:
+            return ""
+        approximate = " (the input an approximate figure)" if self.dataset.input_approximate else ""
+        return (
+            f"planned at the mean lengths of the {self.dataset.name} data set, "
+            f"{self.input_tokens:,} → {self.output_tokens:,} tokens{approximate}"
+        )
+
+
+def _point_tokens(point: Point) -> WorkloadTokens | None:
+    if point.input_tokens is not None and point.output_tokens:
+        return WorkloadTokens(point.input_tokens, point.output_tokens)
+    if point.dataset is None or dataset_key(point.dataset) is None:
+        return None
+    lengths = dataset_lengths(point.dataset)
+    return WorkloadTokens(round(lengths.input_tokens), round(lengths.output_tokens), lengths)
+
+
+def workload_tokens_of(points: Iterable[Point]) -> dict[tuple[str, str], WorkloadTokens]:
+    """(model, workload key) → its typical request (`WorkloadTokens`), where the workload
+    states lengths or the calculators know its data set's."""
+    found = {(p.model, p.workload_key): _point_tokens(p) for p in points}
+    return {key: tokens for key, tokens in found.items() if tokens is not None}
 
 
 def _cheaper(best: Estimate | None, found: Estimate | None) -> Estimate | None:
@@ -277,7 +311,7 @@ class AnswerEstimator:
         configs: Mapping[str, Mapping[str, Any]],
         gpus: Mapping[str, EstimateGpu],
         prices: Sequence[Price],
-        tokens: Mapping[tuple[str, str], tuple[int, int]],
+        tokens: Mapping[tuple[str, str], WorkloadTokens],
         held_out: HeldOut = HELD_OUT,
     ) -> None:
         self.configs, self.prices, self.tokens, self.held_out = configs, prices, tokens, held_out
@@ -303,7 +337,12 @@ class AnswerEstimator:
         self, question: Question, workload_key: str, precision: str
     ) -> Estimate | NoEstimate | None:
         tokens = self.tokens.get((question.model, workload_key))
-        return None if tokens is None else self.estimate(question, tokens, precision)
+        if tokens is None:
+            return NoEstimate(NO_TYPICAL_LENGTHS)
+        found = self.estimate(question, (tokens.input_tokens, tokens.output_tokens), precision)
+        if isinstance(found, Estimate) and tokens.note:
+            return replace(found, note=f"{found.note}; {tokens.note}")
+        return found
 
     def estimate(
         self, question: Question, tokens: tuple[int, int], precision: str

@@ -29,7 +29,12 @@ from infermeter.calculators.answer import (
     answer,
     estimate_phrase,
 )
-from infermeter.calculators.answer_estimate import AnswerEstimator, EstimateGpu, workload_tokens_of
+from infermeter.calculators.answer_estimate import (
+    AnswerEstimator,
+    EstimateGpu,
+    WorkloadTokens,
+    workload_tokens_of,
+)
 from infermeter.calculators.answer_question import question_problems, resolve_workload
 from infermeter.calculators.inputs import ANSWER
 from infermeter.calculators.perf_fit import HELD_OUT
@@ -85,7 +90,7 @@ def catalog_estimator(
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
     prices: Sequence[Price],
-    tokens: Mapping[tuple[str, str], tuple[int, int]],
+    tokens: Mapping[tuple[str, str], WorkloadTokens],
     held_out: HeldOut = HELD_OUT,
 ) -> AnswerEstimator:
     """The estimator (`calculators.answer_estimate`) over catalog entries: each GPU as the

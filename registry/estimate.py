@@ -1,6 +1,9 @@
 """A workload's typical request in tokens: what the answers' estimate
-(`calculators.answer_estimate`) and the predictor's cases are worked out for."""
+(`calculators.answer_estimate`) and the predictor's cases are worked out for; where a workload
+states its lengths only as a data set's, the data set they are (`calculators.perf_datasets`
+knows some of their mean lengths)."""
 
+from infermeter.registry.models import Result
 from infermeter.registry.models.identity import LengthDistribution, Workload
 
 
@@ -20,3 +23,14 @@ def workload_tokens(workload: Workload) -> tuple[int, int] | None:
     if prompt is None or output is None or output < 1:
         return None
     return prompt, output
+
+
+def workload_dataset(result: Result) -> str | None:
+    """The data set whose lengths a result's workload states as its own (an input or output
+    length of kind `dataset`): MLPerf's benchmark (`llama2-70b-99.9`), else the workload's
+    data set name ("" where it names none); None where the workload states its lengths."""
+    workload = result.identity.workload
+    if workload.input_len.kind != "dataset" and workload.output_len.kind != "dataset":
+        return None
+    mlperf = getattr(result.source, "mlperf", None)
+    return mlperf.benchmark if mlperf is not None else (workload.dataset or "")

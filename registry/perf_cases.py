@@ -41,7 +41,7 @@ from infermeter.registry.catalog import (
     load_models,
 )
 from infermeter.registry.corrections import CORRECTIONS_FILE, latest_entries, load_corrections
-from infermeter.registry.estimate import typical_tokens
+from infermeter.registry.estimate import workload_dataset, workload_tokens
 from infermeter.registry.location import catalogs_folder
 from infermeter.registry.lookup import gpu_memory_bytes
 from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
@@ -116,18 +116,14 @@ def _source(result: Result) -> str:
 
 
 def _workload(result: Result) -> Workload | None:
-    workload = result.identity.workload
-    if workload.input_len.kind == "dataset" or workload.output_len.kind == "dataset":
-        mlperf = getattr(result.source, "mlperf", None)
-        name = mlperf.benchmark if mlperf is not None else (workload.dataset or "")
-        if dataset_key(name) is None:
-            return None
-        lengths = dataset_lengths(name)
-        return Workload(lengths.input_tokens, lengths.output_tokens)
-    prompt, output = typical_tokens(workload.input_len), typical_tokens(workload.output_len)
-    if prompt is None or output is None or output < 1:
+    name = workload_dataset(result)
+    if name is None:
+        tokens = workload_tokens(result.identity.workload)
+        return None if tokens is None else Workload(*tokens)
+    if dataset_key(name) is None:
         return None
-    return Workload(prompt, output)
+    lengths = dataset_lengths(name)
+    return Workload(lengths.input_tokens, lengths.output_tokens)
 
 
 def _deployment(result: Result, arch: ModelArch, gpu: GpuEntry) -> Deployment:

@@ -21,13 +21,15 @@ from infermeter.calculators.answer import (
     estimate_kind,
 )
 from infermeter.calculators.answer_estimate import (
+    NO_TYPICAL_LENGTHS,
     AnswerEstimator,
+    WorkloadTokens,
     predicted_bounds,
     predicted_tokens_per_s,
 )
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
-from infermeter.registry.answers import catalog_estimator
+from infermeter.registry.answers import answer_estimator, catalog_estimator, load_evidence
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
 from infermeter.registry.models import Result
@@ -38,6 +40,7 @@ from tests.registry_checkout import empty_registry
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "tests" / "examples" / "valid" / "results"
 MODEL, WORKLOAD, TOKENS = "llama-3.1-8b-instruct", "w", (1000, 200)
+LENGTHS = WorkloadTokens(*TOKENS)
 GPUS = ("h100-sxm", "h200-sxm", "l40s", "mi300x")  # a few, each priced: the test stays fast
 BATCH, CHAT = Slo(), Slo(95.0, ttft_ms=1000.0, tpot_ms=50.0)
 
@@ -45,7 +48,7 @@ BATCH, CHAT = Slo(), Slo(95.0, ttft_ms=1000.0, tpot_ms=50.0)
 def _estimator(held_out: HeldOut) -> AnswerEstimator:
     prices = answer_prices(load_prices().values())
     gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in GPUS}
-    return catalog_estimator(gpus, load_models(), prices, {(MODEL, WORKLOAD): TOKENS}, held_out)
+    return catalog_estimator(gpus, load_models(), prices, {(MODEL, WORKLOAD): LENGTHS}, held_out)
 
 
 def _table(met: bool) -> dict[str, Any]:
@@ -144,7 +147,7 @@ def test_mxfp4_of_a_dense_model_is_bounded_at_mxfp4_weights_and_says_so() -> Non
     prices = answer_prices(load_prices().values())
     gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in GPUS}
     dense = "llama-2-70b-chat"
-    estimator = catalog_estimator(gpus, load_models(), prices, {(dense, WORKLOAD): TOKENS},
+    estimator = catalog_estimator(gpus, load_models(), prices, {(dense, WORKLOAD): LENGTHS},
                                   _table(met=True))  # fmt: skip
     sixteen = {(b.gpu, b.gpu_count): b for b in estimator.bounds(dense, "16-bit", *TOKENS)}
     mxfp4 = {(b.gpu, b.gpu_count): b for b in estimator.bounds(dense, "mxfp4", *TOKENS)}
@@ -172,7 +175,7 @@ def test_a_format_the_catalogs_checkpoint_is_not_served_in_is_bounded_as_its_exp
     prices = answer_prices(load_prices().values())
     gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in ("b200", "mi300x")}
     model = "deepseek-r1"
-    estimator = catalog_estimator(gpus, load_models(), prices, {(model, WORKLOAD): TOKENS},
+    estimator = catalog_estimator(gpus, load_models(), prices, {(model, WORKLOAD): LENGTHS},
                                   _table(met=False))  # fmt: skip
     fp8 = {(b.gpu, b.gpu_count) for b in estimator.bounds(model, "fp8", *TOKENS)}
     assert ("b200", 4) not in fp8  # 671 GB of FP8 weights need 8 B200s
@@ -241,3 +244,41 @@ def test_an_answer_whose_weights_the_plan_refuses_says_why_there_is_no_estimate(
     (answer,) = json_output("registry", "answer", *args)["answers"]
     assert answer["estimate"] is None
     assert answer["no_estimate"] == reasons[0].removeprefix("  no estimate: ")
+
+
+def test_an_answer_on_a_data_set_plans_its_mean_lengths_or_says_why_it_cannot() -> None:
+    # Bug: MLPerf's groups ('dataset → dataset tokens') nothing qualifies for showed neither an
+    # estimate nor a reason, in the CLI, --json and the page: their workload states no lengths.
+    # Those whose data set's mean lengths the calculators know (and the fit plans at) now get
+    # the estimate at them, saying so; the others say why there is none.
+    args = ("--slo-ttft-ms", "2000", "--slo-tpot-ms", "100", "--registry", str(REPO))
+    cli = invoke("registry", "answer", "--model", "gpt-oss-120b", *args)
+    assert cli.exit_code == 0, cli.output
+    reasons = [line for line in cli.output.splitlines() if line.startswith("  no estimate: ")]
+    assert len(reasons) == 8, cli.output  # MLPerf groups: 3 precisions, 2 scenarios, 2 lanes
+    assert set(reasons) == {f"  no estimate: {NO_TYPICAL_LENGTHS}"}
+    answers = json_output("registry", "answer", "--model", "gpt-oss-120b", *args)["answers"]
+    mlperf = [a for a in answers if a["lane"].startswith("mlperf") and not a["rows"]]
+    assert len(mlperf) == len(reasons)
+    assert all((a["estimate"], a["no_estimate"]) == (None, NO_TYPICAL_LENGTHS) for a in mlperf)
+    # DeepSeek-R1's data set: 800 → 3,702 tokens (calculators.perf_datasets), as the fit plans it
+    question = ("--model", "deepseek-r1", "--precision", "fp8", *args)
+    (found,) = [
+        a
+        for a in json_output("registry", "answer", *question)["answers"]
+        if a["lane"] == "mlperf-open" and a["scenario"] == "offline"
+    ]
+    assert found["no_estimate"] is None
+    estimate = found["estimate"]
+    lengths = "the MLPerf deepseek-r1 (math, code, QA reasoning) data set, 800 → 3,702 tokens"
+    assert f"planned at the mean lengths of {lengths}" in estimate["note"]
+    evidence = load_evidence(REPO)
+    expected = answer_estimator(REPO, evidence).estimate(
+        Question("deepseek-r1", Slo(99.0, ttft_ms=2000.0, tpot_ms=100.0), "on_demand"),
+        (800, 3702),
+        "fp8",
+    )
+    assert isinstance(expected, Estimate)
+    assert estimate["usd_per_million_output_tokens"] == pytest.approx(
+        expected.usd_per_million_output_tokens, rel=1e-9
+    )

@@ -8,8 +8,14 @@ from functools import cache
 import pytest
 
 from infermeter.calculators.accepted import Slo
-from infermeter.calculators.answer import ROOFLINE_BOUND, Question, cheapest_price
-from infermeter.calculators.answer_estimate import UNQUANTIZED, AnswerEstimator, Bound
+from infermeter.calculators.answer import ROOFLINE_BOUND, NoEstimate, Question, cheapest_price
+from infermeter.calculators.answer_estimate import (
+    NO_TYPICAL_LENGTHS,
+    UNQUANTIZED,
+    AnswerEstimator,
+    Bound,
+    WorkloadTokens,
+)
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.estimate import typical_tokens, workload_tokens
@@ -28,7 +34,7 @@ SMALL, BIG = "llama-3.1-8b-instruct", "llama-3.1-70b-instruct"
 
 @cache
 def _estimator() -> AnswerEstimator:
-    tokens = {(SMALL, "chat"): (1000, 1000), (BIG, "long"): (128, 2048)}
+    tokens = {(SMALL, "chat"): WorkloadTokens(1000, 1000), (BIG, "long"): WorkloadTokens(128, 2048)}
     return catalog_estimator(GPUS, load_models(), answer_prices(PRICES.values()), tokens)
 
 
@@ -97,9 +103,10 @@ def test_estimate_typical_tokens_of_each_length_kind(
     assert workload_tokens(workload) == (None if tokens is None else (tokens, 8))
 
 
-def test_estimate_none_without_stated_lengths_or_catalog_model() -> None:
+def test_estimate_says_why_without_lengths_and_is_none_without_catalog_model() -> None:
     estimator = _estimator()
-    assert estimator(Question(SMALL, Slo(), "on_demand"), "no-such-workload", UNQUANTIZED) is None
+    found = estimator(Question(SMALL, Slo(), "on_demand"), "no-such-workload", UNQUANTIZED)
+    assert found == NoEstimate(NO_TYPICAL_LENGTHS)
     question = Question("no-such-model", Slo(), "on_demand")
     assert estimator.estimate(question, (100, 100), UNQUANTIZED) is None
 

@@ -288,6 +288,29 @@ def test_answer_page_estimates_a_format_of_an_export_as_the_cli_does(
     assert all("exported in nvfp4" in e["text"] for e in shown), shown
 
 
+def test_answer_page_says_why_a_data_set_group_has_no_estimate_as_the_cli_does(
+    page: Any, site_url: str
+) -> None:
+    """Bug: MLPerf's groups of a data set whose lengths the calculators do not know (gpt-oss-120b)
+    showed their nearest miss and neither an estimate nor a reason. The page now says why, in the
+    words `registry answer` prints; DeepSeek-R1's data set gets its estimate at its mean
+    lengths, saying so."""
+    slo = {"percentile": "99", "ttft_ms": "2000", "tpot_ms": "100"}
+    cli_slo = ("--percentile", "99", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "100")
+    _answer(page, f"{site_url}/answer/?{urlencode({'model': 'gpt-oss-120b'} | slo)}")
+    shown = page.eval_on_selector_all("[data-no-estimate]", "es => es.map(e => e.textContent)")
+    cli = json_output("registry", "answer", "--model", "gpt-oss-120b", *cli_slo)["answers"]
+    reasons = [a["no_estimate"] for a in cli if a["no_estimate"]]
+    assert len(reasons) == 8
+    assert shown == [f"No estimate: {reason}" for reason in reasons]
+    assert reasons[0].startswith("this workload states no typical input and output lengths")
+    query = {"model": "deepseek-r1", "precision": "fp8", "workload": "bf670d661d"} | slo
+    _answer(page, f"{site_url}/answer/?{urlencode(query)}")
+    (estimate,) = page.evaluate(ESTIMATE)
+    assert "planned at the mean lengths of the MLPerf deepseek-r1" in estimate["text"]
+    assert page.locator("[data-no-estimate]").count() == 0
+
+
 def test_answer_page_refuses_a_model_it_does_not_list_as_the_cli_does(
     page: Any, site_url: str
 ) -> None:
