@@ -49,7 +49,6 @@ from infermeter.registry.result_reader import load_results, result_files
 
 LOW_LOAD_BATCH = 8  # the largest static batch that counts as low load
 INTERRUPTED = "interrupted"
-# Result precisions as sources state them, to vLLM's --quantization.
 
 
 @dataclass(frozen=True)
