@@ -30,6 +30,9 @@ from infermeter.registry.submit import (
 EXAMPLES = Path(__file__).parent.parent / "examples/valid/results"
 MEASURED = EXAMPLES / "measured-two-points.json"
 REPORTED = EXAMPLES / "reported-throughput-only.json"
+# The example's content id, read from it: a figure added to the example (a table's new column)
+# re-mints it, and the branch and path below follow.
+MEASURED_ID = read_result(MEASURED).id
 GIT = shutil.which("git")
 
 pytestmark = pytest.mark.skipif(GIT is None, reason="needs git")
@@ -83,11 +86,11 @@ def test_submit_pushes_a_branch_with_the_file_at_its_path(
 ) -> None:
     result = read_result(MEASURED)
     outcome = submit(SubmitConfig(result_file=MEASURED, checkout=checkout))
-    branch = "result/h100-sxm/llama-3.1-8b-instruct/d6e5154913f3"
+    branch = f"result/h100-sxm/llama-3.1-8b-instruct/{MEASURED_ID}"
     assert outcome.branch == branch == branch_name(result)
     assert outcome.pushed
     path = result_path(result).as_posix()
-    assert path == "registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-d6e5154913f3.json"
+    assert path == f"registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-{MEASURED_ID}.json"
     on_remote = _git(fork, "show", f"{branch}:{path}")
     assert on_remote + "\n" == MEASURED.read_text(encoding="utf-8")
     assert _git(fork, "rev-parse", branch) == outcome.commit
@@ -125,15 +128,15 @@ def test_cli_submit_without_gh_prints_the_commands(checkout: Path, fork: Path, n
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
     assert lines[0].startswith(
-        "committed registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-d6e5154913f3.json"
-        " on branch result/h100-sxm/llama-3.1-8b-instruct/d6e5154913f3"
+        f"committed registry/results/h100-sxm/llama-3.1-8b-instruct/2025-05-12-{MEASURED_ID}.json"
+        f" on branch result/h100-sxm/llama-3.1-8b-instruct/{MEASURED_ID}"
     )
     assert lines[1] == "gh is not installed; to open the pull request, run:"
     assert lines[2] == f"cd {shlex.quote(str(checkout))}"
     command = shlex.split("\n".join(lines[3:]))
     assert command[:7] == [
         "gh", "pr", "create", "--head",
-        "result/h100-sxm/llama-3.1-8b-instruct/d6e5154913f3", "--base", "main",
+        f"result/h100-sxm/llama-3.1-8b-instruct/{MEASURED_ID}", "--base", "main",
     ]  # fmt: skip
     assert command[7:9] == [
         "--title",
@@ -215,7 +218,7 @@ def test_submit_refuses_a_wrong_content_id(tmp_path: Path, checkout: Path, no_gh
     data["points"][0]["duration_s"] = 121.0  # content changed, id not re-minted
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(SubmitError, match="id: d6e5154913f3 is not the content id of this file"):
+    with pytest.raises(SubmitError, match=f"id: {MEASURED_ID} is not the content id of this file"):
         submit(SubmitConfig(result_file=edited, checkout=checkout))
 
 
