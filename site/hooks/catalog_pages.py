@@ -282,8 +282,8 @@ def _prices_html(prices: list[PriceEntry], chosen: Mapping[str, PriceEntry]) -> 
         return _table(PRICE_COLUMNS, rows, exclude=True)
     return (
         "<p>No public price for this GPU was found: no provider lists it in the price "
-        "sources read (SkyPilot's catalog files, Google Cloud's and Azure's price lists, the "
-        "providers' pages in the price catalog), so its results show no $ figures. A related "
+        "sources read (those harvested, which the Downloads page lists with their terms, and "
+        "the providers' pages in the price catalog), so its results show no $ figures. A related "
         "GPU's price is not used in its place: it would misstate what this GPU costs.</p>"
     )
 
