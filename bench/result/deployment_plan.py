@@ -24,7 +24,7 @@ from infermeter.bench.result.model_entry import catalog_entry_for, proposed_id, 
 from infermeter.bench.session.config import Notify, SessionConfig
 from infermeter.bench.telemetry.host import catalog_gpu_id
 from infermeter.bench.telemetry.nvml import GpuInventory
-from infermeter.calculators.kv_cache import KvCacheDtype
+from infermeter.calculators.kv_cache import KV_CACHE_DTYPES, KvCacheDtype
 from infermeter.calculators.parallel import ParallelLayout
 from infermeter.registry.builder import unchecked
 from infermeter.registry.models import (
@@ -287,10 +287,22 @@ def plan_deployment(
             revision=_text(options.get("revision")),
             quantization=_text(server.quantization if server else options.get("quantization")),
             dtype=_DTYPES.get(dtype) if isinstance(dtype, str) else None,
-            kv_cache_dtype=kv_dtype if kv_dtype in _KV_DTYPES else None,
+            kv_cache_dtype=_known_kv_cache_dtype(kv_dtype, notify),
         ),
         serving=_serving(config, options, arguments, (tensor, pipeline, data), max_model_len),
     )
+
+
+def _known_kv_cache_dtype(kv_dtype: object, notify: Notify) -> str | None:
+    """The KV cache dtype the server was given, when a result may state it (`KvCacheDtype`);
+    else None, with a note, so a name the memory plan lacks is not left out unsaid."""
+    if kv_dtype is None or kv_dtype in _KV_DTYPES:
+        return kv_dtype if isinstance(kv_dtype, str) else None
+    notify(
+        f"note: --kv-cache-dtype {kv_dtype} is no KV cache dtype the memory plan knows "
+        f"({', '.join(KV_CACHE_DTYPES)}); the result leaves kv_cache_dtype unstated"
+    )
+    return None
 
 
 def _serving(

@@ -54,6 +54,22 @@ def test_bench_run_server_command_gives_the_serving_settings(tmp_path: Path, end
     assert "sk-not-for-the-file" not in output.read_text()  # redacted like any command
 
 
+def test_bench_run_server_command_with_a_kv_cache_dtype_the_plan_lacks_says_so(
+    tmp_path: Path, endpoint: str
+) -> None:
+    # Bug: vLLM's fp8_inc (and any name the memory plan lacks) left the result without a KV
+    # cache dtype, unsaid.
+    served_with = SERVED_WITH.replace("--kv-cache-dtype fp8", "--kv-cache-dtype fp8_inc")
+    output, run = _run_served_with(tmp_path, endpoint, served_with)
+    assert run.exit_code == 0, run.output
+    assert (
+        "note: --kv-cache-dtype fp8_inc is no KV cache dtype the memory plan knows (auto, fp8, "
+        in run.output
+    )
+    assert "the result leaves kv_cache_dtype unstated" in run.output
+    assert Result.model_validate_json(output.read_text()).identity.model.kv_cache_dtype is None
+
+
 def test_bench_run_server_command_without_an_endpoint_exits_2(tmp_path: Path) -> None:
     run = CliRunner().invoke(
         main, ["bench", "run", "--model", STANDIN_MODEL, "--server-command", SERVED_WITH]
