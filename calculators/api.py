@@ -24,6 +24,7 @@ from infermeter.calculators.layer_caches import plan_note
 from infermeter.calculators.memory import MemoryReport, memory_report
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.roofline import plan_throughput_bound
+from infermeter.calculators.served_formats import check_served
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
 
 # A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
@@ -140,6 +141,8 @@ def vram_report(request: VramRequest) -> MemoryReport:
         max_model_len=request.max_model_len,
         gpu=request.gpu_traits,
     )
+    release = parse_release(settings.vllm_version)
+    check_served(request.arch, request.engine.quantization, request.gpu_traits, release)
     return memory_report(request.arch, settings, request.context, request.concurrency)
 
 

@@ -15,9 +15,11 @@ from infermeter.calculators.errors import InputError
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.memory import MemoryReport, memory_report
 from infermeter.calculators.model_arch import ModelArch
-from infermeter.calculators.vllm_settings import VllmSettings, check_tensor_parallel
+from infermeter.calculators.served_formats import served_reason
+from infermeter.calculators.vllm_settings import VllmSettings, check_tensor_parallel, parse_release
 
 GPU_COUNTS = (1, 2, 4, 8)
+DOES_NOT_FIT = "does not fit"  # how the reason of a GPU whose memory is too small begins
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,12 @@ def fit_gpu(
     min_gpu_count: int = 1,
 ) -> FitResult:
     """The smallest tensor-parallel count of `gpu` (from `min_gpu_count` up: fewer are known
-    not to fit) whose plan fits, with its report."""
+    not to fit) whose plan fits, with its report; none, with vLLM's reason, where the GPU's vLLM
+    does not serve the weights (`served_formats`)."""
+    release = parse_release(settings.vllm_version)
+    refused = served_reason(arch, settings.quantization, gpu.traits, release)
+    if refused is not None:
+        return FitResult(gpu, None, None, refused, settings.data_parallel_size)
     last: MemoryReport | None = None
     for count in [count for count in _candidate_counts(arch) if count >= min_gpu_count]:
         trial = replace(
@@ -123,7 +130,7 @@ def fit_gpu(
             return FitResult(gpu, count, last, None, settings.data_parallel_size)
     counts = ", ".join(str(count) for count in _candidate_counts(arch))
     detail = f": with {counts} GPUs, {last.reason}" if last is not None and last.reason else ""
-    reason = f"does not fit{detail}"
+    reason = f"{DOES_NOT_FIT}{detail}"
     return FitResult(gpu, None, last, reason, settings.data_parallel_size)
 
 

@@ -23,9 +23,17 @@ from infermeter.calculators.perf_labels import (
     held_out_error,
     missed_target,
 )
-from infermeter.calculators.predict import Deployment, Load, P99Bounds, Workload, predict
+from infermeter.calculators.predict import (
+    Deployment,
+    Load,
+    P99Bounds,
+    Workload,
+    engine_family,
+    predict,
+)
 from infermeter.calculators.roofline import plan_throughput_bound
-from infermeter.calculators.vllm_settings import VllmSettings
+from infermeter.calculators.served_formats import check_served
+from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,10 @@ def _bound_tokens_per_s(request: PerfRequest, workload: Workload, batch: float) 
 def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[str, Any]:
     """The `calc perf --json` payload; `catalog_price` is the GPU's cheapest on-demand price
     ({"id", "usd_per_gpu_hour", "as_of", "source_url"}) used when the request gives none."""
+    deployment = request.deployment
+    if engine_family(deployment.engine) == "vllm":  # the release the prediction plans
+        release = parse_release(DEFAULT_VLLM_VERSION)
+        check_served(deployment.arch, deployment.quantization, deployment.gpu.traits, release)
     load, workload = request_load(request), request_workload(request)
     slo = None
     if request.slo_ttft_ms is not None or request.slo_tpot_ms is not None:

@@ -289,6 +289,17 @@ def _compressed_tensors(config: Mapping[str, Any], unquantized: int) -> WeightFo
     )
 
 
+def modelopt_algo(config: Mapping[str, Any]) -> str:
+    """A ModelOpt checkpoint's quant_algo (top level or under `quantization`), upper case; FP8
+    where it states none."""
+    nested = config.get("quantization")
+    return str(
+        config.get("quant_algo")
+        or (nested.get("quant_algo") if isinstance(nested, Mapping) else None)
+        or "FP8"
+    ).upper()
+
+
 def _from_method(method: str, config: Mapping[str, Any], unquantized: int) -> WeightFormat:
     linear = frozenset(LINEAR_ROLES) - _excluded_roles(_not_converted(config))
     if method in ("fp8", "fbgemm_fp8"):
@@ -313,13 +324,7 @@ def _from_method(method: str, config: Mapping[str, Any], unquantized: int) -> We
     if method in ("nvfp4", "modelopt_fp4"):
         return WeightFormat("nvfp4", 0.5 + 1 / 16, linear, unquantized, "NVFP4 weights")
     if method == "modelopt":
-        nested = config.get("quantization")
-        algo = str(
-            config.get("quant_algo")
-            or (nested.get("quant_algo") if isinstance(nested, Mapping) else None)
-            or "FP8"
-        ).upper()
-        if "FP4" in algo:
+        if "FP4" in modelopt_algo(config):
             return WeightFormat("nvfp4", 0.5 + 1 / 16, linear, unquantized, "NVFP4 (ModelOpt)")
         return WeightFormat("fp8", 1.0, linear, unquantized, "FP8 (ModelOpt)")
     if method == "compressed-tensors":

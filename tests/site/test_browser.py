@@ -203,6 +203,16 @@ CASES = [
         },
     ),
     ("fit", {"model": "llama-3.1-8b-instruct", "context": "8192", "concurrency": "4"}),
+    # a GPU whose vLLM does not serve the weights is left out with vLLM's reason, as the CLI
+    (
+        "fit",
+        {
+            "model": "llama-3.1-8b-instruct",
+            "context": "8192",
+            "quantization": "nvfp4",
+            "gpu": "mi325x,h100-sxm",
+        },
+    ),
     (
         "fit",
         {
@@ -318,6 +328,13 @@ BAD = [
     ("cost", {"utilization": "1.5"}, "utilization", "(0, 1]"),
     # a choice the list lacks was planned at the default, silently (the CLI: exit 2)
     ("vram", {"kv_cache_dtype": "fp9"}, "kv_cache_dtype", "expected one of auto, fp8"),
+    # NVIDIA's NVFP4 on an AMD GPU was planned ("fits"): vLLM refuses it there (the CLI: exit 1)
+    (
+        "vram",
+        {"gpu": "mi325x", "quantization": "nvfp4"},
+        "quantization",
+        "'modelopt_fp4 quantization is currently not supported in rocm.'",
+    ),
 ]
 
 
