@@ -5,8 +5,9 @@ throughput per GPU against the compute bound (the model's active parameters and 
 token's attention over the shortest context the workload allows, at the GPU's peak dense rate),
 memory in use and weights against the GPU's memory (the stated weight format's bytes against
 all the result's GPUs together), mean power against the board's power
-limit. Bounds are generous by construction and a stated margin is added on top: only results no
-real run could produce fail.
+limit, and a vLLM result's stated weight format against what its release serves on its GPU
+(`calculators.served_formats`). Bounds are generous by construction and a stated margin is
+added on top: only results no real run could produce fail.
 
 A quantization or dtype the calculators do not know is never a reason to skip: the result is
 bounded by the most generous format they know (the fewest bytes per weight for the decode
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 
 from infermeter.calculators.answer_estimate import most_memory_bytes
 from infermeter.calculators.decode_batch import DecodeBatch
-from infermeter.calculators.errors import CalculatorError
+from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.quantization import (
@@ -32,7 +33,9 @@ from infermeter.calculators.roofline import (
     decode_tokens_per_second_bound,
     output_tokens_per_second_per_gpu_bound,
 )
-from infermeter.registry.catalog import catalog_arch
+from infermeter.calculators.served_formats import refusal, vllm_method
+from infermeter.calculators.vllm_settings import parse_release
+from infermeter.registry.catalog import catalog_arch, gpu_traits
 from infermeter.registry.checks import Finding, whole
 from infermeter.registry.models import GpuEntry, ModelEntry, Result
 from infermeter.registry.models.identity import LengthDistribution
@@ -161,6 +164,32 @@ def _weights_fit_findings(
     yield _finding(file, f"identity.model.{field}", message)
 
 
+def _served_findings(
+    file: str, result: Result, gpu: GpuEntry, arch: ModelArch
+) -> Iterator[Finding]:
+    """A vLLM result whose stated weights its GPU's vLLM release refuses to serve
+    (`calculators.served_formats`: nvfp4 on an MI300X under 0.19) is not what ran. A release the
+    result does not state, or one outside those the calculators read, settles nothing."""
+    engine = result.identity.engine
+    if engine.name.lower() != "vllm" or not engine.version.split():
+        return
+    try:
+        release = parse_release(engine.version.split()[0])
+    except InputError:
+        return
+    stated = result.identity.model.quantization
+    method = vllm_method(arch, stated)
+    refused = refusal(method, gpu_traits(gpu), release)
+    if refused is None:
+        return
+    label = ".".join(map(str, release))
+    message = (
+        f"vLLM {label} does not serve {method} weights on the {gpu.id}: '{refused}'; the stated "
+        "weight format cannot be what ran"
+    )
+    yield _finding(file, "identity.model.quantization" if stated else "identity.gpu.id", message)
+
+
 def _power_findings(file: str, result: Result, gpu: GpuEntry) -> Iterator[Finding]:
     if gpu.tdp_w is None:
         return
@@ -263,6 +292,7 @@ def physics_findings(
         fmt = weight_format(arch, identity.quantization, identity.dtype)
     except CalculatorError:
         fmt = None  # unknown to the calculators: bounded at the most generous known format
+    findings.extend(_served_findings(file, result, gpu, arch))
     if fmt is not None:
         findings.extend(_weights_fit_findings(file, result, gpu, arch, fmt))
     findings.extend(_decode_findings(file, result, gpu, arch, fmt or most_compact_format(arch)))
