@@ -2,12 +2,14 @@
 refuse, in vLLM's words, a GPU whose vLLM refuses the weights, and the answer's estimate plans
 nothing there."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.served_formats import refusal
+from infermeter.registry.catalog import load_models
 from tests.cli_helpers import invoke, json_output
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +37,18 @@ def test_calc_refuses_nvfp4_on_rocm_in_vllms_words(command: str) -> None:
                            "mi325x", "--quantization", "nvfp4", *extra)  # fmt: skip
     assert line.startswith("Error: quantization: vLLM 0.19 does not serve --quantization nvfp4")
     assert f"MI325X 256GB (--gpu): '{ROCM}'" in line
+
+
+def test_calc_vram_refuses_a_checkpoints_own_nvfp4_on_rocm_naming_the_gpu(tmp_path: Path) -> None:
+    config = dict(load_models()["llama-3.1-8b-instruct"].config)
+    config["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    line = _one_line_error("calc", "vram", "--model", str(path), "--gpu", "mi325x")
+    assert line.startswith("Error: gpu: vLLM 0.19 does not serve the checkpoint's modelopt_fp4")
+    assert line.endswith(f"(--gpu): '{ROCM}'")
+    payload = json_output("calc", "vram", "--model", str(path), "--gpu", "h100-sxm", "--json")
+    assert payload["fits"] is True
 
 
 def test_calc_vram_refuses_modelopt_fp8_below_its_minimum_capability() -> None:
