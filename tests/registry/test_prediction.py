@@ -40,3 +40,14 @@ def test_a_result_of_another_checkpoint_is_planned_as_the_checkpoint_it_ran() ->
     assert skipped["weight format not known"] < 10, skipped
     precisions = {c.precision for c in cases if c.model == "deepseek-r1"}
     assert "fp4" in precisions, precisions
+
+
+def test_the_fit_keeps_mlperfs_amd_fp4_points() -> None:
+    """MLPerf's fp4 results on AMD GPUs ran MXFP4, which vLLM serves there; the fit plans them
+    (at fp4's planned format, as before) although `calc vram --quantization nvfp4` refuses an
+    AMD GPU (`calculators.served_formats` guards the calculators' and the answer's plans, not
+    the predictor's cases)."""
+    cases, _skipped = perf_cases(Path(__file__).resolve().parents[2])
+    amd_fp4 = {(c.gpu, c.model) for c in cases if c.precision == "fp4" and c.gpu.startswith("mi")}
+    assert ("mi355x", "llama-2-70b-chat") in amd_fp4, amd_fp4
+    assert len([c for c in cases if c.precision == "fp4" and c.gpu.startswith("mi")]) >= 40  # 50 today
