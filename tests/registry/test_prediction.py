@@ -48,6 +48,6 @@ def test_the_fit_keeps_mlperfs_amd_fp4_points() -> None:
     AMD GPU (`calculators.served_formats` guards the calculators' and the answer's plans, not
     the predictor's cases)."""
     cases, _skipped = perf_cases(Path(__file__).resolve().parents[2])
-    amd_fp4 = {(c.gpu, c.model) for c in cases if c.precision == "fp4" and c.gpu.startswith("mi")}
-    assert ("mi355x", "llama-2-70b-chat") in amd_fp4, amd_fp4
-    assert len([c for c in cases if c.precision == "fp4" and c.gpu.startswith("mi")]) >= 40  # 50 today
+    amd_fp4 = [c for c in cases if c.precision == "fp4" and c.gpu.startswith("mi")]
+    assert ("mi355x", "llama-2-70b-chat") in {(c.gpu, c.model) for c in amd_fp4}
+    assert len(amd_fp4) >= 40  # 50 today
