@@ -261,7 +261,7 @@ def test_an_answer_on_a_data_set_plans_its_mean_lengths_or_says_why_it_cannot() 
     mlperf = [a for a in answers if a["lane"].startswith("mlperf") and not a["rows"]]
     assert len(mlperf) == len(reasons)
     assert all((a["estimate"], a["no_estimate"]) == (None, NO_TYPICAL_LENGTHS) for a in mlperf)
-    # DeepSeek-R1's data set: 800 → 3,702 tokens (calculators.perf_datasets), as the fit plans it
+    # DeepSeek-R1's data set: 800 → 3,886 tokens (calculators.perf_datasets), as the fit plans it
     question = ("--model", "deepseek-r1", "--precision", "fp8", *args)
     (found,) = [
         a
@@ -270,15 +270,30 @@ def test_an_answer_on_a_data_set_plans_its_mean_lengths_or_says_why_it_cannot() 
     ]
     assert found["no_estimate"] is None
     estimate = found["estimate"]
-    lengths = "the MLPerf deepseek-r1 (math, code, QA reasoning) data set, 800 → 3,702 tokens"
+    lengths = "the MLPerf deepseek-r1 (math, code, QA reasoning) data set, 800 → 3,886 tokens"
     assert f"planned at the mean lengths of {lengths}" in estimate["note"]
     evidence = load_evidence(REPO)
     expected = answer_estimator(REPO, evidence).estimate(
         Question("deepseek-r1", Slo(99.0, ttft_ms=2000.0, tpot_ms=100.0), "on_demand"),
-        (800, 3702),
+        (800, 3886),
         "fp8",
     )
     assert isinstance(expected, Estimate)
     assert estimate["usd_per_million_output_tokens"] == pytest.approx(
         expected.usd_per_million_output_tokens, rel=1e-9
     )
+
+
+def test_an_answer_on_llama_3_1_8b_plans_the_cited_mean_lengths_of_its_data_set() -> None:
+    # Bug: MLPerf's llama3.1-8b groups nothing qualifies for (offline: fp4 and fp8, both lanes)
+    # said "no estimate: ... the calculators know no mean lengths of its data set"; its data set
+    # (CNN/DailyMail, 781 → 128 tokens, calculators.perf_datasets) now plans their estimate.
+    args = ("--model", "llama-3.1-8b-instruct", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "100",
+            "--registry", str(REPO))  # fmt: skip
+    answers = json_output("registry", "answer", *args)["answers"]
+    mlperf = [a for a in answers if a["lane"].startswith("mlperf") and not a["rows"]]
+    assert len(mlperf) == 3, [(a["lane"], a["precision"], a["scenario"]) for a in mlperf]
+    assert all(a["no_estimate"] is None for a in mlperf)
+    lengths = "the MLPerf llama3.1-8b (CNN/DailyMail) data set, 781 → 128 tokens"
+    assert all(f"planned at the mean lengths of {lengths}" in a["estimate"]["note"] for a in mlperf)
+    assert all("(the input an approximate figure)" in a["estimate"]["note"] for a in mlperf)
