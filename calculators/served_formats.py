@@ -2,18 +2,22 @@
 a weight format on a GPU whose vLLM refuses it, in vLLM's words.
 
 vLLM refuses a method at startup in two places (read in the PyPI sdists 0.7.3, 0.8.5, 0.9.0,
-0.9.2, 0.10.0, 0.10.1.1, 0.10.2, 0.11.0-0.11.2, 0.19.0-0.23.0, 0.25.0-0.28.0 and 0.34.0):
+0.9.2, 0.10.0, 0.10.1.1, 0.10.2, 0.11.0-0.14.0, 0.16.0-0.23.0, 0.25.0-0.28.0 and 0.34.0):
 
-- On ROCm, `ModelConfig._verify_quantization` (vllm/config/model.py; vllm/config.py before 0.11)
+- On ROCm, `ModelConfig._verify_quantization` (vllm/config/model.py from 0.11; vllm/config.py,
+  then vllm/config/__init__.py, before)
   calls `Platform.verify_quantization` (vllm/platforms/interface.py), which refuses a method
   outside the platform's `supported_quantization` list (vllm/platforms/rocm.py): "{method}
   quantization is currently not supported in rocm." ROCm lists neither ModelOpt method before
   0.20.0: modelopt_fp4 (NVFP4) is listed from 0.20.0, modelopt (FP8) from 0.21.0 (ROCM_SINCE).
   Every other method `--quantization` takes is listed wherever the calculators plan it (mxfp4
-  from 0.10.1, when the method came), except awq_marlin and gptq_marlin before 0.19 (absent in
-  0.11.2, listed in 0.19.0; 0.12-0.18 not read): left allowed, as vLLM's own AWQ and GPTQ
-  checkpoints are served as awq and gptq there.
-- On CUDA, `VllmConfig._get_quantization_config` (vllm/config/vllm.py) compares the GPU's
+  from 0.10.1, when the method came), except awq_marlin and gptq_marlin before 0.14.0 (listed
+  from 0.14.0): there an explicit --quantization awq_marlin or gptq_marlin is refused on ROCm,
+  in words that depend on the checkpoint (an AWQ one's is the quant_method mismatch, as the
+  Marlin override does not apply off CUDA), not modelled here: left allowed. A checkpoint's own
+  awq or gptq is served as such.
+- On CUDA, `VllmConfig._get_quantization_config` (vllm/config/vllm.py in 0.19; vllm/config.py,
+  then vllm/config/__init__.py, in 0.7-0.11) compares the GPU's
   compute capability with the method's `QuantizationConfig.get_min_capability()`: "The
   quantization method {method} is not supported for the current GPU. Minimum capability: {min}.
   Current capability: {current}." (MIN_CAPABILITY, as read in 0.19.0; ModelOpt FP8's 89 became
