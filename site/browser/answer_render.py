@@ -320,6 +320,11 @@ def _miss_text(found: Answer, names: Mapping[str, str]) -> str:
     )
 
 
+def _group_miss_text(found: Answer, names: Mapping[str, str]) -> str:
+    """The evidence group nothing there meets, then its nearest miss."""
+    return f"{answer_title(found)}: {_miss_text(found, names)}"
+
+
 def estimate_paragraph(estimate: Estimate | None, names: Mapping[str, str]) -> str:
     """An estimate, labelled as what it is (the answer page, presets and model pages alike)."""
     if estimate is None:
@@ -394,14 +399,16 @@ def answers_html(
         nearest = _nearest_overall(missed)
         parts.append(
             f'<div class="im-no-answer" data-nearest-miss><p><strong>No result meets this.'
-            f"</strong> {esc(_miss_text(nearest, names)) if nearest else ''}</p>"
+            f"</strong> {esc(_group_miss_text(nearest, names)) if nearest else ''}</p>"
             f"{estimate_html(nearest, names) if nearest else ''}</div>"
         )
+        # the other groups, each with its own nearest miss and estimate, as the CLI lists them
+        # (a cut answer, `limit`, links to the full one instead)
+        missed = [a for a in missed if a is not nearest and limit is None]
     parts += [ranking_html(found, base, names, limit) for found in ranked]
-    if missed and ranked:
+    if missed:
         items = "".join(
-            f"<li>{esc(answer_title(a))}: {esc(_miss_text(a, names))}{estimate_html(a, names)}</li>"
-            for a in missed
+            f"<li>{esc(_group_miss_text(a, names))}{estimate_html(a, names)}</li>" for a in missed
         )
         parts.append(
             f"<details><summary>{len(missed)} more evidence group(s) nothing there meets"
