@@ -33,6 +33,7 @@ from infermeter.calculators.predict import (
 )
 from infermeter.calculators.roofline import plan_throughput_bound
 from infermeter.calculators.served_formats import check_served
+from infermeter.calculators.token_cost import usd_per_million_tokens
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
 
 
@@ -147,6 +148,7 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
     prediction = predict(request.deployment, workload, load, slo=slo, price_usd_per_gpu_hour=price)
     kind = error_kind(load.kind)
     missed = missed_target(kind)
+    bound = _bound_tokens_per_s(request, workload, prediction.batch_per_replica)
     return {
         "model": request.model,
         "gpu": request.deployment.gpu.id,
@@ -157,9 +159,11 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
             "dataset": request.dataset or None,
         },
         **prediction.as_dict(),
-        "roofline_bound_tokens_per_s": _bound_tokens_per_s(
-            request, workload, prediction.batch_per_replica
-        ),
+        "roofline_bound_tokens_per_s": bound,
+        # the bound's $ figure: no run costs less (what a page shows where the kind missed)
+        "roofline_bound_usd_per_million_output_tokens": None
+        if price is None
+        else usd_per_million_tokens(price * prediction.gpu_count, bound),
         "price": None
         if price is None
         else {

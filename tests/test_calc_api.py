@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "hooks"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
 import calc_api
 import calc_compute
+import calc_html
 from registry_pages import browser_catalog
 
 from infermeter.calculators import inputs
@@ -767,3 +768,25 @@ def test_perf_page_link_naming_one_load_is_that_load(
     )
     assert both["errors"] == {"": "load: give exactly one of concurrency, request_rate, offline "
                                   "or static_batch"}  # fmt: skip
+
+
+# A reader asking what an H100 costs per 1M tokens at 2,000 in / 200 out got no $ figure on the
+# perf page where the roofline bound stands in for the prediction, and one held-out error row
+# (28.8 %, the time split) under the target the note beside it said was missed (31.7 % and 37.7 %
+# on the other splits).
+def test_perf_page_bound_states_its_dollar_figure_and_the_error_of_every_split() -> None:
+    query = {**PLAIN["perf"], "input_len": "2000", "output_len": "200", "concurrency": "16"}
+    payload = _page("perf", query)
+    assert payload == json_output("calc", "perf", *_cli_args(query))
+    bound, gpus = payload["roofline_bound_tokens_per_s"], payload["gpu_count"]
+    price = payload["price"]["usd_per_gpu_hour"]
+    expected = price * gpus / (bound * 3600) * 1e6
+    assert payload["roofline_bound_usd_per_million_output_tokens"] == pytest.approx(expected)
+    missed = {"shown": "bound", "missed_target": "server: a target missed"}
+    shown = calc_html.RENDER["perf"](payload | missed, "../")
+    assert 'data-output="roofline_bound_usd_per_million_output_tokens"' in shown
+    assert f"${expected:,.4f}" in shown
+    splits = payload["error"]["splits"]
+    assert splits
+    for split, median in splits.items():
+        assert f'data-output="error.splits.{split}" data-value="{median!r}"' in shown

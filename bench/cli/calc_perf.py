@@ -32,6 +32,9 @@ def _format(payload: dict[str, Any]) -> str:
         lines.append(f"  max rate at SLO     {payload['max_request_rate_at_slo']:,.2f} requests/s")
     if payload["usd_per_million_output_tokens"] is not None:
         lines.append(f"  $ / 1M output       {payload['usd_per_million_output_tokens']:,.4f}")
+    if payload["roofline_bound_usd_per_million_output_tokens"] is not None:
+        bound_usd = payload["roofline_bound_usd_per_million_output_tokens"]
+        lines.append(f"  $ / 1M, bound       {bound_usd:,.4f}  (at best: no run costs less)")
     lines.append(f"  {payload['error_label']}")
     if payload["missed_target"]:
         lines.append(f"  not shown on the site (the bound is instead): {payload['missed_target']}")
