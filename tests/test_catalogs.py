@@ -20,7 +20,8 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "registry" / "catalogs"
 SLUG = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
 DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 
-# Descriptive labels, and the entry's id and sources: not checked against the sources here.
+# Descriptive labels, and the entry's id and sources: not checked against the sources here
+# (the labels are, below: GPU_LABEL_FIELDS_CITED).
 GPU_UNSOURCED_KEYS = (
     "id",
     "name",
@@ -279,13 +280,31 @@ def test_price_catalog_covers_each_tier() -> None:
     assert {price["tier"] for price in PRICES} == set(PRICE_TIERS)
 
 
-# Descriptive GPU fields that hold numbers (link generations and bandwidths, dates, memory
+# Descriptive GPU fields: what the GPU is (vendor, architecture with its die or CUDA target,
+# form factor) and those that hold numbers (link generations and bandwidths, dates, memory
 # generations). Each non-null value must be listed in some source's `fields`, except the
 # known gaps below: no public source read so far states these values, and the model does not
-# allow null for `launch` or `interconnect`. A new uncited value fails; cite it, or add it
-# here with the reason.
-GPU_LABEL_FIELDS_CITED = ("interconnect", "launch", "memory_type")
+# allow null for them. A new uncited value fails; cite it, or add it here with the reason.
+# (`segment` is the catalog's own classification, which its field declares, not a cited fact.)
+GPU_LABEL_FIELDS_CITED = (
+    "vendor",
+    "architecture",
+    "form_factor",
+    "interconnect",
+    "launch",
+    "memory_type",
+)
 GPU_UNCITED_LABELS = {
+    # AWS-only part with no NVIDIA datasheet: no source read states its die (GA102) or its
+    # board's form factor.
+    ("a10g", "architecture"),
+    ("a10g", "form_factor"),
+    # Sources read give Blackwell Ultra and compute capability 10.3 (NVIDIA's CUDA GPUs page),
+    # none the CUDA target's name sm_103.
+    ("b300", "architecture"),
+    ("gb300", "architecture"),
+    # No source read states the Server Edition's board (the Workstation Edition's is cited).
+    ("rtx-pro-6000", "form_factor"),
     # PCIe 4.0 x16 and the 2-way bridge: no source read states them for the RTX 3090.
     ("rtx-3090", "interconnect"),
     # Retail date (October 2022); the source read gives only the September 2022 unveiling.

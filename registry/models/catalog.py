@@ -44,6 +44,15 @@ hour a month's rent would buy the GPU several times over, so a price above it is
 or a corrupt row, not a price."""
 
 
+SEGMENT_CLASSIFICATION = (
+    "infermeter's own classification, which no source states: by the product line the vendor "
+    "sells the GPU in (GeForce: consumer; RTX workstation cards: workstation; data-center GPUs, "
+    "Instinct among them: datacenter)"
+)
+"""What a GPU's `segment` is. A field whose JSON Schema carries `classification` is the
+catalog's own label, which no source states: a GPU page shows this in place of its sources."""
+
+
 class CatalogFile(StrictModel):
     """What every catalog file states first: the version of its format."""
 
@@ -178,7 +187,10 @@ class GpuEntry(StrictModel):
     vendor: Literal["nvidia", "amd"] = Field(description="Vendor.")
     architecture: Text = Field(description="Architecture name, e.g. `Hopper`.")
     form_factor: FormFactor = Field(description="Board form factor.")
-    segment: Literal["consumer", "workstation", "datacenter"] = Field(description="Market segment.")
+    segment: Literal["consumer", "workstation", "datacenter"] = Field(
+        description=f"Market segment: {SEGMENT_CLASSIFICATION}.",
+        json_schema_extra={"classification": SEGMENT_CLASSIFICATION},
+    )
     launch: PartialDate = Field(description="Launch date, as precise as known.")
     memory_gb: PositiveFloat = Field(description="Memory as marketed, GB (10^9 bytes).")
     memory_type: Text | None = Field(

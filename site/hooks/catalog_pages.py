@@ -225,11 +225,23 @@ def _spec_rows(entry: GpuEntry) -> list[tuple[str, str, str]]:
         ("Board power", "tdp_w", None if entry.tdp_w is None else f"{number(entry.tdp_w)} W"),
         ("Interconnect", "interconnect", entry.interconnect),
     ]
-    # A value no source states says so, rather than pass for a cited one.
+    # A value no source states says so, or says it is the catalog's own classification,
+    # rather than pass for a cited one.
     return [
-        (esc(label), esc(value), marks.get(field, "" if value is None else "not cited"))
+        (esc(label), esc(value), marks.get(field) or _uncited(field, value))
         for label, field, value in specs
     ]
+
+
+def _uncited(field: str, value: str | None) -> str:
+    """What the sources cell of a field no source states says: nothing for no value, the
+    catalog's classification where the field is one (its `classification` in the model), else
+    "not cited"."""
+    if value is None:
+        return ""
+    extra = GpuEntry.model_fields[field].json_schema_extra
+    classification = extra.get("classification") if isinstance(extra, dict) else None
+    return esc(classification) if isinstance(classification, str) else "not cited"
 
 
 PRICE_COLUMNS = (

@@ -1,5 +1,6 @@
 """Every number the site shows is measured or cited with its link: a GPU page's spec values carry
-their sources (a value no source states says "not cited", and no number may), every price its
+their sources (a value no source states says "not cited", and no number may; the segment says it
+is the catalog's own classification), every price its
 date and source, every price shown elsewhere links to that row, and every reported result's
 page links where its numbers were published."""
 
@@ -9,6 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
+from test_catalogs import GPU_UNCITED_LABELS
+
+from infermeter.registry.models.catalog import SEGMENT_CLASSIFICATION
 
 pytestmark = pytest.mark.slow
 
@@ -20,6 +24,8 @@ NUMERIC_SPECS = (
     "Dense ",
     "Board power",
 )
+# Spec rows that say what the GPU is, and the catalog field each shows.
+IDENTITY_SPECS = {"Vendor": "vendor", "Architecture": "architecture", "Form factor": "form_factor"}
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<td>(.*?)</td>", re.S)
 
@@ -48,6 +54,10 @@ def test_sources_every_gpu_spec_value_cites_a_linked_source(built_site: Path) ->
             if value == "–":
                 continue
             cited = re.findall(r'href="#(source-\d+)"', marks)
+            if not cited and label == "Segment":
+                # the catalog's own classification, said for what it is
+                assert html.unescape(marks) == SEGMENT_CLASSIFICATION, path.parent.name
+                continue
             if not cited:
                 assert marks == "not cited", f"{path.parent.name}: {label}"
                 uncited.append(f"{path.parent.name}: {label}")
@@ -55,6 +65,21 @@ def test_sources_every_gpu_spec_value_cites_a_linked_source(built_site: Path) ->
                 continue
             for anchor in cited:
                 assert '<a href="http' in sources[anchor], f"{path.parent.name}: {anchor}"
+
+
+def test_sources_gpu_identity_cites_a_source_but_for_the_known_gaps(built_site: Path) -> None:
+    """Vendor, architecture and form factor cite a source on every GPU page; "not cited" only
+    for the gaps test_catalogs.GPU_UNCITED_LABELS names with their reasons."""
+    uncited = set()
+    for path in _gpu_pages(built_site):
+        rows = {row[0]: row[-1] for row in _rows(_section(path.read_text(), "specifications"))}
+        for label, field in IDENTITY_SPECS.items():
+            if rows[label] == "not cited":
+                uncited.add((path.parent.name, field))
+            else:
+                assert re.search(r'href="#source-\d+"', rows[label]), (path.parent.name, label)
+    known = {gap for gap in GPU_UNCITED_LABELS if gap[1] in IDENTITY_SPECS.values()}
+    assert uncited == known
 
 
 def test_sources_every_price_has_its_date_and_source(built_site: Path) -> None:
