@@ -45,9 +45,7 @@ or a corrupt row, not a price."""
 
 
 SEGMENT_CLASSIFICATION = (
-    "infermeter's own classification, which no source states: by the product line the vendor "
-    "sells the GPU in (GeForce: consumer; RTX workstation cards: workstation; data-center GPUs, "
-    "Instinct among them: datacenter)"
+    "infermeter's own classification by the vendor's product line; no source states it"
 )
 """What a GPU's `segment` is. A field whose JSON Schema carries `classification` is the
 catalog's own label, which no source states: a GPU page shows this in place of its sources."""
@@ -188,7 +186,8 @@ class GpuEntry(StrictModel):
     architecture: Text = Field(description="Architecture name, e.g. `Hopper`.")
     form_factor: FormFactor = Field(description="Board form factor.")
     segment: Literal["consumer", "workstation", "datacenter"] = Field(
-        description=f"Market segment: {SEGMENT_CLASSIFICATION}.",
+        description=f"Market segment: {SEGMENT_CLASSIFICATION} (GeForce: consumer; RTX "
+        "workstation cards: workstation; data-center GPUs, Instinct among them: datacenter).",
         json_schema_extra={"classification": SEGMENT_CLASSIFICATION},
     )
     launch: PartialDate = Field(description="Launch date, as precise as known.")
