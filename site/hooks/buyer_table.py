@@ -113,9 +113,12 @@ def _notes(row: IndexRow, flagged_gpus: Collection[str]) -> str:
     return "; ".join(notes)
 
 
-def weights(row: IndexRow) -> str:
-    """A column's weight format under its GPU (nothing for unquantized weights)."""
-    return f"<br>{esc(row.quantization)} weights" if row.quantization else ""
+def weights(row: IndexRow, mixed: bool = False) -> str:
+    """A column's weight format under its GPU; unquantized weights named (16-bit) only where
+    another column is quantized (`mixed`), so one GPU's two columns never read as one."""
+    if row.quantization:
+        return f"<br>{esc(row.quantization)} weights"
+    return "<br>16-bit weights" if mixed else ""
 
 
 def buyer_table(
@@ -129,8 +132,10 @@ def buyer_table(
     chosen = candidates(rows)
     if not chosen:
         return ""
+    mixed = len({r.quantization for r in chosen}) > 1
     head = "".join(
-        f'<th scope="col">{gpus_link(r.gpu_count, r.gpu, gpu_names, "../../")}{weights(r)}</th>'
+        f'<th scope="col">{gpus_link(r.gpu_count, r.gpu, gpu_names, "../../")}'
+        f"{weights(r, mixed)}</th>"
         for r in chosen
     )
     figures = [(name, [f"<td>{cell(r)}</td>" for r in chosen]) for name, cell in FIGURES]

@@ -193,4 +193,6 @@ def test_buyer_table_another_weight_format_is_another_candidate(
     static_page.set_content(buyer_table.buyer_table([*rows, *fp8]))
     headers = static_page.locator("table.im-buyer thead th").all_inner_texts()
     assert "1 × h100-sxm\nfp8 weights" in headers
-    assert "1 × h100-sxm" in headers
+    # the unquantized columns named too: an H100 column without a format read as a duplicate
+    assert "1 × h100-sxm\n16-bit weights" in headers
+    assert "2 × h200-sxm\n16-bit weights" in headers
