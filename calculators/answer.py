@@ -82,7 +82,10 @@ class Estimate:
         """The note, and why a bound stands where a prediction would."""
         if self.missed_target is None:
             return self.note
-        return f"{self.note}; not the prediction: {self.missed_target}"
+        return (
+            f"{self.note}; the prediction is not shown: its measured error misses the target "
+            f"({self.missed_target})"
+        )
 
 
 @dataclass(frozen=True)
