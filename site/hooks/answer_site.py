@@ -217,7 +217,13 @@ def preset_page(site: Site, preset: Preset) -> str:
 
 # --- the buyer's guide's comparisons ----------------------------------------------------------
 
-PAIRS = (("h200-sxm", "h100-sxm"), ("b200", "h200-sxm"), ("mi300x", "h100-sxm"))
+PAIRS = (
+    ("h200-sxm", "h100-sxm"),
+    ("b200", "h200-sxm"),
+    ("mi300x", "h100-sxm"),
+    ("b300", "b200"),
+    ("mi355x", "b200"),
+)
 
 
 @dataclass(frozen=True)
@@ -291,6 +297,7 @@ def comparisons_page(site: Site) -> str:
     rows = "".join(_comparison_row(c, site) for c in found)
     wins = Counter(names.get(c.winner().point.gpu, c.winner().point.gpu) for c in found)
     summary = "; ".join(f"{name} wins {count}" for name, count in sorted(wins.items()))
+    pairs = "; ".join(f"{names.get(a, a)} vs {names.get(b, b)}" for a, b in PAIRS)
     return (
         "---\ntitle: GPU against GPU\nsearch:\n  exclude: true\n---\n\n"
         "# GPU against GPU: price ratio against accepted "
@@ -301,7 +308,8 @@ def comparisons_page(site: Site) -> str:
         "GPUs have a priced row: per GPU, the price ratio (per GPU-hour, on-demand) beside the "
         "accepted-throughput ratio (accepted output tokens/s per GPU, each GPU's cheapest "
         "deployment in that answer), and which one costs less per 1M accepted tokens. "
-        "The one whose throughput ratio exceeds its price ratio wins.\n\n"
+        "The one whose throughput ratio exceeds its price ratio wins. The pairs: "
+        f"{esc(pairs)}.\n\n"
         f"{len(found)} comparisons; {esc(summary) or 'none yet'}.\n\n"
         '<div class="im-scroll"><table class="im-table" data-search-exclude><thead><tr>'
         "<th>Pair</th><th>Model</th><th>Question and evidence</th><th>Price ratio</th>"

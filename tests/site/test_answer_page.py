@@ -495,6 +495,14 @@ def test_comparisons_show_price_ratio_beside_accepted_throughput_ratio(site_url:
     assert rows
     pairs = {re.sub(r"<[^>]+>", "", row).split(" vs ")[0] for row in rows}
     assert any("H200" in pair for pair in pairs)
+    # the current generation against each other: a reader asking "DeepSeek-R1 on Blackwell or
+    # on an MI355X?" found only H200/H100, B200/H200 and MI300X/H100 here
+    texts = [re.sub(r"<[^>]+>", "", row) for row in rows]
+    for first, second in (("AMD Instinct MI355X", "NVIDIA B200"), ("NVIDIA B300", "NVIDIA B200")):
+        assert any(
+            text.startswith(first) and f" vs {second}" in text and "DeepSeek-R1" in text
+            for text in texts
+        ), (first, second)
     for row in rows:
         price = float(re.search(r'data-output="price_ratio" data-value="([^"]+)"', row).group(1))
         throughput = float(
