@@ -360,7 +360,9 @@ def home_page(site: Site) -> str:
     )
     presets = "".join(
         f'<li data-preset="{esc(p.id)}"><a href="answer/{esc(p.id)}/"><strong>{esc(p.title)}'
-        f"</strong></a> ({esc(p.slo.text())}): <span data-home-sentence>"
+        # the batch preset's title says it has no bound: "(none (batch))" after it said it twice
+        f"</strong></a>{'' if p.slo.is_batch else f' ({esc(p.slo.text())})'}: "
+        "<span data-home-sentence>"
         f"{esc(home_sentence(p, site.answers[p.id], data.gpus))}</span></li>"
         for p in PRESETS
     )

@@ -473,6 +473,9 @@ def test_home_sentences_are_what_the_data_says(built_site: Path, site_url: str) 
             assert f"{name} ({count})" in sentence.replace("&amp;", "&")
     # the hand-written shortlist is gone
     assert "Where to start" not in home
+    # each preset's bounds once: "Batch (no latency bound) (none (batch))" said it twice
+    assert "(none (batch))" not in home
+    assert "(p99 TTFT ≤ 500 ms, TPOT ≤ 40 ms)" in home
     assert "H200 wins when its memory cuts the GPU count" not in home
 
 
