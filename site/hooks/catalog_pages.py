@@ -409,6 +409,20 @@ def _gib(value: int) -> str:
     return f"{value / GIB:,.2f} GiB"
 
 
+def _head_dim(arch: ModelArch) -> str:
+    """The attention head's width; under latent attention (MLA) its query/key and value widths
+    and the latent a token caches (hidden size / heads, 56 for DeepSeek-R1, is none of them)."""
+    mla = arch.mla
+    if mla is None:
+        return esc(arch.head_dim)
+    qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+    return (
+        f"query/key {qk} ({mla.qk_nope_head_dim} + {mla.qk_rope_head_dim} rotary), value "
+        f"{mla.v_head_dim}; latent KV {mla.kv_lora_rank} + {mla.qk_rope_head_dim} rotary per "
+        "token and layer"
+    )
+
+
 def _model_facts(entry: ModelEntry, arch: ModelArch) -> list[tuple[str, str]]:
     """The architecture table's rows."""
     return [
@@ -421,7 +435,7 @@ def _model_facts(entry: ModelEntry, arch: ModelArch) -> list[tuple[str, str]]:
         ("Layers", esc(arch.num_layers)),
         ("Hidden size", esc(arch.hidden_size)),
         ("Attention heads / KV heads", f"{arch.num_attention_heads} / {arch.num_kv_heads}"),
-        ("Head dimension", esc(arch.head_dim)),
+        ("Head dimension", _head_dim(arch)),
         ("Vocabulary", f"{arch.vocab_size:,}"),
         ("Context length", f"{entry.context_length:,} tokens"),
         ("Sliding-window layers", esc(arch.num_sliding_layers)),

@@ -30,3 +30,17 @@ MODELS = load_models()
 )  # fmt: skip
 def test_a_model_page_states_kv_per_token_and_state_per_sequence(model: str, sentence: str) -> None:
     assert sentence in catalog_pages.model_page(MODELS[model])
+
+
+def _head_dim(model: str) -> str:
+    page = catalog_pages.model_page(MODELS[model])
+    return page.split("<td>Head dimension</td><td>", 1)[1].split("</td>", 1)[0]
+
+
+def test_a_latent_attention_models_head_dimension_is_its_own_not_hidden_over_heads() -> None:
+    # DeepSeek-R1's page said "Head dimension 56" (7168 / 128): its config's MLA widths are
+    # qk_nope 128 + qk_rope 64, v 128, and a token caches the 512-wide latent and 64 rotary
+    assert _head_dim("deepseek-r1") == (
+        "query/key 192 (128 + 64 rotary), value 128; latent KV 512 + 64 rotary per token and layer"
+    )
+    assert _head_dim("llama-3.1-8b-instruct") == "128"
