@@ -488,6 +488,11 @@ def test_home_fits_three_phone_screens_before_the_model_list(browser: Any, site_
         assert top <= 3 * PHONE["height"], top
         assert page.locator("form.im-picker select[name=model]").count() == 1
         assert page.locator("[data-preset]").count() == 4
+        # the picker's Answer button looks like one: the theme's reset left it plain text
+        border = page.eval_on_selector(
+            "form.im-picker button", "b => parseFloat(getComputedStyle(b).borderTopWidth)"
+        )
+        assert border > 0
     finally:
         context.close()
 
