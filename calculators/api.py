@@ -23,6 +23,7 @@ from infermeter.calculators.interconnect import Link
 from infermeter.calculators.layer_caches import plan_note
 from infermeter.calculators.memory import MemoryReport, memory_report
 from infermeter.calculators.model_arch import ModelArch
+from infermeter.calculators.perf_labels import BOUND_BASIS, basis_label
 from infermeter.calculators.roofline import plan_throughput_bound
 from infermeter.calculators.served_formats import check_served
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
@@ -196,6 +197,8 @@ class CostRequest:
     api_price_per_million: float | None
     monthly_tokens: float | None
     scale_to_zero: bool
+    # Where tokens_per_second came from (`perf_labels.THROUGHPUT_BASES`); None: typed by hand.
+    tokens_per_second_basis: str | None
 
 
 def fill_prices(
@@ -224,13 +227,25 @@ def cost(request: CostRequest, catalog_prices: Mapping[str, PriceUsed] | None) -
     """The `calc cost --json` payload."""
     prices, used = fill_prices(request, catalog_prices)
     report = _cost_report(request, prices)
-    # `calc cost --from-perf` replaces it with the prediction's label (`calculators.perf_api`).
-    basis = {"kind": "given"}
+    basis = throughput_basis(request)
     return {
         "gpu": request.gpu,
         **report.as_dict(),
         "prices": used,
         "tokens_per_second_basis": basis,
+    }
+
+
+def throughput_basis(request: CostRequest) -> dict[str, Any]:
+    """Where the request's tokens per second came from: given (typed by hand), or the perf
+    calculator's prediction or bound (`--from-perf`, the perf page's link), with its label."""
+    basis = request.tokens_per_second_basis
+    if basis is None:
+        return {"kind": "given"}
+    return {
+        "kind": "bound" if basis == BOUND_BASIS else "predicted",
+        "basis": basis,
+        "label": basis_label(basis),
     }
 
 

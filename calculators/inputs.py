@@ -18,6 +18,7 @@ from infermeter.calculators.perf_inputs import (
     PIPELINE_PARALLEL,
     TENSOR_PARALLEL,
 )
+from infermeter.calculators.perf_labels import THROUGHPUT_BASES
 from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, modelled_releases
@@ -210,6 +211,16 @@ COST = (
         required="page",
         help="Tokens per second the deployment sustains.",
         example="2800",
+    ),
+    Field(
+        "tokens_per_second_basis",
+        "Tokens per second from",
+        "choice",
+        choices=("", *THROUGHPUT_BASES),
+        blank="(typed by hand)",
+        help="Where the tokens per second came from, said beside the cost: the perf "
+        "calculator's prediction of a kind (its measured error) or its roofline bound "
+        "(--from-perf and the perf page's link set it).",
     ),
     Field(
         "accepted_tokens_per_second",

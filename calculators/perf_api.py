@@ -8,7 +8,7 @@ the figure to show: where the kind missed its target, `shown` is `bound` and `mi
 says which target and by how much.
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,10 @@ from infermeter.calculators.errors import InputError
 from infermeter.calculators.fields import same_named
 from infermeter.calculators.limits import MAX_GPUS, MAX_TOKENS, bounded_int
 from infermeter.calculators.perf_datasets import dataset_lengths
+from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import (
+    BOUND_BASIS,
+    basis_of,
     error_kind,
     error_label,
     held_out_error,
@@ -178,26 +181,27 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
     }
 
 
+# The longest GPU id a prediction names (the catalog's are about 20 characters).
+_GPU_CHARS = 64
+
+
 @dataclass(frozen=True)
 class PredictedThroughput:
-    """What `calc cost --from-perf` takes from a `calc perf --json` payload."""
+    """What `calc cost --from-perf` (and the perf page's "cost of this" link) takes from a
+    `calc perf --json` payload: the figure the payload shows, the prediction or, where its
+    kind missed its target, the roofline bound."""
 
     tokens_per_second: float
     gpu: str
     gpu_count: int
-    label: str  # the prediction's measured error, e.g. "predicted: median error 23 % over …"
-    shown: str  # `prediction`, or `bound` where its kind missed its target
-
-
-# The longest text of a prediction `calc cost --from-perf` prints (its labels: about 300).
-_TEXT_CHARS = 500
+    basis: str  # `calculators.perf_labels.THROUGHPUT_BASES`: bound, or predicted-<kind>
 
 
 def predicted_throughput(payload: Mapping[str, Any], source: str) -> PredictedThroughput:
-    """The throughput a `calc perf --json` payload predicts (at its SLO where it names one);
-    InputError naming `source` and the field when the payload is not one, or holds what no
-    prediction does (a count or throughput out of the calculators' bounds, a text that would
-    not print as one line)."""
+    """The throughput a `calc perf --json` payload shows (the prediction at its SLO where it
+    names one, or the roofline bound where `shown` says so); InputError naming `source` and the
+    field when the payload is not one, or holds what no prediction does (a count or throughput
+    out of the calculators' bounds, a text that would not print as one line)."""
 
     def field(name: str, kinds: tuple[type, ...], expected: str) -> Any:
         value = payload.get(name) if isinstance(payload, Mapping) else None
@@ -205,27 +209,34 @@ def predicted_throughput(payload: Mapping[str, Any], source: str) -> PredictedTh
             raise InputError(f"{source}: {name}: expected {expected} (a calc perf --json output)")
         return value
 
-    def text(name: str, limit: int = _TEXT_CHARS) -> str:
-        value: str = field(name, (str,), "a text")
-        if len(value) > limit or not value.isprintable():
-            shown = repr(value) if len(value) <= 40 else f"{value[:40]!r}…"
-            expected = f"a text on one line of at most {limit} characters"
-            raise InputError(f"{source}: {name}: expected {expected}, got {shown}")
-        return value
+    def choice(name: str, choices: Collection[str]) -> str:
+        value = payload.get(name) if isinstance(payload, Mapping) else None
+        if value not in choices:
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:40]}…"
+            raise InputError(f"{source}: {name}: expected {' or '.join(choices)}, got {shown}")
+        return str(value)
 
+    gpu = field("gpu", (str,), "a text")
+    if len(gpu) > _GPU_CHARS or not gpu.isprintable():
+        shown = repr(gpu) if len(gpu) <= 40 else f"{gpu[:40]!r}…"
+        expected = f"a text on one line of at most {_GPU_CHARS} characters"
+        raise InputError(f"{source}: gpu: expected {expected}, got {shown}")
     at_slo = payload.get("output_tokens_per_s_at_slo") if isinstance(payload, Mapping) else None
     name = "output_tokens_per_s" if at_slo is None else "output_tokens_per_s_at_slo"
-    tokens = field(name, (int, float), "a number")
-    if at_slo is not None and tokens == 0:
+    if at_slo is not None and field(name, (int, float), "a number") == 0:
         raise InputError(
             f"{source}: {name}: 0, no request rate meets the prediction's SLO; cost the "
             "prediction without the SLO, or with a looser one"
         )
+    basis = basis_of(choice("shown", ("prediction", BOUND_BASIS)), choice("kind", HELD_OUT))
+    if basis == BOUND_BASIS:
+        name = "roofline_bound_tokens_per_s"
     gpu_count = field("gpu_count", (int,), "an integer")
     return PredictedThroughput(
-        tokens_per_second=check_positive(f"{source}: {name}", tokens),
-        gpu=text("gpu", 64),
+        tokens_per_second=check_positive(
+            f"{source}: {name}", field(name, (int, float), "a number")
+        ),
+        gpu=gpu,
         gpu_count=bounded_int(f"{source}: gpu_count", gpu_count, 1, MAX_GPUS),
-        label=text("error_label"),
-        shown=text("shown"),
+        basis=basis,
     )

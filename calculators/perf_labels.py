@@ -73,3 +73,28 @@ def missed_target(kind: str, held_out: HeldOut = HELD_OUT) -> str | None:
         f"{kind}: target median error ≤ {target:g} % on every held-out split, measured "
         f"{measured} ({worst - target:.1f} points over)"
     )
+
+
+# Where a throughput costed by `calc cost` came from (its `tokens_per_second_basis` input, which
+# `--from-perf` and the perf page's "cost of this" link fill): the roofline bound, or a
+# prediction of a kind whose measured error its label states. Left out: typed by hand.
+BOUND_BASIS = "bound"
+THROUGHPUT_BASES = (BOUND_BASIS, *(f"predicted-{kind}" for kind in HELD_OUT))
+
+
+def basis_of(shown: str, kind: str) -> str:
+    """The basis of the figure a `calc perf` payload shows (`shown`: prediction or bound)."""
+    return BOUND_BASIS if shown == BOUND_BASIS else f"predicted-{kind}"
+
+
+def basis_label(basis: str, held_out: HeldOut = HELD_OUT) -> str:
+    """What a throughput of this basis is, in a reader's words: the prediction's measured error
+    (`error_label`), or that no run can beat the bound."""
+    if basis == BOUND_BASIS:
+        return "a roofline bound: no run can beat it, so its cost is a floor, not an estimate"
+    if basis not in THROUGHPUT_BASES:
+        raise InputError(
+            f"tokens_per_second_basis: expected one of {', '.join(THROUGHPUT_BASES)}, "
+            f"got {basis[:40]!r}"
+        )
+    return error_label(basis.removeprefix("predicted-"), held_out)

@@ -94,6 +94,7 @@ def _cost_request(**changes: Any) -> api.CostRequest:
         "api_price_per_million": None,
         "monthly_tokens": None,
         "scale_to_zero": False,
+        "tokens_per_second_basis": None,
     }
     values.update(changes)
     return api.CostRequest(**values)

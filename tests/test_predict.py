@@ -228,31 +228,85 @@ def test_calc_perf_bad_input_is_one_line(args: list[str], message: str) -> None:
     assert message in lines[0], result.output
 
 
-def test_calc_cost_takes_the_predicted_throughput_labelled(tmp_path: Path) -> None:
-    perf = json_output(
-        "calc",
-        "perf",
-        "--model",
-        "llama-3.1-8b-instruct",
-        "--gpu",
-        "h100-sxm",
-        "--input-len",
-        "1000",
-        "--output-len",
-        "1000",
-        "--offline",
-        "-dp",
-        "2",
-    )
+# The figure the perf page shows is what `--from-perf` costs: the prediction of a kind that met
+# its error target (a static batch's), else the roofline bound (offline, a concurrency), and the
+# label says which. Before, a concurrency's prediction was costed as "predicted" though the page
+# showed only its bound, and the page had no way on to the cost calculator at all.
+@pytest.mark.parametrize(
+    ("load", "basis", "figure"),
+    [
+        (["--static-batch", "8"], "predicted-latency", "output_tokens_per_s"),
+        (["--offline", "-dp", "2"], "bound", "roofline_bound_tokens_per_s"),
+        (["--concurrency", "16"], "bound", "roofline_bound_tokens_per_s"),
+    ],
+)
+def test_calc_cost_takes_the_figure_shown_labelled(
+    tmp_path: Path, load: list[str], basis: str, figure: str
+) -> None:
+    perf = json_output("calc", "perf", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+                       "--input-len", "2000", "--output-len", "200", *load)  # fmt: skip
     saved = tmp_path / "perf.json"
     saved.write_text(json.dumps(perf))
     cost = json_output("calc", "cost", "--from-perf", str(saved))
-    assert cost["tokens_per_second_basis"]["kind"] == "predicted"
-    assert cost["tokens_per_second_basis"]["label"] == perf["error_label"]
+    assert cost["tokens_per_second_basis"]["basis"] == basis
+    label = cost["tokens_per_second_basis"]["label"]
+    if basis == "bound":
+        assert cost["tokens_per_second_basis"]["kind"] == "bound"
+        assert "roofline bound: no run can beat it" in label
+    else:
+        assert cost["tokens_per_second_basis"]["kind"] == "predicted"
+        assert label == perf["error_label"]
     assert cost["gpu"] == "h100-sxm"
+    assert cost["tokens_per_second"] == perf[figure]
     price = cost["prices"]["price_per_hour"]["usd_per_gpu_hour"]
-    expected = price * 2 / (perf["output_tokens_per_s"] * 3600) * 1e6
+    expected = price * perf["gpu_count"] / (perf[figure] * 3600) * 1e6
     assert cost["usd_per_million_tokens"] == pytest.approx(expected)
+    table = invoke("calc", "cost", "--from-perf", str(saved))
+    assert table.exit_code == 0, table.output
+    assert f"from the perf calculator: {label}" in table.output
+    by_hand = json_output("calc", "cost", "--gpu", "h100-sxm", "--gpu-count",
+                          str(perf["gpu_count"]), "--tokens-per-second", repr(perf[figure]),
+                          "--tokens-per-second-basis", basis)  # fmt: skip
+    assert by_hand == cost
+
+
+def test_calc_cost_typed_by_hand_says_nothing_of_the_perf_calculator() -> None:
+    cost = json_output("calc", "cost", "--gpu", "h100-sxm", "--tokens-per-second", "2800")
+    assert cost["tokens_per_second_basis"] == {"kind": "given"}
+    table = invoke("calc", "cost", "--gpu", "h100-sxm", "--tokens-per-second", "2800")
+    assert "perf calculator" not in table.output
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--tokens-per-second", "100", "--tokens-per-second-basis", "<script>x</script>"],
+         "--tokens-per-second-basis"),
+        (["--tokens-per-second", "100", "--tokens-per-second-basis", "predicted-\x1b"],
+         "--tokens-per-second-basis"),
+    ],
+)  # fmt: skip
+def test_calc_cost_tampered_basis_is_refused_in_one_line(args: list[str], named: str) -> None:
+    result = invoke("calc", "cost", "--gpu", "h100-sxm", *args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.strip().splitlines() if line]
+    assert len(lines) == 1, result.output
+    assert named in lines[0], result.output
+
+
+def test_calc_cost_from_perf_carries_its_own_basis(tmp_path: Path) -> None:
+    perf = json_output("calc", "perf", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
+                       "--input-len", "2000", "--output-len", "200",
+                       "--concurrency", "16")  # fmt: skip
+    saved = tmp_path / "perf.json"
+    saved.write_text(json.dumps({**perf, "shown": "prediction\nforged"}))
+    result = invoke("calc", "cost", "--from-perf", str(saved))
+    assert result.exit_code == 1, result.output
+    assert "--from-perf: shown: expected prediction or bound" in result.output
+    saved.write_text(json.dumps(perf))
+    result = invoke("calc", "cost", "--from-perf", str(saved), "--tokens-per-second-basis", "bound")
+    assert result.exit_code == 2, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
 
 
 @pytest.mark.parametrize(

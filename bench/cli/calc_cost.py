@@ -24,8 +24,9 @@ from infermeter.registry.lookup import catalog_prices
 _FROM_PERF = click.option(
     "--from-perf",
     type=click.File("r"),
-    help="A `calc perf --json` output ('-': stdin): its predicted output tokens/s (at its SLO "
-    "where it has one), GPU and count, labelled as predicted (instead of --tokens-per-second).",
+    help="A `calc perf --json` output ('-': stdin): the output tokens/s it shows (the prediction, "
+    "at its SLO where it has one, or the roofline bound where the prediction's kind missed its "
+    "error target), GPU and count, labelled so (instead of --tokens-per-second).",
 )
 
 
@@ -35,6 +36,7 @@ def cost_command(
     gpu: str | None,
     tier: str,
     tokens_per_second: float | None,
+    tokens_per_second_basis: str | None,
     from_perf: TextIO | None,
     accepted_tokens_per_second: float | None,
     gpu_count: int,
@@ -62,15 +64,22 @@ def cost_command(
     """
     predicted = _predicted(from_perf, tokens_per_second)
     if predicted is not None:
+        if tokens_per_second_basis is not None:
+            raise UsageLine("give --tokens-per-second-basis with --tokens-per-second only")
         tokens_per_second = predicted.tokens_per_second
+        tokens_per_second_basis = predicted.basis
         gpu = gpu or predicted.gpu
         gpu_count = gpu_count if gpu_count != 1 else predicted.gpu_count
     if gpu is None and price_per_hour is None:
         raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
     request = from_options(
-        api.CostRequest, gpu=gpu, tokens_per_second=tokens_per_second or 0.0, gpu_count=gpu_count
+        api.CostRequest,
+        gpu=gpu,
+        tokens_per_second=tokens_per_second or 0.0,
+        tokens_per_second_basis=tokens_per_second_basis,
+        gpu_count=gpu_count,
     )
-    _show(_cost(request), predicted, tier, as_json)
+    _show(_cost(request), tier, as_json)
 
 
 def _cost(request: api.CostRequest) -> dict[str, Any]:
@@ -87,22 +96,18 @@ def _cost(request: api.CostRequest) -> dict[str, Any]:
             ) from None
 
 
-def _show(
-    payload: dict[str, Any], predicted: PredictedThroughput | None, tier: str, as_json: bool
-) -> None:
-    """Print the payload, as JSON or as a table; a predicted throughput says so."""
-    if predicted is not None:
-        payload["tokens_per_second_basis"] = {
-            "kind": "predicted",
-            "label": predicted.label,
-            "shown_on_site": predicted.shown,
-        }
+def _show(payload: dict[str, Any], tier: str, as_json: bool) -> None:
+    """Print the payload, as JSON or as a table; a throughput of the perf calculator says so."""
     if as_json:
         print_json(payload)
         return
     click.echo(format_cost(payload, tier))
-    if predicted is not None:
-        click.echo(f"tokens/s {predicted.tokens_per_second:,.0f}: {predicted.label}")
+    basis = payload["tokens_per_second_basis"]
+    if basis["kind"] != "given":
+        click.echo(
+            f"tokens/s {payload['tokens_per_second']:,.0f} from the perf calculator: "
+            f"{basis['label']}"
+        )
 
 
 def _predicted(

@@ -122,6 +122,7 @@ def _cost(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         api_price_per_million=values["api_price_per_million"],
         monthly_tokens=values["monthly_tokens"],
         scale_to_zero=values["scale_to_zero"],
+        tokens_per_second_basis=values["tokens_per_second_basis"],
     )
     return api.cost(request, _catalog_prices(request.gpu, catalog))
 

@@ -7,12 +7,15 @@ Part of the calculators archive the browser imports (see `calc_api`): the stdlib
 
 import html
 import json
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from wide_tables import more_columns
 
 import infermeter.calculators.api as api
+from infermeter.calculators.errors import InputError
+from infermeter.calculators.perf_api import predicted_throughput
 from infermeter.calculators.price_tiers import PRICE_TIERS, pays_off_above
 
 GIB = 1024**3
@@ -261,7 +264,39 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
             ("Break-even tokens/month", "versus_api.break_even_monthly_tokens", _count),
             ("Cheaper", "versus_api.winner", _text),
         ]
-    return _rows(payload, rows) + _prices_used_html(payload)
+    return _basis_html(payload) + _rows(payload, rows) + _prices_used_html(payload)
+
+
+def _basis_html(payload: Mapping[str, Any]) -> str:
+    """Where the tokens per second came from, when the perf calculator gave them."""
+    basis = payload["tokens_per_second_basis"]
+    if basis["kind"] == "given":
+        return ""
+    on = "" if payload["gpu"] is None else f" on {payload['gpu_count']:,} × {payload['gpu']}"
+    tokens = _out("tokens_per_second", payload["tokens_per_second"],
+                  _count(payload["tokens_per_second"]))  # fmt: skip
+    label = _out("tokens_per_second_basis.label", basis["label"], basis["label"])
+    return (
+        f'<p class="im-note im-basis">Tokens per second, {tokens}: from the perf calculator'
+        f"{html.escape(on)}, {label}</p>"
+    )
+
+
+def _cost_link(payload: Mapping[str, Any], base: str) -> str:
+    """A link to the cost calculator at the figure shown, its GPUs and its label (what
+    `calc cost --from-perf` takes from the same payload); none where it takes nothing."""
+    try:
+        shown = predicted_throughput(payload, "perf")
+    except InputError:  # no request rate meets the SLO: nothing to cost
+        return ""
+    query = {
+        "gpu": shown.gpu,
+        "gpu_count": str(shown.gpu_count),
+        "tokens_per_second": repr(shown.tokens_per_second),
+        "tokens_per_second_basis": shown.basis,
+    }
+    href = f"{base}calculators/cost/?{urllib.parse.urlencode(query)}"
+    return f'<p><a class="im-cost-link" href="{html.escape(href)}">Cost of this</a></p>'
 
 
 def _concurrency(value: Any) -> str:
@@ -376,7 +411,7 @@ def _perf_html(payload: Mapping[str, Any], base: str) -> str:
                 _usd,
             ),
         ]
-        return note + _rows(payload, rows + deployment)
+        return note + _rows(payload, rows + deployment) + _cost_link(payload, base)
     rows = [
         ("Output tokens/s (predicted)", "output_tokens_per_s", _count),
         ("Requests/s", "requests_per_s", _per_s),
@@ -389,7 +424,8 @@ def _perf_html(payload: Mapping[str, Any], base: str) -> str:
         ("$ / 1M accepted output tokens", "usd_per_million_accepted_tokens", _usd),
         ("Roofline bound, output tokens/s", "roofline_bound_tokens_per_s", _count),
     ]
-    return f'<p class="im-note">{label}</p>' + _rows(payload, rows + deployment)
+    table = _rows(payload, rows + deployment)
+    return f'<p class="im-note">{label}</p>' + table + _cost_link(payload, base)
 
 
 RENDER = {"vram": _vram_html, "cost": _cost_html, "fit": _fit_html, "perf": _perf_html}

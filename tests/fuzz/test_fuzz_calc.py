@@ -85,18 +85,22 @@ def test_fuzz_calc_cost_from_perf_larger_than_a_prediction_is_not_read_whole(
 
 # A `calc perf --json` output edited: each was costed as it was (10^12 GPUs: 'tokens per $ 0'),
 # refused naming an option not given with exit 2 (gpu_count 0, a throughput of 1e308), printed
-# whole (a 3,000-character GPU id) or drove the terminal (a label holding ESC and a newline).
+# whole (a 3,000-character GPU id) or drove the terminal (a label holding ESC and a newline;
+# the label is now the library's, from the figure shown and its kind, which are refused here).
+# The run is at a concurrency, whose figure shown is the roofline bound.
 FROM_PERF = [
     ("gpu_count 0", {"gpu_count": 0}, "--from-perf: gpu_count: expected an integer from 1 to"),
     ("gpu_count 10^12", {"gpu_count": 10**12}, "gpu_count: expected an integer from 1 to 100,000"),
-    ("throughput 1e308", {"output_tokens_per_s": 1e308},
-     "--from-perf: output_tokens_per_s: expected a number > 0 up to 1e+15"),
-    ("throughput 1e-300", {"output_tokens_per_s": 1e-300},
-     "output_tokens_per_s: expected at least"),
+    ("throughput 1e308", {"roofline_bound_tokens_per_s": 1e308},
+     "--from-perf: roofline_bound_tokens_per_s: expected a number > 0 up to 1e+15"),
+    ("throughput 1e-300", {"roofline_bound_tokens_per_s": 1e-300},
+     "roofline_bound_tokens_per_s: expected at least"),
     ("GPU id of 3,000 characters", {"gpu": "x" * 3000},
      "--from-perf: gpu: expected a text on one line of at most 64 characters"),
-    ("label with ESC and a newline", {"error_label": "\x1b]0;title\x07\nforged"},
-     "error_label: expected a text on one line of at most 500 characters, got '\\x1b]0;title"),
+    ("figure shown with ESC and a newline", {"shown": "\x1b]0;title\x07\nforged"},
+     "--from-perf: shown: expected prediction or bound, got '\\x1b]0;title"),
+    ("kind not of the error table", {"kind": "<b>exact</b>"},
+     "--from-perf: kind: expected latency or offline or server, got '<b>exact</b>'"),
     ("no rate meets the SLO", {"output_tokens_per_s_at_slo": 0.0},
      "output_tokens_per_s_at_slo: 0, no request rate meets the prediction's SLO"),
 ]  # fmt: skip

@@ -560,3 +560,61 @@ def test_browser_link_leaves_out_a_pasted_config_too_long_to_serve(
     page.wait_for_function(
         "() => document.querySelector('.im-calc').dataset.state === 'ready'", timeout=60_000
     )
+
+
+# The hostile trial: asked what an H100 costs per 1M tokens at 2,000 in / 200 out, the perf page
+# gave tokens/s and no way on; the cost page had no field saying a throughput was predicted.
+# Its "Cost of this" link carries the figure shown, the GPUs and the label; the cost page costs
+# what `calc cost --from-perf` costs from the same prediction, and says where the figure came from.
+@pytest.mark.parametrize(
+    ("load", "basis"),
+    [({"static_batch": "8"}, "predicted-latency"), ({"concurrency": "16"}, "bound")],
+)
+def test_browser_perf_cost_of_this_link_costs_as_from_perf(
+    page: Any, site_url: str, tmp_path: Path, load: dict[str, str], basis: str
+) -> None:
+    query = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "2000",
+             "output_len": "200", **load}  # fmt: skip
+    shown = _open(page, f"{site_url}/calculators/perf/?{urlencode(query)}")
+    assert shown["state"] == "ready"
+    perf = _cli("perf", query)
+    saved = tmp_path / "perf.json"
+    saved.write_text(json.dumps(perf))
+    result = CliRunner().invoke(main, ["calc", "cost", "--from-perf", str(saved), "--json"])
+    assert result.exit_code == 0, result.output
+    expected = json.loads(result.output)
+    assert expected["tokens_per_second_basis"]["basis"] == basis
+    page.click("a.im-cost-link")
+    page.wait_for_url("**/calculators/cost/**")
+    page.wait_for_function(READY, timeout=60_000)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+    outputs = dict(
+        page.eval_on_selector_all(
+            "[data-output]", "els => els.map(e => [e.dataset.output, e.dataset.value])"
+        )
+    )
+    assert _same(outputs["usd_per_million_tokens"], expected["usd_per_million_tokens"])
+    mismatches = [
+        (path, value, _lookup(expected, path))
+        for path, value in outputs.items()
+        if not _same(value, _lookup(expected, path))
+    ]
+    assert mismatches == []
+    label = expected["tokens_per_second_basis"]["label"]
+    assert outputs["tokens_per_second_basis.label"] == label
+    note = page.inner_text(".im-basis")
+    assert "from the perf calculator on 1 × h100-sxm" in note
+    assert label in note
+    assert page.input_value('select[name="tokens_per_second_basis"]') == basis
+
+
+def test_browser_cost_refuses_a_tampered_basis(page: Any, site_url: str) -> None:
+    hostile = "<img src=x onerror=alert(1)>"
+    query = urlencode({"gpu": "h100-sxm", "tokens_per_second": "900",
+                       "tokens_per_second_basis": hostile})  # fmt: skip
+    shown = _open(page, f"{site_url}/calculators/cost/?{query}")
+    assert shown["state"] == "invalid"
+    _refused_without_figures(page)
+    assert page.query_selector("img[src=x]") is None
+    text = page.inner_text('[data-error-for="tokens_per_second_basis"]')
+    assert "tokens_per_second_basis: expected one of bound, predicted-latency" in text
