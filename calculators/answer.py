@@ -57,6 +57,14 @@ class Question:
     precision: str | None = None
 
 
+ROOFLINE_BOUND = "roofline bound"
+PREDICTION = "prediction"
+BOUND_MEANING = (
+    "a roofline bound counts the most sequences the vLLM memory plan holds with an fp8 KV cache: "
+    "no run can beat it, so a real token costs more"
+)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """What a deployment could do where no evidence qualifies: never a measurement. `kind`
@@ -78,14 +86,23 @@ class Estimate:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @property
-    def full_note(self) -> str:
-        """The note, and why a bound stands where a prediction would."""
+    def shared_note(self) -> str:
+        """What the note says that every estimate of its kind at one question says alike: what
+        a roofline bound is, and why a bound stands where a prediction would ("" for a
+        prediction, whose error is in its own note)."""
+        if self.kind != ROOFLINE_BOUND:
+            return ""
         if self.missed_target is None:
-            return self.note
+            return BOUND_MEANING
         return (
-            f"{self.note}; the prediction is not shown: its measured error misses the target "
+            f"{BOUND_MEANING}; the prediction is not shown: its measured error misses the target "
             f"({self.missed_target})"
         )
+
+    @property
+    def full_note(self) -> str:
+        """The note (this deployment's own facts), then what it shares with its kind."""
+        return "; ".join(part for part in (self.note, self.shared_note) if part)
 
 
 @dataclass(frozen=True)
@@ -95,10 +112,6 @@ class NoEstimate:
     workload gives no request to plan (`answer_estimate.NO_TYPICAL_LENGTHS`)."""
 
     reason: str
-
-
-ROOFLINE_BOUND = "roofline bound"
-PREDICTION = "prediction"
 
 
 def estimate_kind(slo: Slo) -> str:

@@ -183,9 +183,8 @@ def gpu_bounds(
             bound.tokens_per_second,
             batch,
             bound.interconnect,
-            f"the roofline bound ({bound.limited_by}) at {batch:,} sequences, the most the vLLM "
-            "memory plan holds with an fp8 KV cache: no run can beat it, so a real token costs "
-            "more" + (ONLINE_MXFP4_NOTE if release == ONLINE_MXFP4_RELEASE else ""),
+            f"the roofline bound ({bound.limited_by}) at {batch:,} sequences"
+            + (ONLINE_MXFP4_NOTE if release == ONLINE_MXFP4_RELEASE else ""),
         )
 
 

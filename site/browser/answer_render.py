@@ -5,7 +5,8 @@ and calls `render_json`), so the page and the CLI rank with one piece of code.
 
 Stdlib and `calculators` only. Strings from result files are HTML-escaped. A ranked row carries
 `data-answer-row` and its $ cell `data-output="usd_per_million_accepted"` with the raw number in
-`data-value`; a question nothing answers carries `data-nearest-miss`.
+`data-value`; a question nothing answers carries `data-nearest-miss`; each other group nothing
+meets is a `data-missed-group` row of one table, `data-estimate` where it has an estimate.
 """
 
 import html
@@ -304,7 +305,9 @@ def answer_title(found: Answer) -> str:
     )
 
 
-def _miss_text(found: Answer, names: Mapping[str, str]) -> str:
+def _miss_text(found: Answer, names: Mapping[str, str], short: bool = False) -> str:
+    """The group's nearest miss: "nearest miss: <GPUs> at <load>: <reason> (<figures>)", or
+    without its "nearest miss: " where a column heading says it (`short`)."""
     if found.nearest_miss is None:
         return "no point states what this question needs"
     point, miss = found.nearest_miss
@@ -315,7 +318,7 @@ def _miss_text(found: Answer, names: Mapping[str, str]) -> str:
         f"the bound of {miss.bound_ms:,.0f} ms)"
     )
     return (
-        f"nearest miss: {gpus_text(point.gpu_count, point.gpu, names)} at "
+        f"{'' if short else 'nearest miss: '}{gpus_text(point.gpu_count, point.gpu, names)} at "
         f"{point.load}: {miss.reason}{figures}"
     )
 
@@ -407,14 +410,73 @@ def answers_html(
         missed = [a for a in missed if a is not nearest and limit is None]
     parts += [ranking_html(found, base, names, limit) for found in ranked]
     if missed:
-        items = "".join(
-            f"<li>{esc(_group_miss_text(a, names))}{estimate_html(a, names)}</li>" for a in missed
-        )
         parts.append(
             f"<details><summary>{len(missed)} more evidence group(s) nothing there meets"
-            f"</summary><ul>{items}</ul></details>"
+            f"</summary>{missed_table_html(missed, base, names)}</details>"
         )
     return "".join(parts)
+
+
+def missed_table_html(missed: Sequence[Answer], base: str, names: Mapping[str, str]) -> str:
+    """The groups nothing meets as one table, a row each: its title, its nearest miss and its
+    estimate's own facts (or why there is none); what their estimates say alike (a bound's
+    meaning, the target the prediction missed) once under it, each text marked (1), (2)… on
+    its rows where they differ."""
+    estimates = [a.estimate for a in missed if a.no_estimate is None and a.estimate is not None]
+    said = list(dict.fromkeys(estimate.shared_note for estimate in estimates))
+    # marked where not every estimate says the same (a prediction says nothing shared)
+    shared = [text for text in said if text] if len(said) > 1 else []
+    rows = "".join(_missed_row(found, base, names, shared) for found in missed)
+    tiers = sorted({estimate.tier.replace("_", "-") for estimate in estimates})
+    notes = "".join(
+        f'<p class="im-estimate-shared" data-estimate-shared><small>'
+        f"{_mark(text, shared) or 'Every estimate above: '}{esc(text)}.</small></p>"
+        for text in said
+        if text
+    ) + (f"<p><small>Prices: {esc(', '.join(tiers))} tier.</small></p>" if tiers else "")
+    return (
+        '<div class="im-scroll"><table class="im-table im-missed" data-search-exclude>'
+        "<thead><tr><th>Evidence group</th><th>Nearest miss</th>"
+        "<th>Estimate, not a measurement: $/1M output</th><th>On</th><th>Kind</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table></div>{notes}"
+    )
+
+
+def _mark(text: str, shared: Sequence[str]) -> str:
+    """A shared text's mark, "(n) ", where `shared` lists the texts marked ("" else)."""
+    return f"({shared.index(text) + 1}) " if text in shared else ""
+
+
+def _missed_row(found: Answer, base: str, names: Mapping[str, str], shared: Sequence[str]) -> str:
+    """A group nothing meets: its title, nearest miss, and its estimate or why there is none."""
+    miss = _miss_text(found, names, short=True)
+    head = f"<td>{esc(answer_title(found))}</td><td>{esc(miss)}</td>"
+    estimate = found.estimate
+    if found.no_estimate is not None or estimate is None:
+        why = (
+            ""
+            if found.no_estimate is None
+            else f'<span class="im-no-estimate" data-no-estimate>'
+            f"No estimate: {esc(found.no_estimate)}</span>"
+        )
+        return f'<tr data-missed-group>{head}<td colspan="3">{why}</td></tr>'
+    value = estimate.usd_per_million_output_tokens
+    mark = _mark(estimate.shared_note, shared)
+    return (
+        # the row is the estimate (`data-estimate`): its text holds the figure's every fact
+        f'<tr data-missed-group data-estimate data-value="{value!r}" '
+        f'data-kind="{esc(estimate.kind)}" data-precision="{esc(estimate.precision)}" '
+        f'data-tier="{esc(estimate.tier)}" data-price-id="{esc(estimate.price_id)}">{head}'
+        f'<td class="im-estimate-cell">{estimate_phrase(estimate)} {usd(value)}</td>'
+        f"<td>{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))} at "
+        # the price links to its row on the GPU's page, as a ranking's does; its tier (the
+        # question's) is said under the table
+        f'<a href="{base}gpus/{esc(estimate.gpu)}/#price-{esc(estimate.price_id)}" '
+        f'title="{esc(estimate.tier.replace("_", "-"))} price {esc(estimate.price_id)}">'
+        f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h</a></td>"
+        f"<td>{esc(estimate.note)}{' ' + mark.strip() if mark else ''}</td>"
+        "</tr>"
+    )
 
 
 def _nearest_overall(missed: Sequence[Answer]) -> Answer | None:

@@ -13,6 +13,7 @@ import pytest
 
 from infermeter.calculators.accepted import Slo
 from infermeter.calculators.answer import (
+    BOUND_MEANING,
     PREDICTION,
     ROOFLINE_BOUND,
     Estimate,
@@ -117,9 +118,13 @@ def test_a_kind_that_missed_its_target_shows_the_bound_naming_the_target(slo: Sl
     # in the perf page's words ("Prediction not shown: its measured error misses the target"):
     # "not the prediction: server: target median error ≤ 30 %" read as a riddle
     assert found.full_note == (
-        f"{bound.note}; the prediction is not shown: its measured error misses the target "
-        f"({missed})"
+        f"{bound.note}; {BOUND_MEANING}; the prediction is not shown: its measured error misses "
+        f"the target ({missed})"
     )
+    # the deployment's own facts apart from what every bound at this question says alike
+    assert bound.note.startswith("the roofline bound (")
+    assert BOUND_MEANING not in bound.note
+    assert found.shared_note == found.full_note.removeprefix(f"{bound.note}; ")
     assert (found.kind, found.missed_target) == (ROOFLINE_BOUND, missed)
 
 
