@@ -143,7 +143,9 @@ def load_conversations(path: Path) -> list[Session]:
             system = None
         elif isinstance(row, dict) and isinstance(row.get("messages"), list):
             messages = [m for m in row["messages"] if isinstance(m, dict)]
-            systems = [message_text(m.get("content")) for m in messages if m["role"] == "system"]
+            systems = [
+                message_text(m.get("content")) for m in messages if m.get("role") == "system"
+            ]
             system = systems[0] if systems and systems[0] else None
             turns = [
                 (str(m.get("role")), message_text(m.get("content")))

@@ -105,6 +105,23 @@ def test_load_conversations_reads_openai_content_parts_as_text(tmp_path: Path) -
     assert session.reply_tokens == (3,)
 
 
+def test_load_conversations_passes_over_a_message_without_a_role(tmp_path: Path) -> None:
+    # Bug (8b50e811): a message with no "role" ended the run in a KeyError traceback; it is
+    # passed over, as a message that is no object is.
+    rows = [
+        {"messages": [
+            {"content": "Be brief."},
+            {"role": "user", "content": "Hi there."},
+            {"role": "assistant", "content": "Hello!"},
+        ]},
+    ]  # fmt: skip
+    path = tmp_path / "roleless.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (session,) = load_conversations(path)
+    assert session.system is None
+    assert session.user_messages == ("Hi there.",)
+
+
 def test_multiturn_run_replays_a_real_sharegpt_conversation(
     fake_server: FakeOpenAIServer,
 ) -> None:
