@@ -19,7 +19,6 @@ from infermeter.calculators.served_formats import served_reason
 from infermeter.calculators.vllm_settings import VllmSettings, check_tensor_parallel, parse_release
 
 GPU_COUNTS = (1, 2, 4, 8)
-DOES_NOT_FIT = "does not fit"  # how the reason of a GPU whose memory is too small begins
 
 
 @dataclass(frozen=True)
@@ -43,6 +42,7 @@ class FitResult:
     report: MemoryReport | None
     reason: str | None
     data_parallel_size: int = 1
+    served: bool = True  # False: the GPU's vLLM does not serve the weights (`reason` says why)
 
     @property
     def gpus(self) -> int | None:
@@ -87,6 +87,7 @@ class FitResult:
             else None,
             "required_bytes_per_gpu": report.simple.required_bytes if report else None,
             "reason": self.reason,
+            "served": self.served,
         }
 
 
@@ -115,7 +116,7 @@ def fit_gpu(
     release = parse_release(settings.vllm_version)
     refused = served_reason(arch, settings.quantization, gpu.traits, release)
     if refused is not None:
-        return FitResult(gpu, None, None, refused, settings.data_parallel_size)
+        return FitResult(gpu, None, None, refused, settings.data_parallel_size, served=False)
     last: MemoryReport | None = None
     for count in [count for count in _candidate_counts(arch) if count >= min_gpu_count]:
         trial = replace(
@@ -130,7 +131,7 @@ def fit_gpu(
             return FitResult(gpu, count, last, None, settings.data_parallel_size)
     counts = ", ".join(str(count) for count in _candidate_counts(arch))
     detail = f": with {counts} GPUs, {last.reason}" if last is not None and last.reason else ""
-    reason = f"{DOES_NOT_FIT}{detail}"
+    reason = f"does not fit{detail}"
     return FitResult(gpu, None, last, reason, settings.data_parallel_size)
 
 

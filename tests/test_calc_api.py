@@ -791,3 +791,23 @@ def test_perf_page_bound_states_its_dollar_figure_and_the_error_of_every_split()
     assert splits
     for split, median in splits.items():
         assert f'data-output="error.splits.{split}" data-value="{median!r}"' in shown
+
+
+def test_fit_page_lists_a_gpu_whose_vllm_does_not_serve_the_weights_apart_as_the_cli_does() -> None:
+    # Bug (4a67e181): the CLI printed the MI325X's refusal of NVFP4 on a line of its own, but
+    # the fit page listed it under "Does not fit (1)", as if its 256 GB were too small. The
+    # payload now says so (`served`), and both read it.
+    query = {"model": "llama-3.1-8b-instruct", "context": "8192", "quantization": "nvfp4",
+             "gpu": "mi325x,h100-sxm"}  # fmt: skip
+    result = calc_compute.compute("fit", query, CATALOG)
+    by_gpu = {row["gpu"]: row for row in result["payload"]["options"]}
+    assert (by_gpu["mi325x"]["served"], by_gpu["h100-sxm"]["served"]) == (False, True)
+    shown = calc_html.RENDER["fit"](result["payload"], "../")
+    assert "Not served by their vLLM (1)" in shown
+    assert "Does not fit" not in shown
+    cli = json_output("calc", "fit", "--model", "llama-3.1-8b-instruct", "--context", "8192",
+                      "--quantization", "nvfp4", "--gpu", "mi325x,h100-sxm", "--json")  # fmt: skip
+    assert {row["gpu"]: row["served"] for row in cli["options"]} == {
+        "mi325x": False,
+        "h100-sxm": True,
+    }

@@ -7,7 +7,6 @@
 from typing import Any
 
 import infermeter.calculators.api as api
-from infermeter.calculators.fit import DOES_NOT_FIT
 from infermeter.calculators.memory import MemoryReport
 from infermeter.calculators.price_tiers import pays_off_above
 from infermeter.registry.prices import TIERS
@@ -162,7 +161,7 @@ def format_fit(payload: dict[str, Any]) -> str:
             f"{row['deployment_max_concurrency']:>9.1f}"
         )
     misfits = [row for row in rows if not row["fits"]]
-    too_big = [row["gpu"] for row in misfits if row["reason"].startswith(DOES_NOT_FIT)]
+    too_big = [row["gpu"] for row in misfits if row["served"]]
     if too_big:
         lines.append(f"does not fit on 8 or fewer: {', '.join(too_big)}")
     # a GPU refused for another reason (its vLLM does not serve the weights) says why

@@ -350,13 +350,22 @@ def _fit_html(payload: Mapping[str, Any], base: str) -> str:
     table = more_columns(table, 1 + len(columns))
     if not body:
         table = "<p>No catalog GPU serves this with 8 or fewer GPUs.</p>"
-    missing = "".join(
+    return table + _misfits_html(misfits, True) + _misfits_html(misfits, False)
+
+
+def _misfits_html(misfits: list[tuple[int, Any]], served: bool) -> str:
+    """The GPUs too small for the model (`served`), or those whose vLLM does not serve its
+    weights, apart, each with its reason (as `calc fit` prints them)."""
+    rows = [(index, row) for index, row in misfits if row["served"] is served]
+    if not rows:
+        return ""
+    summary = "Does not fit" if served else "Not served by their vLLM"
+    items = "".join(
         f"<li>{html.escape(row['name'])}:"
         f" {_out(f'options.{index}.reason', row['reason'], row['reason'] or '')}</li>"
-        for index, row in misfits
+        for index, row in rows
     )
-    extra = f"<details><summary>Does not fit ({len(misfits)})</summary><ul>{missing}</ul></details>"
-    return table + (extra if misfits else "")
+    return f"<details><summary>{summary} ({len(rows)})</summary><ul>{items}</ul></details>"
 
 
 def _ms(value: Any) -> str:
