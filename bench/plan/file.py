@@ -21,7 +21,7 @@ from infermeter.bench.plan.placement import GpuRequest, parse_gpus
 from infermeter.bench.run.point_plans import plan_points
 from infermeter.bench.session.builder import command_line, session_config
 from infermeter.bench.session.config import SessionConfig
-from infermeter.calculators.suggest import closest
+from infermeter.calculators.suggest import unknown_name
 from infermeter.registry.catalog import CatalogLoader
 from infermeter.registry.input_files import InputFileError, read_input_text
 
@@ -63,9 +63,7 @@ def _keys(mapping: Mapping[Any, Any], where: str, problems: list[str]) -> dict[s
         if spelt in normalised:
             problems.append(f"{where}.{spelt}: given twice")
         elif spelt not in known:
-            close = closest(spelt, known, limit=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            problems.append(f"{where}.{key}: unknown key{hint}")
+            problems.append(f"{where}.{key}: {unknown_name('key', spelt, known)}")
         else:
             normalised[spelt] = value
     return normalised

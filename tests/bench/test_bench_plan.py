@@ -112,7 +112,7 @@ def test_plan_failing_run_is_reported_and_the_next_runs(
     [
         (
             {"runs": [{"endpoint": "http://h", "concurrncy": [1]}]},
-            "runs[0].concurrncy: unknown key; did you mean concurrency?",
+            "runs[0].concurrncy: unknown key 'concurrncy'; closest: concurrency",
         ),
         (
             {"runs": [{"endpoint": "http://h"}, {"endpoint": "http://h", "concurrency": [1, "x"]}]},
