@@ -220,20 +220,14 @@ def _entry(excerpt: RetailExcerpt, gpu: GpuEntry, offers: list[Offer]) -> PriceE
             "usd_per_gpu_hour": round(cheapest.usd_per_vm_hour / count, 6),
             "region": cheapest.region,
             "as_of": provenance.date,
-            "source": {
-                "url": excerpt.url,
-                "title": f"Azure Retail Prices API snapshot of {cheapest.region} "
-                f"({excerpt.repository}, {provenance.date})",
-                "date": provenance.date,
-                "date_basis": provenance.date_basis,
-                "official": provenance.official,
-                "commit": excerpt.commit,
-            },
+            "source": excerpt.price_source(
+                f"Azure Retail Prices API snapshot of {cheapest.region} "
+                f"({excerpt.repository}, {provenance.date})"
+            ),
             "notes": (
                 f"{kind}: ${cheapest.usd_per_vm_hour:g} per VM-hour (Linux) ÷ {count} GPU(s) of "
                 f"the {series} size {size} (GPUs per size: {SIZES_SOURCE}); {spread} per VM-hour "
-                f"over {where}; date stated: {provenance.date_reason}; official: "
-                f"{'yes' if provenance.official else 'no'} ({provenance.official_reason})"
+                f"over {where}; {provenance.said()}"
             ),
         },
         f"{excerpt.file}: VM size {size}, region {shown(cheapest.region)}, {cheapest.tier}",

@@ -229,20 +229,13 @@ def _entry(
             "usd_per_gpu_hour": round(price / count, 6),
             "region": region,
             "as_of": provenance.date,
-            "source": {
-                "url": excerpt.url,
-                "title": f"Google Cloud list prices per machine type, pricing.yml of "
-                f"{excerpt.repository} (generated {provenance.date})",
-                "date": provenance.date,
-                "date_basis": provenance.date_basis,
-                "official": provenance.official,
-                "commit": excerpt.commit,
-            },
+            "source": excerpt.price_source(
+                f"Google Cloud list prices per machine type, pricing.yml of "
+                f"{excerpt.repository} (generated {provenance.date})"
+            ),
             "notes": (
                 f"{kind}: ${price:.4f} per machine-hour ({per_hour}) ÷ {count} GPU(s), the whole "
-                f"machine ({parts}) in {regions}; date stated: "
-                f"{provenance.date_reason}; official: "
-                f"{'yes' if provenance.official else 'no'} ({provenance.official_reason})"
+                f"machine ({parts}) in {regions}; {provenance.said()}"
             ),
         },
         f"{excerpt.file}: machine type {shown(name)}, region {shown(region)}, {key}",

@@ -40,6 +40,15 @@ class Provenance:
     official_reason: str
     read: str
 
+    def said(self) -> str:
+        """How the date and the officialness are known, as a price's notes say it."""
+        dated = (
+            f"date stated: {self.date_reason}"
+            if self.date_basis == "stated"
+            else f"undated ({self.date_reason}); as_of is the date the file was read"
+        )
+        return f"{dated}; official: {'yes' if self.official else 'no'} ({self.official_reason})"
+
 
 @dataclass(frozen=True)
 class PinnedExcerpt:
@@ -57,6 +66,17 @@ class PinnedExcerpt:
     def url(self) -> str:
         """The excerpted file on GitHub, at its commit."""
         return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
+
+    def price_source(self, title: str) -> dict[str, object]:
+        """The `source` of a price read from this excerpt (a PriceSource's fields)."""
+        return {
+            "url": self.url,
+            "title": title,
+            "date": self.provenance.date,
+            "date_basis": self.provenance.date_basis,
+            "official": self.provenance.official,
+            "commit": self.commit,
+        }
 
 
 def _facts(file: Path, lines: list[str]) -> dict[str, str]:

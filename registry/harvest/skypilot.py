@@ -157,15 +157,9 @@ def _notes(excerpt: Excerpt, offers: list[Offer], cheapest: Offer) -> str:
         if len(prices) == 1
         else f"${prices[0]:g}–${prices[-1]:g} per instance-hour over {_regions(offers)}"
     )
-    dated = (
-        f"date stated: {excerpt.provenance.date_reason}"
-        if excerpt.provenance.date_basis == "stated"
-        else f"undated ({excerpt.provenance.date_reason}); as_of is the date the file was read"
-    )
     return (
         f"${cheapest.usd_per_instance_hour:g} per instance-hour ÷ {cheapest.gpus} GPU(s); "
-        f"{spread}; {dated}; official: {'yes' if excerpt.provenance.official else 'no'} "
-        f"({excerpt.provenance.official_reason})"
+        f"{spread}; {excerpt.provenance.said()}"
     )
 
 
@@ -186,14 +180,9 @@ def price_entry(excerpt: Excerpt, offers: list[Offer]) -> PriceEntry:
             "usd_per_gpu_hour": round(cheapest.usd_per_instance_hour / cheapest.gpus, 6),
             "region": cheapest.region,
             "as_of": excerpt.provenance.date,
-            "source": {
-                "url": excerpt.url,
-                "title": f"SkyPilot catalog {excerpt.path} ({excerpt.repository})",
-                "date": excerpt.provenance.date,
-                "date_basis": excerpt.provenance.date_basis,
-                "official": excerpt.provenance.official,
-                "commit": excerpt.commit,
-            },
+            "source": excerpt.price_source(
+                f"SkyPilot catalog {excerpt.path} ({excerpt.repository})"
+            ),
             "notes": _notes(excerpt, offers, cheapest),
         },
         f"{excerpt.file}: row {shown(row)}",
