@@ -36,6 +36,7 @@ from infermeter.bench.plan.options import (
     TraceBlockSize,
 )
 from infermeter.bench.result.deployment import Deployment, identity
+from infermeter.bench.result.provenance import cpu_gpu_sku
 from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS, too_few_requests
 from infermeter.bench.workloads.lengths import Length, length_model, parse_length_spec
 from infermeter.bench.workloads.trace_plan import trace_workload
@@ -57,7 +58,7 @@ from infermeter.registry.models import (
     Verdict,
     Workload,
 )
-from infermeter.registry.models.common import HF_REPO_PATTERN
+from infermeter.registry.models.common import CPU_DEVICE_ID, HF_REPO_PATTERN, DeviceFormFactor
 from infermeter.registry.models.provenance import Host, Tool
 from infermeter.registry.secrets import redact
 from infermeter.registry.store import reject_duplicate_keys
@@ -100,7 +101,9 @@ class ImportFacts(BaseModel):
         alias_generator=lambda name: name.replace("_", "-"),
     )
 
-    gpu: Annotated[str | None, Cli("GPU catalog id, e.g. h100-sxm. Required.")] = None
+    gpu: Annotated[
+        str | None, Cli("GPU catalog id, e.g. h100-sxm (cpu: the engine ran on the CPU). Required.")
+    ] = None
     gpu_count: Annotated[PositiveInt | None, Cli("GPUs that served. Required.")] = None
     model_id: Annotated[
         str | None, Cli("Model catalog id, e.g. llama-3.1-8b-instruct. Required.")
@@ -482,15 +485,16 @@ def assemble(
     model_id = required(facts, "model_id")
     engine_version = required(facts, "engine_version")
     gpus = load_gpus()
-    _catalog_id("GPU", gpu_id, sorted(gpus), "--gpu")
+    if gpu_id != CPU_DEVICE_ID:  # `--gpu cpu`, as bench run takes it: an engine on the CPU
+        _catalog_id("GPU", gpu_id, sorted(gpus), "--gpu")
     _catalog_id("model", model_id, sorted(load_models()), "--model-id")
     hf_repo = _hf_repo(facts, measured.served_model)
     workload = _workload(facts, measured)
     command, submitter, tool_version = _who_and_how(facts, measured, command_why)
-    gpu = gpus[gpu_id]
+    gpu = gpus.get(gpu_id)
     stated = _flags(facts, ModelIdentity, frozenset({"id", "hf_repo"}))
     deployment = Deployment(
-        gpu=unchecked(GpuIdentity, id=gpu_id, count=gpu_count, form_factor=gpu.form_factor),
+        gpu=unchecked(GpuIdentity, id=gpu_id, count=gpu_count, form_factor=_form_factor(gpu)),
         engine=unchecked(EngineIdentity, name="vllm", version=engine_version),
         model=unchecked(ModelIdentity, id=model_id, hf_repo=hf_repo, **stated),
         serving=unchecked(
@@ -583,14 +587,15 @@ def _who_and_how(facts: ImportFacts, measured: Measured, command_why: str) -> tu
 def _source(
     facts: ImportFacts,
     measured: Measured,
-    gpu: GpuEntry,
+    gpu: GpuEntry | None,
     gpu_count: int,
     engine_version: str,
     command: str,
     tool_version: str,
     submitter: str,
 ) -> MeasuredSource:
-    """The result's `source`: a measured run, by which tool, on which host, when and by whom."""
+    """The result's `source`: a measured run, by which tool, on which host (`gpu` None: the
+    CPU), when and by whom."""
     return unchecked(
         MeasuredSource,
         kind="measured",
@@ -599,9 +604,9 @@ def _source(
         server_command=redact(facts.server_command) if facts.server_command else None,
         host=unchecked(
             Host,
-            gpu_sku=facts.gpu_sku or gpu.name,
+            gpu_sku=facts.gpu_sku or (gpu.name if gpu else cpu_gpu_sku(None)),
             gpu_count=gpu_count,
-            form_factor=gpu.form_factor,
+            form_factor=_form_factor(gpu),
             vllm_version=engine_version,
         ),
         started_at=measured.started_at,
@@ -609,6 +614,11 @@ def _source(
         submitter=submitter,
         complete=measured.complete,
     )
+
+
+def _form_factor(gpu: GpuEntry | None) -> DeviceFormFactor:
+    """The GPU's form factor in the catalog; `cpu` for no GPU (`--gpu cpu`)."""
+    return gpu.form_factor if gpu else CPU_DEVICE_ID
 
 
 def request_counts(

@@ -81,12 +81,18 @@ def _timestamp(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(microsecond=0)
 
 
+def cpu_gpu_sku(cpu: str | None) -> str:
+    """What a result's `source.host.gpu_sku` says of a run given `--gpu cpu` (`cpu`: the
+    CPU's model, where known)."""
+    on = f" ({cpu})" if cpu else ""
+    return f"none: the engine ran on the CPU{on}, as given with --gpu cpu"
+
+
 def _host(host: Host, deployment: Deployment) -> Host:
     """The engine host's fingerprint, its GPU stated from the deployment where NVML read none."""
     gpu = deployment.gpu
     if gpu.id == CPU_DEVICE_ID:
-        on = f" ({host.cpu})" if host.cpu else ""
-        gpu_sku = f"none: the engine ran on the CPU{on}, as given with --gpu cpu"
+        gpu_sku = cpu_gpu_sku(host.cpu)
     else:
         gpu_sku = host.gpu_sku or f"{gpu.id} (given with --gpu; no NVIDIA driver read)"
     gpu_count = host.gpu_count or gpu.gpus_per_node or gpu.count

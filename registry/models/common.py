@@ -109,7 +109,7 @@ Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 FormFactor = Literal["pcie", "sxm", "oam", "superchip"]
-CPU_DEVICE_ID = "cpu"
+CPU_DEVICE_ID: Final = "cpu"
 """`identity.gpu.id` (and `form_factor`) of a run that had no GPU: the engine served on the
 host's CPU (vLLM's CPU build). Such a result is valid, is useful to the bench's own tests and to
 the calculators' error report, and is kept out of every GPU comparison."""

@@ -163,6 +163,17 @@ def test_real_vllm_025_sweep_run_maps_every_stated_figure() -> None:
     assert result.identity.workload.api == "completions"  # endpoint_type "openai"
 
 
+def test_real_vllm_run_imported_with_gpu_cpu_says_it_ran_on_the_cpu() -> None:
+    """`--gpu cpu` is taken by bench import as by bench run (a result the registry keeps out of
+    the GPU comparison): before, import refused it as an unknown GPU id."""
+    facts = _sweep_facts(_json(VLLM_SWEEP)).model_copy(update={"gpu": "cpu"})
+    result = import_files([VLLM_SWEEP], facts)
+    assert (result.identity.gpu.id, result.identity.gpu.form_factor) == ("cpu", "cpu")
+    host = result.source.host
+    assert host.form_factor == "cpu"
+    assert host.gpu_sku == "none: the engine ran on the CPU, as given with --gpu cpu"
+
+
 def test_real_vllm_run_of_8_requests_is_too_few_for_the_p99_it_states() -> None:
     """The p99 of 8 requests is their maximum in disguise: the import says so, in the words
     `bench run` gives its own 8 requests, for the percentiles the file states (p99 alone, as
