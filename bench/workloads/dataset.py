@@ -157,7 +157,7 @@ def load_tokenizer(name_or_path: str) -> Tokenizer:
     path = Path(name_or_path)
     on_disk = os.path.lexists(path)
     if on_disk:
-        path = path / "tokenizer.json" if path.is_dir() else path
+        path = path / HUB_TOKENIZER_FILE if path.is_dir() else path
         try:
             check_regular_file(path, "tokenizer")
         except InputFileError as error:
@@ -167,6 +167,8 @@ def load_tokenizer(name_or_path: str) -> Tokenizer:
             f"{name_or_path}: no such file or folder, nor a Hugging Face id (owner/name)",
             "--tokenizer",
         )
+    else:
+        _check_hub_reachable(name_or_path)
     try:
         if on_disk:
             tokenizer: Tokenizer = HfTokenizer.from_file(str(path))
@@ -177,3 +179,38 @@ def load_tokenizer(name_or_path: str) -> Tokenizer:
             f"cannot load tokenizer {name_or_path!r}: {error}", "--tokenizer"
         ) from None
     return tokenizer
+
+
+HUB_TOKENIZER_FILE = "tokenizer.json"
+_GIVE_A_PATH = f"pass --tokenizer PATH to a {HUB_TOKENIZER_FILE} (or a folder holding one)"
+
+
+def _check_hub_reachable(repo_id: str) -> None:
+    """Refuse at once a Hugging Face id whose tokenizer is not in the local cache on a host
+    that cannot download it: offline mode (`HF_HUB_OFFLINE`), or a Hub that does not answer
+    one request. Without this, `from_pretrained` retries an unanswered request for about 23 s
+    before it fails. A cached tokenizer is left to `from_pretrained`, which refreshes it where
+    the Hub answers and reads the cache at once where it does not."""
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
+    from huggingface_hub import try_to_load_from_cache as cached
+
+    if isinstance(cached(repo_id, HUB_TOKENIZER_FILE), str):
+        return
+    if constants.HF_HUB_OFFLINE:
+        raise WorkloadFileError(
+            f"{repo_id}: HF_HUB_OFFLINE is set and its {HUB_TOKENIZER_FILE} is not in the "
+            f"Hugging Face cache; {_GIVE_A_PATH}",
+            "--tokenizer",
+        )
+    try:
+        get_hf_file_metadata(hf_hub_url(repo_id, HUB_TOKENIZER_FILE))  # one try, no retries
+    except Exception as error:  # the HTTP client's (httpx or requests, by version) or the Hub's
+        if getattr(error, "response", None) is not None:
+            return  # the Hub answered (gated, not found …): from_pretrained says what it said
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise WorkloadFileError(
+            f"{repo_id}: the Hugging Face Hub ({constants.ENDPOINT}) cannot be reached "
+            f"({reason}) and its {HUB_TOKENIZER_FILE} is not in the Hugging Face cache; "
+            f"{_GIVE_A_PATH}",
+            "--tokenizer",
+        ) from None
