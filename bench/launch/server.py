@@ -60,11 +60,12 @@ class ServerStartError(EndpointError):
         self,
         message: str,
         *,
+        option: str = "--model",
         cause: str | None = None,
         log_path: Path | None = None,
         log_tail: list[str] | None = None,
     ) -> None:
-        super().__init__(message, "--model")
+        super().__init__(message, option)
         self.cause = cause
         self.log_path = log_path
         self.log_tail = log_tail or []
@@ -100,7 +101,9 @@ def find_executable(executable: str | None) -> str:
     if executable is not None:
         path = Path(executable)
         if not path.is_file() or not os.access(path, os.X_OK):
-            raise ServerStartError(f"--vllm-executable: {executable} is not an executable file")
+            raise ServerStartError(
+                f"{executable} is not an executable file", option="--vllm-executable"
+            )
         # As given, but never a bare name: `./vllm` is a file here, while `vllm` (what
         # str(Path("./vllm")) gives) would be looked up on PATH.
         return executable if os.sep in executable else f".{os.sep}{executable}"

@@ -160,6 +160,17 @@ def test_bench_run_launch_port_in_use_exits_1(tmp_path: Path, standin_vllm: Path
     assert not (tmp_path / "r.vllm.log").exists()  # refused before launching
 
 
+def test_bench_run_launch_names_vllm_executable_once_when_it_cannot_run(tmp_path: Path) -> None:
+    # It said "Error: --model: --vllm-executable: … is not an executable file".
+    not_executable = tmp_path / "vllm"
+    not_executable.write_text("not a program")
+    run = _launch(not_executable, tmp_path / "r.json", *SMALL)
+    assert run.exit_code == 1, run.output
+    assert run.stderr.splitlines()[-1] == (
+        f"Error: --vllm-executable: {not_executable} is not an executable file"
+    )
+
+
 def test_bench_run_launch_without_a_known_gpu_exits_2_before_starting_vllm(
     tmp_path: Path, standin_vllm: Path
 ) -> None:
