@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from infermeter.registry.errors import InvalidFileError, RegistryError
+from infermeter.registry.location import is_registry_checkout
 from infermeter.registry.models import LoadPoint, MeasuredSource, Result
 from infermeter.registry.result_reader import read_valid_result
 from infermeter.registry.store import (
@@ -213,6 +214,12 @@ def _check_checkout(checkout: Path, remote: str, submitted: Sequence[Path] = ())
         raise SubmitError(
             f"{checkout} has no commits; a registry checkout is a clone of your fork of it"
         ) from None
+    if not is_registry_checkout(checkout):
+        raise SubmitError(
+            f"{checkout} is a git checkout, but not of the registry (it has no "
+            "registry/results/ or registry/catalogs/): run submit in your clone of your fork "
+            "of infermeter, or name it with --registry-checkout"
+        )
     status = _run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], checkout)
     ours = {path.resolve() for path in submitted}
     changed = [

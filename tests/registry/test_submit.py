@@ -63,8 +63,9 @@ def fork(tmp_path: Path) -> Path:
     _git(seed, "init", "--quiet", "--initial-branch", "main")
     _git(seed, "config", "user.name", "Seed")
     _git(seed, "config", "user.email", "seed@example.com")
-    (seed / "README.md").write_text("registry\n", encoding="utf-8")
-    _git(seed, "add", "README.md")
+    (seed / "registry" / "results").mkdir(parents=True)  # what makes it the registry
+    (seed / "registry" / "results" / ".gitkeep").write_text("", encoding="utf-8")
+    _git(seed, "add", "registry")
     _git(seed, "commit", "--quiet", "--message", "seed")
     bare = tmp_path / "fork.git"
     _git(tmp_path, "clone", "--quiet", "--bare", str(seed), str(bare))
@@ -232,6 +233,31 @@ def test_submit_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path, no_gh: N
         submit(SubmitConfig(result_file=MEASURED, checkout=tmp_path))
 
 
+def test_submit_refuses_a_git_checkout_that_is_not_the_registry(
+    tmp_path: Path, no_gh: None
+) -> None:
+    # It committed registry/results/… on a new branch of whatever repository it was run in
+    # and pushed that branch to the repository's origin.
+    other = tmp_path / "other-project"
+    other.mkdir()
+    _git(other, "init", "--quiet", "--initial-branch", "main")
+    (other / "README.md").write_text("another project\n", encoding="utf-8")
+    _git(other, "add", "README.md")
+    _git(other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-qm", "start")
+    _git(other, "remote", "add", "origin", "https://github.com/someone/other-project.git")
+    head = _git(other, "rev-parse", "HEAD")
+    with pytest.raises(SubmitError) as caught:
+        submit(SubmitConfig(result_file=MEASURED, checkout=other))
+    assert str(caught.value) == (
+        f"{other} is a git checkout, but not of the registry (it has no registry/results/ or "
+        "registry/catalogs/): run submit in your clone of your fork of infermeter, or name "
+        "it with --registry-checkout"
+    )
+    assert _git(other, "rev-parse", "HEAD") == head
+    assert _git(other, "branch", "--list") == "* main"
+    assert _git(other, "status", "--porcelain") == ""
+
+
 def test_submit_refuses_a_repository_with_no_commits(tmp_path: Path, no_gh: None) -> None:
     # It said "`git rev-parse --abbrev-ref HEAD` failed: fatal: ambiguous argument 'HEAD': …"
     empty = tmp_path / "empty"
@@ -333,7 +359,7 @@ def test_cli_submit_without_a_git_identity_says_so_before_changing_anything(
         "'Your Name'`)"
     ]
     assert _git(checkout, "branch", "--format=%(refname:short)") == "main"
-    assert sorted(path.name for path in checkout.iterdir()) == [".git", "README.md"]
+    assert sorted(path.name for path in checkout.iterdir()) == [".git", "registry"]
 
 
 def test_submit_push_failure_keeps_the_commit_and_names_the_command(
