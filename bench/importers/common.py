@@ -58,7 +58,12 @@ from infermeter.registry.models import (
     Verdict,
     Workload,
 )
-from infermeter.registry.models.common import CPU_DEVICE_ID, HF_REPO_PATTERN, DeviceFormFactor
+from infermeter.registry.models.common import (
+    CPU_DEVICE_ID,
+    HF_REPO_PATTERN,
+    DeviceFormFactor,
+    Seed,
+)
 from infermeter.registry.models.provenance import Host, Tool
 from infermeter.registry.secrets import redact
 from infermeter.registry.store import reject_duplicate_keys
@@ -164,7 +169,7 @@ class ImportFacts(BaseModel):
     dataset: Annotated[
         str | None, Cli("Dataset the prompts came from, e.g. sharegpt or random.")
     ] = None
-    seed: Annotated[int | None, Cli("vLLM --seed of the benchmark.")] = None
+    seed: Annotated[Seed | None, Cli("vLLM --seed of the benchmark.")] = None
     slo_ttft_ms: SloTtftMs = None
     slo_tpot_ms: SloTpotMs = None
     slo_e2e_ms: SloE2eMs = None

@@ -30,7 +30,7 @@ from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE
 from infermeter.calculators.suggest import unknown_name
 from infermeter.registry.errors import validator_message
-from infermeter.registry.models.common import SLUG_PATTERN
+from infermeter.registry.models.common import SLUG_PATTERN, Seed
 
 # What a pattern asks for, in words: an error says this, not the regular expression.
 _PATTERN_MEANINGS = {SLUG_PATTERN: "expected lowercase letters, digits, - or ."}
@@ -383,7 +383,7 @@ class RunOptions(BaseModel):
         Cli("tokenizer.json (or a Hugging Face id) for exact prompt lengths.", metavar="PATH|ID"),
     ] = None
     seed: Annotated[
-        Annotated[int, Field(strict=True)], Cli("Seed of lengths, prompts and arrival schedules.")
+        Annotated[Seed, Field(strict=True)], Cli("Seed of lengths, prompts and arrival schedules.")
     ] = 0
     prompt_salt: Annotated[
         Annotated[int, Field(strict=True)],

@@ -105,6 +105,9 @@ PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 # divide by counts (a concurrency of 10**308 ended `registry index` in an OverflowError).
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_CONFIG_INTEGER)]
 PositiveInt = Annotated[int, Field(ge=1, le=MAX_CONFIG_INTEGER)]
+Seed = Annotated[int, Field(ge=-MAX_CONFIG_INTEGER, le=MAX_CONFIG_INTEGER)]
+"""A random seed: any whole number a JSON reader (JavaScript's too) holds exactly, so that two
+seeds never read as one."""
 Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 

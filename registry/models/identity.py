@@ -14,6 +14,7 @@ from infermeter.registry.models.common import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Seed,
     Sha256Hex,
     Slug,
     StrictModel,
@@ -302,7 +303,7 @@ class Workload(StrictModel):
         description="SHA-256 (hex) of the dataset file the prompts came from, so that two files "
         "of one name never count as one workload; null when no file's hash was recorded.",
     )
-    seed: int | None = Field(None, description="Random seed of the request generator.")
+    seed: Seed | None = Field(None, description="Random seed of the request generator.")
     api: Literal["completions", "chat"] | None = Field(
         None,
         description="OpenAI-compatible endpoint used: `/v1/completions` or `/v1/chat/completions`.",

@@ -244,6 +244,9 @@ def test_run_benchmark_keeps_finished_points_when_server_dies(
             "trace\n  1. fake.jsonl",
             "--trace: names a file whose name holds a line break; the result names it on one line",
         ),
+        # The run measured, then its result was written with a seed no JSON reader (JavaScript
+        # on the site) holds exactly: registry validate took it.
+        ("--seed", str(-(10**40)), "--seed: must be at least -9007199254740992, got -1000"),
     ],
 )
 def test_a_value_the_result_would_refuse_is_refused_before_a_request(
@@ -251,7 +254,7 @@ def test_a_value_the_result_would_refuse_is_refused_before_a_request(
 ) -> None:
     # The run measured, then its result was refused ('the result fails validation: …
     # source.command: contains the control character U+001B'), the points set aside.
-    path = tmp_path / value if option != "--submitter" else None
+    path = tmp_path / value if option in ("--dataset", "--trace") else None
     if path is not None:
         path.write_text(json.dumps({"timestamp": 0, "input_length": 8, "output_length": 2}))
     output = tmp_path / "out" / "r.json"

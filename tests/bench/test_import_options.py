@@ -21,6 +21,8 @@ def test_every_fact_is_an_option_and_every_option_a_fact() -> None:
         (["--slo-ttft-ms", "-5"], "--slo-ttft-ms: must be greater than 0, got -5"),
         (["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization: must be at most 1"),
         (["--gpu-count", "0"], "--gpu-count: must be at least 1, got 0"),
+        # A seed no JSON reader holds exactly was written ('"seed": 1000…0'), valid.
+        (["--seed", str(10**40)], "--seed: must be at most 9007199254740992, got 1000"),
     ],
 )
 def test_a_bad_fact_is_one_line_naming_its_option(given: list[str], expected: str) -> None:
