@@ -14,7 +14,9 @@ scenario.
 import hashlib
 import json
 
+from infermeter.calculators.perf_datasets import dataset_key, dataset_lengths
 from infermeter.registry.models.identity import (
+    DatasetLength,
     FixedLength,
     LengthDistribution,
     NormalLength,
@@ -42,12 +44,31 @@ def _length(distribution: LengthDistribution) -> str:
     return "dataset" if distribution.mean is None else f"dataset (mean {distribution.mean:,.0f})"
 
 
+def _dataset_lengths(workload: Workload) -> str | None:
+    """A named data set's own lengths, where the workload states none of its own: a mean where
+    the calculators know it from a source (`its prompts → mean 3,886 tokens`; their input
+    means are mostly typical figures, not stated ones), else `its prompts → its outputs`; None
+    for any other workload."""
+    lengths = (workload.input_len, workload.output_len)
+    if not workload.dataset or any(
+        not isinstance(length, DatasetLength) or length.mean is not None for length in lengths
+    ):
+        return None
+    if dataset_key(workload.dataset) is None:
+        return "its prompts → its outputs"
+    known = dataset_lengths(workload.dataset)
+    prompts = "its prompts" if known.input_approximate else f"mean {known.input_tokens:,.0f}"
+    return f"{prompts} → mean {known.output_tokens:,.0f} tokens"
+
+
 def workload_label(workload: Workload) -> str:
-    """The workload in a reader's words, e.g. `1,000 → 1,000 tokens` or `dataset (mean 250) →
-    dataset (mean 180) tokens, open-orca`."""
+    """The workload in a reader's words, e.g. `1,000 → 1,000 tokens`, `dataset (mean 250) →
+    dataset (mean 180) tokens, open-orca` or `its prompts → mean 3,886 tokens, MLPerf
+    Inference deepseek-r1 data set` (a data set's own lengths: `_dataset_lengths`)."""
     if workload.trace is not None:
         return trace_label(workload)
-    text = f"{_length(workload.input_len)} → {_length(workload.output_len)} tokens"
+    own = _dataset_lengths(workload)
+    text = own or f"{_length(workload.input_len)} → {_length(workload.output_len)} tokens"
     if workload.turns is not None:
         text += f", {_length(workload.turns)} turns"
     if workload.dataset_sha256 is not None:  # two files of one name read apart
