@@ -10,6 +10,7 @@ This module writes the compare pages; its parts: `row_groups` (how rows group),
 data files)."""
 
 import json
+from collections import Counter
 from collections.abc import Collection, Mapping
 
 from buyer_table import buyer_table
@@ -18,7 +19,14 @@ from compare_table import compare_table, num, usd
 from gpu_labels import gpus_link
 from price_notes import prices_used
 from result_index import Index
-from row_groups import compare_slug, ranked, replicate_groups, rows_by
+from row_groups import (
+    compare_slug,
+    names_profile,
+    profile_text,
+    ranked,
+    replicate_groups,
+    rows_by,
+)
 
 from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.registry.charts import chart_data, lowest_usd_per_million
@@ -104,10 +112,17 @@ def comparable_groups(rows: list[IndexRow]) -> list[tuple[tuple[str, str, str], 
 
 
 def compare_page(
-    model: str, profile: str, model_name: str, groups: list[tuple[str, str]] | None = None
+    model: str,
+    profile: str,
+    model_name: str,
+    groups: list[tuple[str, str]] | None = None,
+    named: bool = True,
 ) -> str:
-    """Markdown of a compare page; `groups` are its tables' (workload, scenario) in order."""
+    """Markdown of a compare page; `groups` are its tables' (workload, scenario) in order;
+    `named`: whether its title names its profile (`names_profile`)."""
     slug = compare_slug(model, profile)
+    title = f"{model_name}: {profile_text(profile)}" if named else model_name
+    under = f" ({esc(profile_text(profile))})" if named else ""
     sections = "".join(
         f"## {md_text(workload)} · {md_text(scenario_text(scenario))}\n\n"
         + slot(f"compare-table-{number}")
@@ -115,10 +130,10 @@ def compare_page(
         for number, (workload, scenario) in enumerate(groups or [])
     )
     return (
-        f"---\ntitle: {front_matter_string(f'{model_name}, {profile}')}\n"
+        f"---\ntitle: {front_matter_string(title)}\n"
         "hide: [navigation, toc]\n---\n\n"
-        f"# {md_text(model_name)}: {md_text(profile)} traffic\n\n"
-        f"Every load point of every result for `{esc(model)}` under the `{esc(profile)}` profile, "
+        f"# {md_text(title)}\n\n"
+        f"Every load point of every result for `{esc(model)}`{under}, "
         "one table per workload (input → output lengths, dataset) and scenario: only like "
         "compares with like. Dollar figures use the cheapest usable catalog price of each tier "
         "× GPU count; *measured* rows come from `infermeter bench`, *reported* rows from a cited "
@@ -220,26 +235,29 @@ def pages(
     slots: dict[str, dict[str, str]] = {}
     links = []
     groups = rows_by(ranked(index.rows), lambda row: (row.model, row.profile))
+    profiles = Counter(model for (model, _profile), _rows in groups)
     for (model, profile), rows in sorted(groups, key=lambda group: group[0]):
         name = models[model].name if model in models else model
         uri = f"compare/{compare_slug(model, profile)}.md"
         headings = [
             (workload, scenario) for (_k, workload, scenario), _r in comparable_groups(rows)
         ]
-        out[uri] = compare_page(model, profile, name, headings)
+        named = names_profile(profile, profiles[model])
+        out[uri] = compare_page(model, profile, name, headings, named)
         slots[uri] = compare_slots(rows, flagged_gpus, gpu_names)
+        text = f"{name} ({profile_text(profile)})" if named else name
         links.append(
-            f"| [{md_text(name)}]({compare_slug(model, profile)}.md) | {md_text(profile)} |"
+            f"| [{md_text(text)}]({compare_slug(model, profile)}.md) | {len(headings)} |"
             f" {len({r.result_id for r in rows})} |"
         )
     table = (
-        "| Model | Profile | Results |\n|---|---|---|\n" + "\n".join(links)
+        "| Model | Tables (workload × scenario) | Results |\n|---|---|---|\n" + "\n".join(links)
         if links
         else "No results yet."
     )
     out["compare/index.md"] = (
-        "---\ntitle: Compare\n---\n\n# Compare GPUs\n\nOne page per model and traffic profile.\n\n"
-        + table
-        + "\n"
+        "---\ntitle: Compare\n---\n\n# Compare GPUs\n\nOne page per model (and per traffic "
+        "profile where a model has results of more than one), a table per workload × scenario "
+        "on it: only like compares with like.\n\n" + table + "\n"
     )
     return out, slots

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog_pages import esc
+from row_groups import names_profile, profile_text
 from wide_tables import filled_columns
 
 from infermeter.registry.index_row import IndexRow
@@ -15,6 +16,11 @@ from infermeter.registry.models import ModelEntry
 def compare_slug(model: str, profile: str) -> str:
     """The compare page of a model and traffic profile: `compare/<slug>/`."""
     return f"{model}--{profile}"
+
+
+def _compare_text(profile: str) -> str:
+    """A link to a result's compare page: `compare`, with its profile where it has one."""
+    return "compare" if profile == "custom" else f"compare ({profile_text(profile)})"
 
 
 def _first_rows(rows: Iterable[IndexRow]) -> list[IndexRow]:
@@ -67,12 +73,12 @@ def gpu_results_table(
             f"<td>{esc(row.engine)} {esc(row.engine_version)}</td>",
             f"<td>{esc(row.quantization)}</td>",
             f'<td><a href="../../compare/{esc(compare_slug(row.model, row.profile))}/">'
-            f"{esc(row.profile)}</a></td>",
+            f"{esc(_compare_text(row.profile))}</a></td>",
             f"<td>{esc(row.source_kind)}</td>",
         ]
         for row in results
     ]
-    head = ("Result", "Model", "GPUs", "Engine", "Quant.", "Traffic (compare)", "Source")
+    head = ("Result", "Model", "GPUs", "Engine", "Quant.", "Compare", "Source")
     shown = filled_columns(cells, len(head))  # a column of dashes only says no result states it
     body = "".join("<tr>" + "".join(row[i] for i in shown) + "</tr>" for row in cells)
     return (
@@ -92,8 +98,10 @@ def gpu_results(rows: Iterable[IndexRow], gpu_id: str, models: Mapping[str, Mode
 def compare_links(model_id: str, result_ids_by_profile: Mapping[str, set[str]]) -> str:
     """Markdown list of the model's compare pages (relative to `models/<id>.md`), from its
     group (`ResultGroups.result_ids_by_model`); empty when the model has no result."""
+    several = len(result_ids_by_profile)
     return "".join(
-        f"- [{esc(profile)} traffic: {len(ids)} result{'s' if len(ids) != 1 else ''}]"
+        f"- [{esc(profile_text(profile)) + ': ' if names_profile(profile, several) else ''}"
+        f"{len(ids)} result{'s' if len(ids) != 1 else ''}]"
         f"(../compare/{compare_slug(model_id, profile)}.md)\n"
         for profile, ids in sorted(result_ids_by_profile.items())
     )

@@ -1,7 +1,7 @@
 """How the index's rows group into the site's pages and tables: the rows rankings show
 (`ranked`), rows by any key (`rows_by`), a compare page's key (`compare_slug`, model ×
-profile) and replicate groups (`replicate_groups`: one compare-table row each, the median of
-every figure)."""
+profile; `profile_text` and `names_profile` say how its links name the profile) and replicate
+groups (`replicate_groups`: one compare-table row each, the median of every figure)."""
 
 import dataclasses
 from collections import defaultdict
@@ -16,6 +16,17 @@ from infermeter.registry.index_row import IndexRow
 def compare_slug(model: str, profile: str) -> str:
     """The name of the compare page (and its CSV) of a model × traffic profile."""
     return f"{model}--{profile}"
+
+
+def profile_text(profile: str) -> str:
+    """A result's traffic profile in a reader's words (`custom`: any workload of none)."""
+    return "traffic of no infermeter profile" if profile == "custom" else f"{profile} traffic"
+
+
+def names_profile(profile: str, profiles: int) -> bool:
+    """Whether a model's page (of its `profiles` pages) names its profile: `custom` says
+    nothing where it is the model's only one (every harvested result's)."""
+    return profile != "custom" or profiles > 1
 
 
 # The figures that differ between replicates (measured and derived numbers): a replicate

@@ -15,6 +15,27 @@ def _article_text(page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", article))
 
 
+def test_compare_index_has_no_column_that_says_nothing(built_site: Path) -> None:
+    """The compare index's "Profile" column said "custom" on every row (every result is
+    harvested, and a harvester's workload is of no infermeter profile)."""
+    index = _page(built_site, "compare")
+    heads = re.findall(r"<th[^>]*>(.*?)</th>", index)
+    assert heads == ["Model", "Tables (workload × scenario)", "Results"]
+    rows = re.findall(r'<td><a href="([^"]+)/">([^<]+)</a></td>\s*<td>(\d+)</td>', index)
+    assert len(rows) > 10
+    for href, name, tables in rows:
+        page = _page(built_site, f"compare/{href}")
+        # a model's only page is the model's: "custom" (every harvested result's) says nothing
+        assert "custom" not in name, href
+        assert "custom traffic" not in page, href
+        assert len(re.findall(r'<h2 id="', page)) == int(tables), href
+    # nor the links to them: a model page's list, a GPU page's results table
+    for path in ("models/deepseek-r1", "gpus/h100-sxm"):
+        page = _page(built_site, path)
+        assert re.findall(r'href="[^"]*compare/[^"]+">([^<]*)<', page), path
+        assert not re.findall(r'href="[^"]*compare/[^"]+">[^<]*custom', page), path
+
+
 def test_mlperf_workloads_say_what_they_are(built_site: Path) -> None:
     """MLPerf's workloads read "dataset → dataset tokens, MLPerf Inference … data set"."""
     batch = _article_text(_page(built_site, "answer/batch"))
