@@ -373,7 +373,8 @@ def prices_from_json(data: Iterable[Mapping[str, Any]]) -> list[Price]:
 @dataclass(frozen=True)
 class Preset:
     """A common question, pre-rendered on the site: its SLO, the workloads it asks about
-    (typical prompt at least `min_input_tokens`) and why these bounds."""
+    (typical prompt at least `min_input_tokens`) and why these bounds (`why`: the reasons only;
+    the bounds are the SLO's `text()`, which every page shows beside it)."""
 
     id: str
     title: str
@@ -397,17 +398,15 @@ PRESETS: tuple[Preset, ...] = (
         "Interactive chat",
         Slo(99.0, ttft_ms=500.0, tpot_ms=40.0),
         0,
-        "p99 TTFT ≤ 500 ms and TPOT ≤ 40 ms (25 tokens/s per user): MLPerf Interactive's "
-        "bounds (Llama 2 70B: 450 ms and 40 ms; Llama 3.1 8B: 500 ms and 30 ms), rounded to "
-        "the looser, so those points answer it.",
+        "25 tokens/s per user: MLPerf Interactive's bounds (Llama 2 70B: 450 ms and 40 ms; "
+        "Llama 3.1 8B: 500 ms and 30 ms), rounded to the looser, so those points answer it.",
     ),
     Preset(
         "balanced-chat",
         "Balanced chat",
         Slo(99.0, ttft_ms=2000.0, tpot_ms=200.0),
         0,
-        "p99 TTFT ≤ 2 s and TPOT ≤ 200 ms (5 tokens/s per user, about reading speed): MLPerf "
-        "Server's bounds for Llama 2 70B.",
+        "5 tokens/s per user, about reading speed: MLPerf Server's bounds for Llama 2 70B.",
     ),
     Preset(
         "long-context-rag",
@@ -415,8 +414,8 @@ PRESETS: tuple[Preset, ...] = (
         Slo(99.0, ttft_ms=6000.0, tpot_ms=175.0),
         2000,
         "Prompts of 2,000 tokens or more, and MLPerf's Llama 3.1 405B data set (long-context "
-        "tasks); p99 TTFT ≤ 6 s and TPOT ≤ 175 ms: MLPerf Server's bounds for that benchmark, "
-        "looser on TTFT because long prompts take long to prefill.",
+        "tasks); MLPerf Server's bounds for that benchmark, looser on TTFT because long prompts "
+        "take long to prefill.",
         ("MLPerf Inference llama3.1-405b data set",),
     ),
     Preset(
@@ -424,7 +423,6 @@ PRESETS: tuple[Preset, ...] = (
         "Batch (no latency bound)",
         Slo(),
         0,
-        "No latency bound: jobs can wait, so every output token counts; the offline maximum "
-        "throughput answers it.",
+        "Jobs can wait, so every output token counts; the offline maximum throughput answers it.",
     ),
 )

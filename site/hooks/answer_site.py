@@ -141,7 +141,9 @@ def answer_form(site: Site) -> str:
 def answer_page(site: Site, default_html: str) -> str:
     """Markdown of `answer/`: the form, the default question's answer pre-rendered, the presets."""
     presets = "".join(
-        f'<li><a href="{esc(p.id)}/">{esc(p.title)}</a>: {esc(p.why)}</li>' for p in PRESETS
+        f'<li><a href="{esc(p.id)}/">{esc(p.title)}</a> (SLO: {esc(p.slo.text())}): '
+        f"{esc(p.why)}</li>"
+        for p in PRESETS
     )
     block = (
         f'<div class="im-calc im-answer-page" data-calc="answer" data-base="{ANSWER_BASE}" '
@@ -199,17 +201,12 @@ def preset_page(site: Site, preset: Preset) -> str:
         if unanswered
         else ""
     )
-    workloads = (
-        f"Workloads with prompts of {preset.min_input_tokens:,} tokens or more. "
-        if preset.min_input_tokens
-        else ""
-    )
     return (
         # Out of the site's search: its per-model headings would crowd out the model and
         # compare pages a search for a model's name should find first.
         f"---\ntitle: {preset.title}\nsearch:\n  exclude: true\n---\n\n# {preset.title}\n\n"
         f'<p class="im-slo" data-slo>SLO: {esc(preset.slo.text())}. {esc(preset.why)}</p>\n\n'
-        f"{workloads}Per model, each ranking is one workload, weight precision, scenario and "
+        "Per model, each ranking is one workload, weight precision, scenario and "
         "lane; its three cheapest deployments per 1M accepted output tokens, at on-demand "
         "prices.\n\n" + "\n".join(sections) + f"\n\n{missing}\n"
     )

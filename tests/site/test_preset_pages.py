@@ -5,6 +5,8 @@ import html
 import re
 from pathlib import Path
 
+from infermeter.calculators.answer import PRESETS
+
 
 def _page(built_site: Path, path: str) -> str:
     return (built_site / path / "index.html").read_text(encoding="utf-8")
@@ -13,6 +15,23 @@ def _page(built_site: Path, path: str) -> str:
 def _article_text(page: str) -> str:
     article = page.split("<article", 1)[1].split("</article>", 1)[0]
     return html.unescape(re.sub(r"<[^>]+>", "", article))
+
+
+def test_preset_pages_say_their_slo_once(built_site: Path) -> None:
+    """Each preset page said its SLO twice ("p99 TTFT ≤ 6,000 ms, TPOT ≤ 175 ms. … p99 TTFT ≤ 6 s
+    and TPOT ≤ 175 ms"), the long-context one "2,000 tokens or more" twice too."""
+    for preset in PRESETS:
+        page = _page(built_site, f"answer/{preset.id}")
+        intro = _article_text(page.split("<h3 ", 1)[0])
+        assert intro.count(preset.slo.text()) == 1, preset.id
+        assert intro.count("≤") == len(preset.slo.bounds()), preset.id
+        assert intro.lower().count("latency bound") == (1 if preset.slo.is_batch else 0)
+        if preset.min_input_tokens:
+            assert intro.count(f"{preset.min_input_tokens:,} tokens or more") == 1
+    # the answer page's list of presets says each one's bounds, once
+    answer = _article_text(_page(built_site, "answer").split('class="im-calc', 1)[0])
+    for preset in PRESETS:
+        assert answer.count(f"{preset.title} (SLO: {preset.slo.text()}):") == 1
 
 
 def test_compare_index_has_no_column_that_says_nothing(built_site: Path) -> None:
