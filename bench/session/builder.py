@@ -208,6 +208,11 @@ def _check_conflicts(options: RunOptions) -> None:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
         )
+    if options.input_len is not None and options.dataset is not None:
+        raise BenchConfigError(
+            "applies to synthesised prompts, not to a --dataset's, which keep their own lengths",
+            "--input-len",
+        )
 
 
 def _server_config(options: RunOptions, model: str, log_base: Path) -> ServerConfig:

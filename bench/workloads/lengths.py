@@ -114,7 +114,10 @@ def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:
     """A length for synthesised prompts (`LENGTH_SYNTAX` but `dataset`, which --dataset sets)."""
     parsed = parse_length_spec(spec, option)
     if isinstance(parsed, DatasetLengths):
-        message = f"{spec[:40]!r}: the dataset's lengths come with --dataset FILE"
+        message = (
+            f"{spec[:40]!r} is for bench import; bench run takes a dataset's lengths from "
+            f"--dataset FILE when {option} is left out"
+        )
         raise BenchConfigError(message, option)
     return parsed
 

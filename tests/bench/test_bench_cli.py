@@ -20,6 +20,7 @@ from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.workloads.lengths import parse_length
 
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
+SMALL_DATASET = [*SMALL[:4], *SMALL[6:]]  # a --dataset's prompts keep their own lengths
 
 
 def _invoke(*args: str) -> Result:
@@ -145,7 +146,7 @@ def test_cli_bench_run_unreachable_endpoint_exits_1() -> None:
 def test_cli_bench_run_bad_dataset_exits_1(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
     dataset = tmp_path / "data.jsonl"
     dataset.write_text("{broken\n")
-    result = _invoke("--endpoint", fake_server.url, "--dataset", str(dataset), *SMALL)
+    result = _invoke("--endpoint", fake_server.url, "--dataset", str(dataset), *SMALL_DATASET)
     assert result.exit_code == 1
     assert "--dataset" in result.stderr
     assert "data.jsonl:1" in result.stderr
@@ -259,7 +260,7 @@ def test_a_value_the_result_would_refuse_is_refused_before_a_request(
         path.write_text(json.dumps({"timestamp": 0, "input_length": 8, "output_length": 2}))
     output = tmp_path / "out" / "r.json"
     given = str(path) if path is not None else value
-    extra = [] if option == "--trace" else [*SMALL, "--concurrency", "1"]
+    extra = [] if option == "--trace" else [*SMALL_DATASET, "--concurrency", "1"]
     run = _invoke("--endpoint", fake_server.url, *extra, option, given, "--output", str(output))
     assert run.exit_code == 2, run.output
     assert run.stderr.startswith(f"Error: {message}")

@@ -96,3 +96,19 @@ def test_shared_prefix_refuses_a_dataset(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.exit_code == 2
     assert "--shared-prefix-tokens: applies to synthesised prompts" in run.stderr
+
+
+def test_input_len_with_a_dataset_is_refused(tmp_path: Path) -> None:
+    # It was passed over: the prompts kept the dataset's lengths, and nothing said so.
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text("{}\n")
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", "http://127.0.0.1:9", "--dataset", str(dataset),
+         "--input-len", "64"],
+    )  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert run.stderr == (
+        "Error: --input-len: applies to synthesised prompts, not to a --dataset's, which keep "
+        "their own lengths\n"
+    )

@@ -291,5 +291,11 @@ def test_length_dataset_is_for_import_and_said_so_by_run() -> None:
     assert stated == {"kind": "dataset"}
     stated = import_length("dataset:4096", "--input-len").model_dump(exclude_none=True)
     assert stated == {"kind": "dataset", "max": 4096}
-    with pytest.raises(BenchConfigError, match="the dataset's lengths come with --dataset FILE"):
-        parse_length("dataset")
+    # It said "'dataset': the dataset's lengths come with --dataset FILE" to a command line that
+    # gave --dataset FILE.
+    with pytest.raises(BenchConfigError) as caught:
+        parse_length("dataset", "--output-len")
+    assert caught.value.one_line() == (
+        "--output-len: 'dataset' is for bench import; bench run takes a dataset's lengths from "
+        "--dataset FILE when --output-len is left out"
+    )
