@@ -6,7 +6,9 @@ and calls `render_json`), so the page and the CLI rank with one piece of code.
 Stdlib and `calculators` only. Strings from result files are HTML-escaped. A ranked row carries
 `data-answer-row` and its $ cell `data-output="usd_per_million_accepted"` with the raw number in
 `data-value`; a question nothing answers carries `data-nearest-miss`; each other group nothing
-meets is a `data-missed-group` row of one table, `data-estimate` where it has an estimate.
+meets is a `data-missed-group` row of one table, `data-estimate` where it has an estimate. A
+preset page's summary (`winners_html`) is a `data-answer` row per ranking, its winner's $ cell
+marked as a ranked row's is.
 """
 
 import html
@@ -384,6 +386,63 @@ def ranking_html(
         "<thead><tr><th>GPUs</th><th>$/1M accepted</th><th>vs winner</th>"
         "<th>Accepted tok/s</th><th>Price</th><th>Evidence</th></tr></thead>"
         f"<tbody>{body}</tbody></table></div>{''.join(notes)}</section>"
+    )
+
+
+def _winner_row(found: Answer, base: str, names: Mapping[str, str], basis: bool) -> str:
+    """A ranking as one row: its title, its cheapest deployment's figures, price and evidence
+    (with why it qualifies where `basis`), and what the next costs against it."""
+    winner, rest = found.rows[0], [*found.rows[1:], *found.unpriced]
+    point, value = winner.point, winner.usd_per_million_accepted
+    runner = found.rows[1] if len(found.rows) > 1 else None
+    low = (
+        ""
+        if found.break_even_usd_per_gpu_hour is None
+        else f'<br><small class="im-low" data-low-confidence>above '
+        f"${found.break_even_usd_per_gpu_hour:,.2f}/GPU-h the runner-up wins</small>"
+    )
+    nxt = (
+        "none"
+        if not rest
+        else f"{esc(gpus_text(rest[0].point.gpu_count, rest[0].point.gpu, names))} "
+        + ("unpriced" if runner is None else f"×{runner.ratio_to_winner or 0:.2f}")
+        + (f" · {len(rest) - 1} more" if len(rest) > 1 else "")
+    )
+    return (
+        f'<tr data-answer data-scenario="{esc(found.scenario)}" data-lane="{esc(found.lane)}" '
+        f'data-precision="{esc(found.precision)}" data-workload-key="{esc(found.workload_key)}" '
+        f'data-gpu="{esc(point.gpu)}" data-gpu-count="{point.gpu_count}">'
+        f"<td>{esc(answer_title(found))}</td>"
+        f'<td><a href="{base}gpus/{esc(point.gpu)}/">'
+        f"{esc(gpus_text(point.gpu_count, point.gpu, names))}</a></td>"
+        f'<td data-output="usd_per_million_accepted" data-value="{value!r}">{usd(value)}</td>'
+        f"<td>{winner.acceptance.accepted_tokens_per_s or 0:,.0f}</td>"
+        f"<td>{_price_cell(winner.price, base)}{low}</td>"
+        f'<td><a href="{base}results/{esc(point.result_id)}/">result {esc(point.result_id)}</a>'
+        + (f" · MLPerf {esc(point.mlperf_result_id)}" if point.mlperf_result_id else "")
+        + (" · derived" if winner.acceptance.derived else "")
+        + (f"<br><small>{esc(winner.acceptance.basis)}</small>" if basis else "")
+        + f"</td><td>{nxt}</td></tr>"
+    )
+
+
+def winners_html(answers: Sequence[Answer], base: str, names: Mapping[str, str]) -> str:
+    """The rankings of one question that something meets, a row each: its cheapest deployment
+    (a preset page's summary; each ranking's three cheapest are on the model's page, every
+    deployment on the answer page); why they qualify once under them where every row's reason
+    is the same (batch: no latency bound), and MLPerf's note where one is MLPerf's."""
+    ranked = [found for found in answers if found.rows]
+    bases = {found.rows[0].acceptance.basis for found in ranked}
+    shared = next(iter(bases)) if len(bases) == 1 else None
+    rows = "".join(_winner_row(found, base, names, shared is None) for found in ranked)
+    notes = f"<p><small>Every row: {esc(shared)}.</small></p>" if shared else ""
+    if any(found.lane.startswith("mlperf") for found in ranked):
+        notes += f'<p class="im-mlperf"><small>{esc(MLPERF_NOTE)}</small></p>'
+    return (
+        '<div class="im-scroll"><table class="im-table im-answer-winners" data-search-exclude>'
+        "<thead><tr><th>Ranking</th><th>Cheapest</th><th>$/1M accepted</th>"
+        "<th>Accepted tok/s</th><th>Price</th><th>Evidence</th><th>Next cheapest</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table></div>{notes}"
     )
 
 

@@ -18,6 +18,7 @@ from answer_render import (
     gpus_text,
     ranking_html,
     usd,
+    winners_html,
 )
 
 from infermeter.calculators.answer import PRESETS, Answer, Estimate, Preset, Question, Row
@@ -34,6 +35,8 @@ from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry, Result
 
 ANSWER_BASE = "../"  # the answer page's relative URL of the site's root
 PRESET_BASE = "../../"
+# the id of a model page's heading over its rankings (mkdocs' slug of `model_section`'s heading)
+MODEL_ANSWERS = "the-cheapest-gpu-per-1m-accepted-output-tokens"
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,8 @@ def _model_links(preset: Preset, models: Sequence[str], names: Mapping[str, str]
 
 
 def preset_page(site: Site, preset: Preset) -> str:
-    """Markdown of one preset's page: its bounds, then per model its rankings (top three)."""
+    """Markdown of one preset's page: its bounds, then per model its rankings, a row each (their
+    cheapest; each ranking's three cheapest are on the model's page)."""
     found = site.answers[preset.id]
     data = site.data
     models = sorted({a.question.model for a in found}, key=lambda m: data.models.get(m, m))
@@ -190,9 +194,10 @@ def preset_page(site: Site, preset: Preset) -> str:
         link = f"{PRESET_BASE}answer/{esc(preset_query(preset, model))}"
         sections.append(
             f'<h3 id="{esc(model)}">{esc(data.models.get(model, model))}</h3>'
-            f'<p><a href="{link}">The full answer, with every deployment and the other '
-            "workloads' nearest misses</a></p>"
-            + "".join(ranking_html(a, PRESET_BASE, data.gpus, 3) for a in mine if a.rows)
+            f'<p><a href="{PRESET_BASE}models/{esc(model)}/#{MODEL_ANSWERS}">Each ranking\'s '
+            f'three cheapest</a> (the model\'s page) · <a href="{link}">the full answer, with '
+            "every deployment and the other workloads' nearest misses</a></p>"
+            + winners_html(mine, PRESET_BASE, data.gpus)
         )
     unanswered = [m for m in models if not any(a.rows for a in found if a.question.model == m)]
     missing = (
@@ -206,9 +211,9 @@ def preset_page(site: Site, preset: Preset) -> str:
         # compare pages a search for a model's name should find first.
         f"---\ntitle: {preset.title}\nsearch:\n  exclude: true\n---\n\n# {preset.title}\n\n"
         f'<p class="im-slo" data-slo>SLO: {esc(preset.slo.text())}. {esc(preset.why)}</p>\n\n'
-        "Per model, each ranking is one workload, weight precision, scenario and "
-        "lane; its three cheapest deployments per 1M accepted output tokens, at on-demand "
-        "prices.\n\n" + "\n".join(sections) + f"\n\n{missing}\n"
+        "Per model, a row per ranking (one workload, weight precision, scenario and lane): its "
+        "cheapest deployment per 1M accepted output tokens at on-demand prices, and the next "
+        "cheapest against it.\n\n" + "\n".join(sections) + f"\n\n{missing}\n"
     )
 
 

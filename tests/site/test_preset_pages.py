@@ -2,8 +2,12 @@
 each says a thing once, and every label is a claim that holds."""
 
 import html
+import json
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from infermeter.calculators.answer import PRESETS
 
@@ -15,6 +19,41 @@ def _page(built_site: Path, path: str) -> str:
 def _article_text(page: str) -> str:
     article = page.split("<article", 1)[1].split("</article>", 1)[0]
     return html.unescape(re.sub(r"<[^>]+>", "", article))
+
+
+def _presets(built_site: Path) -> dict[str, Any]:
+    data = json.loads((built_site / "data" / "answers.json").read_text(encoding="utf-8"))
+    return {preset["id"]: preset for preset in data["presets"]}
+
+
+def test_preset_page_is_a_row_per_ranking(built_site: Path) -> None:
+    """Each ranking of a preset page is one row, its cheapest deployment's $ (the rest are a
+    link away: the model's page, the full answer). The batch page was 975 KB: 336 rankings of
+    three rows each, every row's "why it qualifies" twice (text and title), the MLPerf note
+    under each of its 54 MLPerf rankings."""
+    for preset_id, preset in _presets(built_site).items():
+        page = _page(built_site, f"answer/{preset_id}")
+        answered = [found for found in preset["answers"] if found["rows"]]
+        rows = re.findall(r"<tr data-answer .*?</tr>", page, re.S)
+        assert len(rows) == len(answered), preset_id
+        shown = [
+            float(re.search(r'data-output="usd_per_million_accepted" data-value="([^"]+)"', row)[1])
+            for row in rows
+        ]
+        winners = [found["rows"][0]["usd_per_million_accepted"] for found in answered]
+        assert sorted(shown) == pytest.approx(sorted(winners), rel=1e-5), preset_id
+        # the site's chrome and the words, then under 0.9 KB a ranking (the batch page was
+        # 975 KB for its 336: 2.9 KB each)
+        assert len(page.encode("utf-8")) < 50_000 + 900 * len(answered), preset_id
+    batch = _page(built_site, "answer/batch")
+    # why every row qualifies, once under each model's table (was under each of its 832 rows)
+    sections = batch.split("<h3 ")[1:]
+    assert batch.count("no latency bound: its whole throughput") == len(sections)
+    # MLPerf's note once per model whose rankings hold one of MLPerf's (its rows keep their IDs)
+    for section in sections:
+        mlperf = re.findall(r'<tr data-answer [^>]*data-lane="mlperf.*?</tr>', section, re.S)
+        assert section.count("not verified by MLCommons") == (1 if mlperf else 0)
+        assert all(re.search(r" · MLPerf \S", row) for row in mlperf)
 
 
 def test_preset_pages_say_their_slo_once(built_site: Path) -> None:
