@@ -28,6 +28,7 @@ from infermeter.bench.errors import BenchError
 from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS, LengthDistribution, parse_length
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE
+from infermeter.calculators.limits import MAX_LATENCY_MS
 from infermeter.calculators.suggest import unknown_name
 from infermeter.registry.errors import validator_message
 from infermeter.registry.models.common import SLUG_PATTERN, Seed
@@ -89,6 +90,11 @@ million either way. At 1e-6 a point sends one request in 11.6 days (at 1e-300 it
 overflowed: OverflowError, 'cannot convert float infinity to integer'); at 1e6 it sends more
 than any client host can (at 1e308 its default request count was infinite)."""
 Rate = Annotated[float, Field(strict=True, ge=MIN_RATE, le=MAX_RATE, allow_inf_nan=False)]
+MAX_SECONDS = MAX_LATENCY_MS / 1000
+"""The longest wait an option sets (a point's duration, a request's timeout, vLLM's start, a
+think time): 11.6 days, the longest latency bound. At --duration 1e308 a point's deadline
+overflowed ('OverflowError: cannot convert float infinity to integer', a traceback)."""
+Seconds = Annotated[float, Field(strict=True, gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 TraceBlockSize = Annotated[int, Field(strict=True, ge=1, le=MAX_LENGTH_TOKENS)]
 """Tokens per hash ID of a trace: a block is at most the longest sequence."""
 Length = Annotated[InstanceOf[LengthDistribution], BeforeValidator(_length)]
@@ -201,7 +207,7 @@ class RunOptions(BaseModel):
         Cli("Port for the launched vLLM (default: a free one)."),
     ] = None
     startup_timeout: Annotated[
-        PositiveFloat, Cli("How long vLLM may take to answer /health.", metavar="SECONDS")
+        Seconds, Cli("How long vLLM may take to answer /health.", metavar="SECONDS")
     ] = 1800.0
     output: Annotated[
         Path | None,
@@ -321,7 +327,7 @@ class RunOptions(BaseModel):
         ),
     ] = None
     think_time: Annotated[
-        Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)] | None,
+        Annotated[float, Field(strict=True, ge=0, le=MAX_SECONDS, allow_inf_nan=False)] | None,
         Cli(
             "chat-multiturn: mean pause between a reply and the next user message (default 2).",
             metavar="SECONDS",
@@ -336,7 +342,7 @@ class RunOptions(BaseModel):
         Cli("Measured requests per point (default: max(100, 4 × concurrency))."),
     ] = None
     duration: Annotated[
-        PositiveFloat | None,
+        Seconds | None,
         Cli("Stop sending a point's requests after this long.", metavar="SECONDS"),
     ] = None
     warmup: Annotated[
@@ -401,7 +407,7 @@ class RunOptions(BaseModel):
     slo_tpot_ms: SloTpotMs = None
     slo_e2e_ms: SloE2eMs = None
     api: Annotated[Literal["completions", "chat"], Cli("Which OpenAI API to call.")] = "completions"
-    timeout: Annotated[PositiveFloat, Cli("Per-request timeout.", metavar="SECONDS")] = 600.0
+    timeout: Annotated[Seconds, Cli("Per-request timeout.", metavar="SECONDS")] = 600.0
     ignore_eos: Annotated[
         Annotated[bool, Field(strict=True)],
         Cli("Ask the server to generate exactly the requested output length."),

@@ -269,6 +269,26 @@ def test_a_value_the_result_would_refuse_is_refused_before_a_request(
 
 
 @pytest.mark.parametrize(
+    "arguments",
+    [
+        # Its deadline overflowed: a traceback, 'OverflowError: cannot convert float infinity
+        # to integer', in every client task.
+        ["--duration", "1e308"],
+        ["--timeout", "1e308"],
+        ["--profile", "chat-multiturn", "--api", "chat", "--think-time", "1e308"],
+    ],
+)
+def test_a_wait_beyond_the_longest_latency_bound_is_a_usage_error(
+    fake_server: FakeOpenAIServer, tmp_path: Path, arguments: list[str]
+) -> None:
+    run = _invoke("--endpoint", fake_server.url, *arguments, "--output", str(tmp_path / "r.json"))
+    assert run.exit_code == 2, run.output
+    option = next(argument for argument in arguments[::-1] if argument.startswith("--"))
+    assert run.stderr == f"Error: {option}: must be at most 1e+06, got 1e+308\n"
+    assert fake_server.stats.bodies == []
+
+
+@pytest.mark.parametrize(
     ("arguments", "message"),
     [
         # Its waits overflowed: 'OverflowError: cannot convert float infinity to integer'.
