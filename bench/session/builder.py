@@ -116,6 +116,20 @@ def _word_problem(word: object) -> str | None:
 
 
 def _api_key(options: RunOptions) -> str | None:
+    """The key the server wants (`_given_api_key`), refused when it is no header value: an HTTP
+    header is one line (a key with a line break reached the client, which refused it as a
+    'header injection attack' blamed on --endpoint)."""
+    key = _given_api_key(options)
+    if key is not None and not key.isprintable():
+        raise BenchConfigError(
+            "the key holds a control character or a line break, and it is sent as one HTTP "
+            "header line (the key of --api-key, $OPENAI_API_KEY or a launched vLLM's own)",
+            "--api-key",
+        )
+    return key
+
+
+def _given_api_key(options: RunOptions) -> str | None:
     """The key the server wants: --api-key, else the key a launched vLLM is given
     (`--vllm-arg "--api-key K"`), else $OPENAI_API_KEY; none for an --endpoint URL that carries
     its own credentials (`user:password@`: HTTP cannot send both)."""

@@ -268,6 +268,26 @@ def test_a_value_the_result_would_refuse_is_refused_before_a_request(
     assert not output.parent.exists()
 
 
+@pytest.mark.parametrize("from_environment", [False, True], ids=["--api-key", "OPENAI_API_KEY"])
+def test_an_api_key_with_a_line_break_is_a_usage_error(
+    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, from_environment: bool
+) -> None:
+    # The client refused the header: "Error: --endpoint: Forbidden control character detected
+    # in headers. Potential header injection attack.; pass --model".
+    key = "sk-one\nX-Injected: two"
+    given = [] if from_environment else ["--api-key", key]
+    if from_environment:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+    run = _invoke("--endpoint", fake_server.url, *SMALL, "--concurrency", "1", *given)
+    assert run.exit_code == 2, run.output
+    assert run.stderr == (
+        "Error: --api-key: the key holds a control character or a line break, and it is sent "
+        "as one HTTP header line (the key of --api-key, $OPENAI_API_KEY or a launched vLLM's "
+        "own)\n"
+    )
+    assert fake_server.stats.bodies == []
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
