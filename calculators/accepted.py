@@ -322,7 +322,8 @@ def _records_miss(records: Records, slo: Slo, share: float) -> Miss:
 
 def _at_own_slo(point: Point, own: Slo, slo: Slo) -> Acceptance:
     if own.within(slo) and point.output_tokens_per_s:
-        basis = f"the whole throughput at its own SLO, {own.text()}"
+        # its load (`Point.load`, beside the basis wherever it is shown) states those bounds
+        basis = "the whole throughput at its own SLO, as tight as yours or tighter"
         return Acceptance(point.output_tokens_per_s, basis)
     if point.output_tokens_per_s is None:
         return Acceptance(None, "", False, Miss("throughput not stated"))

@@ -280,7 +280,7 @@ def _evidence_cell(row: Row, base: str) -> str:
     return (
         f'<a href="{base}results/{esc(point.result_id)}/">result {esc(point.result_id)}</a>'
         f"{mlperf}{source} · {esc(point.load)}{derived}"
-        f'<br><small title="{esc(row.acceptance.basis)}">{esc(row.acceptance.basis)}</small>'
+        f"<br><small>{esc(row.acceptance.basis)}</small>"
     )
 
 
@@ -420,6 +420,7 @@ def _winner_row(found: Answer, base: str, names: Mapping[str, str], basis: bool)
         f"<td>{_price_cell(winner.price, base)}{low}</td>"
         f'<td><a href="{base}results/{esc(point.result_id)}/">result {esc(point.result_id)}</a>'
         + (f" · MLPerf {esc(point.mlperf_result_id)}" if point.mlperf_result_id else "")
+        + f" · {esc(point.load)}"
         + (" · derived" if winner.acceptance.derived else "")
         + (f"<br><small>{esc(winner.acceptance.basis)}</small>" if basis else "")
         + f"</td><td>{nxt}</td></tr>"

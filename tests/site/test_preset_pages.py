@@ -102,3 +102,20 @@ def test_mlperf_workloads_say_what_they_are(built_site: Path) -> None:
     compare = _article_text(_page(built_site, "compare/gpt-j-6b--custom"))
     assert "dataset → dataset" not in compare
     assert "its prompts → its outputs, MLPerf Inference gptj data set" in compare
+
+
+def test_ranked_rows_state_their_bounds_once(built_site: Path) -> None:
+    """A server at an SLO's row said its bounds twice: its load ("highest rate 1069 req/s
+    poisson with p99 TTFT ≤ 500 ms, TPOT ≤ 30 ms") and why it qualifies ("the whole throughput
+    at its own SLO, p99 TTFT ≤ 500 ms, TPOT ≤ 30 ms", once more in its title)."""
+    page = _page(built_site, "models/llama-3.1-8b-instruct")
+    rows = re.findall(r"<tr data-answer-row.*?</tr>", page, re.S)
+    servers = [row for row in rows if "the whole throughput at its own SLO" in row]
+    assert servers
+    for row in servers:
+        assert row.count("TTFT ≤") == 1, row
+    # and a preset page's row, which shows the load too
+    preset = _page(built_site, "answer/balanced-chat")
+    rows = re.findall(r"<tr data-answer .*?</tr>", preset, re.S)
+    assert [row for row in rows if "TTFT ≤" in row]
+    assert all(row.count("TTFT ≤") <= 1 for row in rows)
