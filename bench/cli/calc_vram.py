@@ -38,7 +38,7 @@ def vram_command(
 
     \b
     Example:
-      infermeter calc vram --model llama-3.1-70b-instruct --gpu h100-sxm -tp 2 --max-model-len 32768
+      infermeter calc vram --model llama-3.1-70b-instruct --gpu h100-sxm -tp 4 --max-model-len 32768
     """
     if (gpu is None) == (gpu_memory_gib is None):
         raise UsageLine("give exactly one of --gpu ID or --gpu-memory-gib N")
