@@ -33,6 +33,7 @@ from infermeter.registry.charts import chart_data, lowest_usd_per_million
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import ModelEntry
 from infermeter.registry.plain_text import plain_data
+from infermeter.registry.tables import derived_note
 from infermeter.registry.workloads import SCENARIOS
 
 __all__ = [
@@ -198,8 +199,11 @@ def _group_html(
         "</figcaption></figure></div>"
     )
     buyer = buyer_table(rows, flagged_gpus, gpu_names)
+    # MLPerf's lane: its $ figures labelled as not verified by MLCommons (its guidelines)
+    mlperf = any(row.lane.startswith("mlperf") for row in rows)
     return (
-        buyer
+        (f'<p class="im-mlperf"><small>{esc(derived_note(rows))}</small></p>' if mlperf else "")
+        + buyer
         + prices_used(rows, gpu_names)
         + "<p>Every load point:</p>"
         + compare_table(groups, gpu_names)

@@ -119,3 +119,16 @@ def test_ranked_rows_state_their_bounds_once(built_site: Path) -> None:
     rows = re.findall(r"<tr data-answer .*?</tr>", preset, re.S)
     assert [row for row in rows if "TTFT ≤" in row]
     assert all(row.count("TTFT ≤") <= 1 for row in rows)
+
+
+def test_compare_pages_label_mlperf_dollars_as_not_verified(built_site: Path) -> None:
+    """MLPerf's tables on a compare page showed $ figures without saying MLCommons did not
+    verify them (its messaging guidelines; the answer and result pages say it)."""
+    page = _page(built_site, "compare/gpt-j-6b--custom")
+    sections = re.split(r"<h2 ", page)[1:]
+    mlperf = [s for s in sections if "MLPerf Offline" in s.split("</h2>", 1)[0]]
+    assert mlperf
+    for section in sections:
+        heading = section.split("</h2>", 1)[0]
+        said = section.count("not verified by MLCommons")
+        assert said == (1 if "· MLPerf " in heading else 0), heading
