@@ -15,7 +15,7 @@ from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.launch.parallel_fit import check_parallel_fit
 from infermeter.bench.launch.server import ServerConfig
 from infermeter.bench.plan.options import RunOptions
-from infermeter.bench.run.config import RunConfig
+from infermeter.bench.run.config import MULTITURN, RunConfig
 from infermeter.bench.run.search import SearchSpec
 from infermeter.bench.session.config import SessionConfig
 from infermeter.bench.session.session import DEFAULT_OUTPUT
@@ -222,11 +222,23 @@ def _check_conflicts(options: RunOptions) -> None:
         raise BenchConfigError(
             "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
         )
-    if options.input_len is not None and options.dataset is not None:
-        raise BenchConfigError(
-            "applies to synthesised prompts, not to a --dataset's, which keep their own lengths",
-            "--input-len",
-        )
+    if options.dataset is not None:
+        _check_dataset_keeps_its_own(options)
+
+
+def _check_dataset_keeps_its_own(options: RunOptions) -> None:
+    """Options a --dataset's prompts (a chat-multiturn run's conversations: also their turns
+    and replies) would pass over without a word."""
+    synthesised = [(options.input_len, "--input-len")]
+    if options.profile == MULTITURN:
+        synthesised += [(options.output_len, "--output-len"), (options.turns, "--turns")]
+    for value, option in synthesised:
+        if value is not None:
+            raise BenchConfigError(
+                "applies to synthesised prompts, not to a --dataset's, which keep their own "
+                "lengths" + (" and turns" if options.profile == MULTITURN else ""),
+                option,
+            )
 
 
 def _server_config(options: RunOptions, model: str, log_base: Path) -> ServerConfig:

@@ -216,3 +216,19 @@ def test_multiturn_options_are_checked(fake_server: FakeOpenAIServer) -> None:
     assert turns.exit_code == 2
     assert "--turns: applies to --profile chat-multiturn" in turns.output
     assert fake_server.stats.requests == 0
+
+
+@pytest.mark.parametrize("option", ["--output-len", "--turns", "--input-len"])
+def test_a_multiturn_dataset_refuses_what_its_conversations_set(option: str) -> None:
+    # --output-len and --turns were passed over: the replies kept the conversations' lengths
+    # and their turns, while the result stated the --output-len given.
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", "http://127.0.0.1:9", "--profile", "chat-multiturn",
+         "--dataset", str(SHAREGPT), option, "16"],
+    )  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert run.stderr == (
+        f"Error: {option}: applies to synthesised prompts, not to a --dataset's, which keep "
+        "their own lengths and turns\n"
+    )
