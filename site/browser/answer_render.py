@@ -357,10 +357,18 @@ def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
     return estimate_paragraph(found.estimate, names)
 
 
+def mlperf_note(answers: Sequence[Answer]) -> str:
+    """MLPerf's note, once under answers where one is in MLPerf's lane ("" else)."""
+    if not any(found.lane.startswith("mlperf") for found in answers):
+        return ""
+    return f'<p class="im-mlperf"><small>{esc(MLPERF_NOTE)}</small></p>'
+
+
 def ranking_html(
     found: Answer, base: str, names: Mapping[str, str], limit: int | None = None
 ) -> str:
-    """One homogeneous answer: its title, SLO, ranked rows (the first `limit`) and notes."""
+    """One homogeneous answer: its title, SLO, ranked rows (the first `limit`) and notes
+    (MLPerf's is its list's, once under them: `mlperf_note`)."""
     rows = list(found.rows) + list(found.unpriced)
     shown = rows if limit is None else rows[:limit]
     body = "".join(_row_html(row, base, names) for row in shown)
@@ -374,8 +382,6 @@ def ranking_html(
         )
     if limit is not None and len(rows) > limit:
         notes.append(f"<p>{len(rows) - limit} more deployment(s) in the full ranking.</p>")
-    if found.lane.startswith("mlperf"):
-        notes.append(f'<p class="im-mlperf"><small>{esc(MLPERF_NOTE)}</small></p>')
     return (
         f'<section class="im-ranking" data-answer data-scenario="{esc(found.scenario)}" '
         f'data-lane="{esc(found.lane)}" data-precision="{esc(found.precision)}" '
@@ -437,8 +443,7 @@ def winners_html(answers: Sequence[Answer], base: str, names: Mapping[str, str])
     shared = next(iter(bases)) if len(bases) == 1 else None
     rows = "".join(_winner_row(found, base, names, shared is None) for found in ranked)
     notes = f"<p><small>Every row: {esc(shared)}.</small></p>" if shared else ""
-    if any(found.lane.startswith("mlperf") for found in ranked):
-        notes += f'<p class="im-mlperf"><small>{esc(MLPERF_NOTE)}</small></p>'
+    notes += mlperf_note(ranked)
     return (
         '<div class="im-scroll"><table class="im-table im-answer-winners" data-search-exclude>'
         "<thead><tr><th>Ranking</th><th>Cheapest</th><th>$/1M accepted</th>"
@@ -469,6 +474,7 @@ def answers_html(
         # (a cut answer, `limit`, links to the full one instead)
         missed = [a for a in missed if a is not nearest and limit is None]
     parts += [ranking_html(found, base, names, limit) for found in ranked]
+    parts.append(mlperf_note(ranked))
     if missed:
         parts.append(
             f"<details><summary>{len(missed)} more evidence group(s) nothing there meets"

@@ -16,6 +16,7 @@ from answer_render import (
     esc,
     estimate_paragraph,
     gpus_text,
+    mlperf_note,
     ranking_html,
     usd,
     winners_html,
@@ -417,6 +418,7 @@ def model_section(site: Site, model: str) -> str:
         answered = [a for a in mine if a.rows]
         body = (
             "".join(ranking_html(a, MODEL_BASE, site.data.gpus, 3) for a in answered)
+            + mlperf_note(answered)
             if answered
             else answers_html(mine, preset.slo, MODEL_BASE, site.data.gpus, 3)
         )

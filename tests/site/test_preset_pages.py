@@ -132,3 +132,18 @@ def test_compare_pages_label_mlperf_dollars_as_not_verified(built_site: Path) ->
         heading = section.split("</h2>", 1)[0]
         said = section.count("not verified by MLCommons")
         assert said == (1 if "· MLPerf " in heading else 0), heading
+
+
+def test_mlperf_note_said_once_per_list_of_rankings(built_site: Path) -> None:
+    """A model page said MLPerf's note under each of its MLPerf rankings (13 times on Llama 3.1
+    8B's); it is said once under each preset question's rankings that hold one."""
+    page = _page(built_site, "models/llama-3.1-8b-instruct")
+    blocks = page.split("<p><strong>")[1:]
+    mlperf = [block for block in blocks if 'data-lane="mlperf' in block]
+    assert len(mlperf) > 1
+    for block in blocks:
+        assert block.count("not verified by MLCommons") == (block in mlperf), block[:80]
+    # the answer page's pre-rendered answer likewise, once
+    answer = _page(built_site, "answer")
+    assert 'data-lane="mlperf' in answer
+    assert answer.count("not verified by MLCommons") == 1
