@@ -8,6 +8,7 @@ click options from the fields, and `option_error` names the option of a value th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,7 +26,12 @@ from pydantic_core import ErrorDetails
 
 from infermeter.bench.client.extra_body import extra_body
 from infermeter.bench.errors import BenchError
-from infermeter.bench.workloads.lengths import MAX_LENGTH_TOKENS, LengthDistribution, parse_length
+from infermeter.bench.workloads.lengths import (
+    MAX_LENGTH_TOKENS,
+    LengthDistribution,
+    parse_length,
+    parse_turns,
+)
 from infermeter.bench.workloads.profiles import PROFILES
 from infermeter.bench.workloads.trace import DEFAULT_BLOCK_SIZE
 from infermeter.calculators.limits import MAX_LATENCY_MS
@@ -44,15 +50,23 @@ _BOUNDS = {
 }
 
 
-def _length(value: object) -> object:
+def _parsed(value: object, parse: Callable[[str], LengthDistribution], example: str) -> object:
     if isinstance(value, bool):
-        raise ValueError("expected a length such as 512 or lognormal:512:0.7")
+        raise ValueError(f"expected {example}")
     if isinstance(value, int | str):
         try:
-            return parse_length(str(value))
+            return parse(str(value))
         except BenchError as error:
             raise ValueError(str(error)) from None
     return value
+
+
+def _length(value: object) -> object:
+    return _parsed(value, parse_length, "a length such as 512 or lognormal:512:0.7")
+
+
+def _turns(value: object) -> object:
+    return _parsed(value, parse_turns, "a number of turns such as 4 or uniform:2:6")
 
 
 def _extra_body(value: object) -> object:
@@ -98,6 +112,7 @@ Seconds = Annotated[float, Field(strict=True, gt=0, le=MAX_SECONDS, allow_inf_na
 TraceBlockSize = Annotated[int, Field(strict=True, ge=1, le=MAX_LENGTH_TOKENS)]
 """Tokens per hash ID of a trace: a block is at most the longest sequence."""
 Length = Annotated[InstanceOf[LengthDistribution], BeforeValidator(_length)]
+Turns = Annotated[InstanceOf[LengthDistribution], BeforeValidator(_turns)]
 
 # vLLM's serving options and the SLO bounds, declared once for `bench run` (which passes them to
 # the vLLM it launches) and `bench import` (which records them beside an imported file's figures).
@@ -320,7 +335,7 @@ class RunOptions(BaseModel):
         ),
     ] = False
     turns: Annotated[
-        Length | None,
+        Turns | None,
         Cli(
             "chat-multiturn: turns per session, same syntax as --input-len (default uniform:2:6).",
             metavar="SPEC",

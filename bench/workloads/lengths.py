@@ -2,7 +2,8 @@
 
 `LENGTH_SYNTAX` (`N`, `fixed:N`, `uniform:LO:HI`, `normal:MEAN:STD`, `lognormal:MEDIAN:SIGMA`,
 `dataset`, `dataset:MAX`) is parsed by `parse_length_spec` (`parse_length` for synthesised
-prompts, without `dataset`); `length_model` states a length as the result file does.
+prompts, without `dataset`; `parse_turns` for a session's turns, `DISTRIBUTION_SYNTAX`);
+`length_model` states a length as the result file does.
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ class LengthDistribution:
 MAX_LENGTH_TOKENS = 10_000_000
 
 
-LENGTH_SYNTAX = (
-    "N, fixed:N, uniform:LO:HI, normal:MEAN:STD, lognormal:MEDIAN:SIGMA, dataset or dataset:MAX"
-)
+DISTRIBUTION_SYNTAX = "N, fixed:N, uniform:LO:HI, normal:MEAN:STD or lognormal:MEDIAN:SIGMA"
+"""A distribution of counts (`--turns` takes it; a length adds `dataset`)."""
+LENGTH_SYNTAX = DISTRIBUTION_SYNTAX.replace(" or ", ", ") + ", dataset or dataset:MAX"
 """The one length syntax of every command (`bench run`, `bench import`, plans)."""
 
 
@@ -71,6 +72,40 @@ class DatasetLengths:
     MAX tokens)."""
 
     maximum: int | None = None
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """What a distribution counts, for its messages: the noun and its most, with why."""
+
+    what: str
+    subject: str
+    noun: str
+    most: int
+    why: str
+    clip_to: int | None = None
+    """Where a normal or lognormal draw past `most` stops (None: lengths state no clip)."""
+
+
+_TOKENS = _Counted(
+    "a length",
+    "lengths must be",
+    "token",
+    MAX_LENGTH_TOKENS,
+    "the longest context any model serves",
+)
+MAX_TURNS = MAX_LENGTH_TOKENS // 2
+"""Turns of one chat-multiturn session: its last turn sends every earlier user message and
+reply, each at least a token, in one prompt, which the longest context must hold."""
+_TURNS = _Counted(
+    "a number of turns",
+    "a session must have",
+    "turn",
+    MAX_TURNS,
+    "the last turn sends every earlier message, each at least a token, in one context of at most "
+    f"{MAX_LENGTH_TOKENS:,} tokens",
+    MAX_TURNS,
+)
 
 
 def parse_length_spec(spec: str, option: str) -> LengthDistribution | DatasetLengths:
@@ -83,31 +118,41 @@ def parse_length_spec(spec: str, option: str) -> LengthDistribution | DatasetLen
             return DatasetLengths(int(parts[1]))
         message = f"{spec[:40]!r}: dataset:MAX takes a whole number of tokens from 1"
         raise BenchConfigError(message, option)
+    return _distribution(spec, option, _TOKENS, LENGTH_SYNTAX)
+
+
+def _distribution(spec: str, option: str, counted: _Counted, syntax: str) -> LengthDistribution:
+    parts = spec.strip().split(":")
+    what = counted.what
     try:
         numbers = [float(p) for p in parts[1:]] if len(parts) > 1 else [float(parts[0])]
     except ValueError:
-        message = f"{spec[:40]!r} is not a length; expected {LENGTH_SYNTAX}"
-        raise BenchConfigError(message, option) from None
+        raise BenchConfigError(f"{spec[:40]!r} is not {what}; expected {syntax}", option) from None
     kind = parts[0] if len(parts) > 1 else "fixed"
     arity = {"fixed": 1, "uniform": 2, "normal": 2, "lognormal": 2}
     if kind not in arity or len(numbers) != arity[kind]:
-        message = f"{spec[:40]!r} is not a length; expected {LENGTH_SYNTAX}"
-        raise BenchConfigError(message, option)
+        raise BenchConfigError(f"{spec[:40]!r} is not {what}; expected {syntax}", option)
+    noun = counted.noun
     if any(not math.isfinite(n) for n in numbers) or numbers[0] < 1:
-        raise BenchConfigError(f"{spec[:40]!r}: lengths must be at least 1 token", option)
-    if any(n > MAX_LENGTH_TOKENS for n in numbers):
-        raise BenchConfigError(
-            f"{spec[:40]!r}: lengths must be at most {MAX_LENGTH_TOKENS:,} tokens "
-            "(the longest context any model serves)",
-            option,
-        )
+        raise BenchConfigError(f"{spec[:40]!r}: {counted.subject} at least 1 {noun}", option)
+    if any(n > counted.most for n in numbers):
+        most = f"{counted.most:,} {noun}s ({counted.why})"
+        message = f"{spec[:40]!r}: {counted.subject} at most {most}"
+        raise BenchConfigError(message, option)
     if kind == "uniform" and numbers[1] < numbers[0]:
         raise BenchConfigError(f"{spec!r}: HI must be at least LO", option)
     if kind in ("normal", "lognormal") and numbers[1] < 0:
         raise BenchConfigError(f"{spec!r}: the spread must not be negative", option)
     if kind in ("fixed", "uniform") and any(n != int(n) for n in numbers):
-        raise BenchConfigError(f"{spec!r}: token counts must be whole numbers", option)
-    return LengthDistribution(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)  # type: ignore[arg-type]
+        raise BenchConfigError(f"{spec!r}: {noun} counts must be whole numbers", option)
+    spread = numbers[1] if len(numbers) > 1 else 0.0
+    return LengthDistribution(kind, numbers[0], spread, 1, counted.clip_to)  # type: ignore[arg-type]
+
+
+def parse_turns(spec: str, option: str = "--turns") -> LengthDistribution:
+    """Turns per chat-multiturn session, in `LENGTH_SYNTAX` but `dataset` (a --dataset's
+    conversations keep their own turns), at most `MAX_TURNS`."""
+    return _distribution(spec, option, _TURNS, DISTRIBUTION_SYNTAX)
 
 
 def parse_length(spec: str, option: str = "--input-len") -> LengthDistribution:

@@ -4,6 +4,7 @@ prefix-cache hit rate read from /metrics, against a stand-in server that models 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from infermeter.bench.workloads.conversation import (
     SessionFactory,
     load_conversations,
 )
-from infermeter.bench.workloads.lengths import parse_length
+from infermeter.bench.workloads.lengths import MAX_TURNS, parse_length, parse_turns
 from infermeter.registry.models import Result
 
 
@@ -232,3 +233,33 @@ def test_a_multiturn_dataset_refuses_what_its_conversations_set(option: str) -> 
         f"Error: {option}: applies to synthesised prompts, not to a --dataset's, which keep "
         "their own lengths and turns\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("turns", "message"),
+    [
+        ("0", "'0': a session must have at least 1 turn"),
+        ("2.5", "'2.5': turn counts must be whole numbers"),
+        (
+            "5000001",
+            "'5000001': a session must have at most 5,000,000 turns (the last turn sends every "
+            "earlier message, each at least a token, in one context of at most 10,000,000 tokens)",
+        ),
+    ],
+)
+def test_turns_are_refused_in_turns_and_bounded_by_a_context(turns: str, message: str) -> None:
+    # They said "lengths must be at least 1 token" and took up to 10,000,000 turns, whose
+    # session took minutes to make (3.1 s per 100,000 turns) before its first request.
+    run = CliRunner().invoke(
+        main,
+        ["bench", "run", "--endpoint", "http://127.0.0.1:9", "--profile", "chat-multiturn",
+         "--turns", turns],
+    )  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert run.stderr == f"Error: --turns: {message}\n"
+
+
+def test_a_drawn_number_of_turns_stops_at_the_bound() -> None:
+    spread = parse_turns("lognormal:4000000:3")
+    assert spread.maximum == MAX_TURNS == 5_000_000
+    assert max(spread.sample(random.Random(seed)) for seed in range(20)) == MAX_TURNS
