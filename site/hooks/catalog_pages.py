@@ -535,15 +535,24 @@ def model_page(entry: ModelEntry, compare_links: str = "") -> str:
     )
 
 
+def _active_text(entry: ModelEntry) -> str:
+    """The parameters a token uses: as published, else for a mixture of experts as computed
+    from its configuration (said so: a dash read as a dense model's); "–" for a dense model."""
+    if entry.published_params.active_b is not None:
+        return f"{entry.published_params.active_b:g} B"
+    counts = param_counts(parse_config(entry.config))
+    if counts.active >= counts.total:
+        return "–"
+    return f"{counts.active / 1e9:,.1f} B (computed)"
+
+
 def models_index(models: Mapping[str, ModelEntry]) -> str:
     rows = [
         (
             f'<a href="{model.id}/">{esc(model.name)}</a>',
             esc(model.family),
             f"{model.published_params.total_b:g} B",
-            "–"
-            if model.published_params.active_b is None
-            else f"{model.published_params.active_b:g} B",
+            _active_text(model),
             f"{model.context_length:,}",
         )
         for model in sorted(models.values(), key=lambda m: (m.family, m.published_params.total_b))

@@ -147,3 +147,20 @@ def test_mlperf_note_said_once_per_list_of_rankings(built_site: Path) -> None:
     answer = _page(built_site, "answer")
     assert 'data-lane="mlperf' in answer
     assert answer.count("not verified by MLCommons") == 1
+
+
+def test_models_index_says_a_mixture_of_experts_active_parameters(built_site: Path) -> None:
+    """The models index's Active column showed "–" for 11 mixtures of experts whose catalog
+    entry publishes no active count (DeepSeek-V3.2, GLM-4.5, …), as for a dense model."""
+    page = _page(built_site, "models")
+    cells = dict(
+        re.findall(
+            r'<td><a href="([^"/]+)/">[^<]*</a></td>\s*<td>[^<]*</td>\s*'
+            r"<td>[^<]*</td>\s*<td>([^<]*)</td>",
+            page,
+        )
+    )
+    assert len(cells) > 20
+    assert cells["deepseek-v3.2"] == "38.4 B (computed)"  # 671.9 B in all
+    assert cells["deepseek-v3"] == "37 B"  # as published
+    assert cells["llama-3.1-8b-instruct"] == "–"  # dense
