@@ -355,7 +355,8 @@ def gpu_page(entry: GpuEntry, prices: list[PriceEntry], results: str = "") -> st
 def gpus_index(
     gpus: Mapping[str, GpuEntry], cheapest: Mapping[str, Mapping[str, PriceEntry]]
 ) -> str:
-    """The GPU list; `cheapest`: GPU id → tier → its cheapest price."""
+    """The GPU list; `cheapest`: GPU id → tier → the price its figures use
+    (`registry.lookup.cheapest_prices`: not always the cheapest offer listed)."""
 
     def price(gpu_id: str, tier: str) -> str:
         entry = cheapest[gpu_id].get(tier)
@@ -381,8 +382,9 @@ def gpus_index(
     )
     return (
         _front("GPUs", "Every GPU in the catalog: memory, bandwidth, compute and prices")
-        + "# GPUs\n\nSpecifications as published (dense, no sparsity) and the cheapest hourly "
-        "price per GPU in each tier.\n\n"
+        + "# GPUs\n\nSpecifications as published (dense, no sparsity) and, per tier, the price "
+        "per GPU-hour the site's figures use (not always the cheapest offer: each GPU's page "
+        "lists every offer and the rule that picks one).\n\n"
         + _table(
             (
                 "GPU",

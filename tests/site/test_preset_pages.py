@@ -164,3 +164,21 @@ def test_models_index_says_a_mixture_of_experts_active_parameters(built_site: Pa
     assert cells["deepseek-v3.2"] == "38.4 B (computed)"  # 671.9 B in all
     assert cells["deepseek-v3"] == "37 B"  # as published
     assert cells["llama-3.1-8b-instruct"] == "–"  # dense
+
+
+def test_gpus_index_says_which_price_it_shows(built_site: Path) -> None:
+    """The GPU list said it shows "the cheapest hourly price per GPU in each tier"; it shows the
+    price the figures use: $10.00 on-demand for the H100 SXM, whose page lists offers from
+    $1.75 (low confidence, not picked by the rule)."""
+    page = _page(built_site, "gpus")
+    intro = _article_text(page.split("<table", 1)[0])
+    assert "cheapest hourly price" not in intro
+    assert "the price per GPU-hour the site's figures use" in intro
+    row = re.search(r'<td><a href="h100-sxm/">[^<]*</a></td>.*?</tr>', page, re.S)
+    assert row
+    shown = re.findall(r"\$([\d,.]+)</a>", row[0])[0]
+    offers = _article_text(_page(built_site, "gpus/h100-sxm")).split("Results on this GPU")[0]
+    cheapest = min(
+        float(p.replace(",", "")) for p in re.findall(r"on-demand\s*\$([\d,.]+)", offers)
+    )
+    assert float(shown) > cheapest  # so "cheapest" was not true
