@@ -19,6 +19,7 @@ from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.errors import BenchError
 from infermeter.bench.importers import FORMATS, ImportConfig, import_result
 from infermeter.bench.importers.common import ImportFacts
+from infermeter.calculators.plural import counted
 
 # --- bench import --------------------------------------------------------------------------------
 
@@ -82,7 +83,7 @@ def import_command(
         report = {"path": str(path), "id": result.id, "points": len(result.points)}
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"wrote {path} ({len(result.points)} load points, id {result.id})")
+    click.echo(f"wrote {path} ({counted(len(result.points), 'load point')}, id {result.id})")
 
 
 # --- bench compare -------------------------------------------------------------------------------
@@ -156,4 +157,4 @@ def report_command(files: tuple[Path, ...], html_path: Path) -> None:
         raise click.ClickException(error.one_line()) from None
     except OSError as error:
         raise click.ClickException(f"--html: cannot write {html_path}: {error.strerror}") from None
-    click.echo(f"wrote {html_path} ({len(results)} result{'' if len(results) == 1 else 's'})")
+    click.echo(f"wrote {html_path} ({counted(len(results), 'result')})")

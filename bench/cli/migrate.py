@@ -6,6 +6,7 @@ import click
 
 from infermeter.bench.cli.oneline import OneLineCommand
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
+from infermeter.calculators.plural import counted
 
 
 @click.command(name="migrate", cls=OneLineCommand)
@@ -50,4 +51,4 @@ def migrate_command(paths: tuple[Path, ...], registry_root: Path | None, check: 
             f"{display_path(item.new_path)} "
             f"(version {item.to_version})"
         )
-    click.echo(f"{len(migrated)} file{'' if len(migrated) == 1 else 's'} migrated")
+    click.echo(f"{counted(len(migrated), 'file')} migrated")

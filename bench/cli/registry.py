@@ -8,6 +8,7 @@ import click
 from infermeter.bench.cli.oneline import OneLineCommand
 from infermeter.bench.cli.output_options import json_option
 from infermeter.bench.cli.registry_options import registry_option, resolve_registry
+from infermeter.calculators.plural import counted
 from infermeter.registry.location import find_registry
 from infermeter.registry.schemas import schema_drift, write_schemas
 
@@ -190,11 +191,11 @@ def index_command(registry_root: Path | None, out_dir: Path, as_json: bool) -> N
         }
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"indexed {written.results} results, {written.rows} rows")
+    click.echo(f"indexed {counted(written.results, 'result')}, {counted(written.rows, 'row')}")
     if written.cpu_results:
         click.echo(
-            f"note: {written.cpu_results} results ran on the CPU (identity.gpu.id cpu): kept out "
-            "of the GPU comparison, without rows"
+            f"note: {counted(written.cpu_results, 'result')} ran on the CPU (identity.gpu.id "
+            "cpu): kept out of the GPU comparison, without rows"
         )
     for path in (written.json_file, written.csv_file, written.manifest):
         click.echo(f"wrote {path}")

@@ -55,6 +55,7 @@ from infermeter.bench.fleet.ray_task import run_entry
 from infermeter.bench.fleet.results_folder import ResultsFolder
 from infermeter.bench.launch.multinode import connect_ray
 from infermeter.bench.session.interrupts import TERMINATED, StopSignals, stop_reason
+from infermeter.calculators.plural import counted
 
 Notify = Callable[[str], None]
 CANCEL_GRACE_S = 60.0  # how long an interrupted fleet waits for its runs to write and stop
@@ -369,7 +370,7 @@ def _run_fleet(matrix: Matrix, config: FleetConfig, notify: Notify) -> FleetSumm
         signals.on_repeat = driver.hurry
         try:
             nodes = [node for node in ray.nodes() if node.get("Alive")]
-            notify(f"Ray cluster at {config.address}: {len(nodes)} live nodes")
+            notify(f"Ray cluster at {config.address}: {counted(len(nodes), 'live node')}")
             for entry in matrix.entries:
                 driver.submit(entry)
             driver.loop()

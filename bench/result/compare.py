@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.bench.errors import BenchError
+from infermeter.calculators.plural import counted
 from infermeter.registry.errors import InvalidFileError, cut
 from infermeter.registry.index_row import FIGURES, IndexRow
 from infermeter.registry.index_rows import index_rows
@@ -117,9 +118,7 @@ def _who_has(results: Sequence[NamedResult], values: Sequence[object]) -> str:
             f"{r.name} {cut(str(v), 40)}" for r, v in zip(results, values, strict=True)
         )
     held = Counter(cut(str(value), 40) for value in values)  # in the order the files give
-    return ", ".join(
-        f"{value} in {count} file{'s' if count > 1 else ''}" for value, count in held.items()
-    )
+    return ", ".join(f"{value} in {counted(count, 'file')}" for value, count in held.items())
 
 
 def _load_key(row: IndexRow) -> str:

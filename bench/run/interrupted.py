@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from infermeter.bench.run.load import PointPlan, PointRun
 from infermeter.bench.run.metrics import summarize_point
 from infermeter.bench.run.point_summary import PointSummary, Verdict, VerdictThresholds
+from infermeter.calculators.plural import counted
 from infermeter.registry.models import Slo
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
 
@@ -73,13 +74,15 @@ def _message(point: LivePoint, stop_reason: str, measured: int) -> str:
     if plan.duration_s is not None:
         planned = f", which was to run {plan.duration_s:g} s"
     elif plan.num_requests is not None:
-        planned = f", which was to measure {plan.num_requests} requests"
+        planned = f", which was to measure {counted(plan.num_requests, 'request')}"
     dropped = ""
     if point.sent is not None:
         in_flight = point.sent - len(point.run.records)
-        dropped = f"; {in_flight} in flight at the stop were dropped" if in_flight > 0 else ""
+        dropped = (
+            f"; the stop dropped {counted(in_flight, 'request')} in flight" if in_flight > 0 else ""
+        )
     return (
         f"the run was {stop_reason} during this point{planned}: its figures are those of the "
-        f"{measured} measured requests that finished before the stop{dropped}, and its window "
-        "ends with the last of them; it is not a full point"
+        f"{counted(measured, 'measured request')} that finished before the stop{dropped}, and "
+        "its window ends with the last of them; it is not a full point"
     )

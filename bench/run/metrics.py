@@ -74,6 +74,7 @@ from infermeter.bench.run.request_figures import (
     usage_above_stream,
     usage_disagrees,
 )
+from infermeter.calculators.plural import counted
 from infermeter.calculators.units import NS_PER_S
 from infermeter.registry.models import Slo
 
@@ -94,7 +95,7 @@ def too_few_requests(completed: int, stated: Collection[str]) -> str | None:
     ]
     if not short or completed == 0:
         return None
-    return f"{completed} completed requests: " + ", ".join(short)
+    return f"{counted(completed, 'completed request')}: " + ", ".join(short)
 
 
 def _rate(count: int, first_ns: int, last_ns: int) -> float | None:
@@ -207,15 +208,16 @@ def _usage_verdicts(
         verdicts.append(
             Verdict(
                 "output_length_not_honoured",
-                f"{len(length_mismatch)} requests did not get the output length asked for "
-                f"(e.g. asked {example.expected_output_tokens}, got {output_token_count(example)})",
+                f"{counted(len(length_mismatch), 'request')} did not get the output length asked "
+                f"for (e.g. asked {example.expected_output_tokens}, "
+                f"got {output_token_count(example)})",
             )
         )
     if summary.usage_missing_requests:
         verdicts.append(
             Verdict(
                 "usage_missing",
-                f"{summary.usage_missing_requests} requests reported no usage; "
+                f"{counted(summary.usage_missing_requests, 'request')} reported no usage; "
                 "their token counts are the client's",
             )
         )
@@ -223,7 +225,7 @@ def _usage_verdicts(
         verdicts.append(
             Verdict(
                 "usage_impossible",
-                f"{summary.usage_rejected_requests} requests reported impossible usage "
+                f"{counted(summary.usage_rejected_requests, 'request')} reported impossible usage "
                 "(negative, or more tokens than max_tokens); their token counts are the client's",
             )
         )
@@ -231,8 +233,8 @@ def _usage_verdicts(
         verdicts.append(
             Verdict(
                 "usage_above_stream",
-                f"{summary.usage_above_stream_requests} requests: the server's usage claims more "
-                f"than {USAGE_TOKENS_PER_CHUNK_TOLERANCE:g} tokens per streamed chunk; "
+                f"{counted(summary.usage_above_stream_requests, 'request')}: the server's usage "
+                f"claims more than {USAGE_TOKENS_PER_CHUNK_TOLERANCE:g} tokens per streamed chunk; "
                 "throughput and ITL rest on its count",
             )
         )
@@ -240,7 +242,7 @@ def _usage_verdicts(
         verdicts.append(
             Verdict(
                 "usage_mismatch",
-                f"{summary.usage_mismatch_requests} requests: the client's token count "
+                f"{counted(summary.usage_mismatch_requests, 'request')}: the client's token count "
                 "disagrees with the server's usage",
             )
         )

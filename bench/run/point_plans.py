@@ -13,6 +13,7 @@ from infermeter.bench.run.metrics import (
     PERCENTILE_MIN_REQUESTS,
 )
 from infermeter.bench.workloads.profiles import get_profile
+from infermeter.calculators.plural import counted
 
 
 def plan_points(config: RunConfig) -> list[PointPlan]:
@@ -112,7 +113,7 @@ def _long_wait(plan: PointPlan, rate: float, duration_s: float) -> str | None:
     warmup = plan.warmup_requests
     return (
         f"note: the point at {rate:g} requests/s sends its first measured request "
-        f"after its warm-up ({warmup:,} request{'s' if warmup != 1 else ''}), in "
+        f"after its warm-up ({counted(warmup, 'request')}), in "
         f"{_about(seconds)}; its --duration of {duration_s:g} s counts from there "
         "(--warmup 0 starts it at once)"
     )

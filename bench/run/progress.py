@@ -20,6 +20,7 @@ from typing import TextIO
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.run.load import PointPlan
 from infermeter.bench.run.point_summary import PointSummary
+from infermeter.calculators.plural import counted
 
 REDRAW_INTERVAL_S = 0.25
 PLAIN_INTERVAL_S = 30.0
@@ -103,7 +104,7 @@ class ProgressDisplay:
         return (
             f"{point_name(plan.concurrency, plan.request_rate)} "
             f"(point {self._number}/{self._points}): {done} requests, {rate:,.0f} tok/s, "
-            f"{self._errors} errors, {elapsed:.1f}{bound} s"
+            f"{counted(self._errors, 'error')}, {elapsed:.1f}{bound} s"
         )
 
     def _elapsed_s(self) -> float:

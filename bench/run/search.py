@@ -36,6 +36,7 @@ from typing import Literal
 from infermeter.bench.errors import BenchConfigError
 from infermeter.bench.run.metrics import PERCENTILE_MIN_REQUESTS
 from infermeter.bench.run.point_summary import PointSummary
+from infermeter.calculators.plural import counted
 from infermeter.registry.models import Slo
 
 SearchKind = Literal["rate", "concurrency"]
@@ -148,7 +149,7 @@ def judge(summary: PointSummary | None, slo: Slo) -> tuple[Outcome, str]:
     if summary.failed > allowed * total:
         return "missed", f"{summary.failed} of {total} requests failed"
     if summary.completed < PERCENTILE_MIN_REQUESTS["p99"]:
-        return "untrusted", f"{summary.completed} completed requests are too few for a p99"
+        return "untrusted", f"{counted(summary.completed, 'completed request')}: too few for a p99"
     for name, bound, measured in (
         ("TTFT", slo.ttft_ms, summary.ttft_ms.p99),
         ("TPOT", slo.tpot_ms, summary.tpot_ms.p99),

@@ -8,6 +8,7 @@ from pathlib import Path
 from infermeter.bench.launch.multinode import NodeSplit
 from infermeter.bench.launch.vllm_log import StartupFigures
 from infermeter.bench.session.config import SessionOutcome
+from infermeter.calculators.plural import counted
 
 
 def incomplete_line(outcome: SessionOutcome, output: Path | None) -> str:
@@ -46,5 +47,4 @@ def startup_line(startup: StartupFigures) -> str:
 
 def split_line(split: NodeSplit) -> str:
     """`2 nodes × 8 GPUs`."""
-    nodes = f"{split.nodes} node{'' if split.nodes == 1 else 's'}"
-    return f"{nodes} × {split.gpus_per_node} GPUs"
+    return f"{counted(split.nodes, 'node')} × {counted(split.gpus_per_node, 'GPU')}"

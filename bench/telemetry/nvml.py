@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infermeter.calculators.plural import counted
+
 NVML_MISSING = "nvidia-ml-py is not installed: pip install 'infermeter[bench]'"
 
 
@@ -197,7 +199,7 @@ def _choose(
     if busy:
         return busy
     raise _NoGpu(
-        f"this host has {device_count} GPUs and none runs a compute process; name the "
+        f"this host has {counted(device_count, 'GPU')} and none runs a compute process; name the "
         "server's with --gpu-indices (or CUDA_VISIBLE_DEVICES)"
     )
 

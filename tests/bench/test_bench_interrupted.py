@@ -50,8 +50,22 @@ def test_interrupted_summary_covers_what_finished_and_says_what_was_dropped() ->
     assert verdict.message == (
         "the run was terminated (SIGTERM) during this point, which was to measure 100 "
         "requests: its figures are those of the 3 measured requests that finished before the "
-        "stop; 2 in flight at the stop were dropped, and its window ends with the last of them; "
+        "stop; the stop dropped 2 requests in flight, and its window ends with the last of them; "
         "it is not a full point"
+    )
+
+
+def test_interrupted_summary_counts_one_request_as_one() -> None:
+    # It said "the 1 measured requests that finished before the stop; 1 in flight at the stop
+    # were dropped".
+    point = _point([_record(0, 0, warmup=True), _record(1, 30)], sent=3, num_requests=1)
+    summary = interrupted_summary(point, "interrupted", Slo(), VerdictThresholds())
+    assert summary is not None
+    (verdict,) = [v for v in summary.verdicts if v.code == "interrupted"]
+    assert verdict.message == (
+        "the run was interrupted during this point, which was to measure 1 request: its figures "
+        "are those of the 1 measured request that finished before the stop; the stop dropped 1 "
+        "request in flight, and its window ends with the last of them; it is not a full point"
     )
 
 

@@ -4,6 +4,7 @@ The vLLM files in tests/data/importers/ hold synthetic numbers in vLLM's exact k
 """
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -309,6 +310,15 @@ def test_cli_bench_import_writes_the_result(tmp_path: Path) -> None:
     written = json.loads(Path(report["path"]).read_text(encoding="utf-8"))
     assert written["id"] == report["id"]
     assert written["source"]["tool"]["name"] == VLLM_TOOL
+
+
+def test_cli_bench_import_says_one_load_point_as_one(tmp_path: Path) -> None:
+    # It said "(1 load points, id …)".
+    outcome = CliRunner().invoke(
+        main, ["bench", "import", str(CONCURRENCY), *CLI_FACTS, "--output", str(tmp_path)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert re.fullmatch(r"wrote \S+ \(1 load point, id \S+\)\n", outcome.output)
 
 
 def test_cli_bench_import_missing_fact_exits_1_naming_the_flag(tmp_path: Path) -> None:

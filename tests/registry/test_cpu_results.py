@@ -71,6 +71,7 @@ def test_index_keeps_cpu_results_out_of_the_gpu_comparison_and_says_so(tmp_path:
     assert run.exit_code == 0, run.output
     notes = [line for line in run.output.splitlines() if "ran on the CPU" in line]
     assert notes == [
-        "note: 1 results ran on the CPU (identity.gpu.id cpu): kept out of the GPU comparison, "
+        "note: 1 result ran on the CPU (identity.gpu.id cpu): kept out of the GPU comparison, "
         "without rows"
-    ]
+    ]  # it said "1 results"
+    assert "indexed 2 results, 2 rows" in run.output
