@@ -108,12 +108,31 @@ def _latency(run: dict[str, Any], metric: str, n: int | None, where: str) -> Lat
     return unchecked(LatencyStats, **stats)
 
 
-def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
-    """Failed requests, TPOT samples and ITL samples, from --save-detailed lists if present."""
-    output_lens, itls, errors = run.get("output_lens"), run.get("itls"), run.get("errors")
-    failed = sum(1 for error in errors if error) if isinstance(errors, list) else None
+def _outcomes(run: dict[str, Any], where: str) -> tuple[int, int | None]:
+    """Completed and failed requests: the file's counts, else those of --save-detailed's
+    `errors` list (one per request sent, empty for a success). Without `completed` or that list,
+    the latencies' n and whether they are enough for a percentile are unknown: refused."""
+    errors = run.get("errors")
+    listed = errors if isinstance(errors, list) else None
+    completed = count(run, "completed", where)
+    if completed is None and listed is not None:
+        completed = sum(1 for error in listed if not error)
+    if completed is None:
+        raise ResultImportError(
+            f"{where}: completed: missing (vllm bench serve writes it in every result; "
+            "--save-detailed's errors list would give it too), so the latencies' n is unknown"
+        )
+    failed = count(run, "failed", where)
+    if failed is None and listed is not None:
+        failed = sum(1 for error in listed if error)
+    return completed, failed
+
+
+def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None]:
+    """TPOT samples and ITL samples, from --save-detailed lists if present."""
+    output_lens, itls = run.get("output_lens"), run.get("itls")
     if not isinstance(output_lens, list) or not isinstance(itls, list):
-        return failed, None, None
+        return None, None
     # vLLM counts TPOT over successful requests of more than one token, ITL over their gaps.
     tpot_n = sum(1 for length in output_lens if isinstance(length, int) and length > 1)
     itl_n = sum(
@@ -121,16 +140,14 @@ def _detailed_counts(run: dict[str, Any]) -> tuple[int | None, int | None, int |
         for gaps, length in zip(itls, output_lens, strict=False)
         if isinstance(gaps, list) and isinstance(length, int) and length > 0
     )
-    return failed, tpot_n, itl_n
+    return tpot_n, itl_n
 
 
 def _point(run: dict[str, Any], where: str, slo_given: bool) -> LoadPoint:
     load = _load(run, where)
     duration = positive(run, "duration", where)
-    completed = count(run, "completed", where)
-    detailed_failed, tpot_n, itl_n = _detailed_counts(run)
-    failed = count(run, "failed", where)
-    failed = detailed_failed if failed is None else failed
+    completed, failed = _outcomes(run, where)
+    tpot_n, itl_n = _detailed_counts(run)
     output_tokens = count(run, "total_output_tokens", where)
     output_throughput = number(run, "output_throughput", where)
     goodput = number(run, "request_goodput", where)

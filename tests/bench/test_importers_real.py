@@ -468,3 +468,26 @@ def test_real_cli_bench_import_vllm_runs_writes_a_valid_result(tmp_path: Path) -
         _json(VLLM_QPS4)["p99_ttft_ms"],
         _json(VLLM_QPS_INF)["p99_ttft_ms"],
     ]
+
+
+def test_real_vllm_run_without_completed_counts_it_from_its_errors_or_is_refused(
+    tmp_path: Path,
+) -> None:
+    """It imported with a failed count alone: no completed, no latencies' n, and so no
+    too-few-requests verdict on the sweep's 8 requests."""
+    run = _json(VLLM_QPS4)
+    path = tmp_path / "qps4.json"
+    path.write_text(json.dumps({k: v for k, v in run.items() if k != "completed"}))
+    (point,) = import_files([path], VLLM_FACTS).points
+    assert (point.requests.completed, point.requests.failed) == (run["completed"], 0)
+    assert point.ttft_ms is not None
+    assert point.ttft_ms.n == run["completed"]
+    sweep = _json(VLLM_SWEEP)
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps({k: v for k, v in sweep.items() if k != "completed"}))
+    with pytest.raises(ResultImportError) as refused:
+        import_files([path], _sweep_facts(sweep))
+    assert str(refused.value) == (
+        f"{path}: completed: missing (vllm bench serve writes it in every result; "
+        "--save-detailed's errors list would give it too), so the latencies' n is unknown"
+    )
