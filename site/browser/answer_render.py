@@ -405,7 +405,7 @@ def _winner_row(found: Answer, base: str, names: Mapping[str, str], basis: bool)
         ""
         if found.break_even_usd_per_gpu_hour is None
         else f'<br><small class="im-low" data-low-confidence>above '
-        f"${found.break_even_usd_per_gpu_hour:,.2f}/GPU-h the runner-up wins</small>"
+        f"${found.break_even_usd_per_gpu_hour:,.2f} per GPU-hour the runner-up wins</small>"
     )
     nxt = (
         "none"
