@@ -81,7 +81,11 @@ def derived_note(rows: Iterable[IndexRow]) -> str:
     """What the $ columns are: figures infermeter derives from catalog prices, never stored in
     a result; and for MLPerf's lane (its messaging guidelines) that MLCommons did not verify
     them."""
-    note = "$ figures are derived by infermeter from the cheapest on-demand catalog price"
+    # the price `lookup.cheapest_prices` picks: not always the cheapest offer listed
+    note = (
+        "$ figures are derived by infermeter from the on-demand catalog price that figures use "
+        "for the GPU (a recent official list price first)"
+    )
     if any(row.lane.startswith("mlperf") for row in rows):
         return f"{note}, not verified by MLCommons."
     return f"{note}."

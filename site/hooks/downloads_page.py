@@ -75,8 +75,8 @@ def _described(index: Index, gpus: int, models: int, prices: int) -> list[tuple[
         ("data/prices.csv", "The price catalog as CSV."),
         (
             "assets/catalog.json",
-            "What the in-browser calculators read: model configs, GPU memory, cheapest"
-            " price per tier.",
+            "What the in-browser calculators read: model configs, GPU memory, the price per"
+            " tier that figures use.",
         ),
         ("assets/calculators.zip", "The `calculators` Python package the calculator pages run."),
         ("data/licences.json", "The terms of each part of the data (the table below)."),

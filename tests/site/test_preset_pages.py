@@ -182,3 +182,15 @@ def test_gpus_index_says_which_price_it_shows(built_site: Path) -> None:
         float(p.replace(",", "")) for p in re.findall(r"on-demand\s*\$([\d,.]+)", offers)
     )
     assert float(shown) > cheapest  # so "cheapest" was not true
+
+
+def test_dollar_notes_say_which_price_they_use(built_site: Path) -> None:
+    """Compare pages said their $ use "the cheapest usable catalog price of each tier", result
+    pages "the cheapest on-demand catalog price": the H100 SXM's is OCI's $10.00 list price,
+    its page lists usable offers from $1.75."""
+    compare = _article_text(_page(built_site, "compare/gpt-j-6b--custom"))
+    assert "cheapest usable catalog price" not in compare
+    assert "the GPU's catalog price that figures use" in compare
+    result = _article_text(_page(built_site, "results/c21763c1afd7"))
+    assert "cheapest on-demand catalog price" not in result
+    assert "the on-demand catalog price that figures use for the GPU" in result
