@@ -13,7 +13,10 @@ Per request (successful ones only):
   A chunk that carries k tokens and arrived a gap g after the previous text chunk yields k
   samples of g / k; the extra tokens of the *first* chunk arrived with the first token and
   yield samples of 0. So a request with N tokens yields N − 1 samples whose mean is its TPOT.
-  A chunk is never counted as one token when it carries several.
+  A chunk is never counted as one token when it carries several. A request whose tokens all
+  came in one chunk has no gap to spread: its TPOT and ITL samples are 0 and time nothing, and
+  the `tokens_in_one_chunk` verdict counts such requests (AIPerf gives no inter-chunk latency
+  below two chunks; vLLM's bench serve times no gap for them).
 
 Token counts come from the server's usage; the client's own count (text chunks, or a tokenizer
 when one is given) is compared with it and a disagreement is reported, never substituted. Without
@@ -69,6 +72,7 @@ from infermeter.bench.run.request_figures import (
     USAGE_TOKENS_PER_CHUNK_TOLERANCE,
     e2e_s,
     output_token_count,
+    tokens_in_one_chunk,
     tpot_s,
     ttft_s,
     usage_above_stream,
@@ -155,7 +159,8 @@ def summarize_point(
             for r in sorted(ok, key=lambda r: r.send_ns)
         ),
     )
-    summary.verdicts.extend(_verdicts(summary, m.scheduled, m.length_mismatch, thresholds))
+    one_chunk = [r for r in ok if tokens_in_one_chunk(r)]
+    summary.verdicts.extend(_verdicts(summary, m, one_chunk, thresholds))
     return summary
 
 
@@ -182,8 +187,8 @@ def _open_loop(
 
 def _verdicts(
     summary: PointSummary,
-    scheduled: Sequence[RequestRecord],
-    length_mismatch: Sequence[RequestRecord],
+    m: PointRecords,
+    one_chunk: Sequence[RequestRecord],
     thresholds: VerdictThresholds,
 ) -> list[Verdict]:
     """What a reader must know before trusting the point's figures, in a fixed order."""
@@ -193,9 +198,22 @@ def _verdicts(
     too_few = too_few_requests(summary.completed, PERCENTILE_MIN_REQUESTS)
     if too_few is not None:
         verdicts.append(Verdict("too_few_requests", too_few))
-    verdicts.extend(_usage_verdicts(summary, length_mismatch))
-    verdicts.extend(_load_verdicts(summary, scheduled, thresholds))
+    verdicts.extend(_usage_verdicts(summary, m.length_mismatch))
+    if one_chunk:
+        verdicts.append(_one_chunk_verdict(one_chunk, summary.completed))
+    verdicts.extend(_load_verdicts(summary, m.scheduled, thresholds))
     return verdicts
+
+
+def _one_chunk_verdict(one_chunk: Sequence[RequestRecord], completed: int) -> Verdict:
+    """Requests that streamed every output token in one chunk: nothing timed their tokens."""
+    most = max(output_token_count(r) for r in one_chunk)
+    return Verdict(
+        "tokens_in_one_chunk",
+        f"{counted(len(one_chunk), 'request')} of {completed:,} streamed every output token in "
+        f"one chunk (up to {counted(most, 'token')}): their E2E is their TTFT, and the TPOT and "
+        "ITL of 0 ms they add are not measured times per token",
+    )
 
 
 def _usage_verdicts(

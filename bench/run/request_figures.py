@@ -69,6 +69,13 @@ def token_gaps_s(record: RequestRecord) -> list[float]:
     return gaps
 
 
+def tokens_in_one_chunk(record: RequestRecord) -> bool:
+    """True when the request's output tokens, two or more, all came in one text chunk: its E2E
+    is its TTFT, and its TPOT and ITL of 0 time nothing (as AIPerf gives no inter-chunk latency
+    below two chunks, and vLLM's bench serve times no gap)."""
+    return len(record.token_times_ns) == 1 and output_token_count(record) > 1
+
+
 def ttft_s(record: RequestRecord) -> float:
     """Send → first output text, in seconds (the record must have output)."""
     return (record.token_times_ns[0] - record.send_ns) / NS_PER_S

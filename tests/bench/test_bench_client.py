@@ -140,6 +140,28 @@ def test_client_counts_multi_token_chunk_as_its_tokens(
         assert all(r.chunk_tokens == [4, 4, 4, 4, 4] for r in records)
 
 
+def test_a_request_streamed_in_one_chunk_is_said_to_time_no_token(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # Real vLLM on the CPU at concurrency 4 sent a request's 16 tokens in one SSE chunk: TPOT and
+    # ITL came out 0.0 ms, E2E = TTFT, and nothing said so.
+    fake_server.config.itl_s = 0.005
+    fake_server.config.tokens_per_chunk = 16
+    records = send_all(fake_server.url, prompt_requests(4, 16), continuous_usage_stats=True)
+    assert all(r.chunk_tokens == [16] for r in records)
+    point = summarize_point(records)
+    assert (point.tpot_ms.p50, point.itl_ms.p50) == (0.0, 0.0)
+    verdicts = {v.code: v.message for v in point.verdicts}
+    assert verdicts["tokens_in_one_chunk"] == (
+        "4 requests of 4 streamed every output token in one chunk (up to 16 tokens): their E2E "
+        "is their TTFT, and the TPOT and ITL of 0 ms they add are not measured times per token"
+    )
+    fake_server.config.tokens_per_chunk = 8  # two chunks: a gap, spread over 8 tokens
+    point = summarize_point(send_all(fake_server.url, prompt_requests(4, 16)))
+    assert point.tpot_ms.p50 > 0
+    assert "tokens_in_one_chunk" not in {v.code for v in point.verdicts}
+
+
 def test_client_takes_token_counts_from_usage_and_reports_disagreement(
     fake_server: FakeOpenAIServer,
 ) -> None:
