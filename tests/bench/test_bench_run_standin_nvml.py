@@ -77,11 +77,12 @@ def test_bench_run_endpoint_standin_nvml_short_points_pass_the_registrys_energy_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin: StandinVllm
 ) -> None:
     _two_gpus_one_serving(monkeypatch)
-    # Points of a few tens of milliseconds: shorter than one 100 ms sampling interval.
+    # Points of a few tens of milliseconds: shorter than one 100 ms sampling interval on a quiet
+    # machine (a CI machine under a load of 8 stretched one to 0.502 s: the bound leaves room).
     result, output = _measure_gpu_1(tmp_path, standin, "1,4")
     for point in result.points:
         assert point.duration_s is not None
-        assert point.duration_s < 0.5
+        assert point.duration_s < 1.0
         gpu = point.telemetry.gpu if point.telemetry else None
         assert gpu is not None
         assert gpu.energy_j is not None
