@@ -20,6 +20,13 @@ from infermeter.registry.charts import lowest_usd_per_million
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.tables import number_text, usd_text
 
+# What every buyer's table holds, said once on a compare page (above its tables).
+BUYER_INTRO = (
+    "Each table opens with the buyer's table: each candidate GPU × count at its cheapest load "
+    "point, side by side, cheapest first. The effective hourly cost assumes full use: divide it "
+    "by your utilization for the idle hours you pay too."
+)
+
 
 def _num(value: float | None) -> str:
     return number_text(value, 0)
@@ -152,9 +159,7 @@ def buyer_table(
         f'<tr><th scope="row">Notes</th>{notes}</tr></tbody></table></div>'
     )
     return (
-        "<p><strong>The buyer's table</strong>: each candidate GPU × count at its cheapest load "
-        "point, side by side, cheapest first. The effective hourly cost assumes full use: divide "
-        "it by your utilization for the idle hours you pay too.</p>"
         # the candidates after the cheapest wait behind "more" (the cut counts the Figure column)
+        "<p><strong>The buyer's table</strong>, cheapest first:</p>"
         + more_columns(table, 1 + len(chosen), noun="candidates")
     )

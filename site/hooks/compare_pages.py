@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Collection, Mapping
 
-from buyer_table import buyer_table
+from buyer_table import BUYER_INTRO, buyer_table
 from catalog_pages import esc, front_matter_string, md_text
 from compare_table import compare_table, num, usd
 from gpu_labels import gpus_link
@@ -147,7 +147,7 @@ def compare_page(
         "each cell names the bound (its batch and context on hover), or says why there is none. "
         "Click a header to sort. [Data as CSV]("
         + f"{slug}.csv"
-        + "), with the workload and scenario of every row.\n\n"
+        + f"), with the workload and scenario of every row.\n\n{BUYER_INTRO}\n\n"
         + sections
     )
 

@@ -194,3 +194,13 @@ def test_dollar_notes_say_which_price_they_use(built_site: Path) -> None:
     result = _article_text(_page(built_site, "results/c21763c1afd7"))
     assert "cheapest on-demand catalog price" not in result
     assert "the on-demand catalog price that figures use for the GPU" in result
+
+
+def test_compare_page_explains_its_buyers_tables_once(built_site: Path) -> None:
+    """Each of a compare page's buyer's tables repeated the same two sentences (13 times on
+    DeepSeek-R1's); they are said once, above the tables."""
+    text = _article_text(_page(built_site, "compare/deepseek-r1--custom"))
+    tables = text.count("The buyer's table")
+    assert tables > 10
+    assert text.count("divide it by your utilization for the idle hours you pay too") == 1
+    assert text.count("side by side, cheapest first") == 1
