@@ -1,7 +1,9 @@
 // Compare pages: sort a table by clicking a header, filter its rows, and draw the charts with
 // uPlot (vendored from npm). Without JavaScript the tables are still complete and readable.
 function cellKey(row, index) {
-  const raw = row.cells[index]?.dataset.sort ?? "";
+  // a cell whose sort key is its text says it once (compare_table._cell)
+  const cell = row.cells[index];
+  const raw = cell?.dataset.sort ?? cell?.textContent ?? "";
   const number = Number(raw);
   return raw !== "" && Number.isFinite(number) ? number : raw.toLowerCase();
 }
