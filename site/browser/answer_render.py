@@ -419,9 +419,10 @@ def _winner_row(found: Answer, base: str, names: Mapping[str, str], basis: bool)
         f'data-precision="{esc(found.precision)}" data-workload-key="{esc(found.workload_key)}" '
         f'data-gpu="{esc(point.gpu)}" data-gpu-count="{point.gpu_count}">'
         f"<td>{esc(answer_title(found))}</td>"
+        # the $ beside the ranking's title: a phone shows both without scrolling
+        f'<td data-output="usd_per_million_accepted" data-value="{value!r}">{usd(value)}</td>'
         f'<td><a href="{base}gpus/{esc(point.gpu)}/">'
         f"{esc(gpus_text(point.gpu_count, point.gpu, names))}</a></td>"
-        f'<td data-output="usd_per_million_accepted" data-value="{value!r}">{usd(value)}</td>'
         f"<td>{winner.acceptance.accepted_tokens_per_s or 0:,.0f}</td>"
         f"<td>{_price_cell(winner.price, base)}{low}</td>"
         f'<td><a href="{base}results/{esc(point.result_id)}/">result {esc(point.result_id)}</a>'
@@ -446,7 +447,7 @@ def winners_html(answers: Sequence[Answer], base: str, names: Mapping[str, str])
     notes += mlperf_note(ranked)
     return (
         '<div class="im-scroll"><table class="im-table im-answer-winners" data-search-exclude>'
-        "<thead><tr><th>Ranking</th><th>Cheapest</th><th>$/1M accepted</th>"
+        "<thead><tr><th>Ranking</th><th>$/1M accepted</th><th>Cheapest</th>"
         "<th>Accepted tok/s</th><th>Price</th><th>Evidence</th><th>Next cheapest</th></tr>"
         f"</thead><tbody>{rows}</tbody></table></div>{notes}"
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from site_helpers import assert_side_by_side, in_view
 
 from infermeter.calculators.answer import PRESETS
 
@@ -227,3 +228,17 @@ def test_compare_table_sorts_a_column_by_its_text(page: Any, site_url: str) -> N
     assert counts() == sorted(counts())
     table.locator(f"thead th:nth-child({column})").click()
     assert counts() == sorted(counts(), reverse=True)
+
+
+@pytest.mark.browser
+def test_preset_page_shows_each_rankings_dollars_on_a_phone(phone: Any, site_url: str) -> None:
+    """On a phone a preset page's rows showed the ranking and its GPUs, their $ off to the
+    right behind a scroll; the $ now sits beside the ranking's title."""
+    phone.goto(f"{site_url}/answer/balanced-chat/")
+    rows = phone.locator("tr[data-answer]")
+    assert rows.count() > 5
+    for index in range(3):
+        dollars = rows.nth(index).locator('[data-output="usd_per_million_accepted"]')
+        dollars.scroll_into_view_if_needed()
+        assert in_view(dollars), dollars.bounding_box()
+        assert_side_by_side(rows.nth(index).locator("td").first, dollars)
