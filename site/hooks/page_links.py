@@ -6,16 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog_pages import esc
-from row_groups import names_profile, profile_text
+from row_groups import compare_slug, names_profile, profile_text
 from wide_tables import filled_columns
 
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import ModelEntry
-
-
-def compare_slug(model: str, profile: str) -> str:
-    """The compare page of a model and traffic profile: `compare/<slug>/`."""
-    return f"{model}--{profile}"
 
 
 def _compare_text(profile: str) -> str:
