@@ -196,7 +196,11 @@ VRAM = (
     ),
 )
 COST = (
-    replace(GPU_ID, help="Catalog GPU id: its cheapest catalog prices fill the prices not given."),
+    replace(
+        GPU_ID,
+        help="Catalog GPU id: its catalog prices (those the site's figures use) fill the prices "
+        "not given.",
+    ),
     _TIER,
     Field(
         "price_per_hour",

@@ -133,7 +133,7 @@ def _bound_tokens_per_s(request: PerfRequest, workload: Workload, batch: float) 
 
 
 def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The `calc perf --json` payload; `catalog_price` is the GPU's cheapest on-demand price
+    """The `calc perf --json` payload; `catalog_price` is the GPU's on-demand price the figures use
     ({"id", "usd_per_gpu_hour", "as_of", "source_url"}) used when the request gives none."""
     deployment = request.deployment
     if engine_family(deployment.engine) == "vllm":  # the release the prediction plans

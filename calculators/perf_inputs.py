@@ -117,6 +117,6 @@ PERF_INPUTS: tuple[Field, ...] = (
         "price_per_hour",
         "Price, $/GPU-hour",
         "float",
-        help="Empty: the GPU's cheapest on-demand catalog price.",
+        help="Empty: the GPU's on-demand catalog price, the one the site's figures use.",
     ),
 )

@@ -7,8 +7,9 @@ under content-hashed names (`index-<sha12>.json`, `index-<sha12>.csv`) beside a 
 Derived figures are never stored in result files; they are computed here by `calculators` from
 the measured throughput and the price catalog, so they follow price changes:
 
-- `$/1M output tokens` and `$/1M accepted output tokens` at the cheapest on-demand,
-  interruptible and reserved price of the GPU (per GPU-hour × GPU count), with the price id used;
+- `$/1M output tokens` and `$/1M accepted output tokens` at the on-demand,
+  interruptible and reserved prices of the GPU that the figures use (per GPU-hour × GPU count),
+  with the price id used;
 - output tokens per dollar at each of those prices;
 - output tokens/s per GPU; tokens/s per user; output tokens per joule.
 

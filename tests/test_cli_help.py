@@ -50,3 +50,15 @@ def test_cli_output_after_help_is_redacted_still() -> None:
     assert run.exit_code == 1
     assert "unknown model id 'REDACTED'" in run.output
     assert token not in run.output
+
+
+@pytest.mark.parametrize(
+    "command", [("bench", "run"), ("bench", "compare"), ("calc", "perf"), ("calc", "cost")]
+)
+def test_no_help_calls_the_catalog_price_the_cheapest(command: tuple[str, ...]) -> None:
+    """The price a default takes is the one the site's figures use (registry.prices: a recent
+    official list first), not the cheapest offer: the H100 SXM's is OCI's $10 list price while
+    its page lists offers from $1.75."""
+    result = CliRunner().invoke(main, [*command, "--help"])
+    assert result.exit_code == 0
+    assert "cheapest" not in " ".join(result.output.split())

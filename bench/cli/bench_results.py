@@ -96,9 +96,9 @@ def compare_command(files: tuple[Path, ...], as_json: bool) -> None:
     """Compare result files side by side: per load point and at the SLO, with ratios.
 
     Prints output tokens/s per GPU, tokens/s per user, p99 TTFT/TPOT/E2E and $ per 1M output
-    tokens (cheapest on-demand catalog price) of every result, and each one's ratio to the
-    first. Results of different models, precisions or workloads are not ranked: exit 1 with
-    every property that differs.
+    tokens (the catalog's on-demand price, as the site's figures use it) of every result, and
+    each one's ratio to the first. Results of different models, precisions or workloads are not
+    ranked: exit 1 with every property that differs.
 
     \b
     Example:

@@ -53,8 +53,9 @@ def cost_command(
 ) -> None:
     """Dollars per 1M tokens, tokens per dollar, effective cost and break-evens.
 
-    The price comes from --price-per-hour, or from the catalog with --gpu (its cheapest price
-    of --tier, and the interruptible and reserved prices for the tier comparison).
+    The price comes from --price-per-hour, or from the catalog with --gpu (the price of
+    --tier the site's figures use, and the interruptible and reserved prices for the tier
+    comparison).
 
     \b
     Example:

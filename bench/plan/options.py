@@ -274,8 +274,8 @@ class RunOptions(BaseModel):
     price_per_hour: Annotated[
         PositiveFloat | None,
         Cli(
-            "Price of one GPU-hour for the cost table (default: cheapest on-demand in the "
-            "catalog).",
+            "Price of one GPU-hour for the cost table (default: the catalog's on-demand price, "
+            "the one the site's figures use).",
             metavar="USD",
         ),
     ] = None

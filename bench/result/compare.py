@@ -9,7 +9,7 @@ Load points are matched by their load (`Load.label`, e.g. `concurrency 16`); ser
 (a rate search's answer) are matched by their bounds, whatever rate each found. Figures come from
 the registry's index rows (`registry.index.index_rows`), so they are the site's own: output
 tokens/s per GPU, tokens/s per user, p99 latencies, and $ per 1M output tokens and per 1M
-accepted tokens (those of requests within the result's SLO) at the cheapest on-demand catalog
+accepted tokens (those of requests within the result's SLO) at the figures' on-demand catalog
 price. Each result after the first gets a ratio to the first (×1.25 means a
 quarter more; for latencies and cost, lower is better, which the table's header says).
 """

@@ -7,7 +7,7 @@ which the site's compare pages call too; `bench/assets/charts.js` links to it) a
 the chart
 data is `registry.charts.chart_data` of the results' index rows, the function the site's compare
 pages use. So the page draws the results as the site does: output tokens/s per GPU against
-tokens/s per user, and $ per 1M tokens at the cheapest on-demand catalog price; then one table
+tokens/s per user, and $ per 1M tokens at the figures' on-demand catalog price; then one table
 per result with every load point's latency percentiles and cost: `registry.tables`, the table
 each result's page on the site shows.
 

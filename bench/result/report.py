@@ -4,7 +4,8 @@ Per point: the deployment's hourly price (per-GPU price × GPUs), the effective 
 (price / utilization, `calculators.cost.effective_cost`; failed requests are not charged here
 because the accepted throughput already leaves them out), accepted output tokens per hour,
 $ per 1M accepted output tokens, TTFT p95, E2E p95/p99, failure rate and mean GPU utilization.
-The price is `--price-per-hour` (per GPU) or the catalog's cheapest on-demand price of the GPU.
+The price is `--price-per-hour` (per GPU) or the catalog's on-demand price of the GPU that the
+site's figures use.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class CostRow:
 
 
 def catalog_price(gpu_id: str) -> HourlyPrice | None:
-    """The cheapest on-demand price of `gpu_id` in the price catalog, if it has one."""
+    """The on-demand price of `gpu_id` that the catalog's figures use, if it has one."""
     from infermeter.registry.lookup import cheapest_prices
 
     price = cheapest_prices(gpu_id).get("on_demand")
