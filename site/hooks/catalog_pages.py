@@ -368,10 +368,11 @@ def gpus_index(
         (
             f'<a href="{gpu.id}/">{esc(gpu.name)}</a>',
             esc(gpu.architecture),
-            esc(gpu.memory_gb),
-            esc(gpu.memory_bandwidth_gb_s),
-            esc(gpu.tflops_dense.bf16),
-            esc(gpu.tflops_dense.fp8),
+            # figures as the GPU's own page writes them (`_spec_rows`)
+            number(gpu.memory_gb, 1),
+            number(gpu.memory_bandwidth_gb_s, 1),
+            number(gpu.tflops_dense.bf16, 1),
+            number(gpu.tflops_dense.fp8, 1),
             *(price(gpu.id, tier) for tier in PRICE_TIERS),
         )
         for gpu in sorted(gpus.values(), key=lambda g: (-g.memory_gb, g.id))

@@ -185,6 +185,17 @@ def test_gpus_index_says_which_price_it_shows(built_site: Path) -> None:
     assert float(shown) > cheapest  # so "cheapest" was not true
 
 
+def test_gpus_index_writes_figures_as_the_gpu_pages_do(built_site: Path) -> None:
+    """The GPU list printed the B300's bandwidth as "7750.0" and its memory as "288.0"; its
+    page says "7,750 GB/s" and "288 GB", as every figure of the site is written."""
+    page = _page(built_site, "gpus")
+    row = re.search(r'<td><a href="b300/">[^<]*</a></td>.*?</tr>', page, re.S)
+    assert row
+    cells = re.findall(r"<td>(.*?)</td>", row[0], re.S)
+    assert cells[2:6] == ["288", "7,750", "2,250", "4,500"]
+    assert not re.search(r"<td>\d+\.0</td>", page)
+
+
 def test_dollar_notes_say_which_price_they_use(built_site: Path) -> None:
     """Compare pages said their $ use "the cheapest usable catalog price of each tier", result
     pages "the cheapest on-demand catalog price": the H100 SXM's is OCI's $10.00 list price,
