@@ -242,6 +242,21 @@ def test_compare_table_sorts_a_column_by_its_text(page: Any, site_url: str) -> N
 
 
 @pytest.mark.browser
+def test_prediction_error_tables_align_figures_by_a_rule(page: Any, site_url: str) -> None:
+    """The prediction-error page wrote style="text-align: right;" on each figure of its long
+    tables (3,627 attributes, ~100 KB: a Markdown table's `---:`); a CSS rule aligns them."""
+    page.goto(f"{site_url}/prediction-error/")
+    assert page.content().count('style="text-align: right;"') < 100
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+    for box, first in ((".im-error-breakdown", 5), (".im-error-rows", 7)):
+        row = page.locator(f"{box} table tbody tr").first
+        align = row.locator("td").evaluate_all("cs => cs.map(c => getComputedStyle(c).textAlign)")
+        assert len(align) > first, box
+        assert all(a == "right" for a in align[first - 1 :]), (box, align)
+        assert all(a in ("left", "start") for a in align[: first - 1]), (box, align)
+
+
+@pytest.mark.browser
 def test_preset_page_shows_each_rankings_dollars_on_a_phone(phone: Any, site_url: str) -> None:
     """On a phone a preset page's rows showed the ranking and its GPUs, their $ off to the
     right behind a scroll; the $ now sits beside the ranking's title."""
