@@ -2,12 +2,14 @@
 cell HTML) and the table (`compare_table`), plain HTML that `tables.js` sorts and filters.
 Every string that comes from a result file is HTML-escaped."""
 
+import html
+import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from catalog_pages import esc
 from gpu_labels import gpu_name
-from price_notes import row_price_phrase
 from row_groups import Group
 from wide_tables import filled_columns, more_columns
 
@@ -19,18 +21,31 @@ num = number_text
 usd = usd_text
 
 
+_TAG = re.compile(r"<[^>]*>")  # a tag of the cells this module writes, to read their text
+
+
 def _nowrap(text: str) -> str:
     # A cell of short lines that must not wrap into a tall row (`.im-nowrap`).
     return f'<span class="im-nowrap">{text}</span>'
 
 
+def _sort_key(sort: Any) -> str:
+    """A cell's sort key as text; a fraction to 6 significant digits, and never finer than a
+    unit past 100,000 (`2062.27`, not `2062.2735531615012`): no column shows more of it."""
+    if not isinstance(sort, float) or not math.isfinite(sort) or sort == 0:
+        return "" if sort is None else str(sort)
+    rounded = round(sort, max(0, 5 - math.floor(math.log10(abs(sort)))))
+    return str(int(rounded)) if rounded.is_integer() else repr(rounded)
+
+
 def _cell(sort: Any, text: str) -> str:
-    """A cell with its sort key; none where the key is the cell's text (`tables.js` sorts such
-    a cell by its text: 3,292 keys said twice on DeepSeek-R1's page, 144 KB)."""
-    key = "" if sort is None else esc(sort)
-    if key and key == text:
+    """A cell with its sort key; none where the key is the text the cell shows, tags aside
+    (`tables.js` sorts such a cell by its text: 3,292 keys said twice on DeepSeek-R1's page,
+    144 KB, then the GPU's name and the source's kind beside their links and badges)."""
+    key = _sort_key(sort)
+    if key and key == html.unescape(_TAG.sub("", text)):
         return f"<td>{text}</td>"
-    return f'<td data-sort="{key}">{text}</td>'
+    return f'<td data-sort="{esc(key)}">{text}</td>'
 
 
 def kind_badge(kind: str) -> str:
@@ -93,10 +108,11 @@ def _hourly_price(group: Group) -> str:
     text = usd(row.on_demand.usd_per_hour, 2)
     if row.on_demand.price_id is None:
         return text
-    phrase = row_price_phrase(row, "on_demand") or ""
+    # No title: the line under the link says provider, date and confidence, and the page's
+    # "Prices behind the $ figures" each price per GPU-hour (a title said both again per row).
     return (
-        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand.price_id)}" '
-        f'title="{esc(phrase)}">{text}</a><br><small class="im-price">'
+        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand.price_id)}">'
+        f'{text}</a><br><small class="im-price">'
         f"{esc(row.on_demand.price_provider)}, {esc(row.on_demand.price_as_of or 'undated')}, "
         f"{esc(row.on_demand.price_confidence)}</small>"
     )

@@ -459,14 +459,14 @@ def test_browser_compare_table_sorts_and_filters(page: Any, site_url: str) -> No
     assert keys() == sorted(keys())
     table.locator(f"thead th:nth-child({column + 1})").click()
     assert keys() == sorted(keys(), reverse=True)
-    first_gpu = table.locator("tbody tr td").first.get_attribute("data-sort")
+    first_gpu = table.locator("tbody tr td").first.text_content()
     assert first_gpu
     tools = table.locator(
         "xpath=ancestor::div[contains(@class,'im-scroll')]/preceding-sibling::div[1]"
     )
     tools.locator("input[data-filter]").fill(first_gpu)
     visible = table.locator("tbody tr").evaluate_all(
-        "rows => rows.filter(r => !r.hidden).map(r => r.cells[0].dataset.sort)"
+        "rows => rows.filter(r => !r.hidden).map(r => r.cells[0].textContent)"
     )
     assert visible
     assert all(first_gpu in gpu for gpu in visible)

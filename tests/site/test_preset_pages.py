@@ -242,6 +242,37 @@ def test_compare_table_sorts_a_column_by_its_text(page: Any, site_url: str) -> N
 
 
 @pytest.mark.browser
+def test_compare_table_says_each_key_and_price_once(page: Any, site_url: str) -> None:
+    """DeepSeek-R1's compare page was 996 KB: its GPU and Source cells wrote their text again as
+    a sort key (`data-sort="NVIDIA B200 180GB (HGX B200)"` beside the link), figures' keys had
+    17 digits (`2062.2735531615012` under "2,062"), and each $/hour link had a title saying its
+    price's provider, date and confidence again, as the line under it does. A click on the GPU
+    header still sorts by the name shown."""
+    page.goto(f"{site_url}/compare/llama-3.1-8b-instruct--custom/")
+    page.wait_for_selector("table[data-sortable] th[role=button]")
+    keys = page.locator("table.im-compare tbody td").evaluate_all(
+        "cs => cs.filter(c => 'sort' in c.dataset).map(c => [c.dataset.sort, c.textContent])"
+    )
+    assert keys
+    assert [key for key, text in keys if key == text] == []
+    digits = [
+        key.replace(".", "").lstrip("-0") for key, _ in keys if re.fullmatch(r"-?\d+\.\d+", key)
+    ]
+    long = [key for key in digits if len(key) > 6]
+    assert long == []
+    assert page.locator("table.im-compare a[href*='#price-'][title]").count() == 0
+    assert page.locator("table.im-compare small.im-price").count() > 0
+    tables = page.locator("table[data-sortable]")
+    sizes = [tables.nth(i).locator("tbody tr").count() for i in range(tables.count())]
+    table = tables.nth(sizes.index(max(sizes)))
+    names = table.locator("tbody tr td:first-child")
+    table.locator("thead th").first.click()
+    shown = [name.lower() for name in names.all_text_contents()]
+    assert len(set(shown)) > 1
+    assert shown == sorted(shown)
+
+
+@pytest.mark.browser
 def test_prediction_error_tables_align_figures_by_a_rule(page: Any, site_url: str) -> None:
     """The prediction-error page wrote style="text-align: right;" on each figure of its long
     tables (3,627 attributes, ~100 KB: a Markdown table's `---:`); a CSS rule aligns them."""

@@ -71,7 +71,7 @@ def test_replicates_share_one_compare_row_with_spread(built: tuple[Path, list[Re
     assert len(grouped) == 2
     low_load = next(row for row in grouped if ">concurrency 8<" in row)
     assert "n=2, 1,180–1,350 tok/s" in low_load
-    assert '<td data-sort="1265.0">1,265<br>' in low_load  # the median, sortable
+    assert '<td data-sort="1265">1,265<br>' in low_load  # the median, sortable
     for result in (alice, bob):
         assert f'href="../../results/{result.id}/"' in low_load
         assert f'href="../../results/{result.id}.json"' in low_load
