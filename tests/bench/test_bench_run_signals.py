@@ -33,6 +33,7 @@ from infermeter.bench.session.builder import session_config
 from infermeter.bench.session.config import SessionOutcome
 from infermeter.bench.session.lines import incomplete_line
 from infermeter.bench.session.session import run_session
+from infermeter.calculators.plural import counted
 from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.validate import validate_paths
 
@@ -120,9 +121,8 @@ def _assert_first_point_kept(tmp_path: Path, stopped: str | None = None) -> None
 def _assert_interrupted(point: Any, stopped: str) -> None:
     (verdict,) = [verdict for verdict in point.validity if verdict.code == "interrupted"]
     assert verdict.message.startswith(f"the run was {stopped} during this point, which was to ")
-    assert f"the {point.requests.completed + point.requests.failed} measured requests" in (
-        verdict.message
-    )
+    measured = counted(point.requests.completed + point.requests.failed, "measured request")
+    assert f"the {measured}" in verdict.message
     assert point.requests.completed >= 1
     assert point.throughput.output_tokens_per_s > 0
 

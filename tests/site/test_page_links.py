@@ -20,6 +20,7 @@ sys.path.insert(0, str(REPO / "site" / "hooks"))
 sys.path.insert(0, str(REPO / "site" / "browser"))
 import catalog_pages
 import page_links
+import row_groups
 
 
 def _old_gpu_results(
@@ -41,7 +42,7 @@ def _old_model_compare_links(rows: Iterable[IndexRow], model_id: str) -> str:
             counts.setdefault(row.profile, set()).add(row.result_id)
     return "".join(
         f"- [{catalog_pages.esc(profile)} traffic: {len(ids)} result{'s' if len(ids) != 1 else ''}]"
-        f"(../compare/{page_links.compare_slug(model_id, profile)}.md)\n"
+        f"(../compare/{row_groups.compare_slug(model_id, profile)}.md)\n"
         for profile, ids in sorted(counts.items())
     )
 
