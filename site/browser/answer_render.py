@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from calc_compute import catalog_gpu
+from price_links import price_href
 
 from infermeter.calculators.accepted import METRIC_NAMES, METRICS, Point, Slo
 from infermeter.calculators.answer import (
@@ -259,7 +260,7 @@ def _price_cell(price: Price | None, base: str) -> str:
     flag = ' class="im-low"' if price.confidence == "low" else ""
     # the price links to its row on the GPU's page (its source and conditions are there)
     return (
-        f'<a href="{base}gpus/{esc(price.gpu)}/#price-{esc(price.id)}" title="{esc(price.id)}">'
+        f'<a href="{esc(price_href(price.gpu, price.id, base + "gpus/"))}" title="{esc(price.id)}">'
         f"${price.usd_per_gpu_hour:,.2f}/GPU-h</a> · {esc(price.provider)} · "
         f"{esc(price.tier.replace('_', '-'))} · {esc(price.as_of)} · "
         f"<span{flag}>confidence {esc(confidence)}</span>"
@@ -538,7 +539,7 @@ def _missed_row(found: Answer, base: str, names: Mapping[str, str], shared: Sequ
         f"<td>{esc(gpus_text(estimate.gpu_count, estimate.gpu, names))} at "
         # the price links to its row on the GPU's page, as a ranking's does; its tier (the
         # question's) is said under the table
-        f'<a href="{base}gpus/{esc(estimate.gpu)}/#price-{esc(estimate.price_id)}" '
+        f'<a href="{esc(price_href(estimate.gpu, estimate.price_id, base + "gpus/"))}" '
         f'title="{esc(estimate.tier.replace("_", "-"))} price {esc(estimate.price_id)}">'
         f"${estimate.usd_per_gpu_hour:,.2f}/GPU-h</a></td>"
         f"<td>{esc(estimate.note)}{' ' + mark.strip() if mark else ''}</td>"

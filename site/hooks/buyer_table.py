@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from catalog_pages import esc
 from gpu_labels import gpus_link
+from price_links import price_href
 from price_notes import row_price_phrase
 from wide_tables import is_empty, more_columns
 
@@ -73,7 +74,7 @@ def _hourly(row: IndexRow) -> str:
         return text
     # linked to the price's row on the GPU page, with its provider, date and confidence
     return (
-        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand.price_id)}">{text}</a>'
+        f'<a href="{esc(price_href(row.gpu, row.on_demand.price_id, "../../gpus/"))}">{text}</a>'
         f'<br><small class="im-price">{esc(row_price_phrase(row, "on_demand"))}</small>'
     )
 

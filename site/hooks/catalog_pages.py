@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from price_links import price_anchor, price_href
 from wide_tables import filled_columns, more_columns
 
 from infermeter.calculators.config_reader import parse_config
@@ -82,16 +83,11 @@ def _link(url: str | None, text: str) -> str:
     return f'<a href="{esc(url)}" rel="noopener">{esc(text)}</a>'
 
 
-def price_anchor(price: PriceEntry) -> str:
-    """The id of a price's row on its GPU page (date, provider and source are there)."""
-    return f"price-{price.id}"
-
-
 def price_link(price: PriceEntry, href_to_gpus: str, text: str) -> str:
     """`text` (a price) linked to its row, with date and source, on the GPU's page;
     `href_to_gpus` is the relative URL of the `gpus/` folder."""
     return (
-        f'<a href="{href_to_gpus}{esc(price.gpu)}/#{esc(price_anchor(price))}" '
+        f'<a href="{esc(price_href(price.gpu, price.id, href_to_gpus))}" '
         f'title="{esc(price.id)}, as of {esc(price.as_of)}">{esc(text)}</a>'
     )
 
@@ -266,7 +262,7 @@ def _prices_html(prices: list[PriceEntry], chosen: Mapping[str, PriceEntry]) -> 
     """The GPU's price table, or why it has none."""
     rows = [
         (
-            f'<span id="{esc(price_anchor(price))}">{esc(price.provider)}</span>',
+            f'<span id="{esc(price_anchor(price.id))}">{esc(price.provider)}</span>',
             _tier_cell(price),
             f"${price.usd_per_gpu_hour:,.3f}",
             esc(dated(price) or f"undated (read {price.as_of})"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from catalog_pages import esc
 from gpu_labels import gpu_name
+from price_links import price_href
 from row_groups import Group
 from wide_tables import filled_columns, more_columns
 
@@ -111,7 +112,7 @@ def _hourly_price(group: Group) -> str:
     # No title: the line under the link says provider, date and confidence, and the page's
     # "Prices behind the $ figures" each price per GPU-hour (a title said both again per row).
     return (
-        f'<a href="../../gpus/{esc(row.gpu)}/#price-{esc(row.on_demand.price_id)}">'
+        f'<a href="{esc(price_href(row.gpu, row.on_demand.price_id, "../../gpus/"))}">'
         f'{text}</a><br><small class="im-price">'
         f"{esc(row.on_demand.price_provider)}, {esc(row.on_demand.price_as_of or 'undated')}, "
         f"{esc(row.on_demand.price_confidence)}</small>"

@@ -5,6 +5,7 @@ to its row on the GPU page (its source and notes are there)."""
 from collections.abc import Iterable, Mapping
 
 from catalog_pages import esc
+from price_links import price_href
 
 from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.registry.index_row import IndexRow
@@ -50,7 +51,7 @@ def prices_used(rows: Iterable[IndexRow], gpu_names: Mapping[str, str] | None = 
     items = []
     for gpu in sorted(seen):
         links = [
-            f'<a href="../../gpus/{esc(gpu)}/#price-{esc(price_id)}">{esc(phrase)}</a>'
+            f'<a href="{esc(price_href(gpu, price_id, "../../gpus/"))}">{esc(phrase)}</a>'
             for price_id, phrase in seen[gpu].values()
         ]
         text = "; ".join(links) if links else "no sourced price exists, so no $ figure"
