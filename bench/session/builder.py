@@ -218,10 +218,6 @@ def _check_conflicts(options: RunOptions) -> None:
         raise BenchConfigError(
             "give --pipeline-parallel-size once, not also in --vllm-arg", "--pipeline-parallel-size"
         )
-    if options.shared_prefix_tokens and options.dataset is not None:
-        raise BenchConfigError(
-            "applies to synthesised prompts, not to a --dataset's", "--shared-prefix-tokens"
-        )
     if options.dataset is not None:
         _check_dataset_keeps_its_own(options)
 
@@ -229,7 +225,10 @@ def _check_conflicts(options: RunOptions) -> None:
 def _check_dataset_keeps_its_own(options: RunOptions) -> None:
     """Options a --dataset's prompts (a chat-multiturn run's conversations: also their turns
     and replies) would pass over without a word."""
-    synthesised = [(options.input_len, "--input-len")]
+    synthesised = [
+        (options.shared_prefix_tokens or None, "--shared-prefix-tokens"),
+        (options.input_len, "--input-len"),
+    ]
     if options.profile == MULTITURN:
         synthesised += [(options.output_len, "--output-len"), (options.turns, "--turns")]
     for value, option in synthesised:

@@ -87,28 +87,24 @@ def test_shared_prefix_refuses_a_dataset(tmp_path: Path) -> None:
             WorkloadSpec(PROFILES["chat"], shared_prefix_tokens=8),
             dataset=[],
         )
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--shared-prefix-tokens", "8"), ("--input-len", "64")]
+)
+def test_an_option_of_synthesised_prompts_is_refused_with_a_dataset(
+    tmp_path: Path, option: str, value: str
+) -> None:
+    # --input-len was passed over: the prompts kept the dataset's lengths, and nothing said so.
     dataset = tmp_path / "d.jsonl"
     dataset.write_text("{}\n")
     run = CliRunner().invoke(
         main,
         ["bench", "run", "--endpoint", "http://127.0.0.1:9", "--dataset", str(dataset),
-         "--shared-prefix-tokens", "8"],
-    )  # fmt: skip
-    assert run.exit_code == 2
-    assert "--shared-prefix-tokens: applies to synthesised prompts" in run.stderr
-
-
-def test_input_len_with_a_dataset_is_refused(tmp_path: Path) -> None:
-    # It was passed over: the prompts kept the dataset's lengths, and nothing said so.
-    dataset = tmp_path / "d.jsonl"
-    dataset.write_text("{}\n")
-    run = CliRunner().invoke(
-        main,
-        ["bench", "run", "--endpoint", "http://127.0.0.1:9", "--dataset", str(dataset),
-         "--input-len", "64"],
+         option, value],
     )  # fmt: skip
     assert run.exit_code == 2, run.output
     assert run.stderr == (
-        "Error: --input-len: applies to synthesised prompts, not to a --dataset's, which keep "
+        f"Error: {option}: applies to synthesised prompts, not to a --dataset's, which keep "
         "their own lengths\n"
     )
