@@ -117,7 +117,10 @@ class ServerStats:
     max_in_flight: int = 0
     bodies: list[dict[str, Any]] = field(default_factory=list)
     arrival_times: list[float] = field(default_factory=list)
-    # Request ordinal (its place in `bodies`) → time.monotonic() when its response ended.
+    # Request ordinal (its place in `bodies`) → time.monotonic() just before the last bytes of
+    # its response ("data: [DONE]") were written: no client can have read the whole reply sooner.
+    # (Taken after the handler returned, it lagged the client on a busy host: a 20 ms delay after
+    # a reply read as 16 ms, CI of f741c1c1.)
     end_times: dict[int, float] = field(default_factory=dict)
     # Per prompt: time.monotonic_ns() just before each chunk of output text was written, the
     # truth a client's timestamps are checked against (same clock, same process).
@@ -267,7 +270,7 @@ class FakeOpenAIServer:
                 return await self._respond(request, body, time.monotonic(), ordinal)
         finally:
             stats.in_flight -= 1
-            stats.end_times[ordinal] = time.monotonic()
+            stats.end_times.setdefault(ordinal, time.monotonic())
 
     async def _respond(
         self, request: web.Request, body: dict[str, Any], arrived: float, ordinal: int
@@ -405,6 +408,7 @@ class FakeOpenAIServer:
         self._cache_blocks(words + (cfg.token_text * emitted).split())
         if include_usage:
             await response.write(event(None, None, usage_at(emitted)))
+        self.stats.end_times[ordinal] = time.monotonic()
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
