@@ -584,9 +584,14 @@ def test_browser_perf_cost_of_this_link_costs_as_from_perf(
     assert result.exit_code == 0, result.output
     expected = json.loads(result.output)
     assert expected["tokens_per_second_basis"]["basis"] == basis
+    # Instant navigation swaps the content after the address changes: until then the perf page's
+    # calculator (ready) is still there, so the wait is for one that was not (CI of f741c1c1 read
+    # the perf page's outputs as the cost page's).
+    page.evaluate("() => document.querySelectorAll('.im-calc').forEach(e => e.dataset.left = '1')")
     page.click("a.im-cost-link")
     page.wait_for_url("**/calculators/cost/**")
-    page.wait_for_function(READY, timeout=60_000)
+    page.wait_for_function(WARM_READY, timeout=60_000)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.calc") == "cost"
     assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
     outputs = dict(
         page.eval_on_selector_all(
