@@ -4,15 +4,16 @@ The bench's token counts must equal the growth of vLLM's own counters over the r
 (`vllm:prompt_tokens_total`, `vllm:generation_tokens_total`: no warm-up, so every request the
 engine saw is measured). Its mean E2E lies within a few % of vLLM's `e2e_request_latency`
 histogram mean on a quiet host (the client adds the HTTP and the stream to the engine's span); on
-2 shared cores the test holds it between 0.98 and 1.6 times it (see there). TTFT and ITL are
-never compared tightly: on 2 shared cores vLLM's front end sends tokens in bursts, which the
-client rightly sees.
+2 shared cores it reads more, so the test bounds it by the engine's from below and by the point's
+window from above (see there). TTFT and ITL are never compared tightly: on 2 shared cores vLLM's
+front end sends tokens in bursts, which the client rightly sees.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,14 @@ def run_against(server: RealVllm, tmp_path: Path, *extra: str) -> dict[str, Any]
         "--tokenizer", str(server.model.tokenizer), "--extra-body", server.model.extra_body,
         *extra,
     ]  # fmt: skip
+    started = time.monotonic()
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=300, env=child_env("endpoint"),
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     data: dict[str, Any] = json.loads(done.stdout)
+    data["_wall_s"] = time.monotonic() - started
     return data
 
 
@@ -75,14 +78,22 @@ def test_real_vllm_endpoint_token_counts_equal_vllm_counters(
         * 1000
     )
     client_mean_ms = sum(p["e2e_ms"]["mean"] * p["completed"] for p in points) / 24
-    # The client's span holds the engine's (vLLM stamps arrival and finish in its front end).
-    # On a quiet host the two agree within a few % (120.5 vs 118.8 ms measured); on CI's 2 cores
-    # the front end's streaming shares a core with the engine and the client and lags (166 vs
-    # 110 ms seen in a clean-clone run), so the bound here is what a mis-timed client breaks: it
-    # never ends before the engine, and never reads more than 1.6 times the engine's span.
-    assert engine_mean_ms * 0.98 <= client_mean_ms <= engine_mean_ms * 1.6, (
+    # The client's span holds the engine's (vLLM stamps arrival and finish in its front end), so it
+    # never ends before it. On a quiet host the two agree within a few % (120.5 vs 118.8 ms
+    # measured); on CI's 2 shared cores the front end's streaming and the client wait for a core
+    # and the client rightly reads more (166 vs 110 ms, and 300 vs 164 ms in CI of f741c1c1), so
+    # no ratio to the engine bounds it from above. What does: at concurrency 1 the 12 requests run
+    # one after another inside the point's window, so their spans add up to no more than it, and
+    # the windows fit in the time the run took by the test's own clock. A client that counts in
+    # the wrong unit or starts its clocks before it sends breaks one or the other.
+    assert engine_mean_ms * 0.98 <= client_mean_ms, (
         f"client E2E {client_mean_ms:.1f} ms, vLLM's {engine_mean_ms:.1f} ms"
     )
+    one_at_a_time = points[0]
+    assert one_at_a_time["concurrency"] == 1
+    spans_s = one_at_a_time["e2e_ms"]["mean"] * one_at_a_time["completed"] / 1000
+    assert spans_s <= one_at_a_time["duration_s"], (spans_s, one_at_a_time["duration_s"])
+    assert sum(point["duration_s"] for point in points) <= data["_wall_s"]
 
 
 def test_real_vllm_endpoint_result_says_cpu_and_vllms_own_memory_plan(
