@@ -11,8 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from catalog_pages import esc
 from gpu_labels import gpus_link
-from price_links import price_href
-from price_notes import row_price_phrase
+from price_notes import linked_price_cell, row_price_phrase
 from wide_tables import is_empty, more_columns
 
 from infermeter.calculators.errors import CalculatorError
@@ -69,14 +68,9 @@ def effective_usd_per_hour(row: IndexRow) -> float | None:
 def _hourly(row: IndexRow) -> str:
     if row.on_demand.usd_per_hour is None:
         return "no usable price"
-    text = usd_text(row.on_demand.usd_per_hour, 2)
-    if row.on_demand.price_id is None:
-        return text
-    # linked to the price's row on the GPU page, with its provider, date and confidence
-    return (
-        f'<a href="{esc(price_href(row.gpu, row.on_demand.price_id, "../../gpus/"))}">{text}</a>'
-        f'<br><small class="im-price">{esc(row_price_phrase(row, "on_demand"))}</small>'
-    )
+    # linked to the price's row on the GPU page, with its provider, tier, date and confidence
+    phrase = row_price_phrase(row, "on_demand")
+    return linked_price_cell(row, usd_text(row.on_demand.usd_per_hour, 2), phrase)
 
 
 def _e2e(row: IndexRow) -> str:

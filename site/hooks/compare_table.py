@@ -10,7 +10,7 @@ from typing import Any
 
 from catalog_pages import esc
 from gpu_labels import gpu_name
-from price_links import price_href
+from price_notes import linked_price_cell
 from row_groups import Group
 from wide_tables import filled_columns, more_columns
 
@@ -106,17 +106,15 @@ def _hourly_price(group: Group) -> str:
     """The deployment's on-demand $/hour, linked to the price's row (date, source) on the GPU
     page."""
     row = group.row
-    text = usd(row.on_demand.usd_per_hour, 2)
-    if row.on_demand.price_id is None:
-        return text
+    price = row.on_demand
     # No title: the line under the link says provider, date and confidence, and the page's
     # "Prices behind the $ figures" each price per GPU-hour (a title said both again per row).
-    return (
-        f'<a href="{esc(price_href(row.gpu, row.on_demand.price_id, "../../gpus/"))}">'
-        f'{text}</a><br><small class="im-price">'
-        f"{esc(row.on_demand.price_provider)}, {esc(row.on_demand.price_as_of or 'undated')}, "
-        f"{esc(row.on_demand.price_confidence)}</small>"
+    parts = (
+        price.price_provider or "–",
+        price.price_as_of or "undated",
+        price.price_confidence or "–",
     )
+    return linked_price_cell(row, usd(price.usd_per_hour, 2), ", ".join(parts))
 
 
 def roofline_cell(row: IndexRow) -> str:

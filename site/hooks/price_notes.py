@@ -36,6 +36,16 @@ def row_price_phrase(row: IndexRow, tier: str) -> str | None:
     )
 
 
+def linked_price_cell(row: IndexRow, text: str, line: str | None) -> str:
+    """A table cell of a row's on-demand price: `text` (HTML) linked to the price's row on its
+    GPU page, and `line` (plain text; None: –) under it; `text` alone when the row names no
+    price."""
+    if row.on_demand.price_id is None:
+        return text
+    href = price_href(row.gpu, row.on_demand.price_id, "../../gpus/")
+    return f'<a href="{esc(href)}">{text}</a><br><small class="im-price">{esc(line)}</small>'
+
+
 def prices_used(rows: Iterable[IndexRow], gpu_names: Mapping[str, str] | None = None) -> str:
     """A paragraph naming, per GPU, the price of each tier the rows' $ figures rest on."""
     seen: dict[str, dict[str, tuple[str, str]]] = {}
