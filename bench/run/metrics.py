@@ -14,9 +14,9 @@ Per request (successful ones only):
   samples of g / k; the extra tokens of the *first* chunk arrived with the first token and
   yield samples of 0. So a request with N tokens yields N − 1 samples whose mean is its TPOT.
   A chunk is never counted as one token when it carries several. A request whose tokens all
-  came in one chunk has no gap to spread: its TPOT and ITL samples are 0 and time nothing, and
-  the `tokens_in_one_chunk` verdict counts such requests (AIPerf gives no inter-chunk latency
-  below two chunks; vLLM's bench serve times no gap for them).
+  arrived at once (one chunk, or chunks read together) has no gap to spread: its TPOT and ITL
+  samples are 0 and time nothing, and the `tokens_in_one_chunk` verdict counts such requests
+  (AIPerf gives no inter-chunk latency below two chunks; vLLM's bench serve times no gap).
 
 Token counts come from the server's usage; the client's own count (text chunks, or a tokenizer
 when one is given) is compared with it and a disagreement is reported, never substituted. Without
@@ -210,9 +210,9 @@ def _one_chunk_verdict(one_chunk: Sequence[RequestRecord], completed: int) -> Ve
     most = max(output_token_count(r) for r in one_chunk)
     return Verdict(
         "tokens_in_one_chunk",
-        f"{counted(len(one_chunk), 'request')} of {completed:,} streamed every output token in "
-        f"one chunk (up to {counted(most, 'token')}): their E2E is their TTFT, and the TPOT and "
-        "ITL of 0 ms they add are not measured times per token",
+        f"{counted(len(one_chunk), 'request')} of {completed:,} received every output token at "
+        f"once, in one chunk or in chunks read together (up to {counted(most, 'token')}): their "
+        "E2E is their TTFT, and the TPOT and ITL of 0 ms they add are not measured times per token",
     )
 
 

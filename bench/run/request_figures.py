@@ -70,10 +70,13 @@ def token_gaps_s(record: RequestRecord) -> list[float]:
 
 
 def tokens_in_one_chunk(record: RequestRecord) -> bool:
-    """True when the request's output tokens, two or more, all came in one text chunk: its E2E
-    is its TTFT, and its TPOT and ITL of 0 time nothing (as AIPerf gives no inter-chunk latency
-    below two chunks, and vLLM's bench serve times no gap)."""
-    return len(record.token_times_ns) == 1 and output_token_count(record) > 1
+    """True when the request's output tokens, two or more, all arrived at once: in one text
+    chunk, or in several the client read together (one arrival time, as a bursting server or a
+    buffering proxy delivers them). Its E2E is its TTFT, and its TPOT and ITL of 0 time nothing
+    (as AIPerf gives no inter-chunk latency below two chunks, and vLLM's bench serve times no
+    gap)."""
+    times = record.token_times_ns
+    return bool(times) and times[0] == times[-1] and output_token_count(record) > 1
 
 
 def ttft_s(record: RequestRecord) -> float:

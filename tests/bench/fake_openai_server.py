@@ -67,6 +67,9 @@ class FakeServerConfig:
     ttft_s: float = 0.0
     itl_s: float = 0.0
     tokens_per_chunk: int = 1
+    # every text chunk held back and written in one piece after the last, as a bursting front end
+    # or a buffering proxy delivers them: the client reads them together, in one read
+    one_write: bool = False
     report_usage: bool = True
     usage_offset: int = 0  # added to the reported completion_tokens (a lying server)
     output_tokens: int | None = None  # overrides max_tokens (a server that ignores it)
@@ -358,6 +361,7 @@ class FakeOpenAIServer:
         writes_ns = self.stats.token_writes_ns.setdefault(str(body.get("prompt", "")), [])
         emitted = 0
         chunk_index = 0
+        held: list[bytes] = []
         while emitted < total:
             tokens = min(cfg.tokens_per_chunk, total - emitted)
             deadline = arrived + ttft_s + emitted * cfg.itl_s
@@ -403,8 +407,13 @@ class FakeOpenAIServer:
             written_ns = time.monotonic_ns()
             writes_ns.append(written_ns)
             self.stats.write_lateness_ns.append(max(0, written_ns - round(deadline * 1e9)))
-            await response.write(chunk)
+            if cfg.one_write:
+                held.append(chunk)
+            else:
+                await response.write(chunk)
             chunk_index += 1
+        if held:
+            await response.write(b"".join(held))
         self._cache_blocks(words + (cfg.token_text * emitted).split())
         if include_usage:
             await response.write(event(None, None, usage_at(emitted)))

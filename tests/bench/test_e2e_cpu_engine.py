@@ -194,17 +194,22 @@ def test_bench_run_against_transformers_serve_on_cpu(transformers_serve: EngineS
         # The client re-encodes the text it received: it agrees with the server's usage.
         assert point["usage_mismatch_requests"] == 0, where
         codes = {verdict["code"] for verdict in point["verdicts"]}
-        assert codes <= {"too_few_requests"}, where
+        assert codes <= {"too_few_requests", "tokens_in_one_chunk"}, where
+        # On a loaded host the server sends tokens in bursts: a request whose tokens the client
+        # read at once times no gap (TPOT 0), and the verdict says so (a stress run, c=1).
+        at_once = "tokens_in_one_chunk" in codes
 
         ttft, itl, tpot, e2e = (point[m] for m in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"))
         assert ttft["n"] == e2e["n"] == tpot["n"] == NUM_REQUESTS, where
         assert itl["n"] == NUM_REQUESTS * (OUTPUT_TOKENS - 1), where  # one per token after the 1st
         for distribution in (ttft, itl, tpot, e2e):
             stats = [distribution[key] for key in ("p50", "p90", "p95", "p99", "max")]
-            assert distribution["mean"] > 0, where
             assert stats == sorted(stats), where
-            # ITL alone may be 0: tokens the server wrote together arrive in one read.
-            assert stats[0] >= 0 if distribution is itl else stats[0] > 0, where
+            # ITL may be 0: tokens the server wrote together arrive in one read; TPOT only for
+            # requests whose every token arrived at once, which the verdict counts.
+            may_be_zero = distribution is itl or (distribution is tpot and at_once)
+            assert stats[0] >= 0 if may_be_zero else stats[0] > 0, where
+            assert distribution["mean"] > 0 or (may_be_zero and at_once), where
         assert ttft["max"] <= e2e["max"], where
         assert ttft["mean"] < e2e["mean"], where
         assert tpot["max"] < e2e["max"], where
