@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import threading
 import time
 
@@ -12,6 +11,7 @@ import pytest
 from bench_helpers import prompt_requests, send_all
 from click.testing import CliRunner
 from fake_openai_server import ODD_EVENTS, FakeOpenAIServer
+from local_ports import refusing_port
 from raw_http_server import RawHttpServer
 
 from infermeter.bench.cli.main import main
@@ -282,9 +282,7 @@ def test_client_error_answer_whose_body_never_ends_is_its_status_at_once(framing
 
 
 def test_client_classifies_refused_connection() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = refusing_port()
     records = send_all(f"http://127.0.0.1:{port}", prompt_requests(1))
     assert records[0].error == ErrorKind.CONNECTION
 
@@ -342,9 +340,7 @@ def test_small_get_asks_the_server_not_a_proxy_of_the_environment(
 ) -> None:
     # urlopen sent it to HTTP_PROXY (here a port that refuses), while the load client (aiohttp
     # without trust_env) asks the server itself: an engine named by one, measured by the other.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        refusing = probe.getsockname()[1]
+    refusing = refusing_port()
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
         monkeypatch.setenv(name, f"http://127.0.0.1:{refusing}")
     for name in ("NO_PROXY", "no_proxy"):
@@ -364,9 +360,7 @@ def test_list_models_of_a_server_that_never_answers_says_so() -> None:
 
 
 def test_list_models_raises_endpoint_error_when_unreachable() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = refusing_port()
     with pytest.raises(EndpointError, match="cannot reach"):
         asyncio.run(list_models(f"http://127.0.0.1:{port}", timeout_s=2))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
+from local_ports import refusing_port
 from raw_http_server import RawHttpServer
 from standin_engines import (
     StandinLlamaCpp,
@@ -196,12 +197,7 @@ def test_endpoint_is_local(url: str, local: bool) -> None:
 def test_bench_run_endpoint_nothing_listening_is_unreachable_not_an_unknown_engine(
     tmp_path: Path,
 ) -> None:
-    import socket
-
-    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{refusing_port()}"
     run = _run("--endpoint", url, "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1",
                *SMALL, "--output", str(tmp_path / "result.json"))  # fmt: skip
     assert run.exit_code == 1

@@ -6,7 +6,6 @@ import gzip
 import json
 import re
 import signal
-import socket
 from pathlib import Path
 
 import jsonschema
@@ -14,6 +13,7 @@ import pytest
 from bench_helpers import process_alive
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
+from local_ports import busy_port
 from test_bench_run_signals import _start_run, _wait_for_second_point
 
 from infermeter.bench.cli.main import main
@@ -150,10 +150,7 @@ def test_bench_run_launch_crash_mid_run_keeps_finished_points(
 
 
 def test_bench_run_launch_port_in_use_exits_1(tmp_path: Path, standin_vllm: Path) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
+    with busy_port() as port:
         run = _launch(standin_vllm, tmp_path / "r.json", "--port", str(port), *SMALL)
     assert run.exit_code == 1
     assert f"Error: --model: cannot start vLLM: port {port} is already in use" in run.stderr

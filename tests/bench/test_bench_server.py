@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import urllib.request
 from pathlib import Path
 
 import pytest
 from bench_helpers import process_alive
+from local_ports import busy_port
 
 from infermeter.bench.launch.server import (
     ServerConfig,
@@ -92,12 +92,8 @@ def test_server_start_failure_names_cause_and_keeps_log_tail(
 
 
 def test_server_start_on_a_port_in_use_says_so(tmp_path: Path, standin_vllm: Path) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        with pytest.raises(ServerStartError) as caught:
-            VllmServer(_config(tmp_path, standin_vllm, port=port)).start()
+    with busy_port() as port, pytest.raises(ServerStartError) as caught:
+        VllmServer(_config(tmp_path, standin_vllm, port=port)).start()
     assert caught.value.cause == f"port {port} is already in use; pass a free --port"
 
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from bench_helpers import prompt_requests, send_all
 from fake_openai_server import FakeOpenAIServer
+from local_ports import refusing_port
 
 from infermeter.bench.client import transport
 from infermeter.bench.client.client import StreamingClient
@@ -252,9 +253,7 @@ def test_client_retries_kept_alive_connection_the_server_closed(
 
 
 def test_client_https_url_uses_aiohttp_and_classifies_refusal() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = refusing_port()
     records = send_all(f"https://127.0.0.1:{port}", prompt_requests(1), timeout_s=2)
     assert records[0].error == ErrorKind.CONNECTION
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from local_ports import refusing_port
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 REPO = "owner/tiny"
@@ -85,9 +85,7 @@ def hub() -> Iterator[ThreadingHTTPServer]:
 
 
 def _closed_port_url() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"  # closed: connection refused
+    return f"http://127.0.0.1:{refusing_port()}"
 
 
 def _load(hf_home: Path, endpoint: str, offline: bool = False) -> subprocess.CompletedProcess[str]:
