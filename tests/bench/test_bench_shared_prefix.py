@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
+from typing import cast
 
 import pytest
 from click.testing import CliRunner
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tiny_model import train_tokenizer
+from tokenizers import Tokenizer
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.errors import BenchConfigError
@@ -18,21 +19,8 @@ from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 
 @pytest.fixture(scope="module")
 def tokenizer() -> Tokenizer:
-    """A tiny GPT-2-style byte-level BPE tokenizer trained here (no download)."""
-    trained = Tokenizer(models.BPE())
-    trained.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trained.decoder = decoders.ByteLevel()
-    rng = random.Random(0)
-    words = ["the", "of", "and", "serving", "tokens", "latency", "cache", "batch", "time"]
-    corpus = [" ".join(rng.choices(words, k=30)) + "." for _ in range(200)]
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    trained.train_from_iterator(corpus, trainer)
-    return trained
+    """The tiny byte-level BPE tokenizer of the test model, trained here (no download)."""
+    return cast(Tokenizer, train_tokenizer())
 
 
 def _factory(prefix: int, tokenizer: Tokenizer | None = None, salt: int = 0) -> RequestFactory:

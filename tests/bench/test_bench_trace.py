@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
-from tiny_model import _train_tokenizer
+from tiny_model import train_tokenizer
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.errors import WorkloadFileError
@@ -52,7 +52,7 @@ def _leading_common(first: list[object], second: list[object]) -> int:
 
 
 def test_trace_prompts_share_exactly_their_common_blocks_counted_by_the_tokenizer() -> None:
-    tokenizer, _ = _train_tokenizer(512)
+    tokenizer = train_tokenizer()
     trace = read_trace(MOONCAKE)
     prompts = TracePrompts(trace, tokenizer)
     built = [prompts.build(n, r) for n, r in enumerate(trace.requests[:8])]

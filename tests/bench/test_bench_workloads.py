@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tiny_model import train_tokenizer
 
 from infermeter.bench.errors import BenchConfigError, WorkloadFileError
 from infermeter.bench.workloads.dataset import load_sharegpt, load_tokenizer
@@ -21,21 +21,9 @@ from infermeter.bench.workloads.prompts import RequestFactory, WorkloadSpec
 
 @pytest.fixture(scope="module")
 def byte_level_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny GPT-2-style byte-level BPE tokenizer trained here (no download)."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    rng = random.Random(0)
-    words = ["serving", "tokens", "latency", "throughput", "memory", "cache", "batch", "GPU"]
-    corpus = [" ".join(rng.choices(words, k=30)) + "." for _ in range(200)]
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tokenizer.train_from_iterator(corpus, trainer)
+    """The tiny tokenizer, saved as a `tokenizer.json` file."""
     path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
-    tokenizer.save(str(path))
+    train_tokenizer().save(str(path))
     return path
 
 

@@ -38,8 +38,9 @@ _CHAT_TEMPLATE = (
 )
 
 
-def _train_tokenizer(vocab_size: int) -> tuple[Any, set[int]]:
-    """A byte-level BPE tokenizer trained on the corpus, and its whole-word token ids."""
+def train_tokenizer(vocab_size: int = 512) -> Any:
+    """A tiny GPT-2-style byte-level BPE tokenizer (a `tokenizers.Tokenizer`) trained here on
+    the corpus: nothing is downloaded."""
     try:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     except ImportError as error:
@@ -54,6 +55,12 @@ def _train_tokenizer(vocab_size: int) -> tuple[Any, set[int]]:
         show_progress=False,
     )
     tokenizer.train_from_iterator(_CORPUS.splitlines(), trainer=trainer)
+    return tokenizer
+
+
+def _train_tokenizer(vocab_size: int) -> tuple[Any, set[int]]:
+    """The tiny tokenizer, and its whole-word token ids."""
+    tokenizer = train_tokenizer(vocab_size)
     # "Ġ" is how byte-level BPE writes a leading space. A token counts as a whole word when its
     # text, encoded again, gives back that one token.
     whole_words = {
