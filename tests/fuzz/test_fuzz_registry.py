@@ -128,6 +128,17 @@ def _amd_harvest(root: Path, page: Path) -> list[str]:
 AMD_PAGE = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "amd" / "README-f94ec9be.md"
 
 
+def _registry_reader(command: str, root: Path, out: Path, page: Path) -> list[str]:
+    """The command line of `command` (validate, index, answer or harvest), each of which reads
+    `root`'s registry: the index writes to `out`, the harvest reads the AMD page `page`."""
+    return {
+        "validate": ["registry", "validate", "--registry", str(root)],
+        "index": ["registry", "index", "--registry", str(root), "--out", str(out)],
+        "answer": ["registry", "answer", "--registry", str(root), "--model", "llama-3.1-8b"],
+        "harvest": _amd_harvest(root, page),
+    }[command]
+
+
 def test_fuzz_registry_harvest_reads_the_registry_as_validate_does(tmp_path: Path) -> None:
     """A harvest reads the results already there by the walk validate and the index use: it
     waited forever on a FIFO named x.json, and wrote through a results folder that is a link."""
@@ -171,12 +182,7 @@ def test_fuzz_registry_a_corrections_file_no_reader_can_read_is_named(
         os.mkfifo(path)
     else:
         path.write_bytes(b"schema_version: 1\ncorrections: []\n# \xff\n")
-    args = {
-        "validate": ["registry", "validate", "--registry", str(root)],
-        "index": ["registry", "index", "--registry", str(root), "--out", str(tmp_path / "i")],
-        "answer": ["registry", "answer", "--registry", str(root), "--model", "llama-3.1-8b"],
-        "harvest": _amd_harvest(root, changed),
-    }[command]
+    args = _registry_reader(command, root, tmp_path / "i", changed)
     before = sorted(root.rglob("*"))
     result = check_cli(args, "registry", report=command == "validate")
     assert result.exit_code == 1, result.output[-400:]
@@ -197,12 +203,7 @@ def test_fuzz_registry_a_catalog_that_is_a_fifo_is_named_not_waited_on(
     path = root / "registry" / "catalogs" / catalog
     path.unlink()
     os.mkfifo(path)
-    args = {
-        "validate": ["registry", "validate", "--registry", str(root)],
-        "index": ["registry", "index", "--registry", str(root), "--out", str(tmp_path / "i")],
-        "answer": ["registry", "answer", "--registry", str(root), "--model", "llama-3.1-8b"],
-        "harvest": _amd_harvest(root, AMD_PAGE),
-    }[command]
+    args = _registry_reader(command, root, tmp_path / "i", AMD_PAGE)
     result = check_cli(args, "registry", report=command == "validate")
     assert result.exit_code == 1, result.output[-400:]
     assert f"{catalog}: is a FIFO (named pipe); a registry file must be a regular file" in (
