@@ -4,20 +4,17 @@ MLA fields, nested multimodal configs, missing fields, and tensor-parallel shard
 from typing import Any
 
 import pytest
+from catalog_models import catalog_arch
 from tiny_config import tiny_llama
 
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import ConfigError
-from infermeter.calculators.model_arch import FULL, SLIDING, ModelArch
+from infermeter.calculators.model_arch import FULL, SLIDING
 from infermeter.calculators.param_count import param_counts
 from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
 MODEL_IDS = sorted(MODELS)
-
-
-def _arch(model_id: str) -> ModelArch:
-    return parse_config(MODELS[model_id].config)
 
 
 def _tiny_llama(**changes: Any) -> dict[str, Any]:
@@ -31,7 +28,7 @@ def _tiny_llama(**changes: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("model_id", MODEL_IDS)
 def test_param_counts_total_within_two_percent_of_published(model_id: str) -> None:
     published = MODELS[model_id].published_params.total_b * 1e9
-    total = param_counts(_arch(model_id)).total
+    total = param_counts(catalog_arch(model_id)).total
     assert total == pytest.approx(published, rel=0.02), f"{model_id}: {total / 1e9:.3f}B"
 
 
@@ -41,7 +38,7 @@ def test_param_counts_total_within_two_percent_of_published(model_id: str) -> No
 def test_param_counts_active_within_two_percent_of_published(model_id: str) -> None:
     published = MODELS[model_id].published_params
     assert published.active_b is not None
-    counts = param_counts(_arch(model_id))
+    counts = param_counts(catalog_arch(model_id))
     active = counts.active
     if "excludes the input embedding" in (published.note or ""):
         active -= counts.embedding
@@ -54,22 +51,22 @@ def test_param_counts_catalog_has_moe_models_with_active_counts() -> None:
     assert len(with_active) >= 5
 
 
-@pytest.mark.parametrize("model_id", [m for m in MODEL_IDS if _arch(m).moe is None])
+@pytest.mark.parametrize("model_id", [m for m in MODEL_IDS if catalog_arch(m).moe is None])
 def test_param_counts_dense_model_active_equals_total(model_id: str) -> None:
-    counts = param_counts(_arch(model_id))
+    counts = param_counts(catalog_arch(model_id))
     assert counts.active == counts.total
     assert counts.experts == counts.experts_active == 0
 
 
-@pytest.mark.parametrize("model_id", [m for m in MODEL_IDS if _arch(m).moe is not None])
+@pytest.mark.parametrize("model_id", [m for m in MODEL_IDS if catalog_arch(m).moe is not None])
 def test_param_counts_moe_model_active_is_a_small_share_of_total(model_id: str) -> None:
-    counts = param_counts(_arch(model_id))
+    counts = param_counts(catalog_arch(model_id))
     assert 0 < counts.experts_active < counts.experts
     assert counts.active < 0.35 * counts.total
 
 
 def test_param_counts_tied_embeddings_have_no_lm_head() -> None:
-    tied = param_counts(_arch("llama-3.2-1b-instruct"))
+    tied = param_counts(catalog_arch("llama-3.2-1b-instruct"))
     assert tied.lm_head == 0
     untied = param_counts(
         parse_config({**MODELS["llama-3.2-1b-instruct"].config, "tie_word_embeddings": False})
@@ -79,7 +76,7 @@ def test_param_counts_tied_embeddings_have_no_lm_head() -> None:
 
 def test_param_counts_llama_3_1_8b_exact() -> None:
     # 8,030,261,248 parameters: the figure transformers prints for Meta-Llama-3.1-8B.
-    assert param_counts(_arch("llama-3.1-8b-instruct")).total == 8_030_261_248
+    assert param_counts(catalog_arch("llama-3.1-8b-instruct")).total == 8_030_261_248
 
 
 # --- layer kinds --------------------------------------------------------------------------------
@@ -103,7 +100,7 @@ def test_param_counts_llama_3_1_8b_exact() -> None:
 def test_parse_config_layer_kind_counts(
     model_id: str, sliding: int, full: int, window: int | None
 ) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     assert (arch.num_sliding_layers, arch.num_full_layers) == (sliding, full)
     if sliding:
         assert arch.sliding_window == window
@@ -111,18 +108,18 @@ def test_parse_config_layer_kind_counts(
 
 @pytest.mark.parametrize("model_id", ["gpt-oss-20b", "gpt-oss-120b", "gemma-2-9b-it"])
 def test_parse_config_alternating_layers_start_with_sliding(model_id: str) -> None:
-    kinds = _arch(model_id).layer_kinds
+    kinds = catalog_arch(model_id).layer_kinds
     assert all(kind == (SLIDING if index % 2 == 0 else FULL) for index, kind in enumerate(kinds))
 
 
 def test_parse_config_gemma_3_every_sixth_layer_is_global() -> None:
-    kinds = _arch("gemma-3-12b-it").layer_kinds
+    kinds = catalog_arch("gemma-3-12b-it").layer_kinds
     assert [index for index, kind in enumerate(kinds) if kind == FULL] == list(range(5, 48, 6))
 
 
 def test_parse_config_gemma_3_pattern_default_applies_without_the_key() -> None:
     # gemma-3-27b-it's file has no sliding_window_pattern: transformers' default (6) applies.
-    kinds = _arch("gemma-3-27b-it").layer_kinds
+    kinds = catalog_arch("gemma-3-27b-it").layer_kinds
     assert [index for index, kind in enumerate(kinds) if kind == FULL] == list(range(5, 62, 6))
 
 
@@ -130,7 +127,7 @@ def test_parse_config_qwen_sliding_window_disabled_means_all_full() -> None:
     config = MODELS["qwen2.5-7b-instruct"].config
     assert config["use_sliding_window"] is False
     assert config["sliding_window"]
-    assert set(_arch("qwen2.5-7b-instruct").layer_kinds) == {FULL}
+    assert set(catalog_arch("qwen2.5-7b-instruct").layer_kinds) == {FULL}
     enabled = parse_config({**config, "use_sliding_window": True})
     assert set(enabled.layer_kinds) == {SLIDING}
 
@@ -146,7 +143,7 @@ def test_parse_config_layer_types_wrong_length_names_field() -> None:
 
 @pytest.mark.parametrize("model_id", ["deepseek-v3", "deepseek-r1"])
 def test_parse_config_deepseek_mla_and_moe_fields(model_id: str) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     assert arch.mla is not None
     assert (arch.mla.kv_lora_rank, arch.mla.qk_rope_head_dim) == (512, 64)
     assert (arch.mla.q_lora_rank, arch.mla.qk_nope_head_dim, arch.mla.v_head_dim) == (
@@ -175,7 +172,7 @@ def test_parse_config_deepseek_mla_and_moe_fields(model_id: str) -> None:
 def test_parse_config_moe_fields(
     model_id: str, experts: int, top_k: int, shared: int, moe_layers: int
 ) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     assert arch.moe is not None
     assert arch.moe.num_experts == experts
     assert arch.moe.experts_per_token == top_k
@@ -189,7 +186,7 @@ def test_parse_config_moe_fields(
 )
 def test_parse_config_no_mla_outside_deepseek(model_id: str) -> None:
     # Kimi K2 uses DeepSeek-V3's architecture, latent attention included; GLM-5 V3.2's.
-    assert _arch(model_id).mla is None
+    assert catalog_arch(model_id).mla is None
 
 
 def test_parse_config_moe_without_experts_per_token_names_field() -> None:
@@ -204,7 +201,7 @@ def test_parse_config_moe_without_experts_per_token_names_field() -> None:
 def test_parse_config_reads_nested_text_config_and_vision_tower(model_id: str) -> None:
     config = MODELS[model_id].config
     assert "hidden_size" not in config
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     assert arch.hidden_size == config["text_config"]["hidden_size"]
     assert arch.num_layers == config["text_config"]["num_hidden_layers"]
     assert arch.tie_word_embeddings
@@ -283,7 +280,7 @@ def test_parse_config_wrongly_typed_field_raises_config_error(
 def test_param_counts_tensor_parallel_shards_split_and_replicas_stay(
     model_id: str, tp: int
 ) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     whole = param_counts(arch)
     shard = param_counts(arch, tp)
     for role in ("embedding", "lm_head", "attention", "dense_mlp", "experts", "experts_active"):
@@ -294,7 +291,7 @@ def test_param_counts_tensor_parallel_shards_split_and_replicas_stay(
 
 
 def test_param_counts_mla_down_projections_are_replicated() -> None:
-    arch = _arch("deepseek-v3")
+    arch = catalog_arch("deepseek-v3")
     whole, shard = param_counts(arch), param_counts(arch, 8)
     assert shard.router == whole.router
     assert whole.attention / 8 < shard.attention < whole.attention / 2
@@ -312,7 +309,7 @@ def test_param_counts_kv_heads_replicate_beyond_their_count() -> None:
 @pytest.mark.parametrize("tp", [0, -1])
 def test_param_counts_rejects_non_positive_tensor_parallel(tp: int) -> None:
     with pytest.raises(ConfigError, match="tensor_parallel_size"):
-        param_counts(_arch("llama-3.1-8b-instruct"), tp)
+        param_counts(catalog_arch("llama-3.1-8b-instruct"), tp)
 
 
 # --- GPT-J: GPT-2-style names, an ungated MLP with biases, one LayerNorm per block ------------
@@ -326,7 +323,7 @@ def _gptj_expected_total(hidden: int, layers: int, inner: int, vocab: int) -> in
 
 
 def test_gptj_params_follow_its_modules() -> None:
-    arch = _arch("gpt-j-6b")
+    arch = catalog_arch("gpt-j-6b")
     assert (arch.hidden_size, arch.num_layers, arch.intermediate_size) == (4096, 28, 16384)
     assert (arch.num_kv_heads, arch.head_dim, arch.max_position_embeddings) == (16, 256, 2048)
     total = param_counts(arch).total

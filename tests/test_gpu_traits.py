@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
+from catalog_models import catalog_arch
 
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
-from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.vllm_overheads import (
     NON_TORCH_BYTES,
     NON_TORCH_NVLS_BYTES,
@@ -56,13 +55,9 @@ CASES = (
 )
 
 
-def _arch(model_id: str) -> ModelArch:
-    return parse_config(MODELS[model_id].config)
-
-
 def _plan(gpu: GpuEntry, model_id: str, traits: GpuTraits | None = None, **settings: Any) -> Any:
     return plan_vllm(
-        _arch(model_id),
+        catalog_arch(model_id),
         VllmSettings(
             gpu_memory_bytes=gpu_memory_bytes(gpu),
             gpu=gpu_traits(gpu) if traits is None else traits,

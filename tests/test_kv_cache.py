@@ -2,27 +2,18 @@
 and the sliding-window cap."""
 
 import pytest
+from catalog_models import catalog_arch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.kv_cache import KV_CACHE_DTYPES, kv_cache_shape, kv_dtype_bytes
-from infermeter.calculators.model_arch import ModelArch
-from infermeter.registry.catalog import load_models
 from infermeter.registry.models import ModelIdentity
 
-MODELS = load_models()
-
-
-def _arch(model_id: str) -> ModelArch:
-    return parse_config(MODELS[model_id].config)
-
-
-LLAMA_8B = _arch("llama-3.1-8b-instruct")
-DEEPSEEK = _arch("deepseek-v3")
-GPT_OSS = _arch("gpt-oss-20b")
+LLAMA_8B = catalog_arch("llama-3.1-8b-instruct")
+DEEPSEEK = catalog_arch("deepseek-v3")
+GPT_OSS = catalog_arch("gpt-oss-20b")
 
 
 def test_kv_cache_shape_llama_3_1_8b_bf16() -> None:
@@ -64,7 +55,7 @@ def test_kv_cache_shape_more_ranks_than_kv_heads_keep_one_head() -> None:
 @pytest.mark.parametrize("model_id", ["deepseek-v3", "deepseek-r1"])
 @pytest.mark.parametrize("tp", [1, 2, 8, 16])
 def test_kv_cache_shape_mla_is_compressed_and_replicated(model_id: str, tp: int) -> None:
-    kv = kv_cache_shape(_arch(model_id), tensor_parallel_size=tp)
+    kv = kv_cache_shape(catalog_arch(model_id), tensor_parallel_size=tp)
     assert kv.bytes_per_token_per_layer == (512 + 64) * 2 == 1152
     assert kv.bytes_per_token == 1152 * 61
 
@@ -92,7 +83,7 @@ def test_kv_cache_bytes_for_sequence_caps_sliding_layers_at_window() -> None:
 
 
 def test_kv_cache_bytes_for_sequence_all_sliding_mistral() -> None:
-    kv = kv_cache_shape(_arch("mistral-7b-v0.1"))
+    kv = kv_cache_shape(catalog_arch("mistral-7b-v0.1"))
     assert kv.bytes_for_sequence(32_768) == kv.bytes_for_sequence(4096) == 4096 * 32 * 4096
 
 
@@ -112,7 +103,7 @@ def test_kv_cache_bytes_for_sequence_full_attention_is_linear() -> None:
 def test_kv_cache_bytes_for_sequence_monotone_and_bounded(
     model_id: str, shorter: int, extra: int
 ) -> None:
-    kv = kv_cache_shape(_arch(model_id))
+    kv = kv_cache_shape(catalog_arch(model_id))
     longer = shorter + extra
     assert kv.bytes_for_sequence(shorter) <= kv.bytes_for_sequence(longer)
     assert kv.bytes_for_sequence(longer) <= kv.bytes_per_token * longer

@@ -11,8 +11,8 @@ import math
 
 import pytest
 from catalog_gpus import traits
+from catalog_models import catalog_arch
 
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.parallel import ParallelLayout, local_experts
 from infermeter.calculators.vllm_plan import plan_vllm
@@ -20,10 +20,6 @@ from infermeter.calculators.vllm_settings import GIB, VllmSettings
 from infermeter.registry.catalog import load_models
 
 MODELS = load_models()
-
-
-def _arch(model_id: str):  # type: ignore[no-untyped-def]
-    return parse_config(MODELS[model_id].config)
 
 
 def _h200_settings(**settings: object) -> VllmSettings:
@@ -37,7 +33,7 @@ def _h200_settings(**settings: object) -> VllmSettings:
 
 
 def _plan(model_id: str, **settings: object):  # type: ignore[no-untyped-def]
-    return plan_vllm(_arch(model_id), _h200_settings(**settings))
+    return plan_vllm(catalog_arch(model_id), _h200_settings(**settings))
 
 
 def _bf16_expert_bytes(model_id: str) -> int:
@@ -69,7 +65,7 @@ def test_expert_parallel_gives_each_rank_its_whole_experts() -> None:
 def test_expert_parallel_the_most_loaded_rank_takes_the_remainder() -> None:
     # DeepSeek-R1's 256 experts on DP 6 (EP 6): ranks hold 43 or 42, the plan the 43.
     layout = ParallelLayout(data_parallel_size=6, enable_expert_parallel=True)
-    arch = _arch("deepseek-r1")
+    arch = catalog_arch("deepseek-r1")
     assert local_experts(arch, layout) == math.ceil(256 / 6) == 43
     whole = _plan("deepseek-r1", data_parallel_size=6, enable_expert_parallel=True)
     every = _plan("deepseek-r1").weights_by_role["experts"]  # TP 1: every expert on one GPU
@@ -126,7 +122,7 @@ def _memory(model_id: str, concurrency: int, **settings: object):  # type: ignor
     from infermeter.calculators.memory import memory_report
 
     return memory_report(
-        _arch(model_id),
+        catalog_arch(model_id),
         _h200_settings(**settings),
         8192,
         concurrency,
@@ -136,7 +132,7 @@ def _memory(model_id: str, concurrency: int, **settings: object):  # type: ignor
 def test_data_parallel_concurrency_is_the_deployments_each_replica_holds_ceil_c_over_dp() -> None:
     from infermeter.calculators.kv_cache import kv_cache_shape
 
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     per_request = kv_cache_shape(arch, None, 1, 2).bytes_for_sequence(8192)
     ten_on_four = _memory("llama-3.1-8b-instruct", 10, data_parallel_size=4).simple
     assert (ten_on_four.concurrency, ten_on_four.concurrency_per_replica) == (10, 3)
@@ -162,7 +158,7 @@ def test_data_parallel_fit_needs_fewer_gpus_per_replica_for_the_same_traffic() -
     from infermeter.calculators.fit import GpuOption, fit_gpu
 
     h100 = GpuOption("h100-sxm", "H100 SXM", 79 * GIB, 80.0, 3.0, traits("h100-sxm"))
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     settings = VllmSettings(gpu_memory_bytes=1)
     # 64 requests of 32k tokens: 256 GiB of KV cache on one replica, 64 GiB on each of four
     alone = fit_gpu(arch, h100, settings, 32768, 64)
@@ -176,7 +172,7 @@ def test_data_parallel_fit_needs_fewer_gpus_per_replica_for_the_same_traffic() -
 def test_data_parallel_throughput_bound_sums_the_replicas_shares() -> None:
     from infermeter.calculators.roofline import plan_throughput_bound
 
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     rates = {"bf16": 989.0, "fp16": 989.0}
 
     def bound(concurrency: int, dp: int):  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from catalog_models import catalog_arch
 from cli_helpers import invoke, json_output
 from tiny_config import tiny_llama
 
@@ -30,10 +31,6 @@ CONFIGS = Path(__file__).parent / "data" / "configs"
 MODELS = load_models()
 
 
-def _arch(model_id: str) -> ModelArch:
-    return parse_config(MODELS[model_id].config)
-
-
 def _with_quantization(model_id: str, quantization_config: dict[str, Any]) -> ModelArch:
     return parse_config({**MODELS[model_id].config, "quantization_config": quantization_config})
 
@@ -50,7 +47,7 @@ def _linear_bytes(weights: WeightBytes) -> int:
 
 
 def test_weight_format_unquantized_follows_torch_dtype() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     fmt = weight_format(arch)
     assert (fmt.method, fmt.bytes_per_param, fmt.quantized_roles) == ("bf16", 2, frozenset())
     fp16 = parse_config({**MODELS["llama-3.1-8b-instruct"].config, "torch_dtype": "float16"})
@@ -58,7 +55,7 @@ def test_weight_format_unquantized_follows_torch_dtype() -> None:
 
 
 def test_weight_format_deepseek_fp8_block_scales() -> None:
-    fmt = weight_format(_arch("deepseek-v3"))
+    fmt = weight_format(catalog_arch("deepseek-v3"))
     assert fmt.method == "fp8"
     # One float32 scale per 128x128 block.
     assert fmt.bytes_per_param == pytest.approx(1 + 4 / (128 * 128))
@@ -67,7 +64,7 @@ def test_weight_format_deepseek_fp8_block_scales() -> None:
 
 @pytest.mark.parametrize("model_id", ["gpt-oss-20b", "gpt-oss-120b"])
 def test_weight_format_mxfp4_quantizes_only_experts(model_id: str) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     fmt = weight_format(arch)
     assert fmt.method == "mxfp4"
     assert fmt.quantized_roles == frozenset({"experts"})
@@ -229,7 +226,7 @@ def test_weight_format_refuses_an_override_vllm_refuses(override: str) -> None:
 
 
 def test_weight_format_override_none_on_fp8_checkpoint_doubles_linear_bytes() -> None:
-    arch = _arch("deepseek-v3")
+    arch = catalog_arch("deepseek-v3")
     fp8, bf16 = _weights(arch), _weights(arch, "none")
     assert _linear_bytes(bf16) == pytest.approx(2 * _linear_bytes(fp8), rel=0.001)
 
@@ -243,7 +240,7 @@ def test_weight_format_unknown_checkpoint_method_names_it(method: str) -> None:
 
 def test_weight_format_unknown_override_names_it() -> None:
     with pytest.raises(QuantizationError, match="'marlin24'"):
-        weight_format(_arch("llama-3.1-8b-instruct"), "marlin24")
+        weight_format(catalog_arch("llama-3.1-8b-instruct"), "marlin24")
 
 
 def test_weight_format_quantization_config_without_method_is_an_error() -> None:
@@ -254,7 +251,7 @@ def test_weight_format_quantization_config_without_method_is_an_error() -> None:
 
 @pytest.mark.parametrize("choice", [c for c in QUANTIZATION_CHOICES if c != "compressed-tensors"])
 def test_weight_format_every_cli_choice_is_understood(choice: str) -> None:
-    fmt = weight_format(_arch("llama-3.1-8b-instruct"), choice)
+    fmt = weight_format(catalog_arch("llama-3.1-8b-instruct"), choice)
     assert 0 < fmt.bytes_per_param <= 2
 
 
@@ -262,12 +259,12 @@ def test_weight_format_every_cli_choice_is_understood(choice: str) -> None:
     ("dtype", "size"), [(None, 2), ("auto", 2), ("float16", 2), ("float32", 4)]
 )
 def test_model_dtype_bytes(dtype: str | None, size: int) -> None:
-    assert model_dtype_bytes(_arch("llama-3.1-8b-instruct"), dtype) == size
+    assert model_dtype_bytes(catalog_arch("llama-3.1-8b-instruct"), dtype) == size
 
 
 def test_model_dtype_bytes_unknown_dtype_names_it() -> None:
     with pytest.raises(QuantizationError, match="'int3'"):
-        model_dtype_bytes(_arch("llama-3.1-8b-instruct"), "int3")
+        model_dtype_bytes(catalog_arch("llama-3.1-8b-instruct"), "int3")
 
 
 # --- bytes of weights ---------------------------------------------------------------------------
@@ -276,7 +273,7 @@ def test_model_dtype_bytes_unknown_dtype_names_it() -> None:
 def test_weight_bytes_llama_3_1_8b_bf16_matches_vllm_log() -> None:
     # vLLM: "Model loading took 14.9888 GiB" (vllm-project/vllm#10517, Llama-3.1-8B-Instruct).
     settings = VllmSettings(gpu_memory_bytes=80 * GIB)
-    weights = plan_weights(_arch("llama-3.1-8b-instruct"), settings)
+    weights = plan_weights(catalog_arch("llama-3.1-8b-instruct"), settings)
     assert weights.total / GIB == pytest.approx(14.9888, rel=0.005)
 
 
@@ -287,7 +284,7 @@ def test_weight_bytes_llama_3_1_8b_bf16_matches_vllm_log() -> None:
 def test_weight_bytes_4bit_linear_layers_are_about_a_quarter_of_bf16(
     method: str, model_id: str
 ) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     ratio = _linear_bytes(_weights(arch, method)) / _linear_bytes(_weights(arch))
     # Packed 4-bit values plus an fp16 scale and a 4-bit zero point per 128 inputs, over 2 bytes.
     assert ratio == pytest.approx((0.5 + 2.5 / 128) / 2, rel=1e-3)
@@ -296,14 +293,14 @@ def test_weight_bytes_4bit_linear_layers_are_about_a_quarter_of_bf16(
 
 @pytest.mark.parametrize("method", ["awq", "gptq"])
 def test_weight_bytes_4bit_70b_model_is_about_a_quarter_of_bf16(method: str) -> None:
-    arch = _arch("llama-3.1-70b-instruct")
+    arch = catalog_arch("llama-3.1-70b-instruct")
     assert 0.26 <= _weights(arch, method).total / _weights(arch).total <= 0.3
 
 
 def test_weight_bytes_4bit_small_model_keeps_embeddings_in_bf16() -> None:
     # Llama-3.1-8B: 2 x 0.5B embedding/lm_head parameters stay 16-bit, so AWQ weighs more than a
     # quarter (vLLM logs about 5.4 GiB for the AWQ-INT4 checkpoint).
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     awq = _weights(arch, "awq")
     assert awq.by_role["embedding"] == _weights(arch).by_role["embedding"]
     assert 5.2 < awq.total / GIB < 5.6
@@ -313,7 +310,7 @@ def test_weight_bytes_4bit_small_model_keeps_embeddings_in_bf16() -> None:
     "model_id", ["llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "qwen3-32b"]
 )
 def test_weight_bytes_fp8_is_about_half_of_bf16(model_id: str) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     assert _linear_bytes(_weights(arch, "fp8")) / _linear_bytes(_weights(arch)) == pytest.approx(
         0.5
     )
@@ -321,19 +318,19 @@ def test_weight_bytes_fp8_is_about_half_of_bf16(model_id: str) -> None:
 
 
 def test_weight_bytes_gpt_oss_120b_mxfp4() -> None:
-    total = _weights(_arch("gpt-oss-120b")).total / GIB
+    total = _weights(catalog_arch("gpt-oss-120b")).total / GIB
     assert 60 <= total <= 66
 
 
 def test_weight_bytes_gpt_oss_120b_bf16_override_is_much_larger() -> None:
-    arch = _arch("gpt-oss-120b")
+    arch = catalog_arch("gpt-oss-120b")
     assert _weights(arch, "none").total > 3 * _weights(arch).total
 
 
 @pytest.mark.parametrize("model_id", ["llama-3.1-70b-instruct", "gpt-oss-120b", "deepseek-v3"])
 @pytest.mark.parametrize("tp", [2, 4, 8])
 def test_weight_bytes_shrink_with_tensor_parallelism(model_id: str, tp: int) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     fmt = weight_format(arch)
     whole, shard = weight_bytes(arch, fmt).total, weight_bytes(arch, fmt, tp).total
     assert shard < whole
@@ -359,7 +356,7 @@ def test_mxfp4_on_a_dense_model_is_its_model_dtype_in_both_calculators() -> None
     # 0.11.0 raised NotImplementedError). A dense model has no experts: nothing is FP4. The
     # hostile trial: calc vram planned Llama 3.1 8B's weights in BF16 under "MXFP4 MoE experts"
     # while calc perf ran its products at the FP4 rate (TTFT 32.0 ms against 45.7 unquantized).
-    dense = _arch("llama-3.1-8b-instruct")
+    dense = catalog_arch("llama-3.1-8b-instruct")
     fmt = weight_format(dense, "mxfp4")
     assert (fmt.method, fmt.quantized_roles) == ("bf16", frozenset())
     assert (
@@ -378,7 +375,7 @@ def test_quantization_mxfp4_of_an_unquantized_checkpoint_is_online_mxfp4_from_0_
     # From 0.28.0 `--quantization mxfp4` is also an online shorthand (config/quantization.py
     # _ONLINE_SHORTHANDS): a checkpoint without a quantization_config is quantized as it loads,
     # every linear and MoE layer in MXFP4; 0.27 builds a bare Mxfp4Config (experts only).
-    dense, moe = _arch("llama-3.1-8b-instruct"), _arch("qwen3-30b-a3b")
+    dense, moe = catalog_arch("llama-3.1-8b-instruct"), catalog_arch("qwen3-30b-a3b")
     assert weight_format(dense, "mxfp4", vllm_version=(0, 27)).quantized_roles == frozenset()
     assert weight_format(moe, "mxfp4", vllm_version=(0, 27)).quantized_roles == {"experts"}
     for arch in (dense, moe):
@@ -386,9 +383,9 @@ def test_quantization_mxfp4_of_an_unquantized_checkpoint_is_online_mxfp4_from_0_
         assert (online.method, online.bytes_per_param) == ("mxfp4", 0.5 + 1 / 32)
         assert online.quantized_roles == frozenset(LINEAR_ROLES)
     # A checkpoint that states MXFP4 (gpt-oss) keeps its own: the experts only.
-    assert weight_format(_arch("gpt-oss-20b"), "mxfp4", vllm_version=(0, 34)).quantized_roles == {
-        "experts"
-    }
+    assert weight_format(
+        catalog_arch("gpt-oss-20b"), "mxfp4", vllm_version=(0, 34)
+    ).quantized_roles == {"experts"}
     common = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm")
     old = json_output(*common, "--quantization", "mxfp4", "--vllm-version", "0.27")
     new = json_output(*common, "--quantization", "mxfp4", "--vllm-version", "0.28")
@@ -401,13 +398,13 @@ def test_mxfp4_linear_layers_start_only_from_the_0_11_1_patch() -> None:
     # raises NotImplementedError('Mxfp4 linear layer is not implemented') for every linear layer
     # outside its ignored_layers, which its from_config never sets (layers/quantization/mxfp4.py,
     # 0.10.2 and 0.11.0 sdists); 0.11.1 falls back to UnquantizedLinearMethod.
-    dense, moe = _arch("llama-3.1-8b-instruct"), _arch("qwen3-30b-a3b")
+    dense, moe = catalog_arch("llama-3.1-8b-instruct"), catalog_arch("qwen3-30b-a3b")
     for arch in (dense, moe):  # qwen3_moe builds its attention with the quant config
         with pytest.raises(QuantizationError, match=r"does not start on vLLM 0\.11\.0: its Mxfp4"):
             weight_format(arch, "mxfp4", vllm_version=(0, 11, 0))
     assert weight_format(dense, "mxfp4", vllm_version=(0, 11, 1)).quantized_roles == frozenset()
     # gpt-oss builds its attention without it (models/gpt_oss.py): its checkpoint starts on 0.10.
-    gpt_oss = weight_format(_arch("gpt-oss-20b"), None, vllm_version=(0, 10, 1))
+    gpt_oss = weight_format(catalog_arch("gpt-oss-20b"), None, vllm_version=(0, 10, 1))
     assert gpt_oss.quantized_roles == {"experts"}
     common = ("calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "h100-sxm",
               "--quantization", "mxfp4", "--vllm-version")  # fmt: skip

@@ -3,10 +3,10 @@
 from collections.abc import Callable
 
 import pytest
+from catalog_models import catalog_arch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import decode_weight_bytes_per_step
 from infermeter.calculators.errors import InputError
@@ -21,18 +21,12 @@ from infermeter.calculators.roofline import (
     plan_throughput_bound,
 )
 from infermeter.calculators.vllm_settings import VllmSettings
-from infermeter.registry.catalog import load_models
 
 H100_BANDWIDTH_BYTES_PER_S = 3350e9
-MODELS = load_models()
-
-
-def _arch(model_id: str) -> ModelArch:
-    return parse_config(MODELS[model_id].config)
 
 
 def test_roofline_llama_8b_bf16_on_h100_decodes_about_210_tokens_per_second() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     bound = decode_tokens_per_second_bound(arch, weight_format(arch), H100_BANDWIDTH_BYTES_PER_S)
     # 16.1 GB of bf16 weights, less the embedding table of which a step reads one row.
     assert 14.9e9 < bound.bytes_per_step < 16.1e9
@@ -41,7 +35,7 @@ def test_roofline_llama_8b_bf16_on_h100_decodes_about_210_tokens_per_second() ->
 
 
 def test_roofline_fp8_roughly_doubles_the_decode_bound() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     bf16 = decode_tokens_per_second_bound(arch, weight_format(arch), H100_BANDWIDTH_BYTES_PER_S)
     fp8 = decode_tokens_per_second_bound(
         arch, weight_format(arch, "fp8"), H100_BANDWIDTH_BYTES_PER_S
@@ -51,7 +45,7 @@ def test_roofline_fp8_roughly_doubles_the_decode_bound() -> None:
 
 
 def test_roofline_tensor_parallel_splits_the_bytes_per_gpu() -> None:
-    arch = _arch("llama-3.1-70b-instruct")
+    arch = catalog_arch("llama-3.1-70b-instruct")
     fmt = weight_format(arch)
     one = decode_weight_bytes_per_step(arch, fmt, 1)
     four = decode_weight_bytes_per_step(arch, fmt, 4)
@@ -59,14 +53,14 @@ def test_roofline_tensor_parallel_splits_the_bytes_per_gpu() -> None:
 
 
 def test_roofline_moe_reads_only_active_experts() -> None:
-    arch = _arch("qwen3-30b-a3b")
+    arch = catalog_arch("qwen3-30b-a3b")
     read = decode_weight_bytes_per_step(arch, weight_format(arch))
     # About 3.3 B active parameters of 30.5 B, in bf16.
     assert 5.5e9 < read < 7e9
 
 
 def test_roofline_kv_cache_adds_per_sequence() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     fmt = weight_format(arch)
     alone = decode_tokens_per_second_bound(arch, fmt, H100_BANDWIDTH_BYTES_PER_S)
     batch = decode_tokens_per_second_bound(
@@ -79,7 +73,7 @@ def test_roofline_kv_cache_adds_per_sequence() -> None:
 
 
 def test_roofline_compute_bound_llama_8b_on_h100() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     assert flops_per_output_token(arch) == pytest.approx(2 * 7.5e9, rel=0.01)
     bound = output_tokens_per_second_per_gpu_bound(arch, 989.4)
     assert bound.tokens_per_second_per_gpu == pytest.approx(989.4e12 / 15.0e9, rel=0.01)
@@ -105,7 +99,7 @@ def test_roofline_compute_bound_llama_8b_on_h100() -> None:
 def test_roofline_rejects_inputs_outside_their_domain(
     call: Callable[[ModelArch, WeightFormat], object], message: str
 ) -> None:
-    arch = _arch("llama-3.2-1b-instruct")
+    arch = catalog_arch("llama-3.2-1b-instruct")
     with pytest.raises(InputError, match=message):
         call(arch, weight_format(arch))
 
@@ -118,7 +112,7 @@ def test_roofline_rejects_inputs_outside_their_domain(
 def test_roofline_decode_bound_falls_with_context_and_batch(
     context: int, batch: int, bandwidth: float
 ) -> None:
-    arch = _arch("llama-3.2-1b-instruct")
+    arch = catalog_arch("llama-3.2-1b-instruct")
     fmt = weight_format(arch)
     base = decode_tokens_per_second_bound(arch, fmt, bandwidth)
     loaded = decode_tokens_per_second_bound(
@@ -130,7 +124,7 @@ def test_roofline_decode_bound_falls_with_context_and_batch(
 
 def test_roofline_attention_flops_of_llama_8b_at_1000_tokens() -> None:
     # 32 layers × 32 query heads × (128 + 128) multiply-adds per attended token × 2 FLOPs.
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     assert attention_flops_per_token(arch, 1000) == 32 * 32 * 256 * 2 * 1000
     assert attention_flops_per_token(arch, 0) == 0
     assert flops_per_output_token(arch, 1000) == flops_per_output_token(arch) + 524_288_000
@@ -138,7 +132,7 @@ def test_roofline_attention_flops_of_llama_8b_at_1000_tokens() -> None:
 
 def test_roofline_attention_of_a_sliding_layer_stops_at_its_window() -> None:
     # gpt-oss-20b: 24 layers alternate full and 128-token sliding attention, 64 heads of 64.
-    arch = _arch("gpt-oss-20b")
+    arch = catalog_arch("gpt-oss-20b")
     per_token = 2 * 64 * (64 + 64)
     assert attention_flops_per_token(arch, 100) == per_token * 24 * 100
     assert attention_flops_per_token(arch, 10_000) == per_token * (12 * 10_000 + 12 * 128)
@@ -146,12 +140,12 @@ def test_roofline_attention_of_a_sliding_layer_stops_at_its_window() -> None:
 
 def test_roofline_attention_of_mla_takes_the_cheaper_head_size() -> None:
     # DeepSeek-V3: 128 heads; qk = 64 rope + min(128 nope, 512 latent), v = min(128, 512).
-    arch = _arch("deepseek-v3")
+    arch = catalog_arch("deepseek-v3")
     assert attention_flops_per_token(arch, 1000) == 2 * 128 * (64 + 128 + 128) * 61 * 1000
 
 
 def test_roofline_compute_bound_falls_with_the_context() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     short = output_tokens_per_second_per_gpu_bound(arch, 989.4, context_tokens=0)
     long = output_tokens_per_second_per_gpu_bound(arch, 989.4, context_tokens=100_000)
     # At 100k tokens attention (52 GFLOP) outweighs the weights (15 GFLOP).
@@ -164,7 +158,7 @@ H100_DENSE = {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0, "int8": 1979.0, "fp4"
 
 
 def test_roofline_plan_bound_batch_1_is_the_per_stream_decode_bound() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     settings = VllmSettings(gpu_memory_bytes=80 * 1024**3)
     bound = plan_throughput_bound(arch, settings, 3350.0, H100_DENSE, 1024, 1)
     assert bound.limited_by == "bandwidth"
@@ -177,7 +171,7 @@ def test_roofline_plan_bound_batch_1_is_the_per_stream_decode_bound() -> None:
 
 
 def test_roofline_plan_bound_follows_bandwidth_batch_and_compute() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     settings = VllmSettings(gpu_memory_bytes=80 * 1024**3)
     base = plan_throughput_bound(arch, settings, 3350.0, H100_DENSE, 0, 8)
     doubled = plan_throughput_bound(arch, settings, 6700.0, H100_DENSE, 0, 8)
@@ -200,7 +194,7 @@ def test_roofline_plan_bound_follows_bandwidth_batch_and_compute() -> None:
 
 
 def test_roofline_dense_tflops_for_uses_the_formats_fastest_rate() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     assert dense_tflops_for(weight_format(arch), H100_DENSE) == 989.0
     assert dense_tflops_for(weight_format(arch, "fp8"), H100_DENSE) == 1979.0
     assert dense_tflops_for(weight_format(arch), {"bf16": None, "fp16": None}) is None

@@ -5,8 +5,8 @@ stream still passes every stage in turn; worked out by hand for Llama 3.1 8B on 
 import dataclasses
 
 import pytest
+from catalog_models import catalog_arch
 
-from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.decode_reads import (
     bytes_per_touched_param,
@@ -15,13 +15,11 @@ from infermeter.calculators.decode_reads import (
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.interconnect import Link
 from infermeter.calculators.kv_cache import kv_cache_shape
-from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.pipeline_stages import pipeline_step
 from infermeter.calculators.quantization import weight_format
 from infermeter.calculators.roofline import decode_tokens_per_second_bound, plan_throughput_bound
 from infermeter.calculators.vllm_settings import VllmSettings
-from infermeter.registry.catalog import load_models
 
 H100 = 3350e9
 # Llama 3.1 8B in bf16, per layer: attention 4096 × (4096 + 2 × 1024) + 4096 × 4096, MLP
@@ -35,12 +33,8 @@ SIXTEEN = DecodeBatch(context_tokens=1024, batch=16)
 SIXTEEN_ON_TWO_STAGES = DecodeBatch(ParallelLayout(pipeline_parallel_size=2), 1024, 16)
 
 
-def _arch(model_id: str) -> ModelArch:
-    return parse_config(load_models()[model_id].config)
-
-
 def test_pipeline_llama_8b_pp2_slowest_stage_is_the_hand_worked_split() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     fmt = weight_format(arch)
     assert decode_weight_bytes_per_step(arch, fmt) == 32 * LAYER_WEIGHTS + END_WEIGHTS
     one = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN)
@@ -58,7 +52,7 @@ def test_pipeline_llama_8b_pp2_slowest_stage_is_the_hand_worked_split() -> None:
 
 
 def test_pipeline_stage_kv_counts_in_the_bound() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     fmt = weight_format(arch)
     kv = kv_cache_shape(arch)
     doubled = dataclasses.replace(kv, bytes_per_token_per_layer=2 * kv.bytes_per_token_per_layer)
@@ -92,7 +86,7 @@ def test_pipeline_stage_kv_counts_in_the_bound() -> None:
 def test_pipeline_stages_read_the_whole_model_between_them(
     model_id: str, pipeline: int, link: Link | None
 ) -> None:
-    arch = _arch(model_id)
+    arch = catalog_arch(model_id)
     fmt = weight_format(arch)
     alone = decode_tokens_per_second_bound(arch, fmt, H100, DecodeBatch(ParallelLayout(2), 4096, 8))
     staged_batch = DecodeBatch(ParallelLayout(2, pipeline), 4096, 8)
@@ -120,7 +114,7 @@ def test_pipeline_stages_read_the_whole_model_between_them(
 
 
 def test_pipeline_plan_bound_takes_the_stages_of_the_plan() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     rates = {"bf16": 989.0, "fp16": 989.0}
 
     def bound(pipeline: int):  # type: ignore[no-untyped-def]
@@ -133,7 +127,7 @@ def test_pipeline_plan_bound_takes_the_stages_of_the_plan() -> None:
 
 
 def test_pipeline_layer_indexed_quantization_takes_equal_shares() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     fmt = dataclasses.replace(weight_format(arch, "fp8"), unquantized_layers=(("attention", 3),))
     one = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN)
     two = decode_tokens_per_second_bound(arch, fmt, H100, SIXTEEN_ON_TWO_STAGES)
@@ -142,7 +136,7 @@ def test_pipeline_layer_indexed_quantization_takes_equal_shares() -> None:
 
 
 def test_pipeline_needs_a_layer_per_stage() -> None:
-    arch = _arch("llama-3.1-8b-instruct")
+    arch = catalog_arch("llama-3.1-8b-instruct")
     with pytest.raises(InputError, match="pipeline_parallel_size"):
         decode_tokens_per_second_bound(
             arch, weight_format(arch), H100, DecodeBatch(ParallelLayout(pipeline_parallel_size=33))
