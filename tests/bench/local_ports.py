@@ -1,17 +1,11 @@
-"""Ports on 127.0.0.1 for the tests of what a client or a launcher does when a port is wrong."""
+"""A port on 127.0.0.1 that is taken, for the tests of a launcher given a port in use (a port
+that nothing listens on, for a refused connection, is the library's `free_port`)."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 from collections.abc import Iterator
-
-
-def refusing_port() -> int:
-    """A port that was free a moment ago and that nothing listens on: a connection is refused."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -9,7 +9,6 @@ import pytest
 from bench_helpers import assert_documented_point
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
-from local_ports import refusing_port
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.errors import BenchConfigError
@@ -197,7 +196,7 @@ def test_a_point_whose_duration_opens_long_after_its_warmup_is_noted() -> None:
 
 
 def test_cli_bench_run_notes_a_long_point_before_it_starts() -> None:
-    refusing = refusing_port()
+    refusing = free_port()
     result = _invoke(
         "--endpoint", f"http://127.0.0.1:{refusing}", "--request-rate", "1e-6", "--output-len", "8"
     )

@@ -11,7 +11,6 @@ import pytest
 from bench_helpers import prompt_requests, send_all
 from click.testing import CliRunner
 from fake_openai_server import ODD_EVENTS, FakeOpenAIServer
-from local_ports import refusing_port
 from raw_http_server import RawHttpServer
 
 from infermeter.bench.cli.main import main
@@ -24,6 +23,7 @@ from infermeter.bench.client.client import (
 from infermeter.bench.client.small_get import SmallAnswer, small_get
 from infermeter.bench.client.stream import ErrorKind, parse_stream
 from infermeter.bench.errors import BenchConfigError, EndpointError
+from infermeter.bench.launch.server import free_port
 from infermeter.bench.run.distribution import percentile
 from infermeter.bench.run.load import PointPlan, run_point
 from infermeter.bench.run.metrics import summarize_point
@@ -282,7 +282,7 @@ def test_client_error_answer_whose_body_never_ends_is_its_status_at_once(framing
 
 
 def test_client_classifies_refused_connection() -> None:
-    port = refusing_port()
+    port = free_port()
     records = send_all(f"http://127.0.0.1:{port}", prompt_requests(1))
     assert records[0].error == ErrorKind.CONNECTION
 
@@ -340,7 +340,7 @@ def test_small_get_asks_the_server_not_a_proxy_of_the_environment(
 ) -> None:
     # urlopen sent it to HTTP_PROXY (here a port that refuses), while the load client (aiohttp
     # without trust_env) asks the server itself: an engine named by one, measured by the other.
-    refusing = refusing_port()
+    refusing = free_port()
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
         monkeypatch.setenv(name, f"http://127.0.0.1:{refusing}")
     for name in ("NO_PROXY", "no_proxy"):
@@ -360,7 +360,7 @@ def test_list_models_of_a_server_that_never_answers_says_so() -> None:
 
 
 def test_list_models_raises_endpoint_error_when_unreachable() -> None:
-    port = refusing_port()
+    port = free_port()
     with pytest.raises(EndpointError, match="cannot reach"):
         asyncio.run(list_models(f"http://127.0.0.1:{port}", timeout_s=2))
 

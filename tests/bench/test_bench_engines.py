@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
-from local_ports import refusing_port
 from raw_http_server import RawHttpServer
 from standin_engines import (
     StandinLlamaCpp,
@@ -25,6 +24,7 @@ from standin_engines import (
 from infermeter.bench.cli.main import main
 from infermeter.bench.launch.engines import identify_server
 from infermeter.bench.launch.served import endpoint_is_local
+from infermeter.bench.launch.server import free_port
 from infermeter.registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
@@ -197,7 +197,7 @@ def test_endpoint_is_local(url: str, local: bool) -> None:
 def test_bench_run_endpoint_nothing_listening_is_unreachable_not_an_unknown_engine(
     tmp_path: Path,
 ) -> None:
-    url = f"http://127.0.0.1:{refusing_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     run = _run("--endpoint", url, "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1",
                *SMALL, "--output", str(tmp_path / "result.json"))  # fmt: skip
     assert run.exit_code == 1

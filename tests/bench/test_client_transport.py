@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 import pytest
 from bench_helpers import prompt_requests, send_all
 from fake_openai_server import FakeOpenAIServer
-from local_ports import refusing_port
 
 from infermeter.bench.client import transport
 from infermeter.bench.client.client import StreamingClient
 from infermeter.bench.client.request_record import RequestRecord
 from infermeter.bench.client.stream import Api, ErrorKind, StreamParser, parse_stream
+from infermeter.bench.launch.server import free_port
 
 
 def _events(texts: list[str], *, chat: bool = False, spaced: bool = False) -> bytes:
@@ -253,7 +253,7 @@ def test_client_retries_kept_alive_connection_the_server_closed(
 
 
 def test_client_https_url_uses_aiohttp_and_classifies_refusal() -> None:
-    port = refusing_port()
+    port = free_port()
     records = send_all(f"https://127.0.0.1:{port}", prompt_requests(1), timeout_s=2)
     assert records[0].error == ErrorKind.CONNECTION
 

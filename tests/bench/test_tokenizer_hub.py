@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from local_ports import refusing_port
 from tokenizers import Tokenizer, models, pre_tokenizers
+
+from infermeter.bench.launch.server import free_port
 
 REPO = "owner/tiny"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -85,7 +86,7 @@ def hub() -> Iterator[ThreadingHTTPServer]:
 
 
 def _closed_port_url() -> str:
-    return f"http://127.0.0.1:{refusing_port()}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def _load(hf_home: Path, endpoint: str, offline: bool = False) -> subprocess.CompletedProcess[str]:
