@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import launched_chromium
 from hypothesis import settings
 from wheel_install import Installed, build_installed
 
@@ -96,6 +97,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         "file written that the gate rejects": "files written that the gate rejects",
     }
     terminalreporter.write_line(", ".join(f"{failures[k]} {label}" for k, label in labels.items()))
+
+
+# One Chromium per test module (the site's pages, the bench's HTML report): Playwright's sync API
+# keeps an asyncio loop running in this thread while it is open, and under xdist (`make test`) a
+# worker runs other folders' tests (which call asyncio.run) after these; the loop stops when the
+# module's tests end.
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """The real headless Chromium (`chromium.launched_chromium`)."""
+    with launched_chromium() as launched:
+        yield launched
 
 
 @pytest.fixture

@@ -4,13 +4,12 @@ server, opened in a real headless Chromium with no request leaving the file."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import launched_chromium, watched_page
+from chromium import watched_page
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
@@ -49,12 +48,6 @@ def two_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
             assert run.exit_code == 0, run.output
             paths.append(path)
     return paths
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 @pytest.mark.browser

@@ -1,6 +1,7 @@
 """Shared fixtures of the site tests: one strict build of the real registry, served over HTTP on
-127.0.0.1 by a real static server thread, and a real headless Chromium (Debian's
-/usr/bin/chromium, driven by Playwright) whose pages may not reach beyond 127.0.0.1."""
+127.0.0.1 by a real static server thread, and pages of the real headless Chromium (Debian's
+/usr/bin/chromium, driven by Playwright; tests/conftest.py's `browser`) that may not reach
+beyond 127.0.0.1."""
 
 import functools
 import http.server
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import launched_chromium, watched_page
+from chromium import watched_page
 from site_helpers import PHONE, build_site
 
 from infermeter.bench.launch.server import free_port
@@ -44,15 +45,6 @@ def site_url(built_site: Path, site_port: int) -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
-
-
-# One Chromium per test module: Playwright's sync API keeps an asyncio loop running in this
-# thread while it is open, and under xdist (`make test`) a worker runs other folders' tests
-# (which call asyncio.run) after these; the loop stops when the module's tests end.
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 @pytest.fixture
