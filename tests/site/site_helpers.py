@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -74,6 +75,18 @@ def build_site(
         timeout=300,
         check=False,
     )
+
+
+@cache
+def answer_page_data() -> Any:
+    """The answer page's data (`answer_render.Data`) of this repository's registry: its evidence
+    and prices, no catalog names; read once. Its callers put site/browser on sys.path."""
+    from answer_render import Data
+
+    from infermeter.registry.answers import load_evidence
+
+    found = load_evidence(REPO)
+    return Data(found.points, found.prices, {}, {}, {})
 
 
 TEMPLATE = REPO / "tests/examples/valid/results/measured-two-points.json"

@@ -6,29 +6,20 @@ interactive bounds got one nearest miss with no workload or precision, and 14 gr
 import html
 import sys
 from collections import Counter
-from functools import cache
 
-from site_helpers import REPO
+from site_helpers import REPO, answer_page_data
 
 from infermeter.calculators.answer import answer
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 sys.path.insert(0, str(REPO / "site" / "browser"))
-from answer_render import Data, answer_title, answers_html, gpus_text, parse_question, render, usd
+from answer_render import answer_title, answers_html, gpus_text, parse_question, render, usd
 
 QUERY = {"model": "qwen3-30b-a3b", "ttft_ms": "500", "tpot_ms": "40"}
 
 
-@cache
-def _data() -> Data:
-    from infermeter.registry.answers import load_evidence
-
-    found = load_evidence(REPO)
-    return Data(found.points, found.prices, {}, {}, {})
-
-
 def test_no_answer_names_every_group_and_its_nearest_miss() -> None:
-    data = _data()
+    data = answer_page_data()
     question = parse_question(QUERY, data)
     assert not isinstance(question, dict), question
     groups = answer(data.points, data.prices, question, data.estimator)
@@ -50,7 +41,7 @@ def test_groups_nothing_meets_are_one_table_saying_what_they_share_once() -> Non
     evidence = load_evidence(REPO)
     query = {"model": "llama-3.1-70b-instruct", "percentile": "95", "ttft_ms": "1000",
              "tpot_ms": "50"}  # fmt: skip
-    question = parse_question(query, _data())
+    question = parse_question(query, answer_page_data())
     assert not isinstance(question, dict), question
     groups = answer(evidence.points, evidence.prices, question, answer_estimator(REPO, evidence))
     shown = answers_html(groups, question.slo, "../", {})

@@ -6,17 +6,16 @@ table of cases runs through both."""
 
 import json
 import sys
-from functools import cache
 
 import pytest
-from site_helpers import REPO
+from site_helpers import REPO, answer_page_data
 
 from infermeter.calculators.inputs import ANSWER
 from tests.cli_helpers import invoke
 
 sys.path.insert(0, str(REPO / "site" / "hooks"))
 sys.path.insert(0, str(REPO / "site" / "browser"))
-from answer_render import Data, parse_question
+from answer_render import parse_question
 
 MODEL = "llama-3.1-8b-instruct"
 FIELDS = {field.name: field for field in ANSWER}
@@ -53,14 +52,6 @@ CASES = [
 ]
 
 
-@cache
-def _data() -> Data:
-    from infermeter.registry.answers import load_evidence
-
-    found = load_evidence(REPO)
-    return Data(found.points, found.prices, {}, {}, {})
-
-
 def _cli_args(query: dict[str, str]) -> list[str]:
     args = ["registry", "answer", "--no-estimate", "--json"]
     for name, value in query.items():
@@ -73,7 +64,7 @@ def test_answer_question_cli_and_page_give_one_verdict(
     given: dict[str, str], refused: str | None
 ) -> None:
     query = {"model": MODEL} | given
-    page = parse_question(query, _data())
+    page = parse_question(query, answer_page_data())
     result = invoke(*_cli_args(query))
     if refused is None:
         assert not isinstance(page, dict), page
@@ -97,6 +88,6 @@ def test_answer_question_cli_and_page_give_one_verdict(
 
 def test_a_blank_model_is_asked_for_not_quoted_as_empty() -> None:
     # the page's model list is blank where its address names a model without results
-    page = parse_question({"model": ""}, _data())
+    page = parse_question({"model": ""}, answer_page_data())
     assert isinstance(page, dict)
     assert page["model"].startswith("model: required; models with results: deepseek-r1, ")
