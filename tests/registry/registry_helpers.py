@@ -1,8 +1,10 @@
 """Helpers of the registry tests: an empty registry checkout (for results, for prices), git in a
-test's repository, an edited copy of a pinned excerpt, a harvest's results by their marked source
-key, and the checks that a harvest reproduces the registry's files and a rerun changes nothing."""
+test's repository, the MLPerf v5.1 excerpt as one, an edited copy of a pinned excerpt, a
+harvest's results by their marked source key, and the checks that a harvest reproduces the
+registry's files and a rerun changes nothing."""
 
 import hashlib
+import json
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable
@@ -23,6 +25,8 @@ from infermeter.registry.models import Result
 from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"
+"""The pinned excerpt of mlcommons/inference_results_v5.1 (commit 965182b0)."""
 
 
 def git(root: Path, *arguments: str) -> str:
@@ -35,6 +39,23 @@ def git(root: Path, *arguments: str) -> str:
         check=True,
     )
     return completed.stdout.strip()
+
+
+def mlperf_v51_repository(folder: Path, edit: dict[str, str] | None = None) -> Path:
+    """The v5.1 excerpt (`V51`) as a real git repository in `folder`, one commit on main; `edit`
+    replaces a System name (old → new) in its results table first."""
+    repo = folder / "inference_results_v5.1"
+    shutil.copytree(V51, repo)
+    if edit:
+        summary = repo / "summary_results.json"
+        rows = json.loads(summary.read_text(encoding="utf-8"))
+        for row in rows:
+            row["System"] = edit.get(row["System"], row["System"])
+        summary.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "excerpt")
+    return repo
 
 
 def prices_registry(root: Path) -> Path:

@@ -8,14 +8,13 @@ real git repository, into a registry in a temporary folder.
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from registry_checkout import empty_registry
-from registry_helpers import git
+from registry_helpers import V51, git, mlperf_v51_repository
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.changeset import ChangeSet
@@ -24,24 +23,7 @@ from infermeter.registry.store import write_text_atomic
 from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
-V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"
 SKYPILOT = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "skypilot"
-
-
-def _source(tmp_path: Path, edit: dict[str, str] | None = None) -> Path:
-    """The v5.1 excerpt as a git repository; `edit` replaces a System name (old → new)."""
-    repo = tmp_path / "inference_results_v5.1"
-    shutil.copytree(V51, repo)
-    if edit:
-        summary = repo / "summary_results.json"
-        rows = json.loads(summary.read_text(encoding="utf-8"))
-        for row in rows:
-            row["System"] = edit.get(row["System"], row["System"])
-        summary.write_text(json.dumps(rows, indent=2), encoding="utf-8")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "excerpt")
-    return repo
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -75,7 +57,7 @@ def _harvest(source: Path, root: Path, *extra: str) -> tuple[int, str]:
 def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
     tmp_path: Path, dry: bool, date: str, why: str
 ) -> None:
-    source, root = _source(tmp_path), empty_registry(tmp_path / "checkout")
+    source, root = mlperf_v51_repository(tmp_path), empty_registry(tmp_path / "checkout")
     code, output = _harvest(source, root, "--retrieved", "2026-11-30")
     assert code == 0, output
     # A changed source: every row would be re-harvested (written, old files removed).
@@ -90,7 +72,7 @@ def test_harvest_with_a_bad_retrieved_date_leaves_the_registry_byte_identical(
 def test_harvest_onto_a_folder_named_like_its_file_changes_nothing(tmp_path: Path) -> None:
     # A folder where a result goes: '[Errno 20] Not a directory: PATH -> .PATH.….tmp', the
     # temporary made to set it aside left in the registry.
-    source, root = _source(tmp_path), empty_registry(tmp_path / "checkout")
+    source, root = mlperf_v51_repository(tmp_path), empty_registry(tmp_path / "checkout")
     code, dry = _harvest(source, root, "--retrieved", "2026-11-30", "--dry-run")
     assert code == 0, dry
     relative = next(line for line in dry.splitlines() if line.startswith("added ")).split()[1]
@@ -125,7 +107,7 @@ def test_price_harvest_onto_a_folder_named_like_its_catalog_is_one_line(tmp_path
 def test_harvest_skips_a_row_the_gate_rejects_and_names_it(tmp_path: Path) -> None:
     rows = json.loads((V51 / "summary_results.json").read_text(encoding="utf-8"))
     system = rows[0]["System"]
-    source = _source(tmp_path, {system: f"{system} <script>alert(1)</script>"})
+    source = mlperf_v51_repository(tmp_path, {system: f"{system} <script>alert(1)</script>"})
     root = empty_registry(tmp_path / "checkout")
     code, dry = _harvest(source, root, "--retrieved", "2026-11-30", "--dry-run")
     assert code == 0, dry

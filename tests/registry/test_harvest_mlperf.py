@@ -7,12 +7,11 @@ summary still was), with the `mlperf_log_summary.txt` of each row that reaches i
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import git
+from registry_helpers import V51, git, mlperf_v51_repository
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
@@ -28,7 +27,6 @@ from infermeter.registry.validate import validate_paths
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests" / "data" / "harvest"
-V51 = DATA / "mlperf-v5.1"
 V41 = DATA / "mlperf-v4.1"
 V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
 V41_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
@@ -42,12 +40,7 @@ AMD_SERVER_99 = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Server"
 @pytest.fixture
 def source_repo(tmp_path: Path) -> Path:
     """The v5.1 excerpt as a real git repository."""
-    repo = tmp_path / "inference_results_v5.1"
-    shutil.copytree(V51, repo)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "excerpt")
-    return repo
+    return mlperf_v51_repository(tmp_path)
 
 
 def _options(root: Path, **changes: object) -> HarvestOptions:
