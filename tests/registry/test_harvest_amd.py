@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import results_by_marker
+from registry_helpers import assert_committed, results_by_marker
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.amd import harvest_amd, parse_tables
@@ -200,9 +200,4 @@ def test_registry_files_match_the_pinned_excerpt(registry: Path, page: Path, com
         page, HarvestOptions(registry, today=RETRIEVED), cited=FileCitation(commit=commit)
     )
     assert report.added
-    for relative in report.added:
-        committed = REPOSITORY_ROOT / relative
-        assert committed.is_file(), f"{relative} is not in the registry"
-        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
-            encoding="utf-8"
-        )
+    assert_committed(registry, report.added)

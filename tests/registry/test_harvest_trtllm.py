@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import results_by_marker
+from registry_helpers import assert_committed, results_by_marker
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
@@ -144,12 +144,7 @@ def test_registry_files_match_the_pinned_excerpt(registry: Path) -> None:
     """Re-read the cited page (the pinned excerpt): every cell's file is in the registry."""
     report = harvest_trtllm(PAGE, HarvestOptions(registry, today=RETRIEVED), cited=CITED)
     assert len(report.added) == 150
-    for relative in report.added:
-        committed = REPOSITORY_ROOT / relative
-        assert committed.is_file(), f"{relative} is not in the registry"
-        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
-            encoding="utf-8"
-        )
+    assert_committed(registry, report.added)
 
 
 LEGACY_PAGE = REPOSITORY_ROOT / "tests/data/harvest/trtllm/perf-overview-258c7540.md"

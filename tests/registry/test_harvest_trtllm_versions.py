@@ -100,12 +100,7 @@ def test_a_checkpoint_the_page_does_not_list_is_said_to_be_unnamed(
 def test_registry_files_match_the_pinned_1_0_excerpt(harvested: tuple[Path, HarvestReport]) -> None:
     """Re-read the cited page (the pinned excerpt): every cell's file is in the registry."""
     registry, report = harvested
-    for relative in report.added:
-        committed = REPOSITORY_ROOT / relative
-        assert committed.is_file(), f"{relative} is not in the registry"
-        assert committed.read_text(encoding="utf-8") == (registry / relative).read_text(
-            encoding="utf-8"
-        )
+    assert_committed(registry, report.added)
 
 
 def test_a_folder_of_versions_twice_changes_nothing(tmp_path: Path) -> None:
