@@ -3,16 +3,13 @@
 /usr/bin/chromium, driven by Playwright; tests/conftest.py's `browser`) that may not reach
 beyond 127.0.0.1."""
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from chromium import watched_page
-from site_helpers import PHONE, build_site
+from site_helpers import PHONE, build_site, served_folder
 
 from infermeter.bench.launch.server import free_port
 
@@ -30,21 +27,11 @@ def built_site(tmp_path_factory: pytest.TempPathFactory, site_port: int) -> Path
     return out
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="session")
 def site_url(built_site: Path, site_port: int) -> Iterator[str]:
     """The built site on a real static HTTP server (like `python -m http.server`)."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", site_port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with served_folder(built_site, site_port) as url:
+        yield url
 
 
 @pytest.fixture

@@ -1,9 +1,14 @@
 """Helpers of the site tests (imported by conftest and the tests)."""
 
+import contextlib
+import functools
+import http.server
 import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +20,30 @@ from infermeter.registry.models import Result
 from infermeter.registry.store import parse_result, with_content_id, write_result
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """A static file server's handler that does not log each request."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def served_folder(
+    folder: Path, port: int = 0, handler: type[QuietHandler] = QuietHandler
+) -> Iterator[str]:
+    """`folder` on a real static HTTP server thread on 127.0.0.1:`port` (like `python -m
+    http.server`) while the block runs; its address, without a trailing slash."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), functools.partial(handler, directory=str(folder))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # A phone's viewport (CSS px), and whether an element lies wholly within its width.

@@ -3,12 +3,10 @@ buyer's questions get a ranked answer with $ figures or a stated nearest miss, r
 browser by the code the CLI runs; a shared link reproduces the answer; the presets read without
 JavaScript; answers.json is homogeneous; Home says only what the data says."""
 
+import contextlib
 import copy
-import functools
-import http.server
 import json
 import re
-import threading
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from site_helpers import PHONE, REPO
+from site_helpers import PHONE, REPO, QuietHandler, served_folder
 
 from infermeter.bench.launch.server import free_port
 from infermeter.calculators.accepted import Slo
@@ -340,14 +338,12 @@ def _refitted_to_meet(table: dict[str, Any]) -> dict[str, Any]:
     return table
 
 
-def _serve_overlay(built_site: Path, evidence: dict[str, Any]) -> tuple[str, Any]:
+def _served_overlay(
+    built_site: Path, evidence: dict[str, Any]
+) -> contextlib.AbstractContextManager[str]:
     """The built site with `evidence` as its data/evidence.json, on a second real HTTP server."""
     handler = type("Overlay", (_EvidenceOverlay,), {"evidence": json.dumps(evidence).encode()})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", free_port()), functools.partial(handler, directory=str(built_site))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}", server
+    return served_folder(built_site, free_port(), handler)
 
 
 @pytest.fixture
@@ -356,10 +352,8 @@ def site_where_server_predictions_met(built_site: Path) -> Iterator[tuple[str, d
     target: a prediction at an SLO depends on the SLO, so the browser must work it out."""
     evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
     evidence["held_out"] = _refitted_to_meet(evidence["held_out"])
-    url, server = _serve_overlay(built_site, evidence)
-    yield url, evidence["held_out"]
-    server.shutdown()
-    server.server_close()
+    with _served_overlay(built_site, evidence) as url:
+        yield url, evidence["held_out"]
 
 
 def test_answer_page_predicts_at_the_readers_slo_as_the_cli_does(
@@ -529,7 +523,7 @@ MEASURED = [request_record(i, (10 + 20 * i) * MS, 4) for i in range(20)] + [
 ]
 
 
-class _EvidenceOverlay(http.server.SimpleHTTPRequestHandler):
+class _EvidenceOverlay(QuietHandler):
     """The built site as it is, but for `data/evidence.json`: `evidence`."""
 
     evidence = b""
@@ -544,9 +538,6 @@ class _EvidenceOverlay(http.server.SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def site_with_a_measured_run(built_site: Path) -> Iterator[str]:
@@ -554,10 +545,8 @@ def site_with_a_measured_run(built_site: Path) -> Iterator[str]:
     included, as the site build publishes a measured result's), on a second real HTTP server."""
     evidence = json.loads((built_site / "data" / "evidence.json").read_text("utf-8"))
     evidence["points"].append(point_evidence(measured_result(MEASURED), 0).as_dict())
-    url, server = _serve_overlay(built_site, evidence)
-    yield url
-    server.shutdown()
-    server.server_close()
+    with _served_overlay(built_site, evidence) as url:
+        yield url
 
 
 def test_answer_page_counts_a_measured_runs_requests_at_the_readers_slo(

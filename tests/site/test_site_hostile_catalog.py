@@ -4,9 +4,6 @@ opened in a real headless Chromium: a GPU's or a model's name that reads as Mark
 it is on every page that names it, and no page runs, fetches or links anything of it; a name
 as long as the catalog allows widens no page beyond a phone's screen."""
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from chromium import watched_page
-from site_helpers import PHONE, build_site, result_data, write_registry
+from site_helpers import PHONE, build_site, result_data, served_folder, write_registry
 
 from infermeter.bench.launch.server import free_port
 from infermeter.registry.location import catalogs_folder
@@ -39,11 +36,6 @@ def _rename(root: Path, file: str, list_name: str, entry_id: str, name: str) -> 
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The site of one result on the H100, whose catalog names are `NAME` (the GPU) and
@@ -55,12 +47,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     completed = build_site(tmp / "out", tmp / "registry", site_url=f"http://127.0.0.1:{port}/")
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    handler = functools.partial(_QuietHandler, directory=tmp / "out")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{port}/"
-    server.shutdown()
-    server.server_close()
+    with served_folder(tmp / "out", port) as url:
+        yield url + "/"
 
 
 @pytest.mark.parametrize("path", PAGES)
