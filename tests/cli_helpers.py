@@ -1,4 +1,5 @@
-"""Run the `infermeter` CLI in-process and insist it never ends in a traceback."""
+"""Run the `infermeter` CLI in-process and insist it never ends in a traceback; read a refusal's
+one-line message."""
 
 import json
 from typing import Any
@@ -25,3 +26,12 @@ def json_output(*args: str) -> dict[str, Any]:
     payload = json.loads(result.stdout)
     assert isinstance(payload, dict)
     return payload
+
+
+def one_line_error(result: Result, exit_code: int = 1) -> str:
+    """The one line `Error: …` that a refused command printed, ending with `exit_code`."""
+    assert result.exit_code == exit_code, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("Error: ")
+    return lines[0]

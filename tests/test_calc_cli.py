@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import invoke, json_output
+from cli_helpers import invoke, json_output, one_line_error
 from click.testing import Result
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
@@ -28,14 +28,6 @@ def _invoke(*args: str) -> Result:
 
 def _json(*args: str) -> dict[str, Any]:
     return json_output("calc", *args)
-
-
-def _one_line_error(result: Result, exit_code: int = 1) -> str:
-    assert result.exit_code == exit_code, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    return lines[0]
 
 
 def _fixtures(prefix: str) -> list[Path]:
@@ -141,7 +133,7 @@ def test_calc_vram_quantized_config_file_and_override() -> None:
     ],
 )
 def test_calc_vram_unknown_id_lists_closest(args: list[str], suggestions: list[str]) -> None:
-    line = _one_line_error(_invoke("vram", *args))
+    line = one_line_error(_invoke("vram", *args))
     assert "unknown" in line
     assert "closest" in line
     for suggestion in suggestions:
@@ -149,43 +141,43 @@ def test_calc_vram_unknown_id_lists_closest(args: list[str], suggestions: list[s
 
 
 def test_calc_vram_unknown_gpu_prefix_suggests_its_variants() -> None:
-    line = _one_line_error(_invoke("vram", "--model", "llama-3.2-1b-instruct", "--gpu", "a100"))
+    line = one_line_error(_invoke("vram", "--model", "llama-3.2-1b-instruct", "--gpu", "a100"))
     assert "a100-80gb-sxm" in line
     assert "a100-40gb-pcie" in line
 
 
 def test_calc_vram_malformed_config_names_the_file() -> None:
     path = str(CONFIGS / "malformed.json")
-    line = _one_line_error(_invoke("vram", "--model", path, "--gpu", "h100-sxm"))
+    line = one_line_error(_invoke("vram", "--model", path, "--gpu", "h100-sxm"))
     assert path in line
     assert "JSON" in line
 
 
 def test_calc_vram_missing_config_file_names_it(tmp_path: Path) -> None:
     path = str(tmp_path / "config.json")
-    line = _one_line_error(_invoke("vram", "--model", path, "--gpu", "h100-sxm"))
+    line = one_line_error(_invoke("vram", "--model", path, "--gpu", "h100-sxm"))
     assert path in line
 
 
 def test_calc_vram_config_that_is_not_an_object(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text("[1, 2, 3]\n")
-    line = _one_line_error(_invoke("vram", "--model", str(path), "--gpu", "h100-sxm"))
+    line = one_line_error(_invoke("vram", "--model", str(path), "--gpu", "h100-sxm"))
     assert str(path) in line
 
 
 @pytest.mark.parametrize("path", _fixtures("missing-"), ids=lambda path: path.name)
 def test_calc_vram_config_missing_field_names_it(path: Path) -> None:
     field = path.stem.removeprefix("missing-")
-    line = _one_line_error(_invoke("vram", "--model", str(path), "--gpu", "h100-sxm"))
+    line = one_line_error(_invoke("vram", "--model", str(path), "--gpu", "h100-sxm"))
     assert f"{field}: required field missing" in line
 
 
 @pytest.mark.parametrize("path", _fixtures("invalid-"), ids=lambda path: path.name)
-def test_calc_vram_config_wrongly_typed_field_is_a_one_line_error(path: Path) -> None:
+def test_calc_vram_config_wrongly_typed_field_is_aone_line_error(path: Path) -> None:
     field = path.stem.removeprefix("invalid-")
     result = _invoke("vram", "--model", str(path), "--gpu", "h100-sxm")
-    line = _one_line_error(result)
+    line = one_line_error(result)
     assert field in line
 
 
@@ -196,7 +188,7 @@ def test_calc_vram_config_with_a_field_no_real_model_has_is_refused_naming_it(pa
     field = path.stem.removeprefix("impossible-").split(".")[0]
     result = _invoke("vram", "--model", str(path), "--gpu", "h100-sxm")
     assert result.exit_code == 1, result.output
-    assert field in _one_line_error(result)
+    assert field in one_line_error(result)
 
 
 @pytest.mark.parametrize("path", _fixtures("odd-"), ids=lambda path: path.name)
@@ -346,7 +338,7 @@ def test_calc_fit_table_shows_gpus_and_misfits() -> None:
 
 def test_calc_fit_unknown_gpu_lists_closest() -> None:
     args = ["fit", "--model", "llama-3.1-8b-instruct", "--context", "8192", "--gpu", "h100"]
-    line = _one_line_error(_invoke(*args))
+    line = one_line_error(_invoke(*args))
     assert "h100-sxm" in line
 
 

@@ -7,7 +7,7 @@ value is a one-line usage error naming the option."""
 from typing import Any
 
 import pytest
-from cli_helpers import invoke, json_output
+from cli_helpers import invoke, json_output, one_line_error
 
 MOE = ["--model", "qwen3-30b-a3b", "--gpu", "l40s", "-tp", "2", "--max-model-len", "16384"]
 
@@ -120,9 +120,4 @@ def test_calc_parallel_options_bad_values_are_one_line_usage_errors(
     command: str, extra: list[str], named: str
 ) -> None:
     base = MOE if command == "vram" else ["--model", "qwen3-30b-a3b", "--context", "8192"]
-    result = invoke("calc", command, *base, *extra)
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    assert named in lines[0]
+    assert named in one_line_error(invoke("calc", command, *base, *extra), exit_code=2)

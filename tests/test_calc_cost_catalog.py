@@ -4,7 +4,7 @@ ids and dates shown, `--price-per-hour` overriding, unknown ids and missing pric
 from typing import Any
 
 import pytest
-from cli_helpers import invoke, json_output
+from cli_helpers import invoke, json_output, one_line_error
 from click.testing import Result
 
 from infermeter.registry.lookup import cheapest_prices, load_gpus
@@ -98,12 +98,9 @@ def test_calc_cost_catalog_table_shows_price_ids_and_dates() -> None:
 
 
 def test_calc_cost_catalog_unknown_gpu_exits_1_with_closest_ids() -> None:
-    result = _invoke("--gpu", "h100-sx", "--tokens-per-second", "1000")
-    assert result.exit_code == 1
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("Error: unknown GPU id 'h100-sx'; closest: ")
-    assert "h100-sxm" in lines[0]
+    line = one_line_error(_invoke("--gpu", "h100-sx", "--tokens-per-second", "1000"))
+    assert line.startswith("Error: unknown GPU id 'h100-sx'; closest: ")
+    assert "h100-sxm" in line
 
 
 def test_calc_cost_catalog_missing_tier_price_exits_1() -> None:

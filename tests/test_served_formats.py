@@ -10,7 +10,7 @@ import pytest
 from infermeter.calculators.gpu_traits import GpuTraits
 from infermeter.calculators.served_formats import refusal
 from infermeter.registry.catalog import load_models
-from tests.cli_helpers import invoke, json_output
+from tests.cli_helpers import invoke, json_output, one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 ROCM = "modelopt_fp4 quantization is currently not supported in rocm."
@@ -19,22 +19,13 @@ A100 = GpuTraits(name="NVIDIA A100", vendor="nvidia", compute_capability=(8, 0))
 H100 = GpuTraits(name="NVIDIA H100", vendor="nvidia", compute_capability=(9, 0))
 
 
-def _one_line_error(*args: str) -> str:
-    result = invoke(*args)
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    return lines[0]
-
-
 @pytest.mark.parametrize("command", ["vram", "perf"])
 def test_calc_refuses_nvfp4_on_rocm_in_vllms_words(command: str) -> None:
     # Bug: 'calc vram --model llama-3.1-8b-instruct --gpu mi325x --quantization nvfp4' planned
     # NVIDIA's NVFP4 on an AMD GPU ("fits"): vLLM refuses it there.
     extra = ["--input-len", "1000", "--output-len", "100"] if command == "perf" else []
-    line = _one_line_error("calc", command, "--model", "llama-3.1-8b-instruct", "--gpu",
-                           "mi325x", "--quantization", "nvfp4", *extra)  # fmt: skip
+    line = one_line_error(invoke("calc", command, "--model", "llama-3.1-8b-instruct", "--gpu",
+                                 "mi325x", "--quantization", "nvfp4", *extra))  # fmt: skip
     assert line.startswith("Error: quantization: vLLM 0.19 does not serve --quantization nvfp4")
     assert f"MI325X 256GB (--gpu): '{ROCM}'" in line
 
@@ -44,7 +35,7 @@ def test_calc_vram_refuses_a_checkpoints_own_nvfp4_on_rocm_naming_the_gpu(tmp_pa
     config["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
-    line = _one_line_error("calc", "vram", "--model", str(path), "--gpu", "mi325x")
+    line = one_line_error(invoke("calc", "vram", "--model", str(path), "--gpu", "mi325x"))
     assert line.startswith("Error: gpu: vLLM 0.19 does not serve the checkpoint's modelopt_fp4")
     assert line.endswith(f"(--gpu): '{ROCM}'")
     payload = json_output("calc", "vram", "--model", str(path), "--gpu", "h100-sxm", "--json")
@@ -54,7 +45,7 @@ def test_calc_vram_refuses_a_checkpoints_own_nvfp4_on_rocm_naming_the_gpu(tmp_pa
 def test_calc_vram_refuses_modelopt_fp8_below_its_minimum_capability() -> None:
     args = ["calc", "vram", "--model", "llama-3.1-8b-instruct", "--gpu", "a100-80gb-sxm",
             "--quantization", "modelopt"]  # fmt: skip
-    line = _one_line_error(*args)
+    line = one_line_error(invoke(*args))
     assert (
         "'The quantization method modelopt is not supported for the current GPU. Minimum "
         "capability: 89. Current capability: 80.'"
