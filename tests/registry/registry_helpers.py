@@ -27,6 +27,15 @@ from infermeter.registry.store import read_result
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 V51 = REPOSITORY_ROOT / "tests" / "data" / "harvest" / "mlperf-v5.1"
 """The pinned excerpt of mlcommons/inference_results_v5.1 (commit 965182b0)."""
+# The upstream commits of the MLPerf results repositories the pinned excerpts were copied from,
+# as the harvests cite them; v6.0's bytes were read from a fork that holds its commit.
+V41_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
+V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
+V60_COMMIT = "ab33b2144a9f822f69d24f78569f993d195ee7e5"
+V60_READ_FROM = (
+    "Bytes read from the fork gbeezybez/inference_results_v6.0 (its HEAD 232fbf90 holds upstream "
+    "commit ab33b214, 'Publishing Results', 2026-03-26, unchanged in its history)."
+)
 
 
 def git(root: Path, *arguments: str) -> str:

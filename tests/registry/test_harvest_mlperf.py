@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import V51, git, mlperf_v51_repository
+from registry_helpers import V41_COMMIT, V51, V51_COMMIT, git, mlperf_v51_repository
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.corrections import load_corrections
@@ -28,8 +28,6 @@ from infermeter.registry.validate import validate_paths
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests" / "data" / "harvest"
 V41 = DATA / "mlperf-v4.1"
-V51_COMMIT = "965182b03376a00fcae415c54e560e1c83937932"
-V41_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
 V41_CITED = FileCitation(commit=V41_COMMIT)
 RETRIEVED = "2026-12-01"
 AMD_SERVER = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Server"

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from registry_checkout import empty_registry
+from registry_helpers import V41_COMMIT
 
 from infermeter.registry.catalog import load_gpus
 from infermeter.registry.harvest.mlperf import harvest_mlperf
@@ -21,8 +22,7 @@ from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-gh200-96gb"
-COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
-CITED = FileCitation(commit=COMMIT)
+CITED = FileCitation(commit=V41_COMMIT)
 
 
 def test_the_catalog_states_the_96_gb_part_from_its_sources() -> None:

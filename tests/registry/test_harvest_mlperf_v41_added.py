@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 
 import pytest
-from registry_helpers import MlperfExcerpt, MlperfHarvest
+from registry_helpers import V41_COMMIT, MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.harvest.mlperf_setup import engine_from_setup
 from infermeter.registry.store import read_result
@@ -32,7 +32,7 @@ REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-added",
     "4.1",
-    "4a0c87411066bd697db46fa44cf6f04fd458f627",
+    V41_COMMIT,
     None,
     "09f381252609fc8705f0fc93cfe39793b963c9f6af1db276b775af1731ecb2a9",
 )

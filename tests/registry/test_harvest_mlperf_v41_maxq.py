@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from registry_checkout import empty_registry
-from registry_helpers import MlperfExcerpt, MlperfHarvest
+from registry_helpers import V41_COMMIT, MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.catalog import gpu_named, load_gpus
 from infermeter.registry.harvest.mlperf_power import power_limit_w
@@ -26,7 +26,7 @@ REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v4.1-maxq",
     "4.1",
-    "4a0c87411066bd697db46fa44cf6f04fd458f627",
+    V41_COMMIT,
     None,
     "00bacab2beb67976c9550123874d74aa770a3f84778b3ea4a355c7b5163bf5c7",
 )

@@ -12,13 +12,13 @@ unstated release, as MangoBoost's v6.0 rows.
 
 from pathlib import Path
 
-from registry_helpers import MlperfExcerpt
+from registry_helpers import V51_COMMIT, MlperfExcerpt
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v5.1-added",
     "5.1",
-    "965182b03376a00fcae415c54e560e1c83937932",
+    V51_COMMIT,
     None,
     "3a3e2160b10c2acaecfbac0b551c1a1cbe6a6c0a68be6860c6bee15d32738d7d",
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from registry_helpers import assert_committed
+from registry_helpers import V60_COMMIT, V60_READ_FROM, assert_committed
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.harvest.errors import RowSkipped
@@ -28,12 +28,7 @@ from infermeter.registry.store import read_result
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.0"
-COMMIT = "ab33b2144a9f822f69d24f78569f993d195ee7e5"
-READ_FROM = (
-    "Bytes read from the fork gbeezybez/inference_results_v6.0 (its HEAD 232fbf90 holds upstream "
-    "commit ab33b214, 'Publishing Results', 2026-03-26, unchanged in its history)."
-)
-CITED = FileCitation(commit=COMMIT, read_from=READ_FROM)
+CITED = FileCitation(commit=V60_COMMIT, read_from=V60_READ_FROM)
 RETRIEVED = "2026-12-02"
 
 
@@ -80,9 +75,9 @@ def test_citation_inferred_rows_and_skips(registry: Path) -> None:
     report, results = _harvest(registry)
     source = results["6.0-0006 gpt-oss-120b Interactive"].source
     assert source.url.startswith(  # type: ignore[union-attr]
-        f"https://github.com/mlcommons/inference_results_v6.0/tree/{COMMIT}/closed/ASUSTeK/"
+        f"https://github.com/mlcommons/inference_results_v6.0/tree/{V60_COMMIT}/closed/ASUSTeK/"
     )
-    assert READ_FROM in source.conditions  # type: ignore[union-attr]
+    assert V60_READ_FROM in source.conditions  # type: ignore[union-attr]
     assert "marks this row inferred" in source.conditions  # type: ignore[union-attr]
     offline = results["6.0-0006 gpt-oss-120b Offline"].source
     assert "marks this row inferred" not in offline.conditions  # type: ignore[union-attr]
@@ -201,7 +196,7 @@ def test_the_cli_cites_the_repository_commit_and_reader_it_is_given(registry: Pa
     """`--commit`, `--repository-url` and `--read-from` reach every result as one citation."""
     fork = "https://github.com/gbeezybez/inference_results_v6.0"
     arguments = ["registry", "harvest", "mlperf", "--round", "6.0", "--from", str(EXCERPT)]
-    cited = ["--commit", COMMIT, "--repository-url", fork, "--read-from", READ_FROM]
+    cited = ["--commit", V60_COMMIT, "--repository-url", fork, "--read-from", V60_READ_FROM]
     into = ["--registry", str(registry), "--retrieved", RETRIEVED]
     outcome = CliRunner().invoke(main, [*arguments, *cited, *into])
     assert outcome.exit_code == 0, outcome.output
@@ -209,5 +204,5 @@ def test_the_cli_cites_the_repository_commit_and_reader_it_is_given(registry: Pa
     sources = [read_result(path).source for path in (registry / "registry/results").rglob("*.json")]
     assert len(sources) == 13
     for source in sources:
-        assert source.url.startswith(f"{fork}/tree/{COMMIT}/")  # type: ignore[union-attr]
-        assert READ_FROM in source.conditions  # type: ignore[union-attr]
+        assert source.url.startswith(f"{fork}/tree/{V60_COMMIT}/")  # type: ignore[union-attr]
+        assert V60_READ_FROM in source.conditions  # type: ignore[union-attr]

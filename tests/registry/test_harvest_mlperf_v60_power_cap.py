@@ -15,7 +15,7 @@ TBP) run under a 1,000 W cap, which the catalog keeps apart as `mi355x-1000w`.
 from pathlib import Path
 
 from registry_checkout import empty_registry
-from registry_helpers import MlperfExcerpt, MlperfHarvest
+from registry_helpers import V60_COMMIT, V60_READ_FROM, MlperfExcerpt, MlperfHarvest
 
 from infermeter.registry.catalog import GPUS_FILE, load_gpus
 from infermeter.registry.location import catalogs_folder
@@ -24,9 +24,8 @@ REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = MlperfExcerpt(
     REPOSITORY_ROOT / "tests/data/harvest/mlperf-v6.0-power-cap",
     "6.0",
-    "ab33b2144a9f822f69d24f78569f993d195ee7e5",
-    "Bytes read from the fork gbeezybez/inference_results_v6.0 (its HEAD 232fbf90 holds "
-    "upstream commit ab33b214, 'Publishing Results', 2026-03-26, unchanged in its history).",
+    V60_COMMIT,
+    V60_READ_FROM,
     "e9931edfaa5c5f9e0906bf5d0384ff1f2458518e0b1062501477d1862f0aa525",
 )
 
