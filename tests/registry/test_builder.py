@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from infermeter.bench.importers import FORMATS, ImportFacts
+from infermeter.bench.importers import FORMATS
 from infermeter.bench.result.assemble import ResultError, validate_result
 from infermeter.bench.result.model_entry import proposed_entry
 from infermeter.bench.run.metrics import summarize_point
@@ -29,6 +29,7 @@ from infermeter.registry import builder, store
 from infermeter.registry.builder import ResultBuildError
 from infermeter.registry.models import Result
 from infermeter.registry.store import content_id
+from tests.bench.synthetic_run import SYNTHETIC_FACTS
 from tests.measured_result import h100_deployment, one_point_result, two_token_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,11 +93,9 @@ def _live_result(model_id: str = "llama-3.1-8b-instruct", gpu_count: int = 1) ->
     return one_point_result(point, h100_deployment(model_id, JAMBA, gpu_count), output_len="2")
 
 
-IMPORT_FACTS = ImportFacts(
-    gpu="h100-sxm", gpu_count=1, model_id="llama-3.1-8b-instruct", engine_version="0.9.1",
-    command="vllm bench serve --max-concurrency 16", submitter="octocat", timezone="UTC",
-    input_len="1024", output_len="128",
-)  # fmt: skip
+IMPORT_FACTS = SYNTHETIC_FACTS.model_copy(
+    update={"command": "vllm bench serve --max-concurrency 16", "timezone": "UTC"}
+)
 
 
 def test_live_run_and_importer_make_their_result_through_the_one_builder(
