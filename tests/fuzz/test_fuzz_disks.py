@@ -113,17 +113,20 @@ def test_fuzz_disks_price_harvest_refused_by_the_disk_names_its_catalog(tmp_path
     assert catalog.read_bytes() == kept
 
 
+def _small_bench_run(url: str, *output: str) -> list[str]:
+    """`bench run` of one small point against the stand-in at `url`, its deployment stated so
+    that it writes a result; `output` says where."""
+    return ["bench", "run", "--endpoint", url, "--concurrency", "1", "--num-requests", "4",
+            "--warmup", "1", "--input-len", "16", "--output-len", "8", "--engine", "vllm",
+            "--engine-version", "0.9.1", "--model-id", "llama-3.1-8b-instruct", "--gpu",
+            "h100-sxm", *output, "--quiet"]  # fmt: skip
+
+
 def test_fuzz_disks_bench_run_puts_its_result_on_stdout_when_no_file_takes_it(
     tmp_path: Path,
 ) -> None:
     with FakeOpenAIServer(FakeServerConfig(itl_s=0.01)) as server:
-        completed = _infermeter(
-            ["bench", "run", "--endpoint", server.url, "--concurrency", "1", "--num-requests",
-             "4", "--warmup", "1", "--input-len", "16", "--output-len", "8", "--engine", "vllm",
-             "--engine-version", "0.9.1", "--model-id", "llama-3.1-8b-instruct", "--gpu",
-             "h100-sxm", "--output", "r.json", "--quiet"],
-            tmp_path, 2048,
-        )  # fmt: skip
+        completed = _infermeter(_small_bench_run(server.url, "--output", "r.json"), tmp_path, 2048)
     assert completed.returncode == 1, completed.stderr
     assert "follow on standard output" in completed.stderr
     result = Result.model_validate(json.loads(completed.stdout))
@@ -235,13 +238,8 @@ def test_fuzz_disks_bench_run_keeps_no_file_beside_an_output_that_is_no_file(
     reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
     reader.start()
     with FakeOpenAIServer(FakeServerConfig(itl_s=0.01)) as server:
-        completed = _infermeter(
-            ["bench", "run", "--endpoint", server.url, "--concurrency", "1", "--num-requests",
-             "4", "--warmup", "1", "--input-len", "16", "--output-len", "8", "--engine", "vllm",
-             "--engine-version", "0.9.1", "--model-id", "llama-3.1-8b-instruct", "--gpu",
-             "h100-sxm", "--output", str(fifo), "--raw-records", "--quiet"],
-            here, 10_000_000,
-        )  # fmt: skip
+        run = _small_bench_run(server.url, "--output", str(fifo), "--raw-records")
+        completed = _infermeter(run, here, 10_000_000)
     reader.join(timeout=30)
     assert completed.returncode == 0, completed.stderr
     assert len(read) == 1
