@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -24,11 +23,11 @@ import pytest
 from wheel_install import Installed
 
 from infermeter.registry.models import Result
+from tests.bench.standin_launcher import standin_launcher
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[1]
 PAGE = REPOSITORY / "site" / "contribute.md"
-STANDIN_VLLM = REPOSITORY / "tests" / "bench" / "standin_vllm.py"
 FORK_URL = "https://github.com/YOU/infermeter"
 
 
@@ -59,7 +58,7 @@ def _stand_ins(folder: Path, install_line: str) -> Path:
         f'[ "$*" = {shlex.quote(" ".join(expected))} ] || {{ echo "pip: unexpected: $*" >&2; '
         "exit 2; }\n",
     )
-    _executable(folder / "vllm", f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN_VLLM}" "$@"\n')
+    standin_launcher(folder)
     (folder / "git").symlink_to("/usr/bin/git")
     return folder
 

@@ -12,6 +12,7 @@ from bench_helpers import STANDIN_MODEL
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 from ray_cluster import LocalRayCluster, RayFleet
 from real_vllm import RealVllm, TinyModel, build_model, require_vllm_cpu
+from standin_launcher import standin_launcher
 from standin_vllm import StandinVllm
 
 
@@ -39,18 +40,10 @@ def endpoint() -> Iterator[str]:
     sys.setswitchinterval(interval)
 
 
-STANDIN_VLLM = Path(__file__).resolve().parent / "standin_vllm.py"
-
-
 @pytest.fixture
 def standin_vllm(tmp_path: Path) -> Path:
     """An executable called `vllm` that runs the STAND-IN (tests/bench/standin_vllm.py)."""
-    folder = tmp_path / "standin-bin"
-    folder.mkdir()
-    launcher = folder / "vllm"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN_VLLM}" "$@"\n')
-    launcher.chmod(0o755)
-    return launcher
+    return standin_launcher(tmp_path / "standin-bin")
 
 
 @pytest.fixture(scope="session")

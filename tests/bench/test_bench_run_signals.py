@@ -23,6 +23,7 @@ import pytest
 from bench_helpers import process_alive, server_process
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
+from standin_launcher import STANDIN_VLLM
 from standin_vllm import IGNORED_SIGINT
 
 from infermeter.bench.cli.main import main
@@ -38,7 +39,6 @@ from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.validate import validate_paths
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-STANDIN_VLLM = Path(__file__).resolve().parent / "standin_vllm.py"
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 
 

@@ -29,6 +29,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from ray_cluster import RayFleet, RayNode
+from standin_launcher import standin_launcher
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
@@ -37,22 +38,14 @@ from infermeter.registry.validate import validate_paths
 pytestmark = pytest.mark.slow
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-STANDIN = Path(__file__).resolve().parent / "standin_vllm.py"
 RUN_TIMEOUT_S = 300
 WATCHDOG = "launch/watchdog.py"  # in the command line of a launched vLLM's watchdog
-
-
-def _launcher(folder: Path) -> Path:
-    launcher = folder / "vllm"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN}" "$@"\n')
-    launcher.chmod(0o755)
-    return launcher
 
 
 def _plan(folder: Path, runs: list[dict[str, Any]]) -> Path:
     defaults = {
         "model": MODEL,
-        "vllm-executable": str(_launcher(folder)),
+        "vllm-executable": str(standin_launcher(folder)),
         "load-format": "dummy",
         "max-model-len": 4096,
         "concurrency": [1],
@@ -130,9 +123,10 @@ class _Fleet:
 
 
 def _bench_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    launcher = standin_launcher(folder)
     command = [
         sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench", "run",
-        "--model", MODEL, "--vllm-executable", str(_launcher(folder)), "--load-format", "dummy",
+        "--model", MODEL, "--vllm-executable", str(launcher), "--load-format", "dummy",
         "--max-model-len", "4096", "--gpu", "l40s", "--concurrency", "1",
         "--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8",
         "--output", str(folder / "result.json"), *args,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from real_vllm import RealVllm, get
+from standin_launcher import STANDIN_VLLM
 
 from infermeter.bench.launch.server import free_port
 from infermeter.bench.launch.vllm_log import parse_startup_log
@@ -46,7 +47,6 @@ KV_LINE = re.compile(
 )
 READ_BY_THE_BENCH = [names[0] for names in (KV_USAGE, PREEMPTIONS, PREFIX_QUERIES, PREFIX_HITS)]
 READ_BY_THE_BENCH += [*QUEUE_SUM, *QUEUE_COUNT, *RUNNING, *WAITING]
-STANDIN_VLLM = Path(__file__).resolve().parent / "standin_vllm.py"
 COUNTERS = ("vllm:num_preemptions", "vllm:prefix_cache_queries", "vllm:prefix_cache_hits")
 
 

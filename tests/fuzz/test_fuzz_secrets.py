@@ -21,6 +21,8 @@ import pytest
 import yaml
 from fuzz_helpers import PLANTED, check_cli, check_gate_accepts, check_no_secret
 
+from tests.bench.standin_launcher import standin_launcher
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 
@@ -80,11 +82,7 @@ def test_fuzz_secrets_bench_run_result_records_stdout_stderr(
 def test_fuzz_secrets_launched_vllm_log_result_and_records(tmp_path: Path) -> None:
     # A launched vLLM (the STAND-IN) given the key and a token in --vllm-arg: it logs its
     # arguments; the log kept beside the result, the result and the raw records carry none.
-    launcher = tmp_path / "bin" / "vllm"
-    launcher.parent.mkdir()
-    standin = REPOSITORY_ROOT / "tests" / "bench" / "standin_vllm.py"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{standin}" "$@"\n')
-    launcher.chmod(0o755)
+    launcher = standin_launcher(tmp_path / "bin")
     output = tmp_path / "r.json"
     run = check_cli(
         ["bench", "run", "--model", "meta-llama/Llama-3.2-1B-Instruct", "--vllm-executable",
