@@ -20,6 +20,11 @@ from infermeter.bench.run.load import PointPlan, PointRun, run_point
 STANDIN_MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 """The model the paced stand-in vLLM of the `endpoint` fixture serves."""
 
+SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
+"""`bench run`'s load options for a short point: 6 requests of 16 → 8 tokens after 2 warm-up."""
+SMALLER = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
+"""A shorter point: 4 requests of 16 → 8 tokens after 1 warm-up."""
+
 DOCUMENTED_POINT_KEYS = frozenset(
     {
         "concurrency",

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from bench_helpers import assert_documented_point
+from bench_helpers import SMALL, assert_documented_point
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
@@ -18,7 +18,6 @@ from infermeter.bench.run.point_plans import long_point_notes, plan_points
 from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.workloads.lengths import parse_length
 
-SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 SMALL_DATASET = [*SMALL[:4], *SMALL[6:]]  # a --dataset's prompts keep their own lengths
 
 

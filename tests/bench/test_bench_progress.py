@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from bench_helpers import SMALL
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
@@ -23,7 +24,6 @@ from infermeter.bench.run.runner import run_benchmark
 from infermeter.bench.workloads.lengths import parse_length
 
 PLAIN_LINE = re.compile(r"^c=\d+: \d+ done, \d+ failed, \d+\.\d output tok/s$")
-SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 
 
 class _Terminal(io.StringIO):

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from bench_helpers import SMALLER
 from click.testing import CliRunner, Result
 
 import infermeter.bench.result.output
@@ -25,14 +26,12 @@ from infermeter.bench.session import session
 from infermeter.registry import store
 from infermeter.registry.models import Result as RegistryResult
 
-SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
-
 
 def _run(endpoint: str, output: Path, *extra: str) -> Result:
     return CliRunner().invoke(
         main,
         ["bench", "run", "--endpoint", endpoint, "--gpu", "h100-sxm",
-         "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1,2", *SMALL,
+         "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1,2", *SMALLER,
          "--output", str(output), *extra],
     )  # fmt: skip
 

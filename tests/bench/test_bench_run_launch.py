@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from bench_helpers import process_alive
+from bench_helpers import SMALL, process_alive
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from local_ports import busy_port
@@ -21,7 +21,6 @@ from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.schemas import load_schema
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 
 
 def _launch(standin: Path, output: Path, *args: str) -> Result:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from bench_helpers import SMALLER
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
@@ -13,7 +14,6 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
 SECRET = "s3cr3t-key-value"
 
 
@@ -25,7 +25,7 @@ def test_bench_run_standin_api_key_in_vllm_arg_is_used_and_redacted(
         main,
         ["bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
          "--gpu", "h100-sxm", "--output", str(output), "--concurrency", "1",
-         "--vllm-arg", f"--api-key {SECRET}", "--raw-records", *SMALL],
+         "--vllm-arg", f"--api-key {SECRET}", "--raw-records", *SMALLER],
     )  # fmt: skip
     # The stand-in answers 401 without the key: every request succeeding shows it was sent.
     assert run.exit_code == 0, run.output
@@ -50,7 +50,7 @@ def test_bench_run_endpoint_api_key_is_sent_as_bearer(
 ) -> None:
     fake_server.config.api_key = SECRET
     args = ["bench", "run", "--endpoint", fake_server.url, "--concurrency", "1", "--json",
-            "--quiet", *SMALL]  # fmt: skip
+            "--quiet", *SMALLER]  # fmt: skip
     if how == "option":
         run = CliRunner().invoke(main, [*args, "--api-key", SECRET])
     else:
@@ -67,7 +67,7 @@ def test_bench_run_endpoint_without_the_key_fails_in_one_line(
     fake_server.config.api_key = SECRET
     run = CliRunner().invoke(
         main, ["bench", "run", "--endpoint", fake_server.url, "--model", "fake/model",
-               "--concurrency", "1", "--quiet", *SMALL],
+               "--concurrency", "1", "--quiet", *SMALLER],
     )  # fmt: skip
     assert run.exit_code == 1, run.output
     assert "every request failed (http_status 4)" in run.stderr
@@ -80,7 +80,7 @@ def test_bench_run_endpoint_with_credentials_in_its_url(fake_server: FakeOpenAIS
     # HTTP sends one Authorization: aiohttp refused the URL's user:password@ beside the key as
     # 'Cannot combine AUTHORIZATION header with … credentials encoded in URL; pass --model'.
     url = fake_server.url.replace("http://", f"http://user:{SECRET}@")
-    args = ["bench", "run", "--endpoint", url, "--concurrency", "1", "--json", "--quiet", *SMALL]
+    args = ["bench", "run", "--endpoint", url, "--concurrency", "1", "--json", "--quiet", *SMALLER]
     given = CliRunner().invoke(main, [*args, "--api-key", "other-key"])
     assert given.exit_code == 2, given.output
     assert given.stderr.splitlines()[-1] == (

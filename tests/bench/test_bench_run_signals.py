@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import process_alive, server_process
+from bench_helpers import SMALL, process_alive, server_process
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from standin_launcher import STANDIN_VLLM
@@ -39,7 +39,6 @@ from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.validate import validate_paths
 
 MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 
 
 def _start_run(

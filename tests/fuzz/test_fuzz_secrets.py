@@ -21,6 +21,7 @@ import pytest
 import yaml
 from fuzz_helpers import PLANTED, check_cli, check_gate_accepts, check_no_secret
 
+from tests.bench.bench_helpers import SMALLER
 from tests.bench.standin_launcher import standin_launcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -40,7 +41,6 @@ EXTRA_BODY = {
     "headers": {"Authorization": f"Bearer {BEARER}", "Proxy-Authorization": f"Basic {PROXY}"},
     "x-api-key": HYPHEN,
 }
-SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
 FACTS = ["--engine", "vllm", "--engine-version", "0.9.1", "--model-id", "llama-3.1-8b-instruct",
          "--gpu", "h100-sxm"]  # fmt: skip
 
@@ -61,7 +61,7 @@ def test_fuzz_secrets_bench_run_result_records_stdout_stderr(
 ) -> None:
     output = tmp_path / "r.json"
     run = check_cli(
-        ["bench", "run", "--endpoint", _endpoint(server), "--concurrency", "1", *SMALL, *FACTS,
+        ["bench", "run", "--endpoint", _endpoint(server), "--concurrency", "1", *SMALLER, *FACTS,
          "--extra-body", json.dumps(EXTRA_BODY), "--raw-records",
          "--output", str(output), "--json"],
         SUITE, limit_s=120,
@@ -86,7 +86,7 @@ def test_fuzz_secrets_launched_vllm_log_result_and_records(tmp_path: Path) -> No
     output = tmp_path / "r.json"
     run = check_cli(
         ["bench", "run", "--model", "meta-llama/Llama-3.2-1B-Instruct", "--vllm-executable",
-         str(launcher), "--gpu", "h100-sxm", "--concurrency", "1", *SMALL,
+         str(launcher), "--gpu", "h100-sxm", "--concurrency", "1", *SMALLER,
          "--vllm-arg", f"--api-key {API_KEY}", "--vllm-arg", f"--hf-token {HF}",
          "--extra-body", json.dumps(EXTRA_BODY), "--raw-records", "--output", str(output)],
         SUITE, limit_s=180,
