@@ -128,14 +128,16 @@ def test_client_counts_multi_token_chunk_as_its_tokens(
     # tokens came with the first. Taken from the client's own arrival times, so a loaded host,
     # where the server writes late and then in bursts (a stress run saw a median gap between its
     # writes of 0.02 ms where 20 were configured), moves both sides alike.
-    expected_ms = sorted(
-        gap
+    chunk_gaps_ms = [
+        (later - earlier) / 1e6
         for r in records
-        for gap in [0.0] * 3
-        + [(later - earlier) / 1e6 / 4 for earlier, later in itertools.pairwise(r.token_times_ns)
-           for _ in range(4)]
-    )  # fmt: skip
+        for earlier, later in itertools.pairwise(r.token_times_ns)
+    ]
+    expected_ms = sorted(
+        [0.0] * 3 * len(records) + [gap / 4 for gap in chunk_gaps_ms for _ in range(4)]
+    )
     assert point.itl_ms.p50 == pytest.approx(percentile(expected_ms, 50), abs=1e-6)
+    assert point.itl_ms.mean == pytest.approx(sum(expected_ms) / len(expected_ms), abs=1e-6)
     assert point.itl_ms.max == pytest.approx(expected_ms[-1], abs=1e-6)
     tpots_ms = sorted((r.token_times_ns[-1] - r.token_times_ns[0]) / 1e6 / 19 for r in records)
     assert point.tpot_ms.p50 == pytest.approx(percentile(tpots_ms, 50), abs=1e-6)
