@@ -8,19 +8,19 @@ from dataclasses import replace
 
 from infermeter.calculators.all2all import MODELLED_BACKENDS
 from infermeter.calculators.fields import Field
-from infermeter.calculators.kv_cache import KV_CACHE_DTYPES
 from infermeter.calculators.limits import MAX_LATENCY_MS
 from infermeter.calculators.perf_inputs import (
     DATA_PARALLEL,
     GPU_ID,
+    KV_CACHE_DTYPE,
     MODEL_ID,
     PERF_INPUTS,
     PIPELINE_PARALLEL,
+    QUANTIZATION,
     TENSOR_PARALLEL,
 )
 from infermeter.calculators.perf_labels import THROUGHPUT_BASES
 from infermeter.calculators.price_tiers import PRICE_TIERS
-from infermeter.calculators.quantization import QUANTIZATION_CHOICES
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, modelled_releases
 
 MODEL = replace(
@@ -35,21 +35,8 @@ CONFIG = Field(
 )
 # vLLM's own engine options, shared by the memory plan and the GPU fit.
 ENGINE = (
-    Field(
-        "quantization",
-        "Quantization",
-        "choice",
-        choices=("", *QUANTIZATION_CHOICES),
-        help="Weight format; default: the checkpoint's quantization_config.",
-    ),
-    Field(
-        "kv_cache_dtype",
-        "KV cache dtype",
-        "choice",
-        "auto",
-        choices=KV_CACHE_DTYPES,
-        help="KV cache element type.",
-    ),
+    QUANTIZATION,
+    KV_CACHE_DTYPE,
     Field(
         "dtype",
         "dtype",

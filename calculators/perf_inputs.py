@@ -49,6 +49,23 @@ DATA_PARALLEL = Field(
     help="Replicas; the GPUs are TP x PP x DP.",
 )
 
+# vLLM's --quantization and --kv-cache-dtype, as the memory plan and the GPU fit take them too.
+QUANTIZATION = Field(
+    "quantization",
+    "Weight quantization",
+    "choice",
+    choices=("", *QUANTIZATION_CHOICES),
+    help="Weight format; empty: the checkpoint's own (its quantization_config).",
+)
+KV_CACHE_DTYPE = Field(
+    "kv_cache_dtype",
+    "KV cache dtype",
+    "choice",
+    "auto",
+    choices=KV_CACHE_DTYPES,
+    help="KV cache element type (auto: the model's dtype).",
+)
+
 LOAD_INPUTS = ("concurrency", "request_rate", "offline", "static_batch")
 
 PERF_INPUTS: tuple[Field, ...] = (
@@ -57,14 +74,8 @@ PERF_INPUTS: tuple[Field, ...] = (
     TENSOR_PARALLEL,
     PIPELINE_PARALLEL,
     DATA_PARALLEL,
-    Field(
-        "quantization",
-        "Weight quantization",
-        "choice",
-        choices=("", *QUANTIZATION_CHOICES),
-        help="Weight format; empty: the checkpoint's own.",
-    ),
-    Field("kv_cache_dtype", "KV cache dtype", "choice", "auto", choices=KV_CACHE_DTYPES),
+    QUANTIZATION,
+    KV_CACHE_DTYPE,
     Field(
         "engine",
         "Engine family",
