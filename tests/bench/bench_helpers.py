@@ -18,7 +18,9 @@ from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.run.load import PointPlan, PointRun, run_point
 
 STANDIN_MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-"""The model the paced stand-in vLLM of the `endpoint` fixture serves."""
+"""The model the bench tests' stand-ins serve (the stand-in vLLM, in this process or launched as
+`vllm`, and the other engines' stand-ins): the catalog's llama-3.2-1b-instruct, so a run's result
+names a catalog model and the registry's checks apply to it."""
 
 SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-len", "8"]
 """`bench run`'s load options for a short point: 6 requests of 16 → 8 tokens after 2 warm-up."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bench_helpers import STANDIN_MODEL
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from raw_http_server import RawHttpServer
@@ -27,23 +28,22 @@ from infermeter.bench.launch.served import endpoint_is_local
 from infermeter.bench.launch.server import free_port
 from infermeter.registry.models import Result as RegistryResult
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]
 GGUF = "/models/Llama-3.2-1B-Instruct-Q8_0.gguf"
 
 STANDINS: dict[str, Callable[[], FakeOpenAIServer]] = {
-    "vllm": lambda: StandinVllmCard(MODEL),
-    "sglang": lambda: StandinSglang("llama-1b", MODEL),
-    "tgi": lambda: StandinTgi(MODEL),
+    "vllm": lambda: StandinVllmCard(STANDIN_MODEL),
+    "sglang": lambda: StandinSglang("llama-1b", STANDIN_MODEL),
+    "tgi": lambda: StandinTgi(STANDIN_MODEL),
     "llama.cpp": lambda: StandinLlamaCpp("llama-1b", GGUF),
-    "tensorrt-llm": lambda: StandinTrtllm(MODEL),
+    "tensorrt-llm": lambda: StandinTrtllm(STANDIN_MODEL),
 }
 EXPECTED = {  # engine: (version, served model, weights, max_model_len)
-    "vllm": ("0.11.0", MODEL, MODEL, 8192),
-    "sglang": ("0.5.4", "llama-1b", MODEL, 32768),
-    "tgi": ("3.3.6", MODEL, MODEL, 8192),
+    "vllm": ("0.11.0", STANDIN_MODEL, STANDIN_MODEL, 8192),
+    "sglang": ("0.5.4", "llama-1b", STANDIN_MODEL, 32768),
+    "tgi": ("3.3.6", STANDIN_MODEL, STANDIN_MODEL, 8192),
     "llama.cpp": ("b6200-5f1c2a3b", "llama-1b", GGUF, 4096),
-    "tensorrt-llm": ("1.0.0", MODEL, None, None),
+    "tensorrt-llm": ("1.0.0", STANDIN_MODEL, None, None),
 }
 
 
@@ -154,7 +154,7 @@ def test_bench_run_endpoint_refuses_a_model_id_the_server_does_not_serve(tmp_pat
     message = run.stderr.strip()
     assert len(message.splitlines()) == 1
     assert "Qwen/Qwen3-8B" in message
-    assert f"serves {MODEL}" in message
+    assert f"serves {STANDIN_MODEL}" in message
     assert "--model-id llama-3.2-1b-instruct" in message
     assert not (tmp_path / "result.json").exists()
 
@@ -168,13 +168,13 @@ def test_bench_run_endpoint_records_a_variant_repository_with_a_note(tmp_path: P
             "1", *SMALL, "--output", str(output),
         )  # fmt: skip
     assert run.exit_code == 0, run.output
-    assert f"serves {variant}, not the catalog's {MODEL}" in run.stderr
+    assert f"serves {variant}, not the catalog's {STANDIN_MODEL}" in run.stderr
     result = RegistryResult.model_validate_json(output.read_text())
     assert result.identity.model.hf_repo == variant
 
 
 def test_bench_run_endpoint_engine_is_refused_when_launching(tmp_path: Path) -> None:
-    run = _run("--model", MODEL, "--engine", "sglang", "--engine-version", "1",
+    run = _run("--model", STANDIN_MODEL, "--engine", "sglang", "--engine-version", "1",
                "--output", str(tmp_path / "r.json"))  # fmt: skip
     assert run.exit_code == 2
     assert "--engine: only applies with --endpoint" in run.stderr

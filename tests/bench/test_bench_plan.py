@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from bench_helpers import STANDIN_MODEL
 from click.testing import CliRunner, Result
 from standin_vllm import StandinVllm
 
@@ -16,14 +17,13 @@ from infermeter.bench.launch.server import free_port
 from infermeter.bench.plan.file import PlanError, load_plan
 from infermeter.registry.models import Result as RegistryResult
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 EXAMPLE = Path(__file__).resolve().parents[2] / "bench" / "plans" / "example.yaml"
 
 
 @pytest.fixture
 def standin() -> Iterator[StandinVllm]:
     """The stand-in vLLM's server (`/version`, `/metrics`, streaming) in this process."""
-    with StandinVllm(MODEL, 0, max_num_seqs=64, crash_after=None) as server:
+    with StandinVllm(STANDIN_MODEL, 0, max_num_seqs=64, crash_after=None) as server:
         yield server
 
 
@@ -40,7 +40,7 @@ def _invoke(*args: str) -> Result:
 def _defaults(url: str) -> dict[str, object]:
     return {
         "endpoint": url,
-        "model": MODEL,
+        "model": STANDIN_MODEL,
         "gpu": "h100-sxm",
         "num-requests": 4,
         "warmup": 1,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from bench_helpers import SMALL, process_alive
+from bench_helpers import SMALL, STANDIN_MODEL, process_alive
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from local_ports import busy_port
@@ -20,14 +20,12 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.schemas import load_schema
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-
 
 def _launch(standin: Path, output: Path, *args: str) -> Result:
     return CliRunner().invoke(
         main,
         [
-            "bench", "run", "--model", MODEL, "--vllm-executable", str(standin),
+            "bench", "run", "--model", STANDIN_MODEL, "--vllm-executable", str(standin),
             "--load-format", "dummy", "--max-model-len", "4096", "--gpu", "h100-sxm",
             "--output", str(output), *args,
         ],
@@ -65,7 +63,7 @@ def test_bench_run_launch_writes_a_valid_result_and_stops_vllm(
     assert source.kind == "measured"
     assert source.complete
     assert source.tool.name == "infermeter"
-    assert source.command.startswith("infermeter bench run --model " + MODEL)
+    assert source.command.startswith("infermeter bench run --model " + STANDIN_MODEL)
     assert source.server_command is not None
     assert "--load-format dummy" in source.server_command
     for point in result.points:
@@ -175,7 +173,7 @@ def test_bench_run_launch_without_a_known_gpu_exits_2_before_starting_vllm(
     run = CliRunner().invoke(
         main,
         [
-            "bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
+            "bench", "run", "--model", STANDIN_MODEL, "--vllm-executable", str(standin_vllm),
             "--output", str(tmp_path / "r.json"), *SMALL,
         ],
     )  # fmt: skip
@@ -223,7 +221,7 @@ def test_bench_run_endpoint_rejects_launch_only_options(fake_server: FakeOpenAIS
 def test_bench_run_endpoint_output_needs_to_know_the_engine(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    fake_server.config.model = MODEL
+    fake_server.config.model = STANDIN_MODEL
     output = tmp_path / "r.json"
     run = CliRunner().invoke(
         main,

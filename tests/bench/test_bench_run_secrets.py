@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from bench_helpers import SMALLER
+from bench_helpers import SMALLER, STANDIN_MODEL
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
 from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SECRET = "s3cr3t-key-value"
 
 
@@ -23,7 +22,7 @@ def test_bench_run_standin_api_key_in_vllm_arg_is_used_and_redacted(
     output = tmp_path / "result.json"
     run = CliRunner().invoke(
         main,
-        ["bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
+        ["bench", "run", "--model", STANDIN_MODEL, "--vllm-executable", str(standin_vllm),
          "--gpu", "h100-sxm", "--output", str(output), "--concurrency", "1",
          "--vllm-arg", f"--api-key {SECRET}", "--raw-records", *SMALLER],
     )  # fmt: skip

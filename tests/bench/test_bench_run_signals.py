@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import SMALL, process_alive, server_process
+from bench_helpers import SMALL, STANDIN_MODEL, process_alive, server_process
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from standin_launcher import STANDIN_VLLM
@@ -38,8 +38,6 @@ from infermeter.calculators.plural import counted
 from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.validate import validate_paths
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
-
 
 def _start_run(
     tmp_path: Path, standin: Path, env: dict[str, str] | None = None
@@ -52,7 +50,7 @@ def _start_run(
     as impossible (seen at 14 busy loops on 2 cores)."""
     command = [
         sys.executable, "-c", "from infermeter.bench.cli.main import main; main()",
-        "bench", "run", "--model", MODEL, "--vllm-executable", str(standin),
+        "bench", "run", "--model", STANDIN_MODEL, "--vllm-executable", str(standin),
         "--gpu", "h100-sxm", "--output", str(tmp_path / "result.json"), "--concurrency", "1,2",
         "--duration", "3", "--num-requests", "100000", "--warmup", "1",
         "--input-len", "16", "--output-len", "8",
@@ -217,7 +215,7 @@ def test_bench_run_standin_unwritable_output_is_refused_before_vllm_starts(
     for label, output in _unwritable_outputs(tmp_path, read_only_folder):
         run = CliRunner().invoke(
             main,
-            ["bench", "run", "--model", MODEL, "--vllm-executable", str(standin_vllm),
+            ["bench", "run", "--model", STANDIN_MODEL, "--vllm-executable", str(standin_vllm),
              "--gpu", "h100-sxm", "--output", str(output), *SMALL],
         )  # fmt: skip
         assert run.exit_code == 2, (label, run.output)
@@ -243,7 +241,7 @@ def test_bench_run_endpoint_unwritable_output_sends_no_request(
 
 def _serve_standin(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
-        [sys.executable, str(STANDIN_VLLM), "serve", MODEL, "--host", "127.0.0.1",
+        [sys.executable, str(STANDIN_VLLM), "serve", STANDIN_MODEL, "--host", "127.0.0.1",
          "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -270,7 +268,7 @@ def test_bench_run_endpoint_standin_dying_mid_point_marks_that_point_interrupted
     try:
         run = CliRunner().invoke(
             main,
-            ["bench", "run", "--endpoint", f"http://127.0.0.1:{port}", "--model", MODEL,
+            ["bench", "run", "--endpoint", f"http://127.0.0.1:{port}", "--model", STANDIN_MODEL,
              "--gpu", "h100-sxm", "--concurrency", "1,4,8", "--output", str(output),
              "--raw-records", *SMALL],
         )  # fmt: skip
@@ -375,11 +373,12 @@ def test_bench_run_workers_ctrl_c_while_workers_start_keeps_points_no_traceback(
 ) -> None:
     """A terminal's Ctrl-C reaches every process of its group, workers starting up included.
     (SIGTERM while infermeter starts a worker: tests/bench/test_bench_workers.py.)"""
-    with server_process(model=MODEL, ttft_s=0.005, itl_s=0.002) as url:
+    with server_process(model=STANDIN_MODEL, ttft_s=0.005, itl_s=0.002) as url:
         process = subprocess.Popen(
             [sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench",
-             "run", "--endpoint", url, "--model", MODEL, "--model-id", "llama-3.2-1b-instruct",
-             "--engine", "vllm", "--engine-version", "0.9.1", "--gpu", "h100-sxm",
+             "run", "--endpoint", url, "--model", STANDIN_MODEL,
+             "--model-id", "llama-3.2-1b-instruct", "--engine", "vllm", "--engine-version", "0.9.1",
+             "--gpu", "h100-sxm",
              "--output", str(tmp_path / "result.json"), "--concurrency", "1,8",
              "--workers", "2", *SMALL],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
@@ -431,7 +430,7 @@ def _wait_for_first_point(process: subprocess.Popen[str]) -> None:
 
 
 ENDPOINT_RUN = [
-    "--model", MODEL, "--model-id", "llama-3.2-1b-instruct", "--engine", "vllm",
+    "--model", STANDIN_MODEL, "--model-id", "llama-3.2-1b-instruct", "--engine", "vllm",
     "--engine-version", "0.9.1", "--gpu", "h100-sxm", "--concurrency", "2", "--duration", "60",
     "--num-requests", "100000", "--warmup", "1", "--input-len", "16", "--output-len", "8",
     "--raw-records",
@@ -475,7 +474,7 @@ def _terminate_in_first_point(
 def test_bench_run_endpoint_sigterm_in_the_first_point_writes_it_marked_interrupted(
     tmp_path: Path,
 ) -> None:
-    with server_process(model=MODEL, ttft_s=0.005, itl_s=0.002) as url:
+    with server_process(model=STANDIN_MODEL, ttft_s=0.005, itl_s=0.002) as url:
         _, line = _terminate_in_first_point(tmp_path, url, lambda arrived, _: arrived >= 12)
     output = tmp_path / "result.json"
     assert line == (

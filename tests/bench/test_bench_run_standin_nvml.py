@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bench_helpers import STANDIN_MODEL
 from click.testing import CliRunner, Result
 from standin_pynvml import StandinGpu, install
 from standin_vllm import StandinVllm
@@ -15,14 +16,13 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.validate import validate_paths
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]
 
 
 @pytest.fixture
 def standin() -> Iterator[StandinVllm]:
     """The stand-in vLLM's server (`/version`, `/metrics`, streaming) in this process."""
-    with StandinVllm(MODEL, 0, max_num_seqs=64, crash_after=None) as server:
+    with StandinVllm(STANDIN_MODEL, 0, max_num_seqs=64, crash_after=None) as server:
         server.config.itl_s = 0.03  # a pace a GPU can keep (the registry checks physics)
         yield server
 
@@ -53,7 +53,7 @@ def _measure_gpu_1(
 ) -> tuple[RegistryResult, Path]:
     """`bench run` against the stand-in server, with telemetry of GPU 1 only."""
     return _measure(
-        tmp_path, "--endpoint", standin.url, "--model", MODEL, "--gpu-indices", "1",
+        tmp_path, "--endpoint", standin.url, "--model", STANDIN_MODEL, "--gpu-indices", "1",
         "--concurrency", concurrency, *SMALL,
     )  # fmt: skip
 
@@ -91,7 +91,7 @@ def test_bench_run_endpoint_standin_nvml_short_points_pass_the_registrys_energy_
 
 
 def test_bench_run_endpoint_gpu_indices_is_refused_when_launching(tmp_path: Path) -> None:
-    run = _run("--model", MODEL, "--gpu-indices", "1", "--output", str(tmp_path / "r.json"))
+    run = _run("--model", STANDIN_MODEL, "--gpu-indices", "1", "--output", str(tmp_path / "r.json"))
     assert run.exit_code == 2
     assert "--gpu-indices: only applies with --endpoint" in run.output
 
@@ -101,7 +101,7 @@ def test_bench_run_launch_standin_nvml_counts_data_parallel_gpus(
 ) -> None:
     _two_gpus_one_serving(monkeypatch)
     result, _ = _measure(
-        tmp_path, "--model", MODEL, "--vllm-executable", str(standin_vllm),
+        tmp_path, "--model", STANDIN_MODEL, "--vllm-executable", str(standin_vllm),
         "--load-format", "dummy", "--max-model-len", "4096", "--vllm-arg", "-dp 2",
         "--concurrency", "1", *SMALL,
     )  # fmt: skip

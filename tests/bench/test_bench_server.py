@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from bench_helpers import process_alive
+from bench_helpers import STANDIN_MODEL, process_alive
 from local_ports import busy_port
 
 from infermeter.bench.launch.server import (
@@ -22,7 +22,7 @@ from infermeter.bench.launch.vllm_log import diagnose_startup_failure, parse_sta
 
 def _config(tmp_path: Path, executable: Path, **options: object) -> ServerConfig:
     return ServerConfig(
-        model="meta-llama/Llama-3.2-1B-Instruct",
+        model=STANDIN_MODEL,
         log_path=tmp_path / "vllm.log",
         executable=str(executable),
         startup_timeout_s=20,
@@ -46,7 +46,7 @@ def test_server_start_parses_startup_figures_and_version(
         assert figures.startup_s is not None
         assert 0 < figures.startup_s < 20
         with urllib.request.urlopen(server.url + "/v1/models") as response:
-            assert b"Llama-3.2-1B-Instruct" in response.read()
+            assert STANDIN_MODEL.encode() in response.read()
         pid = server.pid
     assert pid is not None
     assert not process_alive(pid)

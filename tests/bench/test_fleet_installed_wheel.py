@@ -21,6 +21,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from bench_helpers import STANDIN_MODEL
 from ray_cluster import RayFleet
 from render_checks import KUBERNETES_VERSION, actionlint, lws_validator
 from wheel_install import Installed
@@ -31,7 +32,6 @@ pytestmark = pytest.mark.slow
 
 CHAT = "meta-llama/Llama-3.1-8B-Instruct"
 BIG = "meta-llama/Llama-3.1-405B-Instruct"
-SMALL = "meta-llama/Llama-3.2-1B-Instruct"
 SINGLE_NODE_RUNS: list[dict[str, Any]] = [
     {"name": "chat", "concurrency": [1, 8], "gpus": ["h100-sxm", "mi300x:2"]},
     {"name": "long", "profile": "rag", "gpus": ["h200-sxm:4", "l40s"]},
@@ -124,7 +124,7 @@ def test_installed_render_github_actions_passes_actionlint_and_its_steps_run_sta
     them) run as a runner runs them: its matrix step writes the matrices to $GITHUB_OUTPUT, a
     canary job's `bench run` step runs the entry's command (`vllm` on the runner's PATH: the
     stand-in), and the merge job validates what it wrote."""
-    small = {"model": SMALL, "load-format": "dummy", "max-model-len": 4096,
+    small = {"model": STANDIN_MODEL, "load-format": "dummy", "max-model-len": 4096,
              "concurrency": [1], "num-requests": 2, "warmup": 0, "input-len": 16,
              "output-len": 8, "startup-timeout": 120}  # fmt: skip
     runs = [{"name": "chat", "gpus": ["h100-sxm", "l40s"]}, {"name": "long", "gpus": ["l40s"]}]
@@ -191,7 +191,7 @@ def test_installed_bench_fleet_on_a_real_ray_cluster_collects_a_valid_result_sta
     installed: Installed, tmp_path: Path, ray_fleet: RayFleet, standin_vllm: Path
 ) -> None:
     defaults = {
-        "model": SMALL, "vllm-executable": str(standin_vllm), "load-format": "dummy",
+        "model": STANDIN_MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy",
         "max-model-len": 4096, "concurrency": [1], "num-requests": 2, "warmup": 0,
         "input-len": 16, "output-len": 8, "startup-timeout": 120,
     }  # fmt: skip

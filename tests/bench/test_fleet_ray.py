@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
+from bench_helpers import STANDIN_MODEL
 from click.testing import CliRunner
 from ray_cluster import RayFleet, RayNode
 from standin_launcher import standin_launcher
@@ -37,14 +38,13 @@ from infermeter.registry.validate import validate_paths
 
 pytestmark = pytest.mark.slow
 
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 RUN_TIMEOUT_S = 300
 WATCHDOG = "launch/watchdog.py"  # in the command line of a launched vLLM's watchdog
 
 
 def _plan(folder: Path, runs: list[dict[str, Any]]) -> Path:
     defaults = {
-        "model": MODEL,
+        "model": STANDIN_MODEL,
         "vllm-executable": str(standin_launcher(folder)),
         "load-format": "dummy",
         "max-model-len": 4096,
@@ -126,7 +126,7 @@ def _bench_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     launcher = standin_launcher(folder)
     command = [
         sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench", "run",
-        "--model", MODEL, "--vllm-executable", str(launcher), "--load-format", "dummy",
+        "--model", STANDIN_MODEL, "--vllm-executable", str(launcher), "--load-format", "dummy",
         "--max-model-len", "4096", "--gpu", "l40s", "--concurrency", "1",
         "--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8",
         "--output", str(folder / "result.json"), *args,
@@ -202,7 +202,7 @@ def _leader_wait(tmp_path: Path, pipeline: int) -> tuple[int, list[str]]:
     from infermeter.bench.fleet.pods import JobsConfig
 
     plan = tmp_path / f"lws-{pipeline}.yaml"
-    run = {"model": MODEL, "tensor-parallel-size": 2, "pipeline-parallel-size": pipeline,
+    run = {"model": STANDIN_MODEL, "tensor-parallel-size": 2, "pipeline-parallel-size": pipeline,
            "ray-address": "auto", "gpus": ["l40s"]}  # fmt: skip
     plan.write_text(yaml.safe_dump({"runs": [run]}))
     (document,) = job_documents(load_matrix(plan), JobsConfig(gpus_per_node_default=2))

@@ -17,14 +17,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from bench_helpers import STANDIN_MODEL
 
 from infermeter.bench.fleet.matrix import load_matrix
 from infermeter.bench.fleet.ray_task import run_entry
 from infermeter.registry.models import Result as RegistryResult
 
 pytestmark = pytest.mark.slow
-
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 
 
 def _standins() -> list[int]:
@@ -66,7 +65,7 @@ def test_fleet_task_stopped_keeps_its_finished_points_and_stops_the_standin_vllm
     # faster decoding than the GPU's memory bandwidth allows).
     monkeypatch.setenv("STANDIN_VLLM_ITL_S", "0.01")
     defaults = {
-        "model": MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy",
+        "model": STANDIN_MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy",
         "max-model-len": 4096, "concurrency": [1, 2], "num-requests": 24, "warmup": 0,
         "input-len": 16, "output-len": 8, "startup-timeout": 60,
     }  # fmt: skip
@@ -122,7 +121,9 @@ def test_fleet_task_placed_after_the_stop_was_asked_runs_nothing_standin_ray(
     """A task Ray places only after Ctrl-C of `bench fleet` (it waited for a free node) ends at
     once, launching no vLLM: its answer says it was interrupted before the run began."""
     plan = tmp_path / "plan.yaml"
-    defaults = {"model": MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy"}
+    defaults = {
+        "model": STANDIN_MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy",
+    }  # fmt: skip
     plan.write_text(yaml.safe_dump({"defaults": defaults, "runs": [{"gpus": ["l40s"]}]}))
     (entry,) = load_matrix(plan).entries
     ray = _RayAskedToStop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bench_helpers import STANDIN_MODEL
 from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
@@ -99,7 +100,7 @@ def test_unreachable_ray_cluster_exits_1_naming_it(tmp_path: Path, standin_vllm:
     run = CliRunner().invoke(
         main,
         [
-            "bench", "run", "--model", "meta-llama/Llama-3.2-1B-Instruct",
+            "bench", "run", "--model", STANDIN_MODEL,
             "--vllm-executable", str(standin_vllm), "--gpu", "h100-sxm",
             "--tensor-parallel-size", "2", "--ray-address", "127.0.0.1:1",
             "--output", str(tmp_path / "r.json"),

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from fuzz_helpers import PLANTED, check_cli, check_gate_accepts, check_no_secret
 
-from tests.bench.bench_helpers import SMALLER
+from tests.bench.bench_helpers import SMALLER, STANDIN_MODEL
 from tests.bench.standin_launcher import standin_launcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -85,7 +85,7 @@ def test_fuzz_secrets_launched_vllm_log_result_and_records(tmp_path: Path) -> No
     launcher = standin_launcher(tmp_path / "bin")
     output = tmp_path / "r.json"
     run = check_cli(
-        ["bench", "run", "--model", "meta-llama/Llama-3.2-1B-Instruct", "--vllm-executable",
+        ["bench", "run", "--model", STANDIN_MODEL, "--vllm-executable",
          str(launcher), "--gpu", "h100-sxm", "--concurrency", "1", *SMALLER,
          "--vllm-arg", f"--api-key {API_KEY}", "--vllm-arg", f"--hf-token {HF}",
          "--extra-body", json.dumps(EXTRA_BODY), "--raw-records", "--output", str(output)],

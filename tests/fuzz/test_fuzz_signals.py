@@ -17,13 +17,12 @@ import pytest
 from fuzz_helpers import FAILURES, count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_helpers import server_process
+from bench_helpers import STANDIN_MODEL, server_process
 
 from infermeter.registry.models import Result
 
 SUITE = "signals"
 CONSOLE = [sys.executable, "-c", "from infermeter.bench.cli.console import main; main()"]
-MODEL = "meta-llama/Llama-3.2-1B-Instruct"
 
 
 def _ended(process: subprocess.Popen[str], what: str) -> str:
@@ -71,10 +70,10 @@ def test_fuzz_signals_several_during_a_run_exit_1_with_the_result_written(
     tmp_path: Path,
 ) -> None:
     output = tmp_path / "result.json"
-    with server_process(model=MODEL, ttft_s=0.005, itl_s=0.01) as url:
+    with server_process(model=STANDIN_MODEL, ttft_s=0.005, itl_s=0.01) as url:
         process = subprocess.Popen(
             [*CONSOLE, "bench", "run", "--endpoint", url, "--output", str(output),
-             "--model", MODEL, "--model-id", "llama-3.2-1b-instruct", "--engine", "vllm",
+             "--model", STANDIN_MODEL, "--model-id", "llama-3.2-1b-instruct", "--engine", "vllm",
              "--engine-version", "0.9.1", "--gpu", "h100-sxm", "--concurrency", "2",
              "--duration", "60", "--num-requests", "100000", "--warmup", "1", "--input-len",
              "16", "--output-len", "8", "--quiet"],
