@@ -19,9 +19,8 @@ import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner
-from render_checks import KUBERNETES_VERSION, lws_validator
+from render_checks import KUBERNETES_VERSION, bench_run_options, bench_run_params, lws_validator
 
-from infermeter.bench.cli.bench_run import run_command
 from infermeter.bench.cli.main import main
 from infermeter.bench.fleet import FleetError
 from infermeter.bench.fleet.kubernetes import job_documents, job_name
@@ -124,12 +123,6 @@ def test_lws_pod_template_check_catches_a_broken_pod(tmp_path: Path) -> None:
         kubernetes_validate.validate(_pod_template(worker, "w"), KUBERNETES_VERSION, strict=True)
 
 
-def _bench_options(script: str) -> dict[str, Any]:
-    words = shlex.split(script.split(" && ", 1)[1].split(";", 1)[0])
-    assert words[:3] == ["infermeter", "bench", "run"]
-    return dict(run_command.make_context("run", words[3:]).params)
-
-
 def test_lws_leader_serves_over_ray_and_the_workers_join(tmp_path: Path) -> None:
     matrix = load_matrix(_plan(tmp_path))
     for entry, document in zip(matrix.entries[1:], _sets(tmp_path), strict=True):
@@ -160,7 +153,7 @@ def test_lws_leader_serves_over_ray_and_the_workers_join(tmp_path: Path) -> None
             "do sleep 5; done"
         )
         (bench,) = leader["containers"]
-        options = _bench_options(bench["command"][2])
+        options = bench_run_params(bench["command"][2])
         assert options["endpoint"] == "http://127.0.0.1:8000"
         assert shlex.split(options["server_command"]) == serve_words[1:]  # the exact vllm serve
         assert options["nodes"] == 2
@@ -174,16 +167,12 @@ def test_lws_leader_serves_over_ray_and_the_workers_join(tmp_path: Path) -> None
 
 
 def test_lws_result_records_the_nodes_and_gpus_per_node(tmp_path: Path) -> None:
-    from infermeter.bench.plan.options import RunOptions
     from infermeter.bench.result.deployment_plan import plan_deployment
     from infermeter.bench.session.builder import session_config
 
     (document, _) = _sets(tmp_path)
     bench = document["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
-    given = _bench_options(bench["command"][2])
-    for name in ("plan_path", "quiet", "as_json"):
-        given.pop(name, None)
-    options = RunOptions.model_validate(given)
+    options = bench_run_options(bench["command"][2])
     deployment = plan_deployment(session_config(options, "bench run"), None, lambda _: None)
     gpu = deployment.gpu
     assert (gpu.count, gpu.nodes, gpu.gpus_per_node) == (16, 2, 8)

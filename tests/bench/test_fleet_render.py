@@ -11,9 +11,14 @@ import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from render_checks import KUBERNETES_VERSION, actionlint
+from render_checks import (
+    KUBERNETES_VERSION,
+    actionlint,
+    bench_run_options,
+    bench_run_params,
+    bench_run_words,
+)
 
-from infermeter.bench.cli.bench_run import run_command
 from infermeter.bench.cli.main import main
 from infermeter.bench.fleet.kubernetes import job_name
 from infermeter.bench.fleet.matrix import load_matrix
@@ -151,11 +156,6 @@ def test_render_kubernetes_validate_catches_a_broken_job(tmp_path: Path) -> None
         kubernetes_validate.validate(job, KUBERNETES_VERSION, strict=True)
 
 
-def _bench_options(words: list[str]) -> dict[str, Any]:
-    assert words[:3] == ["infermeter", "bench", "run"]
-    return dict(run_command.make_context("run", words[3:]).params)
-
-
 def test_render_kubernetes_pod_runs_vllm_and_the_bench(tmp_path: Path) -> None:
     matrix = load_matrix(_mixed_plan(tmp_path))
     jobs = _jobs(tmp_path)
@@ -176,9 +176,9 @@ def test_render_kubernetes_pod_runs_vllm_and_the_bench(tmp_path: Path) -> None:
             assert command[command.index("--tensor-parallel-size") + 1] == str(entry.gpu_count)
         (bench,) = pod["containers"]
         script = bench["command"][2]
-        words = shlex.split(script.split(" && ", 1)[1])
-        assert words[0] == "exec"
-        options = _bench_options(words[1:])
+        # the bench is the script's last command, exec'd: its exit ends the Job
+        assert shlex.split(script.split(" && ", 1)[1]) == ["exec", *bench_run_words(script)]
+        options = bench_run_params(script)
         assert options["endpoint"] == "http://127.0.0.1:8000"
         assert options["gpu_id"] == entry.gpu
         assert str(options["output"]) == f"/results/{entry.id}.json"
@@ -272,19 +272,15 @@ def test_render_fleet_example_for_both_engines(
 
 
 def test_render_kubernetes_result_gets_the_sidecars_serving_settings(tmp_path: Path) -> None:
-    from infermeter.bench.plan.options import RunOptions
     from infermeter.bench.result.deployment_plan import plan_deployment
     from infermeter.bench.session.builder import session_config
 
     (job, *_) = _jobs(tmp_path)
     script = job["spec"]["template"]["spec"]["containers"][0]["command"][2]
-    words = shlex.split(script.split(" && ", 1)[1])[1:]
-    given = _bench_options(words)
-    for name in ("plan_path", "quiet", "as_json"):
-        given.pop(name, None)
-    options = RunOptions.model_validate(given)
+    options = bench_run_options(script)
+    command = shlex.join(bench_run_words(script))
     notes: list[str] = []
-    deployment = plan_deployment(session_config(options, shlex.join(words)), None, notes.append)
+    deployment = plan_deployment(session_config(options, command), None, notes.append)
     # The plan's max-model-len reaches the result through the vllm serve command alone: the
     # bench's own options no longer carry it (it runs against an endpoint).
     assert options.max_model_len is None

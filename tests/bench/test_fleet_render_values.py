@@ -21,8 +21,8 @@ import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from render_checks import bench_run_params
 
-from infermeter.bench.cli.bench_run import run_command
 from infermeter.bench.cli.main import main
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -105,12 +105,6 @@ def _served(command: list[str]) -> list[str]:
     return shlex.split(command[2].rsplit(" && ", 1)[1])[1:]
 
 
-def _bench_options(command: list[str]) -> dict[str, Any]:
-    words = shlex.split(command[2].split(" && ", 1)[1].split("; ", 1)[0])
-    words = words[1:] if words[0] == "exec" else words
-    return dict(run_command.make_context("run", words[3:]).params)
-
-
 @pytest.mark.parametrize(
     "model", ["org/x$(HF_TOKEN)", "$(VLLM_API_KEY)", "a$$(HF_TOKEN)b", "$$", "x$(NO_SUCH)"]
 )
@@ -125,7 +119,7 @@ def test_render_kubernetes_keeps_a_dollar_in_a_command_literal(tmp_path: Path, m
         if name == "vllm":
             assert _served(command)[:3] == ["vllm", "serve", model]
         elif name == "bench":
-            options = _bench_options(command)
+            options = bench_run_params(command[2])
             assert options["model"] == model
             assert shlex.split(options["server_command"])[:3] == ["vllm", "serve", model]
     # The one reference the render means: each worker joins its leader.
