@@ -2,7 +2,9 @@
 
 `python -m http.server` prints its own banner, logs every request to the terminal and only
 finds out that the port is taken after the Makefile has printed the address. This binds the port
-before anything is printed, names the port when it is taken (exit 1), and logs nothing per request.
+before anything is printed, names the port when it is taken (exit 1), and logs nothing per request:
+a browser that drops a connection mid-file (a reader who leaves a page while Pyodide loads) is
+not an error of the server's, and any other failure of one request is one line, not a traceback.
 """
 
 import argparse
@@ -16,6 +18,15 @@ from typing import Any
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """No line per request: the terminal keeps the one line that says where the site is."""
+
+
+class _SiteServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line for a request that failed; nothing when the client went away."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            return
+        sys.stderr.write(f"request from {client_address[0]} failed: {error!r}\n")
 
 
 def _port_taken(port: int, error: OSError) -> int:
@@ -48,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     handler = functools.partial(_QuietHandler, directory=str(args.directory))
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+        server = _SiteServer(("127.0.0.1", args.port), handler)
     except OSError as error:
         return _port_taken(args.port, error)
     sys.stdout.write(
