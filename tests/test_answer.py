@@ -103,6 +103,29 @@ def test_accept_static_batch_derives_its_figures_and_says_so() -> None:
     assert own.accepted_tokens_per_s == pytest.approx(tokens)
 
 
+def test_accept_static_batch_upper_bounds_above_the_bound_are_not_misses_by_a_figure() -> None:
+    """The batch's time bounds a request's TTFT (and its ÷ (output − 1) the TPOT) only from
+    above: above the reader's bound, it says nothing of the TTFT, so no figure is shown or
+    ranked; E2E is the batch's time exactly, a miss by its figure."""
+    ttft = accept(STATIC, Slo(99.0, ttft_ms=1000.0)).miss
+    assert ttft is not None
+    assert (ttft.metric, ttft.measured_ms, ttft.ratio) == (None, None, None)
+    assert ttft.reason == (
+        "TTFT at p99 not stated: the batch's time (18,898 ms) bounds it only from above"
+    )
+    tpot = accept(STATIC, Slo(99.0, tpot_ms=9.0)).miss
+    assert tpot is not None
+    assert tpot.ratio is None
+    assert tpot.reason.startswith("TPOT at p99 not stated: batch time ÷ (output − 1) (9 ms)")
+    e2e = accept(STATIC, Slo(99.0, e2e_ms=10_000.0)).miss
+    assert e2e is not None
+    assert (e2e.metric, e2e.measured_ms, e2e.bound_ms) == ("e2e_ms", 18_898.0, 10_000.0)
+    # so the nearest miss is a batch whose TTFT was measured, however far it missed
+    timed = replace(STATIC, result_id="timed", latency={"ttft_ms": {"p99": 40_000.0}})
+    found = answer([STATIC, timed], PRICES, Question("m", Slo(99.0, ttft_ms=1000.0)))
+    assert [a.nearest_miss and a.nearest_miss[0].result_id for a in found] == ["timed"]
+
+
 def test_accept_per_request_records_need_the_readers_percentile_of_requests() -> None:
     records = replace(
         SWEEP,
