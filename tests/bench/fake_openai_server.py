@@ -57,6 +57,29 @@ FAULTS = (
     "http_500", "http_503", "oom", "disconnect", "malformed", "stall", "stream_error",
     "huge_event", "deep_event", *ODD_EVENTS,
 )  # fmt: skip
+# The vLLM metrics the stand-ins serve on /metrics (this server, and the stand-in vLLM beside it):
+# each one's type and vLLM's own help text, as vLLM's /metrics writes them above its samples.
+VLLM_METRICS = {
+    "vllm:num_requests_running": ("gauge", "Number of requests in model execution batches."),
+    "vllm:num_requests_waiting": ("gauge", "Number of requests waiting to be processed."),
+    "vllm:request_success_total": ("counter", "Count of successfully processed requests."),
+    "vllm:kv_cache_usage_perc": ("gauge", "KV-cache usage. 1 means 100 percent usage."),
+    "vllm:num_preemptions_total": (
+        "counter", "Cumulative number of preemption from the engine."
+    ),
+    "vllm:prefix_cache_queries_total": ("counter", "Prefix cache queries, in terms of tokens."),
+    "vllm:prefix_cache_hits_total": ("counter", "Prefix cache hits, in terms of tokens."),
+    "vllm:request_queue_time_seconds": (
+        "histogram", "Histogram of time spent in WAITING phase."
+    ),
+    "vllm:cache_config_info": ("gauge", "Information of the LLMEngine CacheConfig"),
+}  # fmt: skip
+
+
+def metric_header(name: str) -> list[str]:
+    """The `# HELP` and `# TYPE` lines vLLM writes above metric `name`'s samples."""
+    kind, words = VLLM_METRICS[name]
+    return [f"# HELP {name} {words}", f"# TYPE {name} {kind}"]
 
 
 @dataclass
@@ -232,22 +255,19 @@ class FakeOpenAIServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         model = self.config.model
         lines = [
-            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
-            "# TYPE vllm:num_requests_running gauge",
+            *metric_header("vllm:num_requests_running"),
             f'vllm:num_requests_running{{model_name="{model}"}} {self.stats.in_flight}',
-            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
-            "# TYPE vllm:num_requests_waiting gauge",
+            *metric_header("vllm:num_requests_waiting"),
             f'vllm:num_requests_waiting{{model_name="{model}"}} 0',
-            "# HELP vllm:request_success_total Count of successfully processed requests.",
-            "# TYPE vllm:request_success_total counter",
+            *metric_header("vllm:request_success_total"),
             f'vllm:request_success_total{{model_name="{model}"}} {self.stats.requests}',
         ]
         if self.config.prefix_block_words:
             lines += [
-                "# TYPE vllm:prefix_cache_queries_total counter",
+                *metric_header("vllm:prefix_cache_queries_total"),
                 f'vllm:prefix_cache_queries_total{{model_name="{model}"}} '
                 f"{self.stats.prefix_queries}",
-                "# TYPE vllm:prefix_cache_hits_total counter",
+                *metric_header("vllm:prefix_cache_hits_total"),
                 f'vllm:prefix_cache_hits_total{{model_name="{model}"}} {self.stats.prefix_hits}',
             ]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")

@@ -42,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from aiohttp import web
-from fake_openai_server import FakeOpenAIServer, FakeServerConfig
+from fake_openai_server import FakeOpenAIServer, FakeServerConfig, metric_header
 
 VERSION = "0.9.1"
 QUEUE_BUCKETS_S = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0)
@@ -110,26 +110,19 @@ class StandinVllm(FakeOpenAIServer):
         usage = min(1.0, running / self.max_num_seqs)
         queue_sum = self.queue_count * QUEUE_TIME_S
         lines = [
-            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
-            "# TYPE vllm:num_requests_running gauge",
+            *metric_header("vllm:num_requests_running"),
             f"vllm:num_requests_running{labels} {float(running)}",
-            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
-            "# TYPE vllm:num_requests_waiting gauge",
+            *metric_header("vllm:num_requests_waiting"),
             f"vllm:num_requests_waiting{labels} 0.0",
-            "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
-            "# TYPE vllm:kv_cache_usage_perc gauge",
+            *metric_header("vllm:kv_cache_usage_perc"),
             f"vllm:kv_cache_usage_perc{labels} {usage}",
-            "# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.",
-            "# TYPE vllm:num_preemptions_total counter",
+            *metric_header("vllm:num_preemptions_total"),
             f"vllm:num_preemptions_total{labels} {float(self.preemptions)}",
-            "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of tokens.",
-            "# TYPE vllm:prefix_cache_queries_total counter",
+            *metric_header("vllm:prefix_cache_queries_total"),
             f"vllm:prefix_cache_queries_total{labels} {self.prefix_queries}",
-            "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of tokens.",
-            "# TYPE vllm:prefix_cache_hits_total counter",
+            *metric_header("vllm:prefix_cache_hits_total"),
             f"vllm:prefix_cache_hits_total{labels} {self.prefix_hits}",
-            "# HELP vllm:request_queue_time_seconds Histogram of time spent in WAITING phase.",
-            "# TYPE vllm:request_queue_time_seconds histogram",
+            *metric_header("vllm:request_queue_time_seconds"),
         ]
         for bound in QUEUE_BUCKETS_S:
             count = self.queue_count if bound >= QUEUE_TIME_S else 0
@@ -171,8 +164,7 @@ class StandinVllm(FakeOpenAIServer):
         info = ",".join(f'{key}="{value}"' for key, value in plan.items())
         return [
             *lines,
-            "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig",
-            "# TYPE vllm:cache_config_info gauge",
+            *metric_header("vllm:cache_config_info"),
             f"vllm:cache_config_info{{{info}}} 1.0",
         ]
 
