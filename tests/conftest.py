@@ -15,6 +15,12 @@ from chromium import launched_chromium
 from hypothesis import settings
 from wheel_install import Installed, build_installed
 
+# The site's code is imported by module name, as mkdocs imports its hooks and Pyodide the browser
+# modules (`import registry_pages`, `from answer_render import Data`): both folders go on sys.path
+# here, as pytest loads this file, before it imports any test module (an xdist worker loads it too).
+SITE = Path(__file__).resolve().parents[1] / "site"
+sys.path[:0] = [str(SITE / "hooks"), str(SITE / "browser")]
+
 # Property tests check values, not speed: a case that took 300 ms on a loaded machine is not a
 # failure (speed targets are measured by benchmarks/, not by unit tests).
 settings.register_profile("infermeter", deadline=None)

@@ -4,29 +4,22 @@ because both build one request and call the same function."""
 
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+import calc_api
+import calc_compute
+import calc_html
 import pytest
 from cli_helpers import invoke, json_output
+from registry_pages import browser_catalog
 
-from infermeter.calculators import api
+from infermeter.calculators import api, inputs
 from infermeter.calculators.config_reader import parse_config
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import ENGINE
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.lookup import cheapest_prices
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "hooks"))
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
-import calc_api
-import calc_compute
-import calc_html
-from registry_pages import browser_catalog
-
-from infermeter.calculators import inputs
 
 
 def _page_catalog() -> dict[str, Any]:

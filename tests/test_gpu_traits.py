@@ -4,13 +4,14 @@ added to the catalog plans by its facts with no change to the code (issue 28).""
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+import calc_compute
 import pytest
 import yaml
 from catalog_models import catalog_arch
+from registry_pages import browser_catalog
 
 from infermeter.calculators.gpu_traits import UNKNOWN_GPU, GpuTraits
 from infermeter.calculators.vllm_overheads import (
@@ -29,11 +30,6 @@ from infermeter.registry.catalog import (
 )
 from infermeter.registry.lookup import gpu_memory_bytes
 from infermeter.registry.models import GpuEntry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "hooks"))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "site" / "browser"))
-import calc_compute
-from registry_pages import browser_catalog
 
 MODELS = load_models()
 H200_SXM_VARIANTS = ("h200-sxm-1000w", "h200-sxm-500w", "h200-sxm-350w", "h200-sxm-virtualized")

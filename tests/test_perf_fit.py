@@ -192,11 +192,6 @@ def test_perf_fit_held_out_figures_follow_the_published_rows() -> None:
 
 
 def test_perf_fit_error_page_states_the_published_figures_and_links_every_result() -> None:
-    import sys
-
-    sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-    sys.path.insert(0, str(REPO / "site" / "browser"))
     import perf_pages
 
     rows = _published_rows()

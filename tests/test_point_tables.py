@@ -3,10 +3,11 @@
 
 import dataclasses
 import re
-import sys
 from pathlib import Path
 
+import compare_table
 import pytest
+import result_pages
 
 from infermeter.bench.result.compare import NamedResult
 from infermeter.bench.result.html_report import report_html
@@ -17,12 +18,6 @@ from infermeter.registry.models import Result
 from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import read_result
 from infermeter.registry.tables import POINT_COLUMNS, number_text, points_table_html, usd_text
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site" / "hooks"))
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site" / "browser"))
-import compare_table
-import result_pages
 
 EXAMPLE = Path(__file__).resolve().parent / "examples/valid/results/measured-two-points.json"
 

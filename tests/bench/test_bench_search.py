@@ -8,10 +8,9 @@ import html
 import itertools
 import json
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
+import compare_pages
 import pytest
 from bench_helpers import server_process
 from click.testing import CliRunner
@@ -45,11 +44,6 @@ from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result, Slo
 from infermeter.registry.prices import PriceBook
 from tests.measured_result import h100_deployment, stored_run, two_token_records
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "hooks"))
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site" / "browser"))
-import compare_pages
 
 # TTFT = 50 ms + 16 ms per request/s of arrivals: a TTFT of 1650 ms is met up to 100 req/s (a
 # steep slope, so that the scheduling noise of a busy test machine is a small share of it).

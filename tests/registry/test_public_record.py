@@ -3,19 +3,15 @@ counted twice, no replicate group across submitters or systems, no MLPerf scenar
 merged with another. Each test reads the real registry/results/ through the index."""
 
 import collections
-import sys
 from pathlib import Path
 
 import pytest
+from compare_pages import comparable_groups
 
 from infermeter.registry.index import build_index
 from infermeter.registry.index_row import IndexRow
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY_ROOT / "site" / "hooks"))
-sys.path.insert(0, str(REPOSITORY_ROOT / "site" / "browser"))
-
-from compare_pages import comparable_groups  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,11 @@ import re
 import subprocess
 import sys
 
+import accuracy_page
 from site_helpers import REPO
 
 from infermeter.calculators.config_reader import KNOWN_MODEL_TYPES
 from infermeter.registry.plan_accuracy import MAX_SOURCE_SHARE, SPLITS, load_cases, source_shares
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import accuracy_page
 
 CASES = load_cases()
 PAGE = accuracy_page.accuracy_page(CASES)

@@ -4,16 +4,12 @@ its own nearest miss, as `infermeter registry answer` does: a reader of Qwen3 30
 interactive bounds got one nearest miss with no workload or precision, and 14 groups hidden."""
 
 import html
-import sys
 from collections import Counter
 
+from answer_render import answer_title, answers_html, gpus_text, parse_question, render, usd
 from site_helpers import REPO, answer_page_data
 
 from infermeter.calculators.answer import answer
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-sys.path.insert(0, str(REPO / "site" / "browser"))
-from answer_render import answer_title, answers_html, gpus_text, parse_question, render, usd
 
 QUERY = {"model": "qwen3-30b-a3b", "ttft_ms": "500", "tpot_ms": "40"}
 

@@ -5,17 +5,13 @@ range, and a model, tier, workload or precision the evidence lacks (`question_pr
 table of cases runs through both."""
 
 import json
-import sys
 
 import pytest
-from site_helpers import REPO, answer_page_data
+from answer_render import parse_question
+from site_helpers import answer_page_data
 
 from infermeter.calculators.inputs import ANSWER
 from tests.cli_helpers import invoke
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-sys.path.insert(0, str(REPO / "site" / "browser"))
-from answer_render import parse_question
 
 MODEL = "llama-3.1-8b-instruct"
 FIELDS = {field.name: field for field in ANSWER}

@@ -4,22 +4,18 @@ SLO; an estimate only where nothing qualifies, marked as one and kept out of eve
 model page without any result shows the answers' estimator's estimates."""
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+import answer_site
 import pytest
-from site_helpers import PHONE, REPO, assert_side_by_side, in_view, visit
+from site_helpers import PHONE, assert_side_by_side, in_view, visit
 
 from infermeter.calculators.answer import PRESETS, Question
 from infermeter.calculators.answer_estimate import native_precision
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import answer_site
 
 pytestmark = pytest.mark.browser
 

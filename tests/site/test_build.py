@@ -9,6 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import calc_snapshot
 import pytest
 from click.testing import CliRunner
 from registry_checkout import empty_registry
@@ -18,11 +19,6 @@ from infermeter.bench.cli.main import main
 from infermeter.registry.catalog import GPUS_FILE
 from infermeter.registry.location import catalogs_folder
 from infermeter.registry.store import parse_result, with_content_id, write_result
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import calc_snapshot
 
 pytestmark = pytest.mark.slow
 

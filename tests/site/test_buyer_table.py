@@ -5,22 +5,17 @@ from a small registry (no extra site build) and on the real registry's build."""
 
 import copy
 import dataclasses
-import sys
 from typing import Any
 
+import buyer_table
+import compare_pages
+import gpu_labels
 import pytest
-from site_helpers import PHONE, REPO, assert_side_by_side, in_view, result_data, write_registry
+from site_helpers import PHONE, assert_side_by_side, in_view, result_data, write_registry
 
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.index import build_index
 from infermeter.registry.index_row import IndexRow
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import buyer_table
-import compare_pages
-import gpu_labels
 
 pytestmark = pytest.mark.browser
 

@@ -3,18 +3,13 @@ made from, made once and reused from its cache, and a failure to make one is a o
 (The snapshot the site serves is checked in test_build; its restore in a real Chromium by
 test_browser.)"""
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-from site_helpers import REPO
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
 import calc_snapshot
+import pytest
 import registry_pages
+from site_helpers import REPO
 
 RUNTIME = REPO / "node_modules" / "pyodide"
 

@@ -11,11 +11,12 @@ import copy
 import csv
 import io
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
+import compare_pages
 import pytest
+import row_groups
 from site_helpers import REPO, result_data, write_registry
 
 from infermeter.registry.index import build_index, render_csv
@@ -23,12 +24,6 @@ from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models.measurements import Load
 from infermeter.registry.tables import INTERRUPTED_NOTE, points_table_html
 from infermeter.registry.workloads import scenario
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import compare_pages
-import row_groups
 
 pytestmark = pytest.mark.browser
 

@@ -4,21 +4,16 @@ estimate the same for both kinds of question (a bound) is written once, and each
 target missed once. A result page lists a measured point's per-request figures as a count."""
 
 import json
-import sys
 from dataclasses import replace
 
-from site_helpers import REPO
+from answer_render import Data, estimate_gpu, evidence_json
+from registry_pages import browser_catalog
 
 from infermeter.calculators.answer import PREDICTION, ROOFLINE_BOUND, Estimate, Price
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
 from infermeter.registry.lookup import cheapest_prices
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-sys.path.insert(0, str(REPO / "site" / "browser"))
-from answer_render import Data, estimate_gpu, evidence_json
-from registry_pages import browser_catalog
 
 BOUND = Estimate(
     "h100-sxm", 1, "fp8", ROOFLINE_BOUND, 9000.0, 0.06, "p1", "the roofline bound", "on_demand", 2.0
@@ -64,7 +59,6 @@ def test_the_browser_reads_each_gpu_as_the_registrys_estimator_does() -> None:
 
 def test_a_result_page_counts_a_points_request_figures() -> None:
     """The page lists every field, but a measured point's per-request figures as a count."""
-    sys.path.insert(0, str(REPO / "site" / "hooks"))
     import result_pages
 
     from tests.measured_result import MS, measured_result, request_record

@@ -2,16 +2,10 @@
 the KV cache a token adds and, for a hybrid, the state each sequence holds whatever its length,
 apart (a state counted once per token once put Nemotron Nano 9B v2 at 71,080 KiB a token)."""
 
-import sys
-
+import catalog_pages
 import pytest
-from site_helpers import REPO
 
 from infermeter.registry.catalog import load_models
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import catalog_pages
 
 MODELS = load_models()
 

@@ -3,10 +3,12 @@ write exactly what filtering every row per GPU and per model wrote before (the h
 functions on rows of the valid example result; no site build)."""
 
 import dataclasses
-import sys
 from collections.abc import Iterable, Mapping
 
-from site_helpers import REPO, TEMPLATE
+import catalog_pages
+import page_links
+import row_groups
+from site_helpers import TEMPLATE
 
 from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.index_row import IndexRow
@@ -14,13 +16,6 @@ from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import ModelEntry
 from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import parse_result
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import catalog_pages
-import page_links
-import row_groups
 
 
 def _old_gpu_results(

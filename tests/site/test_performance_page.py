@@ -11,8 +11,6 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "benchmarks"))
-sys.path.insert(0, str(REPOSITORY / "site" / "hooks"))
-sys.path.insert(0, str(REPOSITORY / "site" / "browser"))
 
 import performance_page  # noqa: E402
 import records  # noqa: E402

@@ -4,18 +4,13 @@ exact figure beside and in the title; and the search index stays small (the hook
 functions, on the valid example result; no site build)."""
 
 import re
-import sys
 
-from site_helpers import REPO, TEMPLATE
+import result_pages
+from site_helpers import TEMPLATE
 
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import parse_result
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import result_pages
 
 MEMORY = "points[0].telemetry.gpu.memory_used_bytes_max"
 

@@ -4,21 +4,16 @@ replicate's result page links its siblings."""
 
 import dataclasses
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import REPO, build_site, result_data, write_registry
+import result_pages
+from site_helpers import build_site, result_data, write_registry
 
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
 from infermeter.registry.prices import PriceBook
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import result_pages
 
 pytestmark = pytest.mark.slow
 

@@ -5,10 +5,12 @@ result files are validated once each, with every problem reported."""
 import html
 import json
 import re
-import sys
 from pathlib import Path
 
+import catalog_pages
 import pytest
+import result_index
+import result_pages
 from site_helpers import REPO, build_site, result_data, write_registry
 
 from infermeter.registry.catalog import load_gpus, load_models
@@ -16,13 +18,6 @@ from infermeter.registry.errors import InvalidFileError
 from infermeter.registry.models import Result
 from infermeter.registry.result_reader import load_results, result_files
 from infermeter.registry.store import parse_result
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import catalog_pages
-import result_index
-import result_pages
 
 pytestmark = pytest.mark.slow
 

@@ -15,13 +15,9 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from site_helpers import REPO
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
 from site_search import WORKERS, SearchWorkerError, cells_apart, mend_search_worker
 
 HARNESS = Path(__file__).with_name("search_worker.cjs")

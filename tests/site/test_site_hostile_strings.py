@@ -9,10 +9,13 @@ import dataclasses
 import html as html_module
 import json
 import re
-import sys
 from html.parser import HTMLParser
 from typing import Any
 
+import catalog_pages
+import compare_pages
+import page_links
+import result_pages
 import yaml
 from site_helpers import REPO, result_data
 
@@ -22,14 +25,6 @@ from infermeter.registry.index_rows import index_rows
 from infermeter.registry.models import Result
 from infermeter.registry.plain_text import REPLACEMENT, unsafe_character
 from infermeter.registry.prices import PriceBook
-
-sys.path.insert(0, str(REPO / "site" / "hooks"))
-
-sys.path.insert(0, str(REPO / "site" / "browser"))
-import catalog_pages
-import compare_pages
-import page_links
-import result_pages
 
 HOSTILE = (
     "nul\x00 esc\x1b[31mred del\x7f c1\x85\x9b bidi\u202eevil\u2066 lone\ud800 cr\r "
