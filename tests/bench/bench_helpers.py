@@ -26,6 +26,14 @@ SMALL = ["--num-requests", "6", "--warmup", "2", "--input-len", "16", "--output-
 """`bench run`'s load options for a short point: 6 requests of 16 → 8 tokens after 2 warm-up."""
 SMALLER = ["--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8"]
 """A shorter point: 4 requests of 16 → 8 tokens after 1 warm-up."""
+SMALLEST = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]
+"""The shortest point: 4 requests of 8 → 4 tokens after 1 warm-up."""
+SHORT_PLAN_DEFAULTS = {
+    "model": STANDIN_MODEL, "load-format": "dummy", "max-model-len": 4096, "concurrency": [1],
+    "num-requests": 2, "warmup": 0, "input-len": 16, "output-len": 8, "startup-timeout": 120,
+}  # fmt: skip
+"""A plan's `defaults` for one short run of the stand-in vLLM: one point of 2 requests of
+16 → 8 tokens, no warm-up (a test adds to a copy: `{**SHORT_PLAN_DEFAULTS, "gpu": …}`)."""
 
 DOCUMENTED_POINT_KEYS = frozenset(
     {

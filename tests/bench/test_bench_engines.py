@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench_helpers import STANDIN_MODEL
+from bench_helpers import SMALLEST, STANDIN_MODEL
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 from raw_http_server import RawHttpServer
@@ -28,7 +28,6 @@ from infermeter.bench.launch.served import endpoint_is_local
 from infermeter.bench.launch.server import free_port
 from infermeter.registry.models import Result as RegistryResult
 
-SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]
 GGUF = "/models/Llama-3.2-1B-Instruct-Q8_0.gguf"
 
 STANDINS: dict[str, Callable[[], FakeOpenAIServer]] = {
@@ -100,7 +99,9 @@ def test_bench_run_endpoint_standin_engine_writes_a_result_with_its_name(
 ) -> None:
     output = tmp_path / "result.json"
     with STANDINS[engine]() as server:
-        run = _run("--endpoint", server.url, "--concurrency", "1", *SMALL, "--output", str(output))
+        run = _run(
+            "--endpoint", server.url, "--concurrency", "1", *SMALLEST, "--output", str(output)
+        )
     assert run.exit_code == 0, run.output
     result = RegistryResult.model_validate_json(output.read_text())
     version = EXPECTED[engine][0]
@@ -119,7 +120,9 @@ def test_bench_run_endpoint_standin_engine_writes_a_result_with_its_name(
 def test_bench_run_endpoint_takes_max_model_len_from_the_server(tmp_path: Path) -> None:
     output = tmp_path / "result.json"
     with STANDINS["sglang"]() as server:
-        run = _run("--endpoint", server.url, "--concurrency", "1", *SMALL, "--output", str(output))
+        run = _run(
+            "--endpoint", server.url, "--concurrency", "1", *SMALLEST, "--output", str(output)
+        )
     assert run.exit_code == 0, run.output
     result = RegistryResult.model_validate_json(output.read_text())
     assert result.identity.serving.max_model_len == 32768
@@ -131,7 +134,7 @@ def test_bench_run_endpoint_unknown_server_needs_engine_and_version(
     fake_server.config.itl_s = 0.03  # a pace a GPU can keep (the registry checks physics)
     output = tmp_path / "result.json"
     args = ["--endpoint", fake_server.url, "--model", "fake/model", "--model-id",
-            "llama-3.2-1b-instruct", "--concurrency", "1", *SMALL,
+            "llama-3.2-1b-instruct", "--concurrency", "1", *SMALLEST,
             "--output", str(output)]  # fmt: skip
     refused = _run(*args)
     assert refused.exit_code == 1
@@ -147,7 +150,7 @@ def test_bench_run_endpoint_unknown_server_needs_engine_and_version(
 def test_bench_run_endpoint_refuses_a_model_id_the_server_does_not_serve(tmp_path: Path) -> None:
     with STANDINS["vllm"]() as server:
         run = _run(
-            "--endpoint", server.url, "--model-id", "qwen3-8b", "--concurrency", "1", *SMALL,
+            "--endpoint", server.url, "--model-id", "qwen3-8b", "--concurrency", "1", *SMALLEST,
             "--output", str(tmp_path / "result.json"),
         )  # fmt: skip
     assert run.exit_code == 2
@@ -165,7 +168,7 @@ def test_bench_run_endpoint_records_a_variant_repository_with_a_note(tmp_path: P
     with StandinVllmCard(variant) as server:
         run = _run(
             "--endpoint", server.url, "--model-id", "llama-3.2-1b-instruct", "--concurrency",
-            "1", *SMALL, "--output", str(output),
+            "1", *SMALLEST, "--output", str(output),
         )  # fmt: skip
     assert run.exit_code == 0, run.output
     assert f"serves {variant}, not the catalog's {STANDIN_MODEL}" in run.stderr
@@ -199,7 +202,7 @@ def test_bench_run_endpoint_nothing_listening_is_unreachable_not_an_unknown_engi
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     run = _run("--endpoint", url, "--model-id", "llama-3.2-1b-instruct", "--concurrency", "1",
-               *SMALL, "--output", str(tmp_path / "result.json"))  # fmt: skip
+               *SMALLEST, "--output", str(tmp_path / "result.json"))  # fmt: skip
     assert run.exit_code == 1
     assert run.stderr.strip() == f"Error: --endpoint: cannot reach {url}: Connection refused"
     assert not (tmp_path / "result.json").exists()
@@ -224,7 +227,7 @@ def test_bench_run_endpoint_that_answers_nothing_is_refused_at_once(
         for extra in (written, [*written, "--engine", "vllm", "--engine-version", "0.9.1"], []):
             started = time.monotonic()
             run = _run("--endpoint", server.url, "--model-id", "llama-3.2-1b-instruct",
-                       "--concurrency", "1", *SMALL, *extra)  # fmt: skip
+                       "--concurrency", "1", *SMALLEST, *extra)  # fmt: skip
             assert run.exit_code == 1
             assert run.stderr == f"Error: --endpoint: cannot reach {server.url}: {problem}\n"
             assert time.monotonic() - started < 30  # one 5 s wait, not 35 or 66 s

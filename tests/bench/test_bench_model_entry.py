@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from bench_helpers import SMALLEST
 from click.testing import CliRunner
 
 from infermeter.bench.cli.main import main
@@ -70,8 +71,7 @@ def test_bench_run_launch_measures_a_model_outside_the_catalog_and_proposes_its_
             # 103 GB of bf16 weights: an H200's 141 GB (an H100's 80 GB cannot hold them, which
             # the registry's weight-fit rule refuses).
             "--load-format", "dummy", "--max-model-len", "4096", "--gpu", "h200-sxm",
-            "--concurrency", "1", "--num-requests", "4", "--warmup", "1", "--input-len", "8",
-            "--output-len", "4", "--output", str(output),
+            "--concurrency", "1", *SMALLEST, "--output", str(output),
         ],
     )  # fmt: skip
     assert run.exit_code == 0, run.output

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bench_helpers import STANDIN_MODEL
+from bench_helpers import SMALLEST, STANDIN_MODEL
 from click.testing import CliRunner, Result
 from standin_pynvml import StandinGpu, install
 from standin_vllm import StandinVllm
@@ -15,8 +15,6 @@ from standin_vllm import StandinVllm
 from infermeter.bench.cli.main import main
 from infermeter.registry.models import Result as RegistryResult
 from infermeter.registry.validate import validate_paths
-
-SMALL = ["--num-requests", "4", "--warmup", "1", "--input-len", "8", "--output-len", "4"]
 
 
 @pytest.fixture
@@ -54,7 +52,7 @@ def _measure_gpu_1(
     """`bench run` against the stand-in server, with telemetry of GPU 1 only."""
     return _measure(
         tmp_path, "--endpoint", standin.url, "--model", STANDIN_MODEL, "--gpu-indices", "1",
-        "--concurrency", concurrency, *SMALL,
+        "--concurrency", concurrency, *SMALLEST,
     )  # fmt: skip
 
 
@@ -103,7 +101,7 @@ def test_bench_run_launch_standin_nvml_counts_data_parallel_gpus(
     result, _ = _measure(
         tmp_path, "--model", STANDIN_MODEL, "--vllm-executable", str(standin_vllm),
         "--load-format", "dummy", "--max-model-len", "4096", "--vllm-arg", "-dp 2",
-        "--concurrency", "1", *SMALL,
+        "--concurrency", "1", *SMALLEST,
     )  # fmt: skip
     assert result.identity.gpu.id == "h100-sxm"  # from the stand-in NVML's GPU name
     assert result.identity.gpu.count == 2

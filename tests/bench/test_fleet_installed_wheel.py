@@ -21,7 +21,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from bench_helpers import STANDIN_MODEL
+from bench_helpers import SHORT_PLAN_DEFAULTS
 from ray_cluster import RayFleet
 from render_checks import KUBERNETES_VERSION, actionlint, lws_validator
 from wheel_install import Installed
@@ -124,11 +124,9 @@ def test_installed_render_github_actions_passes_actionlint_and_its_steps_run_sta
     them) run as a runner runs them: its matrix step writes the matrices to $GITHUB_OUTPUT, a
     canary job's `bench run` step runs the entry's command (`vllm` on the runner's PATH: the
     stand-in), and the merge job validates what it wrote."""
-    small = {"model": STANDIN_MODEL, "load-format": "dummy", "max-model-len": 4096,
-             "concurrency": [1], "num-requests": 2, "warmup": 0, "input-len": 16,
-             "output-len": 8, "startup-timeout": 120}  # fmt: skip
     runs = [{"name": "chat", "gpus": ["h100-sxm", "l40s"]}, {"name": "long", "gpus": ["l40s"]}]
-    (tmp_path / "PLAN.yaml").write_text(yaml.safe_dump({"defaults": small, "runs": runs}))
+    plan = {"defaults": SHORT_PLAN_DEFAULTS, "runs": runs}
+    (tmp_path / "PLAN.yaml").write_text(yaml.safe_dump(plan))
     rendered = installed.run(
         "bench", "plan", "render", "PLAN.yaml", "--github-actions", "--output", "wf.yml",
         cwd=tmp_path,
@@ -190,11 +188,7 @@ def test_installed_plan_render_kubernetes_jobs_and_leaderworkerset_validate(
 def test_installed_bench_fleet_on_a_real_ray_cluster_collects_a_valid_result_standin_vllm(
     installed: Installed, tmp_path: Path, ray_fleet: RayFleet, standin_vllm: Path
 ) -> None:
-    defaults = {
-        "model": STANDIN_MODEL, "vllm-executable": str(standin_vllm), "load-format": "dummy",
-        "max-model-len": 4096, "concurrency": [1], "num-requests": 2, "warmup": 0,
-        "input-len": 16, "output-len": 8, "startup-timeout": 120,
-    }  # fmt: skip
+    defaults = {**SHORT_PLAN_DEFAULTS, "vllm-executable": str(standin_vllm)}
     runs = [{"name": "solo", "gpus": ["h100-sxm"]}]
     (tmp_path / "PLAN.yaml").write_text(yaml.safe_dump({"defaults": defaults, "runs": runs}))
     fleet = installed.run(

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bench_helpers import STANDIN_MODEL
+from bench_helpers import SHORT_PLAN_DEFAULTS, SMALLER, STANDIN_MODEL
 from click.testing import CliRunner
 from ray_cluster import RayFleet, RayNode
 from standin_launcher import standin_launcher
@@ -43,18 +43,7 @@ WATCHDOG = "launch/watchdog.py"  # in the command line of a launched vLLM's watc
 
 
 def _plan(folder: Path, runs: list[dict[str, Any]]) -> Path:
-    defaults = {
-        "model": STANDIN_MODEL,
-        "vllm-executable": str(standin_launcher(folder)),
-        "load-format": "dummy",
-        "max-model-len": 4096,
-        "concurrency": [1],
-        "num-requests": 2,
-        "warmup": 0,
-        "input-len": 16,
-        "output-len": 8,
-        "startup-timeout": 120,
-    }
+    defaults = {**SHORT_PLAN_DEFAULTS, "vllm-executable": str(standin_launcher(folder))}
     path = folder / "plan.yaml"
     path.write_text(yaml.safe_dump({"defaults": defaults, "runs": runs}, sort_keys=False))
     return path
@@ -128,7 +117,7 @@ def _bench_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
         sys.executable, "-c", "from infermeter.bench.cli.main import main; main()", "bench", "run",
         "--model", STANDIN_MODEL, "--vllm-executable", str(launcher), "--load-format", "dummy",
         "--max-model-len", "4096", "--gpu", "l40s", "--concurrency", "1",
-        "--num-requests", "4", "--warmup", "1", "--input-len", "16", "--output-len", "8",
+        *SMALLER,
         "--output", str(folder / "result.json"), *args,
     ]  # fmt: skip
     # The stand-in's tokens 10 ms apart, as on the cluster's nodes (ray_fleet): a pace an L40S
