@@ -37,8 +37,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 CORRECTIONS = Path("registry") / "corrections.yaml"
 sys.path.insert(0, str(REPOSITORY / "tests" / "bench"))
 
-from bench_helpers import STANDIN_MODEL  # noqa: E402
-from standin_vllm import StandinVllm  # noqa: E402
+from bench_helpers import standin_server  # noqa: E402
 
 pytestmark = pytest.mark.slow
 OUR_PACKAGES = ("bench", "calculators", "registry")
@@ -47,10 +46,7 @@ VLLM_FILE = REPOSITORY / "tests" / "data" / "importers" / "vllm-serve-concurrenc
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    with StandinVllm(STANDIN_MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
-        # 30 ms per token: a stall of the host cannot bunch tokens into a decode speed the
-        # registry's physics check refuses for a 1B model on an H100.
-        server.config.itl_s = 0.03
+    with standin_server() as server:  # at a GPU's pace: the registry checks the physics
         yield server.url
 
 
@@ -145,8 +141,7 @@ def test_installed_bench_run_writes_a_valid_result(installed: Installed, endpoin
 
 
 def test_installed_bench_run_terminated_in_its_first_point_keeps_it(installed: Installed) -> None:
-    with StandinVllm(STANDIN_MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
-        server.config.itl_s = 0.03  # as `endpoint`: a host stall cannot fake a decode speed
+    with standin_server() as server:
         process = subprocess.Popen(
             [str(installed.venv / "bin" / "infermeter"), "bench", "run", "--endpoint",
              server.url, "--gpu", "h100-sxm", "--model-id", "llama-3.2-1b-instruct",

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from standin_vllm import StandinVllm
+
 from infermeter.bench.client.client import StreamingClient
 from infermeter.bench.client.request_record import PromptRequest, RequestRecord
 from infermeter.bench.run.load import PointPlan, PointRun, run_point
@@ -34,6 +36,11 @@ SHORT_PLAN_DEFAULTS = {
 }  # fmt: skip
 """A plan's `defaults` for one short run of the stand-in vLLM: one point of 2 requests of
 16 → 8 tokens, no warm-up (a test adds to a copy: `{**SHORT_PLAN_DEFAULTS, "gpu": …}`)."""
+
+GPU_PACE_ITL_S = 0.03
+"""A stand-in's time between tokens where what a run measures must pass the registry's physics
+check: a 1B model's pace on an H100 even when the host stalls (tokens a stall bunches together
+would read as faster decoding than the GPU's memory bandwidth allows)."""
 
 DOCUMENTED_POINT_KEYS = frozenset(
     {
@@ -57,6 +64,16 @@ def assert_documented_point(point: Mapping[str, Any]) -> None:
     assert set(point) >= DOCUMENTED_POINT_KEYS, point
     for metric in ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"):
         assert set(point[metric]) >= {"mean", "p50", "p90", "p95", "p99", "max"}
+
+
+@contextlib.contextmanager
+def standin_server(itl_s: float | None = GPU_PACE_ITL_S) -> Iterator[StandinVllm]:
+    """The stand-in vLLM's server (`/version`, `/metrics`, streaming) running in this process,
+    serving STANDIN_MODEL, 64 sequences at once, `itl_s` between tokens (None: its own pace)."""
+    with StandinVllm(STANDIN_MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
+        if itl_s is not None:
+            server.config.itl_s = itl_s
+        yield server
 
 
 def send_all(

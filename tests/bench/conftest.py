@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bench_helpers import STANDIN_MODEL
+from bench_helpers import standin_server
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 from ray_cluster import LocalRayCluster, RayFleet
 from real_vllm import RealVllm, TinyModel, build_model, require_vllm_cpu
 from standin_launcher import standin_launcher
-from standin_vllm import StandinVllm
 
 
 @pytest.fixture
@@ -29,13 +28,11 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    """The URL of a stand-in vLLM in this process serving STANDIN_MODEL, 64 sequences at once,
-    30 ms per token: a 1B model's pace on an H100 even when the host stalls, so the registry's
-    physics check keeps what it measures."""
+    """The URL of a stand-in vLLM in this process (bench_helpers.standin_server) at a GPU's
+    pace, so the registry's physics check keeps what it measures."""
     interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)
-    with StandinVllm(STANDIN_MODEL, port=0, max_num_seqs=64, crash_after=None) as server:
-        server.config.itl_s = 0.03
+    with standin_server() as server:
         yield server.url
     sys.setswitchinterval(interval)
 

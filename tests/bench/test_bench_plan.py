@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bench_helpers import STANDIN_MODEL
+from bench_helpers import STANDIN_MODEL, standin_server
 from click.testing import CliRunner, Result
 from standin_vllm import StandinVllm
 
@@ -23,7 +23,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "bench" / "plans" / "example.yam
 @pytest.fixture
 def standin() -> Iterator[StandinVllm]:
     """The stand-in vLLM's server (`/version`, `/metrics`, streaming) in this process."""
-    with StandinVllm(STANDIN_MODEL, 0, max_num_seqs=64, crash_after=None) as server:
+    with standin_server(itl_s=None) as server:
         yield server
 
 

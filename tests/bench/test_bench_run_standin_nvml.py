@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bench_helpers import SMALLEST, STANDIN_MODEL
+from bench_helpers import SMALLEST, STANDIN_MODEL, standin_server
 from click.testing import CliRunner, Result
 from standin_pynvml import StandinGpu, install
 from standin_vllm import StandinVllm
@@ -20,8 +20,7 @@ from infermeter.registry.validate import validate_paths
 @pytest.fixture
 def standin() -> Iterator[StandinVllm]:
     """The stand-in vLLM's server (`/version`, `/metrics`, streaming) in this process."""
-    with StandinVllm(STANDIN_MODEL, 0, max_num_seqs=64, crash_after=None) as server:
-        server.config.itl_s = 0.03  # a pace a GPU can keep (the registry checks physics)
+    with standin_server() as server:  # at a GPU's pace: the registry checks the physics
         yield server
 
 

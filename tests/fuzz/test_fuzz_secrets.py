@@ -21,10 +21,10 @@ import pytest
 import yaml
 from fuzz_helpers import PLANTED, check_cli, check_gate_accepts, check_no_secret
 
-from tests.bench.bench_helpers import SMALLER, STANDIN_MODEL
 from tests.bench.standin_launcher import standin_launcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_helpers import SMALLER, STANDIN_MODEL
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
 
 from infermeter.registry.models import Result
