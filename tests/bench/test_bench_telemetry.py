@@ -185,6 +185,7 @@ def test_engine_window_of_a_server_without_vllm_metrics_is_none() -> None:
         ("NVIDIA A10G", "a10g"),
         ("NVIDIA GeForce RTX 4090", "rtx-4090"),
         ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+        ("NVIDIA RTX A6000", "rtx-a6000"),
         ("NVIDIA B200", "b200"),
         ("NVIDIA GH200 480GB", None),
         ("Tesla T4", None),
