@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """No line per request: the terminal keeps the one line that says where the site is."""
 
 
-class _SiteServer(http.server.ThreadingHTTPServer):
+class SiteServer(http.server.ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line for a request that failed; nothing when the client went away."""
         error = sys.exc_info()[1]
@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.directory / "index.html").is_file():
         sys.stderr.write(f"{args.directory}: no built site here (run `make site` first)\n")
         return 1
-    handler = functools.partial(_QuietHandler, directory=str(args.directory))
+    handler = functools.partial(QuietHandler, directory=str(args.directory))
     try:
-        server = _SiteServer(("127.0.0.1", args.port), handler)
+        server = SiteServer(("127.0.0.1", args.port), handler)
     except OSError as error:
         return _port_taken(args.port, error)
     sys.stdout.write(

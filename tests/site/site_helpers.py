@@ -2,7 +2,6 @@
 
 import contextlib
 import functools
-import http.server
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from registry_checkout import empty_registry
+from serve import QuietHandler, SiteServer
 
 from infermeter.registry.models import Result
 from infermeter.registry.store import parse_result, with_content_id, write_result
@@ -22,22 +22,13 @@ from infermeter.registry.store import parse_result, with_content_id, write_resul
 REPO = Path(__file__).resolve().parents[2]
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """A static file server's handler that does not log each request."""
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @contextlib.contextmanager
 def served_folder(
     folder: Path, port: int = 0, handler: type[QuietHandler] = QuietHandler
 ) -> Iterator[str]:
-    """`folder` on a real static HTTP server thread on 127.0.0.1:`port` (like `python -m
-    http.server`) while the block runs; its address, without a trailing slash."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", port), functools.partial(handler, directory=str(folder))
-    )
+    """`folder` on `make demo`'s static HTTP server (site/hooks/serve.py), in a thread on
+    127.0.0.1:`port` while the block runs; its address, without a trailing slash."""
+    server = SiteServer(("127.0.0.1", port), functools.partial(handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

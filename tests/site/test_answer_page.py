@@ -15,7 +15,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from site_helpers import PHONE, REPO, QuietHandler, served_folder
+from serve import QuietHandler
+from site_helpers import PHONE, REPO, served_folder
 
 from infermeter.bench.launch.server import free_port
 from infermeter.calculators.accepted import Slo
