@@ -38,10 +38,10 @@ CORRECTIONS = Path("registry") / "corrections.yaml"
 sys.path.insert(0, str(REPOSITORY / "tests" / "bench"))
 
 from bench_helpers import standin_server  # noqa: E402
+from synthetic_run import SYNTHETIC_VLLM_FILE  # noqa: E402
 
 pytestmark = pytest.mark.slow
 OUR_PACKAGES = ("bench", "calculators", "registry")
-VLLM_FILE = REPOSITORY / "tests" / "data" / "importers" / "vllm-serve-concurrency16.json"
 
 
 @pytest.fixture
@@ -288,7 +288,7 @@ def test_installed_bench_import_then_registry_submit_to_a_fork(
     installed: Installed, clone: Path, tmp_path: Path
 ) -> None:
     imported = installed.run(
-        "bench", "import", str(VLLM_FILE), "--gpu", "h100-sxm", "--gpu-count", "1",
+        "bench", "import", str(SYNTHETIC_VLLM_FILE), "--gpu", "h100-sxm", "--gpu-count", "1",
         "--model-id", "llama-3.1-8b-instruct", "--engine-version", "0.9.1",
         "--command", "vllm bench serve --max-concurrency 16", "--submitter", "octocat",
         "--timezone", "UTC", "--input-len", "1024", "--output-len", "128",

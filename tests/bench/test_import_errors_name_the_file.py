@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from synthetic_run import IMPORTER_FILES
 
 from infermeter.bench.cli.main import main
 
-DATA = Path(__file__).parent.parent / "data/importers"
 FLAGS = [
     "--gpu", "h100-sxm", "--gpu-count", "1", "--model-id", "llama-3.1-8b-instruct",
     "--engine-version", "0.9.1", "--command", "x", "--submitter", "example-contributor",
@@ -49,7 +49,7 @@ CASES = [
 def test_a_figure_no_result_holds_is_refused_naming_the_file(
     tmp_path: Path, name: str, path: tuple[Any, ...], value: float, message: str
 ) -> None:
-    data = json.loads((DATA / name).read_text())
+    data = json.loads((IMPORTER_FILES / name).read_text())
     _set(data, path, value)
     given = tmp_path / name
     given.write_text(json.dumps(data))

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from synthetic_run import SYNTHETIC_FACTS
+from synthetic_run import IMPORTER_FILES, SYNTHETIC_FACTS
+from synthetic_run import SYNTHETIC_VLLM_FILE as CONCURRENCY
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
@@ -26,10 +27,8 @@ from infermeter.registry.result_reader import read_valid_result
 from infermeter.registry.store import content_id, result_path
 
 import_vllm_bench_serve = FORMATS["vllm"].import_files
-DATA = Path(__file__).parent.parent / "data/importers"
-CONCURRENCY = DATA / "vllm-serve-concurrency16.json"
-APPENDED = DATA / "vllm-serve-append-rates.json"
-DETAILED = DATA / "vllm-serve-detailed-goodput.json"
+APPENDED = IMPORTER_FILES / "vllm-serve-append-rates.json"
+DETAILED = IMPORTER_FILES / "vllm-serve-detailed-goodput.json"
 
 FACTS = SYNTHETIC_FACTS.model_copy(
     update={

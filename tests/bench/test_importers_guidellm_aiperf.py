@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
-from synthetic_run import SYNTHETIC_FACTS
+from synthetic_run import IMPORTER_FILES, SYNTHETIC_FACTS, SYNTHETIC_VLLM_FILE
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
@@ -32,11 +32,10 @@ from infermeter.registry.validate import validate_paths
 
 import_guidellm = FORMATS["guidellm"].import_files
 import_aiperf = FORMATS["aiperf"].import_files
-DATA = Path(__file__).parent.parent / "data/importers"
-SWEEP = DATA / "guidellm-sweep-poisson.json"
-CONCURRENT = DATA / "guidellm-concurrent16.json"
-AIPERF = DATA / "aiperf-concurrency32.json"
-AIPERF_LEGACY = DATA / "aiperf-v0.2-request-rate8.json"
+SWEEP = IMPORTER_FILES / "guidellm-sweep-poisson.json"
+CONCURRENT = IMPORTER_FILES / "guidellm-concurrent16.json"
+AIPERF = IMPORTER_FILES / "aiperf-concurrency32.json"
+AIPERF_LEGACY = IMPORTER_FILES / "aiperf-v0.2-request-rate8.json"
 
 GUIDELLM_FACTS = SYNTHETIC_FACTS.model_copy(
     update={"command": "guidellm benchmark --target http://localhost:8000 --profile sweep"}
@@ -99,9 +98,9 @@ def test_import_result_passes_model_schema_and_registry_validation(
         (CONCURRENT, "guidellm"),
         (AIPERF, "aiperf"),
         (AIPERF_LEGACY, "aiperf"),
-        (DATA / "vllm-serve-concurrency16.json", "vllm"),
-        (DATA / "vllm-serve-append-rates.json", "vllm"),
-        (DATA / "vllm-serve-detailed-goodput.json", "vllm"),
+        (SYNTHETIC_VLLM_FILE, "vllm"),
+        (IMPORTER_FILES / "vllm-serve-append-rates.json", "vllm"),
+        (IMPORTER_FILES / "vllm-serve-detailed-goodput.json", "vllm"),
     ],
 )
 def test_detect_format_picks_the_tool_by_shape(path: Path, expected: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from synthetic_run import IMPORTER_FILES
 
 from infermeter.bench.cli.main import main
 from infermeter.bench.importers import (
@@ -21,7 +22,7 @@ from infermeter.bench.importers import (
 )
 from infermeter.registry.result_reader import read_valid_result
 
-REAL = Path(__file__).parent.parent / "data/importers/real"
+REAL = IMPORTER_FILES / "real"
 VLLM_QPS4 = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps4.json"
 VLLM_QPS_INF = REAL / "vllm-benchmark-serving-llama-3.3-70b-tp8-qps-inf.json"
 VLLM_SWEEP = REAL / "vllm-bench-sweep-serve-0.25.1-opt-125m-concurrency2-run0.json"
@@ -202,7 +203,7 @@ def test_imported_itl_says_it_is_per_chunk_where_it_may_not_be_per_token() -> No
     (vllm,) = import_files([VLLM_QPS4], VLLM_FACTS).points
     assert said(vllm)[0].endswith("the file does not say how many it timed, so whether a chunk "
                                   "held several tokens is not known")  # fmt: skip
-    detailed = Path(__file__).parents[1] / "data/importers/vllm-serve-detailed-goodput.json"
+    detailed = IMPORTER_FILES / "vllm-serve-detailed-goodput.json"
     limits = VLLM_FACTS.model_copy(update={"slo_ttft_ms": 200.0, "slo_tpot_ms": 30.0})
     (one_each,) = import_files([detailed], limits).points  # 441 gaps for 448 - 7 tokens
     assert said(one_each) == []

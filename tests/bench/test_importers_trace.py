@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from synthetic_run import IMPORTER_FILES
 from test_importers_guidellm_aiperf import _mutations
 
 from infermeter.bench.cli.main import main
@@ -27,7 +28,7 @@ from infermeter.registry.models.identity import Workload
 from infermeter.registry.workloads import workload_key
 
 HERE = Path(__file__).resolve().parent
-REAL = HERE.parent / "data" / "importers" / "real"
+REAL = IMPORTER_FILES / "real"
 TRACES = HERE / "traces"
 MOONCAKE = TRACES / "mooncake_conversation_head40.jsonl"
 AIPERF_TRACE = REAL / "aiperf-0.13.0-mooncake-trace-speedup4-stand-in-server.json"

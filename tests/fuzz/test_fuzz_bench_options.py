@@ -10,11 +10,11 @@ from fuzz_helpers import check_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "importers"
-VLLM_FILE = str(DATA / "vllm-serve-concurrency16.json")
+from tests.bench.synthetic_run import SYNTHETIC_VLLM_FILE
+
 DEAD = "http://127.0.0.1:9"  # nothing listens: a case that got past the checks would say so
 IMPORT = [
-    "bench", "import", VLLM_FILE, "--gpu", "h100-sxm", "--gpu-count", "1",
+    "bench", "import", str(SYNTHETIC_VLLM_FILE), "--gpu", "h100-sxm", "--gpu-count", "1",
     "--model-id", "llama-3.1-8b-instruct", "--engine-version", "0.9.1",
     "--command", "vllm bench serve --max-concurrency 16", "--submitter", "someone",
 ]  # fmt: skip

@@ -25,6 +25,7 @@ from registry_checkout import empty_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from fake_openai_server import FakeOpenAIServer, FakeServerConfig
+from synthetic_run import SYNTHETIC_VLLM_FILE
 
 from infermeter.registry.models import Result
 from infermeter.registry.validate import check_result
@@ -143,7 +144,7 @@ WRITERS = {
     "bench report": (["bench", "report", str(A_RESULT), "--html"], b"<!doctype"),
     "bench plan render": (["bench", "plan", "render", str(PLAN), "--kubernetes", "--output"],
                           b"# Rendered by"),
-    "bench import": (["bench", "import", str(DATA / "importers" / "vllm-serve-concurrency16.json"),
+    "bench import": (["bench", "import", str(SYNTHETIC_VLLM_FILE),
                       "--gpu", "h100-sxm", "--gpu-count", "1", "--model-id",
                       "llama-3.1-8b-instruct", "--engine-version", "0.9.1", "--command",
                       "vllm bench serve --max-concurrency 16", "--submitter", "someone",

@@ -29,11 +29,11 @@ from fuzz_helpers import check_cli, check_gate_accepts
 from registry_checkout import empty_registry
 
 from infermeter.calculators.json_text import TOO_DEEP
+from tests.bench.synthetic_run import SYNTHETIC_VLLM_FILE
 
 SEED = 20261201
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPOSITORY_ROOT / "tests" / "data"
-VLLM_FILE = DATA / "importers" / "vllm-serve-concurrency16.json"
 IMPORT_FACTS = [
     "--gpu", "h100-sxm", "--gpu-count", "1", "--model-id", "llama-3.1-8b-instruct",
     "--engine-version", "0.9.1", "--command", "vllm bench serve --max-concurrency 16",
@@ -145,7 +145,7 @@ def test_fuzz_inputs_gpus_per_node_digits(tmp_path: Path) -> None:
 
 
 def _vllm_with(value: float) -> bytes:
-    data = json.loads(VLLM_FILE.read_text(encoding="utf-8"))
+    data = json.loads(SYNTHETIC_VLLM_FILE.read_text(encoding="utf-8"))
     for key in ("duration", "mean_ttft_ms", "request_throughput", "total_output_tokens"):
         data[key] = value
     return json.dumps(data).encode()
@@ -153,7 +153,7 @@ def _vllm_with(value: float) -> bytes:
 
 def _vllm_twice(key: bytes) -> bytes:
     """The vLLM file with `key` given twice, first with another value."""
-    return VLLM_FILE.read_bytes().replace(
+    return SYNTHETIC_VLLM_FILE.read_bytes().replace(
         b'"' + key + b'": ', b'"' + key + b'": 5, "' + key + b'": '
     )
 
@@ -192,8 +192,8 @@ def test_fuzz_inputs_bench_import_never_writes_what_the_gate_rejects(
 ) -> None:
     facts = list(IMPORT_FACTS)
     facts[facts.index("0.9.1")] = engine_version
-    result = check_cli(["bench", "import", str(VLLM_FILE), *facts, "--output", str(tmp_path)],
-                       "import")  # fmt: skip
+    result = check_cli(["bench", "import", str(SYNTHETIC_VLLM_FILE), *facts,
+                        "--output", str(tmp_path)], "import")  # fmt: skip
     written = sorted(tmp_path.glob("*.json"))
     check_gate_accepts("import", written)
     assert result.exit_code == (0 if written else 1), result.output

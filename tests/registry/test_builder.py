@@ -29,7 +29,7 @@ from infermeter.registry import builder, store
 from infermeter.registry.builder import ResultBuildError
 from infermeter.registry.models import Result
 from infermeter.registry.store import content_id
-from tests.bench.synthetic_run import SYNTHETIC_FACTS
+from tests.bench.synthetic_run import SYNTHETIC_FACTS, SYNTHETIC_VLLM_FILE
 from tests.measured_result import h100_deployment, one_point_result, two_token_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,9 +112,7 @@ def test_live_run_and_importer_make_their_result_through_the_one_builder(
     # The builder's last step: every result it makes passes here, however callers import it.
     monkeypatch.setattr(builder, "with_content_id", recording)
     live = _live_result()
-    imported = FORMATS["vllm"].import_files(
-        [DATA / "importers" / "vllm-serve-concurrency16.json"], IMPORT_FACTS
-    )
+    imported = FORMATS["vllm"].import_files([SYNTHETIC_VLLM_FILE], IMPORT_FACTS)
     assert built == [live.id, imported.id]
     assert live.id == content_id(live)
     assert imported.id == content_id(imported)
