@@ -92,3 +92,16 @@ def test_demo_server_without_a_built_site_says_so(tmp_path: Path) -> None:
     out, errors = missing.communicate(timeout=30)
     assert (missing.returncode, out) == (1, "")
     assert errors == f"{tmp_path / 'site'}: no built site here (run `make site` first)\n"
+
+
+def test_demo_server_says_a_failed_request_in_one_line(tmp_path: Path) -> None:
+    """A request the standard library's handler fails on (a NUL byte in the path: `open`
+    raises ValueError, which it does not catch) is one line, and the server goes on serving."""
+    port = free_port()
+    with _served(_site(tmp_path), port) as errors:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as reader:
+            reader.sendall(b"GET /a%00b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert reader.recv(4096) == b""  # closed without an answer
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as page:
+            assert page.read() == b"<p>the site</p>"
+    assert errors == ["request from 127.0.0.1 failed: ValueError('embedded null byte')\n"]
