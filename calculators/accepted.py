@@ -12,7 +12,8 @@ SLO with no bound asks the batch question. A load point's accepted output tokens
   or looser on every bound (a looser SLO accepts at least those requests);
 - **a server at an SLO** (MLPerf Server and Interactive, a max-rate or max-concurrency search):
   its whole throughput, for a reader SLO as loose or looser on every bound *and* percentile
-  than the point's own; never for a tighter one;
+  than the point's own; for a tighter one, only as latency percentiles (below) prove it: the
+  percentiles it states were measured at that load;
 - **latency percentiles only** (sweeps, static batches): the point's throughput, when its stated
   percentile of each bounded metric meets the bound. A p95 bound takes p95 or a stricter
   statistic (p99, max), never a mean. A fixed-length static batch states the whole batch's time:
@@ -340,6 +341,10 @@ def _at_own_slo(point: Point, own: Slo, slo: Slo) -> Acceptance:
         return Acceptance(point.output_tokens_per_s, basis)
     if point.output_tokens_per_s is None:
         return Acceptance(None, "", False, Miss("throughput not stated"))
+    # A tighter SLO than its own: the percentiles it measured at that load may still prove it.
+    stated = _by_percentiles(point, slo, point.output_tokens_per_s)
+    if stated.miss is None or stated.miss.ratio is not None:
+        return stated
     if own.percentile < slo.percentile:
         return Acceptance(
             None, "", False, Miss(f"its SLO is at p{own.percentile:g}, below p{slo.percentile:g}")

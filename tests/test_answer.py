@@ -89,6 +89,28 @@ def test_accept_a_mean_never_proves_a_percentile() -> None:
     assert "not stated" in missed.reason
 
 
+def test_accept_server_answers_a_tighter_slo_by_the_percentiles_it_measured() -> None:
+    """Its throughput was measured at a load whose stated p99s were these: where they meet the
+    reader's tighter bounds, that load proves them too; where one does not, the miss is that
+    measured figure, not the looser bound of its own SLO."""
+    measured = replace(SERVER, latency={"ttft_ms": {"p99": 800.0}, "tpot_ms": {"p99": 150.0}})
+    tighter = accept(measured, Slo(99.0, ttft_ms=1000.0, tpot_ms=160.0))
+    assert tighter.accepted_tokens_per_s == 20_000.0
+    assert tighter.basis == (
+        "its stated percentiles meet every bound: TTFT p99 800 ms, TPOT p99 150 ms"
+    )
+    missed = accept(measured, Slo(99.0, ttft_ms=700.0, tpot_ms=160.0)).miss
+    assert missed is not None
+    assert (missed.metric, missed.measured_ms, missed.bound_ms) == ("ttft_ms", 800.0, 700.0)
+    # a percentile it did not state proves nothing: the miss is its own SLO's, as before
+    higher = accept(measured, Slo(99.9, ttft_ms=1000.0)).miss
+    assert higher is not None
+    assert higher.reason == "its SLO is at p99, below p99.9"
+    assert accept(measured, Slo(99.0, ttft_ms=2000.0, tpot_ms=200.0)).basis == (
+        "the whole throughput at its own SLO, as tight as yours or tighter"
+    )
+
+
 def test_accept_static_batch_derives_its_figures_and_says_so() -> None:
     tokens = 8 * 2048 / 18.898
     # E2E of each request is the batch's time; TPOT at most that ÷ 2047 (9.2 ms)

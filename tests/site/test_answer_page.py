@@ -303,7 +303,7 @@ def test_answer_page_says_why_a_data_set_group_has_no_estimate_as_the_cli_does(
     shown = page.eval_on_selector_all("[data-no-estimate]", "es => es.map(e => e.textContent)")
     cli = json_output("registry", "answer", "--model", "gpt-oss-120b", *cli_slo)["answers"]
     reasons = [a["no_estimate"] for a in cli if a["no_estimate"]]
-    assert len(reasons) == 8
+    assert len(reasons) == 4  # MLPerf's offline groups (its Server groups are answered)
     assert shown == [f"No estimate: {reason}" for reason in reasons]
     assert reasons[0].startswith("this workload states no typical input and output lengths")
     query = {"model": "deepseek-r1", "precision": "fp8", "workload": "bf670d661d"} | slo
