@@ -37,6 +37,20 @@ def served_folder(
         server.server_close()
 
 
+SEARCH_BOX = "input[data-md-component='search-query']"
+
+
+def search_for(page: Any, site_url: str, text: str) -> None:
+    """Type `text` into the theme's search box of a fresh home page, key by key as a reader
+    does. The theme reads the box on its key-up events, on focus (1 ms later) and once when its
+    search index is ready; not on `input`. So `page.fill` found nothing whenever the focus read
+    came before the value and the index was already ready (the cached index of a second query
+    on a busy host: the search test timed out twice in CI, its first query found)."""
+    page.goto(f"{site_url}/")  # a fresh page: a query typed over another may not refresh
+    page.focus(SEARCH_BOX)
+    page.keyboard.type(text)
+
+
 # A phone's viewport (CSS px), and whether an element lies wholly within its width.
 PHONE = {"width": 390, "height": 844}
 

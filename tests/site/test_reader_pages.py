@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from site_helpers import visit
+from site_helpers import search_for, visit
 
 from infermeter.registry.catalog import load_prices
 from infermeter.registry.lookup import cheapest_prices
@@ -174,11 +174,8 @@ def test_reader_model_pages_link_their_compare_pages(
 def test_reader_search_finds_result_and_compare_pages(
     page: Any, site_url: str, built_site: Path
 ) -> None:
-    query = "input[data-md-component='search-query']"
-
     def offered(text: str, wanted: str) -> None:
-        page.goto(f"{site_url}/")  # a fresh page: a query typed over another may not refresh
-        page.fill(query, text)
+        search_for(page, site_url, text)
         page.wait_for_function(
             "wanted => [...document.querySelectorAll('.md-search-result__link')]"
             ".some(a => a.getAttribute('href').includes(wanted))",

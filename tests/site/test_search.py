@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from site_helpers import search_for
 
 from infermeter.registry.catalog import load_gpus, load_models
 
 pytestmark = pytest.mark.browser
 
 QUERIES = ("gpt-oss", "llama 70b", "H200", "MI300X", "deepseek r1")
-SEARCH_BOX = "input[data-md-component='search-query']"
 
 
 def _own_pages(query: str, separator: str) -> set[str]:
@@ -31,8 +31,7 @@ def _own_pages(query: str, separator: str) -> set[str]:
 
 
 def _first_result(page: Any, site_url: str, query: str) -> str:
-    page.goto(f"{site_url}/")  # a fresh page: a query typed over another may not refresh
-    page.fill(SEARCH_BOX, query)
+    search_for(page, site_url, query)
     page.wait_for_selector(".md-search-result__link", timeout=90_000)
     href: str = page.get_attribute(".md-search-result__list > li > a", "href")
     return href.removeprefix(f"{site_url}/")
