@@ -238,34 +238,47 @@ def static_batch_tokens_per_s(point: Point) -> float | None:
     return point.static_batch_size * point.static_output_tokens / (batch_ms / 1000.0)
 
 
-def _stated(point: Point, metric: str, percentile: float) -> tuple[float | None, str, bool]:
-    """The least statistic of `metric` that proves `percentile`: (ms, its name, derived)."""
+@dataclass(frozen=True)
+class _Figure:
+    """The statistic that proves a percentile: its ms and its name; `derived` from a fixed-length
+    static batch's time, and `at_most` where that only bounds the metric from above (every
+    request's TTFT and TPOT; its E2E is the batch's time exactly)."""
+
+    ms: float
+    statistic: str
+    derived: bool = False
+    at_most: bool = False
+
+
+def _stated(point: Point, metric: str, percentile: float) -> _Figure | None:
+    """The least statistic of `metric` that proves `percentile`, or None."""
     stats = point.latency.get(metric, {})
     for name, covers in PERCENTILE_STATS:
         if covers >= percentile and stats.get(name) is not None:
-            return float(stats[name]), name, False
+            return _Figure(float(stats[name]), name)
     batch_ms = point.latency.get("e2e_ms", {}).get("mean")
     if point.scenario != "static_batch" or not batch_ms or not point.static_output_tokens:
-        return None, "", False
+        return None
     # Every request of a fixed-length static batch runs the whole batch (module docstring).
     if metric == "tpot_ms":
         if point.static_output_tokens < 2:
-            return None, "", False
-        return batch_ms / (point.static_output_tokens - 1), "batch time ÷ (output − 1)", True
-    return batch_ms, "the batch's time", True
+            return None
+        per_token = batch_ms / (point.static_output_tokens - 1)
+        return _Figure(per_token, "batch time ÷ (output − 1)", derived=True, at_most=True)
+    return _Figure(batch_ms, "the batch's time", derived=True, at_most=metric == "ttft_ms")
 
 
 def _by_percentiles(point: Point, slo: Slo, throughput: float | None) -> Acceptance:
     misses, derived, proofs = [], False, []
     for metric, bound in slo.bounds().items():
-        value, statistic, was_derived = _stated(point, metric, slo.percentile)
-        if value is None:
+        figure = _stated(point, metric, slo.percentile)
+        if figure is None:
             misses.append(Miss(f"{METRIC_NAMES[metric]} at p{slo.percentile:g} not stated"))
             continue
-        derived = derived or was_derived
-        proofs.append(f"{METRIC_NAMES[metric]} {statistic} {value:,.0f} ms")
-        if value > bound:
-            misses.append(_above(metric, statistic, value, bound, was_derived, slo.percentile))
+        derived = derived or figure.derived
+        proofs.append(f"{METRIC_NAMES[metric]} {figure.statistic} {figure.ms:,.0f} ms")
+        if figure.ms > bound:
+            misses.append(_above(metric, figure, bound, slo.percentile))
     if misses:
         return Acceptance(None, "", derived, _worst(misses))
     if throughput is None:
@@ -276,19 +289,17 @@ def _by_percentiles(point: Point, slo: Slo, throughput: float | None) -> Accepta
     return Acceptance(throughput, basis, derived)
 
 
-def _above(
-    metric: str, statistic: str, value: float, bound: float, derived: bool, percentile: float
-) -> Miss:
-    """A stated figure above the bound: a miss by measured ÷ bound; but a static batch's TTFT
-    and TPOT derived from the batch's time are only upper bounds (E2E is exact), so one above
-    the bound proves nothing either way and is said as not stated, with no figure to rank by."""
+def _above(metric: str, figure: _Figure, bound: float, percentile: float) -> Miss:
+    """A figure above the bound: a miss by measured ÷ bound, unless it only bounds the metric
+    from above; then it proves nothing either way, and the miss is said as not stated, with no
+    figure to show or rank by."""
     name = METRIC_NAMES[metric]
-    if derived and metric != "e2e_ms":
+    if figure.at_most:
         return Miss(
-            f"{name} at p{percentile:g} not stated: {statistic} ({value:,.0f} ms) bounds it only "
-            "from above"
+            f"{name} at p{percentile:g} not stated: {figure.statistic} ({figure.ms:,.0f} ms) "
+            "bounds it only from above"
         )
-    return Miss(f"{name} {statistic} above the bound", metric, value, bound)
+    return Miss(f"{name} {figure.statistic} above the bound", metric, figure.ms, bound)
 
 
 def _worst(misses: list[Miss]) -> Miss:
