@@ -114,7 +114,7 @@ def build_site(
 @cache
 def answer_page_data() -> Any:
     """The answer page's data (`answer_render.Data`) of this repository's registry: its evidence
-    and prices, no catalog names; read once. Its callers put site/browser on sys.path."""
+    and prices, no catalog names; read once (tests/conftest.py puts site/browser on sys.path)."""
     from answer_render import Data
 
     from infermeter.registry.answers import load_evidence
