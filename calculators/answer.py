@@ -185,6 +185,13 @@ class Answer:
     estimate: Estimate | None = None
     unpriced: tuple[Row, ...] = field(default=())
     no_estimate: str | None = None  # why there is no estimate (`NoEstimate.reason`)
+    size: int = 1  # the group's points
+
+    @property
+    def miss_measured(self) -> bool:
+        """Whether its nearest miss missed by a figure; else no point of the group has one, and
+        the one shown is only one of them (`miss_heading`)."""
+        return self.nearest_miss is not None and self.nearest_miss[1].ratio is not None
 
     def as_dict(self) -> dict[str, Any]:
         question = self.question
@@ -200,6 +207,7 @@ class Answer:
                 "metric": why.metric,
                 "measured_ms": why.measured_ms,
                 "bound_ms": why.bound_ms,
+                "measured": self.miss_measured,
             }
         return {
             "model": question.model,
@@ -217,7 +225,18 @@ class Answer:
             "nearest_miss": miss,
             "estimate": None if self.estimate is None else self.estimate.as_dict(),
             "no_estimate": self.no_estimate,
+            "group_points": self.size,
         }
+
+
+def miss_heading(found: Answer) -> str:
+    """What introduces a group's nearest miss: "nearest miss" where it missed by a figure; else
+    that no point has a figure to hold against the bounds (the one shown is one of them)."""
+    if found.miss_measured:
+        return "nearest miss"
+    if found.size == 1:
+        return "its one point has no figure to hold against these bounds"
+    return f"none of its {found.size:,} points has a figure to hold against these bounds; one"
 
 
 def _rounded(value: float | None) -> float | None:
@@ -355,6 +374,7 @@ def answer(
                 found if isinstance(found, Estimate) else None,
                 unpriced,
                 refused,
+                len(members),
             )
         )
     answers.sort(key=lambda a: (not a.rows, not a.unpriced))

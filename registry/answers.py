@@ -28,6 +28,7 @@ from infermeter.calculators.answer import (
     Question,
     answer,
     estimate_phrase,
+    miss_heading,
 )
 from infermeter.calculators.answer_estimate import (
     AnswerEstimator,
@@ -229,7 +230,7 @@ def _row_line(place: int, row: Any) -> str:
     return (
         f"  {place}. {point.gpu_count} × {point.gpu}: {_usd(row.usd_per_million_accepted)}/1M "
         f"accepted{ratio} ({row.acceptance.accepted_tokens_per_s:,.0f} tok/s; {price_text}; "
-        f"result {point.result_id}{mlperf}; {point.load})"
+        f"result {point.result_id}{mlperf}; {point.load}: {row.acceptance.basis})"
     )
 
 
@@ -289,7 +290,8 @@ def answer_text(answers: Sequence[Answer]) -> str:
                 else f": {miss.measured_ms:,.0f} ms against {miss.bound_ms:,.0f} ms"
             )
             lines.append(
-                f"  no point meets this; nearest miss {point.gpu_count} × {point.gpu} "
+                f"  no point meets this; {miss_heading(found)}"
+                f"{' ' if found.miss_measured else ': '}{point.gpu_count} × {point.gpu} "
                 f"({point.load}): {miss.reason}{figures}"
             )
         if found.estimate is not None:

@@ -6,7 +6,15 @@ from dataclasses import replace
 import pytest
 
 from infermeter.calculators.accepted import Point, Records, Slo, accept, accepted_at_own_slo
-from infermeter.calculators.answer import PRESETS, Price, Question, answer, break_even, rank
+from infermeter.calculators.answer import (
+    PRESETS,
+    Price,
+    Question,
+    answer,
+    break_even,
+    miss_heading,
+    rank,
+)
 
 SERVER = Point(
     result_id="server",
@@ -256,6 +264,26 @@ def test_answer_nearest_miss_is_the_closest_point() -> None:
     assert not found[0].rows
     assert found[0].nearest_miss is not None
     assert found[0].nearest_miss[0].result_id == "near"
+
+
+def test_answer_says_when_no_point_of_a_group_has_a_figure_to_miss_by() -> None:
+    """Offline points answer the batch question only: against a TTFT bound none has a figure,
+    so none is "nearest"; the answer said "nearest miss" of whichever came first by id."""
+    second = replace(OFFLINE, result_id="offline-2", gpu="a100-80gb-sxm")
+    question = Question("m", Slo(99.0, ttft_ms=1000.0))
+    (both,) = answer([OFFLINE, second], PRICES, question)
+    assert both.nearest_miss is not None
+    assert (both.size, both.miss_measured) == (2, False)
+    assert miss_heading(both) == (
+        "none of its 2 points has a figure to hold against these bounds; one"
+    )
+    assert both.as_dict()["nearest_miss"]["measured"] is False
+    assert both.as_dict()["group_points"] == 2
+    (alone,) = answer([OFFLINE], PRICES, question)
+    assert miss_heading(alone) == "its one point has no figure to hold against these bounds"
+    # a miss by a measured figure is the nearest, named so
+    (server,) = answer([SERVER], PRICES, question)
+    assert (server.miss_measured, miss_heading(server)) == (True, "nearest miss")
 
 
 def test_answer_estimate_only_where_nothing_qualifies() -> None:

@@ -31,6 +31,7 @@ from infermeter.calculators.answer import (
     answer,
     estimate_kind,
     estimate_phrase,
+    miss_heading,
     points_from_json,
     prices_from_json,
 )
@@ -310,7 +311,8 @@ def answer_title(found: Answer) -> str:
 
 def _miss_text(found: Answer, names: Mapping[str, str], short: bool = False) -> str:
     """The group's nearest miss: "nearest miss: <GPUs> at <load>: <reason> (<figures>)", or
-    without its "nearest miss: " where a column heading says it (`short`)."""
+    without its "nearest miss: " where a column heading says it (`short`); where no point has a
+    figure, that (`miss_heading`) and one of them."""
     if found.nearest_miss is None:
         return "no point states what this question needs"
     point, miss = found.nearest_miss
@@ -320,8 +322,9 @@ def _miss_text(found: Answer, names: Mapping[str, str], short: bool = False) -> 
         else f" ({METRIC_NAMES.get(miss.metric or '', '')} {miss.measured_ms:,.0f} ms against "
         f"the bound of {miss.bound_ms:,.0f} ms)"
     )
+    heading = "" if short and found.miss_measured else f"{miss_heading(found)}: "
     return (
-        f"{'' if short else 'nearest miss: '}{gpus_text(point.gpu_count, point.gpu, names)} at "
+        f"{heading}{gpus_text(point.gpu_count, point.gpu, names)} at "
         f"{point.load}: {miss.reason}{figures}"
     )
 

@@ -197,13 +197,13 @@ def preset_page(site: Site, preset: Preset) -> str:
             f'<h3 id="{esc(model)}">{esc(data.models.get(model, model))}</h3>'
             f'<p><a href="{PRESET_BASE}models/{esc(model)}/#{MODEL_ANSWERS}">Each ranking\'s '
             f'three cheapest</a> (the model\'s page) · <a href="{link}">the full answer, with '
-            "every deployment and the other workloads' nearest misses</a></p>"
+            "every deployment and why the other workloads' results miss</a></p>"
             + winners_html(mine, PRESET_BASE, data.gpus)
         )
     unanswered = [m for m in models if not any(a.rows for a in found if a.question.model == m)]
     missing = (
         f"<p>No result meets this for: {_model_links(preset, unanswered, data.models, PRESET_BASE)}"
-        " (each link shows the nearest miss).</p>"
+        " (each link shows why).</p>"
         if unanswered
         else ""
     )

@@ -246,7 +246,10 @@ def test_an_answer_whose_weights_the_plan_refuses_says_why_there_is_no_estimate(
     refused = "quantization: unsupported method 'bitsandbytes'; expected one of none, fp8"
     cli = invoke("registry", "answer", *args)
     assert cli.exit_code == 0, cli.output
-    assert "  no point meets this; nearest miss 2 × h200-sxm" in cli.output
+    assert (
+        "  no point meets this; its one point has no figure to hold against these bounds: "
+        "2 × h200-sxm" in cli.output
+    )
     reasons = [line for line in cli.output.splitlines() if line.startswith("  no estimate: ")]
     assert len(reasons) == 1, cli.output
     assert reasons[0].startswith(f"  no estimate: {refused}")

@@ -9,7 +9,7 @@ from collections import Counter
 from answer_render import answer_title, answers_html, gpus_text, parse_question, render, usd
 from site_helpers import REPO, answer_page_data
 
-from infermeter.calculators.answer import answer
+from infermeter.calculators.answer import answer, miss_heading
 
 QUERY = {"model": "qwen3-30b-a3b", "ttft_ms": "500", "tpot_ms": "40"}
 
@@ -23,7 +23,7 @@ def test_no_answer_names_every_group_and_its_nearest_miss() -> None:
     assert not any(group.rows or group.unpriced for group in groups)
     shown = render(QUERY, data)["html"]
     no_answer = shown.split("data-nearest-miss>", 1)[1].split("</div>", 1)[0]
-    titled = [html.escape(answer_title(group)) + ": nearest miss" for group in groups]
+    titled = [f"{html.escape(answer_title(group))}: {miss_heading(group)}" for group in groups]
     assert sum(title in no_answer for title in titled) == 1, no_answer
     assert all(html.escape(answer_title(group)) in shown for group in groups), shown
     assert f"{len(groups) - 1} more evidence group(s) nothing there meets" in shown
@@ -44,10 +44,14 @@ def test_groups_nothing_meets_are_one_table_saying_what_they_share_once() -> Non
     no_answer, table = shown.split("<details>", 1)
     rows = table.split("</tbody>", 1)[0].split("<tr data-missed-group")[1:]
     missed = [g for g in groups if not (g.rows or g.unpriced)]
-    others = [g for g in missed if f"{html.escape(answer_title(g))}: nearest miss" not in no_answer]
+    others = [
+        g for g in missed if f"{html.escape(answer_title(g))}: {miss_heading(g)}" not in no_answer
+    ]
     assert len(rows) == len(others) > 2
     for group, row in zip(others, rows, strict=True):
         assert html.escape(answer_title(group)) in row
+        # under the "Nearest miss" heading, a group with no figure to miss by says so
+        assert (miss_heading(group) in row) is not group.miss_measured
         if group.no_estimate is not None:
             assert f"No estimate: {html.escape(group.no_estimate)}" in row
             continue
