@@ -3,9 +3,13 @@
 It runs in-process, in its own thread and event loop, on 127.0.0.1 with a free port, and
 serves `/v1/completions` and `/v1/chat/completions` (streaming, vLLM's chunk format),
 `/v1/models`, `/health` and a small Prometheus `/metrics`. Timings are controlled: the first
-chunk is written `ttft_s` after the request arrived and chunk c at `ttft_s + c·k·itl_s`, where
-k is `tokens_per_chunk` (so each token takes `itl_s`, and a chunk carries k tokens). Deadlines
-are absolute, so sleep overshoot does not accumulate.
+chunk is due `ttft_s` after the request arrived, and chunk c `c·k·itl_s` after the first chunk
+was written, where k is `tokens_per_chunk` (so each token takes `itl_s`, and a chunk carries k
+tokens). Anchored at the first chunk's write, a first chunk that a busy host wrote late is
+followed at the pace still, as an engine decodes one token a step however late its first was
+(due from the arrival, its followers were all overdue and came at once). Deadlines are absolute
+from there, so sleep overshoot does not accumulate: a later chunk written late is followed by
+its overdue ones back to back.
 
 Faults (`fault`, applied to every `fault_every`-th request by arrival, after
 `fault_after_chunks` chunks where that makes sense): `http_500`, `http_503`, `oom` (HTTP 500
@@ -151,8 +155,9 @@ class ServerStats:
     # Per prompt: time.monotonic_ns() just before each chunk of output text was written, the
     # truth a client's timestamps are checked against (same clock, same process).
     token_writes_ns: dict[str, list[int]] = field(default_factory=dict)
-    # For every chunk written on the schedule, how long after its due time it was written: how
-    # late this process's threads got to run then (0 when on time; load makes it grow).
+    # For every chunk written on the schedule, how long after its due time (the first chunk's
+    # from the arrival, the others' from the first chunk's write) it was written: how late this
+    # process's threads got to run then (0 when on time; load makes it grow).
     write_lateness_ns: list[int] = field(default_factory=list)
     prefix_queries: int = 0
     prefix_hits: int = 0
@@ -382,9 +387,11 @@ class FakeOpenAIServer:
         emitted = 0
         chunk_index = 0
         held: list[bytes] = []
+        first_written = 0.0  # when the first chunk was written: the later ones' schedule
         while emitted < total:
             tokens = min(cfg.tokens_per_chunk, total - emitted)
-            deadline = arrived + ttft_s + emitted * cfg.itl_s
+            # the first from the arrival, the others from the first's write (the docstring's why)
+            deadline = first_written + emitted * cfg.itl_s if chunk_index else arrived + ttft_s
             delay = deadline - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -425,6 +432,8 @@ class FakeOpenAIServer:
             empty = cfg.empty_text_every and chunk_index % cfg.empty_text_every == 0
             chunk = event("" if empty else cfg.token_text * tokens, finish, usage)
             written_ns = time.monotonic_ns()
+            if not chunk_index:
+                first_written = written_ns / 1e9
             writes_ns.append(written_ns)
             self.stats.write_lateness_ns.append(max(0, written_ns - round(deadline * 1e9)))
             if cfg.one_write:
