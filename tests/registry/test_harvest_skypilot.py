@@ -92,6 +92,16 @@ def test_oci_prices_are_dated_official_list_prices() -> None:
     assert prices["skypilot-oci-bm-gpu-mi355x-8-on-demand"].usd_per_gpu_hour == 8.6
 
 
+def test_lambda_a6000_rows_price_the_rtx_a6000() -> None:
+    # The RTX A6000 had no price: the Lambda excerpt held no A6000 rows. Its three instance
+    # types (1x, 2x, 4x) are each $1.09 per GPU-hour, filed under the catalog's rtx-a6000.
+    found = {p.instance: p for p in load_prices().values() if p.gpu == "rtx-a6000"}
+    assert sorted(found) == ["gpu_1x_a6000", "gpu_2x_a6000", "gpu_4x_a6000"]
+    for price in found.values():
+        assert (price.provider, price.tier, price.usd_per_gpu_hour) == ("lambda", "on_demand", 1.09)
+        assert price.source.commit == "0f4070387edc953d7004cff197940e1918a1d6aa"
+
+
 def test_undated_file_gives_prices_dated_only_by_reading() -> None:
     verda = load_prices()["skypilot-verda-1b300-30v-on-demand"]
     assert verda.source.date_basis == "read"
