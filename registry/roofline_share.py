@@ -16,7 +16,11 @@ stages each read their own layers, and the step takes the slowest stage's time
 The batch is the point's concurrency (closed loop, or an open loop's cap); else the serving
 settings' `max_num_seqs`; else none is known, and only the compute bound applies (the basis
 says so). Data-parallel replicas (`data_parallel_size`, else more GPUs than tensor × pipeline)
-each decode their share of the batch. A point whose GPU or model is not in the catalogs, whose
+each decode their share of the batch. A disaggregated deployment (prefill and decode on
+separate GPU pools) gets no bound: the model is one pool of one layout serving both, and the
+decode pool's layout (attention data parallel, expert parallel) is not stated as settings;
+drawn as one tensor-parallel replica over every GPU, the "bound" sat at 7 % of what such runs
+measured. A point whose GPU or model is not in the catalogs, whose
 model the calculators cannot read, or whose GPU states no compute rate when the batch is not
 known, gets no bound: its share says why, in a reader's words (`NO_COMPUTE_RATE` …).
 """
@@ -65,6 +69,7 @@ MODEL_NOT_IN_CATALOG = "model not in the catalog"
 MODEL_UNREADABLE = "model config not readable"
 NOT_BOUNDED = "deployment not bounded"
 NO_COMPUTE_RATE = "no sourced compute rate"  # and the batch not stated: no bandwidth bound
+DISAGGREGATED = "prefill and decode on separate GPUs: not modelled"
 
 
 def _no_bound(reason: str, points: int) -> list["RooflineShare"]:
@@ -152,6 +157,8 @@ def roofline_shares(
     arch = _arch(model) if model is not None else None
     if gpu is None:
         return _no_bound(GPU_NOT_IN_CATALOG, len(result.points))
+    if result.identity.serving.disaggregated is not None:
+        return _no_bound(DISAGGREGATED, len(result.points))
     if arch is None:
         reason = MODEL_NOT_IN_CATALOG if model is None else MODEL_UNREADABLE
         return _no_bound(reason, len(result.points))

@@ -75,6 +75,16 @@ def test_no_source_cell_is_imported_twice(rows: list[IndexRow]) -> None:
     assert [key for key, ids in cells.items() if len(ids) > 1] == []
 
 
+def test_no_point_beats_its_roofline_bound(rows: list[IndexRow]) -> None:
+    """The bound is one no run can beat: a share above 100 % means the deployment is modelled
+    wrong (disaggregated runs were drawn as one replica over every GPU: up to 1,403 %)."""
+    over = [
+        (r.result_id, r.point_index, r.roofline_pct) for r in rows if (r.roofline_pct or 0) > 100
+    ]
+    assert over == []
+    assert sum(r.roofline_pct is not None for r in rows) > 2000
+
+
 def test_open_division_evidence_is_a_lane_of_its_own() -> None:
     """The answer's evidence keeps MLPerf's open division apart from the closed (one function
     gives the index and the answer their lane)."""

@@ -11,6 +11,7 @@ from infermeter.registry.catalog import load_gpus, load_models
 from infermeter.registry.index_rows import index_rows
 from infermeter.registry.prices import PriceBook
 from infermeter.registry.roofline_share import (
+    DISAGGREGATED,
     MODEL_NOT_IN_CATALOG,
     NO_COMPUTE_RATE,
     RooflineBounds,
@@ -81,6 +82,19 @@ def test_roofline_share_none_for_a_model_outside_the_catalog() -> None:
     result = _result()
     no_bound = RooflineShare(None, None, MODEL_NOT_IN_CATALOG)
     assert roofline_shares(result, load_gpus(), {}) == [no_bound, no_bound]
+
+
+def test_roofline_share_none_for_a_disaggregated_deployment() -> None:
+    """Prefill and decode on separate pools: InferenceX's DeepSeek-R1 on 34 GB300 (2 prefill,
+    32 decode GPUs in 4 workers) measured 14 times the "bound" of one replica over all 34."""
+
+    def disaggregated(data: dict[str, Any]) -> None:
+        data["identity"]["gpu"]["count"] = 4
+        data["identity"]["serving"]["tensor_parallel_size"] = None
+        data["identity"]["serving"]["disaggregated"] = {"prefill_gpus": 1, "decode_gpus": 3}
+
+    no_bound = RooflineShare(None, None, DISAGGREGATED)
+    assert _shares(_result(disaggregated)) == [no_bound, no_bound]
 
 
 def test_roofline_share_reaches_the_index_row() -> None:
