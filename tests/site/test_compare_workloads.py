@@ -22,6 +22,7 @@ from site_helpers import REPO, result_data, write_registry
 from infermeter.registry.index import build_index, render_csv
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models.measurements import Load
+from infermeter.registry.roofline_share import DISAGGREGATED
 from infermeter.registry.tables import INTERRUPTED_NOTE, points_table_html
 from infermeter.registry.workloads import scenario
 
@@ -163,6 +164,8 @@ def test_compare_real_site_tables_hold_one_workload_and_name_their_bound(built_s
         '<span class="im-nowrap">–<br><small class="im-bound">no sourced compute rate</small>',
         # AMD's tables: total tokens/s or a static batch's latency, no output rate to compare
         '<span class="im-nowrap">–<br><small class="im-bound">no output tokens/s stated</small>',
+        # InferenceX's disaggregated runs: the bound models one pool serving prefill and decode
+        f'<span class="im-nowrap">–<br><small class="im-bound">{DISAGGREGATED}</small>',
     )
     assert [cell for cell in shares if cell not in named and not cell.startswith(why)] == []
 
