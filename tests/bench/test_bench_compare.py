@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import GPU_PACE_ITL_S
+from bench_helpers import PACE_8B_ITL_S
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
 
@@ -181,7 +181,7 @@ def test_compare_two_dataset_files_of_one_name_are_two_workloads(
     workload (for `bench compare`, the index's workload key and its label alike)."""
     fake_server.config.version = "0.9.1"
     fake_server.config.ttft_s = 0.01
-    fake_server.config.itl_s = GPU_PACE_ITL_S  # below the bandwidth bound, even on a busy host
+    fake_server.config.itl_s = PACE_8B_ITL_S
     conversations = json.loads(SHAREGPT.read_text())
     outputs = []
     for folder, turns in (("a", conversations), ("b", conversations[:1] * 2)):

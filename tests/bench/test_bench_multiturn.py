@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from bench_helpers import GPU_PACE_ITL_S
+from bench_helpers import PACE_8B_ITL_S
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 
@@ -158,10 +158,7 @@ def test_multiturn_run_shows_ttft_rising_by_turn_and_the_prefix_hit_rate_standin
     config.ttft_s = 0.002
     config.ttft_s_per_new_word = 0.002
     config.ttft_s_per_cached_word = 0.002  # as dear as a new word: the growth shows clearly
-    # Slower than an H100 decodes the 8B model (4.5 ms a token at best) even when the host
-    # stalls: the fake server's deadlines are absolute, so a late first token's followers come
-    # at once, and at 6 ms a loaded CI host measured a 3.4 ms mean TPOT, which physics refuses.
-    config.itl_s = GPU_PACE_ITL_S
+    config.itl_s = PACE_8B_ITL_S
     output = tmp_path / "multiturn.json"
     run = CliRunner().invoke(
         main,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import GPU_PACE_ITL_S
+from bench_helpers import PACE_8B_ITL_S
 from chromium import watched_page
 from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer
@@ -38,7 +38,7 @@ def two_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     with FakeOpenAIServer() as server:
         server.config.version = "0.9.1"
         server.config.ttft_s = 0.01
-        server.config.itl_s = GPU_PACE_ITL_S  # slower than the bandwidth bound, even on a busy host
+        server.config.itl_s = PACE_8B_ITL_S
         for gpu in ("h100-sxm", "h200-sxm"):
             path = folder / f"{gpu}.json"
             run = _invoke(

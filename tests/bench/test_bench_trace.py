@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import GPU_PACE_ITL_S
+from bench_helpers import PACE_8B_ITL_S
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer
 from tiny_model import train_tokenizer
@@ -130,7 +130,7 @@ def test_trace_replay_follows_the_arrivals_within_the_stated_lateness(
 ) -> None:
     fake_server.config.version = "0.9.1"
     fake_server.config.prefix_block_words = 8
-    fake_server.config.itl_s = GPU_PACE_ITL_S  # below the 8B model's bound on an H100
+    fake_server.config.itl_s = PACE_8B_ITL_S
     output = tmp_path / "trace.json"
     run = CliRunner().invoke(
         main,
@@ -191,7 +191,7 @@ def test_trace_workload_key_follows_the_trace_not_the_lengths(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     fake_server.config.version = "0.9.1"
-    fake_server.config.itl_s = GPU_PACE_ITL_S
+    fake_server.config.itl_s = PACE_8B_ITL_S
     keys = []
     for speed in ("4", "8"):
         output = tmp_path / f"speed{speed}.json"
@@ -543,7 +543,7 @@ def test_the_mooncake_excerpt_replays_on_its_timestamps_and_its_cut_is_stated(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     fake_server.config.version = "0.9.1"
-    fake_server.config.itl_s = 0.006  # hundreds of tokens a reply: a late first barely moves TPOT
+    fake_server.config.itl_s = PACE_8B_ITL_S
     output = tmp_path / "mooncake.json"
     run = CliRunner().invoke(
         main,
