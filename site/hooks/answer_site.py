@@ -345,6 +345,21 @@ def home_sentence(preset: Preset, found: Sequence[Answer], names: Mapping[str, s
     )
 
 
+def home_bounds() -> str:
+    """The picker's latency target: TTFT and TPOT bounds at the answer's default percentile
+    (`ANSWER`'s fields: the answer page's and `registry answer`'s own); left empty, none."""
+    fields = {field.name: field for field in ANSWER}
+    percentile = fields["percentile"].default
+    return "".join(
+        # a label and its input wrap as one
+        f'<span class="im-nowrap"><label for="im-home-{name}">p{esc(percentile)} '
+        f"{esc(fields[name].label)}</label> "
+        f'<input id="im-home-{name}" name="{name}" type="number" min="0" step="any" '
+        f'inputmode="decimal" placeholder="none" title="{esc(fields[name].help)}"></span> '
+        for name in ("ttft_ms", "tpot_ms")
+    )
+
+
 def home_page(site: Site) -> str:
     """Markdown of Home: the question, a model picker and the presets, each with computed
     sentences, then the model list."""
@@ -359,6 +374,7 @@ def home_page(site: Site) -> str:
         '<form class="im-picker" action="answer/" method="get" data-search-exclude>'
         '<label for="im-home-model">Your model</label> '
         f'<select id="im-home-model" name="model">{options}</select> '
+        f"{home_bounds()}"
         '<button type="submit">Answer</button></form>'
     )
     presets = "".join(

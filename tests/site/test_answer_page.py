@@ -493,6 +493,29 @@ def test_home_fits_three_phone_screens_before_the_model_list(browser: Any, site_
         context.close()
 
 
+def test_home_picker_asks_the_question_at_the_readers_latency_target(
+    page: Any, site_url: str
+) -> None:
+    """The home page's picker sent the model only, so its answer was always the batch
+    question: a latency target had to be set again on the answer page."""
+    page.goto(f"{site_url}/")
+    page.select_option("form.im-picker select[name=model]", "llama-3.1-70b-instruct")
+    page.fill("form.im-picker input[name=ttft_ms]", "1000")
+    page.fill("form.im-picker input[name=tpot_ms]", "50")
+    page.click("form.im-picker button")
+    page.wait_for_function(READY, timeout=90_000)
+    assert "ttft_ms=1000" in page.url
+    assert "tpot_ms=50" in page.url
+    slo = page.locator("[data-slo]").first.inner_text()
+    assert slo == "SLO: p99 TTFT ≤ 1,000 ms, TPOT ≤ 50 ms"
+    # left empty, no bound: the batch question, with no error
+    page.goto(f"{site_url}/")
+    page.click("form.im-picker button")
+    page.wait_for_function(READY, timeout=90_000)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+    assert page.locator("[data-slo]").first.inner_text() == "SLO: none (batch)"
+
+
 def test_comparisons_show_price_ratio_beside_accepted_throughput_ratio(site_url: str) -> None:
     page = _get(f"{site_url}/answer/comparisons/")
     rows = re.findall(r"<tr data-comparison>(.*?)</tr>", page, re.S)
