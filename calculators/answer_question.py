@@ -41,12 +41,13 @@ def question_problems(
     if "model" in problems:
         return problems
     mine = [p for p in points if p.model == question.model]
+    # a workload by its key and its label (what a reader recognises), a precision by its name
+    workloads = {p.workload_key: f"{p.workload_key} ({p.workload})" for p in mine}
     for name, wanted, known in (
-        ("workload", question.workload_key, {p.workload_key for p in mine}),
-        ("precision", question.precision, {p.precision for p in mine}),
+        ("workload", question.workload_key, workloads),
+        ("precision", question.precision, {p.precision: p.precision for p in mine}),
     ):
         if wanted is not None and wanted not in known:
-            problems[name] = (
-                f"{question.model} has no result for {wanted!r}; it has {', '.join(sorted(known))}"
-            )
+            listed = ", ".join(known[key] for key in sorted(known))
+            problems[name] = f"{question.model} has no result for {wanted!r}; it has {listed}"
     return problems

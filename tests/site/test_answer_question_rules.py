@@ -87,3 +87,10 @@ def test_a_blank_model_is_asked_for_not_quoted_as_empty() -> None:
     page = parse_question({"model": ""}, answer_page_data())
     assert isinstance(page, dict)
     assert page["model"].startswith("model: required; models with results: deepseek-r1, ")
+
+
+def test_an_unknown_workload_lists_the_models_workloads_by_label_too() -> None:
+    # the list named keys only ("it has 00f02afc10, 1bfd7bbb24, …"), which no page shows alone
+    page = parse_question({"model": MODEL, "workload": "nope"}, answer_page_data())
+    assert isinstance(page, dict)
+    assert "; it has 00f02afc10 (2,048 → 2,048 tokens), " in page["workload"]
