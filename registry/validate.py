@@ -8,9 +8,10 @@ needs what it lacks):
 2. structure (`registry.checks.structure`, `strings`) — the current format (an older one is
    named, with the `registry migrate` command that upgrades it); the committed JSON Schema, the
    models, plain-text strings;
-3. content (`registry.checks.content`, `counts`, `rates`) — the content id; for a file under
-   `registry/results/`: its path and canonical text; the catalogs' ids; counts that agree; rates
-   a cost can be worked out from;
+3. content (`registry.checks.content`, `counts`, `rates`, `closed_loop`) — the content id; for
+   a file under `registry/results/`: its path and canonical text; the catalogs' ids; counts that
+   agree; rates a cost can be worked out from; a closed loop's throughput that its own
+   concurrency and latencies allow (Little's law);
 4. physics (`registry.checks.physics`) — roofline bounds of the GPU and model;
 5. across files (`registry.checks.history`) — duplicates among the files and the registry;
    with a git `base`, results merged there that changed or vanished without a correction.
@@ -34,6 +35,7 @@ from infermeter.registry.catalog import (
     load_models,
 )
 from infermeter.registry.checks import Finding
+from infermeter.registry.checks.closed_loop import closed_loop_findings
 from infermeter.registry.checks.content import (
     identity_findings,
     placement_findings,
@@ -319,6 +321,7 @@ class _Validator:
             )
         self.findings.extend(guard("counts", lambda: count_findings(file, result)))
         self.findings.extend(guard("rates", lambda: rate_findings(file, result)))
+        self.findings.extend(guard("closed-loop", lambda: closed_loop_findings(file, result)))
         if self.catalogs is not None:
             catalogs = self.catalogs
             self.findings.extend(

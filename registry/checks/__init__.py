@@ -3,7 +3,8 @@
 `structure` reads a file's JSON against the schema and the models, `strings` its strings (and a
 catalog's) as plain text; `content` checks what a valid
 result says against its path, the catalogs and itself; `physics` against roofline bounds; `rates`
-the rates a cost is worked out from against what the calculators price; `history` across files
+the rates a cost is worked out from against what the calculators price; `closed_loop` a closed
+loop's throughput against its own concurrency and latencies; `history` across files
 (duplicates) and against a git base (immutability). Each check returns Findings and never raises on
 bad input: validation collects every problem, then fails once.
 """

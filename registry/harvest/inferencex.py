@@ -31,7 +31,10 @@ checkpoint, of `configs/amd-master.yaml` an `amd/…-MXFP4` one); `trt` is Tenso
 A row is labelled unofficial unless its workflow run is in SemiAnalysisAI/InferenceX, as the
 InferenceX README requires ("all other forks & repos are Unofficial"). Failed rows (`error`
 set), GPUs and models without a catalog id, and rows without an image (no engine version) are
-skipped with the reason.
+skipped with the reason. So is a row whose output tokens/s its own concurrency, mean E2E and
+output length do not allow (Little's law, `registry.checks.closed_loop`): InferenceX counts no
+failed requests, so a row far below what its latencies give lost requests it does not count
+(run 26829715287 at 512 users: 2.4 %); the other rows of its group still make the result.
 """
 
 import re
@@ -41,7 +44,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from infermeter.registry.catalog import gpu_named
+from infermeter.registry.checks.closed_loop import closed_loop_problem
 from infermeter.registry.harvest import inferencex_api
 from infermeter.registry.harvest.errors import HarvestError, RowSkipped
 from infermeter.registry.harvest.options import HarvestOptions
@@ -221,26 +227,26 @@ def result_key(result: Result) -> str | None:
     return match.group(1) if match else None
 
 
+def _point(row: dict[str, Any], divided_by: int) -> LoadPoint:
+    metrics = row.get("metrics")
+    if not isinstance(metrics, dict):
+        raise _Skip(f"benchmark_results {row.get('id')}: metrics is not an object")
+    per_gpu = metrics.get("output_tput_per_gpu")
+    if not isinstance(per_gpu, int | float) or isinstance(per_gpu, bool):
+        raise _Skip(f"benchmark_results {row.get('id')}: no output_tput_per_gpu")
+    return LoadPoint(
+        load=Load(arrival="closed", concurrency=whole_number(row, "conc")),
+        requests=RequestCounts(),
+        tokens=TokenCounts(),
+        throughput=Throughput(output_tokens_per_s=float(per_gpu) * divided_by),
+        ttft_ms=_latency(metrics, "ttft"),
+        tpot_ms=_latency(metrics, "tpot"),
+        e2e_ms=_latency(metrics, "e2el"),
+    )
+
+
 def _points(rows: list[dict[str, Any]], divided_by: int) -> list[LoadPoint]:
-    points = []
-    for row in sorted(rows, key=lambda row: whole_number(row, "conc")):
-        metrics = row.get("metrics")
-        if not isinstance(metrics, dict):
-            raise _Skip(f"benchmark_results {row.get('id')}: metrics is not an object")
-        per_gpu = metrics.get("output_tput_per_gpu")
-        if not isinstance(per_gpu, int | float) or isinstance(per_gpu, bool):
-            raise _Skip(f"benchmark_results {row.get('id')}: no output_tput_per_gpu")
-        point = LoadPoint(
-            load=Load(arrival="closed", concurrency=whole_number(row, "conc")),
-            requests=RequestCounts(),
-            tokens=TokenCounts(),
-            throughput=Throughput(output_tokens_per_s=float(per_gpu) * divided_by),
-            ttft_ms=_latency(metrics, "ttft"),
-            tpot_ms=_latency(metrics, "tpot"),
-            e2e_ms=_latency(metrics, "e2el"),
-        )
-        points.append(point)
-    return points
+    return [_point(row, divided_by) for row in sorted(rows, key=lambda r: whole_number(r, "conc"))]
 
 
 @dataclass(frozen=True)
@@ -340,6 +346,28 @@ def _result(group: _Group, dump: InferencexDump, catalogs: Catalogs) -> Result:
     return reported_result(identity, _points(rows, divided_by), source)
 
 
+def _closed_loop_refusals(group: _Group, dump: InferencexDump) -> dict[int, Harvested]:
+    """The rows of `group` whose throughput their own concurrency and latencies do not allow
+    (`closed_loop_problem`: InferenceX counts no failed requests), each skipped with what is
+    wrong, by the row's position in the group. A row or group that makes no point is left to
+    `_result`, which skips the whole group with its reason."""
+    try:
+        divided_by = _deployment(group.config, str(group.config.get("spec_method", "none")))[1]
+        workload = _workload(group.rows, dump.range_ratio)
+    except RowSkipped:
+        return {}
+    refused = {}
+    for number, row in enumerate(group.rows):
+        try:
+            problem = closed_loop_problem(_point(row, divided_by), workload)
+        except (RowSkipped, ValidationError):
+            continue
+        if problem is not None:
+            key = f"inferencex result {row.get('id')}"
+            refused[number] = Harvested(key, skipped=problem)
+    return refused
+
+
 def harvest_dump(
     tables: dict[str, list[dict[str, Any]]],
     dump: InferencexDump,
@@ -364,8 +392,12 @@ def harvest_dump(
         key = group_key(run, config, row)
         groups.setdefault(key, (run, config, []))[2].append(row)
     for key, (run, config, rows) in groups.items():
-        make = partial(_result, _Group(key, run, config, rows), dump, catalogs)
-        harvested.append(harvest_row(key, make))
+        refused = _closed_loop_refusals(_Group(key, run, config, rows), dump)
+        harvested.extend(refused.values())
+        kept = [row for number, row in enumerate(rows) if number not in refused]
+        if kept:
+            make = partial(_result, _Group(key, run, config, kept), dump, catalogs)
+            harvested.append(harvest_row(key, make))
     return harvested
 
 
