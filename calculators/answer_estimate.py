@@ -6,7 +6,8 @@ Where the question's kind of figure (`answer.estimate_kind`: offline for the bat
 server for an SLO) met its error target on every held-out split (`perf_labels`), the estimate
 is the fitted predictor's figure with its measured error, the cheapest over the deployments the
 roofline bound considers. Otherwise it is the roofline bound (`roofline`), labelled as a bound
-no run can beat and naming the target the prediction missed.
+no run can beat and naming the target the prediction missed; under a TTFT or TPOT bound it is
+drawn within them (`AnswerEstimator._within_slo`), so it too depends on the SLO.
 
 Plain data in (config.json dicts, `predict.Gpu`, `answer.Price`), stdlib only:
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from infermeter.calculators.accepted import Point, Slo
@@ -43,7 +44,11 @@ from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
 from infermeter.calculators.predict import Deployment, Gpu, P99Bounds, smallest_tensor_parallel
 from infermeter.calculators.quantization import MXFP4_ONLINE_SINCE, weight_bytes, weight_format
-from infermeter.calculators.roofline import ThroughputBound, plan_throughput_bound
+from infermeter.calculators.roofline import (
+    ThroughputBound,
+    plan_throughput_bound,
+    prefill_seconds_bound,
+)
 from infermeter.calculators.token_cost import usd_per_million_tokens
 from infermeter.calculators.vllm_plan import VllmPlan
 from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
@@ -109,22 +114,52 @@ def native_precision(config: Mapping[str, Any]) -> str:
     return UNQUANTIZED if not method else str(method).lower()
 
 
+def step_seconds(bound: ThroughputBound) -> float:
+    """The least time of a decode step at the bound's batch: its sequences ÷ its tokens/s (under
+    pipeline parallelism the slowest stage's, shorter than a token's trip through every stage:
+    still a bound on a request's TPOT)."""
+    return bound.batch / bound.tokens_per_second
+
+
 def bound_at_plan(
-    arch: ModelArch, gpu: Gpu, plan: VllmPlan, input_tokens: int, output_tokens: int
+    arch: ModelArch,
+    gpu: Gpu,
+    plan: VllmPlan,
+    tokens: tuple[int, int],
+    step_limit_s: float = math.inf,
 ) -> tuple[int, ThroughputBound]:
-    """The decode roofline bound of `gpu` at the most sequences the vLLM `plan` holds, and that
-    batch."""
-    batch = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
-    bound = plan_throughput_bound(
-        arch,
-        plan.settings,
-        gpu.memory_bandwidth_gb_s,
-        dict(gpu.tflops_dense),
-        input_tokens + output_tokens // 2,  # the mean context of an output token
-        batch,
-        tuple(gpu.links),
-    )
-    return batch, bound
+    """The decode roofline bound of `gpu` for requests of `tokens` (input, output) at the most
+    sequences the vLLM `plan` holds whose decode step (`step_seconds`) stays within
+    `step_limit_s`, and that batch; where even one sequence's step exceeds it, at one sequence
+    (the caller judges it). A step grows with its batch, so a bisection finds the batch."""
+
+    def at(batch: int) -> ThroughputBound:
+        return plan_throughput_bound(
+            arch,
+            plan.settings,
+            gpu.memory_bandwidth_gb_s,
+            dict(gpu.tflops_dense),
+            tokens[0] + tokens[1] // 2,  # the mean context of an output token
+            batch,
+            tuple(gpu.links),
+        )
+
+    most = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
+    bound = at(most)
+    if most == 1 or step_seconds(bound) <= step_limit_s:
+        return most, bound
+    bound = at(1)
+    if step_seconds(bound) > step_limit_s:
+        return 1, bound
+    within, over = 1, most
+    while over - within > 1:
+        middle = (within + over) // 2
+        found = at(middle)
+        if step_seconds(found) <= step_limit_s:
+            within, bound = middle, found
+        else:
+            over = middle
+    return within, bound
 
 
 @dataclass(frozen=True)
@@ -142,9 +177,36 @@ class Bound:
     gpu: str
     gpu_count: int
     tokens_per_s: float
-    batch: int  # sequences the memory plan holds
+    batch: int  # sequences the memory plan holds (within a TPOT bound: `AnswerEstimator`)
     interconnect: str  # what the bound counts of the traffic between GPUs
     note: str
+    step_s: float = 0.0  # its decode step's least time (`step_seconds`)
+    plan: VllmPlan | None = field(default=None, compare=False, repr=False)  # drawn on this plan
+    release_note: str = ""  # what the note says of the vLLM release planned (ONLINE_MXFP4_NOTE)
+
+
+def _bound(
+    gpu: str,
+    count: int,
+    plan: VllmPlan,
+    drawn: tuple[int, ThroughputBound],
+    release_note: str,
+    within: str = "",
+) -> Bound:
+    """A deployment's `Bound` at the (batch, bound) `drawn` on its `plan`; `within`: what
+    limits the batch below the plan's most sequences, in the note's words."""
+    batch, bound = drawn
+    return Bound(
+        gpu,
+        count,
+        bound.tokens_per_second,
+        batch,
+        bound.interconnect,
+        f"the roofline bound ({bound.limited_by}) at {batch:,} sequences{within}{release_note}",
+        step_seconds(bound),
+        plan,
+        release_note,
+    )
 
 
 def gpu_bounds(
@@ -172,20 +234,50 @@ def gpu_bounds(
             )
             if fit.gpu_count != count or fit.report is None:
                 continue
-            batch, bound = bound_at_plan(
-                arch, gpu.gpu, fit.report.plan, input_tokens, output_tokens
-            )
+            plan = fit.report.plan
+            drawn = bound_at_plan(arch, gpu.gpu, plan, (input_tokens, output_tokens))
         except CalculatorError:
             continue
-        yield Bound(
-            gpu.gpu.id,
-            count,
-            bound.tokens_per_second,
-            batch,
-            bound.interconnect,
-            f"the roofline bound ({bound.limited_by}) at {batch:,} sequences"
-            + (ONLINE_MXFP4_NOTE if release == ONLINE_MXFP4_RELEASE else ""),
-        )
+        note = ONLINE_MXFP4_NOTE if release == ONLINE_MXFP4_RELEASE else ""
+        yield _bound(gpu.gpu.id, count, plan, drawn, note)
+
+
+def _ms(seconds: float) -> str:
+    """A time in a note's words, ms: two significant figures below 10 ms, else whole ms."""
+    ms = seconds * 1e3
+    return f"{ms:.2g}" if ms < 10 else f"{ms:,.0f}"
+
+
+@dataclass
+class _SloCut:
+    """The fastest of the bounds a question's TTFT and TPOT bounds leave out ((seconds, bound):
+    one prompt's prefill, a one-sequence decode step), for why none is left."""
+
+    prefill: tuple[float, Bound] | None = None
+    step: tuple[float, Bound] | None = None
+
+    def reason(self, slo: Slo, input_tokens: int) -> str:
+        """Why no deployment of the priced GPUs is left (`kept` empty)."""
+        parts = []
+        if self.prefill is not None:
+            seconds, bound = self.prefill
+            parts.append(
+                f"prefills one prompt of {input_tokens:,} tokens within TTFT ≤ {slo.ttft_ms:,g} "
+                f"ms (the fastest: {_ms(seconds)} ms at {bound.gpu_count} × {bound.gpu})"
+            )
+        if self.step is not None:
+            seconds, bound = self.step
+            parts.append(
+                f"decodes a step within TPOT ≤ {slo.tpot_ms:,g} ms (the fastest: "
+                f"{_ms(seconds)} ms at {bound.gpu_count} × {bound.gpu})"
+            )
+        return "no deployment of the priced GPUs " + " and ".join(parts)
+
+
+def _fastest(
+    found: tuple[float, Bound] | None, seconds: float, bound: Bound
+) -> tuple[float, Bound]:
+    return (seconds, bound) if found is None or seconds < found[0] else found
 
 
 def predicted_bounds(slo: Slo) -> P99Bounds | None:
@@ -324,13 +416,19 @@ class AnswerEstimator:
         }
         self._archs: dict[str, ModelArch | None] = {}
         self._bounds: dict[tuple[str, str, int, int], list[Bound]] = {}
+        # (model, precision, tokens, tier, TTFT and TPOT bounds) → `_cheapest_bound`
+        self._cheapest_bounds: dict[
+            tuple[str, str, tuple[int, int], str, float | None, float | None],
+            Estimate | NoEstimate | None,
+        ] = {}
         # why the memory plan refuses the weights, for a key of `_bounds` it refuses
         self._refused: dict[tuple[str, str, int, int], str] = {}
 
     def slo_independent(self, kind: str) -> bool:
-        """Whether the kind's estimate is the same at every SLO (the batch question's, or a
-        bound): what the site can publish for the browser ahead of any question."""
-        return kind == "offline" or missed_target(kind, self.held_out) is not None
+        """Whether the kind's estimate is the same at every SLO: the batch question's alone (a
+        prediction is made at the reader's bounds, and a bound drawn within them): what the site
+        can publish for the browser ahead of any question."""
+        return kind == "offline"
 
     def __call__(
         self, question: Question, workload_key: str, precision: str
@@ -369,6 +467,8 @@ class AnswerEstimator:
         elif missed is None:
             missed = f"{kind}: the predictor does not model an E2E bound"
         bound = self._cheapest_bound(question, tokens, precision)
+        if isinstance(bound, NoEstimate):
+            return bound
         if bound is None:
             refused = self._refused.get((question.model, precision, tokens[0], tokens[1]))
             return None if refused is None else NoEstimate(refused)
@@ -440,12 +540,76 @@ class AnswerEstimator:
 
     def _cheapest_bound(
         self, question: Question, tokens: tuple[int, int], precision: str
-    ) -> Estimate | None:
-        best: Estimate | None = None
-        for bound in self.bounds(question.model, precision, *tokens):
-            found = self._priced(question, bound, bound.tokens_per_s)
-            best = _cheaper(best, found)
-        return None if best is None else replace(best, precision=precision)
+    ) -> Estimate | NoEstimate | None:
+        """The cheapest bound at the question's tier, within its TTFT and TPOT bounds
+        (`_within_slo`); where those leave no deployment, why. Worked out once per question."""
+        slo = question.slo
+        key = (question.model, precision, tokens, question.tier, slo.ttft_ms, slo.tpot_ms)
+        if key not in self._cheapest_bounds:
+            found = self._cheapest_within(question, tokens, precision)
+            self._cheapest_bounds[key] = (
+                found if not isinstance(found, Estimate) else replace(found, precision=precision)
+            )
+        return self._cheapest_bounds[key]
+
+    def _cheapest_within(
+        self, question: Question, tokens: tuple[int, int], precision: str
+    ) -> Estimate | NoEstimate | None:
+        # Each bound priced at the plan's most sequences, cheapest first (the first of equals in
+        # `bounds`' order): one within the SLO costs no less, so the search stops at the first
+        # whose plan's figure is dearer than the cheapest found within it.
+        bounds = self.bounds(question.model, precision, *tokens)
+        priced = sorted(
+            (found.usd_per_million_output_tokens, index, found, bound)
+            for index, bound in enumerate(bounds)
+            if (found := self._priced(question, bound, bound.tokens_per_s)) is not None
+        )
+        slo, checkpoint = question.slo, self.checkpoint(question.model, precision)
+        if checkpoint is None or (slo.tpot_ms is None and slo.ttft_ms is None) or not priced:
+            return priced[0][2] if priced else None
+        cut = _SloCut()
+        best: tuple[float, int, Estimate] | None = None
+        for usd, index, _found, bound in priced:
+            if best is not None and usd > best[0]:
+                break
+            within = self._within_slo(checkpoint[0], bound, tokens, slo, cut)
+            found = None if within is None else self._priced(question, within, within.tokens_per_s)
+            if found is not None and (
+                best is None or (found.usd_per_million_output_tokens, index) < best[:2]
+            ):
+                best = (found.usd_per_million_output_tokens, index, found)
+        return NoEstimate(cut.reason(slo, tokens[0])) if best is None else best[2]
+
+    def _within_slo(
+        self, arch: ModelArch, bound: Bound, tokens: tuple[int, int], slo: Slo, cut: _SloCut
+    ) -> Bound | None:
+        """`bound` within `slo`: None where one prompt's prefill alone exceeds its TTFT bound
+        (`prefill_seconds_bound`) or one sequence's decode step its TPOT bound (noted in `cut`),
+        else drawn at the most sequences whose decode step stays within the TPOT bound
+        (`bound_at_plan`). Any run meeting the bounds prefills no faster, and its mean step is
+        no longer than its TPOT, so it stays a bound."""
+        gpu, plan = self.gpus[bound.gpu].gpu, bound.plan
+        assert plan is not None  # every bound of `bounds` is drawn on its plan
+        if slo.ttft_ms is not None:
+            prefill = prefill_seconds_bound(arch, plan.settings, gpu.tflops_dense, tokens[0])
+            if prefill is not None and prefill * 1e3 > slo.ttft_ms:
+                cut.prefill = _fastest(cut.prefill, prefill, bound)
+                return None
+        if slo.tpot_ms is None or bound.step_s * 1e3 <= slo.tpot_ms:
+            return bound
+        drawn = bound_at_plan(arch, gpu, plan, tokens, slo.tpot_ms / 1e3)
+        within = _bound(
+            bound.gpu,
+            bound.gpu_count,
+            plan,
+            drawn,
+            bound.release_note,
+            f", the most whose decode step stays within TPOT ≤ {slo.tpot_ms:,g} ms",
+        )
+        if within.step_s * 1e3 > slo.tpot_ms:
+            cut.step = _fastest(cut.step, within.step_s, within)
+            return None
+        return within
 
     def _predicted(
         self, question: Question, tokens: tuple[int, int], precision: str, kind: str

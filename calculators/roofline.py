@@ -270,6 +270,26 @@ def dense_tflops_for(fmt: WeightFormat, rates: Mapping[str, float | None]) -> fl
     return max(known) if known else None
 
 
+def prefill_seconds_bound(
+    arch: ModelArch,
+    settings: VllmSettings,
+    dense_tflops_by_dtype: Mapping[str, float | None],
+    input_tokens: int,
+) -> float | None:
+    """The least time a memory plan's deployment takes to prefill one prompt of `input_tokens`:
+    two FLOPs per parameter each prompt token passes through, at the peak dense rate of one
+    replica's GPUs (a prompt goes to one replica). Attention over the prompt is left out, which
+    only shortens it. None where the GPU states no rate."""
+    fmt = weight_format(
+        arch, settings.quantization, settings.dtype, parse_release(settings.vllm_version)
+    )
+    tflops = dense_tflops_for(fmt, dense_tflops_by_dtype)
+    if tflops is None:
+        return None
+    gpus = settings_layout(settings).replica_gpus
+    return input_tokens * flops_per_output_token(arch) / (tflops * 1e12 * gpus)
+
+
 @dataclass(frozen=True)
 class ThroughputBound:
     """An upper bound on a deployment's decode output tokens per second at a batch size: the

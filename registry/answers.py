@@ -10,7 +10,6 @@ target missed): the one estimate path of the CLI, the site build and the browser
 """
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,29 +107,25 @@ def catalog_estimator(
     )
 
 
-# A question of the `server` kind, for an estimate that is the same at every SLO (a bound).
-ANY_SLO = Slo(99.0, ttft_ms=math.inf)
-
-
 def every_estimate(
     evidence: Evidence, estimator: AnswerEstimator
 ) -> dict[tuple[str, str, str, str, str], Estimate | NoEstimate]:
     """(model, workload key, precision, tier, kind) → the estimate (or why there is none), for
-    every evidence group, every price tier the evidence's prices offer and each kind of question
-    (`estimate_kind`) whose estimate is the same at every SLO: what the browser shows where
-    nothing qualifies."""
+    every evidence group and every price tier the evidence's prices offer, for the batch
+    question (kind `offline`): the one kind whose estimate is the same at every SLO
+    (`AnswerEstimator.slo_independent`), what the browser shows where nothing qualifies. The
+    browser works out the others at the reader's SLO."""
     tiers = sorted({p.tier for p in evidence.prices})
     estimates: dict[tuple[str, str, str, str, str], Estimate | NoEstimate] = {}
+    if not estimator.slo_independent("offline"):
+        return estimates
     for model, workload_key, precision in sorted(
         {(p.model, p.workload_key, p.precision) for p in evidence.points}
     ):
         for tier in tiers:
-            for kind, slo in (("offline", Slo()), ("server", ANY_SLO)):
-                if not estimator.slo_independent(kind):
-                    continue
-                found = estimator(Question(model, slo, tier), workload_key, precision)
-                if found is not None:
-                    estimates[(model, workload_key, precision, tier, kind)] = found
+            found = estimator(Question(model, Slo(), tier), workload_key, precision)
+            if found is not None:
+                estimates[(model, workload_key, precision, tier, "offline")] = found
     return estimates
 
 
