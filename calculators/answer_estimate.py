@@ -127,11 +127,13 @@ def bound_at_plan(
     plan: VllmPlan,
     tokens: tuple[int, int],
     step_limit_s: float = math.inf,
+    fewest_over: int | None = None,
 ) -> tuple[int, ThroughputBound]:
     """The decode roofline bound of `gpu` for requests of `tokens` (input, output) at the most
     sequences the vLLM `plan` holds whose decode step (`step_seconds`) stays within
     `step_limit_s`, and that batch; where even one sequence's step exceeds it, at one sequence
-    (the caller judges it). A step grows with its batch, so a bisection finds the batch."""
+    (the caller judges it). A step grows with its batch, so a bisection finds the batch;
+    `fewest_over`: a batch whose step the caller knows exceeds the limit."""
 
     def at(batch: int) -> ThroughputBound:
         return plan_throughput_bound(
@@ -144,14 +146,15 @@ def bound_at_plan(
             tuple(gpu.links),
         )
 
-    most = max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
-    bound = at(most)
-    if most == 1 or step_seconds(bound) <= step_limit_s:
-        return most, bound
+    over = fewest_over or max(1, min(plan.max_num_seqs, math.floor(plan.max_concurrency)))
+    if fewest_over is None:
+        bound = at(over)
+        if over == 1 or step_seconds(bound) <= step_limit_s:
+            return over, bound
     bound = at(1)
-    if step_seconds(bound) > step_limit_s:
+    if over == 1 or step_seconds(bound) > step_limit_s:
         return 1, bound
-    within, over = 1, most
+    within = 1
     while over - within > 1:
         middle = (within + over) // 2
         found = at(middle)
@@ -597,7 +600,7 @@ class AnswerEstimator:
                 return None
         if slo.tpot_ms is None or bound.step_s * 1e3 <= slo.tpot_ms:
             return bound
-        drawn = bound_at_plan(arch, gpu, plan, tokens, slo.tpot_ms / 1e3)
+        drawn = bound_at_plan(arch, gpu, plan, tokens, slo.tpot_ms / 1e3, bound.batch)
         within = _bound(
             bound.gpu,
             bound.gpu_count,
