@@ -316,6 +316,44 @@ def test_answer_page_says_why_a_data_set_group_has_no_estimate_as_the_cli_does(
     assert page.locator("[data-no-estimate]").count() == 0
 
 
+@pytest.mark.parametrize("tpot_ms", ["8", "0.05"])
+def test_answer_page_draws_the_bound_within_the_tpot_bound_as_the_cli_does(
+    page: Any, site_url: str, tpot_ms: str
+) -> None:
+    """Bug: the roofline bound was drawn at the most sequences the memory plan holds whatever
+    the TPOT bound: 1 × MI325X at 1,024 sequences (a ~55 ms step) at TPOT ≤ 8 ms. The page now
+    works the bound out in the browser within the reader's bounds, as `registry answer` does,
+    and where no deployment meets them says why in its words."""
+    query = {"model": "llama-3.1-70b-instruct", "workload": "c138352968", "precision": "fp8",
+             "percentile": "99", "ttft_ms": "1000", "tpot_ms": tpot_ms}  # fmt: skip
+    _answer(page, f"{site_url}/answer/?{urlencode(query)}")
+    cli = json_output(
+        "registry", "answer", "--model", query["model"], "--workload", query["workload"],
+        "--precision", "fp8", "--slo-ttft-ms", "1000", "--slo-tpot-ms", tpot_ms,
+    )["answers"]  # fmt: skip
+    estimates = [a["estimate"] for a in cli if a["estimate"]]
+    reasons = [a["no_estimate"] for a in cli if a["no_estimate"]]
+    shown = page.evaluate(ESTIMATE)
+    assert [e["value"] for e in shown] == pytest.approx(
+        [e["usd_per_million_output_tokens"] for e in estimates], rel=1e-9
+    )
+    no_estimate = page.eval_on_selector_all(
+        "[data-no-estimate]", "es => es.map(e => e.textContent)"
+    )
+    assert no_estimate == [f"No estimate: {reason}" for reason in reasons]
+    if tpot_ms == "8":
+        assert estimates
+        assert not reasons
+        assert all("within TPOT ≤ 8 ms" in e["text"] for e in shown), shown
+        assert all(" 1 × AMD Instinct MI325X" not in e["text"] for e in shown), shown
+    else:
+        assert reasons
+        assert not estimates
+        assert reasons[0].startswith(
+            "no deployment of the priced GPUs decodes a step within TPOT ≤ 0.05 ms"
+        )
+
+
 def test_answer_page_refuses_a_model_it_does_not_list_as_the_cli_does(
     page: Any, site_url: str
 ) -> None:
