@@ -463,12 +463,20 @@ def model_estimates(site: Site, model: str) -> str:
         if config is None or preset.min_input_tokens > EXAMPLE_TOKENS[0]:
             continue
         estimate = site.estimator.estimate(Question(model, preset.slo), EXAMPLE_TOKENS, precision)
-        if isinstance(estimate, Estimate):  # the checkpoint's own weights: never refused
-            items.append(
-                f'<li data-preset="{esc(preset.id)}"><strong>{esc(preset.title)}</strong> '
-                f"(SLO: {esc(preset.slo.text())}): "
-                f"{estimate_paragraph(estimate, site.data.gpus)}</li>"
-            )
+        if estimate is None:  # no plan of a priced GPU holds the weights
+            continue
+        said = (
+            estimate_paragraph(estimate, site.data.gpus)
+            if isinstance(estimate, Estimate)
+            # no deployment meets the preset's bounds (the checkpoint's own weights: never
+            # refused), as the answer page says it
+            else f'<span class="im-no-estimate" data-no-estimate>No estimate: '
+            f"{esc(estimate.reason)}</span>"
+        )
+        items.append(
+            f'<li data-preset="{esc(preset.id)}"><strong>{esc(preset.title)}</strong> '
+            f"(SLO: {esc(preset.slo.text())}): {said}</li>"
+        )
     if not items:
         return heading + "No result meets this yet.\n"
     return (

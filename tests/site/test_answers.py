@@ -9,6 +9,7 @@ from typing import Any
 
 import answer_site
 import pytest
+from answer_render import Data
 from site_helpers import PHONE, assert_side_by_side, in_view, visit
 
 from infermeter.calculators.answer import PRESETS, Question
@@ -122,3 +123,23 @@ def test_answers_phone_shows_gpu_and_usd_per_million(phone: Any, site_url: str) 
         count = link.inner_text().split(" × ")[0]
         assert link.inner_text() == f"{count} × {gpus_catalog[link.get_attribute('title')].name}"
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+def test_a_model_page_says_why_a_preset_has_no_estimate() -> None:
+    # A model page without results listed a preset only where its estimate was a figure; since
+    # the bound honours the preset's TPOT bound, a preset no deployment meets vanished from the
+    # list unexplained. It now says why, as the answer page does. Llama 3.1 70B on L4s alone:
+    # one 16-bit sequence's decode step takes 58 ms on 8 of them, over Interactive's 40 ms.
+    gpus, models = load_gpus(), load_models()
+    estimator = catalog_estimator(
+        {"l4": gpus["l4"]}, models, answer_prices(load_prices().values()), {}
+    )
+    site = answer_site.Site(Data([], [], {}, {"l4": gpus["l4"].name}, {}), {}, "", estimator)
+    shown = answer_site.model_estimates(site, "llama-3.1-70b-instruct")
+    interactive = shown.split('data-preset="interactive-chat"', 1)[1].split("</li>", 1)[0]
+    assert (
+        '<span class="im-no-estimate" data-no-estimate>No estimate: no deployment of the priced '
+        "GPUs decodes a step within TPOT ≤ 40 ms (the fastest: 58 ms at 8 × l4)</span>"
+    ) in interactive
+    assert 'data-preset="batch"' in shown
+    assert "data-estimate" in shown.split('data-preset="batch"', 1)[1]
