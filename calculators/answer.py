@@ -60,8 +60,8 @@ class Question:
 ROOFLINE_BOUND = "roofline bound"
 PREDICTION = "prediction"
 BOUND_MEANING = (
-    "a roofline bound counts the most sequences the vLLM memory plan holds with an fp8 KV cache: "
-    "no run can beat it, so a real token costs more"
+    "a roofline bound counts the most sequences the vLLM memory plan holds with an fp8 KV cache, "
+    "and no more than a TPOT bound allows: no run can beat it, so a real token costs more"
 )
 
 

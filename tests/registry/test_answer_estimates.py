@@ -340,6 +340,8 @@ def test_the_bound_at_a_tpot_bound_keeps_the_decode_step_within_it() -> None:
     batch = int(found.note.split(" at ")[1].split(" sequences")[0].replace(",", ""))
     assert batch / found.output_tokens_per_s <= 0.010
     assert "the most whose decode step stays within TPOT ≤ 10 ms" in found.note
+    # what every bound shares says so too: it said only "the most sequences the plan holds"
+    assert "and no more than a TPOT bound allows" in found.shared_note
     # one more sequence would take the step over the bound (the plan holds far more)
     (plan_bound,) = [
         b
