@@ -38,6 +38,21 @@ def refusal(
     )
 
 
+def load_refusal(version: tuple[int, int], weights: int, total: int) -> str:
+    """Why a plan whose weights per GPU exceed the GPU's whole memory does not start: the
+    weights are allocated in `load_model`, before gpu_memory_utilization or the KV cache play
+    any part, and PyTorch runs out of memory there (vllm-project/vllm#5714, #28143); vLLM's
+    "No available memory for the cache blocks. Try increasing `gpu_memory_utilization`" is
+    the refusal of weights that load but leave no budget, advice no utilization meets here."""
+    return (
+        f"CUDA out of memory loading the weights: {format_gib(weights, version)} GiB of "
+        f"weights per GPU, more than the GPU's {format_gib(total, version)} GiB in all; vLLM "
+        "fails in load_model, whatever `gpu_memory_utilization`. Try more GPUs "
+        "(--tensor-parallel-size, --pipeline-parallel-size) or a smaller weight format "
+        "(--quantization)."
+    )
+
+
 CAPTURE_OOM = "CUDA out of memory capturing CUDA graphs"  # how `capture_refusal` begins
 
 

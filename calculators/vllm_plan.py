@@ -52,6 +52,7 @@ from infermeter.calculators.vllm_notes import (
     format_gib,
     layout_notes,
     length_notes,
+    load_refusal,
     memory_notes,
     refusal,
 )
@@ -497,6 +498,14 @@ def _layer_cache_blocks(caches: LayerCaches, startup: _Startup, available: int) 
     )
 
 
+def _load_error(startup: _Startup, budget: _Budget) -> str | None:
+    """vLLM's failure to load weights larger than the whole GPU, or None."""
+    total = startup.settings.gpu_memory_bytes
+    if budget.weights.total <= total:
+        return None
+    return load_refusal(startup.version, budget.weights.total, total)
+
+
 def _error(version: tuple[int, int], max_len: int, available: int, blocks: _Blocks) -> str | None:
     """vLLM's refusal to start, or None when one request at max_model_len fits."""
     if available <= 0:
@@ -604,8 +613,10 @@ def plan_vllm(arch: ModelArch, settings: VllmSettings) -> VllmPlan:
     budget = _budget(startup)
     available = budget.available_bytes
     blocks = _blocks(startup, available)
-    error = _error(version, batch.max_model_len, available, blocks) or _capture_error(
-        startup, budget
+    error = (
+        _load_error(startup, budget)
+        or _error(version, batch.max_model_len, available, blocks)
+        or _capture_error(startup, budget)
     )
     weights = budget.weights
     copies = mla_copies(arch, weights.format, version, settings.tensor_parallel_size)

@@ -309,11 +309,29 @@ def test_plan_vllm_llama_3_1_8b_on_rtx_3090_at_full_context_is_refused() -> None
 
 
 def test_plan_vllm_no_memory_left_for_kv_cache() -> None:
-    plan = plan_vllm(ARCHS["llama-3.1-70b-instruct"], _settings(max_model_len=8192))
+    # 131 GiB of weights load on an H200 (139.9 GiB) but leave nothing of its 0.9 budget.
+    memory = gpu_memory_bytes(resolve_gpu("h200-sxm"))
+    arch = ARCHS["llama-3.1-70b-instruct"]
+    plan = plan_vllm(arch, _settings(gpu_memory_bytes=memory, max_model_len=8192))
+    assert plan.requested_bytes < plan.weights_bytes < memory
     assert not plan.fits
     assert plan.kv_cache_bytes == plan.num_blocks == plan.kv_cache_tokens == 0
     assert plan.error is not None
-    assert "No available memory for the cache blocks" in plan.error
+    assert plan.error.startswith("No available memory for the cache blocks")
+
+
+def test_plan_vllm_weights_above_the_whole_gpu_fail_to_load() -> None:
+    # 131 GiB of weights on one 79 GiB H100: vLLM runs out of memory in load_model, before
+    # gpu_memory_utilization matters (vllm-project/vllm#5714, #28143), so raising it is no advice.
+    plan = plan_vllm(ARCHS["llama-3.1-70b-instruct"], _settings(max_model_len=8192))
+    assert plan.weights_bytes > H100
+    assert not plan.fits
+    assert plan.error is not None
+    assert plan.error.startswith("CUDA out of memory loading the weights: ")
+    assert "131.45 GiB of weights per GPU" in plan.error
+    assert "79.15 GiB" in plan.error
+    assert "Try increasing `gpu_memory_utilization`" not in plan.error
+    assert "--tensor-parallel-size" in plan.error
 
 
 def test_plan_vllm_enforce_eager_has_no_cuda_graphs() -> None:

@@ -112,7 +112,7 @@ def test_calc_vram_at_tp_1_leaves_no_room_as_the_page_says() -> None:
     assert plan["weights_bytes"] > 350e9
     assert plan["weights_by_role"]["embedding"] == 2 * (248320 * H + PLE_ROWS * 160)
     assert not plan["fits"]
-    assert plan["error"].startswith("No available memory for the cache blocks")
+    assert plan["error"].startswith("CUDA out of memory loading the weights")
 
 
 def test_calc_vram_at_tp_8_plans_the_hybrid_cache_as_the_page_does() -> None:
