@@ -26,7 +26,12 @@ from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_labels import BOUND_BASIS, basis_label
 from infermeter.calculators.roofline import plan_throughput_bound
 from infermeter.calculators.served_formats import check_served
-from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
+from infermeter.calculators.vllm_settings import (
+    DEFAULT_VLLM_VERSION,
+    VllmSettings,
+    default_max_model_len,
+    parse_release,
+)
 
 # A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
 PriceUsed = Mapping[str, Any]
@@ -281,11 +286,26 @@ class FitRequest:
     rank_by: str  # "price" or "price-per-gb"
 
 
+def _check_context_within_the_model(arch: ModelArch, context: int) -> None:
+    """A fit is planned at max_model_len = the context, which vLLM refuses above the length
+    it derives from the config ('User-specified max_model_len … is greater than the derived
+    max_model_len') unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: every GPU would "fit" requests
+    the model does not serve."""
+    longest = default_max_model_len(arch)
+    if context > longest:
+        raise InputError(
+            f"context: {context:,} tokens is longer than the model's {longest:,} (vLLM's "
+            "max_model_len for its config), which vLLM refuses unless "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+        )
+
+
 def fit(request: FitRequest, options: Sequence[GpuOption]) -> dict[str, Any]:
     """The `calc fit --json` payload; `options` are the candidate GPUs at `request.tier`, each
     planned once however often it is named."""
     if request.rank_by not in ("price", "price-per-gb"):
         raise InputError(f"rank_by: expected price or price-per-gb, got {request.rank_by!r}")
+    _check_context_within_the_model(request.arch, request.context)
     once: dict[str, GpuOption] = {}
     for option in options:
         once.setdefault(option.id, option)

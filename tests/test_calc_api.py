@@ -804,3 +804,24 @@ def test_fit_page_lists_a_gpu_whose_vllm_does_not_serve_the_weights_apart_as_the
         "mi325x": False,
         "h100-sxm": True,
     }
+
+
+def test_cli_and_page_fit_refuse_a_context_longer_than_the_model_s() -> None:
+    # Both listed an H100 with 'enough headroom' for 2.2 requests of 201,000 tokens of Llama 3.1
+    # 8B, whose context is 131,072: vLLM refuses max_model_len 201,000 for it ('User-specified
+    # max_model_len … is greater than the derived max_model_len') unless
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which the fit does not assume.
+    given = {"model": "llama-3.1-8b-instruct", "context": "201000", "gpu": "h100-sxm"}
+    message = (
+        "context: 201,000 tokens is longer than the model's 131,072 (vLLM's max_model_len for "
+        "its config), which vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    )
+    errors = calc_compute.compute("fit", given, CATALOG)["errors"]
+    assert list(errors) == ["context"]
+    assert errors["context"] == message
+    args = [part for key, value in given.items() for part in ("--" + key, value)]
+    cli = invoke("calc", "fit", *args)
+    assert cli.exit_code == 2, cli.output
+    assert cli.stderr.startswith(f"Error: {message}")
+    within = _page("fit", {**given, "context": "131072"})
+    assert [option["fits"] for option in within["options"]] == [True]
