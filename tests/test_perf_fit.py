@@ -207,3 +207,18 @@ def test_perf_fit_error_page_states_the_published_figures_and_links_every_result
     for row in rows:
         if row["split"] == "time":
             assert f'href="../results/{row["result_id"]}/"' in page, row["case"]
+
+
+def test_perf_fit_error_page_counts_each_factor_s_own_fitting_results() -> None:
+    # The table looked a factor's count up by its name's first word: 'generation:Ada Lovelace'
+    # and 'generation:CDNA 3' showed 0 fitting results (beside a factor that is 1 only where
+    # none has it) and 'generation:Blackwell Ultra' showed Blackwell's 196 for its own 6.
+    import perf_pages
+
+    page = perf_pages.error_page(_published_rows())
+    for group in ("generation", "precision", "engine"):
+        for name, value in getattr(FITTED, group).items():
+            row = f"| `{html.escape(f'{group}:{name}')}` | {value:.3f} |"
+            assert f"{row} {FITTED.rows[f'{group}:{name}']:,} |" in page, name
+    row = "| `tensor_parallel (compute, per doubling)` |"
+    assert f"{row} {FITTED.tensor_parallel:.3f} | {FITTED.rows['tensor_parallel']:,} |" in page

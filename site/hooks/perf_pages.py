@@ -72,17 +72,19 @@ def _split_table() -> str:
 
 def _factor_table() -> str:
     lines = ["| Factor | Value | Fitting results |", "|---|---:|---:|"]
+    # Each factor's shown name, its value and its key in `FITTED.rows` (a generation's name
+    # may hold a space: 'Ada Lovelace', 'Blackwell Ultra', 'CDNA 3').
     named = {
-        "memory": FITTED.memory,
-        "compute": FITTED.compute,
-        "tensor_parallel (compute, per doubling)": FITTED.tensor_parallel,
-        "step_overhead_ms": FITTED.step_overhead_ms,
+        "memory": (FITTED.memory, "memory"),
+        "compute": (FITTED.compute, "compute"),
+        "tensor_parallel (compute, per doubling)": (FITTED.tensor_parallel, "tensor_parallel"),
+        "step_overhead_ms": (FITTED.step_overhead_ms, "step_overhead_ms"),
     }
     for group in ("generation", "precision", "engine"):
         for name, value in getattr(FITTED, group).items():
-            named[f"{group}:{name}"] = value
-    for name, value in sorted(named.items()):
-        count = FITTED.rows.get(name.split(" ")[0], 0)
+            named[f"{group}:{name}"] = (value, f"{group}:{name}")
+    for name, (value, key) in sorted(named.items()):
+        count = FITTED.rows.get(key, 0)
         lines.append(f"| `{html.escape(name)}` | {value:.3f} | {count:,} |")
     return "\n".join(lines)
 
