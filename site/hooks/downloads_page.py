@@ -24,6 +24,10 @@ PRICE_CSV_COLUMNS = (
     "gpus_per_instance",
     "region",
     "as_of",
+    "date_basis",
+    "official",
+    "caution",
+    "derived_from",
     "source_url",
 )
 
@@ -32,12 +36,14 @@ def _json_list(entries: Iterable[BaseModel]) -> str:
     return json.dumps([entry.model_dump(mode="json") for entry in entries], indent=2) + "\n"
 
 
-def _catalog_files(
+def catalog_files(
     gpus: Mapping[str, GpuEntry],
     models: Mapping[str, ModelEntry],
     prices: Mapping[str, PriceEntry],
 ) -> dict[str, str]:
-    """The catalogs as JSON, the prices as CSV too."""
+    """The catalogs as JSON, the prices as CSV too: with what the GPU pages say of each price
+    beside its figure (how its date is known, an official list or not, a caution that keeps
+    figures off it, the price it is derived from), so no row reads as more than it is."""
     price_rows = [
         (
             p.id,
@@ -48,6 +54,10 @@ def _catalog_files(
             p.gpus_per_instance,
             p.region,
             p.as_of,
+            p.source.date_basis,
+            p.source.official,
+            p.caution,
+            None if p.derived is None else p.derived.from_price,
             p.source.url,
         )
         for p in prices.values()
@@ -95,7 +105,7 @@ def downloads(
     files = {
         "data/index.json": index_json(index.rows),
         "data/index.csv": render_csv(index.rows),
-        **_catalog_files(gpus, models, prices),
+        **catalog_files(gpus, models, prices),
     }
     groups: dict[str, list[IndexRow]] = defaultdict(list)
     for row in index.rows:
