@@ -33,8 +33,17 @@ from infermeter.calculators.vllm_settings import (
     parse_release,
 )
 
-# A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"}.
+# A catalog price as the payload names it: {"id", "usd_per_gpu_hour", "as_of", "source_url"};
+# its `as_of` is the date its source states, or UNDATED where it was only read on a day.
 PriceUsed = Mapping[str, Any]
+UNDATED = "undated"
+
+
+def as_of_words(as_of: str) -> str:
+    """A catalog price's date as the cost table says it: `as of 2026-09-18`, or `undated`."""
+    return UNDATED if as_of == UNDATED else f"as of {as_of}"
+
+
 # The price fields a GPU fills from its catalog prices, and the tier each takes (None: the
 # request's tier).
 CATALOG_PRICE_FIELDS: tuple[tuple[str, str | None], ...] = (

@@ -21,7 +21,7 @@ from infermeter.registry.estimate import workload_dataset, workload_tokens
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
-from infermeter.registry.prices import confidence, dated, tier_prices
+from infermeter.registry.prices import confidence, shown_as_of, tier_prices
 from infermeter.registry.workloads import scenario, workload_key, workload_label
 
 UNQUANTIZED = "16-bit"
@@ -164,7 +164,7 @@ def answer_prices(prices: Iterable[PriceEntry]) -> list[Price]:
             tier=price.tier,
             usd_per_gpu_hour=price.usd_per_gpu_hour,
             provider=price.provider,
-            as_of=dated(price) or "undated",
+            as_of=shown_as_of(price),
             confidence=confidence(price, entries).level,
             source_url=str(price.source.url),
         )

@@ -20,7 +20,7 @@ from infermeter.registry import catalog
 from infermeter.registry.errors import RegistryError
 from infermeter.registry.input_files import InputFileError, read_input_text
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
-from infermeter.registry.prices import tier_prices
+from infermeter.registry.prices import shown_as_of, tier_prices
 
 
 @cache
@@ -120,7 +120,7 @@ def _price_used(price: PriceEntry) -> dict[str, Any]:
     return {
         "id": price.id,
         "usd_per_gpu_hour": price.usd_per_gpu_hour,
-        "as_of": str(price.as_of),
+        "as_of": shown_as_of(price),
         "source_url": price.source.url,
     }
 

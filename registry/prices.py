@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from infermeter.calculators.api import UNDATED
 from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.registry.models import PriceEntry
 
@@ -65,6 +66,12 @@ def earliest_day(partial_date: str) -> dt.date:
 def dated(price: PriceEntry) -> str | None:
     """The price's date as a reader should see it: null when undated (only read that day)."""
     return None if price.source.date_basis == "read" else str(price.as_of)
+
+
+def shown_as_of(price: PriceEntry) -> str:
+    """The price's `as_of` as a payload or a data file gives it to a reader: its date, or
+    `undated` (`calculators.api.UNDATED`) where only the day it was read is known."""
+    return dated(price) or UNDATED
 
 
 def is_recent(price: PriceEntry, today: dt.date) -> bool:

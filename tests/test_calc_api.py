@@ -4,6 +4,7 @@ because both build one request and call the same function."""
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.inputs import ENGINE
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.lookup import cheapest_prices
+from infermeter.registry.prices import dated
 
 
 def _page_catalog() -> dict[str, Any]:
@@ -825,3 +827,23 @@ def test_cli_and_page_fit_refuse_a_context_longer_than_the_model_s() -> None:
     assert cli.stderr.startswith(f"Error: {message}")
     within = _page("fit", {**given, "context": "131072"})
     assert [option["fits"] for option in within["options"]] == [True]
+
+
+def test_cli_and_page_cost_say_an_undated_catalog_price_is_undated() -> None:
+    # Both said 'skypilot-hyperstack-n3-h100x1-on-demand: $1.9000/GPU-hour, as of 2026-12-01'
+    # of a price only read that day (the H100 PCIe page: 'undated (read 2026-12-01)').
+    prices = list(load_prices().values())
+    chosen = {gpu: cheapest_prices(gpu, prices).get("on_demand") for gpu in sorted(load_gpus())}
+    gpu, price = next((g, p) for g, p in chosen.items() if p is not None and dated(p) is None)
+    cli = json_output("calc", "cost", "--gpu", gpu, "--tokens-per-second", "100", "--json")
+    page = _page("cost", {"gpu": gpu, "tokens_per_second": "100"})
+    for payload in (cli, page):
+        assert payload["prices"]["price_per_hour"]["as_of"] == "undated"
+    text = invoke("calc", "cost", "--gpu", gpu, "--tokens-per-second", "100").output
+    assert f"{price.id}: ${price.usd_per_gpu_hour:,.4f}/GPU-hour, undated" in text
+    shown = calc_html.RENDER["cost"](page, "../")
+    assert f"as of {price.as_of}" not in text + shown
+    assert "/GPU-hour, undated" in re.sub(r"<[^>]+>", "", shown)
+    dated_gpu, dated_price = next((g, p) for g, p in chosen.items() if p and dated(p))
+    payload = _page("cost", {"gpu": dated_gpu, "tokens_per_second": "100"})
+    assert payload["prices"]["price_per_hour"]["as_of"] == dated(dated_price)

@@ -7,8 +7,9 @@ import pytest
 from cli_helpers import invoke, json_output, one_line_error
 from click.testing import Result
 
+from infermeter.calculators.api import as_of_words
 from infermeter.registry.lookup import cheapest_prices, load_gpus
-from infermeter.registry.prices import TIERS
+from infermeter.registry.prices import TIERS, shown_as_of
 
 
 def _invoke(*args: str) -> Result:
@@ -93,7 +94,7 @@ def test_calc_cost_catalog_table_shows_price_ids_and_dates() -> None:
     assert result.exit_code == 0, result.output
     for tier, price in cheapest_prices(gpu).items():
         line = next(line for line in result.output.splitlines() if price.id in line)
-        assert f"as of {price.as_of}" in line
+        assert as_of_words(shown_as_of(price)) in line
         assert line.startswith("price (on-demand)" if tier == "on_demand" else f"{tier} price")
 
 

@@ -7,6 +7,7 @@
 from typing import Any
 
 import infermeter.calculators.api as api
+from infermeter.calculators.api import as_of_words
 from infermeter.calculators.memory import MemoryReport
 from infermeter.calculators.price_tiers import pays_off_above
 from infermeter.registry.prices import TIERS
@@ -106,7 +107,8 @@ def format_cost(payload: dict[str, Any], tier: str) -> str:
     rows = [
         (
             labels[option],
-            f"{price['id']}: ${price['usd_per_gpu_hour']:,.4f}/GPU-hour, as of {price['as_of']}",
+            f"{price['id']}: ${price['usd_per_gpu_hour']:,.4f}/GPU-hour, "
+            f"{as_of_words(price['as_of'])}",
         )
         for option, price in payload["prices"].items()
         if price is not None

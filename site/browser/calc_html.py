@@ -210,7 +210,8 @@ def _prices_used_html(payload: Mapping[str, Any]) -> str:
             f"<tr><th>{html.escape(label)} from the catalog</th><td>"
             f"{_out(path + '.id', price['id'], price['id'])}: "
             f"{_out(path + '.usd_per_gpu_hour', price['usd_per_gpu_hour'], usd)}"
-            f"/GPU-hour, as of {_out(path + '.as_of', price['as_of'], price['as_of'])}{source}"
+            f"/GPU-hour, {_out(path + '.as_of', price['as_of'], api.as_of_words(price['as_of']))}"
+            f"{source}"
             "</td></tr>"
         )
     if not cells:

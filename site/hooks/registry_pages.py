@@ -68,7 +68,7 @@ from infermeter.registry.location import catalogs_folder
 from infermeter.registry.lookup import cheapest_prices
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
 from infermeter.registry.plan_accuracy import load_cases
-from infermeter.registry.prices import TIERS
+from infermeter.registry.prices import TIERS, shown_as_of
 
 REPO = Path(__file__).resolve().parents[2]
 BROWSER = Path(__file__).resolve().parents[1] / "browser"
@@ -196,7 +196,7 @@ def browser_catalog(
                 "price_sources": {
                     tier: {
                         "id": price.id,
-                        "as_of": str(price.as_of),
+                        "as_of": shown_as_of(price),
                         "source_url": price.source.url,
                     }
                     for tier, price in cheapest_entries[gpu.id].items()
