@@ -28,6 +28,12 @@ TierName = Literal[PriceTierName, "serverless"]
 PRICE_TIERS: tuple[PriceTierName, ...] = get_args(PriceTierName)
 
 
+# What the reserved break-even is held against, in a reader's words: not the always-on
+# on-demand tier beside it, which pays idle hours too (a reservation cheaper per hour beats it
+# at any utilization), but on-demand paid for busy hours only.
+RESERVED_AGAINST = "against on-demand paid for busy hours only"
+
+
 def reserved_break_even_utilization(
     reserved_usd_per_hour: float, on_demand_usd_per_hour: float
 ) -> float:

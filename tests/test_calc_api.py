@@ -847,3 +847,19 @@ def test_cli_and_page_cost_say_an_undated_catalog_price_is_undated() -> None:
     dated_gpu, dated_price = next((g, p) for g, p in chosen.items() if p and dated(p))
     payload = _page("cost", {"gpu": dated_gpu, "tokens_per_second": "100"})
     assert payload["prices"]["price_per_hour"]["as_of"] == dated(dated_price)
+
+
+def test_cli_and_page_say_what_the_reserved_break_even_is_against() -> None:
+    # At 30 % utilization both showed reserved at $4.63/1M beside always-on on-demand at $9.26,
+    # and 'reserved pays off above 50% utilization', which holds only against on-demand paid
+    # for its busy hours alone (price_tiers.reserved_break_even_utilization).
+    given = {"price_per_hour": "10", "reserved_price_per_hour": "5", "tokens_per_second": "1000",
+             "utilization": "0.3"}  # fmt: skip
+    args = [part for key, value in given.items() for part in ("--" + key.replace("_", "-"), value)]
+    text = invoke("calc", "cost", *args).output
+    line = next(line for line in text.splitlines() if line.startswith("reserved pays off"))
+    assert line.endswith("50% utilization, against on-demand paid for busy hours only")
+    shown = re.sub(r"<[^>]+>", "", calc_html.RENDER["cost"](_page("cost", given), "../"))
+    assert "Reserved pays off, against on-demand paid for busy hours onlyabove 50% utilization" in (
+        shown
+    )

@@ -9,7 +9,7 @@ from typing import Any
 import infermeter.calculators.api as api
 from infermeter.calculators.api import as_of_words
 from infermeter.calculators.memory import MemoryReport
-from infermeter.calculators.price_tiers import pays_off_above
+from infermeter.calculators.price_tiers import RESERVED_AGAINST, pays_off_above
 from infermeter.registry.prices import TIERS
 
 GIB = 1024**3
@@ -130,13 +130,14 @@ def format_cost(payload: dict[str, Any], tier: str) -> str:
                     f"{tier_cost['effective_usd_per_million_tokens']:.4f}",
                 )
             )
-    for label, key in (
-        ("reserved pays off above", "reserved_break_even_utilization"),
-        ("always-on beats serverless above", "serverless_break_even_utilization"),
+    for label, key, against in (
+        ("reserved pays off above", "reserved_break_even_utilization", RESERVED_AGAINST),
+        ("always-on beats serverless above", "serverless_break_even_utilization", ""),
     ):
         if payload["tiers"].get(key) is not None:
             above = pays_off_above(payload["tiers"][key])
-            rows.append((label, "never" if above is None else f"{above:.0%} utilization"))
+            shown = "never" if above is None else f"{above:.0%} utilization"
+            rows.append((label, shown + (f", {against}" if against else "")))
     versus = payload.get("versus_api")
     if versus:
         rows.append(("self-hosted $/month", f"{versus['self_hosted_usd_per_month']:,.2f}"))

@@ -16,7 +16,7 @@ from wide_tables import more_columns
 import infermeter.calculators.api as api
 from infermeter.calculators.errors import InputError
 from infermeter.calculators.perf_api import predicted_throughput
-from infermeter.calculators.price_tiers import PRICE_TIERS, pays_off_above
+from infermeter.calculators.price_tiers import PRICE_TIERS, RESERVED_AGAINST, pays_off_above
 
 GIB = 1024**3
 
@@ -252,7 +252,13 @@ def _cost_html(payload: Mapping[str, Any], base: str) -> str:
     )
     rows.append(("Cheapest tier", "tiers.cheapest", _text))
     if tiers.get("reserved_break_even_utilization") is not None:
-        rows.append(("Reserved pays off", "tiers.reserved_break_even_utilization", _pays_off))
+        rows.append(
+            (
+                f"Reserved pays off, {RESERVED_AGAINST}",
+                "tiers.reserved_break_even_utilization",
+                _pays_off,
+            )
+        )
     if tiers.get("serverless_break_even_utilization") is not None:
         rows.append(
             ("Always-on beats serverless", "tiers.serverless_break_even_utilization", _pays_off)
