@@ -50,6 +50,12 @@ OFFLINE = "offline"
 """The answer scenario of offline points: they answer the batch question only."""
 
 
+def bound_text(ms: float) -> str:
+    """A latency bound in ms as the reader set it: whole ms grouped (`1,000`), else its
+    fraction kept (`7.5`, `0.1`), never rounded to another bound."""
+    return f"{ms:,.0f}" if ms == round(ms) else f"{ms:,.6g}"
+
+
 @dataclass(frozen=True)
 class Slo:
     """Latency bounds at one percentile (e.g. 95 = p95); no bound at all is the batch question."""
@@ -81,7 +87,7 @@ class Slo:
 
     def text(self) -> str:
         """The SLO in a reader's words, e.g. `p95 TTFT ≤ 1,000 ms`, or `none (batch)`."""
-        bounds = [f"{METRIC_NAMES[m]} ≤ {v:,.0f} ms" for m, v in self.bounds().items()]
+        bounds = [f"{METRIC_NAMES[m]} ≤ {bound_text(v)} ms" for m, v in self.bounds().items()]
         return f"p{self.percentile:g} " + ", ".join(bounds) if bounds else "none (batch)"
 
     def as_dict(self) -> dict[str, Any] | None:

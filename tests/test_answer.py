@@ -305,3 +305,12 @@ def test_presets_state_their_bounds_once() -> None:
     for preset in PRESETS:
         assert "≤" not in preset.why, preset.id
         assert "latency bound" not in preset.why.lower(), preset.id  # batch's "none (batch)"
+
+
+def test_slo_text_keeps_the_bound_the_reader_set() -> None:
+    """A bound with a fraction is said as set: `--slo-tpot-ms 7.5` read "TPOT ≤ 8 ms", and 0.1
+    read "≤ 0 ms", a bound no one asked for."""
+    assert Slo(tpot_ms=7.5).text() == "p99 TPOT ≤ 7.5 ms"
+    assert Slo(95, ttft_ms=0.1).text() == "p95 TTFT ≤ 0.1 ms"
+    assert Slo(ttft_ms=1000, e2e_ms=1e9).text() == "p99 TTFT ≤ 1,000 ms, E2E ≤ 1,000,000,000 ms"
+    assert Slo(tpot_ms=1234.5).text() == "p99 TPOT ≤ 1,234.5 ms"
