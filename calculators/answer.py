@@ -338,7 +338,8 @@ def answer(
     estimator: Estimator | None = None,
 ) -> list[Answer]:
     """Every homogeneous answer to `question` (module docstring), in a stable order: those
-    with rows first, then the misses."""
+    with rows first, then the misses; for a model without results, its estimate alone."""
+    points = list(points)
     groups: dict[tuple[str, str, str, str, str], list[Point]] = {}
     for point in points:
         if point.model != question.model:
@@ -378,7 +379,45 @@ def answer(
             )
         )
     answers.sort(key=lambda a: (not a.rows, not a.unpriced))
+    if not any(p.model == question.model for p in points):
+        return _estimate_only(points, question, estimator)
     return answers
+
+
+# The lane of an answer about a model no result measured: its estimate alone (`_estimate_only`).
+NO_RESULT_LANE = "none"
+
+
+def no_result_heading(found: Answer) -> str:
+    """What an answer in `NO_RESULT_LANE` says in place of its scenario and lane."""
+    return f"no result measures {found.question.model} yet: an estimate only"
+
+
+def _estimate_only(
+    points: Iterable[Point], question: Question, estimator: Estimator | None
+) -> list[Answer]:
+    """A model without results (its workload and precision resolved, `answer_question`): the
+    estimate at them alone (none where no `estimator` is given), in a group of no points;
+    nothing where there is nothing to ask."""
+    labels = {p.workload_key: p.workload for p in points}
+    key, precision = question.workload_key, question.precision
+    if key not in labels or precision is None:
+        return []
+    found = None if estimator is None else estimator(question, key, precision)
+    return [
+        Answer(
+            question,
+            key,
+            labels[key],
+            precision,
+            estimate_kind(question.slo),
+            NO_RESULT_LANE,
+            (),
+            estimate=found if isinstance(found, Estimate) else None,
+            no_estimate=found.reason if isinstance(found, NoEstimate) else None,
+            size=0,
+        )
+    ]
 
 
 def points_from_json(data: Iterable[Mapping[str, Any]]) -> list[Point]:

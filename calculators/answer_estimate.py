@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from infermeter.calculators.accepted import Point, Slo
+from infermeter.calculators.accepted import Point, Slo, bound_text
 from infermeter.calculators.answer import (
     PREDICTION,
     ROOFLINE_BOUND,
@@ -262,16 +262,18 @@ class _SloCut:
     def reason(self, slo: Slo, input_tokens: int) -> str:
         """Why no deployment of the priced GPUs is left (`kept` empty)."""
         parts = []
-        if self.prefill is not None:
+        # each is noted only where its bound is set (`_within_slo`)
+        if self.prefill is not None and slo.ttft_ms is not None:
             seconds, bound = self.prefill
             parts.append(
-                f"prefills one prompt of {input_tokens:,} tokens within TTFT ≤ {slo.ttft_ms:,g} "
-                f"ms (the fastest: {_ms(seconds)} ms at {bound.gpu_count} × {bound.gpu})"
+                f"prefills one prompt of {input_tokens:,} tokens within TTFT ≤ "
+                f"{bound_text(slo.ttft_ms)} ms (the fastest: {_ms(seconds)} ms at "
+                f"{bound.gpu_count} × {bound.gpu})"
             )
-        if self.step is not None:
+        if self.step is not None and slo.tpot_ms is not None:
             seconds, bound = self.step
             parts.append(
-                f"decodes a step within TPOT ≤ {slo.tpot_ms:,g} ms (the fastest: "
+                f"decodes a step within TPOT ≤ {bound_text(slo.tpot_ms)} ms (the fastest: "
                 f"{_ms(seconds)} ms at {bound.gpu_count} × {bound.gpu})"
             )
         return "no deployment of the priced GPUs " + " and ".join(parts)
@@ -436,7 +438,11 @@ class AnswerEstimator:
     def __call__(
         self, question: Question, workload_key: str, precision: str
     ) -> Estimate | NoEstimate | None:
-        tokens = self.tokens.get((question.model, workload_key))
+        # a workload's lengths are its own, whichever model ran it: a model without results is
+        # planned at another's
+        tokens = self.tokens.get((question.model, workload_key)) or next(
+            (found for (_model, key), found in self.tokens.items() if key == workload_key), None
+        )
         if tokens is None:
             return NoEstimate(NO_TYPICAL_LENGTHS)
         found = self.estimate(question, (tokens.input_tokens, tokens.output_tokens), precision)
@@ -607,7 +613,7 @@ class AnswerEstimator:
             plan,
             drawn,
             bound.release_note,
-            f", the most whose decode step stays within TPOT ≤ {slo.tpot_ms:,g} ms",
+            f", the most whose decode step stays within TPOT ≤ {bound_text(slo.tpot_ms)} ms",
         )
         if within.step_s * 1e3 > slo.tpot_ms:
             cut.step = _fastest(cut.step, within.step_s, within)

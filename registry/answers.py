@@ -17,6 +17,7 @@ from typing import Any
 
 from infermeter.calculators.accepted import Point, Slo
 from infermeter.calculators.answer import (
+    NO_RESULT_LANE,
     PRESETS,
     Answer,
     Estimate,
@@ -28,6 +29,7 @@ from infermeter.calculators.answer import (
     answer,
     estimate_phrase,
     miss_heading,
+    no_result_heading,
 )
 from infermeter.calculators.answer_estimate import (
     AnswerEstimator,
@@ -35,7 +37,11 @@ from infermeter.calculators.answer_estimate import (
     WorkloadTokens,
     workload_tokens_of,
 )
-from infermeter.calculators.answer_question import question_problems, resolve_workload
+from infermeter.calculators.answer_question import (
+    question_problems,
+    resolve_catalog_only,
+    resolve_workload,
+)
 from infermeter.calculators.inputs import ANSWER
 from infermeter.calculators.perf_fit import HELD_OUT
 from infermeter.calculators.perf_labels import HeldOut
@@ -146,18 +152,26 @@ def answer_estimator(
 # --- questions ------------------------------------------------------------------------------
 
 
-def check_question(question: Question, evidence: Evidence) -> None:
+def check_question(
+    question: Question, evidence: Evidence, configs: Mapping[str, Mapping[str, Any]] | None = None
+) -> None:
     """Raise AnswerInputError naming the option when the registry holds nothing to ask
-    (`question_problems`, the answer page's rule too)."""
-    problems = question_problems(question, evidence.points, evidence.prices)
+    (`question_problems`, the answer page's rule too; `configs`: the catalog's models, each
+    of which may be asked for its estimate)."""
+    problems = question_problems(question, evidence.points, evidence.prices, configs)
     if problems:
         name, reason = next(iter(problems.items()))
         raise AnswerInputError(f"{ANSWER_OPTIONS[name]}: {reason}")
 
 
-def ask(evidence: Evidence, question: Question, estimator: Estimator | None = None) -> list[Answer]:
+def ask(
+    evidence: Evidence,
+    question: Question,
+    estimator: Estimator | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Answer]:
     """The answers to a question the registry can be asked (`check_question` first)."""
-    check_question(question, evidence)
+    check_question(question, evidence, configs)
     return answer(evidence.points, evidence.prices, question, estimator)
 
 
@@ -206,10 +220,12 @@ def _usd(value: float | None) -> str:
 
 
 def _answer_head(found: Answer) -> str:
-    return (
-        f"{found.workload} · {found.precision} · {found.scenario} · {found.lane} lane "
-        f"(workload {found.workload_key})"
+    kind = (
+        no_result_heading(found)
+        if found.lane == NO_RESULT_LANE
+        else f"{found.scenario} · {found.lane} lane"
     )
+    return f"{found.workload} · {found.precision} · {kind} (workload {found.workload_key})"
 
 
 def _row_line(place: int, row: Any) -> str:
@@ -243,9 +259,12 @@ def answer_question(
     for."""
     evidence = load_evidence(root)
     key = resolve_workload(evidence.points, model, workload)
-    question = Question(model, slo, tier, key, precision)
+    configs = {m: entry.config for m, entry in load_models(catalogs_folder(root)).items()}
+    question = resolve_catalog_only(
+        Question(model, slo, tier, key, precision), evidence.points, configs
+    )
     estimator = answer_estimator(root, evidence) if estimate else None
-    return question, ask(evidence, question, estimator)
+    return question, ask(evidence, question, estimator, configs)
 
 
 def answers_payload(question: Question, answers: Sequence[Answer]) -> dict[str, Any]:
@@ -300,4 +319,6 @@ def answer_text(answers: Sequence[Answer]) -> str:
             )
         if found.no_estimate is not None:
             lines.append(f"  no estimate: {found.no_estimate}")
+        elif found.estimate is None and found.lane == NO_RESULT_LANE:
+            lines.append("  no estimate: not asked for (--no-estimate)")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from price_links import price_href
 
 from infermeter.calculators.accepted import METRIC_NAMES, METRICS, Point, Slo
 from infermeter.calculators.answer import (
+    NO_RESULT_LANE,
     Answer,
     Estimate,
     NoEstimate,
@@ -32,6 +33,7 @@ from infermeter.calculators.answer import (
     estimate_kind,
     estimate_phrase,
     miss_heading,
+    no_result_heading,
     points_from_json,
     prices_from_json,
 )
@@ -41,7 +43,11 @@ from infermeter.calculators.answer_estimate import (
     most_memory_bytes,
     workload_tokens_of,
 )
-from infermeter.calculators.answer_question import question_problems, resolve_workload
+from infermeter.calculators.answer_question import (
+    question_problems,
+    resolve_catalog_only,
+    resolve_workload,
+)
 from infermeter.calculators.fields import Field, FieldError, read_field
 from infermeter.calculators.inputs import ANSWER
 from infermeter.calculators.perf_fit import HELD_OUT
@@ -126,7 +132,19 @@ class Data:
         predictor = self.predictor
         if predictor is not None and not predictor.slo_independent(kind):
             return predictor(question, workload_key, precision)
-        return self.estimates.get((question.model, workload_key, precision, question.tier, kind))
+        found = self.estimates.get((question.model, workload_key, precision, question.tier, kind))
+        # none published for a model without results (its model page's example aside): the
+        # estimator's, as the CLI's
+        measured = any(p.model == question.model for p in self.points)
+        if found is None and predictor is not None and not measured:
+            return predictor(question, workload_key, precision)
+        return found
+
+    @property
+    def configs(self) -> Mapping[str, Mapping[str, Any]]:
+        """The catalog models' configs the estimator reads (each may be asked for its
+        estimate); none without the calculators' catalog."""
+        return {} if self.predictor is None else self.predictor.configs
 
 
 def estimate_gpu(gpu_id: str, entry: Mapping[str, Any]) -> EstimateGpu:
@@ -236,8 +254,12 @@ def parse_question(query: Mapping[str, str], data: Data) -> Question | dict[str,
     given = {field.name: _read(query, field, errors) for field in ANSWER}
     model = given["model"] or ""
     workload = resolve_workload(data.points, model, given["workload"])
-    named = Question(model, Slo(), given["tier"], workload, given["precision"])
-    for name, reason in question_problems(named, data.points, data.prices).items():
+    named = resolve_catalog_only(
+        Question(model, Slo(), given["tier"], workload, given["precision"]),
+        data.points,
+        data.configs,
+    )
+    for name, reason in question_problems(named, data.points, data.prices, data.configs).items():
         errors[name] = f"{name}: {reason}"
     if errors:
         return errors
@@ -302,17 +324,21 @@ def _row_html(row: Row, base: str, names: Mapping[str, str]) -> str:
 
 
 def answer_title(found: Answer) -> str:
-    return (
-        f"{found.workload} · {found.precision} weights · "
-        f"{SCENARIO_NAMES.get(found.scenario, found.scenario)} · "
+    kind = (
+        no_result_heading(found)
+        if found.lane == NO_RESULT_LANE
+        else f"{SCENARIO_NAMES.get(found.scenario, found.scenario)} · "
         f"{LANE_NAMES.get(found.lane, found.lane)} lane"
     )
+    return f"{found.workload} · {found.precision} weights · {kind}"
 
 
 def _miss_text(found: Answer, names: Mapping[str, str], short: bool = False) -> str:
     """The group's nearest miss: "nearest miss: <GPUs> at <load>: <reason> (<figures>)", or
     without its "nearest miss: " where a column heading says it (`short`); where no point has a
     figure, that (`miss_heading`) and one of them."""
+    if found.lane == NO_RESULT_LANE:
+        return "no result to miss by"
     if found.nearest_miss is None:
         return "no point states what this question needs"
     point, miss = found.nearest_miss
@@ -359,6 +385,17 @@ def estimate_html(found: Answer, names: Mapping[str, str]) -> str:
             f'<p class="im-no-estimate" data-no-estimate>No estimate: {esc(found.no_estimate)}</p>'
         )
     return estimate_paragraph(found.estimate, names)
+
+
+def no_result_html(found: Answer, names: Mapping[str, str]) -> str:
+    """The answer about a model no result measures (`NO_RESULT_LANE`): that, and its estimate
+    at the workload and weights it was planned for (or why there is none)."""
+    return (
+        f'<div class="im-no-answer" data-no-result><p><strong>No result measures this model '
+        f"yet.</strong> The estimate for {esc(found.workload)} at {esc(found.precision)} "
+        "weights (pick another workload or precision above):</p>"
+        f"{estimate_html(found, names)}</div>"
+    )
 
 
 def mlperf_note(answers: Sequence[Answer]) -> str:
@@ -468,6 +505,8 @@ def answers_html(
     ranked = [a for a in answers if a.rows or a.unpriced]
     missed = [a for a in answers if not (a.rows or a.unpriced)]
     parts = [f'<p class="im-slo" data-slo>SLO: {esc(slo.text())}</p>']
+    if [a.lane for a in answers] == [NO_RESULT_LANE]:
+        return parts[0] + no_result_html(answers[0], names)
     if not ranked:
         nearest = _nearest_overall(missed)
         parts.append(

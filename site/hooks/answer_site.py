@@ -28,6 +28,7 @@ from infermeter.calculators.answer_estimate import (
     native_precision,
     workload_tokens_of,
 )
+from infermeter.calculators.answer_question import EXAMPLE_TOKENS
 from infermeter.calculators.inputs import ANSWER
 from infermeter.registry.answers import Evidence, catalog_estimator, every_estimate, site_answers
 from infermeter.registry.evidence import answer_prices, evidence
@@ -113,16 +114,25 @@ def _text(name: str, label: str, default: str, hint: str, listed: str = "") -> s
     )
 
 
+def model_choices(data: Data) -> list[tuple[str, str]]:
+    """The models a reader may ask about, (id, name) by name: those with results, then the
+    catalog's others, named as answered by an estimate only."""
+    measured = {p.model for p in data.points}
+    by_name = sorted(set(data.models) | measured, key=lambda m: data.models.get(m, m))
+    return [(m, data.models.get(m, m)) for m in by_name if m in measured] + [
+        (m, f"{data.models[m]} (no result yet: estimate)") for m in by_name if m not in measured
+    ]
+
+
 def answer_form(site: Site) -> str:
     """The question's fields (`calculators.inputs.ANSWER`: the CLI's options too), named as the
     URL query keys; those with a list to pick from are selects of what the evidence holds."""
     data = site.data
-    models = sorted({p.model for p in data.points}, key=lambda m: data.models.get(m, m))
     precisions = sorted({p.precision for p in data.points})
     tiers = sorted({p.tier for p in data.prices})
     workloads = sorted({p.workload for p in data.points})
     picks = {
-        "model": [(m, data.models.get(m, m)) for m in models],
+        "model": model_choices(data),
         "precision": [("", "each in turn")] + [(p, p) for p in precisions],
         "tier": [(t, t.replace("_", "-")) for t in tiers],
     }
@@ -363,12 +373,11 @@ def home_bounds() -> str:
 def home_page(site: Site) -> str:
     """Markdown of Home: the question, a model picker and the presets, each with computed
     sentences, then the model list."""
-    data = site.data
-    models = sorted({p.model for p in data.points}, key=lambda m: data.models.get(m, m))
+    data, models = site.data, model_choices(site.data)
     options = "".join(
         f'<option value="{esc(m)}"{" selected" if m == site.default_model else ""}>'
-        f"{esc(data.models.get(m, m))}</option>"
-        for m in models
+        f"{esc(name)}</option>"
+        for m, name in models
     )
     picker = (
         '<form class="im-picker" action="answer/" method="get" data-search-exclude>'
@@ -386,9 +395,9 @@ def home_page(site: Site) -> str:
         for p in PRESETS
     )
     model_list = "".join(
-        f'<li><a href="answer/?model={esc(m)}">{esc(data.models.get(m, m))}</a> · '
+        f'<li><a href="answer/?model={esc(m)}">{esc(name)}</a> · '
         f'<a href="models/{esc(m)}/">model page</a></li>'
-        for m in models
+        for m, name in models
     )
     return (
         "---\ntitle: infermeter\n---\n\n# What a token really costs on each GPU\n\n"
@@ -446,11 +455,6 @@ def model_section(site: Site, model: str) -> str:
     return "".join(parts) + "</div>\n\n"
 
 
-# A model page without results estimates for one chat request of the guide's middle size (an
-# example, said so on the page).
-EXAMPLE_TOKENS = (1000, 1000)
-
-
 def model_estimates(site: Site, model: str) -> str:
     """Markdown of the answer section of a model page without results (relative to
     `models/<id>/`): "no result meets this yet" and, apart, the answers' estimate at the
@@ -473,9 +477,11 @@ def model_estimates(site: Site, model: str) -> str:
             else f'<span class="im-no-estimate" data-no-estimate>No estimate: '
             f"{esc(estimate.reason)}</span>"
         )
+        link = f"{MODEL_BASE}answer/{esc(preset_query(preset, model))}"
         items.append(
             f'<li data-preset="{esc(preset.id)}"><strong>{esc(preset.title)}</strong> '
-            f"(SLO: {esc(preset.slo.text())}): {said}</li>"
+            f'(SLO: {esc(preset.slo.text())}; <a href="{link}">ask with your own bounds, '
+            f"workload or precision</a>): {said}</li>"
         )
     if not items:
         return heading + "No result meets this yet.\n"

@@ -114,13 +114,16 @@ def build_site(
 @cache
 def answer_page_data() -> Any:
     """The answer page's data (`answer_render.Data`) of this repository's registry: its evidence
-    and prices, no catalog names; read once (tests/conftest.py puts site/browser on sys.path)."""
+    and prices, and the estimator over its catalogs (as the page's, which holds every catalog
+    model); no catalog names, no published estimates; read once (tests/conftest.py puts
+    site/browser on sys.path)."""
     from answer_render import Data
 
-    from infermeter.registry.answers import load_evidence
+    from infermeter.registry.answers import answer_estimator, load_evidence
 
     found = load_evidence(REPO)
-    return Data(found.points, found.prices, {}, {}, {})
+    estimator = answer_estimator(REPO, found)
+    return Data(found.points, found.prices, {}, {}, {}, estimator.held_out, estimator)
 
 
 TEMPLATE = REPO / "tests/examples/valid/results/measured-two-points.json"

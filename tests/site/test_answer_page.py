@@ -23,6 +23,7 @@ from infermeter.calculators.accepted import Slo
 from infermeter.calculators.answer import PREDICTION, ROOFLINE_BOUND, Question
 from infermeter.calculators.perf_labels import missed_target
 from infermeter.registry.answers import answer_estimator, ask, load_evidence
+from infermeter.registry.catalog import load_models
 from infermeter.registry.evidence import point_evidence
 from tests.cli_helpers import json_output
 from tests.measured_result import MS, measured_result, request_record
@@ -637,3 +638,33 @@ def test_answer_page_counts_a_measured_runs_requests_at_the_readers_slo(
         (row,) = measured["rows"]
         assert row[:2] == ["h100-sxm", 1]
         assert float(row[2]) == pytest.approx(price / (tokens_per_s * 3600) * 1e6, rel=1e-4)
+
+
+def test_answer_page_answers_a_model_without_results_as_the_cli_does(
+    page: Any, site_url: str
+) -> None:
+    """Bug: a catalog model no result measures (33 of 51) was in no model list of Home or the
+    answer page, and `?model=<it>` was refused, while its model page showed an estimate per
+    preset. It is now asked like any other, and answered by its estimate alone, the CLI's."""
+    measured = {point.model for point in load_evidence(REPO).points}
+    model = sorted(set(load_models()) - measured)[0]
+    page.goto(f"{site_url}/")
+    page.select_option("form.im-picker select[name=model]", model)
+    page.fill("form.im-picker input[name=tpot_ms]", "40")
+    page.click("form.im-picker button")
+    page.wait_for_function(READY, timeout=90_000)
+    assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+    said = page.inner_text("[data-no-result]")
+    assert said.startswith("No result measures this model yet. The estimate for 1,000 → 1,000")
+    [answer] = json_output("registry", "answer", "--model", model, "--slo-tpot-ms", "40")["answers"]
+    [shown] = page.evaluate(ESTIMATE)
+    estimate = answer["estimate"]
+    assert shown["value"] == pytest.approx(estimate["usd_per_million_output_tokens"], rel=1e-9)
+    assert (shown["kind"], shown["price_id"]) == (estimate["kind"], estimate["price_id"])
+    # its model page links each preset's question to the answer page, to ask with other bounds
+    page.goto(f"{site_url}/models/{model}/")
+    link = page.locator("li[data-preset] a").first
+    assert link.inner_text() == "ask with your own bounds, workload or precision"
+    link.click()
+    page.wait_for_function(READY, timeout=90_000)
+    assert page.locator("[data-no-result] [data-estimate]").count() == 1

@@ -45,6 +45,11 @@ CASES = [
     ({"precision": "fp8", "workload": "00f02afc10"}, None),
     ({"workload": "no-such-workload"}, "workload"),
     ({"workload": "2,048 → 2,048 tokens", "ttft_ms": "1000"}, None),  # a label the pages show
+    # a catalog model without results: its estimate, at a workload of any model's results
+    ({"model": "qwen3-8b"}, None),
+    ({"model": "qwen3-8b", "workload": "5,000 → 500 tokens", "precision": "fp8"}, None),
+    ({"model": "qwen3-8b", "precision": "fp3"}, "precision"),
+    ({"model": "qwen3-8b", "workload": "nope"}, "workload"),
 ]
 
 

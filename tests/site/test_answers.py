@@ -14,6 +14,7 @@ from site_helpers import PHONE, assert_side_by_side, in_view, visit
 
 from infermeter.calculators.answer import PRESETS, Question
 from infermeter.calculators.answer_estimate import native_precision
+from infermeter.calculators.answer_question import EXAMPLE_TOKENS
 from infermeter.registry.answers import catalog_estimator
 from infermeter.registry.catalog import load_gpus, load_models, load_prices
 from infermeter.registry.evidence import answer_prices
@@ -73,11 +74,11 @@ def test_answers_model_without_results_shows_the_answer_estimators_estimates(
     shown = {
         item.get_attribute("data-preset"): item.locator("[data-estimate]") for item in items.all()
     }
-    fitting = [p for p in PRESETS if p.min_input_tokens <= answer_site.EXAMPLE_TOKENS[0]]
+    fitting = [p for p in PRESETS if p.min_input_tokens <= EXAMPLE_TOKENS[0]]
     assert sorted(shown) == sorted(p.id for p in fitting)
     for preset in fitting:
         question = Question(model, preset.slo)
-        expected = estimator.estimate(question, answer_site.EXAMPLE_TOKENS, precision)
+        expected = estimator.estimate(question, EXAMPLE_TOKENS, precision)
         assert expected is not None
         estimate = shown[preset.id]
         assert float(estimate.get_attribute("data-value")) == expected.usd_per_million_output_tokens
