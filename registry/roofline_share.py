@@ -5,8 +5,9 @@ The bound is the one the physics check (`registry.checks.physics`) reasons with,
 point's batch: the smaller of the memory-bandwidth bound (every decode step reads the weights a
 token touches and the KV cache of the batch's sequences) and the compute bound (two FLOPs per
 parameter per token plus its attention, at the GPU's peak dense rate). The context is the
-shortest mean context the workload allows and an unknown weight format counts as the most
-compact one, so the bound stays a bound and the share is at most about 100 %. On more than
+shortest mean context the workload allows and an unknown weight format (`fp4`, naming neither
+NVFP4 nor MXFP4) counts as the most compact one read at the GPU's fastest dense rate, as in the
+physics check, so the bound stays a bound and the share is at most about 100 %. On more than
 one GPU the bandwidth bound's step also sends its tensor-parallel all-reduces over the GPU's
 sourced link (`calculators.interconnect`; the basis names the link, or says none is sourced),
 which the physics check leaves out: at its batch of one the term is negligible. Pipeline
@@ -38,7 +39,6 @@ from infermeter.calculators.parallel import ParallelLayout
 from infermeter.calculators.quantization import WeightFormat, weight_format
 from infermeter.calculators.roofline import (
     ThroughputBound,
-    dense_tflops_for,
     deployment_throughput_bound,
 )
 from infermeter.registry.catalog import (
@@ -50,7 +50,11 @@ from infermeter.registry.catalog import (
     load_gpus,
     load_models,
 )
-from infermeter.registry.checks.physics import decode_context_tokens, most_compact_format
+from infermeter.registry.checks.physics import (
+    decode_context_tokens,
+    generous_dense_tflops,
+    most_compact_format,
+)
 from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 
 
@@ -82,7 +86,9 @@ class _Memo:
     far more than the lookup (the index of 10,000 results stays fast). Each model's config is
     parsed once by `catalog_arch`."""
 
-    formats: dict[tuple[str, str | None, str | None], WeightFormat] = field(default_factory=dict)
+    formats: dict[tuple[str, str | None, str | None], WeightFormat | None] = field(
+        default_factory=dict
+    )
     bounds: dict[tuple[Any, ...], ThroughputBound | None] = field(default_factory=dict)
 
 
@@ -93,20 +99,22 @@ def _arch(model: ModelEntry) -> ModelArch | None:
         return None
 
 
-def _format(arch: ModelArch, result: Result, memo: _Memo) -> WeightFormat:
+def _format(arch: ModelArch, result: Result, memo: _Memo) -> WeightFormat | None:
+    """The result's weight format, or None where the calculators do not know it (`fp4`, which
+    names neither NVFP4 nor MXFP4): then bounded as the physics check bounds it."""
     identity = result.identity.model
     key = (identity.id, identity.quantization, identity.dtype)
     if key not in memo.formats:
         try:
             memo.formats[key] = weight_format(arch, identity.quantization, identity.dtype)
         except CalculatorError:
-            memo.formats[key] = most_compact_format(arch)
+            memo.formats[key] = None
     return memo.formats[key]
 
 
 def _bound(
     arch: ModelArch,
-    fmt: WeightFormat,
+    fmt: WeightFormat | None,
     gpu: GpuEntry,
     key: tuple[Any, ...],
     memo: _Memo,
@@ -122,9 +130,9 @@ def _bound(
         try:
             bound = deployment_throughput_bound(
                 arch,
-                fmt,
+                fmt or most_compact_format(arch),
                 gpu.memory_bandwidth_gb_s * 1e9,
-                dense_tflops_for(fmt, gpu.tflops_dense.model_dump()),
+                generous_dense_tflops(gpu, fmt),
                 decode,
                 kv_cache_dtype=dtype,
                 links=gpu_links(gpu),

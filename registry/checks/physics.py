@@ -92,9 +92,9 @@ def decode_context_tokens(result: Result) -> int:
     return smallest_prompt_tokens(result) + (smallest_output_tokens(result) - 1) // 2
 
 
-def _dense_tflops(gpu: GpuEntry, fmt: WeightFormat | None) -> float | None:
-    # Generous: any tensor rate the format's kernels might use (W4A8, FP8 activations …);
-    # an unknown format (None) may use the GPU's fastest.
+def generous_dense_tflops(gpu: GpuEntry, fmt: WeightFormat | None) -> float | None:
+    """The highest dense rate the format's kernels might use (W4A8, FP8 activations …), so a
+    compute bound stays a bound; an unknown format (None) may use the GPU's fastest."""
     rates = gpu.tflops_dense
     candidates = [rates.bf16, rates.fp16]
     if fmt is None or fmt.quantized_roles:
@@ -250,7 +250,7 @@ def _decode_findings(
 def _compute_findings(
     file: str, result: Result, gpu: GpuEntry, arch: ModelArch, fmt: WeightFormat | None
 ) -> Iterator[Finding]:
-    tflops = _dense_tflops(gpu, fmt)
+    tflops = generous_dense_tflops(gpu, fmt)
     if tflops is None:
         return
     context = decode_context_tokens(result)

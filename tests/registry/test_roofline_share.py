@@ -144,3 +144,25 @@ def test_roofline_share_none_without_a_batch_on_a_gpu_without_rates() -> None:
         load_models(),
     )
     assert all(share.bound_tokens_per_s is not None for share in stated)
+
+
+def test_roofline_share_of_an_unknown_format_takes_the_gpu_s_fastest_rate() -> None:
+    # 951 index rows label their weights 'fp4' (NVFP4 or MXFP4, unstated), which the
+    # calculators do not read: the share drew their compute bound at the FP8 rate of the most
+    # compact format they know (AWQ), half a B200's FP4 rate, and so doubled their '% of
+    # bound'. The physics check bounds such a format at the fastest rate; so does the share.
+    b200 = load_gpus()["b200"]
+    fastest = max(rate for rate in b200.tflops_dense.model_dump().values() if rate)
+    assert fastest == b200.tflops_dense.fp4
+
+    def fp4_offline_on_b200(data: dict[str, Any]) -> None:
+        data["identity"]["gpu"] = {"id": "b200", "count": 1, "form_factor": "sxm"}
+        data["identity"]["model"]["quantization"] = "fp4"
+        data["identity"]["serving"]["max_num_seqs"] = None
+        for point in data["points"]:
+            point["load"] = {"arrival": "offline"}
+
+    share = _shares(_result(fp4_offline_on_b200))[0]
+    flops_per_token = 2 * TOUCHED  # and attention over 16 tokens of context, under 1 %
+    assert share.bound_tokens_per_s == pytest.approx(fastest * 1e12 / flops_per_token, rel=0.01)
+    assert share.basis.startswith("compute bound")
