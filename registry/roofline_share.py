@@ -36,7 +36,7 @@ from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.parallel import ParallelLayout
-from infermeter.calculators.quantization import WeightFormat, weight_format
+from infermeter.calculators.quantization import WeightFormat
 from infermeter.calculators.roofline import (
     ThroughputBound,
     deployment_throughput_bound,
@@ -54,6 +54,7 @@ from infermeter.registry.checks.physics import (
     decode_context_tokens,
     generous_dense_tflops,
     most_compact_format,
+    result_format,
 )
 from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 
@@ -86,8 +87,8 @@ class _Memo:
     far more than the lookup (the index of 10,000 results stays fast). Each model's config is
     parsed once by `catalog_arch`."""
 
-    formats: dict[tuple[str, str | None, str | None], WeightFormat | None] = field(
-        default_factory=dict
+    formats: dict[tuple[str, str | None, str | None], tuple[ModelArch, WeightFormat | None]] = (
+        field(default_factory=dict)
     )
     bounds: dict[tuple[Any, ...], ThroughputBound | None] = field(default_factory=dict)
 
@@ -99,16 +100,14 @@ def _arch(model: ModelEntry) -> ModelArch | None:
         return None
 
 
-def _format(arch: ModelArch, result: Result, memo: _Memo) -> WeightFormat | None:
-    """The result's weight format, or None where the calculators do not know it (`fp4`, which
-    names neither NVFP4 nor MXFP4): then bounded as the physics check bounds it."""
+def _format(arch: ModelArch, result: Result, memo: _Memo) -> tuple[ModelArch, WeightFormat | None]:
+    """The architecture the result ran and its weight format, None where the calculators do
+    not know it (`fp4`, naming neither NVFP4 nor MXFP4), as the physics check reads them
+    (`result_format`: an FP4 export of an FP8 checkpoint is planned as that export)."""
     identity = result.identity.model
     key = (identity.id, identity.quantization, identity.dtype)
     if key not in memo.formats:
-        try:
-            memo.formats[key] = weight_format(arch, identity.quantization, identity.dtype)
-        except CalculatorError:
-            memo.formats[key] = None
+        memo.formats[key] = result_format(arch, identity.quantization, identity.dtype)
     return memo.formats[key]
 
 
@@ -170,7 +169,7 @@ def roofline_shares(
     if arch is None:
         reason = MODEL_NOT_IN_CATALOG if model is None else MODEL_UNREADABLE
         return _no_bound(reason, len(result.points))
-    fmt = _format(arch, result, memo)
+    arch, fmt = _format(arch, result, memo)
     identity = result.identity
     serving = identity.serving
     count = identity.gpu.count

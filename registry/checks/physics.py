@@ -19,6 +19,7 @@ import functools
 from collections.abc import Iterator
 
 from infermeter.calculators.answer_estimate import most_memory_bytes
+from infermeter.calculators.checkpoint_export import checkpoint_run
 from infermeter.calculators.decode_batch import DecodeBatch
 from infermeter.calculators.errors import CalculatorError, InputError
 from infermeter.calculators.model_arch import ModelArch
@@ -114,6 +115,23 @@ def known_formats(arch: ModelArch) -> list[WeightFormat]:
         except CalculatorError:
             continue
     return formats
+
+
+def result_format(
+    arch: ModelArch, quantization: str | None, dtype: str | None
+) -> tuple[ModelArch, WeightFormat | None]:
+    """The result's weight format on the catalog's checkpoint, with that architecture; None
+    where the calculators cannot read it there: a format they do not know (`fp4`, naming
+    neither NVFP4 nor MXFP4) or one vLLM does not serve that checkpoint in (DeepSeek-R1's FP8
+    one at nvfp4 or mxfp4), which the result ran as an export whose quantizer's layout no file
+    states. Such a result is bounded generously, on the architecture of the checkpoint it ran
+    (`checkpoint_export.checkpoint_run`: the catalog's quantization_config left out) in the
+    most compact known format (`most_compact_format`) at the GPU's fastest rate
+    (`generous_dense_tflops`): the FP8 checkpoint's one format read a byte a weight."""
+    try:
+        return arch, weight_format(arch, quantization, dtype)
+    except CalculatorError:
+        return checkpoint_run(arch, quantization), None
 
 
 def most_compact_format(arch: ModelArch) -> WeightFormat:
@@ -287,14 +305,12 @@ def physics_findings(
     except CalculatorError as error:
         message = f"the calculators cannot read the catalog config of {model.id}: {error}"
         return [*findings, _finding(file, "identity.model.id", message)]
-    fmt: WeightFormat | None
-    try:
-        fmt = weight_format(arch, identity.quantization, identity.dtype)
-    except CalculatorError:
-        fmt = None  # unknown to the calculators: bounded at the most generous known format
+    # A format unknown to the calculators (fmt None) is bounded at the most generous known one.
+    planned, fmt = result_format(arch, identity.quantization, identity.dtype)
     findings.extend(_served_findings(file, result, gpu, arch))
     if fmt is not None:
-        findings.extend(_weights_fit_findings(file, result, gpu, arch, fmt))
-    findings.extend(_decode_findings(file, result, gpu, arch, fmt or most_compact_format(arch)))
-    findings.extend(_compute_findings(file, result, gpu, arch, fmt))
+        findings.extend(_weights_fit_findings(file, result, gpu, planned, fmt))
+    compact = fmt or most_compact_format(planned)
+    findings.extend(_decode_findings(file, result, gpu, planned, compact))
+    findings.extend(_compute_findings(file, result, gpu, planned, fmt))
     return findings

@@ -114,3 +114,29 @@ def test_physics_unreadable_catalog_config_is_a_finding_for_every_result() -> No
     assert message.startswith("the calculators cannot read the catalog config of llama-3.1-8b")
     assert "hidden_size" in message
     assert second[0].message == message
+
+
+@pytest.mark.parametrize("quantization", ["nvfp4", "mxfp4"])
+def test_physics_bounds_an_fp4_export_of_an_fp8_checkpoint_by_the_export(quantization: str) -> None:
+    # DeepSeek-R1's catalog checkpoint is FP8 and vLLM serves it in no 4-bit format: a result
+    # at nvfp4 or mxfp4 ran an export (calculators.checkpoint_export). Its decode was bounded in
+    # the most compact format the FP8 checkpoint takes, FP8 itself, a byte a weight: the same
+    # bound as an FP8 run's, so a 4-bit run could be refused for decoding as fast as 4 bits let.
+    result = read_result(DECODE)
+    point = result.points[0]
+    instant = point.model_copy(update={"tpot_ms": point.tpot_ms.model_copy(update={"mean": 0.01})})
+    gpu = result.identity.gpu.model_copy(update={"id": "b200", "count": 8})
+    serving = result.identity.serving.model_copy(update={"tensor_parallel_size": 8})
+
+    def limit(precision: str) -> float:
+        model = result.identity.model.model_copy(
+            update={"id": "deepseek-r1", "quantization": precision, "dtype": None}
+        )
+        identity = result.identity.model_copy(
+            update={"model": model, "gpu": gpu, "serving": serving}
+        )
+        edited = result.model_copy(update={"identity": identity, "points": [instant]})
+        (finding,) = [f for f in _physics(edited) if f.startswith("points[0].tpot_ms.mean")]
+        return float(finding.split("memory-bandwidth bound ")[1].split(" ")[0].replace(",", ""))
+
+    assert limit(quantization) > 1.3 * limit("fp8")

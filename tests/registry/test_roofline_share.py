@@ -166,3 +166,25 @@ def test_roofline_share_of_an_unknown_format_takes_the_gpu_s_fastest_rate() -> N
     flops_per_token = 2 * TOUCHED  # and attention over 16 tokens of context, under 1 %
     assert share.bound_tokens_per_s == pytest.approx(fastest * 1e12 / flops_per_token, rel=0.01)
     assert share.basis.startswith("compute bound")
+
+
+@pytest.mark.parametrize("quantization", ["nvfp4", "mxfp4"])
+def test_roofline_share_of_an_fp4_export_is_bounded_on_the_export(quantization: str) -> None:
+    # DeepSeek-R1's catalog checkpoint is FP8, which vLLM will not serve as nvfp4 or mxfp4; a
+    # result at those ran NVIDIA's or AMD's export (calculators.checkpoint_export). The share
+    # bounded it in the one format the FP8 checkpoint serves, a byte a weight where a 4-bit
+    # export reads about half: 61 index rows' bandwidth bounds as low as an FP8 run's.
+    def deepseek_on_b200(precision: str) -> Any:
+        def edit(data: dict[str, Any]) -> None:
+            data["identity"]["gpu"] = {"id": "b200", "count": 8, "form_factor": "sxm"}
+            model = data["identity"]["model"]
+            model.update(id="deepseek-r1", hf_repo="deepseek-ai/DeepSeek-R1", dtype=None)
+            model["quantization"] = precision
+            data["identity"]["serving"]["tensor_parallel_size"] = 8
+
+        return _result(edit)
+
+    fp8, fp4 = (_shares(deepseek_on_b200(precision)) for precision in ("fp8", quantization))
+    for at_fp8, at_fp4 in zip(fp8, fp4, strict=True):
+        assert at_fp4.basis.startswith("bandwidth bound")
+        assert at_fp4.bound_tokens_per_s > 1.3 * at_fp8.bound_tokens_per_s
