@@ -21,6 +21,22 @@ KIND_BY_LOAD = {
 }
 
 
+# The largest static batch the latency kind's held-out error covers: the protocol compares
+# static batches of 1 to 8 requests only (registry/perf_cases.py), as low load.
+LOW_LOAD_BATCH = 8
+
+
+def beyond_measured(load_kind: str, value: float | None) -> str | None:
+    """Why a load's prediction lies outside what its kind's held-out error measured, in a
+    reader's words (shown as a missed target: the bound instead); None where it lies within."""
+    if load_kind == "static_batch" and value is not None and value > LOW_LOAD_BATCH:
+        return (
+            f"latency: no held-out result measures a static batch above {LOW_LOAD_BATCH} "
+            f"requests (this one: {value:,.0f}), so its error is not known"
+        )
+    return None
+
+
 def error_kind(load_kind: str) -> str:
     """The kind of figure a load's prediction is judged as."""
     if load_kind not in KIND_BY_LOAD:

@@ -3,7 +3,8 @@ load point that the protocol (benchmarks/PERF_PROTOCOL.md) compares, with the de
 workload and load it was measured at, its measured figure, and its place in the splits.
 
 Kinds: `offline` (offline throughput), `server` (throughput of the highest rate that met the
-point's own p99 bounds), `latency` (a static batch of at most `LOW_LOAD_BATCH` requests: its
+point's own p99 bounds), `latency` (a static batch of at most `LOW_LOAD_BATCH` requests, as
+calculators.perf_labels declares it beside what a larger batch's prediction says: its
 end-to-end time where the source states it, else its throughput). Left out, and counted by
 reason: corrected or withdrawn results, interrupted points, GPUs or models the catalogs lack or
 the calculators cannot read, data sets without known lengths, other loads.
@@ -20,6 +21,7 @@ from infermeter.calculators.checkpoint_export import checkpoint_run
 from infermeter.calculators.errors import CalculatorError
 from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_datasets import dataset_key, dataset_lengths
+from infermeter.calculators.perf_labels import LOW_LOAD_BATCH
 from infermeter.calculators.predict import (
     Deployment,
     Gpu,
@@ -47,7 +49,6 @@ from infermeter.registry.lookup import gpu_memory_bytes
 from infermeter.registry.models import GpuEntry, LoadPoint, ModelEntry, Result
 from infermeter.registry.result_reader import load_results, result_files
 
-LOW_LOAD_BATCH = 8  # the largest static batch that counts as low load
 INTERRUPTED = "interrupted"
 
 
