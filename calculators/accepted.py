@@ -171,6 +171,7 @@ class Point:
     load: str
     input_tokens: int | None = None  # the workload's typical request, where stated
     output_tokens: int | None = None
+    shortest_output_tokens: int | None = None  # the workload's shortest output, where stated
     # where the workload states its lengths only as a data set's: the data set (MLPerf's
     # benchmark), whose mean lengths `calculators.perf_datasets` may know
     dataset: str | None = None

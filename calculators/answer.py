@@ -61,7 +61,7 @@ ROOFLINE_BOUND = "roofline bound"
 PREDICTION = "prediction"
 BOUND_MEANING = (
     "a roofline bound counts the most sequences the vLLM memory plan holds with an fp8 KV cache, "
-    "and no more than a TPOT bound allows: no run can beat it, so a real token costs more"
+    "and no more than a TPOT or E2E bound allows: no run can beat it, so a real token costs more"
 )
 
 

@@ -63,6 +63,11 @@ QUANTIZATION_BY_PRECISION = {
     "mxfp4": "mxfp4",
     "int4": "awq",
 }
+# What a bound says where the question bounds E2E but the workload states no shortest output
+# (a data set's lengths): the bound is drawn as if it did not (still a bound, a looser one).
+E2E_NOT_DRAWN = (
+    "not drawn within the E2E bound: the workload states no shortest output to spread it over"
+)
 # Why a group has no estimate where its workload gives the estimate no request to plan.
 NO_TYPICAL_LENGTHS = (
     "this workload states no typical input and output lengths, and the calculators know no "
@@ -251,11 +256,43 @@ def _ms(seconds: float) -> str:
     return f"{ms:.2g}" if ms < 10 else f"{ms:,.0f}"
 
 
+@dataclass(frozen=True)
+class StepBound:
+    """The longest mean decode step a question lets a run take, in ms, and what sets it: its
+    TPOT bound, or its E2E bound spread over the steps of the workload's shortest output (each
+    token after the first), whichever is shorter. Prefill is not counted, so a run meeting the
+    E2E bound takes no longer steps: a bound drawn within it stays a bound."""
+
+    ms: float
+    said: str
+
+
+def step_bound(slo: Slo, shortest_output: int | None) -> StepBound | None:
+    """The question's `StepBound`; None where it bounds neither TPOT nor, over an output the
+    workload states the shortest of, E2E."""
+    found = []
+    if slo.tpot_ms is not None:
+        found.append(StepBound(slo.tpot_ms, f"TPOT ≤ {bound_text(slo.tpot_ms)} ms"))
+    if slo.e2e_ms is not None and shortest_output is not None and shortest_output > 1:
+        steps = shortest_output - 1
+        ms = slo.e2e_ms / steps
+        found.append(
+            StepBound(
+                ms,
+                f"E2E ≤ {bound_text(slo.e2e_ms)} ms over the {steps:,} steps of the shortest "
+                f"output ({_ms(ms / 1e3)} ms each)",
+            )
+        )
+    return min(found, key=lambda bound: bound.ms, default=None)
+
+
 @dataclass
 class _SloCut:
-    """The fastest of the bounds a question's TTFT and TPOT bounds leave out ((seconds, bound):
-    one prompt's prefill, a one-sequence decode step), for why none is left."""
+    """A question's longest decode step (`StepBound`), and the fastest of the bounds its TTFT
+    bound and that step leave out ((seconds, bound): one prompt's prefill, a one-sequence decode
+    step), for why none is left."""
 
+    longest_step: StepBound | None = None
     prefill: tuple[float, Bound] | None = None
     step: tuple[float, Bound] | None = None
 
@@ -270,10 +307,10 @@ class _SloCut:
                 f"{bound_text(slo.ttft_ms)} ms (the fastest: {_ms(seconds)} ms at "
                 f"{bound.gpu_count} × {bound.gpu})"
             )
-        if self.step is not None and slo.tpot_ms is not None:
+        if self.step is not None and self.longest_step is not None:
             seconds, bound = self.step
             parts.append(
-                f"decodes a step within TPOT ≤ {bound_text(slo.tpot_ms)} ms (the fastest: "
+                f"decodes a step within {self.longest_step.said} (the fastest: "
                 f"{_ms(seconds)} ms at {bound.gpu_count} × {bound.gpu})"
             )
         return "no deployment of the priced GPUs " + " and ".join(parts)
@@ -350,6 +387,7 @@ class WorkloadTokens:
     input_tokens: int
     output_tokens: int
     dataset: DatasetLengths | None = None
+    shortest_output: int | None = None  # the shortest output the workload states, if any
 
     @property
     def note(self) -> str:
@@ -365,7 +403,9 @@ class WorkloadTokens:
 
 def _point_tokens(point: Point) -> WorkloadTokens | None:
     if point.input_tokens is not None and point.output_tokens:
-        return WorkloadTokens(point.input_tokens, point.output_tokens)
+        return WorkloadTokens(
+            point.input_tokens, point.output_tokens, shortest_output=point.shortest_output_tokens
+        )
     if point.dataset is None or dataset_key(point.dataset) is None:
         return None
     lengths = dataset_lengths(point.dataset)
@@ -400,7 +440,8 @@ class AnswerEstimator:
     measured error where the question's kind of figure met its target in `held_out`, else the
     cheapest roofline bound naming the target the prediction missed. The predictor bounds p99
     TTFT and TPOT (meeting them meets any lower percentile); a question with an E2E bound gets
-    the bound, saying so. `tokens`: (model, workload key) → its typical (input, output)."""
+    the bound, drawn within it over the workload's shortest output (`step_bound`). `tokens`:
+    (model, workload key) → its typical (input, output)."""
 
     def __init__(
         self,
@@ -421,9 +462,9 @@ class AnswerEstimator:
         }
         self._archs: dict[str, ModelArch | None] = {}
         self._bounds: dict[tuple[str, str, int, int], list[Bound]] = {}
-        # (model, precision, tokens, tier, TTFT and TPOT bounds) → `_cheapest_bound`
+        # (model, precision, tokens, tier, TTFT bound, longest step) → `_cheapest_bound`
         self._cheapest_bounds: dict[
-            tuple[str, str, tuple[int, int], str, float | None, float | None],
+            tuple[str, str, tuple[int, int], str, float | None, StepBound | None],
             Estimate | NoEstimate | None,
         ] = {}
         # why the memory plan refuses the weights, for a key of `_bounds` it refuses
@@ -445,26 +486,37 @@ class AnswerEstimator:
         )
         if tokens is None:
             return NoEstimate(NO_TYPICAL_LENGTHS)
-        found = self.estimate(question, (tokens.input_tokens, tokens.output_tokens), precision)
+        found = self.estimate(
+            question, (tokens.input_tokens, tokens.output_tokens), precision, tokens.shortest_output
+        )
         if isinstance(found, Estimate) and tokens.note:
             return replace(found, note=f"{found.note}; {tokens.note}")
         return found
 
     def estimate(
-        self, question: Question, tokens: tuple[int, int], precision: str
+        self,
+        question: Question,
+        tokens: tuple[int, int],
+        precision: str,
+        shortest_output: int | None = None,
     ) -> Estimate | NoEstimate | None:
-        """The estimate for a request of `tokens` (input, output) at `precision`; where there is
-        none because the memory plan refuses the weights, why (`NoEstimate`). Weights the
-        catalog's checkpoint is not served in are planned as an export in their format
+        """The estimate for a request of `tokens` (input, output) at `precision`, a bound
+        within an E2E bound over the `shortest_output` (`step_bound`) where one is known; where
+        there is none because the memory plan refuses the weights, why (`NoEstimate`). Weights
+        the catalog's checkpoint is not served in are planned as an export in their format
         (`checkpoint_export`), and the estimate says so."""
-        found = self._estimate(question, tokens, precision)
+        found = self._estimate(question, tokens, precision, shortest_output)
         checkpoint = self.checkpoint(question.model, precision)
         if isinstance(found, Estimate) and checkpoint is not None and checkpoint[1]:
             return replace(found, note=f"{found.note}; {checkpoint[1]}")
         return found
 
     def _estimate(
-        self, question: Question, tokens: tuple[int, int], precision: str
+        self,
+        question: Question,
+        tokens: tuple[int, int],
+        precision: str,
+        shortest_output: int | None,
     ) -> Estimate | NoEstimate | None:
         kind = estimate_kind(question.slo)
         missed = missed_target(kind, self.held_out)
@@ -475,12 +527,14 @@ class AnswerEstimator:
             missed = f"{kind}: the predictor gives no deployment a figure for this question"
         elif missed is None:
             missed = f"{kind}: the predictor does not model an E2E bound"
-        bound = self._cheapest_bound(question, tokens, precision)
+        bound = self._cheapest_bound(question, tokens, precision, shortest_output)
         if isinstance(bound, NoEstimate):
             return bound
         if bound is None:
             refused = self._refused.get((question.model, precision, tokens[0], tokens[1]))
             return None if refused is None else NoEstimate(refused)
+        if question.slo.e2e_ms is not None and (shortest_output or 0) <= 1:
+            bound = replace(bound, note=f"{bound.note}; {E2E_NOT_DRAWN}")
         return replace(bound, missed_target=missed)
 
     def arch(self, model: str) -> ModelArch | None:
@@ -548,21 +602,27 @@ class AnswerEstimator:
         )
 
     def _cheapest_bound(
-        self, question: Question, tokens: tuple[int, int], precision: str
+        self,
+        question: Question,
+        tokens: tuple[int, int],
+        precision: str,
+        shortest_output: int | None,
     ) -> Estimate | NoEstimate | None:
-        """The cheapest bound at the question's tier, within its TTFT and TPOT bounds
-        (`_within_slo`); where those leave no deployment, why. Worked out once per question."""
+        """The cheapest bound at the question's tier, within its TTFT bound and longest step
+        (`step_bound`, `_within_slo`); where those leave no deployment, why. Worked out once per
+        question."""
+        cut = _SloCut(step_bound(question.slo, shortest_output))
         slo = question.slo
-        key = (question.model, precision, tokens, question.tier, slo.ttft_ms, slo.tpot_ms)
+        key = (question.model, precision, tokens, question.tier, slo.ttft_ms, cut.longest_step)
         if key not in self._cheapest_bounds:
-            found = self._cheapest_within(question, tokens, precision)
+            found = self._cheapest_within(question, tokens, precision, cut)
             self._cheapest_bounds[key] = (
                 found if not isinstance(found, Estimate) else replace(found, precision=precision)
             )
         return self._cheapest_bounds[key]
 
     def _cheapest_within(
-        self, question: Question, tokens: tuple[int, int], precision: str
+        self, question: Question, tokens: tuple[int, int], precision: str, cut: _SloCut
     ) -> Estimate | NoEstimate | None:
         # Each bound priced at the plan's most sequences, cheapest first (the first of equals in
         # `bounds`' order): one within the SLO costs no less, so the search stops at the first
@@ -574,9 +634,8 @@ class AnswerEstimator:
             if (found := self._priced(question, bound, bound.tokens_per_s)) is not None
         )
         slo, checkpoint = question.slo, self.checkpoint(question.model, precision)
-        if checkpoint is None or (slo.tpot_ms is None and slo.ttft_ms is None) or not priced:
+        if checkpoint is None or (cut.longest_step is None and slo.ttft_ms is None) or not priced:
             return priced[0][2] if priced else None
-        cut = _SloCut()
         best: tuple[float, int, Estimate] | None = None
         for usd, index, _found, bound in priced:
             if best is not None and usd > best[0]:
@@ -593,10 +652,11 @@ class AnswerEstimator:
         self, arch: ModelArch, bound: Bound, tokens: tuple[int, int], slo: Slo, cut: _SloCut
     ) -> Bound | None:
         """`bound` within `slo`: None where one prompt's prefill alone exceeds its TTFT bound
-        (`prefill_seconds_bound`) or one sequence's decode step its TPOT bound (noted in `cut`),
-        else drawn at the most sequences whose decode step stays within the TPOT bound
+        (`prefill_seconds_bound`) or one sequence's decode step the longest step it allows
+        (`cut.longest_step`: its TPOT bound, or its E2E bound over the shortest output; noted in
+        `cut`), else drawn at the most sequences whose decode step stays within that
         (`bound_at_plan`). Any run meeting the bounds prefills no faster, and its mean step is
-        no longer than its TPOT, so it stays a bound."""
+        no longer than that, so it stays a bound."""
         gpu, plan = self.gpus[bound.gpu].gpu, bound.plan
         assert plan is not None  # every bound of `bounds` is drawn on its plan
         if slo.ttft_ms is not None:
@@ -604,18 +664,19 @@ class AnswerEstimator:
             if prefill is not None and prefill * 1e3 > slo.ttft_ms:
                 cut.prefill = _fastest(cut.prefill, prefill, bound)
                 return None
-        if slo.tpot_ms is None or bound.step_s * 1e3 <= slo.tpot_ms:
+        longest = cut.longest_step
+        if longest is None or bound.step_s * 1e3 <= longest.ms:
             return bound
-        drawn = bound_at_plan(arch, gpu, plan, tokens, slo.tpot_ms / 1e3, bound.batch)
+        drawn = bound_at_plan(arch, gpu, plan, tokens, longest.ms / 1e3, bound.batch)
         within = _bound(
             bound.gpu,
             bound.gpu_count,
             plan,
             drawn,
             bound.release_note,
-            f", the most whose decode step stays within TPOT ≤ {bound_text(slo.tpot_ms)} ms",
+            f", the most whose decode step stays within {longest.said}",
         )
-        if within.step_s * 1e3 > slo.tpot_ms:
+        if within.step_s * 1e3 > longest.ms:
             cut.step = _fastest(cut.step, within.step_s, within)
             return None
         return within

@@ -17,6 +17,14 @@ def typical_tokens(length: LengthDistribution) -> int | None:
     return None if length.mean is None else round(length.mean)
 
 
+def shortest_tokens(length: LengthDistribution) -> int | None:
+    """The shortest length a distribution states (fixed: its value; a range or a clipped
+    distribution: its min); None where it states none (a data set's, an unclipped one)."""
+    if length.kind == "fixed":
+        return length.value
+    return None if length.kind == "dataset" else length.min
+
+
 def workload_tokens(workload: Workload) -> tuple[int, int] | None:
     """(input, output) tokens of a workload's typical request, or None when not stated."""
     prompt, output = typical_tokens(workload.input_len), typical_tokens(workload.output_len)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 from infermeter.calculators.accepted import Point, Records, Slo
 from infermeter.calculators.answer import Price
-from infermeter.registry.estimate import workload_dataset, workload_tokens
+from infermeter.registry.estimate import shortest_tokens, workload_dataset, workload_tokens
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
@@ -115,6 +115,7 @@ def point_evidence(result: Result, index: int, file_url: str | None = None) -> P
         load=point.load.label(),
         input_tokens=None if tokens is None else tokens[0],
         output_tokens=None if tokens is None else tokens[1],
+        shortest_output_tokens=shortest_tokens(output_len),
         dataset=workload_dataset(result) or None,
         output_tokens_per_s=point.throughput.output_tokens_per_s or None,
         latency=_latency(point),

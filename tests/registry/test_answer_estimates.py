@@ -23,6 +23,7 @@ from infermeter.calculators.answer import (
     estimate_kind,
 )
 from infermeter.calculators.answer_estimate import (
+    E2E_NOT_DRAWN,
     NO_TYPICAL_LENGTHS,
     AnswerEstimator,
     WorkloadTokens,
@@ -341,7 +342,7 @@ def test_the_bound_at_a_tpot_bound_keeps_the_decode_step_within_it() -> None:
     assert batch / found.output_tokens_per_s <= 0.010
     assert "the most whose decode step stays within TPOT ≤ 10 ms" in found.note
     # what every bound shares says so too: it said only "the most sequences the plan holds"
-    assert "and no more than a TPOT bound allows" in found.shared_note
+    assert "and no more than a TPOT or E2E bound allows" in found.shared_note
     # one more sequence would take the step over the bound (the plan holds far more)
     (plan_bound,) = [
         b
@@ -390,3 +391,69 @@ def test_registry_answer_at_a_tight_tpot_never_names_a_deployment_too_slow_for_i
     assert found
     for item in found:
         assert isinstance(item, str) or (item["gpu"], item["gpu_count"]) != ("mi325x", 1)
+
+
+def _e2e_estimator(shortest: int | None) -> AnswerEstimator:
+    prices = answer_prices(load_prices().values())
+    gpus = {gpu_id: entry for gpu_id, entry in load_gpus().items() if gpu_id in GPUS}
+    lengths = WorkloadTokens(*TOKENS, shortest_output=shortest)
+    return catalog_estimator(gpus, load_models(), prices, {(MODEL, WORKLOAD): lengths}, HELD_OUT)
+
+
+def test_the_bound_at_an_e2e_bound_keeps_the_shortest_output_within_it() -> None:
+    # Bug: an E2E bound was ignored by the bound: 'registry answer --model qwen3-8b
+    # --slo-e2e-ms 2000' (1,000 → 1,000 tokens) named 1 × mi325x at 1,024 sequences, a ~24 ms
+    # step, so ~24 s a request. Every request of the shortest output decodes (shortest - 1)
+    # steps, so a run meeting E2E ≤ X takes steps no longer than X ÷ (shortest - 1).
+    estimator = _e2e_estimator(TOKENS[1])
+    e2e_ms = 2000.0
+    found = estimator(Question(MODEL, Slo(99.0, e2e_ms=e2e_ms), "on_demand"), WORKLOAD, "fp8")
+    assert isinstance(found, Estimate), found
+    assert found.kind == ROOFLINE_BOUND
+    batch = int(found.note.split(" at ")[1].split(" sequences")[0].replace(",", ""))
+    step_s = batch / found.output_tokens_per_s
+    assert step_s * (TOKENS[1] - 1) <= e2e_ms / 1e3
+    assert f"within E2E ≤ 2,000 ms over the {TOKENS[1] - 1:,} steps of the shortest output" in (
+        found.note
+    )
+    # the same as the TPOT bound it implies, but for the words
+    tpot = _bound_usd(estimator, Slo(99.0, tpot_ms=e2e_ms / (TOKENS[1] - 1)))
+    assert found.usd_per_million_output_tokens == pytest.approx(tpot)
+    # the tighter of the two sets the step
+    both = estimator(
+        Question(MODEL, Slo(99.0, tpot_ms=100.0, e2e_ms=e2e_ms), "on_demand"), WORKLOAD, "fp8"
+    )
+    assert isinstance(both, Estimate)
+    assert both.usd_per_million_output_tokens == pytest.approx(found.usd_per_million_output_tokens)
+    # too tight for any deployment: why, in the E2E bound's words
+    tight = estimator(Question(MODEL, Slo(99.0, e2e_ms=10.0), "on_demand"), WORKLOAD, "fp8")
+    assert isinstance(tight, NoEstimate), tight
+    assert tight.reason.startswith(
+        "no deployment of the priced GPUs decodes a step within E2E ≤ 10 ms over the 199 steps"
+    )
+
+
+def test_the_bound_says_where_the_workload_states_no_shortest_output() -> None:
+    # a data set's lengths: no shortest output to spread the E2E bound over; drawn without it
+    # (a looser bound, still one), and said so
+    estimator = _e2e_estimator(None)
+    found = estimator(Question(MODEL, Slo(99.0, e2e_ms=2000.0), "on_demand"), WORKLOAD, "fp8")
+    assert isinstance(found, Estimate), found
+    assert found.note.endswith(E2E_NOT_DRAWN)
+    assert found.usd_per_million_output_tokens == pytest.approx(_bound_usd(estimator, BATCH))
+
+
+def test_points_state_their_workloads_shortest_output() -> None:
+    # what the E2E bound is spread over: a fixed length's value, a range's least, none for a
+    # data set's lengths
+    points = load_evidence(REPO).points
+    stated = [p for p in points if p.output_tokens and p.dataset is None]
+    ranged = [p for p in stated if "–" in p.workload.split("→")[1]]
+    fixed = [p for p in stated if "–" not in p.workload.split("→")[1]]
+    assert ranged
+    assert fixed
+    assert all(p.shortest_output_tokens == p.output_tokens for p in fixed)
+    for point in ranged:  # "819–1,024 tokens": 819
+        least = int(point.workload.split("→")[1].split("–")[0].replace(",", ""))
+        assert point.shortest_output_tokens == least < point.output_tokens
+    assert all(p.shortest_output_tokens is None for p in points if p.dataset is not None)
