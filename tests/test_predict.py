@@ -327,3 +327,31 @@ def test_calc_cost_from_perf_bad_input_is_one_line(
     result = invoke("calc", "cost", "--from-perf", str(saved), *args)
     assert result.exit_code == code, result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--gpu", "a100-80gb-sxm"], "--gpu a100-80gb-sxm"),
+        (["--gpu-count", "2"], "--gpu-count 2"),
+        (["--gpu-count", "1"], "--gpu-count 1"),
+    ],
+)
+def test_calc_cost_from_perf_refuses_another_gpu_or_count(
+    tmp_path: Path, extra: list[str], named: str
+) -> None:
+    # 8 x H100's roofline bound, 29,090 tok/s, was costed at an A100's $4.00/GPU-hour with
+    # --gpu a100-80gb-sxm ($0.3056/1M, 'a floor'), and as 2 GPUs' with --gpu-count 2 (a quarter
+    # of its cost); an explicit --gpu-count 1 was taken as 8.
+    perf = json_output("calc", "perf", "--model", "llama-3.1-70b-instruct", "--gpu", "h100-sxm",
+                       "-tp", "8", "--offline", "--input-len", "1000",
+                       "--output-len", "1000")  # fmt: skip
+    saved = tmp_path / "perf.json"
+    saved.write_text(json.dumps(perf))
+    result = invoke("calc", "cost", "--from-perf", str(saved), *extra)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(
+        f"Error: {named}: the --from-perf throughput is of 8 × h100-sxm; leave it out"
+    ), result.stderr
+    same = ["--gpu", "h100-sxm", "--gpu-count", "8"]
+    assert invoke("calc", "cost", "--from-perf", str(saved), *same).exit_code == 0

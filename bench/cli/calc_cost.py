@@ -26,7 +26,8 @@ _FROM_PERF = click.option(
     type=click.File("r"),
     help="A `calc perf --json` output ('-': stdin): the output tokens/s it shows (the prediction, "
     "at its SLO where it has one, or the roofline bound where the prediction's kind missed its "
-    "error target), GPU and count, labelled so (instead of --tokens-per-second).",
+    "error target), GPU and count (--gpu and --gpu-count, if given, must be its own), labelled "
+    "so (instead of --tokens-per-second).",
 )
 
 
@@ -67,10 +68,10 @@ def cost_command(
     if predicted is not None:
         if tokens_per_second_basis is not None:
             raise UsageLine("give --tokens-per-second-basis with --tokens-per-second only")
+        _check_same_deployment(predicted, gpu, gpu_count)
         tokens_per_second = predicted.tokens_per_second
         tokens_per_second_basis = predicted.basis
-        gpu = gpu or predicted.gpu
-        gpu_count = gpu_count if gpu_count != 1 else predicted.gpu_count
+        gpu, gpu_count = predicted.gpu, predicted.gpu_count
     if gpu is None and price_per_hour is None:
         raise UsageLine("give --price-per-hour or --gpu ID (its catalog price)")
     request = from_options(
@@ -109,6 +110,23 @@ def _show(payload: dict[str, Any], tier: str, as_json: bool) -> None:
             f"tokens/s {payload['tokens_per_second']:,.0f} from the perf calculator: "
             f"{basis['label']}"
         )
+
+
+def _check_same_deployment(predicted: PredictedThroughput, gpu: str | None, count: int) -> None:
+    """A usage error where --gpu or --gpu-count names another deployment than the one whose
+    throughput --from-perf gives: its tokens/s priced at another GPU's price, or as fewer GPUs',
+    is no one's cost (an explicit --gpu-count 1 is told from the default by its source)."""
+    given_count = click.get_current_context().get_parameter_source("gpu_count")
+    count_given = given_count is not click.core.ParameterSource.DEFAULT
+    for name, value, expected in (
+        ("--gpu", gpu, predicted.gpu),
+        ("--gpu-count", count if count_given else None, predicted.gpu_count),
+    ):
+        if value is not None and value != expected:
+            raise UsageLine(
+                f"{name} {value}: the --from-perf throughput is of {predicted.gpu_count} × "
+                f"{predicted.gpu}; leave it out, or cost that deployment by its own perf output"
+            )
 
 
 def _predicted(
