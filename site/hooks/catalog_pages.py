@@ -480,6 +480,16 @@ def _kv_sentence(kv: KVCacheShape) -> str:
     """The KV cache a token adds and, for a hybrid, the state a sequence holds whatever its
     length (Mamba, linear-attention and short-convolution layers)."""
     per_token = f"KV cache **{kv.bytes_per_token / 1024:,.0f} KiB per token**"
+    window = kv.sliding_window
+    if kv.sliding_layers and window:
+        # What `bytes_for_sequence` (the table beside it) counts: beyond the window, only the
+        # full-attention layers grow.
+        full = kv.full_attention_bytes_per_token
+        before = f"**{full / 1024:,.0f} KiB per token**" if full else "nothing"
+        per_token += (
+            f" of the last {window:,} tokens and {before} before them, its {kv.sliding_layers} "
+            f"sliding-window layers keeping only the last {window:,}"
+        )
     if not kv.state_layers:
         return f"{per_token} (model dtype, no parallelism). "
     state = kv.state_layers * kv.state_bytes_per_sequence_per_layer

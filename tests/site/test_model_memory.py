@@ -38,3 +38,21 @@ def test_a_latent_attention_models_head_dimension_is_its_own_not_hidden_over_hea
         "query/key 192 (128 + 64 rotary), value 128; latent KV 512 + 64 rotary per token and layer"
     )
     assert _head_dim("llama-3.1-8b-instruct") == "128"
+
+
+@pytest.mark.parametrize(
+    ("model", "sentence"),
+    [
+        # 36 layers x 2 x 8 KV heads x 64 x 2 bytes = 72 KiB over the last 128 tokens; the 18
+        # full-attention layers' 36 KiB beyond them (the page's table: 4.50 GiB at 131,072).
+        ("gpt-oss-120b", "KV cache **72 KiB per token** of the last 128 tokens and **36 KiB per "
+         "token** before them, its 18 sliding-window layers keeping only the last 128 (model "
+         "dtype, no parallelism)."),
+    ],
+)  # fmt: skip
+def test_a_sliding_window_models_page_says_what_a_token_beyond_the_window_adds(
+    model: str, sentence: str
+) -> None:
+    # The page said 'KV cache 72 KiB per token' of gpt-oss-120b beside a table that counts 36 KiB
+    # a token beyond the window: 72 KiB x 131,072 tokens is 9 GiB, the table's 4.50 GiB.
+    assert sentence in catalog_pages.model_page(MODELS[model])
