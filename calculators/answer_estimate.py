@@ -51,7 +51,12 @@ from infermeter.calculators.roofline import (
 )
 from infermeter.calculators.token_cost import usd_per_million_tokens
 from infermeter.calculators.vllm_plan import VllmPlan
-from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
+from infermeter.calculators.vllm_settings import (
+    DEFAULT_VLLM_VERSION,
+    VllmSettings,
+    beyond_the_model,
+    parse_release,
+)
 
 UNQUANTIZED = "16-bit"  # the weight precision of a result that names no quantization
 
@@ -505,6 +510,13 @@ class AnswerEstimator:
         there is none because the memory plan refuses the weights, why (`NoEstimate`). Weights
         the catalog's checkpoint is not served in are planned as an export in their format
         (`checkpoint_export`), and the estimate says so."""
+        arch = self.arch(question.model)
+        refused = None if arch is None else beyond_the_model(arch, sum(tokens))
+        if refused is not None:
+            return NoEstimate(
+                f"a request of {tokens[0]:,} → {tokens[1]:,} tokens ({sum(tokens):,} in all) "
+                f"{refused}"
+            )
         found = self._estimate(question, tokens, precision, shortest_output)
         checkpoint = self.checkpoint(question.model, precision)
         if isinstance(found, Estimate) and checkpoint is not None and checkpoint[1]:

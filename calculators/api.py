@@ -29,7 +29,7 @@ from infermeter.calculators.served_formats import check_served
 from infermeter.calculators.vllm_settings import (
     DEFAULT_VLLM_VERSION,
     VllmSettings,
-    default_max_model_len,
+    beyond_the_model,
     parse_release,
 )
 
@@ -300,13 +300,9 @@ def _check_context_within_the_model(arch: ModelArch, context: int) -> None:
     it derives from the config ('User-specified max_model_len … is greater than the derived
     max_model_len') unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: every GPU would "fit" requests
     the model does not serve."""
-    longest = default_max_model_len(arch)
-    if context > longest:
-        raise InputError(
-            f"context: {context:,} tokens is longer than the model's {longest:,} (vLLM's "
-            "max_model_len for its config), which vLLM refuses unless "
-            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
-        )
+    refused = beyond_the_model(arch, context)
+    if refused is not None:
+        raise InputError(f"context: {context:,} tokens {refused}")
 
 
 def fit(request: FitRequest, options: Sequence[GpuOption]) -> dict[str, Any]:

@@ -38,7 +38,12 @@ from infermeter.calculators.predict import (
 from infermeter.calculators.roofline import plan_throughput_bound
 from infermeter.calculators.served_formats import check_served
 from infermeter.calculators.token_cost import usd_per_million_tokens
-from infermeter.calculators.vllm_settings import DEFAULT_VLLM_VERSION, VllmSettings, parse_release
+from infermeter.calculators.vllm_settings import (
+    DEFAULT_VLLM_VERSION,
+    VllmSettings,
+    beyond_the_model,
+    parse_release,
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,9 @@ def request_workload(request: PerfRequest) -> Workload:
             f"input_len: input_len + output_len is {total:,} tokens a request; expected at most "
             f"{MAX_TOKENS:,}"
         )
+    refused = beyond_the_model(request.deployment.arch, total)
+    if refused is not None:
+        raise InputError(f"input_len: input_len + output_len, {total:,} tokens, {refused}")
     return Workload(request.input_len, request.output_len)
 
 

@@ -157,6 +157,20 @@ def modelled_releases() -> str:
     return f"{oldest} to {newest}"
 
 
+def beyond_the_model(arch: ModelArch, tokens: int) -> str | None:
+    """Why vLLM refuses requests of `tokens` in all (prompt and output) for `arch`: longer than
+    the length it derives from the config ('User-specified max_model_len … is greater than the
+    derived max_model_len') unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which no plan assumes; the
+    words follow the count ("201,000 tokens " + them). None where it serves them."""
+    longest = default_max_model_len(arch)
+    if tokens <= longest:
+        return None
+    return (
+        f"is longer than the model's {longest:,} (vLLM's max_model_len for its config), which "
+        "vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    )
+
+
 def default_max_model_len(arch: ModelArch) -> int:
     """vLLM's default max_model_len: the config's position limit, stretched by RoPE scaling."""
     length = arch.derived_max_len or arch.max_position_embeddings or 2048

@@ -355,6 +355,26 @@ def test_cli_and_page_refuse_a_perf_request_longer_than_a_context_by_its_lengths
     assert cli.stderr.startswith(f"Error: {message}")
 
 
+def test_cli_and_page_refuse_a_perf_request_longer_than_the_model_serves() -> None:
+    # Both predicted a 28 s TTFT for 200,000 + 1,000 tokens of Llama 3.1 8B, whose context is
+    # 131,072: vLLM refuses such a request (as `calc fit` says of such a context).
+    given = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "200000",
+             "output_len": "1000", "concurrency": "1"}  # fmt: skip
+    message = (
+        "input_len: input_len + output_len, 201,000 tokens, is longer than the model's 131,072 "
+        "(vLLM's max_model_len for its config), which vLLM refuses unless "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    )
+    errors = calc_compute.compute("perf", given, CATALOG)["errors"]
+    assert errors == {"input_len": message}
+    args = [part for key, value in given.items() for part in ("--" + key.replace("_", "-"), value)]
+    cli = invoke("calc", "perf", *args)
+    assert cli.exit_code == 2, cli.output
+    assert cli.stderr.strip() == f"Error: {message}"
+    within = _page("perf", {**given, "input_len": "130072"})
+    assert "errors" not in within
+
+
 def test_cli_and_page_fit_plan_a_gpu_named_twice_once() -> None:
     # Each name was a row: 'h100-sxm' 5,000 times listed 5,000 rows in 7.8 s.
     given = ["--model", "llama-3.1-8b-instruct", "--context", "4096"]

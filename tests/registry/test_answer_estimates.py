@@ -457,3 +457,25 @@ def test_points_state_their_workloads_shortest_output() -> None:
         least = int(point.workload.split("→")[1].split("–")[0].replace(",", ""))
         assert point.shortest_output_tokens == least < point.output_tokens
     assert all(p.shortest_output_tokens is None for p in points if p.dataset is not None)
+
+
+def test_no_estimate_for_requests_longer_than_the_model_serves() -> None:
+    # Bug: GPT-J's 2,048 → 2,048-token groups (TensorRT-LLM ran them) got a bound planned on
+    # vLLM, which refuses requests longer than GPT-J's 2,048 positions
+    evidence = load_evidence(REPO)
+    estimator = answer_estimator(REPO, evidence)
+    found = estimator(Question("gpt-j-6b", BATCH, "on_demand"), "00f02afc10", "fp8")
+    assert isinstance(found, NoEstimate), found
+    assert found.reason == (
+        "a request of 2,048 → 2,048 tokens (4,096 in all) is longer than the model's 2,048 "
+        "(vLLM's max_model_len for its config), which vLLM refuses unless "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    )
+    # 2,048 → 128 still is; a model of a longer context is not
+    assert isinstance(
+        estimator(Question("gpt-j-6b", BATCH, "on_demand"), "1bfd7bbb24", "fp8"), NoEstimate
+    )
+    assert isinstance(
+        estimator(Question("llama-3.1-8b-instruct", BATCH, "on_demand"), "00f02afc10", "fp8"),
+        Estimate,
+    )
