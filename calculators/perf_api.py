@@ -159,7 +159,7 @@ def perf(request: PerfRequest, catalog_price: Mapping[str, Any] | None) -> dict[
         price = float(catalog_price["usd_per_gpu_hour"])
     prediction = predict(request.deployment, workload, load, slo=slo, price_usd_per_gpu_hour=price)
     kind = error_kind(load.kind)
-    missed = missed_target(kind) or beyond_measured(load.kind, load.value)
+    missed = missed_target(kind) or beyond_measured(load.kind, load.value, deployment.gpu.id)
     bound = _bound_tokens_per_s(request, workload, prediction.batch_per_replica)
     return {
         "model": request.model,

@@ -7,7 +7,7 @@ Kinds: `offline` (offline throughput), `server` (throughput at a rate or concurr
 highest rate meeting an SLO), `latency` (TTFT, TPOT and E2E at low load: a static batch).
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infermeter.calculators.errors import InputError
@@ -19,22 +19,6 @@ KIND_BY_LOAD = {
     "concurrency": "server",
     "static_batch": "latency",
 }
-
-
-# The largest static batch the latency kind's held-out error covers: the protocol compares
-# static batches of 1 to 8 requests only (registry/perf_cases.py), as low load.
-LOW_LOAD_BATCH = 8
-
-
-def beyond_measured(load_kind: str, value: float | None) -> str | None:
-    """Why a load's prediction lies outside what its kind's held-out error measured, in a
-    reader's words (shown as a missed target: the bound instead); None where it lies within."""
-    if load_kind == "static_batch" and value is not None and value > LOW_LOAD_BATCH:
-        return (
-            f"latency: no held-out result measures a static batch above {LOW_LOAD_BATCH} "
-            f"requests (this one: {value:,.0f}), so its error is not known"
-        )
-    return None
 
 
 def error_kind(load_kind: str) -> str:
@@ -49,22 +33,58 @@ HeldOut = Mapping[str, Mapping[str, Any]]
 
 
 def held_out_error(kind: str, held_out: HeldOut = HELD_OUT) -> dict[str, Any]:
-    """The kind's published held-out error: rows, median_pct, within_25_pct, basis, target_pct,
-    met (`held_out`: the published table, or another fitted one)."""
+    """The kind's published held-out error: rows, median_pct, within_25_pct, basis, gpus (the
+    GPUs its rows were measured on), target_pct, met (`held_out`: the published table, or
+    another fitted one)."""
     if kind not in held_out:
         raise InputError(f"kind: expected one of {', '.join(held_out)}, got {kind!r}")
     return dict(held_out[kind])
 
 
+# The largest static batch the latency kind's held-out error covers: the protocol compares
+# static batches of 1 to 8 requests only (registry/perf_cases.py), as low load.
+LOW_LOAD_BATCH = 8
+
+
+def beyond_measured(
+    load_kind: str, value: float | None, gpu: str, held_out: HeldOut = HELD_OUT
+) -> str | None:
+    """Why a load's prediction on `gpu` (a catalog id) lies outside what its kind's held-out
+    error measured, in a reader's words (shown as a missed target: the bound instead); None
+    where it lies within. The error holds only on the GPUs its held-out results were measured
+    on (no vendor or generation stands for another GPU: the held-out data would not show it)."""
+    if load_kind == "static_batch" and value is not None and value > LOW_LOAD_BATCH:
+        return (
+            f"latency: no held-out result measures a static batch above {LOW_LOAD_BATCH} "
+            f"requests (this one: {value:,.0f}), so its error is not known"
+        )
+    kind = error_kind(load_kind)
+    gpus = held_out_error(kind, held_out).get("gpus")
+    if gpus is not None and gpu not in gpus:
+        return (
+            f"{kind}: no held-out result of this kind was measured on {gpu} (only on "
+            f"{_gpu_list(gpus)}), so its error there is not known"
+        )
+    return None
+
+
+def _gpu_list(gpus: Sequence[str]) -> str:
+    """The GPUs a kind's held-out results were measured on, named up to three, else counted."""
+    return ", ".join(gpus) if len(gpus) <= 3 else f"{len(gpus)} GPUs"
+
+
 def error_label(kind: str, held_out: HeldOut = HELD_OUT) -> str:
-    """The label a prediction of this kind carries, e.g. "predicted: median error 14 % over 212
-    held-out results (time split (later releases))"."""
+    """The label a prediction of this kind carries, e.g. "predicted: median error 8 % over 128
+    held-out results (time split (later releases); all on mi300x)": the GPUs are the only ones
+    it holds on (`beyond_measured`)."""
     error = held_out_error(kind, held_out)
     if not error["rows"]:
         return "predicted: no held-out result measures its error yet"
+    gpus = error.get("gpus")  # a table published before the GPUs were stated names none
+    where = "" if gpus is None else f"; all on {_gpu_list(gpus)}"
     return (
         f"predicted: median error {error['median_pct']:.0f} % over {error['rows']:,} held-out "
-        f"results ({error['basis']})"
+        f"results ({error['basis']}{where})"
     )
 
 

@@ -314,16 +314,19 @@ def breakdown(split: SplitResult, kind: str, attribute: str) -> dict[str, Summar
 
 def held_out(report: ErrorReport) -> dict[str, dict[str, Any]]:
     """Per kind, the held-out error the site states: the time split's where it has rows, else
-    the leave-one-out splits' pooled; its target; each held-out split's median (`splits`) and
-    whether the target holds on every one of them (the protocol: a miss on any held-out split
-    shows the bound)."""
+    the leave-one-out splits' pooled; the GPUs its rows were measured on (`gpus`: a prediction
+    for another GPU carries no measured error); its target; each held-out split's median
+    (`splits`) and whether the target holds on every one of them (the protocol: a miss on any
+    held-out split shows the bound)."""
     figures: dict[str, dict[str, Any]] = {}
     time_split, *others = report.splits
     for kind in KINDS:
-        summary, basis = by_kind(time_split)[kind], "time split (later releases)"
-        if not summary.rows:
-            pooled = [s for split in others for s in split.scored if s.case.kind == kind]
-            summary, basis = Summary.of(pooled), "leave-one-GPU-out and leave-one-model-family-out"
+        rows = [s for s in time_split.scored if s.case.kind == kind]
+        basis = "time split (later releases)"
+        if not rows:
+            rows = [s for split in others for s in split.scored if s.case.kind == kind]
+            basis = "leave-one-GPU-out and leave-one-model-family-out"
+        summary = Summary.of(rows)
         target = TARGETS_PCT[kind]
         medians = {
             split.name: by_kind(split)[kind].median_pct
@@ -334,6 +337,7 @@ def held_out(report: ErrorReport) -> dict[str, dict[str, Any]]:
         figures[kind] = {
             **summary.as_dict(),
             "basis": basis,
+            "gpus": sorted({s.case.gpu for s in rows}),
             "target_pct": target,
             "met": met,
             "splits": medians,

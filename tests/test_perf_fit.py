@@ -187,6 +187,8 @@ def test_perf_fit_held_out_figures_follow_the_published_rows() -> None:
             None,
         )
         assert HELD_OUT[kind]["rows"] == summary.rows, kind
+        # the GPUs its error holds on (calculators.perf_labels.beyond_measured)
+        assert HELD_OUT[kind]["gpus"] == sorted({r["gpu"] for r in chosen}), kind
         if chosen:
             assert HELD_OUT[kind]["median_pct"] == pytest.approx(summary.median_pct, abs=0.06)
 
@@ -204,6 +206,9 @@ def test_perf_fit_error_page_states_the_published_figures_and_links_every_result
             worst = max(m for m in figure["splits"].values() if m > figure["target_pct"])
             assert f"({worst - figure['target_pct']:.1f} points over)" in page
             assert html.escape(missed_target(kind) or "") in page
+        else:  # shown only where its held-out results were measured
+            gpus = ", ".join(figure["gpus"])
+            assert f"the prediction on {gpus}; elsewhere the roofline bound" in page, kind
     for row in rows:
         if row["split"] == "time":
             assert f'href="../results/{row["result_id"]}/"' in page, row["case"]
