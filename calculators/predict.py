@@ -21,12 +21,13 @@ prompts of the (B − 1) / O sequences that finish and are replaced per step, so
     TTFT = (prefill + step(B)) / efficiency + queueing
     output tokens/s per replica = B × O / (TTFT + (O − 1) × TPOT)
 
-Loads: `offline` (the replica full: B at its most), `concurrency` N (closed loop: B = N per
-replica up to the most, the rest wait), `static_batch` N (all prompts prefilled, then O steps
-together), and `request_rate` R (open loop, Poisson: B solves Little's law, B = R × E2E; a
-request waits only when the replica is near capacity: Kingman's approximation with the
-replica's time per request at capacity as the service time, the share that waits Erlang C's
-over its batch slots, an exponential tail, so TTFT's p99 grows as the load nears saturation).
+Loads: `offline` (the replica full: B at its most; no TTFT or E2E, `OFFLINE_TTFT` says why),
+`concurrency` N (closed loop: B = N per replica up to the most, the rest wait), `static_batch`
+N (all prompts prefilled, then O steps together), and `request_rate` R (open loop, Poisson:
+B solves Little's law, B = R × E2E; a request waits only when the replica is near capacity:
+Kingman's approximation with the replica's time per request at capacity as the service time,
+the share that waits Erlang C's over its batch slots, an exponential tail, so TTFT's p99
+grows as the load nears saturation).
 p99 TPOT is taken equal to the mean (a request's TPOT averages many steps); p99 TTFT prefills
 the workload's p99 prompt where it states one.
 """
@@ -190,7 +191,7 @@ class Prediction:
     load: str
     output_tokens_per_s: float  # the whole deployment
     requests_per_s: float
-    ttft_ms: dict[str, float | None]  # {"p50", "p99"}; None: the load exceeds what it serves
+    ttft_ms: dict[str, float | None]  # {"p50", "p99"}; None: see ttft_not_predicted
     tpot_ms: dict[str, float]
     e2e_ms_p50: float | None
     batch_per_replica: float  # sequences decoding at once on one replica
@@ -205,6 +206,7 @@ class Prediction:
     output_tokens_per_s_at_slo: float | None = None
     usd_per_million_output_tokens: float | None = None  # with a price
     usd_per_million_accepted_tokens: float | None = None  # with a price and an SLO met
+    ttft_not_predicted: str | None = None  # why TTFT and E2E are None, where they are
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -479,9 +481,29 @@ def _open_loop(engine: _Engine, rate_per_replica: float) -> _Point:
     return _at_batch(engine, high)
 
 
+# Why an offline load states no TTFT (nor E2E, which holds it): the replica runs full, but
+# how long a request waits for a slot depends on how many were queued before it.
+OFFLINE_TTFT = (
+    "offline: every request is queued at once, so a request's TTFT counts its wait for those "
+    "queued before it, which depends on how many were queued (not an input): none is "
+    "predicted, nor an E2E"
+)
+# Why an open loop beyond capacity states none: its queue grows for as long as it runs.
+SATURATED_TTFT = (
+    "the load asks more than the deployment serves, so its queue grows for as long as it runs: "
+    "no TTFT is predicted, nor an E2E"
+)
+
+
+def _why_no_ttft(point: _Point, load: Load) -> str | None:
+    if point.ttft_p50_s is not None:
+        return None
+    return OFFLINE_TTFT if load.kind == "offline" else SATURATED_TTFT
+
+
 def _point(engine: _Engine, load: Load, replicas: int) -> _Point:
     if load.kind == "offline":
-        return _closed_loop(engine, engine.max_batch)
+        return replace(_closed_loop(engine, engine.max_batch), ttft_p50_s=None, ttft_p99_s=None)
     value = float(load.value or 0)
     if load.kind == "concurrency":
         return _closed_loop(engine, value / replicas)
@@ -579,6 +601,7 @@ def predict_prepared(
         output_tokens_per_s_at_slo=None if at_slo is None else at_slo * workload.output_tokens,
         usd_per_million_output_tokens=_usd(price_usd_per_gpu_hour, gpus, tokens),
         usd_per_million_accepted_tokens=_usd(price_usd_per_gpu_hour, gpus, accepted),
+        ttft_not_predicted=_why_no_ttft(point, load),
     )
 
 

@@ -3,6 +3,7 @@ and the calculator pages' `calc_api.compute` (as the browser runs it) give the s
 because both build one request and call the same function."""
 
 import dataclasses
+import html
 import json
 import re
 from pathlib import Path
@@ -928,3 +929,33 @@ def test_cli_and_page_perf_show_no_latency_prediction_on_a_gpu_its_error_never_m
                     f"latency: no held-out result of this kind was measured on {gpu} (only on "
                     "mi300x), so its error there is not known"
                 )
+
+
+def test_cli_and_page_perf_state_no_queue_free_ttft_for_offline() -> None:
+    # 'calc perf … --input-len 1000 --output-len 1000 --offline' printed 'TTFT p50 / p99 81.7 ms'
+    # as if no request waited, though offline queues every request at once and most wait for a
+    # slot; how long depends on how many were queued, which is not an input.
+    query = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "1000",
+             "output_len": "1000"}  # fmt: skip
+    args = [part for key, value in query.items() for part in ("--" + key.replace("_", "-"), value)]
+    why = (
+        "offline: every request is queued at once, so a request's TTFT counts its wait for those "
+        "queued before it, which depends on how many were queued (not an input): none is "
+        "predicted, nor an E2E"
+    )
+    cli = json_output("calc", "perf", *args, "--offline")
+    for payload in (cli, _page("perf", {**query, "offline": "true"})):
+        assert payload["ttft_ms"] == {"p50": None, "p99": None}
+        assert payload["e2e_ms_p50"] is None
+        assert payload["ttft_not_predicted"] == why
+        assert payload["tpot_ms"]["p50"] > 0
+        assert payload["output_tokens_per_s"] > 0
+    # offline misses its error target, so the page shows the bound; were it met (a refit), the
+    # prediction's page says why it has no TTFT
+    page = calc_html.RENDER["perf"]({**cli, "shown": "prediction"}, "")
+    assert f'data-output="ttft_not_predicted" data-value="{html.escape(why)}"' in page
+    shown = invoke("calc", "perf", *args, "--offline")
+    assert f"TTFT p50 / p99      not predicted: {why}" in shown.output
+    concurrency = json_output("calc", "perf", *args, "--concurrency", "16")
+    assert concurrency["ttft_ms"]["p50"] > 0
+    assert concurrency["ttft_not_predicted"] is None

@@ -25,7 +25,9 @@ def _format(payload: dict[str, Any]) -> str:
         f"  output tokens/s     {payload['output_tokens_per_s']:,.0f}"
         f"  (roofline bound {payload['roofline_bound_tokens_per_s']:,.0f})",
         f"  requests/s          {payload['requests_per_s']:,.2f}",
-        f"  TTFT p50 / p99      {ms(ttft['p50'])} / {ms(ttft['p99'])}",
+        f"  TTFT p50 / p99      {ms(ttft['p50'])} / {ms(ttft['p99'])}"
+        if payload["ttft_not_predicted"] is None
+        else f"  TTFT p50 / p99      not predicted: {payload['ttft_not_predicted']}",
         f"  TPOT p50 / p99      {ms(tpot['p50'])} / {ms(tpot['p99'])}",
     ]
     if payload["max_request_rate_at_slo"] is not None:

@@ -441,6 +441,9 @@ def _perf_html(payload: Mapping[str, Any], base: str) -> str:
         ("Roofline bound, output tokens/s", "roofline_bound_tokens_per_s", _count),
     ]
     table = _rows(payload, rows + deployment)
+    why = payload.get("ttft_not_predicted")  # offline: a wait the inputs do not give
+    if why:
+        label += f" TTFT not predicted: {_out('ttft_not_predicted', why, why)}"
     return f'<p class="im-note">{label}</p>' + table + _cost_link(payload, base)
 
 
