@@ -41,9 +41,28 @@ class Price:
     as_of: str
     confidence: str | None  # `high`, `medium`, `low`; None where the catalog says nothing
     source_url: str | None = None
+    # where the price is well above what the market asks (`registry.prices.above_market`): the
+    # cheapest price two providers agree on, and those providers ("lium, vast")
+    market_usd_per_gpu_hour: float | None = None
+    market_providers: str | None = None
+    market_price_id: str | None = None  # the floor's own catalog price
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @property
+    def market_text(self) -> str:
+        """What the market asks beside a price well above it ("" else), as every ranking says
+        it: "market from $1.75/GPU-h (lium, vast)"."""
+        if self.market_usd_per_gpu_hour is None:
+            return ""
+        return f"market from {self.market_price_text} ({self.market_providers})"
+
+    @property
+    def market_price_text(self) -> str:
+        """The market floor as `market_text` says it ("$1.75/GPU-h"; "" where none)."""
+        market = self.market_usd_per_gpu_hour
+        return "" if market is None else f"${market:,.2f}/GPU-h"
 
 
 @dataclass(frozen=True)
@@ -142,6 +161,24 @@ class Row:
     usd_per_million_accepted: float | None
     ratio_to_winner: float | None = None
 
+    @property
+    def market_usd_per_million_accepted(self) -> float | None:
+        """Its $ per 1M accepted tokens at the market floor where its price is well above it
+        (`Price.market_usd_per_gpu_hour`), in proportion; None else."""
+        price, usd = self.price, self.usd_per_million_accepted
+        if price is None or usd is None or price.market_usd_per_gpu_hour is None:
+            return None
+        return usd * price.market_usd_per_gpu_hour / price.usd_per_gpu_hour
+
+    @property
+    def market_text(self) -> str:
+        """What the market asks beside its price and what its $ figure would be at that
+        ("" where its price is not well above the market)."""
+        usd = self.market_usd_per_million_accepted
+        if self.price is None or usd is None:
+            return ""
+        return f"{self.price.market_text}: ${usd:,.4f}/1M accepted at that price"
+
     def as_dict(self) -> dict[str, Any]:
         point, price = self.point, self.price
         return {
@@ -155,6 +192,8 @@ class Row:
             "price_provider": None if price is None else price.provider,
             "price_as_of": None if price is None else price.as_of,
             "price_confidence": None if price is None else price.confidence,
+            "market_usd_per_gpu_hour": None if price is None else price.market_usd_per_gpu_hour,
+            "market_usd_per_million_accepted": _rounded(self.market_usd_per_million_accepted),
             "result_ids": [point.result_id],
             "evidence": {
                 "lane": point.lane,

@@ -235,6 +235,7 @@ def _row_line(place: int, row: Any) -> str:
         if price is None
         else f"{price.provider} {price.tier} ${price.usd_per_gpu_hour:,.2f}/GPU-h, "
         f"{price.as_of}, confidence {price.confidence or 'not stated'}"
+        + (f", {row.market_text}" if row.market_text else "")
     )
     ratio = "" if row.ratio_to_winner is None else f" ×{row.ratio_to_winner:.2f}"
     mlperf = f", MLPerf {point.mlperf_result_id}" if point.mlperf_result_id else ""

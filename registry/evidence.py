@@ -21,7 +21,7 @@ from infermeter.registry.estimate import shortest_tokens, workload_dataset, work
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
-from infermeter.registry.prices import confidence, shown_as_of, tier_prices
+from infermeter.registry.prices import above_market, confidence, shown_as_of, tier_prices
 from infermeter.registry.workloads import scenario, workload_key, workload_label
 
 UNQUANTIZED = "16-bit"
@@ -158,16 +158,23 @@ def answer_prices(prices: Iterable[PriceEntry]) -> list[Price]:
         for gpu in sorted({price.gpu for price in entries})
         for price in tier_prices(gpu, entries).values()
     ]
-    return [
-        Price(
-            id=price.id,
-            gpu=price.gpu,
-            tier=price.tier,
-            usd_per_gpu_hour=price.usd_per_gpu_hour,
-            provider=price.provider,
-            as_of=shown_as_of(price),
-            confidence=confidence(price, entries).level,
-            source_url=str(price.source.url),
-        )
-        for price in sorted(chosen, key=lambda p: p.id)
-    ]
+    return [_answer_price(price, entries) for price in sorted(chosen, key=lambda p: p.id)]
+
+
+def _answer_price(price: PriceEntry, entries: list[PriceEntry]) -> Price:
+    """A chosen price as the answer's plain data, with the market floor where it is well above
+    it (`registry.prices.above_market`)."""
+    market = above_market(price, entries)
+    return Price(
+        id=price.id,
+        gpu=price.gpu,
+        tier=price.tier,
+        usd_per_gpu_hour=price.usd_per_gpu_hour,
+        provider=price.provider,
+        as_of=shown_as_of(price),
+        confidence=confidence(price, entries).level,
+        source_url=str(price.source.url),
+        market_usd_per_gpu_hour=None if market is None else market[0].usd_per_gpu_hour,
+        market_providers=None if market is None else ", ".join(market[1]),
+        market_price_id=None if market is None else market[0].id,
+    )

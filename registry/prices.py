@@ -234,6 +234,23 @@ def providers(chosen: dict[str, PriceEntry]) -> list[str]:
     return names
 
 
+ABOVE_MARKET = 1.25
+"""How far above the market floor (`market_floor`) a price a figure uses must be before a page
+sets the floor beside it."""
+
+
+def above_market(
+    price: PriceEntry, prices: Iterable[PriceEntry]
+) -> tuple[PriceEntry, list[str]] | None:
+    """The market floor of `price`'s GPU and tier, and its providers, where `price` is more than
+    `ABOVE_MARKET` × that floor (OCI's $10 H100 list beside $1.75 that Lium and Vast ask);
+    None else."""
+    floor = market_floor(price.gpu, price.tier, prices)
+    if floor is None or price.usd_per_gpu_hour <= ABOVE_MARKET * floor[0].usd_per_gpu_hour:
+        return None
+    return floor
+
+
 def market_floor(
     gpu_id: str, tier: str, prices: Iterable[PriceEntry]
 ) -> tuple[PriceEntry, list[str]] | None:

@@ -276,7 +276,9 @@ def gpus_text(count: int, gpu: str, names: Mapping[str, str]) -> str:
     return f"{count} × {names.get(gpu, gpu)}"
 
 
-def _price_cell(price: Price | None, base: str) -> str:
+def _price_cell(price: Price | None, base: str, market: str = "") -> str:
+    """A row's price, linked to its row on the GPU page, with what the market asks where the
+    price is well above it (`market`: `Row.market_text`)."""
     if price is None:
         return "no price"
     confidence = price.confidence or "not stated"
@@ -287,7 +289,17 @@ def _price_cell(price: Price | None, base: str) -> str:
         f"${price.usd_per_gpu_hour:,.2f}/GPU-h</a> · {esc(price.provider)} · "
         f"{esc(price.tier.replace('_', '-'))} · {esc(price.as_of)} · "
         f"<span{flag}>confidence {esc(confidence)}</span>"
+        + (f" · <span data-market>{_market_html(price, market, base)}</span>" if market else "")
     )
+
+
+def _market_html(price: Price, market: str, base: str) -> str:
+    """`market` (`Row.market_text`) with its price linked to its row on the GPU's page, as
+    every price of an answer is."""
+    shown = esc(price.market_price_text)
+    href = price_href(price.gpu, price.market_price_id or "", base + "gpus/")
+    link = f'<a href="{esc(href)}">{shown}</a>'
+    return esc(market).replace(shown, link, 1)
 
 
 def _evidence_cell(row: Row, base: str) -> str:
@@ -319,7 +331,8 @@ def _row_html(row: Row, base: str, names: Mapping[str, str]) -> str:
         f'<td data-output="usd_per_million_accepted"{data_value}>{usd(value)}</td>'
         f"<td>{ratio}</td>"
         f"<td>{row.acceptance.accepted_tokens_per_s or 0:,.0f}</td>"
-        f"<td>{_price_cell(row.price, base)}</td><td>{_evidence_cell(row, base)}</td></tr>"
+        f"<td>{_price_cell(row.price, base, row.market_text)}</td>"
+        f"<td>{_evidence_cell(row, base)}</td></tr>"
     )
 
 
@@ -465,7 +478,7 @@ def _winner_row(found: Answer, base: str, names: Mapping[str, str], basis: bool)
         f'<td><a href="{base}gpus/{esc(point.gpu)}/">'
         f"{esc(gpus_text(point.gpu_count, point.gpu, names))}</a></td>"
         f"<td>{winner.acceptance.accepted_tokens_per_s or 0:,.0f}</td>"
-        f"<td>{_price_cell(winner.price, base)}{low}</td>"
+        f"<td>{_price_cell(winner.price, base, winner.market_text)}{low}</td>"
         f'<td><a href="{base}results/{esc(point.result_id)}/">result {esc(point.result_id)}</a>'
         + (f" · MLPerf {esc(point.mlperf_result_id)}" if point.mlperf_result_id else "")
         + f" · {esc(point.load)}"

@@ -18,7 +18,7 @@ from infermeter.calculators.price_tiers import PRICE_TIERS
 from infermeter.calculators.quantization import model_dtype_bytes, weight_bytes, weight_format
 from infermeter.registry.models import GpuEntry, ModelEntry, PriceEntry
 from infermeter.registry.plain_text import html_text, plain_text
-from infermeter.registry.prices import confidence, dated, market_floor, tier_prices
+from infermeter.registry.prices import above_market, confidence, dated, tier_prices
 
 GIB = 1024**3
 MEMORY_CONTEXTS = (4096, 32768, 131072)
@@ -165,9 +165,9 @@ def _source_marks(entry: GpuEntry) -> dict[str, str]:
 def market_note(gpu_id: str, prices: list[PriceEntry], chosen: Mapping[str, PriceEntry]) -> str:
     """A sentence for a GPU whose on-demand figures use a price more than 25 % above the market
     floor (`registry.prices.market_floor`): what several providers ask, dated or not."""
-    floor = market_floor(gpu_id, "on_demand", prices)
     used = chosen.get("on_demand")
-    if floor is None or used is None or used.usd_per_gpu_hour <= 1.25 * floor[0].usd_per_gpu_hour:
+    floor = None if used is None else above_market(used, prices)
+    if floor is None or used is None:
         return ""
     price, names = floor
     return (
