@@ -53,6 +53,8 @@ POINT_COLUMNS: tuple[PointColumn, ...] = tuple(
         "ttft_ms_p50",
         "tpot_ms_p50",
         "e2e_ms_p95",
+        # a static batch's source may state this alone (the whole batch's time)
+        "e2e_ms_mean",
     )
 )
 """The buyer's figures of a load point: speed, latency percentiles, failures and cost."""

@@ -19,6 +19,7 @@ from infermeter.registry.prices import PriceBook
 from infermeter.registry.store import read_result
 from infermeter.registry.tables import POINT_COLUMNS, number_text, points_table_html, usd_text
 
+REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = Path(__file__).resolve().parent / "examples/valid/results/measured-two-points.json"
 
 
@@ -98,3 +99,19 @@ def test_points_table_says_its_dollars_are_derived_and_for_mlperf_unverified(
     mlperf = [dataclasses.replace(row, lane="mlperf") for row in rows]
     (note,) = caption.findall(points_table_html(mlperf))
     assert note.endswith("list price first), not verified by MLCommons.")
+
+
+def test_a_static_batch_s_result_page_shows_the_e2e_mean_its_source_states() -> None:
+    # AMD's ROCm vLLM latency table states one figure of a static batch, the batch's mean time
+    # (63.108 s); the result page's points table showed only the $ per 1M accepted tokens worked
+    # out from it, and the figure itself only under "Every field".
+    path = REPO / "registry/results/mi300x/llama-3.1-405b-instruct/2026-12-01-da21acc66e1c.json"
+    static = read_result(path)
+    rows = index_rows(static, path.name, PriceBook(load_prices().values()))
+    table = points_table_html(rows)
+    headers = re.findall(r'<th scope="col">(.*?)</th>', table)
+    (cells,) = _cells(table)
+    by_header = dict(zip(headers, cells, strict=True))
+    assert by_header["load"] == "static batch of 32 (started together)"
+    assert by_header["E2E mean ms"] == "63,108.0"
+    assert table in result_pages.result_body(static, rows)
