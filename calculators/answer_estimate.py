@@ -517,36 +517,43 @@ class AnswerEstimator:
                 f"a request of {tokens[0]:,} → {tokens[1]:,} tokens ({sum(tokens):,} in all) "
                 f"{refused}"
             )
-        found = self._estimate(question, tokens, precision, shortest_output)
+        kind = estimate_kind(question.slo)
+        missed = missed_target(kind, self.held_out)
+        found: Estimate | NoEstimate | None = None
+        if missed is None and question.slo.e2e_ms is None:
+            found = self._predicted(question, tokens, precision, kind)
+            missed = f"{kind}: the predictor gives no deployment a figure for this question"
+        elif missed is None:
+            missed = f"{kind}: the predictor does not model an E2E bound"
+        if found is None:
+            longest = step_bound(question.slo, shortest_output)
+            found = self._bound_estimate(question, tokens, precision, longest, missed)
+        if not isinstance(found, Estimate):
+            return found
         checkpoint = self.checkpoint(question.model, precision)
-        if isinstance(found, Estimate) and checkpoint is not None and checkpoint[1]:
-            return replace(found, note=f"{found.note}; {checkpoint[1]}")
-        return found
+        notes = [
+            *([E2E_NOT_DRAWN] if question.slo.e2e_ms and (shortest_output or 0) <= 1 else []),
+            *([checkpoint[1]] if checkpoint is not None and checkpoint[1] else []),
+        ]
+        return replace(found, note="; ".join([found.note, *notes]))
 
-    def _estimate(
+    def _bound_estimate(
         self,
         question: Question,
         tokens: tuple[int, int],
         precision: str,
-        shortest_output: int | None,
+        longest: StepBound | None,
+        missed: str,
     ) -> Estimate | NoEstimate | None:
-        kind = estimate_kind(question.slo)
-        missed = missed_target(kind, self.held_out)
-        if missed is None and question.slo.e2e_ms is None:
-            predicted = self._predicted(question, tokens, precision, kind)
-            if predicted is not None:
-                return predicted
-            missed = f"{kind}: the predictor gives no deployment a figure for this question"
-        elif missed is None:
-            missed = f"{kind}: the predictor does not model an E2E bound"
-        bound = self._cheapest_bound(question, tokens, precision, shortest_output)
+        """The cheapest bound within the question's bounds (`_cheapest_bound`), naming the
+        target the prediction `missed`; where there is none, why (None: the plan refused
+        nothing, it holds no deployment)."""
+        bound = self._cheapest_bound(question, tokens, precision, longest)
         if isinstance(bound, NoEstimate):
             return bound
         if bound is None:
             refused = self._refused.get((question.model, precision, tokens[0], tokens[1]))
             return None if refused is None else NoEstimate(refused)
-        if question.slo.e2e_ms is not None and (shortest_output or 0) <= 1:
-            bound = replace(bound, note=f"{bound.note}; {E2E_NOT_DRAWN}")
         return replace(bound, missed_target=missed)
 
     def arch(self, model: str) -> ModelArch | None:
@@ -614,16 +621,12 @@ class AnswerEstimator:
         )
 
     def _cheapest_bound(
-        self,
-        question: Question,
-        tokens: tuple[int, int],
-        precision: str,
-        shortest_output: int | None,
+        self, question: Question, tokens: tuple[int, int], precision: str, longest: StepBound | None
     ) -> Estimate | NoEstimate | None:
         """The cheapest bound at the question's tier, within its TTFT bound and longest step
         (`step_bound`, `_within_slo`); where those leave no deployment, why. Worked out once per
         question."""
-        cut = _SloCut(step_bound(question.slo, shortest_output))
+        cut = _SloCut(longest)
         slo = question.slo
         key = (question.model, precision, tokens, question.tier, slo.ttft_ms, cut.longest_step)
         if key not in self._cheapest_bounds:
