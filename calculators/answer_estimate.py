@@ -41,7 +41,7 @@ from infermeter.calculators.model_arch import ModelArch
 from infermeter.calculators.perf_api import PerfRequest, perf
 from infermeter.calculators.perf_datasets import DatasetLengths, dataset_key, dataset_lengths
 from infermeter.calculators.perf_fit import HELD_OUT
-from infermeter.calculators.perf_labels import HeldOut, error_label, missed_target
+from infermeter.calculators.perf_labels import HeldOut, error_label, held_out_error, missed_target
 from infermeter.calculators.predict import Deployment, Gpu, P99Bounds, smallest_tensor_parallel
 from infermeter.calculators.quantization import MXFP4_ONLINE_SINCE, weight_bytes, weight_format
 from infermeter.calculators.roofline import (
@@ -707,8 +707,13 @@ class AnswerEstimator:
             return None  # weights the predictor's release does not serve (see above)
         weights = None if precision == UNQUANTIZED else precision
         at = predicted_bounds(question.slo)
+        # the error holds only on the GPUs the kind's held-out results were measured on
+        # (`perf_labels.beyond_measured`, the label says them); elsewhere it is not known
+        measured = held_out_error(kind, self.held_out).get("gpus")
         best: Estimate | None = None
         for bound in self.bounds(question.model, precision, *tokens):
+            if measured is not None and bound.gpu not in measured:
+                continue
             per_s = predicted_tokens_per_s(
                 arch, self.gpus[bound.gpu].gpu, bound.gpu_count, weights, *tokens, at
             )
