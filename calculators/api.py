@@ -213,6 +213,9 @@ class CostRequest:
     scale_to_zero: bool
     # Where tokens_per_second came from (`perf_labels.THROUGHPUT_BASES`); None: typed by hand.
     tokens_per_second_basis: str | None
+    # The deployment that basis is of (the perf page's link says it); None: the costed one.
+    tokens_per_second_gpu: str | None
+    tokens_per_second_gpu_count: int | None
 
 
 def fill_prices(
@@ -256,11 +259,21 @@ def throughput_basis(request: CostRequest) -> dict[str, Any]:
     basis = request.tokens_per_second_basis
     if basis is None:
         return {"kind": "given"}
-    return {
-        "kind": "bound" if basis == BOUND_BASIS else "predicted",
-        "basis": basis,
-        "label": basis_label(basis),
-    }
+    label = basis_label(basis)  # refuses a basis it does not know, whatever the deployment
+    gpu = request.tokens_per_second_gpu or request.gpu
+    count = request.tokens_per_second_gpu_count or request.gpu_count
+    costed = (request.gpu or gpu, request.gpu_count)  # a price typed by hand names no GPU
+    if (gpu, count) != costed:
+        # the GPU or count changed after the perf calculator gave the figure: its label spoke
+        # of that deployment, and says nothing of this one
+        return {
+            "kind": "other_deployment",
+            "basis": basis,
+            "label": f"of {count:,} × {gpu}, not the {costed[1]:,} × {costed[0]} costed here: "
+            "neither its measured error nor its bound speaks for this deployment",
+        }
+    kind = "bound" if basis == BOUND_BASIS else "predicted"
+    return {"kind": kind, "basis": basis, "label": label}
 
 
 def _cost_report(request: CostRequest, prices: Mapping[str, float | None]) -> CostReport:

@@ -213,6 +213,21 @@ COST = (
         "calculator's prediction of a kind (its measured error) or its roofline bound "
         "(--from-perf and the perf page's link set it).",
     ),
+    *(
+        Field(
+            name,
+            label,
+            kind,
+            catalog=catalog,
+            help="The deployment the perf calculator's tokens per second are of (the perf "
+            "page's link sets it; default: the one costed): another GPU or count than the one "
+            "costed is said beside the cost instead of the basis's error or bound.",
+        )
+        for name, label, kind, catalog in (
+            ("tokens_per_second_gpu", "Tokens per second of GPU", "id", "gpus"),
+            ("tokens_per_second_gpu_count", "Tokens per second of GPUs, count", "int", ""),
+        )
+    ),
     Field(
         "accepted_tokens_per_second",
         "Accepted tokens per second",

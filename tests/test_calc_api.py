@@ -91,6 +91,8 @@ def _cost_request(**changes: Any) -> api.CostRequest:
         "monthly_tokens": None,
         "scale_to_zero": False,
         "tokens_per_second_basis": None,
+        "tokens_per_second_gpu": None,
+        "tokens_per_second_gpu_count": None,
     }
     values.update(changes)
     return api.CostRequest(**values)
@@ -959,3 +961,30 @@ def test_cli_and_page_perf_state_no_queue_free_ttft_for_offline() -> None:
     concurrency = json_output("calc", "perf", *args, "--concurrency", "16")
     assert concurrency["ttft_ms"]["p50"] > 0
     assert concurrency["ttft_not_predicted"] is None
+
+
+def test_page_cost_drops_the_perf_label_once_the_gpu_or_count_is_another() -> None:
+    # The perf page's "cost of this" link opened the cost page at 1 × h100-sxm's roofline
+    # bound; changing the GPU to b200 (or the count to 2) kept 'from the perf calculator on
+    # 1 × b200, a roofline bound: no run can beat it, so its cost is a floor', though the bound
+    # was h100-sxm's: the page recorded the basis but not the deployment it was of.
+    link = {"gpu": "h100-sxm", "gpu_count": "1", "tokens_per_second": "13536",
+            "tokens_per_second_basis": "bound", "tokens_per_second_gpu": "h100-sxm",
+            "tokens_per_second_gpu_count": "1"}  # fmt: skip
+    basis = _page("cost", link)["tokens_per_second_basis"]
+    assert basis["kind"] == "bound"
+    for changed, costed in (({"gpu": "b200"}, "1 × b200"), ({"gpu_count": "2"}, "2 × h100-sxm")):
+        payload = _page("cost", {**link, **changed})
+        assert payload["tokens_per_second_basis"] == {
+            "kind": "other_deployment",
+            "basis": "bound",
+            "label": f"of 1 × h100-sxm, not the {costed} costed here: neither its measured "
+            "error nor its bound speaks for this deployment",
+        }
+        shown = calc_html.RENDER["cost"](payload, "../")
+        assert "a floor" not in shown
+        assert f"from the perf calculator on {costed}" not in shown
+        query = {**link, **changed}
+        flags = [(f"--{key.replace('_', '-')}", value) for key, value in query.items()]
+        cli = json_output("calc", "cost", *(part for flag in flags for part in flag))
+        assert cli == payload  # the command line says the same

@@ -38,6 +38,8 @@ def cost_command(
     tier: str,
     tokens_per_second: float | None,
     tokens_per_second_basis: str | None,
+    tokens_per_second_gpu: str | None,
+    tokens_per_second_gpu_count: int | None,
     from_perf: TextIO | None,
     accepted_tokens_per_second: float | None,
     gpu_count: int,
@@ -66,8 +68,13 @@ def cost_command(
     """
     predicted = _predicted(from_perf, tokens_per_second)
     if predicted is not None:
-        if tokens_per_second_basis is not None:
-            raise UsageLine("give --tokens-per-second-basis with --tokens-per-second only")
+        for name, value in (
+            ("--tokens-per-second-basis", tokens_per_second_basis),
+            ("--tokens-per-second-gpu", tokens_per_second_gpu),
+            ("--tokens-per-second-gpu-count", tokens_per_second_gpu_count),
+        ):
+            if value is not None:  # the perf output says them
+                raise UsageLine(f"give {name} with --tokens-per-second only")
         _check_same_deployment(predicted, gpu, gpu_count)
         tokens_per_second = predicted.tokens_per_second
         tokens_per_second_basis = predicted.basis
@@ -106,8 +113,9 @@ def _show(payload: dict[str, Any], tier: str, as_json: bool) -> None:
     click.echo(format_cost(payload, tier))
     basis = payload["tokens_per_second_basis"]
     if basis["kind"] != "given":
+        of = " " if basis["kind"] == "other_deployment" else ": "  # its label says "of …"
         click.echo(
-            f"tokens/s {payload['tokens_per_second']:,.0f} from the perf calculator: "
+            f"tokens/s {payload['tokens_per_second']:,.0f} from the perf calculator{of}"
             f"{basis['label']}"
         )
 

@@ -123,6 +123,8 @@ def _cost(values: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
         monthly_tokens=values["monthly_tokens"],
         scale_to_zero=values["scale_to_zero"],
         tokens_per_second_basis=values["tokens_per_second_basis"],
+        tokens_per_second_gpu=values["tokens_per_second_gpu"] or None,
+        tokens_per_second_gpu_count=values["tokens_per_second_gpu_count"],
     )
     return api.cost(request, _catalog_prices(request.gpu, catalog))
 

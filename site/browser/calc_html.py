@@ -283,6 +283,11 @@ def _basis_html(payload: Mapping[str, Any]) -> str:
     tokens = _out("tokens_per_second", payload["tokens_per_second"],
                   _count(payload["tokens_per_second"]))  # fmt: skip
     label = _out("tokens_per_second_basis.label", basis["label"], basis["label"])
+    if basis["kind"] == "other_deployment":
+        return (
+            f'<p class="im-note im-basis">Tokens per second, {tokens}: from the perf calculator '
+            f"{label}</p>"
+        )
     return (
         f'<p class="im-note im-basis">Tokens per second, {tokens}: from the perf calculator'
         f"{html.escape(on)}, {label}</p>"
@@ -301,6 +306,8 @@ def _cost_link(payload: Mapping[str, Any], base: str) -> str:
         "gpu_count": str(shown.gpu_count),
         "tokens_per_second": repr(shown.tokens_per_second),
         "tokens_per_second_basis": shown.basis,
+        "tokens_per_second_gpu": shown.gpu,
+        "tokens_per_second_gpu_count": str(shown.gpu_count),
     }
     href = f"{base}calculators/cost/?{urllib.parse.urlencode(query)}"
     return f'<p><a class="im-cost-link" href="{html.escape(href)}">Cost of this</a></p>'

@@ -617,6 +617,44 @@ def test_browser_perf_cost_of_this_link_costs_as_from_perf(
     assert page.input_value('select[name="tokens_per_second_basis"]') == basis
 
 
+# Followed from the perf page, the cost page kept "from the perf calculator on 1 × b200, a
+# roofline bound: no run can beat it, so its cost is a floor" once the reader changed the GPU to
+# b200, though the bound was h100-sxm's: the label now holds only while the GPU and count it was
+# computed for are the ones costed, and comes back with them.
+def test_browser_cost_basis_label_holds_only_for_the_deployment_it_was_of(
+    page: Any, site_url: str
+) -> None:
+    query = {"model": "llama-3.1-8b-instruct", "gpu": "h100-sxm", "input_len": "2000",
+             "output_len": "200", "concurrency": "16"}  # fmt: skip
+    assert _open(page, f"{site_url}/calculators/perf/?{urlencode(query)}")["state"] == "ready"
+    page.evaluate("() => document.querySelectorAll('.im-calc').forEach(e => e.dataset.left = '1')")
+    page.click("a.im-cost-link")
+    page.wait_for_url("**/calculators/cost/**")
+    page.wait_for_function(WARM_READY, timeout=60_000)
+    floor = "a roofline bound: no run can beat it, so its cost is a floor"
+    assert f"from the perf calculator on 1 × h100-sxm, {floor}" in page.inner_text(".im-basis")
+    elsewhere = (
+        "from the perf calculator of 1 × h100-sxm, not the {} costed here: neither its measured "
+        "error nor its bound speaks for this deployment"
+    )
+    for name, value, costed in (
+        ("gpu", "b200", "1 × b200"),
+        ("gpu", "h100-sxm", None),
+        ("gpu_count", "2", "2 × h100-sxm"),
+    ):
+        # (h100-sxm, the default GPU, leaves the address: the state says it is computed)
+        page.evaluate("() => { document.querySelector('.im-calc').dataset.state = 'asked'; }")
+        page.fill(f'input[name="{name}"]', value)
+        page.wait_for_function(WARM_READY)
+        assert page.eval_on_selector(".im-calc", "e => e.dataset.state") == "ready"
+        note = page.inner_text(".im-basis")
+        if costed is None:  # back to the deployment it was of: its label again
+            assert f"on 1 × h100-sxm, {floor}" in note
+        else:
+            assert elsewhere.format(costed) in note
+            assert "floor" not in note
+
+
 def test_browser_cost_refuses_a_tampered_basis(page: Any, site_url: str) -> None:
     hostile = "<img src=x onerror=alert(1)>"
     query = urlencode({"gpu": "h100-sxm", "tokens_per_second": "900",
