@@ -339,6 +339,7 @@ ANSWER = (
         "Price tier",
         "text",
         "on_demand",
-        help="Price tier: one of those the price catalog holds prices of.",
+        help="Price tier: one of those the price catalog holds prices of, or market: each "
+        "GPU's on-demand market floor (the cheapest price two providers agree on).",
     ),
 )

@@ -26,6 +26,10 @@ from infermeter.calculators.units import SECONDS_PER_HOUR
 PriceTierName = Literal["on_demand", "interruptible", "reserved"]
 TierName = Literal[PriceTierName, "serverless"]
 PRICE_TIERS: tuple[PriceTierName, ...] = get_args(PriceTierName)
+# The answers' own tier, beside the catalog's: each GPU's on-demand market floor (the cheapest
+# price two providers agree on, `registry.prices.market_floor`), or its on-demand price where
+# that is lower or no two agree: a ranking at what renting can cost, not on the one basis.
+MARKET_TIER = "market"
 
 
 # What the reserved break-even is held against, in a reader's words: not the always-on

@@ -17,11 +17,18 @@ from collections.abc import Iterable, Mapping
 
 from infermeter.calculators.accepted import Point, Records, Slo
 from infermeter.calculators.answer import Price
+from infermeter.calculators.price_tiers import MARKET_TIER
 from infermeter.registry.estimate import shortest_tokens, workload_dataset, workload_tokens
 from infermeter.registry.index_row import IndexRow
 from infermeter.registry.models import FixedLength, LatencyStats, LoadPoint, PriceEntry, Result
 from infermeter.registry.models.measurements import INTERRUPTED_VERDICT
-from infermeter.registry.prices import above_market, confidence, shown_as_of, tier_prices
+from infermeter.registry.prices import (
+    above_market,
+    confidence,
+    market_floor,
+    shown_as_of,
+    tier_prices,
+)
 from infermeter.registry.workloads import scenario, workload_key, workload_label
 
 UNQUANTIZED = "16-bit"
@@ -153,12 +160,37 @@ def answer_prices(prices: Iterable[PriceEntry]) -> list[Price]:
     """Per GPU and tier, the price figures use (`registry.prices.tier_prices`: usable prices,
     a GPU's tiers from one provider) as the answer's plain data, sorted by id."""
     entries = list(prices)
-    chosen = [
-        price
-        for gpu in sorted({price.gpu for price in entries})
-        for price in tier_prices(gpu, entries).values()
+    tiers = {gpu: tier_prices(gpu, entries) for gpu in sorted({price.gpu for price in entries})}
+    found = [
+        _answer_price(price, entries) for chosen in tiers.values() for price in chosen.values()
     ]
-    return [_answer_price(price, entries) for price in sorted(chosen, key=lambda p: p.id)]
+    found += [
+        _market_price(chosen["on_demand"], entries)
+        for chosen in tiers.values()
+        if "on_demand" in chosen
+    ]
+    return sorted(found, key=lambda p: (p.id, p.tier))
+
+
+def _market_price(on_demand: PriceEntry, entries: list[PriceEntry]) -> Price:
+    """A GPU's price in the answers' market tier (`calculators.price_tiers.MARKET_TIER`): its
+    on-demand market floor, or its chosen on-demand price where that is lower or none is."""
+    floor = market_floor(on_demand.gpu, "on_demand", entries)
+    entry = (
+        floor[0]
+        if floor is not None and floor[0].usd_per_gpu_hour < on_demand.usd_per_gpu_hour
+        else on_demand
+    )
+    return Price(
+        id=entry.id,
+        gpu=entry.gpu,
+        tier=MARKET_TIER,
+        usd_per_gpu_hour=entry.usd_per_gpu_hour,
+        provider=entry.provider,
+        as_of=shown_as_of(entry),
+        confidence=confidence(entry, entries).level,
+        source_url=str(entry.source.url),
+    )
 
 
 def _answer_price(price: PriceEntry, entries: list[PriceEntry]) -> Price:

@@ -11,9 +11,10 @@ import pytest
 from answer_render import render
 from site_helpers import answer_page_data
 
+from infermeter.calculators.price_tiers import MARKET_TIER
 from infermeter.registry.catalog import load_prices
 from infermeter.registry.evidence import answer_prices
-from infermeter.registry.prices import ABOVE_MARKET, above_market
+from infermeter.registry.prices import ABOVE_MARKET, above_market, market_floor
 from tests.cli_helpers import invoke, json_output
 
 MODEL = "llama-3.1-70b-instruct"
@@ -56,3 +57,38 @@ def test_cli_and_page_rows_say_what_the_market_asks_and_the_figure_at_it() -> No
         said = f"market from ${row['market_usd_per_gpu_hour']:,.2f}/GPU-h ("
         assert said in text
         assert said in html.unescape(re.sub("<[^>]+>", "", shown))
+
+
+def test_the_market_tier_prices_each_gpu_at_its_market_floor() -> None:
+    # a reader renting where two providers agree can rank at those prices: the answers' own
+    # tier, each GPU's on-demand market floor (or its on-demand price where lower or none is)
+    entries = load_prices()
+    prices = answer_prices(entries.values())
+    on_demand = {p.gpu: p for p in prices if p.tier == "on_demand"}
+    market = {p.gpu: p for p in prices if p.tier == MARKET_TIER}
+    assert sorted(market) == sorted(on_demand)
+    for gpu, price in market.items():
+        floor = market_floor(gpu, "on_demand", entries.values())
+        expected = min(
+            on_demand[gpu].usd_per_gpu_hour,
+            on_demand[gpu].usd_per_gpu_hour if floor is None else floor[0].usd_per_gpu_hour,
+        )
+        assert price.usd_per_gpu_hour == expected, gpu
+        assert price.id in entries  # a catalog price: its row on the GPU page is its source
+        assert price.market_usd_per_gpu_hour is None  # it is the floor: nothing to set beside
+    assert market["h100-sxm"].usd_per_gpu_hour < on_demand["h100-sxm"].usd_per_gpu_hour
+
+
+def test_cli_and_page_rank_at_the_market_tier() -> None:
+    found = json_output("registry", "answer", "--model", MODEL, "--tier", "market", "--json")
+    market = {p.id: p for p in answer_prices(load_prices().values()) if p.tier == MARKET_TIER}
+    rows = [row for answer in found["answers"] for row in answer["rows"]]
+    assert rows
+    for row in rows:
+        assert row["usd_per_gpu_hour"] == market[row["price_id"]].usd_per_gpu_hour
+        assert row["market_usd_per_gpu_hour"] is None
+    for answer in found["answers"]:
+        costs = [row["usd_per_million_accepted"] for row in answer["rows"]]
+        assert costs == sorted(costs)
+    shown = render({"model": MODEL, "tier": "market"}, answer_page_data())
+    assert shown["payload"]["answers"] == found["answers"]
