@@ -30,6 +30,7 @@ from infermeter.calculators.answer_estimate import (
 )
 from infermeter.calculators.answer_question import EXAMPLE_TOKENS
 from infermeter.calculators.inputs import ANSWER
+from infermeter.calculators.price_tiers import MARKET_TIER
 from infermeter.registry.answers import Evidence, catalog_estimator, every_estimate, site_answers
 from infermeter.registry.evidence import answer_prices, evidence
 from infermeter.registry.index_row import IndexRow
@@ -114,6 +115,10 @@ def _text(name: str, label: str, default: str, hint: str, listed: str = "") -> s
     )
 
 
+# What the tier select says of a tier whose name alone does not (the answers' own)
+TIER_NAMES = {MARKET_TIER: "market floor (the cheapest price two providers agree on)"}
+
+
 def model_choices(data: Data) -> list[tuple[str, str]]:
     """The models a reader may ask about, (id, name) by name: those with results, then the
     catalog's others, named as answered by an estimate only."""
@@ -134,7 +139,7 @@ def answer_form(site: Site) -> str:
     picks = {
         "model": model_choices(data),
         "precision": [("", "each in turn")] + [(p, p) for p in precisions],
-        "tier": [(t, t.replace("_", "-")) for t in tiers],
+        "tier": [(t, TIER_NAMES.get(t, t.replace("_", "-"))) for t in tiers],
     }
     fields = []
     for field in ANSWER:
