@@ -363,8 +363,9 @@ def comparisons_page(site: Site) -> str:
         f"{len(found)} comparisons; {esc(summary) or 'none yet'}.\n\n"
         "Those prices follow the one basis of every ranking (an official list first, see "
         "[Methodology](../methodology.md)), which can sit far above what renting costs (OCI's "
-        "H100 list is $10/GPU-hour where two providers ask $1.75). So the last two columns "
-        "compare again at each GPU's market floor, the cheapest price two providers agree on, "
+        "H100 list, for one, is several times what two other providers ask). So the last two "
+        "columns compare again at each GPU's market floor, the cheapest price two providers "
+        "agree on, "
         "where its price is more than 25 % above it (as every ranking's row says): "
         f"{esc(market) or 'none yet'}.\n\n"
         '<div class="im-scroll"><table class="im-table" data-search-exclude><thead><tr>'
