@@ -78,4 +78,4 @@ def test_the_precision_is_what_ran_not_the_starting_weights(tmp_path: Path) -> N
     assert fp16.added == []
     reasons = [reason for _key, reason in fp16.skipped]
     assert len(reasons) == 2
-    assert all("in float16 do not fit the 96 GB of 1 × gh200-96gb" in r for r in reasons)
+    assert all("in float16 do not fit the 103 GB of 1 × gh200-96gb" in r for r in reasons)
